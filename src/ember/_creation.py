@@ -1,0 +1,302 @@
+"""Tensor creation: from data, filled, ranges, and random draws (PyTorch's creation ops,
+https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts ``dtype``,
+``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
+``f((2, 3))``."""
+import numbers
+
+import numpy as np
+
+from . import _dtype
+from . import _random
+from ._device import check_device
+from ._tensor import Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
+           "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace",
+           "eye", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+           "rand_like", "randn_like", "randint_like", "scalar_tensor"]
+
+
+def _finish(data, requires_grad=False):
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer(data):
+    """A NumPy array of ``data`` in the dtype PyTorch would infer for it."""
+    if isinstance(data, Tensor):
+        return data._data.copy()
+    if isinstance(data, (np.ndarray, np.generic)):
+        _dtype.from_numpy_dtype(data.dtype)
+        return np.array(data)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = _tensors_to_arrays(data)
+    arr = np.array(data)
+    if arr.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
+    if arr.dtype.kind == "f":
+        arr = arr.astype(_dtype.get_default_dtype().np)
+    elif arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind in "US":
+        raise TypeError(f"new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
+    _dtype.from_numpy_dtype(arr.dtype)
+    return arr
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _first(data):
+    for x in _flat(data) if isinstance(data, (list, tuple)) else [data]:
+        return x
+
+
+def _tensors_to_arrays(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_arrays(x) for x in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor that copies ``data`` (a number, nested lists, a NumPy array or a Tensor).
+
+    The dtype is inferred as PyTorch does (floats: the default dtype; ints: int64; bools: bool;
+    arrays keep theirs) unless ``dtype`` is given. Raises TypeError for data of no numeric type.
+    """
+    check_device(device)
+    arr = _infer(data)
+    if dtype is not None:
+        arr = arr.astype(dtype.np, copy=False)
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like :func:`tensor`, but shares memory with a Tensor or NumPy array when no conversion
+    is needed."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
+        _dtype.from_numpy_dtype(data.dtype)
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray``; TypeError for unsupported dtypes."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    return size
+
+
+def _np(dtype):
+    return (dtype or _dtype.get_default_dtype()).np
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    check_device(device)
+    return _finish(np.zeros(_size(size), _np(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    check_device(device)
+    return _finish(np.ones(_size(size), _np(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None, pin_memory=False):
+    check_device(device)
+    return _finish(np.empty(_size(size), _np(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """``size`` filled with ``fill_value``; the dtype follows the value (bool, int64 or the
+    default float) unless given."""
+    check_device(device)
+    if dtype is None:
+        dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    return _finish(np.full(_size((size,)), fill_value, dtype.np), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return full((), s, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = f"``{fn.__name__}`` with the shape (and, unless given, dtype) of ``input``."
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are integers,
+    else the default float. RuntimeError for a zero step or a step of the wrong sign."""
+    check_device(device)
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        integral = all(isinstance(v, numbers.Integral) for v in vals)
+        dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
+    if not dtype.is_floating_point and all(isinstance(v, numbers.Integral) for v in vals):
+        return _finish(np.arange(start, end, step, dtype=dtype.np), requires_grad)
+    n = max(int(np.ceil((end - start) / step)), 0)
+    return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    arr = np.linspace(float(start), float(end), int(steps))
+    return _finish(arr.astype(_np(dtype)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
+    arr = np.logspace(float(start), float(end), int(steps), base=base)
+    return _finish(arr.astype(_np(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    check_device(device)
+    return _finish(np.eye(n, n if m is None else m, dtype=_np(dtype)), requires_grad)
+
+
+# ---- random ------------------------------------------------------------------------------------
+def _float_dtype(dtype, name):
+    dtype = dtype or _dtype.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{dtype.name}'")
+    return dtype
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Uniform samples on [0, 1)."""
+    check_device(device)
+    dtype = _float_dtype(dtype, "check_uniform_bounds")
+    arr = _random.rng(generator).random(_size(size), dtype=np.float64).astype(dtype.np)
+    return _finish(arr, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Standard normal samples."""
+    check_device(device)
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    arr = _random.rng(generator).standard_normal(_size(size)).astype(dtype.np)
+    return _finish(arr, requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False, out=None):
+    """Integers uniform on [low, high); int64 unless ``dtype`` is given."""
+    check_device(device)
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    arr = _random.rng(generator).integers(low, high, _size((size,)), dtype=np.int64)
+    return _finish(arr.astype((dtype or _dtype.int64).np), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    check_device(device)
+    arr = _random.rng(generator).permutation(int(n)).astype((dtype or _dtype.int64).np)
+    return _finish(arr, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, out=None, device=None,
+           requires_grad=False):
+    """Normal samples with ``mean`` and ``std`` (numbers or broadcasting tensors)."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if np.any(np.asarray(s) < 0):
+        raise RuntimeError(f"normal expects all elements of std >= 0.0")
+    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    dt = dtype or (ref.dtype if ref is not None else _dtype.get_default_dtype())
+    arr = m + s * _random.rng(generator).standard_normal(shape)
+    return _finish(np.asarray(arr).astype(dt.np), requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples, 1 with probability ``input`` (or ``p``), in ``input``'s dtype."""
+    probs = input._data if p is None else np.full(input.shape, p)
+    if np.any((probs < 0) | (probs > 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _random.rng(generator).random(input.shape) < probs
+    return _finish(draws.astype(input._data.dtype))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the rows of ``input`` (non-negative weights, (C) or (N, C)) as int64.
+
+    RuntimeError for negative or non-finite weights, an all-zero row, or more samples than
+    categories without replacement."""
+    w = np.asarray(input._data, dtype=np.float64)
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > rows.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    g = _random.rng(generator)
+    out = np.stack([g.choice(rows.shape[-1], num_samples, replace=replacement, p=r / r.sum())
+                    for r in rows]).astype(np.int64)
+    return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
+
+
+def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)

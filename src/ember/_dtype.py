@@ -1,0 +1,124 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+Source: https://pytorch.org/docs/stable/tensor_attributes.html#type-promotion-doc
+A tensor with dimensions outranks a zero-dim tensor, which outranks a Python number;
+a lower-ranked operand only changes the result when it is of a higher category
+(bool < integer < floating point).
+"""
+import builtins
+
+import numpy as np
+
+__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+           "bool", "half", "float", "double", "short", "int", "long",
+           "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast"]
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type: ``ember.float32`` and friends (PyTorch's ``torch.dtype``)."""
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+
+    def __init__(self, name, np_dtype, category):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = name not in ("uint8", "bool")
+
+    is_complex = False
+
+    def __repr__(self):
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+    def to_real(self):
+        return self
+
+
+float16 = half = dtype("float16", np.float16, _FLOAT)
+float32 = float = dtype("float32", np.float32, _FLOAT)
+float64 = double = dtype("float64", np.float64, _FLOAT)
+uint8 = dtype("uint8", np.uint8, _INT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = short = dtype("int16", np.int16, _INT)
+int32 = int = dtype("int32", np.int32, _INT)
+int64 = long = dtype("int64", np.int64, _INT)
+bool = dtype("bool", np.bool_, _BOOL)
+
+_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+_FROM_NP = {d.np: d for d in _ALL}
+_FROM_NAME = {d.name: d for d in _ALL}
+_default = [float32]
+
+
+def from_numpy_dtype(np_dtype):
+    """The ember dtype of a NumPy dtype; TypeError for dtypes ember does not have."""
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported "
+                        "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+
+
+def get_default_dtype():
+    """The floating-point dtype used for Python floats and ``zeros``/``rand`` (initially float32)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Sets the default floating-point dtype; TypeError unless ``d`` is float16, float32 or float64."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def promote_types(a, b):
+    """The smallest dtype to which both ``a`` and ``b`` can be cast (``torch.promote_types``)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+def scalar_dtype(value):
+    """The dtype a Python number takes when it stands alone as a tensor."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return bool
+    if isinstance(value, (builtins.int, np.integer)):
+        return int64
+    return _default[0]
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None or higher.category >= lower.category:
+        return higher
+    return promote_types(higher, lower)
+
+
+def result_type(*operands):
+    """PyTorch's result dtype of an op over ``operands`` (Tensors and Python numbers)."""
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            if x.ndim:
+                dim = d if dim is None else promote_types(dim, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        elif x is not None:
+            d = scalar_dtype(x)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def can_cast(from_, to):
+    """False only where a cast would lose the category (float to int, int to bool): ``torch.can_cast``."""
+    return from_.category <= to.category

@@ -1,0 +1,153 @@
+"""The op entry and the one dispatcher every op goes through.
+
+An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the
+gradients of the inputs in ember ops (so gradients of gradients come free), and ``promote`` is
+its dtype rule. :func:`apply` runs an op eagerly and, when gradients are being recorded, puts
+an :class:`~ember.autograd.graph.OpNode` on the tape. Gradients that come back with a
+broadcast shape are summed down to the input's shape here, once, for every op.
+"""
+import numpy as np
+
+from .._dtype import from_numpy_dtype, get_default_dtype, result_type
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import AccumulateGrad, OpNode
+
+__all__ = ["Op", "apply", "apply_", "OPS"]
+
+OPS = {}
+_ndarray = np.ndarray
+_Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
+
+
+class Op:
+    """One primitive operation.
+
+    Attributes read by the dispatcher:
+        promote: ``None`` (inputs used as given), ``"promote"`` (cast to PyTorch's result
+            dtype) or ``"float"`` (the result dtype, then the default float if it is integral).
+        save_inputs / save_output: what ``backward`` reads through ``ctx``.
+        differentiable: False for ops whose results never require grad (comparisons, argmax).
+        is_view: the result is a view of input 0 (shares its storage and version counter).
+    """
+    promote = "promote"
+    save_inputs = True
+    save_output = False
+    differentiable = True
+    is_view = False
+
+    def __init_subclass__(cls):
+        cls.name = cls.__name__
+        cls.backward_name = cls.__name__ + "Backward0"
+        OPS[cls.__name__] = cls
+
+    @staticmethod
+    def forward(*arrays, **attrs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError
+
+
+def _edge(t):
+    node = t.grad_fn
+    if node is None:
+        node = t._node
+        if node is None:
+            node = t._node = AccumulateGrad(t)
+        return (node, 0)
+    return (node, t._output_nr)
+
+
+def _cast_inputs(op, inputs):
+    rule = op.promote
+    dt = result_type(*inputs)
+    if rule == "float" and not dt.is_floating_point:
+        dt = get_default_dtype()
+    arrays = []
+    for x in inputs:
+        if isinstance(x, _Tensor):
+            a = x._data
+            arrays.append(a if x.dtype is dt else a.astype(dt.np))
+        else:
+            arrays.append(x)
+    return arrays
+
+
+def apply(op, *inputs, **attrs):
+    """Runs ``op`` on ``inputs`` (Tensors, Python numbers or other constants) and records it."""
+    if op.promote is None:
+        arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+    elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
+            and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_floating_point):
+        arrays = (inputs[0]._data, inputs[1]._data)
+    else:
+        arrays = _cast_inputs(op, inputs)
+    out = op.forward(*arrays, **attrs)
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    t = _Tensor._make(out)
+    if op.is_view:
+        src = inputs[0]
+        t._version = src._version
+        t._base = src if src._base is None else src._base
+    if STATE.enabled and op.differentiable:
+        needs = tuple(isinstance(x, _Tensor) and x.requires_grad for x in inputs)
+        if True in needs:
+            nexts = tuple(_edge(x) if n else (None, 0) for x, n in zip(inputs, needs))
+            t.grad_fn = OpNode(op, inputs, attrs, nexts, needs, t)
+            t.requires_grad = True
+    return t
+
+
+def apply_(op, self, *others, **attrs):
+    """In-place form: computes ``op(self, *others)`` and writes it into ``self``'s storage.
+
+    Raises RuntimeError for a leaf that requires grad (while recording), for a result dtype
+    that cannot be cast to ``self``'s dtype, and for a result that does not fit ``self``'s shape.
+    """
+    if STATE.enabled and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    result = apply(op, self, *others, **attrs)
+    write_into(self, result)
+    return self
+
+
+def write_into(self, result):
+    """Copies ``result`` into ``self`` as an in-place update: checks dtype and shape, bumps the
+    version counter, and moves ``self``'s history onto the result's node."""
+    from .._dtype import can_cast
+    if result.dtype is not self.dtype and not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired "
+                           f"output type {_type_name(self.dtype)}")
+    if result.shape != self.shape:
+        try:
+            target = np.broadcast_shapes(result.shape, self.shape)
+        except ValueError:
+            target = None
+        if target != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                               f"shape {list(result.shape)}")
+    if not self._data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+    np.copyto(self._data, result._data, casting="unsafe")
+    self._version[0] += 1
+    if result.requires_grad:
+        if self._base is not None and self._base.requires_grad is False:
+            self._base.requires_grad = True
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+
+
+_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _type_name(dtype):
+    return _NAMES[dtype.name]
+
+
+def dtype_of(array):
+    return from_numpy_dtype(array.dtype)

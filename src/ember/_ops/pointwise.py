@@ -1,0 +1,656 @@
+"""Elementwise ops: forward on arrays, derivative in ember ops, side by side.
+
+Binary ops broadcast; the dispatcher sums each gradient back to its input's shape.
+Derivatives follow PyTorch's ``tools/autograd/derivatives.yaml`` conventions where they
+make a choice (ties of ``maximum`` split the gradient; ``abs'(0) = 0``; ``clamp`` passes the
+gradient where ``min <= x <= max``).
+"""
+import math
+
+import numpy as np
+from scipy import special as _special
+
+from .core import Op
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _errstate(fn):
+    def wrapped(*a, **k):
+        with np.errstate(all="ignore"):
+            return fn(*a, **k)
+    return staticmethod(wrapped)
+
+
+# ---- binary arithmetic -----------------------------------------------------------------------
+class Add(Op):
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        return a + b if alpha == 1 else a + alpha * b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.attrs.get("alpha", 1)
+        return g, (g if alpha == 1 else g * alpha)
+
+
+class Sub(Op):
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        if getattr(a, "dtype", None) == np.bool_ and getattr(b, "dtype", np.dtype(bool)) == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.")
+        return a - b if alpha == 1 else a - alpha * b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.attrs.get("alpha", 1)
+        return g, (-g if alpha == 1 else g * -alpha)
+
+
+class Mul(Op):
+    forward = staticmethod(np.multiply)
+
+    @staticmethod
+    def backward(ctx, g):
+        need_a, need_b = ctx.needs_input_grad
+        return (g * ctx.input(1) if need_a else None,
+                g * ctx.input(0) if need_b else None)
+
+
+class Div(Op):
+    promote = "float"
+    forward = _errstate(np.true_divide)
+
+    @staticmethod
+    def backward(ctx, g):
+        need_a, need_b = ctx.needs_input_grad
+        b = ctx.input(1)
+        return (g / b if need_a else None,
+                -g * ctx.input(0) / (b * b) if need_b else None)
+
+
+class FloorDivide(Op):
+    differentiable = False
+    forward = _errstate(np.floor_divide)
+
+
+class Remainder(Op):
+    """Python's ``%``: the result takes the sign of the divisor."""
+    forward = _errstate(np.remainder)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g, (-g * (a / b).floor() if ctx.needs_input_grad[1] else None)
+
+
+class Fmod(Op):
+    """C's ``fmod``: the result takes the sign of the dividend."""
+    forward = _errstate(np.fmod)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g, (-g * (a / b).trunc() if ctx.needs_input_grad[1] else None)
+
+
+class Pow(Op):
+    save_output = True
+
+    @staticmethod
+    def forward(a, b):
+        if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0 \
+                and getattr(a, "dtype", np.dtype(float)).kind in "iu":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        with np.errstate(all="ignore"):
+            return np.power(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            if isinstance(b, (int, float)):
+                ga = g * b * a ** (b - 1) if b != 0 else g * 0
+            else:
+                ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
+        if ctx.needs_input_grad[1]:
+            out = ctx.output
+            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b >= 0), 0)
+        return ga, gb
+
+
+def _log_of(a):
+    from .. import _functional as F
+    return F.log(a) if hasattr(a, "_data") else math.log(a) if a > 0 else float("nan")
+
+
+class Atan2(Op):
+    promote = "float"
+    forward = staticmethod(np.arctan2)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        r = a * a + b * b
+        return g * b / r, -g * a / r
+
+
+class Maximum(Op):
+    @staticmethod
+    def forward(a, b):
+        return np.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _minmax_grads(ctx, g, ctx.input(0) > ctx.input(1))
+
+
+class Minimum(Op):
+    @staticmethod
+    def forward(a, b):
+        return np.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _minmax_grads(ctx, g, ctx.input(0) < ctx.input(1))
+
+
+def _minmax_grads(ctx, g, a_wins):
+    a, b = ctx.input(0), ctx.input(1)
+    ties = a == b
+    weight_a = a_wins.to(g.dtype) + ties.to(g.dtype) * 0.5
+    return g * weight_a, g * (1 - weight_a)
+
+
+class Lerp(Op):
+    """``start + weight * (end - start)``."""
+    promote = "float"
+
+    @staticmethod
+    def forward(start, end, weight):
+        return start + weight * (end - start)
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
+        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
+
+
+class Where(Op):
+    """``where(condition, input, other)``; the condition gets no gradient."""
+    promote = None
+
+    @staticmethod
+    def forward(cond, a, b):
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        cond = ctx.input(0)
+        zero = g.new_zeros(())
+        return (None,
+                g.where(cond, zero) if ctx.needs_input_grad[1] else None,
+                zero.where(cond, g) if ctx.needs_input_grad[2] else None)
+
+
+class Clamp(Op):
+    """``clamp(x, min, max)`` with Python-number bounds (either may be None)."""
+    save_inputs = True
+
+    @staticmethod
+    def forward(x, min=None, max=None):
+        if min is not None and max is not None:
+            return np.minimum(np.maximum(x, min), max)
+        return np.maximum(x, min) if min is not None else np.minimum(x, max)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        lo, hi = ctx.attrs.get("min"), ctx.attrs.get("max")
+        mask = None
+        if lo is not None:
+            mask = x >= lo
+        if hi is not None:
+            mask = (x <= hi) if mask is None else mask & (x <= hi)
+        return (g * mask,)
+
+
+class Relu(Op):
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x):
+        return np.maximum(x, 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * (ctx.output > 0),)
+
+
+# ---- unary math --------------------------------------------------------------------------------
+class _Unary(Op):
+    promote = "float"
+
+
+class Neg(Op):
+    save_inputs = False
+    promote = None
+
+    @staticmethod
+    def forward(x):
+        if x.dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                               "operator instead.")
+        return np.negative(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (-g,)
+
+
+class Abs(Op):
+    promote = None
+    forward = staticmethod(np.abs)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).sign(),)
+
+
+class Sign(Op):
+    promote = None
+
+    @staticmethod
+    def forward(x):
+        return np.sign(x) if x.dtype != np.bool_ else x.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 0,)
+
+
+class Exp(_Unary):
+    save_inputs = False
+    save_output = True
+    forward = _errstate(np.exp)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.output,)
+
+
+class Expm1(_Unary):
+    save_inputs = False
+    save_output = True
+    forward = _errstate(np.expm1)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * (ctx.output + 1),)
+
+
+class Log(_Unary):
+    forward = _errstate(np.log)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / ctx.input(0),)
+
+
+class Log2(_Unary):
+    forward = _errstate(np.log2)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / (ctx.input(0) * _LN2),)
+
+
+class Log10(_Unary):
+    forward = _errstate(np.log10)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / (ctx.input(0) * _LN10),)
+
+
+class Log1p(_Unary):
+    forward = _errstate(np.log1p)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / (ctx.input(0) + 1),)
+
+
+class Sqrt(_Unary):
+    save_inputs = False
+    save_output = True
+    forward = _errstate(np.sqrt)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / (2 * ctx.output),)
+
+
+class Rsqrt(_Unary):
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x):
+        with np.errstate(all="ignore"):
+            return 1 / np.sqrt(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return (g * -0.5 * out * out * out,)
+
+
+class Reciprocal(_Unary):
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x):
+        with np.errstate(all="ignore"):
+            return np.reciprocal(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return (-g * out * out,)
+
+
+class Sin(_Unary):
+    forward = staticmethod(np.sin)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).cos(),)
+
+
+class Cos(_Unary):
+    forward = staticmethod(np.cos)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (-g * ctx.input(0).sin(),)
+
+
+class Tan(_Unary):
+    save_inputs = False
+    save_output = True
+    forward = staticmethod(np.tan)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return (g * (1 + out * out),)
+
+
+class Asin(_Unary):
+    forward = _errstate(np.arcsin)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (g * (1 - x * x).rsqrt(),)
+
+
+class Acos(_Unary):
+    forward = _errstate(np.arccos)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (-g * (1 - x * x).rsqrt(),)
+
+
+class Atan(_Unary):
+    forward = staticmethod(np.arctan)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (g / (1 + x * x),)
+
+
+class Sinh(_Unary):
+    forward = _errstate(np.sinh)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).cosh(),)
+
+
+class Cosh(_Unary):
+    forward = _errstate(np.cosh)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).sinh(),)
+
+
+class Tanh(_Unary):
+    save_inputs = False
+    save_output = True
+    forward = staticmethod(np.tanh)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return (g * (1 - out * out),)
+
+
+class Sigmoid(_Unary):
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x):
+        return _special.expit(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return (g * out * (1 - out),)
+
+
+class Erf(_Unary):
+    @staticmethod
+    def forward(x):
+        return _special.erf(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (g * _TWO_OVER_SQRT_PI * (-x * x).exp(),)
+
+
+class Softplus(_Unary):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+
+    @staticmethod
+    def forward(x, beta=1.0, threshold=20.0):
+        bx = x * beta
+        with np.errstate(over="ignore"):
+            soft = np.logaddexp(0, bx) / beta
+        return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        beta, threshold = ctx.attrs.get("beta", 1.0), ctx.attrs.get("threshold", 20.0)
+        bx = x * beta
+        return (g * bx.sigmoid().masked_fill(bx > threshold, 1.0),)
+
+
+class _Rounding(Op):
+    """floor/ceil/round/trunc: piecewise constant, so the gradient is zero."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 0,)
+
+
+class Floor(_Rounding):
+    forward = staticmethod(np.floor)
+
+
+class Ceil(_Rounding):
+    forward = staticmethod(np.ceil)
+
+
+class Trunc(_Rounding):
+    forward = staticmethod(np.trunc)
+
+
+class Round(_Rounding):
+    @staticmethod
+    def forward(x, decimals=0):
+        return np.round(x, decimals)
+
+
+class Frac(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x):
+        return x - np.trunc(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g,)
+
+
+class NanToNum(Op):
+    promote = None
+
+    @staticmethod
+    def forward(x, nan=0.0, posinf=None, neginf=None):
+        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).isfinite(),)
+
+
+# ---- comparisons and logic (no gradient) ----------------------------------------------------------
+class _Compare(Op):
+    differentiable = False
+
+
+class Eq(_Compare):
+    forward = staticmethod(np.equal)
+
+
+class Ne(_Compare):
+    forward = staticmethod(np.not_equal)
+
+
+class Lt(_Compare):
+    forward = staticmethod(np.less)
+
+
+class Le(_Compare):
+    forward = staticmethod(np.less_equal)
+
+
+class Gt(_Compare):
+    forward = staticmethod(np.greater)
+
+
+class Ge(_Compare):
+    forward = staticmethod(np.greater_equal)
+
+
+class LogicalAnd(_Compare):
+    promote = None
+    forward = staticmethod(np.logical_and)
+
+
+class LogicalOr(_Compare):
+    promote = None
+    forward = staticmethod(np.logical_or)
+
+
+class LogicalXor(_Compare):
+    promote = None
+    forward = staticmethod(np.logical_xor)
+
+
+class LogicalNot(_Compare):
+    promote = None
+    forward = staticmethod(np.logical_not)
+
+
+class _Bitwise(_Compare):
+    @classmethod
+    def _check(cls, *arrays):
+        for a in arrays:
+            if getattr(a, "dtype", np.dtype(int)).kind == "f" or isinstance(a, float):
+                raise RuntimeError(f"\"{cls.name.lower()}_cpu\" not implemented for 'Float'")
+
+
+class BitwiseAnd(_Bitwise):
+    @staticmethod
+    def forward(a, b):
+        BitwiseAnd._check(a, b)
+        return np.bitwise_and(a, b)
+
+
+class BitwiseOr(_Bitwise):
+    @staticmethod
+    def forward(a, b):
+        BitwiseOr._check(a, b)
+        return np.bitwise_or(a, b)
+
+
+class BitwiseXor(_Bitwise):
+    @staticmethod
+    def forward(a, b):
+        BitwiseXor._check(a, b)
+        return np.bitwise_xor(a, b)
+
+
+class BitwiseNot(_Bitwise):
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        BitwiseNot._check(a)
+        return np.invert(a)
+
+
+class IsNan(_Compare):
+    promote = None
+    forward = staticmethod(np.isnan)
+
+
+class IsInf(_Compare):
+    promote = None
+    forward = staticmethod(np.isinf)
+
+
+class IsFinite(_Compare):
+    promote = None
+    forward = staticmethod(np.isfinite)
+
+
+class IsClose(_Compare):
+    @staticmethod
+    def forward(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+        return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -1,0 +1,260 @@
+"""Reductions and scans. ``dim`` arrives normalised: a tuple of non-negative axes, or None
+for all of them."""
+import numpy as np
+
+from .core import Op
+
+
+def _keep_shape(shape, dim):
+    """``shape`` with the reduced axes set to 1: the shape a keepdim result has."""
+    if dim is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dim else s for i, s in enumerate(shape))
+
+
+def expand_back(g, shape, dim, keepdim):
+    """Broadcasts the gradient of a reduction over ``dim`` back to the input's ``shape``."""
+    if not keepdim:
+        g = g.reshape(_keep_shape(shape, dim))
+    return g.expand(shape)
+
+
+class Sum(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False, dtype=None):
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        return np.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
+
+
+class Prod(Op):
+    """Product over ``dim`` (one axis or all). The derivative is the product of the other
+    elements, computed as exclusive cumulative products from both sides, so zeros are exact."""
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        dtype = np.int64 if x.dtype.kind in "biu" else None
+        return np.prod(x, axis=dim, keepdims=keepdim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
+        if dim is None:
+            others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
+        else:
+            others = _prod_of_others(x, dim[0])
+        return (expand_back(g, x.shape, dim, keepdim) * others,)
+
+
+def _prod_of_others(x, d):
+    from .._functional import cat
+    n = x.shape[d]
+    if n == 0:
+        return x
+    ones = x.new_ones(x.narrow(d, 0, 1).shape)
+    before = cat([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    after = cat([x.narrow(d, 1, n - 1), ones], d).flip(d).cumprod(d).flip(d)
+    return before * after
+
+
+class Amax(Op):
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        _check_nonempty(x, dim, "amax")
+        return np.max(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (_spread_to_extremes(ctx, g),)
+
+
+class Amin(Op):
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        _check_nonempty(x, dim, "amin")
+        return np.min(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (_spread_to_extremes(ctx, g),)
+
+
+def _spread_to_extremes(ctx, g):
+    """amax/amin split the gradient evenly between tied extremes, as PyTorch does."""
+    x = ctx.input(0)
+    dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
+    out = expand_back(ctx.output, x.shape, dim, keepdim)
+    mask = (x == out).to(g.dtype)
+    count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
+    return expand_back(g, x.shape, dim, keepdim) * mask / count
+
+
+def _check_nonempty(x, dim, name):
+    if x.size == 0 and (dim is None or any(x.shape[d] == 0 for d in dim)):
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                         "Specify the reduction dim with the 'dim' argument.")
+
+
+class Argmax(Op):
+    differentiable = False
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        _check_nonempty(x, None if dim is None else (dim,), "argmax")
+        if dim is None:
+            r = np.argmax(x)
+            return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
+        return np.argmax(x, axis=dim, keepdims=keepdim)
+
+
+class Argmin(Op):
+    differentiable = False
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        _check_nonempty(x, None if dim is None else (dim,), "argmin")
+        if dim is None:
+            r = np.argmin(x)
+            return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
+        return np.argmin(x, axis=dim, keepdims=keepdim)
+
+
+class Cumsum(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, dim):
+        dtype = np.int64 if x.dtype.kind in "biu" else None
+        return np.cumsum(x, axis=dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.attrs["dim"]
+        return (g.flip(d).cumsum(d).flip(d),)
+
+
+class Cumprod(Op):
+    """Cumulative product. Its derivative, sum over j >= i of g_j * out_j / x_i, is written
+    with exclusive products so that zeros in ``x`` give exact values."""
+    promote = None
+
+    @staticmethod
+    def forward(x, dim):
+        dtype = np.int64 if x.dtype.kind in "biu" else None
+        return np.cumprod(x, axis=dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        d = ctx.attrs["dim"]
+        n = x.shape[d]
+        if n == 0:
+            return (g,)
+        # grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, computed per i over a (n, n) grid.
+        xm = x.movedim(d, -1)
+        gm = g.movedim(d, -1)
+        eye = xm.new_ones((n, n)).tril()  # eye[j, i] = 1 where i <= j
+        # prod_{k<=j, k!=i} x_k: replace x_i by 1 in row i, then cumprod along k.
+        diag = xm.new_ones((n,)).diag_embed()
+        rows = xm.unsqueeze(-2) * (1 - diag) + diag  # [..., i, k]
+        partial = rows.cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
+        contrib = partial * gm.unsqueeze(-2) * eye.transpose(-1, -2)
+        return (contrib.sum(-1).movedim(-1, d),)
+
+
+class Logsumexp(Op):
+    """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
+    promote = "float"
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        if x.size == 0:
+            return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
+        m = np.max(x, axis=dim, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
+        return out if keepdim else np.squeeze(out, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        dim, keepdim = ctx.attrs["dim"], ctx.attrs.get("keepdim", False)
+        out = expand_back(ctx.output, x.shape, dim, keepdim)
+        return (expand_back(g, x.shape, dim, keepdim) * (x - out).exp(),)
+
+
+class Softmax(Op):
+    promote = "float"
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
+        e /= np.sum(e, axis=dim, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        d = ctx.attrs["dim"]
+        return (out * (g - (g * out).sum(d, keepdim=True)),)
+
+
+class LogSoftmax(Op):
+    promote = "float"
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        if x.size == 0:
+            return x.copy()
+        shifted = x - np.max(x, axis=dim, keepdims=True)
+        with np.errstate(divide="ignore"):
+            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        return shifted
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        d = ctx.attrs["dim"]
+        return (g - out.exp() * g.sum(d, keepdim=True),)
+
+
+class Argsort(Op):
+    """Indices that sort ``x`` along ``dim`` (stable), ascending or descending."""
+    differentiable = False
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=-1, descending=False):
+        if descending:
+            # Reverse a stable ascending sort of the reversed axis: ties keep their order,
+            # and NaN (sorted last ascending) comes first, as in PyTorch.
+            n = x.shape[dim]
+            flipped = np.flip(x, axis=dim)
+            idx = np.argsort(flipped, axis=dim, kind="stable")
+            return np.flip(n - 1 - idx, axis=dim)
+        return np.argsort(x, axis=dim, kind="stable")

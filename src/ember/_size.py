@@ -1,0 +1,23 @@
+"""``ember.Size``: the tuple subclass that ``tensor.shape`` returns (``torch.Size``)."""
+
+__all__ = ["Size"]
+
+
+class Size(tuple):
+    """A tuple of dimension lengths that prints as ``ember.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"ember.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))

@@ -1,0 +1,21 @@
+"""Automatic differentiation (``torch.autograd``): the tape of :mod:`graph` nodes, the
+:mod:`engine` that walks it, grad modes, custom :class:`Function`, and gradient checks."""
+from . import graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph"]
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """The pre-0.4 wrapper: returns ``data`` itself, with ``requires_grad`` set if asked."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data

@@ -1,0 +1,242 @@
+"""The backward engine: one topological walk over the tape.
+
+Dependencies are counted first (how many edges reach each node), then nodes run when all
+their gradient contributions have arrived; a node's gradient is the sum of what reached it.
+"""
+from .grad_mode import STATE
+from .graph import AccumulateGrad
+
+__all__ = ["backward", "grad"]
+
+
+def _make_grads(outputs, grad_outputs):
+    from .._creation import ones_like
+    grads = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            g = ones_like(out)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
+                               f"output[0] has a shape of {out.shape}.")
+        grads.append(g)
+    return grads
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _root_edge(t, i=0):
+    from .._ops.core import _edge
+    if not t.requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    return _edge(t)
+
+
+def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True):
+    """Runs the graph from ``roots``. ``capture`` maps nodes whose incoming gradient is wanted
+    (for ``autograd.grad`` and ``backward(inputs=...)``) to a slot index; only the nodes that
+    lead to a captured one run then."""
+    deps = {}
+    stack = list(dict.fromkeys(node for node, _ in roots))
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    useful = None if capture is None else _leading_to([n for n, _ in roots], capture)
+
+    buffers = {}
+    for t_edge, g in zip(roots, root_grads):
+        _add(buffers, t_edge, g)
+    roots = [node for node, _ in roots]
+    ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+    captured = {}
+    prev = STATE.enabled
+    STATE.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            slots = buffers.pop(node)
+            grad = slots[0]
+            if node._pre_hooks and grad is not None:
+                for hook in tuple(node._pre_hooks.values()):
+                    new = hook(grad)
+                    if new is not None:
+                        grad = new
+            if node.metadata and grad is not None:
+                for keep in node.metadata.get("retain", ()):
+                    keep(grad)
+            if capture is not None and node in capture:
+                captured[node] = grad
+            if isinstance(node, AccumulateGrad):
+                if grad is not None and accumulate and (capture is None or node in capture):
+                    _accumulate(node.variable, grad, create_graph)
+                continue
+            if useful is not None and node not in useful:
+                continue
+            slots[0] = grad
+            grads = node.apply(slots)
+            if STATE.anomaly:
+                _check_nan(node, grads)
+            if node._hooks:
+                for hook in tuple(node._hooks.values()):
+                    new = hook(grads, (grad,))
+                    if new is not None:
+                        grads = new
+            if not retain_graph:
+                node.release()
+            for edge, g, shape, dtype in zip(node.next_functions, grads, node.shapes, node.dtypes):
+                nxt = edge[0]
+                if nxt is None:
+                    continue
+                if g is not None:
+                    if g._data.shape != shape:
+                        g = _fit_shape(node, g, shape)
+                    if g.dtype is not dtype:
+                        g = g.to(dtype)
+                    if STATE.enabled is False and g.requires_grad:
+                        g = g.detach()
+                    _add(buffers, edge, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    if nxt in buffers:
+                        ready.append(nxt)
+                    else:
+                        _skip(nxt, deps, buffers, ready, retain_graph)
+    finally:
+        STATE.enabled = prev
+    return captured
+
+
+def _add(buffers, edge, g):
+    node, nr = edge
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node.num_outputs
+    slots[nr] = g if slots[nr] is None else slots[nr] + g
+
+
+def _fit_shape(node, g, shape):
+    try:
+        return g.sum_to_size(shape)
+    except (RuntimeError, ValueError, IndexError):
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient - got "
+                           f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
+
+
+def _check_nan(node, grads):
+    for i, g in enumerate(grads):
+        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def _skip(node, deps, buffers, ready, retain_graph):
+    """A node that received no gradient at all: release it and let its inputs proceed."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if not retain_graph:
+            n.release()
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                if nxt in buffers:
+                    ready.append(nxt)
+                else:
+                    stack.append(nxt)
+
+
+def _leading_to(roots, targets):
+    """The nodes from which some node in ``targets`` can be reached (iterative post-order)."""
+    useful, visited = set(), set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, finished = stack.pop()
+        if finished:
+            if node in targets or any(n in useful for n, _ in node.next_functions if n is not None):
+                useful.add(node)
+            continue
+        if node in visited:
+            continue
+        visited.add(node)
+        stack.append((node, True))
+        stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in visited)
+    return useful
+
+
+def _accumulate(variable, grad, create_graph):
+    if variable.grad is None:
+        variable.grad = grad if create_graph else grad.detach().clone()
+    elif create_graph:
+        variable.grad = variable.grad + grad
+    else:
+        variable.grad = variable.grad.detach()
+        variable.grad += grad.detach()
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of ``tensors`` w.r.t. graph leaves and adds it into their ``.grad``
+    (``torch.autograd.backward``). ``grad_tensors`` is required for non-scalar outputs;
+    ``inputs`` limits accumulation to the given tensors.
+
+    Raises RuntimeError for an output that does not require grad, a non-scalar output without
+    a gradient, or a second backward through a freed graph.
+    """
+    tensors = _as_tuple(tensors)
+    grads = _make_grads(tensors, _as_tuple(grad_tensors) or (None,) * len(tensors))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(t, i) for i, t in enumerate(tensors)]
+    capture = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        capture = {_root_edge(t)[0]: t for t in inputs}
+    captured = _execute(roots, grads, retain_graph, create_graph, capture)
+    if capture is not None:
+        for node, t in capture.items():
+            if not isinstance(node, AccumulateGrad) and node in captured:
+                _accumulate(t, captured[node], create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """Returns d(outputs)/d(inputs) as a tuple, without touching ``.grad``
+    (``torch.autograd.grad``). RuntimeError if an input is unreachable and ``allow_unused``
+    is not set."""
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    nodes = [_root_edge(t)[0] for t in inputs_t]
+    capture = {n: i for i, n in enumerate(nodes)}
+    captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False)
+    result = []
+    for i, (node, t) in enumerate(zip(nodes, inputs_t)):
+        g = captured.get(node)
+        if g is None:
+            if materialize_grads:
+                from .._creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                                   "in the graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,141 @@
+"""Custom differentiable functions: ``autograd.Function`` with ``ctx`` (PyTorch's
+https://pytorch.org/docs/stable/autograd.html#function)."""
+from .grad_mode import STATE, no_grad
+from .graph import Node, _FREED, _raise_modified
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+class FunctionCtx:
+    """What ``forward`` hands to ``backward``: saved tensors, ``needs_input_grad`` and any
+    attributes the user sets."""
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    @property
+    def saved_tensors(self):
+        node = self._node
+        if node is None or node._freed:
+            raise RuntimeError(_FREED)
+        out = []
+        for x, version in node._saved:
+            if version is not None and x._version[0] != version:
+                _raise_modified(x, version, node)
+            out.append(x)
+        return tuple(out)
+
+    saved_variables = saved_tensors
+
+
+class FunctionNode(Node):
+    """The ``grad_fn`` of a custom Function's outputs; it has one slot per output."""
+    __slots__ = ("fn", "ctx", "shapes", "dtypes", "num_outputs", "_saved", "_freed", "_out_meta")
+
+    def name(self):
+        return self.fn.__name__ + "Backward"
+
+    def apply(self, grads):
+        if self._freed:
+            raise RuntimeError(_FREED)
+        if getattr(self.ctx, "_materialize", True):
+            from .._creation import zeros
+            grads = [g if g is not None else zeros(shape, dtype=dtype)
+                     for g, (shape, dtype) in zip(grads, self._out_meta)]
+        result = self.fn.backward(self.ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = len(self.shapes)
+        if len(result) < n or any(r is not None for r in result[n:]):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(result)})")
+        return result[:n]
+
+    def release(self):
+        self._saved = ()
+        self._freed = True
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = cls
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``,
+    then call ``MyFunction.apply(*args)``. ``backward`` returns one gradient (or None) per
+    ``forward`` argument. Runs ``forward`` without recording; the outputs get one node."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your "
+                                  "custom autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        return None
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+        from .._ops.core import _edge
+        ctx = FunctionCtx()
+        ctx._node = None
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            if cls.setup_context is not Function.setup_context:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        if not (STATE.enabled and any(ctx.needs_input_grad)):
+            return outputs
+        dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
+        non_diff = {id(t) for t in getattr(ctx, "_non_diff", ())}
+        node = FunctionNode.__new__(FunctionNode)
+        Node.__init__(node, tuple(_edge(a) if need else (None, 0)
+                                  for a, need in zip(args, ctx.needs_input_grad)))
+        node.fn = cls
+        node.ctx = ctx
+        node.shapes = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
+        node.dtypes = tuple(a.dtype if isinstance(a, Tensor) else None for a in args)
+        node.num_outputs = len(outs)
+        node._freed = False
+        node._out_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else ((), None) for o in outs)
+        saved = getattr(ctx, "_to_save", ())
+        new_outs = []
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor) and id(o) not in non_diff and o.dtype.is_floating_point:
+                if id(o) in dirty:
+                    o._version[0] += 1
+                elif any(o is a for a in args) or o.grad_fn is not None or o._base is not None:
+                    o = o._alias()
+                    o._base = None
+                o.grad_fn = node
+                o.requires_grad = True
+                o._output_nr = i
+            new_outs.append(o)
+        node._saved = tuple((x, x._version[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
+        ctx._node = node
+        return new_outs[0] if single else tuple(new_outs)
+
+
+def once_differentiable(fn):
+    """Marks a backward as not itself differentiable (kept for API compatibility)."""
+    return fn

@@ -1,0 +1,118 @@
+"""Gradient-recording modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each works as a context manager and as a decorator, as in
+https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
+"""
+import functools
+import inspect
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _State:
+    """One flag read by every op: is the tape recording?"""
+    __slots__ = ("enabled", "inference", "anomaly")
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+        self.anomaly = False
+
+
+STATE = _State()
+
+
+def is_grad_enabled():
+    """True when ops record a graph for backward."""
+    return STATE.enabled
+
+
+def is_inference_mode_enabled():
+    return STATE.inference
+
+
+class _GradMode:
+    """Base of the grad-mode context managers; subclasses say which mode ``_enter`` sets."""
+    mode = True
+
+    def __enter__(self):
+        self._prev = STATE.enabled
+        STATE.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                with self.clone():
+                    value = next(gen)
+                while True:
+                    try:
+                        with self.clone():
+                            sent = yield value
+                            value = gen.send(sent)
+                    except StopIteration as stop:
+                        return stop.value
+            return gen_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_GradMode):
+    """Ops inside record no graph; results have ``requires_grad=False``."""
+    mode = False
+
+
+class enable_grad(_GradMode):
+    """Turns recording back on inside ``no_grad``."""
+    mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """``set_grad_enabled(mode)``: sets recording on or off; it takes effect at construction too,
+    so ``set_grad_enabled(False)`` as a plain call works as in PyTorch."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self._prev = STATE.enabled
+        STATE.enabled = self.mode
+
+    def __enter__(self):
+        return self
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class inference_mode(_GradMode):
+    """``inference_mode(mode=True)``: like ``no_grad`` (ember keeps no extra view/version
+    bookkeeping that it could skip, so the two are the same here)."""
+
+    def __init__(self, mode=True):
+        self.mode = not mode
+        self._inference = bool(mode)
+
+    def __enter__(self):
+        self._prev_inf = STATE.inference
+        STATE.inference = self._inference
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        STATE.inference = self._prev_inf
+        return super().__exit__(*exc)
+
+    def clone(self):
+        return type(self)(self._inference)

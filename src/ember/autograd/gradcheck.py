@@ -1,0 +1,100 @@
+"""Finite-difference checks of analytical gradients (``torch.autograd.gradcheck``).
+
+The numerical Jacobian uses central differences ``(f(x + eps) - f(x - eps)) / 2 eps`` one
+element at a time; inputs should be float64 for the default tolerances to be meaningful.
+"""
+import numpy as np
+
+from .engine import grad as _grad
+from .grad_mode import no_grad
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised when analytical and numerical gradients disagree."""
+
+
+def _tensors(inputs):
+    from .._tensor import Tensor
+    return [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+
+
+def _outputs(fn, inputs):
+    out = fn(*inputs)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _numerical(fn, inputs, wrt, eps):
+    """d(sum of outputs weighted by nothing)/d x, as a Jacobian per (output, input) pair."""
+    jac = []
+    with no_grad():
+        base = _outputs(fn, inputs)
+        for x in wrt:
+            flat = x._data.reshape(-1)
+            cols = [np.zeros((o.numel(), flat.size)) for o in base]
+            for k in range(flat.size):
+                orig = flat[k].copy()
+                flat[k] = orig + eps
+                plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig - eps
+                minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig
+                for c, p, m in zip(cols, plus, minus):
+                    c[:, k] = (p - m) / (2 * eps)
+            jac.append(cols)
+    return jac
+
+
+def _analytical(fn, inputs, wrt):
+    outs = _outputs(fn, inputs)
+    jac = [[np.zeros((o.numel(), x.numel())) for o in outs] for x in wrt]
+    for oi, o in enumerate(outs):
+        if not o.requires_grad:
+            continue
+        for r in range(o.numel()):
+            from .._creation import zeros_like
+            seed = zeros_like(o)
+            seed._data.reshape(-1)[r] = 1
+            grads = _grad(o, wrt, seed, retain_graph=True, allow_unused=True)
+            for xi, g in enumerate(grads):
+                if g is not None:
+                    jac[xi][oi][r, :] = g._data.reshape(-1)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
+    """True when ``func``'s autograd Jacobian matches central differences at ``inputs``;
+    GradcheckError (or False with ``raise_exception=False``) otherwise."""
+    from .._tensor import Tensor
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    wrt = _tensors(inputs)
+    numerical = _numerical(func, inputs, wrt, eps)
+    analytical = _analytical(func, inputs, wrt)
+    for i, (na, an) in enumerate(zip(numerical, analytical)):
+        for j, (n, a) in enumerate(zip(na, an)):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                if raise_exception:
+                    raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                                         f"numerical:{n}\nanalytical:{a}\n")
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  raise_exception=True, **kwargs):
+    """Checks second derivatives: gradcheck of ``x -> grad(func(x), x, v)`` for random ``v``."""
+    from .._creation import randn
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    wrt_idx = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(randn(o.shape, dtype=o.dtype) for o in outs)
+
+    def first_grad(*xs):
+        out = _outputs(func, xs)
+        wrt = [xs[i] for i in wrt_idx]
+        diff = [(o, v) for o, v in zip(out, grad_outputs) if o.requires_grad]
+        gs = _grad([o for o, _ in diff], wrt, [v for _, v in diff], create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+    return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

@@ -1,0 +1,152 @@
+"""Graph nodes: the ``grad_fn`` objects of the tape.
+
+Every differentiable result carries a ``grad_fn``: an :class:`OpNode` that knows its op entry,
+what the op saved for backward and, through ``next_functions``, the nodes of its inputs. Leaves
+that require grad end in an :class:`AccumulateGrad`, which adds into ``tensor.grad``. Each node
+has exactly one output (multi-output ops in ember are built from single-output ones), so the
+engine keeps one gradient buffer per node.
+"""
+
+__all__ = ["Node", "OpNode", "AccumulateGrad"]
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
+          "after they have already been freed). Saved intermediate values of the graph are freed "
+          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+          "backward through the graph a second time or if you need to access saved tensors after "
+          "calling backward.")
+
+
+class Node:
+    """Base of all graph nodes (``torch.autograd.graph.Node``)."""
+    __slots__ = ("next_functions", "_pre_hooks", "_hooks", "metadata", "__weakref__")
+    num_outputs = 1
+
+    def __init__(self, next_functions=()):
+        self.next_functions = next_functions
+        self._pre_hooks = None
+        self._hooks = None
+        self.metadata = {}
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs) -> grad_outputs or None`` runs before the node; returns a handle."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _Handle(self._pre_hooks, hook)
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs) -> grad_inputs or None`` runs after the node."""
+        if self._hooks is None:
+            self._hooks = {}
+        return _Handle(self._hooks, hook)
+
+    def release(self):
+        """Drops what the node saved; a later backward through it raises RuntimeError."""
+
+
+class _Handle:
+    """``RemovableHandle``: ``handle.remove()`` takes the hook out again."""
+    _next_id = 0
+
+    def __init__(self, table, hook):
+        _Handle._next_id += 1
+        self.id = _Handle._next_id
+        self.table = table
+        table[self.id] = hook
+
+    def remove(self):
+        self.table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class OpNode(Node):
+    """The ``grad_fn`` of one op application; it is also the ``ctx`` its backward reads.
+
+    ``ctx.input(i)`` gives the i-th input as saved (checking that it was not modified in place
+    since), ``ctx.output`` the result, ``ctx.attrs`` the op's keyword arguments,
+    ``ctx.shapes``/``ctx.dtypes`` the inputs' shapes and dtypes, ``ctx.needs_input_grad``
+    which inputs want a gradient.
+    """
+    __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
+                 "_freed")
+
+    def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out):
+        Node.__init__(self, next_functions)
+        self.op = op
+        self.attrs = attrs
+        self.needs_input_grad = needs_input_grad
+        self.shapes = tuple(getattr(x, "shape", None) for x in inputs)
+        self.dtypes = tuple(getattr(x, "dtype", None) for x in inputs)
+        self._freed = False
+        if op.save_inputs:
+            self._saved = tuple((x, x._version[0]) if hasattr(x, "_version") else (x, None)
+                                for x in inputs)
+        else:
+            self._saved = None
+        self._out = (out._alias(), out._version[0]) if op.save_output else None
+
+    def name(self):
+        return self.op.backward_name
+
+    def input(self, i):
+        if self._freed:
+            raise RuntimeError(_FREED)
+        x, version = self._saved[i]
+        if version is not None and x._version[0] != version:
+            _raise_modified(x, version, self)
+        return x
+
+    @property
+    def inputs(self):
+        return tuple(self.input(i) for i in range(len(self._saved)))
+
+    @property
+    def output(self):
+        if self._freed:
+            raise RuntimeError(_FREED)
+        out, version = self._out
+        if out._version[0] != version:
+            _raise_modified(out, version, self)
+        out.grad_fn = self
+        out.requires_grad = True
+        return out
+
+    @property
+    def saved_tensors(self):
+        return self.inputs
+
+    def apply(self, grads):
+        if self._freed:
+            raise RuntimeError(_FREED)
+        return self.op.backward(self, grads[0])
+
+    def release(self):
+        self._saved = None
+        self._out = None
+        self._freed = True
+
+
+class AccumulateGrad(Node):
+    """Ends the graph at a leaf: adds the incoming gradient into ``variable.grad``."""
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        Node.__init__(self, ())
+        self.variable = variable
+
+
+def _raise_modified(x, version, node):
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{x.dtype.name} {list(x.shape)}], which is output 0 of {node.name()}, is at "
+        f"version {x._version[0]}; expected version {version} instead.")
