@@ -1661,7 +1661,12 @@ subtract multiply divide maximum minimum""".split()
 
 def _inplace(fn):
     def method_(self, *args, **kwargs):
-        return _inplace_result(self, fn(self, *args, **kwargs))
+        src = self
+        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False) for a in args)):
+            # The op may save its input for backward; give it the old value, not the storage
+            # about to be overwritten (PyTorch keeps the original self the same way).
+            src = self._snapshot()
+        return _inplace_result(self, fn(src, *args, **kwargs))
     method_.__name__ = fn.__name__ + "_"
     method_.__doc__ = f"In-place ``{fn.__name__}``: writes the result into ``self`` and returns it."
     return method_

@@ -10,6 +10,7 @@ import numpy as np
 from . import _dtype
 from ._device import device as _device_cls, CPU
 from ._ops import core as _core
+from ._size import Size
 from .autograd.grad_mode import STATE
 
 __all__ = ["Tensor"]
@@ -24,6 +25,7 @@ class Tensor:
     __slots__ = ("_data", "dtype", "requires_grad", "grad", "grad_fn", "_version", "_base",
                  "_node", "_retains_grad", "_output_nr", "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
+    _view_chain = None  # set (in __dict__) on views only: how to remake the view from its base
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -70,6 +72,26 @@ class Tensor:
         t._output_nr = 0
         return t
 
+    def _alias_with_history(self):
+        """A handle on the same storage that carries this tensor's current history, so a
+        later in-place rebase of ``self`` does not change what an op recorded."""
+        t = self._alias()
+        t.grad_fn = self.grad_fn
+        t.requires_grad = self.requires_grad
+        t._node = self._node if self.grad_fn is None else None
+        if self.grad_fn is None and self.requires_grad:
+            from ._ops.core import _edge
+            t._node = _edge(self)[0]
+        return t
+
+    def _snapshot(self):
+        """A copy of the current values that carries this tensor's history."""
+        t = self._alias_with_history()
+        t._data = self._data.copy()
+        t._version = [0]
+        t._base = None
+        return t
+
     def _alias(self):
         """A new handle on the same storage and version counter, with no history."""
         t = Tensor._make(self._data)
@@ -80,7 +102,6 @@ class Tensor:
     # ---- attributes -------------------------------------------------------------------------
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):

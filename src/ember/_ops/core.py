@@ -12,7 +12,7 @@ from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
-__all__ = ["Op", "apply", "apply_", "OPS"]
+__all__ = ["Op", "apply", "write_into", "OPS"]
 
 OPS = {}
 _ndarray = np.ndarray
@@ -90,27 +90,38 @@ def apply(op, *inputs, **attrs):
     if op.is_view:
         src = inputs[0]
         t._version = src._version
-        t._base = src if src._base is None else src._base
+        if src._base is None:
+            t._base = src
+            t._view_chain = ((op, attrs),)
+        else:
+            t._base = src._base
+            t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
     if STATE.enabled and op.differentiable:
-        needs = tuple(isinstance(x, _Tensor) and x.requires_grad for x in inputs)
-        if True in needs:
-            nexts = tuple(_edge(x) if n else (None, 0) for x, n in zip(inputs, needs))
-            t.grad_fn = OpNode(op, inputs, attrs, nexts, needs, t)
-            t.requires_grad = True
+        for x in inputs:
+            if isinstance(x, _Tensor) and x.requires_grad:
+                _record(op, inputs, attrs, t)
+                break
     return t
 
 
-def apply_(op, self, *others, **attrs):
-    """In-place form: computes ``op(self, *others)`` and writes it into ``self``'s storage.
-
-    Raises RuntimeError for a leaf that requires grad (while recording), for a result dtype
-    that cannot be cast to ``self``'s dtype, and for a result that does not fit ``self``'s shape.
-    """
-    if STATE.enabled and self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    result = apply(op, self, *others, **attrs)
-    write_into(self, result)
-    return self
+def _record(op, inputs, attrs, t):
+    needs, nexts = [], []
+    for x in inputs:
+        if isinstance(x, _Tensor) and x.requires_grad:
+            needs.append(True)
+            node = x.grad_fn
+            if node is None:
+                node = x._node
+                if node is None:
+                    node = x._node = AccumulateGrad(x)
+                nexts.append((node, 0))
+            else:
+                nexts.append((node, x._output_nr))
+        else:
+            needs.append(False)
+            nexts.append((None, 0))
+    t.grad_fn = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
+    t.requires_grad = True
 
 
 def write_into(self, result):
@@ -132,11 +143,26 @@ def write_into(self, result):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
+    base = self._base
+    through_view = (STATE.enabled and base is not None and self._view_chain is not None
+                    and (result.requires_grad or base.requires_grad))
+    if through_view:
+        if base.requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        from .inplace import CopySlices, replay
+        if result.dtype is not self.dtype:
+            result = result.to(self.dtype)
+        new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
     np.copyto(self._data, result._data, casting="unsafe")
     self._version[0] += 1
-    if result.requires_grad:
-        if self._base is not None and self._base.requires_grad is False:
-            self._base.requires_grad = True
+    if through_view:
+        base.grad_fn = new_base.grad_fn
+        base.requires_grad = True
+        rebuilt = replay(base, self._view_chain)
+        self.grad_fn = rebuilt.grad_fn
+        self.requires_grad = True
+    elif result.requires_grad:
         self.grad_fn = result.grad_fn
         self.requires_grad = True
 

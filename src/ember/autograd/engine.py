@@ -75,8 +75,8 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                     new = hook(grad)
                     if new is not None:
                         grad = new
-            if node.metadata and grad is not None:
-                for keep in node.metadata.get("retain", ()):
+            if node._metadata and grad is not None:
+                for keep in node._metadata.get("retain", ()):
                     keep(grad)
             if capture is not None and node in capture:
                 captured[node] = grad

@@ -18,14 +18,21 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 class Node:
     """Base of all graph nodes (``torch.autograd.graph.Node``)."""
-    __slots__ = ("next_functions", "_pre_hooks", "_hooks", "metadata", "__weakref__")
+    __slots__ = ("next_functions", "_pre_hooks", "_hooks", "_metadata", "__weakref__")
     num_outputs = 1
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._pre_hooks = None
         self._hooks = None
-        self.metadata = {}
+        self._metadata = None
+
+    @property
+    def metadata(self):
+        """A dict for the user's (and ``retain_grad``'s) annotations, made on first use."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self):
         return type(self).__name__
@@ -80,17 +87,26 @@ class OpNode(Node):
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
                  "_freed")
 
-    def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out):
-        Node.__init__(self, next_functions)
+    def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out, tensor_cls):
+        self.next_functions = next_functions
+        self._pre_hooks = self._hooks = self._metadata = None
         self.op = op
         self.attrs = attrs
         self.needs_input_grad = needs_input_grad
-        self.shapes = tuple(getattr(x, "shape", None) for x in inputs)
-        self.dtypes = tuple(getattr(x, "dtype", None) for x in inputs)
+        shapes, dtypes = [], []
+        for x in inputs:
+            if isinstance(x, tensor_cls):
+                shapes.append(x._data.shape)
+                dtypes.append(x.dtype)
+            else:
+                shapes.append(None)
+                dtypes.append(None)
+        self.shapes = shapes
+        self.dtypes = dtypes
         self._freed = False
         if op.save_inputs:
-            self._saved = tuple((x, x._version[0]) if hasattr(x, "_version") else (x, None)
-                                for x in inputs)
+            self._saved = [(x, x._version[0]) if isinstance(x, tensor_cls) else (x, None)
+                           for x in inputs]
         else:
             self._saved = None
         self._out = (out._alias(), out._version[0]) if op.save_output else None
