@@ -28,17 +28,15 @@ class Tensor:
     _view_chain = None  # set (in __dict__) on views only: how to remake the view from its base
 
     def __new__(cls, *args, **kwargs):
+        # The legacy constructor: Tensor(data) or Tensor(*sizes), always the default float dtype.
         self = object.__new__(cls)
+        default = _dtype.get_default_dtype().np
         if len(args) == 1 and not isinstance(args[0], int):
-            data = np.asarray(args[0])
-            if data.dtype.kind == "f":
-                data = data.astype(_dtype.get_default_dtype().np)
-            elif data.dtype.kind in "iu" and data.dtype != np.uint8:
-                data = data.astype(np.int64)
+            src = args[0]._data if isinstance(args[0], Tensor) else args[0]
+            data = np.array(src, dtype=default)
         else:
-            data = np.empty(tuple(args[0]) if len(args) == 1 and not isinstance(args[0], int)
-                            else args, dtype=_dtype.get_default_dtype().np)
-        Tensor._init(self, np.array(data))
+            data = np.empty(args, dtype=default)
+        Tensor._init(self, data)
         return self
 
     def __init__(self, *args, **kwargs):
