@@ -1,0 +1,15 @@
+"""ember.optim: optimizers and learning-rate schedulers (``torch.optim``).
+
+Each optimizer subclasses :class:`Optimizer`, which owns parameter groups, per-parameter state
+and ``state_dict``; the subclass holds only its update equations.
+"""
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from .adadelta import Adadelta
+from . import lr_scheduler
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "lr_scheduler"]

@@ -1,0 +1,83 @@
+"""Adam: adaptive moment estimation (``torch.optim.Adam``)."""
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam, optionally with AMSGrad and decoupled (AdamW) weight decay.
+
+    For each parameter :math:`\theta` with gradient :math:`g` (negated when ``maximize``), at
+    step :math:`t = 1, 2, \dots`::
+
+        θ ← θ (1 − γ λ)     if decoupled_weight_decay   else   g ← g + λ θ
+        m ← m + (1 − β1)(g − m)                  first moment (exp_avg)
+        v ← β2 v + (1 − β2) g²                   second moment (exp_avg_sq)
+        v̂ ← max(v̂, v); use v̂ for v below        (amsgrad; max_exp_avg_sq)
+        θ ← θ − γ / (1 − β1^t) · m / (√v / √(1 − β2^t) + ε)
+
+    Args:
+        params (iterable): tensors or parameter-group dicts to optimize.
+        lr (float): learning rate γ. Default: 1e-3.
+        betas (tuple[float, float]): decay rates (β1, β2) of the moment estimates.
+            Default: (0.9, 0.999).
+        eps (float): ε added to the denominator for numerical stability. Default: 1e-8.
+        weight_decay (float): weight decay λ (an L2 penalty unless decoupled). Default: 0.
+        amsgrad (bool): use the AMSGrad variant. Default: False.
+        maximize (bool): maximize the objective instead of minimizing. Default: False.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW. Default: False.
+        foreach, capturable, differentiable, fused: accepted for compatibility; ember has one
+            implementation (``differentiable=True`` raises NotImplementedError).
+
+    State (per parameter): ``step`` (a 0-d float tensor), ``exp_avg``, ``exp_avg_sq``, and
+    ``max_exp_avg_sq`` with amsgrad.
+
+    Raises:
+        ValueError: negative lr, eps or weight_decay; a beta outside [0, 1).
+
+    Source: Kingma & Ba, "Adam: A Method for Stochastic Optimization" (ICLR 2015); Reddi et al.,
+    "On the Convergence of Adam and Beyond" (ICLR 2018);
+    https://pytorch.org/docs/stable/generated/torch.optim.Adam.html
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _check_nonnegative(lr=lr, eps=eps)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        _check_nonnegative(weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _init_state(self, param, group):
+        state = {"step": _step_tensor(), "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _zeros(param)
+        return state
+
+    def _update(self, param, grad, state, group):
+        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        state["step"]._data += 1
+        t = float(state["step"]._data)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m += (1 - beta1) * (grad - m)
+        v *= beta2
+        v += (1 - beta2) * grad * grad
+        if group["amsgrad"]:
+            v = np.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
+        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+        param -= lr / (1 - beta1 ** t) * m / denom

@@ -1,0 +1,283 @@
+"""Optimizer: the base class of every ember optimizer (``torch.optim.Optimizer``).
+
+The base class owns what all optimizers share: parameter groups, per-parameter state, the
+``state_dict`` layout, ``zero_grad``, and the loop of ``step`` over parameters that have a
+gradient. A subclass supplies two small methods, so it reads as its update equations:
+
+* ``_init_state(param, group)``: the initial state of one parameter (a dict of tensors);
+* ``_update(param, grad, state, group)``: one step of the algorithm for one parameter.
+
+``_update`` works on the NumPy arrays behind the tensors (``param`` and ``grad`` are arrays,
+``grad`` already negated when ``maximize`` is set), because this loop is on the hot path of
+every training step and each ember op carries dispatch overhead that a fused array expression
+does not; ``step`` bumps the parameter's version counter for the in-place write.
+
+Semantics follow https://pytorch.org/docs/stable/optim.html.
+"""
+from collections import defaultdict
+from copy import deepcopy
+from itertools import chain
+
+import numpy as np
+
+from .._tensor import Tensor
+from .._dtype import get_default_dtype, float64, float32
+from .._creation import tensor as _tensor
+from ..autograd.grad_mode import no_grad, enable_grad
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a default that each parameter group must give (``torch.optim.optimizer.required``)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def _step_tensor():
+    """The ``step`` counter kept in an optimizer's state: a 0-d float tensor, as in PyTorch
+    (float64 when that is the default dtype, float32 otherwise)."""
+    return _tensor(0.0, dtype=float64 if get_default_dtype() is float64 else float32)
+
+
+class Optimizer:
+    """Base class for all optimizers (https://pytorch.org/docs/stable/optim.html).
+
+    Args:
+        params (iterable): tensors to optimize, ``(name, tensor)`` pairs, or dicts defining
+            parameter groups (each with a ``"params"`` entry and optional per-group options).
+        defaults (dict): the optimization options used by groups that do not set them.
+
+    Raises:
+        TypeError: ``params`` is a single tensor, or contains something that is not a tensor.
+        ValueError: the parameter list is empty, a parameter appears in two groups, a
+            group omits a required option, or a parameter is not a leaf.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        if defaults.get("differentiable"):
+            raise NotImplementedError("ember optimizers do not support differentiable=True")
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self):
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    def add_param_group(self, param_group):
+        """Adds a parameter group (a dict with ``"params"`` and optional options); options it
+        does not set take the optimizer's defaults.
+
+        Raises:
+            TypeError: ``param_group`` is not a dict, its params are a set or hold a non-tensor.
+            ValueError: a required option is missing, a parameter is not a leaf, or one of its
+                parameters already belongs to another group.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
+                            "the ordering of tensors in sets will change between runs. Please use a "
+                            "list instead.")
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required optimization "
+                                 f"parameter {name}")
+            param_group.setdefault(name, default)
+
+        new_ids = {id(p) for p in param_group["params"]}
+        if len(new_ids) != len(param_group["params"]):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see github.com/pytorch/pytorch/issues/"
+                          "40967 for more information", stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+            if any(id(p) in new_ids for p in group["params"]):
+                raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        """Resets the gradients of all optimized tensors: to ``None`` (the default, so the next
+        step skips parameters that receive no gradient), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    def step(self, closure=None):
+        """Performs one optimization step on every parameter whose ``.grad`` is not None.
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled.
+
+        Returns:
+            The closure's loss, or None without a closure.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        states = self.state
+        with no_grad():
+            for group in self.param_groups:
+                maximize = group.get("maximize", False)
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = states.get(p)
+                    if not state:
+                        state = self._init_state(p, group)
+                        if state:
+                            states[p] = state
+                    grad = p.grad._data
+                    self._update(p._data, -grad if maximize else grad, state, group)
+                    p._version[0] += 1
+        return loss
+
+    def _init_state(self, param, group):
+        """The initial state of ``param`` (a dict; empty when the algorithm keeps none)."""
+        return {}
+
+    def _update(self, param, grad, state, group):
+        """Updates the array ``param`` in place from the array ``grad``; subclasses define it."""
+        raise NotImplementedError
+
+    def state_dict(self):
+        """The optimizer's state as a dict with two entries, PyTorch's layout:
+
+        * ``"state"``: per-parameter state keyed by the parameter's integer index (indices
+          count the parameters of all groups in order); the tensors are the live state, not
+          copies.
+        * ``"param_groups"``: each group's options, with ``"params"`` the list of indices.
+        """
+        index = {}
+        packed_groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            packed_groups.append(packed)
+        packed_state = {(index[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        return {"state": packed_state, "param_groups": packed_groups}
+
+    def load_state_dict(self, state_dict):
+        """Loads a dict returned by :meth:`state_dict`: state tensors are cast to the dtype of
+        their (floating-point) parameter, except ``step``; groups take the saved options.
+
+        Raises:
+            ValueError: the number of groups, or the size of a group, differs from this
+                optimizer's.
+        """
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step" or not param.is_floating_point():
+                    return value
+                return value.to(param.dtype)
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = v
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+
+
+def _check_nonnegative(**values):
+    """ValueError, PyTorch's wording, for the first negative hyperparameter."""
+    labels = {"lr": "learning rate", "eps": "epsilon value"}
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {value}")
+
+
+def _zeros(param):
+    """A zero state tensor shaped and typed like ``param``."""
+    return Tensor._make(np.zeros_like(param._data))
