@@ -213,7 +213,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __int__(self):
@@ -247,15 +247,14 @@ class Tensor:
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                                "the deepcopy protocol at the moment.")
-        t = type(self).__new__(type(self), np.array(self._data)) if type(self) is not Tensor \
-            else Tensor._make(self._data.copy())
-        if type(self) is not Tensor:
-            Tensor._init(t, self._data.copy())
-        t.requires_grad = self.requires_grad
-        if self.grad is not None:
-            t.grad = self.grad.__deepcopy__(memo)
-        t.__dict__.update({k: v for k, v in self.__dict__.items()})
+        import copy
+        t = object.__new__(type(self))
+        Tensor._init(t, self._data.copy(), self.requires_grad)
         memo[id(self)] = t
+        if self.grad is not None:
+            t.grad = copy.deepcopy(self.grad, memo)
+        extra = {k: v for k, v in self.__dict__.items() if k != "_view_chain"}
+        t.__dict__.update(copy.deepcopy(extra, memo))
         return t
 
     # ---- autograd ---------------------------------------------------------------------------
