@@ -241,7 +241,7 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._data, self.requires_grad))
+        return (_rebuild, (type(self), self._data, self.requires_grad))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -336,9 +336,9 @@ def _wrap_dim(dim, ndim):
     return dim % n
 
 
-def _rebuild(data, requires_grad):
-    t = Tensor._make(data)
-    t.requires_grad = requires_grad
+def _rebuild(cls, data, requires_grad):
+    t = object.__new__(cls)
+    Tensor._init(t, data, requires_grad)
     return t
 
 
