@@ -1,0 +1,711 @@
+"""``Module``: the base class of every layer and model
+(https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
+
+A Module keeps its parameters, buffers and submodules in three ordered tables filled by
+``__setattr__``; everything else (naming, ``state_dict``, ``to``, ``train``/``eval``, hooks)
+walks those tables, so keys, orders and printed forms match PyTorch's.
+"""
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+
+from ... import _dtype
+from ..._device import device as _device
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ..parameter import Buffer, Parameter
+from ..utils.hooks import BackwardHook, RemovableHandle
+
+__all__ = ["Module"]
+
+_EXTRA_STATE_KEY = "_extra_state"
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys the model wanted but did not get, and the
+    keys it got but has no place for."""
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text, spaces):
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    pad = " " * spaces
+    return first + "\n" + "\n".join(pad + line for line in rest)
+
+
+def _typename(obj):
+    """PyTorch's ``torch.typename``: "ember.FloatTensor" for tensors, else module.qualname."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
+class Module:
+    """Base class for all neural network modules.
+
+    Subclasses call ``super().__init__()`` first, assign :class:`~ember.nn.Parameter`\\ s,
+    buffers (:meth:`register_buffer` or :class:`~ember.nn.Buffer`) and submodules as
+    attributes, and define ``forward``. Calling the module runs its forward pre-hooks,
+    ``forward``, its forward hooks and sets up its backward hooks; with no hooks registered it
+    is a plain call of ``forward``.
+
+    Example::
+
+        >>> import ember
+        >>> from ember import nn
+        >>> class Model(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(3, 2)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+        >>> Model()(ember.zeros(4, 3)).shape
+        ember.Size([4, 2])
+    """
+
+    training: bool
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = {}
+        d["_buffers"] = {}
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = {}
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = {}
+        d["_forward_hooks_always_called"] = {}
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    def forward(self, *input):
+        """The computation of the module; every subclass defines it."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # ---- calling ---------------------------------------------------------------------------
+    def _call_impl(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    __call__ = _call_impl
+
+    def _call_with_hooks(self, args, kwargs):
+        result = None
+        called = set()
+        try:
+            for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            bw_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                bw_hook = BackwardHook(self, list(self._backward_hooks.values()),
+                                       list(self._backward_pre_hooks.values()))
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or "
+                                  f"a tuple of Tensors but received {type(result)}", stacklevel=3)
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                    continue
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        new = hook(self, args, kwargs, result)
+                    else:
+                        new = hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as e:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception "
+                                  f"that was silenced as another error was raised in forward: {e}",
+                                  stacklevel=3)
+            raise
+
+    # ---- hooks -----------------------------------------------------------------------------
+    @staticmethod
+    def _add_hook(table, hook, prepend, extra=()):
+        handle = RemovableHandle(table, extra_dict=[d for d, _ in extra])
+        table[handle.id] = hook
+        for d, flag in extra:
+            if flag:
+                d[handle.id] = True
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
+        before ``forward``; a non-None result replaces the positional inputs (a non-tuple is
+        wrapped in one), or the ``(args, kwargs)`` pair. ``prepend`` runs it before the
+        hooks already registered. Returns a handle whose ``remove()`` unregisters it."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              [(self._forward_pre_hooks_with_kwargs, with_kwargs)])
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
+        ``forward``; a non-None result replaces the output. ``always_call`` runs it even when
+        ``forward`` raises. Returns a removable handle."""
+        return self._add_hook(self._forward_hooks, hook, prepend,
+                              [(self._forward_hooks_with_kwargs, with_kwargs),
+                               (self._forward_hooks_always_called, always_call)])
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output) -> tuple or None`` runs when the gradients of the
+        module's outputs are known; a tuple replaces ``grad_output``. Returns a removable handle."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output) -> tuple or None`` runs when the gradients of
+        the module's positional inputs are known (None for non-tensor inputs); a tuple
+        replaces ``grad_input``. Returns a removable handle."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    # ---- registration ----------------------------------------------------------------------
+    def register_buffer(self, name, tensor, persistent=True):
+        """Adds a buffer: module state that is not a parameter (e.g. running statistics).
+        ``persistent=False`` keeps it out of :meth:`state_dict`. ``tensor=None`` registers a
+        name that state_dict skips. Raises AttributeError before ``__init__``, TypeError for a
+        non-string name or a non-tensor value, KeyError for a name that is empty, dotted or
+        already an attribute."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Adds a parameter (a :class:`Parameter` or None). Raises as :meth:`register_buffer`
+        does, TypeError for a value that is not a Parameter, and ValueError for a non-leaf."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters "
+                             f"must be created explicitly. To express '{name}' as a function of "
+                             "another Tensor, compute the value in the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Adds a child module (or None) under ``name``. TypeError for a non-Module or a
+        non-string name; KeyError for a name that is empty, dotted or already an attribute."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = d.get(table)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, d, self._buffers, self._modules)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, d, params, self._buffers)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
+            return
+        object.__setattr__(self, name, value)
+
+    def _forget(self, name, *tables):
+        for table in tables:
+            table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name in d["_parameters"]:
+            del d["_parameters"][name]
+        elif name in d["_buffers"]:
+            del d["_buffers"][name]
+            d["_non_persistent_buffers_set"].discard(name)
+        elif name in d["_modules"]:
+            del d["_modules"][name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = (dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules)
+                + list(self._buffers))
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # ---- lookup ----------------------------------------------------------------------------
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` ("" is the module itself); AttributeError
+        naming the first missing or non-Module part."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Puts ``module`` at dotted path ``target``; with ``strict`` the last part must
+        already be a submodule. AttributeError for a missing path."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target``; AttributeError if there is none."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``; AttributeError if there is none."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(mod, name)
+
+    # ---- iteration -------------------------------------------------------------------------
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or v in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(v)
+                yield (module_prefix + "." + k if module_prefix else k), v
+
+    def parameters(self, recurse=True):
+        """The parameters of this module (and, with ``recurse``, of its descendants), each
+        once, in registration order."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(dotted name, parameter)`` pairs, as in :meth:`parameters`; a parameter shared by
+        several modules appears once unless ``remove_duplicate`` is False."""
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        """``(name, module)`` for the direct submodules, each module once."""
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """``(dotted name, module)`` for this module and all descendants, depth first, this
+        module first with name ``prefix``."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + "." + name if prefix else name, remove_duplicate)
+
+    # ---- modes -----------------------------------------------------------------------------
+    def train(self, mode=True):
+        """Sets ``training`` on this module and its descendants (affects Dropout, BatchNorm);
+        returns self. ValueError for a non-bool mode."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        """``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Sets ``requires_grad`` on every parameter; returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Resets the gradients of all parameters: to None, or to zeros in place."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    def apply(self, fn):
+        """Calls ``fn(module)`` on every descendant (children first) and on self; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- conversion ------------------------------------------------------------------------
+    def _apply(self, fn, recurse=True):
+        """Replaces every parameter's data (and gradient's) and every buffer by ``fn`` of it.
+        Parameters stay the same objects, so optimizers holding them still see them."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        with no_grad():
+            for param in self._parameters.values():
+                if param is None:
+                    continue
+                param.data = fn(param)
+                if param.grad is not None:
+                    param.grad.data = fn(param.grad)
+            for key, buf in self._buffers.items():
+                if buf is not None:
+                    self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(device=None, dtype=None, non_blocking=False)``, ``to(dtype)``, ``to(tensor)``:
+        moves and/or casts the floating-point parameters and buffers in place; returns self.
+        TypeError for a non-floating dtype; the tensors raise for a device ember lacks."""
+        device, dtype = _parse_to(args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
+        return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        """Raises as ``Tensor.cuda`` does once there is a tensor to move (no CUDA in this build)."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def type(self, dst_type):
+        """Casts all parameters and buffers to ``dst_type``; returns self."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def share_memory(self):
+        return self._apply(lambda t: t.share_memory_())
+
+    # ---- state_dict ------------------------------------------------------------------------
+    def get_extra_state(self):
+        """Override (with :meth:`set_extra_state`) to store extra state under ``_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue.")
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """An ordered dict from dotted names to the parameters and persistent buffers
+        (detached, sharing storage, unless ``keep_vars``); per module: its parameters, its
+        buffers, then its children's entries."""
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Loads this module's own entries (not its children's) from ``state_dict``, recording
+        problems in the three lists. Overridden by modules whose stored form differs."""
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update((k, v) for k, v in self._buffers.items()
+                           if v is not None and k not in self._non_persistent_buffers_set)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(value)}")
+                continue
+            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
+                value = value[0]
+            if value.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the '
+                                  f"model are {param.size()} and whose dimensions in the checkpoint are "
+                                  f"{value.size()}, an exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head, dot, _ = key[len(prefix):].partition(".")
+                    if (head not in self._modules) if dot else (head not in local_state):
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copies parameters and buffers from ``state_dict`` into this module and its
+        descendants (``assign=True`` puts the given tensors in place instead of copying).
+
+        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``. With ``strict``, missing
+        or unexpected keys raise RuntimeError("Error(s) in loading state_dict for <Class>: ...");
+        shape mismatches always do. TypeError for a non-mapping.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = {"assign_to_params_buffers": assign}
+
+        def load(module, local_state_dict, prefix=""):
+            module._load_from_state_dict(local_state_dict, prefix, metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+
+        load(self, OrderedDict(state_dict))
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: "
+                                  + ", ".join(f'"{k}"' for k in unexpected_keys) + ". ")
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: "
+                                  + ", ".join(f'"{k}"' for k in missing_keys) + ". ")
+        if error_msgs:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(error_msgs))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ---- printing --------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """The module's own settings, shown inside its parentheses by ``repr``; override it."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return self._get_name() + "(" + body + ")"
+
+
+def _parse_to(args, kwargs):
+    """The (device, dtype) of ``Module.to``'s accepted call forms."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, (str, _device)):
+            device = _device(a)
+        elif not isinstance(a, bool) and a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return device, dtype

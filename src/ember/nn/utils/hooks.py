@@ -1,0 +1,145 @@
+"""Hook plumbing for modules: removable handles and the full backward hooks
+(the behaviour of ``torch.utils.hooks.RemovableHandle`` and ``BackwardHook``)."""
+import itertools
+import warnings
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import STATE
+
+__all__ = ["RemovableHandle", "BackwardHook"]
+
+
+class RemovableHandle:
+    """What ``register_*_hook`` returns: ``handle.remove()`` takes the hook out of its table
+    (and of any companion tables, such as the one recording ``with_kwargs``). Also a context
+    manager that removes the hook on exit."""
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict = hooks_dict
+        self.id = next(RemovableHandle._ids)
+        if extra_dict is None:
+            extra_dict = ()
+        elif isinstance(extra_dict, dict):
+            extra_dict = (extra_dict,)
+        self.extra_dicts = tuple(extra_dict)
+
+    def remove(self):
+        self.hooks_dict.pop(self.id, None)
+        for d in self.extra_dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _BackwardHookFunction(Function):
+    """Identity on ``tensors`` whose backward hands the incoming gradients to ``on_backward``,
+    which returns the gradients to pass on."""
+
+    @staticmethod
+    def forward(ctx, on_backward, *tensors):
+        ctx.on_backward = on_backward
+        ctx.set_materialize_grads(False)
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + tuple(ctx.on_backward(grads))
+
+
+class BackwardHook:
+    """Runs a module's full backward hooks for one call.
+
+    The module's tensor inputs and outputs each pass through one identity node: the output node
+    sees ``grad_output`` (backward pre-hooks may replace it), the input node sees ``grad_input``
+    and calls ``hook(module, grad_input, grad_output)``, whose result may replace ``grad_input``.
+    Non-tensor positions are given as None. When no input requires grad the hooks run at the
+    output node with ``grad_input`` all None.
+    """
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_index = None
+        self.n_outputs = 0
+        self.output_index = None
+
+    @staticmethod
+    def _wrap(on_backward, values):
+        """``values`` with its tensors passed through the identity node, and their positions
+        (None when nothing requires grad, so that no node is made)."""
+        index = [i for i, v in enumerate(values) if isinstance(v, Tensor)]
+        if not (STATE.enabled and any(values[i].requires_grad for i in index)):
+            return values, None
+        wrapped = _BackwardHookFunction.apply(on_backward, *[values[i] for i in index])
+        out = list(values)
+        for i, t in zip(index, wrapped):
+            out[i] = t
+        return tuple(out), index
+
+    @staticmethod
+    def _pack(index, values, size):
+        out = [None] * size
+        for i, v in zip(index, values):
+            out[i] = v
+        return tuple(out)
+
+    def setup_input_hook(self, args):
+        self.n_inputs = len(args)
+        args, self.input_index = self._wrap(self._on_grad_input, args)
+        return args
+
+    def setup_output_hook(self, result):
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+        self.n_outputs = len(outputs)
+        outputs, self.output_index = self._wrap(self._on_grad_output, outputs)
+        return outputs[0] if single else outputs
+
+    def _on_grad_output(self, grads):
+        self.grad_outputs = self._pack(self.output_index, grads, self.n_outputs)
+        for hook in self.user_pre_hooks:
+            new = hook(self.module, self.grad_outputs)
+            if new is None:
+                continue
+            if len(new) != len(self.grad_outputs):
+                raise RuntimeError("Backward pre hook returned an invalid number of grad_output, "
+                                   f"got {len(new)}, but expected {len(self.grad_outputs)}")
+            self.grad_outputs = new
+        grad_outputs = self.grad_outputs
+        if self.input_index is None:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect "
+                          "to module outputs since no inputs require gradients.", stacklevel=2)
+            grad_inputs = (None,) * self.n_inputs
+            for hook in self.user_hooks:
+                res = hook(self.module, grad_inputs, grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                       "should always return None or None for all gradients.")
+            self.grad_outputs = None
+        return tuple(grad_outputs[i] for i in self.output_index)
+
+    def _on_grad_input(self, grads):
+        if self.grad_outputs is None:
+            # The gradient reached the inputs without passing through the outputs.
+            return grads
+        grad_inputs = self._pack(self.input_index, grads, self.n_inputs)
+        for hook in self.user_hooks:
+            new = hook(self.module, grad_inputs, self.grad_outputs)
+            if new is None:
+                continue
+            if len(new) != len(grad_inputs):
+                raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(new)}, but expected {len(grad_inputs)}")
+            grad_inputs = new
+        self.grad_outputs = None
+        return tuple(grad_inputs[i] for i in self.input_index)
