@@ -179,6 +179,8 @@ class Optimizer:
         Returns:
             The closure's loss, or None without a closure.
         """
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError  # a subclass defines _update, or overrides step itself
         loss = None
         if closure is not None:
             with enable_grad():
@@ -206,7 +208,6 @@ class Optimizer:
 
     def _update(self, param, grad, state, group):
         """Updates the array ``param`` in place from the array ``grad``; subclasses define it."""
-        raise NotImplementedError
 
     def state_dict(self):
         """The optimizer's state as a dict with two entries, PyTorch's layout:

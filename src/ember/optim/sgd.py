@@ -1,4 +1,6 @@
 """SGD: stochastic gradient descent with momentum (``torch.optim.SGD``)."""
+import numpy as np
+
 from .._tensor import Tensor
 from .optimizer import Optimizer, _check_nonnegative
 
@@ -58,7 +60,8 @@ class SGD(Optimizer):
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
-                state["momentum_buffer"] = Tensor._make(grad.copy())
+                # np.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
+                state["momentum_buffer"] = Tensor._make(np.array(grad, dtype=param.dtype))
                 buf = state["momentum_buffer"]._data
             else:
                 buf = buf._data
