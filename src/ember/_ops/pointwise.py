@@ -10,7 +10,7 @@ import math
 import numpy as np
 from scipy import special as _special
 
-from .core import Op
+from .core import _NAMES, Op, apply
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -39,13 +39,11 @@ class Add(Op):
 
 
 class Sub(Op):
+    """``a - alpha * b``; the public functions reject bool operands before promotion."""
     save_inputs = False
 
     @staticmethod
     def forward(a, b, alpha=1):
-        if getattr(a, "dtype", None) == np.bool_ and getattr(b, "dtype", np.dtype(bool)) == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                               "Use the `^` or `logical_xor()` operator instead.")
         return a - b if alpha == 1 else a - alpha * b
 
     @staticmethod
@@ -76,9 +74,29 @@ class Div(Op):
                 -g * ctx.input(0) / (b * b) if need_b else None)
 
 
-class FloorDivide(Op):
-    differentiable = False
-    forward = _errstate(np.floor_divide)
+class DivRounded(Op):
+    """``div(a, b, rounding_mode="floor" | "trunc")`` in the inputs' promoted dtype. Piecewise
+    constant, so both gradients are zero (PyTorch's ``grad * 0``)."""
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, rounding_mode):
+        with np.errstate(all="ignore"):
+            if rounding_mode == "floor":
+                return np.floor_divide(a, b)
+            if np.result_type(a, b).kind == "f":
+                return np.trunc(np.true_divide(a, b))
+            # Integer quotients stay exact: floor, then step towards zero for negative inexact ones.
+            q, r = np.divmod(a, b)
+            return q + ((r != 0) & ((np.less(a, 0)) != np.less(b, 0)))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0, g * 0
+
+
+def _div_rounded(a, b, mode):
+    return apply(DivRounded, a, b, rounding_mode=mode)
 
 
 class Remainder(Op):
@@ -88,7 +106,7 @@ class Remainder(Op):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
-        return g, (-g * (a / b).floor() if ctx.needs_input_grad[1] else None)
+        return g, (-g * _div_rounded(a, b, "floor") if ctx.needs_input_grad[1] else None)
 
 
 class Fmod(Op):
@@ -98,7 +116,7 @@ class Fmod(Op):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
-        return g, (-g * (a / b).trunc() if ctx.needs_input_grad[1] else None)
+        return g, (-g * _div_rounded(a, b, "trunc") if ctx.needs_input_grad[1] else None)
 
 
 class Pow(Op):
@@ -140,34 +158,35 @@ class Atan2(Op):
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
         r = a * a + b * b
-        return g * b / r, -g * a / r
+        # At the origin (or where a*a + b*b underflows) PyTorch gives a zero gradient.
+        recip = r.reciprocal().masked_fill(r == 0, 0)
+        return g * b * recip, -g * a * recip
 
 
 class Maximum(Op):
-    @staticmethod
-    def forward(a, b):
-        return np.maximum(a, b)
+    forward = staticmethod(np.maximum)
 
     @staticmethod
     def backward(ctx, g):
-        return _minmax_grads(ctx, g, ctx.input(0) > ctx.input(1))
+        a, b = ctx.input(0), ctx.input(1)
+        return _minmax_grads(ctx, g, a < b, a > b, a == b)
 
 
 class Minimum(Op):
-    @staticmethod
-    def forward(a, b):
-        return np.minimum(a, b)
+    forward = staticmethod(np.minimum)
 
     @staticmethod
     def backward(ctx, g):
-        return _minmax_grads(ctx, g, ctx.input(0) < ctx.input(1))
+        a, b = ctx.input(0), ctx.input(1)
+        return _minmax_grads(ctx, g, a > b, a < b, a == b)
 
 
-def _minmax_grads(ctx, g, a_wins):
-    a, b = ctx.input(0), ctx.input(1)
-    ties = a == b
-    weight_a = a_wins.to(g.dtype) + ties.to(g.dtype) * 0.5
-    return g * weight_a, g * (1 - weight_a)
+def _minmax_grads(ctx, g, a_loses, b_loses, ties):
+    """Ties split the gradient; a NaN (no comparison holds) passes it to both, as in PyTorch."""
+    shared = apply(Where, ties, g * 0.5, g)
+    zero = g.new_zeros(())
+    return (apply(Where, a_loses, zero, shared) if ctx.needs_input_grad[0] else None,
+            apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
 
 
 class Lerp(Op):
@@ -197,30 +216,45 @@ class Where(Op):
         cond = ctx.input(0)
         zero = g.new_zeros(())
         return (None,
-                g.where(cond, zero) if ctx.needs_input_grad[1] else None,
-                zero.where(cond, g) if ctx.needs_input_grad[2] else None)
+                apply(Where, cond, g, zero) if ctx.needs_input_grad[1] else None,
+                apply(Where, cond, zero, g) if ctx.needs_input_grad[2] else None)
 
 
 class Clamp(Op):
-    """``clamp(x, min, max)`` with Python-number bounds (either may be None)."""
-    save_inputs = True
+    """``clamp(x, min, max)``; each bound is None, a number or a broadcasting tensor. With
+    ``min > max`` every element becomes ``max``. Gradients follow PyTorch: ``x`` gets it where
+    ``min <= x <= max`` (ties included), a bound where it is the one that took effect."""
 
     @staticmethod
-    def forward(x, min=None, max=None):
-        if min is not None and max is not None:
-            return np.minimum(np.maximum(x, min), max)
-        return np.maximum(x, min) if min is not None else np.minimum(x, max)
+    def forward(x, min, max):
+        if min is not None:
+            x = np.maximum(x, min)
+        return x if max is None else np.minimum(x, max)
 
     @staticmethod
     def backward(ctx, g):
-        x = ctx.input(0)
-        lo, hi = ctx.attrs.get("min"), ctx.attrs.get("max")
-        mask = None
+        x, lo, hi = ctx.inputs
+        need_x, need_lo, need_hi = ctx.needs_input_grad
+        zero = g.new_zeros(())
+        keep = None
         if lo is not None:
-            mask = x >= lo
+            keep = x >= lo
         if hi is not None:
-            mask = (x <= hi) if mask is None else mask & (x <= hi)
-        return (g * mask,)
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        gx = apply(Where, keep, g, zero) if need_x else None
+        glo = ghi = None
+        if need_lo:
+            below = x < lo if hi is None else (x < lo) & (lo < hi)
+            glo = apply(Where, below, g, zero)
+        if need_hi:
+            above = x > hi if lo is None else (x > hi) | (hi < lo)
+            ghi = apply(Where, above, g, zero)
+        return gx, glo, ghi
+
+
+def _no_bool(x, name):
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 class Relu(Op):
@@ -229,11 +263,13 @@ class Relu(Op):
 
     @staticmethod
     def forward(x):
+        _no_bool(x, "clamp_min_scalar_cpu")
         return np.maximum(x, 0)
 
     @staticmethod
     def backward(ctx, g):
-        return (g * (ctx.output > 0),)
+        # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
+        return (apply(Where, ctx.output <= 0, g.new_zeros(()), g),)
 
 
 # ---- unary math --------------------------------------------------------------------------------
@@ -260,7 +296,11 @@ class Neg(Op):
 
 class Abs(Op):
     promote = None
-    forward = staticmethod(np.abs)
+
+    @staticmethod
+    def forward(x):
+        _no_bool(x, "abs_cpu")
+        return np.abs(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -272,7 +312,11 @@ class Sign(Op):
 
     @staticmethod
     def forward(x):
-        return np.sign(x) if x.dtype != np.bool_ else x.copy()
+        if x.dtype == np.bool_:
+            return x.copy()
+        out = np.sign(x)
+        # PyTorch's sign (and so abs's gradient) is 0 at NaN.
+        return np.nan_to_num(out, copy=False, nan=0.0) if out.dtype.kind == "f" else out
 
     @staticmethod
     def backward(ctx, g):
@@ -496,7 +540,8 @@ class Softplus(_Unary):
 
 
 class _Rounding(Op):
-    """floor/ceil/round/trunc: piecewise constant, so the gradient is zero."""
+    """floor/ceil/round/trunc: piecewise constant, so the gradient is zero. Integer inputs
+    come back unchanged; bool inputs are rejected, as in PyTorch."""
     promote = None
     save_inputs = False
 
@@ -506,20 +551,30 @@ class _Rounding(Op):
 
 
 class Floor(_Rounding):
-    forward = staticmethod(np.floor)
+    @staticmethod
+    def forward(x):
+        _no_bool(x, "floor_vml_cpu")
+        return np.floor(x) if x.dtype.kind == "f" else x.copy()
 
 
 class Ceil(_Rounding):
-    forward = staticmethod(np.ceil)
+    @staticmethod
+    def forward(x):
+        _no_bool(x, "ceil_vml_cpu")
+        return np.ceil(x) if x.dtype.kind == "f" else x.copy()
 
 
 class Trunc(_Rounding):
-    forward = staticmethod(np.trunc)
+    @staticmethod
+    def forward(x):
+        _no_bool(x, "trunc_vml_cpu")
+        return np.trunc(x) if x.dtype.kind == "f" else x.copy()
 
 
 class Round(_Rounding):
     @staticmethod
     def forward(x, decimals=0):
+        _no_bool(x, "round_cpu")
         return np.round(x, decimals)
 
 
@@ -529,6 +584,8 @@ class Frac(Op):
 
     @staticmethod
     def forward(x):
+        if x.dtype.kind != "f":
+            raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_NAMES[x.dtype.name]}'")
         return x - np.trunc(x)
 
     @staticmethod
