@@ -1,7 +1,5 @@
 """``Parameter`` and ``Buffer``: the tensors a Module registers when they are assigned to it
 (https://pytorch.org/docs/stable/generated/torch.nn.parameter.Parameter.html)."""
-import numpy as np
-
 from .._creation import empty
 from .._tensor import Tensor
 
@@ -26,23 +24,6 @@ class Parameter(Tensor):
         if requires_grad:
             self.requires_grad_(True)
         return self
-
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        result = Parameter(Tensor._make(self._data.copy()), self.requires_grad)
-        if self.grad is not None:
-            result.grad = self.grad.__deepcopy__(memo)
-        result.__dict__.update(self.__dict__)
-        memo[id(self)] = result
-        return result
-
-    def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self._data, self.requires_grad))
-
-
-def _rebuild_parameter(data, requires_grad):
-    return Parameter(Tensor._make(np.asarray(data)), requires_grad)
 
 
 class _BufferMeta(type):

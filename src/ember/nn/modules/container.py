@@ -379,10 +379,11 @@ class ParameterDict(Module):
         return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key, value):
+        attr = self._key_to_attr(key)
         self._keys[key] = None
         if isinstance(value, Tensor) and not isinstance(value, Parameter):
             value = Parameter(value)
-        setattr(self, self._key_to_attr(key), value)
+        setattr(self, attr, value)
 
     def __delitem__(self, key):
         del self._keys[key]

@@ -28,16 +28,13 @@ class Unflatten(Module):
     """Expands dimension ``dim`` into ``unflattened_size`` (one entry may be -1).
 
     Shape: input (*, S_dim, *); output (*, U_1, ..., U_n, *) with ``prod(U) = S_dim``.
-    TypeError when ``dim`` is not an int or ``unflattened_size`` is not a tuple/list of ints
-    (named dimensions are not supported).
+    TypeError when ``unflattened_size`` is not a tuple or list of ints.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.Unflatten.html
     """
     __constants__ = ["dim", "unflattened_size"]
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
-        if not isinstance(dim, int):
-            raise TypeError("invalid argument type for dim parameter")
         if not isinstance(unflattened_size, (tuple, list)):
             raise TypeError("unflattened_size must be a tuple of ints, but found type "
                             f"{type(unflattened_size).__name__}")
