@@ -63,7 +63,25 @@ def add(input, other, *, alpha=1, out=None):
 
 
 def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``; RuntimeError when either operand is bool."""
+    _check_sub(input, other)
     return _out(apply(OPS["Sub"], input, other, alpha=alpha) if alpha != 1 else apply(OPS["Sub"], input, other), out)
+
+
+def _is_bool(x):
+    return x.dtype is _dtype.bool if isinstance(x, Tensor) else isinstance(x, (builtins.bool, np.bool_))
+
+
+def _check_sub(a, b):
+    # Checked before promotion, which would turn a bool operand into an integer one.
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 subtract = sub
@@ -85,23 +103,19 @@ def div(input, other, *, rounding_mode=None, out=None):
     """True division (float result), or rounded with ``rounding_mode`` "trunc" or "floor"."""
     if rounding_mode is None:
         return _out(apply(OPS["Div"], input, other), out)
-    if rounding_mode == "floor":
-        return _out(floor_divide(input, other), out)
-    if rounding_mode == "trunc":
-        r = apply(OPS["Div"], input, other)
-        dt = _dtype.result_type(input, other)
-        r = r.trunc()
-        return _out(r if dt.is_floating_point else r.to(dt), out)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if _is_int_zero_division(input, other):
+        raise RuntimeError("ZeroDivisionError")
+    return _out(apply(OPS["DivRounded"], input, other, rounding_mode=rounding_mode), out)
 
 
 divide = true_divide = div
 
 
 def floor_divide(input, other, *, out=None):
-    if _is_int_zero_division(input, other):
-        raise RuntimeError("ZeroDivisionError")
-    return _out(apply(OPS["FloorDivide"], input, other), out)
+    """``div(input, other, rounding_mode="floor")`` (Python's ``//``)."""
+    return div(input, other, rounding_mode="floor", out=out)
 
 
 def _is_int_zero_division(input, other):
@@ -207,16 +221,7 @@ def clamp(input, min=None, max=None, *, out=None):
     RuntimeError if both are None."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = input
-        if min is not None:
-            r = maximum(r, min)
-        if max is not None:
-            r = minimum(r, max)
-        return _out(r, out)
-    if (isinstance(min, float) or isinstance(max, float)) and not input.dtype.is_floating_point:
-        input = input.to(_dtype.get_default_dtype())
-    return _out(apply(OPS["Clamp"], input, min=min, max=max), out)
+    return _out(apply(OPS["Clamp"], input, min, max), out)
 
 
 clip = clamp
@@ -1062,10 +1067,18 @@ def _setitem(self, index, value):
 
 
 def _inplace_result(self, result):
-    if STATE.enabled and self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if STATE.enabled and self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if not result.requires_grad:
+            # The new value does not depend on the old one (eq_, fill_): PyTorch keeps ``self``
+            # in the graph with a zero gradient rather than leaving its old history attached.
+            result = apply(OPS["Where"], _TRUE, result.to(self.dtype), self)
     write_into(self, result)
     return self
+
+
+_TRUE = Tensor._make(np.array(True))
 
 
 def _check_index_tensor(name, input, dim, index):
@@ -1592,11 +1605,12 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 
 def fill_(self, value):
-    if STATE.enabled and self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.ndim} dimensions.")
         return _inplace_result(self, expand(value.to(self.dtype), self.shape))
-    return _fill_random(self, np.full(self.shape, value))
+    return _inplace_result(self, Tensor._make(np.full(self._data.shape, value, self._data.dtype)))
 
 
 def zero_(self):
@@ -1656,7 +1670,7 @@ clamp clip clamp_min clamp_max neg abs sign exp expm1 log log2 log10 log1p sqrt 
 sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil trunc frac round relu square
 nan_to_num logical_not logical_and logical_or bitwise_and bitwise_or bitwise_xor eq ne lt le gt
 ge tril triu scatter scatter_add index_add index_fill index_copy masked_fill masked_scatter
-subtract multiply divide maximum minimum""".split()
+subtract multiply divide""".split()
 
 
 def _inplace(fn):
@@ -1682,6 +1696,7 @@ def _install_methods():
                  "fill_", "zero_", "copy_"):
         setattr(Tensor, name, g[name])
     Tensor.type = type_
+    Tensor.where = lambda self, condition, other: where(condition, self, other)
     Tensor.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
     Tensor.mT = property(lambda self: transpose(self, -2, -1))
     Tensor.H = Tensor.T
@@ -1710,8 +1725,8 @@ def _install_operators():
     add_op, sub_op, mul_op, div_op = OPS["Add"], OPS["Sub"], OPS["Mul"], OPS["Div"]
     Tensor.__add__ = lambda self, other: apply(add_op, self, other)
     Tensor.__radd__ = lambda self, other: apply(add_op, other, self)
-    Tensor.__sub__ = lambda self, other: apply(sub_op, self, other)
-    Tensor.__rsub__ = lambda self, other: apply(sub_op, other, self)
+    Tensor.__sub__ = lambda self, other: _check_sub(self, other) or apply(sub_op, self, other)
+    Tensor.__rsub__ = lambda self, other: _check_sub(other, self) or apply(sub_op, other, self)
     Tensor.__mul__ = lambda self, other: apply(mul_op, self, other)
     Tensor.__rmul__ = lambda self, other: apply(mul_op, other, self)
     Tensor.__truediv__ = lambda self, other: apply(div_op, self, other)

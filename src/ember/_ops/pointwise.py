@@ -314,9 +314,11 @@ class Sign(Op):
     def forward(x):
         if x.dtype == np.bool_:
             return x.copy()
-        out = np.sign(x)
-        # PyTorch's sign (and so abs's gradient) is 0 at NaN.
-        return np.nan_to_num(out, copy=False, nan=0.0) if out.dtype.kind == "f" else out
+        out = np.asarray(np.sign(x))
+        if out.dtype.kind == "f":
+            # PyTorch's sign (and so abs's gradient) is 0 at NaN.
+            np.copyto(out, 0, where=np.isnan(out))
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -655,14 +657,19 @@ class LogicalNot(_Compare):
 
 
 class _Bitwise(_Compare):
+    """Bitwise ops exist for integer and bool tensors only."""
+
     @classmethod
     def _check(cls, *arrays):
         for a in arrays:
-            if getattr(a, "dtype", np.dtype(int)).kind == "f" or isinstance(a, float):
-                raise RuntimeError(f"\"{cls.name.lower()}_cpu\" not implemented for 'Float'")
+            kind = a.dtype if isinstance(a, np.ndarray) else np.result_type(a)
+            if kind.kind == "f":
+                raise NotImplementedError(f"\"{cls.kernel}\" not implemented for '{_NAMES[kind.name]}'")
 
 
 class BitwiseAnd(_Bitwise):
+    kernel = "bitwise_and_cpu"
+
     @staticmethod
     def forward(a, b):
         BitwiseAnd._check(a, b)
@@ -670,6 +677,8 @@ class BitwiseAnd(_Bitwise):
 
 
 class BitwiseOr(_Bitwise):
+    kernel = "bitwise_or_cpu"
+
     @staticmethod
     def forward(a, b):
         BitwiseOr._check(a, b)
@@ -677,6 +686,8 @@ class BitwiseOr(_Bitwise):
 
 
 class BitwiseXor(_Bitwise):
+    kernel = "bitwise_xor_cpu"
+
     @staticmethod
     def forward(a, b):
         BitwiseXor._check(a, b)
@@ -685,6 +696,7 @@ class BitwiseXor(_Bitwise):
 
 class BitwiseNot(_Bitwise):
     promote = None
+    kernel = "bitwise_not_cpu"
 
     @staticmethod
     def forward(a):

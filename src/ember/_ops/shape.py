@@ -70,7 +70,9 @@ class Slice(Op):
 
     @staticmethod
     def forward(x, index):
-        return x[index]
+        out = x[index]
+        # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
+        return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
 
     @staticmethod
     def backward(ctx, g):
