@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import ember
-from conftest import assert_close, to_ember, to_torch
+from torchcompare import assert_close, to_ember, to_torch
 
 
 def both(fn, *arrays, requires_grad=True):

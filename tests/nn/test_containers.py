@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from conftest import assert_close
+from torchcompare import assert_close
 
 
 def same_text(e_text, t_text):

@@ -7,7 +7,7 @@ import torch
 
 import ember
 from ember.nn import utils
-from conftest import assert_close
+from torchcompare import assert_close
 
 
 def params_with_grads(scale=1.0, dtype=np.float32):

@@ -7,7 +7,7 @@ import pytest
 
 import ember
 from ember import optim
-from conftest import to_torch, assert_close
+from torchcompare import to_torch, assert_close
 
 torch = pytest.importorskip("torch")
 

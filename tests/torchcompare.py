@@ -1,0 +1,31 @@
+"""Helpers comparing ember with real torch (the oracle): ``from torchcompare import ...``."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def to_torch(t, requires_grad=None):
+    """An ember Tensor as a torch tensor with the same values and dtype."""
+    out = torch.from_numpy(np.array(t._data, copy=True))
+    if requires_grad if requires_grad is not None else t.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def to_ember(t, requires_grad=None):
+    out = ember.tensor(t.detach().numpy().copy())
+    if requires_grad if requires_grad is not None else t.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def assert_close(e, t, rtol=1e-5, atol=1e-6, check_dtype=True):
+    """ember tensor ``e`` equals torch tensor ``t`` in shape, dtype and values (nan == nan)."""
+    assert tuple(e.shape) == tuple(t.shape), f"shape {tuple(e.shape)} != {tuple(t.shape)}"
+    if check_dtype:
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], f"dtype {e.dtype} != {t.dtype}"
+    np.testing.assert_allclose(np.asarray(e._data, dtype=np.float64),
+                               t.detach().numpy().astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
