@@ -299,12 +299,12 @@ class _Decoder:
             if array.dtype != dtype.np or list(array.shape) != record["shape"]:
                 self.fail(f"tensor {i} is described as {record['dtype']} {record['shape']} but its "
                           f"storage holds {array.dtype} {list(array.shape)}")
+            requires_grad = bool(record["requires_grad"]) and dtype.is_floating_point
             t = Tensor._make(array)
-            if record["parameter"]:
-                parameter = _parameter_class()
-                if parameter is not None:
-                    t = parameter(t, requires_grad=record["requires_grad"])
-            t.requires_grad = bool(record["requires_grad"]) and dtype.is_floating_point
+            parameter = _parameter_class() if record["parameter"] else None
+            if parameter is not None:
+                t = parameter(t, requires_grad=requires_grad)
+            t.requires_grad = requires_grad
         except (KeyError, TypeError) as e:
             self.fail(f"malformed tensor record {i} ({type(e).__name__}: {e})")
         t = self.place(t)

@@ -1,7 +1,8 @@
 """The DataLoader worker process: its loop, :func:`get_worker_info`, and the wrapper that carries
 an exception (with its traceback text) back to the main process.
 
-Protocol, one pair of pipes per worker. The main process sends ``(task_id, index)`` to fetch a
+Protocol: a task queue and a result pipe per worker. The main process sends
+``(task_id, index)`` to fetch a
 batch, a :class:`ResumeIteration` to start a new epoch (persistent workers), or ``None`` to
 stop. The worker answers each task, in the order received, with ``(task_id, batch)``,
 ``(task_id, ExceptionWrapper)`` or, for an exhausted IterableDataset,
@@ -11,6 +12,7 @@ this program's own child, not untrusted input.
 """
 import os
 import pickle
+import queue
 import random
 import sys
 import traceback
@@ -68,6 +70,7 @@ class ExceptionWrapper:
     def __init__(self, exc_info=None, where="in background"):
         exc_info = exc_info or sys.exc_info()
         self.exc_type = exc_info[0]
+        self.exc_type_name = exc_info[0].__name__
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
 
@@ -77,12 +80,12 @@ class ExceptionWrapper:
             pickle.dumps(self.exc_type)
         except Exception:
             # A class the main process cannot import by name (defined in a function, say)
-            # still reports its traceback text, as a RuntimeError.
+            # is raised there as a RuntimeError, its name and traceback text kept.
             state["exc_type"] = RuntimeError
         return state
 
     def reraise(self):
-        message = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        message = f"Caught {self.exc_type_name} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
             message = KeyErrorMessage(message)
         try:
@@ -119,12 +122,15 @@ def _seed_worker(seed, worker_id, base_seed):
     np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))
 
 
-def worker_loop(iterable, dataset, index_conn, result_conn, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, parent_pid):
-    """Runs in the worker process until told to stop, the index pipe closes, or the main
-    process is gone. Exceptions from ``init_fn`` or fetching are answered, never raised."""
+def worker_loop(iterable, dataset, index_queue, result_conn, auto_collation, collate_fn, drop_last,
+                base_seed, init_fn, worker_id, num_workers):
+    """Runs in the worker process until told to stop or until the main process is gone.
+    Exceptions from ``init_fn`` or fetching are answered, never raised."""
     global _worker_info
     where = f"in DataLoader worker process {worker_id}"
+    # Our parent is the main process (or, with 'forkserver', the server); if it dies we are
+    # adopted by another process and our parent id changes.
+    parent_pid = os.getppid()
     try:
         seed = base_seed + worker_id
         _seed_worker(seed, worker_id, base_seed)
@@ -138,14 +144,12 @@ def worker_loop(iterable, dataset, index_conn, result_conn, auto_collation, coll
             init_error = ExceptionWrapper(where=where)
         ended = False
         while True:
-            if not index_conn.poll(_PARENT_CHECK_INTERVAL):
+            try:
+                message = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
+            except queue.Empty:
                 if os.getppid() != parent_pid:
                     return
                 continue
-            try:
-                message = index_conn.recv()
-            except EOFError:
-                return
             if message is None:
                 return
             if isinstance(message, ResumeIteration):
@@ -178,5 +182,4 @@ def worker_loop(iterable, dataset, index_conn, result_conn, auto_collation, coll
         # The main process is handling the interrupt, or has already gone away.
         pass
     finally:
-        index_conn.close()
         result_conn.close()

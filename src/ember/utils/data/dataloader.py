@@ -4,12 +4,16 @@
 An iterator over a loader takes index lists from the batch sampler (or placeholder indices for
 an IterableDataset), fetches and collates each batch (``_fetch``), and yields it. With
 ``num_workers > 0`` the fetching runs in worker processes (``_worker``): each worker has its own
-task pipe and result pipe, tasks go to workers round-robin, at most ``prefetch_factor`` ahead per
+task queue and result pipe, tasks go to workers round-robin, at most ``prefetch_factor`` ahead per
 worker, and the main process reads the result of task ``k`` from the worker that owns it, so
 batches arrive in sampler order. While waiting it also watches every worker's process sentinel,
 so a worker that dies is reported at once rather than waited on.
+
+Tasks travel through a ``multiprocessing.Queue`` because its put never blocks (a feeder thread
+writes the pipe): a blocking send could wait on a worker that is itself blocked writing a
+large batch the main process has not read yet. Results travel through a pipe per worker, read
+only when the main process needs that worker's next batch.
 """
-import atexit
 import collections
 import math
 import multiprocessing
@@ -293,17 +297,6 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return self._fetcher.fetch(next(self._sampler_iter))
 
 
-# Iterators with live workers, shut down at interpreter exit before multiprocessing's own
-# exit handler (atexit runs handlers in reverse order of registration).
-_live_iterators = weakref.WeakSet()
-
-
-@atexit.register
-def _shutdown_live_iterators():
-    for it in list(_live_iterators):
-        it._shutdown_workers()
-
-
 def _context(loader):
     if loader.multiprocessing_context is not None:
         return loader.multiprocessing_context
@@ -312,35 +305,114 @@ def _context(loader):
     return multiprocessing.get_context()
 
 
+class _WorkerPool:
+    """The worker processes of one iterator and their task queues and result pipes.
+
+    It holds no reference to the iterator, so ``weakref.finalize(iterator, pool.shutdown)``
+    keeps the pool's processes, queues and pipes alive until the iterator is gone and shuts
+    them down then (or at interpreter exit), even when the iterator dies as cyclic garbage and
+    its other referents are finalized in arbitrary order.
+    """
+
+    def __init__(self, ctx, num_workers, worker_args):
+        self.owner_pid = os.getpid()
+        self.closed = False
+        self.workers, self.index_queues, self.result_conns = [], [], []
+        try:
+            for worker_id in range(num_workers):
+                index_queue = ctx.Queue()
+                result_recv, result_send = ctx.Pipe(duplex=False)
+                worker = ctx.Process(target=_worker.worker_loop, daemon=True,
+                                     args=worker_args(worker_id, index_queue, result_send))
+                self.index_queues.append(index_queue)
+                self.result_conns.append(result_recv)
+                worker.start()
+                self.workers.append(worker)
+                # Only the worker writes results; without our copy of its end, a worker that
+                # ends mid-message shows as EOF here instead of a read that never completes.
+                result_send.close()
+        except BaseException:
+            self.shutdown(wait=False)
+            raise
+
+    def put(self, w, message):
+        self.index_queues[w].put(message)
+
+    def receive(self, w, timeout):
+        """The next message from worker ``w``. Raises RuntimeError (after shutting the pool
+        down) if any worker has died, or if ``timeout`` seconds (> 0) pass first."""
+        conn = self.result_conns[w]
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        sentinels = [worker.sentinel for worker in self.workers]
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = multiprocessing.connection.wait([conn, *sentinels], wait)
+            if conn in ready:
+                try:
+                    return pickle.loads(conn.recv_bytes())
+                except (EOFError, OSError):
+                    # The pipe closes only when the worker ends; let it finish exiting.
+                    self.workers[w].join(_SHUTDOWN_TIMEOUT)
+                    self._raise_dead([self.workers[w]])
+            if not ready:
+                self.shutdown(wait=False)
+                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
+            self._raise_dead([worker for worker in self.workers if worker.exitcode is not None])
+
+    def _raise_dead(self, dead):
+        if dead:
+            pids = ", ".join(str(worker.pid) for worker in dead)
+            self.shutdown(wait=False)
+            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+
+    def shutdown(self, wait=True):
+        """Tells every worker to stop, waits for each (reading and dropping what it still sends
+        so none blocks on a full pipe), and terminates any that do not stop in time; with
+        ``wait=False`` (the loader has failed) terminates them at once. Only the process that
+        started the workers shuts them down (a forked child holds a copy of this object)."""
+        if self.closed or os.getpid() != self.owner_pid:
+            return
+        self.closed = True
+        for index_queue in self.index_queues:
+            index_queue.put(None)
+        deadline = time.monotonic() + (_SHUTDOWN_TIMEOUT if wait else 0.0)
+        for worker, conn in zip(self.workers, self.result_conns):
+            while worker.exitcode is None and time.monotonic() < deadline:
+                ready = multiprocessing.connection.wait([conn, worker.sentinel],
+                                                        max(0.0, deadline - time.monotonic()))
+                if conn in ready:
+                    try:
+                        conn.recv_bytes()
+                    except (EOFError, OSError):
+                        worker.join(max(0.0, deadline - time.monotonic()))
+            if worker.exitcode is None:
+                worker.terminate()
+                worker.join()
+        for index_queue in self.index_queues:
+            # The workers are gone: drop unsent tasks rather than wait to flush them at exit.
+            index_queue.cancel_join_thread()
+            index_queue.close()
+        for conn in self.result_conns:
+            conn.close()
+
+
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
-        self._owner_pid = os.getpid()
-        self._shutdown = False
-        ctx = _context(loader)
-        self._workers, self._index_conns, self._result_conns = [], [], []
-        try:
-            for worker_id in range(self._num_workers):
-                index_recv, index_send = ctx.Pipe(duplex=False)
-                result_recv, result_send = ctx.Pipe(duplex=False)
-                worker = ctx.Process(
-                    target=_worker.worker_loop, daemon=True,
-                    args=(self._iterable, self._dataset, index_recv, result_send, self._auto_collation,
-                          self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn,
-                          worker_id, self._num_workers, self._owner_pid))
-                worker.start()
-                # The worker holds its own ends now; closing ours lets it see EOF if we vanish.
-                index_recv.close()
-                result_send.close()
-                self._workers.append(worker)
-                self._index_conns.append(index_send)
-                self._result_conns.append(result_recv)
-        except BaseException:
-            self._shutdown_workers()
-            raise
-        _live_iterators.add(self)
+        worker_init_fn = loader.worker_init_fn
+
+        def worker_args(worker_id, index_queue, result_conn):
+            return (self._iterable, self._dataset, index_queue, result_conn, self._auto_collation,
+                    self._collate_fn, self._drop_last, self._base_seed, worker_init_fn, worker_id,
+                    self._num_workers)
+        self._pool = _WorkerPool(_context(loader), self._num_workers, worker_args)
+        self._finalizer = weakref.finalize(self, self._pool.shutdown)
         self._reset(loader, first_iter=True)
+
+    @property
+    def _shutdown(self):
+        return self._pool.closed
 
     def _reset(self, loader, first_iter=False):
         super()._reset(loader, first_iter)
@@ -352,10 +424,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if not first_iter:
             # Results of the previous epoch still in flight are read and dropped until each
             # worker acknowledges the new epoch.
-            for w, conn in enumerate(self._index_conns):
-                conn.send(_worker.ResumeIteration())
             for w in range(self._num_workers):
-                while self._receive(w)[0] is not _worker.ResumeIteration:
+                self._pool.put(w, _worker.ResumeIteration())
+            for w in range(self._num_workers):
+                while self._pool.receive(w, self._timeout)[0] is not _worker.ResumeIteration:
                     pass
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
@@ -372,24 +444,24 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             index = next(self._sampler_iter)
         except StopIteration:
             return
-        self._index_conns[w].send((self._next_task, index))
+        self._pool.put(w, (self._next_task, index))
         self._pending.append((self._next_task, w))
         self._outstanding[w] += 1
         self._next_task += 1
 
     def _next_data(self):
         while True:
-            if self._shutdown:
+            if self._pool.closed:
                 raise StopIteration
             # Tasks owned by workers whose IterableDataset ran out get no answer: skip them.
             while self._pending and not self._active[self._pending[0][1]]:
                 self._outstanding[self._pending.popleft()[1]] -= 1
             if not self._pending:
                 if not self._persistent_workers:
-                    self._shutdown_workers()
+                    self._pool.shutdown()
                 raise StopIteration
             task_id, w = self._pending.popleft()
-            received_id, data = self._receive(w)
+            received_id, data = self._pool.receive(w, self._timeout)
             self._outstanding[w] -= 1
             if received_id != task_id:
                 raise RuntimeError(f"DataLoader worker {w} answered task {received_id} while task "
@@ -402,60 +474,3 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             if isinstance(data, _worker.ExceptionWrapper):
                 data.reraise()
             return data
-
-    def _receive(self, w):
-        """The next message from worker ``w``. Raises RuntimeError if any worker has died or
-        ``timeout`` passes first."""
-        conn = self._result_conns[w]
-        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
-        sentinels = [worker.sentinel for worker in self._workers]
-        while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = multiprocessing.connection.wait([conn, *sentinels], wait)
-            if conn in ready:
-                try:
-                    return pickle.loads(conn.recv_bytes())
-                except (EOFError, OSError):
-                    # The pipe closes only when the worker ends; let it finish exiting.
-                    self._workers[w].join(_SHUTDOWN_TIMEOUT)
-                    self._raise_dead([self._workers[w]])
-            if not ready:
-                self._shutdown_workers()
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            self._raise_dead([worker for worker in self._workers if worker.exitcode is not None])
-
-    def _raise_dead(self, dead):
-        if dead:
-            pids = ", ".join(str(worker.pid) for worker in dead)
-            self._shutdown_workers()
-            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
-
-    def _shutdown_workers(self):
-        """Tells every worker to stop, waits for each (reading and dropping what it still sends
-        so none blocks on a full pipe), and terminates any that do not stop in time."""
-        if os.getpid() != getattr(self, "_owner_pid", None) or self._shutdown:
-            return
-        self._shutdown = True
-        _live_iterators.discard(self)
-        for conn in self._index_conns:
-            try:
-                conn.send(None)
-            except OSError:
-                pass
-        deadline = time.monotonic() + _SHUTDOWN_TIMEOUT
-        for worker, conn in zip(self._workers, self._result_conns):
-            while worker.exitcode is None and time.monotonic() < deadline:
-                ready = multiprocessing.connection.wait([conn, worker.sentinel], deadline - time.monotonic())
-                if conn in ready:
-                    try:
-                        conn.recv_bytes()
-                    except (EOFError, OSError):
-                        worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.exitcode is None:
-                worker.terminate()
-                worker.join()
-        for conn in self._index_conns + self._result_conns:
-            conn.close()
-
-    def __del__(self):
-        self._shutdown_workers()
