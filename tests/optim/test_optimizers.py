@@ -386,3 +386,27 @@ def test_trains_nn_linear_like_torch():
                 opt.step()
     assert_close(e_model.weight, t_model.weight, rtol=1e-10, atol=1e-12)
     assert_close(e_model.bias, t_model.bias, rtol=1e-10, atol=1e-12)
+
+
+def test_docstring_examples_run():
+    import doctest
+    from ember.optim import optimizer, lr_scheduler
+    for module in (optimizer, lr_scheduler):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0
+
+
+def test_step_counter_follows_the_default_dtype_like_torch():
+    dtypes = []
+    for lib, opt_lib in ((ember, optim), (torch, torch.optim)):
+        previous = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            p = lib.ones(2, requires_grad=True)
+            opt = opt_lib.RMSprop([p])
+            p.grad = lib.ones(2)
+            opt.step()
+            dtypes.append(str(opt.state[p]["step"].dtype).split(".")[-1])
+        finally:
+            lib.set_default_dtype(previous)
+    assert dtypes == ["float64", "float64"]

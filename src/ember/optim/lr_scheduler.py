@@ -93,6 +93,20 @@ class LRScheduler:
     Raises:
         TypeError: ``optimizer`` is not an :class:`~ember.optim.Optimizer`.
         KeyError: resuming (``last_epoch != -1``) a group that has no ``initial_lr``.
+
+    Example::
+
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> scheduler = ember.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> for epoch in range(4):
+        ...     opt.step()
+        ...     scheduler.step()
+        ...     print(scheduler.get_last_lr())
+        [1.0]
+        [0.5]
+        [0.5]
+        [0.25]
     """
     _get_lr_called_within_step = False
     _is_initial = False

@@ -14,6 +14,7 @@ does not; ``step`` bumps the parameter's version counter for the in-place write.
 
 Semantics follow https://pytorch.org/docs/stable/optim.html.
 """
+import warnings
 from collections import defaultdict
 from copy import deepcopy
 from itertools import chain
@@ -64,6 +65,18 @@ class Optimizer:
         TypeError: ``params`` is a single tensor, or contains something that is not a tensor.
         ValueError: the parameter list is empty, a parameter appears in two groups, a
             group omits a required option, or a parameter is not a leaf.
+
+    Example::
+
+        >>> import ember
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.SGD([w], lr=0.25)
+        >>> for _ in range(2):
+        ...     opt.zero_grad()
+        ...     (w * w).sum().backward()
+        ...     opt.step()
+        >>> w
+        tensor([ 0.2500, -0.5000], requires_grad=True)
     """
 
     def __init__(self, params, defaults):
@@ -140,7 +153,6 @@ class Optimizer:
 
         new_ids = {id(p) for p in param_group["params"]}
         if len(new_ids) != len(param_group["params"]):
-            import warnings
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error; see github.com/pytorch/pytorch/issues/"
                           "40967 for more information", stacklevel=3)
