@@ -273,11 +273,19 @@ class Module:
     register_module = add_module
 
     def __getattr__(self, name):
+        # Runs only when normal lookup fails, i.e. for every parameter, buffer and child access:
+        # kept to the three dict probes.
         d = self.__dict__
-        for table in ("_parameters", "_buffers", "_modules"):
-            members = d.get(table)
-            if members is not None and name in members:
-                return members[name]
+        params = d.get("_parameters")
+        if params is not None:
+            if name in params:
+                return params[name]
+            buffers = d["_buffers"]
+            if name in buffers:
+                return buffers[name]
+            modules = d["_modules"]
+            if name in modules:
+                return modules[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
