@@ -136,12 +136,7 @@ class Module:
             for hook_id, hook in tuple(self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called:
                     called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    new = hook(self, args, kwargs, result)
-                else:
-                    new = hook(self, args, result)
-                if new is not None:
-                    result = new
+                result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
             if bw_hook is not None:
                 if not isinstance(result, (Tensor, tuple)):
                     warnings.warn("For backward hooks to be called, module output should be a Tensor or "
@@ -153,17 +148,19 @@ class Module:
                 if hook_id not in self._forward_hooks_always_called or hook_id in called:
                     continue
                 try:
-                    if hook_id in self._forward_hooks_with_kwargs:
-                        new = hook(self, args, kwargs, result)
-                    else:
-                        new = hook(self, args, result)
-                    if new is not None:
-                        result = new
+                    result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
                 except Exception as e:
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception "
                                   f"that was silenced as another error was raised in forward: {e}",
                                   stacklevel=3)
             raise
+
+    def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
+        if hook_id in self._forward_hooks_with_kwargs:
+            new = hook(self, args, kwargs, result)
+        else:
+            new = hook(self, args, result)
+        return result if new is None else new
 
     # ---- hooks -----------------------------------------------------------------------------
     @staticmethod
