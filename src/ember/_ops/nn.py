@@ -1,0 +1,371 @@
+"""Neural-network primitives for ``ember.nn.functional``.
+
+Two kinds of entries live here:
+
+* fused ops on the training hot path, where composing smaller ops would cost several
+  dispatches per step: ``Linear`` and the negative log-likelihood family (``NllLoss``,
+  ``CrossEntropy``);
+* activations whose PyTorch derivative makes a choice at a kink (``hardtanh`` passes no
+  gradient at its bounds, ``hardswish`` is ``x/3 + 1/2`` at -3) that a composition of
+  clamps and products would not reproduce.
+
+Every derivative is written in ember ops, so gradients of gradients come free. The
+negative log-likelihood is linear in the log-probabilities, so ``NllLoss`` and
+``NllLossBackward`` are each other's adjoint: each one's derivative is the other.
+"""
+import math
+
+import numpy as np
+from scipy import special as _special
+
+from .core import Op, apply
+from .linalg import Matmul
+from .pointwise import Where
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+class Linear(Op):
+    """``input @ weight.T + bias`` (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
+
+    ``input`` is (*, in_features), ``weight`` (out_features, in_features), ``bias`` (out_features)
+    or absent; all of one dtype (the public function checks shapes and dtypes).
+    """
+    promote = None
+
+    @staticmethod
+    def forward(x, weight, bias=None):
+        out = np.matmul(x, weight.T)
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.input(0), ctx.input(1)
+        needs = ctx.needs_input_grad
+        gx = apply(Matmul, g, weight) if needs[0] else None
+        gw = gb = None
+        if needs[1]:
+            if x.ndim == 1:
+                gw = g.unsqueeze(1) * x
+            else:
+                g2, x2 = (g, x) if x.ndim == 2 else (g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1]))
+                gw = apply(Matmul, g2.mT, x2)
+        if len(needs) == 3 and needs[2]:
+            gb = g if g.ndim == 1 else g.sum(tuple(range(g.ndim - 1)))
+        return gx, gw, gb
+
+
+# ---- activations -------------------------------------------------------------------------------
+class LeakyRelu(Op):
+    """``x`` where ``x > 0``, else ``negative_slope * x``; the slope is the gradient at 0."""
+    promote = None
+
+    @staticmethod
+    def forward(x, negative_slope=0.01):
+        return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        slope = ctx.attrs.get("negative_slope", 0.01)
+        positive = ctx.input(0) > 0
+        return (g * (positive + (~positive) * slope),)
+
+
+class Elu(Op):
+    """``scale * x`` for ``x > 0``, else ``scale * alpha * (exp(input_scale * x) - 1)``: ELU,
+    SELU (scale, alpha fixed) and CELU (``input_scale = 1 / alpha``) are this one kernel, as
+    in PyTorch's ``elu`` with its ``scale``/``input_scale`` arguments."""
+    promote = None
+
+    @staticmethod
+    def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
+        with np.errstate(over="ignore"):
+            negative = np.expm1(x * np.asarray(input_scale, x.dtype)) * np.asarray(alpha * scale, x.dtype)
+        return np.where(x > 0, x * np.asarray(scale, x.dtype), negative)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        a = ctx.attrs
+        alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
+        negative_slope = (x * input_scale).exp() * (alpha * scale * input_scale)
+        return (g * apply(Where, x > 0, scale, negative_slope),)
+
+
+class Hardtanh(Op):
+    """``clamp(x, min_val, max_val)``; unlike ``clamp`` the gradient is zero at the bounds."""
+    promote = None
+
+    @staticmethod
+    def forward(x, min_val=-1.0, max_val=1.0):
+        out = np.minimum(np.maximum(x, min_val), max_val)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        # Written as "not at or beyond a bound" so that NaN passes its gradient, as in PyTorch.
+        return (g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))),)
+
+
+class Threshold(Op):
+    """``value`` where ``x <= threshold``, else ``x`` (so NaN stays NaN)."""
+    promote = None
+
+    @staticmethod
+    def forward(x, threshold, value):
+        return np.where(x <= threshold, np.asarray(value).astype(x.dtype), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ~(ctx.input(0) <= ctx.attrs["threshold"]),)
+
+
+class Hardsigmoid(Op):
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
+    promote = None
+
+    @staticmethod
+    def forward(x):
+        return (np.minimum(np.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (g * (((x > -3) & (x < 3)) * (1 / 6)),)
+
+
+class Hardswish(Op):
+    """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x/3 + 1/2`` on (-3, 3), else 1."""
+    promote = None
+
+    @staticmethod
+    def forward(x):
+        with np.errstate(invalid="ignore"):
+            return (x * np.minimum(np.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        slope = apply(Where, x < 3, x / 3 + 0.5, 1.0)
+        return (g * apply(Where, x <= -3, 0.0, slope),)
+
+
+class Gelu(Op):
+    """``x * Phi(x)`` with Phi the standard normal CDF, or its tanh approximation
+    (``approximate="tanh"``; Hendrycks & Gimpel, https://arxiv.org/abs/1606.08415)."""
+    promote = None
+
+    @staticmethod
+    def forward(x, approximate="none"):
+        with np.errstate(invalid="ignore", over="ignore"):
+            if approximate == "tanh":
+                inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+                return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype, copy=False)
+            return (x * (0.5 * (1 + _special.erf(x * _SQRT_HALF)))).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        if ctx.attrs.get("approximate", "none") == "tanh":
+            x_sq = x * x
+            t = ((x + _GELU_CUBIC * x_sq * x) * _SQRT_2_OVER_PI).tanh()
+            d_inner = (1 + 3 * _GELU_CUBIC * x_sq) * _SQRT_2_OVER_PI
+            return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner),)
+        cdf = ((x * _SQRT_HALF).erf() + 1) * 0.5
+        pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return (g * (cdf + x * pdf),)
+
+
+class LogSigmoid(Op):
+    """``log(sigmoid(x)) = -log(1 + exp(-x))``, finite for any finite ``x``."""
+    promote = "float"
+
+    @staticmethod
+    def forward(x):
+        with np.errstate(invalid="ignore"):
+            return -np.logaddexp(np.zeros((), x.dtype), -x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * (-ctx.input(0)).sigmoid(),)
+
+
+class BinaryCrossEntropy(Op):
+    """Elementwise ``-weight * (t log(x) + (1 - t) log(1 - x))`` with each log clamped at -100,
+    as in PyTorch, so that x = 0 or 1 gives a finite loss. The derivative is PyTorch's
+    ``(x - t) / max(x (1 - x), 1e-12)``, finite at 0 and 1 too."""
+    promote = None
+
+    @staticmethod
+    def forward(x, target, weight=None):
+        with np.errstate(divide="ignore"):
+            loss = (target - 1) * np.maximum(np.log1p(-x), -100) - target * np.maximum(np.log(x), -100)
+        return loss if weight is None else loss * weight
+
+    @staticmethod
+    def backward(ctx, g):
+        x, target = ctx.input(0), ctx.input(1)
+        needs = ctx.needs_input_grad
+        if len(needs) == 3:
+            g = g * ctx.input(2)
+        gx = g * (x - target) / (x * (1 - x)).clamp_min(1e-12) if needs[0] else None
+        gt = g * ((-x).log1p() - x.log()) if needs[1] else None
+        return (gx, gt) + ((None,) if len(needs) == 3 else ())
+
+
+# ---- negative log-likelihood --------------------------------------------------------------------
+# Shared by NllLoss, NllLossBackward and CrossEntropy. ``logp`` is (N, C, d1, ...); ``target`` is
+# (N, d1, ...) int64 class indices, or (N, C, d1, ...) floating probabilities. The loss of sample
+# i is -sum_c A[i, c] * logp[i, c] with a coefficient array A fixed by the target, the class
+# weights and the label smoothing; the reduction then divides by a constant (the target weight
+# total for class indices, the sample count for probabilities).
+def _class_view(array, ndim):
+    """A (C,) array shaped to broadcast along axis 1 of an ``ndim``-dimensional array."""
+    return array.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _index_parts(logp_shape, dtype, target, weight, ignore_index):
+    """(clamped target, 0/1 mask of the samples not ignored, per-sample weight with ignored
+    samples zeroed); IndexError for a class index outside [0, C) other than ``ignore_index``."""
+    num_classes = logp_shape[1]
+    keep = target != ignore_index
+    bad = keep & ((target < 0) | (target >= num_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    safe = np.where(keep, target, 0)
+    keep = keep.astype(dtype)
+    return safe, keep, (keep if weight is None else weight[safe] * keep)
+
+
+def _coefficients(logp_shape, dtype, target, weight, ignore_index, label_smoothing):
+    """(A, denominator of the mean) for the loss ``-sum_c A * logp``."""
+    ndim = len(logp_shape)
+    num_classes = logp_shape[1]
+    if target.dtype.kind == "f":
+        probs = target
+        if label_smoothing:
+            probs = probs * (1 - label_smoothing) + label_smoothing / num_classes
+        coef = probs if weight is None else probs * _class_view(weight, ndim)
+        count = int(np.prod(logp_shape)) // num_classes if num_classes else 0
+        return coef.astype(dtype, copy=False), (count if count else float("nan"))
+    safe, keep, sample_weight = _index_parts(logp_shape, dtype, target, weight, ignore_index)
+    coef = np.zeros(logp_shape, dtype)
+    np.put_along_axis(coef, np.expand_dims(safe, 1), np.expand_dims(sample_weight * (1 - label_smoothing), 1), 1)
+    if label_smoothing:
+        # PyTorch's smoothing term weights class c by weight[c], not by the target's weight.
+        spread = np.ones((num_classes,), dtype) if weight is None else weight
+        coef += _class_view(spread, ndim) * np.expand_dims(keep, 1) * (label_smoothing / num_classes)
+    return coef, sample_weight.sum()
+
+
+def _nll_forward(logp, target, weight, ignore_index, label_smoothing, reduction):
+    if target.dtype.kind != "f" and not label_smoothing:
+        # The hot path: one gathered value per sample, no dense coefficient array.
+        safe, _, sample_weight = _index_parts(logp.shape, logp.dtype, target, weight, ignore_index)
+        losses = -np.take_along_axis(logp, np.expand_dims(safe, 1), 1).squeeze(1) * sample_weight
+        denominator = sample_weight.sum() if reduction == "mean" else None
+    else:
+        coef, denominator = _coefficients(logp.shape, logp.dtype, target, weight, ignore_index, label_smoothing)
+        losses = -(coef * logp).sum(axis=1)
+    return _reduce(losses, reduction, denominator, logp.dtype)
+
+
+def _reduce(losses, reduction, denominator, dtype):
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "sum":
+        return np.asarray(total, dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / np.asarray(denominator, dtype), dtype)
+
+
+def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, reduction):
+    """-A * (the reduction's adjoint applied to ``g``): the gradient w.r.t. ``logp``."""
+    coef, denominator = _coefficients(logp_shape, g.dtype, target, weight, ignore_index, label_smoothing)
+    if reduction == "none":
+        per_sample = np.expand_dims(g, 1)
+    elif reduction == "sum":
+        per_sample = g
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_sample = g / np.asarray(denominator, g.dtype)
+    return -(coef * per_sample)
+
+
+class NllLoss(Op):
+    """Negative log-likelihood of ``logp`` (N, C, d1, ...) at ``target``; see
+    :func:`ember.nn.functional.nll_loss` for the argument rules. ``weight`` is (C,) or None."""
+    promote = None
+
+    @staticmethod
+    def forward(logp, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        return _nll_forward(logp, target, weight, ignore_index, label_smoothing, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        target, weight = ctx.input(1), ctx.input(2)
+        grad_logp = apply(NllLossBackward, g, target, weight, num_classes=ctx.shapes[0][1], **ctx.attrs) \
+            if ctx.needs_input_grad[0] else None
+        return grad_logp, _probability_grad(ctx, g, ctx.input(0)), None
+
+
+class NllLossBackward(Op):
+    """The gradient of :class:`NllLoss` w.r.t. its log-probabilities, as a function of the
+    loss's gradient ``g`` (linear in ``g``; its own derivative is ``NllLoss`` again)."""
+    promote = None
+
+    @staticmethod
+    def forward(g, target, weight, num_classes, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        shape = target.shape if target.dtype.kind == "f" else \
+            target.shape[:1] + (num_classes,) + target.shape[1:]
+        return _nll_backward(g, shape, target, weight, ignore_index, label_smoothing, reduction)
+
+    @staticmethod
+    def backward(ctx, h):
+        attrs = {k: v for k, v in ctx.attrs.items() if k != "num_classes"}
+        grad_g = apply(NllLoss, h, ctx.input(1), ctx.input(2), **attrs) if ctx.needs_input_grad[0] else None
+        return grad_g, _probability_grad(ctx, ctx.input(0), h), None
+
+
+class CrossEntropy(Op):
+    """``NllLoss(log_softmax(input, 1), ...)`` in one pass; ``input`` is (N, C, d1, ...)."""
+    promote = None
+
+    @staticmethod
+    def forward(x, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        logp = x - np.max(x, axis=1, keepdims=True) if x.size else x.copy()
+        logp -= np.log(np.sum(np.exp(logp), axis=1, keepdims=True))
+        return _nll_forward(logp, target, weight, ignore_index, label_smoothing, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, target, weight = ctx.input(0), ctx.input(1), ctx.input(2)
+        grad_x = None
+        if ctx.needs_input_grad[0]:
+            grad_logp = apply(NllLossBackward, g, target, weight, num_classes=x.shape[1], **ctx.attrs)
+            grad_x = grad_logp - x.softmax(1) * grad_logp.sum(1, keepdim=True)
+        return grad_x, (_probability_grad(ctx, g, x.log_softmax(1)) if ctx.needs_input_grad[1] else None), None
+
+
+def _probability_grad(ctx, g, factor):
+    """The derivative w.r.t. probability targets of ``reduce(-sum_c A * factor)`` with loss
+    gradient ``g``: A depends on the target ``y`` as ``(1 - smoothing) * weight * y`` + const."""
+    if not ctx.needs_input_grad[1]:
+        return None
+    target, weight = ctx.input(1), ctx.input(2)
+    reduction = ctx.attrs.get("reduction", "mean")
+    if reduction == "none":
+        g = g.unsqueeze(1)
+    elif reduction == "mean":
+        g = g / (target.numel() // target.shape[1] if target.numel() else float("nan"))
+    grad = factor * g * -(1 - ctx.attrs.get("label_smoothing", 0.0))
+    if weight is not None:
+        grad = grad * weight.reshape((1, -1) + (1,) * (target.ndim - 2))
+    return grad
