@@ -1,0 +1,67 @@
+"""``ember milestones list`` and ``ember milestones run NAME [NAME ...] | all``."""
+import argparse
+import sys
+
+from .. import milestones as registry
+from .table import format_table
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "milestones", help="re-run landmark results of neural-network history",
+        description="Re-run landmark results of neural-network history on ember.")
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+
+    list_parser = actions.add_parser("list", help="show the milestones")
+    list_parser.set_defaults(handler=list_milestones)
+
+    run_parser = actions.add_parser(
+        "run", help="train milestones and check their thresholds",
+        description="Train milestones and check their thresholds. Exit status 1 if any is missed.")
+    run_parser.add_argument("names", nargs="+", metavar="NAME", type=milestone_name,
+                            help=f"milestones to run: {', '.join(registry.MILESTONES)}, or all")
+    run_parser.add_argument("--plot", metavar="DIR",
+                            help="write loss and accuracy curves as PNG files into DIR")
+    run_parser.add_argument("--fast", action="store_true",
+                            help="fewer epochs (for tests); thresholds are unchanged")
+    run_parser.add_argument("--quiet", action="store_true", help="hide progress bars")
+    run_parser.set_defaults(handler=run_milestones)
+
+
+def milestone_name(value):
+    """A milestone's name or ``all``; anything else is a usage error naming the valid ones."""
+    if value != "all" and value not in registry.MILESTONES:
+        raise argparse.ArgumentTypeError(
+            f"unknown milestone {value!r}; valid names: {', '.join(registry.MILESTONES)}, all")
+    return value
+
+
+def list_milestones(args):
+    rows = [(m.name, m.year, ", ".join(f"{t.metric} {t}" for t in m.thresholds), m.story)
+            for m in registry.MILESTONES.values()]
+    print(format_table(["name", "year", "threshold", "story"], rows))
+    return 0
+
+
+def run_milestones(args):
+    names = list(dict.fromkeys(  # "all" expands in ladder order; repeats run once
+        name for given in args.names for name in (registry.MILESTONES if given == "all" else [given])))
+    results = [registry.get(name).run(fast=args.fast, plot_dir=args.plot, quiet=args.quiet)
+               for name in names]
+    rows = []
+    for result in results:
+        for index, check in enumerate(result.checks):
+            rows.append((result.milestone, check.metric, f"{check.value:.4f}", str(check.threshold),
+                         "pass" if check.passed else "FAIL",
+                         f"{result.seconds:.1f}" if index == 0 else ""))
+    print(format_table(["milestone", "metric", "value", "threshold", "result", "seconds"], rows))
+    for result in results:
+        for path in result.plots:
+            print(f"wrote {path}")
+    missed = [(result.milestone, check) for result in results for check in result.checks
+              if not check.passed]
+    for name, check in missed:
+        print(f"missed: {name}: {check.metric} = {check.value:.4f}, needs {check.threshold}",
+              file=sys.stderr)
+    return 1 if missed else 0
+

@@ -1,0 +1,33 @@
+"""The milestone ladder: landmark results of neural-network history, re-run on ember.
+
+Each milestone trains a small model the way its paper did (or the way a PyTorch user would
+today, where that is what reproduces the result), checks the result against thresholds, and
+can plot its curves. The ladder climbs in order: a single unit learns a line (1958), a single
+layer cannot learn XOR (1969), and backpropagation trains hidden layers (1986).
+
+    >>> from ember import milestones
+    >>> [m.name for m in milestones.MILESTONES.values()]
+    ['perceptron', 'xor', 'backprop']
+
+Run one with ``milestones.get("xor").run(fast=True)``, or from the shell with
+``ember milestones run xor``.
+"""
+from . import backprop, perceptron, xor
+from .milestone import Check, History, Milestone, Result, Threshold
+
+MILESTONES = {m.name: m for m in (perceptron.MILESTONE, xor.MILESTONE, backprop.MILESTONE)}
+
+
+def get(name):
+    """The milestone called ``name``.
+
+    Raises:
+        KeyError: no milestone has that name; the message lists the valid names.
+    """
+    try:
+        return MILESTONES[name]
+    except KeyError:
+        raise KeyError(f"unknown milestone {name!r}; valid names: {', '.join(MILESTONES)}") from None
+
+
+__all__ = ["Check", "History", "MILESTONES", "Milestone", "Result", "Threshold", "get"]

@@ -1,0 +1,119 @@
+"""What a milestone is, and what running one returns."""
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A bound a metric must meet: ``value >= bound``, or ``value <= bound`` if ``at_most``."""
+
+    metric: str
+    bound: float
+    at_most: bool = False
+
+    def met_by(self, value):
+        return value <= self.bound if self.at_most else value >= self.bound
+
+    def __str__(self):
+        return f"{'<=' if self.at_most else '>='} {self.bound:.2f}"
+
+
+@dataclass
+class History:
+    """Per-epoch curves of one training run: mean training ``loss`` and evaluation ``accuracy``."""
+
+    loss: list = field(default_factory=list)
+    accuracy: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One metric of a run held against its threshold."""
+
+    threshold: Threshold
+    value: float
+
+    @property
+    def metric(self):
+        return self.threshold.metric
+
+    @property
+    def passed(self):
+        return self.threshold.met_by(self.value)
+
+
+@dataclass
+class Result:
+    """The outcome of :meth:`Milestone.run`.
+
+    Attributes:
+        milestone: the milestone's name.
+        checks: one :class:`Check` per threshold, in the milestone's order.
+        histories: per-epoch curves, keyed by the model they belong to.
+        seconds: wall-clock time of training and evaluation (plots excluded).
+        plots: PNG files written (empty without ``plot_dir``).
+    """
+
+    milestone: str
+    checks: list
+    histories: dict
+    seconds: float
+    plots: list = field(default_factory=list)
+
+    @property
+    def passed(self):
+        return all(check.passed for check in self.checks)
+
+    @property
+    def metrics(self):
+        return {check.metric: check.value for check in self.checks}
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A landmark result, re-run on ember.
+
+    Attributes:
+        name: the command-line name (``ember milestones run NAME``).
+        year: year of publication.
+        story: one line on what was shown, and by whom.
+        thresholds: the bounds a run must meet to reproduce the result.
+        train: ``train(fast, seed, quiet) -> (metrics, histories)``: trains and evaluates;
+            ``metrics`` maps each threshold's metric name to its value, ``histories`` maps a
+            model's label to its :class:`History`.
+    """
+
+    name: str
+    year: int
+    story: str
+    thresholds: tuple
+    train: Callable
+
+    def run(self, fast=False, plot_dir=None, quiet=False, seed=0):
+        """Train, evaluate, check every threshold and optionally plot the curves.
+
+        Args:
+            fast: smaller settings (fewer epochs) for tests; thresholds are unchanged.
+            plot_dir: directory for ``<name>-loss.png`` and ``<name>-accuracy.png``; created
+                if missing. None writes nothing.
+            quiet: hide the progress bars (they are hidden anyway when stderr is not a TTY).
+            seed: seed of initialisation, shuffling and data; a seed gives one result.
+
+        Returns:
+            :class:`Result`.
+
+        Raises:
+            ImportError: ``plot_dir`` is given and matplotlib is not installed.
+        """
+        start = time.perf_counter()
+        metrics, histories = self.train(fast=fast, seed=seed, quiet=quiet)
+        seconds = time.perf_counter() - start
+        checks = [Check(threshold, metrics[threshold.metric]) for threshold in self.thresholds]
+        plots = []
+        if plot_dir is not None:
+            from .plotting import plot_histories
+            plots = plot_histories(histories, Path(plot_dir), self.name,
+                                   title=f"{self.name} ({self.year})")
+        return Result(self.name, checks, histories, seconds, plots)

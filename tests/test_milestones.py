@@ -1,0 +1,100 @@
+"""ember.milestones: each milestone reproduces its result with fast settings, deterministically;
+thresholds, the registry and plotting."""
+import math
+import os
+import sys
+
+import pytest
+
+from ember import milestones
+from ember.milestones import Check, History, Milestone, Threshold
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def fast_results():
+    """Each milestone run once with fast settings, shared by the tests below."""
+    return {name: m.run(fast=True, quiet=True) for name, m in milestones.MILESTONES.items()}
+
+
+def test_registry_is_the_ladder_in_order():
+    assert [(m.name, m.year) for m in milestones.MILESTONES.values()] == [
+        ("perceptron", 1958), ("xor", 1969), ("backprop", 1986)]
+    assert milestones.get("xor") is milestones.MILESTONES["xor"]
+    with pytest.raises(KeyError, match="unknown milestone 'lenet'; valid names: perceptron, xor, backprop"):
+        milestones.get("lenet")
+
+
+def test_perceptron_separates_the_clouds(fast_results):
+    result = fast_results["perceptron"]
+    assert result.metrics["test accuracy"] >= 0.95
+    assert result.passed
+    history = result.histories["perceptron"]
+    assert len(history.loss) == len(history.accuracy) == 2
+
+
+def test_xor_needs_a_hidden_layer(fast_results):
+    result = fast_results["xor"]
+    assert result.metrics["one-layer accuracy"] <= 0.75
+    assert result.metrics["MLP accuracy"] == 1.0
+    assert result.passed
+    assert set(result.histories) == {"one layer", "two-layer MLP"}
+    mlp = result.histories["two-layer MLP"]
+    assert mlp.loss[-1] < 0.1 < mlp.loss[0]
+
+
+def test_backprop_learns_the_digits(fast_results):
+    result = fast_results["backprop"]
+    assert result.metrics["test accuracy"] >= 0.95
+    assert result.passed
+    history = result.histories["MLP"]
+    assert len(history.accuracy) == 6
+    assert history.loss[-1] < history.loss[0] / 4
+
+
+def test_results_report_time_and_finite_curves(fast_results):
+    for result in fast_results.values():
+        assert result.seconds > 0 and result.plots == []
+        for history in result.histories.values():
+            assert all(math.isfinite(v) for v in history.loss)
+            assert all(0.0 <= v <= 1.0 for v in history.accuracy)
+
+
+def test_runs_are_deterministic(fast_results):
+    again = milestones.get("perceptron").run(fast=True, quiet=True)
+    assert again.histories == fast_results["perceptron"].histories
+
+
+def test_threshold_and_check():
+    at_least, at_most = Threshold("accuracy", 0.95), Threshold("accuracy", 0.75, at_most=True)
+    assert str(at_least) == ">= 0.95" and str(at_most) == "<= 0.75"
+    assert Check(at_least, 0.95).passed and not Check(at_least, 0.9499).passed
+    assert Check(at_most, 0.75).passed and not Check(at_most, 1.0).passed
+
+
+def stub(value):
+    def train(fast, seed, quiet):
+        return {"accuracy": value}, {"model": History(loss=[1.0, 0.5], accuracy=[0.5, value])}
+    return Milestone("stub", 2000, "a stub", (Threshold("accuracy", 0.9),), train)
+
+
+def test_run_reports_a_missed_threshold():
+    result = stub(0.8).run()
+    assert not result.passed and result.metrics == {"accuracy": 0.8}
+    assert result.checks == [Check(Threshold("accuracy", 0.9), 0.8)]
+
+
+def test_plot_dir_gets_non_empty_pngs(tmp_path):
+    result = milestones.get("xor").run(fast=True, quiet=True, plot_dir=tmp_path / "plots")
+    assert result.plots == [tmp_path / "plots" / "xor-loss.png", tmp_path / "plots" / "xor-accuracy.png"]
+    for path in result.plots:
+        assert path.read_bytes().startswith(PNG_SIGNATURE) and path.stat().st_size > 1000
+    assert sorted(os.listdir(tmp_path / "plots")) == ["xor-accuracy.png", "xor-loss.png"]
+
+
+def test_plotting_without_matplotlib_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    with pytest.raises(ImportError, match=r"install ember\[plot\]"):
+        stub(0.95).run(plot_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
