@@ -404,8 +404,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    """Standard deviation: ``sqrt(var(...))`` with the same arguments."""
-    return _out(var(input, dim, unbiased, keepdim, correction=correction).sqrt(), out)
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
+    where it is zero, as in PyTorch."""
+    return _out(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)), out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -444,15 +445,15 @@ def _vi(name, values, indices):
     return r
 
 
-def _extreme(name, amx, arg, input, dim, keepdim, other):
+def _extreme(name, arg, input, dim, keepdim, other):
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
         return maximum(input, other) if name == "max" else minimum(input, other)
     if dim is None:
-        return amx(input)
+        return apply(OPS["Max" if name == "max" else "Min"], input)
     d = _wrap_dim(dim, input.ndim)
-    idx = arg(input, d, keepdim=True)
+    idx = apply(OPS[arg], input, dim=d if input.ndim else None, keepdim=True)
     values = input.gather(d, idx) if input.ndim else input.clone()
     if not keepdim and input.ndim:
         values, idx = values.squeeze(d), idx.squeeze(d)
@@ -462,26 +463,30 @@ def _extreme(name, amx, arg, input, dim, keepdim, other):
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
-    return _extreme("max", amax, argmax, input, dim, keepdim, other)
+    return _extreme("max", "Argmax", input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
-    return _extreme("min", amin, argmin, input, dim, keepdim, other)
+    return _extreme("min", "Argmin", input, dim, keepdim, other)
 
 
 def argmax(input, dim=None, keepdim=False):
-    """Index of the first maximal element (over the flattened input when ``dim`` is None)."""
-    d = None if dim is None else _wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        return zeros((), dtype=_dtype.int64)
-    return apply(OPS["Argmax"], input, dim=d, keepdim=keepdim)
+    """Index of the first maximal element (over the flattened input when ``dim`` is None);
+    NaN counts as the maximum. RuntimeError for bool input."""
+    return _arg_extreme("argmax", "Argmax", input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
+    return _arg_extreme("argmin", "Argmin", input, dim, keepdim)
+
+
+def _arg_extreme(name, op_name, input, dim, keepdim):
+    if input.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
     d = None if dim is None else _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return zeros((), dtype=_dtype.int64)
-    return apply(OPS["Argmin"], input, dim=d, keepdim=keepdim)
+    return apply(OPS[op_name], input, dim=d, keepdim=keepdim)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -510,7 +515,9 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 def _bool_reduce(fn, input, dim, keepdim):
     dims = _dims(dim, input.ndim)
-    return Tensor._make(np.asarray(fn(input._data, axis=dims, keepdims=keepdim)))
+    r = np.asarray(fn(input._data, axis=dims, keepdims=keepdim))
+    # PyTorch keeps uint8 for uint8 inputs (the pre-bool convention); everything else gives bool.
+    return Tensor._make(r.astype(np.uint8) if input.dtype is _dtype.uint8 else r)
 
 
 def count_nonzero(input, dim=None):
@@ -527,26 +534,22 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ord may be inf, -inf or 0 (``torch.linalg.vector_norm``)."""
+    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ord may be inf, -inf or 0 (``torch.linalg.vector_norm``).
+    RuntimeError for integer input without a float ``dtype``, and for ord < 0 or inf over no
+    elements (those norms have no identity)."""
     if not x.dtype.is_floating_point and dtype is None:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_type_name(x.dtype)}")
     x = _dtype_arg(x, dtype)
-    a = x.abs()
-    if ord == float("inf"):
-        r = amax(a, dim if dim is not None else (), keepdim)
-    elif ord == float("-inf"):
-        r = amin(a, dim if dim is not None else (), keepdim)
-    elif ord == 0:
-        r = (a != 0).to(x.dtype).sum(dim, keepdim)
-    elif ord == 1:
-        r = a.sum(dim, keepdim)
-    elif ord == 2:
-        # sqrt has an infinite derivative at 0; PyTorch's norm gives 0 there, so mask it.
-        s = (x * x).sum(dim, keepdim)
-        r = _sqrt_zero_grad(s)
-    else:
-        r = (a ** ord).sum(dim, keepdim) ** (1.0 / ord)
-    return _out(r, out)
+    dims = _dims(dim, x.ndim)
+    if x.numel() == 0 and (ord < 0 or ord == float("inf")):
+        if dims is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor "
+                               "because the operation does not have an identity")
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension "
+                                   f"{d}because this dimension is empty and the operation does not have an identity")
+    return _out(apply(OPS["VectorNorm"], x, ord=ord, dim=dims, keepdim=keepdim), out)
 
 
 def _sqrt_zero_grad(s):
@@ -1362,23 +1365,27 @@ def tensordot(a, b, dims=2):
 
 # ---- softmax, sorting ----------------------------------------------------------------------------
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows."""
-    input = _dtype_arg(input, dtype)
-    if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    if input.ndim == 0:
-        return apply(OPS["Softmax"], input.reshape(1), dim=0).reshape(())
-    return apply(OPS["Softmax"], input, dim=_wrap_dim(dim, input.ndim))
+    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows.
+    NotImplementedError for integer input without a float ``dtype``, as in PyTorch."""
+    return _softmax("Softmax", "softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """``x - logsumexp(x)`` along ``dim``; finite for logits of any size."""
+    return _softmax("LogSoftmax", "log_softmax", input, dim, dtype)
+
+
+def _softmax(op_name, kernel, input, dim, dtype):
     input = _dtype_arg(input, dtype)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
+    d = _wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        last = "_lastdim" if d == builtins.max(input.ndim - 1, 0) else ""
+        raise NotImplementedError(f"\"{kernel}{last}_kernel_impl\" not implemented for '{_type_name(input.dtype)}'")
     if input.ndim == 0:
-        return apply(OPS["LogSoftmax"], input.reshape(1), dim=0).reshape(())
-    return apply(OPS["LogSoftmax"], input, dim=_wrap_dim(dim, input.ndim))
+        return apply(OPS[op_name], input.reshape(1), dim=0).reshape(())
+    return apply(OPS[op_name], input, dim=d)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -1670,7 +1677,7 @@ clamp clip clamp_min clamp_max neg abs sign exp expm1 log log2 log10 log1p sqrt 
 sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil trunc frac round relu square
 nan_to_num logical_not logical_and logical_or bitwise_and bitwise_or bitwise_xor eq ne lt le gt
 ge tril triu scatter scatter_add index_add index_fill index_copy masked_fill masked_scatter
-subtract multiply divide""".split()
+subtract multiply divide cumsum cumprod""".split()
 
 
 def _inplace(fn):

@@ -60,6 +60,14 @@ def U(*shape, **kw):
     return Arg(shape, lambda rng, s: rng.uniform(-0.9, 0.9, s), **kw)
 
 
+def D(*shape, **kw):
+    """Distinct values (a shuffled grid), so sort and arg-reductions have no ties."""
+    def draw(rng, s):
+        n = int(np.prod(s))
+        return (rng.permutation(n).reshape(s) - n / 2) / 4.0
+    return Arg(shape, draw, **kw)
+
+
 def V(values, dtype=None, **kw):
     """Fixed values (edge cases: 0, inf, nan, ties)."""
     values = np.asarray(values)
@@ -160,7 +168,7 @@ def compare(e, t, tol=None, check_dtype=True, what="output"):
         assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} != {tuple(t.shape)}"
         if check_dtype:
             assert _dtype_name(e.dtype) == _dtype_name(t.dtype), f"{what}: dtype {e.dtype} != {t.dtype}"
-        ea, ta = np.asarray(e._data), t.detach().numpy()
+        ea, ta = np.asarray(e._data), t.detach().numpy(force=True)  # force: torch's ZeroTensor grads
         if ta.dtype.kind in "biu" and ea.dtype.kind in "biu":
             np.testing.assert_array_equal(ea, ta, err_msg=what)
         else:

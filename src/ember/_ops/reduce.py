@@ -49,7 +49,7 @@ class Prod(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
-        if dim is None:
+        if not dim:
             others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
         else:
             others = _prod_of_others(x, dim[0])
@@ -70,6 +70,7 @@ def _prod_of_others(x, d):
 class Amax(Op):
     promote = None
     save_output = True
+    nan_takes_gradient = False
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
@@ -81,34 +82,53 @@ class Amax(Op):
         return (_spread_to_extremes(ctx, g),)
 
 
-class Amin(Op):
-    promote = None
-    save_output = True
-
+class Amin(Amax):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
         return np.min(x, axis=dim, keepdims=keepdim)
 
+
+class Max(Amax):
+    """``max(x)`` over all elements. Unlike ``amax``, a NaN result sends the gradient to the
+    NaN elements (PyTorch's ``evenly_distribute_backward``)."""
+    nan_takes_gradient = True
+
     @staticmethod
-    def backward(ctx, g):
-        return (_spread_to_extremes(ctx, g),)
+    def forward(x):
+        _check_nonempty(x, None, "max")
+        return np.max(x)
+
+
+class Min(Max):
+    @staticmethod
+    def forward(x):
+        _check_nonempty(x, None, "min")
+        return np.min(x)
 
 
 def _spread_to_extremes(ctx, g):
-    """amax/amin split the gradient evenly between tied extremes, as PyTorch does."""
+    """Tied extremes share the gradient evenly, as in PyTorch."""
     x = ctx.input(0)
     dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
     out = expand_back(ctx.output, x.shape, dim, keepdim)
-    mask = (x == out).to(g.dtype)
+    mask = x == out
+    if ctx.op.nan_takes_gradient:
+        mask = mask | (x.isnan() & out.isnan())
+    mask = mask.to(g.dtype)
     count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
     return expand_back(g, x.shape, dim, keepdim) * mask / count
 
 
-def _check_nonempty(x, dim, name):
-    if x.size == 0 and (dim is None or any(x.shape[d] == 0 for d in dim)):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                         "Specify the reduction dim with the 'dim' argument.")
+def _check_nonempty(x, dim, name, error=RuntimeError, hint=" Specify the reduction dim with the 'dim' argument."):
+    """PyTorch's errors for a max-like reduction with no identity over no elements."""
+    if x.size:
+        return
+    if dim is None:
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}")
+    for d in dim:
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 class Argmax(Op):
@@ -117,11 +137,7 @@ class Argmax(Op):
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        _check_nonempty(x, None if dim is None else (dim,), "argmax")
-        if dim is None:
-            r = np.argmax(x)
-            return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
-        return np.argmax(x, axis=dim, keepdims=keepdim)
+        return _arg_extreme(np.argmax, "argmax", x, dim, keepdim)
 
 
 class Argmin(Op):
@@ -130,11 +146,15 @@ class Argmin(Op):
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        _check_nonempty(x, None if dim is None else (dim,), "argmin")
-        if dim is None:
-            r = np.argmin(x)
-            return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
-        return np.argmin(x, axis=dim, keepdims=keepdim)
+        return _arg_extreme(np.argmin, "argmin", x, dim, keepdim)
+
+
+def _arg_extreme(fn, name, x, dim, keepdim):
+    _check_nonempty(x, None if dim is None else (dim,), name, IndexError, "")
+    if dim is None:
+        r = fn(x)
+        return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
+    return fn(x, axis=dim, keepdims=keepdim)
 
 
 class Cumsum(Op):
@@ -179,6 +199,55 @@ class Cumprod(Op):
         partial = rows.cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
         contrib = partial * gm.unsqueeze(-2) * eye.transpose(-1, -2)
         return (contrib.sum(-1).movedim(-1, d),)
+
+
+class VectorNorm(Op):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ``ord`` may also be 0 (count of nonzeros) or
+    +-inf (largest/smallest magnitude). Gradients follow PyTorch's ``norm_backward``: zero
+    where the norm is zero, and shared evenly between tied extremes for +-inf."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(x, ord, dim, keepdim):
+        a = np.abs(x)
+        if ord == np.inf:
+            return np.max(a, axis=dim, keepdims=keepdim)
+        if ord == -np.inf:
+            return np.min(a, axis=dim, keepdims=keepdim)
+        if ord == 0:
+            return np.sum(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
+        if ord == 1:
+            return np.sum(a, axis=dim, keepdims=keepdim)
+        with np.errstate(divide="ignore", over="ignore"):
+            if ord == 2:
+                return np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim))
+            return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        ord, dim, keepdim = ctx.attrs["ord"], ctx.attrs["dim"], ctx.attrs["keepdim"]
+        norm = expand_back(ctx.output, x.shape, dim, keepdim)
+        g = expand_back(g, x.shape, dim, keepdim)
+        if ord == 0:
+            return (g * 0,)
+        if ord == 1:
+            return (x.sign() * g,)
+        if ord == 2:
+            return (x * (g / norm).masked_fill(norm == 0, 0),)
+        if ord in (np.inf, -np.inf):
+            a = x.abs()
+            mask = ((a == norm) | a.isnan()).to(g.dtype)
+            count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
+            return (x.sign() * (g / count) * mask,)
+        if ord < 1:
+            scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+            return (scaled * g * norm.pow(1 - ord),)
+        scale = (g / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
+        if ord < 2:
+            return (x.sign() * x.abs().pow(ord - 1) * scale,)
+        return (x * x.abs().pow(ord - 2) * scale,)
 
 
 class Logsumexp(Op):
