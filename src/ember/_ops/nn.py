@@ -296,7 +296,12 @@ def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, 
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             per_sample = g / np.asarray(denominator, g.dtype)
-    return -(coef * per_sample)
+    with np.errstate(invalid="ignore"):
+        grad = -(coef * per_sample)
+    if target.dtype.kind != "f":
+        # Ignored samples get no gradient at all, even where the mean divides by a zero weight.
+        grad = np.where(np.expand_dims(target != ignore_index, 1), grad, np.zeros((), grad.dtype))
+    return grad
 
 
 class NllLoss(Op):

@@ -612,11 +612,14 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _warn_size(input, target):
-    if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", stacklevel=3)
+def _broadcast_pair(input, target):
+    """``input`` and ``target`` broadcast together, warning when their shapes differ."""
+    if tuple(target.shape) == tuple(input.shape):
+        return input, target
+    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                  f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                  "Please ensure they have the same size.", stacklevel=3)
+    return _F.broadcast_tensors(input, target)
 
 
 def _weighted(loss, weight, reduction, input):
@@ -638,9 +641,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     given, has input's shape and makes the mean divide by its total. NotImplementedError
     for integer inputs.
     """
-    _warn_size(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    diff = input - target
+    expanded_input, expanded_target = _broadcast_pair(input, target)
+    diff = expanded_input - expanded_target
     _float_only(diff, "mse_cpu")
     loss = diff * diff
     return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, reduction, input)
@@ -648,9 +651,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """``|input - target|``, reduced; the gradient at a tie is 0. Same rules as ``mse_loss``."""
-    _warn_size(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    loss = (input - target).abs()
+    expanded_input, expanded_target = _broadcast_pair(input, target)
+    loss = (expanded_input - expanded_target).abs()
     return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, reduction, input)
 
 
@@ -658,11 +661,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (d = input - target;
     Girshick, 2015, https://arxiv.org/abs/1504.08083); ``beta == 0`` is ``l1_loss``.
     RuntimeError for negative ``beta``."""
-    _warn_size(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    expanded_input, expanded_target = _broadcast_pair(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = input - target
+    diff = expanded_input - expanded_target
     size = diff.abs()
     if beta == 0:
         return _reduce(size, reduction)
@@ -673,10 +676,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)`` (d = input - target;
     Huber, 1964). ``weight`` (input's shape) scales elementwise; the mean stays a plain mean.
     RuntimeError for ``delta <= 0``."""
-    _warn_size(input, target)
+    expanded_input, expanded_target = _broadcast_pair(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    diff = input - target
+    diff = expanded_input - expanded_target
     size = diff.abs()
     loss = _F.where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)
     if weight is not None:
@@ -776,6 +779,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_reduction(reduction)
     if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    smoothing = float(label_smoothing) if label_smoothing > 0 else 0.0  # PyTorch ignores negative values
     unbatched = input.ndim == 1
     if tuple(input.shape) == tuple(target.shape):
         if not target.dtype.is_floating_point:
@@ -791,7 +795,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         input, target = _class_targets(input, target, weight)
         _float_only(input, "log_softmax_lastdim_kernel_impl")
     out = apply(OPS["CrossEntropy"], input, target, weight, ignore_index=ignore_index,
-                label_smoothing=float(label_smoothing), reduction=reduction)
+                label_smoothing=smoothing, reduction=reduction)
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
 
