@@ -202,7 +202,7 @@ def test_malicious_files_are_refused_without_running_code(tmp_path):
     torch.save({"w": torch.ones(2)}, tmp_path / "real_torch.pt")
 
     for name, match in [("raw.pt", "not a readable zip archive"), ("torch_style.pt", "PyTorch"),
-                        ("npy.pt", "cannot read archive/data/0.npy"), ("real_torch.pt", "PyTorch")]:
+                        ("npy.pt", "archive/data/0.npy holds unsupported dtype object"), ("real_torch.pt", "PyTorch")]:
         with pytest.raises(RuntimeError, match=match):
             ember.load(tmp_path / name, weights_only=False)
         assert not sentinel.exists(), name
@@ -216,7 +216,7 @@ def test_truncated_and_corrupt_files_raise_runtime_error(tmp_path):
         with pytest.raises(RuntimeError, match="ember.load"):
             ember.load(io.BytesIO(data[:cut]))
 
-    def rewrite(index_text=None, drop=None):
+    def rewrite(index_text=None, drop=None, first_array=None):
         out = io.BytesIO()
         with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
             for item in src.namelist():
@@ -225,6 +225,8 @@ def test_truncated_and_corrupt_files_raise_runtime_error(tmp_path):
                 body = src.read(item)
                 if item == "archive/ember.json" and index_text is not None:
                     body = index_text(body.decode()).encode()
+                if item == "archive/data/0.npy" and first_array is not None:
+                    body = first_array(body)
                 dst.writestr(item, body)
         out.seek(0)
         return out
@@ -234,7 +236,11 @@ def test_truncated_and_corrupt_files_raise_runtime_error(tmp_path):
              (rewrite(lambda s: s.replace('"type": "tensor"', '"type": "exec"', 1)), "unknown entry type"),
              (rewrite(lambda s: s.replace('"index": 1', '"index": 7')), "out of range"),
              (rewrite(drop="archive/data/1.npy"), "cannot read archive/data/1.npy"),
-             (rewrite(drop="archive/ember.json"), "has no archive/ember.json")]
+             (rewrite(drop="archive/ember.json"), "has no archive/ember.json"),
+             # a header asking for 400 GB over 400 bytes of data, with a valid CRC
+             (rewrite(first_array=lambda b: b.replace(b"(100,), }" + b" " * 8, b"(99999999999,), }")),
+              "archive/data/0.npy is truncated or its header is corrupt"),
+             (rewrite(first_array=lambda b: b[:-4]), "archive/data/0.npy is truncated")]
     for f, match in cases:
         with pytest.raises(RuntimeError, match=match):
             ember.load(f)

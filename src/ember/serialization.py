@@ -315,16 +315,34 @@ class _Decoder:
         if type(k) is not int or k < 0:
             self.fail(f"storage index {k!r} is invalid")
         if k not in self.storages:
-            member = _STORAGE.format(k)
-            try:
-                with self.archive.open(member) as entry:
-                    array = np.lib.format.read_array(entry, allow_pickle=False)
-            except (zipfile.BadZipFile, OSError, EOFError, KeyError, ValueError) as e:
-                self.fail(f"cannot read {member} ({type(e).__name__}: {e})")
-            if array.dtype not in _dtype._FROM_NP:
-                self.fail(f"{member} holds unsupported dtype {array.dtype}")
-            self.storages[k] = array
+            self.storages[k] = self.read_npy(_STORAGE.format(k))
         return self.storages[k]
+
+    def read_npy(self, member):
+        """The array in ``member``, after checking that its header describes exactly the bytes
+        that follow (so a corrupt header cannot ask for a huge allocation) and a dtype ember
+        has (object arrays, which would need unpickling, are refused)."""
+        try:
+            size = self.archive.getinfo(member).file_size
+            with self.archive.open(member) as entry:
+                version = np.lib.format.read_magic(entry)
+                if version not in ((1, 0), (2, 0)):
+                    self.fail(f"{member} has unsupported .npy version {version}")
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, fortran_order, dtype = read_header(entry)
+                if dtype not in _dtype._FROM_NP:
+                    self.fail(f"{member} holds unsupported dtype {dtype}")
+                count = math.prod(shape)
+                if count * dtype.itemsize != size - entry.tell():
+                    self.fail(f"{member} is truncated or its header is corrupt: {shape} {dtype} "
+                              f"needs {count * dtype.itemsize} bytes, the entry has {size - entry.tell()}")
+                flat = np.empty(count, dtype)
+                entry.readinto(flat.view(np.uint8))
+                entry.read(1)  # reaching the end of the entry checks its CRC
+        except (zipfile.BadZipFile, OSError, EOFError, KeyError, ValueError) as e:
+            self.fail(f"cannot read {member} ({type(e).__name__}: {e})")
+        return flat.reshape(shape, order="F" if fortran_order else "C")
 
     def place(self, t):
         target = self.map_location
