@@ -5,8 +5,8 @@ The file is a zip archive (stored, not compressed) that holds no pickle:
 
 - ``archive/ember.json``: ``{"format": "ember", "version": 1, "object": <node>,
   "tensors": [<record>, ...], "storages": <count>}``.
-- ``archive/data/<k>.npy``: storage ``k``, one NumPy ``.npy`` array, read back with
-  ``allow_pickle=False``.
+- ``archive/data/<k>.npy``: storage ``k``, one NumPy ``.npy`` array (format 1.0 or 2.0) of
+  an ember dtype.
 
 A node is ``null``, ``true``/``false``, an integer, a string, a finite float, or an object
 ``{"type": ...}``: ``float`` (``"value"``: ``"inf"``, ``"-inf"`` or ``"nan"``), ``list``, ``tuple``
@@ -21,8 +21,9 @@ Distinct tensors that are the same view of the same memory (same address, shape,
 dtype, such as tied weights in a state_dict) share one storage and load as distinct tensors
 sharing memory. Views that only overlap are saved separately and load as independent tensors;
 a view saves only its own elements, never the whole buffer behind it. Containers are copied
-per occurrence. Loading runs no code from the file: the JSON is decoded by rules and arrays
-are read with ``allow_pickle=False``.
+per occurrence. Loading runs no code from the file: the JSON is decoded by rules, and an array
+is read only after its ``.npy`` header names an ember dtype (never an object array, which
+would need unpickling) and a size that matches the entry.
 """
 import collections
 import io
