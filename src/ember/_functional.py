@@ -796,7 +796,8 @@ def repeat(input, *sizes):
     for r, s in zip(sizes, shape):
         inter += [1, s]
     expanded = expand(reshape(x, inter), [v for r, s in zip(sizes, shape) for v in (r, s)])
-    return reshape(expanded, tuple(r * s for r, s in zip(sizes, shape)))
+    # Materialised first: repeat always returns new storage, even when every count is 1.
+    return reshape(apply(OPS["Clone"], expanded), tuple(r * s for r, s in zip(sizes, shape)))
 
 
 def tile(input, dims):
@@ -819,7 +820,10 @@ def cat(tensors, dim=0, *, out=None):
     """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them)."""
     tensors = [t for t in tensors]
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
     d = _wrap_dim(dim, ref.ndim)
     parts = [t for t in tensors if t is ref or not (t.ndim == 1 and t.shape[0] == 0)]
@@ -866,7 +870,7 @@ def narrow(input, dim, start, length):
     if start < 0:
         start += input.shape[d]
     if start < 0 or start + length > input.shape[d] or length < 0:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({input.shape[d]}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({input.shape[d]}).")
     index = (slice(None),) * d + (slice(start, start + length),)
     return apply(OPS["Slice"], input, index=index)
 
@@ -904,8 +908,9 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[_wrap_dim(dim, input.ndim)]
-    size = -(-n // chunks) if n else 1
-    return split(input, builtins.max(size, 1), dim)
+    if n == 0:
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -1705,7 +1710,7 @@ def _install_methods():
     Tensor.type = type_
     Tensor.where = lambda self, condition, other: where(condition, self, other)
     Tensor.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
-    Tensor.mT = property(lambda self: transpose(self, -2, -1))
+    Tensor.mT = property(_matrix_transpose)
     Tensor.H = Tensor.T
     Tensor.mH = Tensor.mT
     for name, dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
@@ -1722,6 +1727,12 @@ def _install_methods():
     Tensor.__matmul__ = matmul
     Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
     _install_operators()
+
+
+def _matrix_transpose(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
 
 
 def _no_cuda(self, *args, **kwargs):
