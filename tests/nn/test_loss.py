@@ -325,3 +325,75 @@ def test_loss_warnings_and_messages():
         f.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
     with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values for delta."):
         f.huber_loss(ember.zeros(3), ember.zeros(3), delta=0.0)
+
+
+# ---- loss modules ------------------------------------------------------------------------------------
+def _inputs(name, rng):
+    x = rng.standard_normal((4, 3))
+    u = rng.uniform(0.05, 0.95, (4, 3))
+    s = rng.choice([-1.0, 1.0], 4)
+    inputs = {
+        "CrossEntropyLoss": (x, rng.integers(0, 3, 4)), "NLLLoss": (x, rng.integers(0, 3, 4)),
+        "BCELoss": (u, rng.uniform(0, 1, (4, 3))), "KLDivLoss": (x, u),
+        "MarginRankingLoss": (x[:, 0], x[:, 1], s), "CosineEmbeddingLoss": (x, rng.standard_normal((4, 3)), s),
+        "TripletMarginLoss": (x, rng.standard_normal((4, 3)), rng.standard_normal((4, 3))),
+        "GaussianNLLLoss": (x, rng.standard_normal((4, 3)), u), "PoissonNLLLoss": (x, u),
+        "SoftMarginLoss": (x, rng.choice([-1.0, 1.0], (4, 3))), "HingeEmbeddingLoss": (x, rng.choice([-1.0, 1.0], (4, 3))),
+    }
+    return inputs.get(name, (x, rng.standard_normal((4, 3))))
+
+
+LOSS_MODULES = [
+    ("MSELoss", {}), ("MSELoss", {"reduction": "sum"}), ("MSELoss", {"size_average": False}),
+    ("L1Loss", {"reduce": False}), ("SmoothL1Loss", {"beta": 0.5}), ("HuberLoss", {"delta": 0.5}),
+    ("CrossEntropyLoss", {}), ("CrossEntropyLoss", {"weight": [1.0, 2.0, 0.5], "ignore_index": 1,
+                                                    "label_smoothing": 0.1, "reduction": "sum"}),
+    ("NLLLoss", {"weight": [1.0, 2.0, 0.5]}), ("NLLLoss", {"reduction": "none"}), ("BCELoss", {}),
+    ("BCELoss", {"weight": [1.0, 2.0, 0.5]}), ("BCEWithLogitsLoss", {"pos_weight": [1.0, 3.0, 0.5]}),
+    ("BCEWithLogitsLoss", {"weight": [2.0, 1.0, 1.0], "reduction": "none"}), ("KLDivLoss", {"reduction": "batchmean"}),
+    ("KLDivLoss", {"log_target": True, "reduction": "sum"}), ("SoftMarginLoss", {}),
+    ("MarginRankingLoss", {"margin": 0.2}), ("HingeEmbeddingLoss", {"margin": 0.5}),
+    ("CosineEmbeddingLoss", {"margin": 0.1}), ("TripletMarginLoss", {"margin": 0.5, "p": 1.0, "swap": True}),
+    ("GaussianNLLLoss", {"full": True}), ("PoissonNLLLoss", {"log_input": False, "full": True}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", LOSS_MODULES, ids=[f"{n}{k}" for n, k in LOSS_MODULES])
+def test_loss_module_matches_torch(name, kwargs):
+    import torch
+    to_e = {k: ember.tensor(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+    to_t = {k: torch.tensor(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e_mod, t_mod = getattr(ember.nn, name)(**to_e), getattr(torch.nn, name)(**to_t)
+    assert repr(e_mod) == repr(t_mod)
+    assert e_mod.reduction == t_mod.reduction
+    e_state, t_state = e_mod.state_dict(), t_mod.state_dict()
+    assert list(e_state) == list(t_state)
+    e_mod.double()
+    t_mod.double()
+    for key in t_state:
+        assert e_mod.state_dict()[key].dtype is ember.float64
+    arrays = _inputs(name, np.random.default_rng(0))
+    # torch refuses gradients for the +-1 labels of the margin losses (the last argument).
+    labels = name in ("SoftMarginLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "CosineEmbeddingLoss")
+    grads = [a.dtype.kind == "f" and not (labels and i == len(arrays) - 1) for i, a in enumerate(arrays)]
+    e_in = [ember.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    t_in = [torch.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e_out, t_out = e_mod(*e_in), t_mod(*t_in)
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-7, atol=1e-9)
+    e_out.sum().backward()
+    t_out.sum().backward()
+    for e, t in zip(e_in, t_in):
+        if t.grad is not None:
+            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_loss_modules_are_exported_like_torch():
+    import torch
+    from ember.nn.modules import loss
+    for name in loss.__all__:
+        assert hasattr(torch.nn, name), name
+        assert getattr(ember.nn, name) is getattr(loss, name)
