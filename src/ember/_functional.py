@@ -1057,9 +1057,9 @@ def index_put(input, indices, values, accumulate=False):
         return apply(OPS["IndexPut"], input, values, index=index, accumulate=accumulate)
     except IndexError as e:
         raise IndexError(str(e).replace("axis", "dimension")) from None
-    except ValueError as e:
+    except RuntimeError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                           f"broadcast to indexing result ({e})") from None
+                           f"broadcast to indexing result of shape {list(np.shape(input._data[index]))}") from None
 
 
 def _is_array_index(index):
@@ -1090,8 +1090,8 @@ _TRUE = Tensor._make(np.array(True))
 
 
 def _check_index_tensor(name, input, dim, index):
-    if not isinstance(index, Tensor) or index.dtype is not _dtype.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
     n = input.shape[dim] if input.ndim else 1
@@ -1102,6 +1102,8 @@ def _check_index_tensor(name, input, dim, index):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """``out[i][j] = input[i][index[i][j]]`` (for dim=1): picks along ``dim`` (index int64)."""
+    if input.ndim == 0:
+        return _out(gather(input.reshape(1), 0, index.reshape(1)).reshape(index.shape), out)
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("gather", input, d, index)
     for k in range(input.ndim):
@@ -1170,13 +1172,7 @@ def masked_fill(input, mask, value):
         v = value.to(input.dtype)
     else:
         v = full((), value, dtype=input.dtype)
-    return apply(OPS["Where"], mask, v, input) if tuple(np.broadcast_shapes(mask.shape, input.shape)) == tuple(input.shape) \
-        else _raise_mask(mask, input)
-
-
-def _raise_mask(mask, input):
-    raise RuntimeError(f"The size of the mask {list(mask.shape)} must match the size of tensor "
-                       f"{list(input.shape)}")
+    return apply(OPS["Where"], mask, v, input)
 
 
 def masked_select(input, mask):
@@ -1245,7 +1241,7 @@ def matmul(input, other, *, out=None):
                            f"[{', '.join(map(str, b[:2] if other.ndim > 2 else (1, k2)))}].")
     try:
         return _out(apply(OPS["Matmul"], input, other), out)
-    except ValueError:
+    except RuntimeError:
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
 

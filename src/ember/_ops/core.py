@@ -83,7 +83,11 @@ def apply(op, *inputs, **attrs):
         arrays = (inputs[0]._data, inputs[1]._data)
     else:
         arrays = _cast_inputs(op, inputs)
-    out = op.forward(*arrays, **attrs)
+    try:
+        out = op.forward(*arrays, **attrs)
+    except ValueError as e:
+        # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
+        raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
     if type(out) is not _ndarray:
         out = np.asarray(out)
     t = _Tensor._make(out)
@@ -102,6 +106,21 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def _broadcast_error(inputs):
+    """PyTorch's message for the first pair of tensor inputs whose shapes do not broadcast."""
+    shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                            f"non-singleton dimension {d}")
+    return None
 
 
 def _record(op, inputs, attrs, t):
