@@ -1304,6 +1304,10 @@ inner = vdot = dot
 
 
 def outer(input, vec2):
+    """``input[i] * vec2[j]`` for 1-D tensors; RuntimeError otherwise."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 

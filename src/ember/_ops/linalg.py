@@ -82,6 +82,10 @@ def _restore(gi, kept, target, shape):
         if c not in kept:
             gi = gi.unsqueeze(-1)
             kept += c
+    # A size-1 dim that broadcast against a larger one in the forward sums its gradient back.
+    shrink = tuple(k for k, c in enumerate(kept) if sizes[c] == 1 and gi.shape[k] != 1)
+    if shrink:
+        gi = gi.sum(shrink, keepdim=True)
     gi = gi.expand(tuple(sizes[c] for c in kept))
     if len(full) == len(target):
         return gi.permute(tuple(kept.index(c) for c in target)) if kept != target else gi
