@@ -88,8 +88,11 @@ def test_run_reports_a_missed_threshold():
 def test_plot_dir_gets_non_empty_pngs(tmp_path):
     result = milestones.get("xor").run(fast=True, quiet=True, plot_dir=tmp_path / "plots")
     assert result.plots == [tmp_path / "plots" / "xor-loss.png", tmp_path / "plots" / "xor-accuracy.png"]
+    umask = os.umask(0)
+    os.umask(umask)
     for path in result.plots:
         assert path.read_bytes().startswith(PNG_SIGNATURE) and path.stat().st_size > 1000
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask
     assert sorted(os.listdir(tmp_path / "plots")) == ["xor-accuracy.png", "xor-loss.png"]
 
 

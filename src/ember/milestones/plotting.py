@@ -19,13 +19,14 @@ def plot_histories(histories, directory, stem, title=""):
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError as error:
         raise ImportError("plotting needs matplotlib: install ember[plot] "
                           "(pip install 'ember[plot]')") from error
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for curve, ylabel in (("loss", "training loss"), ("accuracy", "accuracy")):
+    for curve, ylabel, ylim in (("loss", "training loss", None), ("accuracy", "accuracy", (0.0, 1.02))):
         # A bare Figure on the Agg canvas leaves pyplot and the user's backend untouched.
         figure = Figure(figsize=(6, 4), dpi=100)
         FigureCanvasAgg(figure)
@@ -34,7 +35,10 @@ def plot_histories(histories, directory, stem, title=""):
             values = getattr(history, curve)
             axes.plot(range(1, len(values) + 1), values, label=label)
         axes.set_xlabel("epoch")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylabel(ylabel)
+        if ylim is not None:
+            axes.set_ylim(*ylim)
         axes.set_title(title)
         axes.grid(alpha=0.3)
         axes.legend()
