@@ -31,37 +31,56 @@ def _infer(data):
     if isinstance(data, (np.ndarray, np.generic)):
         _dtype.from_numpy_dtype(data.dtype)
         return np.array(data)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _tensors_to_arrays(data)
-    arr = np.array(data)
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
-    if arr.dtype.kind == "f":
-        arr = arr.astype(_dtype.get_default_dtype().np)
-    elif arr.dtype.kind in "iu":
-        arr = arr.astype(np.int64)
-    elif arr.dtype.kind in "US":
-        raise TypeError(f"new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
-    _dtype.from_numpy_dtype(arr.dtype)
-    return arr
+    if isinstance(data, (list, tuple)):
+        dt, has_tensors = _sequence_dtype(data)
+        if has_tensors:
+            data = _tensors_to_arrays(data)
+        return np.array(data, dtype=dt.np)
+    return np.array(data, dtype=_type_dtype(type(data)).np)
 
 
-def _flat(data):
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            yield from _flat(x)
-        else:
-            yield x
+def _sequence_dtype(data):
+    """PyTorch's rule for nested sequences: every element keeps its own dtype (a Python float
+    the default float, a NumPy scalar or one-element tensor its own), and those are promoted.
+    Scans element types set-wise so long lists of plain numbers stay fast."""
+    dt, has_tensors = None, False
+    stack = [data]
+    while stack:
+        seq = stack.pop()
+        for typ in set(map(type, seq)):
+            if typ is list or typ is tuple:
+                stack.extend(x for x in seq if type(x) is typ)
+                continue
+            if issubclass(typ, Tensor):
+                has_tensors = True
+                for x in seq:
+                    if type(x) is typ:
+                        if x._data.size != 1:
+                            raise ValueError("only one element tensors can be converted to Python scalars")
+                        dt = x.dtype if dt is None else _dtype.promote_types(dt, x.dtype)
+                continue
+            d = _type_dtype(typ)
+            dt = d if dt is None else _dtype.promote_types(dt, d)
+    return dt or _dtype.get_default_dtype(), has_tensors
 
 
-def _first(data):
-    for x in _flat(data) if isinstance(data, (list, tuple)) else [data]:
-        return x
+def _type_dtype(typ):
+    if issubclass(typ, (bool, np.bool_)):
+        return _dtype.bool
+    if issubclass(typ, np.generic):
+        return _dtype.from_numpy_dtype(np.dtype(typ))
+    if issubclass(typ, numbers.Integral):
+        return _dtype.int64
+    if issubclass(typ, numbers.Real):
+        return _dtype.get_default_dtype()
+    if issubclass(typ, str):
+        raise TypeError("new(): invalid data type 'str'")
+    raise TypeError(f"Could not infer dtype of {typ.__name__}")
 
 
 def _tensors_to_arrays(data):
     if isinstance(data, Tensor):
-        return data._data
+        return data._data.reshape(())
     if isinstance(data, (list, tuple)):
         return [_tensors_to_arrays(x) for x in data]
     return data
@@ -103,7 +122,9 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray)
 
 
-def _size(size):
+def _size(size, name=None):
+    if name is not None and not size:
+        raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
@@ -118,18 +139,18 @@ def _np(dtype):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     check_device(device)
-    return _finish(np.zeros(_size(size), _np(dtype)), requires_grad)
+    return _finish(np.zeros(_size(size, "zeros"), _np(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     check_device(device)
-    return _finish(np.ones(_size(size), _np(dtype)), requires_grad)
+    return _finish(np.ones(_size(size, "ones"), _np(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
     check_device(device)
-    return _finish(np.empty(_size(size), _np(dtype)), requires_grad)
+    return _finish(np.empty(_size(size, "empty"), _np(dtype)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -206,7 +227,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 def _float_dtype(dtype, name):
     dtype = dtype or _dtype.get_default_dtype()
     if not dtype.is_floating_point:
-        raise RuntimeError(f"\"{name}\" not implemented for '{dtype.name}'")
+        from ._ops.core import _type_name
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(dtype)}'")
     return dtype
 
 
@@ -285,9 +307,15 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > rows.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     g = _random.rng(generator)
-    out = np.stack([g.choice(rows.shape[-1], num_samples, replace=replacement, p=r / r.sum())
-                    for r in rows]).astype(np.int64)
-    return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
+    if replacement:
+        out = np.stack([g.choice(rows.shape[-1], num_samples, p=r / r.sum()) for r in rows])
+    else:
+        # Gumbel top-k: the k largest of log(w) + Gumbel noise are a draw without replacement;
+        # zero weights (-inf keys) come last, so they are drawn only once the others run out.
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) - np.log(-np.log(g.random(rows.shape)))
+        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    return _finish(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))
 
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):

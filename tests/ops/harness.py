@@ -184,6 +184,9 @@ def compare(e, t, tol=None, check_dtype=True, what="output"):
     if isinstance(t, torch.Size):
         assert tuple(e) == tuple(t), f"{what}: {tuple(e)} != {tuple(t)}"
         return
+    if isinstance(t, torch.dtype):
+        assert isinstance(e, ember.dtype) and _dtype_name(e) == _dtype_name(t), f"{what}: {e} != {t}"
+        return
     if isinstance(t, float) and np.isnan(t):
         assert isinstance(e, float) and np.isnan(e), f"{what}: {e!r} != nan"
         return
