@@ -6,7 +6,41 @@ here and nowhere else.
 """
 import numpy as np
 
-__all__ = ["index_add_at", "sliding_windows"]
+__all__ = ["index_add_at", "sliding_windows", "matmul"]
+
+# Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
+# thread costs more than it saves there, and when another process or another library's
+# spinning threads (PyTorch's, in a side-by-side benchmark) hold the other core, the wake-up
+# can take a whole scheduler time slice: milliseconds for a microsecond product.
+_MULTITHREAD_MACS = 1 << 22
+
+
+def _blas_thread_setter():
+    try:
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.internal_api == "openblas" and "numpy" in lib.filepath:
+                return lib._real_set_num_threads, lib.get_num_threads()
+    except Exception:  # no threadpoolctl, or a BLAS it cannot drive: leave threads alone
+        pass
+    return None, None
+
+
+_set_threads, _max_threads = _blas_thread_setter()
+_current = [_max_threads]
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)`` on as many BLAS threads as the product's size is worth."""
+    if _set_threads is not None and _max_threads > 1:
+        macs = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim > 1 and b.ndim > 1 else 0
+        for n in a.shape[:-2]:
+            macs *= n
+        want = _max_threads if macs >= _MULTITHREAD_MACS else 1
+        if want != _current[0]:
+            _set_threads(want)
+            _current[0] = want
+    return np.matmul(a, b)
 
 
 def index_add_at(out, index, values):
