@@ -968,3 +968,13 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
         loss = loss + _F.where(big, stirling, target.new_zeros(()))
     return _reduce(loss, reduction)
+
+
+# Areas that live in their own files (nn/_fn/); their ``__all__`` is the contract.
+from ._fn.conv import *  # noqa: E402,F401,F403
+from ._fn.pooling import *  # noqa: E402,F401,F403
+from ._fn.norm import *  # noqa: E402,F401,F403
+from ._fn.image import *  # noqa: E402,F401,F403
+from ._fn.attention import *  # noqa: E402,F401,F403
+from ._fn.sparse import *  # noqa: E402,F401,F403
+from ._fn.rnn import *  # noqa: E402,F401,F403

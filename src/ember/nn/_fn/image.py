@@ -1,0 +1,2 @@
+"""Placeholder: functional forms of this area are being added."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""Placeholder: layers of this area are being added."""
+__all__ = []
