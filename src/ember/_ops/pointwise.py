@@ -263,7 +263,8 @@ class Relu(Op):
 
     @staticmethod
     def forward(x):
-        _no_bool(x, "clamp_min_scalar_cpu")
+        if x.dtype == np.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
         return np.maximum(x, 0)
 
     @staticmethod
@@ -504,7 +505,8 @@ class Sigmoid(_Unary):
 
     @staticmethod
     def forward(x):
-        return _special.expit(x)
+        # SciPy has no float16 loop; keep the input's dtype as PyTorch does.
+        return _special.expit(x).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -515,7 +517,7 @@ class Sigmoid(_Unary):
 class Erf(_Unary):
     @staticmethod
     def forward(x):
-        return _special.erf(x)
+        return _special.erf(x).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

@@ -1,0 +1,109 @@
+"""Type promotion against torch for every pair of dtypes and operand kinds (tensor with
+dimensions, 0-dim tensor, Python scalar): ``result_type``, ``+``, ``/``, ``*``, comparisons,
+``promote_types``, ``can_cast``; and the effect of ``set_default_dtype(float64)``."""
+import itertools
+
+import pytest
+import torch
+
+import ember
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+SCALARS = {"py_bool": True, "py_int": 2, "py_float": 2.5}
+KINDS = ["dim", "zero"]
+
+
+def operand(lib, kind, dtype):
+    if dtype in SCALARS:
+        return SCALARS[dtype]
+    return lib.ones(2 if kind == "dim" else (), dtype=getattr(lib, dtype))
+
+
+def _name(x):
+    return str(x).split(".")[-1]
+
+
+def _outcome(fn):
+    """The result dtype's name, or the exception class when the call fails."""
+    try:
+        return _name(fn().dtype)
+    except Exception as e:  # noqa: BLE001  (the class is what is compared)
+        return type(e).__name__
+
+
+OPS = {"add": lambda a, b: a + b, "div": lambda a, b: a / b, "mul": lambda a, b: a * b,
+       "lt": lambda a, b: a < b}
+
+PAIRS = [(ka, da, kb, db) for ka, kb in itertools.product(KINDS, KINDS)
+         for da, db in itertools.product(DTYPES, DTYPES)]
+PAIRS += [(k, d, "scalar", s) for k in KINDS for d in DTYPES for s in SCALARS]
+
+
+@pytest.mark.parametrize("ka,da,kb,db", PAIRS, ids=[f"{ka}-{da}-{kb}-{db}" for ka, da, kb, db in PAIRS])
+def test_binary_promotion(ka, da, kb, db):
+    e = [operand(ember, ka, da), operand(ember, kb, db)]
+    t = [operand(torch, ka, da), operand(torch, kb, db)]
+    assert _name(ember.result_type(*e)) == _name(torch.result_type(*t))
+    for name, op in OPS.items():
+        assert _outcome(lambda: op(*e)) == _outcome(lambda: op(*t)), name
+        if kb == "scalar":  # reflected: the scalar on the left
+            assert _outcome(lambda: op(e[1], e[0])) == _outcome(lambda: op(t[1], t[0])), "r" + name
+
+
+@pytest.mark.parametrize("da,db", list(itertools.product(DTYPES, DTYPES)))
+def test_promote_types_and_can_cast(da, db):
+    ea, eb, ta, tb = getattr(ember, da), getattr(ember, db), getattr(torch, da), getattr(torch, db)
+    assert _name(ember.promote_types(ea, eb)) == _name(torch.promote_types(ta, tb))
+    assert ember.can_cast(ea, eb) == torch.can_cast(ta, tb)
+
+
+def test_scalar_scalar_and_python_results():
+    for a, b in itertools.product(SCALARS.values(), repeat=2):
+        assert _name(ember.result_type(a, b)) == _name(torch.result_type(a, b))
+
+
+@pytest.fixture
+def float64_default():
+    for lib in (ember, torch):
+        lib.set_default_dtype(lib.float64)
+    yield
+    for lib in (ember, torch):
+        lib.set_default_dtype(lib.float32)
+
+
+@pytest.mark.parametrize("da", DTYPES)
+def test_promotion_with_float64_default(float64_default, da):
+    for ka, s in itertools.product(KINDS, SCALARS):
+        e, t = operand(ember, ka, da), operand(torch, ka, da)
+        for name, op in OPS.items():
+            assert _outcome(lambda: op(e, SCALARS[s])) == _outcome(lambda: op(t, SCALARS[s])), (ka, s, name)
+    e, t = operand(ember, "dim", da), operand(torch, "dim", da)
+    for fn in (lambda L, x: x.exp(), lambda L, x: x.sqrt(), lambda L, x: x.mean(), lambda L, x: L.sigmoid(x)):
+        assert _outcome(lambda: fn(ember, e)) == _outcome(lambda: fn(torch, t))
+
+
+UNARY = ["neg", "abs", "sign", "reciprocal", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+         "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor",
+         "ceil", "round", "trunc", "frac", "nan_to_num", "isnan", "relu", "logical_not", "bitwise_not"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_result_dtypes(name):
+    """Every unary op keeps, widens or rejects each dtype as torch does."""
+    for d in DTYPES:
+        e, t = operand(ember, "dim", d), operand(torch, "dim", d)
+        assert _outcome(lambda: getattr(ember, name)(e)) == _outcome(lambda: getattr(torch, name)(t)), d
+
+
+REDUCTIONS = {"sum": lambda x: x.sum(), "prod": lambda x: x.prod(), "mean": lambda x: x.mean(),
+              "amax": lambda x: x.amax(), "cumsum": lambda x: x.cumsum(0), "cumprod": lambda x: x.cumprod(0),
+              "softmax": lambda x: x.softmax(0), "logsumexp": lambda x: x.logsumexp(0), "var": lambda x: x.var(),
+              "argmax": lambda x: x.argmax(), "max-dim": lambda x: x.max(0)[0], "norm": lambda x: x.norm(),
+              "sort": lambda x: x.sort()[0], "all": lambda x: x.all(), "count_nonzero": lambda x: x.count_nonzero()}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reduction_result_dtypes(name):
+    for d in DTYPES:
+        e, t = operand(ember, "dim", d), operand(torch, "dim", d)
+        assert _outcome(lambda: REDUCTIONS[name](e)) == _outcome(lambda: REDUCTIONS[name](t)), d
