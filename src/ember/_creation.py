@@ -90,13 +90,23 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor that copies ``data`` (a number, nested lists, a NumPy array or a Tensor).
 
     The dtype is inferred as PyTorch does (floats: the default dtype; ints: int64; bools: bool;
-    arrays keep theirs) unless ``dtype`` is given. Raises TypeError for data of no numeric type.
+    arrays keep theirs) unless ``dtype`` is given. Raises TypeError for data of no numeric type,
+    RuntimeError for list values outside an integer ``dtype``'s range.
     """
     check_device(device)
     arr = _infer(data)
     if dtype is not None:
+        if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
+            _check_fits(arr, dtype)
         arr = arr.astype(dtype.np, copy=False)
     return _finish(arr, requires_grad)
+
+
+def _check_fits(arr, dtype):
+    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap).
+    info = np.iinfo(dtype.np)
+    if not (np.all(np.isfinite(arr)) and arr.min() >= info.min and arr.max() <= info.max):
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def as_tensor(data, dtype=None, device=None):

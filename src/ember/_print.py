@@ -1,6 +1,14 @@
-"""``repr(tensor)`` in PyTorch's format (torch/_tensor_str.py's rules): 4 decimals, ``1.``
-for integral floats, scientific notation for wide ranges, ``...`` above 1000 elements,
-and ``dtype=``/``requires_grad=``/``grad_fn=`` suffixes."""
+"""``repr(tensor)`` in PyTorch's format (the rules of torch/_tensor_str.py).
+
+One formatter per tensor decides from the finite nonzero values (of the summarised part when
+the tensor has more than ``threshold`` elements): integral floats print as ``1.``, a range
+wider than 1000x or values beyond 1e8 or below 1e-4 switch to scientific notation, and every
+element is right-aligned to the widest one. Rows wrap at ``linewidth``; long dimensions show
+``edgeitems`` from each end around ``...``. Suffixes name a non-default dtype, the size of an
+empty tensor, and ``grad_fn``/``requires_grad``.
+"""
+import math
+
 import numpy as np
 
 from . import _dtype
@@ -8,17 +16,17 @@ from . import _dtype
 __all__ = ["tensor_repr", "set_printoptions"]
 
 OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)}
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None):
-    """Sets how tensors print (``torch.set_printoptions``)."""
-    if profile == "default":
-        OPTIONS.update(precision=4, threshold=1000, edgeitems=3, linewidth=80)
-    elif profile == "full":
-        OPTIONS.update(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)
-    elif profile == "short":
-        OPTIONS.update(precision=2, threshold=1000, edgeitems=2, linewidth=80)
+    """Sets how tensors print (``torch.set_printoptions``); ``sci_mode=None`` lets each tensor's
+    values decide."""
+    if profile is not None:
+        OPTIONS.update(_PROFILES[profile])
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("linewidth", linewidth)):
         if v is not None:
@@ -26,76 +34,119 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     OPTIONS["sci_mode"] = sci_mode
 
 
-def _float_formatter(data):
-    p = OPTIONS["precision"]
-    finite = data[np.isfinite(data)].astype(np.float64)
-    if finite.size == 0:
-        fmt = str
-    else:
-        mags = np.abs(finite[finite != 0])
-        integral = np.all(finite == np.ceil(finite))
-        lo, hi = (mags.min(), mags.max()) if mags.size else (0.0, 0.0)
+class _Formatter:
+    """Formats single elements of one tensor, all padded to the same width."""
+
+    def __init__(self, data):
+        self.floating = data.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.width = True, False, 1
+        if not self.floating:
+            values = data.reshape(-1).tolist()
+            self.width = max([1] + [len(str(v)) for v in values])
+            return
+        flat = data.reshape(-1).astype(np.float64)
+        vals = flat[np.isfinite(flat) & (flat != 0)]
+        if vals.size == 0:
+            return
+        mags = np.abs(vals)
+        lo, hi = mags.min(), mags.max()
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
         sci = OPTIONS["sci_mode"]
-        if integral:
-            if sci is None:
-                sci = hi > 1e8
-            fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.0f}.")
+        self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4) if sci is None else sci
+        p = OPTIONS["precision"]
+        if self.sci_mode:
+            widths = (len(f"{v:.{p}e}") for v in vals.tolist())
+        elif self.int_mode:
+            widths = (len(f"{v:.0f}") + 1 for v in vals.tolist())
         else:
-            if sci is None:
-                sci = mags.size > 0 and (hi / lo > 1000.0 or hi > 1e8 or lo < 1e-4)
-            fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.{p}f}")
+            widths = (len(f"{v:.{p}f}") for v in vals.tolist())
+        self.width = max(widths)
 
-    def one(v):
-        v = float(v)
-        if np.isnan(v):
-            return "nan"
-        if np.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return fmt(v)
-    return one
-
-
-def _body(data):
-    if data.dtype == np.bool_:
-        one = lambda v: "True" if v else "False"  # noqa: E731
-    elif data.dtype.kind in "iu":
-        one = str
-    else:
-        one = _float_formatter(data)
-    sample = _summary_sample(data)
-    width = max((len(one(v)) for v in sample.reshape(-1)), default=0)
-    return np.array2string(
-        data, separator=", ", prefix="tensor(", max_line_width=OPTIONS["linewidth"],
-        threshold=OPTIONS["threshold"], edgeitems=OPTIONS["edgeitems"],
-        formatter={"all": lambda v: one(v).rjust(width)})
+    def __call__(self, value):
+        if self.floating:
+            p = OPTIONS["precision"]
+            if self.sci_mode:
+                text = f"{value:{self.width}.{p}e}"
+            elif self.int_mode:
+                text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+            else:
+                text = f"{value:.{p}f}"
+        else:
+            text = str(value)
+        return text.rjust(self.width)
 
 
-def _summary_sample(data):
-    if data.size <= OPTIONS["threshold"]:
-        return data
-    e = OPTIONS["edgeitems"]
+def _edges(data, edge):
+    """The part of ``data`` that a summarised repr shows: ``edge`` items from each end of every
+    dimension longer than ``2 * edge``."""
     for axis in range(data.ndim):
-        if data.shape[axis] > 2 * e:
-            data = np.concatenate([np.take(data, range(e), axis),
-                                   np.take(data, range(data.shape[axis] - e, data.shape[axis]), axis)], axis)
+        n = data.shape[axis]
+        if n > 2 * edge:
+            keep = np.r_[0:edge, n - edge:n]
+            data = np.take(data, keep, axis=axis)
     return data
 
 
+def _vector(row, indent, summarize, fmt):
+    edge = OPTIONS["edgeitems"]
+    per_line = max(1, math.floor((OPTIONS["linewidth"] - indent) / (fmt.width + 2)))
+    if summarize and row.shape[0] > 2 * edge:
+        items = [fmt(v) for v in row[:edge].tolist()] + [" ..."] + [fmt(v) for v in row[-edge:].tolist()]
+    else:
+        items = [fmt(v) for v in row.tolist()]
+    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(data, indent, summarize, fmt):
+    if data.ndim == 0:
+        return fmt(data.item())
+    if data.ndim == 1:
+        return _vector(data, indent, summarize, fmt)
+    edge, n = OPTIONS["edgeitems"], data.shape[0]
+    if summarize and n > 2 * edge:
+        rows = [_nested(data[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."] + \
+               [_nested(data[i], indent + 1, summarize, fmt) for i in range(n - edge, n)]
+    else:
+        rows = [_nested(data[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _with_suffixes(text, suffixes, indent):
+    out = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for s in suffixes:
+        if last_line + len(s) + 2 > OPTIONS["linewidth"]:
+            out.append(",\n" + " " * indent + s)
+            last_line = indent + len(s)
+        else:
+            out.append(", " + s)
+            last_line += len(s) + 2
+    return "".join(out) + ")"
+
+
 def tensor_repr(t):
+    """PyTorch's ``repr`` of ``t`` with ``ember.`` dtype names."""
+    kind = type(t).__name__
+    prefix = "tensor(" if kind in ("Tensor", "Parameter") else kind + "("
+    indent = len(prefix)
     data = t._data
     suffixes = []
     if data.size == 0:
         body = "[]"
-        if data.shape != (0,):
+        if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")
     else:
-        body = _body(data)
-    implied = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
-    if t.dtype not in implied:
-        suffixes.append(f"dtype={t.dtype!r}")
+        if t.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+            suffixes.append(f"dtype={t.dtype!r}")
+        summarize = data.size > OPTIONS["threshold"]
+        fmt = _Formatter(_edges(data, OPTIONS["edgeitems"]) if summarize else data)
+        body = _nested(data, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    prefix = "Parameter containing:\ntensor(" if type(t).__name__ == "Parameter" else "tensor("
-    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+    text = _with_suffixes(prefix + body, suffixes, indent)
+    return "Parameter containing:\n" + text if kind == "Parameter" else text
