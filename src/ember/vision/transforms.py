@@ -178,7 +178,7 @@ class Pad(Module):
         the same form with ``H + top + bottom`` rows and ``W + left + right`` columns.
 
     Raises:
-        TypeError: ``padding`` is not an int or a sequence, or ``fill`` is not a number.
+        TypeError: ``padding`` is not an int, tuple or list, or ``fill`` is not a number.
         ValueError: ``padding`` has a length other than 1, 2 or 4, or ``padding_mode`` is
             not one of the four.
     """
@@ -294,7 +294,7 @@ def _padding_sides(padding):
     """``padding`` as ``(left, top, right, bottom)``."""
     if isinstance(padding, numbers.Number):
         return (int(padding),) * 4
-    if not isinstance(padding, Sequence):
+    if not isinstance(padding, (tuple, list)):
         raise TypeError(f"Got inappropriate padding arg: {padding!r}")
     if len(padding) == 1:
         return (int(padding[0]),) * 4
