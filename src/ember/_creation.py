@@ -20,7 +20,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 def _finish(data, requires_grad=False):
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t.requires_grad = True
     return t
 
 
@@ -139,6 +141,8 @@ def _size(size, name=None):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
     if any(s < 0 for s in size):
+        if name == "zeros":  # PyTorch's zeros words this one differently
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     return size
 
@@ -204,7 +208,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         integral = all(isinstance(v, numbers.Integral) for v in vals)
         dtype = _dtype.int64 if integral else _dtype.get_default_dtype()

@@ -453,6 +453,8 @@ def _extreme(name, arg, input, dim, keepdim, other):
     if dim is None:
         return apply(OPS["Max" if name == "max" else "Min"], input)
     d = _wrap_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     idx = apply(OPS[arg], input, dim=d if input.ndim else None, keepdim=True)
     values = input.gather(d, idx) if input.ndim else input.clone()
     if not keepdim and input.ndim:
@@ -728,8 +730,10 @@ def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of "
-                           "sizes provided must be greater or equal to the number of dimensions in the tensor")
+        from ._legacy import type_name
+        raise RuntimeError(f"expand({type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
+                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = []
     for i, s in enumerate(sizes):
@@ -1042,7 +1046,18 @@ def _getitem(self, index):
     try:
         return apply(OPS["Slice"] if basic else OPS["Index"], self, index=index)
     except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
+        raise _index_error(e, self) from None
+
+
+def _index_error(e, self):
+    """NumPy's IndexError in PyTorch's words."""
+    text = str(e)
+    if text.startswith("too many indices"):
+        if self.ndim == 0:
+            return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        return IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return IndexError(text.replace("axis", "dimension"))
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -1056,10 +1071,13 @@ def index_put(input, indices, values, accumulate=False):
     try:
         return apply(OPS["IndexPut"], input, values, index=index, accumulate=accumulate)
     except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
+        raise _index_error(e, input) from None
     except RuntimeError:
+        target = np.shape(input._data[index])
+        if _is_array_index(index) and not builtins.any(isinstance(i, np.ndarray) for i in index):
+            expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                           f"broadcast to indexing result of shape {list(np.shape(input._data[index]))}") from None
+                           f"broadcast to indexing result of shape {list(target)}") from None
 
 
 def _is_array_index(index):
@@ -1164,7 +1182,7 @@ def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` (bool, broadcastable) is True."""
     if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
+                           f"{_c_type(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -1234,6 +1252,8 @@ def matmul(input, other, *, out=None):
                 raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] "
                                    "to have the same number of elements, but got "
                                    f"{a[0]} and {b[0]} elements respectively")
+            if other.ndim == 1:
+                raise RuntimeError(f"size mismatch, got input ({a[0]}), mat ({_mat_text(a)}), vec ({b[0]})")
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                                f"({_mat_text(a)} and {_mat_text(b)})")
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -1270,8 +1290,10 @@ def bmm(input, mat2, *, out=None):
     """Batched product of (B, N, M) and (B, M, P) tensors."""
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and {mat2.shape[0]}")
+    expected = (input.shape[0], input.shape[2])
+    if tuple(mat2.shape[:2]) != expected:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{list(expected)} but got: {list(mat2.shape[:2])}.")
     return matmul(input, mat2, out=out)
 
 
