@@ -210,6 +210,8 @@ def test_linear_error_messages():
     f = ember.nn.functional
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x4 and 3x5\)"):
         f.linear(ember.zeros(2, 3, 4), ember.zeros(5, 3))
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(1x4 and 3x5\)"):
+        f.linear(ember.zeros(4), ember.zeros(5, 3))
     with pytest.raises(RuntimeError, match=r"Target sizes: \[3, 5\].  Tensor sizes: \[2, 5\]"):
         f.linear(ember.zeros(3, 4), ember.zeros(5, 4), ember.zeros(2, 5))
     with pytest.raises(RuntimeError, match="input2 size does not match weight size: got 5 but expected 4"):

@@ -230,21 +230,41 @@ def _class_view(array, ndim):
     return array.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-def _index_parts(logp_shape, dtype, target, weight, ignore_index):
-    """(clamped target, 0/1 mask of the samples not ignored, per-sample weight with ignored
-    samples zeroed); IndexError for a class index outside [0, C) other than ``ignore_index``."""
-    num_classes = logp_shape[1]
+def _index_parts(num_classes, dtype, target, weight, ignore_index):
+    """(target with ignored samples sent to class 0, per-sample weight with ignored samples
+    zeroed, bool mask of the samples kept). The weight is None when every sample weighs 1 and
+    the mask None when none is ignored. IndexError for a class index outside [0, C) other
+    than ``ignore_index``."""
+    # Read as unsigned, negative indices are huge: one comparison finds both kinds of bad index.
+    suspect = target.view(np.uint64) >= num_classes
+    if not suspect.any() and not 0 <= ignore_index < num_classes:
+        return target, (None if weight is None else weight[target]), None
     keep = target != ignore_index
-    bad = keep & ((target < 0) | (target >= num_classes))
+    bad = suspect & keep
     if bad.any():
         raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
     safe = np.where(keep, target, 0)
-    keep = keep.astype(dtype)
-    return safe, keep, (keep if weight is None else weight[safe] * keep)
+    return safe, (keep.astype(dtype) if weight is None else weight[safe] * keep), keep
+
+
+def _pick(logp, index):
+    """``logp[n, index[n, ...], ...]``: each sample's value at its class."""
+    if logp.ndim == 2:
+        return logp[np.arange(logp.shape[0]), index]
+    return np.take_along_axis(logp, np.expand_dims(index, 1), 1).squeeze(1)
+
+
+def _place(out, index, values):
+    """``out[n, index[n, ...], ...] = values[n, ...]`` (``values`` may be a scalar)."""
+    if out.ndim == 2:
+        out[np.arange(out.shape[0]), index] = values
+    else:
+        np.put_along_axis(out, np.expand_dims(index, 1), values if np.ndim(values) == 0 else np.expand_dims(values, 1), 1)
 
 
 def _coefficients(logp_shape, dtype, target, weight, ignore_index, label_smoothing):
-    """(A, denominator of the mean) for the loss ``-sum_c A * logp``."""
+    """(A, denominator of the mean, mask of kept samples or None) for the loss
+    ``-sum_c A * logp``."""
     ndim = len(logp_shape)
     num_classes = logp_shape[1]
     if target.dtype.kind == "f":
@@ -253,25 +273,31 @@ def _coefficients(logp_shape, dtype, target, weight, ignore_index, label_smoothi
             probs = probs * (1 - label_smoothing) + label_smoothing / num_classes
         coef = probs if weight is None else probs * _class_view(weight, ndim)
         count = int(np.prod(logp_shape)) // num_classes if num_classes else 0
-        return coef.astype(dtype, copy=False), (count if count else float("nan"))
-    safe, keep, sample_weight = _index_parts(logp_shape, dtype, target, weight, ignore_index)
+        return coef.astype(dtype, copy=False), (count if count else float("nan")), None
+    safe, sample_weight, keep = _index_parts(num_classes, dtype, target, weight, ignore_index)
+    if sample_weight is None:
+        sample_weight = np.ones(safe.shape, dtype)
     coef = np.zeros(logp_shape, dtype)
-    np.put_along_axis(coef, np.expand_dims(safe, 1), np.expand_dims(sample_weight * (1 - label_smoothing), 1), 1)
+    _place(coef, safe, sample_weight * (1 - label_smoothing) if label_smoothing else sample_weight)
     if label_smoothing:
         # PyTorch's smoothing term weights class c by weight[c], not by the target's weight.
         spread = np.ones((num_classes,), dtype) if weight is None else weight
-        coef += _class_view(spread, ndim) * np.expand_dims(keep, 1) * (label_smoothing / num_classes)
-    return coef, sample_weight.sum()
+        kept = 1 if keep is None else np.expand_dims(keep, 1)
+        coef += _class_view(spread, ndim) * kept * (label_smoothing / num_classes)
+    return coef, sample_weight.sum(), keep
 
 
 def _nll_forward(logp, target, weight, ignore_index, label_smoothing, reduction):
     if target.dtype.kind != "f" and not label_smoothing:
         # The hot path: one gathered value per sample, no dense coefficient array.
-        safe, _, sample_weight = _index_parts(logp.shape, logp.dtype, target, weight, ignore_index)
-        losses = -np.take_along_axis(logp, np.expand_dims(safe, 1), 1).squeeze(1) * sample_weight
-        denominator = sample_weight.sum() if reduction == "mean" else None
+        safe, sample_weight, _ = _index_parts(logp.shape[1], logp.dtype, target, weight, ignore_index)
+        losses = -_pick(logp, safe)
+        if sample_weight is not None:
+            losses *= sample_weight
+        denominator = losses.size if sample_weight is None else sample_weight.sum()
     else:
-        coef, denominator = _coefficients(logp.shape, logp.dtype, target, weight, ignore_index, label_smoothing)
+        coef, denominator, _ = _coefficients(logp.shape, logp.dtype, target, weight, ignore_index,
+                                             label_smoothing)
         losses = -(coef * logp).sum(axis=1)
     return _reduce(losses, reduction, denominator, logp.dtype)
 
@@ -288,7 +314,22 @@ def _reduce(losses, reduction, denominator, dtype):
 
 def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, reduction):
     """-A * (the reduction's adjoint applied to ``g``): the gradient w.r.t. ``logp``."""
-    coef, denominator = _coefficients(logp_shape, g.dtype, target, weight, ignore_index, label_smoothing)
+    if target.dtype.kind != "f" and not label_smoothing:
+        # The hot path: one nonzero per sample, at its class.
+        safe, sample_weight, keep = _index_parts(logp_shape[1], g.dtype, target, weight, ignore_index)
+        if reduction == "mean":
+            denominator = safe.size if sample_weight is None else sample_weight.sum()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                g = g / np.asarray(denominator, g.dtype)
+        values = -g if sample_weight is None else -g * sample_weight
+        if keep is not None:
+            # Ignored samples get no gradient at all, even where the mean divides by a zero weight.
+            values = np.where(keep, values, np.zeros((), g.dtype))
+        grad = np.zeros(logp_shape, g.dtype)
+        _place(grad, safe, values)
+        return grad
+    coef, denominator, keep = _coefficients(logp_shape, g.dtype, target, weight, ignore_index,
+                                            label_smoothing)
     if reduction == "none":
         per_sample = np.expand_dims(g, 1)
     elif reduction == "sum":
@@ -298,9 +339,8 @@ def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, 
             per_sample = g / np.asarray(denominator, g.dtype)
     with np.errstate(invalid="ignore"):
         grad = -(coef * per_sample)
-    if target.dtype.kind != "f":
-        # Ignored samples get no gradient at all, even where the mean divides by a zero weight.
-        grad = np.where(np.expand_dims(target != ignore_index, 1), grad, np.zeros((), grad.dtype))
+    if keep is not None:
+        grad = np.where(np.expand_dims(keep, 1), grad, np.zeros((), grad.dtype))
     return grad
 
 
@@ -339,24 +379,65 @@ class NllLossBackward(Op):
         return grad_g, _probability_grad(ctx, ctx.input(0), h), None
 
 
+def _log_softmax(x):
+    """log_softmax along axis 1, shifted by the max so it never overflows."""
+    if not x.size:
+        return x.copy()
+    logp = x - x.max(axis=1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    return logp
+
+
+def _softmax(x):
+    if not x.size:
+        return x.copy()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    e /= e.sum(axis=1, keepdims=True)
+    return e
+
+
 class CrossEntropy(Op):
     """``NllLoss(log_softmax(input, 1), ...)`` in one pass; ``input`` is (N, C, d1, ...)."""
     promote = None
 
     @staticmethod
     def forward(x, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
-        logp = x - np.max(x, axis=1, keepdims=True) if x.size else x.copy()
-        logp -= np.log(np.sum(np.exp(logp), axis=1, keepdims=True))
-        return _nll_forward(logp, target, weight, ignore_index, label_smoothing, reduction)
+        return _nll_forward(_log_softmax(x), target, weight, ignore_index, label_smoothing, reduction)
 
     @staticmethod
     def backward(ctx, g):
         x, target, weight = ctx.input(0), ctx.input(1), ctx.input(2)
+        grad_x = apply(CrossEntropyBackward, g, target, weight, x, **ctx.attrs) if ctx.needs_input_grad[0] else None
+        grad_target = _probability_grad(ctx, g, x.log_softmax(1)) if ctx.needs_input_grad[1] else None
+        return grad_x, grad_target, None
+
+
+class CrossEntropyBackward(Op):
+    """The gradient of :class:`CrossEntropy` w.r.t. its logits ``x`` given the loss gradient
+    ``g``: ``G - softmax(x) * G.sum(1)`` with ``G = NllLossBackward(g)``, in one pass."""
+    promote = None
+
+    @staticmethod
+    def forward(g, target, weight, x, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        grad_logp = _nll_backward(g, x.shape, target, weight, ignore_index, label_smoothing, reduction)
+        return grad_logp - _softmax(x) * grad_logp.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, h):
+        g, target, weight, x = ctx.inputs
+        needs = ctx.needs_input_grad
+        attrs = ctx.attrs
+        probs = x.softmax(1)
+        # The result is linear in G (its adjoint maps h to h - sum_c(h * softmax)) and depends on
+        # x through softmax only, scaled by k = G.sum(1).
+        h_through_g = h - (h * probs).sum(1, keepdim=True)
+        grad_g = apply(NllLoss, h_through_g, target, weight, **attrs) if needs[0] else None
         grad_x = None
-        if ctx.needs_input_grad[0]:
-            grad_logp = apply(NllLossBackward, g, target, weight, num_classes=x.shape[1], **ctx.attrs)
-            grad_x = grad_logp - x.softmax(1) * grad_logp.sum(1, keepdim=True)
-        return grad_x, (_probability_grad(ctx, g, x.log_softmax(1)) if ctx.needs_input_grad[1] else None), None
+        if needs[3]:
+            k = apply(NllLossBackward, g, target, weight, num_classes=x.shape[1], **attrs).sum(1, keepdim=True)
+            u = -h * k
+            grad_x = probs * (u - (u * probs).sum(1, keepdim=True))
+        return grad_g, _probability_grad(ctx, g, h_through_g), None, grad_x
 
 
 def _probability_grad(ctx, g, factor):

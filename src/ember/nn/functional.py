@@ -68,7 +68,7 @@ def linear(input, weight, bias=None):
     Raises RuntimeError when ``in_features`` differ ("mat1 and mat2 shapes cannot be
     multiplied (AxB and CxD)"), when dtypes differ, or when ``bias`` does not broadcast.
     """
-    if weight.ndim == 2 and input.ndim >= 2:
+    if weight.ndim == 2 and input.ndim >= 1:
         if input.shape[-1] != weight.shape[1]:
             rows = _F._prod(input.shape[:-1])
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
