@@ -255,7 +255,10 @@ def test_bpe_save_load_gives_identical_encodings(tmp_path, bpe_tokenizer, corpus
 
 def _write(tmp_path, content):
     path = tmp_path / "tokenizer.json"
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
     return path
 
 
@@ -266,6 +269,7 @@ GOOD_BPE = {"format": "BPETokenizer", "version": 1, "pattern": r"\S+", "special_
 @pytest.mark.parametrize("content, message", [
     ('{"format": "BPETokenizer", "vers', "not a valid JSON file"),
     ("", "not a valid JSON file"),
+    (b'{"format": "\xff"}', "not a valid JSON file"),
     ('{"format": "BPETokenizer", "version": NaN}', "not a valid JSON file"),
     ([1, 2], "expected a JSON object, got list"),
     ({**GOOD_BPE, "format": "CharTokenizer"}, "expected format 'BPETokenizer', got 'CharTokenizer'"),

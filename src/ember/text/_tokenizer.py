@@ -53,7 +53,7 @@ class Tokenizer:
             OSError: the file cannot be written (e.g. its folder does not exist).
         """
         data = {"format": type(self).__name__, "version": _FORMAT_VERSION, **self._to_json()}
-        text = json.dumps(data, ensure_ascii=True, indent=1)
+        text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
         directory = os.path.dirname(os.path.abspath(path))
         temporary = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
         # O_EXCL: never write through someone else's file or link; 0o666 lets the umask decide.
@@ -74,14 +74,14 @@ class Tokenizer:
 
         Raises:
             OSError: the file cannot be read.
-            ValueError: the file is not valid JSON, was written by another tokenizer class or
+            ValueError: the file is not valid UTF-8 JSON, was written by another tokenizer class or
                 format version, or its fields are missing or inconsistent; the message names
                 the file and the problem.
         """
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
+        with open(path, "rb") as file:
+            content = file.read()
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(content, parse_constant=_reject_constant)
         except ValueError as error:
             raise ValueError(f"{path}: not a valid JSON file: {error}") from None
         if not isinstance(data, dict):
