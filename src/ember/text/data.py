@@ -15,7 +15,9 @@ Prompt and completion are encoded separately, so a model that is given ``[<bos>]
 encode(prompt)`` at inference sees exactly the tokens it was trained on, and it ends its
 answer with ``<eos>``. :func:`qa_blocks` turns pairs into next-token ``(inputs, targets)``
 rows, with ``-100`` (``cross_entropy``'s default ``ignore_index``) where there is nothing to
-predict.
+predict. To answer a question, feed ``[tokenizer.bos_id] + tokenizer.encode(format_prompt(
+question, context))``, sample until ``tokenizer.eos_id``, and strip the leading space of
+``tokenizer.decode(new_ids, skip_special_tokens=True)``.
 """
 import copy
 import functools
@@ -118,7 +120,15 @@ def format_prompt(question, context=()):
 
 
 def format_qa(pair):
-    """A pair as one training string: :func:`format_prompt` then ``" " + answer``."""
+    """A pair as one training string: :func:`format_prompt` then ``" " + answer``.
+
+    Args:
+        pair: a dict with ``"question"``, ``"answer"`` and optionally ``"context"``, as
+            :func:`load_qa` returns.
+
+    Returns:
+        ``"Q: ...\\nA: ..."``, a string without special tokens.
+    """
     return format_prompt(pair["question"], pair.get("context", ())) + " " + _one_line(pair["answer"])
 
 
