@@ -28,7 +28,7 @@ __all__ = [
     "rrelu_", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus",
     "softsign", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid", "logsigmoid",
     "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "softmax", "log_softmax",
-    "softmin", "glu", "normalize", "one_hot", "pad", "cosine_similarity", "pairwise_distance",
+    "softmin", "glu", "normalize", "one_hot", "cosine_similarity", "pairwise_distance",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
@@ -479,86 +479,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / denom if out is None else _F.div(input, denom, out=out)
 
 
-def pad(input, pad, mode="constant", value=None):
-    """Pads the last ``len(pad) // 2`` dimensions; ``pad`` lists (before, after) pairs starting
-    from the last dimension (https://pytorch.org/docs/stable/generated/torch.nn.functional.pad.html).
-
-    ``mode``: "constant" (``value``, default 0; negative pads crop), "reflect", "replicate" or
-    "circular" (these pad the last 1, 2 or 3 dims of a batched or unbatched input). Raises
-    RuntimeError for an odd-length or too long ``pad``, NotImplementedError for an unknown mode
-    or an unsupported combination, as PyTorch does.
-    """
-    pad = [int(p) for p in pad]
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension {input.ndim}")
-    if mode == "constant":
-        return _constant_pad(input, pad, 0 if value is None else value)
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if value is not None and value != 0:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    n = len(pad) // 2
-    if n > 3 or input.ndim not in (n + 1, n + 2):
-        raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
-            "Supported combinations for non-constant padding:\n"
-            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    out = input
-    for i in range(n):
-        d = input.ndim - 1 - i
-        out = out.index_select(d, _pad_index(mode, input.shape[d], pad[2 * i], pad[2 * i + 1]))
-    return out
-
-
-def _constant_pad(input, pad, value):
-    out = input
-    for i in range(len(pad) // 2):
-        d = input.ndim - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        # Negative padding crops first, so the rest only ever grows the tensor.
-        start, stop = max(-before, 0), out.shape[d] - max(-after, 0)
-        if start or stop != out.shape[d]:
-            if stop < start:
-                raise RuntimeError(f"The input size {out.shape[d]}, plus negative padding {before} and "
-                                   f"{after} resulted in a negative output size, which is invalid. "
-                                   f"Check dimension {d} of your input.")
-            out = out.narrow(d, start, stop - start)
-    shape = list(out.shape)
-    index = [slice(None)] * out.ndim
-    for i in range(len(pad) // 2):
-        d = out.ndim - 1 - i
-        before, after = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
-        index[d] = slice(before, before + shape[d])
-        shape[d] += before + after
-    if tuple(shape) == tuple(out.shape):
-        return out if out is not input else input.clone()
-    return _full(tuple(shape), value, dtype=input.dtype).index_put(tuple(index), out)
-
-
-def _pad_index(mode, size, before, after):
-    """The source positions, along one dim, of the padded output."""
-    if mode == "reflect" and (before >= size or after >= size):
-        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                           f"dimension, but got: padding ({before}, {after}) at dimension of input {size}")
-    positions = np.arange(-before, size + after)
-    if mode == "reflect":
-        period = 2 * (size - 1) if size > 1 else 1
-        positions = np.abs(positions) % period
-        positions = np.where(positions >= size, period - positions, positions)
-    elif mode == "replicate":
-        positions = np.clip(positions, 0, size - 1)
-    else:
-        if before > size or after > size:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        positions = positions % size
-    return Tensor._make(positions.astype(np.int64))
-
-
 # ---- distances ---------------------------------------------------------------------------------
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, after broadcasting
@@ -978,3 +898,8 @@ from ._fn.image import *  # noqa: E402,F401,F403
 from ._fn.attention import *  # noqa: E402,F401,F403
 from ._fn.sparse import *  # noqa: E402,F401,F403
 from ._fn.rnn import *  # noqa: E402,F401,F403
+from ._fn import attention as _attention, conv as _conv, image as _image, norm as _norm  # noqa: E402
+from ._fn import pooling as _pooling, rnn as _rnn, sparse as _sparse  # noqa: E402
+
+__all__ += [*_conv.__all__, *_pooling.__all__, *_norm.__all__, *_image.__all__, *_attention.__all__,
+            *_sparse.__all__, *_rnn.__all__]
