@@ -1,0 +1,217 @@
+"""Convolution primitives: ``Conv``, ``ConvTranspose`` and ``ConvWeight``.
+
+The three ops are one linear map seen from its three sides. For a convolution ``y = Conv(x, w)``:
+
+* ``ConvTranspose(gy, w)`` is its adjoint in ``x`` (the input gradient, and PyTorch's
+  transposed convolution);
+* ``ConvWeight(x, gy)`` is its adjoint in ``w`` (the weight gradient).
+
+So every derivative of each op is one of the three ops, and gradients of any order come free.
+
+Geometry is shared by all three and given as attributes over the spatial dims (one for 1-D, two
+for 2-D; 1-D runs as 2-D with a unit height): ``stride``, ``dilation``, ``groups`` and
+``padding``, a (before, after) pair per dim in the frame of the convolution's input. ``before``
+is never negative; ``after`` may be, which crops the input's tail: that is how the rows a strided
+convolution never reads, and PyTorch's ``output_padding``, are expressed. With these attributes
+``ConvTranspose`` maps a (N, C_out, H_out, W_out) array to (N, C_in, H, W) with
+``H = (H_out - 1) * stride + dilation * (kernel - 1) + 1 - before - after``.
+
+Kernels are BLAS products over strided windows (im2col): the windows of the padded input are
+copied once into a (N, groups, C_in/groups * kh * kw, H_out * W_out) buffer, every group's
+product runs in one batched call, and the buffer is dropped as soon as the product is done.
+The transposed direction forms the same buffer by one product and adds it back into place with
+one strided slice addition per kernel offset (kh * kw of them, no loop over pixels).
+"""
+import numpy as np
+
+from .. import _backend
+from .core import Op, apply
+
+
+def _planar(stride, padding, dilation):
+    """Geometry of a 1-D op as that of a 2-D op over a unit height."""
+    if len(stride) == 2:
+        return stride, padding, dilation
+    return (1,) + tuple(stride), ((0, 0),) + tuple(padding), (1,) + tuple(dilation)
+
+
+def _pad(x, padding):
+    """``x`` (N, C, H, W) zero-padded by the (before, after) pairs; a negative ``after`` crops."""
+    (top, bottom), (left, right) = padding
+    if bottom < 0 or right < 0:
+        x = x[:, :, :x.shape[2] + min(bottom, 0), :x.shape[3] + min(right, 0)]
+        bottom, right = max(bottom, 0), max(right, 0)
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, h + top + bottom, w + left + right), x.dtype)
+    out[:, :, top:top + h, left:left + w] = x
+    return out
+
+
+def _columns(x, kernel, stride, padding, dilation, groups):
+    """The im2col buffer of ``x`` (N, C, H, W): (N, groups, C/groups * kh * kw, H_out * W_out)
+    and (H_out, W_out)."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    xp = _pad(x, padding)
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = _backend.sliding_windows(xp, span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+    n, c, h_out, w_out = windows.shape[:4]
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, c // groups * kh * kw, h_out * w_out)
+    return cols, (h_out, w_out)
+
+
+def _grouped(weight, groups):
+    """(C_out, C_in/groups, kh, kw) weight as (groups, C_out/groups, C_in/groups * kh * kw)."""
+    c_out, c_in_g, kh, kw = weight.shape
+    return weight.reshape(groups, c_out // groups, c_in_g * kh * kw)
+
+
+def _unplanar(fn, *arrays):
+    """Runs a 2-D kernel on 1-D arrays (N, C, L) viewed as (N, C, 1, L)."""
+    if arrays[0].ndim == 4:
+        return fn(*arrays)
+    return fn(*(a[:, :, None] for a in arrays))[:, :, 0]
+
+
+def _bias_view(bias, ndim):
+    return bias.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def _spatial_axes(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+class Conv(Op):
+    """Cross-correlation of ``x`` (N, C_in, [H,] W) with ``weight`` (C_out, C_in/groups, [kh,] kw)
+    plus ``bias`` (C_out), giving (N, C_out, [H_out,] W_out); PyTorch's ``conv1d``/``conv2d``
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv2d.html). All inputs share
+    one dtype; the public functions check shapes and dtypes."""
+    promote = None
+
+    @staticmethod
+    def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
+        stride, padding, dilation = _planar(stride, padding, dilation)
+
+        def kernel(x, weight):
+            cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
+            out = _backend.matmul(_grouped(weight, groups), cols)
+            return out.reshape(x.shape[0], weight.shape[0], h_out, w_out)
+        out = _unplanar(kernel, x, weight)
+        if bias is not None:
+            out += _bias_view(bias, out.ndim)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.input(0), ctx.input(1)
+        a = ctx.attrs
+        needs = ctx.needs_input_grad
+        gx = gw = gb = None
+        if needs[0]:
+            padding = _fitted_padding(a["padding"], x.shape[2:], g.shape[2:], weight.shape[2:],
+                                      a["stride"], a["dilation"])
+            gx = apply(ConvTranspose, g, weight, stride=a["stride"], padding=padding,
+                       dilation=a["dilation"], groups=a["groups"])
+        if needs[1]:
+            gw = apply(ConvWeight, x, g, kernel_size=tuple(weight.shape[2:]), **a)
+        if len(needs) == 3 and needs[2]:
+            gb = g.sum(_spatial_axes(g.ndim))
+        return gx, gw, gb
+
+
+class ConvTranspose(Op):
+    """The adjoint of :class:`Conv` in its input: ``x`` (N, C_out, [H_out,] W_out) and ``weight``
+    (C_out, C_in/groups, [kh,] kw) give (N, C_in, [H,] W), plus ``bias`` (C_in). This is
+    PyTorch's ``conv_transpose1d``/``conv_transpose2d`` with the weight read as (in_channels,
+    out_channels/groups, ...) and ``output_padding`` p given as ``after = padding - p``
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose2d.html)."""
+    promote = None
+
+    @staticmethod
+    def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
+        stride, padding, dilation = _planar(stride, padding, dilation)
+        out = _unplanar(lambda x, weight: _col2im(x, weight, stride, padding, dilation, groups), x, weight)
+        if bias is not None:
+            out += _bias_view(bias, out.ndim)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.input(0), ctx.input(1)
+        a = ctx.attrs
+        needs = ctx.needs_input_grad
+        gx = gw = gb = None
+        if needs[0]:
+            gx = apply(Conv, g, weight, **a)
+        if needs[1]:
+            gw = apply(ConvWeight, g, x, kernel_size=tuple(weight.shape[2:]), **a)
+        if len(needs) == 3 and needs[2]:
+            gb = g.sum(_spatial_axes(g.ndim))
+        return gx, gw, gb
+
+
+class ConvWeight(Op):
+    """The adjoint of :class:`Conv` in its weight: ``x`` (N, C_in, [H,] W) and the output
+    gradient ``gy`` (N, C_out, [H_out,] W_out) give the weight gradient (C_out, C_in/groups,
+    *kernel_size)."""
+    promote = None
+
+    @staticmethod
+    def forward(x, gy, *, kernel_size, stride, padding, dilation, groups):
+        stride, padding, dilation = _planar(stride, padding, dilation)
+        kernel = (1,) + tuple(kernel_size) if len(kernel_size) == 1 else tuple(kernel_size)
+
+        def weight_grad(x, gy):
+            n, c_out = gy.shape[:2]
+            cols, (h_out, w_out) = _columns(x, kernel, stride, padding, dilation, groups)
+            gy = gy.reshape(n, groups, c_out // groups, h_out * w_out)
+            per_sample = _backend.matmul(gy, cols.transpose(0, 1, 3, 2))
+            return per_sample.sum(0).reshape((c_out, x.shape[1] // groups) + kernel)
+        if x.ndim == 4:
+            return weight_grad(x, gy)
+        return weight_grad(x[:, :, None], gy[:, :, None])[:, :, 0]
+
+    @staticmethod
+    def backward(ctx, g):
+        x, gy = ctx.input(0), ctx.input(1)
+        a = {k: v for k, v in ctx.attrs.items() if k != "kernel_size"}
+        needs = ctx.needs_input_grad
+        gx = ggy = None
+        if needs[0]:
+            padding = _fitted_padding(a["padding"], x.shape[2:], gy.shape[2:], g.shape[2:],
+                                      a["stride"], a["dilation"])
+            gx = apply(ConvTranspose, gy, g, stride=a["stride"], padding=padding,
+                       dilation=a["dilation"], groups=a["groups"])
+        if needs[1]:
+            ggy = apply(Conv, x, g, **a)
+        return gx, ggy
+
+
+def _fitted_padding(padding, in_size, out_size, kernel, stride, dilation):
+    """``padding`` with each ``after`` lowered by the input rows the convolution never reads,
+    so that the transposed convolution gives back exactly ``in_size``."""
+    return tuple((before, (o - 1) * s + d * (k - 1) + 1 - before - i)
+                 for (before, _), i, o, k, s, d in zip(padding, in_size, out_size, kernel, stride, dilation))
+
+
+def _col2im(x, weight, stride, padding, dilation, groups):
+    """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
+    the positions its convolution window reads."""
+    n, c_out, h_out, w_out = x.shape
+    _, c_in_g, kh, kw = weight.shape
+    (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
+    cols = _backend.matmul(_grouped(weight, groups).transpose(0, 2, 1),
+                           x.reshape(n, groups, c_out // groups, h_out * w_out))
+    cols = cols.reshape(n, c_in_g * groups, kh, kw, h_out, w_out)
+    full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
+    # A negative ``after`` (output_padding) extends the result with rows no window reaches.
+    out = np.zeros((n, cols.shape[1], full_h + max(-bottom, 0), full_w + max(-right, 0)), cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, :, i, j]
+    del cols
+    h, w = full_h - top - bottom, full_w - left - right
+    if top or left or h != out.shape[2] or w != out.shape[3]:
+        out = np.ascontiguousarray(out[:, :, top:top + h, left:left + w])
+    return out

@@ -1,0 +1,389 @@
+"""Convolutions against torch: F.conv1d/conv2d/conv_transpose1d/conv_transpose2d values and
+gradients (input, weight, bias; second order for a subset) over a grid of stride x padding x
+dilation x groups, plus edge geometries; the Conv/ConvTranspose layers (state_dict, padding
+modes, repr, initialisation, output_size); and torch's errors, message for message."""
+import itertools
+import math
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from torchcompare import assert_close
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ops"))
+from harness import FLOATS, Case, I, R, T, check, params  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def torch_on_one_thread():
+    """torch's thread pool costs tens of milliseconds per tiny convolution on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def F(L):
+    return L.nn.functional
+
+
+def conv(name, **kw):
+    return lambda L, *a: getattr(F(L), name)(*a, **kw)
+
+
+def _label(kw):
+    return ",".join(f"{k}={v}" for k, v in kw.items()).replace(" ", "")
+
+
+# ---- the grid: every combination, small shapes; torch's refusals must be ember's too ---------
+def grid_cases():
+    cases = []
+    for stride, padding, dilation, groups in itertools.product((1, 2, (2, 3)), (0, 1, (2, 0)), (1, (2, 1)),
+                                                                 (1, 2)):
+        kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        cases.append(Case(f"conv2d-{_label(kw)}", conv("conv2d", **kw),
+                          R(2, 4, 7, 6), R(6, 4 // groups, 3, 2), R(6)))
+    for stride, padding, dilation, groups in itertools.product((1, 2, 3), (0, 1, 2), (1, 2), (1, 2)):
+        kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        cases.append(Case(f"conv1d-{_label(kw)}", conv("conv1d", **kw), R(2, 4, 9), R(6, 4 // groups, 3), R(6)))
+    for stride, padding, output_padding, dilation, groups in itertools.product(
+            (1, 2, (3, 1)), (0, 1), (0, 1, (1, 0)), (1, 2), (1, 2)):
+        kw = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation, groups=groups)
+        cases.append(Case(f"conv_transpose2d-{_label(kw)}", conv("conv_transpose2d", **kw),
+                          R(2, 4, 5, 4), R(4, 6 // groups, 3, 2), R(6)))
+    for stride, padding, output_padding, dilation, groups in itertools.product(
+            (1, 2, 3), (0, 2), (0, 1, 2), (1, 2), (1, 2)):
+        kw = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation, groups=groups)
+        cases.append(Case(f"conv_transpose1d-{_label(kw)}", conv("conv_transpose1d", **kw),
+                          R(2, 4, 6), R(4, 6 // groups, 3), R(6)))
+    return cases
+
+
+@pytest.mark.parametrize("case,dtype", params(grid_cases()))
+def test_grid(case, dtype):
+    check(case, dtype)
+
+
+# ---- edge geometries -------------------------------------------------------------------------
+def edge_cases():
+    c2, c1, t2, t1 = "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d"
+    return [
+        Case("depthwise", conv(c2, padding=1, groups=4), R(2, 4, 6, 5), R(4, 1, 3, 3), R(4), grad2=True),
+        Case("depthwise-multiplier", conv(c2, stride=2, groups=3), R(2, 3, 7, 7), R(6, 1, 3, 3), R(6)),
+        Case("depthwise-1d", conv(c1, padding=2, dilation=2, groups=5), R(2, 5, 8), R(5, 1, 3)),
+        Case("depthwise-transposed", conv(t2, stride=2, groups=4), R(2, 4, 3, 3), R(4, 1, 3, 3), R(4)),
+        Case("kernel-larger-than-input", conv(c2, padding=2), R(2, 3, 2, 3), R(4, 3, 5, 4), R(4)),
+        Case("kernel-larger-than-input-1d", conv(c1, padding=(3,)), R(1, 2, 1), R(3, 2, 6)),
+        Case("one-pixel-output", conv(c2), R(2, 3, 4, 5), R(2, 3, 4, 5), R(2), grad2=True),
+        Case("one-pixel-input-transposed", conv(t2, stride=3), R(2, 3, 1, 1), R(3, 2, 2, 3), R(2)),
+        Case("same-even-kernel", conv(c2, padding="same"), R(2, 3, 5, 6), R(4, 3, 4, 2), R(4), grad2=True),
+        Case("same-even-kernel-dilated", conv(c2, padding="same", dilation=(1, 3)), R(1, 2, 5, 7), R(3, 2, 2, 2)),
+        Case("same-odd-kernel-groups", conv(c2, padding="same", groups=2), R(2, 4, 5, 5), R(2, 2, 3, 5)),
+        Case("same-1d-even", conv(c1, padding="same"), R(2, 3, 7), R(2, 3, 4), R(2)),
+        Case("same-1d-even-dilation-2", conv(c1, padding="same", dilation=2), R(2, 3, 7), R(2, 3, 4)),
+        Case("valid", conv(c2, padding="valid"), R(2, 3, 5, 4), R(2, 3, 2, 2)),
+        Case("stride-beyond-kernel", conv(c2, stride=(3, 4)), R(2, 2, 8, 9), R(3, 2, 2, 2), R(3)),
+        Case("no-bias", conv(c2, stride=2, padding=1), R(2, 3, 5, 5), R(4, 3, 3, 3)),
+        Case("no-bias-transposed", conv(t1, stride=2), R(2, 3, 4), R(3, 2, 3)),
+        Case("one-by-one", conv(c2), R(2, 5, 3, 4), R(2, 5, 1, 1), R(2)),
+        Case("unbatched-2d", conv(c2, padding=1), R(3, 5, 4), R(2, 3, 3, 3), R(2)),
+        Case("unbatched-1d", conv(c1, stride=2), R(3, 7), R(2, 3, 3), R(2)),
+        Case("unbatched-transposed-2d", conv(t2, stride=2, output_padding=1), R(3, 3, 2), R(3, 2, 2, 2)),
+        Case("unbatched-transposed-1d", conv(t1, padding=1), R(3, 5), R(3, 4, 3), R(4)),
+        Case("non-contiguous-input", conv(c2, padding=1), T(R(2, 3, 4, 6)), R(2, 3, 3, 3), R(2)),
+        Case("non-contiguous-weight", conv(c2), R(2, 3, 5, 5), T(R(2, 3, 2, 3)), R(2)),
+        Case("empty-batch", conv(c2, padding=1), R(0, 3, 4, 4), R(2, 3, 3, 3), R(2)),
+        Case("empty-batch-transposed", conv(t2), R(0, 3, 4, 4), R(3, 2, 3, 3), R(2)),
+        Case("second-order-strided", conv(c2, stride=2, padding=(1, 0), dilation=(1, 2), groups=2),
+             R(2, 4, 7, 8), R(4, 2, 3, 2), R(4), grad2=True),
+        Case("second-order-transposed", conv(t2, stride=(2, 3), padding=1, output_padding=(1, 2), groups=2),
+             R(2, 4, 3, 3), R(4, 1, 3, 3), R(2), grad2=True),
+        Case("second-order-transposed-dilation-output-padding", conv(t1, dilation=3, output_padding=2),
+             R(2, 2, 4), R(2, 3, 2), grad2=True),
+        Case("second-order-1d", conv(c1, stride=3, padding=1), R(2, 3, 8), R(2, 3, 2), R(2), grad2=True),
+        Case("int64", conv(c2, padding=1), I(1, 2, 3, 3), I(2, 2, 2, 2), dtypes=(None,)),
+    ]
+
+
+@pytest.mark.parametrize("case,dtype", params(edge_cases()))
+def test_edges(case, dtype):
+    check(case, dtype)
+
+
+# ---- errors: class and message as torch's ----------------------------------------------------
+def _x(L, *s):
+    return L.zeros(*s)
+
+
+ERRORS = {
+    "channels": lambda L: F(L).conv2d(_x(L, 32, 3, 32, 32), _x(L, 32, 16, 3, 3)),
+    "channels-groups": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), groups=2),
+    "channels-transposed": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3)),
+    "channels-1d": lambda L: F(L).conv1d(_x(L, 2, 3), _x(L, 4, 3, 3)),
+    "kernel-too-large": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 7, 7)),
+    "kernel-too-large-padded": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 8, 3), padding=1),
+    "kernel-too-large-dilated": lambda L: F(L).conv1d(_x(L, 2, 3, 5), _x(L, 4, 3, 3), dilation=3),
+    "stride-zero": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), stride=0),
+    "stride-negative": lambda L: F(L).conv1d(_x(L, 2, 3, 5), _x(L, 4, 3, 3), stride=-1),
+    "stride-zero-transposed": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 3, 3, 3, 3), stride=(1, 0)),
+    "padding-negative": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), padding=(1, -1)),
+    "padding-negative-transposed": lambda L: F(L).conv_transpose1d(_x(L, 2, 3, 5), _x(L, 3, 3, 3), padding=-1),
+    "dilation-zero": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), dilation=0),
+    "groups-zero": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), groups=0),
+    "groups-not-dividing": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 1, 3, 3), groups=3),
+    "groups-above-out-channels": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 0, 3, 3, 3)),
+    "same-strided": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), padding="same", stride=2),
+    "same-strided-1d": lambda L: F(L).conv1d(_x(L, 2, 3, 5), _x(L, 4, 3, 3), padding="same", stride=(2,)),
+    "padding-string": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), padding="full"),
+    "bias-size": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), bias=_x(L, 3)),
+    "bias-rank": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), bias=_x(L, 4, 1)),
+    "bias-size-transposed": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 3, 3, 3, 3), bias=_x(L, 4)),
+    "bias-dtype": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), bias=_x(L, 4).double()),
+    "input-rank": lambda L: F(L).conv2d(_x(L, 5, 5), _x(L, 4, 3, 3, 3)),
+    "input-rank-5d": lambda L: F(L).conv2d(_x(L, 1, 2, 3, 5, 5), _x(L, 4, 3, 3, 3)),
+    "input-rank-1d": lambda L: F(L).conv1d(_x(L, 5), _x(L, 4, 3, 3)),
+    "weight-rank": lambda L: F(L).conv1d(_x(L, 2, 3, 5), _x(L, 4, 3, 3, 3)),
+    "stride-length": lambda L: F(L).conv2d(_x(L, 2, 3, 5, 5), _x(L, 4, 3, 3, 3), stride=(1, 1, 1)),
+    "padding-length-1d": lambda L: F(L).conv1d(_x(L, 2, 3, 5), _x(L, 4, 3, 3), padding=(1, 1)),
+    "output-padding-too-large": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 3, 3, 3, 3),
+                                                                output_padding=(0, 2), stride=2),
+    "output-padding-too-large-1d": lambda L: F(L).conv_transpose1d(_x(L, 2, 3, 5), _x(L, 3, 3, 3), output_padding=1),
+    "output-padding-negative": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 3, 3, 3, 3),
+                                                               output_padding=(0, -1)),
+    "transposed-groups-not-dividing": lambda L: F(L).conv_transpose2d(_x(L, 2, 3, 5, 5), _x(L, 3, 3, 3, 3), groups=2),
+}
+# torch's own message comes from a oneDNN path that ember does not have; the class still matches.
+CLASS_ONLY = {
+    "bias-dtype": "Input type (float) and bias type (double) should be the same",
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_error_matches_torch(name):
+    with pytest.raises(Exception) as t_err:
+        ERRORS[name](torch)
+    with pytest.raises(type(t_err.value)) as e_err:
+        ERRORS[name](ember)
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_error_messages_named_in_the_brief():
+    with pytest.raises(RuntimeError, match=r"^Given groups=1, weight of size \[32, 16, 3, 3\], expected "
+                       r"input\[32, 3, 32, 32\] to have 16 channels, but got 3 channels instead$"):
+        ember.nn.functional.conv2d(ember.zeros(32, 3, 32, 32), ember.zeros(32, 16, 3, 3))
+    with pytest.raises(RuntimeError, match="^non-positive stride is not supported$"):
+        ember.nn.functional.conv2d(ember.zeros(1, 1, 3, 3), ember.zeros(1, 1, 1, 1), stride=(1, 0))
+
+
+def test_errors_torch_words_differently():
+    """Where torch's message comes from its oneDNN kernels, ember raises the same class with
+    the message of torch's reference kernels."""
+    x, w = ember.zeros(2, 3, 5, 5), ember.zeros(3, 3, 3, 3)
+    with pytest.raises(RuntimeError, match=r"^Input type \(torch.FloatTensor\) and weight type "
+                                           r"\(torch.DoubleTensor\) should be the same"):
+        ember.nn.functional.conv2d(x, w.double())
+    with pytest.raises(RuntimeError, match=r"^Given input size per channel: \(5 x 5\). Calculated output "
+                                           r"size per channel: \(-3 x -3\). Output size is too small$"):
+        ember.nn.functional.conv_transpose2d(x, w, padding=5)
+    with pytest.raises(RuntimeError, match=r"\(1 x -1\). Output size is too small$"):
+        ember.nn.functional.conv_transpose1d(ember.zeros(2, 3, 5), ember.zeros(3, 3, 3), padding=4)
+    with pytest.raises(RuntimeError, match=r"kernel size should be greater than zero"):
+        ember.nn.functional.conv2d(x, ember.zeros(4, 3, 0, 3))
+    with pytest.raises(RuntimeError, match=r"Only zero batch or zero channel inputs are supported"):
+        ember.nn.functional.conv_transpose2d(ember.zeros(2, 3, 0, 4), w)
+    with torch.backends.mkldnn.flags(enabled=False):
+        with pytest.raises(RuntimeError, match="Output size is too small"):
+            torch.nn.functional.conv_transpose2d(torch.zeros(2, 3, 5, 5), torch.zeros(3, 3, 3, 3), padding=5)
+        with pytest.raises(RuntimeError, match="Only zero batch or zero channel inputs are supported"):
+            torch.nn.functional.conv_transpose2d(torch.zeros(2, 3, 0, 4), torch.zeros(3, 3, 3, 3))
+
+
+def test_integer_arguments_only():
+    for bad in (dict(stride=1.5), dict(padding=(1.0, 1)), dict(dilation=True)):
+        with pytest.raises(TypeError):
+            torch.nn.functional.conv2d(torch.zeros(1, 1, 4, 4), torch.zeros(1, 1, 2, 2), **bad)
+        with pytest.raises(TypeError):
+            ember.nn.functional.conv2d(ember.zeros(1, 1, 4, 4), ember.zeros(1, 1, 2, 2), **bad)
+
+
+# ---- layers ------------------------------------------------------------------------------------
+def _pair_modules(make, dtype):
+    torch.manual_seed(0)
+    t_mod = make(torch).to(getattr(torch, dtype))
+    e_mod = make(ember).to(getattr(ember, dtype))
+    e_mod.load_state_dict({k: ember.tensor(v.detach().numpy().copy()) for k, v in t_mod.state_dict().items()})
+    return e_mod, t_mod
+
+
+def _check_module(make, shape, dtype, **forward_kw):
+    e_mod, t_mod = _pair_modules(make, dtype)
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = e_mod(ex, **forward_kw), t_mod(tx, **forward_kw)
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    assert_close(eo, to, **tol)
+    g = np.random.default_rng(2).standard_normal(tuple(to.shape)).astype(dtype)
+    eo.backward(ember.tensor(g))
+    to.backward(torch.tensor(g))
+    assert_close(ex.grad, tx.grad, **tol)
+    for (name, ep), (_, tp) in zip(e_mod.named_parameters(), t_mod.named_parameters()):
+        assert_close(ep.grad, tp.grad, **tol)
+    assert list(e_mod.state_dict()) == list(t_mod.state_dict())
+    assert repr(e_mod) == repr(t_mod)
+
+
+MODULES = {
+    "conv2d": (lambda L: L.nn.Conv2d(4, 6, 3, stride=2, padding=1), (2, 4, 7, 6)),
+    "conv2d-grouped-dilated": (lambda L: L.nn.Conv2d(4, 6, (3, 2), padding=(2, 1), dilation=(2, 1), groups=2),
+                               (2, 4, 6, 5)),
+    "conv2d-depthwise-no-bias": (lambda L: L.nn.Conv2d(4, 8, 3, groups=4, bias=False), (2, 4, 5, 5)),
+    "conv2d-same": (lambda L: L.nn.Conv2d(3, 4, (4, 3), padding="same"), (2, 3, 5, 6)),
+    "conv2d-valid": (lambda L: L.nn.Conv2d(3, 4, 2, padding="valid"), (2, 3, 5, 6)),
+    "conv2d-unbatched": (lambda L: L.nn.Conv2d(3, 4, 3, padding=1), (3, 5, 6)),
+    "conv1d": (lambda L: L.nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2), (2, 4, 9)),
+    "conv1d-unbatched": (lambda L: L.nn.Conv1d(4, 2, 2), (4, 5)),
+    "conv_transpose2d": (lambda L: L.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2),
+                         (2, 4, 4, 3)),
+    "conv_transpose2d-dilated-no-bias": (lambda L: L.nn.ConvTranspose2d(3, 2, (2, 3), dilation=(2, 1), bias=False),
+                                         (2, 3, 3, 4)),
+    "conv_transpose1d": (lambda L: L.nn.ConvTranspose1d(3, 4, 4, stride=3, padding=2), (2, 3, 5)),
+    "conv_transpose1d-unbatched": (lambda L: L.nn.ConvTranspose1d(3, 4, 3), (3, 5)),
+}
+for _mode in ("reflect", "replicate", "circular"):
+    MODULES[f"conv2d-{_mode}"] = (lambda L, m=_mode: L.nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=m),
+                                  (2, 3, 5, 6))
+    MODULES[f"conv2d-{_mode}-same-even"] = (lambda L, m=_mode: L.nn.Conv2d(3, 4, (2, 4), padding="same",
+                                                                           padding_mode=m), (2, 3, 5, 6))
+    MODULES[f"conv2d-{_mode}-unbatched-strided"] = (
+        lambda L, m=_mode: L.nn.Conv2d(3, 4, 3, stride=2, padding=1, padding_mode=m), (3, 6, 5))
+    MODULES[f"conv1d-{_mode}"] = (lambda L, m=_mode: L.nn.Conv1d(3, 4, 3, padding=2, dilation=2, padding_mode=m),
+                                  (2, 3, 7))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_matches_torch(name, dtype):
+    make, shape = MODULES[name]
+    _check_module(make, shape, dtype)
+
+
+@pytest.mark.parametrize("output_size", [(12, 12), [2, 2, 11, 12], (11, 11)])
+def test_conv_transpose_output_size(output_size):
+    _check_module(lambda L: L.nn.ConvTranspose2d(3, 2, 3, stride=2), (2, 3, 5, 5), "float64",
+                  output_size=output_size)
+
+
+def test_conv_transpose1d_output_size_unbatched():
+    _check_module(lambda L: L.nn.ConvTranspose1d(3, 2, 3, stride=3), (3, 5), "float64", output_size=[3, 16])
+
+
+@pytest.mark.parametrize("output_size", [(13, 12), (1, 12, 12), (8, 12)])
+def test_conv_transpose_output_size_errors(output_size):
+    with pytest.raises(ValueError) as t_err:
+        torch.nn.ConvTranspose2d(3, 2, 3, stride=2)(torch.zeros(2, 3, 5, 5), output_size=output_size)
+    with pytest.raises(ValueError) as e_err:
+        ember.nn.ConvTranspose2d(3, 2, 3, stride=2)(ember.zeros(2, 3, 5, 5), output_size=output_size)
+    assert str(e_err.value).replace("ember.Size", "torch.Size") == str(t_err.value)
+
+
+CONSTRUCTOR_ERRORS = {
+    "same-strided": lambda L: L.nn.Conv2d(3, 4, 3, padding="same", stride=2),
+    "padding-string": lambda L: L.nn.Conv1d(3, 4, 3, padding="full"),
+    "in-channels-groups": lambda L: L.nn.Conv2d(3, 4, 3, groups=2),
+    "out-channels-groups": lambda L: L.nn.Conv2d(4, 3, 3, groups=2),
+    "groups-zero": lambda L: L.nn.Conv2d(4, 4, 3, groups=0),
+    "transposed-padding-mode": lambda L: L.nn.ConvTranspose2d(4, 4, 3, padding_mode="reflect"),
+    "transposed-groups": lambda L: L.nn.ConvTranspose1d(4, 3, 3, groups=2),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTRUCTOR_ERRORS))
+def test_constructor_errors(name):
+    with pytest.raises(ValueError) as t_err:
+        CONSTRUCTOR_ERRORS[name](torch)
+    with pytest.raises(ValueError) as e_err:
+        CONSTRUCTOR_ERRORS[name](ember)
+    assert _sets_sorted(str(e_err.value)) == _sets_sorted(str(t_err.value))
+
+
+def _sets_sorted(message):
+    """torch prints Python sets of names, whose order varies from run to run."""
+    return re.sub(r"\{([^}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
+
+
+def test_padding_mode_error():
+    with pytest.raises(ValueError, match=r"^padding_mode must be one of .*'circular'.*but got padding_mode='bad'$"):
+        ember.nn.Conv2d(4, 4, 3, padding_mode="bad")
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.Conv2d(1, 6, 5),
+    lambda L: L.nn.Conv2d(2, 6, (5, 3), stride=(2, 1), padding=1, dilation=2, groups=2, bias=False,
+                          padding_mode="circular"),
+    lambda L: L.nn.Conv2d(2, 6, 3, padding="same"),
+    lambda L: L.nn.Conv1d(2, 4, 3, padding="valid"),
+    lambda L: L.nn.ConvTranspose2d(2, 6, 3, stride=2, output_padding=1),
+    lambda L: L.nn.ConvTranspose1d(2, 4, 3, padding=1, dilation=2, groups=2),
+])
+def test_attributes_and_repr(make):
+    e_mod, t_mod = make(ember), make(torch)
+    assert repr(e_mod) == repr(t_mod)
+    for name in t_mod.__constants__ + ["transposed", "_reversed_padding_repeated_twice"]:
+        assert getattr(e_mod, name) == getattr(t_mod, name), name
+    for name, tp in t_mod.named_parameters():
+        assert tuple(getattr(e_mod, name).shape) == tuple(tp.shape)
+    assert repr(ember.nn.Conv2d(1, 6, 5)) == "Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))"
+
+
+@pytest.mark.parametrize("make,fan_in", [
+    (lambda: ember.nn.Conv2d(16, 64, 3), 16 * 9),
+    (lambda: ember.nn.Conv2d(16, 64, 3, groups=4), 4 * 9),
+    (lambda: ember.nn.ConvTranspose2d(64, 16, 3), 16 * 9),
+    (lambda: ember.nn.Conv1d(8, 64, 5, dtype=ember.float64), 8 * 5),
+])
+def test_default_initialisation(make, fan_in):
+    """kaiming_uniform_(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)); the bias the same."""
+    ember.manual_seed(0)
+    m = make()
+    bound = 1 / math.sqrt(fan_in)
+    for p in (m.weight, m.bias):
+        values = np.asarray(p._data, np.float64)
+        assert np.abs(values).max() <= bound
+        assert values.max() > 0.8 * bound and values.min() < -0.8 * bound
+        assert abs(values.mean()) < 0.25 * bound
+    m2 = make()
+    assert not np.array_equal(m.weight._data, m2.weight._data)
+
+
+def test_output_is_contiguous_and_views():
+    y = ember.nn.Conv2d(3, 4, 3, stride=2)(ember.randn(2, 3, 9, 9))
+    assert y.is_contiguous()
+    assert tuple(y.view(2, -1).shape) == (2, 64)
+    z = ember.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1)(ember.randn(2, 3, 4, 4))
+    assert z.is_contiguous()
+
+
+def test_sequential_cnn_trains_like_torch():
+    """A small CNN (conv, relu, depthwise conv, transposed conv) takes identical SGD steps
+    (written out: torch.optim's first import costs seconds)."""
+    def make(L):
+        return L.nn.Sequential(L.nn.Conv2d(2, 4, 3, padding=1), L.nn.ReLU(),
+                               L.nn.Conv2d(4, 4, 3, stride=2, groups=4, padding_mode="reflect", padding=1),
+                               L.nn.ConvTranspose2d(4, 2, 2, stride=2))
+    e_mod, t_mod = _pair_modules(make, "float64")
+    x = np.random.default_rng(3).standard_normal((3, 2, 6, 6))
+    for _ in range(3):
+        for mod, L in ((e_mod, ember), (t_mod, torch)):
+            mod.zero_grad()
+            loss = ((mod(L.tensor(x)) - L.tensor(x)) ** 2).mean()
+            loss.backward()
+            with L.no_grad():
+                for p in mod.parameters():
+                    p -= 0.1 * p.grad
+    for (name, ep), (_, tp) in zip(e_mod.named_parameters(), t_mod.named_parameters()):
+        assert_close(ep, tp, rtol=1e-9, atol=1e-12)
