@@ -166,6 +166,12 @@ OTHER = [
     Case("pairwise_distance-bcast", lambda L, a, b: F(L).pairwise_distance(a, b), R(3, 4), R(4)),
     Case("pairwise_distance-1d", lambda L, a, b: F(L).pairwise_distance(a, b, 3.0), R(4), R(4)),
     Case("pairwise_distance-mismatch", lambda L, a, b: F(L).pairwise_distance(a, b), R(3, 4), R(2, 4)),
+    Case("pdist", lambda L, x: F(L).pdist(x), R(5, 3)),
+    Case("pdist-p1", lambda L, x: F(L).pdist(x, 1.0), R(4, 3)),
+    Case("pdist-inf", lambda L, x: F(L).pdist(x, float("inf")), R(4, 3)),
+    Case("pdist-duplicate-rows", lambda L, x: F(L).pdist(x), V([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])),
+    Case("pdist-one-row", lambda L, x: F(L).pdist(x), R(1, 3)),
+    Case("pdist-1d", lambda L, x: F(L).pdist(x), R(3)),
 ]
 
 
@@ -252,6 +258,19 @@ def test_one_hot_is_ember_one_hot():
     assert ember.nn.functional.one_hot is ember.one_hot
     np.testing.assert_array_equal(ember.nn.functional.one_hot(ember.tensor([0, 2]), 3).numpy(),
                                   [[1, 0, 0], [0, 0, 1]])
+
+
+def test_gumbel_softmax_samples():
+    ember.manual_seed(0)
+    logits = ember.tensor(np.log(np.array([[0.7, 0.2, 0.1]] * 4000, np.float32)), requires_grad=True)
+    soft = ember.nn.functional.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.detach().numpy().sum(1), 1, rtol=1e-5)
+    hard = ember.nn.functional.gumbel_softmax(logits, hard=True)
+    picks = hard.detach().numpy()
+    assert set(np.unique(picks)) == {0.0, 1.0} and (picks.sum(1) == 1).all()
+    np.testing.assert_allclose(picks.mean(0), [0.7, 0.2, 0.1], atol=0.03)  # Gumbel-max samples the softmax
+    (hard * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0
 
 
 # ---- dropout: random, so compared with its defining properties rather than torch's stream --------

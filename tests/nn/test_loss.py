@@ -287,6 +287,39 @@ OTHER = [
     Case("triplet", lambda L, a, p, n: F(L).triplet_margin_loss(a, p, n), R(4, 3), R(4, 3), R(4, 3)),
     Case("triplet-swap-p1", lambda L, a, p, n: F(L).triplet_margin_loss(a, p, n, p=1, swap=True, reduction="none"),
          R(4, 3), R(4, 3), R(4, 3)),
+    Case("triplet-dims", lambda L, a, p, n: F(L).triplet_margin_loss(a, p, n), R(4, 3), R(4, 3), R(3)),
+    Case("triplet_distance", lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(a, p, n), R(4, 3), R(4, 3),
+         R(4, 3), grad2=True),
+    Case("triplet_distance-cosine-swap",
+         lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(
+             a, p, n, distance_function=lambda x, y: 1 - F(L).cosine_similarity(x, y), margin=0.5, swap=True,
+             reduction="sum"), R(4, 3), R(4, 3), R(4, 3)),
+    Case("triplet_distance-margin", lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(a, p, n, margin=0.0),
+         R(4, 3), R(4, 3), R(4, 3)),
+    Case("multilabel_soft_margin", lambda L, x, y: F(L).multilabel_soft_margin_loss(x, y), R(3, 4),
+         Arg((3, 4), lambda rng, s: (rng.random(s) < 0.5).astype(float)), grad2=True),
+    Case("multilabel_soft_margin-weight-none", lambda L, x, y, w: F(L).multilabel_soft_margin_loss(x, y, w, reduction="none"),
+         R(3, 4), unit(3, 4), P(4, grad=False)),
+    Case("multilabel_soft_margin-large", lambda L, x, y: F(L).multilabel_soft_margin_loss(x, y, reduction="sum"),
+         V([[1e4, -1e4, 0.0]]), V([[0.0, 1.0, 1.0]], grad=False)),
+    Case("multi_margin", lambda L, x, t: F(L).multi_margin_loss(x, t), R(4, 5), classes(4, high=5)),
+    Case("multi_margin-p2-weight", lambda L, x, t, w: F(L).multi_margin_loss(x, t, p=2, margin=0.5, weight=w,
+                                                                              reduction="none"),
+         R(4, 5), classes(4, high=5), P(5, grad=False)),
+    Case("multi_margin-unbatched", lambda L, x, t: F(L).multi_margin_loss(x, t, reduction="sum"), R(5), V(3)),
+    Case("multi_margin-ties", lambda L, x, t: F(L).multi_margin_loss(x, t), V([[1.0, 0.0, 2.0]]), V([0])),
+    Case("multi_margin-p3", lambda L, x, t: F(L).multi_margin_loss(x, t, p=3), R(4, 5), classes(4, high=5)),
+    Case("multi_margin-weight-2d", lambda L, x, t, w: F(L).multi_margin_loss(x, t, weight=w), R(4, 5),
+         classes(4, high=5), P(5, 1, grad=False)),
+    Case("multilabel_margin", lambda L, x, t: F(L).multilabel_margin_loss(x, t), R(3, 4),
+         V([[3, 0, -1, 1], [0, 1, 2, 3], [-1, 1, 2, 0]])),
+    Case("multilabel_margin-none", lambda L, x, t: F(L).multilabel_margin_loss(x, t, reduction="none"), R(2, 4),
+         V([[2, 2, -1, 0], [1, -1, 0, 0]])),
+    Case("multilabel_margin-unbatched", lambda L, x, t: F(L).multilabel_margin_loss(x, t), R(4), V([1, 3, -1, 0])),
+    Case("multilabel_margin-ties", lambda L, x, t: F(L).multilabel_margin_loss(x, t, reduction="sum"),
+         V([[1.0, 0.0, 0.0]]), V([[0, -1, 0]])),
+    Case("multilabel_margin-shape", lambda L, x, t: F(L).multilabel_margin_loss(x, t), R(3, 4),
+         classes(3, 3, high=4)),
     Case("gaussian_nll", lambda L, x, t, v: F(L).gaussian_nll_loss(x, t, v), R(3, 4), R(3, 4), P(3, 4)),
     Case("gaussian_nll-full-sum", lambda L, x, t, v: F(L).gaussian_nll_loss(x, t, v, full=True, reduction="sum"),
          R(3, 4), R(3, 4), P(3, 1)),
@@ -339,6 +372,9 @@ def _inputs(name, rng):
         "TripletMarginLoss": (x, rng.standard_normal((4, 3)), rng.standard_normal((4, 3))),
         "GaussianNLLLoss": (x, rng.standard_normal((4, 3)), u), "PoissonNLLLoss": (x, u),
         "SoftMarginLoss": (x, rng.choice([-1.0, 1.0], (4, 3))), "HingeEmbeddingLoss": (x, rng.choice([-1.0, 1.0], (4, 3))),
+        "MultiLabelSoftMarginLoss": (x, (u > 0.5).astype(float)), "MultiMarginLoss": (x, rng.integers(0, 3, 4)),
+        "MultiLabelMarginLoss": (x, np.array([[2, -1, 0], [0, 1, 2], [1, 0, -1], [-1, 0, 0]])),
+        "TripletMarginWithDistanceLoss": (x, rng.standard_normal((4, 3)), rng.standard_normal((4, 3))),
     }
     return inputs.get(name, (x, rng.standard_normal((4, 3))))
 
@@ -355,6 +391,8 @@ LOSS_MODULES = [
     ("MarginRankingLoss", {"margin": 0.2}), ("HingeEmbeddingLoss", {"margin": 0.5}),
     ("CosineEmbeddingLoss", {"margin": 0.1}), ("TripletMarginLoss", {"margin": 0.5, "p": 1.0, "swap": True}),
     ("GaussianNLLLoss", {"full": True}), ("PoissonNLLLoss", {"log_input": False, "full": True}),
+    ("MultiLabelSoftMarginLoss", {"weight": [1.0, 2.0, 0.5]}), ("MultiMarginLoss", {"p": 2, "margin": 0.5}),
+    ("MultiMarginLoss", {"weight": [1.0, 2.0, 0.5], "reduction": "none"}), ("MultiLabelMarginLoss", {}),
 ]
 
 
@@ -389,6 +427,21 @@ def test_loss_module_matches_torch(name, kwargs):
     for e, t in zip(e_in, t_in):
         if t.grad is not None:
             np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_triplet_margin_with_distance_module():
+    import torch
+    rng = np.random.default_rng(0)
+    a, p, n = (rng.standard_normal((4, 3)) for _ in range(3))
+    e_mod = ember.nn.TripletMarginWithDistanceLoss(margin=0.5, swap=True)
+    t_mod = torch.nn.TripletMarginWithDistanceLoss(margin=0.5, swap=True)
+    np.testing.assert_allclose(e_mod(*map(ember.tensor, (a, p, n))).item(), t_mod(*map(torch.tensor, (a, p, n))).item(),
+                               rtol=1e-7)
+    custom = ember.nn.TripletMarginWithDistanceLoss(distance_function=lambda x, y: (x - y).abs().sum(-1))
+    expected = np.maximum(np.abs(a - p).sum(-1) - np.abs(a - n).sum(-1) + 1, 0).mean()
+    np.testing.assert_allclose(custom(*map(ember.tensor, (a, p, n))).item(), expected, rtol=1e-7)
+    with pytest.raises(ValueError, match="expected margin to be greater than 0, got 0 instead"):
+        ember.nn.TripletMarginWithDistanceLoss(margin=0)
 
 
 def test_loss_modules_are_exported_like_torch():

@@ -32,7 +32,8 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "gaussian_nll_loss", "poisson_nll_loss",
+    "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "gaussian_nll_loss", "poisson_nll_loss", "pdist", "gumbel_softmax",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -505,6 +506,30 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, max(dim, 0) if dim >= 0 else None, keepdim)
 
 
+def pdist(input, p=2):
+    """p-norm distances between the rows of ``input`` (N, M): the (N (N - 1) / 2) entries above
+    the diagonal of the distance matrix, row by row."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    i, j = np.triu_indices(input.shape[0], 1)
+    rows_i = input.index_select(0, Tensor._make(i.astype(np.int64)))
+    rows_j = input.index_select(0, Tensor._make(j.astype(np.int64)))
+    return (rows_i - rows_j).norm(p, 1)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample from the Gumbel-softmax distribution (Jang et al., 2016,
+    https://arxiv.org/abs/1611.01144): ``softmax((logits + g) / tau)`` with Gumbel noise g;
+    ``hard`` returns the one-hot argmax with the soft sample's gradient (straight-through)."""
+    noise = Tensor._make(-np.log(_rng().exponential(1.0, tuple(logits.shape))).astype(logits._data.dtype))
+    soft = ((logits + noise) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot_sample = soft.new_zeros(soft.shape).scatter(dim, index, 1.0)
+    return one_hot_sample - soft.detach() + soft
+
+
 # ---- losses ------------------------------------------------------------------------------------
 def _legacy_reduction(size_average, reduce, reduction):
     """The ``reduction`` that the deprecated ``size_average``/``reduce`` flags stand for."""
@@ -835,16 +860,105 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+def _check_triplet_dims(anchor, positive, negative):
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same "
+                           f"number of dimensions, but got: anchor {anchor.ndim}D, positive "
+                           f"{positive.ndim}D, and negative {negative.ndim}D inputs")
+
+
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the :func:`pairwise_distance`
-    (Balntas et al., 2016); ``swap`` uses ``min(d(a, n), d(p, n))``."""
+    (Balntas et al., 2016); ``swap`` uses ``min(d(a, n), d(p, n))``. Inputs (N, D) or (D);
+    RuntimeError unless they have the same number of dimensions."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    _check_triplet_dims(anchor, positive, negative)
+    distance = lambda x1, x2: pairwise_distance(x1, x2, p, eps)
+    return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=distance,
+                                             margin=margin, swap=swap, reduction=reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default
+    :func:`pairwise_distance`). ValueError for ``margin <= 0`` or an unknown reduction."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    distance = distance_function or pairwise_distance
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = _F.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = _F.minimum(d_neg, distance(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per-class binary cross-entropy of logits averaged over the C classes:
+    ``-mean_c(y log sigmoid(x) + (1 - y) log sigmoid(-x))``. Shape: input (N, C) or (C),
+    target the same (0 or 1), weight (C); output (N) with reduction 'none'."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``, scaled by
+    ``weight[y]``. Shape: input (N, C) or (C), target (N) or () int64. ValueError for ``p``
+    other than 1 or 2 or a weight that is not 1-D."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    _check_reduction(reduction)
+    unbatched = input.ndim == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.reshape(1)
+    classes = input.shape[1]
+    index = target.unsqueeze(1)
+    # The hinge's gradient is zero at its kink, as in PyTorch: relu, not clamp.
+    z = (margin - input.gather(1, index) + input).relu()
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[target].unsqueeze(1)
+    others = Tensor._make(np.arange(classes) != target._data[:, None])
+    loss = (z * others).sum(1) / classes
+    return _reduce(loss.squeeze(0) if unbatched else loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``, the target classes ``y``
+    being the entries of ``target`` before its first -1. Shape: input (N, C) or (C), target
+    int64 of the same shape."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    labels = target._data
+    listed = np.cumprod(labels != -1, axis=1).astype(bool)  # entries before the first -1
+    # A class listed twice counts twice, as in PyTorch's loop over the target entries.
+    times_listed = np.zeros(labels.shape, input._data.dtype)
+    np.add.at(times_listed, (np.nonzero(listed)[0], labels[listed]), 1)
+    pairs = Tensor._make(times_listed[:, :, None] * (times_listed == 0)[:, None, :])  # [n, j target, i not]
+    z = (1 - input.unsqueeze(2) + input.unsqueeze(1)).relu()
+    loss = (z * pairs).sum((1, 2)) / input.shape[1]
+    return _reduce(loss.squeeze(0) if unbatched else loss, reduction)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
