@@ -61,7 +61,7 @@ def is_floating_point(input):
 def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
-    if name in ("nn", "optim", "utils", "datasets", "milestones"):
+    if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
