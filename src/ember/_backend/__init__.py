@@ -6,7 +6,7 @@ here and nowhere else.
 """
 import numpy as np
 
-__all__ = ["index_add_at", "sliding_windows", "matmul"]
+__all__ = ["index_add_at", "sliding_windows", "matmul", "scatter_add"]
 
 # Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
 # thread costs more than it saves there, and when another process or another library's
@@ -51,3 +51,8 @@ def index_add_at(out, index, values):
 def sliding_windows(x, window_shape, axis):
     """Read-only strided view of all windows of ``window_shape`` over ``axis`` (no copy)."""
     return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)
+
+
+def scatter_add(size, index, values):
+    """A 1-D array of ``size`` zeros with ``values`` added at ``index`` (repeats add up)."""
+    return np.bincount(index, weights=values, minlength=size).astype(values.dtype, copy=False)

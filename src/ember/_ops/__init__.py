@@ -1,5 +1,6 @@
 """Every primitive op, defined once. ``OPS`` maps an op's name to its entry."""
 from . import core, inplace, linalg, nn, pointwise, reduce, shape  # noqa: F401  (importing registers the entries)
+from . import norm, pool  # noqa: F401
 from . import conv  # noqa: F401
 from .core import OPS, Op, apply
 

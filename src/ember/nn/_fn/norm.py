@@ -1,2 +1,234 @@
-"""Placeholder: functional forms of this area are being added."""
-__all__ = []
+"""Normalisation functions of ``ember.nn.functional``
+(https://pytorch.org/docs/stable/nn.functional.html#normalization-functions).
+
+Every one is ``(x - mean) / sqrt(var + eps) * weight + bias`` over its own axes, computed
+by the fused ops of :mod:`ember._ops.norm` (statistics once, one normalising pass, a
+hand-derived backward). Variances are biased (divided by the count); running variances are
+updated with the unbiased one, as in PyTorch. With fixed (running) statistics the function
+is an affine map and is written as one.
+"""
+import numpy as np
+
+from ..._ops import norm as _norm
+from ..._ops.core import _type_name, apply
+from ...autograd.grad_mode import no_grad
+from .pooling import avg_pool2d
+from .image import pad
+
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm",
+           "local_response_norm"]
+
+
+def _check_float(input, kernel):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+
+
+def _check_same_dtype(input, *tensors):
+    for t in tensors:
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _check_channels(channels, **tensors):
+    for name, t in tensors.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def _channel_view(t, ndim):
+    """A (C,) tensor shaped (C, 1, ..., 1) to broadcast along dim 1 of an ``ndim``-D input."""
+    return None if t is None else t.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def _affine(input, mean, var, weight, bias, eps):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` with fixed per-channel statistics,
+    written as ``x * scale + shift``."""
+    scale = (var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * _channel_view(scale, input.ndim) + _channel_view(shift, input.ndim)
+
+
+def _update_running(running, value, momentum):
+    """``running = (1 - momentum) * running + momentum * value``, in place (no history)."""
+    with no_grad():
+        running.mul_(1 - momentum).add_(value.to(running.dtype) * momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Batch normalisation over all dims but the channel dim 1 (Ioffe & Szegedy, 2015;
+    https://pytorch.org/docs/stable/generated/torch.nn.functional.batch_norm.html).
+
+    Shapes: input (N, C, *); running_mean, running_var, weight, bias (C) or None; output
+    like input. With ``training`` the batch statistics normalise (biased variance) and the
+    running ones, if given, move towards them by ``momentum`` (unbiased variance), in
+    place; otherwise the running statistics normalise. Raises ValueError for a single value
+    per channel in training, RuntimeError for missing running statistics in evaluation,
+    sizes other than C, or mixed dtypes; NotImplementedError for integer inputs.
+    """
+    channels = input.shape[1] if input.ndim > 1 else 0
+    _check_channels(channels, running_mean=running_mean, running_var=running_var, weight=weight,
+                    bias=bias)
+    _check_float(input, "batch_norm")
+    _check_same_dtype(input, running_mean, running_var, weight, bias)
+    if not training:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        return _affine(input, running_mean, running_var, weight, bias, eps)
+    count = input.numel() // channels if channels else 0
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{input.size()}")
+    axes = (0,) + tuple(range(2, input.ndim))
+    stats = apply(_norm.NormStats, input, axes=axes)
+    if count and running_mean is not None:
+        _update_running(running_mean, stats[0].reshape(channels), momentum)
+    if count and running_var is not None:
+        _update_running(running_var, stats[1].reshape(channels) * (count / (count - 1)), momentum)
+    return apply(_norm.Normalize, input, stats, _channel_view(weight, input.ndim),
+                 _channel_view(bias, input.ndim), axes=axes, eps=eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Normalises each (sample, channel) plane by its own statistics (Ulyanov et al., 2016;
+    https://pytorch.org/docs/stable/generated/torch.nn.functional.instance_norm.html).
+
+    Shapes: input (N, C, *); weight, bias, running statistics (C) or None. With
+    ``use_input_stats`` the running statistics (if given) move towards the batch average of
+    the per-plane statistics; otherwise they normalise. ValueError for a single spatial
+    element when using input statistics; RuntimeError for sizes other than C.
+    """
+    if use_input_stats:
+        spatial = 1
+        for n in input.shape[2:]:
+            spatial *= n
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{input.size()}")
+    # PyTorch's message counts N * C elements: it runs batch norm on the (1, N * C, ...) view.
+    planes = input.shape[0] * input.shape[1] if input.ndim > 1 else 0
+    repeats = {name: None if t is None else t.numel() * input.shape[0] for name, t in
+               (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                ("bias", bias))}
+    for name, n in repeats.items():
+        if n is not None and n != planes:
+            raise RuntimeError(f"{name} should contain {planes} elements not {n}")
+    _check_float(input, "batch_norm")
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        return _affine(input, running_mean, running_var, weight, bias, eps)
+    axes = tuple(range(2, input.ndim))
+    stats = apply(_norm.NormStats, input, axes=axes)
+    count = input.numel() // planes if planes else 0
+    if count and running_mean is not None:
+        _update_running(running_mean, stats[0].reshape(input.shape[:2]).mean(0), momentum)
+    if count and running_var is not None:
+        unbiased = stats[1].reshape(input.shape[:2]) * (count / (count - 1))
+        _update_running(running_var, unbiased.mean(0), momentum)
+    return apply(_norm.Normalize, input, stats, _channel_view(weight, input.ndim),
+                 _channel_view(bias, input.ndim), axes=axes, eps=eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalises each group of ``C / num_groups`` channels of each sample (Wu & He, 2018;
+    https://pytorch.org/docs/stable/generated/torch.nn.functional.group_norm.html).
+
+    Shapes: input (N, C, *); weight, bias (C) or None; output like input. RuntimeError when
+    C is not divisible by ``num_groups``, for a weight or bias not of C elements, or an
+    input with fewer than 2 dims.
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, channels = input.shape[0], input.shape[1]
+    if channels % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but "
+                           f"got input of shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels "
+                               f"in input, but got {name} of shape {list(t.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    _check_float(input, "group_norm")
+    _check_same_dtype(input, weight, bias)
+    grouped = input.reshape(n, num_groups, channels // num_groups, -1)
+    per_group = (num_groups, channels // num_groups, 1)
+    stats = apply(_norm.NormStats, grouped, axes=(2, 3))
+    out = apply(_norm.Normalize, grouped, stats, None if weight is None else weight.reshape(per_group),
+                None if bias is None else bias.reshape(per_group), axes=(2, 3), eps=eps)
+    return out.reshape(input.shape)
+
+
+def _normalized_axes(input, normalized_shape, weight, bias, star):
+    """The trailing axes that ``normalized_shape`` names, after PyTorch's checks."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = [int(v) for v in normalized_shape]
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+                           "least one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = {shape}")
+    k = len(shape)
+    if input.ndim < k or list(input.shape[input.ndim - k:]) != shape:
+        expected = "[*" + (", " if star else "") + ", ".join(str(v) for v in shape) + "]"
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape {expected}, but "
+                           f"got input of size{list(input.shape)}")
+    return tuple(range(input.ndim - k, input.ndim))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalises over the last ``len(normalized_shape)`` dims (Ba et al., 2016;
+    https://pytorch.org/docs/stable/generated/torch.nn.functional.layer_norm.html).
+
+    Shapes: input (*, normalized_shape); weight, bias ``normalized_shape`` or None; output
+    like input. RuntimeError when the trailing dims, weight or bias do not match
+    ``normalized_shape``; NotImplementedError for integer inputs.
+    """
+    axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
+    _check_float(input, "LayerNormKernelImpl")
+    _check_same_dtype(input, weight, bias)
+    stats = apply(_norm.NormStats, input, axes=axes)
+    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x ** 2) + eps) * weight`` over the last ``len(normalized_shape)`` dims
+    (Zhang & Sennrich, 2019; https://pytorch.org/docs/stable/generated/torch.nn.functional.rms_norm.html).
+
+    ``eps`` None means ``finfo(input.dtype).eps``. Shapes and errors as :func:`layer_norm`.
+    """
+    axes = _normalized_axes(input, normalized_shape, weight, None, star=False)
+    _check_float(input, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    stats = apply(_norm.NormStats, input, axes=axes, centered=False)
+    return apply(_norm.Normalize, input, stats, weight, None, axes=axes, eps=eps, centered=False)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean of x ** 2 over size neighbouring channels) ** beta``
+    (Krizhevsky et al., 2012; https://pytorch.org/docs/stable/generated/torch.nn.functional.local_response_norm.html).
+
+    The neighbourhood of channel c is ``[c - size // 2, c + (size - 1) // 2]``, zero outside.
+    Shapes: input (N, C, *) with at least 3 dims; output like input. ValueError otherwise.
+    """
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = (input * input).reshape(input.shape[0], 1, input.shape[1], -1)
+    squares = pad(squares, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(squares, (size, 1), stride=1).reshape(input.shape)
+    return input / (div * alpha + k).pow(beta)

@@ -1,2 +1,425 @@
-"""Placeholder: functional forms of this area are being added."""
-__all__ = []
+"""Pooling functions of ``ember.nn.functional``
+(https://pytorch.org/docs/stable/nn.functional.html#pooling-functions).
+
+Shapes: 1-D forms take (N, C, L) or (C, L); 2-D forms (N, C, H, W) or (C, H, W). The window
+kernels are the ops of :mod:`ember._ops.pool`; this file turns PyTorch's arguments into
+tuples and raises PyTorch's errors (RuntimeError naming the sizes, as its ATen checks do).
+Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w``).
+"""
+import numpy as np
+
+from ... import _functional as _F
+from ..._ops import pool as _pool
+from ..._ops.core import _type_name, apply
+from ..._tensor import Tensor
+
+__all__ = [
+    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
+]
+
+def _pair(value, name, what, default=None):
+    """``value`` as an (H, W) tuple (``default`` when omitted); PyTorch's RuntimeError for
+    any other length."""
+    if default is not None and (value is None or (isinstance(value, (tuple, list)) and not value)):
+        return default
+    if isinstance(value, (tuple, list)):
+        if len(value) not in (1, 2):
+            rule = {"stride": "must either be omitted, a single int",
+                    "dilation": "must be either a single int"}.get(what, "must either be a single int")
+            raise RuntimeError(f"{name}: {what} {rule}, or a tuple of two ints")
+        return tuple(int(v) for v in value) * (2 // len(value))
+    return (int(value),) * 2
+
+
+def _single(value, name, what, default=None):
+    """``value`` as a 1-tuple (``default`` when omitted); PyTorch's RuntimeError for any
+    other length."""
+    if default is not None and (value is None or (isinstance(value, (tuple, list)) and not value)):
+        return default
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise RuntimeError(f"{name}() argument '{what}' should contain one int (got {len(value)})")
+        return (int(value[0]),)
+    return (int(value),)
+
+
+def _shape_list(input):
+    return list(input.shape)
+
+
+def _output_sizes(input, kernel, stride, padding, dilation, ceil_mode):
+    """PyTorch's ``pooling_output_shape`` and ``pool2d_shape_check`` for 2-D windows, in
+    its order of checks."""
+    sizes = []
+    for size, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        effective = (k - 1) * d + 1
+        if p > int(effective / 2):  # C++ division: truncates towards zero
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+        sizes.append(_pool.pooled_size(size, k, s, p, d, ceil_mode))
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
+                           f"dilationW: {dilation[1]}")
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{_shape_list(input)}")
+    if min(sizes) < 1:
+        channels = input.shape[-3]
+        raise RuntimeError(f"Given input size: ({channels}x{input.shape[-2]}x{input.shape[-1]}). "
+                           f"Calculated output size: ({channels}x{sizes[0]}x{sizes[1]}). "
+                           "Output size is too small")
+    return sizes
+
+
+def _as_2d(input):
+    """An (N, C, L) or (C, L) input seen as (..., 1, L), for the 2-D checks."""
+    return input.unsqueeze(-2)
+
+
+def _max_pool(input, attrs, return_indices):
+    if input.dtype.name == "bool":
+        raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
+    out = apply(_pool.MaxPool, input, **attrs)
+    return (out, apply(_pool.MaxPoolIndices, input, **attrs)) if return_indices else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Maximum over sliding windows (https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool2d.html).
+
+    Shapes: input (N, C, H, W) or (C, H, W); output (N, C, H_out, W_out) with
+    ``H_out = floor((H + 2 * padding - dilation * (kernel_size - 1) - 1) / stride) + 1``
+    (``ceil`` with ``ceil_mode``, dropping a last window that would start in the right
+    padding). ``stride`` defaults to ``kernel_size``. With ``return_indices`` also the int64
+    flat index ``h * W + w`` of each maximum (for :func:`max_unpool2d`). The gradient goes to
+    the first maximum of each window. Any real or integer dtype but bool.
+
+    Raises RuntimeError for padding above half the effective kernel ("pad should be at most
+    half of effective kernel size"), non-positive kernel, stride or dilation, an input that
+    is not 3-D/4-D or empty, and windows larger than the padded input ("Output size is too
+    small").
+    """
+    kernel = _pair(kernel_size, "max_pool2d", "kernel_size")
+    stride = _pair(stride, "max_pool2d", "stride", default=kernel)
+    padding = _pair(padding, "max_pool2d", "padding")
+    dilation = _pair(dilation, "max_pool2d", "dilation")
+    if input.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    _output_sizes(input, kernel, stride, padding, dilation, ceil_mode)
+    return _max_pool(input, dict(kernel_size=kernel, stride=stride, padding=padding,
+                                 dilation=dilation, ceil_mode=bool(ceil_mode)), return_indices)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Maximum over sliding windows along L (https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool1d.html).
+
+    Shapes: input (N, C, L) or (C, L); output (N, C, L_out) with L_out as for
+    :func:`max_pool2d`. ``padding`` may be at most ``kernel_size // 2``. Indices are
+    positions along L. RuntimeError for bad arguments or a too small input, with PyTorch's
+    ``max_pool1d()`` messages.
+    """
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got:{_shape_list(input)}")
+    (k,), (p,), (d,) = (_one(v, what) for v, what in
+                        ((kernel_size, "kernel_size"), (padding, "padding"), (dilation, "dilation")))
+    (s,) = _one(stride, "stride") if stride is not None and stride != [] and stride != () else (k,)
+    for value, what, limit in ((k, "kernel_size", 0), (s, "stride", 0)):
+        if value <= limit:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {value}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pool.pooled_size(input.shape[-1], k, s, p, d, ceil_mode)
+    if out < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    return _max_pool(input, dict(kernel_size=(k,), stride=(s,), padding=(p,), dilation=(d,),
+                                 ceil_mode=bool(ceil_mode)), return_indices)
+
+
+def _one(value, what):
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise RuntimeError(f"max_pool1d() {what} must be an int, list of ints or tuple of ints of "
+                               f"size 1 but got size {len(value)}")
+        return (int(value[0]),)
+    return (int(value),)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool1d` returning (values, indices)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool2d` returning (values, indices)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, view):
+    """Checks on the (..., H, W) ``view`` of the input, then pools the input itself."""
+    if view.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{view.ndim}, "
+                         f"{view.ndim - 1}], but got -3)")
+    _output_sizes(view, kernel, stride, padding, (1, 1), ceil_mode)
+    if input.dtype.name == "bool":
+        raise NotImplementedError("\"avg_pool2d\" not implemented for 'Bool'")
+    k = input.ndim - view.ndim + 2
+    return apply(_pool.AvgPool, input, kernel_size=kernel[-k:], stride=stride[-k:],
+                 padding=padding[-k:], ceil_mode=bool(ceil_mode),
+                 count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows (https://pytorch.org/docs/stable/generated/torch.nn.functional.avg_pool2d.html).
+
+    Shapes: input (N, C, H, W) or (C, H, W); output (N, C, H_out, W_out) sized as in
+    :func:`max_pool2d` (no dilation). Each window is divided by its element count, zero
+    padding included when ``count_include_pad``, never the ``ceil_mode`` overhang, or by
+    ``divisor_override``. Integer inputs divide with truncation. Errors as
+    :func:`max_pool2d`, plus RuntimeError("divisor must be not zero").
+    """
+    kernel = _pair(kernel_size, "avg_pool2d", "kernel_size")
+    stride = _pair(stride, "avg_pool2d", "stride", default=kernel)
+    padding = _pair(padding, "avg_pool2d", "padding")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, input)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows along L (https://pytorch.org/docs/stable/generated/torch.nn.functional.avg_pool1d.html).
+
+    Shapes: input (N, C, L) or (C, L); output (N, C, L_out). Rules and errors as
+    :func:`avg_pool2d` (messages read the input as (N, C, 1, L), as PyTorch's do).
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for "
+                           "argument #1 'self' (while checking arguments for avg_pool1d)")
+    (k,) = _single(kernel_size, "avg_pool1d", "kernel_size")
+    (s,) = _single(stride, "avg_pool1d", "stride", default=(k,))
+    (p,) = _single(padding, "avg_pool1d", "padding")
+    return _avg_pool(input, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, None, _as_2d(input))
+
+
+# ---- adaptive pooling --------------------------------------------------------------------------
+def _adaptive_size(output_size, input, n, name):
+    """``output_size`` as an n-tuple (None entries take the input's size)."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != n:
+            if n == 1:
+                raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
+                                   f"(got {len(output_size)})")
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be 2")
+        sizes = tuple(output_size)
+    else:
+        sizes = (output_size,) * n
+    return tuple(input.shape[input.ndim - n + i] if v is None else int(v) for i, v in enumerate(sizes))
+
+
+def _check_adaptive(input, n, name, sizes):
+    """PyTorch's checks, with messages that read a 1-D input as (N, C, 1, L) as its do."""
+    if input.ndim not in (n + 1, n + 2):
+        if n == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                               f"for argument #1 'self' (while checking arguments for {name})")
+        sep = ": " if "max" in name else " "
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{sep}{_shape_list(input)}")
+    shape = _shape_list(input) if n == 2 else _shape_list(input)[:-1] + [1, input.shape[-1]]
+    name2d = name[:-2] + "2d"
+    for d in range(len(shape) - 3, len(shape)):
+        if shape[d] == 0:
+            raise RuntimeError(f"{name2d}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {shape} with dimension {d} being empty")
+    if min(sizes) < 0:
+        if "max" in name:
+            shape = _shape_list(input)[:input.ndim - n] + list(sizes)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {shape}")
+        shown = ", ".join(str(v) for v in ((1,) * (2 - n) + sizes))
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal "
+                           f"to 0 but received {{{shown}}}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name2d}\" not implemented for '{_type_name(input.dtype)}'")
+
+
+def _averaging_matrix(size, out, dtype):
+    """(out, size) matrix whose row i averages PyTorch's adaptive window i."""
+    start, end = _pool.adaptive_ranges(size, out)
+    positions = np.arange(size)
+    inside = (positions >= start[:, None]) & (positions < end[:, None])
+    return Tensor._make((inside / (end - start)[:, None]).astype(dtype.np))
+
+
+def _adaptive_avg(input, n, output_size, name):
+    sizes = _adaptive_size(output_size, input, n, name)
+    _check_adaptive(input, n, name, sizes)
+    spatial = tuple(input.shape[input.ndim - n:])
+    if all(o == 1 for o in sizes):
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
+    if sizes == spatial:
+        return input.clone()
+    # Adaptive averaging is linear and separable: one small matrix product per spatial dim.
+    out = _F.matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
+    if n == 2:
+        out = _F.matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
+    return out
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over L_out windows that tile L (https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_avg_pool1d.html).
+
+    Window i spans ``[floor(i * L / L_out), ceil((i + 1) * L / L_out))``. Shapes: input
+    (N, C, L) or (C, L); output (N, C, L_out). Floating inputs only (NotImplementedError).
+    """
+    return _adaptive_avg(input, 1, output_size, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over an H_out x W_out grid of windows that tile the input
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_avg_pool2d.html).
+
+    ``output_size`` is an int or (H_out, W_out), None keeping that input size. Shapes: input
+    (N, C, H, W) or (C, H, W); output (N, C, H_out, W_out). RuntimeError for other ranks,
+    empty planes or negative sizes; NotImplementedError for integer inputs.
+    """
+    return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def _adaptive_max(input, n, output_size, return_indices, name):
+    sizes = _adaptive_size(output_size, input, n, name)
+    _check_adaptive(input, n, name, sizes)
+    index = apply(_pool.AdaptiveMaxPoolIndices, input, output_size=sizes)
+    out = apply(_pool.GatherPlanes, input, index, spatial_ndim=n)
+    return (out, index) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Maximum over adaptive windows along L (windows as :func:`adaptive_avg_pool1d`),
+    optionally with int64 indices along L
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool1d.html).
+    """
+    return _adaptive_max(input, 1, output_size, return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Maximum over adaptive windows (as :func:`adaptive_avg_pool2d`), optionally with the
+    int64 flat indices ``h * W + w`` (https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool2d.html).
+    The gradient goes to the first maximum of each window.
+    """
+    return _adaptive_max(input, 2, output_size, return_indices, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool1d` returning (values, indices)."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool2d` returning (values, indices)."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# ---- unpooling ---------------------------------------------------------------------------------
+def _unpool_size(input, kernel, stride, padding, output_size):
+    """PyTorch's ``_unpool_output_size``: the default ``(in - 1) * stride - 2 * padding +
+    kernel``, or ``output_size`` checked to lie strictly within one stride of it."""
+    n = len(kernel)
+    default = [(input.shape[input.ndim - n + d] - 1) * stride[d] - 2 * padding[d] + kernel[d]
+               for d in range(n)]
+    if output_size is None:
+        return tuple(default)
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but "
+                         f"it has a length of '{len(output_size)}'")
+    for d in range(n):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between '
+                             f"{low} and {high})")
+    return tuple(int(v) for v in output_size)
+
+
+def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor "
+                           f"with {input.ndim + (2 - n)} dimensions.")
+    if indices.dtype.name != "int64":
+        raise RuntimeError(f"elements in indices should be type int64 but got: {_type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({_shape_list(input)}) but got indices tensor with shape: "
+                           f"{_shape_list(indices)}")
+    size = _unpool_size(input, kernel, stride, padding, output_size)
+    plane = int(np.prod(size))
+    flat = indices._data
+    bad = (flat < 0) | (flat >= plane)
+    if bad.any():
+        shown = "x".join(str(v) for v in ((1,) + size if n == 1 else size))
+        raise RuntimeError(f"Found an invalid max index: {int(flat[bad].flat[0])} (output volumes are "
+                           f"of size {shown})")
+    return apply(_pool.ScatterPlanes, input, indices, plane_shape=size, accumulate=False)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool2d`: each value is put at its index in a zero plane
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.max_unpool2d.html).
+
+    Shapes: input and indices (N, C, H, W) or (C, H, W); output (N, C, H_out, W_out) with
+    ``H_out = (H - 1) * stride - 2 * padding + kernel_size`` unless ``output_size`` says
+    otherwise. RuntimeError for non-int64 or misshapen indices and indices outside the
+    plane; ValueError for an ``output_size`` of the wrong length or range.
+    """
+    kernel = _pair(kernel_size, "max_unpool2d", "kernel_size")
+    stride = _pair(stride, "max_unpool2d", "stride", default=kernel)
+    padding = _pair(padding, "max_unpool2d", "padding")
+    return _max_unpool(input, indices, kernel, stride, padding, output_size, 2)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of :func:`max_pool1d`: input and indices (N, C, L) or (C, L); output
+    (N, C, L_out) with ``L_out = (L - 1) * stride - 2 * padding + kernel_size``
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.max_unpool1d.html)."""
+    kernel = _single(kernel_size, "max_unpool1d", "kernel_size")
+    stride = _single(stride, "max_unpool1d", "stride", default=kernel)
+    padding = _single(padding, "max_unpool1d", "padding")
+    return _max_unpool(input, indices, kernel, stride, padding, output_size, 1)
+
+
+# ---- power-average pooling ---------------------------------------------------------------------
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """``(sum over the window of x ** p) ** (1 / p)``, computed as PyTorch does from an
+    average pool (https://pytorch.org/docs/stable/generated/torch.nn.functional.lp_pool2d.html).
+    Shapes as :func:`avg_pool2d`."""
+    kh, kw = _pair(kernel_size, "lp_pool2d", "kernel_size")
+    out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The 1-D :func:`lp_pool2d`: input (N, C, L) or (C, L)."""
+    (k,) = _single(kernel_size, "lp_pool1d", "kernel_size")
+    out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)

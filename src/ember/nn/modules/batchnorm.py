@@ -1,2 +1,146 @@
-"""Placeholder: layers of this area are being added."""
-__all__ = []
+"""Batch normalisation layers (https://pytorch.org/docs/stable/nn.html#normalization-layers)
+and their shared base with the instance-norm layers: affine parameters, running statistics
+and the ``num_batches_tracked`` counter, with PyTorch's names, defaults and state_dict keys."""
+from ..._creation import empty, ones, tensor, zeros
+from ..._dtype import int64
+from ...autograd.grad_mode import no_grad
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+class _NormBase(Module):
+    """``weight`` (ones) and ``bias`` (zeros) of size ``num_features`` when ``affine``;
+    buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``
+    (int64 0) when ``track_running_stats``, else those names hold None."""
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """Running mean 0, running variance 1, no batches tracked."""
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """Resets the running statistics, and the weight to 1 and the bias to 0."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        # State dicts from before the counter existed (no version recorded) load with the
+        # current count, as in PyTorch.
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None \
+                else tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                # Cumulative moving average: the k-th batch weighs 1/k.
+                factor = 1.0 / float(self.num_batches_tracked)
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if track else None,
+                            self.running_var if track else None, self.weight, self.bias,
+                            use_batch_stats, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs over N (and L), per channel
+    (Ioffe & Szegedy, 2015).
+
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``. In training the batch's
+    statistics normalise (biased variance) and, with ``track_running_stats``, the running
+    ones move by ``momentum`` towards them (unbiased variance; ``momentum=None`` keeps a
+    cumulative average); in eval mode the running statistics normalise.
+
+    Args: num_features (C), eps, momentum, affine, track_running_stats, device, dtype;
+    keyword ``bias`` (False drops the bias).
+
+    Shape: input (N, C) or (N, C, L); output the same. ValueError for other ranks, and (from
+    :func:`~ember.nn.functional.batch_norm`) for one value per channel in training.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm1d.html
+
+    Example::
+
+        >>> import ember
+        >>> m = ember.nn.BatchNorm1d(100)
+        >>> m(ember.randn(20, 100)).shape
+        ember.Size([20, 100])
+    """
+
+    def _check_input_dim(self, input):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs over N, H, W per channel; see
+    :class:`BatchNorm1d` for the rules and arguments.
+
+    Shape: input (N, C, H, W); output the same. ValueError for other ranks.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html
+    """
+
+    def _check_input_dim(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) inputs; see :class:`BatchNorm1d`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm3d.html"""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")

@@ -1,2 +1,175 @@
-"""Placeholder: layers of this area are being added."""
-__all__ = []
+"""Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and
+``LocalResponseNorm`` (https://pytorch.org/docs/stable/nn.html#normalization-layers)."""
+import numbers
+
+from ..._creation import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+
+
+def _shape(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(v) for v in normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalises each sample over its last ``len(normalized_shape)`` dims (Ba et al., 2016).
+
+    ``y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias``, biased variance.
+
+    Args: normalized_shape (int or shape of the trailing dims), eps, elementwise_affine
+    (learn ``weight``, ones, and ``bias``, zeros, of that shape), bias (False drops it),
+    device, dtype.
+
+    Shape: input (N, *), output the same. RuntimeError when the trailing dims differ from
+    ``normalized_shape``. Source: https://pytorch.org/docs/stable/generated/torch.nn.LayerNorm.html
+
+    Example::
+
+        >>> import ember
+        >>> ember.nn.LayerNorm([5, 10, 10])(ember.randn(20, 5, 10, 10)).shape
+        ember.Size([20, 5, 10, 10])
+    """
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight to 1, bias to 0."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalises each sample over groups of ``num_channels / num_groups`` channels (and all
+    spatial positions), then scales per channel (Wu & He, 2018).
+
+    Args: num_groups, num_channels (C, divisible by num_groups, else ValueError), eps,
+    affine (learn per-channel ``weight``, ones, and ``bias``, zeros), device, dtype; keyword
+    ``bias`` (False drops it).
+
+    Shape: input (N, C, *), output the same.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.GroupNorm.html
+    """
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight to 1, bias to 0."""
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """``y = x / sqrt(mean(x ** 2) + eps) * weight`` over the last
+    ``len(normalized_shape)`` dims (Zhang & Sennrich, 2019).
+
+    Args: normalized_shape, eps (None: ``finfo(input.dtype).eps``), elementwise_affine
+    (learn ``weight``, ones), device, dtype.
+
+    Shape: input (N, *), output the same.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.RMSNorm.html
+    """
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """``b_c = a_c / (k + alpha / n * sum of a_c' ** 2 over n neighbouring channels) ** beta``
+    (Krizhevsky et al., 2012).
+
+    Args: size (n), alpha, beta, k. Shape: input (N, C, *) with at least 3 dims; output the
+    same. Source: https://pytorch.org/docs/stable/generated/torch.nn.LocalResponseNorm.html
+    """
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

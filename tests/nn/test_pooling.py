@@ -1,0 +1,300 @@
+"""Pooling (max, average, adaptive, unpooling, power-average) against torch: values, indices
+and gradients over a grid of kernel x stride x padding x dilation x ceil_mode, odd sizes and
+1-pixel outputs, torch's tie and NaN rules, the errors torch raises, and the layers."""
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from harness import Case, D, I, R, V, check, inf, nan, params
+from torchcompare import assert_close
+
+
+def F(L):
+    return L.nn.functional
+
+
+KERNELS, STRIDES, PADDINGS, DILATIONS = (1, 2, 3), (None, 1, 2), (0, 1), (1, 2)
+
+
+def max_pool_grid():
+    cases = []
+    for k, s, p, d, c in itertools.product(KERNELS, STRIDES, PADDINGS, DILATIONS, (False, True)):
+        kw = dict(kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=c)
+        tag = f"k{k}-s{s}-p{p}-d{d}-c{int(c)}"
+        cases.append(Case(f"max2d-{tag}", lambda L, x, kw=kw: F(L).max_pool2d(x, **kw, return_indices=True),
+                          D(2, 3, 7, 6)))
+        cases.append(Case(f"max1d-{tag}", lambda L, x, kw=kw: F(L).max_pool1d(x, **kw, return_indices=True),
+                          D(2, 3, 7)))
+    return cases
+
+
+def avg_pool_grid():
+    cases = []
+    for k, s, p, c, inc in itertools.product(KERNELS, STRIDES, PADDINGS, (False, True), (False, True)):
+        kw = dict(kernel_size=k, stride=s, padding=p, ceil_mode=c, count_include_pad=inc)
+        tag = f"k{k}-s{s}-p{p}-c{int(c)}-i{int(inc)}"
+        cases.append(Case(f"avg2d-{tag}", lambda L, x, kw=kw: F(L).avg_pool2d(x, **kw), R(2, 3, 7, 6)))
+        cases.append(Case(f"avg1d-{tag}", lambda L, x, kw=kw: F(L).avg_pool1d(x, **kw), R(2, 3, 7)))
+    return cases
+
+
+@pytest.mark.parametrize("case,dtype", params(max_pool_grid()))
+def test_max_pool_grid(case, dtype):
+    check(case, dtype)
+
+
+@pytest.mark.parametrize("case,dtype", params(avg_pool_grid()))
+def test_avg_pool_grid(case, dtype):
+    check(case, dtype)
+
+
+def mp2(**kw):
+    return lambda L, x: F(L).max_pool2d(x, return_indices=True, **kw)
+
+
+POOL_CASES = [
+    # Rectangular kernels and strides, unbatched inputs, one-pixel outputs.
+    Case("max2d-rect", mp2(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1)), D(2, 2, 5, 7)),
+    Case("max2d-unbatched", mp2(kernel_size=2), D(3, 4, 5)),
+    Case("max2d-one-pixel", mp2(kernel_size=3), D(2, 2, 3, 3)),
+    Case("max2d-one-pixel-ceil", mp2(kernel_size=2, stride=2, ceil_mode=True), D(1, 2, 1, 1)),
+    Case("max2d-ceil-last-window", mp2(kernel_size=3, stride=2, padding=1, ceil_mode=True), D(1, 1, 6, 5)),
+    Case("max2d-empty-batch", mp2(kernel_size=2), R(0, 3, 4, 4)),
+    Case("max2d-int", lambda L, x: F(L).max_pool2d(x, 2, 1), I(2, 2, 4, 4), dtypes=(None,)),
+    Case("max2d-uint8", lambda L, x: F(L).max_pool2d(x, 2), I(1, 2, 4, 4, low=0, high=200, dtype="uint8"),
+         dtypes=(None,)),
+    # Ties: the gradient goes to the first maximum of the window (row-major).
+    Case("max2d-ties", mp2(kernel_size=2, stride=1), V([[[[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 1.0, 1.0]]]])),
+    Case("max1d-ties-overlap", lambda L, x: F(L).max_pool1d(x, 3, 1, 1, return_indices=True),
+         V([[[2.0, 2.0, 2.0, 1.0, 2.0]]])),
+    # NaN beats any number; -inf inputs and windows starting in the padding keep their first real tap.
+    Case("max2d-nan", mp2(kernel_size=2), V([[[[nan, 1.0, 2.0, 3.0], [0.0, nan, 4.0, 5.0]]]]), grad=False),
+    Case("max2d-neg-inf", mp2(kernel_size=(1, 2), stride=1, padding=(0, 1)), V([[[-inf, -inf, -inf]]])),
+    Case("max2d-inf", mp2(kernel_size=2), V([[[[inf, 1.0], [2.0, inf]]]])),
+    Case("max1d-noindices", lambda L, x: F(L).max_pool1d(x, 2, 1, ceil_mode=True), D(3, 5)),
+    Case("max1d-list-args", lambda L, x: F(L).max_pool1d(x, [3], [2], [1]), D(2, 3, 8)),
+    Case("avg2d-divisor", lambda L, x: F(L).avg_pool2d(x, 3, 2, 1, divisor_override=2), R(2, 3, 7, 6)),
+    Case("avg2d-rect", lambda L, x: F(L).avg_pool2d(x, (2, 3), (3, 1), (1, 1), ceil_mode=True,
+                                                    count_include_pad=False), R(2, 2, 8, 7)),
+    Case("avg2d-unbatched", lambda L, x: F(L).avg_pool2d(x, 2), R(3, 4, 5)),
+    Case("avg2d-int", lambda L, x: F(L).avg_pool2d(x, 2, 1, 1, ceil_mode=True), I(2, 2, 4, 5), dtypes=(None,)),
+    Case("avg1d-unbatched", lambda L, x: F(L).avg_pool1d(x, 3, 2, 1, True, False), R(3, 8)),
+    Case("lp2d", lambda L, x: F(L).lp_pool2d(x, 2.0, 2), R(2, 3, 6, 5)),
+    Case("lp1d-p3", lambda L, x: F(L).lp_pool1d(x.abs() + 0.1, 3.0, 3, 2, ceil_mode=True), R(2, 3, 8)),
+]
+
+
+def adaptive_cases():
+    cases = []
+    for out in (1, 2, 3, 5, 7, (None, 4), (2, None), (3, 1), (9, 8)):
+        for name in ("avg", "max"):
+            extra = (True,) if name == "max" else ()
+            cases.append(Case(f"adaptive-{name}2d-{out}", lambda L, x, out=out, name=name, extra=extra:
+                              getattr(F(L), f"adaptive_{name}_pool2d")(x, out, *extra), D(2, 3, 7, 6)))
+    for out in (1, 3, 4, 7, 10):
+        cases.append(Case(f"adaptive-avg1d-{out}", lambda L, x, out=out: F(L).adaptive_avg_pool1d(x, out),
+                          R(2, 3, 7)))
+        cases.append(Case(f"adaptive-max1d-{out}", lambda L, x, out=out: F(L).adaptive_max_pool1d(x, out, True),
+                          D(2, 3, 7)))
+    cases += [
+        Case("adaptive-avg2d-unbatched", lambda L, x: F(L).adaptive_avg_pool2d(x, (2, 3)), R(3, 5, 7)),
+        Case("adaptive-max2d-unbatched", lambda L, x: F(L).adaptive_max_pool2d(x, 2), D(3, 5, 7)),
+        Case("adaptive-avg2d-zero-out", lambda L, x: F(L).adaptive_avg_pool2d(x, (0, 2)), R(2, 3, 4, 4), grad=False),
+        Case("adaptive-max2d-ties", lambda L, x: F(L).adaptive_max_pool2d(x, 2, True),
+             V([[[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]]])),
+        Case("adaptive-max2d-nan", lambda L, x: F(L).adaptive_max_pool2d(x, 1, True),
+             V([[[[0.0, nan], [nan, 1.0]]]]), grad=False),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize("case,dtype", params(POOL_CASES + adaptive_cases()))
+def test_pool_cases(case, dtype):
+    check(case, dtype)
+
+
+def unpool(L, x, pool_kw, unpool_kw):
+    values, indices = F(L).max_pool2d(x, return_indices=True, **pool_kw)
+    return F(L).max_unpool2d(values, indices, **unpool_kw)
+
+
+UNPOOL_CASES = [
+    Case("unpool2d", lambda L, x: unpool(L, x, dict(kernel_size=2), dict(kernel_size=2)), D(2, 3, 6, 6)),
+    Case("unpool2d-odd", lambda L, x: unpool(L, x, dict(kernel_size=2), dict(kernel_size=2, output_size=(7, 7))),
+         D(2, 3, 7, 7)),
+    Case("unpool2d-overlap", lambda L, x: unpool(L, x, dict(kernel_size=3, stride=1, padding=1),
+                                                 dict(kernel_size=3, stride=1, padding=1)), D(1, 2, 4, 5)),
+    Case("unpool2d-output-size-4", lambda L, x: unpool(L, x, dict(kernel_size=2),
+                                                       dict(kernel_size=2, output_size=(1, 1, 7, 6))), D(1, 1, 7, 6)),
+    Case("unpool1d", lambda L, x: F(L).max_unpool1d(*F(L).max_pool1d(x, 2, return_indices=True), 2),
+         D(2, 3, 8)),
+    Case("unpool2d-bad-output-size", lambda L, x: unpool(L, x, dict(kernel_size=2),
+                                                         dict(kernel_size=2, output_size=(3, 3))), D(1, 1, 4, 4)),
+    Case("unpool2d-output-size-length", lambda L, x: unpool(L, x, dict(kernel_size=2),
+                                                            dict(kernel_size=2, output_size=(1, 4, 4))),
+         D(1, 1, 4, 4)),
+    Case("unpool2d-bad-index", lambda L, x, i: F(L).max_unpool2d(x, i, 2), R(1, 1, 2, 2),
+         I(1, 1, 2, 2, low=16, high=20)),
+    Case("unpool2d-negative-index", lambda L, x, i: F(L).max_unpool2d(x, i, 2), R(1, 1, 2, 2),
+         I(1, 1, 2, 2, low=-3, high=-1)),
+    Case("unpool2d-float-index", lambda L, x, i: F(L).max_unpool2d(x, i.float(), 2), R(1, 1, 2, 2),
+         I(1, 1, 2, 2, low=0, high=4)),
+    Case("unpool2d-shape-mismatch", lambda L, x, i: F(L).max_unpool2d(x, i, 2), R(1, 1, 2, 2),
+         I(1, 1, 2, 3, low=0, high=4)),
+    Case("unpool2d-rank", lambda L, x, i: F(L).max_unpool2d(x, i, 2), R(2, 2), I(2, 2, low=0, high=4)),
+]
+
+
+@pytest.mark.parametrize("case,dtype", params(UNPOOL_CASES))
+def test_unpool(case, dtype):
+    check(case, dtype)
+
+
+# Every call torch rejects: ember must raise the same exception class (the harness checks).
+ERROR_CASES = [
+    Case("max2d-pad-too-big", mp2(kernel_size=3, padding=2), R(1, 1, 5, 5)),
+    Case("max2d-window-too-big", mp2(kernel_size=6), R(1, 1, 5, 5)),
+    Case("max2d-stride-zero", mp2(kernel_size=2, stride=0), R(1, 1, 5, 5)),
+    Case("max2d-stride-negative", mp2(kernel_size=2, stride=-1), R(1, 1, 5, 5)),
+    Case("max2d-kernel-zero", mp2(kernel_size=0, stride=1), R(1, 1, 5, 5)),
+    Case("max2d-dilation-zero", mp2(kernel_size=2, dilation=0), R(1, 1, 5, 5)),
+    Case("max2d-pad-negative", mp2(kernel_size=2, padding=-1), R(1, 1, 5, 5)),
+    Case("max2d-kernel-3-ints", mp2(kernel_size=(2, 2, 2)), R(1, 1, 5, 5)),
+    Case("max2d-rank-2", mp2(kernel_size=2), R(5, 5)),
+    Case("max2d-rank-5", mp2(kernel_size=2), R(1, 1, 1, 5, 5)),
+    Case("max2d-empty-plane", mp2(kernel_size=1), R(1, 3, 0, 5)),
+    Case("max2d-bool", lambda L, x: F(L).max_pool2d(x > 0, 2), R(1, 1, 4, 4)),
+    Case("max1d-window-too-big", lambda L, x: F(L).max_pool1d(x, 6), R(2, 3, 5)),
+    Case("max1d-pad-too-big", lambda L, x: F(L).max_pool1d(x, 3, 1, 2), R(2, 3, 5)),
+    Case("max1d-stride-zero", lambda L, x: F(L).max_pool1d(x, 2, 0), R(2, 3, 5)),
+    Case("max1d-kernel-2-ints", lambda L, x: F(L).max_pool1d(x, (2, 2)), R(2, 3, 5)),
+    Case("max1d-rank", lambda L, x: F(L).max_pool1d(x, 2), R(5)),
+    Case("avg2d-window-too-big", lambda L, x: F(L).avg_pool2d(x, 6), R(1, 1, 5, 5)),
+    Case("avg2d-pad-too-big", lambda L, x: F(L).avg_pool2d(x, 3, padding=2), R(1, 1, 5, 5)),
+    Case("avg2d-stride-zero", lambda L, x: F(L).avg_pool2d(x, 2, 0), R(1, 1, 5, 5)),
+    Case("avg2d-divisor-zero", lambda L, x: F(L).avg_pool2d(x, 2, divisor_override=0), R(1, 1, 5, 5)),
+    Case("avg2d-rank-2", lambda L, x: F(L).avg_pool2d(x, 2), R(5, 5)),
+    Case("avg1d-window-too-big", lambda L, x: F(L).avg_pool1d(x, 6), R(2, 3, 5)),
+    Case("avg1d-rank", lambda L, x: F(L).avg_pool1d(x, 2), R(5)),
+    Case("adaptive-avg2d-rank", lambda L, x: F(L).adaptive_avg_pool2d(x, 2), R(5, 5)),
+    Case("adaptive-avg2d-negative", lambda L, x: F(L).adaptive_avg_pool2d(x, -1), R(1, 1, 5, 5)),
+    Case("adaptive-avg2d-empty", lambda L, x: F(L).adaptive_avg_pool2d(x, 2), R(1, 1, 0, 5)),
+    Case("adaptive-max2d-rank", lambda L, x: F(L).adaptive_max_pool2d(x, 2), R(5, 5)),
+    Case("adaptive-max2d-3-sizes", lambda L, x: F(L).adaptive_max_pool2d(x, (2, 2, 2)), R(1, 1, 5, 5)),
+    Case("adaptive-avg1d-2-sizes", lambda L, x: F(L).adaptive_avg_pool1d(x, (2, 2)), R(1, 2, 5)),
+    Case("adaptive-avg2d-int", lambda L, x: F(L).adaptive_avg_pool2d(x, 2), I(1, 1, 4, 4), dtypes=(None,)),
+    Case("adaptive-max2d-int", lambda L, x: F(L).adaptive_max_pool2d(x, 2), I(1, 1, 4, 4), dtypes=(None,)),
+]
+
+
+@pytest.mark.parametrize("case,dtype", params(ERROR_CASES))
+def test_pool_errors(case, dtype):
+    check(case, dtype)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda L, x: F(L).max_pool2d(x, 3, padding=2), "pad should be at most half of effective kernel size"),
+    (lambda L, x: F(L).max_pool2d(x, 6), r"Given input size: \(1x5x5\)\. Calculated output size: "
+                                         r"\(1x0x0\)\. Output size is too small"),
+    (lambda L, x: F(L).avg_pool2d(x, 2, -1), "stride should be greater than zero"),
+    (lambda L, x: F(L).max_pool2d(x, 2, 0), "stride should not be zero"),
+])
+def test_pool_error_messages(call, match):
+    x = np.zeros((1, 1, 5, 5), np.float32)
+    with pytest.raises(RuntimeError, match=match):
+        call(torch, torch.tensor(x))
+    with pytest.raises(RuntimeError, match=match):
+        call(ember, ember.tensor(x))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("max_pool2d", lambda L, x: F(L).max_pool2d(x, 3, 2, 1, ceil_mode=True)),
+    ("max_pool2d-overlap", lambda L, x: F(L).max_pool2d(x, 2, 1)),
+    ("avg_pool2d", lambda L, x: F(L).avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+    ("adaptive_max_pool2d", lambda L, x: F(L).adaptive_max_pool2d(x, (3, 2))),
+    ("adaptive_avg_pool2d", lambda L, x: F(L).adaptive_avg_pool2d(x, (3, 4))),
+    ("max_unpool2d", lambda L, x: F(L).max_unpool2d(*F(L).max_pool2d(x, 2, return_indices=True), 2)),
+])
+def test_double_backward_through_upstream_gradient(name, call):
+    """Pooling is (piecewise) linear: its gradient is a linear map of the upstream gradient
+    ``g``, and the derivative of that map w.r.t. ``g`` must be the pooling again."""
+    rng = np.random.default_rng(0)
+    x = (rng.permutation(2 * 3 * 7 * 6).reshape(2, 3, 7, 6) / 7.0).astype(np.float64)
+    results = []
+    for L in (torch, ember):
+        xt = L.tensor(x, requires_grad=True)
+        y = call(L, xt)
+        g = L.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)), requires_grad=True)
+        (gx,) = L.autograd.grad(y, xt, g, create_graph=True)
+        w = L.tensor(np.cos(np.arange(x.size)).reshape(x.shape))
+        (gg,) = L.autograd.grad((gx * w).sum(), g)
+        results.append((gx, gg))
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, rtol=1e-12, atol=1e-12)
+
+
+def test_max_pool_gradient_goes_to_first_maximum():
+    x = ember.tensor([[[[3.0, 3.0], [3.0, 3.0]]]], requires_grad=True)
+    ember.nn.functional.max_pool2d(x, 2).sum().backward()
+    assert x.grad.tolist() == [[[[1.0, 0.0], [0.0, 0.0]]]]
+
+
+def test_max_pool_without_grad_records_nothing():
+    x = ember.randn(2, 3, 6, 6, requires_grad=True)
+    with ember.no_grad():
+        y = ember.nn.functional.max_pool2d(x, 2)
+    assert y.grad_fn is None and not y.requires_grad
+    assert ember.nn.functional.max_pool2d(x, 2).grad_fn.name() == "MaxPoolBackward0"
+
+
+def _module_pairs():
+    return [
+        ("MaxPool1d", (3,), {}, (2, 3, 9)),
+        ("MaxPool1d", (2,), {"stride": 1, "padding": 1, "dilation": 2, "return_indices": True,
+                             "ceil_mode": True}, (2, 3, 9)),
+        ("MaxPool2d", ((3, 2),), {"stride": (2, 1)}, (2, 3, 8, 7)),
+        ("MaxPool2d", (3, 2, 1, 2, True, True), {}, (2, 3, 8, 7)),
+        ("AvgPool1d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False},
+         (2, 3, 9)),
+        ("AvgPool2d", ((2, 3),), {"stride": 1, "padding": 1, "divisor_override": 4}, (2, 3, 6, 7)),
+        ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 9)),
+        ("AdaptiveAvgPool2d", ((None, 3),), {}, (2, 3, 6, 7)),
+        ("AdaptiveMaxPool1d", (4, True), {}, (2, 3, 9)),
+        ("AdaptiveMaxPool2d", (2,), {}, (2, 3, 6, 7)),
+        ("LPPool1d", (2, 3), {"stride": 2}, (2, 3, 9)),
+        ("LPPool2d", (1.5, (2, 3)), {"ceil_mode": True}, (2, 3, 6, 7)),
+    ]
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", _module_pairs())
+def test_modules_match_torch(name, args, kwargs, shape):
+    e_mod, t_mod = getattr(ember.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(e_mod) == repr(t_mod)
+    x = np.random.default_rng(1).permutation(int(np.prod(shape))).reshape(shape).astype(np.float32) / 10
+    if name.startswith("LP"):
+        x = np.abs(x) + 0.1
+    e_out, t_out = e_mod(ember.tensor(x)), t_mod(torch.tensor(x))
+    if isinstance(t_out, tuple):
+        assert_close(e_out[1], t_out[1])
+        e_out, t_out = e_out[0], t_out[0]
+    assert_close(e_out, t_out, rtol=1e-5, atol=1e-6)
+
+
+def _unpool_with_modules(L, x):
+    pool, unpool = L.nn.MaxPool2d(2, stride=2, return_indices=True), L.nn.MaxUnpool2d(2)
+    pool1, unpool1 = L.nn.MaxPool1d(2, return_indices=True), L.nn.MaxUnpool1d(2, stride=2)
+    values, indices = pool(L.tensor(x))
+    return (unpool(values, indices, output_size=(8, 7)), unpool1(*pool1(L.tensor(x[:, :, 0]))),
+            repr(unpool) + repr(unpool1))
+
+
+def test_max_unpool_modules_match_torch():
+    x = np.random.default_rng(2).permutation(2 * 3 * 8 * 7).reshape(2, 3, 8, 7).astype(np.float32)
+    e2d, e1d, e_repr = _unpool_with_modules(ember, x)
+    t2d, t1d, t_repr = _unpool_with_modules(torch, x)
+    assert_close(e2d, t2d)
+    assert_close(e1d, t1d)
+    assert e_repr == t_repr
