@@ -1,0 +1,320 @@
+"""A decoder-only transformer language model (GPT), with key–value-cached generation.
+
+The architecture is GPT-2's (Radford et al., *Language Models are Unsupervised Multitask
+Learners*, 2019), which is the decoder of Vaswani et al., *Attention Is All You Need* (2017)
+with the layer norms moved before each sublayer ("pre-norm"):
+
+    x = token_embedding(idx) + position_embedding(0..T-1)
+    for each block:  x = x + attention(ln_1(x));  x = x + mlp(ln_2(x))
+    logits = lm_head(ln_f(x))          # lm_head shares its weight with token_embedding
+
+Attention is causal: position t sees positions 0..t. Generation keeps, per layer, the keys
+and values of every position seen so far in a :class:`KVCache`, so each new token costs one
+position's work instead of a pass over the whole context.
+
+The file uses only PyTorch's API through the three imports below: with them reading
+``import torch`` / ``from torch import nn`` / ``from torch.nn import functional as F`` it is
+a PyTorch model, which is how the tests and ``benchmarks/bench_gpt.py`` compare the two.
+"""
+import math
+from dataclasses import asdict, dataclass
+
+import ember as torch
+from ember import nn
+from ember.nn import functional as F
+
+
+@dataclass
+class GPTConfig:
+    """The sizes of a :class:`GPT`.
+
+    Attributes:
+        vocab_size: number of token ids ``V``.
+        block_size: the longest sequence ``T`` the model reads (its learned positions).
+        n_layer: number of transformer blocks.
+        n_head: attention heads per block; must divide ``n_embd``.
+        n_embd: width ``C`` of the residual stream.
+        dropout: dropout probability on embeddings, attention weights and sublayer outputs
+            (training only).
+        bias: whether linear layers and layer norms have biases.
+    """
+
+    vocab_size: int = 96
+    block_size: int = 64
+    n_layer: int = 2
+    n_head: int = 4
+    n_embd: int = 128
+    dropout: float = 0.0
+    bias: bool = True
+
+    def __post_init__(self):
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_head ({self.n_head}) must divide n_embd ({self.n_embd})")
+
+    def to_dict(self):
+        """The sizes as a plain dict (for checkpoints); ``GPTConfig(**d)`` inverts it."""
+        return asdict(self)
+
+
+class KVCache:
+    """One attention layer's keys and values of the positions seen so far.
+
+    Storage for all ``block_size`` positions is allocated up front; :meth:`append` writes a
+    step's keys and values in place after the ones already there, so generating a token
+    allocates no cache memory.
+
+    Shapes: ``keys`` and ``values`` are ``(B, n_head, block_size, head_dim)``; the first
+    ``length`` positions hold data.
+    """
+
+    def __init__(self, batch_size, n_head, block_size, head_dim, dtype, device):
+        shape = (batch_size, n_head, block_size, head_dim)
+        self.keys = torch.zeros(shape, dtype=dtype, device=device)
+        self.values = torch.zeros(shape, dtype=dtype, device=device)
+        self.length = 0
+
+    def append(self, k, v):
+        """Store ``k`` and ``v`` (``(B, n_head, T, head_dim)``) after the cached positions.
+
+        Returns:
+            ``(keys, values)``: views of every cached position, ``(B, n_head, length, head_dim)``.
+
+        Raises:
+            RuntimeError: the cache would hold more than ``block_size`` positions.
+        """
+        start, end = self.length, self.length + k.shape[2]
+        if end > self.keys.shape[2]:
+            raise RuntimeError(f"KV cache holds {self.keys.shape[2]} positions (block_size); "
+                               f"cannot add {k.shape[2]} after {start}")
+        self.keys[:, :, start:end] = k
+        self.values[:, :, start:end] = v
+        self.length = end
+        return self.keys[:, :, :end], self.values[:, :, :end]
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention in which position t attends to positions 0..t.
+
+    Shapes: input and output ``(B, T, C)``.
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.dropout = config.dropout
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, cache=None):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        # (B, T, C) -> (B, n_head, T, head_dim): each head attends on its own slice of C.
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        past = 0
+        if cache is not None:
+            past = cache.length
+            k, v = cache.append(k, v)
+        dropout_p = self.dropout if self.training else 0.0
+        if past and T > 1:
+            # New positions after cached ones: query i sees keys 0..past+i.
+            mask = torch.ones(T, past + T, dtype=torch.bool, device=x.device).tril(diagonal=past)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        else:
+            # A single new query may see every cached key; otherwise the mask is plain causal.
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=T > 1)
+        y = y.transpose(1, 2).reshape(B, T, C)
+        return self.resid_dropout(self.proj(y))
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network: ``C -> 4C -> GELU -> C``. Shapes: ``(B, T, C)``."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
+        self.proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.proj(self.gelu(self.fc(x))))
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: attention, then MLP, each added to the residual stream."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+
+    def forward(self, x, cache=None):
+        x = x + self.attn(self.ln_1(x), cache)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """A GPT language model: next-token logits for every position of a token sequence.
+
+    Args:
+        config: a :class:`GPTConfig`.
+
+    Initialisation follows GPT-2: linear and embedding weights ~ N(0, 0.02²), biases zero,
+    and the output projections of attention and MLP ~ N(0, (0.02 / sqrt(2·n_layer))²), since
+    each block adds two of them to the residual stream. ``lm_head.weight`` *is*
+    ``token_embedding.weight`` (one Parameter): the same matrix reads tokens in and scores
+    them out.
+
+    Example::
+
+        >>> import ember as torch
+        >>> from ember.models.gpt import GPT, GPTConfig
+        >>> _ = torch.manual_seed(0)
+        >>> model = GPT(GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=2, n_embd=8))
+        >>> logits, loss = model(torch.tensor([[1, 2, 3]]), targets=torch.tensor([[2, 3, 4]]))
+        >>> tuple(logits.shape), loss.shape
+        ((1, 3, 10), ember.Size([]))
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.token_embedding = nn.Embedding(config.vocab_size, config.n_embd)
+        self.position_embedding = nn.Embedding(config.block_size, config.n_embd)
+        self.dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.token_embedding.weight = self.lm_head.weight
+        self.apply(self._init_weights)
+        for block in self.blocks:
+            for projection in (block.attn.proj, block.mlp.proj):
+                nn.init.normal_(projection.weight, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def hidden_states(self, idx, caches=None):
+        """The final layer-normed residual stream.
+
+        Args:
+            idx: token ids ``(B, T)``, int64.
+            caches: None, or one :class:`KVCache` per block (from :meth:`new_caches`); ``idx``
+                then continues the cached positions, and its keys and values are appended.
+
+        Returns:
+            ``(B, T, C)`` float tensor.
+
+        Raises:
+            ValueError: the sequence (with the cached positions) is longer than ``block_size``.
+        """
+        B, T = idx.shape
+        past = caches[0].length if caches else 0
+        if past + T > self.config.block_size:
+            raise ValueError(f"cannot read a sequence of length {past + T}: block_size is "
+                             f"{self.config.block_size}")
+        positions = torch.arange(past, past + T, dtype=torch.long, device=idx.device)
+        x = self.dropout(self.token_embedding(idx) + self.position_embedding(positions))
+        for index, block in enumerate(self.blocks):
+            x = block(x, caches[index] if caches else None)
+        return self.ln_f(x)
+
+    def forward(self, idx, targets=None):
+        """Logits of the next token at every position, and optionally the loss.
+
+        Args:
+            idx: token ids ``(B, T)``, int64, ``T <= block_size``.
+            targets: None, or the next-token ids ``(B, T)``, int64; ``-100`` marks positions
+                left out of the loss.
+
+        Returns:
+            ``(logits, loss)``: logits ``(B, T, V)`` float32; loss the mean cross-entropy over
+            the counted positions (a 0-d tensor), or None without ``targets``.
+
+        Raises:
+            ValueError: ``T > block_size`` (the message names both).
+        """
+        logits = self.lm_head(self.hidden_states(idx))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                   ignore_index=-100)
+        return logits, loss
+
+    def new_caches(self, batch_size):
+        """Empty key–value caches for generation, one :class:`KVCache` per block."""
+        weight = self.lm_head.weight
+        c = self.config
+        return [KVCache(batch_size, c.n_head, c.block_size, c.n_embd // c.n_head, weight.dtype,
+                        weight.device) for _ in range(c.n_layer)]
+
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True,
+                 stop_token=None):
+        """Continue each sequence of ``idx`` by sampling ``max_new_tokens`` tokens.
+
+        Each step samples from ``softmax(logits / temperature)`` at the last position,
+        restricted to the ``top_k`` most likely tokens if given. ``top_k=1`` or
+        ``temperature=0`` decode greedily (argmax; no random numbers are drawn), and then the
+        result is the same with and without the cache. Call ``model.eval()`` first to turn
+        dropout off.
+
+        The model never reads past ``block_size`` positions: rather than cropping the context
+        (which would shift every learned position and invalidate the cache), generation that
+        would need more raises before it starts.
+
+        Args:
+            idx: prompt token ids ``(B, T)``, int64, ``T >= 1``.
+            max_new_tokens: number of tokens to add.
+            temperature: divides the logits; > 0, or 0 for greedy.
+            top_k: None, or sample only among the ``top_k`` largest logits.
+            use_cache: keep each layer's keys and values in a :class:`KVCache` (the prompt is
+                read once, then one position per step); False re-reads the whole sequence
+                every step.
+            stop_token: None, or a token id after which generation stops early once every
+                sequence has produced it (tokens after it in a row are arbitrary).
+
+        Returns:
+            ``(B, T + n)`` int64: the prompt followed by ``n <= max_new_tokens`` new tokens.
+
+        Raises:
+            ValueError: ``T + max_new_tokens > block_size`` (the message names the prompt
+                length, ``max_new_tokens`` and ``block_size``), or ``temperature < 0``.
+        """
+        T, block_size = idx.shape[1], self.config.block_size
+        if T + max_new_tokens > block_size:
+            raise ValueError(f"a prompt of {T} tokens plus max_new_tokens={max_new_tokens} exceeds "
+                             f"block_size {block_size}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        caches = self.new_caches(idx.shape[0]) if use_cache else None
+        context = idx
+        finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
+        for _ in range(max_new_tokens):
+            logits = self.lm_head(self.hidden_states(context, caches)[:, -1, :])
+            next_token = self._choose(logits, temperature, top_k)
+            idx = torch.cat((idx, next_token), dim=1)
+            context = next_token if use_cache else idx
+            if stop_token is not None:
+                finished = finished | (next_token[:, 0] == stop_token)
+                if bool(finished.all()):
+                    break
+        return idx
+
+    @staticmethod
+    def _choose(logits, temperature, top_k):
+        """Next token ids ``(B, 1)`` from last-position logits ``(B, V)``."""
+        if top_k == 1 or temperature == 0:
+            return logits.argmax(dim=-1, keepdim=True)
+        logits = logits / temperature
+        if top_k is not None:
+            kth_largest = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
+            logits = logits.masked_fill(logits < kth_largest, float("-inf"))
+        return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
