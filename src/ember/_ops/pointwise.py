@@ -253,7 +253,7 @@ class Clamp(Op):
 
 
 def _no_bool(x, name):
-    if x.dtype == np.bool_:
+    if x.dtype.kind == "b":
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
@@ -263,7 +263,7 @@ class Relu(Op):
 
     @staticmethod
     def forward(x):
-        if x.dtype == np.bool_:
+        if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
         return np.maximum(x, 0)
 
@@ -284,7 +284,7 @@ class Neg(Op):
 
     @staticmethod
     def forward(x):
-        if x.dtype == np.bool_:
+        if x.dtype.kind == "b":
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                "operator instead.")
@@ -313,7 +313,7 @@ class Sign(Op):
 
     @staticmethod
     def forward(x):
-        if x.dtype == np.bool_:
+        if x.dtype.kind == "b":
             return x.copy()
         out = np.asarray(np.sign(x))
         if out.dtype.kind == "f":
@@ -419,7 +419,7 @@ class Reciprocal(_Unary):
 
 
 class Sin(_Unary):
-    forward = staticmethod(np.sin)
+    forward = _errstate(np.sin)
 
     @staticmethod
     def backward(ctx, g):
@@ -427,7 +427,7 @@ class Sin(_Unary):
 
 
 class Cos(_Unary):
-    forward = staticmethod(np.cos)
+    forward = _errstate(np.cos)
 
     @staticmethod
     def backward(ctx, g):
@@ -437,7 +437,7 @@ class Cos(_Unary):
 class Tan(_Unary):
     save_inputs = False
     save_output = True
-    forward = staticmethod(np.tan)
+    forward = _errstate(np.tan)
 
     @staticmethod
     def backward(ctx, g):
@@ -590,7 +590,8 @@ class Frac(Op):
     def forward(x):
         if x.dtype.kind != "f":
             raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_NAMES[x.dtype.name]}'")
-        return x - np.trunc(x)
+        with np.errstate(invalid="ignore"):
+            return x - np.trunc(x)
 
     @staticmethod
     def backward(ctx, g):

@@ -257,11 +257,11 @@ class Logsumexp(Op):
 
     @staticmethod
     def forward(x, dim, keepdim=False):
-        if x.size == 0:
-            return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
-        m = np.max(x, axis=dim, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # -inf and nan results, silently
+            if x.size == 0:
+                return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
+            m = np.max(x, axis=dim, keepdims=True)
+            m = np.where(np.isfinite(m), m, 0)
             out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
         return out if keepdim else np.squeeze(out, axis=dim)
 
@@ -280,8 +280,11 @@ class Softmax(Op):
 
     @staticmethod
     def forward(x, dim):
-        e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
-        e /= np.sum(e, axis=dim, keepdims=True)
+        if x.size == 0:
+            return x.copy()
+        with np.errstate(invalid="ignore"):  # rows of -inf or with nan give nan, silently
+            e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+            e /= np.sum(e, axis=dim, keepdims=True)
         return e
 
     @staticmethod
@@ -300,8 +303,8 @@ class LogSoftmax(Op):
     def forward(x, dim):
         if x.size == 0:
             return x.copy()
-        shifted = x - np.max(x, axis=dim, keepdims=True)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shifted = x - np.max(x, axis=dim, keepdims=True)
             shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
         return shifted
 
