@@ -17,10 +17,12 @@ convolution never reads, and PyTorch's ``output_padding``, are expressed. With t
 ``H = (H_out - 1) * stride + dilation * (kernel - 1) + 1 - before - after``.
 
 Kernels are BLAS products over strided windows (im2col): the windows of the padded input are
-copied once into a (N, groups, C_in/groups * kh * kw, H_out * W_out) buffer, every group's
-product runs in one batched call, and the buffer is dropped as soon as the product is done.
-The transposed direction forms the same buffer by one product and adds it back into place with
-one strided slice addition per kernel offset (kh * kw of them, no loop over pixels).
+copied once into a (groups, C_in/groups * kh * kw, N * H_out * W_out) buffer, so that one product
+per group covers every sample and position (all groups in one batched call), and the buffer is
+dropped as soon as the product is done. Results come back channel-first and are transposed to
+(N, C, ...) in one copy that also adds the bias. The transposed direction forms the same buffer
+by one product and adds it back into place with one strided slice addition per kernel offset
+(kh * kw of them, no loop over pixels).
 """
 import numpy as np
 
@@ -50,14 +52,14 @@ def _pad(x, padding):
 
 
 def _columns(x, kernel, stride, padding, dilation, groups):
-    """The im2col buffer of ``x`` (N, C, H, W): (N, groups, C/groups * kh * kw, H_out * W_out)
+    """The im2col buffer of ``x`` (N, C, H, W): (groups, C/groups * kh * kw, N * H_out * W_out),
     and (H_out, W_out)."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     xp = _pad(x, padding)
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
     windows = _backend.sliding_windows(xp, span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
     n, c, h_out, w_out = windows.shape[:4]
-    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, c // groups * kh * kw, h_out * w_out)
+    cols = windows.transpose(1, 4, 5, 0, 2, 3).reshape(groups, c // groups * kh * kw, n * h_out * w_out)
     return cols, (h_out, w_out)
 
 
@@ -67,6 +69,22 @@ def _grouped(weight, groups):
     return weight.reshape(groups, c_out // groups, c_in_g * kh * kw)
 
 
+def _channels_first(a, groups):
+    """(N, C, H, W) as (groups, C/groups, N * H * W), a copy."""
+    n, c, h, w = a.shape
+    return a.transpose(1, 0, 2, 3).reshape(groups, c // groups, n * h * w)
+
+
+def _batch_first(a, bias=None):
+    """(C, N, H, W) as a contiguous (N, C, H, W), with ``bias`` (C) added on the way."""
+    out = np.empty((a.shape[1], a.shape[0]) + a.shape[2:], a.dtype)
+    if bias is None:
+        np.copyto(out, a.transpose(1, 0, 2, 3))
+    else:
+        np.add(a.transpose(1, 0, 2, 3), bias.reshape(-1, 1, 1), out=out)
+    return out
+
+
 def _unplanar(fn, *arrays):
     """Runs a 2-D kernel on 1-D arrays (N, C, L) viewed as (N, C, 1, L)."""
     if arrays[0].ndim == 4:
@@ -74,12 +92,44 @@ def _unplanar(fn, *arrays):
     return fn(*(a[:, :, None] for a in arrays))[:, :, 0]
 
 
-def _bias_view(bias, ndim):
-    return bias.reshape((-1,) + (1,) * (ndim - 2))
-
-
 def _spatial_axes(ndim):
     return (0,) + tuple(range(2, ndim))
+
+
+def _conv(x, weight, bias, stride, padding, dilation, groups):
+    """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer."""
+    cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
+    out = _backend.matmul(_grouped(weight, groups), cols)
+    del cols
+    return _batch_first(out.reshape(weight.shape[0], x.shape[0], h_out, w_out), bias)
+
+
+def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
+    """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
+    the positions its convolution window reads, one strided slice per kernel offset."""
+    n, _, h_out, w_out = x.shape
+    _, c_in_g, kh, kw = weight.shape
+    (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
+    cols = _backend.matmul(_grouped(weight, groups).transpose(0, 2, 1), _channels_first(x, groups))
+    cols = cols.reshape(c_in_g * groups, kh, kw, n, h_out, w_out)
+    full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
+    # A negative ``after`` (output_padding) extends the result with rows no window reaches.
+    out = np.zeros((cols.shape[0], n, full_h + max(-bottom, 0), full_w + max(-right, 0)), cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
+    del cols
+    h, w = full_h - top - bottom, full_w - left - right
+    return _batch_first(out[:, :, top:top + h, left:left + w], bias)
+
+
+def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
+    """ConvWeight on 4-D arrays: the output gradient times the im2col buffer, summed over
+    samples and positions inside the one product."""
+    c_out = gy.shape[1]
+    cols, _ = _columns(x, kernel, stride, padding, dilation, groups)
+    grad = _backend.matmul(_channels_first(gy, groups), cols.transpose(0, 2, 1))
+    return grad.reshape((c_out, x.shape[1] // groups) + tuple(kernel))
 
 
 class Conv(Op):
@@ -92,15 +142,7 @@ class Conv(Op):
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
         stride, padding, dilation = _planar(stride, padding, dilation)
-
-        def kernel(x, weight):
-            cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
-            out = _backend.matmul(_grouped(weight, groups), cols)
-            return out.reshape(x.shape[0], weight.shape[0], h_out, w_out)
-        out = _unplanar(kernel, x, weight)
-        if bias is not None:
-            out += _bias_view(bias, out.ndim)
-        return out
+        return _unplanar(lambda x, weight: _conv(x, weight, bias, stride, padding, dilation, groups), x, weight)
 
     @staticmethod
     def backward(ctx, g):
@@ -131,10 +173,8 @@ class ConvTranspose(Op):
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
         stride, padding, dilation = _planar(stride, padding, dilation)
-        out = _unplanar(lambda x, weight: _col2im(x, weight, stride, padding, dilation, groups), x, weight)
-        if bias is not None:
-            out += _bias_view(bias, out.ndim)
-        return out
+        return _unplanar(lambda x, weight: _conv_transpose(x, weight, bias, stride, padding, dilation, groups),
+                         x, weight)
 
     @staticmethod
     def backward(ctx, g):
@@ -161,16 +201,7 @@ class ConvWeight(Op):
     def forward(x, gy, *, kernel_size, stride, padding, dilation, groups):
         stride, padding, dilation = _planar(stride, padding, dilation)
         kernel = (1,) + tuple(kernel_size) if len(kernel_size) == 1 else tuple(kernel_size)
-
-        def weight_grad(x, gy):
-            n, c_out = gy.shape[:2]
-            cols, (h_out, w_out) = _columns(x, kernel, stride, padding, dilation, groups)
-            gy = gy.reshape(n, groups, c_out // groups, h_out * w_out)
-            per_sample = _backend.matmul(gy, cols.transpose(0, 1, 3, 2))
-            return per_sample.sum(0).reshape((c_out, x.shape[1] // groups) + kernel)
-        if x.ndim == 4:
-            return weight_grad(x, gy)
-        return weight_grad(x[:, :, None], gy[:, :, None])[:, :, 0]
+        return _unplanar(lambda x, gy: _conv_weight(x, gy, kernel, stride, padding, dilation, groups), x, gy)
 
     @staticmethod
     def backward(ctx, g):
@@ -193,25 +224,3 @@ def _fitted_padding(padding, in_size, out_size, kernel, stride, dilation):
     so that the transposed convolution gives back exactly ``in_size``."""
     return tuple((before, (o - 1) * s + d * (k - 1) + 1 - before - i)
                  for (before, _), i, o, k, s, d in zip(padding, in_size, out_size, kernel, stride, dilation))
-
-
-def _col2im(x, weight, stride, padding, dilation, groups):
-    """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
-    the positions its convolution window reads."""
-    n, c_out, h_out, w_out = x.shape
-    _, c_in_g, kh, kw = weight.shape
-    (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
-    cols = _backend.matmul(_grouped(weight, groups).transpose(0, 2, 1),
-                           x.reshape(n, groups, c_out // groups, h_out * w_out))
-    cols = cols.reshape(n, c_in_g * groups, kh, kw, h_out, w_out)
-    full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
-    # A negative ``after`` (output_padding) extends the result with rows no window reaches.
-    out = np.zeros((n, cols.shape[1], full_h + max(-bottom, 0), full_w + max(-right, 0)), cols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, :, i, j]
-    del cols
-    h, w = full_h - top - bottom, full_w - left - right
-    if top or left or h != out.shape[2] or w != out.shape[3]:
-        out = np.ascontiguousarray(out[:, :, top:top + h, left:left + w])
-    return out

@@ -1,0 +1,70 @@
+"""ember vs torch convolutions, side by side in one process: prints a table and one JSON line
+of ember/torch time ratios (lower is better for ember). Times are the best of several repeats
+(the machine may be shared).
+
+Cases:
+  conv2d_fwd_bwd   Conv2d(16, 32, 3, padding=1) on (32, 16, 32, 32) float32: forward, then
+                   backward of the output's sum into input, weight and bias (the acceptance case)
+  conv2d_fwd       the same layer, forward only, no autograd recording
+  depthwise_fwd_bwd  Conv2d(32, 32, 3, padding=1, groups=32) on (32, 32, 16, 16)
+  conv_t2d_fwd_bwd ConvTranspose2d(32, 16, 4, stride=2, padding=1) on (32, 32, 16, 16)
+  conv1d_fwd_bwd   Conv1d(16, 32, 5, padding=2) on (32, 16, 256)
+
+Run: python benchmarks/bench_conv.py [--repeat N]
+"""
+import argparse
+import json
+import timeit
+
+import numpy as np
+
+
+def best(fn, number, repeat):
+    fn()  # warm up
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def layer_case(lib, make, shape, backward, repeat):
+    lib.manual_seed(0)
+    layer = make(lib)
+    x = lib.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32), requires_grad=backward)
+
+    def step():
+        if backward:
+            layer.zero_grad()
+            layer(x).sum().backward()
+        else:
+            with lib.no_grad():
+                layer(x)
+    return best(step, 3, repeat)
+
+
+CASES = {
+    "conv2d_fwd_bwd": (lambda L: L.nn.Conv2d(16, 32, 3, padding=1), (32, 16, 32, 32), True),
+    "conv2d_fwd": (lambda L: L.nn.Conv2d(16, 32, 3, padding=1), (32, 16, 32, 32), False),
+    "depthwise_fwd_bwd": (lambda L: L.nn.Conv2d(32, 32, 3, padding=1, groups=32), (32, 32, 16, 16), True),
+    "conv_t2d_fwd_bwd": (lambda L: L.nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1), (32, 32, 16, 16), True),
+    "conv1d_fwd_bwd": (lambda L: L.nn.Conv1d(16, 32, 5, padding=2), (32, 16, 256), True),
+}
+
+
+def main():
+    import torch
+
+    import ember
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    rows = {name: tuple(layer_case(lib, make, shape, backward, args.repeat) for lib in (ember, torch))
+            for name, (make, shape, backward) in CASES.items()}
+
+    print(f"{'case':<20}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
+    for name, (e, t) in rows.items():
+        print(f"{name:<20}{e * 1e3:>10.2f}ms{t * 1e3:>10.2f}ms{e / t:>14.2f}")
+    print(json.dumps({name: round(e / t, 3) for name, (e, t) in rows.items()}))
+
+
+if __name__ == "__main__":
+    main()
