@@ -2,6 +2,8 @@
 from . import core, inplace, linalg, nn, pointwise, reduce, shape  # noqa: F401  (importing registers the entries)
 from . import norm, pool  # noqa: F401
 from . import conv  # noqa: F401
+from . import attention  # noqa: F401
+from . import embedding  # noqa: F401
 from . import rnn  # noqa: F401
 from .core import OPS, Op, apply
 

@@ -1,0 +1,67 @@
+"""Attention weights: ``softmax(scale * query @ key^T + mask)`` as one primitive.
+
+Scaled dot-product attention is this op followed by a product with the values
+(``F.scaled_dot_product_attention``). Fusing the scores, the scale, the mask and the softmax
+saves three dispatches and two score-sized temporaries per call, in both directions, and it
+is where PyTorch's rule for rows in which every key is masked lives: SDPA returns zeros
+there (and passes no gradient), while a plain softmax, as ``MultiheadAttention`` uses when it
+returns its weights, gives NaN.
+"""
+import numpy as np
+
+from .. import _backend
+from .core import Op, apply
+from .linalg import Matmul
+
+
+class AttentionWeights(Op):
+    """``softmax(scale * query @ key^T + mask, dim=-1)``.
+
+    Inputs: ``query`` (..., L, E), ``key`` (..., S, E) of one floating dtype, batch
+    dimensions broadcasting; ``mask`` None, bool (True = the key takes part) or of the query's
+    dtype (added to the scores), broadcastable to the scores (..., L, S) without growing them.
+    Attributes: ``scale``; ``is_causal`` masks key j for query i when j > i (PyTorch's
+    top-left alignment when L != S); ``masked_rows`` is ``"zero"`` (a row with every key
+    masked gives zeros, SDPA's rule) or ``"nan"`` (it gives NaN, a plain softmax's).
+    The function checks shapes and dtypes; the output is the attention weights (..., L, S).
+    """
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(query, key, mask=None, scale=1.0, is_causal=False, masked_rows="zero"):
+        scores = _backend.matmul(query, np.swapaxes(key, -1, -2))
+        scores *= np.asarray(scale, scores.dtype)
+        if mask is not None:
+            if mask.dtype == np.bool_:
+                np.copyto(scores, np.asarray(-np.inf, scores.dtype), where=~mask)
+            else:
+                scores += mask
+        if is_causal:
+            above = ~np.tri(scores.shape[-2], scores.shape[-1], dtype=bool)
+            np.copyto(scores, np.asarray(-np.inf, scores.dtype), where=above)
+        if scores.shape[-1] == 0:
+            return scores
+        top = scores.max(axis=-1, keepdims=True)
+        if masked_rows == "zero":
+            top[top == -np.inf] = 0
+        with np.errstate(invalid="ignore"):
+            scores -= top
+        np.exp(scores, out=scores)
+        total = scores.sum(axis=-1, keepdims=True)
+        if masked_rows == "zero":
+            total[total == 0] = np.inf
+        scores /= total
+        return scores
+
+    @staticmethod
+    def backward(ctx, g):
+        weights = ctx.output
+        query, key, mask = ctx.input(0), ctx.input(1), ctx.input(2)
+        needs = ctx.needs_input_grad
+        scale = ctx.attrs.get("scale", 1.0)
+        scores_grad = weights * (g - (g * weights).sum(-1, keepdim=True))
+        grad_query = apply(Matmul, scores_grad, key) * scale if needs[0] else None
+        grad_key = apply(Matmul, scores_grad.mT, query) * scale if needs[1] else None
+        grad_mask = scores_grad if mask is not None and needs[2] else None
+        return grad_query, grad_key, grad_mask
