@@ -1,6 +1,6 @@
 """ember vs torch convolutions, side by side in one process: prints a table and one JSON line
-of ember/torch time ratios (lower is better for ember). Times are the best of several repeats
-(the machine may be shared).
+of ember/torch time ratios (lower is better for ember). Times are the best of several rounds in
+which the two libraries take turns (the machine may be shared).
 
 Cases:
   conv2d_fwd_bwd   Conv2d(16, 32, 3, padding=1) on (32, 16, 32, 32) float32: forward, then
@@ -19,12 +19,7 @@ import timeit
 import numpy as np
 
 
-def best(fn, number, repeat):
-    fn()  # warm up
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
-def layer_case(lib, make, shape, backward, repeat):
+def layer_step(lib, make, shape, backward):
     lib.manual_seed(0)
     layer = make(lib)
     x = lib.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32), requires_grad=backward)
@@ -36,7 +31,18 @@ def layer_case(lib, make, shape, backward, repeat):
         else:
             with lib.no_grad():
                 layer(x)
-    return best(step, 3, repeat)
+    return step
+
+
+def best_pair(steps, number, repeat):
+    """Best time per call of each step; the libraries take turns, so that both see the same
+    load from other processes."""
+    times = [float("inf")] * len(steps)
+    for _ in range(repeat):
+        for i, step in enumerate(steps):
+            step()  # the first call after the other library's may wait for its threads to sleep
+            times[i] = min(times[i], timeit.timeit(step, number=number) / number)
+    return times
 
 
 CASES = {
@@ -57,7 +63,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
-    rows = {name: tuple(layer_case(lib, make, shape, backward, args.repeat) for lib in (ember, torch))
+    rows = {name: best_pair([layer_step(lib, make, shape, backward) for lib in (ember, torch)], 3, args.repeat)
             for name, (make, shape, backward) in CASES.items()}
 
     print(f"{'case':<20}{'ember':>12}{'torch':>12}{'ember/torch':>14}")

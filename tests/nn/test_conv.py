@@ -387,3 +387,13 @@ def test_sequential_cnn_trains_like_torch():
                     p -= 0.1 * p.grad
     for (name, ep), (_, tp) in zip(e_mod.named_parameters(), t_mod.named_parameters()):
         assert_close(ep, tp, rtol=1e-9, atol=1e-12)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember.nn._fn import conv as functional_conv
+    from ember.nn.modules import conv as module_conv
+    for module in (functional_conv, module_conv):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
