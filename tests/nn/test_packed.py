@@ -190,3 +190,9 @@ def test_errors_match_torch(call):
 def test_length_beyond_padding_is_an_error():
     with pytest.raises(RuntimeError, match="at most the padded length 5"):
         E.pack_padded_sequence(ember.tensor(X), [6, 3, 1])
+
+
+def test_docstring_examples_run():
+    import doctest
+    result = doctest.testmod(E)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,6 +1,5 @@
 """RNN, LSTM, GRU and their cells compared with torch: weights copied from torch, then
 outputs, final states and the gradients of the input, the initial states and every weight."""
-import itertools
 import warnings
 
 import numpy as np
@@ -128,7 +127,7 @@ def test_no_bias_and_state_dict_keys(kind):
     e_mod, t_mod = make_pair(kind, bias=False, num_layers=2, bidirectional=True)
     assert list(e_mod.state_dict()) == list(t_mod.state_dict())
     assert e_mod._flat_weights_names == t_mod._flat_weights_names
-    assert [[n for n in names] for names in e_mod._all_weights] == t_mod._all_weights
+    assert e_mod._all_weights == t_mod._all_weights
     ex, tx = both(rand(LENGTH, BATCH, INPUT))
     (e_out, _), (t_out, _) = e_mod(ex), t_mod(tx)
     assert_close(e_out, t_out, rtol=1e-9, atol=1e-11)
@@ -380,4 +379,12 @@ def test_benchmark_sizes_run_in_float32():
     out, (h, c) = lstm(x)
     out.sum().backward()
     assert out.dtype == h.dtype == x.grad.dtype == lstm.weight_hh_l1.grad.dtype == ember.float32
-    assert list(itertools.chain(out.shape)) == [7, 2, 16]
+    assert tuple(out.shape) == (7, 2, 16)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember.nn.modules import rnn
+    result = doctest.testmod(rnn)
+    assert result.attempted > 0 and result.failed == 0

@@ -37,8 +37,10 @@ from .. import _backend
 from ..autograd.grad_mode import STATE
 from .core import Op, apply
 
-MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
+# The modes and their gate counts G: the weights stack G blocks of hidden_size rows.
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+# The inputs of RNNLayer, in order; RNNLayerBackward's ``needs`` names some of them.
+INPUTS = ("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
 
 
 def forward_layout(mode, rows, batch, hidden_size, output_size):
@@ -59,9 +61,6 @@ def backward_layout(mode, shapes, needs):
     """``[(name, shape), ...]`` of :class:`RNNLayerBackward`'s flat result: the gradient of
     each :class:`RNNLayer` input in ``needs`` (a tuple of input names), in input order."""
     return [(name, shape) for name, shape in zip(INPUTS, shapes) if name in needs]
-
-
-INPUTS = ("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
 
 
 def split(flat, layout):
@@ -96,7 +95,7 @@ class RNNLayer(Op):
     an LSTM else None, ``weight_ih`` (G*H, H_in), ``weight_hh`` (G*H, H_out), ``bias_ih`` and
     ``bias_hh`` (G*H) or None, ``weight_hr`` (H_out, H) for a projected LSTM else None; G is
     the gate count (1, 4, 3) and H_out = H without a projection. All of one float dtype.
-    Attributes: ``mode`` (one of :data:`MODES`), ``batch_sizes`` (tuple of ints, not
+    Attributes: ``mode`` (a key of :data:`GATES`), ``batch_sizes`` (tuple of ints, not
     increasing, summing to T) and ``reverse`` (run from the last step to the first).
     Result: the flat array of :func:`forward_layout`.
     """
@@ -122,8 +121,7 @@ class RNNLayer(Op):
         w_hh_t = w_hh.T
         step = _STEP[mode]
         if mode == "LSTM":
-            c = p["c_n"]
-            c[...] = cx
+            p["c_n"][...] = cx
         for rows, b in _steps(batch_sizes, reverse):
             p["h_prev"][rows] = h[:b]
             h[:b] = p["output"][rows] = step(p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),

@@ -5,7 +5,7 @@ import math
 
 from ..._functional import cat, stack
 from ..._ops.core import apply
-from ..._ops.rnn import RNNLayer, forward_layout
+from ..._ops.rnn import GATES, RNNLayer, forward_layout
 from .. import functional as F
 
 __all__ = []
@@ -27,7 +27,7 @@ def rnn_layer(mode, data, batch_sizes, hx, cx, weights, reverse=False):
     """
     flat = apply(RNNLayer, data, hx, cx, *weights, mode=mode, batch_sizes=batch_sizes,
                  reverse=reverse)
-    hidden = weights[1].shape[0] // {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    hidden = weights[1].shape[0] // GATES[mode]
     layout = forward_layout(mode, data.shape[0], hx.shape[0], hidden, hx.shape[1])
     parts, offset = [], 0
     for _, shape in layout[:3 if mode == "LSTM" else 2]:

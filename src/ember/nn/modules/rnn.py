@@ -13,6 +13,7 @@ import warnings
 
 from ..._creation import empty, zeros
 from ..._ops.core import _type_name
+from ..._ops.rnn import GATES
 from .. import init
 from .._fn.rnn import rnn_layer, rnn_layers
 from ..parameter import Parameter
@@ -20,9 +21,6 @@ from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-
-_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
 
 class RNNBase(Module):
     """What ``RNN``, ``LSTM`` and ``GRU`` share: argument checks, parameters, their PyTorch
@@ -62,7 +60,7 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if mode not in _GATES:
+        if mode not in GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         self.mode = mode
         self.input_size = input_size
@@ -74,7 +72,7 @@ class RNNBase(Module):
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         directions = 2 if bidirectional else 1
-        gate_size = _GATES[mode] * hidden_size
+        gate_size = GATES[mode] * hidden_size
         output_size = proj_size or hidden_size
         factory = {"device": device, "dtype": dtype}
         self._flat_weights_names = []

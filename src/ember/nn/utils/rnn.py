@@ -126,6 +126,17 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     Returns a :class:`PackedSequence`. Raises RuntimeError when ``lengths`` is unsorted with
     ``enforce_sorted``, has a length <= 0 or longer than L, or does not have B entries.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.utils.rnn.pack_padded_sequence.html
+
+    Example::
+
+        >>> import ember
+        >>> from ember.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+        >>> padded = ember.tensor([[1, 2, 3], [4, 5, 0]])
+        >>> packed = pack_padded_sequence(padded, [3, 2], batch_first=True)
+        >>> packed.data.tolist(), packed.batch_sizes.tolist()
+        ([1, 4, 2, 5, 3], [2, 2, 1])
+        >>> pad_packed_sequence(packed, batch_first=True)[1].tolist()
+        [3, 2]
     """
     lengths = _lengths_array(lengths)
     sorted_indices = None
