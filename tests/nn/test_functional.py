@@ -12,7 +12,7 @@ import torch
 import ember
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ops"))
-from harness import Case, I, P, R, S, T, V, check, inf, nan, params  # noqa: E402
+from harness import Case, I, R, S, T, V, check, inf, nan, params  # noqa: E402
 
 EDGE = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -3.0, 6.0, 20.0, 1e4, -1e4, inf, -inf, nan]
 

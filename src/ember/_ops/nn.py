@@ -18,6 +18,7 @@ import math
 import numpy as np
 from scipy import special as _special
 
+from .. import _backend
 from .core import Op, apply
 from .linalg import Matmul
 from .pointwise import Where
@@ -38,7 +39,7 @@ class Linear(Op):
 
     @staticmethod
     def forward(x, weight, bias=None):
-        out = np.matmul(x, weight.T)
+        out = _backend.matmul(x, weight.T)
         if bias is not None:
             out += bias
         return out
