@@ -280,6 +280,12 @@ def compare_cases():
     return cases
 
 
+def _through_view(x, fn):
+    base = x * 1
+    fn(base[1:, ::2])
+    return base
+
+
 def misc_cases():
     return [
         Case("round-decimals", lambda L, x: L.round(x, decimals=2), R(3, 4)),
@@ -294,6 +300,10 @@ def misc_cases():
         Case("frac-negative", lambda L, x: x.frac(), V([-1.5, 1.5, -0.25, 2.0])),
         Case("out-arg", lambda L, a, b: L.add(a, b, out=L.empty(3, 4, dtype=a.dtype)), R(3, 4), R(4), grad=False),
         Case("float_power", lambda L, a, b: L.float_power(a, b), P(3), R(3)),
+        Case("fill_", lambda L, x: [(x * 2).fill_(3.0), (x * 1).zero_(), (x * 1).fill_(L.tensor(2.0))], R(3)),
+        Case("fill_-through-view", lambda L, x: _through_view(x, lambda v: v.fill_(3.0)), R(3, 4)),
+        Case("fill_-int", lambda L, x: x.clone().fill_(2.7), I(3), dtypes=(None,)),
+        Case("fill_-nonscalar", lambda L, x: (x * 1).fill_(L.ones(2)), R(3)),
     ]
 
 
