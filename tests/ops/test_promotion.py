@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import ember
+from harness import Case, P, R, check, params
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 SCALARS = {"py_bool": True, "py_int": 2, "py_float": 2.5}
@@ -107,3 +108,23 @@ def test_reduction_result_dtypes(name):
     for d in DTYPES:
         e, t = operand(ember, "dim", d), operand(torch, "dim", d)
         assert _outcome(lambda: REDUCTIONS[name](e)) == _outcome(lambda: REDUCTIONS[name](t)), d
+
+
+HALF = [Case(f"half-{name}", fn, *args, dtypes=("float16",)) for name, fn, args in [
+    ("add", lambda L, a, b: a + b, (R(3, 4), R(4))), ("mul", lambda L, a, b: a * b, (R(3, 4), R(4))),
+    ("div", lambda L, a, b: a / b, (R(3, 4), P(4))), ("exp", lambda L, a: a.exp(), (R(3, 4),)),
+    ("sum", lambda L, a: a.sum(1), (R(3, 4),)), ("mean", lambda L, a: a.mean(), (R(3, 4),)),
+    ("matmul", lambda L, a, b: a @ b, (R(3, 4), R(4, 2))), ("softmax", lambda L, a: a.softmax(1), (R(3, 4),)),
+    ("log_softmax", lambda L, a: a.log_softmax(1), (R(3, 4),)), ("var", lambda L, a: a.var(1), (R(3, 4),)),
+    ("norm", lambda L, a: a.norm(), (R(3, 4),)), ("sigmoid", lambda L, a: a.sigmoid(), (R(3, 4),)),
+    ("erf", lambda L, a: a.erf(), (R(3, 4),)), ("cumsum", lambda L, a: a.cumsum(1), (R(3, 4),)),
+    ("pow", lambda L, a: a ** 2.5, (P(3, 4),)), ("logsumexp", lambda L, a: a.logsumexp(1), (R(3, 4),)),
+    ("float-scalar", lambda L, a: a + 1e-4, (R(3),)), ("prod", lambda L, a: a.prod(1), (R(3, 4),)),
+    ("float32-mix", lambda L, a, b: a * b, (R(3), R(3, dtype="float32"))),
+]]
+
+
+@pytest.mark.parametrize("case,dtype", params(HALF))
+def test_half_precision(case, dtype):
+    """float16 keeps its dtype through arithmetic, reductions and products, as in torch."""
+    check(case, dtype)
