@@ -82,7 +82,24 @@ SETITEM = [
     Case("setitem-out-of-range", _set(5), R(3, 4), R(4)),
     Case("setitem-leaf", lambda L, x: x.__setitem__(0, 1.0), R(3)),
     Case("setitem-value-only-grad", lambda L, x, v: _set(1)(L, x.detach(), v), R(3, 4), R(4)),
+    Case("setitem-augmented", lambda L, x, v, i, m: _augmented(x, v, i, m), R(4, 3), R(3), _idx([0, 2]), B(4, 3)),
+    Case("setitem-through-view", lambda L, x, v: _set_through_view(x, v), R(3, 4), R()),
 ]
+
+
+def _augmented(x, v, i, m):
+    base = x * 1
+    base[i] += v
+    base[:, 1] -= v[0]
+    base[m] *= 2
+    return base
+
+
+def _set_through_view(x, v):
+    base = x * 1
+    base.view(-1)[5] = v
+    base.t()[1:, 0] = v * 2
+    return base
 
 FAMILY = [
     Case("gather", lambda L, x, i: [L.gather(x, 1, i), x.gather(-1, i)], R(3, 4), I(3, 2, low=0, high=4),
