@@ -110,10 +110,11 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     n, _, h_out, w_out = x.shape
     _, c_in_g, kh, kw = weight.shape
     (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
-    weight_t, x = _grouped(weight, groups).transpose(0, 2, 1), _channels_first(x, groups)
+    weight_t, rows = _grouped(weight, groups).transpose(0, 2, 1), _channels_first(x, groups)
     # A contraction over one channel (depthwise) is an outer product: NumPy's matmul runs it
     # several times slower than the broadcast multiplication.
-    cols = weight_t * x if x.shape[1] == 1 else _backend.matmul(weight_t, x)
+    cols = weight_t * rows if rows.shape[1] == 1 else _backend.matmul(weight_t, rows)
+    del rows
     cols = cols.reshape(c_in_g * groups, kh, kw, n, h_out, w_out)
     full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
     # A negative ``after`` (output_padding) extends the result with rows no window reaches.

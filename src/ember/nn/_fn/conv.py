@@ -5,22 +5,21 @@ This file turns PyTorch's arguments into the geometry of the ops in :mod:`ember.
 and raises PyTorch's errors, in the order its ATen checks run (RuntimeError naming the
 offending sizes). Inputs without a batch dimension are run as a batch of one.
 """
+import operator
+
 from ..._ops.conv import Conv, ConvTranspose
-from ..._ops.core import apply
+from ..._ops.core import _type_name, apply
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
-
-_TENSOR_TYPES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
-                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
 
 def _spatial(value, name, dims):
     """``value`` (an int or a sequence of 1 or ``dims`` ints) as a ``dims``-tuple."""
     items = list(value) if isinstance(value, (tuple, list)) else [value]
-    for v in items:
-        if isinstance(v, bool) or not isinstance(v, int):
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not hasattr(type(v), "__index__"):
             raise TypeError(f"{name} must be a tuple of ints, but found an element of type "
                             f"{type(v).__name__}")
+        items[i] = operator.index(v)
     if len(items) == 1:
         items = items * dims
     if len(items) != dims:
@@ -79,7 +78,7 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, transp
 
 
 def _tensor_type(t):
-    return f"torch.{_TENSOR_TYPES[t.dtype.name]}Tensor"
+    return f"torch.{_type_name(t.dtype)}Tensor"
 
 
 def _c_name(t):
