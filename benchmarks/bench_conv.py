@@ -11,6 +11,8 @@ Cases:
   conv1d_fwd_bwd   Conv1d(16, 32, 5, padding=2) on (32, 16, 256)
 
 Run: python benchmarks/bench_conv.py [--repeat N]
+On a busy machine, OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 compares one thread against one
+thread, which the other processes' load disturbs much less.
 """
 import argparse
 import json
