@@ -7,3 +7,10 @@ _HERE = os.path.dirname(__file__)
 for _path in (_HERE, os.path.join(_HERE, "ops")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
+
+try:  # torch is the oracle; one thread keeps its pool from stalling on a busy 2-core machine
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:
+    pass
