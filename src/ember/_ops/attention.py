@@ -60,8 +60,46 @@ class AttentionWeights(Op):
         query, key, mask = ctx.input(0), ctx.input(1), ctx.input(2)
         needs = ctx.needs_input_grad
         scale = ctx.attrs.get("scale", 1.0)
-        scores_grad = weights * (g - (g * weights).sum(-1, keepdim=True))
-        grad_query = apply(Matmul, scores_grad, key) * scale if needs[0] else None
-        grad_key = apply(Matmul, scores_grad.mT, query) * scale if needs[1] else None
-        grad_mask = scores_grad if mask is not None and needs[2] else None
-        return grad_query, grad_key, grad_mask
+        mask_grad = mask is not None and needs[2]
+        # The mask's gradient is the scores' gradient itself; otherwise the scale is folded in
+        # once here instead of into both the query's and the key's gradients.
+        scores_grad = apply(SoftmaxScoresGrad, g, weights, scale=1.0 if mask_grad else scale)
+        if mask_grad and scale != 1.0:
+            grad_query = apply(Matmul, scores_grad, key) * scale if needs[0] else None
+            grad_key = apply(Matmul, scores_grad.mT, query) * scale if needs[1] else None
+        else:
+            grad_query = apply(Matmul, scores_grad, key) if needs[0] else None
+            grad_key = apply(Matmul, scores_grad.mT, query) if needs[1] else None
+        return grad_query, grad_key, (scores_grad if mask_grad else None)
+
+
+class SoftmaxScoresGrad(Op):
+    """``scale * w * (g - sum(g * w, -1))``: the gradient of the scores behind softmax
+    weights ``w`` (..., L, S), given the weights' gradient ``g``, times ``scale``.
+
+    It is linear in ``g`` and self-adjoint there, so its derivative w.r.t. ``g`` is the op
+    again; w.r.t. ``w`` it is ``scale * (h * (g - sum(g * w)) - g * sum(h * w))``.
+    """
+    promote = None
+
+    @staticmethod
+    def forward(g, weights, scale=1.0):
+        out = g * weights
+        row = out.sum(axis=-1, keepdims=True)
+        np.subtract(g, row, out=out)
+        out *= weights
+        if scale != 1.0:
+            out *= np.asarray(scale, out.dtype)
+        return out
+
+    @staticmethod
+    def backward(ctx, h):
+        g, weights = ctx.input(0), ctx.input(1)
+        needs = ctx.needs_input_grad
+        scale = ctx.attrs.get("scale", 1.0)
+        grad_g = apply(SoftmaxScoresGrad, h, weights, scale=scale) if needs[0] else None
+        grad_weights = None
+        if needs[1]:
+            grad_weights = (h * (g - (g * weights).sum(-1, keepdim=True))
+                            - g * (h * weights).sum(-1, keepdim=True)) * scale
+        return grad_g, grad_weights
