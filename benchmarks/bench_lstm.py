@@ -1,67 +1,73 @@
-"""ember vs torch, side by side in one process: LSTM forward + backward. Prints a table and
-one JSON line of ember/torch time ratios (lower is better for ember).
+"""ember vs torch, side by side in one process: recurrent layers forward + backward. Prints
+a table and one JSON line of ember/torch time ratios (lower is better for ember).
 
-Cases:
-  lstm_fwd_bwd   nn.LSTM(256, 256, num_layers=2), input (35, 20, 256) float32: forward, then
-                 backward of output.sum() (the speed target: ratio <= 2)
-  lstm_fwd       the same forward alone, without recording history
-  gru_fwd_bwd    nn.GRU with the same sizes, forward + backward
+Cases (float32, 2 layers, input and hidden size 256, sequence 35, batch 20):
+  lstm_fwd_bwd   nn.LSTM forward, then backward of output.sum() (the target: ratio <= 2)
+  lstm_fwd       the same forward alone, under no_grad
+  gru_fwd_bwd    nn.GRU forward + backward
 
-Each time is the minimum over repeats, so that other load on the machine counts as little
-as it can. Run: python benchmarks/bench_lstm.py [--repeat N]
+Each time is the best over repeats, and the libraries take turns within each repeat, so
+that load from elsewhere on a shared machine falls on both alike. ``--threads N`` limits
+both libraries to N threads (torch's intra-op pool, and OpenBLAS under ember): on a loaded
+machine a multithreaded product waits for a core, which makes default-thread numbers erratic.
+Run: python benchmarks/bench_lstm.py [--repeat N] [--threads N]
 """
 import argparse
 import json
-import timeit
-
-import numpy as np
-
-
-def best(fn, number, repeat):
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+import os
+import time
 
 
-def make(lib, kind, x):
+def make_step(lib, kind, x, backward):
     lib.manual_seed(0)
     model = getattr(lib.nn, kind)(256, 256, num_layers=2)
-    return model, lib.tensor(x)
-
-
-def fwd_bwd(lib, kind, x, repeat):
-    model, inp = make(lib, kind, x)
+    inp = lib.tensor(x)
 
     def step():
-        model.zero_grad()
-        output, _ = model(inp)
-        output.sum().backward()
-    step()
-    return best(step, 3, repeat)
+        if backward:
+            model.zero_grad()
+            output, _ = model(inp)
+            output.sum().backward()
+        else:
+            with lib.no_grad():
+                model(inp)
+    step()  # warm up
+    return step
 
 
-def fwd(lib, kind, x, repeat):
-    model, inp = make(lib, kind, x)
-
-    def step():
-        with lib.no_grad():
-            model(inp)
-    step()
-    return best(step, 3, repeat)
+def best_pair(steps, number, repeat):
+    """Best time per call of each step, the steps taking turns."""
+    times = [float("inf")] * len(steps)
+    for _ in range(repeat):
+        for i, step in enumerate(steps):
+            start = time.perf_counter()
+            for _ in range(number):
+                step()
+            times[i] = min(times[i], (time.perf_counter() - start) / number)
+    return times
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    if args.threads:
+        # OpenBLAS reads this once, when NumPy loads it.
+        os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    import numpy as np
     import torch
 
     import ember
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     x = np.random.default_rng(0).standard_normal((35, 20, 256)).astype(np.float32)
 
     rows = {}
-    for name, fn, kind in (("lstm_fwd_bwd", fwd_bwd, "LSTM"), ("lstm_fwd", fwd, "LSTM"),
-                           ("gru_fwd_bwd", fwd_bwd, "GRU")):
-        rows[name] = (fn(ember, kind, x, args.repeat), fn(torch, kind, x, args.repeat))
+    for name, kind, backward in (("lstm_fwd_bwd", "LSTM", True), ("lstm_fwd", "LSTM", False),
+                                 ("gru_fwd_bwd", "GRU", True)):
+        steps = [make_step(lib, kind, x, backward) for lib in (ember, torch)]
+        rows[name] = best_pair(steps, 3, args.repeat)
 
     print(f"{'case':<16}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     ratios = {}
