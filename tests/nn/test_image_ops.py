@@ -30,6 +30,8 @@ def pad_cases():
             Case(f"pad-{mode}-full-width", lambda L, x, pad=pad: pad(L, x, (3, 3)), R(1, 2, 4)),
             Case(f"pad-{mode}-too-wide", lambda L, x, pad=pad: pad(L, x, (5, 0)), R(1, 2, 4)),
             Case(f"pad-{mode}-rank", lambda L, x, pad=pad: pad(L, x, (1, 1)), R(1, 2, 3, 4)),
+            Case(f"pad-{mode}-crop-left", lambda L, x, pad=pad: pad(L, x, (-2, 3)), R(1, 2, 5)),
+            Case(f"pad-{mode}-crop-right", lambda L, x, pad=pad: pad(L, x, (1, 2, 3, -2)), R(1, 2, 5, 4)),
         ]
     return cases + [
         Case("pad-constant-value", lambda L, x: F(L).pad(x, (1, 2, 0, 1), value=-2.5), R(2, 3, 4)),

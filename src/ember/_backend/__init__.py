@@ -6,7 +6,7 @@ here and nowhere else.
 """
 import numpy as np
 
-__all__ = ["index_add_at", "sliding_windows", "matmul", "scatter_add"]
+__all__ = ["index_add_at", "sliding_windows", "matmul", "row_dot"]
 
 # Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
 # thread costs more than it saves there, and when another process or another library's
@@ -53,6 +53,6 @@ def sliding_windows(x, window_shape, axis):
     return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)
 
 
-def scatter_add(size, index, values):
-    """A 1-D array of ``size`` zeros with ``values`` added at ``index`` (repeats add up)."""
-    return np.bincount(index, weights=values, minlength=size).astype(values.dtype, copy=False)
+def row_dot(a, b):
+    """``sum(a * b, axis=-1)`` as one pass of dot products, without the product array."""
+    return np.vecdot(a, b)

@@ -6,14 +6,39 @@ square in place of the variance). :class:`NormStats` computes them once, so the 
 functions can also update running statistics from them; :class:`Normalize` applies them.
 
 ``Normalize``'s derivative treats the statistics as the functions of ``x`` that they are
-(the usual batch-norm backward). When a graph of the gradient is being built
-(``create_graph``), it recomputes them from ``x`` in ember ops so that second derivatives
-see that dependence too; otherwise it reuses the saved ones.
+(the usual batch-norm backward, e.g. Ioffe & Szegedy, 2015, section 3). When a graph of the
+gradient is being built (``create_graph``) it is written in ember ops that recompute the
+statistics from ``x``, so second derivatives see that dependence too. Otherwise it runs as
+one fused array computation from the saved statistics: the same values in a third of the
+memory passes.
 """
 import numpy as np
 
+from .. import _backend
 from ..autograd.grad_mode import STATE
+from . import core
 from .core import Op
+
+
+def _kept(shape, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _dot_over(a, b, axes):
+    """``sum(a * b)`` over ``axes`` (kept as size 1) in one pass: the trailing run of
+    ``axes`` is flattened into rows for the backend's dot product, the rest summed after."""
+    tail = 0
+    while tail < a.ndim and a.ndim - 1 - tail in axes:
+        tail += 1
+    if not tail:
+        return np.sum(a * b, axis=axes, keepdims=True)
+    lead = a.shape[:a.ndim - tail]
+    row = int(np.prod(a.shape[a.ndim - tail:]))
+    sums = _backend.row_dot(a.reshape(lead + (row,)), b.reshape(lead + (row,)))
+    rest = tuple(axis for axis in axes if axis < a.ndim - tail)
+    if rest:
+        sums = np.sum(sums, axis=rest)
+    return sums.reshape(_kept(a.shape, axes))
 
 
 class NormStats(Op):
@@ -24,43 +49,78 @@ class NormStats(Op):
 
     @staticmethod
     def forward(x, axes, centered=True):
+        count = max(int(np.prod([x.shape[a] for a in axes])), 1)
         if not centered:
-            mean_square = np.mean(np.square(x), axis=axes, keepdims=True)
+            mean_square = _dot_over(x, x, axes) / np.asarray(count, x.dtype)
             return np.stack([np.zeros_like(mean_square), mean_square])
         mean = np.mean(x, axis=axes, keepdims=True)
         centred = x - mean
-        return np.stack([mean, np.mean(np.square(centred, out=centred), axis=axes, keepdims=True)])
+        return np.stack([mean, _dot_over(centred, centred, axes) / np.asarray(count, x.dtype)])
+
+
+def _constant_along(array, axes, ndim):
+    """True when ``array`` (or None), broadcast to ``ndim`` dims, has size 1 along every
+    axis in ``axes``: it then folds into per-statistic scale and shift arrays."""
+    if array is None:
+        return True
+    offset = ndim - array.ndim
+    return all(a < offset or array.shape[a - offset] == 1 for a in axes)
+
+
+def _sum_to(array, shape):
+    """``array`` summed over the axes that broadcasting added to ``shape``."""
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1
+                                      and array.shape[lead + i] != 1)
+    return np.sum(array, axis=axes, keepdims=True).reshape(shape) if axes else array
 
 
 class Normalize(Op):
     """``(x - mean) * rsqrt(var + eps) * weight + bias`` with ``stats`` from
-    :class:`NormStats` over ``axes``; ``weight`` and ``bias`` (or None) broadcast to ``x``."""
+    :class:`NormStats` over ``axes``. ``weight`` and ``bias`` (or None) broadcast to ``x``
+    once reshaped to ``affine_shape`` (e.g. (C, 1, 1) for per-channel parameters)."""
     promote = None
 
     @staticmethod
-    def forward(x, stats, weight, bias, axes, eps, centered=True):
-        scale = 1 / np.sqrt(stats[1] + np.asarray(eps, x.dtype))
+    def forward(x, stats, weight, bias, axes, eps, centered=True, affine_shape=None):
+        weight, bias = _affine(weight, affine_shape), _affine(bias, affine_shape)
+        mean, invstd = stats[0], 1 / np.sqrt(stats[1] + np.asarray(eps, x.dtype))
+        if _constant_along(weight, axes, x.ndim) and _constant_along(bias, axes, x.ndim):
+            # One multiply-add over x with small per-statistic arrays.
+            scale = invstd if weight is None else invstd * weight
+            shift = -mean * scale if centered else None
+            if bias is not None:
+                shift = bias if shift is None else shift + bias
+            out = x * scale
+            if shift is not None:
+                out += shift
+            return out
+        out = x - mean if centered else x.copy()
+        out *= invstd
         if weight is not None:
-            scale = scale * weight
-        out = x - stats[0] if centered else x * 1
-        out *= scale
+            out *= weight
         if bias is not None:
             out += bias
         return out
 
     @staticmethod
     def backward(ctx, g):
-        x, stats, weight = ctx.input(0), ctx.input(1), ctx.input(2)
-        axes, eps, centered = ctx.attrs["axes"], ctx.attrs["eps"], ctx.attrs.get("centered", True)
-        needs = ctx.needs_input_grad
-        if STATE.enabled:
-            mean = x.mean(axes, keepdim=True) if centered else 0
-            var = x.var(axes, correction=0, keepdim=True) if centered else (x * x).mean(axes, keepdim=True)
-        else:
-            mean, var = stats[0], stats[1]
+        x, stats, weight, bias = ctx.inputs
+        attrs, needs = ctx.attrs, ctx.needs_input_grad
+        axes, eps, centered = attrs["axes"], attrs["eps"], attrs.get("centered", True)
+        affine_shape = attrs.get("affine_shape")
+        if not STATE.enabled:
+            grads = _fused_grads(g._data, x._data, stats._data, _affine(_data(weight), affine_shape),
+                                 _affine(_data(bias), affine_shape), axes, eps, centered, needs)
+            return tuple(None if a is None else core._Tensor._make(a.reshape(shape))
+                         for a, shape in zip(grads, ctx.shapes))
+        if affine_shape is not None and weight is not None:
+            weight = weight.reshape(affine_shape)
+        mean = x.mean(axes, keepdim=True) if centered else 0
+        var = x.var(axes, correction=0, keepdim=True) if centered else (x * x).mean(axes, keepdim=True)
         invstd = (var + eps).rsqrt()
         xhat = (x - mean) * invstd if centered else x * invstd
-        grad_x = grad_weight = None
+        grad_x = grad_weight = grad_bias = None
         if needs[0]:
             g_xhat = g if weight is None else g * weight
             inner = g_xhat - xhat * (g_xhat * xhat).mean(axes, keepdim=True)
@@ -68,6 +128,60 @@ class Normalize(Op):
                 inner = inner - g_xhat.mean(axes, keepdim=True)
             grad_x = inner * invstd
         if needs[2]:
-            grad_weight = g * xhat
-        grad_bias = g if needs[3] else None
+            grad_weight = (g * xhat).sum_to_size(weight.shape).reshape(ctx.shapes[2])
+        if needs[3]:
+            grad_bias = g.sum_to_size(affine_shape or ctx.shapes[3]).reshape(ctx.shapes[3])
         return grad_x, None, grad_weight, grad_bias
+
+
+def _data(t):
+    return None if t is None else t._data
+
+
+def _affine(array, shape):
+    return array if array is None or shape is None else array.reshape(shape)
+
+
+def _fused_grads(g, x, stats, weight, bias, axes, eps, centered, needs):
+    """(grad x, None, grad weight, grad bias) as arrays, from the saved statistics; the
+    weight and bias grads come in the (broadcastable) shapes of ``weight`` and ``bias``.
+
+    With ``xhat = (x - mean) * invstd``, ``gh = g * weight`` and M elements per statistic,
+    ``grad x = invstd * (gh - sum(gh) / M - xhat * sum(gh * xhat) / M)`` (sums over
+    ``axes``); written as ``invstd * gh - x * k + c`` with per-statistic ``k`` and ``c`` so
+    that ``xhat`` is never formed when the weight is constant along ``axes``.
+    """
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    mean = stats[0] if centered else np.zeros((), x.dtype)
+    invstd = 1 / np.sqrt(stats[1] + np.asarray(eps, x.dtype))
+    grad_x = grad_weight = grad_bias = None
+    if needs[3]:
+        grad_bias = _sum_to(np.sum(g, axis=axes, keepdims=True) if _constant_along(bias, axes, x.ndim)
+                            else g, bias.shape)
+    if _constant_along(weight, axes, x.ndim):
+        w = np.ones((), x.dtype) if weight is None else weight
+        sum_g = np.sum(g, axis=axes, keepdims=True)
+        sum_g_xhat = (_dot_over(g, x, axes) - mean * sum_g) * invstd
+        if needs[0]:
+            scale = invstd * w
+            k = scale * invstd * sum_g_xhat / count
+            grad_x = g * scale
+            grad_x -= x * k
+            if centered:
+                grad_x += mean * k - scale * sum_g / count
+        if needs[2]:
+            grad_weight = _sum_to(sum_g_xhat, weight.shape)
+        return grad_x, None, grad_weight, grad_bias
+    xhat = (x - mean) if centered else x.copy()
+    xhat *= invstd
+    if needs[0]:
+        g_xhat = g * weight
+        grad_x = g_xhat - xhat * (_dot_over(g_xhat, xhat, axes) / count)
+        if centered:
+            grad_x -= np.sum(g_xhat, axis=axes, keepdims=True) / count
+        grad_x *= invstd
+    if needs[2]:
+        grad_weight = _sum_to(g * xhat, weight.shape)
+    return grad_x, None, grad_weight, grad_bias

@@ -75,20 +75,20 @@ def _grid(vectors):
     return [v.reshape((-1,) + (1,) * (k - 1 - i)) for i, v in enumerate(vectors)]
 
 
-def _argmax(candidates, out_shape, first, dtype):
-    """Flat index of the maximum over ``candidates`` ((values, flat index) pairs, in window
-    order): strict ``>`` keeps the first maximum; NaNs then take over (the last one)."""
-    best = np.full(out_shape, _lowest(dtype), dtype)
-    index = np.broadcast_to(first, out_shape).astype(np.int64)
-    seen = []
-    for values, flat in candidates:
-        index = np.where(values > best, flat, index)
-        np.maximum(best, values, out=best)
-        seen.append((values, flat))
-    if dtype.kind == "f" and np.isnan(best).any():
-        for values, flat in seen:
-            index = np.where(np.isnan(values), flat, index)
-    return index
+def _first_max(taps, best):
+    """Window position of the first tap equal to ``best``, their maximum; where ``best`` is
+    NaN, of the last NaN tap (PyTorch's rule: NaN beats any number, a later NaN wins)."""
+    missed = taps[0] != best
+    position = missed.astype(np.uint8 if len(taps) <= 256 else np.int64)
+    for tap in taps[1:-1]:
+        missed &= tap != best
+        position += missed
+    if best.dtype.kind == "f":
+        nan = np.isnan(best)
+        if nan.any():
+            for k, tap in enumerate(taps):
+                position[nan & np.isnan(tap)] = k
+    return position
 
 
 class MaxPool(Op):
@@ -96,6 +96,7 @@ class MaxPool(Op):
     entry per spatial dim. The derivative finds the argmax (:class:`MaxPoolIndices`) and
     sends each gradient there."""
     promote = None
+    save_output = True
 
     @staticmethod
     def forward(x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -110,7 +111,7 @@ class MaxPool(Op):
     @staticmethod
     def backward(ctx, g):
         attrs = ctx.attrs
-        index = apply(MaxPoolIndices, ctx.input(0), **attrs)
+        index = apply(MaxPoolIndices, ctx.input(0), ctx.output, **attrs)
         spatial = ctx.shapes[0][-len(attrs["kernel_size"]):]
         return (apply(ScatterPlanes, g, index, plane_shape=spatial,
                       accumulate=not windows_disjoint(attrs["kernel_size"], attrs["stride"],
@@ -123,27 +124,34 @@ def windows_disjoint(kernel_size, stride, dilation):
 
 
 class MaxPoolIndices(Op):
-    """The flat input-plane index (int64) of each window's maximum: ``return_indices``."""
+    """The flat input-plane index (int64) of each window's maximum, given the maxima ``out``
+    of :class:`MaxPool`: ``return_indices``, and where max pooling sends gradients."""
     promote = None
     differentiable = False
 
     @staticmethod
-    def forward(x, kernel_size, stride, padding, dilation, ceil_mode):
-        out_size = _out_size(x, kernel_size, stride, padding, dilation, ceil_mode)
-        spatial = x.shape[-len(kernel_size):]
+    def forward(x, out, kernel_size, stride, padding, dilation, ceil_mode):
+        k = len(kernel_size)
+        out_size, spatial = out.shape[out.ndim - k:], x.shape[x.ndim - k:]
         xp = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
+        windows = list(_windows(out_size, kernel_size, stride, dilation))
+        position = _first_max([xp[(Ellipsis,) + window] for _, window in windows], out)
         plane = _plane_strides(spatial)
-        starts = [np.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)]
-        base = sum(a * ps for a, ps in zip(_grid(starts), plane))
-        # A window starting in the padding reports its first real tap when nothing beats
-        # the initial -inf (PyTorch's starting index). A window of padding only (possible
-        # with dilation) has none; it reports a position inside the plane.
-        first = sum(np.minimum(np.where(a < 0, a + -(a // d) * d, a), size - 1) * ps
-                    for a, d, size, ps in zip(_grid(starts), dilation, spatial, plane))
-        candidates = ((xp[(Ellipsis,) + window],
-                       base + sum(o * d * ps for o, d, ps in zip(offset, dilation, plane)))
-                      for offset, window in _windows(out_size, kernel_size, stride, dilation))
-        return _argmax(candidates, x.shape[:-len(spatial)] + out_size, first, x.dtype)
+        offsets = np.array([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
+                            for offset, _ in windows], np.int64)
+        starts = _grid([np.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)])
+        index = offsets[position]
+        index += sum(a * ps for a, ps in zip(starts, plane))
+        if xp is not x:
+            # A window whose maximum is the padding value reports its first real tap, as
+            # PyTorch's kernel (which never visits padding) does. A window of padding only
+            # (possible with dilation) has none; it reports a position inside the plane.
+            empty = out == _lowest(x.dtype)
+            if empty.any():
+                first = sum(np.minimum(np.where(a < 0, a + -(a // d) * d, a), size - 1) * ps
+                            for a, d, size, ps in zip(starts, dilation, spatial, plane))
+                index = np.where(empty, first, index)
+        return index
 
 
 def adaptive_ranges(size, out):
@@ -160,20 +168,23 @@ class AdaptiveMaxPoolIndices(Op):
     @staticmethod
     def forward(x, output_size):
         k = len(output_size)
-        spatial = x.shape[-k:]
-        plane = _plane_strides(spatial)
-        ranges = [adaptive_ranges(n, o) for n, o in zip(spatial, output_size)]
-        widths = [int((end - start).max(initial=0)) for start, end in ranges]
-
-        def candidates():
-            # Taps past a window's end repeat its last element: never a strict new maximum.
-            for offset in itertools.product(*(range(w) for w in widths)):
-                pos = [np.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges)]
-                grid = _grid(pos)
-                yield x[(Ellipsis,) + tuple(grid)], sum(p * ps for p, ps in zip(grid, plane))
-
-        first = sum(p * ps for p, ps in zip(_grid([start for start, _ in ranges]), plane))
-        return _argmax(candidates(), x.shape[:-k] + tuple(output_size), first, x.dtype)
+        plane = _plane_strides(x.shape[x.ndim - k:])
+        ranges = [[v.reshape(g.shape) for v in (start, end)] for (start, end), g in
+                  zip((adaptive_ranges(n, o) for n, o in zip(x.shape[x.ndim - k:], output_size)),
+                      _grid([np.arange(o) for o in output_size]))]
+        widths = tuple(int((end - start).max(initial=1)) for start, end in ranges)
+        # Taps past a window's end repeat its last element, which never changes the first
+        # maximum: every window is read as ``widths`` taps.
+        taps = []
+        for offset in itertools.product(*(range(w) for w in widths)):
+            pos = tuple(np.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
+            taps.append(x[(Ellipsis,) + pos])
+        best = taps[0].copy()
+        for tap in taps[1:]:
+            np.maximum(best, tap, out=best)
+        offsets = np.unravel_index(_first_max(taps, best), widths)
+        return sum(np.minimum(start + o, end - 1) * ps
+                   for o, (start, end), ps in zip(offsets, ranges, plane))
 
 
 def _flat_positions(index, lead_ndim, plane_size):
@@ -215,10 +226,10 @@ class ScatterPlanes(Op):
         lead = g.shape[:g.ndim - len(plane_shape)]
         flat = _flat_positions(index, len(lead), plane).reshape(-1)
         size = int(np.prod(lead)) * plane
+        out = np.zeros(size, g.dtype)
         if accumulate:
-            out = _backend.scatter_add(size, flat, g.reshape(-1))
+            _backend.index_add_at(out, flat, g.reshape(-1))
         else:
-            out = np.zeros(size, g.dtype)
             out[flat] = g.reshape(-1)
         return out.reshape(lead + tuple(plane_shape))
 
@@ -385,3 +396,94 @@ class ConstantPad(Op):
     @staticmethod
     def backward(ctx, g):
         return (apply(ConstantPad, g, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
+
+
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad_pairs(ndim, pad):
+    """(dim, before, after) for each (before, after) pair of ``pad``, last dim first."""
+    return [(ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def _crop(x, pad):
+    """``x`` with the negative entries of ``pad`` cut off (a view)."""
+    index = [slice(None)] * x.ndim
+    for d, before, after in _pad_pairs(x.ndim, pad):
+        index[d] = slice(max(-before, 0), x.shape[d] - max(-after, 0))
+    return x[tuple(index)]
+
+
+def _uncrop(g, pad):
+    """The adjoint of :func:`_crop`: zeros where the negative entries of ``pad`` cut."""
+    widths = [(0, 0)] * g.ndim
+    for d, before, after in _pad_pairs(g.ndim, pad):
+        widths[d] = (max(-before, 0), max(-after, 0))
+    return np.pad(g, widths) if any(a or b for a, b in widths) else g
+
+
+class Pad(Op):
+    """``x`` padded by ``pad`` ((before, after) pairs from the last dim) in ``mode``:
+    "reflect" (mirror, edge not repeated), "replicate" (edge repeated) or "circular" (wrap
+    around). Negative entries crop; as in PyTorch, reflection reads the uncropped input
+    while wrapping reads the cropped one."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, pad, mode):
+        widths = [(0, 0)] * x.ndim
+        for d, before, after in _pad_pairs(x.ndim, pad):
+            widths[d] = (max(before, 0), max(after, 0))
+        if mode == "circular":
+            return np.pad(_crop(x, pad), widths, mode="wrap")
+        return _crop(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(PadTranspose, g, **ctx.attrs),)
+
+
+class PadTranspose(Op):
+    """The adjoint of :class:`Pad`: each padded position's value is added back to the input
+    position it was copied from."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(g, pad, mode):
+        if mode != "circular":
+            g = _uncrop(g, pad)
+        for d, before, after in _pad_pairs(g.ndim, pad):
+            g = _fold(g, d, max(before, 0), max(after, 0), mode)
+        return _uncrop(g, pad) if mode == "circular" else g
+
+    @staticmethod
+    def backward(ctx, h):
+        return (apply(Pad, h, **ctx.attrs),)
+
+
+def _fold(g, d, before, after, mode):
+    """``g`` cut to its core along dim ``d`` with the ``before``/``after`` margins added to
+    the positions they were copied from."""
+    if not before and not after:
+        return g
+    size = g.shape[d] - before - after
+
+    def part(start, stop, step=1):
+        index = [slice(None)] * g.ndim
+        index[d] = slice(start, stop, step)
+        return tuple(index)
+
+    core = g[part(before, before + size)].copy()
+    left, right = g[part(0, before)], g[part(before + size, None)]
+    if mode == "reflect":
+        core[part(1, before + 1)] += np.flip(left, d)
+        core[part(size - 1 - after, size - 1)] += np.flip(right, d)
+    elif mode == "replicate":
+        core[part(0, 1)] += left.sum(d, keepdims=True)
+        core[part(size - 1, size)] += right.sum(d, keepdims=True)
+    else:
+        core[part(size - before, size)] += left
+        core[part(0, after)] += right
+    return core

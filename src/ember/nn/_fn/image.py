@@ -1,10 +1,10 @@
 """Image functions of ``ember.nn.functional``: padding, resampling, sliding blocks and pixel
 shuffling (https://pytorch.org/docs/stable/nn.functional.html#vision-functions).
 
-Shapes: N batch, C channels, then the spatial dims (L; H, W). Constant padding and the
-sliding-block pair ``unfold``/``fold`` are ops of :mod:`ember._ops.pool`; the other modes
-of ``pad`` and every ``interpolate`` mode are gathers along one dim at a time
-(``index_select``) mixed with fixed weights, so their gradients come from those ops.
+Shapes: N batch, C channels, then the spatial dims (L; H, W). Padding and the sliding-block
+pair ``unfold``/``fold`` are ops of :mod:`ember._ops.pool`; every ``interpolate`` mode is a
+gather along one dim at a time (``index_select``) mixed with fixed weights, so its gradients
+come from those ops.
 """
 import math
 
@@ -53,11 +53,18 @@ def pad(input, pad, mode="constant", value=None):
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    out = input
     for i in range(n):
         d = input.ndim - 1 - i
-        out = out.index_select(d, _pad_index(mode, input, d, pad[2 * i], pad[2 * i + 1]))
-    return out
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (before >= input.shape[d] or after >= input.shape[d]):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension {d} of input "
+                               f"{list(input.shape)}")
+        kept = input.shape[d] - max(-before, 0) - max(-after, 0)
+        if mode == "circular" and (before > kept or after > kept):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    _check_crop(input, pad)
+    return apply(_pool.Pad, input, pad=pad, mode=mode)
 
 
 def _check_crop(input, pad):
@@ -67,27 +74,6 @@ def _check_crop(input, pad):
             raise RuntimeError(f"The input size {input.shape[d]}, plus negative padding {pad[2 * i]} and "
                                f"{pad[2 * i + 1]} resulted in a negative output size, which is invalid. "
                                f"Check dimension {d} of your input.")
-
-
-def _pad_index(mode, input, d, before, after):
-    """The source positions, along dim ``d``, of the padded output."""
-    size = input.shape[d]
-    if mode == "reflect" and (before >= size or after >= size):
-        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                           f"dimension, but got: padding ({before}, {after}) at dimension {d} of input "
-                           f"{list(input.shape)}")
-    positions = np.arange(-before, size + after)
-    if mode == "reflect":
-        period = 2 * (size - 1) if size > 1 else 1
-        positions = np.abs(positions) % period
-        positions = np.where(positions >= size, period - positions, positions)
-    elif mode == "replicate":
-        positions = np.clip(positions, 0, size - 1)
-    else:
-        if before > size or after > size:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        positions = positions % size
-    return Tensor._make(positions.astype(np.int64))
 
 
 # ---- resampling --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..._ops import norm as _norm
 from ..._ops.core import _type_name, apply
+from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .pooling import avg_pool2d
 from .image import pad
@@ -36,9 +37,14 @@ def _check_channels(channels, **tensors):
             raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
 
 
+def _channel_shape(ndim):
+    """The shape (C, 1, ..., 1) in which a (C,) tensor broadcasts along dim 1 of an
+    ``ndim``-D input."""
+    return (-1,) + (1,) * (ndim - 2)
+
+
 def _channel_view(t, ndim):
-    """A (C,) tensor shaped (C, 1, ..., 1) to broadcast along dim 1 of an ``ndim``-D input."""
-    return None if t is None else t.reshape((-1,) + (1,) * (ndim - 2))
+    return None if t is None else t.reshape(_channel_shape(ndim))
 
 
 def _affine(input, mean, var, weight, bias, eps):
@@ -54,9 +60,10 @@ def _affine(input, mean, var, weight, bias, eps):
 
 
 def _update_running(running, value, momentum):
-    """``running = (1 - momentum) * running + momentum * value``, in place (no history)."""
+    """``running = (1 - momentum) * running + momentum * value`` in place, for an array
+    ``value`` (computed from statistics that carry no history)."""
     with no_grad():
-        running.mul_(1 - momentum).add_(value.to(running.dtype) * momentum)
+        running.lerp_(Tensor._make(value.reshape(running.shape).astype(running._data.dtype)), momentum)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -89,11 +96,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     axes = (0,) + tuple(range(2, input.ndim))
     stats = apply(_norm.NormStats, input, axes=axes)
     if count and running_mean is not None:
-        _update_running(running_mean, stats[0].reshape(channels), momentum)
+        _update_running(running_mean, stats._data[0], momentum)
     if count and running_var is not None:
-        _update_running(running_var, stats[1].reshape(channels) * (count / (count - 1)), momentum)
-    return apply(_norm.Normalize, input, stats, _channel_view(weight, input.ndim),
-                 _channel_view(bias, input.ndim), axes=axes, eps=eps)
+        _update_running(running_var, stats._data[1] * (count / (count - 1)), momentum)
+    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+                 affine_shape=_channel_shape(input.ndim))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -130,13 +137,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     axes = tuple(range(2, input.ndim))
     stats = apply(_norm.NormStats, input, axes=axes)
     count = input.numel() // planes if planes else 0
+    planes = tuple(input.shape[:2])
     if count and running_mean is not None:
-        _update_running(running_mean, stats[0].reshape(input.shape[:2]).mean(0), momentum)
+        _update_running(running_mean, stats._data[0].reshape(planes).mean(0), momentum)
     if count and running_var is not None:
-        unbiased = stats[1].reshape(input.shape[:2]) * (count / (count - 1))
-        _update_running(running_var, unbiased.mean(0), momentum)
-    return apply(_norm.Normalize, input, stats, _channel_view(weight, input.ndim),
-                 _channel_view(bias, input.ndim), axes=axes, eps=eps)
+        _update_running(running_var, stats._data[1].reshape(planes).mean(0) * (count / (count - 1)),
+                        momentum)
+    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+                 affine_shape=_channel_shape(input.ndim))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
@@ -161,10 +169,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     _check_float(input, "group_norm")
     _check_same_dtype(input, weight, bias)
     grouped = input.reshape(n, num_groups, channels // num_groups, -1)
-    per_group = (num_groups, channels // num_groups, 1)
     stats = apply(_norm.NormStats, grouped, axes=(2, 3))
-    out = apply(_norm.Normalize, grouped, stats, None if weight is None else weight.reshape(per_group),
-                None if bias is None else bias.reshape(per_group), axes=(2, 3), eps=eps)
+    out = apply(_norm.Normalize, grouped, stats, weight, bias, axes=(2, 3), eps=eps,
+                affine_shape=(num_groups, channels // num_groups, 1))
     return out.reshape(input.shape)
 
 

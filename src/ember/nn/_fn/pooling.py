@@ -91,7 +91,7 @@ def _max_pool(input, attrs, return_indices):
     if input.dtype.name == "bool":
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     out = apply(_pool.MaxPool, input, **attrs)
-    return (out, apply(_pool.MaxPoolIndices, input, **attrs)) if return_indices else out
+    return (out, apply(_pool.MaxPoolIndices, input, out, **attrs)) if return_indices else out
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
