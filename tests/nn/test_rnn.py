@@ -218,13 +218,16 @@ def test_cell_over_a_sequence_equals_layer():
     assert_close(c, torch.tensor(c_n[0].detach().numpy()), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("packed", [False, True], ids=["padded", "packed"])
 @pytest.mark.parametrize("kind", ["rnn_tanh", "lstm", "lstm_proj", "gru"])
-def test_gradient_of_gradient_matches_torch(kind):
+def test_gradient_of_gradient_matches_torch(kind, packed):
     e_mod, t_mod = make_pair(kind, num_layers=2, bidirectional=True)
-    ex, tx = both(rand(LENGTH, 2, INPUT))
+    ex, tx = both(rand(LENGTH, BATCH, INPUT))
     results = []
     for lib, mod, x in ((ember, e_mod, ex), (torch, t_mod, tx)):
-        out, state = mod(x)
+        inp = lib.nn.utils.rnn.pack_padded_sequence(x, LENGTHS, enforce_sorted=False) if packed else x
+        out, state = mod(inp)
+        out = out.data if packed else out
         h = flat_states(state)[0]
         loss = (out ** 2).sum() + (h ** 3).sum()
         (gx,) = lib.autograd.grad(loss, [x], create_graph=True)
