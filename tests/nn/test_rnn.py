@@ -21,16 +21,6 @@ KINDS = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """torch's multithreaded kernels for these tiny sizes spin for milliseconds on a loaded
-    machine; one thread keeps the grid fast and does not change torch's results."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-5), np.float64: dict(rtol=1e-9, atol=1e-11)}
 
 
