@@ -62,9 +62,9 @@ def test_run_repeats_run_once_and_plot_writes_pngs(capsys, stubs, tmp_path):
 
 def test_unknown_milestone_is_a_usage_error_naming_the_valid_ones(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["milestones", "run", "xor", "lenet"])
+        main(["milestones", "run", "xor", "alexnet"])
     assert exit_info.value.code == 2
-    assert ("unknown milestone 'lenet'; valid names: perceptron, xor, backprop, all"
+    assert ("unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet, all"
             in capsys.readouterr().err)
 
 

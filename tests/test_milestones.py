@@ -20,10 +20,10 @@ def fast_results():
 
 def test_registry_is_the_ladder_in_order():
     assert [(m.name, m.year) for m in milestones.MILESTONES.values()] == [
-        ("perceptron", 1958), ("xor", 1969), ("backprop", 1986)]
+        ("perceptron", 1958), ("xor", 1969), ("backprop", 1986), ("lenet", 1998)]
     assert milestones.get("xor") is milestones.MILESTONES["xor"]
-    with pytest.raises(KeyError, match="unknown milestone 'lenet'; valid names: perceptron, xor, backprop"):
-        milestones.get("lenet")
+    with pytest.raises(KeyError, match="unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet"):
+        milestones.get("alexnet")
 
 
 def test_perceptron_separates_the_clouds(fast_results):

@@ -62,6 +62,17 @@ def test_normalize_per_channel():
     assert repr(inplace) == "Normalize(mean=(0.5, 0.25), std=(0.5, 0.25))"
 
 
+def test_normalize_follows_changed_constants_and_dtypes():
+    normalize = transforms.Normalize([0.5], [0.5])
+    assert normalize(ember.ones(1, 1, 1)).item() == 1.0
+    normalize.mean[0] = 0.0
+    assert normalize(ember.ones(1, 1, 1)).item() == 2.0
+    normalize.std = ember.tensor([4.0])
+    assert normalize(ember.ones(1, 1, 1)).item() == 0.25
+    out = normalize(ember.ones(1, 1, 1, dtype=ember.float64))
+    assert out.dtype == ember.float64 and out.item() == 0.25
+
+
 def test_normalize_matches_torch_arithmetic():
     rng = np.random.default_rng(0)
     x = rng.random((2, 3, 5, 5), dtype=np.float32)
@@ -115,6 +126,8 @@ def test_pad_argument_errors():
         transforms.Pad((1, 2, 3))
     with pytest.raises(TypeError, match="inappropriate padding"):
         transforms.Pad("1")
+    with pytest.raises(ValueError, match="padding must be non-negative"):
+        transforms.RandomCrop(4, padding=(1, -1))
     with pytest.raises(ValueError, match="Padding mode should be either constant, edge, reflect or symmetric"):
         transforms.Pad(1, padding_mode="wrap")
     with pytest.raises(TypeError, match="fill must be a number"):

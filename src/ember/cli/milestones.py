@@ -1,4 +1,5 @@
-"""``ember milestones list`` and ``ember milestones run NAME [NAME ...] | all``."""
+"""``ember milestones list`` and ``ember milestones run NAME [NAME ...] | all`` (``--plot DIR``,
+``--fast``, ``--quiet``, ``--data-dir DIR`` for lenet)."""
 import argparse
 import sys
 
@@ -25,7 +26,12 @@ def add_parser(subparsers):
     run_parser.add_argument("--fast", action="store_true",
                             help="fewer epochs (for tests); thresholds are unchanged")
     run_parser.add_argument("--quiet", action="store_true", help="hide progress bars")
-    run_parser.set_defaults(handler=run_milestones)
+    run_parser.add_argument(
+        "--data-dir", metavar="DIR", dest="lenet_on_data", type=lenet_on_data,
+        help="lenet only: train on the image files in DIR instead of the bundled digits: "
+             "MNIST or Fashion-MNIST IDX files (train-images-idx3-ubyte[.gz], ...) or CIFAR-10 "
+             "Python batches (cifar-10-batches-py/data_batch_1, ...), told apart by file name")
+    run_parser.set_defaults(handler=run_milestones, usage_error=run_parser.error)
 
 
 def milestone_name(value):
@@ -34,6 +40,14 @@ def milestone_name(value):
         raise argparse.ArgumentTypeError(
             f"unknown milestone {value!r}; valid names: {', '.join(registry.MILESTONES)}, all")
     return value
+
+
+def lenet_on_data(value):
+    """The lenet milestone on the files in directory ``value``; a usage error if it has none."""
+    try:
+        return registry.lenet.milestone(value)
+    except FileNotFoundError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def list_milestones(args):
@@ -46,8 +60,11 @@ def list_milestones(args):
 def run_milestones(args):
     names = list(dict.fromkeys(  # "all" expands in ladder order; repeats run once
         name for given in args.names for name in (registry.MILESTONES if given == "all" else [given])))
-    results = [registry.get(name).run(fast=args.fast, plot_dir=args.plot, quiet=args.quiet)
-               for name in names]
+    if args.lenet_on_data is not None and "lenet" not in names:
+        args.usage_error("--data-dir applies to the lenet milestone, which is not being run")
+    chosen = [args.lenet_on_data if name == "lenet" and args.lenet_on_data is not None
+              else registry.get(name) for name in names]
+    results = [m.run(fast=args.fast, plot_dir=args.plot, quiet=args.quiet) for m in chosen]
     rows = []
     for result in results:
         for index, check in enumerate(result.checks):

@@ -1,0 +1,131 @@
+"""ember vs torch on one LeNet training step, side by side in one process: time and peak memory.
+Prints a table and one JSON line of ember/torch ratios (lower is better for ember; targets:
+time <= 1.5, memory <= 2).
+
+The step: LeNet-5 as used on MNIST (Conv2d(1, 6, 5, padding=2)-ReLU-MaxPool2d(2)-Conv2d(6, 16, 5)-
+ReLU-MaxPool2d(2)-Linear(400, 120)-ReLU-Linear(120, 84)-ReLU-Linear(84, 10)), a batch of 64
+float32 images (64, 1, 28, 28) with int64 labels, cross-entropy, ``zero_grad``, ``backward``
+and an Adam step. Both libraries start from the same weights.
+
+Time: the best of several rounds of ``--number`` steps, the libraries taking turns so that
+both see the same load from other processes.
+
+Peak memory: the most bytes held at any moment of one step beyond what was held when it
+began (activations, gradients, workspace; the weights, Adam's state and the batch already
+exist), measured after warm-up steps:
+
+- ember: ``tracemalloc``. NumPy reports every array buffer it allocates and frees to it, so
+  its peak over the step is the peak of ember's tensor memory (plus small Python objects).
+- torch: its CPU allocator is invisible to ``tracemalloc``. ``torch.profiler`` with
+  ``profile_memory=True`` records each tensor allocation and free; its memory timeline
+  (``profile._memory_profile().timeline``, the data behind ``export_memory_timeline``) is
+  replayed in order, and the running total's maximum is the peak.
+
+Run: python benchmarks/bench_cnn.py [--repeat N] [--number N]
+On a busy machine, OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 compares one thread against one
+thread, which other processes' load disturbs much less.
+"""
+import argparse
+import json
+import timeit
+import tracemalloc
+
+import numpy as np
+
+BATCH = 64
+
+
+def lenet(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def training_step(lib, weights):
+    """A closure running one training step of ``lib``'s LeNet, initialised from ``weights``."""
+    model = lenet(lib)
+    model.load_state_dict({name: lib.tensor(value) for name, value in weights.items()})
+    rng = np.random.default_rng(0)
+    images = lib.tensor(rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32))
+    labels = lib.tensor(rng.integers(0, 10, BATCH))
+    optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad()
+        loss_fn(model(images), labels).backward()
+        optimizer.step()
+    return step
+
+
+def best_times(steps, number, repeat):
+    times = [float("inf")] * len(steps)
+    for _ in range(repeat):
+        for i, step in enumerate(steps):
+            step()  # the first call after the other library's may wait for its threads to sleep
+            times[i] = min(times[i], timeit.timeit(step, number=number) / number)
+    return times
+
+
+def ember_peak_bytes(step):
+    tracemalloc.start()
+    try:
+        baseline, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        step()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - baseline
+
+
+def torch_peak_bytes(step):
+    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler._memory_profiler import Action
+
+    # The memory timeline needs shapes and stacks to tell tensors apart.
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
+                 with_stack=True) as profiler:
+        step()
+    held = peak = 0
+    for _, action, _, size in profiler._memory_profile().timeline:
+        if action == Action.CREATE:
+            held += size
+        elif action == Action.DESTROY:
+            held -= size
+        peak = max(peak, held)
+    return peak
+
+
+def main():
+    import torch
+
+    import ember
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts")
+    parser.add_argument("--number", type=int, default=5, help="steps per round")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    weights = {name: value.detach().numpy().copy() for name, value in lenet(torch).state_dict().items()}
+    ember_step, torch_step = training_step(ember, weights), training_step(torch, weights)
+    for step in (ember_step, torch_step):  # warm up: Adam's state, caches, first-call costs
+        step()
+        step()
+    ember_time, torch_time = best_times([ember_step, torch_step], args.number, args.repeat)
+    ember_peak, torch_peak = ember_peak_bytes(ember_step), torch_peak_bytes(torch_step)
+
+    print(f"{'LeNet step, batch 64':<24}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
+    print(f"{'time':<24}{ember_time * 1e3:>10.2f}ms{torch_time * 1e3:>10.2f}ms"
+          f"{ember_time / torch_time:>14.2f}")
+    print(f"{'peak memory':<24}{ember_peak / 2**20:>10.2f}MB{torch_peak / 2**20:>10.2f}MB"
+          f"{ember_peak / torch_peak:>14.2f}")
+    print(json.dumps({"lenet_step_time": round(ember_time / torch_time, 3),
+                      "lenet_step_peak_memory": round(ember_peak / torch_peak, 3)}))
+
+
+if __name__ == "__main__":
+    main()
