@@ -291,3 +291,12 @@ def test_half_weights():
     out.sum().backward()
     assert weight.grad.dtype is ember.float16
     np.testing.assert_array_equal(weight.grad.numpy()[:, 0], [0, 2, 0, 0, 0, 1])
+
+
+def test_gradient_follows_the_ids_of_the_forward():
+    ids = ember.tensor([1, 1, 3])
+    weight = ember.zeros(5, 2, requires_grad=True)
+    out = ember.nn.functional.embedding(ids, weight)
+    ids.fill_(0)
+    out.sum().backward()
+    np.testing.assert_array_equal(weight.grad.numpy()[:, 0], [0, 2, 0, 1, 0])

@@ -45,7 +45,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     ids = _ids_in_range(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, ids, max_norm, norm_type)
-    return apply(OPS["Embedding"], weight, indices=ids, padding_idx=padding_idx,
+    # A copy: the backward reads the ids, which the caller may overwrite in the meantime.
+    return apply(OPS["Embedding"], weight, indices=ids.copy(), padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
@@ -94,8 +95,10 @@ def _renorm_rows(weight, ids, max_norm, norm_type):
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
-    """Sums, means or maxima of bags of embeddings, without the intermediate (*, D) tensor
-    (https://pytorch.org/docs/stable/generated/torch.nn.functional.embedding_bag.html).
+    """Sums, means or maxima of bags of embeddings
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.embedding_bag.html):
+    the bags' rows are looked up and then reduced by one sparse product (sum, mean) or a
+    gather of each feature's maximum.
 
     Shapes: input (B, n) of fixed-size bags, or 1-D ids with ``offsets`` (B) giving where
     each bag starts (B + 1 with ``include_last_offset``, the last one the end); weight
@@ -104,8 +107,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     bag gives zeros. ``max`` passes each feature's gradient to the row that gave its
     maximum (the first one on ties).
 
-    Raises ValueError for inconsistent shapes, modes and options, NotImplementedError for
-    ``per_sample_weights`` outside ``mode="sum"``, and the errors of :func:`embedding`.
+    ``scale_grad_by_freq`` divides each row's gradient by its id's count, as documented
+    (torch 2.13's CPU kernel divides by another id's count, pytorch/pytorch#190063).
+
+    Raises ValueError for inconsistent shapes, modes and options; NotImplementedError for
+    ``per_sample_weights`` outside ``mode="sum"``; RuntimeError, with PyTorch's messages,
+    for ids outside the table (naming the first), offsets that do not start at 0, pass the
+    input's end or decrease, a ``padding_idx`` outside the table, non-integer ids or offsets,
+    a non-floating weight, or per-sample weights of another dtype.
     """
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "

@@ -111,8 +111,7 @@ class Embedding(_Table):
 
 
 class EmbeddingBag(_Table):
-    """Sums, means or maxima of bags of embeddings, without building the looked-up rows'
-    (*, D) tensor.
+    """Sums, means or maxima of bags of embeddings, one (embedding_dim) vector per bag.
 
     Args:
         num_embeddings, embedding_dim, max_norm, norm_type, scale_grad_by_freq, sparse,
