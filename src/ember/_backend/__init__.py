@@ -45,7 +45,11 @@ def matmul(a, b):
 
 def index_add_at(out, index, values):
     """``out[index] += values`` with repeated indices each adding (unbuffered)."""
-    np.add.at(out, index, values)
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) for p in parts):
+        out[index] += values  # basic indexing never repeats an element: the fast in-place add
+    else:
+        np.add.at(out, index, values)
 
 
 def sliding_windows(x, window_shape, axis):
