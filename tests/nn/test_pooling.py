@@ -298,3 +298,20 @@ def test_max_unpool_modules_match_torch():
     assert_close(e2d, t2d)
     assert_close(e1d, t1d)
     assert e_repr == t_repr
+
+
+@pytest.mark.parametrize("pool", [
+    lambda L, x: F(L).max_pool2d(x, 2),
+    lambda L, x: F(L).max_pool2d(x, 3, 1, 1, return_indices=True)[0],
+    lambda L, x: F(L).adaptive_max_pool2d(x, 3),
+])
+def test_pooled_output_may_be_changed_in_place(pool):
+    """Max pooling's derivative needs only the argmax, so an in-place op on its output (a
+    common ``MaxPool2d`` then ``ReLU(inplace=True)``) leaves backward working, as in torch."""
+    x = np.random.default_rng(7).permutation(2 * 2 * 6 * 6).reshape(2, 2, 6, 6).astype(np.float32) - 36
+    grads = []
+    for L in (torch, ember):
+        xt = L.tensor(x, requires_grad=True)
+        F(L).relu(pool(L, xt), inplace=True).sum().backward()
+        grads.append(xt.grad)
+    assert_close(grads[1], grads[0])

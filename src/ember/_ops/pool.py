@@ -91,31 +91,41 @@ def _first_max(taps, best):
     return position
 
 
+def _max_taps(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """(output size, one array per kernel offset holding that tap of every window), the
+    input padded with its dtype's lowest value."""
+    out_size = _out_size(x, kernel_size, stride, padding, dilation, ceil_mode)
+    xp = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
+    return out_size, [xp[(Ellipsis,) + window] for _, window in _windows(out_size, kernel_size, stride, dilation)]
+
+
+def _maximum(taps):
+    out = taps[0].copy()
+    for tap in taps[1:]:
+        np.maximum(out, tap, out=out)
+    return out
+
+
 class MaxPool(Op):
     """Maximum over each window of ``x`` (*lead, *spatial); attrs as in ``max_pool2d``, one
-    entry per spatial dim. The derivative finds the argmax (:class:`MaxPoolIndices`) and
-    sends each gradient there."""
+    entry per spatial dim. ``argmax``, the window positions from :class:`MaxPoolIndices`
+    (``flat=False``), is only kept for the derivative, which sends each gradient to its
+    window's maximum (None when no gradient will be taken)."""
     promote = None
-    save_output = True
+    save_inputs = False
 
     @staticmethod
-    def forward(x, kernel_size, stride, padding, dilation, ceil_mode):
-        out_size = _out_size(x, kernel_size, stride, padding, dilation, ceil_mode)
-        xp = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
-        out = None
-        for _, window in _windows(out_size, kernel_size, stride, dilation):
-            tap = xp[(Ellipsis,) + window]
-            out = tap.copy() if out is None else np.maximum(out, tap, out=out)
-        return out
+    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, argmax=None):
+        return _maximum(_max_taps(x, kernel_size, stride, padding, dilation, ceil_mode)[1])
 
     @staticmethod
     def backward(ctx, g):
         attrs = ctx.attrs
-        index = apply(MaxPoolIndices, ctx.input(0), ctx.output, **attrs)
-        spatial = ctx.shapes[0][-len(attrs["kernel_size"]):]
-        return (apply(ScatterPlanes, g, index, plane_shape=spatial,
-                      accumulate=not windows_disjoint(attrs["kernel_size"], attrs["stride"],
-                                                      attrs["dilation"])),)
+        kernel_size, stride, dilation = attrs["kernel_size"], attrs["stride"], attrs["dilation"]
+        spatial = tuple(ctx.shapes[0][-len(kernel_size):])
+        index = _flat_index(attrs["argmax"], spatial, kernel_size, stride, attrs["padding"], dilation)
+        return (apply(ScatterPlanes, g, index=index, plane_shape=spatial,
+                      accumulate=not windows_disjoint(kernel_size, stride, dilation)),)
 
 
 def windows_disjoint(kernel_size, stride, dilation):
@@ -124,34 +134,57 @@ def windows_disjoint(kernel_size, stride, dilation):
 
 
 class MaxPoolIndices(Op):
-    """The flat input-plane index (int64) of each window's maximum, given the maxima ``out``
-    of :class:`MaxPool`: ``return_indices``, and where max pooling sends gradients."""
+    """Where each window's maximum is: the flat input-plane index (int64, ``h * W + w``:
+    ``return_indices``) or, with ``flat=False``, the position inside the window (uint8,
+    row-major over the kernel: what :class:`MaxPool` keeps for its derivative)."""
     promote = None
     differentiable = False
 
     @staticmethod
-    def forward(x, out, kernel_size, stride, padding, dilation, ceil_mode):
-        k = len(kernel_size)
-        out_size, spatial = out.shape[out.ndim - k:], x.shape[x.ndim - k:]
-        xp = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
-        windows = list(_windows(out_size, kernel_size, stride, dilation))
-        position = _first_max([xp[(Ellipsis,) + window] for _, window in windows], out)
-        plane = _plane_strides(spatial)
-        offsets = np.array([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
-                            for offset, _ in windows], np.int64)
-        starts = _grid([np.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)])
-        index = offsets[position]
-        index += sum(a * ps for a, ps in zip(starts, plane))
-        if xp is not x:
+    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, flat=True):
+        out_size, taps = _max_taps(x, kernel_size, stride, padding, dilation, ceil_mode)
+        best = _maximum(taps)
+        position = _first_max(taps, best)
+        lowest = _lowest(x.dtype)
+        if (any(padding) or ceil_mode) and (best == lowest).any():
             # A window whose maximum is the padding value reports its first real tap, as
-            # PyTorch's kernel (which never visits padding) does. A window of padding only
-            # (possible with dilation) has none; it reports a position inside the plane.
-            empty = out == _lowest(x.dtype)
-            if empty.any():
-                first = sum(np.minimum(np.where(a < 0, a + -(a // d) * d, a), size - 1) * ps
-                            for a, d, size, ps in zip(starts, dilation, spatial, plane))
-                index = np.where(empty, first, index)
-        return index
+            # PyTorch's kernel (which never visits padding) does.
+            firsts = [((d - 1 - np.minimum(a, 0)) // d).clip(0, k - 1) for a, d, k in
+                      zip(_window_starts(out_size, stride, padding), dilation, kernel_size)]
+            first = np.ravel_multi_index(np.broadcast_arrays(*firsts), kernel_size).astype(position.dtype)
+            position = np.where(best == lowest, first, position)
+        if not flat:
+            return position
+        return _flat_index(position, x.shape[x.ndim - len(kernel_size):], kernel_size, stride, padding,
+                           dilation)
+
+
+def _window_starts(out_size, stride, padding):
+    """Each window's first tap along each dim (negative inside the left padding), shaped to
+    broadcast against each other."""
+    return _grid([np.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)])
+
+
+def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
+    """Flat input-plane index (int64) of the tap at window ``position`` of each window."""
+    plane = _plane_strides(spatial)
+    offsets = np.array([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
+                        for offset in itertools.product(*(range(k) for k in kernel_size))], np.int64)
+    starts = _window_starts(position.shape[position.ndim - len(spatial):], stride, padding)
+    index = offsets[position]
+    index += sum(a * ps for a, ps in zip(starts, plane))
+    if any(padding) and not all(_reach_input(a.reshape(-1), k, d, size).all() for a, k, d, size in
+                                zip(starts, kernel_size, dilation, spatial)):
+        # Windows of padding only (possible with dilation) have no input position; PyTorch
+        # reports one past the plane's edge. Kept inside the plane, they stay harmless.
+        np.clip(index, 0, int(np.prod(spatial)) - 1, out=index)
+    return index
+
+
+def _reach_input(starts, kernel, dilation, size):
+    """Per window along one dim: does any tap land inside the input?"""
+    taps = starts + np.arange(kernel)[:, None] * dilation
+    return ((taps >= 0) & (taps < size)).any(0)
 
 
 def adaptive_ranges(size, out):
@@ -196,10 +229,11 @@ def _flat_positions(index, lead_ndim, plane_size):
 
 
 class GatherPlanes(Op):
-    """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape),
-    ``index`` (*lead, *out) holds flat plane positions. ``unique`` promises no position
-    repeats (its derivative then writes instead of adding)."""
+    """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
+    int64 array ``index`` (*lead, *out) holds flat plane positions. ``unique`` promises no
+    position repeats (the derivative then writes instead of adding)."""
     promote = None
+    save_inputs = False
 
     @staticmethod
     def forward(x, index, spatial_ndim, unique=False):
@@ -210,15 +244,17 @@ class GatherPlanes(Op):
     @staticmethod
     def backward(ctx, g):
         k = ctx.attrs["spatial_ndim"]
-        return (apply(ScatterPlanes, g, ctx.input(1), plane_shape=tuple(ctx.shapes[0][-k:]),
-                      accumulate=not ctx.attrs.get("unique", False)), None)
+        return (apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
+                      accumulate=not ctx.attrs.get("unique", False)),)
 
 
 class ScatterPlanes(Op):
     """Zeros of shape (*lead, *plane_shape) with ``g[..., j]`` put at flat plane position
-    ``index[..., j]``; repeated positions add when ``accumulate``, else the last write wins
-    (``max_unpool``). The adjoint of :class:`GatherPlanes`."""
+    ``index[..., j]`` (an int64 array shaped like ``g``); repeated positions add when
+    ``accumulate``, else the last write wins (``max_unpool``). The adjoint of
+    :class:`GatherPlanes`."""
     promote = None
+    save_inputs = False
 
     @staticmethod
     def forward(g, index, plane_shape, accumulate):
@@ -235,7 +271,7 @@ class ScatterPlanes(Op):
 
     @staticmethod
     def backward(ctx, h):
-        return apply(GatherPlanes, h, ctx.input(1), spatial_ndim=len(ctx.attrs["plane_shape"])), None
+        return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
 
 
 def _divisor(spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):

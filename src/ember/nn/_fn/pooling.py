@@ -12,6 +12,7 @@ from ... import _functional as _F
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
+from ...autograd.grad_mode import STATE
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -90,8 +91,11 @@ def _as_2d(input):
 def _max_pool(input, attrs, return_indices):
     if input.dtype.name == "bool":
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
-    out = apply(_pool.MaxPool, input, **attrs)
-    return (out, apply(_pool.MaxPoolIndices, input, out, **attrs)) if return_indices else out
+    argmax = None
+    if STATE.enabled and input.requires_grad:
+        argmax = apply(_pool.MaxPoolIndices, input, **attrs, flat=False)._data
+    out = apply(_pool.MaxPool, input, **attrs, argmax=argmax)
+    return (out, apply(_pool.MaxPoolIndices, input, **attrs)) if return_indices else out
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -309,7 +313,8 @@ def _adaptive_max(input, n, output_size, return_indices, name):
     sizes = _adaptive_size(output_size, input, n, name)
     _check_adaptive(input, n, name, sizes)
     index = apply(_pool.AdaptiveMaxPoolIndices, input, output_size=sizes)
-    out = apply(_pool.GatherPlanes, input, index, spatial_ndim=n)
+    out = apply(_pool.GatherPlanes, input, index=index._data.copy() if return_indices else index._data,
+                spatial_ndim=n)
     return (out, index) if return_indices else out
 
 
@@ -380,7 +385,7 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
         shown = "x".join(str(v) for v in ((1,) + size if n == 1 else size))
         raise RuntimeError(f"Found an invalid max index: {int(flat[bad].flat[0])} (output volumes are "
                            f"of size {shown})")
-    return apply(_pool.ScatterPlanes, input, indices, plane_shape=size, accumulate=False)
+    return apply(_pool.ScatterPlanes, input, index=flat.copy(), plane_shape=size, accumulate=False)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
