@@ -59,6 +59,12 @@ def interpolate_cases():
             (("nearest", None), ("linear", False), ("linear", True), ("area", None)), (9, 3, 1)):
         cases.append(Case(f"interpolate-1d-{mode}-{align}-{size}", lambda L, x, mode=mode, align=align, size=size:
                           F(L).interpolate(x, size=size, mode=mode, align_corners=align), R(2, 3, 4)))
+    for mode, align in (("nearest", None), ("bilinear", False), ("bicubic", True)):
+        # Long dims take the gather path rather than a resampling matrix.
+        cases.append(Case(f"interpolate-long-{mode}", lambda L, x, mode=mode, align=align:
+                          F(L).interpolate(x, size=(3, 301), mode=mode, align_corners=align), R(1, 2, 2, 130)))
+    cases.append(Case("interpolate-long-1d-down", lambda L, x: F(L).interpolate(x, size=97, mode="linear"),
+                      R(1, 2, 300)))
     return cases + [
         Case("interpolate-from-one-pixel", lambda L, x: F(L).interpolate(x, size=(3, 2), mode="bilinear"),
              R(1, 2, 1, 1)),
@@ -134,6 +140,7 @@ def test_image_functions(case, dtype):
     ("pad-constant", lambda L, x: F(L).pad(x, (1, -1, 2, 0), value=3.0)),
     ("pad-reflect", lambda L, x: F(L).pad(x, (2, 1, 1, 2), mode="reflect")),
     ("interpolate-bilinear", lambda L, x: F(L).interpolate(x, scale_factor=1.5, mode="bilinear")),
+    ("interpolate-bicubic-long", lambda L, x: F(L).interpolate(x, size=(5, 3000), mode="bicubic")),
     ("unfold", lambda L, x: F(L).unfold(x, (2, 3), padding=1, stride=(1, 2))),
     ("fold", lambda L, x: F(L).fold(x.reshape(2, 12, 7), (6, 3), 2, stride=(1, 2), padding=(1, 0))),
 ])

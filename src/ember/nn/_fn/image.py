@@ -3,13 +3,14 @@ shuffling (https://pytorch.org/docs/stable/nn.functional.html#vision-functions).
 
 Shapes: N batch, C channels, then the spatial dims (L; H, W). Padding and the sliding-block
 pair ``unfold``/``fold`` are ops of :mod:`ember._ops.pool`; every ``interpolate`` mode is a
-gather along one dim at a time (``index_select``) mixed with fixed weights, so its gradients
-come from those ops.
+linear map along one spatial dim at a time: a small matrix product, or for long dims a
+``Resample`` op (a weighted sum of gathered taps, whose adjoint is a segment sum).
 """
 import math
 
 import numpy as np
 
+from ... import _functional as _F
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
@@ -179,7 +180,7 @@ def _coordinate_scale(in_size, out_size, scale_factor, align_corners, dtype):
 
 
 def _resample(x, d, in_size, out_size, scale_factor, mode, align_corners):
-    """``x`` resampled along dim ``d``: a weighted sum of gathered taps."""
+    """``x`` resampled along dim ``d``: a weighted sum of taps gathered in order."""
     # PyTorch computes coordinates in float for float inputs and in double for double ones.
     acc = np.float64 if x.dtype.name == "float64" else np.float32
     dst = np.arange(out_size).astype(acc)
@@ -187,24 +188,39 @@ def _resample(x, d, in_size, out_size, scale_factor, mode, align_corners):
     if mode in ("nearest", "nearest-exact"):
         shift = acc(0.5) if mode == "nearest-exact" else acc(0)
         src = np.minimum(np.floor((dst + shift) * scale).astype(np.int64), in_size - 1)
-        return x.index_select(d, Tensor._make(src))
+        return _apply_taps(x, d, in_size, src[None], None)
     src = dst * scale if align_corners else (dst + acc(0.5)) * scale - acc(0.5)
     if mode == "bicubic":
         base = np.floor(src).astype(np.int64)
         t = (src - base).astype(acc)
-        taps = [(base - 1 + k, w) for k, w in enumerate(_cubic_weights(t))]
+        index = np.stack([base - 1, base, base + 1, base + 2])
+        weights = np.stack(_cubic_weights(t))
     else:
         src = np.maximum(src, acc(0))
         base = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
         lam = np.clip(src - base, 0, 1).astype(acc)
-        taps = [(base, 1 - lam), (base + (base < in_size - 1), lam)]
-    shape = (-1,) + (1,) * (x.ndim - 1 - d)
-    out = None
-    for index, weight in taps:
-        tap = x.index_select(d, Tensor._make(np.clip(index, 0, in_size - 1)))
-        term = tap * Tensor._make(weight.astype(x.dtype.np).reshape(shape))
-        out = term if out is None else out + term
-    return out
+        index = np.stack([base, base + (base < in_size - 1)])
+        weights = np.stack([1 - lam, lam])
+    return _apply_taps(x, d, in_size, np.clip(index, 0, in_size - 1), weights.astype(x.dtype.np))
+
+
+# Up to this many (output x input) matrix entries a dim is resampled by a matrix product,
+# whose BLAS kernels (forward and backward) beat gathers and segment sums; beyond it the
+# product's cost (input size per output) outgrows them.
+_MATRIX_ENTRIES = 1 << 14
+
+
+def _apply_taps(x, d, in_size, index, weights):
+    """``out[..., j] = sum_k weights[k, j] * x[..., index[k, j]]`` along dim ``d``."""
+    out_size = index.shape[1]
+    if out_size * in_size > _MATRIX_ENTRIES:
+        return apply(_pool.Resample, x, dim=d, index=index, weights=weights)
+    matrix = np.zeros((out_size, in_size), x.dtype.np)
+    rows = np.arange(out_size)
+    for k in range(index.shape[0]):
+        np.add.at(matrix, (rows, index[k]), 1 if weights is None else weights[k])
+    matrix = Tensor._make(matrix)
+    return _F.matmul(x, matrix.mT) if d == x.ndim - 1 else _F.matmul(matrix, x)
 
 
 def _cubic_weights(t):
