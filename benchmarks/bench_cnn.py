@@ -8,7 +8,9 @@ float32 images (64, 1, 28, 28) with int64 labels, cross-entropy, ``zero_grad``, 
 and an Adam step. Both libraries start from the same weights.
 
 Time: the best of several rounds of ``--number`` steps, the libraries taking turns so that
-both see the same load from other processes.
+both see the same load from other processes. On a shared machine wall-clock ratios mostly
+measure the neighbours; ``--cpu-time`` pins both libraries to one thread and compares process
+CPU time instead, which other processes do not inflate.
 
 Peak memory: the most bytes held at any moment of one step beyond what was held when it
 began (activations, gradients, workspace; the weights, Adam's state and the batch already
@@ -21,16 +23,14 @@ exist), measured after warm-up steps:
   (``profile._memory_profile().timeline``, the data behind ``export_memory_timeline``) is
   replayed in order, and the running total's maximum is the peak.
 
-Run: python benchmarks/bench_cnn.py [--repeat N] [--number N]
-On a busy machine, OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 compares one thread against one
-thread, which other processes' load disturbs much less.
+Run: python benchmarks/bench_cnn.py [--repeat N] [--number N] [--cpu-time]
 """
 import argparse
 import json
+import os
+import time
 import timeit
 import tracemalloc
-
-import numpy as np
 
 BATCH = 64
 
@@ -43,13 +43,12 @@ def lenet(lib):
         nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
 
 
-def training_step(lib, weights):
-    """A closure running one training step of ``lib``'s LeNet, initialised from ``weights``."""
+def training_step(lib, weights, images, labels):
+    """A closure running one training step of ``lib``'s LeNet, initialised from ``weights``
+    (NumPy arrays), on ``images`` and ``labels`` (NumPy arrays)."""
     model = lenet(lib)
     model.load_state_dict({name: lib.tensor(value) for name, value in weights.items()})
-    rng = np.random.default_rng(0)
-    images = lib.tensor(rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32))
-    labels = lib.tensor(rng.integers(0, 10, BATCH))
+    images, labels = lib.tensor(images), lib.tensor(labels)
     optimizer = lib.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = lib.nn.CrossEntropyLoss()
 
@@ -60,12 +59,12 @@ def training_step(lib, weights):
     return step
 
 
-def best_times(steps, number, repeat):
+def best_times(steps, number, repeat, timer):
     times = [float("inf")] * len(steps)
     for _ in range(repeat):
         for i, step in enumerate(steps):
             step()  # the first call after the other library's may wait for its threads to sleep
-            times[i] = min(times[i], timeit.timeit(step, number=number) / number)
+            times[i] = min(times[i], timeit.timeit(step, number=number, timer=timer) / number)
     return times
 
 
@@ -100,22 +99,35 @@ def torch_peak_bytes(step):
 
 
 def main():
-    import torch
-
-    import ember
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts")
     parser.add_argument("--number", type=int, default=5, help="steps per round")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="one thread each, timed by process CPU time")
     args = parser.parse_args()
+    if args.cpu_time:
+        # Before NumPy loads: ember sizes its BLAS thread pool from what it finds at import.
+        os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    # The profiler warns that blocks allocated before it started have no size: expected here.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    import numpy as np
+    import torch
+
+    import ember
+    if args.cpu_time:
+        torch.set_num_threads(1)
 
     torch.manual_seed(0)
     weights = {name: value.detach().numpy().copy() for name, value in lenet(torch).state_dict().items()}
-    ember_step, torch_step = training_step(ember, weights), training_step(torch, weights)
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32)
+    labels = rng.integers(0, 10, BATCH)
+    ember_step, torch_step = (training_step(lib, weights, images, labels) for lib in (ember, torch))
     for step in (ember_step, torch_step):  # warm up: Adam's state, caches, first-call costs
         step()
         step()
-    ember_time, torch_time = best_times([ember_step, torch_step], args.number, args.repeat)
+    timer = time.process_time if args.cpu_time else time.perf_counter
+    ember_time, torch_time = best_times([ember_step, torch_step], args.number, args.repeat, timer)
     ember_peak, torch_peak = ember_peak_bytes(ember_step), torch_peak_bytes(torch_step)
 
     print(f"{'LeNet step, batch 64':<24}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
@@ -123,8 +135,10 @@ def main():
           f"{ember_time / torch_time:>14.2f}")
     print(f"{'peak memory':<24}{ember_peak / 2**20:>10.2f}MB{torch_peak / 2**20:>10.2f}MB"
           f"{ember_peak / torch_peak:>14.2f}")
-    print(json.dumps({"lenet_step_time": round(ember_time / torch_time, 3),
-                      "lenet_step_peak_memory": round(ember_peak / torch_peak, 3)}))
+    print(json.dumps({"benchmark": "cnn", "timer": "cpu" if args.cpu_time else "wall",
+                      "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                      "ember_over_torch": {"lenet_step_time": round(ember_time / torch_time, 3),
+                                           "lenet_step_peak_memory": round(ember_peak / torch_peak, 3)}}))
 
 
 if __name__ == "__main__":
