@@ -16,8 +16,9 @@ Peak memory: the most bytes held at any moment of one step beyond what was held 
 began (activations, gradients, workspace; the weights, Adam's state and the batch already
 exist), measured after warm-up steps:
 
-- ember: ``tracemalloc``. NumPy reports every array buffer it allocates and frees to it, so
-  its peak over the step is the peak of ember's tensor memory (plus small Python objects).
+- ember: ``tracemalloc``, started one step earlier so that the frees of that step's
+  gradients count. NumPy reports every array buffer it allocates and frees to it, so the
+  peak over the step is the peak of ember's tensor memory (plus small Python objects).
 - torch: its CPU allocator is invisible to ``tracemalloc``. ``torch.profiler`` with
   ``profile_memory=True`` records each tensor allocation and free; its memory timeline
   (``profile._memory_profile().timeline``, the data behind ``export_memory_timeline``) is
@@ -71,6 +72,7 @@ def best_times(steps, number, repeat, timer):
 def ember_peak_bytes(step):
     tracemalloc.start()
     try:
+        step()  # blocks from before tracing began would not count when this step frees them
         baseline, _ = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         step()
