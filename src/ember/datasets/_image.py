@@ -63,7 +63,7 @@ def find_files(dataset, directories, names, gzipped=True):
     for directory in directories:
         found = {}
         for name in names:
-            candidates = (directory / name, directory / f"{name}.gz") if gzipped else (directory / name,)
+            candidates = [directory / name] + ([directory / f"{name}.gz"] if gzipped else [])
             path = next((path for path in candidates if path.is_file()), None)
             if path is not None:
                 found[name] = path

@@ -108,8 +108,8 @@ class MNIST(ImageDataset):
         super().__init__(root, train, transform, target_transform, download)
         split = "train" if train else "t10k"
         names = [f"{split}-images-idx3-ubyte", f"{split}-labels-idx1-ubyte"]
-        paths = find_files(type(self).__name__, [self.root, f"{self.root}/{type(self).__name__}/raw"],
-                           names)
+        dataset = type(self).__name__
+        paths = find_files(dataset, [self.root, f"{self.root}/{dataset}/raw"], names)
         images, labels = (read_idx(paths[name]) for name in names)
         if images.ndim != 3 or images.dtype != np.uint8:
             raise ValueError(f"{paths[names[0]]}: expected uint8 images (N, H, W), got "

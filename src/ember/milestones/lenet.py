@@ -155,7 +155,7 @@ def find_image_data(data_dir):
             the message names the files looked for.
     """
     root = Path(data_dir).expanduser()
-    if any((directory / "data_batch_1").is_file() for directory in (root / "cifar-10-batches-py", root)):
+    if any((d / "data_batch_1").is_file() for d in (root / "cifar-10-batches-py", root)):
         return _cifar_data(root)
     if _holds_idx_files(root):
         fashion = "fashion" in root.resolve().name.lower()
