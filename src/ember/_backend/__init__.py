@@ -12,7 +12,7 @@ __all__ = ["index_add_at", "sliding_windows", "matmul", "row_dot"]
 # thread costs more than it saves there, and when another process or another library's
 # spinning threads (PyTorch's, in a side-by-side benchmark) hold the other core, the wake-up
 # can take a whole scheduler time slice: milliseconds for a microsecond product.
-_MULTITHREAD_MACS = 1 << 22
+_MULTITHREAD_MACS = 1 << 26
 
 
 def _blas_thread_setter():
