@@ -1,14 +1,17 @@
-"""Window ops: pooling, sliding-block extraction (``unfold``/``fold``) and constant padding.
+"""Window ops: pooling, sliding-block extraction (``unfold``/``fold``), padding and
+resampling.
 
-Every op here works on arrays shaped (*lead, *spatial), with ``len(kernel_size)`` trailing
-spatial dims (1 or 2 for PyTorch's pooling; any number works). Windows are visited with a
-loop over kernel offsets: each offset is one strided slice of the (padded) input holding
-that tap for every output position at once, so no Python loop ever runs over positions.
+Every window op works on arrays shaped (*lead, *spatial), with ``len(kernel_size)``
+trailing spatial dims (1 or 2 for PyTorch's pooling; any number works). Windows are visited
+with a loop over kernel offsets: each offset is one strided slice of the (padded) input
+holding that tap for every output position at once, so no Python loop ever runs over
+positions.
 
-Linear window ops come in adjoint pairs that are each other's derivative, which makes
-gradients of any order free: ``AvgPool``/``AvgPoolTranspose``, ``Unfold``/``Fold``,
-``GatherPlanes``/``ScatterPlanes`` (max pooling routes gradients through the latter pair),
-and ``ConstantPad`` (its adjoint is itself with the pads negated).
+Linear ops come in adjoint pairs that are each other's derivative, which makes gradients of
+any order free: ``AvgPool``/``AvgPoolTranspose``, ``Unfold``/``Fold``, ``Pad``/
+``PadTranspose``, ``Resample``/``ResampleTranspose``, ``GatherPlanes``/``ScatterPlanes``
+(max pooling routes its gradient through the latter), and ``ConstantPad`` (its adjoint is
+itself with the pads negated).
 
 Max pooling follows PyTorch's CPU kernels: padding never wins (it reads as -inf), ties go
 to the first maximum in the window (row-major), a NaN wins over any number and, among
@@ -125,10 +128,10 @@ class MaxPool(Op):
         spatial = tuple(ctx.shapes[0][-len(kernel_size):])
         index = _flat_index(attrs["argmax"], spatial, kernel_size, stride, attrs["padding"], dilation)
         return (apply(ScatterPlanes, g, index=index, plane_shape=spatial,
-                      accumulate=not windows_disjoint(kernel_size, stride, dilation)),)
+                      accumulate=not _windows_disjoint(kernel_size, stride, dilation)),)
 
 
-def windows_disjoint(kernel_size, stride, dilation):
+def _windows_disjoint(kernel_size, stride, dilation):
     """True when no input position lies in two windows, so scattered indices never repeat."""
     return all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation))
 
@@ -212,10 +215,7 @@ class AdaptiveMaxPoolIndices(Op):
         for offset in itertools.product(*(range(w) for w in widths)):
             pos = tuple(np.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
             taps.append(x[(Ellipsis,) + pos])
-        best = taps[0].copy()
-        for tap in taps[1:]:
-            np.maximum(best, tap, out=best)
-        offsets = np.unravel_index(_first_max(taps, best), widths)
+        offsets = np.unravel_index(_first_max(taps, _maximum(taps)), widths)
         return sum(np.minimum(start + o, end - 1) * ps
                    for o, (start, end), ps in zip(offsets, ranges, plane))
 
@@ -230,13 +230,12 @@ def _flat_positions(index, lead_ndim, plane_size):
 
 class GatherPlanes(Op):
     """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
-    int64 array ``index`` (*lead, *out) holds flat plane positions. ``unique`` promises no
-    position repeats (the derivative then writes instead of adding)."""
+    int64 array ``index`` (*lead, *out) holds flat plane positions."""
     promote = None
     save_inputs = False
 
     @staticmethod
-    def forward(x, index, spatial_ndim, unique=False):
+    def forward(x, index, spatial_ndim):
         lead_ndim = x.ndim - spatial_ndim
         plane = int(np.prod(x.shape[lead_ndim:]))
         return np.take(x.reshape(-1), _flat_positions(index, lead_ndim, plane)).reshape(index.shape)
@@ -245,7 +244,7 @@ class GatherPlanes(Op):
     def backward(ctx, g):
         k = ctx.attrs["spatial_ndim"]
         return (apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
-                      accumulate=not ctx.attrs.get("unique", False)),)
+                      accumulate=True),)
 
 
 class ScatterPlanes(Op):
@@ -408,38 +407,21 @@ class Fold(Op):
         return (apply(Unfold, h, **attrs),)
 
 
-class ConstantPad(Op):
-    """``x`` padded with ``value``; ``pad`` lists (before, after) pairs from the last dim,
-    negative entries crop. Its derivative is itself with the pads negated and value 0."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, pad, value):
-        n = len(pad) // 2
-        crop = [slice(None)] * x.ndim
-        widths = [(0, 0)] * x.ndim
-        for i in range(n):
-            d = x.ndim - 1 - i
-            before, after = pad[2 * i], pad[2 * i + 1]
-            crop[d] = slice(max(-before, 0), x.shape[d] - max(-after, 0))
-            widths[d] = (max(before, 0), max(after, 0))
-        x = x[tuple(crop)]
-        if not any(a or b for a, b in widths):
-            return x.copy()
-        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        return (apply(ConstantPad, g, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
-
-
 _NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 def _pad_pairs(ndim, pad):
     """(dim, before, after) for each (before, after) pair of ``pad``, last dim first."""
     return [(ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def _widths(ndim, pad, sign=1):
+    """np.pad widths of the positive (``sign=1``) or negative (``sign=-1``) entries of
+    ``pad``."""
+    widths = [(0, 0)] * ndim
+    for d, before, after in _pad_pairs(ndim, pad):
+        widths[d] = (max(sign * before, 0), max(sign * after, 0))
+    return widths
 
 
 def _crop(x, pad):
@@ -452,10 +434,27 @@ def _crop(x, pad):
 
 def _uncrop(g, pad):
     """The adjoint of :func:`_crop`: zeros where the negative entries of ``pad`` cut."""
-    widths = [(0, 0)] * g.ndim
-    for d, before, after in _pad_pairs(g.ndim, pad):
-        widths[d] = (max(-before, 0), max(-after, 0))
+    widths = _widths(g.ndim, pad, -1)
     return np.pad(g, widths) if any(a or b for a, b in widths) else g
+
+
+class ConstantPad(Op):
+    """``x`` padded with ``value``; ``pad`` lists (before, after) pairs from the last dim,
+    negative entries crop. Its derivative is itself with the pads negated and value 0."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, pad, value):
+        widths = _widths(x.ndim, pad)
+        x = _crop(x, pad)
+        if not any(a or b for a, b in widths):
+            return x.copy()
+        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(ConstantPad, g, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
 
 
 class Pad(Op):
@@ -468,9 +467,7 @@ class Pad(Op):
 
     @staticmethod
     def forward(x, pad, mode):
-        widths = [(0, 0)] * x.ndim
-        for d, before, after in _pad_pairs(x.ndim, pad):
-            widths[d] = (max(before, 0), max(after, 0))
+        widths = _widths(x.ndim, pad)
         if mode == "circular":
             return np.pad(_crop(x, pad), widths, mode="wrap")
         return _crop(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()

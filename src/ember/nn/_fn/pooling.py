@@ -47,15 +47,11 @@ def _single(value, name, what, default=None):
     return (int(value),)
 
 
-def _shape_list(input):
-    return list(input.shape)
-
-
-def _output_sizes(input, kernel, stride, padding, dilation, ceil_mode):
+def _output_sizes(shape, kernel, stride, padding, dilation, ceil_mode):
     """PyTorch's ``pooling_output_shape`` and ``pool2d_shape_check`` for 2-D windows, in
     its order of checks."""
     sizes = []
-    for size, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+    for size, k, s, p, d in zip(shape[-2:], kernel, stride, padding, dilation):
         if s == 0:
             raise RuntimeError("stride should not be zero")
         if p < 0:
@@ -72,20 +68,15 @@ def _output_sizes(input, kernel, stride, padding, dilation, ceil_mode):
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
                            f"dilationW: {dilation[1]}")
-    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+    if len(shape) not in (3, 4) or 0 in shape[-3:]:
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
-                           f"for input, but got:{_shape_list(input)}")
+                           f"for input, but got:{list(shape)}")
     if min(sizes) < 1:
-        channels = input.shape[-3]
-        raise RuntimeError(f"Given input size: ({channels}x{input.shape[-2]}x{input.shape[-1]}). "
+        channels = shape[-3]
+        raise RuntimeError(f"Given input size: ({channels}x{shape[-2]}x{shape[-1]}). "
                            f"Calculated output size: ({channels}x{sizes[0]}x{sizes[1]}). "
                            "Output size is too small")
     return sizes
-
-
-def _as_2d(input):
-    """An (N, C, L) or (C, L) input seen as (..., 1, L), for the 2-D checks."""
-    return input.unsqueeze(-2)
 
 
 def _max_pool(input, attrs, return_indices):
@@ -120,7 +111,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     dilation = _pair(dilation, "max_pool2d", "dilation")
     if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    _output_sizes(input, kernel, stride, padding, dilation, ceil_mode)
+    _output_sizes(tuple(input.shape), kernel, stride, padding, dilation, ceil_mode)
     return _max_pool(input, dict(kernel_size=kernel, stride=stride, padding=padding,
                                  dilation=dilation, ceil_mode=bool(ceil_mode)), return_indices)
 
@@ -136,12 +127,13 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """
     if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
-                           f"batch size for input, but got:{_shape_list(input)}")
+                           f"batch size for input, but got:{list(input.shape)}")
     (k,), (p,), (d,) = (_one(v, what) for v, what in
                         ((kernel_size, "kernel_size"), (padding, "padding"), (dilation, "dilation")))
-    (s,) = _one(stride, "stride") if stride is not None and stride != [] and stride != () else (k,)
-    for value, what, limit in ((k, "kernel_size", 0), (s, "stride", 0)):
-        if value <= limit:
+    omitted = stride is None or isinstance(stride, (tuple, list)) and not stride
+    (s,) = (k,) if omitted else _one(stride, "stride")
+    for value, what in ((k, "kernel_size"), (s, "stride")):
+        if value <= 0:
             raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {value}")
     if p < 0:
         raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
@@ -178,15 +170,15 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, view):
-    """Checks on the (..., H, W) ``view`` of the input, then pools the input itself."""
-    if view.ndim < 3:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-{view.ndim}, "
-                         f"{view.ndim - 1}], but got -3)")
-    _output_sizes(view, kernel, stride, padding, (1, 1), ceil_mode)
+def _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, shape):
+    """Checks on ``shape``, the input's (..., H, W) shape, then pools the input itself."""
+    if len(shape) < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{len(shape)}, "
+                         f"{len(shape) - 1}], but got -3)")
+    _output_sizes(shape, kernel, stride, padding, (1, 1), ceil_mode)
     if input.dtype.name == "bool":
         raise NotImplementedError("\"avg_pool2d\" not implemented for 'Bool'")
-    k = input.ndim - view.ndim + 2
+    k = input.ndim - len(shape) + 2
     return apply(_pool.AvgPool, input, kernel_size=kernel[-k:], stride=stride[-k:],
                  padding=padding[-k:], ceil_mode=bool(ceil_mode),
                  count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
@@ -208,7 +200,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     return _avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, input)
+                     divisor_override, tuple(input.shape))
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -223,7 +215,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     (k,) = _single(kernel_size, "avg_pool1d", "kernel_size")
     (s,) = _single(stride, "avg_pool1d", "stride", default=(k,))
     (p,) = _single(padding, "avg_pool1d", "padding")
-    return _avg_pool(input, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, None, _as_2d(input))
+    shape = tuple(input.shape[:-1]) + (1, input.shape[-1])
+    return _avg_pool(input, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, None, shape)
 
 
 # ---- adaptive pooling --------------------------------------------------------------------------
@@ -248,8 +241,8 @@ def _check_adaptive(input, n, name, sizes):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                                f"for argument #1 'self' (while checking arguments for {name})")
         sep = ": " if "max" in name else " "
-        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{sep}{_shape_list(input)}")
-    shape = _shape_list(input) if n == 2 else _shape_list(input)[:-1] + [1, input.shape[-1]]
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{sep}{list(input.shape)}")
+    shape = list(input.shape) if n == 2 else list(input.shape)[:-1] + [1, input.shape[-1]]
     name2d = name[:-2] + "2d"
     for d in range(len(shape) - 3, len(shape)):
         if shape[d] == 0:
@@ -257,7 +250,7 @@ def _check_adaptive(input, n, name, sizes):
                                f"dimensions, but input has sizes {shape} with dimension {d} being empty")
     if min(sizes) < 0:
         if "max" in name:
-            shape = _shape_list(input)[:input.ndim - n] + list(sizes)
+            shape = list(input.shape)[:input.ndim - n] + list(sizes)
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {shape}")
         shown = ", ".join(str(v) for v in ((1,) * (2 - n) + sizes))
         raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal "
@@ -375,8 +368,8 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
         raise RuntimeError(f"elements in indices should be type int64 but got: {_type_name(indices.dtype)}")
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({_shape_list(input)}) but got indices tensor with shape: "
-                           f"{_shape_list(indices)}")
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
     size = _unpool_size(input, kernel, stride, padding, output_size)
     plane = int(np.prod(size))
     flat = indices._data
