@@ -8,7 +8,7 @@ convention: unknown subcommand, unknown milestone, bad option).
 """
 import argparse
 
-from . import milestones
+from . import chat, milestones
 
 
 def build_parser():
@@ -16,6 +16,7 @@ def build_parser():
         prog="ember", description="ember: a deep-learning framework with PyTorch's API.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     milestones.add_parser(subparsers)
+    chat.add_parser(subparsers)
     return parser
 
 

@@ -3,22 +3,24 @@
 Each milestone trains a small model the way its paper did (or the way a PyTorch user would
 today, where that is what reproduces the result), checks the result against thresholds, and
 can plot its curves. The ladder climbs in order: a single unit learns a line (1958), a single
-layer cannot learn XOR (1969), backpropagation trains hidden layers (1986), and a
+layer cannot learn XOR (1969), backpropagation trains hidden layers (1986), a
 convolutional network, LeNet-5, reads handwritten digits (1998; ``lenet.milestone(data_dir)``
-runs it on MNIST or CIFAR-10 files instead).
+runs it on MNIST or CIFAR-10 files instead), and attention learns to route information while
+a tiny GPT learns to answer questions (2017; ``transformer.milestone(out_dir)`` saves the
+GPT elsewhere than ``~/.cache/ember/transformer``).
 
     >>> from ember import milestones
     >>> [m.name for m in milestones.MILESTONES.values()]
-    ['perceptron', 'xor', 'backprop', 'lenet']
+    ['perceptron', 'xor', 'backprop', 'lenet', 'transformer']
 
 Run one with ``milestones.get("xor").run(fast=True)``, or from the shell with
 ``ember milestones run xor``.
 """
-from . import backprop, lenet, perceptron, xor
+from . import backprop, lenet, perceptron, transformer, xor
 from .milestone import Check, History, Milestone, Result, Threshold
 
 MILESTONES = {m.name: m for m in (perceptron.MILESTONE, xor.MILESTONE, backprop.MILESTONE,
-                                  lenet.MILESTONE)}
+                                  lenet.MILESTONE, transformer.MILESTONE)}
 
 
 def get(name):

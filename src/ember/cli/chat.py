@@ -1,0 +1,60 @@
+"""``ember chat CHECKPOINT``: ask a trained GPT questions.
+
+At a terminal it shows a ``> `` prompt and answers each question, until end of input
+(Ctrl-D) or ``quit``/``exit``. With standard input piped in it answers each line, one answer
+line per input line (an empty line gets an empty answer), and prints no prompts.
+
+CHECKPOINT is a directory written by :func:`ember.models.qa.save_checkpoint`, such as the
+one the ``transformer`` milestone saves (``ember milestones run transformer`` prints where).
+"""
+import sys
+
+QUIT_WORDS = ("quit", "exit")
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "chat", help="ask a trained GPT questions",
+        description="Ask a trained GPT questions: a '> ' prompt at a terminal, or one answer per "
+                    "line of piped standard input. Exit with Ctrl-D, 'quit' or 'exit'.")
+    parser.add_argument("checkpoint", metavar="CHECKPOINT",
+                        help="checkpoint directory (model.pt and tokenizer.json), e.g. the one "
+                             "'ember milestones run transformer' saves")
+    parser.add_argument("--follow-up", action="store_true",
+                        help="show the model the previous question and answer as context, as in "
+                             "the training data's follow-up questions")
+    parser.set_defaults(handler=chat)
+
+
+def chat(args):
+    from ..models.qa import answer, load_checkpoint
+    try:
+        model, tokenizer = load_checkpoint(args.checkpoint)
+    except (OSError, ValueError) as error:
+        print(f"ember chat: cannot load {args.checkpoint}: {error}", file=sys.stderr)
+        return 1
+    interactive = sys.stdin.isatty()
+    context = []
+    while True:
+        try:
+            line = input("> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            print()
+            return 0
+        if not interactive and not line:
+            return 0
+        question = line.strip()
+        if question.lower() in QUIT_WORDS:
+            return 0
+        if not question:
+            if not interactive:
+                print()
+            continue
+        try:
+            reply = answer(model, tokenizer, question, context)
+        except ValueError as error:  # a question too long for the model's context
+            print(f"ember chat: {error}", file=sys.stderr)
+            reply = ""
+        print(reply, flush=True)
+        if args.follow_up:
+            context = [{"question": question, "answer": reply}]

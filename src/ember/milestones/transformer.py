@@ -1,0 +1,201 @@
+"""2017 — Vaswani et al.: attention is all you need.
+
+*Attention Is All You Need* (NeurIPS 2017) replaced recurrence with self-attention: every
+position of a sequence computes a query, a key and a value, and reads a softmax-weighted
+mix of all the values, weighted by how well its query matches each key. Position is
+supplied by adding position embeddings. The Transformer's decoder, stacked alone and
+trained to predict the next token, became GPT (Radford et al., 2018, 2019).
+
+The milestone has two parts.
+
+1. **Attention routes information.** A model with one attention block (token and position
+   embeddings, multi-head self-attention, a linear read-out; :mod:`ember.models.reverser`)
+   learns to reverse sequences of 8 symbols over 10. Output ``t`` must be input ``7-t``,
+   which no position-wise layer can compute: attention has to learn to look it up. It is
+   scored by exact match (all 8 symbols right) on 1000 held-out sequences.
+2. **A tiny GPT answers questions.** A character-level GPT (:mod:`ember.models.gpt`: 2
+   blocks, 4 heads, width 64) is trained on every third pair of the training split of
+   :func:`ember.text.load_qa` (139 pairs from all ten categories; ``fast``: every 26th, 16
+   pairs), with the loss on the answers only, in batches of four: memorising answers takes
+   many small steps, and the whole split would not fit the two-minute budget on two CPU
+   cores. It then answers a few of its training questions and a few held-out ones greedily
+   with its key–value cache. It is scored by its final training loss and by the fraction of
+   its training answers it reproduces exactly, computed in one teacher-forced pass: a
+   greedy answer equals the reference exactly when every reference token, ``<eos>``
+   included, is the argmax given the ones before it. A model this small memorises what it
+   was shown and generalises little to held-out questions, as its answers show.
+
+The GPT is saved as a checkpoint directory (:func:`ember.models.qa.save_checkpoint`) under
+``$XDG_CACHE_HOME/ember/transformer`` (by default ``~/.cache/ember/transformer``);
+``ember chat`` on that directory talks to it.
+"""
+import functools
+import os
+from pathlib import Path
+
+import numpy as np
+
+import ember as torch
+from ember.models.gpt import GPT, GPTConfig
+from ember.models.qa import answer, save_checkpoint
+from ember.models.reverser import Reverser
+from ember.nn import functional as F
+from ember.text import IGNORE_INDEX, SPECIAL_TOKENS, CharTokenizer, encode_qa, format_qa, load_qa, qa_blocks
+from ember.utils.data import DataLoader, TensorDataset
+
+from .milestone import Milestone, Threshold
+from .training import fit
+
+SYMBOLS, LENGTH = 10, 8
+GPT_SIZES = dict(block_size=256, n_layer=2, n_head=4, n_embd=64)
+# The GPT trains on every TRAIN_EVERY-th pair of the training split (the file is grouped by
+# category, so every category is in), for GPT_EPOCHS passes in batches of GPT_BATCH: memorising
+# answers takes many small steps, and all 415 pairs would not fit the two-minute budget.
+TRAIN_EVERY, GPT_EPOCHS, GPT_BATCH = 3, 70, 4
+FAST_TRAIN_EVERY, FAST_GPT_EPOCHS = 26, 110
+SHOWN_TRAIN, SHOWN_HELD_OUT = 5, 3  # answers printed from each side
+
+
+def checkpoint_dir():
+    """Where the milestone saves its GPT: ``$XDG_CACHE_HOME/ember/transformer``, by default
+    ``~/.cache/ember/transformer``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "ember" / "transformer"
+
+
+def train(fast=False, seed=0, quiet=False, out_dir=None):
+    """Train both parts; save the GPT to ``out_dir`` (default :func:`checkpoint_dir`)."""
+    reversal = train_reverser(fast, seed, quiet)
+    train_pairs = load_qa("train")[::FAST_TRAIN_EVERY if fast else TRAIN_EVERY]
+    chat, model, tokenizer = train_gpt(train_pairs, FAST_GPT_EPOCHS if fast else GPT_EPOCHS, seed, quiet)
+    held_out = load_qa("validation")
+    print(f"transformer: the GPT's greedy answers (KV cache), trained on {len(train_pairs)} pairs")
+    for label, pairs in (("train", train_pairs[::len(train_pairs) // SHOWN_TRAIN][:SHOWN_TRAIN]),
+                         ("held-out", held_out[::len(held_out) // SHOWN_HELD_OUT][:SHOWN_HELD_OUT])):
+        for pair in pairs:
+            reply = answer(model, tokenizer, pair["question"], pair.get("context", ()))
+            verdict = "exact" if reply == pair["answer"] else f"expected: {pair['answer']}"
+            print(f"  [{label}] Q: {pair['question']}\n  {' ' * len(label)}   A: {reply}  ({verdict})")
+    directory = save_checkpoint(model, tokenizer, out_dir if out_dir is not None else checkpoint_dir())
+    print(f"transformer: saved the GPT to {directory} (try: ember chat {directory})")
+    metrics = {"reversal exact match": reversal.accuracy[-1],
+               "GPT training loss": chat.loss[-1],
+               "GPT training answers exact": chat.accuracy[-1]}
+    return metrics, {"reverser (held-out exact match)": reversal,
+                     "GPT (training answers exact)": chat}
+
+
+def reversal_data(seed, n_train=2000, n_test=1000):
+    """Distinct random sequences ``(N, LENGTH)`` of symbols in ``[0, SYMBOLS)``, and their
+    reversals, as ``(x_train, y_train, x_test, y_test)`` int64 tensors; no test sequence
+    occurs in training."""
+    rng = np.random.default_rng(seed)
+    sequences = np.unique(rng.integers(0, SYMBOLS, (2 * (n_train + n_test), LENGTH)), axis=0)
+    rng.shuffle(sequences)
+    train, test = sequences[:n_train], sequences[n_train:n_train + n_test]
+    return tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in (train, train[:, ::-1], test, test[:, ::-1]))
+
+
+def train_reverser(fast, seed, quiet):
+    torch.manual_seed(seed)
+    x_train, y_train, x_test, y_test = reversal_data(seed)
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True,
+                        generator=torch.Generator().manual_seed(seed))
+    model = Reverser(SYMBOLS, LENGTH)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    return fit(model, loader, per_position_loss, optimizer, epochs=4 if fast else 6,
+               evaluate=lambda model: exact_match(model(x_test), y_test),
+               desc="transformer: reversal", quiet=quiet)
+
+
+def per_position_loss(logits, targets):
+    """Mean cross-entropy of logits ``(B, T, V)`` against targets ``(B, T)`` (``-100`` skipped)."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX)
+
+
+def exact_match(logits, targets):
+    """Fraction of rows whose argmax is right at every position (``-100`` positions excepted).
+
+    Shapes: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)`` int64.
+    """
+    right = (logits.argmax(dim=-1) == targets) | (targets == IGNORE_INDEX)
+    return right.all(dim=1).float().mean().item()
+
+
+class LengthBatches:
+    """Batches of Q&A rows of similar length, each cut to its longest row so that little of
+    it is padding; rows are reshuffled within lengths, and batches reordered, on every pass.
+
+    Yields ``(inputs, targets)`` int64 tensors ``(B, T_batch)`` from rows of
+    :func:`ember.text.qa_blocks`, whose ``lengths`` give each row's unpadded length.
+    """
+
+    def __init__(self, inputs, targets, lengths, batch_size, seed):
+        self.inputs, self.targets, self.lengths = inputs, targets, np.asarray(lengths)
+        self.batch_size = batch_size
+        self.rng = np.random.default_rng(seed)
+
+    def __iter__(self):
+        order = self.rng.permutation(len(self.lengths))
+        order = order[np.argsort(self.lengths[order] // 16, kind="stable")]
+        batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        for index in self.rng.permutation(len(batches)):
+            rows = batches[index]
+            width = self.lengths[rows].max()
+            yield torch.from_numpy(self.inputs[rows, :width]), torch.from_numpy(self.targets[rows, :width])
+
+
+def qa_rows(pairs, tokenizer):
+    """``(inputs, targets, lengths)`` of :func:`ember.text.qa_blocks` with the loss on answers
+    only, cut to the longest pair."""
+    lengths = np.array([len(encode_qa(pair, tokenizer)[0]) - 1 for pair in pairs])
+    inputs, targets = qa_blocks(pairs, tokenizer, GPT_SIZES["block_size"], answer_only=True)
+    return inputs[:, :lengths.max()], targets[:, :lengths.max()], lengths
+
+
+def train_gpt(pairs, epochs, seed, quiet):
+    """A GPT trained on ``pairs`` (answers only in the loss), in eval mode, with its history
+    (per epoch: training loss, fraction of ``pairs`` answered exactly) and character
+    tokenizer."""
+    torch.manual_seed(seed)
+    # The alphabet is the whole training split's, so that chat knows every character of it.
+    tokenizer = CharTokenizer.from_corpus(map(format_qa, load_qa("train")), SPECIAL_TOKENS)
+    inputs, targets, lengths = qa_rows(pairs, tokenizer)
+    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, **GPT_SIZES))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.99), weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    history = fit(model, LengthBatches(inputs, targets, lengths, GPT_BATCH, seed),
+                  lambda output, targets: per_position_loss(output[0], targets), optimizer, epochs,
+                  evaluate=lambda model: answers_exact(model, tokenizer, pairs),
+                  desc="transformer: GPT", scheduler=scheduler, quiet=quiet)
+    return history, model.eval(), tokenizer
+
+
+def answers_exact(model, tokenizer, pairs, batch_size=64):
+    """Fraction of ``pairs`` whose answer greedy decoding reproduces exactly, from one
+    teacher-forced pass (see the module docstring)."""
+    inputs, targets, lengths = qa_rows(pairs, tokenizer)
+    order = np.argsort(lengths)
+    exact = 0.0
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = lengths[rows].max()
+            logits, _ = model(torch.from_numpy(inputs[rows, :width]))
+            exact += exact_match(logits, torch.from_numpy(targets[rows, :width])) * len(rows)
+    return exact / len(pairs)
+
+
+def milestone(out_dir=None):
+    """The ``transformer`` milestone, saving its GPT to ``out_dir`` (default
+    :func:`checkpoint_dir`)."""
+    return Milestone(
+        name="transformer", year=2017,
+        story="Vaswani et al.: attention learns to route information; a tiny GPT answers questions",
+        thresholds=(Threshold("reversal exact match", 0.95),
+                    Threshold("GPT training loss", 0.1, at_most=True),
+                    Threshold("GPT training answers exact", 0.9)),
+        train=functools.partial(train, out_dir=out_dir))
+
+
+MILESTONE = milestone()

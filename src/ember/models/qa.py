@@ -1,0 +1,87 @@
+"""A :class:`~ember.models.gpt.GPT` that answers questions in the format of
+:mod:`ember.text.data`: its checkpoint files, and greedy answering with the KV cache.
+
+A checkpoint is a directory of two files, each written atomically:
+
+- ``model.pt``: ``ember.save({"model": state_dict, "config": GPTConfig.to_dict()})``;
+- ``tokenizer.json``: the tokenizer's own JSON (:meth:`ember.text.Tokenizer.save`).
+"""
+import json
+from pathlib import Path
+
+import ember
+from ember.text import BPETokenizer, CharTokenizer, format_prompt
+
+from .gpt import GPT, GPTConfig
+
+MODEL_FILE, TOKENIZER_FILE = "model.pt", "tokenizer.json"
+_TOKENIZERS = {cls.__name__: cls for cls in (CharTokenizer, BPETokenizer)}
+
+
+def save_checkpoint(model, tokenizer, directory):
+    """Write ``model`` and ``tokenizer`` into ``directory`` (created if missing).
+
+    Returns:
+        the directory, a :class:`pathlib.Path`.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    ember.save({"model": model.state_dict(), "config": model.config.to_dict()}, directory / MODEL_FILE)
+    tokenizer.save(directory / TOKENIZER_FILE)
+    return directory
+
+
+def load_checkpoint(directory):
+    """The model (in eval mode) and tokenizer that :func:`save_checkpoint` wrote.
+
+    Raises:
+        FileNotFoundError: ``directory`` lacks ``model.pt`` or ``tokenizer.json``.
+        ValueError: a file is not a checkpoint of this format; the message names it.
+    """
+    directory = Path(directory)
+    for name in (MODEL_FILE, TOKENIZER_FILE):
+        if not (directory / name).is_file():
+            raise FileNotFoundError(f"{directory} is not a GPT checkpoint: it has no {name}")
+    with open(directory / TOKENIZER_FILE, "rb") as file:
+        try:
+            kind = json.loads(file.read()).get("format")
+        except (ValueError, AttributeError):
+            kind = None
+    if kind not in _TOKENIZERS:
+        raise ValueError(f"{directory / TOKENIZER_FILE}: not a tokenizer file of ember.text")
+    tokenizer = _TOKENIZERS[kind].load(directory / TOKENIZER_FILE)
+    checkpoint = ember.load(directory / MODEL_FILE)
+    if not isinstance(checkpoint, dict) or not {"model", "config"} <= checkpoint.keys():
+        raise ValueError(f"{directory / MODEL_FILE}: expected a dict with 'model' and 'config'")
+    model = GPT(GPTConfig(**checkpoint["config"]))
+    model.load_state_dict(checkpoint["model"])
+    return model.eval(), tokenizer
+
+
+def answer(model, tokenizer, question, context=()):
+    """The model's greedy answer to ``question`` after the turns in ``context``.
+
+    The prompt is ``[<bos>] + encode(format_prompt(question, context))``; generation (greedy,
+    with the KV cache) stops at ``<eos>`` or when the context is full, and the answer ends
+    before any newline (in the training format a newline starts the next turn).
+
+    Args:
+        model: a :class:`GPT` in eval mode.
+        tokenizer: its tokenizer, with ``<bos>`` and ``<eos>``.
+        question: a string.
+        context: earlier turns, dicts with ``"question"`` and ``"answer"``.
+
+    Returns:
+        the answer, a string without special tokens or the leading space.
+
+    Raises:
+        ValueError: the prompt is longer than the model's ``block_size`` (the message names
+            both lengths).
+    """
+    ids = [tokenizer.bos_id] + tokenizer.encode(format_prompt(question, context))
+    room = max(0, model.config.block_size - len(ids))
+    out = model.generate(ember.tensor([ids]), room, top_k=1, stop_token=tokenizer.eos_id)
+    new = out[0, len(ids):].tolist()
+    if tokenizer.eos_id in new:
+        new = new[:new.index(tokenizer.eos_id)]
+    return tokenizer.decode(new, skip_special_tokens=True).split("\n")[0].strip()

@@ -1,0 +1,124 @@
+"""``ember chat``: a checkpoint saved by a test is answered from piped standard input (in a
+subprocess) and at a terminal prompt; checkpoint files and their errors."""
+import subprocess
+import sys
+
+import pytest
+
+import ember
+from ember.cli import main
+from ember.models.gpt import GPT, GPTConfig
+from ember.models.qa import answer, load_checkpoint, save_checkpoint
+from ember.text import SPECIAL_TOKENS, CharTokenizer, format_qa, qa_blocks
+
+PAIRS = [{"question": "Hi", "answer": "Hello!"}, {"question": "Bye", "answer": "Goodbye!"}]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A one-block GPT that has memorised PAIRS, saved as a checkpoint directory."""
+    tokenizer = CharTokenizer.from_corpus(map(format_qa, PAIRS), SPECIAL_TOKENS)
+    inputs, targets = map(ember.from_numpy, qa_blocks(PAIRS, tokenizer, 24, answer_only=True))
+    ember.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, block_size=24, n_layer=1, n_head=2, n_embd=32))
+    optimizer = ember.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(60):
+        optimizer.zero_grad()
+        _, loss = model(inputs, targets)
+        loss.backward()
+        optimizer.step()
+    return save_checkpoint(model.eval(), tokenizer, tmp_path_factory.mktemp("gpt") / "checkpoint")
+
+
+def test_checkpoint_round_trip(checkpoint):
+    assert sorted(p.name for p in checkpoint.iterdir()) == ["model.pt", "tokenizer.json"]
+    model, tokenizer = load_checkpoint(checkpoint)
+    assert not model.training and model.config.block_size == 24
+    assert model.lm_head.weight is model.token_embedding.weight
+    assert [answer(model, tokenizer, pair["question"]) for pair in PAIRS] == ["Hello!", "Goodbye!"]
+
+
+def test_answer_rejects_a_prompt_longer_than_the_block(checkpoint):
+    model, tokenizer = load_checkpoint(checkpoint)
+    with pytest.raises(ValueError, match="a prompt of 33 tokens plus max_new_tokens=0 exceeds block_size 24"):
+        answer(model, tokenizer, "H" * 26)
+
+
+def test_piped_stdin_gets_one_answer_per_line(checkpoint):
+    run = subprocess.run([sys.executable, "-m", "ember", "chat", str(checkpoint)],
+                         input="Hi\n\n  Bye  \nquit\nHi\n", capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["Hello!", "", "Goodbye!"]
+    assert "> " not in run.stdout
+
+
+def test_piped_stdin_reports_a_question_too_long_and_goes_on(checkpoint, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _Stdin("H" * 30 + "\nBye"))
+    assert main(["chat", str(checkpoint)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["", "Goodbye!"]
+    assert "exceeds block_size 24" in err
+
+
+def test_terminal_prompt_loop_until_quit_or_eof(checkpoint, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _Stdin("", tty=True))
+    for lines, expected in ((["Hi", "", "Bye", "quit", "Hi"], ["Hello!", "Goodbye!"]),
+                            (["Bye"], ["Goodbye!", ""])):
+        prompts = []
+        fed = iter(lines)
+
+        def fake_input(prompt):
+            prompts.append(prompt)
+            try:
+                return next(fed)
+            except StopIteration:
+                raise EOFError from None
+        monkeypatch.setattr("builtins.input", fake_input)
+        assert main(["chat", str(checkpoint)]) == 0
+        assert capsys.readouterr().out.split("\n")[:-1] == expected
+        assert set(prompts) == {"> "}
+
+
+def test_follow_up_passes_the_previous_turn(checkpoint, monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr("ember.models.qa.answer",
+                        lambda model, tokenizer, question, context: seen.append(context) or question)
+    monkeypatch.setattr(sys, "stdin", _Stdin("Hi\nBye\n"))
+    assert main(["chat", "--follow-up", str(checkpoint)]) == 0
+    assert seen == [[], [{"question": "Hi", "answer": "Hi"}]]
+    assert capsys.readouterr().out == "Hi\nBye\n"
+
+
+def test_missing_or_broken_checkpoint(tmp_path, capsys):
+    assert main(["chat", str(tmp_path)]) == 1
+    assert f"cannot load {tmp_path}: {tmp_path} is not a GPT checkpoint: it has no model.pt" in \
+        capsys.readouterr().err
+    (tmp_path / "model.pt").write_bytes(b"not a zip")
+    (tmp_path / "tokenizer.json").write_text('{"format": "Other"}')
+    with pytest.raises(ValueError, match="tokenizer.json: not a tokenizer file of ember.text"):
+        load_checkpoint(tmp_path)
+
+
+def test_cli_lists_chat(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    assert "chat" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["chat"])
+    assert exit_info.value.code == 2
+    assert "CHECKPOINT" in capsys.readouterr().err
+
+
+class _Stdin:
+    """A stand-in for ``sys.stdin``: lines to read, and whether it is a terminal."""
+
+    def __init__(self, text, tty=False):
+        self.lines = text.splitlines(keepends=True)
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+    def readline(self):
+        return self.lines.pop(0) if self.lines else ""
