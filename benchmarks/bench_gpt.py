@@ -1,0 +1,121 @@
+"""ember vs torch, side by side in one process: the GPT of ``ember/models/gpt.py`` (one file,
+run once on ember and once on torch with its imports pointed at torch, same weights).
+Prints a table and one JSON line of ratios.
+
+Cases:
+  train_step     one AdamW step (forward, loss, backward, update) of GPT(vocab 96, block 64,
+                 2 layers, 4 heads, n_embd 128) on a (16, 64) batch; ratio = ember/torch time
+                 (target <= 1.5)
+  generate       greedy generation of 256 tokens after a 16-token prompt with the KV cache,
+                 batch 1, same sizes but block_size 272; ratio = ember/torch tokens per second
+                 (target >= 0.8)
+  cache_speedup  ember with the cache vs ember re-reading the whole context each step
+                 (``use_cache=False``), same generation; ratio = cached/uncached tokens per
+                 second (target >= 3)
+
+Each time is the minimum over repeats, so that other load on the machine counts as little
+as it can. On a shared machine, where a second thread of either library mostly waits for a
+busy core, OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 compares one thread with one thread.
+Run: python benchmarks/bench_gpt.py [--repeat N]
+"""
+import argparse
+import importlib.util
+import json
+import re
+import sys
+import timeit
+
+import numpy as np
+
+PROMPT, NEW_TOKENS = 16, 256
+
+
+def best(fn, number, repeat):
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def gpt_modules():
+    """``ember.models.gpt``, and the same file with its imports pointed at torch."""
+    from ember.models import gpt
+    with open(gpt.__file__, encoding="utf-8") as file:
+        source = file.read()
+    source = re.sub(r"^(import|from) ember\b", r"\1 torch", source, flags=re.MULTILINE)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpt_torch", loader=None))
+    sys.modules["gpt_torch"] = module  # dataclasses look their module up by name
+    exec(compile(source, gpt.__file__, "exec"), module.__dict__)
+    return gpt, module
+
+
+def twins(block_size):
+    """An ember GPT and a torch GPT with the ember model's weights."""
+    import ember
+    import torch
+    gpt, torch_gpt = gpt_modules()
+    sizes = dict(vocab_size=96, block_size=block_size, n_layer=2, n_head=4, n_embd=128)
+    ember.manual_seed(0)
+    model = gpt.GPT(gpt.GPTConfig(**sizes))
+    twin = torch_gpt.GPT(torch_gpt.GPTConfig(**sizes))
+    twin.load_state_dict({k: torch.from_numpy(np.array(v._data, copy=True))
+                          for k, v in model.state_dict().items()})
+    return model, twin
+
+
+def train_step(lib, model, idx, targets, repeat):
+    optimizer = lib.optim.AdamW(model.parameters(), lr=1e-3)
+    idx, targets = lib.tensor(idx), lib.tensor(targets)
+
+    def step():
+        optimizer.zero_grad()
+        _, loss = model(idx, targets)
+        loss.backward()
+        optimizer.step()
+    step()  # warm up (and let the other library's threads go to sleep)
+    return best(step, 3, repeat)
+
+
+def tokens_per_second(lib, model, prompt, use_cache, repeat):
+    model.eval()
+    prompt = lib.tensor(prompt)
+
+    def generate():
+        model.generate(prompt, NEW_TOKENS, top_k=1, use_cache=use_cache)
+    generate()
+    return NEW_TOKENS / best(generate, 1, repeat)
+
+
+def main():
+    import ember
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    idx, targets = rng.integers(0, 96, (2, 16, 64))
+    prompt = rng.integers(0, 96, (1, PROMPT))
+
+    model, twin = twins(block_size=64)
+    step = (train_step(ember, model, idx, targets, args.repeat),
+            train_step(torch, twin, idx, targets, args.repeat))
+    model, twin = twins(block_size=PROMPT + NEW_TOKENS)
+    assert torch.equal(torch.from_numpy(model.generate(ember.tensor(prompt), 32, top_k=1).numpy()),
+                       twin.generate(torch.tensor(prompt), 32, top_k=1)), "greedy tokens differ"
+    cached = tokens_per_second(ember, model, prompt, True, args.repeat)
+    torch_cached = tokens_per_second(torch, twin, prompt, True, args.repeat)
+    uncached = tokens_per_second(ember, model, prompt, False, max(1, args.repeat // 2))
+
+    ratios = {"train_step": round(step[0] / step[1], 3),
+              "generate": round(cached / torch_cached, 3),
+              "cache_speedup": round(cached / uncached, 3)}
+    print(f"{'case':<15}{'ember':>14}{'torch':>14}{'ratio':>8}  target")
+    print(f"{'train_step':<15}{step[0] * 1e3:>12.2f}ms{step[1] * 1e3:>12.2f}ms"
+          f"{ratios['train_step']:>8.2f}  <= 1.5 (ember/torch time)")
+    print(f"{'generate':<15}{cached:>10.0f}tok/s{torch_cached:>10.0f}tok/s"
+          f"{ratios['generate']:>8.2f}  >= 0.8 (ember/torch tokens/s)")
+    print(f"{'cache_speedup':<15}{cached:>10.0f}tok/s{uncached:>10.0f}tok/s"
+          f"{ratios['cache_speedup']:>8.2f}  >= 3 (ember cached/uncached; torch column: uncached)")
+    print(json.dumps(ratios))
+
+
+if __name__ == "__main__":
+    main()
