@@ -6,15 +6,22 @@ its dtype rule. :func:`apply` runs an op eagerly and, when gradients are being r
 an :class:`~ember.autograd.graph.OpNode` on the tape. Gradients that come back with a
 broadcast shape are summed down to the input's shape here, once, for every op.
 """
+import threading
+
 import numpy as np
 
 from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
-__all__ = ["Op", "apply", "write_into", "OPS"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS"]
 
 OPS = {}
+# Objects watching op dispatch (the profiler, FlopCounterMode): each has ``op_enter(op, inputs,
+# attrs)`` and ``op_exit(op, inputs, attrs, output)``. The list is only mutated in place, so its
+# truthiness is the one check an op pays when nobody is watching.
+OBSERVERS = []
+_observing = threading.local()
 _ndarray = np.ndarray
 _Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
 
@@ -76,6 +83,8 @@ def _cast_inputs(op, inputs):
 
 def apply(op, *inputs, **attrs):
     """Runs ``op`` on ``inputs`` (Tensors, Python numbers or other constants) and records it."""
+    if OBSERVERS and not getattr(_observing, "inside", False):
+        return _observed_apply(op, inputs, attrs)
     if op.promote is None:
         arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
     elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
@@ -106,6 +115,23 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def _observed_apply(op, inputs, attrs):
+    """``apply`` between the observers' enter and exit calls; ops run inside it (none do today)
+    are part of this op, not separate events."""
+    observers = tuple(OBSERVERS)
+    for o in observers:
+        o.op_enter(op, inputs, attrs)
+    _observing.inside = True
+    out = None
+    try:
+        out = apply(op, *inputs, **attrs)
+    finally:
+        _observing.inside = False
+        for o in reversed(observers):
+            o.op_exit(op, inputs, attrs, out)
+    return out
 
 
 def _broadcast_error(inputs):

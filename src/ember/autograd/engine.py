@@ -63,6 +63,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     roots = [node for node, _ in roots]
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
+    from .._ops.core import OBSERVERS
     prev = STATE.enabled
     STATE.enabled = create_graph
     try:
@@ -82,12 +83,15 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                 captured[node] = grad
             if isinstance(node, AccumulateGrad):
                 if grad is not None and accumulate and (capture is None or node in capture):
-                    _accumulate(node.variable, grad, create_graph)
+                    if OBSERVERS:
+                        _observed(OBSERVERS, node, _accumulate, node.variable, grad, create_graph)
+                    else:
+                        _accumulate(node.variable, grad, create_graph)
                 continue
             if useful is not None and node not in useful:
                 continue
             slots[0] = grad
-            grads = node.apply(slots)
+            grads = _observed(OBSERVERS, node, node.apply, slots) if OBSERVERS else node.apply(slots)
             if STATE.anomaly:
                 _check_nan(node, grads)
             if node._hooks:
@@ -118,6 +122,18 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     finally:
         STATE.enabled = prev
     return captured
+
+
+def _observed(observers, node, fn, *args):
+    """``fn(*args)`` as the work of ``node``, between the observers' node_enter and node_exit."""
+    observers = tuple(observers)
+    for o in observers:
+        o.node_enter(node)
+    try:
+        return fn(*args)
+    finally:
+        for o in reversed(observers):
+            o.node_exit(node)
 
 
 def _add(buffers, edge, g):

@@ -16,9 +16,29 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 from ..utils.hooks import BackwardHook, RemovableHandle
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
 _EXTRA_STATE_KEY = "_extra_state"
+# Hooks that run for every module's call, before the module's own (ModuleTracker and
+# FlopCounterMode find the module path through them).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = {}
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args) -> None or new args`` runs before every module's forward, ahead of
+    the module's own pre-hooks (``torch.nn.modules.module.register_module_forward_pre_hook``).
+    Returns a handle whose ``remove()`` unregisters it."""
+    return Module._add_hook(_global_forward_pre_hooks, hook, False)
+
+
+def register_module_forward_hook(hook, *, always_call=False):
+    """``hook(module, args, output) -> None or new output`` runs after every module's forward,
+    ahead of the module's own forward hooks; with ``always_call`` also when forward raised
+    (``torch.nn.modules.module.register_module_forward_hook``). Returns a removable handle."""
+    return Module._add_hook(_global_forward_hooks, hook, False,
+                            [(_global_forward_hooks_always_called, always_call)])
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -105,7 +125,8 @@ class Module:
 
     # ---- calling ---------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks \
+                or _global_forward_pre_hooks or _global_forward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -115,7 +136,7 @@ class Module:
         result = None
         called = set()
         try:
-            for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     new = hook(self, args, kwargs)
                     if new is not None:
@@ -133,8 +154,8 @@ class Module:
                                        list(self._backward_pre_hooks.values()))
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in tuple(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in self._all_forward_hooks():
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called.add(hook_id)
                 result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
             if bw_hook is not None:
@@ -144,8 +165,9 @@ class Module:
                 result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
-            for hook_id, hook in tuple(self._forward_hooks.items()):
-                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+            for hook_id, hook in self._all_forward_hooks():
+                if hook_id in called or (hook_id not in self._forward_hooks_always_called
+                                         and hook_id not in _global_forward_hooks_always_called):
                     continue
                 try:
                     result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
@@ -154,6 +176,9 @@ class Module:
                                   f"that was silenced as another error was raised in forward: {e}",
                                   stacklevel=3)
             raise
+
+    def _all_forward_hooks(self):
+        return (*_global_forward_hooks.items(), *self._forward_hooks.items())
 
     def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
         if hook_id in self._forward_hooks_with_kwargs:
