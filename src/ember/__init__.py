@@ -61,8 +61,11 @@ def is_floating_point(input):
 def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
-    if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision"):
+    if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("qint8", "quint8", "qint32", "per_tensor_affine", "per_channel_affine", "quantize_per_tensor",
+                "quantize_per_channel", "per_tensor_symmetric", "per_channel_symmetric"):
+        return getattr(importlib.import_module(f"{__name__}.ao.quantization.qtensor"), name)
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
