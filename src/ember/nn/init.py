@@ -162,6 +162,17 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator)
 
 
+def _default_weight_and_bias_(weight, bias):
+    """PyTorch's default initialisation of ``nn.Linear`` and ``nn.Conv*``:
+    ``kaiming_uniform_(weight, a=sqrt(5))``, which is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and
+    the bias (if not None) from the same range; a zero fan-in gives a zero bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)
+
+
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He et al. (2015): N(0, std^2) with ``std = gain / sqrt(fan)``; arguments as for
     :func:`kaiming_uniform_`."""

@@ -7,7 +7,6 @@ out_channels/groups, *kernel_size) for a transposed one, drawn by ``kaiming_unif
 i.e. U(-k, k) with ``k = 1/sqrt(fan_in)``, ``fan_in = weight.shape[1] * prod(kernel_size)``;
 the bias (out_channels) is drawn from the same U(-k, k).
 """
-import math
 
 from ..._creation import empty
 from .. import functional as F
@@ -82,12 +81,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self):
         """Re-draws the weight and bias with PyTorch's default initialisation."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._default_weight_and_bias_(self.weight, self.bias)
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
