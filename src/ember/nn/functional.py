@@ -500,8 +500,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension, after broadcasting. RuntimeError naming
-    the sizes when ``x1`` and ``x2`` do not broadcast."""
-    _F.broadcast_shapes(x1.shape, x2.shape)
+    the sizes when ``x1`` and ``x2`` do not broadcast (from the subtraction)."""
     dim = max(x1.ndim, x2.ndim) - 1
     return (x1 - x2 + eps).norm(p, max(dim, 0) if dim >= 0 else None, keepdim)
 

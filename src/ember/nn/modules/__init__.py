@@ -20,14 +20,17 @@ from .sparse import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from . import (activation as _activation, loss as _loss, conv as _conv, pooling as _pooling,
                batchnorm as _batchnorm, normalization as _normalization,
                instancenorm as _instancenorm, padding as _padding, pixelshuffle as _pixelshuffle,
                upsampling as _upsampling, fold as _fold, sparse as _sparse,
-               attention as _attention, transformer as _transformer, rnn as _rnn)
+               attention as _attention, transformer as _transformer, rnn as _rnn,
+               distance as _distance)
 
 _GROWING = (_activation, _loss, _conv, _pooling, _batchnorm, _normalization, _instancenorm,
-            _padding, _pixelshuffle, _upsampling, _fold, _sparse, _attention, _transformer, _rnn)
+            _padding, _pixelshuffle, _upsampling, _fold, _sparse, _attention, _transformer, _rnn,
+            _distance)
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Dropout", "Dropout1d",
