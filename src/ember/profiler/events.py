@@ -108,7 +108,8 @@ class EventList(list):
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """One :class:`FunctionEventAvg` per event name, in order of first appearance; with
-        ``group_by_input_shape`` per (name, input shapes), with ``group_by_stack_n`` > 0 per
+        ``group_by_input_shape`` per (name, input shapes) (the rows keep input shapes only
+        then), with ``group_by_stack_n`` > 0 per
         (name, innermost n stack lines)."""
         groups = {}
         for e in self:
@@ -120,6 +121,8 @@ class EventList(list):
             avg = groups.get(key)
             if avg is None:
                 avg = groups[key] = FunctionEventAvg(e)
+                if not group_by_input_shape:  # one row stands for calls of many shapes
+                    avg.input_shapes = []
             avg.add(e)
         return EventList(groups.values(), self._profile_memory, self._with_flops)
 

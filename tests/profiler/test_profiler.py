@@ -1,0 +1,201 @@
+"""ember.profiler: recorded ops and counts, torch's table layout, Chrome trace, schedules."""
+import json
+import re
+
+import pytest
+import torch
+
+import ember
+from ember._ops import core
+from ember.profiler import ProfilerAction, profile, record_function, schedule
+
+BACKWARD = "autograd::engine::evaluate_function: "
+
+
+def mlp(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 16), lib.nn.ReLU(),
+                             lib.nn.Linear(16, 4))
+
+
+def train_step(lib, model, opt, x, y):
+    opt.zero_grad()
+    loss = lib.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+
+
+@pytest.fixture
+def profiled_step():
+    model = mlp(ember)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x, y = ember.randn(4, 8), ember.tensor([0, 1, 2, 3])
+    train_step(ember, model, opt, x, y)
+    with profile(record_shapes=True) as prof:
+        train_step(ember, model, opt, x, y)
+    return prof
+
+
+def counts(prof):
+    return {row.key: row.count for row in prof.key_averages()}
+
+
+def test_training_step_ops_and_call_counts(profiled_step):
+    c = counts(profiled_step)
+    assert c["ember::Linear"] == 3
+    assert c["ember::Relu"] == 2
+    assert c[BACKWARD + "LinearBackward0"] == 3
+    assert c[BACKWARD + "ReluBackward0"] == 2
+    assert c[BACKWARD + "AccumulateGrad"] == 6
+    # the backward of the two inner Linears computes grad input and weight: two products each,
+    # the first layer's input needs no gradient: one product
+    assert c["ember::Matmul"] == 5
+    assert core.OBSERVERS == []
+
+
+def test_backward_ops_are_children_of_their_node(profiled_step):
+    nodes = [e for e in profiled_step.events() if e.name == BACKWARD + "LinearBackward0"]
+    assert sorted(sum(c.name == "ember::Matmul" for c in n.cpu_children) for n in nodes) == [1, 2, 2]
+    for n in nodes:
+        assert n.self_cpu_time_total == pytest.approx(n.cpu_time_total - sum(c.cpu_time_total for c in n.cpu_children))
+
+
+def test_table_has_torch_headers(profiled_step):
+    model = mlp(torch)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as tprof:
+        train_step(torch, model, opt, torch.randn(4, 8), torch.tensor([0, 1, 2, 3]))
+
+    def headers(table):
+        return re.split(r"\s{2,}", table.splitlines()[1].strip())
+    ours = profiled_step.key_averages().table(sort_by="self_cpu_time_total", row_limit=8)
+    theirs = tprof.key_averages().table(sort_by="self_cpu_time_total", row_limit=8)
+    assert headers(ours) == headers(theirs)
+    lines = ours.splitlines()
+    assert len(lines) == 3 + 8 + 2
+    assert lines[-1].startswith("Self CPU time total: ")
+    self_times = [row.self_cpu_time_total for row in profiled_step.key_averages()]
+    assert lines[3].split()[0] in {row.key.split()[0] for row in profiled_step.key_averages()
+                                   if row.self_cpu_time_total == max(self_times)}
+
+
+def test_table_with_shapes_column():
+    with profile(record_shapes=True) as prof:
+        ember.ones(2, 3) @ ember.ones(3, 4)
+    assert "Input Shapes" not in prof.key_averages().table()
+    table = prof.key_averages(group_by_input_shape=True).table()
+    assert "Input Shapes" in table.splitlines()[1]
+    assert "[[2, 3], [3, 4]]" in table
+
+
+def test_unknown_sort_key_raises_listing_valid_keys(profiled_step):
+    with pytest.raises(AttributeError, match="self_cpu_time_total.*count"):
+        profiled_step.key_averages().table(sort_by="self_cpu_time")
+    with torch.profiler.profile() as tprof:
+        torch.ones(2) + 1
+    with pytest.raises(AttributeError):  # the class torch raises
+        tprof.key_averages().table(sort_by="self_cpu_time")
+
+
+def test_chrome_trace_is_valid_and_nested(tmp_path):
+    with profile() as prof:
+        with record_function("outer"):
+            with record_function("inner"):
+                ember.ones(3) + 1
+            ember.ones(3) * 2
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    for e in events:
+        assert {"name", "ph", "ts", "dur", "pid", "tid"} <= e.keys()
+        assert e["ph"] == "X" and e["dur"] >= 0
+    by_name = {e["name"]: e for e in events}
+
+    def inside(child, parent):
+        return parent["ts"] <= child["ts"] and child["ts"] + child["dur"] <= parent["ts"] + parent["dur"]
+    assert inside(by_name["inner"], by_name["outer"])
+    assert inside(by_name["ember::Add"], by_name["inner"])
+    assert inside(by_name["ember::Mul"], by_name["outer"])
+    assert not inside(by_name["ember::Mul"], by_name["inner"])
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_record_function_decorator_and_self_time():
+    @record_function("helper")
+    def helper(t):
+        return t.exp().sum()
+    helper(ember.ones(2))  # not recording: no effect
+    with profile() as prof:
+        helper(ember.ones(2))
+        helper(ember.ones(2))
+    rows = {r.key: r for r in prof.key_averages()}
+    assert rows["helper"].count == 2
+    assert rows["ember::Exp"].count == 2
+    children = rows["ember::Exp"].cpu_time_total + rows["ember::Sum"].cpu_time_total
+    assert rows["helper"].self_cpu_time_total == pytest.approx(rows["helper"].cpu_time_total - children)
+
+
+def test_group_by_input_shape():
+    with profile(record_shapes=True) as prof:
+        for n in (2, 2, 5):
+            ember.ones(n, 3) @ ember.ones(3, 4)
+    grouped = {(r.key, str(r.input_shapes)): r.count for r in prof.key_averages(group_by_input_shape=True)}
+    assert grouped[("ember::Matmul", "[[2, 3], [3, 4]]")] == 2
+    assert grouped[("ember::Matmul", "[[5, 3], [3, 4]]")] == 1
+    with profile() as prof:
+        ember.ones(2)
+    with pytest.raises(RuntimeError, match="record_shapes"):
+        prof.key_averages(group_by_input_shape=True)
+
+
+def test_with_flops_column():
+    with profile(with_flops=True) as prof:
+        ember.ones(4, 3) @ ember.ones(3, 5)
+        ember.nn.functional.conv2d(ember.ones(1, 2, 5, 5), ember.ones(3, 2, 3, 3))
+    rows = {r.key: r for r in prof.key_averages()}
+    assert rows["ember::Matmul"].flops == 2 * 4 * 5 * 3
+    assert rows["ember::Conv"].flops == 2 * 3 * 2 * 9 * 9
+    assert "Total FLOPs" in prof.key_averages().table().splitlines()[1]
+
+
+def test_with_stack_names_the_caller():
+    with profile(with_stack=True) as prof:
+        ember.ones(2) + 1
+    add = next(e for e in prof.events() if e.name == "ember::Add")
+    assert any("test_with_stack_names_the_caller" in line for line in add.stack)
+    assert not any("ember/profiler" in line or "_ops/core.py" in line for line in add.stack)
+    assert "Source Location" in prof.key_averages().table()
+
+
+@pytest.mark.parametrize("kwargs", [dict(wait=1, warmup=1, active=2), dict(wait=0, warmup=2, active=1, repeat=2),
+                                    dict(wait=2, warmup=1, active=3, repeat=1, skip_first=2),
+                                    dict(wait=2, warmup=1, active=1, skip_first_wait=1)])
+def test_schedule_actions_equal_torch(kwargs):
+    ours, theirs = schedule(**kwargs), torch.profiler.schedule(**kwargs)
+    assert [ours(s).name for s in range(20)] == [theirs(s).name for s in range(20)]
+
+
+def test_schedule_rejects_bad_arguments():
+    with pytest.raises(AssertionError, match="active=0"):
+        schedule(wait=1, warmup=1, active=0)
+
+
+def test_step_records_only_active_steps():
+    traces = []
+    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+                 on_trace_ready=lambda p: traces.append(counts(p))) as prof:
+        for step in range(6):
+            for _ in range(step + 1):
+                ember.ones(2).exp()
+            prof.step()
+    assert len(traces) == 1
+    # steps 2 and 3 were recorded: 3 + 4 exps, each inside its ProfilerStep range
+    assert traces[0]["ember::Exp"] == 7
+    assert traces[0]["ProfilerStep#2"] == traces[0]["ProfilerStep#3"] == 1
+    assert ProfilerAction.RECORD_AND_SAVE.name == "RECORD_AND_SAVE"
+    assert core.OBSERVERS == []
+
+
+def test_activities_must_be_profiler_activities():
+    with pytest.raises(ValueError, match="ProfilerActivity"):
+        profile(activities=["cpu"])
