@@ -23,6 +23,13 @@ from .training import class_accuracy, fit
 
 
 def train(fast=False, seed=0, quiet=False):
+    _, history, _ = train_mlp(fast, seed, quiet)
+    return {"test accuracy": history.accuracy[-1]}, {"MLP": history}
+
+
+def train_mlp(fast=False, seed=0, quiet=False):
+    """The trained MLP (in eval mode), its :class:`History` and the held-out split
+    ``(x_test, y_test)``: float32 ``(N, 64)`` and int64 ``(N,)`` tensors."""
     torch.manual_seed(seed)
     x_train, y_train, x_test, y_test = map(torch.from_numpy, load_digits(seed=seed))
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=32, shuffle=True,
@@ -37,7 +44,7 @@ def train(fast=False, seed=0, quiet=False):
     history = fit(model, loader, nn.CrossEntropyLoss(), optimizer, epochs,
                   evaluate=lambda model: class_accuracy(model, x_test, y_test),
                   desc="backprop", scheduler=scheduler, quiet=quiet)
-    return {"test accuracy": history.accuracy[-1]}, {"MLP": history}
+    return model.eval(), history, (x_test, y_test)
 
 
 MILESTONE = Milestone(

@@ -207,6 +207,13 @@ def accuracy(model, loader):
 
 
 def train(fast=False, seed=0, quiet=False, data=DIGITS):
+    _, history, _ = train_lenet(fast, seed, quiet, data)
+    return {"test accuracy": history.accuracy[-1]}, {f"LeNet-5 on {data.name}": history}
+
+
+def train_lenet(fast=False, seed=0, quiet=False, data=DIGITS):
+    """The trained LeNet-5 (in eval mode), its :class:`History` and the test loader
+    (normalised ``(N, C, 32, 32)`` float32 images, int64 labels, batches of 1000)."""
     torch.manual_seed(seed)
     train_set = data.dataset(True, None, seed)
     normalize = transforms.Normalize(*channel_statistics(train_set.data))
@@ -224,7 +231,7 @@ def train(fast=False, seed=0, quiet=False, data=DIGITS):
     history = fit(model, loader, nn.CrossEntropyLoss(), optimizer, epochs,
                   evaluate=lambda model: accuracy(model, test_loader),
                   desc=f"lenet: {data.name}", scheduler=scheduler, quiet=quiet)
-    return {"test accuracy": history.accuracy[-1]}, {f"LeNet-5 on {data.name}": history}
+    return model.eval(), history, test_loader
 
 
 def milestone(data_dir=None):

@@ -1,0 +1,432 @@
+"""2018 — MLPerf: what a model costs to run, not only what it scores.
+
+MLPerf (first results in December 2018; Mattson et al., *MLPerf Training Benchmark*, MLSys
+2020; Reddi et al., *MLPerf Inference Benchmark*, ISCA 2020) made the field report, under
+fixed rules, what it takes to reach a quality target: quality is a bound to meet, and the
+figures that count are latency percentiles (its single-stream scenario reports the 90th),
+throughput (its offline scenario) and what the model needs in memory. The same years made
+inference cheaper: weights stored as 8-bit integers (Jacob et al., *Quantization and
+Training of Neural Networks for Efficient Integer-Arithmetic-Only Inference*, CVPR 2018;
+PyTorch's dynamic quantization), weights of small magnitude removed (Han et al., *Learning
+both Weights and Connections for Efficient Neural Networks*, NeurIPS 2015), and, for
+autoregressive transformers, a cache of every position's keys and values.
+
+The milestone trains three models of the ladder once each, with their own milestones'
+training functions: the 1986 MLP on the digits, the 1998 LeNet-5 on the digits (both with
+their milestone's settings, the fast ones under ``fast``) and the 2017 tiny GPT (always with
+the transformer milestone's fast settings: its full training alone takes two minutes). Each
+is then measured as trained and after each technique:
+
+- ``float32``: the trained model.
+- ``int8 dynamic``: ``ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=qint8)``.
+  Linear weights are stored as int8 with a scale; activations are quantized per batch as
+  they arrive. Convolutions stay float32, as in PyTorch.
+- ``50% pruned``: ``nn.utils.prune.global_unstructured`` with ``L1Unstructured`` and
+  ``amount=0.5`` over the weights of the Linear (and Conv2d) layers, made permanent with
+  ``prune.remove``. Half the weights are zero, but the tensors stay dense: neither the bytes
+  nor the time shrink on a CPU, which the table shows.
+- ``no KV cache`` (GPT only): ``generate(..., use_cache=False)`` re-reads the whole context
+  for every new token.
+
+The GPT's ``lm_head`` shares its weight with the token embedding, which is read by lookup:
+it stays float32 and dense in every variant; quantization and pruning act on its blocks.
+
+Figures per model and variant (the table, ``mlperf.json`` and ``mlperf.png``):
+
+- quality: test accuracy (MLP, LeNet-5); the GPT's teacher-forced cross-entropy on the
+  answers of its training pairs, and the fraction of those it answers exactly;
+- latency p50/p90 (ms): one digit, one image, or one GPT answer of ``ANSWER_TOKENS`` greedy
+  tokens after a training question;
+- throughput: the whole test split in one batch (samples/s), or tokens/s of greedy
+  generation from a question until the GPT's 256-position context is full;
+- parameters: elements of the distinct tensors of ``state_dict`` (a tied weight counts once);
+- model bytes: their storage, what a checkpoint of the model holds;
+- peak memory: the most bytes of tensor storage held during one throughput run beyond what
+  was held when it began (activations and workspace), from ``ember.max_memory_allocated``;
+- sparsity: the fraction of those elements that are zero.
+
+Times are process CPU time (``time.process_time``), which other processes on a shared
+machine do not inflate; these models are small enough that ember's BLAS computes them on
+one thread. Thresholds: the int8 MLP keeps its accuracy within 2 points of float32 in at
+most 30 % of the bytes, and the KV cache makes generation at 256 tokens at least 3× faster.
+"""
+import copy
+import dataclasses
+import functools
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ember
+from ember import nn
+from ember.cli.table import format_table
+from ember.serialization import _write_atomically
+from ember.text import format_prompt, load_qa
+
+from . import backprop, lenet, transformer
+from .milestone import Check, Milestone, Threshold
+from .training import class_accuracy
+
+FLOAT, INT8, PRUNED, NO_CACHE = "float32", "int8 dynamic", "50% pruned", "no KV cache"
+ANSWER_TOKENS = 24
+PRUNE_AMOUNT = 0.5
+REPORT, CHART = "mlperf.json", "mlperf.png"
+THRESHOLDS = (Threshold("MLP int8 accuracy drop (points)", 2.0, at_most=True),
+              Threshold("MLP int8 bytes / float32 bytes", 0.30, at_most=True),
+              Threshold("GPT KV-cache speedup at 256 tokens", 3.0))
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """How long to train and how much to measure.
+
+    Attributes:
+        mlp_fast: train the MLP with the backprop milestone's fast settings.
+        lenet_epochs: passes of LeNet-5 over the digits.
+        gpt_train_every, gpt_epochs: the GPT trains on every ``gpt_train_every``-th pair of
+            the Q&A training split for ``gpt_epochs`` passes.
+        latency_calls, gpt_latency_calls: single-example calls timed for the latency
+            percentiles of the classifiers and of the GPT.
+        repeats: throughput runs; the fastest counts.
+    """
+
+    mlp_fast: bool
+    lenet_epochs: int
+    gpt_train_every: int
+    gpt_epochs: int
+    latency_calls: int
+    gpt_latency_calls: int
+    repeats: int
+
+
+# Full: the MLP and LeNet-5 as their milestones train them, the GPT with the transformer
+# milestone's fast settings (its full training alone takes two minutes). Fast (for tests): a
+# few seconds of training each; the GPT then answers poorly, which no threshold depends on.
+FULL = Settings(False, lenet.DIGITS.epochs, transformer.FAST_TRAIN_EVERY,
+                transformer.FAST_GPT_EPOCHS, 200, 30, 2)
+FAST = Settings(True, 2, 2 * transformer.FAST_TRAIN_EVERY, 40, 40, 6, 1)
+STREAMS = 4  # sequences generated at once in the GPT's throughput run
+
+
+@dataclasses.dataclass
+class Measurement:
+    """One row of the report: a model in one variant (units in the field names)."""
+
+    model: str
+    variant: str
+    quality: dict
+    latency_p50_ms: float
+    latency_p90_ms: float
+    throughput: float
+    throughput_unit: str
+    parameters: int
+    model_bytes: int
+    peak_memory_bytes: object  # int, or None when ember cannot count tensor memory
+    sparsity: float
+
+
+def report_dir():
+    """Where the milestone writes its report: ``$XDG_CACHE_HOME/ember/mlperf``, by default
+    ``~/.cache/ember/mlperf``."""
+    return transformer.checkpoint_dir().parent / "mlperf"
+
+
+def state_tensors(model):
+    """The distinct tensors of ``model.state_dict()``: a weight shared by two modules once."""
+    seen = {}
+    for tensor in model.state_dict().values():
+        seen.setdefault(tensor.data_ptr(), tensor)
+    return list(seen.values())
+
+
+def size_figures(model):
+    """``(parameters, model_bytes, sparsity)`` of ``model`` (see the module docstring)."""
+    tensors = state_tensors(model)
+    elements = sum(t.numel() for t in tensors)
+    zeros = sum(int((t == 0).sum().item()) for t in tensors)
+    return elements, sum(t.nbytes for t in tensors), zeros / elements
+
+
+def cpu_times(fn, calls):
+    """Process CPU seconds of ``fn(i)`` for ``i`` in ``range(calls)``, as a NumPy array."""
+    times = np.empty(calls)
+    for i in range(calls):
+        start = time.process_time()
+        fn(i)
+        times[i] = time.process_time() - start
+    return times
+
+
+def fastest(fn, repeats):
+    """The least process CPU seconds of ``repeats`` calls of ``fn()``."""
+    return min(cpu_times(lambda _: fn(), repeats))
+
+
+def peak_bytes(fn):
+    """Most tensor-storage bytes held while ``fn()`` runs, beyond those held before it; None
+    when ember cannot count its tensor memory."""
+    if not hasattr(ember, "max_memory_allocated"):
+        return None
+    ember.reset_peak_memory_stats()
+    held = ember.memory_allocated()
+    fn()
+    return ember.max_memory_allocated() - held
+
+
+def quantized(model, part=None):
+    """A copy of ``model`` whose Linear layers (within its submodule ``part``, if given) are
+    int8-quantized dynamically; None when ember has no ``ao.quantization``."""
+    try:
+        from ember.ao.quantization import quantize_dynamic
+    except ImportError:
+        return None
+    if part is None:
+        return quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)
+    model = copy.deepcopy(model)
+    quantize_dynamic(getattr(model, part), {nn.Linear}, dtype=ember.qint8, inplace=True)
+    return model
+
+
+def pruned(model, kinds, part=None):
+    """A copy of ``model`` with half the weights of its ``kinds`` layers (within submodule
+    ``part``, if given) set to zero by global L1 magnitude, pruning made permanent; None
+    when ember has no ``nn.utils.prune``."""
+    try:
+        from ember.nn.utils import prune
+    except ImportError:
+        return None
+    model = copy.deepcopy(model)
+    root = model if part is None else getattr(model, part)
+    weights = [(module, "weight") for module in root.modules() if isinstance(module, kinds)]
+    prune.global_unstructured(weights, pruning_method=prune.L1Unstructured, amount=PRUNE_AMOUNT)
+    for module, name in weights:
+        prune.remove(module, name)
+    return model
+
+
+def measurement(name, variant, model, quality, latency, items, seconds, unit, run):
+    """A :class:`Measurement` from the CPU seconds of single calls (``latency``), of one
+    throughput run of ``items`` items (``seconds``), and the throughput run ``run`` itself
+    (called once more to take its peak memory)."""
+    p50, p90 = np.percentile(latency, [50, 90]) * 1e3
+    parameters, model_bytes, sparsity = size_figures(model)
+    return Measurement(name, variant, quality, float(p50), float(p90), float(items / seconds), unit,
+                       parameters, model_bytes, peak_bytes(run), sparsity)
+
+
+def measure_classifier(name, variants, inputs, targets, settings):
+    """Rows for a classifier in each of ``variants`` (label → model), on a test split:
+    ``inputs`` ``(N, ...)`` float32, ``targets`` ``(N,)`` int64."""
+    rows = []
+    with ember.no_grad():
+        for variant, model in variants.items():
+            latency = cpu_times(lambda i: model(inputs[i % len(inputs)].unsqueeze(0)),
+                                settings.latency_calls)
+            seconds = fastest(lambda: model(inputs), settings.repeats)
+            rows.append(measurement(name, variant, model,
+                                    {"accuracy": class_accuracy(model, inputs, targets)},
+                                    latency, len(inputs), seconds, "samples/s", lambda: model(inputs)))
+    return rows
+
+
+def measure_gpt(variants, tokenizer, pairs, settings):
+    """Rows for the GPT in each of ``variants`` (label → ``(model, use_cache)``), on the
+    pairs it was trained on.
+
+    Latency: one answer of ``ANSWER_TOKENS`` greedy tokens to one question. Throughput, as in
+    MLPerf's offline scenario, in a batch: ``STREAMS`` questions, each cut from the front to
+    the shortest one's length, continued greedily until the 256-position context is full.
+    """
+    prompts = [[tokenizer.bos_id] + tokenizer.encode(format_prompt(pair["question"])) for pair in pairs]
+    shortest = min(len(prompt) for prompt in prompts[:STREAMS])
+    batch = ember.tensor([[prompt[0]] + prompt[len(prompt) + 1 - shortest:] for prompt in prompts[:STREAMS]])
+    prompts = [ember.tensor([prompt]) for prompt in prompts]
+    inputs, targets, _ = transformer.qa_rows(pairs, tokenizer)
+    inputs, targets = ember.from_numpy(inputs), ember.from_numpy(targets)
+    rows = []
+    with ember.no_grad():
+        for variant, (model, use_cache) in variants.items():
+            generate = functools.partial(model.generate, top_k=1, use_cache=use_cache)
+            quality = {"loss": model(inputs, targets)[1].item(),
+                       "answers exact": transformer.answers_exact(model, tokenizer, pairs)}
+            latency = cpu_times(lambda i: generate(prompts[i % len(prompts)], ANSWER_TOKENS),
+                                settings.gpt_latency_calls)
+            new_tokens = model.config.block_size - shortest
+            fill = functools.partial(generate, batch, new_tokens)
+            rows.append(measurement("GPT", variant, model, quality, latency, STREAMS * new_tokens,
+                                    fastest(fill, settings.repeats), "tokens/s", fill))
+    return rows
+
+
+def variants(model, quantize, prune):
+    """``model`` as trained, quantized and pruned (label → model); a technique ember lacks
+    gives no entry."""
+    chosen = {FLOAT: model, INT8: quantize(model), PRUNED: prune(model)}
+    return {label: variant for label, variant in chosen.items() if variant is not None}
+
+
+def train(fast=False, seed=0, quiet=False, out_dir=None):
+    """Train the three models, measure every variant, print the table, and write the report
+    and the chart into ``out_dir`` (default :func:`report_dir`, created if missing).
+
+    Returns:
+        ``(metrics, histories)`` as :class:`Milestone` expects: the thresholds' metrics (NaN
+        where a technique is missing from ember) and each model's training curves.
+    """
+    settings = FAST if fast else FULL
+    mlp, mlp_history, (x_test, y_test) = backprop.train_mlp(settings.mlp_fast, seed, quiet)
+    net, lenet_history, test_loader = lenet.train_lenet(
+        False, seed, quiet, dataclasses.replace(lenet.DIGITS, epochs=settings.lenet_epochs))
+    images, labels = (ember.cat(parts) for parts in zip(*test_loader))
+    pairs = load_qa("train")[::settings.gpt_train_every]
+    gpt_history, gpt, tokenizer = transformer.train_gpt(pairs, settings.gpt_epochs, seed, quiet)
+
+    rows = measure_classifier(
+        "MLP", variants(mlp, quantized, functools.partial(pruned, kinds=nn.Linear)),
+        x_test, y_test, settings)
+    rows += measure_classifier(
+        "LeNet-5", variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d))),
+        images, labels, settings)
+    gpt_variants = {label: (model, True) for label, model in variants(
+        gpt, functools.partial(quantized, part="blocks"),
+        functools.partial(pruned, kinds=nn.Linear, part="blocks")).items()}
+    gpt_variants[NO_CACHE] = (gpt, False)
+    rows += measure_gpt(gpt_variants, tokenizer, pairs, settings)
+
+    metrics = threshold_metrics(rows)
+    checks = [Check(threshold, metrics[threshold.metric]) for threshold in THRESHOLDS]
+    notes = missing_techniques()
+    print(format_report(rows, notes))
+    directory = Path(out_dir if out_dir is not None else report_dir())
+    directory.mkdir(parents=True, exist_ok=True)
+    write_report(directory / REPORT, rows, checks, notes, fast, seed)
+    plot_report(rows, directory / CHART)
+    print(f"mlperf: wrote {directory / REPORT} and {directory / CHART}")
+    return metrics, {"MLP (test accuracy)": mlp_history, "LeNet-5 (test accuracy)": lenet_history,
+                     "GPT (training answers exact)": gpt_history}
+
+
+def find(rows, model, variant):
+    """The row of ``model`` in ``variant``, or None."""
+    return next((row for row in rows if (row.model, row.variant) == (model, variant)), None)
+
+
+def threshold_metrics(rows):
+    """Each threshold's metric from the rows; NaN where a row it needs is missing."""
+    mlp, mlp_int8 = find(rows, "MLP", FLOAT), find(rows, "MLP", INT8)
+    cached, uncached = find(rows, "GPT", FLOAT), find(rows, "GPT", NO_CACHE)
+    nan = math.nan
+    return {
+        THRESHOLDS[0].metric: (100 * (mlp.quality["accuracy"] - mlp_int8.quality["accuracy"])
+                               if mlp_int8 else nan),
+        THRESHOLDS[1].metric: mlp_int8.model_bytes / mlp.model_bytes if mlp_int8 else nan,
+        THRESHOLDS[2].metric: cached.throughput / uncached.throughput}
+
+
+def missing_techniques():
+    """One line per technique this build of ember lacks, naming the rows left out."""
+    notes = []
+    for module, what in (("ember.ao.quantization", f"{INT8} rows left out"),
+                         ("ember.nn.utils.prune", f"{PRUNED} rows left out")):
+        try:
+            __import__(module)
+        except ImportError:
+            notes.append(f"{module} is not available: {what}")
+    if not hasattr(ember, "max_memory_allocated"):
+        notes.append("ember.max_memory_allocated is not available: peak memory not measured")
+    return notes
+
+
+def format_report(rows, notes):
+    """The rows as a text table, followed by the notes."""
+    def quality(row):
+        return ", ".join(f"{key} {value:.4f}" for key, value in row.quality.items())
+    table = format_table(
+        ["model", "variant", "quality", "p50 ms", "p90 ms", "throughput", "params", "bytes",
+         "peak bytes", "sparsity"],
+        [(row.model, row.variant, quality(row), f"{row.latency_p50_ms:.3f}",
+          f"{row.latency_p90_ms:.3f}", f"{row.throughput:,.0f} {row.throughput_unit}",
+          f"{row.parameters:,}", f"{row.model_bytes:,}",
+          "n/a" if row.peak_memory_bytes is None else f"{row.peak_memory_bytes:,}",
+          f"{row.sparsity:.2f}") for row in rows])
+    return "\n".join([table, *(f"note: {note}" for note in notes)])
+
+
+def write_report(path, rows, checks, notes, fast, seed):
+    """Write the JSON report atomically (NaN metrics become null)."""
+    def number(value):
+        return None if isinstance(value, float) and math.isnan(value) else value
+    report = {
+        "milestone": "mlperf", "year": 2018, "fast": fast, "seed": seed,
+        "timer": "process CPU time (time.process_time)",
+        "measurements": [dataclasses.asdict(row) for row in rows],
+        "checks": [{"metric": c.metric, "value": number(c.value), "threshold": str(c.threshold),
+                    "passed": c.passed} for c in checks],
+        "notes": notes}
+    text = json.dumps(report, indent=2, allow_nan=False)
+    _write_atomically(path, lambda file: file.write(text.encode()))
+
+
+def plot_report(rows, path):
+    """Draw the rows as a PNG at ``path`` (written atomically): one line of panels per model
+    (quality, latency p50 with p90 marked, throughput, model size), one bar per variant.
+
+    Raises:
+        ImportError: matplotlib is not installed (``pip install 'ember[plot]'``).
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("the mlperf chart needs matplotlib: install ember[plot] "
+                          "(pip install 'ember[plot]')") from error
+    models = list(dict.fromkeys(row.model for row in rows))
+    panels = (("quality", lambda row: next(iter(row.quality.values())), None),
+              ("latency ms, p50 bar, p90 |", lambda row: row.latency_p50_ms, lambda row: row.latency_p90_ms),
+              ("throughput", lambda row: row.throughput, None),
+              ("model size (KB)", lambda row: row.model_bytes / 1024, None))
+    # A bare Figure on the Agg canvas leaves pyplot and the user's backend untouched.
+    figure = Figure(figsize=(15, 2.4 * len(models) + 0.8), dpi=100)
+    FigureCanvasAgg(figure)
+    grid = figure.subplots(len(models), len(panels), squeeze=False)
+    for axes_row, model in zip(grid, models):
+        chosen = [row for row in rows if row.model == model]
+        positions = np.arange(len(chosen))
+        for axes, (title, value, whisker) in zip(axes_row, panels):
+            values = [value(row) for row in chosen]
+            axes.barh(positions, values, color=[f"C{i}" for i in range(len(chosen))])
+            ends = values
+            if whisker is not None:
+                ends = [whisker(row) for row in chosen]
+                axes.plot(ends, positions, "k|", markersize=14)
+            for position, number, end in zip(positions, values, ends):
+                text = f"{number:,.0f}" if number >= 100 else f"{number:.3g}"
+                axes.annotate(text, (max(number, end), position), xytext=(4, 0),
+                              textcoords="offset points", va="center", fontsize="small")
+            axes.set_yticks(positions, [row.variant for row in chosen])
+            axes.invert_yaxis()
+            axes.margins(x=0.3)
+            axes.grid(axis="x", alpha=0.3)
+            label = next(iter(chosen[0].quality)) if title == "quality" else title
+            if title == "throughput":
+                label = chosen[0].throughput_unit
+            axes.set_title(f"{model}: {label}", fontsize="medium")
+    figure.suptitle("mlperf (2018): float32, int8 dynamic, 50% pruned, KV cache; process CPU time")
+    figure.tight_layout()
+    _write_atomically(path, lambda file: figure.savefig(file, format="png"))
+
+
+def milestone(out_dir=None):
+    """The ``mlperf`` milestone, writing its report and chart into ``out_dir`` (default
+    :func:`report_dir`)."""
+    return Milestone(
+        name="mlperf", year=2018,
+        story="MLPerf: latency, throughput, bytes and memory of the ladder's models, "
+              "quantized, pruned and KV-cached",
+        thresholds=THRESHOLDS, train=functools.partial(train, out_dir=out_dir))
+
+
+MILESTONE = milestone()
