@@ -55,7 +55,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Raises TypeError for non-tensor inputs; RuntimeError for fewer than two dimensions,
     integer inputs, differing dtypes, a mask of another dtype, a mask that does not
     broadcast to the scores (naming the sizes), both ``attn_mask`` and ``is_causal``
-    (PyTorch's documented rule), mismatched E or S, heads that GQA cannot group, or
+    (PyTorch's documented rule; torch 2.13's 4-D CPU kernel applies both instead, its other
+    paths raise), mismatched E or S, heads that GQA cannot group, or
     ``dropout_p`` outside [0, 1]. Masks of fewer than two dimensions broadcast like any other,
     as documented (torch 2.13's CPU kernel raises IndexError for them on 4-D inputs).
     """
@@ -120,7 +121,8 @@ def _broadcast(a, b):
     """The broadcast of shapes ``a`` (tensor a) and ``b`` (tensor b), or PyTorch's RuntimeError."""
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    for d, (x, y) in enumerate(zip(a, b)):
+    for d in reversed(range(n)):  # PyTorch names the last mismatching dimension
+        x, y = a[d], b[d]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                                f"non-singleton dimension {d}")
@@ -147,8 +149,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     ``need_weights`` is False.
 
     Raises AssertionError for inconsistent ranks or sizes, masks that are neither bool nor
-    floating, or a key/value mismatch; RuntimeError for wrongly shaped masks (naming the sizes)
-    and for ``is_causal`` without ``attn_mask``.
+    floating, a key/value mismatch, or separate projection weights that do not fit the inputs;
+    RuntimeError for wrongly shaped masks (naming the sizes), a key batch size other than the
+    query's, and for ``is_causal`` without ``attn_mask``.
     """
     return _multi_head_attention(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
@@ -198,8 +201,12 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         if key.shape[:2] != value.shape[:2]:
             raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
                                  f"{value.shape[:2]}")
+        _check_projections(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias)
     elif key.shape != value.shape:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if key.shape[batch] != bsz:
+        raise RuntimeError(f"key and value batch size {key.shape[batch]} does not match query batch size "
+                           f"{bsz} (query {list(query.shape)}, key {list(key.shape)})")
 
     def heads(x):
         """(L, N, H*D) or (N, L, H*D) -> (N, H, L, D)."""
@@ -292,6 +299,19 @@ def _check_ranks(query, key, value, key_padding_mask, attn_mask, num_heads):
         return False
     raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D "
                          f"query tensor")
+
+
+def _check_projections(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias):
+    """AssertionError, naming the shapes, unless the separate projection weights are
+    (E, E), (E, Ek), (E, Ev) for the inputs' last sizes and the packed bias is (3 E)."""
+    embed_dim = query.shape[-1]
+    for name, weight, x in (("query", q_proj_weight, query), ("key", k_proj_weight, key),
+                            ("value", v_proj_weight, value)):
+        if tuple(weight.shape) != (embed_dim, x.shape[-1]):
+            raise AssertionError(f"expecting {name} weights shape of {(embed_dim, x.shape[-1])}, but got "
+                                 f"{weight.shape}")
+    if in_proj_bias is not None and tuple(in_proj_bias.shape) != (3 * embed_dim,):
+        raise AssertionError(f"expecting in_proj_bias shape of {(3 * embed_dim,)}, but got {in_proj_bias.shape}")
 
 
 def _check_mask_type(mask, name):

@@ -32,8 +32,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     norm ``max_norm``, as in PyTorch.
 
     Raises TypeError when ``input`` is not a Tensor; RuntimeError for ids of another dtype or
-    a weight that is not 2-D; IndexError ("index out of range in self") for ids outside
-    [0, num_embeddings); AssertionError for ``padding_idx`` outside the table.
+    a weight that is not 2-D; IndexError ("index out of range in self", then the first
+    offending id, its position and num_embeddings) for ids outside [0, num_embeddings);
+    AssertionError for ``padding_idx`` outside the table.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"embedding(): argument 'indices' (position 2) must be Tensor, not "
@@ -72,12 +73,16 @@ def _padding_row(padding_idx, num_embeddings, name):
 
 
 def _ids_in_range(input, num_embeddings):
-    """The ids as an array; IndexError, as PyTorch, if any lies outside [0, num_embeddings)."""
+    """The ids as an array; IndexError, as PyTorch's, naming the first id outside
+    [0, num_embeddings)."""
     ids = input._data
     # Read as unsigned, negative ids are huge: one comparison finds both kinds of bad id.
     unsigned = ids.view(np.uint64 if ids.dtype == np.int64 else np.uint32)
     if ids.size and unsigned.max() >= num_embeddings:
-        raise IndexError("index out of range in self")
+        position = np.unravel_index(np.argmax(unsigned >= num_embeddings), ids.shape)
+        raise IndexError(f"index out of range in self: id {ids[position]} at position "
+                         f"{tuple(int(i) for i in position)} is not in [0, {num_embeddings}) "
+                         f"(num_embeddings={num_embeddings})")
     return ids
 
 
