@@ -6,7 +6,7 @@ A quantized tensor stores integers ``q`` and affine parameters; its real value i
 ``(q - zero_point) * scale``, with one (scale, zero_point) for the whole tensor
 (``per_tensor_affine``) or one per slice along ``axis`` (``per_channel_affine``). Quantizing
 rounds half to even and clamps to the integer type's range:
-``q = clamp(round(x / scale) + zero_point, qmin, qmax)``.
+``q = clamp(round(x * (1 / scale)) + zero_point, qmin, qmax)`` in float32.
 """
 import numpy as np
 
@@ -157,7 +157,9 @@ class QuantizedTensor:
 
 def _quantize(x, scale, zero_point, qdtype):
     qmin, qmax = quant_range(qdtype)
-    q = np.rint(x.astype(np.float32) / scale) + zero_point
+    # times the float32 reciprocal, not divided by the scale: PyTorch's kernels do so, and the
+    # two round differently for the extreme weights that land on a half (-127.5)
+    q = np.rint(x.astype(np.float32) * (np.float32(1) / scale)) + zero_point
     return np.clip(q, qmin, qmax).astype(qdtype.np)
 
 

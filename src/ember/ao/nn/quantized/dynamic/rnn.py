@@ -50,6 +50,33 @@ class RNNBase(_FloatRNNBase):
                 packs.append(pack)
         self._all_weight_values = nn.ModuleList(packs)
 
+    def _packed_by_name(self):
+        """``(weight name, bias name or None, LinearPackedParams)`` in storage order."""
+        per_layer = 3 if self.proj_size else 2
+        packs = list(self._all_weight_values)
+        for i, names in enumerate(self._all_weights):
+            suffix = names[0][len("weight_ih"):]
+            kinds = [("weight_ih", "bias_ih"), ("weight_hh", "bias_hh"), ("weight_hr", None)]
+            for (weight, bias), pack in zip(kinds, packs[i * per_layer:(i + 1) * per_layer]):
+                yield weight + suffix, bias and bias + suffix, pack
+
+    def _weight_bias(self):
+        """``{"weight": {name: quantized weight}, "bias": {name: float bias}}`` as PyTorch's
+        dynamic RNNs return it (qint8 weights are QuantizedTensors, float16 ones float32 Tensors)."""
+        out = {"weight": {}, "bias": {}}
+        for weight, bias, pack in self._packed_by_name():
+            w, b = pack._weight_bias()
+            out["weight"][weight] = w
+            if bias is not None and b is not None:
+                out["bias"][bias] = b
+        return out
+
+    def get_weight(self):
+        return self._weight_bias()["weight"]
+
+    def get_bias(self):
+        return self._weight_bias()["bias"]
+
     def _layer_weights(self):
         per_layer = 3 if self.proj_size else 2
         packs = list(self._all_weight_values)
