@@ -218,3 +218,71 @@ def test_quantized_tensor_api():
         ember.quantize_per_channel(x, ember.tensor([0.1]), ember.tensor([0]), 0, ember.qint8)
     with pytest.raises(RuntimeError, match="float32"):
         ember.quantize_per_tensor(x, 0.1, 0, ember.float32)
+
+
+@pytest.mark.parametrize("make,tmake", [
+    (lambda q: q.MinMaxObserver(dtype=ember.qint8), lambda q: q.MinMaxObserver(dtype=torch.qint8)),
+    (lambda q: q.MinMaxObserver(reduce_range=True), lambda q: q.MinMaxObserver(reduce_range=True)),
+    (lambda q: q.MinMaxObserver(dtype=ember.quint8, qscheme=ember.per_tensor_symmetric),
+     lambda q: q.MinMaxObserver(dtype=torch.quint8, qscheme=torch.per_tensor_symmetric)),
+    (lambda q: q.PerChannelMinMaxObserver(ch_axis=1, dtype=ember.qint8),
+     lambda q: q.PerChannelMinMaxObserver(ch_axis=1, dtype=torch.qint8)),
+    (lambda q: q.PerChannelMinMaxObserver(qscheme=ember.per_channel_symmetric, dtype=ember.qint8),
+     lambda q: q.PerChannelMinMaxObserver(qscheme=torch.per_channel_symmetric, dtype=torch.qint8))])
+def test_observers_choose_torchs_parameters(make, tmake):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's notice that reduce_range is deprecated
+        observer, tobserver = make(ember.ao.quantization), tmake(tq)
+    for shift in (0.3, -0.7):  # two batches: the running range covers both
+        x = ember.randn(5, 4) + shift
+        observer(x)
+        tobserver(to_torch(x))
+    (scale, zero_point), (tscale, tzero_point) = observer.calculate_qparams(), tobserver.calculate_qparams()
+    assert_close(scale, tscale, rtol=0, atol=0)
+    assert_close(zero_point, tzero_point, check_dtype=False)
+
+
+def test_affine_weight_qconfig_gives_torchs_zero_point_and_outputs():
+    from ember.ao.quantization import MinMaxObserver, QConfig, default_dynamic_quant_observer
+    qconfig = QConfig(activation=default_dynamic_quant_observer,
+                      weight=MinMaxObserver.with_args(dtype=ember.qint8))
+    tqconfig = tq.QConfig(activation=tq.default_dynamic_quant_observer,
+                          weight=tq.MinMaxObserver.with_args(dtype=torch.qint8))
+    e, t = mlp()
+    with ember.no_grad():
+        e[0].weight.add_(0.05)  # an off-centre range: nonzero zero point
+    t[0].load_state_dict({k: to_torch(v) for k, v in e[0].state_dict().items()})
+    qe = quantize_dynamic(e, {nn.Linear: qconfig})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qt = tq.quantize_dynamic(t, {torch.nn.Linear: tqconfig})
+    we, wt = qe[0].weight(), qt[0].weight()
+    assert we.q_zero_point() == wt.q_zero_point() != 0 and we.q_scale() == wt.q_scale()
+    np.testing.assert_array_equal(we.int_repr().numpy(), wt.int_repr().numpy())
+    x = ember.randn(4, 48)
+    xs = x.numpy()
+    s_x = (max(xs.max(), 0) - min(xs.min(), 0)) / 127
+    bound = s_x / 2 * np.abs(we.dequantize().numpy()).sum(1)
+    assert (np.abs(qe[0](x).detach().numpy() - qt[0](to_torch(x)).numpy()) <= bound + SLACK).all()
+
+
+def test_bad_qconfig_and_observer_arguments():
+    from ember.ao.quantization import MinMaxObserver, QConfig
+    with pytest.raises(ValueError, match="instance"):
+        QConfig(activation=MinMaxObserver(), weight=MinMaxObserver)
+    with pytest.raises(NotImplementedError, match="per_channel_affine"):
+        MinMaxObserver(qscheme=ember.per_channel_affine)
+    with pytest.raises(AssertionError, match="include 0"):
+        MinMaxObserver(dtype=ember.qint8, quant_min=1, quant_max=5)
+    with pytest.raises(RuntimeError, match="float32"):
+        ember.ao.nn.quantized.dynamic.Linear(3, 2, dtype=ember.float32)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember.ao.nn.quantized.dynamic import linear, rnn
+    from ember.ao.quantization import quantize
+    for module in (linear, rnn, quantize):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

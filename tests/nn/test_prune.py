@@ -229,3 +229,9 @@ def test_other_errors():
 def test_prune_on_the_function_outputs_masked_tensor():
     t = ember.tensor([[0.1, -3.0], [2.0, 0.5]])
     assert_close(prune.L1Unstructured(amount=2).prune(t), torch.tensor([[0.0, -3.0], [2.0, 0.0]]))
+
+
+def test_docstring_example_runs():
+    import doctest
+    result = doctest.testmod(prune)
+    assert result.attempted > 0 and result.failed == 0

@@ -58,7 +58,8 @@ class ObserverBase:
 
 class PlaceholderObserver(ObserverBase):
     """Records nothing; stands for a dtype whose parameters are chosen elsewhere (at run time
-    for dynamically quantized activations, or a float16 cast)."""
+    for dynamically quantized activations, or a float16 cast). ``custom_op_name``,
+    ``compute_dtype`` and ``eps`` are accepted for PyTorch compatibility and unused."""
 
     def __init__(self, dtype=float32, custom_op_name="", compute_dtype=None, quant_min=None,
                  quant_max=None, qscheme=None, eps=None, is_dynamic=False):
@@ -82,6 +83,7 @@ class MinMaxObserver(ObserverBase):
         reduce_range: use one bit less of the integer range.
         quant_min, quant_max: a narrower integer range (both or neither).
         eps: the smallest scale.
+        factory_kwargs: accepted for PyTorch compatibility (ember keeps the range in NumPy).
 
     Raises NotImplementedError for another qscheme, AssertionError (as PyTorch's asserts do)
     for a dtype that is not quantized or a range that does not contain 0.

@@ -89,6 +89,17 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     and a float64 scale, so the bytes of the state_dict,
     ``sum(t.numel() * t.element_size() for t in model.state_dict().values())``, and the size of
     the ``ember.save`` file drop to about a quarter of the float32 model's.
+
+    Example::
+
+        >>> import ember
+        >>> from ember import nn
+        >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+        >>> ember.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)
+        Sequential(
+          (0): DynamicQuantizedLinear(in_features=4, out_features=3, dtype=ember.qint8, qscheme=ember.per_tensor_affine)
+          (1): ReLU()
+        )
     """
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()

@@ -14,6 +14,16 @@ makes the pruning permanent: ``name`` is a Parameter again, holding the masked v
 ``amount`` is a number of entries/channels (int >= 0) or a fraction in [0, 1] (float,
 rounded to the nearest count); ValueError outside those ranges or above the tensor's size,
 TypeError for another type.
+
+Example::
+
+    >>> from ember import nn
+    >>> from ember.nn.utils import prune
+    >>> m = prune.l1_unstructured(nn.Linear(4, 3), "weight", amount=0.5)
+    >>> list(m.state_dict()), int((m.weight_mask == 0).sum())
+    (['bias', 'weight_orig', 'weight_mask'], 6)
+    >>> list(prune.remove(m, "weight").state_dict())
+    ['bias', 'weight']
 """
 import numbers
 from abc import ABC, abstractmethod
@@ -299,7 +309,7 @@ class RandomStructured(BasePruningMethod):
 
 class LnStructured(BasePruningMethod):
     """Prunes the ``amount`` channels along ``dim`` of smallest L``n`` norm (``n`` as in
-    :func:`ember.norm`: int, float, inf, -inf, "fro", "nuc")."""
+    :func:`ember.norm` over all other dims: a number, inf or -inf)."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
