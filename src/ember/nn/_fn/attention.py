@@ -316,7 +316,7 @@ def _check_projections(query, key, value, q_proj_weight, k_proj_weight, v_proj_w
 
 def _check_mask_type(mask, name):
     if mask is not None and mask.dtype is not _dtype.bool and not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {name} are supported")
+        raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
 
 
 def _taking_part(mask):

@@ -74,7 +74,8 @@ class MultiheadAttention(Module):
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
-            raise AssertionError("embed_dim must be divisible by num_heads")
+            raise AssertionError(f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} and "
+                                 f"num_heads={num_heads}")
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **factory))
             self.register_parameter("q_proj_weight", None)
