@@ -24,6 +24,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTens
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, cuda, backends, accelerator
+from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 
 __version__ = "0.1.0"
 
@@ -42,7 +43,8 @@ __all__ = sorted(set(_OP_FUNCTIONS) | {
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "linalg", "cuda",
     "backends", "accelerator", "is_tensor", "numel", "is_floating_point", "save", "load", "nn",
-    "optim", "utils", "datasets"})
+    "optim", "utils", "datasets", "memory_allocated", "max_memory_allocated",
+    "reset_peak_memory_stats"})
 
 
 def is_tensor(obj):

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _memory
 from ._creation import tensor as _new_tensor, zeros, ones, eye, full
 from ._ops import OPS
 from ._ops.core import apply, write_into
@@ -52,6 +52,7 @@ def _out(result, out):
                            "the arguments requires grad.")
     if tuple(out.shape) != tuple(result.shape):
         out._data = np.empty(result.shape, out._data.dtype)
+        _memory.track(out._data)
     write_into(out, result)
     return out
 

@@ -8,6 +8,7 @@ computes goes through the op entries in :mod:`ember._ops`; its many methods are 
 import numpy as np
 
 from . import _dtype
+from ._memory import track as _track
 from ._device import device as _device_cls, CPU
 from ._ops import core as _core
 from ._size import Size
@@ -44,6 +45,7 @@ class Tensor:
 
     @staticmethod
     def _init(self, data, requires_grad=False):
+        _track(data)
         self._data = data
         self.dtype = _dtype.from_numpy_dtype(data.dtype)
         self.requires_grad = requires_grad
@@ -57,6 +59,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, data):
+        _track(data)
         t = object.__new__(Tensor)
         t._data = data
         t.dtype = _DTYPES[data.dtype]
@@ -86,6 +89,7 @@ class Tensor:
         """A copy of the current values that carries this tensor's history."""
         t = self._alias_with_history()
         t._data = self._data.copy()
+        _track(t._data)
         t._version = [0]
         t._base = None
         return t
