@@ -286,3 +286,18 @@ def test_docstring_examples_run():
     for module in (linear, rnn, quantize):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_pruned_then_quantized_keeps_the_zeros():
+    from ember.nn.utils import prune
+    e, _ = mlp()
+    prune.global_unstructured([(e[0], "weight"), (e[2], "weight")], pruning_method=prune.L1Unstructured,
+                              amount=0.5)
+    for i in (0, 2):
+        prune.remove(e[i], "weight")
+    q = quantize_dynamic(e, {nn.Linear}, dtype=ember.qint8)
+    for i in (0, 2):  # symmetric int8 has zero point 0, so a pruned weight stays exactly 0
+        pruned = e[i].weight.detach().numpy() == 0
+        assert pruned.any() and (q[i].weight().int_repr().numpy()[pruned] == 0).all()
+    zeros = sum(int((q[i].weight().int_repr() == 0).sum()) for i in (0, 2))
+    assert zeros >= (48 * 32 + 32 * 10) // 2

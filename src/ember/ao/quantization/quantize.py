@@ -85,6 +85,8 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     module) a UserWarning names it. Raises ValueError (``qconfig_spec=None``) or RuntimeError (a
     set) for any other dtype, as PyTorch does.
 
+    The quantized modules live on the CPU, as PyTorch's dynamic ones (fbgemm/qnnpack) do.
+
     Storage: a quantized Linear keeps int8 integers ``_packed_params.qweight`` (1 byte each)
     and a float64 scale, so the bytes of the state_dict,
     ``sum(t.numel() * t.element_size() for t in model.state_dict().values())``, and the size of
