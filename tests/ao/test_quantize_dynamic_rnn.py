@@ -105,3 +105,20 @@ def test_int8_lstm_stores_a_quarter_of_the_bytes_and_checks_input():
         q[0](ember.randn(3, 2, 64, dtype=ember.float64))
     with pytest.raises(RuntimeError, match="input_size"):
         q[0](ember.randn(3, 2, 63))
+
+
+def test_projection_and_no_bias_run_the_float_layer_on_dequantized_weights():
+    ember.manual_seed(0)
+    float_lstm = nn.LSTM(6, 8, num_layers=2, bias=False, proj_size=3, bidirectional=True)
+    q = quantize_dynamic(nn.Sequential(float_lstm), {nn.LSTM})[0]
+    assert list(q.get_bias()) == [] and "weight_hr_l1_reverse" in q.get_weight()
+    position = {"weight_ih": 0, "weight_hh": 1, "weight_hr": 4}
+    with ember.no_grad():
+        for names, weights in zip(float_lstm._all_weights, q._layer_weights()):
+            for name in names:
+                getattr(float_lstm, name).copy_(weights[position[name.split("_l")[0]]])
+    x = ember.randn(4, 2, 6)
+    (out, (h, c)), (ref, (ref_h, ref_c)) = q(x), float_lstm(x)
+    for a, b in ((out, ref), (h, ref_h), (c, ref_c)):
+        assert_close(a, to_torch(b.detach()), rtol=0, atol=1e-6)
+    assert out.shape == (4, 2, 6) and h.shape == (4, 2, 3)

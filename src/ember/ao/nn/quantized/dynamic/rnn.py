@@ -17,6 +17,8 @@ from .linear import LinearPackedParams, quantize_weight, repr_without_packed_par
 
 __all__ = ["LSTM", "GRU"]
 
+_MATRICES = (("weight_ih", "bias_ih"), ("weight_hh", "bias_hh"), ("weight_hr", None))
+
 
 class RNNBase(_FloatRNNBase):
     """What the dynamic LSTM and GRU share: the float layer's arguments (``proj_size`` too)
@@ -36,39 +38,39 @@ class RNNBase(_FloatRNNBase):
         for name in self._flat_weights_names:
             del self._parameters[name]
 
+    def _matrices(self):
+        """``(weight kind, bias kind or None)`` stored per layer and direction, in order."""
+        return _MATRICES[:3 if self.proj_size else 2]
+
     def _pack(self, source, new_observer):
         """Quantizes the float weights of ``source`` (a float RNN, or self during __init__)."""
         packs = []
         for names in source._all_weights:
-            w = dict((name.split("_l")[0], getattr(source, name)) for name in names)
-            matrices = [("weight_ih", "bias_ih"), ("weight_hh", "bias_hh")]
-            if self.proj_size:
-                matrices.append(("weight_hr", None))
-            for weight, bias in matrices:
+            suffix = names[0][len("weight_ih"):]
+            for weight, bias in self._matrices():
                 pack = LinearPackedParams(self.dtype)
-                pack.set_weight_bias(quantize_weight(w[weight], new_observer()), w.get(bias))
+                pack.set_weight_bias(quantize_weight(getattr(source, weight + suffix), new_observer()),
+                                     getattr(source, bias + suffix) if bias and self.bias else None)
                 packs.append(pack)
         self._all_weight_values = nn.ModuleList(packs)
 
-    def _packed_by_name(self):
-        """``(weight name, bias name or None, LinearPackedParams)`` in storage order."""
-        per_layer = 3 if self.proj_size else 2
-        packs = list(self._all_weight_values)
-        for i, names in enumerate(self._all_weights):
-            suffix = names[0][len("weight_ih"):]
-            kinds = [("weight_ih", "bias_ih"), ("weight_hh", "bias_hh"), ("weight_hr", None)]
-            for (weight, bias), pack in zip(kinds, packs[i * per_layer:(i + 1) * per_layer]):
-                yield weight + suffix, bias and bias + suffix, pack
+    def _layer_packs(self):
+        """Per layer and direction: its name suffix ("_l0", "_l0_reverse", ...) and
+        ``{weight kind: LinearPackedParams}``."""
+        packs = iter(self._all_weight_values)
+        return [(names[0][len("weight_ih"):], {weight: next(packs) for weight, _ in self._matrices()})
+                for names in self._all_weights]
 
     def _weight_bias(self):
         """``{"weight": {name: quantized weight}, "bias": {name: float bias}}`` as PyTorch's
         dynamic RNNs return it (qint8 weights are QuantizedTensors, float16 ones float32 Tensors)."""
         out = {"weight": {}, "bias": {}}
-        for weight, bias, pack in self._packed_by_name():
-            w, b = pack._weight_bias()
-            out["weight"][weight] = w
-            if bias is not None and b is not None:
-                out["bias"][bias] = b
+        for suffix, packs in self._layer_packs():
+            for weight, bias in self._matrices():
+                w, b = packs[weight]._weight_bias()
+                out["weight"][weight + suffix] = w
+                if b is not None:
+                    out["bias"][bias + suffix] = b
         return out
 
     def get_weight(self):
@@ -78,12 +80,10 @@ class RNNBase(_FloatRNNBase):
         return self._weight_bias()["bias"]
 
     def _layer_weights(self):
-        per_layer = 3 if self.proj_size else 2
-        packs = list(self._all_weight_values)
         out = []
-        for k in range(0, len(packs), per_layer):
-            ih, hh = packs[k], packs[k + 1]
-            hr = packs[k + 2].dequantized_weight() if self.proj_size else None
+        for _, packs in self._layer_packs():
+            ih, hh = packs["weight_ih"], packs["weight_hh"]
+            hr = packs["weight_hr"].dequantized_weight() if self.proj_size else None
             out.append((ih.dequantized_weight(), hh.dequantized_weight(), ih.bias, hh.bias, hr))
         return out
 
