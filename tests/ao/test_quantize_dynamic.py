@@ -200,17 +200,20 @@ def test_bad_dtype_raises_like_torch():
     assert type(q[0]) is nn.Linear
 
 
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
 def test_quantized_tensor_api():
     x = ember.tensor([[-1.0, 0.26, 0.5], [1.3, -0.04, 2.0]])
     q = ember.quantize_per_tensor(x, 0.1, 3, ember.qint8)
     tq_ = torch.quantize_per_tensor(to_torch(x), 0.1, 3, torch.qint8)
     np.testing.assert_array_equal(q.int_repr().numpy(), tq_.int_repr().numpy())
     assert_close(q.dequantize(), tq_.dequantize())
+    assert repr(q) == repr(tq_).replace("torch.", "ember.")
     qc = ember.quantize_per_channel(x, ember.tensor([0.01, 0.02], dtype=ember.float64), ember.tensor([0, 5]), 0,
                                     ember.quint8)
     tqc = torch.quantize_per_channel(to_torch(x), torch.tensor([0.01, 0.02], dtype=torch.float64),
                                      torch.tensor([0, 5]), 0, torch.quint8)
     np.testing.assert_array_equal(qc.int_repr().numpy(), tqc.int_repr().numpy())
+    assert repr(qc) == repr(tqc).replace("torch.", "ember.")
     assert qc.q_per_channel_axis() == 0 and repr(qc.qscheme()) == "ember.per_channel_affine"
     with pytest.raises(RuntimeError):
         qc.q_scale()

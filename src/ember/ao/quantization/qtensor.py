@@ -147,12 +147,12 @@ class QuantizedTensor:
     def __repr__(self):
         body = repr(self.dequantize())[:-1].rstrip()
         if self._axis is None:
-            params = f"scale={self.q_scale()}, zero_point={self.q_zero_point()}"
+            params = f" scale={self.q_scale()}, zero_point={self.q_zero_point()}"
         else:
             params = (f"\n       scale={self.q_per_channel_scales()!r},\n       zero_point="
                       f"{self.q_per_channel_zero_points()!r}, axis={self._axis}")
         return (f"{body}, size={tuple(self.shape)}, dtype={self.dtype},\n"
-                f"       quantization_scheme={self.qscheme()},{'' if self._axis is not None else ' '}{params})")
+                f"       quantization_scheme={self.qscheme()},{params})")
 
 
 def _quantize(x, scale, zero_point, qdtype):
