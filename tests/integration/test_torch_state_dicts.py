@@ -1,4 +1,5 @@
-"""Weights trained in PyTorch load into ember's sequence modules and give torch's outputs.
+"""Weights trained in PyTorch load into ember's sequence modules and give torch's outputs:
+nn.Transformer, nn.LSTM (with projections), nn.GRU, nn.RNN and nn.MultiheadAttention.
 
 A torch module's state_dict is saved "as arrays" (``{k: v.numpy()}`` with ``np.savez``, or
 with safetensors when it is installed), read back with NumPy, loaded into the ember module
@@ -134,3 +135,16 @@ def test_multihead_attention(transfer, kwargs):
             assert_same_outputs(run(ember, mha, masks, average_attn_weights=average),
                                 run(torch, torch_mha, masks, average_attn_weights=average))
     assert_same_outputs(run(ember, mha, need_weights=False), run(torch, torch_mha, need_weights=False))
+
+
+@pytest.mark.parametrize("kind,kwargs", [
+    ("GRU", dict(num_layers=2, bidirectional=True)),
+    ("RNN", dict(num_layers=2, nonlinearity="relu", batch_first=True)),
+], ids=["gru-bidirectional", "rnn-relu-batch_first"])
+def test_gru_and_rnn(transfer, kind, kwargs):
+    torch.manual_seed(0)
+    torch_rnn, rnn = transfer(getattr(torch.nn, kind)(7, 8, **kwargs), getattr(ember.nn, kind)(7, 8, **kwargs))
+    x = random(3, 4, 7)
+    h0 = random(2 * (2 if kwargs.get("bidirectional") else 1), 3 if kwargs.get("batch_first") else 4, 8, seed=1)
+    assert_same_outputs(rnn(ember.tensor(x)), torch_rnn(torch.tensor(x)))
+    assert_same_outputs(rnn(ember.tensor(x), ember.tensor(h0)), torch_rnn(torch.tensor(x), torch.tensor(h0)))
