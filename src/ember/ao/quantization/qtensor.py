@@ -130,19 +130,21 @@ class QuantizedTensor:
         return self._axis
 
     def _affine_params(self):
-        """Scale and zero point shaped to broadcast against the integers (float32 scale)."""
+        """Scale and zero point as float32, shaped to broadcast against the integers."""
         if self._axis is None:
-            return np.float32(self._scale), np.int32(self._zero_point)
+            return np.float32(self._scale), np.float32(self._zero_point)
         shape = [1] * self.dim()
         shape[self._axis] = -1
         return (self._scale.astype(np.float32).reshape(shape),
-                self._zero_point.astype(np.int32).reshape(shape))
+                self._zero_point.astype(np.float32).reshape(shape))
 
     def dequantize(self):
         """The float32 Tensor ``(q - zero_point) * scale``."""
         scale, zero_point = self._affine_params()
-        q = self._int_repr._data
-        return from_numpy((q.astype(np.int32) - zero_point).astype(np.float32) * scale)
+        # q - zero_point is exact in float32 (|q - zero_point| < 2^24 for 8-bit types)
+        out = np.subtract(self._int_repr._data, zero_point, dtype=np.float32)
+        out *= scale
+        return from_numpy(out)
 
     def __repr__(self):
         body = repr(self.dequantize())[:-1].rstrip()
