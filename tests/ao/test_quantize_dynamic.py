@@ -18,7 +18,7 @@ import ember
 from ember import nn
 from ember.ao.quantization import (default_dynamic_qconfig, float16_dynamic_qconfig, per_channel_dynamic_qconfig,
                                    quantize_dynamic)
-from torchcompare import assert_close, to_ember, to_torch, torch
+from torchcompare import assert_close, to_torch, torch
 
 tq = pytest.importorskip("torch.ao.quantization")
 SLACK = 1e-5  # float32 rounding of sums of ~100 products of size ~1

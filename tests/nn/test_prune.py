@@ -9,7 +9,7 @@ import pytest
 import ember
 from ember import nn
 from ember.nn.utils import prune
-from torchcompare import assert_close, to_ember, to_torch, torch
+from torchcompare import assert_close, to_torch, torch
 
 tprune = pytest.importorskip("torch.nn.utils.prune")
 
