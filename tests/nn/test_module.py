@@ -424,3 +424,27 @@ def test_parameter_semantics():
     assert repr(e) == repr(t)
     d = copy.deepcopy(e)
     assert isinstance(d, ember.nn.Parameter) and d.requires_grad and d is not e
+
+
+def test_global_forward_hooks_run_first_for_every_module_as_torch():
+    def trace(lib):
+        from importlib import import_module
+        module_mod = import_module(f"{lib.__name__}.nn.modules.module")
+        calls = []
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU())
+        model[0].register_forward_pre_hook(lambda m, a: calls.append(("local pre", type(m).__name__)))
+        model[0].register_forward_hook(lambda m, a, out: calls.append(("local post", type(m).__name__)))
+        handles = [module_mod.register_module_forward_pre_hook(
+                       lambda m, a: calls.append(("global pre", type(m).__name__))),
+                   module_mod.register_module_forward_hook(
+                       lambda m, a, out: calls.append(("global post", type(m).__name__)) or out * 2)]
+        out = model(lib.ones(1, 2))
+        for h in handles:
+            h.remove()
+        plain = model(lib.ones(1, 2))
+        return calls, out.detach().numpy(), plain.detach().numpy()
+    (ours, out, plain), (theirs, _, _) = trace(ember), trace(torch)
+    assert ours == theirs
+    np.testing.assert_allclose(out, 8 * plain, rtol=1e-6)  # Linear, ReLU and Sequential each doubled
+    assert plain.any()

@@ -13,9 +13,10 @@ BACKWARD = "autograd::engine::evaluate_function: "
 
 
 def mlp(lib):
+    """The backprop milestone's network (64-128-64-10, tanh)."""
     lib.manual_seed(0)
-    return lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 16), lib.nn.ReLU(),
-                             lib.nn.Linear(16, 4))
+    return lib.nn.Sequential(lib.nn.Linear(64, 128), lib.nn.Tanh(), lib.nn.Linear(128, 64), lib.nn.Tanh(),
+                             lib.nn.Linear(64, 10))
 
 
 def train_step(lib, model, opt, x, y):
@@ -28,8 +29,8 @@ def train_step(lib, model, opt, x, y):
 @pytest.fixture
 def profiled_step():
     model = mlp(ember)
-    opt = ember.optim.SGD(model.parameters(), lr=0.1)
-    x, y = ember.randn(4, 8), ember.tensor([0, 1, 2, 3])
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = ember.randn(32, 64), ember.arange(32) % 10
     train_step(ember, model, opt, x, y)
     with profile(record_shapes=True) as prof:
         train_step(ember, model, opt, x, y)
@@ -43,9 +44,9 @@ def counts(prof):
 def test_training_step_ops_and_call_counts(profiled_step):
     c = counts(profiled_step)
     assert c["ember::Linear"] == 3
-    assert c["ember::Relu"] == 2
+    assert c["ember::Tanh"] == 2
     assert c[BACKWARD + "LinearBackward0"] == 3
-    assert c[BACKWARD + "ReluBackward0"] == 2
+    assert c[BACKWARD + "TanhBackward0"] == 2
     assert c[BACKWARD + "AccumulateGrad"] == 6
     # the backward of the two inner Linears computes grad input and weight: two products each,
     # the first layer's input needs no gradient: one product
@@ -62,9 +63,9 @@ def test_backward_ops_are_children_of_their_node(profiled_step):
 
 def test_table_has_torch_headers(profiled_step):
     model = mlp(torch)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as tprof:
-        train_step(torch, model, opt, torch.randn(4, 8), torch.tensor([0, 1, 2, 3]))
+        train_step(torch, model, opt, torch.randn(32, 64), torch.arange(32) % 10)
 
     def headers(table):
         return re.split(r"\s{2,}", table.splitlines()[1].strip())
