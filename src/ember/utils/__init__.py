@@ -1,11 +1,14 @@
-"""Utilities (``torch.utils``): ``ember.utils.data`` holds datasets, samplers and the DataLoader.
+"""Utilities (``torch.utils``): ``ember.utils.data`` holds datasets, samplers and the DataLoader;
+``ember.utils.memory_footprint`` reports where a training step's memory goes.
 
 Submodules load on first attribute access, so ``ember.utils.data`` works after ``import ember``
 without importing every utility up front.
 """
 import importlib
 
-__all__ = ["data"]
+from .memory import memory_footprint
+
+__all__ = ["data", "memory_footprint"]
 
 
 def __getattr__(name):
