@@ -200,3 +200,20 @@ def test_step_records_only_active_steps():
 def test_activities_must_be_profiler_activities():
     with pytest.raises(ValueError, match="ProfilerActivity"):
         profile(activities=["cpu"])
+
+
+def test_profile_memory_equals_torch():
+    def run(lib, names):
+        a, b = lib.ones(100, 100), lib.ones(100, 100)
+        with lib.profiler.profile(profile_memory=True) as prof:
+            kept = a @ b  # noqa: F841  (its storage outlives the op)
+            (a @ b).sum()
+        rows = {r.key: r for r in prof.key_averages()}
+        table = prof.key_averages().table(sort_by="cpu_memory_usage")
+        return [(rows[n].cpu_memory_usage, rows[n].self_cpu_memory_usage) for n in names], table
+    ours, our_table = run(ember, ["ember::Matmul", "ember::Sum"])
+    theirs, their_table = run(torch, ["aten::mm", "aten::sum"])
+    assert ours == theirs == [(2 * 100 * 100 * 4, 2 * 100 * 100 * 4), (4, 4)]
+    assert re.split(r"\s{2,}", our_table.splitlines()[1].strip()) == \
+        re.split(r"\s{2,}", their_table.splitlines()[1].strip())
+    assert our_table.splitlines()[3].split()[:1] == ["ember::Matmul"]

@@ -160,8 +160,8 @@ class profile:
         on_trace_ready: ``fn(prof)`` called when a scheduled cycle ends and at ``stop()``.
         record_shapes: keep each op's input shapes (``Input Shapes`` column,
             ``key_averages(group_by_input_shape=True)``).
-        profile_memory: bytes of live tensor storage each op adds (``CPU Mem`` columns),
-            from ``ember.memory_allocated``.
+        profile_memory: bytes of live tensor storage each op adds, net of what it frees
+            (``CPU Mem`` columns; ``ember.memory_allocated``'s count).
         with_stack: keep the Python call stack of each op (``Source Location``).
         with_flops: FLOPs of matrix products, convolutions and attention
             (``Total xFLOPs`` column; the rules of ``ember.utils.flop_counter``).
@@ -204,13 +204,8 @@ class profile:
     def _memory_fn(self):
         if not self.profile_memory:
             return None
-        import ember
-        memory_allocated = getattr(ember, "memory_allocated", None)
-        if memory_allocated is None:
-            warnings.warn("profile_memory=True: this ember has no memory_allocated(); memory columns "
-                          "are left out", stacklevel=3)
-            self.profile_memory = False
-        return memory_allocated
+        from .. import _memory
+        return _memory.allocated
 
     def _begin_recording(self):
         self._recorder = _Recorder(self.record_shapes, self._memory_fn(), self.with_flops,
