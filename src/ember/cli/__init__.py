@@ -3,12 +3,12 @@
 Each subcommand lives in its own module with ``add_parser(subparsers)``, which registers the
 subcommand and sets ``handler(args) -> exit status`` as its default.
 
-Exit status: 0 on success, 1 when a run misses a threshold, 2 on a usage error (argparse's
-convention: unknown subcommand, unknown milestone, bad option).
+Exit status: 0 on success, 1 when a run misses a threshold or a benchmark suite fails, 2 on
+a usage error (argparse's convention: unknown subcommand, unknown milestone, bad option).
 """
 import argparse
 
-from . import chat, milestones
+from . import bench, chat, milestones
 
 
 def build_parser():
@@ -17,6 +17,7 @@ def build_parser():
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     milestones.add_parser(subparsers)
     chat.add_parser(subparsers)
+    bench.add_parser(subparsers)
     return parser
 
 

@@ -1,0 +1,149 @@
+"""``ember bench [NAME ...] [--cpu-time] [--quick]``: run the side-by-side suites of
+``benchmarks/`` and print one table of their figures.
+
+Each suite is a script ``benchmarks/bench_NAME.py`` that prints its own table and, last, one
+JSON line: either ``{"benchmark": ..., "timer": ..., "ember_over_torch": {case: ratio},
+"ember": {case: [value, unit]}}`` or a bare ``{case: ratio}``. A ratio is ember's figure over
+torch's (time: lower is better for ember). Without torch installed, the suites measure ember
+alone and give only ``"ember"``; the table then shows ember's own figures.
+
+The suites ship with ember's source (next to ``src/``), not with an installed wheel.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import ember
+
+from .table import format_table
+
+SUITE_PREFIX = "bench_"
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "bench", help="run the benchmark suites and print ember/torch ratios",
+        description="Run the suites in benchmarks/ (each in its own Python process) and print "
+                    "one table of ember/torch ratios, or of ember's own figures when torch is "
+                    "not installed. Exit status 1 if a suite fails or no suites are found.")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="suites to run (bench_NAME.py; default: all of them)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="one thread each, timed by process CPU time where a suite supports "
+                             "it (others run on one thread, timed by the wall clock)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one round per case instead of the best of several (rough figures)")
+    parser.set_defaults(handler=run_benchmarks, usage_error=parser.error)
+
+
+def benchmarks_dir():
+    """The ``benchmarks`` folder of ember's source checkout, or None.
+
+    It is looked for beside the package folder and one level up, which covers the ``src``
+    layout (``checkout/src/ember``) and a flat one (``checkout/ember``), whether ember is
+    imported from the checkout or installed from it in editable mode.
+    """
+    package = Path(ember.__file__).resolve().parent
+    for root in package.parents[:2]:
+        candidate = root / "benchmarks"
+        if any(candidate.glob(f"{SUITE_PREFIX}*.py")):
+            return candidate
+    return None
+
+
+def find_suites(directory):
+    """``{name: path}`` of ``directory``'s ``bench_NAME.py`` scripts, by name."""
+    return {path.stem[len(SUITE_PREFIX):]: path
+            for path in sorted(Path(directory).glob(f"{SUITE_PREFIX}*.py"))}
+
+
+def suite_command(path, cpu_time, quick):
+    """The command line and environment that run the suite at ``path``.
+
+    A suite's options are read from its source: ``--cpu-time`` is passed to suites that define
+    it; the others get one BLAS and OpenMP thread through the environment. ``--quick`` passes
+    ``--repeat 1``.
+    """
+    source = path.read_text(encoding="utf-8")
+    command = [sys.executable, str(path)]
+    env = dict(os.environ)
+    if cpu_time and '"--cpu-time"' in source:
+        command.append("--cpu-time")
+    elif cpu_time:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
+    if quick and '"--repeat"' in source:
+        command += ["--repeat", "1"]
+    return command, env
+
+
+def last_json_line(stdout):
+    """The last line of ``stdout`` that is a JSON object, parsed; None if there is none."""
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return None
+
+
+def figures(line):
+    """``(ratios, ember_figures, timer)`` of a suite's JSON line: ``{case: ratio}``,
+    ``{case: (value, unit)}`` and the timer's name (or None)."""
+    if "ember_over_torch" in line or "ember" in line:
+        ratios = line.get("ember_over_torch", {})
+        own = {case: tuple(pair) for case, pair in line.get("ember", {}).items()}
+        return ratios, own, line.get("timer")
+    return {case: value for case, value in line.items() if isinstance(value, (int, float))}, {}, None
+
+
+def format_value(value, unit):
+    """``value`` in ``unit`` for a person: seconds in s/ms/us, bytes in MB."""
+    if unit == "s":
+        for scale, name in ((1, "s"), (1e-3, "ms"), (1e-6, "us")):
+            if value >= scale or name == "us":
+                return f"{value / scale:.3g} {name}"
+    if unit == "B":
+        return f"{value / 2**20:.3g} MB"
+    return f"{value:.4g} {unit}".rstrip()
+
+
+def run_benchmarks(args):
+    directory = benchmarks_dir()
+    if directory is None:
+        print("ember bench: no benchmarks/ folder with bench_*.py scripts beside ember's source "
+              f"({Path(ember.__file__).resolve().parent}); the suites come with a source "
+              "checkout (pip install -e .), not with an installed wheel", file=sys.stderr)
+        return 1
+    suites = find_suites(directory)
+    unknown = [name for name in args.names if name not in suites]
+    if unknown:
+        args.usage_error(f"unknown benchmark suite {unknown[0]!r}; valid names: {', '.join(suites)}")
+    with_torch = importlib.util.find_spec("torch") is not None
+    rows, failed = [], []
+    for name in dict.fromkeys(args.names) or suites:
+        print(f"ember bench: running {suites[name].name}", file=sys.stderr, flush=True)
+        command, env = suite_command(suites[name], args.cpu_time, args.quick)
+        completed = subprocess.run(command, capture_output=True, text=True, env=env)
+        line = last_json_line(completed.stdout) if completed.returncode == 0 else None
+        if line is None:
+            failed.append(name)
+            print(f"ember bench: {suites[name].name} failed (exit status {completed.returncode}, "
+                  f"no JSON line):\n{completed.stderr.strip()}", file=sys.stderr)
+            continue
+        ratios, own, timer = figures(line)
+        for case in dict.fromkeys([*own, *ratios]):
+            rows.append((name, case, format_value(*own[case]) if case in own else "",
+                         f"{ratios[case]:.2f}" if case in ratios else "", timer or ""))
+    if rows:
+        headers = ["suite", "case", "ember", "ember/torch", "timer"]
+        if not with_torch:
+            headers, rows = headers[:3] + headers[4:], [row[:3] + row[4:] for row in rows]
+        print(format_table(headers, rows))
+        if not with_torch:
+            print("torch is not installed: ember's own figures, no ratios")
+    return 1 if failed else 0
