@@ -49,8 +49,9 @@ def suites(tmp_path, monkeypatch):
 
 
 def table_rows(out):
+    """The table's rows (split into words) and headers; the last line is a note."""
     lines = out.splitlines()
-    return [line.split() for line in lines[2:]], lines[0].split()
+    return [line.split() for line in lines[2:-1]], lines[0].split()
 
 
 def test_finds_the_checkouts_suites():
@@ -63,7 +64,8 @@ def test_one_suite_prints_ratios_and_its_own_figures(suites, capsys):
     assert main(["bench", "tiny"]) == 0
     out = capsys.readouterr()
     rows, headers = table_rows(out.out)
-    assert headers == ["suite", "case", "ember", "ember/torch", "timer"]
+    assert out.out.splitlines()[-1].startswith("ratio: ember/torch, unless")
+    assert headers == ["suite", "case", "ember", "ratio", "timer"]
     assert rows == [["tiny", "add", "2.5", "us", "1.25", "wall"],
                     ["tiny", "matmul", "4", "ms", "0.50", "wall"],
                     ["tiny", "peak", "3", "MB", "wall"]]
@@ -141,6 +143,8 @@ def test_json_line_and_value_formats():
     assert bench.last_json_line('table\n{"a": 1}\n{not json\n') == {"a": 1}
     assert bench.last_json_line("no json") is None
     assert bench.figures(json.loads('{"x": 2.0, "name": "s"}')) == ({"x": 2.0}, {}, None)
+    nested = {"timer": "cpu", "ratios": {"loop": {"a_over_b": 1.02}, "step": 0.9}}
+    assert bench.figures(nested) == ({"loop.a_over_b": 1.02, "step": 0.9}, {}, "cpu")
     assert bench.format_value(1.5, "s") == "1.5 s"
     assert bench.format_value(2.5e-7, "s") == "0.25 us"
     assert bench.format_value(900.0, "tok/s") == "900 tok/s"

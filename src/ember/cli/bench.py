@@ -2,9 +2,10 @@
 ``benchmarks/`` and print one table of their figures.
 
 Each suite is a script ``benchmarks/bench_NAME.py`` that prints its own table and, last, one
-JSON line: either ``{"benchmark": ..., "timer": ..., "ember_over_torch": {case: ratio},
-"ember": {case: [value, unit]}}`` or a bare ``{case: ratio}``. A ratio is ember's figure over
-torch's (time: lower is better for ember). Without torch installed, the suites measure ember
+JSON line: ``{"benchmark": ..., "timer": ..., "ember_over_torch": {case: ratio},
+"ember": {case: [value, unit]}}``, with ``"ratios"`` in place of ``"ember_over_torch"`` or a
+bare ``{case: ratio}`` in older suites. A ratio is ember's figure over torch's (time: lower
+is better for ember) unless its name says otherwise (``{case: {"a_over_b": ratio}}``). Without torch installed, the suites measure ember
 alone and give only ``"ember"``; the table then shows ember's own figures.
 
 The suites ship with ember's source (next to ``src/``), not with an installed wheel.
@@ -92,13 +93,22 @@ def last_json_line(stdout):
 
 
 def figures(line):
-    """``(ratios, ember_figures, timer)`` of a suite's JSON line: ``{case: ratio}``,
-    ``{case: (value, unit)}`` and the timer's name (or None)."""
-    if "ember_over_torch" in line or "ember" in line:
-        ratios = line.get("ember_over_torch", {})
+    """``(ratios, ember_figures, timer)`` of a suite's JSON line: ``{case: ratio}`` (nested
+    ratios flattened to ``case.name``), ``{case: (value, unit)}`` and the timer's name (or
+    None)."""
+    if any(key in line for key in ("ember_over_torch", "ratios", "ember")):
+        ratios = line.get("ember_over_torch", line.get("ratios", {}))
         own = {case: tuple(pair) for case, pair in line.get("ember", {}).items()}
-        return ratios, own, line.get("timer")
-    return {case: value for case, value in line.items() if isinstance(value, (int, float))}, {}, None
+        timer = line.get("timer")
+    else:
+        ratios, own, timer = line, {}, None
+    flat = {}
+    for case, value in ratios.items():
+        if isinstance(value, dict):
+            flat.update({f"{case}.{name}": inner for name, inner in value.items()})
+        elif isinstance(value, (int, float)):
+            flat[case] = value
+    return flat, own, timer
 
 
 def format_value(value, unit):
@@ -140,10 +150,12 @@ def run_benchmarks(args):
             rows.append((name, case, format_value(*own[case]) if case in own else "",
                          f"{ratios[case]:.2f}" if case in ratios else "", timer or ""))
     if rows:
-        headers = ["suite", "case", "ember", "ember/torch", "timer"]
+        headers = ["suite", "case", "ember", "ratio", "timer"]
         if not with_torch:
             headers, rows = headers[:3] + headers[4:], [row[:3] + row[4:] for row in rows]
         print(format_table(headers, rows))
-        if not with_torch:
+        if with_torch:
+            print("ratio: ember/torch, unless the case names its own (a_over_b: a/b)")
+        else:
             print("torch is not installed: ember's own figures, no ratios")
     return 1 if failed else 0
