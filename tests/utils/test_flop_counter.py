@@ -98,11 +98,18 @@ def test_closed_form_mm_and_total():
 
 def test_nothing_counted_outside_and_counter_removed():
     from ember._ops import core
+    from ember.nn.modules import module
     with FlopCounterMode(display=False) as counter:
         pass
     ember.ones(4, 3) @ ember.ones(3, 5)
     assert counter.get_total_flops() == 0
     assert counter not in core.OBSERVERS
+    assert not module._global_forward_hooks and not module._global_forward_pre_hooks
+
+
+def test_mods_argument_warns_as_torch():
+    with pytest.warns(UserWarning, match="mods argument is not needed"):
+        FlopCounterMode(ember.nn.Linear(2, 2), display=False)
 
 
 def test_table_depth_and_display(capsys):

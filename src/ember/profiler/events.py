@@ -7,7 +7,6 @@ live tensor storage. An event's *self* time is its duration less its direct chil
 import json
 import math
 import os
-import tempfile
 
 __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
 
@@ -145,7 +144,9 @@ class EventList(list):
         trace = [{"name": e.name, "ph": "X", "cat": "cpu_op", "ts": e.start_us,
                   "dur": e.cpu_time_total, "pid": pid, "tid": e.thread,
                   "args": _trace_args(e)} for e in self]
-        _write_atomically(path, json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}))
+        from ..serialization import _write_atomically
+        text = json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}).encode()
+        _write_atomically(os.fspath(path), lambda file: file.write(text))
 
 
 def _trace_args(e):
@@ -157,18 +158,6 @@ def _trace_args(e):
     if e.stack:
         args["Call stack"] = ";".join(e.stack)
     return args
-
-
-def _write_atomically(path, text):
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _build_table(events, sort_by, row_limit, max_src_column_width, max_name_column_width,
@@ -226,7 +215,7 @@ def _build_table(events, sort_by, row_limit, max_src_column_width, max_name_colu
         if top_level_events_only and e.cpu_parent is not None:
             continue
         shown += 1
-        name = e.key if len(e.key) < name_width - 3 else e.key[:max_name_column_width - 3] + "..."
+        name = e.key if len(e.key) < max_name_column_width - 3 else e.key[:max_name_column_width - 3] + "..."
         cells = [name, _share(e.self_cpu_time_total, total), fmt(e.self_cpu_time_total),
                  _share(e.cpu_time_total, total), fmt(e.cpu_time_total), fmt(e.cpu_time)]
         if profile_memory:

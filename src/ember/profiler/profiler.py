@@ -165,6 +165,10 @@ class profile:
         with_stack: keep the Python call stack of each op (``Source Location``).
         with_flops: FLOPs of matrix products, convolutions and attention
             (``Total xFLOPs`` column; the rules of ``ember.utils.flop_counter``).
+        with_modules, experimental_config, execution_trace_observer, acc_events,
+        custom_trace_id_callback: accepted so PyTorch calls run; they change nothing here.
+
+    Raises ValueError for an activity that is not a ProfilerActivity.
 
     Example::
 
@@ -292,7 +296,8 @@ class profile:
 class record_function:
     """A named range in the profile around a block (``with record_function("name"):``) or
     every call of a function (``@record_function("name")``); ops run inside are its
-    children. Costs a list check when nothing records (``torch.profiler.record_function``)."""
+    children. Costs a list check when nothing records (``torch.profiler.record_function``).
+    ``args`` is accepted for PyTorch compatibility and not recorded."""
 
     def __init__(self, name, args=None):
         self.name = name

@@ -9,6 +9,7 @@ ATen op PyTorch's counter reports for the same computation on CPU (``aten.mm``,
 ``aten.addmm``, ``aten.bmm``, ``aten.convolution``, ``aten.convolution_backward``), so the
 two counters' tables can be compared line by line.
 """
+import warnings
 import weakref
 from collections import defaultdict
 from math import prod
@@ -80,7 +81,8 @@ class FlopCounterMode:
     the modules whose forward recorded them.
 
     Args:
-        mods: accepted for PyTorch compatibility and ignored (modules are found by hooks).
+        mods: accepted for PyTorch compatibility and ignored with a warning, as in PyTorch
+            (modules are found by global module hooks).
         depth (int): module nesting shown by the table printed on exit.
         display (bool): print :meth:`get_table` on exit.
         custom_mapping (dict): op entry name -> formula, as in :func:`register_flop_formula`,
@@ -96,6 +98,8 @@ class FlopCounterMode:
     """
 
     def __init__(self, mods=None, depth=2, display=True, custom_mapping=None):
+        if mods is not None:
+            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
         self.depth = depth
         self.display = display
         self.formulas = {**FORMULAS, **(custom_mapping or {})}
