@@ -217,3 +217,11 @@ def test_profile_memory_equals_torch():
     assert re.split(r"\s{2,}", our_table.splitlines()[1].strip()) == \
         re.split(r"\s{2,}", their_table.splitlines()[1].strip())
     assert our_table.splitlines()[3].split()[:1] == ["ember::Matmul"]
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import ember.profiler.profiler as module
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

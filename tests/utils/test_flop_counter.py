@@ -134,3 +134,11 @@ def test_custom_mapping_counts_an_op():
     with FlopCounterMode(display=False, custom_mapping={"Relu": relu_flops}) as counter:
         ember.relu(ember.ones(3, 7))
     assert counter.get_flop_counts() == {"Global": {"relu": 21}}
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import ember.utils.flop_counter as module
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
