@@ -8,6 +8,8 @@ Cases (issue 2's acceptance figures):
   matmul_512     512x512 float32 matmul (also compared with NumPy's own BLAS)
 
 Run: python benchmarks/bench_core.py [--repeat N] [--cpu-time]
+Without torch installed it times ember alone: the table and the JSON line's ``"ember"``
+figures, no ratios.
 
 On a shared machine wall-clock ratios mostly measure the neighbours; ``--cpu-time`` pins both
 libraries to one thread and compares process CPU time instead, which other processes do not
@@ -48,10 +50,12 @@ def mlp_epoch(lib, x, y, repeat):
 
 
 def main():
-    import torch
-
     import ember
     from ember.datasets import load_digits
+    try:
+        import torch
+    except ImportError:
+        torch = None
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -61,25 +65,27 @@ def main():
     if args.cpu_time:
         from threadpoolctl import threadpool_limits
         threadpool_limits(1)
-        torch.set_num_threads(1)
+        if torch is not None:
+            torch.set_num_threads(1)
         TIMER[0] = time.process_time
+    libs = [ember] if torch is None else [ember, torch]
 
     digits = load_digits()
     x = np.asarray(digits.x_train, dtype=np.float32).reshape(len(digits.y_train), -1)
     y = np.asarray(digits.y_train, dtype=np.int64)
 
     rows = {}
-    rows["mlp_epoch"] = (mlp_epoch(ember, x, y, args.repeat), mlp_epoch(torch, x, y, args.repeat))
+    rows["mlp_epoch"] = tuple(mlp_epoch(lib, x, y, args.repeat) for lib in libs)
     for name, grad in (("add_tiny", False), ("add_tiny_grad", True)):
         pair = []
-        for lib in (ember, torch):
+        for lib in libs:
             a = lib.ones(10, requires_grad=grad)
             b = lib.ones(10)
             pair.append(best(lambda: a + b, 20000, args.repeat))
         rows[name] = tuple(pair)
     a32 = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
     pair = []
-    for lib in (ember, torch):
+    for lib in libs:
         p, q = lib.tensor(a32), lib.tensor(a32.T.copy())
         pair.append(best(lambda: p @ q, 10, args.repeat))
     rows["matmul_512"] = tuple(pair)
@@ -88,15 +94,21 @@ def main():
 
     print(f"{'case':<16}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     ratios = {}
-    for name, (e, t) in rows.items():
-        ratios[name] = round(e / t, 3)
-        print(f"{name:<16}{e * 1e6:>10.1f}us{t * 1e6:>10.1f}us{e / t:>14.2f}")
+    for name, (e, *t) in rows.items():
+        if t:
+            ratios[name] = round(e / t[0], 3)
+            print(f"{name:<16}{e * 1e6:>10.1f}us{t[0] * 1e6:>10.1f}us{e / t[0]:>14.2f}")
+        else:
+            print(f"{name:<16}{e * 1e6:>10.1f}us{'-':>12}{'-':>14}")
     ratios["matmul_512_vs_numpy"] = round(rows["matmul_512"][0] / numpy_mm, 3)
     print(f"{'matmul vs numpy':<16}{rows['matmul_512'][0] * 1e6:>10.1f}us{numpy_mm * 1e6:>10.1f}us"
           f"{ratios['matmul_512_vs_numpy']:>14.2f}")
-    print(json.dumps({"benchmark": "core", "timer": "cpu" if args.cpu_time else "wall",
-                      "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                      "ember_over_torch": ratios}))
+    line = {"benchmark": "core", "timer": "cpu" if args.cpu_time else "wall",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "ember": {name: [float(f"{times[0]:.4g}"), "s"] for name, times in rows.items()}}
+    if torch is not None:
+        line["ember_over_torch"] = ratios
+    print(json.dumps(line))
 
 
 if __name__ == "__main__":
