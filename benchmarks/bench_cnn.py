@@ -25,6 +25,8 @@ exist), measured after warm-up steps:
   replayed in order, and the running total's maximum is the peak.
 
 Run: python benchmarks/bench_cnn.py [--repeat N] [--number N] [--cpu-time]
+Without torch installed it measures ember alone (from ember's own initial weights): the table
+and the JSON line's ``"ember"`` figures, no ratios.
 """
 import argparse
 import json
@@ -113,34 +115,41 @@ def main():
     # The profiler warns that blocks allocated before it started have no size: expected here.
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     import numpy as np
-    import torch
 
     import ember
-    if args.cpu_time:
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if args.cpu_time and torch is not None:
         torch.set_num_threads(1)
+    libs = [ember] if torch is None else [ember, torch]
 
-    torch.manual_seed(0)
-    weights = {name: value.detach().numpy().copy() for name, value in lenet(torch).state_dict().items()}
+    libs[-1].manual_seed(0)
+    weights = {name: value.detach().numpy().copy() for name, value in lenet(libs[-1]).state_dict().items()}
     rng = np.random.default_rng(0)
     images = rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32)
     labels = rng.integers(0, 10, BATCH)
-    ember_step, torch_step = (training_step(lib, weights, images, labels) for lib in (ember, torch))
-    for step in (ember_step, torch_step):  # warm up: Adam's state, caches, first-call costs
+    steps = [training_step(lib, weights, images, labels) for lib in libs]
+    for step in steps:  # warm up: Adam's state, caches, first-call costs
         step()
         step()
     timer = time.process_time if args.cpu_time else time.perf_counter
-    ember_time, torch_time = best_times([ember_step, torch_step], args.number, args.repeat, timer)
-    ember_peak, torch_peak = ember_peak_bytes(ember_step), torch_peak_bytes(torch_step)
+    times = best_times(steps, args.number, args.repeat, timer)
+    peaks = [ember_peak_bytes(steps[0]), *(torch_peak_bytes(step) for step in steps[1:])]
 
     print(f"{'LeNet step, batch 64':<24}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
-    print(f"{'time':<24}{ember_time * 1e3:>10.2f}ms{torch_time * 1e3:>10.2f}ms"
-          f"{ember_time / torch_time:>14.2f}")
-    print(f"{'peak memory':<24}{ember_peak / 2**20:>10.2f}MB{torch_peak / 2**20:>10.2f}MB"
-          f"{ember_peak / torch_peak:>14.2f}")
-    print(json.dumps({"benchmark": "cnn", "timer": "cpu" if args.cpu_time else "wall",
-                      "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                      "ember_over_torch": {"lenet_step_time": round(ember_time / torch_time, 3),
-                                           "lenet_step_peak_memory": round(ember_peak / torch_peak, 3)}}))
+    for label, (e, *t), scale, unit in (("time", times, 1e3, "ms"), ("peak memory", peaks, 2**-20, "MB")):
+        torch_columns = f"{t[0] * scale:>10.2f}{unit}{e / t[0]:>14.2f}" if t else f"{'-':>12}{'-':>14}"
+        print(f"{label:<24}{e * scale:>10.2f}{unit}{torch_columns}")
+    line = {"benchmark": "cnn", "timer": "cpu" if args.cpu_time else "wall",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "ember": {"lenet_step_time": [float(f"{times[0]:.4g}"), "s"],
+                      "lenet_step_peak_memory": [peaks[0], "B"]}}
+    if torch is not None:
+        line["ember_over_torch"] = {"lenet_step_time": round(times[0] / times[1], 3),
+                                    "lenet_step_peak_memory": round(peaks[0] / peaks[1], 3)}
+    print(json.dumps(line))
 
 
 if __name__ == "__main__":
