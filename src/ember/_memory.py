@@ -8,7 +8,10 @@ for as long as anything (a tensor, a view, a saved tensor of the graph, an array
 ``numpy()``) keeps the storage alive, as PyTorch's storages do.
 
 The counts are exact bytes (``nbytes`` of the owner), not allocator blocks: PyTorch's CUDA
-caching allocator rounds each block up to 512 bytes, NumPy does not pool. An array built on a
+caching allocator rounds each block up to 512 bytes, NumPy does not pool. Scratch arrays that an
+op kernel allocates and drops without wrapping them in a tensor (im2col windows, intermediate
+NumPy results) are not tensor storage and are not counted, where PyTorch's allocator would see
+its kernels' workspace tensors; ``tracemalloc`` sees every NumPy buffer. An array built on a
 foreign buffer (``np.frombuffer`` over ``bytes``) is counted as its own outermost array.
 
 :func:`ember.memory_allocated`, :func:`ember.max_memory_allocated` and

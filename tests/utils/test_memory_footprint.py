@@ -214,3 +214,10 @@ def test_report_table():
     assert lines[10].split() == ["peak", "during", "the", "step", "-"]
     assert lines[11] == "optimizer state = 2.00 x parameters"
     assert ember.utils.memory_footprint is memory_footprint
+
+
+def test_docstring_examples_run():
+    import doctest
+    import ember.utils.memory
+    result = doctest.testmod(ember.utils.memory)
+    assert result.attempted >= 3 and result.failed == 0

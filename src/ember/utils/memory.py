@@ -60,7 +60,11 @@ class MemoryFootprint:
 
 
 def format_bytes(n):
-    """``n`` bytes in binary units for people: ``'812 B'``, ``'3.82 MiB'``."""
+    """``n`` bytes (int) in binary units for people.
+
+        >>> format_bytes(812), format_bytes(4004000)
+        ('812 B', '3.82 MiB')
+    """
     if abs(n) < 1024:
         return f"{n} B"
     value, unit = n / 1024, "KiB"
@@ -97,6 +101,7 @@ def memory_footprint(model, optimizer=None, batch=None):
 
     Example::
 
+        >>> import ember
         >>> model = ember.nn.Linear(1000, 1000)
         >>> report = memory_footprint(model, ember.optim.Adam(model.parameters()), ember.randn(8, 1000))
         >>> report.parameters, report.optimizer_state  # 1000*1000+1000 floats; Adam: 2 per weight + steps
