@@ -18,6 +18,8 @@ as it can. On a shared machine wall-clock ratios mostly measure the neighbours; 
 pins both libraries to one thread and compares process CPU time instead, which other
 processes do not inflate.
 Run: python benchmarks/bench_gpt.py [--repeat N] [--cpu-time]
+Without torch installed it measures ember alone: the table and the JSON line's ``"ember"``
+figures (cache_speedup included), no ember/torch ratios.
 """
 import argparse
 import importlib.util
@@ -48,12 +50,15 @@ def gpt_modules():
     return gpt, module
 
 
-def twins(block_size):
-    """An ember GPT and a torch GPT with the ember model's weights."""
+def twins(block_size, torch):
+    """An ember GPT and a torch GPT with the ember model's weights (None if ``torch`` is)."""
     import ember
-    import torch
-    gpt, torch_gpt = gpt_modules()
     sizes = dict(vocab_size=96, block_size=block_size, n_layer=2, n_head=4, n_embd=128)
+    if torch is None:
+        from ember.models import gpt
+        ember.manual_seed(0)
+        return gpt.GPT(gpt.GPTConfig(**sizes)), None
+    gpt, torch_gpt = gpt_modules()
     ember.manual_seed(0)
     model = gpt.GPT(gpt.GPTConfig(**sizes))
     twin = torch_gpt.GPT(torch_gpt.GPTConfig(**sizes))
@@ -95,25 +100,43 @@ def main():
         # Before NumPy loads: ember sizes its BLAS thread pool from what it finds at import.
         os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
     import numpy as np
-    import torch
 
     import ember
+    try:
+        import torch
+    except ImportError:
+        torch = None
     if args.cpu_time:
-        torch.set_num_threads(1)
+        if torch is not None:
+            torch.set_num_threads(1)
         TIMER[0] = time.process_time
     rng = np.random.default_rng(0)
     idx, targets = rng.integers(0, 96, (2, 16, 64))
     prompt = rng.integers(0, 96, (1, PROMPT))
 
-    model, twin = twins(block_size=64)
-    step = (train_step(ember, model, idx, targets, args.repeat),
-            train_step(torch, twin, idx, targets, args.repeat))
-    model, twin = twins(block_size=PROMPT + NEW_TOKENS)
-    assert torch.equal(torch.from_numpy(model.generate(ember.tensor(prompt), 32, top_k=1).numpy()),
-                       twin.generate(torch.tensor(prompt), 32, top_k=1)), "greedy tokens differ"
+    model, twin = twins(64, torch)
+    step = [train_step(ember, model, idx, targets, args.repeat)]
+    if torch is not None:
+        step.append(train_step(torch, twin, idx, targets, args.repeat))
+    model, twin = twins(PROMPT + NEW_TOKENS, torch)
+    if torch is not None:
+        assert torch.equal(torch.from_numpy(model.generate(ember.tensor(prompt), 32, top_k=1).numpy()),
+                           twin.generate(torch.tensor(prompt), 32, top_k=1)), "greedy tokens differ"
     cached = tokens_per_second(ember, model, prompt, True, args.repeat)
-    torch_cached = tokens_per_second(torch, twin, prompt, True, args.repeat)
     uncached = tokens_per_second(ember, model, prompt, False, max(1, args.repeat // 2))
+    own = {"train_step": [float(f"{step[0]:.4g}"), "s"], "generate": [round(cached, 1), "tok/s"],
+           "cache_speedup": [round(cached / uncached, 3), "x"]}
+    line = {"benchmark": "gpt", "timer": "cpu" if args.cpu_time else "wall",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "ember": own}
+    if torch is None:
+        print(f"{'case':<15}{'ember':>14}  (torch not installed)")
+        print(f"{'train_step':<15}{step[0] * 1e3:>12.2f}ms")
+        print(f"{'generate':<15}{cached:>10.0f}tok/s")
+        print(f"{'cache_speedup':<15}{cached / uncached:>14.2f}  >= 3 (cached/uncached tokens/s; "
+              f"uncached: {uncached:.0f}tok/s)")
+        print(json.dumps(line))
+        return
+    torch_cached = tokens_per_second(torch, twin, prompt, True, args.repeat)
 
     ratios = {"train_step": round(step[0] / step[1], 3),
               "generate": round(cached / torch_cached, 3),
@@ -125,8 +148,8 @@ def main():
           f"{ratios['generate']:>8.2f}  >= 0.8 (ember/torch tokens/s)")
     print(f"{'cache_speedup':<15}{cached:>10.0f}tok/s{uncached:>10.0f}tok/s"
           f"{ratios['cache_speedup']:>8.2f}  >= 3 (ember cached/uncached; torch column: uncached)")
-    print(json.dumps({"benchmark": "gpt", "timer": "cpu" if args.cpu_time else "wall",
-                      "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "ratios": ratios}))
+    line["ratios"] = ratios
+    print(json.dumps(line))
 
 
 if __name__ == "__main__":
