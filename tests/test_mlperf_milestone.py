@@ -152,7 +152,25 @@ def test_missing_rows_make_nan_metrics_that_fail():
     assert not mlperf.THRESHOLDS[0].met_by(metrics["MLP int8 accuracy drop (points)"])
 
 
-def test_cpu_times_and_percentile_order():
+def test_without_matplotlib_the_report_is_written_and_says_why(tmp_path, monkeypatch, capsys):
+    def no_matplotlib(rows, path):
+        raise ImportError("the mlperf chart needs matplotlib")
+    monkeypatch.setattr(mlperf, "plot_report", no_matplotlib)
+    row = mlperf.Measurement("MLP", mlperf.FLOAT, {"accuracy": 0.9}, 1.0, 2.0, 10.0, "samples/s",
+                             10, 40, None, 0.0)
+    check = milestones.Check(mlperf.THRESHOLDS[0], math.nan)
+    written = mlperf.write_outputs(tmp_path / "out", [row], [check], [], fast=True, seed=0)
+    assert written == [tmp_path / "out" / mlperf.REPORT]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [mlperf.REPORT]  # no temp files
+    report = json.loads(written[0].read_text())
+    assert report["notes"] == ["no chart: the mlperf chart needs matplotlib"]
+    assert report["checks"] == [{"metric": check.metric, "value": None, "threshold": "<= 2.00",
+                                 "passed": False}]
+    assert report["measurements"][0]["peak_memory_bytes"] is None
+    assert "note: no chart" in capsys.readouterr().out
+
+
+def test_cpu_times_are_one_per_call():
     times = mlperf.cpu_times(lambda i: sum(range(1000 * (i + 1))), 5)
     assert times.shape == (5,) and (times >= 0).all()
     assert mlperf.fastest(lambda: None, 3) >= 0

@@ -302,11 +302,9 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     checks = [Check(threshold, metrics[threshold.metric]) for threshold in THRESHOLDS]
     notes = missing_techniques()
     print(format_report(rows, notes))
-    directory = Path(out_dir if out_dir is not None else report_dir())
-    directory.mkdir(parents=True, exist_ok=True)
-    write_report(directory / REPORT, rows, checks, notes, fast, seed)
-    plot_report(rows, directory / CHART)
-    print(f"mlperf: wrote {directory / REPORT} and {directory / CHART}")
+    written = write_outputs(Path(out_dir if out_dir is not None else report_dir()),
+                            rows, checks, notes, fast, seed)
+    print(f"mlperf: wrote {' and '.join(map(str, written))}")
     return metrics, {"MLP (test accuracy)": mlp_history, "LeNet-5 (test accuracy)": lenet_history,
                      "GPT (training answers exact)": gpt_history}
 
@@ -355,6 +353,25 @@ def format_report(rows, notes):
           "n/a" if row.peak_memory_bytes is None else f"{row.peak_memory_bytes:,}",
           f"{row.sparsity:.2f}") for row in rows])
     return "\n".join([table, *(f"note: {note}" for note in notes)])
+
+
+def write_outputs(directory, rows, checks, notes, fast, seed):
+    """Write the chart and the report into ``directory`` (created if missing); without
+    matplotlib, only the report, whose notes then say why there is no chart.
+
+    Returns:
+        the paths written, the report first.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        plot_report(rows, directory / CHART)
+        written = [directory / REPORT, directory / CHART]
+    except ImportError as error:  # the base install has no matplotlib; the figures still count
+        notes = [*notes, f"no chart: {error}"]
+        print(f"note: {notes[-1]}")
+        written = [directory / REPORT]
+    write_report(directory / REPORT, rows, checks, notes, fast, seed)
+    return written
 
 
 def write_report(path, rows, checks, notes, fast, seed):
