@@ -208,6 +208,8 @@ def test_storage_bytes_counts_shared_storage_once():
     t = ember.empty(10, 10)
     u = ember.empty(3)
     assert _memory.storage_bytes([t, t[1], t.t(), u, None]) == 412
+    # Tensors that die as the iteration goes on are still distinct storages.
+    assert _memory.storage_bytes(ember.empty(10) for _ in range(3)) == 120
 
 
 def test_device_argument():
@@ -231,3 +233,10 @@ def test_an_in_place_op_under_autograd_keeps_the_old_values_it_saved():
     h.sum().backward()
     assert used() - base == 400 + 400  # the copy went with the graph; x.grad arrived
     assert ember.allclose(x.grad, 2 * ember.cos(2 * x.detach()))
+
+
+def test_a_numpy_scalar_is_a_value_not_a_storage():
+    before = used()
+    t = ember.Tensor._make(np.float32(2.5))  # NumPy scalars cannot be weakly referenced
+    assert used() == before
+    assert t.item() == 2.5

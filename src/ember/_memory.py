@@ -77,13 +77,13 @@ def _outermost(array):
 def storage_bytes(tensors):
     """Bytes of the distinct storages under ``tensors`` (an iterable of Tensors; others and None
     are skipped): a view of a tensor already in the iterable adds nothing."""
-    owners = {}
+    owners = {}  # holding each owner keeps its id from being reused by a later one
     for t in tensors:
         data = getattr(t, "_data", None)
         if data is not None:
             owner = _outermost(data)
-            owners[id(owner)] = owner.nbytes
-    return sum(owners.values())
+            owners[id(owner)] = owner
+    return sum(owner.nbytes for owner in owners.values())
 
 
 def allocated():
