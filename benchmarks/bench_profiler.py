@@ -2,7 +2,7 @@
 table and one JSON line.
 
 Cases:
-  add_loop    20,000 ``a + b`` on 10-element tensors that require grad (dispatch-bound: the
+  add_loop    5,000 ``a + b`` on 10-element tensors that require grad (dispatch-bound: the
               hook's one check is the largest share it can ever be)
   mlp_epoch   bench_core's MLP epoch (64-128-64-10 on the digits, batch 64, SGD), forward,
               backward and step
@@ -12,13 +12,15 @@ removed (``apply`` and the backward engine recompiled without their ``OBSERVERS`
 their ratio (issue 5 asks <= 1.03 for mlp_epoch), and the case run under
 ``ember.profiler.profile()``.
 
-Times are process CPU time with one thread (the machine is shared); each figure is the best of
-``--repeat`` runs, the variants taking turns within each repeat.
+Times are process CPU time with one thread (the machine is shared): the best of ``--repeat``
+runs; the variants take turns within each repeat and the ratios are medians of per-repeat
+ratios.
 
 Run: python benchmarks/bench_profiler.py [--repeat N]
 """
 import argparse
 import contextlib
+import gc
 import inspect
 import json
 import sys
@@ -78,7 +80,7 @@ def add_loop(context):
     a, b = ember.ones(10, requires_grad=True), ember.ones(10)
     with context():
         start = time.process_time()
-        for _ in range(20000):
+        for _ in range(5000):
             a + b
         return time.process_time() - start
 
@@ -104,24 +106,32 @@ def profiled():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=40)
     args = parser.parse_args()
     cases = {"add_loop": add_loop, "mlp_epoch": mlp_epoch_case()}
     variants = {"shipped": contextlib.nullcontext, "hook_removed": hook_removed, "profiling": profiled}
-    best = {(c, v): float("inf") for c in cases for v in variants}
-    for _ in range(args.repeat):
+    times = {(c, v): [] for c in cases for v in variants}
+    order = list(variants.items())
+    for r in range(args.repeat):
         for c, fn in cases.items():
-            for v, context in variants.items():
-                best[c, v] = min(best[c, v], fn(context))
+            # Variants take turns in a rotating order, each after a full collection, so that
+            # neither the garbage a profiled run leaves nor a position in the loop biases one.
+            for v, context in order[r % 3:] + order[:r % 3]:
+                gc.collect()
+                times[c, v].append(fn(context))
+
+    def paired(c, v, w):
+        # The median of per-repeat ratios: neighbours' load drifts between repeats, not
+        # within the few milliseconds that separate the runs of one repeat.
+        return float(np.median(np.divide(times[c, v], times[c, w])))
 
     print(f"{'case':<12}{'shipped':>12}{'hook removed':>14}{'ratio':>8}{'profiling':>12}{'ratio':>8}")
     ratios = {}
     for c in cases:
-        shipped, bare, prof = (best[c, v] for v in variants)
-        ratios[c] = {"shipped_over_hook_removed": round(shipped / bare, 4),
-                     "profiling_over_shipped": round(prof / shipped, 3)}
-        print(f"{c:<12}{shipped * 1e3:>10.1f}ms{bare * 1e3:>12.1f}ms{shipped / bare:>8.3f}"
-              f"{prof * 1e3:>10.1f}ms{prof / shipped:>8.2f}")
+        shipped, bare, prof = (min(times[c, v]) for v in variants)
+        hook, profiling = paired(c, "shipped", "hook_removed"), paired(c, "profiling", "shipped")
+        ratios[c] = {"shipped_over_hook_removed": round(hook, 4), "profiling_over_shipped": round(profiling, 3)}
+        print(f"{c:<12}{shipped * 1e3:>10.2f}ms{bare * 1e3:>12.2f}ms{hook:>8.3f}{prof * 1e3:>10.2f}ms{profiling:>8.2f}")
     print(json.dumps({"benchmark": "profiler", "timer": "cpu", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                       "ratios": ratios}))
 
