@@ -54,7 +54,6 @@ import copy
 import dataclasses
 import functools
 import json
-import math
 import time
 from pathlib import Path
 
@@ -62,7 +61,9 @@ import numpy as np
 
 import ember
 from ember import nn
+from ember.ao.quantization import quantize_dynamic
 from ember.cli.table import format_table
+from ember.nn.utils import prune
 from ember.serialization import _write_atomically
 from ember.text import format_prompt, load_qa
 
@@ -124,7 +125,7 @@ class Measurement:
     throughput_unit: str
     parameters: int
     model_bytes: int
-    peak_memory_bytes: object  # int, or None when ember cannot count tensor memory
+    peak_memory_bytes: int
     sparsity: float
 
 
@@ -166,10 +167,7 @@ def fastest(fn, repeats):
 
 
 def peak_bytes(fn):
-    """Most tensor-storage bytes held while ``fn()`` runs, beyond those held before it; None
-    when ember cannot count its tensor memory."""
-    if not hasattr(ember, "max_memory_allocated"):
-        return None
+    """Most tensor-storage bytes held while ``fn()`` runs, beyond those held before it."""
     ember.reset_peak_memory_stats()
     held = ember.memory_allocated()
     fn()
@@ -178,11 +176,7 @@ def peak_bytes(fn):
 
 def quantized(model, part=None):
     """A copy of ``model`` whose Linear layers (within its submodule ``part``, if given) are
-    int8-quantized dynamically; None when ember has no ``ao.quantization``."""
-    try:
-        from ember.ao.quantization import quantize_dynamic
-    except ImportError:
-        return None
+    int8-quantized dynamically."""
     if part is None:
         return quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)
     model = copy.deepcopy(model)
@@ -192,12 +186,7 @@ def quantized(model, part=None):
 
 def pruned(model, kinds, part=None):
     """A copy of ``model`` with half the weights of its ``kinds`` layers (within submodule
-    ``part``, if given) set to zero by global L1 magnitude, pruning made permanent; None
-    when ember has no ``nn.utils.prune``."""
-    try:
-        from ember.nn.utils import prune
-    except ImportError:
-        return None
+    ``part``, if given) set to zero by global L1 magnitude, pruning made permanent."""
     model = copy.deepcopy(model)
     root = model if part is None else getattr(model, part)
     weights = [(module, "weight") for module in root.modules() if isinstance(module, kinds)]
@@ -263,11 +252,9 @@ def measure_gpt(variants, tokenizer, pairs, settings):
     return rows
 
 
-def variants(model, quantize, prune):
-    """``model`` as trained, quantized and pruned (label → model); a technique ember lacks
-    gives no entry."""
-    chosen = {FLOAT: model, INT8: quantize(model), PRUNED: prune(model)}
-    return {label: variant for label, variant in chosen.items() if variant is not None}
+def variants(model, quantize, sparsify):
+    """``model`` as trained, quantized and pruned (label → model)."""
+    return {FLOAT: model, INT8: quantize(model), PRUNED: sparsify(model)}
 
 
 def train(fast=False, seed=0, quiet=False, out_dir=None):
@@ -275,8 +262,8 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     and the chart into ``out_dir`` (default :func:`report_dir`, created if missing).
 
     Returns:
-        ``(metrics, histories)`` as :class:`Milestone` expects: the thresholds' metrics (NaN
-        where a technique is missing from ember) and each model's training curves.
+        ``(metrics, histories)`` as :class:`Milestone` expects: the thresholds' metrics and
+        each model's training curves.
     """
     settings = FAST if fast else FULL
     mlp, mlp_history, (x_test, y_test) = backprop.train_mlp(settings.mlp_fast, seed, quiet)
@@ -300,48 +287,30 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
 
     metrics = threshold_metrics(rows)
     checks = [Check(threshold, metrics[threshold.metric]) for threshold in THRESHOLDS]
-    notes = missing_techniques()
-    print(format_report(rows, notes))
+    print(format_report(rows))
     written = write_outputs(Path(out_dir if out_dir is not None else report_dir()),
-                            rows, checks, notes, fast, seed)
+                            rows, checks, fast, seed)
     print(f"mlperf: wrote {' and '.join(map(str, written))}")
     return metrics, {"MLP (test accuracy)": mlp_history, "LeNet-5 (test accuracy)": lenet_history,
                      "GPT (training answers exact)": gpt_history}
 
 
 def find(rows, model, variant):
-    """The row of ``model`` in ``variant``, or None."""
-    return next((row for row in rows if (row.model, row.variant) == (model, variant)), None)
+    """The row of ``model`` in ``variant``."""
+    return next(row for row in rows if (row.model, row.variant) == (model, variant))
 
 
 def threshold_metrics(rows):
-    """Each threshold's metric from the rows; NaN where a row it needs is missing."""
+    """Each threshold's metric, from the rows."""
     mlp, mlp_int8 = find(rows, "MLP", FLOAT), find(rows, "MLP", INT8)
-    cached, uncached = find(rows, "GPT", FLOAT), find(rows, "GPT", NO_CACHE)
-    nan = math.nan
     return {
-        THRESHOLDS[0].metric: (100 * (mlp.quality["accuracy"] - mlp_int8.quality["accuracy"])
-                               if mlp_int8 else nan),
-        THRESHOLDS[1].metric: mlp_int8.model_bytes / mlp.model_bytes if mlp_int8 else nan,
-        THRESHOLDS[2].metric: cached.throughput / uncached.throughput}
+        THRESHOLDS[0].metric: 100 * (mlp.quality["accuracy"] - mlp_int8.quality["accuracy"]),
+        THRESHOLDS[1].metric: mlp_int8.model_bytes / mlp.model_bytes,
+        THRESHOLDS[2].metric: find(rows, "GPT", FLOAT).throughput / find(rows, "GPT", NO_CACHE).throughput}
 
 
-def missing_techniques():
-    """One line per technique this build of ember lacks, naming the rows left out."""
-    notes = []
-    for module, what in (("ember.ao.quantization", f"{INT8} rows left out"),
-                         ("ember.nn.utils.prune", f"{PRUNED} rows left out")):
-        try:
-            __import__(module)
-        except ImportError:
-            notes.append(f"{module} is not available: {what}")
-    if not hasattr(ember, "max_memory_allocated"):
-        notes.append("ember.max_memory_allocated is not available: peak memory not measured")
-    return notes
-
-
-def format_report(rows, notes):
-    """The rows as a text table, followed by the notes."""
+def format_report(rows):
+    """The rows as a text table."""
     def quality(row):
         return ", ".join(f"{key} {value:.4f}" for key, value in row.quality.items())
     table = format_table(
@@ -350,12 +319,12 @@ def format_report(rows, notes):
         [(row.model, row.variant, quality(row), f"{row.latency_p50_ms:.3f}",
           f"{row.latency_p90_ms:.3f}", f"{row.throughput:,.0f} {row.throughput_unit}",
           f"{row.parameters:,}", f"{row.model_bytes:,}",
-          "n/a" if row.peak_memory_bytes is None else f"{row.peak_memory_bytes:,}",
+          f"{row.peak_memory_bytes:,}",
           f"{row.sparsity:.2f}") for row in rows])
-    return "\n".join([table, *(f"note: {note}" for note in notes)])
+    return table
 
 
-def write_outputs(directory, rows, checks, notes, fast, seed):
+def write_outputs(directory, rows, checks, fast, seed):
     """Write the chart and the report into ``directory`` (created if missing); without
     matplotlib, only the report, whose notes then say why there is no chart.
 
@@ -363,11 +332,12 @@ def write_outputs(directory, rows, checks, notes, fast, seed):
         the paths written, the report first.
     """
     directory.mkdir(parents=True, exist_ok=True)
+    notes = []
     try:
         plot_report(rows, directory / CHART)
         written = [directory / REPORT, directory / CHART]
     except ImportError as error:  # the base install has no matplotlib; the figures still count
-        notes = [*notes, f"no chart: {error}"]
+        notes.append(f"no chart: {error}")
         print(f"note: {notes[-1]}")
         written = [directory / REPORT]
     write_report(directory / REPORT, rows, checks, notes, fast, seed)
@@ -375,14 +345,12 @@ def write_outputs(directory, rows, checks, notes, fast, seed):
 
 
 def write_report(path, rows, checks, notes, fast, seed):
-    """Write the JSON report atomically (NaN metrics become null)."""
-    def number(value):
-        return None if isinstance(value, float) and math.isnan(value) else value
+    """Write the JSON report atomically."""
     report = {
         "milestone": "mlperf", "year": 2018, "fast": fast, "seed": seed,
         "timer": "process CPU time (time.process_time)",
         "measurements": [dataclasses.asdict(row) for row in rows],
-        "checks": [{"metric": c.metric, "value": number(c.value), "threshold": str(c.threshold),
+        "checks": [{"metric": c.metric, "value": c.value, "threshold": str(c.threshold),
                     "passed": c.passed} for c in checks],
         "notes": notes}
     text = json.dumps(report, indent=2, allow_nan=False)
