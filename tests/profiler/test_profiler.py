@@ -225,3 +225,17 @@ def test_docstring_examples_run():
     import ember.profiler.profiler as module
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_ops_of_another_thread_are_recorded_on_their_own_thread():
+    import threading
+    with profile() as prof:
+        with record_function("main"):
+            worker = threading.Thread(target=lambda: ember.ones(3).exp())
+            worker.start()
+            worker.join()
+            ember.ones(3).neg()
+    events = {e.name: e for e in prof.events()}
+    assert events["ember::Neg"].cpu_parent is events["main"]
+    assert events["ember::Exp"].cpu_parent is None  # not inside the main thread's range
+    assert events["ember::Exp"].thread != events["main"].thread
