@@ -12,15 +12,17 @@ both Weights and Connections for Efficient Neural Networks*, NeurIPS 2015), and,
 autoregressive transformers, a cache of every position's keys and values.
 
 The milestone trains three models of the ladder once each, with their own milestones'
-training functions: the 1986 MLP on the digits, the 1998 LeNet-5 on the digits (both with
-their milestone's settings, the fast ones under ``fast``) and the 2017 tiny GPT (always with
-the transformer milestone's fast settings: its full training alone takes two minutes). Each
-is then measured as trained and after each technique:
+training functions: the 1986 MLP and the 1998 LeNet-5 on the digits, as their milestones
+train them, and the 2017 tiny GPT with the transformer milestone's fast settings (its full
+training alone takes two minutes); ``fast`` trains each for a few seconds (:data:`FAST`).
+Each is then measured as trained and after each technique:
 
 - ``float32``: the trained model.
 - ``int8 dynamic``: ``ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=qint8)``.
-  Linear weights are stored as int8 with a scale; activations are quantized per batch as
-  they arrive. Convolutions stay float32, as in PyTorch.
+  Linear weights are stored as int8 with a scale, a quarter of the bytes. ember's kernel
+  multiplies by the dequantized weight in float32 (PyTorch's fbgemm kernel also rounds the
+  activations to 8 bits for an integer product), so the time does not shrink. Convolutions
+  stay float32, as in PyTorch.
 - ``50% pruned``: ``nn.utils.prune.global_unstructured`` with ``L1Unstructured`` and
   ``amount=0.5`` over the weights of the Linear (and Conv2d) layers, made permanent with
   ``prune.remove``. Half the weights are zero, but the tensors stay dense: neither the bytes
@@ -37,18 +39,21 @@ Figures per model and variant (the table, ``mlperf.json`` and ``mlperf.png``):
   answers of its training pairs, and the fraction of those it answers exactly;
 - latency p50/p90 (ms): one digit, one image, or one GPT answer of ``ANSWER_TOKENS`` greedy
   tokens after a training question;
-- throughput: the whole test split in one batch (samples/s), or tokens/s of greedy
-  generation from a question until the GPT's 256-position context is full;
+- throughput, in one batch as in MLPerf's offline scenario: the whole test split
+  (samples/s), or ``STREAMS`` questions continued greedily until the GPT's 256-position
+  context is full (tokens/s);
 - parameters: elements of the distinct tensors of ``state_dict`` (a tied weight counts once);
 - model bytes: their storage, what a checkpoint of the model holds;
 - peak memory: the most bytes of tensor storage held during one throughput run beyond what
-  was held when it began (activations and workspace), from ``ember.max_memory_allocated``;
+  was held when it began (activations; a kernel's scratch arrays are not tensor storage),
+  from ``ember.max_memory_allocated``;
 - sparsity: the fraction of those elements that are zero.
 
 Times are process CPU time (``time.process_time``), which other processes on a shared
 machine do not inflate; these models are small enough that ember's BLAS computes them on
 one thread. Thresholds: the int8 MLP keeps its accuracy within 2 points of float32 in at
 most 30 % of the bytes, and the KV cache makes generation at 256 tokens at least 3× faster.
+The report and the chart go to :func:`report_dir` unless :func:`milestone` is given a folder.
 """
 import copy
 import dataclasses
@@ -313,7 +318,7 @@ def format_report(rows):
     """The rows as a text table."""
     def quality(row):
         return ", ".join(f"{key} {value:.4f}" for key, value in row.quality.items())
-    table = format_table(
+    return format_table(
         ["model", "variant", "quality", "p50 ms", "p90 ms", "throughput", "params", "bytes",
          "peak bytes", "sparsity"],
         [(row.model, row.variant, quality(row), f"{row.latency_p50_ms:.3f}",
@@ -321,7 +326,6 @@ def format_report(rows):
           f"{row.parameters:,}", f"{row.model_bytes:,}",
           f"{row.peak_memory_bytes:,}",
           f"{row.sparsity:.2f}") for row in rows])
-    return table
 
 
 def write_outputs(directory, rows, checks, fast, seed):
