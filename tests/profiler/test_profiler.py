@@ -239,3 +239,15 @@ def test_ops_of_another_thread_are_recorded_on_their_own_thread():
     assert events["ember::Neg"].cpu_parent is events["main"]
     assert events["ember::Exp"].cpu_parent is None  # not inside the main thread's range
     assert events["ember::Exp"].thread != events["main"].thread
+
+
+def test_range_open_when_recording_stops_ends_with_the_recording():
+    prof = profile()
+    prof.start()
+    with record_function("outer"):
+        ember.ones(2).exp()
+        prof.stop()
+        ended = {e.name: e.end_us for e in prof.events()}
+    assert {e.name: e.end_us for e in prof.events()} == ended  # leaving the range changed nothing
+    assert ended["outer"] >= ended["ember::Exp"]
+    assert core.OBSERVERS == []

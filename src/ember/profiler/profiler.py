@@ -114,10 +114,12 @@ class _Recorder:
         return event
 
     def end(self, event):
+        stack = self.open[event.thread]
+        if event not in stack:  # closed already: the recording stopped inside this range
+            return
         event.end_us = (time.perf_counter_ns() - self.origin) / 1e3
         if self.memory is not None:
             event.cpu_memory_usage += self.memory()
-        stack = self.open[event.thread]
         # An exception may leave inner ranges unclosed; they end with the range around them.
         while stack and stack.pop() is not event:
             pass
