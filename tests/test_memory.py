@@ -240,3 +240,17 @@ def test_a_numpy_scalar_is_a_value_not_a_storage():
     t = ember.Tensor._make(np.float32(2.5))  # NumPy scalars cannot be weakly referenced
     assert used() == before
     assert t.item() == 2.5
+
+
+def test_a_strided_window_view_counts_the_array_it_looks_into():
+    t = ember.zeros(100)
+    before = used()
+    windows = np.lib.stride_tricks.sliding_window_view(t.numpy(), 10)  # 91 x 10 floats, no copy
+    w = ember.Tensor._make(windows)
+    assert windows.nbytes == 3640
+    assert used() == before
+    assert _memory.storage_bytes([t, w]) == 400
+    del t
+    assert used() == before  # the window view keeps the 400 bytes alive
+    del w, windows
+    assert used() == before - 400

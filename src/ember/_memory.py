@@ -67,10 +67,14 @@ def track(data):
 
 
 def _outermost(array):
-    # NumPy collapses chains of views to the owning array, except above arrays that borrow a
-    # foreign buffer or are of another ndarray subclass; walk those.
-    while isinstance(array.base, _ndarray):
-        array = array.base
+    # NumPy collapses chains of views to the owning array, but not across arrays that borrow a
+    # foreign buffer, ndarray subclasses, or stride tricks (sliding_window_view hangs its view
+    # off a helper object whose ``base`` is the array); walk those.
+    base = array.base
+    while base is not None:
+        if isinstance(base, _ndarray):
+            array = base
+        base = getattr(base, "base", None)
     return array
 
 
