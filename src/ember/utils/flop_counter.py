@@ -213,6 +213,8 @@ def _suffix(number):
 
 
 def _scaled(number, suffix):
+    if not suffix:  # tabulate reads a column of plain numbers as floats and prints them "g"-style
+        return str(number)
     return f"{number / 1000 ** _SUFFIXES.index(suffix):.3f}{suffix}"
 
 
