@@ -206,8 +206,9 @@ def test_profile_memory_equals_torch():
     def run(lib, names):
         a, b = lib.ones(100, 100), lib.ones(100, 100)
         with lib.profiler.profile(profile_memory=True) as prof:
-            kept = a @ b  # noqa: F841  (its storage outlives the op)
+            kept = a @ b  # its storage outlives the op
             (a @ b).sum()
+        del kept
         rows = {r.key: r for r in prof.key_averages()}
         table = prof.key_averages().table(sort_by="cpu_memory_usage")
         return [(rows[n].cpu_memory_usage, rows[n].self_cpu_memory_usage) for n in names], table

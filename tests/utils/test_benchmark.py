@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import torch.utils.benchmark as tb
 
-import ember
 from ember.utils import benchmark as eb
 
 

@@ -117,7 +117,8 @@ class Measurement:
         if self.meets_confidence(_IQR_WARN_THRESHOLD):
             return ()
         reason = ("This suggests significant environmental influence."
-                  if not self.meets_confidence(_IQR_GROSS_WARN_THRESHOLD) else "This could indicate system fluctuation.")
+                  if not self.meets_confidence(_IQR_GROSS_WARN_THRESHOLD)
+                  else "This could indicate system fluctuation.")
         return (f"  WARNING: Interquartile range is {self.iqr / self.median * 100:.1f}% of the median "
                 f"measurement.\n           {reason}",)
 
