@@ -166,17 +166,14 @@ def cpu_times(fn, calls):
     return times
 
 
-def fastest(fn, repeats):
-    """The least process CPU seconds of ``repeats`` calls of ``fn()``."""
-    return min(cpu_times(lambda _: fn(), repeats))
-
-
-def peak_bytes(fn):
-    """Most tensor-storage bytes held while ``fn()`` runs, beyond those held before it."""
+def fastest_and_peak(fn, repeats):
+    """The least process CPU seconds of ``repeats`` calls of ``fn()``, and the most bytes of
+    tensor storage held during the first call beyond those held before it."""
     ember.reset_peak_memory_stats()
     held = ember.memory_allocated()
-    fn()
-    return ember.max_memory_allocated() - held
+    first = cpu_times(lambda _: fn(), 1)[0]
+    peak = ember.max_memory_allocated() - held
+    return min([first, *cpu_times(lambda _: fn(), repeats - 1)]), peak
 
 
 def quantized(model, part=None):
@@ -201,14 +198,14 @@ def pruned(model, kinds, part=None):
     return model
 
 
-def measurement(name, variant, model, quality, latency, items, seconds, unit, run):
-    """A :class:`Measurement` from the CPU seconds of single calls (``latency``), of one
-    throughput run of ``items`` items (``seconds``), and the throughput run ``run`` itself
-    (called once more to take its peak memory)."""
+def measurement(name, variant, model, quality, latency, run, items, unit, settings):
+    """A :class:`Measurement` from the CPU seconds of single calls (``latency``) and from
+    ``settings.repeats`` throughput runs ``run()`` of ``items`` items each."""
     p50, p90 = np.percentile(latency, [50, 90]) * 1e3
+    seconds, peak = fastest_and_peak(run, settings.repeats)
     parameters, model_bytes, sparsity = size_figures(model)
     return Measurement(name, variant, quality, float(p50), float(p90), float(items / seconds), unit,
-                       parameters, model_bytes, peak_bytes(run), sparsity)
+                       parameters, model_bytes, peak, sparsity)
 
 
 def measure_classifier(name, variants, inputs, targets, settings):
@@ -219,10 +216,9 @@ def measure_classifier(name, variants, inputs, targets, settings):
         for variant, model in variants.items():
             latency = cpu_times(lambda i: model(inputs[i % len(inputs)].unsqueeze(0)),
                                 settings.latency_calls)
-            seconds = fastest(lambda: model(inputs), settings.repeats)
             rows.append(measurement(name, variant, model,
                                     {"accuracy": class_accuracy(model, inputs, targets)},
-                                    latency, len(inputs), seconds, "samples/s", lambda: model(inputs)))
+                                    latency, lambda: model(inputs), len(inputs), "samples/s", settings))
     return rows
 
 
@@ -251,9 +247,9 @@ def measure_gpt(variants, tokenizer, pairs, settings):
             latency = cpu_times(lambda i: generate(prompts[i % len(prompts)], ANSWER_TOKENS),
                                 settings.gpt_latency_calls)
             new_tokens = model.config.block_size - shortest
-            fill = functools.partial(generate, batch, new_tokens)
-            rows.append(measurement("GPT", variant, model, quality, latency, STREAMS * new_tokens,
-                                    fastest(fill, settings.repeats), "tokens/s", fill))
+            rows.append(measurement("GPT", variant, model, quality, latency,
+                                    functools.partial(generate, batch, new_tokens),
+                                    STREAMS * new_tokens, "tokens/s", settings))
     return rows
 
 
