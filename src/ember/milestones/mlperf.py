@@ -359,7 +359,8 @@ def write_report(path, rows, checks, notes, fast, seed):
 
 def plot_report(rows, path):
     """Draw the rows as a PNG at ``path`` (written atomically): one line of panels per model
-    (quality, latency p50 with p90 marked, throughput, model size), one bar per variant.
+    (quality, latency p50 with p90 marked, throughput, model size, peak memory), one bar per
+    variant.
 
     Raises:
         ImportError: matplotlib is not installed (``pip install 'ember[plot]'``).
@@ -374,9 +375,10 @@ def plot_report(rows, path):
     panels = (("quality", lambda row: next(iter(row.quality.values())), None),
               ("latency ms, p50 bar, p90 |", lambda row: row.latency_p50_ms, lambda row: row.latency_p90_ms),
               ("throughput", lambda row: row.throughput, None),
-              ("model size (KB)", lambda row: row.model_bytes / 1024, None))
+              ("model size (KB)", lambda row: row.model_bytes / 1024, None),
+              ("peak memory (KB)", lambda row: row.peak_memory_bytes / 1024, None))
     # A bare Figure on the Agg canvas leaves pyplot and the user's backend untouched.
-    figure = Figure(figsize=(15, 2.4 * len(models) + 0.8), dpi=100)
+    figure = Figure(figsize=(18, 2.4 * len(models) + 0.8), dpi=100)
     FigureCanvasAgg(figure)
     grid = figure.subplots(len(models), len(panels), squeeze=False)
     for axes_row, model in zip(grid, models):
