@@ -26,6 +26,11 @@ TINY = textwrap.dedent('''\
                       "ember": {"add": [2.5e-6, "s"], "matmul": [0.004, "s"],
                                 "peak": [3 * 2**20, "B"]}}))
 ''')
+# Without torch: ember's figures only.
+ALONE = textwrap.dedent('''\
+    import json
+    print(json.dumps({"benchmark": "alone", "timer": "wall", "ember": {"add": [2.5e-6, "s"]}}))
+''')
 # The older form: a bare JSON object of ratios, no options but --repeat.
 BARE = textwrap.dedent('''\
     import argparse, json
@@ -42,6 +47,7 @@ def suites(tmp_path, monkeypatch):
     directory.mkdir()
     (directory / "bench_tiny.py").write_text(TINY)
     (directory / "bench_bare.py").write_text(BARE)
+    (directory / "bench_alone.py").write_text(ALONE)
     (directory / "bench_broken.py").write_text("import sys\nsys.exit('no torch here')\n")
     (directory / "helper.py").write_text("raise SystemExit('not a suite')\n")
     monkeypatch.setattr(bench, "benchmarks_dir", lambda: directory)
@@ -98,12 +104,17 @@ def test_without_torch_the_table_shows_embers_figures(suites, capsys, monkeypatc
     real_find_spec = bench.importlib.util.find_spec
     monkeypatch.setattr(bench.importlib.util, "find_spec",
                         lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
-    assert main(["bench", "tiny"]) == 0
+    assert main(["bench", "alone"]) == 0
     out = capsys.readouterr().out
     rows, headers = table_rows(out)
     assert headers == ["suite", "case", "ember", "timer"]
-    assert rows[0] == ["tiny", "add", "2.5", "us", "wall"]
-    assert out.rstrip().endswith("torch is not installed: ember's own figures, no ratios")
+    assert rows == [["alone", "add", "2.5", "us", "wall"]]
+    assert out.splitlines()[-1].startswith("torch is not installed: ember's own figures;")
+    # A suite comparing ember with itself keeps its ratios.
+    assert main(["bench", "alone", "bare"]) == 0
+    rows, headers = table_rows(capsys.readouterr().out)
+    assert headers == ["suite", "case", "ember", "ratio", "timer"]
+    assert rows[-1] == ["bare", "lstm_fwd_bwd", "1.50"]
 
 
 def test_a_failing_suite_is_reported_and_exits_one(suites, capsys):
@@ -117,7 +128,7 @@ def test_unknown_suite_is_a_usage_error_naming_the_valid_ones(suites, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "tiny", "alexnet"])
     assert exit_info.value.code == 2
-    assert "unknown benchmark suite 'alexnet'; valid names: bare, broken, tiny" in capsys.readouterr().err
+    assert "unknown benchmark suite 'alexnet'; valid names: alone, bare, broken, tiny" in capsys.readouterr().err
 
 
 def test_no_benchmarks_folder_is_a_clear_error(monkeypatch, capsys):

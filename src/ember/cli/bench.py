@@ -151,11 +151,12 @@ def run_benchmarks(args):
                          f"{ratios[case]:.2f}" if case in ratios else "", timer or ""))
     if rows:
         headers = ["suite", "case", "ember", "ratio", "timer"]
-        if not with_torch:
+        if not any(row[3] for row in rows):
             headers, rows = headers[:3] + headers[4:], [row[:3] + row[4:] for row in rows]
         print(format_table(headers, rows))
         if with_torch:
             print("ratio: ember/torch, unless the case names its own (a_over_b: a/b)")
         else:
-            print("torch is not installed: ember's own figures, no ratios")
+            print("torch is not installed: ember's own figures; ratios only where a suite "
+                  "compares ember with itself (a_over_b: a/b)")
     return 1 if failed else 0
