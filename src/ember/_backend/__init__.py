@@ -31,6 +31,7 @@ def _blas_thread_setter():
 
 
 _set_threads, _max_threads = _blas_thread_setter()
+_current = [_max_threads]
 
 
 def _keep_freed_heap():
@@ -57,7 +58,6 @@ def _keep_freed_heap():
 
 
 _keep_freed_heap()
-_current = [_max_threads]
 
 
 def matmul(a, b):
