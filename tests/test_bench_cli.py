@@ -128,7 +128,8 @@ def test_unknown_suite_is_a_usage_error_naming_the_valid_ones(suites, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "tiny", "alexnet"])
     assert exit_info.value.code == 2
-    assert "unknown benchmark suite 'alexnet'; valid names: alone, bare, broken, tiny" in capsys.readouterr().err
+    assert ("unknown benchmark suite 'alexnet'; valid names: alone, bare, broken, tiny"
+            in capsys.readouterr().err)
 
 
 def test_no_benchmarks_folder_is_a_clear_error(monkeypatch, capsys):

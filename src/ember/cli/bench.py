@@ -5,8 +5,9 @@ Each suite is a script ``benchmarks/bench_NAME.py`` that prints its own table an
 JSON line: ``{"benchmark": ..., "timer": ..., "ember_over_torch": {case: ratio},
 "ember": {case: [value, unit]}}``, with ``"ratios"`` in place of ``"ember_over_torch"`` or a
 bare ``{case: ratio}`` in older suites. A ratio is ember's figure over torch's (time: lower
-is better for ember) unless its name says otherwise (``{case: {"a_over_b": ratio}}``). Without torch installed, the suites measure ember
-alone and give only ``"ember"``; the table then shows ember's own figures.
+is better for ember) unless its name says otherwise (``{case: {"a_over_b": ratio}}``).
+Without torch installed, the suites measure ember alone and give only ``"ember"``; the table
+then shows ember's own figures (and the ratios of suites that compare ember with itself).
 
 The suites ship with ember's source (next to ``src/``), not with an installed wheel.
 """
