@@ -61,11 +61,18 @@ _keep_freed_heap()
 
 
 def matmul(a, b):
-    """``np.matmul(a, b)`` on as many BLAS threads as the product's size is worth."""
+    """``np.matmul(a, b)`` on as many BLAS threads as the product's size is worth.
+
+    NumPy runs a stacked product as one BLAS call per matrix, so a contiguous ``(*, K)``
+    input times a ``(K, N)`` matrix (a linear layer on a batch of sequences) is folded into
+    one ``(prod(*), K) @ (K, N)`` product first, and the thread count follows the size of a
+    single BLAS call: waking a second thread for each of many small calls costs more than the
+    products themselves.
+    """
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        return matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
     if _set_threads is not None and _max_threads > 1:
         macs = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim > 1 and b.ndim > 1 else 0
-        for n in a.shape[:-2]:
-            macs *= n
         want = _max_threads if macs >= _MULTITHREAD_MACS else 1
         if want != _current[0]:
             _set_threads(want)
