@@ -14,7 +14,7 @@ Cases:
                  second (target >= 3)
 
 Each time is the minimum over repeats, so that other load on the machine counts as little
-as it can. On a shared machine wall-clock ratios mostly measure the neighbours; ``--cpu-time``
+as it can; the two libraries' train steps take turns within each repeat. On a shared machine wall-clock ratios mostly measure the neighbours; ``--cpu-time``
 pins both libraries to one thread and compares process CPU time instead, which other
 processes do not inflate.
 Run: python benchmarks/bench_gpt.py [--repeat N] [--cpu-time]
@@ -67,7 +67,8 @@ def twins(block_size, torch):
     return model, twin
 
 
-def train_step(lib, model, idx, targets, repeat):
+def train_step(lib, model, idx, targets):
+    """A closure running one AdamW step of ``model`` on the batch, after one warm-up step."""
     optimizer = lib.optim.AdamW(model.parameters(), lr=1e-3)
     idx, targets = lib.tensor(idx), lib.tensor(targets)
 
@@ -76,8 +77,19 @@ def train_step(lib, model, idx, targets, repeat):
         _, loss = model(idx, targets)
         loss.backward()
         optimizer.step()
-    step()  # warm up (and let the other library's threads go to sleep)
-    return best(step, 3, repeat)
+    step()  # warm up: AdamW's state, first-call costs
+    return step
+
+
+def best_times(steps, number, repeat):
+    """Seconds per call of each closure: the best of ``repeat`` rounds of ``number`` calls, the
+    closures taking turns within each round so that all see the same load from elsewhere."""
+    times = [float("inf")] * len(steps)
+    for _ in range(repeat):
+        for i, step in enumerate(steps):
+            step()  # the first call after the other library's may wait for its threads to sleep
+            times[i] = min(times[i], timeit.timeit(step, number=number, timer=TIMER[0]) / number)
+    return times
 
 
 def tokens_per_second(lib, model, prompt, use_cache, repeat):
@@ -115,9 +127,10 @@ def main():
     prompt = rng.integers(0, 96, (1, PROMPT))
 
     model, twin = twins(64, torch)
-    step = [train_step(ember, model, idx, targets, args.repeat)]
+    steps = [train_step(ember, model, idx, targets)]
     if torch is not None:
-        step.append(train_step(torch, twin, idx, targets, args.repeat))
+        steps.append(train_step(torch, twin, idx, targets))
+    step = best_times(steps, 3, args.repeat)
     model, twin = twins(PROMPT + NEW_TOKENS, torch)
     if torch is not None:
         assert torch.equal(torch.from_numpy(model.generate(ember.tensor(prompt), 32, top_k=1).numpy()),
