@@ -144,18 +144,46 @@ def test_sampling_respects_top_k_and_stop_token():
     assert stopped.tolist() == [greedy[0, :3].tolist()]
 
 
-def test_prompt_too_long_names_both_sizes():
+def test_too_long_for_the_block_size():
     model = GPT(CONFIG)
-    with pytest.raises(ValueError, match="length 13: block_size is 12"):
+    with pytest.raises(ValueError, match="Cannot forward sequence of length 13, block size is only 12"):
         model(ember.zeros(1, 13, dtype=ember.long))
-    with pytest.raises(ValueError, match="prompt of 13 tokens plus max_new_tokens=1 exceeds block_size 12"):
-        model.generate(ember.zeros(1, 13, dtype=ember.long), 1)
-    with pytest.raises(ValueError, match="prompt of 5 tokens plus max_new_tokens=8 exceeds block_size 12"):
-        model.generate(ember.zeros(1, 5, dtype=ember.long), 8)
+    caches = model.new_caches(1)
+    with ember.no_grad():
+        model.hidden_states(ember.zeros(1, 8, dtype=ember.long), caches)
+        with pytest.raises(ValueError, match="Cannot forward sequence of length 13, block size is only 12"):
+            model.hidden_states(ember.zeros(1, 5, dtype=ember.long), caches)  # 8 cached + 5
+    for prompt, new in ((13, 1), (5, 8)):  # with the cache, prompt and new tokens must fit
+        with pytest.raises(ValueError, match=f"a prompt of {prompt} tokens plus max_new_tokens={new} "
+                                             "exceeds block_size 12"):
+            model.generate(ember.zeros(1, prompt, dtype=ember.long), new)
     cache = KVCache(1, 2, 4, 8, ember.float32, "cpu")
     cache.append(ember.zeros(1, 2, 3, 8), ember.zeros(1, 2, 3, 8))
     with pytest.raises(RuntimeError, match="cannot add 2 after 3"):
         cache.append(ember.zeros(1, 2, 2, 8), ember.zeros(1, 2, 2, 8))
+
+
+def test_uncached_generation_crops_to_the_last_block_size_tokens():
+    model, twin = twins()
+    model.eval()
+    twin.eval()
+    prompt = np.random.default_rng(2).integers(0, CONFIG.vocab_size, (2, 15))  # longer than 12
+    out = model.generate(ember.tensor(prompt), 6, top_k=1, use_cache=False)
+    assert tuple(out.shape) == (2, 21)
+    np.testing.assert_array_equal(out[:, :15].numpy(), prompt)
+    for step in range(6):  # each new token is the argmax after the last 12 tokens before it
+        window = out[:, step + 3:step + 15]
+        logits, _ = model(window)
+        np.testing.assert_array_equal(out[:, 15 + step].numpy(), logits[:, -1].argmax(-1).numpy())
+    # nanoGPT's crop under torch (the same file) gives the same tokens
+    reference = twin.generate(torch.tensor(prompt), 6, top_k=1, use_cache=False)
+    np.testing.assert_array_equal(out.numpy(), reference.numpy())
+    # a prompt that fits but a generation that does not: the window starts sliding mid-way
+    short = model.generate(ember.tensor(prompt[:, :9]), 6, top_k=1, use_cache=False)
+    np.testing.assert_array_equal(short[:, :12].numpy(),
+                                  model.generate(ember.tensor(prompt[:, :9]), 3, top_k=1).numpy())
+    logits, _ = model(short[:, 2:14])
+    np.testing.assert_array_equal(short[:, 14].numpy(), logits[:, -1].argmax(-1).numpy())
 
 
 def test_config_checks_heads_and_round_trips():

@@ -86,8 +86,10 @@ class KVCache:
         if end > self.keys.shape[2]:
             raise RuntimeError(f"KV cache holds {self.keys.shape[2]} positions (block_size); "
                                f"cannot add {k.shape[2]} after {start}")
-        self.keys[:, :, start:end] = k
-        self.values[:, :, start:end] = v
+        # copy_ into the views writes just these positions (an indexed assignment may build a
+        # new cache-sized array first).
+        self.keys[:, :, start:end].copy_(k)
+        self.values[:, :, start:end].copy_(v)
         self.length = end
         return self.keys[:, :, :end], self.values[:, :, :end]
 
@@ -213,12 +215,13 @@ class GPT(nn.Module):
             ``(B, T, C)`` float tensor.
 
         Raises:
-            ValueError: the sequence (with the cached positions) is longer than ``block_size``.
+            ValueError: the sequence (with the cached positions) is longer than ``block_size``
+                (the message names both, as nanoGPT's assertion does).
         """
         B, T = idx.shape
         past = caches[0].length if caches else 0
         if past + T > self.config.block_size:
-            raise ValueError(f"cannot read a sequence of length {past + T}: block_size is "
+            raise ValueError(f"Cannot forward sequence of length {past + T}, block size is only "
                              f"{self.config.block_size}")
         positions = torch.arange(past, past + T, dtype=torch.long, device=idx.device)
         x = self.dropout(self.token_embedding(idx) + self.position_embedding(positions))
@@ -239,7 +242,8 @@ class GPT(nn.Module):
             the counted positions (a 0-d tensor), or None without ``targets``.
 
         Raises:
-            ValueError: ``T > block_size`` (the message names both).
+            ValueError: ``T > block_size``, e.g. "Cannot forward sequence of length 80, block
+                size is only 64".
         """
         logits = self.lm_head(self.hidden_states(idx))
         loss = None
@@ -266,9 +270,12 @@ class GPT(nn.Module):
         result is the same with and without the cache. Call ``model.eval()`` first to turn
         dropout off.
 
-        The model never reads past ``block_size`` positions: rather than cropping the context
-        (which would shift every learned position and invalidate the cache), generation that
-        would need more raises before it starts.
+        The model reads at most ``block_size`` positions. Without the cache, each step reads
+        the last ``block_size`` tokens of the sequence so far (nanoGPT's ``idx[:, -block_size:]``
+        crop), so prompts and generations of any length work. With the cache, positions are
+        never shifted (a sliding window would move every learned position and invalidate the
+        cached keys), so the prompt and the new tokens must fit: otherwise it raises before
+        it starts.
 
         Args:
             idx: prompt token ids ``(B, T)``, int64, ``T >= 1``.
@@ -276,8 +283,8 @@ class GPT(nn.Module):
             temperature: divides the logits; > 0, or 0 for greedy.
             top_k: None, or sample only among the ``top_k`` largest logits.
             use_cache: keep each layer's keys and values in a :class:`KVCache` (the prompt is
-                read once, then one position per step); False re-reads the whole sequence
-                every step.
+                read once, then one position per step; ``T + max_new_tokens <= block_size``);
+                False re-reads the (cropped) sequence every step.
             stop_token: None, or a token id after which generation stops early once every
                 sequence has produced it (tokens after it in a row are arbitrary).
 
@@ -285,23 +292,25 @@ class GPT(nn.Module):
             ``(B, T + n)`` int64: the prompt followed by ``n <= max_new_tokens`` new tokens.
 
         Raises:
-            ValueError: ``T + max_new_tokens > block_size`` (the message names the prompt
-                length, ``max_new_tokens`` and ``block_size``), or ``temperature < 0``.
+            ValueError: with ``use_cache``, ``T + max_new_tokens > block_size`` (the message
+                names the prompt length, ``max_new_tokens`` and ``block_size``); or
+                ``temperature < 0``.
         """
         T, block_size = idx.shape[1], self.config.block_size
-        if T + max_new_tokens > block_size:
+        if use_cache and T + max_new_tokens > block_size:
             raise ValueError(f"a prompt of {T} tokens plus max_new_tokens={max_new_tokens} exceeds "
-                             f"block_size {block_size}")
+                             f"block_size {block_size} (the KV cache holds block_size positions; "
+                             f"use_cache=False crops the context instead)")
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
         caches = self.new_caches(idx.shape[0]) if use_cache else None
-        context = idx
+        context = idx if use_cache else idx[:, -block_size:]
         finished = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)
         for _ in range(max_new_tokens):
             logits = self.lm_head(self.hidden_states(context, caches)[:, -1, :])
             next_token = self._choose(logits, temperature, top_k)
             idx = torch.cat((idx, next_token), dim=1)
-            context = next_token if use_cache else idx
+            context = next_token if use_cache else idx[:, -block_size:]
             if stop_token is not None:
                 finished = finished | (next_token[:, 0] == stop_token)
                 if bool(finished.all()):
