@@ -14,9 +14,9 @@ Cases:
                  second (target >= 3)
 
 Each time is the minimum over repeats, so that other load on the machine counts as little
-as it can; the two libraries' train steps take turns within each repeat. On a shared machine wall-clock ratios mostly measure the neighbours; ``--cpu-time``
-pins both libraries to one thread and compares process CPU time instead, which other
-processes do not inflate.
+as it can; the cases being compared take turns within each repeat. On a shared machine
+wall-clock ratios mostly measure the neighbours; ``--cpu-time`` pins both libraries to one
+thread and compares process CPU time instead, which other processes do not inflate.
 Run: python benchmarks/bench_gpt.py [--repeat N] [--cpu-time]
 Without torch installed it measures ember alone: the table and the JSON line's ``"ember"``
 figures (cache_speedup included), no ember/torch ratios.
@@ -32,10 +32,6 @@ import timeit
 
 PROMPT, NEW_TOKENS = 16, 256
 TIMER = [timeit.default_timer]
-
-
-def best(fn, number, repeat):
-    return min(timeit.repeat(fn, number=number, repeat=repeat, timer=TIMER[0])) / number
 
 
 def gpt_modules():
@@ -81,25 +77,28 @@ def train_step(lib, model, idx, targets):
     return step
 
 
-def best_times(steps, number, repeat):
+def best_times(steps, number, repeat, settle=True):
     """Seconds per call of each closure: the best of ``repeat`` rounds of ``number`` calls, the
-    closures taking turns within each round so that all see the same load from elsewhere."""
+    closures taking turns within each round so that all see the same load from elsewhere
+    (``settle``: one untimed call first, as the first call after the other library's may
+    wait for its threads to sleep)."""
     times = [float("inf")] * len(steps)
     for _ in range(repeat):
         for i, step in enumerate(steps):
-            step()  # the first call after the other library's may wait for its threads to sleep
+            if settle:
+                step()
             times[i] = min(times[i], timeit.timeit(step, number=number, timer=TIMER[0]) / number)
     return times
 
 
-def tokens_per_second(lib, model, prompt, use_cache, repeat):
+def generation(model, prompt, use_cache):
+    """A closure generating NEW_TOKENS greedy tokens after ``prompt``, after one warm-up run."""
     model.eval()
-    prompt = lib.tensor(prompt)
 
     def generate():
         model.generate(prompt, NEW_TOKENS, top_k=1, use_cache=use_cache)
     generate()
-    return NEW_TOKENS / best(generate, 1, repeat)
+    return generate
 
 
 def main():
@@ -135,8 +134,10 @@ def main():
     if torch is not None:
         assert torch.equal(torch.from_numpy(model.generate(ember.tensor(prompt), 32, top_k=1).numpy()),
                            twin.generate(torch.tensor(prompt), 32, top_k=1)), "greedy tokens differ"
-    cached = tokens_per_second(ember, model, prompt, True, args.repeat)
-    uncached = tokens_per_second(ember, model, prompt, False, max(1, args.repeat // 2))
+    runs = [generation(model, ember.tensor(prompt), True), generation(model, ember.tensor(prompt), False)]
+    if torch is not None:
+        runs.append(generation(twin, torch.tensor(prompt), True))
+    cached, uncached, *torch_cached = (NEW_TOKENS / t for t in best_times(runs, 1, args.repeat, False))
     own = {"train_step": [float(f"{step[0]:.4g}"), "s"], "generate": [round(cached, 1), "tok/s"],
            "cache_speedup": [round(cached / uncached, 3), "x"]}
     line = {"benchmark": "gpt", "timer": "cpu" if args.cpu_time else "wall",
@@ -149,7 +150,7 @@ def main():
               f"uncached: {uncached:.0f}tok/s)")
         print(json.dumps(line))
         return
-    torch_cached = tokens_per_second(torch, twin, prompt, True, args.repeat)
+    torch_cached = torch_cached[0]
 
     ratios = {"train_step": round(step[0] / step[1], 3),
               "generate": round(cached / torch_cached, 3),
