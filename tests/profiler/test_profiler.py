@@ -252,3 +252,18 @@ def test_range_open_when_recording_stops_ends_with_the_recording():
     assert {e.name: e.end_us for e in prof.events()} == ended  # leaving the range changed nothing
     assert ended["outer"] >= ended["ember::Exp"]
     assert core.OBSERVERS == []
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_optimizer_step_and_zero_grad_are_ranges_named_as_torchs(name):
+    names = []
+    for lib in (torch, ember):
+        model = lib.nn.Linear(3, 2)
+        optimizer = getattr(lib.optim, name)(model.parameters(), lr=0.1)
+        with lib.profiler.profile() as prof:
+            optimizer.zero_grad()
+            model(lib.ones(1, 3)).sum().backward()
+            optimizer.step()
+        names.append(sorted(e.key for e in prof.key_averages() if e.key.startswith("Optimizer.")))
+    assert names[1] == names[0] == [f"Optimizer.step#{name}.step", f"Optimizer.zero_grad#{name}.zero_grad"]
+    assert [e.count for e in prof.key_averages() if e.key.startswith("Optimizer.")] == [1, 1]

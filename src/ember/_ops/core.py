@@ -14,7 +14,7 @@ from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "observed_range"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode): each has ``op_enter(op, inputs,
@@ -132,6 +132,18 @@ def _observed_apply(op, inputs, attrs):
         for o in reversed(observers):
             o.op_exit(op, inputs, attrs, out)
     return out
+
+
+def observed_range(name, fn, *args):
+    """``fn(*args)`` inside a range called ``name`` for each observer that records ranges (the
+    profiler's ``begin``/``end``): how work outside op dispatch, such as an optimizer's update,
+    shows in a profile. Callers check ``OBSERVERS`` first, so nothing is paid unwatched."""
+    events = [(o, o.begin(name)) for o in tuple(OBSERVERS) if hasattr(o, "begin")]
+    try:
+        return fn(*args)
+    finally:
+        for o, event in reversed(events):
+            o.end(event)
 
 
 def _broadcast_error(inputs):

@@ -21,6 +21,7 @@ from itertools import chain
 
 import numpy as np
 
+from .._ops.core import OBSERVERS, observed_range
 from .._tensor import Tensor
 from .._dtype import get_default_dtype, float64, float32
 from .._creation import tensor as _tensor
@@ -167,7 +168,14 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Resets the gradients of all optimized tensors: to ``None`` (the default, so the next
-        step skips parameters that receive no gradient), or to zeros in place."""
+        step skips parameters that receive no gradient), or to zeros in place. A recording
+        profiler shows it as ``Optimizer.zero_grad#<Class>.zero_grad``, as PyTorch's does."""
+        if OBSERVERS:
+            return observed_range(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad",
+                                  self._zero_grad, set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -190,7 +198,14 @@ class Optimizer:
 
         Returns:
             The closure's loss, or None without a closure.
+
+        A recording profiler shows the step as ``Optimizer.step#<Class>.step``, as PyTorch's does.
         """
+        if OBSERVERS:
+            return observed_range(f"Optimizer.step#{type(self).__name__}.step", self._step, closure)
+        return self._step(closure)
+
+    def _step(self, closure):
         if type(self)._update is Optimizer._update:
             raise NotImplementedError  # a subclass defines _update, or overrides step itself
         loss = None
