@@ -6,6 +6,8 @@ derivatives scatter the gradient back with accumulation, so repeated indices add
 import numpy as np
 
 from .. import _backend
+from ..autograd.grad_mode import STATE
+from . import core
 from .core import Op
 
 
@@ -76,6 +78,12 @@ class Slice(Op):
 
     @staticmethod
     def backward(ctx, g):
+        if not STATE.enabled:
+            # No graph of the gradient is wanted: scatter into fresh zeros directly instead
+            # of copying them first (IndexPut's out-of-place contract).
+            out = np.zeros(ctx.shapes[0], g._data.dtype)
+            _backend.index_add_at(out, ctx.attrs["index"], g._data)
+            return (core._Tensor._make(out),)
         zeros = g.new_zeros(ctx.shapes[0])
         return (zeros.index_put(ctx.attrs["index"], g, accumulate=True),)
 
