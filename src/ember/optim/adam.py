@@ -74,10 +74,19 @@ class Adam(Optimizer):
             else:
                 grad = grad + weight_decay * param
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        m += (1 - beta1) * (grad - m)
+        # One scratch array for every intermediate: no temporaries per parameter and step.
+        scratch = np.subtract(grad, m, out=np.empty_like(m))
+        scratch *= 1 - beta1
+        m += scratch
         v *= beta2
-        v += (1 - beta2) * grad * grad
+        np.multiply(grad, grad, out=scratch)
+        scratch *= 1 - beta2
+        v += scratch
         if group["amsgrad"]:
             v = np.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
-        param -= lr / (1 - beta1 ** t) * m / denom
+        denom = np.sqrt(v, out=scratch)
+        denom /= math.sqrt(1 - beta2 ** t)
+        denom += eps
+        update = np.divide(m, denom, out=scratch)
+        update *= lr / (1 - beta1 ** t)
+        param -= update
