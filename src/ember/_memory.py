@@ -28,7 +28,8 @@ __all__ = ["memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"
 
 _ndarray = np.ndarray
 _live = {}  # id(owner array) -> _Owner; a key leaves in the callback, before the id can be reused
-_bytes = [0, 0]  # current, peak
+_current = 0  # bytes of the storages in _live
+_peak = 0
 
 
 class _Owner(weakref.ref):
@@ -37,8 +38,9 @@ class _Owner(weakref.ref):
 
 
 def _release(ref):
+    global _current
     del _live[ref.key]
-    _bytes[0] -= ref.nbytes
+    _current -= ref.nbytes
 
 
 def track(data):
@@ -46,6 +48,7 @@ def track(data):
 
     Called wherever a Tensor's array is set (``Tensor._make``, ``Tensor._init``, and the few
     places that assign ``_data`` directly); every op calls it, so it is kept to one function."""
+    global _current, _peak
     owner = data.base
     if owner is None:
         owner = data
@@ -59,11 +62,10 @@ def track(data):
     except TypeError:  # a NumPy scalar: an immutable value, not a storage that can be freed
         return
     ref.key = key
-    n = ref.nbytes = owner.nbytes
-    n += _bytes[0]
-    _bytes[0] = n
-    if n > _bytes[1]:
-        _bytes[1] = n
+    ref.nbytes = n = owner.nbytes
+    _current += n
+    if _current > _peak:
+        _peak = _current
 
 
 def _outermost(array):
@@ -92,17 +94,18 @@ def storage_bytes(tensors):
 
 def allocated():
     """Bytes of storage held by live tensors now (int)."""
-    return _bytes[0]
+    return _current
 
 
 def peak():
     """The most bytes :func:`allocated` has reported since the start or the last reset (int)."""
-    return _bytes[1]
+    return _peak
 
 
 def reset_peak():
     """Starts peak tracking again from the current allocation."""
-    _bytes[1] = _bytes[0]
+    global _peak
+    _peak = _current
 
 
 @contextlib.contextmanager
@@ -110,13 +113,13 @@ def peak_scope():
     """Within the block :func:`peak` is the high-water mark since entry; on exit the outer peak
     resumes, raised to the block's if that was higher, so measuring a region does not erase the
     peak a caller is tracking."""
-    outer = _bytes[1]
-    _bytes[1] = _bytes[0]
+    global _peak
+    outer = _peak
+    _peak = _current
     try:
         yield
     finally:
-        if outer > _bytes[1]:
-            _bytes[1] = outer
+        _peak = max(_peak, outer)
 
 
 def _check_device(device):
@@ -143,7 +146,7 @@ def memory_allocated(device=None):
     Source: https://pytorch.org/docs/stable/generated/torch.cuda.memory_allocated.html
     """
     _check_device(device)
-    return _bytes[0]
+    return allocated()
 
 
 def max_memory_allocated(device=None):
@@ -156,7 +159,7 @@ def max_memory_allocated(device=None):
     Source: https://pytorch.org/docs/stable/generated/torch.cuda.max_memory_allocated.html
     """
     _check_device(device)
-    return _bytes[1]
+    return peak()
 
 
 def reset_peak_memory_stats(device=None):
@@ -168,4 +171,4 @@ def reset_peak_memory_stats(device=None):
     Source: https://pytorch.org/docs/stable/generated/torch.cuda.reset_peak_memory_stats.html
     """
     _check_device(device)
-    _bytes[1] = _bytes[0]
+    reset_peak()
