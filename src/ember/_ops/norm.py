@@ -12,6 +12,8 @@ statistics from ``x``, so second derivatives see that dependence too. Otherwise 
 one fused array computation from the saved statistics: the same values in a third of the
 memory passes.
 """
+import math
+
 import numpy as np
 
 from .. import _backend
@@ -33,7 +35,7 @@ def _dot_over(a, b, axes):
     if not tail:
         return np.sum(a * b, axis=axes, keepdims=True)
     lead = a.shape[:a.ndim - tail]
-    row = int(np.prod(a.shape[a.ndim - tail:]))
+    row = math.prod(a.shape[a.ndim - tail:])
     sums = _backend.row_dot(a.reshape(lead + (row,)), b.reshape(lead + (row,)))
     rest = tuple(axis for axis in axes if axis < a.ndim - tail)
     if rest:
@@ -49,13 +51,21 @@ class NormStats(Op):
 
     @staticmethod
     def forward(x, axes, centered=True):
-        count = max(int(np.prod([x.shape[a] for a in axes])), 1)
-        if not centered:
-            mean_square = _dot_over(x, x, axes) / np.asarray(count, x.dtype)
-            return np.stack([np.zeros_like(mean_square), mean_square])
-        mean = np.mean(x, axis=axes, keepdims=True)
-        centred = x - mean
-        return np.stack([mean, _dot_over(centred, centred, axes) / np.asarray(count, x.dtype)])
+        # Reductions straight into the two halves of the result: per-call overhead counts
+        # when a decoder normalises one position at a time.
+        count = max(math.prod([x.shape[a] for a in axes]), 1)
+        stats = np.empty((2,) + _kept(x.shape, axes), x.dtype)
+        mean, var = stats[0], stats[1]
+        if centered:
+            np.add.reduce(x, axis=axes, keepdims=True, out=mean)
+            mean /= count
+            centred = x - mean
+        else:
+            mean.fill(0)
+            centred = x
+        var[...] = _dot_over(centred, centred, axes)
+        var /= count
+        return stats
 
 
 def _constant_along(array, axes, ndim):

@@ -571,11 +571,16 @@ def _erf_float32(x):
     return out
 
 
+# Below this many elements the ~40 NumPy calls of the float32 pieces cost more than SciPy's
+# loop (a decoder's one-position GELU has a few hundred).
+_ERF_NUMPY_FROM = 16384
+
+
 def erf(x):
     """The error function of a float array (complex not included), in its dtype: SciPy's in
-    double precision, otherwise computed in float32 to within 1.3 ulp."""
-    if x.dtype == np.float64:
-        return _special.erf(x)
+    double precision or for small arrays, otherwise computed in float32 to within 1.3 ulp."""
+    if x.dtype == np.float64 or x.size < _ERF_NUMPY_FROM:
+        return _special.erf(x).astype(x.dtype, copy=False)
     with np.errstate(invalid="ignore"):
         # 1-d, so that 0-d input stays an array for the in-place steps.
         out = _erf_float32(x.astype(np.float32, copy=False).reshape(-1))
