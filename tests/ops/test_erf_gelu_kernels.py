@@ -62,3 +62,16 @@ def test_fused_backward_equals_graph_building_backward():
     graph, = ember.autograd.grad(ember.nn.functional.gelu(x), x, g, create_graph=True)
     assert graph.requires_grad and not fused.requires_grad
     np.testing.assert_allclose(fused.numpy(), graph.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_backward_after_the_output_was_modified_in_place_equals_torch():
+    # The fused backward reads Phi(x) from the saved output; modified, it evaluates erf again.
+    x = np.linspace(-5, 5, 64, dtype=np.float32)
+    grads = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.gelu(t)
+        y.mul_(3.0)
+        y.sum().backward()
+        grads.append(t.grad)
+    assert_close(grads[0], grads[1], rtol=1e-6, atol=4e-7)

@@ -168,8 +168,14 @@ def _normal_cdf(x):
 
 class Gelu(Op):
     """``x * Phi(x)`` with Phi the standard normal CDF, or its tanh approximation
-    (``approximate="tanh"``; Hendrycks & Gimpel, https://arxiv.org/abs/1606.08415)."""
+    (``approximate="tanh"``; Hendrycks & Gimpel, https://arxiv.org/abs/1606.08415).
+
+    The output is saved too (the next layer usually keeps it alive anyway): the first-order
+    backward reads Phi(x) back as ``output / x`` instead of evaluating erf again, unless the
+    output was modified in place since.
+    """
     promote = None
+    save_output = True
 
     @staticmethod
     def forward(x, approximate="none"):
@@ -192,13 +198,21 @@ class Gelu(Op):
         if not STATE.enabled:
             # No graph of the gradient is wanted: one array computation instead of eight ops.
             x = x._data
-            with np.errstate(invalid="ignore", over="ignore"):
+            try:
+                out = ctx.output._data
+            except RuntimeError:  # modified in place since: evaluate Phi(x) again
+                out = None
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                if out is None:
+                    cdf = _normal_cdf(x)
+                else:
+                    cdf = np.divide(out, x, out=np.full_like(x, 0.5), where=x != 0)
                 grad = np.multiply(x, x, out=np.empty_like(x))  # an array even when 0-d
                 grad *= -0.5
                 np.exp(grad, out=grad)
                 grad *= x
                 grad *= _INV_SQRT_2PI
-                grad += _normal_cdf(x)
+                grad += cdf
                 grad *= g._data
             return (core._Tensor._make(grad),)
         cdf = ((x * _SQRT_HALF).erf() + 1) * 0.5
