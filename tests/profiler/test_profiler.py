@@ -267,3 +267,52 @@ def test_optimizer_step_and_zero_grad_are_ranges_named_as_torchs(name):
         names.append(sorted(e.key for e in prof.key_averages() if e.key.startswith("Optimizer.")))
     assert names[1] == names[0] == [f"Optimizer.step#{name}.step", f"Optimizer.zero_grad#{name}.zero_grad"]
     assert [e.count for e in prof.key_averages() if e.key.startswith("Optimizer.")] == [1, 1]
+
+
+@pytest.mark.parametrize("sort_by", ["cuda_time_total", "self_cuda_time_total", "device_time_total",
+                                     "self_device_time_total", "self_cuda_memory_usage"])
+def test_tables_sorted_by_device_keys_run_as_in_torch(profiled_step, sort_by):
+    # tutorials sort by cuda_time_total; on a host-only profile torch's rows all read 0 there
+    with torch.profiler.profile() as tprof:
+        torch.ones(2) + 1
+    tprof.key_averages().table(sort_by=sort_by, row_limit=3)
+    table = profiled_step.key_averages().table(sort_by=sort_by, row_limit=3)
+    assert len(table.splitlines()) == 3 + 3 + 2
+    assert profiled_step.key_averages()[0].device_time_total == 0
+
+
+def test_event_list_prints_as_its_table_and_sums_as_torchs():
+    results = []
+    for lib in (torch, ember):
+        with lib.profiler.profile() as prof:
+            x = lib.ones(4, 4)
+            for _ in range(3):
+                x = x * 2
+        averages = prof.key_averages()
+        assert str(averages).splitlines()[1].split()[:3] == ["Name", "Self", "CPU"]
+        total = averages.total_average()
+        assert total.key == "Total"
+        assert total.self_cpu_time_total == pytest.approx(sum(e.self_cpu_time_total for e in averages))
+        assert total.cpu_time_total_str.endswith("s")
+        assert "Self CPU time total" in prof.events().table(sort_by="cpu_time")  # raw events
+        counts = {e.key: e.count for e in averages}
+        results.append(counts["aten::mul" if lib is torch else "ember::Mul"])
+        assert total.count == sum(counts.values())
+    assert results[1] == results[0] == 3
+
+
+@pytest.mark.parametrize("use_gzip", [False, True])
+def test_tensorboard_trace_handler_writes_one_trace_per_cycle(tmp_path, use_gzip):
+    import gzip
+    handler = ember.profiler.tensorboard_trace_handler(tmp_path / "log", worker_name="w", use_gzip=use_gzip)
+    with profile(schedule=schedule(wait=0, warmup=1, active=1, repeat=2), on_trace_ready=handler) as prof:
+        for _ in range(4):
+            ember.ones(2).exp()
+            prof.step()
+    files = sorted((tmp_path / "log").iterdir())
+    assert len(files) == 2
+    for path in files:
+        assert path.name.startswith("w.") and path.name.endswith(".pt.trace.json" + (".gz" if use_gzip else ""))
+        data = gzip.decompress(path.read_bytes()) if use_gzip else path.read_bytes()
+        names = {e["name"] for e in json.loads(data)["traceEvents"]}
+        assert "ember::Exp" in names

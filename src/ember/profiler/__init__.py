@@ -6,7 +6,7 @@
 """
 from .events import EventList, FunctionEvent, FunctionEventAvg
 from .profiler import (ProfilerAction, ProfilerActivity, profile, record_function, schedule,
-                       supported_activities)
+                       supported_activities, tensorboard_trace_handler)
 
 __all__ = ["profile", "record_function", "schedule", "ProfilerActivity", "ProfilerAction",
-           "supported_activities", "EventList", "FunctionEvent", "FunctionEventAvg"]
+           "supported_activities", "tensorboard_trace_handler", "EventList", "FunctionEvent", "FunctionEventAvg"]

@@ -4,18 +4,41 @@
 Times are microseconds (float) of wall time on the host, as in PyTorch; memory is bytes of
 live tensor storage. An event's *self* time is its duration less its direct children's.
 """
+import gzip
 import json
 import math
 import os
 
 __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
 
-# The attributes an averaged row can be sorted by (``table(sort_by=...)``).
+# The attributes an averaged row can be sorted by (``table(sort_by=...)``). The device ones
+# are there so PyTorch's usual ``sort_by="cuda_time_total"`` runs: ember traces no device
+# kernels, so they are 0 (PyTorch reads "cuda" in a key as "device", as here).
 SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
-             "self_cpu_memory_usage", "count", "flops")
+             "self_cpu_memory_usage", "count", "flops", "device_time", "device_time_total",
+             "self_device_time_total", "device_memory_usage", "self_device_memory_usage")
 
 
-class FunctionEvent:
+class _Summary:
+    """What events and averages share: the attributes of device work (0: ember traces host
+    activity only) and PyTorch's formatted times (``cpu_time_total_str``, ...)."""
+    device_time = device_time_total = self_device_time_total = 0.0
+    device_memory_usage = self_device_memory_usage = 0
+
+    @property
+    def cpu_time_str(self):
+        return _format_time(self.cpu_time)
+
+    @property
+    def cpu_time_total_str(self):
+        return _format_time(self.cpu_time_total)
+
+    @property
+    def self_cpu_time_total_str(self):
+        return _format_time(self.self_cpu_time_total)
+
+
+class FunctionEvent(_Summary):
     """One op, backward node or ``record_function`` range.
 
     Attributes: ``id``, ``name`` (also ``key``), ``thread``, ``start_us``/``end_us`` (from
@@ -47,6 +70,11 @@ class FunctionEvent:
         return self.end_us - self.start_us
 
     @property
+    def cpu_time(self):
+        """The duration (us): one call's average is the call."""
+        return self.cpu_time_total
+
+    @property
     def self_cpu_time_total(self):
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
@@ -59,11 +87,11 @@ class FunctionEvent:
                 f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} input_shapes={self.input_shapes}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_Summary):
     """The events sharing a key (name, and input shapes or stack when grouped by them):
     ``count``, ``cpu_time_total``, ``self_cpu_time_total``, ``cpu_time`` (average per call),
     ``flops``, ``cpu_memory_usage``, ``self_cpu_memory_usage``, and the first event's
-    ``input_shapes`` and ``stack``."""
+    ``input_shapes`` and ``stack``. ``add`` takes an event or another average."""
 
     def __init__(self, first):
         self.key = first.key
@@ -75,7 +103,7 @@ class FunctionEventAvg:
         self.flops = self.cpu_memory_usage = self.self_cpu_memory_usage = 0
 
     def add(self, event):
-        self.count += 1
+        self.count += event.count
         self.cpu_time_total += event.cpu_time_total
         self.self_cpu_time_total += event.self_cpu_time_total
         self.flops += event.flops
@@ -100,10 +128,20 @@ class EventList(list):
         self._profile_memory = profile_memory
         self._with_flops = with_flops
 
+    def __str__(self):
+        return self.table()
+
     @property
     def self_cpu_time_total(self):
         """Sum of self times (us): the time spent in all profiled work."""
         return sum(e.self_cpu_time_total for e in self)
+
+    def total_average(self):
+        """One :class:`FunctionEventAvg` keyed ``"Total"`` summing every event (or average)."""
+        total = FunctionEventAvg(FunctionEvent(-1, "Total", 0, 0.0))
+        for e in self:
+            total.add(e)
+        return total
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """One :class:`FunctionEventAvg` per event name, in order of first appearance; with
@@ -139,13 +177,16 @@ class EventList(list):
 
     def export_chrome_trace(self, path):
         """Writes the events as Chrome trace-event JSON (complete events, ``"ph": "X"``, times in
-        us), which chrome://tracing and https://ui.perfetto.dev open. Written atomically."""
+        us), which chrome://tracing and https://ui.perfetto.dev open; gzip-compressed when
+        ``path`` ends in ``.gz``, as PyTorch does. Written atomically."""
         pid = os.getpid()
         trace = [{"name": e.name, "ph": "X", "cat": "cpu_op", "ts": e.start_us,
                   "dur": e.cpu_time_total, "pid": pid, "tid": e.thread,
                   "args": _trace_args(e)} for e in self]
         from ..serialization import _write_atomically
         text = json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}).encode()
+        if os.fspath(path).endswith(".gz"):
+            text = gzip.compress(text)
         _write_atomically(os.fspath(path), lambda file: file.write(text))
 
 
@@ -166,10 +207,11 @@ def _build_table(events, sort_by, row_limit, max_src_column_width, max_name_colu
     if len(events) == 0:
         return ""
     if sort_by is not None:
-        if sort_by not in SORT_KEYS:
+        attribute = sort_by.replace("cuda", "device")
+        if attribute not in SORT_KEYS:
             raise AttributeError(f"table(sort_by={sort_by!r}): unknown sort key; valid keys are "
-                                 f"{', '.join(SORT_KEYS)}")
-        events = sorted(events, key=lambda e: getattr(e, sort_by), reverse=True)
+                                 f"{', '.join(SORT_KEYS)} (cuda_... for device_...)")
+        events = sorted(events, key=lambda e: getattr(e, attribute), reverse=True)
     has_shapes = any(e.input_shapes for e in events)
     stacks = [e.stack for e in events if e.stack]
     name_width = min(max(len(e.key) for e in events) + 4, max_name_column_width)

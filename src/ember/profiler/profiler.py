@@ -10,6 +10,7 @@ truthiness check.
 import enum
 import functools
 import os
+import socket
 import threading
 import time
 import traceback
@@ -20,7 +21,7 @@ from ..utils.flop_counter import op_flops
 from .events import EventList, FunctionEvent
 
 __all__ = ["profile", "record_function", "schedule", "ProfilerActivity", "ProfilerAction",
-           "supported_activities"]
+           "supported_activities", "tensorboard_trace_handler"]
 
 # The recorders of running profilers; record_function opens its range in each.
 _RECORDERS = []
@@ -77,6 +78,21 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
             return ProfilerAction.WARMUP
         return ProfilerAction.RECORD if position < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
     return schedule_fn
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """An ``on_trace_ready`` callback that writes each finished trace as Chrome trace JSON to
+    ``dir_name/<worker_name>.<milliseconds since the epoch>.pt.trace.json[.gz]`` (the folder is
+    created; ``worker_name`` defaults to ``<host name>_<process id>``), where TensorBoard's
+    profiler plugin and Perfetto find it (``torch.profiler.tensorboard_trace_handler``)."""
+    dir_name = os.fspath(dir_name)
+
+    def handler_fn(prof):
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        file_name = f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json" + (".gz" if use_gzip else "")
+        prof.export_chrome_trace(os.path.join(dir_name, file_name))
+    return handler_fn
 
 
 def _always_record(step):
