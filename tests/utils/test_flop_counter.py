@@ -142,3 +142,24 @@ def test_docstring_examples_run():
     import ember.utils.flop_counter as module
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("bij,bjk->bik", [(2, 3, 5), (2, 5, 7)]),
+    ("ij,jk->i", [(3, 5), (5, 7)]),          # k summed out of one operand first
+    ("ij,kj->ik", [(3, 5), (7, 5)]),
+    ("bi,bi->b", [(2, 3), (2, 3)]),
+    ("i,i->", [(6,), (6,)]),
+    ("...ij,jk->...ik", [(2, 4, 3, 5), (5, 7)]),
+    ("ij,jk->ijk", [(3, 5), (5, 7)]),        # nothing contracted: an elementwise product, 0
+    ("ii,ij->ij", [(3, 3), (3, 5)]),
+    ("ij->ji", [(3, 5)]),
+])
+def test_einsum_counts_equal_torch(equation, shapes):
+    totals = []
+    for lib, counter_cls in ((torch, TorchCounter), (ember, FlopCounterMode)):
+        operands = [lib.ones(*shape, requires_grad=True) for shape in shapes]
+        with counter_cls(display=False) as counter:
+            lib.einsum(equation, *operands)
+        totals.append(counter.get_flop_counts().get("Global", {}))
+    assert {str(k): v for k, v in totals[1].items()} == {str(k): v for k, v in totals[0].items()}

@@ -54,7 +54,27 @@ def _attention_weights(query, key, mask=None, *, out_shape, **attrs):
     return "aten.bmm", 2 * prod(out_shape) * query[-1]
 
 
-FORMULAS = {"Matmul": _matmul, "Linear": _linear, "Conv": _conv, "ConvTranspose": _conv_transpose,
+def _einsum(*shapes, out_shape, equation, **attrs):
+    # PyTorch contracts a pair of operands with one bmm over every letter they use, after
+    # summing out the letters only one of them has; without a contracted letter it multiplies
+    # elementwise (not counted). Longer chains go pairwise in an order of its choosing: not
+    # counted here.
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    if len(terms) != 2:
+        return None
+    a, b = terms
+    if not any(c in b and c not in output for c in a):
+        return None
+    sizes = {}
+    for term, shape in zip(terms, shapes):
+        for c, n in zip(term, shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    letters = [c for c in sizes if c in output or (c in a and c in b)]
+    return "aten.bmm", 2 * prod(sizes[c] for c in letters)
+
+
+FORMULAS = {"Matmul": _matmul, "Einsum": _einsum, "Linear": _linear, "Conv": _conv, "ConvTranspose": _conv_transpose,
             "ConvWeight": _conv_weight, "AttentionWeights": _attention_weights}
 
 
