@@ -53,19 +53,24 @@ class NormStats(Op):
     def forward(x, axes, centered=True):
         # Reductions straight into the two halves of the result: per-call overhead counts
         # when a decoder normalises one position at a time.
-        count = max(math.prod([x.shape[a] for a in axes]), 1)
         stats = np.empty((2,) + _kept(x.shape, axes), x.dtype)
-        mean, var = stats[0], stats[1]
-        if centered:
-            np.add.reduce(x, axis=axes, keepdims=True, out=mean)
-            mean /= count
-            centred = x - mean
-        else:
-            mean.fill(0)
-            centred = x
-        var[...] = _dot_over(centred, centred, axes)
-        var /= count
+        _moments(x, axes, centered, stats[0], stats[1])
         return stats
+
+
+def _moments(x, axes, centered, mean, var):
+    """Writes the mean (0 unless ``centered``) and the biased variance (the mean square)
+    of ``x`` over ``axes`` into ``mean`` and ``var``, arrays of the kept shape."""
+    count = max(math.prod([x.shape[a] for a in axes]), 1)
+    if centered:
+        np.add.reduce(x, axis=axes, keepdims=True, out=mean)
+        mean /= count
+        centred = x - mean
+    else:
+        mean.fill(0)
+        centred = x
+    var[...] = _dot_over(centred, centred, axes)
+    var /= count
 
 
 def _constant_along(array, axes, ndim):
@@ -88,12 +93,19 @@ def _sum_to(array, shape):
 class Normalize(Op):
     """``(x - mean) * rsqrt(var + eps) * weight + bias`` with ``stats`` from
     :class:`NormStats` over ``axes``. ``weight`` and ``bias`` (or None) broadcast to ``x``
-    once reshaped to ``affine_shape`` (e.g. (C, 1, 1) for per-channel parameters)."""
+    once reshaped to ``affine_shape`` (e.g. (C, 1, 1) for per-channel parameters).
+
+    ``stats`` None computes them here: one dispatch instead of two where no gradient is
+    recorded (the backward needs them as an input).
+    """
     promote = None
 
     @staticmethod
     def forward(x, stats, weight, bias, axes, eps, centered=True, affine_shape=None):
         weight, bias = _affine(weight, affine_shape), _affine(bias, affine_shape)
+        if stats is None:
+            stats = np.empty((2,) + _kept(x.shape, axes), x.dtype)
+            _moments(x, axes, centered, stats[0], stats[1])
         mean, invstd = stats[0], 1 / np.sqrt(stats[1] + np.asarray(eps, x.dtype))
         if _constant_along(weight, axes, x.ndim) and _constant_along(bias, axes, x.ndim):
             # One multiply-add over x with small per-statistic arrays.

@@ -12,12 +12,17 @@ import numpy as np
 from ..._ops import norm as _norm
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import STATE, no_grad
 from .pooling import avg_pool2d
 from .image import pad
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm",
            "local_response_norm"]
+
+
+def _records(*tensors):
+    """Whether an op on ``tensors`` (or None) goes on the autograd tape."""
+    return STATE.enabled and any(t is not None and t.requires_grad for t in tensors)
 
 
 def _check_float(input, kernel):
@@ -206,6 +211,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
     _check_float(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
+    if not _records(input, weight, bias):
+        return apply(_norm.Normalize, input, None, weight, bias, axes=axes, eps=eps)
     stats = apply(_norm.NormStats, input, axes=axes)
     return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps)
 
