@@ -254,3 +254,28 @@ def test_a_strided_window_view_counts_the_array_it_looks_into():
     assert used() == before  # the window view keeps the 400 bytes alive
     del w, windows
     assert used() == before - 400
+
+
+def test_a_leaf_made_each_step_is_freed_with_its_last_reference():
+    # An input that requires grad (saliency, adversarial steps): torch frees it as soon as the
+    # loop drops it, with no cycle collection (the fixture keeps the collector off).
+    import weakref
+
+    import torch
+    for lib in (torch, ember):
+        w = lib.randn(64, 64, requires_grad=True)
+        x = lib.randn(16, 64, requires_grad=True)
+        (x @ w).square().sum().backward()
+        assert x.grad is not None and w.grad is not None
+        ref = weakref.ref(x)
+        del x
+        assert ref() is None, lib.__name__
+    base = used()
+    for _ in range(5):
+        x = ember.randn(16, 64, requires_grad=True)
+        (x @ w).square().sum().backward()
+        del x
+        assert used() == base  # w.grad was there before and is reused; nothing else stays
+    loss = (ember.ones(3, requires_grad=True) * w[0, :3]).sum()  # the graph holds the only leaf
+    loss.backward()  # its gradient has nowhere to go; w's still arrives
+    assert w.grad is not None

@@ -82,11 +82,13 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
             if capture is not None and node in capture:
                 captured[node] = grad
             if isinstance(node, AccumulateGrad):
-                if grad is not None and accumulate and (capture is None or node in capture):
+                variable = node.variable
+                if grad is not None and accumulate and variable is not None and (
+                        capture is None or node in capture):
                     if OBSERVERS:
-                        _observed(OBSERVERS, node, _accumulate, node.variable, grad, create_graph)
+                        _observed(OBSERVERS, node, _accumulate, variable, grad, create_graph)
                     else:
-                        _accumulate(node.variable, grad, create_graph)
+                        _accumulate(variable, grad, create_graph)
                 continue
             if useful is not None and node not in useful:
                 continue

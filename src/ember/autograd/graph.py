@@ -7,6 +7,8 @@ has exactly one output (multi-output ops in ember are built from single-output o
 engine keeps one gradient buffer per node.
 """
 
+import weakref
+
 __all__ = ["Node", "OpNode", "AccumulateGrad"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
@@ -153,12 +155,22 @@ class OpNode(Node):
 
 
 class AccumulateGrad(Node):
-    """Ends the graph at a leaf: adds the incoming gradient into ``variable.grad``."""
-    __slots__ = ("variable",)
+    """Ends the graph at a leaf: adds the incoming gradient into ``variable.grad``.
+
+    The leaf keeps its node (``tensor._node``) and the node refers back to the leaf weakly:
+    a strong reference both ways would be a cycle, so a leaf made per step (an input with
+    ``requires_grad=True``) would outlive its last use until the cycle collector ran, and
+    ``ember.memory_allocated`` would climb in between. ``variable`` is None once the leaf is
+    gone; no one can read that leaf's gradient then, so the engine skips it."""
+    __slots__ = ("_variable",)
 
     def __init__(self, variable):
         Node.__init__(self, ())
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
 
 
 def _raise_modified(x, version, node):
