@@ -192,7 +192,9 @@ def test_step_records_only_active_steps():
     assert len(traces) == 1
     # steps 2 and 3 were recorded: 3 + 4 exps, each inside its ProfilerStep range
     assert traces[0]["ember::Exp"] == 7
-    assert traces[0]["ProfilerStep#2"] == traces[0]["ProfilerStep#3"] == 1
+    assert traces[0]["ProfilerStep*"] == 2  # one row for all steps, as in torch's tables
+    assert sorted(e.trace_name for e in prof.events() if e.key == "ProfilerStep*") == [
+        "ProfilerStep#2", "ProfilerStep#3"]
     assert ProfilerAction.RECORD_AND_SAVE.name == "RECORD_AND_SAVE"
     assert core.OBSERVERS == []
 
@@ -316,3 +318,20 @@ def test_tensorboard_trace_handler_writes_one_trace_per_cycle(tmp_path, use_gzip
         data = gzip.decompress(path.read_bytes()) if use_gzip else path.read_bytes()
         names = {e["name"] for e in json.loads(data)["traceEvents"]}
         assert "ember::Exp" in names
+
+
+def test_step_ranges_average_into_one_row_and_keep_their_numbers_in_the_trace(tmp_path):
+    keys = []
+    for lib in (torch, ember):
+        def ready(prof):
+            keys.append({e.key: e.count for e in prof.key_averages() if "ProfilerStep" in e.key})
+            if lib is ember:
+                prof.export_chrome_trace(tmp_path / "t.json")
+        schedule = lib.profiler.schedule(wait=0, warmup=1, active=3, repeat=1)
+        with lib.profiler.profile(schedule=schedule, on_trace_ready=ready) as prof:
+            for _ in range(4):
+                lib.ones(2).exp()
+                prof.step()
+    assert keys[1] == keys[0] == {"ProfilerStep*": 3}
+    names = {e["name"] for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]}
+    assert {"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"} <= names

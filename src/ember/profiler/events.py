@@ -41,7 +41,9 @@ class _Summary:
 class FunctionEvent(_Summary):
     """One op, backward node or ``record_function`` range.
 
-    Attributes: ``id``, ``name`` (also ``key``), ``thread``, ``start_us``/``end_us`` (from
+    Attributes: ``id``, ``name`` (also ``key``; ``"ProfilerStep*"`` for every step range, so
+    the steps average into one row as in PyTorch), ``trace_name`` (the name as recorded,
+    ``"ProfilerStep#3"``, which the Chrome trace shows), ``thread``, ``start_us``/``end_us`` (from
     the profile's start), ``cpu_parent``/``cpu_children``, ``input_shapes`` (list of lists,
     empty for non-tensor inputs, when ``record_shapes``), ``stack`` (``"file(line): func"``
     lines, innermost first, when ``with_stack``), ``flops``, ``cpu_memory_usage`` (bytes).
@@ -49,7 +51,8 @@ class FunctionEvent(_Summary):
 
     def __init__(self, id, name, thread, start_us, input_shapes=None, stack=None, flops=0):
         self.id = id
-        self.name = name
+        self.trace_name = name
+        self.name = "ProfilerStep*" if name.startswith("ProfilerStep#") else name
         self.thread = thread
         self.start_us = start_us
         self.end_us = start_us
@@ -180,7 +183,7 @@ class EventList(list):
         us), which chrome://tracing and https://ui.perfetto.dev open; gzip-compressed when
         ``path`` ends in ``.gz``, as PyTorch does. Written atomically."""
         pid = os.getpid()
-        trace = [{"name": e.name, "ph": "X", "cat": "cpu_op", "ts": e.start_us,
+        trace = [{"name": e.trace_name, "ph": "X", "cat": "cpu_op", "ts": e.start_us,
                   "dur": e.cpu_time_total, "pid": pid, "tid": e.thread,
                   "args": _trace_args(e)} for e in self]
         from ..serialization import _write_atomically
