@@ -110,9 +110,10 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x, cache=None):
         B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=2)
-        # (B, T, C) -> (B, n_head, T, head_dim): each head attends on its own slice of C.
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        # (B, T, 3C) -> 3 x (B, n_head, T, head_dim): each head attends on its own slice of C
+        # (one view and one permute for all three, instead of a split and three of each).
+        qkv = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
         past = 0
         if cache is not None:
             past = cache.length
