@@ -163,3 +163,17 @@ def test_einsum_counts_equal_torch(equation, shapes):
             lib.einsum(equation, *operands)
         totals.append(counter.get_flop_counts().get("Global", {}))
     assert {str(k): v for k, v in totals[1].items()} == {str(k): v for k, v in totals[0].items()}
+
+
+def test_unbatched_linear_backward_counts_its_weight_gradient_as_torch():
+    totals = []
+    for lib, counter_cls in ((torch, TorchCounter), (ember, FlopCounterMode)):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(8, 4)
+        x = lib.randn(8, requires_grad=True)
+        with counter_cls(display=False) as counter:
+            layer(x).sum().backward()
+        totals.append(counter.get_total_flops())
+        grads = [layer.weight.grad.detach().numpy(), x.grad.detach().numpy()]
+    assert totals[1] == totals[0] == 3 * 2 * 8 * 4
+    assert grads[0].shape == (4, 8) and grads[1].shape == (8,)

@@ -52,8 +52,8 @@ class Linear(Op):
         gx = apply(Matmul, g, weight) if needs[0] else None
         gw = gb = None
         if needs[1]:
-            if x.ndim == 1:
-                gw = g.unsqueeze(1) * x
+            if x.ndim == 1:  # an outer product, as a product so FLOP counters see torch's mm
+                gw = apply(Matmul, g.unsqueeze(1), x.unsqueeze(0))
             else:
                 g2, x2 = (g, x) if x.ndim == 2 else (g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1]))
                 gw = apply(Matmul, g2.mT, x2)
