@@ -177,3 +177,23 @@ def test_unbatched_linear_backward_counts_its_weight_gradient_as_torch():
         grads = [layer.weight.grad.detach().numpy(), x.grad.detach().numpy()]
     assert totals[1] == totals[0] == 3 * 2 * 8 * 4
     assert grads[0].shape == (4, 8) and grads[1].shape == (8,)
+
+
+def test_layers_of_a_module_list_are_named_by_their_path_as_torch():
+
+    def build(lib):
+        class Tower(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = lib.nn.ModuleList(lib.nn.Linear(6, 6) for _ in range(3))
+                self.heads = lib.nn.ModuleDict({"a": lib.nn.Linear(6, 2)})
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x).relu()
+                return self.heads["a"](x)
+        return Tower()
+    ours = counts(ember, FlopCounterMode, build, lambda lib: lib.randn(4, 6))
+    theirs = counts(torch, TorchCounter, build, lambda lib: lib.randn(4, 6))
+    assert "Tower.layers.2" in ours and "Tower.heads.a" in ours
+    assert ours == theirs

@@ -126,6 +126,7 @@ class FlopCounterMode:
         self.flop_counts = defaultdict(lambda: defaultdict(int))
         self._modules = []            # forward module path stack
         self._names = weakref.WeakKeyDictionary()
+        self._seen = weakref.WeakSet()
         self._node_parents = weakref.WeakKeyDictionary()
         self._running = []            # (parents, op) of the backward nodes being run
         self._handles = []
@@ -196,12 +197,21 @@ class FlopCounterMode:
 
     # ---- module tracking --------------------------------------------------------------------
     def _pre_hook(self, module, args):
+        self._modules.append(self._name(module))
+
+    def _name(self, module):
+        # PyTorch's ModuleTracker: the first module called is named by its class; the first
+        # time a module is seen its whole subtree is named by attribute path, so the layers
+        # of a ModuleList (never called itself) read "TransformerEncoder.layers.0".
         name = self._names.get(module)
         if name is None:
             name = self._names[module] = type(module).__name__
-        for child_name, child in module.named_children():
-            self._names[child] = f"{name}.{child_name}"
-        self._modules.append(name)
+        if module not in self._seen:
+            for child_name, child in module.named_children():
+                self._names[child] = f"{name}.{child_name}"
+                self._name(child)
+            self._seen.add(module)
+        return name
 
     def _post_hook(self, module, args, output):
         self._modules.pop()
