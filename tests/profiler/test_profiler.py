@@ -335,3 +335,20 @@ def test_step_ranges_average_into_one_row_and_keep_their_numbers_in_the_trace(tm
     assert keys[1] == keys[0] == {"ProfilerStep*": 3}
     names = {e["name"] for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]}
     assert {"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"} <= names
+
+
+@pytest.mark.parametrize("acc_events", [False, True])
+def test_acc_events_keeps_every_cycle_as_torch(acc_events):
+    seen = []
+    for lib in (torch, ember):
+        counts_per_trace = []
+
+        def ready(prof):
+            counts_per_trace.append(sum(e.count for e in prof.key_averages() if e.key.lower().endswith("::exp")))
+        schedule = lib.profiler.schedule(wait=0, warmup=1, active=1, repeat=3)
+        with lib.profiler.profile(schedule=schedule, acc_events=acc_events, on_trace_ready=ready) as prof:
+            for _ in range(6):
+                lib.ones(2).exp()
+                prof.step()
+        seen.append(counts_per_trace)
+    assert seen[1] == seen[0] == ([1, 2, 3] if acc_events else [1, 1, 1])

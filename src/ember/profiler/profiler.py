@@ -183,7 +183,9 @@ class profile:
         with_stack: keep the Python call stack of each op (``Source Location``).
         with_flops: FLOPs of matrix products, convolutions and attention
             (``Total xFLOPs`` column; the rules of ``ember.utils.flop_counter``).
-        with_modules, experimental_config, execution_trace_observer, acc_events,
+        acc_events: keep the events of every finished cycle of the schedule (default: only
+            the latest cycle's).
+        with_modules, experimental_config, execution_trace_observer,
         custom_trace_id_callback: accepted so PyTorch calls run; they change nothing here.
 
     Raises ValueError for an activity that is not a ProfilerActivity.
@@ -215,6 +217,7 @@ class profile:
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.with_flops = with_flops
+        self.acc_events = acc_events
         self.step_num = 0
         self._scheduled = schedule is not None
         self._recorder = None
@@ -242,7 +245,8 @@ class profile:
         for stack in recorder.open.values():
             for event in reversed(list(stack)):
                 recorder.end(event)
-        self._events = EventList(recorder.events, self.profile_memory, self.with_flops)
+        kept = list(self._events) if self.acc_events else []
+        self._events = EventList(kept + recorder.events, self.profile_memory, self.with_flops)
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
