@@ -352,3 +352,20 @@ def test_acc_events_keeps_every_cycle_as_torch(acc_events):
                 prof.step()
         seen.append(counts_per_trace)
     assert seen[1] == seen[0] == ([1, 2, 3] if acc_events else [1, 1, 1])
+
+
+def test_export_stacks_writes_folded_stacks_and_needs_with_stack(tmp_path):
+    def user_function(x):
+        return (x @ x).exp().sum()
+    with profile(with_stack=True) as prof:
+        user_function(ember.ones(32, 32))
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(path, "self_cpu_time_total")
+    lines = path.read_text().splitlines()
+    assert lines and all(re.fullmatch(r"\S+ \d+", line) for line in lines)
+    assert all(line.index("test_export_stacks") < line.index("user_function") for line in lines)  # outermost first
+    with torch.profiler.profile() as tprof:
+        torch.ones(2) + 1
+    for prof in (tprof, profile()):
+        with pytest.raises(AssertionError, match="with_stack=True"):
+            prof.export_stacks(tmp_path / "no.txt", "self_cpu_time_total")

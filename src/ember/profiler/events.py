@@ -178,6 +178,14 @@ class EventList(list):
                             max_shapes_column_width, header, top_level_events_only, time_unit,
                             self._profile_memory, self._with_flops)
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Writes the events' stacks in the folded format of flame graph tools
+        (``flamegraph.pl``, speedscope), weighted by ``metric`` (an attribute name from
+        ``SORT_KEYS``; AttributeError otherwise). Written atomically."""
+        text = _folded_stacks(self, metric).encode()
+        from ..serialization import _write_atomically
+        _write_atomically(os.fspath(path), lambda file: file.write(text))
+
     def export_chrome_trace(self, path):
         """Writes the events as Chrome trace-event JSON (complete events, ``"ph": "X"``, times in
         us), which chrome://tracing and https://ui.perfetto.dev open; gzip-compressed when
@@ -191,6 +199,23 @@ class EventList(list):
         if os.fspath(path).endswith(".gz"):
             text = gzip.compress(text)
         _write_atomically(os.fspath(path), lambda file: file.write(text))
+
+
+def _folded_stacks(events, metric):
+    """Brendan Gregg's folded format for flame graphs: per event with a stack, its frames
+    outermost first joined by ``;`` (blanks and ``;`` in a frame become ``_``), a space, and
+    the integer ``metric`` (events whose value rounds to 0 are left out)."""
+    attribute = metric.replace("cuda", "device")
+    if attribute not in SORT_KEYS:
+        raise AttributeError(f"export_stacks(metric={metric!r}): unknown metric; valid are "
+                             f"{', '.join(SORT_KEYS)}")
+    blanks = str.maketrans(" ;\t\n", "____")
+    lines = []
+    for e in events:
+        value = int(getattr(e, attribute))
+        if e.stack and value > 0:
+            lines.append(";".join(frame.translate(blanks) for frame in reversed(e.stack)) + f" {value}\n")
+    return "".join(lines)
 
 
 def _trace_args(e):

@@ -314,6 +314,12 @@ class profile:
         """Writes the trace as Chrome trace-event JSON (see :meth:`EventList.export_chrome_trace`)."""
         self._events.export_chrome_trace(path)
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Writes the stacks for a flame graph (see :meth:`EventList.export_stacks`);
+        AssertionError without ``with_stack=True``, as in PyTorch."""
+        assert self.with_stack, "export_stacks() requires with_stack=True"
+        self._events.export_stacks(path, metric)
+
 
 class record_function:
     """A named range in the profile around a block (``with record_function("name"):``) or
