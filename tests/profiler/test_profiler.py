@@ -369,3 +369,53 @@ def test_export_stacks_writes_folded_stacks_and_needs_with_stack(tmp_path):
     for prof in (tprof, profile()):
         with pytest.raises(AssertionError, match="with_stack=True"):
             prof.export_stacks(tmp_path / "no.txt", "self_cpu_time_total")
+
+
+def test_stopping_while_a_node_or_op_runs_does_not_break_it():
+    # Another thread (or, here, a custom backward) may stop the recording between an op's or
+    # node's enter and exit: the exit finds its range closed and the computation goes on.
+    prof = profile()
+
+    class StopInside(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            prof.stop()
+            return grad * 2
+    x = ember.ones(3, requires_grad=True)
+    y = StopInside.apply(x).sum()
+    prof.start()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert any(e.name.endswith("StopInsideBackward") for e in prof.events())
+    assert core.OBSERVERS == []
+
+
+def test_a_thread_running_ops_survives_the_recording_stopping():
+    import sys
+    import threading
+    errors, done = [], threading.Event()
+
+    def work():
+        x = ember.ones(16, 16)
+        while not done.is_set():
+            try:
+                (x @ x).relu().sum()
+            except Exception as e:  # noqa: BLE001 - any error in the worker fails the test
+                errors.append(e)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        for _ in range(100):
+            with profile():
+                ember.ones(2).exp()
+    finally:
+        done.set()
+        worker.join()
+        sys.setswitchinterval(interval)
+    assert errors == []

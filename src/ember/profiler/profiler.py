@@ -130,7 +130,7 @@ class _Recorder:
         return event
 
     def end(self, event):
-        stack = self.open[event.thread]
+        stack = self.open.get(event.thread, ())
         if event not in stack:  # closed already: the recording stopped inside this range
             return
         event.end_us = (time.perf_counter_ns() - self.origin) / 1e3
@@ -144,7 +144,10 @@ class _Recorder:
         self.begin("ember::" + op.name, inputs)
 
     def op_exit(self, op, inputs, attrs, output):
-        event = self.open[threading.get_native_id()][-1]
+        stack = self.open.get(threading.get_native_id())
+        if not stack:  # another thread stopped the recording while this op ran
+            return
+        event = stack[-1]
         if self.with_flops and output is not None:
             counted = op_flops(op, inputs, attrs, output)
             if counted is not None:
@@ -155,7 +158,9 @@ class _Recorder:
         self.begin("autograd::engine::evaluate_function: " + node.name())
 
     def node_exit(self, node):
-        self.end(self.open[threading.get_native_id()][-1])
+        stack = self.open.get(threading.get_native_id())
+        if stack:
+            self.end(stack[-1])
 
 
 def _python_stack():
@@ -242,7 +247,7 @@ class profile:
         recorder, self._recorder = self._recorder, None
         core.OBSERVERS.remove(recorder)
         _RECORDERS.remove(recorder)
-        for stack in recorder.open.values():
+        for stack in list(recorder.open.values()):  # other threads may be adding theirs
             for event in reversed(list(stack)):
                 recorder.end(event)
         kept = list(self._events) if self.acc_events else []
