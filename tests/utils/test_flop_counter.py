@@ -197,3 +197,20 @@ def test_layers_of_a_module_list_are_named_by_their_path_as_torch():
     theirs = counts(torch, TorchCounter, build, lambda lib: lib.randn(4, 6))
     assert "Tower.layers.2" in ours and "Tower.heads.a" in ours
     assert ours == theirs
+
+
+def test_ops_of_other_threads_are_not_counted_as_in_torch():
+    import threading
+    totals = []
+    for lib, counter_cls in ((torch, TorchCounter), (ember, FlopCounterMode)):
+        def work():
+            lib.ones(10, 10) @ lib.ones(10, 10)
+            lib.nn.Linear(10, 10)(lib.ones(2, 10, requires_grad=True)).sum().backward()
+        with counter_cls(display=False) as counter:
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join()
+            lib.ones(4, 3) @ lib.ones(3, 5)
+        totals.append(counter.get_flop_counts())
+    assert {k: {str(op): n for op, n in v.items()} for k, v in totals[1].items()} == \
+        {k: {str(op): n for op, n in v.items()} for k, v in totals[0].items()} == {"Global": {"aten.mm": 120}}

@@ -9,6 +9,7 @@ ATen op PyTorch's counter reports for the same computation on CPU (``aten.mm``,
 ``aten.addmm``, ``aten.bmm``, ``aten.convolution``, ``aten.convolution_backward``), so the
 two counters' tables can be compared line by line.
 """
+import threading
 import warnings
 import weakref
 from collections import defaultdict
@@ -130,6 +131,7 @@ class FlopCounterMode:
         self._node_parents = weakref.WeakKeyDictionary()
         self._running = []            # (parents, op) of the backward nodes being run
         self._handles = []
+        self._thread = None
 
     def get_total_flops(self):
         """All counted FLOPs (int)."""
@@ -172,7 +174,7 @@ class FlopCounterMode:
         pass
 
     def op_exit(self, op, inputs, attrs, output):
-        if output is None:
+        if output is None or threading.get_ident() != self._thread:
             return
         if self._running:
             parents, node_op = self._running[-1]
@@ -190,13 +192,18 @@ class FlopCounterMode:
             self.flop_counts[name][key] += flops
 
     def node_enter(self, node):
+        if threading.get_ident() != self._thread:
+            return
         self._running.append((self._node_parents.get(node, ("Global",)), getattr(node, "op", None)))
 
     def node_exit(self, node):
-        self._running.pop()
+        if threading.get_ident() == self._thread and self._running:  # empty: exited inside the node
+            self._running.pop()
 
     # ---- module tracking --------------------------------------------------------------------
     def _pre_hook(self, module, args):
+        if threading.get_ident() != self._thread:
+            return
         self._modules.append(self._name(module))
 
     def _name(self, module):
@@ -214,11 +221,14 @@ class FlopCounterMode:
         return name
 
     def _post_hook(self, module, args, output):
+        if threading.get_ident() != self._thread:
+            return
         self._modules.pop()
 
     def __enter__(self):
         from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
         self.flop_counts.clear()
+        self._thread = threading.get_ident()  # like torch's dispatch modes: this thread only
         self._handles = [register_module_forward_pre_hook(self._pre_hook),
                          register_module_forward_hook(self._post_hook, always_call=True)]
         core.OBSERVERS.append(self)
