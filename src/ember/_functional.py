@@ -1658,8 +1658,11 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if not isinstance(src, Tensor):
         src = _new_tensor(src)
-    result = expand(src.to(self.dtype), self.shape) if tuple(src.shape) != tuple(self.shape) else src.to(self.dtype)
-    if result is src:
+    result = src if src.dtype is self.dtype else src.to(self.dtype)
+    if result._data.shape != self._data.shape:
+        result = expand(result, self.shape)
+    elif result is src and src.requires_grad:
+        # ``self`` takes the result's history: src's own node must not become self's.
         result = apply(OPS["Clone"], src)
     write_into(self, result)
     return self
