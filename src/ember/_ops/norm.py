@@ -73,6 +73,23 @@ def _moments(x, axes, centered, mean, var):
     var /= count
 
 
+def _layer_norm_rows(x, weight, bias, eps):
+    """Normalize over the last axis with an elementwise weight and bias (a layer norm that
+    records nothing): the arithmetic of :func:`_moments` and Normalize's general branch, so
+    bit-equal to them, in half the NumPy calls (a decoder normalises one row at a time)."""
+    count = x.shape[-1]
+    mean = np.add.reduce(x, axis=-1, keepdims=True)
+    mean /= count
+    out = x - mean
+    var = _backend.row_dot(out, out)[..., None]
+    var /= count
+    var += np.asarray(eps, x.dtype)
+    out *= 1 / np.sqrt(var, out=var)
+    out *= weight
+    out += bias
+    return out
+
+
 def _constant_along(array, axes, ndim):
     """True when ``array`` (or None), broadcast to ``ndim`` dims, has size 1 along every
     axis in ``axes``: it then folds into per-statistic scale and shift arrays."""
@@ -102,6 +119,10 @@ class Normalize(Op):
 
     @staticmethod
     def forward(x, stats, weight, bias, axes, eps, centered=True, affine_shape=None):
+        if stats is None and centered and affine_shape is None and weight is not None \
+                and bias is not None and axes == (x.ndim - 1,) and x.shape[-1] > 1 \
+                and weight.shape == bias.shape == x.shape[-1:]:
+            return _layer_norm_rows(x, weight, bias, eps)
         weight, bias = _affine(weight, affine_shape), _affine(bias, affine_shape)
         if stats is None:
             stats = np.empty((2,) + _kept(x.shape, axes), x.dtype)

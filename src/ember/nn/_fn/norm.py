@@ -208,7 +208,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     like input. RuntimeError when the trailing dims, weight or bias do not match
     ``normalized_shape``; NotImplementedError for integer inputs.
     """
-    axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
+    shape = input._data.shape
+    if type(normalized_shape) is tuple and len(normalized_shape) == 1 and shape[-1:] == normalized_shape \
+            and (weight is None or weight._data.shape == normalized_shape) \
+            and (bias is None or bias._data.shape == normalized_shape):
+        axes = (len(shape) - 1,)  # the common case, which passes every check below
+    else:
+        axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
     _check_float(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not _records(input, weight, bias):
