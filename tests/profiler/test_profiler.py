@@ -419,3 +419,13 @@ def test_a_thread_running_ops_survives_the_recording_stopping():
         worker.join()
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+@pytest.mark.parametrize("name", [None, 123])
+def test_record_function_name_must_be_a_string_as_in_torch(name):
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError):
+            with lib.profiler.profile():
+                with lib.profiler.record_function(name):
+                    lib.ones(2) + 1
+    assert core.OBSERVERS == []

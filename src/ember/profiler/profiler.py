@@ -330,6 +330,7 @@ class record_function:
     """A named range in the profile around a block (``with record_function("name"):``) or
     every call of a function (``@record_function("name")``); ops run inside are its
     children. Costs a list check when nothing records (``torch.profiler.record_function``).
+    RuntimeError on entry when ``name`` is not a str, as in PyTorch.
     ``args`` is accepted for PyTorch compatibility and not recorded."""
 
     def __init__(self, name, args=None):
@@ -338,6 +339,8 @@ class record_function:
         self._events = []
 
     def __enter__(self):
+        if not isinstance(self.name, str):
+            raise RuntimeError(f"record_function: expected a str name, got {type(self.name).__name__}")
         self._events = [(r, r.begin(self.name)) for r in _RECORDERS]
         return self
 
