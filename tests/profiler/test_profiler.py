@@ -429,3 +429,19 @@ def test_record_function_name_must_be_a_string_as_in_torch(name):
                 with lib.profiler.record_function(name):
                     lib.ones(2) + 1
     assert core.OBSERVERS == []
+
+
+def test_autograd_profiler_is_the_older_entry_point():
+    keys = []
+    for lib in (torch, ember):
+        x = lib.ones(4, 4, requires_grad=True)
+        with lib.autograd.profiler.profile(record_shapes=True) as prof:
+            with lib.autograd.profiler.record_function("legacy_range"):
+                (x @ x).sum().backward()
+        keys.append({e.key for e in prof.key_averages()})
+        assert "legacy_range" in keys[-1]
+        assert "Self CPU" in prof.key_averages().table(sort_by="self_cpu_time_total")
+        with lib.autograd.profiler.profile(enabled=False) as off:
+            x @ x
+        assert off is None
+    assert any("MmBackward0" in k or "MatmulBackward" in k or "Backward" in k for k in keys[1])

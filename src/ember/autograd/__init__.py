@@ -11,7 +11,16 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph"]
+           "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph",
+           "profiler"]
+
+
+def __getattr__(name):
+    # torch.autograd.profiler, loaded on first use: the profiler sits above autograd.
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")
 
 
 def Variable(data, requires_grad=False, volatile=False):
