@@ -111,9 +111,14 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x, cache=None):
         B, T, C = x.shape
         # (B, T, 3C) -> 3 x (B, n_head, T, head_dim): each head attends on its own slice of C
-        # (one view and one permute for all three, instead of a split and three of each).
-        qkv = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        # (one view and one permute for all three, instead of a split and three of each). One
+        # position (a cached decoding step) is already in that order: the view alone does it.
+        if T == 1:
+            qkv = self.qkv(x).view(B, 3, self.n_head, T, C // self.n_head)
+            q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+        else:
+            qkv = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
         past = 0
         if cache is not None:
             past = cache.length
@@ -126,7 +131,8 @@ class CausalSelfAttention(nn.Module):
         else:
             # A single new query may see every cached key; otherwise the mask is plain causal.
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=T > 1)
-        y = y.transpose(1, 2).reshape(B, T, C)
+        # (B, n_head, T, head_dim) -> (B, T, C); for T == 1 the heads are already in order.
+        y = y.reshape(B, T, C) if T == 1 else y.transpose(1, 2).reshape(B, T, C)
         return self.resid_dropout(self.proj(y))
 
 
