@@ -571,10 +571,12 @@ def dist(input, other, p=2):
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def _infer_shape(shape, numel, input_shape):
+    if -1 not in shape and _prod(shape) == numel and builtins.min(shape, default=0) >= 0:
+        return tuple(shape)  # nothing to infer and nothing wrong: the common case, kept short
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -611,13 +613,14 @@ def view(input, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported by ember")
     shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
-    probe = input._data.view()
-    try:
-        probe.shape = shape
-    except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
-                           "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.") from None
+    if not input._data.flags.c_contiguous:  # a contiguous array always has the view
+        probe = input._data.view()
+        try:
+            probe.shape = shape
+        except AttributeError:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                               "least one dimension spans across two contiguous subspaces). Use "
+                               ".reshape(...) instead.") from None
     return apply(OPS["View"], input, shape=shape)
 
 
@@ -681,6 +684,8 @@ def unsqueeze(input, dim):
 
 def permute(input, *dims):
     dims = _shape_arg(dims)
+    if sorted(dims) == list(range(input.ndim)):
+        return apply(OPS["Permute"], input, dims=dims)  # valid as given: non-negative, distinct
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
                            f"match the length of the desired ordering of dimensions i.e. input.dim() "
@@ -1012,6 +1017,13 @@ def _index_arg(index):
         index = (index,)
     out, basic = [], True
     for i in index:
+        kind = type(i)
+        if kind is int:
+            out.append(i)
+            continue
+        if kind is slice and (i.step is None or i.step > 0):
+            out.append(i)
+            continue
         if isinstance(i, Tensor):
             if i.dtype.is_floating_point:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")

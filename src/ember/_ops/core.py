@@ -184,11 +184,12 @@ def _record(op, inputs, attrs, t):
 def write_into(self, result):
     """Copies ``result`` into ``self`` as an in-place update: checks dtype and shape, bumps the
     version counter, and moves ``self``'s history onto the result's node."""
-    from .._dtype import can_cast
-    if result.dtype is not self.dtype and not can_cast(result.dtype, self.dtype):
-        raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired "
-                           f"output type {_type_name(self.dtype)}")
-    if result.shape != self.shape:
+    if result.dtype is not self.dtype:
+        from .._dtype import can_cast
+        if not can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the "
+                               f"desired output type {_type_name(self.dtype)}")
+    if result._data.shape != self._data.shape:
         try:
             target = np.broadcast_shapes(result.shape, self.shape)
         except ValueError:
