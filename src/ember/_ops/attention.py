@@ -42,13 +42,14 @@ class AttentionWeights(Op):
             np.copyto(scores, np.asarray(-np.inf, scores.dtype), where=above)
         if scores.shape[-1] == 0:
             return scores
-        top = scores.max(axis=-1, keepdims=True)
+        # The ufuncs' reduce: the same sums as the methods, without their Python wrappers.
+        top = np.maximum.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
             top[top == -np.inf] = 0
         with np.errstate(invalid="ignore"):
             scores -= top
         np.exp(scores, out=scores)
-        total = scores.sum(axis=-1, keepdims=True)
+        total = np.add.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
             total[total == 0] = np.inf
         scores /= total

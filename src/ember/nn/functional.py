@@ -69,8 +69,9 @@ def linear(input, weight, bias=None):
     Raises RuntimeError when ``in_features`` differ ("mat1 and mat2 shapes cannot be
     multiplied (AxB and CxD)"), when dtypes differ, or when ``bias`` does not broadcast.
     """
-    if weight.ndim == 2 and input.ndim >= 1:
-        if input.shape[-1] != weight.shape[1]:
+    weight_shape, input_shape = weight._data.shape, input._data.shape
+    if len(weight_shape) == 2 and input_shape:
+        if input_shape[-1] != weight_shape[1]:
             rows = _F._prod(input.shape[:-1])
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                                f"and {weight.shape[1]}x{weight.shape[0]})")
@@ -79,7 +80,7 @@ def linear(input, weight, bias=None):
                                f"{_F._c_type(input.dtype)} != {_F._c_type(weight.dtype)}")
         if bias is None:
             return apply(OPS["Linear"], input, weight)
-        if bias.ndim == 1 and bias.shape[0] == weight.shape[0] and bias.dtype is input.dtype:
+        if bias._data.shape == weight_shape[:1] and bias.dtype is input.dtype:
             return apply(OPS["Linear"], input, weight, bias)
     out = _F.matmul(input, weight.t()) if weight.ndim == 2 else _F.matmul(input, weight)
     if bias is None:

@@ -64,7 +64,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if not isinstance(x, Tensor):
             raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be Tensor, "
                             f"not {type(x).__name__}")
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+    # Shapes read from the arrays: a Size per look would cost more than the checks (a
+    # decoder calls this once per layer per token).
+    query_shape, key_shape, value_shape = query._data.shape, key._data.shape, value._data.shape
+    if len(query_shape) < 2 or len(key_shape) < 2 or len(value_shape) < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got "
                            f"query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} "
                            f"instead.")
@@ -79,17 +82,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True")
-    if key.shape[-1] != query.shape[-1]:
+    if key_shape[-1] != query_shape[-1]:
         raise RuntimeError(f"Expected key's embedding size to match query's: query {list(query.shape)}, "
                            f"key {list(key.shape)}")
-    if value.shape[-2] != key.shape[-2]:
+    if value_shape[-2] != key_shape[-2]:
         raise RuntimeError(f"Expected value's sequence length to match key's: key {list(key.shape)}, "
                            f"value {list(value.shape)}")
     if enable_gqa:
         key, value = _group_heads(query, key), _group_heads(query, value)
     mask = None if attn_mask is None else _sdpa_mask(attn_mask, query, key)
     if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
+        scale = 1.0 / math.sqrt(query_shape[-1])
     return _attention(query, key, value, mask, dropout_p, is_causal, scale)[0]
 
 
