@@ -76,17 +76,20 @@ def _moments(x, axes, centered, mean, var):
 def _layer_norm_rows(x, weight, bias, eps):
     """Normalize over the last axis with an elementwise weight and bias (a layer norm that
     records nothing): the arithmetic of :func:`_moments` and Normalize's general branch, so
-    bit-equal to them, in half the NumPy calls (a decoder normalises one row at a time)."""
+    bit-equal to them, in half the NumPy calls (a decoder normalises one row at a time). The
+    ufuncs are called with ``out=``: the in-place operators cost twice as much on small rows."""
     count = x.shape[-1]
     mean = np.add.reduce(x, axis=-1, keepdims=True)
-    mean /= count
-    out = x - mean
+    np.divide(mean, count, out=mean)
+    out = np.subtract(x, mean)
     var = _backend.row_dot(out, out)[..., None]
-    var /= count
-    var += np.asarray(eps, x.dtype)
-    out *= 1 / np.sqrt(var, out=var)
-    out *= weight
-    out += bias
+    np.divide(var, count, out=var)
+    np.add(var, np.asarray(eps, x.dtype), out=var)
+    np.sqrt(var, out=var)
+    np.divide(1, var, out=var)
+    np.multiply(out, var, out=out)
+    np.multiply(out, weight, out=out)
+    np.add(out, bias, out=out)
     return out
 
 
