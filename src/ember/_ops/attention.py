@@ -47,13 +47,18 @@ class AttentionWeights(Op):
         # The ufuncs' reduce: the same sums as the methods, without their Python wrappers.
         top = np.maximum.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
-            top[top == -np.inf] = 0
+            # A row with every key masked has top -inf; raised to the lowest finite value, it
+            # still gives exp(-inf - top) = 0 there, and changes no other row (one ufunc call
+            # instead of a comparison and a masked store).
+            np.maximum(top, np.finfo(top.dtype).min, out=top)
         with np.errstate(invalid="ignore"):
             np.subtract(scores, top, out=scores)
         np.exp(scores, out=scores)
         total = np.add.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
-            total[total == 0] = np.inf
+            # Only an all-masked row sums to 0 (elsewhere the top key adds exp(0) = 1): its
+            # zeros divided by the smallest normal number stay zeros, as SDPA gives.
+            np.maximum(total, np.finfo(total.dtype).tiny, out=total)
         np.divide(scores, total, out=scores)
         return scores
 

@@ -86,7 +86,10 @@ def apply(op, *inputs, **attrs):
     if OBSERVERS and not getattr(_observing, "inside", False):
         return _observed_apply(op, inputs, attrs)
     if op.promote is None:
-        arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+        if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
+            arrays = (inputs[0]._data,)
+        else:
+            arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
     elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
             and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_floating_point):
         arrays = (inputs[0]._data, inputs[1]._data)
