@@ -837,11 +837,15 @@ def cat(tensors, dim=0, *, out=None):
     ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
     d = _wrap_dim(dim, ref.ndim)
     parts = [t for t in tensors if t is ref or not (t.ndim == 1 and t.shape[0] == 0)]
+    ref_shape = ref._data.shape
     for i, t in enumerate(parts):
+        shape = t._data.shape
+        if shape == ref_shape:
+            continue
         if t.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
         for k in range(ref.ndim):
-            if k != d and t.shape[k] != ref.shape[k]:
+            if k != d and shape[k] != ref_shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {ref.shape[k]} but got size {t.shape[k]} for tensor "
                                    f"number {i} in the list.")
