@@ -69,15 +69,20 @@ def matmul(a, b):
     single BLAS call: waking a second thread for each of many small calls costs more than the
     products themselves.
     """
-    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
-        return matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+    shape = None
+    # (A single matrix in the stack is left as it is: the reshapes would cost more than
+    # NumPy's own batch loop of one.)
+    if a.ndim > 2 and b.ndim == 2 and a.size > a.shape[-2] * a.shape[-1] and a.flags.c_contiguous:
+        shape = a.shape[:-1] + b.shape[-1:]
+        a = a.reshape(-1, a.shape[-1])
     if _set_threads is not None and _max_threads > 1:
         macs = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim > 1 and b.ndim > 1 else 0
         want = _max_threads if macs >= _MULTITHREAD_MACS else 1
         if want != _current[0]:
             _set_threads(want)
             _current[0] = want
-    return np.matmul(a, b)
+    out = np.matmul(a, b)
+    return out if shape is None else out.reshape(shape)
 
 
 def index_add_at(out, index, values):
