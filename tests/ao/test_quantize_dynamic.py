@@ -195,9 +195,31 @@ def test_bad_dtype_raises_like_torch():
             quantize_dynamic(e, spec, dtype=ember.float32)
         with pytest.raises(error, match="int8"):
             quantize_dynamic(e, spec, dtype=ember.int8)
-    with pytest.warns(UserWarning, match="quint8"):
-        q = quantize_dynamic(e, dtype=ember.quint8)
-    assert type(q[0]) is nn.Linear
+
+
+def test_quint8_is_weight_only_embedding_quantization_as_in_torch():
+    e, t = mlp()
+    for spec, tspec in (({nn.Linear}, {torch.nn.Linear}), ({"0"}, {"0"}), ({nn.Sequential}, {torch.nn.Sequential})):
+        with pytest.raises(AssertionError) as t_error, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tq.quantize_dynamic(t, tspec, dtype=torch.quint8)
+        with pytest.raises(AssertionError) as e_error:
+            quantize_dynamic(e, spec, dtype=ember.quint8)
+        assert str(e_error.value) == str(t_error.value).replace("torch.", "ember.")
+        assert "ember.quint8" in str(e_error.value)
+    for spec, tspec in ((None, None), (set(), set()), ({}, {})):  # no Linear selected: unchanged
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            qt = tq.quantize_dynamic(t, tspec, dtype=torch.quint8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            q = quantize_dynamic(e, spec, dtype=ember.quint8)
+        assert repr(q) == repr(qt).replace("torch.", "ember.") and type(q[0]) is nn.Linear
+    # torch quantizes Embedding here; ember has no quantized Embedding: it stays float, with a warning
+    for spec in (None, {nn.Embedding}):
+        with pytest.warns(UserWarning, match="Embedding"):
+            q = quantize_dynamic(nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 2)), spec, dtype=ember.quint8)
+        assert type(q[0]) is nn.Embedding and type(q[1]) is nn.Linear
 
 
 @pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")

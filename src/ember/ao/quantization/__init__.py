@@ -1,7 +1,7 @@
 """``ember.ao.quantization``: dynamic quantization (PyTorch's ``torch.ao.quantization``).
 
-``quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)`` stores Linear (and LSTM/GRU)
-weights as int8 with a scale, a quarter of the bytes; see :func:`quantize_dynamic`.
+``quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)`` stores Linear (and LSTM, GRU
+and RNN-cell) weights as int8 with a scale, a quarter of the bytes; see :func:`quantize_dynamic`.
 """
 from .observer import (MinMaxObserver, ObserverBase, PerChannelMinMaxObserver, PlaceholderObserver,
                        default_dynamic_quant_observer, default_per_channel_weight_observer,

@@ -6,8 +6,9 @@ import itertools
 import warnings
 
 from ... import nn
-from ..._dtype import float16
-from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
+from ..._dtype import float16, float32
+from .observer import PlaceholderObserver
+from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 from .qtensor import qint8, quint8
 
 __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings", "propagate_qconfig_",
@@ -18,7 +19,19 @@ def get_default_dynamic_quant_module_mappings():
     """Float module class -> dynamically quantized class. Matching is by exact type, so
     subclasses (such as MultiheadAttention's ``NonDynamicallyQuantizableLinear``) stay float."""
     from ..nn.quantized import dynamic as nnqd
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU, nn.LSTMCell: nnqd.LSTMCell,
+            nn.GRUCell: nnqd.GRUCell, nn.RNNCell: nnqd.RNNCell}
+
+
+# The types quantize_dynamic quantizes by default (for qint8 and float16), as in PyTorch.
+_DEFAULT_TYPES = (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)
+
+# Stands for PyTorch's float_qparams_weight_only_qconfig, the weight-only quint8 quantization
+# it applies to Embedding and EmbeddingBag. ember has neither that qscheme nor quantized
+# embeddings, so this only carries the weight dtype: the modules ember can quantize reject it
+# in from_float (Linear with AssertionError, the recurrent ones with RuntimeError), as PyTorch's do.
+_quint8_weight_only_qconfig = QConfig(activation=PlaceholderObserver.with_args(dtype=float32),
+                                      weight=PlaceholderObserver.with_args(dtype=quint8))
 
 
 def propagate_qconfig_(module, qconfig_dict=None):
@@ -67,15 +80,19 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
 
     Args:
         model: an ember.nn.Module (the top module itself is never swapped, as in PyTorch).
-        qconfig_spec: which submodules to quantize. None: every ``nn.Linear``, ``nn.LSTM`` and
-            ``nn.GRU`` (the types ember has dynamic versions of). A set of types and/or
+        qconfig_spec: which submodules to quantize. None: every ``nn.Linear``, ``nn.LSTM``,
+            ``nn.GRU``, ``nn.LSTMCell``, ``nn.GRUCell`` and ``nn.RNNCell`` (for ember.quint8:
+            ``nn.Embedding`` and ``nn.EmbeddingBag``). A set of types and/or
             qualified submodule names: those, with the default qconfig of ``dtype``. A dict
             from type or name to a :class:`QConfig` (e.g.
             ``{nn.Linear: per_channel_dynamic_qconfig}`` for one scale per output row).
             A name or container type covers the modules inside it.
         dtype: ember.qint8 (int8 weights, symmetric per-tensor scale) or ember.float16.
             ember.quint8 selects PyTorch's weight-only Embedding quantization, which ember does
-            not have: it warns and returns the model unchanged.
+            not have: embeddings stay float (with a UserWarning when the model holds one), and
+            a Linear, LSTM, GRU or cell selected by the spec raises as in PyTorch
+            (AssertionError for Linear, RuntimeError for the recurrent modules, naming the
+            dtype).
         mapping: float type -> quantized type (default
             :func:`get_default_dynamic_quant_module_mappings`).
         inplace: modify ``model`` instead of a deep copy.
@@ -105,17 +122,13 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     """
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
-    if dtype is quint8:
-        warnings.warn("quantize_dynamic: dtype=ember.quint8 is PyTorch's weight-only Embedding "
-                      "quantization, which ember does not have; the model is left unchanged",
-                      stacklevel=2)
-        model = model if inplace else copy.deepcopy(model)
-        return model.eval()
     if qconfig_spec is None:
         if dtype is qint8:
-            qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
+            qconfig_spec = dict.fromkeys(_DEFAULT_TYPES, default_dynamic_qconfig)
         elif dtype is float16:
-            qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), float16_dynamic_qconfig)
+            qconfig_spec = dict.fromkeys(_DEFAULT_TYPES, float16_dynamic_qconfig)
+        elif dtype is quint8:
+            qconfig_spec = dict.fromkeys((nn.EmbeddingBag, nn.Embedding), _quint8_weight_only_qconfig)
         else:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
                              "Provide full qconfig please")
@@ -124,6 +137,8 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
             default_qconfig = default_dynamic_qconfig
         elif dtype is float16:
             default_qconfig = float16_dynamic_qconfig
+        elif dtype is quint8:
+            default_qconfig = _quint8_weight_only_qconfig
         else:
             raise RuntimeError(f"Unknown dtype specified for quantize_dynamic: {dtype}")
         qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default_qconfig)))

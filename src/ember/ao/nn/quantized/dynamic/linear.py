@@ -33,15 +33,20 @@ def quantize_weight(weight, observer):
 
 
 def weight_observer(module):
-    """A fresh weight observer from ``module.qconfig`` (the default dynamic one when unset);
-    RuntimeError unless it quantizes to ember.qint8 or ember.float16."""
+    """A fresh weight observer from ``module.qconfig`` (the default dynamic one when unset).
+    Its dtype is not checked here: each ``from_float`` rejects unsupported ones with its own
+    PyTorch error."""
     qconfig = getattr(module, "qconfig", None)
-    observer = (qconfig.weight if qconfig is not None and qconfig.weight is not None
-                else default_dynamic_qconfig.weight)()
-    if observer.dtype not in (qint8, float16):
-        raise RuntimeError("The only supported dtypes for dynamic quantized linear are qint8 and "
-                           f"float16 got: {observer.dtype}")
-    return observer
+    return (qconfig.weight if qconfig is not None and qconfig.weight is not None
+            else default_dynamic_qconfig.weight)()
+
+
+def pack_weight_bias(weight, bias, dtype):
+    """A :class:`LinearPackedParams` of ``dtype`` holding ``weight`` (already quantized, see
+    :func:`quantize_weight`) and the float ``bias`` (or None)."""
+    pack = LinearPackedParams(dtype)
+    pack.set_weight_bias(weight, bias)
+    return pack
 
 
 def repr_without_packed_params(module):
@@ -159,11 +164,15 @@ class Linear(nn.Module):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized copy of the float Linear ``mod``, its weight quantized as
         ``mod.qconfig.weight`` says (the default dynamic qconfig when unset). AssertionError (as
-        PyTorch) for a module that is not an ember.nn.Linear (subclasses included)."""
+        PyTorch) for a module that is not an ember.nn.Linear (subclasses included) or a weight
+        observer whose dtype is neither ember.qint8 nor ember.float16."""
         if type(mod) not in cls._FLOAT_MODULE:
             raise AssertionError(f"nn.quantized.dynamic.Linear.from_float only works for nn.Linear, got "
                             f"{type(mod).__name__}")
         observer = weight_observer(mod)
+        if observer.dtype not in (qint8, float16):
+            raise AssertionError("The only supported dtypes for dynamic quantized linear are qint8 "
+                                 f"and float16, got: {observer.dtype}")
         qlinear = cls(mod.in_features, mod.out_features, dtype=observer.dtype)
         qlinear.set_weight_bias(quantize_weight(mod.weight, observer), mod.bias)
         return qlinear
