@@ -61,17 +61,28 @@ class KVCache:
 
     Storage for all ``block_size`` positions is allocated up front; :meth:`append` writes a
     step's keys and values in place after the ones already there, so generating a token
-    allocates no cache memory.
+    allocates no cache memory. Keys and values are the two halves of one ``storage``, so
+    :meth:`append_stacked` writes both with one copy when they arrive stacked.
 
-    Shapes: ``keys`` and ``values`` are ``(B, n_head, block_size, head_dim)``; the first
-    ``length`` positions hold data.
+    Shapes: ``storage`` is ``(B, 2, n_head, block_size, head_dim)`` (the layout in which one
+    position's qkv projection holds its keys and values); ``keys`` and ``values`` are its
+    halves, ``(B, n_head, block_size, head_dim)``; the first ``length`` positions hold data.
     """
 
     def __init__(self, batch_size, n_head, block_size, head_dim, dtype, device):
-        shape = (batch_size, n_head, block_size, head_dim)
-        self.keys = torch.zeros(shape, dtype=dtype, device=device)
-        self.values = torch.zeros(shape, dtype=dtype, device=device)
+        self.storage = torch.zeros((batch_size, 2, n_head, block_size, head_dim), dtype=dtype,
+                                   device=device)
         self.length = 0
+
+    @property
+    def keys(self):
+        """The keys half of ``storage`` (a view)."""
+        return self.storage[:, 0]
+
+    @property
+    def values(self):
+        """The values half of ``storage`` (a view)."""
+        return self.storage[:, 1]
 
     def append(self, k, v):
         """Store ``k`` and ``v`` (``(B, n_head, T, head_dim)``) after the cached positions.
@@ -82,16 +93,27 @@ class KVCache:
         Raises:
             RuntimeError: the cache would hold more than ``block_size`` positions.
         """
-        start, end = self.length, self.length + k.shape[2]
-        if end > self.keys.shape[2]:
-            raise RuntimeError(f"KV cache holds {self.keys.shape[2]} positions (block_size); "
-                               f"cannot add {k.shape[2]} after {start}")
+        start, end = self._reserve(k.shape[2])
         # copy_ into the views writes just these positions (an indexed assignment may build a
         # new cache-sized array first).
-        self.keys[:, :, start:end].copy_(k)
-        self.values[:, :, start:end].copy_(v)
+        self.storage[:, 0, :, start:end].copy_(k)
+        self.storage[:, 1, :, start:end].copy_(v)
+        return self.storage[:, 0, :, :end], self.storage[:, 1, :, :end]
+
+    def append_stacked(self, kv):
+        """:meth:`append` for keys and values stacked as ``kv`` ``(B, 2, n_head, T, head_dim)``."""
+        start, end = self._reserve(kv.shape[3])
+        self.storage[:, :, :, start:end].copy_(kv)
+        return self.storage[:, 0, :, :end], self.storage[:, 1, :, :end]
+
+    def _reserve(self, count):
+        """``(start, end)`` of ``count`` new positions, counted as held from now on."""
+        start, end = self.length, self.length + count
+        if end > self.storage.shape[3]:
+            raise RuntimeError(f"KV cache holds {self.storage.shape[3]} positions (block_size); "
+                               f"cannot add {count} after {start}")
         self.length = end
-        return self.keys[:, :, :end], self.values[:, :, :end]
+        return start, end
 
 
 class CausalSelfAttention(nn.Module):
@@ -113,16 +135,19 @@ class CausalSelfAttention(nn.Module):
         # (B, T, 3C) -> 3 x (B, n_head, T, head_dim): each head attends on its own slice of C
         # (one view and one permute for all three, instead of a split and three of each). One
         # position (a cached decoding step) is already in that order: the view alone does it.
+        past = 0 if cache is None else cache.length
         if T == 1:
             qkv = self.qkv(x).view(B, 3, self.n_head, T, C // self.n_head)
-            q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+            q = qkv[:, 0]
+            if cache is None:
+                k, v = qkv[:, 1], qkv[:, 2]
+            else:  # keys and values stacked as the cache holds them: one copy
+                k, v = cache.append_stacked(qkv[:, 1:])
         else:
             qkv = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
-        past = 0
-        if cache is not None:
-            past = cache.length
-            k, v = cache.append(k, v)
+            if cache is not None:
+                k, v = cache.append(k, v)
         dropout_p = self.dropout if self.training else 0.0
         if past and T > 1:
             # New positions after cached ones: query i sees keys 0..past+i.
