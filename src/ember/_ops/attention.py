@@ -30,7 +30,7 @@ class AttentionWeights(Op):
 
     @staticmethod
     def forward(query, key, mask=None, scale=1.0, is_causal=False, masked_rows="zero"):
-        scores = _backend.matmul(query, np.swapaxes(key, -1, -2))
+        scores = _backend.matmul(query, key.swapaxes(-1, -2))
         # Ufunc calls with out= rather than in-place operators: half the cost on a decoder's
         # one-query rows, same arithmetic.
         np.multiply(scores, np.asarray(scale, scores.dtype), out=scores)

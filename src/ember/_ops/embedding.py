@@ -55,7 +55,7 @@ class Embedding(Op):
 
     @staticmethod
     def forward(weight, indices, padding_idx=None, scale_grad_by_freq=False):
-        return np.take(weight, indices, axis=0)
+        return weight.take(indices, axis=0)
 
     @staticmethod
     def backward(ctx, g):
