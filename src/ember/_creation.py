@@ -210,12 +210,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        integral = all(isinstance(v, numbers.Integral) for v in vals)
+        integral = all(_integral(v) for v in vals)
         dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
-    if not dtype.is_floating_point and all(isinstance(v, numbers.Integral) for v in vals):
+    if not dtype.is_floating_point and all(_integral(v) for v in vals):
         return _finish(np.arange(start, end, step, dtype=dtype.np), requires_grad)
     n = max(int(np.ceil((end - start) / step)), 0)
     return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
+
+
+def _integral(value):
+    # int first: the ABC check costs more than the rest of a one-element arange.
+    return type(value) is int or isinstance(value, numbers.Integral)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
