@@ -99,6 +99,41 @@ def test_missing_or_broken_checkpoint(tmp_path, capsys):
         load_checkpoint(tmp_path)
 
 
+def _copy_checkpoint(checkpoint, directory):
+    for name in ("model.pt", "tokenizer.json"):
+        (directory / name).write_bytes((checkpoint / name).read_bytes())
+    return directory
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("truncated", "is not an ember checkpoint, or it is truncated or corrupt"),
+    ("config", "'config' is not a GPTConfig: .*unexpected keyword argument 'foo'"),
+    ("weights", "(?s)the weights do not fit the config: .*Missing key"),
+    ("vocab", "the model has vocab_size 7 but tokenizer.json has 20 tokens"),
+    ("no_bos", "tokenizer.json: the tokenizer has no <bos> or <eos> token"),
+])
+def test_damaged_checkpoint_is_reported_not_a_traceback(checkpoint, tmp_path, capsys, damage, message):
+    directory = _copy_checkpoint(checkpoint, tmp_path)
+    saved = ember.load(directory / "model.pt")
+    if damage == "truncated":
+        data = (directory / "model.pt").read_bytes()
+        (directory / "model.pt").write_bytes(data[:len(data) // 2])
+    elif damage == "config":
+        ember.save({"model": saved["model"], "config": {"foo": 1}}, directory / "model.pt")
+    elif damage == "weights":
+        ember.save({"model": {}, "config": saved["config"]}, directory / "model.pt")
+    elif damage == "vocab":
+        config = dict(saved["config"], vocab_size=7)
+        model = GPT(GPTConfig(**config))
+        ember.save({"model": model.state_dict(), "config": config}, directory / "model.pt")
+    else:
+        CharTokenizer.from_corpus(map(format_qa, PAIRS)).save(directory / "tokenizer.json")
+    with pytest.raises(ValueError, match=message):
+        load_checkpoint(directory)
+    assert main(["chat", str(directory)]) == 1
+    assert f"ember chat: cannot load {directory}: " in capsys.readouterr().err
+
+
 def test_cli_lists_chat(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])

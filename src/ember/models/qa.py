@@ -36,7 +36,9 @@ def load_checkpoint(directory):
 
     Raises:
         FileNotFoundError: ``directory`` lacks ``model.pt`` or ``tokenizer.json``.
-        ValueError: a file is not a checkpoint of this format; the message names it.
+        ValueError: a file is not a checkpoint of this format (corrupt or truncated, a config
+            or weights that do not make a GPT, a tokenizer without ``<bos>``/``<eos>`` or whose
+            vocabulary size differs from the model's); the message names the file.
     """
     directory = Path(directory)
     for name in (MODEL_FILE, TOKENIZER_FILE):
@@ -50,11 +52,30 @@ def load_checkpoint(directory):
     if kind not in _TOKENIZERS:
         raise ValueError(f"{directory / TOKENIZER_FILE}: not a tokenizer file of ember.text")
     tokenizer = _TOKENIZERS[kind].load(directory / TOKENIZER_FILE)
-    checkpoint = ember.load(directory / MODEL_FILE)
+    missing = [name for name, token_id in (("<bos>", tokenizer.bos_id), ("<eos>", tokenizer.eos_id))
+               if token_id is None]
+    if missing:
+        raise ValueError(f"{directory / TOKENIZER_FILE}: the tokenizer has no {' or '.join(missing)} "
+                         f"token, which answering needs")
+    model_file = directory / MODEL_FILE
+    try:  # ember.load reports a corrupt or truncated file as RuntimeError
+        checkpoint = ember.load(model_file)
+    except RuntimeError as error:
+        raise ValueError(str(error)) from None
     if not isinstance(checkpoint, dict) or not {"model", "config"} <= checkpoint.keys():
-        raise ValueError(f"{directory / MODEL_FILE}: expected a dict with 'model' and 'config'")
-    model = GPT(GPTConfig(**checkpoint["config"]))
-    model.load_state_dict(checkpoint["model"])
+        raise ValueError(f"{model_file}: expected a dict with 'model' and 'config'")
+    config = checkpoint["config"]
+    try:
+        model = GPT(GPTConfig(**config))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{model_file}: 'config' is not a GPTConfig: {error}") from None
+    if model.config.vocab_size != tokenizer.vocab_size:
+        raise ValueError(f"{model_file}: the model has vocab_size {model.config.vocab_size} but "
+                         f"{TOKENIZER_FILE} has {tokenizer.vocab_size} tokens")
+    try:
+        model.load_state_dict(checkpoint["model"])
+    except (RuntimeError, TypeError, AttributeError) as error:
+        raise ValueError(f"{model_file}: the weights do not fit the config: {error}") from None
     return model.eval(), tokenizer
 
 
