@@ -134,6 +134,28 @@ def test_damaged_checkpoint_is_reported_not_a_traceback(checkpoint, tmp_path, ca
     assert f"ember chat: cannot load {directory}: " in capsys.readouterr().err
 
 
+def test_ctrl_c_exits_quietly_with_status_130(checkpoint, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin("", tty=True))
+
+    def interrupted(prompt):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("builtins.input", interrupted)
+    assert main(["chat", str(checkpoint)]) == 130
+    assert capsys.readouterr().err == "\n"
+
+
+def test_output_closed_by_its_reader_stops_without_a_traceback(checkpoint):
+    # `ember chat CHECKPOINT < questions | head -1`: the pipe closes after the first answer.
+    chat = subprocess.Popen([sys.executable, "-m", "ember", "chat", str(checkpoint)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    chat.stdin.write(b"Hi\n" * 2000)
+    chat.stdin.close()
+    assert chat.stdout.readline() == b"Hello!\n"
+    chat.stdout.close()
+    assert chat.wait(timeout=120) == 0
+    assert chat.stderr.read() == b""
+
+
 def test_cli_lists_chat(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])

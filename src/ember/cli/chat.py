@@ -1,12 +1,14 @@
 """``ember chat CHECKPOINT``: ask a trained GPT questions.
 
 At a terminal it shows a ``> `` prompt and answers each question, until end of input
-(Ctrl-D) or ``quit``/``exit``. With standard input piped in it answers each line, one answer
-line per input line (an empty line gets an empty answer), and prints no prompts.
+(Ctrl-D) or ``quit``/``exit``; Ctrl-C exits with status 130. With standard input piped in
+it answers each line, one answer line per input line (an empty line gets an empty answer),
+and prints no prompts; it stops quietly when the reader of its output goes away.
 
 CHECKPOINT is a directory written by :func:`ember.models.qa.save_checkpoint`, such as the
 one the ``transformer`` milestone saves (``ember milestones run transformer`` prints where).
 """
+import os
 import sys
 
 QUIT_WORDS = ("quit", "exit")
@@ -33,6 +35,20 @@ def chat(args):
     except (OSError, ValueError) as error:
         print(f"ember chat: cannot load {args.checkpoint}: {error}", file=sys.stderr)
         return 1
+    try:
+        return _answer_lines(args, model, tokenizer, answer)
+    except KeyboardInterrupt:  # Ctrl-C: leave without a traceback, with the shell's status
+        print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # whoever read the answers stopped (e.g. `| head -1`): stop too
+        try:  # the interpreter's final flush of stdout would raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+
+
+def _answer_lines(args, model, tokenizer, answer):
     interactive = sys.stdin.isatty()
     context = []
     while True:
