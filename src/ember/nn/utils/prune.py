@@ -242,6 +242,15 @@ def _channel_mask(t, dim, channels):
     return mask
 
 
+def _zero_top_k(scores, k, default_mask, largest):
+    """A copy of ``default_mask`` with zeros at the ``k`` entries of ``scores`` (same shape)
+    that ``topk`` ranks first: the largest, or with ``largest=False`` the smallest."""
+    mask = default_mask.clone()
+    if k:
+        mask.view(-1)[topk(scores.view(-1), k=k, largest=largest).indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes ``amount`` entries chosen uniformly at random (among those the default mask keeps,
     when composed)."""
@@ -252,11 +261,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[topk(rand_like(t).view(-1), k=k).indices] = 0
-        return mask
+        return _zero_top_k(rand_like(t), _count(self.amount, t.numel()), default_mask, largest=True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -272,11 +277,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[topk(t.detach().abs().view(-1), k=k, largest=False).indices] = 0
-        return mask
+        return _zero_top_k(t.detach().abs(), _count(self.amount, t.numel()), default_mask, largest=False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
