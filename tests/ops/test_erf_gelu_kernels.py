@@ -1,6 +1,7 @@
 """The float32 erf kernel (NumPy arithmetic in place of SciPy's slow loop) and GELU's fused
 first-order backward: erf within 1.5 ulp (1.3 measured) of float64 erf over float32, GELU and its gradient
-equal torch's to float32 rounding, and the fused backward equals the graph-building one."""
+within a stated bound of the float64 closed form (and of torch's float64 kernel), and the fused
+backward equals the graph-building one."""
 import numpy as np
 import pytest
 from scipy import special
@@ -43,21 +44,32 @@ def test_other_dtypes():
     np.testing.assert_array_equal(erf(x64), special.erf(x64))  # double precision stays SciPy's
 
 
-def test_gelu_and_its_gradient_equal_torch_including_the_tails():
-    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, -1e-20, 1e-20, 50.0, -50.0]]).astype(np.float32)
-    e = ember.tensor(x, requires_grad=True)
-    t = to_torch(e)
-    out, t_out = ember.nn.functional.gelu(e), torch.nn.functional.gelu(t)
-    out.sum().backward()
-    t_out.sum().backward()
-    x64 = x.astype(np.float64)
-    cdf = 0.5 * special.erfc(-x64 / np.sqrt(2))
-    exact = {"value": x64 * cdf, "grad": cdf + x64 * np.exp(-x64 * x64 / 2) / np.sqrt(2 * np.pi)}
-    for name, ours, theirs in (("value", out, t_out), ("grad", e.grad, t.grad)):
-        # torch rounds 0.5 x (1 + erf) in float32 too: a few 1e-7 absolute near Phi = 0 or 1.
-        assert_close(ours, theirs, rtol=1e-6, atol=4e-7)
-        torch_error = np.max(np.abs(theirs.detach().numpy() - exact[name]))
-        assert np.max(np.abs(ours.detach().numpy() - exact[name])) <= 1.25 * torch_error, name
+def test_gelu_and_its_gradient_are_within_a_stated_bound_of_float64_including_the_tails():
+    # float32 against the float64 closed form and torch's float64 kernel, never against torch's
+    # float32 kernel: that one depends on the CPU (its AVX-512 GELU gives gelu(inf) = nan and
+    # ~5e-3 relative error near x = -4, its AVX2 GELU neither).
+    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, -1e-20, 1e-20, 50.0, -50.0, np.inf, -np.inf]])
+    x64 = x.astype(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        cdf = 0.5 * special.erfc(-x64 / np.sqrt(2))
+        exact = {"value": x64 * cdf, "grad": cdf + x64 * np.exp(-x64 * x64 / 2) / np.sqrt(2 * np.pi)}
+    t = torch.tensor(x64, requires_grad=True)
+    torch.nn.functional.gelu(t).sum().backward()
+    reference = {"value": torch.nn.functional.gelu(t.detach()).numpy(), "grad": t.grad.numpy()}
+    # Float32 rounding of 0.5 x (1 + erf(x / sqrt 2)): 4.3e-7 / 1.8e-7 absolute measured.
+    bound = {"value": 6e-7 + 1e-6 * np.abs(exact["value"]), "grad": 3e-7 + 1e-6 * np.abs(exact["grad"])}
+    for dtype in (ember.float32, ember.float64):
+        e = ember.tensor(x64, dtype=dtype, requires_grad=True)
+        out = ember.nn.functional.gelu(e)
+        out.sum().backward()
+        for name, ours in (("value", out), ("grad", e.grad)):
+            ours = ours.detach().numpy().astype(np.float64)
+            finite = np.isfinite(exact[name])
+            if dtype is ember.float64:
+                np.testing.assert_allclose(ours, reference[name], rtol=1e-12, atol=1e-15, equal_nan=True)
+            for ref in (exact[name], reference[name]):
+                np.testing.assert_array_equal(ours[~finite], ref[~finite])  # gelu(inf) = inf, nan at -inf
+                assert np.all(np.abs(ours - ref)[finite] <= bound[name][finite]), (name, dtype)
 
 
 def test_fused_backward_equals_graph_building_backward():
@@ -71,7 +83,8 @@ def test_fused_backward_equals_graph_building_backward():
 
 def test_backward_after_the_output_was_modified_in_place_equals_torch():
     # The fused backward reads Phi(x) from the saved output; modified, it evaluates erf again.
-    x = np.linspace(-5, 5, 64, dtype=np.float32)
+    # float64: torch's float32 GELU differs by CPU (see above); this checks the path, not rounding.
+    x = np.linspace(-5, 5, 64, dtype=np.float64)
     grads = []
     for lib in (ember, torch):
         t = lib.tensor(x, requires_grad=True)
@@ -79,4 +92,4 @@ def test_backward_after_the_output_was_modified_in_place_equals_torch():
         y.mul_(3.0)
         y.sum().backward()
         grads.append(t.grad)
-    assert_close(grads[0], grads[1], rtol=1e-6, atol=4e-7)
+    assert_close(grads[0], grads[1], rtol=1e-12, atol=1e-15)

@@ -82,7 +82,7 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     """An ``on_trace_ready`` callback that writes each finished trace as Chrome trace JSON to
-    ``dir_name/<worker_name>.<milliseconds since the epoch>.pt.trace.json[.gz]`` (the folder is
+    ``dir_name/<worker_name>.<nanoseconds since the epoch>.pt.trace.json[.gz]`` (the folder is
     created; ``worker_name`` defaults to ``<host name>_<process id>``), where TensorBoard's
     profiler plugin and Perfetto find it (``torch.profiler.tensorboard_trace_handler``)."""
     dir_name = os.fspath(dir_name)
@@ -90,7 +90,8 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     def handler_fn(prof):
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        file_name = f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json" + (".gz" if use_gzip else "")
+        # Nanoseconds, as torch: two cycles that end within one millisecond keep both traces.
+        file_name = f"{name}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")
         prof.export_chrome_trace(os.path.join(dir_name, file_name))
     return handler_fn
 
