@@ -83,10 +83,12 @@ def constant_(tensor, val):
 
 
 def ones_(tensor):
+    """Fills with 1 (https://pytorch.org/docs/stable/nn.init.html#torch.nn.init.ones_)."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
+    """Fills with 0 (https://pytorch.org/docs/stable/nn.init.html#torch.nn.init.zeros_)."""
     with no_grad():
         return tensor.zero_()
 

@@ -1,7 +1,7 @@
 """Multi-head attention (https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html)."""
 from ..._creation import empty
 from .. import init
-from .._fn.attention import _multi_head_attention
+from ..functional.attention import _multi_head_attention
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module

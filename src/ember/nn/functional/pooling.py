@@ -8,7 +8,7 @@ Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w
 """
 import numpy as np
 
-from ... import _functional as _F
+from ..._functional import matmul
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
@@ -276,9 +276,9 @@ def _adaptive_avg(input, n, output_size, name):
     if sizes == spatial:
         return input.clone()
     # Adaptive averaging is linear and separable: one small matrix product per spatial dim.
-    out = _F.matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
+    out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
     if n == 2:
-        out = _F.matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
+        out = matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
     return out
 
 

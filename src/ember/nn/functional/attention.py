@@ -15,7 +15,8 @@ from ..._functional import cat
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._tensor import Tensor
-from ..functional import dropout, linear
+from .dropout import dropout
+from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
