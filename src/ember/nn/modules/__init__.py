@@ -8,6 +8,7 @@ from .activation import (
     ReLU, ReLU6, LeakyReLU, PReLU, RReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Softsign,
     Sigmoid, Tanh, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid, Tanhshrink, Softshrink,
     Hardshrink, Threshold, Softmax, LogSoftmax, Softmin, Softmax2d, GLU,
+    MultiheadAttention,
 )
 from .loss import (
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
@@ -33,7 +34,6 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .sparse import Embedding, EmbeddingBag
-from .attention import MultiheadAttention
 from .transformer import (
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer,
