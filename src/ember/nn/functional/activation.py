@@ -7,14 +7,13 @@ the input, as PyTorch's in-place variants do.
 """
 import warnings
 
-import numpy as np
-
 from ... import _dtype
+from ..._creation import as_tensor
 from ..._functional import log_softmax as _log_softmax, sigmoid, softmax as _softmax, tanh, where
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._random import rng as _rng
-from ..._tensor import Tensor, _wrap_dim
+from ..._tensor import _wrap_dim
 from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
 
 __all__ = [
@@ -27,50 +26,58 @@ __all__ = [
 
 
 def relu(input, inplace=False):
-    """``max(input, 0)``; the gradient at 0 is 0. RuntimeError for bool inputs."""
+    """``max(input, 0)``; the gradient at 0 is 0. RuntimeError for bool inputs.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu.html"""
     if input.dtype is _dtype.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
     return unary(OPS["Relu"], input, inplace)
 
 
 def relu_(input):
-    """In-place :func:`relu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.relu_.html)."""
+    """In-place :func:`relu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu_.html"""
     return relu(input, inplace=True)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(input, min_val, max_val)`` with zero gradient at and beyond the bounds.
-    ValueError if ``min_val > max_val``."""
+    ValueError if ``min_val > max_val``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh.html"""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return unary(OPS["Hardtanh"], input, inplace, min_val=min_val, max_val=max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    """In-place :func:`hardtanh` (https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh_.html)."""
+    """In-place :func:`hardtanh`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh_.html"""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def relu6(input, inplace=False):
-    """``min(max(input, 0), 6)``: ``hardtanh(input, 0, 6)``."""
+    """``min(max(input, 0), 6)``: ``hardtanh(input, 0, 6)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu6.html"""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope)."""
+    """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu.html"""
     float_only(input, "leaky_relu_cpu")
     return unary(OPS["LeakyRelu"], input, inplace, negative_slope=negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    """In-place :func:`leaky_relu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu_.html)."""
+    """In-place :func:`leaky_relu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu_.html"""
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def prelu(input, weight):
     """Leaky ReLU with a learned slope per channel (He et al., 2015,
     https://arxiv.org/abs/1502.01852). ``weight`` has 1 or C elements, C = ``input.shape[1]``
-    (1 for inputs with fewer than 2 dims). RuntimeError when the counts differ."""
+    (1 for inputs with fewer than 2 dims). RuntimeError when the counts differ.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.prelu.html"""
     float_only(input, "prelu_cpu")
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
@@ -83,60 +90,69 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU (Xu et al., 2015, https://arxiv.org/abs/1505.00853): a slope drawn
-    uniformly from [lower, upper] per element in training, their mean otherwise."""
+    uniformly from [lower, upper] per element in training, their mean otherwise.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu.html"""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     float_only(input, "rrelu_with_noise_cpu")
-    slopes = _rng().uniform(lower, upper, tuple(input.shape)).astype(input._data.dtype)
-    slope = Tensor._make(np.where(input._data >= 0, 1, slopes).astype(input._data.dtype))
+    slopes = as_tensor(_rng().uniform(lower, upper, tuple(input.shape)), dtype=input.dtype)
+    slope = where(input >= 0, slopes.new_ones(()), slopes)
     return in_place(input, lambda x: x * slope) if inplace else input * slope
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """In-place :func:`rrelu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu_.html)."""
+    """In-place :func:`rrelu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu_.html"""
     return rrelu(input, lower, upper, training, inplace=True)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """``input`` where positive, else ``alpha * (exp(input) - 1)`` (Clevert et al., 2015,
-    https://arxiv.org/abs/1511.07289)."""
+    https://arxiv.org/abs/1511.07289).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu.html"""
     float_only(input, "elu_cpu")
     return unary(OPS["Elu"], input, inplace, alpha=alpha)
 
 
 def elu_(input, alpha=1.0):
-    """In-place :func:`elu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.elu_.html)."""
+    """In-place :func:`elu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu_.html"""
     return elu(input, alpha, inplace=True)
 
 
 def selu(input, inplace=False):
     """``scale * elu(input, alpha)`` with the self-normalizing constants of Klambauer et al.,
-    2017 (https://arxiv.org/abs/1706.02515)."""
+    2017 (https://arxiv.org/abs/1706.02515).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html"""
     float_only(input, "elu_cpu")
     return unary(OPS["Elu"], input, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE)
 
 
 def selu_(input):
-    """In-place :func:`selu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html)."""
+    """In-place :func:`selu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html"""
     return selu(input, inplace=True)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (Barron, 2017,
-    https://arxiv.org/abs/1704.07483)."""
+    https://arxiv.org/abs/1704.07483).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     float_only(input, "elu_cpu")
     return unary(OPS["Elu"], input, inplace, alpha=alpha, input_scale=1.0 / alpha)
 
 
 def celu_(input, alpha=1.0):
-    """In-place :func:`celu` (https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html)."""
+    """In-place :func:`celu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     return celu(input, alpha, inplace=True)
 
 
 def gelu(input, approximate="none"):
     """``input * Phi(input)``, Phi the standard normal CDF; ``approximate="tanh"`` uses
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (https://arxiv.org/abs/1606.08415).
-    RuntimeError for another ``approximate``."""
+    RuntimeError for another ``approximate``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gelu.html"""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     float_only(input, "GeluKernelImpl")
@@ -144,55 +160,64 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118)."""
+    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.silu.html"""
     float_only(input, "silu_cpu")
     return in_place(input, silu) if inplace else input * input.sigmoid()
 
 
 def mish(input, inplace=False):
-    """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681)."""
+    """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.mish.html"""
     float_only(input, "mish_cpu")
     return in_place(input, mish) if inplace else input * softplus(input).tanh()
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
-    threshold`` (never overflows)."""
+    threshold`` (never overflows).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
     return apply(OPS["Softplus"], input, beta=beta, threshold=threshold)
 
 
 def softsign(input):
-    """``input / (1 + |input|)``."""
+    """``input / (1 + |input|)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softsign.html"""
     return input / (input.abs() + 1)
 
 
 def hardsigmoid(input, inplace=False):
-    """``relu6(input + 3) / 6``; gradient 1/6 strictly between -3 and 3, else 0."""
+    """``relu6(input + 3) / 6``; gradient 1/6 strictly between -3 and 3, else 0.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardsigmoid.html"""
     float_only(input, "hardsigmoid_cpu")
     return unary(OPS["Hardsigmoid"], input, inplace)
 
 
 def hardswish(input, inplace=False):
-    """``input * relu6(input + 3) / 6`` (Howard et al., 2019, https://arxiv.org/abs/1905.02244)."""
+    """``input * relu6(input + 3) / 6`` (Howard et al., 2019, https://arxiv.org/abs/1905.02244).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardswish.html"""
     float_only(input, "hardswish_cpu")
     return unary(OPS["Hardswish"], input, inplace)
 
 
 def logsigmoid(input):
-    """``log(sigmoid(input))``, finite for any finite input."""
+    """``log(sigmoid(input))``, finite for any finite input.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.logsigmoid.html"""
     float_only(input, "log_sigmoid_cpu")
     return apply(OPS["LogSigmoid"], input)
 
 
 def tanhshrink(input):
-    """``input - tanh(input)``."""
+    """``input - tanh(input)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.tanhshrink.html"""
     return input - input.tanh()
 
 
 def softshrink(input, lambd=0.5):
     """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0.
-    RuntimeError for negative ``lambd``."""
+    RuntimeError for negative ``lambd``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softshrink.html"""
     float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -201,7 +226,8 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
-    """``input`` where ``|input| > lambd`` (or NaN), else 0."""
+    """``input`` where ``|input| > lambd`` (or NaN), else 0.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
     float_only(input, "hardshrink_cpu")
     return where((input >= -lambd) & (input <= lambd), input.new_zeros(()), input)
 
@@ -215,7 +241,8 @@ threshold = _threshold
 
 
 def threshold_(input, threshold, value):
-    """In-place :func:`threshold` (https://pytorch.org/docs/stable/generated/torch.nn.functional.threshold_.html)."""
+    """In-place :func:`threshold`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.threshold_.html"""
     return _threshold(input, threshold, value, inplace=True)
 
 
@@ -235,19 +262,22 @@ def _softmax_input(name, input, dim, dtype, stacklevel, kernel):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (computed in ``dtype`` if given); never
-    overflows. NotImplementedError for integer inputs without a floating ``dtype``."""
+    overflows. NotImplementedError for integer inputs without a floating ``dtype``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html"""
     dim = _softmax_input("softmax", input, dim, dtype, _stacklevel, "softmax_lastdim_kernel_impl")
     return _softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``x_i - log(sum_j exp(x_j))`` along ``dim``; finite for logits of any size."""
+    """``x_i - log(sum_j exp(x_j))`` along ``dim``; finite for logits of any size.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html"""
     dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel, "log_softmax_lastdim_kernel_impl")
     return _log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """``softmax(-input, dim)``."""
+    """``softmax(-input, dim)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softmin.html"""
     dim = _softmax_input("softmin", input, dim, dtype, _stacklevel, "softmax_lastdim_kernel_impl")
     return _softmax(-input, dim, dtype)
 
@@ -255,7 +285,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def glu(input, dim=-1):
     """Gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input`` along
     ``dim`` (Dauphin et al., 2016, https://arxiv.org/abs/1612.08083). RuntimeError for a
-    0-dim input or an odd size."""
+    0-dim input or an odd size.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.glu.html"""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = _wrap_dim(dim, input.ndim)
@@ -269,8 +300,9 @@ def glu(input, dim=-1):
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """A sample from the Gumbel-softmax distribution (Jang et al., 2016,
     https://arxiv.org/abs/1611.01144): ``softmax((logits + g) / tau)`` with Gumbel noise g;
-    ``hard`` returns the one-hot argmax with the soft sample's gradient (straight-through)."""
-    noise = Tensor._make(-np.log(_rng().exponential(1.0, tuple(logits.shape))).astype(logits._data.dtype))
+    ``hard`` returns the one-hot argmax with the soft sample's gradient (straight-through).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gumbel_softmax.html"""
+    noise = (-as_tensor(_rng().exponential(1.0, tuple(logits.shape))).log()).to(logits.dtype)
     soft = ((logits + noise) / tau).softmax(dim)
     if not hard:
         return soft

@@ -1,11 +1,9 @@
 """Distances as functions: ``cosine_similarity``, ``pairwise_distance`` and ``pdist``
 (https://pytorch.org/docs/stable/nn.functional.html#distance-functions)."""
-import numpy as np
-
 from ... import _dtype
+from ..._creation import ones
 from ..._functional import broadcast_tensors
 from ..._ops.core import _type_name
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -30,18 +28,18 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension, after broadcasting. RuntimeError naming
-    the sizes when ``x1`` and ``x2`` do not broadcast (from the subtraction)."""
+    the sizes when ``x1`` and ``x2`` do not broadcast (from the subtraction).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.pairwise_distance.html"""
     dim = max(x1.ndim, x2.ndim) - 1
     return (x1 - x2 + eps).norm(p, max(dim, 0) if dim >= 0 else None, keepdim)
 
 
 def pdist(input, p=2):
     """p-norm distances between the rows of ``input`` (N, M): the (N (N - 1) / 2) entries above
-    the diagonal of the distance matrix, row by row."""
+    the diagonal of the distance matrix, row by row.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.pdist.html"""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    i, j = np.triu_indices(input.shape[0], 1)
-    rows_i = input.index_select(0, Tensor._make(i.astype(np.int64)))
-    rows_j = input.index_select(0, Tensor._make(j.astype(np.int64)))
-    return (rows_i - rows_j).norm(p, 1)
+    pairs = ones(input.shape[0], input.shape[0]).triu(1).nonzero()  # (i, j), i < j, row by row
+    return (input.index_select(0, pairs[:, 0]) - input.index_select(0, pairs[:, 1])).norm(p, 1)
 

@@ -66,7 +66,8 @@ def _unbatched_feature_dropout(input, p, training, inplace):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Channel-wise dropout of (N, C, L) or (C, L) inputs. RuntimeError for other ranks."""
+    """Channel-wise dropout of (N, C, L) or (C, L) inputs. RuntimeError for other ranks.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout1d.html"""
     _check_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. "
@@ -80,7 +81,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, H, W) or (C, H, W) inputs (a 3-D input is read as
-    (N, C, L) with a warning, as PyTorch does)."""
+    (N, C, L) with a warning, as PyTorch does).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout2d.html"""
     _check_p(p)
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated "
@@ -99,7 +101,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout3d.html"""
     _check_p(p)
     if input.ndim not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated "
@@ -131,12 +134,14 @@ def _alpha_dropout(input, p, training, inplace, shape):
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Alpha dropout for SELU networks; any shape. ValueError for ``p`` outside [0, 1]."""
+    """Alpha dropout for SELU networks; any shape. ValueError for ``p`` outside [0, 1].
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.alpha_dropout.html"""
     return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Alpha dropout of whole channels of an (N, C, *) input."""
+    """Alpha dropout of whole channels of an (N, C, *) input.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.feature_alpha_dropout.html"""
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     return _alpha_dropout(input, p, training, inplace, shape)
 

@@ -237,17 +237,20 @@ def _cubic_weights(t):
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Deprecated alias of :func:`interpolate`."""
+    """Deprecated alias of :func:`interpolate`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample.html"""
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    """Deprecated: :func:`interpolate` with mode "nearest"."""
+    """Deprecated: :func:`interpolate` with mode "nearest".
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample_nearest.html"""
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    """Deprecated: :func:`interpolate` with mode "bilinear" and ``align_corners=True``."""
+    """Deprecated: :func:`interpolate` with mode "bilinear" and ``align_corners=True``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample_bilinear.html"""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -4,9 +4,7 @@
 ``linear`` runs as one fused op (:mod:`ember._ops.nn`) when its operands have the usual
 shapes and dtypes, and as a matmul plus a broadcast bias otherwise.
 """
-import numpy as np
-
-from ..._functional import _c_type, _prod, einsum, matmul
+from ..._functional import _c_type, _prod, broadcast_shapes, einsum, matmul
 from ..._ops import OPS
 from ..._ops.core import _type_name, apply
 
@@ -41,8 +39,8 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_type_name(bias.dtype)} and {_type_name(out.dtype)}")
     try:
-        np.broadcast_shapes(tuple(bias.shape), tuple(out.shape))
-    except ValueError:
+        broadcast_shapes(bias.shape, out.shape)
+    except RuntimeError:
         raise RuntimeError(f"The expanded size of the tensor ({out.shape[-1]}) must match the existing "
                            f"size ({bias.shape[-1]}) at non-singleton dimension {out.ndim - 1}.  Target "
                            f"sizes: {list(out.shape)}.  Tensor sizes: {list(bias.shape)}") from None

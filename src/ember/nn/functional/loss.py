@@ -9,10 +9,8 @@ its messages.
 import math
 import warnings
 
-import numpy as np
-
 from ... import _dtype
-from ..._creation import full as _full
+from ..._creation import arange, full as _full
 from ..._functional import broadcast_shapes, broadcast_tensors, minimum, where
 from ..._ops import OPS
 from ..._ops.core import _type_name, apply
@@ -70,7 +68,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """``|input - target|``, reduced; the gradient at a tie is 0. Same rules as ``mse_loss``."""
+    """``|input - target|``, reduced; the gradient at a tie is 0. Same rules as ``mse_loss``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.l1_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
     loss = (expanded_input - expanded_target).abs()
@@ -80,7 +79,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (d = input - target;
     Girshick, 2015, https://arxiv.org/abs/1504.08083); ``beta == 0`` is ``l1_loss``.
-    RuntimeError for negative ``beta``."""
+    RuntimeError for negative ``beta``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.smooth_l1_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
     if beta < 0:
@@ -95,7 +95,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)`` (d = input - target;
     Huber, 1964). ``weight`` (input's shape) scales elementwise; the mean stays a plain mean.
-    RuntimeError for ``delta <= 0``."""
+    RuntimeError for ``delta <= 0``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.huber_loss.html"""
     expanded_input, expanded_target = _broadcast_pair(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -233,7 +234,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if target.dtype is not input.dtype:
         raise RuntimeError(f"Found dtype {_type_name(target.dtype)} but expected {_type_name(input.dtype)}")
-    if input.numel() and (bool((input._data < 0).any()) or bool((input._data > 1).any())):
+    if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     check_reduction(reduction)
     if weight is not None:
@@ -297,7 +298,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """``log(1 + exp(-target * input))`` for targets in {-1, 1}."""
+    """``log(1 + exp(-target * input))`` for targets in {-1, 1}.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.soft_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     return reduce_loss(softplus(-target * input), reduction)
 
@@ -305,7 +307,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``; RuntimeError unless the three inputs
-    have the same number of dimensions."""
+    have the same number of dimensions.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.margin_ranking_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got "
@@ -314,7 +317,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hinge_embedding_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     zero = input.new_zeros(())
     loss = where(target != 1, (margin - input).clamp_min(0), zero) + where(target != -1, input, zero)
@@ -324,7 +328,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
-    ``target == -1``; cos over the last dimension of (N, D) or (D) inputs."""
+    ``target == -1``; cos over the last dimension of (N, D) or (D) inputs.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.cosine_embedding_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     dim = input1.ndim - 1
     eps = 1e-12
@@ -346,7 +351,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the :func:`pairwise_distance`
     (Balntas et al., 2016); ``swap`` uses ``min(d(a, n), d(p, n))``. Inputs (N, D) or (D);
-    RuntimeError unless they have the same number of dimensions."""
+    RuntimeError unless they have the same number of dimensions.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.triplet_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_triplet_dims(anchor, positive, negative)
     distance = lambda x1, x2: pairwise_distance(x1, x2, p, eps)
@@ -357,7 +363,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
     """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default
-    :func:`pairwise_distance`). ValueError for ``margin <= 0`` or an unknown reduction."""
+    :func:`pairwise_distance`). ValueError for ``margin <= 0`` or an unknown reduction.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.triplet_margin_with_distance_loss.html"""
     check_reduction(reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -374,7 +381,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
                                 reduction="mean"):
     """Per-class binary cross-entropy of logits averaged over the C classes:
     ``-mean_c(y log sigmoid(x) + (1 - y) log sigmoid(-x))``. Shape: input (N, C) or (C),
-    target the same (0 or 1), weight (C); output (N) with reduction 'none'."""
+    target the same (0 or 1), weight (C); output (N) with reduction 'none'.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.multilabel_soft_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
@@ -390,7 +398,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduction="mean"):
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``, scaled by
     ``weight[y]``. Shape: input (N, C) or (C), target (N) or () int64. ValueError for ``p``
-    other than 1 or 2 or a weight that is not 1-D."""
+    other than 1 or 2 or a weight that is not 1-D.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.multi_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -408,7 +417,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * weight[target].unsqueeze(1)
-    others = Tensor._make(np.arange(classes) != target._data[:, None])
+    others = arange(classes) != index
     loss = (z * others).sum(1) / classes
     return reduce_loss(loss.squeeze(0) if unbatched else loss, reduction)
 
@@ -416,7 +425,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``, the target classes ``y``
     being the entries of ``target`` before its first -1. Shape: input (N, C) or (C), target
-    int64 of the same shape."""
+    int64 of the same shape.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.multilabel_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -425,12 +435,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     unbatched = input.ndim == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
-    labels = target._data
-    listed = np.cumprod(labels != -1, axis=1).astype(bool)  # entries before the first -1
+    listed = (target != -1).long().cumprod(1)  # 1 for the entries before the first -1
     # A class listed twice counts twice, as in PyTorch's loop over the target entries.
-    times_listed = np.zeros(labels.shape, input._data.dtype)
-    np.add.at(times_listed, (np.nonzero(listed)[0], labels[listed]), 1)
-    pairs = Tensor._make(times_listed[:, :, None] * (times_listed == 0)[:, None, :])  # [n, j target, i not]
+    times_listed = input.new_zeros(input.shape).scatter_add(1, target * listed, listed.to(input.dtype))
+    pairs = times_listed.unsqueeze(2) * (times_listed == 0).unsqueeze(1)  # [n, j target, i not]
     z = (1 - input.unsqueeze(2) + input.unsqueeze(1)).relu()
     loss = (z * pairs).sum((1, 2)) / input.shape[1]
     return reduce_loss(loss.squeeze(0) if unbatched else loss, reduction)
@@ -439,12 +447,13 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """``0.5 (log(var) + (input - target)^2 / var)`` (+ ``0.5 log(2 pi)`` if ``full``), with
     ``var`` clamped at ``eps`` (value only, as in PyTorch). ``var`` has input's shape, or
-    lacks its last dim, or differs in one dim of size 1; ValueError otherwise or if negative."""
+    lacks its last dim, or differs in one dim of size 1; ValueError otherwise or if negative.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gaussian_nll_loss.html"""
     if not isinstance(var, Tensor):
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = _full(tuple(input.shape), float(var), dtype=input.dtype)
-    elif bool((var._data < 0).any()):
+    elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
@@ -467,7 +476,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduce=None, reduction="mean"):
     """``exp(input) - target * input`` (``log_input``) or ``input - target * log(input + eps)``,
     plus Stirling's ``target log(target) - target + 0.5 log(2 pi target)`` for targets > 1
-    if ``full``."""
+    if ``full``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.poisson_nll_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()

@@ -252,7 +252,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.normalize.html"""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom if out is None else div(input, denom, out=out)
 

@@ -6,6 +6,8 @@ kernels are the ops of :mod:`ember._ops.pool`; this file turns PyTorch's argumen
 tuples and raises PyTorch's errors (RuntimeError naming the sizes, as its ATen checks do).
 Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w``).
 """
+import math
+
 import numpy as np
 
 from ..._functional import matmul
@@ -160,13 +162,15 @@ def _one(value, what):
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
-    """:func:`max_pool1d` returning (values, indices)."""
+    """:func:`max_pool1d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool1d.html"""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
-    """:func:`max_pool2d` returning (values, indices)."""
+    """:func:`max_pool2d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool2d.html"""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -328,12 +332,14 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
-    """:func:`adaptive_max_pool1d` returning (values, indices)."""
+    """:func:`adaptive_max_pool1d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool1d.html"""
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
-    """:func:`adaptive_max_pool2d` returning (values, indices)."""
+    """:func:`adaptive_max_pool2d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool2d.html"""
     return adaptive_max_pool2d(input, output_size, True)
 
 
@@ -371,7 +377,7 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
                            f"({list(input.shape)}) but got indices tensor with shape: "
                            f"{list(indices.shape)}")
     size = _unpool_size(input, kernel, stride, padding, output_size)
-    plane = int(np.prod(size))
+    plane = math.prod(size)
     flat = indices._data
     bad = (flat < 0) | (flat >= plane)
     if bad.any():
@@ -417,7 +423,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """The 1-D :func:`lp_pool2d`: input (N, C, L) or (C, L)."""
+    """The 1-D :func:`lp_pool2d`: input (N, C, L) or (C, L).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.lp_pool1d.html"""
     (k,) = _single(kernel_size, "lp_pool1d", "kernel_size")
     out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
