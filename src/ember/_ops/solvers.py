@@ -1,0 +1,272 @@
+"""Linear solves and matrix functions: inverse, determinants, solve, triangular solve,
+least squares, pseudo-inverse and the matrix exponential (LAPACK through NumPy/SciPy).
+
+Each entry's ``backward`` is the published adjoint of its forward, in ember ops (Giles, "An
+extended collection of matrix derivative results for forward and reverse mode automatic
+differentiation", 2008; Golub & Pereyra 1973 for the pseudo-inverse; Al-Mohy & Higham 2009
+for the Fréchet derivative of the exponential as a block exponential). ``meta`` is the
+shape/dtype rule: ``(shape, dtype)`` per input in, ``(shape, dtype)`` out.
+"""
+import numpy as np
+import scipy.linalg
+
+from .core import Op, apply
+from .lapack import LinAlgError, batch_prefix, singular_pivots
+
+__all__ = ["Inverse", "Det", "LogAbsDet", "Solve", "SolveTriangular", "Pinv", "Lstsq",
+           "MatrixExp"]
+
+
+def _eye(n, like):
+    from .._creation import eye
+    return eye(n, dtype=like.dtype)
+
+
+def _raise_singular(a, message):
+    found = singular_pivots(a)
+    index, pivot = found if found else (0, a.shape[-1])
+    raise LinAlgError(message(batch_prefix(index, a.shape[:-2]), pivot))
+
+
+def inverse_kernel(a, name="linalg.inv"):
+    """``a``'s inverse; LinAlgError naming the batch element and the zero pivot if singular."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        _raise_singular(a, lambda where, pivot: (
+            f"{name}: {where}The diagonal element {pivot} is zero, the inversion could not be "
+            "completed because the input matrix is singular."))
+
+
+class Inverse(Op):
+    """``A^{-1}``; its adjoint is ``-A^{-T} g A^{-T}``."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        return inverse_kernel(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        inv_t = ctx.output.mT
+        return -(inv_t @ g @ inv_t)
+
+    @staticmethod
+    def meta(a):
+        return a
+
+
+class Det(Op):
+    """``det(A)`` by LU. Adjoint ``g det(A) A^{-T}`` (the cofactor matrix); for singular A the
+    cofactors come from the SVD, ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.det(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, det = ctx.input(0), ctx.output
+        if bool((det != 0).all()):
+            return (g * det)[..., None, None] * apply(Inverse, a).mT
+        from .decompositions import svd_factors
+        u, s, vh = svd_factors(a)
+        n = s.shape[-1]
+        others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
+        sign = apply(Det, u) * apply(Det, vh)
+        cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
+        return (g * sign)[..., None, None] * cofactor
+
+    @staticmethod
+    def meta(a):
+        return a[0][:-2], a[1]
+
+
+class LogAbsDet(Op):
+    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.slogdet(a)[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g[..., None, None] * apply(Inverse, ctx.input(0)).mT
+
+    @staticmethod
+    def meta(a):
+        return a[0][:-2], a[1]
+
+
+def _solve_message(where, pivot):
+    return f"torch.linalg.solve: {where}The solver failed because the input matrix is singular."
+
+
+class Solve(Op):
+    """``X = A^{-1} B`` for a batch of matrices B (the public function turns vectors into
+    columns and broadcasts the batch dims). Adjoints: ``gB = A^{-T} g``, ``gA = -gB X^T``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, b):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+        try:
+            return np.linalg.solve(a, np.broadcast_to(b, batch + b.shape[-2:]))
+        except np.linalg.LinAlgError:
+            _raise_singular(a, _solve_message)
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = apply(Solve, ctx.input(0).mT, g)
+        ga = -(gb @ ctx.output.mT) if ctx.needs_input_grad[0] else None
+        return ga, gb
+
+    @staticmethod
+    def meta(a, b):
+        batch = np.broadcast_shapes(a[0][:-2], b[0][:-2])
+        return batch + (a[0][-1], b[0][-1]), a[1]
+
+
+class SolveTriangular(Op):
+    """``X = A^{-1} B`` with A triangular (``upper``; ``unitriangular`` assumes a unit
+    diagonal, never read). Adjoints: ``gB = A^{-T} g`` (the other triangle), ``gA = -gB X^T``
+    restricted to A's triangle. A zero on the diagonal gives inf/nan, as LAPACK's trtrs."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, b, upper, unitriangular=False):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+        if a.size == 0 or b.size == 0:
+            return np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return scipy.linalg.solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
+                                                 check_finite=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.input(0)
+        upper, unit = ctx.attrs["upper"], ctx.attrs.get("unitriangular", False)
+        gb = apply(SolveTriangular, a.mT, g, upper=not upper, unitriangular=unit)
+        ga = None
+        if ctx.needs_input_grad[0]:
+            ga = -(gb @ ctx.output.mT)
+            offset = 1 if unit else 0
+            ga = ga.triu(offset) if upper else ga.tril(-offset)
+        return ga, gb
+
+    @staticmethod
+    def meta(a, b, upper, unitriangular=False):
+        return Solve.meta(a, b)
+
+
+def pinv_adjoint(g, pinv, a):
+    """Adjoint of ``A -> A^+`` at constant rank (Golub & Pereyra 1973):
+    ``-P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)`` with ``P = A^+``."""
+    pt, gt = pinv.mT, g.mT
+    m, n = a.shape[-2], a.shape[-1]
+    return (-(pt @ g @ pt) + (_eye(m, a) - a @ pinv) @ gt @ (pinv @ pt)
+            + (pt @ pinv) @ gt @ (_eye(n, a) - pinv @ a))
+
+
+class Pinv(Op):
+    """Moore-Penrose pseudo-inverse by SVD (``hermitian``: by eigh), dropping singular values
+    at or below ``max(atol, rtol * largest)``; adjoint :func:`pinv_adjoint`."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, atol, rtol, hermitian=False):
+        out_shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
+        if a.size == 0:
+            return np.zeros(out_shape, a.dtype)
+        if hermitian:
+            w, v = np.linalg.eigh(a)
+            s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
+        else:
+            left, s, right_h = np.linalg.svd(a, full_matrices=False)
+            right = np.swapaxes(right_h, -1, -2)
+        atol = np.asarray(atol, a.dtype)[..., None]
+        rtol = np.asarray(rtol, a.dtype)[..., None]
+        cutoff = np.maximum(atol, rtol * s.max(-1, keepdims=True, initial=0))
+        keep = s > cutoff
+        inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
+        return (right * inv_s[..., None, :]) @ np.swapaxes(left, -1, -2)
+
+    @staticmethod
+    def backward(ctx, g):
+        return pinv_adjoint(g, ctx.output, ctx.input(0))
+
+    @staticmethod
+    def meta(a, atol, rtol, hermitian=False):
+        return a[0][:-2] + (a[0][-1], a[0][-2]), a[1]
+
+
+class Lstsq(Op):
+    """Least-squares solution ``argmin_X ||A X - B||_F`` with LAPACK ``driver`` (gelsy, gelsd,
+    gelss; gels is gelsy's QR path at full rank). ``rcond`` as LAPACK's (None: eps * max(m, n)).
+    Adjoints through ``X = A^+ B``: ``gA = pinv_adjoint(g B^T)``, ``gB = A^{+T} g``."""
+    promote = None
+
+    @staticmethod
+    def forward(a, b, rcond, driver):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        out = np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+        if out.size == 0 or a.shape[-2] == 0:
+            return out
+        a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+        if rcond is None:
+            rcond = np.finfo(a.dtype).eps * max(a.shape[-2:])
+        flat = out.reshape((-1,) + out.shape[-2:])
+        for i in range(len(a)):
+            flat[i] = scipy.linalg.lstsq(a[i], b[i], cond=rcond, check_finite=False,
+                                         lapack_driver="gelsy" if driver == "gels" else driver)[0]
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        pinv = apply(Pinv, a, atol=0.0, rtol=0.0)
+        ga = pinv_adjoint(g @ b.mT, pinv, a) if ctx.needs_input_grad[0] else None
+        gb = pinv.mT @ g if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @staticmethod
+    def meta(a, b, rcond, driver):
+        batch = np.broadcast_shapes(a[0][:-2], b[0][:-2])
+        return batch + (a[0][-1], b[0][-1]), a[1]
+
+
+class MatrixExp(Op):
+    """``exp(A)`` by scaling and squaring (SciPy's expm). Adjoint: the top-right block of
+    ``exp([[A^T, g], [0, A^T]])`` (the Fréchet derivative at A^T applied to g)."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        if a.size == 0:
+            return np.zeros_like(a)
+        return scipy.linalg.expm(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros_like
+        from .._functional import cat
+        at = ctx.input(0).mT
+        n = at.shape[-1]
+        block = cat([cat([at, g], -1), cat([zeros_like(at), at], -1)], -2)
+        return apply(MatrixExp, block)[..., :n, n:]
+
+    @staticmethod
+    def meta(a):
+        return a
