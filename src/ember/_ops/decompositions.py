@@ -10,6 +10,8 @@ differentiating ``H^2 = A^T A`` and ``X^2 = A`` (Sylvester equations, solved in 
 eigenbasis, where their coefficients ``s_i + s_j`` never vanish at full rank).
 ``meta`` is the shape/dtype rule: ``(shape, dtype)`` per input in, ``(shape, dtype)`` out.
 """
+import warnings
+
 import numpy as np
 import scipy.linalg
 
@@ -73,7 +75,7 @@ class Cholesky(Op):
         phi = (lower.mT @ g).tril()
         phi = phi - 0.5 * _diag(phi).diag_embed()
         half = _tri_solve(lower.mT, phi, upper=True)
-        return _sym(_tri_solve(lower.mT, half.mT, upper=True).mT)
+        return (_sym(_tri_solve(lower.mT, half.mT, upper=True).mT),)
 
     @staticmethod
     def meta(a, upper=False, check_errors=True):
@@ -136,11 +138,11 @@ class Qr(Op):
         q, r = unpack(ctx.output, qr_shapes(m, n, mode))
         gq, gr = unpack(g, qr_shapes(m, n, mode))
         if m >= n:
-            return _qr_backward_tall(q, r, gq, gr)
+            return (_qr_backward_tall(q, r, gq, gr),)
         from .._functional import cat
         y, gv = a[..., m:], gr[..., m:]
         gx = _qr_backward_tall(q, r[..., :m], gq + y @ gv.mT, gr[..., :m])
-        return cat([gx, q @ gv], -1)
+        return (cat([gx, q @ gv], -1),)
 
     @staticmethod
     def meta(a, mode="reduced"):
@@ -187,7 +189,7 @@ class Svd(Op):
         m, n = u.shape[-2], vh.shape[-1]
         u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
         if not (bool(gu.any()) or bool(gvh.any())):
-            return (u * gs.unsqueeze(-2)) @ vh
+            return ((u * gs.unsqueeze(-2)) @ vh,)
         v, gv = vh.mT, gvh.mT
         uhgu, vhgv = u.mT @ gu, v.mT @ gv
         s2 = s * s
@@ -198,7 +200,7 @@ class Svd(Op):
             ga = ga + ((gu - u @ uhgu) / s.unsqueeze(-2)) @ vh
         if n > k:
             ga = ga + u @ ((gv - v @ vhgv) / s.unsqueeze(-2)).mT
-        return ga
+        return (ga,)
 
     @staticmethod
     def meta(a, full_matrices=False):
@@ -226,7 +228,7 @@ class SvdVals(Op):
     @staticmethod
     def backward(ctx, g):
         u, _, vh = svd_factors(ctx.input(0))
-        return (u * g.unsqueeze(-2)) @ vh
+        return ((u * g.unsqueeze(-2)) @ vh,)
 
     @staticmethod
     def meta(a):
@@ -263,10 +265,10 @@ class Eigh(Op):
         w, q = unpack(ctx.output, [(n,), (n, n)])
         gw, gq = unpack(g, [(n,), (n, n)])
         if not bool(gq.any()):
-            return (q * gw.unsqueeze(-2)) @ q.mT
+            return ((q * gw.unsqueeze(-2)) @ q.mT,)
         qhgq = q.mT @ gq
         e = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, w)
-        return q @ (0.5 * (qhgq - qhgq.mT) / e + gw.diag_embed()) @ q.mT
+        return (q @ (0.5 * (qhgq - qhgq.mT) / e + gw.diag_embed()) @ q.mT,)
 
     @staticmethod
     def meta(a, UPLO="L"):
@@ -293,7 +295,7 @@ class EigvalsH(Op):
     @staticmethod
     def backward(ctx, g):
         _, q = eigh_factors(ctx.input(0), ctx.attrs.get("UPLO", "L"))
-        return (q * g.unsqueeze(-2)) @ q.mT
+        return ((q * g.unsqueeze(-2)) @ q.mT,)
 
     @staticmethod
     def meta(a, UPLO="L"):
@@ -330,7 +332,8 @@ class LuFactor(Op):
         batch, (m, n) = a.shape[:-2], a.shape[-2:]
         if a.size == 0:
             return np.zeros(batch + (flat_size(lu_shapes(m, n)),), a.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with warnings.catch_warnings():  # a zero pivot is reported through info, as PyTorch
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
         return pack(batch, lu, piv.astype(a.dtype))
 
@@ -348,7 +351,7 @@ class LuFactor(Op):
         left = _tri_solve(lower.mT, phi, upper=True, unitriangular=True)
         ga = _tri_solve(upper, left.mT, upper=True).mT
         p = tensor(permutation_from_pivots(piv._data.astype(np.int64), n), dtype=ga.dtype)
-        return p @ ga
+        return (p @ ga,)
 
     @staticmethod
     def meta(a):
@@ -386,7 +389,7 @@ class Polar(Op):
         gu, gh = unpack(g, [(m, n), (n, n)])
         s, v = eigh_factors(h)
         gu_hinv = gu @ ((v / s.unsqueeze(-2)) @ v.mT)
-        return gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mT @ gu_hinv), v, s)
+        return (gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mT @ gu_hinv), v, s),)
 
     @staticmethod
     def meta(a):
@@ -411,7 +414,7 @@ class MatrixSqrth(Op):
     @staticmethod
     def backward(ctx, g):
         w, q = eigh_factors(ctx.input(0))
-        return _eigen_divide(_sym(g), q, w.sqrt())
+        return (_eigen_divide(_sym(g), q, w.sqrt()),)
 
     @staticmethod
     def meta(a):

@@ -24,7 +24,8 @@ def flat_size(shapes):
 
 def pack(batch, *factors):
     """The factors (each ``batch + its own shape``) flattened and joined along one last axis."""
-    return np.concatenate([f.reshape(batch + (-1,)) for f in factors], axis=-1)
+    return np.concatenate([f.reshape(batch + (int(np.prod(f.shape[len(batch):])),))
+                           for f in factors], axis=-1)
 
 
 def unpack(packed, shapes):

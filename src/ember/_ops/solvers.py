@@ -51,7 +51,7 @@ class Inverse(Op):
     @staticmethod
     def backward(ctx, g):
         inv_t = ctx.output.mT
-        return -(inv_t @ g @ inv_t)
+        return (-(inv_t @ g @ inv_t),)
 
     @staticmethod
     def meta(a):
@@ -72,14 +72,14 @@ class Det(Op):
     def backward(ctx, g):
         a, det = ctx.input(0), ctx.output
         if bool((det != 0).all()):
-            return (g * det)[..., None, None] * apply(Inverse, a).mT
+            return ((g * det)[..., None, None] * apply(Inverse, a).mT,)
         from .decompositions import svd_factors
         u, s, vh = svd_factors(a)
         n = s.shape[-1]
         others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
         sign = apply(Det, u) * apply(Det, vh)
         cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
-        return (g * sign)[..., None, None] * cofactor
+        return ((g * sign)[..., None, None] * cofactor,)
 
     @staticmethod
     def meta(a):
@@ -96,7 +96,7 @@ class LogAbsDet(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return g[..., None, None] * apply(Inverse, ctx.input(0)).mT
+        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
 
     @staticmethod
     def meta(a):
@@ -204,7 +204,7 @@ class Pinv(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return pinv_adjoint(g, ctx.output, ctx.input(0))
+        return (pinv_adjoint(g, ctx.output, ctx.input(0)),)
 
     @staticmethod
     def meta(a, atol, rtol, hermitian=False):
@@ -265,7 +265,7 @@ class MatrixExp(Op):
         at = ctx.input(0).mT
         n = at.shape[-1]
         block = cat([cat([at, g], -1), cat([zeros_like(at), at], -1)], -2)
-        return apply(MatrixExp, block)[..., :n, n:]
+        return (apply(MatrixExp, block)[..., :n, n:],)
 
     @staticmethod
     def meta(a):
