@@ -9,6 +9,7 @@ shape/dtype rule: ``(shape, dtype)`` per input in, ``(shape, dtype)`` out.
 """
 import numpy as np
 import scipy.linalg
+import scipy.linalg.blas
 
 from .core import Op, apply
 from .lapack import LinAlgError, batch_prefix, singular_pivots
@@ -148,9 +149,17 @@ class SolveTriangular(Op):
         b = np.broadcast_to(b, batch + b.shape[-2:])
         if a.size == 0 or b.size == 0:
             return np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        try:
             return scipy.linalg.solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
                                                  check_finite=False)
+        except np.linalg.LinAlgError:  # a zero on the diagonal: BLAS trsm gives inf/nan, as PyTorch
+            trsm = scipy.linalg.blas.dtrsm if a.dtype == np.float64 else scipy.linalg.blas.strsm
+            flat_a = a.reshape((-1,) + a.shape[-2:])
+            flat_b = b.reshape((-1,) + b.shape[-2:])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = [trsm(1.0, m, r, lower=not upper, diag=int(unitriangular))
+                       for m, r in zip(flat_a, flat_b)]
+            return np.array(out, a.dtype).reshape(b.shape)
 
     @staticmethod
     def backward(ctx, g):

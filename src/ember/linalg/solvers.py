@@ -203,7 +203,8 @@ def matrix_power(A, n, *, out=None):
     if not isinstance(n, int):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        return _out(eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone(), out)
+        # The identity stays on A's graph (zero gradient), as PyTorch's result.
+        return _out(eye(A.shape[-1], dtype=A.dtype) + 0 * A, out)
     base, result = (inv(A) if n < 0 else A), None
     n = abs(n)
     while n:
