@@ -71,6 +71,8 @@ def cond(A, p=None, *, out=None):
 
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim`` (batch dims broadcast)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
@@ -107,10 +109,8 @@ def vander(x, *, N=None):
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     N = x.shape[-1] if N is None else N
-    if N <= 0:
+    if N <= 1:
         raise RuntimeError("N must be greater than 1.")
-    if N == 1:
-        return ones(x.shape + (1,), dtype=x.dtype)
     powers = x.unsqueeze(-1).expand(x.shape + (N - 1,)).cumprod(-1)
     return cat([ones(x.shape + (1,), dtype=x.dtype), powers], -1)
 
