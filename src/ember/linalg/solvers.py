@@ -124,7 +124,7 @@ def solve(A, B, *, left=True, out=None):
     if B.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
-    batch_broadcast(A.shape[:-2], B.shape[:-2])
+    batch_broadcast(B.shape[:-2], A.shape[:-2])
     X = apply(Solve, A, B)
     return _out(X.squeeze(-1) if vector else X, out)
 
@@ -154,7 +154,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation AX = B ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    batch_broadcast(A.shape[:-2], B.shape[:-2])
+    batch_broadcast(B.shape[:-2], A.shape[:-2])
     return _out(apply(SolveTriangular, A, B, upper=upper, unitriangular=unitriangular), out)
 
 
