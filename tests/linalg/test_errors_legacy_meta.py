@@ -107,7 +107,8 @@ def test_legacy_forms():
 
 def test_meta_rules_agree_with_kernels():
     rng = RNG(2)
-    square, tall, wide = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 5, 3)), rng.standard_normal((3, 5))
+    square, tall = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 5, 3))
+    wide = rng.standard_normal((3, 5))
     cases = [("Inverse", [square], {}), ("Det", [square], {}), ("LogAbsDet", [square], {}),
              ("Solve", [square, tall[:1, :4]], {}),
              ("SolveTriangular", [square, tall[:, :4]], {"upper": True}),

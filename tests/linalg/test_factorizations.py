@@ -172,6 +172,8 @@ def test_empty_batches():
                lambda lib, x: lib.linalg.eigh(x), lambda lib, x: lib.linalg.lu_factor(x)):
         e, t = fn(ember, ember.zeros(0, 3, 3)), fn(torch, torch.zeros(0, 3, 3))
         assert [tuple(x.shape) for x in e] == [tuple(x.shape) for x in t]
+    e, t = ember.linalg.qr(ember.zeros(0, 3, 2), mode="r"), torch.linalg.qr(torch.zeros(0, 3, 2), mode="r")
+    assert tuple(e.R.shape) == tuple(t.R.shape)
 
 
 def test_result_types_print_as_torch():

@@ -16,7 +16,8 @@ import numpy as np
 import scipy.linalg
 
 from .core import Op, apply
-from .lapack import LinAlgError, batch_prefix, flat_size, not_positive_definite, pack, unpack
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
+                     routine, svd_kernel, unpack)
 from .solvers import SolveTriangular, _eye
 
 __all__ = ["Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
@@ -37,15 +38,6 @@ def _tri_solve(a, b, upper, unitriangular=False):
 
 
 # ---- Cholesky ----------------------------------------------------------------------------------
-def _cholesky_error(a):
-    info = not_positive_definite(a).reshape(-1)
-    index = int(np.flatnonzero(info)[0]) if info.any() else 0
-    raise LinAlgError(
-        f"linalg.cholesky: {batch_prefix(index, a.shape[:-2])}The factorization could not be "
-        "completed because the input is not positive-definite (the leading minor of order "
-        f"{info[index]} is not positive-definite).")
-
-
 class Cholesky(Op):
     """``A = L L^T`` from A's lower triangle (``upper``: returns ``U = L^T``). Adjoint
     ``gA = sym(L^{-T} Phi(L^T gL) L^{-1})``, Phi = lower triangle with half the diagonal.
@@ -56,16 +48,19 @@ class Cholesky(Op):
 
     @staticmethod
     def forward(a, upper=False, check_errors=True):
-        try:
-            out = np.linalg.cholesky(a)
-        except np.linalg.LinAlgError:
-            if check_errors:
-                _cholesky_error(a)
-            potrf = scipy.linalg.lapack.dpotrf if a.dtype == np.float64 else scipy.linalg.lapack.spotrf
-            flat = a.reshape((-1,) + a.shape[-2:])
-            out = np.stack([np.tril(potrf(m, lower=True, clean=True)[0]) for m in flat])
-            out = out.reshape(a.shape)
-        return np.swapaxes(out, -1, -2).copy() if upper else out
+        if a.size == 0:
+            return a.copy()
+        potrf = routine("potrf", a.dtype)
+
+        def factor(i, m):
+            c, info = potrf(m, lower=1, clean=1)
+            if info > 0 and check_errors:
+                raise LinAlgError(
+                    f"linalg.cholesky: {batch_prefix(i, a.shape[:-2])}The factorization could not "
+                    "be completed because the input is not positive-definite (the leading minor "
+                    f"of order {info} is not positive-definite).")
+            return (c.T if upper else c,)
+        return per_matrix(a, factor, [a.shape[-2:]])[0]
 
     @staticmethod
     def backward(ctx, g):
@@ -117,10 +112,20 @@ class Qr(Op):
             if q_shape[0] == q_shape[1]:
                 q[...] = np.eye(q_shape[0], dtype=a.dtype)
             r = np.zeros(batch + r_shape, a.dtype)
-        elif mode == "r":
-            return np.linalg.qr(a, mode="r")
         else:
-            q, r = np.linalg.qr(a, mode=mode)
+            geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
+
+            def factor(i, x):
+                packed, tau = geqrf(x)[:2]
+                r = np.triu(packed[:r_shape[0]])
+                if mode == "r":
+                    return (r,)
+                reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(
+                    packed, ((0, 0), (0, q_shape[1] - n)))
+                return orgqr(reflectors, tau, overwrite_a=1)[0], r
+            if mode == "r":
+                return per_matrix(a, factor, [r_shape])[0]
+            q, r = per_matrix(a, factor, [q_shape, r_shape])
         return r if mode == "r" else pack(batch, q, r)
 
     @staticmethod
@@ -177,7 +182,7 @@ class Svd(Op):
             u[...] = np.eye(*shapes[0], dtype=a.dtype)
             vh[...] = np.eye(*shapes[2], dtype=a.dtype)
         else:
-            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+            u, s, vh = svd_kernel(a, full_matrices)
         return pack(a.shape[:-2], u, s, vh)
 
     @staticmethod
@@ -221,9 +226,10 @@ class SvdVals(Op):
 
     @staticmethod
     def forward(a):
+        k = min(a.shape[-2:])
         if a.size == 0:
-            return np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype)
-        return np.linalg.svd(a, compute_uv=False)
+            return np.zeros(a.shape[:-2] + (k,), a.dtype)
+        return svd_kernel(a, vectors=False)[0]
 
     @staticmethod
     def backward(ctx, g):
@@ -236,14 +242,6 @@ class SvdVals(Op):
 
 
 # ---- symmetric eigendecomposition --------------------------------------------------------------
-def _eigh_kernel(fn, a, uplo):
-    try:
-        return fn(a, UPLO=uplo)
-    except np.linalg.LinAlgError:
-        raise LinAlgError("linalg.eigh: The algorithm failed to converge because the input "
-                          "matrix is ill-conditioned or has too many repeated eigenvalues.") from None
-
-
 class Eigh(Op):
     """``A = Q diag(L) Q^T`` from the ``UPLO`` triangle, packed ``[L, Q]`` (L ascending).
     Adjoint ``Q (skew(Q^T gQ) / 2E + diag(gL)) Q^T`` with ``E_ij = L_j - L_i``."""
@@ -256,7 +254,7 @@ class Eigh(Op):
         n = a.shape[-1]
         if a.size == 0:
             return np.zeros(a.shape[:-2] + (n + n * n,), a.dtype)
-        w, q = _eigh_kernel(np.linalg.eigh, a, UPLO)
+        w, q = eigh_kernel(a, UPLO)
         return pack(a.shape[:-2], w, q)
 
     @staticmethod
@@ -290,7 +288,7 @@ class EigvalsH(Op):
     def forward(a, UPLO="L"):
         if a.size == 0:
             return np.zeros(a.shape[:-1], a.dtype)
-        return _eigh_kernel(np.linalg.eigvalsh, a, UPLO)
+        return eigh_kernel(a, UPLO, vectors=False)[0]
 
     @staticmethod
     def backward(ctx, g):
@@ -377,7 +375,7 @@ class Polar(Op):
         n = a.shape[-1]
         if a.size == 0:
             return np.zeros(a.shape[:-2] + ((a.shape[-2] + n) * n,), a.dtype)
-        w, s, vh = np.linalg.svd(a, full_matrices=False)
+        w, s, vh = svd_kernel(a)
         v = np.swapaxes(vh, -1, -2)
         return pack(a.shape[:-2], w @ vh, (v * s[..., None, :]) @ vh)
 
@@ -407,7 +405,7 @@ class MatrixSqrth(Op):
     def forward(a):
         if a.size == 0:
             return np.zeros_like(a)
-        w, q = _eigh_kernel(np.linalg.eigh, a, "L")
+        w, q = eigh_kernel(a, "L")
         with np.errstate(invalid="ignore"):
             return (q * np.sqrt(w)[..., None, :]) @ np.swapaxes(q, -1, -2)
 

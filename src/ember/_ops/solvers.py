@@ -12,7 +12,7 @@ import scipy.linalg
 import scipy.linalg.blas
 
 from .core import Op, apply
-from .lapack import LinAlgError, batch_prefix, singular_pivots
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Det", "LogAbsDet", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
@@ -23,20 +23,21 @@ def _eye(n, like):
     return eye(n, dtype=like.dtype)
 
 
-def _raise_singular(a, message):
-    found = singular_pivots(a)
-    index, pivot = found if found else (0, a.shape[-1])
-    raise LinAlgError(message(batch_prefix(index, a.shape[:-2]), pivot))
-
-
 def inverse_kernel(a, name="linalg.inv"):
-    """``a``'s inverse; LinAlgError naming the batch element and the zero pivot if singular."""
-    try:
-        return np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        _raise_singular(a, lambda where, pivot: (
-            f"{name}: {where}The diagonal element {pivot} is zero, the inversion could not be "
-            "completed because the input matrix is singular."))
+    """``a``'s inverse (LAPACK getrf + getri); LinAlgError naming the batch element and the
+    zero pivot if singular."""
+    if a.size == 0:
+        return a.copy()
+    getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
+    out = np.empty_like(matrices(a))
+    for i, m in enumerate(matrices(a)):
+        lu, piv, info = getrf(m)
+        if info > 0:
+            raise LinAlgError(f"{name}: {batch_prefix(i, a.shape[:-2])}The diagonal element "
+                              f"{info} is zero, the inversion could not be completed because "
+                              "the input matrix is singular.")
+        out[i] = getri(lu, piv, overwrite_lu=1)[0]
+    return out.reshape(a.shape)
 
 
 class Inverse(Op):
@@ -104,10 +105,6 @@ class LogAbsDet(Op):
         return a[0][:-2], a[1]
 
 
-def _solve_message(where, pivot):
-    return f"torch.linalg.solve: {where}The solver failed because the input matrix is singular."
-
-
 class Solve(Op):
     """``X = A^{-1} B`` for a batch of matrices B (the public function turns vectors into
     columns and broadcasts the batch dims). Adjoints: ``gB = A^{-T} g``, ``gA = -gB X^T``."""
@@ -117,11 +114,19 @@ class Solve(Op):
     @staticmethod
     def forward(a, b):
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a = np.broadcast_to(a, batch + a.shape[-2:])
-        try:
-            return np.linalg.solve(a, np.broadcast_to(b, batch + b.shape[-2:]))
-        except np.linalg.LinAlgError:
-            _raise_singular(a, _solve_message)
+        a = matrices(np.broadcast_to(a, batch + a.shape[-2:]))
+        b = matrices(np.broadcast_to(b, batch + b.shape[-2:]))
+        out = np.empty(b.shape, a.dtype)
+        if out.size == 0:
+            return out.reshape(batch + b.shape[-2:])
+        gesv = routine("gesv", a.dtype)
+        for i in range(len(a)):
+            x, info = gesv(a[i], b[i])[2:]
+            if info > 0:
+                raise LinAlgError(f"torch.linalg.solve: {batch_prefix(i, batch)}The solver failed "
+                                  "because the input matrix is singular.")
+            out[i] = x
+        return out.reshape(batch + b.shape[-2:])
 
     @staticmethod
     def backward(ctx, g):
@@ -199,10 +204,10 @@ class Pinv(Op):
         if a.size == 0:
             return np.zeros(out_shape, a.dtype)
         if hermitian:
-            w, v = np.linalg.eigh(a)
+            w, v = eigh_kernel(a, "L")
             s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
         else:
-            left, s, right_h = np.linalg.svd(a, full_matrices=False)
+            left, s, right_h = svd_kernel(a)
             right = np.swapaxes(right_h, -1, -2)
         atol = np.asarray(atol, a.dtype)[..., None]
         rtol = np.asarray(rtol, a.dtype)[..., None]

@@ -79,7 +79,8 @@ def cross(input, other, *, dim=-1, out=None):
     from .._creation import tensor
     nxt, prev = tensor([1, 2, 0]), tensor([2, 0, 1])
     a, b = input.movedim(dim, -1), other.movedim(dim, -1)
-    r = a.index_select(-1, nxt) * b.index_select(-1, prev) - a.index_select(-1, prev) * b.index_select(-1, nxt)
+    r = (a.index_select(-1, nxt) * b.index_select(-1, prev)
+         - a.index_select(-1, prev) * b.index_select(-1, nxt))
     return _out(r.movedim(-1, dim), out)
 
 
