@@ -1,8 +1,9 @@
 """The top-level linear-algebra functions PyTorch keeps beside ``torch.linalg`` (``torch.det``,
 ``torch.svd`` with ``some``, ``torch.cholesky_solve``...), each a thin form of a
 :mod:`ember.linalg` function with the older argument names and result types."""
+from ._creation import eye, zeros
 from .linalg import (cholesky as _cholesky, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
-                     slogdet as _slogdet, solve_triangular, svd as _svd)
+                     slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
 from .linalg._common import check_matrix, check_square, result_type
 from .linalg.factorizations import lu_unpack
 
@@ -37,8 +38,6 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     ``compute_uv`` U and V are zero-filled (m, m) and (n, n) matrices."""
     check_matrix(input, "svd")
     if not compute_uv:
-        from ._creation import zeros
-        from .linalg import svdvals
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
         return svd_result(zeros(batch + (m, m), dtype=input.dtype), svdvals(input),
@@ -70,7 +69,6 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """``A^{-1}`` from A's Cholesky factor L (``upper``: U with ``A = U^T U``)."""
-    from ._creation import eye
     check_square(L, "cholesky_inverse", "input")
     return cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper)
 

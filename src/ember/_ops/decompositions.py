@@ -1,5 +1,5 @@
-"""Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, LU, polar and the
-symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
+"""Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, determinants (by
+LU), LU, polar and the symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
 
 Factorizations with several differentiable factors pack them into one output (see
 :mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
@@ -18,9 +18,10 @@ import scipy.linalg
 from .core import Op, apply
 from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
                      routine, svd_kernel, unpack)
-from .solvers import SolveTriangular, _eye
+from .shape import Cat
+from .solvers import Inverse, SolveTriangular, _eye, constant
 
-__all__ = ["Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
+__all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
            "MatrixSqrth", "svd_factors", "eigh_factors", "qr_shapes", "svd_shapes", "lu_shapes",
            "permutation_from_pivots"]
 
@@ -144,10 +145,9 @@ class Qr(Op):
         gq, gr = unpack(g, qr_shapes(m, n, mode))
         if m >= n:
             return (_qr_backward_tall(q, r, gq, gr),)
-        from .._functional import cat
         y, gv = a[..., m:], gr[..., m:]
         gx = _qr_backward_tall(q, r[..., :m], gq + y @ gv.mT, gr[..., :m])
-        return (cat([gx, q @ gv], -1),)
+        return (apply(Cat, gx, q @ gv, dim=-1),)
 
     @staticmethod
     def meta(a, mode="reduced"):
@@ -300,6 +300,51 @@ class EigvalsH(Op):
         return tuple(a[0][:-1]), a[1]
 
 
+# ---- determinants ------------------------------------------------------------------------------
+class Det(Op):
+    """``det(A)`` by LU. Adjoint ``g det(A) A^{-T}`` (the cofactor matrix); for singular A the
+    cofactors come from the SVD, ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.det(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, det = ctx.input(0), ctx.output
+        if bool((det != 0).all()):
+            return ((g * det)[..., None, None] * apply(Inverse, a).mT,)
+        u, s, vh = svd_factors(a)
+        n = s.shape[-1]
+        others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
+        sign = apply(Det, u) * apply(Det, vh)
+        cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
+        return ((g * sign)[..., None, None] * cofactor,)
+
+    @staticmethod
+    def meta(a):
+        return a[0][:-2], a[1]
+
+
+class LogAbsDet(Op):
+    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.slogdet(a)[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
+
+    @staticmethod
+    def meta(a):
+        return a[0][:-2], a[1]
+
+
 # ---- LU ----------------------------------------------------------------------------------------
 def permutation_from_pivots(pivots, m):
     """The (*, m, m) permutation P with ``A = P L U`` from LAPACK's 0-based row swaps."""
@@ -337,7 +382,6 @@ class LuFactor(Op):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import tensor
         m, n = ctx.shapes[0][-2:]
         if m != n:
             raise NotImplementedError(f"ember: the derivative of the LU factorization is "
@@ -348,7 +392,7 @@ class LuFactor(Op):
         phi = (lower.mT @ glu.tril(-1)).tril(-1) + (glu.triu() @ upper.mT).triu()
         left = _tri_solve(lower.mT, phi, upper=True, unitriangular=True)
         ga = _tri_solve(upper, left.mT, upper=True).mT
-        p = tensor(permutation_from_pivots(piv._data.astype(np.int64), n), dtype=ga.dtype)
+        p = constant(permutation_from_pivots(piv._data.astype(np.int64), n).astype(ga._data.dtype))
         return (p @ ga,)
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""Linear solves and matrix functions: inverse, determinants, solve, triangular solve,
+"""Linear solves and matrix functions: inverse, solve, triangular solve,
 least squares, pseudo-inverse and the matrix exponential (LAPACK through NumPy/SciPy).
 
 Each entry's ``backward`` is the published adjoint of its forward, in ember ops (Giles, "An
@@ -11,16 +11,22 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 
+from . import core
 from .core import Op, apply
+from .shape import Cat
 from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
 
-__all__ = ["Inverse", "Det", "LogAbsDet", "Solve", "SolveTriangular", "Pinv", "Lstsq",
+__all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
 
 
+def constant(array):
+    """A Tensor holding ``array`` (no history): identities, zeros and permutations in backwards."""
+    return core._Tensor._make(array)
+
+
 def _eye(n, like):
-    from .._creation import eye
-    return eye(n, dtype=like.dtype)
+    return constant(np.eye(n, dtype=like._data.dtype))
 
 
 def inverse_kernel(a, name="linalg.inv"):
@@ -58,51 +64,6 @@ class Inverse(Op):
     @staticmethod
     def meta(a):
         return a
-
-
-class Det(Op):
-    """``det(A)`` by LU. Adjoint ``g det(A) A^{-T}`` (the cofactor matrix); for singular A the
-    cofactors come from the SVD, ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
-    promote = None
-    save_output = True
-
-    @staticmethod
-    def forward(a):
-        return np.linalg.det(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, det = ctx.input(0), ctx.output
-        if bool((det != 0).all()):
-            return ((g * det)[..., None, None] * apply(Inverse, a).mT,)
-        from .decompositions import svd_factors
-        u, s, vh = svd_factors(a)
-        n = s.shape[-1]
-        others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
-        sign = apply(Det, u) * apply(Det, vh)
-        cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
-        return ((g * sign)[..., None, None] * cofactor,)
-
-    @staticmethod
-    def meta(a):
-        return a[0][:-2], a[1]
-
-
-class LogAbsDet(Op):
-    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
-    promote = None
-
-    @staticmethod
-    def forward(a):
-        return np.linalg.slogdet(a)[1]
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
-
-    @staticmethod
-    def meta(a):
-        return a[0][:-2], a[1]
 
 
 class Solve(Op):
@@ -274,11 +235,10 @@ class MatrixExp(Op):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros_like
-        from .._functional import cat
         at = ctx.input(0).mT
         n = at.shape[-1]
-        block = cat([cat([at, g], -1), cat([zeros_like(at), at], -1)], -2)
+        zero = constant(np.zeros(at.shape, at._data.dtype))
+        block = apply(Cat, apply(Cat, at, g, dim=-1), apply(Cat, zero, at, dim=-1), dim=-2)
         return (apply(MatrixExp, block)[..., :n, n:],)
 
     @staticmethod

@@ -1,14 +1,20 @@
 """What the public linalg functions share: PyTorch's input checks and named-tuple results."""
 import collections
 
+from .._functional import _out as _write_out
 from .._ops.lapack import LinAlgError
 
-__all__ = ["LinAlgError", "result_type", "check_matrix", "check_square", "check_same_dtype",
+__all__ = ["LinAlgError", "out", "result_type", "check_matrix", "check_square", "check_same_dtype",
            "batch_broadcast"]
 
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                "bool": "Bool"}
+
+
+def out(result, destination):
+    """``result``, or written into the ``out=`` tensor ``destination`` when one is given."""
+    return result if destination is None else _write_out(result, destination)
 
 
 def type_name(dtype):

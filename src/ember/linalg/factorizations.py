@@ -14,7 +14,8 @@ from .._ops.decompositions import (Cholesky, EigvalsH, LuFactor, MatrixSqrth, Po
                                    eigh_factors, lu_shapes, permutation_from_pivots, qr_shapes,
                                    svd_factors)
 from .._ops.lapack import LinAlgError, not_positive_definite, unpack
-from ._common import check_matrix, check_square, result_type
+from .._ops.solvers import SolveTriangular
+from ._common import check_matrix, check_square, out as _out, result_type
 
 __all__ = ["cholesky", "cholesky_ex", "qr", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "ldl_factor", "ldl_factor_ex", "ldl_solve", "svd", "svdvals", "eigh", "eigvalsh",
@@ -142,16 +143,15 @@ def lu(A, *, pivot=True, out=None):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solves ``A X = B`` (``adjoint``: ``A^T X = B``; ``left=False``: ``X A = B``) from the
     :func:`lu_factor` of A, for (*, n, k) B; differentiable in LU and B."""
-    from .solvers import solve_triangular
     check_matrix(B, "linalg.lu_solve", "B")
     if not left:
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
     P, L, U = lu_unpack(LU, pivots)
     if adjoint:
-        y = solve_triangular(U.mT, B, upper=False)
-        return P @ solve_triangular(L.mT, y, upper=True, unitriangular=True)
-    y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
-    return solve_triangular(U, y, upper=True)
+        y = apply(SolveTriangular, U.mT, B, upper=False)
+        return P @ apply(SolveTriangular, L.mT, y, upper=True, unitriangular=True)
+    y = apply(SolveTriangular, L, P.mT @ B, upper=False, unitriangular=True)
+    return apply(SolveTriangular, U, y, upper=True)
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
@@ -279,10 +279,3 @@ def householder_product(A, tau, *, out=None):
         vi = v[..., :, i:i + 1]
         q = q - (q @ vi) @ (tau[..., i, None, None] * vi.mT)
     return q[..., :, :n]
-
-
-def _out(result, out):
-    if out is None:
-        return result
-    from .._functional import _out as write
-    return write(result, out)

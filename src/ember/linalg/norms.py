@@ -1,9 +1,9 @@
 """Norms, condition numbers and products of ``torch.linalg``
 (https://pytorch.org/docs/stable/linalg.html), written in ember ops (so differentiable)."""
-from .._creation import ones
+from .._creation import ones, tensor
 from .._functional import _dims, cat, matmul, vector_norm
-from ._common import check_matrix
-from .factorizations import _out, svdvals
+from ._common import check_matrix, out as _out
+from .factorizations import svdvals
 from .solvers import inv
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "matmul", "cond", "cross", "vecdot",
@@ -76,7 +76,6 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
-    from .._creation import tensor
     nxt, prev = tensor([1, 2, 0]), tensor([2, 0, 1])
     a, b = input.movedim(dim, -1), other.movedim(dim, -1)
     r = (a.index_select(-1, nxt) * b.index_select(-1, prev)

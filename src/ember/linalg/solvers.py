@@ -7,10 +7,12 @@ import numpy as np
 
 from .._creation import eye, tensor, zeros
 from .._ops.core import apply
-from .._ops.lapack import LinAlgError
-from .._ops.solvers import Det, Inverse, LogAbsDet, Lstsq, MatrixExp, Pinv, Solve, SolveTriangular
-from ._common import batch_broadcast, check_matrix, check_same_dtype, check_square, result_type
-from .factorizations import _out, svdvals
+from .._ops.decompositions import Det, LogAbsDet
+from .._ops.lapack import LinAlgError, singular_pivots
+from .._ops.solvers import Inverse, Lstsq, MatrixExp, Pinv, Solve, SolveTriangular
+from ._common import (batch_broadcast, check_matrix, check_same_dtype, check_square, out as _out,
+                      result_type)
+from .factorizations import svdvals
 
 __all__ = ["inv", "inv_ex", "pinv", "det", "slogdet", "matrix_rank", "solve", "solve_ex",
            "solve_triangular", "lstsq", "matrix_power", "matrix_exp", "tensorinv", "tensorsolve"]
@@ -29,7 +31,6 @@ def inv(A, *, out=None):
 
 
 def _info(A):
-    from .._ops.lapack import singular_pivots
     data = A._data
     flat = data.reshape((-1,) + data.shape[-2:])
     info = [(singular_pivots(m) or (0, 0))[1] for m in flat]
