@@ -1,7 +1,10 @@
 """The top-level linear-algebra functions PyTorch keeps beside ``torch.linalg`` (``torch.det``,
 ``torch.svd`` with ``some``, ``torch.cholesky_solve``...), each a thin form of a
 :mod:`ember.linalg` function with the older argument names and result types."""
-from ._creation import eye, zeros
+import numpy as np
+
+from ._creation import eye, tensor, zeros
+from ._ops.lapack import per_matrix, routine
 from .linalg import (cholesky as _cholesky, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
 from .linalg._common import check_matrix, check_square, result_type
@@ -9,12 +12,13 @@ from .linalg.factorizations import lu_unpack
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "lu_unpack"]
+           "lu_unpack", "geqrf"]
 
 svd_result = result_type("svd", ["U", "S", "V"])
 slogdet_result = result_type("slogdet", ["sign", "logabsdet"])
 qr_result = result_type("qr", ["Q", "R"])
 triangular_solve_result = result_type("triangular_solve", ["solution", "cloned_coefficient"])
+geqrf_result = result_type("geqrf", ["a", "tau"])
 
 
 def inverse(input, *, out=None):
@@ -84,3 +88,18 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 def pinverse(input, rcond=1e-15, hermitian=False):
     """``torch.pinverse``: :func:`ember.linalg.pinv` with relative cutoff ``rcond``."""
     return pinv(input, rtol=rcond, hermitian=hermitian)
+
+
+def geqrf(input, *, out=None):
+    """``torch.geqrf``: LAPACK's compact QR of (*, m, n) input: ``a`` holds R on and above the
+    diagonal and the Householder vectors below it, ``tau`` (*, min(m, n)) their scales (see
+    :func:`ember.linalg.householder_product`). Not differentiable, as in PyTorch."""
+    check_matrix(input, "geqrf")
+    data = input._data
+    m, n = data.shape[-2:]
+    if data.size == 0:
+        return geqrf_result(tensor(data.copy()),
+                            tensor(np.zeros(data.shape[:-2] + (min(m, n),), data.dtype)))
+    kernel = routine("geqrf", data.dtype)
+    a, tau = per_matrix(data, lambda i, x: kernel(x)[:2], [(m, n), (min(m, n),)])
+    return geqrf_result(tensor(np.ascontiguousarray(a)), tensor(np.ascontiguousarray(tau)))
