@@ -67,7 +67,8 @@ def test_spectral_norm_normalises_the_largest_singular_value():
                                                   ((4, 4), "cayley"), ((5, 3), "matrix_exp"),
                                                   ((4, 4), "householder")])
 def test_orthogonal_matches_torch(shape, orthogonal_map):
-    make = lambda lib: lib.nn.Linear(shape[1], shape[0], bias=False)  # noqa: E731
+    def make(lib):
+        return lib.nn.Linear(shape[1], shape[0], bias=False)
     e, t = _pair(make, "orthogonal", orthogonal_map=orthogonal_map)
     w = e.weight
     small = min(shape)
@@ -85,7 +86,8 @@ def test_orthogonal_without_trivialization_and_assignment():
     e.weight.data = ember.tensor(t.parametrizations.weight.original.detach().numpy().copy())
     P.orthogonal(e, use_trivialization=False)
     # the same stored Householder vectors give the same orthogonal weight
-    e.parametrizations.weight.original.data = ember.tensor(t.parametrizations.weight.original.detach().numpy().copy())
+    stored = t.parametrizations.weight.original.detach().numpy().copy()
+    e.parametrizations.weight.original.data = ember.tensor(stored)
     np.testing.assert_allclose(e.weight._data, t.weight.detach().numpy(), atol=1e-5)
     q = np.linalg.qr(np.random.default_rng(3).standard_normal((5, 3)))[0].astype(np.float32)
     e.weight = ember.tensor(q)
