@@ -70,6 +70,12 @@ def test_svd_full_matrices_and_svdvals():
     compare(lambda lib, x: lib.linalg.svdvals(x), a)
     compare(lambda lib, x: lib.linalg.svd(x)[1], a)
 
+    def first_vectors(lib, x):  # full matrices: gradients through the first k vectors, as torch
+        u, s, vh = lib.linalg.svd(x)
+        return (s,) + sign_fix(lib, u[..., :3], vh[..., :3, :])
+    compare(first_vectors, a)
+    compare(first_vectors, np.swapaxes(a, -1, -2).copy())
+
 
 def test_svdvals_gradient_with_repeated_values_is_finite():
     x = ember.eye(3, dtype=ember.float64, requires_grad=True)

@@ -129,3 +129,9 @@ def test_register_parametrization_remove_and_cached():
     np.testing.assert_allclose(m.weight._data, (a + a.T)._data)
     with pytest.raises(ValueError):
         parametrize.remove_parametrizations(m, "weight")
+
+
+def test_docstring_example_runs():
+    import doctest
+    result = doctest.testmod(parametrize)
+    assert result.attempted > 0 and result.failed == 0
