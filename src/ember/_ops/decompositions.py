@@ -17,7 +17,7 @@ import scipy.linalg
 
 from .core import Op, apply
 from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
-                     routine, svd_kernel, unpack)
+                     qr_workspace, routine, svd_kernel, unpack)
 from .shape import Cat
 from .solvers import Inverse, SolveTriangular, _eye, constant
 
@@ -115,15 +115,16 @@ class Qr(Op):
             r = np.zeros(batch + r_shape, a.dtype)
         else:
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
+            geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
 
             def factor(i, x):
-                packed, tau = geqrf(x)[:2]
+                packed, tau = geqrf(x, lwork=geqrf_lwork)[:2]
                 r = np.triu(packed[:r_shape[0]])
                 if mode == "r":
                     return (r,)
                 reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(
                     packed, ((0, 0), (0, q_shape[1] - n)))
-                return orgqr(reflectors, tau, overwrite_a=1)[0], r
+                return orgqr(reflectors, tau, lwork=orgqr_lwork, overwrite_a=1)[0], r
             if mode == "r":
                 return per_matrix(a, factor, [r_shape])[0]
             q, r = per_matrix(a, factor, [q_shape, r_shape])

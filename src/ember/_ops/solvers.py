@@ -35,6 +35,7 @@ def inverse_kernel(a, name="linalg.inv"):
     if a.size == 0:
         return a.copy()
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
+    lwork = int(routine("getri_lwork", a.dtype)(a.shape[-1])[0])  # optimal, for blocked code
     out = np.empty_like(matrices(a))
     for i, m in enumerate(matrices(a)):
         lu, piv, info = getrf(m)
@@ -42,7 +43,7 @@ def inverse_kernel(a, name="linalg.inv"):
             raise LinAlgError(f"{name}: {batch_prefix(i, a.shape[:-2])}The diagonal element "
                               f"{info} is zero, the inversion could not be completed because "
                               "the input matrix is singular.")
-        out[i] = getri(lu, piv, overwrite_lu=1)[0]
+        out[i] = getri(lu, piv, lwork=lwork, overwrite_lu=1)[0]
     return out.reshape(a.shape)
 
 
