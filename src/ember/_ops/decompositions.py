@@ -366,7 +366,10 @@ def lu_shapes(m, n):
 class LuFactor(Op):
     """Partial-pivoting LU ``A = P L U``, packed ``[LU, pivots]`` (LU holds unit-lower L below
     the diagonal and U on and above it; pivots are LAPACK's 0-based row swaps, as floats).
-    Adjoint (square A) ``P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}``."""
+    Adjoint, square A: ``P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}``; a tall A adds
+    its lower rows of L (``- triu(L2^T gL2)`` inside, ``gL2 U^{-T}`` below), a wide A its right
+    columns of U (``- tril(gU2 U2^T, -1)`` inside, ``L^{-T} gU2`` beside) — differentiating
+    ``P^T A = L U`` block by block."""
     promote = None
     save_inputs = False
     save_output = True
@@ -384,16 +387,25 @@ class LuFactor(Op):
     @staticmethod
     def backward(ctx, g):
         m, n = ctx.shapes[0][-2:]
-        if m != n:
-            raise NotImplementedError(f"ember: the derivative of the LU factorization is "
-                                      f"implemented for square matrices only, got {m} by {n}")
+        k = min(m, n)
         lu, piv = unpack(ctx.output, lu_shapes(m, n))
         glu, _ = unpack(g, lu_shapes(m, n))
-        lower, upper = lu.tril(-1) + _eye(n, lu), lu.triu()
-        phi = (lower.mT @ glu.tril(-1)).tril(-1) + (glu.triu() @ upper.mT).triu()
-        left = _tri_solve(lower.mT, phi, upper=True, unitriangular=True)
-        ga = _tri_solve(upper, left.mT, upper=True).mT
-        p = constant(permutation_from_pivots(piv._data.astype(np.int64), n).astype(ga._data.dtype))
+        lower = lu[..., :, :k].tril(-1) + constant(np.eye(m, k, dtype=lu._data.dtype))
+        upper, g_lower, g_upper = lu[..., :k, :].triu(), glu[..., :, :k].tril(-1), glu[..., :k, :].triu()
+        l1, u1 = lower[..., :k, :], upper[..., :, :k]
+        phi = (l1.mT @ g_lower[..., :k, :]).tril(-1) + (g_upper[..., :, :k] @ u1.mT).triu()
+        if m > n:  # the rows of L below its square block
+            phi = phi - (lower[..., k:, :].mT @ g_lower[..., k:, :]).triu()
+        if m < n:  # the columns of U right of its square block
+            phi = phi - (g_upper[..., :, k:] @ upper[..., :, k:].mT).tril(-1)
+        left = _tri_solve(l1.mT, phi, upper=True, unitriangular=True)
+        ga = _tri_solve(u1, left.mT, upper=True).mT
+        if m > n:
+            ga = apply(Cat, ga, _tri_solve(u1, g_lower[..., k:, :].mT, upper=True).mT, dim=-2)
+        if m < n:
+            ga = apply(Cat, ga, _tri_solve(l1.mT, g_upper[..., :, k:], upper=True, unitriangular=True),
+                       dim=-1)
+        p = constant(permutation_from_pivots(piv._data.astype(np.int64), m).astype(ga._data.dtype))
         return (p @ ga,)
 
     @staticmethod
