@@ -7,7 +7,7 @@ from ._creation import eye, tensor, zeros
 from ._ops.lapack import per_matrix, routine
 from .linalg import (cholesky as _cholesky, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
-from .linalg._common import check_matrix, check_square, result_type
+from .linalg._common import check_matrix, check_square, out as _out, result_type
 from .linalg.factorizations import lu_unpack
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
@@ -44,15 +44,15 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
-        return svd_result(zeros(batch + (m, m), dtype=input.dtype), svdvals(input),
-                          zeros(batch + (n, n), dtype=input.dtype))
+        return _out(svd_result(zeros(batch + (m, m), dtype=input.dtype), svdvals(input),
+                          zeros(batch + (n, n), dtype=input.dtype)), out)
     U, S, Vh = _svd(input, full_matrices=not some)
-    return svd_result(U, S, Vh.mT)
+    return _out(svd_result(U, S, Vh.mT), out)
 
 
 def qr(input, some=True, *, out=None):
     """``torch.qr``: ``linalg.qr`` with mode "reduced" (``some``) or "complete"."""
-    return qr_result(*_qr(input, "reduced" if some else "complete"))
+    return _out(qr_result(*_qr(input, "reduced" if some else "complete")), out)
 
 
 def cholesky(input, upper=False, *, out=None):
@@ -66,15 +66,15 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     check_matrix(B, "linalg.cholesky_solve", "B")
     if upper:
         y = solve_triangular(L.mT, B, upper=False)
-        return solve_triangular(L, y, upper=True)
+        return _out(solve_triangular(L, y, upper=True), out)
     y = solve_triangular(L, B, upper=False)
-    return solve_triangular(L.mT, y, upper=True)
+    return _out(solve_triangular(L.mT, y, upper=True), out)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """``A^{-1}`` from A's Cholesky factor L (``upper``: U with ``A = U^T U``)."""
     check_square(L, "cholesky_inverse", "input")
-    return cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper)
+    return _out(cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper), out)
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
@@ -82,7 +82,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     ``op`` the transpose when ``transpose``; note A comes second and ``upper`` defaults True."""
     coefficient = A.mT if transpose else A
     X = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
-    return triangular_solve_result(X, A.clone())
+    return _out(triangular_solve_result(X, A.clone()), out)
 
 
 def pinverse(input, rcond=1e-15, hermitian=False):
@@ -98,8 +98,8 @@ def geqrf(input, *, out=None):
     data = input._data
     m, n = data.shape[-2:]
     if data.size == 0:
-        return geqrf_result(tensor(data.copy()),
-                            tensor(np.zeros(data.shape[:-2] + (min(m, n),), data.dtype)))
+        return _out(geqrf_result(tensor(data.copy()),
+                            tensor(np.zeros(data.shape[:-2] + (min(m, n),), data.dtype))), out)
     kernel = routine("geqrf", data.dtype)
     a, tau = per_matrix(data, lambda i, x: kernel(x)[:2], [(m, n), (min(m, n),)])
-    return geqrf_result(tensor(np.ascontiguousarray(a)), tensor(np.ascontiguousarray(tau)))
+    return _out(geqrf_result(tensor(np.ascontiguousarray(a)), tensor(np.ascontiguousarray(tau))), out)

@@ -124,3 +124,16 @@ def test_meta_rules_agree_with_kernels():
         out = op.forward(*arrays, **attrs)
         shape, dtype = op.meta(*[(a.shape, ember.float64) for a in arrays], **attrs)
         assert tuple(shape) == out.shape and dtype is ember.float64, name
+
+
+def test_out_arguments():
+    a = ember.tensor(spd(RNG(3), 3, 3))
+    dest = ember.empty(0)
+    assert ember.linalg.cholesky(a, out=dest) is dest
+    np.testing.assert_allclose(dest._data, np.linalg.cholesky(a._data))
+    w, q = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.float64)
+    result = ember.linalg.eigh(a, out=(w, q))
+    assert result.eigenvalues is w and result.eigenvectors is q
+    np.testing.assert_allclose(w._data, np.linalg.eigvalsh(a._data))
+    with pytest.raises(TypeError, match="tuple of 2"):
+        ember.linalg.qr(a, out=dest)

@@ -13,8 +13,15 @@ _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "f
 
 
 def out(result, destination):
-    """``result``, or written into the ``out=`` tensor ``destination`` when one is given."""
-    return result if destination is None else _write_out(result, destination)
+    """``result``, or written into the ``out=`` tensor (a tuple of tensors for named-tuple
+    results, returned as that named tuple) when one is given."""
+    if destination is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(destination, (tuple, list)) or len(destination) != len(result):
+            raise TypeError(f"out must be a tuple of {len(result)} tensors")
+        return type(result)(*(_write_out(r, d) for r, d in zip(result, destination)))
+    return _write_out(result, destination)
 
 
 def type_name(dtype):

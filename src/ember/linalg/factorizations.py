@@ -58,7 +58,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
             raise
         L = apply(Cholesky, A, upper=upper, check_errors=False)
         info = _int32(not_positive_definite(A._data))
-    return linalg_cholesky_ex(L, info)
+    return _out(linalg_cholesky_ex(L, info), out)
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -70,8 +70,8 @@ def qr(A, mode="reduced", *, out=None):
                            "'reduced' (default), 'r', or 'complete'")
     packed = apply(Qr, A, mode=mode)
     if mode == "r":
-        return linalg_qr(tensor([], dtype=A.dtype), packed)
-    return linalg_qr(*unpack(packed, qr_shapes(A.shape[-2], A.shape[-1], mode)))
+        return _out(linalg_qr(tensor([], dtype=A.dtype), packed), out)
+    return _out(linalg_qr(*unpack(packed, qr_shapes(A.shape[-2], A.shape[-1], mode))), out)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
@@ -89,7 +89,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     info = _int32(np.where(zero.any(-1), zero.argmax(-1) + 1, 0))
     if check_errors and zero.any():
         _zero_pivot_error(info, "torch.linalg.lu_factor_ex")
-    return linalg_lu_factor_ex(lu_, pivots, info)
+    return _out(linalg_lu_factor_ex(lu_, pivots, info), out)
 
 
 def _zero_pivot_error(info, name):
@@ -115,7 +115,7 @@ def lu_factor(A, *, pivot=True, out=None):
                            "zero and using it on lu_solve would result in a division by zero. "
                            "If you still want to perform the factorization, consider calling "
                            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-    return linalg_lu_factor(lu_, pivots)
+    return _out(linalg_lu_factor(lu_, pivots), out)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
@@ -130,14 +130,14 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     if unpack_pivots:
         piv = LU_pivots._data.astype(np.int64) - 1
         P = tensor(permutation_from_pivots(piv, m), dtype=LU_data.dtype)
-    return lu_unpack_result(P, L, U)
+    return _out(lu_unpack_result(P, L, U), out)
 
 
 def lu(A, *, pivot=True, out=None):
     """``(P, L, U)`` with ``A = P L U`` for (*, m, n) A (differentiable for square A)."""
     check_matrix(A, "linalg.lu")
     lu_, pivots, _ = lu_factor_ex(A, pivot=pivot)
-    return linalg_lu(*lu_unpack(lu_, pivots))
+    return _out(linalg_lu(*lu_unpack(lu_, pivots)), out)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
@@ -145,13 +145,13 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     :func:`lu_factor` of A, for (*, n, k) B; differentiable in LU and B."""
     check_matrix(B, "linalg.lu_solve", "B")
     if not left:
-        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+        return _out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out)
     P, L, U = lu_unpack(LU, pivots)
     if adjoint:
         y = apply(SolveTriangular, U.mT, B, upper=False)
-        return P @ apply(SolveTriangular, L.mT, y, upper=True, unitriangular=True)
+        return _out(P @ apply(SolveTriangular, L.mT, y, upper=True, unitriangular=True), out)
     y = apply(SolveTriangular, L, P.mT @ B, upper=False, unitriangular=True)
-    return apply(SolveTriangular, U, y, upper=True)
+    return _out(apply(SolveTriangular, U, y, upper=True), out)
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
@@ -170,13 +170,13 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     if check_errors and info.any():
         raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed "
                           f"because the input is singular (info = {info.max()}).")
-    return linalg_ldl_factor_ex(tensor(ld), tensor(pivots), tensor(info))
+    return _out(linalg_ldl_factor_ex(tensor(ld), tensor(pivots), tensor(info)), out)
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
     """``(LD, pivots)`` of :func:`ldl_factor_ex`."""
     LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian)
-    return linalg_ldl_factor(LD, pivots)
+    return _out(linalg_ldl_factor(LD, pivots), out)
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
@@ -187,7 +187,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     b = np.broadcast_to(B._data, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
     sytrs = scipy.linalg.lapack.dsytrs if ld.dtype == np.float64 else scipy.linalg.lapack.ssytrs
     x = [sytrs(ld[i], piv[i], b[i], lower=1)[0] for i in range(len(b))]
-    return tensor(np.array(x, B._data.dtype).reshape(batch + B.shape[-2:]))
+    return _out(tensor(np.array(x, B._data.dtype).reshape(batch + B.shape[-2:])), out)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -198,13 +198,13 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
                            "CUDA inputs with cuSOLVER backend.")
-    return linalg_svd(*svd_factors(A, full_matrices))
+    return _out(linalg_svd(*svd_factors(A, full_matrices)), out)
 
 
 def svdvals(A, *, driver=None, out=None):
     """Singular values (*, min(m, n)) of (*, m, n) A, descending; always differentiable."""
     check_matrix(A, "linalg.svdvals")
-    return apply(SvdVals, A)
+    return _out(apply(SvdVals, A), out)
 
 
 def _check_uplo(UPLO):
@@ -218,14 +218,14 @@ def eigh(A, UPLO="L", *, out=None):
     repeat."""
     check_square(A, "linalg.eigh")
     _check_uplo(UPLO)
-    return linalg_eigh(*eigh_factors(A, UPLO))
+    return _out(linalg_eigh(*eigh_factors(A, UPLO)), out)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues (*, n) of symmetric A, ascending (no eigenvectors computed)."""
     check_square(A, "linalg.eigvalsh")
     _check_uplo(UPLO)
-    return apply(EigvalsH, A, UPLO=UPLO)
+    return _out(apply(EigvalsH, A, UPLO=UPLO), out)
 
 
 def eig(A, *, out=None):
@@ -249,7 +249,7 @@ def polar(A, *, out=None):
     if m < n:
         raise RuntimeError(f"linalg.polar: A must have at least as many rows as columns, but got "
                            f"a matrix of shape ({m}, {n})")
-    return linalg_polar(*unpack(apply(Polar, A), [(m, n), (n, n)]))
+    return _out(linalg_polar(*unpack(apply(Polar, A), [(m, n), (n, n)])), out)
 
 
 def matrix_sqrth(A):
@@ -278,4 +278,4 @@ def householder_product(A, tau, *, out=None):
     for i in range(k):
         vi = v[..., :, i:i + 1]
         q = q - (q @ vi) @ (tau[..., i, None, None] * vi.mT)
-    return q[..., :, :n]
+    return _out(q[..., :, :n], out)

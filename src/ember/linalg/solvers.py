@@ -42,7 +42,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     matrix (0 = invertible), whose inverse is then inf/nan, instead of an error."""
     check_square(A, "linalg.inv_ex")
     try:
-        return linalg_inv_ex(apply(Inverse, A), zeros(A.shape[:-2], dtype=_int32))
+        return _out(linalg_inv_ex(apply(Inverse, A), zeros(A.shape[:-2], dtype=_int32)), out)
     except LinAlgError:
         if check_errors:
             raise
@@ -50,7 +50,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     result = np.full(A.shape, np.nan, A._data.dtype)
     ok = info._data == 0
     result[ok] = np.linalg.inv(A._data[ok])
-    return linalg_inv_ex(tensor(result), info)
+    return _out(linalg_inv_ex(tensor(result), info), out)
 
 
 _int32 = tensor(np.int32(0)).dtype
@@ -67,7 +67,7 @@ def slogdet(A, *, out=None):
     sign 0 and logabsdet -inf. Only logabsdet is differentiable (sign is piecewise constant)."""
     check_square(A, "linalg.slogdet")
     sign = tensor(np.linalg.slogdet(A._data)[0])
-    return linalg_slogdet(sign, apply(LogAbsDet, A))
+    return _out(linalg_slogdet(sign, apply(LogAbsDet, A)), out)
 
 
 def _default_rtol(A, atol, rtol):
@@ -104,7 +104,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
         s = svdvals(A.detach())._data
     cutoff = np.maximum(np.asarray(_array(atol))[..., None],
                         np.asarray(_array(rtol))[..., None] * s.max(-1, keepdims=True, initial=0))
-    return tensor((s > cutoff).sum(-1).astype(np.int64))
+    return _out(tensor((s > cutoff).sum(-1).astype(np.int64)), out)
 
 
 def _as_columns(A, B, name):
@@ -133,13 +133,13 @@ def solve(A, B, *, left=True, out=None):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)``: :func:`solve` with info (int32) the zero pivot of a singular A."""
     try:
-        return linalg_solve_ex(solve(A, B, left=left), zeros(A.shape[:-2], dtype=_int32))
+        return _out(linalg_solve_ex(solve(A, B, left=left), zeros(A.shape[:-2], dtype=_int32)), out)
     except LinAlgError:
         if check_errors:
             raise
     info = _info(A)
     shape = solve(eye(A.shape[-1], dtype=A.dtype).expand(A.shape), B, left=left).shape
-    return linalg_solve_ex(tensor(np.full(shape, np.nan, A._data.dtype)), info)
+    return _out(linalg_solve_ex(tensor(np.full(shape, np.nan, A._data.dtype)), info), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
