@@ -48,6 +48,9 @@ def test_cross_vecdot_multi_dot():
     compare(lambda lib, *xs: lib.linalg.multi_dot(list(xs)), *mats)
     mats = [rng.standard_normal(s) for s in [(2, 3), (3, 4), (4, 5)]]
     compare(lambda lib, *xs: lib.linalg.multi_dot(xs), *mats)
+    mats = [rng.standard_normal(s) for s in [(10, 2), (2, 30), (30, 3), (3, 20), (20, 1)]]
+    compare(lambda lib, *xs: lib.linalg.multi_dot(xs), *mats)
+    compare(lambda lib, *xs: lib.linalg.multi_dot(xs), rng.standard_normal(4), rng.standard_normal(4))
 
 
 @pytest.mark.parametrize("N", [None, 2, 5])

@@ -90,7 +90,8 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def multi_dot(tensors, *, out=None):
     """Product of a chain of 2-D matrices (the first may be a row vector, the last a column
-    vector), multiplied from the left."""
+    vector, dropped again from the result), in the multiplication order with the fewest
+    scalar multiplications (the matrix-chain dynamic programme, Cormen et al. 15.2)."""
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     for i, t in enumerate(tensors):
@@ -98,10 +99,42 @@ def multi_dot(tensors, *, out=None):
         if t.ndim not in allowed:
             raise RuntimeError(f"multi_dot(): tensor {i} must be {' or '.join(f'{d}D' for d in allowed)}"
                                f" but got {t.ndim}D")
-    result = tensors[0]
-    for t in tensors[1:]:
-        result = result @ t
+    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    mats = list(tensors)
+    if first:
+        mats[0] = mats[0].unsqueeze(0)
+    if last:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    result = _chain(mats, _chain_order(mats), 0, len(mats) - 1)
+    if first:
+        result = result.squeeze(0)
+    if last:
+        result = result.squeeze(-1)
     return _out(result, out)
+
+
+def _chain_order(mats):
+    """split[i][j]: where the optimal product of mats[i..j] splits."""
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    n = len(mats)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = float("inf")
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(mats, split, i, j):
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _chain(mats, split, i, k) @ _chain(mats, split, k + 1, j)
 
 
 def vander(x, *, N=None):
