@@ -92,15 +92,15 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return _out(linalg_lu_factor_ex(lu_, pivots, info), out)
 
 
-def _zero_pivot_error(info, name):
+def _zero_pivot_error(info, name, error=LinAlgError):
     flat = info._data.reshape(-1)
     index = int(np.flatnonzero(flat)[0])
     where = f"(Batch element {index}): " if info.ndim else ""
     pivot = flat[index]
-    raise LinAlgError(f"{name}: {where}U[{pivot},{pivot}] is zero and using it on lu_solve would "
-                      "result in a division by zero. If you still want to perform the "
-                      "factorization, consider calling linalg.lu(A, pivot) or "
-                      "linalg.lu_factor_ex(A, pivot)")
+    raise error(f"{name}: {where}U[{pivot},{pivot}] is zero and using it on lu_solve would "
+                "result in a division by zero. If you still want to perform the "
+                "factorization, consider calling linalg.lu(A, pivot) or "
+                "linalg.lu_factor_ex(A, pivot)")
 
 
 def lu_factor(A, *, pivot=True, out=None):
@@ -108,13 +108,7 @@ def lu_factor(A, *, pivot=True, out=None):
     diagonal (lu_solve would divide by it)."""
     lu_, pivots, info = lu_factor_ex(A, pivot=pivot)
     if info._data.any():
-        flat = info._data.reshape(-1)
-        index = int(np.flatnonzero(flat)[0])
-        where = f"(Batch element {index}): " if info.ndim else ""
-        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{flat[index]},{flat[index]}] is "
-                           "zero and using it on lu_solve would result in a division by zero. "
-                           "If you still want to perform the factorization, consider calling "
-                           "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+        _zero_pivot_error(info, "torch.linalg.lu_factor", RuntimeError)
     return _out(linalg_lu_factor(lu_, pivots), out)
 
 

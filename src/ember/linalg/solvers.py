@@ -21,6 +21,7 @@ linalg_inv_ex = result_type("linalg_inv_ex", ["inverse", "info"])
 linalg_slogdet = result_type("linalg_slogdet", ["sign", "logabsdet"])
 linalg_solve_ex = result_type("linalg_solve_ex", ["result", "info"])
 linalg_lstsq = result_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_int32 = tensor(np.int32(0)).dtype
 
 
 def inv(A, *, out=None):
@@ -51,9 +52,6 @@ def inv_ex(A, *, check_errors=False, out=None):
     ok = info._data == 0
     result[ok] = np.linalg.inv(A._data[ok])
     return _out(linalg_inv_ex(tensor(result), info), out)
-
-
-_int32 = tensor(np.int32(0)).dtype
 
 
 def det(A, *, out=None):
