@@ -8,7 +8,8 @@ Cholesky; Walter & Lehmann 2018 for QR; Townsend 2016 and Seeger et al. 2017 for
 the spectrum repeats, since they are then not unique); the polar factor and square root by
 differentiating ``H^2 = A^T A`` and ``X^2 = A`` (Sylvester equations, solved in the
 eigenbasis, where their coefficients ``s_i + s_j`` never vanish at full rank).
-``meta`` is the shape/dtype rule: ``(shape, dtype)`` per input in, ``(shape, dtype)`` out.
+``infer`` is the shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in,
+``(shape, dtype)`` of the result out, without running the kernel.
 """
 import warnings
 
@@ -18,7 +19,7 @@ import scipy.linalg
 from .core import Op, apply
 from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
-from .shape import Cat
+from .join import Cat
 from .solvers import Inverse, SolveTriangular, _eye, constant
 
 __all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
@@ -74,8 +75,8 @@ class Cholesky(Op):
         return (_sym(_tri_solve(lower.mT, half.mT, upper=True).mT),)
 
     @staticmethod
-    def meta(a, upper=False, check_errors=True):
-        return a
+    def infer(a, upper=False, check_errors=True):
+        return tuple(a.shape), a.dtype
 
 
 # ---- QR ----------------------------------------------------------------------------------------
@@ -151,8 +152,8 @@ class Qr(Op):
         return (apply(Cat, gx, q @ gv, dim=-1),)
 
     @staticmethod
-    def meta(a, mode="reduced"):
-        batch, m, n, dtype = tuple(a[0][:-2]), a[0][-2], a[0][-1], a[1]
+    def infer(a, mode="reduced"):
+        batch, m, n, dtype = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1], a.dtype
         q_shape, r_shape = qr_shapes(m, n, mode)
         if mode == "r":
             return batch + r_shape, dtype
@@ -209,9 +210,9 @@ class Svd(Op):
         return (ga,)
 
     @staticmethod
-    def meta(a, full_matrices=False):
-        batch, m, n = tuple(a[0][:-2]), a[0][-2], a[0][-1]
-        return batch + (flat_size(svd_shapes(m, n, full_matrices)),), a[1]
+    def infer(a, full_matrices=False):
+        batch, m, n = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1]
+        return batch + (flat_size(svd_shapes(m, n, full_matrices)),), a.dtype
 
 
 def svd_factors(a, full_matrices=False):
@@ -238,8 +239,8 @@ class SvdVals(Op):
         return ((u * g.unsqueeze(-2)) @ vh,)
 
     @staticmethod
-    def meta(a):
-        return tuple(a[0][:-2]) + (min(a[0][-2:]),), a[1]
+    def infer(a):
+        return tuple(tuple(a.shape)[:-2]) + (min(tuple(a.shape)[-2:]),), a.dtype
 
 
 # ---- symmetric eigendecomposition --------------------------------------------------------------
@@ -270,9 +271,9 @@ class Eigh(Op):
         return (q @ (0.5 * (qhgq - qhgq.mT) / e + gw.diag_embed()) @ q.mT,)
 
     @staticmethod
-    def meta(a, UPLO="L"):
-        n = a[0][-1]
-        return tuple(a[0][:-2]) + (n + n * n,), a[1]
+    def infer(a, UPLO="L"):
+        n = tuple(a.shape)[-1]
+        return tuple(tuple(a.shape)[:-2]) + (n + n * n,), a.dtype
 
 
 def eigh_factors(a, UPLO="L"):
@@ -297,8 +298,8 @@ class EigvalsH(Op):
         return ((q * g.unsqueeze(-2)) @ q.mT,)
 
     @staticmethod
-    def meta(a, UPLO="L"):
-        return tuple(a[0][:-1]), a[1]
+    def infer(a, UPLO="L"):
+        return tuple(tuple(a.shape)[:-1]), a.dtype
 
 
 # ---- determinants ------------------------------------------------------------------------------
@@ -325,8 +326,8 @@ class Det(Op):
         return ((g * sign)[..., None, None] * cofactor,)
 
     @staticmethod
-    def meta(a):
-        return a[0][:-2], a[1]
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
 
 
 class LogAbsDet(Op):
@@ -342,8 +343,8 @@ class LogAbsDet(Op):
         return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
 
     @staticmethod
-    def meta(a):
-        return a[0][:-2], a[1]
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
 
 
 # ---- LU ----------------------------------------------------------------------------------------
@@ -409,9 +410,9 @@ class LuFactor(Op):
         return (p @ ga,)
 
     @staticmethod
-    def meta(a):
-        m, n = a[0][-2:]
-        return tuple(a[0][:-2]) + (flat_size(lu_shapes(m, n)),), a[1]
+    def infer(a):
+        m, n = tuple(a.shape)[-2:]
+        return tuple(tuple(a.shape)[:-2]) + (flat_size(lu_shapes(m, n)),), a.dtype
 
 
 # ---- polar decomposition and symmetric square root ---------------------------------------------
@@ -447,9 +448,9 @@ class Polar(Op):
         return (gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mT @ gu_hinv), v, s),)
 
     @staticmethod
-    def meta(a):
-        m, n = a[0][-2:]
-        return tuple(a[0][:-2]) + ((m + n) * n,), a[1]
+    def infer(a):
+        m, n = tuple(a.shape)[-2:]
+        return tuple(tuple(a.shape)[:-2]) + ((m + n) * n,), a.dtype
 
 
 class MatrixSqrth(Op):
@@ -472,5 +473,5 @@ class MatrixSqrth(Op):
         return (_eigen_divide(_sym(g), q, w.sqrt()),)
 
     @staticmethod
-    def meta(a):
-        return a
+    def infer(a):
+        return tuple(a.shape), a.dtype

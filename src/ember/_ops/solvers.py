@@ -4,8 +4,9 @@ least squares, pseudo-inverse and the matrix exponential (LAPACK through NumPy/S
 Each entry's ``backward`` is the published adjoint of its forward, in ember ops (Giles, "An
 extended collection of matrix derivative results for forward and reverse mode automatic
 differentiation", 2008; Golub & Pereyra 1973 for the pseudo-inverse; Al-Mohy & Higham 2009
-for the Fréchet derivative of the exponential as a block exponential). ``meta`` is the
-shape/dtype rule: ``(shape, dtype)`` per input in, ``(shape, dtype)`` out.
+for the Fréchet derivative of the exponential as a block exponential). ``infer`` is the
+shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in, ``(shape, dtype)`` of
+the result out, without running the kernel.
 """
 import numpy as np
 import scipy.linalg
@@ -13,7 +14,7 @@ import scipy.linalg.blas
 
 from . import core
 from .core import Op, apply
-from .shape import Cat
+from .join import Cat
 from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
@@ -63,8 +64,8 @@ class Inverse(Op):
         return (-(inv_t @ g @ inv_t),)
 
     @staticmethod
-    def meta(a):
-        return a
+    def infer(a):
+        return tuple(a.shape), a.dtype
 
 
 class Solve(Op):
@@ -97,9 +98,9 @@ class Solve(Op):
         return ga, gb
 
     @staticmethod
-    def meta(a, b):
-        batch = np.broadcast_shapes(a[0][:-2], b[0][:-2])
-        return batch + (a[0][-1], b[0][-1]), a[1]
+    def infer(a, b):
+        batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
+        return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
 
 
 class SolveTriangular(Op):
@@ -141,8 +142,8 @@ class SolveTriangular(Op):
         return ga, gb
 
     @staticmethod
-    def meta(a, b, upper, unitriangular=False):
-        return Solve.meta(a, b)
+    def infer(a, b, upper, unitriangular=False):
+        return Solve.infer(a, b)
 
 
 def pinv_adjoint(g, pinv, a):
@@ -183,8 +184,8 @@ class Pinv(Op):
         return (pinv_adjoint(g, ctx.output, ctx.input(0)),)
 
     @staticmethod
-    def meta(a, atol, rtol, hermitian=False):
-        return a[0][:-2] + (a[0][-1], a[0][-2]), a[1]
+    def infer(a, atol, rtol, hermitian=False):
+        return tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2]), a.dtype
 
 
 class Lstsq(Op):
@@ -218,9 +219,9 @@ class Lstsq(Op):
         return ga, gb
 
     @staticmethod
-    def meta(a, b, rcond, driver):
-        batch = np.broadcast_shapes(a[0][:-2], b[0][:-2])
-        return batch + (a[0][-1], b[0][-1]), a[1]
+    def infer(a, b, rcond, driver):
+        batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
+        return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
 
 
 class MatrixExp(Op):
@@ -243,5 +244,5 @@ class MatrixExp(Op):
         return (apply(MatrixExp, block)[..., :n, n:],)
 
     @staticmethod
-    def meta(a):
-        return a
+    def infer(a):
+        return tuple(a.shape), a.dtype

@@ -1,7 +1,7 @@
 """What the public linalg functions share: PyTorch's input checks and named-tuple results."""
 import collections
 
-from .._functional import _out as _write_out
+from .._ops.args import with_out as _write_out
 from .._ops.lapack import LinAlgError
 
 __all__ = ["LinAlgError", "out", "result_type", "check_matrix", "check_square", "check_same_dtype",

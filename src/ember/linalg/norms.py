@@ -1,7 +1,9 @@
 """Norms, condition numbers and products of ``torch.linalg``
 (https://pytorch.org/docs/stable/linalg.html), written in ember ops (so differentiable)."""
 from .._creation import ones, tensor
-from .._functional import _dims, cat, matmul, vector_norm
+from .._ops.args import dims_arg as _dims
+from .._ops.join import cat
+from .._ops.linalg import matmul, vector_norm
 from ._common import check_matrix, out as _out
 from .factorizations import svdvals
 from .solvers import inv

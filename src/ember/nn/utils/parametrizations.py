@@ -16,7 +16,8 @@ import numpy as np
 
 from ... import linalg
 from ..._creation import eye, randn, zeros
-from ..._functional import cat, where
+from ..._ops.join import cat
+from ..._ops.pointwise_binary import where
 from ..._linalg_legacy import geqrf
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
