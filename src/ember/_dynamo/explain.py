@@ -44,7 +44,7 @@ def explain(f, *extra_args, **extra_kwargs):
     reason and source line (``torch._dynamo.explain``)."""
     def inner(*args, **kwargs):
         world = World(f, args, kwargs)
-        _, cap = capture(f, args, kwargs, _known(world), world.params)
+        _, cap = capture(f, args, kwargs, _known(world, args, kwargs), world)
         return ExplainOutput(cap.pieces, cap.breaks)
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)

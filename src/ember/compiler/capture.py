@@ -26,7 +26,7 @@ from .._tensor import Tensor
 from .exc import Unsupported
 from .graph import Graph
 
-__all__ = ["capture", "Capture", "user_frame", "flatten", "unflatten"]
+__all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ToDtype = OPS["ToDtype"]
@@ -62,7 +62,7 @@ def user_frame():
     return "<ember>"
 
 
-class _Tracer:
+class Tracer:
     """The observer that builds the graph while the function runs."""
 
     def __init__(self, known, fullgraph):
@@ -94,8 +94,8 @@ class _Tracer:
             if op.promote == "float" and not dtype.is_floating_point:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        node = self.graph.call_op(op, args, attrs, _meta(output))
-        self.bind(output, node)
+        meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
+        self.bind(output, self.graph.call_op(op, args, attrs, meta))
 
     def op_write(self, target, result):
         array = target._data
@@ -213,14 +213,15 @@ def _breaking(tracer, name, reason):
     return original, method
 
 
-def capture(fn, args, kwargs, known, params, fullgraph=False):
+def capture(fn, args, kwargs, known, world, fullgraph=False):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
     ``known`` maps ``id(array)`` to ``(source, name)`` for the arrays the caller can find again
-    on the next call (inputs, parameters, gradients, optimizer state); ``params`` are the
-    tensors whose ``.grad`` the call may set."""
-    tracer = _Tracer(known, fullgraph)
-    tracer.params = params
+    on the next call (inputs, parameters, gradients, optimizer state); ``world`` (a
+    :class:`~.guards.World`) holds the parameters whose ``.grad`` the call may set and the
+    optimizers whose state it may change."""
+    tracer = Tracer(known, fullgraph)
+    tracer.world = world
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
     make, init, rng = Tensor.__dict__["_make"], Tensor.__dict__["_init"], _random.rng
 
@@ -263,7 +264,9 @@ def _finish(tracer, cap, result):
     for t in flatten(result):
         outputs.append(tracer.node(t))
     cap.output_nodes = list(outputs)
-    for p in tracer.params:
+    for p in tracer.world.params:
+        if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
+            tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))
         grad = p.grad
         known = tracer.known.get(id(grad._data)) if grad is not None else None
         if known is not None and known[0][0] == "grad" and known[0][1] is p:
@@ -278,6 +281,12 @@ def _finish(tracer, cap, result):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
+    for opt in tracer.world.optimizers:
+        if any(isinstance(v, Tensor) and tracer.known.get(id(v._data), ((None,),))[0][0] != "state"
+               for state in opt.state.values() for v in state.values()):
+            tracer.breaks.append(("the optimizer's state was made in this call (the next call "
+                                  "recompiles with it)", "<end of function>"))
+            break
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return

@@ -17,9 +17,9 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .._ops import core as _core
 from . import replay
-from .capture import capture, unflatten
+from .capture import Tracer, capture, unflatten
 from .exc import InvalidBackend
-from .guards import World, first_difference, snapshot
+from .guards import World, first_difference, input_names, relevant, snapshot
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -54,11 +54,11 @@ def _log(kind, text):
         print(f"[ember.compile {kind}] {text}", file=sys.stderr)
 
 
-def _known(world):
+def _known(world, args, kwargs):
     """Where each array the function may read is found again: id(array) -> (source, name)."""
     known = {}
-    for i, t in enumerate(world.inputs):
-        known.setdefault(id(t._data), (("input", i), "x" if i == 0 else f"x{i}"))
+    for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
+        known.setdefault(id(t._data), (("input", i), name))
     for p, name in zip(world.params, world.param_names):
         known.setdefault(id(p._data), (("param", p), name))
         if p.grad is not None:
@@ -171,13 +171,8 @@ class _CompiledFunction:
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
                                   f"running it eagerly from now on. Last failed guard: {reason}")
                 return fn(*args, **kwargs)
-        known = _known(world)
-        try:
-            tracing = _Tracing()
-            _core.OBSERVERS.append(tracing)
-            result, cap = capture(fn, args, kwargs, known, world.params, self._fullgraph)
-        finally:
-            _core.OBSERVERS.remove(tracing)
+        known = _known(world, args, kwargs)
+        result, cap = capture(fn, args, kwargs, known, world, self._fullgraph)
         if cap.breaks:
             reason, where = cap.breaks[0]
             counters["graph_break"][reason] += 1
@@ -185,9 +180,10 @@ class _CompiledFunction:
         else:
             counters["stats"]["unique_graphs"] += 1
             _log("graph", f"captured graph of {_name(fn)}:\n{cap.graph.code}")
-            _log("guards", f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}" for n, v in facts))
-        self._entries.append(_Entry(facts, cap, self._backend, self._options) if not cap.breaks
-                             else _Broken(facts, cap))
+            _log("guards", f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}"
+                                                                   for n, v in relevant(facts, cap)))
+        self._entries.append(_Entry(relevant(facts, cap), cap, self._backend, self._options)
+                             if not cap.breaks else _Broken(facts, cap))
         return result
 
 
@@ -199,23 +195,6 @@ class _Broken:
 
     def __call__(self, world, fn, args, kwargs):
         return fn(*args, **kwargs)
-
-
-class _Tracing:
-    """Marks a capture in progress (an observer that does nothing): nested compiled calls
-    run their function directly, so the outer recording sees their ops."""
-
-    def op_enter(self, op, inputs, attrs):
-        pass
-
-    def op_exit(self, op, inputs, attrs, output):
-        pass
-
-    def node_enter(self, node):
-        pass
-
-    def node_exit(self, node):
-        pass
 
 
 def reset():
@@ -235,7 +214,7 @@ def disable(fn=None, recursive=True, *, reason=None):
     @functools.wraps(fn)
     def disabled(*args, **kwargs):
         for o in _core.OBSERVERS:
-            if hasattr(o, "graph_break"):
+            if isinstance(o, Tracer):
                 o.graph_break(f"call to {_name(fn)}, marked ember.compiler.disable"
                               + (f" ({reason})" if reason else ""))
         return fn(*args, **kwargs)
@@ -257,7 +236,7 @@ def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=
 
 def is_compiling():
     """True while a function is being captured (``torch.compiler.is_compiling``)."""
-    return any(isinstance(o, _Tracing) for o in _core.OBSERVERS)
+    return any(isinstance(o, Tracer) for o in _core.OBSERVERS)
 
 
 def _name(fn):

@@ -24,6 +24,7 @@ class World:
         from ..nn.modules.module import Module
         from ..optim.optimizer import Optimizer
         self.inputs = flatten((args, kwargs))
+        self.fn = fn
         self.modules, self.optimizers = [], []
         seen = set()
 
@@ -83,6 +84,21 @@ def _roots(fn, args, kwargs):
             yield names[name]
 
 
+def input_names(fn, args, kwargs):
+    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
+    names = {}
+    for name, value in bound.arguments.items():
+        tensors = flatten(value)
+        for i, t in enumerate(tensors):
+            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
 def _meta(t):
     return (tuple(t._data.shape), t.dtype, bool(t.requires_grad))
 
@@ -111,10 +127,25 @@ def snapshot(world, args, kwargs):
 
 
 def first_difference(expected, actual):
-    """The name and values of the first guard that differs, or None when all hold."""
-    if len(expected) != len(actual):
-        return "the set of guarded objects changed"
-    for (name, want), (_, got) in zip(expected, actual):
+    """The name and values of the first guard of ``expected`` that ``actual`` (both
+    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold."""
+    actual = dict(actual)
+    for name, want in expected:
+        got = actual.get(name, _MISSING)
+        if got is _MISSING:
+            return f"{name}: no longer there"
         if want != got:
             return f"{name}: expected {want!r}, got {got!r}"
     return None
+
+
+def relevant(facts, cap):
+    """The guards a capture depends on: without a backward or an optimizer update, which
+    parameters have a ``.grad`` and the optimizers' state do not matter."""
+    if cap.ran_backward or any(s[0] in ("grad", "state") for s in cap.sources):
+        return facts
+    return [(name, value) for name, value in facts
+            if not (name.startswith("which parameters") or name.startswith("optimizer"))]
+
+
+_MISSING = object()
