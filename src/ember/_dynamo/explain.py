@@ -1,6 +1,5 @@
 """``ember._dynamo.explain(fn)(*args)``: what compiling ``fn`` captures, and where it breaks."""
 from ..compiler.capture import capture
-from ..compiler.eval_frame import _known
 from ..compiler.guards import World
 
 __all__ = ["explain", "ExplainOutput", "BreakReason"]
@@ -44,7 +43,7 @@ def explain(f, *extra_args, **extra_kwargs):
     reason and source line (``torch._dynamo.explain``)."""
     def inner(*args, **kwargs):
         world = World(f, args, kwargs)
-        _, cap = capture(f, args, kwargs, _known(world, args, kwargs), world)
+        _, cap = capture(f, args, kwargs, world)
         return ExplainOutput(cap.pieces, cap.breaks)
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)

@@ -101,8 +101,8 @@ def apply(op, *inputs, **attrs):
     except ValueError as e:
         # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
         raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
-    if type(out) is tuple:  # several results (optimizer updates): never viewed or recorded
-        return tuple(_Tensor._make(np.asarray(o)) for o in out)
+    if type(out) is tuple:  # several results (fused updates and gradients): never viewed or recorded
+        return tuple(None if o is None else _Tensor._make(np.asarray(o)) for o in out)
     if type(out) is not _ndarray:
         out = np.asarray(out)
     t = _Tensor._make(out)

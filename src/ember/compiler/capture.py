@@ -12,8 +12,10 @@ into a placeholder's array become the graph's mutations; into an intermediate, i
 What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
 *graph break*: recorded with its reason and the user's source line, the function runs eagerly.
 """
+import inspect
 import operator
 import os
+import sys
 import traceback
 
 import numpy as np
@@ -30,6 +32,9 @@ __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ToDtype = OPS["ToDtype"]
+# Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
+_FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
+                  os.path.join(_EMBER_DIR, "_creation.py")}
 
 
 class Capture:
@@ -72,7 +77,7 @@ class Tracer:
         self.value = {}             # id(array) -> Node holding its current value
         self.sources = []
         self.keep = []              # every array seen, so no id is reused during the recording
-        self.made = set()           # ids of arrays wrapped by Tensor._make/_init during the call
+        self.made = {}              # id(array) -> None (a factory's) or the code that computed it
         self.stale = set()          # ids of views whose base was written in place since
         self.breaks, self.pieces = [], []
         self.ran_backward = False
@@ -123,6 +128,13 @@ class Tracer:
     def node_exit(self, node):
         pass
 
+    def made_by(self, array, code):
+        """Notes an array wrapped into a tensor during the call: by a factory (a constant of the
+        graph), or computed by code outside the dispatcher (a graph break when read)."""
+        if id(array) not in self.value:
+            self.made[id(array)] = None if code.co_filename in _FACTORY_FILES else code
+            self.keep.append(array)
+
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
         if isinstance(x, Tensor):
@@ -147,6 +159,10 @@ class Tracer:
         if key in self.known:
             source, name = self.known[key]
         elif key in self.made:
+            code = self.made[key]
+            if code is not None:
+                self.graph_break(f"a tensor computed outside the dispatcher (in {code.co_name}, "
+                                 f"{os.path.basename(code.co_filename)}:{code.co_firstlineno})")
             source, name = ("const", array.copy()), "const"
         elif _root(array) is not array and id(_root(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
@@ -165,7 +181,8 @@ class Tracer:
             self.keep.append(output._data)
             return
         for i, t in enumerate(output):  # several results: one getitem node each
-            self.bind(t, self.graph.call_op(operator.getitem, (node, i), {}, _meta(t)))
+            if t is not None:
+                self.bind(t, self.graph.call_op(operator.getitem, (node, i), {}, _meta(t)))
 
     def graph_break(self, reason):
         where = user_frame()
@@ -213,26 +230,24 @@ def _breaking(tracer, name, reason):
     return original, method
 
 
-def capture(fn, args, kwargs, known, world, fullgraph=False):
+def capture(fn, args, kwargs, world, fullgraph=False):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
-    ``known`` maps ``id(array)`` to ``(source, name)`` for the arrays the caller can find again
-    on the next call (inputs, parameters, gradients, optimizer state); ``world`` (a
-    :class:`~.guards.World`) holds the parameters whose ``.grad`` the call may set and the
-    optimizers whose state it may change."""
-    tracer = Tracer(known, fullgraph)
+    ``world`` (a :class:`~.guards.World`) holds what can be found again on the next call: the
+    inputs, the parameters (whose ``.grad`` the call may read or set) and the optimizers (whose
+    state it may read and update)."""
+    tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
+    tracer.keep += [a for a in _arrays(world)]
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
     make, init, rng = Tensor.__dict__["_make"], Tensor.__dict__["_init"], _random.rng
 
     def traced_make(cls, data):
-        tracer.made.add(id(data))
-        tracer.keep.append(data)
+        tracer.made_by(data, sys._getframe(1).f_code)
         return make.__func__(cls, data)
 
     def traced_init(self, data, requires_grad=False):
-        tracer.made.add(id(data))
-        tracer.keep.append(data)
+        tracer.made_by(data, sys._getframe(1).f_code)
         return init.__func__(self, data, requires_grad)
 
     def traced_rng(generator=None):
@@ -256,6 +271,51 @@ def capture(fn, args, kwargs, known, world, fullgraph=False):
         _finish(tracer, cap, result)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
     return result, cap
+
+
+def input_names(fn, args, kwargs):
+    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
+    names = {}
+    for name, value in bound.arguments.items():
+        tensors = flatten(value)
+        for i, t in enumerate(tensors):
+            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
+def _known(world, args, kwargs):
+    """Where each array the function may read is found again: id(array) -> (source, name)."""
+    known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
+    for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
+        known.setdefault(id(t._data), (("input", i), name))
+    for p, name in zip(world.params, world.param_names):
+        known.setdefault(id(p._data), (("param", p), name))
+        if p.grad is not None:
+            known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
+    names = dict(zip(map(id, world.params), world.param_names))
+    for opt in world.optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                for key, value in opt.state.get(p, {}).items():
+                    if isinstance(value, Tensor):
+                        known.setdefault(id(value._data), (("state", opt, p, key),
+                                                           f"{names.get(id(p), 'param')}_{key}"))
+    return known
+
+
+def _arrays(world):
+    for t in world.inputs + world.params:
+        yield t._data
+        if t.grad is not None:
+            yield t.grad._data
+    for opt in world.optimizers:
+        for state in opt.state.values():
+            yield from (v._data for v in state.values() if isinstance(v, Tensor))
 
 
 def _finish(tracer, cap, result):

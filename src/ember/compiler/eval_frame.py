@@ -19,7 +19,7 @@ from .._ops import core as _core
 from . import replay
 from .capture import Tracer, capture, unflatten
 from .exc import InvalidBackend
-from .guards import World, first_difference, input_names, relevant, snapshot
+from .guards import World, first_difference, relevant, snapshot
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -52,26 +52,6 @@ def _log(kind, text):
     """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``)."""
     if kind in os.environ.get("EMBER_LOGS", "").replace(" ", "").split(","):
         print(f"[ember.compile {kind}] {text}", file=sys.stderr)
-
-
-def _known(world, args, kwargs):
-    """Where each array the function may read is found again: id(array) -> (source, name)."""
-    known = {}
-    for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
-        known.setdefault(id(t._data), (("input", i), name))
-    for p, name in zip(world.params, world.param_names):
-        known.setdefault(id(p._data), (("param", p), name))
-        if p.grad is not None:
-            known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
-    names = dict(zip(map(id, world.params), world.param_names))
-    for opt in world.optimizers:
-        for group in opt.param_groups:
-            for p in group["params"]:
-                for key, value in opt.state.get(p, {}).items():
-                    if isinstance(value, Tensor):
-                        known.setdefault(id(value._data), (("state", opt, p, key),
-                                                           f"{names.get(id(p), 'param')}_{key}"))
-    return known
 
 
 def _fetcher(source):
@@ -171,8 +151,7 @@ class _CompiledFunction:
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
                                   f"running it eagerly from now on. Last failed guard: {reason}")
                 return fn(*args, **kwargs)
-        known = _known(world, args, kwargs)
-        result, cap = capture(fn, args, kwargs, known, world, self._fullgraph)
+        result, cap = capture(fn, args, kwargs, world, self._fullgraph)
         if cap.breaks:
             reason, where = cap.breaks[0]
             counters["graph_break"][reason] += 1

@@ -84,21 +84,6 @@ def _roots(fn, args, kwargs):
             yield names[name]
 
 
-def input_names(fn, args, kwargs):
-    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
-    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``."""
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
-    names = {}
-    for name, value in bound.arguments.items():
-        tensors = flatten(value)
-        for i, t in enumerate(tensors):
-            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
-    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
-
-
 def _meta(t):
     return (tuple(t._data.shape), t.dtype, bool(t.requires_grad))
 
