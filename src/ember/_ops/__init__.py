@@ -6,6 +6,7 @@ from . import attention  # noqa: F401
 from . import embedding  # noqa: F401
 from . import rnn  # noqa: F401
 from . import optim  # noqa: F401
+from . import random  # noqa: F401
 from .core import OPS, Op, apply
 
 __all__ = ["OPS", "Op", "apply"]

@@ -251,7 +251,8 @@ def capture(fn, args, kwargs, world, fullgraph=False):
         return init.__func__(self, data, requires_grad)
 
     def traced_rng(generator=None):
-        tracer.graph_break("random numbers are drawn in Python (ember.rand*, dropout)")
+        if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
+            tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
         return rng(generator)
 
     for name, (_, method) in patches.items():

@@ -129,10 +129,7 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    if p == 1:
-        return Tensor._make(np.zeros(shape, input._data.dtype))
-    keep = _rng().random(shape) >= p
-    return Tensor._make((keep * (1.0 / (1.0 - p))).astype(input._data.dtype))
+    return apply(OPS["DropoutMask"], shape=tuple(shape), p=p, dtype=input.dtype)
 
 
 def _dropout(input, p, training, inplace, shape):
