@@ -195,3 +195,22 @@ def test_casts_are_explicit_nodes():
     nodes = [n for n in mixed._entries[0].cap.graph.nodes if n.op == "call_op"]
     assert nodes[0].target.name == "ToDtype" and nodes[0].kwargs == {"dtype": ember.float64}
     assert nodes[1].args[0] is nodes[0] and nodes[1].meta["dtype"] is ember.float64
+
+
+def test_writes_into_views_and_indexed_assignment():
+    @ember.compile(fullgraph=True)
+    def update(buf, x):
+        buf[1:3].add_(x)      # into a view of an input: CopySlices of the whole input
+        y = x.clone()
+        y[0] = 5.0            # indexed assignment on an intermediate
+        return buf.view(5, 1).sum(), y
+    buf, expected = ember.zeros(5), np.zeros(5, np.float32)
+    for i in range(3):
+        x = ember.full((2,), float(i + 1))
+        total, y = update(buf, x)
+        expected[1:3] += i + 1
+        np.testing.assert_array_equal(buf.numpy(), expected)
+        assert float(total) == expected.sum() and y.tolist() == [5.0, i + 1]
+    graph = update._entries[0].cap.graph
+    assert [(p.name, v.target.name) for p, v in graph.mutations] == [("buf", "CopySlices")]
+    assert "slice_1 = Slice(buf, index=(slice(1, 3, None),))" in graph.code  # never shadows slice

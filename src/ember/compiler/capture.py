@@ -118,7 +118,13 @@ class Tracer:
             value = self.graph.call_op(OPS["Expand"], (value,), {"shape": array.shape}, _meta(target))
         root = _root(array)
         if root is not array and (id(root) in self.value or id(root) in self.known):
-            return self.graph_break("in-place write into a view of another tensor")
+            # A write into a view is a new value of its base: CopySlices, as autograd records it.
+            base = target._base
+            if base is None or base._data is not root or target._view_chain is None:
+                return self.graph_break("in-place write into a view whose base is not known")
+            value = self.graph.call_op(OPS["CopySlices"], (self.node(base), value),
+                                       {"chain": target._view_chain}, _meta(base))
+            target, array = base, root
         for kept in self.keep:  # views of the written array now hold values the graph lost
             if kept is not array and _root(kept) is root and id(kept) in self.value:
                 self.stale.add(id(kept))

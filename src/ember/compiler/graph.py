@@ -8,6 +8,7 @@ lists the in-place writes done after the graph runs: ``(placeholder, value)`` co
 array into the placeholder's. It prints like torch.fx (``print_tabular``, ``code``); the contract
 with the code generators is /work/brief/COMPILER_IR.md.
 """
+import builtins
 import keyword
 import operator
 import re
@@ -48,7 +49,8 @@ class Graph:
 
     def __init__(self):
         self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
-        self._counts, self._names = {}, set()
+        # Python's builtins are taken too, so that ``code`` never shadows one it uses (slice).
+        self._counts, self._names = {}, set(dir(builtins))
 
     def placeholder(self, name, meta):
         """Adds an input; placeholders must all come before the first ``call_op``."""
@@ -145,6 +147,8 @@ def _fmt(value):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, type):  # an op entry inside an attr (CopySlices' view chain)
+        return value.__name__
     return repr(value)
 
 
