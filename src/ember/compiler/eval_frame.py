@@ -13,6 +13,8 @@ import sys
 import warnings
 import weakref
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .._ops import core as _core
@@ -93,7 +95,8 @@ class _Entry:
             results = self.run([t._data for t in tensors])
             for i in self.mutated:
                 tensors[i]._version[0] += 1
-            results = [tensors[self.passthrough[i]] if i in self.passthrough else Tensor._make(a)
+            results = [tensors[self.passthrough[i]] if i in self.passthrough
+                       else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
                        for i, a in enumerate(results)]
         else:
             results = self.run(tensors)

@@ -105,7 +105,7 @@ def _roots(fn, args, kwargs):
 
 
 def _meta(t):
-    return (tuple(t._data.shape), t.dtype, bool(t.requires_grad))
+    return (t._data.shape, t.dtype, t.requires_grad)
 
 
 def snapshot(world, args, kwargs):
