@@ -26,6 +26,8 @@ from .._ops import OPS
 from .._ops import core as _core
 from .._tensor import Tensor
 from .exc import Unsupported
+from ..autograd.grad_mode import STATE
+from .aot import record_backward
 from .graph import Graph
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
@@ -51,6 +53,9 @@ class Capture:
             of that output, or None).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         ran_backward: the function ran the autograd engine (its outputs are returned detached).
+        joint: for outputs that need gradients (and no backward in the function): ``(ids of
+            the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
+            with their backward (see :mod:`.aot`).
     """
 
     def __init__(self, graph, sources):
@@ -252,6 +257,7 @@ def capture(fn, args, kwargs, world, fullgraph=False):
     tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
     tracer.keep += [a for a in _arrays(world)]
+    cap_joint = None
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
     make, init, rng = Tensor.__dict__["_make"], Tensor.__dict__["_init"], _random.rng
 
@@ -274,6 +280,10 @@ def capture(fn, args, kwargs, world, fullgraph=False):
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
+        if not tracer.breaks and not tracer.ran_backward and STATE.enabled:
+            needing = [t for t in flatten(result) if t.requires_grad]
+            if needing:  # the forward's gradients will be wanted: record the backward too
+                cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
         Tensor._make, Tensor._init, _random.rng = make, init, rng
@@ -281,6 +291,7 @@ def capture(fn, args, kwargs, world, fullgraph=False):
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, result
+    cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
@@ -289,7 +300,10 @@ def capture(fn, args, kwargs, world, fullgraph=False):
 
 def input_names(fn, args, kwargs):
     """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
-    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``."""
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``; for a
+    module's ``__call__``, its ``forward``'s signature."""
+    if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
+        fn = fn.__self__.forward
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError):
@@ -320,6 +334,15 @@ def _known(world, args, kwargs):
                         known.setdefault(id(value._data), (("state", opt, p, key),
                                                            f"{names.get(id(p), 'param')}_{key}"))
     return known
+
+
+def _placeholder_tensors(tracer, world):
+    """(placeholder index, tensor) for the placeholders that are tensors a gradient can reach."""
+    for k, source in enumerate(tracer.sources):
+        if source[0] == "input":
+            yield k, world.inputs[source[1]]
+        elif source[0] in ("param", "tensor"):
+            yield k, source[1]
 
 
 def _arrays(world):

@@ -18,7 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .._ops import core as _core
-from . import replay
+from . import aot, replay
 from .capture import Tracer, capture, unflatten
 from .exc import InvalidBackend
 from .guards import World, first_difference, holds, relevant, snapshot
@@ -74,23 +74,38 @@ class _Entry:
 
     def __init__(self, facts, cap, backend, options):
         self.facts, self.cap = facts, cap
-        graph = cap.graph
-        self.fetch = [_fetcher(s) for s in cap.sources]
+        graph, sources = cap.graph, cap.sources
         self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for n in cap.output_nodes)
+        self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
+        self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
+        if self.joint is not None:
+            graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
+        self.fetch = [_fetcher(s) for s in sources]
+        self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
+        if self.joint is not None and backend != "eager":
+            # forward and backward both compiled, joined by one autograd node
+            compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
+            self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
+            self.n_inputs = len(sources)
+            return
+        self.joint = None
         if backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":
             self.run, self.on_arrays = replay.interpret(graph), True
         else:
             self.run, self.on_arrays = _codegen(graph, options), True
-        self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
                             if n in placeholders}
 
     def __call__(self, world, fn, args, kwargs):
         inputs = world.inputs
+        if self.uncut:
+            return fn(*args, **kwargs)
         tensors = [f(inputs) for f in self.fetch]
+        if self.joint is not None:
+            return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, *tensors)))
         if self.on_arrays:
             results = self.run([t._data for t in tensors])
             for i in self.mutated:
