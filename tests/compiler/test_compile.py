@@ -48,8 +48,9 @@ def _mlp():
 
 
 def _convnet():
-    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AvgPool2d(2),
-                         nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=2), nn.Flatten(), nn.Linear(16, 3))
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=2), nn.AvgPool2d(2, 1, padding=1),
+                         nn.Flatten(), nn.Linear(36, 3))
 
 
 class _Attention(nn.Module):
@@ -113,6 +114,7 @@ def test_step_leaving_gradients_sets_grad_each_call():
 def test_convnet_training_step_equals_eager(backend):
     run = _assert_same_training(_convnet, (6, 2, 8, 8), 3, OPTIMIZERS["adamw"], backend, zero_first=False)
     graph = run._entries[-1].cap.graph
+    assert "MaxPoolBackward" in {getattr(n.target, "name", "") for n in graph.nodes}
     # BatchNorm's running statistics and its counter are written in place: mutations
     assert {"_1_running_mean", "_1_running_var", "_1_num_batches_tracked"} <= {p.name for p, _ in graph.mutations}
 
