@@ -47,7 +47,7 @@ class Capture:
         pieces: the graphs between graph breaks, in order (``[graph]`` without breaks).
         sources: one per placeholder: ``("input", i)``, ``("tensor", t)``, ``("grad", p)``,
             ``("state", optimizer, p, key)`` or ``("const", array)``.
-        output: the function's return value (to rebuild its structure on replay).
+        output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
             of that output, or None).
@@ -290,7 +290,7 @@ def capture(fn, args, kwargs, world, fullgraph=False):
         for name, (original, _) in patches.items():
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)
-    cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, result
+    cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)
@@ -401,9 +401,29 @@ def flatten(value):
     return []
 
 
-def unflatten(value, tensors):
-    """``value`` with its tensors replaced by ``tensors`` (an iterator), in ``flatten``'s order."""
+class _Slot:
+    """Where a returned tensor goes in the structure a replay rebuilds."""
+
+
+_SLOT = _Slot()
+
+
+def skeleton(value):
+    """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
+    tensor (so an entry keeps no activations of the call it was recorded from alive)."""
     if isinstance(value, Tensor):
+        return _SLOT
+    if isinstance(value, (tuple, list)):
+        items = [skeleton(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, skeleton(v)) for k, v in value.items())
+    return value
+
+
+def unflatten(value, tensors):
+    """``value`` (a :func:`skeleton`) with its slots filled from ``tensors`` (an iterator)."""
+    if value is _SLOT:
         return next(tensors)
     if isinstance(value, (tuple, list)):
         items = [unflatten(v, tensors) for v in value]
