@@ -11,6 +11,16 @@ from ember import nn
 BACKENDS = ["inductor", "aot_eager", "eager"]
 
 
+def _same(actual, expected, backend, err_msg=""):
+    """Backends "eager" and "aot_eager" run the same kernels in the same order: bit-equal. The code
+    generator ("inductor") fuses loops and reassociates sums (fast-math C): float32 within a
+    few ulps per op, compounded over 5 steps of training, so 1e-4 relative with a 1e-6 floor."""
+    if backend == "inductor":
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-6, err_msg=err_msg)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=err_msg)
+
+
 @pytest.fixture(autouse=True)
 def _fresh():
     ember.compiler.reset()
@@ -48,7 +58,8 @@ def _mlp():
 
 
 def _convnet():
-    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+    # no bias before BatchNorm: its gradient is zero up to rounding, which Adam would amplify
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=2), nn.AvgPool2d(2, 1, padding=1),
                          nn.Flatten(), nn.Linear(36, 3))
 
@@ -78,14 +89,13 @@ def _assert_same_training(make_model, shape, classes, make_opt, backend, zero_fi
     batches = _batches(shape, classes, 5)
     eager_model, eager_losses, _ = _train(make_model, make_opt, batches, False, zero_first)
     model, losses, run = _train(make_model, make_opt, batches, True, zero_first, backend=backend)
-    # The same kernels in the same order: bit-equal losses, parameters and buffers.
-    assert [float(a) for a in losses] == [float(b) for b in eager_losses]
+    _same([float(a) for a in losses], [float(b) for b in eager_losses], backend)
     for (name, a), b in zip(model.state_dict().items(), eager_model.state_dict().values()):
-        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+        _same(a.numpy(), b.numpy(), backend, err_msg=name)
     for a, b in zip(model.parameters(), eager_model.parameters()):
         assert (a.grad is None) == (b.grad is None)
         if a.grad is not None:
-            np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+            _same(a.grad.numpy(), b.grad.numpy(), backend)
     assert not losses[-1].requires_grad  # the step ran backward itself: its loss comes back detached
     return run
 
@@ -137,7 +147,7 @@ def test_compiled_forward_then_eager_backward(backend):
         model.zero_grad()
         model(x).square().sum().backward()
         for g, p in zip(got, model.parameters()):
-            np.testing.assert_array_equal(g, p.grad.numpy())
+            _same(g, p.grad.numpy(), backend)
     (entry,) = compiled._compiled_call._entries
     # forward and backward both captured (one autograd node), except on the dispatcher backend
     assert (entry.joint is None) == (backend == "eager")
@@ -171,8 +181,8 @@ def test_mlp_step_matches_torch():
         topt.step()
         topt.zero_grad()
         assert abs(float(loss) - tloss.item()) < 1e-5
-    for a, b in zip(model.parameters(), tmodel.parameters()):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(model.parameters(), tmodel.parameters()):  # float32, fused code: a few ulps per op
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-6)
 
 
 def test_in_place_update_of_an_input_is_replayed():

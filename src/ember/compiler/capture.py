@@ -11,6 +11,13 @@ into a placeholder's array become the graph's mutations; into an intermediate, i
 
 What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
 *graph break*: recorded with its reason and the user's source line, the function runs eagerly.
+
+Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
+than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
+happen on the recorded call only; Python values the function reads from globals or closures are
+not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
+hooks are not replayed; Tensor methods are patched while recording, so recording is not
+thread-safe.
 """
 import inspect
 import operator
