@@ -8,6 +8,7 @@ as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
 """
+import functools
 import inspect
 
 from .._tensor import Tensor
@@ -34,19 +35,10 @@ class World:
             self.all_modules = previous.all_modules
         else:
             self._walk()
-        self.params, taken = [], set()
-        for m in self.all_modules:
-            for table in (m._parameters, m._buffers):
-                for t in table.values():
-                    if t is not None and id(t) not in taken:
-                        taken.add(id(t))
-                        self.params.append(t)
-        for opt in self.optimizers:
-            for group in opt.param_groups:
-                for p in group["params"]:
-                    if id(p) not in taken:
-                        taken.add(id(p))
-                        self.params.append(p)
+        tensors = [t for m in self.all_modules for table in (m._parameters, m._buffers)
+                   for t in table.values() if t is not None]
+        tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
+        self.params = list({id(t): t for t in tensors}.values())  # first occurrence order, no repeats
 
     def _walk(self):
         from ..nn.modules.module import Module
@@ -104,31 +96,32 @@ def _roots(fn, args, kwargs):
             yield names[name]
 
 
-def _meta(t):
-    return (t._data.shape, t.dtype, t.requires_grad)
-
-
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
+    params = world.params
     facts = [("grad_mode", STATE.enabled)]
-    facts += [(f"input {i} (shape, dtype, requires_grad)", _meta(t)) for i, t in enumerate(world.inputs)]
-    for i, a in enumerate((*args, *kwargs.items())):
-        value = a[1] if isinstance(a, tuple) and i >= len(args) else a
-        if not isinstance(value, Tensor) and not isinstance(value, (list, tuple, dict)):
+    facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
+    for i, value in enumerate((*args, *kwargs.values())):
+        if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
-    facts.append(("module structure", tuple(id(c) for m in world.all_modules for c in m._modules.values())))
-    facts.append(("training (train/eval) of the modules", tuple(m.training for m in world.all_modules)))
-    facts.append(("parameter identity", tuple(id(p) for p in world.params)))
-    facts.append(("parameters (shape, dtype, requires_grad)", tuple(_meta(p) for p in world.params)))
-    facts.append(("which parameters have .grad", tuple(p.grad is not None for p in world.params)))
+    facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
+    facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
+    facts.append(("parameter identity", tuple([id(p) for p in params])))
+    facts.append(("parameters (shape, dtype, requires_grad)",
+                  tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))
+    facts.append(("which parameters have .grad", tuple([p.grad is not None for p in params])))
     for k, opt in enumerate(world.optimizers):
-        hyper = tuple(tuple((key, v) for key, v in g.items() if key != "params") for g in opt.param_groups)
+        hyper = tuple([tuple([(key, v) for key, v in g.items() if key != "params"]) for g in opt.param_groups])
         facts.append((f"optimizer {k} hyperparameters", hyper))
-        facts.append((f"optimizer {k} state", tuple(
-            tuple(key for key, v in opt.state.get(p, {}).items() if isinstance(v, Tensor))
-            for g in opt.param_groups for p in g["params"])))
+        # state is made for all parameters with a gradient on the first step: its sizes tell
+        facts.append((f"optimizer {k} state", tuple([len(state) for state in opt.state.values()])))
     return facts
+
+
+@functools.lru_cache(maxsize=None)
+def _input_name(i):
+    return f"input {i} (shape, dtype, requires_grad)"
 
 
 def holds(expected, actual):
