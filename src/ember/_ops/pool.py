@@ -111,24 +111,41 @@ def _maximum(taps):
 
 class MaxPool(Op):
     """Maximum over each window of ``x`` (*lead, *spatial); attrs as in ``max_pool2d``, one
-    entry per spatial dim. ``argmax``, the window positions from :class:`MaxPoolIndices`
-    (``flat=False``), is only kept for the derivative, which sends each gradient to its
-    window's maximum (None when no gradient will be taken)."""
+    entry per spatial dim. ``argmax`` (the second input), the window positions from
+    :class:`MaxPoolIndices` (``flat=False``), is only read by the derivative, which sends each
+    gradient to its window's maximum (None when no gradient will be taken)."""
     promote = None
-    save_inputs = False
 
     @staticmethod
-    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, argmax=None):
+    def forward(x, argmax, kernel_size, stride, padding, dilation, ceil_mode):
         return _maximum(_max_taps(x, kernel_size, stride, padding, dilation, ceil_mode)[1])
 
     @staticmethod
     def backward(ctx, g):
         attrs = ctx.attrs
-        kernel_size, stride, dilation = attrs["kernel_size"], attrs["stride"], attrs["dilation"]
-        spatial = tuple(ctx.shapes[0][-len(kernel_size):])
-        index = _flat_index(attrs["argmax"], spatial, kernel_size, stride, attrs["padding"], dilation)
-        return (apply(ScatterPlanes, g, index=index, plane_shape=spatial,
-                      accumulate=not _windows_disjoint(kernel_size, stride, dilation)),)
+        spatial = tuple(ctx.shapes[0][-len(attrs["kernel_size"]):])
+        return (apply(MaxPoolBackward, g, ctx.input(1), kernel_size=attrs["kernel_size"],
+                      stride=attrs["stride"], padding=attrs["padding"], dilation=attrs["dilation"],
+                      spatial=spatial), None)
+
+
+class MaxPoolBackward(Op):
+    """MaxPool's derivative: ``g`` scattered to the input positions ``argmax`` names (added
+    where windows overlap), zeros elsewhere; shape (*lead, *spatial)."""
+    promote = None
+    save_inputs = True
+
+    @staticmethod
+    def forward(g, argmax, kernel_size, stride, padding, dilation, spatial):
+        index = _flat_index(argmax, spatial, kernel_size, stride, padding, dilation)
+        return ScatterPlanes.forward(g, index, spatial, not _windows_disjoint(kernel_size, stride, dilation))
+
+    @staticmethod
+    def backward(ctx, h):
+        attrs = ctx.attrs
+        index = _flat_index(ctx.input(1)._data, attrs["spatial"], attrs["kernel_size"], attrs["stride"],
+                            attrs["padding"], attrs["dilation"])
+        return (apply(GatherPlanes, h, index=index, spatial_ndim=len(attrs["spatial"])), None)
 
 
 def _windows_disjoint(kernel_size, stride, dilation):

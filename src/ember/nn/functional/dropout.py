@@ -7,9 +7,9 @@ factor, so the gradient is the same mask.
 import math
 import warnings
 
-import numpy as np
 
-from ..._ops.core import _type_name
+from ..._ops.core import _type_name, apply
+from ..._ops.random import DropoutMask
 from ..._random import rng as _rng
 from ..._tensor import Tensor
 from ._common import SELU_ALPHA, SELU_SCALE, in_place
@@ -27,10 +27,7 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    if p == 1:
-        return Tensor._make(np.zeros(shape, input._data.dtype))
-    keep = _rng().random(shape) >= p
-    return Tensor._make((keep * (1.0 / (1.0 - p))).astype(input._data.dtype))
+    return apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
 
 
 def _dropout(input, p, training, inplace, shape):

@@ -86,8 +86,8 @@ def _max_pool(input, attrs, return_indices):
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
     argmax = None
     if STATE.enabled and input.requires_grad:
-        argmax = apply(_pool.MaxPoolIndices, input, **attrs, flat=False)._data
-    out = apply(_pool.MaxPool, input, **attrs, argmax=argmax)
+        argmax = apply(_pool.MaxPoolIndices, input, **attrs, flat=False)
+    out = apply(_pool.MaxPool, input, argmax, **attrs)
     return (out, apply(_pool.MaxPoolIndices, input, **attrs)) if return_indices else out
 
 

@@ -1,0 +1,161 @@
+"""Guards: what a captured graph assumed about the world, checked before each replay.
+
+A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
+and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
+objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
+``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
+as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
+The objects looked at are found from the function itself: its arguments, ``self`` of a bound
+method, its closure and the globals its code names (torch's guards follow the same sources).
+"""
+import functools
+import inspect
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
+from .capture import flatten
+
+__all__ = ["World", "snapshot", "holds", "first_difference", "relevant"]
+
+
+class World:
+    """The modules, optimizers, parameters and input tensors a call can touch.
+
+    Finding the modules and optimizers walks the function's closure and globals and every
+    submodule; a call reaching the same objects as ``previous`` reuses that walk (a replaced
+    submodule fails the "module structure" guard, and the caller then walks afresh)."""
+
+    def __init__(self, fn, args, kwargs, previous=None):
+        self.fn = fn
+        self.inputs = flatten((args, kwargs))
+        self.roots = [o for o in _roots(fn, args, kwargs) if not isinstance(o, Tensor)]  # kept: ids stay unique
+        self.key = tuple(map(id, self.roots))
+        if previous is not None and previous.key == self.key:
+            self.modules, self.optimizers = previous.modules, previous.optimizers
+            self.all_modules = previous.all_modules
+        else:
+            self._walk()
+        tensors = [t for m in self.all_modules for table in (m._parameters, m._buffers)
+                   for t in table.values() if t is not None]
+        tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
+        self.params = list({id(t): t for t in tensors}.values())  # first occurrence order, no repeats
+
+    def _walk(self):
+        self.modules, self.optimizers, seen = [], [], set()
+
+        def visit(obj, depth=0):
+            if id(obj) in seen:
+                return
+            if isinstance(obj, Module):
+                seen.add(id(obj))
+                self.modules.append(obj)
+            elif isinstance(obj, Optimizer):
+                seen.add(id(obj))
+                self.optimizers.append(obj)
+            elif depth == 0 and isinstance(obj, (list, tuple)):
+                for v in obj:
+                    visit(v, 1)
+            elif depth == 0 and isinstance(obj, dict):
+                for v in obj.values():
+                    visit(v, 1)
+        for obj in self.roots:
+            visit(obj)
+        self.all_modules = list({id(m): m for root in self.modules for m in root.modules()}.values())
+
+    def param_names(self):
+        """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
+        optimizers' tensors that belong to no reachable module."""
+        names = {}
+        for m in self.modules:
+            for name, t in (*m.named_parameters(), *m.named_buffers()):
+                names.setdefault(id(t), name)
+        return [names.get(id(p), "param") for p in self.params]
+
+
+def _roots(fn, args, kwargs):
+    yield from args
+    yield from kwargs.values()
+    self = getattr(fn, "__self__", None)
+    if self is not None:
+        yield self
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a callable object: its own attributes are what it reads
+        yield fn
+        return
+    for cell in fn.__closure__ or ():
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    names = fn.__globals__
+    for name in code.co_names:
+        if name in names:
+            yield names[name]
+
+
+def snapshot(world, args, kwargs):
+    """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
+    params = world.params
+    facts = [("grad_mode", STATE.enabled)]
+    facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
+    for i, value in enumerate((*args, *kwargs.values())):
+        if not isinstance(value, (Tensor, list, tuple, dict)):
+            facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
+                          else id(value)))
+    facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
+    facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
+    facts.append(("parameter identity", tuple([id(p) for p in params])))
+    facts.append(("parameters (shape, dtype, requires_grad)",
+                  tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))
+    facts.append(("which parameters have .grad", tuple([p.grad is not None for p in params])))
+    for k, opt in enumerate(world.optimizers):
+        hyper = tuple([tuple([(key, v) for key, v in g.items() if key != "params"]) for g in opt.param_groups])
+        facts.append((f"optimizer {k} hyperparameters", hyper))
+        # state is made for all parameters with a gradient on the first step: its sizes tell
+        facts.append((f"optimizer {k} state", tuple([len(state) for state in opt.state.values()])))
+    return facts
+
+
+@functools.lru_cache(maxsize=None)
+def _input_name(i):
+    return f"input {i} (shape, dtype, requires_grad)"
+
+
+def holds(expected, actual):
+    """True when every guard of ``expected`` (a subset of a snapshot, in its order) has the
+    same value in ``actual``: the fast check made before each replay."""
+    i = 0
+    for name, value in actual:
+        if i < len(expected) and expected[i][0] == name:
+            if expected[i][1] != value:
+                return False
+            i += 1
+    return i == len(expected)
+
+
+def first_difference(expected, actual):
+    """The name and values of the first guard of ``expected`` that ``actual`` (both
+    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold."""
+    actual = dict(actual)
+    for name, want in expected:
+        got = actual.get(name, _MISSING)
+        if got is _MISSING:
+            return f"{name}: no longer there"
+        if want != got:
+            return f"{name}: expected {want!r}, got {got!r}"
+    return None
+
+
+def relevant(facts, cap):
+    """The guards a capture depends on: without a backward or an optimizer update, which
+    parameters have a ``.grad`` and the optimizers' state do not matter."""
+    if cap.ran_backward or any(s[0] in ("grad", "state") for s in cap.sources):
+        return facts
+    return [(name, value) for name, value in facts
+            if not (name.startswith("which parameters") or name.startswith("optimizer"))]
+
+
+_MISSING = object()
