@@ -1,0 +1,49 @@
+"""ember.distributed on 2-4 MPI ranks: collectives against NumPy, bad input, the launcher."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .launch import SCRIPTS, launch
+
+
+@pytest.mark.parametrize("nproc", [3])
+def test_every_collective_on_every_dtype_matches_numpy(nproc):
+    out = launch("collectives.py", nproc).stdout
+    assert sorted(line for line in out.splitlines() if line.endswith(": ok")) == [
+        f"rank {r}: ok" for r in range(nproc)]
+
+
+def test_bad_input_raises_on_every_rank_without_hanging():
+    out = launch("errors.py", 2, timeout=40).stdout
+    assert out.count("errors ok") == 2
+
+
+def test_launcher_sets_torchrun_variables_and_passes_arguments():
+    out = launch("environment.py", 2, "--lr", "0.1").stdout
+    assert "rank 0 of 2 argv ['--lr', '0.1']" in out and "rank 1 of 2 argv ['--lr', '0.1']" in out
+
+
+def test_an_exception_on_one_rank_ends_the_job_promptly():
+    result = launch("environment.py", 2, "--fail-on", "1", timeout=30, check=False)
+    assert result.returncode != 0
+    assert "this rank fails on purpose" in result.stderr
+
+
+def test_plain_mpiexec_works_too():
+    from ember.distributed.run import environment, find_mpiexec
+    command = [find_mpiexec(), "-n", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    proc = subprocess.run(command + [sys.executable, str(SCRIPTS / "environment.py")],
+                          capture_output=True, text=True, timeout=30, env=environment(),
+                          start_new_session=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 1 of 2" in proc.stdout
+
+
+def test_run_cli_errors_are_one_line(capsys):
+    from ember.cli import main
+    assert main(["run", "-n", "2", "no-such-script.py"]) == 2
+    assert capsys.readouterr().err == "ember run: no such script: no-such-script.py\n"
