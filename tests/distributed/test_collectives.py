@@ -47,3 +47,9 @@ def test_run_cli_errors_are_one_line(capsys):
     from ember.cli import main
     assert main(["run", "-n", "2", "no-such-script.py"]) == 2
     assert capsys.readouterr().err == "ember run: no such script: no-such-script.py\n"
+
+
+def test_ddp_follows_one_process_on_the_whole_batch():
+    """MLP (one and many buckets) and LeNet, 20 SGD-momentum steps; no_sync; unused parameters."""
+    out = launch("ddp_parity.py", 2, timeout=90).stdout
+    assert out.count("ddp ok") == 2
