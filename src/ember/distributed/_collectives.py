@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import _flight_recorder
-from ._work import run
+from ._work import mpi_errors, run
 from .distributed_c10d import ReduceOp, _mpi, _resolve, get_group_rank
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
@@ -58,7 +58,9 @@ def _agree(pg, entry, name, dtype=None, shape=None, root=-1, error=None):
     had bad arguments or the calls differ."""
     desc = _describe(name, dtype, shape, root, error)
     table = np.empty((pg.size(), desc.size), dtype=np.int64)
-    run(pg, [pg.comm.Iallgather(desc, table)], entry=entry)
+    with mpi_errors(pg, entry):
+        request = pg.comm.Iallgather(desc, table)
+    run(pg, [request], entry=entry)
     invalid = [r for r in range(pg.size()) if table[r, 0]]
     if error is not None:
         raise error

@@ -19,6 +19,7 @@ __all__ = ["shrink_group", "_supports_reconfigure", "_get_reconfigure_handle", "
            "supports_ulfm", "agree"]
 
 _PROBED = {}
+RECOVERED = []  # set once this process has shrunk a group: MPI_Finalize may then hang
 
 
 def supports_ulfm():
@@ -110,6 +111,7 @@ def shrink_group(ranks_to_exclude, group=None, shrink_flags=0, pg_options=None):
         comm.Free()
         comm, kept = narrowed, [kept[i] for i in members]
     old_ranks.Free()
+    RECOVERED.append(True)
     world_ranks = [pg.ranks[r] for r in kept]
     new = ProcessGroup(comm, world_ranks, pg.group_name, pg.group_desc, pg.timeout, pg.pg_id)
     new.collective_seq_id, new.p2p_seq_id, new.op_id = pg.collective_seq_id, pg.p2p_seq_id, pg.op_id

@@ -6,6 +6,7 @@ no call waits forever: on a timeout or a peer failure the flight recorder is dum
 :class:`DistBackendError` names what happened. Polling sleeps a little more each round (up to
 1 ms) so oversubscribed ranks leave the cores to the peers they are waiting for.
 """
+import contextlib
 import time
 
 from . import _flight_recorder
@@ -73,8 +74,8 @@ class Work:
                 raise self._error
             return True
         MPI = _mpi()
-        try:
-            if not MPI.Request.Testall(self.requests):
+        try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
+            if not all([request.Test() for request in self.requests]):
                 return False
         except MPI.Exception as error:
             self._fail(error)
@@ -135,8 +136,8 @@ class Work:
         MPI = _mpi()
         code = error.Get_error_class()
         name = self.entry["profiling_name"] if self.entry else "operation"
-        if code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
-            dead = failed_ranks(self.pg)
+        dead = failed_ranks(self.pg)  # a peer's death may surface as another error class
+        if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
             _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}")
             self._cancel()
             what = (f"rank(s) {dead} of process group {self.pg.group_desc!r} died" if dead else
@@ -150,6 +151,19 @@ class Work:
                                               f"{error.Get_error_string()}")
         self.completed = True
         raise self._error from None
+
+
+@contextlib.contextmanager
+def mpi_errors(pg, entry=None):
+    """Turns an MPI error raised while *starting* an operation (a revoked communicator, a dead
+    peer) into the DistBackendError a failed Work raises."""
+    MPI = _mpi()
+    try:
+        yield
+    except MPI.Exception as error:
+        work = Work.__new__(Work)
+        work.pg, work.entry, work.requests, work.finish = pg, entry, [], None
+        work._fail(error)
 
 
 def _world_rank():

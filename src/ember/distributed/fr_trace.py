@@ -68,6 +68,7 @@ def analyze(dumps):
                 continue
             key = entry["process_group"][0]
             by_group.setdefault(key, {}).setdefault(entry["collective_seq_id"], {})[rank] = entry
+    reported = set()
     for group_name, collectives in sorted(by_group.items()):
         members = sorted(r for r in dumps if r in groups.get(group_name, dumps))
         for seq in sorted(collectives):
@@ -77,6 +78,9 @@ def analyze(dumps):
                        and max((e["collective_seq_id"] for e in dumps[r]["entries"]
                                 if e["process_group"][0] == group_name), default=0) < seq]
             for rank in missing:
+                if (group_name, rank) in reported:
+                    continue  # its first missing collective is the one that matters
+                reported.add((group_name, rank))
                 findings.append(f"rank {rank} is missing from collective {seq} ({some['profiling_name']}) "
                                 f"of process group {group_name!r}: it stopped before it")
             if len({json.dumps(_signature(e)) for e in seen.values()}) > 1:

@@ -94,6 +94,13 @@ def _worker(script, args):
         if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
             MPI.COMM_WORLD.Abort(1)
         sys.exit(1)
+    fault = sys.modules.get("ember.distributed._fault")
+    if fault is not None and fault.RECOVERED:
+        # MPI_Finalize waits on the dead ranks' connections and can hang: the survivors have
+        # finished the script (users end it with a barrier), so leave without finalizing.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def main(argv=None):

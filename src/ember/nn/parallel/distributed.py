@@ -25,7 +25,7 @@ from ... import distributed as dist
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...distributed import _flight_recorder
-from ...distributed._work import run
+from ...distributed._work import mpi_errors, run
 from ...distributed.distributed_c10d import _mpi, _resolve
 from ..modules.module import Module
 
@@ -175,17 +175,25 @@ class DistributedDataParallel(Module):
         def hook(grad):
             if not self._expected or i not in self._waiting:
                 return None
-            p = self._params[i]
-            b, slot = self._where[i]
-            local = grad._data if p.grad is None else grad._data + p.grad._data
-            np.divide(local, self._world(), out=self._buckets[b].slot(slot), casting="unsafe")
-            self._arrived(i)
-            if self._expected:
-                return None
-            self._finish(skip=i)
-            p.grad = None  # the engine stores the returned average as this parameter's .grad
-            return Tensor._make(self._buckets[b].slot(slot).copy())
+            try:
+                return self._on_gradient(i, grad)
+            except dist.DistBackendError:
+                self._expected = 0  # a peer failed: this backward syncs nothing more
+                raise
         return hook
+
+    def _on_gradient(self, i, grad):
+        """Copies parameter i's gradient into its bucket; the last one finishes the sync."""
+        p = self._params[i]
+        b, slot = self._where[i]
+        local = grad._data if p.grad is None else grad._data + p.grad._data
+        np.divide(local, self._world(), out=self._buckets[b].slot(slot), casting="unsafe")
+        self._arrived(i)
+        if self._expected:
+            return None
+        self._finish(skip=i)
+        p.grad = None  # the engine stores the returned average as this parameter's .grad
+        return Tensor._make(self._buckets[b].slot(slot).copy())
 
     def _arrived(self, i):
         self._waiting.discard(i)
@@ -203,7 +211,8 @@ class DistributedDataParallel(Module):
         pg, flat = self.process_group, self._buckets[b].flat
         view = Tensor._make(flat)
         entry = _flight_recorder.record(pg, "all_reduce", [view], [view])
-        request = pg.comm.Iallreduce(_mpi().IN_PLACE, flat, _mpi().SUM)
+        with mpi_errors(pg, entry):
+            request = pg.comm.Iallreduce(_mpi().IN_PLACE, flat, _mpi().SUM)
         self._works[b] = run(pg, [request], entry=entry, async_op=True)
 
     def _finish(self, skip):
