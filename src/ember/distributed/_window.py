@@ -40,9 +40,10 @@ class Window:
         data = np.ascontiguousarray(tensor._data)
         self.itemsize = data.itemsize
         self.dtype, self.shape = data.dtype, data.shape
+        self.node = self.node_comm(pg) if shared else None
         if shared:
-            self.win = MPI.Win.Allocate_shared(data.nbytes, data.itemsize, comm=self.node_comm(pg))
-            buffer = np.frombuffer(self.win.tobuffer(), dtype=data.dtype, count=data.size)
+            self.win = MPI.Win.Allocate_shared(data.nbytes, data.itemsize, comm=self.node)
+            buffer = np.frombuffer(self.win.Shared_query(pg.rank())[0], dtype=data.dtype, count=data.size)
             buffer[...] = data.reshape(-1)
             self.tensor = Tensor._make(buffer.reshape(data.shape))
         else:
@@ -134,6 +135,8 @@ class Window:
         """Frees the window (collective)."""
         self.win.Free()
         self.counter_win.Free()
+        if self.node is not None:
+            self.node.Free()
 
 
 def _new_window(tensor, group=None, shared=False):
