@@ -81,10 +81,17 @@ def _set_rank_variables():
 def _worker(script, args):
     """Runs ``script`` as ``__main__`` on this rank; aborts the job on an uncaught exception."""
     _set_rank_variables()
+    as_module = script == "-m"  # ``-m package.module ARGS``, as torchrun's --module
+    if as_module:
+        script, *args = args
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
-        runpy.run_path(script, run_name="__main__")
+        if as_module:
+            runpy.run_module(script, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise
     except BaseException:
@@ -104,9 +111,10 @@ def _worker(script, args):
 
 
 def main(argv=None):
-    """``python -m ember.distributed.run --worker SCRIPT ARGS`` (what each rank runs)."""
+    """``python -m ember.distributed.run --worker SCRIPT ARGS`` or ``--worker -m MODULE ARGS``
+    (what each rank runs)."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 2 or argv[0] != "--worker":
+    if len(argv) < 2 or argv[0] != "--worker" or argv[1:] == ["-m"]:
         print("usage: ember run -n N [--fault-tolerant] script.py [ARGS]", file=sys.stderr)
         return 2
     _worker(argv[1], argv[2:])
