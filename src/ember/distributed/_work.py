@@ -1,10 +1,9 @@
 """Work: a handle on MPI nonblocking requests, completed against the group's deadline.
 
 Every operation, blocking or not, is started as MPI nonblocking calls and then polled
-(``Testall``) until it completes, a peer is reported dead, or the group's timeout passes, so
+(``Test``) until it completes, a peer is reported dead, or the group's timeout passes, so
 no call waits forever: on a timeout or a peer failure the flight recorder is dumped and a
-:class:`DistBackendError` names what happened. Polling sleeps a little more each round (up to
-1 ms) so oversubscribed ranks leave the cores to the peers they are waiting for.
+:class:`DistBackendError` names what happened.
 """
 import contextlib
 import time
@@ -14,8 +13,11 @@ from .distributed_c10d import DistBackendError, _mpi
 
 __all__ = ["Work", "Future"]
 
-_SPIN = 50          # polls before the first sleep: small messages finish in microseconds
-_MAX_SLEEP = 1e-3   # seconds; bounds the latency that polling adds
+# MPI's nonblocking collectives advance only inside MPI calls, so a sleeping poller stalls
+# every stage of a multi-step algorithm: poll continuously first (as a blocking MPI call
+# would), and only back off into short sleeps once an operation has been waiting for long.
+_SPIN_SECONDS = 0.05
+_SLEEP = 1e-4
 
 
 class Future:
@@ -97,14 +99,16 @@ class Work:
                 flight recorder has been dumped first.
         """
         limit = (timeout or self.pg.timeout).total_seconds()
-        deadline = time.monotonic() + limit
+        start = time.monotonic()
         polls = 0
         while not self._test():
             polls += 1
-            if polls > _SPIN:
-                if time.monotonic() > deadline:
+            if polls % 64 == 0:
+                waited = time.monotonic() - start
+                if waited > limit:
                     self._timeout(limit)
-                time.sleep(min(_MAX_SLEEP, 1e-6 * (polls - _SPIN)))
+                if waited > _SPIN_SECONDS:
+                    time.sleep(_SLEEP)
         return True
 
     def result(self):
