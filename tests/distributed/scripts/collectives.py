@@ -1,10 +1,15 @@
-"""Every collective on every dtype against a NumPy reference (run on 2-4 ranks)."""
+"""Bad input (errors.py), then every collective on every dtype against a NumPy reference
+(run on 2-4 ranks)."""
+import runpy
+from pathlib import Path
+
 import numpy as np
 
 import ember as torch
 import ember.distributed as dist
 from ember.distributed import ReduceOp
 
+runpy.run_path(str(Path(__file__).with_name("errors.py")))  # one launch for both: they are slow
 dist.init_process_group()
 rank, world = dist.get_rank(), dist.get_world_size()
 DTYPES = [torch.float16, torch.float32, torch.float64, torch.uint8, torch.int8, torch.int16,
