@@ -53,7 +53,11 @@ def _dtypes(tensors):
 
 
 def _frames():
-    frame = sys._getframe(3)
+    """The Python stack of the caller of the collective (innermost first), cut at 16 frames."""
+    try:
+        frame = sys._getframe(3)  # past _frames, record and the collective itself
+    except ValueError:
+        return []
     frames = []
     while frame is not None and len(frames) < _MAX_FRAMES:
         code = frame.f_code

@@ -293,7 +293,10 @@ def get_global_rank(group, group_rank):
 
 
 def set_timeout(timeout, group=None):
-    """Sets the timeout of ``group``'s later operations (a ``datetime.timedelta``)."""
+    """Sets the timeout of ``group``'s later operations (a ``datetime.timedelta``; TypeError
+    otherwise)."""
+    if timeout is None:
+        raise TypeError("Expected timeout argument to be of type datetime.timedelta, got NoneType")
     _resolve(group).timeout = _timedelta(timeout, None)
 
 
