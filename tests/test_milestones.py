@@ -106,3 +106,11 @@ def test_plotting_without_matplotlib_says_what_to_install(tmp_path, monkeypatch)
     with pytest.raises(ImportError, match=r"install ember\[plot\]"):
         stub(0.95).run(plot_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ddp_without_mpi_says_how_to_install_it_in_one_line(monkeypatch, capsys):
+    import ember.distributed
+    monkeypatch.setattr(ember.distributed, "is_available", lambda: False)
+    result = milestones.get("ddp").run(fast=True, quiet=True)
+    assert not result.passed and result.metrics["test accuracy"] == 0.0
+    assert capsys.readouterr().err == 'ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"\n'

@@ -45,7 +45,14 @@ def check(make, shape, steps=20, batch=4, **ddp_args):
 
 
 check(mlp, (8,))
-check(mlp, (8,), bucket_cap_mb=0.0005, gradient_as_bucket_view=True)  # many buckets
+many = check(mlp, (8,), bucket_cap_mb=0.0005, gradient_as_bucket_view=True)  # many buckets
+
+# overlap: with many buckets, the first all_reduce starts while gradients are still to come
+started_with = []
+start = many._start
+many._start = lambda b: (started_with.append(many._expected), start(b))
+many(torch.ones(2, 8)).sum().backward()
+assert len(many._buckets) >= 3 and started_with[0] > 0 and started_with[-1] == 0, started_with
 check(lambda: nn.Sequential(lenet5(), nn.Linear(10, 3)), (1, 32, 32), steps=20, batch=2)
 
 # no_sync: two local micro-batches, then one synchronised backward = the whole batch once

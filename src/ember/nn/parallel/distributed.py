@@ -3,9 +3,10 @@
 Every rank holds a replica of the module and trains it on its own part of each batch. At
 construction rank 0's parameters and buffers are broadcast, so replicas start equal. The
 parameters are then packed, in reverse order of registration (roughly the order backward
-produces their gradients), into buckets of at most ``bucket_cap_mb`` megabytes (the first
-bucket 1 MB, so communication starts early). During backward a hook on each parameter copies
-its gradient, divided by the world size, into its bucket; when the bucket's last gradient has
+produces their gradients), into buckets of at most ``bucket_cap_mb`` megabytes (with the
+default cap the first bucket holds 1 MB, so communication starts early). During backward a
+hook on each parameter copies its gradient, divided by the world size, into its bucket; when
+the bucket's last gradient has
 arrived, the bucket's nonblocking ``all_reduce`` (MPI ``Iallreduce``) starts at once and runs
 while backward computes the remaining gradients. The hook of the last parameter waits for
 every bucket and writes the averaged gradients into ``.grad``, so when ``backward()`` returns
@@ -96,6 +97,8 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        # torch's small first bucket only applies with the default cap
+        self._first_bucket_bytes = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
         self._params = list(dict.fromkeys(p for p in module.parameters() if p.requires_grad))
         if init_sync:
             self._sync_module_states()
@@ -113,7 +116,7 @@ class DistributedDataParallel(Module):
         """Buckets in reverse registration order, one dtype each; ``where[i]`` is parameter
         i's (bucket, slot)."""
         buckets, where, current, size = [], {}, [], 0
-        cap = _FIRST_BUCKET_BYTES
+        cap = self._first_bucket_bytes
 
         def close():
             nonlocal current, size, cap
