@@ -6,9 +6,8 @@ parameters are then packed, in reverse order of registration (roughly the order 
 produces their gradients), into buckets of at most ``bucket_cap_mb`` megabytes (with the
 default cap the first bucket holds 1 MB, so communication starts early). During backward a
 hook on each parameter copies its gradient, divided by the world size, into its bucket; when
-the bucket's last gradient has
-arrived, the bucket's nonblocking ``all_reduce`` (MPI ``Iallreduce``) starts at once and runs
-while backward computes the remaining gradients. The hook of the last parameter waits for
+the bucket's last gradient has arrived, the bucket's nonblocking ``all_reduce`` (MPI
+``Iallreduce``) starts at once and runs while backward computes the remaining gradients. The hook of the last parameter waits for
 every bucket and writes the averaged gradients into ``.grad``, so when ``backward()`` returns
 every rank holds the same averaged gradient and the optimizer steps stay in lock step.
 
