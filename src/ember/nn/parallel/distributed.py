@@ -7,9 +7,10 @@ produces their gradients), into buckets of at most ``bucket_cap_mb`` megabytes (
 default cap the first bucket holds 1 MB, so communication starts early). During backward a
 hook on each parameter copies its gradient, divided by the world size, into its bucket; when
 the bucket's last gradient has arrived, the bucket's nonblocking ``all_reduce`` (MPI
-``Iallreduce``) starts at once and runs while backward computes the remaining gradients. The hook of the last parameter waits for
-every bucket and writes the averaged gradients into ``.grad``, so when ``backward()`` returns
-every rank holds the same averaged gradient and the optimizer steps stay in lock step.
+``Iallreduce``) starts at once and runs while backward computes the remaining gradients.
+The hook of the last parameter waits for every bucket and writes the averaged gradients into
+``.grad``, so when ``backward()`` returns every rank holds the same averaged gradient and the
+optimizer steps stay in lock step.
 
 With equal per-rank batches of a mean loss, N ranks follow the trajectory of one process on
 the concatenated batch (Goyal et al. 2017, "Accurate, Large Minibatch SGD").
