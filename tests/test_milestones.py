@@ -109,8 +109,8 @@ def test_plotting_without_matplotlib_says_what_to_install(tmp_path, monkeypatch)
 
 
 def test_ddp_without_mpi_says_how_to_install_it_in_one_line(monkeypatch, capsys):
-    import ember.distributed
-    monkeypatch.setattr(ember.distributed, "is_available", lambda: False)
+    from ember.milestones import ddp
+    monkeypatch.setattr(ddp.dist, "is_available", lambda: False)
     result = milestones.get("ddp").run(fast=True, quiet=True)
     assert not result.passed and result.metrics["test accuracy"] == 0.0
     assert capsys.readouterr().err == 'ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"\n'

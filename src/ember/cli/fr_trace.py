@@ -3,6 +3,8 @@
 reports a finding, 2 when DIR holds no dump."""
 import sys
 
+from ..distributed.fr_trace import analyze, load_dumps
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -15,7 +17,6 @@ def add_parser(subparsers):
 
 
 def fr_trace(args):
-    from ..distributed.fr_trace import analyze, load_dumps
     try:
         dumps = load_dumps(args.directory)
     except FileNotFoundError as error:

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from ..distributed.run import environment, mpiexec_command
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -31,7 +33,6 @@ def positive(value):
 
 
 def run(args):
-    from ..distributed.run import environment, mpiexec_command
     if not os.path.isfile(args.script):
         print(f"ember run: no such script: {args.script}", file=sys.stderr)
         return 2

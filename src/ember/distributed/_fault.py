@@ -13,41 +13,19 @@ must agree on where they are (``all_reduce`` of the step with MIN or MAX) before
 Source: ULFM, Bland et al., "Post-failure recovery of MPI communication capability" (2013);
 torch.distributed.shrink_group (PyTorch 2.14).
 """
-from .distributed_c10d import DistBackendError, ProcessGroup, _World, GroupMember, _mpi, _resolve
+from .distributed_c10d import (DistBackendError, GroupMember, ProcessGroup, _World, _mpi, _resolve,
+                               supports_ulfm)
 
 __all__ = ["shrink_group", "_supports_reconfigure", "_get_reconfigure_handle", "_reconfigure",
-           "supports_ulfm", "agree"]
+           "agree"]
 
-_PROBED = {}
 RECOVERED = []  # set once this process has shrunk a group: MPI_Finalize may then hang
-
-
-def supports_ulfm():
-    """True if the MPI library implements ULFM: probed once with ``Revoke`` on a throwaway
-    duplicate (MPICH's mpi4py raises NotImplementedError there)."""
-    if "ulfm" not in _PROBED:
-        MPI = _mpi()
-        probe = MPI.COMM_SELF.Dup()
-        try:
-            probe.Revoke()
-            _PROBED["ulfm"] = True
-        except (NotImplementedError, MPI.Exception):
-            _PROBED["ulfm"] = False
-        finally:
-            probe.Free()
-    return _PROBED["ulfm"]
 
 
 def _supports_reconfigure(group=None):
     """True where a group can shrink in place after a failure (ULFM present)."""
     _resolve(group)
     return supports_ulfm()
-
-
-def _require_ulfm(pg):
-    if not supports_ulfm():
-        raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
-                           "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
 
 
 def revoke(pg):

@@ -12,8 +12,10 @@ sequence number per group).
 
 The buffer holds ``TORCH_FR_BUFFER_SIZE`` entries (default 2000; 0 turns recording off). A
 rank writes ``<TORCH_FR_DUMP_TEMP_FILE><rank>.json`` (default prefix
-``$TMPDIR/ember_fr_trace_rank_``) on a timeout, on a peer failure, on SIGUSR1 and when asked
-(:func:`_dump_fr_trace_json`, :func:`dump`). ``ember fr-trace DIR`` reads all ranks' dumps.
+``$TMPDIR/ember_fr_trace_rank_``) on a timeout, on a peer failure, on SIGUSR1 (handled from
+the first recorded operation on, unless the program handles that signal itself) and when
+asked (:func:`_dump_fr_trace_json`, :func:`dump`). ``ember fr-trace DIR`` reads all ranks'
+dumps.
 
 Source: https://pytorch.org/docs/stable/torch_nccl_debugging.html (flight recorder)
 """
@@ -25,6 +27,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from .distributed_c10d import _World, _mpi
 
 VERSION = "2.10"
 _TORCH_DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
@@ -39,6 +43,7 @@ class _Recorder:
         self.entries = collections.deque(maxlen=max(size, 1))
         self.enabled = size > 0
         self.record_id = 0
+        self.handler_installed = False
 
 
 _RECORDER = _Recorder()
@@ -79,6 +84,9 @@ def record(pg, name, inputs, outputs, is_p2p=False):
         pg.collective_seq_id += 1
     if not _RECORDER.enabled:
         return None
+    if not _RECORDER.handler_installed:
+        _RECORDER.handler_installed = True
+        install_signal_handler()
     entry = {
         "record_id": _RECORDER.record_id, "pg_id": pg.pg_id,
         "process_group": [pg.group_name, pg.group_desc],
@@ -122,7 +130,6 @@ def failed(entry, pg, reason):
 
 def dump_json(include_collectives=True, only_active=False):
     """This rank's recorder as torch's dump dictionary."""
-    from .distributed_c10d import _World
     entries = [] if not include_collectives else [
         dict(e) for e in _RECORDER.entries if not (only_active and e["state"] == "completed")]
     groups = list(_World.groups.values())
@@ -147,12 +154,10 @@ def _dump_fr_trace_json(includeCollectives=True, onlyActive=False):  # noqa: N80
 
 
 def _library_version():
-    from .distributed_c10d import _mpi
     return _mpi().Get_library_version().splitlines()[0].strip()
 
 
 def _rank():
-    from .distributed_c10d import _mpi
     return _mpi().COMM_WORLD.Get_rank()
 
 

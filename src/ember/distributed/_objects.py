@@ -15,6 +15,7 @@ import pickle
 
 import numpy as np
 
+from .. import _dtype
 from ._work import run
 from . import _flight_recorder
 from .distributed_c10d import _resolve
@@ -40,7 +41,6 @@ _DTYPE_MODULE = "ember._dtype"
 
 class _WeightsOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
-        from .. import _dtype
         if (module, name) in _ALLOWED or (module == _DTYPE_MODULE and name in _dtype._FROM_NAME):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(

@@ -9,6 +9,7 @@ import contextlib
 import time
 
 from . import _flight_recorder
+from ._fault import failed_ranks, revoke
 from .distributed_c10d import DistBackendError, _mpi
 
 __all__ = ["Work", "Future"]
@@ -132,11 +133,9 @@ class Work:
 
     def _cancel(self):
         """Stops waiting; with ULFM the communicator is revoked so every member stops too."""
-        from ._fault import revoke
         revoke(self.pg)
 
     def _fail(self, error):
-        from ._fault import failed_ranks
         MPI = _mpi()
         code = error.Get_error_class()
         name = self.entry["profiling_name"] if self.entry else "operation"

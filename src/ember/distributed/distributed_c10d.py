@@ -16,7 +16,8 @@ __all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistE
            "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
            "is_initialized", "is_mpi_available", "init_process_group", "destroy_process_group",
            "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank",
-           "get_process_group_ranks", "new_group", "new_subgroups", "split_group", "set_timeout"]
+           "get_process_group_ranks", "new_group", "new_subgroups", "split_group", "set_timeout",
+           "supports_ulfm"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)  # torch's default for CPU backends
 
@@ -98,6 +99,25 @@ class ReduceOp:
     BOR = RedOpType.BOR
     BXOR = RedOpType.BXOR
     PREMUL_SUM = RedOpType.PREMUL_SUM
+
+
+_PROBED = {}
+
+
+def supports_ulfm():
+    """True if the MPI library implements ULFM: probed once with ``Revoke`` on a throwaway
+    duplicate (MPICH's mpi4py raises NotImplementedError there)."""
+    if "ulfm" not in _PROBED:
+        MPI = _mpi()
+        probe = MPI.COMM_SELF.Dup()
+        try:
+            probe.Revoke()
+            _PROBED["ulfm"] = True
+        except (NotImplementedError, MPI.Exception):
+            _PROBED["ulfm"] = False
+        finally:
+            probe.Free()
+    return _PROBED["ulfm"]
 
 
 class ProcessGroup:
@@ -230,11 +250,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     pg = _register(comm, range(comm.Get_size()), group_name, "default_pg",
                    _timedelta(timeout, default_pg_timeout))
     _World.default_pg = GroupMember.WORLD = pg
-    from . import _flight_recorder
-    _flight_recorder.install_signal_handler()
-    if enable_reconfigure:
-        from ._fault import _require_ulfm
-        _require_ulfm(pg)
+    if enable_reconfigure and not supports_ulfm():
+        raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
+                           "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
 
 
 def is_initialized():

@@ -18,14 +18,26 @@ name the dead rank. The run prints its timeline (ranks alive per step).
 Without mpi4py it says in one line how to install it (``pip install "ember[distributed]"``)
 and reports the thresholds missed.
 """
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import ember as torch
+import ember.distributed as dist
+from ember import nn
+from ember.distributed.fr_trace import analyze, load_dumps
+from ember.distributed.run import environment, find_mpiexec, mpiexec_command
+from ember.nn.parallel import DistributedDataParallel
+from ember.utils.data import DataLoader, DistributedSampler
+from ember.vision import transforms
+
+from .lenet import DIGITS, accuracy, channel_statistics, lenet5
 from .milestone import History, Milestone, Threshold
 
 RANKS, VICTIM = 4, 3
@@ -33,10 +45,8 @@ EPOCHS, FAST_EPOCHS = 8, 5
 
 
 def train(fast=False, seed=0, quiet=False, out_dir=None):
-    from ..distributed.run import environment, find_mpiexec, mpiexec_command
-    from ..distributed import is_available
     failed = {"test accuracy": 0.0, "fr-trace names the dead rank": 0.0}, {}
-    if not is_available() or find_mpiexec() is None:
+    if not dist.is_available() or find_mpiexec() is None:
         print('ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"', file=sys.stderr)
         return failed
     out = Path(out_dir or tempfile.mkdtemp(prefix="ember-ddp-"))
@@ -58,7 +68,6 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
         print(f"ddp: the run did not finish; its errors:\n{err[-2000:]}", file=sys.stderr)
         return failed
     result = json.loads(result_file.read_text())
-    from ..distributed.fr_trace import analyze, load_dumps
     findings = analyze(load_dumps(out / "fr"))
     named = any(f.startswith(f"rank {VICTIM} ") for f in findings)
     print(_timeline(result))
@@ -83,16 +92,6 @@ def _timeline(result):
 
 def _worker(out, epochs, seed):
     """One rank's training (run by ``ember run``); rank 0 writes ``result.json``."""
-    import time
-
-    import ember as torch
-    import ember.distributed as dist
-    from ember import nn
-    from ember.nn.parallel import DistributedDataParallel
-    from ember.utils.data import DataLoader, DistributedSampler
-    from ember.vision import transforms
-    from .lenet import DIGITS, accuracy, channel_statistics, lenet5
-
     dist.init_process_group()
     torch.manual_seed(seed)
     train_set = DIGITS.dataset(True, None, seed)
@@ -151,7 +150,6 @@ def _worker(out, epochs, seed):
 def milestone(out_dir=None):
     """The ``ddp`` milestone, writing its result and dumps into ``out_dir`` (default: a new
     temporary directory)."""
-    import functools
     return Milestone(
         name="ddp", year=2017,
         story="Goyal et al.: data-parallel SGD on 4 ranks, one killed mid-run; survivors finish",

@@ -4,6 +4,7 @@ Source: https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.D
 """
 import math
 
+from ..._creation import randperm
 from ..._random import Generator
 from .sampler import Sampler
 
@@ -51,7 +52,6 @@ class DistributedSampler(Sampler):
 
     def __iter__(self):
         if self.shuffle:
-            from ..._creation import randperm
             g = Generator()
             g.manual_seed(self.seed + self.epoch)
             indices = randperm(len(self.dataset), generator=g).tolist()
