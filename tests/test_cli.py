@@ -64,7 +64,7 @@ def test_unknown_milestone_is_a_usage_error_naming_the_valid_ones(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["milestones", "run", "xor", "alexnet"])
     assert exit_info.value.code == 2
-    assert ("unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet, transformer, mlperf, all"
+    assert ("unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet, transformer, ddp, mlperf, all"
             in capsys.readouterr().err)
 
 

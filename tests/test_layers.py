@@ -20,6 +20,7 @@ LAYERS = [
     ["ember", "ember.__main__",  # the curated public namespace imports every layer
      "ember.cli", "ember.milestones", "ember.course"],
     ["ember.compiler", "ember.distributed", "ember.profiler", "ember.ao",
+     "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
     ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
@@ -53,6 +54,11 @@ FUNCTION_LEVEL_ALLOWED = {
     # The one that belongs inside a function: the public namespace loads its heavy
     # subpackages (nn, optim, ...) on first use, keeping ``import ember`` light.
     ("ember/__init__.py", "__getattr__", DYNAMIC),
+    # Likewise nn loads nn.parallel (a systems module: DDP sits on ember.distributed) on first
+    # use, so that ``torch.nn.parallel.DistributedDataParallel`` resolves as in torch.
+    ("ember/nn/__init__.py", "__getattr__", DYNAMIC),
+    # DistributedSampler's default num_replicas and rank come from the default process group.
+    ("ember/utils/data/distributed.py", "__init__", "ember.distributed"),
     # The op layer's modules import each other both ways (Tensor <-> ops <-> engine <->
     # creation, random, legacy types, printing).
     ("ember/_creation.py", "_float_dtype", "ember._ops.core"),

@@ -14,19 +14,20 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def fast_results():
-    """Each milestone run once with fast settings, shared by the tests below. The transformer
-    and mlperf milestones write files (a checkpoint, a report), so
-    tests/test_transformer_milestone.py and tests/test_mlperf_milestone.py run them into
-    temporary directories instead."""
+    """Each milestone run once with fast settings, shared by the tests below. The transformer,
+    ddp and mlperf milestones write files (a checkpoint, dumps, a report), so
+    tests/test_transformer_milestone.py, tests/distributed/test_ddp_milestone.py and
+    tests/test_mlperf_milestone.py run them into temporary directories instead."""
     return {name: m.run(fast=True, quiet=True) for name, m in milestones.MILESTONES.items()
-            if name not in ("transformer", "mlperf")}
+            if name not in ("transformer", "ddp", "mlperf")}
 
 
 def test_registry_is_the_ladder_in_order():
     assert [(m.name, m.year) for m in milestones.MILESTONES.values()] == [
-        ("perceptron", 1958), ("xor", 1969), ("backprop", 1986), ("lenet", 1998), ("transformer", 2017), ("mlperf", 2018)]
+        ("perceptron", 1958), ("xor", 1969), ("backprop", 1986), ("lenet", 1998), ("transformer", 2017),
+        ("ddp", 2017), ("mlperf", 2018)]
     assert milestones.get("xor") is milestones.MILESTONES["xor"]
-    with pytest.raises(KeyError, match="unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet, transformer, mlperf"):
+    with pytest.raises(KeyError, match="unknown milestone 'alexnet'; valid names: perceptron, xor, backprop, lenet, transformer, ddp, mlperf"):
         milestones.get("alexnet")
 
 
@@ -105,3 +106,11 @@ def test_plotting_without_matplotlib_says_what_to_install(tmp_path, monkeypatch)
     with pytest.raises(ImportError, match=r"install ember\[plot\]"):
         stub(0.95).run(plot_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ddp_without_mpi_says_how_to_install_it_in_one_line(monkeypatch, capsys):
+    from ember.milestones import ddp
+    monkeypatch.setattr(ddp.dist, "is_available", lambda: False)
+    result = milestones.get("ddp").run(fast=True, quiet=True)
+    assert not result.passed and result.metrics["test accuracy"] == 0.0
+    assert capsys.readouterr().err == 'ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"\n'

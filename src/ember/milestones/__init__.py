@@ -7,22 +7,25 @@ layer cannot learn XOR (1969), backpropagation trains hidden layers (1986), a
 convolutional network, LeNet-5, reads handwritten digits (1998; ``lenet.milestone(data_dir)``
 runs it on MNIST or CIFAR-10 files instead), and attention learns to route information while
 a tiny GPT learns to answer questions (2017; ``transformer.milestone(out_dir)`` saves the
-GPT elsewhere than ``~/.cache/ember/transformer``), and MLPerf asks what those models cost
+GPT elsewhere than ``~/.cache/ember/transformer``), LeNet trained data-parallel on 4 ranks
+survives losing one (after Goyal et al. 2017; ``ddp.milestone(out_dir)`` keeps its result
+and flight-recorder dumps in ``out_dir``), and MLPerf asks what those models cost
 to run, as trained, quantized to int8, pruned and with the GPT's KV cache (2018;
 ``mlperf.milestone(out_dir)`` writes its report elsewhere than ``~/.cache/ember/mlperf``).
 
     >>> from ember import milestones
     >>> [m.name for m in milestones.MILESTONES.values()]
-    ['perceptron', 'xor', 'backprop', 'lenet', 'transformer', 'mlperf']
+    ['perceptron', 'xor', 'backprop', 'lenet', 'transformer', 'ddp', 'mlperf']
 
 Run one with ``milestones.get("xor").run(fast=True)``, or from the shell with
 ``ember milestones run xor``.
 """
-from . import backprop, lenet, mlperf, perceptron, transformer, xor
+from . import backprop, ddp, lenet, mlperf, perceptron, transformer, xor
 from .milestone import Check, History, Milestone, Result, Threshold
 
 MILESTONES = {m.name: m for m in (perceptron.MILESTONE, xor.MILESTONE, backprop.MILESTONE,
-                                  lenet.MILESTONE, transformer.MILESTONE, mlperf.MILESTONE)}
+                                  lenet.MILESTONE, transformer.MILESTONE, ddp.MILESTONE,
+                                  mlperf.MILESTONE)}
 
 
 def get(name):

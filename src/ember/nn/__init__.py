@@ -52,3 +52,11 @@ __all__ = [
     "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity",
 ]
+
+
+def __getattr__(name):  # nn.parallel sits on ember.distributed, a layer above: load it on first use
+    if name in ("parallel", "DataParallel"):
+        import importlib
+        parallel = importlib.import_module(".parallel", __name__)
+        return parallel if name == "parallel" else parallel.DataParallel
+    raise AttributeError(f"module 'ember.nn' has no attribute {name!r}")

@@ -1,0 +1,202 @@
+"""ember.distributed vs raw mpi4py and vs torch's gloo DDP, on 2 ranks of this machine.
+
+Three measurements, each a job of its own (started by this script with ``mpiexec``, or with
+plain processes for torch):
+
+1. ``all_reduce`` of float32 buffers from 8 B to 16 MB: ember (``dist.all_reduce``, with its
+   agreement check and deadline polling) against mpi4py's ``Comm.Iallreduce`` + ``Wait`` (the
+   engine call ember makes) and ``Comm.Allreduce`` (blocking; Open MPI picks other algorithms
+   for it) on the same buffers, timed in turns. Latency is the median time of one call; bus
+   bandwidth is ``2 (n - 1) / n * bytes / time`` (the convention of nccl-tests). Target:
+   ember's overhead <= 10 % from 1 MB up. ``time = alpha + beta * bytes`` through the smallest
+   and largest sizes gives the alpha (latency) and beta (seconds per byte) that
+   docs/distributed.md uses to predict larger runs.
+2. One DDP training step of LeNet-5 (batch 32 per rank, SGD): ember DDP on MPI against torch
+   DDP on gloo, same model and batch. Target: ratio <= 1.2.
+3. Time from a rank's SIGKILL to the survivors resuming (detect + shrink + agree), with ULFM.
+   Goal: under 1 s.
+
+Run: python benchmarks/bench_distributed.py. Prints a table and one JSON line; the CPU it ran
+on is printed with them. Wall-clock figures on a shared machine include the neighbours' load.
+"""
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SIZES = [8, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
+DDP_STEPS, BATCH = 20, 32
+
+
+def _interleaved_medians(fns, comm, repeat):
+    """Median seconds of each of ``fns``, timed in turns so that all see the same load."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, seconds in zip(fns, times):
+            comm.Barrier()
+            start = time.perf_counter()
+            fn()
+            seconds.append(time.perf_counter() - start)
+    return [sorted(t)[len(t) // 2] for t in times]
+
+
+def allreduce_job():
+    import numpy as np
+    from mpi4py import MPI
+
+    import ember as torch
+    import ember.distributed as dist
+    dist.init_process_group()
+    comm = MPI.COMM_WORLD
+    rows = []
+    for size in SIZES:
+        buffer = np.ones(size // 4, dtype=np.float32)
+        tensor = torch.from_numpy(buffer)
+        fns = [lambda: comm.Allreduce(MPI.IN_PLACE, buffer, MPI.SUM),
+               lambda: comm.Iallreduce(MPI.IN_PLACE, buffer, MPI.SUM).Wait(),
+               lambda: dist.all_reduce(tensor)]
+        rows.append((size, *_interleaved_medians(fns, comm, 100 if size <= 65536 else 15)))
+    if comm.Get_rank() == 0:
+        print(json.dumps(rows))
+    dist.destroy_process_group()
+
+
+def _lenet():
+    import ember as torch
+    from ember.milestones.lenet import lenet5
+    torch.manual_seed(0)
+    return lenet5()
+
+
+def ddp_job():
+    import numpy as np
+
+    import ember as torch
+    import ember.distributed as dist
+    from ember.nn.parallel import DistributedDataParallel
+    dist.init_process_group()
+    model = DistributedDataParallel(_lenet())
+    seconds = _ddp_steps(torch, model, np)  # every rank steps; rank 0 reports
+    print(json.dumps(seconds) if dist.get_rank() == 0 else "", flush=True)
+    dist.destroy_process_group()
+
+
+def _ddp_steps(lib, model, np):
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+    x = lib.from_numpy(np.random.default_rng(0).standard_normal((BATCH, 1, 32, 32)).astype(np.float32))
+    y = lib.from_numpy(np.arange(BATCH) % 10)
+    times = []
+    for _ in range(DDP_STEPS):
+        start = time.perf_counter()
+        opt.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        times.append(time.perf_counter() - start)
+    return sorted(times[3:])[len(times[3:]) // 2]
+
+
+def torch_ddp_job():
+    import numpy as np
+    import torch
+    import torch.distributed as tdist
+    torch.set_num_threads(1)
+    tdist.init_process_group("gloo")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 6, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Conv2d(6, 16, 5),
+        torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(400, 120),
+        torch.nn.ReLU(), torch.nn.Linear(120, 84), torch.nn.ReLU(), torch.nn.Linear(84, 10))
+    model = torch.nn.parallel.DistributedDataParallel(net)
+    seconds = _ddp_steps(torch, model, np)
+    print(json.dumps(seconds) if tdist.get_rank() == 0 else "", flush=True)
+    tdist.destroy_process_group()
+
+
+def fault_job(stamp):
+    import ember as torch
+    import ember.distributed as dist
+    dist.init_process_group()
+    t = torch.ones(1000)
+    for step in range(50):
+        if step == 20 and dist.get_rank() == dist.get_world_size() - 1:
+            with open(stamp, "w") as fh:
+                fh.write(repr(time.time()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        try:
+            dist.all_reduce(t)
+        except dist.DistBackendError:
+            dist.shrink_group([])
+            agreed = torch.tensor([step])
+            dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
+            if dist.get_rank() == 0:
+                with open(stamp) as fh:
+                    print(json.dumps(time.time() - float(fh.read())), flush=True)
+    dist.barrier()
+
+
+def _launch(nproc, mode, *args, fault_tolerant=False):
+    from ember.distributed.run import environment, mpiexec_command
+    command = mpiexec_command(nproc, __file__, [mode, *args], fault_tolerant=fault_tolerant)
+    proc = subprocess.run(command, env=environment(), capture_output=True, text=True, timeout=600,
+                          start_new_session=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("[", "0", "1", "2", "3",
+                                                                             "4", "5", "6", "7", "8", "9"))]
+    if not lines:
+        raise RuntimeError(f"{mode} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def _torch_ddp():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([sys.executable, __file__, "torch-ddp"], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
+                                   "MASTER_PORT": str(port)}) for r in range(2)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    return json.loads(outs[0].strip().splitlines()[-1])
+
+
+def _fit_alpha_beta(rows):
+    """alpha: ember's time for the smallest message; beta: the extra time per byte up to the
+    largest. Two points, because on a shared machine a least-squares fit follows the noise
+    of the middle sizes."""
+    (small, *_, alpha), (large, *_, longest) = rows[0], rows[-1]
+    return alpha, (longest - alpha) / (large - small)
+
+
+def main():
+    rows = _launch(2, "allreduce")
+    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; 2 ranks")
+    print(f"{'bytes':>10} {'Allreduce us':>13} {'Iallreduce us':>14} {'ember us':>10} "
+          f"{'vs Iallreduce':>14} {'busbw GB/s':>11}")
+    for size, blocking, nonblocking, ours in rows:
+        print(f"{size:>10} {blocking * 1e6:>13.1f} {nonblocking * 1e6:>14.1f} {ours * 1e6:>10.1f} "
+              f"{ours / nonblocking - 1:>13.0%} {size / ours / 1e9:>11.3f}")  # busbw: 2(n-1)/n = 1 for n = 2
+    alpha, beta = _fit_alpha_beta(rows)
+    print(f"all_reduce fit: alpha = {alpha * 1e6:.1f} us, beta = {beta * 1e9:.3f} ns/byte "
+          f"({1 / beta / 1e9:.2f} GB/s)")
+    ember_step = _launch(2, "ddp")
+    torch_step = _torch_ddp()
+    print(f"DDP LeNet step, batch {BATCH}/rank: ember {ember_step * 1e3:.1f} ms, torch gloo "
+          f"{torch_step * 1e3:.1f} ms, ratio {ember_step / torch_step:.2f}")
+    stamp = os.path.join(tempfile.mkdtemp(), "killed")
+    resume = _launch(3, "fault", stamp, fault_tolerant=True)
+    print(f"dead rank detected and resumed in {resume * 1e3:.0f} ms (3 ranks, ULFM)")
+    big = [r for r in rows if r[0] >= 1024 * 1024]
+    print(json.dumps({"overhead_vs_Iallreduce_from_1MB": max(o / n - 1 for _, _, n, o in big),
+                      "overhead_vs_Allreduce_from_1MB": max(o / b - 1 for _, b, _, o in big), "alpha_s": alpha,
+                      "beta_s_per_byte": beta, "ddp_ratio": ember_step / torch_step,
+                      "resume_s": resume}))
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else None
+    jobs = {"allreduce": allreduce_job, "ddp": ddp_job, "torch-ddp": torch_ddp_job,
+            "fault": lambda: fault_job(sys.argv[2])}
+    (jobs[mode] if mode else main)()

@@ -1,0 +1,187 @@
+"""The flight recorder: a ring buffer of the last operations of every process group.
+
+Each entry follows the schema of PyTorch's flight recorder dump (version "2.10"), written by
+``torch._C._distributed_c10d._dump_fr_trace_json``: ``collective_seq_id``, ``p2p_seq_id``,
+``op_id``, ``profiling_name`` (``"mpi:all_reduce"``), ``input_sizes``/``input_dtypes``,
+``output_sizes``/``output_dtypes`` (torch's scalar-type names: ``"Float"``, ``"Long"``...),
+``state`` (``scheduled``, ``started``, ``completed``), ``time_created_ns``,
+``time_discovered_started_ns``, ``time_discovered_completed_ns``, ``timeout_ms``,
+``process_group`` (``[name, desc]``), ``thread_name`` and ``frames`` (the Python stack that
+issued it). A dump adds ``pg_config`` and ``pg_status`` (last enqueued/started/completed
+sequence number per group).
+
+The buffer holds ``TORCH_FR_BUFFER_SIZE`` entries (default 2000; 0 turns recording off). A
+rank writes ``<TORCH_FR_DUMP_TEMP_FILE><rank>.json`` (default prefix
+``$TMPDIR/ember_fr_trace_rank_``) on a timeout, on a peer failure, on SIGUSR1 (handled from
+the first recorded operation on, unless the program handles that signal itself) and when
+asked (:func:`_dump_fr_trace_json`, :func:`dump`). ``ember fr-trace DIR`` reads all ranks'
+dumps.
+
+Source: https://pytorch.org/docs/stable/torch_nccl_debugging.html (flight recorder)
+"""
+import collections
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+from .distributed_c10d import _World, _mpi
+
+VERSION = "2.10"
+_TORCH_DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
+                      "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                      "bool": "Bool"}
+_MAX_FRAMES = 16
+
+
+class _Recorder:
+    def __init__(self):
+        size = int(os.environ.get("TORCH_FR_BUFFER_SIZE", "2000"))
+        self.entries = collections.deque(maxlen=max(size, 1))
+        self.enabled = size > 0
+        self.record_id = 0
+        self.handler_installed = False
+
+
+_RECORDER = _Recorder()
+
+
+def _sizes(tensors):
+    return [list(t._data.shape) for t in tensors]
+
+
+def _dtypes(tensors):
+    return [_TORCH_DTYPE_NAMES[t.dtype.name] for t in tensors]
+
+
+def _frames():
+    """The Python stack of the caller of the collective (innermost first), cut at 16 frames."""
+    try:
+        frame = sys._getframe(3)  # past _frames, record and the collective itself
+    except ValueError:
+        return []
+    frames = []
+    while frame is not None and len(frames) < _MAX_FRAMES:
+        code = frame.f_code
+        frames.append({"name": code.co_name, "filename": code.co_filename, "line": frame.f_lineno})
+        frame = frame.f_back
+    return frames
+
+
+def record(pg, name, inputs, outputs, is_p2p=False):
+    """A new entry (state ``scheduled``) for operation ``name`` on ``pg``; None when off.
+
+    Advances the group's sequence numbers whether or not recording is on, so dumps from
+    different ranks line up by ``collective_seq_id``.
+    """
+    pg.op_id += 1
+    if is_p2p:
+        pg.p2p_seq_id += 1
+    else:
+        pg.collective_seq_id += 1
+    if not _RECORDER.enabled:
+        return None
+    if not _RECORDER.handler_installed:
+        _RECORDER.handler_installed = True
+        install_signal_handler()
+    entry = {
+        "record_id": _RECORDER.record_id, "pg_id": pg.pg_id,
+        "process_group": [pg.group_name, pg.group_desc],
+        "collective_seq_id": 0 if is_p2p else pg.collective_seq_id,
+        "p2p_seq_id": pg.p2p_seq_id if is_p2p else 0, "op_id": pg.op_id,
+        "profiling_name": f"mpi:{name}", "time_created_ns": time.time_ns(),
+        "input_sizes": _sizes(inputs), "input_dtypes": _dtypes(inputs),
+        "output_sizes": _sizes(outputs), "output_dtypes": _dtypes(outputs),
+        "state": "scheduled", "time_discovered_started_ns": 0,
+        "time_discovered_completed_ns": 0, "retired": False,
+        "timeout_ms": int(pg.timeout.total_seconds() * 1000), "is_p2p": is_p2p,
+        "thread_id": str(threading.get_ident()), "thread_name": threading.current_thread().name,
+        "frames": _frames(),
+    }
+    _RECORDER.record_id += 1
+    _RECORDER.entries.append(entry)
+    return entry
+
+
+def started(entry, pg):
+    if entry is not None:
+        entry["state"] = "started"
+        entry["time_discovered_started_ns"] = time.time_ns()
+        pg.last_started = max(pg.last_started, entry["collective_seq_id"])
+
+
+def completed(entry, pg):
+    if entry is not None:
+        entry["state"] = "completed"
+        entry["retired"] = True
+        entry["time_discovered_completed_ns"] = time.time_ns()
+        pg.last_completed = max(pg.last_completed, entry["collective_seq_id"])
+
+
+def failed(entry, pg, reason):
+    """Notes why ``entry`` never completed, then dumps this rank's recorder."""
+    if entry is not None:
+        entry["error"] = reason
+    dump()
+
+
+def dump_json(include_collectives=True, only_active=False):
+    """This rank's recorder as torch's dump dictionary."""
+    entries = [] if not include_collectives else [
+        dict(e) for e in _RECORDER.entries if not (only_active and e["state"] == "completed")]
+    groups = list(_World.groups.values())
+    return {
+        "version": VERSION,
+        "comm_lib_version": _library_version(),
+        "pg_config": {pg.group_name: {"name": pg.group_name, "desc": pg.group_desc,
+                                      "ranks": str(pg.ranks)} for pg in groups},
+        "pg_status": {str(pg.pg_id): {"last_enqueued_collective": str(pg.collective_seq_id),
+                                      "last_started_collective": str(pg.last_started),
+                                      "last_completed_collective": str(pg.last_completed)}
+                      for pg in groups},
+        "nccl_comm_state": {},
+        "entries": entries,
+        "rank": _rank(),
+    }
+
+
+def _dump_fr_trace_json(includeCollectives=True, onlyActive=False):  # noqa: N803 (torch's names)
+    """The dump as JSON bytes (``torch._C._distributed_c10d._dump_fr_trace_json``)."""
+    return json.dumps(dump_json(includeCollectives, onlyActive)).encode()
+
+
+def _library_version():
+    return _mpi().Get_library_version().splitlines()[0].strip()
+
+
+def _rank():
+    return _mpi().COMM_WORLD.Get_rank()
+
+
+def dump_path(rank=None):
+    prefix = os.environ.get("TORCH_FR_DUMP_TEMP_FILE",
+                            os.path.join(tempfile.gettempdir(), "ember_fr_trace_rank_"))
+    return f"{prefix}{_rank() if rank is None else rank}.json"
+
+
+def dump():
+    """Writes this rank's dump to :func:`dump_path` atomically; returns the path."""
+    path = dump_path()
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fr-")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(dump_json(), fh)
+    os.replace(tmp, path)
+    return path
+
+
+def install_signal_handler():
+    """SIGUSR1 dumps the recorder, unless the program already handles that signal."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGUSR1"):
+        return
+    if signal.getsignal(signal.SIGUSR1) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGUSR1, lambda signum, frame: dump())

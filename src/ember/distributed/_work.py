@@ -1,0 +1,182 @@
+"""Work: a handle on MPI nonblocking requests, completed against the group's deadline.
+
+Every operation, blocking or not, is started as MPI nonblocking calls and then polled
+(``Test``) until it completes, a peer is reported dead, or the group's timeout passes, so
+no call waits forever: on a timeout or a peer failure the flight recorder is dumped and a
+:class:`DistBackendError` names what happened.
+"""
+import contextlib
+import time
+
+from . import _flight_recorder
+from ._fault import failed_ranks, revoke
+from .distributed_c10d import DistBackendError, _mpi
+
+__all__ = ["Work", "Future"]
+
+# MPI's nonblocking collectives advance only inside MPI calls, so a sleeping poller stalls
+# every stage of a multi-step algorithm: poll continuously first (as a blocking MPI call
+# would), and only back off into short sleeps once an operation has been waiting for long.
+_SPIN_SECONDS = 0.05
+_SLEEP = 1e-4
+
+
+class Future:
+    """The result of a Work (``torch.futures.Future``'s ``wait``, ``value``, ``done``, ``then``)."""
+
+    def __init__(self, work):
+        self._work = work
+        self._callbacks = []
+
+    def done(self):
+        return self._work.is_completed()
+
+    def wait(self):
+        self._work.wait()
+        return self._work.result()
+
+    def value(self):
+        return self.wait()
+
+    def then(self, callback):
+        """A Future whose value is ``callback(self)``, run when this one completes."""
+        parent = self
+
+        class _Chained(Future):
+            def wait(self):
+                parent.wait()
+                return callback(parent)
+        return _Chained(self._work)
+
+
+class Work:
+    """An operation in flight (``torch.distributed.Work``).
+
+    Args:
+        pg: the ProcessGroup it runs on.
+        requests: mpi4py requests to complete; more may be queued by ``stages``.
+        outputs: the tensors it fills; ``result()`` returns them.
+        finish: called once after the requests complete (copies results into place).
+        entry: its flight-recorder entry (or None when the recorder is off).
+    """
+
+    def __init__(self, pg, requests, outputs=(), finish=None, entry=None):
+        self.pg = pg
+        self.requests = list(requests)
+        self.outputs = list(outputs)
+        self.finish = finish
+        self.entry = entry
+        self.completed = False
+        self._error = None
+        _flight_recorder.started(entry, pg)
+
+    def _test(self):
+        """Completes what MPI has finished; True once everything is done."""
+        if self.completed:
+            if self._error is not None:
+                raise self._error
+            return True
+        MPI = _mpi()
+        try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
+            if not all([request.Test() for request in self.requests]):
+                return False
+        except MPI.Exception as error:
+            self._fail(error)
+        self.completed = True
+        if self.finish is not None:
+            self.finish()
+        _flight_recorder.completed(self.entry, self.pg)
+        return True
+
+    def is_completed(self):
+        """True if the operation has completed (never blocks; raises if it failed)."""
+        return self._test()
+
+    def wait(self, timeout=None):
+        """Blocks until done; ``timeout`` (a timedelta) overrides the group's.
+
+        Raises:
+            DistBackendError: a peer died (ULFM reports it) or the deadline passed; the
+                flight recorder has been dumped first.
+        """
+        limit = (timeout or self.pg.timeout).total_seconds()
+        start = time.monotonic()
+        polls = 0
+        while not self._test():
+            polls += 1
+            if polls % 64 == 0:
+                waited = time.monotonic() - start
+                if waited > limit:
+                    self._timeout(limit)
+                if waited > _SPIN_SECONDS:
+                    time.sleep(_SLEEP)
+        return True
+
+    def result(self):
+        return self.outputs
+
+    def get_future(self):
+        return Future(self)
+
+    def exception(self):
+        return self._error
+
+    def _timeout(self, seconds):
+        name = self.entry["profiling_name"] if self.entry else "operation"
+        seq = self.entry["collective_seq_id"] if self.entry else "?"
+        _flight_recorder.failed(self.entry, self.pg, "timeout")
+        self._cancel()
+        raise DistBackendError(
+            f"[rank {_world_rank()}] {name} (collective_seq_id {seq}) on process group "
+            f"{self.pg.group_desc!r} timed out after {seconds * 1000:.0f} ms: a peer did not join; "
+            f"flight recorder dumped to {_flight_recorder.dump_path()}")
+
+    def _cancel(self):
+        """Stops waiting; with ULFM the communicator is revoked so every member stops too."""
+        revoke(self.pg)
+
+    def _fail(self, error):
+        MPI = _mpi()
+        code = error.Get_error_class()
+        name = self.entry["profiling_name"] if self.entry else "operation"
+        dead = failed_ranks(self.pg)  # a peer's death may surface as another error class
+        if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
+            _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}")
+            self._cancel()
+            what = (f"rank(s) {dead} of process group {self.pg.group_desc!r} died" if dead else
+                    "the process group was revoked after a peer failure")
+            self._error = DistBackendError(
+                f"[rank {_world_rank()}] {name} failed: {what}; call "
+                f"ember.distributed.shrink_group() to continue without them; flight recorder "
+                f"dumped to {_flight_recorder.dump_path()}")
+        else:
+            self._error = DistBackendError(f"[rank {_world_rank()}] {name} failed in MPI: "
+                                              f"{error.Get_error_string()}")
+        self.completed = True
+        raise self._error from None
+
+
+@contextlib.contextmanager
+def mpi_errors(pg, entry=None):
+    """Turns an MPI error raised while *starting* an operation (a revoked communicator, a dead
+    peer) into the DistBackendError a failed Work raises."""
+    MPI = _mpi()
+    try:
+        yield
+    except MPI.Exception as error:
+        work = Work.__new__(Work)
+        work.pg, work.entry, work.requests, work.finish = pg, entry, [], None
+        work._fail(error)
+
+
+def _world_rank():
+    return _mpi().COMM_WORLD.Get_rank()
+
+
+def run(pg, requests, outputs=(), finish=None, entry=None, async_op=False):
+    """Completes the work now (``async_op=False``, returns None) or returns the Work."""
+    work = Work(pg, requests, outputs, finish, entry)
+    if async_op:
+        return work
+    work.wait()
+    return None

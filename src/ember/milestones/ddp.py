@@ -1,0 +1,163 @@
+"""2017 — Goyal et al.: data parallelism trains as one process would, and survives a lost rank.
+
+*Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour* (Goyal, Dollár, Girshick et al.,
+2017) split each minibatch over 256 GPUs, averaged the gradients with all_reduce, and showed
+that this follows the single-process run when the learning rate is scaled with the total
+batch. Since then a training job on many machines is the norm, and so is a machine that dies
+mid-run; PyTorch 2.14 made shrinking a process group in place part of its core.
+
+The milestone trains the LeNet-5 of the 1998 milestone on the digits with
+``DistributedDataParallel`` on 4 ranks (``ember run -n 4 --fault-tolerant``, oversubscribed
+here), each reading a quarter of every 32-image batch through a ``DistributedSampler``. Half
+way through, rank 3 is killed with SIGKILL. The survivors see ``DistBackendError`` naming it,
+shrink the group (MPI's ULFM), agree on the step, re-wrap the model (rank 0's weights to all)
+and re-shard the data over 3 ranks, and finish from their in-memory state without a restart.
+Thresholds: test accuracy ≥ 0.97, and the flight-recorder dumps, read by ``ember fr-trace``,
+name the dead rank. The run prints its timeline (ranks alive per step).
+
+Without mpi4py it says in one line how to install it (``pip install "ember[distributed]"``)
+and reports the thresholds missed.
+"""
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import ember as torch
+import ember.distributed as dist
+from ember import nn
+from ember.distributed.fr_trace import analyze, load_dumps
+from ember.distributed.run import environment, find_mpiexec, mpiexec_command
+from ember.nn.parallel import DistributedDataParallel
+from ember.utils.data import DataLoader, DistributedSampler
+from ember.vision import transforms
+
+from .lenet import DIGITS, accuracy, channel_statistics, lenet5
+from .milestone import History, Milestone, Threshold
+
+RANKS, VICTIM = 4, 3
+EPOCHS, FAST_EPOCHS = 8, 5
+
+
+def train(fast=False, seed=0, quiet=False, out_dir=None):
+    failed = {"test accuracy": 0.0, "fr-trace names the dead rank": 0.0}, {}
+    if not dist.is_available() or find_mpiexec() is None:
+        print('ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"', file=sys.stderr)
+        return failed
+    out = Path(out_dir or tempfile.mkdtemp(prefix="ember-ddp-"))
+    (out / "fr").mkdir(parents=True, exist_ok=True)
+    for old in (out / "fr").iterdir():
+        old.unlink()
+    command = mpiexec_command(RANKS, "-m", [__name__, str(out), str(FAST_EPOCHS if fast else EPOCHS),
+                                            str(seed)], fault_tolerant=True)
+    env = environment({**os.environ, "TORCH_FR_DUMP_TEMP_FILE": str(out / "fr" / "rank_")})
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+    result_file = out / "result.json"
+    if not result_file.exists():
+        print(f"ddp: the run did not finish; its errors:\n{err[-2000:]}", file=sys.stderr)
+        return failed
+    result = json.loads(result_file.read_text())
+    findings = analyze(load_dumps(out / "fr"))
+    named = any(f.startswith(f"rank {VICTIM} ") for f in findings)
+    print(_timeline(result))
+    print(f"ember fr-trace {out / 'fr'}: " + (findings[0] if findings else "nothing found"))
+    history = History(loss=result["loss"], accuracy=result["accuracy"])
+    return ({"test accuracy": result["accuracy"][-1], "fr-trace names the dead rank": float(named)},
+            {f"LeNet-5, DDP on {RANKS} ranks (rank {VICTIM} killed)": history})
+
+
+def _timeline(result):
+    """'ranks alive per step' as runs of equal membership."""
+    lines = ["ddp timeline (step: ranks alive):"]
+    alive, start = result["alive"], 0
+    for step in range(1, len(alive) + 1):
+        if step == len(alive) or alive[step] != alive[start]:
+            lines.append(f"  steps {start:4d}-{step - 1:4d}: {len(alive[start])} ranks {alive[start]}")
+            start = step
+    lines.append(f"  rank {VICTIM} killed at step {result['killed_at']}; survivors detected it, shrank "
+                 f"and resumed in {result['recovery_seconds'] * 1000:.0f} ms")
+    return "\n".join(lines)
+
+
+def _worker(out, epochs, seed):
+    """One rank's training (run by ``ember run``); rank 0 writes ``result.json``."""
+    dist.init_process_group()
+    torch.manual_seed(seed)
+    train_set = DIGITS.dataset(True, None, seed)
+    to_input = (transforms.ToTensor(), transforms.Normalize(*channel_statistics(train_set.data)))
+    train_set.transform = transforms.Compose([*DIGITS.augment, *to_input])
+    test_loader = DataLoader(DIGITS.dataset(False, transforms.Compose(to_input), seed), batch_size=1000)
+    module = lenet5()
+    model = DistributedDataParallel(module)
+    optimizer = torch.optim.Adam(module.parameters(), lr=2e-3)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, 2 * epochs // 3), gamma=0.1)
+    steps_per_epoch = len(train_set) // DIGITS.batch_size
+    kill_at = epochs * steps_per_epoch // 2
+    step, alive, history, recovery = 0, [], {"loss": [], "accuracy": []}, None
+    for epoch in range(epochs):
+        world, rank = dist.get_world_size(), dist.get_rank()
+        sampler = DistributedSampler(train_set, world, rank, seed=seed, drop_last=True)
+        sampler.set_epoch(epoch)
+        loader = DataLoader(train_set, batch_size=DIGITS.batch_size // RANKS, sampler=sampler)
+        total, count = 0.0, 0
+        module.train()
+        for inputs, targets in loader:
+            if step == kill_at and recovery is None and dist.get_rank() == VICTIM:
+                os.kill(os.getpid(), signal.SIGKILL)
+            try:
+                optimizer.zero_grad()
+                loss = nn.functional.cross_entropy(model(inputs), targets)
+                loss.backward()
+                optimizer.step()
+            except dist.DistBackendError:
+                started = time.monotonic()
+                dist.shrink_group([])
+                agreed = torch.tensor([step])
+                dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
+                step = int(agreed.item())
+                model = DistributedDataParallel(module)
+                recovery = time.monotonic() - started
+                break  # re-shard: the next epoch's sampler splits the data over the survivors
+            alive.append(dist.get_process_group_ranks(dist.group.WORLD) if recovery is None
+                         else [r for r in range(RANKS) if r != VICTIM])
+            total += loss.item() * len(targets)
+            count += len(targets)
+            step += 1
+        scheduler.step()
+        module.eval()
+        with torch.no_grad():
+            history["accuracy"].append(accuracy(module, test_loader))
+        history["loss"].append(total / max(count, 1))
+    if dist.get_rank() == 0:
+        result = {**history, "alive": alive, "killed_at": kill_at, "recovery_seconds": recovery or 0.0}
+        tmp = Path(out) / ".result.json"
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, Path(out) / "result.json")
+    dist.barrier()
+
+
+def milestone(out_dir=None):
+    """The ``ddp`` milestone, writing its result and dumps into ``out_dir`` (default: a new
+    temporary directory)."""
+    return Milestone(
+        name="ddp", year=2017,
+        story="Goyal et al.: data-parallel SGD on 4 ranks, one killed mid-run; survivors finish",
+        thresholds=(Threshold("test accuracy", 0.97), Threshold("fr-trace names the dead rank", 1.0)),
+        train=functools.partial(train, out_dir=out_dir))
+
+
+MILESTONE = milestone()
+
+if __name__ == "__main__":
+    _worker(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

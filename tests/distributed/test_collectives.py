@@ -1,0 +1,46 @@
+"""ember.distributed on 2-4 MPI ranks: collectives against NumPy, bad input, the launcher."""
+import os
+import subprocess
+import sys
+
+from .launch import SCRIPTS, launch
+
+
+def test_bad_input_raises_on_every_rank_and_every_collective_on_every_dtype_matches_numpy():
+    """errors.py (every rank raises, nobody hangs), then collectives.py, in one 3-rank launch."""
+    out = launch("collectives.py", 3, timeout=90).stdout
+    assert out.count("errors ok") == 3
+    assert sorted(line for line in out.splitlines() if line.endswith(": ok")) == [
+        f"rank {r}: ok" for r in range(3)]
+
+
+def test_launcher_sets_torchrun_variables_and_an_exception_on_one_rank_ends_the_job():
+    result = launch("environment.py", 2, "--fail-on", "1", timeout=30, check=False)
+    for rank in (0, 1):
+        assert f"rank {rank} of 2 argv ['--fail-on', '1']" in result.stdout
+    assert result.returncode != 0
+    assert "this rank fails on purpose" in result.stderr
+
+
+def test_plain_mpiexec_works_too():
+    from ember.distributed.run import environment, find_mpiexec
+    command = [find_mpiexec(), "-n", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    proc = subprocess.run(command + [sys.executable, str(SCRIPTS / "environment.py")],
+                          capture_output=True, text=True, timeout=30, env=environment(),
+                          start_new_session=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 1 of 2" in proc.stdout
+
+
+def test_run_cli_errors_are_one_line(capsys):
+    from ember.cli import main
+    assert main(["run", "-n", "2", "no-such-script.py"]) == 2
+    assert capsys.readouterr().err == "ember run: no such script: no-such-script.py\n"
+
+
+def test_ddp_follows_one_process_on_the_whole_batch():
+    """MLP (one and many buckets) and LeNet, 20 SGD-momentum steps; no_sync; unused parameters."""
+    out = launch("ddp_parity.py", 2, timeout=90).stdout
+    assert out.count("ddp ok") == 2
