@@ -1,0 +1,1 @@
+"""Compiling captured graphs: capture (graph.py) and code generation (backends/)."""
