@@ -1,0 +1,187 @@
+"""The op table of the C backend: which op entries it lowers, and the C each one becomes.
+
+Ops are matched by ``target.name`` through the tables below (one place), so renamed op entries
+only need their names changed here. Elementwise rules give a C expression of their operands'
+expressions; the kernel kinds (reductions, row kernels, GEMMs, views) are recognised by name
+with their attributes checked in :func:`kind_of`. Anything else runs its ``forward`` from Python.
+"""
+import numpy as np
+
+__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS"]
+
+CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand")
+_SQRT_HALF = 0.7071067811865476
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def c_literal(value, dtype):
+    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)) and dtype not in FLOATS:
+        return f"{int(value)}LL"
+    v = float(np.dtype(dtype).type(value)) if dtype in FLOATS else float(value)
+    if np.isnan(v):
+        return "NAN"
+    if np.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return v.hex() + ("f" if dtype == np.float32 else "")
+
+
+def _fn(base, dtype):
+    return base + ("f" if dtype == np.float32 else "")
+
+
+def _em(base, dtype):
+    return "em_" + _fn(base, dtype)
+
+
+def _pow(a, k, d):
+    e = k["b"]
+    if e == 2:
+        return f"({a[0]} * {a[0]})"
+    if e == 0.5:
+        return f"{_fn('sqrt', d)}({a[0]})"
+    if e == -1:
+        return f"(1 / {a[0]})"
+    return f"{_fn('pow', d)}({a[0]}, {a[1]})"
+
+
+def _gelu(a, k, d):
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    x = a[0]
+    if k.get("approximate", "none") == "tanh":
+        inner = f"({c(_SQRT_2_OVER_PI)} * ({x} + {c(0.044715)} * {x} * {x} * {x}))"
+        return f"({c(0.5)} * {x} * (1 + {_em('tanh', d)}({inner})))"
+    return f"({x} * ({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)}))))"
+
+
+def _alpha(sign):
+    def rule(a, k, d):
+        alpha = k.get("alpha", 1)
+        return f"({a[0]} {sign} {a[1]})" if alpha == 1 else f"({a[0]} {sign} {c_literal(alpha, d)} * {a[1]})"
+    return rule
+
+
+# name -> rule(operand expressions, attrs, result dtype) -> C expression. NaN handling follows
+# NumPy: maximum/minimum propagate NaN from either side, relu keeps NaN.
+ELEMENTWISE = {
+    "Add": _alpha("+"),
+    "Sub": _alpha("-"),
+    "Mul": lambda a, k, d: f"({a[0]} * {a[1]})",
+    "Div": lambda a, k, d: f"({a[0]} / {a[1]})",
+    "Neg": lambda a, k, d: f"(-{a[0]})",
+    "Exp": lambda a, k, d: f"{_em('exp', d)}({a[0]})",
+    "Log": lambda a, k, d: f"{_em('log', d)}({a[0]})",
+    "Tanh": lambda a, k, d: f"{_em('tanh', d)}({a[0]})",
+    "Sigmoid": lambda a, k, d: f"{_em('sigmoid', d)}({a[0]})",
+    "Erf": lambda a, k, d: f"{_em('erf', d)}({a[0]})",
+    "Sqrt": lambda a, k, d: f"{_fn('sqrt', d)}({a[0]})",
+    "Rsqrt": lambda a, k, d: f"(1 / {_fn('sqrt', d)}({a[0]}))",
+    "Reciprocal": lambda a, k, d: f"(1 / {a[0]})",
+    "Abs": lambda a, k, d: f"{_fn('fabs', d)}({a[0]})",
+    "Sin": lambda a, k, d: f"{_fn('sin', d)}({a[0]})",
+    "Cos": lambda a, k, d: f"{_fn('cos', d)}({a[0]})",
+    "Relu": lambda a, k, d: f"({a[0]} < 0 ? 0 : {a[0]})",
+    "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
+    "Gelu": _gelu,
+    "Pow": _pow,
+    "Maximum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} > {a[1]}) ? {a[0]} : {a[1]})",
+    "Minimum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} < {a[1]}) ? {a[0]} : {a[1]})",
+    "Where": lambda a, k, d: f"({a[0]} ? {a[1]} : {a[2]})",
+    "Eq": lambda a, k, d: f"({a[0]} == {a[1]})",
+    "Ne": lambda a, k, d: f"({a[0]} != {a[1]})",
+    "Lt": lambda a, k, d: f"({a[0]} < {a[1]})",
+    "Le": lambda a, k, d: f"({a[0]} <= {a[1]})",
+    "Gt": lambda a, k, d: f"({a[0]} > {a[1]})",
+    "Ge": lambda a, k, d: f"({a[0]} >= {a[1]})",
+    "ToDtype": lambda a, k, d: a[0],
+    "Clone": lambda a, k, d: a[0],
+}
+_COMPARE = {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
+
+
+def elementwise_expr(node, operands):
+    """The C expression of an elementwise ``node`` given its operands' C expressions."""
+    name, attrs = node.target.name, node.kwargs
+    if name == "Pow":
+        attrs = {"b": node.args[1]}
+    return ELEMENTWISE[name](operands, attrs, _dtype(node))
+
+
+def _dtype(node):
+    d = node.meta["dtype"]
+    return np.dtype(getattr(d, "np", d))
+
+
+def _dtypes_ok(node):
+    """Floating results (bool for comparisons), operands of C types; integer arithmetic is
+    left to NumPy (its overflow and division rules)."""
+    name, out = node.target.name, _dtype(node)
+    args = [a for a in node.args if hasattr(a, "meta")]
+    if any(_dtype(a) not in CTYPES for a in args):
+        return False
+    if name in _COMPARE:
+        return out == np.bool_ and all(_dtype(a) in FLOATS for a in args)
+    if name == "Where":
+        return out in FLOATS and _dtype(node.args[0]) == np.bool_
+    if name == "ToDtype":
+        return out in FLOATS
+    return out in FLOATS and all(_dtype(a) == out for a in args)
+
+
+def _last_dim(node, dim):
+    nd = len(node.args[0].meta["shape"])
+    return isinstance(dim, int) and dim in (-1, nd - 1) and nd >= 1
+
+
+def kind_of(node, have_blas):
+    """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
+    "cross_entropy_backward", "gemm" or None (run from Python)."""
+    target = node.target
+    name = getattr(target, "name", None)
+    if node.op != "call_op" or name is None:
+        return None
+    shape = node.meta["shape"]
+    if name in VIEWS:
+        return "view"
+    if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
+           for a in node.args):
+        return None
+    if name in ELEMENTWISE:
+        if name == "Pow" and hasattr(node.args[1], "meta"):
+            return None
+        if name == "Clone" and not node.kwargs.get("contiguous", True):
+            return None
+        return "elementwise" if _dtypes_ok(node) else None
+    out = _dtype(node)
+    if out not in FLOATS or not hasattr(node.args[0], "meta"):
+        return None
+    if name == "Sum" and node.kwargs.get("dtype") is None and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"
+    if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
+        return "softmax" if name == "Softmax" else "log_softmax"
+    if name in ("CrossEntropy", "CrossEntropyBackward"):
+        x = node.args[0] if name == "CrossEntropy" else node.args[3]
+        target_ = node.args[1]
+        ok = (hasattr(x, "meta") and len(x.meta["shape"]) == 2 and _dtype(x) == out
+              and hasattr(target_, "meta") and _dtype(target_) == np.int64 and len(target_.meta["shape"]) == 1
+              and node.args[2] is None and not node.kwargs.get("label_smoothing", 0.0)
+              and node.kwargs.get("reduction", "mean") in ("mean", "sum"))
+        if name == "CrossEntropyBackward":
+            ok = ok and hasattr(node.args[0], "meta") and node.args[0].meta["shape"] == () and _dtype(node.args[0]) == out
+        return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
+    if name in ("Matmul", "Linear") and have_blas:
+        a, b = node.args[0], node.args[1]
+        if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2
+                and _dtype(a) == _dtype(b) == out and 0 not in shape):
+            return None
+        if name == "Linear" and len(node.args) > 2 and node.args[2] is not None:
+            bias = node.args[2]
+            if not (hasattr(bias, "meta") and bias.meta["shape"] == shape[-1:] and _dtype(bias) == out):
+                return None
+        return "gemm"
+    return None
