@@ -43,7 +43,7 @@ __all__ = sorted(set(_OP_FUNCTIONS) | {
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "linalg", "cuda",
     "backends", "accelerator", "is_tensor", "numel", "is_floating_point", "save", "load", "nn",
-    "optim", "utils", "datasets", "memory_allocated", "max_memory_allocated",
+    "optim", "utils", "datasets", "compile", "compiler", "memory_allocated", "max_memory_allocated",
     "reset_peak_memory_stats"})
 
 
@@ -63,8 +63,11 @@ def is_floating_point(input):
 def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
-    if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler"):
+    if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
+                "compiler", "_dynamo"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "compile":
+        return importlib.import_module(f"{__name__}.compiler").compile
     if name in ("qint8", "quint8", "qint32", "per_tensor_affine", "per_channel_affine", "quantize_per_tensor",
                 "quantize_per_channel", "per_tensor_symmetric", "per_channel_symmetric"):
         return getattr(importlib.import_module(f"{__name__}.ao.quantization.qtensor"), name)

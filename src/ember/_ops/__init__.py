@@ -5,6 +5,7 @@ from . import conv  # noqa: F401
 from . import attention  # noqa: F401
 from . import embedding  # noqa: F401
 from . import rnn  # noqa: F401
+from . import optim  # noqa: F401
 from .core import OPS, Op, apply
 
 __all__ = ["OPS", "Op", "apply"]

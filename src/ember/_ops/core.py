@@ -17,8 +17,9 @@ from ..autograd.graph import AccumulateGrad, OpNode
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "observed_range"]
 
 OPS = {}
-# Objects watching op dispatch (the profiler, FlopCounterMode): each has ``op_enter(op, inputs,
-# attrs)`` and ``op_exit(op, inputs, attrs, output)``. The list is only mutated in place, so its
+# Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
+# ``op_enter(op, inputs, attrs)`` and ``op_exit(op, inputs, attrs, output)``, and may have
+# ``op_write(tensor, value)`` (an in-place write). The list is only mutated in place, so its
 # truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
 _observing = threading.local()
@@ -100,6 +101,8 @@ def apply(op, *inputs, **attrs):
     except ValueError as e:
         # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
         raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
+    if type(out) is tuple:  # several results (fused updates and gradients): never viewed or recorded
+        return tuple(None if o is None else _Tensor._make(np.asarray(o)) for o in out)
     if type(out) is not _ndarray:
         out = np.asarray(out)
     t = _Tensor._make(out)
@@ -217,6 +220,10 @@ def write_into(self, result):
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
     np.copyto(self._data, result._data, casting="unsafe")
     self._version[0] += 1
+    if OBSERVERS:
+        for o in tuple(OBSERVERS):
+            if hasattr(o, "op_write"):
+                o.op_write(self, result)
     if through_view:
         base.grad_fn = new_base.grad_fn
         base.requires_grad = True

@@ -167,10 +167,9 @@ class Normalize(Op):
         axes, eps, centered = attrs["axes"], attrs["eps"], attrs.get("centered", True)
         affine_shape = attrs.get("affine_shape")
         if not STATE.enabled:
-            grads = _fused_grads(g._data, x._data, stats._data, _affine(_data(weight), affine_shape),
-                                 _affine(_data(bias), affine_shape), axes, eps, centered, needs)
-            return tuple(None if a is None else core._Tensor._make(a.reshape(shape))
-                         for a, shape in zip(grads, ctx.shapes))
+            return core.apply(NormalizeBackward, g, x, stats, weight, bias, axes=axes, eps=eps,
+                              centered=centered, needs=tuple(needs), affine_shape=affine_shape,
+                              shapes=tuple(ctx.shapes))
         if affine_shape is not None and weight is not None:
             weight = weight.reshape(affine_shape)
         mean = x.mean(axes, keepdim=True) if centered else 0
@@ -189,6 +188,21 @@ class Normalize(Op):
         if needs[3]:
             grad_bias = g.sum_to_size(affine_shape or ctx.shapes[3]).reshape(ctx.shapes[3])
         return grad_x, None, grad_weight, grad_bias
+
+
+class NormalizeBackward(Op):
+    """The gradients of :class:`Normalize`'s inputs (x, stats, weight, bias; None where not
+    needed) from the saved statistics in one fused array computation (:func:`_fused_grads`),
+    for gradients that need no graph of their own."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+
+    @staticmethod
+    def forward(g, x, stats, weight, bias, axes, eps, centered, needs, affine_shape, shapes):
+        grads = _fused_grads(g, x, stats, _affine(weight, affine_shape), _affine(bias, affine_shape),
+                             axes, eps, centered, needs)
+        return tuple(None if a is None else a.reshape(shape) for a, shape in zip(grads, shapes))
 
 
 def _data(t):

@@ -49,6 +49,20 @@ class Permute(Op):
         return (g.permute(tuple(np.argsort(ctx.attrs["dims"]).tolist())),)
 
 
+class SliceBackward(Op):
+    """Slice's gradient for gradients that need no graph of their own: ``g`` scattered (added
+    at repeated indices) into fresh zeros of ``shape``, instead of IndexPut on a copy."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+
+    @staticmethod
+    def forward(g, shape, index):
+        out = np.zeros(shape, g.dtype)
+        _backend.index_add_at(out, index, g)
+        return out
+
+
 class Expand(Op):
     """Broadcast to ``shape`` without copying; the dispatcher sums the gradient back."""
     promote = None
@@ -79,11 +93,7 @@ class Slice(Op):
     @staticmethod
     def backward(ctx, g):
         if not STATE.enabled:
-            # No graph of the gradient is wanted: scatter into fresh zeros directly instead
-            # of copying them first (IndexPut's out-of-place contract).
-            out = np.zeros(ctx.shapes[0], g._data.dtype)
-            _backend.index_add_at(out, ctx.attrs["index"], g._data)
-            return (core._Tensor._make(out),)
+            return (core.apply(SliceBackward, g, shape=ctx.shapes[0], index=ctx.attrs["index"]),)
         zeros = g.new_zeros(ctx.shapes[0])
         return (zeros.index_put(ctx.attrs["index"], g, accumulate=True),)
 

@@ -1,8 +1,6 @@
 """Adam: adaptive moment estimation (``torch.optim.Adam``)."""
-import math
-
-import numpy as np
-
+from .._ops.core import apply, write_into
+from .._ops.optim import AdamUpdate
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
 __all__ = ["Adam"]
@@ -64,29 +62,13 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = _zeros(param)
         return state
 
-    def _update(self, param, grad, state, group):
-        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        state["step"]._data += 1
-        t = float(state["step"]._data)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        # One scratch array for every intermediate: no temporaries per parameter and step.
-        scratch = np.subtract(grad, m, out=np.empty_like(m))
-        scratch *= 1 - beta1
-        m += scratch
-        v *= beta2
-        np.multiply(grad, grad, out=scratch)
-        scratch *= 1 - beta2
-        v += scratch
+    def _step_param(self, p, state, group):
+        targets = [p, state["exp_avg"], state["exp_avg_sq"], state["step"]]
         if group["amsgrad"]:
-            v = np.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-        denom = np.sqrt(v, out=scratch)
-        denom /= math.sqrt(1 - beta2 ** t)
-        denom += eps
-        update = np.divide(m, denom, out=scratch)
-        update *= lr / (1 - beta1 ** t)
-        param -= update
+            targets.append(state["max_exp_avg_sq"])
+        (beta1, beta2) = group["betas"]
+        new = apply(AdamUpdate, *targets[:1], p.grad, *targets[1:], lr=group["lr"], beta1=beta1,
+                    beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+        for target, value in zip(targets, new):
+            write_into(target, value)

@@ -206,8 +206,8 @@ class Optimizer:
         return self._step(closure)
 
     def _step(self, closure):
-        if type(self)._update is Optimizer._update:
-            raise NotImplementedError  # a subclass defines _update, or overrides step itself
+        if type(self)._update is Optimizer._update and type(self)._step_param is Optimizer._step_param:
+            raise NotImplementedError  # a subclass defines _update or _step_param, or overrides step
         loss = None
         if closure is not None:
             with enable_grad():
@@ -215,7 +215,6 @@ class Optimizer:
         states = self.state
         with no_grad():
             for group in self.param_groups:
-                maximize = group.get("maximize", False)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
@@ -224,10 +223,15 @@ class Optimizer:
                         state = self._init_state(p, group)
                         if state:
                             states[p] = state
-                    grad = p.grad._data
-                    self._update(p._data, -grad if maximize else grad, state, group)
-                    p._version[0] += 1
+                    self._step_param(p, state, group)
         return loss
+
+    def _step_param(self, p, state, group):
+        """Updates ``p`` from ``p.grad``: through an update op (SGD, Adam), or by default through
+        ``_update`` on the arrays."""
+        grad = p.grad._data
+        self._update(p._data, -grad if group.get("maximize", False) else grad, state, group)
+        p._version[0] += 1
 
     def _init_state(self, param, group):
         """The initial state of ``param`` (a dict; empty when the algorithm keeps none)."""

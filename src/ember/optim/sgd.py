@@ -1,7 +1,6 @@
 """SGD: stochastic gradient descent with momentum (``torch.optim.SGD``)."""
-import numpy as np
-
-from .._tensor import Tensor
+from .._ops.core import apply, write_into
+from .._ops.optim import SgdUpdate
 from .optimizer import Optimizer, _check_nonnegative
 
 __all__ = ["SGD"]
@@ -53,19 +52,13 @@ class SGD(Optimizer):
         # The buffer starts as the first gradient, so it is made by the first update.
         return {"momentum_buffer": None} if group["momentum"] != 0 else {}
 
-    def _update(self, param, grad, state, group):
-        momentum, weight_decay = group["momentum"], group["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + weight_decay * param
-        if momentum != 0:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                # np.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
-                state["momentum_buffer"] = Tensor._make(np.array(grad, dtype=param.dtype))
-                buf = state["momentum_buffer"]._data
-            else:
-                buf = buf._data
-                buf *= momentum
-                buf += (1 - group["dampening"]) * grad
-            grad = grad + momentum * buf if group["nesterov"] else buf
-        param -= group["lr"] * grad
+    def _step_param(self, p, state, group):
+        buf = state.get("momentum_buffer")
+        new = apply(SgdUpdate, p, p.grad, buf, lr=group["lr"], momentum=group["momentum"],
+                    dampening=group["dampening"], weight_decay=group["weight_decay"],
+                    nesterov=group["nesterov"], maximize=group["maximize"])
+        write_into(p, new[0])
+        if buf is not None:
+            write_into(buf, new[1])
+        elif len(new) == 2:
+            state["momentum_buffer"] = new[1]

@@ -65,10 +65,10 @@ def _affine(input, mean, var, weight, bias, eps):
 
 
 def _update_running(running, value, momentum):
-    """``running = (1 - momentum) * running + momentum * value`` in place, for an array
-    ``value`` (computed from statistics that carry no history)."""
+    """``running = (1 - momentum) * running + momentum * value`` in place, for a tensor
+    ``value`` computed from statistics that carry no history (in ops, so ember.compile records it)."""
     with no_grad():
-        running.lerp_(Tensor._make(value.reshape(running.shape).astype(running._data.dtype)), momentum)
+        running.lerp_(value.reshape(running.shape).to(running.dtype), momentum)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -101,9 +101,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     axes = (0,) + tuple(range(2, input.ndim))
     stats = apply(_norm.NormStats, input, axes=axes)
     if count and running_mean is not None:
-        _update_running(running_mean, stats._data[0], momentum)
+        _update_running(running_mean, stats[0], momentum)
     if count and running_var is not None:
-        _update_running(running_var, stats._data[1] * (count / (count - 1)), momentum)
+        _update_running(running_var, stats[1] * (count / (count - 1)), momentum)
     return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
                  affine_shape=_channel_shape(input.ndim))
 
@@ -144,10 +144,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     count = input.numel() // planes if planes else 0
     planes = tuple(input.shape[:2])
     if count and running_mean is not None:
-        _update_running(running_mean, stats._data[0].reshape(planes).mean(0), momentum)
+        _update_running(running_mean, Tensor._make(stats._data[0].reshape(planes).mean(0)), momentum)
     if count and running_var is not None:
-        _update_running(running_var, stats._data[1].reshape(planes).mean(0) * (count / (count - 1)),
-                        momentum)
+        _update_running(running_var, Tensor._make(stats._data[1].reshape(planes).mean(0)
+                                                  * (count / (count - 1))), momentum)
     return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
                  affine_shape=_channel_shape(input.ndim))
 

@@ -132,6 +132,11 @@ class Module:
 
     __call__ = _call_impl
 
+    def compile(self, *args, **kwargs):
+        """Compiles this module's ``forward`` in place with :func:`ember.compile` (same arguments)."""
+        from ...compiler import compile
+        self.forward = compile(self.forward, *args, **kwargs)
+
     def _call_with_hooks(self, args, kwargs):
         result = None
         called = set()

@@ -1,0 +1,12 @@
+"""``torch._dynamo``'s names where real programs reach for them: ``reset``, ``explain``,
+``config.recompile_limit``, ``utils.counters``, ``disable``, ``list_backends``, ``exc``."""
+from ..compiler.eval_frame import BACKENDS, OptimizedModule, config, disable, reset
+from . import exc, utils
+from .explain import explain
+
+__all__ = ["reset", "explain", "config", "disable", "list_backends", "OptimizedModule", "exc", "utils"]
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The backend names ``ember.compile(backend=...)`` accepts."""
+    return sorted(BACKENDS)

@@ -1,0 +1,4 @@
+"""``torch._dynamo.exc``: the compiler's exceptions."""
+from ..compiler.exc import InvalidBackend, TorchDynamoException, Unsupported
+
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend"]

@@ -1,0 +1,376 @@
+"""Capture: run a function once, eagerly, while recording every op it dispatches into a Graph.
+
+The tracer is one entry of the dispatcher's observer list (``ember._ops.core.OBSERVERS``): it
+sees each op with its inputs, attrs and output, each in-place write (``write_into``), and each
+autograd node the engine runs (so ``loss.backward()``, the gradient accumulation into ``.grad``
+and the optimizer's update ops land in the same graph). Values are followed by their backend
+array: an array first met as an op's output is a node; any other array becomes a placeholder
+with a *source* saying where to find it on the next call (an argument, a parameter, a ``.grad``,
+an optimizer's state, a fixed tensor, or a constant made inside the function). In-place writes
+into a placeholder's array become the graph's mutations; into an intermediate, its new value.
+
+What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
+*graph break*: recorded with its reason and the user's source line, the function runs eagerly.
+"""
+import inspect
+import operator
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from .. import _random
+from .._dtype import get_default_dtype, result_type
+from .._ops import OPS
+from .._ops import core as _core
+from .._tensor import Tensor
+from .exc import Unsupported
+from .graph import Graph
+
+__all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ToDtype = OPS["ToDtype"]
+# Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
+_FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
+                  os.path.join(_EMBER_DIR, "_creation.py")}
+
+
+class Capture:
+    """What one recording produced.
+
+    Attributes:
+        graph: the Graph (empty of ops when nothing was dispatched).
+        pieces: the graphs between graph breaks, in order (``[graph]`` without breaks).
+        sources: one per placeholder: ``("input", i)``, ``("tensor", t)``, ``("grad", p)``,
+            ``("state", optimizer, p, key)`` or ``("const", array)``.
+        output: the function's return value (to rebuild its structure on replay).
+        output_nodes: the graph outputs the return value's tensors map to, in flattening order.
+        grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
+            of that output, or None).
+        breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
+        ran_backward: the function ran the autograd engine (its outputs are returned detached).
+    """
+
+    def __init__(self, graph, sources):
+        self.graph, self.sources = graph, sources
+        self.output, self.output_nodes, self.grad_sets = None, [], []
+        self.breaks, self.ran_backward, self.pieces = [], False, [graph]
+
+
+def user_frame():
+    """``"file:line: code"`` of the innermost caller outside the ember package."""
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not os.path.abspath(frame.filename).startswith(_EMBER_DIR + os.sep):
+            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    return "<ember>"
+
+
+class Tracer:
+    """The observer that builds the graph while the function runs."""
+
+    def __init__(self, known, fullgraph):
+        self.graph = Graph()
+        self.known = known          # id(array) -> (source, name) for arrays known before the call
+        self.fullgraph = fullgraph
+        self.value = {}             # id(array) -> Node holding its current value
+        self.sources = []
+        self.keep = []              # every array seen, so no id is reused during the recording
+        self.made = {}              # id(array) -> None (a factory's) or the code that computed it
+        self.stale = set()          # ids of views whose base was written in place since
+        self.breaks, self.pieces = [], []
+        self.ran_backward = False
+        self.placeholder_of = {}    # id(array) -> placeholder Node
+
+    # ---- observer protocol ------------------------------------------------------------------
+    def op_enter(self, op, inputs, attrs):
+        pass
+
+    def op_exit(self, op, inputs, attrs, output):
+        if output is None:
+            return
+        for v in attrs.values():
+            if isinstance(v, np.ndarray) or isinstance(v, tuple) and any(isinstance(x, np.ndarray) for x in v):
+                return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+        dtype = None
+        if op.promote is not None:
+            dtype = result_type(*inputs)
+            if op.promote == "float" and not dtype.is_floating_point:
+                dtype = get_default_dtype()
+        args = tuple(self.arg(x, dtype) for x in inputs)
+        meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
+        self.bind(output, self.graph.call_op(op, args, attrs, meta))
+
+    def op_write(self, target, result):
+        array = target._data
+        value = self.node(result)
+        if value.meta["dtype"] is not target.dtype:
+            value = self.graph.call_op(_ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
+        if value.meta["shape"] != array.shape:
+            value = self.graph.call_op(OPS["Expand"], (value,), {"shape": array.shape}, _meta(target))
+        root = _root(array)
+        if root is not array and (id(root) in self.value or id(root) in self.known):
+            return self.graph_break("in-place write into a view of another tensor")
+        for kept in self.keep:  # views of the written array now hold values the graph lost
+            if kept is not array and _root(kept) is root and id(kept) in self.value:
+                self.stale.add(id(kept))
+        if id(array) in self.placeholder_of or id(array) in self.known:
+            placeholder = self.placeholder_of.get(id(array)) or self.node(target)
+            self.graph.mutations[:] = [(p, v) for p, v in self.graph.mutations if p is not placeholder]
+            self.graph.mutate(placeholder, value)
+        self.value[id(array)] = value
+        self.keep.append(array)
+
+    def node_enter(self, node):
+        self.ran_backward = True
+
+    def node_exit(self, node):
+        pass
+
+    def made_by(self, array, code):
+        """Notes an array wrapped into a tensor during the call: by a factory (a constant of the
+        graph), or computed by code outside the dispatcher (a graph break when read)."""
+        if id(array) not in self.value:
+            self.made[id(array)] = None if code.co_filename in _FACTORY_FILES else code
+            self.keep.append(array)
+
+    # ---- values -----------------------------------------------------------------------------
+    def arg(self, x, dtype):
+        if isinstance(x, Tensor):
+            node = self.node(x)
+            if dtype is not None and x.dtype is not dtype:
+                node = self.graph.call_op(_ToDtype, (node,), {"dtype": dtype},
+                                          dict(node.meta, dtype=dtype))
+            return node
+        if isinstance(x, (tuple, list)):
+            return type(x)(self.arg(v, dtype) for v in x)
+        return x
+
+    def node(self, t):
+        """The node of tensor ``t``'s current value, a new placeholder for an array met first."""
+        array = t._data
+        key = id(array)
+        if key in self.stale:
+            self.graph_break("read of a view after an in-place write into its base")
+        node = self.value.get(key)
+        if node is not None:
+            return node
+        if key in self.known:
+            source, name = self.known[key]
+        elif key in self.made:
+            code = self.made[key]
+            if code is not None:
+                self.graph_break(f"a tensor computed outside the dispatcher (in {code.co_name}, "
+                                 f"{os.path.basename(code.co_filename)}:{code.co_firstlineno})")
+            source, name = ("const", array.copy()), "const"
+        elif _root(array) is not array and id(_root(array)) in self.value:
+            self.graph_break("a view of a tensor taken outside the dispatcher")
+            source, name = ("const", array.copy()), "const"
+        else:
+            source, name = ("tensor", t), "tensor"
+        node = self.graph.placeholder(name, _meta(t))
+        self.sources.append(source)
+        self.value[key] = self.placeholder_of[key] = node
+        self.keep.append(array)
+        return node
+
+    def bind(self, output, node):
+        if isinstance(output, Tensor):
+            self.value[id(output._data)] = node
+            self.keep.append(output._data)
+            return
+        for i, t in enumerate(output):  # several results: one getitem node each
+            if t is not None:
+                self.bind(t, self.graph.call_op(operator.getitem, (node, i), {}, _meta(t)))
+
+    def graph_break(self, reason):
+        where = user_frame()
+        if self.fullgraph:
+            raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
+        self.breaks.append((reason, where))
+        # What follows is a new piece: values of the previous one are its inputs.
+        self.pieces.append(self.graph)
+        self.graph = Graph()
+        self.value, self.placeholder_of, self.sources, self.stale = {}, {}, [], set()
+
+
+def _root(array):
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _meta(t):
+    return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
+
+
+# ---- what needs a Python value --------------------------------------------------------------
+_VALUE_METHODS = {
+    "item": ".item() needs the tensor's value in Python",
+    "tolist": ".tolist() needs the tensor's values in Python",
+    "numpy": ".numpy() hands the array to Python",
+    "__array__": "conversion to a NumPy array hands the array to Python",
+    "__bool__": "bool(tensor) (data-dependent Python control flow) needs the tensor's value",
+    "__int__": "int(tensor) needs the tensor's value in Python",
+    "__float__": "float(tensor) needs the tensor's value in Python",
+    "__index__": "using a tensor as an index needs its value in Python",
+    "__repr__": "printing a tensor needs its values",
+    "__str__": "printing a tensor needs its values",
+    "__format__": "formatting a tensor needs its values",
+}
+
+
+def _breaking(tracer, name, reason):
+    original = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        tracer.graph_break(reason)
+        return original(self, *args, **kwargs)
+    return original, method
+
+
+def capture(fn, args, kwargs, world, fullgraph=False):
+    """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
+
+    ``world`` (a :class:`~.guards.World`) holds what can be found again on the next call: the
+    inputs, the parameters (whose ``.grad`` the call may read or set) and the optimizers (whose
+    state it may read and update)."""
+    tracer = Tracer(_known(world, args, kwargs), fullgraph)
+    tracer.world = world
+    tracer.keep += [a for a in _arrays(world)]
+    patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
+    make, init, rng = Tensor.__dict__["_make"], Tensor.__dict__["_init"], _random.rng
+
+    def traced_make(cls, data):
+        tracer.made_by(data, sys._getframe(1).f_code)
+        return make.__func__(cls, data)
+
+    def traced_init(self, data, requires_grad=False):
+        tracer.made_by(data, sys._getframe(1).f_code)
+        return init.__func__(self, data, requires_grad)
+
+    def traced_rng(generator=None):
+        tracer.graph_break("random numbers are drawn in Python (ember.rand*, dropout)")
+        return rng(generator)
+
+    for name, (_, method) in patches.items():
+        setattr(Tensor, name, method)
+    Tensor._make, Tensor._init, _random.rng = classmethod(traced_make), staticmethod(traced_init), traced_rng
+    _core.OBSERVERS.append(tracer)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        _core.OBSERVERS.remove(tracer)
+        Tensor._make, Tensor._init, _random.rng = make, init, rng
+        for name, (original, _) in patches.items():
+            setattr(Tensor, name, original)
+    cap = Capture(tracer.graph, tracer.sources)
+    cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, result
+    if not cap.breaks:
+        _finish(tracer, cap, result)
+    cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
+    return result, cap
+
+
+def input_names(fn, args, kwargs):
+    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
+    names = {}
+    for name, value in bound.arguments.items():
+        tensors = flatten(value)
+        for i, t in enumerate(tensors):
+            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
+def _known(world, args, kwargs):
+    """Where each array the function may read is found again: id(array) -> (source, name)."""
+    known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
+    for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
+        known.setdefault(id(t._data), (("input", i), name))
+    for p, name in zip(world.params, world.param_names):
+        known.setdefault(id(p._data), (("param", p), name))
+        if p.grad is not None:
+            known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
+    names = dict(zip(map(id, world.params), world.param_names))
+    for opt in world.optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                for key, value in opt.state.get(p, {}).items():
+                    if isinstance(value, Tensor):
+                        known.setdefault(id(value._data), (("state", opt, p, key),
+                                                           f"{names.get(id(p), 'param')}_{key}"))
+    return known
+
+
+def _arrays(world):
+    for t in world.inputs + world.params:
+        yield t._data
+        if t.grad is not None:
+            yield t.grad._data
+    for opt in world.optimizers:
+        for state in opt.state.values():
+            yield from (v._data for v in state.values() if isinstance(v, Tensor))
+
+
+def _finish(tracer, cap, result):
+    """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call."""
+    outputs = []
+    for t in flatten(result):
+        outputs.append(tracer.node(t))
+    cap.output_nodes = list(outputs)
+    for p in tracer.world.params:
+        if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
+            tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))
+        grad = p.grad
+        known = tracer.known.get(id(grad._data)) if grad is not None else None
+        if known is not None and known[0][0] == "grad" and known[0][1] is p:
+            continue  # the same gradient array, updated in place if at all
+        if grad is None:
+            if any(s[0] == "grad" and s[1] is p for s, _ in tracer.known.values()):
+                cap.grad_sets.append((p, None))
+            continue
+        node = tracer.value.get(id(grad._data))
+        if node is None or node.op == "placeholder":
+            tracer.breaks.append(("a .grad was set to a tensor made outside the graph", "<end of function>"))
+            break
+        cap.grad_sets.append((p, len(outputs)))
+        outputs.append(node)
+    for opt in tracer.world.optimizers:
+        if any(isinstance(v, Tensor) and tracer.known.get(id(v._data), ((None,),))[0][0] != "state"
+               for state in opt.state.values() for v in state.values()):
+            tracer.breaks.append(("the optimizer's state was made in this call (the next call "
+                                  "recompiles with it)", "<end of function>"))
+            break
+    if tracer.breaks:
+        cap.breaks = tracer.breaks
+        return
+    tracer.graph.output(outputs)
+
+
+def flatten(value):
+    """The tensors in a (nested) tuple, list or dict, in order."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in flatten(v)]
+    return []
+
+
+def unflatten(value, tensors):
+    """``value`` with its tensors replaced by ``tensors`` (an iterator), in ``flatten``'s order."""
+    if isinstance(value, Tensor):
+        return next(tensors)
+    if isinstance(value, (tuple, list)):
+        items = [unflatten(v, tensors) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, unflatten(v, tensors)) for k, v in value.items())
+    return value

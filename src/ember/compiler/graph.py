@@ -1,0 +1,159 @@
+"""The compiler's graph IR: what capture produces and code generation consumes.
+
+A :class:`Graph` is a straight-line program over op entries: ``placeholder`` nodes (user inputs,
+then the tensors the step reads: parameters, buffers, gradients, optimizer state), ``call_op``
+nodes (``target.forward(*arrays, **kwargs)`` on the args' arrays, exactly as the dispatcher would
+call it, with explicit cast nodes where it would cast), and one ``output`` node. ``mutations``
+lists the in-place writes done after the graph runs: ``(placeholder, value)`` copies value's
+array into the placeholder's. It prints like torch.fx (``print_tabular``, ``code``); the contract
+with the code generators is /work/brief/COMPILER_IR.md.
+"""
+import keyword
+import operator
+import re
+
+__all__ = ["Node", "Graph"]
+
+
+class Node:
+    """One value of the program.
+
+    Attributes:
+        op: ``"placeholder"``, ``"call_op"`` or ``"output"``.
+        name: unique readable name (``"x"``, ``"weight"``, ``"matmul_1"``).
+        target: the op entry class (``call_op``; ``operator.getitem`` picks one of several
+            results), the input's name (``placeholder``) or ``"output"``.
+        args: Nodes or Python constants, in ``apply``'s order.
+        kwargs: the op's attrs (keyword arguments of ``forward``).
+        meta: ``{"shape": tuple, "dtype": ember dtype, "requires_grad": bool}``.
+        users: the nodes that read this one.
+    """
+    __slots__ = ("op", "name", "target", "args", "kwargs", "meta", "users")
+
+    def __init__(self, op, name, target, args=(), kwargs=None, meta=None):
+        self.op, self.name, self.target = op, name, target
+        self.args, self.kwargs = tuple(args), dict(kwargs or {})
+        self.meta = dict(meta or {})
+        self.users = []
+        for a in _nodes_in((self.args, self.kwargs)):
+            if self not in a.users:
+                a.users.append(self)
+
+    def __repr__(self):
+        return self.name
+
+
+class Graph:
+    """A captured program: ``nodes`` in topological order (placeholders first, output last)."""
+
+    def __init__(self):
+        self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
+        self._counts, self._names = {}, set()
+
+    def placeholder(self, name, meta):
+        """Adds an input; placeholders must all come before the first ``call_op``."""
+        node = Node("placeholder", self._unique(name), None, meta=meta)
+        node.target = node.name
+        self.placeholders.append(node)
+        self.nodes.insert(len(self.placeholders) - 1, node)
+        return node
+
+    def call_op(self, target, args, kwargs, meta):
+        """Adds ``target.forward(*args, **kwargs)``; named after the op (``Matmul`` -> ``matmul``)."""
+        base = "getitem" if target is operator.getitem else _snake(target.name)
+        node = Node("call_op", self._unique(base), target, args, kwargs, meta)
+        self.nodes.append(node)
+        return node
+
+    def output(self, values):
+        """Ends the graph: ``values`` (Nodes or constants) are what it returns."""
+        node = Node("output", "output", "output", (tuple(values),))
+        self.outputs = list(values)
+        self.nodes.append(node)
+        return node
+
+    def mutate(self, placeholder, value):
+        """After the graph runs, ``value`` is copied into ``placeholder``'s array."""
+        if placeholder.op != "placeholder":
+            raise ValueError(f"only placeholders can be mutated, got {placeholder.op} {placeholder}")
+        self.mutations.append((placeholder, value))
+
+    def _unique(self, base):
+        base = re.sub(r"\W", "_", base) or "_"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = "_" + base
+        count = self._counts.get(base, 0)
+        name = base if count == 0 else f"{base}_{count}"
+        while name in self._names:
+            count += 1
+            name = f"{base}_{count}"
+        self._counts[base] = count + 1
+        self._names.add(name)
+        return name
+
+    def print_tabular(self):
+        """Prints one row per node (opcode, name, target, args, kwargs), then the mutations."""
+        rows = [("opcode", "name", "target", "args", "kwargs")]
+        for n in self.nodes:
+            rows.append((n.op, n.name, _target_name(n.target), _fmt(n.args), _fmt(n.kwargs)))
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines += [f"mutation     {p.name} <- {_fmt(v)}" for p, v in self.mutations]
+        print("\n".join(lines))
+
+    @property
+    def code(self):
+        """The graph as a small Python program: each op entry called on its args' arrays
+        (``Name(...)`` stands for ``Name.forward(...)``), the mutations as ``copy_``."""
+        lines = [f"def forward({', '.join(p.name for p in self.placeholders)}):"]
+        for n in self.nodes:
+            if n.op != "call_op":
+                continue
+            if n.target is operator.getitem:
+                lines.append(f"    {n.name} = {_fmt(n.args[0])}[{_fmt(n.args[1])}]")
+                continue
+            call = [_fmt(a) for a in n.args] + [f"{k}={_fmt(v)}" for k, v in n.kwargs.items()]
+            meta = n.meta
+            note = f"  # {_fmt(meta['dtype'])}{list(meta['shape'])}" if "shape" in meta else ""
+            lines.append(f"    {n.name} = {n.target.name}({', '.join(call)}){note}")
+        lines += [f"    copy_({p.name}, {_fmt(v)})" for p, v in self.mutations]
+        lines.append(f"    return [{', '.join(_fmt(v) for v in self.outputs)}]")
+        return "\n".join(lines) + "\n"
+
+    def __str__(self):
+        return self.code
+
+
+def _snake(name):
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _target_name(target):
+    if target is operator.getitem:
+        return "getitem"
+    return getattr(target, "name", target)
+
+
+def _fmt(value):
+    if isinstance(value, Node):
+        return value.name
+    if isinstance(value, tuple):
+        inner = ", ".join(_fmt(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _nodes_in(value):
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _nodes_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _nodes_in(v)

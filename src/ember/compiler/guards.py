@@ -1,0 +1,136 @@
+"""Guards: what a captured graph assumed about the world, checked before each replay.
+
+A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
+and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
+objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
+``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
+as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
+The objects looked at are found from the function itself: its arguments, ``self`` of a bound
+method, its closure and the globals its code names (torch's guards follow the same sources).
+"""
+import inspect
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from .capture import flatten
+
+__all__ = ["World", "snapshot", "first_difference"]
+
+
+class World:
+    """The modules, optimizers, parameters and input tensors a call can touch."""
+
+    def __init__(self, fn, args, kwargs):
+        from ..nn.modules.module import Module
+        from ..optim.optimizer import Optimizer
+        self.inputs = flatten((args, kwargs))
+        self.fn = fn
+        self.modules, self.optimizers = [], []
+        seen = set()
+
+        def visit(obj, depth=0):
+            if id(obj) in seen:
+                return
+            if isinstance(obj, Module):
+                seen.add(id(obj))
+                self.modules.append(obj)
+            elif isinstance(obj, Optimizer):
+                seen.add(id(obj))
+                self.optimizers.append(obj)
+            elif depth == 0 and isinstance(obj, (list, tuple)):
+                for v in obj:
+                    visit(v, 1)
+            elif depth == 0 and isinstance(obj, dict):
+                for v in obj.values():
+                    visit(v, 1)
+        for obj in _roots(fn, args, kwargs):
+            visit(obj)
+        self.params, self.param_names = [], []
+        taken = set()
+        for m in self.modules:
+            for name, t in (*m.named_parameters(), *m.named_buffers()):
+                if id(t) not in taken:
+                    taken.add(id(t))
+                    self.params.append(t)
+                    self.param_names.append(name)
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    if id(p) not in taken:
+                        taken.add(id(p))
+                        self.params.append(p)
+                        self.param_names.append("param")
+
+
+def _roots(fn, args, kwargs):
+    yield from args
+    yield from kwargs.values()
+    self = getattr(fn, "__self__", None)
+    if self is not None:
+        yield self
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a callable object: its own attributes are what it reads
+        yield fn
+        return
+    for cell in fn.__closure__ or ():
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    names = fn.__globals__
+    for name in code.co_names:
+        if name in names:
+            yield names[name]
+
+
+def _meta(t):
+    return (tuple(t._data.shape), t.dtype, bool(t.requires_grad))
+
+
+def snapshot(world, args, kwargs):
+    """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
+    facts = [("grad_mode", STATE.enabled)]
+    facts += [(f"input {i} (shape, dtype, requires_grad)", _meta(t)) for i, t in enumerate(world.inputs)]
+    for i, a in enumerate((*args, *kwargs.items())):
+        value = a[1] if isinstance(a, tuple) and i >= len(args) else a
+        if not isinstance(value, Tensor) and not isinstance(value, (list, tuple, dict)):
+            facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
+                          else id(value)))
+    facts.append(("training (train/eval) of the modules",
+                  tuple(m.training for root in world.modules for m in root.modules())))
+    facts.append(("parameter identity", tuple(id(p) for p in world.params)))
+    facts.append(("parameters (shape, dtype, requires_grad)", tuple(_meta(p) for p in world.params)))
+    facts.append(("which parameters have .grad", tuple(p.grad is not None for p in world.params)))
+    for k, opt in enumerate(world.optimizers):
+        hyper = tuple(tuple((key, v) for key, v in g.items() if key != "params") for g in opt.param_groups)
+        facts.append((f"optimizer {k} hyperparameters", hyper))
+        facts.append((f"optimizer {k} state", tuple(
+            tuple(key for key, v in opt.state.get(p, {}).items() if isinstance(v, Tensor))
+            for g in opt.param_groups for p in g["params"])))
+    return facts
+
+
+def first_difference(expected, actual):
+    """The name and values of the first guard of ``expected`` that ``actual`` (both
+    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold."""
+    actual = dict(actual)
+    for name, want in expected:
+        got = actual.get(name, _MISSING)
+        if got is _MISSING:
+            return f"{name}: no longer there"
+        if want != got:
+            return f"{name}: expected {want!r}, got {got!r}"
+    return None
+
+
+def relevant(facts, cap):
+    """The guards a capture depends on: without a backward or an optimizer update, which
+    parameters have a ``.grad`` and the optimizers' state do not matter."""
+    if cap.ran_backward or any(s[0] in ("grad", "state") for s in cap.sources):
+        return facts
+    return [(name, value) for name, value in facts
+            if not (name.startswith("which parameters") or name.startswith("optimizer"))]
+
+
+_MISSING = object()

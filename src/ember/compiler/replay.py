@@ -1,0 +1,93 @@
+"""Running a captured graph without code generation: the reference runners.
+
+``interpret(graph)`` calls each node's ``target.forward`` on NumPy arrays (no dispatcher, no
+autograd), then performs the mutations: the stand-in for the code generator's
+``compile_graph`` and the ``aot_eager`` backend. ``dispatch(graph)`` runs each node through
+``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
+what runs a forward-only graph whose outputs need gradients.
+"""
+import operator
+
+import numpy as np
+
+from .._ops.core import apply, write_into
+from .graph import Node
+
+__all__ = ["interpret", "dispatch"]
+
+
+def _plan(graph):
+    """(node index, target, args with node slots, kwargs) per call, and the slot of each node."""
+    slot = {n: i for i, n in enumerate(graph.placeholders)}
+    steps = []
+    for n in graph.nodes:
+        if n.op == "call_op":
+            slot[n] = len(slot)
+            steps.append((slot[n], n.target, _slots(n.args, slot), n.kwargs))
+    outputs = [_slots(v, slot) for v in graph.outputs]
+    mutations = [(slot[p], slot[v]) for p, v in graph.mutations]
+    return len(slot), steps, outputs, mutations
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _slots(value, slot):
+    if isinstance(value, Node):
+        return _Slot(slot[value])
+    if isinstance(value, tuple):
+        return tuple(_slots(v, slot) for v in value)
+    if isinstance(value, list):
+        return [_slots(v, slot) for v in value]
+    return value
+
+
+def _read(value, env):
+    if type(value) is _Slot:
+        return env[value.i]
+    if isinstance(value, (tuple, list)):
+        return type(value)(_read(v, env) for v in value)
+    return value
+
+
+def interpret(graph):
+    """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node."""
+    size, steps, outputs, mutations = _plan(graph)
+    n_inputs = len(graph.placeholders)
+
+    def run(arrays):
+        env = list(arrays) + [None] * (size - n_inputs)
+        for i, target, args, kwargs in steps:
+            args = [_read(a, env) for a in args]
+            if target is operator.getitem:
+                env[i] = args[0][args[1]]
+                continue
+            out = target.forward(*args, **kwargs)
+            env[i] = out if type(out) is np.ndarray or type(out) is tuple else np.asarray(out)
+        results = [_read(v, env) for v in outputs]
+        for p, v in mutations:
+            np.copyto(env[p], env[v], casting="unsafe")
+        return results
+    return run
+
+
+def dispatch(graph):
+    """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
+    (with autograd), writing the mutations with ``write_into``."""
+    size, steps, outputs, mutations = _plan(graph)
+    n_inputs = len(graph.placeholders)
+
+    def run(tensors):
+        env = list(tensors) + [None] * (size - n_inputs)
+        for i, target, args, kwargs in steps:
+            args = [_read(a, env) for a in args]
+            env[i] = operator.getitem(*args) if target is operator.getitem else apply(target, *args, **kwargs)
+        results = [_read(v, env) for v in outputs]
+        for p, v in mutations:
+            write_into(env[p], env[v])
+        return results
+    return run

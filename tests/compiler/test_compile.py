@@ -1,0 +1,197 @@
+"""ember.compile on whole training steps: compiled results equal eager ones (values, gradients,
+parameters after several optimizer steps), and the step is captured as one graph."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+
+BACKENDS = ["inductor", "aot_eager", "eager"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ember.compiler.reset()
+    yield
+    ember.compiler.reset()
+
+
+def _batches(shape, classes, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(ember.tensor(rng.standard_normal(shape).astype(np.float32)),
+             ember.tensor(rng.integers(0, classes, shape[0]))) for _ in range(n)]
+
+
+def _train(make_model, make_opt, batches, compiled, zero_first=True, **compile_kwargs):
+    ember.manual_seed(0)
+    model = make_model()
+    opt = make_opt(model.parameters())
+
+    def step(x, y):
+        if zero_first:
+            opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if not zero_first:
+            opt.zero_grad()
+        return loss
+    run = ember.compile(step, **compile_kwargs) if compiled else step
+    losses = [run(x, y) for x, y in batches]
+    return model, losses, run
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(12, 32), nn.Tanh(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 5))
+
+
+def _convnet():
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AvgPool2d(2),
+                         nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=2), nn.Flatten(), nn.Linear(16, 3))
+
+
+class _Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = self.norm(x)
+        a, _ = self.attn(h, h, h, need_weights=False)
+        return self.head((x + a).mean(1))
+
+
+OPTIMIZERS = {
+    "sgd_momentum": lambda p: ember.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-3),
+    "sgd_nesterov": lambda p: ember.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True),
+    "adam": lambda p: ember.optim.Adam(p, lr=1e-2, amsgrad=True),
+    "adamw": lambda p: ember.optim.AdamW(p, lr=1e-2),
+}
+
+
+def _assert_same_training(make_model, shape, classes, make_opt, backend, zero_first=True):
+    batches = _batches(shape, classes, 5)
+    eager_model, eager_losses, _ = _train(make_model, make_opt, batches, False, zero_first)
+    model, losses, run = _train(make_model, make_opt, batches, True, zero_first, backend=backend)
+    # The same kernels in the same order: bit-equal losses, parameters and buffers.
+    assert [float(a) for a in losses] == [float(b) for b in eager_losses]
+    for (name, a), b in zip(model.state_dict().items(), eager_model.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+    for a, b in zip(model.parameters(), eager_model.parameters()):
+        assert (a.grad is None) == (b.grad is None)
+        if a.grad is not None:
+            np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    assert not losses[-1].requires_grad  # the step ran backward itself: its loss comes back detached
+    return run
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
+def test_mlp_training_step_equals_eager(backend, opt):
+    run = _assert_same_training(_mlp, (16, 12), 5, OPTIMIZERS[opt], backend)
+    # one graph replayed: the first call makes the optimizer's state, the second captures the step
+    entry = run._entries[-1]
+    assert ember._dynamo.utils.counters["stats"]["unique_graphs"] == 1 and len(run._entries) == 2
+    targets = [n.target.name for n in entry.cap.graph.nodes if n.op == "call_op" and hasattr(n.target, "name")]
+    update = "SgdUpdate" if opt.startswith("sgd") else "AdamUpdate"
+    assert targets.count(update) == 6 and "CrossEntropyBackward" in targets
+    mutated = {p.name for p, _ in entry.cap.graph.mutations}
+    assert {"_0_weight", "_0_weight_exp_avg" if update == "AdamUpdate" else "_0_weight_momentum_buffer"} <= mutated
+
+
+def test_step_leaving_gradients_sets_grad_each_call():
+    run = _assert_same_training(_mlp, (8, 12), 5, OPTIMIZERS["sgd_momentum"], "inductor", zero_first=True)
+    # zero_grad first: after each call .grad holds this step's gradient, a new tensor per call
+    assert run._entries[-1].cap.grad_sets
+
+
+@pytest.mark.parametrize("backend", ["inductor", "eager"])
+def test_convnet_training_step_equals_eager(backend):
+    run = _assert_same_training(_convnet, (6, 2, 8, 8), 3, OPTIMIZERS["adamw"], backend, zero_first=False)
+    graph = run._entries[-1].cap.graph
+    # BatchNorm's running statistics and its counter are written in place: mutations
+    assert {"_1_running_mean", "_1_running_var", "_1_num_batches_tracked"} <= {p.name for p, _ in graph.mutations}
+
+
+def test_attention_training_step_equals_eager():
+    _assert_same_training(_Attention, (4, 6, 16), 3, OPTIMIZERS["sgd_momentum"], "inductor")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compiled_forward_then_eager_backward(backend):
+    """A compiled forward whose output needs gradients keeps autograd history."""
+    ember.manual_seed(0)
+    model = _Attention()
+    compiled = ember.compile(model, backend=backend)
+    x = ember.randn(3, 5, 16)
+    for _ in range(3):
+        model.zero_grad()
+        compiled(x).square().sum().backward()
+        got = [p.grad.numpy().copy() for p in model.parameters()]
+        model.zero_grad()
+        model(x).square().sum().backward()
+        for g, p in zip(got, model.parameters()):
+            np.testing.assert_array_equal(g, p.grad.numpy())
+    assert len(compiled._compiled_call._entries) == 1
+
+
+def test_mlp_step_matches_torch():
+    """The compiled step against torch eager with the same weights (float32, 3 SGD steps)."""
+    ember.manual_seed(0)
+    model = _mlp()
+    tmodel = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
+                                 torch.nn.GELU(), torch.nn.Linear(32, 5))
+    tmodel.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)
+
+    @ember.compile
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    for x, y in _batches((16, 12), 5, 4, seed=3):
+        loss = step(x, y)
+        tloss = torch.nn.functional.cross_entropy(tmodel(torch.tensor(x.numpy())), torch.tensor(y.numpy()))
+        tloss.backward()
+        topt.step()
+        topt.zero_grad()
+        assert abs(float(loss) - tloss.item()) < 1e-5
+    for a, b in zip(model.parameters(), tmodel.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_in_place_update_of_an_input_is_replayed():
+    @ember.compile
+    def accumulate(total, x):
+        total.add_(x * 2)
+        return total.sum()
+    total, expected = ember.zeros(3), np.zeros(3, np.float32)
+    for i in range(4):
+        x = ember.full((3,), float(i))
+        version = total._version_count
+        s = accumulate(total, x)
+        expected += 2 * i
+        np.testing.assert_array_equal(total.numpy(), expected)
+        assert float(s) == expected.sum() and total._version_count == version + 1
+    graph = accumulate._entries[0].cap.graph
+    assert [(p.name, v.target.name) for p, v in graph.mutations] == [("total", "Add")]
+
+
+def test_casts_are_explicit_nodes():
+    @ember.compile
+    def mixed(a, b):
+        return a * b + 1
+    a, b = ember.arange(4), ember.ones(4, dtype=ember.float64)
+    mixed(a, b)
+    out = mixed(a, b)
+    assert out.dtype is ember.float64 and out.tolist() == [1.0, 2.0, 3.0, 4.0]
+    nodes = [n for n in mixed._entries[0].cap.graph.nodes if n.op == "call_op"]
+    assert nodes[0].target.name == "ToDtype" and nodes[0].kwargs == {"dtype": ember.float64}
+    assert nodes[1].args[0] is nodes[0] and nodes[1].meta["dtype"] is ember.float64
