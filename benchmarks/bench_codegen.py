@@ -107,10 +107,10 @@ def rows(repeat=7):
     generated = compile_python(graph)
     args_c = [b.values[p].copy() for p in graph.placeholders]
     args_py = [b.values[p].copy() for p in graph.placeholders]
-    losses = [(compiled(*args_c)[0], generated(*args_py)[0]) for _ in range(3)]
+    losses = [(compiled(args_c)[0], generated(args_py)[0]) for _ in range(3)]
     assert all(abs(float(c) - float(p)) < 1e-4 * max(1.0, abs(float(p))) for c, p in losses), losses
 
-    fns = {"ember_c": lambda: compiled(*args_c), "ember_python": lambda: generated(*args_py),
+    fns = {"ember_c": lambda: compiled(args_c), "ember_python": lambda: generated(args_py),
            "ember_eager": _eager_step(ember, x, y)}
     try:
         import torch

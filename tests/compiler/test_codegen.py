@@ -38,7 +38,7 @@ def _check(builder, graph, tol, **options):
     assert hasattr(fn, "c_source"), "the C backend was expected"
     args = [builder.values[p].copy() for p in graph.placeholders]
     with np.errstate(all="ignore"):
-        outs = fn(*args)
+        outs = fn(args)
     for node, out in zip(graph.outputs, outs):
         ref = builder.values[node]
         assert out.dtype == ref.dtype and out.shape == ref.shape, node.name
@@ -167,7 +167,7 @@ def test_mlp_training_steps_match_reference(dtype):
     ref_args = [b.values[p].copy() for p in g.placeholders]
     fn.c_source.index("cross entropy")
     for _ in range(3):
-        out, expected = fn(*args), ref(*ref_args)
+        out, expected = fn(args), ref(ref_args)
         for o, e in zip(out, expected):
             assert o.dtype == e.dtype == dtype
             np.testing.assert_allclose(o, e, **SUM_TOL[dtype])
@@ -182,8 +182,8 @@ def test_non_contiguous_mutated_parameter_is_written_back():
     args = [b.values[p].copy() for p in g.placeholders]
     ref_args = [b.values[p].copy() for p in g.placeholders]
     args[2] = np.asfortranarray(args[2])  # w1, as a column-major array
-    fn(*args)
-    compile_python(g)(*ref_args)
+    fn(args)
+    compile_python(g)(ref_args)
     np.testing.assert_allclose(args[2], ref_args[2], **SUM_TOL[np.float64])
 
 
@@ -193,7 +193,7 @@ def test_cross_entropy_bad_target_raises_like_eager():
     args = [b.values[p].copy() for p in g.placeholders]
     args[1][4] = 10
     with pytest.raises(IndexError, match="Target 10 is out of bounds."):
-        fn(*args)
+        fn(args)
 
 
 def test_unknown_ops_run_from_python_between_c_regions():
@@ -212,7 +212,7 @@ def test_unknown_ops_run_from_python_between_c_regions():
 def test_python_backend_matches_forward_and_mutates():
     b, g = mlp_step(np.float32)
     args = [b.values[p].copy() for p in g.placeholders]
-    out = compile_python(g)(*args)
+    out = compile_python(g)(args)
     np.testing.assert_array_equal(out[0], b.values[g.outputs[0]])
     np.testing.assert_array_equal(args[2], b.values[g.mutations[2][1]])
     assert g.mutations[2][0] is g.placeholders[2] and operator.getitem

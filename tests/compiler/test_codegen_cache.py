@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent(f"""
     start = time.perf_counter()
     fn = compile_graph(g, {{}})
     seconds = time.perf_counter() - start
-    loss = fn(*[b.values[p].copy() for p in g.placeholders])[0]
+    loss = fn([b.values[p].copy() for p in g.placeholders])[0]
     print(fn.cached, seconds, float(loss))
 """)
 
@@ -78,7 +78,7 @@ def test_no_compiler_runs_generated_python_with_one_warning(tmp_path, monkeypatc
         warnings.simplefilter("error")
         compile_graph(g, {})  # said once
     assert not hasattr(fn, "c_source")
-    np.testing.assert_array_equal(fn(*[b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
+    np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
 
 
 def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, monkeypatch):
@@ -92,7 +92,7 @@ def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, mon
         fn = compile_graph(g, {})
     log = str(record[0].message).split("log: ")[1].split(")")[0]
     assert "internal compiler error" in Path(log).read_text()
-    np.testing.assert_array_equal(fn(*[b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
+    np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
     assert not list((tmp_path / "cache" / "ember" / "compile").glob("*.so"))
 
 
@@ -125,5 +125,5 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     assert capfd.readouterr().err.count("(cached)") == 5
     table = json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())
     assert len(table) == 5
-    out = fn(*[b.values[p].copy() for p in g.placeholders])[0]
+    out = fn([b.values[p].copy() for p in g.placeholders])[0]
     np.testing.assert_allclose(out, b.values[g.outputs[0]], rtol=1e-5)

@@ -11,7 +11,10 @@ import warnings
 from . import toolchain
 from .python import compile_python
 
-__all__ = ["compile_graph", "compile_python"]
+__all__ = ["compile_graph", "compile_python", "OPTIONS"]
+
+# Options of its own the code generator accepts beyond torch's inductor names (none yet).
+OPTIONS = ()
 
 _warned = set()
 

@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from . import toolchain
+from .kernels import label
 
 __all__ = ["choose", "NAMES"]
 
@@ -38,7 +39,7 @@ def cost_model(shape, has_epilogue):
 
 def _key(fname, shape, kernel, compiler):
     node = kernel.nodes[0]
-    epilogue = ",".join(n.target.name for n in kernel.epilogue.nodes) if kernel.epilogue else ""
+    epilogue = ",".join(label(n).split("(")[0] for n in kernel.epilogue.nodes) if kernel.epilogue else ""
     text = "|".join([node.target.name, repr(shape), epilogue, " ".join(compiler),
                      toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity()])
     return hashlib.sha256(text.encode()).hexdigest()[:24]

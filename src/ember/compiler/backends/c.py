@@ -177,13 +177,13 @@ def _driver(plan, lib, regions, slots, buffers, table):
         elif o in slot_of and slots[slot_of[o]].kind != "python" or getattr(o.target, "is_view", False):
             outs.append(f"np.array({name_of(o)})")
         else:
-            outs.append(name_of(o))
+            outs.append(f"np.asarray({name_of(o)})")
     for placeholder, value in graph.mutations:
         p = names[placeholder]
         if plan.in_place.get(value) is placeholder:
             lines.append(f"if {known[placeholder]} is not {p}: np.copyto({p}, {known[placeholder]})")
         else:
-            lines.append(f"np.copyto({p}, {name_of(value)})")
+            lines.append(f"np.copyto({p}, {name_of(value)}, casting='unsafe')")
     lines.append(f"return [{', '.join(outs)}]")
     fn, source = program.function([names[p] for p in graph.placeholders], lines)
     fn.source = source

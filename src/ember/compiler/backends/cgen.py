@@ -7,7 +7,7 @@ comment naming the graph nodes it computes.
 """
 import numpy as np
 
-from .kernels import CTYPES, c_literal, elementwise_expr
+from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _args, _blas_layout, _numel, gemm_operands
 
 __all__ = ["generate", "collapse"]
@@ -88,9 +88,11 @@ class _Body:
         self.lines, self.names = [], {}
 
     def operand(self, a, node):
+        if a is None:
+            return None
         if not hasattr(a, "meta"):
             dtype = node_dtype(node)
-            if node.target.name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Where"):
+            if getattr(node.target, "name", None) in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Where"):
                 dtype = next((node_dtype(b) for b in _args(node) if node_dtype(b) != np.bool_), dtype)
             return c_literal(a, dtype)
         return self.value(a)
@@ -100,7 +102,7 @@ class _Body:
             return self.names[node]
         plan = self.src.plan
         if node in self.members or node in plan.inlined:
-            expr = elementwise_expr(node, [self.operand(a, node) for a in node.args])
+            expr = elementwise_expr(node, [self.operand(a, node) for a in operands(node)])
         else:
             loc = plan.loc[node]
             expr = f"{self.src.pointer(loc)}[{self.index_of(loc)}]"
@@ -120,7 +122,9 @@ def _leaves(plan, nodes, members):
     seen, out = set(), []
 
     def visit(n):
-        for a in _args(n):
+        for a in operands(n):
+            if not hasattr(a, "meta"):
+                continue
             if a in seen:
                 continue
             seen.add(a)
@@ -163,7 +167,7 @@ def _loop_kernel(src, kernel, fname, rows):
         loc = plan.loc[n]
         body.lines.append(f"{src.pointer(loc)}[{_index(loc.offset, stride_of[id(loc)], loop_vars)}] = {body.names[n]};")
     outer = dims[0] if dims else 1
-    lines = [f"/* loop over {list(domain)}: {', '.join(f'{n.target.name}({n.name})' for n in kernel.nodes)} */",
+    lines = [f"/* loop over {list(domain)}: {', '.join(label(n) for n in kernel.nodes)} */",
              f"static void {fname}(void** restrict p, long r0, long r1) {{"]
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
@@ -215,7 +219,7 @@ def _sum_kernel(src, node, fname):
     value = body.value(x)
     t, ptr = CTYPES[out.dtype], src.pointer(out)
     lines = [f"/* sum over dims {sorted(reduced)} of {list(domain)}: "
-             f"{', '.join(f'{n.target.name}({n.name})' for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
+             f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
              f"    for (long i = 0; i < {max(1, _numel(out.shape))}; i++) o[i] = 0;"]
@@ -338,7 +342,7 @@ def _gemm_kernel(src, kernel, fname, epilogue):
             finish.append(f"    {ename}(p, r0, r1);")
         else:  # the loop cannot be cut into row blocks: it runs once, after the product
             after = f"    {ename}(p, 0, {outer});"
-    fused = [f"{x.target.name}({x.name})" for x in (kernel.epilogue.nodes if kernel.epilogue else [])]
+    fused = [label(x) for x in (kernel.epilogue.nodes if kernel.epilogue else [])]
     lines = [f"/* GEMM [{m}x{k}] @ [{k}x{n}]: {node.target.name}({node.name})"
              + (f" with epilogue {', '.join(fused)}" if fused else "") + " */",
              f"static inline void {fname}_finish(void** restrict p, {t}* restrict C, long r0, long r1) {{"]

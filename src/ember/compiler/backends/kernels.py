@@ -5,9 +5,11 @@ only need their names changed here. Elementwise rules give a C expression of the
 expressions; the kernel kinds (reductions, row kernels, GEMMs, views) are recognised by name
 with their attributes checked in :func:`kind_of`. Anything else runs its ``forward`` from Python.
 """
+import operator
+
 import numpy as np
 
-__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS"]
+__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
@@ -104,8 +106,98 @@ ELEMENTWISE = {
 _COMPARE = {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
 
 
+def _sgd(a, k, d, index):
+    """SGD's equations (ember.optim.SGD): param, grad, momentum buffer -> param', buffer'."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    p, g, buf = a[0], a[1], a[2]
+    if k["maximize"]:
+        g = f"(-{g})"
+    if k["weight_decay"]:
+        g = f"({g} + {c(k['weight_decay'])} * {p})"
+    if k["momentum"] == 0:
+        return f"({p} - {c(k['lr'])} * {g})"
+    new_buf = g if buf is None else f"({buf} * {c(k['momentum'])} + {c(1 - k['dampening'])} * {g})"
+    if index == 1:
+        return new_buf
+    step = f"({g} + {c(k['momentum'])} * {new_buf})" if k["nesterov"] else new_buf
+    return f"({p} - {c(k['lr'])} * {step})"
+
+
+def _adam(a, k, d, index):
+    """Adam's equations (ember.optim.Adam; AdamW with decoupled weight decay):
+    param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq] -> the same, updated."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    p, g, m, v, step = a[:5]
+    if index == 3:
+        return f"({step} + 1)"
+    f = "f" if d == np.float32 else ""
+    t = f"(({CTYPES[d]})({step} + 1))"
+    if k["maximize"]:
+        g = f"(-{g})"
+    if k["weight_decay"]:
+        if k["decoupled_weight_decay"]:
+            p = f"({p} * {c(1 - k['lr'] * k['weight_decay'])})"
+        else:
+            g = f"({g} + {c(k['weight_decay'])} * {p})"
+    new_m = f"(({g} - {m}) * {c(1 - k['beta1'])} + {m})"
+    new_v = f"({v} * {c(k['beta2'])} + {g} * {g} * {c(1 - k['beta2'])})"
+    new_max = f"({a[5]} > {new_v} ? {a[5]} : {new_v})" if len(a) > 5 else None
+    if index == 1:
+        return new_m
+    if index == 2:
+        return new_v
+    if index == 4:
+        return new_max
+    denom = (f"(sqrt{f}({new_max or new_v}) / sqrt{f}(1 - pow{f}({c(k['beta2'])}, {t})) + {c(k['eps'])})")
+    return f"({p} - {new_m} / {denom} * ({c(k['lr'])} / (1 - pow{f}({c(k['beta1'])}, {t}))))"
+
+
+# Optimizer updates: several results, each picked by a getitem node that becomes a loop member.
+UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
+
+
+def update_of(node):
+    """The update op a ``getitem`` node picks a result of, or None."""
+    if node.op == "call_op" and node.target is operator.getitem and hasattr(node.args[0], "target"):
+        source = node.args[0]
+        if getattr(source.target, "name", None) in UPDATES:
+            return source
+    return None
+
+
+def operands(node):
+    """What an elementwise node reads: its args, or its update's args for a picked result."""
+    update = update_of(node)
+    return update.args if update is not None else node.args
+
+
+def label(node):
+    """``Op(name)`` for comments and logs; a picked update result reads ``SgdUpdate[1](getitem_3)``."""
+    update = update_of(node)
+    if update is not None:
+        return f"{update.target.name}[{node.args[1]}]({node.name})"
+    return f"{getattr(node.target, 'name', getattr(node.target, '__name__', node.target))}({node.name})"
+
+
+def _update_ok(node):
+    """All array operands of the parameter's shape and dtype (Adam's step: any 0-d number)."""
+    args = [a for a in node.args if a is not None]
+    if not args or not all(hasattr(a, "meta") for a in args):
+        return False
+    param = args[0]
+    shape, dtype = param.meta["shape"], _dtype(param)
+    if dtype not in FLOATS:
+        return False
+    step = node.args[4] if node.target.name == "AdamUpdate" else None
+    return all((a.meta["shape"] == () and _dtype(a) in CTYPES) if a is step else
+               (a.meta["shape"] == shape and _dtype(a) == dtype) for a in args)
+
+
 def elementwise_expr(node, operands):
     """The C expression of an elementwise ``node`` given its operands' C expressions."""
+    update = update_of(node)
+    if update is not None:
+        return UPDATES[update.target.name](operands, update.kwargs, _dtype(update.args[0]), node.args[1])
     name, attrs = node.target.name, node.kwargs
     if name == "Pow":
         attrs = {"b": node.args[1]}
@@ -143,7 +235,11 @@ def kind_of(node, have_blas):
     "cross_entropy_backward", "gemm" or None (run from Python)."""
     target = node.target
     name = getattr(target, "name", None)
-    if node.op != "call_op" or name is None:
+    if update_of(node) is not None:
+        return "elementwise" if _update_ok(update_of(node)) else None
+    if name in UPDATES:
+        return "update" if _update_ok(node) else None
+    if node.op != "call_op" or name is None or "shape" not in node.meta:
         return None
     shape = node.meta["shape"]
     if name in VIEWS:
@@ -153,8 +249,6 @@ def kind_of(node, have_blas):
         return None
     if name in ELEMENTWISE:
         if name == "Pow" and hasattr(node.args[1], "meta"):
-            return None
-        if name == "Clone" and not node.kwargs.get("contiguous", True):
             return None
         return "elementwise" if _dtypes_ok(node) else None
     out = _dtype(node)

@@ -14,7 +14,7 @@ Passes, each a small function over the graph:
 """
 import numpy as np
 
-from .kernels import _dtype, kind_of
+from .kernels import _dtype, kind_of, operands
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
 
@@ -87,6 +87,11 @@ def _args(node):
     return [a for a in node.args if _is_node(a)]
 
 
+def _reads(node):
+    """The nodes a kernel computing ``node`` reads (an update's args for its picked results)."""
+    return [a for a in operands(node) if _is_node(a)]
+
+
 def _special_users(graph):
     """Nodes whose values leave the graph: outputs and mutation values."""
     return set(o for o in graph.outputs if _is_node(o)) | {v for _, v in graph.mutations}
@@ -149,6 +154,9 @@ def schedule(plan):
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
+        if kind == "update":  # computed by the loops of the getitem nodes that pick its results
+            plan.position[node] = -1
+            continue
         if kind == "elementwise":
             plan.loc[node] = _new_loc(node, "buffer")
             shape = tuple(node.meta["shape"])
@@ -156,7 +164,7 @@ def schedule(plan):
                 index = plan.kernels.index(k)
                 if k.shape == shape and all(plan.position[a] < index or
                                             (a in k.nodes and plan.loc[a].storage.node is a and
-                                             plan.loc[a].shape == shape) for a in _args(node)):
+                                             plan.loc[a].shape == shape) for a in _reads(node)):
                     k.nodes.append(node)
                     plan.position[node] = index
                     break
@@ -222,7 +230,7 @@ def fuse_epilogues(plan):
         for loop in plan.kernels[plan.kernels.index(g) + 1:]:
             if loop.kind != "loop" or loop.shape != tuple(node.meta["shape"]) or loop.in_epilogue:
                 continue
-            reads = {a for n in loop.nodes for a in _args(n) if a not in loop.nodes}
+            reads = {a for n in loop.nodes for a in _reads(n) if a not in loop.nodes}
             if node not in reads:
                 continue
             gi = plan.kernels.index(g)
@@ -264,9 +272,9 @@ def write_in_place(plan):
         members = loop.epilogue.nodes if loop.epilogue and value in loop.epilogue.nodes else loop.nodes
         safe = True
         for node in graph.nodes:
-            if node.op != "call_op" or plan.kind.get(node) == "view":
+            if node.op != "call_op" or plan.kind.get(node) in ("view", "update"):
                 continue
-            for a in _args(node):
+            for a in _reads(node):
                 loc = plan.loc.get(a)
                 if loc is None or loc.storage.resolve() is not ploc.storage:
                     continue

@@ -49,8 +49,9 @@ class Program:
         return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
 
     def function(self, params, body, name="compiled_graph"):
-        """Compiles ``def name(params): body`` and returns (function, source)."""
-        source = f"def {name}({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body)
+        """Compiles ``def name(arrays): params = arrays; body`` and returns (function, source)."""
+        unpack = [f"{', '.join(params)}, = arrays"] if params else []
+        source = f"def {name}(arrays):\n" + "".join(f"    {line}\n" for line in unpack + body)
         namespace = dict(self.globals)
         exec(compile(source, f"<ember.compile {name}>", "exec"), namespace)
         return namespace[name], source
@@ -66,7 +67,7 @@ def value_names(graph):
 
 
 def compile_python(graph):
-    """The reference callable: ``fn(*placeholder_arrays) -> [output arrays]``; mutations are
+    """The reference callable: ``fn(placeholder_arrays) -> [output arrays]``; mutations are
     written into the placeholders' arrays (``np.copyto``) after every output is computed."""
     program, names = Program(), value_names(graph)
     body = []
@@ -74,8 +75,9 @@ def compile_python(graph):
         if node.op == "call_op":
             body.append(program.call_line(node, names))
     for placeholder, value in graph.mutations:
-        body.append(f"np.copyto({names[placeholder]}, {names[value]})")
-    outs = [names[o] if _is_node(o) else program.constant(o) for o in graph.outputs]
+        body.append(f"np.copyto({names[placeholder]}, {names[value]}, casting='unsafe')")
+    # kernels may return NumPy scalars (a full reduction); callers get arrays
+    outs = [f"np.asarray({names[o]})" if _is_node(o) else program.constant(o) for o in graph.outputs]
     body.append(f"return [{', '.join(outs)}]")
     fn, source = program.function([names[p] for p in graph.placeholders], body)
     fn.source = source
