@@ -2,13 +2,14 @@
 
   mlp_step   one step (forward, cross-entropy, backward, SGD with momentum 0.9) of the MLP
              64-128-64-10 of bench_core.py on a batch of 64 digits, float32:
-             ember eager, torch eager, the captured step as generated C (one call per step)
-             and as generated Python (each node's NumPy kernel);
+             ember eager, torch eager, ``ember.compile(step)`` (capture, guards, generated C),
+             and the step's graph run directly as generated C (one call per step) and as
+             generated Python (each node's NumPy kernel);
   compile    building that step's C: cold (empty cache, runs the C compiler) and warm (the
              library from the cache, as a second process finds it).
 
-Until the capture lands the step's graph is written out node by node with the tests' builder
-(tests/compiler/graph_builder.py); the C and Python steps are checked against each other.
+The directly run graph is written out node by node with the tests' builder
+(tests/compiler/graph_builder.py); its C and Python runs are checked against each other.
 Times are process CPU time on one thread each (other processes on a shared machine do not
 inflate them); rows are interleaved, best of --repeat. Run: python benchmarks/bench_codegen.py
 Rows for benchmarks/bench_compile.py: ``rows(repeat) -> dict``.
@@ -57,7 +58,7 @@ def step_graph(x, y, params):
     return b, b.output(loss)
 
 
-def _eager_step(lib, x, y):
+def _eager_step(lib, x, y, compiled=False):
     lib.manual_seed(0)
     model = lib.nn.Sequential(lib.nn.Linear(64, 128), lib.nn.ReLU(), lib.nn.Linear(128, 64),
                               lib.nn.ReLU(), lib.nn.Linear(64, 10))
@@ -65,13 +66,17 @@ def _eager_step(lib, x, y):
     loss_fn = lib.nn.CrossEntropyLoss()
     xb, yb = lib.tensor(x), lib.tensor(y)
 
-    def step():
+    def step(xb, yb):
         opt.zero_grad()
         loss = loss_fn(model(xb), yb)
         loss.backward()
         opt.step()
-    step()
-    return step
+        return loss
+    if compiled:
+        step = lib.compile(step)
+    for _ in range(3):  # the optimizer's state, then the capture
+        step(xb, yb)
+    return lambda: step(xb, yb)
 
 
 def rows(repeat=7):
@@ -111,7 +116,7 @@ def rows(repeat=7):
     assert all(abs(float(c) - float(p)) < 1e-4 * max(1.0, abs(float(p))) for c, p in losses), losses
 
     fns = {"ember_c": lambda: compiled(args_c), "ember_python": lambda: generated(args_py),
-           "ember_eager": _eager_step(ember, x, y)}
+           "ember_compile": _eager_step(ember, x, y, compiled=True), "ember_eager": _eager_step(ember, x, y)}
     try:
         import torch
         torch.set_num_threads(1)

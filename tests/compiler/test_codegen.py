@@ -74,6 +74,7 @@ def test_every_elementwise_op_alone(dtype):
              b.call("Pow", x, 2), b.call("Pow", x, 0.5), b.call("Pow", x, 3.0),
              b.call("LeakyRelu", x, negative_slope=0.2), b.call("Gelu", x),
              b.call("Gelu", x, approximate="tanh"), b.call("Where", b.call("Gt", x, 0), x, 0.5),
+             b.call("GeluBackward", y, x, b.call("Gelu", x)),
              b.call("Permute", b.call("Exp", b.call("Permute", x, dims=(1, 0))), dims=(1, 0)),
              b.call("ToDtype", b.call("Lt", x, y), dtype=b.graph.nodes[0].meta["dtype"])]
     g = b.output(*outs)

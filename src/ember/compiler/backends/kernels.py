@@ -61,6 +61,16 @@ def _gelu(a, k, d):
     return f"({x} * ({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)}))))"
 
 
+def _gelu_backward(a, k, d):
+    """``g * (Phi(x) + x phi(x))``: GeluBackward (Phi evaluated again rather than read back as
+    output / x, the same value within the erf bound)."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    g, x = a[0], a[1]
+    cdf = f"({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)})))"
+    pdf = f"({_em('exp', d)}({c(-0.5)} * {x} * {x}) * {c(0.3989422804014327)})"
+    return f"({g} * ({cdf} + {x} * {pdf}))"
+
+
 def _alpha(sign):
     def rule(a, k, d):
         alpha = k.get("alpha", 1)
@@ -90,6 +100,7 @@ ELEMENTWISE = {
     "Relu": lambda a, k, d: f"({a[0]} < 0 ? 0 : {a[0]})",
     "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
     "Gelu": _gelu,
+    "GeluBackward": _gelu_backward,
     "Pow": _pow,
     "Maximum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} > {a[1]}) ? {a[0]} : {a[1]})",
     "Minimum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} < {a[1]}) ? {a[0]} : {a[1]})",
