@@ -167,14 +167,37 @@ def test_mlp_training_steps_match_reference(dtype):
     args = [b.values[p].copy() for p in g.placeholders]
     ref_args = [b.values[p].copy() for p in g.placeholders]
     fn.c_source.index("cross entropy")
+    previous = []
     for _ in range(3):
         out, expected = fn(args), ref(ref_args)
         for o, e in zip(out, expected):
             assert o.dtype == e.dtype == dtype
             np.testing.assert_allclose(o, e, **SUM_TOL[dtype])
+        previous.append((out, [o.copy() for o in out]))
+    for out, snapshot in previous:  # returned arrays are the caller's: later steps leave them alone
+        for o, s in zip(out, snapshot):
+            np.testing.assert_array_equal(o, s)
     for p, a, r in zip(g.placeholders, args, ref_args):  # parameters updated in place
         np.testing.assert_allclose(a, r, err_msg=p.name, **SUM_TOL[dtype])
     assert not np.array_equal(args[2], b.values[g.placeholders[2]])
+
+
+def test_memory_planning_reuses_dead_buffers():
+    """A chain of elementwise steps with sums between them (so each is its own kernel): dead
+    intermediate buffers are reused, and the results still equal the reference."""
+    rng = np.random.default_rng(4)
+    b = Builder()
+    x = b.input("x", _data(rng, (32, 16), np.float32, special=False))
+    h, outs = x, []
+    for _ in range(6):
+        h = b.call("Tanh", b.call("Add", h, b.call("Sum", h, dim=(1,), keepdim=True)))
+        outs.append(b.call("Sum", h))
+    g = b.output(*outs)
+    fn, _ = _check(b, g, SUM_TOL)
+    slots = {line.split("p[")[1].split("]")[0] for line in fn.c_source.splitlines() if "p[" in line}
+    # without reuse: the input + 6 loops + 6 row sums + 6 outputs = 19 arrays; with it the
+    # outputs (kept to the end) and the input, plus a few recycled intermediates
+    assert len(slots) <= 1 + 6 + 3
 
 
 def test_non_contiguous_mutated_parameter_is_written_back():

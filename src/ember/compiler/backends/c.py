@@ -76,10 +76,10 @@ def compile_c(graph, options, compiler):
         lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
                     ctypes.c_void_p(set_threads), ctypes.c_int(threads))
     table = (ctypes.c_void_p * max(1, len(slots)))()
-    buffers = {}
+    buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():
         if storage.kind == "buffer":
-            buffers[index] = _array_for(storage)
+            buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
     _choose_gemms(lib, gemms, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
@@ -138,10 +138,11 @@ def _driver(plan, lib, regions, slots, buffers, table):
             known[p] = f"a{i}"
         else:
             known[p] = params
-    for index, array in buffers.items():
-        node = slots[index].node
-        program.globals[f"B{index}"] = array
-        known[node] = f"B{index}"
+    for node, loc in plan.loc.items():  # each value kept in a buffer, as an array over its memory
+        index = loc.storage.resolve().index
+        if loc.storage.node is node and index in buffers:
+            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index])
+            known[node] = f"B_{names[node]}"
     for value, placeholder in plan.in_place.items():
         known[value] = known[placeholder]
 
@@ -174,7 +175,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
             outs.append(program.constant(o))
         elif o.op == "placeholder":
             outs.append(names[o])
-        elif o in slot_of and slots[slot_of[o]].kind != "python" or getattr(o.target, "is_view", False):
+        elif plan.kind.get(o) is not None or getattr(o.target, "is_view", False):  # C's memory
             outs.append(f"np.array({name_of(o)})")
         else:
             outs.append(f"np.asarray({name_of(o)})")

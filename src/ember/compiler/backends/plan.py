@@ -286,6 +286,46 @@ def write_in_place(plan):
             plan.in_place[value] = placeholder
 
 
+def reuse_buffers(plan):
+    """Memory planning: a buffer whose value is dead gives its memory to a value computed by a
+    later kernel (the smallest free one that fits). Values Python reads (it may keep views of
+    them), outputs and mutation values live to the end of the step."""
+    graph, end = plan.graph, len(plan.kernels)
+    last = {}
+    for node in graph.nodes:
+        if node.op != "call_op" or plan.kind.get(node) in ("view", "update"):
+            continue
+        python = plan.kind.get(node) is None
+        for a in _reads(node):
+            loc = plan.loc.get(a)
+            if loc is not None:
+                s = loc.storage.resolve()
+                last[s] = max(last.get(s, -1), end if python else plan.position[node])
+    for value in [o for o in graph.outputs if _is_node(o)] + [v for _, v in graph.mutations]:
+        if value in plan.loc:
+            last[plan.loc[value].storage.resolve()] = end
+    buffers = {}
+    for node, loc in plan.loc.items():
+        s = loc.storage
+        if s.kind == "buffer" and s.alias is None and s.node is node:
+            buffers[s] = plan.position[node]
+    free, live = [], []  # free: (nbytes, storage); live: (last use, storage)
+    for s, born in sorted(buffers.items(), key=lambda item: item[1]):
+        for item in [x for x in live if x[0] < born]:
+            live.remove(item)
+            free.append((item[1].nbytes, item[1]))
+        fits = sorted((f for f in free if f[0] >= s.nbytes), key=lambda f: f[0])
+        if fits:
+            free.remove(fits[0])
+            s.alias = fits[0][1]
+            host = fits[0][1]
+        else:
+            host = s
+        live.append((max(last.get(s, end), 0), host))
+        # the host stays busy until the latest of its tenants' last uses
+        live = [(max(t for t, h in live if h is host), host)] + [x for x in live if x[1] is not host]
+
+
 def make_plan(graph, have_blas):
     plan = Plan(graph)
     escaping = _special_users(graph)
@@ -296,4 +336,5 @@ def make_plan(graph, have_blas):
     fuse_epilogues(plan)
     _renumber(plan)
     write_in_place(plan)
+    reuse_buffers(plan)
     return plan
