@@ -6,7 +6,6 @@ runs each run of C kernels with one ctypes call, runs the nodes C does not know 
 ``forward``, and copies outputs and the mutations C did not write in place.
 """
 import ctypes
-import json
 import os
 import sys
 import time
@@ -83,7 +82,7 @@ def compile_c(graph, options, compiler):
             table[index] = buffers[index].ctypes.data
     _choose_gemms(lib, gemms, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
-    fn.source, fn.c_source, fn.cached, fn.build_seconds = fn.source, source, cached, build_seconds
+    fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
     return fn
 
 
@@ -191,10 +190,3 @@ def _driver(plan, lib, regions, slots, buffers, table):
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)
     return fn
-
-
-def _json(path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}

@@ -66,8 +66,7 @@ def _align(loc, domain):
 
 class _Source:
     def __init__(self, plan):
-        self.plan, self.lines, self.slots = plan, [], {}
-        self.exports = []   # (C function name, kind, kernel)
+        self.plan, self.slots = plan, {}
 
     def slot(self, storage):
         storage = storage.resolve()
@@ -281,6 +280,29 @@ def _softmax_kernel(src, node, fname, log):
             *_row_stats(t, sfx, n), finish, "    }", "}"]
 
 
+def _norm_stats_kernel(src, node, fname):
+    """Mean and biased variance over the trailing axes (two passes over each row), into the
+    (2, *kept) statistics: mean 0 and the mean square when not ``centered``."""
+    plan = src.plan
+    x, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    rows = _numel(out.shape[1:])
+    n = _numel(x.shape) // max(rows, 1)
+    centered = node.kwargs.get("centered", True)
+    return [f"/* mean and variance over the last {len(node.kwargs['axes'])} dims of {list(x.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict stats = {src.pointer(out)};",
+            f"    for (long r = 0; r < {rows}; r++) {{",
+            f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
+            f"        {t} mean = 0, var = 0;",
+            f"        for (long j = 0; j < {n}; j++) mean += x[j];" if centered else "",
+            f"        mean /= {max(n, 1)};",
+            f"        for (long j = 0; j < {n}; j++) {{ {t} d = x[j] - mean; var += d * d; }}",
+            f"        stats[r] = mean;",
+            f"        stats[{rows} + r] = var / {max(n, 1)};",
+            "    }", "}"]
+
+
 def _cross_entropy_kernel(src, node, fname, backward):
     plan = src.plan
     x = plan.loc[node.args[3] if backward else node.args[0]]
@@ -395,6 +417,9 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("softmax", "log_softmax"):
             lines = _softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "norm_stats":
+            lines = _norm_stats_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
             lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))

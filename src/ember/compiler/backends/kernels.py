@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label"]
+__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
@@ -71,6 +71,15 @@ def _gelu_backward(a, k, d):
     return f"({g} * ({cdf} + {x} * {pdf}))"
 
 
+def _normalize(a, k, d):
+    """Normalize: ``(x - mean) / sqrt(var + eps) * weight + bias`` (operands: x, the two halves
+    of the statistics, weight and bias reshaped to the affine shape, or None)."""
+    out = f"(({a[0]} - {a[1]}) * (1 / {_fn('sqrt', d)}({a[2]} + {c_literal(k['eps'], d)})))"
+    if a[3] is not None:
+        out = f"({out} * {a[3]})"
+    return out if a[4] is None else f"({out} + {a[4]})"
+
+
 def _alpha(sign):
     def rule(a, k, d):
         alpha = k.get("alpha", 1)
@@ -101,6 +110,7 @@ ELEMENTWISE = {
     "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
     "Gelu": _gelu,
     "GeluBackward": _gelu_backward,
+    "Normalize": _normalize,
     "Pow": _pow,
     "Maximum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} > {a[1]}) ? {a[0]} : {a[1]})",
     "Minimum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} < {a[1]}) ? {a[0]} : {a[1]})",
@@ -167,6 +177,27 @@ def _adam(a, k, d, index):
 UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
 
 
+class Part:
+    """A value an op reads that is not a graph node: half ``index`` of a NormStats result
+    (``index`` 0 the mean, 1 the variance), or an array reshaped (``index`` None)."""
+
+    def __init__(self, source, index, shape):
+        self.source, self.index = source, index
+        self.meta = {"shape": tuple(shape), "dtype": source.meta["dtype"]}
+        self.users, self.op, self.name = [], "part", f"{source.name}_part"
+
+
+def _normalize_operands(node):
+    parts = node.meta.get("codegen_operands")  # made once: Parts are keys of the plan's tables
+    if parts is None:
+        x, stats, weight, bias = node.args[:4]
+        kept = tuple(stats.meta["shape"][1:])
+        shape = node.kwargs.get("affine_shape")
+        affine = [None if a is None else a if shape is None else Part(a, None, shape) for a in (weight, bias)]
+        parts = node.meta["codegen_operands"] = (x, Part(stats, 0, kept), Part(stats, 1, kept), *affine)
+    return parts
+
+
 def update_of(node):
     """The update op a ``getitem`` node picks a result of, or None."""
     if node.op == "call_op" and node.target is operator.getitem and hasattr(node.args[0], "target"):
@@ -179,7 +210,11 @@ def update_of(node):
 def operands(node):
     """What an elementwise node reads: its args, or its update's args for a picked result."""
     update = update_of(node)
-    return update.args if update is not None else node.args
+    if update is not None:
+        return update.args
+    if getattr(node.target, "name", None) == "Normalize":
+        return _normalize_operands(node)
+    return node.args
 
 
 def label(node):
@@ -258,8 +293,15 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name == "NormStats":
+        x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
+        nd = len(x.meta["shape"])
+        trailing = bool(axes) and axes == tuple(range(nd - len(axes), nd))
+        return "norm_stats" if trailing and _dtype(x) in FLOATS and _dtype(node) == _dtype(x) else None
     if name in ELEMENTWISE:
         if name == "Pow" and hasattr(node.args[1], "meta"):
+            return None
+        if name == "Normalize" and not hasattr(node.args[1], "meta"):
             return None
         return "elementwise" if _dtypes_ok(node) else None
     out = _dtype(node)

@@ -14,7 +14,7 @@ Passes, each a small function over the graph:
 """
 import numpy as np
 
-from .kernels import _dtype, kind_of, operands
+from .kernels import Part, _dtype, kind_of, operands
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
 
@@ -111,6 +111,16 @@ def inline_into_reductions(plan, escaping):
             visit(node, node.args[0].meta["shape"])
 
 
+def _part_loc(plan, part):
+    """Where a :class:`Part` lives: inside its source's contiguous memory, or None."""
+    src = plan.loc.get(part.source)
+    if src is None or not src.contiguous:
+        return None
+    shape = part.meta["shape"]
+    offset = src.offset + (part.index or 0) * _numel(shape)
+    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, offset)
+
+
 def _view_loc(node, src):
     name, shape = node.target.name, tuple(node.meta["shape"])
     if name == "Permute":
@@ -157,6 +167,12 @@ def schedule(plan):
         if kind == "update":  # computed by the loops of the getitem nodes that pick its results
             plan.position[node] = -1
             continue
+        parts = [a for a in operands(node) if isinstance(a, Part)] if kind == "elementwise" else []
+        for part in parts:
+            plan.loc[part] = _part_loc(plan, part)
+            plan.position[part] = plan.position[part.source]
+        if any(plan.loc[part] is None for part in parts):
+            kind = plan.kind[node] = None
         if kind == "elementwise":
             plan.loc[node] = _new_loc(node, "buffer")
             shape = tuple(node.meta["shape"])
@@ -210,7 +226,7 @@ def _blas_layout(strides, rows, cols):
 
 def _operands_fit(node, kind, loc):
     """Whether the kernel can address its operands' layouts (else it runs from Python)."""
-    if kind in ("softmax", "log_softmax"):
+    if kind in ("softmax", "log_softmax", "norm_stats"):
         return loc[node.args[0]].contiguous
     if kind in ("cross_entropy", "cross_entropy_backward"):
         x = node.args[0] if kind == "cross_entropy" else node.args[3]
