@@ -2,10 +2,10 @@
 ``optimizer.step()`` as graph nodes (and a code generator can fuse the update into the loop or
 the GEMM that makes the gradient), while eager steps run the same kernels.
 
-Each forward is functional: it returns the new parameter and the new state arrays, and the
-optimizer writes them back in place (``write_into``, which the compiler records as mutations).
-Results equal the in-place NumPy updates they replaced bit for bit: the same operations in the
-same order on the same dtypes.
+The optimizers call them with ``inplace=True``: the parameter and state arrays are updated in
+place (no temporaries beyond one scratch array per parameter) and returned. ``mutates`` names,
+per result, the input it was written into, so the compiler records the call as the functional
+op (``inplace=False``: fresh arrays, the inputs untouched) followed by mutations.
 """
 import math
 
@@ -16,62 +16,74 @@ from .core import Op
 __all__ = ["SgdUpdate", "AdamUpdate"]
 
 
+def _fresh(inplace, *arrays):
+    return arrays if inplace else tuple(None if a is None else np.array(a) for a in arrays)
+
+
 class SgdUpdate(Op):
     """``(param, grad, momentum_buffer or None) -> (param', momentum_buffer')`` (the buffer
-    only when ``momentum != 0``); the equations are :class:`ember.optim.SGD`'s."""
+    only when ``momentum != 0``; a new one when none is given); :class:`ember.optim.SGD`'s
+    equations."""
     promote = None
     differentiable = False
     save_inputs = False
+    mutates = (0, 2)
 
     @staticmethod
-    def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, inplace=False):
+        param, buf = _fresh(inplace, param, buf)
         if maximize:
             grad = -grad
         if weight_decay != 0:
             grad = grad + weight_decay * param
-        if momentum == 0:
-            return (param - lr * grad,)
-        if buf is None:
-            # np.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
-            buf = np.array(grad, dtype=param.dtype)
-        else:
-            buf = buf * momentum
-            buf += (1 - dampening) * grad
-        step = grad + momentum * buf if nesterov else buf
-        return param - lr * step, buf
+        if momentum != 0:
+            if buf is None:
+                # np.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
+                buf = np.array(grad, dtype=param.dtype)
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * grad
+            grad = grad + momentum * buf if nesterov else buf
+        param -= lr * grad
+        return (param,) if momentum == 0 else (param, buf)
 
 
 class AdamUpdate(Op):
-    """``(param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq]) -> the same, updated``; the
-    equations are :class:`ember.optim.Adam`'s (AdamW with ``decoupled_weight_decay``). ``step``
-    is the 0-d step counter, so bias corrections follow it without recompiling."""
+    """``(param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq]) -> the same but grad,
+    updated``; :class:`ember.optim.Adam`'s equations (AdamW with ``decoupled_weight_decay``).
+    ``step`` is the 0-d step counter, so the bias corrections follow it without recompiling."""
     promote = None
     differentiable = False
     save_inputs = False
+    mutates = (0, 2, 3, 4, 5)
 
     @staticmethod
     def forward(param, grad, m, v, step, max_v=None, *, lr, beta1, beta2, eps, weight_decay,
-                decoupled_weight_decay, maximize):
+                decoupled_weight_decay, maximize, inplace=False):
+        param, m, v, step, max_v = _fresh(inplace, param, m, v, step, max_v)
         if maximize:
             grad = -grad
-        step = step + 1
+        step += 1
         t = float(step)
         if weight_decay != 0:
             if decoupled_weight_decay:
-                param = param * (1 - lr * weight_decay)
+                param *= 1 - lr * weight_decay
             else:
                 grad = grad + weight_decay * param
-        m = np.subtract(grad, m, out=np.empty_like(m)) * (1 - beta1) + m
-        v = v * beta2
-        scratch = np.multiply(grad, grad, out=np.empty_like(v))
+        # One scratch array for every intermediate: no temporaries per parameter and step.
+        scratch = np.subtract(grad, m, out=np.empty_like(m))
+        scratch *= 1 - beta1
+        m += scratch
+        v *= beta2
+        np.multiply(grad, grad, out=scratch)
         scratch *= 1 - beta2
         v += scratch
         if max_v is not None:
-            max_v = np.maximum(max_v, v)
+            np.maximum(max_v, v, out=max_v)
         denom = np.sqrt(v if max_v is None else max_v, out=scratch)
         denom /= math.sqrt(1 - beta2 ** t)
         denom += eps
         update = np.divide(m, denom, out=scratch)
         update *= lr / (1 - beta1 ** t)
-        param = param - update
+        param -= update
         return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)

@@ -99,8 +99,15 @@ class Tracer:
             if op.promote == "float" and not dtype.is_floating_point:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
+        inplace = attrs.get("inplace") and getattr(op, "mutates", None)
+        if inplace:  # recorded as the functional op, then a write per updated input
+            attrs = dict(attrs, inplace=False)
         meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
         self.bind(output, self.graph.call_op(op, args, attrs, meta))
+        if inplace:
+            for i, result in zip(op.mutates, output):
+                if inputs[i] is not None:
+                    self.op_write(inputs[i], result)
 
     def op_write(self, target, result):
         array = target._data
@@ -251,7 +258,8 @@ def capture(fn, args, kwargs, world, fullgraph=False):
         return init.__func__(self, data, requires_grad)
 
     def traced_rng(generator=None):
-        tracer.graph_break("random numbers are drawn in Python (ember.rand*, dropout)")
+        if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
+            tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
         return rng(generator)
 
     for name, (_, method) in patches.items():
@@ -293,11 +301,11 @@ def _known(world, args, kwargs):
     known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
     for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
         known.setdefault(id(t._data), (("input", i), name))
-    for p, name in zip(world.params, world.param_names):
+    for p, name in zip(world.params, world.param_names()):
         known.setdefault(id(p._data), (("param", p), name))
         if p.grad is not None:
             known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
-    names = dict(zip(map(id, world.params), world.param_names))
+    names = dict(zip(map(id, world.params), world.param_names()))
     for opt in world.optimizers:
         for group in opt.param_groups:
             for p in group["params"]:

@@ -19,7 +19,7 @@ from .._ops import core as _core
 from . import replay
 from .capture import Tracer, capture, unflatten
 from .exc import InvalidBackend
-from .guards import World, first_difference, relevant, snapshot
+from .guards import World, first_difference, holds, relevant, snapshot
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -120,7 +120,7 @@ class _CompiledFunction:
     def __init__(self, fn, fullgraph, backend, options, recompile_limit):
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
         self._recompile_limit = recompile_limit
-        self._entries, self._warned = [], False
+        self._entries, self._warned, self._world = [], False, None
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -131,13 +131,15 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or is_compiling():
             return fn(*args, **kwargs)
-        world = World(fn, args, kwargs)
+        world = self._world = World(fn, args, kwargs, self._world)
         facts = snapshot(world, args, kwargs)
-        reason = None
-        for entry in self._entries:
-            reason = first_difference(entry.facts, facts)
-            if reason is None:
+        for entry in reversed(self._entries):  # the newest is the likeliest
+            if holds(entry.facts, facts):
                 return entry(world, fn, args, kwargs)
+        reason = first_difference(self._entries[-1].facts, facts) if self._entries else None
+        if reason is not None:  # walk the modules afresh: the structure may have changed
+            world = self._world = World(fn, args, kwargs)
+            facts = snapshot(world, args, kwargs)
         if self._entries:
             _log("recompiles", f"recompiling {_name(fn)}: guard failed: {reason}")
             counters["recompiles"][_name(fn)] += 1
@@ -180,7 +182,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._entries.clear()
-        f._warned = False
+        f._warned, f._world = False, None
     counters.clear()
 
 

@@ -14,19 +14,44 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .capture import flatten
 
-__all__ = ["World", "snapshot", "first_difference"]
+__all__ = ["World", "snapshot", "holds", "first_difference", "relevant"]
 
 
 class World:
-    """The modules, optimizers, parameters and input tensors a call can touch."""
+    """The modules, optimizers, parameters and input tensors a call can touch.
 
-    def __init__(self, fn, args, kwargs):
+    Finding the modules and optimizers walks the function's closure and globals and every
+    submodule; a call reaching the same objects as ``previous`` reuses that walk (a replaced
+    submodule fails the "module structure" guard, and the caller then walks afresh)."""
+
+    def __init__(self, fn, args, kwargs, previous=None):
+        self.fn = fn
+        self.inputs = flatten((args, kwargs))
+        self.roots = [o for o in _roots(fn, args, kwargs) if not isinstance(o, Tensor)]  # kept: ids stay unique
+        self.key = tuple(map(id, self.roots))
+        if previous is not None and previous.key == self.key:
+            self.modules, self.optimizers = previous.modules, previous.optimizers
+            self.all_modules = previous.all_modules
+        else:
+            self._walk()
+        self.params, taken = [], set()
+        for m in self.all_modules:
+            for table in (m._parameters, m._buffers):
+                for t in table.values():
+                    if t is not None and id(t) not in taken:
+                        taken.add(id(t))
+                        self.params.append(t)
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    if id(p) not in taken:
+                        taken.add(id(p))
+                        self.params.append(p)
+
+    def _walk(self):
         from ..nn.modules.module import Module
         from ..optim.optimizer import Optimizer
-        self.inputs = flatten((args, kwargs))
-        self.fn = fn
-        self.modules, self.optimizers = [], []
-        seen = set()
+        self.modules, self.optimizers, seen = [], [], set()
 
         def visit(obj, depth=0):
             if id(obj) in seen:
@@ -43,23 +68,18 @@ class World:
             elif depth == 0 and isinstance(obj, dict):
                 for v in obj.values():
                     visit(v, 1)
-        for obj in _roots(fn, args, kwargs):
+        for obj in self.roots:
             visit(obj)
-        self.params, self.param_names = [], []
-        taken = set()
+        self.all_modules = list({id(m): m for root in self.modules for m in root.modules()}.values())
+
+    def param_names(self):
+        """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
+        optimizers' tensors that belong to no reachable module."""
+        names = {}
         for m in self.modules:
             for name, t in (*m.named_parameters(), *m.named_buffers()):
-                if id(t) not in taken:
-                    taken.add(id(t))
-                    self.params.append(t)
-                    self.param_names.append(name)
-        for opt in self.optimizers:
-            for group in opt.param_groups:
-                for p in group["params"]:
-                    if id(p) not in taken:
-                        taken.add(id(p))
-                        self.params.append(p)
-                        self.param_names.append("param")
+                names.setdefault(id(t), name)
+        return [names.get(id(p), "param") for p in self.params]
 
 
 def _roots(fn, args, kwargs):
@@ -97,8 +117,8 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, Tensor) and not isinstance(value, (list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
-    facts.append(("training (train/eval) of the modules",
-                  tuple(m.training for root in world.modules for m in root.modules())))
+    facts.append(("module structure", tuple(id(c) for m in world.all_modules for c in m._modules.values())))
+    facts.append(("training (train/eval) of the modules", tuple(m.training for m in world.all_modules)))
     facts.append(("parameter identity", tuple(id(p) for p in world.params)))
     facts.append(("parameters (shape, dtype, requires_grad)", tuple(_meta(p) for p in world.params)))
     facts.append(("which parameters have .grad", tuple(p.grad is not None for p in world.params)))
@@ -109,6 +129,18 @@ def snapshot(world, args, kwargs):
             tuple(key for key, v in opt.state.get(p, {}).items() if isinstance(v, Tensor))
             for g in opt.param_groups for p in g["params"])))
     return facts
+
+
+def holds(expected, actual):
+    """True when every guard of ``expected`` (a subset of a snapshot, in its order) has the
+    same value in ``actual``: the fast check made before each replay."""
+    i = 0
+    for name, value in actual:
+        if i < len(expected) and expected[i][0] == name:
+            if expected[i][1] != value:
+                return False
+            i += 1
+    return i == len(expected)
 
 
 def first_difference(expected, actual):

@@ -17,6 +17,7 @@ from .. import _functional as _F
 from .._creation import full as _full
 from .._functional import one_hot, sigmoid, tanh  # noqa: F401  (re-exported, as in torch.nn.functional)
 from .._ops import OPS
+from .._ops.random import DropoutMask
 from .._ops.core import _type_name, apply
 from .._random import rng as _rng
 from .._tensor import Tensor, _wrap_dim
@@ -129,10 +130,7 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    if p == 1:
-        return Tensor._make(np.zeros(shape, input._data.dtype))
-    keep = _rng().random(shape) >= p
-    return Tensor._make((keep * (1.0 / (1.0 - p))).astype(input._data.dtype))
+    return apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
 
 
 def _dropout(input, p, training, inplace, shape):

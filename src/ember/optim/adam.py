@@ -1,5 +1,5 @@
 """Adam: adaptive moment estimation (``torch.optim.Adam``)."""
-from .._ops.core import apply, write_into
+from .._ops.core import apply
 from .._ops.optim import AdamUpdate
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
@@ -63,12 +63,13 @@ class Adam(Optimizer):
         return state
 
     def _step_param(self, p, state, group):
-        targets = [p, state["exp_avg"], state["exp_avg_sq"], state["step"]]
+        written = [p, state["exp_avg"], state["exp_avg_sq"], state["step"]]
         if group["amsgrad"]:
-            targets.append(state["max_exp_avg_sq"])
-        (beta1, beta2) = group["betas"]
-        new = apply(AdamUpdate, *targets[:1], p.grad, *targets[1:], lr=group["lr"], beta1=beta1,
-                    beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                    decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
-        for target, value in zip(targets, new):
-            write_into(target, value)
+            written.append(state["max_exp_avg_sq"])
+        beta1, beta2 = group["betas"]
+        apply(AdamUpdate, p, p.grad, *written[1:], lr=group["lr"], beta1=beta1, beta2=beta2,
+              eps=group["eps"], weight_decay=group["weight_decay"],
+              decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
+              inplace=True)
+        for t in written:
+            t._version[0] += 1

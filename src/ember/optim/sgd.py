@@ -1,5 +1,5 @@
 """SGD: stochastic gradient descent with momentum (``torch.optim.SGD``)."""
-from .._ops.core import apply, write_into
+from .._ops.core import apply
 from .._ops.optim import SgdUpdate
 from .optimizer import Optimizer, _check_nonnegative
 
@@ -56,9 +56,9 @@ class SGD(Optimizer):
         buf = state.get("momentum_buffer")
         new = apply(SgdUpdate, p, p.grad, buf, lr=group["lr"], momentum=group["momentum"],
                     dampening=group["dampening"], weight_decay=group["weight_decay"],
-                    nesterov=group["nesterov"], maximize=group["maximize"])
-        write_into(p, new[0])
+                    nesterov=group["nesterov"], maximize=group["maximize"], inplace=True)
+        p._version[0] += 1
         if buf is not None:
-            write_into(buf, new[1])
+            buf._version[0] += 1
         elif len(new) == 2:
             state["momentum_buffer"] = new[1]

@@ -1,0 +1,193 @@
+"""Guards and recompiles, graph breaks, explain, and the API's names and errors (torch's)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember._dynamo import exc
+from ember._dynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ember.compiler.reset()
+    yield
+    ember.compiler.reset()
+    ember.compiler.set_stance("default")
+
+
+def _graphs():
+    return counters["stats"]["unique_graphs"]
+
+
+# ---- guards and recompiles -------------------------------------------------------------------
+def test_each_guard_recompiles_once_and_names_itself(capfd, monkeypatch):
+    monkeypatch.setenv("EMBER_LOGS", "recompiles")
+    model = nn.Sequential(nn.Linear(4, 3), nn.Dropout(0.5))
+    compiled = ember.compile(model)
+    x = ember.randn(2, 4)
+    changes = [
+        (lambda: compiled(x), None),
+        (lambda: compiled(x), None),  # same world: replayed
+        (lambda: compiled(ember.randn(5, 4)), "input 0 (shape"),
+        (lambda: compiled(x.double()), "parameters"),  # float64 input: the Linear refuses it
+        (lambda: compiled(x.requires_grad_()), "input 0 (shape, dtype, requires_grad)"),
+        (lambda: model.eval() and compiled(x), "training"),
+        (lambda: ember.no_grad()(compiled)(x), "grad_mode"),
+    ]
+    expected_graphs = 0
+    for i, (call, reason) in enumerate(changes):
+        if reason == "parameters":
+            with pytest.raises(RuntimeError):
+                call()
+            continue
+        call()
+        expected_graphs += reason is not None or i == 0
+        assert _graphs() == expected_graphs, i
+        err = capfd.readouterr().err
+        assert (reason is None) == (err == ""), (i, err)
+        if reason:
+            assert reason in err and "guard failed" in err
+    # replacing a parameter object is a failed identity guard
+    model[0].weight = nn.Parameter(ember.randn(3, 4))
+    with ember.no_grad():
+        got = compiled(x)
+    assert "parameter identity" in capfd.readouterr().err
+    np.testing.assert_array_equal(got.numpy(), model(x).detach().numpy())
+
+
+def test_recompile_limit_then_eager_with_one_warning():
+    @ember.compile(recompile_limit=2)
+    def double(x):
+        return x * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 6):
+            assert double(ember.ones(n)).tolist() == [2.0] * n
+    assert _graphs() == 2 and len(double._entries) == 2
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "recompile_limit (2)" in messages[0] and "input 0" in messages[0]
+
+
+def test_config_recompile_limit_is_the_default(monkeypatch):
+    monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 1)
+    f = ember.compile(lambda x: x + 1)
+    with pytest.warns(UserWarning, match="recompile_limit"):
+        f(ember.ones(1)), f(ember.ones(2))
+    assert _graphs() == 1
+
+
+def test_stances():
+    f = ember.compile(lambda x: x - 1)
+    f(ember.ones(2))
+    ember.compiler.set_stance("fail_on_recompile")
+    with pytest.raises(RuntimeError, match="fail_on_recompile"):
+        f(ember.ones(3))
+    ember.compiler.set_stance("force_eager")
+    assert f(ember.ones(4)).tolist() == [0.0] * 4 and _graphs() == 1
+    with pytest.raises(RuntimeError, match="should be one of"):
+        ember.compiler.set_stance("fast")
+
+
+# ---- graph breaks ----------------------------------------------------------------------------
+def _branchy(x):
+    y = x * 2
+    if y.sum() > 0:  # data-dependent Python control flow
+        return y + 1
+    return y - 1
+
+
+def test_data_dependent_control_flow_gives_eager_results():
+    f = ember.compile(_branchy)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        x = ember.tensor(rng.standard_normal(5).astype(np.float32))
+        np.testing.assert_array_equal(f(x).numpy(), _branchy(x).numpy())
+    assert counters["graph_break"] and _graphs() == 0
+
+
+@pytest.mark.parametrize("body, reason", [
+    (lambda x: x * x.sum().item(), ".item()"),
+    (lambda x: x + len(x.tolist()), ".tolist()"),
+    (lambda x: x + float(x.numpy().sum()), ".numpy()"),
+    (lambda x: (print(x), x + 1)[1], "printing"),
+    (lambda x: x + ember.rand(3), "random numbers"),
+    (lambda x: ember.compiler.disable(lambda y: y * 3)(x) + 1, "ember.compiler.disable"),
+])
+def test_breaks_run_correctly_and_fullgraph_names_reason_and_line(body, reason, capsys):
+    x = ember.arange(3.0)
+    ember.manual_seed(1)
+    want = body(x)
+    ember.manual_seed(1)
+    assert ember.compile(body)(x).tolist() == want.tolist()
+    with pytest.raises(exc.Unsupported, match=reason) as info:
+        ember.compile(body, fullgraph=True)(x)
+    assert "test_guards_and_breaks.py" in str(info.value)  # the user's line, not ember's
+
+
+def test_explain_reports_graphs_breaks_and_reasons():
+    out = ember._dynamo.explain(_branchy)(ember.ones(4))
+    assert (out.graph_count, out.graph_break_count) == (2, 1)
+    assert "bool(tensor)" in out.break_reasons[0].reason
+    assert "if y.sum() > 0" in out.break_reasons[0].user_stack[0]
+    assert [[op.name for op in ops] for ops in out.ops_per_graph] == [["Mul", "Sum", "Gt"], ["Add"]]
+    assert "Graph Count: 2" in str(out) and "Graph Break Count: 1" in str(out)
+
+
+def test_logs_print_graph_and_guards(capfd, monkeypatch):
+    monkeypatch.setenv("EMBER_LOGS", "graph,guards")
+    ember.compile(lambda x: (x + 1).relu())(ember.ones(2))
+    err = capfd.readouterr().err
+    assert "def forward(x):\n    add = Add(x, 1)  # ember.float32[2]\n    relu = Relu(add)" in err
+    assert "return [relu]" in err and "input 0 (shape, dtype, requires_grad) == ((2,)" in err
+
+
+# ---- the API's names and errors --------------------------------------------------------------
+def test_api_errors_are_torchs():
+    f = lambda x: x  # noqa: E731
+    with pytest.raises(RuntimeError, match="Either mode or options can be specified"):
+        ember.compile(f, mode="max-autotune", options={"max_autotune": True})
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast, should be one of: default, "
+                                           "reduce-overhead, max-autotune"):
+        ember.compile(f, mode="fast")
+    with pytest.raises(RuntimeError, match="Unexpected optimization option bogus, known options are"):
+        ember.compile(f, options={"bogus": 1})
+    with pytest.raises(exc.InvalidBackend, match="Invalid backend: 'nope'"):
+        ember.compile(f, backend="nope")
+    assert issubclass(exc.InvalidBackend, RuntimeError) and issubclass(exc.Unsupported, RuntimeError)
+    assert ember.compile(f, disable=True) is f
+    assert set(ember._dynamo.list_backends()) >= {"inductor", "eager", "aot_eager"}
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
+def test_decorator_forms_and_modes(mode):
+    @ember.compile(mode=mode)
+    def f(x):
+        return x * 3
+
+    @ember.compile
+    def g(x):
+        return x - 3
+    assert f(ember.ones(2)).tolist() == [3.0, 3.0] and g(ember.ones(2)).tolist() == [-2.0, -2.0]
+    assert f.__name__ == "f"
+
+
+def test_module_compile_reset_and_optimized_module():
+    model = nn.Linear(3, 2)
+    compiled = ember.compile(model)
+    assert isinstance(compiled, ember._dynamo.OptimizedModule) and compiled._orig_mod is model
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert compiled.in_features == 3 and compiled.weight is model.weight
+    x = ember.randn(4, 3)
+    with ember.no_grad():
+        compiled(x)
+        assert _graphs() == 1
+        ember._dynamo.reset()
+        assert _graphs() == 0
+        compiled(x)
+        assert _graphs() == 1
+        model.compile(backend="eager")
+        np.testing.assert_array_equal(model(x).numpy(), compiled(x).numpy())
+    assert _graphs() == 2
