@@ -161,7 +161,10 @@ def _driver(plan, lib, regions, slots, buffers, table):
             known[node] = names[node]
             if node in slot_of:
                 v = names[node]
-                lines += [f"{v} = contiguous({v})", f"P[{slot_of[node]}] = {v}.ctypes.data"]
+                # np.asarray: kernels may return NumPy scalars; a copy only when not C-ordered
+                # (ascontiguousarray would make a 0-d result 1-d for the Python code after it)
+                lines += [f"{v} = np.asarray({v})", f"if not {v}.flags.c_contiguous: {v} = {v}.copy()",
+                          f"P[{slot_of[node]}] = {v}.ctypes.data"]
         elif id(kernel) in region_of:
             r = region_of[id(kernel)]
             fn = getattr(lib, f"region_{r}")
