@@ -2,9 +2,11 @@
 directory), and the fallbacks: no compiler and a failing compiler both run generated Python."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -127,3 +129,30 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     assert len(table) == 5
     out = fn([b.values[p].copy() for p in g.placeholders])[0]
     np.testing.assert_allclose(out, b.values[g.outputs[0]], rtol=1e-5)
+
+
+def test_process_killed_while_compiling_leaves_no_entry(tmp_path):
+    """A compiler that hangs; the process compiling is killed: no library or record appears
+    under its final name, and the next process builds a good one."""
+    slow = tmp_path / "slow-cc"
+    # answers --version at once; hangs when asked to compile
+    slow.write_text('#!/bin/sh\ncase "$*" in *" -c "*) echo started > "$STARTED"; exec sleep 60;; esac\n'
+                    'echo "slow-cc 1.0"\n')
+    slow.chmod(0o755)
+    started = tmp_path / "started"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), CC=str(slow), STARTED=str(started))
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), "the compiler never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the process and the compiler it started
+        proc.wait(timeout=30)
+    root = tmp_path / "cache" / "ember" / "compile"
+    entries = [p for p in root.iterdir() if not p.name.startswith(".tmp-")]  # temporaries are never loaded
+    assert not [p for p in entries if p.suffix in (".so", ".json")]
+    env.pop("CC")
+    assert _run(env)[0] is False  # built from scratch, and it runs
