@@ -1,67 +1,45 @@
-"""A small stand-in for the capture's graph IR (docs: /work/brief/COMPILER_IR.md shapes):
-builds Graphs node by node while running each kernel on example arrays, so a test has the
-graph and the reference values (each node's ``forward``) side by side."""
+"""Builds graphs of the compiler's IR (:class:`ember.compiler.graph.Graph`) node by node while
+running each kernel on example arrays, so a test has the graph and the reference values (each
+node's ``forward``) side by side, without going through capture."""
 import operator
 
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
 from ember._ops import OPS
-
-
-class Node:
-    def __init__(self, op, name, target, args=(), kwargs=None):
-        self.op, self.name, self.target = op, name, target
-        self.args, self.kwargs = tuple(args), dict(kwargs or {})
-        self.meta, self.users = {}, []
-
-    def __repr__(self):
-        return self.name
-
-
-class Graph:
-    def __init__(self):
-        self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
+from ember.compiler.graph import Graph
 
 
 class Builder:
-    """``b.input(name, array)``, ``b.call("Add", x, y, alpha=2)``, ``b.output(...)``,
-    ``b.mutate(placeholder, value)``; ``b.values[node]`` holds the reference arrays."""
+    """``b.input(name, array)``, ``b.call("Add", x, y, alpha=2)``, ``b.mutate(placeholder,
+    value)``, ``b.output(*nodes) -> graph``; ``b.values[node]`` holds the reference arrays.
+    Nodes are named as capture names them (``add``, ``add_1``, ...)."""
 
     def __init__(self):
-        self.graph, self.values, self._count = Graph(), {}, {}
+        self.graph, self.values = Graph(), {}
 
-    def _add(self, node, value):
-        value = np.asarray(value)
-        node.meta = {"shape": value.shape, "dtype": from_numpy_dtype(value.dtype), "requires_grad": False}
-        for a in node.args:
-            if isinstance(a, Node):
-                a.users.append(node)
-        self.graph.nodes.append(node)
-        self.values[node] = value
-        return node
+    def _meta(self, value):
+        return {"shape": value.shape, "dtype": from_numpy_dtype(value.dtype), "requires_grad": False}
 
     def input(self, name, array):
-        node = self._add(Node("placeholder", name, name), array)
-        self.graph.placeholders.append(node)
+        array = np.asarray(array)
+        node = self.graph.placeholder(name, self._meta(array))
+        self.values[node] = array
         return node
 
     def call(self, op_name, *args, **kwargs):
         target = operator.getitem if op_name == "getitem" else OPS[op_name]
-        k = self._count[op_name] = self._count.get(op_name, 0) + 1
-        node = Node("call_op", f"{op_name.lower()}_{k}", target, args, kwargs)
-        arrays = [self.values[a] if isinstance(a, Node) else a for a in args]
+        arrays = [self.values.get(a, a) if hasattr(a, "users") else a for a in args]
         with np.errstate(all="ignore"):
             value = arrays[0][arrays[1]] if op_name == "getitem" else target.forward(*arrays, **kwargs)
-        return self._add(node, value)
+        value = np.asarray(value)
+        node = self.graph.call_op(target, args, kwargs, self._meta(value))
+        self.values[node] = value
+        return node
 
     def mutate(self, placeholder, value):
-        self.graph.mutations.append((placeholder, value))
+        self.graph.mutate(placeholder, value)
 
     def output(self, *nodes):
-        out = Node("output", "output", "output", (tuple(nodes),))
-        for n in nodes:
-            n.users.append(out)
-        self.graph.nodes.append(out)
-        self.graph.outputs = list(nodes)
+        self.graph.output(nodes)
         return self.graph

@@ -4,7 +4,7 @@ The C backend (fused loops, GEMMs through SciPy's BLAS with epilogues, ember's v
 when a C compiler is found; otherwise, or when compiling fails, the Python backend (generated
 Python calling each node's kernel), with one warning saying why. The callable takes the
 placeholders' NumPy arrays in order, writes the graph's mutations into them, and returns the
-outputs' arrays (a list). Contract: /work/brief/COMPILER_IR.md.
+outputs' arrays (a list); the graph IR is :mod:`ember.compiler.graph`'s.
 """
 import warnings
 
