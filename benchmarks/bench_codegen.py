@@ -17,7 +17,6 @@ Rows for benchmarks/bench_compile.py: ``rows(repeat) -> dict``.
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -139,12 +138,13 @@ def main():
     result = rows(args.repeat)
     step = result["mlp_step"]
     base = step.get("torch_eager")
-    print(f"CPU: {platform.processor() or platform.machine()}, 1 thread, process CPU time")
+    from bench_compile import cpu_name
+    print(f"CPU: {cpu_name()}, 1 thread, process CPU time")
     print(f"{'mlp_step':<16}{'time':>12}{'/ torch eager':>16}")
     for name, t in step.items():
         print(f"{name:<16}{t * 1e6:>10.1f}us{(f'{t / base:.3f}' if base else '-'):>16}")
     print(f"compile: cold {result['compile']['cold']:.2f} s, warm {result['compile']['warm'] * 1e3:.0f} ms")
-    line = {"benchmark": "codegen", "timer": "cpu", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    line = {"benchmark": "codegen", "cpu": cpu_name(), "timer": "cpu", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "seconds": {k: float(f"{v:.4g}") for k, v in step.items()},
             "compile_seconds": {k: round(v, 3) for k, v in result["compile"].items()}}
     if base:
