@@ -217,6 +217,17 @@ def test_non_contiguous_mutated_parameter_is_written_back():
     np.testing.assert_allclose(args[2], ref_args[2], **SUM_TOL[np.float64])
 
 
+def test_inputs_of_another_shape_or_dtype_are_refused():
+    b, g = mlp_step(np.float32)
+    fn = compile_graph(g, {})
+    args = [b.values[p].copy() for p in g.placeholders]
+    fn(args)
+    with pytest.raises(ValueError, match=r"input 'w1' must be float32\[40, 48\], got float64\[40, 48\]"):
+        fn(args[:2] + [args[2].astype(np.float64)] + args[3:])
+    with pytest.raises(ValueError, match=r"input 'x' must be float32\[32, 48\], got float32\[31, 48\]"):
+        fn([args[0][1:]] + args[1:])
+
+
 def test_cross_entropy_bad_target_raises_like_eager():
     b, g = mlp_step(np.float32)
     fn = compile_graph(g, {})

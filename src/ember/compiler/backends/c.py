@@ -122,18 +122,30 @@ def _scratch_table(slots):
     return table
 
 
+def _check(array, shape, dtype, name):
+    """The address of ``array`` after checking it is what the code was generated for."""
+    if array.shape != shape or array.dtype != dtype:
+        raise ValueError(f"compiled graph input {name!r} must be {dtype}{list(shape)}, got "
+                         f"{array.dtype}{list(array.shape)}")
+    return array.ctypes.data
+
+
 def _driver(plan, lib, regions, slots, buffers, table):
     graph, program = plan.graph, Program()
     names = value_names(graph)
-    program.globals.update(P=table, L=[None] * len(graph.placeholders), contiguous=np.ascontiguousarray,
+    program.globals.update(P=table, L=[None] * len(graph.placeholders), contiguous=np.ascontiguousarray, check=_check,
                            lib=lib, bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
     for i, p in enumerate(graph.placeholders):
         params = names[p]
         if p in slot_of:
+            loc = plan.loc[p]
+            # C addresses the array with the shape and dtype it was compiled for: a new array
+            # is checked once, before its address goes into the table.
             body += [f"a{i} = {params} if {params}.flags.c_contiguous else contiguous({params})",
-                     f"if a{i} is not L[{i}]: P[{slot_of[p]}] = a{i}.ctypes.data; L[{i}] = a{i}"]
+                     f"if a{i} is not L[{i}]: P[{slot_of[p]}] = check(a{i}, {loc.shape!r}, "
+                     f"{str(loc.dtype)!r}, {p.name!r}); L[{i}] = a{i}"]
             known[p] = f"a{i}"
         else:
             known[p] = params
