@@ -81,9 +81,6 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/autograd/__init__.py", "__getattr__", DYNAMIC),  # autograd.profiler on first use
     # nn.Module.compile() is torch's entry point into the compiler, a layer above nn.
     ("ember/nn/modules/module.py", "compile", "ember.compiler"),
-    # The code generator is the compiler's optional half: without it, the interpreter runs.
-    ("ember/compiler/eval_frame.py", "_codegen", "ember.compiler.backends"),
-    ("ember/compiler/eval_frame.py", "_known_options", "ember.compiler.backends"),
     ("ember/autograd/engine.py", "_execute", "ember._ops.core"),
     ("ember/autograd/engine.py", "_make_grads", "ember._creation"),
     ("ember/autograd/engine.py", "_root_edge", "ember._ops.core"),

@@ -1,5 +1,6 @@
 """ember.compile on whole training steps: compiled results equal eager ones (values, gradients,
 parameters after several optimizer steps), and the step is captured as one graph."""
+
 import numpy as np
 import pytest
 import torch
@@ -122,7 +123,11 @@ def test_step_leaving_gradients_sets_grad_each_call():
 
 @pytest.mark.parametrize("backend", ["inductor", "eager"])
 def test_convnet_training_step_equals_eager(backend):
-    run = _assert_same_training(_convnet, (6, 2, 8, 8), 3, OPTIMIZERS["adamw"], backend, zero_first=False)
+    # The conv bias before BatchNorm has a gradient of pure rounding noise (~1e-8), which Adam
+    # scales up to lr-sized steps: only a bit-exact backend can follow it, so the code
+    # generator is compared under SGD.
+    opt = "adamw" if backend == "eager" else "sgd_momentum"
+    run = _assert_same_training(_convnet, (6, 2, 8, 8), 3, OPTIMIZERS[opt], backend, zero_first=False)
     graph = run._entries[-1].cap.graph
     assert "MaxPoolBackward" in {getattr(n.target, "name", "") for n in graph.nodes}
     # BatchNorm's running statistics and its counter are written in place: mutations

@@ -189,5 +189,6 @@ def test_module_compile_reset_and_optimized_module():
         compiled(x)
         assert _graphs() == 1
         model.compile(backend="eager")
-        np.testing.assert_array_equal(model(x).numpy(), compiled(x).numpy())
+        # the code generator's direct small-GEMM kernel sums in another order than BLAS
+        np.testing.assert_allclose(model(x).numpy(), compiled(x).numpy(), rtol=1e-6, atol=1e-7)
     assert _graphs() == 2

@@ -19,6 +19,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .._ops import core as _core
 from . import aot, replay
+from .backends import OPTIONS, compile_graph
 from .capture import Tracer, capture, unflatten
 from .exc import InvalidBackend
 from .guards import World, first_difference, holds, relevant, snapshot
@@ -123,12 +124,8 @@ class _Entry:
 
 
 def _codegen(graph, options):
-    """The code generator's runner (``ember.compiler.backends.compile_graph``), or the node by
-    node interpreter while none is installed."""
-    try:
-        from .backends import compile_graph
-    except ImportError:
-        return replay.interpret(graph)
+    """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a
+    compiler exists, generated Python where none does."""
     return compile_graph(graph, options)
 
 
@@ -263,10 +260,6 @@ def _resolve(backend, mode, options):
 
 
 def _known_options():
-    try:
-        from .backends import OPTIONS
-    except ImportError:
-        return set(_OPTIONS)
     return set(_OPTIONS) | set(OPTIONS)
 
 

@@ -1,0 +1,49 @@
+"""Code generation for captured graphs: ``compile_graph(graph, options) -> callable``.
+
+The C backend (fused loops, GEMMs through SciPy's BLAS with epilogues, ember's vector math)
+when a C compiler is found; otherwise, or when compiling fails, the Python backend (generated
+Python calling each node's kernel), with one warning saying why. The callable takes the
+placeholders' NumPy arrays in order, writes the graph's mutations into them, and returns the
+outputs' arrays (a list); the graph IR is :mod:`ember.compiler.graph`'s.
+"""
+import warnings
+
+from . import toolchain
+from .c import compile_c
+from .python import compile_python
+
+__all__ = ["compile_graph", "compile_python", "OPTIONS"]
+
+# Options of its own the code generator accepts beyond torch's inductor names (none yet).
+OPTIONS = ()
+
+_warned = set()
+
+
+def _warn_once(kind, message):
+    if kind not in _warned:
+        _warned.add(kind)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def compile_graph(graph, options=None):
+    """Compiles ``graph`` (a captured :class:`ember.compiler.graph.Graph`).
+
+    Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
+    GEMM's candidate kernels on its real shapes instead of the cost model; choices cached on
+    disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. Never raises for a missing or failing
+    compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
+    missing compiler; naming the log file for a failed build).
+    """
+    options = dict(options or {})
+    compiler = toolchain.find_compiler()
+    if compiler is None:
+        _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
+                   "ziglang wheel: pip install ember[compile]); running generated Python instead")
+        return compile_python(graph)
+    try:
+        return compile_c(graph, options, compiler)
+    except toolchain.CompileError as e:
+        warnings.warn(f"ember.compile: compiling the generated C failed (log: {e.log}); "
+                      f"running generated Python instead", RuntimeWarning, stacklevel=2)
+        return compile_python(graph)

@@ -1,0 +1,96 @@
+"""Choosing how each GEMM with its epilogue runs: timed on the real shapes, or a cost model.
+
+Candidates: 0 BLAS on the whole product, then bias and epilogue in one pass; 1 BLAS per block
+of rows, each block's epilogue applied while it is in cache; 2 a direct loop (no library call,
+for products so small that the call costs more than the arithmetic). ``max_autotune`` times
+them (best of several runs, on scratch arrays of the real shapes); choices are stored in
+``autotune.json`` in the compile cache, keyed by kernel signature, compiler and CPU, and
+reused by later compilations and processes.
+"""
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import time
+
+from . import toolchain
+from .kernels import label
+
+__all__ = ["choose", "NAMES"]
+
+NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel")
+_L2_BYTES = 256 << 10   # output block kept in cache: a quarter of a typical 1 MiB L2
+_DIRECT_MACS = 32 ** 3  # below this many multiply-adds a direct loop beats a library call
+
+
+def _block_rows(n, itemsize):
+    return max(8, _L2_BYTES // 4 // max(1, n * itemsize))
+
+
+def cost_model(shape, has_epilogue):
+    m, n, k, size = shape
+    if m * n * k <= _DIRECT_MACS:
+        return 2, 0
+    if has_epilogue and m * n * size > _L2_BYTES:
+        return 1, _block_rows(n, size)
+    return 0, 0
+
+
+def _key(fname, shape, kernel, compiler):
+    node = kernel.nodes[0]
+    epilogue = ",".join(label(n).split("(")[0] for n in kernel.epilogue.nodes) if kernel.epilogue else ""
+    text = "|".join([node.target.name, repr(shape), epilogue, " ".join(compiler),
+                     toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity()])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=None)
+def _path():
+    return toolchain.cache_dir() / "autotune.json"
+
+
+def _load():
+    try:
+        return json.loads(_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(key, value):
+    table = _load()
+    table[key] = value
+    fd, tmp = tempfile.mkstemp(dir=_path().parent, prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        json.dump(table, f)
+    os.replace(tmp, _path())
+
+
+def _time(fn, table, choice, block, repeat=5):
+    fn(table, choice, block)  # warm: pages faulted in, BLAS threads started
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(table, choice, block)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def choose(fname, shape, kernel, fn, scratch, compiler):
+    """(choice, block rows, how it was chosen)."""
+    if scratch is None:
+        choice, block = cost_model(shape, kernel.epilogue is not None)
+        return choice, block, "cost model"
+    key = _key(fname, shape, kernel, compiler)
+    cached = _load().get(key)
+    if cached is not None:
+        return cached[0], cached[1], "cached"
+    m, n, k, size = shape
+    candidates = [(0, 0), (1, _block_rows(n, size))]
+    if m * n * k <= 64 * _DIRECT_MACS:
+        candidates.append((2, 0))
+    timed = {c: _time(fn, scratch, *c) for c in candidates}
+    best = min(timed, key=timed.get)
+    _store(key, list(best))
+    detail = ", ".join(f"{NAMES[c][:14]} {t * 1e6:.1f} us" for (c, _), t in timed.items())
+    return best[0], best[1], f"timed: {detail}"

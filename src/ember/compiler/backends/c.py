@@ -1,0 +1,207 @@
+"""The C backend: plan, generate, build (through the cache), autotune, and a Python driver.
+
+The driver is generated Python (written by the reference backend's :class:`Program`): it
+points the table's slots at the placeholders' arrays (only when a different array comes in),
+runs each run of C kernels with one ctypes call, runs the nodes C does not know through their
+``forward``, and copies outputs and the mutations C did not write in place.
+"""
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import autotune, toolchain
+from .cgen import generate
+from .plan import make_plan
+from .python import Program, value_names
+
+__all__ = ["compile_c", "blas_pointers", "log_enabled"]
+
+
+def log_enabled(name):
+    """``EMBER_LOGS=output_code,autotuning`` (comma-separated, like ``TORCH_LOGS``)."""
+    return name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
+
+
+def _blas_threads(sgemm):
+    """(address of the set-thread-count function, its thread count) of the OpenBLAS that
+    holds ``sgemm``, or (None, 1) for another BLAS or without threadpoolctl."""
+    try:
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.internal_api == "openblas" and "scipy" in lib.filepath and "numpy" not in lib.filepath:
+                fn = lib._get_symbol("openblas_set_num_threads")
+                return ctypes.cast(fn, ctypes.c_void_p).value, lib.get_num_threads()
+    except Exception:  # a BLAS threadpoolctl cannot drive: leave its threads alone
+        pass
+    return None, 1
+
+
+def blas_pointers():
+    """Addresses of sgemm and dgemm from SciPy's ``cython_blas`` (the BLAS SciPy ships), or None."""
+    try:
+        from scipy.linalg import cython_blas
+    except ImportError:
+        return None
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    capi = cython_blas.__pyx_capi__
+    return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
+
+
+def _array_for(storage):
+    node = storage.node
+    d = node.meta["dtype"]
+    return np.empty(tuple(node.meta["shape"]), np.dtype(getattr(d, "np", d)))
+
+
+def compile_c(graph, options, compiler):
+    """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
+    pointers = blas_pointers()
+    plan = make_plan(graph, have_blas=pointers is not None)
+    source, regions, gemms, slots = generate(plan)
+    if log_enabled("output_code"):
+        print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
+    openmp = "#pragma omp parallel" in source
+    start = time.perf_counter()
+    lib, cached = toolchain.build(source, compiler, openmp=openmp)
+    build_seconds = time.perf_counter() - start
+    if pointers is not None:
+        set_threads, threads = _blas_threads(pointers[0])
+        lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
+                    ctypes.c_void_p(set_threads), ctypes.c_int(threads))
+    table = (ctypes.c_void_p * max(1, len(slots)))()
+    buffers = {}  # slot -> the memory its values share (memory planning)
+    for index, storage in slots.items():
+        if storage.kind == "buffer":
+            buffers[index] = np.empty(storage.nbytes, np.uint8)
+            table[index] = buffers[index].ctypes.data
+    _choose_gemms(lib, gemms, slots, options, compiler)
+    fn = _driver(plan, lib, regions, slots, buffers, table)
+    fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
+    return fn
+
+
+def _choose_gemms(lib, gemms, slots, options, compiler):
+    choices = (ctypes.c_int * max(1, len(gemms))).in_dll(lib, "em_choice")
+    blocks = (ctypes.c_long * max(1, len(gemms))).in_dll(lib, "em_block")
+    scratch = None
+    for i, (fname, shape, kernel) in enumerate(gemms):
+        fn = getattr(lib, fname)
+        fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long], None
+        if options.get("max_autotune") and scratch is None:
+            scratch = _scratch_table(slots)
+        choice, block, how = autotune.choose(fname, shape, kernel, fn, scratch, compiler)
+        choices[i], blocks[i] = choice, block
+        if log_enabled("autotuning"):
+            m, n, k, size = shape
+            print(f"[ember autotuning] {kernel.nodes[0].name} [{m}x{k}]@[{k}x{n}] "
+                  f"{'+ epilogue ' if kernel.epilogue else ''}-> {autotune.NAMES[choice]}"
+                  f"{f' (block {block} rows)' if choice == 1 else ''} ({how})", file=sys.stderr)
+
+
+def _scratch_table(slots):
+    """A pointer table over fresh arrays of every slot's size: autotuning runs kernels on it,
+    never on the user's arrays (an epilogue may update parameters in place)."""
+    table = (ctypes.c_void_p * max(1, len(slots)))()
+    keep = []
+    rng = np.random.default_rng(0)
+    for index, storage in slots.items():
+        a = _array_for(storage)
+        if a.dtype.kind == "f":
+            a[...] = rng.standard_normal(a.shape)
+        else:
+            a[...] = 0
+        keep.append(a)
+        table[index] = a.ctypes.data
+    table._keep = keep
+    return table
+
+
+def _check(array, shape, dtype, name):
+    """The address of ``array`` after checking it is what the code was generated for."""
+    if array.shape != shape or array.dtype != dtype:
+        raise ValueError(f"compiled graph input {name!r} must be {dtype}{list(shape)}, got "
+                         f"{array.dtype}{list(array.shape)}")
+    return array.ctypes.data
+
+
+def _driver(plan, lib, regions, slots, buffers, table):
+    graph, program = plan.graph, Program()
+    names = value_names(graph)
+    program.globals.update(P=table, L=[None] * len(graph.placeholders), contiguous=np.ascontiguousarray, check=_check,
+                           lib=lib, bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
+    slot_of = {s.node: i for i, s in slots.items()}
+    body, known = [], {}
+    for i, p in enumerate(graph.placeholders):
+        params = names[p]
+        if p in slot_of:
+            loc = plan.loc[p]
+            # C addresses the array with the shape and dtype it was compiled for: a new array
+            # is checked once, before its address goes into the table.
+            body += [f"a{i} = {params} if {params}.flags.c_contiguous else contiguous({params})",
+                     f"if a{i} is not L[{i}]: P[{slot_of[p]}] = check(a{i}, {loc.shape!r}, "
+                     f"{str(loc.dtype)!r}, {p.name!r}); L[{i}] = a{i}"]
+            known[p] = f"a{i}"
+        else:
+            known[p] = params
+    for node, loc in plan.loc.items():  # each value kept in a buffer, as an array over its memory
+        index = loc.storage.resolve().index
+        if loc.storage.node is node and index in buffers:
+            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index])
+            known[node] = f"B_{names[node]}"
+    for value, placeholder in plan.in_place.items():
+        known[value] = known[placeholder]
+
+    def name_of(node):
+        if node not in known:  # a view C addressed through strides, wanted in Python
+            lines.append(program.call_line(node, {**names, **{a: name_of(a) for a in node.args if hasattr(a, "meta")}}))
+            known[node] = names[node]
+        return known[node]
+
+    lines = body
+    region_of = {id(r[0]): i for i, r in enumerate(regions)}
+    for kernel in plan.kernels:
+        if kernel.kind == "python":
+            node = kernel.nodes[0]
+            args = {a: name_of(a) for a in node.args if hasattr(a, "meta")}
+            lines.append(program.call_line(node, {**names, **args}))
+            known[node] = names[node]
+            if node in slot_of:
+                v = names[node]
+                # np.asarray: kernels may return NumPy scalars; a copy only when not C-ordered
+                # (ascontiguousarray would make a 0-d result 1-d for the Python code after it)
+                lines += [f"{v} = np.asarray({v})", f"if not {v}.flags.c_contiguous: {v} = {v}.copy()",
+                          f"P[{slot_of[node]}] = {v}.ctypes.data"]
+        elif id(kernel) in region_of:
+            r = region_of[id(kernel)]
+            fn = getattr(lib, f"region_{r}")
+            fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+            program.globals[f"R{r}"] = fn
+            lines.append(f"if R{r}(P): raise IndexError(f'Target {{bad_target.value}} is out of bounds.')")
+    outs = []
+    for o in graph.outputs:
+        if not hasattr(o, "meta"):
+            outs.append(program.constant(o))
+        elif o.op == "placeholder":
+            outs.append(names[o])
+        elif plan.kind.get(o) is not None or getattr(o.target, "is_view", False):  # C's memory
+            outs.append(f"np.array({name_of(o)})")
+        else:
+            outs.append(f"np.asarray({name_of(o)})")
+    for placeholder, value in graph.mutations:
+        p = names[placeholder]
+        if plan.in_place.get(value) is placeholder:
+            lines.append(f"if {known[placeholder]} is not {p}: np.copyto({p}, {known[placeholder]})")
+        else:
+            lines.append(f"np.copyto({p}, {name_of(value)}, casting='unsafe')")
+    lines.append(f"return [{', '.join(outs)}]")
+    fn, source = program.function([names[p] for p in graph.placeholders], lines)
+    fn.source = source
+    if log_enabled("output_code"):
+        print(f"# ember.compile: driver\n{source}", file=sys.stderr)
+    return fn

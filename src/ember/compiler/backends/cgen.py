@@ -1,0 +1,456 @@
+"""C source for a :class:`~.plan.Plan`: one function per kernel, one per run of C kernels.
+
+Every array is reached through slot ``i`` of a pointer table ``p`` (``s<i>`` in the code);
+shapes, strides and offsets are compile-time constants, so loops have fixed trip counts and
+contiguous inner strides of 1 that the compiler vectorises. Each kernel is preceded by a
+comment naming the graph nodes it computes.
+"""
+import numpy as np
+
+from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
+from .plan import _args, _blas_layout, _numel, gemm_operands
+
+__all__ = ["generate", "collapse"]
+
+# Loops over at least this many elements get an OpenMP pragma; smaller ones stay on one thread
+# (waking a team costs microseconds).
+OMP_MIN_ELEMENTS = 1 << 20
+_HEADER = """#include <stdint.h>
+#include <string.h>
+#include "ember_math.h"
+typedef void (*em_sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*, float*, float*, int*);
+typedef void (*em_dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*, double*, int*);
+static em_sgemm_t em_sgemm;
+static em_dgemm_t em_dgemm;
+static void (*em_set_threads)(int);
+static int em_threads = -1, em_max_threads = 1;
+int64_t em_bad_target;
+void em_init(void* s, void* d, void* set_threads, int max_threads) {
+    em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
+    em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
+}
+/* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
+ * and on a busy machine a spinning second thread can take a whole time slice. */
+static inline void em_blas_threads(long macs) {
+    int want = macs >= (1L << 26) ? em_max_threads : 1;
+    if (em_set_threads && want != em_threads) { em_set_threads(want); em_threads = want; }
+}
+"""
+
+
+def collapse(domain, stride_lists, keep_last=False):
+    """Merges adjacent dimensions that every operand walks as one (and drops size-1 ones):
+    returns (dims, stride lists). With ``keep_last`` the last dimension is never merged."""
+    dims, out = [], [[] for _ in stride_lists]
+    last = len(domain) - 1
+    for d, n in enumerate(domain):
+        if n == 1 and not (keep_last and d == last):
+            continue
+        if dims and not (keep_last and d == last) and all(
+                o[-1] == s[d] * n for o, s in zip(out, stride_lists)):
+            dims[-1] *= n
+            for o, s in zip(out, stride_lists):
+                o[-1] = s[d]
+            continue
+        dims.append(n)
+        for o, s in zip(out, stride_lists):
+            o.append(s[d])
+    return dims, out
+
+
+def _align(loc, domain):
+    """The loc's strides over ``domain`` (right-aligned broadcasting: 0 where it repeats)."""
+    lead = len(domain) - len(loc.shape)
+    return [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(loc.shape, domain[lead:], loc.strides)]
+
+
+class _Source:
+    def __init__(self, plan):
+        self.plan, self.slots = plan, {}
+
+    def slot(self, storage):
+        storage = storage.resolve()
+        if storage.index is None:
+            storage.index = len(self.slots)
+            self.slots[storage.index] = storage
+        return storage.index
+
+    def pointer(self, loc):
+        return f"(({CTYPES[loc.dtype]}*)p[{self.slot(loc.storage)}])"
+
+
+class _Body:
+    """Statements of one loop body: values by name, loads of operands, stores."""
+
+    def __init__(self, src, members, domain, index_of):
+        self.src, self.members, self.domain, self.index_of = src, members, domain, index_of
+        self.lines, self.names = [], {}
+
+    def operand(self, a, node):
+        if a is None:
+            return None
+        if not hasattr(a, "meta"):
+            dtype = node_dtype(node)
+            if getattr(node.target, "name", None) in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Where"):
+                dtype = next((node_dtype(b) for b in _args(node) if node_dtype(b) != np.bool_), dtype)
+            return c_literal(a, dtype)
+        return self.value(a)
+
+    def value(self, node):
+        if node in self.names:
+            return self.names[node]
+        plan = self.src.plan
+        if node in self.members or node in plan.inlined:
+            expr = elementwise_expr(node, [self.operand(a, node) for a in operands(node)])
+        else:
+            loc = plan.loc[node]
+            expr = f"{self.src.pointer(loc)}[{self.index_of(loc)}]"
+        name = f"t{len(self.names)}"
+        self.lines.append(f"{CTYPES[node_dtype(node)]} {name} = {expr};")
+        self.names[node] = name
+        return name
+
+
+def node_dtype(node):
+    d = node.meta["dtype"]
+    return np.dtype(getattr(d, "np", d))
+
+
+def _leaves(plan, nodes, members):
+    """Operands a loop loads from memory (through inlined producers)."""
+    seen, out = set(), []
+
+    def visit(n):
+        for a in operands(n):
+            if not hasattr(a, "meta"):
+                continue
+            if a in seen:
+                continue
+            seen.add(a)
+            if a in members or a in plan.inlined:
+                visit(a)
+            else:
+                out.append(a)
+    for n in nodes:
+        visit(n)
+    return out
+
+
+def _index(offset, strides, loop_vars):
+    terms = [f"{v}*{s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s != 0]
+    return " + ".join([str(offset)] * (offset != 0) + terms) or "0"
+
+
+def _loop_kernel(src, kernel, fname, rows):
+    """Fused elementwise loop; ``rows``: collapse to (rows, last dim) so the outer range can be
+    a block of a GEMM's rows."""
+    plan, domain = src.plan, kernel.shape
+    members = set(kernel.nodes)
+    stores = [n for n in kernel.nodes if _stored(plan, n, members)]
+    leaves = _leaves(plan, kernel.nodes, members)
+    locs = [plan.loc[a] for a in leaves] + [plan.loc[n] for n in stores]
+    strides = [_align(loc, domain) for loc in locs]
+    if rows and len(domain) >= 1:
+        lead, last = domain[:-1], domain[-1:]
+        dims, merged = collapse(list(lead) + list(last), strides, keep_last=True)
+        if len(dims) != 2 or dims[0] != _numel(lead):
+            return None
+    else:
+        dims, merged = collapse(list(domain), strides)
+    stride_of = {id(loc): s for loc, s in zip(locs, merged)}
+    loop_vars = [f"i{d}" for d in range(len(dims))]
+    body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
+    for n in kernel.nodes:
+        body.value(n)
+    for n in stores:
+        loc = plan.loc[n]
+        body.lines.append(f"{src.pointer(loc)}[{_index(loc.offset, stride_of[id(loc)], loop_vars)}] = {body.names[n]};")
+    outer = dims[0] if dims else 1
+    lines = [f"/* loop over {list(domain)}: {', '.join(label(n) for n in kernel.nodes)} */",
+             f"static void {fname}(void** restrict p, long r0, long r1) {{"]
+    if not dims:
+        lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
+        return lines, 1
+    if _numel(domain) >= OMP_MIN_ELEMENTS and len(dims) > 0:
+        lines.append("    #pragma omp parallel for")
+    indent = "    "
+    for d, (v, n) in enumerate(zip(loop_vars, dims)):
+        lo, hi = ("r0", "r1") if d == 0 else ("0", str(n))
+        if d == len(dims) - 1:
+            lines.append(indent + "#pragma GCC ivdep")
+        lines.append(f"{indent}for (long {v} = {lo}; {v} < {hi}; {v}++) {{")
+        indent += "    "
+    lines += [indent + ln for ln in body.lines]
+    lines += ["    " * (len(dims) - d) + "}" for d in range(len(dims))] + ["}"]
+    return lines, outer
+
+
+def _stored(plan, node, members):
+    """A loop member is written to memory when something outside the loop reads it."""
+    escaping = {o for o in plan.graph.outputs if hasattr(o, "meta")} | {v for _, v in plan.graph.mutations}
+    return node in escaping or any(u not in members for u in node.users)
+
+
+def _sum_kernel(src, node, fname):
+    plan = src.plan
+    x = node.args[0]
+    domain = tuple(x.meta["shape"])
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    reduced = set(range(len(domain))) if dim is None else {d % len(domain) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    out = plan.loc[node]
+    keepdim = node.kwargs.get("keepdim", False)
+    out_strides, k = [], 0
+    for d in range(len(domain)):
+        if d in reduced:
+            out_strides.append(0)
+            k += keepdim
+        else:
+            out_strides.append(out.strides[k] if out.strides else 0)
+            k += 1
+    members = {x} if x in plan.inlined else set()
+    leaves = _leaves(plan, [x], members) if x in plan.inlined else [x]
+    locs = [plan.loc[a] for a in leaves]
+    dims, merged = collapse(list(domain), [_align(loc, domain) for loc in locs] + [out_strides])
+    stride_of = {id(loc): s for loc, s in zip(locs, merged)}
+    ostr = merged[-1]
+    loop_vars = [f"i{d}" for d in range(len(dims))]
+    body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
+    value = body.value(x)
+    t, ptr = CTYPES[out.dtype], src.pointer(out)
+    lines = [f"/* sum over dims {sorted(reduced)} of {list(domain)}: "
+             f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    {t}* restrict o = {ptr};",
+             f"    for (long i = 0; i < {max(1, _numel(out.shape))}; i++) o[i] = 0;"]
+    inner_reduced = bool(dims) and ostr[-1] == 0
+    indent = "    "
+    for d, (v, n) in enumerate(zip(loop_vars, dims)):
+        if inner_reduced and d == len(dims) - 1:
+            lines.append(f"{indent}{t} acc = 0;")
+        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++) {{")
+        indent += "    "
+    lines += [indent + ln for ln in body.lines]
+    if inner_reduced:
+        lines.append(f"{indent}acc += {value};")
+        lines.append(f"{indent[:-4]}}}")
+        lines.append(f"{indent[:-4]}o[{_index(0, ostr[:-1], loop_vars[:-1])}] += acc;")
+        closing = len(dims) - 1
+        indent = indent[:-4]
+    else:
+        lines.append(f"{indent}o[{_index(0, ostr, loop_vars)}] += {value};")
+        closing = len(dims)
+    lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
+    return lines
+
+
+def _inlined_under(plan, node):
+    out = set()
+    for a in _args(node):
+        if a in plan.inlined:
+            out.add(a)
+            out |= _inlined_under(plan, a)
+    if node in plan.inlined:
+        out.add(node)
+    return out
+
+
+def _row_stats(t, sfx, n):
+    """Max (NaN if the row has one) and sum of exp(x - max) of row ``x``."""
+    return [f"        {t} m = -INFINITY; int nan = 0;",
+            f"        for (long j = 0; j < {n}; j++) {{ m = x[j] > m ? x[j] : m; nan |= x[j] != x[j]; }}",
+            "        if (nan) m = NAN;",
+            f"        {t} s = 0;",
+            f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);"]
+
+
+def _softmax_kernel(src, node, fname, log):
+    plan = src.plan
+    xl, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    sfx = "f" if out.dtype == np.float32 else ""
+    n = out.shape[-1] if out.shape else 1
+    rows = _numel(out.shape) // max(n, 1) if n else 0
+    finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
+              f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;")
+    return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    for (long r = 0; r < {rows}; r++) {{",
+            f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
+            f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
+            *_row_stats(t, sfx, n), finish, "    }", "}"]
+
+
+def _norm_stats_kernel(src, node, fname):
+    """Mean and biased variance over the trailing axes (two passes over each row), into the
+    (2, *kept) statistics: mean 0 and the mean square when not ``centered``."""
+    plan = src.plan
+    x, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    rows = _numel(out.shape[1:])
+    n = _numel(x.shape) // max(rows, 1)
+    centered = node.kwargs.get("centered", True)
+    return [f"/* mean and variance over the last {len(node.kwargs['axes'])} dims of {list(x.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict stats = {src.pointer(out)};",
+            f"    for (long r = 0; r < {rows}; r++) {{",
+            f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
+            f"        {t} mean = 0, var = 0;",
+            f"        for (long j = 0; j < {n}; j++) mean += x[j];" if centered else "",
+            f"        mean /= {max(n, 1)};",
+            f"        for (long j = 0; j < {n}; j++) {{ {t} d = x[j] - mean; var += d * d; }}",
+            f"        stats[r] = mean;",
+            f"        stats[{rows} + r] = var / {max(n, 1)};",
+            "    }", "}"]
+
+
+def _cross_entropy_kernel(src, node, fname, backward):
+    plan = src.plan
+    x = plan.loc[node.args[3] if backward else node.args[0]]
+    target, out = plan.loc[node.args[1]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    sfx = "f" if out.dtype == np.float32 else ""
+    rows, n = x.shape
+    ignore = int(node.kwargs.get("ignore_index", -100))
+    mean = node.kwargs.get("reduction", "mean") == "mean"
+    head = [f"/* {'gradient of ' if backward else ''}cross entropy of {list(x.shape)} logits: {node.target.name}({node.name}) */",
+            f"static int {fname}(void** restrict p) {{",
+            f"    const int64_t* restrict target = {src.pointer(target)} + {target.offset};",
+            "    long count = 0;",
+            f"    for (long r = 0; r < {rows}; r++) {{",
+            "        int64_t c = target[r];",
+            f"        if (c == {ignore}) continue;",
+            f"        if (c < 0 || c >= {n}) {{ em_bad_target = c; return 1; }}",
+            "        count++;", "    }"]
+    row = [f"    for (long r = 0; r < {rows}; r++) {{",
+           f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
+           "        int64_t c = target[r];"]
+    if not backward:
+        return head + [f"    double total = 0;", *row,
+                       f"        if (c == {ignore}) continue;",
+                       *_row_stats(t, sfx, n),
+                       f"        total += (double)(m + em_log{sfx}(s) - x[c]);", "    }",
+                       f"    *{src.pointer(out)} = ({t})({'total / count' if mean else 'total'});",
+                       "    return 0;", "}"]
+    g = plan.loc[node.args[0]]
+    scale = f"({src.pointer(g)}[{g.offset}]{' / count' if mean else ''})"
+    return head + [f"    {t} scale = {scale};", *row,
+                   f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
+                   f"        if (c == {ignore}) {{ for (long j = 0; j < {n}; j++) y[j] = 0; continue; }}",
+                   *_row_stats(t, sfx, n),
+                   f"        {t} k = scale / s;",
+                   f"        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * k;",
+                   "        y[c] -= scale;", "    }", "    return 0;", "}"]
+
+
+def _gemm_kernel(src, kernel, fname, epilogue):
+    """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
+    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products."""
+    plan, node = src.plan, kernel.nodes[0]
+    (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
+    out = plan.loc[node]
+    t = CTYPES[out.dtype]
+    m, k, n = _numel(a.shape[:-1]), a.shape[-1], out.shape[-1]
+    ta, lda = _blas_layout(sa, m, k)
+    tb, ldb = _blas_layout(sb, k, n)
+    gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
+    finish = []
+    if bias is not None:
+        finish.append(f"    for (long i = r0; i < r1; i++) for (long j = 0; j < {n}; j++) "
+                      f"C[i*{n} + j] += bias[j*{bias.strides[0]}];")
+    after = ""
+    if epilogue is not None:
+        ename, per_block, outer = epilogue
+        if per_block:
+            finish.append(f"    {ename}(p, r0, r1);")
+        else:  # the loop cannot be cut into row blocks: it runs once, after the product
+            after = f"    {ename}(p, 0, {outer});"
+    fused = [label(x) for x in (kernel.epilogue.nodes if kernel.epilogue else [])]
+    lines = [f"/* GEMM [{m}x{k}] @ [{k}x{n}]: {node.target.name}({node.name})"
+             + (f" with epilogue {', '.join(fused)}" if fused else "") + " */",
+             f"static inline void {fname}_finish(void** restrict p, {t}* restrict C, long r0, long r1) {{"]
+    if bias is not None:
+        lines.append(f"    const {t}* restrict bias = {src.pointer(bias)} + {bias.offset};")
+    lines += finish + ["}",
+                       f"void {fname}(void** restrict p, int choice, long block) {{",
+                       f"    const {t}* A = {src.pointer(a)} + {a.offset};",
+                       f"    const {t}* B = {src.pointer(b)} + {b.offset};",
+                       f"    {t}* C = {src.pointer(out)};",
+                       "    if (choice == 2) {",
+                       f"        for (long i = 0; i < {m}; i++) {{",
+                       f"            {t}* restrict c = C + i*{n};",
+                       f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
+                       f"            for (long q = 0; q < {k}; q++) {{",
+                       f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
+                       f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
+                       "            }",
+                       f"            {fname}_finish(p, C, i, i + 1);",
+                       "        }",
+                       "    } else {",
+                       f"        em_blas_threads({m * n * k}L);",
+                       f"        long mb = choice == 1 ? block : {m};",
+                       f"        for (long r = 0; r < {m}; r += mb) {{",
+                       f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
+                       f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
+                       f"            char ta = '{tb}', tb = '{ta}';",
+                       f"            {t} one = 1, zero = 0;",
+                       f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
+                       f"            {fname}_finish(p, C, r, r + nn);",
+                       "        }",
+                       "    }", after, "}"]
+    return lines, (m, n, k, out.dtype.itemsize)
+
+
+def generate(plan):
+    """(C source, regions, gemms): regions are lists of kernels run by one exported
+    ``region_<i>(void** p)``; gemms are (function name, (M, N, K, itemsize), kernel)."""
+    src = _Source(plan)
+    body, regions, gemms, calls = [], [], [], {}
+    for i, kernel in enumerate(plan.kernels):
+        fname = f"k{i}"
+        if kernel.kind == "python":
+            continue
+        if kernel.kind == "loop":
+            lines, outer = _loop_kernel(src, kernel, fname, rows=False)
+            calls[id(kernel)] = [f"{fname}(p, 0, {outer});"]
+        elif kernel.kind == "sum":
+            lines = _sum_kernel(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind in ("softmax", "log_softmax"):
+            lines = _softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "norm_stats":
+            lines = _norm_stats_kernel(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind.startswith("cross_entropy"):
+            lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))
+            calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
+        else:
+            epilogue, lines = None, []
+            if kernel.epilogue is not None:
+                made = _loop_kernel(src, kernel.epilogue, fname + "e", rows=True)
+                per_block = made is not None
+                elines, outer = made or _loop_kernel(src, kernel.epilogue, fname + "e", rows=False)
+                lines += elines
+                epilogue = (fname + "e", per_block, outer)
+            glines, shape = _gemm_kernel(src, kernel, fname, epilogue)
+            lines += glines
+            gemms.append((fname, shape, kernel))
+            calls[id(kernel)] = [f"{fname}(p, em_choice[{len(gemms) - 1}], em_block[{len(gemms) - 1}]);"]
+        body += lines + [""]
+    region = None
+    for kernel in plan.kernels:
+        if kernel.kind == "python":
+            region = None
+            continue
+        if region is None:
+            region = []
+            regions.append(region)
+        region.append(kernel)
+    tail = []
+    for r, kernels in enumerate(regions):
+        tail.append(f"int region_{r}(void** restrict p) {{")
+        for kernel in kernels:
+            tail += ["    " + c for c in calls[id(kernel)]]
+        tail += ["    return 0;", "}"]
+    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];"]
+    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots

@@ -1,0 +1,334 @@
+"""The op table of the C backend: which op entries it lowers, and the C each one becomes.
+
+Ops are matched by ``target.name`` through the tables below (one place), so renamed op entries
+only need their names changed here. Elementwise rules give a C expression of their operands'
+expressions; the kernel kinds (reductions, row kernels, GEMMs, views) are recognised by name
+with their attributes checked in :func:`kind_of`. Anything else runs its ``forward`` from Python.
+"""
+import operator
+
+import numpy as np
+
+__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
+
+CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand")
+_SQRT_HALF = 0.7071067811865476
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def c_literal(value, dtype):
+    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)) and dtype not in FLOATS:
+        return f"{int(value)}LL"
+    v = float(np.dtype(dtype).type(value)) if dtype in FLOATS else float(value)
+    if np.isnan(v):
+        return "NAN"
+    if np.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return v.hex() + ("f" if dtype == np.float32 else "")
+
+
+def _fn(base, dtype):
+    return base + ("f" if dtype == np.float32 else "")
+
+
+def _em(base, dtype):
+    return "em_" + _fn(base, dtype)
+
+
+def _pow(a, k, d):
+    e = k["b"]
+    if e == 2:
+        return f"({a[0]} * {a[0]})"
+    if e == 0.5:
+        return f"{_fn('sqrt', d)}({a[0]})"
+    if e == -1:
+        return f"(1 / {a[0]})"
+    return f"{_fn('pow', d)}({a[0]}, {a[1]})"
+
+
+def _gelu(a, k, d):
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    x = a[0]
+    if k.get("approximate", "none") == "tanh":
+        inner = f"({c(_SQRT_2_OVER_PI)} * ({x} + {c(0.044715)} * {x} * {x} * {x}))"
+        return f"({c(0.5)} * {x} * (1 + {_em('tanh', d)}({inner})))"
+    return f"({x} * ({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)}))))"
+
+
+def _gelu_backward(a, k, d):
+    """``g * (Phi(x) + x phi(x))``: GeluBackward (Phi evaluated again rather than read back as
+    output / x, the same value within the erf bound)."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    g, x = a[0], a[1]
+    cdf = f"({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)})))"
+    pdf = f"({_em('exp', d)}({c(-0.5)} * {x} * {x}) * {c(0.3989422804014327)})"
+    return f"({g} * ({cdf} + {x} * {pdf}))"
+
+
+def _normalize(a, k, d):
+    """Normalize: ``(x - mean) / sqrt(var + eps) * weight + bias`` (operands: x, the two halves
+    of the statistics, weight and bias reshaped to the affine shape, or None)."""
+    out = f"(({a[0]} - {a[1]}) * (1 / {_fn('sqrt', d)}({a[2]} + {c_literal(k['eps'], d)})))"
+    if a[3] is not None:
+        out = f"({out} * {a[3]})"
+    return out if a[4] is None else f"({out} + {a[4]})"
+
+
+def _alpha(sign):
+    def rule(a, k, d):
+        alpha = k.get("alpha", 1)
+        return f"({a[0]} {sign} {a[1]})" if alpha == 1 else f"({a[0]} {sign} {c_literal(alpha, d)} * {a[1]})"
+    return rule
+
+
+# name -> rule(operand expressions, attrs, result dtype) -> C expression. NaN handling follows
+# NumPy: maximum/minimum propagate NaN from either side, relu keeps NaN.
+ELEMENTWISE = {
+    "Add": _alpha("+"),
+    "Sub": _alpha("-"),
+    "Mul": lambda a, k, d: f"({a[0]} * {a[1]})",
+    "Div": lambda a, k, d: f"({a[0]} / {a[1]})",
+    "Neg": lambda a, k, d: f"(-{a[0]})",
+    "Exp": lambda a, k, d: f"{_em('exp', d)}({a[0]})",
+    "Log": lambda a, k, d: f"{_em('log', d)}({a[0]})",
+    "Tanh": lambda a, k, d: f"{_em('tanh', d)}({a[0]})",
+    "Sigmoid": lambda a, k, d: f"{_em('sigmoid', d)}({a[0]})",
+    "Erf": lambda a, k, d: f"{_em('erf', d)}({a[0]})",
+    "Sqrt": lambda a, k, d: f"{_fn('sqrt', d)}({a[0]})",
+    "Rsqrt": lambda a, k, d: f"(1 / {_fn('sqrt', d)}({a[0]}))",
+    "Reciprocal": lambda a, k, d: f"(1 / {a[0]})",
+    "Abs": lambda a, k, d: f"{_fn('fabs', d)}({a[0]})",
+    "Sin": lambda a, k, d: f"{_fn('sin', d)}({a[0]})",
+    "Cos": lambda a, k, d: f"{_fn('cos', d)}({a[0]})",
+    "Relu": lambda a, k, d: f"({a[0]} < 0 ? 0 : {a[0]})",
+    "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
+    "Gelu": _gelu,
+    "GeluBackward": _gelu_backward,
+    "Normalize": _normalize,
+    "Pow": _pow,
+    "Maximum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} > {a[1]}) ? {a[0]} : {a[1]})",
+    "Minimum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} < {a[1]}) ? {a[0]} : {a[1]})",
+    "Where": lambda a, k, d: f"({a[0]} ? {a[1]} : {a[2]})",
+    "Eq": lambda a, k, d: f"({a[0]} == {a[1]})",
+    "Ne": lambda a, k, d: f"({a[0]} != {a[1]})",
+    "Lt": lambda a, k, d: f"({a[0]} < {a[1]})",
+    "Le": lambda a, k, d: f"({a[0]} <= {a[1]})",
+    "Gt": lambda a, k, d: f"({a[0]} > {a[1]})",
+    "Ge": lambda a, k, d: f"({a[0]} >= {a[1]})",
+    "ToDtype": lambda a, k, d: a[0],
+    "Clone": lambda a, k, d: a[0],
+}
+_COMPARE = {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
+
+
+def _sgd(a, k, d, index):
+    """SGD's equations (ember.optim.SGD): param, grad, momentum buffer -> param', buffer'."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    p, g, buf = a[0], a[1], a[2]
+    if k["maximize"]:
+        g = f"(-{g})"
+    if k["weight_decay"]:
+        g = f"({g} + {c(k['weight_decay'])} * {p})"
+    if k["momentum"] == 0:
+        return f"({p} - {c(k['lr'])} * {g})"
+    new_buf = g if buf is None else f"({buf} * {c(k['momentum'])} + {c(1 - k['dampening'])} * {g})"
+    if index == 1:
+        return new_buf
+    step = f"({g} + {c(k['momentum'])} * {new_buf})" if k["nesterov"] else new_buf
+    return f"({p} - {c(k['lr'])} * {step})"
+
+
+def _adam(a, k, d, index):
+    """Adam's equations (ember.optim.Adam; AdamW with decoupled weight decay):
+    param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq] -> the same, updated."""
+    c = lambda v: c_literal(v, d)  # noqa: E731
+    p, g, m, v, step = a[:5]
+    if index == 3:
+        return f"({step} + 1)"
+    f = "f" if d == np.float32 else ""
+    t = f"(({CTYPES[d]})({step} + 1))"
+    if k["maximize"]:
+        g = f"(-{g})"
+    if k["weight_decay"]:
+        if k["decoupled_weight_decay"]:
+            p = f"({p} * {c(1 - k['lr'] * k['weight_decay'])})"
+        else:
+            g = f"({g} + {c(k['weight_decay'])} * {p})"
+    new_m = f"(({g} - {m}) * {c(1 - k['beta1'])} + {m})"
+    new_v = f"({v} * {c(k['beta2'])} + {g} * {g} * {c(1 - k['beta2'])})"
+    new_max = f"({a[5]} > {new_v} ? {a[5]} : {new_v})" if len(a) > 5 else None
+    if index == 1:
+        return new_m
+    if index == 2:
+        return new_v
+    if index == 4:
+        return new_max
+    denom = (f"(sqrt{f}({new_max or new_v}) / sqrt{f}(1 - pow{f}({c(k['beta2'])}, {t})) + {c(k['eps'])})")
+    return f"({p} - {new_m} / {denom} * ({c(k['lr'])} / (1 - pow{f}({c(k['beta1'])}, {t}))))"
+
+
+# Optimizer updates: several results, each picked by a getitem node that becomes a loop member.
+UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
+
+
+class Part:
+    """A value an op reads that is not a graph node: half ``index`` of a NormStats result
+    (``index`` 0 the mean, 1 the variance), or an array reshaped (``index`` None)."""
+
+    def __init__(self, source, index, shape):
+        self.source, self.index = source, index
+        self.meta = {"shape": tuple(shape), "dtype": source.meta["dtype"]}
+        self.users, self.op, self.name = [], "part", f"{source.name}_part"
+
+
+def _normalize_operands(node):
+    parts = node.meta.get("codegen_operands")  # made once: Parts are keys of the plan's tables
+    if parts is None:
+        x, stats, weight, bias = node.args[:4]
+        kept = tuple(stats.meta["shape"][1:])
+        shape = node.kwargs.get("affine_shape")
+        affine = [None if a is None else a if shape is None else Part(a, None, shape) for a in (weight, bias)]
+        parts = node.meta["codegen_operands"] = (x, Part(stats, 0, kept), Part(stats, 1, kept), *affine)
+    return parts
+
+
+def update_of(node):
+    """The update op a ``getitem`` node picks a result of, or None."""
+    if node.op == "call_op" and node.target is operator.getitem and hasattr(node.args[0], "target"):
+        source = node.args[0]
+        if getattr(source.target, "name", None) in UPDATES:
+            return source
+    return None
+
+
+def operands(node):
+    """What an elementwise node reads: its args, or its update's args for a picked result."""
+    update = update_of(node)
+    if update is not None:
+        return update.args
+    if getattr(node.target, "name", None) == "Normalize":
+        return _normalize_operands(node)
+    return node.args
+
+
+def label(node):
+    """``Op(name)`` for comments and logs; a picked update result reads ``SgdUpdate[1](getitem_3)``."""
+    update = update_of(node)
+    if update is not None:
+        return f"{update.target.name}[{node.args[1]}]({node.name})"
+    return f"{getattr(node.target, 'name', getattr(node.target, '__name__', node.target))}({node.name})"
+
+
+def _update_ok(node):
+    """All array operands of the parameter's shape and dtype (Adam's step: any 0-d number)."""
+    args = [a for a in node.args if a is not None]
+    if not args or not all(hasattr(a, "meta") for a in args):
+        return False
+    param = args[0]
+    shape, dtype = param.meta["shape"], _dtype(param)
+    if dtype not in FLOATS:
+        return False
+    step = node.args[4] if node.target.name == "AdamUpdate" else None
+    return all((a.meta["shape"] == () and _dtype(a) in CTYPES) if a is step else
+               (a.meta["shape"] == shape and _dtype(a) == dtype) for a in args)
+
+
+def elementwise_expr(node, operands):
+    """The C expression of an elementwise ``node`` given its operands' C expressions."""
+    update = update_of(node)
+    if update is not None:
+        return UPDATES[update.target.name](operands, update.kwargs, _dtype(update.args[0]), node.args[1])
+    name, attrs = node.target.name, node.kwargs
+    if name == "Pow":
+        attrs = {"b": node.args[1]}
+    return ELEMENTWISE[name](operands, attrs, _dtype(node))
+
+
+def _dtype(node):
+    d = node.meta["dtype"]
+    return np.dtype(getattr(d, "np", d))
+
+
+def _dtypes_ok(node):
+    """Floating results (bool for comparisons), operands of C types; integer arithmetic is
+    left to NumPy (its overflow and division rules)."""
+    name, out = node.target.name, _dtype(node)
+    args = [a for a in node.args if hasattr(a, "meta")]
+    if any(_dtype(a) not in CTYPES for a in args):
+        return False
+    if name in _COMPARE:
+        return out == np.bool_ and all(_dtype(a) in FLOATS for a in args)
+    if name == "Where":
+        return out in FLOATS and _dtype(node.args[0]) == np.bool_
+    if name == "ToDtype":
+        return out in FLOATS
+    return out in FLOATS and all(_dtype(a) == out for a in args)
+
+
+def _last_dim(node, dim):
+    nd = len(node.args[0].meta["shape"])
+    return isinstance(dim, int) and dim in (-1, nd - 1) and nd >= 1
+
+
+def kind_of(node, have_blas):
+    """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
+    "cross_entropy_backward", "gemm" or None (run from Python)."""
+    target = node.target
+    name = getattr(target, "name", None)
+    if update_of(node) is not None:
+        return "elementwise" if _update_ok(update_of(node)) else None
+    if name in UPDATES:
+        return "update" if _update_ok(node) else None
+    if node.op != "call_op" or name is None or "shape" not in node.meta:
+        return None
+    shape = node.meta["shape"]
+    if name in VIEWS:
+        return "view"
+    if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
+           for a in node.args):
+        return None
+    if name == "NormStats":
+        x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
+        nd = len(x.meta["shape"])
+        trailing = bool(axes) and axes == tuple(range(nd - len(axes), nd))
+        return "norm_stats" if trailing and _dtype(x) in FLOATS and _dtype(node) == _dtype(x) else None
+    if name in ELEMENTWISE:
+        if name == "Pow" and hasattr(node.args[1], "meta"):
+            return None
+        if name == "Normalize" and not hasattr(node.args[1], "meta"):
+            return None
+        return "elementwise" if _dtypes_ok(node) else None
+    out = _dtype(node)
+    if out not in FLOATS or not node.args or not hasattr(node.args[0], "meta"):
+        return None  # e.g. DropoutMask: no tensor input, it runs its forward
+    if name == "Sum" and node.kwargs.get("dtype") is None and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"
+    if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
+        return "softmax" if name == "Softmax" else "log_softmax"
+    if name in ("CrossEntropy", "CrossEntropyBackward"):
+        x = node.args[0] if name == "CrossEntropy" else node.args[3]
+        target_ = node.args[1]
+        ok = (hasattr(x, "meta") and len(x.meta["shape"]) == 2 and _dtype(x) == out
+              and hasattr(target_, "meta") and _dtype(target_) == np.int64 and len(target_.meta["shape"]) == 1
+              and node.args[2] is None and not node.kwargs.get("label_smoothing", 0.0)
+              and node.kwargs.get("reduction", "mean") in ("mean", "sum"))
+        if name == "CrossEntropyBackward":
+            ok = ok and hasattr(node.args[0], "meta") and node.args[0].meta["shape"] == () and _dtype(node.args[0]) == out
+        return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
+    if name in ("Matmul", "Linear") and have_blas:
+        a, b = node.args[0], node.args[1]
+        if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2
+                and _dtype(a) == _dtype(b) == out and 0 not in shape):
+            return None
+        if name == "Linear" and len(node.args) > 2 and node.args[2] is not None:
+            bias = node.args[2]
+            if not (hasattr(bias, "meta") and bias.meta["shape"] == shape[-1:] and _dtype(bias) == out):
+                return None
+        return "gemm"
+    return None

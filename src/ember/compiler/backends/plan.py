@@ -1,0 +1,356 @@
+"""Scheduling a graph for the C backend: where each value lives and which kernel computes it.
+
+Passes, each a small function over the graph:
+  :func:`inline_into_reductions` marks single-use elementwise producers of a sum, computed
+      inside the sum's loop instead of stored;
+  :func:`schedule` walks the nodes in order, giving each value a :class:`Loc` (storage, offset,
+      strides: views cost nothing) and putting each node into a kernel; elementwise nodes join an
+      open loop over the same shape when their operands are ready before it (so a chain, and
+      independent chains over one shape, become one loop);
+  :func:`fuse_epilogues` moves the loop that reads a GEMM's result right behind it, to run
+      per output block while the block is in cache;
+  :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
+      (an optimizer update writing the parameter) when nothing reads the old value afterwards.
+"""
+import numpy as np
+
+from .kernels import Part, _dtype, kind_of, operands
+
+__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
+
+
+class Storage:
+    """One array the generated code addresses through slot ``index`` of its pointer table:
+    kind "input" (a placeholder), "python" (a value computed by NumPy) or "buffer"
+    (allocated once, at compile time). ``alias`` redirects it to another storage."""
+
+    def __init__(self, kind, node, nbytes=0):
+        self.kind, self.node, self.nbytes, self.alias, self.index = kind, node, nbytes, None, None
+
+    def resolve(self):
+        s = self
+        while s.alias is not None:
+            s = s.alias
+        return s
+
+
+class Loc:
+    """Where a value lives: ``storage`` + ``offset`` elements, ``shape``, ``strides`` (in
+    elements, 0 along broadcast dimensions), ``dtype``."""
+
+    def __init__(self, storage, shape, strides, dtype, offset=0):
+        self.storage, self.shape, self.strides, self.dtype, self.offset = storage, tuple(shape), tuple(strides), dtype, offset
+
+    @property
+    def contiguous(self):
+        return self.strides == contiguous_strides(self.shape) or _numel(self.shape) <= 1
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _numel(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+class Kernel:
+    """A unit of the schedule: ``kind`` is "python" (one node's forward), "loop" (fused
+    elementwise nodes over ``shape``), or one node's reduction, row or GEMM kernel."""
+
+    def __init__(self, kind, nodes, shape=None):
+        self.kind, self.nodes, self.shape = kind, list(nodes), shape
+        self.epilogue = None       # a loop run per block of this GEMM's result
+        self.in_epilogue = False   # this loop is such an epilogue
+
+    def __repr__(self):
+        return f"{self.kind}[{', '.join(n.name for n in self.nodes)}]"
+
+
+class Plan:
+    def __init__(self, graph):
+        self.graph = graph
+        self.loc, self.kernels, self.kind, self.inlined = {}, [], {}, set()
+        self.position = {}  # node -> index of the kernel that computes it (-1: placeholder)
+        self.in_place = {}  # mutation value node -> placeholder whose array it is written into
+
+
+def _is_node(a):
+    return hasattr(a, "meta") and hasattr(a, "users")
+
+
+def _args(node):
+    return [a for a in node.args if _is_node(a)]
+
+
+def _reads(node):
+    """The nodes a kernel computing ``node`` reads (an update's args for its picked results)."""
+    return [a for a in operands(node) if _is_node(a)]
+
+
+def _special_users(graph):
+    """Nodes whose values leave the graph: outputs and mutation values."""
+    return set(o for o in graph.outputs if _is_node(o)) | {v for _, v in graph.mutations}
+
+
+def inline_into_reductions(plan, escaping):
+    """Marks elementwise nodes used once, by a sum or by another marked node over the same
+    shape: the sum's loop computes them (``sum(g * x)`` without the product in memory)."""
+    def visit(node, shape):
+        for a in _args(node):
+            if (plan.kind.get(a) == "elementwise" and len(a.users) == 1 and a not in escaping
+                    and a.meta["shape"] == shape):
+                plan.inlined.add(a)
+                visit(a, shape)
+    for node in plan.graph.nodes:
+        if plan.kind.get(node) == "sum":
+            visit(node, node.args[0].meta["shape"])
+
+
+def _part_loc(plan, part):
+    """Where a :class:`Part` lives: inside its source's contiguous memory, or None."""
+    src = plan.loc.get(part.source)
+    if src is None or not src.contiguous:
+        return None
+    shape = part.meta["shape"]
+    offset = src.offset + (part.index or 0) * _numel(shape)
+    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, offset)
+
+
+def _view_loc(node, src):
+    name, shape = node.target.name, tuple(node.meta["shape"])
+    if name == "Permute":
+        dims = node.kwargs.get("dims", node.args[1] if len(node.args) > 1 else None)
+        return Loc(src.storage, shape, [src.strides[d] for d in dims], src.dtype, src.offset)
+    if name == "Expand":
+        lead = len(shape) - len(src.shape)
+        strides = [0] * lead + [0 if (n == 1 and m != 1) else s
+                                for n, m, s in zip(src.shape, shape[lead:], src.strides)]
+        return Loc(src.storage, shape, strides, src.dtype, src.offset)
+    if src.contiguous:  # reshape of contiguous memory
+        return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
+    return None
+
+
+def _new_loc(node, kind):
+    shape, dtype = tuple(node.meta["shape"]), _dtype(node)
+    storage = Storage(kind, node, _numel(shape) * dtype.itemsize)
+    return Loc(storage, shape, contiguous_strides(shape), dtype)
+
+
+def schedule(plan):
+    graph = plan.graph
+    open_loops = []
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            plan.loc[node] = _new_loc(node, "input")
+            plan.position[node] = -1
+            continue
+        if node.op != "call_op":
+            continue
+        kind = plan.kind.get(node)
+        if kind == "view":
+            src = node.args[0]
+            loc = _view_loc(node, plan.loc[src])
+            if loc is not None:
+                plan.loc[node] = loc
+                plan.position[node] = plan.position[src]
+                continue
+            kind = plan.kind[node] = None
+        if node in plan.inlined:
+            plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
+            continue
+        if kind == "update":  # computed by the loops of the getitem nodes that pick its results
+            plan.position[node] = -1
+            continue
+        parts = [a for a in operands(node) if isinstance(a, Part)] if kind == "elementwise" else []
+        for part in parts:
+            plan.loc[part] = _part_loc(plan, part)
+            plan.position[part] = plan.position[part.source]
+        if any(plan.loc[part] is None for part in parts):
+            kind = plan.kind[node] = None
+        if kind == "elementwise":
+            plan.loc[node] = _new_loc(node, "buffer")
+            shape = tuple(node.meta["shape"])
+            for k in reversed(open_loops):
+                index = plan.kernels.index(k)
+                if k.shape == shape and all(plan.position[a] < index or
+                                            (a in k.nodes and plan.loc[a].storage.node is a and
+                                             plan.loc[a].shape == shape) for a in _reads(node)):
+                    k.nodes.append(node)
+                    plan.position[node] = index
+                    break
+            else:
+                k = Kernel("loop", [node], shape)
+                open_loops.append(k)
+                plan.position[node] = len(plan.kernels)
+                plan.kernels.append(k)
+            continue
+        if kind is not None and not _operands_fit(node, kind, plan.loc):
+            kind = plan.kind[node] = None
+        if "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
+            plan.loc[node] = _new_loc(node, "python" if kind is None else "buffer")
+        plan.position[node] = len(plan.kernels)
+        plan.kernels.append(Kernel(kind or "python", [node]))
+
+
+def gemm_operands(node, loc):
+    """(A, B, bias) of a GEMM node as (Loc, row stride, column stride) triples over the 2-D
+    problem C[M, N] = A[M, K] B[K, N]: Linear reads its weight transposed."""
+    a, b = loc[node.args[0]], loc[node.args[1]]
+    if len(a.shape) > 2:  # a contiguous stack of rows folds into one product
+        sa = (a.shape[-1], 1) if a.contiguous else None
+    else:
+        sa = a.strides
+    sb = b.strides[::-1] if node.target.name == "Linear" else b.strides
+    bias = node.args[2] if node.target.name == "Linear" and len(node.args) > 2 else None
+    return (a, sa), (b, sb), (loc[bias] if bias is not None else None)
+
+
+def _blas_layout(strides, rows, cols):
+    """("N" or "T", leading dimension) for a row-major operand, or None when BLAS cannot
+    read it directly."""
+    if strides is None:
+        return None
+    s0, s1 = strides
+    if s1 == 1 and s0 >= max(1, cols):
+        return "N", s0
+    if s0 == 1 and s1 >= max(1, rows):
+        return "T", s1
+    return None
+
+
+def _operands_fit(node, kind, loc):
+    """Whether the kernel can address its operands' layouts (else it runs from Python)."""
+    if kind in ("softmax", "log_softmax", "norm_stats"):
+        return loc[node.args[0]].contiguous
+    if kind in ("cross_entropy", "cross_entropy_backward"):
+        x = node.args[0] if kind == "cross_entropy" else node.args[3]
+        return loc[x].contiguous and loc[node.args[1]].contiguous
+    if kind == "gemm":
+        (a, sa), (b, sb), _ = gemm_operands(node, loc)
+        m, k = _numel(a.shape[:-1]), a.shape[-1]
+        n = node.meta["shape"][-1]
+        return _blas_layout(sa, m, k) is not None and _blas_layout(sb, k, n) is not None
+    return True
+
+
+def fuse_epilogues(plan):
+    """Moves each GEMM's first consumer loop over the GEMM's shape right behind it."""
+    for g in [k for k in plan.kernels if k.kind == "gemm"]:
+        node = g.nodes[0]
+        for loop in plan.kernels[plan.kernels.index(g) + 1:]:
+            if loop.kind != "loop" or loop.shape != tuple(node.meta["shape"]) or loop.in_epilogue:
+                continue
+            reads = {a for n in loop.nodes for a in _reads(n) if a not in loop.nodes}
+            if node not in reads:
+                continue
+            gi = plan.kernels.index(g)
+            if all(plan.position[a] < gi or a is node for a in reads) and all(
+                    plan.loc[a].storage.node is not None for a in reads):
+                plan.kernels.remove(loop)
+                g.epilogue, loop.in_epilogue = loop, True
+                for n in loop.nodes:
+                    plan.position[n] = gi
+                _renumber(plan)
+            break
+
+
+def _renumber(plan):
+    index = {id(k): i for i, k in enumerate(plan.kernels)}
+    for k in plan.kernels:
+        for n in k.nodes + (k.epilogue.nodes if k.epilogue else []):
+            plan.position[n] = index[id(k)]
+    for n in plan.inlined:
+        user = n.users[0]
+        while user in plan.inlined:
+            user = user.users[0]
+        plan.position[n] = plan.position[user]
+
+
+def write_in_place(plan):
+    """A mutation's value computed by a loop over the placeholder's shape is stored straight
+    into the placeholder's array when every other read of that array comes earlier, or in the
+    same loop at the same element."""
+    graph = plan.graph
+    for placeholder, value in graph.mutations:
+        ploc, vloc = plan.loc.get(placeholder), plan.loc.get(value)
+        if vloc is None or plan.kind.get(value) != "elementwise" or value in plan.inlined:
+            continue
+        if vloc.shape != ploc.shape or vloc.dtype != ploc.dtype or vloc.storage.node is not value:
+            continue
+        where = plan.position[value]
+        loop = next(k for k in plan.kernels if value in k.nodes or (k.epilogue and value in k.epilogue.nodes))
+        members = loop.epilogue.nodes if loop.epilogue and value in loop.epilogue.nodes else loop.nodes
+        safe = True
+        for node in graph.nodes:
+            if node.op != "call_op" or plan.kind.get(node) in ("view", "update"):
+                continue
+            for a in _reads(node):
+                loc = plan.loc.get(a)
+                if loc is None or loc.storage.resolve() is not ploc.storage:
+                    continue
+                same_element = node in members and a is placeholder
+                if not (plan.position[node] < where or same_element):
+                    safe = False
+        if safe and placeholder not in plan.in_place.values():
+            vloc.storage.alias = ploc.storage
+            plan.in_place[value] = placeholder
+
+
+def reuse_buffers(plan):
+    """Memory planning: a buffer whose value is dead gives its memory to a value computed by a
+    later kernel (the smallest free one that fits). Values Python reads (it may keep views of
+    them), outputs and mutation values live to the end of the step."""
+    graph, end = plan.graph, len(plan.kernels)
+    last = {}
+    for node in graph.nodes:
+        if node.op != "call_op" or plan.kind.get(node) in ("view", "update"):
+            continue
+        python = plan.kind.get(node) is None
+        for a in _reads(node):
+            loc = plan.loc.get(a)
+            if loc is not None:
+                s = loc.storage.resolve()
+                last[s] = max(last.get(s, -1), end if python else plan.position[node])
+    for value in [o for o in graph.outputs if _is_node(o)] + [v for _, v in graph.mutations]:
+        if value in plan.loc:
+            last[plan.loc[value].storage.resolve()] = end
+    buffers = {}
+    for node, loc in plan.loc.items():
+        s = loc.storage
+        if s.kind == "buffer" and s.alias is None and s.node is node:
+            buffers[s] = plan.position[node]
+    free, live = [], []  # free: (nbytes, storage); live: (last use, storage)
+    for s, born in sorted(buffers.items(), key=lambda item: item[1]):
+        for item in [x for x in live if x[0] < born]:
+            live.remove(item)
+            free.append((item[1].nbytes, item[1]))
+        fits = sorted((f for f in free if f[0] >= s.nbytes), key=lambda f: f[0])
+        if fits:
+            free.remove(fits[0])
+            s.alias = fits[0][1]
+            host = fits[0][1]
+        else:
+            host = s
+        live.append((max(last.get(s, end), 0), host))
+        # the host stays busy until the latest of its tenants' last uses
+        live = [(max(t for t, h in live if h is host), host)] + [x for x in live if x[1] is not host]
+
+
+def make_plan(graph, have_blas):
+    plan = Plan(graph)
+    escaping = _special_users(graph)
+    for node in graph.nodes:
+        plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None
+    inline_into_reductions(plan, escaping)
+    schedule(plan)
+    fuse_epilogues(plan)
+    _renumber(plan)
+    write_in_place(plan)
+    reuse_buffers(plan)
+    return plan

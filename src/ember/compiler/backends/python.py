@@ -1,0 +1,84 @@
+"""The reference backend: a generated Python function that calls each node's kernel.
+
+The graph becomes straight-line Python (one line per node, ``forward`` of the op entry on
+NumPy arrays, no dispatcher, no autograd), compiled once with ``exec``; mutations are copied
+into the placeholders' arrays at the end. The C backend's driver is written by the same
+:class:`Program`, with runs of C kernels replaced by one call each.
+"""
+import operator
+
+import numpy as np
+
+__all__ = ["Program", "compile_python", "literal"]
+
+
+def literal(value):
+    """``repr(value)`` when it evaluates back to an equal value, else None."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if np.isfinite(value) else f"float('{value}')"
+    if isinstance(value, tuple):
+        items = [literal(v) for v in value]
+        if None not in items:
+            return "(" + "".join(i + ", " for i in items) + ")"
+    return None
+
+
+class Program:
+    """Python source with its globals: lines are added in order, constants become names."""
+
+    def __init__(self):
+        self.lines, self.globals = [], {"np": np}
+
+    def constant(self, value, hint="c"):
+        text = literal(value)
+        if text is not None:
+            return text
+        name = f"{hint}{len(self.globals)}"
+        self.globals[name] = value
+        return name
+
+    def call_line(self, node, names):
+        """``v = F(args, kw=...)``: the node's kernel on the values named by ``names``."""
+        args = [names[a] if _is_node(a) else self.constant(a) for a in node.args]
+        if node.target is operator.getitem:
+            return f"{names[node]} = {args[0]}[{args[1]}]"
+        fn = self.constant(node.target.forward, "F_" + node.name + "_")
+        kwargs = [f"{k}={self.constant(v)}" for k, v in node.kwargs.items()]
+        return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
+
+    def function(self, params, body, name="compiled_graph"):
+        """Compiles ``def name(arrays): params = arrays; body`` and returns (function, source)."""
+        unpack = [f"{', '.join(params)}, = arrays"] if params else []
+        source = f"def {name}(arrays):\n" + "".join(f"    {line}\n" for line in unpack + body)
+        namespace = dict(self.globals)
+        exec(compile(source, f"<ember.compile {name}>", "exec"), namespace)
+        return namespace[name], source
+
+
+def _is_node(a):
+    return hasattr(a, "users") and hasattr(a, "meta")
+
+
+def value_names(graph):
+    """A Python identifier for every node."""
+    return {n: "v_" + "".join(c if c.isalnum() else "_" for c in n.name) for n in graph.nodes}
+
+
+def compile_python(graph):
+    """The reference callable: ``fn(placeholder_arrays) -> [output arrays]``; mutations are
+    written into the placeholders' arrays (``np.copyto``) after every output is computed."""
+    program, names = Program(), value_names(graph)
+    body = []
+    for node in graph.nodes:
+        if node.op == "call_op":
+            body.append(program.call_line(node, names))
+    for placeholder, value in graph.mutations:
+        body.append(f"np.copyto({names[placeholder]}, {names[value]}, casting='unsafe')")
+    # kernels may return NumPy scalars (a full reduction); callers get arrays
+    outs = [f"np.asarray({names[o]})" if _is_node(o) else program.constant(o) for o in graph.outputs]
+    body.append(f"return [{', '.join(outs)}]")
+    fn, source = program.function([names[p] for p in graph.placeholders], body)
+    fn.source = source
+    return fn

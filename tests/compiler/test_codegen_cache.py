@@ -1,0 +1,158 @@
+"""Compiler discovery, the on-disk cache (reuse across processes, tampered entries, private
+directory), and the fallbacks: no compiler and a failing compiler both run generated Python."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ember.compiler import backends
+from ember.compiler.backends import compile_graph, toolchain
+
+pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+HERE = Path(__file__).resolve().parent
+
+# Compiles the MLP step graph and prints whether the library came from the cache, the build or
+# load time, and the loss after one step.
+SCRIPT = textwrap.dedent(f"""
+    import sys, time
+    sys.path.insert(0, {str(HERE)!r})
+    from test_codegen import mlp_step
+    from ember.compiler.backends import compile_graph
+    b, g = mlp_step()
+    start = time.perf_counter()
+    fn = compile_graph(g, {{}})
+    seconds = time.perf_counter() - start
+    loss = fn([b.values[p].copy() for p in g.placeholders])[0]
+    print(fn.cached, seconds, float(loss))
+""")
+
+
+def _run(env):
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    cached, seconds, loss = out.stdout.split()
+    return cached == "True", float(seconds), float(loss)
+
+
+def test_second_process_reuses_the_library_and_tampering_rebuilds(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    cold = _run(env)
+    warm = _run(env)
+    assert (cold[0], warm[0]) == (False, True)
+    assert warm[2] == cold[2]
+    assert warm[1] < cold[1]  # cold includes the C compiler (~0.5 s here), warm only a load
+    root = tmp_path / "ember" / "compile"
+    assert root.stat().st_mode & 0o777 == 0o700
+    (lib,) = root.glob("*.so")
+    lib.write_bytes(lib.read_bytes() + b"tampered")  # a library that does not match its record
+    rebuilt = _run(env)
+    assert rebuilt[0] is False and rebuilt[2] == cold[2]
+    record = lib.with_suffix(".json")
+    assert json.loads(record.read_text())["sha256"] == toolchain._digest(lib)
+    record.write_text("{not json")
+    assert _run(env)[0] is False
+    assert not list(root.glob(".tmp-*"))  # no half-written files left behind
+
+
+def _graph():
+    from test_codegen import mlp_step
+    return mlp_step(B=4, D=5, H=3, C=2)
+
+
+def test_no_compiler_runs_generated_python_with_one_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("CC", str(tmp_path / "missing-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(toolchain.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(backends, "_warned", set())
+    assert toolchain.find_compiler() is None
+    b, g = _graph()
+    with pytest.warns(RuntimeWarning, match="no C compiler found"):
+        fn = compile_graph(g, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compile_graph(g, {})  # said once
+    assert not hasattr(fn, "c_source")
+    np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
+
+
+def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, monkeypatch):
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    b, g = _graph()
+    with pytest.warns(RuntimeWarning, match=r"compiling the generated C failed \(log: .*\.log\)") as record:
+        fn = compile_graph(g, {})
+    log = str(record[0].message).split("log: ")[1].split(")")[0]
+    assert "internal compiler error" in Path(log).read_text()
+    np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
+    assert not list((tmp_path / "cache" / "ember" / "compile").glob("*.so"))
+
+
+def test_compiler_search_order(tmp_path, monkeypatch):
+    fake = tmp_path / "mycc"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", f"{fake} -Wall")
+    assert toolchain.find_compiler() == [str(fake), "-Wall"]
+    monkeypatch.setenv("CC", str(tmp_path / "absent"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "clang").write_text("#!/bin/sh\n")
+    (tmp_path / "clang").chmod(0o755)
+    assert toolchain.find_compiler() == [str(tmp_path / "clang")]
+    (tmp_path / "clang").unlink()
+    monkeypatch.setattr(toolchain.importlib.util, "find_spec", lambda name: object() if name == "ziglang" else None)
+    assert toolchain.find_compiler() == [sys.executable, "-m", "ziglang", "cc"]
+
+
+def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("EMBER_LOGS", "autotuning")
+    monkeypatch.setattr(backends.autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
+    from test_codegen import mlp_step
+    b, g = mlp_step(B=16, D=24, H=20, C=5)
+    compile_graph(g, {"max_autotune": True})
+    first = capfd.readouterr().err
+    assert first.count("(timed: ") == 5
+    fn = compile_graph(g, {"max_autotune": True})
+    assert capfd.readouterr().err.count("(cached)") == 5
+    table = json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())
+    assert len(table) == 5
+    out = fn([b.values[p].copy() for p in g.placeholders])[0]
+    np.testing.assert_allclose(out, b.values[g.outputs[0]], rtol=1e-5)
+
+
+def test_process_killed_while_compiling_leaves_no_entry(tmp_path):
+    """A compiler that hangs; the process compiling is killed: no library or record appears
+    under its final name, and the next process builds a good one."""
+    slow = tmp_path / "slow-cc"
+    # answers --version at once; hangs when asked to compile
+    slow.write_text('#!/bin/sh\ncase "$*" in *" -c "*) echo started > "$STARTED"; exec sleep 60;; esac\n'
+                    'echo "slow-cc 1.0"\n')
+    slow.chmod(0o755)
+    started = tmp_path / "started"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), CC=str(slow), STARTED=str(started))
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), "the compiler never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the process and the compiler it started
+        proc.wait(timeout=30)
+    root = tmp_path / "cache" / "ember" / "compile"
+    entries = [p for p in root.iterdir() if not p.name.startswith(".tmp-")]  # temporaries are never loaded
+    assert not [p for p in entries if p.suffix in (".so", ".json")]
+    env.pop("CC")
+    assert _run(env)[0] is False  # built from scratch, and it runs
