@@ -15,6 +15,10 @@ __all__ = ["dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16"
            "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast"]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
+# dtypes, sizes and legacy type names print under PyTorch's module name ("torch.float32",
+# "torch.Size([2, 3])"): programs written for PyTorch compare these strings, and a learner
+# compares printouts side by side.
+PRINTED_MODULE = "torch"
 
 
 class dtype:
@@ -32,7 +36,7 @@ class dtype:
     is_complex = False
 
     def __repr__(self):
-        return "ember." + self.name
+        return f"{PRINTED_MODULE}.{self.name}"
 
     def __reduce__(self):
         return self.name

@@ -126,7 +126,7 @@ def _with_suffixes(text, suffixes, indent):
 
 
 def tensor_repr(t):
-    """PyTorch's ``repr`` of ``t`` with ``ember.`` dtype names."""
+    """PyTorch's ``repr`` of ``t``, dtype names included (``dtype=torch.float16``)."""
     kind = type(t).__name__
     prefix = "tensor(" if kind in ("Tensor", "Parameter") else kind + "("
     indent = len(prefix)
