@@ -84,13 +84,13 @@ def test_normalize_matches_torch_arithmetic():
 
 def test_normalize_errors():
     normalize = transforms.Normalize((0.5,), (0.5,))
-    with pytest.raises(TypeError, match="Input tensor should be a float tensor. Got ember.uint8."):
+    with pytest.raises(TypeError, match="Input tensor should be a float tensor. Got torch.uint8."):
         normalize(ember.zeros(1, 2, 2, dtype=ember.uint8))
     with pytest.raises(ValueError, match=r"size \(\.\.\., C, H, W\)"):
         normalize(ember.zeros(2, 2))
     with pytest.raises(TypeError, match="img should be Tensor Image"):
         normalize(np.zeros((1, 2, 2), np.float32))
-    with pytest.raises(ValueError, match="std evaluated to zero after conversion to ember.float32"):
+    with pytest.raises(ValueError, match="std evaluated to zero after conversion to torch.float32"):
         transforms.Normalize((0.0,), (1e-50,))(ember.zeros(1, 2, 2))
 
 

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from . import _dtype
-from . import _random
+from . import _distributions
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, apply
 from ._tensor import Tensor
@@ -257,16 +257,14 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     """Uniform samples on [0, 1)."""
     check_device(device)
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    arr = _random.rng(generator).random(_size(size), dtype=np.float64).astype(dtype.np)
-    return _finish(arr, requires_grad)
+    return _finish(_distributions.uniform(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples."""
     check_device(device)
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    arr = _random.rng(generator).standard_normal(_size(size)).astype(dtype.np)
-    return _finish(arr, requires_grad)
+    return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -279,13 +277,13 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    arr = _random.rng(generator).integers(low, high, _size((size,)), dtype=np.int64)
+    arr = _distributions.randint(low, high, _size((size,)), generator)
     return _finish(arr.astype((dtype or _dtype.int64).np), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     check_device(device)
-    arr = _random.rng(generator).permutation(int(n)).astype((dtype or _dtype.int64).np)
+    arr = _distributions.randperm(int(n), generator).astype((dtype or _dtype.int64).np)
     return _finish(arr, requires_grad)
 
 
@@ -299,17 +297,27 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, out=None
     shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
     ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     dt = dtype or (ref.dtype if ref is not None else _dtype.get_default_dtype())
-    arr = m + s * _random.rng(generator).standard_normal(shape)
+    # PyTorch draws N(mean, std) directly for two numbers, N(0, std) + mean for a tensor mean
+    # and a number std, and N(0, 1) · std + mean otherwise.
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        scalar_std = not isinstance(std, Tensor)
+        draws = _distributions.normal(tuple(shape), 0.0, s if scalar_std else 1.0, dt, generator)
+        arr = (draws if scalar_std else draws * s.astype(dt.np)) + np.asarray(m).astype(dt.np)
+    else:
+        arr = _distributions.normal(tuple(shape), m, s, dt, generator)
     return _finish(np.asarray(arr).astype(dt.np), requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples, 1 with probability ``input`` (or ``p``), in ``input``'s dtype."""
-    probs = input._data if p is None else np.full(input.shape, p)
+    if p is not None:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        return _finish(_distributions.bernoulli_scalar(tuple(input.shape), p, input.dtype, generator))
+    probs = input._data
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = _random.rng(generator).random(input.shape) < probs
-    return _finish(draws.astype(input._data.dtype))
+    return _finish(_distributions.bernoulli(probs, input.dtype, generator))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -317,7 +325,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
     RuntimeError for negative or non-finite weights, an all-zero row, or more samples than
     categories without replacement."""
-    w = np.asarray(input._data, dtype=np.float64)
+    w = input._data
+    if not input.dtype.is_floating_point:
+        from ._ops.core import _type_name
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input.dtype)}")
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     rows = w.reshape(-1, w.shape[-1])
@@ -327,16 +338,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and num_samples > rows.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    g = _random.rng(generator)
-    if replacement:
-        out = np.stack([g.choice(rows.shape[-1], num_samples, p=r / r.sum()) for r in rows])
-    else:
-        # Gumbel top-k: the k largest of log(w) + Gumbel noise are a draw without replacement;
-        # zero weights (-inf keys) come last, so they are drawn only once the others run out.
-        with np.errstate(divide="ignore"):
-            keys = np.log(rows) - np.log(-np.log(g.random(rows.shape)))
-        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
-    return _finish(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))
+    out = _distributions.multinomial(rows, num_samples, replacement, generator)
+    return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
 
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):

@@ -7,13 +7,18 @@ a lower-ranked operand only changes the result when it is of a higher category
 """
 import builtins
 
+import ml_dtypes
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+__all__ = ["dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "bool", "half", "float", "double", "short", "int", "long",
            "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast"]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
+# dtypes, sizes and legacy type names print under PyTorch's module name ("torch.float32",
+# "torch.Size([2, 3])"): programs written for PyTorch compare these strings, and a learner
+# compares printouts side by side.
+PRINTED_MODULE = "torch"
 
 
 class dtype:
@@ -31,7 +36,7 @@ class dtype:
     is_complex = False
 
     def __repr__(self):
-        return "ember." + self.name
+        return f"{PRINTED_MODULE}.{self.name}"
 
     def __reduce__(self):
         return self.name
@@ -41,6 +46,9 @@ class dtype:
 
 
 float16 = half = dtype("float16", np.float16, _FLOAT)
+# bfloat16: float32's exponent range with an 8-bit significand. NumPy has no such type; the
+# ml_dtypes package registers one (its arithmetic rounds a float32 result, as PyTorch's does).
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float64 = double = dtype("float64", np.float64, _FLOAT)
 uint8 = dtype("uint8", np.uint8, _INT)
@@ -50,7 +58,7 @@ int32 = int = dtype("int32", np.int32, _INT)
 int64 = long = dtype("int64", np.int64, _INT)
 bool = dtype("bool", np.bool_, _BOOL)
 
-_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+_ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}
 _FROM_NAME = {d.name: d for d in _ALL}
 _default = [float32]

@@ -2,16 +2,17 @@
 from . import _dtype
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
-           "CharTensor", "ByteTensor", "BoolTensor", "type_name", "dtype_of_name"]
+           "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor", "type_name", "dtype_of_name"]
 
 _NAMES = {"FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64, "HalfTensor": _dtype.float16,
           "LongTensor": _dtype.int64, "IntTensor": _dtype.int32, "ShortTensor": _dtype.int16,
-          "CharTensor": _dtype.int8, "ByteTensor": _dtype.uint8, "BoolTensor": _dtype.bool}
+          "CharTensor": _dtype.int8, "ByteTensor": _dtype.uint8, "BoolTensor": _dtype.bool,
+          "BFloat16Tensor": _dtype.bfloat16}
 
 
 def type_name(dtype):
-    """``"ember.FloatTensor"`` for float32, and so on."""
-    return "ember." + next(k for k, v in _NAMES.items() if v is dtype)
+    """``"torch.FloatTensor"`` for float32, and so on (PyTorch's names)."""
+    return f"{_dtype.PRINTED_MODULE}." + next(k for k, v in _NAMES.items() if v is dtype)
 
 
 def dtype_of_name(name):
@@ -39,4 +40,4 @@ def _legacy(name, dtype):
 
 
 FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, \
-    BoolTensor = (_legacy(n, d) for n, d in _NAMES.items())
+    BoolTensor, BFloat16Tensor = (_legacy(n, d) for n, d in _NAMES.items())

@@ -38,7 +38,7 @@ class _Formatter:
     """Formats single elements of one tensor, all padded to the same width."""
 
     def __init__(self, data):
-        self.floating = data.dtype.kind == "f"
+        self.floating = data.dtype.kind == "f" or data.dtype == _dtype.bfloat16.np
         self.int_mode, self.sci_mode, self.width = True, False, 1
         if not self.floating:
             values = data.reshape(-1).tolist()
@@ -126,7 +126,7 @@ def _with_suffixes(text, suffixes, indent):
 
 
 def tensor_repr(t):
-    """PyTorch's ``repr`` of ``t`` with ``ember.`` dtype names."""
+    """PyTorch's ``repr`` of ``t``, dtype names included (``dtype=torch.float16``)."""
     kind = type(t).__name__
     prefix = "tensor(" if kind in ("Tensor", "Parameter") else kind + "("
     indent = len(prefix)

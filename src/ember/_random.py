@@ -1,10 +1,17 @@
-"""Random number generation: ``Generator``, ``manual_seed``, ``seed``, ``initial_seed``.
+"""Random number generation: ``Generator``, ``manual_seed``, ``seed``, ``initial_seed``,
+``get_rng_state``/``set_rng_state``.
 
-ember draws from NumPy's PCG64 bit generator. The streams are reproducible for a given seed
-but are not PyTorch's Mersenne Twister streams: the same seed gives different numbers than
-PyTorch does (tests copy weights across instead of relying on seeds).
+A :class:`Generator` is PyTorch's CPU generator: a 32-bit Mersenne Twister (mt19937) seeded
+with the low 32 bits of the seed by the reference ``init_genrand`` recurrence, plus the one
+cached normal sample that PyTorch's Box-Muller keeps between calls. The twister itself is
+NumPy's ``MT19937`` bit generator (the same algorithm), loaded with that state, so raw draws
+are vectorised C. Distributions (``ember._distributions``) turn the raw 32- and 64-bit draws
+into PyTorch's numbers; ``get_state`` is PyTorch's 5056-byte state layout, so a state moves
+between ember and PyTorch in either direction.
+
+Sources: Matsumoto & Nishimura, "Mersenne Twister" (1998), ``init_genrand``;
+https://pytorch.org/docs/stable/notes/randomness.html
 """
-import json
 import time
 
 import numpy as np
@@ -17,15 +24,41 @@ __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generato
            "get_rng_state", "set_rng_state"]
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
+_N = 624  # words of mt19937 state
+# PyTorch's state layout: initial seed (u64), left (i32), seeded (i32), next (u64), the 624
+# words (u64 each), the legacy normal cache (3 doubles and an i32 flag, padded), then the float
+# normal cache (f32) and its flag (bool), padded to 5056 bytes.
+_STATE = np.dtype([("seed", "<u8"), ("left", "<i4"), ("seeded", "<i4"), ("next", "<u8"),
+                   ("words", "<u8", (_N,)), ("normal_x", "<f8"), ("normal_y", "<f8"),
+                   ("normal_rho", "<f8"), ("normal_is_valid", "<i4"), ("pad", "<i4"),
+                   ("float_normal", "<f4"), ("float_normal_is_valid", "u1"), ("pad2", "u1", (3,))])
+
+
+def _init_genrand(seed32):
+    """The 624 state words of mt19937 seeded with the 32-bit ``seed32``."""
+    words = [seed32]
+    for j in range(1, _N):
+        prev = words[-1]
+        words.append((1812433253 * (prev ^ (prev >> 30)) + j) & 0xFFFF_FFFF)
+    return np.array(words, dtype=np.uint32)
 
 
 class Generator:
-    """A pseudo-random stream (``torch.Generator``): ``manual_seed``, ``seed``,
-    ``initial_seed``, ``get_state``/``set_state`` (state as a uint8 tensor)."""
+    """A pseudo-random stream (``torch.Generator``): PyTorch's mt19937 CPU generator, so the
+    same seed gives PyTorch's numbers. ``get_state``/``set_state`` exchange a uint8 tensor in
+    PyTorch's layout.
+
+    Raises:
+        RuntimeError: a seed outside [-2**63, 2**64); a state tensor of the wrong size/dtype.
+    """
 
     def __init__(self, device="cpu"):
         from ._device import check_device
         self.device = check_device(device)
+        self._bits = np.random.MT19937()
+        # NumPy's transforms over the same state, for code that has not moved to
+        # ember._distributions (its numbers are not PyTorch's).
+        self.numpy = np.random.Generator(self._bits)
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -33,7 +66,10 @@ class Generator:
         if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
             raise RuntimeError(f"Overflow when unpacking long long: seed {seed} out of range")
         self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
-        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": _init_genrand(self._seed & 0xFFFF_FFFF), "pos": _N}}
+        self.next_double_normal = None  # the second Box-Muller sample, kept for the next draw
+        self.next_float_normal = None
         return self
 
     def seed(self):
@@ -44,16 +80,46 @@ class Generator:
     def initial_seed(self):
         return self._seed
 
+    def random32(self, n):
+        """``n`` raw 32-bit draws (uint64 array), in order."""
+        return self._bits.random_raw(n)
+
+    def random64(self, n):
+        """``n`` 64-bit draws, each two 32-bit draws with the first in the high half (PyTorch's
+        ``random64``)."""
+        raw = self._bits.random_raw(2 * n)
+        return (raw[0::2] << np.uint64(32)) | raw[1::2]
+
     def get_state(self):
+        """The state as a uint8 tensor of 5056 bytes, laid out as PyTorch's."""
         from ._creation import tensor
-        blob = json.dumps({"seed": self._seed, "state": self.rng.bit_generator.state}).encode()
-        return tensor(list(blob), dtype=_uint8())
+        raw = self._bits.state["state"]
+        pos = int(raw["pos"])
+        state = np.zeros((), _STATE)
+        state["seed"], state["seeded"] = self._seed, 1
+        state["left"], state["next"] = _N + 1 - pos, 0 if pos == _N else pos
+        state["words"] = raw["key"]
+        if self.next_double_normal is not None:
+            state["normal_y"], state["normal_is_valid"] = self.next_double_normal, 1
+        if self.next_float_normal is not None:
+            state["float_normal"], state["float_normal_is_valid"] = self.next_float_normal, 1
+        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=_uint8())
 
     def set_state(self, new_state):
-        payload = json.loads(bytes(new_state.tolist()).decode())
-        self._seed = payload["seed"]
-        self.rng = np.random.Generator(np.random.PCG64())
-        self.rng.bit_generator.state = payload["state"]
+        """Restores a state from :meth:`get_state` (or from ``torch.get_rng_state()``)."""
+        data = np.asarray(new_state._data if hasattr(new_state, "_data") else new_state)
+        if data.dtype != np.uint8 or data.size != _STATE.itemsize:
+            raise RuntimeError(f"Expected either a THGeneratorState of size 5048 or a "
+                               f"CPUGeneratorImplState of size 5056 but found the input RNG state "
+                               f"size to be {data.size}")
+        state = np.frombuffer(data.tobytes(), _STATE)[0]
+        left = int(state["left"])
+        pos = _N if left == 1 else int(state["next"])
+        self._seed = int(state["seed"])
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": state["words"].astype(np.uint32), "pos": pos}}
+        self.next_double_normal = float(state["normal_y"]) if state["normal_is_valid"] else None
+        self.next_float_normal = float(state["float_normal"]) if state["float_normal_is_valid"] else None
         return self
 
     def clone_state(self):
@@ -70,9 +136,15 @@ def _uint8():
 default_generator = Generator()
 
 
+def generator_or_default(generator=None):
+    """``generator``, or the default generator."""
+    return generator or default_generator
+
+
 def rng(generator=None):
-    """The NumPy generator to draw from: ``generator``'s, or the default one's."""
-    return (generator or default_generator).rng
+    """A NumPy generator on ``generator``'s (or the default one's) state; see
+    :attr:`Generator.numpy`."""
+    return (generator or default_generator).numpy
 
 
 def manual_seed(seed):

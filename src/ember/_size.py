@@ -1,13 +1,14 @@
 """``ember.Size``: the tuple subclass that ``tensor.shape`` returns (``torch.Size``)."""
+from ._dtype import PRINTED_MODULE
 
 __all__ = ["Size"]
 
 
 class Size(tuple):
-    """A tuple of dimension lengths that prints as ``ember.Size([2, 3])``."""
+    """A tuple of dimension lengths that prints as PyTorch's: ``torch.Size([2, 3])``."""
 
     def __repr__(self):
-        return f"ember.Size({list(self)})"
+        return f"{PRINTED_MODULE}.Size({list(self)})"
 
     def numel(self):
         n = 1

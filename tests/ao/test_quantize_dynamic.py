@@ -65,7 +65,7 @@ def test_int8_weights_equal_torch(spec):
     for i in (0, 2):
         we, wt = qe[i].weight(), qt[i].weight()
         assert we.dtype is ember.qint8 and we.int_repr().dtype is ember.int8
-        assert repr(we.qscheme()) == repr(wt.qscheme()).replace("torch", "ember")
+        assert repr(we.qscheme()) == repr(wt.qscheme())
         np.testing.assert_array_equal(we.int_repr().numpy(), wt.int_repr().numpy())
         if per_channel:
             assert_close(we.q_per_channel_scales(), wt.q_per_channel_scales(), rtol=0, atol=0)
@@ -75,7 +75,7 @@ def test_int8_weights_equal_torch(spec):
             assert we.q_scale() == wt.q_scale() and we.q_zero_point() == wt.q_zero_point() == 0
         assert_close(we.dequantize(), wt.dequantize(), rtol=0, atol=0)
         assert_close(qe[i].bias(), qt[i].bias())
-        assert repr(qe[i]) == repr(qt[i]).replace("torch.", "ember.")
+        assert repr(qe[i]) == repr(qt[i])
 
 
 @pytest.mark.parametrize("spec", [{nn.Linear}, {nn.Linear: per_channel_dynamic_qconfig}])
@@ -102,7 +102,7 @@ def test_linear_output_within_the_scale_bounds(spec):
 def test_float16_matches_torch():
     e, t = mlp()
     qe, qt = quantize_both(e, t, {nn.Linear}, dtype="float16")
-    assert repr(qe) == repr(qt).replace("torch.", "ember.")
+    assert repr(qe) == repr(qt)
     assert_close(qe[0].weight(), qt[0].weight(), rtol=0, atol=0)
     assert qe[0]._packed_params.qweight.dtype is ember.float16
     x = ember.randn(5, 48)
@@ -166,7 +166,7 @@ def test_spec_by_name_and_container_propagation_match_torch():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             qt = tq.quantize_dynamic(t, tspec)
-        assert repr(quantize_dynamic(e, spec)) == repr(qt).replace("torch.", "ember.")
+        assert repr(quantize_dynamic(e, spec)) == repr(qt)
 
 
 def test_unsupported_modules_are_left_unchanged():
@@ -205,8 +205,8 @@ def test_quint8_is_weight_only_embedding_quantization_as_in_torch():
             tq.quantize_dynamic(t, tspec, dtype=torch.quint8)
         with pytest.raises(AssertionError) as e_error:
             quantize_dynamic(e, spec, dtype=ember.quint8)
-        assert str(e_error.value) == str(t_error.value).replace("torch.", "ember.")
-        assert "ember.quint8" in str(e_error.value)
+        assert str(e_error.value) == str(t_error.value)
+        assert "torch.quint8" in str(e_error.value)
     for spec, tspec in ((None, None), (set(), set()), ({}, {})):  # no Linear selected: unchanged
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -214,7 +214,7 @@ def test_quint8_is_weight_only_embedding_quantization_as_in_torch():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             q = quantize_dynamic(e, spec, dtype=ember.quint8)
-        assert repr(q) == repr(qt).replace("torch.", "ember.") and type(q[0]) is nn.Linear
+        assert repr(q) == repr(qt) and type(q[0]) is nn.Linear
     # torch quantizes Embedding here; ember has no quantized Embedding: it stays float, with a warning
     for spec in (None, {nn.Embedding}):
         with pytest.warns(UserWarning, match="Embedding"):
@@ -229,14 +229,14 @@ def test_quantized_tensor_api():
     tq_ = torch.quantize_per_tensor(to_torch(x), 0.1, 3, torch.qint8)
     np.testing.assert_array_equal(q.int_repr().numpy(), tq_.int_repr().numpy())
     assert_close(q.dequantize(), tq_.dequantize())
-    assert repr(q) == repr(tq_).replace("torch.", "ember.")
+    assert repr(q) == repr(tq_)
     qc = ember.quantize_per_channel(x, ember.tensor([0.01, 0.02], dtype=ember.float64), ember.tensor([0, 5]), 0,
                                     ember.quint8)
     tqc = torch.quantize_per_channel(to_torch(x), torch.tensor([0.01, 0.02], dtype=torch.float64),
                                      torch.tensor([0, 5]), 0, torch.quint8)
     np.testing.assert_array_equal(qc.int_repr().numpy(), tqc.int_repr().numpy())
-    assert repr(qc) == repr(tqc).replace("torch.", "ember.")
-    assert qc.q_per_channel_axis() == 0 and repr(qc.qscheme()) == "ember.per_channel_affine"
+    assert repr(qc) == repr(tqc)
+    assert qc.q_per_channel_axis() == 0 and repr(qc.qscheme()) == "torch.per_channel_affine"
     with pytest.raises(RuntimeError):
         qc.q_scale()
     with pytest.raises(RuntimeError, match="2 scales"):

@@ -147,7 +147,7 @@ def test_default_spec_converts_cells_next_to_other_layers():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             qt = tq.quantize_dynamic(tmodel, dtype=getattr(torch, dtype))
-        assert repr(quantize_dynamic(model, dtype=getattr(ember, dtype))) == repr(qt).replace("torch.", "ember.")
+        assert repr(quantize_dynamic(model, dtype=getattr(ember, dtype))) == repr(qt)
 
 
 def test_state_dict_round_trip():
@@ -179,7 +179,7 @@ def test_errors_match_torch(mode):
                                            dtype=ember.quint8),
                   lambda: tq.quantize_dynamic(torch.nn.Sequential(getattr(torch.nn, mode)(2, 3)),
                                               {getattr(torch.nn, mode)}, dtype=torch.quint8))
-    assert quint8[1] == quint8[0].replace("torch.", "ember.") and "quint8" in quint8[1]
+    assert quint8[1] == quint8[0] and "quint8" in quint8[1]
     qcell = quantize_dynamic(nn.Sequential(getattr(nn, mode)(2, 3)))[0]
     with pytest.raises(RuntimeError, match="input_size"):
         qcell(ember.randn(4, 5))

@@ -44,7 +44,7 @@ def test_print_tabular_and_code(capsys):
     assert "{'alpha': 2}" in table[5] and table[-1].split() == ["mutation", "l1_weight", "<-", "mul"]
     code = g.code
     assert code.startswith("def forward(x, l1_weight):\n")
-    assert "    add = Add(matmul, 1.0, alpha=2)  # ember.float32[2, 3]\n" in code
+    assert "    add = Add(matmul, 1.0, alpha=2)  # torch.float32[2, 3]\n" in code
     # the program text is the graph: running it on the ops' forwards gives the same values
     env = {name: op.forward for name, op in OPS.items()}
     env["ember"] = ember

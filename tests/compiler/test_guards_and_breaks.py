@@ -140,7 +140,7 @@ def test_logs_print_graph_and_guards(capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOGS", "graph,guards")
     ember.compile(lambda x: (x + 1).relu())(ember.ones(2))
     err = capfd.readouterr().err
-    assert "def forward(x):\n    add = Add(x, 1)  # ember.float32[2]\n    relu = Relu(add)" in err
+    assert "def forward(x):\n    add = Add(x, 1)  # torch.float32[2]\n    relu = Relu(add)" in err
     assert "return [relu]" in err and "input 0 (shape, dtype, requires_grad) == ((2,)" in err
 
 

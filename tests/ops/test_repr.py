@@ -35,7 +35,7 @@ def _pair(data):
 
 
 def _expected(t):
-    return repr(t).replace("torch.", "ember.")
+    return repr(t)
 
 
 @pytest.mark.parametrize("name", DATA)
@@ -69,7 +69,7 @@ def test_repr_autograd_suffixes():
     d = ember.tensor([1.0], dtype=ember.float64, requires_grad=True)
     assert repr(d) == _expected(torch.tensor([1.0], dtype=torch.float64, requires_grad=True))
     assert repr(ember.zeros(0, requires_grad=True)) == _expected(torch.zeros(0, requires_grad=True))
-    assert str(ee.detach()) == str(te.detach()).replace("torch.", "ember.")
+    assert str(ee.detach()) == str(te.detach())
 
 
 @pytest.mark.parametrize("opts", [{"precision": 2}, {"sci_mode": True}, {"sci_mode": False}, {"threshold": 5},

@@ -8,6 +8,7 @@ import ctypes
 import os
 import sys
 
+import ml_dtypes
 import numpy as np
 
 __all__ = ["index_add_at", "sliding_windows", "matmul", "row_dot"]
@@ -17,6 +18,7 @@ __all__ = ["index_add_at", "sliding_windows", "matmul", "row_dot"]
 # spinning threads (PyTorch's, in a side-by-side benchmark) hold the other core, the wake-up
 # can take a whole scheduler time slice: milliseconds for a microsecond product.
 _MULTITHREAD_MACS = 1 << 26
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _blas_thread_setter():
@@ -69,6 +71,10 @@ def matmul(a, b):
     single BLAS call: waking a second thread for each of many small calls costs more than the
     products themselves.
     """
+    if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16:
+        # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
+        # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
+        return matmul(a.astype(np.float32), b.astype(np.float32)).astype(_BFLOAT16)
     shape = None
     # (A single matrix in the stack is left as it is: the reshapes would cost more than
     # NumPy's own batch loop of one.)

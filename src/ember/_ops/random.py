@@ -2,7 +2,7 @@
 compiler like any other, and a replayed graph draws afresh each call, in eager's order."""
 import numpy as np
 
-from .. import _random
+from .. import _distributions
 from .core import Op
 
 __all__ = ["DropoutMask"]
@@ -19,5 +19,4 @@ class DropoutMask(Op):
     def forward(shape, p, dtype):
         if p == 1:
             return np.zeros(shape, dtype.np)
-        keep = _random.rng().random(shape) >= p
-        return (keep * (1.0 / (1.0 - p))).astype(dtype.np)
+        return _distributions.dropout_mask(shape, p, dtype)  # torch's numbers for the same seed

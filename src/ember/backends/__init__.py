@@ -1,4 +1,4 @@
 """``ember.backends``: ``mps.is_available()`` and friends, False on an install without them."""
-from . import mps, cudnn
+from . import cuda, cudnn, mps
 
-__all__ = ["mps", "cudnn"]
+__all__ = ["cuda", "cudnn", "mps"]

@@ -1,8 +1,15 @@
-"""cuDNN switches that programs set; ember keeps them only as attributes."""
+"""cuDNN switches that programs set; ember keeps them only as attributes (PyTorch's values on
+a machine without CUDA)."""
 deterministic = False
 benchmark = False
-enabled = False
+enabled = True
+allow_tf32 = True
 
 
 def is_available():
     return False
+
+
+def version():
+    """None: no cuDNN library is loaded."""
+    return None

@@ -27,7 +27,7 @@ import traceback
 
 import numpy as np
 
-from .. import _random
+from .. import _distributions, _random
 from .._dtype import get_default_dtype, result_type
 from .._ops import OPS
 from .._ops import core as _core
@@ -266,7 +266,10 @@ def capture(fn, args, kwargs, world, fullgraph=False):
     tracer.keep += [a for a in _arrays(world)]
     cap_joint = None
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
-    make, init, rng = Tensor.__dict__["_make"], Tensor.__dict__["_init"], _random.rng
+    make, init = Tensor.__dict__["_make"], Tensor.__dict__["_init"]
+    # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
+    draws = [(_random, "rng"), (_distributions, "generator_or_default")]
+    originals = [getattr(module, name) for module, name in draws]
 
     def traced_make(cls, data):
         tracer.made_by(data, sys._getframe(1).f_code)
@@ -276,14 +279,18 @@ def capture(fn, args, kwargs, world, fullgraph=False):
         tracer.made_by(data, sys._getframe(1).f_code)
         return init.__func__(self, data, requires_grad)
 
-    def traced_rng(generator=None):
-        if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
-            tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
-        return rng(generator)
+    def traced_draw(draw):
+        def traced(generator=None):
+            if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
+                tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
+            return draw(generator)
+        return traced
 
     for name, (_, method) in patches.items():
         setattr(Tensor, name, method)
-    Tensor._make, Tensor._init, _random.rng = classmethod(traced_make), staticmethod(traced_init), traced_rng
+    Tensor._make, Tensor._init = classmethod(traced_make), staticmethod(traced_init)
+    for (module, name), draw in zip(draws, originals):
+        setattr(module, name, traced_draw(draw))
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
@@ -293,7 +300,9 @@ def capture(fn, args, kwargs, world, fullgraph=False):
                 cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
-        Tensor._make, Tensor._init, _random.rng = make, init, rng
+        Tensor._make, Tensor._init = make, init
+        for (module, name), draw in zip(draws, originals):
+            setattr(module, name, draw)
         for name, (original, _) in patches.items():
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)

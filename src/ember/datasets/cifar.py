@@ -140,7 +140,7 @@ class CIFAR10(ImageDataset):
         >>> from ember.vision import transforms
         >>> test = CIFAR10("data", train=False, transform=transforms.ToTensor())  # doctest: +SKIP
         >>> test[0][0].shape  # doctest: +SKIP
-        ember.Size([3, 32, 32])
+        torch.Size([3, 32, 32])
     """
 
     classes = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",

@@ -68,7 +68,7 @@ def digits(split="train", flatten=True, test_size=0.2, seed=0):
 
         >>> from ember.datasets import digits
         >>> len(digits("test")), digits("train")[0][0].shape
-        (360, ember.Size([64]))
+        (360, torch.Size([64]))
     """
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")

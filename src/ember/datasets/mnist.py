@@ -98,7 +98,7 @@ class MNIST(ImageDataset):
         >>> train = MNIST("data", train=True, transform=transforms.ToTensor())  # doctest: +SKIP
         >>> image, label = train[0]  # doctest: +SKIP
         >>> image.shape, image.dtype, label  # doctest: +SKIP
-        (ember.Size([1, 28, 28]), ember.float32, 5)
+        (torch.Size([1, 28, 28]), ember.float32, 5)
     """
 
     classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five",

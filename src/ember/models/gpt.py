@@ -210,7 +210,7 @@ class GPT(nn.Module):
         >>> model = GPT(GPTConfig(vocab_size=10, block_size=8, n_layer=1, n_head=2, n_embd=8))
         >>> logits, loss = model(torch.tensor([[1, 2, 3]]), targets=torch.tensor([[2, 3, 4]]))
         >>> tuple(logits.shape), loss.shape
-        ((1, 3, 10), ember.Size([]))
+        ((1, 3, 10), torch.Size([]))
     """
 
     def __init__(self, config):

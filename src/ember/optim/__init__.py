@@ -10,6 +10,14 @@ from .adamw import AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
 from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam
+from .radam import RAdam
+from .asgd import ASGD
+from .rprop import Rprop
+from .sparse_adam import SparseAdam
+from .lbfgs import LBFGS
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+           "RAdam", "ASGD", "Rprop", "SparseAdam", "LBFGS", "lr_scheduler"]

@@ -25,7 +25,7 @@ Example::
     >>> _ = ember.manual_seed(0)
     >>> image = pipeline(np.zeros((32, 32, 3), dtype=np.uint8))
     >>> image.shape, image.dtype
-    (ember.Size([3, 32, 32]), ember.float32)
+    (torch.Size([3, 32, 32]), ember.float32)
 """
 import numbers
 from collections.abc import Sequence

@@ -11,7 +11,7 @@ rounds half to even and clamps to the integer type's range:
 import numpy as np
 
 from ..._creation import from_numpy
-from ..._dtype import _INT, dtype
+from ..._dtype import _INT, PRINTED_MODULE, dtype
 from ..._tensor import Tensor
 
 __all__ = ["qint8", "quint8", "qint32", "qscheme", "per_tensor_affine", "per_channel_affine",
@@ -33,7 +33,7 @@ class qscheme:
         self.name = name
 
     def __repr__(self):
-        return "ember." + self.name
+        return f"{PRINTED_MODULE}.{self.name}"
 
     def __reduce__(self):
         return self.name

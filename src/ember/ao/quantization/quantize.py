@@ -116,7 +116,7 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
         >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
         >>> ember.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=ember.qint8)
         Sequential(
-          (0): DynamicQuantizedLinear(in_features=4, out_features=3, dtype=ember.qint8, qscheme=ember.per_tensor_affine)
+          (0): DynamicQuantizedLinear(in_features=4, out_features=3, dtype=torch.qint8, qscheme=torch.per_tensor_affine)
           (1): ReLU()
         )
     """

@@ -185,7 +185,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         >>> import ember
         >>> import ember.nn.functional as F
         >>> F.conv2d(ember.randn(8, 3, 32, 32), ember.randn(16, 3, 3, 3), padding=1).shape
-        ember.Size([8, 16, 32, 32])
+        torch.Size([8, 16, 32, 32])
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
@@ -220,7 +220,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         >>> import ember
         >>> import ember.nn.functional as F
         >>> F.conv_transpose2d(ember.randn(1, 4, 5, 5), ember.randn(4, 2, 3, 3), stride=2).shape
-        ember.Size([1, 2, 11, 11])
+        torch.Size([1, 2, 11, 11])
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")

@@ -385,7 +385,7 @@ class MultiheadAttention(Module):
         >>> x = ember.randn(2, 5, 16)
         >>> out, weights = attn(x, x, x)
         >>> out.shape, weights.shape
-        (ember.Size([2, 5, 16]), ember.Size([2, 5, 5]))
+        (torch.Size([2, 5, 16]), torch.Size([2, 5, 5]))
     """
     __constants__ = ["batch_first"]
 

@@ -116,7 +116,7 @@ class BatchNorm1d(_BatchNorm):
         >>> import ember
         >>> m = ember.nn.BatchNorm1d(100)
         >>> m(ember.randn(20, 100)).shape
-        ember.Size([20, 100])
+        torch.Size([20, 100])
     """
 
     def _check_input_dim(self, input):

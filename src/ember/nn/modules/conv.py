@@ -162,7 +162,7 @@ class Conv2d(_Conv):
         >>> m
         Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))
         >>> m(ember.randn(4, 1, 28, 28)).shape
-        ember.Size([4, 6, 24, 24])
+        torch.Size([4, 6, 24, 24])
     """
     dims = 2
     _function = staticmethod(F.conv2d)
@@ -245,7 +245,7 @@ class ConvTranspose2d(_ConvTransposeNd):
         >>> import ember
         >>> m = ember.nn.ConvTranspose2d(16, 8, 3, stride=2)
         >>> m(ember.randn(1, 16, 12, 12), output_size=[25, 25]).shape
-        ember.Size([1, 8, 25, 25])
+        torch.Size([1, 8, 25, 25])
     """
     dims = 2
     _function = staticmethod(F.conv_transpose2d)

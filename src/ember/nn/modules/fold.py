@@ -37,7 +37,7 @@ class Unfold(Module):
 
         >>> import ember
         >>> ember.nn.Unfold(kernel_size=(2, 3))(ember.randn(2, 5, 3, 4)).shape
-        ember.Size([2, 30, 4])
+        torch.Size([2, 30, 4])
     """
     __constants__ = ["kernel_size", "dilation", "padding", "stride"]
 

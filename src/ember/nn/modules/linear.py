@@ -48,7 +48,7 @@ class Linear(Module):
         >>> import ember
         >>> m = ember.nn.Linear(20, 30)
         >>> m(ember.randn(128, 20)).shape
-        ember.Size([128, 30])
+        torch.Size([128, 30])
     """
     __constants__ = ["in_features", "out_features"]
 

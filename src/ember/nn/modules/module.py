@@ -82,7 +82,7 @@ class Module:
         ...     def forward(self, x):
         ...         return self.fc(x).relu()
         >>> Model()(ember.zeros(4, 3)).shape
-        ember.Size([4, 2])
+        torch.Size([4, 2])
     """
 
     training: bool

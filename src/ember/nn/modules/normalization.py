@@ -33,7 +33,7 @@ class LayerNorm(Module):
 
         >>> import ember
         >>> ember.nn.LayerNorm([5, 10, 10])(ember.randn(20, 5, 10, 10)).shape
-        ember.Size([20, 5, 10, 10])
+        torch.Size([20, 5, 10, 10])
     """
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 

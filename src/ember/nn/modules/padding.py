@@ -92,7 +92,7 @@ class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
 
         >>> import ember
         >>> ember.nn.ZeroPad2d((1, 1, 2, 0))(ember.ones(1, 1, 3, 3)).shape
-        ember.Size([1, 1, 5, 5])
+        torch.Size([1, 1, 5, 5])
     """
 
 

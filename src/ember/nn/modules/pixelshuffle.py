@@ -15,7 +15,7 @@ class PixelShuffle(Module):
 
         >>> import ember
         >>> ember.nn.PixelShuffle(3)(ember.randn(1, 9, 4, 4)).shape
-        ember.Size([1, 1, 12, 12])
+        torch.Size([1, 1, 12, 12])
     """
     __constants__ = ["upscale_factor"]
 

@@ -50,7 +50,7 @@ class MaxPool1d(_MaxPoolNd):
 
         >>> import ember
         >>> ember.nn.MaxPool1d(3, stride=2)(ember.randn(20, 16, 50)).shape
-        ember.Size([20, 16, 24])
+        torch.Size([20, 16, 24])
     """
 
     def forward(self, input):
@@ -74,7 +74,7 @@ class MaxPool2d(_MaxPoolNd):
 
         >>> import ember
         >>> ember.nn.MaxPool2d((3, 2), stride=(2, 1))(ember.randn(20, 16, 50, 32)).shape
-        ember.Size([20, 16, 24, 31])
+        torch.Size([20, 16, 24, 31])
     """
 
     def forward(self, input):
@@ -180,7 +180,7 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
         >>> import ember
         >>> ember.nn.AdaptiveAvgPool2d((5, None))(ember.randn(1, 64, 8, 9)).shape
-        ember.Size([1, 64, 5, 9])
+        torch.Size([1, 64, 5, 9])
     """
 
     def forward(self, input):

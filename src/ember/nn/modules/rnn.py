@@ -277,7 +277,7 @@ class RNN(RNNBase):
         >>> rnn = ember.nn.RNN(10, 20, 2)
         >>> output, h_n = rnn(ember.randn(5, 3, 10), ember.randn(2, 3, 20))
         >>> output.shape, h_n.shape
-        (ember.Size([5, 3, 20]), ember.Size([2, 3, 20]))
+        (torch.Size([5, 3, 20]), torch.Size([2, 3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
@@ -315,7 +315,7 @@ class LSTM(RNNBase):
         >>> lstm = ember.nn.LSTM(10, 20, 2)
         >>> output, (h_n, c_n) = lstm(ember.randn(5, 3, 10))
         >>> output.shape, c_n.shape
-        (ember.Size([5, 3, 20]), ember.Size([2, 3, 20]))
+        (torch.Size([5, 3, 20]), torch.Size([2, 3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
@@ -342,7 +342,7 @@ class GRU(RNNBase):
         >>> gru = ember.nn.GRU(10, 20, batch_first=True)
         >>> output, h_n = gru(ember.randn(3, 5, 10))
         >>> output.shape, h_n.shape
-        (ember.Size([3, 5, 20]), ember.Size([1, 3, 20]))
+        (torch.Size([3, 5, 20]), torch.Size([1, 3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
@@ -444,7 +444,7 @@ class RNNCell(RNNCellBase):
         >>> import ember
         >>> cell = ember.nn.RNNCell(10, 20)
         >>> cell(ember.randn(3, 10)).shape
-        ember.Size([3, 20])
+        torch.Size([3, 20])
     """
     __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
 
@@ -475,7 +475,7 @@ class LSTMCell(RNNCellBase):
         >>> cell = ember.nn.LSTMCell(10, 20)
         >>> h, c = cell(ember.randn(3, 10))
         >>> h.shape, c.shape
-        (ember.Size([3, 20]), ember.Size([3, 20]))
+        (torch.Size([3, 20]), torch.Size([3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
@@ -500,7 +500,7 @@ class GRUCell(RNNCellBase):
         >>> import ember
         >>> cell = ember.nn.GRUCell(10, 20)
         >>> cell(ember.randn(10)).shape
-        ember.Size([20])
+        torch.Size([20])
     """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):

@@ -60,7 +60,7 @@ class Embedding(_Table):
         >>> import ember
         >>> table = ember.nn.Embedding(10, 3, padding_idx=0)
         >>> table(ember.tensor([[1, 2, 0], [4, 3, 9]])).shape
-        ember.Size([2, 3, 3])
+        torch.Size([2, 3, 3])
     """
     __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                      "scale_grad_by_freq", "sparse"]

@@ -257,7 +257,7 @@ class TransformerEncoderLayer(Module):
         >>> import ember
         >>> layer = ember.nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
         >>> layer(ember.randn(2, 10, 16)).shape
-        ember.Size([2, 10, 16])
+        torch.Size([2, 10, 16])
     """
     __constants__ = ["norm_first"]
 

@@ -21,7 +21,7 @@ class Upsample(Module):
 
         >>> import ember
         >>> ember.nn.Upsample(scale_factor=2, mode="bilinear")(ember.randn(1, 1, 2, 2)).shape
-        ember.Size([1, 1, 4, 4])
+        torch.Size([1, 1, 4, 4])
     """
     __constants__ = ["size", "scale_factor", "mode", "align_corners", "name", "recompute_scale_factor"]
 

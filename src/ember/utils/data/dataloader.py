@@ -25,7 +25,7 @@ import warnings
 import weakref
 from typing import Generic, TypeVar
 
-from ... import _random
+from ... import _distributions
 from . import _worker
 from ._collate import default_collate, default_convert
 from ._fetch import create_fetcher
@@ -250,7 +250,7 @@ class _BaseDataLoaderIter:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
                           "pinned memory won't be used.", stacklevel=3)
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = int(_random.rng(loader.generator).integers(0, 2 ** 63))
+        self._base_seed = _distributions.random_seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
 

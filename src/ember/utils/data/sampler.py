@@ -4,13 +4,13 @@
 A sampler is an iterable of indices (``Sampler[int]``); :class:`BatchSampler` groups another
 sampler's indices into lists. Random samplers draw from an :class:`ember.Generator`; without
 one they seed a fresh generator from ember's default generator on each ``iter()``, so
-``ember.manual_seed`` makes every epoch's order reproducible. ember's streams are NumPy PCG64,
-so the orders differ from PyTorch's for the same seed.
+``ember.manual_seed`` makes every epoch's order reproducible. The draws are PyTorch's (same
+generator, same transforms, same chunking), so a seed gives PyTorch's order.
 """
 import itertools
 from typing import Generic, TypeVar
 
-from ... import _random
+from ... import _distributions, _random
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -44,12 +44,16 @@ def _fresh_generator(generator):
     advancing a sampler never disturbs the default stream by more than one draw)."""
     if generator is not None:
         return generator
-    return _random.Generator().manual_seed(int(_random.rng().integers(0, 2 ** 63)))
+    return _random.Generator().manual_seed(_distributions.random_seed())
 
 
 class RandomSampler(Sampler[int]):
     """Indices in random order: a permutation of ``range(len(data_source))`` (repeated for
     ``num_samples`` beyond the length), or ``num_samples`` uniform draws with replacement.
+
+    Indices are drawn lazily, 32 at a time with replacement (one permutation at a time
+    without), as PyTorch does: ``num_samples=int(1e10)``, the "infinite loader" idiom, costs
+    nothing up front. The generator is seeded when the first index is taken.
 
     Args:
         data_source (Sized): the dataset.
@@ -77,15 +81,16 @@ class RandomSampler(Sampler[int]):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        # One list iterator, not a generator: the DataLoader pulls every index through it.
         n = len(self.data_source)
-        rng = _fresh_generator(self.generator).rng
+        generator = _fresh_generator(self.generator)
         if self.replacement:
-            return iter(rng.integers(0, n, self.num_samples).tolist())
-        order = []
-        for _ in range(self.num_samples // n):
-            order += rng.permutation(n).tolist()
-        return iter(order + rng.permutation(n).tolist()[:self.num_samples % n])
+            for _ in range(self.num_samples // 32):
+                yield from _distributions.randint(0, n, (32,), generator).tolist()
+            yield from _distributions.randint(0, n, (self.num_samples % 32,), generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _distributions.randperm(n, generator).tolist()
+            yield from _distributions.randperm(n, generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -100,7 +105,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        for i in _random.rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in _distributions.randperm(len(self.indices), self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):

@@ -117,7 +117,7 @@ class Linear(nn.Module):
         >>> import ember
         >>> from ember.ao.nn.quantized.dynamic import Linear
         >>> Linear(4, 2)
-        DynamicQuantizedLinear(in_features=4, out_features=2, dtype=ember.qint8, qscheme=ember.per_tensor_affine)
+        DynamicQuantizedLinear(in_features=4, out_features=2, dtype=torch.qint8, qscheme=torch.per_tensor_affine)
     """
     _FLOAT_MODULE = (nn.Linear,)
 

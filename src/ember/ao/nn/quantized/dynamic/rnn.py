@@ -251,7 +251,7 @@ class LSTMCell(RNNCellBase):
         DynamicQuantizedLSTMCell(4, 8)
         >>> h, c = cell(ember.randn(3, 4))
         >>> h.shape
-        ember.Size([3, 8])
+        torch.Size([3, 8])
     """
     _FLOAT_MODULE = nn.LSTMCell
     forward = nn.LSTMCell.forward

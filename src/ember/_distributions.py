@@ -1,0 +1,174 @@
+"""PyTorch's CPU sampling transforms over the raw draws of an ember :class:`Generator`.
+
+With the same seed these give PyTorch's numbers (``torch.manual_seed(s)`` then ``rand``,
+``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``, ``exponential_``,
+``multinomial``, dropout masks), because they consume the mt19937 stream in PyTorch's order
+and apply its transforms (worked out by experiment against torch 2.13, from its public
+documentation and the reference algorithms; see docs/random.md for what differs):
+
+* uniform: float32, float16, bfloat16 take 24 random bits of one 32-bit draw, x = bits·2⁻²⁴;
+  float64 takes 53 bits of a 64-bit draw (two 32-bit draws, the first in the high half).
+  ``x · (high − low) + low`` is computed in float64 and rounded once.
+* normal, fewer than 16 elements: Box-Muller in float64 on two 53-bit uniforms u1, u2:
+  r = √(−2 log1p(−u2)), θ = 2π u1; r cos θ is returned and r sin θ is kept in the generator
+  for the next normal draw.
+* normal, 16 or more elements: all uniforms first, then per block of 16: u1 = 1 − x[j],
+  u2 = x[j + 8], r = √(−2 log u1), θ = 2π u2, x[j] = r cos θ, x[j + 8] = r sin θ, in the
+  tensor's dtype; a last partial block is redone on 16 fresh uniforms over the last 16 slots.
+* randint: (32-bit draw mod range) + low, or a 64-bit draw when range ≥ 2³².
+* randperm: Fisher-Yates from the front, swapping i with i + (draw mod (n − i)).
+* bernoulli: uniform < p, with a 24-bit uniform for float32/float16/bfloat16 probability
+  tensors and a 53-bit one for float64 tensors and Python-number probabilities.
+* exponential: −log1p(−u) / λ on a 53-bit uniform.
+* multinomial: with replacement, per row a cumulative sum normalised by its total and one
+  53-bit uniform per sample located by binary search; without replacement (or one sample),
+  the top-k of p / q with q ~ Exp(1) (the Gumbel/exponential trick).
+
+Every function returns a NumPy array; the callers wrap it as a tensor.
+"""
+import math
+
+import numpy as np
+
+from . import _dtype
+from ._random import generator_or_default
+
+__all__ = ["uniform", "normal", "randint", "randperm", "bernoulli", "bernoulli_scalar", "exponential",
+           "multinomial", "dropout_mask", "random_seed"]
+
+_MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
+_U32 = np.uint64(1 << 32)
+
+
+def _uniform24(gen, n):
+    return (gen.random32(n) & _MASK24).astype(np.float64) * 2.0 ** -24
+
+
+def _uniform53(gen, n):
+    return (gen.random64(n) & _MASK53).astype(np.float64) * 2.0 ** -53
+
+
+def _unit_uniform(gen, n, dtype):
+    """``n`` uniforms on [0, 1) as PyTorch draws them for a tensor of ``dtype`` (float64)."""
+    return _uniform53(gen, n) if dtype is _dtype.float64 else _uniform24(gen, n)
+
+
+def _finish(values, shape, dtype):
+    """float64 ``values`` rounded to ``dtype`` the way PyTorch's kernels round (via float32 for
+    the 16-bit types) and shaped."""
+    if dtype in (_dtype.float16, _dtype.bfloat16):
+        values = values.astype(np.float32)
+    return values.astype(dtype.np).reshape(shape)
+
+
+def uniform(shape, low, high, dtype, generator=None):
+    """Samples on [low, high) (``torch.rand``, ``Tensor.uniform_``); ``low``/``high`` are first
+    rounded to ``dtype``, as PyTorch does."""
+    gen = generator_or_default(generator)
+    n = math.prod(shape)
+    low, high = (float(np.array(v, dtype.np)) for v in (low, high))
+    return _finish(_unit_uniform(gen, n, dtype) * (high - low) + low, shape, dtype)
+
+
+def normal(shape, mean, std, dtype, generator=None):
+    """Samples of N(mean, std²) (``torch.randn``, ``torch.normal``, ``Tensor.normal_``)."""
+    gen = generator_or_default(generator)
+    n = math.prod(shape)
+    if n < 16:
+        out = np.empty(n)
+        for i in range(n):
+            if gen.next_double_normal is not None:
+                value, gen.next_double_normal = gen.next_double_normal, None
+            else:
+                u1, u2 = _uniform53(gen, 2)
+                radius, theta = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
+                gen.next_double_normal = radius * math.sin(theta)
+                value = radius * math.cos(theta)
+            out[i] = value * std + mean
+        return _finish(out, shape, dtype)
+    compute = np.float64 if dtype is _dtype.float64 else np.float32
+    x = _unit_uniform(gen, n, dtype).astype(dtype.np).astype(compute)
+    _box_muller_16(x[:n - n % 16])
+    if n % 16:
+        tail = _unit_uniform(gen, 16, dtype).astype(dtype.np).astype(compute)
+        _box_muller_16(tail)
+        x[n - 16:] = tail
+    if std != 1.0 or mean != 0.0:
+        x = x * compute(std) + compute(mean)
+    return x.astype(dtype.np).reshape(shape)
+
+
+def _box_muller_16(x):
+    """In place: each block of 16 uniforms becomes 16 normals (cosines in the first eight)."""
+    blocks = x.reshape(-1, 2, 8)
+    one, two_pi = x.dtype.type(1.0), x.dtype.type(2.0 * math.pi)
+    radius = np.sqrt(x.dtype.type(-2.0) * np.log(one - blocks[:, 0]))
+    theta = two_pi * blocks[:, 1]
+    blocks[:, 0], blocks[:, 1] = radius * np.cos(theta), radius * np.sin(theta)
+
+
+def randint(low, high, shape, generator=None):
+    """int64 samples on [low, high) (``torch.randint``, ``Tensor.random_(low, high)``)."""
+    gen = generator_or_default(generator)
+    n, span = math.prod(shape), int(high) - int(low)
+    draws = gen.random64(n) if span >= 1 << 32 else gen.random32(n)
+    return ((draws % np.uint64(span)).astype(np.int64) + int(low)).reshape(shape)
+
+
+def randperm(n, generator=None):
+    """A random permutation of 0..n−1 as int64 (``torch.randperm``)."""
+    gen = generator_or_default(generator)
+    order = list(range(n))
+    if n > 1:
+        spans = np.arange(n, 1, -1, dtype=np.uint64)
+        draws = gen.random32(n - 1) if n < (1 << 32) // 20 else gen.random64(n - 1)
+        for i, z in enumerate((draws % spans).tolist()):
+            order[i], order[i + z] = order[i + z], order[i]
+    return np.array(order, dtype=np.int64)
+
+
+def bernoulli(probs, dtype, generator=None):
+    """0/1 samples of ``dtype`` shaped like the array ``probs``, each 1 with its probability."""
+    gen = generator_or_default(generator)
+    u = _uniform53(gen, probs.size) if probs.dtype == np.float64 else _uniform24(gen, probs.size)
+    return (u < probs.reshape(-1)).astype(dtype.np).reshape(probs.shape)
+
+
+def bernoulli_scalar(shape, p, dtype, generator=None):
+    """0/1 samples of ``dtype`` in ``shape``, each 1 with the probability ``p`` (a number)."""
+    gen = generator_or_default(generator)
+    return (_uniform53(gen, math.prod(shape)) < p).astype(dtype.np).reshape(shape)
+
+
+def exponential(shape, lambd, dtype, generator=None):
+    """Samples of Exp(λ) (``Tensor.exponential_``)."""
+    gen = generator_or_default(generator)
+    return _finish(-np.log1p(-_uniform53(gen, math.prod(shape))) / lambd, shape, dtype)
+
+
+def multinomial(rows, num_samples, replacement, generator=None):
+    """int64 category indices, (N, num_samples), drawn from the N rows of non-negative weights
+    ``rows`` (validated by the caller)."""
+    gen = generator_or_default(generator)
+    if replacement and num_samples > 1:
+        cumulative = np.cumsum(rows, axis=-1)
+        cumulative = cumulative / cumulative[:, -1:]
+        u = _uniform53(gen, rows.shape[0] * num_samples).reshape(rows.shape[0], num_samples)
+        return np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cumulative, u)]).astype(np.int64)
+    q = exponential(rows.shape, 1.0, _dtype.from_numpy_dtype(rows.dtype), gen)
+    keys = rows / q
+    return np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples].astype(np.int64)
+
+
+def dropout_mask(shape, p, dtype, generator=None):
+    """The factor dropout multiplies its input by: 0 with probability ``p``, else 1 / (1 − p),
+    in ``dtype`` (PyTorch draws ``bernoulli_(1 − p)`` and divides by 1 − p in place)."""
+    keep = bernoulli_scalar(shape, 1 - p, dtype, generator)
+    keep /= dtype.np.type(1 - p)
+    return keep
+
+
+def random_seed(generator=None):
+    """A non-negative int64 from one 64-bit draw (``torch.empty((), dtype=torch.int64).random_()``),
+    used to seed derived generators such as a sampler's."""
+    return int(generator_or_default(generator).random64(1)[0] % np.uint64(1 << 63))

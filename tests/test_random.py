@@ -1,0 +1,161 @@
+"""Random streams: after the same manual_seed, ember draws torch 2.13's CPU numbers."""
+import itertools
+
+import numpy as np
+import pytest
+
+import ember
+from ember import _distributions
+
+torch = pytest.importorskip("torch")
+
+SEEDS = [0, 7, 2 ** 40 + 3, -5]
+
+
+def both(seed, draw):
+    """``draw(lib)`` under ``seed`` in ember and in torch, as NumPy arrays."""
+    ember.manual_seed(seed)
+    torch.manual_seed(seed)
+    e, t = draw(ember), draw(torch)
+    return (e.numpy(), t.numpy()) if hasattr(e, "numpy") else (e, t)
+
+
+EXACT = {
+    "rand": lambda L: L.rand(5, 3),
+    "rand-float64": lambda L: L.rand(7, dtype=L.float64),
+    "rand-float16": lambda L: L.rand(9, dtype=L.float16),
+    "randn-small": lambda L: L.randn(3),                    # below 16: float64 Box-Muller
+    "randn-15": lambda L: L.randn(15),
+    "randn-float64-block": lambda L: L.randn(37, dtype=L.float64),
+    "cached-normal": lambda L: L.cat([L.randn(1), L.randn(1), L.rand(2), L.randn(3)]),
+    "randint": lambda L: L.randint(0, 10, (20,)),
+    "randint-negative": lambda L: L.randint(-7, 3, (3, 4)),
+    "randint-64-bit": lambda L: L.randint(-3, 2 ** 40, (6,)),
+    "randperm": lambda L: L.randperm(50),
+    "randperm-1": lambda L: L.randperm(1),
+    "normal-scalars": lambda L: L.normal(2.0, 3.0, size=(5,)),
+    "normal-tensors": lambda L: L.normal(L.arange(4.0), L.full((4,), 0.5)),
+    "bernoulli-float32": lambda L: L.bernoulli(L.full((30,), 0.3)),
+    "bernoulli-float64": lambda L: L.bernoulli(L.linspace(0, 1, 30, dtype=L.float64)),
+    "bernoulli-scalar-p": lambda L: L.bernoulli(L.zeros(30), 0.25),
+    "multinomial": lambda L: L.multinomial(L.tensor([0.1, 0.2, 0.3, 0.4]), 3),
+    "multinomial-one": lambda L: L.multinomial(L.tensor([[1.0, 2.0, 0.0], [0.5, 0.0, 0.5]]), 1, replacement=True),
+    "multinomial-replacement": lambda L: L.multinomial(L.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 1.0]]), 9,
+                                                       replacement=True),
+    "mixed-sequence": lambda L: L.cat([L.rand(3), L.randint(0, 5, (2,)).float(), L.randn(20, dtype=L.float64).float(),
+                                       L.randperm(4).float(), L.randn(2)]),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", list(EXACT))
+def test_same_seed_same_numbers_as_torch(name, seed):
+    e, t = both(seed, EXACT[name])
+    assert e.dtype == t.dtype and e.shape == t.shape
+    np.testing.assert_array_equal(e, t)
+
+
+def box_muller_reference(seed, n):
+    """float64 Box-Muller, torch's pairing, of the float32 uniforms randn(n) consumes; and the
+    radius of each value (the error of a float32 evaluation scales with it)."""
+    ember.manual_seed(seed)
+    u = ember.rand(n, dtype=ember.float32).numpy().astype(np.float64)
+    tail = ember.rand(16, dtype=ember.float32).numpy().astype(np.float64)
+
+    def blocks(x):
+        x = x.reshape(-1, 2, 8)
+        radius = np.sqrt(-2 * np.log(1 - x[:, 0]))
+        theta = 2 * np.pi * x[:, 1]
+        return (np.stack([radius * np.cos(theta), radius * np.sin(theta)], 1).reshape(-1),
+                np.stack([radius, radius], 1).reshape(-1))
+
+    values, radii = blocks(u[:n - n % 16])
+    if n % 16:
+        tail_values, tail_radii = blocks(tail)
+        values = np.concatenate([values, np.zeros(n % 16)])
+        radii = np.concatenate([radii, np.zeros(n % 16)])
+        values[n - 16:], radii[n - 16:] = tail_values, tail_radii
+    return values, radii
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", [16, 20, 48, 1001])
+def test_randn_blocks_of_16_equal_torchs_up_to_float32_evaluation(n, seed):
+    # torch's float32 path (16 and more elements) evaluates log/sin/cos with float32 kernels
+    # chosen by the CPU (AVX2's or the C library's), so torch's own values differ by machine.
+    # The uniforms and their pairing are torch's; both results are within a few float32 ulp
+    # of the radius from the float64 evaluation of the same Box-Muller.
+    e, t = both(seed, lambda L: L.randn(n))
+    reference, radius = box_muller_reference(seed, n)
+    bound = 8 * 2.0 ** -24 * np.maximum(radius, 1.0)
+    assert np.all(np.abs(e - reference) <= bound)
+    assert np.all(np.abs(t - reference) <= bound)
+    e, t = both(seed, lambda L: L.randn(n).sum() + L.rand(1))  # the stream continues in step
+    np.testing.assert_allclose(e, t, rtol=1e-5)
+
+
+def test_explicit_generators_match_torch():
+    eg, tg = ember.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    for _ in range(3):
+        np.testing.assert_array_equal(ember.rand(4, generator=eg).numpy(), torch.rand(4, generator=tg).numpy())
+        np.testing.assert_array_equal(ember.randperm(9, generator=eg).numpy(), torch.randperm(9, generator=tg).numpy())
+    assert eg.initial_seed() == tg.initial_seed() == 11
+
+
+def test_exponential_and_dropout_masks_match_torch():
+    e, t = both(5, lambda L: L.empty(6).exponential_(2.0) if L is torch else
+                ember.tensor(_distributions.exponential((6,), 2.0, ember.float32)))
+    np.testing.assert_array_equal(e, t)
+    e, t = both(5, lambda L: L.nn.functional.dropout(L.ones(40), 0.3) if L is torch else
+                ember.tensor(_distributions.dropout_mask((40,), 0.3, ember.float32)))
+    np.testing.assert_array_equal(e, t)
+
+
+def test_state_is_torchs_layout_both_ways():
+    ember.manual_seed(3)
+    torch.manual_seed(3)
+    for draw in (lambda L: L.randn(1), lambda L: L.rand(700), lambda L: L.randint(0, 9, (5,))):
+        draw(ember), draw(torch)
+        np.testing.assert_array_equal(ember.get_rng_state().numpy(), torch.get_rng_state().numpy())
+    ember.set_rng_state(ember.tensor(torch.get_rng_state().numpy()))  # a torch state, loaded in ember
+    np.testing.assert_array_equal(ember.randn(5).numpy(), torch.randn(5).numpy())
+    saved = ember.get_rng_state()
+    first = ember.rand(3).numpy()
+    ember.set_rng_state(saved)
+    np.testing.assert_array_equal(ember.rand(3).numpy(), first)
+    with pytest.raises(RuntimeError, match="RNG state size"):
+        ember.set_rng_state(ember.zeros(10, dtype=ember.uint8))
+
+
+def test_random_sampler_draws_torchs_indices_lazily():
+    data = range(1000)
+    e_sampler = ember.utils.data.RandomSampler(data, replacement=True, num_samples=int(1e10))
+    t_sampler = torch.utils.data.RandomSampler(data, replacement=True, num_samples=int(1e10))
+    ember.manual_seed(4)
+    torch.manual_seed(4)
+    e_first = list(itertools.islice(iter(e_sampler), 100))  # must not allocate 1e10 indices
+    t_first = list(itertools.islice(iter(t_sampler), 100))
+    assert e_first == t_first and len(e_sampler) == int(1e10)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(num_samples=25), dict(num_samples=7, replacement=True)])
+def test_random_sampler_and_shuffled_loader_orders_equal_torchs(kwargs):
+    e_gen, t_gen = ember.Generator().manual_seed(9), torch.Generator().manual_seed(9)
+    e = list(ember.utils.data.RandomSampler(range(10), generator=e_gen, **kwargs))
+    t = list(torch.utils.data.RandomSampler(range(10), generator=t_gen, **kwargs))
+    assert e == t
+    ember.manual_seed(2)
+    torch.manual_seed(2)
+    e_batches = [b.tolist() for b in ember.utils.data.DataLoader(ember.arange(10), batch_size=4, shuffle=True)]
+    t_batches = [b.tolist() for b in torch.utils.data.DataLoader(torch.arange(10), batch_size=4, shuffle=True)]
+    assert e_batches == t_batches
+    e_sub = list(ember.utils.data.SubsetRandomSampler([10, 20, 30, 40]))
+    t_sub = list(torch.utils.data.SubsetRandomSampler([10, 20, 30, 40]))
+    assert e_sub == t_sub
+
+
+def test_bad_arguments_raise_torchs_errors():
+    with pytest.raises(RuntimeError, match="multinomial only supports floating-point dtypes for input, got: Long"):
+        ember.multinomial(ember.tensor([1, 2]), 1)
+    with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in \\[0, 1\\], but got p=2"):
+        ember.bernoulli(ember.zeros(2), 2.0)
