@@ -1,16 +1,16 @@
 """The op entry and the one dispatcher every op goes through.
 
 An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the
-gradients of the inputs in ember ops (so gradients of gradients come free), and ``promote`` is
-its dtype rule. :func:`apply` runs an op eagerly and, when gradients are being recorded, puts
-an :class:`~ember.autograd.graph.OpNode` on the tape. Gradients that come back with a
-broadcast shape are summed down to the input's shape here, once, for every op.
+gradients of the inputs in ember ops (so gradients of gradients come free), ``promote`` is
+its dtype rule and ``infer`` gives the result's shape and dtype without running the kernel. :func:`apply` runs an op eagerly and, when gradients are being recorded, puts
+an :class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
+broadcast shape are summed down to the input's shape by the engine, once, for every op.)
 """
 import threading
 
 import numpy as np
 
-from .._dtype import from_numpy_dtype, get_default_dtype, result_type
+from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
@@ -54,6 +54,35 @@ class Op:
     @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError
+
+    @classmethod
+    def infer(cls, *inputs, **attrs):
+        """The result's ``(shape, dtype)`` for these inputs, computed without the kernel.
+        Families set it from :func:`elementwise_rule`, ``reduce.reduction_rule`` or a rule of
+        their own."""
+        raise NotImplementedError(f"{cls.name} has no shape rule yet")
+
+
+def result_dtype(op, inputs):
+    """The dtype ``apply`` computes ``op`` in: the first tensor's without promotion, else
+    PyTorch's promotion of ``inputs`` (raised to the default float for ``promote="float"``)."""
+    if op.promote is None:
+        return next(x.dtype for x in inputs if isinstance(x, _Tensor))
+    dt = result_type(*inputs)
+    if op.promote == "float" and not dt.is_floating_point:
+        dt = get_default_dtype()
+    return dt
+
+
+def elementwise_rule(op, *inputs, **attrs):
+    """The shape rule of elementwise ops: the tensor inputs broadcast (RuntimeError naming the
+    sizes when they do not), and the dtype is :func:`result_dtype`."""
+    shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise RuntimeError(_broadcast_error(inputs)) from None
+    return shape, result_dtype(op, inputs)
 
 
 def _edge(t):
@@ -235,6 +264,3 @@ _NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "
 def _type_name(dtype):
     return _NAMES[dtype.name]
 
-
-def dtype_of(array):
-    return from_numpy_dtype(array.dtype)

@@ -12,7 +12,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import dims_arg, dtype_arg, values_indices, with_out
-from .core import Op, _type_name, apply
+from .core import Op, _type_name, apply, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
 
@@ -31,6 +31,21 @@ def expand_back(g, shape, dim, keepdim):
     return g.expand(shape)
 
 
+def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
+    """The shape rule of reductions and scans: the axes in ``dim`` (one axis, a tuple, or None
+    for all) are removed, or kept with size 1 under ``keepdim``; a scan keeps the shape. Index
+    results (``argmax``) are int64, and so are sums and products of integers and bools."""
+    shape = x._data.shape
+    if op is Cumsum or op is Cumprod:
+        out_shape = shape
+    else:
+        axes = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
+        out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape) if keepdim or i not in axes)
+    if op is Argmax or op is Argmin or (op in (Sum, Prod, Cumsum, Cumprod) and x.dtype.np.kind in "biu"):
+        return out_shape, _dtype.int64
+    return out_shape, result_dtype(op, (x,))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     input = dtype_arg(input, dtype)
@@ -43,6 +58,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 class Sum(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_inputs = False
 
@@ -92,6 +108,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 class Prod(Op):
     """Product over ``dim`` (one axis or all). The derivative is the product of the other
     elements, computed as exclusive cumulative products from both sides, so zeros are exact."""
+    infer = classmethod(reduction_rule)
     promote = None
 
     @staticmethod
@@ -175,6 +192,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 
 
 class Amax(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_output = True
     nan_takes_gradient = False
@@ -190,6 +208,7 @@ class Amax(Op):
 
 
 class Amin(Amax):
+    infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
@@ -226,6 +245,7 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 class Max(Amax):
     """``max(x)`` over all elements. Unlike ``amax``, a NaN result sends the gradient to the
     NaN elements (PyTorch's ``evenly_distribute_backward``)."""
+    infer = classmethod(reduction_rule)
     nan_takes_gradient = True
 
     @staticmethod
@@ -235,6 +255,7 @@ class Max(Amax):
 
 
 class Min(Max):
+    infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "min")
@@ -285,6 +306,7 @@ def _arg_extreme(name, op, input, dim, keepdim):
 
 
 class Argmax(Op):
+    infer = classmethod(reduction_rule)
     differentiable = False
     promote = None
 
@@ -294,6 +316,7 @@ class Argmax(Op):
 
 
 class Argmin(Op):
+    infer = classmethod(reduction_rule)
     differentiable = False
     promote = None
 
@@ -316,6 +339,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 class Cumsum(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_inputs = False
 
@@ -338,6 +362,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 class Cumprod(Op):
     """Cumulative product. Its derivative, sum over j >= i of g_j * out_j / x_i, is written
     with exclusive products so that zeros in ``x`` give exact values."""
+    infer = classmethod(reduction_rule)
     promote = None
 
     @staticmethod
