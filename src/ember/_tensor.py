@@ -9,10 +9,9 @@ import numpy as np
 
 from . import _dtype
 from ._memory import track as _track
-from ._device import device as _device_cls, CPU
+from ._device import CPU
 from ._ops import core as _core
 from ._size import Size
-from .autograd.grad_mode import STATE
 
 __all__ = ["Tensor"]
 

@@ -126,7 +126,7 @@ def extreme_cases():
         c += [
             Case(f"{name}-all", lambda L, x, f=f: f(L, x), R(3, 4)),
             Case(f"{name}-all-ties", lambda L, x, f=f: f(L, x), TIES),
-            Case(f"{name}-dim", lambda L, x, f=f: f(L, x, dim=1), R(2, 3, 4)),
+            Case(f"{name}-dim", lambda L, x, f=f: f(L, x, dim=1), R(2, 3, 4), grad2=True),
             Case(f"{name}-dim-keep", lambda L, x, f=f: f(L, x, dim=-1, keepdim=True), T(R(3, 4))),
             Case(f"{name}-dim-ties", lambda L, x, f=f: f(L, x, dim=1), TIES),
             Case(f"{name}-dim0-ties", lambda L, x, f=f: f(L, x, dim=0), TIES),

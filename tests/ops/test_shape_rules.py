@@ -1,6 +1,7 @@
 """Every op entry's shape rule (``Op.infer``) against its kernel: for each registered op of the
 families that have rules, the ``(shape, dtype)`` the rule gives without running the kernel
-equals the result's, on broadcasting, 0-d, integer and bool sample inputs."""
+(one pair per result for multi-result ops) equals the result's, on broadcasting, 0-d, integer
+and bool sample inputs."""
 import ember
 from ember._ops import OPS, core
 
@@ -26,8 +27,10 @@ class RuleChecker:
             return  # the kernel refused the inputs, or the family has no rules yet
         self.seen.add(op)
         predicted = op.infer(*inputs, **attrs)
-        if predicted != (tuple(output.shape), output.dtype):
-            self.mismatches.append((op.name, predicted, (tuple(output.shape), output.dtype)))
+        outputs = output if isinstance(output, tuple) else (output,)
+        actual = tuple((tuple(out.shape), out.dtype) for out in outputs)
+        if (predicted if isinstance(output, tuple) else (predicted,)) != actual:
+            self.mismatches.append((op.name, predicted, actual))
 
 
 def sample_calls():
@@ -54,7 +57,7 @@ def sample_calls():
         lambda: i & 3, lambda: b | b, lambda: i ^ i,
         lambda: x.sum(), lambda: i.sum(0), lambda: b.sum(), lambda: d.sum((0, 1), keepdim=True),
         lambda: x.prod(), lambda: i.prod(1, keepdim=True), lambda: d.amax(0), lambda: i.amin(),
-        lambda: x.max(), lambda: i.min(), lambda: d.max(1), lambda: x.argmin(), lambda: i.argmax(1, keepdim=True),
+        lambda: x.max(), lambda: i.min(), lambda: d.max(1), lambda: i.min(0, keepdim=True), lambda: x.argmin(), lambda: i.argmax(1, keepdim=True),
         lambda: i.cumsum(0), lambda: d.cumprod(1), lambda: b.cumsum(0),
         lambda: ember.logsumexp(d, 1), lambda: ember.logsumexp(i, (0, 1), keepdim=True),
         lambda: ember.softmax(d, 1), lambda: ember.log_softmax(x, 0),

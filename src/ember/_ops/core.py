@@ -35,12 +35,16 @@ class Op:
         save_inputs / save_output: what ``backward`` reads through ``ctx``.
         differentiable: False for ops whose results never require grad (comparisons, argmax).
         is_view: the result is a view of input 0 (shares its storage and version counter).
+        num_outputs: how many results ``forward`` returns (as a tuple of arrays when more than
+            one); ``backward`` then takes one gradient per result (None for a result that
+            received none), and only floating-point results require grad.
     """
     promote = "promote"
     save_inputs = True
     save_output = False
     differentiable = True
     is_view = False
+    num_outputs = 1
 
     def __init_subclass__(cls):
         cls.name = cls.__name__
@@ -130,6 +134,8 @@ def apply(op, *inputs, **attrs):
         # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
         raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
     if type(out) is not _ndarray:
+        if type(out) is tuple:
+            return _results(op, inputs, attrs, out)
         out = np.asarray(out)
     t = _Tensor._make(out)
     if op.is_view:
@@ -147,6 +153,16 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def _results(op, inputs, attrs, arrays):
+    """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
+    apart for the engine)."""
+    outs = tuple(_Tensor._make(np.asarray(a)) for a in arrays)
+    if STATE.enabled and op.differentiable and any(
+            isinstance(x, _Tensor) and x.requires_grad for x in inputs):
+        _record(op, inputs, attrs, outs)
+    return outs
 
 
 def _observed_apply(op, inputs, attrs):
@@ -209,8 +225,14 @@ def _record(op, inputs, attrs, t):
         else:
             needs.append(False)
             nexts.append((None, 0))
-    t.grad_fn = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
-    t.requires_grad = True
+    node = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
+    if type(t) is tuple:
+        for i, out in enumerate(t):
+            if out.dtype.is_floating_point:
+                out.grad_fn, out.requires_grad, out._output_nr = node, True, i
+    else:
+        t.grad_fn = node
+        t.requires_grad = True
 
 
 def write_into(self, result):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import product, shape_arg, with_out
+from .args import shape_arg, with_out
 from .core import Op, apply
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._creation import full, tensor
+from .._creation import full
 from .._tensor import Tensor
 from .args import quiet, tensor_arg, with_out
 from .core import Op, elementwise_rule, _type_name, apply

@@ -215,7 +215,7 @@ class Amin(Amax):
         return np.min(x, axis=dim, keepdims=keepdim)
 
 
-def _extreme(name, whole, arg, input, dim, keepdim, other):
+def _extreme(name, whole, along, input, dim, keepdim, other):
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
@@ -225,21 +225,56 @@ def _extreme(name, whole, arg, input, dim, keepdim, other):
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    idx = apply(arg, input, dim=d if input.ndim else None, keepdim=True)
-    values = input.gather(d, idx) if input.ndim else input.clone()
-    if not keepdim and input.ndim:
+    if input.ndim == 0:
+        return values_indices(name, input.clone(), zeros((), dtype=_dtype.int64))
+    values, idx = apply(along, input, dim=d)
+    if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return values_indices(name, values, idx)
+
+
+class MaxAlongDim(Op):
+    """``max(x, dim)`` as two results with the reduced dim kept: the first largest element
+    along ``dim`` (NaN counts as the largest) and its int64 index. The values' gradient goes
+    to that element."""
+    promote = None
+    num_outputs = 2
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        indices = np.argmax(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, indices, axis=dim), indices
+
+    @classmethod
+    def infer(cls, x, dim):
+        shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+        return (shape, x.dtype), (shape, _dtype.int64)
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        indices = ctx.output[1]
+        return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], indices, g_values),)
+
+
+class MinAlongDim(MaxAlongDim):
+    """``min(x, dim)``: as :class:`MaxAlongDim` with the first smallest element."""
+
+    @staticmethod
+    def forward(x, dim):
+        indices = np.argmin(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, indices, axis=dim), indices
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
-    return _extreme("max", Max, Argmax, input, dim, keepdim, other)
+    return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
-    return _extreme("min", Min, Argmin, input, dim, keepdim, other)
+    return _extreme("min", Min, MinAlongDim, input, dim, keepdim, other)
 
 
 class Max(Amax):

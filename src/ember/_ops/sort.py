@@ -1,7 +1,5 @@
 """Sorting and searching: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``,
 ``unique``, ``searchsorted``, ``bincount``, ``histc``: each public function, then its op entry."""
-import builtins
-
 import numpy as np
 
 from .. import _dtype
