@@ -31,12 +31,13 @@ def _integral_only(kernel, kernel_name):
         for a in arrays:
             kind = a.dtype if isinstance(a, np.ndarray) else np.result_type(a)
             if kind.kind == "f":
-                raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
+                raise NotImplementedError(
+                    f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
         return kernel(*arrays)
     return checked
 
 
-# ---- comparisons (broadcasting, after type promotion) ---------------------------------------------
+# ---- comparisons (broadcasting, after type promotion) -------------------------------------------
 def eq(input, other, *, out=None):
     """``input == other`` elementwise, as bool."""
     return with_out(apply(Eq, input, other), out)

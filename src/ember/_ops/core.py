@@ -2,8 +2,9 @@
 
 An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the
 gradients of the inputs in ember ops (so gradients of gradients come free), ``promote`` is
-its dtype rule and ``infer`` gives the result's shape and dtype without running the kernel. :func:`apply` runs an op eagerly and, when gradients are being recorded, puts
-an :class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
+its dtype rule and ``infer`` gives the result's shape and dtype without running the kernel.
+:func:`apply` runs an op eagerly and, when gradients are being recorded, puts an
+:class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
 broadcast shape are summed down to the input's shape by the engine, once, for every op.)
 """
 import threading
