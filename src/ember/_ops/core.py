@@ -9,8 +9,7 @@ broadcast shape are summed down to the input's shape by the engine, once, for ev
 """
 import threading
 
-import numpy as np
-
+from .. import _backend
 from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
@@ -23,7 +22,7 @@ OPS = {}
 # truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
 _observing = threading.local()
-_ndarray = np.ndarray
+_ndarray = _backend.ndarray
 _Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
 
 
@@ -84,7 +83,7 @@ def elementwise_rule(op, *inputs, **attrs):
     sizes when they do not), and the dtype is :func:`result_dtype`."""
     shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
     try:
-        shape = np.broadcast_shapes(*shapes)
+        shape = _backend.broadcast_shapes(*shapes)
     except ValueError:
         raise RuntimeError(_broadcast_error(inputs)) from None
     return shape, result_dtype(op, inputs)
@@ -137,7 +136,7 @@ def apply(op, *inputs, **attrs):
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out)
-        out = np.asarray(out)
+        out = _backend.as_array(out)
     t = _Tensor._make(out)
     if op.is_view:
         src = inputs[0]
@@ -159,7 +158,7 @@ def apply(op, *inputs, **attrs):
 def _results(op, inputs, attrs, arrays):
     """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
     apart for the engine)."""
-    outs = tuple(_Tensor._make(np.asarray(a)) for a in arrays)
+    outs = tuple(_Tensor._make(_backend.as_array(a)) for a in arrays)
     if STATE.enabled and op.differentiable and any(
             isinstance(x, _Tensor) and x.requires_grad for x in inputs):
         _record(op, inputs, attrs, outs)
@@ -246,7 +245,7 @@ def write_into(self, result):
                                f"desired output type {_type_name(self.dtype)}")
     if result._data.shape != self._data.shape:
         try:
-            target = np.broadcast_shapes(result.shape, self.shape)
+            target = _backend.broadcast_shapes(result.shape, self.shape)
         except ValueError:
             target = None
         if target != self.shape:
@@ -267,7 +266,7 @@ def write_into(self, result):
         if result.dtype is not self.dtype:
             result = result.to(self.dtype)
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
-    np.copyto(self._data, result._data, casting="unsafe")
+    _backend.copy_into(self._data, result._data)
     self._version[0] += 1
     if through_view:
         base.grad_fn = new_base.grad_fn

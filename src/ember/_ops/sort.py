@@ -35,11 +35,36 @@ class Argsort(Op):
 
 
 def sort(input, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` sorted along ``dim``; values carry the gradient."""
+    """``(values, indices)`` sorted along ``dim`` (always stable; NaN sorts as the largest);
+    the values carry the gradient (https://pytorch.org/docs/stable/generated/torch.sort.html).
+    IndexError for ``dim`` out of range."""
     if input.ndim == 0:
         return values_indices("sort", input.clone(), zeros((), dtype=_dtype.int64))
-    idx = argsort(input, dim, descending)
-    return values_indices("sort", gather(input, _wrap_dim(dim, input.ndim), idx), idx)
+    values, indices = apply(Sort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
+    return values_indices("sort", values, indices)
+
+
+class Sort(Op):
+    """``sort`` as two results, the values along ``dim`` in order and their int64 indices
+    (the order of :class:`Argsort`); the values' gradient goes back to where each came from."""
+    promote = None
+    num_outputs = 2
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim, descending=False):
+        indices = Argsort.forward(x, dim, descending)
+        return np.take_along_axis(x, indices, axis=dim), indices
+
+    @classmethod
+    def infer(cls, x, dim, descending=False):
+        return (tuple(x.shape), x.dtype), (tuple(x.shape), _dtype.int64)
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        indices = ctx.output[1]
+        return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], indices, g_values),)
 
 
 def msort(input):
@@ -54,8 +79,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"selected index k out of range")
     if input.ndim == 0:
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
-    idx = narrow(argsort(input, d, descending=largest), d, 0, k).contiguous()
-    return values_indices("topk", gather(input, d, idx), idx)
+    values, indices = apply(Sort, input, dim=d, descending=largest)
+    return values_indices("topk", narrow(values, d, 0, k).contiguous(),
+                          narrow(indices, d, 0, k).contiguous())
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
