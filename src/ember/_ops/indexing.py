@@ -150,6 +150,8 @@ def _is_array_index(index):
 
 
 def index_put_(input, indices, values, accumulate=False):
+    """In-place ``index_put``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html)."""
     return write_result(input, index_put(input, indices, values, accumulate))
 
 
@@ -273,6 +275,8 @@ class Scatter(Op):
 
 
 def scatter_add(input, dim, index, src):
+    """``input`` with ``src`` added along ``dim`` at ``index`` (repeats add up)
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_add_.html)."""
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
     return apply(ScatterAdd, input, src.to(input.dtype), dim=d, index=index._data % builtins.max(input.shape[d], 1))
@@ -306,17 +310,23 @@ def index_select(input, dim, index, *, out=None):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
+    """``input`` with ``alpha * source`` added at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.index_add.html)."""
     d = _wrap_dim(dim, input.ndim)
     src = source if alpha == 1 else source * alpha
     return index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True)
 
 
 def index_fill(input, dim, index, value):
+    """``input`` with ``value`` at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html)."""
     d = _wrap_dim(dim, input.ndim)
     return index_put(input, (slice(None),) * d + (index._data,), value)
 
 
 def index_copy(input, dim, index, source):
+    """``input`` with the slices of ``source`` written at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.index_copy.html)."""
     d = _wrap_dim(dim, input.ndim)
     return index_put(input, (slice(None),) * d + (index._data,), source)
 
@@ -337,20 +347,28 @@ def masked_fill(input, mask, value):
 
 
 def masked_select(input, mask):
+    """The elements where the (broadcast) bool ``mask`` is True, as a 1-d tensor
+    (https://pytorch.org/docs/stable/generated/torch.masked_select.html)."""
     shape = broadcast_shapes(input.shape, mask.shape)
     return getitem(expand(input, shape), expand(mask, shape))
 
 
 def masked_scatter(input, mask, source):
+    """``input`` with consecutive elements of ``source`` written where ``mask`` is True
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
     n = builtins.int(mask._data.sum())
     return index_put(input, (np.broadcast_to(mask._data, input.shape),), source.reshape(-1)[:n])
 
 
 def take(input, index):
+    """Elements of the flattened ``input`` at ``index``, in ``index``'s shape
+    (https://pytorch.org/docs/stable/generated/torch.take.html)."""
     return getitem(input.reshape(-1), index.reshape(-1)).reshape(index.shape)
 
 
 def take_along_dim(input, indices, dim=None):
+    """Elements of ``input`` at ``indices`` along ``dim`` (broadcast; flattened when ``dim``
+    is None) (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     d = _wrap_dim(dim, input.ndim)

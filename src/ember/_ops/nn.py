@@ -30,7 +30,8 @@ _GELU_CUBIC = 0.044715
 
 
 class Linear(Op):
-    """``input @ weight.T + bias`` (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
+    """``input @ weight.T + bias``
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
 
     ``input`` is (*, in_features), ``weight`` (out_features, in_features), ``bias`` (out_features)
     or absent; all of one dtype (the public function checks shapes and dtypes).

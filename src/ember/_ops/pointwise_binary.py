@@ -179,6 +179,9 @@ def _div_rounded(a, b, mode):
 
 
 def remainder(input, other, *, out=None):
+    """Python's ``%``: ``input - floor(input / other) * other``, the sign of ``other``; RuntimeError
+    for an integer division by zero
+    (https://pytorch.org/docs/stable/generated/torch.remainder.html)."""
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Remainder, input, other), out)
@@ -196,6 +199,8 @@ class Remainder(Op):
 
 
 def fmod(input, other, *, out=None):
+    """C's ``fmod``: ``input - trunc(input / other) * other``, the sign of ``input``; RuntimeError
+    for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html)."""
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Fmod, input, other), out)
@@ -213,6 +218,9 @@ class Fmod(Op):
 
 
 def pow(input, exponent, *, out=None):
+    """``input ** exponent`` with broadcasting and promotion; ``input`` may be a number
+    (https://pytorch.org/docs/stable/generated/torch.pow.html). RuntimeError for integers to
+    negative integer powers."""
     if not isinstance(input, Tensor):
         input = full((), input, dtype=_dtype.result_type(input, exponent)
                      if isinstance(exponent, Tensor) else None)
@@ -220,6 +228,8 @@ def pow(input, exponent, *, out=None):
 
 
 def float_power(input, exponent):
+    """``pow`` computed in float64
+    (https://pytorch.org/docs/stable/generated/torch.float_power.html)."""
     return pow(tensor_arg(input).double(), exponent.double() if isinstance(exponent, Tensor) else exponent)
 
 
@@ -339,18 +349,26 @@ class LogAddExp2(Op):
 
 
 def maximum(input, other, *, out=None):
+    """The elementwise larger of ``input`` and ``other`` (NaN propagates); ties split the
+    gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html)."""
     return with_out(apply(Maximum, input, other), out)
 
 
 def minimum(input, other, *, out=None):
+    """The elementwise smaller of ``input`` and ``other`` (NaN propagates); ties split the
+    gradient (https://pytorch.org/docs/stable/generated/torch.minimum.html)."""
     return with_out(apply(Minimum, input, other), out)
 
 
 def fmax(input, other):
+    """``maximum`` that ignores NaN: the other value where one is NaN
+    (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
     return where(other.isnan(), input, where(input.isnan(), other, maximum(input, other)))
 
 
 def fmin(input, other):
+    """``minimum`` that ignores NaN: the other value where one is NaN
+    (https://pytorch.org/docs/stable/generated/torch.fmin.html)."""
     return where(other.isnan(), input, where(input.isnan(), other, minimum(input, other)))
 
 
@@ -383,6 +401,8 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
 
 
 def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor
+    (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
     return with_out(apply(Lerp, input, end, weight), out)
 
 
@@ -471,10 +491,14 @@ clip = clamp
 
 
 def clamp_min(input, min):
+    """``clamp(input, min=min)``
+    (https://pytorch.org/docs/stable/generated/torch.clamp_min.html)."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """``clamp(input, max=max)``
+    (https://pytorch.org/docs/stable/generated/torch.clamp_max.html)."""
     return clamp(input, max=max)
 
 

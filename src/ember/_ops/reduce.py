@@ -53,6 +53,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``sum`` treating NaN as zero
+    (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
     return sum(input.nan_to_num(0.0, float("inf"), float("-inf")) if input.is_floating_point()
                else input, dim, keepdim, dtype=dtype)
 
@@ -95,6 +97,8 @@ def _count(shape, dims):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``mean`` over the elements that are not NaN
+    (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
     keep = ~input.isnan()
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
@@ -163,12 +167,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(...), mean(...))`` with the same arguments
+    (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(...), mean(...))`` with the same arguments
+    (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
@@ -188,6 +196,8 @@ def amax(input, dim=(), keepdim=False, *, out=None):
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
+    """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly
+    (https://pytorch.org/docs/stable/generated/torch.amin.html)."""
     return with_out(apply(Amin, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
 
 
@@ -274,6 +284,8 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
+    elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
     return _extreme("min", Min, MinAlongDim, input, dim, keepdim, other)
 
 
@@ -328,6 +340,9 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    """Index of the first minimal element (over the flattened input when ``dim`` is None);
+    NaN counts as the minimum. RuntimeError for bool input
+    (https://pytorch.org/docs/stable/generated/torch.argmin.html)."""
     return _arg_extreme("argmin", Argmin, input, dim, keepdim)
 
 
@@ -369,6 +384,8 @@ def _arg_extreme_kernel(fn, name, x, dim, keepdim):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``; integer and bool inputs give int64
+    (https://pytorch.org/docs/stable/generated/torch.cumsum.html)."""
     input = dtype_arg(input, dtype)
     return with_out(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
@@ -390,6 +407,8 @@ class Cumsum(Op):
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``; integer and bool inputs give int64
+    (https://pytorch.org/docs/stable/generated/torch.cumprod.html)."""
     input = dtype_arg(input, dtype)
     return with_out(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
@@ -430,6 +449,8 @@ def all(input, dim=None, keepdim=False, *, out=None):
 
 
 def any(input, dim=None, keepdim=False, *, out=None):
+    """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)
+    (https://pytorch.org/docs/stable/generated/torch.any.html)."""
     return with_out(_bool_reduce(np.any, input, dim, keepdim), out)
 
 
@@ -441,4 +462,6 @@ def _bool_reduce(fn, input, dim, keepdim):
 
 
 def count_nonzero(input, dim=None):
+    """The number of nonzero elements over ``dim`` (all when None), as int64
+    (https://pytorch.org/docs/stable/generated/torch.count_nonzero.html)."""
     return (input != 0).sum(dim)

@@ -12,6 +12,8 @@ from .join import narrow
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)
+    (https://pytorch.org/docs/stable/generated/torch.argsort.html)."""
     if input.ndim == 0:
         return zeros((), dtype=_dtype.int64)
     return apply(Argsort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
@@ -68,6 +70,7 @@ class Sort(Op):
 
 
 def msort(input):
+    """``sort(input, 0).values`` (https://pytorch.org/docs/stable/generated/torch.msort.html)."""
     return sort(input, 0).values
 
 
@@ -85,6 +88,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
+    (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -118,6 +123,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Elements with consecutive repeats collapsed (flattened), optionally with inverse
+    indices and counts; no gradient
+    (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
     flat = input._data.reshape(-1)
     if flat.size == 0:
         return Tensor._make(flat.copy())
@@ -132,11 +140,16 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def bincount(input, weights=None, minlength=0):
+    """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
+    (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
     w = None if weights is None else weights._data
     return Tensor._make(np.bincount(input._data, w, minlength))
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
+    """Indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted
+    (int64, or int32 with ``out_int32``)
+    (https://pytorch.org/docs/stable/generated/torch.searchsorted.html)."""
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
     r = np.searchsorted(sorted_sequence._data, v, side=side)
@@ -144,10 +157,15 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """``searchsorted(boundaries, input)``: the bucket of each element
+    (https://pytorch.org/docs/stable/generated/torch.bucketize.html)."""
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 def histc(input, bins=100, min=0, max=0):
+    """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
+    both are 0), in ``input``'s dtype
+    (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
     lo, hi = (min, max) if (min, max) != (0, 0) else (input._data.min(), input._data.max())
     h, _ = np.histogram(input._data, bins=bins, range=(lo, hi))
     return Tensor._make(h.astype(input._data.dtype))
