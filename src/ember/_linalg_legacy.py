@@ -1,0 +1,105 @@
+"""The top-level linear-algebra functions PyTorch keeps beside ``torch.linalg`` (``torch.det``,
+``torch.svd`` with ``some``, ``torch.cholesky_solve``...), each a thin form of a
+:mod:`ember.linalg` function with the older argument names and result types."""
+import numpy as np
+
+from ._creation import eye, tensor, zeros
+from ._ops.lapack import per_matrix, routine
+from .linalg import (cholesky as _cholesky, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
+                     slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
+from .linalg._common import check_matrix, check_square, out as _out, result_type
+from .linalg.factorizations import lu_unpack
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
+           "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
+           "lu_unpack", "geqrf"]
+
+svd_result = result_type("svd", ["U", "S", "V"])
+slogdet_result = result_type("slogdet", ["sign", "logabsdet"])
+qr_result = result_type("qr", ["Q", "R"])
+triangular_solve_result = result_type("triangular_solve", ["solution", "cloned_coefficient"])
+geqrf_result = result_type("geqrf", ["a", "tau"])
+
+
+def inverse(input, *, out=None):
+    """``torch.inverse``: :func:`ember.linalg.inv`."""
+    return inv(input, out=out)
+
+
+def slogdet(input):
+    """``torch.slogdet``: ``(sign, logabsdet)`` as :func:`ember.linalg.slogdet`."""
+    return slogdet_result(*_slogdet(input))
+
+
+def logdet(input):
+    """``log(det(A))``: nan where the determinant is negative, -inf where it is zero."""
+    sign, logabsdet = _slogdet(input)
+    return logabsdet.masked_fill(sign < 0, float("nan"))
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd``: ``(U, S, V)`` (V, not V^T); ``some=False`` gives full U and V; without
+    ``compute_uv`` U and V are zero-filled (m, m) and (n, n) matrices."""
+    check_matrix(input, "svd")
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        return _out(svd_result(zeros(batch + (m, m), dtype=input.dtype), svdvals(input),
+                          zeros(batch + (n, n), dtype=input.dtype)), out)
+    U, S, Vh = _svd(input, full_matrices=not some)
+    return _out(svd_result(U, S, Vh.mT), out)
+
+
+def qr(input, some=True, *, out=None):
+    """``torch.qr``: ``linalg.qr`` with mode "reduced" (``some``) or "complete"."""
+    return _out(qr_result(*_qr(input, "reduced" if some else "complete")), out)
+
+
+def cholesky(input, upper=False, *, out=None):
+    """``torch.cholesky``: :func:`ember.linalg.cholesky` with ``upper`` positional."""
+    return _cholesky(input, upper=upper, out=out)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with ``A X = B`` given A's Cholesky factor L (``upper``: ``A = U^T U``); two
+    triangular solves, differentiable in B and L."""
+    check_matrix(B, "linalg.cholesky_solve", "B")
+    if upper:
+        y = solve_triangular(L.mT, B, upper=False)
+        return _out(solve_triangular(L, y, upper=True), out)
+    y = solve_triangular(L, B, upper=False)
+    return _out(solve_triangular(L.mT, y, upper=True), out)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """``A^{-1}`` from A's Cholesky factor L (``upper``: U with ``A = U^T U``)."""
+    check_square(L, "cholesky_inverse", "input")
+    return _out(cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper), out)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``torch.triangular_solve``: ``(solution, cloned_coefficient)`` of ``op(A) X = b`` with
+    ``op`` the transpose when ``transpose``; note A comes second and ``upper`` defaults True."""
+    coefficient = A.mT if transpose else A
+    X = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _out(triangular_solve_result(X, A.clone()), out)
+
+
+def pinverse(input, rcond=1e-15, hermitian=False):
+    """``torch.pinverse``: :func:`ember.linalg.pinv` with relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond, hermitian=hermitian)
+
+
+def geqrf(input, *, out=None):
+    """``torch.geqrf``: LAPACK's compact QR of (*, m, n) input: ``a`` holds R on and above the
+    diagonal and the Householder vectors below it, ``tau`` (*, min(m, n)) their scales (see
+    :func:`ember.linalg.householder_product`). Not differentiable, as in PyTorch."""
+    check_matrix(input, "geqrf")
+    data = input._data
+    m, n = data.shape[-2:]
+    if data.size == 0:
+        return _out(geqrf_result(tensor(data.copy()),
+                            tensor(np.zeros(data.shape[:-2] + (min(m, n),), data.dtype))), out)
+    kernel = routine("geqrf", data.dtype)
+    a, tau = per_matrix(data, lambda i, x: kernel(x)[:2], [(m, n), (min(m, n),)])
+    return _out(geqrf_result(tensor(np.ascontiguousarray(a)), tensor(np.ascontiguousarray(tau))), out)

@@ -1,0 +1,477 @@
+"""Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, determinants (by
+LU), LU, polar and the symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
+
+Factorizations with several differentiable factors pack them into one output (see
+:mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
+Cholesky; Walter & Lehmann 2018 for QR; Townsend 2016 and Seeger et al. 2017 for SVD and eigh
+(with PyTorch's convention: gradients through singular or eigen-vectors are inf/nan where
+the spectrum repeats, since they are then not unique); the polar factor and square root by
+differentiating ``H^2 = A^T A`` and ``X^2 = A`` (Sylvester equations, solved in the
+eigenbasis, where their coefficients ``s_i + s_j`` never vanish at full rank).
+``infer`` is the shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in,
+``(shape, dtype)`` of the result out, without running the kernel.
+"""
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from .core import Op, apply
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
+                     qr_workspace, routine, svd_kernel, unpack)
+from .join import Cat
+from .solvers import Inverse, SolveTriangular, _eye, constant
+
+__all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
+           "MatrixSqrth", "svd_factors", "eigh_factors", "qr_shapes", "svd_shapes", "lu_shapes",
+           "permutation_from_pivots"]
+
+
+def _diag(x):
+    return x.diagonal(0, -2, -1)
+
+
+def _sym(x):
+    return 0.5 * (x + x.mT)
+
+
+def _tri_solve(a, b, upper, unitriangular=False):
+    return apply(SolveTriangular, a, b, upper=upper, unitriangular=unitriangular)
+
+
+# ---- Cholesky ----------------------------------------------------------------------------------
+class Cholesky(Op):
+    """``A = L L^T`` from A's lower triangle (``upper``: returns ``U = L^T``). Adjoint
+    ``gA = sym(L^{-T} Phi(L^T gL) L^{-1})``, Phi = lower triangle with half the diagonal.
+    ``check_errors=False`` (the ``_ex`` form) returns LAPACK's partial factor instead of raising."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a, upper=False, check_errors=True):
+        if a.size == 0:
+            return a.copy()
+        potrf = routine("potrf", a.dtype)
+
+        def factor(i, m):
+            c, info = potrf(m, lower=1, clean=1)
+            if info > 0 and check_errors:
+                raise LinAlgError(
+                    f"linalg.cholesky: {batch_prefix(i, a.shape[:-2])}The factorization could not "
+                    "be completed because the input is not positive-definite (the leading minor "
+                    f"of order {info} is not positive-definite).")
+            return (c.T if upper else c,)
+        return per_matrix(a, factor, [a.shape[-2:]])[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        lower = ctx.output
+        if ctx.attrs.get("upper", False):
+            lower, g = lower.mT, g.mT
+        phi = (lower.mT @ g).tril()
+        phi = phi - 0.5 * _diag(phi).diag_embed()
+        half = _tri_solve(lower.mT, phi, upper=True)
+        return (_sym(_tri_solve(lower.mT, half.mT, upper=True).mT),)
+
+    @staticmethod
+    def infer(a, upper=False, check_errors=True):
+        return tuple(a.shape), a.dtype
+
+
+# ---- QR ----------------------------------------------------------------------------------------
+def qr_shapes(m, n, mode):
+    k = min(m, n)
+    if mode == "complete":
+        return (m, m), (m, n)
+    return (m, k), (k, n)
+
+
+def _copyltu(m):
+    return m.tril() + m.tril(-1).mT
+
+
+def _qr_backward_tall(q, r, gq, gr):
+    """m >= n, reduced: ``gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T}``."""
+    b = gq + q @ _copyltu(r @ gr.mT - gq.mT @ q)
+    return _tri_solve(r, b.mT, upper=True).mT
+
+
+class Qr(Op):
+    """``A = Q R``; mode "reduced", "complete" or "r" (R only). Packed ``[Q, R]`` (R alone for
+    "r"). Differentiable for full-rank A when m >= n (reduced) or m <= n; a wide A = [X | Y]
+    differentiates its square part X with ``gQ + Y gV^T`` and ``gY = Q gV``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, mode="reduced"):
+        m, n = a.shape[-2:]
+        q_shape, r_shape = qr_shapes(m, n, mode)
+        batch = a.shape[:-2]
+        if a.size == 0:
+            q = np.zeros(batch + q_shape, a.dtype)
+            if q_shape[0] == q_shape[1]:
+                q[...] = np.eye(q_shape[0], dtype=a.dtype)
+            r = np.zeros(batch + r_shape, a.dtype)
+        else:
+            geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
+            geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
+
+            def factor(i, x):
+                packed, tau = geqrf(x, lwork=geqrf_lwork)[:2]
+                r = np.triu(packed[:r_shape[0]])
+                if mode == "r":
+                    return (r,)
+                reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(
+                    packed, ((0, 0), (0, q_shape[1] - n)))
+                return orgqr(reflectors, tau, lwork=orgqr_lwork, overwrite_a=1)[0], r
+            if mode == "r":
+                return per_matrix(a, factor, [r_shape])[0]
+            q, r = per_matrix(a, factor, [q_shape, r_shape])
+        return r if mode == "r" else pack(batch, q, r)
+
+    @staticmethod
+    def backward(ctx, g):
+        mode = ctx.attrs.get("mode", "reduced")
+        a = ctx.input(0)
+        m, n = a.shape[-2:]
+        if mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                               "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                               "going to differentiate through linalg.qr.")
+        if mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                               "and nrows > ncols.")
+        q, r = unpack(ctx.output, qr_shapes(m, n, mode))
+        gq, gr = unpack(g, qr_shapes(m, n, mode))
+        if m >= n:
+            return (_qr_backward_tall(q, r, gq, gr),)
+        y, gv = a[..., m:], gr[..., m:]
+        gx = _qr_backward_tall(q, r[..., :m], gq + y @ gv.mT, gr[..., :m])
+        return (apply(Cat, gx, q @ gv, dim=-1),)
+
+    @staticmethod
+    def infer(a, mode="reduced"):
+        batch, m, n, dtype = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1], a.dtype
+        q_shape, r_shape = qr_shapes(m, n, mode)
+        if mode == "r":
+            return batch + r_shape, dtype
+        return batch + (flat_size([q_shape, r_shape]),), dtype
+
+
+# ---- SVD ---------------------------------------------------------------------------------------
+def svd_shapes(m, n, full_matrices):
+    k = min(m, n)
+    return ((m, m), (k,), (n, n)) if full_matrices else ((m, k), (k,), (k, n))
+
+
+class Svd(Op):
+    """``A = U diag(S) Vh``, packed ``[U, S, Vh]`` (S descending). Adjoint (k = min(m, n);
+    full matrices are narrowed to their first k vectors, as PyTorch):
+    ``U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh`` with ``E_ij = s_j^2 - s_i^2``,
+    plus ``(I - U U^T) gU S^{-1} Vh`` when m > k and ``U S^{-1} gV^T (I - V V^T)`` when n > k."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a, full_matrices=False):
+        m, n = a.shape[-2:]
+        if a.size == 0:
+            shapes = svd_shapes(m, n, full_matrices)
+            u, s, vh = (np.zeros(a.shape[:-2] + shape, a.dtype) for shape in shapes)
+            u[...] = np.eye(*shapes[0], dtype=a.dtype)
+            vh[...] = np.eye(*shapes[2], dtype=a.dtype)
+        else:
+            u, s, vh = svd_kernel(a, full_matrices)
+        return pack(a.shape[:-2], u, s, vh)
+
+    @staticmethod
+    def backward(ctx, g):
+        shapes = svd_shapes(*ctx.shapes[0][-2:], ctx.attrs.get("full_matrices", False))
+        u, s, vh = unpack(ctx.output, shapes)
+        gu, gs, gvh = unpack(g, shapes)
+        k = s.shape[-1]
+        m, n = u.shape[-2], vh.shape[-1]
+        u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
+        if not (bool(gu.any()) or bool(gvh.any())):
+            return ((u * gs.unsqueeze(-2)) @ vh,)
+        v, gv = vh.mT, gvh.mT
+        uhgu, vhgv = u.mT @ gu, v.mT @ gv
+        s2 = s * s
+        e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(k, s)
+        inner = ((uhgu - uhgu.mT) * s.unsqueeze(-2) + s.unsqueeze(-1) * (vhgv - vhgv.mT)) / e
+        ga = u @ (inner + gs.diag_embed()) @ vh
+        if m > k:
+            ga = ga + ((gu - u @ uhgu) / s.unsqueeze(-2)) @ vh
+        if n > k:
+            ga = ga + u @ ((gv - v @ vhgv) / s.unsqueeze(-2)).mT
+        return (ga,)
+
+    @staticmethod
+    def infer(a, full_matrices=False):
+        batch, m, n = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1]
+        return batch + (flat_size(svd_shapes(m, n, full_matrices)),), a.dtype
+
+
+def svd_factors(a, full_matrices=False):
+    """``(U, S, Vh)`` of ``a`` as ember Tensors through the :class:`Svd` entry."""
+    return unpack(apply(Svd, a, full_matrices=full_matrices),
+                  svd_shapes(a.shape[-2], a.shape[-1], full_matrices))
+
+
+class SvdVals(Op):
+    """Singular values only (no vectors computed); adjoint ``U diag(g) Vh``, whose vectors
+    are computed in the backward."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        k = min(a.shape[-2:])
+        if a.size == 0:
+            return np.zeros(a.shape[:-2] + (k,), a.dtype)
+        return svd_kernel(a, vectors=False)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        u, _, vh = svd_factors(ctx.input(0))
+        return ((u * g.unsqueeze(-2)) @ vh,)
+
+    @staticmethod
+    def infer(a):
+        return tuple(tuple(a.shape)[:-2]) + (min(tuple(a.shape)[-2:]),), a.dtype
+
+
+# ---- symmetric eigendecomposition --------------------------------------------------------------
+class Eigh(Op):
+    """``A = Q diag(L) Q^T`` from the ``UPLO`` triangle, packed ``[L, Q]`` (L ascending).
+    Adjoint ``Q (skew(Q^T gQ) / 2E + diag(gL)) Q^T`` with ``E_ij = L_j - L_i``."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a, UPLO="L"):
+        n = a.shape[-1]
+        if a.size == 0:
+            return np.zeros(a.shape[:-2] + (n + n * n,), a.dtype)
+        w, q = eigh_kernel(a, UPLO)
+        return pack(a.shape[:-2], w, q)
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.shapes[0][-1]
+        w, q = unpack(ctx.output, [(n,), (n, n)])
+        gw, gq = unpack(g, [(n,), (n, n)])
+        if not bool(gq.any()):
+            return ((q * gw.unsqueeze(-2)) @ q.mT,)
+        qhgq = q.mT @ gq
+        e = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, w)
+        return (q @ (0.5 * (qhgq - qhgq.mT) / e + gw.diag_embed()) @ q.mT,)
+
+    @staticmethod
+    def infer(a, UPLO="L"):
+        n = tuple(a.shape)[-1]
+        return tuple(tuple(a.shape)[:-2]) + (n + n * n,), a.dtype
+
+
+def eigh_factors(a, UPLO="L"):
+    """``(L, Q)`` of symmetric ``a`` as ember Tensors through the :class:`Eigh` entry."""
+    n = a.shape[-1]
+    return unpack(apply(Eigh, a, UPLO=UPLO), [(n,), (n, n)])
+
+
+class EigvalsH(Op):
+    """Eigenvalues only; adjoint ``Q diag(g) Q^T`` with Q computed in the backward."""
+    promote = None
+
+    @staticmethod
+    def forward(a, UPLO="L"):
+        if a.size == 0:
+            return np.zeros(a.shape[:-1], a.dtype)
+        return eigh_kernel(a, UPLO, vectors=False)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        _, q = eigh_factors(ctx.input(0), ctx.attrs.get("UPLO", "L"))
+        return ((q * g.unsqueeze(-2)) @ q.mT,)
+
+    @staticmethod
+    def infer(a, UPLO="L"):
+        return tuple(tuple(a.shape)[:-1]), a.dtype
+
+
+# ---- determinants ------------------------------------------------------------------------------
+class Det(Op):
+    """``det(A)`` by LU. Adjoint ``g det(A) A^{-T}`` (the cofactor matrix); for singular A the
+    cofactors come from the SVD, ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.det(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, det = ctx.input(0), ctx.output
+        if bool((det != 0).all()):
+            return ((g * det)[..., None, None] * apply(Inverse, a).mT,)
+        u, s, vh = svd_factors(a)
+        n = s.shape[-1]
+        others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
+        sign = apply(Det, u) * apply(Det, vh)
+        cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
+        return ((g * sign)[..., None, None] * cofactor,)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
+
+
+class LogAbsDet(Op):
+    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        return np.linalg.slogdet(a)[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
+
+
+# ---- LU ----------------------------------------------------------------------------------------
+def permutation_from_pivots(pivots, m):
+    """The (*, m, m) permutation P with ``A = P L U`` from LAPACK's 0-based row swaps."""
+    perm = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
+    flat_perm, flat_piv = perm.reshape(-1, m), pivots.reshape(-1, pivots.shape[-1])
+    for row, piv in zip(flat_perm, flat_piv):
+        for i, j in enumerate(piv):
+            row[i], row[j] = row[j], row[i]
+    p = np.zeros(perm.shape + (m,))
+    np.put_along_axis(p, perm[..., :, None], 1.0, axis=-1)
+    return np.swapaxes(p, -1, -2)
+
+
+def lu_shapes(m, n):
+    return (m, n), (min(m, n),)
+
+
+class LuFactor(Op):
+    """Partial-pivoting LU ``A = P L U``, packed ``[LU, pivots]`` (LU holds unit-lower L below
+    the diagonal and U on and above it; pivots are LAPACK's 0-based row swaps, as floats).
+    Adjoint, square A: ``P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}``; a tall A adds
+    its lower rows of L (``- triu(L2^T gL2)`` inside, ``gL2 U^{-T}`` below), a wide A its right
+    columns of U (``- tril(gU2 U2^T, -1)`` inside, ``L^{-T} gU2`` beside) — differentiating
+    ``P^T A = L U`` block by block."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        batch, (m, n) = a.shape[:-2], a.shape[-2:]
+        if a.size == 0:
+            return np.zeros(batch + (flat_size(lu_shapes(m, n)),), a.dtype)
+        with warnings.catch_warnings():  # a zero pivot is reported through info, as PyTorch
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+        return pack(batch, lu, piv.astype(a.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        m, n = ctx.shapes[0][-2:]
+        k = min(m, n)
+        lu, piv = unpack(ctx.output, lu_shapes(m, n))
+        glu, _ = unpack(g, lu_shapes(m, n))
+        lower = lu[..., :, :k].tril(-1) + constant(np.eye(m, k, dtype=lu._data.dtype))
+        upper, g_lower, g_upper = lu[..., :k, :].triu(), glu[..., :, :k].tril(-1), glu[..., :k, :].triu()
+        l1, u1 = lower[..., :k, :], upper[..., :, :k]
+        phi = (l1.mT @ g_lower[..., :k, :]).tril(-1) + (g_upper[..., :, :k] @ u1.mT).triu()
+        if m > n:  # the rows of L below its square block
+            phi = phi - (lower[..., k:, :].mT @ g_lower[..., k:, :]).triu()
+        if m < n:  # the columns of U right of its square block
+            phi = phi - (g_upper[..., :, k:] @ upper[..., :, k:].mT).tril(-1)
+        left = _tri_solve(l1.mT, phi, upper=True, unitriangular=True)
+        ga = _tri_solve(u1, left.mT, upper=True).mT
+        if m > n:
+            ga = apply(Cat, ga, _tri_solve(u1, g_lower[..., k:, :].mT, upper=True).mT, dim=-2)
+        if m < n:
+            ga = apply(Cat, ga, _tri_solve(l1.mT, g_upper[..., :, k:], upper=True, unitriangular=True),
+                       dim=-1)
+        p = constant(permutation_from_pivots(piv._data.astype(np.int64), m).astype(ga._data.dtype))
+        return (p @ ga,)
+
+    @staticmethod
+    def infer(a):
+        m, n = tuple(a.shape)[-2:]
+        return tuple(tuple(a.shape)[:-2]) + (flat_size(lu_shapes(m, n)),), a.dtype
+
+
+# ---- polar decomposition and symmetric square root ---------------------------------------------
+def _eigen_divide(m, v, d):
+    """``V [(V^T m V) / (d_i + d_j)] V^T``: solves ``X D + D X = V^T m V`` in the eigenbasis."""
+    return v @ ((v.mT @ m @ v) / (d.unsqueeze(-1) + d.unsqueeze(-2))) @ v.mT
+
+
+class Polar(Op):
+    """``A = U H`` (m >= n) from the thin SVD ``A = W S V^T``: ``U = W V^T``, ``H = V S V^T``;
+    packed ``[U, H]``. Adjoint at full column rank, from ``H^2 = A^T A`` and ``U = A H^{-1}``:
+    ``gA = gU H^{-1} + 2 A V[(V^T M V) / (s_i + s_j)]V^T`` with ``M = sym(gH - U^T gU H^{-1})``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        n = a.shape[-1]
+        if a.size == 0:
+            return np.zeros(a.shape[:-2] + ((a.shape[-2] + n) * n,), a.dtype)
+        w, s, vh = svd_kernel(a)
+        v = np.swapaxes(vh, -1, -2)
+        return pack(a.shape[:-2], w @ vh, (v * s[..., None, :]) @ vh)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.input(0)
+        m, n = a.shape[-2:]
+        u, h = unpack(ctx.output, [(m, n), (n, n)])
+        gu, gh = unpack(g, [(m, n), (n, n)])
+        s, v = eigh_factors(h)
+        gu_hinv = gu @ ((v / s.unsqueeze(-2)) @ v.mT)
+        return (gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mT @ gu_hinv), v, s),)
+
+    @staticmethod
+    def infer(a):
+        m, n = tuple(a.shape)[-2:]
+        return tuple(tuple(a.shape)[:-2]) + ((m + n) * n,), a.dtype
+
+
+class MatrixSqrth(Op):
+    """Principal square root ``X = Q diag(sqrt(L)) Q^T`` of a symmetric positive-definite A
+    (its lower triangle). Adjoint from ``X dX + dX X = dA``:
+    ``gA = Q[(Q^T sym(g) Q) / (sqrt(l_i) + sqrt(l_j))]Q^T``, finite for repeated eigenvalues."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        if a.size == 0:
+            return np.zeros_like(a)
+        w, q = eigh_kernel(a, "L")
+        with np.errstate(invalid="ignore"):
+            return (q * np.sqrt(w)[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+    @staticmethod
+    def backward(ctx, g):
+        w, q = eigh_factors(ctx.input(0))
+        return (_eigen_divide(_sym(g), q, w.sqrt()),)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape), a.dtype

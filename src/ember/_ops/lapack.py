@@ -1,0 +1,142 @@
+"""What the linear-algebra kernels share: LAPACK failure reports and packed multi-factor results.
+
+A decomposition with several differentiable factors (SVD's U, S, Vh) is one op whose single
+output packs the factors, flattened, along its last axis; the public function slices them
+out with ember ops, so the gradients of the slices arrive packed in the op's backward. The
+engine keeps one gradient per node, and this keeps it so.
+"""
+import functools
+import math
+
+import numpy as np
+import scipy.linalg.lapack as _lapack
+
+__all__ = ["LinAlgError", "pack", "unpack", "flat_size", "batch_prefix", "singular_pivots",
+           "not_positive_definite", "routine", "matrices", "per_matrix", "eigh_kernel",
+           "svd_kernel", "qr_workspace"]
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (``torch.linalg.LinAlgError``): a singular
+    matrix, or one that is not positive-definite. Its message names the batch element and the
+    pivot or leading minor where LAPACK stopped."""
+
+
+def flat_size(shapes):
+    return sum(math.prod(s) for s in shapes)
+
+
+def pack(batch, *factors):
+    """The factors (each ``batch + its own shape``) flattened and joined along one last axis."""
+    return np.concatenate([f.reshape(batch + (math.prod(f.shape[len(batch):]),))
+                           for f in factors], axis=-1)
+
+
+def unpack(packed, shapes):
+    """The ember Tensors packed by :func:`pack` (differentiable slices of ``packed``)."""
+    batch, start, out = tuple(packed.shape[:-1]), 0, []
+    for shape in shapes:
+        size = math.prod(shape)
+        out.append(packed[..., start:start + size].reshape(batch + tuple(shape)))
+        start += size
+    return out
+
+
+def batch_prefix(index, batch_shape):
+    """torch's "(Batch element i): " for a batched input; nothing for a single matrix."""
+    return f"(Batch element {index}): " if batch_shape else ""
+
+
+def routine(name, dtype):
+    """SciPy's wrapper of LAPACK ``name`` for ``dtype`` (d... for float64, s... for float32).
+    The kernels call these per matrix: SciPy's LAPACK runs as fast as PyTorch's here, while
+    NumPy's linalg (its own OpenBLAS build and layout copies) measured up to 2x slower."""
+    return getattr(_lapack, ("d" if dtype == np.float64 else "s") + name)
+
+
+@functools.lru_cache(maxsize=256)
+def qr_workspace(dtype, m, n, q_columns):
+    """Optimal LAPACK workspace sizes (geqrf, orgqr) for an m x n QR whose Q has q_columns:
+    SciPy's default is the minimum, which runs the unblocked code (5x slower at n = 1024)."""
+    dtype = np.dtype(dtype)
+    geqrf_lwork = int(routine("geqrf_lwork", dtype)(m, n)[0])
+    k = min(m, n)
+    reflectors, tau = np.zeros((m, q_columns), dtype), np.zeros(k, dtype)
+    orgqr_lwork = int(routine("orgqr", dtype)(reflectors, tau, lwork=-1)[1][0]) if m else 1
+    return geqrf_lwork, max(orgqr_lwork, 1)
+
+
+def matrices(a):
+    """``a`` as a (batch, m, n) stack (a view when possible)."""
+    return a.reshape((-1,) + a.shape[-2:])
+
+
+def _getrf(matrix):
+    return routine("getrf", matrix.dtype)(matrix)[2]
+
+
+def singular_pivots(a):
+    """(batch index, 1-based pivot) of the first matrix in ``a`` whose LU has a zero pivot."""
+    for i, matrix in enumerate(matrices(a)):
+        info = _getrf(matrix)
+        if info > 0:
+            return i, info
+    return None
+
+
+def not_positive_definite(a):
+    """Per matrix of ``a`` (read from its lower triangle): LAPACK potrf's info, the order of the
+    first leading minor that is not positive-definite (0 where the factorization succeeds)."""
+    potrf = routine("potrf", a.dtype)
+    return np.array([potrf(m, lower=True)[1] for m in matrices(a)],
+                    dtype=np.int32).reshape(a.shape[:-2])
+
+
+def per_matrix(a, kernel, shapes):
+    """Runs ``kernel(i, matrix) -> factors`` on each matrix of ``a`` into arrays of ``a``'s
+    batch shape + ``shapes``."""
+    batch = a.shape[:-2]
+    if a.ndim == 2:  # one matrix: its factors as LAPACK returned them, no copies
+        return list(kernel(0, a))
+    outs = [np.empty((math.prod(batch),) + tuple(s), a.dtype) for s in shapes]
+    for i, m in enumerate(matrices(a)):
+        for out, factor in zip(outs, kernel(i, m)):
+            out[i] = factor
+    return [o.reshape(batch + tuple(s)) for o, s in zip(outs, shapes)]
+
+
+def _converge_error(name, what, i, batch, info):
+    return LinAlgError(f"{name}: {batch_prefix(i, batch)}The algorithm failed to converge because "
+                       f"the input matrix is ill-conditioned or has too many repeated {what} "
+                       f"(error code: {info}).")
+
+
+def eigh_kernel(a, uplo, vectors=True):
+    """Eigenvalues (and vectors) of each symmetric matrix in ``a`` by LAPACK syevd."""
+    syevd, n = routine("syevd", a.dtype), a.shape[-1]
+
+    def factor(i, x):
+        w, v, info = syevd(x, compute_v=int(vectors), lower=int(uplo == "L"))
+        if info > 0:
+            raise _converge_error("linalg.eigh", "eigenvalues", i, a.shape[:-2], info)
+        return (w, v) if vectors else (w,)
+    return per_matrix(a, factor, [(n,), (n, n)] if vectors else [(n,)])
+
+
+def svd_kernel(a, full_matrices=False, vectors=True):
+    """``[U, S, Vh]`` (``vectors=False``: ``[S]``) of each matrix in ``a`` by LAPACK gesdd."""
+    gesdd, (m, n) = routine("gesdd", a.dtype), a.shape[-2:]
+    k = min(m, n)
+    if not vectors:
+        shapes = [(k,)]
+    elif full_matrices:
+        shapes = [(m, m), (k,), (n, n)]
+    else:
+        shapes = [(m, k), (k,), (k, n)]
+
+    def factor(i, x):
+        u, s, vh, info = gesdd(x, compute_uv=int(vectors), full_matrices=int(full_matrices))
+        if info > 0:
+            raise _converge_error("linalg.svd", "singular values", i, a.shape[:-2], info)
+        return (u, s, vh) if vectors else (s,)
+    return per_matrix(a, factor, shapes)

@@ -1,0 +1,248 @@
+"""Linear solves and matrix functions: inverse, solve, triangular solve,
+least squares, pseudo-inverse and the matrix exponential (LAPACK through NumPy/SciPy).
+
+Each entry's ``backward`` is the published adjoint of its forward, in ember ops (Giles, "An
+extended collection of matrix derivative results for forward and reverse mode automatic
+differentiation", 2008; Golub & Pereyra 1973 for the pseudo-inverse; Al-Mohy & Higham 2009
+for the Fréchet derivative of the exponential as a block exponential). ``infer`` is the
+shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in, ``(shape, dtype)`` of
+the result out, without running the kernel.
+"""
+import numpy as np
+import scipy.linalg
+import scipy.linalg.blas
+
+from . import core
+from .core import Op, apply
+from .join import Cat
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
+
+__all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
+           "MatrixExp"]
+
+
+def constant(array):
+    """A Tensor holding ``array`` (no history): identities, zeros and permutations in backwards."""
+    return core._Tensor._make(array)
+
+
+def _eye(n, like):
+    return constant(np.eye(n, dtype=like._data.dtype))
+
+
+def inverse_kernel(a, name="linalg.inv"):
+    """``a``'s inverse (LAPACK getrf + getri); LinAlgError naming the batch element and the
+    zero pivot if singular."""
+    if a.size == 0:
+        return a.copy()
+    getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
+    lwork = int(routine("getri_lwork", a.dtype)(a.shape[-1])[0])  # optimal, for blocked code
+    out = np.empty_like(matrices(a))
+    for i, m in enumerate(matrices(a)):
+        lu, piv, info = getrf(m)
+        if info > 0:
+            raise LinAlgError(f"{name}: {batch_prefix(i, a.shape[:-2])}The diagonal element "
+                              f"{info} is zero, the inversion could not be completed because "
+                              "the input matrix is singular.")
+        out[i] = getri(lu, piv, lwork=lwork, overwrite_lu=1)[0]
+    return out.reshape(a.shape)
+
+
+class Inverse(Op):
+    """``A^{-1}``; its adjoint is ``-A^{-T} g A^{-T}``."""
+    promote = None
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        return inverse_kernel(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        inv_t = ctx.output.mT
+        return (-(inv_t @ g @ inv_t),)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape), a.dtype
+
+
+class Solve(Op):
+    """``X = A^{-1} B`` for a batch of matrices B (the public function turns vectors into
+    columns and broadcasts the batch dims). Adjoints: ``gB = A^{-T} g``, ``gA = -gB X^T``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, b):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = matrices(np.broadcast_to(a, batch + a.shape[-2:]))
+        b = matrices(np.broadcast_to(b, batch + b.shape[-2:]))
+        out = np.empty(b.shape, a.dtype)
+        if out.size == 0:
+            return out.reshape(batch + b.shape[-2:])
+        gesv = routine("gesv", a.dtype)
+        for i in range(len(a)):
+            x, info = gesv(a[i], b[i])[2:]
+            if info > 0:
+                raise LinAlgError(f"torch.linalg.solve: {batch_prefix(i, batch)}The solver failed "
+                                  "because the input matrix is singular.")
+            out[i] = x
+        return out.reshape(batch + b.shape[-2:])
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = apply(Solve, ctx.input(0).mT, g)
+        ga = -(gb @ ctx.output.mT) if ctx.needs_input_grad[0] else None
+        return ga, gb
+
+    @staticmethod
+    def infer(a, b):
+        batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
+        return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
+
+
+class SolveTriangular(Op):
+    """``X = A^{-1} B`` with A triangular (``upper``; ``unitriangular`` assumes a unit
+    diagonal, never read). Adjoints: ``gB = A^{-T} g`` (the other triangle), ``gA = -gB X^T``
+    restricted to A's triangle. A zero on the diagonal gives inf/nan, as LAPACK's trtrs."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, b, upper, unitriangular=False):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+        if a.size == 0 or b.size == 0:
+            return np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+        try:
+            return scipy.linalg.solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
+                                                 check_finite=False)
+        except np.linalg.LinAlgError:  # a zero on the diagonal: BLAS trsm gives inf/nan, as PyTorch
+            trsm = scipy.linalg.blas.dtrsm if a.dtype == np.float64 else scipy.linalg.blas.strsm
+            flat_a = a.reshape((-1,) + a.shape[-2:])
+            flat_b = b.reshape((-1,) + b.shape[-2:])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = [trsm(1.0, m, r, lower=not upper, diag=int(unitriangular))
+                       for m, r in zip(flat_a, flat_b)]
+            return np.array(out, a.dtype).reshape(b.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.input(0)
+        upper, unit = ctx.attrs["upper"], ctx.attrs.get("unitriangular", False)
+        gb = apply(SolveTriangular, a.mT, g, upper=not upper, unitriangular=unit)
+        ga = None
+        if ctx.needs_input_grad[0]:
+            ga = -(gb @ ctx.output.mT)
+            offset = 1 if unit else 0
+            ga = ga.triu(offset) if upper else ga.tril(-offset)
+        return ga, gb
+
+    @staticmethod
+    def infer(a, b, upper, unitriangular=False):
+        return Solve.infer(a, b)
+
+
+def pinv_adjoint(g, pinv, a):
+    """Adjoint of ``A -> A^+`` at constant rank (Golub & Pereyra 1973):
+    ``-P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)`` with ``P = A^+``."""
+    pt, gt = pinv.mT, g.mT
+    m, n = a.shape[-2], a.shape[-1]
+    return (-(pt @ g @ pt) + (_eye(m, a) - a @ pinv) @ gt @ (pinv @ pt)
+            + (pt @ pinv) @ gt @ (_eye(n, a) - pinv @ a))
+
+
+class Pinv(Op):
+    """Moore-Penrose pseudo-inverse by SVD (``hermitian``: by eigh), dropping singular values
+    at or below ``max(atol, rtol * largest)``; adjoint :func:`pinv_adjoint`."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a, atol, rtol, hermitian=False):
+        out_shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
+        if a.size == 0:
+            return np.zeros(out_shape, a.dtype)
+        if hermitian:
+            w, v = eigh_kernel(a, "L")
+            s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
+        else:
+            left, s, right_h = svd_kernel(a)
+            right = np.swapaxes(right_h, -1, -2)
+        atol = np.asarray(atol, a.dtype)[..., None]
+        rtol = np.asarray(rtol, a.dtype)[..., None]
+        cutoff = np.maximum(atol, rtol * s.max(-1, keepdims=True, initial=0))
+        keep = s > cutoff
+        inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
+        return (right * inv_s[..., None, :]) @ np.swapaxes(left, -1, -2)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (pinv_adjoint(g, ctx.output, ctx.input(0)),)
+
+    @staticmethod
+    def infer(a, atol, rtol, hermitian=False):
+        return tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2]), a.dtype
+
+
+class Lstsq(Op):
+    """Least-squares solution ``argmin_X ||A X - B||_F`` with LAPACK ``driver`` (gelsy, gelsd,
+    gelss; gels is gelsy's QR path at full rank). ``rcond`` as LAPACK's (None: eps * max(m, n)).
+    Adjoints through ``X = A^+ B``: ``gA = pinv_adjoint(g B^T)``, ``gB = A^{+T} g``."""
+    promote = None
+
+    @staticmethod
+    def forward(a, b, rcond, driver):
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        out = np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+        if out.size == 0 or a.shape[-2] == 0:
+            return out
+        a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+        if rcond is None:
+            rcond = np.finfo(a.dtype).eps * max(a.shape[-2:])
+        flat = out.reshape((-1,) + out.shape[-2:])
+        for i in range(len(a)):
+            flat[i] = scipy.linalg.lstsq(a[i], b[i], cond=rcond, check_finite=False,
+                                         lapack_driver="gelsy" if driver == "gels" else driver)[0]
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        pinv = apply(Pinv, a, atol=0.0, rtol=0.0)
+        ga = pinv_adjoint(g @ b.mT, pinv, a) if ctx.needs_input_grad[0] else None
+        gb = pinv.mT @ g if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @staticmethod
+    def infer(a, b, rcond, driver):
+        batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
+        return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
+
+
+class MatrixExp(Op):
+    """``exp(A)`` by scaling and squaring (SciPy's expm). Adjoint: the top-right block of
+    ``exp([[A^T, g], [0, A^T]])`` (the Fréchet derivative at A^T applied to g)."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        if a.size == 0:
+            return np.zeros_like(a)
+        return scipy.linalg.expm(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        at = ctx.input(0).mT
+        n = at.shape[-1]
+        zero = constant(np.zeros(at.shape, at._data.dtype))
+        block = apply(Cat, apply(Cat, at, g, dim=-1), apply(Cat, zero, at, dim=-1), dim=-2)
+        return (apply(MatrixExp, block)[..., :n, n:],)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape), a.dtype

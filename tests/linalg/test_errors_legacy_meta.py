@@ -1,0 +1,139 @@
+"""Errors as torch 2.13 raises them (class and message), the top-level legacy forms
+(torch.det, svd with ``some``, cholesky_solve...), and every op entry's ``infer`` shape rule
+agreeing with its kernel."""
+import numpy as np
+import pytest
+from linalg_oracle import compare, spd, torch, well_conditioned
+
+import ember
+from ember import _linalg_legacy as legacy
+from ember._ops import OPS
+
+RNG = np.random.default_rng
+
+
+def _singular_batch(lib):
+    a = lib.eye(3).repeat(2, 1, 1)
+    a[1, 1, 1] = 0
+    return a
+
+
+ERRORS = [
+    lambda lib: lib.linalg.inv(_singular_batch(lib)),
+    lambda lib: lib.linalg.inv(lib.zeros(3, 3)),
+    lambda lib: lib.linalg.inv(lib.zeros(3, 4)),
+    lambda lib: lib.linalg.inv(lib.zeros(3)),
+    lambda lib: lib.linalg.inv(lib.zeros(3, 3, dtype=lib.int64)),
+    lambda lib: lib.linalg.inv(lib.eye(3, dtype=lib.float16)),
+    lambda lib: lib.linalg.cholesky(-lib.eye(3).repeat(2, 1, 1)),
+    lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda lib: lib.linalg.cholesky(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.solve(_singular_batch(lib), lib.ones(2, 3)),
+    lambda lib: lib.linalg.solve(lib.eye(3).repeat(2, 1, 1), lib.ones(3, 3, 1)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(4, 1)),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3).repeat(2, 1, 1), lib.ones(3, 3, 1), upper=True),
+    lambda lib: lib.linalg.lstsq(lib.eye(3).repeat(2, 1, 1), lib.ones(3, 3, 1)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(3, 1, dtype=lib.float64)),
+    lambda lib: lib.linalg.eigh(lib.eye(3), UPLO="X"),
+    lambda lib: lib.linalg.eigh(lib.zeros(3, 4)),
+    lambda lib: lib.linalg.det(lib.zeros(3, 4)),
+    lambda lib: lib.linalg.matrix_power(lib.zeros(3, 3), -1),
+    lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(5, 2), driver="foo"),
+    lambda lib: lib.linalg.svd(lib.eye(3), driver="gesvd"),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
+    lambda lib: lib.linalg.qr(lib.eye(3), mode="foo"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors_match_torch(case):
+    with pytest.raises(RuntimeError) as t:
+        ERRORS[case](torch)
+    with pytest.raises(RuntimeError) as e:
+        ERRORS[case](ember)
+    assert str(e.value) == str(t.value)
+    assert isinstance(e.value, ember.linalg.LinAlgError) == isinstance(t.value, torch.linalg.LinAlgError)
+
+
+def test_linalg_error_is_runtime_error_and_eig_names_complex():
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+    for fn in (ember.linalg.eig, ember.linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="complex"):
+            fn(ember.eye(3))
+
+
+def test_cholesky_ex_info_as_torch():
+    a = np.stack([np.eye(3), -np.eye(3), np.diag([1.0, 1.0, -1.0])])
+    e, t = ember.linalg.cholesky_ex(ember.tensor(a)), torch.linalg.cholesky_ex(torch.tensor(a))
+    assert e.info.tolist() == t.info.tolist() and e.info.dtype == ember.int32
+    np.testing.assert_allclose(e.L._data[0], np.eye(3))
+
+
+def _legacy(lib):
+    return legacy if lib is ember else torch
+
+
+def test_legacy_forms():
+    rng = RNG(1)
+    a, b = well_conditioned(rng, 2, 3, 3), rng.standard_normal((2, 3, 2))
+    p = spd(rng, 2, 3, 3)
+    compare(lambda lib, x: _legacy(lib).det(x), a)
+    compare(lambda lib, x: _legacy(lib).inverse(x), a)
+    compare(lambda lib, x: _legacy(lib).logdet(x), p)
+    compare(lambda lib, x: _legacy(lib).logdet(x), a, grad=False)  # nan where det < 0
+    compare(lambda lib, x: tuple(_legacy(lib).slogdet(x)), a)
+    compare(lambda lib, x: _legacy(lib).matrix_exp(x), a)
+    compare(lambda lib, x: _legacy(lib).pinverse(x), rng.standard_normal((4, 3)))
+    compare(lambda lib, x: _legacy(lib).cholesky(x, True), p)
+    for upper in (False, True):
+        compare(lambda lib, x, y: _legacy(lib).cholesky_solve(y, lib.linalg.cholesky(x, upper=upper),
+                                                              upper), p, b)
+        compare(lambda lib, x: _legacy(lib).cholesky_inverse(lib.linalg.cholesky(x, upper=upper),
+                                                             upper), p)
+    for upper in (False, True):
+        for transpose in (False, True):
+            compare(lambda lib, x, y: tuple(_legacy(lib).triangular_solve(y, x, upper, transpose)),
+                    a, b)
+    for some in (True, False):
+        def fn(lib, x):
+            u, s, v = _legacy(lib).svd(x, some=some)
+            sign = lib.sign(u[..., :1, :])
+            return s, (u * sign)[..., :, :3], (v * sign[..., :3])
+        compare(fn, rng.standard_normal((2, 4, 3)), grad=some)
+    e, t = legacy.svd(ember.ones(4, 3), compute_uv=False), torch.svd(torch.ones(4, 3), compute_uv=False)
+    assert [tuple(x.shape) for x in e] == [tuple(x.shape) for x in t]
+    assert repr(legacy.slogdet(ember.eye(2))).startswith("ember.return_types.slogdet(\nsign=")
+
+
+def test_infer_rules_agree_with_kernels():
+    rng = RNG(2)
+    square, tall = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 5, 3))
+    wide = rng.standard_normal((3, 5))
+    cases = [("Inverse", [square], {}), ("Det", [square], {}), ("LogAbsDet", [square], {}),
+             ("Solve", [square, tall[:1, :4]], {}),
+             ("SolveTriangular", [square, tall[:, :4]], {"upper": True}),
+             ("Pinv", [tall], {"atol": 0.0, "rtol": 1e-10}),
+             ("Lstsq", [tall, tall[..., :2]], {"rcond": None, "driver": "gelsd"}),
+             ("MatrixExp", [square], {}), ("Cholesky", [spd(rng, 2, 3, 3)], {}),
+             ("Svd", [wide], {"full_matrices": True}), ("Svd", [tall], {}), ("SvdVals", [wide], {}),
+             ("Eigh", [square], {}), ("EigvalsH", [square], {}), ("LuFactor", [wide], {}),
+             ("Polar", [tall], {}), ("MatrixSqrth", [spd(rng, 3, 3)], {})]
+    cases += [("Qr", [x], {"mode": m}) for x in (tall, wide) for m in ("reduced", "complete", "r")]
+    for name, arrays, attrs in cases:
+        op = OPS[name]
+        out = op.forward(*arrays, **attrs)
+        shape, dtype = op.infer(*[ember.tensor(a) for a in arrays], **attrs)
+        assert tuple(shape) == out.shape and dtype is ember.float64, name
+
+
+def test_out_arguments():
+    a = ember.tensor(spd(RNG(3), 3, 3))
+    dest = ember.empty(0)
+    assert ember.linalg.cholesky(a, out=dest) is dest
+    np.testing.assert_allclose(dest._data, np.linalg.cholesky(a._data))
+    w, q = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.float64)
+    result = ember.linalg.eigh(a, out=(w, q))
+    assert result.eigenvalues is w and result.eigenvectors is q
+    np.testing.assert_allclose(w._data, np.linalg.eigvalsh(a._data))
+    with pytest.raises(TypeError, match="tuple of 2"):
+        ember.linalg.qr(a, out=dest)

@@ -1,0 +1,143 @@
+"""inv, det, slogdet, solve, solve_triangular, lstsq, pinv, matrix_rank, matrix_power,
+matrix_exp, tensorinv, tensorsolve against torch 2.13 (values and gradients) and gradcheck."""
+import numpy as np
+import pytest
+from linalg_oracle import DTYPES, compare, torch, well_conditioned
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (2, 1, 5, 5)])
+def test_inv_det_slogdet(dtype, shape):
+    a = well_conditioned(RNG(1), *shape)
+    compare(lambda lib, x: lib.linalg.inv(x), a, dtype=dtype)
+    compare(lambda lib, x: lib.linalg.det(x), a, dtype=dtype)
+    compare(lambda lib, x: tuple(lib.linalg.slogdet(x)), a, dtype=dtype)
+
+
+def test_det_gradient_of_singular_matrix():
+    a = RNG(2).standard_normal((2, 4, 4))
+    a[:, 3] = a[:, 0] + a[:, 1]  # rank 3: the gradient is the (nonzero) cofactor matrix
+    compare(lambda lib, x: lib.linalg.det(x), a, tol=dict(rtol=1e-6, atol=1e-9))
+    b = np.zeros((3, 3))
+    b[0, 0] = 1.0  # rank 1: the cofactor matrix is zero
+    compare(lambda lib, x: lib.linalg.det(x), b)
+
+
+def test_inverse_and_det_second_order():
+    x = ember.tensor(well_conditioned(RNG(3), 3, 3), requires_grad=True)
+    assert gradcheck(ember.linalg.inv, (x,))
+    assert gradgradcheck(ember.linalg.det, (x,))
+    assert gradgradcheck(lambda t: ember.linalg.slogdet(t).logabsdet, (x,))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve_broadcast_vector_and_left(dtype):
+    rng = RNG(4)
+    a = well_conditioned(rng, 2, 1, 3, 3)
+    compare(lambda lib, x, y: lib.linalg.solve(x, y), a, rng.standard_normal((4, 3, 2)), dtype=dtype)
+    compare(lambda lib, x, y: lib.linalg.solve(x, y), a[0, 0], rng.standard_normal(3), dtype=dtype)
+    compare(lambda lib, x, y: lib.linalg.solve(x, y), a[:, 0], rng.standard_normal((2, 3)), dtype=dtype)
+    compare(lambda lib, x, y: lib.linalg.solve(x, y, left=False), a, rng.standard_normal((2, 3)),
+            dtype=dtype)
+    compare(lambda lib, x, y: lib.linalg.solve_ex(x, y).result, a, rng.standard_normal((3, 1)),
+            dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular(dtype, upper, left, unit):
+    rng = RNG(5)
+    a = well_conditioned(rng, 2, 4, 4)
+    b = rng.standard_normal((2, 4, 3) if left else (2, 3, 4))
+    compare(lambda lib, x, y: lib.linalg.solve_triangular(x, y, upper=upper, left=left,
+                                                          unitriangular=unit), a, b, dtype=dtype)
+
+
+def test_solve_triangular_zero_diagonal_gives_inf_as_torch():
+    a, b = np.triu(np.ones((3, 3))), np.ones((3, 1))
+    a[2, 2] = 0
+    compare(lambda lib, x, y: lib.linalg.solve_triangular(x, y, upper=True), a, b, grad=False)
+
+
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+@pytest.mark.parametrize("shape", [(6, 3), (3, 5)])
+def test_lstsq(driver, shape):
+    rng = RNG(6)
+    a = rng.standard_normal((2,) + shape)
+    b = rng.standard_normal((2, shape[0], 2))
+    if driver == "gels" and shape[0] < shape[1]:
+        return  # gels needs full column rank
+    compare(lambda lib, x, y: lib.linalg.lstsq(x, y, driver=driver).solution, a, b)
+    e = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b), driver=driver)
+    t = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for field in ("residuals", "rank", "singular_values"):
+        x, y = getattr(e, field), getattr(t, field)
+        assert tuple(x.shape) == tuple(y.shape), field
+        np.testing.assert_allclose(x._data, y.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_lstsq_vector_rhs_and_float32():
+    rng = RNG(7)
+    a, b = rng.standard_normal((6, 3)), rng.standard_normal(6)
+    compare(lambda lib, x, y: lib.linalg.lstsq(x, y).solution, a, b)
+    compare(lambda lib, x, y: lib.linalg.lstsq(x, y).solution, a, b, dtype=np.float32)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_pinv(shape):
+    a = RNG(8).standard_normal((2,) + shape)
+    compare(lambda lib, x: lib.linalg.pinv(x), a)
+    sym = RNG(9).standard_normal((4, 4))
+    compare(lambda lib, x: lib.linalg.pinv(x + x.mT, hermitian=True), sym)
+    rank_deficient = a[0] @ np.diag([1.0, 1.0, 0.0] + [0.0] * (shape[1] - 3))[:shape[1], :shape[1]]
+    compare(lambda lib, x: lib.linalg.pinv(x, atol=1e-8), rank_deficient, grad=False)
+
+
+def test_matrix_rank():
+    a = RNG(10).standard_normal((3, 5, 4))
+    a[1] = a[1] @ np.diag([1.0, 1.0, 0.0, 0.0])
+    for kwargs in ({}, {"atol": 1.0}, {"rtol": 0.5}):
+        e = ember.linalg.matrix_rank(ember.tensor(a), **kwargs)
+        t = torch.linalg.matrix_rank(torch.tensor(a), **kwargs)
+        assert e.tolist() == t.tolist() and e.dtype == ember.int64
+    sym = a[0] @ a[0].T
+    assert ember.linalg.matrix_rank(ember.tensor(sym), hermitian=True).item() == 4
+
+
+@pytest.mark.parametrize("n", [-3, -1, 0, 1, 2, 5])
+def test_matrix_power(n):
+    compare(lambda lib, x: lib.linalg.matrix_power(x, n), well_conditioned(RNG(11), 2, 3, 3))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_exp(dtype):
+    a = RNG(12).standard_normal((2, 4, 4))
+    compare(lambda lib, x: lib.linalg.matrix_exp(x), a, dtype=dtype)
+    x = ember.tensor(a[0], requires_grad=True)
+    assert gradcheck(ember.linalg.matrix_exp, (x,))
+
+
+def test_tensorinv_tensorsolve():
+    rng = RNG(13)
+    a = well_conditioned(rng, 6, 6).reshape(2, 3, 6)
+    compare(lambda lib, x: lib.linalg.tensorinv(x, ind=2), a)
+    a4 = well_conditioned(rng, 6, 6).reshape(6, 2, 3)
+    compare(lambda lib, x, y: lib.linalg.tensorsolve(x, y), a4, rng.standard_normal(6))
+    a5 = np.moveaxis(a4, 0, 2)
+    compare(lambda lib, x, y: lib.linalg.tensorsolve(x, y, dims=(0, 1)), a5, rng.standard_normal(6))
+
+
+def test_inv_ex_and_solve_ex_report_info():
+    a = np.stack([np.eye(3), np.diag([1.0, 0.0, 1.0])])
+    e, t = ember.linalg.inv_ex(ember.tensor(a)), torch.linalg.inv_ex(torch.tensor(a))
+    assert e.info.tolist() == t.info.tolist() and e.info.dtype == ember.int32
+    np.testing.assert_allclose(e.inverse._data[0], np.eye(3))
+    e = ember.linalg.solve_ex(ember.tensor(a), ember.ones(2, 3, 1, dtype=ember.float64))
+    assert e.info.tolist() == [0, 2]
