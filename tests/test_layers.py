@@ -25,10 +25,11 @@ LAYERS = [
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
     ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
-     "ember.utils"],
+     "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx"],  # mixed precision: beside optim
     ["ember._tensor", "ember._ops", "ember.autograd", "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
-     "ember._functional", "ember._creation", "ember._random", "ember._memory", "ember._print",
+     "ember._functional", "ember._creation", "ember._random", "ember._distributions",
+     "ember._memory", "ember._print",
      "ember._legacy", "ember.linalg", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
      "ember._dtype", "ember._device", "ember._size"],
     ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode"],
@@ -61,7 +62,6 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/utils/data/distributed.py", "__init__", "ember.distributed"),
     # The op layer's modules import each other both ways (Tensor <-> ops <-> engine <->
     # creation, random, legacy types, printing).
-    ("ember/_creation.py", "_float_dtype", "ember._ops.core"),
     ("ember/_creation.py", "type_", "ember._legacy"),
     ("ember/_legacy.py", "__instancecheck__", "ember._tensor"),
     ("ember/_legacy.py", "__new__", "ember._creation"),

@@ -7,7 +7,8 @@ from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
 from ._ops.pointwise_binary import (add, addcdiv, addcmul, arctan2, atan2, clamp, clamp_max,
                                     clamp_min, clip, div, divide, float_power, floor_divide, fmax,
-                                    fmin, fmod, lerp, maximum, minimum, mul, multiply, pow,
+                                    fmin, fmod, hypot, lerp, logaddexp2, maximum, minimum, mul,
+                                    multiply, pow,
                                     remainder, rsub, sub, subtract, true_divide, where)
 from ._ops.pointwise_unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil,
                                    cos, cosh, erf, exp, expm1, fix, floor, frac, log, log10, log1p,
@@ -57,6 +58,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTens
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, cuda, backends, accelerator
+from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 
 __version__ = "0.1.0"
@@ -72,19 +74,19 @@ _OP_FUNCTIONS = {
     "dist", "div", "divide", "dot", "einsum", "eq", "equal", "erf", "exp", "expand", "expand_as",
     "expm1", "exponential_", "fill_", "fix", "flatten", "flip", "fliplr", "flipud", "float_power",
     "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "gather", "ge", "ger", "greater",
-    "greater_equal", "gt", "histc", "hstack", "index_add", "index_copy", "index_fill", "index_put",
-    "index_put_", "index_select", "inner", "isclose", "isfinite", "isinf", "isnan", "kthvalue",
-    "le", "lerp", "less", "less_equal", "log", "log10", "log1p", "log2", "log_softmax",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill",
-    "masked_scatter", "masked_select", "matmul", "max", "maximum", "mean", "median", "meshgrid",
-    "min", "minimum", "mm", "moveaxis", "movedim", "msort", "mul", "multiply", "mv", "nan_to_num",
-    "nanmean", "nansum", "narrow", "ne", "neg", "negative", "new_empty", "new_full", "new_ones",
-    "new_tensor", "new_zeros", "nonzero", "norm", "normal_", "not_equal", "one_hot", "outer",
-    "permute", "pow", "prod", "random_", "ravel", "reciprocal", "relu", "remainder", "repeat",
-    "repeat_interleave", "reshape", "reshape_as", "roll", "round", "rsqrt", "rsub", "scatter",
-    "scatter_add", "searchsorted", "select", "sigmoid", "sign", "sin", "sinh", "softmax", "sort",
-    "split", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract", "sum",
-    "sum_to_size", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
+    "greater_equal", "gt", "histc", "hstack", "hypot", "index_add", "index_copy", "index_fill",
+    "index_put", "index_put_", "index_select", "inner", "isclose", "isfinite", "isinf", "isnan",
+    "kthvalue", "le", "lerp", "less", "less_equal", "log", "log10", "log1p", "log2", "log_softmax",
+    "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "lt",
+    "masked_fill", "masked_scatter", "masked_select", "matmul", "max", "maximum", "mean", "median",
+    "meshgrid", "min", "minimum", "mm", "moveaxis", "movedim", "msort", "mul", "multiply", "mv",
+    "nan_to_num", "nanmean", "nansum", "narrow", "ne", "neg", "negative", "new_empty", "new_full",
+    "new_ones", "new_tensor", "new_zeros", "nonzero", "norm", "normal_", "not_equal", "one_hot",
+    "outer", "permute", "pow", "prod", "random_", "ravel", "reciprocal", "relu", "remainder",
+    "repeat", "repeat_interleave", "reshape", "reshape_as", "roll", "round", "rsqrt", "rsub",
+    "scatter", "scatter_add", "searchsorted", "select", "sigmoid", "sign", "sin", "sinh", "softmax",
+    "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract",
+    "sum", "sum_to_size", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
     "tensor_split", "tensordot", "tile", "to", "topk", "trace", "transpose", "tril", "triu",
     "true_divide", "trunc", "type_", "unbind", "unflatten", "uniform_", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vector_norm", "view", "view_as",

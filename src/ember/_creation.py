@@ -10,7 +10,7 @@ import numpy as np
 from . import _dtype
 from . import _distributions
 from ._device import check_device, device as _device_cls
-from ._ops.core import Op, apply
+from ._ops.core import Op, _type_name, apply
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -154,17 +154,23 @@ def _np(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """A tensor of zeros of ``size`` (the default float dtype unless ``dtype``)
+    (https://pytorch.org/docs/stable/generated/torch.zeros.html)."""
     check_device(device)
     return _finish(np.zeros(_size(size, "zeros"), _np(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """A tensor of ones of ``size`` (the default float dtype unless ``dtype``)
+    (https://pytorch.org/docs/stable/generated/torch.ones.html)."""
     check_device(device)
     return _finish(np.ones(_size(size, "ones"), _np(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
+    """An uninitialised tensor of ``size``; ember gives zeros
+    (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
     return _finish(np.empty(_size(size, "empty"), _np(dtype)), requires_grad)
 
@@ -179,6 +185,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype``)
+    (https://pytorch.org/docs/stable/generated/torch.scalar_tensor.html)."""
     return full((), s, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
 
 
@@ -196,6 +204,8 @@ empty_like = _like(empty)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``full`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
     return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
@@ -226,6 +236,8 @@ def _integral(value):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive
+    (https://pytorch.org/docs/stable/generated/torch.linspace.html)."""
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -234,12 +246,16 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``
+    (https://pytorch.org/docs/stable/generated/torch.logspace.html)."""
     check_device(device)
     arr = np.logspace(float(start), float(end), int(steps), base=base)
     return _finish(arr.astype(_np(dtype)), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    """A 2-d tensor with ones on the diagonal, (n, m) with m = n by default
+    (https://pytorch.org/docs/stable/generated/torch.eye.html)."""
     check_device(device)
     return _finish(np.eye(n, n if m is None else m, dtype=_np(dtype)), requires_grad)
 
@@ -248,7 +264,6 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 def _float_dtype(dtype, name):
     dtype = dtype or _dtype.get_default_dtype()
     if not dtype.is_floating_point:
-        from ._ops.core import _type_name
         raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(dtype)}'")
     return dtype
 
@@ -282,6 +297,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """A random permutation of 0..n-1, int64 by default
+    (https://pytorch.org/docs/stable/generated/torch.randperm.html)."""
     check_device(device)
     arr = _distributions.randperm(int(n), generator).astype((dtype or _dtype.int64).np)
     return _finish(arr, requires_grad)
@@ -327,7 +344,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     categories without replacement."""
     w = input._data
     if not input.dtype.is_floating_point:
-        from ._ops.core import _type_name
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input.dtype)}")
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
@@ -343,14 +359,20 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    """``rand`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
     return rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    """``randn`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
     return randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):
+    """``randint`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
 
 

@@ -1,5 +1,4 @@
-"""Transitional: the names nn/ and utils/ still import from here, re-exported from their homes
-in ``ember._ops``; this module goes once they import from ``_ops`` directly."""
+"""Transitional re-exports for nn/ and utils/; goes once nn/ imports from ember._ops."""
 from ._ops.args import c_type_name as _c_type, dims_arg as _dims, product as _prod  # noqa: F401
 from ._ops.indexing import one_hot  # noqa: F401
 from ._ops.inplace import write_result as _inplace_result  # noqa: F401

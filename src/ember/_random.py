@@ -158,14 +158,20 @@ def seed():
 
 
 def initial_seed():
+    """The seed of the default generator
+    (https://pytorch.org/docs/stable/generated/torch.initial_seed.html)."""
     return default_generator.initial_seed()
 
 
 def get_rng_state():
+    """The default generator's state as a uint8 tensor
+    (https://pytorch.org/docs/stable/generated/torch.get_rng_state.html)."""
     return default_generator.get_state()
 
 
 def set_rng_state(new_state):
+    """Restores the default generator's state from ``get_rng_state``
+    (https://pytorch.org/docs/stable/generated/torch.set_rng_state.html)."""
     default_generator.set_state(new_state)
 
 

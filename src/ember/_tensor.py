@@ -9,10 +9,9 @@ import numpy as np
 
 from . import _dtype
 from ._memory import track as _track
-from ._device import device as _device_cls, CPU
+from ._device import CPU
 from ._ops import core as _core
 from ._size import Size
-from .autograd.grad_mode import STATE
 
 __all__ = ["Tensor"]
 
@@ -23,10 +22,12 @@ class Tensor:
     Construct tensors with :func:`ember.tensor` and the creation functions; ``Tensor(data)``
     with a list or array, or ``Tensor(*sizes)`` for an uninitialised float tensor, also work.
     """
+    # _view_chain: on views, how to remake the view from its base (the view ops and their
+    # arguments); None elsewhere. _is_buffer and persistent: the marks ``nn.Buffer`` sets.
     __slots__ = ("_data", "dtype", "requires_grad", "grad", "grad_fn", "_version", "_base",
-                 "_node", "_retains_grad", "_output_nr", "__weakref__", "__dict__")
+                 "_view_chain", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
-    _view_chain = None  # set (in __dict__) on views only: how to remake the view from its base
 
     def __new__(cls, *args, **kwargs):
         # The legacy constructor: Tensor(data) or Tensor(*sizes), always the default float dtype.
@@ -53,6 +54,7 @@ class Tensor:
         self.grad_fn = None
         self._version = [0]
         self._base = None
+        self._view_chain = None
         self._node = None
         self._retains_grad = False
         self._output_nr = 0
@@ -68,6 +70,7 @@ class Tensor:
         t.grad_fn = None
         t._version = [0]
         t._base = None
+        t._view_chain = None
         t._node = None
         t._retains_grad = False
         t._output_nr = 0
@@ -191,10 +194,6 @@ class Tensor:
     def get_device(self):
         return -1
 
-    @property
-    def _version_count(self):
-        return self._version[0]
-
     # ---- conversion -------------------------------------------------------------------------
     def numpy(self, force=False):
         """The backend array, sharing memory. RuntimeError if the tensor requires grad."""
@@ -257,8 +256,8 @@ class Tensor:
         memo[id(self)] = t
         if self.grad is not None:
             t.grad = copy.deepcopy(self.grad, memo)
-        extra = {k: v for k, v in self.__dict__.items() if k != "_view_chain"}
-        t.__dict__.update(copy.deepcopy(extra, memo))
+        if hasattr(self, "__dict__"):  # a subclass's attributes (a Parameter's, say)
+            t.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return t
 
     # ---- autograd ---------------------------------------------------------------------------
@@ -315,10 +314,6 @@ class Tensor:
     @property
     def retains_grad(self):
         return self._retains_grad
-
-    @property
-    def _grad_fn(self):
-        return self.grad_fn
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):
@@ -394,7 +389,8 @@ _METHODS = {
     "add": _binary.add, "sub": _binary.sub, "mul": _binary.mul, "div": _binary.div,
     "true_divide": _binary.true_divide, "floor_divide": _binary.floor_divide,
     "remainder": _binary.remainder, "fmod": _binary.fmod, "pow": _binary.pow,
-    "atan2": _binary.atan2, "arctan2": _binary.arctan2, "maximum": _binary.maximum,
+    "atan2": _binary.atan2, "arctan2": _binary.arctan2, "hypot": _binary.hypot,
+    "logaddexp2": _binary.logaddexp2, "maximum": _binary.maximum,
     "minimum": _binary.minimum, "fmax": _binary.fmax, "fmin": _binary.fmin, "lerp": _binary.lerp,
     "addcmul": _binary.addcmul, "addcdiv": _binary.addcdiv, "clamp": _binary.clamp,
     "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
@@ -473,7 +469,8 @@ _IN_PLACE = {
     "add_": _binary.add, "sub_": _binary.sub, "mul_": _binary.mul, "div_": _binary.div,
     "true_divide_": _binary.true_divide, "floor_divide_": _binary.floor_divide,
     "remainder_": _binary.remainder, "fmod_": _binary.fmod, "pow_": _binary.pow,
-    "atan2_": _binary.atan2, "lerp_": _binary.lerp, "addcmul_": _binary.addcmul,
+    "atan2_": _binary.atan2, "hypot_": _binary.hypot, "lerp_": _binary.lerp,
+    "addcmul_": _binary.addcmul,
     "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,

@@ -132,6 +132,12 @@ def edge_binary_cases():
         Case("pow-int-int", lambda L, x, y: x ** y, I(6, low=-3), I(6, low=0, high=4), dtypes=(None,)),
         Case("pow-float-0d-base", lambda L, x, y: L.pow(x, y), P(), R(3)),
         Case("maximum-ties", lambda L, x, y: L.maximum(x, y), V([1.0, 2.0, 3.0]), V([1.0, 0.0, 3.0]), grad2=True),
+        # The example op of docs/contributing.md: function, method and in-place forms, with
+        # broadcasting, a transposed operand and second-order gradients.
+        Case("hypot", lambda L, x, y: [L.hypot(x, y), x.hypot(y), y.clone().hypot_(x)],
+             R(4, 1), T(R(4, 3)), grad2=True, float64_oracle=True),
+        Case("logaddexp2", lambda L, x, y: [L.logaddexp2(x, y), x.logaddexp2(y)],
+             R(3, 1), R(4), grad2=True, float64_oracle=True),
         Case("minimum-ties", lambda L, x, y: L.minimum(x, y), V([1.0, 2.0, 3.0]), V([1.0, 0.0, 3.0])),
         Case("max-other-ties", lambda L, x, y: L.max(x, y), V([1.0, 2.0]), V([1.0, 3.0])),
         Case("min-other", lambda L, x, y: x.min(y), V([1.0, 2.0]), V([1.0, 3.0])),

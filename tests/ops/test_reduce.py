@@ -126,7 +126,7 @@ def extreme_cases():
         c += [
             Case(f"{name}-all", lambda L, x, f=f: f(L, x), R(3, 4)),
             Case(f"{name}-all-ties", lambda L, x, f=f: f(L, x), TIES),
-            Case(f"{name}-dim", lambda L, x, f=f: f(L, x, dim=1), R(2, 3, 4)),
+            Case(f"{name}-dim", lambda L, x, f=f: f(L, x, dim=1), R(2, 3, 4), grad2=True),
             Case(f"{name}-dim-keep", lambda L, x, f=f: f(L, x, dim=-1, keepdim=True), T(R(3, 4))),
             Case(f"{name}-dim-ties", lambda L, x, f=f: f(L, x, dim=1), TIES),
             Case(f"{name}-dim0-ties", lambda L, x, f=f: f(L, x, dim=0), TIES),
@@ -239,7 +239,7 @@ def sort_cases():
     c = []
     for desc in (False, True):
         c += [
-            Case(f"sort-{desc}", lambda L, x, desc=desc: L.sort(x, 1, descending=desc), D(2, 5, 3)),
+            Case(f"sort-{desc}", lambda L, x, desc=desc: L.sort(x, 1, descending=desc), D(2, 5, 3), grad2=True),
             Case(f"sort-{desc}-dneg", lambda L, x, desc=desc: x.sort(descending=desc), T(D(4, 3))),
             Case(f"sort-{desc}-stable-ties", lambda L, x, desc=desc: L.sort(x, dim=1, descending=desc, stable=True), TIES),
             Case(f"sort-{desc}-ties-values", lambda L, x, desc=desc: x.sort(0, descending=desc).values, TIES, grad=False),

@@ -11,7 +11,27 @@ import sys
 import ml_dtypes
 import numpy as np
 
-__all__ = ["index_add_at", "sliding_windows", "matmul", "row_dot"]
+__all__ = ["ndarray", "as_array", "copy_into", "broadcast_shapes", "index_add_at",
+           "sliding_windows", "matmul", "row_dot"]
+
+# The array type kernels return; the dispatcher wraps anything else with ``as_array``.
+ndarray = np.ndarray
+
+
+def as_array(value):
+    """A kernel's result (an array, a NumPy scalar or a Python number) as an array."""
+    return np.asarray(value)
+
+
+def copy_into(destination, source):
+    """Writes ``source`` into ``destination`` in place, broadcasting and casting as needed
+    (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``)."""
+    np.copyto(destination, source, casting="unsafe")
+
+
+def broadcast_shapes(*shapes):
+    """The shape ``shapes`` broadcast to; ValueError when they do not broadcast."""
+    return np.broadcast_shapes(*shapes)
 
 # Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
 # thread costs more than it saves there, and when another process or another library's

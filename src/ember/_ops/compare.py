@@ -9,13 +9,20 @@ import builtins
 import numpy as np
 
 from .args import with_out
-from .core import _NAMES, Op, apply
+from .. import _dtype
+from .core import _NAMES, Op, apply, elementwise_rule
 
 
-def predicate(name, kernel, *, promote="promote"):
-    """A new op entry ``name`` without a gradient: ``kernel`` on the (promoted) arrays."""
+def predicate(name, kernel, *, promote="promote", rule=None):
+    """A new op entry ``name`` without a gradient: ``kernel`` on the (promoted) arrays, with a
+    bool result of the broadcast shape unless another shape ``rule`` is given."""
     return type(name, (Op,), {"promote": promote, "differentiable": False,
-                              "forward": staticmethod(kernel), "__module__": __name__})
+                              "forward": staticmethod(kernel),
+                              "infer": classmethod(rule or _truth_rule), "__module__": __name__})
+
+
+def _truth_rule(op, *inputs, **attrs):
+    return elementwise_rule(op, *inputs)[0], _dtype.bool
 
 
 def _integral_only(kernel, kernel_name):
@@ -24,12 +31,13 @@ def _integral_only(kernel, kernel_name):
         for a in arrays:
             kind = a.dtype if isinstance(a, np.ndarray) else np.result_type(a)
             if kind.kind == "f":
-                raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
+                raise NotImplementedError(
+                    f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
         return kernel(*arrays)
     return checked
 
 
-# ---- comparisons (broadcasting, after type promotion) ---------------------------------------------
+# ---- comparisons (broadcasting, after type promotion) -------------------------------------------
 def eq(input, other, *, out=None):
     """``input == other`` elementwise, as bool."""
     return with_out(apply(Eq, input, other), out)
@@ -140,7 +148,8 @@ def bitwise_not(input, *, out=None):
     return with_out(apply(BitwiseNot, input), out)
 
 
-BitwiseNot = predicate("BitwiseNot", _integral_only(np.invert, "bitwise_not_cpu"), promote=None)
+BitwiseNot = predicate("BitwiseNot", _integral_only(np.invert, "bitwise_not_cpu"),
+                         promote=None, rule=elementwise_rule)
 
 
 def bitwise_and(input, other, *, out=None):
@@ -148,7 +157,8 @@ def bitwise_and(input, other, *, out=None):
     return with_out(apply(BitwiseAnd, input, other), out)
 
 
-BitwiseAnd = predicate("BitwiseAnd", _integral_only(np.bitwise_and, "bitwise_and_cpu"))
+BitwiseAnd = predicate("BitwiseAnd", _integral_only(np.bitwise_and, "bitwise_and_cpu"),
+                         rule=elementwise_rule)
 
 
 def bitwise_or(input, other, *, out=None):
@@ -156,7 +166,8 @@ def bitwise_or(input, other, *, out=None):
     return with_out(apply(BitwiseOr, input, other), out)
 
 
-BitwiseOr = predicate("BitwiseOr", _integral_only(np.bitwise_or, "bitwise_or_cpu"))
+BitwiseOr = predicate("BitwiseOr", _integral_only(np.bitwise_or, "bitwise_or_cpu"),
+                        rule=elementwise_rule)
 
 
 def bitwise_xor(input, other, *, out=None):
@@ -164,7 +175,8 @@ def bitwise_xor(input, other, *, out=None):
     return with_out(apply(BitwiseXor, input, other), out)
 
 
-BitwiseXor = predicate("BitwiseXor", _integral_only(np.bitwise_xor, "bitwise_xor_cpu"))
+BitwiseXor = predicate("BitwiseXor", _integral_only(np.bitwise_xor, "bitwise_xor_cpu"),
+                         rule=elementwise_rule)
 
 
 # ---- floating-point classes ----------------------------------------------------------------------

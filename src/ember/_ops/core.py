@@ -1,16 +1,16 @@
 """The op entry and the one dispatcher every op goes through.
 
 An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the
-gradients of the inputs in ember ops (so gradients of gradients come free), and ``promote`` is
-its dtype rule. :func:`apply` runs an op eagerly and, when gradients are being recorded, puts
-an :class:`~ember.autograd.graph.OpNode` on the tape. Gradients that come back with a
-broadcast shape are summed down to the input's shape here, once, for every op.
+gradients of the inputs in ember ops (so gradients of gradients come free), ``promote`` is
+its dtype rule and ``infer`` gives the result's shape and dtype without running the kernel.
+:func:`apply` runs an op eagerly and, when gradients are being recorded, puts an
+:class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
+broadcast shape are summed down to the input's shape by the engine, once, for every op.)
 """
 import threading
 
-import numpy as np
-
-from .._dtype import from_numpy_dtype, get_default_dtype, result_type
+from .. import _backend
+from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
@@ -23,7 +23,7 @@ OPS = {}
 # truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
 _observing = threading.local()
-_ndarray = np.ndarray
+_ndarray = _backend.ndarray
 _Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
 
 
@@ -36,12 +36,16 @@ class Op:
         save_inputs / save_output: what ``backward`` reads through ``ctx``.
         differentiable: False for ops whose results never require grad (comparisons, argmax).
         is_view: the result is a view of input 0 (shares its storage and version counter).
+        num_outputs: how many results ``forward`` returns (as a tuple of arrays when more than
+            one); ``backward`` then takes one gradient per result (None for a result that
+            received none), and only floating-point results require grad.
     """
     promote = "promote"
     save_inputs = True
     save_output = False
     differentiable = True
     is_view = False
+    num_outputs = 1
 
     def __init_subclass__(cls):
         cls.name = cls.__name__
@@ -55,6 +59,35 @@ class Op:
     @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError
+
+    @classmethod
+    def infer(cls, *inputs, **attrs):
+        """The result's ``(shape, dtype)`` for these inputs, computed without the kernel.
+        Families set it from :func:`elementwise_rule`, ``reduce.reduction_rule`` or a rule of
+        their own."""
+        raise NotImplementedError(f"{cls.name} has no shape rule yet")
+
+
+def result_dtype(op, inputs):
+    """The dtype ``apply`` computes ``op`` in: the first tensor's without promotion, else
+    PyTorch's promotion of ``inputs`` (raised to the default float for ``promote="float"``)."""
+    if op.promote is None:
+        return next(x.dtype for x in inputs if isinstance(x, _Tensor))
+    dt = result_type(*inputs)
+    if op.promote == "float" and not dt.is_floating_point:
+        dt = get_default_dtype()
+    return dt
+
+
+def elementwise_rule(op, *inputs, **attrs):
+    """The shape rule of elementwise ops: the tensor inputs broadcast (RuntimeError naming the
+    sizes when they do not), and the dtype is :func:`result_dtype`."""
+    shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
+    try:
+        shape = _backend.broadcast_shapes(*shapes)
+    except ValueError:
+        raise RuntimeError(_broadcast_error(inputs)) from None
+    return shape, result_dtype(op, inputs)
 
 
 def _edge(t):
@@ -101,10 +134,10 @@ def apply(op, *inputs, **attrs):
     except ValueError as e:
         # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
         raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
-    if type(out) is tuple:  # several results (fused updates and gradients): never viewed or recorded
-        return tuple(None if o is None else _Tensor._make(np.asarray(o)) for o in out)
     if type(out) is not _ndarray:
-        out = np.asarray(out)
+        if type(out) is tuple:
+            return _results(op, inputs, attrs, out)
+        out = _backend.as_array(out)
     t = _Tensor._make(out)
     if op.is_view:
         src = inputs[0]
@@ -121,6 +154,17 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def _results(op, inputs, attrs, arrays):
+    """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
+    apart for the engine). A result may be None (a fused backward's gradient that is not
+    wanted); such ops are not differentiable."""
+    outs = tuple(None if a is None else _Tensor._make(_backend.as_array(a)) for a in arrays)
+    if STATE.enabled and op.differentiable and any(
+            isinstance(x, _Tensor) and x.requires_grad for x in inputs):
+        _record(op, inputs, attrs, outs)
+    return outs
 
 
 def _observed_apply(op, inputs, attrs):
@@ -183,8 +227,14 @@ def _record(op, inputs, attrs, t):
         else:
             needs.append(False)
             nexts.append((None, 0))
-    t.grad_fn = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
-    t.requires_grad = True
+    node = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
+    if type(t) is tuple:
+        for i, out in enumerate(t):
+            if out.dtype.is_floating_point:
+                out.grad_fn, out.requires_grad, out._output_nr = node, True, i
+    else:
+        t.grad_fn = node
+        t.requires_grad = True
 
 
 def write_into(self, result):
@@ -197,7 +247,7 @@ def write_into(self, result):
                                f"desired output type {_type_name(self.dtype)}")
     if result._data.shape != self._data.shape:
         try:
-            target = np.broadcast_shapes(result.shape, self.shape)
+            target = _backend.broadcast_shapes(result.shape, self.shape)
         except ValueError:
             target = None
         if target != self.shape:
@@ -218,7 +268,7 @@ def write_into(self, result):
         if result.dtype is not self.dtype:
             result = result.to(self.dtype)
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
-    np.copyto(self._data, result._data, casting="unsafe")
+    _backend.copy_into(self._data, result._data)
     self._version[0] += 1
     if OBSERVERS:
         for o in tuple(OBSERVERS):
@@ -242,6 +292,3 @@ _NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "
 def _type_name(dtype):
     return _NAMES[dtype.name]
 
-
-def dtype_of(array):
-    return from_numpy_dtype(array.dtype)

@@ -8,10 +8,8 @@ import builtins
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import full, tensor
+from .._creation import full
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.grad_mode import STATE
-from . import core
 from .args import c_type_name, with_out
 from .core import Op, apply
 from .inplace import write_result
@@ -101,17 +99,19 @@ class Slice(Op):
 
     @staticmethod
     def backward(ctx, g):
-        if not STATE.enabled:
-            return (core.apply(SliceBackward, g, shape=ctx.shapes[0], index=ctx.attrs["index"]),)
-        zeros = g.new_zeros(ctx.shapes[0])
-        return (zeros.index_put(ctx.attrs["index"], g, accumulate=True),)
+        return (apply(IndexBackward, g, shape=ctx.shapes[0], index=ctx.attrs["index"]),)
 
 
-class SliceBackward(Op):
-    """Slice's gradient for gradients that need no graph of their own: ``g`` scattered (added
-    at repeated indices) into fresh zeros of ``shape``, instead of IndexPut on a copy."""
+class Index(Slice):
+    """Advanced indexing (integer or boolean arrays): a copy."""
+    is_view = False
+
+
+class IndexBackward(Op):
+    """The gradient of indexing: ``g`` added into zeros of the input's ``shape`` at ``index``
+    (repeated indices add up). An entry of its own because one scatter into fresh zeros is
+    faster than zeros followed by an out-of-place ``index_put``, which copies them first."""
     promote = None
-    differentiable = False
     save_inputs = False
 
     @staticmethod
@@ -120,10 +120,9 @@ class SliceBackward(Op):
         _backend.index_add_at(out, index, g)
         return out
 
-
-class Index(Slice):
-    """Advanced indexing (integer or boolean arrays): a copy."""
-    is_view = False
+    @staticmethod
+    def backward(ctx, gg):
+        return (getitem(gg, ctx.attrs["index"]),)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -151,6 +150,8 @@ def _is_array_index(index):
 
 
 def index_put_(input, indices, values, accumulate=False):
+    """In-place ``index_put``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html)."""
     return write_result(input, index_put(input, indices, values, accumulate))
 
 
@@ -274,6 +275,8 @@ class Scatter(Op):
 
 
 def scatter_add(input, dim, index, src):
+    """``input`` with ``src`` added along ``dim`` at ``index`` (repeats add up)
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_add_.html)."""
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
     return apply(ScatterAdd, input, src.to(input.dtype), dim=d, index=index._data % builtins.max(input.shape[d], 1))
@@ -307,17 +310,23 @@ def index_select(input, dim, index, *, out=None):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
+    """``input`` with ``alpha * source`` added at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.index_add.html)."""
     d = _wrap_dim(dim, input.ndim)
     src = source if alpha == 1 else source * alpha
     return index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True)
 
 
 def index_fill(input, dim, index, value):
+    """``input`` with ``value`` at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html)."""
     d = _wrap_dim(dim, input.ndim)
     return index_put(input, (slice(None),) * d + (index._data,), value)
 
 
 def index_copy(input, dim, index, source):
+    """``input`` with the slices of ``source`` written at ``index`` along ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.index_copy.html)."""
     d = _wrap_dim(dim, input.ndim)
     return index_put(input, (slice(None),) * d + (index._data,), source)
 
@@ -338,20 +347,28 @@ def masked_fill(input, mask, value):
 
 
 def masked_select(input, mask):
+    """The elements where the (broadcast) bool ``mask`` is True, as a 1-d tensor
+    (https://pytorch.org/docs/stable/generated/torch.masked_select.html)."""
     shape = broadcast_shapes(input.shape, mask.shape)
     return getitem(expand(input, shape), expand(mask, shape))
 
 
 def masked_scatter(input, mask, source):
+    """``input`` with consecutive elements of ``source`` written where ``mask`` is True
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
     n = builtins.int(mask._data.sum())
     return index_put(input, (np.broadcast_to(mask._data, input.shape),), source.reshape(-1)[:n])
 
 
 def take(input, index):
+    """Elements of the flattened ``input`` at ``index``, in ``index``'s shape
+    (https://pytorch.org/docs/stable/generated/torch.take.html)."""
     return getitem(input.reshape(-1), index.reshape(-1)).reshape(index.shape)
 
 
 def take_along_dim(input, indices, dim=None):
+    """Elements of ``input`` at ``indices`` along ``dim`` (broadcast; flattened when ``dim``
+    is None) (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     d = _wrap_dim(dim, input.ndim)

@@ -6,13 +6,15 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import product, shape_arg, with_out
+from .args import shape_arg, with_out
 from .core import Op, apply
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
 
 def repeat(input, *sizes):
+    """``input`` tiled ``sizes`` times along each dim, as new storage
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.repeat.html)."""
     sizes = shape_arg(sizes)
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
@@ -28,6 +30,8 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
+    """``repeat`` with ``dims`` padded with leading 1s
+    (https://pytorch.org/docs/stable/generated/torch.tile.html)."""
     dims = tuple(dims)
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
@@ -35,6 +39,8 @@ def tile(input, dims):
 
 
 def repeat_interleave(input, repeats, dim=None):
+    """Each element (or slice along ``dim``) repeated ``repeats`` times in place
+    (https://pytorch.org/docs/stable/generated/torch.repeat_interleave.html)."""
     if dim is None:
         input, dim = input.reshape(-1), 0
     d = _wrap_dim(dim, input.ndim)
@@ -94,6 +100,8 @@ class Cat(Op):
 
 
 def stack(tensors, dim=0, *, out=None):
+    """The tensors joined along a new dimension ``dim``; RuntimeError naming the shapes when
+    they differ (https://pytorch.org/docs/stable/generated/torch.stack.html)."""
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -107,14 +115,20 @@ def stack(tensors, dim=0, *, out=None):
 
 
 def hstack(tensors):
+    """``cat`` along dim 1 (dim 0 for 1-d tensors)
+    (https://pytorch.org/docs/stable/generated/torch.hstack.html)."""
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """``cat`` along dim 0, 1-d tensors as rows
+    (https://pytorch.org/docs/stable/generated/torch.vstack.html)."""
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 
 def narrow(input, dim, start, length):
+    """A view of ``length`` entries from ``start`` along ``dim``; RuntimeError when it runs
+    past the end (https://pytorch.org/docs/stable/generated/torch.narrow.html)."""
     d = _wrap_dim(dim, input.ndim)
     start = int(start)
     if start < 0:
@@ -126,6 +140,8 @@ def narrow(input, dim, start, length):
 
 
 def select(input, dim, index):
+    """A view at ``index`` along ``dim``, which is removed; IndexError when out of range
+    (https://pytorch.org/docs/stable/generated/torch.select.html)."""
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
@@ -155,6 +171,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
+    (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[_wrap_dim(dim, input.ndim)]
@@ -164,6 +182,8 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """Views split into ``indices_or_sections`` parts (sizes differing by at most one) or
+    at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html)."""
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if isinstance(indices_or_sections, int):
@@ -176,11 +196,15 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def unbind(input, dim=0):
+    """The views along ``dim``, which is removed
+    (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
     d = _wrap_dim(dim, input.ndim)
     return tuple(select(input, d, i) for i in range(input.shape[d]))
 
 
 def flip(input, dims):
+    """A copy reversed along ``dims``
+    (https://pytorch.org/docs/stable/generated/torch.flip.html)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return apply(Flip, input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
 
@@ -199,14 +223,18 @@ class Flip(Op):
 
 
 def fliplr(input):
+    """``flip(input, (1,))`` (https://pytorch.org/docs/stable/generated/torch.fliplr.html)."""
     return flip(input, (1,))
 
 
 def flipud(input):
+    """``flip(input, (0,))`` (https://pytorch.org/docs/stable/generated/torch.flipud.html)."""
     return flip(input, (0,))
 
 
 def roll(input, shifts, dims=None):
+    """Elements shifted by ``shifts`` along ``dims``, wrapping around (flattened when ``dims``
+    is None) (https://pytorch.org/docs/stable/generated/torch.roll.html)."""
     if dims is None:
         return reshape(roll(input.reshape(-1), shifts, 0), input.shape)
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
@@ -230,6 +258,8 @@ class Roll(Op):
 
 
 def tril(input, diagonal=0, *, out=None):
+    """The lower triangle (on and below ``diagonal``) of the last two dims, zeros above
+    (https://pytorch.org/docs/stable/generated/torch.tril.html)."""
     if input.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return with_out(apply(Tril, input, diagonal=diagonal), out)
@@ -249,6 +279,8 @@ class Tril(Op):
 
 
 def triu(input, diagonal=0, *, out=None):
+    """The upper triangle (on and above ``diagonal``) of the last two dims, zeros below
+    (https://pytorch.org/docs/stable/generated/torch.triu.html)."""
     if input.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return with_out(apply(Triu, input, diagonal=diagonal), out)
@@ -268,6 +300,8 @@ class Triu(Op):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A view of the diagonal at ``offset`` of dims ``dim1`` and ``dim2`` (appended last)
+    (https://pytorch.org/docs/stable/generated/torch.diagonal.html)."""
     n = input.ndim
     return apply(Diagonal, input, offset=offset, dim1=_wrap_dim(dim1, n), dim2=_wrap_dim(dim2, n))
 
@@ -289,6 +323,8 @@ class Diagonal(Op):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """``input`` with ``src`` written on the diagonal at ``offset`` of ``dim1``, ``dim2``
+    (https://pytorch.org/docs/stable/generated/torch.diagonal_scatter.html)."""
     n = input.ndim
     return apply(DiagonalScatter, input, src, offset=offset, dim1=_wrap_dim(dim1, n), dim2=_wrap_dim(dim2, n))
 
@@ -316,6 +352,8 @@ class DiagonalScatter(Op):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices with ``input``'s last dim on their diagonal at ``offset``
+    (https://pytorch.org/docs/stable/generated/torch.diag_embed.html)."""
     n = input.shape[-1] + builtins.abs(offset)
     base = zeros(tuple(input.shape[:-1]) + (n, n), dtype=input.dtype)
     return diagonal_scatter(base, input, offset, -2, -1).movedim((-2, -1), (dim1, dim2)) \
@@ -323,21 +361,29 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 def diag(input, diagonal=0):
+    """The diagonal of a 2-d tensor, or a 2-d tensor with a 1-d ``input`` on its diagonal
+    (https://pytorch.org/docs/stable/generated/torch.diag.html)."""
     if input.ndim == 1:
         return diag_embed(input, diagonal)
     return input.diagonal(diagonal)  # the argument hides the function
 
 
 def trace(input):
+    """The sum of the main diagonal of a 2-d tensor
+    (https://pytorch.org/docs/stable/generated/torch.trace.html)."""
     return diagonal(input).sum()
 
 
 def cartesian_prod(*tensors):
+    """The cartesian product of 1-d tensors, one row per combination; no gradient
+    (https://pytorch.org/docs/stable/generated/torch.cartesian_prod.html)."""
     grids = np.meshgrid(*[t._data for t in tensors], indexing="ij")
     return Tensor._make(np.stack([g.reshape(-1) for g in grids], axis=1)) if len(tensors) > 1 else tensors[0].clone()
 
 
 def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids (expanded views) of 1-d tensors, ``indexing`` "ij" or "xy"
+    (https://pytorch.org/docs/stable/generated/torch.meshgrid.html)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     n = len(tensors)

@@ -104,6 +104,8 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec):
+    """Matrix-vector product of a (N, M) and a (M,) tensor
+    (https://pytorch.org/docs/stable/generated/torch.mv.html)."""
     return matmul(input, vec)
 
 
@@ -116,6 +118,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``
+    (https://pytorch.org/docs/stable/generated/torch.baddbmm.html)."""
     prod = bmm(batch1, batch2)
     if alpha != 1:
         prod = prod * alpha
@@ -123,6 +127,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def dot(input, other):
+    """Inner product of two 1-d tensors; RuntimeError for other dims
+    (https://pytorch.org/docs/stable/generated/torch.dot.html)."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return matmul(input, other)
@@ -251,6 +257,8 @@ def _restore(gi, kept, target, shape):
 
 
 def tensordot(a, b, dims=2):
+    """Sum of products over ``dims`` of ``a`` and ``b`` (the last ``dims`` of ``a`` with the
+    first of ``b`` for an int) (https://pytorch.org/docs/stable/generated/torch.tensordot.html)."""
     if isinstance(dims, int):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
@@ -342,4 +350,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
 
 
 def dist(input, other, p=2):
+    """``vector_norm(input - other, p)``
+    (https://pytorch.org/docs/stable/generated/torch.dist.html)."""
     return vector_norm(input - other, p)

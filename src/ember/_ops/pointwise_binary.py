@@ -11,18 +11,22 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._creation import full, tensor
+from .._creation import full
 from .._tensor import Tensor
 from .args import quiet, tensor_arg, with_out
-from .core import Op, _type_name, apply
+from .core import Op, elementwise_rule, _type_name, apply
 
 
 def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other`` with broadcasting and type promotion."""
-    return with_out(apply(Add, input, other, alpha=alpha) if alpha != 1 else apply(Add, input, other), out)
+    """``input + alpha * other`` with broadcasting and type promotion; also ``input + other``
+    (https://pytorch.org/docs/stable/generated/torch.add.html). RuntimeError naming the sizes
+    when the shapes do not broadcast."""
+    result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
+    return result if out is None else with_out(result, out)
 
 
 class Add(Op):
+    infer = classmethod(elementwise_rule)
     save_inputs = False
 
     @staticmethod
@@ -36,9 +40,12 @@ class Add(Op):
 
 
 def sub(input, other, *, alpha=1, out=None):
-    """``input - alpha * other``; RuntimeError when either operand is bool."""
+    """``input - alpha * other``, also ``input - other``
+    (https://pytorch.org/docs/stable/generated/torch.sub.html); RuntimeError when either
+    operand is bool or the shapes do not broadcast."""
     _check_sub(input, other)
-    return with_out(apply(Sub, input, other, alpha=alpha) if alpha != 1 else apply(Sub, input, other), out)
+    result = apply(Sub, input, other) if alpha == 1 else apply(Sub, input, other, alpha=alpha)
+    return result if out is None else with_out(result, out)
 
 
 def _is_bool(x):
@@ -67,6 +74,7 @@ def rsub(input, other, *, alpha=1):
 
 class Sub(Op):
     """``a - alpha * b``; the public functions reject bool operands before promotion."""
+    infer = classmethod(elementwise_rule)
     save_inputs = False
 
     @staticmethod
@@ -80,13 +88,17 @@ class Sub(Op):
 
 
 def mul(input, other, *, out=None):
-    return with_out(apply(Mul, input, other), out)
+    """``input * other`` with broadcasting and type promotion
+    (https://pytorch.org/docs/stable/generated/torch.mul.html)."""
+    result = apply(Mul, input, other)
+    return result if out is None else with_out(result, out)
 
 
 multiply = mul
 
 
 class Mul(Op):
+    infer = classmethod(elementwise_rule)
     forward = staticmethod(np.multiply)
 
     @staticmethod
@@ -97,9 +109,13 @@ class Mul(Op):
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    """True division (float result), or rounded with ``rounding_mode`` "trunc" or "floor"."""
+    """True division (float result, integers give the default float dtype), or rounded in the
+    promoted dtype with ``rounding_mode`` "trunc" or "floor"
+    (https://pytorch.org/docs/stable/generated/torch.div.html). RuntimeError for another
+    rounding mode, or an integer division by zero when rounding."""
     if rounding_mode is None:
-        return with_out(apply(Div, input, other), out)
+        result = apply(Div, input, other)
+        return result if out is None else with_out(result, out)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if _is_int_zero_division(input, other):
@@ -124,6 +140,7 @@ def _is_int_zero_division(input, other):
 
 
 class Div(Op):
+    infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(quiet(np.true_divide))
 
@@ -138,6 +155,7 @@ class Div(Op):
 class DivRounded(Op):
     """``div(a, b, rounding_mode="floor" | "trunc")`` in the inputs' promoted dtype. Piecewise
     constant, so both gradients are zero (PyTorch's ``grad * 0``)."""
+    infer = classmethod(elementwise_rule)
     save_inputs = False
 
     @staticmethod
@@ -161,6 +179,9 @@ def _div_rounded(a, b, mode):
 
 
 def remainder(input, other, *, out=None):
+    """Python's ``%``: ``input - floor(input / other) * other``, the sign of ``other``; RuntimeError
+    for an integer division by zero
+    (https://pytorch.org/docs/stable/generated/torch.remainder.html)."""
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Remainder, input, other), out)
@@ -168,6 +189,7 @@ def remainder(input, other, *, out=None):
 
 class Remainder(Op):
     """Python's ``%``: the result takes the sign of the divisor."""
+    infer = classmethod(elementwise_rule)
     forward = staticmethod(quiet(np.remainder))
 
     @staticmethod
@@ -177,6 +199,8 @@ class Remainder(Op):
 
 
 def fmod(input, other, *, out=None):
+    """C's ``fmod``: ``input - trunc(input / other) * other``, the sign of ``input``; RuntimeError
+    for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html)."""
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Fmod, input, other), out)
@@ -184,6 +208,7 @@ def fmod(input, other, *, out=None):
 
 class Fmod(Op):
     """C's ``fmod``: the result takes the sign of the dividend."""
+    infer = classmethod(elementwise_rule)
     forward = staticmethod(quiet(np.fmod))
 
     @staticmethod
@@ -193,6 +218,9 @@ class Fmod(Op):
 
 
 def pow(input, exponent, *, out=None):
+    """``input ** exponent`` with broadcasting and promotion; ``input`` may be a number
+    (https://pytorch.org/docs/stable/generated/torch.pow.html). RuntimeError for integers to
+    negative integer powers."""
     if not isinstance(input, Tensor):
         input = full((), input, dtype=_dtype.result_type(input, exponent)
                      if isinstance(exponent, Tensor) else None)
@@ -200,10 +228,13 @@ def pow(input, exponent, *, out=None):
 
 
 def float_power(input, exponent):
+    """``pow`` computed in float64
+    (https://pytorch.org/docs/stable/generated/torch.float_power.html)."""
     return pow(tensor_arg(input).double(), exponent.double() if isinstance(exponent, Tensor) else exponent)
 
 
 class Pow(Op):
+    infer = classmethod(elementwise_rule)
     save_output = True
 
     @staticmethod
@@ -234,6 +265,8 @@ def _log_of(a):
 
 
 def atan2(input, other, *, out=None):
+    """The angle of the point (other, input) in radians, in [-pi, pi]; integer inputs give the
+    default float dtype (https://pytorch.org/docs/stable/generated/torch.atan2.html)."""
     return with_out(apply(Atan2, input, other), out)
 
 
@@ -241,6 +274,7 @@ arctan2 = atan2
 
 
 class Atan2(Op):
+    infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(np.arctan2)
 
@@ -253,23 +287,93 @@ class Atan2(Op):
         return g * b * recip, -g * a * recip
 
 
+def _floating_pair(name, input, other):
+    """PyTorch's errors for a binary op with floating-point kernels only: TypeError unless both
+    are tensors, NotImplementedError naming the promoted dtype when it is integral."""
+    for arg in (input, other):
+        if not isinstance(arg, Tensor):
+            position, which = (1, "input") if arg is input else (2, "other")
+            raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
+                            f"not {type(arg).__name__}")
+    dtype = _dtype.result_type(input, other)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
+
+
+def hypot(input, other, *, out=None):
+    """``sqrt(input**2 + other**2)`` elementwise, without overflow or underflow in the squares
+    (https://pytorch.org/docs/stable/generated/torch.hypot.html).
+
+    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
+    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
+    RuntimeError naming the sizes when the shapes do not broadcast. The gradient at the origin
+    is nan, as in PyTorch.
+    """
+    _floating_pair("hypot", input, other)
+    return with_out(apply(Hypot, input, other), out)
+
+
+class Hypot(Op):
+    """d/da hypot(a, b) = a / hypot(a, b), and the same for b."""
+    infer = classmethod(elementwise_rule)
+    save_output = True
+    forward = staticmethod(np.hypot)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.input(0), ctx.input(1), ctx.output
+        return g * a / out, g * b / out
+
+
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)`` elementwise, finite where the powers would overflow
+    (https://pytorch.org/docs/stable/generated/torch.logaddexp2.html).
+
+    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
+    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
+    RuntimeError naming the sizes when the shapes do not broadcast.
+    """
+    _floating_pair("logaddexp2", input, other)
+    return with_out(apply(LogAddExp2, input, other), out)
+
+
+class LogAddExp2(Op):
+    """d/da = 1 / (1 + 2**(b - a)), d/db = 1 / (1 + 2**(a - b)): each input's share of the sum."""
+    infer = classmethod(elementwise_rule)
+    forward = staticmethod(np.logaddexp2)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g / (1 + 2 ** (b - a)), g / (1 + 2 ** (a - b))
+
+
 def maximum(input, other, *, out=None):
+    """The elementwise larger of ``input`` and ``other`` (NaN propagates); ties split the
+    gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html)."""
     return with_out(apply(Maximum, input, other), out)
 
 
 def minimum(input, other, *, out=None):
+    """The elementwise smaller of ``input`` and ``other`` (NaN propagates); ties split the
+    gradient (https://pytorch.org/docs/stable/generated/torch.minimum.html)."""
     return with_out(apply(Minimum, input, other), out)
 
 
 def fmax(input, other):
+    """``maximum`` that ignores NaN: the other value where one is NaN
+    (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
     return where(other.isnan(), input, where(input.isnan(), other, maximum(input, other)))
 
 
 def fmin(input, other):
+    """``minimum`` that ignores NaN: the other value where one is NaN
+    (https://pytorch.org/docs/stable/generated/torch.fmin.html)."""
     return where(other.isnan(), input, where(input.isnan(), other, minimum(input, other)))
 
 
 class Maximum(Op):
+    infer = classmethod(elementwise_rule)
     forward = staticmethod(np.maximum)
 
     @staticmethod
@@ -279,6 +383,7 @@ class Maximum(Op):
 
 
 class Minimum(Op):
+    infer = classmethod(elementwise_rule)
     forward = staticmethod(np.minimum)
 
     @staticmethod
@@ -296,11 +401,14 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
 
 
 def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor
+    (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
     return with_out(apply(Lerp, input, end, weight), out)
 
 
 class Lerp(Op):
     """``start + weight * (end - start)``."""
+    infer = classmethod(elementwise_rule)
     promote = "float"
 
     @staticmethod
@@ -352,6 +460,12 @@ class Where(Op):
     """``where(condition, input, other)``; the condition gets no gradient."""
     promote = None
 
+    @classmethod
+    def infer(cls, condition, input, other):
+        """The broadcast shape, in the dtype of the values (the function has made them agree)."""
+        values = input if isinstance(input, Tensor) else other
+        return elementwise_rule(cls, condition, input, other)[0], values.dtype
+
     @staticmethod
     def forward(cond, a, b):
         return np.where(cond, a, b)
@@ -377,10 +491,14 @@ clip = clamp
 
 
 def clamp_min(input, min):
+    """``clamp(input, min=min)``
+    (https://pytorch.org/docs/stable/generated/torch.clamp_min.html)."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """``clamp(input, max=max)``
+    (https://pytorch.org/docs/stable/generated/torch.clamp_max.html)."""
     return clamp(input, max=max)
 
 
@@ -388,6 +506,7 @@ class Clamp(Op):
     """``clamp(x, min, max)``; each bound is None, a number or a broadcasting tensor. With
     ``min > max`` every element becomes ``max``. Gradients follow PyTorch: ``x`` gets it where
     ``min <= x <= max`` (ties included), a bound where it is the one that took effect."""
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x, min, max):

@@ -14,7 +14,7 @@ from scipy import special as _special
 
 from .. import _dtype
 from .args import quiet, with_out
-from .core import _NAMES, Op, apply
+from .core import _NAMES, Op, elementwise_rule, apply
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where
 
@@ -32,6 +32,7 @@ def elementwise(name, kernel, derivative, *, uses="input", promote="float"):
         return (derivative(saved, g),)
     return type(name, (Op,), {"promote": promote, "save_inputs": uses == "input",
                               "save_output": uses == "output", "forward": staticmethod(kernel),
+                              "infer": classmethod(elementwise_rule),
                               "backward": staticmethod(backward), "__module__": __name__})
 
 
@@ -284,6 +285,7 @@ Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x *
 
 class Softplus(Op):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+    infer = classmethod(elementwise_rule)
     promote = "float"
 
     @staticmethod
@@ -366,6 +368,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 
 class NanToNum(Op):
+    infer = classmethod(elementwise_rule)
     promote = None
 
     @staticmethod

@@ -12,7 +12,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import dims_arg, dtype_arg, values_indices, with_out
-from .core import Op, _type_name, apply
+from .core import Op, _type_name, apply, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
 
@@ -31,6 +31,21 @@ def expand_back(g, shape, dim, keepdim):
     return g.expand(shape)
 
 
+def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
+    """The shape rule of reductions and scans: the axes in ``dim`` (one axis, a tuple, or None
+    for all) are removed, or kept with size 1 under ``keepdim``; a scan keeps the shape. Index
+    results (``argmax``) are int64, and so are sums and products of integers and bools."""
+    shape = x._data.shape
+    if op is Cumsum or op is Cumprod:
+        out_shape = shape
+    else:
+        axes = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
+        out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape) if keepdim or i not in axes)
+    if op is Argmax or op is Argmin or (op in (Sum, Prod, Cumsum, Cumprod) and x.dtype.np.kind in "biu"):
+        return out_shape, _dtype.int64
+    return out_shape, result_dtype(op, (x,))
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     input = dtype_arg(input, dtype)
@@ -38,11 +53,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``sum`` treating NaN as zero
+    (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
     return sum(input.nan_to_num(0.0, float("inf"), float("-inf")) if input.is_floating_point()
                else input, dim, keepdim, dtype=dtype)
 
 
 class Sum(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_inputs = False
 
@@ -79,6 +97,8 @@ def _count(shape, dims):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``mean`` over the elements that are not NaN
+    (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
     keep = ~input.isnan()
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
@@ -92,6 +112,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 class Prod(Op):
     """Product over ``dim`` (one axis or all). The derivative is the product of the other
     elements, computed as exclusive cumulative products from both sides, so zeros are exact."""
+    infer = classmethod(reduction_rule)
     promote = None
 
     @staticmethod
@@ -146,12 +167,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(...), mean(...))`` with the same arguments
+    (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(...), mean(...))`` with the same arguments
+    (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
@@ -171,10 +196,13 @@ def amax(input, dim=(), keepdim=False, *, out=None):
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
+    """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly
+    (https://pytorch.org/docs/stable/generated/torch.amin.html)."""
     return with_out(apply(Amin, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
 
 
 class Amax(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_output = True
     nan_takes_gradient = False
@@ -190,13 +218,14 @@ class Amax(Op):
 
 
 class Amin(Amax):
+    infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
         return np.min(x, axis=dim, keepdims=keepdim)
 
 
-def _extreme(name, whole, arg, input, dim, keepdim, other):
+def _extreme(name, whole, along, input, dim, keepdim, other):
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
@@ -206,26 +235,64 @@ def _extreme(name, whole, arg, input, dim, keepdim, other):
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    idx = apply(arg, input, dim=d if input.ndim else None, keepdim=True)
-    values = input.gather(d, idx) if input.ndim else input.clone()
-    if not keepdim and input.ndim:
+    if input.ndim == 0:
+        return values_indices(name, input.clone(), zeros((), dtype=_dtype.int64))
+    values, idx = apply(along, input, dim=d)
+    if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return values_indices(name, values, idx)
+
+
+class MaxAlongDim(Op):
+    """``max(x, dim)`` as two results with the reduced dim kept: the first largest element
+    along ``dim`` (NaN counts as the largest) and its int64 index. The values' gradient goes
+    to that element."""
+    promote = None
+    num_outputs = 2
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        indices = np.argmax(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, indices, axis=dim), indices
+
+    @classmethod
+    def infer(cls, x, dim):
+        shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+        return (shape, x.dtype), (shape, _dtype.int64)
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        indices = ctx.output[1]
+        return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], indices, g_values),)
+
+
+class MinAlongDim(MaxAlongDim):
+    """``min(x, dim)``: as :class:`MaxAlongDim` with the first smallest element."""
+
+    @staticmethod
+    def forward(x, dim):
+        indices = np.argmin(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, indices, axis=dim), indices
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
-    return _extreme("max", Max, Argmax, input, dim, keepdim, other)
+    return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
-    return _extreme("min", Min, Argmin, input, dim, keepdim, other)
+    """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
+    elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
+    return _extreme("min", Min, MinAlongDim, input, dim, keepdim, other)
 
 
 class Max(Amax):
     """``max(x)`` over all elements. Unlike ``amax``, a NaN result sends the gradient to the
     NaN elements (PyTorch's ``evenly_distribute_backward``)."""
+    infer = classmethod(reduction_rule)
     nan_takes_gradient = True
 
     @staticmethod
@@ -235,6 +302,7 @@ class Max(Amax):
 
 
 class Min(Max):
+    infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "min")
@@ -272,6 +340,9 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    """Index of the first minimal element (over the flattened input when ``dim`` is None);
+    NaN counts as the minimum. RuntimeError for bool input
+    (https://pytorch.org/docs/stable/generated/torch.argmin.html)."""
     return _arg_extreme("argmin", Argmin, input, dim, keepdim)
 
 
@@ -285,6 +356,7 @@ def _arg_extreme(name, op, input, dim, keepdim):
 
 
 class Argmax(Op):
+    infer = classmethod(reduction_rule)
     differentiable = False
     promote = None
 
@@ -294,6 +366,7 @@ class Argmax(Op):
 
 
 class Argmin(Op):
+    infer = classmethod(reduction_rule)
     differentiable = False
     promote = None
 
@@ -311,11 +384,14 @@ def _arg_extreme_kernel(fn, name, x, dim, keepdim):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``; integer and bool inputs give int64
+    (https://pytorch.org/docs/stable/generated/torch.cumsum.html)."""
     input = dtype_arg(input, dtype)
     return with_out(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
 
 class Cumsum(Op):
+    infer = classmethod(reduction_rule)
     promote = None
     save_inputs = False
 
@@ -331,6 +407,8 @@ class Cumsum(Op):
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``; integer and bool inputs give int64
+    (https://pytorch.org/docs/stable/generated/torch.cumprod.html)."""
     input = dtype_arg(input, dtype)
     return with_out(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
@@ -338,6 +416,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 class Cumprod(Op):
     """Cumulative product. Its derivative, sum over j >= i of g_j * out_j / x_i, is written
     with exclusive products so that zeros in ``x`` give exact values."""
+    infer = classmethod(reduction_rule)
     promote = None
 
     @staticmethod
@@ -370,6 +449,8 @@ def all(input, dim=None, keepdim=False, *, out=None):
 
 
 def any(input, dim=None, keepdim=False, *, out=None):
+    """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)
+    (https://pytorch.org/docs/stable/generated/torch.any.html)."""
     return with_out(_bool_reduce(np.any, input, dim, keepdim), out)
 
 
@@ -381,4 +462,6 @@ def _bool_reduce(fn, input, dim, keepdim):
 
 
 def count_nonzero(input, dim=None):
+    """The number of nonzero elements over ``dim`` (all when None), as int64
+    (https://pytorch.org/docs/stable/generated/torch.count_nonzero.html)."""
     return (input != 0).sum(dim)

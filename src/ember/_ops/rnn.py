@@ -75,6 +75,7 @@ def split(flat, layout):
 
 
 def layout_size(layout):
+    """The number of elements a flat array of ``layout`` (name, shape) parts holds."""
     return sum(math.prod(shape) for _, shape in layout)
 
 

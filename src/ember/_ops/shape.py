@@ -64,10 +64,14 @@ def view(input, *shape):
 
 
 def view_as(input, other):
+    """``view(input, other.shape)``
+    (https://pytorch.org/docs/stable/generated/torch.view_as.html)."""
     return view(input, other.shape)
 
 
 def reshape_as(input, other):
+    """``reshape(input, other.shape)``
+    (https://pytorch.org/docs/stable/generated/torch.reshape_as.html)."""
     return reshape(input, other.shape)
 
 
@@ -88,6 +92,9 @@ class View(Op):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    """Dims ``start_dim`` to ``end_dim`` merged into one (a 0-d input becomes 1-d);
+    RuntimeError when ``start_dim`` comes after ``end_dim``
+    (https://pytorch.org/docs/stable/generated/torch.flatten.html)."""
     if input.ndim == 0:
         return reshape(input, 1)
     s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
@@ -98,10 +105,13 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def ravel(input):
+    """``reshape(input, -1)`` (https://pytorch.org/docs/stable/generated/torch.ravel.html)."""
     return reshape(input, -1)
 
 
 def unflatten(input, dim, sizes):
+    """Dim ``dim`` split into ``sizes`` (one may be -1); RuntimeError when they do not
+    multiply to its size (https://pytorch.org/docs/stable/generated/torch.unflatten.html)."""
     d = _wrap_dim(dim, input.ndim)
     sizes = list(sizes)
     if -1 in sizes:
@@ -129,6 +139,8 @@ class Squeeze(View):
 
 
 def unsqueeze(input, dim):
+    """A view with a size-1 dimension inserted at ``dim``
+    (https://pytorch.org/docs/stable/generated/torch.unsqueeze.html)."""
     d = _wrap_dim(dim, input.ndim + 1)
     shape = tuple(input.shape)
     return apply(Unsqueeze, input, shape=shape[:d] + (1,) + shape[d:])
@@ -139,6 +151,8 @@ class Unsqueeze(View):
 
 
 def permute(input, *dims):
+    """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
+    repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
     dims = shape_arg(dims)
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
@@ -167,6 +181,8 @@ class Permute(Op):
 
 
 def transpose(input, dim0, dim1):
+    """A view with ``dim0`` and ``dim1`` swapped
+    (https://pytorch.org/docs/stable/generated/torch.transpose.html)."""
     n = input.ndim
     if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return input._alias() if not input.requires_grad else apply(View, input, shape=tuple(input.shape))
@@ -187,6 +203,8 @@ def t(input):
 
 
 def movedim(input, source, destination):
+    """A view with the dims ``source`` moved to the positions ``destination``
+    (https://pytorch.org/docs/stable/generated/torch.movedim.html)."""
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     n = input.ndim
@@ -249,14 +267,20 @@ class Expand(Op):
 
 
 def expand_as(input, other):
+    """``expand(input, other.shape)``
+    (https://pytorch.org/docs/stable/generated/torch.expand_as.html)."""
     return expand(input, other.shape)
 
 
 def broadcast_to(input, shape):
+    """``expand(input, shape)``
+    (https://pytorch.org/docs/stable/generated/torch.broadcast_to.html)."""
     return expand(input, shape)
 
 
 def broadcast_shapes(*shapes):
+    """The shape ``shapes`` broadcast to, as a tuple; RuntimeError when they do not
+    (https://pytorch.org/docs/stable/generated/torch.broadcast_shapes.html)."""
     try:
         return np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes])
     except ValueError:
@@ -264,6 +288,8 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
+    """The tensors expanded (as views) to their common broadcast shape
+    (https://pytorch.org/docs/stable/generated/torch.broadcast_tensors.html)."""
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(expand(t, shape) for t in tensors)
 
@@ -281,12 +307,16 @@ def sum_to_size(input, *size):
 
 
 def contiguous(input, memory_format=None):
+    """``input`` itself when C-contiguous, else a C-contiguous copy
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.contiguous.html)."""
     if input._data.flags.c_contiguous:
         return input
     return apply(Clone, input)
 
 
 def clone(input, *, memory_format=None):
+    """A copy with its own storage, recorded for autograd
+    (https://pytorch.org/docs/stable/generated/torch.clone.html)."""
     return apply(Clone, input, contiguous=memory_format is not None and memory_format != "preserve_format")
 
 

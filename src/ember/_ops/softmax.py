@@ -6,8 +6,8 @@ import numpy as np
 
 from .._tensor import _wrap_dim
 from .args import dims_arg, dtype_arg, with_out
-from .core import Op, _type_name, apply
-from .reduce import expand_back
+from .core import Op, elementwise_rule, _type_name, apply
+from .reduce import expand_back, reduction_rule
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -17,6 +17,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 class Logsumexp(Op):
     """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
+    infer = classmethod(reduction_rule)
     promote = "float"
     save_output = True
 
@@ -63,6 +64,7 @@ def _softmax(op, kernel, input, dim, dtype):
 
 
 class Softmax(Op):
+    infer = classmethod(elementwise_rule)
     promote = "float"
     save_inputs = False
     save_output = True
@@ -84,6 +86,7 @@ class Softmax(Op):
 
 
 class LogSoftmax(Op):
+    infer = classmethod(elementwise_rule)
     promote = "float"
     save_inputs = False
     save_output = True

@@ -1,7 +1,5 @@
 """Sorting and searching: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``,
 ``unique``, ``searchsorted``, ``bincount``, ``histc``: each public function, then its op entry."""
-import builtins
-
 import numpy as np
 
 from .. import _dtype
@@ -14,6 +12,8 @@ from .join import narrow
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)
+    (https://pytorch.org/docs/stable/generated/torch.argsort.html)."""
     if input.ndim == 0:
         return zeros((), dtype=_dtype.int64)
     return apply(Argsort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
@@ -37,14 +37,40 @@ class Argsort(Op):
 
 
 def sort(input, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` sorted along ``dim``; values carry the gradient."""
+    """``(values, indices)`` sorted along ``dim`` (always stable; NaN sorts as the largest);
+    the values carry the gradient (https://pytorch.org/docs/stable/generated/torch.sort.html).
+    IndexError for ``dim`` out of range."""
     if input.ndim == 0:
         return values_indices("sort", input.clone(), zeros((), dtype=_dtype.int64))
-    idx = argsort(input, dim, descending)
-    return values_indices("sort", gather(input, _wrap_dim(dim, input.ndim), idx), idx)
+    values, indices = apply(Sort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
+    return values_indices("sort", values, indices)
+
+
+class Sort(Op):
+    """``sort`` as two results, the values along ``dim`` in order and their int64 indices
+    (the order of :class:`Argsort`); the values' gradient goes back to where each came from."""
+    promote = None
+    num_outputs = 2
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim, descending=False):
+        indices = Argsort.forward(x, dim, descending)
+        return np.take_along_axis(x, indices, axis=dim), indices
+
+    @classmethod
+    def infer(cls, x, dim, descending=False):
+        return (tuple(x.shape), x.dtype), (tuple(x.shape), _dtype.int64)
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        indices = ctx.output[1]
+        return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], indices, g_values),)
 
 
 def msort(input):
+    """``sort(input, 0).values`` (https://pytorch.org/docs/stable/generated/torch.msort.html)."""
     return sort(input, 0).values
 
 
@@ -56,11 +82,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"selected index k out of range")
     if input.ndim == 0:
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
-    idx = narrow(argsort(input, d, descending=largest), d, 0, k).contiguous()
-    return values_indices("topk", gather(input, d, idx), idx)
+    values, indices = apply(Sort, input, dim=d, descending=largest)
+    return values_indices("topk", narrow(values, d, 0, k).contiguous(),
+                          narrow(indices, d, 0, k).contiguous())
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
+    (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -94,6 +123,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Elements with consecutive repeats collapsed (flattened), optionally with inverse
+    indices and counts; no gradient
+    (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
     flat = input._data.reshape(-1)
     if flat.size == 0:
         return Tensor._make(flat.copy())
@@ -108,11 +140,16 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def bincount(input, weights=None, minlength=0):
+    """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
+    (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
     w = None if weights is None else weights._data
     return Tensor._make(np.bincount(input._data, w, minlength))
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
+    """Indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted
+    (int64, or int32 with ``out_int32``)
+    (https://pytorch.org/docs/stable/generated/torch.searchsorted.html)."""
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
     r = np.searchsorted(sorted_sequence._data, v, side=side)
@@ -120,10 +157,15 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """``searchsorted(boundaries, input)``: the bucket of each element
+    (https://pytorch.org/docs/stable/generated/torch.bucketize.html)."""
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 def histc(input, bins=100, min=0, max=0):
+    """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
+    both are 0), in ``input``'s dtype
+    (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
     lo, hi = (min, max) if (min, max) != (0, 0) else (input._data.min(), input._data.max())
     h, _ = np.histogram(input._data, bins=bins, range=(lo, hi))
     return Tensor._make(h.astype(input._data.dtype))

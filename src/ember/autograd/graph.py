@@ -2,9 +2,9 @@
 
 Every differentiable result carries a ``grad_fn``: an :class:`OpNode` that knows its op entry,
 what the op saved for backward and, through ``next_functions``, the nodes of its inputs. Leaves
-that require grad end in an :class:`AccumulateGrad`, which adds into ``tensor.grad``. Each node
-has exactly one output (multi-output ops in ember are built from single-output ones), so the
-engine keeps one gradient buffer per node.
+that require grad end in an :class:`AccumulateGrad`, which adds into ``tensor.grad``. A node
+has ``num_outputs`` results (more than one for ops such as ``max(dim)``), and the engine keeps
+one gradient slot per result.
 """
 
 import weakref
@@ -87,12 +87,13 @@ class OpNode(Node):
     which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
-                 "_freed")
+                 "_freed", "num_outputs")
 
     def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out, tensor_cls):
         self.next_functions = next_functions
         self._pre_hooks = self._hooks = self._metadata = None
         self.op = op
+        self.num_outputs = op.num_outputs
         self.attrs = attrs
         self.needs_input_grad = needs_input_grad
         shapes, dtypes = [], []
@@ -111,7 +112,12 @@ class OpNode(Node):
                            for x in inputs]
         else:
             self._saved = None
-        self._out = (out._alias(), out._version[0]) if op.save_output else None
+        if not op.save_output:
+            self._out = None
+        elif type(out) is tuple:
+            self._out = tuple((o._alias(), o._version[0]) for o in out)
+        else:
+            self._out = (out._alias(), out._version[0])
 
     def name(self):
         return self.op.backward_name
@@ -130,13 +136,19 @@ class OpNode(Node):
 
     @property
     def output(self):
+        """The result (a tuple of them for a multi-result op), carrying this node."""
         if self._freed:
             raise RuntimeError(_FREED)
-        out, version = self._out
+        if self.num_outputs > 1:
+            return tuple(self._saved_output(out, version, i)
+                         for i, (out, version) in enumerate(self._out))
+        return self._saved_output(*self._out, 0)
+
+    def _saved_output(self, out, version, i):
         if out._version[0] != version:
             _raise_modified(out, version, self)
-        out.grad_fn = self
-        out.requires_grad = True
+        if out.dtype.is_floating_point:
+            out.grad_fn, out.requires_grad, out._output_nr = self, True, i
         return out
 
     @property
@@ -146,6 +158,8 @@ class OpNode(Node):
     def apply(self, grads):
         if self._freed:
             raise RuntimeError(_FREED)
+        if self.num_outputs > 1:
+            return self.op.backward(self, *grads)
         return self.op.backward(self, grads[0])
 
     def release(self):

@@ -31,6 +31,3 @@ def empty_cache():
 
 def current_device():
     raise AssertionError("Torch not compiled with CUDA enabled")
-
-
-from . import amp  # noqa: E402  (``torch.cuda.amp`` is importable wherever ``torch.cuda`` is)
