@@ -106,7 +106,7 @@ def _copy_checkpoint(checkpoint, directory):
 
 
 @pytest.mark.parametrize("damage, message", [
-    ("truncated", "is not an ember checkpoint, or it is truncated or corrupt"),
+    ("truncated", "is not a PyTorch or ember checkpoint, or it is truncated or corrupt"),
     ("config", "'config' is not a GPTConfig: .*unexpected keyword argument 'foo'"),
     ("weights", "(?s)the weights do not fit the config: .*Missing key"),
     ("vocab", "the model has vocab_size 7 but tokenizer.json has 20 tokens"),

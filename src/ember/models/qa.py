@@ -7,6 +7,7 @@ A checkpoint is a directory of two files, each written atomically:
 - ``tokenizer.json``: the tokenizer's own JSON (:meth:`ember.text.Tokenizer.save`).
 """
 import json
+import pickle
 from pathlib import Path
 
 import ember
@@ -58,9 +59,9 @@ def load_checkpoint(directory):
         raise ValueError(f"{directory / TOKENIZER_FILE}: the tokenizer has no {' or '.join(missing)} "
                          f"token, which answering needs")
     model_file = directory / MODEL_FILE
-    try:  # ember.load reports a corrupt or truncated file as RuntimeError
+    try:  # ember.load reports a corrupt, truncated or unsafe file as RuntimeError or UnpicklingError
         checkpoint = ember.load(model_file)
-    except RuntimeError as error:
+    except (RuntimeError, pickle.UnpicklingError) as error:
         raise ValueError(str(error)) from None
     if not isinstance(checkpoint, dict) or not {"model", "config"} <= checkpoint.keys():
         raise ValueError(f"{model_file}: expected a dict with 'model' and 'config'")
