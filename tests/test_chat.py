@@ -162,9 +162,18 @@ def test_cli_lists_chat(capsys):
     assert exit_info.value.code == 0
     assert "chat" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
-        main(["chat"])
-    assert exit_info.value.code == 2
-    assert "CHECKPOINT" in capsys.readouterr().err
+        main(["chat", "--help"])
+    assert exit_info.value.code == 0
+    assert "[CHECKPOINT]" in capsys.readouterr().out
+
+
+def test_chat_without_a_path_answers_from_the_default_checkpoint(checkpoint, tmp_path, monkeypatch, capsys):
+    _copy_checkpoint(checkpoint, (tmp_path / "ember" / "transformer").mkdir(parents=True) or
+                     tmp_path / "ember" / "transformer")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "stdin", _Stdin("What is 2 + 2?\n", tty=False))
+    assert main(["chat"]) == 0
+    assert capsys.readouterr().out.strip() != ""
 
 
 class _Stdin:

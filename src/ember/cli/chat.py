@@ -1,12 +1,12 @@
-"""``ember chat CHECKPOINT``: ask a trained GPT questions.
+"""``ember chat [CHECKPOINT]``: ask a trained GPT questions.
 
 At a terminal it shows a ``> `` prompt and answers each question, until end of input
 (Ctrl-D) or ``quit``/``exit``; Ctrl-C exits with status 130. With standard input piped in
 it answers each line, one answer line per input line (an empty line gets an empty answer),
 and prints no prompts; it stops quietly when the reader of its output goes away.
 
-CHECKPOINT is a directory written by :func:`ember.models.qa.save_checkpoint`, such as the
-one the ``transformer`` milestone saves (``ember milestones run transformer`` prints where).
+CHECKPOINT is a directory written by :func:`ember.models.qa.save_checkpoint`; without it,
+the one the ``transformer`` milestone saves (``ember milestones run transformer``).
 """
 import os
 import sys
@@ -19,8 +19,8 @@ def add_parser(subparsers):
         "chat", help="ask a trained GPT questions",
         description="Ask a trained GPT questions: a '> ' prompt at a terminal, or one answer per "
                     "line of piped standard input. Exit with Ctrl-D, 'quit' or 'exit'.")
-    parser.add_argument("checkpoint", metavar="CHECKPOINT",
-                        help="checkpoint directory (model.pt and tokenizer.json), e.g. the one "
+    parser.add_argument("checkpoint", metavar="CHECKPOINT", nargs="?",
+                        help="checkpoint directory (model.pt and tokenizer.json); default: the one "
                              "'ember milestones run transformer' saves")
     parser.add_argument("--follow-up", action="store_true",
                         help="show the model the previous question and answer as context, as in "
@@ -29,7 +29,15 @@ def add_parser(subparsers):
 
 
 def chat(args):
-    from ..models.qa import answer, load_checkpoint
+    from ..models.qa import MODEL_FILE, answer, load_checkpoint
+    if args.checkpoint is None:
+        from ..milestones.transformer import checkpoint_dir
+        args.checkpoint = str(checkpoint_dir())
+        if not (checkpoint_dir() / MODEL_FILE).exists():
+            print(f"ember chat: no checkpoint at {args.checkpoint} yet; make one with "
+                  f"'ember milestones run transformer' (a few minutes), or pass a checkpoint directory",
+                  file=sys.stderr)
+            return 1
     try:
         model, tokenizer = load_checkpoint(args.checkpoint)
     except (OSError, ValueError) as error:

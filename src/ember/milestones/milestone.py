@@ -111,9 +111,13 @@ class Milestone:
         metrics, histories = self.train(fast=fast, seed=seed, quiet=quiet)
         seconds = time.perf_counter() - start
         checks = [Check(threshold, metrics[threshold.metric]) for threshold in self.thresholds]
-        plots = []
+        result = Result(self.name, checks, histories, seconds)
         if plot_dir is not None:
-            from .plotting import plot_histories
-            plots = plot_histories(histories, Path(plot_dir), self.name,
-                                   title=f"{self.name} ({self.year})")
-        return Result(self.name, checks, histories, seconds, plots)
+            result.plots = self.plot(result, plot_dir)
+        return result
+
+    def plot(self, result, plot_dir):
+        """Writes ``result``'s curves into ``plot_dir`` (created if missing); returns the PNG
+        paths. Raises ImportError without matplotlib, OSError if the files cannot be written."""
+        from .plotting import plot_histories
+        return plot_histories(result.histories, Path(plot_dir), self.name, title=f"{self.name} ({self.year})")
