@@ -1,7 +1,9 @@
 """``ember chat [CHECKPOINT]``: ask a trained GPT questions.
 
-At a terminal it shows a ``> `` prompt and answers each question, until end of input
-(Ctrl-D) or ``quit``/``exit``; Ctrl-C exits with status 130. With standard input piped in
+At a terminal it first says what the model is and what it knows, shows a ``> `` prompt and
+answers each question, until end of input (Ctrl-D) or ``quit``/``exit``; ``/examples`` lists
+questions it was trained on; Ctrl-C exits with status 130. An answer to a question far from
+every training question (:func:`ember.models.qa.familiarity`) starts with ``(guess)``. With standard input piped in
 it answers each line, one answer line per input line (an empty line gets an empty answer),
 and prints no prompts; it stops quietly when the reader of its output goes away.
 
@@ -29,7 +31,7 @@ def add_parser(subparsers):
 
 
 def chat(args):
-    from ..models.qa import MODEL_FILE, answer, load_checkpoint
+    from ..models.qa import MODEL_FILE, load_checkpoint
     if args.checkpoint is None:
         from ..milestones.transformer import checkpoint_dir
         args.checkpoint = str(checkpoint_dir())
@@ -44,7 +46,7 @@ def chat(args):
         print(f"ember chat: cannot load {args.checkpoint}: {error}", file=sys.stderr)
         return 1
     try:
-        return _answer_lines(args, model, tokenizer, answer)
+        return _answer_lines(args, model, tokenizer, Knowledge(args.checkpoint, model))
     except KeyboardInterrupt:  # Ctrl-C: leave without a traceback, with the shell's status
         print(file=sys.stderr)
         return 130
@@ -56,8 +58,45 @@ def chat(args):
         return 0
 
 
-def _answer_lines(args, model, tokenizer, answer):
+class Knowledge:
+    """What the checkpoint's model was trained on (its ``questions.json``), for the banner,
+    ``/examples`` and marking guesses."""
+
+    def __init__(self, checkpoint, model):
+        from ..models.qa import load_questions
+        self.model = model
+        self.known = load_questions(checkpoint)
+        self.questions = [q["question"] for q in self.known]
+
+    def banner(self):
+        config = self.model.config
+        parameters = sum(p.numel() for p in self.model.parameters())
+        what = (f"ember chat: a {config.n_layer}-block character-level GPT ({parameters:,} parameters, "
+                f"context {config.block_size} characters).")
+        if not self.known:
+            return what + " Type quit or press Ctrl-D to leave."
+        categories = ", ".join(dict.fromkeys(q["category"] for q in self.known))
+        return (f"{what}\nIt memorised the answers to {len(self.known)} questions of ember's bundled Q&A set "
+                f"({categories}) and answers those and close variants; it knows nothing else, so an answer "
+                f"to a question far from all of them is made up and marked (guess).\n"
+                f"Type /examples to see questions it was trained on, quit or Ctrl-D to leave.")
+
+    def examples(self, count=10):
+        step = max(1, len(self.questions) // count)
+        return self.questions[::step][:count]
+
+    def mark(self, question, reply):
+        from ..models.qa import GUESS_BELOW, familiarity
+        if self.questions and familiarity(question, self.questions) < GUESS_BELOW:
+            return f"(guess) {reply}"
+        return reply
+
+
+def _answer_lines(args, model, tokenizer, knowledge):
+    from ..models.qa import answer
     interactive = sys.stdin.isatty()
+    if interactive:
+        print(knowledge.banner())
     context = []
     while True:
         try:
@@ -74,11 +113,14 @@ def _answer_lines(args, model, tokenizer, answer):
             if not interactive:
                 print()
             continue
+        if interactive and question == "/examples":
+            print("\n".join(knowledge.examples()) or "(this checkpoint does not list its training questions)")
+            continue
         try:
             reply = answer(model, tokenizer, question, context)
         except ValueError as error:  # a question too long for the model's context
             print(f"ember chat: {error}", file=sys.stderr)
             reply = ""
-        print(reply, flush=True)
+        print(knowledge.mark(question, reply) if reply else reply, flush=True)
         if args.follow_up:
             context = [{"question": question, "answer": reply}]

@@ -76,7 +76,7 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
             reply = answer(model, tokenizer, pair["question"], pair.get("context", ()))
             verdict = "exact" if reply == pair["answer"] else f"expected: {pair['answer']}"
             print(f"  [{label}] Q: {pair['question']}\n  {' ' * len(label)}   A: {reply}  ({verdict})")
-    directory = save_checkpoint(model, tokenizer, out_dir if out_dir is not None else checkpoint_dir())
+    directory = save_checkpoint(model, tokenizer, out_dir if out_dir is not None else checkpoint_dir(), train_pairs)
     print(f"transformer: saved the GPT to {directory} (try: ember chat {directory})")
     metrics = {"reversal exact match": reversal.accuracy[-1],
                "GPT training loss": chat.loss[-1],
