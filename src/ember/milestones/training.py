@@ -19,7 +19,8 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         loss_fn: ``loss_fn(model(inputs), targets)`` → scalar tensor.
         optimizer: an ``ember.optim`` optimizer over ``model``'s parameters.
         epochs: number of passes over ``loader``.
-        evaluate: ``evaluate(model)`` → accuracy in ``[0, 1]``; called under ``no_grad``.
+        evaluate: ``evaluate(model)`` → accuracy in ``[0, 1]``, or ``(accuracy, test_loss)``
+            when it also scores the loss on its held-out data; called under ``no_grad``.
         desc: label of the progress bar.
         scheduler: an ``optim.lr_scheduler`` stepped once per epoch, or None.
         quiet: hide the progress bar. When stderr is not a terminal (a log file, a pipe) the
@@ -28,7 +29,7 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
 
     Returns:
         :class:`History`: per epoch, the sample-weighted mean training loss and ``evaluate``'s
-        accuracy.
+        accuracy (and test loss).
     """
     history = History()
     # disable=None lets tqdm hide the bar when stderr is not a terminal (logs, CI, pipes).
@@ -50,9 +51,12 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
             scheduler.step()
         model.eval()
         with torch.no_grad():
-            accuracy = evaluate(model)
+            scores = evaluate(model)
+        accuracy, test_loss = scores if isinstance(scores, tuple) else (scores, None)
         history.loss.append(total / count)
         history.accuracy.append(accuracy)
+        if test_loss is not None:
+            history.test_loss.append(test_loss)
         bar.set_postfix(loss=f"{history.loss[-1]:.4f}", accuracy=f"{accuracy:.3f}")
     return history
 
@@ -80,6 +84,16 @@ def class_accuracy(model, inputs, targets):
     Shapes: ``model(inputs)`` is ``(N, C)``; ``targets`` is ``(N,)`` int64.
     """
     return (model(inputs).argmax(dim=1) == targets).float().mean().item()
+
+
+def class_accuracy_and_loss(model, inputs, targets):
+    """``(accuracy, cross-entropy)`` of ``model`` on ``inputs``, from one forward pass.
+
+    Shapes: ``model(inputs)`` is ``(N, C)``; ``targets`` is ``(N,)`` int64.
+    """
+    logits = model(inputs)
+    accuracy = (logits.argmax(dim=1) == targets).float().mean().item()
+    return accuracy, torch.nn.functional.cross_entropy(logits, targets).item()
 
 
 def sign_accuracy(model, inputs, targets):
