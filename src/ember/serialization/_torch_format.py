@@ -32,6 +32,7 @@ from .. import _dtype
 from .._device import check_device, device
 from .._size import Size
 from .._tensor import Tensor
+from ._files import read_entry_into
 
 # ---- names ----------------------------------------------------------------------------------
 
@@ -190,14 +191,12 @@ class _Pickler(pickle._Pickler):
         offset = _address(array) - _address(root)
         if not (array.size and root.dtype == array.dtype and root.flags.c_contiguous and offset % itemsize == 0
                 and all(s >= 0 and s % itemsize == 0 for s in array.strides)):
-            root = np.ascontiguousarray(array)
+            array = root = np.array(array, order="C")  # a copy of its own (0-d stays 0-d)
             offset = 0
         if id(root) not in self.storage_of:
             self.storage_of[id(root)] = _Storage(str(len(self.storages)), root.reshape(-1))
             self.storages.append(root)
-        strides = tuple(s // itemsize for s in root.strides) if root is array else \
-            tuple(s // itemsize for s in array.strides)
-        return self.storage_of[id(root)], offset // itemsize, strides
+        return self.storage_of[id(root)], offset // itemsize, tuple(s // itemsize for s in array.strides)
 
     def save_torch_global(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
@@ -284,7 +283,7 @@ class _Rebuilder:
         if key not in self.storages:
             np_dtype = storage_type.dtype.np.newbyteorder("<" if self.byteorder == "little" else ">")
             array = np.empty(numel, np_dtype)
-            _read_entry(self.archive, f"{self.prefix}/data/{key}", array, self.name)
+            read_entry_into(self.archive, f"{self.prefix}/data/{key}", array, self.name)
             array = array.astype(storage_type.dtype.np, copy=False)
             self.storages[key] = place(Tensor._make(array), location, self.map_location)._data.reshape(-1)
         if self.storages[key].dtype != storage_type.dtype.np:
@@ -368,11 +367,6 @@ class _Unsupported:
 
 def _ints(values):
     return type(values) in (tuple, list, Size) and all(type(v) is int for v in values)
-
-
-def _read_entry(archive, member, out, name):
-    from ._files import read_entry_into
-    read_entry_into(archive, member, out, name)
 
 
 def _bytes_from_text(text, encoding="utf-8", errors="strict"):
