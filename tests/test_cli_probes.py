@@ -8,8 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import ember
 from ember import milestones as registry
 from ember.cli import main

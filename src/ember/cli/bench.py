@@ -14,7 +14,6 @@ The suites ship with ember's source (next to ``src/``), not with an installed wh
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path

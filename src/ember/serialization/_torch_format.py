@@ -18,13 +18,13 @@ functions above, ``OrderedDict``, ``Counter``, ``set``, ``complex``, ``bytearray
 ``_codecs.encode``, dtypes, ``Size``, ``device``) plus the globals a user allowed with
 :func:`add_safe_globals`; every other global is refused before anything runs.
 """
+import _compat_pickle  # the stdlib's Python 2 -> 3 name table, which pickle itself uses
 import codecs
 import collections
 import contextlib
 import io
 import pickle
 import sys
-import _compat_pickle
 
 import numpy as np
 
