@@ -50,7 +50,10 @@ SYMBOLS, LENGTH = 10, 8
 GPT_SIZES = dict(block_size=256, n_layer=2, n_head=4, n_embd=64)
 # The GPT trains on every TRAIN_EVERY-th pair of the training split (the file is grouped by
 # category, so every category is in), for GPT_EPOCHS passes in batches of GPT_BATCH: memorising
-# answers takes many small steps, and all 415 pairs would not fit the two-minute budget.
+# answers takes many small steps, and all 415 pairs would not fit the two-minute budget. Measured
+# (seed 0): all 415 pairs in the same number of steps (23 epochs) end at training loss 1.32 with
+# 2% of answers exact; batches of 16 for 70 epochs (2.6x the CPU time, lr 6e-3) at 1.52 and 0.5%;
+# these 139 pairs for 70 epochs at 0.005 and 100%.
 TRAIN_EVERY, GPT_EPOCHS, GPT_BATCH = 3, 70, 4
 FAST_TRAIN_EVERY, FAST_GPT_EPOCHS = 26, 110
 SHOWN_TRAIN, SHOWN_HELD_OUT = 5, 3  # answers printed from each side
