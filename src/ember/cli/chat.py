@@ -13,6 +13,9 @@ the one the ``transformer`` milestone saves (``ember milestones run transformer`
 import os
 import sys
 
+from ..milestones.transformer import checkpoint_dir
+from ..models import qa
+
 QUIT_WORDS = ("quit", "exit")
 
 
@@ -31,17 +34,15 @@ def add_parser(subparsers):
 
 
 def chat(args):
-    from ..models.qa import MODEL_FILE, load_checkpoint
     if args.checkpoint is None:
-        from ..milestones.transformer import checkpoint_dir
         args.checkpoint = str(checkpoint_dir())
-        if not (checkpoint_dir() / MODEL_FILE).exists():
+        if not (checkpoint_dir() / qa.MODEL_FILE).exists():
             print(f"ember chat: no checkpoint at {args.checkpoint} yet; make one with "
                   f"'ember milestones run transformer' (a few minutes), or pass a checkpoint directory",
                   file=sys.stderr)
             return 1
     try:
-        model, tokenizer = load_checkpoint(args.checkpoint)
+        model, tokenizer = qa.load_checkpoint(args.checkpoint)
     except (OSError, ValueError) as error:
         print(f"ember chat: cannot load {args.checkpoint}: {error}", file=sys.stderr)
         return 1
@@ -63,9 +64,8 @@ class Knowledge:
     ``/examples`` and marking guesses."""
 
     def __init__(self, checkpoint, model):
-        from ..models.qa import load_questions
         self.model = model
-        self.known = load_questions(checkpoint)
+        self.known = qa.load_questions(checkpoint)
         self.questions = [q["question"] for q in self.known]
 
     def banner(self):
@@ -86,14 +86,12 @@ class Knowledge:
         return self.questions[::step][:count]
 
     def mark(self, question, reply):
-        from ..models.qa import GUESS_BELOW, familiarity
-        if self.questions and familiarity(question, self.questions) < GUESS_BELOW:
+        if self.questions and qa.familiarity(question, self.questions) < qa.GUESS_BELOW:
             return f"(guess) {reply}"
         return reply
 
 
 def _answer_lines(args, model, tokenizer, knowledge):
-    from ..models.qa import answer
     interactive = sys.stdin.isatty()
     if interactive:
         print(knowledge.banner())
@@ -117,7 +115,7 @@ def _answer_lines(args, model, tokenizer, knowledge):
             print("\n".join(knowledge.examples()) or "(this checkpoint does not list its training questions)")
             continue
         try:
-            reply = answer(model, tokenizer, question, context)
+            reply = qa.answer(model, tokenizer, question, context)
         except ValueError as error:  # a question too long for the model's context
             print(f"ember chat: {error}", file=sys.stderr)
             reply = ""

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .plotting import plot_histories
+
 
 @dataclass(frozen=True)
 class Threshold:
@@ -123,6 +125,5 @@ class Milestone:
     def plot(self, result, plot_dir):
         """Writes ``result``'s curves into ``plot_dir`` (created if missing); returns the PNG
         paths. Raises ImportError without matplotlib, OSError if the files cannot be written."""
-        from .plotting import plot_histories
         return plot_histories(result.histories, Path(plot_dir), self.name, title=f"{self.name} ({self.year})",
                               accuracy_label=self.accuracy_label)

@@ -20,17 +20,13 @@ from .. import _dtype
 from .._device import device
 from .._size import Size
 from .._tensor import Tensor
+from ..nn.parameter import Parameter
 from ._torch_format import place
 
 INDEX = "archive/ember.json"
 _FORMAT = "ember"
 _VERSION = 1
 _STORAGE = "archive/data/{}.npy"
-
-
-def _parameter_class():
-    from ..nn import Parameter
-    return Parameter
 
 
 class Decoder:
@@ -116,9 +112,8 @@ class Decoder:
                           f"storage holds {array.dtype} {list(array.shape)}")
             requires_grad = bool(record["requires_grad"]) and dtype.is_floating_point
             t = Tensor._make(array)
-            parameter = _parameter_class() if record["parameter"] else None
-            if parameter is not None:
-                t = parameter(t, requires_grad=requires_grad)
+            if record["parameter"]:
+                t = Parameter(t, requires_grad=requires_grad)
             t.requires_grad = requires_grad
         except (KeyError, TypeError) as e:
             self.fail(f"malformed tensor record {i} ({type(e).__name__}: {e})")

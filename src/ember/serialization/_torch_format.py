@@ -32,6 +32,7 @@ from .. import _dtype
 from .._device import check_device, device
 from .._size import Size
 from .._tensor import Tensor
+from ..nn.parameter import Parameter
 from ._files import read_entry_into
 
 # ---- names ----------------------------------------------------------------------------------
@@ -168,7 +169,7 @@ class _Pickler(pickle._Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor) or type(obj) is _TensorData:
             tensor = obj.tensor if type(obj) is _TensorData else obj
-            if type(obj) is not _TensorData and _is_parameter(tensor):
+            if type(obj) is not _TensorData and isinstance(tensor, Parameter):
                 return _REBUILD_PARAMETER, (_TensorData(tensor), tensor.requires_grad, collections.OrderedDict())
             storage, offset, stride = self.locate(tensor._data)
             requires_grad = tensor.requires_grad and type(obj) is not _TensorData
@@ -211,14 +212,6 @@ class _Pickler(pickle._Pickler):
 
 def _address(array):
     return array.__array_interface__["data"][0]
-
-
-def _is_parameter(t):
-    try:
-        from ..nn import Parameter
-    except ImportError:
-        return False
-    return isinstance(t, Parameter)
 
 
 def dump(obj, protocol):
@@ -316,7 +309,6 @@ class _Rebuilder:
         return self.tensor_v2(storage, storage_offset, size, stride)
 
     def parameter(self, data, requires_grad, backward_hooks=None, state=None):
-        from ..nn import Parameter
         if not isinstance(data, Tensor):
             self.fail(f"a Parameter's data is a {type(data).__name__}")
         p = Parameter(data, requires_grad=bool(requires_grad))
@@ -327,7 +319,7 @@ class _Rebuilder:
         if type(new_type) is not _TensorClass or not isinstance(args, tuple):
             self.fail(f"_rebuild_from_type_v2 of {new_type!r:.100}")
         t = func(*args)
-        if new_type.parameter and not _is_parameter(t):
+        if new_type.parameter and not isinstance(t, Parameter):
             t = self.parameter(t, t.requires_grad)
         self.set_state(t, state)
         return t
