@@ -1,6 +1,7 @@
 """``ember bench``: finding the suites, running them as subprocesses, parsing their JSON lines
 and printing one table (with torch: ratios; without: ember's own figures)."""
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -57,7 +58,7 @@ def suites(tmp_path, monkeypatch):
 def table_rows(out):
     """The table's rows (split into words) and headers; the last line is a note."""
     lines = out.splitlines()
-    return [line.split() for line in lines[2:-1]], lines[0].split()
+    return [re.split(r"\s{2,}", line.strip()) for line in lines[2:-1]], lines[0].split()
 
 
 def test_finds_the_checkouts_suites():
@@ -71,10 +72,10 @@ def test_one_suite_prints_ratios_and_its_own_figures(suites, capsys):
     out = capsys.readouterr()
     rows, headers = table_rows(out.out)
     assert out.out.splitlines()[-1].startswith("ratio: ember/torch, unless")
-    assert headers == ["suite", "case", "ember", "ratio", "timer"]
-    assert rows == [["tiny", "add", "2.5", "us", "1.25", "wall"],
-                    ["tiny", "matmul", "4", "ms", "0.50", "wall"],
-                    ["tiny", "peak", "3", "MB", "wall"]]
+    assert headers == ["suite", "case", "ember", "ratio", "better", "timer"]
+    assert rows == [["tiny", "add", "2.5 us", "1.25", "lower", "wall"],
+                    ["tiny", "matmul", "4 ms", "0.50", "lower", "wall"],
+                    ["tiny", "peak", "3 MB", "lower", "wall"]]
     assert "running bench_tiny.py" in out.err
 
 
@@ -93,7 +94,7 @@ def test_cpu_time_and_quick_reach_the_suites(suites, capsys, monkeypatch):
     assert bare is not None
     rows, _ = table_rows(capsys.readouterr().out)
     assert rows[0][-1] == "cpu"
-    assert rows[-1] == ["bare", "lstm_fwd_bwd", "1.50"]
+    assert rows[-1] == ["bare", "LSTM forward backward", "1.50", "lower"]
     # A suite without --cpu-time runs on one thread instead (checked through the command).
     command, env = bench.suite_command(suites / "bench_bare.py", cpu_time=True, quick=True)
     assert command == [sys.executable, str(suites / "bench_bare.py"), "--repeat", "1"]
@@ -107,14 +108,32 @@ def test_without_torch_the_table_shows_embers_figures(suites, capsys, monkeypatc
     assert main(["bench", "alone"]) == 0
     out = capsys.readouterr().out
     rows, headers = table_rows(out)
-    assert headers == ["suite", "case", "ember", "timer"]
-    assert rows == [["alone", "add", "2.5", "us", "wall"]]
+    assert headers == ["suite", "case", "ember", "better", "timer"]
+    assert rows == [["alone", "add", "2.5 us", "lower", "wall"]]
     assert out.splitlines()[-1].startswith("torch is not installed: ember's own figures;")
     # A suite comparing ember with itself keeps its ratios.
     assert main(["bench", "alone", "bare"]) == 0
     rows, headers = table_rows(capsys.readouterr().out)
-    assert headers == ["suite", "case", "ember", "ratio", "timer"]
-    assert rows[-1] == ["bare", "lstm_fwd_bwd", "1.50"]
+    assert headers == ["suite", "case", "ember", "ratio", "better", "timer"]
+    assert rows[-1] == ["bare", "LSTM forward backward", "1.50", "lower"]
+
+
+def test_rows_say_which_way_is_better_and_name_cases_in_words():
+    assert [bench.better(unit) for unit in ("s", "B", "tok/s", "x", "")] == \
+        ["lower", "lower", "higher", "higher", "lower"]
+    assert bench.case_in_words("add_tiny_grad") == "add tiny with gradient"
+    assert bench.case_in_words("matmul_512_vs_numpy") == "matmul 512 vs NumPy"
+    assert bench.case_in_words("loop.a_over_b") == "loop: a/b"
+
+
+def test_a_busy_machine_is_warned_about(suites, capsys, monkeypatch):
+    monkeypatch.setattr(bench, "machine_load", lambda: (7.5, 2))
+    assert main(["bench", "tiny"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: the machine is busy (load average 7.5 on 2 CPUs)") == 1
+    monkeypatch.setattr(bench, "machine_load", lambda: (0.2, 2))
+    assert main(["bench", "tiny"]) == 0
+    assert "busy" not in capsys.readouterr().err
 
 
 def test_a_failing_suite_is_reported_and_exits_one(suites, capsys):

@@ -8,7 +8,7 @@ import pytest
 import ember
 from ember.cli import main
 from ember.models.gpt import GPT, GPTConfig
-from ember.models.qa import answer, load_checkpoint, save_checkpoint
+from ember.models.qa import GUESS_BELOW, answer, familiarity, load_checkpoint, load_questions, save_checkpoint
 from ember.text import SPECIAL_TOKENS, CharTokenizer, format_qa, qa_blocks
 
 PAIRS = [{"question": "Hi", "answer": "Hello!"}, {"question": "Bye", "answer": "Goodbye!"}]
@@ -75,8 +75,41 @@ def test_terminal_prompt_loop_until_quit_or_eof(checkpoint, capsys, monkeypatch)
                 raise EOFError from None
         monkeypatch.setattr("builtins.input", fake_input)
         assert main(["chat", str(checkpoint)]) == 0
-        assert capsys.readouterr().out.split("\n")[:-1] == expected
+        banner, *answers = capsys.readouterr().out.split("\n")[:-1]
+        assert banner.startswith("ember chat: a 1-block character-level GPT (") and answers == expected
         assert set(prompts) == {"> "}
+
+
+def test_banner_examples_and_guesses(checkpoint, tmp_path, capsys, monkeypatch):
+    model, tokenizer = load_checkpoint(checkpoint)
+    known = [dict(pair, category="greetings") for pair in PAIRS]
+    directory = save_checkpoint(model, tokenizer, tmp_path / "with-questions", pairs=known)
+    assert load_questions(directory) == [{"question": "Hi", "category": "greetings"},
+                                         {"question": "Bye", "category": "greetings"}]
+    monkeypatch.setattr(sys, "stdin", _Stdin("", tty=True))
+    fed = iter(["/examples", "Hi", "Why?"])
+
+    def fake_input(prompt):
+        try:
+            return next(fed)
+        except StopIteration:
+            raise EOFError from None
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert main(["chat", str(directory)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("ember chat: a 1-block character-level GPT")
+    assert "memorised the answers to 2 questions of ember's bundled Q&A set (greetings)" in out[1]
+    assert "/examples" in out[2]
+    assert out[3:6] == ["Hi", "Bye", "Hello!"]  # /examples, then a known question's answer unmarked
+    assert out[6].startswith("(guess) ")
+
+
+def test_familiarity_is_letter_triple_overlap():
+    known = ["What is the capital of France?", "How many legs does a spider have?"]
+    assert familiarity("what is the capital of france", known) == 1.0
+    assert familiarity("What is the capital of Spain?", known) > GUESS_BELOW
+    assert familiarity("Who painted the Mona Lisa?", known) < GUESS_BELOW
+    assert familiarity("anything", []) == 0.0
 
 
 def test_follow_up_passes_the_previous_turn(checkpoint, monkeypatch, capsys):
@@ -106,7 +139,7 @@ def _copy_checkpoint(checkpoint, directory):
 
 
 @pytest.mark.parametrize("damage, message", [
-    ("truncated", "is not an ember checkpoint, or it is truncated or corrupt"),
+    ("truncated", "is not a PyTorch or ember checkpoint, or it is truncated or corrupt"),
     ("config", "'config' is not a GPTConfig: .*unexpected keyword argument 'foo'"),
     ("weights", "(?s)the weights do not fit the config: .*Missing key"),
     ("vocab", "the model has vocab_size 7 but tokenizer.json has 20 tokens"),
@@ -162,9 +195,18 @@ def test_cli_lists_chat(capsys):
     assert exit_info.value.code == 0
     assert "chat" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
-        main(["chat"])
-    assert exit_info.value.code == 2
-    assert "CHECKPOINT" in capsys.readouterr().err
+        main(["chat", "--help"])
+    assert exit_info.value.code == 0
+    assert "[CHECKPOINT]" in capsys.readouterr().out
+
+
+def test_chat_without_a_path_answers_from_the_default_checkpoint(checkpoint, tmp_path, monkeypatch, capsys):
+    _copy_checkpoint(checkpoint, (tmp_path / "ember" / "transformer").mkdir(parents=True) or
+                     tmp_path / "ember" / "transformer")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "stdin", _Stdin("What is 2 + 2?\n", tty=False))
+    assert main(["chat"]) == 0
+    assert capsys.readouterr().out.strip() != ""
 
 
 class _Stdin:

@@ -106,10 +106,8 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/utils/data/sampler.py", "__init__", "ember._creation"),
     ("ember/utils/data/sampler.py", "__init__", "ember._dtype"),
     ("ember/utils/data/sampler.py", "__iter__", "ember._creation"),
-    # Systems and programs on top: serialization <-> nn (Parameter), profiler ->
-    # serialization/_memory, flop counter -> nn module hooks, ao's mapping of its own
-    # modules, the chat CLI's model, the milestones' optional matplotlib plots.
-    ("ember/serialization.py", "_parameter_class", "ember.nn"),
+    # Systems and programs on top: profiler -> serialization/_memory, flop counter -> nn
+    # module hooks, ao's mapping of its own modules.
     ("ember/profiler/events.py", "export_chrome_trace", "ember.serialization"),
     ("ember/profiler/events.py", "export_stacks", "ember.serialization"),
     ("ember/profiler/profiler.py", "_memory_fn", "ember._memory"),
@@ -117,8 +115,6 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/utils/benchmark/timer.py", "__init__", "ember"),
     ("ember/ao/quantization/quantize.py", "get_default_dynamic_quant_module_mappings",
      "ember.ao.nn.quantized.dynamic"),
-    ("ember/cli/chat.py", "chat", "ember.models.qa"),
-    ("ember/milestones/milestone.py", "run", "ember.milestones.plotting"),
 }
 
 

@@ -76,6 +76,9 @@ def test_sizes_are_the_closed_form_counts(report):
     assert int8["model_bytes"] == MLP_WEIGHTS + 4 * (MLP_PARAMETERS - MLP_WEIGHTS) + 3 * 16
     assert round(pruned["sparsity"] * MLP_PARAMETERS) == MLP_WEIGHTS // 2
     assert mlp["sparsity"] == 0
+    # sparse storage (values + a bit per element) is what pruning would save; unpruned: nothing
+    assert mlp["sparse_bytes"] == mlp["model_bytes"]
+    assert 4 * MLP_WEIGHTS // 2 + MLP_WEIGHTS // 8 <= pruned["sparse_bytes"] < 0.6 * pruned["model_bytes"]
     # Peak tensor memory of the 360 test digits in one batch: a 128-wide hidden layer's
     # activations before and after tanh, both alive at once (float32).
     assert mlp["peak_memory_bytes"] == 2 * 360 * 128 * 4
@@ -111,15 +114,20 @@ def test_chart_is_a_png_and_the_table_is_printed(run):
     assert lines[0].split()[:4] == ["model", "variant", "quality", "p50"]
     assert sum(line.startswith(("MLP ", "LeNet-5 ", "GPT ")) for line in lines) == 10
     assert f"wrote {directory / mlperf.REPORT}" in printed
+    notes = [line for line in lines if line.startswith("note: ")]
+    assert [note.split(":")[1].strip() for note in notes] == ["int8 dynamic", "50% pruned", "GPT quality",
+                                                              "KV cache, same lengths with and without it"]
+    assert "reference kernel that dequantizes" in notes[0] and "bytes instead of" in notes[1]
+    assert "tokens/s" in notes[3]
 
 
 def test_size_figures_count_a_tied_weight_once():
     ember.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=1, n_head=2, n_embd=8))
-    parameters, model_bytes, sparsity = mlperf.size_figures(model)
+    parameters, model_bytes, sparse_bytes, sparsity = mlperf.size_figures(model)
     assert parameters == sum(p.numel() for p in model.parameters())
     assert len(model.state_dict()) == len(mlperf.state_tensors(model)) + 1
-    assert model_bytes == 4 * parameters
+    assert model_bytes == 4 * parameters and sparse_bytes <= model_bytes
     zeros = sum(int((p == 0).sum().item()) for p in model.parameters())  # the biases start at 0
     assert zeros > 0 and sparsity == zeros / parameters
 
@@ -143,11 +151,11 @@ def test_pruned_and_quantized_parts_leave_the_rest_alone():
 
 
 def test_without_matplotlib_the_report_is_written_and_says_why(tmp_path, monkeypatch, capsys):
-    def no_matplotlib(rows, path):
+    def no_matplotlib(rows, path, notes=()):
         raise ImportError("the mlperf chart needs matplotlib")
     monkeypatch.setattr(mlperf, "plot_report", no_matplotlib)
     row = mlperf.Measurement("MLP", mlperf.FLOAT, {"accuracy": 0.9}, 1.0, 2.0, 10.0, "samples/s",
-                             10, 40, 100, 0.0)
+                             10, 40, 40, 100, 0.0)
     check = milestones.Check(mlperf.THRESHOLDS[0], 2.5)
     written = mlperf.write_outputs(tmp_path / "out", [row], [check], fast=True, seed=0)
     assert written == [tmp_path / "out" / mlperf.REPORT]

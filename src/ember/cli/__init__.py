@@ -8,12 +8,15 @@ a usage error (argparse's convention: unknown subcommand, unknown milestone, bad
 """
 import argparse
 
+from .. import __version__
+
 from . import bench, chat, fr_trace, milestones, run
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="ember", description="ember: a deep-learning framework with PyTorch's API.")
+    parser.add_argument("--version", action="version", version=f"ember {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     milestones.add_parser(subparsers)
     chat.add_parser(subparsers)

@@ -123,6 +123,42 @@ def format_value(value, unit):
     return f"{value:.4g} {unit}".rstrip()
 
 
+# Abbreviations in the suites' case keys, in words a reader knows.
+WORDS = {"fwd": "forward", "bwd": "backward", "grad": "with gradient", "mlp": "MLP", "lstm": "LSTM",
+         "gru": "GRU", "gpt": "GPT", "lenet": "LeNet", "numpy": "NumPy", "conv2d": "Conv2d", "tok": "tokens"}
+BUSY_LOAD_PER_CPU = 0.75  # above this, other processes share the cores and figures swing 20-60x
+
+
+def case_in_words(case):
+    """``add_tiny_grad`` -> ``add tiny with gradient``; ``loop.a_over_b`` -> ``loop: a/b``."""
+    case, _, ratio_name = case.partition(".")
+    words = " ".join(WORDS.get(word, word) for word in case.split("_"))
+    return f"{words}: {ratio_name.replace('_over_', '/')}" if ratio_name else words
+
+
+def better(unit):
+    """Which way is better for a figure in ``unit`` and for ember's ratio over torch of it:
+    times and bytes ``lower``; rates (``tok/s``) and speed-ups (``x``) ``higher``."""
+    return "higher" if unit.endswith("/s") or unit == "x" else "lower"
+
+
+def machine_load():
+    """``(one-minute load average, CPU count)``; load None where the OS has no load average."""
+    try:
+        return os.getloadavg()[0], os.cpu_count() or 1
+    except (AttributeError, OSError):
+        return None, os.cpu_count() or 1
+
+
+def busy_warning():
+    """A warning line if the machine is busy enough to distort the figures, else None."""
+    load, cpus = machine_load()
+    if load is None or load <= BUSY_LOAD_PER_CPU * cpus:
+        return None
+    return (f"warning: the machine is busy (load average {load:.1f} on {cpus} CPUs): figures swing "
+            f"20-60x under load; rerun when it is idle, or with --cpu-time")
+
+
 def run_benchmarks(args):
     directory = benchmarks_dir()
     if directory is None:
@@ -135,6 +171,7 @@ def run_benchmarks(args):
     if unknown:
         args.usage_error(f"unknown benchmark suite {unknown[0]!r}; valid names: {', '.join(suites)}")
     with_torch = importlib.util.find_spec("torch") is not None
+    warnings = [busy_warning()]
     rows, failed = [], []
     for name in dict.fromkeys(args.names) or suites:
         print(f"ember bench: running {suites[name].name}", file=sys.stderr, flush=True)
@@ -148,16 +185,21 @@ def run_benchmarks(args):
             continue
         ratios, own, timer = figures(line)
         for case in dict.fromkeys([*own, *ratios]):
-            rows.append((name, case, format_value(*own[case]) if case in own else "",
-                         f"{ratios[case]:.2f}" if case in ratios else "", timer or ""))
+            unit = own[case][1] if case in own else ""
+            rows.append((name, case_in_words(case), format_value(*own[case]) if case in own else "",
+                         f"{ratios[case]:.2f}" if case in ratios else "", better(unit), timer or ""))
+    warnings.append(busy_warning())
     if rows:
-        headers = ["suite", "case", "ember", "ratio", "timer"]
+        headers = ["suite", "case", "ember", "ratio", "better", "timer"]
         if not any(row[3] for row in rows):
             headers, rows = headers[:3] + headers[4:], [row[:3] + row[4:] for row in rows]
         print(format_table(headers, rows))
         if with_torch:
-            print("ratio: ember/torch, unless the case names its own (a_over_b: a/b)")
+            print("ratio: ember/torch, unless the case names its own (a/b); 'better' says which way "
+                  "is better for both the figure and the ratio")
         else:
             print("torch is not installed: ember's own figures; ratios only where a suite "
                   "compares ember with itself (a_over_b: a/b)")
+    for warning in dict.fromkeys(w for w in warnings if w):
+        print(warning, file=sys.stderr)
     return 1 if failed else 0

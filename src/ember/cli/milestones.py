@@ -2,6 +2,8 @@
 ``--fast``, ``--quiet``, ``--data-dir DIR`` for lenet)."""
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 from .. import milestones as registry
 from .table import format_table
@@ -51,30 +53,55 @@ def lenet_on_data(value):
 
 
 def list_milestones(args):
-    rows = [(m.name, m.year, ", ".join(f"{t.metric} {t}" for t in m.thresholds), m.story)
+    """Prints the ladder in at most 100 columns: thresholds one per line, stories wrapped."""
+    rows = [(m.name, m.year, "\n".join(f"{t.metric} {t}" for t in m.thresholds), m.story)
             for m in registry.MILESTONES.values()]
-    print(format_table(["name", "year", "threshold", "story"], rows))
+    print(format_table(["name", "year", "threshold", "story"], rows, wrap={2: 34, 3: 43}))
     return 0
 
 
+def plot_dir_problem(directory):
+    """Why plots cannot be written into ``directory`` (created if missing), or None; checked
+    before training so that a run never ends in a failed plot."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "drawing plots needs matplotlib: pip install 'ember[plot]'"
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
+
+
 def run_milestones(args):
+    """Trains the chosen milestones one by one and prints the table of results. Ctrl-C prints
+    the results so far and exits 130; an error prints them and one line naming it (exit 1)."""
     names = list(dict.fromkeys(  # "all" expands in ladder order; repeats run once
         name for given in args.names for name in (registry.MILESTONES if given == "all" else [given])))
     if args.lenet_on_data is not None and "lenet" not in names:
         args.usage_error("--data-dir applies to the lenet milestone, which is not being run")
     chosen = [args.lenet_on_data if name == "lenet" and args.lenet_on_data is not None
               else registry.get(name) for name in names]
-    results = [m.run(fast=args.fast, plot_dir=args.plot, quiet=args.quiet) for m in chosen]
-    rows = []
-    for result in results:
-        for index, check in enumerate(result.checks):
-            rows.append((result.milestone, check.metric, f"{check.value:.4f}", str(check.threshold),
-                         "pass" if check.passed else "FAIL",
-                         f"{result.seconds:.1f}" if index == 0 else ""))
-    print(format_table(["milestone", "metric", "value", "threshold", "result", "seconds"], rows))
-    for result in results:
-        for path in result.plots:
-            print(f"wrote {path}")
+    if args.plot is not None and (problem := plot_dir_problem(args.plot)) is not None:
+        print(f"ember milestones run: cannot write plots to {args.plot}: {problem}", file=sys.stderr)
+        return 1
+    results, plots, problem = [], [], None
+    try:
+        for milestone in chosen:
+            results.append(milestone.run(fast=args.fast, quiet=args.quiet))
+            if args.plot is not None:
+                plots += milestone.plot(results[-1], args.plot)
+    except KeyboardInterrupt:
+        problem = "interrupted (Ctrl-C); the results so far are above"
+    except Exception as error:  # one clear line; the table of what finished is kept
+        problem = f"{milestone.name} failed: {type(error).__name__}: {error}"
+    _print_results(results, plots)
+    if problem is not None:
+        print(f"ember milestones run: {problem}", file=sys.stderr)
+        return 130 if problem.startswith("interrupted") else 1
     missed = [(result.milestone, check) for result in results for check in result.checks
               if not check.passed]
     for name, check in missed:
@@ -82,3 +109,16 @@ def run_milestones(args):
               file=sys.stderr)
     return 1 if missed else 0
 
+
+def _print_results(results, plots):
+    rows = []
+    for result in results:
+        for index, check in enumerate(result.checks):
+            rows.append((result.milestone, check.metric, f"{check.value:.4f}", str(check.threshold),
+                         "pass" if check.passed else "FAIL",
+                         f"{result.seconds:.1f}" if index == 0 else ""))
+    if rows:
+        print(format_table(["milestone", "metric", "value", "threshold", "result", "seconds"], rows),
+              flush=True)
+    for path in plots:
+        print(f"wrote {path}")

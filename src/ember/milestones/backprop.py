@@ -19,7 +19,7 @@ from ember.datasets import load_digits
 from ember.utils.data import DataLoader, TensorDataset
 
 from .milestone import Milestone, Threshold
-from .training import class_accuracy, fit
+from .training import class_accuracy_and_loss, fit
 
 
 def train(fast=False, seed=0, quiet=False):
@@ -42,7 +42,7 @@ def train_mlp(fast=False, seed=0, quiet=False):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2 * epochs // 3, gamma=0.1)
     history = fit(model, loader, nn.CrossEntropyLoss(), optimizer, epochs,
-                  evaluate=lambda model: class_accuracy(model, x_test, y_test),
+                  evaluate=lambda model: class_accuracy_and_loss(model, x_test, y_test),
                   desc="backprop", scheduler=scheduler, quiet=quiet)
     return model.eval(), history, (x_test, y_test)
 
@@ -51,4 +51,5 @@ MILESTONE = Milestone(
     name="backprop", year=1986,
     story="Rumelhart, Hinton & Williams: backpropagation trains a multi-layer network",
     thresholds=(Threshold("test accuracy", 0.95),),
+    accuracy_label="test accuracy",
     train=train)

@@ -198,12 +198,15 @@ def channel_statistics(images):
 
 
 def accuracy(model, loader):
-    """Fraction of ``loader``'s images whose largest logit is at their label."""
-    correct = total = 0
+    """``(accuracy, cross-entropy)``: the fraction of ``loader``'s images whose largest logit is
+    at their label, and the mean loss over them, from one pass."""
+    correct = total = loss = 0.0
     for inputs, targets in loader:
-        correct += (model(inputs).argmax(dim=1) == targets).sum().item()
+        logits = model(inputs)
+        correct += (logits.argmax(dim=1) == targets).sum().item()
+        loss += nn.functional.cross_entropy(logits, targets, reduction="sum").item()
         total += len(targets)
-    return correct / total
+    return correct / total, loss / total
 
 
 def train(fast=False, seed=0, quiet=False, data=DIGITS):
@@ -246,7 +249,7 @@ def milestone(data_dir=None):
         story="LeCun, Bottou, Bengio & Haffner: LeNet-5, a convolutional network, reads "
               + ("handwriting" if data is DIGITS else data.name),
         thresholds=(Threshold("test accuracy", data.threshold),),
-        train=functools.partial(train, data=data))
+        train=functools.partial(train, data=data), accuracy_label="test accuracy")
 
 
 MILESTONE = milestone()

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .plotting import plot_histories
+
 
 @dataclass(frozen=True)
 class Threshold:
@@ -22,10 +24,12 @@ class Threshold:
 
 @dataclass
 class History:
-    """Per-epoch curves of one training run: mean training ``loss`` and evaluation ``accuracy``."""
+    """Per-epoch curves of one training run: mean training ``loss``, evaluation ``accuracy``
+    and, where the evaluation computes it, the ``test_loss`` on the same held-out data."""
 
     loss: list = field(default_factory=list)
     accuracy: list = field(default_factory=list)
+    test_loss: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Milestone:
         train: ``train(fast, seed, quiet) -> (metrics, histories)``: trains and evaluates;
             ``metrics`` maps each threshold's metric name to its value, ``histories`` maps a
             model's label to its :class:`History`.
+        accuracy_label: what the accuracy curves measure, for the plot's axis.
     """
 
     name: str
@@ -90,6 +95,7 @@ class Milestone:
     story: str
     thresholds: tuple
     train: Callable
+    accuracy_label: str = "accuracy"
 
     def run(self, fast=False, plot_dir=None, quiet=False, seed=0):
         """Train, evaluate, check every threshold and optionally plot the curves.
@@ -111,9 +117,13 @@ class Milestone:
         metrics, histories = self.train(fast=fast, seed=seed, quiet=quiet)
         seconds = time.perf_counter() - start
         checks = [Check(threshold, metrics[threshold.metric]) for threshold in self.thresholds]
-        plots = []
+        result = Result(self.name, checks, histories, seconds)
         if plot_dir is not None:
-            from .plotting import plot_histories
-            plots = plot_histories(histories, Path(plot_dir), self.name,
-                                   title=f"{self.name} ({self.year})")
-        return Result(self.name, checks, histories, seconds, plots)
+            result.plots = self.plot(result, plot_dir)
+        return result
+
+    def plot(self, result, plot_dir):
+        """Writes ``result``'s curves into ``plot_dir`` (created if missing); returns the PNG
+        paths. Raises ImportError without matplotlib, OSError if the files cannot be written."""
+        return plot_histories(result.histories, Path(plot_dir), self.name, title=f"{self.name} ({self.year})",
+                              accuracy_label=self.accuracy_label)

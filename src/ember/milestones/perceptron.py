@@ -38,7 +38,8 @@ def train(fast=False, seed=0, quiet=False):
     model = nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
     history = fit(model, loader, perceptron_criterion, optimizer, epochs=2 if fast else 5,
-                  evaluate=lambda model: sign_accuracy(model, x_test, y_test),
+                  evaluate=lambda model: (sign_accuracy(model, x_test, y_test),
+                                          perceptron_criterion(model(x_test), y_test).item()),
                   desc="perceptron", quiet=quiet)
     return {"test accuracy": history.accuracy[-1]}, {"perceptron": history}
 
@@ -47,4 +48,5 @@ MILESTONE = Milestone(
     name="perceptron", year=1958,
     story="Rosenblatt's perceptron learns a line separating two classes of points",
     thresholds=(Threshold("test accuracy", 0.95),),
+    accuracy_label="test accuracy",
     train=train)

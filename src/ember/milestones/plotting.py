@@ -4,11 +4,13 @@ import secrets
 from pathlib import Path
 
 
-def plot_histories(histories, directory, stem, title=""):
+def plot_histories(histories, directory, stem, title="", accuracy_label="accuracy"):
     """Write ``<stem>-loss.png`` and ``<stem>-accuracy.png`` into ``directory``.
 
     Each figure has one line per entry of ``histories`` (label → :class:`History`), epochs
-    on the x-axis. Files are written atomically: a reader never sees a half-written PNG.
+    on the x-axis; the loss figure draws a history's test loss dashed beside its training
+    loss. The accuracy axis is labelled ``accuracy_label`` and zoomed to the range the curves
+    span. Files are written atomically: a reader never sees a half-written PNG.
 
     Returns:
         The two paths written, loss first.
@@ -26,19 +28,24 @@ def plot_histories(histories, directory, stem, title=""):
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for curve, ylabel, ylim in (("loss", "training loss", None), ("accuracy", "accuracy", (0.0, 1.02))):
+    has_test = any(history.test_loss for history in histories.values())
+    for curve, ylabel in (("loss", "loss: training (solid), test (dashed)" if has_test else "training loss"),
+                          ("accuracy", accuracy_label)):
         # A bare Figure on the Agg canvas leaves pyplot and the user's backend untouched.
         figure = Figure(figsize=(6, 4), dpi=100)
         FigureCanvasAgg(figure)
         axes = figure.add_subplot()
-        for label, history in histories.items():
+        for index, (label, history) in enumerate(histories.items()):
             values = getattr(history, curve)
-            axes.plot(range(1, len(values) + 1), values, label=label)
+            axes.plot(range(1, len(values) + 1), values, label=label, color=f"C{index}")
+            if curve == "loss" and history.test_loss:
+                axes.plot(range(1, len(history.test_loss) + 1), history.test_loss, "--", color=f"C{index}",
+                          label=f"{label}: test")
         axes.set_xlabel("epoch")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylabel(ylabel)
-        if ylim is not None:
-            axes.set_ylim(*ylim)
+        if curve == "accuracy":
+            axes.set_ylim(*_zoom([v for history in histories.values() for v in history.accuracy]))
         axes.set_title(title)
         axes.grid(alpha=0.3)
         axes.legend()
@@ -47,6 +54,15 @@ def plot_histories(histories, directory, stem, title=""):
         _save_atomically(figure, path)
         paths.append(path)
     return paths
+
+
+def _zoom(values):
+    """Accuracy limits around where the curves are, padded, within ``[0, 1.02]``."""
+    if not values:
+        return 0.0, 1.02
+    low, high = min(values), max(values)
+    pad = max(0.02, 0.1 * (high - low))
+    return max(0.0, low - pad), min(1.02, high + pad)
 
 
 def _save_atomically(figure, path):

@@ -1,5 +1,7 @@
 """The training loop every milestone shares, written as a PyTorch user writes one."""
+import os
 import sys
+import time
 
 from tqdm import trange
 
@@ -17,19 +19,23 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         loss_fn: ``loss_fn(model(inputs), targets)`` → scalar tensor.
         optimizer: an ``ember.optim`` optimizer over ``model``'s parameters.
         epochs: number of passes over ``loader``.
-        evaluate: ``evaluate(model)`` → accuracy in ``[0, 1]``; called under ``no_grad``.
+        evaluate: ``evaluate(model)`` → accuracy in ``[0, 1]``, or ``(accuracy, test_loss)``
+            when it also scores the loss on its held-out data; called under ``no_grad``.
         desc: label of the progress bar.
         scheduler: an ``optim.lr_scheduler`` stepped once per epoch, or None.
-        quiet: hide the progress bar; it is hidden anyway when stderr is not a TTY.
+        quiet: hide the progress bar. When stderr is not a terminal (a log file, a pipe) the
+            bar is replaced by a plain line every few seconds (``EMBER_PROGRESS_SECONDS``,
+            default 5), so a redirected run shows it is alive.
 
     Returns:
         :class:`History`: per epoch, the sample-weighted mean training loss and ``evaluate``'s
-        accuracy.
+        accuracy (and test loss).
     """
     history = History()
     # disable=None lets tqdm hide the bar when stderr is not a terminal (logs, CI, pipes).
     bar = trange(epochs, desc=desc, file=sys.stderr, leave=False, disable=True if quiet else None)
-    for _ in bar:
+    log = None if quiet or sys.stderr.isatty() else _LogLines(desc, epochs)
+    for epoch in bar:
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
@@ -39,15 +45,37 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
             optimizer.step()
             total += loss.item() * len(targets)
             count += len(targets)
+            if log is not None:
+                log.report(epoch, total / count)
         if scheduler is not None:
             scheduler.step()
         model.eval()
         with torch.no_grad():
-            accuracy = evaluate(model)
+            scores = evaluate(model)
+        accuracy, test_loss = scores if isinstance(scores, tuple) else (scores, None)
         history.loss.append(total / count)
         history.accuracy.append(accuracy)
+        if test_loss is not None:
+            history.test_loss.append(test_loss)
         bar.set_postfix(loss=f"{history.loss[-1]:.4f}", accuracy=f"{accuracy:.3f}")
     return history
+
+
+class _LogLines:
+    """Progress for a log file or a pipe, where a progress bar would be noise: one line at most
+    every ``EMBER_PROGRESS_SECONDS`` seconds."""
+
+    def __init__(self, desc, epochs):
+        self.desc, self.epochs = desc, epochs
+        self.every = float(os.environ.get("EMBER_PROGRESS_SECONDS", "5"))
+        self.start = self.last = time.monotonic()
+
+    def report(self, epoch, mean_loss):
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            print(f"{self.desc}: epoch {epoch + 1}/{self.epochs}, training loss {mean_loss:.4f}, "
+                  f"{now - self.start:.0f} s", file=sys.stderr, flush=True)
 
 
 def class_accuracy(model, inputs, targets):
@@ -56,6 +84,16 @@ def class_accuracy(model, inputs, targets):
     Shapes: ``model(inputs)`` is ``(N, C)``; ``targets`` is ``(N,)`` int64.
     """
     return (model(inputs).argmax(dim=1) == targets).float().mean().item()
+
+
+def class_accuracy_and_loss(model, inputs, targets):
+    """``(accuracy, cross-entropy)`` of ``model`` on ``inputs``, from one forward pass.
+
+    Shapes: ``model(inputs)`` is ``(N, C)``; ``targets`` is ``(N,)`` int64.
+    """
+    logits = model(inputs)
+    accuracy = (logits.argmax(dim=1) == targets).float().mean().item()
+    return accuracy, torch.nn.functional.cross_entropy(logits, targets).item()
 
 
 def sign_accuracy(model, inputs, targets):

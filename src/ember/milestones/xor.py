@@ -49,4 +49,5 @@ MILESTONE = Milestone(
     story="Minsky & Papert: one layer cannot learn XOR; a hidden layer can",
     thresholds=(Threshold("one-layer accuracy", 0.75, at_most=True),
                 Threshold("MLP accuracy", 1.0)),
+    accuracy_label="accuracy on the four XOR points",
     train=train)
