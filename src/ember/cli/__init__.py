@@ -8,7 +8,7 @@ a usage error (argparse's convention: unknown subcommand, unknown milestone, bad
 """
 import argparse
 
-from . import bench, chat, milestones
+from . import bench, chat, course, milestones
 
 
 def build_parser():
@@ -18,6 +18,7 @@ def build_parser():
     milestones.add_parser(subparsers)
     chat.add_parser(subparsers)
     bench.add_parser(subparsers)
+    course.add_parser(subparsers)
     return parser
 
 

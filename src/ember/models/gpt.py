@@ -93,12 +93,16 @@ class KVCache:
         Raises:
             RuntimeError: the cache would hold more than ``block_size`` positions.
         """
+        # course:begin 17/kv-append
+        # hint: self._reserve(T) gives (start, end) of the new positions; write k and v there in
+        # hint: self.storage[:, 0] and self.storage[:, 1] in place, then return views of positions [0, end)
         start, end = self._reserve(k.shape[2])
         # copy_ into the views writes just these positions (an indexed assignment may build a
         # new cache-sized array first).
         self.storage[:, 0, :, start:end].copy_(k)
         self.storage[:, 1, :, start:end].copy_(v)
         return self.storage[:, 0, :, :end], self.storage[:, 1, :, :end]
+        # course:end 17/kv-append
 
     def append_stacked(self, kv):
         """:meth:`append` for keys and values stacked as ``kv`` ``(B, 2, n_head, T, head_dim)``."""
