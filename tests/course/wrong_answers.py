@@ -24,3 +24,19 @@ p25, median, p75 = times[len(times) // 4], times[len(times) // 2], times[3 * len
 stats = self.__dict__["_cached"] = (tuple(times), float(median), float(times.mean()),
                                      float(p25), float(p75))""",  # no interpolation
 }
+WRONG.update({
+    "08/training-step": """optimizer.zero_grad()
+loss = loss_fn(model(inputs), targets)
+loss.backward()
+optimizer.step()
+total += loss.item()
+count += 1""",  # a mean over batches, not samples (the short last batch weighs too much)
+    "08/class-accuracy": """return (model(inputs).argmax(dim=0)[:len(targets)] == targets).float().mean().item()""",
+    "13/mlp-forward": """return self.dropout(self.gelu(self.proj(self.fc(x))))""",  # GELU after the projection
+    "13/block-forward": """x = self.attn(self.ln_1(x), cache)
+return x + self.mlp(self.ln_2(x))""",  # first residual connection missing
+    "16/zero-top-k": """mask = default_mask.clone()
+if k:
+    mask.view(-1)[topk(scores.view(-1), k=k, largest=not largest).indices] = 0
+return mask""",  # prunes the largest entries
+})

@@ -176,7 +176,10 @@ class MLP(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
+        # course:begin 13/mlp-forward
+        # hint: C -> 4C (self.fc) -> GELU -> C (self.proj) -> dropout
         return self.dropout(self.proj(self.gelu(self.fc(x))))
+        # course:end 13/mlp-forward
 
 
 class Block(nn.Module):
@@ -190,8 +193,11 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
+        # course:begin 13/block-forward
+        # hint: pre-norm residual block: x + attn(ln_1(x)), then that + mlp(ln_2(that)); pass cache to attn
         x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
+        # course:end 13/block-forward
 
 
 class GPT(nn.Module):
