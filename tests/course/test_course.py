@@ -189,3 +189,27 @@ def test_grade_writes_one_row_per_student(tmp_path):
     assert rows[1].startswith("ada,") and rows[1].split(",")[-2] == str(most)
     assert rows[2].startswith("bob,") and rows[2].split(",")[-2] == "0"
     assert rows[3].startswith("eve,") and "not a course workspace" in rows[3]
+
+
+def test_notebook_cells_carry_nbgrader_metadata_and_write_the_workspace(tmp_path):
+    jupytext = pytest.importorskip("jupytext")
+    from ember.course import notebook
+    number = NUMBERS[0]
+    ws = Workspace.open(tmp_path / "nb", create=True)
+    ws.start(number)
+    path = notebook.write(ws, number)
+    nb = jupytext.read(path)
+    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    ids = [e.id for e in syllabus.exercises(number)]
+    assert len(solutions) == len(tests) == len(ids)
+    assert all(c.metadata["nbgrader"]["locked"] and c.metadata["nbgrader"]["points"] > 0 for c in tests)
+    assert solutions[0].source.startswith(f"%%course {ids[0]}") and "NotImplementedError" in solutions[0].source
+    assert not _leaks(ws.root)
+    # The %%course magic's writer puts the reference body into the file: the exercise passes.
+    reference = "".join(regions.bodies((ROOT / syllabus.exercises(number)[0].relpath).read_text())[ids[0]])
+    notebook.write_region(ids[0], reference, root=ws.root)
+    notebook.grade(ids[0], root=ws.root, seconds_per_item=60)
+    notebook.write_region(ids[0], WRONG[ids[0]], root=ws.root)
+    with pytest.raises(AssertionError):
+        notebook.grade(ids[0], root=ws.root, seconds_per_item=60)

@@ -17,6 +17,8 @@ def add_parser(subparsers):
     start.add_argument("number", metavar="NN")
     start.add_argument("dir", metavar="DIR", nargs="?", default=None,
                        help=f"the workspace (default: the current one, else ./{DEFAULT_DIR})")
+    start.add_argument("--notebook", action="store_true",
+                       help="also write the exercises as a Jupyter notebook with nbgrader metadata")
     start.set_defaults(handler=start_module)
     test = actions.add_parser("test", help="grade a module of your workspace against PyTorch")
     test.add_argument("number", metavar="NN")
@@ -76,6 +78,12 @@ def start_module(args):
     print(f"module {module.number}: {module.title} -> {ws.root}")
     for path in written:
         print(f"  {path}")
+    if args.notebook:
+        from ..course import notebook
+        try:
+            print(f"  {notebook.write(ws, module.number).name}")
+        except ImportError:
+            return _fail("--notebook needs jupytext: pip install 'ember[course]'")
     print(f"guide: {module.guide}; grade with: ember course test {module.number}"
           + ("" if ws.root == Path(".") else f" -w {ws.root}"))
     return 0
