@@ -3,11 +3,44 @@
 ``import ember as torch`` runs PyTorch programs that use the parts ember has. The map of the
 code is DESIGN.md; each op is defined once in ``_ops``.
 """
-from . import _ops  # registers every op entry before the Tensor methods are built
 from ._tensor import Tensor
-from . import _functional
-from ._functional import *  # noqa: F401,F403  (the curated op functions; see __all__ below)
-from ._functional import (max, min, sum, all, any, abs, round, pow)  # noqa: F401  shadow builtins on purpose
+# The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
+from ._ops.pointwise_binary import (add, addcdiv, addcmul, arctan2, atan2, clamp, clamp_max,
+                                    clamp_min, clip, div, divide, float_power, floor_divide, fmax,
+                                    fmin, fmod, lerp, maximum, minimum, mul, multiply, pow,
+                                    remainder, rsub, sub, subtract, true_divide, where)
+from ._ops.pointwise_unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil,
+                                   cos, cosh, erf, exp, expm1, fix, floor, frac, log, log10, log1p,
+                                   log2, nan_to_num, neg, negative, reciprocal, relu, round, rsqrt,
+                                   sigmoid, sign, sin, sinh, sqrt, square, tan, tanh, trunc)
+from ._ops.compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
+                           ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
+                           less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt,
+                           ne, not_equal)
+from ._ops.reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max,
+                          mean, min, nanmean, nansum, prod, std, std_mean, sum, var, var_mean)
+from ._ops.softmax import (log_softmax, logsumexp, softmax)
+from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv, norm,
+                          outer, tensordot, vdot, vector_norm)
+from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clone, contiguous,
+                         expand, expand_as, flatten, moveaxis, movedim, permute, ravel, reshape,
+                         reshape_as, squeeze, sum_to_size, swapaxes, swapdims, t, transpose,
+                         unflatten, unsqueeze, view, view_as)
+from ._ops.join import (cartesian_prod, cat, chunk, concat, concatenate, diag, diag_embed, diagonal,
+                        diagonal_scatter, flip, fliplr, flipud, hstack, meshgrid, narrow, repeat,
+                        repeat_interleave, roll, select, split, stack, tensor_split, tile, trace,
+                        tril, triu, unbind, vstack)
+from ._ops.indexing import (argwhere, gather, index_add, index_copy, index_fill, index_put,
+                            index_put_, index_select, masked_fill, masked_scatter, masked_select,
+                            nonzero, one_hot, scatter, scatter_add, take, take_along_dim)
+from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, msort, searchsorted,
+                        sort, topk, unique, unique_consecutive)
+from ._ops.inplace import (copy_, fill_, zero_)
+from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to, type_)
+from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
+# The op families only nn uses: imported so that every entry is registered in ``OPS``.
+from ._ops import (attention as _attention, conv as _conv, embedding as _embedding, nn as _nn,  # noqa: F401
+                   norm as _norm, pool as _pool, rnn as _rnn)
 from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like,
                         ones_like, full_like, empty_like, arange, linspace, logspace, eye, rand, randn,
                         randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
@@ -28,10 +61,36 @@ from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_s
 
 __version__ = "0.1.0"
 
-_OP_FUNCTIONS = [n for n in dir(_functional) if not n.startswith("_") and callable(getattr(_functional, n))
-                 and getattr(getattr(_functional, n), "__module__", None) == _functional.__name__]
+_OP_FUNCTIONS = {
+    "abs", "absolute", "acos", "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax",
+    "amin", "any", "arccos", "arcsin", "arctan", "arctan2", "argmax", "argmin", "argsort",
+    "argwhere", "asin", "atan", "atan2", "baddbmm", "bernoulli_", "bincount", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "broadcast_to", "bucketize", "cartesian_prod", "cat", "ceil", "chunk", "clamp", "clamp_max",
+    "clamp_min", "clip", "clone", "concat", "concatenate", "contiguous", "copy_", "cos", "cosh",
+    "count_nonzero", "cumprod", "cumsum", "diag", "diag_embed", "diagonal", "diagonal_scatter",
+    "dist", "div", "divide", "dot", "einsum", "eq", "equal", "erf", "exp", "expand", "expand_as",
+    "expm1", "exponential_", "fill_", "fix", "flatten", "flip", "fliplr", "flipud", "float_power",
+    "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "gather", "ge", "ger", "greater",
+    "greater_equal", "gt", "histc", "hstack", "index_add", "index_copy", "index_fill", "index_put",
+    "index_put_", "index_select", "inner", "isclose", "isfinite", "isinf", "isnan", "kthvalue",
+    "le", "lerp", "less", "less_equal", "log", "log10", "log1p", "log2", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill",
+    "masked_scatter", "masked_select", "matmul", "max", "maximum", "mean", "median", "meshgrid",
+    "min", "minimum", "mm", "moveaxis", "movedim", "msort", "mul", "multiply", "mv", "nan_to_num",
+    "nanmean", "nansum", "narrow", "ne", "neg", "negative", "new_empty", "new_full", "new_ones",
+    "new_tensor", "new_zeros", "nonzero", "norm", "normal_", "not_equal", "one_hot", "outer",
+    "permute", "pow", "prod", "random_", "ravel", "reciprocal", "relu", "remainder", "repeat",
+    "repeat_interleave", "reshape", "reshape_as", "roll", "round", "rsqrt", "rsub", "scatter",
+    "scatter_add", "searchsorted", "select", "sigmoid", "sign", "sin", "sinh", "softmax", "sort",
+    "split", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract", "sum",
+    "sum_to_size", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
+    "tensor_split", "tensordot", "tile", "to", "topk", "trace", "transpose", "tril", "triu",
+    "true_divide", "trunc", "type_", "unbind", "unflatten", "uniform_", "unique",
+    "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vector_norm", "view", "view_as",
+    "vstack", "where", "zero_"}
 
-__all__ = sorted(set(_OP_FUNCTIONS) | {
+__all__ = sorted(_OP_FUNCTIONS | {
     "Tensor", "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
     "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
     "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",

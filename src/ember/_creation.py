@@ -2,13 +2,15 @@
 https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts ``dtype``,
 ``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
 ``f((2, 3))``."""
+import builtins
 import numbers
 
 import numpy as np
 
 from . import _dtype
 from . import _random
-from ._device import check_device
+from ._device import check_device, device as _device_cls
+from ._ops.core import Op, apply
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -347,3 +349,82 @@ def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
+
+
+# ---- dtype conversion and new_* -------------------------------------------------------------------
+def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``: a tensor with the
+    requested dtype (``input`` itself when nothing changes and ``copy`` is False)."""
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, _device_cls)) or a is None:
+            device = a
+        elif isinstance(a, builtins.bool):
+            non_blocking = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    check_device(device)
+    if dtype is None or dtype is input.dtype:
+        return input.clone() if copy else input
+    return apply(ToDtype, input, dtype=dtype)
+
+
+class ToDtype(Op):
+    """Cast to another dtype; the gradient is cast back (and dropped for integer inputs)."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, dtype):
+        return x.astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.to(ctx.dtypes[0]),)
+
+
+def type_(input, dtype=None, non_blocking=False):
+    """``type()`` gives the legacy type name ("ember.FloatTensor"); ``type(dtype)`` converts."""
+    if dtype is None:
+        from ._legacy import type_name
+        return type_name(input.dtype)
+    if isinstance(dtype, str):
+        from ._legacy import dtype_of_name
+        dtype = dtype_of_name(dtype)
+    return to(input, dtype)
+
+
+def cast_to(dtype):
+    """The Tensor method ``float()``, ``long()``, ...: ``self.to(dtype)``."""
+    def cast(self, memory_format=None):
+        return to(self, dtype)
+    cast.__doc__ = f"``self.to({dtype!r})``."
+    return cast
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor from ``data`` with ``self``'s dtype unless ``dtype`` is given."""
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor of ``size`` (ember gives zeros) with ``self``'s dtype."""
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -9,6 +9,10 @@ import time
 
 import numpy as np
 
+from ._ops.core import write_into
+from ._tensor import Tensor
+from .autograd.grad_mode import no_grad
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
            "get_rng_state", "set_rng_state"]
 
@@ -91,3 +95,38 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     default_generator.set_state(new_state)
+
+
+# ---- random fills (in place) ----------------------------------------------------------------------
+def _fill_random(self, array):
+    with no_grad():
+        write_into(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
+    return self
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fills ``self`` with draws from the uniform distribution on [a, b)."""
+    return _fill_random(self, rng(generator).uniform(a, b, self.shape))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fills ``self`` with draws from N(mean, std**2)."""
+    return _fill_random(self, mean + std * rng(generator).standard_normal(self.shape))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fills ``self`` with 1 with probability ``p`` (a number or broadcasting tensor), else 0."""
+    probs = p._data if isinstance(p, Tensor) else p
+    return _fill_random(self, rng(generator).random(self.shape) < probs)
+
+
+def random_(self, from_=0, to=None, *, generator=None):
+    """Fills ``self`` with integers drawn uniformly from [from_, to) ([0, from_) with one bound)."""
+    if to is None:
+        from_, to = 0, from_ if from_ else 2 ** 24
+    return _fill_random(self, rng(generator).integers(from_, to, self.shape))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fills ``self`` with draws from the exponential distribution of rate ``lambd``."""
+    return _fill_random(self, rng(generator).exponential(1.0 / lambd, self.shape))

@@ -2,8 +2,8 @@
 
 A Tensor holds its array, dtype, ``requires_grad``, ``grad``, ``grad_fn`` and a version counter
 (a one-element list shared with its views, bumped by every in-place op). Everything it
-computes goes through the op entries in :mod:`ember._ops`; its many methods are attached by
-:mod:`ember._functional`, which defines each once for the function, method and operator forms.
+computes goes through the public op functions of :mod:`ember._ops`: the table at the bottom
+of this file binds each method and operator to the function it runs.
 """
 import numpy as np
 
@@ -348,3 +348,200 @@ def _rebuild(cls, data, requires_grad):
 
 _DTYPES = {d.np: d for d in _dtype._ALL}
 _core._Tensor = Tensor
+
+# ---- the method and operator table ---------------------------------------------------------------
+# Every method and operator of Tensor, bound to the public function it runs; each function is
+# defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
+# imported after the class because they need it.
+from ._ops import compare as _compare  # noqa: E402
+from ._ops import indexing as _indexing  # noqa: E402
+from ._ops import inplace as _inplace  # noqa: E402
+from ._ops import join as _join  # noqa: E402
+from ._ops import linalg as _linalg  # noqa: E402
+from ._ops import pointwise_binary as _binary  # noqa: E402
+from ._ops import pointwise_unary as _unary  # noqa: E402
+from ._ops import reduce as _reduce  # noqa: E402
+from ._ops import shape as _shape  # noqa: E402
+from ._ops import softmax as _softmax  # noqa: E402
+from ._ops import sort as _sort  # noqa: E402
+from . import _creation, _random  # noqa: E402
+
+
+def _reflected(function):
+    """``other <op> self`` for the reflected operators (``2 - t`` calls ``t.__rsub__(2)``)."""
+    def reflected(self, other):
+        return function(other, self)
+    reflected.__name__ = f"r{function.__name__}"
+    return reflected
+
+
+def _matrix_transpose(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{self.ndim}-D tensor.")
+    return _shape.transpose(self, -2, -1)
+
+
+def _no_cuda(self, *args, **kwargs):
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def _invert(self):
+    return _compare.logical_not(self) if self.dtype is _dtype.bool else _compare.bitwise_not(self)
+
+
+_METHODS = {
+    "add": _binary.add, "sub": _binary.sub, "mul": _binary.mul, "div": _binary.div,
+    "true_divide": _binary.true_divide, "floor_divide": _binary.floor_divide,
+    "remainder": _binary.remainder, "fmod": _binary.fmod, "pow": _binary.pow,
+    "atan2": _binary.atan2, "arctan2": _binary.arctan2, "maximum": _binary.maximum,
+    "minimum": _binary.minimum, "fmax": _binary.fmax, "fmin": _binary.fmin, "lerp": _binary.lerp,
+    "addcmul": _binary.addcmul, "addcdiv": _binary.addcdiv, "clamp": _binary.clamp,
+    "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
+    "subtract": _binary.subtract, "multiply": _binary.multiply, "divide": _binary.divide,
+    "rsub": _binary.rsub, "float_power": _binary.float_power,
+    "neg": _unary.neg, "negative": _unary.negative, "abs": _unary.abs, "absolute": _unary.absolute,
+    "sign": _unary.sign, "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
+    "log2": _unary.log2, "log10": _unary.log10, "log1p": _unary.log1p, "sqrt": _unary.sqrt,
+    "rsqrt": _unary.rsqrt, "reciprocal": _unary.reciprocal, "sin": _unary.sin, "cos": _unary.cos,
+    "tan": _unary.tan, "asin": _unary.asin, "acos": _unary.acos, "atan": _unary.atan,
+    "arcsin": _unary.arcsin, "arccos": _unary.arccos, "arctan": _unary.arctan, "sinh": _unary.sinh,
+    "cosh": _unary.cosh, "tanh": _unary.tanh, "sigmoid": _unary.sigmoid, "erf": _unary.erf, "floor": _unary.floor,
+    "ceil": _unary.ceil, "trunc": _unary.trunc, "fix": _unary.fix, "frac": _unary.frac,
+    "round": _unary.round, "relu": _unary.relu, "square": _unary.square,
+    "nan_to_num": _unary.nan_to_num,
+    "isnan": _compare.isnan, "isinf": _compare.isinf, "isfinite": _compare.isfinite,
+    "logical_not": _compare.logical_not, "logical_and": _compare.logical_and,
+    "logical_or": _compare.logical_or, "logical_xor": _compare.logical_xor,
+    "bitwise_not": _compare.bitwise_not, "bitwise_and": _compare.bitwise_and,
+    "bitwise_or": _compare.bitwise_or, "bitwise_xor": _compare.bitwise_xor, "eq": _compare.eq,
+    "ne": _compare.ne, "lt": _compare.lt, "le": _compare.le, "gt": _compare.gt, "ge": _compare.ge,
+    "greater": _compare.greater, "greater_equal": _compare.greater_equal, "less": _compare.less,
+    "less_equal": _compare.less_equal, "not_equal": _compare.not_equal,
+    "isclose": _compare.isclose, "allclose": _compare.allclose, "equal": _compare.equal,
+    "sum": _reduce.sum, "nansum": _reduce.nansum, "mean": _reduce.mean, "nanmean": _reduce.nanmean,
+    "prod": _reduce.prod, "var": _reduce.var, "std": _reduce.std, "amax": _reduce.amax,
+    "amin": _reduce.amin, "max": _reduce.max, "min": _reduce.min, "argmax": _reduce.argmax,
+    "argmin": _reduce.argmin, "cumsum": _reduce.cumsum, "cumprod": _reduce.cumprod,
+    "all": _reduce.all, "any": _reduce.any, "count_nonzero": _reduce.count_nonzero,
+    "logsumexp": _softmax.logsumexp, "softmax": _softmax.softmax,
+    "log_softmax": _softmax.log_softmax,
+    "norm": _linalg.norm, "dist": _linalg.dist, "matmul": _linalg.matmul, "mm": _linalg.mm,
+    "bmm": _linalg.bmm, "mv": _linalg.mv, "addmm": _linalg.addmm, "baddbmm": _linalg.baddbmm,
+    "dot": _linalg.dot, "inner": _linalg.inner, "outer": _linalg.outer, "ger": _linalg.ger,
+    "reshape": _shape.reshape, "view": _shape.view, "view_as": _shape.view_as,
+    "reshape_as": _shape.reshape_as, "flatten": _shape.flatten, "ravel": _shape.ravel,
+    "unflatten": _shape.unflatten, "squeeze": _shape.squeeze, "unsqueeze": _shape.unsqueeze,
+    "permute": _shape.permute, "transpose": _shape.transpose, "swapaxes": _shape.swapaxes,
+    "swapdims": _shape.swapdims, "t": _shape.t, "movedim": _shape.movedim,
+    "moveaxis": _shape.moveaxis, "expand": _shape.expand, "expand_as": _shape.expand_as,
+    "broadcast_to": _shape.broadcast_to, "sum_to_size": _shape.sum_to_size,
+    "contiguous": _shape.contiguous, "clone": _shape.clone,
+    "repeat": _join.repeat, "tile": _join.tile, "repeat_interleave": _join.repeat_interleave,
+    "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
+    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _join.flip,
+    "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
+    "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
+    "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,
+    "index_put": _indexing.index_put, "gather": _indexing.gather, "scatter": _indexing.scatter,
+    "scatter_add": _indexing.scatter_add, "index_select": _indexing.index_select,
+    "index_add": _indexing.index_add, "index_fill": _indexing.index_fill,
+    "index_copy": _indexing.index_copy, "masked_fill": _indexing.masked_fill,
+    "masked_select": _indexing.masked_select, "masked_scatter": _indexing.masked_scatter,
+    "take": _indexing.take, "take_along_dim": _indexing.take_along_dim,
+    "nonzero": _indexing.nonzero, "argwhere": _indexing.argwhere,
+    "argsort": _sort.argsort, "sort": _sort.sort, "msort": _sort.msort, "topk": _sort.topk,
+    "kthvalue": _sort.kthvalue, "median": _sort.median, "unique": _sort.unique,
+    "bincount": _sort.bincount, "histc": _sort.histc,
+    "to": _creation.to, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
+    "new_empty": _creation.new_empty, "new_full": _creation.new_full,
+    "new_tensor": _creation.new_tensor,
+    "where": lambda self, condition, other: _binary.where(condition, self, other),
+    "type": _creation.type_,
+    "float": _creation.cast_to(_dtype.float32), "double": _creation.cast_to(_dtype.float64),
+    "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
+    "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),
+    "char": _creation.cast_to(_dtype.int8), "byte": _creation.cast_to(_dtype.uint8),
+    "bool": _creation.cast_to(_dtype.bool),
+    "cpu": lambda self, memory_format=None: self, "cuda": _no_cuda,
+    "pin_memory": lambda self: self, "share_memory_": lambda self: self,
+    "is_shared": lambda self: False,
+}
+
+# In-place forms: the same functions, with the result written into ``self``.
+_IN_PLACE = {
+    "add_": _binary.add, "sub_": _binary.sub, "mul_": _binary.mul, "div_": _binary.div,
+    "true_divide_": _binary.true_divide, "floor_divide_": _binary.floor_divide,
+    "remainder_": _binary.remainder, "fmod_": _binary.fmod, "pow_": _binary.pow,
+    "atan2_": _binary.atan2, "lerp_": _binary.lerp, "addcmul_": _binary.addcmul,
+    "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
+    "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
+    "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
+    "neg_": _unary.neg, "abs_": _unary.abs, "sign_": _unary.sign, "exp_": _unary.exp,
+    "expm1_": _unary.expm1, "log_": _unary.log, "log2_": _unary.log2, "log10_": _unary.log10,
+    "log1p_": _unary.log1p, "sqrt_": _unary.sqrt, "rsqrt_": _unary.rsqrt,
+    "reciprocal_": _unary.reciprocal, "sin_": _unary.sin, "cos_": _unary.cos, "tan_": _unary.tan,
+    "asin_": _unary.asin, "acos_": _unary.acos, "atan_": _unary.atan, "sinh_": _unary.sinh,
+    "cosh_": _unary.cosh, "tanh_": _unary.tanh, "sigmoid_": _unary.sigmoid, "erf_": _unary.erf, "floor_": _unary.floor,
+    "ceil_": _unary.ceil, "trunc_": _unary.trunc, "frac_": _unary.frac, "round_": _unary.round,
+    "relu_": _unary.relu, "square_": _unary.square, "nan_to_num_": _unary.nan_to_num,
+    "logical_not_": _compare.logical_not, "logical_and_": _compare.logical_and,
+    "logical_or_": _compare.logical_or, "bitwise_and_": _compare.bitwise_and,
+    "bitwise_or_": _compare.bitwise_or, "bitwise_xor_": _compare.bitwise_xor, "eq_": _compare.eq,
+    "ne_": _compare.ne, "lt_": _compare.lt, "le_": _compare.le, "gt_": _compare.gt,
+    "ge_": _compare.ge,
+    "cumsum_": _reduce.cumsum, "cumprod_": _reduce.cumprod,
+    "tril_": _join.tril, "triu_": _join.triu,
+    "scatter_": _indexing.scatter, "scatter_add_": _indexing.scatter_add,
+    "index_add_": _indexing.index_add, "index_fill_": _indexing.index_fill,
+    "index_copy_": _indexing.index_copy, "masked_fill_": _indexing.masked_fill,
+    "masked_scatter_": _indexing.masked_scatter,
+}
+
+# Methods that only exist in place.
+_IN_PLACE_ONLY = {
+    "index_put_": _indexing.index_put_,
+    "fill_": _inplace.fill_, "zero_": _inplace.zero_, "copy_": _inplace.copy_,
+    "uniform_": _random.uniform_, "normal_": _random.normal_, "bernoulli_": _random.bernoulli_,
+    "random_": _random.random_, "exponential_": _random.exponential_,
+}
+
+_OPERATORS = {
+    "__add__": _binary.add, "__radd__": _reflected(_binary.add),
+    "__sub__": _binary.sub, "__rsub__": _reflected(_binary.sub),
+    "__mul__": _binary.mul, "__rmul__": _reflected(_binary.mul),
+    "__truediv__": _binary.div, "__rtruediv__": _reflected(_binary.div),
+    "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
+    "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
+    "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),
+    "__matmul__": _linalg.matmul, "__rmatmul__": _reflected(_linalg.matmul),
+    "__and__": _compare.bitwise_and, "__rand__": _reflected(_compare.bitwise_and),
+    "__or__": _compare.bitwise_or, "__ror__": _reflected(_compare.bitwise_or),
+    "__xor__": _compare.bitwise_xor, "__rxor__": _reflected(_compare.bitwise_xor),
+    "__eq__": _compare.eq, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
+    "__gt__": _compare.gt, "__ge__": _compare.ge,
+    "__neg__": _unary.neg, "__pos__": lambda self: self, "__abs__": _unary.abs, "__invert__": _invert,
+    "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
+    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+}
+
+_PROPERTIES = {
+    "T": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
+    "H": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
+    "mT": _matrix_transpose,
+    "mH": _matrix_transpose,
+}
+
+for _name, _function in _METHODS.items():
+    setattr(Tensor, _name, _function)
+for _name, _function in _IN_PLACE.items():
+    setattr(Tensor, _name, _inplace.inplace(_function))
+for _name, _function in _IN_PLACE_ONLY.items():
+    setattr(Tensor, _name, _function)
+for _name, _function in _OPERATORS.items():  # augmented assignments name their in-place method
+    setattr(Tensor, _name, getattr(Tensor, _function) if isinstance(_function, str) else _function)
+for _name, _function in _PROPERTIES.items():
+    setattr(Tensor, _name, property(_function))
+del _name, _function

@@ -1,5 +1,6 @@
 """``ember.linalg``: norms and products (``torch.linalg``)."""
-from ._functional import vector_norm, matmul, _dims
+from ._ops.args import dims_arg as _dims
+from ._ops.linalg import matmul, vector_norm
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "matmul"]
 

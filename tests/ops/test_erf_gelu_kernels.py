@@ -7,7 +7,7 @@ import pytest
 from scipy import special
 
 import ember
-from ember._ops.pointwise import erf
+from ember._ops.erf import erf
 from torchcompare import assert_close, to_torch
 
 torch = pytest.importorskip("torch")

@@ -1,10 +1,9 @@
-"""Every primitive op, defined once. ``OPS`` maps an op's name to its entry."""
-from . import core, inplace, linalg, nn, pointwise, reduce, shape  # noqa: F401  (importing registers the entries)
-from . import norm, pool  # noqa: F401
-from . import conv  # noqa: F401
-from . import attention  # noqa: F401
-from . import embedding  # noqa: F401
-from . import rnn  # noqa: F401
+"""Every op, defined once: the public function and its op entry, one family per file.
+
+``OPS`` maps an op's name to its entry. The Tensor class (``ember._tensor``) imports the
+families for its method table; the nn-only families (conv, norm, pool, ...) register when
+first imported.
+"""
 from .core import OPS, Op, apply
 
 __all__ = ["OPS", "Op", "apply"]

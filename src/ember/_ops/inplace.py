@@ -1,16 +1,28 @@
-"""In-place writes through a view: ``CopySlices``.
+"""In-place writes: the ``add_`` forms of the public functions, ``fill_``, ``zero_``,
+``copy_``, and writes through a view (``CopySlices``).
+
+An in-place method computes the out-of-place result and writes it into ``self``
+(:func:`write_result`), so each op keeps one definition.
 
 When an in-place op changes a view of a tensor whose history is recorded, the base tensor's
 new value is "the old base with the view's region replaced". The view remembers how it was
 made from its base (``_view_chain``: the view ops and their arguments), so the same chain
 addresses the region in the forward kernel, in the gradient, and in the rebuilt view.
 """
-from .core import Op, apply
+import builtins
+
+import numpy as np
+
+from .._creation import tensor
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from .core import Op, apply, write_into
+from .pointwise_binary import Where
+from .shape import Clone, expand
 
 
 def replay(x, chain):
     """Applies a view chain to a backend array or a Tensor (the view ops accept both)."""
-    from .._tensor import Tensor
     for op, attrs in chain:
         x = apply(op, x, **attrs) if isinstance(x, Tensor) else op.forward(x, **attrs)
     return x
@@ -37,3 +49,65 @@ class CopySlices(Op):
         gbase = apply(CopySlices, g, g.new_zeros(()), chain=chain) if ctx.needs_input_grad[0] else None
         gvalue = replay(g, chain) if ctx.needs_input_grad[1] else None
         return gbase, gvalue
+
+
+def write_result(self, result):
+    """Writes an op's out-of-place ``result`` into ``self`` and returns ``self``.
+    RuntimeError for a leaf that requires grad (while recording)."""
+    if STATE.enabled and self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if not result.requires_grad:
+            # The new value does not depend on the old one (eq_, fill_): PyTorch keeps ``self``
+            # in the graph with a zero gradient rather than leaving its old history attached.
+            result = apply(Where, _TRUE, result.to(self.dtype), self)
+    write_into(self, result)
+    return self
+
+
+_TRUE = Tensor._make(np.array(True))
+
+
+def inplace(fn):
+    """The in-place method form of ``fn`` (``add`` -> ``Tensor.add_``)."""
+    def method_(self, *args, **kwargs):
+        src = self
+        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False) for a in args)):
+            # The op may save its input for backward; give it the old value, not the storage
+            # about to be overwritten (PyTorch keeps the original self the same way).
+            src = self._snapshot()
+        return write_result(self, fn(src, *args, **kwargs))
+    method_.__name__ = fn.__name__ + "_"
+    method_.__doc__ = f"In-place ``{fn.__name__}``: writes the result into ``self`` and returns it."
+    return method_
+
+
+def fill_(self, value):
+    """Sets every element to ``value`` (a number or a 0-dim tensor, RuntimeError otherwise)."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.ndim} dimensions.")
+        return write_result(self, expand(value.to(self.dtype), self.shape))
+    return write_result(self, Tensor._make(np.full(self._data.shape, value, self._data.dtype)))
+
+
+def zero_(self):
+    """Sets every element to zero."""
+    return fill_(self, 0)
+
+
+def copy_(self, src, non_blocking=False):
+    """Copies ``src`` (broadcast, cast) into ``self``; differentiable w.r.t. ``src``."""
+    if STATE.enabled and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if not isinstance(src, Tensor):
+        src = tensor(src)
+    result = src if src.dtype is self.dtype else src.to(self.dtype)
+    if result._data.shape != self._data.shape:
+        result = expand(result, self.shape)
+    elif result is src and src.requires_grad:
+        # ``self`` takes the result's history: src's own node must not become self's.
+        result = apply(Clone, src)
+    write_into(self, result)
+    return self

@@ -1,8 +1,53 @@
-"""Matrix products: ``matmul`` (with PyTorch's 1-D and batched rules) and ``einsum``."""
+"""Products and norms: ``matmul`` (PyTorch's 1-D and batched rules), ``mm``, ``bmm``,
+``einsum``, ``tensordot``, ``vector_norm``: each public function, then its op entry."""
+import builtins
+
 import numpy as np
 
 from .. import _backend
-from .core import Op
+from .._creation import eye
+from .._tensor import Tensor
+from .args import c_type_name, dims_arg, dtype_arg, with_out
+from .core import Op, _type_name, apply
+from .reduce import expand_back
+
+
+def matmul(input, other, *, out=None):
+    """Matrix product with PyTorch's rules for 1-D and batched operands. RuntimeError naming
+    both shapes when they do not fit, or both dtypes when they differ."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{c_type_name(input.dtype)} != {c_type_name(other.dtype)}")
+    a, b = input.shape, other.shape
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
+    k1 = a[-1]
+    k2 = b[-2] if other.ndim > 1 else b[0]
+    if k1 != k2:
+        if input.ndim <= 2 and other.ndim <= 2:
+            if input.ndim == 1 and other.ndim == 1:
+                raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] "
+                                   "to have the same number of elements, but got "
+                                   f"{a[0]} and {b[0]} elements respectively")
+            if other.ndim == 1:
+                raise RuntimeError(f"size mismatch, got input ({a[0]}), mat ({_mat_text(a)}), vec ({b[0]})")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({_mat_text(a)} and {_mat_text(b)})")
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{', '.join(map(str, (b[0] if other.ndim > 2 else 1, k1)))}] but got: "
+                           f"[{', '.join(map(str, b[:2] if other.ndim > 2 else (1, k2)))}].")
+    try:
+        np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
+                           f"({list(b)}) at non-singleton batch dimensions") from None
+    return with_out(apply(Matmul, input, other), out)
+
+
+def _mat_text(shape):
+    return "x".join(map(str, shape if len(shape) == 2 else (1,) + tuple(shape)))
 
 
 class Matmul(Op):
@@ -41,6 +86,103 @@ class Matmul(Op):
         return ga, gb
 
 
+def mm(input, mat2, *, out=None):
+    """2-D matrix product; RuntimeError unless both are 2-D."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
+    return matmul(input, mat2, out=out)
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched product of (B, N, M) and (B, M, P) tensors."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    expected = (input.shape[0], input.shape[2])
+    if tuple(mat2.shape[:2]) != expected:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{list(expected)} but got: {list(mat2.shape[:2])}.")
+    return matmul(input, mat2, out=out)
+
+
+def mv(input, vec):
+    return matmul(input, vec)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    prod = mm(mat1, mat2)
+    if alpha != 1:
+        prod = prod * alpha
+    return with_out(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, out)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    prod = bmm(batch1, batch2)
+    if alpha != 1:
+        prod = prod * alpha
+    return prod + (input if beta == 1 else input * beta) if beta != 0 else prod
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return matmul(input, other)
+
+
+inner = vdot = dot
+
+
+def outer(input, vec2):
+    """``input[i] * vec2[j]`` for 1-D tensors; RuntimeError otherwise."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+ger = outer
+
+
+def einsum(equation, *operands):
+    """Einstein summation over ``operands`` (also given as one list); implicit output when
+    ``->`` is absent, ``...`` broadcasting as in NumPy."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    equation = equation.replace(" ", "")
+    if "..." in equation:
+        equation = _expand_ellipsis(equation, operands)
+    if "->" not in equation:
+        letters = equation.replace(",", "")
+        equation += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    dt = operands[0].dtype
+    for op in operands:
+        if op.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_type_name(dt)} but found {_type_name(op.dtype)}")
+    return apply(Einsum, *operands, equation=equation)
+
+
+def _expand_ellipsis(equation, operands):
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    used = set(equation)
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    n_ell = builtins.max((op.ndim - (len(t) - 3) for t, op in zip(terms, operands) if "..." in t), default=0)
+    ell = "".join(spare[:n_ell])
+    new_terms = []
+    for t, op in zip(terms, operands):
+        if "..." in t:
+            k = op.ndim - (len(t) - 3)
+            t = t.replace("...", ell[n_ell - k:])
+        new_terms.append(t)
+    if arrow:
+        rhs = rhs.replace("...", ell)
+    else:
+        letters = "".join(new_terms).replace("", "")
+        rest = "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+        rhs = ell + rest
+    return ",".join(new_terms) + "->" + rhs
+
+
 class Einsum(Op):
     """``einsum(equation, *operands)`` in explicit form (``->`` present; the public function
     adds it). The gradient of operand i is the einsum of the gradient with the others."""
@@ -52,7 +194,6 @@ class Einsum(Op):
 
     @staticmethod
     def backward(ctx, g):
-        from .._functional import einsum
         lhs, out = ctx.attrs["equation"].split("->")
         terms = lhs.split(",")
         operands = ctx.inputs
@@ -76,7 +217,6 @@ class Einsum(Op):
 def _restore(gi, kept, target, shape):
     """Turns a gradient indexed by the distinct letters ``kept`` into operand shape ``target``:
     missing letters are broadcast, repeated letters (diagonals) are placed on the diagonal."""
-    from .._functional import einsum
     sizes = dict(zip(target, shape))
     full = "".join(dict.fromkeys(target))
     for c in full:
@@ -91,7 +231,6 @@ def _restore(gi, kept, target, shape):
     if len(full) == len(target):
         return gi.permute(tuple(kept.index(c) for c in target)) if kept != target else gi
     # Repeated letter, e.g. "ii": multiply with identity masks so only the diagonal gets it.
-    from .._creation import eye
     letters = kept
     masks, terms = [], [letters]
     for c in full:
@@ -110,3 +249,98 @@ def _restore(gi, kept, target, shape):
             out_sub += c
             seen.add(c)
     return einsum(",".join(terms) + "->" + out_sub, gi, *masks)
+
+
+def tensordot(a, b, dims=2):
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = [list(x) if isinstance(x, (list, tuple)) else [x] for x in dims]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    sa = [next(letters) for _ in range(a.ndim)]
+    sb = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(da, db):
+        sb[j] = sa[i]
+    out = [c for i, c in enumerate(sa) if i not in da] + [c for j, c in enumerate(sb) if j not in db]
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ord may be inf, -inf or 0 (``torch.linalg.vector_norm``).
+    RuntimeError for integer input without a float ``dtype``, and for ord < 0 or inf over no
+    elements (those norms have no identity)."""
+    if not x.dtype.is_floating_point and dtype is None:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_type_name(x.dtype)}")
+    x = dtype_arg(x, dtype)
+    dims = dims_arg(dim, x.ndim)
+    if x.numel() == 0 and (ord < 0 or ord == float("inf")):
+        if dims is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor "
+                               "because the operation does not have an identity")
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension "
+                                   f"{d}because this dimension is empty and the operation does not have an identity")
+    return with_out(apply(VectorNorm, x, ord=ord, dim=dims, keepdim=keepdim), out)
+
+
+class VectorNorm(Op):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ``ord`` may also be 0 (count of nonzeros) or
+    +-inf (largest/smallest magnitude). Gradients follow PyTorch's ``norm_backward``: zero
+    where the norm is zero, and shared evenly between tied extremes for +-inf."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(x, ord, dim, keepdim):
+        a = np.abs(x)
+        if ord == np.inf:
+            return np.max(a, axis=dim, keepdims=keepdim)
+        if ord == -np.inf:
+            return np.min(a, axis=dim, keepdims=keepdim)
+        if ord == 0:
+            return np.sum(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
+        if ord == 1:
+            return np.sum(a, axis=dim, keepdims=keepdim)
+        with np.errstate(divide="ignore", over="ignore"):
+            if ord == 2:
+                return np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim))
+            return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        ord, dim, keepdim = ctx.attrs["ord"], ctx.attrs["dim"], ctx.attrs["keepdim"]
+        norm = expand_back(ctx.output, x.shape, dim, keepdim)
+        g = expand_back(g, x.shape, dim, keepdim)
+        if ord == 0:
+            return (g * 0,)
+        if ord == 1:
+            return (x.sign() * g,)
+        if ord == 2:
+            return (x * (g / norm).masked_fill(norm == 0, 0),)
+        if ord in (np.inf, -np.inf):
+            a = x.abs()
+            mask = ((a == norm) | a.isnan()).to(g.dtype)
+            count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
+            return (x.sign() * (g / count) * mask,)
+        if ord < 1:
+            scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+            return (scaled * g * norm.pow(1 - ord),)
+        scale = (g / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
+        if ord < 2:
+            return (x.sign() * x.abs().pow(ord - 1) * scale,)
+        return (x * x.abs().pow(ord - 2) * scale,)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """Vector p-norm over ``dim`` (Frobenius/2-norm by default); see ``linalg.vector_norm``."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("nuclear norm is not supported by ember")
+    return with_out(vector_norm(input, p, dim, keepdim, dtype=dtype), out)
+
+
+def dist(input, other, p=2):
+    return vector_norm(input - other, p)

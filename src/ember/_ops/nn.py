@@ -22,7 +22,8 @@ from ..autograd.grad_mode import STATE
 from . import core
 from .core import Op, apply
 from .linalg import Matmul
-from .pointwise import Where, erf
+from .erf import erf
+from .pointwise_binary import Where
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

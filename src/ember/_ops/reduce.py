@@ -1,8 +1,20 @@
-"""Reductions and scans. ``dim`` arrives normalised: a tuple of non-negative axes, or None
-for all of them."""
+"""Reductions and scans: each public function, then its op entry.
+
+The public functions turn ``dim`` (an int, a sequence, or None for every dimension) into a
+sorted tuple of non-negative axes, or None for all of them, before the kernels see it.
+"""
+import builtins
+
 import numpy as np
 
-from .core import Op
+from .. import _dtype
+from .._creation import zeros
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
+from .args import dims_arg, dtype_arg, values_indices, with_out
+from .core import Op, _type_name, apply
+from .join import Cat
+from .pointwise_binary import maximum, minimum
 
 
 def _keep_shape(shape, dim):
@@ -19,6 +31,17 @@ def expand_back(g, shape, dim, keepdim):
     return g.expand(shape)
 
 
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
+    input = dtype_arg(input, dtype)
+    return with_out(apply(Sum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    return sum(input.nan_to_num(0.0, float("inf"), float("-inf")) if input.is_floating_point()
+               else input, dim, keepdim, dtype=dtype)
+
+
 class Sum(Op):
     promote = None
     save_inputs = False
@@ -33,6 +56,37 @@ class Sum(Op):
     def backward(ctx, g):
         a = ctx.attrs
         return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
+    input = dtype_arg(input, dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_type_name(input.dtype)}")
+    dims = dims_arg(dim, input.ndim)
+    n = _count(input.shape, dims)
+    return with_out(apply(Sum, input, dim=dims, keepdim=keepdim) / n if n else
+                apply(Sum, input, dim=dims, keepdim=keepdim) * float("nan"), out)
+
+
+def _count(shape, dims):
+    n = 1
+    for i, s in enumerate(shape):
+        if dims is None or i in dims:
+            n *= s
+    return n
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    keep = ~input.isnan()
+    return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product over one ``dim`` (or all elements); integer inputs give int64."""
+    input = dtype_arg(input, dtype)
+    return apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
 
 
 class Prod(Op):
@@ -57,14 +111,67 @@ class Prod(Op):
 
 
 def _prod_of_others(x, d):
-    from .._functional import cat
     n = x.shape[d]
     if n == 0:
         return x
     ones = x.new_ones(x.narrow(d, 0, 1).shape)
-    before = cat([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
-    after = cat([x.narrow(d, 1, n - 1), ones], d).flip(d).cumprod(d).flip(d)
+    before = apply(Cat, ones, x.narrow(d, 0, n - 1), dim=d).cumprod(d)
+    after = apply(Cat, x.narrow(d, 1, n - 1), ones, dim=d).flip(d).cumprod(d).flip(d)
     return before * after
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0)."""
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    dims = dims_arg(dim, input.ndim)
+    c = _correction(unbiased, correction)
+    n = _count(input.shape, dims)
+    centered = input - mean(input, dims, keepdim=True)
+    ss = sum(centered * centered, dims, keepdim)
+    # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an error.
+    return with_out(ss / (n - c) if n - c > 0 else ss / 0.0, out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
+    where it is zero, as in PyTorch."""
+    return with_out(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)), out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def _sqrt_zero_grad(s):
+    if not (s.requires_grad and STATE.enabled):
+        return s.sqrt()
+    zero = s == 0
+    safe = s.masked_fill(zero, 1.0).sqrt()
+    return safe.masked_fill(zero, 0.0)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
+    return with_out(apply(Amax, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return with_out(apply(Amin, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
 
 
 class Amax(Op):
@@ -87,6 +194,33 @@ class Amin(Amax):
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
         return np.min(x, axis=dim, keepdims=keepdim)
+
+
+def _extreme(name, whole, arg, input, dim, keepdim, other):
+    if isinstance(dim, Tensor):
+        other, dim = dim, None
+    if other is not None:
+        return maximum(input, other) if name == "max" else minimum(input, other)
+    if dim is None:
+        return apply(whole, input)
+    d = _wrap_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    idx = apply(arg, input, dim=d if input.ndim else None, keepdim=True)
+    values = input.gather(d, idx) if input.ndim else input.clone()
+    if not keepdim and input.ndim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices(name, values, idx)
+
+
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
+    """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
+    elementwise ``maximum``."""
+    return _extreme("max", Max, Argmax, input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    return _extreme("min", Min, Argmin, input, dim, keepdim, other)
 
 
 class Max(Amax):
@@ -131,13 +265,32 @@ def _check_nonempty(x, dim, name, error=RuntimeError, hint=" Specify the reducti
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def argmax(input, dim=None, keepdim=False):
+    """Index of the first maximal element (over the flattened input when ``dim`` is None);
+    NaN counts as the maximum. RuntimeError for bool input."""
+    return _arg_extreme("argmax", Argmax, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg_extreme("argmin", Argmin, input, dim, keepdim)
+
+
+def _arg_extreme(name, op, input, dim, keepdim):
+    if input.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    d = None if dim is None else _wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return zeros((), dtype=_dtype.int64)
+    return apply(op, input, dim=d, keepdim=keepdim)
+
+
 class Argmax(Op):
     differentiable = False
     promote = None
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        return _arg_extreme(np.argmax, "argmax", x, dim, keepdim)
+        return _arg_extreme_kernel(np.argmax, "argmax", x, dim, keepdim)
 
 
 class Argmin(Op):
@@ -146,15 +299,20 @@ class Argmin(Op):
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        return _arg_extreme(np.argmin, "argmin", x, dim, keepdim)
+        return _arg_extreme_kernel(np.argmin, "argmin", x, dim, keepdim)
 
 
-def _arg_extreme(fn, name, x, dim, keepdim):
+def _arg_extreme_kernel(fn, name, x, dim, keepdim):
     _check_nonempty(x, None if dim is None else (dim,), name, IndexError, "")
     if dim is None:
         r = fn(x)
         return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
     return fn(x, axis=dim, keepdims=keepdim)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    input = dtype_arg(input, dtype)
+    return with_out(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
 
 class Cumsum(Op):
@@ -170,6 +328,11 @@ class Cumsum(Op):
     def backward(ctx, g):
         d = ctx.attrs["dim"]
         return (g.flip(d).cumsum(d).flip(d),)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    input = dtype_arg(input, dtype)
+    return with_out(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
 
 
 class Cumprod(Op):
@@ -201,132 +364,21 @@ class Cumprod(Op):
         return (contrib.sum(-1).movedim(-1, d),)
 
 
-class VectorNorm(Op):
-    """``(sum |x|^ord)^(1/ord)`` over ``dim``; ``ord`` may also be 0 (count of nonzeros) or
-    +-inf (largest/smallest magnitude). Gradients follow PyTorch's ``norm_backward``: zero
-    where the norm is zero, and shared evenly between tied extremes for +-inf."""
-    promote = None
-    save_output = True
-
-    @staticmethod
-    def forward(x, ord, dim, keepdim):
-        a = np.abs(x)
-        if ord == np.inf:
-            return np.max(a, axis=dim, keepdims=keepdim)
-        if ord == -np.inf:
-            return np.min(a, axis=dim, keepdims=keepdim)
-        if ord == 0:
-            return np.sum(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
-        if ord == 1:
-            return np.sum(a, axis=dim, keepdims=keepdim)
-        with np.errstate(divide="ignore", over="ignore"):
-            if ord == 2:
-                return np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim))
-            return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
-
-    @staticmethod
-    def backward(ctx, g):
-        x = ctx.input(0)
-        ord, dim, keepdim = ctx.attrs["ord"], ctx.attrs["dim"], ctx.attrs["keepdim"]
-        norm = expand_back(ctx.output, x.shape, dim, keepdim)
-        g = expand_back(g, x.shape, dim, keepdim)
-        if ord == 0:
-            return (g * 0,)
-        if ord == 1:
-            return (x.sign() * g,)
-        if ord == 2:
-            return (x * (g / norm).masked_fill(norm == 0, 0),)
-        if ord in (np.inf, -np.inf):
-            a = x.abs()
-            mask = ((a == norm) | a.isnan()).to(g.dtype)
-            count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
-            return (x.sign() * (g / count) * mask,)
-        if ord < 1:
-            scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
-            return (scaled * g * norm.pow(1 - ord),)
-        scale = (g / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
-        if ord < 2:
-            return (x.sign() * x.abs().pow(ord - 1) * scale,)
-        return (x * x.abs().pow(ord - 2) * scale,)
+def all(input, dim=None, keepdim=False, *, out=None):
+    """True where every element along ``dim`` is nonzero (bool result)."""
+    return with_out(_bool_reduce(np.all, input, dim, keepdim), out)
 
 
-class Logsumexp(Op):
-    """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
-    promote = "float"
-    save_output = True
-
-    @staticmethod
-    def forward(x, dim, keepdim=False):
-        with np.errstate(divide="ignore", invalid="ignore"):  # -inf and nan results, silently
-            if x.size == 0:
-                return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
-            m = np.max(x, axis=dim, keepdims=True)
-            m = np.where(np.isfinite(m), m, 0)
-            out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
-        return out if keepdim else np.squeeze(out, axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        x = ctx.input(0)
-        dim, keepdim = ctx.attrs["dim"], ctx.attrs.get("keepdim", False)
-        out = expand_back(ctx.output, x.shape, dim, keepdim)
-        return (expand_back(g, x.shape, dim, keepdim) * (x - out).exp(),)
+def any(input, dim=None, keepdim=False, *, out=None):
+    return with_out(_bool_reduce(np.any, input, dim, keepdim), out)
 
 
-class Softmax(Op):
-    promote = "float"
-    save_inputs = False
-    save_output = True
-
-    @staticmethod
-    def forward(x, dim):
-        if x.size == 0:
-            return x.copy()
-        with np.errstate(invalid="ignore"):  # rows of -inf or with nan give nan, silently
-            e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-            e /= np.sum(e, axis=dim, keepdims=True)
-        return e
-
-    @staticmethod
-    def backward(ctx, g):
-        out = ctx.output
-        d = ctx.attrs["dim"]
-        return (out * (g - (g * out).sum(d, keepdim=True)),)
+def _bool_reduce(fn, input, dim, keepdim):
+    dims = dims_arg(dim, input.ndim)
+    r = np.asarray(fn(input._data, axis=dims, keepdims=keepdim))
+    # PyTorch keeps uint8 for uint8 inputs (the pre-bool convention); everything else gives bool.
+    return Tensor._make(r.astype(np.uint8) if input.dtype is _dtype.uint8 else r)
 
 
-class LogSoftmax(Op):
-    promote = "float"
-    save_inputs = False
-    save_output = True
-
-    @staticmethod
-    def forward(x, dim):
-        if x.size == 0:
-            return x.copy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shifted = x - np.max(x, axis=dim, keepdims=True)
-            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
-        return shifted
-
-    @staticmethod
-    def backward(ctx, g):
-        out = ctx.output
-        d = ctx.attrs["dim"]
-        return (g - out.exp() * g.sum(d, keepdim=True),)
-
-
-class Argsort(Op):
-    """Indices that sort ``x`` along ``dim`` (stable), ascending or descending."""
-    differentiable = False
-    promote = None
-
-    @staticmethod
-    def forward(x, dim=-1, descending=False):
-        if descending:
-            # Reverse a stable ascending sort of the reversed axis: ties keep their order,
-            # and NaN (sorted last ascending) comes first, as in PyTorch.
-            n = x.shape[dim]
-            flipped = np.flip(x, axis=dim)
-            idx = np.argsort(flipped, axis=dim, kind="stable")
-            return np.flip(n - 1 - idx, axis=dim)
-        return np.argsort(x, axis=dim, kind="stable")
+def count_nonzero(input, dim=None):
+    return (input != 0).sum(dim)

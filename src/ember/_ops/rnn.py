@@ -36,6 +36,7 @@ from scipy import special as _special
 from .. import _backend
 from ..autograd.grad_mode import STATE
 from .core import Op, apply
+from .join import cat
 
 # The modes and their gate counts G: the weights stack G blocks of hidden_size rows.
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -314,7 +315,6 @@ def _split_tensor(flat, layout):
 def _composed_layer(mode, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, reverse):
     """:class:`RNNLayer` written with one ember op per product and gate, so that the engine can
     differentiate it; returns (output, h_n) and for an LSTM c_n too."""
-    from .._functional import cat
     H = w_hh.shape[0] // GATES[mode]
     gx = x @ w_ih.mT if b_ih is None else x @ w_ih.mT + b_ih
     h, c, outputs = hx, cx, {}

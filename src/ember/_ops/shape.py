@@ -1,14 +1,74 @@
-"""Shape, view, indexing and copy ops.
+"""Shape and view ops: each public function, then its op entry.
 
-Views (``is_view``) share storage and the version counter with their input. Indexing
-derivatives scatter the gradient back with accumulation, so repeated indices add up.
+Views (``is_view``) share storage and the version counter with their input; ``reshape``,
+``expand`` and friends check their arguments with PyTorch's errors before any kernel runs.
 """
+import builtins
+
 import numpy as np
 
-from .. import _backend
-from ..autograd.grad_mode import STATE
-from . import core
-from .core import Op
+from .. import _dtype
+from .._tensor import _wrap_dim
+from .args import dims_arg, product, shape_arg
+from .core import Op, apply
+
+
+def _infer_shape(shape, numel, input_shape):
+    if -1 not in shape and product(shape) == numel and builtins.min(shape, default=0) >= 0:
+        return tuple(shape)  # nothing to infer and nothing wrong: the common case, kept short
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(_shape_text(shape))}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _shape_text(shape):
+    return shape
+
+
+def reshape(input, *shape):
+    """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
+    shape = _infer_shape(shape_arg(shape), input.numel(), input.shape)
+    if shape == input._data.shape:
+        return apply(View, input, shape=shape) if input.requires_grad else input._alias()
+    return apply(View, input, shape=shape)
+
+
+def view(input, *shape):
+    """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
+    ``reshape``). ``view(dtype)`` is not supported."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise NotImplementedError("view(dtype) is not supported by ember")
+    shape = _infer_shape(shape_arg(shape), input.numel(), input.shape)
+    if not input._data.flags.c_contiguous:  # a contiguous array always has the view
+        probe = input._data.view()
+        try:
+            probe.shape = shape
+        except AttributeError:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                               "least one dimension spans across two contiguous subspaces). Use "
+                               ".reshape(...) instead.") from None
+    return apply(View, input, shape=shape)
+
+
+def view_as(input, other):
+    return view(input, other.shape)
+
+
+def reshape_as(input, other):
+    return reshape(input, other.shape)
 
 
 class View(Op):
@@ -27,12 +87,69 @@ class View(Op):
         return (g.reshape(ctx.shapes[0]),)
 
 
-class Unsqueeze(View):
-    pass
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input.shape
+    return reshape(input, tuple(shape[:s]) + (-1 if input.numel() else product(shape[s:e + 1]),) + tuple(shape[e + 1:]))
+
+
+def ravel(input):
+    return reshape(input, -1)
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.ndim)
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = product(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = input.shape[d] // known if known else 0
+    if product(sizes) != input.shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({input.shape[d]}) in the input tensor")
+    return reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+
+
+def squeeze(input, dim=None):
+    """Removes size-1 dimensions (only those in ``dim`` when given)."""
+    shape = input.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+    else:
+        dims = dims_arg(dim, input.ndim) or ()
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    return apply(Squeeze, input, shape=new)
 
 
 class Squeeze(View):
     pass
+
+
+def unsqueeze(input, dim):
+    d = _wrap_dim(dim, input.ndim + 1)
+    shape = tuple(input.shape)
+    return apply(Unsqueeze, input, shape=shape[:d] + (1,) + shape[d:])
+
+
+class Unsqueeze(View):
+    pass
+
+
+def permute(input, *dims):
+    dims = shape_arg(dims)
+    if sorted(dims) == list(range(input.ndim)):
+        return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
+                           f"match the length of the desired ordering of dimensions i.e. input.dim() "
+                           f"= {input.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(Permute, input, dims=dims)
 
 
 class Permute(Op):
@@ -47,6 +164,73 @@ class Permute(Op):
     @staticmethod
     def backward(ctx, g):
         return (g.permute(tuple(np.argsort(ctx.attrs["dims"]).tolist())),)
+
+
+def transpose(input, dim0, dim1):
+    n = input.ndim
+    if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return input._alias() if not input.requires_grad else apply(View, input, shape=tuple(input.shape))
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    dims = list(range(n))
+    dims[d0], dims[d1] = d1, d0
+    return apply(Permute, input, dims=tuple(dims))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    """Transpose of a tensor with at most 2 dimensions; RuntimeError otherwise."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    n = input.ndim
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def expand(input, *sizes):
+    """Broadcast view to ``sizes`` (-1 keeps a dimension); RuntimeError naming both shapes."""
+    sizes = shape_arg(sizes)
+    shape = tuple(input.shape)
+    if len(sizes) < len(shape):
+        from .._legacy import type_name
+        raise RuntimeError(f"expand({type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
+                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+            target.append(s)
+        else:
+            cur = shape[i - lead]
+            if s == -1:
+                target.append(cur)
+            elif cur == 1 or cur == s:
+                target.append(s)
+            else:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
+                                   f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                                   f"Tensor sizes: {list(shape)}")
+    target = tuple(target)
+    if target == shape:
+        return input._alias() if not input.requires_grad else apply(View, input, shape=shape)
+    return apply(Expand, input, shape=target)
 
 
 class Expand(Op):
@@ -64,241 +248,46 @@ class Expand(Op):
         return (g,)
 
 
-class Slice(Op):
-    """Basic indexing (ints, slices, None, Ellipsis): a view."""
-    promote = None
-    save_inputs = False
-    is_view = True
-
-    @staticmethod
-    def forward(x, index):
-        out = x[index]
-        # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
-
-    @staticmethod
-    def backward(ctx, g):
-        if not STATE.enabled:
-            # No graph of the gradient is wanted: scatter into fresh zeros directly instead
-            # of copying them first (IndexPut's out-of-place contract).
-            out = np.zeros(ctx.shapes[0], g._data.dtype)
-            _backend.index_add_at(out, ctx.attrs["index"], g._data)
-            return (core._Tensor._make(out),)
-        zeros = g.new_zeros(ctx.shapes[0])
-        return (zeros.index_put(ctx.attrs["index"], g, accumulate=True),)
+def expand_as(input, other):
+    return expand(input, other.shape)
 
 
-class Index(Slice):
-    """Advanced indexing (integer or boolean arrays): a copy."""
-    is_view = False
+def broadcast_to(input, shape):
+    return expand(input, shape)
 
 
-class IndexPut(Op):
-    """``x`` with ``values`` written at ``index`` (added there when ``accumulate``)."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, values, index, accumulate=False):
-        out = x.copy()
-        if accumulate:
-            _backend.index_add_at(out, index, values)
-        else:
-            out[index] = values
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        index, accumulate = ctx.attrs["index"], ctx.attrs.get("accumulate", False)
-        gx = gv = None
-        if ctx.needs_input_grad[0]:
-            gx = g if accumulate else g.index_put(index, g.new_zeros(()))
-        if ctx.needs_input_grad[1]:
-            gv = g[index]
-        return gx, gv
+def broadcast_shapes(*shapes):
+    try:
+        return np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes])
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: {list(shapes)}") from None
 
 
-def _grid(index, dim):
-    """Full advanced index that addresses ``x[..., index[i], ...]`` along ``dim``."""
-    grid = list(np.indices(index.shape, sparse=True))
-    grid[dim] = index
-    return tuple(grid)
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
 
 
-def _fit(src, index):
-    """``src`` cut down to the shape of ``index`` (scatter reads only that corner)."""
-    if src.shape == index.shape:
-        return src
-    return src[tuple(slice(0, n) for n in index.shape)]
+def sum_to_size(input, *size):
+    """Sums ``input`` down to ``size`` (the inverse of broadcasting to ``input``'s shape)."""
+    size = shape_arg(size)
+    shape = tuple(input.shape)
+    if size == shape:
+        return input
+    lead = len(shape) - len(size)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(size) if s == 1 and shape[i + lead] != 1)
+    r = input.sum(dims, keepdim=True) if dims else input
+    return reshape(r, size) if lead else r
 
 
-class Gather(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, dim, index):
-        return x[_grid(index, dim)]
-
-    @staticmethod
-    def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        return (g.new_zeros(ctx.shapes[0]).index_put(_grid(index, dim), g, accumulate=True),)
+def contiguous(input, memory_format=None):
+    if input._data.flags.c_contiguous:
+        return input
+    return apply(Clone, input)
 
 
-class Scatter(Op):
-    """``scatter``: ``out[..., index[i], ...] = src[i]``; ``src`` may be a Python number."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, src, dim, index):
-        out = x.copy()
-        out[_grid(index, dim)] = src if np.ndim(src) == 0 else _fit(src, index)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        grid = _grid(index, dim)
-        gx = g.index_put(grid, g.new_zeros(())) if ctx.needs_input_grad[0] else None
-        gsrc = _unfit(g[grid], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        return gx, gsrc
-
-
-class ScatterAdd(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, src, dim, index):
-        out = x.copy()
-        _backend.index_add_at(out, _grid(index, dim), _fit(src, index))
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        gsrc = _unfit(g[_grid(index, dim)], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        return g, gsrc
-
-
-def _unfit(g, shape):
-    """Pads a gradient of the ``index``-shaped corner with zeros up to ``shape``."""
-    if tuple(g.shape) == tuple(shape):
-        return g
-    return g.new_zeros(shape).index_put(tuple(slice(0, n) for n in g.shape), g)
-
-
-class Cat(Op):
-    promote = "promote"
-    save_inputs = False
-
-    @staticmethod
-    def forward(*xs, dim=0):
-        return np.concatenate(xs, axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        dim = ctx.attrs.get("dim", 0)
-        grads, offset = [], 0
-        for shape, need in zip(ctx.shapes, ctx.needs_input_grad):
-            n = shape[dim] if len(shape) > dim else 0
-            grads.append(g.narrow(dim, offset, n) if need else None)
-            offset += n
-        return tuple(grads)
-
-
-class Flip(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, dims):
-        return np.flip(x, dims).copy()
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g.flip(ctx.attrs["dims"]),)
-
-
-class Roll(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, shifts, dims):
-        return np.roll(x, shifts, dims)
-
-    @staticmethod
-    def backward(ctx, g):
-        shifts, dims = ctx.attrs["shifts"], ctx.attrs["dims"]
-        back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
-        return (g.roll(back, dims),)
-
-
-class Tril(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, diagonal=0):
-        return np.tril(x, diagonal)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g.tril(ctx.attrs.get("diagonal", 0)),)
-
-
-class Triu(Op):
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, diagonal=0):
-        return np.triu(x, diagonal)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g.triu(ctx.attrs.get("diagonal", 0)),)
-
-
-class Diagonal(Op):
-    promote = None
-    save_inputs = False
-    is_view = True
-
-    @staticmethod
-    def forward(x, offset=0, dim1=0, dim2=1):
-        return np.diagonal(x, offset, dim1, dim2)
-
-    @staticmethod
-    def backward(ctx, g):
-        a = ctx.attrs
-        zeros = g.new_zeros(ctx.shapes[0])
-        return (zeros.diagonal_scatter(g, a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1)),)
-
-
-class DiagonalScatter(Op):
-    """``x`` with ``src`` written on its diagonal (``torch.diagonal_scatter``)."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, src, offset=0, dim1=0, dim2=1):
-        out = x.copy()
-        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))
-        n = np.diagonal(moved, offset, -2, -1).shape[-1]
-        rows = np.arange(n) + max(-offset, 0)
-        moved[..., rows, rows + offset] = src
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        a = ctx.attrs
-        args = (a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
-        return (g.diagonal_scatter(g.new_zeros(()).expand(g.diagonal(*args).shape), *args),
-                g.diagonal(*args))
+def clone(input, *, memory_format=None):
+    return apply(Clone, input, contiguous=memory_format is not None and memory_format != "preserve_format")
 
 
 class Clone(Op):
@@ -312,17 +301,3 @@ class Clone(Op):
     @staticmethod
     def backward(ctx, g):
         return (g,)
-
-
-class ToDtype(Op):
-    """Cast to another dtype; the gradient is cast back (and dropped for integer inputs)."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, dtype):
-        return x.astype(dtype.np)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g.to(ctx.dtypes[0]),)

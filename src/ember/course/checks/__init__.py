@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Mismatch", "check", "for_module", "CHECKS", "same", "close", "raises_like"]
+__all__ = ["Mismatch", "check", "for_module", "CHECKS", "same", "close", "raises_like", "differential"]
 
 CHECKS = {}
 
@@ -91,3 +91,32 @@ def raises_like(what, fn, exception):
     except Exception as exc:
         raise Mismatch(f"{what}: raised {type(exc).__name__}, expected {exception.__name__}") from None
     raise Mismatch(f"{what}: raised nothing, expected {exception.__name__}")
+
+
+def differential(what, fn, *arrays, grad=True, rtol=1e-5, atol=1e-6, seed=0):
+    """``fn(lib, *tensors)`` in ember and in torch on the same ``arrays``: the values, and for
+    float inputs the gradients of a random projection of the output, must agree.
+
+    Raises:
+        Mismatch: naming ``what``, the first input and the differing value or gradient.
+    """
+    import ember
+    import torch
+    wants = [grad and np.asarray(a).dtype.kind == "f" for a in arrays]
+    e_in = [ember.tensor(np.array(a), requires_grad=w) for a, w in zip(arrays, wants)]
+    t_in = [torch.tensor(np.array(a), requires_grad=w) for a, w in zip(arrays, wants)]
+    e_out, t_out = fn(ember, *e_in), fn(torch, *t_in)
+    close(f"{what}: value", e_out, t_out, rtol=rtol, atol=atol, input=arrays[0])
+    if not any(wants):
+        return
+    upstream = np.random.default_rng(seed).standard_normal(tuple(t_out.shape)).astype(_array(t_out).dtype)
+    t_grads = torch.autograd.grad(t_out, [t for t, w in zip(t_in, wants) if w], torch.tensor(upstream),
+                                  allow_unused=True)
+    e_grads = ember.autograd.grad(e_out, [e for e, w in zip(e_in, wants) if w], ember.tensor(upstream),
+                                  allow_unused=True)
+    for k, (e, t) in enumerate(zip(e_grads, t_grads)):
+        if t is None and e is None:
+            continue
+        if e is None or t is None:
+            raise Mismatch(f"{what}: gradient of input {k} is {'missing' if e is None else 'not expected'}")
+        close(f"{what}: gradient of input {k}", e, t, rtol=rtol, atol=atol, input=arrays[0])

@@ -1,0 +1,108 @@
+"""Argument handling shared by the public op functions: PyTorch's ``dim``, ``dtype=``,
+``out=`` and ``*shape`` conventions, its C type names in messages, and the
+``(values, indices)`` result of ``max``, ``sort``, ``topk``...
+
+Nothing here runs a kernel; each helper turns one argument convention into what the op
+entries expect, with PyTorch's error when it cannot.
+"""
+import numpy as np
+
+from .. import _memory
+from .._creation import tensor
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
+from .core import write_into
+
+__all__ = ["tensor_arg", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "quiet",
+           "c_type_name", "values_indices"]
+
+
+def tensor_arg(x):
+    """``x`` as a Tensor (Python numbers become 0-dim tensors of their own dtype)."""
+    return x if isinstance(x, Tensor) else tensor(x)
+
+
+def dims_arg(dim, ndim):
+    """``dim`` (None, int, or sequence) as a sorted tuple of non-negative axes, or None for
+    every axis. IndexError for an axis out of range, RuntimeError for a repeated one."""
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        axes = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+        if len(set(axes)) != len(axes):
+            raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
+        return tuple(a for a in axes if a < ndim) if ndim else ()
+    d = _wrap_dim(dim, ndim)
+    return (d,) if ndim else ()
+
+
+def dtype_arg(input, dtype):
+    """``input`` cast to the ``dtype=`` argument of a reduction, when one is given."""
+    return input if dtype is None else input.to(dtype)
+
+
+def shape_arg(shape):
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(map(int, shape))
+
+
+def product(sizes):
+    """The product of ``sizes`` (1 for none): an element count."""
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def with_out(result, out):
+    """``result``, or ``result`` written into the ``out=`` tensor (resized when its shape
+    differs, as PyTorch does). RuntimeError when either requires grad."""
+    if out is None:
+        return result
+    if STATE.enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError("out=... arguments don't support automatic differentiation, but one of "
+                           "the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        out._data = np.empty(result.shape, out._data.dtype)
+        _memory.track(out._data)
+    write_into(out, result)
+    return out
+
+
+def quiet(kernel):
+    """``kernel`` computing without NumPy's floating-point warnings: inf and nan results are
+    values in PyTorch, not events."""
+    def wrapped(*arrays, **attrs):
+        with np.errstate(all="ignore"):
+            return kernel(*arrays, **attrs)
+    return wrapped
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def c_type_name(dtype):
+    """The C++ name PyTorch's messages use for ``dtype`` ("float", "long int", ...)."""
+    return _C_NAMES[dtype.name]
+
+
+class ValuesIndices(tuple):
+    """The ``(values, indices)`` named tuple of ``max``, ``min``, ``sort``, ``topk``..."""
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def values_indices(name, values, indices):
+    """``(values, indices)`` printed as ``ember.return_types.<name>``."""
+    r = ValuesIndices((values, indices))
+    r._name = f"ember.return_types.{name}"
+    return r

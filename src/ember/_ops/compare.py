@@ -1,0 +1,192 @@
+"""Comparisons, logic and bit operations: each public function, then its op entry.
+
+Their results are bool (or integer, for bit operations) and carry no gradient, so each entry
+is one row made by :func:`predicate`: a name, a NumPy kernel and the dtype rule. The PyTorch
+page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
+"""
+import builtins
+
+import numpy as np
+
+from .args import with_out
+from .core import _NAMES, Op, apply
+
+
+def predicate(name, kernel, *, promote="promote"):
+    """A new op entry ``name`` without a gradient: ``kernel`` on the (promoted) arrays."""
+    return type(name, (Op,), {"promote": promote, "differentiable": False,
+                              "forward": staticmethod(kernel), "__module__": __name__})
+
+
+def _integral_only(kernel, kernel_name):
+    """``kernel`` refusing floating-point operands, as PyTorch's bitwise kernels do."""
+    def checked(*arrays):
+        for a in arrays:
+            kind = a.dtype if isinstance(a, np.ndarray) else np.result_type(a)
+            if kind.kind == "f":
+                raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
+        return kernel(*arrays)
+    return checked
+
+
+# ---- comparisons (broadcasting, after type promotion) ---------------------------------------------
+def eq(input, other, *, out=None):
+    """``input == other`` elementwise, as bool."""
+    return with_out(apply(Eq, input, other), out)
+
+
+Eq = predicate("Eq", np.equal)
+
+
+def ne(input, other, *, out=None):
+    """``input != other`` elementwise, as bool."""
+    return with_out(apply(Ne, input, other), out)
+
+
+Ne = predicate("Ne", np.not_equal)
+not_equal = ne
+
+
+def lt(input, other, *, out=None):
+    """``input < other`` elementwise, as bool."""
+    return with_out(apply(Lt, input, other), out)
+
+
+Lt = predicate("Lt", np.less)
+less = lt
+
+
+def le(input, other, *, out=None):
+    """``input <= other`` elementwise, as bool."""
+    return with_out(apply(Le, input, other), out)
+
+
+Le = predicate("Le", np.less_equal)
+less_equal = le
+
+
+def gt(input, other, *, out=None):
+    """``input > other`` elementwise, as bool."""
+    return with_out(apply(Gt, input, other), out)
+
+
+Gt = predicate("Gt", np.greater)
+greater = gt
+
+
+def ge(input, other, *, out=None):
+    """``input >= other`` elementwise, as bool."""
+    return with_out(apply(Ge, input, other), out)
+
+
+Ge = predicate("Ge", np.greater_equal)
+greater_equal = ge
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise, as bool."""
+    return apply(IsClose, input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+IsClose = predicate("IsClose", np.isclose)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when ``isclose`` holds everywhere (a Python bool)."""
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """True when both have the same shape and elements (a Python bool)."""
+    return tuple(input.shape) == tuple(other.shape) and builtins.bool((input == other).all())
+
+
+# ---- truth values of any dtype -------------------------------------------------------------------
+def logical_not(input, *, out=None):
+    """Elementwise NOT of truth values, as bool."""
+    return with_out(apply(LogicalNot, input), out)
+
+
+LogicalNot = predicate("LogicalNot", np.logical_not, promote=None)
+
+
+def logical_and(input, other, *, out=None):
+    """Elementwise AND of truth values, as bool."""
+    return with_out(apply(LogicalAnd, input, other), out)
+
+
+LogicalAnd = predicate("LogicalAnd", np.logical_and, promote=None)
+
+
+def logical_or(input, other, *, out=None):
+    """Elementwise OR of truth values, as bool."""
+    return with_out(apply(LogicalOr, input, other), out)
+
+
+LogicalOr = predicate("LogicalOr", np.logical_or, promote=None)
+
+
+def logical_xor(input, other, *, out=None):
+    """Elementwise XOR of truth values, as bool."""
+    return with_out(apply(LogicalXor, input, other), out)
+
+
+LogicalXor = predicate("LogicalXor", np.logical_xor, promote=None)
+
+
+# ---- bits of integer and bool tensors (NotImplementedError for floating point) -------------------
+def bitwise_not(input, *, out=None):
+    """Bitwise NOT (logical NOT for bool)."""
+    return with_out(apply(BitwiseNot, input), out)
+
+
+BitwiseNot = predicate("BitwiseNot", _integral_only(np.invert, "bitwise_not_cpu"), promote=None)
+
+
+def bitwise_and(input, other, *, out=None):
+    """Bitwise AND."""
+    return with_out(apply(BitwiseAnd, input, other), out)
+
+
+BitwiseAnd = predicate("BitwiseAnd", _integral_only(np.bitwise_and, "bitwise_and_cpu"))
+
+
+def bitwise_or(input, other, *, out=None):
+    """Bitwise OR."""
+    return with_out(apply(BitwiseOr, input, other), out)
+
+
+BitwiseOr = predicate("BitwiseOr", _integral_only(np.bitwise_or, "bitwise_or_cpu"))
+
+
+def bitwise_xor(input, other, *, out=None):
+    """Bitwise XOR."""
+    return with_out(apply(BitwiseXor, input, other), out)
+
+
+BitwiseXor = predicate("BitwiseXor", _integral_only(np.bitwise_xor, "bitwise_xor_cpu"))
+
+
+# ---- floating-point classes ----------------------------------------------------------------------
+def isnan(input, *, out=None):
+    """True where the element is NaN."""
+    return with_out(apply(IsNan, input), out)
+
+
+IsNan = predicate("IsNan", np.isnan, promote=None)
+
+
+def isinf(input, *, out=None):
+    """True where the element is +inf or -inf."""
+    return with_out(apply(IsInf, input), out)
+
+
+IsInf = predicate("IsInf", np.isinf, promote=None)
+
+
+def isfinite(input, *, out=None):
+    """True where the element is neither inf nor NaN."""
+    return with_out(apply(IsFinite, input), out)
+
+
+IsFinite = predicate("IsFinite", np.isfinite, promote=None)

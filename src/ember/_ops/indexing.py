@@ -1,0 +1,383 @@
+"""Indexing: ``tensor[index]``, ``tensor[index] = value``, ``gather``, ``scatter``,
+``index_select``, masks and ``nonzero``: each public function, then its op entry.
+
+Indexing derivatives scatter the gradient back with accumulation, so repeated indices add up.
+"""
+import builtins
+
+import numpy as np
+
+from .. import _backend, _dtype
+from .._creation import full, tensor
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
+from . import core
+from .args import c_type_name, with_out
+from .core import Op, apply
+from .inplace import write_result
+from .pointwise_binary import Where
+from .shape import expand, broadcast_shapes
+
+
+def _index_arg(index):
+    """``index`` with Tensors turned into arrays; also says whether it is basic (a view)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out, basic = [], True
+    for i in index:
+        kind = type(i)
+        if kind is int:
+            out.append(i)
+            continue
+        if kind is slice and (i.step is None or i.step > 0):
+            out.append(i)
+            continue
+        if isinstance(i, Tensor):
+            if i.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            a = i._data
+            if a.dtype == np.uint8:
+                a = a.astype(bool)
+            if a.ndim == 0 and a.dtype != np.bool_:
+                out.append(int(a))
+                continue
+            out.append(a)
+            basic = False
+        elif isinstance(i, (list, np.ndarray)):
+            a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
+            if a.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(a)
+            basic = False
+        elif isinstance(i, builtins.bool):
+            out.append(i)
+            basic = False
+        elif i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)):
+            if isinstance(i, slice) and i.step is not None and i.step <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(i)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(i).__name__})")
+    return tuple(out), basic
+
+
+def getitem(self, index):
+    """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
+    index, basic = _index_arg(index)
+    try:
+        return apply(Slice if basic else Index, self, index=index)
+    except IndexError as e:
+        raise _index_error(e, self) from None
+
+
+def _index_error(e, self):
+    """NumPy's IndexError in PyTorch's words."""
+    text = str(e)
+    if text.startswith("too many indices"):
+        if self.ndim == 0:
+            return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        return IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return IndexError(text.replace("axis", "dimension"))
+
+
+def setitem(self, index, value):
+    """``self[index] = value``, recorded as an in-place ``index_put``."""
+    write_result(self, index_put(self, _index_arg(index)[0], value))
+
+
+class Slice(Op):
+    """Basic indexing (ints, slices, None, Ellipsis): a view."""
+    promote = None
+    save_inputs = False
+    is_view = True
+
+    @staticmethod
+    def forward(x, index):
+        out = x[index]
+        # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
+        return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
+
+    @staticmethod
+    def backward(ctx, g):
+        if not STATE.enabled:
+            # No graph of the gradient is wanted: scatter into fresh zeros directly instead
+            # of copying them first (IndexPut's out-of-place contract).
+            out = np.zeros(ctx.shapes[0], g._data.dtype)
+            _backend.index_add_at(out, ctx.attrs["index"], g._data)
+            return (core._Tensor._make(out),)
+        zeros = g.new_zeros(ctx.shapes[0])
+        return (zeros.index_put(ctx.attrs["index"], g, accumulate=True),)
+
+
+class Index(Slice):
+    """Advanced indexing (integer or boolean arrays): a copy."""
+    is_view = False
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written (or added, ``accumulate=True``) at ``indices``."""
+    index = indices if isinstance(indices, tuple) and builtins.all(not isinstance(i, Tensor) for i in indices) \
+        and _is_array_index(indices) else _index_arg(indices)[0]
+    if not isinstance(values, Tensor):
+        values = full((), values, dtype=input.dtype)
+    elif values.dtype is not input.dtype:
+        values = values.to(input.dtype)
+    try:
+        return apply(IndexPut, input, values, index=index, accumulate=accumulate)
+    except IndexError as e:
+        raise _index_error(e, input) from None
+    except RuntimeError:
+        target = np.shape(input._data[index])
+        if _is_array_index(index) and not builtins.any(isinstance(i, np.ndarray) for i in index):
+            expand(values, target)  # basic indexing: PyTorch reports the failed expand
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(target)}") from None
+
+
+def _is_array_index(index):
+    return builtins.all(isinstance(i, (np.ndarray, slice, int, type(None), type(Ellipsis))) for i in index)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    return write_result(input, index_put(input, indices, values, accumulate))
+
+
+class IndexPut(Op):
+    """``x`` with ``values`` written at ``index`` (added there when ``accumulate``)."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, values, index, accumulate=False):
+        out = x.copy()
+        if accumulate:
+            _backend.index_add_at(out, index, values)
+        else:
+            out[index] = values
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        index, accumulate = ctx.attrs["index"], ctx.attrs.get("accumulate", False)
+        gx = gv = None
+        if ctx.needs_input_grad[0]:
+            gx = g if accumulate else g.index_put(index, g.new_zeros(()))
+        if ctx.needs_input_grad[1]:
+            gv = g[index]
+        return gx, gv
+
+
+def _check_index_tensor(name, input, dim, index):
+    if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+    n = input.shape[dim] if input.ndim else 1
+    if index.numel() and (index._data.max() >= n or index._data.min() < -n):
+        bad = index._data.max() if index._data.max() >= n else index._data.min()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+
+
+def _grid(index, dim):
+    """Full advanced index that addresses ``x[..., index[i], ...]`` along ``dim``."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _fit(src, index):
+    """``src`` cut down to the shape of ``index`` (scatter reads only that corner)."""
+    if src.shape == index.shape:
+        return src
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _unfit(g, shape):
+    """Pads a gradient of the ``index``-shaped corner with zeros up to ``shape``."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    return g.new_zeros(shape).index_put(tuple(slice(0, n) for n in g.shape), g)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """``out[i][j] = input[i][index[i][j]]`` (for dim=1): picks along ``dim`` (index int64)."""
+    if input.ndim == 0:
+        return with_out(gather(input.reshape(1), 0, index.reshape(1)).reshape(index.shape), out)
+    d = _wrap_dim(dim, input.ndim)
+    _check_index_tensor("gather", input, d, index)
+    for k in range(input.ndim):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} "
+                               f"to be smaller than self {list(input.shape)} apart from dimension {d}")
+    return with_out(apply(Gather, input, dim=d, index=index._data % builtins.max(input.shape[d], 1)), out)
+
+
+class Gather(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, dim, index):
+        return x[_grid(index, dim)]
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
+        return (g.new_zeros(ctx.shapes[0]).index_put(_grid(index, dim), g, accumulate=True),)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """``input`` with ``src`` (or ``value``) written along ``dim`` at ``index``."""
+    d = _wrap_dim(dim, input.ndim)
+    _check_index_tensor("scatter", input, d, index)
+    if reduce is not None:
+        if reduce in ("add", "sum"):
+            return scatter_add(input, dim, index, src if src is not None else full(index.shape, value, dtype=input.dtype))
+        raise NotImplementedError(f"scatter reduce='{reduce}' is not supported by ember")
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        src = src.to(input.dtype)
+    return apply(Scatter, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+
+
+class Scatter(Op):
+    """``scatter``: ``out[..., index[i], ...] = src[i]``; ``src`` may be a Python number."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, src, dim, index):
+        out = x.copy()
+        out[_grid(index, dim)] = src if np.ndim(src) == 0 else _fit(src, index)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
+        grid = _grid(index, dim)
+        gx = g.index_put(grid, g.new_zeros(())) if ctx.needs_input_grad[0] else None
+        gsrc = _unfit(g[grid], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return gx, gsrc
+
+
+def scatter_add(input, dim, index, src):
+    d = _wrap_dim(dim, input.ndim)
+    _check_index_tensor("scatter_add", input, d, index)
+    return apply(ScatterAdd, input, src.to(input.dtype), dim=d, index=index._data % builtins.max(input.shape[d], 1))
+
+
+class ScatterAdd(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, src, dim, index):
+        out = x.copy()
+        _backend.index_add_at(out, _grid(index, dim), _fit(src, index))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
+        gsrc = _unfit(g[_grid(index, dim)], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return g, gsrc
+
+
+def index_select(input, dim, index, *, out=None):
+    """Entries along ``dim`` at the 1-D (int64/int32) ``index``."""
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    return with_out(getitem(input, (slice(None),) * d + (index.reshape(-1),)), out)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _wrap_dim(dim, input.ndim)
+    src = source if alpha == 1 else source * alpha
+    return index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True)
+
+
+def index_fill(input, dim, index, value):
+    d = _wrap_dim(dim, input.ndim)
+    return index_put(input, (slice(None),) * d + (index._data,), value)
+
+
+def index_copy(input, dim, index, source):
+    d = _wrap_dim(dim, input.ndim)
+    return index_put(input, (slice(None),) * d + (index._data,), source)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` where ``mask`` (bool, broadcastable) is True."""
+    if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{c_type_name(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        v = value.to(input.dtype)
+    else:
+        v = full((), value, dtype=input.dtype)
+    return apply(Where, mask, v, input)
+
+
+def masked_select(input, mask):
+    shape = broadcast_shapes(input.shape, mask.shape)
+    return getitem(expand(input, shape), expand(mask, shape))
+
+
+def masked_scatter(input, mask, source):
+    n = builtins.int(mask._data.sum())
+    return index_put(input, (np.broadcast_to(mask._data, input.shape),), source.reshape(-1)[:n])
+
+
+def take(input, index):
+    return getitem(input.reshape(-1), index.reshape(-1)).reshape(index.shape)
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = _wrap_dim(dim, input.ndim)
+    shape_in = list(input.shape)
+    shape_idx = list(indices.shape)
+    shape_in[d] = shape_idx[d] = 1
+    b = broadcast_shapes(shape_in, shape_idx)
+    si, sx = list(b), list(b)
+    si[d], sx[d] = indices.shape[d], input.shape[d]
+    return gather(expand(input, sx), d, expand(indices, si))
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of nonzero elements: (N, ndim) int64, or a tuple of 1-D index tensors."""
+    idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
+    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if input.ndim else
+                        np.zeros((int(bool(input._data)), 0), np.int64))
+
+
+argwhere = nonzero
+
+
+def one_hot(tensor, num_classes=-1):
+    """(…) int64 class indices to (…, num_classes) int64 one-hot rows. RuntimeError for
+    non-int64 input, negative classes, or classes >= num_classes."""
+    if tensor.dtype is not _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = tensor._data
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1 if data.size else 0
+        if not data.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if data.size and data.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if data.size and data.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))

@@ -1,0 +1,355 @@
+"""Joining, splitting, repeating and rearranging tensors: each public function, then its op
+entry (``torch.cat``, ``split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...)."""
+import builtins
+
+import numpy as np
+
+from .._creation import tensor, zeros
+from .._tensor import Tensor, _wrap_dim
+from .args import product, shape_arg, with_out
+from .core import Op, apply
+from .indexing import Slice
+from .shape import Clone, expand, reshape, unsqueeze
+
+
+def repeat(input, *sizes):
+    sizes = shape_arg(sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    x = reshape(input, (1,) * (len(sizes) - input.ndim) + tuple(input.shape))
+    # Interleave a new axis of each repeat count before each dim, expand, then merge.
+    shape = tuple(x.shape)
+    inter = []
+    for r, s in zip(sizes, shape):
+        inter += [1, s]
+    expanded = expand(reshape(x, inter), [v for r, s in zip(sizes, shape) for v in (r, s)])
+    # Materialised first: repeat always returns new storage, even when every count is 1.
+    return reshape(apply(Clone, expanded), tuple(r * s for r, s in zip(sizes, shape)))
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats, dim=None):
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = _wrap_dim(dim, input.ndim)
+    reps = repeats.tolist() if isinstance(repeats, Tensor) else repeats
+    idx = np.repeat(np.arange(input.shape[d]), reps)
+    return input.index_select(d, tensor(idx))
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them)."""
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
+    d = _wrap_dim(dim, ref.ndim)
+    parts = [t for t in tensors if t is ref or not (t.ndim == 1 and t.shape[0] == 0)]
+    ref_shape = ref._data.shape
+    for i, t in enumerate(parts):
+        shape = t._data.shape
+        if shape == ref_shape:
+            continue
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+        for k in range(ref.ndim):
+            if k != d and shape[k] != ref_shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                                   f"size {ref.shape[k]} but got size {t.shape[k]} for tensor "
+                                   f"number {i} in the list.")
+    if len(parts) == 1:
+        return with_out(parts[0].clone(), out)
+    return with_out(apply(Cat, *parts, dim=d), out)
+
+
+concat = concatenate = cat
+
+
+class Cat(Op):
+    promote = "promote"
+    save_inputs = False
+
+    @staticmethod
+    def forward(*xs, dim=0):
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        dim = ctx.attrs.get("dim", 0)
+        grads, offset = [], 0
+        for shape, need in zip(ctx.shapes, ctx.needs_input_grad):
+            n = shape[dim] if len(shape) > dim else 0
+            grads.append(g.narrow(dim, offset, n) if need else None)
+            offset += n
+        return tuple(grads)
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape) + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+
+
+def narrow(input, dim, start, length):
+    d = _wrap_dim(dim, input.ndim)
+    start = int(start)
+    if start < 0:
+        start += input.shape[d]
+    if start < 0 or start + length > input.shape[d] or length < 0:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({input.shape[d]}).")
+    index = (slice(None),) * d + (slice(start, start + length),)
+    return apply(Slice, input, index=index)
+
+
+def select(input, dim, index):
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    return apply(Slice, input, index=(slice(None),) * d + (index,))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes."""
+    d = _wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [n]
+        if n == 0:
+            sizes = [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    out, offset = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, offset, s))
+        offset += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    if n == 0:
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        bounds = [0] + list(indices_or_sections) + [n]
+        sizes = [builtins.max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    return split(input, sizes, d)
+
+
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return apply(Flip, input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+
+
+class Flip(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, dims):
+        return np.flip(x, dims).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.flip(ctx.attrs["dims"]),)
+
+
+def fliplr(input):
+    return flip(input, (1,))
+
+
+def flipud(input):
+    return flip(input, (0,))
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return reshape(roll(input.reshape(-1), shifts, 0), input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
+    return apply(Roll, input, shifts=shifts, dims=dims)
+
+
+class Roll(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, shifts, dims):
+        return np.roll(x, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        shifts, dims = ctx.attrs["shifts"], ctx.attrs["dims"]
+        back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+        return (g.roll(back, dims),)
+
+
+def tril(input, diagonal=0, *, out=None):
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return with_out(apply(Tril, input, diagonal=diagonal), out)
+
+
+class Tril(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, diagonal=0):
+        return np.tril(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.tril(ctx.attrs.get("diagonal", 0)),)
+
+
+def triu(input, diagonal=0, *, out=None):
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return with_out(apply(Triu, input, diagonal=diagonal), out)
+
+
+class Triu(Op):
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, diagonal=0):
+        return np.triu(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.triu(ctx.attrs.get("diagonal", 0)),)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    n = input.ndim
+    return apply(Diagonal, input, offset=offset, dim1=_wrap_dim(dim1, n), dim2=_wrap_dim(dim2, n))
+
+
+class Diagonal(Op):
+    promote = None
+    save_inputs = False
+    is_view = True
+
+    @staticmethod
+    def forward(x, offset=0, dim1=0, dim2=1):
+        return np.diagonal(x, offset, dim1, dim2)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        zeros = g.new_zeros(ctx.shapes[0])
+        return (zeros.diagonal_scatter(g, a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1)),)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    n = input.ndim
+    return apply(DiagonalScatter, input, src, offset=offset, dim1=_wrap_dim(dim1, n), dim2=_wrap_dim(dim2, n))
+
+
+class DiagonalScatter(Op):
+    """``x`` with ``src`` written on its diagonal (``torch.diagonal_scatter``)."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, src, offset=0, dim1=0, dim2=1):
+        out = x.copy()
+        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))
+        n = np.diagonal(moved, offset, -2, -1).shape[-1]
+        rows = np.arange(n) + max(-offset, 0)
+        moved[..., rows, rows + offset] = src
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        args = (a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
+        return (g.diagonal_scatter(g.new_zeros(()).expand(g.diagonal(*args).shape), *args),
+                g.diagonal(*args))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input.shape[-1] + builtins.abs(offset)
+    base = zeros(tuple(input.shape[:-1]) + (n, n), dtype=input.dtype)
+    return diagonal_scatter(base, input, offset, -2, -1).movedim((-2, -1), (dim1, dim2)) \
+        if (dim1, dim2) != (-2, -1) else diagonal_scatter(base, input, offset, -2, -1)
+
+
+def diag(input, diagonal=0):
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    return input.diagonal(diagonal)  # the argument hides the function
+
+
+def trace(input):
+    return diagonal(input).sum()
+
+
+def cartesian_prod(*tensors):
+    grids = np.meshgrid(*[t._data for t in tensors], indexing="ij")
+    return Tensor._make(np.stack([g.reshape(-1) for g in grids], axis=1)) if len(tensors) > 1 else tensors[0].clone()
+
+
+def meshgrid(*tensors, indexing="ij"):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    n = len(tensors)
+    shape = [t.numel() for t in tensors]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * n
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        view_shape[pos] = -1
+        out.append(expand(t.reshape(view_shape), shape))
+    return tuple(out)

@@ -1,0 +1,416 @@
+"""Elementwise arithmetic of two (or three) tensors: each public function, then its op entry.
+
+Binary ops broadcast and promote as PyTorch does; the engine sums each gradient back to its
+input's shape. Derivatives follow PyTorch's ``tools/autograd/derivatives.yaml`` where it makes
+a choice (ties of ``maximum`` split the gradient; ``clamp`` passes it where
+``min <= x <= max``).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._creation import full, tensor
+from .._tensor import Tensor
+from .args import quiet, tensor_arg, with_out
+from .core import Op, _type_name, apply
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    return with_out(apply(Add, input, other, alpha=alpha) if alpha != 1 else apply(Add, input, other), out)
+
+
+class Add(Op):
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        return a + b if alpha == 1 else a + alpha * b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.attrs.get("alpha", 1)
+        return g, (g if alpha == 1 else g * alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``; RuntimeError when either operand is bool."""
+    _check_sub(input, other)
+    return with_out(apply(Sub, input, other, alpha=alpha) if alpha != 1 else apply(Sub, input, other), out)
+
+
+def _is_bool(x):
+    return x.dtype is _dtype.bool if isinstance(x, Tensor) else isinstance(x, (builtins.bool, np.bool_))
+
+
+def _check_sub(a, b):
+    # Checked before promotion, which would turn a bool operand into an integer one.
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+class Sub(Op):
+    """``a - alpha * b``; the public functions reject bool operands before promotion."""
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, alpha=1):
+        return a - b if alpha == 1 else a - alpha * b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.attrs.get("alpha", 1)
+        return g, (-g if alpha == 1 else g * -alpha)
+
+
+def mul(input, other, *, out=None):
+    return with_out(apply(Mul, input, other), out)
+
+
+multiply = mul
+
+
+class Mul(Op):
+    forward = staticmethod(np.multiply)
+
+    @staticmethod
+    def backward(ctx, g):
+        need_a, need_b = ctx.needs_input_grad
+        return (g * ctx.input(1) if need_a else None,
+                g * ctx.input(0) if need_b else None)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (float result), or rounded with ``rounding_mode`` "trunc" or "floor"."""
+    if rounding_mode is None:
+        return with_out(apply(Div, input, other), out)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if _is_int_zero_division(input, other):
+        raise RuntimeError("ZeroDivisionError")
+    return with_out(apply(DivRounded, input, other, rounding_mode=rounding_mode), out)
+
+
+divide = true_divide = div
+
+
+def floor_divide(input, other, *, out=None):
+    """``div(input, other, rounding_mode="floor")`` (Python's ``//``)."""
+    return div(input, other, rounding_mode="floor", out=out)
+
+
+def _is_int_zero_division(input, other):
+    dt = _dtype.result_type(input, other)
+    if dt.is_floating_point:
+        return False
+    d = other._data if isinstance(other, Tensor) else other
+    return bool(np.any(np.asarray(d) == 0))
+
+
+class Div(Op):
+    promote = "float"
+    forward = staticmethod(quiet(np.true_divide))
+
+    @staticmethod
+    def backward(ctx, g):
+        need_a, need_b = ctx.needs_input_grad
+        b = ctx.input(1)
+        return (g / b if need_a else None,
+                -g * ctx.input(0) / (b * b) if need_b else None)
+
+
+class DivRounded(Op):
+    """``div(a, b, rounding_mode="floor" | "trunc")`` in the inputs' promoted dtype. Piecewise
+    constant, so both gradients are zero (PyTorch's ``grad * 0``)."""
+    save_inputs = False
+
+    @staticmethod
+    def forward(a, b, rounding_mode):
+        with np.errstate(all="ignore"):
+            if rounding_mode == "floor":
+                return np.floor_divide(a, b)
+            if np.result_type(a, b).kind == "f":
+                return np.trunc(np.true_divide(a, b))
+            # Integer quotients stay exact: floor, then step towards zero for negative inexact ones.
+            q, r = np.divmod(a, b)
+            return q + ((r != 0) & ((np.less(a, 0)) != np.less(b, 0)))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0, g * 0
+
+
+def _div_rounded(a, b, mode):
+    return apply(DivRounded, a, b, rounding_mode=mode)
+
+
+def remainder(input, other, *, out=None):
+    if _is_int_zero_division(input, other):
+        raise RuntimeError("ZeroDivisionError")
+    return with_out(apply(Remainder, input, other), out)
+
+
+class Remainder(Op):
+    """Python's ``%``: the result takes the sign of the divisor."""
+    forward = staticmethod(quiet(np.remainder))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g, (-g * _div_rounded(a, b, "floor") if ctx.needs_input_grad[1] else None)
+
+
+def fmod(input, other, *, out=None):
+    if _is_int_zero_division(input, other):
+        raise RuntimeError("ZeroDivisionError")
+    return with_out(apply(Fmod, input, other), out)
+
+
+class Fmod(Op):
+    """C's ``fmod``: the result takes the sign of the dividend."""
+    forward = staticmethod(quiet(np.fmod))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g, (-g * _div_rounded(a, b, "trunc") if ctx.needs_input_grad[1] else None)
+
+
+def pow(input, exponent, *, out=None):
+    if not isinstance(input, Tensor):
+        input = full((), input, dtype=_dtype.result_type(input, exponent)
+                     if isinstance(exponent, Tensor) else None)
+    return with_out(apply(Pow, input, exponent), out)
+
+
+def float_power(input, exponent):
+    return pow(tensor_arg(input).double(), exponent.double() if isinstance(exponent, Tensor) else exponent)
+
+
+class Pow(Op):
+    save_output = True
+
+    @staticmethod
+    def forward(a, b):
+        if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0 \
+                and getattr(a, "dtype", np.dtype(float)).kind in "iu":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        with np.errstate(all="ignore"):
+            return np.power(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            if isinstance(b, (int, float)):
+                ga = g * b * a ** (b - 1) if b != 0 else g * 0
+            else:
+                ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
+        if ctx.needs_input_grad[1]:
+            out = ctx.output
+            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b >= 0), 0)
+        return ga, gb
+
+
+def _log_of(a):
+    return a.log() if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan")
+
+
+def atan2(input, other, *, out=None):
+    return with_out(apply(Atan2, input, other), out)
+
+
+arctan2 = atan2
+
+
+class Atan2(Op):
+    promote = "float"
+    forward = staticmethod(np.arctan2)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        r = a * a + b * b
+        # At the origin (or where a*a + b*b underflows) PyTorch gives a zero gradient.
+        recip = r.reciprocal().masked_fill(r == 0, 0)
+        return g * b * recip, -g * a * recip
+
+
+def maximum(input, other, *, out=None):
+    return with_out(apply(Maximum, input, other), out)
+
+
+def minimum(input, other, *, out=None):
+    return with_out(apply(Minimum, input, other), out)
+
+
+def fmax(input, other):
+    return where(other.isnan(), input, where(input.isnan(), other, maximum(input, other)))
+
+
+def fmin(input, other):
+    return where(other.isnan(), input, where(input.isnan(), other, minimum(input, other)))
+
+
+class Maximum(Op):
+    forward = staticmethod(np.maximum)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return _minmax_grads(ctx, g, a < b, a > b, a == b)
+
+
+class Minimum(Op):
+    forward = staticmethod(np.minimum)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return _minmax_grads(ctx, g, a > b, a < b, a == b)
+
+
+def _minmax_grads(ctx, g, a_loses, b_loses, ties):
+    """Ties split the gradient; a NaN (no comparison holds) passes it to both, as in PyTorch."""
+    shared = apply(Where, ties, g * 0.5, g)
+    zero = g.new_zeros(())
+    return (apply(Where, a_loses, zero, shared) if ctx.needs_input_grad[0] else None,
+            apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
+
+
+def lerp(input, end, weight, *, out=None):
+    return with_out(apply(Lerp, input, end, weight), out)
+
+
+class Lerp(Op):
+    """``start + weight * (end - start)``."""
+    promote = "float"
+
+    @staticmethod
+    def forward(start, end, weight):
+        return start + weight * (end - start)
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
+        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``."""
+    prod = tensor1 * tensor2
+    return with_out(input + (prod if value == 1 else prod * value), out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2."""
+    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
+                           "release addcdiv will perform a true division of tensor1 and tensor2.")
+    q = tensor1 / tensor2
+    return with_out(input + (q if value == 1 else q * value), out)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; with one argument,
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return tensor_arg(condition).nonzero(as_tuple=True)
+    condition = tensor_arg(condition)
+    if condition.dtype is not _dtype.bool:
+        if condition.dtype is _dtype.uint8:
+            condition = condition.bool()
+        else:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_type_name(condition.dtype)}")
+    dt = _dtype.result_type(input, other)
+    a = input.to(dt) if isinstance(input, Tensor) else input
+    b = other.to(dt) if isinstance(other, Tensor) else other
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = full((), a, dtype=dt)
+    r = apply(Where, condition, a, b)
+    return with_out(r if r.dtype is dt else r.to(dt), out)
+
+
+class Where(Op):
+    """``where(condition, input, other)``; the condition gets no gradient."""
+    promote = None
+
+    @staticmethod
+    def forward(cond, a, b):
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        cond = ctx.input(0)
+        zero = g.new_zeros(())
+        return (None,
+                apply(Where, cond, g, zero) if ctx.needs_input_grad[1] else None,
+                apply(Where, cond, zero, g) if ctx.needs_input_grad[2] else None)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limits ``input`` to [min, max]; bounds may be numbers or broadcasting tensors.
+    RuntimeError if both are None."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return with_out(apply(Clamp, input, min, max), out)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+class Clamp(Op):
+    """``clamp(x, min, max)``; each bound is None, a number or a broadcasting tensor. With
+    ``min > max`` every element becomes ``max``. Gradients follow PyTorch: ``x`` gets it where
+    ``min <= x <= max`` (ties included), a bound where it is the one that took effect."""
+
+    @staticmethod
+    def forward(x, min, max):
+        if min is not None:
+            x = np.maximum(x, min)
+        return x if max is None else np.minimum(x, max)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.inputs
+        need_x, need_lo, need_hi = ctx.needs_input_grad
+        zero = g.new_zeros(())
+        keep = None
+        if lo is not None:
+            keep = x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        gx = apply(Where, keep, g, zero) if need_x else None
+        glo = ghi = None
+        if need_lo:
+            below = x < lo if hi is None else (x < lo) & (lo < hi)
+            glo = apply(Where, below, g, zero)
+        if need_hi:
+            above = x > hi if lo is None else (x > hi) | (hi < lo)
+            ghi = apply(Where, above, g, zero)
+        return gx, glo, ghi

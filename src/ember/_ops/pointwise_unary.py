@@ -1,0 +1,377 @@
+"""Elementwise functions of one tensor: each public function, then its op entry.
+
+Most entries differ only in their kernel and derivative, so they are rows made by
+:func:`elementwise`: ``Exp = elementwise("Exp", np.exp, lambda out, g: g * out, uses="output")``.
+The derivative is written in ember ops and reads either the input or the output, whichever
+the op saves. Integer inputs of the transcendental functions compute in the default float
+dtype (PyTorch's ``promote="float"``); the PyTorch page of each is
+``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
+"""
+import math
+
+import numpy as np
+from scipy import special as _special
+
+from .. import _dtype
+from .args import quiet, with_out
+from .core import _NAMES, Op, apply
+from .erf import erf as _erf_kernel
+from .pointwise_binary import Where
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def elementwise(name, kernel, derivative, *, uses="input", promote="float"):
+    """A new op entry ``name``: ``kernel`` on the array, and ``derivative(saved, g)``, the
+    input's gradient from the output's gradient ``g`` and what the op saved: its input
+    (``uses="input"``), its output (``"output"``) or nothing (None)."""
+    def backward(ctx, g):
+        saved = ctx.input(0) if uses == "input" else ctx.output if uses == "output" else None
+        return (derivative(saved, g),)
+    return type(name, (Op,), {"promote": promote, "save_inputs": uses == "input",
+                              "save_output": uses == "output", "forward": staticmethod(kernel),
+                              "backward": staticmethod(backward), "__module__": __name__})
+
+
+def _no_bool(x, name):
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+
+
+# ---- sign and magnitude --------------------------------------------------------------------------
+def neg(input, *, out=None):
+    """``-input``. RuntimeError for bool tensors (use ``~`` or ``logical_not``)."""
+    return with_out(apply(Neg, input), out)
+
+
+def _neg_kernel(x):
+    if x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(x)
+
+
+Neg = elementwise("Neg", _neg_kernel, lambda _, g: -g, uses=None, promote=None)
+negative = neg
+
+
+def abs(input, *, out=None):
+    """``|input|``; the gradient at 0 is 0. NotImplementedError for bool tensors."""
+    return with_out(apply(Abs, input), out)
+
+
+def _abs_kernel(x):
+    _no_bool(x, "abs_cpu")
+    return np.abs(x)
+
+
+Abs = elementwise("Abs", _abs_kernel, lambda x, g: g * x.sign(), promote=None)
+absolute = abs
+
+
+def sign(input, *, out=None):
+    """-1, 0 or 1 by the sign of each element (0 at NaN); zero gradient."""
+    return with_out(apply(Sign, input), out)
+
+
+def _sign_kernel(x):
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = np.asarray(np.sign(x))
+    if out.dtype.kind == "f":
+        np.copyto(out, 0, where=np.isnan(out))  # PyTorch's sign (and so abs's gradient) is 0 at NaN
+    return out
+
+
+Sign = elementwise("Sign", _sign_kernel, lambda _, g: g * 0, uses=None, promote=None)
+
+
+def relu(input, *, out=None):
+    """``max(input, 0)``; the gradient passes where the output is positive or NaN.
+    RuntimeError for bool tensors."""
+    return with_out(apply(Relu, input), out)
+
+
+def _relu_kernel(x):
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return np.maximum(x, 0)
+
+
+# Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
+Relu = elementwise("Relu", _relu_kernel, lambda out, g: apply(Where, out <= 0, g.new_zeros(()), g),
+                   uses="output", promote=None)
+
+
+# ---- exponentials and logarithms -----------------------------------------------------------------
+def exp(input, *, out=None):
+    """``e ** input``."""
+    return with_out(apply(Exp, input), out)
+
+
+Exp = elementwise("Exp", quiet(np.exp), lambda out, g: g * out, uses="output")
+
+
+def expm1(input, *, out=None):
+    """``exp(input) - 1``, accurate near 0."""
+    return with_out(apply(Expm1, input), out)
+
+
+Expm1 = elementwise("Expm1", quiet(np.expm1), lambda out, g: g * (out + 1), uses="output")
+
+
+def log(input, *, out=None):
+    """Natural logarithm; -inf at 0, nan below."""
+    return with_out(apply(Log, input), out)
+
+
+Log = elementwise("Log", quiet(np.log), lambda x, g: g / x)
+
+
+def log2(input, *, out=None):
+    """Base-2 logarithm."""
+    return with_out(apply(Log2, input), out)
+
+
+Log2 = elementwise("Log2", quiet(np.log2), lambda x, g: g / (x * _LN2))
+
+
+def log10(input, *, out=None):
+    """Base-10 logarithm."""
+    return with_out(apply(Log10, input), out)
+
+
+Log10 = elementwise("Log10", quiet(np.log10), lambda x, g: g / (x * _LN10))
+
+
+def log1p(input, *, out=None):
+    """``log(1 + input)``, accurate near 0."""
+    return with_out(apply(Log1p, input), out)
+
+
+Log1p = elementwise("Log1p", quiet(np.log1p), lambda x, g: g / (x + 1))
+
+
+def sqrt(input, *, out=None):
+    """Square root; nan below 0."""
+    return with_out(apply(Sqrt, input), out)
+
+
+Sqrt = elementwise("Sqrt", quiet(np.sqrt), lambda out, g: g / (2 * out), uses="output")
+
+
+def rsqrt(input, *, out=None):
+    """``1 / sqrt(input)``."""
+    return with_out(apply(Rsqrt, input), out)
+
+
+Rsqrt = elementwise("Rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
+                    lambda out, g: g * -0.5 * out * out * out, uses="output")
+
+
+def reciprocal(input, *, out=None):
+    """``1 / input`` (float result)."""
+    return with_out(apply(Reciprocal, input), out)
+
+
+Reciprocal = elementwise("Reciprocal", quiet(np.reciprocal), lambda out, g: -g * out * out,
+                         uses="output")
+
+
+def square(input, *, out=None):
+    """``input * input``; bool inputs give int64, as in PyTorch."""
+    return with_out(input * input if input.dtype is not _dtype.bool else input.long() * input.long(), out)
+
+
+# ---- trigonometric and hyperbolic (radians) ------------------------------------------------------
+def sin(input, *, out=None):
+    """Sine."""
+    return with_out(apply(Sin, input), out)
+
+
+Sin = elementwise("Sin", quiet(np.sin), lambda x, g: g * x.cos())
+
+
+def cos(input, *, out=None):
+    """Cosine."""
+    return with_out(apply(Cos, input), out)
+
+
+Cos = elementwise("Cos", quiet(np.cos), lambda x, g: -g * x.sin())
+
+
+def tan(input, *, out=None):
+    """Tangent."""
+    return with_out(apply(Tan, input), out)
+
+
+Tan = elementwise("Tan", quiet(np.tan), lambda out, g: g * (1 + out * out), uses="output")
+
+
+def asin(input, *, out=None):
+    """Arcsine; nan outside [-1, 1]."""
+    return with_out(apply(Asin, input), out)
+
+
+Asin = elementwise("Asin", quiet(np.arcsin), lambda x, g: g * (1 - x * x).rsqrt())
+arcsin = asin
+
+
+def acos(input, *, out=None):
+    """Arccosine; nan outside [-1, 1]."""
+    return with_out(apply(Acos, input), out)
+
+
+Acos = elementwise("Acos", quiet(np.arccos), lambda x, g: -g * (1 - x * x).rsqrt())
+arccos = acos
+
+
+def atan(input, *, out=None):
+    """Arctangent."""
+    return with_out(apply(Atan, input), out)
+
+
+Atan = elementwise("Atan", np.arctan, lambda x, g: g / (1 + x * x))
+arctan = atan
+
+
+def sinh(input, *, out=None):
+    """Hyperbolic sine."""
+    return with_out(apply(Sinh, input), out)
+
+
+Sinh = elementwise("Sinh", quiet(np.sinh), lambda x, g: g * x.cosh())
+
+
+def cosh(input, *, out=None):
+    """Hyperbolic cosine."""
+    return with_out(apply(Cosh, input), out)
+
+
+Cosh = elementwise("Cosh", quiet(np.cosh), lambda x, g: g * x.sinh())
+
+
+def tanh(input, *, out=None):
+    """Hyperbolic tangent."""
+    return with_out(apply(Tanh, input), out)
+
+
+Tanh = elementwise("Tanh", np.tanh, lambda out, g: g * (1 - out * out), uses="output")
+
+
+def sigmoid(input, *, out=None):
+    """Logistic function ``1 / (1 + exp(-input))``."""
+    return with_out(apply(Sigmoid, input), out)
+
+
+def _sigmoid_kernel(x):
+    return _special.expit(x).astype(x.dtype, copy=False)  # SciPy has no float16 loop
+
+
+Sigmoid = elementwise("Sigmoid", _sigmoid_kernel, lambda out, g: g * out * (1 - out), uses="output")
+
+
+def erf(input, *, out=None):
+    """Gauss error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
+    return with_out(apply(Erf, input), out)
+
+
+Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x * x).exp())
+
+
+class Softplus(Op):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+    promote = "float"
+
+    @staticmethod
+    def forward(x, beta=1.0, threshold=20.0):
+        bx = x * beta
+        with np.errstate(over="ignore"):
+            soft = np.logaddexp(0, bx) / beta
+        return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        beta, threshold = ctx.attrs.get("beta", 1.0), ctx.attrs.get("threshold", 20.0)
+        bx = x * beta
+        return (g * bx.sigmoid().masked_fill(bx > threshold, 1.0),)
+
+
+# ---- rounding: piecewise constant, so zero gradients; integers pass unchanged, bools are refused
+def _rounding(name, fn, kernel_name):
+    def kernel(x, decimals=0):
+        _no_bool(x, kernel_name)
+        if decimals:
+            return np.round(x, decimals)
+        return fn(x) if x.dtype.kind == "f" else x.copy()
+    return elementwise(name, kernel, lambda _, g: g * 0, uses=None, promote=None)
+
+
+def floor(input, *, out=None):
+    """Largest integer <= input."""
+    return with_out(apply(Floor, input), out)
+
+
+Floor = _rounding("Floor", np.floor, "floor_vml_cpu")
+
+
+def ceil(input, *, out=None):
+    """Smallest integer >= input."""
+    return with_out(apply(Ceil, input), out)
+
+
+Ceil = _rounding("Ceil", np.ceil, "ceil_vml_cpu")
+
+
+def trunc(input, *, out=None):
+    """Rounds toward zero."""
+    return with_out(apply(Trunc, input), out)
+
+
+Trunc = _rounding("Trunc", np.trunc, "trunc_vml_cpu")
+fix = trunc
+
+
+def round(input, *, decimals=0, out=None):
+    """Rounds half to even (as PyTorch does), optionally to ``decimals`` places."""
+    return with_out(apply(Round, input, decimals=decimals) if decimals else apply(Round, input), out)
+
+
+Round = _rounding("Round", np.round, "round_cpu")
+
+
+def frac(input, *, out=None):
+    """``input - trunc(input)``; NotImplementedError for integer tensors."""
+    return with_out(apply(Frac, input), out)
+
+
+def _frac_kernel(x):
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_NAMES[x.dtype.name]}'")
+    with np.errstate(invalid="ignore"):
+        return x - np.trunc(x)
+
+
+Frac = elementwise("Frac", _frac_kernel, lambda _, g: g, uses=None, promote=None)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (the dtype's largest
+    and lowest finite values by default); the gradient passes where ``input`` is finite."""
+    return with_out(apply(NanToNum, input, nan=nan, posinf=posinf, neginf=neginf), out)
+
+
+class NanToNum(Op):
+    promote = None
+
+    @staticmethod
+    def forward(x, nan=0.0, posinf=None, neginf=None):
+        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * ctx.input(0).isfinite(),)

@@ -1,0 +1,104 @@
+"""``logsumexp``, ``softmax`` and ``log_softmax``: each public function, then its op entry.
+All three shift by the maximum first, so they stay finite for logits of any size."""
+import builtins
+
+import numpy as np
+
+from .._tensor import _wrap_dim
+from .args import dims_arg, dtype_arg, with_out
+from .core import Op, _type_name, apply
+from .reduce import expand_back
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """``log(sum(exp(input), dim))``, computed stably (finite for large inputs)."""
+    return with_out(apply(Logsumexp, input, dim=dims_arg(dim, input.ndim) or tuple(range(input.ndim)), keepdim=keepdim), out)
+
+
+class Logsumexp(Op):
+    """log(sum(exp(x))) over ``dim``, shifted by the max so it never overflows."""
+    promote = "float"
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim, keepdim=False):
+        with np.errstate(divide="ignore", invalid="ignore"):  # -inf and nan results, silently
+            if x.size == 0:
+                return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
+            m = np.max(x, axis=dim, keepdims=True)
+            m = np.where(np.isfinite(m), m, 0)
+            out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
+        return out if keepdim else np.squeeze(out, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        dim, keepdim = ctx.attrs["dim"], ctx.attrs.get("keepdim", False)
+        out = expand_back(ctx.output, x.shape, dim, keepdim)
+        return (expand_back(g, x.shape, dim, keepdim) * (x - out).exp(),)
+
+
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows.
+    NotImplementedError for integer input without a float ``dtype``, as in PyTorch."""
+    return _softmax(Softmax, "softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """``x - logsumexp(x)`` along ``dim``; finite for logits of any size."""
+    return _softmax(LogSoftmax, "log_softmax", input, dim, dtype)
+
+
+def _softmax(op, kernel, input, dim, dtype):
+    input = dtype_arg(input, dtype)
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    d = _wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        last = "_lastdim" if d == builtins.max(input.ndim - 1, 0) else ""
+        raise NotImplementedError(f"\"{kernel}{last}_kernel_impl\" not implemented for '{_type_name(input.dtype)}'")
+    if input.ndim == 0:
+        return apply(op, input.reshape(1), dim=0).reshape(())
+    return apply(op, input, dim=d)
+
+
+class Softmax(Op):
+    promote = "float"
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        if x.size == 0:
+            return x.copy()
+        with np.errstate(invalid="ignore"):  # rows of -inf or with nan give nan, silently
+            e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+            e /= np.sum(e, axis=dim, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        d = ctx.attrs["dim"]
+        return (out * (g - (g * out).sum(d, keepdim=True)),)
+
+
+class LogSoftmax(Op):
+    promote = "float"
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, dim):
+        if x.size == 0:
+            return x.copy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shifted = x - np.max(x, axis=dim, keepdims=True)
+            shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        return shifted
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        d = ctx.attrs["dim"]
+        return (g - out.exp() * g.sum(d, keepdim=True),)
