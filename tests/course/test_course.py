@@ -30,6 +30,9 @@ def test_regions_find_stub_and_merge():
     assert (region.id, region.module, region.begin, region.end) == ("02/f", "02", 2, 6)
     stubbed = regions.stub(text, {"02/f"}, lambda i: f"write {i}")
     assert "y = 2 * x" not in stubbed and "# hint: double it" in stubbed and "# write 02/f" in stubbed
+    two_parts = text + text.replace("def f", "def g")
+    assert [r.id for r in regions.find(two_parts)] == ["02/f", "02/f"]
+    assert len(regions.bodies(two_parts)["02/f"]) == 2
     namespace = {}
     exec(stubbed, namespace)
     with pytest.raises(NotImplementedError, match="02/f: not implemented yet"):
@@ -62,9 +65,10 @@ def _solution_lines(relpath):
     """Lines of the region bodies of a reference file that occur nowhere outside its regions."""
     text = (ROOT / relpath).read_text()
     inside = set()
-    for body in regions.bodies(text).values():
-        inside |= {line.strip() for line in body if not regions.is_hint(line)}
-    outside = {line.strip() for line in regions.merge(text, {i: [] for i in regions.bodies(text)}).splitlines()}
+    for parts in regions.bodies(text).values():
+        inside |= {line.strip() for body in parts for line in body if not regions.is_hint(line)}
+    emptied = {i: [[]] * len(parts) for i, parts in regions.bodies(text).items()}
+    outside = {line.strip() for line in regions.merge(text, emptied).splitlines()}
     return {line for line in inside - outside if line}
 
 
@@ -97,7 +101,11 @@ def _fill(ws, wrong=()):
         replacements = regions.bodies((ROOT / relpath).read_text())
         for region in regions.find(path.read_text()):
             if region.id in wrong:
-                replacements[region.id] = [region.indent + line + "\n" for line in WRONG[region.id].splitlines()]
+                answer = WRONG[region.id]
+                parts = answer if isinstance(answer, list) else [answer]
+                replacements[region.id] = [None if part is None else
+                                           [region.indent + line + "\n" for line in part.splitlines()]
+                                           for part in parts]
         path.write_text(regions.merge(path.read_text(), replacements))
 
 
@@ -141,8 +149,8 @@ def test_bad_work_never_crashes_the_grader(tmp_path):
     ws.start(number)
     path = ws.root / exercise.relpath
     region = next(r for r in regions.find(path.read_text()) if r.id == exercise.id)
-    path.write_text(regions.merge(path.read_text(), {exercise.id: [region.indent + "while True:\n",
-                                                                    region.indent + "    pass\n"]}))
+    path.write_text(regions.merge(path.read_text(), {exercise.id: [[region.indent + "while True:\n",
+                                                                     region.indent + "    pass\n"]]}))
     results = grade_module(ws, number, seconds_per_item=2)
     assert results[exercise.id]["status"] == "time limit" and results[exercise.id]["points"] == 0
     path.write_text(path.read_text() + "\ndef broken(:\n")
@@ -207,7 +215,7 @@ def test_notebook_cells_carry_nbgrader_metadata_and_write_the_workspace(tmp_path
     assert solutions[0].source.startswith(f"%%course {ids[0]}") and "NotImplementedError" in solutions[0].source
     assert not _leaks(ws.root)
     # The %%course magic's writer puts the reference body into the file: the exercise passes.
-    reference = "".join(regions.bodies((ROOT / syllabus.exercises(number)[0].relpath).read_text())[ids[0]])
+    reference = "".join(regions.bodies((ROOT / syllabus.exercises(number)[0].relpath).read_text())[ids[0]][0])
     notebook.write_region(ids[0], reference, root=ws.root)
     notebook.grade(ids[0], root=ws.root, seconds_per_item=60)
     notebook.write_region(ids[0], WRONG[ids[0]], root=ws.root)

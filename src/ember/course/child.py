@@ -9,9 +9,10 @@ until :func:`install` has run, and loads :mod:`regions` (also standard library o
     python .../ember/course/child.py WORKSPACE|- milestone NAME RESULTS.json [fast]
 
 The substitution (an import hook, explicit and documented in docs/course/instructors.md): for
-every ``ember`` module whose file is in the workspace, the student's file is loaded instead,
-with the bodies of regions of modules not started yet taken from the reference, so the
-framework stays complete while the student builds it.
+every ``ember`` module whose file is in the workspace, the student's file is loaded instead.
+Grading module NN, the bodies of its regions are the student's and those of other modules the
+reference's, so each module is graded on its own; a milestone runs with the student's regions
+of every started module.
 """
 import importlib.abc
 import importlib.util
@@ -29,8 +30,8 @@ _spec.loader.exec_module(regions)
 
 
 class _StudentLoader(importlib.abc.SourceLoader):
-    def __init__(self, student_path, reference_path, started):
-        self.student_path, self.reference_path, self.started = student_path, reference_path, started
+    def __init__(self, student_path, reference_path, active):
+        self.student_path, self.reference_path, self.active = student_path, reference_path, active
 
     def get_filename(self, fullname):
         return str(self.student_path)
@@ -38,16 +39,16 @@ class _StudentLoader(importlib.abc.SourceLoader):
     def get_data(self, path):
         student = Path(path).read_text(encoding="utf-8")
         reference = self.reference_path.read_text(encoding="utf-8")
-        kept = {rid: body for rid, body in regions.bodies(reference, str(self.reference_path)).items()
-                if rid[:2] not in self.started}
+        kept = {rid: parts for rid, parts in regions.bodies(reference, str(self.reference_path)).items()
+                if rid[:2] not in self.active}
         return regions.merge(student, kept, str(path)).encode("utf-8")
 
 
 class _StudentFinder(importlib.abc.MetaPathFinder):
     """Finds ``ember.*`` modules whose file the workspace holds."""
 
-    def __init__(self, workspace, package_root, started):
-        self.workspace, self.package_root, self.started = workspace, package_root, started
+    def __init__(self, workspace, package_root, active):
+        self.workspace, self.package_root, self.active = workspace, package_root, active
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "ember" and not fullname.startswith("ember."):
@@ -57,16 +58,21 @@ class _StudentFinder(importlib.abc.MetaPathFinder):
             student = self.workspace / candidate
             if student.is_file():
                 reference = self.package_root.parent / candidate
-                loader = _StudentLoader(student, reference, self.started)
+                loader = _StudentLoader(student, reference, self.active)
                 locations = [str(reference.parent)] if is_package else None
                 return importlib.util.spec_from_file_location(
                     fullname, student, loader=loader, submodule_search_locations=locations)
         return None
 
 
-def install(workspace, started):
-    """Puts the student's files in front of the reference package (see the module doc)."""
-    sys.meta_path.insert(0, _StudentFinder(Path(workspace), _HERE.parent, frozenset(started)))
+def install(workspace, active):
+    """Puts the student's files in front of the reference package, their regions of the modules
+    in ``active`` being the student's and the rest the reference's (see the module doc)."""
+    for finder in [f for f in sys.meta_path if isinstance(f, _StudentFinder)]:
+        sys.meta_path.remove(finder)
+    for name in [n for n in sys.modules if n == "ember" or n.startswith("ember.")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _StudentFinder(Path(workspace), _HERE.parent, frozenset(active)))
 
 
 class _TimeLimit(Exception):
@@ -90,47 +96,53 @@ def _describe(exc):
 
 
 def run(workspace, numbers, results_path, seconds):
-    """Grades the modules ``numbers`` (comma-separated) of ``workspace`` in this process."""
-    state = json.loads((Path(workspace) / "ember-course.json").read_text(encoding="utf-8"))
-    install(workspace, state.get("started", {}))
-    results = {"items": {}, "import_error": None}
+    """Grades the modules ``numbers`` (comma-separated) of ``workspace`` in this process, each
+    with the student's regions of that module alone (a bug in another module costs no points
+    here), ember imported afresh for each."""
+    results = {"items": {}, "import_error": {}}
     out = Path(results_path)
 
     def save():
         out.write_text(json.dumps(results), encoding="utf-8")
 
-    try:
-        import ember  # noqa: F401  (the student's files load here)
-        from ember.course import checks
-        items = [item for number in numbers.split(",") for item in checks.for_module(number)]
-    except BaseException as exc:  # a syntax error in a student file, say
-        results["import_error"] = _describe(exc) if not isinstance(exc, SyntaxError) else \
-            f"SyntaxError in {Path(exc.filename or '?').name} line {exc.lineno}: {exc.msg}"
-        save()
-        return
     signal.signal(signal.SIGALRM, _alarm)
-    for item in items:
-        results["items"][item.id] = {"status": "running", "points": 0, "max": item.points}
-        save()
-        start = time.perf_counter()
-        signal.alarm(seconds)
+    for number in numbers.split(","):
+        install(workspace, {number})
         try:
-            item.fn()
-            outcome = {"status": "passed", "points": item.points}
-        except NotImplementedError as exc:
-            outcome = {"status": "not implemented", "detail": str(exc) or "not implemented yet"}
-        except checks.Mismatch as exc:
-            outcome = {"status": "wrong", "detail": str(exc)}
-        except _TimeLimit:
-            outcome = {"status": "time limit", "detail": f"still running after {seconds} s"}
-        except BaseException as exc:
-            outcome = {"status": "error", "detail": _describe(exc)}
-        finally:
-            signal.alarm(0)
-        outcome.setdefault("points", 0)
-        outcome.update(max=item.points, seconds=round(time.perf_counter() - start, 3))
-        results["items"][item.id] = outcome
-        save()
+            import ember  # noqa: F401  (the student's files load here)
+            from ember.course import checks
+            items = checks.for_module(number)
+        except BaseException as exc:  # a syntax error in a student file, say
+            results["import_error"][number] = _describe(exc) if not isinstance(exc, SyntaxError) else \
+                f"SyntaxError in {Path(exc.filename or '?').name} line {exc.lineno}: {exc.msg}"
+            save()
+            continue
+        for item in items:
+            results["items"][item.id] = {"status": "running", "points": 0, "max": item.points}
+            save()
+            results["items"][item.id] = _grade_item(item, checks, seconds)
+            save()
+
+
+def _grade_item(item, checks, seconds):
+    start = time.perf_counter()
+    signal.alarm(seconds)
+    try:
+        item.fn()
+        outcome = {"status": "passed", "points": item.points}
+    except NotImplementedError as exc:
+        outcome = {"status": "not implemented", "detail": str(exc) or "not implemented yet"}
+    except checks.Mismatch as exc:
+        outcome = {"status": "wrong", "detail": str(exc)}
+    except _TimeLimit:
+        outcome = {"status": "time limit", "detail": f"still running after {seconds} s"}
+    except BaseException as exc:
+        outcome = {"status": "error", "detail": _describe(exc)}
+    finally:
+        signal.alarm(0)
+    outcome.setdefault("points", 0)
+    outcome.update(max=item.points, seconds=round(time.perf_counter() - start, 3))
+    return outcome
 
 
 def run_milestone(workspace, name, results_path, fast):

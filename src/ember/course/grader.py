@@ -62,8 +62,9 @@ def test_modules(workspace, numbers, seconds_per_item=30):
         results = {}
         for exercise in syllabus.exercises(number):
             got = (data or {}).get("items", {}).get(exercise.id)
-            if data and data.get("import_error"):
-                got = {"status": "error", "points": 0, "detail": f"ember does not load: {data['import_error']}"}
+            if data and data.get("import_error", {}).get(number):
+                got = {"status": "error", "points": 0,
+                       "detail": f"ember does not load: {data['import_error'][number]}"}
             elif got is None or got.get("status") == "running":
                 reason = "time limit (the whole run)" if timed_out else "the grading process stopped"
                 got = {"status": "time limit" if timed_out else "error", "points": 0,

@@ -43,13 +43,17 @@ def write(workspace, number):
     points = {item.id: item.points for item in checks.for_module(module.number)}
     for exercise in syllabus.exercises(module.number):
         text = (workspace.root / exercise.relpath).read_text(encoding="utf-8")
-        region = next(r for r in regions.find(text) if r.id == exercise.id)
-        body = textwrap.dedent("".join(text.splitlines(keepends=True)[region.begin + 1:region.end]))
-        cells.append(v4.new_markdown_cell(
-            f"### {exercise.id}\n\nThe body of the region in `{exercise.relpath}` (line "
-            f"{region.begin + 2}); its function's docstring there states the contract."))
-        cells.append(v4.new_code_cell(f"%%course {exercise.id}\n{body}",
-                                      metadata=_cell_meta(exercise.id, "solution")))
+        parts = [r for r in regions.find(text) if r.id == exercise.id]
+        lines = text.splitlines(keepends=True)
+        for k, region in enumerate(parts, 1):
+            body = textwrap.dedent("".join(lines[region.begin + 1:region.end]))
+            part = f" {k}" if len(parts) > 1 else ""
+            cells.append(v4.new_markdown_cell(
+                f"### {exercise.id}{f', part {k} of {len(parts)}' if part else ''}\n\nThe body of the region "
+                f"in `{exercise.relpath}` (line {region.begin + 2}); its function's docstring there "
+                f"states the contract."))
+            cells.append(v4.new_code_cell(f"%%course {exercise.id}{part}\n{body}",
+                                          metadata=_cell_meta(exercise.id + part.replace(" ", "."), "solution")))
         cells.append(v4.new_code_cell(f'grade("{exercise.id}")',
                                       metadata=_cell_meta(exercise.id, "test", points.get(exercise.id, 1))))
     notebook = v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -59,19 +63,21 @@ def write(workspace, number):
     return path
 
 
-def write_region(exercise_id, body, root=None):
-    """Puts ``body`` (dedented code) into region ``exercise_id`` of the workspace file."""
+def write_region(exercise_id, body, root=None, part=1):
+    """Puts ``body`` (dedented code) into part ``part`` of region ``exercise_id`` of the
+    workspace file."""
     root = Path(root or _workspace["root"])
     exercise = next((e for e in syllabus.exercises() if e.id == exercise_id), None)
     if exercise is None:
         raise KeyError(f"no exercise {exercise_id!r}")
     path = root / exercise.relpath
     text = path.read_text(encoding="utf-8")
-    region = next(r for r in regions.find(text, str(path)) if r.id == exercise_id)
+    region = [r for r in regions.find(text, str(path)) if r.id == exercise_id][part - 1]
     lines = [region.indent + line if line.strip() else "\n"
              for line in textwrap.dedent(body).strip("\n").splitlines(keepends=True)]
     lines[-1] = lines[-1].rstrip("\n") + "\n"
-    _write_atomic(path, regions.merge(text, {exercise_id: lines}, str(path)))
+    parts = [None] * (part - 1) + [lines]
+    _write_atomic(path, regions.merge(text, {exercise_id: parts}, str(path)))
 
 
 def grade(exercise_id, root=None, seconds_per_item=30):
@@ -91,7 +97,8 @@ def grade(exercise_id, root=None, seconds_per_item=30):
 def load_ipython_extension(ipython):
     """``%load_ext ember.course.notebook``: the ``%%course ID`` and ``%course_workspace DIR`` magics."""
     def course(line, cell):
-        write_region(line.strip(), cell)
+        exercise_id, _, part = line.strip().partition(" ")
+        write_region(exercise_id, cell, part=int(part or 1))
 
     def course_workspace(line):
         _workspace["root"] = Path(line.strip())

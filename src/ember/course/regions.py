@@ -45,27 +45,25 @@ class Region:
 
 
 def find(text, path="<text>"):
-    """The regions of ``text`` in order.
+    """The regions of ``text`` in order. An exercise may have several parts in one file (an
+    op's forward and its backward): regions with the same id, one after the other.
 
     Raises:
         RegionError: naming ``path`` and the line, when markers do not pair up.
     """
-    regions, open_region, seen = [], None, set()
+    regions, open_region = [], None
     for number, line in enumerate(text.splitlines()):
         begin, end = _BEGIN.match(line), _END.match(line)
         if begin:
             if open_region is not None:
                 raise RegionError(f"{path}:{number + 1}: region {begin['id']} begins inside "
                                   f"region {open_region.id}")
-            if begin["id"] in seen:
-                raise RegionError(f"{path}:{number + 1}: region {begin['id']} appears twice")
             open_region = Region(begin["id"], begin["indent"], number, None)
         elif end:
             if open_region is None or open_region.id != end["id"]:
                 raise RegionError(f"{path}:{number + 1}: region {end['id']} ends but was not begun")
             open_region.end = number
             regions.append(open_region)
-            seen.add(open_region.id)
             open_region = None
     if open_region is not None:
         raise RegionError(f"{path}:{open_region.begin + 1}: region {open_region.id} never ends")
@@ -92,16 +90,26 @@ def is_hint(line):
 
 
 def bodies(text, path="<text>"):
-    """``{id: body lines}`` of every region of ``text``."""
+    """``{id: [body lines of each part]}`` of every region of ``text``."""
     lines = text.splitlines(keepends=True)
-    return {r.id: lines[r.begin + 1:r.end] for r in find(text, path)}
+    found = {}
+    for r in find(text, path):
+        found.setdefault(r.id, []).append(lines[r.begin + 1:r.end])
+    return found
 
 
 def merge(text, replacements, path="<text>"):
-    """``text`` with the bodies of the regions named in ``replacements`` (``{id: lines}``)
-    replaced by those lines."""
+    """``text`` with the bodies of the regions named in ``replacements`` replaced:
+    ``{id: [lines of part 1, lines of part 2, ...]}`` (a part given as None stays)."""
     lines = text.splitlines(keepends=True)
-    for region in reversed(find(text, path)):
-        if region.id in replacements:
-            lines[region.begin + 1:region.end] = replacements[region.id]
+    regions = find(text, path)
+    part = {}
+    numbered = []
+    for region in regions:
+        numbered.append((region, part.get(region.id, 0)))
+        part[region.id] = part.get(region.id, 0) + 1
+    for region, k in reversed(numbered):
+        parts = replacements.get(region.id)
+        if parts is not None and k < len(parts) and parts[k] is not None:
+            lines[region.begin + 1:region.end] = parts[k]
     return "".join(lines)

@@ -142,7 +142,7 @@ def _all_exercises(root):
                 parts.pop()
             module_name = ".".join(parts)
             found += [Exercise(r.id, module_name, rel.as_posix()) for r in regions.find(text, str(path))]
-    return tuple(sorted(found, key=lambda e: e.id))
+    return tuple(sorted(set(found), key=lambda e: e.id))  # an exercise's parts are one exercise
 
 
 def exercises(number=None):

@@ -24,5 +24,5 @@ def char_decode():
     for ids, skip, text in (([], False, ""), ([2, 3, 4], False, "abc"), ([0, 2, 6, 1], False, "<bos>ad<eos>"),
                             ([0, 2, 6, 1], True, "ad")):
         same(f"decode({ids}, skip_special_tokens={skip})", tokenizer.decode(ids, skip_special_tokens=skip), text)
-    same("decode(encode(text))", tokenizer.decode(tokenizer.encode("bad cab")), "bad cab")
+    same("decode([3, 2, 6, 5, 4, 2, 3])", tokenizer.decode([3, 2, 6, 5, 4, 2, 3]), "bad cab")
     raises_like("decode([7]) (vocab_size 7)", lambda: tokenizer.decode([7]), ValueError)
