@@ -392,7 +392,7 @@ def test_sequential_cnn_trains_like_torch():
 def test_docstring_examples_run():
     import doctest
 
-    from ember.nn._fn import conv as functional_conv
+    from ember.nn.functional import conv as functional_conv
     from ember.nn.modules import conv as module_conv
     for module in (functional_conv, module_conv):
         result = doctest.testmod(module)

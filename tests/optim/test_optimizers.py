@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember import optim
+from ember import nn, optim
 from torchcompare import to_torch, assert_close
 
 torch = pytest.importorskip("torch")
@@ -365,9 +365,6 @@ def test_differentiable_is_not_supported():
 
 
 def test_trains_nn_linear_like_torch():
-    nn = pytest.importorskip("ember.nn", exc_type=ImportError)
-    if not hasattr(nn, "Linear"):
-        pytest.skip("ember.nn.Linear not available yet")
     torch.manual_seed(0)
     t_model = torch.nn.Linear(4, 3).double()
     e_model = nn.Linear(4, 3).double()

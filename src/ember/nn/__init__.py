@@ -1,8 +1,54 @@
 """``ember.nn``: modules, parameters, functional forms, initialisation and utilities
 (PyTorch's ``torch.nn``, https://pytorch.org/docs/stable/nn.html)."""
-from . import functional, init, utils
-from .parameter import Parameter, Buffer
-from .modules import *  # noqa: F401,F403  (modules/__init__.py curates the layer list)
-from . import modules as _modules
+from . import functional, init, modules, parameter, utils
+from .modules import (
+    Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
+    Bilinear, Flatten, Unflatten, Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,
+    FeatureAlphaDropout, ReLU, ReLU6, LeakyReLU, PReLU, RReLU, ELU, SELU, CELU, GELU, SiLU,
+    Mish, Softplus, Softsign, Sigmoid, Tanh, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid,
+    Tanhshrink, Softshrink, Hardshrink, Threshold, Softmax, LogSoftmax, Softmin, Softmax2d, GLU,
+    L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
+    BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
+    CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
+    PoissonNLLLoss, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d,
+    AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d, BatchNorm1d, BatchNorm2d,
+    BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, InstanceNorm1d,
+    InstanceNorm2d, InstanceNorm3d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,
+    ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+    ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, CircularPad1d, CircularPad2d,
+    CircularPad3d, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingNearest2d,
+    UpsamplingBilinear2d, Fold, Unfold, Embedding, EmbeddingBag, MultiheadAttention,
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer, RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
+    PairwiseDistance, CosineSimilarity,
+)
+from .parameter import Buffer, Parameter
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules.__all__]
+__all__ = [
+    "Parameter", "Buffer", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
+    "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten",
+    "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "FeatureAlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU",
+    "CELU", "GELU", "SiLU", "Mish", "Softplus", "Softsign", "Sigmoid", "Tanh", "Hardtanh",
+    "Hardswish", "Hardsigmoid", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink",
+    "Threshold", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "GLU", "L1Loss", "MSELoss",
+    "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+    "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+    "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "GaussianNLLLoss",
+    "PoissonNLLLoss", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
+    "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d",
+    "LPPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+    "RMSNorm", "LocalResponseNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "Fold", "Unfold", "Embedding", "EmbeddingBag", "MultiheadAttention", "Transformer",
+    "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+    "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity",
+]

@@ -11,9 +11,8 @@ import warnings
 import numpy as np
 from scipy import special
 
-from .._creation import eye
+from .._creation import as_tensor, eye
 from .._random import rng
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
@@ -49,7 +48,7 @@ def calculate_gain(nonlinearity, param=None):
 
 def _fill(tensor, values):
     with no_grad():
-        tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor._data.dtype)))
+        tensor.copy_(as_tensor(values, dtype=tensor.dtype))
     return tensor
 
 
@@ -83,10 +82,12 @@ def constant_(tensor, val):
 
 
 def ones_(tensor):
+    """Fills with 1 (https://pytorch.org/docs/stable/nn.init.html#torch.nn.init.ones_)."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
+    """Fills with 0 (https://pytorch.org/docs/stable/nn.init.html#torch.nn.init.zeros_)."""
     with no_grad():
         return tensor.zero_()
 
@@ -95,7 +96,7 @@ def eye_(tensor):
     """Fills a 2-D tensor with the identity (ones on the main diagonal); ValueError otherwise."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype)._data)
+    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype))
 
 
 def dirac_(tensor, groups=1):

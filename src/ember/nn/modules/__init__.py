@@ -4,35 +4,66 @@ from .container import Sequential, ModuleList, ModuleDict, ParameterList, Parame
 from .linear import Identity, Linear, Bilinear
 from .flatten import Flatten, Unflatten
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
-# These files grow independently; each one's ``__all__`` is the contract.
-from .activation import *  # noqa: F401,F403
-from .loss import *  # noqa: F401,F403
-from .conv import *  # noqa: F401,F403
-from .pooling import *  # noqa: F401,F403
-from .batchnorm import *  # noqa: F401,F403
-from .normalization import *  # noqa: F401,F403
-from .instancenorm import *  # noqa: F401,F403
-from .padding import *  # noqa: F401,F403
-from .pixelshuffle import *  # noqa: F401,F403
-from .upsampling import *  # noqa: F401,F403
-from .fold import *  # noqa: F401,F403
-from .sparse import *  # noqa: F401,F403
-from .attention import *  # noqa: F401,F403
-from .transformer import *  # noqa: F401,F403
-from .rnn import *  # noqa: F401,F403
-from .distance import *  # noqa: F401,F403
-from . import (activation as _activation, loss as _loss, conv as _conv, pooling as _pooling,
-               batchnorm as _batchnorm, normalization as _normalization,
-               instancenorm as _instancenorm, padding as _padding, pixelshuffle as _pixelshuffle,
-               upsampling as _upsampling, fold as _fold, sparse as _sparse,
-               attention as _attention, transformer as _transformer, rnn as _rnn,
-               distance as _distance)
+from .activation import (
+    ReLU, ReLU6, LeakyReLU, PReLU, RReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Softsign,
+    Sigmoid, Tanh, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid, Tanhshrink, Softshrink,
+    Hardshrink, Threshold, Softmax, LogSoftmax, Softmin, Softmax2d, GLU,
+    MultiheadAttention,
+)
+from .loss import (
+    L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
+    BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
+    CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
+    PoissonNLLLoss,
+)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .pooling import (
+    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .padding import (
+    ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .fold import Fold, Unfold
+from .sparse import Embedding, EmbeddingBag
+from .transformer import (
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .distance import PairwiseDistance, CosineSimilarity
 
-_GROWING = (_activation, _loss, _conv, _pooling, _batchnorm, _normalization, _instancenorm,
-            _padding, _pixelshuffle, _upsampling, _fold, _sparse, _attention, _transformer, _rnn,
-            _distance)
-
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Dropout", "Dropout1d",
-           "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-           *(name for m in _GROWING for name in m.__all__)]
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "ReLU", "ReLU6",
+    "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus",
+    "Softsign", "Sigmoid", "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "LogSigmoid",
+    "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "Softmax", "LogSoftmax", "Softmin",
+    "Softmax2d", "GLU", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
+    "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SoftMarginLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "Conv1d", "Conv2d",
+    "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+    "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold", "Embedding",
+    "EmbeddingBag", "MultiheadAttention", "Transformer", "TransformerEncoder",
+    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase",
+    "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "PairwiseDistance",
+    "CosineSimilarity",
+]

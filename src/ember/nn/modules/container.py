@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
 from ..._tensor import Tensor
+from .._typename import typename as _typename
 from ..parameter import Parameter
-from .module import Module, _addindent, _typename
+from .module import Module, _addindent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

@@ -168,7 +168,7 @@ class Conv2d(_Conv):
     _function = staticmethod(F.conv2d)
 
 
-class _ConvTranspose(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
     """Transposed convolution layers; ``forward`` takes an optional ``output_size``."""
     _function = None
 
@@ -212,7 +212,7 @@ class _ConvTranspose(_ConvNd):
                                     output_padding, self.groups, self.dilation)
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution, the gradient of :class:`Conv1d` with respect to its input.
 
     Args: as :class:`Conv1d` (``padding`` an int or 1-tuple, ``padding_mode`` 'zeros' only),
@@ -229,7 +229,7 @@ class ConvTranspose1d(_ConvTranspose):
     _function = staticmethod(F.conv_transpose1d)
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution, the gradient of :class:`Conv2d` with respect to its input.
 
     Args: as :class:`ConvTranspose1d`, with (H, W) pairs.

@@ -116,3 +116,9 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A plain :class:`Linear` under PyTorch's class name: the output projection of
+    :class:`~ember.nn.MultiheadAttention`, so that its ``repr`` reads as PyTorch's and dynamic
+    quantization leaves it in floating point, as PyTorch does."""

@@ -7,6 +7,7 @@ when given, override it as in PyTorch. Class weights are registered as buffers (
 follow ``.to()`` and appear in ``state_dict`` when set), as PyTorch's ``_WeightedLoss`` does.
 """
 from .. import functional as F
+from .._reduction import legacy_reduction
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
@@ -20,7 +21,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = F._legacy_reduction(size_average, reduce, reduction)
+            reduction = legacy_reduction(size_average, reduce, reduction)
         self.reduction = reduction
 
 

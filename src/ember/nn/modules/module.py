@@ -13,6 +13,7 @@ from ... import _dtype
 from ..._device import device as _device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from .._typename import typename as _typename
 from ..parameter import Buffer, Parameter
 from ..utils.hooks import BackwardHook, RemovableHandle
 
@@ -59,15 +60,6 @@ def _addindent(text, spaces):
         return text
     pad = " " * spaces
     return first + "\n" + "\n".join(pad + line for line in rest)
-
-
-def _typename(obj):
-    """PyTorch's ``torch.typename``: "ember.FloatTensor" for tensors, else module.qualname."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    cls = type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
 
 
 class Module:

@@ -70,6 +70,8 @@ class ConstantPad3d(_ConstantPadNd):
 
 
 class _ZeroPadNd(_ConstantPadNd):
+    """Zero padding: each ``ZeroPadNd`` is the ``ConstantPadNd`` of value 0, as in PyTorch."""
+
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
@@ -77,13 +79,12 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-class ZeroPad1d(_ZeroPadNd):
+class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pads the last dim with zeros: (N, C, W) or (C, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ZeroPad1d.html"""
-    dims = 1
 
 
-class ZeroPad2d(_ZeroPadNd):
+class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     """Pads the last 2 dims with zeros: (N, C, H, W) or (C, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ZeroPad2d.html
 
@@ -93,50 +94,58 @@ class ZeroPad2d(_ZeroPadNd):
         >>> ember.nn.ZeroPad2d((1, 1, 2, 0))(ember.ones(1, 1, 3, 3)).shape
         ember.Size([1, 1, 5, 5])
     """
-    dims = 2
 
 
-class ZeroPad3d(_ZeroPadNd):
+class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pads the last 3 dims with zeros: (N, C, D, H, W) or (C, D, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ZeroPad3d.html"""
-    dims = 3
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    """Base of the reflection paddings (PyTorch's class of the same name)."""
+    mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    """Base of the replication paddings (PyTorch's class of the same name)."""
+    mode = "replicate"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Mirrors the last dim about its edges (edge not repeated); each pad must be smaller
     than the dim. Shape: (N, C, W) or (C, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReflectionPad1d.html"""
-    dims, mode = 1, "reflect"
+    dims = 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Mirrors the last 2 dims about their edges. Shape: (N, C, H, W) or (C, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReflectionPad2d.html"""
-    dims, mode = 2, "reflect"
+    dims = 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Mirrors the last 3 dims. Shape: (N, C, D, H, W) or (C, D, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReflectionPad3d.html"""
-    dims, mode = 3, "reflect"
+    dims = 3
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Repeats the edge values of the last dim. Shape: (N, C, W) or (C, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReplicationPad1d.html"""
-    dims, mode = 1, "replicate"
+    dims = 1
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Repeats the edge values of the last 2 dims. Shape: (N, C, H, W) or (C, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReplicationPad2d.html"""
-    dims, mode = 2, "replicate"
+    dims = 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Repeats the edge values of the last 3 dims. Shape: (N, C, D, H, W) or (C, D, H, W).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.ReplicationPad3d.html"""
-    dims, mode = 3, "replicate"
+    dims = 3
 
 
 class _CircularPadNd(_PadNd):

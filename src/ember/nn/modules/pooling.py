@@ -82,7 +82,14 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    """Base of the average poolings (PyTorch's class of the same name)."""
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     """Mean over windows along L.
 
     Args: kernel_size, stride (default kernel_size), padding (implicit zeros, at most half
@@ -102,15 +109,12 @@ class AvgPool1d(Module):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     """Mean over (kH, kW) windows.
 
     Args: kernel_size, stride (default kernel_size), padding; ceil_mode; count_include_pad;
@@ -133,9 +137,6 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
@@ -152,7 +153,11 @@ class _AdaptivePoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePoolNd):
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    """Base of the adaptive average poolings (PyTorch's class of the same name)."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean over L_out windows that tile L: window i is
     ``[floor(i * L / L_out), ceil((i + 1) * L / L_out))``.
 
@@ -164,7 +169,7 @@ class AdaptiveAvgPool1d(_AdaptivePoolNd):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePoolNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean over an H_out x W_out grid of windows tiling the input; ``output_size`` is an
     int or (H_out, W_out), None keeping that input size.
 

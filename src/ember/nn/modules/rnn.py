@@ -5,7 +5,7 @@ Shapes follow PyTorch: L sequence length, N batch size, H_in ``input_size``, H
 ``hidden_size``, H_out ``proj_size`` if set else H, D = 2 if bidirectional else 1. Parameter
 names, shapes and gate order (LSTM i, f, g, o; GRU r, z, n) are PyTorch's, so a state_dict
 maps one to one. Every layer of every direction is one fused op
-(:class:`ember._ops.rnn.RNNLayer`); :mod:`ember.nn._fn.rnn` stacks them.
+(:class:`ember._ops.rnn.RNNLayer`); :mod:`ember.nn.functional.rnn` stacks them.
 """
 import math
 import numbers
@@ -15,7 +15,7 @@ from ..._creation import empty, zeros
 from ..._ops.core import _type_name
 from ..._ops.rnn import GATES
 from .. import init
-from .._fn.rnn import rnn_layer, rnn_layers
+from ..functional.rnn import rnn_layer, rnn_layers
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module

@@ -4,7 +4,7 @@ from ..._creation import empty
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from .._fn.sparse import _padding_row
+from ..functional.sparse import _padding_row
 from ..parameter import Parameter
 from .module import Module
 

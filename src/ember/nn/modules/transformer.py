@@ -15,9 +15,9 @@ from ... import _creation
 from ..._functional import triu
 from .. import functional as F
 from .. import init
-from .._fn.attention import _check_mask_type
+from ..functional.attention import _check_mask_type
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention
+from .activation import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

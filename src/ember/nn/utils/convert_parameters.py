@@ -2,7 +2,7 @@
 (https://pytorch.org/docs/stable/generated/torch.nn.utils.parameters_to_vector.html)."""
 from ..._functional import cat
 from ..._tensor import Tensor
-from ..modules.module import _typename
+from .._typename import typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -16,7 +16,7 @@ def vector_to_parameters(vec, parameters):
     """Makes each parameter's data a view of the matching slice of the 1-D tensor ``vec``.
     TypeError if ``vec`` is not a tensor."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
+        raise TypeError(f"expected torch.Tensor, but got: {typename(vec)}")
     pointer = 0
     for param in parameters:
         n = param.numel()

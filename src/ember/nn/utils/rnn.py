@@ -10,10 +10,8 @@ with ``batch_sizes[t]`` the number of sequences longer than t. Packing and paddi
 """
 from collections import namedtuple
 
-import numpy as np
-
 from ... import _dtype
-from ..._creation import as_tensor, tensor
+from ..._creation import arange, as_tensor
 from ..._functional import sort, stack
 from ..._ops.core import apply
 from ..._ops.rnn import PackPadded, PadPacked
@@ -99,18 +97,18 @@ def invert_permutation(permutation):
     """The inverse of a permutation tensor (None for None): ``out[permutation[i]] = i``."""
     if permutation is None:
         return None
-    inverse = np.empty(permutation.shape[0], np.int64)
-    inverse[np.asarray(permutation._data)] = np.arange(permutation.shape[0])
-    return tensor(inverse, device=permutation.device)
+    positions = arange(permutation.shape[0], device=permutation.device)
+    return positions.new_empty(positions.shape).scatter_(0, permutation, positions)
 
 
-def _lengths_array(lengths):
+def _lengths(lengths):
+    """``lengths`` (a 1-D tensor or a sequence of numbers) as a new int64 tensor."""
     if isinstance(lengths, Tensor):
         if lengths.ndim != 1:
             raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
                                f"{lengths.ndim}D cpu Long tensor")
-        return np.asarray(lengths._data).astype(np.int64)
-    return np.asarray(lengths, dtype=np.float64).astype(np.int64).reshape(-1)
+        return lengths.to(_dtype.int64, copy=True)
+    return as_tensor(lengths, dtype=_dtype.float64).to(_dtype.int64).reshape(-1)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -138,11 +136,11 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         >>> pad_packed_sequence(packed, batch_first=True)[1].tolist()
         [3, 2]
     """
-    lengths = _lengths_array(lengths)
+    lengths = _lengths(lengths)
     sorted_indices = None
     if not enforce_sorted:
-        order = sort(tensor(lengths), descending=True).indices
-        lengths = lengths[np.asarray(order._data)]
+        order = sort(lengths, descending=True).indices
+        lengths = lengths[order]
         sorted_indices = order.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
@@ -151,21 +149,21 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if len(lengths) != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
                            f"{len(lengths)} (batch_size={batch})")
-    if np.any(lengths[1:] > lengths[:-1]):
+    if bool((lengths[1:] > lengths[:-1]).any()):
         raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` "
                            "is True. You can pass `enforce_sorted=False` to pack_padded_sequence "
                            "and/or pack_sequence to sidestep this requirement if you do not need "
                            "ONNX exportability.")
-    if batch and lengths[-1] <= 0:
+    if batch and int(lengths[-1]) <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in "
                            "'lengths' that is <= 0")
-    if batch and lengths[0] > input.shape[0]:
-        raise RuntimeError(f"Expected all lengths to be at most the padded length {input.shape[0]}, "
-                           f"but got a length of {lengths[0]}")
     steps = int(lengths[0]) if batch else 0
-    batch_sizes = (lengths[None, :] > np.arange(steps)[:, None]).sum(1)
+    if steps > input.shape[0]:
+        raise RuntimeError(f"Expected all lengths to be at most the padded length {input.shape[0]}, "
+                           f"but got a length of {steps}")
+    batch_sizes = (lengths.unsqueeze(0) > arange(steps).unsqueeze(1)).sum(1)
     data = apply(PackPadded, input, batch_sizes=tuple(batch_sizes.tolist()))
-    return PackedSequence(data, tensor(batch_sizes), sorted_indices, None)
+    return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -181,7 +179,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     (B,) int64 lengths. Source:
     https://pytorch.org/docs/stable/generated/torch.nn.utils.rnn.pad_packed_sequence.html
     """
-    batch_sizes = np.asarray(sequence.batch_sizes._data).astype(np.int64)
+    batch_sizes = sequence.batch_sizes.to(_dtype.int64)
     length = len(batch_sizes)
     if total_length is not None:
         if total_length < length:
@@ -192,13 +190,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     batch = int(batch_sizes[0])
     padded = apply(PadPacked, sequence.data, batch_sizes=tuple(batch_sizes.tolist()),
                    batch=batch, total_length=length, padding_value=padding_value)
-    lengths = (batch_sizes[:, None] > np.arange(batch)[None, :]).sum(0)
+    lengths = (batch_sizes.unsqueeze(1) > arange(batch).unsqueeze(0)).sum(0)
     if batch_first:
         padded = padded.transpose(0, 1)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
-        lengths = lengths[np.asarray(sequence.unsorted_indices._data)]
-    return padded, tensor(lengths)
+        lengths = lengths[sequence.unsorted_indices]
+    return padded, lengths
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -238,11 +236,11 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     """
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
-    lengths = _lengths_array(lengths)
+    lengths = _lengths(lengths).tolist()
     if len(lengths) != padded_sequences.shape[0]:
         raise ValueError(f"zip() argument 2 is {'shorter' if len(lengths) < padded_sequences.shape[0] else 'longer'} "
                          "than argument 1")
-    return [padded_sequences[i, :int(n)] for i, n in enumerate(lengths)]
+    return [padded_sequences[i, :n] for i, n in enumerate(lengths)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):

@@ -15,7 +15,8 @@ from ..._functional import cat
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._tensor import Tensor
-from ..functional import dropout, linear
+from .dropout import dropout
+from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -155,6 +156,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     floating, a key/value mismatch, or separate projection weights that do not fit the inputs;
     RuntimeError for wrongly shaped masks (naming the sizes), a key batch size other than the
     query's, and for ``is_causal`` without ``attn_mask``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.multi_head_attention_forward.html
     """
     return _multi_head_attention(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,

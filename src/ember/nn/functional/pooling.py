@@ -6,9 +6,11 @@ kernels are the ops of :mod:`ember._ops.pool`; this file turns PyTorch's argumen
 tuples and raises PyTorch's errors (RuntimeError naming the sizes, as its ATen checks do).
 Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w``).
 """
+import math
+
 import numpy as np
 
-from ... import _functional as _F
+from ..._functional import matmul
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
@@ -160,13 +162,15 @@ def _one(value, what):
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
-    """:func:`max_pool1d` returning (values, indices)."""
+    """:func:`max_pool1d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool1d.html"""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
-    """:func:`max_pool2d` returning (values, indices)."""
+    """:func:`max_pool2d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.max_pool2d.html"""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -276,9 +280,9 @@ def _adaptive_avg(input, n, output_size, name):
     if sizes == spatial:
         return input.clone()
     # Adaptive averaging is linear and separable: one small matrix product per spatial dim.
-    out = _F.matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
+    out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
     if n == 2:
-        out = _F.matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
+        out = matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
     return out
 
 
@@ -328,12 +332,14 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
-    """:func:`adaptive_max_pool1d` returning (values, indices)."""
+    """:func:`adaptive_max_pool1d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool1d.html"""
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
-    """:func:`adaptive_max_pool2d` returning (values, indices)."""
+    """:func:`adaptive_max_pool2d` returning (values, indices).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.adaptive_max_pool2d.html"""
     return adaptive_max_pool2d(input, output_size, True)
 
 
@@ -371,7 +377,7 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
                            f"({list(input.shape)}) but got indices tensor with shape: "
                            f"{list(indices.shape)}")
     size = _unpool_size(input, kernel, stride, padding, output_size)
-    plane = int(np.prod(size))
+    plane = math.prod(size)
     flat = indices._data
     bad = (flat < 0) | (flat >= plane)
     if bad.any():
@@ -417,7 +423,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """The 1-D :func:`lp_pool2d`: input (N, C, L) or (C, L)."""
+    """The 1-D :func:`lp_pool2d`: input (N, C, L) or (C, L).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.lp_pool1d.html"""
     (k,) = _single(kernel_size, "lp_pool1d", "kernel_size")
     out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)

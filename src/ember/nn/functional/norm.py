@@ -9,25 +9,22 @@ is an affine map and is written as one.
 """
 import numpy as np
 
+from ..._functional import div
 from ..._ops import norm as _norm
-from ..._ops.core import _type_name, apply
+from ..._ops.core import apply
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE, no_grad
-from .pooling import avg_pool2d
+from ._common import float_only
 from .image import pad
+from .pooling import avg_pool2d
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm",
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
            "local_response_norm"]
 
 
 def _records(*tensors):
     """Whether an op on ``tensors`` (or None) goes on the autograd tape."""
     return STATE.enabled and any(t is not None and t.requires_grad for t in tensors)
-
-
-def _check_float(input, kernel):
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
 
 
 def _check_same_dtype(input, *tensors):
@@ -86,7 +83,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     channels = input.shape[1] if input.ndim > 1 else 0
     _check_channels(channels, running_mean=running_mean, running_var=running_var, weight=weight,
                     bias=bias)
-    _check_float(input, "batch_norm")
+    float_only(input, "batch_norm")
     _check_same_dtype(input, running_mean, running_var, weight, bias)
     if not training:
         if running_mean is None:
@@ -133,7 +130,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for name, n in repeats.items():
         if n is not None and n != planes:
             raise RuntimeError(f"{name} should contain {planes} elements not {n}")
-    _check_float(input, "batch_norm")
+    float_only(input, "batch_norm")
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
@@ -171,7 +168,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels "
                                f"in input, but got {name} of shape {list(t.shape)} and input of shape "
                                f"{list(input.shape)}")
-    _check_float(input, "group_norm")
+    float_only(input, "group_norm")
     _check_same_dtype(input, weight, bias)
     grouped = input.reshape(n, num_groups, channels // num_groups, -1)
     stats = apply(_norm.NormStats, grouped, axes=(2, 3))
@@ -215,7 +212,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         axes = (len(shape) - 1,)  # the common case, which passes every check below
     else:
         axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
-    _check_float(input, "LayerNormKernelImpl")
+    float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not _records(input, weight, bias):
         return apply(_norm.Normalize, input, None, weight, bias, axes=axes, eps=eps)
@@ -230,7 +227,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ``eps`` None means ``finfo(input.dtype).eps``. Shapes and errors as :func:`layer_norm`.
     """
     axes = _normalized_axes(input, normalized_shape, weight, None, star=False)
-    _check_float(input, "rms_norm")
+    float_only(input, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
     stats = apply(_norm.NormStats, input, axes=axes, centered=False)
@@ -252,3 +249,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     squares = pad(squares, (0, 0, size // 2, (size - 1) // 2))
     div = avg_pool2d(squares, (size, 1), stride=1).reshape(input.shape)
     return input / (div * alpha + k).pow(beta)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.normalize.html"""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom if out is None else div(input, denom, out=out)
+

@@ -8,13 +8,14 @@ gradient sums into each looked-up row with one sparse product. Gradients are den
 import numpy as np
 
 from ... import _dtype
+from ..._functional import one_hot
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._ops.embedding import rows_matrix
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
-__all__ = ["embedding", "embedding_bag"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]
 
 _INDEX_DTYPES = ("int64", "int32")
 

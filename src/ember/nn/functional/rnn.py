@@ -6,7 +6,7 @@ import math
 from ..._functional import cat, stack
 from ..._ops.core import apply
 from ..._ops.rnn import GATES, RNNLayer, forward_layout
-from .. import functional as F
+from .dropout import dropout as _dropout
 
 __all__ = []
 
@@ -63,5 +63,5 @@ def rnn_layers(mode, data, batch_sizes, hx, cx, weights, num_layers, dropout, tr
             c_n.append(c)
         x = outputs[0] if directions == 1 else cat(outputs, 1)
         if dropout and training and layer < num_layers - 1:
-            x = F.dropout(x, dropout, True)
+            x = _dropout(x, dropout, True)
     return x, stack(h_n), (stack(c_n) if cx is not None else None)

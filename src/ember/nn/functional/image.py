@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ... import _functional as _F
+from ..._functional import matmul
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
@@ -220,7 +220,7 @@ def _apply_taps(x, d, in_size, index, weights):
     for k in range(index.shape[0]):
         np.add.at(matrix, (rows, index[k]), 1 if weights is None else weights[k])
     matrix = Tensor._make(matrix)
-    return _F.matmul(x, matrix.mT) if d == x.ndim - 1 else _F.matmul(matrix, x)
+    return matmul(x, matrix.mT) if d == x.ndim - 1 else matmul(matrix, x)
 
 
 def _cubic_weights(t):
@@ -237,17 +237,20 @@ def _cubic_weights(t):
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Deprecated alias of :func:`interpolate`."""
+    """Deprecated alias of :func:`interpolate`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample.html"""
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    """Deprecated: :func:`interpolate` with mode "nearest"."""
+    """Deprecated: :func:`interpolate` with mode "nearest".
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample_nearest.html"""
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    """Deprecated: :func:`interpolate` with mode "bilinear" and ``align_corners=True``."""
+    """Deprecated: :func:`interpolate` with mode "bilinear" and ``align_corners=True``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.upsample_bilinear.html"""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -1,0 +1,312 @@
+"""Activation functions (https://pytorch.org/docs/stable/nn.functional.html#non-linear-activation-functions).
+
+Most are written in ember ops; those whose PyTorch derivative makes a choice at a kink
+(relu, hardtanh, leaky_relu, elu, ...) or that need a stable form (softplus, logsigmoid,
+gelu) are fused entries in :mod:`ember._ops.nn`. ``inplace=True`` writes the result into
+the input, as PyTorch's in-place variants do.
+"""
+import warnings
+
+from ... import _dtype
+from ..._creation import as_tensor
+from ..._functional import log_softmax as _log_softmax, sigmoid, softmax as _softmax, tanh, where
+from ..._ops import OPS
+from ..._ops.core import apply
+from ..._random import rng as _rng
+from ..._tensor import _wrap_dim
+from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
+
+__all__ = [
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu",
+    "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus", "softsign",
+    "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid", "logsigmoid",
+    "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "softmax", "log_softmax",
+    "softmin", "glu", "gumbel_softmax",
+]
+
+
+def relu(input, inplace=False):
+    """``max(input, 0)``; the gradient at 0 is 0. RuntimeError for bool inputs.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu.html"""
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return unary(OPS["Relu"], input, inplace)
+
+
+def relu_(input):
+    """In-place :func:`relu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu_.html"""
+    return relu(input, inplace=True)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(input, min_val, max_val)`` with zero gradient at and beyond the bounds.
+    ValueError if ``min_val > max_val``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh.html"""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return unary(OPS["Hardtanh"], input, inplace, min_val=min_val, max_val=max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh_.html"""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """``min(max(input, 0), 6)``: ``hardtanh(input, 0, 6)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu6.html"""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu.html"""
+    float_only(input, "leaky_relu_cpu")
+    return unary(OPS["LeakyRelu"], input, inplace, negative_slope=negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu_.html"""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def prelu(input, weight):
+    """Leaky ReLU with a learned slope per channel (He et al., 2015,
+    https://arxiv.org/abs/1502.01852). ``weight`` has 1 or C elements, C = ``input.shape[1]``
+    (1 for inputs with fewer than 2 dims). RuntimeError when the counts differ.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.prelu.html"""
+    float_only(input, "prelu_cpu")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter "
+                           f"numbers = {weight.numel()} and channel size = {channels}.")
+    if weight.numel() != 1 or weight.ndim:
+        weight = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight.reshape(())
+    return where(input > 0, input, weight * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU (Xu et al., 2015, https://arxiv.org/abs/1505.00853): a slope drawn
+    uniformly from [lower, upper] per element in training, their mean otherwise.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu.html"""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    float_only(input, "rrelu_with_noise_cpu")
+    slopes = as_tensor(_rng().uniform(lower, upper, tuple(input.shape)), dtype=input.dtype)
+    slope = where(input >= 0, slopes.new_ones(()), slopes)
+    return in_place(input, lambda x: x * slope) if inplace else input * slope
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu_.html"""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``input`` where positive, else ``alpha * (exp(input) - 1)`` (Clevert et al., 2015,
+    https://arxiv.org/abs/1511.07289).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu.html"""
+    float_only(input, "elu_cpu")
+    return unary(OPS["Elu"], input, inplace, alpha=alpha)
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu_.html"""
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    """``scale * elu(input, alpha)`` with the self-normalizing constants of Klambauer et al.,
+    2017 (https://arxiv.org/abs/1706.02515).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html"""
+    float_only(input, "elu_cpu")
+    return unary(OPS["Elu"], input, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE)
+
+
+def selu_(input):
+    """In-place :func:`selu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html"""
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (Barron, 2017,
+    https://arxiv.org/abs/1704.07483).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
+    float_only(input, "elu_cpu")
+    return unary(OPS["Elu"], input, inplace, alpha=alpha, input_scale=1.0 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
+    return celu(input, alpha, inplace=True)
+
+
+def gelu(input, approximate="none"):
+    """``input * Phi(input)``, Phi the standard normal CDF; ``approximate="tanh"`` uses
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (https://arxiv.org/abs/1606.08415).
+    RuntimeError for another ``approximate``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gelu.html"""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    float_only(input, "GeluKernelImpl")
+    return apply(OPS["Gelu"], input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.silu.html"""
+    float_only(input, "silu_cpu")
+    return in_place(input, silu) if inplace else input * input.sigmoid()
+
+
+def mish(input, inplace=False):
+    """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.mish.html"""
+    float_only(input, "mish_cpu")
+    return in_place(input, mish) if inplace else input * softplus(input).tanh()
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
+    threshold`` (never overflows).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
+    float_only(input, "softplus_cpu")
+    return apply(OPS["Softplus"], input, beta=beta, threshold=threshold)
+
+
+def softsign(input):
+    """``input / (1 + |input|)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softsign.html"""
+    return input / (input.abs() + 1)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(input + 3) / 6``; gradient 1/6 strictly between -3 and 3, else 0.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardsigmoid.html"""
+    float_only(input, "hardsigmoid_cpu")
+    return unary(OPS["Hardsigmoid"], input, inplace)
+
+
+def hardswish(input, inplace=False):
+    """``input * relu6(input + 3) / 6`` (Howard et al., 2019, https://arxiv.org/abs/1905.02244).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardswish.html"""
+    float_only(input, "hardswish_cpu")
+    return unary(OPS["Hardswish"], input, inplace)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(input))``, finite for any finite input.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.logsigmoid.html"""
+    float_only(input, "log_sigmoid_cpu")
+    return apply(OPS["LogSigmoid"], input)
+
+
+def tanhshrink(input):
+    """``input - tanh(input)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.tanhshrink.html"""
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0.
+    RuntimeError for negative ``lambd``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softshrink.html"""
+    float_only(input, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    shrunk = where(input < -lambd, input + lambd, input - lambd)
+    return where((input >= -lambd) & (input <= lambd), input.new_zeros(()), shrunk)
+
+
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd`` (or NaN), else 0.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
+    float_only(input, "hardshrink_cpu")
+    return where((input >= -lambd) & (input <= lambd), input.new_zeros(()), input)
+
+
+def _threshold(input, threshold, value, inplace=False):
+    """``input`` where ``input > threshold``, else ``value``."""
+    return unary(OPS["Threshold"], input, inplace, threshold=threshold, value=value)
+
+
+threshold = _threshold
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.threshold_.html"""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(name, input, dim, dtype, stacklevel, kernel):
+    if dtype is None:
+        float_only(input, kernel)
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim, stacklevel)
+    return dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (computed in ``dtype`` if given); never
+    overflows. NotImplementedError for integer inputs without a floating ``dtype``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html"""
+    dim = _softmax_input("softmax", input, dim, dtype, _stacklevel, "softmax_lastdim_kernel_impl")
+    return _softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``x_i - log(sum_j exp(x_j))`` along ``dim``; finite for logits of any size.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html"""
+    dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel, "log_softmax_lastdim_kernel_impl")
+    return _log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input, dim)``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softmin.html"""
+    dim = _softmax_input("softmin", input, dim, dtype, _stacklevel, "softmax_lastdim_kernel_impl")
+    return _softmax(-input, dim, dtype)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input`` along
+    ``dim`` (Dauphin et al., 2016, https://arxiv.org/abs/1612.08083). RuntimeError for a
+    0-dim input or an odd size.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.glu.html"""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    a, b = input.chunk(2, d)
+    return a * b.sigmoid()
+
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample from the Gumbel-softmax distribution (Jang et al., 2016,
+    https://arxiv.org/abs/1611.01144): ``softmax((logits + g) / tau)`` with Gumbel noise g;
+    ``hard`` returns the one-hot argmax with the soft sample's gradient (straight-through).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gumbel_softmax.html"""
+    noise = (-as_tensor(_rng().exponential(1.0, tuple(logits.shape))).log()).to(logits.dtype)
+    soft = ((logits + noise) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot_sample = soft.new_zeros(soft.shape).scatter(dim, index, 1.0)
+    return one_hot_sample - soft.detach() + soft
+

@@ -1,0 +1,248 @@
+"""The layer order of DESIGN.md holds: every module-level import between ember's packages
+runs downward (or within a layer), there is no ``import *`` in the source, and no import of
+an ember module hides inside a function to dodge a cycle.
+
+The source is parsed with ``ast`` (nothing is imported), so a violation is reported as
+``file:line`` with the edge it makes. Known violations outside ``ember.nn`` are listed in the
+allow-lists below, each with the reason it is there; they shrink as the code moves (an
+entry that no longer matches fails the test, so the lists stay exact).
+"""
+import ast
+import functools
+import pathlib
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "ember"
+
+# DESIGN.md's layers, highest first. A module belongs to the longest prefix listed here; the
+# modules DESIGN.md does not name sit beside the ones they serve (noted per line).
+LAYERS = [
+    ["ember", "ember.__main__",  # the curated public namespace imports every layer
+     "ember.cli", "ember.milestones", "ember.course"],
+    ["ember.compiler", "ember.distributed", "ember.profiler", "ember.ao",
+     "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
+     "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
+    ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
+     "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
+     "ember.utils"],
+    ["ember._tensor", "ember._ops", "ember.autograd", "ember.autograd.engine",
+     # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
+     "ember._functional", "ember._creation", "ember._random", "ember._memory", "ember._print",
+     "ember._legacy", "ember.linalg", "ember.accelerator", "ember.cuda", "ember.backends",
+     "ember._dtype", "ember._device", "ember._size"],
+    ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode"],
+    ["ember._backend"],
+]
+HEIGHT = {prefix: len(LAYERS) - i for i, layer in enumerate(LAYERS) for prefix in layer}
+
+# Module-level edges that run upward today, all outside ember.nn: (file, imported module).
+UPWARD_ALLOWED = {
+    # datasets and models import the public namespace ``ember`` (the top) as a user program
+    # would, instead of the modules below them that define what they use.
+    ("ember/datasets/digits.py", "ember"),
+    ("ember/datasets/mnist.py", "ember"),
+    ("ember/models/gpt.py", "ember"),
+    ("ember/models/qa.py", "ember"),
+    ("ember/models/reverser.py", "ember"),
+}
+
+# Function-level imports of ember modules today, all outside ember.nn:
+# (file, function, imported module), DYNAMIC for an ``importlib.import_module`` call.
+DYNAMIC = "<importlib.import_module>"
+FUNCTION_LEVEL_ALLOWED = {
+    # The one that belongs inside a function: the public namespace loads its heavy
+    # subpackages (nn, optim, ...) on first use, keeping ``import ember`` light.
+    ("ember/__init__.py", "__getattr__", DYNAMIC),
+    # The op layer's modules import each other both ways (Tensor <-> ops <-> engine <->
+    # creation, random, legacy types, printing).
+    ("ember/_creation.py", "_float_dtype", "ember._ops.core"),
+    ("ember/_creation.py", "type_", "ember._legacy"),
+    ("ember/_legacy.py", "__instancecheck__", "ember._tensor"),
+    ("ember/_legacy.py", "__new__", "ember._creation"),
+    ("ember/_legacy.py", "_legacy", "ember._creation"),
+    ("ember/_memory.py", "_check_device", "ember._device"),
+    ("ember/_ops/core.py", "write_into", "ember._dtype"),
+    ("ember/_ops/core.py", "write_into", "ember._ops.inplace"),
+    ("ember/_ops/shape.py", "expand", "ember._legacy"),
+    ("ember/_ops/rnn.py", "backward", "ember.autograd.engine"),
+    ("ember/_ops/rnn.py", "backward", "ember.autograd.grad_mode"),
+    ("ember/_random.py", "__init__", "ember._device"),
+    ("ember/_random.py", "_uint8", "ember._dtype"),
+    ("ember/_random.py", "get_state", "ember._creation"),
+    ("ember/_tensor.py", "__repr__", "ember._print"),
+    ("ember/_tensor.py", "_alias_with_history", "ember._ops.core"),
+    ("ember/_tensor.py", "backward", "ember.autograd.engine"),
+    ("ember/autograd/__init__.py", "__getattr__", DYNAMIC),  # autograd.profiler on first use
+    ("ember/autograd/engine.py", "_execute", "ember._ops.core"),
+    ("ember/autograd/engine.py", "_make_grads", "ember._creation"),
+    ("ember/autograd/engine.py", "_root_edge", "ember._ops.core"),
+    ("ember/autograd/engine.py", "grad", "ember._creation"),
+    ("ember/autograd/function.py", "apply", "ember._creation"),
+    ("ember/autograd/function.py", "apply", "ember._ops.core"),
+    ("ember/autograd/function.py", "apply", "ember._tensor"),
+    ("ember/autograd/gradcheck.py", "_analytical", "ember._creation"),
+    ("ember/autograd/gradcheck.py", "_tensors", "ember._tensor"),
+    ("ember/autograd/gradcheck.py", "gradcheck", "ember._tensor"),
+    ("ember/autograd/gradcheck.py", "gradgradcheck", "ember._creation"),
+    # utils.data reaches down into creation/dtype/random from inside its functions.
+    ("ember/utils/__init__.py", "__getattr__", DYNAMIC),  # utils.data etc. on first use
+    ("ember/utils/data/_collate.py", "collate_float_fn", "ember._creation"),
+    ("ember/utils/data/_collate.py", "collate_float_fn", "ember._dtype"),
+    ("ember/utils/data/_collate.py", "collate_int_fn", "ember._creation"),
+    ("ember/utils/data/_collate.py", "collate_numpy_array_fn", "ember._creation"),
+    ("ember/utils/data/_collate.py", "collate_numpy_scalar_fn", "ember._creation"),
+    ("ember/utils/data/_collate.py", "collate_tensor_fn", "ember._functional"),
+    ("ember/utils/data/_collate.py", "default_convert", "ember._creation"),
+    ("ember/utils/data/_worker.py", "_seed_worker", "ember._random"),
+    ("ember/utils/data/dataset.py", "random_split", "ember._creation"),
+    ("ember/utils/data/sampler.py", "__init__", "ember._creation"),
+    ("ember/utils/data/sampler.py", "__init__", "ember._dtype"),
+    ("ember/utils/data/sampler.py", "__iter__", "ember._creation"),
+    # Systems and programs on top: serialization <-> nn (Parameter), profiler ->
+    # serialization/_memory, flop counter -> nn module hooks, ao's mapping of its own
+    # modules, the chat CLI's model, the milestones' optional matplotlib plots.
+    ("ember/serialization.py", "_parameter_class", "ember.nn"),
+    ("ember/profiler/events.py", "export_chrome_trace", "ember.serialization"),
+    ("ember/profiler/events.py", "export_stacks", "ember.serialization"),
+    ("ember/profiler/profiler.py", "_memory_fn", "ember._memory"),
+    ("ember/utils/flop_counter.py", "__enter__", "ember.nn.modules.module"),
+    ("ember/utils/benchmark/timer.py", "__init__", "ember"),
+    ("ember/ao/quantization/quantize.py", "get_default_dynamic_quant_module_mappings",
+     "ember.ao.nn.quantized.dynamic"),
+    ("ember/cli/chat.py", "chat", "ember.models.qa"),
+    ("ember/milestones/milestone.py", "run", "ember.milestones.plotting"),
+}
+
+
+def _module_name(path):
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_package(path):
+    return path.name == "__init__.py"
+
+
+def _exists(name):
+    base = SRC.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _targets(node, path):
+    """The ember modules an import statement in ``path`` loads: ``from pkg import sub`` loads
+    ``pkg.sub`` when that is a module, else ``pkg`` itself."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names if alias.name.split(".")[0] == "ember"]
+    if node.level:
+        package = _module_name(path).split(".")
+        if not _is_package(path):
+            package.pop()
+        base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    if base.split(".")[0] != "ember":
+        return []
+    subs = [f"{base}.{alias.name}" for alias in node.names if _exists(f"{base}.{alias.name}")]
+    return subs if len(subs) == len(node.names) else [base, *subs]
+
+
+def _height(name):
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:n])
+        if prefix in HEIGHT:
+            return HEIGHT[prefix], prefix
+    raise AssertionError(f"{name} is in no layer of LAYERS: place it in tests/test_layers.py")
+
+
+def _files():
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _relative(path):
+    return path.relative_to(SRC).as_posix()
+
+
+def _module_level_imports(tree):
+    """Imports that run when the module is imported: those outside any def or class."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_dynamic_import(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None))
+            in ("import_module", "__import__"))
+
+
+def _function_level_imports(tree):
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_dynamic_import(node):
+                    yield fn.name, node
+
+
+@functools.cache
+def _parsed():
+    return [(path, ast.parse(path.read_text(), str(path))) for path in _files()]
+
+
+def upward_edges():
+    """(file, line, importer, imported) for every module-level import that runs upward."""
+    found = []
+    for path, tree in _parsed():
+        source = _module_name(path)
+        height, _ = _height(source)
+        for node in _module_level_imports(tree):
+            for target in _targets(node, path):
+                if _height(target)[0] > height:
+                    found.append((_relative(path), node.lineno, source, target))
+    return sorted(found)
+
+
+def function_level_imports():
+    """(file, line, function, imported) for every import of an ember module inside a function."""
+    found = []
+    for path, tree in _parsed():
+        for function, node in _function_level_imports(tree):
+            for target in [DYNAMIC] if isinstance(node, ast.Call) else _targets(node, path):
+                found.append((_relative(path), node.lineno, function, target))
+    return sorted(set(found))
+
+
+def test_every_module_has_a_layer():
+    for path in _files():
+        _height(_module_name(path))
+
+
+def test_no_module_level_import_runs_upward():
+    found = upward_edges()
+    unexpected = [f"{f}:{line}: {src} imports {dst} (a higher layer)"
+                  for f, line, src, dst in found if (f, dst) not in UPWARD_ALLOWED]
+    assert not unexpected, "\n".join(unexpected)
+    stale = UPWARD_ALLOWED - {(f, dst) for f, _, _, dst in found}
+    assert not stale, f"allow-listed edges that no longer exist (remove them): {sorted(stale)}"
+
+
+def test_no_function_level_import_of_an_ember_module():
+    found = function_level_imports()
+    unexpected = [f"{f}:{line}: {fn}() imports {dst}" for f, line, fn, dst in found
+                  if (f, fn, dst) not in FUNCTION_LEVEL_ALLOWED]
+    assert not unexpected, "\n".join(unexpected)
+    stale = FUNCTION_LEVEL_ALLOWED - {(f, fn, dst) for f, _, fn, dst in found}
+    assert not stale, f"allow-listed imports that no longer exist (remove them): {sorted(stale)}"
+
+
+def test_no_star_imports():
+    found = [f"{_relative(path)}:{node.lineno}: from {'.' * node.level}{node.module or ''} import *"
+             for path, tree in _parsed() for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)]
+    assert not found, "\n".join(found)
