@@ -3,6 +3,8 @@ ember's own code as graded build-it-yourself exercises (see docs/course/)."""
 import sys
 from pathlib import Path
 
+from ..course import grader, notebook, syllabus
+from ..course.workspace import STATE_FILE, Workspace, WorkspaceError
 from .table import format_table
 
 DEFAULT_DIR = "ember-course"
@@ -46,7 +48,6 @@ def _workspace_option(parser):
 
 
 def _root(value):
-    from ..course.workspace import STATE_FILE
     if value is not None:
         return Path(value)
     return Path(".") if Path(STATE_FILE).is_file() else Path(DEFAULT_DIR)
@@ -58,7 +59,6 @@ def _fail(message):
 
 
 def list_modules(args):
-    from ..course import syllabus
     rows = [(m.number, m.tier, m.title, len(syllabus.exercises(m.number)))
             for m in syllabus.MODULES.values()]
     print(format_table(["NN", "tier", "module", "exercises"], rows))
@@ -67,8 +67,6 @@ def list_modules(args):
 
 
 def start_module(args):
-    from ..course import syllabus
-    from ..course.workspace import Workspace, WorkspaceError
     try:
         module = syllabus.get(args.number)
         ws = Workspace.open(_root(args.dir), create=True)
@@ -79,7 +77,6 @@ def start_module(args):
     for path in written:
         print(f"  {path}")
     if args.notebook:
-        from ..course import notebook
         try:
             print(f"  {notebook.write(ws, module.number).name}")
         except ImportError:
@@ -90,8 +87,6 @@ def start_module(args):
 
 
 def test_module(args):
-    from ..course import grader, syllabus
-    from ..course.workspace import Workspace, WorkspaceError
     try:
         module = syllabus.get(args.number)
         ws = Workspace.open(_root(args.workspace))
@@ -106,8 +101,6 @@ def test_module(args):
 
 
 def show_status(args):
-    from ..course import syllabus
-    from ..course.workspace import Workspace, WorkspaceError
     try:
         ws = Workspace.open(_root(args.workspace))
     except WorkspaceError as exc:
@@ -129,8 +122,6 @@ def show_status(args):
 
 
 def run_milestone(args):
-    from ..course import grader, syllabus
-    from ..course.workspace import Workspace, WorkspaceError
     needs = syllabus.MILESTONE_REQUIREMENTS.get(args.name)
     if needs is None:
         return _fail(f"unknown milestone {args.name!r}; valid names: {', '.join(syllabus.MILESTONE_REQUIREMENTS)}")
@@ -157,7 +148,6 @@ def run_milestone(args):
 
 
 def grade_folder(args):
-    from ..course import grader
     if not Path(args.submissions).is_dir():
         return _fail(f"{args.submissions} is not a folder")
     rows = grader.grade(args.submissions, args.csv, args.seconds)

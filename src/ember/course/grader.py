@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import syllabus
+from . import checks, syllabus
 from .workspace import Workspace, WorkspaceError
 
 __all__ = ["test", "test_modules", "report", "run_milestone", "grade", "CHILD"]
@@ -51,7 +51,6 @@ def test(workspace, number, seconds_per_item=30):
 
 def test_modules(workspace, numbers, seconds_per_item=30):
     """:func:`test` for several modules in one grading process: ``{number: results}``."""
-    from . import checks
     modules = [syllabus.get(n).number for n in numbers]
     items = [e for n in modules for e in syllabus.exercises(n)]
     timeout = seconds_per_item * max(1, len(items)) + 30

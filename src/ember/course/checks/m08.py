@@ -6,7 +6,7 @@ import torch
 import ember
 from ember.milestones.training import class_accuracy, fit
 
-from . import check, close
+from . import Mismatch, check, close
 
 
 def _data(rng):
@@ -60,5 +60,4 @@ def accuracy():
         got = class_accuracy(model, ember.tensor(logits), ember.tensor(targets))
         close("class_accuracy", got, expected, input=np.array(targets))
         if not isinstance(got, float):
-            from . import Mismatch
             raise Mismatch(f"class_accuracy returned {type(got).__name__}, expected a Python float")
