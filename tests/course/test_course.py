@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ember.course import checks, regions, syllabus
+from ember.course import MILESTONE_REQUIREMENTS, checks, regions, syllabus
 from ember.course.grader import report, test as grade_module, test_modules as grade_module_all
 from ember.course.workspace import STATE_FILE, Workspace, WorkspaceError
 
@@ -221,3 +221,23 @@ def test_notebook_cells_carry_nbgrader_metadata_and_write_the_workspace(tmp_path
     notebook.write_region(ids[0], WRONG[ids[0]], root=ws.root)
     with pytest.raises(AssertionError):
         notebook.grade(ids[0], root=ws.root, seconds_per_item=60)
+
+
+def test_a_milestone_unlocks_and_runs_on_the_students_code(tmp_path):
+    needs = MILESTONE_REQUIREMENTS["perceptron"]
+    ws = Workspace.open(tmp_path / "m", create=True)
+    for number in needs:
+        ws.start(number)
+    _fill(ws)
+    out = ember_cli("course", "milestone", "perceptron", "--fast", "-w", str(ws.root))
+    assert out.returncode == 1 and "unlocks when modules" in out.stderr  # not graded yet
+    grade_module_all(ws, needs, seconds_per_item=60)
+    out = ember_cli("course", "milestone", "perceptron", "--fast", "-w", str(ws.root), timeout=300)
+    assert out.returncode == 0 and "milestone perceptron: passed" in out.stdout, out.stdout + out.stderr
+    assert "yours" in out.stdout and "ember's reference" in out.stdout
+    # The student's code is what runs: a derivative that is always zero fails the milestone.
+    path = ws.root / next(e.relpath for e in syllabus.exercises("02") if e.id == "02/mul-backward")
+    region = next(r for r in regions.find(path.read_text()) if r.id == "02/mul-backward")
+    path.write_text(regions.merge(path.read_text(), {"02/mul-backward": [[region.indent + "return g * 0, g * 0\n"]]}))
+    out = ember_cli("course", "milestone", "perceptron", "--fast", "-w", str(ws.root), timeout=300)
+    assert out.returncode == 1 and "not passed" in out.stdout, out.stdout

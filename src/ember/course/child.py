@@ -6,7 +6,7 @@ hook is installed would load the reference files. So this file uses the standard
 until :func:`install` has run, and loads :mod:`regions` (also standard library only) by path.
 
     python .../ember/course/child.py WORKSPACE NN[,NN...] RESULTS.json [SECONDS_PER_ITEM]
-    python .../ember/course/child.py WORKSPACE|- milestone NAME RESULTS.json [fast]
+    python .../ember/course/child.py WORKSPACE|- milestone RESULTS.json NAME [fast]
 
 The substitution (an import hook, explicit and documented in docs/course/instructors.md): for
 every ``ember`` module whose file is in the workspace, the student's file is loaded instead.
@@ -164,6 +164,6 @@ def run_milestone(workspace, name, results_path, fast):
 
 if __name__ == "__main__":
     if sys.argv[2] == "milestone":
-        run_milestone(sys.argv[1], sys.argv[3], sys.argv[4], fast=len(sys.argv) > 5 and sys.argv[5] == "fast")
+        run_milestone(sys.argv[1], sys.argv[4], sys.argv[3], fast=len(sys.argv) > 5 and sys.argv[5] == "fast")
     else:
         run(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 30)
