@@ -169,8 +169,19 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim=None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        # course:begin 01/strides
+        # hint: self._data.strides are in bytes; torch counts elements; dim picks one (negative dims wrap);
+        # hint: a tensor with no elements has the strides of a contiguous one, sizes of 0 counted as 1
+        if self._data.size:
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        else:  # NumPy gives an empty array zero strides; torch, the contiguous ones
+            strides, step = [], 1
+            for size in reversed(self._data.shape):
+                strides.append(step)
+                step *= max(size, 1)
+            strides = tuple(reversed(strides))
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        # course:end 01/strides
 
     def storage_offset(self):
         base = self._data

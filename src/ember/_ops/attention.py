@@ -30,6 +30,10 @@ class AttentionWeights(Op):
 
     @staticmethod
     def forward(query, key, mask=None, scale=1.0, is_causal=False, masked_rows="zero"):
+        # course:begin 12/attention-weights
+        # hint: scores = scale * query @ key^T; a bool mask keeps keys where True (-inf elsewhere), a float
+        # hint: mask is added; is_causal hides key j from query i when j > i; softmax over the keys; rows with
+        # hint: every key masked give zeros when masked_rows == 'zero' (SDPA's rule), NaN otherwise
         scores = _backend.matmul(query, key.swapaxes(-1, -2))
         # Ufunc calls with out= rather than in-place operators: half the cost on a decoder's
         # one-query rows, same arithmetic.
@@ -61,6 +65,7 @@ class AttentionWeights(Op):
             np.maximum(total, np.finfo(total.dtype).tiny, out=total)
         np.divide(scores, total, out=scores)
         return scores
+        # course:end 12/attention-weights
 
     @staticmethod
     def backward(ctx, g):

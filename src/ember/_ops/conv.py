@@ -54,6 +54,9 @@ def _pad(x, padding):
 def _columns(x, kernel, stride, padding, dilation, groups):
     """The im2col buffer of ``x`` (N, C, H, W): (groups, C/groups * kh * kw, N * H_out * W_out),
     and (H_out, W_out)."""
+    # course:begin 09/im2col
+    # hint: pad x (_pad), take every window of the dilated kernel's span with the stride
+    # hint: (_backend.sliding_windows), and lay them out as (groups, C/groups * kh * kw, N * H_out * W_out)
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     xp = _pad(x, padding)
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
@@ -61,6 +64,7 @@ def _columns(x, kernel, stride, padding, dilation, groups):
     n, c, h_out, w_out = windows.shape[:4]
     cols = windows.transpose(1, 4, 5, 0, 2, 3).reshape(groups, c // groups * kh * kw, n * h_out * w_out)
     return cols, (h_out, w_out)
+    # course:end 09/im2col
 
 
 def _grouped(weight, groups):

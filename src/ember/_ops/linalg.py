@@ -39,10 +39,11 @@ def matmul(input, other, *, out=None):
                            f"[{', '.join(map(str, (b[0] if other.ndim > 2 else 1, k1)))}] but got: "
                            f"[{', '.join(map(str, b[:2] if other.ndim > 2 else (1, k2)))}].")
     try:
-        return with_out(apply(Matmul, input, other), out)
-    except RuntimeError:
+        np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+    except ValueError:
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
+    return with_out(apply(Matmul, input, other), out)
 
 
 def _mat_text(shape):

@@ -61,6 +61,9 @@ class NormStats(Op):
 def _moments(x, axes, centered, mean, var):
     """Writes the mean (0 unless ``centered``) and the biased variance (the mean square)
     of ``x`` over ``axes`` into ``mean`` and ``var``, arrays of the kept shape."""
+    # course:begin 10/moments
+    # hint: write the mean over axes (0 when not centered) into mean and the biased variance (mean of
+    # hint: the squared deviations; of x itself when not centered) into var: arrays of the kept shape
     count = max(math.prod([x.shape[a] for a in axes]), 1)
     if centered:
         np.add.reduce(x, axis=axes, keepdims=True, out=mean)
@@ -71,6 +74,7 @@ def _moments(x, axes, centered, mean, var):
         centred = x
     var[...] = _dot_over(centred, centred, axes)
     var /= count
+    # course:end 10/moments
 
 
 def _layer_norm_rows(x, weight, bias, eps):

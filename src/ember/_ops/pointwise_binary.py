@@ -103,9 +103,13 @@ class Mul(Op):
 
     @staticmethod
     def backward(ctx, g):
+        # course:begin 02/mul-backward
+        # hint: d(a*b)/da = b, d(a*b)/db = a: return (g * b, g * a), None where an input needs no gradient;
+        # hint: ctx.input(i) is the i-th input; the engine sums broadcast gradients back to each input's shape
         need_a, need_b = ctx.needs_input_grad
         return (g * ctx.input(1) if need_a else None,
                 g * ctx.input(0) if need_b else None)
+        # course:end 02/mul-backward
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -146,10 +150,13 @@ class Div(Op):
 
     @staticmethod
     def backward(ctx, g):
+        # course:begin 02/div-backward
+        # hint: d(a/b)/da = 1/b, d(a/b)/db = -a/b**2
         need_a, need_b = ctx.needs_input_grad
         b = ctx.input(1)
         return (g / b if need_a else None,
                 -g * ctx.input(0) / (b * b) if need_b else None)
+        # course:end 02/div-backward
 
 
 class DivRounded(Op):

@@ -14,6 +14,9 @@ from .core import Op, apply
 
 
 def _infer_shape(shape, numel, input_shape):
+    # course:begin 01/infer-shape
+    # hint: one -1 may stand for the size that makes the element count equal numel; two -1s, a negative
+    # hint: size or a count that does not fit raise RuntimeError with torch's message; return a tuple
     if -1 not in shape and product(shape) == numel and builtins.min(shape, default=0) >= 0:
         return tuple(shape)  # nothing to infer and nothing wrong: the common case, kept short
     shape = list(shape)
@@ -32,6 +35,7 @@ def _infer_shape(shape, numel, input_shape):
     elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
+    # course:end 01/infer-shape
 
 
 def _shape_text(shape):

@@ -73,16 +73,22 @@ class Softmax(Op):
     def forward(x, dim):
         if x.size == 0:
             return x.copy()
+        # course:begin 05/softmax
+        # hint: exp(x - max) / sum(exp(x - max)) along dim: subtracting the row's max keeps exp from overflowing
         with np.errstate(invalid="ignore"):  # rows of -inf or with nan give nan, silently
             e = np.exp(x - np.max(x, axis=dim, keepdims=True))
             e /= np.sum(e, axis=dim, keepdims=True)
         return e
+        # course:end 05/softmax
 
     @staticmethod
     def backward(ctx, g):
+        # course:begin 05/softmax
+        # hint: with y = softmax(x): dx = y * (g - sum(g * y)) along dim (ctx.output is y, ctx.attrs['dim'] the dim)
         out = ctx.output
         d = ctx.attrs["dim"]
         return (out * (g - (g * out).sum(d, keepdim=True)),)
+        # course:end 05/softmax
 
 
 class LogSoftmax(Op):
@@ -95,13 +101,19 @@ class LogSoftmax(Op):
     def forward(x, dim):
         if x.size == 0:
             return x.copy()
+        # course:begin 05/log-softmax
+        # hint: x - max - log(sum(exp(x - max))) along dim
         with np.errstate(divide="ignore", invalid="ignore"):
             shifted = x - np.max(x, axis=dim, keepdims=True)
             shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
         return shifted
+        # course:end 05/log-softmax
 
     @staticmethod
     def backward(ctx, g):
+        # course:begin 05/log-softmax
+        # hint: with y = log_softmax(x): dx = g - exp(y) * sum(g) along dim
         out = ctx.output
         d = ctx.attrs["dim"]
         return (g - out.exp() * g.sum(d, keepdim=True),)
+        # course:end 05/log-softmax

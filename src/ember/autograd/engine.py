@@ -43,6 +43,9 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     """Runs the graph from ``roots``. ``capture`` maps nodes whose incoming gradient is wanted
     (for ``autograd.grad`` and ``backward(inputs=...)``) to a slot index; only the nodes that
     lead to a captured one run then."""
+    # course:begin 03/count-dependencies
+    # hint: walk the graph from the roots' nodes (node.next_functions: (node, index) pairs, node None for
+    # hint: inputs that need no gradient) and count in deps[node] how many edges reach each node
     deps = {}
     stack = list(dict.fromkeys(node for node, _ in roots))
     seen = set(stack)
@@ -55,6 +58,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
             if nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
+    # course:end 03/count-dependencies
     useful = None if capture is None else _leading_to([n for n, _ in roots], capture)
 
     buffers = {}
@@ -139,11 +143,15 @@ def _observed(observers, node, fn, *args):
 
 
 def _add(buffers, edge, g):
+    # course:begin 03/add-gradient
+    # hint: buffers[node] holds one slot per output of node (node.num_outputs); a gradient arriving at
+    # hint: (node, nr) is stored in slot nr, or added to what is there (a value used twice gets both)
     node, nr = edge
     slots = buffers.get(node)
     if slots is None:
         slots = buffers[node] = [None] * node.num_outputs
     slots[nr] = g if slots[nr] is None else slots[nr] + g
+    # course:end 03/add-gradient
 
 
 def _fit_shape(node, g, shape):

@@ -10,7 +10,7 @@ import argparse
 
 from .. import __version__
 
-from . import bench, chat, fr_trace, milestones, run
+from . import bench, chat, course, fr_trace, milestones, run
 
 
 def build_parser():
@@ -23,6 +23,7 @@ def build_parser():
     bench.add_parser(subparsers)
     run.add_parser(subparsers)
     fr_trace.add_parser(subparsers)
+    course.add_parser(subparsers)
     return parser
 
 

@@ -39,12 +39,16 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
+            # course:begin 08/training-step
+            # hint: one step per batch: clear the gradients, compute the loss, backpropagate, update;
+            # hint: add loss.item() * len(targets) to total and len(targets) to count (a sample-weighted mean)
             optimizer.zero_grad()
             loss = loss_fn(model(inputs), targets)
             loss.backward()
             optimizer.step()
             total += loss.item() * len(targets)
             count += len(targets)
+            # course:end 08/training-step
             if log is not None:
                 log.report(epoch, total / count)
         if scheduler is not None:
@@ -83,7 +87,10 @@ def class_accuracy(model, inputs, targets):
 
     Shapes: ``model(inputs)`` is ``(N, C)``; ``targets`` is ``(N,)`` int64.
     """
+    # course:begin 08/class-accuracy
+    # hint: the fraction of rows whose largest logit is at the target class, as a Python float
     return (model(inputs).argmax(dim=1) == targets).float().mean().item()
+    # course:end 08/class-accuracy
 
 
 def class_accuracy_and_loss(model, inputs, targets):

@@ -93,12 +93,16 @@ class KVCache:
         Raises:
             RuntimeError: the cache would hold more than ``block_size`` positions.
         """
+        # course:begin 17/kv-append
+        # hint: self._reserve(T) gives (start, end) of the new positions; write k and v there in
+        # hint: self.storage[:, 0] and self.storage[:, 1] in place, then return views of positions [0, end)
         start, end = self._reserve(k.shape[2])
         # copy_ into the views writes just these positions (an indexed assignment may build a
         # new cache-sized array first).
         self.storage[:, 0, :, start:end].copy_(k)
         self.storage[:, 1, :, start:end].copy_(v)
         return self.storage[:, 0, :, :end], self.storage[:, 1, :, :end]
+        # course:end 17/kv-append
 
     def append_stacked(self, kv):
         """:meth:`append` for keys and values stacked as ``kv`` ``(B, 2, n_head, T, head_dim)``."""
@@ -172,7 +176,10 @@ class MLP(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
+        # course:begin 13/mlp-forward
+        # hint: C -> 4C (self.fc) -> GELU -> C (self.proj) -> dropout
         return self.dropout(self.proj(self.gelu(self.fc(x))))
+        # course:end 13/mlp-forward
 
 
 class Block(nn.Module):
@@ -186,8 +193,11 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
+        # course:begin 13/block-forward
+        # hint: pre-norm residual block: x + attn(ln_1(x)), then that + mlp(ln_2(that)); pass cache to attn
         x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
+        # course:end 13/block-forward
 
 
 class GPT(nn.Module):

@@ -96,6 +96,9 @@ class CharTokenizer(Tokenizer):
         Raises:
             ValueError: a character is outside the alphabet and there is no ``"<unk>"`` token.
         """
+        # course:begin 11/char-encode
+        # hint: self._char_to_id maps a character to its id; unknown characters become the "<unk>" id
+        # hint: (self._special_ids.get(UNK)) or raise the ValueError the docstring describes
         unk_id = self._special_ids.get(UNK)
         if unk_id is not None:
             return [self._char_to_id.get(c, unk_id) for c in text]
@@ -105,6 +108,7 @@ class CharTokenizer(Tokenizer):
             position, character = next((k, c) for k, c in enumerate(text) if c not in self._char_to_id)
             raise ValueError(f"character {character!r} at position {position} is not in the "
                              f"alphabet, and there is no {UNK!r} token") from None
+        # course:end 11/char-encode
 
     def decode(self, ids, skip_special_tokens=False):
         """The text of a sequence of token ids (ints, NumPy integers or ``tensor.tolist()``).
@@ -116,6 +120,8 @@ class CharTokenizer(Tokenizer):
             ValueError: an id is not in ``[0, vocab_size)``.
             TypeError: an id is not an integer.
         """
+        # course:begin 11/char-decode
+        # hint: self._check_id validates an id; special tokens have the ids below len(self._special_tokens)
         first_character = len(self._special_tokens)
         pieces = []
         for token_id in ids:
@@ -123,6 +129,7 @@ class CharTokenizer(Tokenizer):
             if token_id >= first_character or not skip_special_tokens:
                 pieces.append(self._id_to_token[token_id])
         return "".join(pieces)
+        # course:end 11/char-decode
 
     def _to_json(self):
         return {"special_tokens": list(self._special_tokens), "alphabet": list(self._char_to_id)}

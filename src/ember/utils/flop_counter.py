@@ -23,14 +23,22 @@ _CONV_OPS = ("Conv", "ConvTranspose", "ConvWeight")
 
 
 def _matmul(a, b, out_shape, **attrs):
+    # course:begin 14/matmul-flops
+    # hint: a (M, K) @ (K, N) product takes M*N*K multiply-adds: 2*M*N*K FLOPs; batches multiply
+    # hint: return ("aten.mm" or "aten.bmm", flops), or None for vectors (torch counts no mv/dot)
     if len(b) < 2:  # matrix-vector and dot products: PyTorch's counter has no rule for mv/dot
         return None
     key = "aten.bmm" if len(a) >= 3 and len(b) >= 3 else "aten.mm"
     return key, 2 * prod(out_shape) * a[-1]
+    # course:end 14/matmul-flops
 
 
 def _linear(x, weight, bias=None, *, out_shape, **attrs):
+    # course:begin 14/linear-flops
+    # hint: x @ weight.T: 2 FLOPs per multiply-add for every output element; torch names it aten.addmm
+    # hint: with a bias, aten.mm without; the bias add itself is not counted
     return ("aten.addmm" if bias is not None else "aten.mm"), 2 * prod(out_shape) * x[-1]
+    # course:end 14/linear-flops
 
 
 def _conv(x, weight, bias=None, *, out_shape, **attrs):

@@ -111,6 +111,9 @@ def memory_footprint(model, optimizer=None, batch=None):
     if batch is not None:
         activations, peak = _run_step(model, optimizer,
                                       tuple(batch) if isinstance(batch, (tuple, list)) else (batch,))
+    # course:begin 20/memory-footprint
+    # hint: bytes of the parameters, buffers, gradients and optimizer state (by state name) with
+    # hint: _memory.storage_bytes (which counts shared storage once)
     params = list(model.parameters())
     by_name = {}
     if optimizer is not None:
@@ -124,6 +127,7 @@ def memory_footprint(model, optimizer=None, batch=None):
         optimizer_state=_memory.storage_bytes(v for values in by_name.values() for v in values),
         optimizer_state_by_name={name: _memory.storage_bytes(values) for name, values in by_name.items()},
         activations=activations, peak=peak)
+    # course:end 20/memory-footprint
 
 
 def _run_step(model, optimizer, inputs):

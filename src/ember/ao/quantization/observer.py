@@ -130,6 +130,10 @@ class MinMaxObserver(ObserverBase):
         and zero point 0 before anything was observed, as PyTorch returns), one per channel."""
         if self.min_val is None:
             return from_numpy(np.ones(1, np.float32)), from_numpy(np.zeros(1, np.int64))
+        # course:begin 15/minmax-qparams
+        # hint: the range must include 0; affine: scale = (max - min) / (qmax - qmin), zero_point =
+        # hint: qmin - round(min / scale) clipped to [qmin, qmax]; symmetric: scale = max|x| / ((qmax - qmin) / 2)
+        # hint: scale is at least self.eps; float32 scale, int64 zero point (torch.ao.quantization.MinMaxObserver)
         lo, hi = self.min_val, self.max_val
         lo, hi = np.minimum(lo, np.float32(0)), np.maximum(hi, np.float32(0))
         qmin, qmax = self.quant_min, self.quant_max
@@ -142,6 +146,7 @@ class MinMaxObserver(ObserverBase):
             zero_point = np.clip(qmin - np.rint(lo / scale), qmin, qmax).astype(np.int64)
         return (from_numpy(np.atleast_1d(scale).astype(np.float32)),
                 from_numpy(np.atleast_1d(zero_point).astype(np.int64)))
+        # course:end 15/minmax-qparams
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}"

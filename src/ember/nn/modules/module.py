@@ -421,6 +421,9 @@ class Module:
 
     # ---- iteration -------------------------------------------------------------------------
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        # course:begin 04/named-members
+        # hint: for each (prefix, module) of named_modules (or just this one without recurse), yield
+        # hint: (prefix.name, member) for get_members(module), skipping None and, with remove_duplicate, repeats
         memo = set()
         modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
                    if recurse else [(prefix, self)])
@@ -431,6 +434,7 @@ class Module:
                 if remove_duplicate:
                     memo.add(v)
                 yield (module_prefix + "." + k if module_prefix else k), v
+        # course:end 04/named-members
 
     def parameters(self, recurse=True):
         """The parameters of this module (and, with ``recurse``, of its descendants), each
@@ -469,6 +473,9 @@ class Module:
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """``(dotted name, module)`` for this module and all descendants, depth first, this
         module first with name ``prefix``."""
+        # course:begin 04/named-modules
+        # hint: depth first, this module first as (prefix, self), children as prefix.name; a module reached
+        # hint: twice is yielded once unless remove_duplicate is False (memo: the modules seen)
         if memo is None:
             memo = set()
         if self in memo:
@@ -480,6 +487,7 @@ class Module:
             if module is None:
                 continue
             yield from module.named_modules(memo, prefix + "." + name if prefix else name, remove_duplicate)
+        # course:end 04/named-modules
 
     # ---- modes -----------------------------------------------------------------------------
     def train(self, mode=True):

@@ -245,10 +245,14 @@ def _channel_mask(t, dim, channels):
 def _zero_top_k(scores, k, default_mask, largest):
     """A copy of ``default_mask`` with zeros at the ``k`` entries of ``scores`` (same shape)
     that ``topk`` ranks first: the largest, or with ``largest=False`` the smallest."""
+    # course:begin 16/zero-top-k
+    # hint: clone the default mask, then set to 0 the k entries topk ranks first in scores (flattened)
+    # hint: (torch.nn.utils.prune.l1_unstructured zeroes the k smallest |w|)
     mask = default_mask.clone()
     if k:
         mask.view(-1)[topk(scores.view(-1), k=k, largest=largest).indices] = 0
     return mask
+    # course:end 16/zero-top-k
 
 
 class RandomUnstructured(BasePruningMethod):

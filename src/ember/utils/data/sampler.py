@@ -175,6 +175,9 @@ class BatchSampler(Sampler[list]):
         self.drop_last = drop_last
 
     def __iter__(self):
+        # course:begin 07/batch-sampler
+        # hint: group the sampler's indices into lists of batch_size; the last one may be short
+        # hint: unless drop_last, when it is left out (torch.utils.data.BatchSampler)
         indices = iter(self.sampler)
         if self.drop_last:
             # zip over the same iterator n times takes n items per tuple and stops at a short one
@@ -185,6 +188,7 @@ class BatchSampler(Sampler[list]):
             while batch:
                 yield batch
                 batch = [*itertools.islice(indices, self.batch_size)]
+        # course:end 07/batch-sampler
 
     def __len__(self):
         if self.drop_last:
