@@ -28,7 +28,7 @@ LAYERS = [
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx"],  # mixed precision: beside optim
     ["ember._tensor", "ember._ops", "ember.autograd", "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
-     "ember._functional", "ember._creation", "ember._random", "ember._distributions",
+     "ember._creation", "ember._random", "ember._distributions",
      "ember._memory", "ember._print",
      "ember._legacy", "ember.linalg", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
      "ember._dtype", "ember._device", "ember._size"],
@@ -105,7 +105,6 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/utils/data/_collate.py", "collate_int_fn", "ember._creation"),
     ("ember/utils/data/_collate.py", "collate_numpy_array_fn", "ember._creation"),
     ("ember/utils/data/_collate.py", "collate_numpy_scalar_fn", "ember._creation"),
-    ("ember/utils/data/_collate.py", "collate_tensor_fn", "ember._functional"),
     ("ember/utils/data/_collate.py", "default_convert", "ember._creation"),
     ("ember/utils/data/_worker.py", "_seed_worker", "ember._random"),
     ("ember/utils/data/dataset.py", "random_split", "ember._creation"),

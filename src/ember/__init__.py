@@ -46,15 +46,18 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, ful
                         ones_like, full_like, empty_like, arange, linspace, logspace, eye, rand, randn,
                         randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
                         randint_like, scalar_tensor)
-from ._dtype import (dtype, float16, float32, float64, half, float, double, int8, int16, int32, int64,
-                     short, int, long, uint8, bool, get_default_dtype, set_default_dtype,
+from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,
+                     int64, short, int, long, uint8, bool, get_default_dtype, set_default_dtype,
                      promote_types, result_type, can_cast)
+from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
+                             cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
+                             lu_unpack, geqrf)
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
 from ._print import set_printoptions
-from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
-                      CharTensor, ByteTensor, BoolTensor)
+from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
+                      ShortTensor, CharTensor, ByteTensor, BoolTensor)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, cuda, backends, accelerator
@@ -105,7 +108,10 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "linalg", "cuda",
     "backends", "accelerator", "is_tensor", "numel", "is_floating_point", "save", "load", "nn",
     "optim", "utils", "datasets", "compile", "compiler", "memory_allocated", "max_memory_allocated",
-    "reset_peak_memory_stats"})
+    "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
+    "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
+    "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
+    "geqrf"})
 
 
 def is_tensor(obj):
@@ -125,10 +131,12 @@ def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
-                "compiler", "_dynamo"):
+                "compiler", "_dynamo", "amp", "onnx", "distributed", "course", "fx", "export"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "compile":
         return importlib.import_module(f"{__name__}.compiler").compile
+    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
+        return getattr(importlib.import_module(f"{__name__}.amp.autocast_mode"), name)
     if name in ("qint8", "quint8", "qint32", "per_tensor_affine", "per_channel_affine", "quantize_per_tensor",
                 "quantize_per_channel", "per_tensor_symmetric", "per_channel_symmetric"):
         return getattr(importlib.import_module(f"{__name__}.ao.quantization.qtensor"), name)

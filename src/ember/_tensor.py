@@ -370,7 +370,7 @@ from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
 from ._ops import softmax as _softmax  # noqa: E402
 from ._ops import sort as _sort  # noqa: E402
-from . import _creation, _random  # noqa: E402
+from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
 def _reflected(function):
@@ -469,7 +469,14 @@ _METHODS = {
     "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),
     "char": _creation.cast_to(_dtype.int8), "byte": _creation.cast_to(_dtype.uint8),
-    "bool": _creation.cast_to(_dtype.bool),
+    "bool": _creation.cast_to(_dtype.bool), "bfloat16": _creation.cast_to(_dtype.bfloat16),
+    "det": _linalg_legacy.det, "logdet": _linalg_legacy.logdet, "slogdet": _linalg_legacy.slogdet,
+    "inverse": _linalg_legacy.inverse, "pinverse": _linalg_legacy.pinverse,
+    "cholesky": _linalg_legacy.cholesky, "cholesky_solve": _linalg_legacy.cholesky_solve,
+    "cholesky_inverse": _linalg_legacy.cholesky_inverse, "svd": _linalg_legacy.svd,
+    "qr": _linalg_legacy.qr, "matrix_exp": _linalg_legacy.matrix_exp,
+    "matrix_power": _linalg_legacy.matrix_power, "triangular_solve": _linalg_legacy.triangular_solve,
+    "geqrf": _linalg_legacy.geqrf,
     "cpu": lambda self, memory_format=None: self, "cuda": _no_cuda,
     "pin_memory": lambda self: self, "share_memory_": lambda self: self,
     "is_shared": lambda self: False,
@@ -540,6 +547,7 @@ _PROPERTIES = {
     "H": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
     "mT": _matrix_transpose,
     "mH": _matrix_transpose,
+    "is_xpu": lambda self: False,
 }
 
 for _name, _function in _METHODS.items():

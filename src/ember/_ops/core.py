@@ -14,7 +14,7 @@ from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "observed_range"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -22,6 +22,10 @@ OPS = {}
 # ``op_write(tensor, value)`` (an in-place write). The list is only mutated in place, so its
 # truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
+# At most one function ``(op, inputs) -> inputs`` that recasts an op's inputs before it runs:
+# autocast's, inside an enabled ``ember.autocast`` region (ember.amp). Empty otherwise, so an
+# op pays one list check.
+INPUT_CASTS = []
 _observing = threading.local()
 _ndarray = _backend.ndarray
 _Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
@@ -117,6 +121,8 @@ def _cast_inputs(op, inputs):
 
 def apply(op, *inputs, **attrs):
     """Runs ``op`` on ``inputs`` (Tensors, Python numbers or other constants) and records it."""
+    if INPUT_CASTS:
+        inputs = INPUT_CASTS[0](op, inputs)
     if OBSERVERS and not getattr(_observing, "inside", False):
         return _observed_apply(op, inputs, attrs)
     if op.promote is None:

@@ -6,8 +6,8 @@ and the ops of :data:`FLOAT32` (losses, products of many numbers) cast theirs to
 float64 inputs are never cast, and every other op runs in the dtypes it is given. The casts
 are ordinary recorded ops, so gradients flow back to float32 parameters in float32.
 
-The dispatcher calls :func:`autocast_inputs` while :data:`ACTIVE` is non-empty (one list
-check per op when autocast is off). CUDA autocast is accepted and disabled with PyTorch's
+The dispatcher calls :func:`autocast_inputs` (through ``_ops.core.INPUT_CASTS``) inside an
+enabled CPU region (one list check per op when autocast is off); backward runs without it. CUDA autocast is accepted and disabled with PyTorch's
 warning, as on a PyTorch install without CUDA.
 
 Source: https://pytorch.org/docs/stable/amp.html (CPU ops that can autocast to bfloat16 /
@@ -17,6 +17,7 @@ import functools
 import warnings
 
 from .. import _dtype
+from .._ops.core import INPUT_CASTS
 
 __all__ = ["autocast", "autocast_inputs", "is_autocast_available", "is_autocast_enabled",
            "get_autocast_dtype", "custom_fwd", "custom_bwd", "ACTIVE"]
@@ -111,12 +112,14 @@ class autocast:
             state[1] = self.fast_dtype
         if self.device == "cpu":
             ACTIVE[:] = [self.fast_dtype] if self._enabled else []
+            INPUT_CASTS[:] = [autocast_inputs] if self._enabled else []
         return self
 
     def __exit__(self, *exc):
         state, active = self._saved
         _STATE[self.device][:] = state
         ACTIVE[:] = active
+        INPUT_CASTS[:] = [autocast_inputs] if active else []
         return False
 
     def __call__(self, func):

@@ -67,9 +67,10 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     roots = [node for node, _ in roots]
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
-    from .._ops.core import OBSERVERS
-    prev = STATE.enabled
+    from .._ops.core import INPUT_CASTS, OBSERVERS
+    prev, casts = STATE.enabled, INPUT_CASTS[:]
     STATE.enabled = create_graph
+    INPUT_CASTS.clear()  # gradients run in the dtypes the forward recorded, never autocast
     try:
         while ready:
             node = ready.pop()
@@ -127,6 +128,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         _skip(nxt, deps, buffers, ready, retain_graph)
     finally:
         STATE.enabled = prev
+        INPUT_CASTS[:] = casts
     return captured
 
 

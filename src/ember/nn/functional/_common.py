@@ -1,6 +1,6 @@
 """Helpers shared by the files of ``ember.nn.functional``: PyTorch's dtype check for
 floating-only kernels, its ``inplace=True`` convention, and the SELU constants."""
-from ..._functional import _inplace_result
+from ..._ops.inplace import write_result as _inplace_result
 from ..._ops.core import _type_name, apply
 from ...autograd.grad_mode import STATE
 

@@ -9,7 +9,9 @@ import warnings
 
 from ... import _dtype
 from ..._creation import as_tensor
-from ..._functional import log_softmax as _log_softmax, sigmoid, softmax as _softmax, tanh, where
+from ..._ops.pointwise_binary import where
+from ..._ops.pointwise_unary import sigmoid, tanh
+from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._random import rng as _rng

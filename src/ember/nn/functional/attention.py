@@ -11,7 +11,7 @@ import math
 import warnings
 
 from ... import _dtype
-from ..._functional import cat
+from ..._ops.join import cat
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._tensor import Tensor

@@ -2,7 +2,7 @@
 (https://pytorch.org/docs/stable/nn.functional.html#distance-functions)."""
 from ... import _dtype
 from ..._creation import ones
-from ..._functional import broadcast_tensors
+from ..._ops.shape import broadcast_tensors
 from ..._ops.core import _type_name
 from ...autograd.grad_mode import no_grad
 

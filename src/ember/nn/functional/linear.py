@@ -4,7 +4,9 @@
 ``linear`` runs as one fused op (:mod:`ember._ops.nn`) when its operands have the usual
 shapes and dtypes, and as a matmul plus a broadcast bias otherwise.
 """
-from ..._functional import _c_type, _prod, broadcast_shapes, einsum, matmul
+from ..._ops.args import c_type_name as _c_type, product as _prod
+from ..._ops.linalg import einsum, matmul
+from ..._ops.shape import broadcast_shapes
 from ..._ops import OPS
 from ..._ops.core import _type_name, apply
 

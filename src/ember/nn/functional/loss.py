@@ -11,7 +11,8 @@ import warnings
 
 from ... import _dtype
 from ..._creation import arange, full as _full
-from ..._functional import broadcast_shapes, broadcast_tensors, minimum, where
+from ..._ops.pointwise_binary import minimum, where
+from ..._ops.shape import broadcast_shapes, broadcast_tensors
 from ..._ops import OPS
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor

@@ -9,7 +9,7 @@ is an affine map and is written as one.
 """
 import numpy as np
 
-from ..._functional import div
+from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
 from ..._ops.core import apply
 from ..._tensor import Tensor

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..._functional import matmul
+from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor

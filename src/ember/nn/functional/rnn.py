@@ -3,7 +3,7 @@ of the fused :class:`~ember._ops.rnn.RNNLayer` op over a packed sequence. PyTorc
 public functional form of these layers, so nothing here is exported."""
 import math
 
-from ..._functional import cat, stack
+from ..._ops.join import cat, stack
 from ..._ops.core import apply
 from ..._ops.rnn import GATES, RNNLayer, forward_layout
 from .dropout import dropout as _dropout

@@ -8,7 +8,7 @@ gradient sums into each looked-up row with one sparse product. Gradients are den
 import numpy as np
 
 from ... import _dtype
-from ..._functional import one_hot
+from ..._ops.indexing import one_hot
 from ..._ops import OPS
 from ..._ops.core import apply
 from ..._ops.embedding import rows_matrix

@@ -12,7 +12,7 @@ import copy
 import warnings
 
 from ... import _creation
-from ..._functional import triu
+from ..._ops.join import triu
 from .. import functional as F
 from .. import init
 from ..functional.attention import _check_mask_type

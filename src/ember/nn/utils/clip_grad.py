@@ -2,7 +2,8 @@
 import math
 
 from ..._creation import tensor as _tensor
-from ..._functional import stack, vector_norm
+from ..._ops.join import stack
+from ..._ops.linalg import vector_norm
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 

@@ -1,6 +1,6 @@
 """Flattening parameters into one vector and back
 (https://pytorch.org/docs/stable/generated/torch.nn.utils.parameters_to_vector.html)."""
-from ..._functional import cat
+from ..._ops.join import cat
 from ..._tensor import Tensor
 from .._typename import typename
 

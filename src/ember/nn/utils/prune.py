@@ -30,7 +30,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ..._creation import ones_like, rand, rand_like, zeros_like
-from ..._functional import kthvalue, norm, topk
+from ..._ops.linalg import norm
+from ..._ops.sort import kthvalue, topk
 from ...autograd.grad_mode import no_grad
 from .convert_parameters import parameters_to_vector
 

@@ -12,7 +12,8 @@ from collections import namedtuple
 
 from ... import _dtype
 from ..._creation import arange, as_tensor
-from ..._functional import sort, stack
+from ..._ops.join import stack
+from ..._ops.sort import sort
 from ..._ops.core import apply
 from ..._ops.rnn import PackPadded, PadPacked
 from ..._tensor import Tensor

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from ..._ops.join import stack
 from ..._tensor import Tensor
 
 __all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map",
@@ -33,7 +34,6 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
             return Tensor._make(np.stack([t._data for t in batch]))
         except ValueError:
             pass
-    from ..._functional import stack
     return stack(batch, 0)
 
 
