@@ -114,3 +114,19 @@ return MemoryFootprint(
     gradients=_memory.storage_bytes(p.grad for p in params),
     optimizer_state=0, optimizer_state_by_name={}, activations=activations, peak=peak)""",  # buffers and state left out
 })
+WRONG.update({
+    "06/sgd-update": """if weight_decay != 0:
+    grad = grad + weight_decay * param
+if momentum != 0:
+    buf = np.array(grad, dtype=param.dtype) if buf is None else momentum * buf + grad
+    grad = buf
+param -= lr * grad
+return (param,) if momentum == 0 else (param, buf)""",  # ignores maximize, dampening, nesterov; buf not in place
+    "06/adam-update": """step += 1
+m *= beta1
+m += (1 - beta1) * grad
+v *= beta2
+v += (1 - beta2) * grad * grad
+param -= lr * m / (np.sqrt(v) + eps)
+return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)""",  # no bias correction
+})

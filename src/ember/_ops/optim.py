@@ -32,6 +32,9 @@ class SgdUpdate(Op):
     @staticmethod
     def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, inplace=False):
         param, buf = _fresh(inplace, param, buf)
+        # course:begin 06/sgd-update
+        # hint: the equations in ember.optim.SGD's docstring: negate grad if maximize, add weight decay,
+        # hint: momentum buffer (the first step copies grad), Nesterov, then param -= lr * grad, in place
         if maximize:
             grad = -grad
         if weight_decay != 0:
@@ -46,6 +49,7 @@ class SgdUpdate(Op):
             grad = grad + momentum * buf if nesterov else buf
         param -= lr * grad
         return (param,) if momentum == 0 else (param, buf)
+        # course:end 06/sgd-update
 
 
 class AdamUpdate(Op):
@@ -61,6 +65,9 @@ class AdamUpdate(Op):
     def forward(param, grad, m, v, step, max_v=None, *, lr, beta1, beta2, eps, weight_decay,
                 decoupled_weight_decay, maximize, inplace=False):
         param, m, v, step, max_v = _fresh(inplace, param, m, v, step, max_v)
+        # course:begin 06/adam-update
+        # hint: step += 1; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad: max_v = max(max_v, v));
+        # hint: param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps); AdamW decays param by lr * wd first
         if maximize:
             grad = -grad
         step += 1
@@ -87,3 +94,4 @@ class AdamUpdate(Op):
         update *= lr / (1 - beta1 ** t)
         param -= update
         return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)
+        # course:end 06/adam-update
