@@ -35,9 +35,12 @@ def test_files_cross_both_ways_with_safetensors_torch(tmp_path):
 def test_bad_input_is_refused(tmp_path):
     with pytest.raises(TypeError, match="dict of str to Tensor"):
         st.save({"w": np.ones(2)})
-    torch_save_file({"w": torch.zeros(2, dtype=torch.bfloat16)}, tmp_path / "bf16.safetensors")
-    with pytest.raises(TypeError, match="bfloat16"):
-        st.load_file(tmp_path / "bf16.safetensors")
+    torch_save_file({"w": torch.tensor([1.5, -2.25], dtype=torch.bfloat16)}, tmp_path / "bf16.safetensors")
+    loaded = st.load_file(tmp_path / "bf16.safetensors")["w"]  # bfloat16 is an ember dtype
+    assert loaded.dtype is ember.bfloat16 and loaded.float().tolist() == [1.5, -2.25]
+    torch_save_file({"w": torch.zeros(2, dtype=torch.float8_e4m3fn)}, tmp_path / "f8.safetensors")
+    with pytest.raises(TypeError, match="float8_e4m3fn"):
+        st.load_file(tmp_path / "f8.safetensors")
     (tmp_path / "bad.safetensors").write_bytes(b"\xff" * 16)
     with pytest.raises(Exception, match="(?i)header|invalid|error"):
         st.load_file(tmp_path / "bad.safetensors")

@@ -60,14 +60,22 @@ def save_file(tensors, filename, metadata=None):
     write_atomically(os.fspath(filename), lambda fh: fh.write(data))
 
 
+def _read(read, source):
+    try:
+        return _tensors(read(source))
+    except AttributeError as error:  # the package looks a dtype up on NumPy (float8 types)
+        name = str(error).rsplit(" ", 1)[-1].strip("'")
+        raise TypeError(f"the safetensors data holds a dtype ember does not have: {name}") from None
+
+
 def load(data):
     """The dict of str to Tensor in safetensors bytes ``data``; the package's SafetensorError
     for malformed data, TypeError for a dtype ember does not have."""
-    return _tensors(_numpy_api().load(data))
+    return _read(_numpy_api().load, data)
 
 
 def load_file(filename, device="cpu"):
     """The dict of str to Tensor in the safetensors file ``filename``; ``device`` must be the
     CPU (RuntimeError otherwise). Errors as :func:`load`, FileNotFoundError for a missing file."""
     check_device(device)
-    return _tensors(_numpy_api().load_file(os.fspath(filename)))
+    return _read(_numpy_api().load_file, os.fspath(filename))
