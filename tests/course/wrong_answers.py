@@ -130,3 +130,6 @@ v += (1 - beta2) * grad * grad
 param -= lr * m / (np.sqrt(v) + eps)
 return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)""",  # no bias correction
 })
+WRONG.update({
+    "18/reuse-buffers": """pass""",  # no reuse: every intermediate keeps its own buffer
+})
