@@ -133,3 +133,7 @@ return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)""", 
 WRONG.update({
     "18/reuse-buffers": """pass""",  # no reuse: every intermediate keeps its own buffer
 })
+WRONG.update({
+    "21/distributed-sampler": """per_rank = len(indices) // self.num_replicas
+return iter(indices[self.rank * per_rank:(self.rank + 1) * per_rank])""",  # contiguous blocks, no padding
+})
