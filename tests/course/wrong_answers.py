@@ -130,3 +130,10 @@ v += (1 - beta2) * grad * grad
 param -= lr * m / (np.sqrt(v) + eps)
 return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)""",  # no bias correction
 })
+WRONG.update({
+    "18/reuse-buffers": """pass""",  # no reuse: every intermediate keeps its own buffer
+})
+WRONG.update({
+    "21/distributed-sampler": """per_rank = len(indices) // self.num_replicas
+return iter(indices[self.rank * per_rank:(self.rank + 1) * per_rank])""",  # contiguous blocks, no padding
+})

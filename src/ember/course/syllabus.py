@@ -1,5 +1,6 @@
 """The course: twenty modules in four tiers, in the order of ember's layers, so nothing is
-used before it is built, and the milestones each tier unlocks.
+used before it is built, the milestones each tier unlocks, and a twenty-first module on
+distributed training.
 
 A module's exercises are not listed here: they are the regions marked ``# course:begin NN/...``
 in ember's own source (:mod:`ember.course.regions`), found by :func:`exercises`. Each exercise
@@ -32,7 +33,7 @@ class Module:
         return f"docs/course/{self.number}-{self.slug}.md"
 
 
-TIERS = ("foundation", "architectures", "optimization", "capstone")
+TIERS = ("foundation", "architectures", "optimization", "capstone", "beyond one machine")
 
 MODULES = {m.number: m for m in (
     Module("01", "tensor", "Tensors: storage, shape and strides", "foundation",
@@ -75,6 +76,8 @@ MODULES = {m.number: m for m in (
            "How many repeats does a trustworthy timing need, and what is its spread?"),
     Module("20", "capstone", "Capstone", "capstone",
            "Can your framework train the ladder's models to the milestones' thresholds?"),
+    Module("21", "distributed", "Distributed data parallel", "beyond one machine",
+           "What does averaging gradients across ranks cost per step, and how does each rank get its share?"),
 )}
 
 # A milestone runs on the student's code once every module it needs has passed.

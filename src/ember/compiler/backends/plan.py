@@ -325,6 +325,10 @@ def reuse_buffers(plan):
         s = loc.storage
         if s.kind == "buffer" and s.alias is None and s.node is node:
             buffers[s] = plan.position[node]
+    # course:begin 18/reuse-buffers
+    # hint: walk the buffers in the order they are born; a buffer whose last use (last[s]) comes before
+    # hint: this one's birth is free; give the new buffer the smallest free one that fits (s.alias = host),
+    # hint: and keep the host busy until the latest last use of all its tenants
     free, live = [], []  # free: (nbytes, storage); live: (last use, storage)
     for s, born in sorted(buffers.items(), key=lambda item: item[1]):
         for item in [x for x in live if x[0] < born]:
@@ -340,6 +344,7 @@ def reuse_buffers(plan):
         live.append((max(last.get(s, end), 0), host))
         # the host stays busy until the latest of its tenants' last uses
         live = [(max(t for t, h in live if h is host), host)] + [x for x in live if x[1] is not host]
+    # course:end 18/reuse-buffers
 
 
 def make_plan(graph, have_blas):

@@ -57,6 +57,9 @@ class DistributedSampler(Sampler):
             indices = randperm(len(self.dataset), generator=g).tolist()
         else:
             indices = list(range(len(self.dataset)))
+        # course:begin 21/distributed-sampler
+        # hint: make the index list exactly total_size long: without drop_last, repeat indices from the start
+        # hint: (several times if needed); with drop_last, cut it; then this rank takes every num_replicas-th from rank
         if not self.drop_last:
             padding = self.total_size - len(indices)
             if padding <= len(indices):
@@ -66,6 +69,7 @@ class DistributedSampler(Sampler):
         else:
             indices = indices[:self.total_size]
         return iter(indices[self.rank:self.total_size:self.num_replicas])
+        # course:end 21/distributed-sampler
 
     def __len__(self):
         return self.num_samples
