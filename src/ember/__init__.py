@@ -131,8 +131,10 @@ def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
-                "compiler", "_dynamo", "amp", "onnx", "distributed", "course", "fx", "export"):
+                "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("cond", "switch", "while_loop"):
+        return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)
     if name == "compile":
         return importlib.import_module(f"{__name__}.compiler").compile
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):

@@ -1,4 +1,4 @@
 """``torch._dynamo.exc``: the compiler's exceptions."""
-from ..compiler.exc import InvalidBackend, TorchDynamoException, Unsupported
+from ..compiler.exc import InvalidBackend, TorchDynamoException, UncapturedHigherOrderOpError, Unsupported
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError"]

@@ -1,6 +1,6 @@
 """The compiler's exceptions, under torch's names (``torch._dynamo.exc``)."""
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -13,3 +13,8 @@ class Unsupported(TorchDynamoException):
 
 class InvalidBackend(TorchDynamoException):
     """``ember.compile(backend=...)`` with a name no backend answers to."""
+
+
+class UncapturedHigherOrderOpError(TorchDynamoException):
+    """A control-flow operator's function breaks its contract (mutates or aliases its inputs,
+    changes the metadata of a loop's carry): the message names the offending output."""

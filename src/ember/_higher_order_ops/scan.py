@@ -1,0 +1,64 @@
+"""``scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None)``: a loop threading a
+carry through the slices of ``xs`` (torch._higher_order_ops.scan, with 2.14's counter mode)."""
+from .._ops.join import stack
+from .utils import check_same_meta, flatten, skeleton, unflatten
+
+__all__ = ["scan"]
+
+
+def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
+    """Return ``(carry, ys)`` where ``carry, y_t = combine_fn(carry, x_t)`` for each slice
+    ``x_t`` of ``xs`` along ``dim`` and ``ys`` stacks the ``y_t`` along ``dim``.
+
+    Args:
+        combine_fn: ``(carry, x) -> (next_carry, y)``; ``next_carry`` has ``init``'s structure,
+            shapes and dtypes.
+        init: a (nested) tuple, list or dict of tensors: the first carry.
+        xs: a (nested) tuple, list or dict of tensors sharing their size along ``dim``, or None
+            with ``length`` for a counter loop in which ``combine_fn`` receives ``x=None``.
+        dim: the dimension of ``xs`` scanned over; ``ys`` stack along it, counted from the
+            front (``dim=-1`` of 2-d ``xs`` stacks along dimension 1).
+        reverse: scan from the last slice to the first (``ys`` keeps ``xs``'s order).
+        length: the number of steps; must equal the size of ``xs`` along ``dim`` if both given.
+
+    Gradients flow to ``init``, ``xs`` and the tensors ``combine_fn`` closes over.
+
+    Raises:
+        RuntimeError: ``init`` holds no tensor; the leaves of ``xs`` differ in size along
+            ``dim``; ``combine_fn`` changes the carry's structure, shape or dtype.
+        ValueError: neither ``xs`` nor ``length`` is given, or they disagree.
+
+    Source: https://pytorch.org/docs/main/higher_order_ops/scan.html
+    """
+    if not flatten(init):
+        raise RuntimeError("scan() operator requires init leaves to be tensors, got none")
+    leaves = flatten(xs) if xs is not None else []
+    if leaves:  # as torch: ys stack along xs's dimension, counted from the front
+        dim = dim % max(leaves[0].dim(), 1)
+    sizes = {x.shape[dim] for x in leaves}
+    if len(sizes) > 1:
+        raise RuntimeError(f"All xs leaves must have the same size along dim={dim}, got sizes {sorted(sizes)}")
+    if xs is None or not leaves:
+        if length is None:
+            raise ValueError("scan() needs xs or length: got xs=None and length=None")
+        n = length
+    else:
+        n = sizes.pop()
+        if length is not None and length != n:
+            raise ValueError(f"scan(): length={length} differs from the size {n} of xs along dim={dim}")
+    shape = skeleton(xs) if leaves else None
+    carry, ys = init, []
+    for t in (reversed(range(n)) if reverse else range(n)):
+        x = unflatten(shape, iter([leaf.select(dim, t) for leaf in leaves])) if leaves else None
+        out = combine_fn(carry, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise RuntimeError("combine_fn must return a tuple (next_carry, y)")
+        check_same_meta(out[0], init, "combine_fn's next_carry and init")
+        carry = out[0]
+        ys.append(out[1])
+    if reverse:
+        ys.reverse()
+    if not ys:
+        return carry, None
+    stacked = [stack(list(step), dim=dim) for step in zip(*(flatten(y) for y in ys))]
+    return carry, unflatten(skeleton(ys[0]), iter(stacked))

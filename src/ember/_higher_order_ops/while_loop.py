@@ -1,0 +1,82 @@
+"""``while_loop(cond_fn, body_fn, carried_inputs)``: a loop with a data-dependent trip count
+(torch._higher_order_ops.while_loop)."""
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..compiler.exc import UncapturedHigherOrderOpError
+from .utils import as_tuple_of_operands
+
+__all__ = ["while_loop"]
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Run ``carried = body_fn(*carried)`` while ``cond_fn(*carried)``; return ``carried``.
+
+    Args:
+        cond_fn: callable on the carry returning a Python bool or a one-element bool tensor.
+        body_fn: callable on the carry returning a new carry: a tuple of as many items, each a
+            tensor of the input's shape and dtype, or an int where the input was an int.
+            It must neither write into its inputs nor return them (or views of them).
+        carried_inputs: a tuple or list of tensors and ints.
+
+    Forward only, as in torch: the loop runs without recording gradients.
+
+    Raises:
+        RuntimeError: ``carried_inputs`` is not a tuple or list, or holds something else than
+            tensors and ints; ``cond_fn`` returns a tensor of more than one element.
+        UncapturedHigherOrderOpError (a RuntimeError): the body mutates or aliases an input, or
+            returns a carry of another length, shape or dtype (the message names which item).
+
+    Source: https://pytorch.org/docs/main/higher_order_ops/while_loop.html
+    """
+    carried = as_tuple_of_operands(carried_inputs, "while_loop")
+    for i, value in enumerate(carried):
+        if not isinstance(value, (Tensor, int)):
+            raise RuntimeError(f"carried_inputs must be a tuple of tensors and ints, got "
+                               f"{type(value).__name__} at carried_inputs[{i}]")
+    with no_grad():
+        while _truth(cond_fn(*carried)):
+            versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
+            out = body_fn(*carried)
+            _check_carry(carried, versions, out)
+            carried = tuple(out)
+    return carried
+
+
+def _truth(pred):
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
+                               f"of shape {tuple(pred.shape)}")
+        return bool(pred.item())
+    return bool(pred)
+
+
+def _check_carry(carried, versions, out):
+    if not isinstance(out, (tuple, list)) or len(out) != len(carried):
+        n = len(out) if isinstance(out, (tuple, list)) else 1
+        raise UncapturedHigherOrderOpError(
+            f"Expected body_fn_output and carried_inputs to have same number of outputs but got "
+            f"{n} and {len(carried)}")
+    for i, (before, version, after) in enumerate(zip(carried, versions, out)):
+        if not isinstance(before, Tensor):
+            if not isinstance(after, (int, Tensor)) or (isinstance(after, Tensor) and after.numel() != 1):
+                raise UncapturedHigherOrderOpError(
+                    f"body_fn output {i} must be an int like carried_inputs[{i}], got {after!r}")
+            continue
+        if before._version[0] != version:
+            raise UncapturedHigherOrderOpError(
+                f"while_loop's body_fn mutated its input carried_inputs[{i}]: higher order ops do "
+                f"not support input mutation")
+        if not isinstance(after, Tensor):
+            raise UncapturedHigherOrderOpError(
+                f"body_fn output {i} must be a tensor like carried_inputs[{i}], got {type(after).__name__}")
+        if any(after._version is b._version for b in carried if isinstance(b, Tensor)):
+            raise UncapturedHigherOrderOpError(
+                f"while_loop's body_fn output {i} aliases an input: higher order ops do not support "
+                f"aliasing (return a copy, e.g. x.clone())")
+        differ = ([f"shape {tuple(after.shape)} vs {tuple(before.shape)}"] if after.shape != before.shape else []) + \
+                 ([f"dtype {after.dtype} vs {before.dtype}"] if after.dtype is not before.dtype else [])
+        if differ:
+            raise UncapturedHigherOrderOpError(
+                f"Expected body_fn_output and carried_inputs to have same metadata but found: "
+                f"pair[{i}] differ in {', '.join(differ)}")

@@ -1,0 +1,160 @@
+"""Activation checkpointing (``torch.utils.checkpoint``): keep a segment's inputs instead of its
+activations, and recompute the segment during backward.
+
+Source: https://pytorch.org/docs/stable/checkpoint.html
+"""
+import warnings
+
+from .._ops import core
+from .._random import get_rng_state, set_rng_state
+from .._tensor import Tensor
+from ..autograd.engine import grad as autograd_grad
+from ..autograd.function import Function
+from ..autograd.grad_mode import STATE, enable_grad, no_grad
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_TENSOR = object()  # marks where a tensor argument goes back in the recomputation's call
+
+
+def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True, determinism_check="default",
+               debug=False, **kwargs):
+    """Return ``function(*args, **kwargs)`` without keeping its intermediate tensors for
+    backward; backward runs ``function`` again (with the RNG state of the first run when
+    ``preserve_rng_state``) and differentiates that, so gradients equal the unchecked ones
+    while peak memory drops by the segment's activations.
+
+    Gradients reach ``args`` and every tensor requiring grad that ``function`` reads (module
+    parameters, closures), through ``backward()`` and ``autograd.grad`` alike. ``function``
+    runs twice, so its Python side effects happen twice.
+
+    Called without ``function`` (``@checkpoint(use_reentrant=False)``), returns a decorator that
+    checkpoints every call of the decorated function (PyTorch 2.14's form).
+
+    Args:
+        function: the segment, a callable returning a tensor or a tuple of tensors.
+        args, kwargs: its inputs.
+        use_reentrant: True or False (both run the recomputation above); None warns, as torch
+            asks for it explicitly.
+        preserve_rng_state: restore the RNG state before recomputing, so dropout draws match.
+        determinism_check: ``"default"`` or ``"none"``; ``debug``: accepted for torch's signature.
+
+    Raises:
+        ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"``.
+    """
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    if use_reentrant is None:
+        warnings.warn("ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly; "
+                      "use_reentrant=False is recommended.", stacklevel=2)
+    options = dict(use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state,
+                   determinism_check=determinism_check, debug=debug)
+    if function is None:
+        def decorate(fn):
+            def checkpointed(*a, **kw):
+                return checkpoint(fn, *a, **options, **kw)
+            checkpointed.__wrapped__ = fn
+            checkpointed.__name__, checkpointed.__doc__ = fn.__name__, fn.__doc__
+            return checkpointed
+        return decorate
+    if not STATE.enabled:
+        return function(*args, **kwargs)
+    rng_state = get_rng_state() if preserve_rng_state else None
+    reads = _ReadTensors()
+    core.OBSERVERS.append(reads)
+    try:
+        with no_grad():
+            out = function(*args, **kwargs)
+    finally:
+        core.OBSERVERS.remove(reads)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    captured = [t for t in reads.tensors if not any(t is a for a in tensors)]
+    if not any(t.requires_grad for t in tensors + captured):
+        return out
+    single = isinstance(out, Tensor)
+    # The tensors travel as saved tensors, which the engine frees once this node has run; the
+    # spec keeps only where they go.
+    template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
+    spec = (function, template, kwargs, rng_state, len(tensors), single)
+    outs = _Checkpoint.apply(spec, (out,) if single else tuple(out), *tensors, *captured)
+    return outs[0] if single and isinstance(outs, tuple) else outs
+
+
+class _ReadTensors:
+    """Dispatch observer collecting the tensors requiring grad that ops read: under no_grad
+    only tensors made outside the segment require grad, so these are its differentiable
+    inputs (explicit or closed over)."""
+
+    def __init__(self):
+        self.tensors, self._ids = [], set()
+
+    def op_enter(self, op, inputs, attrs):
+        for x in inputs:
+            if isinstance(x, Tensor) and x.requires_grad and id(x) not in self._ids:
+                self._ids.add(id(x))
+                self.tensors.append(x)
+
+    def op_exit(self, op, inputs, attrs, output):
+        pass
+
+
+class _Checkpoint(Function):
+    @staticmethod
+    def forward(ctx, spec, out, *tensors):
+        # ``out``: the first run's values, computed without recording; this node links them
+        # to the segment's differentiable inputs.
+        ctx.spec = spec
+        ctx.save_for_backward(*tensors)
+        return out
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        function, template, kwargs, rng_state, n_args, single = ctx.spec
+        tensors = ctx.saved_tensors
+        inputs = [t.detach().requires_grad_(t.requires_grad) for t in tensors[:n_args]]
+        swap = iter(inputs)
+        call_args = [next(swap) if a is _TENSOR else a for a in template]
+        state = get_rng_state()
+        if rng_state is not None:
+            set_rng_state(rng_state)
+        try:
+            with enable_grad():
+                out = function(*call_args, **kwargs)
+        finally:
+            set_rng_state(state)
+        outs = (out,) if single else tuple(out)
+        pairs = [(o, g) for o, g in zip(outs, grad_outputs)
+                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        wrt = inputs + list(tensors[n_args:])
+        need = [t.requires_grad for t in wrt]
+        grads = autograd_grad([o for o, _ in pairs], [t for t, n in zip(wrt, need) if n],
+                              [g for _, g in pairs], allow_unused=True) if pairs and any(need) else []
+        grads = iter(grads)
+        return (None, None) + tuple(next(grads) if n else None for n in need)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run ``functions`` (an ``nn.Sequential`` or a list of modules/callables) on ``input`` in
+    ``segments`` consecutive chunks, checkpointing every chunk but the last (whose activations
+    backward needs at once anyway).
+
+    Raises:
+        ValueError: ``segments`` is not in ``[1, len(functions)]``.
+    """
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    if not 1 <= segments <= max(len(functions), 1):
+        raise ValueError(f"segments must be between 1 and {len(functions)}, got {segments}")
+    size = len(functions) // segments
+
+    def run(chunk):
+        def forward(x):
+            for f in chunk:
+                x = f(x)
+            return x
+        return forward
+
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(functions[start:end + 1]), input, use_reentrant=use_reentrant, **kwargs)
+    return run(functions[end + 1:])(input)

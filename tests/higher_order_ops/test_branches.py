@@ -1,0 +1,75 @@
+"""cond and switch: the taken branch's values and gradients against torch.cond (switch, new in
+2.14, against indexing a Python list), the index clamp, and the errors."""
+import numpy as np
+import pytest
+
+import ember
+from ember._higher_order_ops.switch import switch
+from torchcompare import assert_close, to_torch, torch
+
+
+def _branches():
+    return (lambda x, y: (x.sin() * y, x.sum()),
+            lambda x, y: (x.cos() + y, (x * y).sum()))
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_matches_torch_values_and_gradients(pred):
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    y = ember.tensor(rng.standard_normal(3), requires_grad=True)
+    tx, ty = to_torch(x), to_torch(y)
+    out = ember.cond(ember.tensor(pred), *_branches(), (x, y))
+    ref = torch.cond(torch.tensor(pred), *_branches(), (tx, ty))
+    for e, t in zip(out, ref):
+        assert_close(e, t)
+    (out[0].sum() + out[1]).backward()
+    (ref[0].sum() + ref[1]).backward()
+    assert_close(x.grad, tx.grad)
+    assert_close(y.grad, ty.grad)
+
+
+def test_cond_python_bool_runs_only_the_taken_branch():
+    ran = []
+    out = ember.cond(False, lambda x: ran.append("true") or x, lambda x: ran.append("false") or -x,
+                     [ember.ones(2)])
+    assert ran == ["false"] and out.tolist() == [-1.0, -1.0]
+
+
+def test_cond_rejects_a_multi_element_pred_like_torch():
+    with pytest.raises(RuntimeError, match="single-element") as ours:
+        ember.cond(ember.tensor([True, False]), lambda x: x, lambda x: x, (ember.ones(1),))
+    with pytest.raises(RuntimeError, match="single-element"):
+        torch.cond(torch.tensor([True, False]), lambda x: x, lambda x: x, (torch.ones(1),))
+    assert "tensor([ True, False])" in str(ours.value)
+
+
+@pytest.mark.parametrize("index", [-3, -1, 0, 1, 2, 7, ember.tensor(1), ember.tensor([9])])
+def test_switch_clamps_the_index(index):
+    branches = [lambda x: x + 1, lambda x: x * 2, lambda x: x - 5]
+    i = int(index.item()) if isinstance(index, ember.Tensor) else index
+    expected = branches[min(max(i, 0), 2)](3.0)
+    assert switch(index, branches, (ember.tensor(3.0),)).item() == expected
+
+
+def test_switch_gradients_and_constant_leaves():
+    x = ember.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    branches = (lambda x: (x.exp(), 3, None), lambda x: (x.tanh(), 4, None))
+    out, k, none = ember.switch(ember.tensor(1), branches, (x,))
+    assert (k, none) == (4, None)
+    out.sum().backward()
+    tx = to_torch(x.detach(), requires_grad=True)
+    tx.tanh().sum().backward()
+    assert_close(x.grad, tx.grad)
+    assert ember._higher_order_ops.switch is switch
+
+
+@pytest.mark.parametrize("branches", [[], (), [lambda x: x, "not callable"]])
+def test_switch_rejects_empty_branches(branches):
+    with pytest.raises(RuntimeError, match=r"^Expected branches to be a non-empty tuple or list of callables\.$"):
+        switch(0, branches, (ember.ones(1),))
+
+
+def test_switch_rejects_a_float_index():
+    with pytest.raises(RuntimeError, match="torch.float32|ember.float32"):
+        switch(ember.tensor(1.0), [lambda x: x], (ember.ones(1),))
