@@ -1,0 +1,87 @@
+"""Issue 8 item 2 (second half): edge cases where ember differed from torch 2.13, each run in
+both libraries and compared (shape, dtype, values with nan == nan, gradients)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def same(e, t):
+    """ember result ``e`` equals torch result ``t`` (tensors or tuples of them)."""
+    if isinstance(t, (tuple, list)):
+        assert len(e) == len(t)
+        for a, b in zip(e, t):
+            same(a, b)
+        return
+    assert tuple(e.shape) == tuple(t.shape), (e.shape, t.shape)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (e.dtype, t.dtype)
+    np.testing.assert_allclose(e.detach().numpy().astype(np.float64), t.detach().numpy().astype(np.float64),
+                               rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def both(fn):
+    """``fn(lib)`` in ember and in torch, compared."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(fn(ember), fn(torch))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.median(L.tensor([1.0, float("nan"), 2.0, 0.5])),
+    lambda L: L.median(L.tensor([[1.0, float("nan"), 2.0], [3.0, 1.0, 2.0]]), 1),
+    lambda L: L.median(L.tensor([[1.0, float("nan"), 2.0], [3.0, 1.0, 2.0]]), 0, keepdim=True),
+    lambda L: L.median(L.zeros(0)),
+    lambda L: L.median(L.zeros(0, 3), 1),
+], ids=["nan", "nan-dim", "nan-dim0-keep", "empty", "empty-dim"])
+def test_median_propagates_nan_and_accepts_empty(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.histc(L.zeros(0), bins=4),
+    lambda L: L.histc(L.zeros(0), bins=4, min=0, max=1),
+    lambda L: L.histc(L.tensor([0.0, 0.25, 0.5, 0.75, 1.0, 1.5, -1.0]), bins=4, min=0, max=1),
+    lambda L: L.histc(L.tensor([0.1, 0.3, 0.7]), bins=3, min=0, max=0.9),
+    lambda L: L.histc(L.tensor([2.0, 2.0]), bins=3),
+    lambda L: L.histc(L.tensor(np.array([0.1, 0.3, 0.7, 0.2])), bins=7, min=0.1, max=0.8),
+], ids=["empty", "empty-range", "edges", "edge-rounding", "constant", "float64"])
+def test_histc_empty_and_bin_edges(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_bincount_weights_dtype(dtype):
+    both(lambda L: L.bincount(L.tensor([0, 3, 1, 1]), weights=L.tensor([1, 2, 3, 4], dtype=getattr(L, dtype))))
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any_over_no_dims_reduce_nothing(name):
+    both(lambda L: getattr(L, name)(L.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=()))
+    both(lambda L: getattr(L, name)(L.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=(), keepdim=True))
+
+
+@pytest.mark.parametrize("shape,kw", [((1,), {"dim": 0}), ((3, 1), {"dim": 1}), ((1,), {}), ((), {"dim": 0})])
+def test_var_gradient_with_correction_past_the_count(shape, kw):
+    def run(L):
+        x = (L.ones(shape, dtype=L.float64) * 3).requires_grad_()
+        v = x.var(correction=2, **kw)
+        v.sum().backward()
+        return v, x.grad
+    both(run)
+
+
+@pytest.mark.parametrize("shape,dim", [((0, 3), 0), ((0, 3), None), ((3, 2), 0), ((3, 2), 1), ((2, 3, 2), 1)])
+def test_unique_consecutive_over_a_dim(shape, dim):
+    def run(L):
+        x = L.tensor(np.arange(int(np.prod(shape))).reshape(shape) // 4 % 2, dtype=L.float32)
+        return L.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim)
+    both(run)
+
+
+def test_unique_consecutive_unselected_empty_dim_raises_like_torch():
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError):
+            L.unique_consecutive(L.zeros(2, 0), return_inverse=True, dim=0)
