@@ -85,3 +85,53 @@ def test_unique_consecutive_unselected_empty_dim_raises_like_torch():
     for L in (torch, ember):
         with pytest.raises(RuntimeError):
             L.unique_consecutive(L.zeros(2, 0), return_inverse=True, dim=0)
+
+
+def test_indexing_with_an_empty_list_reads_and_writes_nothing():
+    both(lambda L: L.arange(12.0).reshape(3, 4)[[]])
+
+    def write(L):
+        y = L.arange(12.0).reshape(3, 4)
+        y[[]] = L.ones(4)
+        y[[]] = 5.0
+        return y
+    both(write)
+
+
+@pytest.mark.parametrize("shape,index", [
+    ((0, 4, 5, 1), lambda L: (None, L.zeros(0, dtype=L.long), None, 1)),
+    ((2, 4, 5, 1), lambda L: (None, L.tensor([1, 0, 1]), None, 1)),
+    ((2, 4, 5), lambda L: (slice(None), L.tensor([3, 0]), None, -1)),
+    ((2, 4, 5), lambda L: (0, slice(None), L.tensor([[3, 0]]))),
+    ((2, 4, 5), lambda L: (Ellipsis, 2, L.tensor([True, False, True, False, True]), None)),
+])
+def test_integer_with_advanced_index_is_a_select_first(shape, index):
+    def run(L):
+        x = L.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        y = x[index(L)]
+        (y * L.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad
+    both(run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.cat([L.zeros(0, dtype=L.float64), L.ones(2, dtype=L.int32)]),
+    lambda L: L.cat([L.ones(2, 3, dtype=L.int32), L.zeros(0)]),
+    lambda L: L.cat([L.zeros(0, dtype=L.int64), L.ones(2, dtype=L.int32), L.zeros(0, dtype=L.int16)]),
+    lambda L: L.hstack([L.zeros(0, dtype=L.float64), L.ones(2, dtype=L.int32)]),
+], ids=["f64-empty", "empty-last-2d", "int-empties", "hstack"])
+def test_cat_of_empty_tensors_promotes_their_dtypes(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("indices", [[2, 7, 9], [4, 2], [5], [0, 0, 6], 7])
+def test_tensor_split_past_the_end(indices):
+    both(lambda L: L.tensor_split(L.arange(10).reshape(5, 2), indices))
+    both(lambda L: L.tensor_split(L.arange(10).reshape(2, 5), indices, dim=1))
+
+
+def test_flip_method_takes_dims_as_varargs():
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(0, 2))
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(-1))
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(dims=[1]))
+    both(lambda L: L.flip(L.arange(24).reshape(2, 3, 4), (0, 1)))
