@@ -135,3 +135,12 @@ def test_flip_method_takes_dims_as_varargs():
     both(lambda L: L.arange(24).reshape(2, 3, 4).flip(-1))
     both(lambda L: L.arange(24).reshape(2, 3, 4).flip(dims=[1]))
     both(lambda L: L.flip(L.arange(24).reshape(2, 3, 4), (0, 1)))
+
+
+def test_rms_norm_half_precision_default_eps_is_float32s():
+    """torch takes float32's eps for float16 input; float16's (1e-3) shifts small inputs by %."""
+    x = np.random.default_rng(0).standard_normal((3, 8)) * 0.01
+    e = ember.nn.functional.rms_norm(ember.tensor(x.astype(np.float16)), (8,))
+    t = torch.nn.functional.rms_norm(torch.tensor(x.astype(np.float16)), (8,))
+    assert e.dtype == ember.float16
+    np.testing.assert_allclose(e.numpy().astype(np.float64), t.numpy().astype(np.float64), rtol=4e-3, atol=1e-3)
