@@ -144,3 +144,41 @@ def test_rms_norm_half_precision_default_eps_is_float32s():
     t = torch.nn.functional.rms_norm(torch.tensor(x.astype(np.float16)), (8,))
     assert e.dtype == ember.float16
     np.testing.assert_allclose(e.numpy().astype(np.float64), t.numpy().astype(np.float64), rtol=4e-3, atol=1e-3)
+
+
+MATRIX = np.random.default_rng(1).standard_normal((2, 3, 4))
+
+
+@pytest.mark.parametrize("p", [2, -2, "nuc", "fro", 1, -1, float("inf")])
+def test_norm_of_matrices_with_every_order(p):
+    def run(L):
+        a = L.tensor(MATRIX[0]).requires_grad_()
+        r = [L.linalg.norm(a, ord=p), L.linalg.norm(L.tensor(MATRIX), ord=p, dim=(0, 2), keepdim=True)]
+        if p in ("nuc", "fro"):
+            r += [L.norm(a, p=p), a.norm(p), L.norm(L.tensor(MATRIX), p=p, dim=(2, 0))]
+        r[0].backward()
+        return r + [a.grad]
+    both(run)
+
+
+@pytest.mark.parametrize("p", [float("inf"), 1, 2])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3)])
+def test_max_type_matrix_norms_of_0_size_matrices_are_zero(p, shape):
+    both(lambda L: L.linalg.matrix_norm(L.zeros(shape), ord=p))
+    if len(shape) == 2:
+        both(lambda L: L.linalg.norm(L.zeros(shape), ord=p))
+
+
+@pytest.mark.parametrize("a,b", [((2, 3, 4), (5, 4)), ((5, 4), (5, 4)), ((4,), (4,)), ((), (5, 4)), ((3, 4), (4,))])
+def test_inner_sums_over_the_last_dims(a, b):
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal(a), rng.standard_normal(b)
+
+    def run(L):
+        xt, yt = L.tensor(x).requires_grad_(), L.tensor(y).requires_grad_()
+        r = L.inner(xt, yt)
+        r.sum().backward()
+        return r, xt.inner(yt), xt.grad, yt.grad
+    both(run)
+    with pytest.raises(RuntimeError):
+        ember.inner(ember.ones(2, 3), ember.ones(2, 4))
