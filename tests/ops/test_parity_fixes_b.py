@@ -182,3 +182,13 @@ def test_inner_sums_over_the_last_dims(a, b):
     both(run)
     with pytest.raises(RuntimeError):
         ember.inner(ember.ones(2, 3), ember.ones(2, 4))
+
+
+@pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 2.0}), ("celu", {"alpha": 0.5}), ("selu", {})])
+def test_elu_family_second_derivative_at_zero(name, kw):
+    def run(L):
+        x = L.tensor([-0.0, 0.0, -1.0, 2.0, -3.0], dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(getattr(L.nn.functional, name)(x, **kw).sum(), x, create_graph=True)
+        h, = L.autograd.grad(g.sum(), x)
+        return g, h
+    both(run)

@@ -95,8 +95,11 @@ class Elu(Op):
         x = ctx.input(0)
         a = ctx.attrs
         alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
-        negative_slope = (x * input_scale).exp() * (alpha * scale * input_scale)
-        return (g * apply(Where, x > 0, scale, negative_slope),)
+        slope_at_zero = alpha * scale * input_scale
+        negative_slope = (x * input_scale).exp() * slope_at_zero
+        # At x = 0 (and -0) the slope is the negative branch's value but, as in PyTorch, a
+        # constant: the second derivative there is 0.
+        return (g * apply(Where, x > 0, scale, apply(Where, x < 0, negative_slope, slope_at_zero)),)
 
 
 class Hardtanh(Op):
