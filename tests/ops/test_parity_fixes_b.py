@@ -192,3 +192,25 @@ def test_elu_family_second_derivative_at_zero(name, kw):
         h, = L.autograd.grad(g.sum(), x)
         return g, h
     both(run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.nn.functional.relu(x),
+    lambda L, x: L.relu(x),
+    lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    lambda L, x: L.nn.functional.hardtanh(x),
+    lambda L, x: L.nn.functional.relu6(x),
+    lambda L, x: L.nn.functional.threshold(x, 0.5, -2.0),
+    lambda L, x: L.nn.functional.max_pool1d(x.reshape(1, 1, 6), 2),
+    lambda L, x: L.nn.functional.max_pool2d(x.reshape(1, 1, 2, 3), (1, 2)),
+    lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([2, 0])),
+    lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([1, 1]), weight=L.tensor([1.0, 2.0, 3.0], dtype=L.float64)),
+], ids=["relu", "torch.relu", "leaky_relu", "hardtanh", "relu6", "threshold", "max_pool1d", "max_pool2d", "nll_loss", "nll_loss-weight"])
+def test_first_order_gradient_under_create_graph_has_a_zero_second_derivative(fn):
+    def run(L):
+        x = L.tensor([-2.0, -0.0, 0.5, 1.0, 3.0, -1.0], dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(fn(L, x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        h, = L.autograd.grad((g * L.arange(6.0, dtype=L.float64)).sum(), x)
+        return g, h
+    both(run)
