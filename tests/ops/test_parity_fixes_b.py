@@ -214,3 +214,10 @@ def test_first_order_gradient_under_create_graph_has_a_zero_second_derivative(fn
         h, = L.autograd.grad((g * L.arange(6.0, dtype=L.float64)).sum(), x)
         return g, h
     both(run)
+
+
+@pytest.mark.parametrize("data", [[0.1, 0.3, 0.7], 0.1, [[0.1], [1e-300]], (0.2, 3)])
+def test_python_floats_convert_straight_to_float64(data):
+    both(lambda L: L.tensor(data, dtype=L.float64))
+    e = ember.tensor(data, dtype=ember.float64).numpy()
+    assert np.array_equal(e, np.array(data, dtype=np.float64))
