@@ -102,6 +102,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dtype is not None:
         if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
             _check_fits(arr, dtype)
+        if arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and isinstance(data, (list, tuple, float)):
+            # Python floats are doubles: they convert straight to a wider dtype, not through
+            # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
+            arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
         arr = arr.astype(dtype.np, copy=False)
     return _finish(arr, requires_grad)
 

@@ -446,7 +446,7 @@ _METHODS = {
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "tile": _join.tile, "repeat_interleave": _join.repeat_interleave,
     "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _join.flip,
+    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": lambda self, *dims, **kw: _join.flip(self, dims if len(dims) > 1 else dims[0] if dims else kw["dims"]),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,

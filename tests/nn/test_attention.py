@@ -42,6 +42,11 @@ SDPA_CASES = [
     Case("scale-zero", sdpa(scale=0.0), R(2, 4, 8), R(2, 5, 8), R(2, 5, 8)),
     Case("causal", sdpa_math(is_causal=True), R(2, 3, 5, 8), R(2, 3, 5, 8), R(2, 3, 5, 8), grad2=True),
     Case("mask-float-grad2", sdpa_math(), R(2, 4, 8), R(2, 5, 8), R(2, 5, 8), R(4, 5), grad2=True),
+    Case("causal-and-mask-bool", sdpa(is_causal=True), R(2, 3, 4, 8), R(2, 3, 5, 8), R(2, 3, 5, 8),
+         V([[True] * 5, [False, True, True, False, True], [True, False, True, True, False], [True] * 5])),
+    Case("causal-and-mask-float", sdpa(is_causal=True), R(2, 3, 4, 8), R(2, 3, 5, 8), R(2, 3, 5, 8),
+         R(4, 5, grad=False)),
+    Case("causal-and-mask-needing-grad", sdpa(is_causal=True), R(1, 2, 4, 8), R(1, 2, 5, 8), R(1, 2, 5, 8), R(4, 5)),
     Case("causal-short-query", sdpa(is_causal=True), R(2, 3, 4, 8), R(2, 3, 6, 8), R(2, 3, 6, 8)),
     Case("causal-long-query", sdpa(is_causal=True), R(2, 6, 8), R(2, 3, 8), R(2, 3, 8)),
     Case("gqa", sdpa(enable_gqa=True), R(2, 6, 4, 8), R(2, 2, 5, 8), R(2, 3, 5, 8)),
@@ -114,8 +119,8 @@ def test_sdpa_input_messages():
 
 
 def test_sdpa_mask_with_is_causal_is_an_error():
-    """PyTorch documents this as an error (its math kernel raises it); torch 2.13's CPU flash
-    kernel instead combines the two masks, so this follows the documentation."""
+    """torch 2.13 refuses the pair except on 4-D inputs, where its CPU kernel applies both
+    (the causal-and-mask cases above)."""
     q = ember.zeros(1, 4, 8)
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
         ember.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(4, 4, dtype=ember.bool),

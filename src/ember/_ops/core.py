@@ -162,6 +162,31 @@ def apply(op, *inputs, **attrs):
     return t
 
 
+class ZeroLink(Op):
+    """``grad`` unchanged, recorded as depending on ``inputs`` with derivative 0."""
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(grad, *inputs):
+        return grad.copy()
+
+    @classmethod
+    def infer(cls, grad, *inputs):
+        return tuple(grad.shape), grad.dtype
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g,) + tuple(g.new_zeros(shape) for shape in ctx.shapes[1:])
+
+
+def zero_link(grad, *inputs):
+    """``grad`` tied to ``inputs`` under ``create_graph``: an op whose derivative depends on
+    its input only through comparisons (relu's mask, hardtanh's bounds) still gives a gradient
+    in the input's graph, so a second derivative is zeros rather than an error, as in PyTorch."""
+    return apply(ZeroLink, grad, *inputs) if STATE.enabled else grad
+
+
 def _results(op, inputs, attrs, arrays):
     """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
     apart for the engine). A result may be None (a fused backward's gradient that is not

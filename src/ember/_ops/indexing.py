@@ -43,6 +43,8 @@ def _index_arg(index):
             basic = False
         elif isinstance(i, (list, np.ndarray)):
             a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
+            if a.size == 0 and isinstance(i, list):
+                a = a.astype(np.int64)  # x[[]] selects nothing, as an empty long index
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -64,7 +66,18 @@ def getitem(self, index):
     """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
     index, basic = _index_arg(index)
     try:
-        return apply(Slice if basic else Index, self, index=index)
+        if basic:
+            return apply(Slice, self, index=index)
+        if any(type(i) is int for i in index) and not any(type(i) is builtins.bool for i in index):
+            # PyTorch selects with integers before advanced indexing, so an integer never
+            # joins the advanced indices (NumPy's would move their dims to the front).
+            first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
+                          else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
+            first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
+            rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
+                         for i in index if type(i) is not int)
+            return apply(Index, apply(Slice, self, index=first), index=rest)
+        return apply(Index, self, index=index)
     except IndexError as e:
         raise _index_error(e, self) from None
 

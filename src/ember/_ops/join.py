@@ -4,6 +4,7 @@ import builtins
 
 import numpy as np
 
+from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
@@ -72,6 +73,10 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {ref.shape[k]} but got size {t.shape[k]} for tensor "
                                    f"number {i} in the list.")
+    if len(parts) < len(tensors):
+        # The skipped legacy empties still take part in dtype promotion.
+        dtype = _dtype.result_type(*tensors)
+        parts = [t if t.dtype is dtype else t.to(dtype) for t in parts]
     if len(parts) == 1:
         return with_out(parts[0].clone(), out)
     return with_out(apply(Cat, *parts, dim=d), out)
@@ -189,10 +194,12 @@ def tensor_split(input, indices_or_sections, dim=0):
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-    else:
-        bounds = [0] + list(indices_or_sections) + [n]
-        sizes = [builtins.max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return split(input, sizes, d)
+        return split(input, sizes, d)
+    # Indices past the end clamp to it and a decreasing index gives an empty part, so each
+    # part is a narrow, not a split (whose sizes must add up to the length).
+    bounds = [builtins.min(int(i), n) for i in indices_or_sections]
+    starts, ends = [0] + bounds, bounds + [n]
+    return tuple(narrow(input, d, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
 
 
 def unbind(input, dim=0):
@@ -205,7 +212,7 @@ def unbind(input, dim=0):
 def flip(input, dims):
     """A copy reversed along ``dims``
     (https://pytorch.org/docs/stable/generated/torch.flip.html)."""
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = shape_arg(dims if isinstance(dims, (tuple, list)) else (dims,))
     return apply(Flip, input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 

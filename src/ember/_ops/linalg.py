@@ -135,7 +135,19 @@ def dot(input, other):
     return matmul(input, other)
 
 
-inner = vdot = dot
+vdot = dot
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims of ``input`` (*a, n) and ``other`` (*b, n), giving (*a, *b); a
+    0-d operand multiplies (https://pytorch.org/docs/stable/generated/torch.inner.html).
+    RuntimeError when the last sizes differ."""
+    if input.ndim == 0 or other.ndim == 0:
+        return with_out(input * other, out)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return with_out(tensordot(input, other, ([-1], [-1])), out)
 
 
 def outer(input, vec2):
@@ -264,6 +276,7 @@ def tensordot(a, b, dims=2):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = [list(x) if isinstance(x, (list, tuple)) else [x] for x in dims]
+        da, db = [d % a.ndim for d in da], [d % b.ndim for d in db]
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     sa = [next(letters) for _ in range(a.ndim)]
     sb = [next(letters) for _ in range(b.ndim)]
@@ -346,7 +359,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported by ember")
+        # The nuclear norm is the matrix norm of ember.linalg (built on these ops), imported
+        # when called to keep this module below it.
+        from ..linalg.norms import matrix_norm
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype, out=out)
     return with_out(vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 

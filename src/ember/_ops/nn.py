@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .. import _backend
-from .core import Op, apply
+from .core import Op, apply, zero_link
 from .linalg import Matmul
 from .erf import erf
 from .pointwise_binary import Where
@@ -74,8 +74,8 @@ class LeakyRelu(Op):
     @staticmethod
     def backward(ctx, g):
         slope = ctx.attrs.get("negative_slope", 0.01)
-        positive = ctx.input(0) > 0
-        return (g * (positive + (~positive) * slope),)
+        x = ctx.input(0)
+        return (zero_link(apply(Where, x > 0, g, g * slope), x),)
 
 
 class Elu(Op):
@@ -95,8 +95,11 @@ class Elu(Op):
         x = ctx.input(0)
         a = ctx.attrs
         alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
-        negative_slope = (x * input_scale).exp() * (alpha * scale * input_scale)
-        return (g * apply(Where, x > 0, scale, negative_slope),)
+        slope_at_zero = alpha * scale * input_scale
+        negative_slope = (x * input_scale).exp() * slope_at_zero
+        # At x = 0 (and -0) the slope is the negative branch's value but, as in PyTorch, a
+        # constant: the second derivative there is 0.
+        return (g * apply(Where, x > 0, scale, apply(Where, x < 0, negative_slope, slope_at_zero)),)
 
 
 class Hardtanh(Op):
@@ -112,7 +115,7 @@ class Hardtanh(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         # Written as "not at or beyond a bound" so that NaN passes its gradient, as in PyTorch.
-        return (g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))),)
+        return (zero_link(g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))), x),)
 
 
 class Threshold(Op):
@@ -125,7 +128,7 @@ class Threshold(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (g * ~(ctx.input(0) <= ctx.attrs["threshold"]),)
+        return (zero_link(g * ~(ctx.input(0) <= ctx.attrs["threshold"]), ctx.input(0)),)
 
 
 class Hardsigmoid(Op):
@@ -410,8 +413,8 @@ class NllLoss(Op):
     @staticmethod
     def backward(ctx, g):
         target, weight = ctx.input(1), ctx.input(2)
-        grad_logp = apply(NllLossBackward, g, target, weight, num_classes=ctx.shapes[0][1], **ctx.attrs) \
-            if ctx.needs_input_grad[0] else None
+        grad_logp = zero_link(apply(NllLossBackward, g, target, weight, num_classes=ctx.shapes[0][1], **ctx.attrs),
+                              ctx.input(0)) if ctx.needs_input_grad[0] else None
         return grad_logp, _probability_grad(ctx, g, ctx.input(0)), None
 
 

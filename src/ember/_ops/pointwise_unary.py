@@ -14,7 +14,7 @@ from scipy import special as _special
 
 from .. import _dtype
 from .args import quiet, with_out
-from .core import _NAMES, Op, elementwise_rule, apply
+from .core import _NAMES, Op, elementwise_rule, apply, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where
 
@@ -103,7 +103,7 @@ def _relu_kernel(x):
 
 
 # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
-Relu = elementwise("Relu", _relu_kernel, lambda out, g: apply(Where, out <= 0, g.new_zeros(()), g),
+Relu = elementwise("Relu", _relu_kernel, lambda out, g: zero_link(apply(Where, out <= 0, g.new_zeros(()), g), out),
                    uses="output", promote=None)
 
 

@@ -23,7 +23,7 @@ import itertools
 import numpy as np
 
 from .. import _backend
-from .core import Op, apply
+from .core import Op, apply, zero_link
 
 
 def pooled_size(size, kernel, stride, padding, dilation, ceil_mode):
@@ -124,9 +124,9 @@ class MaxPool(Op):
     def backward(ctx, g):
         attrs = ctx.attrs
         spatial = tuple(ctx.shapes[0][-len(attrs["kernel_size"]):])
-        return (apply(MaxPoolBackward, g, ctx.input(1), kernel_size=attrs["kernel_size"],
-                      stride=attrs["stride"], padding=attrs["padding"], dilation=attrs["dilation"],
-                      spatial=spatial), None)
+        g_x = apply(MaxPoolBackward, g, ctx.input(1), kernel_size=attrs["kernel_size"], stride=attrs["stride"],
+                    padding=attrs["padding"], dilation=attrs["dilation"], spatial=spatial)
+        return zero_link(g_x, ctx.input(0)), None
 
 
 class MaxPoolBackward(Op):

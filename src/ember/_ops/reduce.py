@@ -156,8 +156,15 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     n = _count(input.shape, dims)
     centered = input - mean(input, dims, keepdim=True)
     ss = sum(centered * centered, dims, keepdim)
-    # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an error.
-    return with_out(ss / (n - c) if n - c > 0 else ss / 0.0, out)
+    if n - c > 0:
+        return with_out(ss / (n - c), out)
+    # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
+    # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c).
+    r = ss / 0.0
+    if dims and n - c < 0:
+        unclamped = ss / (n - c)
+        r = r.detach() + (unclamped - unclamped.detach())
+    return with_out(r, out)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
@@ -455,7 +462,8 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 
 def _bool_reduce(fn, input, dim, keepdim):
-    dims = dims_arg(dim, input.ndim)
+    # dim=() reduces nothing here, where the other reductions read it as every dim.
+    dims = () if isinstance(dim, (list, tuple)) and len(dim) == 0 else dims_arg(dim, input.ndim)
     r = np.asarray(fn(input._data, axis=dims, keepdims=keepdim))
     # PyTorch keeps uint8 for uint8 inputs (the pre-bool convention); everything else gives bool.
     return Tensor._make(r.astype(np.uint8) if input.dtype is _dtype.uint8 else r)

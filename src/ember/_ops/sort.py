@@ -99,13 +99,23 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def median(input, dim=None, keepdim=False):
-    """Lower median (PyTorch's rule for even counts); with ``dim``, ``(values, indices)``."""
+    """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
+    ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
     if dim is None:
         flat = input.reshape(-1)
-        return kthvalue(flat, (flat.numel() + 1) // 2, 0).values
-    n = input.shape[_wrap_dim(dim, input.ndim)]
-    r = kthvalue(input, (n + 1) // 2, dim, keepdim)
-    return values_indices("median", r[0], r[1])
+        if flat.numel() == 0:
+            return input.new_full((), float("nan"))
+        return median(flat, 0).values
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    # The stable argsort puts nan last, so the first nan in sorted order is at n - (nan count).
+    nans = input.isnan().sum(d, keepdim=True)
+    position = (nans > 0) * (n - nans - (n - 1) // 2) + (n - 1) // 2
+    idx = gather(argsort(input, d), d, position)
+    values = gather(input, d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values_indices("median", values, idx)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -123,16 +133,19 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Elements with consecutive repeats collapsed (flattened), optionally with inverse
-    indices and counts; no gradient
+    """Elements (or, with ``dim``, slices along ``dim``) with consecutive repeats collapsed,
+    optionally with int64 inverse indices and counts; no gradient
     (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
-    flat = input._data.reshape(-1)
-    if flat.size == 0:
-        return Tensor._make(flat.copy())
-    starts = np.concatenate([[True], flat[1:] != flat[:-1]])
-    out = [Tensor._make(flat[starts])]
+    data = input._data.reshape(-1) if dim is None else np.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
+    if data.size == 0 and dim is not None and data.shape[0] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    flat = data.reshape(data.shape[0], int(np.prod(data.shape[1:])))
+    starts = np.concatenate([[True], (flat[1:] != flat[:-1]).any(axis=1)])[:len(flat)]
+    kept = data[starts]
+    out = [Tensor._make(kept.copy() if dim is None else np.moveaxis(kept, 0, _wrap_dim(dim, input.ndim)))]
     if return_inverse:
-        out.append(Tensor._make((np.cumsum(starts) - 1).reshape(input.shape).astype(np.int64)))
+        inverse = (np.cumsum(starts) - 1).astype(np.int64)
+        out.append(Tensor._make(inverse.reshape(input.shape) if dim is None else inverse))
     if return_counts:
         bounds = np.flatnonzero(np.concatenate([starts, [True]]))
         out.append(Tensor._make(np.diff(bounds).astype(np.int64)))
@@ -143,7 +156,9 @@ def bincount(input, weights=None, minlength=0):
     """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
     (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
     w = None if weights is None else weights._data
-    return Tensor._make(np.bincount(input._data, w, minlength))
+    counts = np.bincount(input._data, w, minlength)
+    # PyTorch sums float32 weights in float32; every other weight dtype gives float64.
+    return Tensor._make(counts.astype(np.float32) if w is not None and w.dtype == np.float32 else counts)
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
@@ -166,6 +181,17 @@ def histc(input, bins=100, min=0, max=0):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     both are 0), in ``input``'s dtype
     (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
-    lo, hi = (min, max) if (min, max) != (0, 0) else (input._data.min(), input._data.max())
-    h, _ = np.histogram(input._data, bins=bins, range=(lo, hi))
-    return Tensor._make(h.astype(input._data.dtype))
+    x = input._data.reshape(-1)
+    if (min, max) == (0, 0) and x.size:
+        min, max = x.min(), x.max()
+    if min > max:
+        raise RuntimeError(f"torch.histc: max must be larger than min, got min={min}, max={max}")
+    if min == max:
+        min, max = min - 1, max + 1
+    # PyTorch's bin of x is floor((x - min) * bins / (max - min)) in the input's dtype (the
+    # last edge joins the last bin); NumPy divides by the bin width instead and can disagree
+    # by one at an edge.
+    x = x[(x >= min) & (x <= max)]
+    t = x.dtype.type
+    index = np.minimum(((x - t(min)) * t(bins) / (t(max) - t(min))).astype(np.int64), bins - 1)
+    return Tensor._make(np.bincount(index, minlength=bins).astype(input._data.dtype))

@@ -43,19 +43,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     d0, d1 = _dims(dim[0], A.ndim)[0], _dims(dim[1], A.ndim)[0]
     if ord in ("nuc", 2, -2):
         s = svdvals(A.movedim((d0, d1), (-2, -1)))
-        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        r = s.sum(-1) if ord == "nuc" else (_largest(s, -1) if ord == 2 else s.amin(-1))
         if keepdim:
             r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return _out(r, out)
     if ord in (1, -1):
         col = A.abs().sum(d0, keepdim=True)
-        r = col.amax(d1, keepdim=True) if ord == 1 else col.amin(d1, keepdim=True)
+        r = _largest(col, d1, keepdim=True) if ord == 1 else col.amin(d1, keepdim=True)
     elif ord in (_INF, -_INF):
         row = A.abs().sum(d1, keepdim=True)
-        r = row.amax(d0, keepdim=True) if ord > 0 else row.amin(d0, keepdim=True)
+        r = _largest(row, d0, keepdim=True) if ord > 0 else row.amin(d0, keepdim=True)
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     return _out(r if keepdim else r.squeeze((d0, d1)), out)
+
+
+def _largest(x, dim, keepdim=False):
+    """The largest of the non-negative ``x`` along ``dim``, 0 over an empty dim (PyTorch's
+    max-type matrix norms of 0-size matrices; min-type ones raise)."""
+    return x.amax(dim, keepdim=keepdim) if x.shape[dim] else x.sum(dim, keepdim=keepdim)
 
 
 def cond(A, p=None, *, out=None):

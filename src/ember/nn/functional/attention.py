@@ -56,8 +56,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Raises TypeError for non-tensor inputs; RuntimeError for fewer than two dimensions,
     integer inputs, differing dtypes, a mask of another dtype, a mask that does not
     broadcast to the scores (naming the sizes), both ``attn_mask`` and ``is_causal``
-    (PyTorch's documented rule; torch 2.13's 4-D CPU kernel applies both instead, its other
-    paths raise), mismatched E or S, heads that GQA cannot group, or
+    on inputs of other than 4 dimensions or with a mask that requires grad (otherwise both
+    apply, as in torch 2.13's CPU kernel), mismatched E or S, heads that GQA cannot group, or
     ``dropout_p`` outside [0, 1]. Masks of fewer than two dimensions broadcast like any other,
     as documented (torch 2.13's CPU kernel raises IndexError for them on 4-D inputs).
     """
@@ -80,7 +80,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"expected scalar type Float but found {_SCALAR_NAMES[query.dtype.name]}")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    if is_causal and attn_mask is not None:
+    if is_causal and attn_mask is not None and (query.ndim != 4 or attn_mask.requires_grad):
+        # torch 2.13's 4-D CPU kernel applies both masks; its other paths (other ranks, a mask
+        # that needs a gradient) refuse the pair.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True")
     if key_shape[-1] != query_shape[-1]:

@@ -224,12 +224,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x ** 2) + eps) * weight`` over the last ``len(normalized_shape)`` dims
     (Zhang & Sennrich, 2019; https://pytorch.org/docs/stable/generated/torch.nn.functional.rms_norm.html).
 
-    ``eps`` None means ``finfo(input.dtype).eps``. Shapes and errors as :func:`layer_norm`.
+    ``eps`` None means ``finfo(input.dtype).eps`` (float32's for float16 and bfloat16). Shapes and errors as :func:`layer_norm`.
     """
     axes = _normalized_axes(input, normalized_shape, weight, None, star=False)
     float_only(input, "rms_norm")
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        # PyTorch computes half precision in float32 and takes that type's eps.
+        eps = float(np.finfo(np.float64 if input.dtype.np == np.float64 else np.float32).eps)
     stats = apply(_norm.NormStats, input, axes=axes, centered=False)
     return apply(_norm.Normalize, input, stats, weight, None, axes=axes, eps=eps, centered=False)
 

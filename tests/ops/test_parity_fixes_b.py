@@ -1,0 +1,223 @@
+"""Issue 8 item 2 (second half): edge cases where ember differed from torch 2.13, each run in
+both libraries and compared (shape, dtype, values with nan == nan, gradients)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def same(e, t):
+    """ember result ``e`` equals torch result ``t`` (tensors or tuples of them)."""
+    if isinstance(t, (tuple, list)):
+        assert len(e) == len(t)
+        for a, b in zip(e, t):
+            same(a, b)
+        return
+    assert tuple(e.shape) == tuple(t.shape), (e.shape, t.shape)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (e.dtype, t.dtype)
+    np.testing.assert_allclose(e.detach().numpy().astype(np.float64), t.detach().numpy().astype(np.float64),
+                               rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def both(fn):
+    """``fn(lib)`` in ember and in torch, compared."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(fn(ember), fn(torch))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.median(L.tensor([1.0, float("nan"), 2.0, 0.5])),
+    lambda L: L.median(L.tensor([[1.0, float("nan"), 2.0], [3.0, 1.0, 2.0]]), 1),
+    lambda L: L.median(L.tensor([[1.0, float("nan"), 2.0], [3.0, 1.0, 2.0]]), 0, keepdim=True),
+    lambda L: L.median(L.zeros(0)),
+    lambda L: L.median(L.zeros(0, 3), 1),
+], ids=["nan", "nan-dim", "nan-dim0-keep", "empty", "empty-dim"])
+def test_median_propagates_nan_and_accepts_empty(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.histc(L.zeros(0), bins=4),
+    lambda L: L.histc(L.zeros(0), bins=4, min=0, max=1),
+    lambda L: L.histc(L.tensor([0.0, 0.25, 0.5, 0.75, 1.0, 1.5, -1.0]), bins=4, min=0, max=1),
+    lambda L: L.histc(L.tensor([0.1, 0.3, 0.7]), bins=3, min=0, max=0.9),
+    lambda L: L.histc(L.tensor([2.0, 2.0]), bins=3),
+    lambda L: L.histc(L.tensor(np.array([0.1, 0.3, 0.7, 0.2])), bins=7, min=0.1, max=0.8),
+], ids=["empty", "empty-range", "edges", "edge-rounding", "constant", "float64"])
+def test_histc_empty_and_bin_edges(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_bincount_weights_dtype(dtype):
+    both(lambda L: L.bincount(L.tensor([0, 3, 1, 1]), weights=L.tensor([1, 2, 3, 4], dtype=getattr(L, dtype))))
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any_over_no_dims_reduce_nothing(name):
+    both(lambda L: getattr(L, name)(L.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=()))
+    both(lambda L: getattr(L, name)(L.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=(), keepdim=True))
+
+
+@pytest.mark.parametrize("shape,kw", [((1,), {"dim": 0}), ((3, 1), {"dim": 1}), ((1,), {}), ((), {"dim": 0})])
+def test_var_gradient_with_correction_past_the_count(shape, kw):
+    def run(L):
+        x = (L.ones(shape, dtype=L.float64) * 3).requires_grad_()
+        v = x.var(correction=2, **kw)
+        v.sum().backward()
+        return v, x.grad
+    both(run)
+
+
+@pytest.mark.parametrize("shape,dim", [((0, 3), 0), ((0, 3), None), ((3, 2), 0), ((3, 2), 1), ((2, 3, 2), 1)])
+def test_unique_consecutive_over_a_dim(shape, dim):
+    def run(L):
+        x = L.tensor(np.arange(int(np.prod(shape))).reshape(shape) // 4 % 2, dtype=L.float32)
+        return L.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim)
+    both(run)
+
+
+def test_unique_consecutive_unselected_empty_dim_raises_like_torch():
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError):
+            L.unique_consecutive(L.zeros(2, 0), return_inverse=True, dim=0)
+
+
+def test_indexing_with_an_empty_list_reads_and_writes_nothing():
+    both(lambda L: L.arange(12.0).reshape(3, 4)[[]])
+
+    def write(L):
+        y = L.arange(12.0).reshape(3, 4)
+        y[[]] = L.ones(4)
+        y[[]] = 5.0
+        return y
+    both(write)
+
+
+@pytest.mark.parametrize("shape,index", [
+    ((0, 4, 5, 1), lambda L: (None, L.zeros(0, dtype=L.long), None, 1)),
+    ((2, 4, 5, 1), lambda L: (None, L.tensor([1, 0, 1]), None, 1)),
+    ((2, 4, 5), lambda L: (slice(None), L.tensor([3, 0]), None, -1)),
+    ((2, 4, 5), lambda L: (0, slice(None), L.tensor([[3, 0]]))),
+    ((2, 4, 5), lambda L: (Ellipsis, 2, L.tensor([True, False, True, False, True]), None)),
+])
+def test_integer_with_advanced_index_is_a_select_first(shape, index):
+    def run(L):
+        x = L.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        y = x[index(L)]
+        (y * L.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad
+    both(run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.cat([L.zeros(0, dtype=L.float64), L.ones(2, dtype=L.int32)]),
+    lambda L: L.cat([L.ones(2, 3, dtype=L.int32), L.zeros(0)]),
+    lambda L: L.cat([L.zeros(0, dtype=L.int64), L.ones(2, dtype=L.int32), L.zeros(0, dtype=L.int16)]),
+    lambda L: L.hstack([L.zeros(0, dtype=L.float64), L.ones(2, dtype=L.int32)]),
+], ids=["f64-empty", "empty-last-2d", "int-empties", "hstack"])
+def test_cat_of_empty_tensors_promotes_their_dtypes(fn):
+    both(fn)
+
+
+@pytest.mark.parametrize("indices", [[2, 7, 9], [4, 2], [5], [0, 0, 6], 7])
+def test_tensor_split_past_the_end(indices):
+    both(lambda L: L.tensor_split(L.arange(10).reshape(5, 2), indices))
+    both(lambda L: L.tensor_split(L.arange(10).reshape(2, 5), indices, dim=1))
+
+
+def test_flip_method_takes_dims_as_varargs():
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(0, 2))
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(-1))
+    both(lambda L: L.arange(24).reshape(2, 3, 4).flip(dims=[1]))
+    both(lambda L: L.flip(L.arange(24).reshape(2, 3, 4), (0, 1)))
+
+
+def test_rms_norm_half_precision_default_eps_is_float32s():
+    """torch takes float32's eps for float16 input; float16's (1e-3) shifts small inputs by %."""
+    x = np.random.default_rng(0).standard_normal((3, 8)) * 0.01
+    e = ember.nn.functional.rms_norm(ember.tensor(x.astype(np.float16)), (8,))
+    t = torch.nn.functional.rms_norm(torch.tensor(x.astype(np.float16)), (8,))
+    assert e.dtype == ember.float16
+    np.testing.assert_allclose(e.numpy().astype(np.float64), t.numpy().astype(np.float64), rtol=4e-3, atol=1e-3)
+
+
+MATRIX = np.random.default_rng(1).standard_normal((2, 3, 4))
+
+
+@pytest.mark.parametrize("p", [2, -2, "nuc", "fro", 1, -1, float("inf")])
+def test_norm_of_matrices_with_every_order(p):
+    def run(L):
+        a = L.tensor(MATRIX[0]).requires_grad_()
+        r = [L.linalg.norm(a, ord=p), L.linalg.norm(L.tensor(MATRIX), ord=p, dim=(0, 2), keepdim=True)]
+        if p in ("nuc", "fro"):
+            r += [L.norm(a, p=p), a.norm(p), L.norm(L.tensor(MATRIX), p=p, dim=(2, 0))]
+        r[0].backward()
+        return r + [a.grad]
+    both(run)
+
+
+@pytest.mark.parametrize("p", [float("inf"), 1, 2])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3)])
+def test_max_type_matrix_norms_of_0_size_matrices_are_zero(p, shape):
+    both(lambda L: L.linalg.matrix_norm(L.zeros(shape), ord=p))
+    if len(shape) == 2:
+        both(lambda L: L.linalg.norm(L.zeros(shape), ord=p))
+
+
+@pytest.mark.parametrize("a,b", [((2, 3, 4), (5, 4)), ((5, 4), (5, 4)), ((4,), (4,)), ((), (5, 4)), ((3, 4), (4,))])
+def test_inner_sums_over_the_last_dims(a, b):
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal(a), rng.standard_normal(b)
+
+    def run(L):
+        xt, yt = L.tensor(x).requires_grad_(), L.tensor(y).requires_grad_()
+        r = L.inner(xt, yt)
+        r.sum().backward()
+        return r, xt.inner(yt), xt.grad, yt.grad
+    both(run)
+    with pytest.raises(RuntimeError):
+        ember.inner(ember.ones(2, 3), ember.ones(2, 4))
+
+
+@pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 2.0}), ("celu", {"alpha": 0.5}), ("selu", {})])
+def test_elu_family_second_derivative_at_zero(name, kw):
+    def run(L):
+        x = L.tensor([-0.0, 0.0, -1.0, 2.0, -3.0], dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(getattr(L.nn.functional, name)(x, **kw).sum(), x, create_graph=True)
+        h, = L.autograd.grad(g.sum(), x)
+        return g, h
+    both(run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.nn.functional.relu(x),
+    lambda L, x: L.relu(x),
+    lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    lambda L, x: L.nn.functional.hardtanh(x),
+    lambda L, x: L.nn.functional.relu6(x),
+    lambda L, x: L.nn.functional.threshold(x, 0.5, -2.0),
+    lambda L, x: L.nn.functional.max_pool1d(x.reshape(1, 1, 6), 2),
+    lambda L, x: L.nn.functional.max_pool2d(x.reshape(1, 1, 2, 3), (1, 2)),
+    lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([2, 0])),
+    lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([1, 1]), weight=L.tensor([1.0, 2.0, 3.0], dtype=L.float64)),
+], ids=["relu", "torch.relu", "leaky_relu", "hardtanh", "relu6", "threshold", "max_pool1d", "max_pool2d", "nll_loss", "nll_loss-weight"])
+def test_first_order_gradient_under_create_graph_has_a_zero_second_derivative(fn):
+    def run(L):
+        x = L.tensor([-2.0, -0.0, 0.5, 1.0, 3.0, -1.0], dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(fn(L, x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        h, = L.autograd.grad((g * L.arange(6.0, dtype=L.float64)).sum(), x)
+        return g, h
+    both(run)
+
+
+@pytest.mark.parametrize("data", [[0.1, 0.3, 0.7], 0.1, [[0.1], [1e-300]], (0.2, 3)])
+def test_python_floats_convert_straight_to_float64(data):
+    both(lambda L: L.tensor(data, dtype=L.float64))
+    e = ember.tensor(data, dtype=ember.float64).numpy()
+    assert np.array_equal(e, np.array(data, dtype=np.float64))
