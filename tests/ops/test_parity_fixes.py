@@ -1,0 +1,47 @@
+"""Silent wrong answers found by comparing with torch 2.13 (issue 8, item 2): each test
+failed before its fix."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _same(e, t):
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+
+
+def test_in_place_writes_through_diagonal_and_strided_views():
+    for lib in (ember, torch):
+        b = lib.zeros(4, 1)
+        b.diagonal().copy_(lib.ones(1))
+        m = lib.zeros(3, 3)
+        m.diagonal(1).add_(2)
+        x = lib.arange(8.0)
+        x[::2].add_(1)
+        x[1::2].clamp_(2, 5)
+        x[::4].fill_(-1)
+        if lib is ember:
+            got = (b, m, x)
+        else:
+            _same(got[0], b), _same(got[1], m), _same(got[2], x)
+
+
+def test_in_place_write_into_expanded_tensor_still_refuses():
+    with pytest.raises(RuntimeError, match="single memory location"):
+        ember.zeros(1).expand(3).fill_(1)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        ember.zeros(1, 3).expand(2, 3).diagonal().fill_(1)
+
+
+def test_in_place_write_through_recorded_diagonal_view_has_torch_gradient():
+    for lib in (ember, torch):
+        a = lib.arange(9.0).reshape(3, 3).requires_grad_()
+        y = a.clone() * 1
+        y.diagonal().mul_(3)
+        (y * lib.arange(9.0).reshape(3, 3)).sum().backward()
+        if lib is ember:
+            got = a.grad
+        else:
+            _same(got, a.grad)
