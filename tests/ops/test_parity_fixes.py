@@ -45,3 +45,21 @@ def test_in_place_write_through_recorded_diagonal_view_has_torch_gradient():
             got = a.grad
         else:
             _same(got, a.grad)
+
+
+def test_reshape_that_copies_is_not_a_view_so_an_in_place_write_counts_once():
+    for lib in (ember, torch):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        base = a.clone()
+        v = base.t().reshape(-1)
+        v.sub_(lib.ones(4), alpha=2)
+        v.sum().backward()
+        if lib is ember:
+            got = (a.grad, base, v)
+        else:
+            for e, t in zip(got, (a.grad, base, v)):
+                _same(e, t)
+    # a reshape that can be a view still is one
+    x = ember.zeros(2, 3)
+    x.t().t().reshape(6).fill_(1)
+    assert x.sum().item() == 6
