@@ -63,3 +63,20 @@ def test_reshape_that_copies_is_not_a_view_so_an_in_place_write_counts_once():
     x = ember.zeros(2, 3)
     x.t().t().reshape(6).fill_(1)
     assert x.sum().item() == 6
+
+
+def test_masked_scatter_broadcasts_the_mask_before_counting():
+    rng = np.random.default_rng(0)
+    mask = rng.random((1, 4)) < 0.5
+    source = rng.standard_normal(12).astype(np.float32)
+    for lib in (ember, torch):
+        r1 = lib.ones(3).masked_scatter(lib.tensor([True]), lib.tensor([5.0, 6.0, 7.0]))
+        x = lib.zeros(3, 4, requires_grad=True)
+        s = lib.tensor(source, requires_grad=True)
+        r2 = x.masked_scatter(lib.tensor(mask), s)
+        (r2 * lib.arange(12.0).reshape(3, 4)).sum().backward()
+        if lib is ember:
+            got = (r1, r2, x.grad, s.grad)
+        else:
+            for e, t in zip(got, (r1, r2, x.grad, s.grad)):
+                _same(e, t)
