@@ -80,3 +80,23 @@ def test_masked_scatter_broadcasts_the_mask_before_counting():
         else:
             for e, t in zip(got, (r1, r2, x.grad, s.grad)):
                 _same(e, t)
+
+
+_SCALAR_CASES = {
+    "add": lambda L, x: x + (-1), "radd": lambda L, x: -1 + x, "sub": lambda L, x: x - (-1),
+    "rsub": lambda L, x: -1 - x, "mul": lambda L, x: x * (-1), "floordiv": lambda L, x: x // (-1),
+    "mod": lambda L, x: x % (-3), "iadd": lambda L, x: x.clone().__iadd__(-1),
+    "imul": lambda L, x: x.clone().__imul__(-1), "clamp": lambda L, x: L.clamp(x, -1, 1),
+    "clamp_min": lambda L, x: L.clamp(x, min=-5), "lt": lambda L, x: x < -1,
+    "ge": lambda L, x: x >= -1, "past_range": lambda L, x: x + 300,
+    "alpha": lambda L, x: L.add(x, 1, alpha=-1), "sub_alpha": lambda L, x: L.sub(x, 1, alpha=-3),
+}
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+@pytest.mark.parametrize("name", sorted(_SCALAR_CASES))
+def test_python_int_outside_an_integer_dtype_wraps_as_torch(name, dtype):
+    values = [1, 2, 100, 0]
+    e = _SCALAR_CASES[name](ember, ember.tensor(values, dtype=getattr(ember, dtype)))
+    t = _SCALAR_CASES[name](torch, torch.tensor(values, dtype=getattr(torch, dtype)))
+    _same(e, t)

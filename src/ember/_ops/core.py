@@ -114,9 +114,12 @@ def _cast_inputs(op, inputs):
         if isinstance(x, _Tensor):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
+        elif type(x) is int and dt.np.kind in "iu":
+            arrays.append(_backend.wrapped_integer(x, dt.np))
         else:
             arrays.append(x)
     return arrays
+
 
 
 def apply(op, *inputs, **attrs):

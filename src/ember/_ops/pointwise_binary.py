@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _backend, _dtype
 from .._creation import full
 from .._tensor import Tensor
 from .args import quiet, tensor_arg, with_out
@@ -31,12 +31,19 @@ class Add(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
-        return a + b if alpha == 1 else a + alpha * b
+        return a + b if alpha == 1 else a + _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
         return g, (g if alpha == 1 else g * alpha)
+
+
+def _scaled(b, alpha):
+    """``alpha * b``, with an int ``alpha`` wrapped to ``b``'s integer dtype as PyTorch casts it."""
+    if type(alpha) is builtins.int and getattr(b, "dtype", np.dtype(float)).kind in "iu":
+        alpha = _backend.wrapped_integer(alpha, b.dtype)
+    return alpha * b
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -79,7 +86,7 @@ class Sub(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
-        return a - b if alpha == 1 else a - alpha * b
+        return a - b if alpha == 1 else a - _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
