@@ -100,3 +100,25 @@ def test_python_int_outside_an_integer_dtype_wraps_as_torch(name, dtype):
     e = _SCALAR_CASES[name](ember, ember.tensor(values, dtype=getattr(ember, dtype)))
     t = _SCALAR_CASES[name](torch, torch.tensor(values, dtype=getattr(torch, dtype)))
     _same(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_pow_with_negative_tensor_exponent_truncates_as_torch(dtype):
+    base = [-3, -2, -1, 0, 1, 2, 3]
+    for lib in (ember, torch):
+        dt = getattr(lib, dtype)
+        a = lib.tensor(base, dtype=dt)
+        results = [lib.pow(a.unsqueeze(1), lib.tensor([-3, -2, -1, 0, 2], dtype=dt)),
+                   lib.pow(lib.tensor(3, dtype=dt), lib.tensor(-1, dtype=dt)),
+                   2 ** lib.tensor([-1, 2], dtype=dt)]
+        if lib is ember:
+            got = results
+        else:
+            for e, t in zip(got, results):
+                _same(e, t)
+
+
+def test_integer_pow_with_negative_python_exponent_still_raises():
+    for x in (ember.tensor([2]), ember.tensor([2], dtype=ember.uint8), ember.tensor([True])):
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            x ** -1

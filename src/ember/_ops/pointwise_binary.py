@@ -238,6 +238,9 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, Tensor):
         input = full((), input, dtype=_dtype.result_type(input, exponent)
                      if isinstance(exponent, Tensor) else None)
+    elif type(exponent) is builtins.int and exponent < 0 and not input.dtype.is_floating_point \
+            and not input.dtype.is_complex:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return with_out(apply(Pow, input, exponent), out)
 
 
@@ -253,9 +256,12 @@ class Pow(Op):
 
     @staticmethod
     def forward(a, b):
-        if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0 \
-                and getattr(a, "dtype", np.dtype(float)).kind in "iu":
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if getattr(b, "dtype", None) is not None and b.dtype.kind == "i" and np.any(b < 0):
+            # An integer tensor exponent below zero truncates as torch does: 1 stays 1, -1
+            # alternates by parity, anything else becomes 0 (NumPy raises instead).
+            small = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0))
+            with np.errstate(all="ignore"):
+                return np.where(b < 0, small, np.power(a, np.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
             return np.power(a, b)
 
