@@ -122,3 +122,20 @@ def test_integer_pow_with_negative_python_exponent_still_raises():
     for x in (ember.tensor([2]), ember.tensor([2], dtype=ember.uint8), ember.tensor([True])):
         with pytest.raises(RuntimeError, match="negative integer powers"):
             x ** -1
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (3, 4, 2)])
+def test_cross_entropy_weight_gradient_with_probability_targets(shape, reduction, label_smoothing):
+    rng = np.random.default_rng(1)
+    x, p, w = rng.standard_normal(shape), rng.random(shape), rng.random(shape[-1] if len(shape) == 1 else shape[1]) + 0.5
+    grads = []
+    for lib in (ember, torch):
+        X, P, W = (lib.tensor(a, requires_grad=True) for a in (x, p, w))
+        loss = lib.nn.functional.cross_entropy(X, P, weight=W, reduction=reduction,
+                                               label_smoothing=label_smoothing)
+        (loss * loss).sum().backward()
+        grads.append([t.grad.numpy() for t in (W, X, P)])
+    for e, t in zip(*grads):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
