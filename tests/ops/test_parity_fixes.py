@@ -170,3 +170,32 @@ def test_batch_norm_eval_gradients_with_strided_parameters(shape, strided):
     step.flat[-1] = 1e-6
     difference = (run(ember, x + step, True)[0] - run(ember, x - step, True)[0]) / 2e-6
     assert abs(difference - got[0].flat[-1]) < 1e-6 * max(1.0, abs(difference))
+
+
+def _shift_cases(L):
+    a = L.tensor([1, -8, 100, 127, -128], dtype=L.int8)
+    amounts = L.tensor([0, 1, 7, 8, -1], dtype=L.int8)
+    x = L.tensor([5, -7])
+    x <<= 1
+    x >>= 2
+    return [a << 1, a >> 1, a << amounts, a >> amounts, L.tensor([1, -2]) << 70,
+            L.tensor([-1, 2]) >> 70, L.tensor([1, 2]) << -1, 1 << L.tensor([1, 2]),
+            1024 >> L.tensor([1, 2]),
+            L.tensor([1, 200], dtype=L.uint8) >> L.tensor([9, 1], dtype=L.uint8),
+            L.bitwise_left_shift(L.tensor([3]), 2), L.tensor([True]) << 1,
+            L.tensor([3]).bitwise_right_shift(L.tensor([True])), x]
+
+
+def test_shift_operators_follow_torch_including_out_of_range_amounts():
+    for e, t in zip(_shift_cases(ember), _shift_cases(torch)):
+        _same(e, t)
+
+
+@pytest.mark.parametrize("make", [lambda L: L.tensor([True]) << L.tensor([True]),
+                                  lambda L: L.tensor([1.0]) << 1,
+                                  lambda L: L.tensor([1]) >> L.tensor([1.0])])
+def test_shifts_refuse_bool_pairs_and_floats_as_torch(make):
+    with pytest.raises(NotImplementedError) as expected:
+        make(torch)
+    with pytest.raises(NotImplementedError, match=str(expected.value).replace('"', '.')):
+        make(ember)
