@@ -199,3 +199,25 @@ def test_shifts_refuse_bool_pairs_and_floats_as_torch(make):
         make(torch)
     with pytest.raises(NotImplementedError, match=str(expected.value).replace('"', '.')):
         make(ember)
+
+
+_BOOL_REFUSALS = [lambda L, b: b // b, lambda L, b: b % b, lambda L, b: b ** b,
+                  lambda L, b: b // True, lambda L, b: b % True, lambda L, b: L.pow(True, b),
+                  lambda L, b: L.fmod(b, b), lambda L, b: L.div(b, b, rounding_mode="trunc"),
+                  lambda L, b: L.remainder(True, b), lambda L, b: b.clone().pow_(b)]
+
+
+@pytest.mark.parametrize("make", _BOOL_REFUSALS)
+def test_bool_floor_division_remainder_and_power_refuse_as_torch(make):
+    with pytest.raises(NotImplementedError) as expected:
+        make(torch, torch.tensor([True, False]))
+    with pytest.raises(NotImplementedError, match=str(expected.value).replace('"', '.')):
+        make(ember, ember.tensor([True, False]))
+
+
+def test_bool_forms_torch_allows_keep_their_dtypes():
+    def cases(L):
+        b = L.tensor([True, False])
+        return [b // 2, b % 2, b ** 2, 2 ** b, b ** True, b ** False, b / b, b ** 0.5]
+    for e, t in zip(cases(ember), cases(torch)):
+        _same(e, t)
