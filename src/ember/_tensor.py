@@ -422,6 +422,8 @@ _METHODS = {
     "logical_or": _compare.logical_or, "logical_xor": _compare.logical_xor,
     "bitwise_not": _compare.bitwise_not, "bitwise_and": _compare.bitwise_and,
     "bitwise_or": _compare.bitwise_or, "bitwise_xor": _compare.bitwise_xor, "eq": _compare.eq,
+    "bitwise_left_shift": _compare.bitwise_left_shift,
+    "bitwise_right_shift": _compare.bitwise_right_shift,
     "ne": _compare.ne, "lt": _compare.lt, "le": _compare.le, "gt": _compare.gt, "ge": _compare.ge,
     "greater": _compare.greater, "greater_equal": _compare.greater_equal, "less": _compare.less,
     "less_equal": _compare.less_equal, "not_equal": _compare.not_equal,
@@ -503,6 +505,8 @@ _IN_PLACE = {
     "logical_not_": _compare.logical_not, "logical_and_": _compare.logical_and,
     "logical_or_": _compare.logical_or, "bitwise_and_": _compare.bitwise_and,
     "bitwise_or_": _compare.bitwise_or, "bitwise_xor_": _compare.bitwise_xor, "eq_": _compare.eq,
+    "bitwise_left_shift_": _compare.bitwise_left_shift,
+    "bitwise_right_shift_": _compare.bitwise_right_shift,
     "ne_": _compare.ne, "lt_": _compare.lt, "le_": _compare.le, "gt_": _compare.gt,
     "ge_": _compare.ge,
     "cumsum_": _reduce.cumsum, "cumprod_": _reduce.cumprod,
@@ -533,6 +537,10 @@ _OPERATORS = {
     "__and__": _compare.bitwise_and, "__rand__": _reflected(_compare.bitwise_and),
     "__or__": _compare.bitwise_or, "__ror__": _reflected(_compare.bitwise_or),
     "__xor__": _compare.bitwise_xor, "__rxor__": _reflected(_compare.bitwise_xor),
+    "__lshift__": _compare.bitwise_left_shift,
+    "__rlshift__": _reflected(_compare.bitwise_left_shift),
+    "__rshift__": _compare.bitwise_right_shift,
+    "__rrshift__": _reflected(_compare.bitwise_right_shift),
     "__eq__": _compare.eq, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
     "__gt__": _compare.gt, "__ge__": _compare.ge,
     "__neg__": _unary.neg, "__pos__": lambda self: self, "__abs__": _unary.abs, "__invert__": _invert,
@@ -540,6 +548,7 @@ _OPERATORS = {
     "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
     "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
     "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+    "__ilshift__": "bitwise_left_shift_", "__irshift__": "bitwise_right_shift_",
 }
 
 _PROPERTIES = {

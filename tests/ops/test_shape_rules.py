@@ -54,7 +54,7 @@ def sample_calls():
         lambda: x == y, lambda: i < 2.5, lambda: b != b, lambda: x > y, lambda: i >= b, lambda: d <= 0,
         lambda: ember.isclose(x, y),
         lambda: ember.logical_and(i, b), lambda: ember.logical_or(x, y), lambda: ember.logical_xor(b, b),
-        lambda: i & 3, lambda: b | b, lambda: i ^ i,
+        lambda: i & 3, lambda: b | b, lambda: i ^ i, lambda: i << 1, lambda: i >> b,
         lambda: x.sum(), lambda: i.sum(0), lambda: b.sum(), lambda: d.sum((0, 1), keepdim=True),
         lambda: x.prod(), lambda: i.prod(1, keepdim=True), lambda: d.amax(0), lambda: i.amin(),
         lambda: x.max(), lambda: i.min(), lambda: d.max(1), lambda: i.min(0, keepdim=True), lambda: x.argmin(), lambda: i.argmax(1, keepdim=True),

@@ -12,7 +12,8 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["ndarray", "as_array", "copy_into", "broadcast_shapes", "index_add_at",
-           "sliding_windows", "matmul", "row_dot"]
+           "sliding_windows", "matmul", "row_dot", "may_share_memory",
+           "wrapped_integer"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -27,6 +28,18 @@ def copy_into(destination, source):
     """Writes ``source`` into ``destination`` in place, broadcasting and casting as needed
     (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``)."""
     np.copyto(destination, source, casting="unsafe")
+
+
+def may_share_memory(a, b):
+    """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
+    view op had to copy, as ``reshape`` does over strides that forbid a view."""
+    return np.may_share_memory(a, b)
+
+
+def wrapped_integer(number, dtype):
+    """A Python int as a scalar of the integer ``dtype``, wrapped modulo 2**bits as PyTorch
+    casts a scalar operand (``uint8 + -1`` adds 255); NumPy would raise OverflowError."""
+    return np.asarray(number).astype(dtype)[()]
 
 
 def broadcast_shapes(*shapes):

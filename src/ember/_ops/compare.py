@@ -179,6 +179,38 @@ BitwiseXor = predicate("BitwiseXor", _integral_only(np.bitwise_xor, "bitwise_xor
                          rule=elementwise_rule)
 
 
+def bitwise_left_shift(input, other, *, out=None):
+    """``input << other``: bits moved left, zeros shifted in; a shift below zero or of at
+    least the bit width gives 0. NotImplementedError for floating-point or two bool operands."""
+    return with_out(apply(BitwiseLeftShift, input, other), out)
+
+
+def bitwise_right_shift(input, other, *, out=None):
+    """``input >> other``: bits moved right, the sign shifted in; a shift below zero or of at
+    least the bit width gives -1 for negative elements and 0 otherwise."""
+    return with_out(apply(BitwiseRightShift, input, other), out)
+
+
+def _shift(kernel, kernel_name):
+    """``kernel`` with PyTorch's result for shifts outside [0, bits), where C (and NumPy) leave
+    the result undefined."""
+    def shifted(a, b):
+        dtype = np.result_type(a)
+        if dtype.kind not in "iu":
+            raise NotImplementedError(
+                f"\"{kernel_name}\" not implemented for '{_NAMES[dtype.name]}'")
+        inside = (b >= 0) & (b < dtype.itemsize * 8)
+        spilled = 0 if kernel is np.left_shift else np.where(a < 0, -1, 0)
+        return np.where(inside, kernel(a, np.where(inside, b, 0)), spilled).astype(dtype)
+    return shifted
+
+
+BitwiseLeftShift = predicate("BitwiseLeftShift", _shift(np.left_shift, "lshift_cpu"),
+                             rule=elementwise_rule)
+BitwiseRightShift = predicate("BitwiseRightShift", _shift(np.right_shift, "rshift_cpu"),
+                              rule=elementwise_rule)
+
+
 # ---- floating-point classes ----------------------------------------------------------------------
 def isnan(input, *, out=None):
     """True where the element is NaN."""

@@ -114,9 +114,12 @@ def _cast_inputs(op, inputs):
         if isinstance(x, _Tensor):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
+        elif type(x) is int and dt.np.kind in "iu":
+            arrays.append(_backend.wrapped_integer(x, dt.np))
         else:
             arrays.append(x)
     return arrays
+
 
 
 def apply(op, *inputs, **attrs):
@@ -145,7 +148,9 @@ def apply(op, *inputs, **attrs):
             return _results(op, inputs, attrs, out)
         out = _backend.as_array(out)
     t = _Tensor._make(out)
-    if op.is_view:
+    # A view op that had to copy (reshape over strides that forbid a view) made a new tensor:
+    # writes to it must reach neither the input nor its history.
+    if op.is_view and (not out.size or _backend.may_share_memory(out, inputs[0]._data)):
         src = inputs[0]
         t._version = src._version
         if src._base is None:

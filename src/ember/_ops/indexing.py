@@ -369,8 +369,8 @@ def masked_select(input, mask):
 def masked_scatter(input, mask, source):
     """``input`` with consecutive elements of ``source`` written where ``mask`` is True
     (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
-    n = builtins.int(mask._data.sum())
-    return index_put(input, (np.broadcast_to(mask._data, input.shape),), source.reshape(-1)[:n])
+    where = np.broadcast_to(mask._data, input.shape)
+    return index_put(input, (where,), source.reshape(-1)[:builtins.int(where.sum())])
 
 
 def take(input, index):

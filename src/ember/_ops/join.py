@@ -320,7 +320,12 @@ class Diagonal(Op):
 
     @staticmethod
     def forward(x, offset=0, dim1=0, dim2=1):
-        return np.diagonal(x, offset, dim1, dim2)
+        view = np.diagonal(x, offset, dim1, dim2)
+        # NumPy hands out diagonals read-only (a legacy of when they were copies); torch's
+        # diagonal is a writable view wherever its base is.
+        if x.flags.writeable:
+            view.flags.writeable = True
+        return view
 
     @staticmethod
     def backward(ctx, g):

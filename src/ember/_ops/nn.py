@@ -465,8 +465,9 @@ class CrossEntropy(Op):
     def backward(ctx, g):
         x, target, weight = ctx.input(0), ctx.input(1), ctx.input(2)
         grad_x = apply(CrossEntropyBackward, g, target, weight, x, **ctx.attrs) if ctx.needs_input_grad[0] else None
-        grad_target = _probability_grad(ctx, g, x.log_softmax(1)) if ctx.needs_input_grad[1] else None
-        return grad_x, grad_target, None
+        logp = x.log_softmax(1) if ctx.needs_input_grad[1] or ctx.needs_input_grad[2] else None
+        grad_target = _probability_grad(ctx, g, logp) if ctx.needs_input_grad[1] else None
+        return grad_x, grad_target, _probability_weight_grad(ctx, g, logp)
 
 
 class CrossEntropyBackward(Op):
@@ -503,12 +504,31 @@ def _probability_grad(ctx, g, factor):
     if not ctx.needs_input_grad[1]:
         return None
     target, weight = ctx.input(1), ctx.input(2)
-    reduction = ctx.attrs.get("reduction", "mean")
-    if reduction == "none":
-        g = g.unsqueeze(1)
-    elif reduction == "mean":
-        g = g / (target.numel() // target.shape[1] if target.numel() else float("nan"))
-    grad = factor * g * -(1 - ctx.attrs.get("label_smoothing", 0.0))
+    grad = factor * _reduction_adjoint(ctx, g, target) * -(1 - ctx.attrs.get("label_smoothing", 0.0))
     if weight is not None:
         grad = grad * weight.reshape((1, -1) + (1,) * (target.ndim - 2))
     return grad
+
+
+def _probability_weight_grad(ctx, g, factor):
+    """The derivative w.r.t. ``weight`` (C) of ``reduce(-sum_c A * factor)`` for probability
+    targets ``y``: A = weight * ((1 - smoothing) * y + smoothing / C). None for class indices
+    (torch refuses a weight that requires grad there)."""
+    target = ctx.input(1)
+    if not ctx.needs_input_grad[2] or not target.dtype.is_floating_point:
+        return None
+    smoothing = ctx.attrs.get("label_smoothing", 0.0)
+    smoothed = target * (1 - smoothing) + smoothing / target.shape[1]
+    per_element = -_reduction_adjoint(ctx, g, target) * factor * smoothed
+    return per_element.sum(tuple(d for d in range(target.ndim) if d != 1))
+
+
+def _reduction_adjoint(ctx, g, target):
+    """The loss gradient ``g`` spread back over the samples of ``target`` (N, C, d1, ...), with
+    a singleton class dim: the adjoint of the 'none', 'sum' or 'mean' reduction."""
+    reduction = ctx.attrs.get("reduction", "mean")
+    if reduction == "none":
+        return g.unsqueeze(1)
+    if reduction == "mean":
+        return g / (target.numel() // target.shape[1] if target.numel() else float("nan"))
+    return g

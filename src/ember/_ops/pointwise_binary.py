@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _backend, _dtype
 from .._creation import full
 from .._tensor import Tensor
 from .args import quiet, tensor_arg, with_out
@@ -31,12 +31,19 @@ class Add(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
-        return a + b if alpha == 1 else a + alpha * b
+        return a + b if alpha == 1 else a + _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
         return g, (g if alpha == 1 else g * alpha)
+
+
+def _scaled(b, alpha):
+    """``alpha * b``, with an int ``alpha`` wrapped to ``b``'s integer dtype as PyTorch casts it."""
+    if type(alpha) is builtins.int and getattr(b, "dtype", np.dtype(float)).kind in "iu":
+        alpha = _backend.wrapped_integer(alpha, b.dtype)
+    return alpha * b
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -79,7 +86,7 @@ class Sub(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
-        return a - b if alpha == 1 else a - alpha * b
+        return a - b if alpha == 1 else a - _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
@@ -122,6 +129,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         return result if out is None else with_out(result, out)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    _refuse_bool(input, other, f"div_{rounding_mode}_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(DivRounded, input, other, rounding_mode=rounding_mode), out)
@@ -133,6 +141,13 @@ divide = true_divide = div
 def floor_divide(input, other, *, out=None):
     """``div(input, other, rounding_mode="floor")`` (Python's ``//``)."""
     return div(input, other, rounding_mode="floor", out=out)
+
+
+def _refuse_bool(input, other, kernel_name):
+    """NotImplementedError where ``input`` and ``other`` promote to bool, as PyTorch has no
+    bool kernel for rounded division, remainders and powers (NumPy would compute in int8)."""
+    if _dtype.result_type(input, other) is _dtype.bool:
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
 def _is_int_zero_division(input, other):
@@ -189,6 +204,7 @@ def remainder(input, other, *, out=None):
     """Python's ``%``: ``input - floor(input / other) * other``, the sign of ``other``; RuntimeError
     for an integer division by zero
     (https://pytorch.org/docs/stable/generated/torch.remainder.html)."""
+    _refuse_bool(input, other, "remainder_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Remainder, input, other), out)
@@ -208,6 +224,7 @@ class Remainder(Op):
 def fmod(input, other, *, out=None):
     """C's ``fmod``: ``input - trunc(input / other) * other``, the sign of ``input``; RuntimeError
     for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html)."""
+    _refuse_bool(input, other, "fmod_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Fmod, input, other), out)
@@ -228,9 +245,14 @@ def pow(input, exponent, *, out=None):
     """``input ** exponent`` with broadcasting and promotion; ``input`` may be a number
     (https://pytorch.org/docs/stable/generated/torch.pow.html). RuntimeError for integers to
     negative integer powers."""
+    if isinstance(exponent, Tensor):  # a bool tensor to a Python bool stays allowed, as in torch
+        _refuse_bool(input, exponent, "pow")
     if not isinstance(input, Tensor):
         input = full((), input, dtype=_dtype.result_type(input, exponent)
                      if isinstance(exponent, Tensor) else None)
+    elif type(exponent) is builtins.int and exponent < 0 and not input.dtype.is_floating_point \
+            and not input.dtype.is_complex:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return with_out(apply(Pow, input, exponent), out)
 
 
@@ -246,9 +268,14 @@ class Pow(Op):
 
     @staticmethod
     def forward(a, b):
-        if isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b < 0 \
-                and getattr(a, "dtype", np.dtype(float)).kind in "iu":
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if a.dtype == np.bool_:  # bool ** a Python bool, the one bool power torch allows
+            return np.logical_or(a, not b)
+        if getattr(b, "dtype", None) is not None and b.dtype.kind == "i" and np.any(b < 0):
+            # An integer tensor exponent below zero truncates as torch does: 1 stays 1, -1
+            # alternates by parity, anything else becomes 0 (NumPy raises instead).
+            small = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0))
+            with np.errstate(all="ignore"):
+                return np.where(b < 0, small, np.power(a, np.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
             return np.power(a, b)
 
