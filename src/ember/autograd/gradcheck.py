@@ -66,7 +66,6 @@ def _analytical(fn, inputs, wrt):
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
     """True when ``func``'s autograd Jacobian matches central differences at ``inputs``;
     GradcheckError (or False with ``raise_exception=False``) otherwise."""
-    from .._tensor import Tensor
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt = _tensors(inputs)
     numerical = _numerical(func, inputs, wrt, eps)

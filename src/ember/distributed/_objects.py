@@ -9,7 +9,6 @@ cannot run code. ``weights_only=False`` unpickles anything (trusted peers only).
 
 Source: https://pytorch.org/docs/stable/distributed.html#object-collectives
 """
-import collections
 import io
 import pickle
 

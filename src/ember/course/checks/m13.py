@@ -1,7 +1,6 @@
 """Module 13, transformers: the GPT's feed-forward network and pre-norm block, against the same
 arithmetic in torch on the same weights (the block's attention, graded in module 12, is taken
 as given: its output is fed to torch as numbers)."""
-import numpy as np
 import torch
 
 import ember
