@@ -1,7 +1,7 @@
 """NAdam: Adam with Nesterov momentum (``torch.optim.NAdam``)."""
 import numpy as np
 
-from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
+from .optimizer import Optimizer, _check_nonnegative, _count_step_and_decay, _step_tensor, _zeros
 
 __all__ = ["NAdam"]
 
@@ -61,14 +61,8 @@ class NAdam(Optimizer):
                 "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
 
     def _update(self, param, grad, state, group):
-        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
-        state["step"]._data += 1
-        t = float(state["step"]._data)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        t, grad = _count_step_and_decay(param, grad, state, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
         mu_product = state["mu_product"]._data

@@ -310,6 +310,20 @@ def _check_nonnegative(**values):
             raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {value}")
 
 
+def _count_step_and_decay(param, grad, state, group):
+    """Bumps ``state["step"]`` and applies the group's weight decay: to ``param`` in place when
+    ``decoupled_weight_decay`` (AdamW-style), else as ``grad + weight_decay * param``.
+    Returns ``(step as a float, grad)``: the preamble NAdam and RAdam share."""
+    state["step"]._data += 1
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            param *= 1 - lr * weight_decay
+        else:
+            grad = grad + weight_decay * param
+    return float(state["step"]._data), grad
+
+
 def _zeros(param):
     """A zero state tensor shaped and typed like ``param``."""
     return Tensor._make(np.zeros_like(param._data))

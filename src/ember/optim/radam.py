@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from .nadam import _check_betas
-from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
+from .optimizer import Optimizer, _check_nonnegative, _count_step_and_decay, _step_tensor, _zeros
 
 __all__ = ["RAdam"]
 
@@ -56,14 +56,8 @@ class RAdam(Optimizer):
         return {"step": _step_tensor(), "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
 
     def _update(self, param, grad, state, group):
-        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
-        state["step"]._data += 1
-        t = float(state["step"]._data)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        t, grad = _count_step_and_decay(param, grad, state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         m += (1 - beta1) * (grad - m)
         v *= beta2
