@@ -220,6 +220,12 @@ class Tracer:
         self.value, self.placeholder_of, self.sources, self.stale = {}, {}, [], set()
 
 
+def _differentiable_control_flow(graph):
+    """Whether a control-flow node of ``graph`` has a result that requires grad."""
+    return any(n.target is operator.getitem and hasattr(n.args[0].target, "dispatch")
+               and n.meta.get("requires_grad") for n in graph.nodes)
+
+
 def _root(array):
     while isinstance(array.base, np.ndarray):
         array = array.base
@@ -255,12 +261,13 @@ def _breaking(tracer, name, reason):
     return original, method
 
 
-def capture(fn, args, kwargs, world, fullgraph=False):
+def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
     ``world`` (a :class:`~.guards.World`) holds what can be found again on the next call: the
     inputs, the parameters (whose ``.grad`` the call may read or set) and the optimizers (whose
-    state it may read and update)."""
+    state it may read and update). ``joint=False`` records no backward for outputs that
+    require grad (``make_fx``, ``export``)."""
     tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
     tracer.keep += [a for a in _arrays(world)]
@@ -294,7 +301,13 @@ def capture(fn, args, kwargs, world, fullgraph=False):
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
-        if not tracer.breaks and not tracer.ran_backward and STATE.enabled:
+        if tracer.ran_backward and _differentiable_control_flow(tracer.graph):
+            # its autograd nodes read values computed inside the branches, which the graph lacks
+            tracer.graph_break("backward through a control-flow operator (ember.cond, switch, "
+                               "scan, map) inside the compiled function")
+        # a control-flow node's gradients come from replaying it with autograd (no joint graph)
+        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
+                and not tracer.graph.subgraphs():
             needing = [t for t in flatten(result) if t.requires_grad]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))

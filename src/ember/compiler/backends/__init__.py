@@ -36,6 +36,8 @@ def compile_graph(graph, options=None):
     missing compiler; naming the log file for a failed build).
     """
     options = dict(options or {})
+    if graph.subgraphs():  # control flow: the Python driver, each subgraph compiled on its own
+        return compile_python(graph, lambda subgraph: compile_graph(subgraph, options))
     compiler = toolchain.find_compiler()
     if compiler is None:
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
