@@ -36,14 +36,8 @@ class HigherOrderOp:
     """The target of a control-flow node: ``run(tensors, **kwargs)`` gives the node's results
     (a list of tensors), each :class:`~.graph.Subgraph` of the kwargs arriving as a function
     ``f(*tensors) -> list of tensors``. ``forward`` runs it on arrays (the node's kernel, as an
-    op entry's), ``dispatch`` on tensors with autograd. Subclasses are found by ``name``
-    (loading a saved graph) in ``HigherOrderOp.registry``."""
+    op entry's), ``dispatch`` on tensors with autograd."""
     name = None
-    registry = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        HigherOrderOp.registry[cls.name] = cls
 
     @classmethod
     def forward(cls, *arrays, **kwargs):
