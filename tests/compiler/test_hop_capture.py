@@ -211,3 +211,24 @@ def test_captured_bodies_must_not_mutate_their_inputs():
     f = ember.compile(lambda x: while_loop(lambda x: x.sum() < 5, body, (x,)))
     with pytest.raises(exc.UncapturedHigherOrderOpError, match="input mutation"):
         f(ember.zeros(2))
+
+
+def test_backward_through_control_flow_inside_the_function_runs_eagerly():
+    lin = nn.Linear(2, 2)
+
+    def step(x):
+        loss = ember.cond(x.sum() > 0, lambda x: lin(x).sum(), lambda x: (lin(x) ** 2).sum(), (x,))
+        loss.backward()
+        return loss.detach()
+
+    with pytest.raises(exc.Unsupported, match="backward through a control-flow operator"):
+        ember.compile(step, fullgraph=True)(ember.ones(1, 2))
+    compiled = ember.compile(step)
+    for sign in (1.0, -1.0):
+        x = _t([[sign, 2 * sign]])
+        lin.zero_grad()
+        compiled(x)
+        got = lin.weight.grad.numpy().copy()
+        lin.zero_grad()
+        step(x)
+        np.testing.assert_array_equal(got, lin.weight.grad.numpy())

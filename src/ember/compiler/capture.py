@@ -94,6 +94,7 @@ class Tracer:
         self.breaks, self.pieces = [], []
         self.ran_backward = False
         self.placeholder_of = {}    # id(array) -> placeholder Node
+        self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -148,6 +149,9 @@ class Tracer:
         self.keep.append(array)
 
     def node_enter(self, node):
+        if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
+            self.graph_break("backward through a control-flow operator (ember.cond, switch, scan, "
+                             "map) inside the compiled function")
         self.ran_backward = True
 
     def node_exit(self, node):
@@ -218,12 +222,7 @@ class Tracer:
         self.pieces.append(self.graph)
         self.graph = Graph()
         self.value, self.placeholder_of, self.sources, self.stale = {}, {}, [], set()
-
-
-def _differentiable_control_flow(graph):
-    """Whether a control-flow node of ``graph`` has a result that requires grad."""
-    return any(n.target is operator.getitem and hasattr(n.args[0].target, "dispatch")
-               and n.meta.get("requires_grad") for n in graph.nodes)
+        self.control_flow_grad = False
 
 
 def _root(array):
@@ -301,10 +300,6 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
-        if tracer.ran_backward and _differentiable_control_flow(tracer.graph):
-            # its autograd nodes read values computed inside the branches, which the graph lacks
-            tracer.graph_break("backward through a control-flow operator (ember.cond, switch, "
-                               "scan, map) inside the compiled function")
         # a control-flow node's gradients come from replaying it with autograd (no joint graph)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
                 and not tracer.graph.subgraphs():

@@ -180,6 +180,7 @@ def add_node(outer, cls, tensors, subgraphs, **kwargs):
         outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
     node = outer.graph.call_op(cls, [outer.node(t) for t in tensors], kwargs, {"num_outputs": len(outs)})
     outer.bind(outs, node)
+    outer.control_flow_grad |= any(t.requires_grad for t in outs)
     return list(outs)
 
 
