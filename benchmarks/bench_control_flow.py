@@ -23,14 +23,14 @@ VOCAB, HIDDEN, END = 48, 96, 0
 def decoder(lib, while_loop, weights, max_len):
     """``generate(start) -> (length, tokens)`` in ``lib`` (ember or torch)."""
     emb, w_h, w_o = (lib.tensor(weights[k]) for k in ("emb", "w_h", "w_o"))
-    positions = lib.arange(max_len)
+    positions, vocab = lib.arange(max_len), lib.arange(VOCAB)
 
     def generate(start, hidden):
         def keep_going(i, token, h, out):
             return (i < max_len) & (token != END)
 
         def step(i, token, h, out):
-            h = lib.tanh(emb[token] + h @ w_h)
+            h = lib.tanh((vocab == token).to(emb.dtype) @ emb + h @ w_h)  # one-hot: the embedding row
             token = (h @ w_o).argmax()
             return i + 1, token, h, lib.where(positions == i, token, out)
 
