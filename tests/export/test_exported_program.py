@@ -155,3 +155,28 @@ def test_export_while_loop_decoder_saved_and_loaded(tmp_path):
     for limit, trips in [(10.0, 3), (100.0, 6), (1.0, 0)]:
         n, x = module(ember.ones(2), ember.tensor(limit))
         assert n.item() == trips and x.tolist() == [2.0 ** trips] * 2
+
+
+def test_switch_scan_and_map_nodes_survive_save_and_load(tmp_path):
+    from ember._higher_order_ops import map as hop_map
+    from ember._higher_order_ops import scan
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(ember.tensor([0.5, -1.0]))
+
+        def forward(self, i, xs):
+            carry, ys = scan(lambda c, x: (c + x * self.w, c.sum()), ember.zeros(2), xs, reverse=True)
+            picked = ember.switch(i, [lambda y: y * 2, lambda y: y - 1, lambda y: y.exp()], (ys,))
+            return picked, hop_map(lambda x: x.cumsum(0), xs), carry
+
+    model = Mixed()
+    xs = ember.tensor(np.random.default_rng(6).standard_normal((4, 2)).astype(np.float32))
+    save(export(model, (ember.tensor(0), xs)), tmp_path / "mixed.pt2")
+    loaded = load(tmp_path / "mixed.pt2")
+    code = loaded.graph.code
+    assert all(f"{name}(" in code for name in ("Scan", "Switch", "Map", "Clamp"))
+    for index in (-2, 1, 2, 9):
+        for got, want in zip(loaded.module()(ember.tensor(index), xs), model(ember.tensor(index), xs)):
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
