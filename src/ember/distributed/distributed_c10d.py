@@ -12,6 +12,8 @@ import enum
 import os
 import warnings
 
+import numpy as np
+
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistError",
            "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
            "is_initialized", "is_mpi_available", "init_process_group", "destroy_process_group",
@@ -171,10 +173,14 @@ group = GroupMember
 
 
 class _World:
-    """The process-wide state: the default group and a count for group ids."""
+    """The process-wide state: the default group, a count for group ids and, where ULFM can
+    evict hung ranks, a private duplicate of ``MPI.COMM_WORLD`` (never revoked, for the roll
+    call) with every launched rank's (host, pid)."""
     default_pg = None
     next_pg_id = 0
     groups = {}
+    control = None
+    peers = []
 
 
 def _check_initialized():
@@ -250,9 +256,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     pg = _register(comm, range(comm.Get_size()), group_name, "default_pg",
                    _timedelta(timeout, default_pg_timeout))
     _World.default_pg = GroupMember.WORLD = pg
-    if enable_reconfigure and not supports_ulfm():
+    if supports_ulfm():
+        _World.control, _World.peers = _control_channel(MPI)
+    elif enable_reconfigure:
         raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
                            "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
+
+
+def _control_channel(MPI):
+    """A duplicate of COMM_WORLD and the (host, pid) of every launched rank, gathered as bytes
+    (no pickle): what a survivor needs to find and stop a hung rank later."""
+    control = MPI.COMM_WORLD.Dup()
+    control.Set_errhandler(MPI.ERRORS_RETURN)
+    mine = np.zeros(MPI.MAX_PROCESSOR_NAME + 8, dtype=np.uint8)
+    host = MPI.Get_processor_name().encode()[:MPI.MAX_PROCESSOR_NAME]
+    mine[:len(host)] = np.frombuffer(host, dtype=np.uint8)
+    mine[-8:] = np.array([os.getpid()], dtype=np.int64).view(np.uint8)
+    table = np.empty((control.Get_size(), mine.size), dtype=np.uint8)
+    control.Allgather(mine, table)
+    return control, [(bytes(row[:-8]).rstrip(b"\0").decode(), int(row[-8:].view(np.int64)[0]))
+                     for row in table]
 
 
 def is_initialized():
@@ -270,6 +293,9 @@ def destroy_process_group(group=None):
         _World.groups.pop(member.pg_id, None)
     if pg is _World.default_pg:
         _World.default_pg = GroupMember.WORLD = None
+        if _World.control is not None:
+            _World.control.Free()
+            _World.control = None
 
 
 def get_rank(group=None):
