@@ -14,7 +14,8 @@ and call ``ember.distributed.elastic.recover``: it shrinks the group (MPI's ULFM
 every survivor rank 0's state (weights, Adam moments, step, place in the epoch); the sampler
 shares the rest of the epoch over 3 ranks, and they finish from memory without a restart.
 Thresholds: test accuracy ≥ 0.97, and the flight-recorder dumps, read by ``ember fr-trace``,
-name the dead rank. The run prints its timeline (ranks alive per step).
+name the dead rank. The run prints its timeline (ranks alive per step); with ``--plot DIR``
+it also draws it (``ddp-timeline.png``).
 
 Without mpi4py it says in one line how to install it (``pip install "ember[distributed]"``)
 and reports the thresholds missed.
@@ -27,12 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ember as torch
 import ember.distributed as dist
-from ember.distributed import elastic
 from ember import nn
+from ember.distributed import elastic
 from ember.distributed.fr_trace import analyze, load_dumps
 from ember.distributed.run import environment, find_mpiexec, mpiexec_command
 from ember.nn.parallel import DistributedDataParallel
@@ -41,6 +43,7 @@ from ember.vision import transforms
 
 from .lenet import DIGITS, accuracy, channel_statistics, lenet5
 from .milestone import History, Milestone, Threshold
+from .plotting import _save_atomically
 
 RANKS, VICTIM = 4, 3
 EPOCHS, FAST_EPOCHS = 10, 8
@@ -74,9 +77,46 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     named = any(f.startswith(f"rank {VICTIM} ") for f in findings)
     print(_timeline(result))
     print(f"ember fr-trace {out / 'fr'}: " + (findings[0] if findings else "nothing found"))
-    history = History(loss=result["loss"], accuracy=result["accuracy"])
+    history = RunHistory(loss=result["loss"], accuracy=result["accuracy"], alive=result["alive"],
+                         killed_at=result["killed_at"])
     return ({"test accuracy": result["accuracy"][-1], "fr-trace names the dead rank": float(named)},
             {f"LeNet-5, DDP on {RANKS} ranks (rank {VICTIM} killed)": history})
+
+
+@dataclass
+class RunHistory(History):
+    """The run's curves, and per training step the launch ranks alive (``alive``)."""
+
+    alive: list = field(default_factory=list)
+    killed_at: int = 0
+
+
+def plot_timeline(result, plot_dir):
+    """Draws ``ddp-timeline.png``: ranks alive per training step, the kill marked; returns
+    ``[path]``. Raises ImportError without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install 'ember[plot]'") from error
+    run = next(h for h in result.histories.values() if isinstance(h, RunHistory))
+    figure = Figure(figsize=(6, 3), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.step(range(len(run.alive)), [len(ranks) for ranks in run.alive], where="post",
+              label="ranks alive")
+    axes.axvline(run.killed_at, color="C3", linestyle="--", label=f"rank {VICTIM} killed")
+    axes.set_xlabel("training step")
+    axes.set_ylabel("ranks")
+    axes.set_ylim(0, RANKS + 0.5)
+    axes.set_title("ddp (2017): ranks alive per step")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower left")
+    figure.tight_layout()
+    path = Path(plot_dir) / "ddp-timeline.png"
+    Path(plot_dir).mkdir(parents=True, exist_ok=True)
+    _save_atomically(figure, path)
+    return [path]
 
 
 def _timeline(result):
@@ -153,7 +193,7 @@ def milestone(out_dir=None):
         name="ddp", year=2017,
         story="Goyal et al.: data-parallel SGD on 4 ranks, one killed mid-run; survivors finish",
         thresholds=(Threshold("test accuracy", 0.97), Threshold("fr-trace names the dead rank", 1.0)),
-        train=functools.partial(train, out_dir=out_dir))
+        train=functools.partial(train, out_dir=out_dir), extra_plots=plot_timeline)
 
 
 MILESTONE = milestone()
