@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _flight_recorder
 from .distributed_c10d import (DistBackendError, GroupMember, ProcessGroup, _World, _mpi, _resolve,
-                               supports_ulfm)
+                               _spare, supports_ulfm)
 
 __all__ = ["shrink_group", "_supports_reconfigure", "_get_reconfigure_handle", "_reconfigure",
            "agree"]
@@ -114,6 +114,7 @@ def shrink_group(ranks_to_exclude, group=None, shrink_flags=0, pg_options=None):
     RECOVERED.append(True)
     world_ranks = [pg.ranks[r] for r in kept]
     new = ProcessGroup(comm, world_ranks, pg.group_name, pg.group_desc, pg.timeout, pg.pg_id)
+    new.splitter = _spare(comm)
     new.collective_seq_id, new.p2p_seq_id, new.op_id = pg.collective_seq_id, pg.p2p_seq_id, pg.op_id
     _World.groups[pg.pg_id] = new
     if pg is _World.default_pg:
