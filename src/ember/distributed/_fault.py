@@ -36,7 +36,6 @@ __all__ = ["shrink_group", "_supports_reconfigure", "_get_reconfigure_handle", "
            "agree"]
 
 RECOVERED = []  # set once this process has shrunk a group: MPI_Finalize may then hang
-EVICTED = []    # launch ranks this process found hung and had killed
 _ROLL_CALL = datetime.timedelta(seconds=2)  # survivors reach it within ms; a loaded machine needs slack
 _DUMP_WAIT_SECONDS = 1.0
 _ROLL_CALL_TAG = 32002  # plus the number of shrinks so far: a late answer never meets a later call
@@ -79,14 +78,17 @@ def failed_ranks(pg):
 def shrink_group(ranks_to_exclude, group=None, shrink_flags=0, pg_options=None):
     """A process group of the survivors of ``group`` (default: the default group).
 
-    Dead ranks are dropped by ULFM's ``Comm.Shrink`` (only survivors take part); ranks in
-    ``ranks_to_exclude`` (group ranks, such as a straggler that timed out) are dropped too,
-    with ``Comm.Create_group`` among the others. Ranks are renumbered from 0 in the old order.
-    Shrinking the default group makes the result the default group (``group.WORLD``).
+    Every live member calls it. Members that do not answer a roll call within 2 s (hung) are
+    asked for their flight-recorder dump and killed first; dead ranks are then dropped by
+    ULFM's ``Comm.Shrink`` (only survivors take part); ranks in ``ranks_to_exclude`` (group
+    ranks) are dropped too, with ``Comm.Create_group`` among the others. Ranks are renumbered
+    from 0 in the old order. Shrinking the default group makes the result the default group
+    (``group.WORLD``).
 
     Raises:
         RuntimeError: the MPI library lacks ULFM (the job cannot continue without a rank).
         ValueError: ``ranks_to_exclude`` names a rank outside the group.
+        DistBackendError: a hung rank runs on a host with no survivor to stop it.
     """
     pg = _resolve(group)
     if not supports_ulfm():
@@ -184,7 +186,6 @@ def _evict(hung, present):
     if any(all(_World.peers[s][0] != _World.peers[r][0] for s in present) for r in elsewhere):
         raise DistBackendError(f"ranks {hung} hung and some run on hosts without a survivor to stop them; "
                                f"end the job (their hosts: {sorted({_World.peers[r][0] for r in elsewhere})})")
-    EVICTED.extend(hung)
     me = _World.control.Get_rank()
     mine = [r for r in hung if _World.peers[r][0] == here
             and me == min(s for s in present if _World.peers[s][0] == here)]
