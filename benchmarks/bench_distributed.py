@@ -164,6 +164,15 @@ def _torch_ddp():
     return json.loads(outs[0].strip().splitlines()[-1])
 
 
+def _cpu_name():
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def _fit_alpha_beta(rows):
     """alpha: ember's time for the smallest message; beta: the extra time per byte up to the
     largest. Two points, because on a shared machine a least-squares fit follows the noise
@@ -174,7 +183,7 @@ def _fit_alpha_beta(rows):
 
 def main():
     rows = _launch(2, "allreduce")
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; 2 ranks")
+    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; 2 ranks")
     print(f"{'bytes':>10} {'Allreduce us':>13} {'Iallreduce us':>14} {'ember us':>10} "
           f"{'vs Iallreduce':>14} {'busbw GB/s':>11}")
     for size, blocking, nonblocking, ours in rows:

@@ -199,6 +199,9 @@ class _Splitting:
         self._args = (splitter, color, key)
         self._done = threading.Event()
         self._result = None
+        if _mpi().Query_thread() != _mpi().THREAD_MULTIPLE:  # MPI forbids a second calling thread
+            self._split()
+            return
         if not _Splitting._worker:  # a daemon: a split that never completes cannot block exit
             _Splitting._worker.append(threading.Thread(target=_Splitting._serve, daemon=True,
                                                        name="ember-comm-split"))
