@@ -4,6 +4,7 @@ https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts
 ``f((2, 3))``."""
 import builtins
 import numbers
+import warnings
 
 import numpy as np
 
@@ -22,7 +23,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 def _finish(data, requires_grad=False):
     t = Tensor._make(data)
     if requires_grad:
-        if not t.dtype.is_floating_point:
+        if not t.dtype.is_inexact:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad = True
     return t
@@ -77,6 +78,8 @@ def _type_dtype(typ):
         return _dtype.int64
     if issubclass(typ, numbers.Real):
         return _dtype.get_default_dtype()
+    if issubclass(typ, numbers.Complex):
+        return _dtype.get_default_dtype().to_complex()
     if issubclass(typ, str):
         raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"Could not infer dtype of {typ.__name__}")
@@ -408,11 +411,15 @@ class ToDtype(Op):
 
     @staticmethod
     def forward(x, dtype):
+        if x.dtype.kind == "c" and not dtype.is_complex:
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
+            x = x.real
         return x.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, g):
-        return (g.to(ctx.dtypes[0]),)
+        # A complex result of a real input: the input's gradient is the real part.
+        return ((g.real if g.dtype.is_complex and not ctx.dtypes[0].is_complex else g).to(ctx.dtypes[0]),)
 
 
 def type_(input, dtype=None, non_blocking=False):
