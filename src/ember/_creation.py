@@ -283,8 +283,12 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """Standard normal samples."""
+    """Standard normal samples; complex dtypes draw the real and imaginary parts with variance
+    1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
     check_device(device)
+    if dtype is not None and dtype.is_complex:
+        parts = _distributions.normal(_size(size) + (2,), 0.0, 0.5 ** 0.5, dtype.to_real(), generator)
+        return _finish(parts.view(dtype.np)[..., 0], requires_grad)
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 

@@ -476,6 +476,7 @@ _METHODS = {
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),
     "char": _creation.cast_to(_dtype.int8), "byte": _creation.cast_to(_dtype.uint8),
     "bool": _creation.cast_to(_dtype.bool), "bfloat16": _creation.cast_to(_dtype.bfloat16),
+    "cfloat": _creation.cast_to(_dtype.complex64), "cdouble": _creation.cast_to(_dtype.complex128),
     "det": _linalg_legacy.det, "logdet": _linalg_legacy.logdet, "slogdet": _linalg_legacy.slogdet,
     "inverse": _linalg_legacy.inverse, "pinverse": _linalg_legacy.pinverse,
     "cholesky": _linalg_legacy.cholesky, "cholesky_solve": _linalg_legacy.cholesky_solve,

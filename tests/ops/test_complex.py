@@ -269,3 +269,19 @@ def test_equality_and_predicates_stay_allowed():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             np.testing.assert_array_equal(op(ember, ember.tensor(data)).numpy(), op(torch, torch.tensor(data)).numpy())
+
+
+def test_random_complex_tensors_as_torch():
+    """randn draws torch's numbers for a seed; in-place fills give each part its distribution."""
+    for dtype in ("complex64", "complex128"):
+        ember.manual_seed(3)
+        torch.manual_seed(3)
+        e, t = ember.randn(2, 3, dtype=getattr(ember, dtype)), torch.randn(2, 3, dtype=getattr(torch, dtype))
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    w = ember.empty(20000, dtype=ember.cfloat)
+    ember.nn.init.normal_(w, std=2.0)
+    assert abs(w.abs().square().mean().item() - 4.0) < 0.2 and abs(w.imag.var().item() - 2.0) < 0.1
+    ember.nn.init.uniform_(w, -1, 1)
+    assert w.real.min().item() >= -1 and w.imag.max().item() < 1 and abs(w.imag.var().item() - 1 / 3) < 0.02
+    z = ember.tensor([1.5, -2.0])
+    assert z.cfloat().dtype is ember.complex64 and z.cdouble().tolist() == [1.5 + 0j, -2 + 0j]
