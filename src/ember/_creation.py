@@ -3,6 +3,7 @@ https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts
 ``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
 ``f((2, 3))``."""
 import builtins
+import math
 import numbers
 import warnings
 
@@ -287,7 +288,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
     check_device(device)
     if dtype is not None and dtype.is_complex:
-        parts = _distributions.normal(_size(size) + (2,), 0.0, 0.5 ** 0.5, dtype.to_real(), generator)
+        parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
         return _finish(parts.view(dtype.np)[..., 0], requires_grad)
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
