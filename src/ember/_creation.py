@@ -189,7 +189,22 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     check_device(device)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _finish(np.full(_size((size,)), fill_value, dtype.np), requires_grad)
+    return _finish(np.full(_size((size,)), real_if_fits(fill_value, dtype), dtype.np), requires_grad)
+
+
+_SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
+                "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
+
+
+def real_if_fits(value, dtype):
+    """``value`` for a tensor of ``dtype``: a complex number stored in a real dtype must have
+    no imaginary part (torch's RuntimeError otherwise) and is stored as its real part."""
+    if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_SCALAR_TYPE.get(dtype.name, dtype.name)} without overflow")
+        return value.real
+    return value
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -412,6 +412,7 @@ _METHODS = {
     "sign": _unary.sign, "sgn": _complex.sgn, "angle": _complex.angle, "conj": _complex.conj,
     "conj_physical": _complex.conj_physical, "resolve_conj": _complex.resolve_conj,
     "resolve_neg": _complex.resolve_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
+    "isreal": _complex.isreal,
     "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
     "log2": _unary.log2, "log10": _unary.log10, "log1p": _unary.log1p, "sqrt": _unary.sqrt,
     "rsqrt": _unary.rsqrt, "reciprocal": _unary.reciprocal, "sin": _unary.sin, "cos": _unary.cos,

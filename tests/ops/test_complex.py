@@ -135,6 +135,20 @@ def test_conjugate_bit_as_torch_reports_it():
     np.testing.assert_array_equal(ember.adjoint(ember.tensor(m)).numpy(), torch.adjoint(torch.tensor(m)).resolve_conj().numpy())
 
 
+def test_complex_numbers_into_real_tensors():
+    """Only complex numbers without an imaginary part fit a real tensor; isreal finds them."""
+    for lib in (ember, torch):
+        t = lib.zeros(3)
+        t[0] = 2 + 0j
+        t.fill_(1 + 0j)
+        assert t.tolist() == [1.0, 1.0, 1.0]
+        for bad in (lambda: t.__setitem__(1, 1j), lambda: t.fill_(1j), lambda: lib.full_like(t, 2 - 1j)):
+            with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+                bad()
+        assert lib.isreal(lib.tensor([1j, 2, 0j])).tolist() == [False, True, True]
+        assert lib.tensor([1.0, 2.0]).isreal().all()
+
+
 def test_real_to_complex_and_back_casts():
     z = ember.tensor([1 + 2j, -3j])
     with pytest.warns(UserWarning, match="discards the imaginary part"):

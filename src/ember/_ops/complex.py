@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from .args import with_out
 from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
-from . import compare, pointwise_binary, pointwise_unary, reduce, softmax, sort  # noqa: F401  (OPS)
+from . import compare, pointwise_binary, pointwise_unary, reduce, sort  # noqa: F401  (OPS)
 
 # The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
 # WeakSet would compare tensors with ==, which is elementwise).
@@ -35,7 +35,7 @@ def _marked_conj(t):
     return ref is not None and ref() is t
 
 
-def _check_parts(name, a, b):
+def _check_parts(a, b):
     if a.dtype is not b.dtype or a.dtype not in (_dtype.float16, _dtype.float32, _dtype.float64):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{_NAMES[a.dtype.name]} and {_NAMES[b.dtype.name]}")
@@ -45,7 +45,7 @@ def complex(real, imag, *, out=None):
     """The complex tensor ``real + i imag`` (broadcast). ``real`` and ``imag`` must share one
     floating dtype (float32 gives complex64, float64 complex128); RuntimeError otherwise
     (https://pytorch.org/docs/stable/generated/torch.complex.html)."""
-    _check_parts("complex", real, imag)
+    _check_parts(real, imag)
     return with_out(apply(Complex, real, imag), out)
 
 
@@ -74,7 +74,7 @@ def polar(abs, angle, *, out=None):
     """``abs * (cos(angle) + i sin(angle))``: a complex tensor from magnitudes and angles in
     radians, both of one floating dtype
     (https://pytorch.org/docs/stable/generated/torch.polar.html)."""
-    _check_parts("polar", abs, angle)
+    _check_parts(abs, angle)
     return with_out(complex(abs * angle.cos(), abs * angle.sin()), out)
 
 
@@ -155,6 +155,14 @@ def resolve_conj(input):
 def resolve_neg(input):
     """``input``: ember keeps no lazy negation bit, so there is nothing to resolve."""
     return input
+
+
+def isreal(input):
+    """True where an element has no imaginary part (everywhere for real tensors)
+    (https://pytorch.org/docs/stable/generated/torch.isreal.html)."""
+    if not input.dtype.is_complex:
+        return input.new_ones(input.shape, dtype=_dtype.bool)
+    return apply(Imag, input) == 0
 
 
 def adjoint(input):
