@@ -23,6 +23,8 @@ CASES = [
     ("ifft2", {}, (4, 6), True), ("ifft2", {"s": (5, 2), "dim": (0, 2)}, (3, 4, 3), True),
     ("rfft2", {}, (2, 4, 6), False), ("rfft2", {"s": (3, 5)}, (4, 6), False),
     ("irfft2", {}, (4, 4), True), ("irfft2", {"s": (3, 7)}, (2, 4, 4), True),
+    ("hfft2", {}, (3, 4), True), ("hfftn", {"s": (3, 6)}, (2, 3, 4), True),
+    ("ihfft2", {}, (4, 6), False), ("ihfftn", {"s": (5, 4), "dim": (0, 2)}, (3, 2, 5), False),
     ("fftn", {}, (2, 3, 4), True), ("fftn", {"s": (4,)}, (2, 3), False), ("fftn", {"dim": (0, -1)}, (2, 3, 4), True),
     ("ifftn", {"s": (3, -1), "dim": (1, 2)}, (2, 3, 4), True),
     ("rfftn", {}, (2, 3, 4), False), ("rfftn", {"s": (5, 6), "dim": (2, 0)}, (2, 3, 4), False),

@@ -23,7 +23,8 @@ from .._ops.core import _NAMES, Op, apply
 from .._ops.join import cat, roll
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
-           "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 _ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -209,15 +210,13 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The real DFT of a Hermitian-symmetric signal given by its first half ``input``
     (``irfft(conj(input))`` rescaled; ``n`` defaults to 2(m - 1))
     (https://pytorch.org/docs/stable/generated/torch.fft.hfft.html)."""
-    return irfftn(_inexact(input, "hfft").conj(), None if n is None else (n,), (dim,),
-                  _ADJOINT_NORM[_norm(norm)], out=out)
+    return hfftn(input, None if n is None else (n,), (dim,), norm, out=out)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the one-sided inverse DFT of a real signal
     (https://pytorch.org/docs/stable/generated/torch.fft.ihfft.html)."""
-    spectrum = _rfftn("ihfft", input, None if n is None else (n,), (dim,), _ADJOINT_NORM[_norm(norm)], None)
-    return with_out(spectrum.conj(), out)
+    return _ihfftn("ihfft", input, None if n is None else (n,), (dim,), norm, out)
 
 
 # ---- n-dimensional transforms -------------------------------------------------------------------------
@@ -245,6 +244,32 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     sizes, dims = _dims_and_sizes(input, s, dim, last_size=lambda m: 2 * (m - 1))
     x = input if input.dtype.is_complex else input.to(input.dtype.to_complex())
     return with_out(apply(FftC2R, x, sizes=sizes, dims=dims, norm=_norm(norm)), out)
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-d :func:`hfft`: the real DFT of a Hermitian-symmetric signal, one-sided in the
+    last of ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.hfftn.html)."""
+    return irfftn(_inexact(input, "hfftn").conj(), s, dim, _ADJOINT_NORM[_norm(norm)], out=out)
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-d :func:`ihfft` of a real tensor
+    (https://pytorch.org/docs/stable/generated/torch.fft.ihfftn.html)."""
+    return _ihfftn("ihfftn", input, s, dim, norm, out)
+
+
+def _ihfftn(name, input, s, dim, norm, out):
+    return with_out(_rfftn(name, input, s, dim, _ADJOINT_NORM[_norm(norm)], None).conj(), out)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`hfftn` over the last two dims."""
+    return hfftn(input, s, dim, norm, out=out)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`ihfftn` over the last two dims."""
+    return ihfftn(input, s, dim, norm, out=out)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
