@@ -82,9 +82,9 @@ class OpNode(Node):
     """The ``grad_fn`` of one op application; it is also the ``ctx`` its backward reads.
 
     ``ctx.input(i)`` gives the i-th input as saved (checking that it was not modified in place
-    since; conjugated when complex and the op is ``holomorphic``), ``ctx.output`` the result, ``ctx.attrs`` the op's keyword arguments,
-    ``ctx.shapes``/``ctx.dtypes`` the inputs' shapes and dtypes, ``ctx.needs_input_grad``
-    which inputs want a gradient.
+    since), ``ctx.output`` the result (both conjugated when complex and the op is
+    ``holomorphic``), ``ctx.attrs`` the op's keyword arguments, ``ctx.shapes``/``ctx.dtypes``
+    the inputs' shapes and dtypes, ``ctx.needs_input_grad`` which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
                  "_freed", "num_outputs")
