@@ -1,5 +1,7 @@
 """ember vs torch on LAPACK-bound linear algebra, side by side in one process: svd, eigh, qr,
-cholesky and solve on float32 matrices of size 64-1024, single and batched. Prints a table
+cholesky and solve on float32 matrices of size 64-1024, single and batched, and FFTs of the
+same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through scipy.fft vs
+torch's pocketfft or MKL). Prints a table
 (with the CPU's name) and one JSON line of ember/torch time ratios (goal: <= 1.2; lower is
 better for ember).
 
@@ -47,7 +49,9 @@ def cases(n, batch):
             ("eigh", lambda lib, a, b: lib.linalg.eigh(a)),
             ("qr", lambda lib, a, b: lib.linalg.qr(a)),
             ("cholesky", lambda lib, a, b: lib.linalg.cholesky(a)),
-            ("solve", lambda lib, a, b: lib.linalg.solve(a, b))]
+            ("solve", lambda lib, a, b: lib.linalg.solve(a, b)),
+            ("rfft", lambda lib, a, b: lib.fft.rfft(a)),
+            ("fft2", lambda lib, a, b: lib.fft.fft2(a))]
 
 
 def main():

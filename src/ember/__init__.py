@@ -22,6 +22,8 @@ from ._ops.compare import (allclose, bitwise_and, bitwise_left_shift, bitwise_no
 from ._ops.reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max,
                           mean, min, nanmean, nansum, prod, std, std_mean, sum, var, var_mean)
 from ._ops.softmax import (log_softmax, logsumexp, softmax)
+from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, is_conj, isreal, polar,
+                           real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_real)
 from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv, norm,
                           outer, tensordot, vdot, vector_norm)
 from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clone, contiguous,
@@ -48,7 +50,8 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, ful
                         randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
                         randint_like, scalar_tensor)
 from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,
-                     int64, short, int, long, uint8, bool, get_default_dtype, set_default_dtype,
+                     int64, short, int, long, uint8, bool, complex64, complex128, cfloat, cdouble,
+                     get_default_dtype, set_default_dtype,
                      promote_types, result_type, can_cast)
 from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
@@ -61,7 +64,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, Lon
                       ShortTensor, CharTensor, ByteTensor, BoolTensor)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
-from . import linalg, cuda, backends, accelerator
+from . import linalg, fft, cuda, backends, accelerator
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 
@@ -103,12 +106,15 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",
     "randn_like", "randint_like", "scalar_tensor", "dtype", "float16", "float32", "float64", "half",
     "float", "double", "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
+    "complex64", "complex128", "cfloat", "cdouble", "adjoint", "angle", "complex", "conj",
+    "conj_physical", "imag", "is_conj", "polar", "real", "resolve_conj", "resolve_neg", "sgn",
+    "view_as_complex", "view_as_real", "is_complex", "isreal",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "device",
     "Size", "Generator", "manual_seed", "seed", "initial_seed", "default_generator", "get_rng_state",
     "set_rng_state", "set_printoptions", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "linalg", "cuda",
-    "backends", "accelerator", "is_tensor", "numel", "is_floating_point", "save", "load", "nn",
+    "backends", "accelerator", "fft", "is_tensor", "numel", "is_floating_point", "save", "load", "nn",
     "optim", "utils", "datasets", "compile", "compiler", "memory_allocated", "max_memory_allocated",
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
@@ -127,6 +133,11 @@ def numel(input):
 
 def is_floating_point(input):
     return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    """True when ``input`` has a complex dtype (complex64 or complex128)."""
+    return input.dtype.is_complex
 
 
 def __getattr__(name):

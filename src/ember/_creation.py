@@ -3,7 +3,9 @@ https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts
 ``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
 ``f((2, 3))``."""
 import builtins
+import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -22,7 +24,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 def _finish(data, requires_grad=False):
     t = Tensor._make(data)
     if requires_grad:
-        if not t.dtype.is_floating_point:
+        if not t.dtype.is_inexact:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad = True
     return t
@@ -77,6 +79,8 @@ def _type_dtype(typ):
         return _dtype.int64
     if issubclass(typ, numbers.Real):
         return _dtype.get_default_dtype()
+    if issubclass(typ, numbers.Complex):
+        return _dtype.get_default_dtype().to_complex()
     if issubclass(typ, str):
         raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"Could not infer dtype of {typ.__name__}")
@@ -185,7 +189,22 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     check_device(device)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _finish(np.full(_size((size,)), fill_value, dtype.np), requires_grad)
+    return _finish(np.full(_size((size,)), real_if_fits(fill_value, dtype), dtype.np), requires_grad)
+
+
+_SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
+                "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
+
+
+def real_if_fits(value, dtype):
+    """``value`` for a tensor of ``dtype``: a complex number stored in a real dtype must have
+    no imaginary part (torch's RuntimeError otherwise) and is stored as its real part."""
+    if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_SCALAR_TYPE.get(dtype.name, dtype.name)} without overflow")
+        return value.real
+    return value
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -280,8 +299,12 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """Standard normal samples."""
+    """Standard normal samples; complex dtypes draw the real and imaginary parts with variance
+    1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
     check_device(device)
+    if dtype is not None and dtype.is_complex:
+        parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
+        return _finish(parts.view(dtype.np)[..., 0], requires_grad)
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
     return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
@@ -408,11 +431,15 @@ class ToDtype(Op):
 
     @staticmethod
     def forward(x, dtype):
+        if x.dtype.kind == "c" and not dtype.is_complex:
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
+            x = x.real
         return x.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, g):
-        return (g.to(ctx.dtypes[0]),)
+        # A complex result of a real input: the input's gradient is the real part.
+        return ((g.real if g.dtype.is_complex and not ctx.dtypes[0].is_complex else g).to(ctx.dtypes[0]),)
 
 
 def type_(input, dtype=None, non_blocking=False):

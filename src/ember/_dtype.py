@@ -3,7 +3,7 @@
 Source: https://pytorch.org/docs/stable/tensor_attributes.html#type-promotion-doc
 A tensor with dimensions outranks a zero-dim tensor, which outranks a Python number;
 a lower-ranked operand only changes the result when it is of a higher category
-(bool < integer < floating point).
+(bool < integer < floating point < complex).
 """
 import builtins
 
@@ -11,10 +11,11 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-           "bool", "half", "float", "double", "short", "int", "long",
+           "bool", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int",
+           "long",
            "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast"]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 # dtypes, sizes and legacy type names print under PyTorch's module name ("torch.float32",
 # "torch.Size([2, 3])"): programs written for PyTorch compare these strings, and a learner
 # compares printouts side by side.
@@ -23,7 +24,9 @@ PRINTED_MODULE = "torch"
 
 class dtype:
     """A tensor element type: ``ember.float32`` and friends (PyTorch's ``torch.dtype``)."""
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+    # is_inexact: floating point or complex, the dtypes whose tensors can require grad.
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_inexact",
+                 "is_signed", "category")
 
     def __init__(self, name, np_dtype, category):
         self.name = name
@@ -31,9 +34,9 @@ class dtype:
         self.itemsize = self.np.itemsize
         self.category = category
         self.is_floating_point = category == _FLOAT
+        self.is_complex = category == _COMPLEX
+        self.is_inexact = category >= _FLOAT
         self.is_signed = name not in ("uint8", "bool")
-
-    is_complex = False
 
     def __repr__(self):
         return f"{PRINTED_MODULE}.{self.name}"
@@ -42,7 +45,13 @@ class dtype:
         return self.name
 
     def to_real(self):
-        return self
+        """The real dtype of a complex one's parts (complex64 -> float32); others unchanged."""
+        return _REAL.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype with this dtype's parts (float64 -> complex128; float16 and
+        bfloat16 -> complex64, as ember has no complex32); complex dtypes unchanged."""
+        return _COMPLEX_OF.get(self, self)
 
 
 float16 = half = dtype("float16", np.float16, _FLOAT)
@@ -57,8 +66,12 @@ int16 = short = dtype("int16", np.int16, _INT)
 int32 = int = dtype("int32", np.int32, _INT)
 int64 = long = dtype("int64", np.int64, _INT)
 bool = dtype("bool", np.bool_, _BOOL)
+complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX)
 
-_ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool)
+_ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool, complex64, complex128)
+_REAL = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 _FROM_NP = {d.np: d for d in _ALL}
 _FROM_NAME = {d.name: d for d in _ALL}
 _default = [float32]
@@ -70,7 +83,8 @@ def from_numpy_dtype(np_dtype):
         return _FROM_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported "
-                        "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+                        "int8, uint8, and bool.")
 
 
 def get_default_dtype():
@@ -90,7 +104,10 @@ def promote_types(a, b):
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.is_complex and low.is_floating_point:  # complex64 with float64 needs complex128
+            return promote_types(high.to_real(), low).to_complex()
+        return high
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 
@@ -100,6 +117,8 @@ def scalar_dtype(value):
         return bool
     if isinstance(value, (builtins.int, np.integer)):
         return int64
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        return _default[0].to_complex()
     return _default[0]
 
 
@@ -108,6 +127,8 @@ def _combine(higher, lower):
         return lower
     if lower is None or higher.category >= lower.category:
         return higher
+    if lower.is_complex:  # a lower-ranked complex operand keeps a float operand's precision
+        return higher.to_complex() if higher.is_floating_point else lower
     return promote_types(higher, lower)
 
 
@@ -128,5 +149,6 @@ def result_type(*operands):
 
 
 def can_cast(from_, to):
-    """False only where a cast would lose the category (float to int, int to bool): ``torch.can_cast``."""
+    """False only where a cast would lose the category (complex to float, float to int, int to
+    bool): ``torch.can_cast``."""
     return from_.category <= to.category

@@ -61,18 +61,18 @@ def cholesky(input, upper=False, *, out=None):
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with ``A X = B`` given A's Cholesky factor L (``upper``: ``A = U^T U``); two
+    """X with ``A X = B`` given A's Cholesky factor L (``upper``: ``A = U^H U``); two
     triangular solves, differentiable in B and L."""
     check_matrix(B, "linalg.cholesky_solve", "B")
     if upper:
-        y = solve_triangular(L.mT, B, upper=False)
+        y = solve_triangular(L.mH, B, upper=False)
         return _out(solve_triangular(L, y, upper=True), out)
     y = solve_triangular(L, B, upper=False)
-    return _out(solve_triangular(L.mT, y, upper=True), out)
+    return _out(solve_triangular(L.mH, y, upper=True), out)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
-    """``A^{-1}`` from A's Cholesky factor L (``upper``: U with ``A = U^T U``)."""
+    """``A^{-1}`` from A's Cholesky factor L (``upper``: U with ``A = U^H U``)."""
     check_square(L, "cholesky_inverse", "input")
     return _out(cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper), out)
 

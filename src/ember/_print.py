@@ -76,6 +76,19 @@ class _Formatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Formats complex elements as ``real+imagj``, each part with a formatter of its own (as
+    torch does), so the real parts align and the imaginary parts follow their sign."""
+
+    def __init__(self, data):
+        self.real, self.imag = _Formatter(data.real), _Formatter(data.imag)
+        self.width = self.real.width + self.imag.width + 1
+
+    def __call__(self, value):
+        imag = (self.imag(value.imag) + "j").lstrip()
+        return self.real(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _edges(data, edge):
     """The part of ``data`` that a summarised repr shows: ``edge`` items from each end of every
     dimension longer than ``2 * edge``."""
@@ -139,10 +152,12 @@ def tensor_repr(t):
         if t.dtype is not _dtype.get_default_dtype():
             suffixes.append(f"dtype={t.dtype!r}")
     else:
-        if t.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+        default = _dtype.get_default_dtype()
+        if t.dtype not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
             suffixes.append(f"dtype={t.dtype!r}")
         summarize = data.size > OPTIONS["threshold"]
-        fmt = _Formatter(_edges(data, OPTIONS["edgeitems"]) if summarize else data)
+        shown = _edges(data, OPTIONS["edgeitems"]) if summarize else data
+        fmt = _ComplexFormatter(shown) if t.dtype.is_complex else _Formatter(shown)
         body = _nested(data, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -182,14 +182,27 @@ def _fill_random(self, array):
     return self
 
 
+def _complex_parts(self, draw):
+    """``draw(shape)`` for a real ``self``; for a complex one, its real and imaginary parts
+    drawn as (real, imag) pairs, as torch fills ``view_as_real(self)``."""
+    if not self.dtype.is_complex:
+        return draw(self.shape)
+    parts = draw(tuple(self.shape) + (2,))
+    return parts[..., 0] + 1j * parts[..., 1]
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    """Fills ``self`` with draws from the uniform distribution on [a, b)."""
-    return _fill_random(self, rng(generator).uniform(a, b, self.shape))
+    """Fills ``self`` with draws from the uniform distribution on [a, b) (each part of a
+    complex tensor)."""
+    return _fill_random(self, _complex_parts(self, lambda shape: rng(generator).uniform(a, b, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fills ``self`` with draws from N(mean, std**2)."""
-    return _fill_random(self, mean + std * rng(generator).standard_normal(self.shape))
+    """Fills ``self`` with draws from N(mean, std**2); a complex tensor's parts each get
+    variance std**2 / 2, so that E|z - mean|^2 = std**2."""
+    if self.dtype.is_complex:
+        std = std * 0.5 ** 0.5
+    return _fill_random(self, mean + std * _complex_parts(self, rng(generator).standard_normal))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):

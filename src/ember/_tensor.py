@@ -200,7 +200,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self.dtype.is_complex
 
     def get_device(self):
         return -1
@@ -275,7 +275,7 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         """Sets ``requires_grad`` in place on a leaf; RuntimeError for non-float dtypes or for
         a non-leaf being told to stop requiring grad."""
-        if requires_grad and not self.dtype.is_floating_point:
+        if requires_grad and not self.dtype.is_inexact:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
@@ -360,6 +360,7 @@ _core._Tensor = Tensor
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
 from ._ops import compare as _compare  # noqa: E402
+from ._ops import complex as _complex  # noqa: E402
 from ._ops import indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace  # noqa: E402
 from ._ops import join as _join  # noqa: E402
@@ -408,7 +409,11 @@ _METHODS = {
     "subtract": _binary.subtract, "multiply": _binary.multiply, "divide": _binary.divide,
     "rsub": _binary.rsub, "float_power": _binary.float_power,
     "neg": _unary.neg, "negative": _unary.negative, "abs": _unary.abs, "absolute": _unary.absolute,
-    "sign": _unary.sign, "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
+    "sign": _unary.sign, "sgn": _complex.sgn, "angle": _complex.angle, "conj": _complex.conj,
+    "conj_physical": _complex.conj_physical, "resolve_conj": _complex.resolve_conj,
+    "resolve_neg": _complex.resolve_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
+    "isreal": _complex.isreal,
+    "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
     "log2": _unary.log2, "log10": _unary.log10, "log1p": _unary.log1p, "sqrt": _unary.sqrt,
     "rsqrt": _unary.rsqrt, "reciprocal": _unary.reciprocal, "sin": _unary.sin, "cos": _unary.cos,
     "tan": _unary.tan, "asin": _unary.asin, "acos": _unary.acos, "atan": _unary.atan,
@@ -472,6 +477,7 @@ _METHODS = {
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),
     "char": _creation.cast_to(_dtype.int8), "byte": _creation.cast_to(_dtype.uint8),
     "bool": _creation.cast_to(_dtype.bool), "bfloat16": _creation.cast_to(_dtype.bfloat16),
+    "cfloat": _creation.cast_to(_dtype.complex64), "cdouble": _creation.cast_to(_dtype.complex128),
     "det": _linalg_legacy.det, "logdet": _linalg_legacy.logdet, "slogdet": _linalg_legacy.slogdet,
     "inverse": _linalg_legacy.inverse, "pinverse": _linalg_legacy.pinverse,
     "cholesky": _linalg_legacy.cholesky, "cholesky_solve": _linalg_legacy.cholesky_solve,
@@ -494,7 +500,8 @@ _IN_PLACE = {
     "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
-    "neg_": _unary.neg, "abs_": _unary.abs, "sign_": _unary.sign, "exp_": _unary.exp,
+    "neg_": _unary.neg, "abs_": _unary.abs, "sign_": _unary.sign, "sgn_": _complex.sgn,
+    "conj_physical_": _complex.conj_physical, "exp_": _unary.exp,
     "expm1_": _unary.expm1, "log_": _unary.log, "log2_": _unary.log2, "log10_": _unary.log10,
     "log1p_": _unary.log1p, "sqrt_": _unary.sqrt, "rsqrt_": _unary.rsqrt,
     "reciprocal_": _unary.reciprocal, "sin_": _unary.sin, "cos_": _unary.cos, "tan_": _unary.tan,
@@ -553,9 +560,10 @@ _OPERATORS = {
 
 _PROPERTIES = {
     "T": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
-    "H": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
+    "H": lambda self: _complex.conj(_shape.permute(self, tuple(reversed(range(self.ndim))))),
     "mT": _matrix_transpose,
-    "mH": _matrix_transpose,
+    "mH": lambda self: _complex.conj(_matrix_transpose(self)),
+    "real": _complex.real, "imag": _complex.imag,
     "is_xpu": lambda self: False,
 }
 

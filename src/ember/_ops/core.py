@@ -40,6 +40,11 @@ class Op:
         save_inputs / save_output: what ``backward`` reads through ``ctx``.
         differentiable: False for ops whose results never require grad (comparisons, argmax).
         is_view: the result is a view of input 0 (shares its storage and version counter).
+        holomorphic: ``backward`` is the real derivative rule of a complex-analytic op with
+            real coefficients (exp, mul, matmul...): ``ctx`` then hands it the conjugates of
+            complex saved values, which makes its result PyTorch's conjugate Wirtinger
+            gradient, grad * conj(f'(z)). Ops that are not (abs, angle, real) set False and
+            state their complex rule.
         num_outputs: how many results ``forward`` returns (as a tuple of arrays when more than
             one); ``backward`` then takes one gradient per result (None for a result that
             received none), and only floating-point results require grad.
@@ -49,6 +54,7 @@ class Op:
     save_output = False
     differentiable = True
     is_view = False
+    holomorphic = True
     num_outputs = 1
 
     def __init_subclass__(cls):
@@ -78,7 +84,7 @@ def result_dtype(op, inputs):
     if op.promote is None:
         return next(x.dtype for x in inputs if isinstance(x, _Tensor))
     dt = result_type(*inputs)
-    if op.promote == "float" and not dt.is_floating_point:
+    if op.promote == "float" and not dt.is_inexact:
         dt = get_default_dtype()
     return dt
 
@@ -94,6 +100,12 @@ def elementwise_rule(op, *inputs, **attrs):
     return shape, result_dtype(op, inputs)
 
 
+def real_rule(op, *inputs, **attrs):
+    """:func:`elementwise_rule` with a real result (``abs``, ``angle`` of complex inputs)."""
+    shape, dt = elementwise_rule(op, *inputs)
+    return shape, dt.to_real()
+
+
 def _edge(t):
     node = t.grad_fn
     if node is None:
@@ -107,7 +119,7 @@ def _edge(t):
 def _cast_inputs(op, inputs):
     rule = op.promote
     dt = result_type(*inputs)
-    if rule == "float" and not dt.is_floating_point:
+    if rule == "float" and not dt.is_inexact:
         dt = get_default_dtype()
     arrays = []
     for x in inputs:
@@ -134,7 +146,7 @@ def apply(op, *inputs, **attrs):
         else:
             arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
     elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
-            and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_floating_point):
+            and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
         arrays = (inputs[0]._data, inputs[1]._data)
     else:
         arrays = _cast_inputs(op, inputs)
@@ -266,7 +278,7 @@ def _record(op, inputs, attrs, t):
     node = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
     if type(t) is tuple:
         for i, out in enumerate(t):
-            if out.dtype.is_floating_point:
+            if out.dtype.is_inexact:
                 out.grad_fn, out.requires_grad, out._output_nr = node, True, i
     else:
         t.grad_fn = node
@@ -322,7 +334,8 @@ def write_into(self, result):
 
 
 _NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+          "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 
 
 def _type_name(dtype):

@@ -20,10 +20,10 @@ from .core import Op, apply
 from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
-from .solvers import Inverse, SolveTriangular, _eye, constant
+from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
 
-__all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "LuFactor", "Polar",
-           "MatrixSqrth", "svd_factors", "eigh_factors", "qr_shapes", "svd_shapes", "lu_shapes",
+__all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "Eig", "LuFactor",
+           "Polar", "MatrixSqrth", "svd_factors", "eigh_factors", "eig_factors", "qr_shapes", "svd_shapes", "lu_shapes",
            "permutation_from_pivots"]
 
 
@@ -32,7 +32,7 @@ def _diag(x):
 
 
 def _sym(x):
-    return 0.5 * (x + x.mT)
+    return 0.5 * (x + x.mH)
 
 
 def _tri_solve(a, b, upper, unitriangular=False):
@@ -45,6 +45,7 @@ class Cholesky(Op):
     ``gA = sym(L^{-T} Phi(L^T gL) L^{-1})``, Phi = lower triangle with half the diagonal.
     ``check_errors=False`` (the ``_ex`` form) returns LAPACK's partial factor instead of raising."""
     promote = None
+    holomorphic = False
     save_inputs = False
     save_output = True
 
@@ -61,18 +62,18 @@ class Cholesky(Op):
                     f"linalg.cholesky: {batch_prefix(i, a.shape[:-2])}The factorization could not "
                     "be completed because the input is not positive-definite (the leading minor "
                     f"of order {info} is not positive-definite).")
-            return (c.T if upper else c,)
+            return (c.conj().T if upper else c,)
         return per_matrix(a, factor, [a.shape[-2:]])[0]
 
     @staticmethod
     def backward(ctx, g):
         lower = ctx.output
         if ctx.attrs.get("upper", False):
-            lower, g = lower.mT, g.mT
-        phi = (lower.mT @ g).tril()
-        phi = phi - 0.5 * _diag(phi).diag_embed()
-        half = _tri_solve(lower.mT, phi, upper=True)
-        return (_sym(_tri_solve(lower.mT, half.mT, upper=True).mT),)
+            lower, g = lower.mH, g.mH
+        phi = (lower.mH @ g).tril()
+        phi = 0.5 * (phi + phi.tril(-1).mH)  # Hermitian but for the diagonal, halved
+        half = _tri_solve(lower.mH, phi, upper=True)
+        return (_tri_solve(lower.mH, half.mH, upper=True).mH,)
 
     @staticmethod
     def infer(a, upper=False, check_errors=True):
@@ -88,13 +89,14 @@ def qr_shapes(m, n, mode):
 
 
 def _copyltu(m):
-    return m.tril() + m.tril(-1).mT
+    """The Hermitian matrix with ``m``'s strict lower triangle and the real part of its diagonal."""
+    return m.tril(-1) + m.tril(-1).mH + _diag(m).real.diag_embed()
 
 
 def _qr_backward_tall(q, r, gq, gr):
     """m >= n, reduced: ``gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^{-T}``."""
-    b = gq + q @ _copyltu(r @ gr.mT - gq.mT @ q)
-    return _tri_solve(r, b.mT, upper=True).mT
+    b = gq + q @ _copyltu(r @ gr.mH - gq.mH @ q)
+    return _tri_solve(r, b.mH, upper=True).mH
 
 
 class Qr(Op):
@@ -102,6 +104,7 @@ class Qr(Op):
     "r"). Differentiable for full-rank A when m >= n (reduced) or m <= n; a wide A = [X | Y]
     differentiates its square part X with ``gQ + Y gV^T`` and ``gY = Q gV``."""
     promote = None
+    holomorphic = False
     save_output = True
 
     @staticmethod
@@ -148,7 +151,7 @@ class Qr(Op):
         if m >= n:
             return (_qr_backward_tall(q, r, gq, gr),)
         y, gv = a[..., m:], gr[..., m:]
-        gx = _qr_backward_tall(q, r[..., :m], gq + y @ gv.mT, gr[..., :m])
+        gx = _qr_backward_tall(q, r[..., :m], gq + y @ gv.mH, gr[..., :m])
         return (apply(Cat, gx, q @ gv, dim=-1),)
 
     @staticmethod
@@ -172,6 +175,7 @@ class Svd(Op):
     ``U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh`` with ``E_ij = s_j^2 - s_i^2``,
     plus ``(I - U U^T) gU S^{-1} Vh`` when m > k and ``U S^{-1} gV^T (I - V V^T)`` when n > k."""
     promote = None
+    holomorphic = False
     save_inputs = False
     save_output = True
 
@@ -197,16 +201,19 @@ class Svd(Op):
         u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
         if not (bool(gu.any()) or bool(gvh.any())):
             return ((u * gs.unsqueeze(-2)) @ vh,)
-        v, gv = vh.mT, gvh.mT
-        uhgu, vhgv = u.mT @ gu, v.mT @ gv
+        v, gv = vh.mH, gvh.mH
+        uhgu, vhgv = u.mH @ gu, v.mH @ gv
         s2 = s * s
         e = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(k, s)
-        inner = ((uhgu - uhgu.mT) * s.unsqueeze(-2) + s.unsqueeze(-1) * (vhgv - vhgv.mT)) / e
+        inner = ((uhgu - uhgu.mH) * s.unsqueeze(-2) + s.unsqueeze(-1) * (vhgv - vhgv.mH)) / e
+        if u.dtype.is_complex:
+            # The diagonal is the phase term: i Im(diag(U^H gU)) / S (zero for real matrices).
+            inner = inner.masked_fill(_eye(k, s).bool(), 0) + (1j * _diag(uhgu).imag / s).diag_embed()
         ga = u @ (inner + gs.diag_embed()) @ vh
         if m > k:
             ga = ga + ((gu - u @ uhgu) / s.unsqueeze(-2)) @ vh
         if n > k:
-            ga = ga + u @ ((gv - v @ vhgv) / s.unsqueeze(-2)).mT
+            ga = ga + u @ ((gv - v @ vhgv) / s.unsqueeze(-2)).mH
         return (ga,)
 
     @staticmethod
@@ -217,21 +224,23 @@ class Svd(Op):
 
 def svd_factors(a, full_matrices=False):
     """``(U, S, Vh)`` of ``a`` as ember Tensors through the :class:`Svd` entry."""
-    return unpack(apply(Svd, a, full_matrices=full_matrices),
-                  svd_shapes(a.shape[-2], a.shape[-1], full_matrices))
+    u, s, vh = unpack(apply(Svd, a, full_matrices=full_matrices),
+                      svd_shapes(a.shape[-2], a.shape[-1], full_matrices))
+    return u, s.real, vh  # S is real; packed with complex U it was stored as complex
 
 
 class SvdVals(Op):
     """Singular values only (no vectors computed); adjoint ``U diag(g) Vh``, whose vectors
     are computed in the backward."""
     promote = None
+    holomorphic = False
 
     @staticmethod
     def forward(a):
         k = min(a.shape[-2:])
         if a.size == 0:
             return np.zeros(a.shape[:-2] + (k,), a.dtype)
-        return svd_kernel(a, vectors=False)[0]
+        return np.real(svd_kernel(a, vectors=False)[0])
 
     @staticmethod
     def backward(ctx, g):
@@ -248,6 +257,7 @@ class Eigh(Op):
     """``A = Q diag(L) Q^T`` from the ``UPLO`` triangle, packed ``[L, Q]`` (L ascending).
     Adjoint ``Q (skew(Q^T gQ) / 2E + diag(gL)) Q^T`` with ``E_ij = L_j - L_i``."""
     promote = None
+    holomorphic = False
     save_inputs = False
     save_output = True
 
@@ -265,10 +275,10 @@ class Eigh(Op):
         w, q = unpack(ctx.output, [(n,), (n, n)])
         gw, gq = unpack(g, [(n,), (n, n)])
         if not bool(gq.any()):
-            return ((q * gw.unsqueeze(-2)) @ q.mT,)
-        qhgq = q.mT @ gq
+            return ((q * gw.unsqueeze(-2)) @ q.mH,)
+        qhgq = q.mH @ gq
         e = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, w)
-        return (q @ (0.5 * (qhgq - qhgq.mT) / e + gw.diag_embed()) @ q.mT,)
+        return (q @ (0.5 * (qhgq - qhgq.mH) / e + gw.diag_embed()) @ q.mH,)
 
     @staticmethod
     def infer(a, UPLO="L"):
@@ -276,26 +286,72 @@ class Eigh(Op):
         return tuple(tuple(a.shape)[:-2]) + (n + n * n,), a.dtype
 
 
+class Eig(Op):
+    """``A V = V diag(L)`` for a general square A (LAPACK geev): packed complex ``[L, V]``,
+    each eigenvector of unit norm. Adjoint (PyTorch's, gauge-invariant losses only):
+    ``V^{-H} [(V^H gV - V^H V Re(diag(V^H gV))) / conj(E), diagonal gL] V^H`` with
+    ``E_ij = L_j - L_i``."""
+    promote = None
+    save_inputs = False
+    save_output = True
+    holomorphic = False
+
+    @staticmethod
+    def forward(a):
+        n = a.shape[-1]
+        dtype = np.result_type(a.dtype, np.complex64)
+        if a.size == 0:
+            return np.zeros(a.shape[:-2] + (n + n * n,), dtype)
+        w, v = np.linalg.eig(a)
+        return pack(a.shape[:-2], w.astype(dtype, copy=False), v.astype(dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.shapes[0][-1]
+        w, v = unpack(ctx.output, [(n,), (n, n)])
+        gw, gv = unpack(g, [(n,), (n, n)])
+        vh = v.mH
+        vhgv = vh @ gv
+        inner = vhgv - vh @ (v * _diag(vhgv).real.unsqueeze(-2))
+        wc = w.conj()
+        e = wc.unsqueeze(-2) - wc.unsqueeze(-1) + _eye(n, w)
+        inner = (inner / e).masked_fill(_eye(n, w).bool(), 0) + gw.diag_embed()
+        return (apply(Solve, vh, inner @ vh),)
+
+    @staticmethod
+    def infer(a):
+        n = tuple(a.shape)[-1]
+        return tuple(tuple(a.shape)[:-2]) + (n + n * n,), a.dtype.to_complex()
+
+
+def eig_factors(a):
+    """``(L, V)`` of square ``a`` as complex ember Tensors through the :class:`Eig` entry."""
+    n = a.shape[-1]
+    return unpack(apply(Eig, a), [(n,), (n, n)])
+
+
 def eigh_factors(a, UPLO="L"):
     """``(L, Q)`` of symmetric ``a`` as ember Tensors through the :class:`Eigh` entry."""
     n = a.shape[-1]
-    return unpack(apply(Eigh, a, UPLO=UPLO), [(n,), (n, n)])
+    w, q = unpack(apply(Eigh, a, UPLO=UPLO), [(n,), (n, n)])
+    return w.real, q  # eigenvalues are real; packed with complex Q they were stored as complex
 
 
 class EigvalsH(Op):
     """Eigenvalues only; adjoint ``Q diag(g) Q^T`` with Q computed in the backward."""
     promote = None
+    holomorphic = False
 
     @staticmethod
     def forward(a, UPLO="L"):
         if a.size == 0:
             return np.zeros(a.shape[:-1], a.dtype)
-        return eigh_kernel(a, UPLO, vectors=False)[0]
+        return np.real(eigh_kernel(a, UPLO, vectors=False)[0])
 
     @staticmethod
     def backward(ctx, g):
         _, q = eigh_factors(ctx.input(0), ctx.attrs.get("UPLO", "L"))
-        return ((q * g.unsqueeze(-2)) @ q.mT,)
+        return ((q * g.unsqueeze(-2)) @ q.mH,)
 
     @staticmethod
     def infer(a, UPLO="L"):
@@ -333,6 +389,7 @@ class Det(Op):
 class LogAbsDet(Op):
     """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
     promote = None
+    holomorphic = False
 
     @staticmethod
     def forward(a):
@@ -340,7 +397,7 @@ class LogAbsDet(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mT,)
+        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mH,)
 
     @staticmethod
     def infer(a):
@@ -418,7 +475,7 @@ class LuFactor(Op):
 # ---- polar decomposition and symmetric square root ---------------------------------------------
 def _eigen_divide(m, v, d):
     """``V [(V^T m V) / (d_i + d_j)] V^T``: solves ``X D + D X = V^T m V`` in the eigenbasis."""
-    return v @ ((v.mT @ m @ v) / (d.unsqueeze(-1) + d.unsqueeze(-2))) @ v.mT
+    return v @ ((v.mH @ m @ v) / (d.unsqueeze(-1) + d.unsqueeze(-2))) @ v.mH
 
 
 class Polar(Op):
@@ -426,6 +483,7 @@ class Polar(Op):
     packed ``[U, H]``. Adjoint at full column rank, from ``H^2 = A^T A`` and ``U = A H^{-1}``:
     ``gA = gU H^{-1} + 2 A V[(V^T M V) / (s_i + s_j)]V^T`` with ``M = sym(gH - U^T gU H^{-1})``."""
     promote = None
+    holomorphic = False
     save_output = True
 
     @staticmethod
@@ -444,8 +502,8 @@ class Polar(Op):
         u, h = unpack(ctx.output, [(m, n), (n, n)])
         gu, gh = unpack(g, [(m, n), (n, n)])
         s, v = eigh_factors(h)
-        gu_hinv = gu @ ((v / s.unsqueeze(-2)) @ v.mT)
-        return (gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mT @ gu_hinv), v, s),)
+        gu_hinv = gu @ ((v / s.unsqueeze(-2)) @ v.mH)
+        return (gu_hinv + 2 * a @ _eigen_divide(_sym(gh - u.mH @ gu_hinv), v, s),)
 
     @staticmethod
     def infer(a):
@@ -458,6 +516,7 @@ class MatrixSqrth(Op):
     (its lower triangle). Adjoint from ``X dX + dX X = dA``:
     ``gA = Q[(Q^T sym(g) Q) / (sqrt(l_i) + sqrt(l_j))]Q^T``, finite for repeated eigenvalues."""
     promote = None
+    holomorphic = False
 
     @staticmethod
     def forward(a):

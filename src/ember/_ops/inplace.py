@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from .._creation import tensor
+from .._creation import real_if_fits, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, write_into
@@ -89,7 +89,8 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
         return write_result(self, expand(value.to(self.dtype), self.shape))
-    return write_result(self, Tensor._make(np.full(self._data.shape, value, self._data.dtype)))
+    return write_result(self, Tensor._make(np.full(self._data.shape, real_if_fits(value, self.dtype),
+                                                   self._data.dtype)))
 
 
 def zero_(self):

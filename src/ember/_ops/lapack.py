@@ -47,11 +47,20 @@ def batch_prefix(index, batch_shape):
     return f"(Batch element {index}): " if batch_shape else ""
 
 
+_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+# The complex routines of the real symmetric/orthogonal ones are Hermitian/unitary.
+_COMPLEX_NAME = {"syevd": "heevd", "orgqr": "ungqr"}
+
+
 def routine(name, dtype):
-    """SciPy's wrapper of LAPACK ``name`` for ``dtype`` (d... for float64, s... for float32).
+    """SciPy's wrapper of LAPACK ``name`` for ``dtype`` (s, d, c, z... for float32, float64,
+    complex64, complex128; heevd/ungqr stand for syevd/orgqr on complex matrices).
     The kernels call these per matrix: SciPy's LAPACK runs as fast as PyTorch's here, while
     NumPy's linalg (its own OpenBLAS build and layout copies) measured up to 2x slower."""
-    return getattr(_lapack, ("d" if dtype == np.float64 else "s") + name)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        name = _COMPLEX_NAME.get(name, name)
+    return getattr(_lapack, _PREFIX[dtype.name] + name)
 
 
 @functools.lru_cache(maxsize=256)
@@ -59,10 +68,10 @@ def qr_workspace(dtype, m, n, q_columns):
     """Optimal LAPACK workspace sizes (geqrf, orgqr) for an m x n QR whose Q has q_columns:
     SciPy's default is the minimum, which runs the unblocked code (5x slower at n = 1024)."""
     dtype = np.dtype(dtype)
-    geqrf_lwork = int(routine("geqrf_lwork", dtype)(m, n)[0])
+    geqrf_lwork = int(np.real(routine("geqrf_lwork", dtype)(m, n)[0]))
     k = min(m, n)
     reflectors, tau = np.zeros((m, q_columns), dtype), np.zeros(k, dtype)
-    orgqr_lwork = int(routine("orgqr", dtype)(reflectors, tau, lwork=-1)[1][0]) if m else 1
+    orgqr_lwork = int(np.real(routine("orgqr", dtype)(reflectors, tau, lwork=-1)[1][0])) if m else 1
     return geqrf_lwork, max(orgqr_lwork, 1)
 
 
@@ -98,10 +107,15 @@ def per_matrix(a, kernel, shapes):
     batch = a.shape[:-2]
     if a.ndim == 2:  # one matrix: its factors as LAPACK returned them, no copies
         return list(kernel(0, a))
-    outs = [np.empty((math.prod(batch),) + tuple(s), a.dtype) for s in shapes]
+    outs = None
     for i, m in enumerate(matrices(a)):
-        for out, factor in zip(outs, kernel(i, m)):
+        factors = kernel(i, m)
+        if outs is None:  # each factor keeps its dtype (a complex matrix has real singular values)
+            outs = [np.empty((math.prod(batch),) + tuple(s), f.dtype) for s, f in zip(shapes, factors)]
+        for out, factor in zip(outs, factors):
             out[i] = factor
+    if outs is None:
+        outs = [np.empty((0,) + tuple(s), a.dtype) for s in shapes]
     return [o.reshape(batch + tuple(s)) for o, s in zip(outs, shapes)]
 
 

@@ -135,7 +135,10 @@ def dot(input, other):
     return matmul(input, other)
 
 
-vdot = dot
+def vdot(input, other):
+    """``dot(conj(input), other)``: the inner product that conjugates its first argument
+    (https://pytorch.org/docs/stable/generated/torch.vdot.html)."""
+    return dot(input.conj(), other)
 
 
 def inner(input, other, *, out=None):
@@ -290,7 +293,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """``(sum |x|^ord)^(1/ord)`` over ``dim``; ord may be inf, -inf or 0 (``torch.linalg.vector_norm``).
     RuntimeError for integer input without a float ``dtype``, and for ord < 0 or inf over no
     elements (those norms have no identity)."""
-    if not x.dtype.is_floating_point and dtype is None:
+    if not x.dtype.is_inexact and dtype is None:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_type_name(x.dtype)}")
     x = dtype_arg(x, dtype)
     dims = dims_arg(dim, x.ndim)
@@ -311,6 +314,7 @@ class VectorNorm(Op):
     where the norm is zero, and shared evenly between tied extremes for +-inf."""
     promote = None
     save_output = True
+    holomorphic = False  # a real function of complex x: the rules below hold with sgn(x)
 
     @staticmethod
     def forward(x, ord, dim, keepdim):
@@ -337,20 +341,20 @@ class VectorNorm(Op):
         if ord == 0:
             return (g * 0,)
         if ord == 1:
-            return (x.sign() * g,)
+            return (x.sgn() * g,)
         if ord == 2:
             return (x * (g / norm).masked_fill(norm == 0, 0),)
         if ord in (np.inf, -np.inf):
             a = x.abs()
             mask = ((a == norm) | a.isnan()).to(g.dtype)
             count = expand_back(mask.sum(dim=dim, keepdim=True), x.shape, dim, True)
-            return (x.sign() * (g / count) * mask,)
+            return (x.sgn() * (g / count) * mask,)
         if ord < 1:
-            scaled = x.sign() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
+            scaled = x.sgn() * x.abs().pow(ord - 1).masked_fill(x == 0, 0)
             return (scaled * g * norm.pow(1 - ord),)
         scale = (g / norm.pow(ord - 1)).masked_fill(norm == 0, 0)
         if ord < 2:
-            return (x.sign() * x.abs().pow(ord - 1) * scale,)
+            return (x.sgn() * x.abs().pow(ord - 1) * scale,)
         return (x * x.abs().pow(ord - 2) * scale,)
 
 

@@ -36,7 +36,7 @@ class Add(Op):
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
-        return g, (g if alpha == 1 else g * alpha)
+        return g, (g if alpha == 1 else g * alpha.conjugate())
 
 
 def _scaled(b, alpha):
@@ -91,7 +91,7 @@ class Sub(Op):
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
-        return g, (-g if alpha == 1 else g * -alpha)
+        return g, (-g if alpha == 1 else g * -alpha.conjugate())
 
 
 def mul(input, other, *, out=None):
@@ -284,13 +284,13 @@ class Pow(Op):
         a, b = ctx.input(0), ctx.input(1)
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            if isinstance(b, (int, float)):
+            if isinstance(b, (int, float, complex)):
                 ga = g * b * a ** (b - 1) if b != 0 else g * 0
             else:
                 ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
         if ctx.needs_input_grad[1]:
             out = ctx.output
-            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b >= 0), 0)
+            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b.real >= 0), 0)
         return ga, gb
 
 
@@ -463,7 +463,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2."""
-    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+    if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
     q = tensor1 / tensor2

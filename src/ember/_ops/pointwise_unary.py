@@ -14,7 +14,7 @@ from scipy import special as _special
 
 from .. import _dtype
 from .args import quiet, with_out
-from .core import _NAMES, Op, elementwise_rule, apply, zero_link
+from .core import _NAMES, Op, elementwise_rule, apply, real_rule, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where
 
@@ -69,7 +69,8 @@ def _abs_kernel(x):
     return np.abs(x)
 
 
-Abs = elementwise("Abs", _abs_kernel, lambda x, g: g * x.sign(), promote=None)
+Abs = elementwise("Abs", _abs_kernel, lambda x, g: g * x.sgn(), promote=None)
+Abs.holomorphic, Abs.infer = False, classmethod(real_rule)  # |z| is real: g * z/|z| stated directly
 absolute = abs
 
 
@@ -269,6 +270,8 @@ def sigmoid(input, *, out=None):
 
 
 def _sigmoid_kernel(x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
     return _special.expit(x).astype(x.dtype, copy=False)  # SciPy has no float16 loop
 
 

@@ -79,7 +79,7 @@ class Sum(Op):
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
     input = dtype_arg(input, dtype)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_inexact:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_type_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
@@ -155,7 +155,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     c = _correction(unbiased, correction)
     n = _count(input.shape, dims)
     centered = input - mean(input, dims, keepdim=True)
-    ss = sum(centered * centered, dims, keepdim)
+    # |x - mean|^2: complex inputs have a real variance.
+    squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
+    ss = sum(squares, dims, keepdim)
     if n - c > 0:
         return with_out(ss / (n - c), out)
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an

@@ -36,7 +36,7 @@ def inverse_kernel(a, name="linalg.inv"):
     if a.size == 0:
         return a.copy()
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
-    lwork = int(routine("getri_lwork", a.dtype)(a.shape[-1])[0])  # optimal, for blocked code
+    lwork = int(np.real(routine("getri_lwork", a.dtype)(a.shape[-1])[0]))  # optimal, for blocked code
     out = np.empty_like(matrices(a))
     for i, m in enumerate(matrices(a)):
         lu, piv, info = getrf(m)
@@ -121,7 +121,7 @@ class SolveTriangular(Op):
             return scipy.linalg.solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
                                                  check_finite=False)
         except np.linalg.LinAlgError:  # a zero on the diagonal: BLAS trsm gives inf/nan, as PyTorch
-            trsm = scipy.linalg.blas.dtrsm if a.dtype == np.float64 else scipy.linalg.blas.strsm
+            trsm = scipy.linalg.blas.get_blas_funcs("trsm", dtype=a.dtype)
             flat_a = a.reshape((-1,) + a.shape[-2:])
             flat_b = b.reshape((-1,) + b.shape[-2:])
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,7 +149,7 @@ class SolveTriangular(Op):
 def pinv_adjoint(g, pinv, a):
     """Adjoint of ``A -> A^+`` at constant rank (Golub & Pereyra 1973):
     ``-P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)`` with ``P = A^+``."""
-    pt, gt = pinv.mT, g.mT
+    pt, gt = pinv.mH, g.mH
     m, n = a.shape[-2], a.shape[-1]
     return (-(pt @ g @ pt) + (_eye(m, a) - a @ pinv) @ gt @ (pinv @ pt)
             + (pt @ pinv) @ gt @ (_eye(n, a) - pinv @ a))
@@ -160,6 +160,7 @@ class Pinv(Op):
     at or below ``max(atol, rtol * largest)``; adjoint :func:`pinv_adjoint`."""
     promote = None
     save_output = True
+    holomorphic = False  # A^+ involves A^H: the adjoint is stated with conjugate transposes
 
     @staticmethod
     def forward(a, atol, rtol, hermitian=False):
@@ -171,13 +172,13 @@ class Pinv(Op):
             s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
         else:
             left, s, right_h = svd_kernel(a)
-            right = np.swapaxes(right_h, -1, -2)
-        atol = np.asarray(atol, a.dtype)[..., None]
-        rtol = np.asarray(rtol, a.dtype)[..., None]
+            right = np.swapaxes(right_h, -1, -2).conj()
+        atol = np.asarray(atol, s.dtype)[..., None]
+        rtol = np.asarray(rtol, s.dtype)[..., None]
         cutoff = np.maximum(atol, rtol * s.max(-1, keepdims=True, initial=0))
         keep = s > cutoff
         inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
-        return (right * inv_s[..., None, :]) @ np.swapaxes(left, -1, -2)
+        return (right * inv_s[..., None, :]) @ np.swapaxes(left, -1, -2).conj()
 
     @staticmethod
     def backward(ctx, g):
@@ -191,8 +192,9 @@ class Pinv(Op):
 class Lstsq(Op):
     """Least-squares solution ``argmin_X ||A X - B||_F`` with LAPACK ``driver`` (gelsy, gelsd,
     gelss; gels is gelsy's QR path at full rank). ``rcond`` as LAPACK's (None: eps * max(m, n)).
-    Adjoints through ``X = A^+ B``: ``gA = pinv_adjoint(g B^T)``, ``gB = A^{+T} g``."""
+    Adjoints through ``X = A^+ B``: ``gA = pinv_adjoint(g B^H)``, ``gB = A^{+H} g``."""
     promote = None
+    holomorphic = False
 
     @staticmethod
     def forward(a, b, rcond, driver):
@@ -214,8 +216,8 @@ class Lstsq(Op):
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
         pinv = apply(Pinv, a, atol=0.0, rtol=0.0)
-        ga = pinv_adjoint(g @ b.mT, pinv, a) if ctx.needs_input_grad[0] else None
-        gb = pinv.mT @ g if ctx.needs_input_grad[1] else None
+        ga = pinv_adjoint(g @ b.mH, pinv, a) if ctx.needs_input_grad[0] else None
+        gb = pinv.mH @ g if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @staticmethod

@@ -116,7 +116,8 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                     if g._data.shape != shape:
                         g = _fit_shape(node, g, shape)
                     if g.dtype is not dtype:
-                        g = g.to(dtype)
+                        # A real input used in a complex computation gets the real part.
+                        g = (g.real if g.dtype.is_complex and not dtype.is_complex else g).to(dtype)
                     if STATE.enabled is False and g.requires_grad:
                         g = g.detach()
                     _add(buffers, edge, g)
@@ -166,7 +167,7 @@ def _fit_shape(node, g, shape):
 
 def _check_nan(node, grads):
     for i, g in enumerate(grads):
-        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
+        if g is not None and g.dtype.is_inexact and bool(g.isnan().any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

@@ -147,7 +147,7 @@ class Function(metaclass=_FunctionMeta):
         saved = getattr(ctx, "_to_save", ())
         new_outs = []
         for i, o in enumerate(outs):
-            if isinstance(o, Tensor) and id(o) not in non_diff and o.dtype.is_floating_point:
+            if isinstance(o, Tensor) and id(o) not in non_diff and o.dtype.is_inexact:
                 if id(o) in dirty:
                     o._version[0] += 1
                 elif any(o is a for a in args) or o.grad_fn is not None or o._base is not None:

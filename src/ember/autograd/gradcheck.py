@@ -25,41 +25,58 @@ def _outputs(fn, inputs):
     return out if isinstance(out, tuple) else (out,)
 
 
+def _parts(a):
+    """An array's values as float64 numbers: complex ones as their real, then imaginary parts."""
+    a = a.reshape(-1)
+    return np.concatenate([a.real, a.imag]).astype(np.float64) if a.dtype.kind == "c" else a.astype(np.float64)
+
+
+def _directions(t):
+    """The real directions of a tensor's elements: x for real ones, x and iy for complex ones."""
+    return (1, 1j) if t.dtype.is_complex else (1,)
+
+
 def _numerical(fn, inputs, wrt, eps):
-    """d(sum of outputs weighted by nothing)/d x, as a Jacobian per (output, input) pair."""
+    """The Jacobian of every output's real parts with respect to every input's real parts
+    (complex numbers count as two reals, x and y), by central differences."""
     jac = []
     with no_grad():
         base = _outputs(fn, inputs)
         for x in wrt:
             flat = x._data.reshape(-1)
-            cols = [np.zeros((o.numel(), flat.size)) for o in base]
-            for k in range(flat.size):
-                orig = flat[k].copy()
-                flat[k] = orig + eps
-                plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig - eps
-                minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig
-                for c, p, m in zip(cols, plus, minus):
-                    c[:, k] = (p - m) / (2 * eps)
+            cols = [np.zeros((_parts(o._data).size, flat.size * len(_directions(x)))) for o in base]
+            for d, step in enumerate(_directions(x)):
+                for k in range(flat.size):
+                    orig = flat[k].copy()
+                    flat[k] = orig + eps * step
+                    plus = [_parts(o._data) for o in _outputs(fn, inputs)]
+                    flat[k] = orig - eps * step
+                    minus = [_parts(o._data) for o in _outputs(fn, inputs)]
+                    flat[k] = orig
+                    for c, p, m in zip(cols, plus, minus):
+                        c[:, d * flat.size + k] = (p - m) / (2 * eps)
             jac.append(cols)
     return jac
 
 
 def _analytical(fn, inputs, wrt):
+    """The same Jacobian from autograd. PyTorch's convention makes the gradient of a complex
+    input z = x + iy, seeded with 1 (or i) at one output element, d/dx + i d/dy of that
+    element's real (or imaginary) part: one row per seed, split into real columns."""
+    from .._creation import zeros_like
     outs = _outputs(fn, inputs)
-    jac = [[np.zeros((o.numel(), x.numel())) for o in outs] for x in wrt]
+    jac = [[np.zeros((_parts(o._data).size, x.numel() * len(_directions(x)))) for o in outs] for x in wrt]
     for oi, o in enumerate(outs):
         if not o.requires_grad:
             continue
-        for r in range(o.numel()):
-            from .._creation import zeros_like
-            seed = zeros_like(o)
-            seed._data.reshape(-1)[r] = 1
-            grads = _grad(o, wrt, seed, retain_graph=True, allow_unused=True)
-            for xi, g in enumerate(grads):
-                if g is not None:
-                    jac[xi][oi][r, :] = g._data.reshape(-1)
+        for p, part in enumerate(_directions(o)):
+            for r in range(o.numel()):
+                seed = zeros_like(o)
+                seed._data.reshape(-1)[r] = part
+                grads = _grad(o, wrt, seed, retain_graph=True, allow_unused=True)
+                for xi, g in enumerate(grads):
+                    if g is not None:
+                        jac[xi][oi][p * o.numel() + r, :] = _parts(g._data)
     return jac
 
 

@@ -83,9 +83,9 @@ class OpNode(Node):
     """The ``grad_fn`` of one op application; it is also the ``ctx`` its backward reads.
 
     ``ctx.input(i)`` gives the i-th input as saved (checking that it was not modified in place
-    since), ``ctx.output`` the result, ``ctx.attrs`` the op's keyword arguments,
-    ``ctx.shapes``/``ctx.dtypes`` the inputs' shapes and dtypes, ``ctx.needs_input_grad``
-    which inputs want a gradient.
+    since), ``ctx.output`` the result (both conjugated when complex and the op is
+    ``holomorphic``), ``ctx.attrs`` the op's keyword arguments, ``ctx.shapes``/``ctx.dtypes``
+    the inputs' shapes and dtypes, ``ctx.needs_input_grad`` which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
                  "_freed", "num_outputs")
@@ -129,8 +129,13 @@ class OpNode(Node):
         if self._freed:
             raise RuntimeError(_FREED)
         x, version = self._saved[i]
-        if version is not None and x._version[0] != version:
-            _raise_modified(x, version, self)
+        if version is not None:
+            if x._version[0] != version:
+                _raise_modified(x, version, self)
+            if x.dtype.is_complex and self.op.holomorphic:
+                return x.conj()
+        elif type(x) is complex and self.op.holomorphic:
+            return x.conjugate()
         return x
 
     @property
@@ -150,9 +155,9 @@ class OpNode(Node):
     def _saved_output(self, out, version, i):
         if out._version[0] != version:
             _raise_modified(out, version, self)
-        if out.dtype.is_floating_point:
+        if out.dtype.is_inexact:
             out.grad_fn, out.requires_grad, out._output_nr = self, True, i
-        return out
+        return out.conj() if out.dtype.is_complex and self.op.holomorphic else out
 
     @property
     def saved_tensors(self):

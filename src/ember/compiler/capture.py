@@ -109,7 +109,7 @@ class Tracer:
         dtype = None
         if op.promote is not None:
             dtype = result_type(*inputs)
-            if op.promote == "float" and not dtype.is_floating_point:
+            if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)

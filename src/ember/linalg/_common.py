@@ -45,7 +45,7 @@ def check_matrix(A, name, arg="A"):
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if A.dtype.name in ("float16", "bfloat16"):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {type_name(A.dtype)}")
-    if not A.dtype.is_floating_point:
+    if not A.dtype.is_inexact:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {type_name(A.dtype)}")
 

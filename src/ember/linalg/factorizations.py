@@ -11,7 +11,7 @@ import scipy.linalg
 from .._creation import eye, tensor, zeros
 from .._ops.core import apply
 from .._ops.decompositions import (Cholesky, EigvalsH, LuFactor, MatrixSqrth, Polar, Qr, SvdVals,
-                                   eigh_factors, lu_shapes, permutation_from_pivots, qr_shapes,
+                                   eig_factors, eigh_factors, lu_shapes, permutation_from_pivots, qr_shapes,
                                    svd_factors)
 from .._ops.lapack import LinAlgError, not_positive_definite, unpack
 from .._ops.solvers import SolveTriangular
@@ -30,6 +30,7 @@ linalg_ldl_factor = result_type("linalg_ldl_factor", ["LD", "pivots"])
 linalg_ldl_factor_ex = result_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 linalg_svd = result_type("linalg_svd", ["U", "S", "Vh"])
 linalg_eigh = result_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = result_type("linalg_eig", ["eigenvalues", "eigenvectors"])
 linalg_polar = result_type("linalg_polar", ["U", "H"])
 lu_unpack_result = result_type("lu_unpack", ["P", "L", "U"])
 
@@ -223,15 +224,17 @@ def eigvalsh(A, UPLO="L", *, out=None):
 
 
 def eig(A, *, out=None):
-    """General eigendecomposition: its results are complex, which ember does not have yet."""
-    raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors; ember has "
-                              "no complex dtypes yet (use linalg.eigh for symmetric matrices)")
+    """``(eigenvalues, eigenvectors)`` of a general (*, n, n) A, complex (float32 gives
+    complex64), each eigenvector of unit norm; differentiable for losses that do not depend on
+    the eigenvectors' phases (https://pytorch.org/docs/stable/generated/torch.linalg.eig.html)."""
+    check_square(A, "linalg.eig")
+    return _out(linalg_eig(*eig_factors(A)), out)
 
 
 def eigvals(A, *, out=None):
-    """General eigenvalues: complex results, which ember does not have yet."""
-    raise NotImplementedError("linalg.eigvals returns complex eigenvalues; ember has no complex "
-                              "dtypes yet (use linalg.eigvalsh for symmetric matrices)")
+    """The complex eigenvalues (*, n) of a general square A, in LAPACK geev's order."""
+    check_square(A, "linalg.eigvals")
+    return _out(eig_factors(A)[0], out)
 
 
 def polar(A, *, out=None):
@@ -254,7 +257,7 @@ def matrix_sqrth(A):
 
 
 def householder_product(A, tau, *, out=None):
-    """First n columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T``, v_i the i-th
+    """First n columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``, v_i the i-th
     column of (*, m, n) A below the diagonal with a unit diagonal entry (LAPACK orgqr);
     written in ember ops, so it is differentiable in A and tau."""
     name = "torch.linalg.householder_product"
@@ -271,5 +274,5 @@ def householder_product(A, tau, *, out=None):
     q = eye(m, dtype=A.dtype).expand(A.shape[:-2] + (m, m))
     for i in range(k):
         vi = v[..., :, i:i + 1]
-        q = q - (q @ vi) @ (tau[..., i, None, None] * vi.mT)
+        q = q - (q @ vi) @ (tau[..., i, None, None] * vi.mH)
     return _out(q[..., :, :n], out)

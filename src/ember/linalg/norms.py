@@ -92,8 +92,8 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """``sum(x * y, dim)`` with broadcasting (real tensors)."""
-    return _out((x * y).sum(dim), out)
+    """``sum(conj(x) * y, dim)`` with broadcasting."""
+    return _out((x.conj() * y).sum(dim), out)
 
 
 def multi_dot(tensors, *, out=None):

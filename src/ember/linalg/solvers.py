@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .._creation import eye, tensor, zeros
+from .._ops.complex import sgn
 from .._ops.core import apply
 from .._ops.decompositions import Det, LogAbsDet
 from .._ops.lapack import LinAlgError, singular_pivots
@@ -62,9 +63,10 @@ def det(A, *, out=None):
 
 def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` of (*, n, n) A: ``det = sign * exp(logabsdet)``; a singular A gives
-    sign 0 and logabsdet -inf. Only logabsdet is differentiable (sign is piecewise constant)."""
+    sign 0 and logabsdet -inf."""
     check_square(A, "linalg.slogdet")
-    sign = tensor(np.linalg.slogdet(A._data)[0])
+    # A complex sign, det / |det|, is differentiable; a real one is piecewise constant.
+    sign = sgn(apply(Det, A)) if A.dtype.is_complex else tensor(np.linalg.slogdet(A._data)[0])
     return _out(linalg_slogdet(sign, apply(LogAbsDet, A)), out)
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check_nonnegative, _step_tensor
+from .optimizer import Optimizer, _check_nonnegative, _step_tensor, real_pairs
 
 __all__ = ["Adagrad"]
 
@@ -49,7 +49,7 @@ class Adagrad(Optimizer):
         # PyTorch creates Adagrad's state eagerly, so a fresh state_dict already holds it.
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p] = self._init_state(p, group)
+                self.state[p] = self._init_state(real_pairs(p), group)
 
     def _init_state(self, param, group):
         return {"step": _step_tensor(),

@@ -21,6 +21,7 @@ from itertools import chain
 
 import numpy as np
 
+from .._ops.complex import view_as_real
 from .._ops.core import OBSERVERS, observed_range
 from .._tensor import Tensor
 from .._dtype import get_default_dtype, float64, float32
@@ -219,11 +220,12 @@ class Optimizer:
                     if p.grad is None:
                         continue
                     state = states.get(p)
+                    target = real_pairs(p)
                     if not state:
-                        state = self._init_state(p, group)
+                        state = self._init_state(target, group)
                         if state:
                             states[p] = state
-                    self._step_param(p, state, group)
+                    self._step_param(target, state, group)
         return loss
 
     def _step_param(self, p, state, group):
@@ -300,6 +302,18 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+
+
+def real_pairs(param):
+    """What an optimizer updates for ``param``: ``param`` itself, or for a complex one its real
+    view (with the gradient's), as torch's optimizers do: each element a (real, imag) pair, so
+    that Adam's second moments are per part. The state of a complex parameter is kept in that
+    real shape too."""
+    if not param.dtype.is_complex:
+        return param
+    pairs = view_as_real(param)
+    pairs.grad = None if param.grad is None else view_as_real(param.grad)
+    return pairs
 
 
 def _check_nonnegative(**values):

@@ -39,14 +39,15 @@ from ._files import read_entry_into
 
 _STORAGE_TYPES = {"FloatStorage": _dtype.float32, "DoubleStorage": _dtype.float64, "HalfStorage": _dtype.float16,
                   "LongStorage": _dtype.int64, "IntStorage": _dtype.int32, "ShortStorage": _dtype.int16,
-                  "CharStorage": _dtype.int8, "ByteStorage": _dtype.uint8, "BoolStorage": _dtype.bool}
+                  "CharStorage": _dtype.int8, "ByteStorage": _dtype.uint8, "BoolStorage": _dtype.bool,
+                  "ComplexFloatStorage": _dtype.complex64, "ComplexDoubleStorage": _dtype.complex128}
 _STORAGE_NAME = {dt: name for name, dt in _STORAGE_TYPES.items()}
 # dtypes and storages PyTorch has and ember does not: named in a clear error rather than refused
 # as unknown globals.
-_FOREIGN_DTYPES = ("bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
+_FOREIGN_DTYPES = ("bfloat16", "complex32", "uint16", "uint32", "uint64",
                    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8",
                    "quint8", "qint32", "quint4x2", "bits8")
-_FOREIGN_STORAGES = ("BFloat16Storage", "ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage",
+_FOREIGN_STORAGES = ("BFloat16Storage", "QInt8Storage",
                      "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
 _UNSUPPORTED_REBUILDS = ("_rebuild_tensor_v3", "_rebuild_sparse_tensor", "_rebuild_qtensor",
                          "_rebuild_meta_tensor_no_storage", "_rebuild_nested_tensor", "_rebuild_wrapper_subclass",

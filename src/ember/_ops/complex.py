@@ -1,0 +1,354 @@
+"""Complex numbers: building and taking apart complex tensors, conjugation, and the ops torch
+refuses on complex inputs (https://pytorch.org/docs/stable/complex_numbers.html).
+
+Gradients follow PyTorch's convention: for a real loss L of z = x + iy, ``z.grad`` is
+dL/dx + i dL/dy, the conjugate Wirtinger derivative times 2 (see the autograd note
+https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc). Holomorphic ops
+get it for free from their real derivative rules (``Op.holomorphic``); the ops here are not
+holomorphic and state their rules directly.
+
+``conj`` materialises its result (NumPy has no lazy conjugate view): the values, gradients and
+``is_conj``/``resolve_conj`` are torch's, but writes to the input do not show in the result.
+"""
+import weakref
+
+import numpy as np
+
+from .. import _dtype
+from .args import with_out
+from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
+from . import compare, pointwise_binary, pointwise_unary, reduce, sort  # noqa: F401  (OPS)
+
+# The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
+# WeakSet would compare tensors with ==, which is elementwise).
+_CONJ_VIEWS = {}
+
+
+def _mark_conj(t):
+    key = id(t)
+    _CONJ_VIEWS[key] = weakref.ref(t, lambda _: _CONJ_VIEWS.pop(key, None))
+    return t
+
+
+def _marked_conj(t):
+    ref = _CONJ_VIEWS.get(id(t))
+    return ref is not None and ref() is t
+
+
+def _check_parts(a, b):
+    if a.dtype is not b.dtype or a.dtype not in (_dtype.float16, _dtype.float32, _dtype.float64):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_NAMES[a.dtype.name]} and {_NAMES[b.dtype.name]}")
+
+
+def complex(real, imag, *, out=None):
+    """The complex tensor ``real + i imag`` (broadcast). ``real`` and ``imag`` must share one
+    floating dtype (float32 gives complex64, float64 complex128); RuntimeError otherwise
+    (https://pytorch.org/docs/stable/generated/torch.complex.html)."""
+    _check_parts(real, imag)
+    return with_out(apply(Complex, real, imag), out)
+
+
+class Complex(Op):
+    promote = None
+    save_inputs = False
+    holomorphic = False
+
+    @staticmethod
+    def forward(re, im):
+        # Assigning the parts keeps infinities exact (re + 1j * im turns inf * 0 into nan).
+        out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=np.result_type(re, 1j))
+        out.real, out.imag = re, im
+        return out
+
+    @classmethod
+    def infer(cls, re, im):
+        return elementwise_rule(cls, re, im)[0], re.dtype.to_complex()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.real, g.imag
+
+
+def polar(abs, angle, *, out=None):
+    """``abs * (cos(angle) + i sin(angle))``: a complex tensor from magnitudes and angles in
+    radians, both of one floating dtype
+    (https://pytorch.org/docs/stable/generated/torch.polar.html)."""
+    _check_parts(abs, angle)
+    return with_out(complex(abs * angle.cos(), abs * angle.sin()), out)
+
+
+def real(input):
+    """The real parts of a complex tensor, as a view (writes show in ``input``); a real tensor
+    is returned itself (https://pytorch.org/docs/stable/generated/torch.real.html)."""
+    return apply(Real, input) if input.dtype.is_complex else input
+
+
+def imag(input):
+    """The imaginary parts of a complex tensor, as a view. RuntimeError for real tensors
+    (https://pytorch.org/docs/stable/generated/torch.imag.html)."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(Imag, input)
+
+
+class Real(Op):
+    promote = None
+    save_inputs = False
+    is_view = True
+    holomorphic = False
+    forward = staticmethod(np.real)
+    infer = classmethod(real_rule)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.to(ctx.dtypes[0]),)
+
+
+class Imag(Real):
+    forward = staticmethod(np.imag)
+    infer = classmethod(real_rule)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 1j,)
+
+
+def conj(input):
+    """The complex conjugate; ``input`` itself when it is not complex. The result reports
+    ``is_conj()`` as torch's lazy conjugate does (the conjugate of a conjugate does not)
+    (https://pytorch.org/docs/stable/generated/torch.conj.html)."""
+    if not input.dtype.is_complex:
+        return input
+    out = apply(Conj, input)
+    return out if _marked_conj(input) else _mark_conj(out)
+
+
+def conj_physical(input, *, out=None):
+    """The complex conjugate, computed now (``is_conj()`` False); a real ``input`` itself
+    (https://pytorch.org/docs/stable/generated/torch.conj_physical.html)."""
+    return with_out(apply(Conj, input) if input.dtype.is_complex else input, out)
+
+
+class Conj(Op):
+    promote = None
+    save_inputs = False
+    holomorphic = False
+    forward = staticmethod(np.conj)
+    infer = classmethod(elementwise_rule)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(Conj, g),)
+
+
+def is_conj(input):
+    """True for the result of :func:`conj` on a complex tensor (torch's conjugate bit)."""
+    return _marked_conj(input)
+
+
+def resolve_conj(input):
+    """``input`` with its conjugate bit cleared: a copy when :func:`is_conj`, else ``input``."""
+    return input.clone() if _marked_conj(input) else input
+
+
+def resolve_neg(input):
+    """``input``: ember keeps no lazy negation bit, so there is nothing to resolve."""
+    return input
+
+
+def isreal(input):
+    """True where an element has no imaginary part (everywhere for real tensors)
+    (https://pytorch.org/docs/stable/generated/torch.isreal.html)."""
+    if not input.dtype.is_complex:
+        return input.new_ones(input.shape, dtype=_dtype.bool)
+    return apply(Imag, input) == 0
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (``input.mH``)."""
+    return conj(input.transpose(-2, -1))
+
+
+def angle(input, *, out=None):
+    """The argument of each element in radians, in (-pi, pi]: ``atan2(imag, real)`` for complex
+    inputs, 0 or pi by the sign of real ones (nan stays nan); float result
+    (https://pytorch.org/docs/stable/generated/torch.angle.html)."""
+    return with_out(apply(Angle, input), out)
+
+
+class Angle(Op):
+    promote = "float"
+    holomorphic = False
+
+    @staticmethod
+    def forward(x):
+        if x.dtype.kind == "c":
+            return np.angle(x)
+        return np.where(x < 0, np.pi, np.where(np.isnan(x), x, 0)).astype(x.dtype)
+
+    @classmethod
+    def infer(cls, x):
+        return real_rule(cls, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        z = ctx.input(0)
+        if not z.dtype.is_complex:
+            return (g * 0,)
+        # d angle = (x dy - y dx) / |z|^2, so the gradient is g * i z / |z|^2 (0 at z = 0).
+        r2 = z.abs().square()
+        return (g * 1j * z / r2.masked_fill(r2 == 0, 1.0),)
+
+
+def sgn(input, *, out=None):
+    """``input / |input|`` for complex inputs (0 at 0), ``sign(input)`` for real ones
+    (https://pytorch.org/docs/stable/generated/torch.sgn.html)."""
+    if not input.dtype.is_complex:
+        return pointwise_unary.sign(input, out=out)
+    return with_out(apply(Sgn, input), out)
+
+
+class Sgn(Op):
+    promote = None
+    holomorphic = False
+    save_output = True
+    infer = classmethod(elementwise_rule)
+
+    @staticmethod
+    def forward(z):
+        r = np.abs(z)
+        return np.divide(z, r, out=np.zeros_like(z), where=r != 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        # s = z/|z|: ds/dz = 1/(2|z|), ds/dz* = -s^2/(2|z|); PyTorch's sgn_backward.
+        z, s = ctx.input(0), ctx.output
+        r = z.abs()
+        two_r = 2 * r.masked_fill(r == 0, 1.0)
+        return (((g - s * s * g.conj()) / two_r).masked_fill(r == 0, 0.0),)
+
+
+def view_as_real(input):
+    """A real view of a complex tensor with a trailing dim of 2 (real, imaginary parts).
+    RuntimeError for real tensors and for unresolved conjugates
+    (https://pytorch.org/docs/stable/generated/torch.view_as_real.html)."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    if _marked_conj(input):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj()")
+    return apply(ViewAsReal, input)
+
+
+class ViewAsReal(Op):
+    promote = None
+    save_inputs = False
+    is_view = True
+    holomorphic = False
+
+    @staticmethod
+    def forward(z):
+        parts = np.real(z)
+        return np.lib.stride_tricks.as_strided(parts, z.shape + (2,), parts.strides + (parts.itemsize,))
+
+    @classmethod
+    def infer(cls, z):
+        return tuple(z.shape) + (2,), z.dtype.to_real()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(ViewAsComplex, g.contiguous()),)
+
+
+def view_as_complex(input):
+    """A complex view of a float tensor whose last dim holds (real, imaginary) pairs: size 2,
+    stride 1, other strides even. RuntimeError otherwise
+    (https://pytorch.org/docs/stable/generated/torch.view_as_complex.html)."""
+    if input.dtype not in (_dtype.float16, _dtype.float32, _dtype.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but "
+                           f"got a tensor of scalar type: {_NAMES[input.dtype.name]}")
+    if input.dtype is _dtype.float16:
+        raise RuntimeError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
+    if input.ndim == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    strides = input.stride()
+    if strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return apply(ViewAsComplex, input)
+
+
+class ViewAsComplex(Op):
+    promote = None
+    save_inputs = False
+    is_view = True
+    holomorphic = False
+
+    @staticmethod
+    def forward(x):
+        return x.view(np.result_type(x, 1j))[..., 0]
+
+    @classmethod
+    def infer(cls, x):
+        return tuple(x.shape[:-1]), x.dtype.to_complex()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(ViewAsReal, g),)
+
+
+# ---- the ops torch does not define on complex numbers ---------------------------------------------
+# {op name: (exception class, message)}; "{T}" becomes ComplexFloat or ComplexDouble. NumPy
+# would order complex numbers lexicographically or round their parts; torch refuses.
+_NOT_FOR_COMPLEX = {
+    "Lt": (NotImplementedError, "\"lt_cpu\" not implemented for '{T}'"),
+    "Le": (NotImplementedError, "\"le_cpu\" not implemented for '{T}'"),
+    "Gt": (NotImplementedError, "\"gt_cpu\" not implemented for '{T}'"),
+    "Ge": (NotImplementedError, "\"ge_cpu\" not implemented for '{T}'"),
+    "Max": (NotImplementedError, "\"max_all\" not implemented for '{T}'"),
+    "Min": (NotImplementedError, "\"min_all\" not implemented for '{T}'"),
+    "MaxAlongDim": (RuntimeError, "max(): does not support complex input"),
+    "MinAlongDim": (RuntimeError, "min(): does not support complex input"),
+    "Amax": (NotImplementedError, "\"max_values_cpu\" not implemented for '{T}'"),
+    "Amin": (NotImplementedError, "\"min_values_cpu\" not implemented for '{T}'"),
+    "Argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "Argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "Maximum": (RuntimeError, "maximum not implemented for complex tensors."),
+    "Minimum": (RuntimeError, "minimum not implemented for complex tensors."),
+    "Sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "Argsort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "Clamp": (NotImplementedError, "clamp is not supported for complex types"),
+    "Relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "Floor": (NotImplementedError, "floor is not supported for complex inputs"),
+    "Ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
+    "Trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
+    "Round": (NotImplementedError, "\"round_vml_cpu\" not implemented for '{T}'"),
+    "Frac": (NotImplementedError, "\"frac_cpu\" not implemented for '{T}'"),
+    "Sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead."),
+    "Erf": (NotImplementedError, "\"erf_vml_cpu\" not implemented for '{T}'"),
+    "Remainder": (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'"),
+    "Fmod": (NotImplementedError, "\"fmod_cpu\" not implemented for '{T}'"),
+    "DivRounded": (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'"),
+    "Atan2": (NotImplementedError, "\"atan2_cpu\" not implemented for '{T}'"),
+    "Hypot": (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'"),
+}
+
+
+def _refusing_complex(kernel, error, message):
+    def checked(*arrays, **attrs):
+        for a in arrays:
+            if isinstance(a, np.ndarray) and a.dtype.kind == "c":
+                raise error(message.replace("{T}", _NAMES[a.dtype.name]))
+        return kernel(*arrays, **attrs)
+    return staticmethod(checked)
+
+
+for _name, (_error, _message) in _NOT_FOR_COMPLEX.items():
+    OPS[_name].forward = _refusing_complex(OPS[_name].forward, _error, _message)
+del _name, _error, _message

@@ -1,0 +1,337 @@
+"""``ember.fft``: discrete Fourier transforms as ``torch.fft``
+(https://pytorch.org/docs/stable/fft.html), computed by ``scipy.fft`` (which keeps single
+precision: float32 gives complex64).
+
+Three op entries do the work: complex-to-complex (``fft``/``ifft`` and their n-d forms),
+real-to-complex (``rfft``, one-sided) and complex-to-real (``irfft``); ``hfft`` and ``ihfft``
+are those with a conjugate. ``norm`` scales the forward transform by 1 ("backward", the
+default), 1/n ("forward") or 1/sqrt(n) ("ortho"), and the inverse by the reciprocal.
+
+Gradients are the adjoints (PyTorch's convention for complex gradients): a DFT's adjoint is
+the opposite-direction DFT with the other ``norm`` ("backward" <-> "forward"), the adjoint of
+padding to ``n`` is trimming back and vice versa; a one-sided transform's adjoint zero-fills
+the missing half, and a complex-to-real one counts the bins it mirrored twice.
+"""
+import numpy as np
+import scipy.fft
+
+from .. import _dtype
+from .._creation import tensor, zeros
+from .._tensor import _wrap_dim
+from .._ops.args import with_out
+from .._ops.core import _NAMES, Op, apply
+from .._ops.join import cat, roll
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+           "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
+
+_ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+# ---- arguments ------------------------------------------------------------------------------------
+def _norm(norm):
+    if norm is None:
+        return "backward"
+    if norm not in _ADJOINT_NORM:
+        raise RuntimeError(f"Invalid normalization mode: \"{norm}\"")
+    return norm
+
+
+def _inexact(input, name, real_only=False):
+    """``input`` in a dtype the transforms compute in: integers and bools become the default
+    float; RuntimeError for half precision and, where ``real_only``, for complex input."""
+    if real_only and input.dtype.is_complex:
+        raise RuntimeError(f"{name} expects a real input tensor, but got {_NAMES[input.dtype.name]}")
+    if input.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError(f"Unsupported dtype {_NAMES[input.dtype.name]}")
+    return input if input.dtype.is_inexact else input.to(_dtype.get_default_dtype())
+
+
+def _dims_and_sizes(input, s, dim, last_size=None):
+    """PyTorch's (s, dim) rule of the n-d transforms: ``dim`` defaults to the last len(s)
+    dims, or all; ``s`` to the input's sizes (-1 keeps one), and ``last_size(m)`` gives the
+    last dim's default (irfftn's 2(m - 1))."""
+    if s is not None and dim is not None and len(s) != len(dim):
+        raise RuntimeError("When given, dim and shape arguments must have the same length")
+    if dim is None:
+        dim = range(input.ndim - len(s), input.ndim) if s is not None else range(input.ndim)
+    elif isinstance(dim, int):
+        dim = (dim,)
+    if input.ndim == 0 and len(dim):
+        raise IndexError(f"Dimension specified as {dim[0]} but tensor has no dimensions")
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("FFT dims must be unique")
+    sizes = [input.shape[d] for d in dims] if s is None else list(s)
+    for i, d in enumerate(dims):
+        if sizes[i] == -1 or (s is None and i == len(dims) - 1 and last_size is not None):
+            sizes[i] = input.shape[d] if last_size is None else last_size(input.shape[d])
+        if sizes[i] < 1:
+            raise RuntimeError(f"Invalid number of data points ({sizes[i]}) specified")
+    return tuple(sizes), dims
+
+
+def _fit(t, shape):
+    """``t`` trimmed or zero-padded at the end of each dim to ``shape``: the adjoint of the
+    padding or trimming a transform did to reach its ``n``."""
+    for d, size in enumerate(shape):
+        have = t.shape[d]
+        if have > size:
+            t = t.narrow(d, 0, size)
+        elif have < size:
+            pad = list(t.shape)
+            pad[d] = size - have
+            t = cat([t, zeros(pad, dtype=t.dtype)], d)
+    return t
+
+
+# ---- the op entries -------------------------------------------------------------------------------
+def _scipy(name, x, sizes, dims, norm):
+    """scipy.fft's ``name`` transform (its 1-d form for one dim: ~20% less overhead)."""
+    if len(dims) == 1:
+        return getattr(scipy.fft, name)(x, n=sizes[0], axis=dims[0], norm=norm)
+    return getattr(scipy.fft, name + "n")(x, s=sizes, axes=dims, norm=norm)
+
+
+class FftC2C(Op):
+    """The n-d DFT (``inverse``: its inverse) over ``dims``, padded or trimmed to ``sizes``."""
+    promote = None
+    save_inputs = False
+    holomorphic = False  # the adjoint below is the conjugate transpose itself
+
+    @staticmethod
+    def forward(x, sizes, dims, norm, inverse):
+        return _scipy("ifft" if inverse else "fft", x, sizes, dims, norm)
+
+    @classmethod
+    def infer(cls, x, sizes, dims, norm, inverse):
+        shape = list(x.shape)
+        for d, n in zip(dims, sizes):
+            shape[d] = n
+        return tuple(shape), x.dtype.to_complex()
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        out = apply(FftC2C, g, sizes=a["sizes"], dims=a["dims"], norm=_ADJOINT_NORM[a["norm"]],
+                    inverse=not a["inverse"])
+        return (_fit(out, ctx.shapes[0]),)
+
+
+class FftR2C(Op):
+    """The one-sided n-d DFT of a real tensor: the last of ``dims`` keeps n // 2 + 1 bins."""
+    promote = None
+    save_inputs = False
+    holomorphic = False
+
+    @staticmethod
+    def forward(x, sizes, dims, norm):
+        return _scipy("rfft", x, sizes, dims, norm)
+
+    @classmethod
+    def infer(cls, x, sizes, dims, norm):
+        shape = list(x.shape)
+        for d, n in zip(dims, sizes):
+            shape[d] = n
+        shape[dims[-1]] = sizes[-1] // 2 + 1
+        return tuple(shape), x.dtype.to_complex()
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        full = list(g.shape)
+        full[a["dims"][-1]] = a["sizes"][-1]
+        out = apply(FftC2C, _fit(g, full), sizes=a["sizes"], dims=a["dims"],
+                    norm=_ADJOINT_NORM[a["norm"]], inverse=True)
+        return (_fit(out.real, ctx.shapes[0]),)
+
+
+class FftC2R(Op):
+    """The inverse of :class:`FftR2C`: a real tensor of ``sizes`` from one-sided spectra."""
+    promote = None
+    save_inputs = False
+    holomorphic = False
+
+    @staticmethod
+    def forward(x, sizes, dims, norm):
+        return _scipy("irfft", x, sizes, dims, norm)
+
+    @classmethod
+    def infer(cls, x, sizes, dims, norm):
+        shape = list(x.shape)
+        for d, n in zip(dims, sizes):
+            shape[d] = n
+        return tuple(shape), x.dtype.to_real()
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        last, n = a["dims"][-1], a["sizes"][-1]
+        spectrum = apply(FftR2C, g, sizes=a["sizes"], dims=a["dims"], norm=_ADJOINT_NORM[a["norm"]])
+        # Bins 1 .. n - (n//2 + 1) stand for themselves and their mirror images.
+        doubled = n - (n // 2 + 1)
+        if doubled > 0:
+            weight = np.ones(n // 2 + 1)
+            weight[1:1 + doubled] = 2
+            shape = [1] * g.ndim
+            shape[last] = n // 2 + 1
+            spectrum = spectrum * tensor(weight.reshape(shape), dtype=g.dtype)
+        return (_fit(spectrum, ctx.shapes[0]),)
+
+
+# ---- one-dimensional transforms ---------------------------------------------------------------------
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The DFT along ``dim``: ``X[k] = sum_j x[j] exp(-2 pi i jk/n)`` with ``x`` padded or
+    trimmed to ``n``. Real and integer inputs give complex results (float32 -> complex64)
+    (https://pytorch.org/docs/stable/generated/torch.fft.fft.html)."""
+    return fftn(input, None if n is None else (n,), (dim,), norm, out=out)
+
+
+def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse DFT along ``dim`` (1/n-scaled by default)
+    (https://pytorch.org/docs/stable/generated/torch.fft.ifft.html)."""
+    return ifftn(input, None if n is None else (n,), (dim,), norm, out=out)
+
+
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The DFT of a real signal, its n // 2 + 1 non-negative frequencies; RuntimeError for
+    complex input (https://pytorch.org/docs/stable/generated/torch.fft.rfft.html)."""
+    return _rfftn("rfft", input, None if n is None else (n,), (dim,), norm, out)
+
+
+def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The real signal of length ``n`` (default 2(m - 1) for m bins) whose one-sided spectrum
+    is ``input`` (https://pytorch.org/docs/stable/generated/torch.fft.irfft.html)."""
+    return irfftn(input, None if n is None else (n,), (dim,), norm, out=out)
+
+
+def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The real DFT of a Hermitian-symmetric signal given by its first half ``input``
+    (``irfft(conj(input))`` rescaled; ``n`` defaults to 2(m - 1))
+    (https://pytorch.org/docs/stable/generated/torch.fft.hfft.html)."""
+    return hfftn(input, None if n is None else (n,), (dim,), norm, out=out)
+
+
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse of :func:`hfft`: the one-sided inverse DFT of a real signal
+    (https://pytorch.org/docs/stable/generated/torch.fft.ihfft.html)."""
+    return _ihfftn("ihfft", input, None if n is None else (n,), (dim,), norm, out)
+
+
+# ---- n-dimensional transforms -------------------------------------------------------------------------
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The DFT over ``dim`` (default: the last len(s) dims, or all), each padded or trimmed to
+    ``s`` (https://pytorch.org/docs/stable/generated/torch.fft.fftn.html)."""
+    return _c2c(input, s, dim, norm, False, out)
+
+
+def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse DFT over ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.ifftn.html)."""
+    return _c2c(input, s, dim, norm, True, out)
+
+
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The DFT of a real tensor over ``dim``, one-sided in the last of them
+    (https://pytorch.org/docs/stable/generated/torch.fft.rfftn.html)."""
+    return _rfftn("rfftn", input, s, dim, norm, out)
+
+
+def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The real inverse of :func:`rfftn`; the last dim's size defaults to 2(m - 1)
+    (https://pytorch.org/docs/stable/generated/torch.fft.irfftn.html)."""
+    input = _inexact(input, "irfftn")
+    sizes, dims = _dims_and_sizes(input, s, dim, last_size=lambda m: 2 * (m - 1))
+    x = input if input.dtype.is_complex else input.to(input.dtype.to_complex())
+    return with_out(apply(FftC2R, x, sizes=sizes, dims=dims, norm=_norm(norm)), out)
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-d :func:`hfft`: the real DFT of a Hermitian-symmetric signal, one-sided in the
+    last of ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.hfftn.html)."""
+    return irfftn(_inexact(input, "hfftn").conj(), s, dim, _ADJOINT_NORM[_norm(norm)], out=out)
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-d :func:`ihfft` of a real tensor
+    (https://pytorch.org/docs/stable/generated/torch.fft.ihfftn.html)."""
+    return _ihfftn("ihfftn", input, s, dim, norm, out)
+
+
+def _ihfftn(name, input, s, dim, norm, out):
+    return with_out(_rfftn(name, input, s, dim, _ADJOINT_NORM[_norm(norm)], None).conj(), out)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`hfftn` over the last two dims."""
+    return hfftn(input, s, dim, norm, out=out)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`ihfftn` over the last two dims."""
+    return ihfftn(input, s, dim, norm, out=out)
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`fftn` over the last two dims."""
+    return fftn(input, s, dim, norm, out=out)
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`ifftn` over the last two dims."""
+    return ifftn(input, s, dim, norm, out=out)
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`rfftn` over the last two dims."""
+    return rfftn(input, s, dim, norm, out=out)
+
+
+def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """:func:`irfftn` over the last two dims."""
+    return irfftn(input, s, dim, norm, out=out)
+
+
+def _c2c(input, s, dim, norm, inverse, out):
+    input = _inexact(input, "ifftn" if inverse else "fftn")
+    sizes, dims = _dims_and_sizes(input, s, dim)
+    x = input if input.dtype.is_complex else input.to(input.dtype.to_complex())
+    return with_out(apply(FftC2C, x, sizes=sizes, dims=dims, norm=_norm(norm), inverse=inverse), out)
+
+
+def _rfftn(name, input, s, dim, norm, out):
+    input = _inexact(input, name, real_only=True)
+    sizes, dims = _dims_and_sizes(input, s, dim)
+    return with_out(apply(FftR2C, input, sizes=sizes, dims=dims, norm=_norm(norm)), out)
+
+
+# ---- frequencies and shifts -------------------------------------------------------------------------
+def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The sample frequencies of an n-point DFT with sample spacing ``d``: [0, 1, ...,
+    ceil(n/2) - 1, -floor(n/2), ..., -1] / (d n)
+    (https://pytorch.org/docs/stable/generated/torch.fft.fftfreq.html)."""
+    return _freqs(np.fft.fftfreq(n, d), dtype, requires_grad)
+
+
+def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The non-negative sample frequencies of :func:`rfft`: [0, 1, ..., n // 2] / (d n)
+    (https://pytorch.org/docs/stable/generated/torch.fft.rfftfreq.html)."""
+    return _freqs(np.fft.rfftfreq(n, d), dtype, requires_grad)
+
+
+def _freqs(values, dtype, requires_grad):
+    return tensor(values, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
+
+
+def fftshift(input, dim=None):
+    """Rolls the zero frequency to the centre of ``dim`` (all dims by default): by n // 2
+    (https://pytorch.org/docs/stable/generated/torch.fft.fftshift.html)."""
+    dims = tuple(range(input.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    return roll(input, tuple(input.shape[d] // 2 for d in dims), dims) if dims else input
+
+
+def ifftshift(input, dim=None):
+    """The inverse of :func:`fftshift`: rolls by -(n // 2)
+    (https://pytorch.org/docs/stable/generated/torch.fft.ifftshift.html)."""
+    dims = tuple(range(input.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    return roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims) if dims else input

@@ -1,0 +1,112 @@
+"""ember.fft against torch.fft 2.13: values, dtypes and the gradients of a real loss for every
+transform with padding/trimming ``n``/``s``, ``dim`` and each ``norm``, on real and complex
+inputs; adjoint gradients also against float64 central differences; torch's errors."""
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck
+
+torch = pytest.importorskip("torch")
+
+NORMS = [None, "ortho", "forward", "backward"]
+# (function, keyword arguments, input shape, complex input?)
+CASES = [
+    ("fft", {}, (3, 8), False), ("fft", {"n": 5}, (3, 8), True), ("fft", {"n": 11, "dim": 0}, (3, 8), True),
+    ("ifft", {}, (8,), True), ("ifft", {"n": 6}, (2, 7), False), ("ifft", {"n": 9, "dim": 0}, (4, 3), True),
+    ("rfft", {}, (3, 8), False), ("rfft", {"n": 7}, (3, 8), False), ("rfft", {"n": 12, "dim": 0}, (5, 2), False),
+    ("irfft", {}, (3, 5), True), ("irfft", {"n": 9}, (3, 5), True), ("irfft", {"n": 4}, (2, 6), True),
+    ("irfft", {"n": 7, "dim": 0}, (3, 2), False),
+    ("hfft", {}, (2, 5), True), ("hfft", {"n": 7}, (2, 5), True), ("hfft", {"n": 6}, (4,), False),
+    ("ihfft", {}, (3, 8), False), ("ihfft", {"n": 5}, (3, 8), False),
+    ("fft2", {}, (2, 4, 6), True), ("fft2", {"s": (3, 8)}, (4, 6), False),
+    ("ifft2", {}, (4, 6), True), ("ifft2", {"s": (5, 2), "dim": (0, 2)}, (3, 4, 3), True),
+    ("rfft2", {}, (2, 4, 6), False), ("rfft2", {"s": (3, 5)}, (4, 6), False),
+    ("irfft2", {}, (4, 4), True), ("irfft2", {"s": (3, 7)}, (2, 4, 4), True),
+    ("hfft2", {}, (3, 4), True), ("hfftn", {"s": (3, 6)}, (2, 3, 4), True),
+    ("ihfft2", {}, (4, 6), False), ("ihfftn", {"s": (5, 4), "dim": (0, 2)}, (3, 2, 5), False),
+    ("fftn", {}, (2, 3, 4), True), ("fftn", {"s": (4,)}, (2, 3), False), ("fftn", {"dim": (0, -1)}, (2, 3, 4), True),
+    ("ifftn", {"s": (3, -1), "dim": (1, 2)}, (2, 3, 4), True),
+    ("rfftn", {}, (2, 3, 4), False), ("rfftn", {"s": (5, 6), "dim": (2, 0)}, (2, 3, 4), False),
+    ("irfftn", {}, (2, 3, 4), True), ("irfftn", {"s": (4, 6), "dim": (0, 1)}, (3, 3, 2), True),
+]
+
+
+def _array(rng, shape, complex_):
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if complex_ else x
+
+
+def _loss(out, w):
+    return (out * w).real.sum() if out.is_complex() else (out * w.real).sum()
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("name,kwargs,shape,complex_", CASES,
+                         ids=[f"{c[0]}-{'-'.join(map(str, c[1].values()))}-{c[3]}" for c in CASES])
+def test_transform_values_and_gradients_match_torch(name, kwargs, shape, complex_, norm):
+    rng = np.random.default_rng(len(name) + len(shape))
+    x = _array(rng, shape, complex_)
+    for dtype, tol in ((np.float64, dict(rtol=1e-10, atol=1e-11)), (np.float32, dict(rtol=1e-4, atol=1e-4))):
+        xd = x.astype(np.result_type(dtype, x.dtype))
+        e_in, t_in = ember.tensor(xd, requires_grad=True), torch.tensor(xd, requires_grad=True)
+        e = getattr(ember.fft, name)(e_in, norm=norm, **kwargs)
+        t = getattr(torch.fft, name)(t_in, norm=norm, **kwargs)
+        assert e.dtype.name == str(t.dtype)[6:] and tuple(e.shape) == tuple(t.shape)
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().resolve_conj().numpy(), **tol)
+        w = _array(rng, tuple(t.shape), True)
+        _loss(e, ember.tensor(w.astype(np.complex128 if dtype == np.float64 else np.complex64))).backward()
+        _loss(t, torch.tensor(w)).backward()
+        assert e_in.grad.dtype is e_in.dtype
+        np.testing.assert_allclose(e_in.grad.numpy(), t_in.grad.resolve_conj().numpy(), **tol)
+
+
+@pytest.mark.parametrize("name,kwargs,complex_", [
+    ("fft", {"n": 5}, True), ("rfft", {"n": 6}, False), ("irfft", {"n": 5}, True),
+    ("irfft", {"n": 6}, True), ("hfft", {}, True), ("ihfft", {}, False), ("rfft2", {"s": (3, 3)}, False),
+    ("irfftn", {"norm": "ortho"}, True),
+])
+def test_gradcheck_against_central_differences(name, kwargs, complex_):
+    x = ember.tensor(_array(np.random.default_rng(3), (3, 4), complex_), requires_grad=True)
+    assert gradcheck(lambda t: getattr(ember.fft, name)(t, **kwargs), (x,), eps=1e-6, atol=1e-7)
+
+
+def test_integer_input_promotes_and_second_derivative_flows():
+    assert ember.fft.fft(ember.arange(4)).dtype is ember.complex64
+    assert repr(ember.fft.fft(ember.arange(4))) == repr(torch.fft.fft(torch.arange(4)))
+    x = ember.tensor(np.random.default_rng(1).standard_normal(6), requires_grad=True)
+    (g,) = ember.autograd.grad(ember.fft.rfft(x).abs().square().sum(), x, create_graph=True)
+    assert g.requires_grad
+    # Parseval: sum |rfft(x)|^2 is quadratic in x, so its gradient is linear: H x with H fixed.
+    np.testing.assert_allclose(ember.autograd.grad(g.sum(), x)[0].numpy(),
+                               torch.autograd.grad(torch.autograd.grad(
+                                   torch.fft.rfft(t := torch.tensor(x.detach().numpy(), requires_grad=True))
+                                   .abs().square().sum(), t, create_graph=True)[0].sum(), t)[0].numpy(),
+                               rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("n,d", [(1, 1.0), (5, 1.0), (8, 0.25), (7, 3.0)])
+def test_frequencies_and_shifts(n, d):
+    for f in ("fftfreq", "rfftfreq"):
+        assert repr(getattr(ember.fft, f)(n, d)) == repr(getattr(torch.fft, f)(n, d))
+        assert getattr(ember.fft, f)(n, d, dtype=ember.float64).dtype is ember.float64
+    x = np.arange(n * 6).reshape(n, 6)
+    for dim in (None, 0, -1, (0, 1)):
+        for f in ("fftshift", "ifftshift"):
+            np.testing.assert_array_equal(getattr(ember.fft, f)(ember.tensor(x), dim=dim).numpy(),
+                                          getattr(torch.fft, f)(torch.tensor(x), dim=dim).numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.fft.fft(x, norm="bad"), lambda lib, x: lib.fft.fft(x, n=0),
+    lambda lib, x: lib.fft.rfft(x.to(lib.complex64)), lambda lib, x: lib.fft.ihfft(x.to(lib.complex64)),
+    lambda lib, x: lib.fft.fft(x.half()), lambda lib, x: lib.fft.fftn(x, s=(4, 5), dim=(0,)),
+    lambda lib, x: lib.fft.fft(x, dim=3), lambda lib, x: lib.fft.irfft(x[:1]),
+    lambda lib, x: lib.fft.fftn(x, dim=(0, 0)), lambda lib, x: lib.fft.fft(x[0]),
+])
+def test_errors_match_torch(call):
+    with pytest.raises(Exception) as t_err:
+        call(torch, torch.ones(4))
+    with pytest.raises(type(t_err.value), match=str(t_err.value).replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        call(ember, ember.ones(4))
