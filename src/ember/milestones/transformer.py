@@ -55,6 +55,8 @@ GPT_SIZES = dict(block_size=256, n_layer=2, n_head=4, n_embd=128)
 # width 64 for 23 epochs: loss 1.32, 2% exact. Width 128, 30 epochs, batches of 4, lr 2e-3: 43%
 # (lr 1e-3: 21%; batches of 8 at lr 3e-3: 26%; a full learning rate from the first step, or
 # lr 4e-3, ends the first ten epochs at a higher loss; batches of 2 or 1 cost more per epoch).
+# These settings: 96% exact after epoch 36, 100% after 45 at training loss 0.0037 (held-out answer
+# loss 6.9); 272 s of CPU for the GPT with its per-epoch evaluation, on 2 cores at load 13-18.
 GPT_EPOCHS, GPT_BATCH, GPT_LR, WARMUP_EPOCHS = 45, 4, 2e-3, 2
 FAST_TRAIN_EVERY, FAST_GPT_EPOCHS = 26, 110
 SHOWN_TRAIN, SHOWN_HELD_OUT = 5, 3  # answers printed from each side
