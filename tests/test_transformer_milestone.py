@@ -43,6 +43,7 @@ def test_prints_answers_to_training_and_held_out_questions(run):
     assert printed.count("[train] Q: ") == transformer.SHOWN_TRAIN
     assert printed.count("[held-out] Q: ") == transformer.SHOWN_HELD_OUT
     assert load_qa("validation")[0]["question"] in printed
+    assert "held-out check: " in printed and f"of the {len(load_qa('validation'))} validation answers" in printed
     assert f"saved the GPT to {directory} (try: ember chat {directory})" in printed
 
 

@@ -294,7 +294,55 @@ class Tensor:
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulates d(self)/d(leaf) into each leaf's ``.grad``; see :func:`ember.autograd.backward`."""
+        """Computes the gradient of this tensor with respect to the leaves of its graph and adds
+        it into each leaf's ``.grad`` (``torch.Tensor.backward``,
+        https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html).
+
+        The graph is walked once in reverse topological order by
+        :func:`ember.autograd.backward`; gradients accumulate, so call ``optimizer.zero_grad()``
+        (or set ``.grad = None``) between steps. Non-leaf tensors keep no ``.grad`` unless
+        :meth:`retain_grad` was called.
+
+        Args:
+            gradient (Tensor, optional): the gradient of some scalar with respect to ``self``
+                (a vector–Jacobian product's vector): same shape as ``self``, a floating dtype.
+                Required unless ``self`` has one element; None means ``1.0``.
+            retain_graph (bool, optional): keep the graph's saved tensors so that backward can
+                run through it again. Default: the value of ``create_graph``.
+            create_graph (bool): record the backward computation itself, so that the gradients
+                have a ``grad_fn`` and can be differentiated again. Default: False.
+            inputs (Tensor or sequence of Tensor, optional): accumulate only into these
+                tensors' ``.grad`` (leaves or not); others are left unchanged.
+
+        Returns:
+            None. Each leaf ``x`` with ``requires_grad=True`` that ``self`` depends on has
+            ``x.grad`` (same shape and dtype as ``x``) incremented by ``d(self)/dx``.
+
+        Raises:
+            RuntimeError: ``self`` does not require grad ("element 0 of tensors does not
+                require grad ..."); ``self`` has several elements and ``gradient`` is None
+                ("grad can be implicitly created only for scalar outputs"); ``gradient``'s
+                shape differs from ``self``'s (the message names both); a second backward
+                through a graph whose saved tensors were freed (pass ``retain_graph=True``); a
+                saved tensor was modified in place after it was saved; ``inputs`` is empty.
+
+        Example::
+
+            >>> import ember
+            >>> x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            >>> loss = (x ** 2).sum()           # a scalar: d(loss)/dx = 2x
+            >>> loss.backward()
+            >>> x.grad
+            tensor([2., 4., 6.])
+            >>> y = x * x                        # not a scalar: give the vector of the product
+            >>> y.backward(ember.tensor([1.0, 0.0, 1.0]))
+            >>> x.grad                           # accumulated: 2x + (2x, 0, 2x)
+            tensor([ 4.,  4., 12.])
+            >>> (x * x).backward()
+            Traceback (most recent call last):
+                ...
+            RuntimeError: grad can be implicitly created only for scalar outputs
+        """
         from .autograd.engine import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

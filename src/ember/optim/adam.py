@@ -34,8 +34,32 @@ class Adam(Optimizer):
     State (per parameter): ``step`` (a 0-d float tensor), ``exp_avg``, ``exp_avg_sq``, and
     ``max_exp_avg_sq`` with amsgrad.
 
+    Each parameter's update has its shape and dtype; the state tensors are zeros of the
+    parameter's shape and dtype when created, at the first :meth:`step` that sees a gradient
+    (parameters whose ``.grad`` is None are skipped).
+
     Raises:
-        ValueError: negative lr, eps or weight_decay; a beta outside [0, 1).
+        ValueError: negative lr, eps or weight_decay ("Invalid learning rate: -1"); a beta
+            outside [0, 1) ("Invalid beta parameter at index 1: 1.0").
+        TypeError: ``params`` is a single tensor rather than an iterable of tensors or dicts.
+        NotImplementedError: ``differentiable=True``.
+
+    Example::
+
+        >>> import ember
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> optimizer = ember.optim.Adam([w], lr=0.1)
+        >>> optimizer.zero_grad()
+        >>> (w ** 2).sum().backward()
+        >>> optimizer.step()    # the first step moves each weight by lr against its gradient's sign
+        >>> w
+        tensor([ 0.9000, -1.9000], requires_grad=True)
+        >>> sorted(optimizer.state[w])
+        ['exp_avg', 'exp_avg_sq', 'step']
+        >>> ember.optim.Adam([w], lr=-1)
+        Traceback (most recent call last):
+            ...
+        ValueError: Invalid learning rate: -1
 
     Source: Kingma & Ba, "Adam: A Method for Stochastic Optimization" (ICLR 2015); Reddi et al.,
     "On the Convergence of Adam and Beyond" (ICLR 2018);

@@ -43,12 +43,25 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
         pickle_module: only the standard ``pickle`` is supported.
         pickle_protocol: the pickle protocol of ``data.pkl`` (2, as torch, by default).
 
+    The file is a zip archive in PyTorch's documented layout (``archive/data.pkl``,
+    ``archive/data/N`` per storage, ``archive/version``, ``archive/byteorder``), so
+    ``torch.load(f, weights_only=True)`` reads it. Tensors keep their shape, strides, dtype
+    and ``requires_grad``; storages hold the machine's bytes, its byte order recorded.
+
     A path is written to ``.NAME.ember-tmp-PID-RANDOM`` beside it, flushed, then renamed over
     ``f`` in one step, so a crash never leaves a partly written checkpoint under ``f``; stale
-    temporary files of killed earlier saves of ``f`` are removed. Raises RuntimeError if the
-    parent directory does not exist, ValueError for an object nested too deeply, and pickle's
-    error (TypeError, ``pickle.PicklingError``, AttributeError) naming what cannot be pickled,
-    such as a lambda; nothing is written in those cases.
+    temporary files of killed earlier saves of ``f`` are removed.
+
+    Raises:
+        RuntimeError: the parent directory of a path ``f`` does not exist.
+        ValueError: ``obj`` is nested too deeply; ``pickle_module`` is not ``pickle``;
+            ``_use_new_zipfile_serialization=False``.
+        TypeError, pickle.PicklingError, AttributeError: pickle's error naming what cannot be
+            pickled, such as a lambda.
+
+    Nothing is written when an error is raised.
+
+    Source: https://pytorch.org/docs/stable/generated/torch.save.html
 
     Example::
 
@@ -101,6 +114,39 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             tensor outside its storage, holds a dtype ember lacks (bfloat16, complex), has
             compressed entries, nests containers deeper than any save can write, or holds
             tensors on a device the ``map_location`` does not bring to the CPU.
+        FileNotFoundError: a path ``f`` that does not exist.
+
+    Returns:
+        the saved object, rebuilt: tensors with their saved shape, strides, dtype and
+        ``requires_grad`` (tensors that shared a storage share one again), containers and
+        values as saved.
+
+    Source: https://pytorch.org/docs/stable/generated/torch.load.html
+
+    Example::
+
+        >>> import datetime, io, pickle, ember
+        >>> from ember import nn
+        >>> buffer = io.BytesIO()
+        >>> ember.save({"model": nn.Linear(2, 1).state_dict(), "epoch": 3}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> checkpoint = ember.load(buffer)
+        >>> checkpoint["epoch"], checkpoint["model"]["weight"].shape
+        (3, torch.Size([1, 2]))
+        >>> nn.Linear(2, 1).load_state_dict(checkpoint["model"])
+        <All keys matched successfully>
+        >>> buffer = io.BytesIO()
+        >>> ember.save({"when": datetime.date(2026, 12, 1)}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> try:                 # a class that is not allowed is refused, never constructed
+        ...     ember.load(buffer)
+        ... except pickle.UnpicklingError as error:
+        ...     print("GLOBAL datetime.date was not an allowed global" in str(error))
+        True
+        >>> _ = buffer.seek(0)
+        >>> with ember.serialization.safe_globals([datetime.date]):   # trusted: allow it
+        ...     ember.load(buffer)
+        {'when': datetime.date(2026, 12, 1)}
     """
     if weights_only is None:
         weights_only = True

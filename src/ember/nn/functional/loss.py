@@ -184,18 +184,64 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    """Cross-entropy between softmax(input) over dim 1 and ``target``
-    (https://pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html).
+    r"""Cross-entropy between the softmax of ``input`` over its class dimension and ``target``
+    (``torch.nn.functional.cross_entropy``; the loss of
+    https://pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html).
 
-    ``input`` holds unnormalized logits: (N, C), (C) or (N, C, d1, ..., dK). ``target`` is
-    either class indices (as for :func:`nll_loss`, with ``ignore_index`` and ``weight``
-    likewise) or class probabilities of input's shape (floating; 'mean' divides by the number
-    of samples N * d1 * ... * dK). ``label_smoothing`` mixes the target with the uniform
-    distribution (Szegedy et al., 2016, https://arxiv.org/abs/1512.00567). Finite for logits
-    of any size: log-softmax and the loss are computed in one fused, max-shifted pass.
+    For class indices, sample ``n`` (at each position ``d1, ..., dK``) costs
+    ``-w[t] * log_softmax(input[n])[t]`` with ``t = target[n]`` and ``w = weight`` (ones if
+    None). For class probabilities it costs ``-sum_c w[c] * target[n, c] *
+    log_softmax(input[n])[c]``. ``label_smoothing`` ε replaces the target distribution by
+    ``(1 - ε) target + ε / C`` (Szegedy et al., 2016, https://arxiv.org/abs/1512.00567).
+    Log-softmax and the loss are computed in one fused, max-shifted pass, so the loss is
+    finite for logits of any size.
 
-    Raises the errors of :func:`nll_loss`, RuntimeError for ``label_smoothing > 1`` or for
-    integer probability targets, NotImplementedError for integer logits.
+    Args:
+        input (Tensor): unnormalized logits, floating dtype.
+        target (Tensor): class indices (int64, or uint8) in ``[0, C)`` or equal to
+            ``ignore_index``; or class probabilities of ``input``'s shape (floating).
+        weight (Tensor, optional): a rescaling weight per class, shape ``(C)``, ``input``'s
+            dtype.
+        size_average, reduce: deprecated; they map onto ``reduction`` as in PyTorch.
+        ignore_index (int): class-index targets equal to it contribute nothing to the loss or
+            the gradient, nor to the 'mean' divisor. Default: -100.
+        reduction (str): 'none' | 'mean' | 'sum'. 'mean' divides by the total weight of the
+            non-ignored targets (indices; nan if none are left) or by ``N * d1 * ... * dK``
+            (probabilities). Default: 'mean'.
+        label_smoothing (float): ε in ``[0, 1]``. Default: 0.0.
+
+    Shape:
+        - input: ``(N, C)``, ``(C)``, or ``(N, C, d1, ..., dK)`` with ``K >= 1``.
+        - target: indices ``(N)``, ``()`` or ``(N, d1, ..., dK)``; probabilities as ``input``.
+        - output: a scalar; with ``reduction='none'``, ``(N)``, ``()`` or ``(N, d1, ..., dK)``.
+
+    Raises:
+        ValueError: ``input`` and ``target`` batch sizes differ ("Expected input batch_size
+            (2) to match target batch_size (3)."); an unknown ``reduction``.
+        IndexError: a class index outside ``[0, C)`` that is not ``ignore_index`` ("Target 3
+            is out of bounds.").
+        RuntimeError: other shape mismatches (messages name both shapes); a target dtype that
+            is neither int64/uint8 nor floating; integer probability targets; a ``weight``
+            not of shape ``(C)`` or of another dtype; ``label_smoothing > 1``.
+        NotImplementedError: integer logits.
+
+    Example::
+
+        >>> import ember
+        >>> from ember.nn import functional as F
+        >>> logits = ember.tensor([[2.0, 0.5, -1.0],
+        ...                        [0.1, 0.2, 3.0]])       # (N=2, C=3)
+        >>> target = ember.tensor([0, 2])                 # class indices, int64
+        >>> F.cross_entropy(logits, target, reduction="none")
+        tensor([0.2413, 0.1096])
+        >>> F.cross_entropy(logits, target)               # their mean
+        tensor(0.1755)
+        >>> F.cross_entropy(logits, ember.tensor([0, -100]))   # the second is ignored
+        tensor(0.2413)
+        >>> F.cross_entropy(logits, ember.tensor([0, 3]))
+        Traceback (most recent call last):
+            ...
+        IndexError: Target 3 is out of bounds.
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)

@@ -63,13 +63,34 @@ def _addindent(text, spaces):
 
 
 class Module:
-    """Base class for all neural network modules.
+    """Base class for all neural network modules (``torch.nn.Module``,
+    https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
 
     Subclasses call ``super().__init__()`` first, assign :class:`~ember.nn.Parameter`\\ s,
     buffers (:meth:`register_buffer` or :class:`~ember.nn.Buffer`) and submodules as
-    attributes, and define ``forward``. Calling the module runs its forward pre-hooks,
+    attributes, and define ``forward``. Assignment registers them (``__setattr__``), so
+    :meth:`parameters`, :meth:`state_dict`, :meth:`to`, :meth:`train`/:meth:`eval` and the
+    printed form reach every submodule. Calling the module runs its forward pre-hooks,
     ``forward``, its forward hooks and sets up its backward hooks; with no hooks registered it
-    is a plain call of ``forward``.
+    is a plain call of ``forward``. Shapes and dtypes are those of each subclass's ``forward``.
+
+    ``state_dict()`` keys are dotted attribute paths (``"fc.weight"``): a module's own
+    parameters, then its persistent buffers, then each submodule's, in registration order: the
+    names PyTorch gives the same model, so state_dicts move between ember and torch.
+
+    Attributes:
+        training (bool): True in training mode (the default), False after :meth:`eval`;
+            dropout and batch norm read it.
+
+    Raises:
+        AttributeError: a parameter, buffer or submodule is assigned before
+            ``Module.__init__()`` ran; reading an attribute the module does not have.
+        TypeError: a plain tensor is assigned to the name of a registered parameter (a
+            :class:`~ember.nn.Parameter` or None is expected).
+        KeyError: a registered name is empty, contains ``"."`` or is already an attribute.
+        NotImplementedError: the module is called but defines no ``forward``.
+        RuntimeError: :meth:`load_state_dict` with ``strict=True`` meets missing, unexpected
+            or wrongly shaped entries (the message lists them).
 
     Example::
 
@@ -79,10 +100,25 @@ class Module:
         ...     def __init__(self):
         ...         super().__init__()
         ...         self.fc = nn.Linear(3, 2)
-        ...     def forward(self, x):
+        ...     def forward(self, x):                  # (N, 3) -> (N, 2)
         ...         return self.fc(x).relu()
-        >>> Model()(ember.zeros(4, 3)).shape
+        >>> model = Model()
+        >>> model
+        Model(
+          (fc): Linear(in_features=3, out_features=2, bias=True)
+        )
+        >>> model(ember.zeros(4, 3)).shape
         torch.Size([4, 2])
+        >>> list(model.state_dict())
+        ['fc.weight', 'fc.bias']
+        >>> sum(p.numel() for p in model.parameters())
+        8
+        >>> model.eval().training
+        False
+        >>> model.fc.weight = ember.zeros(2, 3)
+        Traceback (most recent call last):
+            ...
+        TypeError: cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None expected)
     """
 
     training: bool

@@ -85,7 +85,44 @@ class DataLoader(Generic[T_co]):
     naming the worker and quoting its traceback; a worker that dies raises
     RuntimeError("DataLoader worker (pid(s) ...) exited unexpectedly").
 
-    Raises ValueError for contradictory options, with PyTorch's messages.
+    Iterating yields one batch per step: with the default ``collate_fn``, the samples'
+    tensors stacked along a new first dimension (``(B, *sample_shape)`` for ``B = batch_size``
+    samples, the last batch smaller unless ``drop_last``), numbers made into 1-D tensors
+    (``int`` → int64, ``float`` → float64), and tuples, lists and dicts collated field by
+    field. ``len(loader)`` is the number of batches, ``ceil(len(dataset) / batch_size)`` (floor
+    with ``drop_last``).
+
+    Raises:
+        ValueError: contradictory options, with PyTorch's messages (``sampler`` with
+            ``shuffle``; ``batch_sampler`` with ``batch_size``, ``shuffle``, ``sampler`` or
+            ``drop_last``; ``shuffle``/``sampler``/``batch_sampler`` with an IterableDataset;
+            negative ``num_workers``, ``timeout`` or ``prefetch_factor``; ``prefetch_factor``
+            or ``persistent_workers`` without workers).
+        RuntimeError: a worker exits unexpectedly, or takes longer than ``timeout``.
+
+    Source: https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader
+
+    Example::
+
+        >>> import ember
+        >>> from ember.utils.data import DataLoader, TensorDataset
+        >>> dataset = TensorDataset(ember.arange(10.0).reshape(5, 2), ember.arange(5))
+        >>> loader = DataLoader(dataset, batch_size=2)
+        >>> len(loader)
+        3
+        >>> for x, y in loader:
+        ...     print(tuple(x.shape), y.tolist())
+        (2, 2) [0, 1]
+        (2, 2) [2, 3]
+        (1, 2) [4]
+        >>> shuffled = DataLoader(dataset, batch_size=2, shuffle=True,
+        ...                       generator=ember.Generator().manual_seed(0))
+        >>> sorted(i for _, y in shuffled for i in y.tolist())   # each sample once per epoch
+        [0, 1, 2, 3, 4]
+        >>> DataLoader(dataset, sampler=range(5), shuffle=True)
+        Traceback (most recent call last):
+            ...
+        ValueError: sampler option is mutually exclusive with shuffle
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
