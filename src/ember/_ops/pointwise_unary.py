@@ -8,6 +8,7 @@ dtype (PyTorch's ``promote="float"``); the PyTorch page of each is
 ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import math
+import sys
 
 import numpy as np
 from scipy import special as _special
@@ -30,10 +31,11 @@ def elementwise(name, kernel, derivative, *, uses="input", promote="float"):
     def backward(ctx, g):
         saved = ctx.input(0) if uses == "input" else ctx.output if uses == "output" else None
         return (derivative(saved, g),)
+    module = sys._getframe(1).f_globals["__name__"]  # the family file defining it, as namedtuple's
     return type(name, (Op,), {"promote": promote, "save_inputs": uses == "input",
                               "save_output": uses == "output", "forward": staticmethod(kernel),
                               "infer": classmethod(elementwise_rule),
-                              "backward": staticmethod(backward), "__module__": __name__})
+                              "backward": staticmethod(backward), "__module__": module})
 
 
 def _no_bool(x, name):
