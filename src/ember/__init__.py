@@ -43,6 +43,9 @@ from ._ops.special import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2r
                            xlogy)
 from ._ops.numeric import (copysign, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
                            signbit)
+from ._ops.scan import (cummax, cummin, cumulative_trapezoid, diff, gradient, logcumsumexp,
+                        trapezoid, trapz)
+from ._ops.statistics import (aminmax, mode, nanmedian, nanquantile, quantile)
 from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to, type_)
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 # The op families only nn uses: imported so that every entry is registered in ``OPS``.
@@ -104,7 +107,9 @@ _OP_FUNCTIONS = {
     "vstack", "where", "zero_"} | {
     "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh", "deg2rad", "digamma", "erfc",
     "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
-    "copysign", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit"}
+    "copysign", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
+    "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
+    "aminmax", "mode", "nanmedian", "nanquantile", "quantile"}
 
 __all__ = sorted(_OP_FUNCTIONS | {
     "Tensor", "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",

@@ -372,6 +372,8 @@ from ._ops import softmax as _softmax  # noqa: E402
 from ._ops import sort as _sort  # noqa: E402
 from ._ops import numeric as _numeric  # noqa: E402
 from ._ops import special as _special  # noqa: E402
+from ._ops import scan as _scan  # noqa: E402
+from ._ops import statistics as _statistics  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -494,6 +496,10 @@ _METHODS = {
     "copysign": _numeric.copysign, "ldexp": _numeric.ldexp, "nextafter": _numeric.nextafter,
     "signbit": _numeric.signbit, "isposinf": _numeric.isposinf, "isneginf": _numeric.isneginf,
     "heaviside": _numeric.heaviside, "gcd": _numeric.gcd, "lcm": _numeric.lcm,
+    "cummax": _scan.cummax, "cummin": _scan.cummin, "logcumsumexp": _scan.logcumsumexp,
+    "diff": _scan.diff, "aminmax": _statistics.aminmax, "mode": _statistics.mode,
+    "nanmedian": _statistics.nanmedian, "quantile": _statistics.quantile,
+    "nanquantile": _statistics.nanquantile,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.
