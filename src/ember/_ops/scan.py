@@ -105,7 +105,7 @@ class LogCumSumExp(Op):
     @staticmethod
     def backward(ctx, g):
         x, out, d = ctx.input(0), ctx.output, ctx.attrs["dim"]
-        lowest = g.new_full((), -float("inf"))  # log 0 for the other part's elements
+        lowest = g.new_full((), float(np.finfo(g.dtype.np).min))  # log 0, kept finite: -inf - -inf is nan
         log_abs = g.abs().log()
 
         def part(mask):
