@@ -46,6 +46,10 @@ from ._ops.numeric import (copysign, gcd, heaviside, isneginf, isposinf, lcm, ld
 from ._ops.scan import (cummax, cummin, cumulative_trapezoid, diff, gradient, logcumsumexp,
                         trapezoid, trapz)
 from ._ops.statistics import (aminmax, mode, nanmedian, nanquantile, quantile)
+from ._ops.arrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, combinations,
+                           dstack, kron, rot90, tril_indices, triu_indices)
+from ._ops.products import (addbmm, addmv, addr, cdist, renorm)
+from ._ops.scatter_reduce import (index_reduce, scatter_reduce)
 from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to, type_)
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 # The op families only nn uses: imported so that every entry is registered in ``OPS``.
@@ -109,7 +113,10 @@ _OP_FUNCTIONS = {
     "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
     "copysign", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
     "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
-    "aminmax", "mode", "nanmedian", "nanquantile", "quantile"}
+    "aminmax", "mode", "nanmedian", "nanquantile", "quantile",
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "column_stack", "combinations", "dstack",
+    "kron", "rot90", "tril_indices", "triu_indices", "addbmm", "addmv", "addr", "cdist", "renorm",
+    "index_reduce", "scatter_reduce"}
 
 __all__ = sorted(_OP_FUNCTIONS | {
     "Tensor", "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",

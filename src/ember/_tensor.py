@@ -374,6 +374,9 @@ from ._ops import numeric as _numeric  # noqa: E402
 from ._ops import special as _special  # noqa: E402
 from ._ops import scan as _scan  # noqa: E402
 from ._ops import statistics as _statistics  # noqa: E402
+from ._ops import arrange as _arrange  # noqa: E402
+from ._ops import products as _products  # noqa: E402
+from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -500,6 +503,10 @@ _METHODS = {
     "diff": _scan.diff, "aminmax": _statistics.aminmax, "mode": _statistics.mode,
     "nanmedian": _statistics.nanmedian, "quantile": _statistics.quantile,
     "nanquantile": _statistics.nanquantile,
+    "rot90": _arrange.rot90, "kron": _arrange.kron, "addmv": _products.addmv,
+    "addbmm": _products.addbmm, "addr": _products.addr, "renorm": _products.renorm,
+    "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
+    "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.
@@ -541,7 +548,10 @@ _IN_PLACE = {
     "i0_": _special.i0, "deg2rad_": _special.deg2rad, "rad2deg_": _special.rad2deg,
     "xlogy_": _special.xlogy, "copysign_": _numeric.copysign, "ldexp_": _numeric.ldexp,
     "nextafter_": _numeric.nextafter, "heaviside_": _numeric.heaviside, "gcd_": _numeric.gcd,
-    "lcm_": _numeric.lcm,
+    "lcm_": _numeric.lcm, "addmm_": _linalg.addmm, "baddbmm_": _linalg.baddbmm,
+    "addmv_": _products.addmv, "addbmm_": _products.addbmm, "addr_": _products.addr,
+    "renorm_": _products.renorm, "scatter_reduce_": _scatter_reduce.scatter_reduce,
+    "index_reduce_": _scatter_reduce.index_reduce,
 }
 
 # Methods that only exist in place.

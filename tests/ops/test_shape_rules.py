@@ -8,7 +8,7 @@ from ember._ops import OPS, core
 # The families whose entries all carry a shape rule; the others raise NotImplementedError.
 FAMILIES = {"ember._ops.pointwise_binary", "ember._ops.pointwise_unary", "ember._ops.compare",
             "ember._ops.reduce", "ember._ops.softmax", "ember._ops.special", "ember._ops.numeric",
-            "ember._ops.scan", "ember._ops.statistics"}
+            "ember._ops.scan", "ember._ops.statistics", "ember._ops.scatter_reduce"}
 UNARY = ("neg abs sign relu exp expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin acos "
          "atan sinh cosh tanh sigmoid erf floor ceil trunc round frac nan_to_num isnan isinf "
          "isfinite logical_not bitwise_not asinh acosh atanh exp2 erfc erfinv logit sinc lgamma digamma "
@@ -69,6 +69,7 @@ def sample_calls():
         lambda: ember.gcd(i, i[1]), lambda: ember.lcm(i, b), lambda: ember.logit(x, 0.1),
         lambda: ember.cummax(d, 1), lambda: ember.cummin(i, 0), lambda: ember.logcumsumexp(d, 0),
         lambda: ember.mode(i, 0), lambda: ember.mode(d, 1, keepdim=True),
+        lambda: ember.scatter_reduce(d, 1, ember.tensor([[0, 0], [1, 2]]), d, "amax"),
     )
 
 
