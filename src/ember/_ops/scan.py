@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import quiet, values_indices, with_out
+from .args import values_indices, with_out
 from .core import _NAMES, Op, apply
 from .join import cat, narrow
 from .pointwise_binary import Where
@@ -84,10 +84,10 @@ def logcumsumexp(input, dim, *, out=None):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_NAMES[input.dtype.name]}'")
     d = _wrap_dim(dim, input.ndim)
-    return with_out(apply(LogCumSumExp, input, dim=d) if input.ndim else input.clone(), out)
+    return with_out(apply(Logcumsumexp, input, dim=d) if input.ndim else input.clone(), out)
 
 
-class LogCumSumExp(Op):
+class Logcumsumexp(Op):
     """d out_i / d x_j = exp(x_j - out_i) for i >= j. The sum over i of g_i exp(x_j - out_i)
     is taken in log space, separately for the positive and negative parts of ``g``, so that
     no exponential overflows (the formula of TensorFlow's and PyTorch's derivatives)."""
@@ -96,7 +96,7 @@ class LogCumSumExp(Op):
 
     @staticmethod
     def forward(x, dim):
-        return quiet(np.logaddexp.accumulate)(x, axis=dim)
+        return np.logaddexp.accumulate(x, axis=dim)
 
     @classmethod
     def infer(cls, x, dim):

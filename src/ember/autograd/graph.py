@@ -119,9 +119,6 @@ class OpNode(Node):
         else:
             self._out = (out._alias(), out._version[0])
 
-    def name(self):
-        return self.op.backward_name
-
     def input(self, i):
         if self._freed:
             raise RuntimeError(_FREED)
