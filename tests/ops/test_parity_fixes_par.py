@@ -1,8 +1,7 @@
 """Remaining item-2 gaps of issue 8 against torch 2.13: integer ``pow`` with an exponent the
 dtype cannot hold, a Python integer base wrapped to the tensor's dtype, PReLU's second
-derivatives (input and weight) away from 0, and NumPy's RuntimeWarnings, which must not reach
-a user. (At exactly x = 0 torch's PReLU double backward takes the slope 1 where its first
-derivative took the weight, ``self >= 0`` against ``self > 0``; ember keeps one rule.)"""
+derivatives (input and weight, also at exactly 0, where torch's first derivative takes the
+slope and its second the identity), and NumPy's RuntimeWarnings, which must not reach a user."""
 import subprocess
 import sys
 
@@ -23,6 +22,9 @@ CASES = [
     Case("float-pow-large", lambda L, x: x ** 300, R(3)),
     Case("prelu-second-order", lambda L, x, w: L.nn.functional.prelu(x, w) ** 2, R(2, 3, 4),
          V([0.25, -0.5, 1.5]), grad2=True),
+    Case("prelu-second-order-at-zero", lambda L, x, w: L.nn.functional.prelu(x, w) * x,
+         V([[0.0, -0.0, 1.0, -2.0]]), V([0.3]), grad2=True),
+    Case("prelu-one-slope-1d", lambda L, x, w: L.nn.functional.prelu(x, w).exp(), R(5), V([0.2]), grad2=True),
 ]
 
 
