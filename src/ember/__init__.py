@@ -40,6 +40,18 @@ from ._ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
 from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, msort, searchsorted,
                         sort, topk, unique, unique_consecutive)
 from ._ops.inplace import (copy_, fill_, zero_)
+from ._ops.special import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2rad, digamma, erfc,
+                           erfinv, exp2, i0, lgamma, logaddexp, logit, polygamma, rad2deg, sinc,
+                           xlogy)
+from ._ops.numeric import (copysign, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
+                           signbit)
+from ._ops.scan import (cummax, cummin, cumulative_trapezoid, diff, gradient, logcumsumexp,
+                        trapezoid, trapz)
+from ._ops.statistics import (aminmax, mode, nanmedian, nanquantile, quantile)
+from ._ops.arrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, combinations,
+                           dstack, kron, rot90, tril_indices, triu_indices)
+from ._ops.products import (addbmm, addmv, addr, cdist, renorm)
+from ._ops.scatter_reduce import (index_reduce, scatter_reduce)
 from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to, type_)
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 # The op families only nn uses: imported so that every entry is registered in ``OPS``.
@@ -65,6 +77,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, Lon
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
+from . import special
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 
@@ -98,7 +111,15 @@ _OP_FUNCTIONS = {
     "tensor_split", "tensordot", "tile", "to", "topk", "trace", "transpose", "tril", "triu",
     "true_divide", "trunc", "type_", "unbind", "unflatten", "uniform_", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vector_norm", "view", "view_as",
-    "vstack", "where", "zero_"}
+    "vstack", "where", "zero_"} | {
+    "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh", "deg2rad", "digamma", "erfc",
+    "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
+    "copysign", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
+    "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
+    "aminmax", "mode", "nanmedian", "nanquantile", "quantile",
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "column_stack", "combinations", "dstack",
+    "kron", "rot90", "tril_indices", "triu_indices", "addbmm", "addmv", "addr", "cdist", "renorm",
+    "index_reduce", "scatter_reduce"}
 
 __all__ = sorted(_OP_FUNCTIONS | {
     "Tensor", "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -119,7 +140,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
-    "geqrf"})
+    "geqrf", "special"})
 
 
 def is_tensor(obj):

@@ -421,6 +421,8 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
     check_device(device)
     if dtype is None or dtype is input.dtype:
         return input.clone() if copy else input
+    if not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
+        input = input.detach()  # integer and bool results carry no gradient, as in PyTorch
     return apply(ToDtype, input, dtype=dtype)
 
 

@@ -419,6 +419,13 @@ from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
 from ._ops import softmax as _softmax  # noqa: E402
 from ._ops import sort as _sort  # noqa: E402
+from ._ops import numeric as _numeric  # noqa: E402
+from ._ops import special as _special  # noqa: E402
+from ._ops import scan as _scan  # noqa: E402
+from ._ops import statistics as _statistics  # noqa: E402
+from ._ops import arrange as _arrange  # noqa: E402
+from ._ops import products as _products  # noqa: E402
+from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -536,6 +543,24 @@ _METHODS = {
     "cpu": lambda self, memory_format=None: self, "cuda": _no_cuda,
     "pin_memory": lambda self: self, "share_memory_": lambda self: self,
     "is_shared": lambda self: False,
+    "asinh": _special.asinh, "acosh": _special.acosh, "atanh": _special.atanh,
+    "arcsinh": _special.arcsinh, "arccosh": _special.arccosh, "arctanh": _special.arctanh,
+    "exp2": _special.exp2, "erfc": _special.erfc, "erfinv": _special.erfinv,
+    "logit": _special.logit, "sinc": _special.sinc, "lgamma": _special.lgamma,
+    "digamma": _special.digamma, "polygamma": lambda self, n: _special.polygamma(n, self),
+    "i0": _special.i0, "deg2rad": _special.deg2rad, "rad2deg": _special.rad2deg,
+    "xlogy": _special.xlogy, "logaddexp": _special.logaddexp,
+    "copysign": _numeric.copysign, "ldexp": _numeric.ldexp, "nextafter": _numeric.nextafter,
+    "signbit": _numeric.signbit, "isposinf": _numeric.isposinf, "isneginf": _numeric.isneginf,
+    "heaviside": _numeric.heaviside, "gcd": _numeric.gcd, "lcm": _numeric.lcm,
+    "cummax": _scan.cummax, "cummin": _scan.cummin, "logcumsumexp": _scan.logcumsumexp,
+    "diff": _scan.diff, "aminmax": _statistics.aminmax, "mode": _statistics.mode,
+    "nanmedian": _statistics.nanmedian, "quantile": _statistics.quantile,
+    "nanquantile": _statistics.nanquantile,
+    "rot90": _arrange.rot90, "kron": _arrange.kron, "addmv": _products.addmv,
+    "addbmm": _products.addbmm, "addr": _products.addr, "renorm": _products.renorm,
+    "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
+    "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.
@@ -570,6 +595,18 @@ _IN_PLACE = {
     "index_add_": _indexing.index_add, "index_fill_": _indexing.index_fill,
     "index_copy_": _indexing.index_copy, "masked_fill_": _indexing.masked_fill,
     "masked_scatter_": _indexing.masked_scatter,
+    "asinh_": _special.asinh, "acosh_": _special.acosh, "atanh_": _special.atanh,
+    "arcsinh_": _special.arcsinh, "arccosh_": _special.arccosh, "arctanh_": _special.arctanh,
+    "exp2_": _special.exp2, "erfc_": _special.erfc, "erfinv_": _special.erfinv,
+    "logit_": _special.logit, "sinc_": _special.sinc, "lgamma_": _special.lgamma,
+    "digamma_": _special.digamma, "polygamma_": lambda self, n: _special.polygamma(n, self),
+    "i0_": _special.i0, "deg2rad_": _special.deg2rad, "rad2deg_": _special.rad2deg,
+    "xlogy_": _special.xlogy, "copysign_": _numeric.copysign, "ldexp_": _numeric.ldexp,
+    "nextafter_": _numeric.nextafter, "heaviside_": _numeric.heaviside, "gcd_": _numeric.gcd,
+    "lcm_": _numeric.lcm, "addmm_": _linalg.addmm, "baddbmm_": _linalg.baddbmm,
+    "addmv_": _products.addmv, "addbmm_": _products.addbmm, "addr_": _products.addr,
+    "renorm_": _products.renorm, "scatter_reduce_": _scatter_reduce.scatter_reduce,
+    "index_reduce_": _scatter_reduce.index_reduce,
 }
 
 # Methods that only exist in place.

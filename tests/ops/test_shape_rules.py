@@ -7,10 +7,12 @@ from ember._ops import OPS, core
 
 # The families whose entries all carry a shape rule; the others raise NotImplementedError.
 FAMILIES = {"ember._ops.pointwise_binary", "ember._ops.pointwise_unary", "ember._ops.compare",
-            "ember._ops.reduce", "ember._ops.softmax"}
+            "ember._ops.reduce", "ember._ops.softmax", "ember._ops.special", "ember._ops.numeric",
+            "ember._ops.scan", "ember._ops.statistics", "ember._ops.scatter_reduce"}
 UNARY = ("neg abs sign relu exp expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin acos "
          "atan sinh cosh tanh sigmoid erf floor ceil trunc round frac nan_to_num isnan isinf "
-         "isfinite logical_not bitwise_not").split()
+         "isfinite logical_not bitwise_not asinh acosh atanh exp2 erfc erfinv logit sinc lgamma digamma "
+         "i0 deg2rad rad2deg signbit isposinf isneginf").split()
 
 
 class RuleChecker:
@@ -61,6 +63,13 @@ def sample_calls():
         lambda: i.cumsum(0), lambda: d.cumprod(1), lambda: b.cumsum(0),
         lambda: ember.logsumexp(d, 1), lambda: ember.logsumexp(i, (0, 1), keepdim=True),
         lambda: ember.softmax(d, 1), lambda: ember.log_softmax(x, 0),
+        lambda: ember.polygamma(2, i), lambda: ember.special.i1(d), lambda: ember.xlogy(i, x),
+        lambda: ember.xlogy(x, 2), lambda: ember.logaddexp(x, d[0, :1]), lambda: ember.copysign(i, -1),
+        lambda: ember.ldexp(x, i[0]), lambda: ember.nextafter(x, y), lambda: ember.heaviside(i, i[0]),
+        lambda: ember.gcd(i, i[1]), lambda: ember.lcm(i, b), lambda: ember.logit(x, 0.1),
+        lambda: ember.cummax(d, 1), lambda: ember.cummin(i, 0), lambda: ember.logcumsumexp(d, 0),
+        lambda: ember.mode(i, 0), lambda: ember.mode(d, 1, keepdim=True),
+        lambda: ember.scatter_reduce(d, 1, ember.tensor([[0, 0], [1, 2]]), d, "amax"),
     )
 
 

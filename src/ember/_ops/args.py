@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
 
-__all__ = ["tensor_arg", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "quiet",
+__all__ = ["tensor_arg", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out",
            "c_type_name", "values_indices"]
 
 
@@ -71,15 +71,6 @@ def with_out(result, out):
         _memory.track(out._data)
     write_into(out, result)
     return out
-
-
-def quiet(kernel):
-    """``kernel`` computing without NumPy's floating-point warnings: inf and nan results are
-    values in PyTorch, not events."""
-    def wrapped(*arrays, **attrs):
-        with np.errstate(all="ignore"):
-            return kernel(*arrays, **attrs)
-    return wrapped
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",

@@ -5,6 +5,7 @@ is one row made by :func:`predicate`: a name, a NumPy kernel and the dtype rule.
 page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import builtins
+import sys
 
 import numpy as np
 
@@ -16,9 +17,10 @@ from .core import _NAMES, Op, apply, elementwise_rule
 def predicate(name, kernel, *, promote="promote", rule=None):
     """A new op entry ``name`` without a gradient: ``kernel`` on the (promoted) arrays, with a
     bool result of the broadcast shape unless another shape ``rule`` is given."""
+    module = sys._getframe(1).f_globals["__name__"]  # the family file defining it, as namedtuple's
     return type(name, (Op,), {"promote": promote, "differentiable": False,
                               "forward": staticmethod(kernel),
-                              "infer": classmethod(rule or _truth_rule), "__module__": __name__})
+                              "infer": classmethod(rule or _truth_rule), "__module__": module})
 
 
 def _truth_rule(op, *inputs, **attrs):

@@ -13,8 +13,10 @@ from .. import _backend
 from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
+from .names import torch_name
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range", "named",
+           "node_class"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -259,6 +261,26 @@ def _broadcast_error(inputs):
     return None
 
 
+_NODE_CLASSES = {}
+
+
+def node_class(name):
+    """The ``OpNode`` subclass called ``name`` (``MulBackward0``...), made once: a node's type
+    carries PyTorch's name, as ``type(y.grad_fn).__name__`` shows it."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": ()})
+    return cls
+
+
+def named(t, name):
+    """``t`` with its ``grad_fn`` renamed ``name``: a composite function (``mean`` is a sum
+    divided) shows the node PyTorch's primitive would (``MeanBackward0``)."""
+    if t.grad_fn is not None and isinstance(t.grad_fn, OpNode):
+        t.grad_fn.__class__ = node_class(name)
+    return t
+
+
 def _record(op, inputs, attrs, t):
     needs, nexts = [], []
     for x in inputs:
@@ -275,7 +297,7 @@ def _record(op, inputs, attrs, t):
         else:
             needs.append(False)
             nexts.append((None, 0))
-    node = OpNode(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
+    node = node_class(torch_name(op, inputs, attrs))(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
     if type(t) is tuple:
         for i, out in enumerate(t):
             if out.dtype.is_inexact:

@@ -11,7 +11,7 @@ from .. import _backend, _dtype
 from .._creation import full
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
-from .core import Op, apply
+from .core import Op, apply, named
 from .inplace import write_result
 from .pointwise_binary import Where
 from .shape import expand, broadcast_shapes
@@ -319,7 +319,7 @@ def index_select(input, dim, index, *, out=None):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    return with_out(getitem(input, (slice(None),) * d + (index.reshape(-1),)), out)
+    return with_out(named(getitem(input, (slice(None),) * d + (index.reshape(-1),)), "IndexSelectBackward0"), out)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -356,7 +356,7 @@ def masked_fill(input, mask, value):
         v = value.to(input.dtype)
     else:
         v = full((), value, dtype=input.dtype)
-    return apply(Where, mask, v, input)
+    return named(apply(Where, mask, v, input), "MaskedFillBackward0")
 
 
 def masked_select(input, mask):

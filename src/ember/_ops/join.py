@@ -8,7 +8,7 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
-from .core import Op, apply
+from .core import Op, apply, named
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -27,7 +27,7 @@ def repeat(input, *sizes):
         inter += [1, s]
     expanded = expand(reshape(x, inter), [v for r, s in zip(sizes, shape) for v in (r, s)])
     # Materialised first: repeat always returns new storage, even when every count is 1.
-    return reshape(apply(Clone, expanded), tuple(r * s for r, s in zip(sizes, shape)))
+    return named(reshape(apply(Clone, expanded), tuple(r * s for r, s in zip(sizes, shape))), "RepeatBackward0")
 
 
 def tile(input, dims):
@@ -116,7 +116,7 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+    return named(cat([unsqueeze(t, d) for t in tensors], d, out=out), "StackBackward0")
 
 
 def hstack(tensors):
@@ -170,7 +170,8 @@ def split(tensor, split_size_or_sections, dim=0):
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     out, offset = [], 0
     for s in sizes:
-        out.append(narrow(tensor, d, offset, s))
+        out.append(named(narrow(tensor, d, offset, s), "SplitBackward0" if isinstance(split_size_or_sections, int)
+                         else "SplitWithSizesBackward0"))
         offset += s
     return tuple(out)
 
@@ -206,7 +207,7 @@ def unbind(input, dim=0):
     """The views along ``dim``, which is removed
     (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
     d = _wrap_dim(dim, input.ndim)
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    return tuple(named(select(input, d, i), "UnbindBackward0") for i in range(input.shape[d]))
 
 
 def flip(input, dims):
@@ -243,7 +244,7 @@ def roll(input, shifts, dims=None):
     """Elements shifted by ``shifts`` along ``dims``, wrapping around (flattened when ``dims``
     is None) (https://pytorch.org/docs/stable/generated/torch.roll.html)."""
     if dims is None:
-        return reshape(roll(input.reshape(-1), shifts, 0), input.shape)
+        return named(reshape(roll(input.reshape(-1), shifts, 0), input.shape), "RollBackward0")
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
     dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
     return apply(Roll, input, shifts=shifts, dims=dims)

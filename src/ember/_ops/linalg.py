@@ -8,7 +8,7 @@ from .. import _backend
 from .._creation import eye
 from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, with_out
-from .core import Op, _type_name, apply
+from .core import Op, _type_name, apply, named
 from .reduce import expand_back
 
 
@@ -115,7 +115,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
-    return with_out(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, out)
+    return with_out(named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "AddmmBackward0"), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -320,17 +320,17 @@ class VectorNorm(Op):
     def forward(x, ord, dim, keepdim):
         a = np.abs(x)
         if ord == np.inf:
-            return np.max(a, axis=dim, keepdims=keepdim)
+            return np.maximum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == -np.inf:
-            return np.min(a, axis=dim, keepdims=keepdim)
+            return np.minimum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == 0:
-            return np.sum(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
+            return np.add.reduce(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
         if ord == 1:
-            return np.sum(a, axis=dim, keepdims=keepdim)
+            return np.add.reduce(a, axis=dim, keepdims=keepdim)
         with np.errstate(divide="ignore", over="ignore"):
             if ord == 2:
-                return np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim))
-            return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+                return np.sqrt(np.add.reduce(a * a, axis=dim, keepdims=keepdim))
+            return np.add.reduce(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
 
     @staticmethod
     def backward(ctx, g):

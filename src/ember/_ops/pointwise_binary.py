@@ -13,8 +13,8 @@ import numpy as np
 from .. import _backend, _dtype
 from .._creation import full
 from .._tensor import Tensor
-from .args import quiet, tensor_arg, with_out
-from .core import Op, elementwise_rule, _type_name, apply
+from .args import tensor_arg, with_out
+from .core import Op, elementwise_rule, _type_name, apply, named
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -161,7 +161,7 @@ def _is_int_zero_division(input, other):
 class Div(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
-    forward = staticmethod(quiet(np.true_divide))
+    forward = staticmethod(np.true_divide)
 
     @staticmethod
     def backward(ctx, g):
@@ -213,7 +213,7 @@ def remainder(input, other, *, out=None):
 class Remainder(Op):
     """Python's ``%``: the result takes the sign of the divisor."""
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(quiet(np.remainder))
+    forward = staticmethod(np.remainder)
 
     @staticmethod
     def backward(ctx, g):
@@ -233,7 +233,7 @@ def fmod(input, other, *, out=None):
 class Fmod(Op):
     """C's ``fmod``: the result takes the sign of the dividend."""
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(quiet(np.fmod))
+    forward = staticmethod(np.fmod)
 
     @staticmethod
     def backward(ctx, g):
@@ -248,11 +248,18 @@ def pow(input, exponent, *, out=None):
     if isinstance(exponent, Tensor):  # a bool tensor to a Python bool stays allowed, as in torch
         _refuse_bool(input, exponent, "pow")
     if not isinstance(input, Tensor):
-        input = full((), input, dtype=_dtype.result_type(input, exponent)
-                     if isinstance(exponent, Tensor) else None)
-    elif type(exponent) is builtins.int and exponent < 0 and not input.dtype.is_floating_point \
-            and not input.dtype.is_complex:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+        dtype = _dtype.result_type(input, exponent) if isinstance(exponent, Tensor) else None
+        if type(input) is builtins.int and dtype is not None and dtype.np.kind in "iu":
+            input = full((), input, dtype=_dtype.int64).to(dtype)  # wraps, as PyTorch casts it
+        else:
+            input = full((), input, dtype=dtype)
+        return with_out(named(apply(Pow, input, exponent), "PowBackward2"), out)
+    if type(exponent) is builtins.int and input.dtype.np.kind in "biu":
+        if exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if input.dtype.np.kind != "b" and exponent > np.iinfo(input.dtype.np).max:
+            # PyTorch casts the exponent to the tensor's dtype first
+            raise RuntimeError(f"value cannot be converted to type {input.dtype.np.name}_t without overflow")
     return with_out(apply(Pow, input, exponent), out)
 
 

@@ -8,13 +8,14 @@ dtype (PyTorch's ``promote="float"``); the PyTorch page of each is
 ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import math
+import sys
 
 import numpy as np
 from scipy import special as _special
 
 from .. import _dtype
-from .args import quiet, with_out
-from .core import _NAMES, Op, elementwise_rule, apply, real_rule, zero_link
+from .args import with_out
+from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where
 
@@ -30,10 +31,11 @@ def elementwise(name, kernel, derivative, *, uses="input", promote="float"):
     def backward(ctx, g):
         saved = ctx.input(0) if uses == "input" else ctx.output if uses == "output" else None
         return (derivative(saved, g),)
+    module = sys._getframe(1).f_globals["__name__"]  # the family file defining it, as namedtuple's
     return type(name, (Op,), {"promote": promote, "save_inputs": uses == "input",
                               "save_output": uses == "output", "forward": staticmethod(kernel),
                               "infer": classmethod(elementwise_rule),
-                              "backward": staticmethod(backward), "__module__": __name__})
+                              "backward": staticmethod(backward), "__module__": module})
 
 
 def _no_bool(x, name):
@@ -114,7 +116,7 @@ def exp(input, *, out=None):
     return with_out(apply(Exp, input), out)
 
 
-Exp = elementwise("Exp", quiet(np.exp), lambda out, g: g * out, uses="output")
+Exp = elementwise("Exp", np.exp, lambda out, g: g * out, uses="output")
 
 
 def expm1(input, *, out=None):
@@ -122,7 +124,7 @@ def expm1(input, *, out=None):
     return with_out(apply(Expm1, input), out)
 
 
-Expm1 = elementwise("Expm1", quiet(np.expm1), lambda out, g: g * (out + 1), uses="output")
+Expm1 = elementwise("Expm1", np.expm1, lambda out, g: g * (out + 1), uses="output")
 
 
 def log(input, *, out=None):
@@ -130,7 +132,7 @@ def log(input, *, out=None):
     return with_out(apply(Log, input), out)
 
 
-Log = elementwise("Log", quiet(np.log), lambda x, g: g / x)
+Log = elementwise("Log", np.log, lambda x, g: g / x)
 
 
 def log2(input, *, out=None):
@@ -138,7 +140,7 @@ def log2(input, *, out=None):
     return with_out(apply(Log2, input), out)
 
 
-Log2 = elementwise("Log2", quiet(np.log2), lambda x, g: g / (x * _LN2))
+Log2 = elementwise("Log2", np.log2, lambda x, g: g / (x * _LN2))
 
 
 def log10(input, *, out=None):
@@ -146,7 +148,7 @@ def log10(input, *, out=None):
     return with_out(apply(Log10, input), out)
 
 
-Log10 = elementwise("Log10", quiet(np.log10), lambda x, g: g / (x * _LN10))
+Log10 = elementwise("Log10", np.log10, lambda x, g: g / (x * _LN10))
 
 
 def log1p(input, *, out=None):
@@ -154,7 +156,7 @@ def log1p(input, *, out=None):
     return with_out(apply(Log1p, input), out)
 
 
-Log1p = elementwise("Log1p", quiet(np.log1p), lambda x, g: g / (x + 1))
+Log1p = elementwise("Log1p", np.log1p, lambda x, g: g / (x + 1))
 
 
 def sqrt(input, *, out=None):
@@ -162,7 +164,7 @@ def sqrt(input, *, out=None):
     return with_out(apply(Sqrt, input), out)
 
 
-Sqrt = elementwise("Sqrt", quiet(np.sqrt), lambda out, g: g / (2 * out), uses="output")
+Sqrt = elementwise("Sqrt", np.sqrt, lambda out, g: g / (2 * out), uses="output")
 
 
 def rsqrt(input, *, out=None):
@@ -170,7 +172,7 @@ def rsqrt(input, *, out=None):
     return with_out(apply(Rsqrt, input), out)
 
 
-Rsqrt = elementwise("Rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
+Rsqrt = elementwise("Rsqrt", lambda x: 1 / np.sqrt(x),
                     lambda out, g: g * -0.5 * out * out * out, uses="output")
 
 
@@ -179,13 +181,14 @@ def reciprocal(input, *, out=None):
     return with_out(apply(Reciprocal, input), out)
 
 
-Reciprocal = elementwise("Reciprocal", quiet(np.reciprocal), lambda out, g: -g * out * out,
+Reciprocal = elementwise("Reciprocal", np.reciprocal, lambda out, g: -g * out * out,
                          uses="output")
 
 
 def square(input, *, out=None):
     """``input * input``; bool inputs give int64, as in PyTorch."""
-    return with_out(input * input if input.dtype is not _dtype.bool else input.long() * input.long(), out)
+    return with_out(named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
+                    else input.long() * input.long(), out)
 
 
 # ---- trigonometric and hyperbolic (radians) ------------------------------------------------------
@@ -194,7 +197,7 @@ def sin(input, *, out=None):
     return with_out(apply(Sin, input), out)
 
 
-Sin = elementwise("Sin", quiet(np.sin), lambda x, g: g * x.cos())
+Sin = elementwise("Sin", np.sin, lambda x, g: g * x.cos())
 
 
 def cos(input, *, out=None):
@@ -202,7 +205,7 @@ def cos(input, *, out=None):
     return with_out(apply(Cos, input), out)
 
 
-Cos = elementwise("Cos", quiet(np.cos), lambda x, g: -g * x.sin())
+Cos = elementwise("Cos", np.cos, lambda x, g: -g * x.sin())
 
 
 def tan(input, *, out=None):
@@ -210,7 +213,7 @@ def tan(input, *, out=None):
     return with_out(apply(Tan, input), out)
 
 
-Tan = elementwise("Tan", quiet(np.tan), lambda out, g: g * (1 + out * out), uses="output")
+Tan = elementwise("Tan", np.tan, lambda out, g: g * (1 + out * out), uses="output")
 
 
 def asin(input, *, out=None):
@@ -218,7 +221,7 @@ def asin(input, *, out=None):
     return with_out(apply(Asin, input), out)
 
 
-Asin = elementwise("Asin", quiet(np.arcsin), lambda x, g: g * (1 - x * x).rsqrt())
+Asin = elementwise("Asin", np.arcsin, lambda x, g: g * (1 - x * x).rsqrt())
 arcsin = asin
 
 
@@ -227,7 +230,7 @@ def acos(input, *, out=None):
     return with_out(apply(Acos, input), out)
 
 
-Acos = elementwise("Acos", quiet(np.arccos), lambda x, g: -g * (1 - x * x).rsqrt())
+Acos = elementwise("Acos", np.arccos, lambda x, g: -g * (1 - x * x).rsqrt())
 arccos = acos
 
 
@@ -245,7 +248,7 @@ def sinh(input, *, out=None):
     return with_out(apply(Sinh, input), out)
 
 
-Sinh = elementwise("Sinh", quiet(np.sinh), lambda x, g: g * x.cosh())
+Sinh = elementwise("Sinh", np.sinh, lambda x, g: g * x.cosh())
 
 
 def cosh(input, *, out=None):
@@ -253,7 +256,7 @@ def cosh(input, *, out=None):
     return with_out(apply(Cosh, input), out)
 
 
-Cosh = elementwise("Cosh", quiet(np.cosh), lambda x, g: g * x.sinh())
+Cosh = elementwise("Cosh", np.cosh, lambda x, g: g * x.sinh())
 
 
 def tanh(input, *, out=None):

@@ -12,7 +12,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import dims_arg, dtype_arg, values_indices, with_out
-from .core import Op, _type_name, apply, result_dtype
+from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
 
@@ -68,7 +68,7 @@ class Sum(Op):
     def forward(x, dim=None, keepdim=False, dtype=None):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
-        return np.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return np.add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -84,8 +84,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"floating point or complex dtype. Got: {_type_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
     n = _count(input.shape, dims)
-    return with_out(apply(Sum, input, dim=dims, keepdim=keepdim) / n if n else
-                apply(Sum, input, dim=dims, keepdim=keepdim) * float("nan"), out)
+    total = apply(Sum, input, dim=dims, keepdim=keepdim)
+    result = named(total / n if n else total * float("nan"), "MeanBackward0" if dim is None else "MeanBackward1")
+    return with_out(result, out)
 
 
 def _count(shape, dims):
@@ -118,7 +119,7 @@ class Prod(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.prod(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return np.multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -159,7 +160,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
     ss = sum(squares, dims, keepdim)
     if n - c > 0:
-        return with_out(ss / (n - c), out)
+        return with_out(named(ss / (n - c), "VarBackward0"), out)
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
     # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c).
     r = ss / 0.0
@@ -172,7 +173,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
-    return with_out(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)), out)
+    return with_out(named(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)),
+                          "StdBackward0"), out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -219,7 +221,7 @@ class Amax(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amax")
-        return np.max(x, axis=dim, keepdims=keepdim)
+        return np.maximum.reduce(x, axis=dim, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -231,7 +233,7 @@ class Amin(Amax):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
-        return np.min(x, axis=dim, keepdims=keepdim)
+        return np.minimum.reduce(x, axis=dim, keepdims=keepdim)
 
 
 def _extreme(name, whole, along, input, dim, keepdim, other):
@@ -248,7 +250,7 @@ def _extreme(name, whole, along, input, dim, keepdim, other):
         return values_indices(name, input.clone(), zeros((), dtype=_dtype.int64))
     values, idx = apply(along, input, dim=d)
     if not keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
+        values, idx = named(values.squeeze(d), name.capitalize() + "Backward0"), idx.squeeze(d)
     return values_indices(name, values, idx)
 
 
@@ -307,7 +309,7 @@ class Max(Amax):
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "max")
-        return np.max(x)
+        return np.maximum.reduce(x, axis=None)
 
 
 class Min(Max):
@@ -315,7 +317,7 @@ class Min(Max):
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "min")
-        return np.min(x)
+        return np.minimum.reduce(x, axis=None)
 
 
 def _spread_to_extremes(ctx, g):
@@ -407,7 +409,7 @@ class Cumsum(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.cumsum(x, axis=dim, dtype=dtype)
+        return np.add.accumulate(x, axis=dim, dtype=dtype)  # the ufunc: its warnings come from here
 
     @staticmethod
     def backward(ctx, g):
@@ -431,7 +433,7 @@ class Cumprod(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.cumprod(x, axis=dim, dtype=dtype)
+        return np.multiply.accumulate(x, axis=dim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):

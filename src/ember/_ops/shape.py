@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
-from .core import Op, apply
+from .core import Op, apply, named
 
 
 def _infer_shape(shape, numel, input_shape):
@@ -135,6 +135,7 @@ def squeeze(input, dim=None):
     else:
         dims = dims_arg(dim, input.ndim) or ()
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        return named(apply(Squeeze, input, shape=new), "SqueezeBackward1")
     return apply(Squeeze, input, shape=new)
 
 
@@ -193,7 +194,7 @@ def transpose(input, dim0, dim1):
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
-    return apply(Permute, input, dims=tuple(dims))
+    return named(apply(Permute, input, dims=tuple(dims)), "TransposeBackward0")
 
 
 swapaxes = swapdims = transpose
@@ -203,7 +204,7 @@ def t(input):
     """Transpose of a tensor with at most 2 dimensions; RuntimeError otherwise."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input
+    return named(transpose(input, 0, 1), "TBackward0") if input.ndim == 2 else input
 
 
 def movedim(input, source, destination):

@@ -9,6 +9,7 @@ from .args import values_indices
 from .core import Op, apply
 from .indexing import gather
 from .join import narrow
+from .pointwise_binary import Where
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -102,10 +103,7 @@ def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
     if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
-            return input.new_full((), float("nan"))
-        return median(flat, 0).values
+        return evenly_shared(input, lambda flat: median(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     # The stable argsort puts nan last, so the first nan in sorted order is at n - (nan count).
@@ -116,6 +114,20 @@ def median(input, dim=None, keepdim=False):
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return values_indices("median", values, idx)
+
+
+def evenly_shared(input, select):
+    """``select(flat)``, an element of the flattened ``input`` picked without gradient, whose
+    gradient is shared evenly by all the elements equal to it, as PyTorch's median and
+    nanmedian over all elements do. NaN (still in the graph) for an empty input."""
+    flat = input.reshape(-1)
+    if flat.numel() == 0:
+        return flat.sum() * float("nan")
+    value = select(flat).detach()
+    if not flat.dtype.is_floating_point:
+        return value
+    same = (flat == value) | (flat.isnan() & value.isnan())
+    return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

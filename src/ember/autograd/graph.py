@@ -122,9 +122,6 @@ class OpNode(Node):
         if _creation.hooks:
             node_created(self)
 
-    def name(self):
-        return self.op.backward_name
-
     def input(self, i):
         if self._freed:
             raise RuntimeError(_FREED)

@@ -14,6 +14,7 @@ from ..._ops.pointwise_unary import sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops import OPS
 from ..._ops.core import apply
+from ..._ops.prelu import Prelu
 from ..._random import rng as _rng
 from ..._tensor import _wrap_dim
 from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
@@ -87,7 +88,7 @@ def prelu(input, weight):
                            f"numbers = {weight.numel()} and channel size = {channels}.")
     if weight.numel() != 1 or weight.ndim:
         weight = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight.reshape(())
-    return where(input > 0, input, weight * input)
+    return apply(Prelu, input, weight.to(input.dtype))
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

@@ -1,0 +1,69 @@
+"""The names PyTorch gives the ``grad_fn`` of each op, where they differ from ember's
+``<OpClass>Backward0``: what ``print(y.grad_fn)``, ``y.grad_fn.name()`` and
+``type(y.grad_fn).__name__`` show, so that a learner comparing runs with PyTorch sees the same
+graph. A value is the name, or a function of the op's inputs and attributes when PyTorch's
+name depends on the call (an integer index selects, a slice slices)."""
+__all__ = ["TORCH_NAMES", "torch_name"]
+
+
+def _indexing(inputs, attrs):
+    # PyTorch applies an index's parts left to right; the last one that does something names
+    # the result (a full ``:`` does nothing).
+    name = "AliasBackward0"
+    for part in attrs["index"]:
+        if type(part) is int:
+            name = "SelectBackward0"
+        elif part is None:
+            name = "UnsqueezeBackward0"
+        elif type(part) is slice and part != slice(None):
+            name = "SliceBackward0"
+    return name
+
+
+def _matmul(inputs, attrs):
+    a, b = inputs[0].ndim, inputs[1].ndim
+    if a == b == 2:
+        return "MmBackward0"
+    if a == b == 1:
+        return "DotBackward0"
+    if (a, b) == (2, 1):
+        return "MvBackward0"
+    if a == b == 3 and inputs[0].shape[0] == inputs[1].shape[0]:
+        return "BmmBackward0"
+    return "MatmulBackward0"
+
+
+def _is_tensor(x):
+    return hasattr(x, "grad_fn")
+
+
+def _pow(inputs, attrs):
+    base, exponent = inputs
+    if not _is_tensor(base):
+        return "PowBackward2"  # number ** tensor
+    return "PowBackward1" if _is_tensor(exponent) else "PowBackward0"
+
+
+TORCH_NAMES = {
+    "Pow": _pow,
+    "Sub": lambda inputs, attrs: "SubBackward0" if _is_tensor(inputs[0]) else "RsubBackward1",
+    "Slice": _indexing,
+    "Matmul": _matmul,
+    "Sum": lambda inputs, attrs: "SumBackward0" if attrs.get("dim") is None else "SumBackward1",
+    "Max": "MaxBackward1",
+    "Min": "MinBackward1",
+    "Clamp": "ClampBackward1",
+    "ToDtype": "ToCopyBackward0",
+    "CrossEntropy": "NllLossBackward0",
+    "Conv": "ConvolutionBackward0",
+    "ConstantPad": "ConstantPadNdBackward0",
+    "VectorNorm": "LinalgVectorNormBackward0",
+}
+
+
+def torch_name(op, inputs, attrs):
+    """PyTorch's name for the node recording ``op`` on ``inputs`` with ``attrs``."""
+    name = TORCH_NAMES.get(op.name)
+    if name is None:
+        return op.backward_name
+    return name if type(name) is str else name(inputs, attrs)

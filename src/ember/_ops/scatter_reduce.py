@@ -1,0 +1,127 @@
+"""Reductions into a tensor at indices: ``scatter_reduce`` and ``index_reduce``
+(https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_reduce_.html,
+https://pytorch.org/docs/stable/generated/torch.Tensor.index_reduce_.html).
+
+``index_reduce`` is ``scatter_reduce`` with its 1-D index spread over the source's shape.
+The derivatives follow PyTorch's choices: ``amax``/``amin`` share the gradient evenly among
+the elements equal to the result; ``prod`` gives exact gradients where an element is 0.
+"""
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from .core import Op, apply
+from .indexing import _check_index_tensor, _fit, _grid, _unfit
+from .pointwise_binary import Where
+
+_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """``input`` with each ``src[i][j]`` reduced into ``input[index[i][j]][j]`` (for dim 0) by
+    ``reduce`` ("sum", "prod", "mean", "amax" or "amin"); with ``include_self=False`` the
+    targeted elements of ``input`` are left out of their reduction. Integer means round
+    down. RuntimeError for another ``reduce``, a non-integer index or one out of range."""
+    d = _wrap_dim(dim, input.ndim)
+    if reduce not in _UFUNCS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    _check_index_tensor("scatter_reduce", input, d, index)
+    n = max(input.shape[d], 1) if input.ndim else 1
+    return apply(ScatterReduce, input, src.to(input.dtype), dim=d, index=index._data % n, reduce=reduce,
+                 include_self=include_self)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """``input`` with the slices of ``source`` along ``dim`` reduced into the slices at the 1-D
+    ``index`` by ``reduce`` ("prod", "mean", "amax" or "amin"); see :func:`scatter_reduce`."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but "
+                           f"got {reduce}.")
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if source.ndim and index.numel() != source.shape[d]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    spread = index.reshape(tuple(-1 if i == d else 1 for i in range(source.ndim))).expand(tuple(source.shape))
+    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean", "prod"):
+        return int(reduce == "prod")
+    lowest, highest = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    return lowest if reduce == "amax" else highest
+
+
+def _counts(shape, dim, index, include_self):
+    """How many values each element's reduction takes, and which elements are targeted."""
+    hits = np.zeros(shape, np.int64)
+    np.add.at(hits, _grid(index, dim), 1)
+    return hits + include_self, hits > 0
+
+
+class ScatterReduce(Op):
+    promote = None
+    save_output = True
+
+    @classmethod
+    def infer(cls, x, src, **attrs):
+        return tuple(x.shape), x.dtype
+
+    @staticmethod
+    def forward(x, src, dim, index, reduce, include_self):
+        out = x.copy()
+        grid, values = _grid(index, dim), _fit(src, index)
+        if not include_self:  # targeted elements start from the reduction's identity
+            out[grid] = _identity(reduce, x.dtype)
+        _UFUNCS[reduce].at(out, grid, values)
+        if reduce == "mean":
+            count, _ = _counts(x.shape, dim, index, include_self)
+            count = np.maximum(count, 1)
+            out = out / count if x.dtype.kind == "f" else np.floor_divide(out, count)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, src, out = ctx.input(0), ctx.input(1), ctx.output
+        dim, index, reduce, include_self = (ctx.attrs[k] for k in ("dim", "index", "reduce", "include_self"))
+        grid = _grid(index, dim)
+        count, targeted = _counts(x.shape, dim, index, include_self)
+        targeted = Tensor._make(targeted)
+        zero = g.new_zeros(())
+
+        def at_index(t):  # the index-shaped corner of t gathered at the targets
+            return t[grid]
+        if reduce in ("sum", "mean"):
+            share = g if reduce == "sum" else g / Tensor._make(np.maximum(count, 1).astype(g.dtype.np))
+            gx, gsrc = share, at_index(share)
+        elif reduce in ("amax", "amin"):
+            self_hit = x == out  # counted in the ties even when left out (PyTorch's rule)
+            src_hit = _fit(src, index) == at_index(out)
+            ties = self_hit.to(g.dtype).scatter_add(dim, Tensor._make(index), src_hit.to(g.dtype))
+            share = g / ties
+            gx = apply(Where, self_hit, share, zero)
+            gsrc = apply(Where, src_hit, at_index(share), zero)
+        else:
+            gx, gsrc = _prod_grads(x, _fit(src, index), out, g, dim, index, include_self, at_index)
+        if not include_self:
+            gx = apply(Where, targeted, zero, g)
+        return gx, _unfit(gsrc, ctx.shapes[1])
+
+
+def _prod_grads(x, src, out, g, dim, index, include_self, at_index):
+    """Each factor's gradient is ``g`` times the product of the other factors: ``out / value``
+    for a non-zero factor, the product of the non-zero factors for the only zero, else 0."""
+    one = g.new_ones(())
+    x_safe, src_safe = apply(Where, x == 0, one, x), apply(Where, src == 0, one, src)
+    nonzero = apply(ScatterReduce, x_safe, src_safe, dim=dim, index=index, reduce="prod",
+                    include_self=include_self)
+    zeros = ((x == 0) & include_self).long().scatter_add(dim, Tensor._make(index), (src == 0).long())
+
+    def others(value, value_safe, zeros_here, out_here, nonzero_here):
+        # out / value for a non-zero factor stays differentiable in a zero elsewhere
+        lone_zero = apply(Where, zeros_here == 1, nonzero_here, g.new_zeros(()))
+        return apply(Where, value == 0, lone_zero, out_here / value_safe)
+    gx = g * others(x, x_safe, zeros, out, nonzero)
+    gsrc = at_index(g) * others(src, src_safe, at_index(zeros), at_index(out), at_index(nonzero))
+    return gx, gsrc

@@ -1,0 +1,264 @@
+"""Special functions of one or two tensors: inverse hyperbolics, the error, gamma and Bessel
+families, ``exp2``, ``logit``, ``sinc``, ``xlogy``, ``logaddexp`` and angle conversions.
+
+Kernels come from NumPy and ``scipy.special`` (float16 computes in float32 and rounds back, as
+SciPy has no half loops); derivatives are written in ember ops, so second derivatives come
+free. Integer and bool inputs compute in the default float dtype. The PyTorch page of each
+is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``; the derivatives follow
+PyTorch's ``tools/autograd/derivatives.yaml`` where it chooses a value at a special point.
+"""
+import math
+
+import numpy as np
+from scipy import special as _special
+
+from .._tensor import Tensor
+from .args import with_out
+from .core import Op, apply, elementwise_rule
+from .pointwise_binary import Where, _floating_pair
+from .pointwise_unary import elementwise
+
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _scipy(fn):
+    """``fn`` on an array in its own dtype (float16 through float32)."""
+    def kernel(x, *args):
+        if x.dtype == np.float16:
+            return fn(x.astype(np.float32), *args).astype(np.float16)
+        return np.asarray(fn(x, *args), dtype=x.dtype)
+    return kernel
+
+
+def _where(condition, input, other):
+    return apply(Where, condition, input, other)
+
+
+# ---- inverse hyperbolic functions ----------------------------------------------------------------
+def asinh(input, *, out=None):
+    """Inverse hyperbolic sine; derivative ``1 / sqrt(x^2 + 1)``."""
+    return with_out(apply(Asinh, input), out)
+
+
+Asinh = elementwise("Asinh", np.arcsinh, lambda x, g: g * (x * x + 1).rsqrt())
+arcsinh = asinh
+
+
+def acosh(input, *, out=None):
+    """Inverse hyperbolic cosine; nan below 1; derivative ``1 / sqrt(x^2 - 1)``."""
+    return with_out(apply(Acosh, input), out)
+
+
+Acosh = elementwise("Acosh", np.arccosh, lambda x, g: g * (x * x - 1).rsqrt())
+arccosh = acosh
+
+
+def atanh(input, *, out=None):
+    """Inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]; derivative ``1/(1 - x^2)``."""
+    return with_out(apply(Atanh, input), out)
+
+
+Atanh = elementwise("Atanh", np.arctanh, lambda x, g: g / (1 - x * x))
+arctanh = atanh
+
+
+# ---- exponentials and the error function family ---------------------------------------------------
+def exp2(input, *, out=None):
+    """``2 ** input``."""
+    return with_out(apply(Exp2, input), out)
+
+
+Exp2 = elementwise("Exp2", np.exp2, lambda out, g: g * out * math.log(2.0), uses="output")
+
+
+def erfc(input, *, out=None):
+    """Complementary error function ``1 - erf(input)``, accurate where erf is near 1."""
+    return with_out(apply(Erfc, input), out)
+
+
+Erfc = elementwise("Erfc", _scipy(_special.erfc),
+                   lambda x, g: g * -_TWO_OVER_SQRT_PI * (-x * x).exp())
+
+
+def erfinv(input, *, out=None):
+    """Inverse error function on [-1, 1] (+-inf at +-1, nan outside); derivative
+    ``sqrt(pi)/2 * exp(erfinv(x)^2)``."""
+    return with_out(apply(Erfinv, input), out)
+
+
+Erfinv = elementwise("Erfinv", _scipy(_special.erfinv),
+                     lambda out, g: g * _SQRT_PI_OVER_TWO * (out * out).exp(), uses="output")
+
+
+def logit(input, eps=None, *, out=None):
+    """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]`` and the
+    gradient is 0 outside that interval (PyTorch's choice); without it, value and gradient are
+    nan outside [0, 1]."""
+    return with_out(apply(Logit, input) if eps is None else apply(Logit, input, eps=eps), out)
+
+
+class Logit(Op):
+    """d/dp logit(p) = 1 / (p (1 - p)), zero where ``eps`` clamped ``p``."""
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+
+    @staticmethod
+    def forward(x, eps=None):
+        if eps is not None:
+            x = np.clip(x, eps, 1 - eps)
+        return np.log(x / (1 - x)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, eps = ctx.input(0), ctx.attrs.get("eps")
+        grad = g / (x * (1 - x))
+        if eps is None:
+            return (_where((x < 0) | (x > 1), grad.new_full((), math.nan), grad),)
+        return (_where((x < eps) | (x > 1 - eps), grad.new_zeros(()), grad),)
+
+
+def sinc(input, *, out=None):
+    """Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0; the derivative at 0 is 0."""
+    return with_out(apply(Sinc, input), out)
+
+
+def _sinc_derivative(x, g):
+    px = x * math.pi
+    slope = (px * px.cos() - px.sin()) / (px * x)
+    return g * _where(x == 0, slope.new_zeros(()), slope)
+
+
+Sinc = elementwise("Sinc", np.sinc, _sinc_derivative)
+
+
+# ---- gamma and Bessel functions --------------------------------------------------------------------
+def lgamma(input, *, out=None):
+    """``log |Gamma(input)|``; inf at 0 and the negative integers; derivative ``digamma``."""
+    return with_out(apply(Lgamma, input), out)
+
+
+def _lgamma_kernel(x):
+    return np.where(x == -np.inf, np.inf, _special.gammaln(x)).astype(x.dtype, copy=False)
+
+
+Lgamma = elementwise("Lgamma", _scipy(_lgamma_kernel), lambda x, g: g * digamma(x))
+
+
+def digamma(input, *, out=None):
+    """``d/dx log Gamma(x)``: -inf at +0, inf at -0, nan at the negative integers (PyTorch's
+    values); derivative ``polygamma(1, x)``."""
+    return with_out(apply(Digamma, input), out)
+
+
+Digamma = elementwise("Digamma", _scipy(_special.psi), lambda x, g: g * polygamma(1, x))
+
+
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of ``digamma`` (``n >= 0``; RuntimeError for negative ``n``);
+    derivative ``polygamma(n + 1, x)``. At the negative integers and at -inf the values are
+    SciPy's (inf), where PyTorch's depend on its series' rounding."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return with_out(apply(Polygamma, input, n=n) if n else apply(Digamma, input), out)
+
+
+class Polygamma(Op):
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+
+    @staticmethod
+    def forward(x, n):
+        return _scipy(lambda a: _special.polygamma(n, a))(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * polygamma(ctx.attrs["n"] + 1, ctx.input(0)),)
+
+
+def i0(input, *, out=None):
+    """Modified Bessel function of the first kind, order 0; derivative ``i1``."""
+    return with_out(apply(I0, input), out)
+
+
+I0 = elementwise("I0", _scipy(_special.i0), lambda x, g: g * apply(I1, x))
+
+
+def _i1_derivative(x, g):
+    # I1'(x) = I0(x) - I1(x) / x, with the limit 1/2 at 0.
+    slope = apply(I0, x) - apply(I1, x) / x
+    return g * _where(x == 0, slope.new_full((), 0.5), slope)
+
+
+def i1(input, *, out=None):
+    """Modified Bessel function of the first kind, order 1 (``torch.special.i1``); derivative
+    ``i0(x) - i1(x) / x``, 1/2 at 0."""
+    return with_out(apply(I1, input), out)
+
+
+I1 = elementwise("I1", _scipy(_special.i1), _i1_derivative)
+
+
+# ---- angles ------------------------------------------------------------------------------------------
+def deg2rad(input, *, out=None):
+    """Degrees to radians (``input * pi / 180``)."""
+    return with_out(apply(Deg2Rad, input), out)
+
+
+Deg2Rad = elementwise("Deg2Rad", lambda x: x * np.asarray(math.pi / 180, x.dtype),
+                      lambda _, g: g * (math.pi / 180), uses=None)
+
+
+def rad2deg(input, *, out=None):
+    """Radians to degrees (``input * 180 / pi``)."""
+    return with_out(apply(Rad2Deg, input), out)
+
+
+Rad2Deg = elementwise("Rad2Deg", lambda x: x * np.asarray(180 / math.pi, x.dtype),
+                      lambda _, g: g * (180 / math.pi), uses=None)
+
+
+# ---- two inputs ---------------------------------------------------------------------------------------
+def xlogy(input, other, *, out=None):
+    """``input * log(other)``, 0 where ``input == 0`` unless ``other`` is nan; either argument
+    may be a Python number. The gradient of ``input`` is ``log(other)``, 0 where ``input == 0``
+    and ``other <= 0`` (PyTorch's values)."""
+    return with_out(apply(Xlogy, input, other), out)
+
+
+class Xlogy(Op):
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+
+    @staticmethod
+    def forward(x, y):
+        dtype = np.result_type(x, y)  # a Python number operand takes the tensor's dtype
+        out = x * np.log(np.asarray(y, dtype))
+        return np.where((x == 0) & ~np.isnan(y), 0, out).astype(dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.input(0), ctx.input(1)
+        need_x, need_y = ctx.needs_input_grad
+        if need_x and not isinstance(y, Tensor):
+            y = g.new_full((), y)
+        log_y = _where((x == 0) & (y <= 0), g.new_zeros(()), y.log())
+        return g * log_y if need_x else None, g * x / y if need_y else None
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow.
+    TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
+    _floating_pair("logaddexp", input, other)
+    return with_out(apply(LogAddExp, input, other), out)
+
+
+class LogAddExp(Op):
+    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b."""
+    infer = classmethod(elementwise_rule)
+    forward = staticmethod(np.logaddexp)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g * (a - b).sigmoid(), g * (b - a).sigmoid()
