@@ -212,8 +212,8 @@ def operands(node):
     update = update_of(node)
     if update is not None:
         return update.args
-    if getattr(node.target, "name", None) == "Normalize":
-        return _normalize_operands(node)
+    if getattr(node.target, "name", None) == "Normalize" and hasattr(node.args[1], "meta"):
+        return _normalize_operands(node)  # (without statistics, no-grad layer norm runs from Python)
     return node.args
 
 
