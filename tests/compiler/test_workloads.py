@@ -51,15 +51,20 @@ def _state(step):
 @pytest.mark.parametrize("name", ["mlp_digits_step", "lenet_step", "depthwise_fwd_bwd", "conv2d_fwd_bwd",
                                   "lstm_fwd_bwd", "gpt_train_step", "gpt_decode_token"])
 def test_workload_compiled_equals_eager(name):
-    """Float32 through fused fast-math C (reassociated sums): 1e-4 relative, 1e-5 absolute
-    floor, over 4 steps (the first two calls run eagerly and capture; the last two are C)."""
+    """Float32 through fused fast-math C (reassociated sums of up to ~10^4 terms, as the
+    weight gradients): 1e-4 relative, and 1e-5 of each array's largest magnitude absolute
+    (elements that cancel), over the steps (the first two calls run eagerly and capture)."""
     eager, plain, compiled = _twins(name)
     steps = 8 if name == "gpt_decode_token" else 4
     for i in range(steps):
         expected, actual = eager(), compiled()
-        np.testing.assert_allclose(actual.detach().numpy(), expected.detach().numpy(), rtol=1e-4, atol=1e-5,
-                                   err_msg=f"{name} step {i}")
+        _close(actual.detach().numpy(), expected.detach().numpy(), f"{name} step {i}")
     mine, theirs = _state(plain), _state(eager)
     assert len(mine) == len(theirs) > 0
     for a, b in zip(mine, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=name)
+        _close(a, b, name)
+
+
+def _close(actual, expected, what):
+    scale = float(np.abs(expected).max(initial=1.0))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * scale, err_msg=what)
