@@ -403,7 +403,8 @@ def _gemm_kernel(src, kernel, fname, epilogue):
 
 def generate(plan):
     """(C source, regions, gemms): regions are lists of kernels run by one exported
-    ``region_<i>(void** p)``; gemms are (function name, (M, N, K, itemsize), kernel)."""
+    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
+    gemms are (function name, (M, N, K, itemsize), kernel)."""
     src = _Source(plan)
     body, regions, gemms, calls = [], [], [], {}
     for i, kernel in enumerate(plan.kernels):
@@ -456,5 +457,8 @@ def generate(plan):
         for kernel in kernels:
             tail += ["    " + c for c in calls[id(kernel)]]
         tail += ["    return 0;", "}"]
+    for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
+        if kernel.kind != "python":
+            tail += [f"int kernel_{i}(void** restrict p) {{"] + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
     decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];"]
     return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots
