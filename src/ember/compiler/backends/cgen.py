@@ -86,6 +86,10 @@ class _Body:
     def __init__(self, src, members, domain, index_of):
         self.src, self.members, self.domain, self.index_of = src, members, domain, index_of
         self.lines, self.names = [], {}
+        # Loads of values the loop reads at one address (0-d operands: Adam's step count) go
+        # before the loops: the compiler cannot hoist them past stores that may alias, and
+        # the math on them (Adam's bias corrections, powf) stays invariant only then.
+        self.invariant = []
 
     def operand(self, a, node):
         if a is None:
@@ -105,7 +109,13 @@ class _Body:
             expr = elementwise_expr(node, [self.operand(a, node) for a in operands(node)])
         else:
             loc = plan.loc[node]
-            expr = f"{self.src.pointer(loc)}[{self.index_of(loc)}]"
+            index = self.index_of(loc)
+            expr = f"{self.src.pointer(loc)}[{index}]"
+            if "i" not in index:  # no loop variable: one address for the whole loop
+                name = f"t{len(self.names)}"
+                self.invariant.append(f"const {CTYPES[node_dtype(node)]} {name} = {expr};")
+                self.names[node] = name
+                return name
         name = f"t{len(self.names)}"
         self.lines.append(f"{CTYPES[node_dtype(node)]} {name} = {expr};")
         self.names[node] = name
@@ -169,6 +179,7 @@ def _loop_kernel(src, kernel, fname, rows):
     outer = dims[0] if dims else 1
     lines = [f"/* loop over {list(domain)}: {', '.join(label(n) for n in kernel.nodes)} */",
              f"static void {fname}(void** restrict p, long r0, long r1) {{"]
+    lines += ["    " + ln for ln in body.invariant]
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
@@ -223,6 +234,7 @@ def _sum_kernel(src, node, fname):
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
              f"    for (long i = 0; i < {max(1, _numel(out.shape))}; i++) o[i] = 0;"]
+    lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
