@@ -1,6 +1,7 @@
 """The C backend's direct convolution kernels (Conv, ConvTranspose for the input gradient,
 ConvWeight for the weight gradient) against eager ember's im2col kernels: forward and all three
-gradients of a compiled step, over strides, padding, dilation, groups, crops and dtypes."""
+gradients of a compiled step, over strides, padding, dilation, groups, crops and dtypes; stride 1
+takes the padded-plane kernels, other strides the row-by-row ones."""
 import numpy as np
 import pytest
 
@@ -55,6 +56,7 @@ def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
     source = capsys.readouterr().err
     for name in ("Conv", "ConvTranspose", "ConvWeight"):
         assert f"direct {name} " in source, name
+    assert ("xpad[" in source) == (stride == 1), "stride 1: the padded-plane kernels; else row by row"
     tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
     for mine, eager in zip(results[1], results[0]):
         assert mine.shape == eager.shape and mine.dtype == eager.dtype

@@ -5,11 +5,12 @@ padding, dilation and groups.
 Eager ember runs convolutions as im2col + GEMM: it copies every window into a buffer kh*kw times
 the input's size, then multiplies. That pays when each output sums over many inputs (C_in/groups
 * kh * kw large); for depthwise convolutions (one input channel per output) and small ones (LeNet's)
-the copy costs more than the arithmetic, and a direct loop wins. Each kernel walks whole output
-rows: for one kernel offset (i, j) an output row is a strided slice of one input row times one
-weight, so the inner loop is a contiguous multiply-add the C compiler vectorises (stride 1). The
-column range each offset reaches is computed once, so the inner loop has no bounds tests.
-Sizes are compile-time constants, as everywhere in the generated C.
+the copy costs more than the arithmetic, and a direct loop wins. With stride 1 each input plane
+is copied into a zero-padded buffer, and each kernel offset becomes one long contiguous
+multiply-add over the whole plane (:func:`_flat_planes`). Other strides walk output rows: for
+one kernel offset (i, j) an output row is a strided slice of one input row times one weight,
+over the column range that offset reaches (computed once: no bounds tests inside). Sizes are
+compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
@@ -113,6 +114,9 @@ def conv_kernel(src, node, fname, ctype):
     bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
     if bias is not None:
         lines.append(f"    const {t}* restrict b = {src.pointer(plan.loc[bias])} + {plan.loc[bias].offset};")
+    flat = _flat_planes(src, node, first, t, bias is not None) if (sh, sw) == (1, 1) else None
+    if flat is not None:
+        return lines + flat
     if name == "ConvWeight":  # the weight gradient: x's windows times the output gradient
         n, c, h, w = node.args[0].meta["shape"]
         _, _, h_out, w_out = node.args[1].meta["shape"]
@@ -169,3 +173,95 @@ def conv_kernel(src, node, fname, ctype):
                        lambda j, col: f"orow[{col}] += xp{first.at('oh', 'q')} * wp[i*{kw} + {j}];",
                        "                    "),
         "                }", "            }", "        }", "    }", "}"]
+
+
+def _flat_planes(src, node, first, t, has_bias):
+    """Stride-1 kernels over zero-padded planes: with the input plane copied into a padded
+    (Hp, Wp) buffer, output position p = oh*Wp + ow of every kernel offset (i, j) reads padded
+    element p + i*dh*Wp + j*dw, so each offset is ONE contiguous multiply-add over OH*Wp
+    elements (the Wp - OW columns past each row are computed and dropped): long vectorised
+    loops instead of one short loop per row, for planes as small as a depthwise layer's.
+    None where it does not apply (a crop)."""
+    name = node.target.name
+    (co, cig, kh, kw), _, ((top, bottom), (left, right)), (dh, dw), groups = _geometry(node)
+    x_shape = node.args[0].meta["shape"]
+    if name == "ConvTranspose":
+        n, cx, h_out, w_out = x_shape
+        _, c_in, h, w = src.plan.loc[node].shape
+    else:
+        n, c_in, h, w = x_shape
+        cx = co
+    hp, wp = h + top + bottom, w + left + right
+    h_out, w_out = hp - dh * (kh - 1), wp - dw * (kw - 1)
+    gradient = node.args[0] if name == "ConvTranspose" else node if name == "Conv" else node.args[1]
+    if min(top, bottom, left, right) < 0 or (h_out, w_out) != tuple(gradient.meta["shape"][2:]):
+        return None  # crops (negative padding): the row kernels
+    span = h_out * wp
+    size = hp * wp + dw * (kw - 1)  # the last row's dropped columns read this far
+    offsets = [(i, j, i * dh * wp + j * dw) for i in range(kh) for j in range(kw)]
+    copy_in = (f"for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+               f"xpad[(h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};")
+    head = [f"    static {t} xpad[{size}], rows[{span}];  /* borders and dropped columns stay 0 */"]
+    if name == "Conv":
+        cog = co // groups
+        return head + [
+            f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
+            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+            f"        for (long k = 0; k < {span}; k++) rows[k] = {'b[co]' if has_bias else '0'};",
+            f"        for (long ci = 0; ci < {cig}; ci++) {{",
+            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
+            f"            {copy_in}",
+            f"            const {t}* restrict wp = wt + (co*{cig} + ci)*{kh * kw};",
+            *[ln for i, j, base in offsets for ln in (
+                f"            {{ const {t} v = wp[{i * kw + j}];",
+                "              #pragma GCC ivdep",
+                f"              for (long k = 0; k < {span}; k++) rows[k] += v * xpad[k + {base}]; }}")],
+            "        }",
+            f"        {t}* restrict o = y + (n*{co} + co)*{h_out * w_out};",
+            f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
+            f"o[oh*{w_out} + ow] = rows[oh*{wp} + ow];",
+            "    }", "}"]
+    if name == "ConvWeight":
+        gy, cog = _Operand(src, node.args[1]), co // groups
+        return head + [
+            f"    for (long k = 0; k < {co * cig * kh * kw}; k++) y[k] = 0;",
+            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+            f"        const {t}* gp = {gy.plane('n', 'co')};",
+            f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
+            f"rows[oh*{wp} + ow] = gp{gy.at('oh', 'ow')};",
+            f"        for (long ci = 0; ci < {cig}; ci++) {{",
+            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
+            f"            {copy_in}",
+            f"            {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
+            *[ln for i, j, base in offsets for ln in (
+                f"            {{ {t} acc = 0;",
+                "              #pragma GCC ivdep",
+                f"              for (long k = 0; k < {span}; k++) acc += rows[k] * xpad[k + {base}];",
+                f"              wp[{i * kw + j}] += acc; }}")],
+            "        }", "    }", "}"]
+    # ConvTranspose: each gradient row (laid out with width Wp) adds into the padded plane at
+    # every offset; the plane's interior is the result.
+    cxg = cx // groups
+    return head + [
+        f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
+        f"    for (long n = 0; n < {n}; n++) for (long c = 0; c < {c_in}; c++) {{",
+        f"        for (long k = 0; k < {size}; k++) xpad[k] = 0;",
+        f"        for (long cx = (c/{cig})*{cxg}; cx < (c/{cig} + 1)*{cxg}; cx++) {{",
+        f"            const {t}* xp = {first.plane('n', 'cx')};",
+        f"            for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
+        f"rows[oh*{wp} + ow] = xp{first.at('oh', 'ow')};",
+        f"            const {t}* restrict wp = wt + (cx*{cig} + c%{cig})*{kh * kw};",
+        *[ln for i, j, base in offsets for ln in (
+            f"            {{ const {t} v = wp[{i * kw + j}];",
+            "              #pragma GCC ivdep",
+            f"              for (long k = 0; k < {span}; k++) xpad[k + {base}] += v * rows[k]; }}")],
+        "        }",
+        f"        {t}* restrict o = y + (n*{c_in} + c)*{h * w};",
+        f"        for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+        f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
+        "    }", "}"]
+
+
+def _pointer(src, node):
+    loc = src.plan.loc[node]
+    return f"{src.pointer(loc)} + {loc.offset}"
