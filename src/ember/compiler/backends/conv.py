@@ -51,7 +51,8 @@ def direct(node):
         return False
     weight, groups = geometry[0], geometry[4]
     # The products each output sums: a conv's input channels per group times the window; the
-    # transposed direction sums over its input's channels per group instead.
+    # transposed direction sums over its input's channels per group instead; the weight
+    # gradient follows its layer's forward.
     channels = weight[0] // groups if node.target.name == "ConvTranspose" else weight[1]
     return channels * weight[2] * weight[3] <= MAX_DIRECT_REDUCTION
 
@@ -201,6 +202,7 @@ def _flat_planes(src, node, first, t, has_bias):
     offsets = [(i, j, i * dh * wp + j * dw) for i in range(kh) for j in range(kw)]
     copy_in = (f"for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
                f"xpad[(h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};")
+    # static scratch: one per compiled graph, like the plan's arena buffers
     head = [f"    static {t} xpad[{size}], rows[{span}];  /* borders and dropped columns stay 0 */"]
     if name == "Conv":
         cog = co // groups
