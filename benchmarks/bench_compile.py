@@ -9,9 +9,16 @@ compile time column is the wall time of the first calls (capture or tracing, cod
 the optimizer's first step), minus one steady step. Ratios are to torch eager (lower is
 better for ember).
 
-Workloads (rows are added by name in WORKLOADS):
+Workloads (rows, in WORKLOADS; each builder's docstring gives its sizes):
     mlp_digits_step: MLP 64-128-64-10 (ReLU), batch 32 of digits-shaped float32 inputs,
-        cross-entropy, SGD with momentum 0.9.
+        cross-entropy, SGD with momentum 0.9 (target: compiled <= 0.15x torch eager).
+    lenet_step: LeNet-5, batch 32 of 1x32x32, Adam (target <= 0.7).
+    conv2d_fwd_bwd / depthwise_fwd_bwd: a convolution's forward and backward (depthwise <= 1.0).
+    gpt_train_step: the tiny GPT of ember/models/gpt.py, AdamW, (16, 64) tokens (target <= 0.8).
+    gpt_decode_token: greedy generation with a static KV cache, one token per step: the ratio of
+        times is torch's tokens/s over ember's (target: <= 0.67, i.e. >= 1.5x torch's tokens/s).
+    lstm_fwd_bwd: nn.LSTM(128, 128, num_layers=2), sequence 16, batch 16.
+ember compiles with fullgraph=True: a row that does not capture as one graph raises.
 
 Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor]
 Prints a table (with the CPU's name) and one JSON line.
@@ -27,12 +34,24 @@ def mlp_digits_step(lib, weights, data):
     """One training step of the digits MLP in ``lib`` (ember or torch)."""
     nn = lib.nn
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+    return _classifier_step(lib, model, weights, data, lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
+
+
+def lenet_step(lib, weights, data):
+    """One Adam step of LeNet-5 (the lenet milestone's network) on a batch of 32x32 images."""
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84),
+                          nn.ReLU(), nn.Linear(84, 10))
+    return _classifier_step(lib, model, weights, data, lib.optim.Adam(model.parameters(), lr=1e-3))
+
+
+def _classifier_step(lib, model, weights, data, optimizer):
     model.load_state_dict({name: lib.tensor(value) for name, value in weights(model).items()})
     x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
-    optimizer = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
     def step():
-        loss = nn.functional.cross_entropy(model(x), y)
+        loss = lib.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -40,12 +59,132 @@ def mlp_digits_step(lib, weights, data):
     return step
 
 
-def _mlp_data(np):
+def _layer_step(lib, layer, weights, data):
+    """Forward and backward of ``layer(x).sum()`` into the input's and the layer's gradients."""
+    layer.load_state_dict({name: lib.tensor(value) for name, value in weights(layer).items()})
+    x = lib.tensor(data["x"], requires_grad=True)
+
+    def step():
+        layer.zero_grad()
+        x.grad = None
+        out = layer(x)
+        total = (out[0] if isinstance(out, tuple) else out).sum()
+        total.backward()
+        return total
+    return step
+
+
+def conv2d_fwd_bwd(lib, weights, data):
+    """Conv2d(16, 32, 3, padding=1) forward + backward."""
+    return _layer_step(lib, lib.nn.Conv2d(16, 32, 3, padding=1), weights, data)
+
+
+def depthwise_fwd_bwd(lib, weights, data):
+    """Depthwise Conv2d(32, 32, 3, padding=1, groups=32) forward + backward."""
+    return _layer_step(lib, lib.nn.Conv2d(32, 32, 3, padding=1, groups=32), weights, data)
+
+
+def lstm_fwd_bwd(lib, weights, data):
+    """2-layer LSTM(128, 128) forward + backward of the output's sum."""
+    return _layer_step(lib, lib.nn.LSTM(128, 128, num_layers=2), weights, data)
+
+
+GPT_SIZES = dict(vocab_size=96, block_size=64, n_layer=2, n_head=4, n_embd=128)
+
+
+def _gpt(lib, weights, block_size):
+    """The GPT of ember/models/gpt.py in ``lib`` (the same file with its imports pointed at torch)."""
+    from bench_gpt import gpt_modules
+    gpt = gpt_modules()[0 if lib.__name__ == "ember" else 1]
+    model = gpt.GPT(gpt.GPTConfig(**dict(GPT_SIZES, block_size=block_size)))
+    model.load_state_dict({name: lib.tensor(value) for name, value in weights(model).items()})
+    return model
+
+
+def gpt_train_step(lib, weights, data):
+    """One AdamW step of the tiny GPT (2 layers, 4 heads, n_embd 128) on a (16, 64) batch."""
+    model = _gpt(lib, weights, 64)
+    optimizer = lib.optim.AdamW(model.parameters(), lr=1e-3)
+    idx, targets = lib.tensor(data["idx"]), lib.tensor(data["targets"])
+
+    def step():
+        optimizer.zero_grad()
+        _, loss = model(idx, targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def gpt_decode_token(lib, weights, data):
+    """Greedy KV-cache generation, one token per step (batch 1), of the tiny GPT with block size
+    256: the cache is static (every position allocated; the new key and value written where a
+    one-hot position mask is set, attention masked to the positions written so far), so each
+    step has the same shapes and compiles once (gpt-fast's static cache). tokens/s = 1/time."""
+    model = _gpt(lib, weights, 256).eval()
+    config, F = model.config, lib.nn.functional
+    heads, width = config.n_head, config.n_embd
+    caches = [lib.zeros(2, 1, heads, config.block_size, width // heads) for _ in model.blocks]
+    positions = [lib.tensor([t]) for t in range(config.block_size)]
+    slots = lib.arange(config.block_size)
+    state = {"t": 0, "token": lib.tensor(data["prompt"])}
+
+    def decode(token, position):
+        seen = (slots <= position).view(1, -1)                          # (1, block)
+        here = (slots == position).view(1, 1, 1, -1, 1)
+        x = model.token_embedding(token) + model.position_embedding(position)
+        for block, cache in zip(model.blocks, caches):
+            qkv = block.attn.qkv(block.ln_1(x)).view(1, 3, heads, 1, width // heads)
+            cache.copy_(lib.where(here, qkv[:, 1:].transpose(0, 1), cache))
+            y = F.scaled_dot_product_attention(qkv[:, 0], cache[0], cache[1], attn_mask=seen)
+            x = x + block.attn.proj(y.reshape(1, 1, width))
+            x = x + block.mlp(block.ln_2(x))
+        return model.lm_head(model.ln_f(x)).argmax(-1)
+
+    def step(run=decode):
+        with lib.no_grad():
+            state["token"] = run(state["token"], positions[state["t"]])
+        state["t"] = (state["t"] + 1) % config.block_size
+        return state["token"]
+    step.decode, step.caches = decode, caches
+    return step
+
+
+def _classifier_data(shape):
+    def make(np):
+        rng = np.random.default_rng(0)
+        return {"x": rng.standard_normal(shape).astype(np.float32), "y": rng.integers(0, 10, shape[0])}
+    return make
+
+
+def _input_data(shape):
+    return lambda np: {"x": np.random.default_rng(0).standard_normal(shape).astype(np.float32)}
+
+
+def _gpt_data(np):
     rng = np.random.default_rng(0)
-    return {"x": rng.standard_normal((32, 64)).astype(np.float32), "y": rng.integers(0, 10, 32)}
+    return {"idx": rng.integers(0, 96, (16, 64)), "targets": rng.integers(0, 96, (16, 64)),
+            "prompt": rng.integers(0, 96, (1, 1))}
 
 
-WORKLOADS = {"mlp_digits_step": (mlp_digits_step, _mlp_data)}
+# name -> (build(lib, weights, data) -> step, data(np)); each step is one graph under fullgraph=True.
+WORKLOADS = {
+    "mlp_digits_step": (mlp_digits_step, _classifier_data((32, 64))),
+    "lenet_step": (lenet_step, _classifier_data((32, 1, 32, 32))),
+    "conv2d_fwd_bwd": (conv2d_fwd_bwd, _input_data((8, 16, 32, 32))),
+    "depthwise_fwd_bwd": (depthwise_fwd_bwd, _input_data((32, 32, 16, 16))),
+    "gpt_train_step": (gpt_train_step, _gpt_data),
+    "gpt_decode_token": (gpt_decode_token, _gpt_data),
+    "lstm_fwd_bwd": (lstm_fwd_bwd, _input_data((16, 16, 128))),
+}
+
+
+def compiled(lib, step, **options):
+    """``lib.compile`` of a workload's step (of its decode function for the generation row)."""
+    if hasattr(step, "decode"):
+        run = lib.compile(step.decode, **options)
+        return lambda: step(run)
+    return lib.compile(step, **options)
 
 
 def cpu_name():
@@ -87,6 +226,7 @@ def main():
     parser.add_argument("--number", type=int, default=20, help="steps per round")
     parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by process CPU time")
     parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile (it compiles for 10-60 s)")
+    parser.add_argument("--only", nargs="+", choices=list(WORKLOADS), help="these rows only")
     args = parser.parse_args()
     if args.cpu_time:
         os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
@@ -103,6 +243,8 @@ def main():
           + f"{'compile ember':>15}{'compile torch':>15}" + "".join(f"{c + ' /t':>18}" for c in columns[:2] + columns[3:]))
     results = {}
     for name, (build, make_data) in WORKLOADS.items():
+        if args.only and name not in args.only:
+            continue
         data = make_data(np)
         torch.manual_seed(0)
         reference = {}
@@ -112,10 +254,11 @@ def main():
                 reference.update({k: v.detach().numpy().copy() for k, v in model.state_dict().items()})
             return reference
         torch_eager = build(torch, weights, data)
-        steps = [build(ember, weights, data), ember.compile(build(ember, weights, data)), torch_eager]
+        steps = [build(ember, weights, data), compiled(ember, build(ember, weights, data), fullgraph=True),
+                 torch_eager]
         compile_times = [first_calls(steps[1]) - first_calls(steps[0])]
         if not args.no_inductor:
-            steps.append(torch.compile(build(torch, weights, data)))
+            steps.append(compiled(torch, build(torch, weights, data)))
             compile_times.append(first_calls(steps[3]) - first_calls(steps[2]))
         for step in steps:
             step()

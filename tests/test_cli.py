@@ -87,3 +87,18 @@ def test_python_dash_m_ember_runs_a_real_milestone(tmp_path):
     assert rows[0][:5] == ["xor", "one-layer", "accuracy", rows[0][3], "<="]
     assert rows[1][:6] == ["xor", "MLP", "accuracy", "1.0000", ">=", "1.00"]
     assert (tmp_path / "xor-loss.png").stat().st_size > 1000
+
+
+def test_run_compile_trains_the_steps_compiled_and_meets_the_threshold(capsys):
+    """``--compile`` routes fit's training step through ember.compile: whole-step graphs are
+    captured (torch's counters; the one break is the first call, which creates the optimizer's
+    state), and the threshold is the same."""
+    import ember
+    ember.compiler.reset()
+    assert main(["milestones", "run", "backprop", "--fast", "--compile", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "backprop (compiled)" in out and "pass" in out
+    counters = ember._dynamo.utils.counters
+    assert counters["stats"]["unique_graphs"] >= 2  # full batches, the short last one
+    assert all("optimizer's state" in reason for reason in counters["graph_break"])
+    ember.compiler.reset()

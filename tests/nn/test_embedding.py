@@ -293,10 +293,35 @@ def test_half_weights():
     np.testing.assert_array_equal(weight.grad.numpy()[:, 0], [0, 2, 0, 0, 0, 1])
 
 
-def test_gradient_follows_the_ids_of_the_forward():
-    ids = ember.tensor([1, 1, 3])
-    weight = ember.zeros(5, 2, requires_grad=True)
-    out = ember.nn.functional.embedding(ids, weight)
-    ids.fill_(0)
-    out.sum().backward()
-    np.testing.assert_array_equal(weight.grad.numpy()[:, 0], [0, 2, 0, 1, 0])
+def test_ids_written_in_place_after_the_forward_raise_as_in_torch():
+    """The backward reads the forward's ids (saved, version-checked): torch raises too."""
+    for lib in (ember, torch):
+        ids = lib.tensor([1, 1, 3])
+        weight = lib.zeros(5, 2, requires_grad=True)
+        out = lib.nn.functional.embedding(ids, weight)
+        ids.fill_(0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+
+
+@pytest.mark.parametrize("padding_idx, scale", [(None, False), (1, False), (None, True), (2, True)])
+def test_second_derivative_through_the_weight_gradient(padding_idx, scale):
+    """The weight gradient is an op (EmbeddingBackward) whose own derivative is the lookup
+    again. The weight gradient equals torch's; its derivative with respect to the output
+    gradient is checked in closed form (position i gets ``c_i * C[ids[i]]``, c_i its
+    coefficient): torch 2.13's double backward leaves out the frequency scaling."""
+    rng = np.random.default_rng(0)
+    ids, w, g = rng.integers(0, 5, (2, 3)), rng.standard_normal((5, 4)), rng.standard_normal((2, 3, 4))
+    C = np.arange(20.0).reshape(5, 4)
+    weight = ember.tensor(w, requires_grad=True)
+    grad_out = ember.tensor(g, requires_grad=True)
+    out = ember.nn.functional.embedding(ember.tensor(ids), weight, padding_idx=padding_idx, scale_grad_by_freq=scale)
+    (grad_weight,) = ember.autograd.grad(out, weight, grad_out, create_graph=True)
+    (grad_weight * ember.tensor(C)).sum().backward()
+    reference = torch.nn.functional.embedding(torch.tensor(ids), torch.tensor(w, requires_grad=True),
+                                              padding_idx=padding_idx, scale_grad_by_freq=scale)
+    (expected,) = torch.autograd.grad(reference, reference.grad_fn.next_functions[0][0].variable, torch.tensor(g))
+    np.testing.assert_allclose(grad_weight.detach().numpy(), expected.numpy(), rtol=1e-12)
+    counts = np.bincount(ids.ravel(), minlength=5)[ids] if scale else np.ones(ids.shape)
+    coefficient = (ids != padding_idx) / counts
+    np.testing.assert_allclose(grad_out.grad.numpy(), coefficient[..., None] * C[ids], rtol=1e-12)

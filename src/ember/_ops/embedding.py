@@ -44,14 +44,12 @@ def rows_matrix(indices, num_rows, coefficients=None):
 
 class Embedding(Op):
     """``weight[indices]``: weight (num_embeddings, D), int64/int32 ``indices`` (*) already
-    checked to lie in [0, num_embeddings); output (*, D).
+    checked to lie in [0, num_embeddings); output (*, D). The ids are an input (not an
+    attribute), so a captured graph reads each call's ids.
 
-    The gradient of row r sums the output gradients at the positions whose id is r, except
-    for ``padding_idx`` (None or a row that gets no gradient) and, with
-    ``scale_grad_by_freq``, divided by the number of times r occurs in ``indices``.
+    The gradient is :class:`EmbeddingBackward`.
     """
     promote = None
-    save_inputs = False
 
     @staticmethod
     def forward(weight, indices, padding_idx=None, scale_grad_by_freq=False):
@@ -59,15 +57,41 @@ class Embedding(Op):
 
     @staticmethod
     def backward(ctx, g):
-        a = ctx.attrs
-        num_rows, dim = ctx.shapes[0]
-        flat = a["indices"].reshape(-1)
-        coefficients = None
-        if a.get("scale_grad_by_freq") or a.get("padding_idx") is not None:
-            coefficients = np.ones(flat.size, np.float64)
-            if a.get("scale_grad_by_freq"):
-                coefficients /= np.bincount(flat, minlength=num_rows)[flat]
-            if a.get("padding_idx") is not None:
-                coefficients[flat == a["padding_idx"]] = 0
-        matrix = rows_matrix(flat, num_rows, coefficients)
-        return (apply(SparseMatmul, g.reshape(flat.size, dim), matrix=matrix),)
+        return (apply(EmbeddingBackward, g, ctx.input(1), num_weights=ctx.shapes[0][0], **ctx.attrs), None)
+
+
+def _row_coefficients(flat, num_weights, padding_idx, scale_grad_by_freq):
+    """Each position's weight in its row's gradient (None: all 1)."""
+    if not scale_grad_by_freq and padding_idx is None:
+        return None
+    coefficients = np.ones(flat.size, np.float64)
+    if scale_grad_by_freq:
+        coefficients /= np.bincount(flat, minlength=num_weights)[flat]
+    if padding_idx is not None:
+        coefficients[flat == padding_idx] = 0
+    return coefficients
+
+
+class EmbeddingBackward(Op):
+    """The weight gradient of :class:`Embedding`: row r sums the gradients ``g`` (*, D) at
+    the positions whose id is r, except ``padding_idx`` (None or a row that gets none) and,
+    with ``scale_grad_by_freq``, divided by the number of times r occurs in ``indices``.
+    Output (num_weights, D). Linear in ``g``: its own derivative is the lookup again."""
+    promote = None
+
+    @staticmethod
+    def forward(g, indices, num_weights, padding_idx=None, scale_grad_by_freq=False):
+        flat = indices.reshape(-1)
+        matrix = rows_matrix(flat, num_weights, _row_coefficients(flat, num_weights, padding_idx,
+                                                                   scale_grad_by_freq))
+        return SparseMatmul.forward(g.reshape(flat.size, g.shape[-1]), matrix)
+
+    @staticmethod
+    def backward(ctx, h):
+        a, indices = ctx.attrs, ctx.input(1)
+        rows = apply(Embedding, h, indices)
+        coefficients = _row_coefficients(indices._data.reshape(-1), a["num_weights"], a.get("padding_idx"),
+                                         a.get("scale_grad_by_freq"))
+        if coefficients is not None:
+            rows = rows * type(h)._make(coefficients.astype(h._data.dtype).reshape(indices.shape + (1,)))
+        return rows, None

@@ -1,5 +1,5 @@
 """``ember milestones list`` and ``ember milestones run NAME [NAME ...] | all`` (``--plot DIR``,
-``--fast``, ``--quiet``, ``--data-dir DIR`` for lenet)."""
+``--fast``, ``--quiet``, ``--compile``, ``--data-dir DIR`` for lenet)."""
 import argparse
 import sys
 import tempfile
@@ -28,6 +28,8 @@ def add_parser(subparsers):
     run_parser.add_argument("--fast", action="store_true",
                             help="fewer epochs (for tests); thresholds are unchanged")
     run_parser.add_argument("--quiet", action="store_true", help="hide progress bars")
+    run_parser.add_argument("--compile", action="store_true",
+                            help="compile each training step with ember.compile (same thresholds)")
     run_parser.add_argument(
         "--data-dir", metavar="DIR", dest="lenet_on_data", type=lenet_on_data,
         help="lenet only: train on the image files in DIR instead of the bundled digits: "
@@ -91,7 +93,7 @@ def run_milestones(args):
     results, plots, problem = [], [], None
     try:
         for milestone in chosen:
-            results.append(milestone.run(fast=args.fast, quiet=args.quiet))
+            results.append(milestone.run(fast=args.fast, quiet=args.quiet, compile=args.compile))
             if args.plot is not None:
                 plots += milestone.plot(results[-1], args.plot)
     except KeyboardInterrupt:
@@ -114,7 +116,8 @@ def _print_results(results, plots):
     rows = []
     for result in results:
         for index, check in enumerate(result.checks):
-            rows.append((result.milestone, check.metric, f"{check.value:.4f}", str(check.threshold),
+            name = f"{result.milestone} (compiled)" if result.compiled else result.milestone
+            rows.append((name, check.metric, f"{check.value:.4f}", str(check.threshold),
                          "pass" if check.passed else "FAIL",
                          f"{result.seconds:.1f}" if index == 0 else ""))
     if rows:

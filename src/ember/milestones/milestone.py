@@ -1,10 +1,30 @@
 """What a milestone is, and what running one returns."""
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .plotting import plot_histories
+
+
+_compiling = [False]
+
+
+@contextlib.contextmanager
+def compiled_steps(enabled=True):
+    """Within the block, :func:`~.training.fit` compiles its training step with
+    ``ember.compile`` (``ember milestones run NAME --compile``)."""
+    _compiling.append(bool(enabled))
+    try:
+        yield
+    finally:
+        _compiling.pop()
+
+
+def compiling():
+    """Whether training steps are compiled here (see :func:`compiled_steps`)."""
+    return _compiling[-1]
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,7 @@ class Result:
         histories: per-epoch curves, keyed by the model they belong to.
         seconds: wall-clock time of training and evaluation (plots excluded).
         plots: PNG files written (empty without ``plot_dir``).
+        compiled: the training steps ran through ``ember.compile``.
     """
 
     milestone: str
@@ -65,6 +86,7 @@ class Result:
     histories: dict
     seconds: float
     plots: list = field(default_factory=list)
+    compiled: bool = False
 
     @property
     def passed(self):
@@ -100,7 +122,7 @@ class Milestone:
     accuracy_label: str = "accuracy"
     extra_plots: Callable = None
 
-    def run(self, fast=False, plot_dir=None, quiet=False, seed=0):
+    def run(self, fast=False, plot_dir=None, quiet=False, seed=0, compile=False):
         """Train, evaluate, check every threshold and optionally plot the curves.
 
         Args:
@@ -109,6 +131,8 @@ class Milestone:
                 if missing. None writes nothing.
             quiet: hide the progress bars (they are hidden anyway when stderr is not a TTY).
             seed: seed of initialisation, shuffling and data; a seed gives one result.
+            compile: train with each training step compiled by ``ember.compile`` (the steps
+                of :func:`~ember.milestones.training.fit`); thresholds are unchanged.
 
         Returns:
             :class:`Result`.
@@ -117,10 +141,11 @@ class Milestone:
             ImportError: ``plot_dir`` is given and matplotlib is not installed.
         """
         start = time.perf_counter()
-        metrics, histories = self.train(fast=fast, seed=seed, quiet=quiet)
+        with compiled_steps(compile):
+            metrics, histories = self.train(fast=fast, seed=seed, quiet=quiet)
         seconds = time.perf_counter() - start
         checks = [Check(threshold, metrics[threshold.metric]) for threshold in self.thresholds]
-        result = Result(self.name, checks, histories, seconds)
+        result = Result(self.name, checks, histories, seconds, compiled=bool(compile))
         if plot_dir is not None:
             result.plots = self.plot(result, plot_dir)
         return result

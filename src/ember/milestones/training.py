@@ -7,7 +7,7 @@ from tqdm import trange
 
 import ember as torch
 
-from .milestone import History
+from .milestone import History, compiling
 
 
 def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=None, quiet=False):
@@ -27,6 +27,9 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
             bar is replaced by a plain line every few seconds (``EMBER_PROGRESS_SECONDS``,
             default 5), so a redirected run shows it is alive.
 
+    Inside :func:`~.milestone.compiled_steps`, the training step (zero_grad, forward, loss, backward,
+    optimizer step) runs through ``ember.compile``, as ``torch.compile(train_step)`` would.
+
     Returns:
         :class:`History`: per epoch, the sample-weighted mean training loss and ``evaluate``'s
         accuracy (and test loss).
@@ -35,20 +38,24 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     # disable=None lets tqdm hide the bar when stderr is not a terminal (logs, CI, pipes).
     bar = trange(epochs, desc=desc, file=sys.stderr, leave=False, disable=True if quiet else None)
     log = None if quiet or sys.stderr.isatty() else _LogLines(desc, epochs)
+
+    def train_step(inputs, targets):
+        # course:begin 08/training-step
+        # hint: one step: clear the gradients, compute the loss, backpropagate, update; return the loss
+        optimizer.zero_grad()
+        loss = loss_fn(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+        # course:end 08/training-step
+    step = torch.compile(train_step) if compiling() else train_step
     for epoch in bar:
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
-            # course:begin 08/training-step
-            # hint: one step per batch: clear the gradients, compute the loss, backpropagate, update;
-            # hint: add loss.item() * len(targets) to total and len(targets) to count (a sample-weighted mean)
-            optimizer.zero_grad()
-            loss = loss_fn(model(inputs), targets)
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(targets)
+            loss = step(inputs, targets)
+            total += loss.item() * len(targets)  # the sample-weighted mean of the epoch
             count += len(targets)
-            # course:end 08/training-step
             if log is not None:
                 log.report(epoch, total / count)
         if scheduler is not None:

@@ -29,6 +29,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _CORE = os.path.abspath(core.__file__)
 
 
+def recording():
+    """Whether a profiler is recording now (one list check): code that would open ranges
+    only when profiled asks first (the compiler's generated drivers)."""
+    return bool(_RECORDERS)
+
+
 class ProfilerActivity(enum.Enum):
     """What to profile: ``CPU`` (host-side ops) or ``CUDA`` (device kernels)."""
     CPU = 0

@@ -12,8 +12,10 @@ import time
 
 import numpy as np
 
+from ...profiler.profiler import record_function, recording
 from . import autotune, toolchain
 from .cgen import generate
+from .kernels import label
 from .plan import make_plan
 from .python import Program, value_names
 
@@ -163,9 +165,11 @@ def _driver(plan, lib, regions, slots, buffers, table):
             known[node] = names[node]
         return known[node]
 
-    lines = body
+    lines, profiled, prefix = body, [], len(body)
     region_of = {id(r[0]): i for i, r in enumerate(regions)}
-    for kernel in plan.kernels:
+    raise_bad_target = "raise IndexError(f'Target {bad_target.value} is out of bounds.')"
+    for index, kernel in enumerate(plan.kernels):
+        start = len(lines)
         if kernel.kind == "python":
             node = kernel.nodes[0]
             args = {a: name_of(a) for a in node.args if hasattr(a, "meta")}
@@ -177,12 +181,19 @@ def _driver(plan, lib, regions, slots, buffers, table):
                 # (ascontiguousarray would make a 0-d result 1-d for the Python code after it)
                 lines += [f"{v} = np.asarray({v})", f"if not {v}.flags.c_contiguous: {v} = {v}.copy()",
                           f"P[{slot_of[node]}] = {v}.ctypes.data"]
-        elif id(kernel) in region_of:
+            profiled += [f"with RF({'ember::' + label(node).split('(')[0]!r}):"] + ["    " + ln for ln in lines[start:]]
+            continue
+        if id(kernel) in region_of:
             r = region_of[id(kernel)]
             fn = getattr(lib, f"region_{r}")
             fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
             program.globals[f"R{r}"] = fn
-            lines.append(f"if R{r}(P): raise IndexError(f'Target {{bad_target.value}} is out of bounds.')")
+            lines.append(f"if R{r}(P): {raise_bad_target}")
+        fn = getattr(lib, f"kernel_{index}")
+        fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+        program.globals[f"K{index}"] = fn
+        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if K{index}(P): {raise_bad_target}"]
+    tail = len(lines)
     outs = []
     for o in graph.outputs:
         if not hasattr(o, "meta"):
@@ -200,8 +211,23 @@ def _driver(plan, lib, regions, slots, buffers, table):
         else:
             lines.append(f"np.copyto({p}, {name_of(value)}, casting='unsafe')")
     lines.append(f"return [{', '.join(outs)}]")
-    fn, source = program.function([names[p] for p in graph.placeholders], lines)
-    fn.source = source
+    params = [names[p] for p in graph.placeholders]
+    plain, source = program.function(params, lines)
+    # While a profiler records, the same steps run one kernel at a time, each in its range,
+    # inside one "CompiledFunction" range (torch's profiles show compiled code as a region).
+    program.globals.update(RF=record_function)
+    body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in lines[:prefix] + profiled + lines[tail:]]
+    with_ranges, _ = program.function(params, body, name="compiled_graph_profiled")
+
+    def run(arrays):
+        return with_ranges(arrays) if recording() else plain(arrays)
+    run.source = source
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)
-    return fn
+    return run
+
+
+def _range_name(index, kernel):
+    """The profiler's name of a C kernel: its number, kind and the ops it computes."""
+    nodes = kernel.nodes + (kernel.epilogue.nodes if kernel.epilogue else [])
+    return f"compiled::k{index} {kernel.kind}: " + ", ".join(label(n) for n in nodes)

@@ -7,6 +7,7 @@ comment naming the graph nodes it computes.
 """
 import numpy as np
 
+from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _args, _blas_layout, _numel, gemm_operands
 
@@ -85,6 +86,10 @@ class _Body:
     def __init__(self, src, members, domain, index_of):
         self.src, self.members, self.domain, self.index_of = src, members, domain, index_of
         self.lines, self.names = [], {}
+        # Loads of values the loop reads at one address (0-d operands: Adam's step count) go
+        # before the loops: the compiler cannot hoist them past stores that may alias, and
+        # the math on them (Adam's bias corrections, powf) stays invariant only then.
+        self.invariant = []
 
     def operand(self, a, node):
         if a is None:
@@ -104,7 +109,13 @@ class _Body:
             expr = elementwise_expr(node, [self.operand(a, node) for a in operands(node)])
         else:
             loc = plan.loc[node]
-            expr = f"{self.src.pointer(loc)}[{self.index_of(loc)}]"
+            index = self.index_of(loc)
+            expr = f"{self.src.pointer(loc)}[{index}]"
+            if "i" not in index:  # no loop variable: one address for the whole loop
+                name = f"t{len(self.names)}"
+                self.invariant.append(f"const {CTYPES[node_dtype(node)]} {name} = {expr};")
+                self.names[node] = name
+                return name
         name = f"t{len(self.names)}"
         self.lines.append(f"{CTYPES[node_dtype(node)]} {name} = {expr};")
         self.names[node] = name
@@ -168,6 +179,7 @@ def _loop_kernel(src, kernel, fname, rows):
     outer = dims[0] if dims else 1
     lines = [f"/* loop over {list(domain)}: {', '.join(label(n) for n in kernel.nodes)} */",
              f"static void {fname}(void** restrict p, long r0, long r1) {{"]
+    lines += ["    " + ln for ln in body.invariant]
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
@@ -222,6 +234,7 @@ def _sum_kernel(src, node, fname):
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
              f"    for (long i = 0; i < {max(1, _numel(out.shape))}; i++) o[i] = 0;"]
+    lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
@@ -402,7 +415,8 @@ def _gemm_kernel(src, kernel, fname, epilogue):
 
 def generate(plan):
     """(C source, regions, gemms): regions are lists of kernels run by one exported
-    ``region_<i>(void** p)``; gemms are (function name, (M, N, K, itemsize), kernel)."""
+    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
+    gemms are (function name, (M, N, K, itemsize), kernel)."""
     src = _Source(plan)
     body, regions, gemms, calls = [], [], [], {}
     for i, kernel in enumerate(plan.kernels):
@@ -420,6 +434,9 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
             lines = _norm_stats_kernel(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "conv":
+            lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
             lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))
@@ -452,5 +469,8 @@ def generate(plan):
         for kernel in kernels:
             tail += ["    " + c for c in calls[id(kernel)]]
         tail += ["    return 0;", "}"]
+    for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
+        if kernel.kind != "python":
+            tail += [f"int kernel_{i}(void** restrict p) {{"] + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
     decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];"]
     return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots

@@ -9,6 +9,8 @@ import operator
 
 import numpy as np
 
+from . import conv
+
 __all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -212,8 +214,8 @@ def operands(node):
     update = update_of(node)
     if update is not None:
         return update.args
-    if getattr(node.target, "name", None) == "Normalize":
-        return _normalize_operands(node)
+    if getattr(node.target, "name", None) == "Normalize" and hasattr(node.args[1], "meta"):
+        return _normalize_operands(node)  # (without statistics, no-grad layer norm runs from Python)
     return node.args
 
 
@@ -278,7 +280,7 @@ def _last_dim(node, dim):
 
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
-    "cross_entropy_backward", "gemm" or None (run from Python)."""
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop) or None (run from Python)."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -321,6 +323,8 @@ def kind_of(node, have_blas):
         if name == "CrossEntropyBackward":
             ok = ok and hasattr(node.args[0], "meta") and node.args[0].meta["shape"] == () and _dtype(node.args[0]) == out
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
+    if name in conv.OPS:
+        return "conv" if conv.direct(node) else None
     if name in ("Matmul", "Linear") and have_blas:
         a, b = node.args[0], node.args[1]
         if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2

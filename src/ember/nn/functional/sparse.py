@@ -47,8 +47,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     ids = _ids_in_range(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, ids, max_norm, norm_type)
-    # A copy: the backward reads the ids, which the caller may overwrite in the meantime.
-    return apply(OPS["Embedding"], weight, indices=ids.copy(), padding_idx=padding_idx,
+    # The backward reads the ids, as saved (an in-place write to them raises, as in PyTorch).
+    return apply(OPS["Embedding"], weight, input, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
@@ -176,7 +176,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     bag = _bag_of_each_id(starts, ids.size, include_last_offset)
     num_bags = len(starts) - 1 if include_last_offset else len(starts)
     keep = bag >= 0 if padding_idx is None else (bag >= 0) & (ids != padding_idx)
-    rows = apply(OPS["Embedding"], weight, indices=ids[keep], padding_idx=None,
+    rows = apply(OPS["Embedding"], weight, Tensor._make(ids[keep]), padding_idx=None,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
     bag = bag[keep]
     if mode == "max":

@@ -1,0 +1,63 @@
+"""The C backend's direct convolution kernels (Conv, ConvTranspose for the input gradient,
+ConvWeight for the weight gradient) against eager ember's im2col kernels: forward and all three
+gradients of a compiled step, over strides, padding, dilation, groups, crops and dtypes; stride 1
+takes the padded-plane kernels, other strides the row-by-row ones."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.compiler.backends import conv
+
+CASES = {  # name: (x shape, weight shape, bias, stride, padding, dilation, groups, dtype, weighted)
+    "depthwise": ((4, 6, 9, 8), (6, 1, 3, 3), True, 1, 1, 1, 6, np.float32, True),
+    "lenet_like": ((3, 1, 12, 12), (4, 1, 5, 5), True, 1, 0, 1, 1, np.float32, True),
+    "strided_dilated_groups": ((2, 4, 11, 10), (6, 2, 3, 2), True, 2, (2, 1), (1, 2), 2, np.float32, True),
+    "crop_tail_float64": ((2, 3, 9, 10), (5, 3, 3, 3), False, (2, 3), 0, 1, 1, np.float64, True),
+    "broadcast_gradient": ((2, 3, 7, 7), (3, 1, 3, 3), True, 1, 1, 1, 3, np.float32, False),
+}
+
+
+@pytest.fixture(autouse=True)
+def _every_conv_direct(monkeypatch):
+    """Small and large reductions alike take the direct kernels here."""
+    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", 10 ** 9)
+    ember.compiler.reset()
+    yield
+    ember.compiler.reset()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
+    x_shape, w_shape, has_bias, stride, padding, dilation, groups, dtype, weighted = CASES[case]
+    rng = np.random.default_rng(0)
+    x0, w0, b0 = (rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, w_shape[:1]))
+    geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    out_shape = F.conv2d(ember.tensor(x0), ember.tensor(w0), None, **geometry).shape
+    r = ember.tensor(rng.standard_normal(tuple(out_shape)).astype(dtype)) if weighted else None
+    results = []
+    for compiled in (False, True):
+        x, w = ember.tensor(x0, requires_grad=True), ember.tensor(w0, requires_grad=True)
+        b = ember.tensor(b0, requires_grad=True) if has_bias else None
+
+        def step():
+            for t in (x, w, b):
+                if t is not None:
+                    t.grad = None
+            y = F.conv2d(x, w, b, **geometry)
+            (y * r if weighted else y).sum().backward()
+            return y
+        if compiled:
+            monkeypatch.setenv("EMBER_LOGS", "output_code")
+            step = ember.compile(step, fullgraph=True)
+        for _ in range(3):  # the third call runs the generated C
+            y = step()
+        results.append([y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b) if t is not None])
+    source = capsys.readouterr().err
+    for name in ("Conv", "ConvTranspose", "ConvWeight"):
+        assert f"direct {name} " in source, name
+    assert ("xpad[" in source) == (stride == 1), "stride 1: the padded-plane kernels; else row by row"
+    tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
+    for mine, eager in zip(results[1], results[0]):
+        assert mine.shape == eager.shape and mine.dtype == eager.dtype
+        np.testing.assert_allclose(mine, eager, **tolerance)
