@@ -49,6 +49,7 @@ class Graph:
 
     def __init__(self):
         self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
+        self.symbols = ()  # names of the size symbols its shapes and attrs use (dynamic shapes)
         # Python's builtins are taken too, so that ``code`` never shadows one it uses (slice).
         self._counts, self._names = {}, set(dir(builtins))
 
@@ -109,6 +110,8 @@ class Graph:
         """The graph as a small Python program: each op entry called on its args' arrays
         (``Name(...)`` stands for ``Name.forward(...)``), the mutations as ``copy_``."""
         lines = [f"def forward({', '.join(p.name for p in self.placeholders)}):"]
+        if self.symbols:
+            lines.append(f"    # sizes: {', '.join(self.symbols)} (read from the inputs' shapes)")
         for n in self.nodes:
             if n.op != "call_op":
                 continue

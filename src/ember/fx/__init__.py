@@ -1,0 +1,1 @@
+"""``torch.fx``'s names where ember has them: ``ember.fx.experimental.dynamic_spec``."""

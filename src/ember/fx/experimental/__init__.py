@@ -1,0 +1,1 @@
+"""``torch.fx.experimental``: ``dynamic_spec`` (declared dynamic shapes)."""
