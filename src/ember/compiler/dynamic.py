@@ -14,9 +14,10 @@ constant tensor whose size follows it) is specialised, and the log says why.
 Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the probes run at
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
-specialisation does. What fitting cannot see: a value equal at every probe that depends on a
-size elsewhere (``min(B, 8)`` probed only above 8). Python side effects other than tensors run
-once per probe.
+specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
+range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); what fitting
+cannot see is a size-dependent value equal at all of these. Python side effects other than
+tensors run once per probe.
 """
 import weakref
 
@@ -35,7 +36,12 @@ _PROBE_STEPS = (1, 2)  # each symbol is probed at its base size plus these (or m
 
 
 class Mismatch(Exception):
-    """Recordings at different sizes that one graph cannot describe; the message says where."""
+    """Recordings at different sizes that one graph cannot describe; the message says where.
+    ``raised``: the function raised at that size (rather than recording another program)."""
+
+    def __init__(self, message, raised=False):
+        super().__init__(message)
+        self.raised = raised
 
 
 class Shape:
@@ -53,8 +59,10 @@ class Shape:
 
 def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log):
     """Records ``fn(*args, **kwargs)`` (the real call) and, when its sizes along ``dims`` can
-    vary, probes and fits. Returns ``(result, capture, Shape or None)``; None when every
-    dimension was specialised (then ``capture`` is the real call's static recording).
+    vary, probes and fits. Returns ``(result, capture, Shape or None, static)``: Shape None
+    when every dimension was specialised (then ``capture`` is the real call's static
+    recording); ``static`` the real call's recording when the dynamic graph does not cover
+    its sizes (0 or 1 behaving differently), else None.
 
     Args:
         dims: ``{(flat input index, dim): Expr}``: the symbol (or derived expression) of each
@@ -65,7 +73,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     """
     result, cap = capture(fn, args, kwargs, world, fullgraph)
     if cap.breaks or not dims:
-        return result, cap, None
+        return result, cap, None, None
     inputs = world.inputs
     hints, sources = {}, {}
     for (i, d), e in dims.items():
@@ -86,18 +94,22 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             return point, _record(fn, args, kwargs, dims, point)
         except Mismatch as e:
             return point, e
-        except Exception as e:  # the function itself rejects the size: this dimension is static
-            return point, Mismatch(f"the function raised {type(e).__name__}: {e}")
+        except Exception as e:  # the function itself rejects the size
+            return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
         finally:
             saved.restore()
     real_cap = (real, cap)
     base_sample = real_cap if base == real else probe(base)
     if isinstance(base_sample[1], Mismatch):
         log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
-        return result, cap, None
+        return result, cap, None, None
     per_symbol = {}
     for n in list(symbols):
-        got = [probe(dict(base, **{n: v})) for v in _sizes(n, base[n], ranges)]
+        near = _sizes(n, base[n], ranges)
+        got = [probe(dict(base, **{n: v})) for v in near]
+        # far sizes catch what saturates (min(B, 8)); a size the function refuses is just skipped
+        far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
+        got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
         reason = f"at {_fmt(bad[0])}: {bad[1]}" if bad else _unify_reason([base_sample] + got)
         if reason:
@@ -106,7 +118,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         else:
             per_symbol[n] = got
     if not symbols:
-        return result, cap, None
+        return result, cap, None, None
     samples = [base_sample] + [s for n in symbols for s in per_symbol[n]]
     for k, a in enumerate(symbols):
         for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
@@ -124,7 +136,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     reason = _unify_reason(samples)
     if reason:
         log(f"specialising {', '.join(symbols)}: {reason}")
-        return result, cap, None
+        return result, cap, None, None
     graph_cap = samples[0][1]
     _apply(graph_cap, _unify(samples, fixed))
     graph_cap.graph.symbols = tuple(symbols)
@@ -142,7 +154,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         shape_ranges[n] = (lo, hi)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources)
     log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
-    return result, graph_cap, shape
+    return result, graph_cap, shape, None if covered else cap
 
 
 def _fmt(point):
@@ -162,6 +174,14 @@ def _sizes(name, around, ranges):
     lo, hi = ranges.get(name, (2, None))
     fits = [around + s for s in _PROBE_STEPS] + [around - s for s in _PROBE_STEPS]
     return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)][:2]
+
+
+def _far(name, around, ranges, near):
+    """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
+    end (``2 * around + 8`` when unbounded)."""
+    lo, hi = ranges.get(name, (2, None))
+    ends = [max(lo, 2), 2 * around + 8 if hi is None else hi]
+    return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 
 def _record(fn, args, kwargs, dims, point):

@@ -194,8 +194,11 @@ class _CompiledFunction:
         dims, ranges = self._dynamic_dims(world, facts, declared)
         if dims:
             names = input_names(fn, args, kwargs)
-            result, cap, shape = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims, ranges,
-                                                 names, lambda text: _log("dynamic", text))
+            result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
+                                                         ranges, names, lambda text: _log("dynamic", text))
+            if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
+                counters["stats"]["unique_graphs"] += 1
+                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
         else:
             (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
         if cap.breaks:

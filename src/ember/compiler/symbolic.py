@@ -7,11 +7,14 @@ an assumption check. :func:`fit` recovers an expression from sizes observed at s
 the compiler captures a function at a few sizes and fits every size-dependent value of its graph
 (see :mod:`.dynamic`). No sympy: nothing here needs solving, only evaluating and printing.
 """
+import operator
+
 import numpy as np
 
 __all__ = ["Expr", "Cond", "symbol", "evaluate", "free_symbols", "fit"]
 
 _PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2}
+_OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
 
 
 class Expr:
@@ -115,7 +118,7 @@ def _binary(op, a, b):
         if not isinstance(v, (Expr, int)) or isinstance(v, bool):
             return NotImplemented
     if not isinstance(a, Expr) and not isinstance(b, Expr):
-        return {"+": a + b, "*": a * b, "//": a // b if b else None, "%": a % b if b else None}[op]
+        return _OPERATOR[op](a, b)
     if op == "+":
         if isinstance(a, int) and not isinstance(a, Expr):  # ints go right: s0 + 1
             a, b = b, a
@@ -177,7 +180,7 @@ def evaluate(value, sizes):
         if value.op == "sym":
             return sizes[value.args[0]]
         a, b = (evaluate(v, sizes) for v in value.args)
-        return {"+": a + b, "*": a * b, "//": a // b, "%": a % b}[value.op]
+        return _OPERATOR[value.op](a, b)
     if isinstance(value, tuple):
         return tuple(evaluate(v, sizes) for v in value)
     if isinstance(value, list):

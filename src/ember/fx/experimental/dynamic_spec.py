@@ -188,11 +188,15 @@ class ParamsSpec:
                 self._named_args[key] = value
 
     def __repr__(self):
-        lines = [f"{k}: {v!r}" for k, v in self._named_args.items()]
+        entries = list(self._named_args.items())
         if self._varargs is not None:
-            lines.append(f"*args: {self._varargs!r}")
+            entries.append(("*args", SeqSpec(self._varargs)))
         if self._varkw is not None:
-            lines.append(f"**kwargs: {self._varkw!r}")
+            entries.append(("**kwargs", DictSpec(self._varkw)))
+        lines = []
+        for key, value in entries:
+            text = repr(value)
+            lines += [f"{key}:"] + [_INDENT + ln for ln in text.splitlines()] if "\n" in text else [f"{key}: {text}"]
         return "\n".join(lines)
 
 
