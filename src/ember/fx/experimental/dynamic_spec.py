@@ -16,6 +16,7 @@ differs or a false assumption raises RuntimeError naming the variable, the argum
 sizes; a compiled graph is never silently recompiled for them. Dimensions not declared
 (``STATIC`` or None) are static: guarded, recompiled when they change.
 """
+import functools
 import inspect
 import itertools
 
@@ -265,11 +266,12 @@ class ShapesSpec:
             NotImplementedError: an IntVar for a scalar argument or an ObjectSpec (ember guards
                 only tensors passed as arguments).
         """
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        signature = _signature(fn)
+        bound = signature.bind(*args, **kwargs)
         flat = {id(t): k for k, t in enumerate(flatten((args, kwargs)))}
         found = []  # (where, flat index, dim, spec, size)
         spec = self._params or ParamsSpec()
-        params = inspect.signature(fn).parameters
+        params = signature.parameters
         for name, value in bound.arguments.items():
             kind = params[name].kind
             if kind == inspect.Parameter.VAR_POSITIONAL and spec._varargs is not None:
@@ -314,6 +316,11 @@ class ShapesSpec:
                                    f"({_values(sizes)})")
         ranges = {n: (v.min if v.min is not None else 0, v.max) for n, v in variables.items()}
         return dims, ranges, sizes
+
+
+@functools.lru_cache(maxsize=64)
+def _signature(fn):
+    return inspect.signature(fn)
 
 
 def _values(sizes):
