@@ -174,7 +174,7 @@ def test_shapevar_batch_1_to_64_compiles_once_and_enforces_its_range():
             x = _rand(b, 6, seed=b)
             np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-6, atol=1e-7)
     assert _graphs() == 1
-    with pytest.raises(RuntimeError, match=r"x.size\(0\) = 65 is outside the range of ShapeVar\(B, min=0, max=64\)"):
+    with pytest.raises(RuntimeError, match=r"x.size\(0\) = 65 is outside the range \[0, 64\] of ShapeVar B"):
         compiled(ember.ones(65, 6))
     with pytest.raises(RuntimeError, match=r"4x7 and 6x12"):
         compiled(ember.ones(4, 7))  # a static dim that changed: a recompile, eager's error

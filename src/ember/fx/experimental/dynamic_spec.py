@@ -307,8 +307,9 @@ class ShapesSpec:
         for name, var in variables.items():
             lo, hi = var.min if var.min is not None else 0, var.max
             if sizes[name] < lo or hi is not None and sizes[name] > hi:
-                raise RuntimeError(f"{where_of[name]} = {sizes[name]} is outside the range of {var!r} "
-                                   f"[{lo}, {'inf' if hi is None else hi}] declared by the dynamic shape spec")
+                raise RuntimeError(f"{where_of[name]} = {sizes[name]} is outside the range [{lo}, "
+                                   f"{'inf' if hi is None else hi}] of {type(var).__name__} {name} declared "
+                                   f"by the dynamic shape spec")
         for a in self._assumptions:
             names = free_symbols(a)
             if all(n in sizes for n in names) and not a.evaluate(sizes):
