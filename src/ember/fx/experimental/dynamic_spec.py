@@ -253,6 +253,10 @@ class ShapesSpec:
                 raise ValueError(f"dynamic shape spec has {key!r}, but {getattr(fn, '__qualname__', fn)} "
                                  f"takes no {key}")
 
+    def check(self, fn, args, kwargs):
+        """Raises (as :meth:`bind`) when the call ``fn(*args, **kwargs)`` breaks the spec."""
+        self.bind(fn, args, kwargs)
+
     def bind(self, fn, args, kwargs):
         """The declared dimensions of this call, checked.
 
