@@ -9,7 +9,7 @@ import ember.nn.functional as F
 from ember import nn
 from ember._dynamo import mark_dynamic, mark_static
 from ember._dynamo.utils import counters
-from ember.compiler.symbolic import evaluate, fit, symbol
+from ember.compiler.symbolic import evaluate, fit, fit_ratio, symbol
 from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, ParamsSpec, SeqSpec, ShapesSpec, ShapeVar,
                                                 TensorSpec, dynamic_spec)
 
@@ -43,6 +43,14 @@ def test_expressions_print_evaluate_and_fit():
     # no integer polynomial of degree <= 1 per symbol: reported, never approximated
     assert fit([p["s0"] ** 2 for p in points], points) is None
     assert fit([min(p["s0"], 4) for p in points], points) is None
+    line = [{"s0": n} for n in (4, 6, 8, 2, 16)]
+    assert str(fit([3 * n // 2 for n in (4, 6, 8, 2, 16)], line)) == "3*s0 // 2"
+    assert fit([(n - 2) // 2 + 1 for n in (4, 5, 6, 2, 16)], [{"s0": n} for n in (4, 5, 6, 2, 16)]) is None
+    # floats: ratios of such polynomials (batch norm's count / (count - 1)), bit-exact
+    ratio = fit_ratio([64 * n / (64 * n - 1) for n in (4, 6, 8, 2, 16)], line)
+    assert str(ratio) == "64*s0 / (64*s0 - 1)"
+    assert all(evaluate(ratio, {"s0": n}) == 64 * n / (64 * n - 1) for n in range(1, 300))
+    assert fit_ratio([n ** -0.5 for n in (4, 6, 8, 2, 16)], line) is None
 
 
 # ---- ember.compile(dynamic=...) -------------------------------------------------------------------
@@ -88,13 +96,14 @@ def test_sequence_lengths_with_dynamic_true_compile_at_most_twice(backend):
 def test_automatic_dynamic_training_step_equals_eager(capfd, monkeypatch):
     """dynamic=None: the first graph is static; the first batch of another size compiles one
     graph with the batch size a symbol, which every later size replays. Adam's state, dropout's
-    random stream and the parameters match eager after every step (the probes leave no trace)."""
+    random stream, batch norm's running statistics and the parameters match eager after every
+    step (the probes leave no trace)."""
     monkeypatch.setenv("EMBER_LOGS", "recompiles,dynamic")
     sizes = [6, 6, 9, 4, 13, 2, 7]
     results = []
     for compiled in (False, True):
         ember.manual_seed(0)
-        model = nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Dropout(0.3), nn.Linear(16, 4))
+        model = nn.Sequential(nn.Linear(5, 16), nn.BatchNorm1d(16), nn.Tanh(), nn.Dropout(0.3), nn.Linear(16, 4))
         opt = ember.optim.Adam(model.parameters(), lr=0.01)
 
         def step(x, y):
@@ -106,7 +115,7 @@ def test_automatic_dynamic_training_step_equals_eager(capfd, monkeypatch):
         run = ember.compile(step) if compiled else step
         rng = np.random.default_rng(1)
         losses = [run(_rand(b, 5, seed=b), ember.tensor(rng.integers(0, 4, b))).item() for b in sizes]
-        results.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+        results.append((losses, [t.detach().numpy().copy() for t in (*model.parameters(), *model.buffers())]))
     (eager_losses, eager_params), (losses, params) = results
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     for a, b in zip(params, eager_params):
@@ -249,3 +258,11 @@ def test_equal_sizes_share_a_symbol_and_the_relation_is_guarded(capfd, monkeypat
     assert _graphs() == 1
     np.testing.assert_array_equal(f(ember.arange(5), ember.ones(1, dtype=ember.int64)).numpy(), np.arange(5) + 1)
     assert _graphs() == 2 and "input 1 (shape, dtype, requires_grad): expected ((s0,)" in capfd.readouterr().err
+
+
+def test_a_transposed_input_stays_dynamic():
+    f = ember.compile(lambda x: x.contiguous().view(-1, 2).sum(1), dynamic=True)
+    for n in (4, 6, 10):
+        x = ember.arange(3 * n, dtype=ember.float32).view(n, 3).t()  # (3, n), not contiguous
+        np.testing.assert_array_equal(f(x).numpy(), x.contiguous().view(-1, 2).sum(1).numpy())
+    assert _graphs() == 1

@@ -28,11 +28,9 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node
 from .guards import World
-from .symbolic import Expr, evaluate, fit, free_symbols
+from .symbolic import Expr, evaluate, fit, fit_ratio, free_symbols
 
 __all__ = ["Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
-
-_PROBE_STEPS = (1, 2)  # each symbol is probed at its base size plus these (or minus, at its max)
 
 
 class Mismatch(Exception):
@@ -82,7 +80,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             sources.setdefault(e.args[0], f"{names[i]}.size({d})")
     real = dict(hints)
     base = {n: _base(n, v, ranges) for n, v in real.items()}
-    symbols = [n for n in hints if base[n] is not None and len(_sizes(n, base[n], ranges)) == 2]
+    symbols = [n for n in hints if base[n] is not None and len(_sizes(n, base[n], ranges)) >= 2]
     for n in hints:
         if n not in symbols:
             base[n] = real[n]
@@ -105,11 +103,21 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         return result, cap, None, None
     per_symbol = {}
     for n in list(symbols):
-        near = _sizes(n, base[n], ranges)
-        got = [probe(dict(base, **{n: v})) for v in near]
-        # far sizes catch what saturates (min(B, 8)); a size the function refuses is just skipped
-        far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
-        got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
+        got, near, refused = [], [], None
+        for v in _sizes(n, base[n], ranges)[:6]:  # the first two sizes the function accepts
+            sample = probe(dict(base, **{n: v}))
+            near.append(v)
+            if isinstance(sample[1], Mismatch) and sample[1].raised:
+                refused = sample
+                continue
+            got.append(sample)
+            if len(got) == 2:
+                break
+        if len(got) < 2:
+            got.append(refused or (base, Mismatch("too few sizes in its range to probe")))
+        else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
+            far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
+            got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
         reason = f"at {_fmt(bad[0])}: {bad[1]}" if bad else _unify_reason([base_sample] + got)
         if reason:
@@ -170,10 +178,11 @@ def _base(name, hint, ranges):
 
 
 def _sizes(name, around, ranges):
-    """Two probe sizes for ``name`` other than ``around``: >= 2, in its range, upward first."""
+    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
+    upward before downward (a function may accept only some sizes: even ones, multiples)."""
     lo, hi = ranges.get(name, (2, None))
-    fits = [around + s for s in _PROBE_STEPS] + [around - s for s in _PROBE_STEPS]
-    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)][:2]
+    fits = [around + s for s in range(1, 9)] + [around - s for s in range(1, 9)]
+    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
 
 
 def _far(name, around, ranges, near):
@@ -201,7 +210,11 @@ def _record(fn, args, kwargs, dims, point):
             if n != a.shape[d]:
                 a = np.take(a, np.arange(n) % a.shape[d], axis=d) if a.shape[d] else \
                     np.zeros(a.shape[:d] + (n,) + a.shape[d + 1:], a.dtype)
-        new = Tensor._make(np.ascontiguousarray(a))
+        # the same memory layout as the real input (a transposed input stays transposed)
+        order = np.argsort([-s for s in t._data.strides], kind="stable")
+        laid = np.empty([a.shape[d] for d in order], a.dtype).transpose(np.argsort(order))
+        laid[...] = a
+        new = Tensor._make(laid)
         resized.append(new.requires_grad_() if t.requires_grad else new)
     args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized))
     world = World(fn, args2, kwargs2)
@@ -268,6 +281,12 @@ def _unify(samples, fixed):
             if expr is None:
                 raise Mismatch(f"{where}: {[int(v) for v in values]} at {[_fmt(p) for p in points]} "
                                f"is no polynomial of the sizes")
+            return expr
+        if isinstance(first, float) and all(isinstance(v, float) for v in values):
+            expr = fit_ratio(values, points)  # count / (count - 1): batch norm's unbiased variance
+            if expr is None:
+                raise Mismatch(f"{where}: {values} at {[_fmt(p) for p in points]} is no ratio of "
+                               f"polynomials of the sizes")
             return expr
         if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
             items = [same([v[k] for v in values], where) for k in range(len(first))]

@@ -11,15 +11,17 @@ import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "symbol", "evaluate", "free_symbols", "fit"]
+__all__ = ["Expr", "Cond", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio"]
 
-_PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2}
-_OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
+_PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2, "/": 2}
+_OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+             "/": operator.truediv}
 
 
 class Expr:
     """An integer expression: ``op`` is ``"sym"`` (``args == (name,)``), ``"+"``, ``"*"``,
-    ``"//"`` or ``"%"`` (two args, each an Expr or an int). Hashed by identity; ``==`` and the
+    ``"//"`` or ``"%"`` (two args, each an Expr or an int); ``"/"`` (true division) makes a
+    float of two of them (``s0 / (s0 - 1)``, batch norm's unbiased-variance factor). Hashed by identity; ``==`` and the
     other comparisons build a :class:`Cond` (``bool()`` of ``==``/``!=`` compares structure)."""
     __slots__ = ("op", "args", "__weakref__")
 
@@ -53,6 +55,12 @@ class Expr:
 
     def __rfloordiv__(self, other):
         return _binary("//", other, self)
+
+    def __truediv__(self, other):
+        return _binary("/", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("/", other, self)
 
     def __mod__(self, other):
         return _binary("%", self, other)
@@ -216,29 +224,78 @@ def free_symbols(value):
     return list(found)
 
 
+def _basis(points):
+    """The monomials ``1, s_i, s_i*s_j`` of the symbols that vary over ``points``, and their
+    values at each point (rows)."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    terms = [()] + [(n,) for n in names] + [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    rows = np.array([[np.prod([p[n] for n in t]) if t else 1 for t in terms] for p in points], float)
+    return terms, rows
+
+
+def _polynomial(coefficients, terms):
+    expr = 0
+    for c, t in zip(coefficients, terms):
+        monomial = 1
+        for n in t:
+            monomial = monomial * symbol(n)
+        expr = expr + c * monomial if t else expr + c
+    return expr
+
+
+def fit_ratio(values, points):
+    """The expression ``P / Q`` (``P``, ``Q`` polynomials as in :func:`fit`) that gives the
+    floats ``values[k]`` at ``points[k]`` to within 4 ulps, or None. Found as the null space of
+    ``v_k Q(p_k) - P(p_k) = 0``, scaled to integers and checked at every point."""
+    if all(v == values[0] for v in values):
+        return values[0]
+    terms, rows = _basis(points)
+    v = np.array(values, float)
+    for m in range(len(terms), 1, -1):  # cross terms first, dropped while they are not determined
+        system = np.hstack([v[:, None] * rows[:, :m], -rows[:, :m]])
+        _, sv, vt = np.linalg.svd(system)
+        if len(values) < 2 * m - 1 or (len(sv) == 2 * m and sv[-2] < 1e-9 * sv[0]):
+            continue  # too few points, or more than one solution
+        x = vt[-1] / np.min(np.abs(vt[-1][np.abs(vt[-1]) > 1e-9 * np.abs(vt[-1]).max()]))
+        for scale in range(1, 13):
+            coef = np.rint(x * scale)
+            if np.allclose(x * scale, coef, rtol=0, atol=1e-6):
+                break
+        else:
+            return None
+        if coef[:m][np.flatnonzero(coef[:m])[-1]] < 0:  # the denominator's leading term positive
+            coef = -coef
+        q, p = coef[:m].astype(int).tolist(), coef[m:].astype(int).tolist()
+        expr = _binary("/", _polynomial(p, terms[:m]), _polynomial(q, terms[:m]))
+        try:
+            got = [float(evaluate(expr, point)) for point in points]
+        except ZeroDivisionError:
+            return None
+        if np.allclose(got, v, rtol=4 * np.finfo(float).eps, atol=0):
+            return expr
+    return None
+
+
 def fit(values, points):
-    """The expression ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` (integer coefficients) that
-    gives ``values[k]`` at ``points[k]`` ({symbol name: int}) for every k, or None.
+    """The expression ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer coefficients,
+    ``d <= 12``, 1 where it can be) that gives ``values[k]`` at ``points[k]`` ({symbol name:
+    int}) for every k, or None.
 
     The coefficients come from least squares over the points, rounded, then checked exactly
     against every point: a value that is no such polynomial (``s0**2``, ``min(s0, 8)``) over
     points that tell it apart is reported as None, never approximated."""
     if all(v == values[0] for v in values):
         return values[0]
-    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
-    terms = [()] + [(n,) for n in names] + [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
-    rows = np.array([[np.prod([p[n] for n in t]) if t else 1 for t in terms] for p in points], float)
+    terms, rows = _basis(points)
     while terms and np.linalg.matrix_rank(rows) < len(terms):  # too few points for cross terms
         if len(terms[-1]) < 2:
             return None
         terms, rows = terms[:-1], rows[:, :-1]
     coef, *_ = np.linalg.lstsq(rows, np.array(values, float), rcond=None)
-    expr = 0
-    for c, t in zip(np.rint(coef).astype(int).tolist(), terms):
-        monomial = 1
-        for n in t:
-            monomial = monomial * symbol(n)
-        expr = expr + c * monomial if t else expr + c
-    if any(evaluate(expr, p) != v for p, v in zip(points, values)):
-        return None
-    return expr
+    for divisor in range(1, 13):  # 3*s0 // 2: sizes halved by a view, a stride
+        scaled = np.rint(coef * divisor)
+        if np.allclose(coef * divisor, scaled, rtol=0, atol=1e-6):
+            expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
+            if all(evaluate(expr, p) == v for p, v in zip(points, values)):
+                return expr
+    return None
