@@ -148,10 +148,10 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     graph_cap = samples[0][1]
     _apply(graph_cap, _unify(samples, fixed))
     graph_cap.graph.symbols = tuple(symbols)
-    patterns = {}
+    patterns = {}  # a specialised symbol keeps the size the samples had (its base)
     for (i, d), e in dims.items():
-        if all(n in symbols for n in free_symbols(e)):
-            patterns.setdefault(i, list(inputs[i].shape))[d] = e
+        live = all(n in symbols for n in free_symbols(e))
+        patterns.setdefault(i, list(inputs[i].shape))[d] = e if live else evaluate(e, base)
     shape_ranges = {}
     for n in symbols:
         lo, hi = ranges.get(n, (2, None))
@@ -225,14 +225,16 @@ def _record(fn, args, kwargs, dims, point):
 
 
 class _State:
-    """Parameters, gradients, optimizer state and the random stream, to restore after a probe."""
+    """Parameters and buffers, gradients, optimizer state and hyperparameters, and the random
+    stream: what a probe may change, restored after it."""
 
     def __init__(self, world):
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
                             [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
-                             if isinstance(v, Tensor)]) for opt in world.optimizers]
+                             if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
+                           for opt in world.optimizers]
         self.rng = _random.get_rng_state()
 
     def restore(self):
@@ -241,7 +243,9 @@ class _State:
             p.grad = grad
             if grad is not None:
                 np.copyto(grad._data, grad_data)
-        for opt, state, arrays in self.optimizers:
+        for opt, state, arrays, groups in self.optimizers:
+            for group, saved in zip(opt.param_groups, groups):
+                group.update(saved)
             opt.state.clear()
             opt.state.update({p: dict(s) for p, s in state.items()})
             for v, data in arrays:
@@ -275,8 +279,7 @@ def _unify(samples, fixed):
             if len({ix[v] if isinstance(v, Node) else None for ix, v in zip(index, values)}) > 1:
                 raise Mismatch(f"{where}: different values used")
             return first
-        if isinstance(first, int) and not isinstance(first, bool) and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in values):
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
             expr = fit([int(v) for v in values], points)
             if expr is None:
                 raise Mismatch(f"{where}: {[int(v) for v in values]} at {[_fmt(p) for p in points]} "
