@@ -162,8 +162,8 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or is_compiling():
             return fn(*args, **kwargs)
-        declared = self._spec.bind(self._signature_of, args, kwargs) if self._spec is not None else None
         world = self._world = World(fn, args, kwargs, self._world)
+        declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
         for entry in reversed(self._entries):  # the newest is the likeliest
             if entry.ranges is None:

@@ -257,8 +257,9 @@ class ShapesSpec:
         """Raises (as :meth:`bind`) when the call ``fn(*args, **kwargs)`` breaks the spec."""
         self.bind(fn, args, kwargs)
 
-    def bind(self, fn, args, kwargs):
-        """The declared dimensions of this call, checked.
+    def bind(self, fn, args, kwargs, inputs=None):
+        """The declared dimensions of this call, checked. ``inputs``: ``flatten((args,
+        kwargs))`` when the caller has it.
 
         Returns ``(dims, ranges, sizes)``: ``{(index in flatten((args, kwargs)), dim): Expr}``,
         ``{name: (min, max)}`` (max None: unbounded) and the variables' values.
@@ -272,7 +273,7 @@ class ShapesSpec:
         """
         signature = _signature(fn)
         bound = signature.bind(*args, **kwargs)
-        flat = {id(t): k for k, t in enumerate(flatten((args, kwargs)))}
+        flat = {id(t): k for k, t in enumerate(flatten((args, kwargs)) if inputs is None else inputs)}
         found = []  # (where, flat index, dim, spec, size)
         spec = self._params or ParamsSpec()
         params = signature.parameters
