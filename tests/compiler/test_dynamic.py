@@ -266,3 +266,17 @@ def test_a_transposed_input_stays_dynamic():
         x = ember.arange(3 * n, dtype=ember.float32).view(n, 3).t()  # (3, n), not contiguous
         np.testing.assert_array_equal(f(x).numpy(), x.contiguous().view(-1, 2).sum(1).numpy())
     assert _graphs() == 1
+
+
+def test_a_graph_for_the_exact_sizes_is_preferred_to_the_dynamic_one():
+    """A loop whose last batch is short: the full batches keep their static graph (C), the
+    dynamic graph serves the other sizes."""
+    f = ember.compile(lambda x: x * 3)
+    f(ember.ones(8)), f(ember.ones(5))
+    static, dynamic = f._entries
+    assert static.ranges is None and dynamic.ranges == {"s0": (2, None)}
+    calls = []
+    for entry in (static, dynamic):
+        entry.run = (lambda run, name: lambda *a: calls.append(name) or run(*a))(entry.run, entry)
+    f(ember.ones(8)), f(ember.ones(6))
+    assert calls == [static, dynamic] and _graphs() == 2

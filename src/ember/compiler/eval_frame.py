@@ -165,11 +165,13 @@ class _CompiledFunction:
         world = self._world = World(fn, args, kwargs, self._world)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
-        for entry in reversed(self._entries):  # the newest is the likeliest
-            if entry.ranges is None:
-                if holds(entry.facts, facts):
-                    return entry(world, fn, args, kwargs)
-            else:
+        # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
+        # (generated Python): a loop whose last batch is short keeps its C graph for the others
+        for entry in reversed(self._entries):
+            if entry.ranges is None and holds(entry.facts, facts):
+                return entry(world, fn, args, kwargs)
+        for entry in reversed(self._entries):
+            if entry.ranges is not None:
                 sizes = bind(entry.facts, facts, entry.ranges)
                 if sizes is not None:
                     return entry(world, fn, args, kwargs, sizes)
