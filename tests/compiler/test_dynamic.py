@@ -10,7 +10,7 @@ from ember import nn
 from ember._dynamo import mark_dynamic, mark_static
 from ember._dynamo.utils import counters
 from ember.compiler.symbolic import evaluate, fit, fit_ratio, symbol
-from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, ParamsSpec, SeqSpec, ShapesSpec, ShapeVar,
+from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, IntVar, ParamsSpec, SeqSpec, ShapesSpec, ShapeVar,
                                                 TensorSpec, dynamic_spec)
 
 
@@ -280,3 +280,17 @@ def test_a_graph_for_the_exact_sizes_is_preferred_to_the_dynamic_one():
         entry.run = (lambda run, name: lambda *a: calls.append(name) or run(*a))(entry.run, entry)
     f(ember.ones(8)), f(ember.ones(6))
     assert calls == [static, dynamic] and _graphs() == 2
+
+
+def test_intvar_scalar_argument_is_one_graph_for_its_values():
+    K = IntVar("K", min=1, max=40)
+
+    @dynamic_spec({"x": TensorSpec([STATIC]), "k": K})
+    def tile(x, k):
+        return x.repeat(k) * k
+    compiled = ember.compile(tile)
+    for k in (3, 7, 1, 40, 12):
+        np.testing.assert_array_equal(compiled(ember.arange(3), k).numpy(), np.tile(np.arange(3), k) * k)
+    assert _graphs() == 1
+    with pytest.raises(RuntimeError, match=r"k = 41 is outside the range \[1, 40\] of IntVar K"):
+        compiled(ember.arange(3), 41)

@@ -30,7 +30,11 @@ from .graph import Node
 from .guards import World
 from .symbolic import Expr, evaluate, fit, fit_ratio, free_symbols
 
-__all__ = ["Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
+# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
+# for a scalar int argument (an IntVar of a spec)
+ARG = "argument"
+
+__all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
 
 
 class Mismatch(Exception):
@@ -44,11 +48,12 @@ class Mismatch(Exception):
 
 class Shape:
     """What a dynamic graph assumed about its inputs: for input ``i`` its size pattern
-    (``patterns[i]``: ints and expressions), and the range ``[lo, hi]`` of each symbol
-    (``hi`` None: unbounded). ``sources[name]`` names where a symbol is read (``x.size(0)``)."""
+    (``patterns[i]``: ints and expressions), for scalar argument ``k`` its symbol
+    (``ints[k]``), and the range ``[lo, hi]`` of each symbol (``hi`` None: unbounded).
+    ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``)."""
 
-    def __init__(self, patterns, ranges, sources):
-        self.patterns, self.ranges, self.sources = patterns, ranges, sources
+    def __init__(self, patterns, ranges, sources, ints=None):
+        self.patterns, self.ranges, self.sources, self.ints = patterns, ranges, sources, ints or {}
 
     def describe(self):
         return ", ".join(f"{n} = {self.sources[n]} in [{lo}, {'inf' if hi is None else hi}]"
@@ -64,7 +69,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
 
     Args:
         dims: ``{(flat input index, dim): Expr}``: the symbol (or derived expression) of each
-            dynamic dimension. ranges: ``{symbol: (lo, hi)}``. names: readable input names.
+            dynamic dimension; ``{(ARG, k): Expr}`` for a scalar int argument.
+        ranges: ``{symbol: (lo, hi)}``. names: readable input names.
         log: ``log(text)`` for the "dynamic" log.
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
@@ -74,10 +80,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         return result, cap, None, None
     inputs = world.inputs
     hints, sources = {}, {}
+    scalars = (*args, *kwargs.values())
     for (i, d), e in dims.items():
         if isinstance(e, Expr) and e.op == "sym":
-            hints.setdefault(e.args[0], inputs[i].shape[d])
-            sources.setdefault(e.args[0], f"{names[i]}.size({d})")
+            hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
+            sources.setdefault(e.args[0], f"argument {d}" if i == ARG else f"{names[i]}.size({d})")
     real = dict(hints)
     base = {n: _base(n, v, ranges) for n, v in real.items()}
     symbols = [n for n in hints if base[n] is not None and len(_sizes(n, base[n], ranges)) >= 2]
@@ -148,10 +155,13 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     graph_cap = samples[0][1]
     _apply(graph_cap, _unify(samples, fixed))
     graph_cap.graph.symbols = tuple(symbols)
-    patterns = {}  # a specialised symbol keeps the size the samples had (its base)
+    patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
     for (i, d), e in dims.items():
-        live = all(n in symbols for n in free_symbols(e))
-        patterns.setdefault(i, list(inputs[i].shape))[d] = e if live else evaluate(e, base)
+        value = e if all(n in symbols for n in free_symbols(e)) else evaluate(e, base)
+        if i == ARG:
+            ints[d] = value
+        else:
+            patterns.setdefault(i, list(inputs[i].shape))[d] = value
     shape_ranges = {}
     for n in symbols:
         lo, hi = ranges.get(n, (2, None))
@@ -160,7 +170,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "
                 f"this graph covers sizes >= 2")
         shape_ranges[n] = (lo, hi)
-    shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources)
+    shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
     log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
     return result, graph_cap, shape, None if covered else cap
 
@@ -217,6 +227,13 @@ def _record(fn, args, kwargs, dims, point):
         new = Tensor._make(laid)
         resized.append(new.requires_grad_() if t.requires_grad else new)
     args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized))
+    args2, names = list(args2), list(kwargs2)
+    for (i, k), e in dims.items():  # scalar arguments declared dynamic (IntVar)
+        if i == ARG:
+            if k < len(args2):
+                args2[k] = evaluate(e, point)
+            else:
+                kwargs2[names[k - len(args2)]] = evaluate(e, point)
     world = World(fn, args2, kwargs2)
     _, cap = capture(fn, args2, kwargs2, world, False)
     if cap.breaks:

@@ -141,8 +141,9 @@ def with_patterns(facts, shape):
     """``facts`` with the input shapes of a dynamic graph replaced by their patterns
     (``shape.patterns``: ints and size expressions, see :mod:`.dynamic`)."""
     patterns = {_input_name(i): p for i, p in shape.patterns.items()}
-    return [(name, (patterns[name],) + value[1:]) if name in patterns else (name, value)
-            for name, value in facts]
+    ints = {f"argument {k}": e for k, e in shape.ints.items()}
+    return [(name, (patterns[name],) + value[1:]) if name in patterns else
+            (name, ints[name]) if name in ints else (name, value) for name, value in facts]
 
 
 def bind(expected, actual, ranges):
@@ -169,7 +170,15 @@ def bind(expected, actual, ranges):
 
 
 def _bind_shape(want, got, sizes, derived):
-    """Matches one input's ``(pattern, dtype, requires_grad)`` against its ``(shape, ...)``."""
+    """Matches one input's ``(pattern, dtype, requires_grad)`` against its ``(shape, ...)``,
+    or a scalar argument's symbol against its int."""
+    if isinstance(want, Expr):
+        if type(got) is not int:
+            return False
+        if want.op == "sym":
+            return sizes.setdefault(want.args[0], got) == got
+        derived.append((want, got))
+        return True
     if not isinstance(want, tuple) or len(want) != 3 or not isinstance(got, tuple) or want[1:] != got[1:]:
         return False
     pattern, shape = want[0], got[0]

@@ -19,9 +19,11 @@ sizes; a compiled graph is never silently recompiled for them. Dimensions not de
 import functools
 import inspect
 import itertools
+import math
 
 from ..._tensor import Tensor
 from ...compiler.capture import flatten
+from ...compiler.dynamic import ARG
 from ...compiler.symbolic import Cond, Expr, evaluate, free_symbols
 
 __all__ = ["ShapeVar", "IntVar", "STATIC", "TensorSpec", "ObjectSpec", "DictSpec", "SeqSpec",
@@ -184,7 +186,8 @@ class ParamsSpec:
                     raise ValueError(f"ParamsSpec '**kwargs' value must be a dict of specs, got {type(value).__name__}")
                 self._varkw = dict(value)
             elif key.startswith("*"):
-                raise ValueError(f"Unknown sentinel key {key!r} in ParamsSpec; only '*args' and '**kwargs' are reserved")
+                raise ValueError(f"Unknown sentinel key {key!r} in ParamsSpec; only '*args' and '**kwargs' "
+                                 f"are reserved")
             else:
                 self._named_args[key] = value
 
@@ -261,15 +264,16 @@ class ShapesSpec:
         """The declared dimensions of this call, checked. ``inputs``: ``flatten((args,
         kwargs))`` when the caller has it.
 
-        Returns ``(dims, ranges, sizes)``: ``{(index in flatten((args, kwargs)), dim): Expr}``,
+        Returns ``(dims, ranges, sizes)``: ``{(index in flatten((args, kwargs)), dim): Expr}``
+        (``{(ARG, position in (*args, *kwargs.values())): Expr}`` for an int argument),
         ``{name: (min, max)}`` (max None: unbounded) and the variables' values.
 
         Raises:
             RuntimeError: a size outside its variable's range, a derived size that is not its
                 expression, a pinned size that differs, a false assumption; a tensor's rank
                 that differs from its TensorSpec's length.
-            NotImplementedError: an IntVar for a scalar argument or an ObjectSpec (ember guards
-                only tensors passed as arguments).
+            NotImplementedError: an ObjectSpec, or an IntVar for a value that is no int
+                argument of the function (ember guards tensors and ints passed as arguments).
         """
         signature = _signature(fn)
         bound = signature.bind(*args, **kwargs)
@@ -287,17 +291,17 @@ class ShapesSpec:
                     if k in value:
                         _walk(s, value[k], f"{name}[{k!r}]", flat, found)
             elif name in spec._named_args:
-                _walk(spec._named_args[name], value, name, flat, found)
+                _walk(spec._named_args[name], value, name, flat, found, _position(name, args, kwargs, signature))
         variables, sizes, dims, where_of = {}, {}, {}, {}
         for where, k, d, s, n in found:
             if isinstance(s, IntVar):
                 other = variables.setdefault(s.name, s)
                 if other is not s:
                     raise ValueError(f"two different IntVar/ShapeVar are named {s.name!r} in one spec")
+                here = where if k == ARG else f"{where}.size({d})"
                 if sizes.setdefault(s.name, n) != n:
-                    raise RuntimeError(f"{where}.size({d}) = {n}, but {where_of[s.name]} = {sizes[s.name]} "
-                                       f"and both are {s.name}")
-                where_of.setdefault(s.name, f"{where}.size({d})")
+                    raise RuntimeError(f"{here} = {n}, but {where_of[s.name]} = {sizes[s.name]} and both are {s.name}")
+                where_of.setdefault(s.name, here)
             if isinstance(s, Expr):
                 dims[(k, d)] = s
         for where, k, d, s, n in found:
@@ -307,10 +311,11 @@ class ShapesSpec:
                     raise ValueError(f"{where}.size({d}) is declared {s}, but {', '.join(missing)} is not "
                                      f"the size of any dimension")
                 if evaluate(s, sizes) != n:
-                    raise RuntimeError(f"{where}.size({d}) = {n}, but the spec declares it {s} = "
+                    here = where if k == ARG else f"{where}.size({d})"
+                    raise RuntimeError(f"{here} = {n}, but the spec declares it {s} = "
                                        f"{evaluate(s, sizes)} ({_values(sizes)})")
         for name, var in variables.items():
-            lo, hi = var.min if var.min is not None else 0, var.max
+            lo, hi = _low(var), var.max
             if sizes[name] < lo or hi is not None and sizes[name] > hi:
                 raise RuntimeError(f"{where_of[name]} = {sizes[name]} is outside the range [{lo}, "
                                    f"{'inf' if hi is None else hi}] of {type(var).__name__} {name} declared "
@@ -320,8 +325,16 @@ class ShapesSpec:
             if all(n in sizes for n in names) and not a.evaluate(sizes):
                 raise RuntimeError(f"assumption {a} of the dynamic shape spec is false for this call "
                                    f"({_values(sizes)})")
-        ranges = {n: (v.min if v.min is not None else 0, v.max) for n, v in variables.items()}
+        ranges = {n: (_low(v), v.max) for n, v in variables.items()}
         return dims, ranges, sizes
+
+
+def _position(name, args, kwargs, signature):
+    """Where argument ``name`` is in ``(*args, *kwargs.values())`` (the guards' numbering)."""
+    if name in kwargs:
+        return len(args) + list(kwargs).index(name)
+    index = list(signature.parameters).index(name)
+    return index if index < len(args) else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -329,11 +342,19 @@ def _signature(fn):
     return inspect.signature(fn)
 
 
+def _low(var):
+    """An IntVar's lower bound: -inf when unbounded (a ShapeVar's is 0 by default)."""
+    return -math.inf if var.min is None else var.min
+
+
 def _values(sizes):
     return ", ".join(f"{n} = {v}" for n, v in sizes.items())
 
 
-def _walk(spec, value, where, flat, found):
+def _walk(spec, value, where, flat, found, position=None):
+    """Collects ``(where, flat index, dim, spec, size)`` of the dimensions ``spec`` declares on
+    ``value`` (``(where, ARG, position, spec, value)`` for an int argument at ``position`` of
+    ``(*args, *kwargs.values())``)."""
     if spec is None:
         return
     if isinstance(spec, TensorSpec):
@@ -356,8 +377,10 @@ def _walk(spec, value, where, flat, found):
         raise NotImplementedError(f"{where}: ObjectSpec (sizes of tensors held by an object) is not "
                                   f"supported by ember.compile; pass the tensors as arguments")
     elif isinstance(spec, Expr):
-        raise NotImplementedError(f"{where}: a dynamic scalar argument ({spec!r}) is not supported by "
-                                  f"ember.compile yet; each new value recompiles (declare it STATIC)")
+        if position is None or type(value) is not int:
+            raise NotImplementedError(f"{where}: an IntVar is supported for an int argument of the function, "
+                                      f"got {type(value).__name__} (sizes inside containers: use a TensorSpec)")
+        found.append((where, ARG, position, spec, value))
 
 
 def _coerce(spec):
