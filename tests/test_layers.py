@@ -20,7 +20,7 @@ LAYERS = [
     ["ember", "ember.__main__",  # the curated public namespace imports every layer
      "ember.cli", "ember.milestones", "ember.course"],
     ["ember.compiler", "ember._higher_order_ops", "ember.distributed", "ember.profiler", "ember.ao",
-     "ember.fx",  # torch.fx: dynamic shape specs, read by the compiler
+     "ember.fx", "ember.export",  # torch.fx and torch.export: the compiler's graphs as programs
      "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch

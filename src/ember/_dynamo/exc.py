@@ -1,4 +1,4 @@
 """``torch._dynamo.exc``: the compiler's exceptions."""
-from ..compiler.exc import InvalidBackend, TorchDynamoException, UncapturedHigherOrderOpError, Unsupported
+from ..compiler.exc import InvalidBackend, TorchDynamoException, UncapturedHigherOrderOpError, Unsupported, UserError
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError"]

@@ -1,14 +1,17 @@
 """Higher-order control-flow operators (``torch._higher_order_ops``): functions that take
-functions. These are their eager halves; the compiler captures them as single graph nodes.
+functions. Eagerly they run their functions; while a function is recorded they become single graph nodes.
 
 ``cond`` and ``switch`` pick a branch, ``while_loop`` repeats a body, ``scan``, ``map`` and
-``associative_scan`` run a function along a dimension.
+``associative_scan`` run a function along a dimension. ``Cond``, ``Switch``, ``WhileLoop``,
+``Scan`` and ``Map`` are their graph nodes' targets (see :mod:`ember.compiler.hop`);
+``associative_scan`` is captured as the ops it runs.
 """
 from .associative_scan import associative_scan
-from .cond import cond
-from .map import map
-from .scan import scan
-from .switch import switch
-from .while_loop import while_loop
+from .cond import Cond, cond
+from .map import Map, map
+from .scan import Scan, scan
+from .switch import Switch, switch
+from .while_loop import WhileLoop, while_loop
 
-__all__ = ["associative_scan", "cond", "map", "scan", "switch", "while_loop"]
+__all__ = ["associative_scan", "cond", "map", "scan", "switch", "while_loop",
+           "Cond", "Map", "Scan", "Switch", "WhileLoop"]

@@ -1,8 +1,10 @@
 """``cond(pred, true_fn, false_fn, operands)``: a data-dependent branch (torch.cond)."""
 from .._tensor import Tensor
-from .utils import as_tuple_of_operands
+from ..compiler import hop
+from ..compiler.exc import UncapturedHigherOrderOpError
+from .utils import as_tuple_of_operands, check_same_meta, flatten, skeleton, unflatten
 
-__all__ = ["cond"]
+__all__ = ["cond", "Cond"]
 
 
 def cond(pred, true_fn, false_fn, operands=()):
@@ -15,22 +17,51 @@ def cond(pred, true_fn, false_fn, operands=()):
         operands: a tuple or list of inputs to the branch.
 
     Gradients flow through the taken branch. Eagerly only the taken branch runs, so its
-    Python side effects happen once; the compiler (which traces both) checks that the
-    branches agree.
+    Python side effects happen once. Inside a compiled function a tensor ``pred`` makes one
+    ``Cond`` node holding both branches as subgraphs (both traced, see
+    :mod:`ember.compiler.hop`); a Python bool picks its branch while recording.
 
     Raises:
         RuntimeError: ``pred`` is a tensor of more than one element, or not a bool/tensor;
             ``operands`` is not a tuple or list.
+        UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
+            different structures, shapes or dtypes (the message names the first difference).
 
     Source: https://pytorch.org/docs/stable/generated/torch.cond.html
     """
     if isinstance(pred, Tensor):
         if pred.numel() != 1:
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
-        pred = bool(pred.item())
     elif not isinstance(pred, (bool, int)):
         raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred!r}.")
     if not (callable(true_fn) and callable(false_fn)):
         raise RuntimeError("Expect both branches to be callable.")
     operands = as_tuple_of_operands(operands, "cond")
-    return (true_fn if pred else false_fn)(*operands)
+    tracer = hop.tracer()
+    if tracer is not None and isinstance(pred, Tensor):
+        return hop.captured(lambda: _capture(tracer, pred, true_fn, false_fn, operands),
+                            lambda: (true_fn if _truth(pred) else false_fn)(*operands))
+    return (true_fn if _truth(pred) else false_fn)(*operands)
+
+
+def _truth(pred):
+    # the array itself: Tensor.item is a graph break while recording
+    return bool(pred._data.item()) if isinstance(pred, Tensor) else bool(pred)
+
+
+class Cond(hop.HigherOrderOp):
+    """The graph node of :func:`cond`: args ``(pred, *operand tensors, *lifted)``."""
+    name = "Cond"
+
+    @staticmethod
+    def run(tensors, true_graph, false_graph):
+        return (true_graph if _truth(tensors[0]) else false_graph)(*tensors[1:])
+
+
+def _capture(tracer, pred, true_fn, false_fn, operands):
+    true = hop.trace(tracer, true_fn, operands, "cond's true_fn")
+    false = hop.trace(tracer, false_fn, operands, "cond's false_fn")
+    check_same_meta(true.result, false.result, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
+    outs = hop.add_node(tracer, Cond, [pred, *flatten(operands)],
+                        {"true_graph": true, "false_graph": false})
+    return unflatten(skeleton(true.result), iter(outs))

@@ -1,9 +1,10 @@
 """``map(f, xs, *args)``: apply a function to each slice of ``xs`` along its first dimension
 (torch._higher_order_ops.map)."""
 from .._ops.join import stack
+from ..compiler import hop
 from .utils import flatten, skeleton, unflatten
 
-__all__ = ["map"]
+__all__ = ["map", "Map"]
 
 
 def map(f, xs, *args):
@@ -15,7 +16,8 @@ def map(f, xs, *args):
         xs: a tensor or a (nested) tuple, list or dict of tensors of equal first size.
         args: extra inputs passed unchanged to every call.
 
-    Gradients flow to ``xs``, ``args`` and what ``f`` closes over.
+    Gradients flow to ``xs``, ``args`` and what ``f`` closes over. Inside a compiled function
+    one ``Map`` node holds ``f`` traced once (on the first slice).
 
     Raises:
         RuntimeError: ``xs`` holds no tensor, or its leaves differ in first size (or have none).
@@ -29,7 +31,33 @@ def map(f, xs, *args):
     if None in sizes or len(sizes) > 1:
         raise RuntimeError(f"Leaves of xs must have the same leading dimension size, got shapes "
                            f"{[tuple(x.shape) for x in leaves]}")
+    n = sizes.pop()
+    tracer = hop.tracer()
+    if tracer is not None and n > 0:
+        return hop.captured(lambda: _capture(tracer, f, xs, leaves, args), lambda: _loop(f, xs, leaves, n, args))
+    return _loop(f, xs, leaves, n, args)
+
+
+def _loop(f, xs, leaves, n, args):
     shape = skeleton(xs)
-    outs = [f(unflatten(shape, iter([leaf[i] for leaf in leaves])), *args) for i in range(sizes.pop())]
+    outs = [f(unflatten(shape, iter([leaf[i] for leaf in leaves])), *args) for i in range(n)]
     stacked = [stack(list(step)) for step in zip(*(flatten(o) for o in outs))]
     return unflatten(skeleton(outs[0]), iter(stacked))
+
+
+class Map(hop.HigherOrderOp):
+    """The graph node of :func:`map`: args ``(*xs leaves, *args' tensors, *lifted)``."""
+    name = "Map"
+
+    @staticmethod
+    def run(tensors, body_graph, n_xs):
+        xs, rest = tensors[:n_xs], tensors[n_xs:]
+        return flatten(map(lambda x, *r: body_graph(*x, *r), tuple(xs), *rest))
+
+
+def _capture(tracer, f, xs, leaves, args):
+    with hop.untraced(tracer):  # the first slice, as the traced function's input
+        first = unflatten(skeleton(xs), iter([leaf[0] for leaf in leaves]))
+    body = hop.trace(tracer, lambda x, *a: f(x, *a), (first, *args), "map's f")
+    outs = hop.add_node(tracer, Map, [*leaves, *flatten(args)], {"body_graph": body}, n_xs=len(leaves))
+    return unflatten(skeleton(body.result), iter(outs))

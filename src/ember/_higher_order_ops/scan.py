@@ -1,9 +1,10 @@
 """``scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None)``: a loop threading a
 carry through the slices of ``xs`` (torch._higher_order_ops.scan, with 2.14's counter mode)."""
 from .._ops.join import stack
+from ..compiler import hop
 from .utils import check_same_meta, flatten, skeleton, unflatten
 
-__all__ = ["scan"]
+__all__ = ["scan", "Scan"]
 
 
 def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
@@ -21,7 +22,8 @@ def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
         reverse: scan from the last slice to the first (``ys`` keeps ``xs``'s order).
         length: the number of steps; must equal the size of ``xs`` along ``dim`` if both given.
 
-    Gradients flow to ``init``, ``xs`` and the tensors ``combine_fn`` closes over.
+    Gradients flow to ``init``, ``xs`` and the tensors ``combine_fn`` closes over. Inside a
+    compiled function one ``Scan`` node holds ``combine_fn`` traced once (on the first slice).
 
     Raises:
         RuntimeError: ``init`` holds no tensor; the leaves of ``xs`` differ in size along
@@ -46,14 +48,20 @@ def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
         n = sizes.pop()
         if length is not None and length != n:
             raise ValueError(f"scan(): length={length} differs from the size {n} of xs along dim={dim}")
+    tracer = hop.tracer()
+    if tracer is not None and n > 0:
+        return hop.captured(lambda: _capture(tracer, combine_fn, init, xs, leaves, n, dim, reverse),
+                            lambda: _loop(combine_fn, init, xs, leaves, n, dim, reverse))
+    return _loop(combine_fn, init, xs, leaves, n, dim, reverse)
+
+
+def _loop(combine_fn, init, xs, leaves, n, dim, reverse):
     shape = skeleton(xs) if leaves else None
     carry, ys = init, []
     for t in (reversed(range(n)) if reverse else range(n)):
         x = unflatten(shape, iter([leaf.select(dim, t) for leaf in leaves])) if leaves else None
         out = combine_fn(carry, x)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise RuntimeError("combine_fn must return a tuple (next_carry, y)")
-        check_same_meta(out[0], init, "combine_fn's next_carry and init")
+        _check(out, init)
         carry = out[0]
         ys.append(out[1])
     if reverse:
@@ -62,3 +70,39 @@ def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
         return carry, None
     stacked = [stack(list(step), dim=dim) for step in zip(*(flatten(y) for y in ys))]
     return carry, unflatten(skeleton(ys[0]), iter(stacked))
+
+
+def _check(out, init):
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise RuntimeError("combine_fn must return a tuple (next_carry, y)")
+    check_same_meta(out[0], init, "combine_fn's next_carry and init")
+
+
+class Scan(hop.HigherOrderOp):
+    """The graph node of :func:`scan`: args ``(*init leaves, *xs leaves, *lifted)``; results
+    the carry's leaves, then the stacked ys' leaves."""
+    name = "Scan"
+
+    @staticmethod
+    def run(tensors, combine_graph, n_init, n_xs, dim, reverse, length):
+        init, xs, lifted = tensors[:n_init], tensors[n_init:n_init + n_xs], tensors[n_init + n_xs:]
+
+        def combine(carry, x):
+            out = combine_graph(*carry, *(x or ()), *lifted)
+            return out[:n_init], out[n_init:]
+        carry, ys = scan(combine, list(init), list(xs) or None, dim=dim, reverse=reverse, length=length)
+        return [*carry, *(ys or ())]
+
+
+def _capture(tracer, combine_fn, init, xs, leaves, n, dim, reverse):
+    with hop.untraced(tracer):  # the first slice, as the traced function's input
+        first = [leaf.select(dim, n - 1 if reverse else 0) for leaf in leaves]
+    x = unflatten(skeleton(xs), iter(first)) if leaves else None
+    body = hop.trace(tracer, lambda c, x: combine_fn(c, x), (init, x), "scan's combine_fn")
+    _check(body.result, init)
+    init_leaves = flatten(init)
+    outs = hop.add_node(tracer, Scan, [*init_leaves, *leaves], {"combine_graph": body},
+                        n_init=len(init_leaves), n_xs=len(leaves), dim=dim, reverse=reverse, length=n)
+    carry, y = body.result
+    return (unflatten(skeleton(carry), iter(outs[:len(init_leaves)])),
+            unflatten(skeleton(y), iter(outs[len(init_leaves):])))

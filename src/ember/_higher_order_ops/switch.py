@@ -1,8 +1,11 @@
 """``switch(index, branches, operands)``: multi-way branching (PyTorch 2.14's torch.switch)."""
+from .._ops.pointwise_binary import clamp
 from .._tensor import Tensor
-from .utils import as_tuple_of_operands
+from ..compiler import hop
+from ..compiler.exc import UncapturedHigherOrderOpError
+from .utils import as_tuple_of_operands, check_same_meta, flatten, skeleton, unflatten
 
-__all__ = ["switch"]
+__all__ = ["switch", "Switch"]
 
 
 def switch(index, branches, operands=()):
@@ -17,11 +20,14 @@ def switch(index, branches, operands=()):
             (nested) tuple, list or dict of tensors, ints or None.
         operands: a tuple or list of inputs to the branch.
 
-    Gradients flow through the chosen branch.
+    Gradients flow through the chosen branch. Inside a compiled function a tensor ``index``
+    is clamped by a graph op, then one ``Switch`` node holds every branch as a subgraph.
 
     Raises:
         RuntimeError: ``branches`` is empty or holds a non-callable; ``index`` is a tensor of
             more than one element or of a floating dtype.
+        UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
+            different structures, shapes or dtypes.
 
     Source: PyTorch 2.14, ``torch._higher_order_ops.switch``.
     """
@@ -31,8 +37,38 @@ def switch(index, branches, operands=()):
         if index.numel() != 1 or index.dtype.is_floating_point or index.dtype.is_complex:
             raise RuntimeError(f"Expected index to be an int or a single-element integer tensor, but got "
                                f"a tensor of shape {tuple(index.shape)} and dtype {index.dtype}.")
-        index = int(index.item())
     elif not isinstance(index, int):
         raise RuntimeError(f"Expected index to be an int or a single-element integer tensor, but got {index!r}.")
-    index = min(max(index, 0), len(branches) - 1)
-    return branches[index](*as_tuple_of_operands(operands, "switch"))
+    operands = as_tuple_of_operands(operands, "switch")
+    tracer = hop.tracer()
+    if tracer is not None and isinstance(index, Tensor):
+        return hop.captured(lambda: _capture(tracer, index, branches, operands),
+                            lambda: _pick(branches, index)(*operands))
+    return _pick(branches, index)(*operands)
+
+
+def _pick(branches, index):
+    # the array itself: Tensor.item is a graph break while recording
+    index = int(index._data.item()) if isinstance(index, Tensor) else index
+    return branches[min(max(index, 0), len(branches) - 1)]
+
+
+class Switch(hop.HigherOrderOp):
+    """The graph node of :func:`switch`: args ``(clamped index, *operand tensors, *lifted)``,
+    one subgraph kwarg per branch in order."""
+    name = "Switch"
+
+    @staticmethod
+    def run(tensors, **branches):
+        return _pick(list(branches.values()), tensors[0])(*tensors[1:])
+
+
+def _capture(tracer, index, branches, operands):
+    traced = [hop.trace(tracer, branch, operands, f"switch's branches[{i}]") for i, branch in enumerate(branches)]
+    for i, other in enumerate(traced[1:], 1):
+        check_same_meta(traced[0].result, other.result, f"switch's branches[0] and branches[{i}]",
+                        UncapturedHigherOrderOpError)
+    index = clamp(index, 0, len(branches) - 1)
+    outs = hop.add_node(tracer, Switch, [index, *flatten(operands)],
+                        {f"branch_graph_{i}": t for i, t in enumerate(traced)})
+    return unflatten(skeleton(traced[0].result), iter(outs))

@@ -2,10 +2,11 @@
 (torch._higher_order_ops.while_loop)."""
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
 from .utils import as_tuple_of_operands
 
-__all__ = ["while_loop"]
+__all__ = ["while_loop", "WhileLoop"]
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
@@ -18,7 +19,11 @@ def while_loop(cond_fn, body_fn, carried_inputs):
             It must neither write into its inputs nor return them (or views of them).
         carried_inputs: a tuple or list of tensors and ints.
 
-    Forward only, as in torch: the loop runs without recording gradients.
+    Forward only, as in torch: the loop runs without recording gradients. Inside a compiled
+    function, a carry of tensors makes one ``WhileLoop`` node holding ``cond_fn`` and
+    ``body_fn`` as subgraphs (each traced once, on the initial carry), so the trip count is
+    decided at run time; a Python int in the carry would be fixed in the graph, so it is a
+    graph break there (carry a 0-d tensor instead).
 
     Raises:
         RuntimeError: ``carried_inputs`` is not a tuple or list, or holds something else than
@@ -33,6 +38,14 @@ def while_loop(cond_fn, body_fn, carried_inputs):
         if not isinstance(value, (Tensor, int)):
             raise RuntimeError(f"carried_inputs must be a tuple of tensors and ints, got "
                                f"{type(value).__name__} at carried_inputs[{i}]")
+    tracer = hop.tracer()
+    if tracer is not None:
+        return hop.captured(lambda: _capture(tracer, cond_fn, body_fn, carried),
+                            lambda: _loop(cond_fn, body_fn, carried))
+    return _loop(cond_fn, body_fn, carried)
+
+
+def _loop(cond_fn, body_fn, carried):
     with no_grad():
         while _truth(cond_fn(*carried)):
             versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
@@ -47,8 +60,41 @@ def _truth(pred):
         if pred.numel() != 1:
             raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
                                f"of shape {tuple(pred.shape)}")
-        return bool(pred.item())
+        return bool(pred._data.item())  # the array itself: Tensor.item is a graph break while recording
     return bool(pred)
+
+
+class WhileLoop(hop.HigherOrderOp):
+    """The graph node of :func:`while_loop`: args ``(*carried, *lifted)``; ``n_carried``."""
+    name = "WhileLoop"
+
+    @staticmethod
+    def run(tensors, cond_graph, body_graph, n_carried):
+        carried, lifted = tensors[:n_carried], tensors[n_carried:]
+        with no_grad():
+            while _truth(cond_graph(*carried, *lifted)[0]):
+                carried = body_graph(*carried, *lifted)
+        return carried
+
+
+def _capture(tracer, cond_fn, body_fn, carried):
+    if not all(isinstance(v, Tensor) for v in carried):
+        tracer.graph_break("while_loop carrying a Python int (its value would be fixed in the "
+                           "graph): carry a 0-d tensor instead")
+        return _loop(cond_fn, body_fn, carried)
+    with no_grad():
+        condition = hop.trace(tracer, cond_fn, carried, "while_loop's cond_fn")
+        pred = condition.result
+        if not isinstance(pred, Tensor):  # a Python bool: the same on every iteration
+            return _loop(cond_fn, body_fn, carried)
+        if pred.numel() != 1:
+            raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
+                               f"of shape {tuple(pred.shape)}")
+        versions = [v._version[0] for v in carried]
+        body = hop.trace(tracer, body_fn, carried, "while_loop's body_fn")
+        _check_carry(carried, versions, body.result)
+    return tuple(hop.add_node(tracer, WhileLoop, carried, {"cond_graph": condition, "body_graph": body},
+                              n_carried=len(carried)))
 
 
 def _check_carry(carried, versions, out):

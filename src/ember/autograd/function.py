@@ -1,7 +1,8 @@
 """Custom differentiable functions: ``autograd.Function`` with ``ctx`` (PyTorch's
 https://pytorch.org/docs/stable/autograd.html#function)."""
+from .. import _dtype
 from .grad_mode import STATE, no_grad
-from .graph import Node, _FREED, _raise_modified
+from .graph import Node, _FREED, _creation, _raise_modified, node_created
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -21,6 +22,23 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value):
         self._materialize = bool(value)
+
+    def set_output_grad_dtype(self, *dtypes):
+        """The dtypes ``backward`` receives its gradients in, one per output of ``forward``
+        (None: as it comes); the engine casts each incoming gradient. Called once, in
+        ``forward`` or ``setup_context`` (PyTorch 2.14).
+
+        Raises:
+            RuntimeError: called a second time on this ctx.
+            TypeError: an entry is neither a dtype nor None.
+        """
+        if getattr(self, "_grad_dtypes", None) is not None:
+            raise RuntimeError("set_output_grad_dtype can only be called once per ctx, it was already "
+                               f"called with {self._grad_dtypes}")
+        for d in dtypes:
+            if d is not None and not isinstance(d, _dtype.dtype):
+                raise TypeError(f"set_output_grad_dtype expects dtypes or None, got {d!r}")
+        self._grad_dtypes = dtypes
 
     @property
     def saved_tensors(self):
@@ -51,6 +69,10 @@ class FunctionNode(Node):
             from .._creation import zeros
             grads = [g if g is not None else zeros(shape, dtype=dtype)
                      for g, (shape, dtype) in zip(grads, self._out_meta)]
+        cast = getattr(self.ctx, "_grad_dtypes", None)
+        if cast is not None:
+            grads = [g.to(d) if g is not None and d is not None and g.dtype is not d else g
+                     for g, d in zip(grads, cast)]
         result = self.fn.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -104,6 +126,10 @@ class Function(metaclass=_FunctionMeta):
                 outputs = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
+        cast = getattr(ctx, "_grad_dtypes", None)
+        if cast is not None and len(cast) != len(outs):
+            raise RuntimeError(f"set_output_grad_dtype got {len(cast)} dtypes for the {len(outs)} outputs "
+                               f"of {cls.__name__}.forward")
         if not (STATE.enabled and any(ctx.needs_input_grad)):
             return outputs
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
@@ -133,6 +159,8 @@ class Function(metaclass=_FunctionMeta):
             new_outs.append(o)
         node._saved = tuple((x, x._version[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
         ctx._node = node
+        if _creation.hooks:
+            node_created(node)
         return new_outs[0] if single else tuple(new_outs)
 
 

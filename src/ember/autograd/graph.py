@@ -4,12 +4,13 @@ Every differentiable result carries a ``grad_fn``: an :class:`OpNode` that knows
 what the op saved for backward and, through ``next_functions``, the nodes of its inputs. Leaves
 that require grad end in an :class:`AccumulateGrad`, which adds into ``tensor.grad``. A node
 has ``num_outputs`` results (more than one for ops such as ``max(dim)``), and the engine keeps
-one gradient slot per result.
+one gradient slot per result. :class:`node_creation_hook` watches nodes being made.
 """
 
+import threading
 import weakref
 
-__all__ = ["Node", "OpNode", "AccumulateGrad"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "node_creation_hook"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -118,6 +119,8 @@ class OpNode(Node):
             self._out = tuple((o._alias(), o._version[0]) for o in out)
         else:
             self._out = (out._alias(), out._version[0])
+        if _creation.hooks:
+            node_created(self)
 
     def name(self):
         return self.op.backward_name
@@ -181,10 +184,53 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         Node.__init__(self, ())
         self._variable = weakref.ref(variable)
+        if _creation.hooks:
+            node_created(self)
 
     @property
     def variable(self):
         return self._variable()
+
+
+class _Hooks(threading.local):
+    hooks = ()  # this thread's, outermost first
+
+
+_creation = _Hooks()
+
+
+class node_creation_hook:
+    """Context manager: ``hook(node)`` is called once for each graph node created inside it
+    (an op's ``grad_fn``, a custom Function's, a leaf's ``AccumulateGrad``), once the node is
+    complete. Nested contexts call their hooks outermost first; hooks are per thread (a node
+    made in another thread calls only that thread's). The hook's return value is ignored.
+
+    Raises:
+        TypeError: ``hook`` is not callable.
+
+    Source: PyTorch 2.14, ``torch.autograd.graph.node_creation_hook``.
+    """
+
+    def __init__(self, hook):
+        if not callable(hook):
+            raise TypeError(f"node_creation_hook expects a callable, got {type(hook).__name__}")
+        self.hook = hook
+
+    def __enter__(self):
+        _creation.hooks = _creation.hooks + (self.hook,)
+        return self
+
+    def __exit__(self, *exc):
+        hooks = list(_creation.hooks)
+        del hooks[len(hooks) - 1 - hooks[::-1].index(self.hook)]
+        _creation.hooks = tuple(hooks)
+        return False
+
+
+def node_created(node):
+    """Calls this thread's node creation hooks on ``node`` (a complete node)."""
+    for hook in _creation.hooks:
+        hook(node)
 
 
 def _raise_modified(x, version, node):

@@ -94,6 +94,7 @@ class Tracer:
         self.breaks, self.pieces = [], []
         self.ran_backward = False
         self.placeholder_of = {}    # id(array) -> placeholder Node
+        self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -148,6 +149,9 @@ class Tracer:
         self.keep.append(array)
 
     def node_enter(self, node):
+        if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
+            self.graph_break("backward through a control-flow operator (ember.cond, switch, scan, "
+                             "map) inside the compiled function")
         self.ran_backward = True
 
     def node_exit(self, node):
@@ -218,6 +222,7 @@ class Tracer:
         self.pieces.append(self.graph)
         self.graph = Graph()
         self.value, self.placeholder_of, self.sources, self.stale = {}, {}, [], set()
+        self.control_flow_grad = False
 
 
 def _root(array):
@@ -255,12 +260,13 @@ def _breaking(tracer, name, reason):
     return original, method
 
 
-def capture(fn, args, kwargs, world, fullgraph=False):
+def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
     ``world`` (a :class:`~.guards.World`) holds what can be found again on the next call: the
     inputs, the parameters (whose ``.grad`` the call may read or set) and the optimizers (whose
-    state it may read and update)."""
+    state it may read and update). ``joint=False`` records no backward for outputs that
+    require grad (``make_fx``, ``export``)."""
     tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
     tracer.keep += [a for a in _arrays(world)]
@@ -294,7 +300,9 @@ def capture(fn, args, kwargs, world, fullgraph=False):
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
-        if not tracer.breaks and not tracer.ran_backward and STATE.enabled:
+        # a control-flow node's gradients come from replaying it with autograd (no joint graph)
+        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
+                and not tracer.graph.subgraphs():
             needing = [t for t in flatten(result) if t.requires_grad]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))

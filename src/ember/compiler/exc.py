@@ -1,6 +1,6 @@
 """The compiler's exceptions, under torch's names (``torch._dynamo.exc``)."""
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -18,3 +18,7 @@ class InvalidBackend(TorchDynamoException):
 class UncapturedHigherOrderOpError(TorchDynamoException):
     """A control-flow operator's function breaks its contract (mutates or aliases its inputs,
     changes the metadata of a loop's carry): the message names the offending output."""
+
+
+class UserError(Unsupported):
+    """A call the user must change (``ember.export.export`` given arguments it cannot trace)."""

@@ -5,15 +5,17 @@ then the tensors the step reads: parameters, buffers, gradients, optimizer state
 nodes (``target.forward(*arrays, **kwargs)`` on the args' arrays, exactly as the dispatcher would
 call it, with explicit cast nodes where it would cast), and one ``output`` node. ``mutations``
 lists the in-place writes done after the graph runs: ``(placeholder, value)`` copies value's
-array into the placeholder's. It prints like torch.fx (``print_tabular``, ``code``); the contract
-with the code generators is /work/brief/COMPILER_IR.md.
+array into the placeholder's. A control-flow node (``ember.cond``, ``while_loop``, ...) holds its
+branches or body as :class:`Subgraph` kwargs, printed as nested functions. It prints like
+torch.fx (``print_tabular``, ``code``); the contract with the code generators is
+/work/brief/COMPILER_IR.md.
 """
 import builtins
 import keyword
 import operator
 import re
 
-__all__ = ["Node", "Graph"]
+__all__ = ["Node", "Graph", "Subgraph", "bind_subgraphs"]
 
 
 class Node:
@@ -68,6 +70,15 @@ class Graph:
         self.nodes.append(node)
         return node
 
+    def subgraph(self, base, graph):
+        """Names ``graph`` uniquely in this one (``true_graph_0``, ``true_graph_1``) as the
+        :class:`Subgraph` a control-flow node holds."""
+        k = 0
+        while f"{base}_{k}" in self._names:
+            k += 1
+        self._names.add(f"{base}_{k}")
+        return Subgraph(f"{base}_{k}", graph)
+
     def output(self, values):
         """Ends the graph: ``values`` (Nodes or constants) are what it returns."""
         node = Node("output", "output", "output", (tuple(values),))
@@ -108,10 +119,20 @@ class Graph:
     @property
     def code(self):
         """The graph as a small Python program: each op entry called on its args' arrays
-        (``Name(...)`` stands for ``Name.forward(...)``), the mutations as ``copy_``."""
-        lines = [f"def forward({', '.join(p.name for p in self.placeholders)}):"]
+        (``Name(...)`` stands for ``Name.forward(...)``), the mutations as ``copy_``; the
+        subgraphs of control-flow nodes as nested functions first."""
+        return self._code("forward")
+
+    def subgraphs(self):
+        """The :class:`Subgraph` kwargs of this graph's nodes, in order."""
+        return [v for n in self.nodes for v in n.kwargs.values() if isinstance(v, Subgraph)]
+
+    def _code(self, name):
+        lines = [f"def {name}({', '.join(p.name for p in self.placeholders)}):"]
         if self.symbols:
             lines.append(f"    # sizes: {', '.join(self.symbols)} (read from the inputs' shapes)")
+        for sub in self.subgraphs():
+            lines += ["    " + line for line in sub.graph._code(sub.name).splitlines()]
         for n in self.nodes:
             if n.op != "call_op":
                 continue
@@ -164,3 +185,20 @@ def _nodes_in(value):
     elif isinstance(value, dict):
         for v in value.values():
             yield from _nodes_in(v)
+
+
+class Subgraph:
+    """A graph held by a control-flow node (a branch, a loop body), named in its parent
+    (``true_graph_0``). Its placeholders are the node's tensor args in order."""
+
+    def __init__(self, name, graph):
+        self.name, self.graph = name, graph
+
+    def __repr__(self):
+        return self.name
+
+
+def bind_subgraphs(kwargs, compile):
+    """``kwargs`` with each :class:`Subgraph` replaced by ``compile(subgraph.graph)``: how a
+    runner of the parent graph gets callables for its control-flow nodes."""
+    return {k: compile(v.graph) if isinstance(v, Subgraph) else v for k, v in kwargs.items()}

@@ -4,27 +4,29 @@
 autograd), then performs the mutations: the stand-in for the code generator's
 ``compile_graph`` and the ``aot_eager`` backend. ``dispatch(graph)`` runs each node through
 ``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
-what runs a forward-only graph whose outputs need gradients.
+what runs a forward-only graph whose outputs need gradients. A control-flow node runs its
+subgraphs with the same runner as its graph (``dispatch`` on tensors through ``target.dispatch``).
 """
 import operator
 
 import numpy as np
 
 from .._ops.core import apply, write_into
-from .graph import Node
+from .graph import Node, bind_subgraphs
 from .symbolic import evaluate, free_symbols
 
 __all__ = ["interpret", "dispatch"]
 
 
-def _plan(graph):
-    """(node index, target, args with node slots, kwargs) per call, and the slot of each node."""
+def _plan(graph, compile):
+    """(node index, target, args with node slots, kwargs) per call, and the slot of each node;
+    subgraphs in kwargs become ``compile(subgraph)``."""
     slot = {n: i for i, n in enumerate(graph.placeholders)}
     steps = []
     for n in graph.nodes:
         if n.op == "call_op":
             slot[n] = len(slot)
-            steps.append((slot[n], n.target, _slots(n.args, slot), n.kwargs,
+            steps.append((slot[n], n.target, _slots(n.args, slot), bind_subgraphs(n.kwargs, compile),
                           bool(free_symbols((n.args, n.kwargs)))))
     outputs = [_slots(v, slot) for v in graph.outputs]
     mutations = [(slot[p], slot[v]) for p, v in graph.mutations]
@@ -59,7 +61,7 @@ def _read(value, env):
 def interpret(graph):
     """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node
     (``run(arrays, sizes)`` for a graph with size symbols: ``sizes`` gives their values)."""
-    size, steps, outputs, mutations = _plan(graph)
+    size, steps, outputs, mutations = _plan(graph, interpret)
     n_inputs = len(graph.placeholders)
 
     def run(arrays, sizes=None):
@@ -84,7 +86,7 @@ def dispatch(graph):
     """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
     (with autograd), writing the mutations with ``write_into``; ``run(tensors, sizes)`` for a
     graph with size symbols."""
-    size, steps, outputs, mutations = _plan(graph)
+    size, steps, outputs, mutations = _plan(graph, dispatch)
     n_inputs = len(graph.placeholders)
 
     def run(tensors, sizes=None):
@@ -93,7 +95,12 @@ def dispatch(graph):
             args = [_read(a, env) for a in args]
             if symbolic:
                 args, kwargs = evaluate((args, kwargs), sizes)
-            env[i] = operator.getitem(*args) if target is operator.getitem else apply(target, *args, **kwargs)
+            if target is operator.getitem:
+                env[i] = operator.getitem(*args)
+            elif hasattr(target, "dispatch"):  # a control-flow node
+                env[i] = target.dispatch(*args, **kwargs)
+            else:
+                env[i] = apply(target, *args, **kwargs)
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
             write_into(env[p], env[v])

@@ -45,6 +45,8 @@ def compile_graph(graph, options=None):
             print(f"[ember.compile dynamic] graph with sizes {', '.join(graph.symbols)}: the C backend "
                   f"needs static sizes, running generated Python (shape-generic)", file=sys.stderr)
         return compile_python(graph)
+    if graph.subgraphs():  # control flow: the Python driver, each subgraph compiled on its own
+        return compile_python(graph, lambda subgraph: compile_graph(subgraph, options))
     compiler = toolchain.find_compiler()
     if compiler is None:
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "

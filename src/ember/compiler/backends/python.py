@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from ..graph import bind_subgraphs
 from ..symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["Program", "compile_python", "literal"]
@@ -57,13 +58,15 @@ class Program:
         # an attr holding sizes literal() cannot write: its values are found at each call
         return f"evaluate({name}, sizes)" if self.spelling and free_symbols(value) else name
 
-    def call_line(self, node, names):
-        """``v = F(args, kw=...)``: the node's kernel on the values named by ``names``."""
+    def call_line(self, node, names, kwargs=None):
+        """``v = F(args, kw=...)``: the node's kernel on the values named by ``names``, with
+        ``kwargs`` instead of the node's own when given."""
         args = [names[a] if _is_node(a) else self.constant(a) for a in node.args]
         if node.target is operator.getitem:
             return f"{names[node]} = {args[0]}[{args[1]}]"
         fn = self.constant(node.target.forward, "F_" + node.name + "_")
-        kwargs = [f"{k}={self.constant(v)}" for k, v in node.kwargs.items()]
+        kwargs = node.kwargs if kwargs is None else kwargs
+        kwargs = [f"{k}={self.constant(v)}" for k, v in kwargs.items()]
         return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
 
     def function(self, params, body, name="compiled_graph"):
@@ -87,15 +90,17 @@ def value_names(graph):
     return {n: "v_" + "".join(c if c.isalnum() else "_" for c in n.name) for n in graph.nodes}
 
 
-def compile_python(graph):
+def compile_python(graph, compile_subgraph=None):
     """The reference callable: ``fn(placeholder_arrays) -> [output arrays]`` (``fn(arrays,
     sizes)`` when the graph has size symbols); mutations are written into the placeholders'
-    arrays (``np.copyto``) after every output is computed."""
+    arrays (``np.copyto``) after every output is computed. Control-flow nodes call their
+    subgraphs compiled by ``compile_subgraph`` (by default this function)."""
     program, names = Program(graph.symbols), value_names(graph)
     body = []
     for node in graph.nodes:
         if node.op == "call_op":
-            body.append(program.call_line(node, names))
+            kwargs = bind_subgraphs(node.kwargs, compile_subgraph or compile_python)
+            body.append(program.call_line(node, names, kwargs))
     for placeholder, value in graph.mutations:
         body.append(f"np.copyto({names[placeholder]}, {names[value]}, casting='unsafe')")
     # kernels may return NumPy scalars (a full reduction); callers get arrays

@@ -1,1 +1,1 @@
-"""``torch.fx.experimental``: ``dynamic_spec`` (declared dynamic shapes)."""
+"""``torch.fx.experimental``: ``proxy_tensor.make_fx``, ``dynamic_spec`` (declared dynamic shapes)."""

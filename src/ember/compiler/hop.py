@@ -1,0 +1,193 @@
+"""Control-flow operators (``ember.cond``, ``switch``, ``while_loop``, ``scan``, ``map``) captured
+as single graph nodes.
+
+While a function is recorded (``ember.compile``, ``make_fx``, ``export``), a control-flow
+operator does not leave its branch or body's ops in the graph. Each function it takes is traced
+once, on the real operands, into a nested :class:`~.graph.Graph`: its placeholders are the
+operands' tensors, then the tensors the function reads from outside (parameters, earlier
+values), which are *lifted* into args of the node. The node is one ``call_op`` whose target is
+the operator's :class:`HigherOrderOp` and whose kwargs hold the subgraphs; its results are
+``getitem`` nodes. Replayed, the node evaluates the predicate, index or loop condition at run
+time and runs the chosen subgraph, so a data-dependent branch or trip count needs neither a
+recompile nor a graph break.
+
+As torch does (with fake tensors), every branch is traced, also the one not taken, so each
+branch's Python side effects happen during the recording. What cannot be captured inside a
+branch or body (``.item()``, a Python ``if`` on a tensor) is a graph break of the whole
+function, or the ``fullgraph=True`` error naming the line.
+"""
+import contextlib
+import re
+
+import numpy as np
+
+from .._ops import core as _core
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from . import replay
+from .capture import Tracer, _meta, flatten
+from .exc import UncapturedHigherOrderOpError
+from .graph import bind_subgraphs
+
+__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced"]
+
+
+class HigherOrderOp:
+    """The target of a control-flow node: ``run(tensors, **kwargs)`` gives the node's results
+    (a list of tensors), each :class:`~.graph.Subgraph` of the kwargs arriving as a function
+    ``f(*tensors) -> list of tensors``. ``forward`` runs it on arrays (the node's kernel, as an
+    op entry's), ``dispatch`` on tensors with autograd."""
+    name = None
+
+    @classmethod
+    def forward(cls, *arrays, **kwargs):
+        kwargs = {k: _on_arrays(v) if callable(v) else v for k, v in kwargs.items()}
+        with no_grad():
+            outs = cls.run([Tensor._make(np.asarray(a)) for a in arrays], **kwargs)
+        return tuple(t._data for t in outs)
+
+    @classmethod
+    def dispatch(cls, *tensors, **kwargs):
+        kwargs = {k: _on_tensors(v) if callable(v) else v for k, v in kwargs.items()}
+        return tuple(cls.run(list(tensors), **kwargs))
+
+
+def _on_arrays(run):
+    return lambda *tensors: [Tensor._make(np.asarray(a)) for a in run([t._data for t in tensors])]
+
+
+def _on_tensors(run):
+    return lambda *tensors: list(run(list(tensors)))
+
+
+# ---- capture --------------------------------------------------------------------------------
+class _Broke(Exception):
+    """A graph break inside a branch: the operator runs eagerly (the function is not replayed)."""
+
+
+def tracer():
+    """The tracer recording now (the innermost, inside a branch being traced), or None."""
+    for o in reversed(_core.OBSERVERS):
+        if isinstance(o, Tracer):
+            return o
+    return None
+
+
+@contextlib.contextmanager
+def _swapped(old, new):
+    observers = _core.OBSERVERS
+    at = observers.index(old)
+    if new is None:
+        observers.pop(at)
+    else:
+        observers[at] = new
+    try:
+        yield
+    finally:
+        if new is None:
+            observers.insert(at, old)
+        else:
+            observers[observers.index(new)] = old
+
+
+def untraced(outer):
+    """A context in which ops run without being recorded by ``outer``."""
+    return _swapped(outer, None)
+
+
+class _SubTracer(Tracer):
+    """Records one branch or body: its inputs are placeholders made up front; a tensor from
+    outside becomes a placeholder too, lifted from the outer graph (``lifted``)."""
+
+    def __init__(self, outer, inputs):
+        super().__init__({}, outer.fullgraph)
+        self.outer, self.breaks, self.lifted = outer, outer.breaks, []
+        for t in inputs:
+            key = id(t._data)
+            name = outer.value[key].name if key in outer.value else outer.known.get(key, (None, "arg"))[1]
+            node = self.graph.placeholder(name, _meta(t))
+            self.value[id(t._data)] = self.placeholder_of[id(t._data)] = node
+            self.keep.append(t._data)
+
+    def node(self, t):
+        key = id(t._data)
+        if key in self.value or key in self.stale:
+            return super().node(t)
+        outer = self.outer.node(t)
+        node = self.graph.placeholder(outer.name, _meta(t))
+        self.lifted.append((outer, t))
+        self.value[key] = self.placeholder_of[key] = node
+        self.keep.append(t._data)
+        return node
+
+    def node_enter(self, node):
+        self.graph_break("backward run inside a control-flow operator's function")
+
+    def graph_break(self, reason):
+        self.outer.graph_break(reason)
+
+
+class Traced:
+    """A traced function: its ``graph``, the Python ``result`` of the traced call, and the
+    ``lifted`` (outer node, tensor) pairs its graph takes after the inputs."""
+
+    def __init__(self, graph, result, lifted, n_inputs):
+        self.graph, self.result, self.lifted, self.n_inputs = graph, result, lifted, n_inputs
+
+
+def trace(outer, fn, args, what):
+    """Runs ``fn(*args)`` recording it into a new graph whose first placeholders are the
+    tensors of ``args``; returns a :class:`Traced`.
+
+    Raises:
+        UncapturedHigherOrderOpError: ``fn`` writes into a tensor it did not make (``what``
+            names the function).
+    """
+    inputs = flatten(args)
+    breaks = len(outer.breaks)
+    sub = _SubTracer(outer, inputs)
+    with _swapped(outer, sub):
+        result = fn(*args)
+    if len(outer.breaks) > breaks:
+        raise _Broke
+    sub.graph.output([sub.node(t) for t in flatten(result)])
+    if sub.graph.mutations:
+        names = ", ".join(p.name for p, _ in sub.graph.mutations)
+        raise UncapturedHigherOrderOpError(f"{what} writes into its input {names}: control-flow "
+                                           f"operators do not support input mutation")
+    outer.keep += sub.keep  # no array id is reused while the recording lasts
+    return Traced(sub.graph, result, sub.lifted, len(inputs))
+
+
+def add_node(outer, cls, tensors, subgraphs, **kwargs):
+    """Adds the node ``cls(*tensors, *lifted, **subgraphs, **kwargs)`` to ``outer``'s graph,
+    ``subgraphs`` mapping kwarg names to :class:`Traced` functions; computes its results on the
+    real tensors (with autograd, unrecorded) and returns them, bound to the node's outputs."""
+    union = []
+    for traced in subgraphs.values():
+        union += [(n, t) for n, t in traced.lifted if all(n is not u for u, _ in union)]
+    for traced in subgraphs.values():  # every subgraph takes the same args, in the same order
+        g = traced.graph
+        have = dict(zip((n for n, _ in traced.lifted), g.placeholders[traced.n_inputs:]))
+        ordered = g.placeholders[:traced.n_inputs] + [have[n] if n in have else g.placeholder(n.name, _meta(t))
+                                                      for n, t in union]
+        g.placeholders[:] = ordered
+        g.nodes[:len(ordered)] = ordered
+    tensors = list(tensors) + [t for _, t in union]
+    kwargs.update({k: outer.graph.subgraph(re.sub(r"_\d+$", "", k), traced.graph)  # branch_graph_1
+                   for k, traced in subgraphs.items()})
+    with untraced(outer):
+        outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
+    node = outer.graph.call_op(cls, [outer.node(t) for t in tensors], kwargs, {"num_outputs": len(outs)})
+    outer.bind(outs, node)
+    outer.control_flow_grad |= any(t.requires_grad for t in outs)
+    return list(outs)
+
+
+def captured(capture, eager):
+    """``capture()``, or ``eager()`` when a graph break inside a traced function (recorded
+    on the outer tracer) means the function will not be replayed anyway."""
+    try:
+        return capture()
+    except _Broke:
+        return eager()

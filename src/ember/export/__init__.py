@@ -1,0 +1,6 @@
+"""``torch.export``: capture a module's forward into a program that runs without its Python
+code (:func:`export`), and save and load it safely (:func:`save`, :func:`load`)."""
+from .exported_program import ExportedProgram, ExportGraphSignature, export
+from .serialize import load, save
+
+__all__ = ["export", "ExportedProgram", "ExportGraphSignature", "save", "load"]

@@ -1,0 +1,212 @@
+"""``ember.export.save`` / ``load``: an :class:`ExportedProgram` in a file that loading cannot
+run code from.
+
+The file is a zip archive: ``ember_export/program.json`` (the graph as data: nodes name their
+op entry, or control-flow operator, by name; attributes are JSON values, tuples, dtypes,
+slices and nested subgraphs, nothing else), and ``ember_export/data/<k>``, each tensor's raw
+bytes in C order, with its dtype and shape in the JSON. Loading looks every name up in
+ember's own tables and refuses anything else (ValueError); no pickle, no eval.
+"""
+import io
+import json
+import operator
+import os
+import zipfile
+
+import numpy as np
+
+from .. import _dtype
+from .._higher_order_ops import Cond, Map, Scan, Switch, WhileLoop
+from .._ops import OPS
+from .._tensor import Tensor
+from ..compiler.capture import _SLOT
+from ..compiler.graph import Graph, Node, Subgraph
+from ..fx.graph_module import GraphModule
+from ..nn.parameter import Parameter
+from ..serialization._files import write_atomically
+from .exported_program import ExportedProgram
+
+__all__ = ["save", "load"]
+
+FORMAT = "ember.export/1"
+_HOPS = {cls.name: cls for cls in (Cond, Switch, WhileLoop, Scan, Map)}
+
+
+def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
+    """Write ``ep`` to ``f`` (a path, written atomically, or a writable binary file).
+
+    Raises:
+        TypeError: ``ep`` is not an ExportedProgram.
+        ValueError: a node attribute has no saved form (named with its node).
+    """
+    if not isinstance(ep, ExportedProgram):
+        raise TypeError(f"The 'ep' parameter must be of type 'ExportedProgram', got '{type(ep).__name__}' instead.")
+    gm = ep.graph_module
+    held = [(name, gm._held(name)) for name in gm._inputs if isinstance(name, str)]
+    program = {"format": FORMAT, "graph": _graph(gm.graph), "inputs": gm._inputs,
+               "out_spec": _value(gm._out_spec), "range_constraints": {},
+               "tensors": [{"name": name, "dtype": t.dtype.name, "shape": list(t.shape),
+                            "parameter": isinstance(t, Parameter), "requires_grad": t.requires_grad}
+                           for name, t in held]}
+
+    def write(fh):
+        with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("ember_export/program.json", json.dumps(program))
+            for k, (_, t) in enumerate(held):
+                archive.writestr(f"ember_export/data/{k}", np.ascontiguousarray(t._data).tobytes())
+            for name, text in (extra_files or {}).items():
+                archive.writestr(f"ember_export/extra/{name}", text)
+    if isinstance(f, (str, os.PathLike)):
+        write_atomically(os.fspath(f), write)
+    else:
+        write(f)
+
+
+def load(f, *, extra_files=None, expected_opset_version=None):
+    """Read an :class:`ExportedProgram` written by :func:`save` from a path or binary file;
+    ``extra_files`` (a dict) gets the saved extra files' text for its keys.
+
+    Raises:
+        ValueError: not an ember export file, or it names an op, value or node ember does not
+            know, or a tensor's bytes do not match its dtype and shape.
+    """
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            data = fh.read()
+    else:
+        data = f.read()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        program = json.loads(archive.read("ember_export/program.json"))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as e:
+        raise ValueError(f"not an ember.export file: {e}") from None
+    if not isinstance(program, dict) or program.get("format") != FORMAT:
+        raise ValueError(f"not an ember.export file of format {FORMAT!r}")
+    root = {spec["name"]: _tensor(spec, archive.read(f"ember_export/data/{k}"))
+            for k, spec in enumerate(program["tensors"])}
+    for name in extra_files or {}:
+        extra_files[name] = archive.read(f"ember_export/extra/{name}").decode()
+    graph = _load_graph(program["graph"])
+    gm = GraphModule(root, graph, program["inputs"], _load_value(program["out_spec"], {}))
+    return ExportedProgram(gm, range_constraints={})
+
+
+def _tensor(spec, data):
+    dtype = getattr(_dtype, str(spec["dtype"]), None)
+    if not isinstance(dtype, _dtype.dtype):
+        raise ValueError(f"unknown dtype {spec['dtype']!r} of tensor {spec['name']!r}")
+    shape = tuple(int(s) for s in spec["shape"])
+    if len(data) != int(np.prod(shape)) * dtype.itemsize:
+        raise ValueError(f"tensor {spec['name']!r}: {len(data)} bytes do not hold {dtype}{list(shape)}")
+    array = np.frombuffer(data, dtype.np).reshape(shape).copy()
+    if spec["parameter"]:
+        return Parameter(Tensor._make(array), requires_grad=bool(spec["requires_grad"]))
+    return Tensor._make(array)
+
+
+# ---- the graph as JSON ----------------------------------------------------------------------
+def _graph(graph):
+    return {"placeholders": [{"name": p.name, "meta": _value(p.meta)} for p in graph.placeholders],
+            "nodes": [{"name": n.name, "target": _target(n), "args": _value(n.args), "kwargs": _value(n.kwargs),
+                       "meta": _value(n.meta)} for n in graph.nodes if n.op == "call_op"],
+            "outputs": _value(list(graph.outputs)),
+            "mutations": [[p.name, v.name] for p, v in graph.mutations]}
+
+
+def _target(node):
+    t = node.target
+    if t is operator.getitem:
+        return "getitem"
+    if _HOPS.get(t.name) is t or OPS.get(t.name) is t:
+        return t.name
+    raise ValueError(f"node {node.name}: its target {t!r} has no saved form")
+
+
+def _value(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if v is _SLOT:
+        return {"tensor": True}
+    if isinstance(v, Node):
+        return {"node": v.name}
+    if isinstance(v, Subgraph):
+        return {"subgraph": v.name, "graph": _graph(v.graph)}
+    if isinstance(v, _dtype.dtype):
+        return {"dtype": v.name}
+    if isinstance(v, type) and OPS.get(v.__name__) is v:  # an op entry inside an attr (a view chain)
+        return {"op": v.__name__}
+    if isinstance(v, np.generic):
+        return {"scalar": v.item(), "np_dtype": v.dtype.str}
+    if isinstance(v, slice):
+        return {"slice": [_value(v.start), _value(v.stop), _value(v.step)]}
+    if v is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(v, tuple):
+        return {"tuple": [_value(x) for x in v]}
+    if isinstance(v, list):
+        return [_value(x) for x in v]
+    if isinstance(v, dict):
+        return {"dict": [[_value(k), _value(x)] for k, x in v.items()]}
+    raise ValueError(f"{v!r} (a {type(v).__name__}) has no saved form")
+
+
+def _load_graph(data):
+    graph, env = Graph(), {}
+    for p in data["placeholders"]:
+        node = graph.placeholder(p["name"], _load_value(p["meta"], env))
+        node.name = node.target = p["name"]
+        env[p["name"]] = node
+    for n in data["nodes"]:
+        name = n["target"]
+        target = operator.getitem if name == "getitem" else _HOPS.get(name) or OPS.get(name)
+        if target is None:
+            raise ValueError(f"node {n['name']!r}: unknown op {name!r}")
+        node = graph.call_op(target, _load_value(n["args"], env), _load_value(n["kwargs"], env),
+                             _load_value(n["meta"], env))
+        node.name = n["name"]
+        env[node.name] = node
+    graph.output(_load_value(data["outputs"], env))
+    for p, v in data["mutations"]:
+        graph.mutate(env[p], env[v])
+    return graph
+
+
+def _load_value(v, env):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, list):
+        return [_load_value(x, env) for x in v]
+    if not isinstance(v, dict) or len(v) not in (1, 2):
+        raise ValueError(f"unexpected value {v!r} in the saved graph")
+    (key, x), *rest = v.items()
+    if key == "tensor":
+        return _SLOT
+    if key == "node":
+        if x not in env:
+            raise ValueError(f"the saved graph reads node {x!r} before defining it")
+        return env[x]
+    if key == "subgraph":
+        return Subgraph(x, _load_graph(v["graph"]))
+    if key == "dtype":
+        dtype = getattr(_dtype, str(x), None)
+        if isinstance(dtype, _dtype.dtype):
+            return dtype
+    if key == "op" and x in OPS:
+        return OPS[x]
+    if key == "scalar" and np.dtype(v["np_dtype"]).kind in "biufc":
+        return np.dtype(v["np_dtype"]).type(x)
+    if key == "slice":
+        return slice(*(_load_value(s, env) for s in x))
+    if key == "ellipsis":
+        return Ellipsis
+    if key == "tuple":
+        return tuple(_load_value(i, env) for i in x)
+    if key == "dict":
+        return {_hashable(_load_value(k, env)): _load_value(i, env) for k, i in x}
+    raise ValueError(f"unexpected value {v!r} in the saved graph")
+
+
+def _hashable(key):
+    if isinstance(key, list):
+        raise ValueError(f"unexpected dict key {key!r} in the saved graph")
+    return key

@@ -1,0 +1,107 @@
+"""``GraphModule`` (torch.fx.GraphModule): a captured graph run as a module, holding the
+tensors the graph reads besides its inputs (parameters, buffers, constants)."""
+from ..compiler.capture import flatten, unflatten
+from ..compiler.replay import dispatch
+from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
+from .._tensor import Tensor
+
+__all__ = ["GraphModule"]
+
+
+class GraphModule(Module):
+    """A captured :class:`ember.compiler.graph.Graph` as a callable module.
+
+    ``forward(*args, **kwargs)`` feeds the graph's placeholders from the flattened arguments
+    and the tensors the module holds, replays the graph op by op through the dispatcher (so
+    results carry autograd history and in-place writes land in the inputs), and rebuilds the
+    structure the traced function returned. The graph is static: each placeholder keeps the
+    shape it was traced with (``graph.placeholders[i].meta``).
+
+    Args:
+        root: ``{qualified name: tensor}``: parameters (kept as ``Parameter``), buffers and
+            constants the module holds, under submodules for dotted names (``fc1.weight``).
+        graph: the graph.
+        inputs: per placeholder, an int (the index of a tensor in ``flatten((args, kwargs))``)
+            or a qualified name of ``root``.
+        out_spec: the return value's structure, its tensors as slots
+            (:func:`ember.compiler.capture.skeleton`).
+        class_name: the name ``print_readable`` shows.
+    """
+
+    def __init__(self, root, graph, inputs, out_spec, class_name="GraphModule"):
+        super().__init__()
+        for name, tensor in root.items():
+            _install(self, name, tensor)
+        self.graph, self._inputs, self._out_spec, self._class_name = graph, list(inputs), out_spec, class_name
+        self._run = dispatch(graph)
+
+    @classmethod
+    def from_capture(cls, cap, world, class_name="GraphModule"):
+        """The GraphModule of a :class:`~ember.compiler.capture.Capture` made with ``world``:
+        parameters and buffers under their qualified names, other tensors as
+        ``_tensor_constant<k>``.
+
+        Raises:
+            RuntimeError: the function read a ``.grad`` or optimizer state, or ran backward (a
+                GraphModule holds the forward only).
+        """
+        if cap.ran_backward or cap.grad_sets:
+            raise RuntimeError("a GraphModule holds a forward computation: the traced function ran backward")
+        names = dict(zip(map(id, world.params), world.param_names()))
+        root, inputs = {}, []
+        for source in cap.sources:
+            kind = source[0]
+            if kind == "input":
+                inputs.append(source[1])
+                continue
+            if kind == "param":
+                name = names[id(source[1])]
+            elif kind in ("tensor", "const"):
+                name = f"_tensor_constant{sum(n.startswith('_tensor_constant') for n in root)}"
+            else:
+                raise RuntimeError(f"a GraphModule cannot hold what the traced function read ({kind} of an "
+                                   f"optimizer or a .grad)")
+            root[name] = source[1] if kind != "const" else Tensor._make(source[1])
+            inputs.append(name)
+        return cls(root, cap.graph, inputs, cap.output, class_name)
+
+    def forward(self, *args, **kwargs):
+        flat = flatten((args, kwargs))
+        needed = max((i + 1 for i in self._inputs if isinstance(i, int)), default=0)
+        if len(flat) < needed:
+            raise TypeError(f"{self._class_name}.forward() expects at least {needed} input tensors, got {len(flat)}")
+        tensors = [flat[i] if isinstance(i, int) else self._held(i) for i in self._inputs]
+        return unflatten(self._out_spec, iter(self._run(tensors)))
+
+    def _held(self, name):
+        path, _, leaf = name.rpartition(".")
+        return getattr(self.get_submodule(path) if path else self, leaf)
+
+    @property
+    def code(self):
+        """The graph as Python source (``forward(self, ...)``)."""
+        return self.graph.code.replace("def forward(", "def forward(self, " if self.graph.placeholders
+                                       else "def forward(self", 1)
+
+    def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False):
+        """The module as a class around its ``code``; printed unless ``print_output=False``."""
+        body = "".join(f"    {line}\n" for line in self.code.splitlines())
+        text = f"class {self._class_name}(torch.nn.Module):\n{body}"
+        if print_output:
+            print(text)
+        return text
+
+
+def _install(module, name, tensor):
+    *path, leaf = name.split(".")
+    for part in path:
+        child = module._modules.get(part)
+        if child is None:
+            child = Module()
+            module.add_module(part, child)
+        module = child
+    if isinstance(tensor, Parameter):
+        module.register_parameter(leaf, tensor)
+    else:
+        module.register_buffer(leaf, tensor)

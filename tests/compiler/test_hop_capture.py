@@ -1,0 +1,234 @@
+"""Control-flow operators captured by ember.compile as single graph nodes: one graph per
+function whatever branch or trip count the data picks, results and gradients equal to eager
+(plain NumPy references), the fullgraph errors, and branch contracts checked while capturing."""
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember._dynamo import exc
+from ember._dynamo.utils import counters
+from ember._higher_order_ops import map as hop_map
+from ember._higher_order_ops import scan, switch, while_loop
+
+BACKENDS = ["inductor", "aot_eager", "eager"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ember.compiler.reset()
+    yield
+    ember.compiler.reset()
+
+
+def _graphs():
+    return counters["stats"]["unique_graphs"]
+
+
+def _code(compiled):
+    entry = compiled._entries[-1]
+    return entry.cap.graph.code
+
+
+def _t(a, requires_grad=False):
+    return ember.tensor(np.asarray(a, np.float32), requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cond_data_dependent_branch_one_graph(backend):
+    def f(x, y):
+        z = ember.cond(x.sum() > 0, lambda a, b: (a.sin() * b,), lambda a, b: (a.cos() + b,), (x, y))[0]
+        return z * 2
+
+    compiled = ember.compile(f, backend=backend, fullgraph=True)
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(5).astype(np.float32)
+    for sign in (1, -1, 1, -1):
+        x = np.abs(rng.standard_normal(5)).astype(np.float32) * sign
+        want = (np.sin(x.astype(np.float64)) * y if sign > 0 else np.cos(x.astype(np.float64)) + y) * 2
+        got = compiled(_t(x), _t(y)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert _graphs() == 1
+    code = _code(compiled)
+    assert code.count("Cond(") == 1 and "def true_graph_0(x, y):" in code and "def false_graph_0(x, y):" in code
+    assert "Sin(" in code and "Cos(" in code  # both branches, nested
+
+
+def test_cond_gradient_through_taken_branch_equals_eager():
+    lin = nn.Linear(3, 2)
+
+    def f(x):  # the branches read the module's parameters: lifted into the node's args
+        return ember.cond(x.sum() > 0, lambda x: lin(x).tanh(), lambda x: lin(x * x), (x,)).sum()
+
+    compiled = ember.compile(f, fullgraph=True)
+    rng = np.random.default_rng(1)
+    for sign in (1, -1, 1):
+        x = np.abs(rng.standard_normal((4, 3))).astype(np.float32) * sign
+        grads = []
+        for fn in (f, compiled):
+            xt = _t(x, requires_grad=True)
+            lin.zero_grad()
+            loss = fn(xt)
+            loss.backward()
+            grads.append((loss.item(), xt.grad.numpy().copy(), lin.weight.grad.numpy().copy()))
+        for want, got in zip(*grads):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert _graphs() == 1
+    assert "weight" in _code(compiled).split("def true_graph_0(")[1].split(")")[0]
+
+
+def test_switch_clamps_a_tensor_index_in_one_graph():
+    branches = [lambda x: (x + 1, 3), lambda x: (x * 10, 3), lambda x: (x - 5, 3)]
+
+    def f(i, x):
+        return switch(i, branches, (x,))
+
+    compiled = ember.compile(f, fullgraph=True)
+    x = np.arange(4, dtype=np.float32)
+    for index, want in [(1, x * 10), (-3, x + 1), (7, x - 5), (2, x - 5), (0, x + 1)]:
+        got, const = compiled(ember.tensor(index), _t(x))
+        np.testing.assert_array_equal(got.numpy(), want)
+        assert const == 3
+    assert _graphs() == 1
+    code = _code(compiled)
+    assert "Clamp" in code and code.count("Switch(") == 1 and "def branch_graph_2(x):" in code
+
+
+def test_while_loop_data_dependent_trip_count_one_graph():
+    def f(x, limit):
+        return while_loop(lambda i, x: x.sum() < limit, lambda i, x: (i + 1, x * 2 + 1), (ember.zeros(()), x))
+
+    compiled = ember.compile(f, fullgraph=True)
+    for start, limit in [(1.0, 100.0), (0.5, 3000.0), (10.0, 5.0)]:
+        x, i = np.full(3, start, np.float32), 0
+        while x.sum() < limit:  # the plain-Python reference
+            x, i = x * 2 + 1, i + 1
+        n, got = compiled(_t(np.full(3, start)), ember.tensor(limit))
+        np.testing.assert_array_equal(got.numpy(), x)
+        assert n.item() == i
+    assert _graphs() == 1
+    assert _code(compiled).count("WhileLoop(") == 1
+
+
+def test_while_loop_with_int_carry_is_a_graph_break():
+    f = ember.compile(lambda x: while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1), (0, x)),
+                      fullgraph=True)
+    with pytest.raises(exc.Unsupported, match="Python int"):
+        f(ember.zeros(2))
+    g = ember.compile(lambda x: while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1), (0, x)))
+    i, x = g(ember.zeros(2))
+    assert i == 3 and x.tolist() == [3.0, 3.0]
+
+
+def test_scan_cumulative_sum_with_gradient():
+    def f(init, xs, w):
+        return scan(lambda c, x: (c + x * w, (c * x).sin()), init, xs, dim=1, reverse=True)
+
+    compiled = ember.compile(f, fullgraph=True)
+    rng = np.random.default_rng(2)
+    for steps in (4, 4):
+        init, xs, w = (rng.standard_normal(s).astype(np.float32) for s in ((2,), (2, steps), (2,)))
+        results = []
+        for fn in (f, compiled):
+            ts = [_t(a, requires_grad=True) for a in (init, xs, w)]
+            carry, ys = fn(*ts)
+            (carry.sum() + ys.pow(2).sum()).backward()
+            results.append([carry.detach().numpy(), ys.detach().numpy()] + [t.grad.numpy() for t in ts])
+        ref = init.astype(np.float64)
+        for k in reversed(range(steps)):
+            ref = ref + xs[:, k] * w
+        np.testing.assert_allclose(results[0][0], ref, rtol=1e-5)
+        for want, got in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert _graphs() == 1 and _code(compiled).count("Scan(") == 1
+
+
+def test_map_over_first_dimension():
+    def f(xs, b):
+        return hop_map(lambda x, b: {"y": x @ x + b}, xs, b)
+
+    compiled = ember.compile(f, fullgraph=True)
+    rng = np.random.default_rng(3)
+    xs, b = rng.standard_normal((3, 2, 2)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    got = compiled(_t(xs), _t(b))["y"].numpy()
+    np.testing.assert_allclose(got, np.stack([x @ x + b for x in xs.astype(np.float64)]), rtol=1e-5)
+    assert _code(compiled).count("Map(") == 1
+
+
+def test_nested_cond_inside_while_body():
+    def body(i, x):
+        return i + 1, ember.cond(x.sum() > 10, lambda x: x - 3, lambda x: x + 5, (x,))
+
+    f = ember.compile(lambda x: while_loop(lambda i, x: i < 6, body, (ember.zeros((), dtype=ember.int64), x)),
+                      fullgraph=True)
+    x, ref = np.zeros(2, np.float32), np.zeros(2, np.float32)
+    for _ in range(6):
+        ref = ref - 3 if ref.sum() > 10 else ref + 5
+    np.testing.assert_array_equal(f(_t(x))[1].numpy(), ref)
+    code = _code(f)
+    assert code.count("WhileLoop(") == 1 and "Cond(" in code.split("def body_graph_0")[1]
+
+
+def test_python_if_on_a_tensor_under_fullgraph_names_the_line():
+    def f(x):
+        if x.sum() > 0:  # the offending line
+            return x + 1
+        return x - 1
+
+    with pytest.raises(exc.Unsupported, match=r"(?s)bool.*test_hop_capture.py:[0-9]+: if x.sum\(\) > 0:  # the offending line"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+    np.testing.assert_array_equal(ember.compile(f)(-ember.ones(2)).numpy(), [-2, -2])
+
+
+def test_graph_break_inside_a_branch():
+    def f(x):
+        return ember.cond(x.sum() > 0, lambda x: x * x.max().item(), lambda x: x, (x,))
+
+    with pytest.raises(exc.Unsupported, match="item"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+    g = ember.compile(f)  # runs eagerly: correct for either branch
+    np.testing.assert_array_equal(g(_t([1.0, 2.0])).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(g(_t([-1.0, -2.0])).numpy(), [-1.0, -2.0])
+
+
+@pytest.mark.parametrize("other, message", [
+    (lambda x: x[:2] * 2, r"shape: \(3,\) vs \(2,\)"),
+    (lambda x: x.double(), "dtype: torch.float32 vs torch.float64"),
+    (lambda x: (x, x), "structure"),
+])
+def test_cond_branches_must_agree_even_when_not_taken(other, message):
+    f = ember.compile(lambda x: ember.cond(x.sum() > 0, lambda x: x + 1, other, (x,)))
+    with pytest.raises(exc.UncapturedHigherOrderOpError, match=message):
+        f(ember.ones(3))  # true branch taken; the false one still differs
+    assert ember.cond(ember.tensor(True), lambda x: x + 1, other, (ember.ones(3),)).shape == (3,)
+
+
+def test_captured_bodies_must_not_mutate_their_inputs():
+    def body(x):
+        x.add_(1)
+        return (x + 0,)
+
+    f = ember.compile(lambda x: while_loop(lambda x: x.sum() < 5, body, (x,)))
+    with pytest.raises(exc.UncapturedHigherOrderOpError, match="input mutation"):
+        f(ember.zeros(2))
+
+
+def test_backward_through_control_flow_inside_the_function_runs_eagerly():
+    lin = nn.Linear(2, 2)
+
+    def step(x):
+        loss = ember.cond(x.sum() > 0, lambda x: lin(x).sum(), lambda x: (lin(x) ** 2).sum(), (x,))
+        loss.backward()
+        return loss.detach()
+
+    with pytest.raises(exc.Unsupported, match="backward through a control-flow operator"):
+        ember.compile(step, fullgraph=True)(ember.ones(1, 2))
+    compiled = ember.compile(step)
+    for sign in (1.0, -1.0):
+        x = _t([[sign, 2 * sign]])
+        lin.zero_grad()
+        compiled(x)
+        got = lin.weight.grad.numpy().copy()
+        lin.zero_grad()
+        step(x)
+        np.testing.assert_array_equal(got, lin.weight.grad.numpy())
