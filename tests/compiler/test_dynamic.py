@@ -294,3 +294,17 @@ def test_intvar_scalar_argument_is_one_graph_for_its_values():
     assert _graphs() == 1
     with pytest.raises(RuntimeError, match=r"k = 41 is outside the range \[1, 40\] of IntVar K"):
         compiled(ember.arange(3), 41)
+
+
+def test_control_flow_nodes_specialise_the_sizes_and_stay_correct(capfd, monkeypatch):
+    """A graph holding a cond: its subgraphs are not fitted yet, so the sizes specialise (said
+    in the log) and every size still gives eager's result."""
+    monkeypatch.setenv("EMBER_LOGS", "dynamic")
+
+    def f(x):
+        return ember.cond(x.sum() > 0, lambda x: x * 2, lambda x: x - 1, (x,))
+    g = ember.compile(f)
+    for n in (3, 5, 7, 5):
+        x = _rand(n, 2, seed=n)
+        np.testing.assert_array_equal(g(x).numpy(), f(x).numpy())
+    assert _graphs() == 3 and "specialising s0 (x.size(0)): cond (Cond)['true_graph']" in capfd.readouterr().err
