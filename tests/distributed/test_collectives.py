@@ -1,9 +1,10 @@
 """ember.distributed on 2-4 MPI ranks: collectives against NumPy, bad input, the launcher."""
 import os
-import subprocess
 import sys
 
-from .launch import SCRIPTS, launch
+import pytest
+
+from .launch import launch
 
 
 def test_bad_input_raises_on_every_rank_and_every_collective_on_every_dtype_matches_numpy():
@@ -27,11 +28,9 @@ def test_plain_mpiexec_works_too():
     command = [find_mpiexec(), "-n", "2", "--oversubscribe"]
     if os.geteuid() == 0:
         command.append("--allow-run-as-root")
-    proc = subprocess.run(command + [sys.executable, str(SCRIPTS / "environment.py")],
-                          capture_output=True, text=True, timeout=30, env=environment(),
-                          start_new_session=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "rank 1 of 2" in proc.stdout
+    result = launch("environment.py", 2, timeout=30, env=environment(),
+                    launcher=[*command, sys.executable])
+    assert "rank 1 of 2" in result.stdout
 
 
 def test_run_cli_errors_are_one_line(capsys):
@@ -44,3 +43,24 @@ def test_ddp_follows_one_process_on_the_whole_batch():
     """MLP (one and many buckets) and LeNet, 20 SGD-momentum steps; no_sync; unused parameters."""
     out = launch("ddp_parity.py", 2, timeout=90).stdout
     assert out.count("ddp ok") == 2
+
+
+def test_a_plain_torch_ddp_script_runs_with_the_import_changed_and_matches_one_process(tmp_path):
+    """scripts/torch_ddp.py is PyTorch's DDP recipe (backend="gloo", DistributedSampler, DDP,
+    rank-0 torch.save); on 2 ranks it follows the 1-rank run, warns once per rank about the
+    backend, and its checkpoint loads in torch itself."""
+    (tmp_path / "two").mkdir()
+    (tmp_path / "one").mkdir()
+    two = launch("torch_ddp.py", 2, tmp_path / "two", timeout=90)
+    one = launch("torch_ddp.py", 1, tmp_path / "one", timeout=90)
+    accuracy = {line.split(":")[0]: float(line.split()[-1]) for line in (two.stdout + one.stdout).splitlines()
+                if "test accuracy" in line}
+    assert sorted(accuracy) == ["rank 0 of 1", "rank 0 of 2", "rank 1 of 2"]
+    assert accuracy["rank 0 of 2"] == accuracy["rank 1 of 2"] == accuracy["rank 0 of 1"] >= 0.95
+    assert two.stderr.count("UserWarning: ember.distributed serves backend 'gloo' with MPI") == 2
+    torch = pytest.importorskip("torch")
+    checkpoint = torch.load(tmp_path / "two" / "checkpoint.pt", weights_only=True)
+    reference = torch.load(tmp_path / "one" / "checkpoint.pt", weights_only=True)
+    assert checkpoint["epoch"] == 2 and sorted(checkpoint["model"]) == ["0.bias", "0.weight", "2.bias", "2.weight"]
+    for name, value in checkpoint["model"].items():
+        torch.testing.assert_close(value, reference["model"][name], rtol=1e-4, atol=1e-5)

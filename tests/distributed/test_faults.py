@@ -12,23 +12,44 @@ from .launch import SCRIPTS, launch
 from ember.distributed.fr_trace import analyze, load_dumps
 
 
+def _recovery_seconds(out):
+    return [float(line.split(" recovered in ")[1].split()[0]) for line in out.splitlines()
+            if " recovered in " in line]
+
+
 def test_survivors_of_a_killed_rank_shrink_and_finish_with_ulfm(tmp_path):
-    result = launch("killed_rank.py", 3, 2, 5, fault_tolerant=True, timeout=60,
+    result = launch("faulty_rank.py", 3, 2, 5, "kill", fault_tolerant=True, timeout=60,
                     env={"TORCH_FR_DUMP_TEMP_FILE": f"{tmp_path}/rank_"})
     out = result.stdout
     for rank in (0, 1):
         assert f"rank {rank} caught: [rank {rank}] mpi:all_reduce failed: rank(s) [2] of process group 'default_pg' died" in out
         assert f"rank {rank} finished 12 steps with 2 ranks" in out
-    recovery = [float(line.split(" recovered in ")[1].split()[0]) for line in out.splitlines()
-                if " recovered in " in line]
+    recovery = _recovery_seconds(out)
     assert len(recovery) == 2 and max(recovery) < 1.0
     findings = analyze(load_dumps(tmp_path))
     assert findings[0] == "rank 2 wrote no dump: it died before it could (killed or crashed)"
     assert any("never completed on rank 0: peer failure: ranks [2]" in f for f in findings)
 
 
+def test_a_hung_rank_is_evicted_and_the_survivors_finish_with_ulfm(tmp_path):
+    """Rank 1 sleeps for an hour at step 4: a survivor times out (3 s) and revokes the group,
+    the roll call finds rank 1 silent, it dumps its recorder on SIGUSR1 and is killed, and
+    ranks 0 and 2 (renumbered 0 and 1) finish the 12 steps as identical replicas."""
+    result = launch("faulty_rank.py", 3, 1, 4, "hang", fault_tolerant=True, timeout=60,
+                    env={"TORCH_FR_DUMP_TEMP_FILE": f"{tmp_path}/rank_"})
+    out = result.stdout
+    caught = [line for line in out.splitlines() if " caught: " in line]
+    assert len(caught) == 2 and any("timed out after 3000 ms" in line for line in caught), out
+    assert out.count("finished 12 steps with 2 ranks") == 2
+    assert len(_recovery_seconds(out)) == 2 and max(_recovery_seconds(out)) < 10
+    dumps = load_dumps(tmp_path)
+    assert sorted(dumps) == [0, 1, 2]  # the hung rank's dump, asked for before it was killed
+    findings = analyze(dumps)
+    assert any(f.startswith("rank 1 is missing from collective") for f in findings), findings
+
+
 def test_without_ulfm_a_killed_rank_ends_the_job_naming_it():
-    result = launch("killed_rank.py", 2, 1, 3, timeout=40, check=False)
+    result = launch("faulty_rank.py", 2, 1, 3, "kill", timeout=40, check=False)
     assert result.returncode != 0
     assert "process rank 1" in result.stderr and "signal 9" in result.stderr
     assert "finished" not in result.stdout

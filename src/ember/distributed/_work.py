@@ -6,17 +6,20 @@ no call waits forever: on a timeout or a peer failure the flight recorder is dum
 :class:`DistBackendError` names what happened.
 """
 import contextlib
+import os
 import time
 
 from . import _flight_recorder
 from ._fault import failed_ranks, revoke
-from .distributed_c10d import DistBackendError, _mpi
+from .distributed_c10d import DistBackendError, _mpi, supports_ulfm
 
 __all__ = ["Work", "Future"]
 
 # MPI's nonblocking collectives advance only inside MPI calls, so a sleeping poller stalls
 # every stage of a multi-step algorithm: poll continuously first (as a blocking MPI call
 # would), and only back off into short sleeps once an operation has been waiting for long.
+# Between polls the CPU is yielded (Open MPI's yield_when_idle): with more ranks than cores a
+# spinning rank would otherwise take the core from the peer it is waiting for.
 _SPIN_SECONDS = 0.05
 _SLEEP = 1e-4
 
@@ -104,6 +107,7 @@ class Work:
         polls = 0
         while not self._test():
             polls += 1
+            os.sched_yield()
             if polls % 64 == 0:
                 waited = time.monotonic() - start
                 if waited > limit:
@@ -126,10 +130,11 @@ class Work:
         seq = self.entry["collective_seq_id"] if self.entry else "?"
         _flight_recorder.failed(self.entry, self.pg, "timeout")
         self._cancel()
+        advice = "call ember.distributed.shrink_group() to evict it and continue; " if supports_ulfm() else ""
         raise DistBackendError(
             f"[rank {_world_rank()}] {name} (collective_seq_id {seq}) on process group "
             f"{self.pg.group_desc!r} timed out after {seconds * 1000:.0f} ms: a peer did not join; "
-            f"flight recorder dumped to {_flight_recorder.dump_path()}")
+            f"{advice}flight recorder dumped to {_flight_recorder.dump_path()}")
 
     def _cancel(self):
         """Stops waiting; with ULFM the communicator is revoked so every member stops too."""
@@ -141,10 +146,10 @@ class Work:
         name = self.entry["profiling_name"] if self.entry else "operation"
         dead = failed_ranks(self.pg)  # a peer's death may surface as another error class
         if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
-            _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}")
+            _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}" if dead else "revoked")
             self._cancel()
             what = (f"rank(s) {dead} of process group {self.pg.group_desc!r} died" if dead else
-                    "the process group was revoked after a peer failure")
+                    "a member revoked the process group after a peer failure or timeout")
             self._error = DistBackendError(
                 f"[rank {_world_rank()}] {name} failed: {what}; call "
                 f"ember.distributed.shrink_group() to continue without them; flight recorder "

@@ -2,15 +2,21 @@
 
 Every :class:`ProcessGroup` owns one mpi4py communicator; the default group is a duplicate of
 ``MPI.COMM_WORLD``, so a rank's ``get_rank()`` is its MPI rank and the world is the job that
-``mpiexec``/``ember run``/``srun`` started. Subgroups are made with ``Comm.Create_group``,
-which only the group's members call, so a rank never waits on ranks outside its group.
+``mpiexec``/``ember run``/``srun`` started. Subgroups are split off their parent in the
+background (``Comm.Split`` on a worker thread), so ``new_group`` and
+``split_group`` return at once and the communicator is ready at the group's first use.
 
 Source: https://pytorch.org/docs/stable/distributed.html
 """
 import datetime
 import enum
+import functools
 import os
+import queue
+import threading
 import warnings
+
+import numpy as np
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistError",
            "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
@@ -41,8 +47,10 @@ class DistStoreError(DistError):
     """A key-value store error (ember has no store; kept for torch's import paths)."""
 
 
+@functools.cache
 def _mpi():
-    """The ``mpi4py.MPI`` module; importing it initialises MPI once per process."""
+    """The ``mpi4py.MPI`` module; importing it initialises MPI once per process. (Cached: it
+    is called at every poll of a pending operation, where an import statement costs ~10 us.)"""
     from mpi4py import MPI
     return MPI
 
@@ -131,8 +139,10 @@ class ProcessGroup:
             :class:`DistBackendError` after the flight recorder is dumped.
     """
 
-    def __init__(self, comm, ranks, group_name, group_desc, timeout, pg_id):
-        self.comm = comm
+    def __init__(self, comm, ranks, group_name, group_desc, timeout, pg_id, rank=None):
+        self._comm = comm  # an mpi4py communicator, or a _Splitting one until the first use
+        self._rank = rank
+        self.splitter = None  # the duplicate subgroups are split from (see _Splitting)
         self.ranks = list(ranks)
         self.group_name = group_name
         self.group_desc = group_desc
@@ -144,11 +154,23 @@ class ProcessGroup:
         self.last_started = -1
         self.last_completed = -1
 
+    @property
+    def comm(self):
+        """The group's communicator (the first use of a group made by new_group, new_subgroups
+        or split_group waits for it; DistBackendError after the timeout)."""
+        if isinstance(self._comm, _Splitting):
+            self._comm = self._comm.wait(self)
+        return self._comm
+
+    @comm.setter
+    def comm(self, comm):
+        self._comm = comm
+
     def rank(self):
-        return self.comm.Get_rank()
+        return self._rank if isinstance(self._comm, _Splitting) else self.comm.Get_rank()
 
     def size(self):
-        return self.comm.Get_size()
+        return len(self.ranks) if isinstance(self._comm, _Splitting) else self.comm.Get_size()
 
     def name(self):
         return Backend.MPI
@@ -158,6 +180,68 @@ class ProcessGroup:
 
     def __repr__(self):
         return f"<ember.distributed.ProcessGroup {self.group_desc} ranks={self.ranks}>"
+
+
+class _Splitting:
+    """A communicator being split off a parent group in the background, so that ``new_group``
+    and ``split_group`` return before it is ready (as PyTorch 2.14's nonblocking communicator
+    creation). One worker thread per process runs the splits in the order they were asked
+    for, with a blocking ``Comm.Split`` on the parent's ``splitter``: a duplicate reserved for
+    this, so the split never interleaves with the parent's own operations. (``Comm.Idup`` is
+    not used: Open MPI posts its later rounds lazily, and interleaved with the parent's other
+    nonblocking collectives they mismatch across ranks.) The group's first use waits for the
+    result against its timeout."""
+
+    _jobs = queue.SimpleQueue()
+    _worker = []
+
+    def __init__(self, splitter, color, key):
+        self._args = (splitter, color, key)
+        self._done = threading.Event()
+        self._result = None
+        if _mpi().Query_thread() != _mpi().THREAD_MULTIPLE:  # MPI forbids a second calling thread
+            self._split()
+            return
+        if not _Splitting._worker:  # a daemon: a split that never completes cannot block exit
+            _Splitting._worker.append(threading.Thread(target=_Splitting._serve, daemon=True,
+                                                       name="ember-comm-split"))
+            _Splitting._worker[0].start()
+        _Splitting._jobs.put(self)
+
+    @staticmethod
+    def _serve():
+        while True:
+            _Splitting._jobs.get()._split()
+
+    def _split(self):
+        MPI = _mpi()
+        splitter, color, key = self._args
+        try:
+            comm = splitter.Split(MPI.UNDEFINED if color is None else color, key)
+            if comm != MPI.COMM_NULL:
+                comm.Set_errhandler(MPI.ERRORS_RETURN)
+                self._result = (comm, _spare(comm))
+        except MPI.Exception as error:
+            self._result = DistBackendError(f"creating a process group failed in MPI: {error.Get_error_string()}")
+        self._done.set()
+
+    def wait(self, pg):
+        """The communicator; sets ``pg``'s splitter."""
+        seconds = pg.timeout.total_seconds()
+        if not self._done.wait(seconds):
+            raise DistBackendError(f"{pg!r} was not ready after {seconds * 1000:.0f} ms: a rank of its "
+                                   f"parent group did not call new_group/new_subgroups/split_group")
+        if isinstance(self._result, Exception):
+            raise self._result
+        comm, pg.splitter = self._result
+        return comm
+
+
+def _spare(comm):
+    """A duplicate of ``comm`` reserved for splitting subgroups off it (blocking, collective)."""
+    spare = comm.Dup()
+    spare.Set_errhandler(_mpi().ERRORS_RETURN)
+    return spare
 
 
 class GroupMember:
@@ -171,10 +255,14 @@ group = GroupMember
 
 
 class _World:
-    """The process-wide state: the default group and a count for group ids."""
+    """The process-wide state: the default group, a count for group ids and, where ULFM can
+    evict hung ranks, a private duplicate of ``MPI.COMM_WORLD`` (never revoked, for the roll
+    call) with every launched rank's (host, pid)."""
     default_pg = None
     next_pg_id = 0
     groups = {}
+    control = None
+    peers = []
 
 
 def _check_initialized():
@@ -191,7 +279,7 @@ def _resolve(group):
         raise ValueError("the calling rank is not a member of this process group")
     if not isinstance(group, ProcessGroup):
         raise TypeError(f"group must be a ProcessGroup or None, not {type(group).__name__}")
-    if group.comm is None:
+    if group._comm is None:
         raise ValueError(f"{group!r} was destroyed")
     return group
 
@@ -204,9 +292,11 @@ def _timedelta(timeout, default):
     return timeout
 
 
-def _register(comm, ranks, group_name, group_desc, timeout):
+def _register(comm, ranks, group_name, group_desc, timeout, rank=None):
     pg = ProcessGroup(comm, ranks, group_name or str(_World.next_pg_id), group_desc, timeout,
-                      _World.next_pg_id)
+                      _World.next_pg_id, rank)
+    if not isinstance(comm, _Splitting):
+        pg.splitter = _spare(comm)
     _World.next_pg_id += 1
     _World.groups[pg.pg_id] = pg
     return pg
@@ -250,9 +340,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     pg = _register(comm, range(comm.Get_size()), group_name, "default_pg",
                    _timedelta(timeout, default_pg_timeout))
     _World.default_pg = GroupMember.WORLD = pg
-    if enable_reconfigure and not supports_ulfm():
+    if supports_ulfm():
+        _World.control, _World.peers = _control_channel(MPI)
+    elif enable_reconfigure:
         raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
                            "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
+
+
+def _control_channel(MPI):
+    """A duplicate of COMM_WORLD and the (host, pid) of every launched rank, gathered as bytes
+    (no pickle): what a survivor needs to find and stop a hung rank later."""
+    control = MPI.COMM_WORLD.Dup()
+    control.Set_errhandler(MPI.ERRORS_RETURN)
+    mine = np.zeros(MPI.MAX_PROCESSOR_NAME + 8, dtype=np.uint8)
+    host = MPI.Get_processor_name().encode()[:MPI.MAX_PROCESSOR_NAME]
+    mine[:len(host)] = np.frombuffer(host, dtype=np.uint8)
+    mine[-8:] = np.array([os.getpid()], dtype=np.int64).view(np.uint8)
+    table = np.empty((control.Get_size(), mine.size), dtype=np.uint8)
+    control.Allgather(mine, table)
+    return control, [(bytes(row[:-8]).rstrip(b"\0").decode(), int(row[-8:].view(np.int64)[0]))
+                     for row in table]
 
 
 def is_initialized():
@@ -264,12 +371,17 @@ def destroy_process_group(group=None):
     pg = _resolve(group)
     doomed = list(_World.groups.values()) if pg is _World.default_pg else [pg]
     for member in doomed:
-        if member.comm is not None:
-            member.comm.Free()
-            member.comm = None
+        if not isinstance(member._comm, (_Splitting, type(None))):  # a split still running is left to finish
+            member._comm.Free()
+        if member.splitter is not None:
+            member.splitter.Free()
+        member.comm = member.splitter = None
         _World.groups.pop(member.pg_id, None)
     if pg is _World.default_pg:
         _World.default_pg = GroupMember.WORLD = None
+        if _World.control is not None:
+            _World.control.Free()
+            _World.control = None
 
 
 def get_rank(group=None):
@@ -318,14 +430,19 @@ def set_timeout(timeout, group=None):
     _resolve(group).timeout = _timedelta(timeout, None)
 
 
-def _subgroup(parent, members, timeout, group_desc):
-    """A group of ``parent``'s ranks ``members`` (group ranks); only members call MPI."""
-    if parent.rank() not in members:
-        return GroupMember.NON_GROUP_MEMBER
-    comm = parent.comm.Create_group(parent.comm.Get_group().Incl(members))
-    comm.Set_errhandler(_mpi().ERRORS_RETURN)
-    return _register(comm, [parent.ranks[r] for r in members], "", group_desc,
-                     _timedelta(timeout, parent.timeout))
+def _split(parent, parts, timeout, group_desc):
+    """This rank's group among the disjoint ``parts`` (lists of ``parent``'s ranks, each in
+    group-rank order), or None; every rank of ``parent`` calls it, and it returns at once."""
+    me = parent.rank()
+    color = next((i for i, part in enumerate(parts) if me in part), None)
+    rank = None if color is None else parts[color].index(me)
+    if parent.splitter is None:
+        parent.comm  # a group made in the background gets its splitter at its first use
+    splitting = _Splitting(parent.splitter, color, rank or 0)
+    if color is None:
+        return None
+    return _register(splitting, [parent.ranks[r] for r in parts[color]], "", group_desc,
+                     _timedelta(timeout, parent.timeout), rank)
 
 
 def _check_ranks(ranks, world):
@@ -343,8 +460,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
               use_local_synchronization=False, group_desc=None, device_id=None, sort_ranks=True):
     """A process group of the world ranks ``ranks`` (all ranks if None).
 
-    Every rank may call it (as in torch); only the members communicate, so ranks outside the
-    group return ``GroupMember.NON_GROUP_MEMBER`` at once.
+    Every rank of the world calls it, as in torch; it returns at once (ranks outside the
+    group get ``GroupMember.NON_GROUP_MEMBER``) and the communicator is split off in the
+    background, ready at the group's first use. With ``use_local_synchronization=True`` only
+    the members call it, and it blocks until they all have.
 
     Raises:
         ValueError: a rank outside ``[0, world_size)`` or a repeated rank (on every caller).
@@ -353,7 +472,14 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     ranks = list(range(world.size())) if ranks is None else _check_ranks(ranks, world.size())
     if sort_ranks:
         ranks = sorted(ranks)
-    return _subgroup(world, ranks, timeout, group_desc or "undefined")
+    if not use_local_synchronization:
+        return _split(world, [ranks], timeout, group_desc or "undefined") or GroupMember.NON_GROUP_MEMBER
+    if world.rank() not in ranks:
+        return GroupMember.NON_GROUP_MEMBER
+    comm = world.comm.Create_group(world.comm.Get_group().Incl(ranks))
+    comm.Set_errhandler(_mpi().ERRORS_RETURN)
+    return _register(comm, [world.ranks[r] for r in ranks], "", group_desc or "undefined",
+                     _timedelta(timeout, world.timeout))
 
 
 def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
@@ -375,9 +501,10 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_op
         raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({size})")
     if size % group_size:
         raise ValueError(f"The world size ({size}) must be divisible by 'group_size' ({group_size})")
-    subgroups = [_subgroup(parent, list(range(start, start + group_size)), timeout,
-                           group_desc or "undefined") for start in range(0, size, group_size)]
-    mine = subgroups[parent.rank() // group_size]
+    blocks = [list(range(start, start + group_size)) for start in range(0, size, group_size)]
+    mine = _split(parent, blocks, timeout, group_desc or "undefined")
+    subgroups = [GroupMember.NON_GROUP_MEMBER] * len(blocks)
+    subgroups[parent.rank() // group_size] = mine
     return mine, subgroups
 
 
@@ -385,6 +512,8 @@ def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
                 backend=None):
     """Splits ``parent_pg`` into the disjoint groups ``split_ranks`` (lists of parent ranks)
     with one ``Comm.Split``; returns this rank's group, or None if it is in none of them.
+    Every rank of the parent calls it; it returns at once, the split runs in the background
+    and the group is ready at its first use.
 
     Raises:
         ValueError: ``split_ranks`` is empty, overlaps, or names ranks outside the parent.
@@ -394,12 +523,4 @@ def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
         raise ValueError("split_ranks cannot be None or empty")
     flat = [r for part in split_ranks for r in part]
     _check_ranks(flat, parent.size())
-    color = next((i for i, part in enumerate(split_ranks) if parent.rank() in part), None)
-    MPI = _mpi()
-    comm = parent.comm.Split(MPI.UNDEFINED if color is None else color, parent.rank())
-    if color is None:
-        return None
-    comm.Set_errhandler(MPI.ERRORS_RETURN)
-    members = sorted(split_ranks[color])
-    return _register(comm, [parent.ranks[r] for r in members], "", group_desc or "undefined",
-                     _timedelta(timeout, parent.timeout))
+    return _split(parent, [sorted(part) for part in split_ranks], timeout, group_desc or "undefined")

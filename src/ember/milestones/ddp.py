@@ -9,11 +9,13 @@ mid-run; PyTorch 2.14 made shrinking a process group in place part of its core.
 The milestone trains the LeNet-5 of the 1998 milestone on the digits with
 ``DistributedDataParallel`` on 4 ranks (``ember run -n 4 --fault-tolerant``, oversubscribed
 here), each reading a quarter of every 32-image batch through a ``DistributedSampler``. Half
-way through, rank 3 is killed with SIGKILL. The survivors see ``DistBackendError`` naming it,
-shrink the group (MPI's ULFM), agree on the step, re-wrap the model (rank 0's weights to all)
-and re-shard the data over 3 ranks, and finish from their in-memory state without a restart.
+way through, rank 3 is killed with SIGKILL. The survivors see ``DistBackendError`` naming it
+and call ``ember.distributed.elastic.recover``: it shrinks the group (MPI's ULFM) and gives
+every survivor rank 0's state (weights, Adam moments, step, place in the epoch); the sampler
+shares the rest of the epoch over 3 ranks, and they finish from memory without a restart.
 Thresholds: test accuracy ≥ 0.97, and the flight-recorder dumps, read by ``ember fr-trace``,
-name the dead rank. The run prints its timeline (ranks alive per step).
+name the dead rank. The run prints its timeline (ranks alive per step); with ``--plot DIR``
+it also draws it (``ddp-timeline.png``).
 
 Without mpi4py it says in one line how to install it (``pip install "ember[distributed]"``)
 and reports the thresholds missed.
@@ -26,19 +28,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ember as torch
 import ember.distributed as dist
 from ember import nn
+from ember.distributed import elastic
 from ember.distributed.fr_trace import analyze, load_dumps
 from ember.distributed.run import environment, find_mpiexec, mpiexec_command
 from ember.nn.parallel import DistributedDataParallel
-from ember.utils.data import DataLoader, DistributedSampler
+from ember.utils.data import DataLoader
 from ember.vision import transforms
 
 from .lenet import DIGITS, accuracy, channel_statistics, lenet5
 from .milestone import History, Milestone, Threshold
+from .plotting import _save_atomically
 
 RANKS, VICTIM = 4, 3
 EPOCHS, FAST_EPOCHS = 10, 8
@@ -72,9 +77,46 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     named = any(f.startswith(f"rank {VICTIM} ") for f in findings)
     print(_timeline(result))
     print(f"ember fr-trace {out / 'fr'}: " + (findings[0] if findings else "nothing found"))
-    history = History(loss=result["loss"], accuracy=result["accuracy"])
+    history = RunHistory(loss=result["loss"], accuracy=result["accuracy"], alive=result["alive"],
+                         killed_at=result["killed_at"])
     return ({"test accuracy": result["accuracy"][-1], "fr-trace names the dead rank": float(named)},
             {f"LeNet-5, DDP on {RANKS} ranks (rank {VICTIM} killed)": history})
+
+
+@dataclass
+class RunHistory(History):
+    """The run's curves, and per training step the launch ranks alive (``alive``)."""
+
+    alive: list = field(default_factory=list)
+    killed_at: int = 0
+
+
+def plot_timeline(result, plot_dir):
+    """Draws ``ddp-timeline.png``: ranks alive per training step, the kill marked; returns
+    ``[path]``. Raises ImportError without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install 'ember[plot]'") from error
+    run = next(h for h in result.histories.values() if isinstance(h, RunHistory))
+    figure = Figure(figsize=(6, 3), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.step(range(len(run.alive)), [len(ranks) for ranks in run.alive], where="post",
+              label="ranks alive")
+    axes.axvline(run.killed_at, color="C3", linestyle="--", label=f"rank {VICTIM} killed")
+    axes.set_xlabel("training step")
+    axes.set_ylabel("ranks")
+    axes.set_ylim(0, RANKS + 0.5)
+    axes.set_title("ddp (2017): ranks alive per step")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower left")
+    figure.tight_layout()
+    path = Path(plot_dir) / "ddp-timeline.png"
+    Path(plot_dir).mkdir(parents=True, exist_ok=True)
+    _save_atomically(figure, path)
+    return [path]
 
 
 def _timeline(result):
@@ -102,38 +144,35 @@ def _worker(out, epochs, seed):
     model = DistributedDataParallel(module)
     optimizer = torch.optim.Adam(module.parameters(), lr=2e-3)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, 2 * epochs // 3), gamma=0.1)
-    steps_per_epoch = len(train_set) // DIGITS.batch_size
-    kill_at = epochs * steps_per_epoch // 2
+    sampler = elastic.ElasticSampler(train_set, seed=seed, drop_last=True)
+    kill_at = epochs * (len(train_set) // DIGITS.batch_size) // 2
     step, alive, history, recovery = 0, [], {"loss": [], "accuracy": []}, None
     for epoch in range(epochs):
-        world, rank = dist.get_world_size(), dist.get_rank()
-        sampler = DistributedSampler(train_set, world, rank, seed=seed, drop_last=True)
         sampler.set_epoch(epoch)
-        loader = DataLoader(train_set, batch_size=DIGITS.batch_size // RANKS, sampler=sampler)
-        total, count = 0.0, 0
+        total, count, finished = 0.0, 0, False
         module.train()
-        for inputs, targets in loader:
-            if step == kill_at and recovery is None and dist.get_rank() == VICTIM:
-                os.kill(os.getpid(), signal.SIGKILL)
+        while not finished:
             try:
-                optimizer.zero_grad()
-                loss = nn.functional.cross_entropy(model(inputs), targets)
-                loss.backward()
-                optimizer.step()
+                for inputs, targets in DataLoader(train_set, batch_size=DIGITS.batch_size // RANKS,
+                                                  sampler=sampler):
+                    if step == kill_at and recovery is None and dist.get_rank() == VICTIM:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    optimizer.zero_grad()
+                    loss = nn.functional.cross_entropy(model(inputs), targets)
+                    loss.backward()
+                    optimizer.step()
+                    sampler.advance(len(targets))
+                    alive.append(elastic.launch_ranks())
+                    total += loss.item() * len(targets)
+                    count += len(targets)
+                    step += 1
+                finished = True
             except dist.DistBackendError:
                 started = time.monotonic()
-                dist.shrink_group([])
-                agreed = torch.tensor([step])
-                dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
-                step = int(agreed.item())
+                # rank 0's weights, Adam moments, step and place in the epoch, re-sharded
+                step = elastic.recover(module=module, optimizer=optimizer, sampler=sampler, step=step)["step"]
                 model = DistributedDataParallel(module)
                 recovery = time.monotonic() - started
-                break  # re-shard: the next epoch's sampler splits the data over the survivors
-            alive.append(dist.get_process_group_ranks(dist.group.WORLD) if recovery is None
-                         else [r for r in range(RANKS) if r != VICTIM])
-            total += loss.item() * len(targets)
-            count += len(targets)
-            step += 1
         scheduler.step()
         module.eval()
         with torch.no_grad():
@@ -154,7 +193,7 @@ def milestone(out_dir=None):
         name="ddp", year=2017,
         story="Goyal et al.: data-parallel SGD on 4 ranks, one killed mid-run; survivors finish",
         thresholds=(Threshold("test accuracy", 0.97), Threshold("fr-trace names the dead rank", 1.0)),
-        train=functools.partial(train, out_dir=out_dir))
+        train=functools.partial(train, out_dir=out_dir), extra_plots=plot_timeline)
 
 
 MILESTONE = milestone()

@@ -88,6 +88,8 @@ class Milestone:
             ``metrics`` maps each threshold's metric name to its value, ``histories`` maps a
             model's label to its :class:`History`.
         accuracy_label: what the accuracy curves measure, for the plot's axis.
+        extra_plots: ``extra_plots(result, plot_dir) -> [paths]`` draws figures beyond the
+            curves (None: none).
     """
 
     name: str
@@ -96,6 +98,7 @@ class Milestone:
     thresholds: tuple
     train: Callable
     accuracy_label: str = "accuracy"
+    extra_plots: Callable = None
 
     def run(self, fast=False, plot_dir=None, quiet=False, seed=0):
         """Train, evaluate, check every threshold and optionally plot the curves.
@@ -125,5 +128,6 @@ class Milestone:
     def plot(self, result, plot_dir):
         """Writes ``result``'s curves into ``plot_dir`` (created if missing); returns the PNG
         paths. Raises ImportError without matplotlib, OSError if the files cannot be written."""
-        return plot_histories(result.histories, Path(plot_dir), self.name, title=f"{self.name} ({self.year})",
-                              accuracy_label=self.accuracy_label)
+        paths = plot_histories(result.histories, Path(plot_dir), self.name, title=f"{self.name} ({self.year})",
+                               accuracy_label=self.accuracy_label)
+        return paths + (self.extra_plots(result, Path(plot_dir)) if self.extra_plots else [])

@@ -1,6 +1,7 @@
 """Bad input (errors.py), then every collective on every dtype against a NumPy reference
 (run on 2-4 ranks)."""
 import runpy
+import time
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,23 @@ half = dist.split_group(split_ranks=[[0], list(range(1, world))])
 t = torch.ones(1)
 dist.all_reduce(t, group=half)
 assert t.item() == (1 if rank == 0 else world - 1)
+# groups are created without blocking: rank 1 comes 1 s late; rank 0's new_group and
+# split_group return at once, and the groups' first use waits for their communicators
+if rank == 1:
+    time.sleep(1.0)
+started = time.monotonic()
+late = dist.split_group(split_ranks=[list(range(world))])
+pair = dist.new_group([0, 1])
+returned = time.monotonic() - started
+dist.barrier()  # the default group still works while the splits run in the background
+t = torch.ones(1)
+dist.all_reduce(t, group=late)
+assert t.item() == world
+if rank < 2:
+    dist.all_reduce(t, group=pair)
+    assert t.item() == 2 * world and dist.get_rank(pair) == rank
+if rank == 0:
+    assert returned < 0.3 < 0.9 < time.monotonic() - started, (returned, time.monotonic() - started)
 dist.barrier()
 dist.monitored_barrier()
 dist.destroy_process_group()

@@ -42,21 +42,28 @@ class DistributedSampler(Sampler):
         self.rank = rank
         self.epoch = 0
         self.drop_last = drop_last
-        if drop_last and len(dataset) % num_replicas:
-            self.num_samples = math.ceil((len(dataset) - num_replicas) / num_replicas)
-        else:
-            self.num_samples = math.ceil(len(dataset) / num_replicas)
-        self.total_size = self.num_samples * num_replicas
+        self._share(len(dataset))
         self.shuffle = shuffle
         self.seed = seed
 
-    def __iter__(self):
+    def _share(self, length):
+        """Sets ``num_samples`` (per rank) and ``total_size`` for ``length`` indices."""
+        if self.drop_last and length % self.num_replicas:
+            self.num_samples = math.ceil((length - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(length / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+
+    def _epoch_order(self):
+        """The order of the whole dataset that every rank agrees on this epoch."""
         if self.shuffle:
             g = Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = randperm(len(self.dataset), generator=g).tolist()
-        else:
-            indices = list(range(len(self.dataset)))
+            return randperm(len(self.dataset), generator=g).tolist()
+        return list(range(len(self.dataset)))
+
+    def __iter__(self):
+        indices = self._epoch_order()
         # course:begin 21/distributed-sampler
         # hint: make the index list exactly total_size long: without drop_last, repeat indices from the start
         # hint: (several times if needed); with drop_last, cut it; then this rank takes every num_replicas-th from rank

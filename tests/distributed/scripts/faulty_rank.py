@@ -1,5 +1,7 @@
-"""A DDP loop that survives a rank killed with SIGKILL (launched with --fault-tolerant), or,
-without ULFM, a job that ends promptly. Usage: killed_rank.py VICTIM STEP"""
+"""A DDP loop that survives a rank that is killed (SIGKILL) or hangs (sleeps), launched with
+--fault-tolerant, through ember.distributed.elastic; without ULFM, a job that ends promptly.
+Usage: faulty_rank.py VICTIM STEP [kill|hang]"""
+import datetime
 import os
 import signal
 import sys
@@ -10,25 +12,29 @@ import numpy as np
 import ember as torch
 import ember.distributed as dist
 from ember import nn
+from ember.distributed import elastic
 from ember.nn.parallel import DistributedDataParallel as DDP
 
-victim, kill_at = int(sys.argv[1]), int(sys.argv[2])
-dist.init_process_group()
+victim, fail_at = int(sys.argv[1]), int(sys.argv[2])
+hang = sys.argv[3:] == ["hang"]
+dist.init_process_group(timeout=datetime.timedelta(seconds=3))
 torch.manual_seed(0)
 module = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
 model = DDP(module)
-opt = torch.optim.SGD(module.parameters(), lr=0.1)
+opt = torch.optim.SGD(module.parameters(), lr=0.1, momentum=0.9)
 g = np.random.default_rng(0)
-x = torch.from_numpy(g.standard_normal((64, 4)).astype(np.float32))
+x = torch.from_numpy(g.standard_normal((60, 4)).astype(np.float32))
 y = x.sum(1, keepdim=True) * 0.5
-step, steps, recovered = 0, 12, None
+step, steps, failed = 0, 12, False
 while step < steps:
-    if step == kill_at and dist.get_rank() == victim and recovered is None:
+    if step == fail_at and dist.get_rank() == victim and not failed:
+        if hang:
+            time.sleep(3600)
         os.kill(os.getpid(), signal.SIGKILL)
     try:
         rank, world = dist.get_rank(), dist.get_world_size()
         opt.zero_grad()
-        part = slice(rank * 64 // world, (rank + 1) * 64 // world)
+        part = slice(rank * 60 // world, (rank + 1) * 60 // world)
         loss = ((model(x[part]) - y[part]) ** 2).mean()
         loss.backward()
         opt.step()
@@ -36,13 +42,10 @@ while step < steps:
     except dist.DistBackendError as error:
         start = time.monotonic()
         print(f"rank {dist.get_rank()} caught: {error}", flush=True)
-        dist.shrink_group([])
-        agreed = torch.tensor([step])
-        dist.all_reduce(agreed, op=dist.ReduceOp.MIN)
-        step = int(agreed.item())
-        model = DDP(module)  # rank 0's weights to every survivor, hooks on the new group
-        recovered = time.monotonic() - start
-        print(f"rank {dist.get_rank()} recovered in {recovered:.3f} s at step {step} with "
+        step = elastic.recover(module=module, optimizer=opt, step=step)["step"]
+        model = DDP(module)  # hooks on the survivors' group
+        failed = True
+        print(f"rank {dist.get_rank()} recovered in {time.monotonic() - start:.3f} s at step {step} with "
               f"{dist.get_world_size()} ranks", flush=True)
 final = torch.cat([p.detach().reshape(-1) for p in module.parameters()])
 everyone = [torch.zeros_like(final) for _ in range(dist.get_world_size())]
