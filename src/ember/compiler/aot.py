@@ -76,6 +76,7 @@ def split(graph, sources, forward_ids, grads):
         fwd.mutate(env[p], env[v])
     fwd.output([_remap(v, env) for v in graph.outputs] + [env[n] for n in saved])
     bwd, benv = Graph(), {}
+    fwd.symbols = bwd.symbols = graph.symbols
     for n in saved:
         benv[n] = bwd.placeholder(n.name, n.meta)
     for p in graph.placeholders:
@@ -116,22 +117,25 @@ def _remap(value, env):
 class CompiledGraph(Function):
     """The autograd node of a replayed joint graph: ``forward`` runs the forward graph on the
     placeholders' arrays, ``backward`` the backward graph on the saved arrays and the output
-    gradients, giving one gradient per placeholder (None where none flows)."""
+    gradients, giving one gradient per placeholder (None where none flows). ``sizes`` holds
+    the values of a dynamic graph's size symbols for this call (None for a static graph)."""
 
     @staticmethod
-    def forward(ctx, runner, *tensors):
-        results = runner.run_forward([t._data for t in tensors])
+    def forward(ctx, runner, sizes, *tensors):
+        results = runner.invoke(runner.run_forward, [t._data for t in tensors], sizes)
         for i in runner.mutated:
             tensors[i]._version[0] += 1
         n = runner.joint.n_outputs
-        ctx.runner, ctx.saved_arrays = runner, results[n:]
+        ctx.runner, ctx.saved_arrays, ctx.sizes = runner, results[n:], sizes
         return tuple(Tensor._make(np.asarray(a)) for a in results[:n])
 
     @staticmethod
     def backward(ctx, *grads):
         runner = ctx.runner
-        arrays = runner.run_backward(list(ctx.saved_arrays) + [g._data for g in grads])
-        result = [None] * (1 + runner.n_inputs)
+        # the backward graph takes the gradients of the outputs that require grad only
+        wanted = [g._data for g, o in zip(grads, runner.joint.forward.outputs) if o.meta.get("requires_grad")]
+        arrays = runner.invoke(runner.run_backward, list(ctx.saved_arrays) + wanted, ctx.sizes)
+        result = [None] * (2 + runner.n_inputs)
         for k, j in runner.joint.grad_slots:
-            result[1 + k] = Tensor._make(np.asarray(arrays[j]))
+            result[2 + k] = Tensor._make(np.asarray(arrays[j]))
         return tuple(result)

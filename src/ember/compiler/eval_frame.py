@@ -20,9 +20,12 @@ from ..nn.modules.module import Module
 from .._ops import core as _core
 from . import aot, replay
 from .backends import OPTIONS, compile_graph
-from .capture import Tracer, capture, unflatten
+from .capture import Tracer, capture, input_names, unflatten
+from .dynamic import capture_dynamic, marks as _marks
 from .exc import InvalidBackend
-from .guards import World, first_difference, holds, relevant, snapshot
+from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
+from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -58,23 +61,27 @@ def _log(kind, text):
 
 
 def _fetcher(source):
+    """``fetch(inputs, sizes)``: the tensor a placeholder stands for at this call."""
     kind = source[0]
     if kind == "input":
-        return lambda inputs, i=source[1]: inputs[i]
+        return lambda inputs, sizes, i=source[1]: inputs[i]
     if kind in ("param", "tensor"):
-        return lambda inputs, t=source[1]: t
+        return lambda inputs, sizes, t=source[1]: t
     if kind == "grad":
-        return lambda inputs, p=source[1]: p.grad
+        return lambda inputs, sizes, p=source[1]: p.grad
     if kind == "state":
-        return lambda inputs, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
-    return lambda inputs, array=source[1]: Tensor._make(array.copy())
+        return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
+    if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
+        return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
+    return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy())
 
 
 class _Entry:
-    """One cached compilation: its guards and how to run a call that passes them."""
+    """One cached compilation: its guards and how to run a call that passes them. A dynamic
+    graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph)."""
 
-    def __init__(self, facts, cap, backend, options):
-        self.facts, self.cap = facts, cap
+    def __init__(self, facts, cap, backend, options, ranges=None):
+        self.facts, self.cap, self.ranges = facts, cap, ranges
         graph, sources = cap.graph, cap.sources
         self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for n in cap.output_nodes)
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
@@ -100,22 +107,27 @@ class _Entry:
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
                             if n in placeholders}
 
-    def __call__(self, world, fn, args, kwargs):
+    @staticmethod
+    def invoke(run, values, sizes):
+        """``run(values)``, or ``run(values, sizes)`` for a graph with size symbols."""
+        return run(values) if sizes is None else run(values, sizes)
+
+    def __call__(self, world, fn, args, kwargs, sizes=None):
         inputs = world.inputs
         if self.uncut:
             return fn(*args, **kwargs)
-        tensors = [f(inputs) for f in self.fetch]
+        tensors = [f(inputs, sizes) for f in self.fetch]
         if self.joint is not None:
-            return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, *tensors)))
+            return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
         if self.on_arrays:
-            results = self.run([t._data for t in tensors])
+            results = self.invoke(self.run, [t._data for t in tensors], sizes)
             for i in self.mutated:
                 tensors[i]._version[0] += 1
             results = [tensors[self.passthrough[i]] if i in self.passthrough
                        else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
                        for i, a in enumerate(results)]
         else:
-            results = self.run(tensors)
+            results = self.invoke(self.run, tensors, sizes)
             if self.cap.ran_backward:
                 results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
         for p, i in self.cap.grad_sets:
@@ -132,9 +144,13 @@ def _codegen(graph, options):
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
-    def __init__(self, fn, fullgraph, backend, options, recompile_limit):
+    def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
+                 signature_of=None):
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
-        self._recompile_limit = recompile_limit
+        self._recompile_limit, self._dynamic, self._spec = recompile_limit, dynamic, spec
+        self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
+        if spec is not None:
+            spec.check_signature(self._signature_of)
         self._entries, self._warned, self._world = [], False, None
         functools.update_wrapper(self, fn)
         _compiled.add(self)
@@ -147,11 +163,20 @@ class _CompiledFunction:
         if _stance[0] == "force_eager" or is_compiling():
             return fn(*args, **kwargs)
         world = self._world = World(fn, args, kwargs, self._world)
+        declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
-        for entry in reversed(self._entries):  # the newest is the likeliest
-            if holds(entry.facts, facts):
+        # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
+        # (generated Python): a loop whose last batch is short keeps its C graph for the others
+        for entry in reversed(self._entries):
+            if entry.ranges is None and holds(entry.facts, facts):
                 return entry(world, fn, args, kwargs)
-        reason = first_difference(self._entries[-1].facts, facts) if self._entries else None
+        for entry in reversed(self._entries):
+            if entry.ranges is not None:
+                sizes = bind(entry.facts, facts, entry.ranges)
+                if sizes is not None:
+                    return entry(world, fn, args, kwargs, sizes)
+        last = self._entries[-1] if self._entries else None
+        reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs)
             facts = snapshot(world, args, kwargs)
@@ -168,7 +193,16 @@ class _CompiledFunction:
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
                                   f"running it eagerly from now on. Last failed guard: {reason}")
                 return fn(*args, **kwargs)
-        result, cap = capture(fn, args, kwargs, world, self._fullgraph)
+        dims, ranges = self._dynamic_dims(world, facts, declared)
+        if dims:
+            names = input_names(fn, args, kwargs)
+            result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
+                                                         ranges, names, lambda text: _log("dynamic", text))
+            if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
+                counters["stats"]["unique_graphs"] += 1
+                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
+        else:
+            (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
         if cap.breaks:
             reason, where = cap.breaks[0]
             counters["graph_break"][reason] += 1
@@ -178,13 +212,57 @@ class _CompiledFunction:
             _log("graph", f"captured graph of {_name(fn)}:\n{cap.graph.code}")
             _log("guards", f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                    for n, v in relevant(facts, cap)))
-        self._entries.append(_Entry(relevant(facts, cap), cap, self._backend, self._options)
-                             if not cap.breaks else _Broken(facts, cap))
+        if cap.breaks:
+            self._entries.append(_Broken(facts, cap))
+        elif shape is None:
+            self._entries.append(_Entry(relevant(facts, cap), cap, self._backend, self._options))
+        else:
+            self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
+                                        self._options, shape.ranges))
         return result
+
+    def _dynamic_dims(self, world, facts, declared):
+        """The dimensions to capture as size symbols: ``({(input index, dim): Expr}, {symbol:
+        (lo, hi)})``. Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
+        or, with ``dynamic=None``, the ones that changed since the last graph (torch's
+        automatic dynamic shapes). Sizes 0 and 1 stay static unless declared."""
+        if self._dynamic is False:
+            return {}, {}
+        if declared is not None:
+            return declared[0], declared[1]
+        inputs = world.inputs
+        wanted = {}  # (input, dim) -> (lo, hi)
+        for i, t in enumerate(inputs):
+            for d, bounds in _marks(t, "dynamic").items():
+                wanted[(i, d)] = bounds
+            if self._dynamic is True:
+                for d in range(t.dim()):
+                    wanted.setdefault((i, d), (2, None))
+        if self._entries:
+            before = dict(self._entries[-1].facts)
+            for i, t in enumerate(inputs):
+                old = before.get(f"input {i} (shape, dtype, requires_grad)")
+                if old is not None and len(old[0]) == t.dim():
+                    for d, (was, now) in enumerate(zip(old[0], t.shape)):
+                        if not isinstance(was, int) or was != now:
+                            wanted.setdefault((i, d), (2, None))
+        static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
+        dims, ranges, named = {}, {}, {}
+        for (i, d), (lo, hi) in sorted(wanted.items()):
+            size = inputs[i].shape[d]
+            if (i, d) in static or size < 2 and lo >= 2:
+                continue
+            name = named.setdefault(size, f"s{len(named)}")  # equal sizes share a symbol (duck sizing)
+            dims[(i, d)] = symbol(name)
+            was = ranges.get(name, (lo, hi))
+            ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
+        return dims, ranges
 
 
 class _Broken:
     """An entry for a recording that met a graph break: calls that match run eagerly."""
+
+    ranges = None
 
     def __init__(self, facts, cap):
         self.facts, self.cap = facts, cap
@@ -278,7 +356,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         model: the function or module; None gives a decorator.
         fullgraph (bool): raise ``ember._dynamo.exc.Unsupported`` at a graph break (``.item()``,
             ``bool(tensor)``, ``.numpy()``, printing, random draws) instead of running eagerly.
-        dynamic, dynamic_shapes: accepted; each new input shape is a recompile.
+        dynamic (bool or None): ``None`` (default): static graphs first; when an input's size
+            changes, the next graph treats the sizes that changed as symbols (one graph for
+            all of them). ``True``: every input dimension of size >= 2 is a symbol from the
+            first call. ``False``: a graph per shape. ``ember._dynamo.mark_dynamic`` and
+            ``mark_static`` mark single dimensions. See :mod:`ember.compiler.dynamic`.
+        dynamic_shapes: a ``ShapesSpec`` (or a dict / ``ParamsSpec``) of
+            ``ember.fx.experimental.dynamic_spec``, like the ``@dynamic_spec`` decorator.
         backend (str): ``"inductor"`` (default: ember's code generator), ``"aot_eager"`` (the
             captured graph run node by node) or ``"eager"`` (replayed through the dispatcher).
         mode (str): one of ``MODES``; ``options`` (dict): code generator options.
@@ -289,6 +373,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
             lists the valid ones). ``ember._dynamo.exc.InvalidBackend``: an unknown backend.
+        ValueError: both ``@dynamic_spec`` and ``dynamic_shapes=``; a spec naming a parameter
+            the function lacks. At a call, RuntimeError: a declared size outside its range or
+            a false assumption.
     """
     if model is None:
         _resolve(backend, mode, options)
@@ -298,12 +385,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     backend, options = _resolve(backend, mode, options)
     if disable:
         return model
-    if isinstance(model, Module):
-        return OptimizedModule(model, _CompiledFunction(model.__call__, fullgraph, backend, options,
-                                                        recompile_limit))
     if not callable(model):
         raise RuntimeError(f"ember.compile expects a callable or an nn.Module, got {type(model).__name__}")
-    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit)
+    spec = _dynamic_spec.resolve_dynamic_shapes(model, dynamic_shapes)
+    if isinstance(model, Module):
+        return OptimizedModule(model, _CompiledFunction(model.__call__, fullgraph, backend, options,
+                                                        recompile_limit, dynamic, spec, model.forward))
+    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec)
 
 
 

@@ -51,6 +51,7 @@ class Graph:
 
     def __init__(self):
         self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
+        self.symbols = ()  # names of the size symbols its shapes and attrs use (dynamic shapes)
         # Python's builtins are taken too, so that ``code`` never shadows one it uses (slice).
         self._counts, self._names = {}, set(dir(builtins))
 
@@ -128,6 +129,8 @@ class Graph:
 
     def _code(self, name):
         lines = [f"def {name}({', '.join(p.name for p in self.placeholders)}):"]
+        if self.symbols:
+            lines.append(f"    # sizes: {', '.join(self.symbols)} (read from the inputs' shapes)")
         for sub in self.subgraphs():
             lines += ["    " + line for line in sub.graph._code(sub.name).splitlines()]
         for n in self.nodes:

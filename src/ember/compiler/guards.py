@@ -16,8 +16,9 @@ from ..autograd.grad_mode import STATE
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
+from .symbolic import Expr, evaluate
 
-__all__ = ["World", "snapshot", "holds", "first_difference", "relevant"]
+__all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns"]
 
 
 class World:
@@ -136,16 +137,81 @@ def holds(expected, actual):
     return i == len(expected)
 
 
-def first_difference(expected, actual):
+def with_patterns(facts, shape):
+    """``facts`` with the input shapes of a dynamic graph replaced by their patterns
+    (``shape.patterns``: ints and size expressions, see :mod:`.dynamic`)."""
+    patterns = {_input_name(i): p for i, p in shape.patterns.items()}
+    ints = {f"argument {k}": e for k, e in shape.ints.items()}
+    return [(name, (patterns[name],) + value[1:]) if name in patterns else
+            (name, ints[name]) if name in ints else (name, value) for name, value in facts]
+
+
+def bind(expected, actual, ranges):
+    """Like :func:`holds` for a dynamic graph's guards (``expected`` made by
+    :func:`with_patterns`): the values of its size symbols (``{name: int}``) when every guard
+    holds, every symbol is inside its range ``ranges[name] = (lo, hi)`` and every derived size
+    equals its expression; else None."""
+    sizes, derived, i = {}, [], 0
+    for name, value in actual:
+        if i < len(expected) and expected[i][0] == name:
+            want = expected[i][1]
+            if want != value and not _bind_shape(want, value, sizes, derived):
+                return None
+            i += 1
+    if i != len(expected):
+        return None
+    for name, (lo, hi) in ranges.items():
+        v = sizes.get(name)
+        if v is None or v < lo or hi is not None and v > hi:
+            return None
+    if any(evaluate(e, sizes) != v for e, v in derived):
+        return None
+    return sizes
+
+
+def _bind_shape(want, got, sizes, derived):
+    """Matches one input's ``(pattern, dtype, requires_grad)`` against its ``(shape, ...)``,
+    or a scalar argument's symbol against its int."""
+    if isinstance(want, Expr):
+        if type(got) is not int:
+            return False
+        if want.op == "sym":
+            return sizes.setdefault(want.args[0], got) == got
+        derived.append((want, got))
+        return True
+    if not isinstance(want, tuple) or len(want) != 3 or not isinstance(got, tuple) or want[1:] != got[1:]:
+        return False
+    pattern, shape = want[0], got[0]
+    if not isinstance(pattern, tuple) or len(pattern) != len(shape):
+        return False
+    for p, n in zip(pattern, shape):
+        if not isinstance(p, Expr):
+            if p != n:
+                return False
+        elif p.op == "sym":
+            if sizes.setdefault(p.args[0], n) != n:
+                return False
+        else:
+            derived.append((p, n))
+    return True
+
+
+def first_difference(expected, actual, ranges=None):
     """The name and values of the first guard of ``expected`` that ``actual`` (both
-    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold."""
+    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold.
+    ``ranges``: a dynamic graph's symbol ranges (see :func:`bind`)."""
     actual = dict(actual)
+    sizes = {}
     for name, want in expected:
         got = actual.get(name, _MISSING)
         if got is _MISSING:
             return f"{name}: no longer there"
-        if want != got:
+        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):
             return f"{name}: expected {want!r}, got {got!r}"
+    for name, (lo, hi) in (ranges or {}).items():
+        v = sizes.get(name)
+        if v is not None and (v < lo or hi is not None and v > hi):
+            return f"size {name} = {v} is outside the graph's range [{lo}, {'inf' if hi is None else hi}]"
     return None
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._ops.core import apply, write_into
 from .graph import Node, bind_subgraphs
+from .symbolic import evaluate, free_symbols
 
 __all__ = ["interpret", "dispatch"]
 
@@ -25,7 +26,8 @@ def _plan(graph, compile):
     for n in graph.nodes:
         if n.op == "call_op":
             slot[n] = len(slot)
-            steps.append((slot[n], n.target, _slots(n.args, slot), bind_subgraphs(n.kwargs, compile)))
+            steps.append((slot[n], n.target, _slots(n.args, slot), bind_subgraphs(n.kwargs, compile),
+                          bool(free_symbols((n.args, n.kwargs)))))
     outputs = [_slots(v, slot) for v in graph.outputs]
     mutations = [(slot[p], slot[v]) for p, v in graph.mutations]
     return len(slot), steps, outputs, mutations
@@ -57,14 +59,17 @@ def _read(value, env):
 
 
 def interpret(graph):
-    """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node."""
+    """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node
+    (``run(arrays, sizes)`` for a graph with size symbols: ``sizes`` gives their values)."""
     size, steps, outputs, mutations = _plan(graph, interpret)
     n_inputs = len(graph.placeholders)
 
-    def run(arrays):
+    def run(arrays, sizes=None):
         env = list(arrays) + [None] * (size - n_inputs)
-        for i, target, args, kwargs in steps:
+        for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
+            if symbolic:
+                args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:
                 env[i] = args[0][args[1]]
                 continue
@@ -79,14 +84,17 @@ def interpret(graph):
 
 def dispatch(graph):
     """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
-    (with autograd), writing the mutations with ``write_into``."""
+    (with autograd), writing the mutations with ``write_into``; ``run(tensors, sizes)`` for a
+    graph with size symbols."""
     size, steps, outputs, mutations = _plan(graph, dispatch)
     n_inputs = len(graph.placeholders)
 
-    def run(tensors):
+    def run(tensors, sizes=None):
         env = list(tensors) + [None] * (size - n_inputs)
-        for i, target, args, kwargs in steps:
+        for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
+            if symbolic:
+                args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:
                 env[i] = operator.getitem(*args)
             elif hasattr(target, "dispatch"):  # a control-flow node

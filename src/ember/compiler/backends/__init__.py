@@ -6,10 +6,11 @@ Python calling each node's kernel), with one warning saying why. The callable ta
 placeholders' NumPy arrays in order, writes the graph's mutations into them, and returns the
 outputs' arrays (a list); the graph IR is :mod:`ember.compiler.graph`'s.
 """
+import sys
 import warnings
 
 from . import toolchain
-from .c import compile_c
+from .c import compile_c, log_enabled
 from .python import compile_python
 
 __all__ = ["compile_graph", "compile_python", "OPTIONS"]
@@ -31,11 +32,19 @@ def compile_graph(graph, options=None):
 
     Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
     GEMM's candidate kernels on its real shapes instead of the cost model; choices cached on
-    disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. Never raises for a missing or failing
+    disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with size symbols (dynamic
+    shapes) gets the Python backend: ``fn(arrays, sizes)``. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
     missing compiler; naming the log file for a failed build).
     """
     options = dict(options or {})
+    if graph.symbols:
+        # The C generator bakes every size into its loops and GEMM calls: a graph with size
+        # symbols runs as generated Python, shape-generic.
+        if log_enabled("dynamic"):
+            print(f"[ember.compile dynamic] graph with sizes {', '.join(graph.symbols)}: the C backend "
+                  f"needs static sizes, running generated Python (shape-generic)", file=sys.stderr)
+        return compile_python(graph)
     if graph.subgraphs():  # control flow: the Python driver, each subgraph compiled on its own
         return compile_python(graph, lambda subgraph: compile_graph(subgraph, options))
     compiler = toolchain.find_compiler()

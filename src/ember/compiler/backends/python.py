@@ -4,42 +4,59 @@ The graph becomes straight-line Python (one line per node, ``forward`` of the op
 NumPy arrays, no dispatcher, no autograd), compiled once with ``exec``; mutations are copied
 into the placeholders' arrays at the end. The C backend's driver is written by the same
 :class:`Program`, with runs of C kernels replaced by one call each.
+
+A graph with size symbols (dynamic shapes, ``graph.symbols``) becomes ``fn(arrays, sizes)``:
+its sizes and attrs are expressions of the symbols, written into the code (``(S0, 10)``), so
+one function serves every size.
 """
 import operator
 
 import numpy as np
 
 from ..graph import bind_subgraphs
+from ..symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["Program", "compile_python", "literal"]
 
 
-def literal(value):
-    """``repr(value)`` when it evaluates back to an equal value, else None."""
+def literal(value, name=None):
+    """``repr(value)`` when it evaluates back to an equal value, else None; expressions of
+    size symbols as code when ``name`` spells the symbols (``name("s0") -> "S0"``)."""
     if value is None or isinstance(value, (bool, int, str)):
         return repr(value)
     if isinstance(value, float):
         return repr(value) if np.isfinite(value) else f"float('{value}')"
-    if isinstance(value, tuple):
-        items = [literal(v) for v in value]
-        if None not in items:
-            return "(" + "".join(i + ", " for i in items) + ")"
+    if isinstance(value, Expr):
+        return None if name is None else f"({value.code(name)})"
+    if isinstance(value, (tuple, list, slice)):
+        parts = (value.start, value.stop, value.step) if isinstance(value, slice) else value
+        items = [literal(v, name) for v in parts]
+        if None in items:
+            return None
+        if isinstance(value, slice):
+            return f"slice({', '.join(items)})"
+        if isinstance(value, list):
+            return "[" + ", ".join(items) + "]"
+        return "(" + "".join(i + ", " for i in items) + ")"
     return None
 
 
 class Program:
-    """Python source with its globals: lines are added in order, constants become names."""
+    """Python source with its globals: lines are added in order, constants become names.
+    ``symbols``: the size symbols the code reads from its ``sizes`` argument (as ``S0``, ...)."""
 
-    def __init__(self):
-        self.lines, self.globals = [], {"np": np}
+    def __init__(self, symbols=()):
+        self.lines, self.globals = [], {"np": np, "evaluate": evaluate}
+        self.spelling = {n: f"S{i}" for i, n in enumerate(symbols)}
 
     def constant(self, value, hint="c"):
-        text = literal(value)
+        text = literal(value, self.spelling.__getitem__ if self.spelling else None)
         if text is not None:
             return text
         name = f"{hint}{len(self.globals)}"
         self.globals[name] = value
-        return name
+        # an attr holding sizes literal() cannot write: its values are found at each call
+        return f"evaluate({name}, sizes)" if self.spelling and free_symbols(value) else name
 
     def call_line(self, node, names, kwargs=None):
         """``v = F(args, kw=...)``: the node's kernel on the values named by ``names``, with
@@ -53,9 +70,12 @@ class Program:
         return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
 
     def function(self, params, body, name="compiled_graph"):
-        """Compiles ``def name(arrays): params = arrays; body`` and returns (function, source)."""
+        """Compiles ``def name(arrays): params = arrays; body`` (``name(arrays, sizes)`` with
+        the symbols read from ``sizes`` when there are any) and returns (function, source)."""
         unpack = [f"{', '.join(params)}, = arrays"] if params else []
-        source = f"def {name}(arrays):\n" + "".join(f"    {line}\n" for line in unpack + body)
+        unpack += [f"{s} = sizes[{n!r}]" for n, s in self.spelling.items()]
+        signature = "arrays, sizes" if self.spelling else "arrays"
+        source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in unpack + body)
         namespace = dict(self.globals)
         exec(compile(source, f"<ember.compile {name}>", "exec"), namespace)
         return namespace[name], source
@@ -71,11 +91,11 @@ def value_names(graph):
 
 
 def compile_python(graph, compile_subgraph=None):
-    """The reference callable: ``fn(placeholder_arrays) -> [output arrays]``; mutations are
-    written into the placeholders' arrays (``np.copyto``) after every output is computed.
-    Control-flow nodes call their subgraphs compiled by ``compile_subgraph`` (by default
-    this function)."""
-    program, names = Program(), value_names(graph)
+    """The reference callable: ``fn(placeholder_arrays) -> [output arrays]`` (``fn(arrays,
+    sizes)`` when the graph has size symbols); mutations are written into the placeholders'
+    arrays (``np.copyto``) after every output is computed. Control-flow nodes call their
+    subgraphs compiled by ``compile_subgraph`` (by default this function)."""
+    program, names = Program(graph.symbols), value_names(graph)
     body = []
     for node in graph.nodes:
         if node.op == "call_op":

@@ -1,1 +1,1 @@
-"""``torch.fx.experimental``: ``proxy_tensor.make_fx``."""
+"""``torch.fx.experimental``: ``proxy_tensor.make_fx``, ``dynamic_spec`` (declared dynamic shapes)."""

@@ -1,0 +1,475 @@
+"""Dynamic shapes: one captured graph for a range of sizes.
+
+ember captures by running the function (capture.py), so every size in a recording is a plain
+int. A graph valid for many sizes is found by recording the function at a few sizes and
+*fitting*: the recordings must have the same structure (same ops on the same values), and every
+int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
+polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point
+(:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
+dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: parameters,
+gradients, optimizer state and the random stream are restored after each. A dimension whose
+probes fail (an error, a graph break, another structure, a value no polynomial explains, a
+constant tensor whose size follows it) is specialised, and the log says why.
+
+Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the probes run at
+sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
+range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
+specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
+range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); what fitting
+cannot see is a size-dependent value equal at all of these. Python side effects other than
+tensors run once per probe.
+"""
+import weakref
+
+import numpy as np
+
+from .. import _random
+from .._tensor import Tensor
+from .capture import capture, skeleton, unflatten
+from .graph import Node
+from .guards import World
+from .symbolic import Expr, evaluate, fit, fit_ratio, free_symbols
+
+# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
+# for a scalar int argument (an IntVar of a spec)
+ARG = "argument"
+
+__all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
+
+
+class Mismatch(Exception):
+    """Recordings at different sizes that one graph cannot describe; the message says where.
+    ``raised``: the function raised at that size (rather than recording another program)."""
+
+    def __init__(self, message, raised=False):
+        super().__init__(message)
+        self.raised = raised
+
+
+class Shape:
+    """What a dynamic graph assumed about its inputs: for input ``i`` its size pattern
+    (``patterns[i]``: ints and expressions), for scalar argument ``k`` its symbol
+    (``ints[k]``), and the range ``[lo, hi]`` of each symbol (``hi`` None: unbounded).
+    ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``)."""
+
+    def __init__(self, patterns, ranges, sources, ints=None):
+        self.patterns, self.ranges, self.sources, self.ints = patterns, ranges, sources, ints or {}
+
+    def describe(self):
+        return ", ".join(f"{n} = {self.sources[n]} in [{lo}, {'inf' if hi is None else hi}]"
+                         for n, (lo, hi) in self.ranges.items())
+
+
+def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log):
+    """Records ``fn(*args, **kwargs)`` (the real call) and, when its sizes along ``dims`` can
+    vary, probes and fits. Returns ``(result, capture, Shape or None, static)``: Shape None
+    when every dimension was specialised (then ``capture`` is the real call's static
+    recording); ``static`` the real call's recording when the dynamic graph does not cover
+    its sizes (0 or 1 behaving differently), else None.
+
+    Args:
+        dims: ``{(flat input index, dim): Expr}``: the symbol (or derived expression) of each
+            dynamic dimension; ``{(ARG, k): Expr}`` for a scalar int argument.
+        ranges: ``{symbol: (lo, hi)}``. names: readable input names.
+        log: ``log(text)`` for the "dynamic" log.
+    Raises:
+        RuntimeError: a derived dimension that is not its expression at this call.
+    """
+    result, cap = capture(fn, args, kwargs, world, fullgraph)
+    if cap.breaks or not dims:
+        return result, cap, None, None
+    inputs = world.inputs
+    hints, sources = {}, {}
+    scalars = (*args, *kwargs.values())
+    for (i, d), e in dims.items():
+        if isinstance(e, Expr) and e.op == "sym":
+            hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
+            sources.setdefault(e.args[0], f"argument {d}" if i == ARG else f"{names[i]}.size({d})")
+    real = dict(hints)
+    base = {n: _base(n, v, ranges) for n, v in real.items()}
+    symbols = [n for n in hints if base[n] is not None and len(_sizes(n, base[n], ranges)) >= 2]
+    for n in hints:
+        if n not in symbols:
+            base[n] = real[n]
+            log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
+    saved = _State(world)
+
+    def probe(point):
+        try:
+            return point, _record(fn, args, kwargs, dims, point)
+        except Mismatch as e:
+            return point, e
+        except Exception as e:  # the function itself rejects the size
+            return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
+        finally:
+            saved.restore()
+    real_cap = (real, cap)
+    base_sample = real_cap if base == real else probe(base)
+    if isinstance(base_sample[1], Mismatch):
+        log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
+        return result, cap, None, None
+    per_symbol = {}
+    for n in list(symbols):
+        got, near, refused = [], [], None
+        for v in _sizes(n, base[n], ranges)[:6]:  # the first two sizes the function accepts
+            sample = probe(dict(base, **{n: v}))
+            near.append(v)
+            if isinstance(sample[1], Mismatch) and sample[1].raised:
+                refused = sample
+                continue
+            got.append(sample)
+            if len(got) == 2:
+                break
+        if len(got) < 2:
+            got.append(refused or (base, Mismatch("too few sizes in its range to probe")))
+        else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
+            far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
+            got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
+        bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
+        reason = f"at {_fmt(bad[0])}: {bad[1]}" if bad else _unify_reason([base_sample] + got)
+        if reason:
+            symbols.remove(n)
+            log(f"specialising {n} ({sources[n]}): {reason}")
+        else:
+            per_symbol[n] = got
+    if not symbols:
+        return result, cap, None, None
+    samples = [base_sample] + [s for n in symbols for s in per_symbol[n]]
+    for k, a in enumerate(symbols):
+        for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
+            point = dict(base, **{a: per_symbol[a][0][0][a], b: per_symbol[b][0][0][b]})
+            sample = probe(point)
+            if not isinstance(sample[1], Mismatch):
+                samples.append(sample)
+    # symbols specialised after all: only the samples at their base size describe the graph
+    fixed = [n for n in hints if n not in symbols]
+    samples = [s for s in samples if all(s[0][n] == base[n] for n in fixed)]
+    covered = base == real
+    if not covered and all(real[n] == base[n] for n in fixed) and not _unify_reason(samples + [real_cap]):
+        samples.append(real_cap)
+        covered = True
+    reason = _unify_reason(samples)
+    if reason:
+        log(f"specialising {', '.join(symbols)}: {reason}")
+        return result, cap, None, None
+    graph_cap = samples[0][1]
+    _apply(graph_cap, _unify(samples, fixed))
+    graph_cap.graph.symbols = tuple(symbols)
+    patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
+    for (i, d), e in dims.items():
+        value = e if all(n in symbols for n in free_symbols(e)) else evaluate(e, base)
+        if i == ARG:
+            ints[d] = value
+        else:
+            patterns.setdefault(i, list(inputs[i].shape))[d] = value
+    shape_ranges = {}
+    for n in symbols:
+        lo, hi = ranges.get(n, (2, None))
+        if not covered and real[n] < 2:
+            lo = max(lo, 2)
+            log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "
+                f"this graph covers sizes >= 2")
+        shape_ranges[n] = (lo, hi)
+    shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
+    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
+    return result, graph_cap, shape, None if covered else cap
+
+
+def _fmt(point):
+    return ", ".join(f"{n}={v}" for n, v in point.items())
+
+
+def _base(name, hint, ranges):
+    """The size the probes of ``name`` start from: its hint, raised to 2 (or its range's
+    minimum) when smaller; None when the range holds no size >= 2."""
+    lo, hi = ranges.get(name, (2, None))
+    size = max(hint, lo, 2)
+    return size if hi is None or size <= hi else None
+
+
+def _sizes(name, around, ranges):
+    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
+    upward before downward (a function may accept only some sizes: even ones, multiples)."""
+    lo, hi = ranges.get(name, (2, None))
+    fits = [around + s for s in range(1, 9)] + [around - s for s in range(1, 9)]
+    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
+
+
+def _far(name, around, ranges, near):
+    """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
+    end (``2 * around + 8`` when unbounded)."""
+    lo, hi = ranges.get(name, (2, None))
+    ends = [max(lo, 2), 2 * around + 8 if hi is None else hi]
+    return [v for v in dict.fromkeys(ends) if v != around and v not in near]
+
+
+def _record(fn, args, kwargs, dims, point):
+    """One probe: ``fn`` recorded on copies of the inputs resized to ``point``."""
+    flat = World(fn, args, kwargs).inputs
+    resized = []
+    for i, t in enumerate(flat):
+        shape = list(t.shape)
+        for (j, d), e in dims.items():
+            if j == i:
+                shape[d] = evaluate(e, point)
+        if shape == list(t.shape):
+            resized.append(t)
+            continue
+        a = t._data
+        for d, n in enumerate(shape):
+            if n != a.shape[d]:
+                a = np.take(a, np.arange(n) % a.shape[d], axis=d) if a.shape[d] else \
+                    np.zeros(a.shape[:d] + (n,) + a.shape[d + 1:], a.dtype)
+        # the same memory layout as the real input (a transposed input stays transposed)
+        order = np.argsort([-s for s in t._data.strides], kind="stable")
+        laid = np.empty([a.shape[d] for d in order], a.dtype).transpose(np.argsort(order))
+        laid[...] = a
+        new = Tensor._make(laid)
+        resized.append(new.requires_grad_() if t.requires_grad else new)
+    args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized))
+    args2, names = list(args2), list(kwargs2)
+    for (i, k), e in dims.items():  # scalar arguments declared dynamic (IntVar)
+        if i == ARG:
+            if k < len(args2):
+                args2[k] = evaluate(e, point)
+            else:
+                kwargs2[names[k - len(args2)]] = evaluate(e, point)
+    world = World(fn, args2, kwargs2)
+    _, cap = capture(fn, args2, kwargs2, world, False)
+    if cap.breaks:
+        raise Mismatch(f"graph break: {cap.breaks[0][0]}")
+    return cap
+
+
+class _State:
+    """Parameters and buffers, gradients, optimizer state and hyperparameters, and the random
+    stream: what a probe may change, restored after it."""
+
+    def __init__(self, world):
+        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
+                       for p in world.params]
+        self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
+                            [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
+                             if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
+                           for opt in world.optimizers]
+        self.rng = _random.get_rng_state()
+
+    def restore(self):
+        for p, data, grad, grad_data in self.params:
+            np.copyto(p._data, data)
+            p.grad = grad
+            if grad is not None:
+                np.copyto(grad._data, grad_data)
+        for opt, state, arrays, groups in self.optimizers:
+            for group, saved in zip(opt.param_groups, groups):
+                group.update(saved)
+            opt.state.clear()
+            opt.state.update({p: dict(s) for p, s in state.items()})
+            for v, data in arrays:
+                np.copyto(v._data, data)
+        _random.set_rng_state(self.rng)
+
+
+# ---- fitting ------------------------------------------------------------------------------------
+def _unify_reason(samples):
+    try:
+        _unify(samples, ())
+    except Mismatch as e:
+        return str(e)
+    return None
+
+
+def _unify(samples, fixed):
+    """The symbolic (node, args, kwargs, shape) of every node of the first sample's graph,
+    fitted over all samples, and the sources of constants rebuilt per call; raises Mismatch
+    naming the first difference."""
+    points = [{n: v for n, v in p.items() if n not in fixed} for p, _ in samples]
+    caps = [c for _, c in samples]
+    graphs = [c.graph for c in caps]
+    if len({len(g.nodes) for g in graphs}) > 1:
+        raise Mismatch(f"the graphs differ in length ({', '.join(str(len(g.nodes)) for g in graphs)} nodes)")
+    index = [{n: k for k, n in enumerate(g.nodes)} for g in graphs]
+
+    def same(values, where):
+        first = values[0]
+        if isinstance(first, Node):
+            if len({ix[v] if isinstance(v, Node) else None for ix, v in zip(index, values)}) > 1:
+                raise Mismatch(f"{where}: different values used")
+            return first
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
+            expr = fit([int(v) for v in values], points)
+            if expr is None:
+                raise Mismatch(f"{where}: {[int(v) for v in values]} at {[_fmt(p) for p in points]} "
+                               f"is no polynomial of the sizes")
+            return expr
+        if isinstance(first, float) and all(isinstance(v, float) for v in values):
+            expr = fit_ratio(values, points)  # count / (count - 1): batch norm's unbiased variance
+            if expr is None:
+                raise Mismatch(f"{where}: {values} at {[_fmt(p) for p in points]} is no ratio of "
+                               f"polynomials of the sizes")
+            return expr
+        if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
+            items = [same([v[k] for v in values], where) for k in range(len(first))]
+            return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+        if isinstance(first, dict) and all(isinstance(v, dict) and v.keys() == first.keys() for v in values):
+            return {k: same([v[k] for v in values], f"{where}[{k!r}]") for k in first}
+        if isinstance(first, slice) and all(isinstance(v, slice) for v in values):
+            return slice(*same([(v.start, v.stop, v.step) for v in values], where))
+        if isinstance(first, np.ndarray):
+            if all(isinstance(v, np.ndarray) and v.shape == first.shape and np.array_equal(v, first, equal_nan=True)
+                   for v in values):
+                return first
+            made = _sized_constant(values, same, where)
+            if made is None:
+                raise Mismatch(f"{where}: a constant tensor made inside the function changes with the sizes "
+                               f"(shapes {[getattr(v, 'shape', None) for v in values]}) and is no "
+                               f"full() or arange() of them")
+            return made
+        if all(v is first or type(v) is type(first) and _equal(v, first) for v in values):
+            return first
+        raise Mismatch(f"{where}: {values[0]!r} != {values[1]!r}")
+
+    for k, nodes in enumerate(zip(*(g.nodes for g in graphs))):
+        if len({(n.op, n.target if n.op == "call_op" else None) for n in nodes}) > 1:
+            raise Mismatch(f"node {k}: different ops ({nodes[0].name}, {nodes[1].name})")
+    _strict([[index[j][p] for p in g.placeholders] for j, g in enumerate(graphs)], "placeholders")
+    sources = []  # (placeholder index, source) of constants rebuilt at each call
+    for k, group in enumerate(zip(*(c.sources for c in caps))):
+        name = f"input {graphs[0].placeholders[k].name}"
+        if group[0][0] == "const":
+            const = same([s[1] for s in group], name)
+            if isinstance(const, SizedConstant):
+                sources.append((k, ("sized_const", const)))
+        else:
+            _strict([tuple(v if isinstance(v, (str, int)) else id(v) for v in s) for s in group], name)
+    _strict([[index[j][v] for v in g.outputs] for j, g in enumerate(graphs)], "outputs")
+    _strict([[(index[j][p], index[j][v]) for p, v in g.mutations] for j, g in enumerate(graphs)], "mutations")
+    _strict([c.output for c in caps], "the returned structure")
+    _strict([[(id(p), i) for p, i in c.grad_sets] for c in caps], ".grad updates")
+    _strict([None if c.joint is None else (sorted(index[j][n] for n in g.nodes if id(n) in c.joint[0]),
+                                          [(k, index[j][n]) for k, n in c.joint[1]])
+             for j, (c, g) in enumerate(zip(caps, graphs))], "the backward's cut")
+    plan = []
+    for nodes in zip(*(g.nodes for g in graphs)):
+        n = nodes[0]
+        where = f"{n.name} ({getattr(n.target, 'name', n.op)})"
+        args = same([m.args for m in nodes], where)
+        kwargs = same([m.kwargs for m in nodes], where)
+        shape = same([m.meta.get("shape") for m in nodes], f"{where} result shape")
+        _strict([(m.meta.get("dtype"), m.meta.get("requires_grad"), m.meta.get("num_outputs")) for m in nodes], where)
+        plan.append((n, args, kwargs, shape))
+    return plan, sources
+
+
+class SizedConstant:
+    """A constant tensor made inside the function whose size follows the size symbols: ``full``
+    (``np.full(shape, value)``: zeros, ones, masks) or a 1-d ``arange`` (positions)."""
+
+    def __init__(self, kind, dtype, args):
+        self.kind, self.dtype, self.args = kind, dtype, args
+
+    def build(self, sizes):
+        args = evaluate(self.args, sizes)
+        if self.kind == "full":
+            return np.full(args[0], args[1], self.dtype)
+        return np.arange(*args, dtype=self.dtype)
+
+    def __repr__(self):
+        return f"{self.kind}{self.args!r}"
+
+
+def _sized_constant(values, same, where):
+    """The :class:`SizedConstant` the arrays ``values`` (one per sample) are, or None."""
+    first = values[0]
+    if not all(isinstance(v, np.ndarray) and v.dtype == first.dtype and v.ndim == first.ndim and v.size
+               for v in values):
+        return None
+    flat = [v.reshape(-1) for v in values]
+    if all((f == flat[0][0]).all() for f in flat):
+        return SizedConstant("full", first.dtype, (same([v.shape for v in values], where), flat[0][0].item()))
+    if first.ndim != 1 or first.dtype.kind not in "iu" or any(len(v) < 2 for v in values):
+        return None
+    step = int(first[1] - first[0])
+    if any(not np.array_equal(v, v[0] + step * np.arange(len(v))) for v in values):
+        return None
+    start = same([int(v[0]) for v in values], where)
+    stop = same([int(v[0]) + step * len(v) for v in values], where)
+    return SizedConstant("arange", first.dtype, (start, stop, step))
+
+
+def _strict(values, where):
+    if any(v != values[0] for v in values):
+        raise Mismatch(f"{where} differ")
+
+
+def _equal(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # objects whose == is elementwise or undefined: only identity counts
+        return a is b
+
+
+def _apply(cap, fitted):
+    """Writes the fitted args, attrs and shapes into the graph's nodes (users lists stay) and
+    the constants rebuilt per call into its sources."""
+    plan, sources = fitted
+    for k, source in sources:
+        cap.sources[k] = source
+    for node, args, kwargs, shape in plan:
+        node.args, node.kwargs = args, kwargs
+        if shape is not None:
+            node.meta["shape"] = shape
+
+
+
+# ---- marks on input tensors (torch._dynamo.mark_dynamic and friends) ---------------------------
+_MARKS = {}  # id(tensor) -> (weak reference, {"dynamic": {dim: (lo, hi)}, "static": {dim: None}})
+
+
+def _marks_of(t):
+    entry = _MARKS.get(id(t))
+    if entry is None or entry[0]() is not t:
+        entry = _MARKS[id(t)] = (weakref.ref(t, lambda _, key=id(t): _MARKS.pop(key, None)),
+                                 {"dynamic": {}, "static": {}})
+    return entry[1]
+
+
+def marks(t, kind):
+    """``{dim: (lo, hi)}`` marked ``kind`` ("dynamic" or "static") on tensor ``t``."""
+    entry = _MARKS.get(id(t))
+    return entry[1][kind] if entry is not None and entry[0]() is t else {}
+
+
+def _dims(t, index):
+    for d in ([index] if isinstance(index, int) else index):
+        if not -t.dim() <= d < t.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-t.dim()}, {t.dim() - 1}], "
+                             f"but got {d})")
+        yield d % t.dim()
+
+
+def mark_dynamic(t, index, min=None, max=None):
+    """Marks dimension(s) ``index`` of ``t`` dynamic for ``ember.compile`` (``torch._dynamo.
+    mark_dynamic``): the first graph compiled for a call taking ``t`` treats them as size
+    symbols within ``[min, max]`` (default ``[2, inf)``); a dimension that cannot be generic is
+    specialised, and the ``EMBER_LOGS=dynamic`` log says why.
+
+    Raises:
+        IndexError: a dimension out of range.
+    """
+    for d in _dims(t, index):
+        _marks_of(t)["dynamic"][d] = (2 if min is None else min, max)
+        _marks_of(t)["static"].pop(d, None)
+
+
+def maybe_mark_dynamic(t, index):
+    """Like :func:`mark_dynamic` without a range: a hint (ember specialises quietly either way)."""
+    mark_dynamic(t, index)
+
+
+def mark_static(t, index=None):
+    """Keeps dimension(s) ``index`` of ``t`` (all when None) static, even under
+    ``dynamic=True`` (``torch._dynamo.mark_static``)."""
+    for d in _dims(t, range(t.dim()) if index is None else index):
+        _marks_of(t)["static"][d] = None
+        _marks_of(t)["dynamic"].pop(d, None)

@@ -1,0 +1,301 @@
+"""Symbolic sizes: integer expressions over named size symbols (``s0``, ``2*s0 + 1``, ``B*T``).
+
+A dynamic dimension of a captured graph is a symbol; sizes and attrs derived from it are
+:class:`Expr` trees of ``+``, ``*``, ``//`` and ``%`` over symbols and Python ints, folded where
+both sides are ints. Comparisons give a :class:`Cond` (``B % 2 == 0``), evaluated at run time as
+an assumption check. :func:`fit` recovers an expression from sizes observed at several points:
+the compiler captures a function at a few sizes and fits every size-dependent value of its graph
+(see :mod:`.dynamic`). No sympy: nothing here needs solving, only evaluating and printing.
+"""
+import operator
+
+import numpy as np
+
+__all__ = ["Expr", "Cond", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio"]
+
+_PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2, "/": 2}
+_OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+             "/": operator.truediv}
+
+
+class Expr:
+    """An integer expression: ``op`` is ``"sym"`` (``args == (name,)``), ``"+"``, ``"*"``,
+    ``"//"`` or ``"%"`` (two args, each an Expr or an int); ``"/"`` (true division) makes a
+    float of two of them (``s0 / (s0 - 1)``, batch norm's unbiased-variance factor). Hashed by identity; ``==`` and the
+    other comparisons build a :class:`Cond` (``bool()`` of ``==``/``!=`` compares structure)."""
+    __slots__ = ("op", "args", "__weakref__")
+
+    def __init__(self, op, args):
+        self.op, self.args = op, tuple(args)
+
+    # arithmetic: ints fold, identities vanish
+    def __add__(self, other):
+        return _binary("+", self, other)
+
+    def __radd__(self, other):
+        return _binary("+", other, self)
+
+    def __sub__(self, other):
+        return _binary("+", self, _binary("*", -1, other))
+
+    def __rsub__(self, other):
+        return _binary("+", other, _binary("*", -1, self))
+
+    def __neg__(self):
+        return _binary("*", -1, self)
+
+    def __mul__(self, other):
+        return _binary("*", self, other)
+
+    def __rmul__(self, other):
+        return _binary("*", other, self)
+
+    def __floordiv__(self, other):
+        return _binary("//", self, other)
+
+    def __rfloordiv__(self, other):
+        return _binary("//", other, self)
+
+    def __truediv__(self, other):
+        return _binary("/", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("/", other, self)
+
+    def __mod__(self, other):
+        return _binary("%", self, other)
+
+    def __rmod__(self, other):
+        return _binary("%", other, self)
+
+    def __eq__(self, other):
+        return Cond("==", self, other)
+
+    def __ne__(self, other):
+        return Cond("!=", self, other)
+
+    def __lt__(self, other):
+        return Cond("<", self, other)
+
+    def __le__(self, other):
+        return Cond("<=", self, other)
+
+    def __gt__(self, other):
+        return Cond(">", self, other)
+
+    def __ge__(self, other):
+        return Cond(">=", self, other)
+
+    __hash__ = object.__hash__
+
+    def __index__(self):
+        raise TypeError(f"the size {self} is symbolic: it has no int value until the graph runs")
+
+    def code(self, name=str):
+        """Python source of the expression; ``name`` maps a symbol's name to its spelling."""
+        if self.op == "sym":
+            return name(self.args[0])
+        a, b = self.args
+        if self.op == "+" and isinstance(b, int) and b < 0:
+            return f"{_operand(a, '+', name)} - {-b}"
+        if self.op == "+" and isinstance(b, Expr) and b.op == "*" and b.args[0] == -1:
+            return f"{_operand(a, '+', name)} - {_operand(b.args[1], '*', name, right=True)}"
+        sep = "*" if self.op == "*" else f" {self.op} "
+        return f"{_operand(a, self.op, name)}{sep}{_operand(b, self.op, name, right=True)}"
+
+    def __repr__(self):
+        return self.code()
+
+    def key(self):
+        """A structural key: equal for equal expressions."""
+        return (self.op,) + tuple(a.key() if isinstance(a, Expr) else a for a in self.args)
+
+
+def _operand(value, op, name, right=False):
+    if not isinstance(value, Expr):
+        return str(value) if value >= 0 or op == "+" and not right else f"({value})"
+    text = value.code(name)
+    inner = _PRECEDENCE.get(value.op, 3)
+    if inner < _PRECEDENCE[op] or right and inner == _PRECEDENCE[op] and op != "+" and op != "*":
+        return f"({text})"
+    return text
+
+
+def _binary(op, a, b):
+    for v in (a, b):
+        if not isinstance(v, (Expr, int)) or isinstance(v, bool):
+            return NotImplemented
+    if not isinstance(a, Expr) and not isinstance(b, Expr):
+        return _OPERATOR[op](a, b)
+    if op == "+":
+        if isinstance(a, int) and not isinstance(a, Expr):  # ints go right: s0 + 1
+            a, b = b, a
+        if isinstance(b, int) and b == 0:
+            return a
+    if op == "*":
+        if isinstance(b, int) and not isinstance(b, Expr):  # ints go left: 2*s0
+            a, b = b, a
+        if isinstance(a, int) and not isinstance(a, Expr):
+            if a == 0:
+                return 0
+            if a == 1:
+                return b
+    if op == "//" and isinstance(b, int) and b == 1:
+        return a
+    return Expr(op, (a, b))
+
+
+class Cond:
+    """A comparison of expressions (``B % 2 == 0``): an assumption checked at run time."""
+    __slots__ = ("op", "lhs", "rhs")
+    _TEST = {"==": int.__eq__, "!=": int.__ne__, "<": int.__lt__, "<=": int.__le__,
+             ">": int.__gt__, ">=": int.__ge__}
+
+    def __init__(self, op, lhs, rhs):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+
+    def evaluate(self, sizes):
+        """True when the comparison holds for ``sizes`` ({symbol name: int})."""
+        return self._TEST[self.op](int(evaluate(self.lhs, sizes)), int(evaluate(self.rhs, sizes)))
+
+    def __bool__(self):
+        if self.op not in ("==", "!="):
+            raise TypeError(f"{self} has no truth value before its symbols have values")
+        same = _key(self.lhs) == _key(self.rhs)
+        return same if self.op == "==" else not same
+
+    def code(self, name=str):
+        side = [v.code(name) if isinstance(v, Expr) else str(v) for v in (self.lhs, self.rhs)]
+        return f"{side[0]} {self.op} {side[1]}"
+
+    def __repr__(self):
+        return self.code()
+
+
+def _key(value):
+    return value.key() if isinstance(value, Expr) else value
+
+
+def symbol(name):
+    """The expression of one symbol."""
+    return Expr("sym", (name,))
+
+
+def evaluate(value, sizes):
+    """``value`` with every expression in it (also inside tuples, lists, dicts and slices)
+    replaced by its int for ``sizes`` ({symbol name: int})."""
+    if isinstance(value, Expr):
+        if value.op == "sym":
+            return sizes[value.args[0]]
+        a, b = (evaluate(v, sizes) for v in value.args)
+        return _OPERATOR[value.op](a, b)
+    if isinstance(value, tuple):
+        return tuple(evaluate(v, sizes) for v in value)
+    if isinstance(value, list):
+        return [evaluate(v, sizes) for v in value]
+    if isinstance(value, dict):
+        return {k: evaluate(v, sizes) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(evaluate(value.start, sizes), evaluate(value.stop, sizes), evaluate(value.step, sizes))
+    return value
+
+
+def free_symbols(value):
+    """The names of the symbols in ``value`` (as :func:`evaluate` walks it), in order met."""
+    found = {}
+
+    def walk(v):
+        if isinstance(v, Expr):
+            if v.op == "sym":
+                found.setdefault(v.args[0])
+            for a in v.args:
+                walk(a)
+        elif isinstance(v, (tuple, list)):
+            for a in v:
+                walk(a)
+        elif isinstance(v, dict):
+            for a in v.values():
+                walk(a)
+        elif isinstance(v, slice):
+            walk((v.start, v.stop, v.step))
+        elif isinstance(v, Cond):
+            walk((v.lhs, v.rhs))
+    walk(value)
+    return list(found)
+
+
+def _basis(points):
+    """The monomials ``1, s_i, s_i*s_j`` of the symbols that vary over ``points``, and their
+    values at each point (rows)."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    terms = [()] + [(n,) for n in names] + [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    rows = np.array([[np.prod([p[n] for n in t]) if t else 1 for t in terms] for p in points], float)
+    return terms, rows
+
+
+def _polynomial(coefficients, terms):
+    expr = 0
+    for c, t in zip(coefficients, terms):
+        monomial = 1
+        for n in t:
+            monomial = monomial * symbol(n)
+        expr = expr + c * monomial if t else expr + c
+    return expr
+
+
+def fit_ratio(values, points):
+    """The expression ``P / Q`` (``P``, ``Q`` polynomials as in :func:`fit`) that gives the
+    floats ``values[k]`` at ``points[k]`` to within 4 ulps, or None. Found as the null space of
+    ``v_k Q(p_k) - P(p_k) = 0``, scaled to integers and checked at every point."""
+    if all(v == values[0] for v in values):
+        return values[0]
+    terms, rows = _basis(points)
+    v = np.array(values, float)
+    for m in range(len(terms), 1, -1):  # cross terms first, dropped while they are not determined
+        system = np.hstack([v[:, None] * rows[:, :m], -rows[:, :m]])
+        _, sv, vt = np.linalg.svd(system)
+        if len(values) < 2 * m - 1 or (len(sv) == 2 * m and sv[-2] < 1e-9 * sv[0]):
+            continue  # too few points, or more than one solution
+        x = vt[-1] / np.min(np.abs(vt[-1][np.abs(vt[-1]) > 1e-9 * np.abs(vt[-1]).max()]))
+        for scale in range(1, 13):
+            coef = np.rint(x * scale)
+            if np.allclose(x * scale, coef, rtol=0, atol=1e-6):
+                break
+        else:
+            return None
+        if coef[:m][np.flatnonzero(coef[:m])[-1]] < 0:  # the denominator's leading term positive
+            coef = -coef
+        q, p = coef[:m].astype(int).tolist(), coef[m:].astype(int).tolist()
+        expr = _binary("/", _polynomial(p, terms[:m]), _polynomial(q, terms[:m]))
+        try:
+            got = [float(evaluate(expr, point)) for point in points]
+        except ZeroDivisionError:
+            return None
+        if np.allclose(got, v, rtol=4 * np.finfo(float).eps, atol=0):
+            return expr
+    return None
+
+
+def fit(values, points):
+    """The expression ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer coefficients,
+    ``d <= 12``, 1 where it can be) that gives ``values[k]`` at ``points[k]`` ({symbol name:
+    int}) for every k, or None.
+
+    The coefficients come from least squares over the points, rounded, then checked exactly
+    against every point: a value that is no such polynomial (``s0**2``, ``min(s0, 8)``) over
+    points that tell it apart is reported as None, never approximated."""
+    if all(v == values[0] for v in values):
+        return values[0]
+    terms, rows = _basis(points)
+    while terms and np.linalg.matrix_rank(rows) < len(terms):  # too few points for cross terms
+        if len(terms[-1]) < 2:
+            return None
+        terms, rows = terms[:-1], rows[:, :-1]
+    coef, *_ = np.linalg.lstsq(rows, np.array(values, float), rcond=None)
+    for divisor in range(1, 13):  # 3*s0 // 2: sizes halved by a view, a stride
+        scaled = np.rint(coef * divisor)
+        if np.allclose(coef * divisor, scaled, rtol=0, atol=1e-6):
+            expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
+            if all(evaluate(expr, p) == v for p, v in zip(points, values)):
+                return expr
+    return None
