@@ -15,7 +15,8 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     Args:
         cond_fn: callable on the carry returning a Python bool or a one-element bool tensor.
         body_fn: callable on the carry returning a new carry: a tuple of as many items, each a
-            tensor of the input's shape and dtype, or an int where the input was an int.
+            tensor of the input's shape and dtype, or an int where the input was an int
+            (for a carry of one item, that item alone).
             It must neither write into its inputs nor return them (or views of them).
         carried_inputs: a tuple or list of tensors and ints.
 
@@ -49,7 +50,7 @@ def _loop(cond_fn, body_fn, carried):
     with no_grad():
         while _truth(cond_fn(*carried)):
             versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
-            out = body_fn(*carried)
+            out = _as_carry(body_fn(*carried), carried)
             _check_carry(carried, versions, out)
             carried = tuple(out)
     return carried
@@ -92,9 +93,14 @@ def _capture(tracer, cond_fn, body_fn, carried):
                                f"of shape {tuple(pred.shape)}")
         versions = [v._version[0] for v in carried]
         body = hop.trace(tracer, body_fn, carried, "while_loop's body_fn")
-        _check_carry(carried, versions, body.result)
+        _check_carry(carried, versions, _as_carry(body.result, carried))
     return tuple(hop.add_node(tracer, WhileLoop, carried, {"cond_graph": condition, "body_graph": body},
                               n_carried=len(carried)))
+
+
+def _as_carry(out, carried):
+    # torch flattens body_fn's output: a lone tensor or int is a carry of one item
+    return (out,) if len(carried) == 1 and isinstance(out, (Tensor, int)) else out
 
 
 def _check_carry(carried, versions, out):
