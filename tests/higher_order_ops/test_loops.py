@@ -156,3 +156,19 @@ def test_while_loop_body_may_return_its_single_carry_alone_like_torch():
     compiled = ember.compile(lambda x: ember.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, (x,)),
                              fullgraph=True)
     assert compiled(ember.ones(2))[0].tolist() == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_while_loop_gradients_match_torch(compiled):
+    # torch 2.13's eager while_loop differentiates; ember's returned tensors without grad_fn
+    w0, x0 = RNG.standard_normal(3).astype(np.float32), RNG.standard_normal(3).astype(np.float32)
+
+    def run(lib, loop):
+        w, x = (lib.tensor(a, requires_grad=True) for a in (w0, x0))
+        i, h = loop(lambda i, h: i < 4, lambda i, h: (i + 1, (h * w).tanh() + x),
+                    (lib.zeros((), dtype=lib.int64), x * 1.0))
+        (h * h).sum().backward()
+        return h, x.grad, w.grad
+    loop = ember.compile(lambda *a: ember.while_loop(*a), fullgraph=True) if compiled else ember.while_loop
+    for got, want in zip(run(ember, loop), run(torch, t_while_loop)):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
