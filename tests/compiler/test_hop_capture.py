@@ -257,3 +257,15 @@ def test_branch_structure_errors_name_tensors_and_the_constants_that_differ():
     f = ember.compile(lambda x: ember.cond(x.sum() > 0, lambda x: (x + 1, 3), lambda x: (x * 2, 4), (x,)))
     with pytest.raises(exc.UncapturedHigherOrderOpError, match=r"got \(Tensor, 3\) and \(Tensor, 4\)"):
         f(ember.ones(2))
+
+
+def test_a_branch_not_taken_failing_on_the_example_values_is_a_graph_break():
+    # traced on real values, the untaken cholesky of a non-positive-definite matrix raised
+    # LinAlgError from compile although eager (and torch, tracing fake tensors) returns zeros
+    def f(a):
+        return ember.cond(a.diagonal().min() > 0, lambda a: ember.linalg.cholesky(a), ember.zeros_like, (a,))
+    compiled = ember.compile(f)
+    for a in (-ember.eye(3), 4 * ember.eye(3)):
+        np.testing.assert_array_equal(compiled(a).numpy(), f(a).numpy())
+    with pytest.raises(exc.Unsupported, match="true_fn raised LinAlgError when traced"):
+        ember.compile(f, fullgraph=True)(-ember.eye(3))
