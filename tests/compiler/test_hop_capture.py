@@ -232,3 +232,40 @@ def test_backward_through_control_flow_inside_the_function_runs_eagerly():
         lin.zero_grad()
         step(x)
         np.testing.assert_array_equal(got, lin.weight.grad.numpy())
+
+
+LIN = nn.Linear(2, 2)
+
+
+def test_a_parameter_replaced_on_a_module_only_a_branch_names_recompiles():
+    # `LIN` is a global read only inside the lambdas, not by the function's own code: its
+    # parameters were not guarded, so the replaced weight was silently ignored
+    def f(x):
+        return ember.cond(x.sum() > 0, lambda x: LIN(x), lambda x: x, (x,))
+    compiled, x = ember.compile(f), _t([[1.0, 2.0]])
+    compiled(x)
+    old = LIN.weight
+    try:
+        LIN.weight = nn.Parameter(ember.ones(2, 2))
+        np.testing.assert_allclose(compiled(x).detach().numpy(), f(x).detach().numpy())
+        assert _graphs() == 2
+    finally:
+        LIN.weight = old
+
+
+def test_branch_structure_errors_name_tensors_and_the_constants_that_differ():
+    f = ember.compile(lambda x: ember.cond(x.sum() > 0, lambda x: (x + 1, 3), lambda x: (x * 2, 4), (x,)))
+    with pytest.raises(exc.UncapturedHigherOrderOpError, match=r"got \(Tensor, 3\) and \(Tensor, 4\)"):
+        f(ember.ones(2))
+
+
+def test_a_branch_not_taken_failing_on_the_example_values_is_a_graph_break():
+    # traced on real values, the untaken cholesky of a non-positive-definite matrix raised
+    # LinAlgError from compile although eager (and torch, tracing fake tensors) returns zeros
+    def f(a):
+        return ember.cond(a.diagonal().min() > 0, lambda a: ember.linalg.cholesky(a), ember.zeros_like, (a,))
+    compiled = ember.compile(f)
+    for a in (-ember.eye(3), 4 * ember.eye(3)):
+        np.testing.assert_array_equal(compiled(a).numpy(), f(a).numpy())
+    with pytest.raises(exc.Unsupported, match="true_fn raised LinAlgError when traced"):
+        ember.compile(f, fullgraph=True)(-ember.eye(3))

@@ -180,3 +180,28 @@ def test_switch_scan_and_map_nodes_survive_save_and_load(tmp_path):
     for index in (-2, 1, 2, 9):
         for got, want in zip(loaded.module()(ember.tensor(index), xs), model(ember.tensor(index), xs)):
             np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda p: p["graph"].pop("nodes"),
+    lambda p: p["tensors"][0].pop("dtype"),
+    lambda p: p["graph"]["nodes"][0].__setitem__("meta", 5),
+    lambda p: p["graph"]["nodes"][0].__setitem__("kwargs", {"dict": [[{"tuple": [1]}, 1]]}),
+    lambda p: p["graph"].__setitem__("mutations", [["nowhere", "x"]]),
+    lambda p: p.__setitem__("inputs", ["__class__"] + p["inputs"][1:]),
+    lambda p: p.__setitem__("inputs", [1000] + p["inputs"][1:]),
+])
+def test_load_of_an_edited_file_raises_value_error(tmp_path, edit):
+    # each used to raise KeyError or TypeError, or to load and fail on the first call
+    path = tmp_path / "net.pt2"
+    save(export(_net(), _inputs(0)), path)
+    with zipfile.ZipFile(path) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    program = json.loads(members["ember_export/program.json"])
+    edit(program)
+    members["ember_export/program.json"] = json.dumps(program)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ValueError):
+        load(path)

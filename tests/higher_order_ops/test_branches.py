@@ -73,3 +73,17 @@ def test_switch_rejects_empty_branches(branches):
 def test_switch_rejects_a_float_index():
     with pytest.raises(RuntimeError, match="torch.float32|ember.float32"):
         switch(ember.tensor(1.0), [lambda x: x], (ember.ones(1),))
+
+
+@pytest.mark.parametrize("call", [
+    lambda M, x: M.cond(M.tensor(True), lambda x: x.add_(1), lambda x: x + 1, (x,)),
+    lambda M, x: switch(ember.tensor(1), [lambda x: x + 1, lambda x: x.mul_(2)], (x,)),
+])
+def test_an_eager_branch_writing_into_its_operand_is_refused_like_torch(call):
+    # torch refuses it eagerly too (2.13 has no switch: its cond is the oracle); ember used to
+    # run it and leave the operand changed
+    with pytest.raises(RuntimeError, match="mutation"):
+        torch.cond(torch.tensor(True), lambda x: x.add_(1), lambda x: x + 1, (torch.ones(2),))
+    x = ember.ones(2)
+    with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError, match="wrote into its input"):
+        call(ember, x)

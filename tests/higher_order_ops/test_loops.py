@@ -123,3 +123,52 @@ def test_associative_scan_generic_pytree_matches_torch_and_a_python_loop():
     np.testing.assert_allclose(h._data, np.stack(loop), rtol=1e-5)
     with pytest.raises(ValueError, match="'pointwise' or 'generic', but got serial"):
         associative_scan(combine, (a, b), 0, combine_mode="serial")
+
+
+@pytest.mark.parametrize("dim", [2, -3])
+def test_scan_and_associative_scan_refuse_a_dimension_out_of_range_like_torch(dim):
+    # was wrapped modulo the rank: dim=-3 of 2-d xs scanned dim 1 and returned a result
+    xs = RNG.standard_normal((4, 5)).astype(np.float32)
+    message = rf"Dimension out of range \(expected to be in range of \[-2, 1\], but got {dim}\)"
+    with pytest.raises(IndexError, match=message):
+        t_scan(lambda c, x: (c + x, c * x), torch.zeros(4), torch.tensor(xs), dim=dim)
+    with pytest.raises(IndexError, match=message):
+        scan(lambda c, x: (c + x, c * x), ember.zeros(4), ember.tensor(xs), dim=dim)
+    with pytest.raises(IndexError, match=message):
+        associative_scan(lambda a, b: a + b, ember.tensor(xs), dim)
+
+
+def test_map_and_scan_over_zero_slices_raise_runtime_error_like_torch():
+    with pytest.raises(RuntimeError, match="cannot be 0") as want:
+        t_map(lambda x: x * 2, torch.ones(0, 3))
+    with pytest.raises(RuntimeError, match=str(want.value)):  # was IndexError: list index out of range
+        map(lambda x: x * 2, ember.ones(0, 3))
+    with pytest.raises(RuntimeError, match="scan dimension > 0"):
+        t_scan(lambda c, x: (c + x, c), torch.zeros(3), torch.ones(0, 3))
+    with pytest.raises(RuntimeError, match="size 0 along dim=0"):  # was (init, None)
+        scan(lambda c, x: (c + x, c), ember.zeros(3), ember.ones(0, 3))
+
+
+def test_while_loop_body_may_return_its_single_carry_alone_like_torch():
+    want = t_while_loop(lambda x: x.sum() < 10, lambda x: x + 1, (torch.ones(2),))
+    (got,) = ember.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, (ember.ones(2),))
+    assert got.tolist() == [5.0, 5.0] == want.tolist()
+    compiled = ember.compile(lambda x: ember.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, (x,)),
+                             fullgraph=True)
+    assert compiled(ember.ones(2))[0].tolist() == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_while_loop_gradients_match_torch(compiled):
+    # torch 2.13's eager while_loop differentiates; ember's returned tensors without grad_fn
+    w0, x0 = RNG.standard_normal(3).astype(np.float32), RNG.standard_normal(3).astype(np.float32)
+
+    def run(lib, loop):
+        w, x = (lib.tensor(a, requires_grad=True) for a in (w0, x0))
+        i, h = loop(lambda i, h: i < 4, lambda i, h: (i + 1, (h * w).tanh() + x),
+                    (lib.zeros((), dtype=lib.int64), x * 1.0))
+        (h * h).sum().backward()
+        return h, x.grad, w.grad
+    loop = ember.compile(lambda *a: ember.while_loop(*a), fullgraph=True) if compiled else ember.while_loop
+    for got, want in zip(run(ember, loop), run(torch, t_while_loop)):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)

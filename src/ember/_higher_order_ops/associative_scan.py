@@ -4,6 +4,7 @@ inclusive scan with an associative operator in O(log n) sequential steps
 from .._creation import arange, tensor
 from .._ops.indexing import index_select
 from .._ops.join import cat
+from .._tensor import _wrap_dim
 from .utils import flatten, skeleton, unflatten
 
 __all__ = ["associative_scan"]
@@ -31,6 +32,7 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
         ValueError: ``combine_mode`` is neither; ``xs`` holds no tensor; its leaves differ in
             size along ``dim``.
         RuntimeError: ``combine_fn`` changes the structure or shapes.
+        IndexError: ``dim`` is out of range for ``xs``.
 
     Source: https://pytorch.org/docs/main/higher_order_ops/associative_scan.html
     """
@@ -39,7 +41,7 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
     leaves = flatten(xs)
     if not leaves:
         raise ValueError(f"associative_scan() expects xs to hold at least one tensor, got {xs!r}")
-    dim = dim % leaves[0].dim() if leaves[0].dim() else 0
+    dim = _wrap_dim(dim, leaves[0].dim())
     sizes = {x.shape[dim] for x in leaves}
     if len(sizes) > 1:
         raise ValueError(f"All xs leaves must have the same size along dim={dim}, got sizes {sorted(sizes)}")

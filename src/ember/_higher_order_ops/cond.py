@@ -2,7 +2,7 @@
 from .._tensor import Tensor
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
-from .utils import as_tuple_of_operands, check_same_meta, flatten, skeleton, unflatten
+from .utils import as_tuple_of_operands, call_unmutated, check_same_meta, flatten, skeleton, unflatten
 
 __all__ = ["cond", "Cond"]
 
@@ -25,7 +25,8 @@ def cond(pred, true_fn, false_fn, operands=()):
         RuntimeError: ``pred`` is a tensor of more than one element, or not a bool/tensor;
             ``operands`` is not a tuple or list.
         UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
-            different structures, shapes or dtypes (the message names the first difference).
+            different structures, shapes or dtypes (the message names the first difference);
+            the branch run writes into an operand (also eagerly, as torch).
 
     Source: https://pytorch.org/docs/stable/generated/torch.cond.html
     """
@@ -40,8 +41,12 @@ def cond(pred, true_fn, false_fn, operands=()):
     tracer = hop.tracer()
     if tracer is not None and isinstance(pred, Tensor):
         return hop.captured(lambda: _capture(tracer, pred, true_fn, false_fn, operands),
-                            lambda: (true_fn if _truth(pred) else false_fn)(*operands))
-    return (true_fn if _truth(pred) else false_fn)(*operands)
+                            lambda: _eager(pred, true_fn, false_fn, operands))
+    return _eager(pred, true_fn, false_fn, operands)
+
+
+def _eager(pred, true_fn, false_fn, operands):
+    return call_unmutated(true_fn if _truth(pred) else false_fn, operands, "cond's branch")
 
 
 def _truth(pred):

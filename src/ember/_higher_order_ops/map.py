@@ -20,7 +20,8 @@ def map(f, xs, *args):
     one ``Map`` node holds ``f`` traced once (on the first slice).
 
     Raises:
-        RuntimeError: ``xs`` holds no tensor, or its leaves differ in first size (or have none).
+        RuntimeError: ``xs`` holds no tensor, or its leaves differ in first size (or have none,
+            or it is 0).
 
     Source: PyTorch, ``torch._higher_order_ops.map``.
     """
@@ -32,8 +33,10 @@ def map(f, xs, *args):
         raise RuntimeError(f"Leaves of xs must have the same leading dimension size, got shapes "
                            f"{[tuple(x.shape) for x in leaves]}")
     n = sizes.pop()
+    if n == 0:  # torch too: the outputs' structure comes from a call of f
+        raise RuntimeError("Leading dimensions of mapped xs cannot be 0.")
     tracer = hop.tracer()
-    if tracer is not None and n > 0:
+    if tracer is not None:
         return hop.captured(lambda: _capture(tracer, f, xs, leaves, args), lambda: _loop(f, xs, leaves, n, args))
     return _loop(f, xs, leaves, n, args)
 

@@ -1,6 +1,7 @@
 """``scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None)``: a loop threading a
 carry through the slices of ``xs`` (torch._higher_order_ops.scan, with 2.14's counter mode)."""
 from .._ops.join import stack
+from .._tensor import _wrap_dim
 from ..compiler import hop
 from .utils import check_same_meta, flatten, skeleton, unflatten
 
@@ -27,7 +28,9 @@ def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
 
     Raises:
         RuntimeError: ``init`` holds no tensor; the leaves of ``xs`` differ in size along
-            ``dim``; ``combine_fn`` changes the carry's structure, shape or dtype.
+            ``dim`` or have size 0 there; ``combine_fn`` changes the carry's structure,
+            shape or dtype.
+        IndexError: ``dim`` is out of range for ``xs``.
         ValueError: neither ``xs`` nor ``length`` is given, or they disagree.
 
     Source: https://pytorch.org/docs/main/higher_order_ops/scan.html
@@ -36,10 +39,12 @@ def scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None):
         raise RuntimeError("scan() operator requires init leaves to be tensors, got none")
     leaves = flatten(xs) if xs is not None else []
     if leaves:  # as torch: ys stack along xs's dimension, counted from the front
-        dim = dim % max(leaves[0].dim(), 1)
+        dim = _wrap_dim(dim, leaves[0].dim())
     sizes = {x.shape[dim] for x in leaves}
     if len(sizes) > 1:
         raise RuntimeError(f"All xs leaves must have the same size along dim={dim}, got sizes {sorted(sizes)}")
+    if 0 in sizes:  # torch too: ys would have no slice to take their structure from
+        raise RuntimeError(f"scan(): xs has size 0 along dim={dim}; the scan dimension must be > 0")
     if xs is None or not leaves:
         if length is None:
             raise ValueError("scan() needs xs or length: got xs=None and length=None")

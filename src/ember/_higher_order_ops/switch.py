@@ -3,7 +3,7 @@ from .._ops.pointwise_binary import clamp
 from .._tensor import Tensor
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
-from .utils import as_tuple_of_operands, check_same_meta, flatten, skeleton, unflatten
+from .utils import as_tuple_of_operands, call_unmutated, check_same_meta, flatten, skeleton, unflatten
 
 __all__ = ["switch", "Switch"]
 
@@ -27,7 +27,7 @@ def switch(index, branches, operands=()):
         RuntimeError: ``branches`` is empty or holds a non-callable; ``index`` is a tensor of
             more than one element or of a floating dtype.
         UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
-            different structures, shapes or dtypes.
+            different structures, shapes or dtypes; the branch run writes into an operand.
 
     Source: PyTorch 2.14, ``torch._higher_order_ops.switch``.
     """
@@ -43,8 +43,8 @@ def switch(index, branches, operands=()):
     tracer = hop.tracer()
     if tracer is not None and isinstance(index, Tensor):
         return hop.captured(lambda: _capture(tracer, index, branches, operands),
-                            lambda: _pick(branches, index)(*operands))
-    return _pick(branches, index)(*operands)
+                            lambda: call_unmutated(_pick(branches, index), operands, "switch's branch"))
+    return call_unmutated(_pick(branches, index), operands, "switch's branch")
 
 
 def _pick(branches, index):

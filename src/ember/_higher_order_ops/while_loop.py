@@ -1,7 +1,6 @@
 """``while_loop(cond_fn, body_fn, carried_inputs)``: a loop with a data-dependent trip count
 (torch._higher_order_ops.while_loop)."""
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
 from .utils import as_tuple_of_operands
@@ -15,11 +14,13 @@ def while_loop(cond_fn, body_fn, carried_inputs):
     Args:
         cond_fn: callable on the carry returning a Python bool or a one-element bool tensor.
         body_fn: callable on the carry returning a new carry: a tuple of as many items, each a
-            tensor of the input's shape and dtype, or an int where the input was an int.
+            tensor of the input's shape and dtype, or an int where the input was an int
+            (for a carry of one item, that item alone).
             It must neither write into its inputs nor return them (or views of them).
         carried_inputs: a tuple or list of tensors and ints.
 
-    Forward only, as in torch: the loop runs without recording gradients. Inside a compiled
+    Gradients flow to the carry and the tensors the functions read through every iteration
+    run (recorded op by op, as torch 2.13's eager while_loop differentiates). Inside a compiled
     function, a carry of tensors makes one ``WhileLoop`` node holding ``cond_fn`` and
     ``body_fn`` as subgraphs (each traced once, on the initial carry), so the trip count is
     decided at run time; a Python int in the carry would be fixed in the graph, so it is a
@@ -46,12 +47,11 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 
 def _loop(cond_fn, body_fn, carried):
-    with no_grad():
-        while _truth(cond_fn(*carried)):
-            versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
-            out = body_fn(*carried)
-            _check_carry(carried, versions, out)
-            carried = tuple(out)
+    while _truth(cond_fn(*carried)):
+        versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
+        out = _as_carry(body_fn(*carried), carried)
+        _check_carry(carried, versions, out)
+        carried = tuple(out)
     return carried
 
 
@@ -71,9 +71,8 @@ class WhileLoop(hop.HigherOrderOp):
     @staticmethod
     def run(tensors, cond_graph, body_graph, n_carried):
         carried, lifted = tensors[:n_carried], tensors[n_carried:]
-        with no_grad():
-            while _truth(cond_graph(*carried, *lifted)[0]):
-                carried = body_graph(*carried, *lifted)
+        while _truth(cond_graph(*carried, *lifted)[0]):
+            carried = body_graph(*carried, *lifted)
         return carried
 
 
@@ -82,19 +81,23 @@ def _capture(tracer, cond_fn, body_fn, carried):
         tracer.graph_break("while_loop carrying a Python int (its value would be fixed in the "
                            "graph): carry a 0-d tensor instead")
         return _loop(cond_fn, body_fn, carried)
-    with no_grad():
-        condition = hop.trace(tracer, cond_fn, carried, "while_loop's cond_fn")
-        pred = condition.result
-        if not isinstance(pred, Tensor):  # a Python bool: the same on every iteration
-            return _loop(cond_fn, body_fn, carried)
-        if pred.numel() != 1:
-            raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
-                               f"of shape {tuple(pred.shape)}")
-        versions = [v._version[0] for v in carried]
-        body = hop.trace(tracer, body_fn, carried, "while_loop's body_fn")
-        _check_carry(carried, versions, body.result)
+    condition = hop.trace(tracer, cond_fn, carried, "while_loop's cond_fn")
+    pred = condition.result
+    if not isinstance(pred, Tensor):  # a Python bool: the same on every iteration
+        return _loop(cond_fn, body_fn, carried)
+    if pred.numel() != 1:
+        raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
+                           f"of shape {tuple(pred.shape)}")
+    versions = [v._version[0] for v in carried]
+    body = hop.trace(tracer, body_fn, carried, "while_loop's body_fn")
+    _check_carry(carried, versions, _as_carry(body.result, carried))
     return tuple(hop.add_node(tracer, WhileLoop, carried, {"cond_graph": condition, "body_graph": body},
                               n_carried=len(carried)))
+
+
+def _as_carry(out, carried):
+    # torch flattens body_fn's output: a lone tensor or int is a carry of one item
+    return (out,) if len(carried) == 1 and isinstance(out, (Tensor, int)) else out
 
 
 def _check_carry(carried, versions, out):

@@ -92,9 +92,17 @@ def _roots(fn, args, kwargs):
         except ValueError:  # an empty cell
             pass
     names = fn.__globals__
-    for name in code.co_names:
+    for name in _global_names(code):
         if name in names:
             yield names[name]
+
+
+def _global_names(code):
+    # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
+    yield from code.co_names
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield from _global_names(const)
 
 
 def snapshot(world, args, kwargs):

@@ -13,8 +13,9 @@ recompile nor a graph break.
 
 As torch does (with fake tensors), every branch is traced, also the one not taken, so each
 branch's Python side effects happen during the recording. What cannot be captured inside a
-branch or body (``.item()``, a Python ``if`` on a tensor) is a graph break of the whole
-function, or the ``fullgraph=True`` error naming the line.
+branch or body (``.item()``, a Python ``if`` on a tensor), or a function raising on the real
+operands (a branch not taken may: torch's fake tensors hold no values to fail on), is a graph
+break of the whole function, or the ``fullgraph=True`` error naming the line.
 """
 import contextlib
 import re
@@ -26,7 +27,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import replay
 from .capture import Tracer, _meta, flatten
-from .exc import UncapturedHigherOrderOpError
+from .exc import TorchDynamoException, UncapturedHigherOrderOpError
 from .graph import bind_subgraphs
 
 __all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced"]
@@ -146,9 +147,20 @@ def trace(outer, fn, args, what):
     inputs = flatten(args)
     breaks = len(outer.breaks)
     sub = _SubTracer(outer, inputs)
+    failed = None
     with _swapped(outer, sub):
-        result = fn(*args)
-    if len(outer.breaks) > breaks:
+        try:
+            result = fn(*args)
+        except TorchDynamoException:
+            raise
+        except Exception as e:  # torch traces fake tensors: a branch not taken may fail on these values
+            failed = e
+    if failed is not None:
+        try:
+            outer.graph_break(f"{what} raised {type(failed).__name__} when traced on the example operands: {failed}")
+        except TorchDynamoException as e:  # fullgraph=True: the branch's own error as the cause
+            raise e from failed
+    if len(outer.breaks) > breaks or failed is not None:
         raise _Broke
     sub.graph.output([sub.node(t) for t in flatten(result)])
     if sub.graph.mutations:

@@ -82,13 +82,20 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         raise ValueError(f"not an ember.export file: {e}") from None
     if not isinstance(program, dict) or program.get("format") != FORMAT:
         raise ValueError(f"not an ember.export file of format {FORMAT!r}")
-    root = {spec["name"]: _tensor(spec, archive.read(f"ember_export/data/{k}"))
-            for k, spec in enumerate(program["tensors"])}
-    for name in extra_files or {}:
-        extra_files[name] = archive.read(f"ember_export/extra/{name}").decode()
-    graph = _load_graph(program["graph"])
-    gm = GraphModule(root, graph, program["inputs"], _load_value(program["out_spec"], {}))
-    return ExportedProgram(gm, range_constraints={})
+    try:  # a file edited by hand or cut short: missing keys, values of the wrong kind
+        root = {spec["name"]: _tensor(spec, archive.read(f"ember_export/data/{k}"))
+                for k, spec in enumerate(program["tensors"])}
+        for name in extra_files or {}:
+            extra_files[name] = archive.read(f"ember_export/extra/{name}").decode()
+        graph = _load_graph(program["graph"])
+        inputs = program["inputs"]
+        if len(inputs) != len(graph.placeholders) or not all(
+                i in root if isinstance(i, str) else type(i) is int and 0 <= i < len(inputs) for i in inputs):
+            raise ValueError(f"the saved inputs {inputs!r} do not match the graph's placeholders")
+        gm = GraphModule(root, graph, inputs, _load_value(program["out_spec"], {}))
+        return ExportedProgram(gm, range_constraints={})
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"not a valid ember.export file: {type(e).__name__}: {e}") from None
 
 
 def _tensor(spec, data):
@@ -161,8 +168,11 @@ def _load_graph(data):
         target = operator.getitem if name == "getitem" else _HOPS.get(name) or OPS.get(name)
         if target is None:
             raise ValueError(f"node {n['name']!r}: unknown op {name!r}")
-        node = graph.call_op(target, _load_value(n["args"], env), _load_value(n["kwargs"], env),
-                             _load_value(n["meta"], env))
+        args, kwargs = _load_value(n["args"], env), _load_value(n["kwargs"], env)
+        named = isinstance(kwargs, dict) and all(isinstance(k, str) and k.isidentifier() for k in kwargs)
+        if not (isinstance(args, (tuple, list)) and named):
+            raise ValueError(f"node {n['name']!r}: its args must be a sequence and its kwargs keyed by names")
+        node = graph.call_op(target, args, kwargs, _load_value(n["meta"], env))
         node.name = n["name"]
         env[node.name] = node
     graph.output(_load_value(data["outputs"], env))
