@@ -406,6 +406,10 @@ class ToDtype(Op):
     promote = None
     save_inputs = False
 
+    @classmethod
+    def infer(cls, x, dtype):
+        return tuple(x.shape), dtype
+
     @staticmethod
     def forward(x, dtype):
         return x.astype(dtype.np)

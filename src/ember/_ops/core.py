@@ -14,7 +14,8 @@ from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
+           "elementwise_rule", "like_input"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -92,6 +93,12 @@ def elementwise_rule(op, *inputs, **attrs):
     except ValueError:
         raise RuntimeError(_broadcast_error(inputs)) from None
     return shape, result_dtype(op, inputs)
+
+
+def like_input(op, x, *inputs, **attrs):
+    """The shape rule of ops whose result has the shape and dtype of their first input
+    (activations, scatters into a copy, flips, gradients shaped like what they differentiate)."""
+    return tuple(x.shape), x.dtype
 
 
 def _edge(t):

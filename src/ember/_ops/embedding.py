@@ -19,6 +19,7 @@ class SparseMatmul(Op):
     """``matrix @ x`` for ``x`` (n, D) and a constant SciPy CSR ``matrix`` (m, n); (m, D)."""
     promote = None
     save_inputs = False
+    infer = classmethod(lambda op, x, matrix: ((matrix.shape[0],) + tuple(x.shape[1:]), x.dtype))
 
     @staticmethod
     def forward(x, matrix):
@@ -52,6 +53,10 @@ class Embedding(Op):
     """
     promote = None
     save_inputs = False
+
+    @classmethod
+    def infer(cls, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+        return indices.shape + (weight.shape[1],), weight.dtype
 
     @staticmethod
     def forward(weight, indices, padding_idx=None, scale_grad_by_freq=False):

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
-from .core import Op, apply
+from .core import Op, apply, like_input, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -88,6 +88,12 @@ concat = concatenate = cat
 class Cat(Op):
     promote = "promote"
     save_inputs = False
+
+    @classmethod
+    def infer(cls, *xs, dim=0):
+        shape = list(xs[0].shape)
+        shape[dim] = builtins.sum(x.shape[dim] for x in xs)
+        return tuple(shape), result_dtype(cls, xs)
 
     @staticmethod
     def forward(*xs, dim=0):
@@ -219,6 +225,7 @@ def flip(input, dims):
 class Flip(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, dims):
@@ -252,6 +259,7 @@ def roll(input, shifts, dims=None):
 class Roll(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, shifts, dims):
@@ -275,6 +283,7 @@ def tril(input, diagonal=0, *, out=None):
 class Tril(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, diagonal=0):
@@ -296,6 +305,7 @@ def triu(input, diagonal=0, *, out=None):
 class Triu(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, diagonal=0):
@@ -317,6 +327,12 @@ class Diagonal(Op):
     promote = None
     save_inputs = False
     is_view = True
+
+    @classmethod
+    def infer(cls, x, offset=0, dim1=0, dim2=1):
+        shape = x.shape
+        n = builtins.min(shape[dim1] + builtins.min(offset, 0), shape[dim2] - builtins.max(offset, 0))
+        return tuple(s for i, s in enumerate(shape) if i not in (dim1, dim2)) + (builtins.max(n, 0),), x.dtype
 
     @staticmethod
     def forward(x, offset=0, dim1=0, dim2=1):
@@ -345,6 +361,7 @@ class DiagonalScatter(Op):
     """``x`` with ``src`` written on its diagonal (``torch.diagonal_scatter``)."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, src, offset=0, dim1=0, dim2=1):

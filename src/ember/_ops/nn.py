@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .. import _backend
-from .core import Op, apply, zero_link
+from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .linalg import Matmul
 from .erf import erf
 from .pointwise_binary import Where
@@ -37,6 +37,7 @@ class Linear(Op):
     or absent; all of one dtype (the public function checks shapes and dtypes).
     """
     promote = None
+    infer = classmethod(lambda op, x, weight, bias=None: (tuple(x.shape[:-1]) + (weight.shape[0],), x.dtype))
 
     @staticmethod
     def forward(x, weight, bias=None):
@@ -66,6 +67,7 @@ class Linear(Op):
 class LeakyRelu(Op):
     """``x`` where ``x > 0``, else ``negative_slope * x``; the slope is the gradient at 0."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, negative_slope=0.01):
@@ -83,6 +85,7 @@ class Elu(Op):
     SELU (scale, alpha fixed) and CELU (``input_scale = 1 / alpha``) are this one kernel, as
     in PyTorch's ``elu`` with its ``scale``/``input_scale`` arguments."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
@@ -105,6 +108,7 @@ class Elu(Op):
 class Hardtanh(Op):
     """``clamp(x, min_val, max_val)``; unlike ``clamp`` the gradient is zero at the bounds."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, min_val=-1.0, max_val=1.0):
@@ -121,6 +125,7 @@ class Hardtanh(Op):
 class Threshold(Op):
     """``value`` where ``x <= threshold``, else ``x`` (so NaN stays NaN)."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, threshold, value):
@@ -134,6 +139,7 @@ class Threshold(Op):
 class Hardsigmoid(Op):
     """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -148,6 +154,7 @@ class Hardsigmoid(Op):
 class Hardswish(Op):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x/3 + 1/2`` on (-3, 3), else 1."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -178,6 +185,7 @@ class Gelu(Op):
     output was modified in place since.
     """
     promote = None
+    infer = classmethod(like_input)
     save_output = True
 
     @staticmethod
@@ -211,6 +219,7 @@ class GeluBackward(Op):
     ``output / x`` when the forward's ``output`` is given, instead of evaluating erf again.
     Its own derivative: ``phi(x) * (2 - x**2)`` for ``x``, the bracket for ``g``."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(g, x, output):
@@ -242,6 +251,7 @@ class GeluBackward(Op):
 class LogSigmoid(Op):
     """``log(sigmoid(x)) = -log(1 + exp(-x))``, finite for any finite ``x``."""
     promote = "float"
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x):
@@ -258,6 +268,7 @@ class BinaryCrossEntropy(Op):
     as in PyTorch, so that x = 0 or 1 gives a finite loss. The derivative is PyTorch's
     ``(x - t) / max(x (1 - x), 1e-12)``, finite at 0 and 1 too."""
     promote = None
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x, target, weight=None):
@@ -401,10 +412,18 @@ def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, 
     return grad
 
 
+def _nll_rule(op, logp, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """A 0-d loss, or with ``reduction="none"`` one per sample: (N, d1, ...)."""
+    if reduction != "none":
+        return (), logp.dtype
+    return tuple(target.shape[:1] + target.shape[2:] if target.is_floating_point() else target.shape), logp.dtype
+
+
 class NllLoss(Op):
     """Negative log-likelihood of ``logp`` (N, C, d1, ...) at ``target``; see
     :func:`ember.nn.functional.nll_loss` for the argument rules. ``weight`` is (C,) or None."""
     promote = None
+    infer = classmethod(_nll_rule)
 
     @staticmethod
     def forward(logp, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -422,6 +441,11 @@ class NllLossBackward(Op):
     """The gradient of :class:`NllLoss` w.r.t. its log-probabilities, as a function of the
     loss's gradient ``g`` (linear in ``g``; its own derivative is ``NllLoss`` again)."""
     promote = None
+
+    @classmethod
+    def infer(cls, g, target, weight, num_classes, **attrs):
+        shape = target.shape if target.is_floating_point() else target.shape[:1] + (num_classes,) + target.shape[1:]
+        return tuple(shape), g.dtype
 
     @staticmethod
     def forward(g, target, weight, num_classes, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -456,6 +480,7 @@ def _softmax(x):
 class CrossEntropy(Op):
     """``NllLoss(log_softmax(input, 1), ...)`` in one pass; ``input`` is (N, C, d1, ...)."""
     promote = None
+    infer = classmethod(_nll_rule)
 
     @staticmethod
     def forward(x, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -474,6 +499,7 @@ class CrossEntropyBackward(Op):
     """The gradient of :class:`CrossEntropy` w.r.t. its logits ``x`` given the loss gradient
     ``g``: ``G - softmax(x) * G.sum(1)`` with ``G = NllLossBackward(g)``, in one pass."""
     promote = None
+    infer = classmethod(lambda op, g, target, weight, x, **attrs: (tuple(x.shape), x.dtype))
 
     @staticmethod
     def forward(g, target, weight, x, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

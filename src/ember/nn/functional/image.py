@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
+from ..._ops.pad import ConstantPad, Pad
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
@@ -41,7 +42,7 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
         _check_crop(input, pad)
-        return apply(_pool.ConstantPad, input, pad=pad, value=0 if value is None else value)
+        return apply(ConstantPad, input, pad=pad, value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -65,7 +66,7 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "circular" and (before > kept or after > kept):
             raise RuntimeError("Padding value causes wrapping around more than once.")
     _check_crop(input, pad)
-    return apply(_pool.Pad, input, pad=pad, mode=mode)
+    return apply(Pad, input, pad=pad, mode=mode)
 
 
 def _check_crop(input, pad):
