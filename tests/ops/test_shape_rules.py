@@ -217,3 +217,13 @@ def test_every_rule_matches_its_kernel():
 def test_rule_reports_broadcast_errors_like_the_kernel():
     with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(4\)"):
         OPS["Add"].infer(ember.ones(3), ember.ones(4))
+
+
+def test_no_op_class_shares_its_name_with_an_nn_module():
+    modules = {name for name in dir(ember.nn) if isinstance(getattr(ember.nn, name), type)}
+    assert sorted(op.__name__ for op in _all_ops() if op.__name__ in modules) == []
+    # the names users see stay PyTorch's
+    x = ember.randn(2, 3, requires_grad=True)
+    assert [t.grad_fn.name() for t in (F.linear(x, x), x.tanh(), F.hardtanh(x), x.softmax(1),
+                                       F.fold(x.reshape(1, 1, 6), (2, 3), 1))] == \
+        ["LinearBackward0", "TanhBackward0", "HardtanhBackward0", "SoftmaxBackward0", "Col2ImBackward0"]

@@ -53,9 +53,12 @@ class Op:
     num_outputs = 1
 
     def __init_subclass__(cls):
-        cls.name = cls.__name__
-        cls.backward_name = cls.__name__ + "Backward0"
-        OPS[cls.__name__] = cls
+        # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
+        # key in OPS: the class name unless the class sets one (a class named after the op
+        # would collide with its nn module, as ``Linear``'s entry ``LinearForward`` would).
+        cls.name = cls.__dict__.get("name", cls.__name__)
+        cls.backward_name = cls.name + "Backward0"
+        OPS[cls.name] = cls
 
     @staticmethod
     def forward(*arrays, **attrs):

@@ -43,7 +43,7 @@ def rows_matrix(indices, num_rows, coefficients=None):
     return _sparse.csr_matrix((data, order, row_starts), shape=(num_rows, indices.size))
 
 
-class Embedding(Op):
+class EmbeddingForward(Op):
     """``weight[indices]``: weight (num_embeddings, D), int64/int32 ``indices`` (*) already
     checked to lie in [0, num_embeddings); output (*, D).
 
@@ -51,6 +51,7 @@ class Embedding(Op):
     for ``padding_idx`` (None or a row that gets no gradient) and, with
     ``scale_grad_by_freq``, divided by the number of times r occurs in ``indices``.
     """
+    name = "Embedding"
     promote = None
     save_inputs = False
 

@@ -29,13 +29,14 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_CUBIC = 0.044715
 
 
-class Linear(Op):
+class LinearForward(Op):
     """``input @ weight.T + bias``
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
 
     ``input`` is (*, in_features), ``weight`` (out_features, in_features), ``bias`` (out_features)
     or absent; all of one dtype (the public function checks shapes and dtypes).
     """
+    name = "Linear"
     promote = None
     infer = classmethod(lambda op, x, weight, bias=None: (tuple(x.shape[:-1]) + (weight.shape[0],), x.dtype))
 
@@ -105,8 +106,9 @@ class Elu(Op):
         return (g * apply(Where, x > 0, scale, apply(Where, x < 0, negative_slope, slope_at_zero)),)
 
 
-class Hardtanh(Op):
+class HardtanhForward(Op):
     """``clamp(x, min_val, max_val)``; unlike ``clamp`` the gradient is zero at the bounds."""
+    name = "Hardtanh"
     promote = None
     infer = classmethod(like_input)
 
@@ -122,8 +124,9 @@ class Hardtanh(Op):
         return (zero_link(g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))), x),)
 
 
-class Threshold(Op):
+class ThresholdForward(Op):
     """``value`` where ``x <= threshold``, else ``x`` (so NaN stays NaN)."""
+    name = "Threshold"
     promote = None
     infer = classmethod(like_input)
 
@@ -136,8 +139,9 @@ class Threshold(Op):
         return (zero_link(g * ~(ctx.input(0) <= ctx.attrs["threshold"]), ctx.input(0)),)
 
 
-class Hardsigmoid(Op):
+class HardsigmoidForward(Op):
     """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
+    name = "Hardsigmoid"
     promote = None
     infer = classmethod(like_input)
 
@@ -151,8 +155,9 @@ class Hardsigmoid(Op):
         return (g * (((x > -3) & (x < 3)) * (1 / 6)),)
 
 
-class Hardswish(Op):
+class HardswishForward(Op):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x/3 + 1/2`` on (-3, 3), else 1."""
+    name = "Hardswish"
     promote = None
     infer = classmethod(like_input)
 
@@ -248,8 +253,9 @@ class GeluBackward(Op):
                 None)
 
 
-class LogSigmoid(Op):
+class LogSigmoidForward(Op):
     """``log(sigmoid(x)) = -log(1 + exp(-x))``, finite for any finite ``x``."""
+    name = "LogSigmoid"
     promote = "float"
     infer = classmethod(elementwise_rule)
 

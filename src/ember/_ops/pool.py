@@ -8,7 +8,7 @@ holding that tap for every output position at once, so no Python loop ever runs 
 positions.
 
 Linear ops come in adjoint pairs that are each other's derivative, which makes gradients of
-any order free: ``AvgPool``/``AvgPoolTranspose``, ``Unfold``/``Fold``, ``Resample``/``ResampleTranspose``,
+any order free: ``AvgPool``/``AvgPoolTranspose``, ``Im2Col``/``Col2Im``, ``Resample``/``ResampleTranspose``,
 ``GatherPlanes``/``ScatterPlanes`` (max pooling routes its gradient through the latter).
 
 Max pooling follows PyTorch's CPU kernels: padding never wins (it reads as -inf), ties go
@@ -401,7 +401,7 @@ def _spread(like, input_size, out_size, kernel_size, stride, padding, dilation, 
     return out[(Ellipsis,) + tuple(slice(p, p + size) for p, size in zip(padding, input_size))]
 
 
-class Unfold(Op):
+class Im2Col(Op):
     """Sliding blocks (im2col): ``x`` (*lead, *spatial) to (*lead, *kernel_size, *out_size),
     zero padding, no ceil mode."""
     promote = None
@@ -426,11 +426,11 @@ class Unfold(Op):
     @staticmethod
     def backward(ctx, g):
         k = len(ctx.attrs["kernel_size"])
-        return (apply(Fold, g, output_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
+        return (apply(Col2Im, g, output_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
 
 
-class Fold(Op):
-    """The adjoint of :class:`Unfold` (col2im): blocks (*lead, *kernel_size, *blocks) summed
+class Col2Im(Op):
+    """The adjoint of :class:`Im2Col` (col2im): blocks (*lead, *kernel_size, *blocks) summed
     into an array of spatial size ``output_size``; overlapping blocks add."""
     promote = None
     infer = classmethod(lambda op, cols, output_size, kernel_size, **geometry: (_lead(cols, 2 * len(kernel_size)) + tuple(output_size), cols.dtype))
@@ -449,7 +449,7 @@ class Fold(Op):
     @staticmethod
     def backward(ctx, h):
         attrs = {k: v for k, v in ctx.attrs.items() if k != "output_size"}
-        return (apply(Unfold, h, **attrs),)
+        return (apply(Im2Col, h, **attrs),)
 
 
 def _resampled_rule(op, x, dim, index, size=None, weights=None):

@@ -301,7 +301,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given input with spatial size {tuple(input.shape[-2:])}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the array of sliding "
                            f"blocks as {tuple(blocks)}, but its components must be at least one.")
-    cols = apply(_pool.Unfold, input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
+    cols = apply(_pool.Im2Col, input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
     lead = tuple(input.shape[:-3])
     return cols.reshape(lead + (input.shape[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]))
 
@@ -334,7 +334,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{input.shape[-1]}.")
     lead = tuple(input.shape[:-2])
     cols = input.reshape(lead + (input.shape[-2] // per_block,) + kernel + tuple(blocks))
-    return apply(_pool.Fold, cols, output_size=output_size, kernel_size=kernel, dilation=dilation,
+    return apply(_pool.Col2Im, cols, output_size=output_size, kernel_size=kernel, dilation=dilation,
                  padding=padding, stride=stride)
 
 
