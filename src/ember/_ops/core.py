@@ -71,9 +71,9 @@ class Op:
     @classmethod
     def infer(cls, *inputs, **attrs):
         """The result's ``(shape, dtype)`` for these inputs, computed without the kernel.
-        Families set it from :func:`elementwise_rule`, ``reduce.reduction_rule`` or a rule of
-        their own."""
-        raise NotImplementedError(f"{cls.name} has no shape rule yet")
+        Every registered op sets it: from :func:`elementwise_rule`, :func:`like_input`,
+        ``reduce.reduction_rule`` or a rule of its own (tests/ops/test_shape_rules.py)."""
+        raise NotImplementedError(f"{cls.name} has no shape rule")
 
 
 def result_dtype(op, inputs):
