@@ -30,3 +30,23 @@ def _seeded():
     np.random.seed(0)
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(0)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--check-shape-rules", action="store_true",
+                     help="compare every op call's Op.infer with its result (tests/ops/shape_rules.py)")
+
+
+@pytest.fixture(autouse=True)
+def _shape_rules(request):
+    """Under ``--check-shape-rules``, every op a test dispatches is checked against its rule
+    (``pytest --check-shape-rules tests/ops tests/nn``; not for tests that check that no
+    observer is installed, as tests/profiler's do)."""
+    if not request.config.getoption("--check-shape-rules"):
+        yield
+        return
+    from shape_rules import RuleChecker, watching
+    checker = RuleChecker()
+    with watching(checker):
+        yield
+    assert not checker.mismatches, checker.mismatches[:5]

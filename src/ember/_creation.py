@@ -431,6 +431,10 @@ class ToDtype(Op):
     promote = None
     save_inputs = False
 
+    @classmethod
+    def infer(cls, x, dtype):
+        return tuple(x.shape), dtype
+
     @staticmethod
     def forward(x, dtype):
         if x.dtype.kind == "c" and not dtype.is_complex:

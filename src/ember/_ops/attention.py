@@ -10,7 +10,7 @@ returns its weights, gives NaN.
 import numpy as np
 
 from .. import _backend
-from .core import Op, apply
+from .core import Op, apply, elementwise_rule
 from .linalg import Matmul
 
 
@@ -27,6 +27,11 @@ class AttentionWeights(Op):
     """
     promote = None
     save_output = True
+
+    @classmethod
+    def infer(cls, query, key, mask=None, **attrs):
+        batch = _backend.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
+        return batch + (query.shape[-2], key.shape[-2]), query.dtype
 
     @staticmethod
     def forward(query, key, mask=None, scale=1.0, is_causal=False, masked_rows="zero"):
@@ -94,6 +99,7 @@ class SoftmaxScoresGrad(Op):
     again; w.r.t. ``w`` it is ``scale * (h * (g - sum(g * w)) - g * sum(h * w))``.
     """
     promote = None
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(g, weights, scale=1.0):

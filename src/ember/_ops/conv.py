@@ -140,12 +140,25 @@ def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
     return grad.reshape((c_out, x.shape[1] // groups) + tuple(kernel))
 
 
+def _conv_rule(op, x, weight, bias=None, *, stride, padding, dilation, groups):
+    spatial = tuple((n + before + after - d * (k - 1) - 1) // s + 1 for n, k, s, (before, after), d
+                    in zip(x.shape[2:], weight.shape[2:], stride, padding, dilation))
+    return (x.shape[0], weight.shape[0]) + spatial, x.dtype
+
+
+def _conv_transpose_rule(op, x, weight, bias=None, *, stride, padding, dilation, groups):
+    spatial = tuple((n - 1) * s + d * (k - 1) + 1 - before - after for n, k, s, (before, after), d
+                    in zip(x.shape[2:], weight.shape[2:], stride, padding, dilation))
+    return (x.shape[0], weight.shape[1] * groups) + spatial, x.dtype
+
+
 class Conv(Op):
     """Cross-correlation of ``x`` (N, C_in, [H,] W) with ``weight`` (C_out, C_in/groups, [kh,] kw)
     plus ``bias`` (C_out), giving (N, C_out, [H_out,] W_out); PyTorch's ``conv1d``/``conv2d``
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv2d.html). All inputs share
     one dtype; the public functions check shapes and dtypes."""
     promote = None
+    infer = classmethod(_conv_rule)
 
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
@@ -177,6 +190,7 @@ class ConvTranspose(Op):
     out_channels/groups, ...) and ``output_padding`` p given as ``after = padding - p``
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose2d.html)."""
     promote = None
+    infer = classmethod(_conv_transpose_rule)
 
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
@@ -204,6 +218,10 @@ class ConvWeight(Op):
     gradient ``gy`` (N, C_out, [H_out,] W_out) give the weight gradient (C_out, C_in/groups,
     *kernel_size)."""
     promote = None
+
+    @classmethod
+    def infer(cls, x, gy, *, kernel_size, groups, **geometry):
+        return (gy.shape[1], x.shape[1] // groups) + tuple(kernel_size), x.dtype
 
     @staticmethod
     def forward(x, gy, *, kernel_size, stride, padding, dilation, groups):

@@ -16,7 +16,7 @@ from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range", "named",
-           "node_class"]
+           "node_class", "elementwise_rule", "like_input"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -60,9 +60,12 @@ class Op:
     num_outputs = 1
 
     def __init_subclass__(cls):
-        cls.name = cls.__name__
-        cls.backward_name = cls.__name__ + "Backward0"
-        OPS[cls.__name__] = cls
+        # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
+        # key in OPS: the class name unless the class sets one (a class named after the op
+        # would collide with its nn module, as ``Linear``'s entry ``LinearForward`` would).
+        cls.name = cls.__dict__.get("name", cls.__name__)
+        cls.backward_name = cls.name + "Backward0"
+        OPS[cls.name] = cls
 
     @staticmethod
     def forward(*arrays, **attrs):
@@ -75,9 +78,9 @@ class Op:
     @classmethod
     def infer(cls, *inputs, **attrs):
         """The result's ``(shape, dtype)`` for these inputs, computed without the kernel.
-        Families set it from :func:`elementwise_rule`, ``reduce.reduction_rule`` or a rule of
-        their own."""
-        raise NotImplementedError(f"{cls.name} has no shape rule yet")
+        Every registered op sets it: from :func:`elementwise_rule`, :func:`like_input`,
+        ``reduce.reduction_rule`` or a rule of its own (tests/ops/test_shape_rules.py)."""
+        raise NotImplementedError(f"{cls.name} has no shape rule")
 
 
 def result_dtype(op, inputs):
@@ -106,6 +109,12 @@ def real_rule(op, *inputs, **attrs):
     """:func:`elementwise_rule` with a real result (``abs``, ``angle`` of complex inputs)."""
     shape, dt = elementwise_rule(op, *inputs)
     return shape, dt.to_real()
+
+
+def like_input(op, x, *inputs, **attrs):
+    """The shape rule of ops whose result has the shape and dtype of their first input
+    (activations, scatters into a copy, flips, gradients shaped like what they differentiate)."""
+    return tuple(x.shape), x.dtype
 
 
 def _edge(t):

@@ -19,6 +19,7 @@ class SparseMatmul(Op):
     """``matrix @ x`` for ``x`` (n, D) and a constant SciPy CSR ``matrix`` (m, n); (m, D)."""
     promote = None
     save_inputs = False
+    infer = classmethod(lambda op, x, matrix: ((matrix.shape[0],) + tuple(x.shape[1:]), x.dtype))
 
     @staticmethod
     def forward(x, matrix):
@@ -42,14 +43,19 @@ def rows_matrix(indices, num_rows, coefficients=None):
     return _sparse.csr_matrix((data, order, row_starts), shape=(num_rows, indices.size))
 
 
-class Embedding(Op):
+class EmbeddingForward(Op):
     """``weight[indices]``: weight (num_embeddings, D), int64/int32 ``indices`` (*) already
     checked to lie in [0, num_embeddings); output (*, D). The ids are an input (not an
     attribute), so a captured graph reads each call's ids.
 
     The gradient is :class:`EmbeddingBackward`.
     """
+    name = "Embedding"
     promote = None
+
+    @classmethod
+    def infer(cls, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+        return indices.shape + (weight.shape[1],), weight.dtype
 
     @staticmethod
     def forward(weight, indices, padding_idx=None, scale_grad_by_freq=False):
@@ -73,11 +79,15 @@ def _row_coefficients(flat, num_weights, padding_idx, scale_grad_by_freq):
 
 
 class EmbeddingBackward(Op):
-    """The weight gradient of :class:`Embedding`: row r sums the gradients ``g`` (*, D) at
+    """The weight gradient of :class:`EmbeddingForward`: row r sums the gradients ``g`` (*, D) at
     the positions whose id is r, except ``padding_idx`` (None or a row that gets none) and,
     with ``scale_grad_by_freq``, divided by the number of times r occurs in ``indices``.
     Output (num_weights, D). Linear in ``g``: its own derivative is the lookup again."""
     promote = None
+
+    @classmethod
+    def infer(cls, g, indices, num_weights, padding_idx=None, scale_grad_by_freq=False):
+        return (num_weights, g.shape[-1]), g.dtype
 
     @staticmethod
     def forward(g, indices, num_weights, padding_idx=None, scale_grad_by_freq=False):
@@ -89,7 +99,7 @@ class EmbeddingBackward(Op):
     @staticmethod
     def backward(ctx, h):
         a, indices = ctx.attrs, ctx.input(1)
-        rows = apply(Embedding, h, indices)
+        rows = apply(EmbeddingForward, h, indices)
         coefficients = _row_coefficients(indices._data.reshape(-1), a["num_weights"], a.get("padding_idx"),
                                          a.get("scale_grad_by_freq"))
         if coefficients is not None:

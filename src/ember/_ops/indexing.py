@@ -11,7 +11,7 @@ from .. import _backend, _dtype
 from .._creation import full
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
-from .core import Op, apply, named
+from .core import Op, apply, like_input, named
 from .inplace import write_result
 from .pointwise_binary import Where
 from .shape import expand, broadcast_shapes
@@ -98,11 +98,21 @@ def setitem(self, index, value):
     write_result(self, index_put(self, _index_arg(index)[0], value))
 
 
+def _indexed_shape(shape, index):
+    """The shape ``index`` selects from an array of ``shape``: NumPy's indexing rules applied
+    to an array of zero-byte elements, so no element is read or allocated."""
+    return np.empty(shape, np.dtype([]))[index].shape
+
+
 class Slice(Op):
     """Basic indexing (ints, slices, None, Ellipsis): a view."""
     promote = None
     save_inputs = False
     is_view = True
+
+    @classmethod
+    def infer(cls, x, index):
+        return _indexed_shape(x.shape, index), x.dtype
 
     @staticmethod
     def forward(x, index):
@@ -126,6 +136,7 @@ class IndexBackward(Op):
     faster than zeros followed by an out-of-place ``index_put``, which copies them first."""
     promote = None
     save_inputs = False
+    infer = classmethod(lambda op, g, shape, index: (tuple(shape), g.dtype))
 
     @staticmethod
     def forward(g, shape, index):
@@ -172,6 +183,7 @@ class IndexPut(Op):
     """``x`` with ``values`` written at ``index`` (added there when ``accumulate``)."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, values, index, accumulate=False):
@@ -241,6 +253,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 class Gather(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(lambda op, x, dim, index: (index.shape, x.dtype))
 
     @staticmethod
     def forward(x, dim, index):
@@ -271,6 +284,7 @@ class Scatter(Op):
     """``scatter``: ``out[..., index[i], ...] = src[i]``; ``src`` may be a Python number."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, src, dim, index):
@@ -298,6 +312,7 @@ def scatter_add(input, dim, index, src):
 class ScatterAdd(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, src, dim, index):

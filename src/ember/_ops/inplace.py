@@ -16,7 +16,7 @@ import numpy as np
 from .._creation import real_if_fits, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from .core import Op, apply, write_into
+from .core import Op, apply, like_input, write_into
 from .pointwise_binary import Where
 from .shape import Clone, expand
 
@@ -32,6 +32,7 @@ class CopySlices(Op):
     """``base`` with the region that ``chain`` selects replaced by ``value``."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(base, value, chain):

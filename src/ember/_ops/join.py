@@ -8,7 +8,7 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
-from .core import Op, apply, named
+from .core import Op, apply, like_input, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -88,6 +88,12 @@ concat = concatenate = cat
 class Cat(Op):
     promote = "promote"
     save_inputs = False
+
+    @classmethod
+    def infer(cls, *xs, dim=0):
+        shape = list(xs[0].shape)
+        shape[dim] = builtins.sum(x.shape[dim] for x in xs)
+        return tuple(shape), result_dtype(cls, xs)
 
     @staticmethod
     def forward(*xs, dim=0):
@@ -220,6 +226,7 @@ def flip(input, dims):
 class Flip(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, dims):
@@ -253,6 +260,7 @@ def roll(input, shifts, dims=None):
 class Roll(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, shifts, dims):
@@ -276,6 +284,7 @@ def tril(input, diagonal=0, *, out=None):
 class Tril(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, diagonal=0):
@@ -297,6 +306,7 @@ def triu(input, diagonal=0, *, out=None):
 class Triu(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, diagonal=0):
@@ -318,6 +328,12 @@ class Diagonal(Op):
     promote = None
     save_inputs = False
     is_view = True
+
+    @classmethod
+    def infer(cls, x, offset=0, dim1=0, dim2=1):
+        shape = x.shape
+        n = builtins.min(shape[dim1] + builtins.min(offset, 0), shape[dim2] - builtins.max(offset, 0))
+        return tuple(s for i, s in enumerate(shape) if i not in (dim1, dim2)) + (builtins.max(n, 0),), x.dtype
 
     @staticmethod
     def forward(x, offset=0, dim1=0, dim2=1):
@@ -346,6 +362,7 @@ class DiagonalScatter(Op):
     """``x`` with ``src`` written on its diagonal (``torch.diagonal_scatter``)."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, src, offset=0, dim1=0, dim2=1):

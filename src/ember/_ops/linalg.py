@@ -9,7 +9,7 @@ from .._creation import eye
 from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, with_out
 from .core import Op, _type_name, apply, named
-from .reduce import expand_back
+from .reduce import expand_back, reduction_rule
 
 
 def matmul(input, other, *, out=None):
@@ -55,6 +55,12 @@ class Matmul(Op):
     operands gain and then lose a dimension, batch dimensions broadcast. Both operands must
     have the same dtype (RuntimeError otherwise, as in PyTorch)."""
     promote = None
+
+    @classmethod
+    def infer(cls, a, b):
+        rows = tuple(a.shape[-2:-1]) if a.ndim > 1 else ()
+        columns = tuple(b.shape[-1:]) if b.ndim > 1 else ()
+        return _backend.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])) + rows + columns, a.dtype
 
     @staticmethod
     def forward(a, b):
@@ -209,6 +215,16 @@ class Einsum(Op):
     adds it). The gradient of operand i is the einsum of the gradient with the others."""
     promote = None
 
+    @classmethod
+    def infer(cls, *operands, equation):
+        lhs, out = equation.split("->")
+        sizes = {}
+        for term, x in zip(lhs.split(","), operands):
+            for letter, n in zip(term, x.shape):
+                if sizes.get(letter, 1) == 1:  # size-1 dims broadcast, as NumPy's einsum does
+                    sizes[letter] = n
+        return tuple(sizes[letter] for letter in out), operands[0].dtype
+
     @staticmethod
     def forward(*operands, equation):
         return np.einsum(equation, *operands, optimize=len(operands) > 2)
@@ -315,6 +331,7 @@ class VectorNorm(Op):
     promote = None
     save_output = True
     holomorphic = False  # a real function of complex x: the rules below hold with sgn(x)
+    infer = classmethod(reduction_rule)
 
     @staticmethod
     def forward(x, ord, dim, keepdim):

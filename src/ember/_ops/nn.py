@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .. import _backend
-from .core import Op, apply, zero_link
+from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .linalg import Matmul
 from .erf import erf
 from .pointwise_binary import Where
@@ -29,14 +29,16 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_CUBIC = 0.044715
 
 
-class Linear(Op):
+class LinearForward(Op):
     """``input @ weight.T + bias``
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
 
     ``input`` is (*, in_features), ``weight`` (out_features, in_features), ``bias`` (out_features)
     or absent; all of one dtype (the public function checks shapes and dtypes).
     """
+    name = "Linear"
     promote = None
+    infer = classmethod(lambda op, x, weight, bias=None: (tuple(x.shape[:-1]) + (weight.shape[0],), x.dtype))
 
     @staticmethod
     def forward(x, weight, bias=None):
@@ -66,6 +68,7 @@ class Linear(Op):
 class LeakyRelu(Op):
     """``x`` where ``x > 0``, else ``negative_slope * x``; the slope is the gradient at 0."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, negative_slope=0.01):
@@ -83,6 +86,7 @@ class Elu(Op):
     SELU (scale, alpha fixed) and CELU (``input_scale = 1 / alpha``) are this one kernel, as
     in PyTorch's ``elu`` with its ``scale``/``input_scale`` arguments."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
@@ -102,9 +106,11 @@ class Elu(Op):
         return (g * apply(Where, x > 0, scale, apply(Where, x < 0, negative_slope, slope_at_zero)),)
 
 
-class Hardtanh(Op):
+class HardtanhForward(Op):
     """``clamp(x, min_val, max_val)``; unlike ``clamp`` the gradient is zero at the bounds."""
+    name = "Hardtanh"
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, min_val=-1.0, max_val=1.0):
@@ -118,9 +124,11 @@ class Hardtanh(Op):
         return (zero_link(g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))), x),)
 
 
-class Threshold(Op):
+class ThresholdForward(Op):
     """``value`` where ``x <= threshold``, else ``x`` (so NaN stays NaN)."""
+    name = "Threshold"
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, threshold, value):
@@ -131,9 +139,11 @@ class Threshold(Op):
         return (zero_link(g * ~(ctx.input(0) <= ctx.attrs["threshold"]), ctx.input(0)),)
 
 
-class Hardsigmoid(Op):
+class HardsigmoidForward(Op):
     """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
+    name = "Hardsigmoid"
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -145,9 +155,11 @@ class Hardsigmoid(Op):
         return (g * (((x > -3) & (x < 3)) * (1 / 6)),)
 
 
-class Hardswish(Op):
+class HardswishForward(Op):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x/3 + 1/2`` on (-3, 3), else 1."""
+    name = "Hardswish"
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -178,6 +190,7 @@ class Gelu(Op):
     output was modified in place since.
     """
     promote = None
+    infer = classmethod(like_input)
     save_output = True
 
     @staticmethod
@@ -211,6 +224,7 @@ class GeluBackward(Op):
     ``output / x`` when the forward's ``output`` is given, instead of evaluating erf again.
     Its own derivative: ``phi(x) * (2 - x**2)`` for ``x``, the bracket for ``g``."""
     promote = None
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(g, x, output):
@@ -239,9 +253,11 @@ class GeluBackward(Op):
                 None)
 
 
-class LogSigmoid(Op):
+class LogSigmoidForward(Op):
     """``log(sigmoid(x)) = -log(1 + exp(-x))``, finite for any finite ``x``."""
+    name = "LogSigmoid"
     promote = "float"
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x):
@@ -258,6 +274,7 @@ class BinaryCrossEntropy(Op):
     as in PyTorch, so that x = 0 or 1 gives a finite loss. The derivative is PyTorch's
     ``(x - t) / max(x (1 - x), 1e-12)``, finite at 0 and 1 too."""
     promote = None
+    infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x, target, weight=None):
@@ -401,10 +418,18 @@ def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, 
     return grad
 
 
+def _nll_rule(op, logp, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """A 0-d loss, or with ``reduction="none"`` one per sample: (N, d1, ...)."""
+    if reduction != "none":
+        return (), logp.dtype
+    return tuple(target.shape[:1] + target.shape[2:] if target.is_floating_point() else target.shape), logp.dtype
+
+
 class NllLoss(Op):
     """Negative log-likelihood of ``logp`` (N, C, d1, ...) at ``target``; see
     :func:`ember.nn.functional.nll_loss` for the argument rules. ``weight`` is (C,) or None."""
     promote = None
+    infer = classmethod(_nll_rule)
 
     @staticmethod
     def forward(logp, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -422,6 +447,11 @@ class NllLossBackward(Op):
     """The gradient of :class:`NllLoss` w.r.t. its log-probabilities, as a function of the
     loss's gradient ``g`` (linear in ``g``; its own derivative is ``NllLoss`` again)."""
     promote = None
+
+    @classmethod
+    def infer(cls, g, target, weight, num_classes, **attrs):
+        shape = target.shape if target.is_floating_point() else target.shape[:1] + (num_classes,) + target.shape[1:]
+        return tuple(shape), g.dtype
 
     @staticmethod
     def forward(g, target, weight, num_classes, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -456,6 +486,7 @@ def _softmax(x):
 class CrossEntropy(Op):
     """``NllLoss(log_softmax(input, 1), ...)`` in one pass; ``input`` is (N, C, d1, ...)."""
     promote = None
+    infer = classmethod(_nll_rule)
 
     @staticmethod
     def forward(x, target, weight, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -474,6 +505,7 @@ class CrossEntropyBackward(Op):
     """The gradient of :class:`CrossEntropy` w.r.t. its logits ``x`` given the loss gradient
     ``g``: ``G - softmax(x) * G.sum(1)`` with ``G = NllLossBackward(g)``, in one pass."""
     promote = None
+    infer = classmethod(lambda op, g, target, weight, x, **attrs: (tuple(x.shape), x.dtype))
 
     @staticmethod
     def forward(g, target, weight, x, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

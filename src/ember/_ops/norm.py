@@ -48,6 +48,7 @@ class NormStats(Op):
     1); with ``centered=False`` the mean is 0 and the mean square stands for the variance."""
     promote = None
     differentiable = False
+    infer = classmethod(lambda op, x, axes, centered=True: ((2,) + _kept(x.shape, axes), x.dtype))
 
     @staticmethod
     def forward(x, axes, centered=True):
@@ -134,6 +135,7 @@ class Normalize(Op):
     recorded (the backward needs them as an input).
     """
     promote = None
+    infer = classmethod(core.like_input)
 
     @staticmethod
     def forward(x, stats, weight, bias, axes, eps, centered=True, affine_shape=None):
@@ -201,6 +203,11 @@ class NormalizeBackward(Op):
     promote = None
     differentiable = False
     save_inputs = False
+
+    @classmethod
+    def infer(cls, g, x, stats, weight, bias, *, needs, shapes, **attrs):
+        return tuple((tuple(shape), g.dtype) if need and i != 1 else None
+                     for i, (need, shape) in enumerate(zip(needs, shapes)))
 
     @staticmethod
     def forward(g, x, stats, weight, bias, axes, eps, centered, needs, affine_shape, shapes):

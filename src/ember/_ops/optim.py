@@ -29,6 +29,11 @@ class SgdUpdate(Op):
     save_inputs = False
     mutates = (0, 2)
 
+    @classmethod
+    def infer(cls, param, grad, buf, *, momentum, **attrs):
+        like_param = tuple(param.shape), param.dtype
+        return (like_param,) if momentum == 0 else (like_param, like_param)
+
     @staticmethod
     def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, inplace=False):
         param, buf = _fresh(inplace, param, buf)
@@ -60,6 +65,10 @@ class AdamUpdate(Op):
     differentiable = False
     save_inputs = False
     mutates = (0, 2, 3, 4, 5)
+
+    @classmethod
+    def infer(cls, param, grad, m, v, step, max_v=None, **attrs):
+        return tuple((tuple(t.shape), t.dtype) for t in (param, m, v, step, max_v) if t is not None)
 
     @staticmethod
     def forward(param, grad, m, v, step, max_v=None, *, lr, beta1, beta2, eps, weight_decay,

@@ -24,18 +24,19 @@ _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def elementwise(name, kernel, derivative, *, uses="input", promote="float"):
-    """A new op entry ``name``: ``kernel`` on the array, and ``derivative(saved, g)``, the
-    input's gradient from the output's gradient ``g`` and what the op saved: its input
-    (``uses="input"``), its output (``"output"``) or nothing (None)."""
+def elementwise(name, kernel, derivative, *, uses="input", promote="float", class_name=None):
+    """A new op entry ``name`` (a class called ``class_name``, by default ``name``): ``kernel``
+    on the array, and ``derivative(saved, g)``, the input's gradient from the output's
+    gradient ``g`` and what the op saved: its input (``uses="input"``), its output
+    (``"output"``) or nothing (None)."""
     def backward(ctx, g):
         saved = ctx.input(0) if uses == "input" else ctx.output if uses == "output" else None
         return (derivative(saved, g),)
     module = sys._getframe(1).f_globals["__name__"]  # the family file defining it, as namedtuple's
-    return type(name, (Op,), {"promote": promote, "save_inputs": uses == "input",
-                              "save_output": uses == "output", "forward": staticmethod(kernel),
-                              "infer": classmethod(elementwise_rule),
-                              "backward": staticmethod(backward), "__module__": module})
+    return type(class_name or name, (Op,), {"name": name, "promote": promote, "save_inputs": uses == "input",
+                                            "save_output": uses == "output", "forward": staticmethod(kernel),
+                                            "infer": classmethod(elementwise_rule),
+                                            "backward": staticmethod(backward), "__module__": module})
 
 
 def _no_bool(x, name):
@@ -261,15 +262,16 @@ Cosh = elementwise("Cosh", np.cosh, lambda x, g: g * x.sinh())
 
 def tanh(input, *, out=None):
     """Hyperbolic tangent."""
-    return with_out(apply(Tanh, input), out)
+    return with_out(apply(TanhForward, input), out)
 
 
-Tanh = elementwise("Tanh", np.tanh, lambda out, g: g * (1 - out * out), uses="output")
+TanhForward = elementwise("Tanh", np.tanh, lambda out, g: g * (1 - out * out), uses="output",
+                          class_name="TanhForward")
 
 
 def sigmoid(input, *, out=None):
     """Logistic function ``1 / (1 + exp(-input))``."""
-    return with_out(apply(Sigmoid, input), out)
+    return with_out(apply(SigmoidForward, input), out)
 
 
 def _sigmoid_kernel(x):
@@ -278,7 +280,8 @@ def _sigmoid_kernel(x):
     return _special.expit(x).astype(x.dtype, copy=False)  # SciPy has no float16 loop
 
 
-Sigmoid = elementwise("Sigmoid", _sigmoid_kernel, lambda out, g: g * out * (1 - out), uses="output")
+SigmoidForward = elementwise("Sigmoid", _sigmoid_kernel, lambda out, g: g * out * (1 - out), uses="output",
+                             class_name="SigmoidForward")
 
 
 def erf(input, *, out=None):
@@ -289,8 +292,9 @@ def erf(input, *, out=None):
 Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x * x).exp())
 
 
-class Softplus(Op):
+class SoftplusForward(Op):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+    name = "Softplus"
     infer = classmethod(elementwise_rule)
     promote = "float"
 

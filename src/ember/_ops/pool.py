@@ -1,5 +1,5 @@
-"""Window ops: pooling, sliding-block extraction (``unfold``/``fold``), padding and
-resampling.
+"""Window ops: pooling, sliding-block extraction (``unfold``/``fold``) and resampling
+(padding is in ``pad.py``).
 
 Every window op works on arrays shaped (*lead, *spatial), with ``len(kernel_size)``
 trailing spatial dims (1 or 2 for PyTorch's pooling; any number works). Windows are visited
@@ -8,10 +8,8 @@ holding that tap for every output position at once, so no Python loop ever runs 
 positions.
 
 Linear ops come in adjoint pairs that are each other's derivative, which makes gradients of
-any order free: ``AvgPool``/``AvgPoolTranspose``, ``Unfold``/``Fold``, ``Pad``/
-``PadTranspose``, ``Resample``/``ResampleTranspose``, ``GatherPlanes``/``ScatterPlanes``
-(max pooling routes its gradient through the latter), and ``ConstantPad`` (its adjoint is
-itself with the pads negated).
+any order free: ``AvgPool``/``AvgPoolTranspose``, ``Im2Col``/``Col2Im``, ``Resample``/``ResampleTranspose``,
+``GatherPlanes``/``ScatterPlanes`` (max pooling routes its gradient through the latter).
 
 Max pooling follows PyTorch's CPU kernels: padding never wins (it reads as -inf), ties go
 to the first maximum in the window (row-major), a NaN wins over any number and, among
@@ -22,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _dtype
 from .core import Op, apply, zero_link
 
 
@@ -61,6 +59,18 @@ def _out_size(x, kernel_size, stride, padding, dilation, ceil_mode):
     k = len(kernel_size)
     return tuple(pooled_size(*args, ceil_mode) for args in
                  zip(x.shape[-k:], kernel_size, stride, padding, dilation))
+
+
+def _pooled_rule(op, x, *args, kernel_size, stride, padding, dilation=None, ceil_mode, **attrs):
+    """(*lead, *out_size) in ``x``'s dtype: the shape rule of the window reductions."""
+    dilation = dilation or (1,) * len(kernel_size)
+    return tuple(x.shape[:x.ndim - len(kernel_size)]) + _out_size(x, kernel_size, stride, padding, dilation,
+                                                                  ceil_mode), x.dtype
+
+
+def _lead(x, k):
+    """The leading shape of ``x`` before its ``k`` trailing (spatial) dims."""
+    return tuple(x.shape[:x.ndim - k])
 
 
 def _lowest(dtype):
@@ -115,6 +125,7 @@ class MaxPool(Op):
     :class:`MaxPoolIndices` (``flat=False``), is only read by the derivative, which sends each
     gradient to its window's maximum (None when no gradient will be taken)."""
     promote = None
+    infer = classmethod(_pooled_rule)
 
     @staticmethod
     def forward(x, argmax, kernel_size, stride, padding, dilation, ceil_mode):
@@ -133,6 +144,7 @@ class MaxPoolBackward(Op):
     """MaxPool's derivative: ``g`` scattered to the input positions ``argmax`` names (added
     where windows overlap), zeros elsewhere; shape (*lead, *spatial)."""
     promote = None
+    infer = classmethod(lambda op, g, argmax, spatial, **attrs: (_lead(g, len(spatial)) + spatial, g.dtype))
     save_inputs = True
 
     @staticmethod
@@ -158,6 +170,11 @@ class MaxPoolIndices(Op):
     ``return_indices``) or, with ``flat=False``, the position inside the window (uint8,
     row-major over the kernel: what :class:`MaxPool` keeps for its derivative)."""
     promote = None
+
+    @classmethod
+    def infer(cls, x, flat=True, **attrs):
+        small = not flat and np.prod(attrs["kernel_size"]) <= 256
+        return _pooled_rule(cls, x, **attrs)[0], _dtype.uint8 if small else _dtype.int64
     differentiable = False
 
     @staticmethod
@@ -216,6 +233,7 @@ def adaptive_ranges(size, out):
 class AdaptiveMaxPoolIndices(Op):
     """Flat input-plane index of the maximum of each adaptive window (``output_size``)."""
     promote = None
+    infer = classmethod(lambda op, x, output_size: (_lead(x, len(output_size)) + tuple(output_size), _dtype.int64))
     differentiable = False
 
     @staticmethod
@@ -249,6 +267,7 @@ class GatherPlanes(Op):
     """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
     int64 array ``index`` (*lead, *out) holds flat plane positions."""
     promote = None
+    infer = classmethod(lambda op, x, index, spatial_ndim: (index.shape, x.dtype))
     save_inputs = False
 
     @staticmethod
@@ -270,6 +289,7 @@ class ScatterPlanes(Op):
     ``accumulate``, else the last write wins (``max_unpool``). The adjoint of
     :class:`GatherPlanes`."""
     promote = None
+    infer = classmethod(lambda op, g, index, plane_shape, accumulate: (_lead(g, len(plane_shape)) + tuple(plane_shape), g.dtype))
     save_inputs = False
 
     @staticmethod
@@ -317,6 +337,7 @@ class AvgPool(Op):
     """Mean over each window of ``x`` (*lead, *spatial); attrs as in ``avg_pool2d``. Integer
     inputs divide with truncation, as PyTorch does."""
     promote = None
+    infer = classmethod(_pooled_rule)
     save_inputs = False
 
     @staticmethod
@@ -349,6 +370,7 @@ class AvgPoolTranspose(Op):
     """The adjoint of :class:`AvgPool`: each ``g`` value, divided by its window's divisor,
     spread over the window's positions in an input of spatial size ``input_size``."""
     promote = None
+    infer = classmethod(lambda op, g, input_size, **attrs: (_lead(g, len(input_size)) + tuple(input_size), g.dtype))
     save_inputs = False
 
     @staticmethod
@@ -379,10 +401,15 @@ def _spread(like, input_size, out_size, kernel_size, stride, padding, dilation, 
     return out[(Ellipsis,) + tuple(slice(p, p + size) for p, size in zip(padding, input_size))]
 
 
-class Unfold(Op):
+class Im2Col(Op):
     """Sliding blocks (im2col): ``x`` (*lead, *spatial) to (*lead, *kernel_size, *out_size),
     zero padding, no ceil mode."""
     promote = None
+
+    @classmethod
+    def infer(cls, x, kernel_size, **geometry):
+        out_size = _pooled_rule(cls, x, kernel_size=kernel_size, ceil_mode=False, **geometry)[0][x.ndim - len(kernel_size):]
+        return _lead(x, len(kernel_size)) + tuple(kernel_size) + out_size, x.dtype
     save_inputs = False
 
     @staticmethod
@@ -399,13 +426,14 @@ class Unfold(Op):
     @staticmethod
     def backward(ctx, g):
         k = len(ctx.attrs["kernel_size"])
-        return (apply(Fold, g, output_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
+        return (apply(Col2Im, g, output_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
 
 
-class Fold(Op):
-    """The adjoint of :class:`Unfold` (col2im): blocks (*lead, *kernel_size, *blocks) summed
+class Col2Im(Op):
+    """The adjoint of :class:`Im2Col` (col2im): blocks (*lead, *kernel_size, *blocks) summed
     into an array of spatial size ``output_size``; overlapping blocks add."""
     promote = None
+    infer = classmethod(lambda op, cols, output_size, kernel_size, **geometry: (_lead(cols, 2 * len(kernel_size)) + tuple(output_size), cols.dtype))
     save_inputs = False
 
     @staticmethod
@@ -421,122 +449,14 @@ class Fold(Op):
     @staticmethod
     def backward(ctx, h):
         attrs = {k: v for k, v in ctx.attrs.items() if k != "output_size"}
-        return (apply(Unfold, h, **attrs),)
+        return (apply(Im2Col, h, **attrs),)
 
 
-_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-
-
-def _pad_pairs(ndim, pad):
-    """(dim, before, after) for each (before, after) pair of ``pad``, last dim first."""
-    return [(ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
-
-
-def _widths(ndim, pad, sign=1):
-    """np.pad widths of the positive (``sign=1``) or negative (``sign=-1``) entries of
-    ``pad``."""
-    widths = [(0, 0)] * ndim
-    for d, before, after in _pad_pairs(ndim, pad):
-        widths[d] = (max(sign * before, 0), max(sign * after, 0))
-    return widths
-
-
-def _crop(x, pad):
-    """``x`` with the negative entries of ``pad`` cut off (a view)."""
-    index = [slice(None)] * x.ndim
-    for d, before, after in _pad_pairs(x.ndim, pad):
-        index[d] = slice(max(-before, 0), x.shape[d] - max(-after, 0))
-    return x[tuple(index)]
-
-
-def _uncrop(g, pad):
-    """The adjoint of :func:`_crop`: zeros where the negative entries of ``pad`` cut."""
-    widths = _widths(g.ndim, pad, -1)
-    return np.pad(g, widths) if any(a or b for a, b in widths) else g
-
-
-class ConstantPad(Op):
-    """``x`` padded with ``value``; ``pad`` lists (before, after) pairs from the last dim,
-    negative entries crop. Its derivative is itself with the pads negated and value 0."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, pad, value):
-        widths = _widths(x.ndim, pad)
-        x = _crop(x, pad)
-        if not any(a or b for a, b in widths):
-            return x.copy()
-        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
-
-    @staticmethod
-    def backward(ctx, g):
-        return (apply(ConstantPad, g, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
-
-
-class Pad(Op):
-    """``x`` padded by ``pad`` ((before, after) pairs from the last dim) in ``mode``:
-    "reflect" (mirror, edge not repeated), "replicate" (edge repeated) or "circular" (wrap
-    around). Negative entries crop; as in PyTorch, reflection reads the uncropped input
-    while wrapping reads the cropped one."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, pad, mode):
-        widths = _widths(x.ndim, pad)
-        if mode == "circular":
-            return np.pad(_crop(x, pad), widths, mode="wrap")
-        return _crop(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()
-
-    @staticmethod
-    def backward(ctx, g):
-        return (apply(PadTranspose, g, **ctx.attrs),)
-
-
-class PadTranspose(Op):
-    """The adjoint of :class:`Pad`: each padded position's value is added back to the input
-    position it was copied from."""
-    promote = None
-    save_inputs = False
-
-    @staticmethod
-    def forward(g, pad, mode):
-        if mode != "circular":
-            g = _uncrop(g, pad)
-        for d, before, after in _pad_pairs(g.ndim, pad):
-            g = _fold(g, d, max(before, 0), max(after, 0), mode)
-        return _uncrop(g, pad) if mode == "circular" else g
-
-    @staticmethod
-    def backward(ctx, h):
-        return (apply(Pad, h, **ctx.attrs),)
-
-
-def _fold(g, d, before, after, mode):
-    """``g`` cut to its core along dim ``d`` with the ``before``/``after`` margins added to
-    the positions they were copied from."""
-    if not before and not after:
-        return g
-    size = g.shape[d] - before - after
-
-    def part(start, stop, step=1):
-        index = [slice(None)] * g.ndim
-        index[d] = slice(start, stop, step)
-        return tuple(index)
-
-    core = g[part(before, before + size)].copy()
-    left, right = g[part(0, before)], g[part(before + size, None)]
-    if mode == "reflect":
-        core[part(1, before + 1)] += np.flip(left, d)
-        core[part(size - 1 - after, size - 1)] += np.flip(right, d)
-    elif mode == "replicate":
-        core[part(0, 1)] += left.sum(d, keepdims=True)
-        core[part(size - 1, size)] += right.sum(d, keepdims=True)
-    else:
-        core[part(size - before, size)] += left
-        core[part(0, after)] += right
-    return core
+def _resampled_rule(op, x, dim, index, size=None, weights=None):
+    """``x``'s shape with dim ``dim`` of length ``size``, or the output count of ``index``."""
+    shape = list(x.shape)
+    shape[dim] = index.shape[1] if size is None else size
+    return tuple(shape), x.dtype
 
 
 class Resample(Op):
@@ -544,6 +464,7 @@ class Resample(Op):
     ``index`` is a (taps, out) int64 array whose rows never decrease (interpolation reads
     its sources in order); ``weights`` the matching array in x's dtype, or None for ones."""
     promote = None
+    infer = classmethod(_resampled_rule)
     save_inputs = False
 
     @staticmethod
@@ -570,6 +491,7 @@ class ResampleTranspose(Op):
     source position along ``dim`` (of length ``size``). Sources of a row come in
     non-decreasing runs, so each run is one segment sum (no scattered adds)."""
     promote = None
+    infer = classmethod(_resampled_rule)
     save_inputs = False
 
     @staticmethod

@@ -14,6 +14,7 @@ class DropoutMask(Op):
     promote = None
     differentiable = False
     save_inputs = False
+    infer = classmethod(lambda op, shape, p, dtype: (tuple(shape), dtype))
 
     @staticmethod
     def forward(shape, p, dtype):

@@ -102,6 +102,11 @@ class RNNLayer(Op):
     Result: the flat array of :func:`forward_layout`.
     """
     promote = None
+
+    @classmethod
+    def infer(cls, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse=False):
+        hidden = w_hh.shape[0] // GATES[mode]
+        return (layout_size(forward_layout(mode, x.shape[0], hx.shape[0], hidden, hx.shape[1])),), x.dtype
     save_output = True
 
     @staticmethod
@@ -189,6 +194,11 @@ class RNNLayerBackward(Op):
     Result: the flat array of :func:`backward_layout`.
     """
     promote = None
+
+    @classmethod
+    def infer(cls, g, *inputs, mode, needs, **attrs):
+        shapes = [None if t is None else tuple(t.shape) for t in inputs[:len(INPUTS)]]
+        return (layout_size(backward_layout(mode, shapes, needs)),), inputs[0].dtype
 
     @staticmethod
     def forward(g, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, out, mode, batch_sizes, needs,
@@ -356,6 +366,7 @@ class PackPadded(Op):
     """The packed rows of a time-major padded ``x`` (L, B, *): step t contributes
     ``x[t, :batch_sizes[t]]`` (PyTorch's ``_pack_padded_sequence``). Result (T, *)."""
     promote = None
+    infer = classmethod(lambda op, x, batch_sizes: ((sum(batch_sizes),) + tuple(x.shape[2:]), x.dtype))
     save_inputs = False
 
     @staticmethod
@@ -374,6 +385,10 @@ class PadPacked(Op):
     """Packed rows ``data`` (T, *) written into a time-major (total_length, batch, *) array
     filled with ``padding_value`` (PyTorch's ``_pad_packed_sequence``)."""
     promote = None
+
+    @classmethod
+    def infer(cls, data, batch_sizes, batch, total_length, padding_value=0.0):
+        return (total_length, batch) + tuple(data.shape[1:]), data.dtype
     save_inputs = False
 
     @staticmethod

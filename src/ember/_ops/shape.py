@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
-from .core import Op, apply, named
+from .core import Op, apply, like_input, named
 
 
 def _infer_shape(shape, numel, input_shape):
@@ -85,6 +85,7 @@ class View(Op):
     promote = None
     save_inputs = False
     is_view = True
+    infer = classmethod(lambda op, x, shape: (tuple(shape), x.dtype))
 
     @staticmethod
     def forward(x, shape):
@@ -176,6 +177,10 @@ class Permute(Op):
     save_inputs = False
     is_view = True
 
+    @classmethod
+    def infer(cls, x, dims):
+        return tuple(x.shape[d] for d in dims), x.dtype
+
     @staticmethod
     def forward(x, dims):
         return x.transpose(dims)
@@ -261,6 +266,7 @@ class Expand(Op):
     promote = None
     save_inputs = False
     is_view = True
+    infer = View.__dict__["infer"]
 
     @staticmethod
     def forward(x, shape):
@@ -328,6 +334,7 @@ def clone(input, *, memory_format=None):
 class Clone(Op):
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x, contiguous=True):

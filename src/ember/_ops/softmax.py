@@ -42,12 +42,12 @@ class Logsumexp(Op):
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows.
     NotImplementedError for integer input without a float ``dtype``, as in PyTorch."""
-    return _softmax(Softmax, "softmax", input, dim, dtype)
+    return _softmax(SoftmaxForward, "softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """``x - logsumexp(x)`` along ``dim``; finite for logits of any size."""
-    return _softmax(LogSoftmax, "log_softmax", input, dim, dtype)
+    return _softmax(LogSoftmaxForward, "log_softmax", input, dim, dtype)
 
 
 def _softmax(op, kernel, input, dim, dtype):
@@ -63,7 +63,8 @@ def _softmax(op, kernel, input, dim, dtype):
     return apply(op, input, dim=d)
 
 
-class Softmax(Op):
+class SoftmaxForward(Op):
+    name = "Softmax"
     infer = classmethod(elementwise_rule)
     promote = "float"
     save_inputs = False
@@ -91,7 +92,8 @@ class Softmax(Op):
         # course:end 05/softmax
 
 
-class LogSoftmax(Op):
+class LogSoftmaxForward(Op):
+    name = "LogSoftmax"
     infer = classmethod(elementwise_rule)
     promote = "float"
     save_inputs = False

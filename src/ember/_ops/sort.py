@@ -24,6 +24,7 @@ class Argsort(Op):
     """Indices that sort ``x`` along ``dim`` (stable), ascending or descending."""
     differentiable = False
     promote = None
+    infer = classmethod(lambda op, x, dim=-1, descending=False: (tuple(x.shape), _dtype.int64))
 
     @staticmethod
     def forward(x, dim=-1, descending=False):

@@ -29,7 +29,9 @@ import numpy as np
 
 from .. import _distributions, _random
 from .._dtype import get_default_dtype, result_type
-from .._ops import OPS
+from .._creation import ToDtype
+from .._ops.inplace import CopySlices
+from .._ops.shape import Expand
 from .._ops import core as _core
 from .._tensor import Tensor
 from .exc import Unsupported
@@ -40,7 +42,6 @@ from .graph import Graph
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_ToDtype = OPS["ToDtype"]
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
 _FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
                   os.path.join(_EMBER_DIR, "_creation.py")}
@@ -126,16 +127,16 @@ class Tracer:
         array = target._data
         value = self.node(result)
         if value.meta["dtype"] is not target.dtype:
-            value = self.graph.call_op(_ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
+            value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
         if value.meta["shape"] != array.shape:
-            value = self.graph.call_op(OPS["Expand"], (value,), {"shape": array.shape}, _meta(target))
+            value = self.graph.call_op(Expand, (value,), {"shape": array.shape}, _meta(target))
         root = _root(array)
         if root is not array and (id(root) in self.value or id(root) in self.known):
             # A write into a view is a new value of its base: CopySlices, as autograd records it.
             base = target._base
             if base is None or base._data is not root or target._view_chain is None:
                 return self.graph_break("in-place write into a view whose base is not known")
-            value = self.graph.call_op(OPS["CopySlices"], (self.node(base), value),
+            value = self.graph.call_op(CopySlices, (self.node(base), value),
                                        {"chain": target._view_chain}, _meta(base))
             target, array = base, root
         for kept in self.keep:  # views of the written array now hold values the graph lost
@@ -169,7 +170,7 @@ class Tracer:
         if isinstance(x, Tensor):
             node = self.node(x)
             if dtype is not None and x.dtype is not dtype:
-                node = self.graph.call_op(_ToDtype, (node,), {"dtype": dtype},
+                node = self.graph.call_op(ToDtype, (node,), {"dtype": dtype},
                                           dict(node.meta, dtype=dtype))
             return node
         if isinstance(x, (tuple, list)):

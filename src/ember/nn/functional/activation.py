@@ -10,9 +10,10 @@ import warnings
 from ... import _dtype
 from ..._creation import as_tensor
 from ..._ops.pointwise_binary import where
-from ..._ops.pointwise_unary import sigmoid, tanh
+from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
-from ..._ops import OPS
+from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
+                        LogSigmoidForward, ThresholdForward)
 from ..._ops.core import apply
 from ..._ops.prelu import Prelu
 from ..._random import rng as _rng
@@ -33,7 +34,7 @@ def relu(input, inplace=False):
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.relu.html"""
     if input.dtype is _dtype.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return unary(OPS["Relu"], input, inplace)
+    return unary(Relu, input, inplace)
 
 
 def relu_(input):
@@ -48,7 +49,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh.html"""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return unary(OPS["Hardtanh"], input, inplace, min_val=min_val, max_val=max_val)
+    return unary(HardtanhForward, input, inplace, min_val=min_val, max_val=max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -67,7 +68,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu.html"""
     float_only(input, "leaky_relu_cpu")
-    return unary(OPS["LeakyRelu"], input, inplace, negative_slope=negative_slope)
+    return unary(LeakyRelu, input, inplace, negative_slope=negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -114,7 +115,7 @@ def elu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1511.07289).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu.html"""
     float_only(input, "elu_cpu")
-    return unary(OPS["Elu"], input, inplace, alpha=alpha)
+    return unary(Elu, input, inplace, alpha=alpha)
 
 
 def elu_(input, alpha=1.0):
@@ -128,7 +129,7 @@ def selu(input, inplace=False):
     2017 (https://arxiv.org/abs/1706.02515).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.selu.html"""
     float_only(input, "elu_cpu")
-    return unary(OPS["Elu"], input, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE)
+    return unary(Elu, input, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE)
 
 
 def selu_(input):
@@ -142,7 +143,7 @@ def celu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1704.07483).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     float_only(input, "elu_cpu")
-    return unary(OPS["Elu"], input, inplace, alpha=alpha, input_scale=1.0 / alpha)
+    return unary(Elu, input, inplace, alpha=alpha, input_scale=1.0 / alpha)
 
 
 def celu_(input, alpha=1.0):
@@ -159,7 +160,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     float_only(input, "GeluKernelImpl")
-    return apply(OPS["Gelu"], input, approximate=approximate)
+    return apply(Gelu, input, approximate=approximate)
 
 
 def silu(input, inplace=False):
@@ -181,7 +182,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     threshold`` (never overflows).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
-    return apply(OPS["Softplus"], input, beta=beta, threshold=threshold)
+    return apply(SoftplusForward, input, beta=beta, threshold=threshold)
 
 
 def softsign(input):
@@ -194,21 +195,21 @@ def hardsigmoid(input, inplace=False):
     """``relu6(input + 3) / 6``; gradient 1/6 strictly between -3 and 3, else 0.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardsigmoid.html"""
     float_only(input, "hardsigmoid_cpu")
-    return unary(OPS["Hardsigmoid"], input, inplace)
+    return unary(HardsigmoidForward, input, inplace)
 
 
 def hardswish(input, inplace=False):
     """``input * relu6(input + 3) / 6`` (Howard et al., 2019, https://arxiv.org/abs/1905.02244).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardswish.html"""
     float_only(input, "hardswish_cpu")
-    return unary(OPS["Hardswish"], input, inplace)
+    return unary(HardswishForward, input, inplace)
 
 
 def logsigmoid(input):
     """``log(sigmoid(input))``, finite for any finite input.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.logsigmoid.html"""
     float_only(input, "log_sigmoid_cpu")
-    return apply(OPS["LogSigmoid"], input)
+    return apply(LogSigmoidForward, input)
 
 
 def tanhshrink(input):
@@ -237,7 +238,7 @@ def hardshrink(input, lambd=0.5):
 
 def _threshold(input, threshold, value, inplace=False):
     """``input`` where ``input > threshold``, else ``value``."""
-    return unary(OPS["Threshold"], input, inplace, threshold=threshold, value=value)
+    return unary(ThresholdForward, input, inplace, threshold=threshold, value=value)
 
 
 threshold = _threshold

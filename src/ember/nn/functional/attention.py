@@ -11,8 +11,9 @@ import math
 import warnings
 
 from ... import _dtype
+from ..._ops.attention import AttentionWeights
 from ..._ops.join import cat
-from ..._ops import OPS
+from ..._ops.linalg import Matmul
 from ..._ops.core import apply
 from ..._tensor import Tensor
 from .dropout import dropout
@@ -31,11 +32,11 @@ _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Cha
 def _attention(query, key, value, mask, dropout_p, is_causal, scale, masked_rows="zero"):
     """(output, weights) of ``dropout(AttentionWeights(query, key, mask)) @ value``; inputs
     already checked, ``mask`` None, bool (True = take part) or of the query's dtype."""
-    weights = apply(OPS["AttentionWeights"], query, key, mask, scale=scale, is_causal=is_causal,
+    weights = apply(AttentionWeights, query, key, mask, scale=scale, is_causal=is_causal,
                     masked_rows=masked_rows)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
-    return apply(OPS["Matmul"], weights, value), weights
+    return apply(Matmul, weights, value), weights
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,

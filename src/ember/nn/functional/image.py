@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
+from ..._ops.pad import ConstantPad, Pad
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
@@ -41,7 +42,7 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
         _check_crop(input, pad)
-        return apply(_pool.ConstantPad, input, pad=pad, value=0 if value is None else value)
+        return apply(ConstantPad, input, pad=pad, value=0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -65,7 +66,7 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "circular" and (before > kept or after > kept):
             raise RuntimeError("Padding value causes wrapping around more than once.")
     _check_crop(input, pad)
-    return apply(_pool.Pad, input, pad=pad, mode=mode)
+    return apply(Pad, input, pad=pad, mode=mode)
 
 
 def _check_crop(input, pad):
@@ -300,7 +301,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given input with spatial size {tuple(input.shape[-2:])}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the array of sliding "
                            f"blocks as {tuple(blocks)}, but its components must be at least one.")
-    cols = apply(_pool.Unfold, input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
+    cols = apply(_pool.Im2Col, input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
     lead = tuple(input.shape[:-3])
     return cols.reshape(lead + (input.shape[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1]))
 
@@ -333,7 +334,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{input.shape[-1]}.")
     lead = tuple(input.shape[:-2])
     cols = input.reshape(lead + (input.shape[-2] // per_block,) + kernel + tuple(blocks))
-    return apply(_pool.Fold, cols, output_size=output_size, kernel_size=kernel, dilation=dilation,
+    return apply(_pool.Col2Im, cols, output_size=output_size, kernel_size=kernel, dilation=dilation,
                  padding=padding, stride=stride)
 
 

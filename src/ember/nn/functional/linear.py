@@ -7,7 +7,7 @@ shapes and dtypes, and as a matmul plus a broadcast bias otherwise.
 from ..._ops.args import c_type_name as _c_type, product as _prod
 from ..._ops.linalg import einsum, matmul
 from ..._ops.shape import broadcast_shapes
-from ..._ops import OPS
+from ..._ops.nn import LinearForward
 from ..._ops.core import _type_name, apply
 
 __all__ = ["linear", "bilinear"]
@@ -31,9 +31,9 @@ def linear(input, weight, bias=None):
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_c_type(input.dtype)} != {_c_type(weight.dtype)}")
         if bias is None:
-            return apply(OPS["Linear"], input, weight)
+            return apply(LinearForward, input, weight)
         if bias._data.shape == weight_shape[:1] and bias.dtype is input.dtype:
-            return apply(OPS["Linear"], input, weight, bias)
+            return apply(LinearForward, input, weight, bias)
     out = matmul(input, weight.t()) if weight.ndim == 2 else matmul(input, weight)
     if bias is None:
         return out

@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._creation import arange, full as _full
 from ..._ops.pointwise_binary import minimum, where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
-from ..._ops import OPS
+from ..._ops.nn import BinaryCrossEntropy, CrossEntropy, NllLoss
 from ..._ops.core import _type_name, apply
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -178,7 +178,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     input, target = _class_targets(input, target, weight)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{_type_name(input.dtype)}'")
-    out = apply(OPS["NllLoss"], input, target, weight, ignore_index=ignore_index, reduction=reduction)
+    out = apply(NllLoss, input, target, weight, ignore_index=ignore_index, reduction=reduction)
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
 
@@ -262,7 +262,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         input, target = _class_targets(input, target, weight)
         float_only(input, "log_softmax_lastdim_kernel_impl")
-    out = apply(OPS["CrossEntropy"], input, target, weight, ignore_index=ignore_index,
+    out = apply(CrossEntropy, input, target, weight, ignore_index=ignore_index,
                 label_smoothing=smoothing, reduction=reduction)
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
@@ -286,9 +286,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     check_reduction(reduction)
     if weight is not None:
         weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
-        loss = apply(OPS["BinaryCrossEntropy"], input, target, weight)
+        loss = apply(BinaryCrossEntropy, input, target, weight)
     else:
-        loss = apply(OPS["BinaryCrossEntropy"], input, target)
+        loss = apply(BinaryCrossEntropy, input, target)
     return reduce_loss(loss, reduction)
 
 

@@ -1,7 +1,7 @@
 """Lookup tables as functions: ``embedding`` and ``embedding_bag``
 (https://pytorch.org/docs/stable/nn.functional.html#sparse-functions).
 
-Both gather rows of ``weight`` with the :class:`~ember._ops.embedding.Embedding` op, whose
+Both gather rows of ``weight`` with the :class:`~ember._ops.embedding.EmbeddingForward` op, whose
 gradient sums into each looked-up row with one sparse product. Gradients are dense:
 ``sparse=True`` is accepted and gives the same (dense) gradient.
 """
@@ -9,9 +9,8 @@ import numpy as np
 
 from ... import _dtype
 from ..._ops.indexing import one_hot
-from ..._ops import OPS
 from ..._ops.core import apply
-from ..._ops.embedding import rows_matrix
+from ..._ops.embedding import EmbeddingForward, SparseMatmul, rows_matrix
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -48,7 +47,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         _renorm_rows(weight, ids, max_norm, norm_type)
     # The backward reads the ids, as saved (an in-place write to them raises, as in PyTorch).
-    return apply(OPS["Embedding"], weight, input, padding_idx=padding_idx,
+    return apply(EmbeddingForward, weight, input, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
@@ -176,7 +175,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     bag = _bag_of_each_id(starts, ids.size, include_last_offset)
     num_bags = len(starts) - 1 if include_last_offset else len(starts)
     keep = bag >= 0 if padding_idx is None else (bag >= 0) & (ids != padding_idx)
-    rows = apply(OPS["Embedding"], weight, Tensor._make(ids[keep]), padding_idx=None,
+    rows = apply(EmbeddingForward, weight, Tensor._make(ids[keep]), padding_idx=None,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
     bag = bag[keep]
     if mode == "max":
@@ -187,7 +186,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         coefficients = 1.0 / counts[bag]
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[Tensor._make(np.flatnonzero(keep))].unsqueeze(1)
-    return apply(OPS["SparseMatmul"], rows, matrix=rows_matrix(bag, num_bags, coefficients))
+    return apply(SparseMatmul, rows, matrix=rows_matrix(bag, num_bags, coefficients))
 
 
 def _check_bag_args(weight, per_sample_weights, starts, n):

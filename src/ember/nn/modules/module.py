@@ -2,12 +2,12 @@
 (https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
 
 A Module keeps its parameters, buffers and submodules in three ordered tables filled by
-``__setattr__``; everything else (naming, ``state_dict``, ``to``, ``train``/``eval``, hooks)
-walks those tables, so keys, orders and printed forms match PyTorch's.
+``__setattr__``; everything else (naming, ``to``, ``train``/``eval``, calling with hooks,
+and the hook registration and ``state_dict`` it inherits from ``_hooks.py`` and
+``_state_dict.py``) walks those tables, so keys, orders and printed forms match PyTorch's.
 """
 import warnings
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections import OrderedDict
 
 from ... import _dtype
 from ..._device import device as _device
@@ -15,11 +15,12 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .._typename import typename as _typename
 from ..parameter import Buffer, Parameter
-from ..utils.hooks import BackwardHook, RemovableHandle
+from ..utils.hooks import BackwardHook
+from ._hooks import HooksMixin
+from ._state_dict import StateDictMixin
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
-_EXTRA_STATE_KEY = "_extra_state"
 # Hooks that run for every module's call, before the module's own (ModuleTracker and
 # FlopCounterMode find the module path through them).
 _global_forward_pre_hooks = OrderedDict()
@@ -42,18 +43,6 @@ def register_module_forward_hook(hook, *, always_call=False):
                             [(_global_forward_hooks_always_called, always_call)])
 
 
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What ``load_state_dict`` returns: the keys the model wanted but did not get, and the
-    keys it got but has no place for."""
-
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 def _addindent(text, spaces):
     first, *rest = text.split("\n")
     if not rest:
@@ -62,7 +51,7 @@ def _addindent(text, spaces):
     return first + "\n" + "\n".join(pad + line for line in rest)
 
 
-class Module:
+class Module(HooksMixin, StateDictMixin):
     """Base class for all neural network modules (``torch.nn.Module``,
     https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
 
@@ -219,45 +208,6 @@ class Module:
         else:
             new = hook(self, args, result)
         return result if new is None else new
-
-    # ---- hooks -----------------------------------------------------------------------------
-    @staticmethod
-    def _add_hook(table, hook, prepend, extra=()):
-        handle = RemovableHandle(table, extra_dict=[d for d, _ in extra])
-        table[handle.id] = hook
-        for d, flag in extra:
-            if flag:
-                d[handle.id] = True
-        if prepend:
-            table.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
-        before ``forward``; a non-None result replaces the positional inputs (a non-tuple is
-        wrapped in one), or the ``(args, kwargs)`` pair. ``prepend`` runs it before the
-        hooks already registered. Returns a handle whose ``remove()`` unregisters it."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend,
-                              [(self._forward_pre_hooks_with_kwargs, with_kwargs)])
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
-        ``forward``; a non-None result replaces the output. ``always_call`` runs it even when
-        ``forward`` raises. Returns a removable handle."""
-        return self._add_hook(self._forward_hooks, hook, prepend,
-                              [(self._forward_hooks_with_kwargs, with_kwargs),
-                               (self._forward_hooks_always_called, always_call)])
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """``hook(module, grad_output) -> tuple or None`` runs when the gradients of the
-        module's outputs are known; a tuple replaces ``grad_output``. Returns a removable handle."""
-        return self._add_hook(self._backward_pre_hooks, hook, prepend)
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        """``hook(module, grad_input, grad_output) -> tuple or None`` runs when the gradients of
-        the module's positional inputs are known (None for non-tensor inputs); a tuple
-        replaces ``grad_input``. Returns a removable handle."""
-        return self._add_hook(self._backward_hooks, hook, prepend)
 
     # ---- registration ----------------------------------------------------------------------
     def register_buffer(self, name, tensor, persistent=True):
@@ -618,128 +568,6 @@ class Module:
 
     def share_memory(self):
         return self._apply(lambda t: t.share_memory_())
-
-    # ---- state_dict ------------------------------------------------------------------------
-    def get_extra_state(self):
-        """Override (with :meth:`set_extra_state`) to store extra state under ``_extra_state``."""
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
-                           "called. Please file an issue.")
-
-    def set_extra_state(self, state):
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
-                           "called. Please file an issue.")
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
-
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """An ordered dict from dotted names to the parameters and persistent buffers
-        (detached, sharing storage, unless ``keep_vars``); per module: its parameters, its
-        buffers, then its children's entries."""
-        if destination is None:
-            destination = OrderedDict()
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
-        """Loads this module's own entries (not its children's) from ``state_dict``, recording
-        problems in the three lists. Overridden by modules whose stored form differs."""
-        local_state = {k: v for k, v in self._parameters.items() if v is not None}
-        local_state.update((k, v) for k, v in self._buffers.items()
-                           if v is not None and k not in self._non_persistent_buffers_set)
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
-                                  f"Tensor-like object from checkpoint but received {type(value)}")
-                continue
-            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
-                value = value[0]
-            if value.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
-                                  f"checkpoint, the shape in current model is {param.shape}.")
-                continue
-            try:
-                with no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if isinstance(value, Parameter):
-                                value.requires_grad_(param.requires_grad)
-                            else:
-                                value = Parameter(value, requires_grad=param.requires_grad)
-                        setattr(self, name, value)
-                    else:
-                        param.copy_(value)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the '
-                                  f"model are {param.size()} and whose dimensions in the checkpoint are "
-                                  f"{value.size()}, an exception occurred : {ex.args}.")
-        extra_key = prefix + _EXTRA_STATE_KEY
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
-            elif strict:
-                missing_keys.append(extra_key)
-        elif strict and extra_key in state_dict:
-            unexpected_keys.append(extra_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_key:
-                    head, dot, _ = key[len(prefix):].partition(".")
-                    if (head not in self._modules) if dot else (head not in local_state):
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copies parameters and buffers from ``state_dict`` into this module and its
-        descendants (``assign=True`` puts the given tensors in place instead of copying).
-
-        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``. With ``strict``, missing
-        or unexpected keys raise RuntimeError("Error(s) in loading state_dict for <Class>: ...");
-        shape mismatches always do. TypeError for a non-mapping.
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys, unexpected_keys, error_msgs = [], [], []
-        metadata = {"assign_to_params_buffers": assign}
-
-        def load(module, local_state_dict, prefix=""):
-            module._load_from_state_dict(local_state_dict, prefix, metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
-                         child_prefix)
-
-        load(self, OrderedDict(state_dict))
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: "
-                                  + ", ".join(f'"{k}"' for k in unexpected_keys) + ". ")
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: "
-                                  + ", ".join(f'"{k}"' for k in missing_keys) + ". ")
-        if error_msgs:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(error_msgs))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # ---- printing --------------------------------------------------------------------------
     def _get_name(self):

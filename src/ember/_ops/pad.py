@@ -1,0 +1,133 @@
+"""Padding: ``ConstantPad`` (any value; its adjoint is itself with the pads negated) and
+``Pad`` (reflect, replicate, circular) with its adjoint ``PadTranspose``, each the other's
+derivative. ``pad`` lists (before, after) pairs from the last dim, as ``F.pad`` takes them;
+negative entries crop."""
+import numpy as np
+
+from .core import Op, apply
+
+
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad_pairs(ndim, pad):
+    """(dim, before, after) for each (before, after) pair of ``pad``, last dim first."""
+    return [(ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def _widths(ndim, pad, sign=1):
+    """np.pad widths of the positive (``sign=1``) or negative (``sign=-1``) entries of
+    ``pad``."""
+    widths = [(0, 0)] * ndim
+    for d, before, after in _pad_pairs(ndim, pad):
+        widths[d] = (max(sign * before, 0), max(sign * after, 0))
+    return widths
+
+
+def _padded_rule(op, x, pad, sign=1, **attrs):
+    """``x``'s shape with the (before, after) pairs of ``pad`` added (``sign=-1``: removed)."""
+    shape = list(x.shape)
+    for d, before, after in _pad_pairs(x.ndim, pad):
+        shape[d] += sign * (before + after)
+    return tuple(shape), x.dtype
+
+
+def _crop(x, pad):
+    """``x`` with the negative entries of ``pad`` cut off (a view)."""
+    index = [slice(None)] * x.ndim
+    for d, before, after in _pad_pairs(x.ndim, pad):
+        index[d] = slice(max(-before, 0), x.shape[d] - max(-after, 0))
+    return x[tuple(index)]
+
+
+def _uncrop(g, pad):
+    """The adjoint of :func:`_crop`: zeros where the negative entries of ``pad`` cut."""
+    widths = _widths(g.ndim, pad, -1)
+    return np.pad(g, widths) if any(a or b for a, b in widths) else g
+
+
+class ConstantPad(Op):
+    """``x`` padded with ``value``; ``pad`` lists (before, after) pairs from the last dim,
+    negative entries crop. Its derivative is itself with the pads negated and value 0."""
+    promote = None
+    infer = classmethod(_padded_rule)
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, pad, value):
+        widths = _widths(x.ndim, pad)
+        x = _crop(x, pad)
+        if not any(a or b for a, b in widths):
+            return x.copy()
+        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(ConstantPad, g, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
+
+
+class Pad(Op):
+    """``x`` padded by ``pad`` ((before, after) pairs from the last dim) in ``mode``:
+    "reflect" (mirror, edge not repeated), "replicate" (edge repeated) or "circular" (wrap
+    around). Negative entries crop; as in PyTorch, reflection reads the uncropped input
+    while wrapping reads the cropped one."""
+    promote = None
+    infer = classmethod(_padded_rule)
+    save_inputs = False
+
+    @staticmethod
+    def forward(x, pad, mode):
+        widths = _widths(x.ndim, pad)
+        if mode == "circular":
+            return np.pad(_crop(x, pad), widths, mode="wrap")
+        return _crop(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (apply(PadTranspose, g, **ctx.attrs),)
+
+
+class PadTranspose(Op):
+    """The adjoint of :class:`Pad`: each padded position's value is added back to the input
+    position it was copied from."""
+    promote = None
+    infer = classmethod(lambda op, g, pad, mode: _padded_rule(op, g, pad, -1))
+    save_inputs = False
+
+    @staticmethod
+    def forward(g, pad, mode):
+        if mode != "circular":
+            g = _uncrop(g, pad)
+        for d, before, after in _pad_pairs(g.ndim, pad):
+            g = _fold(g, d, max(before, 0), max(after, 0), mode)
+        return _uncrop(g, pad) if mode == "circular" else g
+
+    @staticmethod
+    def backward(ctx, h):
+        return (apply(Pad, h, **ctx.attrs),)
+
+
+def _fold(g, d, before, after, mode):
+    """``g`` cut to its core along dim ``d`` with the ``before``/``after`` margins added to
+    the positions they were copied from."""
+    if not before and not after:
+        return g
+    size = g.shape[d] - before - after
+
+    def part(start, stop, step=1):
+        index = [slice(None)] * g.ndim
+        index[d] = slice(start, stop, step)
+        return tuple(index)
+
+    core = g[part(before, before + size)].copy()
+    left, right = g[part(0, before)], g[part(before + size, None)]
+    if mode == "reflect":
+        core[part(1, before + 1)] += np.flip(left, d)
+        core[part(size - 1 - after, size - 1)] += np.flip(right, d)
+    elif mode == "replicate":
+        core[part(0, 1)] += left.sum(d, keepdims=True)
+        core[part(size - 1, size)] += right.sum(d, keepdims=True)
+    else:
+        core[part(size - before, size)] += left
+        core[part(0, after)] += right
+    return core
