@@ -63,7 +63,7 @@ def test_piped_stdin_reports_a_question_too_long_and_goes_on(checkpoint, capsys,
 def test_terminal_prompt_loop_until_quit_or_eof(checkpoint, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", _Stdin("", tty=True))
     for lines, expected in ((["Hi", "", "Bye", "quit", "Hi"], ["Hello!", "Goodbye!"]),
-                            (["Bye"], ["Goodbye!", ""])):
+                            (["Bye", "/exit", "Hi"], ["Goodbye!"]), (["Bye"], ["Goodbye!", ""])):
         prompts = []
         fed = iter(lines)
 

@@ -16,7 +16,7 @@ import sys
 from ..milestones.transformer import checkpoint_dir
 from ..models import qa
 
-QUIT_WORDS = ("quit", "exit")
+QUIT_WORDS = ("quit", "exit", "/quit", "/exit")  # the slash forms, as /examples
 
 
 def add_parser(subparsers):
