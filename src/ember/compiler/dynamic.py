@@ -15,8 +15,10 @@ Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
 specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
-range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); what fitting
-cannot see is a size-dependent value equal at all of these. Python side effects other than
+range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); an unbounded
+range is capped at the largest size recorded, so a larger call (where ``if B > 33`` may flip)
+compiles again instead of trusting the fit; what fitting cannot see is a size-dependent value
+equal at all of the recorded sizes. Python side effects other than
 tensors run once per probe.
 """
 import weakref
@@ -125,6 +127,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
             far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
             got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
+            got += _largest_accepted(n, probe, base, got, [s for s in far if s not in got])
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
         reason = f"at {_fmt(bad[0])}: {bad[1]}" if bad else _unify_reason([base_sample] + got)
         if reason:
@@ -165,6 +168,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     shape_ranges = {}
     for n in symbols:
         lo, hi = ranges.get(n, (2, None))
+        if hi is None:  # beyond the largest size recorded, a branch on the size may go the other way
+            hi = max(point[n] for point, _ in samples)
         if not covered and real[n] < 2:
             lo = max(lo, 2)
             log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "
@@ -173,6 +178,23 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
     log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
     return result, graph_cap, shape, None if covered else cap
+
+
+def _largest_accepted(name, probe, base, got, refused):
+    """When the function refuses the far size of ``name`` (a position table of 10 rows refusing
+    T = 12), the probes that bisect up to the largest size it accepts: an unbounded range ends at
+    the largest size recorded, so without them the graph would cover few sizes."""
+    bad = max((point[name] for point, _ in refused), default=None)
+    good = max(point[name] for point, _ in got)
+    found = []
+    while bad is not None and bad - good > 1:
+        sample = probe(dict(base, **{name: (good + bad) // 2}))
+        if isinstance(sample[1], Mismatch) and sample[1].raised:
+            bad = sample[0][name]
+        else:
+            found.append(sample)
+            good = sample[0][name]
+    return found
 
 
 def _fmt(point):
