@@ -289,9 +289,13 @@ def test_intvar_scalar_argument_is_one_graph_for_its_values():
     def tile(x, k):
         return x.repeat(k) * k
     compiled = ember.compile(tile)
-    for k in (3, 7, 1, 40, 12):
+    for k in (3, 7, 40, 12, 2):
         np.testing.assert_array_equal(compiled(ember.arange(3), k).numpy(), np.tile(np.arange(3), k) * k)
     assert _graphs() == 1
+    # k = 1 records a shorter graph (repeat(1) records no op), so the first call there, which
+    # checks the recording against the fitted graph, gives k = 1 a graph of its own
+    np.testing.assert_array_equal(compiled(ember.arange(3), 1).numpy(), np.arange(3))
+    assert _graphs() == 2
     with pytest.raises(RuntimeError, match=r"k = 41 is outside the range \[1, 40\] of IntVar K"):
         compiled(ember.arange(3), 41)
 
@@ -319,3 +323,16 @@ def test_a_size_branch_beyond_the_probed_sizes_recompiles_rather_than_answering_
     for n in (3, 4, 40, 5, 70):
         x = ember.arange(float(n))
         np.testing.assert_array_equal(g(x).numpy(), f(x).numpy(), err_msg=f"size {n}")
+
+
+@pytest.mark.parametrize("flips", [lambda n: n % 7 == 0, lambda n: n in (7, 11, 13), lambda n: 9 < n < 12])
+def test_a_size_branch_true_only_between_probed_sizes_recompiles_rather_than_answering_wrong(flips):
+    ember.compiler.reset()
+    f = ember.compile(lambda x: x * 2 if flips(x.shape[0]) else x * 3)
+    for n in (3, 4, 7, 14, 10, 11, 5, 7, 13, 21):
+        x = ember.arange(float(n))
+        assert ember.equal(f(x), x * 2 if flips(n) else x * 3), n
+    graphs = counters["stats"]["unique_graphs"]
+    for n in (7, 10, 11, 13, 14, 21):  # every size seen once runs its graph without another check
+        f(ember.arange(float(n)))
+    assert counters["stats"]["unique_graphs"] == graphs

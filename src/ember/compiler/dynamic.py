@@ -17,9 +17,10 @@ range starts at 2, and a call of size 1 compiles a graph of its own), as torch's
 specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
 range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); an unbounded
 range is capped at the largest size recorded, so a larger call (where ``if B > 33`` may flip)
-compiles again instead of trusting the fit; what fitting cannot see is a size-dependent value
-equal at all of the recorded sizes. Python side effects other than
-tensors run once per probe.
+compiles again instead of trusting the fit. What fitting cannot see, a size-dependent value
+equal at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
+call at each new size is recorded and refitted with the samples. Python side effects other
+than tensors run once per probe.
 """
 import weakref
 
@@ -52,10 +53,17 @@ class Shape:
     """What a dynamic graph assumed about its inputs: for input ``i`` its size pattern
     (``patterns[i]``: ints and expressions), for scalar argument ``k`` its symbol
     (``ints[k]``), and the range ``[lo, hi]`` of each symbol (``hi`` None: unbounded).
-    ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``)."""
+    ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``).
+    ``samples`` are the recordings the graph was fitted to (checked again by :func:`verify`),
+    ``verified`` the sizes it has been recorded at."""
 
     def __init__(self, patterns, ranges, sources, ints=None):
         self.patterns, self.ranges, self.sources, self.ints = patterns, ranges, sources, ints or {}
+        self.samples, self.verified = [], set()
+
+    def ran_at(self, sizes):
+        """Whether the graph has been recorded (probed, or verified) at ``sizes``."""
+        return _key(sizes, sizes) in self.verified
 
     def describe(self):
         return ", ".join(f"{n} = {self.sources[n]} in [{lo}, {'inf' if hi is None else hi}]"
@@ -176,8 +184,32 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
                 f"this graph covers sizes >= 2")
         shape_ranges[n] = (lo, hi)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
+    shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
+    shape.verified = {_key(point, symbols) for point, _ in samples}
     log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
     return result, graph_cap, shape, None if covered else cap
+
+
+def _key(point, symbols):
+    return tuple(sorted((n, point[n]) for n in symbols))
+
+
+def verify(shape, sizes, cap):
+    """Whether the real call's recording ``cap`` at ``sizes`` (``{symbol: int}``, a size this
+    dynamic graph has not run yet) is the fitted graph at those sizes: the fit is refitted with
+    it added. The probes see a few sizes only, so a branch on a size that flips between them
+    (``if B % 7 == 0``) is caught here, on the first call at each new size, not answered
+    wrongly. Returns None when it holds (the size is remembered), else the reason."""
+    symbols = tuple(sizes)
+    if shape.ran_at(sizes):
+        return None
+    if cap.breaks:
+        return f"the call at {_fmt(sizes)} breaks the graph: {cap.breaks[0][0]}"
+    point = dict(shape.samples[0][0], **sizes)
+    reason = _unify_reason(shape.samples + [(point, cap)])
+    if reason is None:
+        shape.verified.add(_key(sizes, symbols))
+    return reason
 
 
 def _largest_accepted(name, probe, base, got, refused):

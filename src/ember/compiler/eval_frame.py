@@ -21,7 +21,7 @@ from .._ops import core as _core
 from . import aot, replay
 from .backends import OPTIONS, compile_graph
 from .capture import Tracer, capture, input_names, unflatten
-from .dynamic import capture_dynamic, marks as _marks
+from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import InvalidBackend
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
@@ -173,8 +173,21 @@ class _CompiledFunction:
         for entry in reversed(self._entries):
             if entry.ranges is not None:
                 sizes = bind(entry.facts, facts, entry.ranges)
-                if sizes is not None:
+                if sizes is None:
+                    continue
+                if entry.shape.ran_at(sizes):
                     return entry(world, fn, args, kwargs, sizes)
+                # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
+                result, cap = capture(fn, args, kwargs, world, self._fullgraph)
+                reason = verify(entry.shape, sizes, cap)
+                if reason is not None:
+                    _log("recompiles", f"recompiling {_name(fn)}: the dynamic graph does not hold at "
+                                       f"these sizes: {reason}")
+                    counters["recompiles"][_name(fn)] += 1
+                    counters["stats"]["unique_graphs"] += 1
+                    self._entries.append(_Broken(facts, cap) if cap.breaks else
+                                         _Entry(relevant(facts, cap), cap, self._backend, self._options))
+                return result
         last = self._entries[-1] if self._entries else None
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
@@ -219,6 +232,7 @@ class _CompiledFunction:
         else:
             self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
                                         self._options, shape.ranges))
+            self._entries[-1].shape = shape
         return result
 
     def _dynamic_dims(self, world, facts, declared):
