@@ -93,6 +93,22 @@ def test_eig_of_real_matrices_is_complex(dtype):
     assert ember.linalg.eig(ember.zeros(0, 3, 3)).eigenvalues.shape == (0, 3)
 
 
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_solve_of_complex_hermitian_and_symmetric_matrices(hermitian, dtype):
+    # Was: the complex input went to the real LAPACK routine, its imaginary part dropped.
+    a, b, h, _ = _inputs(7)
+    m = h if hermitian else a + np.swapaxes(a, -1, -2)  # Hermitian / complex symmetric
+    tol = dict(rtol=1e-9, atol=1e-9) if dtype == "complex128" else dict(rtol=1e-3, atol=1e-3)
+    dt = getattr(ember, dtype)
+    x = ember.linalg.ldl_solve(*ember.linalg.ldl_factor(ember.tensor(m, dtype=dt), hermitian=hermitian),
+                               ember.tensor(b, dtype=dt), hermitian=hermitian)
+    assert x.dtype is dt
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(m, b), **tol)
+    t = torch.linalg.ldl_factor(torch.tensor(m), hermitian=hermitian)
+    np.testing.assert_allclose(x.numpy(), torch.linalg.ldl_solve(*t, torch.tensor(b), hermitian=hermitian).numpy(), **tol)
+
+
 @pytest.mark.parametrize("fn", [
     lambda a: ember.linalg.cholesky(a @ a.mH + 3 * ember.eye(3)),
     lambda a: _svd_product(ember, a),
