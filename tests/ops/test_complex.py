@@ -276,6 +276,18 @@ def test_ops_torch_refuses_on_complex(name):
     assert str(e_err.value).strip() == str(t_err.value).splitlines()[0].strip()
 
 
+@pytest.mark.parametrize("dtypes", [("complex128", "float32"), ("float64", "complex128"),
+                                    ("complex64", "complex128")])
+def test_matmul_of_complex_and_other_dtypes_names_both(dtypes):
+    # Was: KeyError 'complex128' while building the message.
+    a, b = (getattr(torch, d) for d in dtypes)
+    with pytest.raises(RuntimeError) as t_err:
+        torch.ones(2, 3, dtype=a) @ torch.ones(3, 2, dtype=b)
+    with pytest.raises(RuntimeError) as e_err:
+        ember.ones(2, 3, dtype=getattr(ember, dtypes[0])) @ ember.ones(3, 2, dtype=getattr(ember, dtypes[1]))
+    assert str(e_err.value) == str(t_err.value)
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
