@@ -288,6 +288,15 @@ def test_matmul_of_complex_and_other_dtypes_names_both(dtypes):
     assert str(e_err.value) == str(t_err.value)
 
 
+@pytest.mark.parametrize("args", [(0, 1 + 1j, 5), (2j, -1, 4, "complex128"), (0, 1, 3, "complex64")])
+def test_linspace_with_complex_ends_or_dtype(args):
+    # Was: TypeError from float(1 + 1j).
+    *ends, kw = args if len(args) == 4 else (*args, None)
+    e = ember.linspace(*ends, **({"dtype": getattr(ember, kw)} if kw else {}))
+    t = torch.linspace(*ends, **({"dtype": getattr(torch, kw)} if kw else {}))
+    assert repr(e) == repr(t)
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
