@@ -442,6 +442,8 @@ class ToDtype(Op):
 
     @staticmethod
     def forward(x, dtype):
+        if x.dtype.kind == "c" and dtype is _dtype.bool:
+            return x != 0  # true where either part is nonzero, as torch (and C++'s bool(z))
         if x.dtype.kind == "c" and not dtype.is_complex:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
             x = x.real

@@ -297,6 +297,16 @@ def test_linspace_with_complex_ends_or_dtype(args):
     assert repr(e) == repr(t)
 
 
+def test_complex_to_bool_is_true_where_either_part_is_nonzero():
+    # Was: the imaginary part was dropped first, so 1j became False.
+    data = [0j, 1j, 2 + 0j, complex(0, -0.0), complex(float("nan"), 0)]
+    for cast in (lambda z, lib: z.bool(), lambda z, lib: z.to(lib.bool)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch does not warn for this cast
+            got = cast(ember.tensor(data), ember)
+        assert got.tolist() == cast(torch.tensor(data), torch).tolist() == [False, True, True, False, True]
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
