@@ -573,7 +573,7 @@ _IN_PLACE = {
     "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
-    "neg_": _unary.neg, "abs_": _unary.abs, "sign_": _unary.sign, "sgn_": _complex.sgn,
+    "neg_": _unary.neg, "abs_": _complex.abs_for_in_place, "sign_": _unary.sign, "sgn_": _complex.sgn,
     "conj_physical_": _complex.conj_physical, "exp_": _unary.exp,
     "expm1_": _unary.expm1, "log_": _unary.log, "log2_": _unary.log2, "log10_": _unary.log10,
     "log1p_": _unary.log1p, "sqrt_": _unary.sqrt, "rsqrt_": _unary.rsqrt,

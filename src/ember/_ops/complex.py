@@ -201,6 +201,17 @@ class Angle(Op):
         return (g * 1j * z / r2.masked_fill(r2 == 0, 1.0),)
 
 
+def abs_for_in_place(input):
+    """``abs`` as ``Tensor.abs_`` computes it: RuntimeError for complex ``input``, whose real
+    magnitudes could not be written back into it (torch refuses the same way)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return pointwise_unary.abs(input)
+
+
+abs_for_in_place.__name__ = "abs"  # Tensor.abs_'s name, made from this one
+
+
 def sgn(input, *, out=None):
     """``input / |input|`` for complex inputs (0 at 0), ``sign(input)`` for real ones
     (https://pytorch.org/docs/stable/generated/torch.sgn.html)."""
