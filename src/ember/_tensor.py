@@ -663,3 +663,16 @@ for _name, _function in _OPERATORS.items():  # augmented assignments name their 
 for _name, _function in _PROPERTIES.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function
+
+
+def _write_part(part):
+    """The setter of ``Tensor.real``/``imag``: ``z.real = x`` copies ``x`` (a tensor or a number,
+    broadcast) through the view, as torch does."""
+    def set_part(self, value):
+        view = part(self)
+        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+    return set_part
+
+
+Tensor.real = Tensor.real.setter(_write_part(_complex.real))
+Tensor.imag = Tensor.imag.setter(_write_part(_complex.imag))

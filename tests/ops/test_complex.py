@@ -308,6 +308,26 @@ def test_complex_to_bool_is_true_where_either_part_is_nonzero():
         assert got.tolist() == cast(torch.tensor(data), torch).tolist() == [False, True, True, False, True]
 
 
+def test_assigning_real_and_imag_writes_through():
+    # Was: AttributeError (the properties had no setter).
+    out = []
+    for lib in (ember, torch):
+        z = lib.tensor([1j, 2 + 0j, -1 - 1j])
+        z.real = 5
+        z.imag = lib.tensor([[1.0], [2.0]])[1]  # broadcast from a view
+        w = lib.tensor([1j, 2 + 0j])
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w.real = x * 2
+        (w.abs() * lib.tensor([1.0, 3.0])).sum().backward()
+        r = lib.tensor([1.0, 2.0])
+        r.real = lib.tensor([3.0, 4.0])
+        with pytest.raises(RuntimeError, match="imag is not implemented"):
+            r.imag = lib.tensor([3.0, 4.0])
+        out.append((z.tolist(), w.tolist(), x.grad.tolist(), r.tolist()))
+    np.testing.assert_allclose(np.array(out[0][2]), np.array(out[1][2]), rtol=1e-6)
+    assert out[0][0] == out[1][0] and out[0][1] == out[1][1] and out[0][3] == out[1][3]
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
