@@ -328,6 +328,17 @@ def test_assigning_real_and_imag_writes_through():
     assert out[0][0] == out[1][0] and out[0][1] == out[1][1] and out[0][3] == out[1][3]
 
 
+@pytest.mark.parametrize("ord", [0, 1, 2, 3, 0.5, float("inf"), -float("inf")])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_vector_norm_of_complex_is_real(ord, dtype):
+    # Was: ord=0 (the count of nonzeros) came back complex.
+    z = np.array([[0j, 1 + 2j, -3j], [2 + 0j, 0j, 1 - 1j]])
+    e = ember.linalg.vector_norm(ember.tensor(z, dtype=getattr(ember, dtype)), ord, dim=1)
+    t = torch.linalg.vector_norm(torch.tensor(z, dtype=getattr(torch, dtype)), ord, dim=1)
+    assert e.dtype.name == str(t.dtype)[6:]
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
