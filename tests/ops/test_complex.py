@@ -264,6 +264,10 @@ REFUSED = {
     "remainder": lambda lib, z: z % 2, "floor_divide": lambda lib, z: z // 2,
     "atan2": lambda lib, z: lib.atan2(z, z), "softmax": lambda lib, z: z.softmax(0),
     "abs_": lambda lib, z: z.abs_(),  # was: wrote |z| into z
+    # these returned NumPy's lexicographic answers:
+    "unique": lambda lib, z: lib.unique(z), "unique_consecutive": lambda lib, z: lib.unique_consecutive(z),
+    "cummax": lambda lib, z: z.cummax(0), "cummin": lambda lib, z: z.cummin(0),
+    "heaviside": lambda lib, z: lib.heaviside(z, z),
 }
 
 

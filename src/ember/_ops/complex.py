@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from .args import with_out
 from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
-from . import compare, pointwise_binary, pointwise_unary, reduce, sort  # noqa: F401  (OPS)
+from . import compare, numeric, pointwise_binary, pointwise_unary, reduce, scan, sort  # noqa: F401  (OPS)
 
 # The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
 # WeakSet would compare tensors with ==, which is elementwise).
@@ -348,6 +348,9 @@ _NOT_FOR_COMPLEX = {
     "DivRounded": (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'"),
     "Atan2": (NotImplementedError, "\"atan2_cpu\" not implemented for '{T}'"),
     "Hypot": (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'"),
+    "Cummax": (NotImplementedError, "\"cummax_cpu\" not implemented for '{T}'"),
+    "Cummin": (NotImplementedError, "\"cummin_cpu\" not implemented for '{T}'"),
+    "Heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
 }
 
 

@@ -6,7 +6,7 @@ from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices
-from .core import Op, apply
+from .core import Op, _type_name, apply
 from .indexing import gather
 from .join import narrow
 from .pointwise_binary import Where
@@ -131,8 +131,16 @@ def evenly_shared(input, select):
     return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
 
 
+def _refuse_complex(input):
+    # NumPy orders complex numbers lexicographically; torch has no order for them.
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"unique\" not implemented for '{_type_name(input.dtype)}'")
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """Sorted distinct elements (no gradient), optionally with inverse indices and counts."""
+    """Sorted distinct elements (no gradient), optionally with inverse indices and counts;
+    NotImplementedError for complex input, as torch."""
+    _refuse_complex(input)
     res = np.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if not isinstance(res, tuple):
         return Tensor._make(res)
@@ -149,6 +157,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """Elements (or, with ``dim``, slices along ``dim``) with consecutive repeats collapsed,
     optionally with int64 inverse indices and counts; no gradient
     (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
+    _refuse_complex(input)
     data = input._data.reshape(-1) if dim is None else np.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
     if data.size == 0 and dim is not None and data.shape[0] != 0:
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
