@@ -343,6 +343,18 @@ def test_vector_norm_of_complex_is_real(ord, dtype):
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.float_power(lib.tensor([1 + 2j, -1j], dtype=lib.complex64), 2),
+    lambda lib: lib.float_power(lib.tensor([-8.0, 2.0]), 1 / 3 + 0j),
+    lambda lib: lib.float_power(lib.tensor([-8.0, 2.0]), lib.tensor([0.5j, 2 + 0j])),
+], ids=["complex_base", "complex_scalar_exponent", "complex_tensor_exponent"])
+def test_float_power_with_complex_operands_is_complex128(case):
+    # Was: both operands were cast to float64, dropping the imaginary parts.
+    e, t = case(ember), case(torch)
+    assert e.dtype is ember.complex128 and t.dtype is torch.complex128
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+
+
 def test_equality_and_predicates_stay_allowed():
     data = [1 + 2j, float("nan") + 0j, 3 - 1j]
     for op in (lambda lib, z: z == z, lambda lib, z: z != 1, lambda lib, z: z.isnan(),
