@@ -267,7 +267,10 @@ REFUSED = {
     # these returned NumPy's lexicographic answers:
     "unique": lambda lib, z: lib.unique(z), "unique_consecutive": lambda lib, z: lib.unique_consecutive(z),
     "cummax": lambda lib, z: z.cummax(0), "cummin": lambda lib, z: z.cummin(0),
-    "heaviside": lambda lib, z: lib.heaviside(z, z),
+    "heaviside": lambda lib, z: lib.heaviside(z, z), "mode": lambda lib, z: z.mode(),
+    "logit": lambda lib, z: z.logit(), "xlogy": lambda lib, z: lib.xlogy(z, z),
+    "digamma": lambda lib, z: z.digamma(), "deg2rad": lambda lib, z: z.deg2rad(),
+    "rad2deg": lambda lib, z: z.rad2deg(),
 }
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype
 from .args import with_out
 from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
-from . import compare, numeric, pointwise_binary, pointwise_unary, reduce, scan, sort  # noqa: F401  (OPS)
+from . import (compare, numeric, pointwise_binary, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
+               sort, special, statistics)
 
 # The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
 # WeakSet would compare tensors with ==, which is elementwise).
@@ -351,6 +352,12 @@ _NOT_FOR_COMPLEX = {
     "Cummax": (NotImplementedError, "\"cummax_cpu\" not implemented for '{T}'"),
     "Cummin": (NotImplementedError, "\"cummin_cpu\" not implemented for '{T}'"),
     "Heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "Mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{T}'"),
+    "Logit": (NotImplementedError, "\"logit_cpu\" not implemented for '{T}'"),
+    "Xlogy": (NotImplementedError, "\"xlogy_cpu\" not implemented for '{T}'"),
+    "Digamma": (NotImplementedError, "\"digamma\" not implemented for '{T}'"),
+    "Deg2Rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+    "Rad2Deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
 }
 
 
