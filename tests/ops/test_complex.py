@@ -270,7 +270,9 @@ REFUSED = {
     "heaviside": lambda lib, z: lib.heaviside(z, z), "mode": lambda lib, z: z.mode(),
     "logit": lambda lib, z: z.logit(), "xlogy": lambda lib, z: lib.xlogy(z, z),
     "digamma": lambda lib, z: z.digamma(), "deg2rad": lambda lib, z: z.deg2rad(),
-    "rad2deg": lambda lib, z: z.rad2deg(),
+    "rad2deg": lambda lib, z: z.rad2deg(), "nansum": lambda lib, z: z.nansum(),
+    "nanmean": lambda lib, z: z.nanmean(), "histc": lambda lib, z: z.histc(),
+    "searchsorted": lambda lib, z: lib.searchsorted(z, z), "bucketize": lambda lib, z: lib.bucketize(z, z),
 }
 
 

@@ -131,10 +131,10 @@ def evenly_shared(input, select):
     return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
 
 
-def _refuse_complex(input):
+def _refuse_complex(input, kernel="unique"):
     # NumPy orders complex numbers lexicographically; torch has no order for them.
-    if input.dtype.is_complex:
-        raise NotImplementedError(f"\"unique\" not implemented for '{_type_name(input.dtype)}'")
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -187,6 +187,8 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     """Indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted
     (int64, or int32 with ``out_int32``)
     (https://pytorch.org/docs/stable/generated/torch.searchsorted.html)."""
+    _refuse_complex(sorted_sequence, "searchsorted_out_cpu")
+    _refuse_complex(values, "searchsorted_out_cpu")
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
     r = np.searchsorted(sorted_sequence._data, v, side=side)
@@ -203,6 +205,7 @@ def histc(input, bins=100, min=0, max=0):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     both are 0), in ``input``'s dtype
     (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
+    _refuse_complex(input, "aminmax_cpu")
     x = input._data.reshape(-1)
     if (min, max) == (0, 0) and x.size:
         min, max = x.min(), x.max()
