@@ -358,6 +358,15 @@ _NOT_FOR_COMPLEX = {
     "Digamma": (NotImplementedError, "\"digamma\" not implemented for '{T}'"),
     "Deg2Rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
     "Rad2Deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
+    "Erfc": (NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{T}'"),
+    "Erfinv": (NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{T}'"),
+    "Lgamma": (NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{T}'"),
+    "I0": (NotImplementedError, "\"i0_vml_cpu\" not implemented for '{T}'"),
+    "Copysign": (NotImplementedError, "\"copysign_cpu\" not implemented for '{T}'"),
+    "BitwiseNot": (NotImplementedError, "\"bitwise_not_cpu\" not implemented for '{T}'"),
+    "Signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "IsPosInf": (RuntimeError, "isposinf does not support complex inputs."),
+    "IsNegInf": (RuntimeError, "isneginf does not support complex inputs."),
 }
 
 
