@@ -92,6 +92,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
     (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
+    _refuse_complex(input, "kthvalue_cpu")
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -103,6 +104,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
+    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return evenly_shared(input, lambda flat: median(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
