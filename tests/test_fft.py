@@ -103,6 +103,9 @@ def test_frequencies_and_shifts(n, d):
     lambda lib, x: lib.fft.fft(x.half()), lambda lib, x: lib.fft.fftn(x, s=(4, 5), dim=(0,)),
     lambda lib, x: lib.fft.fft(x, dim=3), lambda lib, x: lib.fft.irfft(x[:1]),
     lambda lib, x: lib.fft.fftn(x, dim=(0, 0)), lambda lib, x: lib.fft.fft(x[0]),
+    # n=-1 was taken as "keep the size" (fftn's s rule), so no error:
+    lambda lib, x: lib.fft.fft(x, n=-1), lambda lib, x: lib.fft.rfft(x, n=-1),
+    lambda lib, x: lib.fft.irfft(x, n=-1), lambda lib, x: lib.fft.ihfft(x, n=-1),
 ])
 def test_errors_match_torch(call):
     with pytest.raises(Exception) as t_err:

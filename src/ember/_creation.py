@@ -259,12 +259,17 @@ def _integral(value):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive; a complex ``start``
+    or ``end`` gives the default complex dtype
     (https://pytorch.org/docs/stable/generated/torch.linspace.html)."""
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    arr = np.linspace(float(start), float(end), int(steps))
+    is_complex = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
+    if is_complex and dtype is None:
+        dtype = _dtype.get_default_dtype().to_complex()
+    number = builtins.complex if is_complex or (dtype is not None and dtype.is_complex) else float
+    arr = np.linspace(number(start), number(end), int(steps))
     return _finish(arr.astype(_np(dtype)), requires_grad)
 
 
@@ -437,6 +442,8 @@ class ToDtype(Op):
 
     @staticmethod
     def forward(x, dtype):
+        if x.dtype.kind == "c" and dtype is _dtype.bool:
+            return x != 0  # true where either part is nonzero, as torch (and C++'s bool(z))
         if x.dtype.kind == "c" and not dtype.is_complex:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
             x = x.real

@@ -32,8 +32,11 @@ def slogdet(input):
 
 
 def logdet(input):
-    """``log(det(A))``: nan where the determinant is negative, -inf where it is zero."""
+    """``log(det(A))``: nan where a real determinant is negative, -inf where it is zero; for
+    complex A the principal complex logarithm ``log(sign) + logabsdet``."""
     sign, logabsdet = _slogdet(input)
+    if sign.dtype.is_complex:
+        return sign.log() + logabsdet
     return logabsdet.masked_fill(sign < 0, float("nan"))
 
 

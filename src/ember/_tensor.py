@@ -573,7 +573,7 @@ _IN_PLACE = {
     "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
-    "neg_": _unary.neg, "abs_": _unary.abs, "sign_": _unary.sign, "sgn_": _complex.sgn,
+    "neg_": _unary.neg, "abs_": _complex.abs_for_in_place, "sign_": _unary.sign, "sgn_": _complex.sgn,
     "conj_physical_": _complex.conj_physical, "exp_": _unary.exp,
     "expm1_": _unary.expm1, "log_": _unary.log, "log2_": _unary.log2, "log10_": _unary.log10,
     "log1p_": _unary.log1p, "sqrt_": _unary.sqrt, "rsqrt_": _unary.rsqrt,
@@ -663,3 +663,16 @@ for _name, _function in _OPERATORS.items():  # augmented assignments name their 
 for _name, _function in _PROPERTIES.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function
+
+
+def _write_part(part):
+    """The setter of ``Tensor.real``/``imag``: ``z.real = x`` copies ``x`` (a tensor or a number,
+    broadcast) through the view, as torch does."""
+    def set_part(self, value):
+        view = part(self)
+        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
+    return set_part
+
+
+Tensor.real = Tensor.real.setter(_write_part(_complex.real))
+Tensor.imag = Tensor.imag.setter(_write_part(_complex.imag))

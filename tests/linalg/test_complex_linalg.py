@@ -32,6 +32,7 @@ CASES = {
     "solve": (lambda lib, a, b: lib.linalg.solve(a, b), "ab"),
     "inv": (lambda lib, a: lib.linalg.inv(a), "a"),
     "det": (lambda lib, a: lib.linalg.det(a), "a"),
+    "logdet": (lambda lib, a: lib.logdet(a), "a"),  # was: NotImplementedError from sign < 0
     "slogdet": (lambda lib, a: lib.linalg.slogdet(a)[0] * lib.linalg.slogdet(a)[1], "a"),
     "svdvals": (lambda lib, a: lib.linalg.svdvals(a), "t"),
     "svd": (_svd_product, "t"),
@@ -91,6 +92,22 @@ def test_eig_of_real_matrices_is_complex(dtype):
     assert e_in.grad.dtype is e_in.dtype
     np.testing.assert_allclose(e_in.grad.numpy(), t_in.grad.numpy(), **tol)
     assert ember.linalg.eig(ember.zeros(0, 3, 3)).eigenvalues.shape == (0, 3)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_solve_of_complex_hermitian_and_symmetric_matrices(hermitian, dtype):
+    # Was: the complex input went to the real LAPACK routine, its imaginary part dropped.
+    a, b, h, _ = _inputs(7)
+    m = h if hermitian else a + np.swapaxes(a, -1, -2)  # Hermitian / complex symmetric
+    tol = dict(rtol=1e-9, atol=1e-9) if dtype == "complex128" else dict(rtol=1e-3, atol=1e-3)
+    dt = getattr(ember, dtype)
+    x = ember.linalg.ldl_solve(*ember.linalg.ldl_factor(ember.tensor(m, dtype=dt), hermitian=hermitian),
+                               ember.tensor(b, dtype=dt), hermitian=hermitian)
+    assert x.dtype is dt
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(m, b), **tol)
+    t = torch.linalg.ldl_factor(torch.tensor(m), hermitian=hermitian)
+    np.testing.assert_allclose(x.numpy(), torch.linalg.ldl_solve(*t, torch.tensor(b), hermitian=hermitian).numpy(), **tol)
 
 
 @pytest.mark.parametrize("fn", [

@@ -263,6 +263,24 @@ REFUSED = {
     "round": lambda lib, z: z.round(), "sign": lambda lib, z: z.sign(), "erf": lambda lib, z: z.erf(),
     "remainder": lambda lib, z: z % 2, "floor_divide": lambda lib, z: z // 2,
     "atan2": lambda lib, z: lib.atan2(z, z), "softmax": lambda lib, z: z.softmax(0),
+    "abs_": lambda lib, z: z.abs_(),  # was: wrote |z| into z
+    # these returned NumPy's lexicographic answers:
+    "unique": lambda lib, z: lib.unique(z), "unique_consecutive": lambda lib, z: lib.unique_consecutive(z),
+    "cummax": lambda lib, z: z.cummax(0), "cummin": lambda lib, z: z.cummin(0),
+    "heaviside": lambda lib, z: lib.heaviside(z, z), "mode": lambda lib, z: z.mode(),
+    "logit": lambda lib, z: z.logit(), "xlogy": lambda lib, z: lib.xlogy(z, z),
+    "digamma": lambda lib, z: z.digamma(), "deg2rad": lambda lib, z: z.deg2rad(),
+    "rad2deg": lambda lib, z: z.rad2deg(), "nansum": lambda lib, z: z.nansum(),
+    "nanmean": lambda lib, z: z.nanmean(), "histc": lambda lib, z: z.histc(),
+    "searchsorted": lambda lib, z: lib.searchsorted(z, z), "bucketize": lambda lib, z: lib.bucketize(z, z),
+    "erfc": lambda lib, z: z.erfc(),  # was: a silent answer; the rest below raised TypeError
+    "erfinv": lambda lib, z: z.erfinv(), "lgamma": lambda lib, z: z.lgamma(), "i0": lambda lib, z: z.i0(),
+    "copysign": lambda lib, z: z.copysign(z), "bitwise_not": lambda lib, z: z.bitwise_not(),
+    "signbit": lambda lib, z: z.signbit(), "isposinf": lambda lib, z: z.isposinf(),
+    "isneginf": lambda lib, z: z.isneginf(),
+    # these raised sort's RuntimeError:
+    "kthvalue": lambda lib, z: z.kthvalue(1), "median": lambda lib, z: z.median(),
+    "median_dim": lambda lib, z: z.median(0), "nanmedian": lambda lib, z: z.nanmedian(),
 }
 
 
@@ -274,6 +292,80 @@ def test_ops_torch_refuses_on_complex(name):
     with pytest.raises(type(t_err.value)) as e_err:
         fn(ember, ember.tensor([1 + 2j, 3 - 1j]))
     assert str(e_err.value).strip() == str(t_err.value).splitlines()[0].strip()
+
+
+@pytest.mark.parametrize("dtypes", [("complex128", "float32"), ("float64", "complex128"),
+                                    ("complex64", "complex128")])
+def test_matmul_of_complex_and_other_dtypes_names_both(dtypes):
+    # Was: KeyError 'complex128' while building the message.
+    a, b = (getattr(torch, d) for d in dtypes)
+    with pytest.raises(RuntimeError) as t_err:
+        torch.ones(2, 3, dtype=a) @ torch.ones(3, 2, dtype=b)
+    with pytest.raises(RuntimeError) as e_err:
+        ember.ones(2, 3, dtype=getattr(ember, dtypes[0])) @ ember.ones(3, 2, dtype=getattr(ember, dtypes[1]))
+    assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.mark.parametrize("args", [(0, 1 + 1j, 5), (2j, -1, 4, "complex128"), (0, 1, 3, "complex64")])
+def test_linspace_with_complex_ends_or_dtype(args):
+    # Was: TypeError from float(1 + 1j).
+    *ends, kw = args if len(args) == 4 else (*args, None)
+    e = ember.linspace(*ends, **({"dtype": getattr(ember, kw)} if kw else {}))
+    t = torch.linspace(*ends, **({"dtype": getattr(torch, kw)} if kw else {}))
+    assert repr(e) == repr(t)
+
+
+def test_complex_to_bool_is_true_where_either_part_is_nonzero():
+    # Was: the imaginary part was dropped first, so 1j became False.
+    data = [0j, 1j, 2 + 0j, complex(0, -0.0), complex(float("nan"), 0)]
+    for cast in (lambda z, lib: z.bool(), lambda z, lib: z.to(lib.bool)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch does not warn for this cast
+            got = cast(ember.tensor(data), ember)
+        assert got.tolist() == cast(torch.tensor(data), torch).tolist() == [False, True, True, False, True]
+
+
+def test_assigning_real_and_imag_writes_through():
+    # Was: AttributeError (the properties had no setter).
+    out = []
+    for lib in (ember, torch):
+        z = lib.tensor([1j, 2 + 0j, -1 - 1j])
+        z.real = 5
+        z.imag = lib.tensor([[1.0], [2.0]])[1]  # broadcast from a view
+        w = lib.tensor([1j, 2 + 0j])
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w.real = x * 2
+        (w.abs() * lib.tensor([1.0, 3.0])).sum().backward()
+        r = lib.tensor([1.0, 2.0])
+        r.real = lib.tensor([3.0, 4.0])
+        with pytest.raises(RuntimeError, match="imag is not implemented"):
+            r.imag = lib.tensor([3.0, 4.0])
+        out.append((z.tolist(), w.tolist(), x.grad.tolist(), r.tolist()))
+    np.testing.assert_allclose(np.array(out[0][2]), np.array(out[1][2]), rtol=1e-6)
+    assert out[0][0] == out[1][0] and out[0][1] == out[1][1] and out[0][3] == out[1][3]
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, 3, 0.5, float("inf"), -float("inf")])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_vector_norm_of_complex_is_real(ord, dtype):
+    # Was: ord=0 (the count of nonzeros) came back complex.
+    z = np.array([[0j, 1 + 2j, -3j], [2 + 0j, 0j, 1 - 1j]])
+    e = ember.linalg.vector_norm(ember.tensor(z, dtype=getattr(ember, dtype)), ord, dim=1)
+    t = torch.linalg.vector_norm(torch.tensor(z, dtype=getattr(torch, dtype)), ord, dim=1)
+    assert e.dtype.name == str(t.dtype)[6:]
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.float_power(lib.tensor([1 + 2j, -1j], dtype=lib.complex64), 2),
+    lambda lib: lib.float_power(lib.tensor([-8.0, 2.0]), 1 / 3 + 0j),
+    lambda lib: lib.float_power(lib.tensor([-8.0, 2.0]), lib.tensor([0.5j, 2 + 0j])),
+], ids=["complex_base", "complex_scalar_exponent", "complex_tensor_exponent"])
+def test_float_power_with_complex_operands_is_complex128(case):
+    # Was: both operands were cast to float64, dropping the imaginary parts.
+    e, t = case(ember), case(torch)
+    assert e.dtype is ember.complex128 and t.dtype is torch.complex128
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
 
 
 def test_equality_and_predicates_stay_allowed():

@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype
 from .args import with_out
 from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
-from . import compare, pointwise_binary, pointwise_unary, reduce, sort  # noqa: F401  (OPS)
+from . import (compare, numeric, pointwise_binary, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
+               sort, special, statistics)
 
 # The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
 # WeakSet would compare tensors with ==, which is elementwise).
@@ -201,6 +202,17 @@ class Angle(Op):
         return (g * 1j * z / r2.masked_fill(r2 == 0, 1.0),)
 
 
+def abs_for_in_place(input):
+    """``abs`` as ``Tensor.abs_`` computes it: RuntimeError for complex ``input``, whose real
+    magnitudes could not be written back into it (torch refuses the same way)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return pointwise_unary.abs(input)
+
+
+abs_for_in_place.__name__ = "abs"  # Tensor.abs_'s name, made from this one
+
+
 def sgn(input, *, out=None):
     """``input / |input|`` for complex inputs (0 at 0), ``sign(input)`` for real ones
     (https://pytorch.org/docs/stable/generated/torch.sgn.html)."""
@@ -337,6 +349,24 @@ _NOT_FOR_COMPLEX = {
     "DivRounded": (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'"),
     "Atan2": (NotImplementedError, "\"atan2_cpu\" not implemented for '{T}'"),
     "Hypot": (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'"),
+    "Cummax": (NotImplementedError, "\"cummax_cpu\" not implemented for '{T}'"),
+    "Cummin": (NotImplementedError, "\"cummin_cpu\" not implemented for '{T}'"),
+    "Heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "Mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{T}'"),
+    "Logit": (NotImplementedError, "\"logit_cpu\" not implemented for '{T}'"),
+    "Xlogy": (NotImplementedError, "\"xlogy_cpu\" not implemented for '{T}'"),
+    "Digamma": (NotImplementedError, "\"digamma\" not implemented for '{T}'"),
+    "Deg2Rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+    "Rad2Deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
+    "Erfc": (NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{T}'"),
+    "Erfinv": (NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{T}'"),
+    "Lgamma": (NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{T}'"),
+    "I0": (NotImplementedError, "\"i0_vml_cpu\" not implemented for '{T}'"),
+    "Copysign": (NotImplementedError, "\"copysign_cpu\" not implemented for '{T}'"),
+    "BitwiseNot": (NotImplementedError, "\"bitwise_not_cpu\" not implemented for '{T}'"),
+    "Signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "IsPosInf": (RuntimeError, "isposinf does not support complex inputs."),
+    "IsNegInf": (RuntimeError, "isneginf does not support complex inputs."),
 }
 
 

@@ -341,7 +341,7 @@ class VectorNorm(Op):
         if ord == -np.inf:
             return np.minimum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == 0:
-            return np.add.reduce(a != 0, axis=dim, keepdims=keepdim, dtype=x.dtype)
+            return np.add.reduce(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
         if ord == 1:
             return np.add.reduce(a, axis=dim, keepdims=keepdim)
         with np.errstate(divide="ignore", over="ignore"):

@@ -264,9 +264,13 @@ def pow(input, exponent, *, out=None):
 
 
 def float_power(input, exponent):
-    """``pow`` computed in float64
+    """``pow`` computed in float64, or complex128 when either operand is complex
     (https://pytorch.org/docs/stable/generated/torch.float_power.html)."""
-    return pow(tensor_arg(input).double(), exponent.double() if isinstance(exponent, Tensor) else exponent)
+    input = tensor_arg(input)
+    is_complex = input.dtype.is_complex or (exponent.dtype.is_complex if isinstance(exponent, Tensor)
+                                            else isinstance(exponent, builtins.complex))
+    dtype = _dtype.complex128 if is_complex else _dtype.float64
+    return pow(input.to(dtype), exponent.to(dtype) if isinstance(exponent, Tensor) else exponent)
 
 
 class Pow(Op):

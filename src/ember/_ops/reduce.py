@@ -55,6 +55,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     return sum(input.nan_to_num(0.0, float("inf"), float("-inf")) if input.is_floating_point()
                else input, dim, keepdim, dtype=dtype)
 

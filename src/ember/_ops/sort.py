@@ -6,7 +6,7 @@ from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices
-from .core import Op, apply
+from .core import Op, _type_name, apply
 from .indexing import gather
 from .join import narrow
 from .pointwise_binary import Where
@@ -92,6 +92,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
     (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
+    _refuse_complex(input, "kthvalue_cpu")
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -103,6 +104,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
+    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return evenly_shared(input, lambda flat: median(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
@@ -131,8 +133,16 @@ def evenly_shared(input, select):
     return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
 
 
+def _refuse_complex(input, kernel="unique"):
+    # NumPy orders complex numbers lexicographically; torch has no order for them.
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """Sorted distinct elements (no gradient), optionally with inverse indices and counts."""
+    """Sorted distinct elements (no gradient), optionally with inverse indices and counts;
+    NotImplementedError for complex input, as torch."""
+    _refuse_complex(input)
     res = np.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if not isinstance(res, tuple):
         return Tensor._make(res)
@@ -149,6 +159,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """Elements (or, with ``dim``, slices along ``dim``) with consecutive repeats collapsed,
     optionally with int64 inverse indices and counts; no gradient
     (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
+    _refuse_complex(input)
     data = input._data.reshape(-1) if dim is None else np.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
     if data.size == 0 and dim is not None and data.shape[0] != 0:
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
@@ -178,6 +189,8 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     """Indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted
     (int64, or int32 with ``out_int32``)
     (https://pytorch.org/docs/stable/generated/torch.searchsorted.html)."""
+    _refuse_complex(sorted_sequence, "searchsorted_out_cpu")
+    _refuse_complex(values, "searchsorted_out_cpu")
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
     r = np.searchsorted(sorted_sequence._data, v, side=side)
@@ -194,6 +207,7 @@ def histc(input, bins=100, min=0, max=0):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     both are 0), in ``input``'s dtype
     (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
+    _refuse_complex(input, "aminmax_cpu")
     x = input._data.reshape(-1)
     if (min, max) == (0, 0) and x.size:
         min, max = x.min(), x.max()

@@ -15,7 +15,7 @@ from .core import Op, apply
 from .indexing import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
-from .sort import argsort, evenly_shared, sort
+from .sort import _refuse_complex, argsort, evenly_shared, sort
 
 
 class MinMax(tuple):
@@ -97,6 +97,7 @@ class Mode(Op):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""
+    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return evenly_shared(input, lambda flat: nanmedian(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)

@@ -72,6 +72,13 @@ def _dims_and_sizes(input, s, dim, last_size=None):
     return tuple(sizes), dims
 
 
+def _one_size(n):
+    """A 1-d transform's ``n`` as an n-d ``s``; n = -1 is an error here, unlike in ``s``."""
+    if n is not None and n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return None if n is None else (n,)
+
+
 def _fit(t, shape):
     """``t`` trimmed or zero-padded at the end of each dim to ``shape``: the adjoint of the
     padding or trimming a transform did to reach its ``n``."""
@@ -185,38 +192,38 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT along ``dim``: ``X[k] = sum_j x[j] exp(-2 pi i jk/n)`` with ``x`` padded or
     trimmed to ``n``. Real and integer inputs give complex results (float32 -> complex64)
     (https://pytorch.org/docs/stable/generated/torch.fft.fft.html)."""
-    return fftn(input, None if n is None else (n,), (dim,), norm, out=out)
+    return fftn(input, _one_size(n), (dim,), norm, out=out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse DFT along ``dim`` (1/n-scaled by default)
     (https://pytorch.org/docs/stable/generated/torch.fft.ifft.html)."""
-    return ifftn(input, None if n is None else (n,), (dim,), norm, out=out)
+    return ifftn(input, _one_size(n), (dim,), norm, out=out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT of a real signal, its n // 2 + 1 non-negative frequencies; RuntimeError for
     complex input (https://pytorch.org/docs/stable/generated/torch.fft.rfft.html)."""
-    return _rfftn("rfft", input, None if n is None else (n,), (dim,), norm, out)
+    return _rfftn("rfft", input, _one_size(n), (dim,), norm, out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The real signal of length ``n`` (default 2(m - 1) for m bins) whose one-sided spectrum
     is ``input`` (https://pytorch.org/docs/stable/generated/torch.fft.irfft.html)."""
-    return irfftn(input, None if n is None else (n,), (dim,), norm, out=out)
+    return irfftn(input, _one_size(n), (dim,), norm, out=out)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The real DFT of a Hermitian-symmetric signal given by its first half ``input``
     (``irfft(conj(input))`` rescaled; ``n`` defaults to 2(m - 1))
     (https://pytorch.org/docs/stable/generated/torch.fft.hfft.html)."""
-    return hfftn(input, None if n is None else (n,), (dim,), norm, out=out)
+    return hfftn(input, _one_size(n), (dim,), norm, out=out)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the one-sided inverse DFT of a real signal
     (https://pytorch.org/docs/stable/generated/torch.fft.ihfft.html)."""
-    return _ihfftn("ihfft", input, None if n is None else (n,), (dim,), norm, out)
+    return _ihfftn("ihfft", input, _one_size(n), (dim,), norm, out)
 
 
 # ---- n-dimensional transforms -------------------------------------------------------------------------

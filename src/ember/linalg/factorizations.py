@@ -150,12 +150,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
-    """``(LD, pivots, info)``: Bunch-Kaufman LDL^T of symmetric (*, n, n) A (LAPACK sytrf on
-    its lower triangle); pivots in LAPACK's 1-based form (negative for 2x2 blocks). Not
-    differentiable, as in PyTorch."""
+    """``(LD, pivots, info)``: Bunch-Kaufman LDL^T (``hermitian``: LDL^H) of symmetric
+    (Hermitian) (*, n, n) A (LAPACK sytrf/hetrf on its lower triangle); pivots in LAPACK's
+    1-based form (negative for 2x2 blocks). Not differentiable, as in PyTorch."""
     check_square(A, "torch.linalg.ldl_factor_ex")
     data = A._data
-    sytrf = scipy.linalg.lapack.dsytrf if data.dtype == np.float64 else scipy.linalg.lapack.ssytrf
+    sytrf = _sy_or_he("trf", data, hermitian)
     flat = data.reshape((-1,) + data.shape[-2:])
     results = [sytrf(m, lower=1) for m in flat]
     n = data.shape[-1]
@@ -166,6 +166,13 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
         raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed "
                           f"because the input is singular (info = {info.max()}).")
     return _out(linalg_ldl_factor_ex(tensor(ld), tensor(pivots), tensor(info)), out)
+
+
+def _sy_or_he(kind, data, hermitian):
+    # The LAPACK routine of data's dtype: ?hetr* for Hermitian complex input (LDL^H), else
+    # ?sytr* (LDL^T, also for complex symmetric input).
+    prefix = "he" if hermitian and np.iscomplexobj(data) else "sy"
+    return scipy.linalg.get_lapack_funcs(prefix + kind, (data,))
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
@@ -180,7 +187,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     ld = np.broadcast_to(LD._data, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
     piv = np.broadcast_to(pivots._data, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
     b = np.broadcast_to(B._data, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
-    sytrs = scipy.linalg.lapack.dsytrs if ld.dtype == np.float64 else scipy.linalg.lapack.ssytrs
+    sytrs = _sy_or_he("trs", ld, hermitian)
     x = [sytrs(ld[i], piv[i], b[i], lower=1)[0] for i in range(len(b))]
     return _out(tensor(np.array(x, B._data.dtype).reshape(batch + B.shape[-2:])), out)
 
