@@ -180,7 +180,7 @@ class _CompiledFunction:
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
-                if reason is not None:
+                if reason is not None and len(self._entries) < (self._recompile_limit or config.recompile_limit):
                     _log("recompiles", f"recompiling {_name(fn)}: the dynamic graph does not hold at "
                                        f"these sizes: {reason}")
                     counters["recompiles"][_name(fn)] += 1
