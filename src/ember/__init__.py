@@ -7,7 +7,7 @@ from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
 from ._ops.pointwise_binary import (add, addcdiv, addcmul, arctan2, atan2, clamp, clamp_max,
                                     clamp_min, clip, div, divide, float_power, floor_divide, fmax,
-                                    fmin, fmod, hypot, lerp, logaddexp2, maximum, minimum, mul,
+                                    fmin, fmod, hypot, lerp, logaddexp, logaddexp2, maximum, minimum, mul,
                                     multiply, pow,
                                     remainder, rsub, sub, subtract, true_divide, where)
 from ._ops.pointwise_unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil,
@@ -41,7 +41,7 @@ from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, m
                         sort, topk, unique, unique_consecutive)
 from ._ops.inplace import (copy_, fill_, zero_)
 from ._ops.special import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2rad, digamma, erfc,
-                           erfinv, exp2, i0, lgamma, logaddexp, logit, polygamma, rad2deg, sinc,
+                           erfinv, exp2, i0, lgamma, logit, polygamma, rad2deg, sinc,
                            xlogy)
 from ._ops.numeric import (copysign, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
                            signbit)

@@ -549,7 +549,7 @@ _METHODS = {
     "logit": _special.logit, "sinc": _special.sinc, "lgamma": _special.lgamma,
     "digamma": _special.digamma, "polygamma": lambda self, n: _special.polygamma(n, self),
     "i0": _special.i0, "deg2rad": _special.deg2rad, "rad2deg": _special.rad2deg,
-    "xlogy": _special.xlogy, "logaddexp": _special.logaddexp,
+    "xlogy": _special.xlogy, "logaddexp": _binary.logaddexp,
     "copysign": _numeric.copysign, "ldexp": _numeric.ldexp, "nextafter": _numeric.nextafter,
     "signbit": _numeric.signbit, "isposinf": _numeric.isposinf, "isneginf": _numeric.isneginf,
     "heaviside": _numeric.heaviside, "gcd": _numeric.gcd, "lcm": _numeric.lcm,

@@ -393,6 +393,24 @@ class LogAddExp2(Op):
         return g / (1 + 2 ** (b - a)), g / (1 + 2 ** (a - b))
 
 
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow.
+    TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
+    _floating_pair("logaddexp", input, other)
+    return with_out(apply(LogAddExp, input, other), out)
+
+
+class LogAddExp(Op):
+    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b."""
+    infer = classmethod(elementwise_rule)
+    forward = staticmethod(np.logaddexp)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g * (a - b).sigmoid(), g * (b - a).sigmoid()
+
+
 def maximum(input, other, *, out=None):
     """The elementwise larger of ``input`` and ``other`` (NaN propagates); ties split the
     gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html)."""

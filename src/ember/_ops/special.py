@@ -15,7 +15,7 @@ from scipy import special as _special
 from .._tensor import Tensor
 from .args import with_out
 from .core import Op, apply, elementwise_rule
-from .pointwise_binary import Where, _floating_pair
+from .pointwise_binary import Where
 from .pointwise_unary import elementwise
 
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -244,21 +244,3 @@ class Xlogy(Op):
             y = g.new_full((), y)
         log_y = _where((x == 0) & (y <= 0), g.new_zeros(()), y.log())
         return g * log_y if need_x else None, g * x / y if need_y else None
-
-
-def logaddexp(input, other, *, out=None):
-    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow.
-    TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
-    _floating_pair("logaddexp", input, other)
-    return with_out(apply(LogAddExp, input, other), out)
-
-
-class LogAddExp(Op):
-    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b."""
-    infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.logaddexp)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        return g * (a - b).sigmoid(), g * (b - a).sigmoid()

@@ -101,6 +101,14 @@ def _scipy(name, x, sizes, dims, norm):
     return getattr(scipy.fft, name + "n")(x, s=sizes, axes=dims, norm=norm)
 
 
+def _resized(shape, sizes, dims):
+    """``shape`` with dimension ``dims[k]`` of size ``sizes[k]`` (the transforms' shape rules)."""
+    shape = list(shape)
+    for d, n in zip(dims, sizes):
+        shape[d] = n
+    return tuple(shape)
+
+
 class FftC2C(Op):
     """The n-d DFT (``inverse``: its inverse) over ``dims``, padded or trimmed to ``sizes``."""
     promote = None
@@ -113,10 +121,7 @@ class FftC2C(Op):
 
     @classmethod
     def infer(cls, x, sizes, dims, norm, inverse):
-        shape = list(x.shape)
-        for d, n in zip(dims, sizes):
-            shape[d] = n
-        return tuple(shape), x.dtype.to_complex()
+        return _resized(x.shape, sizes, dims), x.dtype.to_complex()
 
     @staticmethod
     def backward(ctx, g):
@@ -138,11 +143,8 @@ class FftR2C(Op):
 
     @classmethod
     def infer(cls, x, sizes, dims, norm):
-        shape = list(x.shape)
-        for d, n in zip(dims, sizes):
-            shape[d] = n
-        shape[dims[-1]] = sizes[-1] // 2 + 1
-        return tuple(shape), x.dtype.to_complex()
+        one_sided = (*sizes[:-1], sizes[-1] // 2 + 1)
+        return _resized(x.shape, one_sided, dims), x.dtype.to_complex()
 
     @staticmethod
     def backward(ctx, g):
@@ -166,10 +168,7 @@ class FftC2R(Op):
 
     @classmethod
     def infer(cls, x, sizes, dims, norm):
-        shape = list(x.shape)
-        for d, n in zip(dims, sizes):
-            shape[d] = n
-        return tuple(shape), x.dtype.to_real()
+        return _resized(x.shape, sizes, dims), x.dtype.to_real()
 
     @staticmethod
     def backward(ctx, g):
