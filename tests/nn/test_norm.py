@@ -287,3 +287,25 @@ def test_norm_stats_is_a_two_result_op_with_per_output_gradients(axes, centered)
             t_gg, = torch.autograd.grad((t_grad ** 2).sum(), x)
             e_gg, = ember.autograd.grad((e_grad ** 2).sum(), ours)
             assert_close(e_gg, t_gg, rtol=1e-12, atol=1e-12)
+
+
+def test_layer_norm_third_derivative_matches_finite_differences():
+    """Normalize -> NormalizeBackward -> its ember-op derivative: a third derivative, checked
+    against float64 central differences of the second (torch 2.13's own is wrong here)."""
+    rng = np.random.default_rng(0)
+    x0, w = rng.standard_normal((3, 5)), ember.tensor(rng.standard_normal(5))
+
+    def second(x):
+        y = F(ember).layer_norm(x, (5,), w, None)
+        g1, = ember.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        g2, = ember.autograd.grad((g1 ** 2).sum(), x, create_graph=True)
+        return (g2 ** 2).sum()
+    x = ember.tensor(x0, requires_grad=True)
+    third, = ember.autograd.grad(second(x), x)
+    numeric, h = np.zeros_like(x0), 1e-6
+    for i in np.ndindex(x0.shape):
+        step = np.zeros_like(x0)
+        step[i] = h
+        plus, minus = (float(second(ember.tensor(x0 + s, requires_grad=True))) for s in (step, -step))
+        numeric[i] = (plus - minus) / (2 * h)
+    np.testing.assert_allclose(third.numpy(), numeric, rtol=1e-6, atol=1e-6 * np.abs(numeric).max())
