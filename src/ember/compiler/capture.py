@@ -273,7 +273,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     tracer.keep += [a for a in _arrays(world)]
     cap_joint = None
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
-    make, init = Tensor.__dict__["_make"], Tensor.__dict__["_init"]
+    make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
     draws = [(_random, "rng"), (_distributions, "generator_or_default")]
     originals = [getattr(module, name) for module, name in draws]
@@ -286,6 +286,14 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         tracer.made_by(data, sys._getframe(1).f_code)
         return init.__func__(self, data, requires_grad)
 
+    def traced_snapshot(self):
+        # An in-place op on a tensor with history first copies its old value (the op may save
+        # it for backward): the copy holds the value of self's node, not a new input.
+        copy = snapshot(self)
+        tracer.value[id(copy._data)] = tracer.node(self)
+        tracer.keep.append(copy._data)
+        return copy
+
     def traced_draw(draw):
         def traced(generator=None):
             if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
@@ -296,6 +304,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for name, (_, method) in patches.items():
         setattr(Tensor, name, method)
     Tensor._make, Tensor._init = classmethod(traced_make), staticmethod(traced_init)
+    Tensor._snapshot = traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
     _core.OBSERVERS.append(tracer)
@@ -309,7 +318,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                 cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
-        Tensor._make, Tensor._init = make, init
+        Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
         for (module, name), draw in zip(draws, originals):
             setattr(module, name, draw)
         for name, (original, _) in patches.items():
