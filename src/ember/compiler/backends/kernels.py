@@ -16,7 +16,8 @@ __all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "updat
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand")
+VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice")
+ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
 _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
@@ -278,9 +279,34 @@ def _last_dim(node, dim):
     return isinstance(dim, int) and dim in (-1, nd - 1) and nd >= 1
 
 
+def _attention_kind(node, have_blas):
+    """"bmm" (Matmul of stacks of matrices), "attention" (AttentionWeights), "softmax_grad"
+    (SoftmaxScoresGrad): kernels of :mod:`.attention`; or None."""
+    name, out = node.target.name, _dtype(node)
+    arrays = [a for a in node.args if hasattr(a, "meta")]
+    if out not in FLOATS or 0 in node.meta["shape"]:
+        return None
+    if name == "Matmul" and have_blas and len(node.args) == 2 and len(arrays) == 2:
+        a, b = arrays
+        if len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) > 2 and _dtype(a) == _dtype(b) == out \
+                and a.meta["shape"][-1] > 0:
+            return "bmm"
+    if name == "AttentionWeights" and have_blas:
+        query, key = node.args[0], node.args[1]
+        mask = node.args[2] if len(node.args) > 2 else None
+        if _dtype(query) == _dtype(key) == out and query.meta["shape"][-1] > 0 and \
+                (mask is None or (hasattr(mask, "meta") and _dtype(mask) in (np.dtype(np.bool_), out))):
+            return "attention"
+    if name == "SoftmaxScoresGrad" and len(arrays) == 2 and all(
+            a.meta["shape"] == node.meta["shape"] and _dtype(a) == out for a in arrays):
+        return "softmax_grad"
+    return None
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
-    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop) or None (run from Python)."""
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
+    "softmax_grad" or None (run from Python)."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -325,6 +351,10 @@ def kind_of(node, have_blas):
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
         return "conv" if conv.direct(node) else None
+    if name in ATTENTION_OPS:
+        kind = _attention_kind(node, have_blas)
+        if kind is not None:
+            return kind
     if name in ("Matmul", "Linear") and have_blas:
         a, b = node.args[0], node.args[1]
         if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2

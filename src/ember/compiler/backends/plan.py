@@ -14,6 +14,7 @@ Passes, each a small function over the graph:
 """
 import numpy as np
 
+from . import attention
 from .kernels import Part, _dtype, kind_of, operands
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
@@ -121,8 +122,39 @@ def _part_loc(plan, part):
     return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, offset)
 
 
+def _slice_loc(index, src):
+    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None."""
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        fill = len(src.shape) - sum(i is not None for i in index if i is not Ellipsis)
+        index = index[:at] + (slice(None),) * fill + index[at + 1:]
+    shape, strides, offset, d = [], [], src.offset, 0
+    for i in index:
+        if i is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        if d >= len(src.shape):
+            return None
+        n, stride = src.shape[d], src.strides[d]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            shape.append(len(range(start, stop, step)))
+            strides.append(stride * step)
+            offset += start * stride
+        elif isinstance(i, (int, np.integer)) and -n <= i < n:
+            offset += (i % n) * stride
+        else:
+            return None
+        d += 1
+    return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
+
+
 def _view_loc(node, src):
     name, shape = node.target.name, tuple(node.meta["shape"])
+    if name == "Slice":
+        loc = _slice_loc(tuple(node.kwargs["index"]), src)
+        return loc if loc is not None and loc.shape == shape else None
     if name == "Permute":
         dims = node.kwargs.get("dims", node.args[1] if len(node.args) > 1 else None)
         return Loc(src.storage, shape, [src.strides[d] for d in dims], src.dtype, src.offset)
@@ -231,6 +263,8 @@ def _operands_fit(node, kind, loc):
     if kind in ("cross_entropy", "cross_entropy_backward"):
         x = node.args[0] if kind == "cross_entropy" else node.args[3]
         return loc[x].contiguous and loc[node.args[1]].contiguous
+    if kind in ("bmm", "attention", "softmax_grad"):
+        return attention.fits(node, kind, loc)
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "gemm":
