@@ -105,3 +105,22 @@ def test_batched_gemm_broadcast_and_layouts(dtype):
     outs = [b.call("Matmul", a, ct), b.call("Matmul", m, ct), b.call("Matmul", every_other, y)]
     fn = _check(b, b.output(*outs), dtype)
     assert fn.c_source.count("batched GEMM") == 2  # columns 2 apart: not a layout BLAS reads
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_index_gradients_and_reshapes_of_strided_values(dtype):
+    """The attention backward's assembly of dq, dk, dv: IndexBackward of basic indices (ints,
+    slices with steps, None, Ellipsis) as zeros plus a strided copy, and the reshape of a
+    permuted value as one copy into a contiguous buffer."""
+    rng = np.random.default_rng(3)
+    b = Builder()
+    g = b.input("g", rng.standard_normal((4, 5, 6)).astype(dtype))
+    picks = [b.call("IndexBackward", g, shape=(3, 4, 5, 6), index=(1,)),
+             b.call("IndexBackward", g, shape=(4, 5, 12), index=(Ellipsis, slice(None, None, 2))),
+             b.call("IndexBackward", g, shape=(4, 5, 6, 2), index=(slice(None, None, -1), Ellipsis, -1)),
+             b.call("IndexBackward", b.call("Slice", g, index=(0, None)), shape=(2, 5, 6), index=(-1, None))]
+    total = b.call("Add", b.call("Add", picks[0], picks[0]), picks[0])
+    flat = b.call("View", b.call("Permute", total, dims=(1, 3, 0, 2)), shape=(4, 18, 5))
+    fn = _check(b, b.output(*picks, flat), dtype)
+    assert fn.c_source.count("zeros, then g into the view") == 4 and "strided copy" in fn.c_source
+    assert "F_index_backward" not in fn.source and "F_view" not in fn.source

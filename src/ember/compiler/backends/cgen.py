@@ -10,7 +10,7 @@ import numpy as np
 from . import attention
 from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
-from .plan import _args, _blas_layout, _numel, gemm_operands
+from .plan import _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
 __all__ = ["generate", "collapse"]
 
@@ -356,6 +356,33 @@ def _cross_entropy_kernel(src, node, fname, backward):
                    "        y[c] -= scale;", "    }", "    return 0;", "}"]
 
 
+def _copy_kernel(src, node, fname):
+    """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
+    the gradient of a basic index ("scatter": zeros, then g copied into the indexed view)."""
+    plan = src.plan
+    g, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    lines = [f"/* {'strided copy' if node.target.name == 'View' else 'zeros, then g into the view'} "
+             f"{list(g.shape)} -> {list(out.shape)}: {label(node)} */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    const {t}* restrict a = {src.pointer(g)};",
+             f"    {t}* restrict y = {src.pointer(out)};"]
+    if node.target.name == "View":
+        dest = (0, contiguous_strides(g.shape))
+    else:
+        lines.append(f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});")
+        view = scatter_loc(node, out)
+        dest = (view.offset, view.strides)
+    dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(dest[1])])
+    loop_vars = [f"i{d}" for d in range(len(dims))]
+    indent = "    "
+    for v, n in zip(loop_vars, dims):
+        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
+        indent += "    "
+    lines.append(f"{indent}y[{_index(dest[0], sy, loop_vars)}] = a[{_index(g.offset, sa, loop_vars)}];")
+    return lines + ["}"]
+
+
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
     ``block`` rows, each finished while in cache; 2: a direct loop for tiny products."""
@@ -438,6 +465,9 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind in ("copy", "scatter"):
+            lines = _copy_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("bmm", "attention", "softmax_grad"):
             lines = getattr(attention, kernel.kind + "_kernel")(src, kernel.nodes[0], fname)

@@ -306,7 +306,8 @@ def _attention_kind(node, have_blas):
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
-    "softmax_grad" or None (run from Python)."""
+    "softmax_grad", "scatter" or None (run from Python); the plan makes "copy" of a reshape of
+    strided memory."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -351,6 +352,9 @@ def kind_of(node, have_blas):
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
         return "conv" if conv.direct(node) else None
+    if name == "IndexBackward" and _dtype(node.args[0]) == out and all(
+            i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in node.kwargs["index"]):
+        return "scatter"  # the gradient of a basic index: zeros, and g copied into the view
     if name in ATTENTION_OPS:
         kind = _attention_kind(node, have_blas)
         if kind is not None:

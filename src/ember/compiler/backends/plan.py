@@ -15,9 +15,9 @@ Passes, each a small function over the graph:
 import numpy as np
 
 from . import attention
-from .kernels import Part, _dtype, kind_of, operands
+from .kernels import CTYPES, Part, _dtype, kind_of, operands
 
-__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
+__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc"]
 
 
 class Storage:
@@ -150,6 +150,11 @@ def _slice_loc(index, src):
     return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
 
 
+def scatter_loc(node, out):
+    """Where IndexBackward's gradient lands inside its zeroed output ``out``."""
+    return _slice_loc(tuple(node.kwargs["index"]), out)
+
+
 def _view_loc(node, src):
     name, shape = node.target.name, tuple(node.meta["shape"])
     if name == "Slice":
@@ -192,7 +197,8 @@ def schedule(plan):
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]
                 continue
-            kind = plan.kind[node] = None
+            # a reshape of strided memory: C copies it into a contiguous buffer
+            kind = plan.kind[node] = "copy" if node.target.name == "View" and _dtype(node) in CTYPES else None
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
