@@ -28,6 +28,14 @@ def _block_rows(n, itemsize):
     return max(8, _L2_BYTES // 4 // max(1, n * itemsize))
 
 
+def direct_candidate(shape):
+    """Whether the direct loop is a candidate for a product of ``shape`` (M, N, K, itemsize):
+    larger products never pick it, so their kernels are generated without it (it would add a
+    tenth to the C compiler's time on the GPT step, for nothing)."""
+    m, n, k, _ = shape
+    return m * n * k <= 64 * _DIRECT_MACS
+
+
 def cost_model(shape):
     """Direct loop for tiny products, else BLAS on the whole product. Blocks are left to
     ``max_autotune``: OpenBLAS packs B again for every block, which cost more than the cache
@@ -89,7 +97,7 @@ def choose(fname, shape, kernel, fn, scratch, compiler):
         return cached[0], cached[1], "cached"
     m, n, k, size = shape
     candidates = [(0, 0), (1, _block_rows(n, size))]
-    if m * n * k <= 64 * _DIRECT_MACS:
+    if direct_candidate(shape):
         candidates.append((2, 0))
     timed = {c: _time(fn, scratch, *c) for c in candidates}
     best = min(timed, key=timed.get)

@@ -8,6 +8,7 @@ comment naming the graph nodes it computes.
 import numpy as np
 
 from . import attention
+from .autotune import direct_candidate
 from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
@@ -385,7 +386,8 @@ def _copy_kernel(src, node, fname):
 
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products."""
+    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products (generated
+    only where autotuning may pick it)."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -415,29 +417,29 @@ def _gemm_kernel(src, kernel, fname, epilogue):
                        f"void {fname}(void** restrict p, int choice, long block) {{",
                        f"    const {t}* A = {src.pointer(a)} + {a.offset};",
                        f"    const {t}* B = {src.pointer(b)} + {b.offset};",
-                       f"    {t}* C = {src.pointer(out)};",
-                       "    if (choice == 2) {",
-                       f"        for (long i = 0; i < {m}; i++) {{",
-                       f"            {t}* restrict c = C + i*{n};",
-                       f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
-                       f"            for (long q = 0; q < {k}; q++) {{",
-                       f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
-                       f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
-                       "            }",
-                       f"            {fname}_finish(p, C, i, i + 1);",
-                       "        }",
-                       "    } else {",
-                       f"        em_blas_threads({m * n * k}L);",
-                       f"        long mb = choice == 1 ? block : {m};",
-                       f"        for (long r = 0; r < {m}; r += mb) {{",
-                       f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
-                       f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
-                       f"            char ta = '{tb}', tb = '{ta}';",
-                       f"            {t} one = 1, zero = 0;",
-                       f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
-                       f"            {fname}_finish(p, C, r, r + nn);",
-                       "        }",
-                       "    }", after, "}"]
+                       f"    {t}* C = {src.pointer(out)};"]
+    lines += ["    if (choice == 2) {",
+              f"        for (long i = 0; i < {m}; i++) {{",
+              f"            {t}* restrict c = C + i*{n};",
+              f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
+              f"            for (long q = 0; q < {k}; q++) {{",
+              f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
+              f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
+              "            }",
+              f"            {fname}_finish(p, C, i, i + 1);",
+              "        }",
+              "    } else {"] if direct_candidate((m, n, k, 0)) else ["    {"]
+    lines += [f"        em_blas_threads({m * n * k}L);",
+              f"        long mb = choice == 1 ? block : {m};",
+              f"        for (long r = 0; r < {m}; r += mb) {{",
+              f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
+              f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
+              f"            char ta = '{tb}', tb = '{ta}';",
+              f"            {t} one = 1, zero = 0;",
+              f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
+              f"            {fname}_finish(p, C, r, r + nn);",
+              "        }",
+              "    }", after, "}"]
     return lines, (m, n, k, out.dtype.itemsize)
 
 
