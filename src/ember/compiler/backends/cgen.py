@@ -7,7 +7,7 @@ comment naming the graph nodes it computes.
 """
 import numpy as np
 
-from . import attention
+from . import attention, norm
 from .autotune import direct_candidate
 from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
@@ -467,6 +467,11 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "norm_backward":
+            node = kernel.nodes[0]
+            results = {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
+            lines = norm.norm_backward_kernel(src, node, fname, results)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("copy", "scatter"):
             lines = _copy_kernel(src, kernel.nodes[0], fname)

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import conv
 
-__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
+__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
@@ -303,17 +303,48 @@ def _attention_kind(node, have_blas):
     return None
 
 
+def norm_backward_operands(node):
+    """(g, x, stats, weight, bias) of a NormalizeBackward node, and the result index of each
+    gradient it gives: (x, weight, bias)."""
+    g, x, stats, weight, bias = node.args[:5]
+    return (g, x, stats, weight, bias), (0, 2, 3)
+
+
+def _norm_backward_ok(node):
+    """Whether the kernel handles ``node``: statistics over trailing axes, weight and bias
+    (or None) of the normalised trailing shape, one floating dtype throughout."""
+    (g, x, stats, weight, bias), _ = norm_backward_operands(node)
+    if not all(u.target is operator.getitem for u in node.users) or \
+            len({u.args[1] for u in node.users}) != len(node.users):
+        return False
+    k = node.kwargs
+    shape = tuple(x.meta["shape"])
+    axes = tuple(k["axes"])
+    if not axes or axes != tuple(range(len(shape) - len(axes), len(shape))) or k.get("affine_shape") is not None:
+        return False
+    arrays = [a for a in (g, x, stats, weight, bias) if a is not None]
+    if not all(hasattr(a, "meta") for a in arrays) or len({_dtype(a) for a in arrays}) != 1 \
+            or _dtype(x) not in FLOATS or tuple(g.meta["shape"]) != shape:
+        return False
+    trailing = shape[len(shape) - len(axes):]
+    return all(a is None or tuple(a.meta["shape"]) == trailing for a in (weight, bias))
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
-    "softmax_grad", "scatter" or None (run from Python); the plan makes "copy" of a reshape of
-    strided memory."""
+    "softmax_grad", "scatter", "norm_backward" (and "result" for the gradients it gives) or None
+    (run from Python); the plan makes "copy" of a reshape of strided memory."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
         return "elementwise" if _update_ok(update_of(node)) else None
     if name in UPDATES:
         return "update" if _update_ok(node) else None
+    if name == "NormalizeBackward":
+        return "norm_backward" if _norm_backward_ok(node) else None
+    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormalizeBackward":
+        return "result"  # a gradient the layer-norm backward kernel writes (if it runs in C)
     if node.op != "call_op" or name is None or "shape" not in node.meta:
         return None
     shape = node.meta["shape"]

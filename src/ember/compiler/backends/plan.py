@@ -14,7 +14,7 @@ Passes, each a small function over the graph:
 """
 import numpy as np
 
-from . import attention
+from . import attention, norm
 from .kernels import CTYPES, Part, _dtype, kind_of, operands
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc"]
@@ -202,6 +202,12 @@ def schedule(plan):
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
+        if kind == "result":  # a gradient written by the layer-norm backward kernel, if C runs it
+            if plan.kind.get(node.args[0]) == "norm_backward":
+                plan.loc[node] = _new_loc(node, "buffer")
+                plan.position[node] = plan.position[node.args[0]]
+                continue
+            kind = plan.kind[node] = None
         if kind == "update":  # computed by the loops of the getitem nodes that pick its results
             plan.position[node] = -1
             continue
@@ -271,6 +277,8 @@ def _operands_fit(node, kind, loc):
         return loc[x].contiguous and loc[node.args[1]].contiguous
     if kind in ("bmm", "attention", "softmax_grad"):
         return attention.fits(node, kind, loc)
+    if kind == "norm_backward":
+        return norm.fits(node, loc)
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "gemm":
@@ -307,6 +315,9 @@ def _renumber(plan):
     for k in plan.kernels:
         for n in k.nodes + (k.epilogue.nodes if k.epilogue else []):
             plan.position[n] = index[id(k)]
+    for n, kind in plan.kind.items():
+        if kind == "result" and n in plan.loc:
+            plan.position[n] = plan.position[n.args[0]]
     for n in plan.inlined:
         user = n.users[0]
         while user in plan.inlined:
