@@ -124,3 +124,15 @@ def test_index_gradients_and_reshapes_of_strided_values(dtype):
     fn = _check(b, b.output(*picks, flat), dtype)
     assert fn.c_source.count("zeros, then g into the view") == 4 and "strided copy" in fn.c_source
     assert "F_index_backward" not in fn.source and "F_view" not in fn.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_gradient(dtype):
+    """GPT's token-embedding gradient: repeated ids sum, ``padding_idx`` gets none."""
+    rng = np.random.default_rng(5)
+    b = Builder()
+    g = b.input("g", rng.standard_normal((4, 9, 6)).astype(dtype))
+    ids = b.input("ids", rng.integers(0, 7, (4, 9)))
+    outs = [b.call("EmbeddingBackward", g, ids, num_weights=7, padding_idx=padding) for padding in (None, 3)]
+    fn = _check(b, b.output(*outs), dtype)
+    assert fn.c_source.count("embedding gradient: 36 rows of 6") == 2 and "F_embedding_backward" not in fn.source

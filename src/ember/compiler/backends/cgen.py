@@ -384,6 +384,28 @@ def _copy_kernel(src, node, fname):
     return lines + ["}"]
 
 
+def _embedding_backward_kernel(src, node, fname):
+    """Row r of the weight gradient sums the rows of ``g`` whose id is r (none for
+    ``padding_idx``). The ids are in range: the forward's Embedding, earlier in the graph,
+    raised for any other."""
+    plan = src.plan
+    g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    n, width = _numel(ids.shape), out.shape[-1]
+    padding = node.kwargs.get("padding_idx")
+    return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
+            f"    {t}* restrict y = {src.pointer(out)};",
+            f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});",
+            f"    for (long r = 0; r < {n}; r++) {{",
+            f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
+            f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",
+            f"        {t}* restrict row = y + ids[r]*{width};",
+            f"        for (long j = 0; j < {width}; j++) row[j] += g[j];",
+            "    }", "}"]
+
+
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
     ``block`` rows, each finished while in cache; 2: a direct loop for tiny products (generated
@@ -472,6 +494,9 @@ def generate(plan):
             node = kernel.nodes[0]
             results = {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
             lines = norm.norm_backward_kernel(src, node, fname, results)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "embedding_backward":
+            lines = _embedding_backward_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("copy", "scatter"):
             lines = _copy_kernel(src, kernel.nodes[0], fname)

@@ -333,7 +333,8 @@ def _norm_backward_ok(node):
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
-    "softmax_grad", "scatter", "norm_backward" (and "result" for the gradients it gives) or None
+    "softmax_grad", "scatter", "embedding_backward", "norm_backward" (and "result" for the
+    gradients it gives) or None
     (run from Python); the plan makes "copy" of a reshape of strided memory."""
     target = node.target
     name = getattr(target, "name", None)
@@ -383,6 +384,10 @@ def kind_of(node, have_blas):
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
         return "conv" if conv.direct(node) else None
+    if name == "EmbeddingBackward" and _dtype(node.args[0]) == out and hasattr(node.args[1], "meta") \
+            and _dtype(node.args[1]) == np.int64 and not node.kwargs.get("scale_grad_by_freq") \
+            and (node.kwargs.get("padding_idx") is None or node.kwargs["padding_idx"] >= 0):
+        return "embedding_backward"
     if name == "IndexBackward" and _dtype(node.args[0]) == out and all(
             i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in node.kwargs["index"]):
         return "scatter"  # the gradient of a basic index: zeros, and g copied into the view

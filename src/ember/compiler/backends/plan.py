@@ -279,6 +279,8 @@ def _operands_fit(node, kind, loc):
         return attention.fits(node, kind, loc)
     if kind == "norm_backward":
         return norm.fits(node, loc)
+    if kind == "embedding_backward":
+        return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "gemm":
