@@ -389,7 +389,7 @@ def kind_of(node, have_blas):
             and (node.kwargs.get("padding_idx") is None or node.kwargs["padding_idx"] >= 0):
         return "embedding_backward"
     if name == "IndexBackward" and _dtype(node.args[0]) == out and all(
-            i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in node.kwargs["index"]):
+            i is None or i is Ellipsis or isinstance(i, slice) or type(i) is int for i in node.kwargs["index"]):
         return "scatter"  # the gradient of a basic index: zeros, and g copied into the view
     if name in ATTENTION_OPS:
         kind = _attention_kind(node, have_blas)

@@ -142,7 +142,7 @@ def _slice_loc(index, src):
             shape.append(len(range(start, stop, step)))
             strides.append(stride * step)
             offset += start * stride
-        elif isinstance(i, (int, np.integer)) and -n <= i < n:
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) and -n <= i < n:
             offset += (i % n) * stride
         else:
             return None
