@@ -31,10 +31,11 @@ def test_norm_backward_matches_reference(dtype, case):
     bias = None if case in ("no_affine", "rms_norm") else b.input("bias", rng.standard_normal(trailing).astype(dtype))
     centered = case != "rms_norm"
     stats = b.call("NormStats", x, axes=axes, centered=centered)
-    needs = (True, False, weight is not None and case != "x_only", bias is not None and case != "x_only")
-    shapes = (shape, (2,) + tuple(1 if i in axes else n for i, n in enumerate(shape)), trailing, trailing)
-    grads = b.call("NormalizeBackward", g, x, stats, weight, bias, axes=axes, eps=1e-5, centered=centered,
-                   needs=needs, affine_shape=None, shapes=shapes)
+    mean, var = b.call("getitem", stats, 0), b.call("getitem", stats, 1)
+    needs = (True, False, False, weight is not None and case != "x_only", bias is not None and case != "x_only")
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    grads = b.call("NormalizeBackward", g, x, mean, var, weight, bias, axes=axes, eps=1e-5, centered=centered,
+                   needs=needs, affine_shape=None, shapes=(shape, kept, kept, trailing, trailing))
     picked = [b.call("getitem", grads, i) for i, need in enumerate(needs) if need]
     fn = compile_graph(b.output(*picked), {})
     outs = fn([b.values[p].copy() for p in b.graph.placeholders])

@@ -17,16 +17,15 @@ __all__ = ["fits", "norm_backward_kernel"]
 
 
 def fits(node, loc):
-    (g, x, stats, weight, bias), _ = _operands(node)
-    return all(loc[a].contiguous for a in (g, x, stats, weight, bias) if a is not None)
+    return all(loc[a].contiguous for a in _operands(node)[0] if a is not None)
 
 
 def norm_backward_kernel(src, node, fname, results):
     """``results``: result index -> the Loc it is written to (the getitem nodes picking it)."""
     plan = src.plan
-    (g, x, stats, weight, bias), (ix, iw, ib) = _operands(node)
+    (g, x, mean, var, weight, bias), (ix, iw, ib) = _operands(node)
     k = node.kwargs
-    gl, xl, sl = plan.loc[g], plan.loc[x], plan.loc[stats]
+    gl, xl, ml, vl = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
     t = CTYPES[xl.dtype]
     sfx = "f" if xl.dtype == np.float32 else ""
     n = int(np.prod(xl.shape[len(xl.shape) - len(k["axes"]):], dtype=np.int64))
@@ -35,7 +34,8 @@ def norm_backward_kernel(src, node, fname, results):
     w = f"w[j]" if weight is not None else "1"
     lines = [f"/* layer norm backward over rows of {n} of {list(xl.shape)}: {label(node)} */",
              f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* restrict stats = {src.pointer(sl)} + {sl.offset};"]
+             f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",
+             f"    const {t}* restrict var = {src.pointer(vl)} + {vl.offset};"]
     if weight is not None:
         wl = plan.loc[weight]
         lines.append(f"    const {t}* restrict w = {src.pointer(wl)} + {wl.offset};")
@@ -46,11 +46,11 @@ def norm_backward_kernel(src, node, fname, results):
     lines += [f"    for (long r = 0; r < {rows}; r++) {{",
               f"        const {t}* restrict g = {src.pointer(gl)} + {gl.offset} + r*{n};",
               f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
-              f"        const {t} mean = {'stats[r]' if centered else '0'};",
-              f"        const {t} invstd = 1 / sqrt{sfx}(stats[{rows} + r] + {c_literal(k['eps'], xl.dtype)});",
+              f"        const {t} mu = {'mean[r]' if centered else '0'};",
+              f"        const {t} invstd = 1 / sqrt{sfx}(var[r] + {c_literal(k['eps'], xl.dtype)});",
               f"        {t} sum_gh = 0, sum_gh_xhat = 0;",
               f"        for (long j = 0; j < {n}; j++) {{",
-              f"            {t} xhat = (x[j] - mean) * invstd, gh = g[j] * {w};",
+              f"            {t} xhat = (x[j] - mu) * invstd, gh = g[j] * {w};",
               "            sum_gh += gh; sum_gh_xhat += gh * xhat;"]
     if iw in results:
         lines.append("            gw[j] += g[j] * xhat;")
@@ -62,5 +62,5 @@ def norm_backward_kernel(src, node, fname, results):
         lines += [f"        {t}* restrict y = {src.pointer(results[ix])} + r*{n};",
                   f"        const {t} a = {shift}, b = sum_gh_xhat * {c_literal(1 / n, xl.dtype)};",
                   f"        for (long j = 0; j < {n}; j++)",
-                  f"            y[j] = (g[j] * {w} - a - (x[j] - mean) * invstd * b) * invstd;"]
+                  f"            y[j] = (g[j] * {w} - a - (x[j] - mu) * invstd * b) * invstd;"]
     return lines + ["    }", "}"]

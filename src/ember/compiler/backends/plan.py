@@ -12,6 +12,8 @@ Passes, each a small function over the graph:
   :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
       (an optimizer update writing the parameter) when nothing reads the old value afterwards.
 """
+import operator
+
 import numpy as np
 
 from . import attention, norm
@@ -23,10 +25,12 @@ __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc"]
 class Storage:
     """One array the generated code addresses through slot ``index`` of its pointer table:
     kind "input" (a placeholder), "python" (a value computed by NumPy) or "buffer"
-    (allocated once, at compile time). ``alias`` redirects it to another storage."""
+    (allocated once, at compile time) holding ``node``'s value as an array of ``shape`` and
+    ``dtype``. ``alias`` redirects it to another storage."""
 
-    def __init__(self, kind, node, nbytes=0):
-        self.kind, self.node, self.nbytes, self.alias, self.index = kind, node, nbytes, None, None
+    def __init__(self, kind, node, shape, dtype):
+        self.kind, self.node, self.shape, self.dtype = kind, node, tuple(shape), dtype
+        self.nbytes, self.alias, self.index = _numel(shape) * dtype.itemsize, None, None
 
     def resolve(self):
         s = self
@@ -118,8 +122,7 @@ def _part_loc(plan, part):
     if src is None or not src.contiguous:
         return None
     shape = part.meta["shape"]
-    offset = src.offset + (part.index or 0) * _numel(shape)
-    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, offset)
+    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
 
 
 def _slice_loc(index, src):
@@ -156,7 +159,11 @@ def scatter_loc(node, out):
 
 
 def _view_loc(node, src):
-    name, shape = node.target.name, tuple(node.meta["shape"])
+    shape = tuple(node.meta["shape"])
+    if node.target is operator.getitem:  # a result of NormStats: a half of its (2, *kept) buffer
+        return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
+                                            src.offset + node.args[1] * _numel(shape))
+    name = node.target.name
     if name == "Slice":
         loc = _slice_loc(tuple(node.kwargs["index"]), src)
         return loc if loc is not None and loc.shape == shape else None
@@ -173,10 +180,11 @@ def _view_loc(node, src):
     return None
 
 
-def _new_loc(node, kind):
-    shape, dtype = tuple(node.meta["shape"]), _dtype(node)
-    storage = Storage(kind, node, _numel(shape) * dtype.itemsize)
-    return Loc(storage, shape, contiguous_strides(shape), dtype)
+def _new_loc(node, kind, shape=None, dtype=None):
+    """A new storage for ``node``'s value (of the node's shape and dtype unless given)."""
+    shape = tuple(node.meta["shape"]) if shape is None else shape
+    dtype = _dtype(node) if dtype is None else dtype
+    return Loc(Storage(kind, node, shape, dtype), shape, contiguous_strides(shape), dtype)
 
 
 def schedule(plan):
@@ -192,13 +200,13 @@ def schedule(plan):
         kind = plan.kind.get(node)
         if kind == "view":
             src = node.args[0]
-            loc = _view_loc(node, plan.loc[src])
+            loc = _view_loc(node, plan.loc.get(src))
             if loc is not None:
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]
                 continue
             # a reshape of strided memory: C copies it into a contiguous buffer
-            kind = plan.kind[node] = "copy" if node.target.name == "View" and _dtype(node) in CTYPES else None
+            kind = plan.kind[node] = "copy" if getattr(node.target, "name", None) == "View" and _dtype(node) in CTYPES else None
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
@@ -236,7 +244,11 @@ def schedule(plan):
             continue
         if kind is not None and not _operands_fit(node, kind, plan.loc):
             kind = plan.kind[node] = None
-        if "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
+        if kind == "norm_stats":  # the mean, then the variance: each of the kept shape
+            x = node.args[0]
+            kept = tuple(1 if i in node.kwargs["axes"] else n for i, n in enumerate(x.meta["shape"]))
+            plan.loc[node] = _new_loc(node, "buffer", (2,) + kept, _dtype(x))
+        elif "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
             plan.loc[node] = _new_loc(node, "python" if kind is None else "buffer")
         plan.position[node] = len(plan.kernels)
         plan.kernels.append(Kernel(kind or "python", [node]))
