@@ -12,51 +12,9 @@ array passes over the scores.
 import numpy as np
 
 from .kernels import CTYPES, _dtype, c_literal, label
+from .plan import _align, _blas_layout, _is_node, batched_operands
 
-__all__ = ["fits", "bmm_kernel", "attention_kernel", "softmax_grad_kernel"]
-
-
-def _is_node(a):
-    return hasattr(a, "meta") and hasattr(a, "users")
-
-
-def _aligned(loc, shape):
-    """The loc's strides over ``shape`` (right-aligned broadcasting: 0 where it repeats)."""
-    lead = len(shape) - len(loc.shape)
-    return [0] * lead + [0 if n == 1 and m != 1 else s for n, m, s in zip(loc.shape, shape[lead:], loc.strides)]
-
-
-def _matrix(loc, batch):
-    """(batch strides aligned to ``batch``, (row stride, column stride)) of a stack of matrices."""
-    return _aligned(type(loc)(loc.storage, loc.shape[:-2], loc.strides[:-2], loc.dtype), batch), tuple(loc.strides[-2:])
-
-
-def _blas(strides, rows, cols):
-    s0, s1 = strides
-    if s1 == 1 and s0 >= max(1, cols):
-        return "N", s0
-    if s0 == 1 and s1 >= max(1, rows):
-        return "T", s1
-    return None
-
-
-def _operands(node, loc):
-    """(A loc, B loc) of the product: ``key`` is read transposed for the attention scores."""
-    a, b = loc[node.args[0]], loc[node.args[1]]
-    if node.target.name == "AttentionWeights":
-        b = type(b)(b.storage, b.shape[:-2] + b.shape[-2:][::-1], b.strides[:-2] + b.strides[-2:][::-1],
-                    b.dtype, b.offset)
-    return a, b
-
-
-def fits(node, kind, loc):
-    """Whether the kernel can address its operands (else the node runs from Python)."""
-    out = node.meta["shape"]
-    if kind == "softmax_grad":
-        return all(loc[a].contiguous for a in node.args[:2])
-    a, b = _operands(node, loc)
-    m, k, n = out[-2], a.shape[-1], out[-1]
-    return _blas(_matrix(a, out[:-2])[1], m, k) is not None and _blas(_matrix(b, out[:-2])[1], k, n) is not None
+__all__ = ["bmm_kernel", "attention_kernel", "softmax_grad_kernel"]
 
 
 def _batch_loops(batch, strided, body):
@@ -74,12 +32,11 @@ def _batch_loops(batch, strided, body):
     return lines
 
 
-def _gemm_call(src, a, b, out, m, k, n, alpha):
+def _gemm_call(a, b, out, m, k, n, alpha):
     """The BLAS call for one matrix of ``out`` (row-major C = alpha A B, as column-major
-    C^T = B^T A^T), at offsets ``oa``, ``ob``, ``oc`` of the batch loop."""
-    batch = out.shape[:-2]
-    ta, lda = _blas(_matrix(a, batch)[1], m, k)
-    tb, ldb = _blas(_matrix(b, batch)[1], k, n)
+    C^T = B^T A^T), at offsets ``oa``, ``ob``, ``oc`` of the batch loop, and its setup lines."""
+    ta, lda = _blas_layout(a.strides[-2:], m, k)
+    tb, ldb = _blas_layout(b.strides[-2:], k, n)
     t = CTYPES[out.dtype]
     gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
     return [f"{gemm}(&tb, &ta, &nn, &mm, &kk, &alpha, ({t}*)B + ob, &ldb, ({t}*)A + oa, &lda, &zero, C + oc, &ldc);"], \
@@ -91,16 +48,17 @@ def _gemm_call(src, a, b, out, m, k, n, alpha):
 def _products(src, node, fname, alpha, row_lines):
     plan = src.plan
     out = plan.loc[node]
-    a, b = _operands(node, plan.loc)
+    a, b = batched_operands(node, plan.loc)
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    call, setup = _gemm_call(src, a, b, out, m, k, n, alpha)
-    offsets = {"oa": (a.offset, _matrix(a, batch)[0]), "ob": (b.offset, _matrix(b, batch)[0]),
-               "oc": (0, _matrix(out, batch)[0])}
+    call, setup = _gemm_call(a, b, out, m, k, n, alpha)
+    # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
+    offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
+               "oc": (0, _align(out, out.shape)[:-2])}
     if len(node.args) > 2 and _is_node(node.args[2]):
         mask = plan.loc[node.args[2]]
-        offsets["om"] = (mask.offset, _aligned(mask, out.shape)[:-2])
+        offsets["om"] = (mask.offset, _align(mask, out.shape)[:-2])
     lines = [f"static void {fname}(void** restrict p) {{",
              f"    const {t}* A = {src.pointer(a)};",
              f"    const {t}* B = {src.pointer(b)};",
@@ -142,7 +100,7 @@ def attention_kernel(src, node, fname):
         score = "y[j]"
         if mask is not None:
             mloc = plan.loc[mask]
-            strides = _aligned(mloc, out.shape)
+            strides = _align(mloc, out.shape)
             at = f"M[om + i*{strides[-2]} + j*{strides[-1]}]"
             score = f"({at} ? y[j] : -INFINITY)" if _dtype(mask) == np.bool_ else f"(y[j] + {at})"
         if causal:

@@ -11,7 +11,7 @@ from . import attention, norm
 from .autotune import direct_candidate
 from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
-from .plan import _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
+from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
 __all__ = ["generate", "collapse"]
 
@@ -59,12 +59,6 @@ def collapse(domain, stride_lists, keep_last=False):
         for o, s in zip(out, stride_lists):
             o.append(s[d])
     return dims, out
-
-
-def _align(loc, domain):
-    """The loc's strides over ``domain`` (right-aligned broadcasting: 0 where it repeats)."""
-    lead = len(domain) - len(loc.shape)
-    return [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(loc.shape, domain[lead:], loc.strides)]
 
 
 class _Source:

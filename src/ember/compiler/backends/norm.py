@@ -11,13 +11,9 @@ import numpy as np
 
 from .kernels import CTYPES, c_literal, label, norm_backward_operands as _operands
 
-__all__ = ["fits", "norm_backward_kernel"]
+__all__ = ["norm_backward_kernel"]
 
 
-
-
-def fits(node, loc):
-    return all(loc[a].contiguous for a in _operands(node)[0] if a is not None)
 
 
 def norm_backward_kernel(src, node, fname, results):

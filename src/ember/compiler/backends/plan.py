@@ -16,10 +16,9 @@ import operator
 
 import numpy as np
 
-from . import attention, norm
-from .kernels import CTYPES, Part, _dtype, kind_of, operands
+from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands
 
-__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc"]
+__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands"]
 
 
 class Storage:
@@ -114,6 +113,12 @@ def inline_into_reductions(plan, escaping):
     for node in plan.graph.nodes:
         if plan.kind.get(node) == "sum":
             visit(node, node.args[0].meta["shape"])
+
+
+def _align(loc, domain):
+    """The loc's strides over ``domain`` (right-aligned broadcasting: 0 where it repeats)."""
+    lead = len(domain) - len(loc.shape)
+    return [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(loc.shape, domain[lead:], loc.strides)]
 
 
 def _part_loc(plan, part):
@@ -267,6 +272,15 @@ def gemm_operands(node, loc):
     return (a, sa), (b, sb), (loc[bias] if bias is not None else None)
 
 
+def batched_operands(node, loc):
+    """(A, B) Locs of a product of stacks of matrices: Matmul's operands, or AttentionWeights'
+    query and key, the key read transposed (its last two dimensions swapped)."""
+    a, b = loc[node.args[0]], loc[node.args[1]]
+    if node.target.name == "AttentionWeights":
+        b = Loc(b.storage, b.shape[:-2] + b.shape[-2:][::-1], b.strides[:-2] + b.strides[-2:][::-1], b.dtype, b.offset)
+    return a, b
+
+
 def _blas_layout(strides, rows, cols):
     """("N" or "T", leading dimension) for a row-major operand, or None when BLAS cannot
     read it directly."""
@@ -287,10 +301,14 @@ def _operands_fit(node, kind, loc):
     if kind in ("cross_entropy", "cross_entropy_backward"):
         x = node.args[0] if kind == "cross_entropy" else node.args[3]
         return loc[x].contiguous and loc[node.args[1]].contiguous
-    if kind in ("bmm", "attention", "softmax_grad"):
-        return attention.fits(node, kind, loc)
+    if kind in ("bmm", "attention"):
+        (a, b), out = batched_operands(node, loc), node.meta["shape"]
+        m, k, n = out[-2], a.shape[-1], out[-1]
+        return _blas_layout(a.strides[-2:], m, k) is not None and _blas_layout(b.strides[-2:], k, n) is not None
+    if kind == "softmax_grad":
+        return all(loc[a].contiguous for a in node.args[:2])
     if kind == "norm_backward":
-        return norm.fits(node, loc)
+        return all(loc[a].contiguous for a in norm_backward_operands(node)[0] if a is not None)
     if kind == "embedding_backward":
         return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
