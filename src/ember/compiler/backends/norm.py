@@ -14,8 +14,6 @@ from .kernels import CTYPES, c_literal, label, norm_backward_operands as _operan
 __all__ = ["norm_backward_kernel"]
 
 
-
-
 def norm_backward_kernel(src, node, fname, results):
     """``results``: result index -> the Loc it is written to (the getitem nodes picking it)."""
     plan = src.plan
@@ -27,7 +25,7 @@ def norm_backward_kernel(src, node, fname, results):
     n = int(np.prod(xl.shape[len(xl.shape) - len(k["axes"]):], dtype=np.int64))
     rows = int(np.prod(xl.shape, dtype=np.int64)) // max(n, 1)
     centered = k.get("centered", True)
-    w = f"w[j]" if weight is not None else "1"
+    w = "w[j]" if weight is not None else "1"
     lines = [f"/* layer norm backward over rows of {n} of {list(xl.shape)}: {label(node)} */",
              f"static void {fname}(void** restrict p) {{",
              f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",

@@ -211,7 +211,8 @@ def schedule(plan):
                 plan.position[node] = plan.position[src]
                 continue
             # a reshape of strided memory: C copies it into a contiguous buffer
-            kind = plan.kind[node] = "copy" if getattr(node.target, "name", None) == "View" and _dtype(node) in CTYPES else None
+            reshape = getattr(node.target, "name", None) == "View" and _dtype(node) in CTYPES
+            kind = plan.kind[node] = "copy" if reshape else None
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
