@@ -7,9 +7,11 @@ comment naming the graph nodes it computes.
 """
 import numpy as np
 
+from . import attention, norm
+from .autotune import direct_candidate
 from .conv import conv_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
-from .plan import _args, _blas_layout, _numel, gemm_operands
+from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
 __all__ = ["generate", "collapse"]
 
@@ -57,12 +59,6 @@ def collapse(domain, stride_lists, keep_last=False):
         for o, s in zip(out, stride_lists):
             o.append(s[d])
     return dims, out
-
-
-def _align(loc, domain):
-    """The loc's strides over ``domain`` (right-aligned broadcasting: 0 where it repeats)."""
-    lead = len(domain) - len(loc.shape)
-    return [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(loc.shape, domain[lead:], loc.strides)]
 
 
 class _Source:
@@ -355,9 +351,59 @@ def _cross_entropy_kernel(src, node, fname, backward):
                    "        y[c] -= scale;", "    }", "    return 0;", "}"]
 
 
+def _copy_kernel(src, node, fname):
+    """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
+    the gradient of a basic index ("scatter": zeros, then g copied into the indexed view)."""
+    plan = src.plan
+    g, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    lines = [f"/* {'strided copy' if node.target.name == 'View' else 'zeros, then g into the view'} "
+             f"{list(g.shape)} -> {list(out.shape)}: {label(node)} */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    const {t}* restrict a = {src.pointer(g)};",
+             f"    {t}* restrict y = {src.pointer(out)};"]
+    if node.target.name == "View":
+        dest = (0, contiguous_strides(g.shape))
+    else:
+        lines.append(f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});")
+        view = scatter_loc(node, out)
+        dest = (view.offset, view.strides)
+    dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(dest[1])])
+    loop_vars = [f"i{d}" for d in range(len(dims))]
+    indent = "    "
+    for v, n in zip(loop_vars, dims):
+        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
+        indent += "    "
+    lines.append(f"{indent}y[{_index(dest[0], sy, loop_vars)}] = a[{_index(g.offset, sa, loop_vars)}];")
+    return lines + ["}"]
+
+
+def _embedding_backward_kernel(src, node, fname):
+    """Row r of the weight gradient sums the rows of ``g`` whose id is r (none for
+    ``padding_idx``). The ids are in range: the forward's Embedding, earlier in the graph,
+    raised for any other."""
+    plan = src.plan
+    g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    n, width = _numel(ids.shape), out.shape[-1]
+    padding = node.kwargs.get("padding_idx")
+    return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
+            f"    {t}* restrict y = {src.pointer(out)};",
+            f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});",
+            f"    for (long r = 0; r < {n}; r++) {{",
+            f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
+            f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",
+            f"        {t}* restrict row = y + ids[r]*{width};",
+            f"        for (long j = 0; j < {width}; j++) row[j] += g[j];",
+            "    }", "}"]
+
+
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products."""
+    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products (generated
+    only where autotuning may pick it)."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -387,29 +433,29 @@ def _gemm_kernel(src, kernel, fname, epilogue):
                        f"void {fname}(void** restrict p, int choice, long block) {{",
                        f"    const {t}* A = {src.pointer(a)} + {a.offset};",
                        f"    const {t}* B = {src.pointer(b)} + {b.offset};",
-                       f"    {t}* C = {src.pointer(out)};",
-                       "    if (choice == 2) {",
-                       f"        for (long i = 0; i < {m}; i++) {{",
-                       f"            {t}* restrict c = C + i*{n};",
-                       f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
-                       f"            for (long q = 0; q < {k}; q++) {{",
-                       f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
-                       f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
-                       "            }",
-                       f"            {fname}_finish(p, C, i, i + 1);",
-                       "        }",
-                       "    } else {",
-                       f"        em_blas_threads({m * n * k}L);",
-                       f"        long mb = choice == 1 ? block : {m};",
-                       f"        for (long r = 0; r < {m}; r += mb) {{",
-                       f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
-                       f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
-                       f"            char ta = '{tb}', tb = '{ta}';",
-                       f"            {t} one = 1, zero = 0;",
-                       f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
-                       f"            {fname}_finish(p, C, r, r + nn);",
-                       "        }",
-                       "    }", after, "}"]
+                       f"    {t}* C = {src.pointer(out)};"]
+    lines += ["    if (choice == 2) {",
+              f"        for (long i = 0; i < {m}; i++) {{",
+              f"            {t}* restrict c = C + i*{n};",
+              f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
+              f"            for (long q = 0; q < {k}; q++) {{",
+              f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
+              f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
+              "            }",
+              f"            {fname}_finish(p, C, i, i + 1);",
+              "        }",
+              "    } else {"] if direct_candidate((m, n, k, 0)) else ["    {"]
+    lines += [f"        em_blas_threads({m * n * k}L);",
+              f"        long mb = choice == 1 ? block : {m};",
+              f"        for (long r = 0; r < {m}; r += mb) {{",
+              f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
+              f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
+              f"            char ta = '{tb}', tb = '{ta}';",
+              f"            {t} one = 1, zero = 0;",
+              f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
+              f"            {fname}_finish(p, C, r, r + nn);",
+              "        }",
+              "    }", after, "}"]
     return lines, (m, n, k, out.dtype.itemsize)
 
 
@@ -437,6 +483,20 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "norm_backward":
+            node = kernel.nodes[0]
+            results = {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
+            lines = norm.norm_backward_kernel(src, node, fname, results)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "embedding_backward":
+            lines = _embedding_backward_kernel(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind in ("copy", "scatter"):
+            lines = _copy_kernel(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind in ("bmm", "attention", "softmax_grad"):
+            lines = getattr(attention, kernel.kind + "_kernel")(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
             lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))

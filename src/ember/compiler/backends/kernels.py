@@ -11,12 +11,13 @@ import numpy as np
 
 from . import conv
 
-__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
+__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand")
+VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice")
+ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
 _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
@@ -277,9 +278,62 @@ def _last_dim(node, dim):
     return isinstance(dim, int) and dim in (-1, nd - 1) and nd >= 1
 
 
+def _attention_kind(node, have_blas):
+    """"bmm" (Matmul of stacks of matrices), "attention" (AttentionWeights), "softmax_grad"
+    (SoftmaxScoresGrad): kernels of :mod:`.attention`; or None."""
+    name, out = node.target.name, _dtype(node)
+    arrays = [a for a in node.args if hasattr(a, "meta")]
+    if out not in FLOATS or 0 in node.meta["shape"]:
+        return None
+    if name == "Matmul" and have_blas and len(node.args) == 2 and len(arrays) == 2:
+        a, b = arrays
+        if len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) > 2 and _dtype(a) == _dtype(b) == out \
+                and a.meta["shape"][-1] > 0:
+            return "bmm"
+    if name == "AttentionWeights" and have_blas:
+        query, key = node.args[0], node.args[1]
+        mask = node.args[2] if len(node.args) > 2 else None
+        if _dtype(query) == _dtype(key) == out and query.meta["shape"][-1] > 0 and \
+                (mask is None or (hasattr(mask, "meta") and _dtype(mask) in (np.dtype(np.bool_), out))):
+            return "attention"
+    if name == "SoftmaxScoresGrad" and len(arrays) == 2 and all(
+            a.meta["shape"] == node.meta["shape"] and _dtype(a) == out for a in arrays):
+        return "softmax_grad"
+    return None
+
+
+def norm_backward_operands(node):
+    """(g, x, mean, var, weight, bias) of a NormalizeBackward node, and the result index of
+    each gradient it gives: (x, weight, bias)."""
+    return tuple(node.args[:6]), (0, 3, 4)
+
+
+def _norm_backward_ok(node):
+    """Whether the kernel handles ``node``: statistics over trailing axes, weight and bias
+    (or None) of the normalised trailing shape, one floating dtype throughout."""
+    (g, x, mean, var, weight, bias), _ = norm_backward_operands(node)
+    if not all(u.target is operator.getitem for u in node.users) or \
+            len({u.args[1] for u in node.users}) != len(node.users):
+        return False
+    k = node.kwargs
+    shape = tuple(x.meta["shape"])
+    axes = tuple(k["axes"])
+    if not axes or axes != tuple(range(len(shape) - len(axes), len(shape))) or k.get("affine_shape") is not None:
+        return False
+    arrays = [a for a in (g, x, mean, var, weight, bias) if a is not None]
+    if not all(hasattr(a, "meta") for a in arrays) or len({_dtype(a) for a in arrays}) != 1 \
+            or _dtype(x) not in FLOATS or tuple(g.meta["shape"]) != shape:
+        return False
+    trailing = shape[len(shape) - len(axes):]
+    return all(a is None or tuple(a.meta["shape"]) == trailing for a in (weight, bias))
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
-    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop) or None (run from Python)."""
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
+    "softmax_grad", "scatter", "embedding_backward", "norm_backward" (and "result" for the
+    gradients it gives) or None (run from Python); the plan makes "copy" of a reshape of
+    strided memory."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -293,6 +347,10 @@ def kind_of(node, have_blas):
         return "norm_stats" if trailing and _dtype(x) in FLOATS else None
     if target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormStats":
         return "view"  # the mean or the variance: a half of the statistics kernel's buffer
+    if name == "NormalizeBackward":
+        return "norm_backward" if _norm_backward_ok(node) else None
+    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormalizeBackward":
+        return "result"  # a gradient the layer-norm backward kernel writes (if it runs in C)
     if node.op != "call_op" or name is None or "shape" not in node.meta:
         return None
     shape = node.meta["shape"]
@@ -326,6 +384,17 @@ def kind_of(node, have_blas):
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
         return "conv" if conv.direct(node) else None
+    if name == "EmbeddingBackward" and _dtype(node.args[0]) == out and hasattr(node.args[1], "meta") \
+            and _dtype(node.args[1]) == np.int64 and not node.kwargs.get("scale_grad_by_freq") \
+            and (node.kwargs.get("padding_idx") is None or node.kwargs["padding_idx"] >= 0):
+        return "embedding_backward"
+    if name == "IndexBackward" and _dtype(node.args[0]) == out and all(
+            i is None or i is Ellipsis or isinstance(i, slice) or type(i) is int for i in node.kwargs["index"]):
+        return "scatter"  # the gradient of a basic index: zeros, and g copied into the view
+    if name in ATTENTION_OPS:
+        kind = _attention_kind(node, have_blas)
+        if kind is not None:
+            return kind
     if name in ("Matmul", "Linear") and have_blas:
         a, b = node.args[0], node.args[1]
         if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2

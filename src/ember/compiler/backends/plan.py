@@ -16,9 +16,9 @@ import operator
 
 import numpy as np
 
-from .kernels import Part, _dtype, kind_of, operands
+from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands
 
-__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
+__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands"]
 
 
 class Storage:
@@ -115,6 +115,12 @@ def inline_into_reductions(plan, escaping):
             visit(node, node.args[0].meta["shape"])
 
 
+def _align(loc, domain):
+    """The loc's strides over ``domain`` (right-aligned broadcasting: 0 where it repeats)."""
+    lead = len(domain) - len(loc.shape)
+    return [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(loc.shape, domain[lead:], loc.strides)]
+
+
 def _part_loc(plan, part):
     """Where a :class:`Part` lives: inside its source's contiguous memory, or None."""
     src = plan.loc.get(part.source)
@@ -124,12 +130,48 @@ def _part_loc(plan, part):
     return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
 
 
+def _slice_loc(index, src):
+    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None."""
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        fill = len(src.shape) - sum(i is not None for i in index if i is not Ellipsis)
+        index = index[:at] + (slice(None),) * fill + index[at + 1:]
+    shape, strides, offset, d = [], [], src.offset, 0
+    for i in index:
+        if i is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        if d >= len(src.shape):
+            return None
+        n, stride = src.shape[d], src.strides[d]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            shape.append(len(range(start, stop, step)))
+            strides.append(stride * step)
+            offset += start * stride
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) and -n <= i < n:
+            offset += (i % n) * stride
+        else:
+            return None
+        d += 1
+    return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
+
+
+def scatter_loc(node, out):
+    """Where IndexBackward's gradient lands inside its zeroed output ``out``."""
+    return _slice_loc(tuple(node.kwargs["index"]), out)
+
+
 def _view_loc(node, src):
     shape = tuple(node.meta["shape"])
     if node.target is operator.getitem:  # a result of NormStats: a half of its (2, *kept) buffer
         return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
                                             src.offset + node.args[1] * _numel(shape))
     name = node.target.name
+    if name == "Slice":
+        loc = _slice_loc(tuple(node.kwargs["index"]), src)
+        return loc if loc is not None and loc.shape == shape else None
     if name == "Permute":
         dims = node.kwargs.get("dims", node.args[1] if len(node.args) > 1 else None)
         return Loc(src.storage, shape, [src.strides[d] for d in dims], src.dtype, src.offset)
@@ -168,10 +210,18 @@ def schedule(plan):
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]
                 continue
-            kind = plan.kind[node] = None
+            # a reshape of strided memory: C copies it into a contiguous buffer
+            reshape = getattr(node.target, "name", None) == "View" and _dtype(node) in CTYPES
+            kind = plan.kind[node] = "copy" if reshape else None
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
+        if kind == "result":  # a gradient written by the layer-norm backward kernel, if C runs it
+            if plan.kind.get(node.args[0]) == "norm_backward":
+                plan.loc[node] = _new_loc(node, "buffer")
+                plan.position[node] = plan.position[node.args[0]]
+                continue
+            kind = plan.kind[node] = None
         if kind == "update":  # computed by the loops of the getitem nodes that pick its results
             plan.position[node] = -1
             continue
@@ -223,6 +273,15 @@ def gemm_operands(node, loc):
     return (a, sa), (b, sb), (loc[bias] if bias is not None else None)
 
 
+def batched_operands(node, loc):
+    """(A, B) Locs of a product of stacks of matrices: Matmul's operands, or AttentionWeights'
+    query and key, the key read transposed (its last two dimensions swapped)."""
+    a, b = loc[node.args[0]], loc[node.args[1]]
+    if node.target.name == "AttentionWeights":
+        b = Loc(b.storage, b.shape[:-2] + b.shape[-2:][::-1], b.strides[:-2] + b.strides[-2:][::-1], b.dtype, b.offset)
+    return a, b
+
+
 def _blas_layout(strides, rows, cols):
     """("N" or "T", leading dimension) for a row-major operand, or None when BLAS cannot
     read it directly."""
@@ -243,6 +302,16 @@ def _operands_fit(node, kind, loc):
     if kind in ("cross_entropy", "cross_entropy_backward"):
         x = node.args[0] if kind == "cross_entropy" else node.args[3]
         return loc[x].contiguous and loc[node.args[1]].contiguous
+    if kind in ("bmm", "attention"):
+        (a, b), out = batched_operands(node, loc), node.meta["shape"]
+        m, k, n = out[-2], a.shape[-1], out[-1]
+        return _blas_layout(a.strides[-2:], m, k) is not None and _blas_layout(b.strides[-2:], k, n) is not None
+    if kind == "softmax_grad":
+        return all(loc[a].contiguous for a in node.args[:2])
+    if kind == "norm_backward":
+        return all(loc[a].contiguous for a in norm_backward_operands(node)[0] if a is not None)
+    if kind == "embedding_backward":
+        return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "gemm":
@@ -279,6 +348,9 @@ def _renumber(plan):
     for k in plan.kernels:
         for n in k.nodes + (k.epilogue.nodes if k.epilogue else []):
             plan.position[n] = index[id(k)]
+    for n, kind in plan.kind.items():
+        if kind == "result" and n in plan.loc:
+            plan.position[n] = plan.position[n.args[0]]
     for n in plan.inlined:
         user = n.users[0]
         while user in plan.inlined:

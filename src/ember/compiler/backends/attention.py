@@ -1,0 +1,157 @@
+"""C kernels for attention: batched GEMMs, the fused attention weights and their gradient.
+
+``AttentionWeights`` (:mod:`ember._ops.attention`: ``softmax(scale * q @ k^T + mask)`` with a
+causal option) runs one BLAS product per (batch, head) matrix with ``scale`` as its alpha, then
+masks and normalises that matrix's rows while they are still in cache. ``Matmul`` of stacks of
+matrices (the product with the values, and the four products of the backward) is one BLAS call
+per matrix, each operand read in place through its strides (the heads of a fused qkv
+projection, transposed views), and ``SoftmaxScoresGrad`` is one pass per row. Eagerly these are
+NumPy's batched matmul (a loop of small products plus copies of strided operands) and about ten
+array passes over the scores.
+"""
+import numpy as np
+
+from .kernels import CTYPES, _dtype, c_literal, label
+from .plan import _align, _blas_layout, _is_node, batched_operands
+
+__all__ = ["bmm_kernel", "attention_kernel", "softmax_grad_kernel"]
+
+
+def _batch_loops(batch, strided, body):
+    """Nested loops over ``batch`` computing each operand's offset (``strided``: name ->
+    (base offset, batch strides)), then ``body`` (lines)."""
+    lines, indent = [], "    "
+    for d, n in enumerate(batch):
+        lines.append(f"{indent}for (long b{d} = 0; b{d} < {n}; b{d}++) {{")
+        indent += "    "
+    for name, (offset, strides) in strided.items():
+        terms = [str(offset)] + [f"b{d}*{s}" for d, s in enumerate(strides) if s]
+        lines.append(f"{indent}const long {name} = {' + '.join(terms)};")
+    lines += [indent + ln for ln in body]
+    lines += ["    " * (len(batch) - d) + "}" for d in range(len(batch))]
+    return lines
+
+
+def _gemm_call(a, b, out, m, k, n, alpha):
+    """The BLAS call for one matrix of ``out`` (row-major C = alpha A B, as column-major
+    C^T = B^T A^T), at offsets ``oa``, ``ob``, ``oc`` of the batch loop, and its setup lines."""
+    ta, lda = _blas_layout(a.strides[-2:], m, k)
+    tb, ldb = _blas_layout(b.strides[-2:], k, n)
+    t = CTYPES[out.dtype]
+    gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
+    return [f"{gemm}(&tb, &ta, &nn, &mm, &kk, &alpha, ({t}*)B + ob, &ldb, ({t}*)A + oa, &lda, &zero, C + oc, &ldc);"], \
+        [f"char ta = '{ta}', tb = '{tb}';",
+         f"int mm = {m}, nn = {n}, kk = {k}, lda = {lda}, ldb = {ldb}, ldc = {n};",
+         f"{t} alpha = {c_literal(alpha, out.dtype)}, zero = 0;"]
+
+
+def _products(src, node, fname, alpha, row_lines):
+    plan = src.plan
+    out = plan.loc[node]
+    a, b = batched_operands(node, plan.loc)
+    batch = out.shape[:-2]
+    m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
+    t = CTYPES[out.dtype]
+    call, setup = _gemm_call(a, b, out, m, k, n, alpha)
+    # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
+    offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
+               "oc": (0, _align(out, out.shape)[:-2])}
+    if len(node.args) > 2 and _is_node(node.args[2]):
+        mask = plan.loc[node.args[2]]
+        offsets["om"] = (mask.offset, _align(mask, out.shape)[:-2])
+    lines = [f"static void {fname}(void** restrict p) {{",
+             f"    const {t}* A = {src.pointer(a)};",
+             f"    const {t}* B = {src.pointer(b)};",
+             f"    {t}* C = {src.pointer(out)};",
+             *["    " + ln for ln in setup],
+             f"    em_blas_threads({m * n * k}L);"]
+    return lines + _batch_loops(batch, offsets, call + row_lines) + ["}"]
+
+
+def bmm_kernel(src, node, fname):
+    """``Matmul`` of stacks of matrices: one BLAS call per matrix of the broadcast batch."""
+    out = src.plan.loc[node]
+    head = [f"/* batched GEMM {list(out.shape[:-2])} x [{out.shape[-2]}x{src.plan.loc[node.args[0]].shape[-1]}]"
+            f" @ [..x{out.shape[-1]}]: {label(node)} */"]
+    return head + _products(src, node, fname, 1, [])
+
+
+def attention_kernel(src, node, fname):
+    """Scores ``scale * q @ k^T`` by BLAS per matrix, then per row: the mask (bool: False
+    gives -inf; float: added), the causal mask (key j > query i), and the softmax; a row with
+    every key masked gives zeros (``masked_rows="zero"``) or NaN, as the op's forward."""
+    plan = src.plan
+    out = plan.loc[node]
+    attrs = node.kwargs
+    t = CTYPES[out.dtype]
+    sfx = "f" if out.dtype == np.float32 else ""
+    rows, n = out.shape[-2], out.shape[-1]
+    mask = node.args[2] if len(node.args) > 2 and _is_node(node.args[2]) else None
+    causal = bool(attrs.get("is_causal"))
+    if mask is None and causal:
+        # Key j > query i is masked: only the first i + 1 scores of row i take part.
+        row = [f"for (long i = 0; i < {rows}; i++) {{",
+               f"    {t}* restrict y = C + oc + i*{n};",
+               f"    long keys = i + 1 < {n} ? i + 1 : {n};",
+               *_softmax_row(t, sfx, "keys", "y[j]", False, out.dtype),
+               f"    for (long j = keys; j < {n}; j++) y[j] = 0;",
+               "}"]
+    else:
+        score = "y[j]"
+        if mask is not None:
+            mloc = plan.loc[mask]
+            strides = _align(mloc, out.shape)
+            at = f"M[om + i*{strides[-2]} + j*{strides[-1]}]"
+            score = f"({at} ? y[j] : -INFINITY)" if _dtype(mask) == np.bool_ else f"(y[j] + {at})"
+        if causal:
+            score = f"(j > i ? -INFINITY : {score})"
+        row = [f"for (long i = 0; i < {rows}; i++) {{",
+               f"    {t}* restrict y = C + oc + i*{n};",
+               *_softmax_row(t, sfx, str(n), score, attrs.get("masked_rows", "zero") == "zero", out.dtype),
+               "}"]
+    head = [f"/* attention weights softmax(scale * q @ k^T{' + mask' if mask is not None else ''})"
+            f"{' causal' if attrs.get('is_causal') else ''} over {list(out.shape)}: {label(node)} */"]
+    lines = _products(src, node, fname, attrs.get("scale", 1.0), row)
+    if mask is not None:
+        mloc = plan.loc[mask]
+        lines.insert(4, f"    const {CTYPES[mloc.dtype]}* M = {src.pointer(mloc)};")
+    return head + lines
+
+
+def _softmax_row(t, sfx, keys, score, zero_rows, dtype):
+    """Softmax over ``y[0:keys]`` after ``y[j] = score``: the max (NaN if a score is), the
+    sum of exponentials, the scaling. With ``zero_rows`` a row whose scores are all -inf gives
+    zeros: the max is raised to the lowest finite number and the sum to the smallest normal
+    one (the op's forward does the same)."""
+    lines = [f"    {t} m = -INFINITY; int nan = 0;",
+             f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {score}; y[j] = v; m = v > m ? v : m; nan |= v != v; }}",
+             "    if (nan) m = NAN;"]
+    if zero_rows:
+        lowest = c_literal(-np.finfo(dtype).max, dtype)
+        lines.append(f"    if (m < {lowest}) m = {lowest};")
+    lines += [f"    {t} s = 0;",
+              f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}(y[j] - m); y[j] = e; s += e; }}"]
+    if zero_rows:
+        tiny = c_literal(np.finfo(dtype).tiny, dtype)
+        lines.append(f"    if (s < {tiny}) s = {tiny};")
+    return lines + [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
+
+
+def softmax_grad_kernel(src, node, fname):
+    """``scale * w * (g - sum(g * w))`` over each row of the scores (SoftmaxScoresGrad)."""
+    plan = src.plan
+    g, w, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    n = out.shape[-1]
+    rows = int(np.prod(out.shape[:-1], dtype=np.int64))
+    scale = c_literal(node.kwargs.get("scale", 1.0), out.dtype)
+    return [f"/* gradient of the scores behind softmax weights, rows of {list(out.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    for (long r = 0; r < {rows}; r++) {{",
+            f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{n};",
+            f"        const {t}* restrict w = {src.pointer(w)} + {w.offset} + r*{n};",
+            f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
+            f"        {t} dot = 0;",
+            f"        for (long j = 0; j < {n}; j++) dot += g[j] * w[j];",
+            f"        for (long j = 0; j < {n}; j++) y[j] = (g[j] - dot) * w[j] * {scale};",
+            "    }", "}"]

@@ -1,0 +1,138 @@
+"""The C attention kernels (backends/attention.py) against each node's ``forward``: the fused
+attention weights (BLAS scores per matrix + masks + softmax), batched GEMMs on strided and
+broadcast stacks, and the scores' gradient. Tolerances as test_codegen's SUM_TOL (a different
+summation order, ember's exp within 4 ulp); NaN and zeros land where the reference has them.
+"""
+import numpy as np
+import pytest
+
+from ember.compiler.backends import compile_graph, toolchain
+from graph_builder import Builder
+
+pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+
+SUM_TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-11, atol=1e-12)}
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def _check(builder, graph, dtype):
+    fn = compile_graph(graph, {})
+    assert hasattr(fn, "c_source"), "the C backend was expected"
+    args = [builder.values[p].copy() for p in graph.placeholders]
+    with np.errstate(all="ignore"):
+        outs = fn(args)
+    for node, out in zip(graph.outputs, outs):
+        ref = builder.values[node]
+        assert out.dtype == ref.dtype == dtype and out.shape == ref.shape, node.name
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref), err_msg=node.name)
+        np.testing.assert_array_equal(out == 0, ref == 0, err_msg=node.name)
+        np.testing.assert_allclose(out, ref, equal_nan=True, err_msg=node.name, **SUM_TOL[dtype])
+    return fn
+
+
+def _heads(b, qkv, batch, length, heads, width):
+    """q, k, v as GPT takes them from one projection: strided views, no copies."""
+    stacked = b.call("Permute", b.call("View", qkv, shape=(batch, length, 3, heads, width)), dims=(2, 0, 3, 1, 4))
+    return [b.call("Slice", stacked, index=(i,)) for i in range(3)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_forward_and_backward_on_strided_heads(dtype):
+    """GPT's causal attention, forward and the backward's products, q/k/v read in place from
+    the (B, T, 3C) projection; also L != S (top-left causal) and a transposed key."""
+    rng = np.random.default_rng(0)
+    b = Builder()
+    qkv = b.input("qkv", rng.standard_normal((3, 10, 3 * 2 * 8)).astype(dtype))
+    dy = b.input("dy", rng.standard_normal((3, 2, 10, 8)).astype(dtype))
+    q, k, v = _heads(b, qkv, 3, 10, 2, 8)
+    w = b.call("AttentionWeights", q, k, None, scale=8 ** -0.5, is_causal=True, masked_rows="zero")
+    y = b.call("Matmul", w, v)
+    dw = b.call("Matmul", dy, b.call("Permute", v, dims=(0, 1, 3, 2)))
+    dv = b.call("Matmul", b.call("Permute", w, dims=(0, 1, 3, 2)), dy)
+    ds = b.call("SoftmaxScoresGrad", dw, w, scale=8 ** -0.5)
+    dq = b.call("Matmul", ds, k)
+    dk = b.call("Matmul", b.call("Permute", ds, dims=(0, 1, 3, 2)), q)
+    short = b.call("Slice", q, index=(slice(None), slice(None), slice(0, 4)))   # L = 4 < S = 10
+    wide = b.call("AttentionWeights", short, k, None, scale=0.3, is_causal=True, masked_rows="zero")
+    fn = _check(b, b.output(w, y, dv, ds, dq, dk, wide), dtype)
+    source = fn.c_source
+    assert source.count("attention weights softmax(scale * q @ k^T) causal") == 2
+    assert source.count("batched GEMM [3, 2]") == 5 and "gradient of the scores behind softmax" in source
+    for op in ("attention_weights", "matmul", "softmax_scores_grad", "slice"):
+        assert f"F_{op}" not in fn.source, f"{op} ran from Python"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_masks_and_special_rows(dtype):
+    """A bool mask broadcast over heads and queries (some rows with every key masked: zeros
+    under SDPA's rule, NaN under softmax's), a float mask, both with the causal mask, NaN and
+    infinite scores."""
+    rng = np.random.default_rng(1)
+    b = Builder()
+    q_data = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
+    q_data[0, 0, 1, 0] = np.nan
+    q_data[1, 2, 3, 1] = np.inf
+    q = b.input("q", q_data)
+    k = b.input("k", rng.standard_normal((2, 1, 6, 4)).astype(dtype))   # heads broadcast
+    keep = rng.random((2, 1, 5, 6)) < 0.6
+    keep[0, 0, 2] = False                                                # a row with no key
+    keep_node = b.input("keep", keep)
+    add = b.input("add", rng.standard_normal((5, 6)).astype(dtype))
+    outs = [b.call("AttentionWeights", q, k, keep_node, scale=0.5, is_causal=False, masked_rows=rows)
+            for rows in ("zero", "nan")]
+    outs.append(b.call("AttentionWeights", q, k, add, scale=1.0, is_causal=True, masked_rows="zero"))
+    outs.append(b.call("AttentionWeights", q, k, keep_node, scale=2.0, is_causal=True, masked_rows="zero"))
+    fn = _check(b, b.output(*outs), dtype)
+    assert "+ mask" in fn.c_source and "F_attention_weights" not in fn.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_gemm_broadcast_and_layouts(dtype):
+    """Batch dims broadcast (a 2-D or 3-D left operand, size-1 dims), transposed and
+    sliced operands read through their strides; a layout BLAS cannot read runs from Python."""
+    rng = np.random.default_rng(2)
+    b = Builder()
+    a = b.input("a", rng.standard_normal((4, 1, 6, 5)).astype(dtype))
+    c = b.input("c", rng.standard_normal((3, 7, 5)).astype(dtype))
+    m = b.input("m", rng.standard_normal((6, 5)).astype(dtype))
+    y = b.input("y", rng.standard_normal((3, 3, 7)).astype(dtype))
+    ct = b.call("Permute", c, dims=(0, 2, 1))                                      # (3, 5, 7)
+    every_other = b.call("Slice", a, index=(Ellipsis, slice(None, None, 2)))       # (4, 1, 6, 3)
+    outs = [b.call("Matmul", a, ct), b.call("Matmul", m, ct), b.call("Matmul", every_other, y)]
+    fn = _check(b, b.output(*outs), dtype)
+    assert fn.c_source.count("batched GEMM") == 2  # columns 2 apart: not a layout BLAS reads
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_index_gradients_and_reshapes_of_strided_values(dtype):
+    """The attention backward's assembly of dq, dk, dv: IndexBackward of basic indices (ints,
+    slices with steps, None, Ellipsis) as zeros plus a strided copy, and the reshape of a
+    permuted value as one copy into a contiguous buffer."""
+    rng = np.random.default_rng(3)
+    b = Builder()
+    g = b.input("g", rng.standard_normal((4, 5, 6)).astype(dtype))
+    picks = [b.call("IndexBackward", g, shape=(3, 4, 5, 6), index=(1,)),
+             b.call("IndexBackward", g, shape=(4, 5, 12), index=(Ellipsis, slice(None, None, 2))),
+             b.call("IndexBackward", g, shape=(4, 5, 6, 2), index=(slice(None, None, -1), Ellipsis, -1)),
+             b.call("IndexBackward", b.call("Slice", g, index=(0, None)), shape=(2, 5, 6), index=(-1, None))]
+    total = b.call("Add", b.call("Add", picks[0], picks[0]), picks[0])
+    flat = b.call("View", b.call("Permute", total, dims=(1, 3, 0, 2)), shape=(4, 18, 5))
+    fn = _check(b, b.output(*picks, flat), dtype)
+    assert fn.c_source.count("zeros, then g into the view") == 4 and "strided copy" in fn.c_source
+    assert "F_index_backward" not in fn.source and "F_view" not in fn.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_gradient(dtype):
+    """GPT's token-embedding gradient: repeated ids sum, ``padding_idx`` gets none."""
+    rng = np.random.default_rng(5)
+    b = Builder()
+    g = b.input("g", rng.standard_normal((4, 9, 6)).astype(dtype))
+    ids = b.input("ids", rng.integers(0, 7, (4, 9)))
+    outs = [b.call("EmbeddingBackward", g, ids, num_weights=7, padding_idx=padding) for padding in (None, 3)]
+    fn = _check(b, b.output(*outs), dtype)
+    assert fn.c_source.count("embedding gradient: 36 rows of 6") == 2 and "F_embedding_backward" not in fn.source
