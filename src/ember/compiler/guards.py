@@ -46,6 +46,7 @@ class World:
         # each call reads the tables afresh: a parameter replaced in a module is a new identity
         tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
+        tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves: .grad like a parameter's
         self.params = list({id(t): t for t in tensors if t is not None}.values())  # first occurrence order
 
     def _walk(self):

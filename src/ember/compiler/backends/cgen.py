@@ -8,6 +8,7 @@ comment naming the graph nodes it computes.
 import numpy as np
 
 from .conv import conv_kernel
+from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _args, _blas_layout, _numel, gemm_operands
 
@@ -437,6 +438,9 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "pool":
+            lines = pool_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
             lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))

@@ -9,12 +9,13 @@ import operator
 
 import numpy as np
 
-from . import conv
+from . import conv, pool
 
 __all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
+          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
+          np.dtype(np.uint8): "uint8_t"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand")
 _SQRT_HALF = 0.7071067811865476
@@ -280,7 +281,8 @@ def _last_dim(node, dim):
 
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
-    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop) or None (run from Python)."""
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling) or
+    None (run from Python)."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -295,6 +297,8 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name in pool.OPS:
+        return "pool" if pool.supported(node) else None
     if name == "NormStats":
         x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
         nd = len(x.meta["shape"])

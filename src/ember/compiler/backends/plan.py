@@ -233,6 +233,8 @@ def _operands_fit(node, kind, loc):
         return loc[x].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
+    if kind == "pool":
+        return all(loc[a].contiguous for a in _args(node))
     if kind == "gemm":
         (a, sa), (b, sb), _ = gemm_operands(node, loc)
         m, k = _numel(a.shape[:-1]), a.shape[-1]
