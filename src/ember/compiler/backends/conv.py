@@ -19,9 +19,11 @@ __all__ = ["OPS", "direct", "conv_kernel"]
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
 # The direct loop is chosen when each output sums over at most this many products per
 # position (C_in/groups * kh * kw): measured on bench_compile's rows (AMD EPYC, one thread),
-# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; 16x3x3 (144) is
-# faster through im2col + BLAS.
-MAX_DIRECT_REDUCTION = 64
+# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; LeNet's second
+# layer (6x5x5 = 150, its input gradient 16x5x5 = 400) is faster direct than eager's NumPy
+# im2col + GEMM (LeNet step 6.2 -> 4.6 ms), and Conv2d(16, 32, 3) (144 and 288) is as fast
+# either way (7.4 vs 7.6 ms fwd+bwd). Wider reductions keep im2col + BLAS.
+MAX_DIRECT_REDUCTION = 512
 
 
 def _geometry(node):
