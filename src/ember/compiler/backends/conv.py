@@ -202,19 +202,25 @@ def _flat_planes(src, node, first, t, has_bias):
     span = h_out * wp
     size = hp * wp + dw * (kw - 1)  # the last row's dropped columns read this far
     offsets = [(i, j, i * dh * wp + j * dw) for i in range(kh) for j in range(kw)]
-    copy_in = (f"for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
-               f"xpad[(h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};")
-    # static scratch: one per compiled graph, like the plan's arena buffers
-    head = [f"    static {t} xpad[{size}], rows[{span}];  /* borders and dropped columns stay 0 */"]
-    if name == "Conv":
+    # static scratch (one per compiled graph, like the plan's arena buffers)
+    if name in ("Conv", "ConvWeight"):
+        # every input plane of sample n padded once, before the output channels that read it
+        planes = [f"    static {t} xpads[{c_in * size}];  /* borders and dropped columns stay 0 */",
+                  f"    for (long n = 0; n < {n}; n++) {{",
+                  f"        for (long c = 0; c < {c_in}; c++) {{",
+                  f"            const {t}* xp = {first.plane('n', 'c')};",
+                  f"            for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+                  f"xpads[c*{size} + (h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};",
+                  "        }"]
         cog = co // groups
-        return head + [
+        reader = [f"            const {t}* restrict xpad = xpads + ((co/{cog})*{cig} + ci)*{size};"]
+    if name == "Conv":
+        return [f"    static {t} rows[{span}];"] + planes + [
             f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
-            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+            f"    for (long co = 0; co < {co}; co++) {{",
             f"        for (long k = 0; k < {span}; k++) rows[k] = {'b[co]' if has_bias else '0'};",
             f"        for (long ci = 0; ci < {cig}; ci++) {{",
-            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
-            f"            {copy_in}",
+            *reader,
             f"            const {t}* restrict wp = wt + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ const {t} v = wp[{i * kw + j}];",
@@ -224,46 +230,49 @@ def _flat_planes(src, node, first, t, has_bias):
             f"        {t}* restrict o = y + (n*{co} + co)*{h_out * w_out};",
             f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
             f"o[oh*{w_out} + ow] = rows[oh*{wp} + ow];",
-            "    }", "}"]
+            "    }", "    }", "}"]
     if name == "ConvWeight":
-        gy, cog = _Operand(src, node.args[1]), co // groups
-        return head + [
-            f"    for (long k = 0; k < {co * cig * kh * kw}; k++) y[k] = 0;",
-            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+        gy = _Operand(src, node.args[1])
+        return [f"    static {t} rows[{span}];  /* dropped columns stay 0 */",
+                f"    for (long k = 0; k < {co * cig * kh * kw}; k++) y[k] = 0;"] + planes + [
+            f"    for (long co = 0; co < {co}; co++) {{",
             f"        const {t}* gp = {gy.plane('n', 'co')};",
             f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
             f"rows[oh*{wp} + ow] = gp{gy.at('oh', 'ow')};",
             f"        for (long ci = 0; ci < {cig}; ci++) {{",
-            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
-            f"            {copy_in}",
+            *reader,
             f"            {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ {t} acc = 0;",
                 "              #pragma GCC ivdep",
                 f"              for (long k = 0; k < {span}; k++) acc += rows[k] * xpad[k + {base}];",
                 f"              wp[{i * kw + j}] += acc; }}")],
-            "        }", "    }", "}"]
+            "        }", "    }", "    }", "}"]
     # ConvTranspose: each gradient row (laid out with width Wp) adds into the padded plane at
     # every offset; the plane's interior is the result.
     cxg = cx // groups
-    return head + [
-        f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
-        f"    for (long n = 0; n < {n}; n++) for (long c = 0; c < {c_in}; c++) {{",
-        f"        for (long k = 0; k < {size}; k++) xpad[k] = 0;",
-        f"        for (long cx = (c/{cig})*{cxg}; cx < (c/{cig} + 1)*{cxg}; cx++) {{",
-        f"            const {t}* xp = {first.plane('n', 'cx')};",
-        f"            for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
-        f"rows[oh*{wp} + ow] = xp{first.at('oh', 'ow')};",
-        f"            const {t}* restrict wp = wt + (cx*{cig} + c%{cig})*{kh * kw};",
-        *[ln for i, j, base in offsets for ln in (
-            f"            {{ const {t} v = wp[{i * kw + j}];",
-            "              #pragma GCC ivdep",
-            f"              for (long k = 0; k < {span}; k++) xpad[k + {base}] += v * rows[k]; }}")],
-        "        }",
-        f"        {t}* restrict o = y + (n*{c_in} + c)*{h * w};",
-        f"        for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
-        f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
-        "    }", "}"]
+    return [f"    static {t} xpad[{size}], grads[{cx * span}];  /* dropped columns stay 0 */",
+            f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
+            f"    for (long n = 0; n < {n}; n++) {{",
+            f"        for (long cx = 0; cx < {cx}; cx++) {{  /* each gradient plane laid out once */",
+            f"            const {t}* xp = {first.plane('n', 'cx')};",
+            f"            for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
+            f"grads[cx*{span} + oh*{wp} + ow] = xp{first.at('oh', 'ow')};",
+            "        }",
+            f"        for (long c = 0; c < {c_in}; c++) {{",
+            f"            for (long k = 0; k < {size}; k++) xpad[k] = 0;",
+            f"            for (long cx = (c/{cig})*{cxg}; cx < (c/{cig} + 1)*{cxg}; cx++) {{",
+            f"                const {t}* restrict rows = grads + cx*{span};",
+            f"                const {t}* restrict wp = wt + (cx*{cig} + c%{cig})*{kh * kw};",
+            *[ln for i, j, base in offsets for ln in (
+                f"                {{ const {t} v = wp[{i * kw + j}];",
+                "                  #pragma GCC ivdep",
+                f"                  for (long k = 0; k < {span}; k++) xpad[k + {base}] += v * rows[k]; }}")],
+            "            }",
+            f"            {t}* restrict o = y + (n*{c_in} + c)*{h * w};",
+            f"            for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+            f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
+            "        }", "    }", "}"]
 
 
 def _pointer(src, node):
