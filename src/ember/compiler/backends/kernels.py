@@ -11,7 +11,8 @@ import numpy as np
 
 from . import conv, pool
 
-__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
+__all__ = ["CTYPES", "kind_of", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "reads",
+           "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
@@ -218,6 +219,18 @@ def operands(node):
     if getattr(node.target, "name", None) == "Normalize" and hasattr(node.args[1], "meta"):
         return _normalize_operands(node)  # (without statistics, no-grad layer norm runs from Python)
     return node.args
+
+
+def reads(node):
+    """The operands an elementwise node's C expression uses: for a picked update result, only
+    those its own equation names (Adam's new step count reads the step alone, so the loop
+    that writes the parameter in place may run before it)."""
+    update = update_of(node)
+    if update is None:
+        return operands(node)
+    marks = [None if a is None else f"@{i}@" for i, a in enumerate(update.args)]
+    expression = UPDATES[update.target.name](marks, update.kwargs, _dtype(update.args[0]), node.args[1])
+    return [a for a, mark in zip(update.args, marks) if mark is not None and mark in expression]
 
 
 def label(node):

@@ -14,7 +14,7 @@ Passes, each a small function over the graph:
 """
 import numpy as np
 
-from .kernels import Part, _dtype, kind_of, operands
+from .kernels import Part, _dtype, kind_of, operands, reads
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
 
@@ -88,8 +88,8 @@ def _args(node):
 
 
 def _reads(node):
-    """The nodes a kernel computing ``node`` reads (an update's args for its picked results)."""
-    return [a for a in operands(node) if _is_node(a)]
+    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses)."""
+    return [a for a in reads(node) if _is_node(a)]
 
 
 def _special_users(graph):
