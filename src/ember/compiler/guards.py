@@ -1,9 +1,9 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; which tensors the closure and globals hold (and their shapes); each reachable module's train/eval flag; which parameter
-objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
-``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
+and ``requires_grad``; grad mode; which tensors the closure and globals hold (and their shapes);
+each reachable module's train/eval flag; which parameter objects the modules and optimizers hold
+(with their shapes and dtypes); which of them have a ``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
 as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
@@ -46,7 +46,7 @@ class World:
         # each call reads the tables afresh: a parameter replaced in a module is a new identity
         tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
-        tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves: .grad like a parameter's
+        tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves get .grad too
         self.params = list({id(t): t for t in tensors if t is not None}.values())  # first occurrence order
 
     def _walk(self):

@@ -103,8 +103,10 @@ class _Operand:
         return f"[({row})*{self.strides[2]} + ({column})*{self.strides[3]}]"
 
 
-def conv_kernel(src, node, fname, ctype):
-    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`)."""
+def conv_kernel(src, node, fname, ctype, epilogue=None):
+    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`);
+    ``epilogue``: ``(name, per_block, rows)`` of a loop fused behind a stride-1 ``Conv``, run
+    on each sample's output rows as soon as they are written (see ``cgen._epilogue``)."""
     plan = src.plan
     name = node.target.name
     (co, cig, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), groups = _geometry(node)
@@ -117,7 +119,7 @@ def conv_kernel(src, node, fname, ctype):
     bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
     if bias is not None:
         lines.append(f"    const {t}* restrict b = {src.pointer(plan.loc[bias])} + {plan.loc[bias].offset};")
-    flat = _flat_planes(src, node, first, t, bias is not None) if (sh, sw) == (1, 1) else None
+    flat = _flat_planes(src, node, first, t, bias is not None, epilogue) if (sh, sw) == (1, 1) else None
     if flat is not None:
         return lines + flat
     if name == "ConvWeight":  # the weight gradient: x's windows times the output gradient
@@ -178,7 +180,7 @@ def conv_kernel(src, node, fname, ctype):
         "                }", "            }", "        }", "    }", "}"]
 
 
-def _flat_planes(src, node, first, t, has_bias):
+def _flat_planes(src, node, first, t, has_bias, epilogue=None):
     """Stride-1 kernels over zero-padded planes: with the input plane copied into a padded
     (Hp, Wp) buffer, output position p = oh*Wp + ow of every kernel offset (i, j) reads padded
     element p + i*dh*Wp + j*dw, so each offset is ONE contiguous multiply-add over OH*Wp
@@ -230,7 +232,8 @@ def _flat_planes(src, node, first, t, has_bias):
             f"        {t}* restrict o = y + (n*{co} + co)*{h_out * w_out};",
             f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
             f"o[oh*{w_out} + ow] = rows[oh*{wp} + ow];",
-            "    }", "    }", "}"]
+            "    }", *_finish(epilogue, f"n*{co * h_out}", f"(n + 1)*{co * h_out}"), "    }",
+            *_finish(epilogue, None, None), "}"]
     if name == "ConvWeight":
         gy = _Operand(src, node.args[1])
         return [f"    static {t} rows[{span}];  /* dropped columns stay 0 */",
@@ -273,6 +276,15 @@ def _flat_planes(src, node, first, t, has_bias):
             f"            for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
             f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
             "        }", "    }", "}"]
+
+
+def _finish(epilogue, r0, r1):
+    """The call of the fused loop: per sample (``r0``, ``r1`` its rows) or, where the loop
+    cannot be cut into rows, once after the last sample (``r0`` None)."""
+    if epilogue is None or epilogue[1] != (r0 is not None):
+        return []
+    name, _, rows = epilogue
+    return [f"        {name}(p, {r0}, {r1});" if r0 is not None else f"    {name}(p, 0, {rows});"]
 
 
 def _pointer(src, node):

@@ -243,9 +243,20 @@ def _operands_fit(node, kind, loc):
     return True
 
 
+def _takes_epilogue(kernel):
+    """GEMMs, and stride-1 convolutions without crops (their kernel finishes a sample at a time)."""
+    if kernel.kind == "gemm":
+        return True
+    node = kernel.nodes[0]
+    k = node.kwargs
+    return (kernel.kind == "conv" and node.target.name == "Conv" and tuple(k["stride"]) == (1, 1)
+            and min(min(pair) for pair in k["padding"]) >= 0)
+
+
 def fuse_epilogues(plan):
-    """Moves each GEMM's first consumer loop over the GEMM's shape right behind it."""
-    for g in [k for k in plan.kernels if k.kind == "gemm"]:
+    """Moves the first consumer loop over a GEMM's (or a convolution's) shape right behind it,
+    to run per block of its output while the block is in cache."""
+    for g in [k for k in plan.kernels if _takes_epilogue(k)]:
         node = g.nodes[0]
         for loop in plan.kernels[plan.kernels.index(g) + 1:]:
             if loop.kind != "loop" or loop.shape != tuple(node.meta["shape"]) or loop.in_epilogue:
