@@ -3,8 +3,9 @@
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
 and ``requires_grad``; grad mode; which tensors the closure and globals hold (and their shapes);
 each reachable module's train/eval flag; which parameter objects the modules and optimizers hold
-(with their shapes and dtypes); which of them have a ``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
-as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
+(with their shapes and dtypes); which of them have a ``.grad``; each optimizer's hyperparameters
+and which state it keeps. :func:`snapshot` lists these as ``(name, value)`` pairs; two snapshots
+are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
 """
