@@ -55,8 +55,8 @@ def test_report_has_every_model_and_variant_with_its_checks(run, report):
     result, _, directory = run
     assert sorted(path.name for path in directory.iterdir()) == [mlperf.REPORT, mlperf.CHART]
     assert list(rows_of(report)) == [
-        ("MLP", "float32"), ("MLP", "int8 dynamic"), ("MLP", "50% pruned"),
-        ("LeNet-5", "float32"), ("LeNet-5", "int8 dynamic"), ("LeNet-5", "50% pruned"),
+        ("MLP", "float32"), ("MLP", "int8 dynamic"), ("MLP", "50% pruned"), ("MLP", "compiled"),
+        ("LeNet-5", "float32"), ("LeNet-5", "int8 dynamic"), ("LeNet-5", "50% pruned"), ("LeNet-5", "compiled"),
         ("GPT", "float32"), ("GPT", "int8 dynamic"), ("GPT", "50% pruned"), ("GPT", "no KV cache")]
     assert report["fast"] is True and report["milestone"] == "mlperf"
     assert [(c["metric"], c["passed"]) for c in report["checks"]] == [
@@ -99,6 +99,11 @@ def test_quality_is_honest_about_each_variant(run, report):
         result.histories["MLP (test accuracy)"].accuracy[-1])
     assert rows["GPT", "no KV cache"]["quality"] == rows["GPT", "float32"]["quality"]
     assert rows["GPT", "50% pruned"]["quality"]["loss"] != rows["GPT", "float32"]["quality"]["loss"]
+    for model in ("MLP", "LeNet-5"):  # the compiled model computes the same predictions
+        assert rows[model, "compiled"]["quality"]["accuracy"] == pytest.approx(
+            rows[model, "float32"]["quality"]["accuracy"], abs=0.002)
+        assert rows[model, "compiled"]["compile_seconds"] > 0
+        assert rows[model, "float32"]["compile_seconds"] is None
     for model in ("MLP", "LeNet-5", "GPT"):
         # Pruning zeroes weights without shrinking the dense tensors.
         assert rows[model, "50% pruned"]["model_bytes"] == rows[model, "float32"]["model_bytes"]
@@ -112,13 +117,14 @@ def test_chart_is_a_png_and_the_table_is_printed(run):
     assert width >= 1000 and height >= 600
     lines = printed.splitlines()
     assert lines[0].split()[:4] == ["model", "variant", "quality", "p50"]
-    assert sum(line.startswith(("MLP ", "LeNet-5 ", "GPT ")) for line in lines) == 10
+    assert sum(line.startswith(("MLP ", "LeNet-5 ", "GPT ")) for line in lines) == 12
     assert f"wrote {directory / mlperf.REPORT}" in printed
     notes = [line for line in lines if line.startswith("note: ")]
     assert [note.split(":")[1].strip() for note in notes] == ["int8 dynamic", "50% pruned", "GPT quality",
-                                                              "KV cache, same lengths with and without it"]
+                                                              "KV cache, same lengths with and without it",
+                                                              "compiled"]
     assert "reference kernel that dequantizes" in notes[0] and "bytes instead of" in notes[1]
-    assert "tokens/s" in notes[3]
+    assert "tokens/s" in notes[3] and "samples/s" in notes[4]
 
 
 def test_size_figures_count_a_tied_weight_once():

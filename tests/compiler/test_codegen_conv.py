@@ -61,3 +61,17 @@ def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
     for mine, eager in zip(results[1], results[0]):
         assert mine.shape == eager.shape and mine.dtype == eager.dtype
         np.testing.assert_allclose(mine, eager, **tolerance)
+
+
+def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(monkeypatch, capsys):
+    """conv + bias + relu: the relu loop is fused behind the stride-1 forward, called on each
+    sample's output while it is in cache; results equal eager's."""
+    rng = np.random.default_rng(1)
+    x, w, b = (ember.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((5, 3, 10, 9), (4, 3, 3, 3), (4,)))
+    monkeypatch.setenv("EMBER_LOGS", "output_code")
+    layer = ember.compile(lambda x: F.relu(F.conv2d(x, w, b, padding=1)), fullgraph=True)
+    for _ in range(3):
+        got = layer(x)
+    source = capsys.readouterr().err
+    assert "k0e(p, n*40, (n + 1)*40);" in source  # 4 channels x 10 rows per sample
+    np.testing.assert_allclose(got.numpy(), F.relu(F.conv2d(x, w, b, padding=1)).numpy(), rtol=1e-4, atol=1e-5)

@@ -58,6 +58,70 @@ def test_each_guard_recompiles_once_and_names_itself(capfd, monkeypatch):
     np.testing.assert_array_equal(got.numpy(), model(x).detach().numpy())
 
 
+def _twin_step():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return model, opt, step
+
+
+def _copy(linear):
+    twin = nn.Linear(linear.in_features, linear.out_features)
+    twin.load_state_dict(linear.state_dict())
+    return twin
+
+
+def test_whole_step_follows_each_change_between_calls():
+    """A compiled training step beside the same step run eagerly on a twin: after every change
+    between calls (the replay of the last call's graph must not hide one), losses and
+    parameters agree; switching back to an earlier world reuses its graph."""
+    (m1, o1, eager), (m2, o2, step) = _twin_step(), _twin_step()
+    compiled = ember.compile(step)
+    x, y = ember.randn(6, 4), ember.randint(0, 3, (6,))
+    ember.manual_seed(1)
+    swap = nn.Linear(8, 3)
+    changes = [None, None, None,
+               lambda m, o: m[0].weight.requires_grad_(False),
+               lambda m, o: m[0].weight.requires_grad_(True),  # back: the earlier graph
+               lambda m, o: m.eval(), lambda m, o: m.train(),
+               lambda m, o: o.param_groups[0].update(lr=0.05),
+               lambda m, o: m.__setitem__(2, _copy(swap).requires_grad_(False)),  # not in opt
+               lambda m, o: m[2].weight.requires_grad_(True)]
+    sizes = []
+    for change in changes:
+        if change is not None:
+            change(m1, o1), change(m2, o2)
+        np.testing.assert_allclose(float(compiled(x, y)), float(eager(x, y)), rtol=1e-5)
+        for a, b in zip(m1.parameters(), m2.parameters()):
+            np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6)
+        sizes.append(len(compiled._entries))
+    # one graph more per change, none for switching back to an earlier world
+    assert sizes[3:] == [sizes[2] + k for k in (1, 1, 2, 2, 3, 4, 5)], sizes
+
+
+def test_tensors_of_the_closure_are_guarded():
+    """A rebound closure variable or a tensor whose ``.data`` changed shape recompiles (was: the
+    graph kept reading the tensor it was captured with)."""
+    w = ember.ones(3)
+
+    def scale(x):
+        return x * w
+    compiled, x = ember.compile(scale), ember.ones(3)
+    for _ in range(3):
+        assert compiled(x).tolist() == [1.0] * 3
+    w = ember.full((3,), 2.0)
+    assert compiled(x).tolist() == [2.0] * 3
+    w.data = ember.full((1,), 5.0)
+    assert compiled(x).tolist() == [5.0] * 3
+
+
 def test_recompile_limit_then_eager_with_one_warning():
     @ember.compile(recompile_limit=2, dynamic=False)  # a graph per shape
     def double(x):

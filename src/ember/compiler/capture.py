@@ -412,6 +412,11 @@ def _finish(tracer, cap, result):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
+    for t in tracer.world.inputs:
+        node = tracer.value.get(id(t.grad._data)) if t.grad is not None and t.grad_fn is None else None
+        if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
+            tracer.breaks.append(("backward into the .grad of an input tensor", "<end of function>"))
+            break
     for opt in tracer.world.optimizers:
         if any(isinstance(v, Tensor) and tracer.known.get(id(v._data), ((None,),))[0][0] != "state"
                for state in opt.state.values() for v in state.values()):

@@ -60,8 +60,9 @@ def _log(kind, text):
         print(f"[ember.compile {kind}] {text}", file=sys.stderr)
 
 
-def _fetcher(source):
-    """``fetch(inputs, sizes)``: the tensor a placeholder stands for at this call."""
+def _fetcher(source, shared=False):
+    """``fetch(inputs, sizes)``: the tensor a placeholder stands for at this call. A constant
+    is a fresh copy per call unless ``shared`` (the graph never writes it nor hands it out)."""
     kind = source[0]
     if kind == "input":
         return lambda inputs, sizes, i=source[1]: inputs[i]
@@ -73,7 +74,25 @@ def _fetcher(source):
         return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
     if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
         return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
+    if shared:
+        return lambda inputs, sizes, t=Tensor._make(source[1].copy()): t
     return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy())
+
+
+def _escapes(graph, placeholder):
+    """Whether the graph writes ``placeholder`` or returns it or a view of it: then its array
+    must be a fresh copy on each call."""
+    outputs = set(o for o in graph.outputs if hasattr(o, "meta"))
+    if any(p is placeholder for p, _ in graph.mutations):
+        return True
+    seen, todo = set(), [placeholder]
+    while todo:
+        node = todo.pop()
+        if node in outputs:
+            return True
+        seen.add(node)
+        todo += [u for u in node.users if u not in seen and getattr(u.target, "is_view", False)]
+    return False
 
 
 class _Entry:
@@ -88,7 +107,8 @@ class _Entry:
         self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
         if self.joint is not None:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
-        self.fetch = [_fetcher(s) for s in sources]
+        self.fetch = [_fetcher(s, s[0] == "const" and self.joint is None and not _escapes(graph, p))
+                      for s, p in zip(sources, graph.placeholders)]
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend != "eager":
             # forward and backward both compiled, joined by one autograd node
@@ -152,6 +172,7 @@ class _CompiledFunction:
         if spec is not None:
             spec.check_signature(self._signature_of)
         self._entries, self._warned, self._world = [], False, None
+        self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -165,10 +186,13 @@ class _CompiledFunction:
         world = self._world = World(fn, args, kwargs, self._world)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
+        if facts == self._last[0]:  # a training loop: the same world as the last call
+            return self._last[1](world, fn, args, kwargs)
         # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
         # (generated Python): a loop whose last batch is short keeps its C graph for the others
         for entry in reversed(self._entries):
             if entry.ranges is None and holds(entry.facts, facts):
+                self._last = facts, entry
                 return entry(world, fn, args, kwargs)
         for entry in reversed(self._entries):
             if entry.ranges is not None:
@@ -289,7 +313,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._entries.clear()
-        f._warned, f._world = False, None
+        f._warned, f._world, f._last = False, None, (None, None)
     counters.clear()
 
 

@@ -1,10 +1,11 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
-objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
-``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
-as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
+and ``requires_grad``; grad mode; which tensors the closure and globals hold (and their shapes);
+each reachable module's train/eval flag; which parameter objects the modules and optimizers hold
+(with their shapes and dtypes); which of them have a ``.grad``; each optimizer's hyperparameters
+and which state it keeps. :func:`snapshot` lists these as ``(name, value)`` pairs; two snapshots
+are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
 """
@@ -31,17 +32,23 @@ class World:
     def __init__(self, fn, args, kwargs, previous=None):
         self.fn = fn
         self.inputs = flatten((args, kwargs))
-        self.roots = [o for o in _roots(fn, args, kwargs) if not isinstance(o, Tensor)]  # kept: ids stay unique
+        same_fn = previous is not None and previous.fn is fn
+        self.source = previous.source if same_fn else _source(fn)
+        roots = list(_roots(self.source, args, kwargs))
+        self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
+        # tensors the code reads from its closure and globals: a rebound name is a new tensor
+        self.free = [o for o in roots[len(args) + len(kwargs):] if isinstance(o, Tensor)]
         self.key = tuple(map(id, self.roots))
-        if previous is not None and previous.key == self.key:
+        if same_fn and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
-            self.all_modules = previous.all_modules
+            self.all_modules, self.tables = previous.all_modules, previous.tables
         else:
             self._walk()
-        tensors = [t for m in self.all_modules for table in (m._parameters, m._buffers)
-                   for t in table.values() if t is not None]
+        # each call reads the tables afresh: a parameter replaced in a module is a new identity
+        tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
-        self.params = list({id(t): t for t in tensors}.values())  # first occurrence order, no repeats
+        tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves get .grad too
+        self.params = list({id(t): t for t in tensors if t is not None}.values())  # first occurrence order
 
     def _walk(self):
         self.modules, self.optimizers, seen = [], [], set()
@@ -64,6 +71,7 @@ class World:
         for obj in self.roots:
             visit(obj)
         self.all_modules = list({id(m): m for root in self.modules for m in root.modules()}.values())
+        self.tables = [table for m in self.all_modules for table in (m._parameters, m._buffers)]
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
@@ -75,15 +83,21 @@ class World:
         return [names.get(id(p), "param") for p in self.params]
 
 
-def _roots(fn, args, kwargs):
+def _source(fn):
+    """``(self of a bound method or None, the unwrapped function, the global names its code
+    reads or None for a callable object)``: found once per compiled function, not per call."""
+    inner = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(inner, "__code__", None)
+    return getattr(fn, "__self__", None), inner, None if code is None else tuple(_global_names(code))
+
+
+def _roots(source, args, kwargs):
     yield from args
     yield from kwargs.values()
-    self = getattr(fn, "__self__", None)
+    self, fn, names = source
     if self is not None:
         yield self
-    fn = inspect.unwrap(getattr(fn, "__func__", fn))
-    code = getattr(fn, "__code__", None)
-    if code is None:  # a callable object: its own attributes are what it reads
+    if names is None:  # a callable object: its own attributes are what it reads
         yield fn
         return
     for cell in fn.__closure__ or ():
@@ -91,10 +105,10 @@ def _roots(fn, args, kwargs):
             yield cell.cell_contents
         except ValueError:  # an empty cell
             pass
-    names = fn.__globals__
-    for name in _global_names(code):
-        if name in names:
-            yield names[name]
+    globals_ = fn.__globals__
+    for name in names:
+        if name in globals_:
+            yield globals_[name]
 
 
 def _global_names(code):
@@ -114,6 +128,8 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
+    facts.append(("tensors of the closure and globals (identity, shape, dtype, requires_grad)",
+                  tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
     facts.append(("parameter identity", tuple([id(p) for p in params])))

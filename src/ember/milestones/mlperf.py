@@ -27,6 +27,11 @@ Each is then measured as trained and after each technique:
   ``amount=0.5`` over the weights of the Linear (and Conv2d) layers, made permanent with
   ``prune.remove``. Half the weights are zero, but the tensors stay dense: neither the bytes
   nor the time shrink on a CPU, which the table shows.
+- ``compiled`` (MLP and LeNet-5): ``ember.compile(model, dynamic=False)``, the float32 model
+  captured once per input shape and run as generated C (see ``docs/compile.md``); the row's
+  ``compile s`` is the CPU time of the first calls at the two shapes measured (capture, code
+  generation and the C compiler, or the on-disk cache of an earlier run). Its peak memory
+  counts the tensors it returns: the generated code's buffers are not tensor storage.
 - ``no KV cache`` (GPT only): ``generate(..., use_cache=False)`` re-reads the whole context
   for every new token. One sequence at a time, a token costs ember mostly per-op overhead,
   which the cache does not remove: the cache then buys about 2.5-3× at 256 tokens. In a batch
@@ -83,7 +88,7 @@ from . import backprop, lenet, transformer
 from .milestone import Check, Milestone, Threshold
 from .training import class_accuracy
 
-FLOAT, INT8, PRUNED, NO_CACHE = "float32", "int8 dynamic", "50% pruned", "no KV cache"
+FLOAT, INT8, PRUNED, COMPILED, NO_CACHE = "float32", "int8 dynamic", "50% pruned", "compiled", "no KV cache"
 ANSWER_TOKENS = 24
 PRUNE_AMOUNT = 0.5
 REPORT, CHART = "mlperf.json", "mlperf.png"
@@ -140,6 +145,7 @@ class Measurement:
     sparse_bytes: int
     peak_memory_bytes: int
     sparsity: float
+    compile_seconds: float = None  # compiled rows: CPU seconds of the first calls
 
 
 def report_dir():
@@ -208,14 +214,14 @@ def pruned(model, kinds, part=None):
     return model
 
 
-def measurement(name, variant, model, quality, latency, run, items, unit, settings):
+def measurement(name, variant, model, quality, latency, run, items, unit, settings, compile_seconds=None):
     """A :class:`Measurement` from the CPU seconds of single calls (``latency``) and from
     ``settings.repeats`` throughput runs ``run()`` of ``items`` items each."""
     p50, p90 = np.percentile(latency, [50, 90]) * 1e3
     seconds, peak = fastest_and_peak(run, settings.repeats)
     parameters, model_bytes, sparse_bytes, sparsity = size_figures(model)
     return Measurement(name, variant, quality, float(p50), float(p90), float(items / seconds), unit,
-                       parameters, model_bytes, sparse_bytes, peak, sparsity)
+                       parameters, model_bytes, sparse_bytes, peak, sparsity, compile_seconds)
 
 
 def measure_classifier(name, variants, inputs, targets, settings):
@@ -224,11 +230,14 @@ def measure_classifier(name, variants, inputs, targets, settings):
     rows = []
     with ember.no_grad():
         for variant, model in variants.items():
+            # the first calls at both shapes: a compiled model captures and builds its graphs there
+            first = float(sum(cpu_times(lambda i: model(inputs[:1] if i % 2 else inputs), 4)))
             latency = cpu_times(lambda i: model(inputs[i % len(inputs)].unsqueeze(0)),
                                 settings.latency_calls)
             rows.append(measurement(name, variant, model,
                                     {"accuracy": class_accuracy(model, inputs, targets)},
-                                    latency, lambda: model(inputs), len(inputs), "samples/s", settings))
+                                    latency, lambda: model(inputs), len(inputs), "samples/s", settings,
+                                    first if variant == COMPILED else None))
     return rows
 
 
@@ -263,9 +272,12 @@ def measure_gpt(variants, tokenizer, pairs, settings):
     return rows
 
 
-def variants(model, quantize, sparsify):
-    """``model`` as trained, quantized and pruned (label → model)."""
-    return {FLOAT: model, INT8: quantize(model), PRUNED: sparsify(model)}
+def variants(model, quantize, sparsify, compiled=False):
+    """``model`` as trained, quantized, pruned and, with ``compiled``, compiled (label → model)."""
+    made = {FLOAT: model, INT8: quantize(model), PRUNED: sparsify(model)}
+    if compiled:
+        made[COMPILED] = ember.compile(model, dynamic=False)
+    return made
 
 
 def train(fast=False, seed=0, quiet=False, out_dir=None):
@@ -285,10 +297,11 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     gpt_history, gpt, tokenizer = transformer.train_gpt(pairs, settings.gpt_epochs, seed, quiet)
 
     rows = measure_classifier(
-        "MLP", variants(mlp, quantized, functools.partial(pruned, kinds=nn.Linear)),
+        "MLP", variants(mlp, quantized, functools.partial(pruned, kinds=nn.Linear), compiled=True),
         x_test, y_test, settings)
     rows += measure_classifier(
-        "LeNet-5", variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d))),
+        "LeNet-5", variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d)),
+                            compiled=True),
         images, labels, settings)
     gpt_variants = {label: (model, True) for label, model in variants(
         gpt, functools.partial(quantized, part="blocks"),
@@ -326,6 +339,7 @@ def explanations(rows, settings):
     """What a reader would otherwise misread in the table and the chart, with the figures."""
     mlp, mlp_int8, mlp_pruned = (find(rows, "MLP", variant) for variant in (FLOAT, INT8, PRUNED))
     cached, uncached = find(rows, "GPT", FLOAT), find(rows, "GPT", NO_CACHE)
+    compiled = [(find(rows, model, FLOAT), find(rows, model, COMPILED)) for model in ("MLP", "LeNet-5")]
     return [
         f"{INT8}: Linear weights take a quarter of the bytes ({mlp_int8.model_bytes:,} vs {mlp.model_bytes:,} for "
         f"the MLP), but ember's int8 Linear is a reference kernel that dequantizes the weight to float32 for "
@@ -340,7 +354,12 @@ def explanations(rows, settings):
         f"{cached.latency_p50_ms:.1f} vs {uncached.latency_p50_ms:.1f} ms (p50; a short context, where the cache "
         f"saves little), {STREAMS} streams filled to 256 positions run at {cached.throughput:,.0f} vs "
         f"{uncached.throughput:,.0f} tokens/s ({cached.throughput / uncached.throughput:.1f}x, the threshold's "
-        f"speedup: the longer the context, the more the cache saves)"]
+        f"speedup: the longer the context, the more the cache saves)",
+        f"{COMPILED}: " + "; ".join(
+            f"{eager.model} {fast.throughput:,.0f} vs {eager.throughput:,.0f} samples/s in one batch, "
+            f"{fast.latency_p50_ms:.3f} vs {eager.latency_p50_ms:.3f} ms for one (p50), after "
+            f"{fast.compile_seconds:.2f} s of first calls" for eager, fast in compiled)
+        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast)"]
 
 
 def format_report(rows):
@@ -349,12 +368,13 @@ def format_report(rows):
         return ", ".join(f"{key} {value:.4f}" for key, value in row.quality.items())
     return format_table(
         ["model", "variant", "quality", "p50 ms", "p90 ms", "throughput", "params", "bytes",
-         "sparse bytes", "peak bytes", "sparsity"],
+         "sparse bytes", "peak bytes", "sparsity", "compile s"],
         [(row.model, row.variant, quality(row), f"{row.latency_p50_ms:.3f}",
           f"{row.latency_p90_ms:.3f}", f"{row.throughput:,.0f} {row.throughput_unit}",
           f"{row.parameters:,}", f"{row.model_bytes:,}", f"{row.sparse_bytes:,}",
           f"{row.peak_memory_bytes:,}",
-          f"{row.sparsity:.2f}") for row in rows])
+          f"{row.sparsity:.2f}", "" if row.compile_seconds is None else f"{row.compile_seconds:.2f}")
+         for row in rows])
 
 
 def write_outputs(directory, rows, checks, fast, seed, explained=()):
@@ -436,7 +456,7 @@ def plot_report(rows, path, notes=()):
             if title == "throughput":
                 label = chosen[0].throughput_unit
             axes.set_title(f"{model}: {label}", fontsize="medium")
-    figure.suptitle("mlperf (2018): float32, int8 dynamic, 50% pruned, KV cache; process CPU time")
+    figure.suptitle("mlperf (2018): float32, int8 dynamic, 50% pruned, compiled, KV cache; process CPU time")
     footer = 0.04 * len(notes) / (1 + 0.1 * len(models))
     figure.tight_layout(rect=(0, footer, 1, 1))
     figure.text(0.01, 0.005, "\n".join(textwrap.shorten(note, 230) for note in notes), fontsize="small",

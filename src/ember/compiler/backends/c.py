@@ -118,19 +118,31 @@ def _scratch_table(slots):
     return table
 
 
-def _check(array, shape, dtype, name):
-    """The address of ``array`` after checking it is what the code was generated for."""
-    if array.shape != shape or array.dtype != dtype:
-        raise ValueError(f"compiled graph input {name!r} must be {dtype}{list(shape)}, got "
-                         f"{array.dtype}{list(array.shape)}")
-    return array.ctypes.data
+def _fresh(table, last):
+    """``fresh(array, i, slot, shape, dtype, name)``: a placeholder's array that is not the
+    last call's: checked to be what the code was generated for, made C-contiguous, its address
+    put into ``table[slot]``. ``last[i]`` keeps it when no copy was needed, so the next call
+    passing the same array skips all of this (a copy is made afresh: its source may change)."""
+    def fresh(array, i, slot, shape, dtype, name):
+        if array.shape != shape or array.dtype != dtype:
+            raise ValueError(f"compiled graph input {name!r} must be {dtype}{list(shape)}, got "
+                             f"{array.dtype}{list(array.shape)}")
+        last[i] = None
+        if array.flags.c_contiguous:
+            last[i] = array
+        else:
+            array = np.ascontiguousarray(array)
+        table[slot] = array.ctypes.data
+        return array
+    return fresh
 
 
 def _driver(plan, lib, regions, slots, buffers, table):
     graph, program = plan.graph, Program()
     names = value_names(graph)
-    program.globals.update(P=table, L=[None] * len(graph.placeholders), contiguous=np.ascontiguousarray, check=_check,
-                           lib=lib, bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
+    last = [None] * len(graph.placeholders)
+    program.globals.update(P=table, L=last, fresh=_fresh(table, last), lib=lib,
+                           bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
     for i, p in enumerate(graph.placeholders):
@@ -139,9 +151,8 @@ def _driver(plan, lib, regions, slots, buffers, table):
             loc = plan.loc[p]
             # C addresses the array with the shape and dtype it was compiled for: a new array
             # is checked once, before its address goes into the table.
-            body += [f"a{i} = {params} if {params}.flags.c_contiguous else contiguous({params})",
-                     f"if a{i} is not L[{i}]: P[{slot_of[p]}] = check(a{i}, {loc.shape!r}, "
-                     f"{str(loc.dtype)!r}, {p.name!r}); L[{i}] = a{i}"]
+            body.append(f"a{i} = {params} if {params} is L[{i}] else fresh({params}, {i}, {slot_of[p]}, "
+                        f"{loc.shape!r}, {str(loc.dtype)!r}, {p.name!r})")
             known[p] = f"a{i}"
         else:
             known[p] = params

@@ -10,6 +10,7 @@ import numpy as np
 from . import attention, norm
 from .autotune import direct_candidate
 from .conv import conv_kernel
+from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
@@ -459,6 +460,17 @@ def _gemm_kernel(src, kernel, fname, epilogue):
     return lines, (m, n, k, out.dtype.itemsize)
 
 
+def _epilogue(src, kernel, fname):
+    """(C lines, ``(name, per_block, outer)`` or None) of the loop fused behind ``kernel``:
+    ``name(p, r0, r1)`` over rows [r0, r1) of its output when ``per_block``, else over all
+    ``outer`` rows at once, after the whole output."""
+    if kernel.epilogue is None:
+        return [], None
+    made = _loop_kernel(src, kernel.epilogue, fname + "e", rows=True)
+    lines, outer = made or _loop_kernel(src, kernel.epilogue, fname + "e", rows=False)
+    return lines, (fname + "e", made is not None, outer)
+
+
 def generate(plan):
     """(C source, regions, gemms): regions are lists of kernels run by one exported
     ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
@@ -482,7 +494,11 @@ def generate(plan):
             lines = _norm_stats_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
-            lines = conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])])
+            lines, epilogue = _epilogue(src, kernel, fname)
+            lines += conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])], epilogue)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "pool":
+            lines = pool_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_backward":
             node = kernel.nodes[0]
@@ -502,13 +518,7 @@ def generate(plan):
             lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         else:
-            epilogue, lines = None, []
-            if kernel.epilogue is not None:
-                made = _loop_kernel(src, kernel.epilogue, fname + "e", rows=True)
-                per_block = made is not None
-                elines, outer = made or _loop_kernel(src, kernel.epilogue, fname + "e", rows=False)
-                lines += elines
-                epilogue = (fname + "e", per_block, outer)
+            lines, epilogue = _epilogue(src, kernel, fname)
             glines, shape = _gemm_kernel(src, kernel, fname, epilogue)
             lines += glines
             gemms.append((fname, shape, kernel))

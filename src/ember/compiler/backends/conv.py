@@ -19,9 +19,11 @@ __all__ = ["OPS", "direct", "conv_kernel"]
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
 # The direct loop is chosen when each output sums over at most this many products per
 # position (C_in/groups * kh * kw): measured on bench_compile's rows (AMD EPYC, one thread),
-# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; 16x3x3 (144) is
-# faster through im2col + BLAS.
-MAX_DIRECT_REDUCTION = 64
+# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; LeNet's second
+# layer (6x5x5 = 150, its input gradient 16x5x5 = 400) is faster direct than eager's NumPy
+# im2col + GEMM (LeNet step 6.2 -> 4.6 ms), and Conv2d(16, 32, 3) (144 and 288) is as fast
+# either way (7.4 vs 7.6 ms fwd+bwd). Wider reductions keep im2col + BLAS.
+MAX_DIRECT_REDUCTION = 512
 
 
 def _geometry(node):
@@ -101,8 +103,10 @@ class _Operand:
         return f"[({row})*{self.strides[2]} + ({column})*{self.strides[3]}]"
 
 
-def conv_kernel(src, node, fname, ctype):
-    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`)."""
+def conv_kernel(src, node, fname, ctype, epilogue=None):
+    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`);
+    ``epilogue``: ``(name, per_block, rows)`` of a loop fused behind a stride-1 ``Conv``, run
+    on each sample's output rows as soon as they are written (see ``cgen._epilogue``)."""
     plan = src.plan
     name = node.target.name
     (co, cig, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), groups = _geometry(node)
@@ -115,7 +119,7 @@ def conv_kernel(src, node, fname, ctype):
     bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
     if bias is not None:
         lines.append(f"    const {t}* restrict b = {src.pointer(plan.loc[bias])} + {plan.loc[bias].offset};")
-    flat = _flat_planes(src, node, first, t, bias is not None) if (sh, sw) == (1, 1) else None
+    flat = _flat_planes(src, node, first, t, bias is not None, epilogue) if (sh, sw) == (1, 1) else None
     if flat is not None:
         return lines + flat
     if name == "ConvWeight":  # the weight gradient: x's windows times the output gradient
@@ -176,7 +180,7 @@ def conv_kernel(src, node, fname, ctype):
         "                }", "            }", "        }", "    }", "}"]
 
 
-def _flat_planes(src, node, first, t, has_bias):
+def _flat_planes(src, node, first, t, has_bias, epilogue=None):
     """Stride-1 kernels over zero-padded planes: with the input plane copied into a padded
     (Hp, Wp) buffer, output position p = oh*Wp + ow of every kernel offset (i, j) reads padded
     element p + i*dh*Wp + j*dw, so each offset is ONE contiguous multiply-add over OH*Wp
@@ -200,19 +204,25 @@ def _flat_planes(src, node, first, t, has_bias):
     span = h_out * wp
     size = hp * wp + dw * (kw - 1)  # the last row's dropped columns read this far
     offsets = [(i, j, i * dh * wp + j * dw) for i in range(kh) for j in range(kw)]
-    copy_in = (f"for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
-               f"xpad[(h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};")
-    # static scratch: one per compiled graph, like the plan's arena buffers
-    head = [f"    static {t} xpad[{size}], rows[{span}];  /* borders and dropped columns stay 0 */"]
-    if name == "Conv":
+    # static scratch (one per compiled graph, like the plan's arena buffers)
+    if name in ("Conv", "ConvWeight"):
+        # every input plane of sample n padded once, before the output channels that read it
+        planes = [f"    static {t} xpads[{c_in * size}];  /* borders and dropped columns stay 0 */",
+                  f"    for (long n = 0; n < {n}; n++) {{",
+                  f"        for (long c = 0; c < {c_in}; c++) {{",
+                  f"            const {t}* xp = {first.plane('n', 'c')};",
+                  f"            for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+                  f"xpads[c*{size} + (h + {top})*{wp} + w + {left}] = xp{first.at('h', 'w')};",
+                  "        }"]
         cog = co // groups
-        return head + [
+        reader = [f"            const {t}* restrict xpad = xpads + ((co/{cog})*{cig} + ci)*{size};"]
+    if name == "Conv":
+        return [f"    static {t} rows[{span}];"] + planes + [
             f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
-            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+            f"    for (long co = 0; co < {co}; co++) {{",
             f"        for (long k = 0; k < {span}; k++) rows[k] = {'b[co]' if has_bias else '0'};",
             f"        for (long ci = 0; ci < {cig}; ci++) {{",
-            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
-            f"            {copy_in}",
+            *reader,
             f"            const {t}* restrict wp = wt + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ const {t} v = wp[{i * kw + j}];",
@@ -222,46 +232,59 @@ def _flat_planes(src, node, first, t, has_bias):
             f"        {t}* restrict o = y + (n*{co} + co)*{h_out * w_out};",
             f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
             f"o[oh*{w_out} + ow] = rows[oh*{wp} + ow];",
-            "    }", "}"]
+            "    }", *_finish(epilogue, f"n*{co * h_out}", f"(n + 1)*{co * h_out}"), "    }",
+            *_finish(epilogue, None, None), "}"]
     if name == "ConvWeight":
-        gy, cog = _Operand(src, node.args[1]), co // groups
-        return head + [
-            f"    for (long k = 0; k < {co * cig * kh * kw}; k++) y[k] = 0;",
-            f"    for (long n = 0; n < {n}; n++) for (long co = 0; co < {co}; co++) {{",
+        gy = _Operand(src, node.args[1])
+        return [f"    static {t} rows[{span}];  /* dropped columns stay 0 */",
+                f"    for (long k = 0; k < {co * cig * kh * kw}; k++) y[k] = 0;"] + planes + [
+            f"    for (long co = 0; co < {co}; co++) {{",
             f"        const {t}* gp = {gy.plane('n', 'co')};",
             f"        for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
             f"rows[oh*{wp} + ow] = gp{gy.at('oh', 'ow')};",
             f"        for (long ci = 0; ci < {cig}; ci++) {{",
-            f"            const {t}* xp = {first.plane('n', f'(co/{cog})*{cig} + ci')};",
-            f"            {copy_in}",
+            *reader,
             f"            {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ {t} acc = 0;",
                 "              #pragma GCC ivdep",
                 f"              for (long k = 0; k < {span}; k++) acc += rows[k] * xpad[k + {base}];",
                 f"              wp[{i * kw + j}] += acc; }}")],
-            "        }", "    }", "}"]
+            "        }", "    }", "    }", "}"]
     # ConvTranspose: each gradient row (laid out with width Wp) adds into the padded plane at
     # every offset; the plane's interior is the result.
     cxg = cx // groups
-    return head + [
-        f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
-        f"    for (long n = 0; n < {n}; n++) for (long c = 0; c < {c_in}; c++) {{",
-        f"        for (long k = 0; k < {size}; k++) xpad[k] = 0;",
-        f"        for (long cx = (c/{cig})*{cxg}; cx < (c/{cig} + 1)*{cxg}; cx++) {{",
-        f"            const {t}* xp = {first.plane('n', 'cx')};",
-        f"            for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
-        f"rows[oh*{wp} + ow] = xp{first.at('oh', 'ow')};",
-        f"            const {t}* restrict wp = wt + (cx*{cig} + c%{cig})*{kh * kw};",
-        *[ln for i, j, base in offsets for ln in (
-            f"            {{ const {t} v = wp[{i * kw + j}];",
-            "              #pragma GCC ivdep",
-            f"              for (long k = 0; k < {span}; k++) xpad[k + {base}] += v * rows[k]; }}")],
-        "        }",
-        f"        {t}* restrict o = y + (n*{c_in} + c)*{h * w};",
-        f"        for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
-        f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
-        "    }", "}"]
+    return [f"    static {t} xpad[{size}], grads[{cx * span}];  /* dropped columns stay 0 */",
+            f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
+            f"    for (long n = 0; n < {n}; n++) {{",
+            f"        for (long cx = 0; cx < {cx}; cx++) {{  /* each gradient plane laid out once */",
+            f"            const {t}* xp = {first.plane('n', 'cx')};",
+            f"            for (long oh = 0; oh < {h_out}; oh++) for (long ow = 0; ow < {w_out}; ow++) "
+            f"grads[cx*{span} + oh*{wp} + ow] = xp{first.at('oh', 'ow')};",
+            "        }",
+            f"        for (long c = 0; c < {c_in}; c++) {{",
+            f"            for (long k = 0; k < {size}; k++) xpad[k] = 0;",
+            f"            for (long cx = (c/{cig})*{cxg}; cx < (c/{cig} + 1)*{cxg}; cx++) {{",
+            f"                const {t}* restrict rows = grads + cx*{span};",
+            f"                const {t}* restrict wp = wt + (cx*{cig} + c%{cig})*{kh * kw};",
+            *[ln for i, j, base in offsets for ln in (
+                f"                {{ const {t} v = wp[{i * kw + j}];",
+                "                  #pragma GCC ivdep",
+                f"                  for (long k = 0; k < {span}; k++) xpad[k + {base}] += v * rows[k]; }}")],
+            "            }",
+            f"            {t}* restrict o = y + (n*{c_in} + c)*{h * w};",
+            f"            for (long h = 0; h < {h}; h++) for (long w = 0; w < {w}; w++) "
+            f"o[h*{w} + w] = xpad[(h + {top})*{wp} + w + {left}]{' + b[c]' if has_bias else ''};",
+            "        }", "    }", "}"]
+
+
+def _finish(epilogue, r0, r1):
+    """The call of the fused loop: per sample (``r0``, ``r1`` its rows) or, where the loop
+    cannot be cut into rows, once after the last sample (``r0`` None)."""
+    if epilogue is None or epilogue[1] != (r0 is not None):
+        return []
+    name, _, rows = epilogue
+    return [f"        {name}(p, {r0}, {r1});" if r0 is not None else f"    {name}(p, 0, {rows});"]
 
 
 def _pointer(src, node):

@@ -9,12 +9,14 @@ import operator
 
 import numpy as np
 
-from . import conv
+from . import conv, pool
 
-__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of", "operands", "label", "Part"]
+__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
+           "operands", "reads", "label", "Part"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t"}
+          np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
+          np.dtype(np.uint8): "uint8_t"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice")
 ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
@@ -219,6 +221,18 @@ def operands(node):
     return node.args
 
 
+def reads(node):
+    """The operands an elementwise node's C expression uses: for a picked update result, only
+    those its own equation names (Adam's new step count reads the step alone, so the loop
+    that writes the parameter in place may run before it)."""
+    update = update_of(node)
+    if update is None:
+        return operands(node)
+    marks = [None if a is None else f"@{i}@" for i, a in enumerate(update.args)]
+    expression = UPDATES[update.target.name](marks, update.kwargs, _dtype(update.args[0]), node.args[1])
+    return [a for a, mark in zip(update.args, marks) if mark is not None and mark in expression]
+
+
 def label(node):
     """``Op(name)`` for comments and logs; a picked update result reads ``SgdUpdate[1](getitem_3)``."""
     update = update_of(node)
@@ -330,10 +344,10 @@ def _norm_backward_ok(node):
 
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
-    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "bmm", "attention",
-    "softmax_grad", "scatter", "embedding_backward", "norm_backward" (and "result" for the
-    gradients it gives) or None (run from Python); the plan makes "copy" of a reshape of
-    strided memory."""
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
+    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward" (and
+    "result" for the gradients it gives) or None (run from Python); the plan makes "copy" of a
+    reshape of strided memory."""
     target = node.target
     name = getattr(target, "name", None)
     if update_of(node) is not None:
@@ -359,6 +373,8 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name in pool.OPS:
+        return "pool" if pool.supported(node) else None
     if name in ELEMENTWISE:
         if name == "Pow" and hasattr(node.args[1], "meta"):
             return None

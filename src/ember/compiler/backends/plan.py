@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands
+from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands"]
 
@@ -92,8 +92,8 @@ def _args(node):
 
 
 def _reads(node):
-    """The nodes a kernel computing ``node`` reads (an update's args for its picked results)."""
-    return [a for a in operands(node) if _is_node(a)]
+    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses)."""
+    return [a for a in reads(node) if _is_node(a)]
 
 
 def _special_users(graph):
@@ -314,6 +314,8 @@ def _operands_fit(node, kind, loc):
         return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
+    if kind == "pool":
+        return all(loc[a].contiguous for a in _args(node))
     if kind == "gemm":
         (a, sa), (b, sb), _ = gemm_operands(node, loc)
         m, k = _numel(a.shape[:-1]), a.shape[-1]
@@ -322,9 +324,20 @@ def _operands_fit(node, kind, loc):
     return True
 
 
+def _takes_epilogue(kernel):
+    """GEMMs, and stride-1 convolutions without crops (their kernel finishes a sample at a time)."""
+    if kernel.kind == "gemm":
+        return True
+    node = kernel.nodes[0]
+    k = node.kwargs
+    return (kernel.kind == "conv" and node.target.name == "Conv" and tuple(k["stride"]) == (1, 1)
+            and min(min(pair) for pair in k["padding"]) >= 0)
+
+
 def fuse_epilogues(plan):
-    """Moves each GEMM's first consumer loop over the GEMM's shape right behind it."""
-    for g in [k for k in plan.kernels if k.kind == "gemm"]:
+    """Moves the first consumer loop over a GEMM's (or a convolution's) shape right behind it,
+    to run per block of its output while the block is in cache."""
+    for g in [k for k in plan.kernels if _takes_epilogue(k)]:
         node = g.nodes[0]
         for loop in plan.kernels[plan.kernels.index(g) + 1:]:
             if loop.kind != "loop" or loop.shape != tuple(node.meta["shape"]) or loop.in_epilogue:
