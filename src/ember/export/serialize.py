@@ -20,7 +20,7 @@ from .. import _dtype
 from .._higher_order_ops import Cond, Map, Scan, Switch, WhileLoop
 from .._ops import OPS
 from .._tensor import Tensor
-from ..compiler.capture import _SLOT
+from ..compiler.capture import _INT_SLOT, _SLOT
 from ..compiler.dynamic import SizedConstant
 from ..compiler.graph import Graph, Node, Subgraph
 from ..compiler.symbolic import Expr, symbol
@@ -158,6 +158,8 @@ def _value(v):
         return v
     if v is _SLOT:
         return {"tensor": True}
+    if v is _INT_SLOT:
+        return {"int": True}
     if isinstance(v, Node):
         return {"node": v.name}
     if isinstance(v, Subgraph):
@@ -220,6 +222,8 @@ def _load_value(v, env):
     (key, x), *rest = v.items()
     if key == "tensor":
         return _SLOT
+    if key == "int":
+        return _INT_SLOT
     if key == "node":
         if x not in env:
             raise ValueError(f"the saved graph reads node {x!r} before defining it")
