@@ -319,3 +319,45 @@ def test_a_branch_not_taken_failing_on_the_example_values_is_a_graph_break():
         np.testing.assert_array_equal(compiled(a).numpy(), f(a).numpy())
     with pytest.raises(exc.Unsupported, match="true_fn raised LinAlgError when traced"):
         ember.compile(f, fullgraph=True)(-ember.eye(3))
+
+
+def test_associative_scan_is_one_node_holding_its_combine_graph(tmp_path):
+    from ember._higher_order_ops import associative_scan
+
+    def combine(a, b):  # a linear recurrence h = a_t * h + b_t, pairs composed
+        return a[0] * b[0], b[0] * a[1] + b[1]
+
+    def f(decay, inputs, w):
+        return associative_scan(combine, (decay, inputs * w), 1, reverse=True)[1]
+
+    compiled = ember.compile(f, fullgraph=True)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        decay, inputs = rng.uniform(0.5, 1, (2, 7)).astype(np.float32), rng.standard_normal((2, 7)).astype(np.float32)
+        want, h = np.zeros_like(inputs), np.zeros(2, np.float32)
+        for t in reversed(range(7)):  # the plain-Python recurrence
+            h = decay[:, t] * h + inputs[:, t] * 0.5
+            want[:, t] = h
+        np.testing.assert_allclose(compiled(_t(decay), _t(inputs), ember.tensor(0.5)).numpy(), want, rtol=1e-5)
+    assert _graphs() == 1
+    code = _code(compiled)
+    assert code.count("AssociativeScan(") == 1 and "def combine_graph_0(" in code and "Cat(" not in code
+
+    class Recurrence(ember.nn.Module):
+        def forward(self, decay, inputs):
+            return f(decay, inputs, ember.tensor(0.5))
+    save(export(Recurrence(), (_t(decay), _t(inputs))), tmp_path / "scan.pt2")
+    np.testing.assert_allclose(load(tmp_path / "scan.pt2").module()(_t(decay), _t(inputs)).numpy(), want, rtol=1e-5)
+
+
+def test_associative_scan_whose_combine_depends_on_the_length_breaks():
+    from ember._higher_order_ops import associative_scan
+
+    def f(x):  # adds the slice length: not the same function on longer slices
+        return associative_scan(lambda a, b: a + b + a.shape[0], x, 0)
+
+    with pytest.raises(exc.Unsupported, match="combine_fn traced on single elements"):
+        ember.compile(f, fullgraph=True)(ember.ones(5))
+    g = ember.compile(f)
+    for n in (5, 5, 8):
+        assert g(ember.ones(n)).tolist() == f(ember.ones(n)).tolist()

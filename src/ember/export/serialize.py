@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 
 from .. import _dtype
-from .._higher_order_ops import Cond, Map, Scan, Switch, WhileLoop
+from .._higher_order_ops import AssociativeScan, Cond, Map, Scan, Switch, WhileLoop
 from .._ops import OPS
 from .._tensor import Tensor
 from ..compiler.capture import _INT_SLOT, _SLOT
@@ -33,7 +33,7 @@ from .exported_program import ExportedProgram
 __all__ = ["save", "load"]
 
 FORMAT = "ember.export/1"
-_HOPS = {cls.name: cls for cls in (Cond, Switch, WhileLoop, Scan, Map)}
+_HOPS = {cls.name: cls for cls in (Cond, Switch, WhileLoop, Scan, Map, AssociativeScan)}
 _EXPR_OPS = ("+", "*", "//", "%", "/")
 
 
@@ -140,7 +140,7 @@ def _graph(graph):
     return {"placeholders": [{"name": p.name, "meta": _value(p.meta)} for p in graph.placeholders],
             "nodes": [{"name": n.name, "target": _target(n), "args": _value(n.args), "kwargs": _value(n.kwargs),
                        "meta": _value(n.meta)} for n in graph.nodes if n.op == "call_op"],
-            "outputs": _value(list(graph.outputs)), "symbols": list(graph.symbols),
+            "outputs": _value(list(graph.outputs)), "symbols": list(graph.symbols), "any_shape": graph.any_shape,
             "mutations": [[p.name, v.name] for p, v in graph.mutations]}
 
 
@@ -207,6 +207,7 @@ def _load_graph(data):
         env[node.name] = node
     graph.output(_load_value(data["outputs"], env))
     graph.symbols = tuple(str(n) for n in data.get("symbols", ()))
+    graph.any_shape = data.get("any_shape") is True
     for p, v in data["mutations"]:
         graph.mutate(env[p], env[v])
     return graph
