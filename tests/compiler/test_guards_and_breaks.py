@@ -192,3 +192,29 @@ def test_module_compile_reset_and_optimized_module():
         # the code generator's direct small-GEMM kernel sums in another order than BLAS
         np.testing.assert_allclose(model(x).numpy(), compiled(x).numpy(), rtol=1e-6, atol=1e-7)
     assert _graphs() == 2
+
+
+SCALE = ember.ones(3)
+
+
+def test_rebinding_a_global_or_closure_tensor_recompiles():
+    # was: the graph held the first tensor object and kept returning x * 1 after the rebinding
+    global SCALE
+    ember.compiler.reset()
+    f = ember.compile(lambda x: x * SCALE)
+    x = ember.tensor([1.0, 2.0, 3.0])
+    assert f(x).tolist() == [1.0, 2.0, 3.0]
+    SCALE = ember.full((3,), 2.0)
+    assert f(x).tolist() == [2.0, 4.0, 6.0]
+    SCALE.mul_(5)  # the same object written in place: the graph reads it, no recompile needed
+    assert f(x).tolist() == [10.0, 20.0, 30.0]
+    assert counters["recompiles"] and counters["stats"]["unique_graphs"] == 2
+
+    bias = ember.zeros(3)
+
+    def g(x):
+        return x + bias
+    h = ember.compile(g)
+    assert h(x).tolist() == [1.0, 2.0, 3.0]
+    bias = ember.ones(3)  # noqa: F841  (read by g through its closure cell)
+    assert h(x).tolist() == [2.0, 3.0, 4.0]

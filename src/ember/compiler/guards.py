@@ -3,7 +3,8 @@
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
 and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
 objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
-``.grad``; each optimizer's hyperparameters and which state it keeps. :func:`snapshot` lists these
+``.grad``; each optimizer's hyperparameters and which state it keeps; which tensor objects the
+globals and closure cells it reads hold (rebinding ``W = ...`` recompiles, as torch's guards). :func:`snapshot` lists these
 as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
@@ -31,7 +32,10 @@ class World:
     def __init__(self, fn, args, kwargs, previous=None):
         self.fn = fn
         self.inputs = flatten((args, kwargs))
-        self.roots = [o for o in _roots(fn, args, kwargs) if not isinstance(o, Tensor)]  # kept: ids stay unique
+        free = list(_free(fn))
+        self.roots = [o for o in (*args, *kwargs.values(), *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
+        # tensors read from globals and closure cells: a graph holds them, rebinding one is a new graph
+        self.free_tensors = [o for o in free if isinstance(o, Tensor)]
         self.key = tuple(map(id, self.roots))
         if previous is not None and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
@@ -75,9 +79,8 @@ class World:
         return [names.get(id(p), "param") for p in self.params]
 
 
-def _roots(fn, args, kwargs):
-    yield from args
-    yield from kwargs.values()
+def _free(fn):
+    """What ``fn`` reads besides its arguments: ``self``, closure cells, the globals it names."""
     self = getattr(fn, "__self__", None)
     if self is not None:
         yield self
@@ -114,6 +117,7 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
+    facts.append(("identity of the tensors read from globals and closures", tuple(map(id, world.free_tensors))))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
     facts.append(("parameter identity", tuple([id(p) for p in params])))
