@@ -302,9 +302,15 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._make, Tensor._init = classmethod(traced_make), staticmethod(traced_init)
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
+    from .guards import python_state  # guards imports this module
+    before = python_state(world)
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
+        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
+        if changed is not None:  # a replay runs the graph only: the side effect would be lost
+            tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
+                               f"not repeat it, so the function runs eagerly)")
         # a control-flow node's gradients come from replaying it with autograd (no joint graph)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
                 and not tracer.graph.subgraphs():

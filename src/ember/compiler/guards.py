@@ -4,7 +4,8 @@ A graph is valid while the same things hold as when it was recorded: the inputs'
 and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
 objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
 ``.grad``; each optimizer's hyperparameters and which state it keeps; which tensor objects the
-globals and closure cells it reads hold (rebinding ``W = ...`` recompiles, as torch's guards). :func:`snapshot` lists these
+globals, closure cells and argument objects it reads hold (rebinding ``W = ...`` recompiles, as
+torch's guards). :func:`snapshot` lists these
 as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
@@ -34,8 +35,10 @@ class World:
         self.inputs = flatten((args, kwargs))
         free = list(_free(fn))
         self.roots = [o for o in (*args, *kwargs.values(), *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
-        # tensors read from globals and closure cells: a graph holds them, rebinding one is a new graph
-        self.free_tensors = [o for o in free if isinstance(o, Tensor)]
+        # tensors read from globals, closure cells and argument objects' attributes: a graph
+        # holds them, rebinding one is a new graph
+        self.free_tensors = [o for o in free if isinstance(o, Tensor)] + \
+            [v for o in self.roots if _plain(o) for v in vars(o).values() if isinstance(v, Tensor)]
         self.key = tuple(map(id, self.roots))
         if previous is not None and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
@@ -108,6 +111,55 @@ def _global_names(code):
             yield from _global_names(const)
 
 
+def python_state(world):
+    """What a call may change in Python besides tensors, ``{where: key}``: the globals the
+    function names and its closure cells (their objects; a list's, dict's, set's or plain
+    object's contents one level down), the attributes of every reachable module, the contents
+    of the containers and plain objects passed as arguments. Compared before and after a
+    recording: a difference is a side effect a replay would skip (``capture`` breaks there)."""
+    state = {}
+    fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        names = fn.__globals__
+        for name in dict.fromkeys(_global_names(code)):
+            if name in names:
+                state[f"global {name!r}"] = _contents(names[name])
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                state[f"closure variable {name!r}"] = _contents(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+    for i, value in enumerate(world.roots):
+        if isinstance(value, (list, dict, set)) or _plain(value):
+            state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
+    for m in world.all_modules:
+        state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    return state
+
+
+def _plain(value):
+    """An object whose attributes a function may set: not a module, optimizer, class or function."""
+    return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
+        and not callable(value) and not inspect.ismodule(value)
+
+
+def _ident(x):
+    return x if x is None or type(x) in (bool, int, float, str) else id(x)
+
+
+def _contents(value):
+    if isinstance(value, list):
+        return "list", tuple(map(_ident, value))
+    if isinstance(value, dict):
+        return "dict", tuple((_ident(k), _ident(v)) for k, v in value.items())
+    if isinstance(value, set):
+        return "set", frozenset(map(_ident, value))
+    if isinstance(value, Module) or _plain(value):
+        return id(value), tuple((k, _ident(v)) for k, v in vars(value).items())
+    return _ident(value)
+
+
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
@@ -117,7 +169,8 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
-    facts.append(("identity of the tensors read from globals and closures", tuple(map(id, world.free_tensors))))
+    facts.append(("identity of the tensors read from globals, closures and argument objects",
+                  tuple(map(id, world.free_tensors))))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
     facts.append(("parameter identity", tuple([id(p) for p in params])))
