@@ -38,6 +38,7 @@ from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
 from .graph import Graph
+from .side_effects import python_state
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
 
@@ -302,7 +303,6 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._make, Tensor._init = classmethod(traced_make), staticmethod(traced_init)
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
-    from .guards import python_state  # guards imports this module
     before = python_state(world)
     _core.OBSERVERS.append(tracer)
     try:

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import STATE
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
+from .side_effects import global_names, plain_object
 from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns"]
@@ -38,7 +39,7 @@ class World:
         # tensors read from globals, closure cells and argument objects' attributes: a graph
         # holds them, rebinding one is a new graph
         self.free_tensors = [o for o in free if isinstance(o, Tensor)] + \
-            [v for o in self.roots if _plain(o) for v in vars(o).values() if isinstance(v, Tensor)]
+            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)]
         self.key = tuple(map(id, self.roots))
         if previous is not None and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
@@ -98,66 +99,9 @@ def _free(fn):
         except ValueError:  # an empty cell
             pass
     names = fn.__globals__
-    for name in _global_names(code):
+    for name in global_names(code):
         if name in names:
             yield names[name]
-
-
-def _global_names(code):
-    # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
-    yield from code.co_names
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            yield from _global_names(const)
-
-
-def python_state(world):
-    """What a call may change in Python besides tensors, ``{where: key}``: the globals the
-    function names and its closure cells (their objects; a list's, dict's, set's or plain
-    object's contents one level down), the attributes of every reachable module, the contents
-    of the containers and plain objects passed as arguments. Compared before and after a
-    recording: a difference is a side effect a replay would skip (``capture`` breaks there)."""
-    state = {}
-    fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        names = fn.__globals__
-        for name in dict.fromkeys(_global_names(code)):
-            if name in names:
-                state[f"global {name!r}"] = _contents(names[name])
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            try:
-                state[f"closure variable {name!r}"] = _contents(cell.cell_contents)
-            except ValueError:  # an empty cell
-                pass
-    for i, value in enumerate(world.roots):
-        if isinstance(value, (list, dict, set)) or _plain(value):
-            state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
-    for m in world.all_modules:
-        state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
-    return state
-
-
-def _plain(value):
-    """An object whose attributes a function may set: not a module, optimizer, class or function."""
-    return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
-        and not callable(value) and not inspect.ismodule(value)
-
-
-def _ident(x):
-    return x if x is None or type(x) in (bool, int, float, str) else id(x)
-
-
-def _contents(value):
-    if isinstance(value, list):
-        return "list", tuple(map(_ident, value))
-    if isinstance(value, dict):
-        return "dict", tuple((_ident(k), _ident(v)) for k, v in value.items())
-    if isinstance(value, set):
-        return "set", frozenset(map(_ident, value))
-    if isinstance(value, Module) or _plain(value):
-        return id(value), tuple((k, _ident(v)) for k, v in vars(value).items())
-    return _ident(value)
 
 
 def snapshot(world, args, kwargs):
