@@ -336,3 +336,32 @@ def test_a_size_branch_true_only_between_probed_sizes_recompiles_rather_than_ans
     for n in (7, 10, 11, 13, 14, 21):  # every size seen once runs its graph without another check
         f(ember.arange(float(n)))
     assert counters["stats"]["unique_graphs"] == graphs
+
+
+class _Cache:
+    def __init__(self, keys):
+        self.keys = keys
+
+
+def test_object_spec_checks_the_sizes_an_object_holds_and_its_tensors_are_guarded():
+    from ember.fx.experimental.dynamic_spec import ObjectSpec
+    T, B = ShapeVar("T", max=8), ShapeVar("B", max=16)
+
+    @dynamic_spec(ShapesSpec({"x": TensorSpec([B, STATIC]), "cache": ObjectSpec({"keys": TensorSpec([T, STATIC])})},
+                             assumptions=[T <= B]))
+    def attend(x, cache):
+        return x @ cache.keys.T
+
+    f = ember.compile(attend)
+    cache = _Cache(_rand(3, 4))
+    for rows in (4, 5, 9):
+        x = _rand(rows, 4, seed=rows)
+        np.testing.assert_allclose(f(x, cache).numpy(), x.numpy() @ cache.keys.numpy().T, rtol=1e-5)
+    cache.keys = _rand(6, 4, seed=1)  # rebound between calls: a new graph, not the old tensor
+    np.testing.assert_allclose(f(x, cache).numpy(), x.numpy() @ cache.keys.numpy().T, rtol=1e-5)
+    with pytest.raises(RuntimeError, match=r"cache.keys.size\(0\) = 9 is outside the range \[0, 8\] of ShapeVar T"):
+        f(_rand(9, 4), _Cache(_rand(9, 4)))
+    with pytest.raises(RuntimeError, match="assumption T <= B"):
+        f(_rand(2, 4), _Cache(_rand(3, 4)))
+    with pytest.raises(ValueError, match="names attribute 'keys'"):
+        f(_rand(4, 4), object())

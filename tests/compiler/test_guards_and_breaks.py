@@ -256,3 +256,76 @@ def test_module_compile_reset_and_optimized_module():
         # the code generator's direct small-GEMM kernel sums in another order than BLAS
         np.testing.assert_allclose(model(x).numpy(), compiled(x).numpy(), rtol=1e-6, atol=1e-7)
     assert _graphs() == 2
+
+
+SCALE = ember.ones(3)
+
+
+def test_rebinding_a_global_or_closure_tensor_recompiles():
+    # was: the graph held the first tensor object and kept returning x * 1 after the rebinding
+    global SCALE
+    ember.compiler.reset()
+    f = ember.compile(lambda x: x * SCALE)
+    x = ember.tensor([1.0, 2.0, 3.0])
+    assert f(x).tolist() == [1.0, 2.0, 3.0]
+    SCALE = ember.full((3,), 2.0)
+    assert f(x).tolist() == [2.0, 4.0, 6.0]
+    SCALE.mul_(5)  # the same object written in place: the graph reads it, no recompile needed
+    assert f(x).tolist() == [10.0, 20.0, 30.0]
+    assert counters["recompiles"] and counters["stats"]["unique_graphs"] == 2
+
+    bias = ember.zeros(3)
+
+    def g(x):
+        return x + bias
+    h = ember.compile(g)
+    assert h(x).tolist() == [1.0, 2.0, 3.0]
+    bias = ember.ones(3)  # noqa: F841  (read by g through its closure cell)
+    assert h(x).tolist() == [2.0, 3.0, 4.0]
+
+
+CALLS = []
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+
+def test_python_side_effects_run_on_every_call_never_skipped():
+    # was: the list append and attribute update ran at the recording only, then were skipped
+    ember.compiler.reset()
+    CALLS.clear()
+    counter = _Counter()
+
+    def f(x):
+        CALLS.append(x.shape[0])
+        counter.n += 1
+        return x * 2
+
+    g = ember.compile(f)
+    for n in (2, 2, 2, 3):
+        assert g(ember.ones(n)).tolist() == [2.0] * n
+    assert CALLS == [2, 2, 2, 3] and counter.n == 4
+    assert any("Python side effect" in reason for reason in counters["graph_break"])
+    with pytest.raises(exc.Unsupported, match=r"Python side effect: global 'CALLS' changed"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.seen = nn.Linear(2, 2), 0
+
+        def forward(self, x):
+            self.seen += 1
+            return self.fc(x)
+    net = Net()
+    compiled = ember.compile(net)
+    for _ in range(3):
+        compiled(ember.ones(1, 2))
+    assert net.seen == 3
+    pure = ember.compile(lambda x: x.sin() * len(CALLS))  # reads only: still one graph
+    ember.compiler.reset()
+    for _ in range(3):
+        pure(ember.ones(2))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]

@@ -8,6 +8,7 @@ import ember
 from ember import nn
 from ember._dynamo import exc
 from ember._dynamo.utils import counters
+from ember.export import export, load, save
 from ember._higher_order_ops import map as hop_map
 from ember._higher_order_ops import scan, switch, while_loop
 
@@ -110,14 +111,63 @@ def test_while_loop_data_dependent_trip_count_one_graph():
     assert _code(compiled).count("WhileLoop(") == 1
 
 
-def test_while_loop_with_int_carry_is_a_graph_break():
-    f = ember.compile(lambda x: while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1), (0, x)),
-                      fullgraph=True)
-    with pytest.raises(exc.Unsupported, match="Python int"):
-        f(ember.zeros(2))
-    g = ember.compile(lambda x: while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1), (0, x)))
-    i, x = g(ember.zeros(2))
-    assert i == 3 and x.tolist() == [3.0, 3.0]
+def _greedy(logits, eos, max_steps):
+    """A greedy decoder counting its steps in an int carry: token k+1 = argmax(logits[token k])."""
+    def body(n, token, out):
+        nxt = ((ember.arange(logits.shape[0]) == token).float() @ logits).argmax()
+        return n + 1, nxt, out + (ember.arange(out.shape[0]) == n).long() * nxt
+    return while_loop(lambda n, token, out: (n < max_steps) & (token != eos), body,
+                      (0, ember.tensor(0), ember.zeros(max_steps, dtype=ember.int64)))
+
+
+def _greedy_reference(logits, eos, max_steps):
+    n, token, out = 0, 0, [0] * max_steps
+    while n < max_steps and token != eos:
+        token = int(np.argmax(logits[token]))
+        out[n], n = token, n + 1
+    return n, out
+
+
+def test_while_loop_int_carry_captured_in_one_graph(tmp_path):
+    compiled = ember.compile(_greedy, fullgraph=True)
+    rng = np.random.default_rng(3)
+    steps = set()
+    for _ in range(6):
+        logits = rng.standard_normal((6, 6)).astype(np.float32)
+        n, token, out = compiled(_t(logits), 5, 8)
+        want_n, want_out = _greedy_reference(logits, 5, 8)
+        assert type(n) is int and n == want_n and out.tolist() == want_out
+        steps.add(n)
+    assert len(steps) > 1 and _graphs() == 1  # different trip counts, one graph
+    assert _code(compiled).count("WhileLoop(") == 1
+
+    class Decoder(ember.nn.Module):
+        def forward(self, logits):
+            return _greedy(logits, 5, 8)
+    logits = rng.standard_normal((6, 6)).astype(np.float32)
+    save(export(Decoder(), (_t(logits),)), tmp_path / "greedy.pt2")
+    n, _, out = load(tmp_path / "greedy.pt2").module()(_t(logits))
+    assert type(n) is int and (n, out.tolist()) == _greedy_reference(logits, 5, 8)
+
+
+def test_indexing_with_a_0d_tensor_is_a_graph_break_not_a_constant():
+    # was: x[i] recorded Slice(x, index=(<i at the first call>,)) and replayed it for every i
+    f = ember.compile(lambda x, i: x[i] * 2)
+    x = ember.arange(5.0)
+    assert [f(x, ember.tensor(i)).item() for i in (1, 3, 4)] == [2.0, 6.0, 8.0]
+    with pytest.raises(exc.Unsupported, match="index"):
+        ember.compile(lambda x, i: x[i], fullgraph=True)(x, ember.tensor(1))
+
+
+def test_using_a_while_loop_int_in_python_is_a_graph_break():
+    def f(x):
+        i, x = while_loop(lambda i, x: x.sum() < 50, lambda i, x: (i + 1, x * 2), (0, x))
+        return x[:i]
+    with pytest.raises(exc.Unsupported, match="int from a while_loop's carry used in Python"):
+        ember.compile(f, fullgraph=True)(ember.ones(8))
+    g = ember.compile(f)
+    for scale in (1.0, 2.0, 4.0):  # eager after the break: the right length every call
+        assert g(ember.ones(8) * scale).tolist() == f(ember.ones(8) * scale).tolist()
 
 
 def test_scan_cumulative_sum_with_gradient():
@@ -200,7 +250,9 @@ def test_cond_branches_must_agree_even_when_not_taken(other, message):
     f = ember.compile(lambda x: ember.cond(x.sum() > 0, lambda x: x + 1, other, (x,)))
     with pytest.raises(exc.UncapturedHigherOrderOpError, match=message):
         f(ember.ones(3))  # true branch taken; the false one still differs
-    assert ember.cond(ember.tensor(True), lambda x: x + 1, other, (ember.ones(3),)).shape == (3,)
+    with pytest.raises(exc.UncapturedHigherOrderOpError, match=message):  # eagerly too, as torch
+        ember.cond(ember.tensor(True), lambda x: x + 1, other, (ember.ones(3),))
+    assert ember.cond(True, lambda x: x + 1, other, (ember.ones(3),)).shape == (3,)
 
 
 def test_captured_bodies_must_not_mutate_their_inputs():
@@ -269,3 +321,45 @@ def test_a_branch_not_taken_failing_on_the_example_values_is_a_graph_break():
         np.testing.assert_array_equal(compiled(a).numpy(), f(a).numpy())
     with pytest.raises(exc.Unsupported, match="true_fn raised LinAlgError when traced"):
         ember.compile(f, fullgraph=True)(-ember.eye(3))
+
+
+def test_associative_scan_is_one_node_holding_its_combine_graph(tmp_path):
+    from ember._higher_order_ops import associative_scan
+
+    def combine(a, b):  # a linear recurrence h = a_t * h + b_t, pairs composed
+        return a[0] * b[0], b[0] * a[1] + b[1]
+
+    def f(decay, inputs, w):
+        return associative_scan(combine, (decay, inputs * w), 1, reverse=True)[1]
+
+    compiled = ember.compile(f, fullgraph=True)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        decay, inputs = rng.uniform(0.5, 1, (2, 7)).astype(np.float32), rng.standard_normal((2, 7)).astype(np.float32)
+        want, h = np.zeros_like(inputs), np.zeros(2, np.float32)
+        for t in reversed(range(7)):  # the plain-Python recurrence
+            h = decay[:, t] * h + inputs[:, t] * 0.5
+            want[:, t] = h
+        np.testing.assert_allclose(compiled(_t(decay), _t(inputs), ember.tensor(0.5)).numpy(), want, rtol=1e-5)
+    assert _graphs() == 1
+    code = _code(compiled)
+    assert code.count("AssociativeScan(") == 1 and "def combine_graph_0(" in code and "Cat(" not in code
+
+    class Recurrence(ember.nn.Module):
+        def forward(self, decay, inputs):
+            return f(decay, inputs, ember.tensor(0.5))
+    save(export(Recurrence(), (_t(decay), _t(inputs))), tmp_path / "scan.pt2")
+    np.testing.assert_allclose(load(tmp_path / "scan.pt2").module()(_t(decay), _t(inputs)).numpy(), want, rtol=1e-5)
+
+
+def test_associative_scan_whose_combine_depends_on_the_length_breaks():
+    from ember._higher_order_ops import associative_scan
+
+    def f(x):  # adds the slice length: not the same function on longer slices
+        return associative_scan(lambda a, b: a + b + a.shape[0], x, 0)
+
+    with pytest.raises(exc.Unsupported, match="combine_fn traced on single elements"):
+        ember.compile(f, fullgraph=True)(ember.ones(5))
+    g = ember.compile(f)
+    for n in (5, 5, 8):
+        assert g(ember.ones(n)).tolist() == f(ember.ones(n)).tolist()

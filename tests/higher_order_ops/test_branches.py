@@ -87,3 +87,44 @@ def test_an_eager_branch_writing_into_its_operand_is_refused_like_torch(call):
     x = ember.ones(2)
     with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError, match="wrote into its input"):
         call(ember, x)
+
+
+@pytest.mark.parametrize("pred", [True, False])
+@pytest.mark.parametrize("other, match", [
+    (lambda x: x.double(), "output 0 differ in dtype: torch.float32 vs torch.float64"),
+    (lambda x: (x.cos(), x.sum()), r"same pytree structure, got Tensor and \(Tensor, Tensor\)"),
+])
+def test_eager_cond_checks_the_branch_not_taken_like_torch(pred, other, match):
+    # torch traces both branches even eagerly: a dtype or structure mismatch is a RuntimeError
+    # whichever branch the data picks (ember used to run the taken branch only)
+    with pytest.raises(RuntimeError):
+        torch.cond(torch.tensor(pred), lambda x: x.sin(), other, (torch.ones(3),))
+    with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError, match=match):
+        ember.cond(ember.tensor(pred), lambda x: x.sin(), other, (ember.ones(3),))
+    ember.cond(pred, lambda x: x.sin(), other, (ember.ones(3),))  # a Python bool: the taken one only
+
+
+def test_eager_cond_shape_mismatch_is_an_error_naming_the_shapes():
+    # the contract (torch 2.13 would merge the shapes into an unbacked size)
+    with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError, match=r"differ in shape: \(3,\) vs \(2,\)"):
+        ember.cond(ember.tensor(False), lambda x: x.sin(), lambda x: x[:2].cos(), (ember.ones(3),))
+
+
+def test_the_untaken_branch_is_checked_once_without_side_effects_on_data_or_rng():
+    ran = []
+
+    def untaken(x):
+        ran.append(1)
+        return x.add_(ember.rand(3))  # writes into its operand and draws random numbers
+
+    x = ember.ones(3)
+    ember.manual_seed(0)
+    with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError, match="wrote into its input"):
+        ember.cond(ember.tensor(True), lambda x: x * 2, untaken, (x,))
+    assert x.tolist() == [1.0, 1.0, 1.0] and torch.equal(to_torch(ember.rand(2)), (ember.manual_seed(0), to_torch(ember.rand(2)))[1])
+    ran.clear()
+    branch = lambda x: x * 3  # noqa: E731
+    for _ in range(4):  # the same branch functions and shapes: checked on the first call only
+        assert ember.cond(ember.tensor(True), lambda x: x * 2, lambda x: (ran.append(1), branch(x))[1],
+                          (x,)).tolist() == [2.0] * 3
+    assert ran == [1]

@@ -3,10 +3,10 @@ functions. Eagerly they run their functions; while a function is recorded they b
 
 ``cond`` and ``switch`` pick a branch, ``while_loop`` repeats a body, ``scan``, ``map`` and
 ``associative_scan`` run a function along a dimension. ``Cond``, ``Switch``, ``WhileLoop``,
-``Scan`` and ``Map`` are their graph nodes' targets (see :mod:`ember.compiler.hop`);
-``associative_scan`` is captured as the ops it runs.
+``Scan``, ``Map`` and ``AssociativeScan`` are their graph nodes' targets (see
+:mod:`ember.compiler.hop`).
 """
-from .associative_scan import associative_scan
+from .associative_scan import AssociativeScan, associative_scan
 from .cond import Cond, cond
 from .map import Map, map
 from .scan import Scan, scan
@@ -14,4 +14,4 @@ from .switch import Switch, switch
 from .while_loop import WhileLoop, while_loop
 
 __all__ = ["associative_scan", "cond", "map", "scan", "switch", "while_loop",
-           "Cond", "Map", "Scan", "Switch", "WhileLoop"]
+           "AssociativeScan", "Cond", "Map", "Scan", "Switch", "WhileLoop"]

@@ -1,13 +1,17 @@
 """``associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise")``: an
 inclusive scan with an associative operator in O(log n) sequential steps
 (torch._higher_order_ops.associative_scan)."""
+import numpy as np
+
 from .._creation import arange, tensor
 from .._ops.indexing import index_select
 from .._ops.join import cat
 from .._tensor import _wrap_dim
+from ..autograd.grad_mode import no_grad
+from ..compiler import hop, replay
 from .utils import flatten, skeleton, unflatten
 
-__all__ = ["associative_scan"]
+__all__ = ["associative_scan", "AssociativeScan"]
 
 
 def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):
@@ -28,6 +32,12 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
 
     Returns: ``xs``'s structure, each leaf of its shape. Gradients flow through the ops.
 
+    Inside a compiled function one ``AssociativeScan`` node holds ``combine_fn`` traced once,
+    on the first two elements along ``dim``; the node runs the same algorithm with that graph.
+    While recording, the graph's results at every slice length the algorithm uses are checked
+    against ``combine_fn``'s own: a ``combine_fn`` whose ops depend on that length (a reshape
+    to it) is a graph break instead.
+
     Raises:
         ValueError: ``combine_mode`` is neither; ``xs`` holds no tensor; its leaves differ in
             size along ``dim``.
@@ -46,8 +56,6 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
     if len(sizes) > 1:
         raise ValueError(f"All xs leaves must have the same size along dim={dim}, got sizes {sorted(sizes)}")
     shape = skeleton(xs)
-    if reverse:
-        leaves = [x.flip([dim]) for x in leaves]
 
     def combine(a, b):
         out = flatten(combine_fn(unflatten(shape, iter(a)), unflatten(shape, iter(b))))
@@ -56,12 +64,53 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
                                f"{[tuple(o.shape) for o in out]} for inputs {[tuple(x.shape) for x in a]}")
         return out
 
-    ys = _scan(combine, leaves, dim)
-    if reverse:
-        ys = [y.flip([dim]) for y in ys]
+    tracer = hop.tracer()
+    if tracer is not None and leaves[0].shape[dim] > 1:
+        ys = hop.captured(lambda: _capture(tracer, combine, leaves, dim, reverse),
+                          lambda: _run(combine, leaves, dim, reverse))
+    else:
+        ys = _run(combine, leaves, dim, reverse)
     return unflatten(shape, iter(ys))
 
 
+def _run(combine, leaves, dim, reverse):
+    if reverse:
+        leaves = [x.flip([dim]) for x in leaves]
+    ys = _scan(combine, leaves, dim)
+    return [y.flip([dim]) for y in ys] if reverse else ys
+
+
+class AssociativeScan(hop.HigherOrderOp):
+    """The graph node of :func:`associative_scan`: args ``(*xs leaves, *lifted)``; results the
+    scanned leaves."""
+    name = "AssociativeScan"
+
+    @staticmethod
+    def run(tensors, combine_graph, n_xs, dim, reverse):
+        xs, lifted = tensors[:n_xs], tensors[n_xs:]
+        return _run(lambda a, b: list(combine_graph(*a, *b, *lifted)), list(xs), dim, reverse)
+
+
+def _capture(tracer, combine, leaves, dim, reverse):
+    with hop.untraced(tracer):  # two elements, as the traced function's inputs
+        a, b = ([x.narrow(dim, k, 1) for x in leaves] for k in (0, 1))
+    body = hop.trace(tracer, combine, (a, b), "associative_scan's combine_fn")
+    body.graph.any_shape = True
+    graph = replay.dispatch(body.graph)
+    lifted = [t for _, t in body.lifted]
+    with hop.untraced(tracer), no_grad():  # the graph must be combine_fn at every slice length
+        try:
+            got = AssociativeScan.run(leaves + lifted, lambda *ts: graph(list(ts)), len(leaves), dim, reverse)
+        except Exception as e:
+            got = e
+        want = _run(combine, leaves, dim, reverse)
+    if isinstance(got, Exception) or not all(np.array_equal(g._data, w._data, equal_nan=True)
+                                             for g, w in zip(got, want)):
+        tracer.graph_break("associative_scan's combine_fn traced on single elements is not the same "
+                           "function on longer slices (its ops depend on their length)")
+        return _run(combine, leaves, dim, reverse)  # with autograd (the check ran without)
+    return hop.add_node(tracer, AssociativeScan, leaves, {"combine_graph": body},
+                        n_xs=len(leaves), dim=dim, reverse=reverse)
 def _take(leaves, dim, start, stop, step=1):
     index = arange(start, stop, step, device=leaves[0].device)
     return [index_select(x, dim, index) for x in leaves]

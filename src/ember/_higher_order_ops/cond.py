@@ -1,5 +1,7 @@
 """``cond(pred, true_fn, false_fn, operands)``: a data-dependent branch (torch.cond)."""
+from .._random import get_rng_state, set_rng_state
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
 from .utils import as_tuple_of_operands, call_unmutated, check_same_meta, flatten, skeleton, unflatten
@@ -16,17 +18,21 @@ def cond(pred, true_fn, false_fn, operands=()):
             or dict of tensors with the same structure, shapes and dtypes as each other.
         operands: a tuple or list of inputs to the branch.
 
-    Gradients flow through the taken branch. Eagerly only the taken branch runs, so its
-    Python side effects happen once. Inside a compiled function a tensor ``pred`` makes one
-    ``Cond`` node holding both branches as subgraphs (both traced, see
-    :mod:`ember.compiler.hop`); a Python bool picks its branch while recording.
+    Gradients flow through the taken branch. With a tensor ``pred``, the branch not taken is
+    checked too, as torch traces both: the first call for given branch functions and operand
+    shapes also runs it once (without gradients, on copies of the operands, the random
+    stream restored) and compares its outputs; later calls run the taken branch only. Inside
+    a compiled function a tensor ``pred`` makes one ``Cond`` node holding both branches as
+    subgraphs (both traced, see :mod:`ember.compiler.hop`); a Python bool picks its branch
+    (and only it is checked), as torch.
 
     Raises:
         RuntimeError: ``pred`` is a tensor of more than one element, or not a bool/tensor;
             ``operands`` is not a tuple or list.
-        UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
-            different structures, shapes or dtypes (the message names the first difference);
-            the branch run writes into an operand (also eagerly, as torch).
+        UncapturedHigherOrderOpError (a RuntimeError): with a tensor ``pred``, the branches
+            return different structures, shapes or dtypes (the message names the first
+            difference; torch 2.13 allows shapes to differ, the issue's 2.14 contract does
+            not); a branch writes into an operand (also eagerly, as torch).
 
     Source: https://pytorch.org/docs/stable/generated/torch.cond.html
     """
@@ -46,7 +52,54 @@ def cond(pred, true_fn, false_fn, operands=()):
 
 
 def _eager(pred, true_fn, false_fn, operands):
-    return call_unmutated(true_fn if _truth(pred) else false_fn, operands, "cond's branch")
+    taken = _truth(pred)
+    out = call_unmutated(true_fn if taken else false_fn, operands, "cond's branch")
+    if isinstance(pred, Tensor) and hop.tracer() is None:
+        _check_untaken(taken, true_fn, false_fn, operands, out)
+    return out
+
+
+_CHECKED = set()  # (branch functions, operand metadata) whose untaken branch has been checked
+
+
+def _check_untaken(taken, true_fn, false_fn, operands, out):
+    tensors = flatten(operands)
+    key = (_key(true_fn), _key(false_fn), repr(skeleton(operands)),
+           tuple((tuple(t.shape), t.dtype) for t in tensors))
+    if key in _CHECKED:
+        return
+    copies = unflatten(skeleton(operands), iter([t.detach().clone() for t in tensors]))
+    state = get_rng_state()
+    try:
+        with no_grad():
+            other = call_unmutated(false_fn if taken else true_fn, copies, "cond's branch")
+    except UncapturedHigherOrderOpError:
+        raise
+    except Exception:  # torch traces fake tensors: a branch not taken may fail on these values
+        return
+    finally:
+        set_rng_state(state)
+    true_out, false_out = (out, other) if taken else (other, out)
+    check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
+    if len(_CHECKED) > 1024:
+        _CHECKED.clear()
+    _CHECKED.add(key)
+
+
+def _key(fn):
+    """A branch function by its code and what it closes over (a lambda made anew per call
+    is the same branch)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return id(fn)
+    return code, tuple(map(_cell_id, fn.__closure__ or ()))
+
+
+def _cell_id(cell):
+    try:
+        return id(cell.cell_contents)
+    except ValueError:  # an empty cell
+        return None
 
 
 def _truth(pred):

@@ -1,7 +1,9 @@
 """``while_loop(cond_fn, body_fn, carried_inputs)``: a loop with a data-dependent trip count
 (torch._higher_order_ops.while_loop)."""
+from .._creation import tensor
 from .._tensor import Tensor
 from ..compiler import hop
+from ..compiler.capture import LoopInt
 from ..compiler.exc import UncapturedHigherOrderOpError
 from .utils import as_tuple_of_operands
 
@@ -21,10 +23,12 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
     Gradients flow to the carry and the tensors the functions read through every iteration
     run (recorded op by op, as torch 2.13's eager while_loop differentiates). Inside a compiled
-    function, a carry of tensors makes one ``WhileLoop`` node holding ``cond_fn`` and
-    ``body_fn`` as subgraphs (each traced once, on the initial carry), so the trip count is
-    decided at run time; a Python int in the carry would be fixed in the graph, so it is a
-    graph break there (carry a 0-d tensor instead).
+    function, the loop is one ``WhileLoop`` node holding ``cond_fn`` and ``body_fn`` as
+    subgraphs (each traced once, on the initial carry), so the trip count is decided at run
+    time. An int in the carry is a 0-d int64 tensor inside the node (the functions see it as
+    one while traced); the loop returns it as an int the replay computes
+    (:class:`~ember.compiler.capture.LoopInt`): returning it is captured, using its value in
+    Python is a graph break.
 
     Raises:
         RuntimeError: ``carried_inputs`` is not a tuple or list, or holds something else than
@@ -77,10 +81,12 @@ class WhileLoop(hop.HigherOrderOp):
 
 
 def _capture(tracer, cond_fn, body_fn, carried):
-    if not all(isinstance(v, Tensor) for v in carried):
-        tracer.graph_break("while_loop carrying a Python int (its value would be fixed in the "
-                           "graph): carry a 0-d tensor instead")
-        return _loop(cond_fn, body_fn, carried)
+    ints = [i for i, v in enumerate(carried) if not isinstance(v, Tensor)]
+    if ints:  # the ints become 0-d tensors of the graph; the results become ints again
+        tensors = tuple(v if isinstance(v, Tensor) else v.tensor if isinstance(v, LoopInt)
+                        else tensor(int.__int__(v)) for v in carried)
+        outs = _capture(tracer, cond_fn, lambda *c: _tensor_ints(_as_carry(body_fn(*c), c)), tensors)
+        return tuple(LoopInt(t, tracer) if i in ints else t for i, t in enumerate(outs))
     condition = hop.trace(tracer, cond_fn, carried, "while_loop's cond_fn")
     pred = condition.result
     if not isinstance(pred, Tensor):  # a Python bool: the same on every iteration
@@ -93,6 +99,10 @@ def _capture(tracer, cond_fn, body_fn, carried):
     _check_carry(carried, versions, _as_carry(body.result, carried))
     return tuple(hop.add_node(tracer, WhileLoop, carried, {"cond_graph": condition, "body_graph": body},
                               n_carried=len(carried)))
+
+
+def _tensor_ints(out):
+    return tuple(tensor(v) if type(v) is int else v for v in out) if isinstance(out, (tuple, list)) else out
 
 
 def _as_carry(out, carried):

@@ -37,7 +37,7 @@ def _index_arg(index):
             if a.dtype == np.uint8:
                 a = a.astype(bool)
             if a.ndim == 0 and a.dtype != np.bool_:
-                out.append(int(a))
+                out.append(i.__index__())  # while recording: a graph break (the value is read)
                 continue
             out.append(a)
             basic = False

@@ -38,6 +38,7 @@ from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
 from .graph import Graph
+from .side_effects import python_state
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
 
@@ -107,6 +108,8 @@ class Tracer:
         for v in attrs.values():
             if isinstance(v, np.ndarray) or isinstance(v, tuple) and any(isinstance(x, np.ndarray) for x in v):
                 return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+            if _has_loop_int(v):
+                self.graph_break(_LOOP_INT_USE)
         dtype = None
         if op.promote is not None:
             dtype = result_type(*inputs)
@@ -167,6 +170,8 @@ class Tracer:
 
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
+        if isinstance(x, LoopInt):
+            self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
             node = self.node(x)
             if dtype is not None and x.dtype is not dtype:
@@ -307,9 +312,14 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._snapshot = traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
+    before = python_state(world)
     _core.OBSERVERS.append(tracer)
     try:
         result = fn(*args, **kwargs)
+        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
+        if changed is not None:  # a replay runs the graph only: the side effect would be lost
+            tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
+                               f"not repeat it, so the function runs eagerly)")
         # a control-flow node's gradients come from replaying it with autograd (no joint graph)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
                 and not tracer.graph.subgraphs():
@@ -329,6 +339,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     if not cap.breaks:
         _finish(tracer, cap, result)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
+    if _has_loop_int(result):  # the caller gets plain ints, as a replay gives
+        result = unflatten(cap.output, iter(flatten(result)))
     return result, cap
 
 
@@ -430,9 +442,12 @@ def _finish(tracer, cap, result):
 
 
 def flatten(value):
-    """The tensors in a (nested) tuple, list or dict, in order."""
+    """The tensors in a (nested) tuple, list or dict, in order (a :class:`LoopInt`'s tensor
+    for it)."""
     if isinstance(value, Tensor):
         return [value]
+    if isinstance(value, LoopInt):
+        return [value.tensor]
     if isinstance(value, (tuple, list)):
         return [t for v in value for t in flatten(v)]
     if isinstance(value, dict):
@@ -450,11 +465,71 @@ class _Slot:
 _SLOT = _Slot()
 
 
+class _IntSlot:
+    """Where a returned :class:`LoopInt` goes: the int of its tensor at replay."""
+
+    def __repr__(self):
+        return "int"
+
+
+_INT_SLOT = _IntSlot()
+
+
+class LoopInt(int):
+    """An int carried by a captured ``while_loop``: its value at this recording, and
+    ``tensor``, the 0-d int64 result of the loop's node that computes it on every replay.
+    Returned from the function, a replay gives that tensor's int. Any other use in Python
+    (arithmetic, comparison, indexing, printing, an op's scalar argument) needs the value,
+    so it is a graph break while ``tracer`` records, as ``.item()`` is."""
+
+    def __new__(cls, tensor, tracer):
+        self = super().__new__(cls, int(tensor._data))
+        self.tensor, self.tracer = tensor, tracer
+        return self
+
+
+_LOOP_INT_USE = "an int from a while_loop's carry used in Python (its value is known only when the loop runs)"
+_KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
+         "__subclasshook__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__", "__dir__", "__doc__",
+         "__getstate__"}
+
+
+def _using(method):
+    def use(self, *args):
+        if self.tracer in _core.OBSERVERS:
+            self.tracer.graph_break(_LOOP_INT_USE)
+        return method(self, *args)
+    return use
+
+
+def _guard_uses(cls):
+    for name in dir(int):
+        if name.startswith("__") and name not in _KEPT and callable(getattr(int, name)):
+            setattr(cls, name, _using(getattr(int, name)))
+
+
+_guard_uses(LoopInt)
+
+
+def _has_loop_int(value):
+    if isinstance(value, LoopInt):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_loop_int(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_loop_int(v) for v in value.values())
+    if isinstance(value, slice):
+        return any(_has_loop_int(v) for v in (value.start, value.stop, value.step))
+    return False
+
+
 def skeleton(value):
     """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
     tensor (so an entry keeps no activations of the call it was recorded from alive)."""
     if isinstance(value, Tensor):
         return _SLOT
+    if isinstance(value, LoopInt):
+        return _INT_SLOT
     if isinstance(value, (tuple, list)):
         items = [skeleton(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
@@ -467,6 +542,8 @@ def unflatten(value, tensors):
     """``value`` (a :func:`skeleton`) with its slots filled from ``tensors`` (an iterator)."""
     if value is _SLOT:
         return next(tensors)
+    if value is _INT_SLOT:
+        return int(next(tensors)._data)
     if isinstance(value, (tuple, list)):
         items = [unflatten(v, tensors) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)

@@ -70,7 +70,7 @@ class Shape:
                          for n, (lo, hi) in self.ranges.items())
 
 
-def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log):
+def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log, joint=True):
     """Records ``fn(*args, **kwargs)`` (the real call) and, when its sizes along ``dims`` can
     vary, probes and fits. Returns ``(result, capture, Shape or None, static)``: Shape None
     when every dimension was specialised (then ``capture`` is the real call's static
@@ -81,11 +81,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         dims: ``{(flat input index, dim): Expr}``: the symbol (or derived expression) of each
             dynamic dimension; ``{(ARG, k): Expr}`` for a scalar int argument.
         ranges: ``{symbol: (lo, hi)}``. names: readable input names.
-        log: ``log(text)`` for the "dynamic" log.
+        log: ``log(text)`` for the "dynamic" log. joint: as :func:`~.capture.capture`'s.
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
     """
-    result, cap = capture(fn, args, kwargs, world, fullgraph)
+    result, cap = capture(fn, args, kwargs, world, fullgraph, joint)
     if cap.breaks or not dims:
         return result, cap, None, None
     inputs = world.inputs
@@ -106,7 +106,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
 
     def probe(point):
         try:
-            return point, _record(fn, args, kwargs, dims, point)
+            return point, _record(fn, args, kwargs, dims, point, joint)
         except Mismatch as e:
             return point, e
         except Exception as e:  # the function itself rejects the size
@@ -257,7 +257,7 @@ def _far(name, around, ranges, near):
     return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 
-def _record(fn, args, kwargs, dims, point):
+def _record(fn, args, kwargs, dims, point, joint):
     """One probe: ``fn`` recorded on copies of the inputs resized to ``point``."""
     flat = World(fn, args, kwargs).inputs
     resized = []
@@ -289,7 +289,7 @@ def _record(fn, args, kwargs, dims, point):
             else:
                 kwargs2[names[k - len(args2)]] = evaluate(e, point)
     world = World(fn, args2, kwargs2)
-    _, cap = capture(fn, args2, kwargs2, world, False)
+    _, cap = capture(fn, args2, kwargs2, world, False, joint)
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
     return cap

@@ -52,6 +52,7 @@ class Graph:
     def __init__(self):
         self.nodes, self.placeholders, self.outputs, self.mutations = [], [], [], []
         self.symbols = ()  # names of the size symbols its shapes and attrs use (dynamic shapes)
+        self.any_shape = False  # run at other shapes than traced (associative_scan's combine)
         # Python's builtins are taken too, so that ``code`` never shadows one it uses (slice).
         self._counts, self._names = {}, set(dir(builtins))
 

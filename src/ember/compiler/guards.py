@@ -1,11 +1,12 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; which tensors the closure and globals hold (and their shapes);
-each reachable module's train/eval flag; which parameter objects the modules and optimizers hold
-(with their shapes and dtypes); which of them have a ``.grad``; each optimizer's hyperparameters
-and which state it keeps. :func:`snapshot` lists these as ``(name, value)`` pairs; two snapshots
-are compared pair by pair, so a failed guard is named.
+and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
+objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
+``.grad``; each optimizer's hyperparameters and which state it keeps; which tensors the globals,
+closure cells and argument objects it reads hold, with their shapes (rebinding ``W = ...``
+recompiles, as torch's guards). :func:`snapshot` lists these as ``(name, value)`` pairs; two
+snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, its closure and the globals its code names (torch's guards follow the same sources).
 """
@@ -17,6 +18,7 @@ from ..autograd.grad_mode import STATE
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
+from .side_effects import global_names, plain_object
 from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns"]
@@ -36,8 +38,10 @@ class World:
         self.source = previous.source if same_fn else _source(fn)
         roots = list(_roots(self.source, args, kwargs))
         self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
-        # tensors the code reads from its closure and globals: a rebound name is a new tensor
-        self.free = [o for o in roots[len(args) + len(kwargs):] if isinstance(o, Tensor)]
+        # tensors read from the closure, globals and argument objects' attributes: a graph holds
+        # them, rebinding one is a new graph
+        self.free = [o for o in roots[len(args) + len(kwargs):] if isinstance(o, Tensor)] + \
+            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)]
         self.key = tuple(map(id, self.roots))
         if same_fn and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
@@ -88,7 +92,7 @@ def _source(fn):
     reads or None for a callable object)``: found once per compiled function, not per call."""
     inner = inspect.unwrap(getattr(fn, "__func__", fn))
     code = getattr(inner, "__code__", None)
-    return getattr(fn, "__self__", None), inner, None if code is None else tuple(_global_names(code))
+    return getattr(fn, "__self__", None), inner, None if code is None else tuple(global_names(code))
 
 
 def _roots(source, args, kwargs):
@@ -111,14 +115,6 @@ def _roots(source, args, kwargs):
             yield globals_[name]
 
 
-def _global_names(code):
-    # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
-    yield from code.co_names
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            yield from _global_names(const)
-
-
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
@@ -128,8 +124,8 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
-    facts.append(("tensors of the closure and globals (identity, shape, dtype, requires_grad)",
-                  tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
+    facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
+                  "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
     facts.append(("parameter identity", tuple([id(p) for p in params])))

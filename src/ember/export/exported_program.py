@@ -1,12 +1,17 @@
 """``ember.export.export`` and ``ExportedProgram`` (torch.export): a module's forward captured
 whole into a graph that runs without the Python model code."""
+import math
+
 from .._tensor import Tensor
-from ..compiler.capture import capture, flatten
+from ..compiler.capture import capture, flatten, input_names
+from ..compiler.dynamic import ARG, SizedConstant, capture_dynamic
 from ..compiler.exc import UserError
 from ..compiler.guards import World
+from ..compiler.symbolic import Expr, evaluate, symbol
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
+from .dynamic_shapes import ValueRanges, shapes_spec
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature"]
 
@@ -18,21 +23,33 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     ``mod`` runs once on the example inputs while every op it dispatches is recorded, with
     ``fullgraph=True`` semantics: data-dependent Python control flow is an error (write it with
     ``ember.cond``/``switch``/``while_loop``, which become single nodes). Parameters and buffers
-    are lifted into the program's ``state_dict``; the graph has the example inputs' static
-    shapes, checked when ``ep.module()`` is called. ``strict`` is accepted (ember has one
-    tracer).
+    are lifted into the program's ``state_dict``. Input shapes are static unless
+    ``dynamic_shapes`` (or a ``@dynamic_spec`` on ``forward``) declares dimensions dynamic:
+    then the graph's sizes are expressions of the declared symbols, ``range_constraints``
+    gives each symbol's range, and ``ep.module()`` checks every call's sizes against them.
+    ember captures by running, so a dynamic graph is the function recorded at a few sizes and
+    fitted (:mod:`ember.compiler.dynamic`): sizes inside the declared range that it was not
+    recorded at are trusted to follow the fit. ``strict`` is accepted (ember has one tracer).
 
     Args:
         mod: an ``nn.Module``.
         args: a tuple of example positional inputs; ``kwargs``: a dict of keyword ones.
-        dynamic_shapes: not supported yet by ember's static graphs (see the raise below).
+        dynamic_shapes: torch's forms: a dict by ``forward``'s argument names, or a tuple/list
+            by position, of per-tensor ``{dim: Dim}`` dicts or per-dimension sequences
+            (``Dim("batch", max=64)``, ``2 * batch``, ``Dim.AUTO``, ``Dim.DYNAMIC``,
+            ``Dim.STATIC``/None), nested for list/tuple/dict arguments; or a
+            ``ShapesSpec``/``ParamsSpec``/dict of ``TensorSpec`` of
+            ``ember.fx.experimental.dynamic_spec``.
 
     Raises:
-        ValueError: ``mod`` is not an ``nn.Module``.
-        ember._dynamo.exc.UserError: ``args`` is not a tuple, ``kwargs`` not a dict.
+        ValueError: ``mod`` is not an ``nn.Module``; both ``@dynamic_spec`` and
+            ``dynamic_shapes``; a spec naming a parameter ``forward`` lacks.
+        ember._dynamo.exc.UserError: ``args`` is not a tuple, ``kwargs`` not a dict, a
+            ``dynamic_shapes`` that does not match the inputs, a ``Dim`` (or ``Dim.DYNAMIC``)
+            dimension the program specialises to a constant (the message gives the reason).
+        RuntimeError: an example size outside its ``Dim``'s range or breaking an assumption.
         ember._dynamo.exc.Unsupported: the forward needs a tensor's value in Python (the
             message names the line).
-        NotImplementedError: ``dynamic_shapes`` given.
     """
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
@@ -41,19 +58,31 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     if kwargs is not None and not isinstance(kwargs, dict):
         raise UserError(f"Expecting `kwargs` to be a dict of example keyword inputs, got {type(kwargs)}")
     kwargs = kwargs or {}
-    _dynamic_spec(mod, dynamic_shapes)
+    spec, auto = shapes_spec(mod, args, kwargs, dynamic_shapes)
     world = World(mod.__call__, args, kwargs)
-    _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-    gm = GraphModule.from_capture(cap, world)
-    return ExportedProgram(gm, range_constraints={})
-
-
-def _dynamic_spec(mod, dynamic_shapes):
-    # The hook for symbolic sizes (task DYN: ember.fx.experimental.dynamic_spec): resolve the
-    # spec here, mark the inputs' dynamic dims in ExportedProgram._dynamic, fill range_constraints.
-    if dynamic_shapes is not None:
-        raise NotImplementedError("ember.export.export(dynamic_shapes=...): ember's exported graphs have "
-                                  "static shapes; export without dynamic_shapes")
+    if spec is None:
+        _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
+        return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
+    spec.check_signature(mod.forward)
+    dims, ranges, sizes = spec.bind(mod.forward, args, kwargs, world.inputs)
+    if any(i == ARG for i, _ in dims):
+        raise NotImplementedError("ember.export.export: an IntVar on an int argument is not supported "
+                                  "(exported programs take tensors); pass the size as a tensor's dimension")
+    why = []
+    _, cap, shape, static = capture_dynamic(mod.__call__, args, kwargs, world, True, dims, ranges,
+                                            input_names(mod.__call__, args, kwargs), why.append, joint=False)
+    if static is not None:  # the graph fitted at sizes >= 2 leaves this example's size 0 or 1 out
+        cap, shape = static, None
+    kept = {} if shape is None else shape.ranges
+    lost = [n for n in ranges if n not in kept and n not in auto]
+    if lost:
+        raise UserError(f"Constraints violated ({', '.join(lost)})! "
+                        + " ".join(f"You marked {n} as dynamic but your code specialized it to be a constant "
+                                   f"({sizes[n]})." for n in lost)
+                        + (f" ({'; '.join(why)})" if why else "")
+                        + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
+    return ExportedProgram(GraphModule.from_capture(cap, world),
+                           range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept})
 
 
 class ExportGraphSignature:
@@ -65,6 +94,8 @@ class ExportGraphSignature:
         self.inputs_to_parameters, self.inputs_to_buffers = {}, {}
         self.inputs_to_lifted_tensor_constants = {}
         for placeholder, where in zip(gm.graph.placeholders, gm._inputs):
+            if isinstance(where, SizedConstant):  # made from the sizes at each call, not held
+                continue
             if isinstance(where, int):
                 kinds["user_inputs"].append(placeholder.name)
                 continue
@@ -102,7 +133,8 @@ class ExportedProgram:
             constants; ``graph``: its graph; ``graph_signature``: an :class:`ExportGraphSignature`.
         state_dict: ``{qualified name: tensor}`` of the parameters and buffers.
         constants: ``{name: tensor}`` of the other tensors the forward read.
-        range_constraints: ``{}`` (static shapes).
+        range_constraints: ``{symbol: ValueRanges}``: the range of each size symbol of a
+            dynamic graph (``{}`` for static shapes).
     """
 
     def __init__(self, graph_module, range_constraints):
@@ -120,11 +152,15 @@ class ExportedProgram:
 
     def module(self):
         """An ``nn.Module`` running the graph (no Python model code), holding the same
-        tensors; each call checks its inputs' shapes and dtypes against the example inputs'.
+        tensors; each call checks its inputs against the graph's: dtypes and ranks, static
+        sizes, and the size symbols' ranges and derived sizes.
 
-        Raises (on call): RuntimeError naming the input, the dimension and both sizes."""
+        Raises (on call): AssertionError ``Guard failed: x.size()[0] <= 64`` (torch's) for a
+        size that breaks them; RuntimeError for a wrong dtype, rank or a non-tensor input."""
         gm = self.graph_module
-        return _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec)
+        module = _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec)
+        module._ranges = {str(k): (v.lower, v.upper) for k, v in self.range_constraints.items()}
+        return module
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use "
@@ -139,23 +175,41 @@ class ExportedProgram:
 
 class _ExportedModule(GraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
+    _ranges = {}
 
     def forward(self, *args, **kwargs):
-        from_inputs = [(p, i) for p, i in zip(self.graph.placeholders, self._inputs) if isinstance(i, int)]
         flat = flatten((args, kwargs))
-        for placeholder, i in from_inputs:
+        sizes, derived = {}, []
+        for placeholder, i in zip(self.graph.placeholders, self._inputs):
+            if not isinstance(i, int):
+                continue
             t = flat[i] if i < len(flat) else None
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"Expected input at inputs[{i}] to be a tensor, got {type(t).__name__}")
-            want = placeholder.meta["shape"]
+            want, name = placeholder.meta["shape"], placeholder.name
             if t.dim() != len(want):
                 raise RuntimeError(f"Unexpected number of dimensions in input at inputs[{i}].shape "
                                    f"(expected {list(want)}, got {list(t.shape)})")
             for d, (w, g) in enumerate(zip(want, t.shape)):
-                if w != g:
-                    raise RuntimeError(f"Expected input at inputs[{i}].shape[{d}] to be equal to {w}, but got {g}")
+                where = f"{name}.size()[{d}]"
+                if isinstance(w, Expr) and w.op == "sym":
+                    first = sizes.setdefault(w.args[0], (g, where))
+                    if first[0] != g:
+                        raise AssertionError(f"Guard failed: {where} == {first[1]}")
+                elif isinstance(w, Expr):
+                    derived.append((w, g, where))
+                elif w != g:
+                    raise AssertionError(f"Guard failed: {where} == {w}")
             if t.dtype is not placeholder.meta["dtype"]:
                 raise RuntimeError(f"Expected input at inputs[{i}] to have dtype {placeholder.meta['dtype']}, "
                                    f"but got {t.dtype}")
-        return super().forward(*args, **kwargs)
-
+        for n, (v, where) in sizes.items():
+            lo, hi = self._ranges.get(n, (-math.inf, math.inf))
+            if v < lo or v > hi:
+                raise AssertionError(f"Guard failed: {where} {'>=' if v < lo else '<='} {lo if v < lo else hi}")
+        values = {n: v for n, (v, _) in sizes.items()}
+        for e, g, where in derived:
+            if evaluate(e, values) != g:
+                spelled = e.code(lambda n: sizes[n][1])
+                raise AssertionError(f"Guard failed: {spelled} == {where}")
+        return self.run_at(flat, values if self.graph.symbols else None)

@@ -3,12 +3,13 @@ run code from.
 
 The file is a zip archive: ``ember_export/program.json`` (the graph as data: nodes name their
 op entry, or control-flow operator, by name; attributes are JSON values, tuples, dtypes,
-slices and nested subgraphs, nothing else), and ``ember_export/data/<k>``, each tensor's raw
+slices, size expressions (``2*batch``) and nested subgraphs, nothing else), and ``ember_export/data/<k>``, each tensor's raw
 bytes in C order, with its dtype and shape in the JSON. Loading looks every name up in
 ember's own tables and refuses anything else (ValueError); no pickle, no eval.
 """
 import io
 import json
+import math
 import operator
 import os
 import zipfile
@@ -16,20 +17,24 @@ import zipfile
 import numpy as np
 
 from .. import _dtype
-from .._higher_order_ops import Cond, Map, Scan, Switch, WhileLoop
+from .._higher_order_ops import AssociativeScan, Cond, Map, Scan, Switch, WhileLoop
 from .._ops import OPS
 from .._tensor import Tensor
-from ..compiler.capture import _SLOT
+from ..compiler.capture import _INT_SLOT, _SLOT
+from ..compiler.dynamic import SizedConstant
 from ..compiler.graph import Graph, Node, Subgraph
+from ..compiler.symbolic import Expr, symbol
 from ..fx.graph_module import GraphModule
 from ..nn.parameter import Parameter
 from ..serialization._files import write_atomically
+from .dynamic_shapes import ValueRanges
 from .exported_program import ExportedProgram
 
 __all__ = ["save", "load"]
 
 FORMAT = "ember.export/1"
-_HOPS = {cls.name: cls for cls in (Cond, Switch, WhileLoop, Scan, Map)}
+_HOPS = {cls.name: cls for cls in (Cond, Switch, WhileLoop, Scan, Map, AssociativeScan)}
+_EXPR_OPS = ("+", "*", "//", "%", "/")
 
 
 def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
@@ -43,8 +48,9 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         raise TypeError(f"The 'ep' parameter must be of type 'ExportedProgram', got '{type(ep).__name__}' instead.")
     gm = ep.graph_module
     held = [(name, gm._held(name)) for name in gm._inputs if isinstance(name, str)]
-    program = {"format": FORMAT, "graph": _graph(gm.graph), "inputs": gm._inputs,
-               "out_spec": _value(gm._out_spec), "range_constraints": {},
+    program = {"format": FORMAT, "graph": _graph(gm.graph), "inputs": [_value(i) for i in gm._inputs],
+               "out_spec": _value(gm._out_spec),
+               "range_constraints": [[str(k), _bound(v.lower), _bound(v.upper)] for k, v in ep.range_constraints.items()],
                "tensors": [{"name": name, "dtype": t.dtype.name, "shape": list(t.shape),
                             "parameter": isinstance(t, Parameter), "requires_grad": t.requires_grad}
                            for name, t in held]}
@@ -88,14 +94,32 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         for name in extra_files or {}:
             extra_files[name] = archive.read(f"ember_export/extra/{name}").decode()
         graph = _load_graph(program["graph"])
-        inputs = program["inputs"]
+        inputs = [_load_value(i, {}) for i in program["inputs"]]
         if len(inputs) != len(graph.placeholders) or not all(
-                i in root if isinstance(i, str) else type(i) is int and 0 <= i < len(inputs) for i in inputs):
-            raise ValueError(f"the saved inputs {inputs!r} do not match the graph's placeholders")
+                i in root if isinstance(i, str) else isinstance(i, SizedConstant) or type(i) is int and
+                0 <= i < len(inputs) for i in inputs):
+            raise ValueError(f"the saved inputs {program['inputs']!r} do not match the graph's placeholders")
         gm = GraphModule(root, graph, inputs, _load_value(program["out_spec"], {}))
-        return ExportedProgram(gm, range_constraints={})
+        ranges = {symbol(str(name)): ValueRanges(_load_bound(lo), _load_bound(hi))
+                  for name, lo, hi in program["range_constraints"]}
+        if set(map(str, ranges)) != set(graph.symbols):
+            raise ValueError(f"the saved range constraints {program['range_constraints']!r} do not match the "
+                             f"graph's size symbols {list(graph.symbols)}")
+        return ExportedProgram(gm, range_constraints=ranges)
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise ValueError(f"not a valid ember.export file: {type(e).__name__}: {e}") from None
+
+
+def _bound(v):  # JSON has no infinities
+    return v if abs(v) != math.inf else "inf" if v > 0 else "-inf"
+
+
+def _load_bound(v):
+    if v in ("inf", "-inf"):
+        return float(v)
+    if type(v) is not int:
+        raise ValueError(f"unexpected range bound {v!r} in the saved program")
+    return v
 
 
 def _tensor(spec, data):
@@ -116,7 +140,7 @@ def _graph(graph):
     return {"placeholders": [{"name": p.name, "meta": _value(p.meta)} for p in graph.placeholders],
             "nodes": [{"name": n.name, "target": _target(n), "args": _value(n.args), "kwargs": _value(n.kwargs),
                        "meta": _value(n.meta)} for n in graph.nodes if n.op == "call_op"],
-            "outputs": _value(list(graph.outputs)),
+            "outputs": _value(list(graph.outputs)), "symbols": list(graph.symbols), "any_shape": graph.any_shape,
             "mutations": [[p.name, v.name] for p, v in graph.mutations]}
 
 
@@ -134,10 +158,16 @@ def _value(v):
         return v
     if v is _SLOT:
         return {"tensor": True}
+    if v is _INT_SLOT:
+        return {"int": True}
     if isinstance(v, Node):
         return {"node": v.name}
     if isinstance(v, Subgraph):
         return {"subgraph": v.name, "graph": _graph(v.graph)}
+    if isinstance(v, Expr):
+        return {"expr": [v.op, [_value(a) for a in v.args]]}
+    if isinstance(v, SizedConstant):
+        return {"sized_const": [v.kind, v.dtype.str, _value(v.args)]}
     if isinstance(v, _dtype.dtype):
         return {"dtype": v.name}
     if isinstance(v, type) and OPS.get(v.__name__) is v:  # an op entry inside an attr (a view chain)
@@ -176,6 +206,8 @@ def _load_graph(data):
         node.name = n["name"]
         env[node.name] = node
     graph.output(_load_value(data["outputs"], env))
+    graph.symbols = tuple(str(n) for n in data.get("symbols", ()))
+    graph.any_shape = data.get("any_shape") is True
     for p, v in data["mutations"]:
         graph.mutate(env[p], env[v])
     return graph
@@ -191,12 +223,22 @@ def _load_value(v, env):
     (key, x), *rest = v.items()
     if key == "tensor":
         return _SLOT
+    if key == "int":
+        return _INT_SLOT
     if key == "node":
         if x not in env:
             raise ValueError(f"the saved graph reads node {x!r} before defining it")
         return env[x]
     if key == "subgraph":
         return Subgraph(x, _load_graph(v["graph"]))
+    if key == "expr" and x[0] == "sym" and len(x[1]) == 1 and isinstance(x[1][0], str):
+        return symbol(x[1][0])
+    if key == "expr" and x[0] in _EXPR_OPS and len(x[1]) == 2:
+        a, b = (_load_value(a, env) for a in x[1])
+        if all(isinstance(o, (int, Expr)) and not isinstance(o, bool) for o in (a, b)):
+            return Expr(x[0], (a, b))
+    if key == "sized_const" and x[0] in ("full", "arange") and np.dtype(x[1]).kind in "biuf":
+        return SizedConstant(x[0], np.dtype(x[1]), _load_value(x[2], env))
     if key == "dtype":
         dtype = getattr(_dtype, str(x), None)
         if isinstance(dtype, _dtype.dtype):

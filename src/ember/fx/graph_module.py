@@ -15,15 +15,17 @@ class GraphModule(Module):
     ``forward(*args, **kwargs)`` feeds the graph's placeholders from the flattened arguments
     and the tensors the module holds, replays the graph op by op through the dispatcher (so
     results carry autograd history and in-place writes land in the inputs), and rebuilds the
-    structure the traced function returned. The graph is static: each placeholder keeps the
-    shape it was traced with (``graph.placeholders[i].meta``).
+    structure the traced function returned. Each placeholder keeps the shape it was traced
+    with (``graph.placeholders[i].meta``); a graph with size symbols (``graph.symbols``, from
+    ``ember.export.export(dynamic_shapes=...)``) runs through :meth:`run_at`.
 
     Args:
         root: ``{qualified name: tensor}``: parameters (kept as ``Parameter``), buffers and
             constants the module holds, under submodules for dotted names (``fc1.weight``).
         graph: the graph.
-        inputs: per placeholder, an int (the index of a tensor in ``flatten((args, kwargs))``)
-            or a qualified name of ``root``.
+        inputs: per placeholder, an int (the index of a tensor in ``flatten((args, kwargs))``),
+            a qualified name of ``root``, or a :class:`~ember.compiler.dynamic.SizedConstant`
+            (a tensor made from the sizes at each call).
         out_spec: the return value's structure, its tensors as slots
             (:func:`ember.compiler.capture.skeleton`).
         class_name: the name ``print_readable`` shows.
@@ -52,7 +54,7 @@ class GraphModule(Module):
         root, inputs = {}, []
         for source in cap.sources:
             kind = source[0]
-            if kind == "input":
+            if kind in ("input", "sized_const"):
                 inputs.append(source[1])
                 continue
             if kind == "param":
@@ -67,12 +69,17 @@ class GraphModule(Module):
         return cls(root, cap.graph, inputs, cap.output, class_name)
 
     def forward(self, *args, **kwargs):
-        flat = flatten((args, kwargs))
+        return self.run_at(flatten((args, kwargs)), None)
+
+    def run_at(self, flat, sizes):
+        """The graph run on the flattened input tensors ``flat``, its size symbols at
+        ``sizes`` (``{name: int}``; None for a static graph); the traced return structure."""
         needed = max((i + 1 for i in self._inputs if isinstance(i, int)), default=0)
         if len(flat) < needed:
             raise TypeError(f"{self._class_name}.forward() expects at least {needed} input tensors, got {len(flat)}")
-        tensors = [flat[i] if isinstance(i, int) else self._held(i) for i in self._inputs]
-        return unflatten(self._out_spec, iter(self._run(tensors)))
+        tensors = [flat[i] if isinstance(i, int) else self._held(i) if isinstance(i, str)
+                   else Tensor._make(i.build(sizes)) for i in self._inputs]
+        return unflatten(self._out_spec, iter(self._run(tensors) if sizes is None else self._run(tensors, sizes)))
 
     def _held(self, name):
         path, _, leaf = name.rpartition(".")

@@ -38,9 +38,9 @@ def compile_graph(graph, options=None):
     missing compiler; naming the log file for a failed build).
     """
     options = dict(options or {})
-    if graph.symbols:
+    if graph.symbols or graph.any_shape:
         # The C generator bakes every size into its loops and GEMM calls: a graph with size
-        # symbols runs as generated Python, shape-generic.
+        # symbols (or run at other sizes) runs as generated Python, shape-generic.
         if log_enabled("dynamic"):
             print(f"[ember.compile dynamic] graph with sizes {', '.join(graph.symbols)}: the C backend "
                   f"needs static sizes, running generated Python (shape-generic)", file=sys.stderr)

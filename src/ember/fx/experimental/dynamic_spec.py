@@ -130,7 +130,12 @@ class _Entries:
 
 
 class ObjectSpec(_Entries):
-    """Specs of an object's attributes: ``ObjectSpec({"weight": TensorSpec([...])})``."""
+    """Specs of an object argument's attributes: ``ObjectSpec({"k": TensorSpec([B, None])})``.
+
+    Its sizes are read and checked at every call like an argument's (ranges, derived sizes,
+    assumptions, variables shared with the arguments). The tensors an object holds are not
+    graph inputs in ember: the graph reads them by identity (guarded: an attribute rebound to
+    another tensor compiles again), so their sizes are checked, not made symbolic."""
     kind = "object_spec"
 
     def _label(self, key):
@@ -272,8 +277,9 @@ class ShapesSpec:
             RuntimeError: a size outside its variable's range, a derived size that is not its
                 expression, a pinned size that differs, a false assumption; a tensor's rank
                 that differs from its TensorSpec's length.
-            NotImplementedError: an ObjectSpec, or an IntVar for a value that is no int
-                argument of the function (ember guards tensors and ints passed as arguments).
+            ValueError: an ObjectSpec naming an attribute the object lacks.
+            NotImplementedError: an IntVar for a value that is no int argument of the
+                function (ember guards tensors and ints passed as arguments).
         """
         signature = _signature(fn)
         bound = signature.bind(*args, **kwargs)
@@ -302,7 +308,7 @@ class ShapesSpec:
                 if sizes.setdefault(s.name, n) != n:
                     raise RuntimeError(f"{here} = {n}, but {where_of[s.name]} = {sizes[s.name]} and both are {s.name}")
                 where_of.setdefault(s.name, here)
-            if isinstance(s, Expr):
+            if isinstance(s, Expr) and k is not None:
                 dims[(k, d)] = s
         for where, k, d, s, n in found:
             if isinstance(s, Expr) and not isinstance(s, IntVar):
@@ -367,15 +373,18 @@ def _walk(spec, value, where, flat, found, position=None):
             n = value.shape[d]
             if isinstance(s, int) and s != n:
                 raise RuntimeError(f"{where}.size({d}) = {n}, but the spec pins it to {s}")
-            if isinstance(s, Expr):
-                found.append((where, flat[id(value)], d, s, n))
+            if isinstance(s, Expr):  # index None: a tensor held by an object, not an input
+                found.append((where, flat.get(id(value)), d, s, n))
     elif isinstance(spec, (DictSpec, SeqSpec)):
         for key, s in spec.items():
             if isinstance(spec, DictSpec) or key < len(value):
                 _walk(s, value[key], f"{where}[{key!r}]", flat, found)
     elif isinstance(spec, ObjectSpec):
-        raise NotImplementedError(f"{where}: ObjectSpec (sizes of tensors held by an object) is not "
-                                  f"supported by ember.compile; pass the tensors as arguments")
+        for key, s in spec.items():
+            if not hasattr(value, key):
+                raise ValueError(f"{where}: the ObjectSpec names attribute {key!r}, which the "
+                                 f"{type(value).__name__} passed has not")
+            _walk(s, getattr(value, key), f"{where}.{key}", flat, found)
     elif isinstance(spec, Expr):
         if position is None or type(value) is not int:
             raise NotImplementedError(f"{where}: an IntVar is supported for an int argument of the function, "

@@ -1,0 +1,70 @@
+"""Python side effects of a recorded call: what a replay of its graph would not repeat.
+
+A graph replays tensor computations only. :func:`python_state` lists what else a call may
+change, compared before and after the recording (``capture`` makes a difference a graph break,
+so the function runs eagerly every call instead of silently skipping it).
+"""
+import inspect
+
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
+
+__all__ = ["python_state", "global_names", "plain_object"]
+
+
+def python_state(world):
+    """What a call may change in Python besides tensors, ``{where: key}``: the globals the
+    function names and its closure cells (their objects; a list's, dict's, set's or plain
+    object's contents one level down), the attributes of every reachable module, the contents
+    of the containers and plain objects passed as arguments. Compared before and after a
+    recording: a difference is a side effect a replay would skip (``capture`` breaks there)."""
+    state = {}
+    fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        names = fn.__globals__
+        for name in dict.fromkeys(global_names(code)):
+            if name in names:
+                state[f"global {name!r}"] = _contents(names[name])
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                state[f"closure variable {name!r}"] = _contents(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+    for i, value in enumerate(world.roots):
+        if isinstance(value, (list, dict, set)) or plain_object(value):
+            state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
+    for m in world.all_modules:
+        state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    return state
+
+
+def plain_object(value):
+    """An object whose attributes a function may set: not a module, optimizer, class or function."""
+    return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
+        and not callable(value) and not inspect.ismodule(value)
+
+
+def _ident(x):
+    return x if x is None or type(x) in (bool, int, float, str) else id(x)
+
+
+def _contents(value):
+    if isinstance(value, list):
+        return "list", tuple(map(_ident, value))
+    if isinstance(value, dict):
+        return "dict", tuple((_ident(k), _ident(v)) for k, v in value.items())
+    if isinstance(value, set):
+        return "set", frozenset(map(_ident, value))
+    if isinstance(value, Module) or plain_object(value):
+        return id(value), tuple((k, _ident(v)) for k, v in vars(value).items())
+    return _ident(value)
+
+
+def global_names(code):
+    # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
+    yield from code.co_names
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield from global_names(const)
