@@ -12,11 +12,12 @@ from ._memory import track as _track
 from ._device import CPU
 from ._ops import core as _core
 from ._size import Size
+from ._tensor_autograd import TensorAutograd
 
 __all__ = ["Tensor"]
 
 
-class Tensor:
+class Tensor(TensorAutograd):
     """A multi-dimensional array with autograd (https://pytorch.org/docs/stable/tensors.html).
 
     Construct tensors with :func:`ember.tensor` and the creation functions; ``Tensor(data)``
@@ -270,109 +271,6 @@ class Tensor:
         if hasattr(self, "__dict__"):  # a subclass's attributes (a Parameter's, say)
             t.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return t
-
-    # ---- autograd ---------------------------------------------------------------------------
-    def requires_grad_(self, requires_grad=True):
-        """Sets ``requires_grad`` in place on a leaf; RuntimeError for non-float dtypes or for
-        a non-leaf being told to stop requiring grad."""
-        if requires_grad and not self.dtype.is_inexact:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if not requires_grad and self.grad_fn is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                               "want to use a computed variable in a subgraph that doesn't require "
-                               "differentiation use var_no_grad = var.detach().")
-        self.requires_grad = bool(requires_grad)
-        return self
-
-    def detach(self):
-        """A new tensor sharing storage (and version counter) with no history."""
-        return self._alias()
-
-    def detach_(self):
-        self.grad_fn = None
-        self.requires_grad = False
-        return self
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Computes the gradient of this tensor with respect to the leaves of its graph and adds
-        it into each leaf's ``.grad`` (``torch.Tensor.backward``,
-        https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html).
-
-        The graph is walked once in reverse topological order by
-        :func:`ember.autograd.backward`; gradients accumulate, so call ``optimizer.zero_grad()``
-        (or set ``.grad = None``) between steps. Non-leaf tensors keep no ``.grad`` unless
-        :meth:`retain_grad` was called.
-
-        Args:
-            gradient (Tensor, optional): the gradient of some scalar with respect to ``self``
-                (a vector–Jacobian product's vector): same shape as ``self``, a floating dtype.
-                Required unless ``self`` has one element; None means ``1.0``.
-            retain_graph (bool, optional): keep the graph's saved tensors so that backward can
-                run through it again. Default: the value of ``create_graph``.
-            create_graph (bool): record the backward computation itself, so that the gradients
-                have a ``grad_fn`` and can be differentiated again. Default: False.
-            inputs (Tensor or sequence of Tensor, optional): accumulate only into these
-                tensors' ``.grad`` (leaves or not); others are left unchanged.
-
-        Returns:
-            None. Each leaf ``x`` with ``requires_grad=True`` that ``self`` depends on has
-            ``x.grad`` (same shape and dtype as ``x``) incremented by ``d(self)/dx``.
-
-        Raises:
-            RuntimeError: ``self`` does not require grad ("element 0 of tensors does not
-                require grad ..."); ``self`` has several elements and ``gradient`` is None
-                ("grad can be implicitly created only for scalar outputs"); ``gradient``'s
-                shape differs from ``self``'s (the message names both); a second backward
-                through a graph whose saved tensors were freed (pass ``retain_graph=True``); a
-                saved tensor was modified in place after it was saved; ``inputs`` is empty.
-
-        Example::
-
-            >>> import ember
-            >>> x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
-            >>> loss = (x ** 2).sum()           # a scalar: d(loss)/dx = 2x
-            >>> loss.backward()
-            >>> x.grad
-            tensor([2., 4., 6.])
-            >>> y = x * x                        # not a scalar: give the vector of the product
-            >>> y.backward(ember.tensor([1.0, 0.0, 1.0]))
-            >>> x.grad                           # accumulated: 2x + (2x, 0, 2x)
-            tensor([ 4.,  4., 12.])
-            >>> (x * x).backward()
-            Traceback (most recent call last):
-                ...
-            RuntimeError: grad can be implicitly created only for scalar outputs
-        """
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def register_hook(self, hook):
-        """``hook(grad) -> Tensor or None`` runs when the gradient of this tensor is computed;
-        its return value replaces the gradient. Returns a handle with ``remove()``."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node = self.grad_fn if self.grad_fn is not None else _core._edge(self)[0]
-        return node.register_prehook(hook)
-
-    def retain_grad(self):
-        """Keeps ``.grad`` for this non-leaf tensor after backward."""
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        self._retains_grad = True
-        import weakref
-        ref = weakref.ref(self)
-
-        def keep(grad):
-            t = ref()
-            if t is not None:
-                t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
-        self.grad_fn.metadata.setdefault("retain", []).append(keep)
-
-    @property
-    def retains_grad(self):
-        return self._retains_grad
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):

@@ -2,20 +2,19 @@
 (https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
 
 A Module keeps its parameters, buffers and submodules in three ordered tables filled by
-``__setattr__``; everything else (naming, ``to``, ``train``/``eval``, calling with hooks,
-and the hook registration and ``state_dict`` it inherits from ``_hooks.py`` and
-``_state_dict.py``) walks those tables, so keys, orders and printed forms match PyTorch's.
+``__setattr__``; everything else (naming, ``train``/``eval``, calling with hooks, and the
+hook registration, ``state_dict`` and ``to``/``float``/... it inherits from ``_hooks.py``,
+``_state_dict.py`` and ``_conversion.py``) walks those tables, so keys, orders and printed
+forms match PyTorch's.
 """
 import warnings
 from collections import OrderedDict
 
-from ... import _dtype
-from ..._device import device as _device
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
 from .._typename import typename as _typename
 from ..parameter import Buffer, Parameter
 from ..utils.hooks import BackwardHook
+from ._conversion import ConversionMixin
 from ._hooks import HooksMixin
 from ._state_dict import StateDictMixin
 
@@ -51,7 +50,7 @@ def _addindent(text, spaces):
     return first + "\n" + "\n".join(pad + line for line in rest)
 
 
-class Module(HooksMixin, StateDictMixin):
+class Module(HooksMixin, StateDictMixin, ConversionMixin):
     """Base class for all neural network modules (``torch.nn.Module``,
     https://pytorch.org/docs/stable/generated/torch.nn.Module.html).
 
@@ -517,58 +516,6 @@ class Module(HooksMixin, StateDictMixin):
         fn(self)
         return self
 
-    # ---- conversion ------------------------------------------------------------------------
-    def _apply(self, fn, recurse=True):
-        """Replaces every parameter's data (and gradient's) and every buffer by ``fn`` of it.
-        Parameters stay the same objects, so optimizers holding them still see them."""
-        if recurse:
-            for module in self.children():
-                module._apply(fn)
-        with no_grad():
-            for param in self._parameters.values():
-                if param is None:
-                    continue
-                param.data = fn(param)
-                if param.grad is not None:
-                    param.grad.data = fn(param.grad)
-            for key, buf in self._buffers.items():
-                if buf is not None:
-                    self._buffers[key] = fn(buf)
-        return self
-
-    def to(self, *args, **kwargs):
-        """``to(device=None, dtype=None, non_blocking=False)``, ``to(dtype)``, ``to(tensor)``:
-        moves and/or casts the floating-point parameters and buffers in place; returns self.
-        TypeError for a non-floating dtype; the tensors raise for a device ember lacks."""
-        device, dtype = _parse_to(args, kwargs)
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
-                            f"desired dtype={dtype}")
-        return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
-
-    def cpu(self):
-        return self._apply(lambda t: t.cpu())
-
-    def cuda(self, device=None):
-        """Raises as ``Tensor.cuda`` does once there is a tensor to move (no CUDA in this build)."""
-        return self._apply(lambda t: t.cuda(device))
-
-    def type(self, dst_type):
-        """Casts all parameters and buffers to ``dst_type``; returns self."""
-        return self._apply(lambda t: t.type(dst_type))
-
-    def float(self):
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
-
-    def double(self):
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
-
-    def half(self):
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
-
-    def share_memory(self):
-        return self._apply(lambda t: t.share_memory_())
-
     # ---- printing --------------------------------------------------------------------------
     def _get_name(self):
         return type(self).__name__
@@ -589,22 +536,3 @@ class Module(HooksMixin, StateDictMixin):
             body = "\n  " + "\n  ".join(lines) + "\n"
         return self._get_name() + "(" + body + ")"
 
-
-def _parse_to(args, kwargs):
-    """The (device, dtype) of ``Module.to``'s accepted call forms."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, (str, _device)):
-            device = _device(a)
-        elif not isinstance(a, bool) and a is not None:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    return device, dtype
