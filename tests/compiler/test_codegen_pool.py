@@ -67,3 +67,18 @@ def test_pool_maximum_equals_torch():
         got = pool(ember.tensor(x0)).numpy()
     want = torch.nn.functional.max_pool2d(torch.tensor(x0), 3, 2, 1, ceil_mode=True).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("geometry", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, dilation=2,
+                                                                ceil_mode=True)])
+def test_return_indices_are_flat_plane_indices_when_compiled(geometry):
+    """``return_indices=True`` gives torch's flat index into each H*W plane on every call (a
+    break-it review found the compiled calls returning the position inside the window)."""
+    torch = pytest.importorskip("torch")
+    x0 = np.random.default_rng(2).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    pool = ember.compile(lambda x: F.max_pool2d(x, return_indices=True, **geometry), fullgraph=True)
+    want = torch.nn.functional.max_pool2d(torch.tensor(x0), return_indices=True, **geometry)
+    for _ in range(3):
+        values, indices = pool(ember.tensor(x0))
+        np.testing.assert_array_equal(values.numpy(), want[0].numpy())
+        np.testing.assert_array_equal(indices.numpy(), want[1].numpy())

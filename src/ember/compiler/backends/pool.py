@@ -23,13 +23,13 @@ def _dtype(node):
 def supported(node):
     """2-D windows over a float array; argmax positions (``flat=False``) of an integer dtype."""
     k = node.kwargs
-    if len(k.get("kernel_size", ())) != 2 or k.get("flat", False):
+    if len(k.get("kernel_size", ())) != 2:
         return False
     first = node.args[0]
     if not hasattr(first, "meta") or len(first.meta["shape"]) < 2 or _dtype(first) not in _FLOATS:
         return False
-    if node.target.name == "MaxPoolIndices":
-        return _dtype(node) in (np.dtype(np.uint8), np.dtype(np.int64))
+    if node.target.name == "MaxPoolIndices":  # flat indices (return_indices, the default) run from Python
+        return not k.get("flat", True) and _dtype(node) in (np.dtype(np.uint8), np.dtype(np.int64))
     argmax = node.args[1]
     if node.target.name == "MaxPoolBackward" and not hasattr(argmax, "meta"):
         return False
