@@ -15,6 +15,7 @@ import inspect
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
+from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
@@ -38,16 +39,21 @@ class World:
         self.source = previous.source if same_fn else _source(fn)
         roots = list(_roots(self.source, args, kwargs))
         self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
-        # tensors read from the closure, globals and argument objects' attributes: a graph holds
-        # them, rebinding one is a new graph
-        self.free = [o for o in roots[len(args) + len(kwargs):] if isinstance(o, Tensor)] + \
-            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)]
-        self.key = tuple(map(id, self.roots))
+        free = roots[len(args) + len(kwargs):]
+        # Python values read from the closure and globals: a graph has them baked in
+        self.constants = tuple([(type(o), o) for o in free if type(o) in _SCALARS])
+        # what the roots hold one level down (a module swapped into a global list or object)
+        self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
         if same_fn and previous.key == self.key:
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
         else:
             self._walk()
+        # tensors read from the closure, globals, argument objects' and modules' plain attributes:
+        # a graph holds them, rebinding one is a new graph
+        self.free = [o for o in free if isinstance(o, Tensor)] + \
+            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
+            [t for m in self.all_modules for t in _tensor_attributes(m)]
         # each call reads the tables afresh: a parameter replaced in a module is a new identity
         tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
@@ -72,6 +78,9 @@ class World:
             elif depth == 0 and isinstance(obj, dict):
                 for v in obj.values():
                     visit(v, 1)
+            elif depth == 0 and plain_object(obj):
+                for v in vars(obj).values():
+                    visit(v, 1)
         for obj in self.roots:
             visit(obj)
         self.all_modules = list({id(m): m for root in self.modules for m in root.modules()}.values())
@@ -85,6 +94,38 @@ class World:
             for name, t in (*m.named_parameters(), *m.named_buffers()):
                 names.setdefault(id(t), name)
         return [names.get(id(p), "param") for p in self.params]
+
+
+_SCALARS = (int, float, bool, str, type(None))
+_SMALL = 32  # containers up to this length are looked into on every call
+
+
+def _members(obj):
+    """What a container or plain object holds, when it is small enough to check per call."""
+    if isinstance(obj, (list, tuple)) and len(obj) <= _SMALL:
+        return obj
+    if isinstance(obj, dict) and len(obj) <= _SMALL:
+        return obj.values()
+    if plain_object(obj) and len(vars(obj)) <= _SMALL:
+        return vars(obj).values()
+    return ()
+
+
+def _tensor_attributes(module):
+    """Tensors a module holds as plain attributes (not parameters or buffers), also in lists."""
+    for v in vars(module).values():
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)) and len(v) <= _SMALL:
+            yield from (t for t in v if isinstance(t, Tensor))
+
+
+def _hooks(world):
+    """The ids of the module hooks that run: global, then each module's."""
+    modules = world.all_modules
+    return (tuple(_module._global_forward_pre_hooks), tuple(_module._global_forward_hooks),
+            tuple([(tuple(m._forward_pre_hooks), tuple(m._forward_hooks), tuple(m._backward_pre_hooks),
+                    tuple(m._backward_hooks)) for m in modules]))
 
 
 def _source(fn):
@@ -124,10 +165,16 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
+    facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
+    facts.append(("Python values read from globals and closures", world.constants))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
+    facts.append(("Python values of the modules' attributes",
+                  tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if type(v) in _SCALARS])
+                         for m in world.all_modules])))
+    facts.append(("module hooks", _hooks(world)))
     facts.append(("parameter identity", tuple([id(p) for p in params])))
     facts.append(("parameters (shape, dtype, requires_grad)",
                   tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))

@@ -1,0 +1,114 @@
+"""Guards on the Python state a compiled function reads besides its tensors: keyword names,
+scalars from globals and closures, modules' plain attributes (scalars and tensors), modules held
+in global containers or objects, and module hooks. Each case changes the state after the graph
+is replayed and compares with eager (a break-it review found each one replaying stale values;
+torch's guards recompile on all of them)."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+
+USE_RELU = True
+MODELS = []
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ember.compiler.reset()
+    yield
+    ember.compiler.reset()
+
+
+def _check(compiled, eager, *args, **kwargs):
+    got, want = compiled(*args, **kwargs), eager(*args, **kwargs)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _warm(compiled, *args, **kwargs):
+    for _ in range(3):  # capture, then replays
+        compiled(*args, **kwargs)
+
+
+def test_keyword_names_are_guarded():
+    def f(x, scale=1.0, shift=0.0, y=None, z=None):
+        out = x * scale + shift
+        return out + (y if y is not None else 0) - (z if z is not None else 0)
+    cf, x = ember.compile(f, dynamic=False), ember.ones(2)
+    _warm(cf, x, scale=2.0)
+    _check(cf, f, x, shift=2.0)
+    _warm(cf, x, y=ember.ones(2))
+    _check(cf, f, x, z=ember.ones(2))
+
+
+def test_scalars_from_globals_and_closures_are_guarded():
+    global USE_RELU
+    k = 1.0
+
+    def f(x):
+        y = x * k
+        return y.relu() if USE_RELU else y
+    cf, x = ember.compile(f, dynamic=False), -ember.ones(2)
+    _warm(cf, x)
+    USE_RELU = False
+    try:
+        _check(cf, f, x)
+        k = 7.0  # noqa: F841 (read by f through its closure)
+        _check(cf, f, x)
+    finally:
+        USE_RELU = True
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.drop = nn.Linear(3, 2), nn.Dropout(0.5)
+        self.scale, self.offset, self.table = 1.0, ember.tensor(2.0), [ember.ones(2)]
+
+    def forward(self, x):
+        return self.drop(self.fc(x)) * self.scale * self.offset + self.table[0]
+
+
+def test_module_attributes_are_guarded():
+    ember.manual_seed(0)
+    m = Scaled().eval()
+    cf, x = ember.compile(m, dynamic=False), ember.ones(1, 3)
+    _warm(cf, x)
+    m.scale = 3.0
+    _check(cf, m, x)
+    m.offset = ember.tensor(10.0)  # rebound tensor attribute
+    _check(cf, m, x)
+    m.offset.fill_(4.0)  # written in place
+    _check(cf, m, x)
+    m.table[0] = ember.zeros(2)  # a tensor in a list attribute
+    _check(cf, m, x)
+    m.train()
+    m.drop.p = 0.0  # torch recompiles on a changed p
+    _check(cf, m, x)
+
+
+def test_modules_swapped_in_containers_and_objects_are_guarded():
+    class Holder:
+        pass
+    hold, table = Holder(), {"net": nn.Linear(3, 2)}
+    hold.net = nn.Linear(3, 2)
+    MODELS[:] = [nn.Linear(3, 2)]
+    x = ember.ones(1, 3)
+    for fn, swap in [(lambda x: MODELS[0](x), lambda: MODELS.__setitem__(0, nn.Linear(3, 2))),
+                     (lambda x: table["net"](x), lambda: table.__setitem__("net", nn.Linear(3, 2))),
+                     (lambda x: hold.net(x), lambda: setattr(hold, "net", nn.Linear(3, 2)))]:
+        cf = ember.compile(fn, dynamic=False)
+        _warm(cf, x)
+        swap()
+        _check(cf, fn, x)
+
+
+def test_hooks_registered_after_compiling_run():
+    m = nn.Linear(3, 2)
+    cf, x = ember.compile(m, dynamic=False), ember.ones(1, 3)
+    _warm(cf, x)
+    handle = m.register_forward_hook(lambda mod, inp, out: out * 0 + 42)
+    _check(cf, m, x)
+    handle.remove()
+    m.register_forward_pre_hook(lambda mod, inp: (inp[0] * 2,))
+    _check(cf, m, x)
