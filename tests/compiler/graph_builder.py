@@ -32,6 +32,10 @@ class Builder:
         arrays = [self.values.get(a, a) if hasattr(a, "users") else a for a in args]
         with np.errstate(all="ignore"):
             value = arrays[0][arrays[1]] if op_name == "getitem" else target.forward(*arrays, **kwargs)
+        if isinstance(value, tuple):  # several results, picked by getitem nodes
+            node = self.graph.call_op(target, args, kwargs, {"num_outputs": len(value)})
+            self.values[node] = value
+            return node
         value = np.asarray(value)
         node = self.graph.call_op(target, args, kwargs, self._meta(value))
         self.values[node] = value

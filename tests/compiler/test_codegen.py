@@ -102,17 +102,19 @@ def test_fused_chains(dtype):
     total = b.call("Sum", b.call("Mul", clean, b.call("Exp", clean)))
     columns = b.call("Sum", b.call("Permute", clean, dims=(1, 0)), dim=(1,))
     stats = b.call("NormStats", clean, axes=(1,))
-    op_layer_norm = b.call("Normalize", clean, stats, gamma, beta, axes=(1,), eps=1e-5)
+    mean, var = b.call("getitem", stats, 0), b.call("getitem", stats, 1)
+    op_layer_norm = b.call("Normalize", clean, mean, var, gamma, beta, axes=(1,), eps=1e-5)
     cube = b.input("cube", _data(rng, (4, 8, 16), dtype, special=False))
     w16 = b.input("w16", _data(rng, (16,), dtype, special=False))
-    rms = b.call("Normalize", cube, b.call("NormStats", cube, axes=(1, 2), centered=False),
+    cube_stats = b.call("NormStats", cube, axes=(1, 2), centered=False)
+    rms = b.call("Normalize", cube, b.call("getitem", cube_stats, 0), b.call("getitem", cube_stats, 1),
                  w16, None, axes=(1, 2), eps=1e-6, centered=False, affine_shape=(1, 16))
     g = b.output(layer_norm, gelu_grad, b.call("Softmax", x, dim=-1), b.call("LogSoftmax", clean, dim=1),
-                 total, columns, stats, op_layer_norm, rms)
+                 total, columns, mean, var, op_layer_norm, rms)
     fn, _ = _check(b, g, SUM_TOL)
     assert "sum over dims [0, 1] of [16, 64]: Exp(exp), Mul(mul_" in fn.c_source  # fused into the sum
     assert "mean and variance over the last 2 dims of [4, 8, 16]: NormStats(norm_stats_1)" in fn.c_source
-    assert "F_normalize" not in fn.source  # layer norm and RMS norm (NormStats + Normalize) in C
+    assert "F_normalize" not in fn.source and "F_norm_stats" not in fn.source  # layer and RMS norm in C
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

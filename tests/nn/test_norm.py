@@ -258,3 +258,54 @@ def test_error_messages_name_sizes():
         ember.nn.functional.layer_norm(ember.randn(2, 3), (4,))
     with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
         ember.nn.functional.batch_norm(ember.randn(2, 3), ember.zeros(4), ember.ones(4), training=True)
+
+
+@pytest.mark.parametrize("centered", [True, False])
+@pytest.mark.parametrize("axes", [(1,), (0, 2), (1, 2)])
+def test_norm_stats_is_a_two_result_op_with_per_output_gradients(axes, centered):
+    """NormStats' (mean, var) against torch's var_mean (the mean square when not centered), and
+    their gradients and second derivatives through the engine, each result alone and both."""
+    from ember._ops.core import apply
+    from ember._ops.norm import NormStats
+    x = torch.randn(3, 4, 5, dtype=torch.float64)[:, ::2].requires_grad_()  # non-contiguous
+    ours = to_ember(x, requires_grad=True)
+    mean, var = apply(NormStats, ours, axes=axes, centered=centered)
+    if centered:
+        t_var, t_mean = torch.var_mean(x, axes, correction=0, keepdim=True)
+    else:
+        t_var, t_mean = (x * x).mean(axes, keepdim=True), torch.zeros_like(x.sum(axes, keepdim=True))
+    assert mean.grad_fn is var.grad_fn and mean.grad_fn.name() == "NormStatsBackward0"
+    for which in ((0,), (1,), (0, 1)) if centered else ((1,), (0, 1)):  # (a mean of 0 is constant)
+        weights = [torch.randn(t_mean.shape, dtype=torch.float64) for _ in range(2)]
+        t_loss = sum((w * v).sum() for i, (w, v) in enumerate(zip(weights, (t_mean, t_var))) if i in which)
+        e_loss = sum((to_ember(w) * v).sum() for i, (w, v) in enumerate(zip(weights, (mean, var))) if i in which)
+        assert_close(e_loss, t_loss.detach(), rtol=1e-12, atol=1e-12)
+        t_grad, = torch.autograd.grad(t_loss, x, create_graph=True)
+        e_grad, = ember.autograd.grad(e_loss, ours, create_graph=True)
+        assert_close(e_grad, t_grad, rtol=1e-12, atol=1e-12)
+        if 1 in which:  # the variance's derivative depends on x: a second derivative exists
+            t_gg, = torch.autograd.grad((t_grad ** 2).sum(), x)
+            e_gg, = ember.autograd.grad((e_grad ** 2).sum(), ours)
+            assert_close(e_gg, t_gg, rtol=1e-12, atol=1e-12)
+
+
+def test_layer_norm_third_derivative_matches_finite_differences():
+    """Normalize -> NormalizeBackward -> its ember-op derivative: a third derivative, checked
+    against float64 central differences of the second (torch 2.13's own is wrong here)."""
+    rng = np.random.default_rng(0)
+    x0, w = rng.standard_normal((3, 5)), ember.tensor(rng.standard_normal(5))
+
+    def second(x):
+        y = F(ember).layer_norm(x, (5,), w, None)
+        g1, = ember.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        g2, = ember.autograd.grad((g1 ** 2).sum(), x, create_graph=True)
+        return (g2 ** 2).sum()
+    x = ember.tensor(x0, requires_grad=True)
+    third, = ember.autograd.grad(second(x), x)
+    numeric, h = np.zeros_like(x0), 1e-6
+    for i in np.ndindex(x0.shape):
+        step = np.zeros_like(x0)
+        step[i] = h
+        plus, minus = (float(second(ember.tensor(x0 + s, requires_grad=True))) for s in (step, -step))
+        numeric[i] = (plus - minus) / (2 * h)
+    np.testing.assert_allclose(third.numpy(), numeric, rtol=1e-6, atol=1e-6 * np.abs(numeric).max())

@@ -214,3 +214,15 @@ def test_ops_of_other_threads_are_not_counted_as_in_torch():
         totals.append(counter.get_flop_counts())
     assert {k: {str(op): n for op, n in v.items()} for k, v in totals[1].items()} == \
         {k: {str(op): n for op, n in v.items()} for k, v in totals[0].items()} == {"Global": {"aten.mm": 120}}
+
+
+def test_multi_result_ops_are_observed():
+    """max(dim), sort and layer norm's statistics return several results on one node: counting
+    them (and crediting their backward to a module) works as for one result. Was: AttributeError."""
+    x = ember.randn(3, 4, requires_grad=True)
+    layer = ember.nn.Linear(4, 4)
+    with FlopCounterMode(display=False) as counter:
+        values, _ = layer(x).max(1)
+        ember.sort(x, 1)[0].sum().backward()
+        (values.sum() + ember.nn.functional.layer_norm(x, (4,)).sum()).backward()
+    assert counter.get_flop_counts()["Global"] == {"aten.addmm": 2 * 3 * 4 * 4, "aten.mm": 2 * 2 * 3 * 4 * 4}

@@ -48,8 +48,9 @@ class Op:
             gradient, grad * conj(f'(z)). Ops that are not (abs, angle, real) set False and
             state their complex rule.
         num_outputs: how many results ``forward`` returns (as a tuple of arrays when more than
-            one); ``backward`` then takes one gradient per result (None for a result that
-            received none), and only floating-point results require grad.
+            one, None for a result this application does not have); ``backward`` then takes
+            one gradient per result (None for a result that received none), and only
+            floating-point results require grad.
     """
     promote = "promote"
     save_inputs = True
@@ -217,8 +218,8 @@ def zero_link(grad, *inputs):
 
 def _results(op, inputs, attrs, arrays):
     """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
-    apart for the engine). A result may be None (a fused backward's gradient that is not
-    wanted); such ops are not differentiable."""
+    apart for the engine). A result may be None (a gradient that is not wanted, an LSTM's
+    cell state that a GRU layer lacks)."""
     outs = tuple(None if a is None else _Tensor._make(_backend.as_array(a)) for a in arrays)
     if STATE.enabled and op.differentiable and any(
             isinstance(x, _Tensor) and x.requires_grad for x in inputs):
@@ -309,7 +310,7 @@ def _record(op, inputs, attrs, t):
     node = node_class(torch_name(op, inputs, attrs))(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
     if type(t) is tuple:
         for i, out in enumerate(t):
-            if out.dtype.is_inexact:
+            if out is not None and out.dtype.is_inexact:
                 out.grad_fn, out.requires_grad, out._output_nr = node, True, i
     else:
         t.grad_fn = node

@@ -13,11 +13,11 @@ case ``batch_sizes = (N,) * L``). A sequence that ends early keeps its last stat
 its final state; run in reverse, a sequence joins at its own last step from the initial
 state. This is PyTorch's packed-sequence semantics.
 
-An op has one result, so the layer's results are laid out back to back in one flat array:
-the output (T, H_out), the final hidden state (N, H_out), for an LSTM the final cell state
-(N, H), and then what backward reads (activated gates, cell states and the previous hidden
-state of every row; cuDNN calls this the reserve). :func:`forward_layout` gives the layout
-and the public functions slice the results out of it.
+The layer's results (:data:`RESULTS`) are the output (T, H_out), the final hidden state
+(N, H_out), for an LSTM the final cell state (N, H), and then what backward reads (activated
+gates, cell states and the previous hidden state of every row; cuDNN calls this the
+reserve); a result the mode does not have is None. The backward's results are the gradients
+of the layer's inputs, None where not wanted.
 
 Equations (gate order and names are PyTorch's,
 https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html and GRU.html):
@@ -28,8 +28,6 @@ https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html and GRU.html):
 * GRU:  r, z = sigmoid(W_i{r,z} x + b_i{r,z} + W_h{r,z} h + b_h{r,z});
   n = tanh(W_in x + b_in + r (W_hn h + b_hn)); h' = (1 - z) n + z h
 """
-import math
-
 import numpy as np
 from scipy import special as _special
 
@@ -40,43 +38,28 @@ from .join import cat
 
 # The modes and their gate counts G: the weights stack G blocks of hidden_size rows.
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-# The inputs of RNNLayer, in order; RNNLayerBackward's ``needs`` names some of them.
+# The inputs of RNNLayer, in order; RNNLayerBackward's ``needs`` names some of them, and its
+# results are their gradients in this order.
 INPUTS = ("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
+# The results of RNNLayer, in order: what the layer returns, then the reserve backward reads.
+RESULTS = ("output", "h_n", "c_n", "gates", "c", "c_prev", "hh_new", "h_prev")
 
 
-def forward_layout(mode, rows, batch, hidden_size, output_size):
-    """``[(name, shape), ...]`` of the parts of :class:`RNNLayer`'s flat result, in order:
-    ``output``, ``h_n``, (``c_n``), then the reserve that backward reads."""
-    parts = [("output", (rows, output_size)), ("h_n", (batch, output_size))]
+def result_shapes(mode, rows, batch, hidden_size, output_size):
+    """``{name: shape}`` of the results of :class:`RNNLayer` that ``mode`` has."""
+    shapes = {"output": (rows, output_size), "h_n": (batch, output_size)}
     if mode == "LSTM":
-        parts += [("c_n", (batch, hidden_size)), ("gates", (rows, 4 * hidden_size)),
-                  ("c", (rows, hidden_size)), ("c_prev", (rows, hidden_size))]
+        shapes.update(c_n=(batch, hidden_size), gates=(rows, 4 * hidden_size), c=(rows, hidden_size),
+                      c_prev=(rows, hidden_size))
     elif mode == "GRU":
         # W_hn h + b_hn of every row: the reset gate multiplies it, so it is not in ``gates``.
-        parts += [("gates", (rows, 3 * hidden_size)), ("hh_new", (rows, hidden_size))]
-    parts.append(("h_prev", (rows, output_size)))
-    return parts
+        shapes.update(gates=(rows, 3 * hidden_size), hh_new=(rows, hidden_size))
+    shapes["h_prev"] = (rows, output_size)
+    return shapes
 
 
-def backward_layout(mode, shapes, needs):
-    """``[(name, shape), ...]`` of :class:`RNNLayerBackward`'s flat result: the gradient of
-    each :class:`RNNLayer` input in ``needs`` (a tuple of input names), in input order."""
-    return [(name, shape) for name, shape in zip(INPUTS, shapes) if name in needs]
-
-
-def split(flat, layout):
-    """The parts of a flat NumPy array, as a dict of views."""
-    views, offset = {}, 0
-    for name, shape in layout:
-        size = math.prod(shape)
-        views[name] = flat[offset:offset + size].reshape(shape)
-        offset += size
-    return views
-
-
-def layout_size(layout):
-    """The number of elements a flat array of ``layout`` (name, shape) parts holds."""
-    return sum(math.prod(shape) for _, shape in layout)
+def _result_shapes(mode, x, hx, w_hh):
+    return result_shapes(mode, x.shape[0], hx.shape[0], w_hh.shape[0] // GATES[mode], hx.shape[1])
 
 
 def _steps(batch_sizes, reverse):
@@ -99,22 +82,22 @@ class RNNLayer(Op):
     the gate count (1, 4, 3) and H_out = H without a projection. All of one float dtype.
     Attributes: ``mode`` (a key of :data:`GATES`), ``batch_sizes`` (tuple of ints, not
     increasing, summing to T) and ``reverse`` (run from the last step to the first).
-    Result: the flat array of :func:`forward_layout`.
+    Results: the arrays of :func:`result_shapes` in the order of :data:`RESULTS`, None where
+    the mode has none.
     """
     promote = None
+    num_outputs = len(RESULTS)
+    save_output = True
 
     @classmethod
     def infer(cls, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse=False):
-        hidden = w_hh.shape[0] // GATES[mode]
-        return (layout_size(forward_layout(mode, x.shape[0], hx.shape[0], hidden, hx.shape[1])),), x.dtype
-    save_output = True
+        shapes = _result_shapes(mode, x, hx, w_hh)
+        return tuple((shapes[name], x.dtype) if name in shapes else None for name in RESULTS)
 
     @staticmethod
     def forward(x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse=False):
         hidden = w_hh.shape[0] // GATES[mode]
-        layout = forward_layout(mode, x.shape[0], hx.shape[0], hidden, hx.shape[1])
-        flat = np.empty(layout_size(layout), x.dtype)
-        p = split(flat, layout)
+        p = {name: np.empty(shape, x.dtype) for name, shape in _result_shapes(mode, x, hx, w_hh).items()}
         gx = _backend.matmul(x, w_ih.T)
         if b_ih is not None:
             gx += b_ih
@@ -133,15 +116,13 @@ class RNNLayer(Op):
             p["h_prev"][rows] = h[:b]
             h[:b] = p["output"][rows] = step(p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),
                                              hidden, b_hh, w_hr)
-        return flat
+        return tuple(p.get(name) for name in RESULTS)
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, g_output, g_h_n, g_c_n, *g_reserve):
         needs = tuple(name for name, need in zip(INPUTS, ctx.needs_input_grad) if need)
-        flat = apply(RNNLayerBackward, g, *ctx.inputs, ctx.output, needs=needs, **ctx.attrs)
-        layout = backward_layout(ctx.attrs["mode"], ctx.shapes, needs)
-        grads = dict(zip(needs, _split_tensor(flat, layout)))
-        return tuple(grads.get(name) for name in INPUTS)
+        return apply(RNNLayerBackward, g_output, g_h_n, g_c_n, *ctx.inputs, *ctx.output, needs=needs,
+                     **ctx.attrs)
 
 
 def _rnn_step(p, rows, b, gx, gh, hidden, b_hh, w_hr, relu):
@@ -188,28 +169,26 @@ _STEP = {"RNN_TANH": lambda *a: _rnn_step(*a, relu=False),
 
 
 class RNNLayerBackward(Op):
-    """The gradients of :class:`RNNLayer`'s inputs named in ``needs``, given the gradient
-    ``g`` of its flat result (only the output, h_n and c_n parts are read), the layer's
-    inputs and its flat result (whose reserve holds the activations of every step).
-    Result: the flat array of :func:`backward_layout`.
-    """
+    """The gradients of :class:`RNNLayer`'s inputs named in ``needs`` (in the order of
+    :data:`INPUTS`, None for the others), given the gradients of its output, h_n and c_n (None
+    for one that received none), the layer's inputs and its results (whose reserve holds the
+    activations of every step)."""
     promote = None
+    num_outputs = len(INPUTS)
 
     @classmethod
-    def infer(cls, g, *inputs, mode, needs, **attrs):
-        shapes = [None if t is None else tuple(t.shape) for t in inputs[:len(INPUTS)]]
-        return (layout_size(backward_layout(mode, shapes, needs)),), inputs[0].dtype
+    def infer(cls, g_output, g_h_n, g_c_n, *inputs, mode, needs, **attrs):
+        return tuple((tuple(t.shape), t.dtype) if name in needs else None
+                     for name, t in zip(INPUTS, inputs))
 
     @staticmethod
-    def forward(g, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, out, mode, batch_sizes, needs,
-                reverse=False):
-        T, N = x.shape[0], hx.shape[0]
-        hidden = w_hh.shape[0] // GATES[mode]
-        H = hidden
-        p = split(out, forward_layout(mode, T, N, hidden, hx.shape[1]))
-        gp = split(g, forward_layout(mode, T, N, hidden, hx.shape[1])[:3 if mode == "LSTM" else 2])
-        d_out = gp["output"]
-        dh = gp["h_n"].copy()
+    def forward(g_output, g_h_n, g_c_n, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, *results, mode,
+                batch_sizes, needs, reverse=False):
+        T = x.shape[0]
+        H = w_hh.shape[0] // GATES[mode]
+        p = dict(zip(RESULTS, results))
+        d_out = np.zeros(p["output"].shape, x.dtype) if g_output is None else g_output
+        dh = np.zeros(hx.shape, x.dtype) if g_h_n is None else g_h_n.copy()
         # Gradient of the gate pre-activations of each row (the x side; for a GRU the
         # candidate's h side differs: it is scaled by the reset gate, kept in d_hh).
         d_gates = np.empty((T, w_hh.shape[0]), x.dtype)
@@ -217,7 +196,7 @@ class RNNLayerBackward(Op):
         # The gradient reaching each row's output h', kept for the projection's weight.
         d_h_rows = np.empty((T, hx.shape[1]), x.dtype) if w_hr is not None else None
         if mode == "LSTM":
-            dc = gp["c_n"].copy()
+            dc = np.zeros(cx.shape, x.dtype) if g_c_n is None else g_c_n.copy()
             tanh_c = np.tanh(p["c"])
         for rows, b in reversed(_steps(batch_sizes, reverse)):
             dh_b = dh[:b]
@@ -272,15 +251,10 @@ class RNNLayerBackward(Op):
             grads["bias_hh"] = d_hh.sum(0)
         if "weight_hr" in needs:
             grads["weight_hr"] = _backend.matmul(d_h_rows.T, tanh_c * p["gates"][:, 3 * H:])
-        shapes = (x.shape, hx.shape, None if cx is None else cx.shape, w_ih.shape, w_hh.shape,
-                  None if b_ih is None else b_ih.shape, None if b_hh is None else b_hh.shape,
-                  None if w_hr is None else w_hr.shape)
-        layout = backward_layout(mode, shapes, needs)
-        return np.concatenate([grads[name].ravel() for name, _ in layout]) if layout \
-            else np.empty(0, x.dtype)
+        return tuple(grads[name] if name in needs else None for name in INPUTS)
 
     @staticmethod
-    def backward(ctx, gg):
+    def backward(ctx, *gg):
         """Gradients of gradients: the layer is recomputed with per-step ember ops
         (:func:`_composed_layer`) on detached copies of its inputs, and the engine
         differentiates that twice. Taking a third derivative would need the result to
@@ -293,34 +267,24 @@ class RNNLayerBackward(Op):
                                "nn.RNN, nn.LSTM or nn.GRU)")
         attrs = ctx.attrs
         mode, needs = attrs["mode"], attrs["needs"]
-        g, *inputs, _ = ctx.inputs
-        leaves = [None if t is None else t.detach().requires_grad_() for t in [g] + inputs]
+        inputs = ctx.inputs
+        given = 3 + len(INPUTS)  # the gradients, then the layer's inputs (not its results)
+        leaves = [None if t is None else t.detach().requires_grad_() for t in inputs[:given]]
         with enable_grad():
-            results = _composed_layer(mode, *leaves[1:], attrs["batch_sizes"], attrs.get("reverse", False))
-            hidden = inputs[4].shape[0] // GATES[mode]
-            g_parts = _split_tensor(leaves[0], forward_layout(mode, inputs[0].shape[0], inputs[1].shape[0],
-                                                              hidden, inputs[1].shape[1])[:len(results)])
-            wrt = [leaves[1 + INPUTS.index(name)] for name in needs]
-            first = grad(results, wrt, grad_outputs=g_parts, create_graph=True, allow_unused=True)
-            gg_parts = _split_tensor(gg, backward_layout(mode, ctx.shapes[1:9], needs))
-            pairs = [(f, h) for f, h in zip(first, gg_parts) if f is not None and f.requires_grad]
+            results = _composed_layer(mode, *leaves[3:], attrs["batch_sizes"], attrs.get("reverse", False))
+            seeded = [(r, g) for r, g in zip(results, leaves[:3]) if g is not None]
+            wrt = [leaves[3 + INPUTS.index(name)] for name in needs]
+            first = grad([r for r, _ in seeded], wrt, grad_outputs=[g for _, g in seeded],
+                         create_graph=True, allow_unused=True)
+            pairs = [(f, gg[INPUTS.index(name)]) for f, name in zip(first, needs)
+                     if f is not None and f.requires_grad and gg[INPUTS.index(name)] is not None]
             wanted = [t for t, need in zip(leaves, ctx.needs_input_grad) if need and t is not None]
             if not pairs or not wanted:
                 return (None,) * len(ctx.needs_input_grad)
             found = iter(grad([f for f, _ in pairs], wanted, grad_outputs=[h for _, h in pairs],
                               allow_unused=True))
-        return tuple(next(found) if need and t is not None else None
-                     for t, need in zip(leaves + [None], ctx.needs_input_grad))
-
-
-def _split_tensor(flat, layout):
-    """The parts of a flat Tensor, as views shaped by ``layout``."""
-    parts, offset = [], 0
-    for _, shape in layout:
-        size = math.prod(shape)
-        parts.append(flat[offset:offset + size].view(shape))
-        offset += size
-    return parts
+        return tuple(next(found) if need and i < given and inputs[i] is not None else None
+                     for i, need in enumerate(ctx.needs_input_grad))
 
 
 def _composed_layer(mode, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, reverse):

@@ -116,7 +116,7 @@ class OpNode(Node):
         if not op.save_output:
             self._out = None
         elif type(out) is tuple:
-            self._out = tuple((o._alias(), o._version[0]) for o in out)
+            self._out = tuple(None if o is None else (o._alias(), o._version[0]) for o in out)
         else:
             self._out = (out._alias(), out._version[0])
         if _creation.hooks:
@@ -145,8 +145,8 @@ class OpNode(Node):
         if self._freed:
             raise RuntimeError(_FREED)
         if self.num_outputs > 1:
-            return tuple(self._saved_output(out, version, i)
-                         for i, (out, version) in enumerate(self._out))
+            return tuple(None if saved is None else self._saved_output(*saved, i)
+                         for i, saved in enumerate(self._out))
         return self._saved_output(*self._out, 0)
 
     def _saved_output(self, out, version, i):

@@ -188,8 +188,11 @@ class FlopCounterMode:
             parents, node_op = self._running[-1]
         else:
             parents, node_op = ("Global", *dict.fromkeys(self._modules)), None
-            if output.grad_fn is not None:
-                self._node_parents[output.grad_fn] = parents
+            # a multi-result op's results share one node
+            node = output.grad_fn if type(output) is not tuple else next(
+                (o.grad_fn for o in output if o is not None), None)
+            if node is not None:
+                self._node_parents[node] = parents
         counted = op_flops(op, inputs, attrs, output, self.formulas)
         if counted is None:
             return

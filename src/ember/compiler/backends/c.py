@@ -55,12 +55,6 @@ def blas_pointers():
     return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
 
 
-def _array_for(storage):
-    node = storage.node
-    d = node.meta["dtype"]
-    return np.empty(tuple(node.meta["shape"]), np.dtype(getattr(d, "np", d)))
-
-
 def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
     pointers = blas_pointers()
@@ -113,7 +107,7 @@ def _scratch_table(slots):
     keep = []
     rng = np.random.default_rng(0)
     for index, storage in slots.items():
-        a = _array_for(storage)
+        a = np.empty(storage.shape, storage.dtype)
         if a.dtype.kind == "f":
             a[...] = rng.standard_normal(a.shape)
         else:

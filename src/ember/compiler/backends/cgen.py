@@ -294,8 +294,8 @@ def _softmax_kernel(src, node, fname, log):
 
 
 def _norm_stats_kernel(src, node, fname):
-    """Mean and biased variance over the trailing axes (two passes over each row), into the
-    (2, *kept) statistics: mean 0 and the mean square when not ``centered``."""
+    """Mean and biased variance over the trailing axes (two passes over each row), into one
+    buffer: the means, then the variances (mean 0 and the mean square when not ``centered``)."""
     plan = src.plan
     x, out = plan.loc[node.args[0]], plan.loc[node]
     t = CTYPES[out.dtype]

@@ -74,8 +74,8 @@ def _gelu_backward(a, k, d):
 
 
 def _normalize(a, k, d):
-    """Normalize: ``(x - mean) / sqrt(var + eps) * weight + bias`` (operands: x, the two halves
-    of the statistics, weight and bias reshaped to the affine shape, or None)."""
+    """Normalize: ``(x - mean) / sqrt(var + eps) * weight + bias`` (operands: x, the mean and
+    variance, weight and bias reshaped to the affine shape, or None)."""
     out = f"(({a[0]} - {a[1]}) * (1 / {_fn('sqrt', d)}({a[2]} + {c_literal(k['eps'], d)})))"
     if a[3] is not None:
         out = f"({out} * {a[3]})"
@@ -180,11 +180,11 @@ UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
 
 
 class Part:
-    """A value an op reads that is not a graph node: half ``index`` of a NormStats result
-    (``index`` 0 the mean, 1 the variance), or an array reshaped (``index`` None)."""
+    """A value an op reads that is not a graph node: ``source`` reshaped to ``shape`` (the
+    affine parameters of a Normalize)."""
 
-    def __init__(self, source, index, shape):
-        self.source, self.index = source, index
+    def __init__(self, source, shape):
+        self.source = source
         self.meta = {"shape": tuple(shape), "dtype": source.meta["dtype"]}
         self.users, self.op, self.name = [], "part", f"{source.name}_part"
 
@@ -192,11 +192,10 @@ class Part:
 def _normalize_operands(node):
     parts = node.meta.get("codegen_operands")  # made once: Parts are keys of the plan's tables
     if parts is None:
-        x, stats, weight, bias = node.args[:4]
-        kept = tuple(stats.meta["shape"][1:])
+        x, mean, var, weight, bias = node.args[:5]
         shape = node.kwargs.get("affine_shape")
-        affine = [None if a is None else a if shape is None else Part(a, None, shape) for a in (weight, bias)]
-        parts = node.meta["codegen_operands"] = (x, Part(stats, 0, kept), Part(stats, 1, kept), *affine)
+        affine = [None if a is None else a if shape is None else Part(a, shape) for a in (weight, bias)]
+        parts = node.meta["codegen_operands"] = (x, mean, var, *affine)
     return parts
 
 
@@ -279,7 +278,7 @@ def _last_dim(node, dim):
 
 
 def kind_of(node, have_blas):
-    """"view", "elementwise", "sum", "softmax", "log_softmax", "cross_entropy",
+    """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop) or None (run from Python)."""
     target = node.target
     name = getattr(target, "name", None)
@@ -287,6 +286,13 @@ def kind_of(node, have_blas):
         return "elementwise" if _update_ok(update_of(node)) else None
     if name in UPDATES:
         return "update" if _update_ok(node) else None
+    if name == "NormStats":
+        x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
+        nd = len(x.meta["shape"])
+        trailing = bool(axes) and axes == tuple(range(nd - len(axes), nd))
+        return "norm_stats" if trailing and _dtype(x) in FLOATS else None
+    if target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormStats":
+        return "view"  # the mean or the variance: a half of the statistics kernel's buffer
     if node.op != "call_op" or name is None or "shape" not in node.meta:
         return None
     shape = node.meta["shape"]
@@ -295,11 +301,6 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
-    if name == "NormStats":
-        x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
-        nd = len(x.meta["shape"])
-        trailing = bool(axes) and axes == tuple(range(nd - len(axes), nd))
-        return "norm_stats" if trailing and _dtype(x) in FLOATS and _dtype(node) == _dtype(x) else None
     if name in ELEMENTWISE:
         if name == "Pow" and hasattr(node.args[1], "meta"):
             return None

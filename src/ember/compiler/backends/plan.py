@@ -12,6 +12,8 @@ Passes, each a small function over the graph:
   :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
       (an optimizer update writing the parameter) when nothing reads the old value afterwards.
 """
+import operator
+
 import numpy as np
 
 from .kernels import Part, _dtype, kind_of, operands
@@ -22,10 +24,12 @@ __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan"]
 class Storage:
     """One array the generated code addresses through slot ``index`` of its pointer table:
     kind "input" (a placeholder), "python" (a value computed by NumPy) or "buffer"
-    (allocated once, at compile time). ``alias`` redirects it to another storage."""
+    (allocated once, at compile time) holding ``node``'s value as an array of ``shape`` and
+    ``dtype``. ``alias`` redirects it to another storage."""
 
-    def __init__(self, kind, node, nbytes=0):
-        self.kind, self.node, self.nbytes, self.alias, self.index = kind, node, nbytes, None, None
+    def __init__(self, kind, node, shape, dtype):
+        self.kind, self.node, self.shape, self.dtype = kind, node, tuple(shape), dtype
+        self.nbytes, self.alias, self.index = _numel(shape) * dtype.itemsize, None, None
 
     def resolve(self):
         s = self
@@ -117,12 +121,15 @@ def _part_loc(plan, part):
     if src is None or not src.contiguous:
         return None
     shape = part.meta["shape"]
-    offset = src.offset + (part.index or 0) * _numel(shape)
-    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, offset)
+    return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
 
 
 def _view_loc(node, src):
-    name, shape = node.target.name, tuple(node.meta["shape"])
+    shape = tuple(node.meta["shape"])
+    if node.target is operator.getitem:  # a result of NormStats: a half of its (2, *kept) buffer
+        return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
+                                            src.offset + node.args[1] * _numel(shape))
+    name = node.target.name
     if name == "Permute":
         dims = node.kwargs.get("dims", node.args[1] if len(node.args) > 1 else None)
         return Loc(src.storage, shape, [src.strides[d] for d in dims], src.dtype, src.offset)
@@ -136,10 +143,11 @@ def _view_loc(node, src):
     return None
 
 
-def _new_loc(node, kind):
-    shape, dtype = tuple(node.meta["shape"]), _dtype(node)
-    storage = Storage(kind, node, _numel(shape) * dtype.itemsize)
-    return Loc(storage, shape, contiguous_strides(shape), dtype)
+def _new_loc(node, kind, shape=None, dtype=None):
+    """A new storage for ``node``'s value (of the node's shape and dtype unless given)."""
+    shape = tuple(node.meta["shape"]) if shape is None else shape
+    dtype = _dtype(node) if dtype is None else dtype
+    return Loc(Storage(kind, node, shape, dtype), shape, contiguous_strides(shape), dtype)
 
 
 def schedule(plan):
@@ -155,7 +163,7 @@ def schedule(plan):
         kind = plan.kind.get(node)
         if kind == "view":
             src = node.args[0]
-            loc = _view_loc(node, plan.loc[src])
+            loc = _view_loc(node, plan.loc.get(src))
             if loc is not None:
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]
@@ -192,7 +200,11 @@ def schedule(plan):
             continue
         if kind is not None and not _operands_fit(node, kind, plan.loc):
             kind = plan.kind[node] = None
-        if "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
+        if kind == "norm_stats":  # the mean, then the variance: each of the kept shape
+            x = node.args[0]
+            kept = tuple(1 if i in node.kwargs["axes"] else n for i, n in enumerate(x.meta["shape"]))
+            plan.loc[node] = _new_loc(node, "buffer", (2,) + kept, _dtype(x))
+        elif "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
             plan.loc[node] = _new_loc(node, "python" if kind is None else "buffer")
         plan.position[node] = len(plan.kernels)
         plan.kernels.append(Kernel(kind or "python", [node]))

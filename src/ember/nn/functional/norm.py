@@ -12,7 +12,6 @@ import numpy as np
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
 from ..._ops.core import apply
-from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE, no_grad
 from ._common import float_only
 from .image import pad
@@ -62,10 +61,9 @@ def _affine(input, mean, var, weight, bias, eps):
 
 
 def _update_running(running, value, momentum):
-    """``running = (1 - momentum) * running + momentum * value`` in place, for a tensor
-    ``value`` computed from statistics that carry no history (in ops, so ember.compile records it)."""
-    with no_grad():
-        running.lerp_(value.reshape(running.shape).to(running.dtype), momentum)
+    """``running = (1 - momentum) * running + momentum * value`` in place (in ops, so
+    ember.compile records it); called under ``no_grad``, as the statistics carry history."""
+    running.lerp_(value.reshape(running.shape).to(running.dtype), momentum)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -96,12 +94,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{input.size()}")
     axes = (0,) + tuple(range(2, input.ndim))
-    stats = apply(_norm.NormStats, input, axes=axes)
-    if count and running_mean is not None:
-        _update_running(running_mean, stats[0], momentum)
-    if count and running_var is not None:
-        _update_running(running_var, stats[1] * (count / (count - 1)), momentum)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+    mean, var = apply(_norm.NormStats, input, axes=axes)
+    with no_grad():
+        if count and running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if count and running_var is not None:
+            _update_running(running_var, var * (count / (count - 1)), momentum)
+    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
                  affine_shape=_channel_shape(input.ndim))
 
 
@@ -137,15 +136,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                                "use_input_stats is false")
         return _affine(input, running_mean, running_var, weight, bias, eps)
     axes = tuple(range(2, input.ndim))
-    stats = apply(_norm.NormStats, input, axes=axes)
+    mean, var = apply(_norm.NormStats, input, axes=axes)
     count = input.numel() // planes if planes else 0
     planes = tuple(input.shape[:2])
-    if count and running_mean is not None:
-        _update_running(running_mean, Tensor._make(stats._data[0].reshape(planes).mean(0)), momentum)
-    if count and running_var is not None:
-        _update_running(running_var, Tensor._make(stats._data[1].reshape(planes).mean(0)
-                                                  * (count / (count - 1))), momentum)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+    with no_grad():
+        if count and running_mean is not None:
+            _update_running(running_mean, mean.reshape(planes).mean(0), momentum)
+        if count and running_var is not None:
+            _update_running(running_var, var.reshape(planes).mean(0) * (count / (count - 1)), momentum)
+    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
                  affine_shape=_channel_shape(input.ndim))
 
 
@@ -171,8 +170,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     float_only(input, "group_norm")
     _check_same_dtype(input, weight, bias)
     grouped = input.reshape(n, num_groups, channels // num_groups, -1)
-    stats = apply(_norm.NormStats, grouped, axes=(2, 3))
-    out = apply(_norm.Normalize, grouped, stats, weight, bias, axes=(2, 3), eps=eps,
+    mean, var = apply(_norm.NormStats, grouped, axes=(2, 3))
+    out = apply(_norm.Normalize, grouped, mean, var, weight, bias, axes=(2, 3), eps=eps,
                 affine_shape=(num_groups, channels // num_groups, 1))
     return out.reshape(input.shape)
 
@@ -215,9 +214,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not _records(input, weight, bias):
-        return apply(_norm.Normalize, input, None, weight, bias, axes=axes, eps=eps)
-    stats = apply(_norm.NormStats, input, axes=axes)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps)
+        return apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps)
+    mean, var = apply(_norm.NormStats, input, axes=axes)
+    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -231,8 +230,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         # PyTorch computes half precision in float32 and takes that type's eps.
         eps = float(np.finfo(np.float64 if input.dtype.np == np.float64 else np.float32).eps)
-    stats = apply(_norm.NormStats, input, axes=axes, centered=False)
-    return apply(_norm.Normalize, input, stats, weight, None, axes=axes, eps=eps, centered=False)
+    mean, var = apply(_norm.NormStats, input, axes=axes, centered=False)
+    return apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

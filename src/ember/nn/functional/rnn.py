@@ -1,11 +1,9 @@
 """The computation behind ``nn.RNN``, ``nn.LSTM``, ``nn.GRU`` and their cells: stacked layers
 of the fused :class:`~ember._ops.rnn.RNNLayer` op over a packed sequence. PyTorch has no
 public functional form of these layers, so nothing here is exported."""
-import math
-
 from ..._ops.join import cat, stack
 from ..._ops.core import apply
-from ..._ops.rnn import GATES, RNNLayer, forward_layout
+from ..._ops.rnn import RNNLayer
 from .dropout import dropout as _dropout
 
 __all__ = []
@@ -25,16 +23,9 @@ def rnn_layer(mode, data, batch_sizes, hx, cx, weights, reverse=False):
 
     Returns ``(output (T, H_out), h_n (N, H_out), c_n (N, H) or None)``.
     """
-    flat = apply(RNNLayer, data, hx, cx, *weights, mode=mode, batch_sizes=batch_sizes,
-                 reverse=reverse)
-    hidden = weights[1].shape[0] // GATES[mode]
-    layout = forward_layout(mode, data.shape[0], hx.shape[0], hidden, hx.shape[1])
-    parts, offset = [], 0
-    for _, shape in layout[:3 if mode == "LSTM" else 2]:
-        size = math.prod(shape)
-        parts.append(flat[offset:offset + size].view(shape))
-        offset += size
-    return parts[0], parts[1], (parts[2] if mode == "LSTM" else None)
+    output, h_n, c_n = apply(RNNLayer, data, hx, cx, *weights, mode=mode, batch_sizes=batch_sizes,
+                             reverse=reverse)[:3]
+    return output, h_n, c_n
 
 
 def rnn_layers(mode, data, batch_sizes, hx, cx, weights, num_layers, dropout, training,
