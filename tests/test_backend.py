@@ -23,3 +23,23 @@ def test_freed_arrays_are_reused_without_page_faults():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     churn()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 100
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int16, np.int32, np.int64, np.float16,
+                                   np.float32, np.float64])
+def test_where_with_bit_masks_matches_numpy_bit_for_bit(dtype):
+    from ember import _backend
+    rng = np.random.default_rng(0)
+    shape = (3, 64, 80)  # above the size where the bit masks take over
+    values = rng.standard_normal((2,) + shape) * 100
+    if np.dtype(dtype).kind == "f":  # NaN, infinities and -0.0 keep their bits
+        values.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    a, b = values.astype(dtype)
+    condition = rng.random(shape) < 0.5
+    cases = [(condition, a, b), (condition, np.concatenate([b, a], 1)[:, 1::2], b),  # a strided view
+             (condition, np.zeros((), dtype), b),  # a broadcast scalar, as in relu's derivative
+             (condition[:, :, :1].repeat(80, 2), a, b[0])]  # broadcasting both ways
+    for cond, x, y in cases:
+        got, expected = _backend.where(cond, x, y), np.where(cond, x, y)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes()

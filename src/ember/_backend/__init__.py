@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["ndarray", "as_array", "copy_into", "broadcast_shapes", "index_add_at",
            "sliding_windows", "matmul", "row_dot", "may_share_memory",
-           "wrapped_integer"]
+           "wrapped_integer", "where"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -122,6 +122,32 @@ def matmul(a, b):
             _current[0] = want
     out = np.matmul(a, b)
     return out if shape is None else out.reshape(shape)
+
+
+# Below this many elements np.where's own loop is faster than the five passes of the bit masks.
+_BRANCHLESS_WHERE_SIZE = 1 << 13
+
+
+def where(condition, input, other):
+    """``np.where(condition, input, other)``, made with bit masks where that is faster.
+
+    NumPy's loop branches on each element, which costs several nanoseconds an element when the
+    condition is unpredictable (a ReLU's mask is about half true, at random): 630 us for 150k
+    float32 against 95 us for ``other ^ ((input ^ other) & -condition)`` on the integer views of
+    operands of one dtype. The bits are copied, so NaN payloads and signed zeros survive.
+    """
+    a, b = input, other
+    if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or condition.dtype != np.bool_
+            or a.dtype != b.dtype or a.dtype.kind not in "biuf" or a.dtype.itemsize > 8
+            or condition.size < _BRANCHLESS_WHERE_SIZE):
+        return np.where(condition, a, b)  # (Python numbers keep NumPy's weak-scalar promotion)
+    dtype, bits = a.dtype, np.dtype(f"i{a.dtype.itemsize}")
+    a, b = a.view(bits), b.view(bits)
+    mask = condition.astype(bits)
+    np.negative(mask, out=mask)
+    out = np.bitwise_and(np.bitwise_xor(a, b), mask)
+    np.bitwise_xor(out, b, out=out)
+    return out.view(dtype)
 
 
 def index_add_at(out, index, values):

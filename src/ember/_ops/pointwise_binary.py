@@ -531,7 +531,7 @@ class Where(Op):
 
     @staticmethod
     def forward(cond, a, b):
-        return np.where(cond, a, b)
+        return _backend.where(cond, a, b)
 
     @staticmethod
     def backward(ctx, g):

@@ -35,12 +35,9 @@ _DTYPE_CODE = {d: i for i, d in enumerate(_dtype._ALL)}
 # ---- the agreement check ---------------------------------------------------------------------
 
 def _describe(name, dtype=None, shape=None, root=-1, error=None):
-    desc = np.full(5 + _MAX_DIMS, _UNCHECKED, dtype=np.int64)
-    desc[:4] = (error is not None, _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root)
-    if shape is not None and len(shape) <= _MAX_DIMS:
-        desc[4] = len(shape)
-        desc[5:5 + len(shape)] = shape
-    return desc
+    known = [] if shape is None or len(shape) > _MAX_DIMS else [len(shape), *shape]
+    return np.array([error is not None, _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root,
+                     *known] + [_UNCHECKED] * (1 + _MAX_DIMS - len(known)), dtype=np.int64)
 
 
 def _show(row):
@@ -61,14 +58,13 @@ def _agree(pg, entry, name, dtype=None, shape=None, root=-1, error=None):
     with mpi_errors(pg, entry):
         request = pg.comm.Iallgather(desc, table)
     run(pg, [request], entry=entry)
-    invalid = [r for r in range(pg.size()) if table[r, 0]]
     if error is not None:
         raise error
-    if invalid:
-        raise RuntimeError(f"{name} failed: rank(s) {invalid} of the group called it with invalid "
-                           f"arguments (their error says which)")
-    differing = [r for r in range(pg.size()) if not np.array_equal(table[r, 1:], table[0, 1:])]
-    if differing:
+    if table[:, 0].any():
+        raise RuntimeError(f"{name} failed: rank(s) {np.flatnonzero(table[:, 0]).tolist()} of the group "
+                           f"called it with invalid arguments (their error says which)")
+    if (table[1:, 1:] != table[0, 1:]).any():
+        differing = np.flatnonzero((table[:, 1:] != table[0, 1:]).any(1)).tolist()
         raise RuntimeError(
             "Detected mismatch between collectives on ranks. "
             + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))

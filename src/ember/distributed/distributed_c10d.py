@@ -263,6 +263,7 @@ class _World:
     groups = {}
     control = None
     peers = []
+    oversubscribed = False  # more ranks on this node than cores for them (see _work's polling)
 
 
 def _check_initialized():
@@ -340,11 +341,24 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     pg = _register(comm, range(comm.Get_size()), group_name, "default_pg",
                    _timedelta(timeout, default_pg_timeout))
     _World.default_pg = GroupMember.WORLD = pg
+    _World.oversubscribed = _node_ranks(MPI) > _usable_cores()
     if supports_ulfm():
         _World.control, _World.peers = _control_channel(MPI)
     elif enable_reconfigure:
         raise RuntimeError("enable_reconfigure=True needs an MPI with ULFM (Open MPI 5, launched "
                            "with `ember run --fault-tolerant` or `mpiexec --with-ft ulfm`)")
+
+
+def _node_ranks(MPI):
+    """How many ranks of the job share this node (collective over the world)."""
+    node = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    size = node.Get_size()
+    node.Free()
+    return size
+
+
+def _usable_cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _control_channel(MPI):
