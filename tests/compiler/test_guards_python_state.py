@@ -112,3 +112,35 @@ def test_hooks_registered_after_compiling_run():
     handle.remove()
     m.register_forward_pre_hook(lambda mod, inp: (inp[0] * 2,))
     _check(cf, m, x)
+
+
+@pytest.mark.parametrize("backward_inside", [False, True])
+def test_gradient_hooks_run_once_per_compiled_call(backward_inside):
+    """A parameter's register_hook (how DistributedDataParallel averages gradients) runs on every
+    call, once, and its returned gradient is used once (it was baked into the recorded backward
+    and then applied again: gradients 10x too large, or its Python side effects skipped)."""
+    ember.manual_seed(0)
+    lin, calls = nn.Linear(3, 2), []
+    lin.weight.register_hook(lambda g: (calls.append(1), g * 10)[1])
+
+    def forward(x):
+        return lin(x).sum()
+
+    def step(x):
+        loss = forward(x)
+        loss.backward()
+        return loss
+    compiled = ember.compile(step if backward_inside else forward, dynamic=False)
+    for i in range(4):
+        x = ember.ones(4, 3) * (i + 1)
+        lin.zero_grad()
+        forward(x).backward()
+        want = lin.weight.grad.clone()
+        lin.zero_grad()
+        calls.clear()
+        if backward_inside:
+            compiled(x)
+        else:
+            compiled(x).backward()
+        assert len(calls) == 1
+        np.testing.assert_allclose(lin.weight.grad.numpy(), want.numpy(), rtol=1e-6)

@@ -32,8 +32,18 @@ def record_backward(tracer, outputs, placeholder_tensors):
         tracer.known[id(g._data)] = (("grad_output", i), f"grad_output_{i}")
         tracer.keep.append(g._data)
         grad_outputs.append(g)
-    grads = _grad(outputs, [t for _, t in diff], grad_outputs=grad_outputs, retain_graph=True,
-                  allow_unused=True)
+    # A leaf's gradient hooks (DDP's averaging) stay out of the graph: the replayed backward
+    # flows into the leaves' AccumulateGrad nodes, where the engine runs them on every call.
+    hooked = [t._node for _, t in diff if t.grad_fn is None and t._node is not None and t._node._pre_hooks]
+    suspended = [(node, node._pre_hooks) for node in hooked]
+    for node in hooked:
+        node._pre_hooks = type(node._pre_hooks)()
+    try:
+        grads = _grad(outputs, [t for _, t in diff], grad_outputs=grad_outputs, retain_graph=True,
+                      allow_unused=True)
+    finally:
+        for node, hooks in suspended:
+            node._pre_hooks = hooks
     tracer.ran_backward = False
     return forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None]
 

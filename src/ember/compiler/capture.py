@@ -153,6 +153,8 @@ class Tracer:
         self.keep.append(array)
 
     def node_enter(self, node):
+        if node._pre_hooks or node._hooks:
+            self.hooked_backward()
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
             self.graph_break("backward through a control-flow operator (ember.cond, switch, scan, "
                              "map) inside the compiled function")
@@ -160,6 +162,11 @@ class Tracer:
 
     def node_exit(self, node):
         pass
+
+    def hooked_backward(self):
+        # a hook is Python the graph cannot replay (DDP's gradient averaging calls MPI)
+        self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
+                         "gradients with them) runs in the backward")
 
     def made_by(self, array, code):
         """Notes an array wrapped into a tensor during the call: by a factory (a constant of the

@@ -17,13 +17,14 @@ def mlp():
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
 
 
-def check(make, shape, steps=20, batch=4, wrap=lambda module: module, **ddp_args):
+def check(make, shape, steps=20, batch=4, wrap=lambda module: module, outer=lambda ddp: ddp, **ddp_args):
     torch.manual_seed(0)
     reference = make()
     torch.manual_seed(rank + 1)  # replicas start different: DDP must broadcast rank 0's weights
     model = DDP(wrap(make()), **ddp_args) if rank else None
     if rank == 0:
         model = DDP(wrap(copy.deepcopy(reference)), **ddp_args)
+    model = outer(model)
     single = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     g = np.random.default_rng(42)
@@ -55,6 +56,7 @@ many(torch.ones(2, 8)).sum().backward()
 assert len(many._buckets) >= 3 and started_with[0] > 0 and started_with[-1] == 0, started_with
 check(lambda: nn.Sequential(lenet5(), nn.Linear(10, 3)), (1, 32, 32), steps=20, batch=2)
 check(mlp, (8,), steps=5, wrap=torch.compile)  # DDP around a compiled module averages too
+check(mlp, (8,), steps=5, outer=torch.compile)  # and a compiled DDP module (its hooks run every step)
 
 # no_sync: two local micro-batches, then one synchronised backward = the whole batch once
 torch.manual_seed(0)
