@@ -128,3 +128,22 @@ HALF = [Case(f"half-{name}", fn, *args, dtypes=("float16",)) for name, fn, args 
 def test_half_precision(case, dtype):
     """float16 keeps its dtype through arithmetic, reductions and products, as in torch."""
     check(case, dtype)
+
+
+NUMPY_SCALARS = {"np.float64": "float64", "np.float32": "float32", "np.int64": "int64", "np.int32": "int32"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8"])
+@pytest.mark.parametrize("scalar", list(NUMPY_SCALARS))
+@pytest.mark.parametrize("op", ["mul", "add", "sub", "truediv", "rmul"])
+def test_numpy_scalars_promote_as_python_numbers(op, scalar, dtype):
+    """``t * np.float64(0.5)`` keeps a float32 tensor float32 in torch: a NumPy scalar counts
+    as the Python number it holds (ember gave float64, so ``q @ k.T / np.sqrt(d) @ v`` failed)."""
+    import numpy as np
+    value = getattr(np, NUMPY_SCALARS[scalar])(3)
+    fn = {"mul": lambda t: t * value, "add": lambda t: t + value, "sub": lambda t: t - value,
+          "truediv": lambda t: t / value, "rmul": lambda t: value * t}[op]
+    got = fn(ember.ones(2, dtype=getattr(ember, dtype)))
+    want = fn(torch.ones(2, dtype=getattr(torch, dtype)))
+    assert _name(got.dtype) == _name(want.dtype)
+    assert got.tolist() == pytest.approx(want.tolist())

@@ -138,10 +138,10 @@ def _cast_inputs(op, inputs):
         if isinstance(x, _Tensor):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
-        elif type(x) is int and dt.np.kind in "iu":
-            arrays.append(_backend.wrapped_integer(x, dt.np))
         else:
-            arrays.append(x)
+            if getattr(x, "ndim", None) == 0:  # a NumPy scalar: the Python number it holds, as torch
+                x = x.item()
+            arrays.append(_backend.wrapped_integer(x, dt.np) if type(x) is int and dt.np.kind in "iu" else x)
     return arrays
 
 
