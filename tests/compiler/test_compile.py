@@ -237,3 +237,20 @@ def test_writes_into_views_and_indexed_assignment():
     graph = update._entries[0].cap.graph
     assert [(p.name, v.target.name) for p, v in graph.mutations] == [("buf", "CopySlices")]
     assert "slice_1 = Slice(buf, index=(slice(1, 3, None),))" in graph.code  # never shadows slice
+
+
+def test_deepcopy_of_a_compiled_module_is_an_independent_compiled_copy():
+    """``copy.deepcopy(torch.compile(model))`` works in torch (EMA/teacher models do it); it
+    raised KeyError in ember."""
+    import copy
+    model = ember.compile(ember.nn.Linear(2, 2))
+    x = ember.ones(1, 2)
+    before = model(x).tolist()
+    twin = copy.deepcopy(model)
+    assert type(twin) is type(model) and twin.weight is twin._orig_mod.weight
+    assert twin.weight is not model.weight
+    with ember.no_grad():
+        twin.weight.fill_(1.0)
+        twin.bias.zero_()
+    assert twin(x).tolist() == [[2.0, 2.0]]
+    assert model(x).tolist() == before

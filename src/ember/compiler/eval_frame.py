@@ -7,6 +7,7 @@ one warning naming the failed guard. A recording that met a graph break makes an
 runs the function eagerly (the program stays correct); ``fullgraph=True`` raises instead.
 """
 import collections
+import copy
 import functools
 import os
 import sys
@@ -452,4 +453,14 @@ class OptimizedModule(Module):
         try:
             return Module.__getattr__(self, name)
         except AttributeError:
-            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+            modules = self.__dict__.get("_modules")
+            if modules is None or "_orig_mod" not in modules:  # being built (copy, unpickling)
+                raise
+            return getattr(modules["_orig_mod"], name)
+
+    def __deepcopy__(self, memo):
+        """A compiled copy of a deep copy of the module: its own graphs, captured on first call."""
+        c = self._compiled_call
+        mod = copy.deepcopy(self._orig_mod, memo)
+        return OptimizedModule(mod, _CompiledFunction(mod.__call__, c._fullgraph, c._backend, c._options,
+                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward))
