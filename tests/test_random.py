@@ -44,6 +44,17 @@ EXACT = {
                                                        replacement=True),
     "mixed-sequence": lambda L: L.cat([L.rand(3), L.randint(0, 5, (2,)).float(), L.randn(20, dtype=L.float64).float(),
                                        L.randperm(4).float(), L.randn(2)]),
+    # In-place fills, hence nn.init and every module's default initialisation.
+    "uniform_": lambda L: L.empty(3, 5).uniform_(-2, 3),
+    "normal_-float64": lambda L: L.empty(20, dtype=L.float64).normal_(1.0, 2.0),
+    "bernoulli_": lambda L: L.empty(30).bernoulli_(0.3),
+    "bernoulli_-tensor": lambda L: L.empty(2, 3).bernoulli_(L.tensor([0.2, 0.5, 0.9])),
+    "exponential_": lambda L: L.empty(7).exponential_(3.0),
+    "random_": lambda L: L.empty(8).random_(-3, 10),
+    "init-linear-conv": lambda L: L.cat([L.nn.Linear(5, 3).weight.detach().reshape(-1),
+                                         L.nn.Conv2d(2, 3, 3).bias.detach()]),
+    "init-lstm-embedding": lambda L: L.cat([L.nn.LSTM(4, 3).weight_hh_l0.detach().reshape(-1),
+                                            L.nn.Embedding(5, 3).weight.detach().reshape(-1)]),
 }
 
 
