@@ -5,7 +5,7 @@
 (and in the modules beside it) gives the matching ``ember...`` module, as if its first line
 were ``import ember as torch``. ``torchvision`` (not installed here, and its datasets need a
 download) is a stand-in written on the running library: MNIST and FakeData of the real
-shapes built from the bundled 8x8 digits, ToTensor/Normalize/Resize/CenterCrop/Compose,
+shapes built from the bundled 8x8 digits, ToTensor/Normalize/Resize/CenterCrop/Lambda/Compose,
 ``utils.save_image`` and ``models.resnet18``.
 
 Not collected by pytest; ``test_pytorch_examples.py`` uses it.
@@ -187,6 +187,13 @@ def _stand_in_torchvision(lib):
             left, top = (w - self.size) // 2, (h - self.size) // 2
             return img.crop((left, top, left + self.size, top + self.size))
 
+    class Lambda:
+        def __init__(self, function):
+            self.function = function
+
+        def __call__(self, x):
+            return self.function(x)
+
     class Compose:
         def __init__(self, steps):
             self.steps = steps
@@ -200,6 +207,7 @@ def _stand_in_torchvision(lib):
     datasets.ImageFolder = datasets.LSUN = datasets.CIFAR10 = None  # need files: not used here
     transforms.ToTensor, transforms.Normalize, transforms.Compose = ToTensor, Normalize, Compose
     transforms.Resize, transforms.Scale, transforms.CenterCrop = Resize, Resize, CenterCrop
+    transforms.Lambda = Lambda
     utils.save_image = lambda tensor, fp, **kwargs: None  # images are side output
     models.resnet18 = lambda weights=None: _resnet18(lib)
     tv.datasets, tv.transforms, tv.utils, tv.models = datasets, transforms, utils, models

@@ -4,8 +4,7 @@ Each program (``pytorch_examples/``, copied from github.com/pytorch/examples at 
 runs once with real torch 2.13 and once with ember, at a tiny size set by its own command-line
 flags, on stand-in data of the real shapes (``examples_harness``). After the same
 ``manual_seed`` both draw the same initial weights, dropout masks and shuffles, so both
-print the same losses; the tests compare what the programs print. The sweep's table is in
-docs/pytorch_examples.md.
+print the same losses; the tests compare what the programs print.
 """
 import re
 
@@ -33,6 +32,7 @@ def both(program, argv, tmp_path, monkeypatch):
     ("mnist_rnn.py", MNIST_FLAGS),         # LSTM over image rows, Dropout2d on 2-D input
     ("vae.py", ["--batch-size", "16", "--epochs", "1", "--log-interval", "1"]),  # reparameterisation
     ("siamese_network.py", MNIST_FLAGS + ["--dry-run"]),  # ResNet-18 trunk, BCELoss
+    ("mnist_forward_forward.py", ["--epochs", "5", "--train_size", "64", "--test_size", "64"]),
 ])
 def test_mnist_family_prints_torchs_losses(program, argv, tmp_path, monkeypatch):
     torch_out, ember_out = both(program, argv, tmp_path, monkeypatch)
