@@ -44,12 +44,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
+_REPLACED = ("torch", "torchvision", "matplotlib", "six")  # bound to a library or a stand-in
+
+
 @contextlib.contextmanager
 def _torch_is(lib, program_dir):
-    """Within: ``torch`` (and ``torchvision``) resolve to ``lib``'s modules; the program's
+    """Within: ``torch`` resolves to ``lib``'s modules and the other _REPLACED names to stand-ins; the program's
     folder is importable; afterwards sys.modules and sys.path are as they were."""
     saved = {k: v for k, v in sys.modules.items()
-             if k.split(".")[0] in ("torch", "torchvision", "matplotlib")}
+             if k.split(".")[0] in _REPLACED}
     finder = None
     if lib.__name__ == "ember":
         for name in saved:
@@ -61,6 +64,7 @@ def _torch_is(lib, program_dir):
         sys.meta_path.insert(0, finder)
     sys.modules.update(_stand_in_torchvision(lib))
     sys.modules.update(_stand_in_matplotlib())
+    sys.modules.update(_stand_in_six())
     sys.path.insert(0, str(program_dir))
     try:
         yield
@@ -71,7 +75,7 @@ def _torch_is(lib, program_dir):
         for name, module in list(sys.modules.items()):
             top = name.split(".")[0]
             beside = str(getattr(module, "__file__", None) or "").startswith(str(program_dir))
-            if top in ("torchvision", "matplotlib") or (finder and top == "torch") or beside:
+            if top in _REPLACED[1:] or (finder and top == "torch") or beside:
                 del sys.modules[name]
         sys.modules.update(saved)
 
@@ -270,3 +274,27 @@ def _stand_in_matplotlib():
     pyplot.__getattr__ = draw_nothing
     mpl.pyplot = pyplot
     return {"matplotlib": mpl, "matplotlib.pyplot": pyplot}
+
+
+def _stand_in_six():
+    """six (Python 2 compatibility, not installed): ``six.moves.urllib`` is Python 3's."""
+    import urllib.request
+    six, moves = types.ModuleType("six"), types.ModuleType("six.moves")
+    moves.urllib = urllib
+    six.moves = moves
+    return {"six": six, "six.moves": moves}
+
+
+def write_bsds_like(root, count=2, size=256):
+    """``dataset/BSDS300/images/{train,test}`` under ``root``: ``count`` smooth RGB PNGs of
+    ``size`` x ``size`` per split, where super_resolution's data.py expects BSDS300."""
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[0:size, 0:size] / size
+    for split in ("train", "test"):
+        folder = root / "dataset" / "BSDS300" / "images" / split
+        folder.mkdir(parents=True)
+        for k in range(count):
+            f = rng.uniform(1, 6, (3, 2))
+            rgb = np.stack([np.sin(f[c, 0] * 6 * xx + f[c, 1] * 4 * yy) for c in range(3)], -1)
+            Image.fromarray(((rgb + 1) * 127.5).astype(np.uint8)).save(folder / f"{k}.png")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ember
-from examples_harness import assert_same_output, numbers_after, run_example
+from examples_harness import assert_same_output, numbers_after, run_example, write_bsds_like
 
 torch = pytest.importorskip("torch")
 
@@ -48,6 +48,17 @@ def test_dcgan_prints_torchs_options_modules_and_losses(tmp_path, monkeypatch):
     assert_same_output(ember_out, torch_out, rtol=1e-3, atol=2e-4)  # printed with 4 decimals
     state = ember.load(tmp_path / "ember" / "out" / "netG_epoch_0.pth")
     assert list(state) == list(torch.load(tmp_path / "torch" / "out" / "netG_epoch_0.pth"))
+
+
+def test_super_resolution_prints_torchs_losses_and_psnr(tmp_path, monkeypatch):
+    # Both runs in one folder, so both list the same image files in the same order.
+    write_bsds_like(tmp_path)
+    argv = ["--upscale_factor", "4", "--batchSize", "1", "--testBatchSize", "2", "--nEpochs", "2", "--threads", "0"]
+    torch_out, ember_out = (run_example(lib, "super_resolution/main.py", argv, tmp_path, monkeypatch)
+                            for lib in (torch, ember))
+    assert "PSNR" in ember_out  # PixelShuffle, orthogonal_ init, Adam, torch.save of a whole model
+    assert_same_output(ember_out, torch_out, rtol=1e-3, atol=2e-4)  # printed with 4 decimals
+    assert (tmp_path / "model_epoch_2.pth").stat().st_size > 0
 
 
 def write_corpus(root):
