@@ -34,8 +34,9 @@ def unary_cases():
                  grad=False),  # torch has no derivative for some in-place forms (asinh_)
             Case(f"{name}-0d", fn, draw()),
             Case(f"{name}-empty", fn, draw(2, 0, 3)),
-            # polygamma(1, x) at the negative integers and -inf (digamma's slope) is inf in
-            # SciPy and a rounding artefact (1e33, nan) in torch: values only there.
+            # digamma's slope at the negative integers is polygamma(1, x) there: the dtype's
+            # rounding of pi x (1e15 in float32, 1e32 in float64), which no float64 oracle shares;
+            # polygamma-poles compares those values with torch's in each dtype.
             Case(f"{name}-edge", fn, V(edge), grad=name != "digamma"),
             Case(f"{name}-int", fn, I(2, 3, low=1), dtypes=(None,)),
             Case(f"{name}-bool", fn, B(4), dtypes=(None,)),
@@ -116,6 +117,8 @@ def other_cases():
              grad2=True, float64_oracle=True),
         Case("polygamma-edge", lambda L, x: [L.polygamma(1, x), L.polygamma(2, x)],
              V([0.0, -0.0, 1.0, -1.5, 3.0, nan]), grad=False, float64_oracle=True),
+        Case("polygamma-poles", lambda L, x: [L.polygamma(n, x) for n in range(1, 5)],
+             V([0.0, -0.0, -1.0, -2.0, -3.0, -10.0, -100.0, -12345.0, -1e7, -inf, inf]), grad=False),
         Case("polygamma-int", lambda L, x: L.polygamma(1, x), I(3, low=1), dtypes=(None,)),
         Case("polygamma-negative-n", lambda L, x: L.polygamma(-1, x), P(3)),
     ]
