@@ -463,6 +463,7 @@ _METHODS = {
     "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
     "subtract": _binary.subtract, "multiply": _binary.multiply, "divide": _binary.divide,
     "rsub": _binary.rsub, "float_power": _binary.float_power,
+    "unfold": _shape.unfold, "positive": _unary.positive, "frexp": _numeric.frexp,
     "neg": _unary.neg, "negative": _unary.negative, "abs": _unary.abs, "absolute": _unary.absolute,
     "sign": _unary.sign, "sgn": _complex.sgn, "angle": _complex.angle, "conj": _complex.conj,
     "conj_physical": _complex.conj_physical, "resolve_conj": _complex.resolve_conj,
