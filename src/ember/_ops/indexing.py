@@ -378,7 +378,7 @@ def masked_select(input, mask):
     """The elements where the (broadcast) bool ``mask`` is True, as a 1-d tensor
     (https://pytorch.org/docs/stable/generated/torch.masked_select.html)."""
     shape = broadcast_shapes(input.shape, mask.shape)
-    return getitem(expand(input, shape), expand(mask, shape))
+    return named(getitem(expand(input, shape), expand(mask, shape)), "MaskedSelectBackward0")
 
 
 def masked_scatter(input, mask, source):

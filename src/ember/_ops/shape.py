@@ -332,11 +332,12 @@ def unfold(input, dimension, size, step):
         raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return apply(Unfold, input, dim=dim, size=size, step=step)
+    return apply(Windows, input, dim=dim, size=size, step=step)
 
 
-class Unfold(Op):
+class Windows(Op):
     """A strided view of overlapping windows; the gradient adds each window back in place."""
+    name = "Unfold"  # torch's grad_fn name; the class name would collide with nn.Unfold
     promote = None
     save_inputs = False
     is_view = True
@@ -352,7 +353,7 @@ class Unfold(Op):
     def forward(x, dim, size, step):
         if x.ndim == 0:
             return x.reshape(1)[:size]
-        shape = Unfold.infer(x, dim, size, step)[0]
+        shape = Windows.infer(x, dim, size, step)[0]
         strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
         return np.lib.stride_tricks.as_strided(x, shape, strides)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
-from ..._ops.core import apply
+from ..._ops.core import apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE, no_grad
 from ._common import float_only
@@ -20,6 +20,9 @@ from .pooling import avg_pool2d
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
            "local_response_norm"]
+
+# The grad_fn names torch shows for its fused norms.
+_BATCH_NORM_NODE, _LAYER_NORM_NODE = "NativeBatchNormBackward0", "NativeLayerNormBackward0"
 
 
 def _records(*tensors):
@@ -90,7 +93,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
-        return _affine(input, running_mean, running_var, weight, bias, eps)
+        return named(_affine(input, running_mean, running_var, weight, bias, eps), _BATCH_NORM_NODE)
     count = input.numel() // channels if channels else 0
     if count == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
@@ -101,8 +104,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _update_running(running_mean, stats[0], momentum)
     if count and running_var is not None:
         _update_running(running_var, stats[1] * (count / (count - 1)), momentum)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
-                 affine_shape=_channel_shape(input.ndim))
+    return named(apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+                       affine_shape=_channel_shape(input.ndim)), _BATCH_NORM_NODE)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -135,7 +138,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
                                "use_input_stats is false")
-        return _affine(input, running_mean, running_var, weight, bias, eps)
+        return named(_affine(input, running_mean, running_var, weight, bias, eps), "ViewBackward0")
     axes = tuple(range(2, input.ndim))
     stats = apply(_norm.NormStats, input, axes=axes)
     count = input.numel() // planes if planes else 0
@@ -145,8 +148,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if count and running_var is not None:
         _update_running(running_var, Tensor._make(stats._data[1].reshape(planes).mean(0)
                                                   * (count / (count - 1))), momentum)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
-                 affine_shape=_channel_shape(input.ndim))
+    return named(apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps,
+                       affine_shape=_channel_shape(input.ndim)), "ViewBackward0")
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
@@ -174,7 +177,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     stats = apply(_norm.NormStats, grouped, axes=(2, 3))
     out = apply(_norm.Normalize, grouped, stats, weight, bias, axes=(2, 3), eps=eps,
                 affine_shape=(num_groups, channels // num_groups, 1))
-    return out.reshape(input.shape)
+    return named(out.reshape(input.shape), "NativeGroupNormBackward0")
 
 
 def _normalized_axes(input, normalized_shape, weight, bias, star):
@@ -215,9 +218,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not _records(input, weight, bias):
-        return apply(_norm.Normalize, input, None, weight, bias, axes=axes, eps=eps)
+        return named(apply(_norm.Normalize, input, None, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
     stats = apply(_norm.NormStats, input, axes=axes)
-    return apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps)
+    return named(apply(_norm.Normalize, input, stats, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -232,7 +235,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         # PyTorch computes half precision in float32 and takes that type's eps.
         eps = float(np.finfo(np.float64 if input.dtype.np == np.float64 else np.float32).eps)
     stats = apply(_norm.NormStats, input, axes=axes, centered=False)
-    return apply(_norm.Normalize, input, stats, weight, None, axes=axes, eps=eps, centered=False)
+    out = apply(_norm.Normalize, input, stats, weight, None, axes=axes, eps=eps, centered=False)
+    return named(out, "MulBackward0")  # torch's rms_norm is composite: its last op multiplies
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
