@@ -26,7 +26,8 @@ LAYERS = [
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
     ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
-     "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx"],  # mixed precision: beside optim
+     "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
+     "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
     ["ember._tensor", "ember._tensor_autograd", "ember._ops", "ember.autograd", "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
      "ember._creation", "ember._random", "ember._distributions",

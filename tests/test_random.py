@@ -44,6 +44,18 @@ EXACT = {
                                                        replacement=True),
     "mixed-sequence": lambda L: L.cat([L.rand(3), L.randint(0, 5, (2,)).float(), L.randn(20, dtype=L.float64).float(),
                                        L.randperm(4).float(), L.randn(2)]),
+    # In-place fills, hence nn.init and every module's default initialisation.
+    "uniform_": lambda L: L.empty(3, 5).uniform_(-2, 3),
+    "normal_-float64": lambda L: L.empty(20, dtype=L.float64).normal_(1.0, 2.0),
+    "bernoulli_": lambda L: L.empty(30).bernoulli_(0.3),
+    "bernoulli_-tensor": lambda L: L.empty(2, 3).bernoulli_(L.tensor([0.2, 0.5, 0.9])),
+    "exponential_": lambda L: L.empty(7).exponential_(3.0),
+    "random_": lambda L: L.empty(8).random_(-3, 10),
+    "init-linear-conv": lambda L: L.cat([L.nn.Linear(5, 3).weight.detach().reshape(-1),
+                                         L.nn.Conv2d(2, 3, 3).bias.detach()]),
+    "init-sparse": lambda L: L.nn.init.sparse_(L.empty(5, 3), 0.4),
+    "init-lstm-embedding": lambda L: L.cat([L.nn.LSTM(4, 3).weight_hh_l0.detach().reshape(-1),
+                                            L.nn.Embedding(5, 3).weight.detach().reshape(-1)]),
 }
 
 
@@ -76,6 +88,13 @@ def box_muller_reference(seed, n):
         radii = np.concatenate([radii, np.zeros(n % 16)])
         values[n - 16:], radii[n - 16:] = tail_values, tail_radii
     return values, radii
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (6, 2, 2)])
+def test_orthogonal_init_draws_torchs_sample(shape):
+    # The same normal sample, then QR: ember's in float64, torch's in float32.
+    e, t = both(2, lambda L: L.nn.init.orthogonal_(L.empty(shape), 2.0))
+    np.testing.assert_allclose(e, t, atol=2e-6)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

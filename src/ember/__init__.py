@@ -12,8 +12,8 @@ from ._ops.pointwise_binary import (add, addcdiv, addcmul, arctan2, atan2, clamp
                                     remainder, rsub, sub, subtract, true_divide, where)
 from ._ops.pointwise_unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil,
                                    cos, cosh, erf, exp, expm1, fix, floor, frac, log, log10, log1p,
-                                   log2, nan_to_num, neg, negative, reciprocal, relu, round, rsqrt,
-                                   sigmoid, sign, sin, sinh, sqrt, square, tan, tanh, trunc)
+                                   log2, nan_to_num, neg, negative, positive, reciprocal, relu, round,
+                                   rsqrt, sigmoid, sign, sin, sinh, sqrt, square, tan, tanh, trunc)
 from ._ops.compare import (allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
                            bitwise_right_shift, bitwise_xor, eq, equal,
                            ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
@@ -43,7 +43,7 @@ from ._ops.inplace import (copy_, fill_, zero_)
 from ._ops.special import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2rad, digamma, erfc,
                            erfinv, exp2, i0, lgamma, logit, polygamma, rad2deg, sinc,
                            xlogy)
-from ._ops.numeric import (copysign, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
+from ._ops.numeric import (copysign, frexp, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
                            signbit)
 from ._ops.scan import (cummax, cummin, cumulative_trapezoid, diff, gradient, logcumsumexp,
                         trapezoid, trapz)
@@ -101,7 +101,7 @@ _OP_FUNCTIONS = {
     "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "lt",
     "masked_fill", "masked_scatter", "masked_select", "matmul", "max", "maximum", "mean", "median",
     "meshgrid", "min", "minimum", "mm", "moveaxis", "movedim", "msort", "mul", "multiply", "mv",
-    "nan_to_num", "nanmean", "nansum", "narrow", "ne", "neg", "negative", "new_empty", "new_full",
+    "nan_to_num", "nanmean", "nansum", "narrow", "ne", "neg", "negative", "positive", "new_empty", "new_full",
     "new_ones", "new_tensor", "new_zeros", "nonzero", "norm", "normal_", "not_equal", "one_hot",
     "outer", "permute", "pow", "prod", "random_", "ravel", "reciprocal", "relu", "remainder",
     "repeat", "repeat_interleave", "reshape", "reshape_as", "roll", "round", "rsqrt", "rsub",
@@ -114,7 +114,7 @@ _OP_FUNCTIONS = {
     "vstack", "where", "zero_"} | {
     "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh", "deg2rad", "digamma", "erfc",
     "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
-    "copysign", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
+    "copysign", "frexp", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
     "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
     "aminmax", "mode", "nanmedian", "nanquantile", "quantile",
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "column_stack", "combinations", "dstack",
@@ -165,7 +165,7 @@ def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
-                "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export"):
+                "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("cond", "switch", "while_loop"):
         return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)

@@ -183,41 +183,51 @@ def _fill_random(self, array):
 
 
 def _complex_parts(self, draw):
-    """``draw(shape)`` for a real ``self``; for a complex one, its real and imaginary parts
+    """For a complex ``self``, its real and imaginary parts
     drawn as (real, imag) pairs, as torch fills ``view_as_real(self)``."""
-    if not self.dtype.is_complex:
-        return draw(self.shape)
     parts = draw(tuple(self.shape) + (2,))
     return parts[..., 0] + 1j * parts[..., 1]
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fills ``self`` with draws from the uniform distribution on [a, b) (each part of a
-    complex tensor)."""
+    complex tensor); a real tensor gets PyTorch's numbers for the same seed."""
+    if not self.dtype.is_complex:
+        return _fill_random(self, _distributions.uniform(tuple(self.shape), a, b, self.dtype, generator))
     return _fill_random(self, _complex_parts(self, lambda shape: rng(generator).uniform(a, b, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fills ``self`` with draws from N(mean, std**2); a complex tensor's parts each get
-    variance std**2 / 2, so that E|z - mean|^2 = std**2."""
-    if self.dtype.is_complex:
-        std = std * 0.5 ** 0.5
+    variance std**2 / 2, so that E|z - mean|^2 = std**2. A real tensor gets PyTorch's numbers
+    for the same seed."""
+    if not self.dtype.is_complex:
+        return _fill_random(self, _distributions.normal(tuple(self.shape), mean, std, self.dtype, generator))
+    std = std * 0.5 ** 0.5
     return _fill_random(self, mean + std * _complex_parts(self, rng(generator).standard_normal))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    """Fills ``self`` with 1 with probability ``p`` (a number or broadcasting tensor), else 0."""
-    probs = p._data if isinstance(p, Tensor) else p
-    return _fill_random(self, rng(generator).random(self.shape) < probs)
+    """Fills ``self`` with 1 with probability ``p`` (a number or broadcasting tensor), else 0
+    (PyTorch's numbers for the same seed)."""
+    if isinstance(p, Tensor):
+        probs = np.broadcast_to(p._data, tuple(self.shape))
+        return _fill_random(self, _distributions.bernoulli(probs, self.dtype, generator))
+    return _fill_random(self, _distributions.bernoulli_scalar(tuple(self.shape), p, self.dtype, generator))
 
 
 def random_(self, from_=0, to=None, *, generator=None):
-    """Fills ``self`` with integers drawn uniformly from [from_, to) ([0, from_) with one bound)."""
+    """Fills ``self`` with integers drawn uniformly from [from_, to) ([0, from_) with one bound;
+    [0, 2**24] for float32 with none), PyTorch's numbers for the same seed."""
     if to is None:
-        from_, to = 0, from_ if from_ else 2 ** 24
-    return _fill_random(self, rng(generator).integers(from_, to, self.shape))
+        from_, to = 0, from_ if from_ else 2 ** 24 + 1
+    return _fill_random(self, _distributions.randint(from_, to, tuple(self.shape), generator))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fills ``self`` with draws from the exponential distribution of rate ``lambd``."""
-    return _fill_random(self, rng(generator).exponential(1.0 / lambd, self.shape))
+    return _fill_random(self, _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
+
+
+# Imported last: _distributions takes generator_or_default from this module.
+from . import _distributions  # noqa: E402

@@ -6,6 +6,10 @@ import torch
 
 import ember
 
+
+def F(L):
+    return L.nn.functional
+
 CALLS = {
     "add": lambda L, x, w, i: x + x, "sub": lambda L, x, w, i: x - x, "rsub": lambda L, x, w, i: 1 - x,
     "mul": lambda L, x, w, i: x * 2, "div": lambda L, x, w, i: x / x, "neg": lambda L, x, w, i: -x,
@@ -40,6 +44,44 @@ CALLS = {
     "embedding": lambda L, x, w, i: L.nn.functional.embedding(i, w),
     "logcumsumexp": lambda L, x, w, i: L.logcumsumexp(x, 0), "cummax": lambda L, x, w, i: L.cummax(x, 0).values,
     "xlogy": lambda L, x, w, i: L.xlogy(x, x), "erfinv": lambda L, x, w, i: x.erfinv(),
+    # nn functions torch runs as one fused kernel, or whose last op ember's composite differs from
+    "linear": lambda L, x, w, i: F(L).linear(x, w.t()), "linear-bias": lambda L, x, w, i: F(L).linear(x, x[:2], x[0, :2]),
+    "linear-3d": lambda L, x, w, i: F(L).linear(x[None], x[:2], x[0, :2]),
+    "linear-3d-no-bias": lambda L, x, w, i: F(L).linear(x[None], x[:2]), "linear-1d": lambda L, x, w, i: F(L).linear(x[0], x[:2]),
+    "max_pool2d": lambda L, x, w, i: F(L).max_pool2d(x[None, None], 2), "max_pool1d": lambda L, x, w, i: F(L).max_pool1d(x[None], 2),
+    "avg_pool2d": lambda L, x, w, i: F(L).avg_pool2d(x[None, None], 2), "avg_pool1d": lambda L, x, w, i: F(L).avg_pool1d(x[None], 2),
+    "adaptive_avg_pool2d": lambda L, x, w, i: F(L).adaptive_avg_pool2d(x[None, None], (2, 3)),
+    "adaptive_avg_pool1d": lambda L, x, w, i: F(L).adaptive_avg_pool1d(x[None], 3),
+    "adaptive_max_pool2d": lambda L, x, w, i: F(L).adaptive_max_pool2d(x[None, None], 2),
+    "layer_norm": lambda L, x, w, i: F(L).layer_norm(x, (4,), x[0], x[1]),
+    "batch_norm": lambda L, x, w, i: F(L).batch_norm(x, None, None, training=True),
+    "batch_norm-eval": lambda L, x, w, i: F(L).batch_norm(x, L.zeros(4), L.ones(4), x[0], x[1]),
+    "group_norm": lambda L, x, w, i: F(L).group_norm(x[None], 3), "instance_norm": lambda L, x, w, i: F(L).instance_norm(x[None]),
+    "rms_norm": lambda L, x, w, i: F(L).rms_norm(x, (4,)),
+    "mse_loss": lambda L, x, w, i: F(L).mse_loss(x, x.detach() * 2),
+    "mse_loss-none": lambda L, x, w, i: F(L).mse_loss(x, x.detach() * 2, reduction="none"),
+    "smooth_l1_loss": lambda L, x, w, i: F(L).smooth_l1_loss(x, x.detach() * 2),
+    "huber_loss": lambda L, x, w, i: F(L).huber_loss(x, x.detach() * 2, reduction="sum"),
+    "bce": lambda L, x, w, i: F(L).binary_cross_entropy(x.sigmoid(), x.detach().sigmoid()),
+    "bce_with_logits": lambda L, x, w, i: F(L).binary_cross_entropy_with_logits(x, x.detach().sigmoid()),
+    "silu": lambda L, x, w, i: F(L).silu(x), "mish": lambda L, x, w, i: F(L).mish(x), "celu": lambda L, x, w, i: F(L).celu(x),
+    "glu": lambda L, x, w, i: F(L).glu(x), "softshrink": lambda L, x, w, i: F(L).softshrink(x),
+    "conv_transpose2d": lambda L, x, w, i: F(L).conv_transpose2d(x[None, None], x[None, None, :2, :2]),
+    "interpolate": lambda L, x, w, i: F(L).interpolate(x[None, None], scale_factor=2),
+    "interpolate-bilinear": lambda L, x, w, i: F(L).interpolate(x[None, None], scale_factor=2, mode="bilinear"),
+    "interpolate-linear": lambda L, x, w, i: F(L).interpolate(x[None], scale_factor=2, mode="linear"),
+    "interpolate-nearest-exact": lambda L, x, w, i: F(L).interpolate(x[None], size=5, mode="nearest-exact"),
+    "topk": lambda L, x, w, i: x.topk(2).values, "kthvalue": lambda L, x, w, i: x.kthvalue(2).values,
+    "median": lambda L, x, w, i: x.median(), "median-dim": lambda L, x, w, i: x.median(0).values,
+    "addcmul": lambda L, x, w, i: L.addcmul(x, x, x), "addcdiv": lambda L, x, w, i: L.addcdiv(x, x, x + 5),
+    "baddbmm": lambda L, x, w, i: L.baddbmm(x[None, :, :1], x[None], w[None]), "trace": lambda L, x, w, i: x[:, :3].trace(),
+    "var_mean": lambda L, x, w, i: L.var_mean(x)[0], "std_mean-mean": lambda L, x, w, i: L.std_mean(x, 0)[1],
+    "scatter-value": lambda L, x, w, i: x.scatter(1, i[:, None], 0.0), "scatter-src": lambda L, x, w, i: x.scatter(1, i[:, None], x),
+    "masked_select": lambda L, x, w, i: x.masked_select(x > 0), "rdiv": lambda L, x, w, i: 2 / x,
+    "matmul-1d-2d": lambda L, x, w, i: x[0] @ w, "matmul-3d-2d": lambda L, x, w, i: x[None] @ w,
+    "matmul-3d-3d": lambda L, x, w, i: x[None] @ w[None], "matmul-2d-3d": lambda L, x, w, i: x @ w[None],
+    "unfold": lambda L, x, w, i: x.unfold(1, 2, 1), "frexp": lambda L, x, w, i: L.frexp(x).mantissa,
+    "tile": lambda L, x, w, i: x.tile(2),
 }
 
 

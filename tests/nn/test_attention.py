@@ -66,6 +66,11 @@ SDPA_CASES = [
     for shape in ((4, 5), (1, 5), (4, 1), (3, 4, 5), (2, 1, 4, 5), (2, 3, 4, 5), (1, 1, 1, 1))
 ] + [
     Case("mask-rank3-query", sdpa(), R(3, 4, 8), R(3, 5, 8), R(3, 5, 8), R(3, 1, 5)),
+    # A mask of rank 0 or 1: broadcast on rank-3 inputs, IndexError from torch's 4-D CPU kernel.
+    Case("mask-1d-rank3-query", sdpa(), R(3, 4, 8), R(3, 5, 8), R(3, 5, 8), B(5)),
+    Case("mask-1d-rank4-query", sdpa(), R(2, 3, 4, 8), R(2, 3, 5, 8), R(2, 3, 5, 8), B(5)),
+    Case("mask-0d-rank4-query", sdpa(), R(2, 3, 4, 8), R(2, 3, 5, 8), R(2, 3, 5, 8), V(0.5, grad=False)),
+    Case("mask-1d-needing-grad", sdpa(), R(2, 3, 4, 8), R(2, 3, 5, 8), R(2, 3, 5, 8), R(5)),
     # torch raises; ember must raise the same class.
     Case("error-embedding-size", sdpa(), R(2, 4, 8), R(2, 5, 7), R(2, 5, 8)),
     Case("error-heads", sdpa(), R(2, 3, 4, 8), R(2, 2, 5, 8), R(2, 2, 5, 8)),
@@ -288,6 +293,28 @@ def test_multihead_attention_inference_fast_path():
         e_out, e_w = e(xe, xe, xe, key_padding_mask=ember.tensor(kpm))
     assert_close(e_out, t_out, rtol=1e-4, atol=1e-5)
     assert_close(e_w, t_w, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_output_strides_are_torchs(batch_first):
+    """batch_first output is a transposed view (``view`` refuses it), except on torch's fused
+    inference path, whose output is contiguous; so ``.view`` works or fails as in torch."""
+    outputs = {}
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        m, x = lib.nn.MultiheadAttention(4, 2, batch_first=batch_first), lib.randn(2, 3, 4)
+        strides = [m(x, x, x)[0].stride(), m(x, x, x, need_weights=False)[0].stride()]
+        m.eval()
+        with lib.no_grad():
+            strides += [m(x, x, x)[0].stride(), m(x, x * 1, x)[0].stride()]
+        strides.append(m(x, x, x)[0].stride())
+        try:
+            m.train()(x, x, x)[0].view(-1)
+            strides.append("view ok")
+        except RuntimeError as error:
+            strides.append(type(error))
+        outputs[lib.__name__] = strides
+    assert outputs["ember"] == outputs["torch"]
 
 
 @pytest.mark.parametrize("need_weights", [True, False])

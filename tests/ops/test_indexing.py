@@ -48,6 +48,7 @@ GETITEM = [
     Case("getitem-row-mask", lambda L, x, m: [x[m], x[m, 1:]], R(3, 4), V([True, False, True])),
     Case("getitem-col-mask", lambda L, x, m: x[:, m], R(3, 4), V([True, False, True, True])),
     Case("getitem-mask-list", lambda L, x: x[[True, False, True]], R(3, 2)),
+    Case("getitem-range", lambda L, x: [x[range(2)], x[range(0)], x[range(1, 3), 1:], x[:, range(0, 4, 2)]], R(3, 4)),
     Case("getitem-mask-0d", lambda L, x: [x[True], x[False]], R(2)),
     Case("getitem-mask-empty", lambda L, x, m: x[m], R(0, 3), B(0, 3)),
     Case("getitem-int-tensor-values", lambda L, x, i: x[i], I(5), _idx([4, 0])),
@@ -62,6 +63,7 @@ GETITEM = [
 ]
 
 SETITEM = [
+    Case("setitem-range-and-tensor", _set(lambda L, i: (range(3), i)), R(3, 4), R(3), _idx([0, 3, 1])),
     Case("setitem-int", _set(1), R(3, 4), R(4)),
     Case("setitem-scalar", _set((0, 2), value_is_arg=False), R(3, 4)),
     Case("setitem-scalar-bcast", _set(slice(1, None), value_is_arg=False), R(3, 4)),

@@ -78,7 +78,8 @@ CASES = [
     Case("repeat-0d", lambda L, x: x.repeat(3), R()),
     Case("repeat-transposed", lambda L, x: x.repeat(2, 2), T(R(3, 2))),
     Case("repeat-too-few", lambda L, x: x.repeat(2), R(2, 3)),
-    Case("tile", lambda L, x: [x.tile((2,)), L.tile(x, (2, 1, 2)), x.tile((3, 1))], R(2, 3)),
+    Case("tile", lambda L, x: [x.tile((2,)), L.tile(x, (2, 1, 2)), x.tile((3, 1)), x.tile(2), x.tile(3, 1),
+                               L.tile(x, dims=[2])], R(2, 3)),
     Case("cat", lambda L, x, y: [L.cat([x, y]), L.cat((x, y), dim=0)], R(2, 3), R(4, 3)),
     Case("cat-dim", lambda L, x, y, z: L.cat([x, y, z], -1), R(2, 3), T(R(4, 2)), S(R(2, 1))),
     Case("cat-empty-1d", lambda L, x, e: L.cat([x, e, x], 1), R(2, 3), R(0)),
@@ -137,6 +138,16 @@ CASES = [
          R(3), R(4)),
     Case("broadcast_tensors", lambda L, x, y: L.broadcast_tensors(x, y), R(3, 1), R(4)),
     Case("sum_to_size", lambda L, x: [x.sum_to_size(3, 1), x.sum_to_size(1, 4), x.sum_to_size(4)], R(3, 4)),
+    Case("unfold", lambda L, x: [x.unfold(1, 2, 1), x.unfold(-1, 3, 2), x.unfold(0, 3, 1), x.unfold(1, 0, 3)],
+         R(3, 5), grad2=True),
+    Case("unfold-views", lambda L, x: [x.unfold(0, 2, 2), x.unfold(1, 1, 1).unfold(0, 2, 1)], T(R(5, 3))),
+    Case("unfold-0d-empty", lambda L, x, e: [x.unfold(0, 1, 1), x.unfold(0, 0, 1), e.unfold(1, 2, 1)],
+         R(), R(0, 4)),
+    Case("unfold-write-through", _write_through(lambda v: v.unfold(1, 2, 2)), R(2, 4)),
+    Case("unfold-too-big", lambda L, x: x.unfold(0, 4, 1), R(3)),
+    Case("unfold-bad-step", lambda L, x: x.unfold(0, 2, 0), R(3)),
+    Case("unfold-negative-size", lambda L, x: x.unfold(0, -1, 1), R(3)),
+    Case("unfold-bad-dim", lambda L, x: x.unfold(2, 1, 1), R(3, 2)),
     Case("int-views", lambda L, x: [x.t(), x.view(-1), x.flip(0), x.expand(2, 3, 4), x.unbind(1)], I(3, 4),
          dtypes=(None,)),
 ]
@@ -150,7 +161,7 @@ def test_shape(case, dtype):
 def test_views_share_storage():
     x = ember.arange(12.0).reshape(3, 4).clone()
     for v in (x.view(4, 3), x.t(), x[1], x[:, 1:3], x.narrow(0, 1, 1), x.unsqueeze(0), x.expand(2, 3, 4),
-              x.permute(1, 0), x.diagonal(), x.unbind(0)[2], x.split(2)[1]):
+              x.permute(1, 0), x.diagonal(), x.unbind(0)[2], x.split(2)[1], x.unfold(1, 2, 1)):
         assert v._base is x, v
         assert v._version is x._version
     y = x.t()

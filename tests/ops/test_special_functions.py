@@ -34,8 +34,9 @@ def unary_cases():
                  grad=False),  # torch has no derivative for some in-place forms (asinh_)
             Case(f"{name}-0d", fn, draw()),
             Case(f"{name}-empty", fn, draw(2, 0, 3)),
-            # polygamma(1, x) at the negative integers and -inf (digamma's slope) is inf in
-            # SciPy and a rounding artefact (1e33, nan) in torch: values only there.
+            # digamma's slope at the negative integers is polygamma(1, x) there: the dtype's
+            # rounding of pi x (1e15 in float32, 1e32 in float64), which no float64 oracle shares;
+            # polygamma-poles compares those values with torch's in each dtype.
             Case(f"{name}-edge", fn, V(edge), grad=name != "digamma"),
             Case(f"{name}-int", fn, I(2, 3, low=1), dtypes=(None,)),
             Case(f"{name}-bool", fn, B(4), dtypes=(None,)),
@@ -72,6 +73,13 @@ def other_cases():
              R(3, 4), T(R(4, 3)), grad2=True),
         Case("copysign-edge", lambda L, x, y: L.copysign(x, y), V([0.0, -0.0, 1.0, 2.0, inf, nan, 0.0]),
              V([-1.0, 1.0, -0.0, nan, -1.0, -2.0, -0.0])),
+        Case("frexp", lambda L, x: list(L.frexp(x)) + list(x.frexp()), R(3, 4), grad2=True),
+        Case("frexp-edge", lambda L, x: list(L.frexp(x)),
+             V([0.0, -0.0, 1.0, 8.0, 0.3, inf, -inf, nan, -5.0, 1e-300, 1e-40]), grad=False),
+        Case("frexp-int", lambda L, x: L.frexp(x), I(3), dtypes=(None,)),
+        Case("frexp-complex", lambda L, x: L.frexp(x), V([1 + 2j]), dtypes=(None,)),
+        Case("positive", lambda L, x, i: [L.positive(x), x.positive(), +x, L.positive(i)], T(R(3, 2)), I(3)),
+        Case("positive-bool", lambda L, x: L.positive(x), B(3), dtypes=(None,)),
         Case("copysign-scalar-int", lambda L, x: [L.copysign(x, -1), L.copysign(x, 2.5)], I(4), dtypes=(None,)),
         Case("copysign-scalar-float", lambda L, x: L.copysign(x, -1), R(2, 3)),
         Case("copysign-first-scalar", lambda L, x: L.copysign(2, x), R(3)),
@@ -116,6 +124,8 @@ def other_cases():
              grad2=True, float64_oracle=True),
         Case("polygamma-edge", lambda L, x: [L.polygamma(1, x), L.polygamma(2, x)],
              V([0.0, -0.0, 1.0, -1.5, 3.0, nan]), grad=False, float64_oracle=True),
+        Case("polygamma-poles", lambda L, x: [L.polygamma(n, x) for n in range(1, 5)],
+             V([0.0, -0.0, -1.0, -2.0, -3.0, -10.0, -100.0, -12345.0, -1e7, -inf, inf]), grad=False),
         Case("polygamma-int", lambda L, x: L.polygamma(1, x), I(3, low=1), dtypes=(None,)),
         Case("polygamma-negative-n", lambda L, x: L.polygamma(-1, x), P(3)),
     ]

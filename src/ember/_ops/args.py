@@ -5,6 +5,8 @@
 Nothing here runs a kernel; each helper turns one argument convention into what the op
 entries expect, with PyTorch's error when it cannot.
 """
+import collections
+
 import numpy as np
 
 from .. import _memory
@@ -14,7 +16,7 @@ from ..autograd.grad_mode import STATE
 from .core import write_into
 
 __all__ = ["tensor_arg", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out",
-           "c_type_name", "values_indices"]
+           "c_type_name", "values_indices", "result_type"]
 
 
 def tensor_arg(x):
@@ -98,3 +100,14 @@ def values_indices(name, values, indices):
     r = ValuesIndices((values, indices))
     r._name = f"ember.return_types.{name}"
     return r
+
+
+def result_type(name, fields):
+    """A named-tuple class printed as torch's ``torch.return_types.<name>(field=..., ...)``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
+                                "__module__": "ember.return_types"})

@@ -41,10 +41,10 @@ def _index_arg(index):
                 continue
             out.append(a)
             basic = False
-        elif isinstance(i, (list, np.ndarray)):
+        elif isinstance(i, (list, range, np.ndarray)):
             a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
-            if a.size == 0 and isinstance(i, list):
-                a = a.astype(np.int64)  # x[[]] selects nothing, as an empty long index
+            if a.size == 0 and not isinstance(i, np.ndarray):
+                a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -378,7 +378,7 @@ def masked_select(input, mask):
     """The elements where the (broadcast) bool ``mask`` is True, as a 1-d tensor
     (https://pytorch.org/docs/stable/generated/torch.masked_select.html)."""
     shape = broadcast_shapes(input.shape, mask.shape)
-    return getitem(expand(input, shape), expand(mask, shape))
+    return named(getitem(expand(input, shape), expand(mask, shape)), "MaskedSelectBackward0")
 
 
 def masked_scatter(input, mask, source):

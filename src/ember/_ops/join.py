@@ -31,9 +31,9 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
-    """``repeat`` with ``dims`` padded with leading 1s
+    """``repeat`` with ``dims`` (an int or a sequence) padded with leading 1s
     (https://pytorch.org/docs/stable/generated/torch.tile.html)."""
-    dims = tuple(dims)
+    dims = shape_arg((dims,) if isinstance(dims, int) else tuple(dims))
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
@@ -401,7 +401,7 @@ def diag(input, diagonal=0):
 def trace(input):
     """The sum of the main diagonal of a 2-d tensor
     (https://pytorch.org/docs/stable/generated/torch.trace.html)."""
-    return diagonal(input).sum()
+    return named(diagonal(input).sum(), "TraceBackward0")
 
 
 def cartesian_prod(*tensors):

@@ -107,7 +107,7 @@ def bmm(input, mat2, *, out=None):
     if tuple(mat2.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"{list(expected)} but got: {list(mat2.shape[:2])}.")
-    return matmul(input, mat2, out=out)
+    return named(matmul(input, mat2, out=out), "BmmBackward0")
 
 
 def mv(input, vec):
@@ -130,7 +130,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     prod = bmm(batch1, batch2)
     if alpha != 1:
         prod = prod * alpha
-    return prod + (input if beta == 1 else input * beta) if beta != 0 else prod
+    return named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "BaddbmmBackward0")
 
 
 def dot(input, other):

@@ -28,9 +28,29 @@ def _matmul(inputs, attrs):
         return "DotBackward0"
     if (a, b) == (2, 1):
         return "MvBackward0"
-    if a == b == 3 and inputs[0].shape[0] == inputs[1].shape[0]:
-        return "BmmBackward0"
-    return "MatmulBackward0"
+    if (a, b) == (1, 2):
+        return "SqueezeBackward4"
+    # Batched products fold the batch into a matrix product and unfold it with a view (a
+    # transposed copy when only the second operand is batched).
+    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
+
+
+def _linear(inputs, attrs):
+    # torch's linear: addmm/mm for a matrix input, else the view that restores the batch shape
+    rank, bias = inputs[0].ndim, len(inputs) == 3
+    if rank == 2:
+        return "AddmmBackward0" if bias else "MmBackward0"
+    if bias:
+        return "ViewBackward0"
+    return "SqueezeBackward4" if rank == 1 else "UnsafeViewBackward0"
+
+
+def _pool(pattern):
+    # 1-D pooling runs as 2-D pooling between an unsqueeze and a squeeze in torch
+    def name(inputs, attrs):
+        rank = len(attrs["kernel_size"])
+        return "SqueezeBackward1" if rank == 1 else pattern.format(rank)
+    return name
 
 
 def _is_tensor(x):
@@ -47,6 +67,8 @@ def _pow(inputs, attrs):
 TORCH_NAMES = {
     "Pow": _pow,
     "Sub": lambda inputs, attrs: "SubBackward0" if _is_tensor(inputs[0]) else "RsubBackward1",
+    # number / tensor: torch multiplies the number by the reciprocal
+    "Div": lambda inputs, attrs: "DivBackward0" if _is_tensor(inputs[0]) else "MulBackward0",
     "Slice": _indexing,
     "Matmul": _matmul,
     "Sum": lambda inputs, attrs: "SumBackward0" if attrs.get("dim") is None else "SumBackward1",
@@ -56,6 +78,11 @@ TORCH_NAMES = {
     "ToDtype": "ToCopyBackward0",
     "CrossEntropy": "NllLossBackward0",
     "Conv": "ConvolutionBackward0",
+    "ConvTranspose": "ConvolutionBackward0",
+    "Linear": _linear,
+    "MaxPool": _pool("MaxPool{}DWithIndicesBackward0"),
+    "AvgPool": _pool("AvgPool{}DBackward0"),
+    "Scatter": lambda inputs, attrs: "ScatterBackward0" if _is_tensor(inputs[1]) else "ScatterBackward1",
     "ConstantPad": "ConstantPadNdBackward0",
     "VectorNorm": "LinalgVectorNormBackward0",
 }

@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .args import with_out
+from .args import result_type, with_out
 from .compare import predicate
-from .core import _NAMES, Op, _type_name, apply, elementwise_rule
+from .core import _NAMES, Op, _type_name, apply, elementwise_rule, like_input
 from .pointwise_binary import Where
 
 
@@ -87,6 +87,47 @@ class Nextafter(Op):
     @staticmethod
     def backward(ctx, g):
         return g * (ctx.input(0) != ctx.input(1)), g * 0
+
+
+frexp_result = result_type("frexp", ["mantissa", "exponent"])
+
+
+def frexp(input, *, out=None):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``: the mantissa in
+    [0.5, 1) with the input's sign and dtype (0, inf and nan kept, exponent 0 there), the
+    exponent int32. Derivative of the mantissa: ``grad / 2 ** exponent``. RuntimeError for
+    integer, bool and complex input. Source: https://pytorch.org/docs/stable/generated/torch.frexp.html"""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    result = frexp_result(apply(Frexp, input), apply(FrexpExponent, input))
+    if out is not None:
+        for target, value in zip(out, result):
+            with_out(value, target)
+        return frexp_result(*out)
+    return result
+
+
+class Frexp(Op):
+    infer = classmethod(like_input)
+    promote = None
+
+    @staticmethod
+    def forward(x):
+        return np.frexp(x)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / 2.0 ** apply(FrexpExponent, ctx.input(0)).to(g.dtype),)
+
+
+class FrexpExponent(Op):
+    infer = classmethod(lambda op, x: (tuple(x.shape), _dtype.int32))
+    promote = None
+    differentiable = False
+
+    @staticmethod
+    def forward(x):
+        return np.frexp(x)[1].astype(np.int32)
 
 
 def signbit(input, *, out=None):

@@ -487,7 +487,7 @@ class Lerp(Op):
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
     prod = tensor1 * tensor2
-    return with_out(input + (prod if value == 1 else prod * value), out)
+    return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -496,7 +496,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
     q = tensor1 / tensor2
-    return with_out(input + (q if value == 1 else q * value), out)
+    return with_out(named(input + (q if value == 1 else q * value), "AddcdivBackward0"), out)
 
 
 def where(condition, input=None, other=None, *, out=None):

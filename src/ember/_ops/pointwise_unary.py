@@ -45,6 +45,14 @@ def _no_bool(x, name):
 
 
 # ---- sign and magnitude --------------------------------------------------------------------------
+def positive(input):
+    """``+input``: ``input`` itself. RuntimeError for bool tensors
+    (https://pytorch.org/docs/stable/generated/torch.positive.html)."""
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 def neg(input, *, out=None):
     """``-input``. RuntimeError for bool tensors (use ``~`` or ``logical_not``)."""
     return with_out(apply(Neg, input), out)

@@ -184,7 +184,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return (named(var(input, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
+            named(mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -192,7 +193,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
+            named(mean(input, dim, keepdim), "StdMeanBackward0"))
 
 
 def _sqrt_zero_grad(s):

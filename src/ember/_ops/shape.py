@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, product, shape_arg
 from .core import Op, apply, like_input, named
 
@@ -315,6 +315,57 @@ def sum_to_size(input, *size):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(size) if s == 1 and shape[i + lead] != 1)
     r = input.sum(dims, keepdim=True) if dims else input
     return reshape(r, size) if lead else r
+
+
+def unfold(input, dimension, size, step):
+    """``Tensor.unfold``: every window of ``size`` elements along ``dimension``, ``step`` apart,
+    as a view of shape ``input.shape`` with that dim replaced by the window count
+    ``(shape[dimension] - size) // step + 1`` and a last dim of ``size`` (a 0-d input gives
+    shape ``(size,)``). RuntimeError if ``size`` exceeds the dim or is negative, or
+    ``step <= 0``; IndexError for a bad dim.
+    Source: https://pytorch.org/docs/stable/generated/torch.Tensor.unfold.html"""
+    dim = _wrap_dim(dimension, input.ndim)
+    length = input.shape[dim] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(Windows, input, dim=dim, size=size, step=step)
+
+
+class Windows(Op):
+    """A strided view of overlapping windows; the gradient adds each window back in place."""
+    name = "Unfold"  # torch's grad_fn name; the class name would collide with nn.Unfold
+    promote = None
+    save_inputs = False
+    is_view = True
+
+    @classmethod
+    def infer(cls, x, dim, size, step):
+        if not x.shape:
+            return (size,), x.dtype
+        count = (x.shape[dim] - size) // step + 1
+        return tuple(x.shape[:dim]) + (count,) + tuple(x.shape[dim + 1:]) + (size,), x.dtype
+
+    @staticmethod
+    def forward(x, dim, size, step):
+        if x.ndim == 0:
+            return x.reshape(1)[:size]
+        shape = Windows.infer(x, dim, size, step)[0]
+        strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
+        return np.lib.stride_tricks.as_strided(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, (dim, size, step) = ctx.shapes[0], (ctx.attrs[k] for k in ("dim", "size", "step"))
+        if not shape:
+            return (g.sum(),)
+        count = g.shape[dim]
+        index = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+        windows = g.movedim(-1, dim + 1).reshape(tuple(shape[:dim]) + (count * size,) + tuple(shape[dim + 1:]))
+        return (g.new_zeros(shape).index_add(dim, Tensor._make(index), windows),)
 
 
 def contiguous(input, memory_format=None):

@@ -6,7 +6,7 @@ from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices
-from .core import Op, _type_name, apply
+from .core import Op, _type_name, apply, named
 from .indexing import gather
 from .join import narrow
 from .pointwise_binary import Where
@@ -85,7 +85,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if input.ndim == 0:
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
     values, indices = apply(Sort, input, dim=d, descending=largest)
-    return values_indices("topk", narrow(values, d, 0, k).contiguous(),
+    return values_indices("topk", named(narrow(values, d, 0, k).contiguous(), "TopkBackward0"),
                           narrow(indices, d, 0, k).contiguous())
 
 
@@ -98,7 +98,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values = gather(input, d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return values_indices("kthvalue", values, idx)
+    return values_indices("kthvalue", named(values, "KthvalueBackward0"), idx)
 
 
 def median(input, dim=None, keepdim=False):
@@ -106,7 +106,7 @@ def median(input, dim=None, keepdim=False):
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
     _refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
-        return evenly_shared(input, lambda flat: median(flat, 0).values)
+        return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     # The stable argsort puts nan last, so the first nan in sorted order is at n - (nan count).
@@ -116,7 +116,7 @@ def median(input, dim=None, keepdim=False):
     values = gather(input, d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return values_indices("median", values, idx)
+    return values_indices("median", named(values, "MedianBackward1"), idx)
 
 
 def evenly_shared(input, select):

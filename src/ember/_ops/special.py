@@ -156,8 +156,9 @@ Digamma = elementwise("Digamma", _scipy(_special.psi), lambda x, g: g * polygamm
 
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of ``digamma`` (``n >= 0``; RuntimeError for negative ``n``);
-    derivative ``polygamma(n + 1, x)``. At the negative integers and at -inf the values are
-    SciPy's (inf), where PyTorch's depend on its series' rounding."""
+    derivative ``polygamma(n + 1, x)``. At its poles the values are PyTorch's: for ``n = 1``
+    the large finite ``pi^2 / sin^2(pi x)`` of the dtype's rounding of ``pi x`` (inf at 0, nan
+    at -inf), for ``n >= 2`` +-inf; and nan at +inf for ``n >= 2``."""
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return with_out(apply(Polygamma, input, n=n) if n else apply(Digamma, input), out)
@@ -169,11 +170,28 @@ class Polygamma(Op):
 
     @staticmethod
     def forward(x, n):
-        return _scipy(lambda a: _special.polygamma(n, a))(x)
+        return _scipy(lambda a: _polygamma_kernel(n, a))(x)
 
     @staticmethod
     def backward(ctx, g):
         return (g * polygamma(ctx.attrs["n"] + 1, ctx.input(0)),)
+
+
+def _polygamma_kernel(n, x):
+    out = np.asarray(_special.polygamma(n, x), dtype=x.dtype)
+    if n >= 2:
+        out[x == np.inf] = np.nan
+        return out
+    poles = (x <= 0) & (np.floor(x) == x)
+    if poles.any():
+        # PyTorch's trigamma reflects x < 1/2 with pi^2 / sin^2(pi x), evaluated in the dtype:
+        # at a pole sin(pi x) is the rounding error of pi x, so the value is finite and large.
+        at, pi = x[poles], x.dtype.type(math.pi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sin = np.sin((pi * at).astype(np.float64)).astype(x.dtype)
+            reflected = (pi * pi) / (sin * sin)
+            out[poles] = reflected.astype(np.float64) - _special.polygamma(1, 1 - at.astype(np.float64))
+    return out
 
 
 def i0(input, *, out=None):

@@ -1,7 +1,6 @@
 """What the public linalg functions share: PyTorch's input checks and named-tuple results."""
-import collections
 
-from .._ops.args import with_out as _write_out
+from .._ops.args import result_type, with_out as _write_out
 from .._ops.lapack import LinAlgError
 
 __all__ = ["LinAlgError", "out", "result_type", "check_matrix", "check_square", "check_same_dtype",
@@ -26,17 +25,6 @@ def out(result, destination):
 
 def type_name(dtype):
     return _TYPE_NAMES.get(dtype.name, dtype.name)
-
-
-def result_type(name, fields):
-    """A named-tuple class printed as torch's ``torch.return_types.<name>(field=..., ...)``."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"ember.return_types.{name}(\n{body})"
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
-                                "__module__": "ember.return_types"})
 
 
 def check_matrix(A, name, arg="A"):

@@ -12,6 +12,7 @@ import numpy as np
 from scipy import special
 
 from .._creation import as_tensor, eye
+from .. import _distributions
 from .._random import rng
 from ..autograd.grad_mode import no_grad
 
@@ -193,7 +194,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    sample = rng(generator).standard_normal((rows, cols))
+    sample = tensor.new_empty((rows, cols)).normal_(generator=generator).numpy().astype(np.float64)
     if rows < cols:
         sample = sample.T
     q, r = np.linalg.qr(sample)
@@ -210,9 +211,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
-    gen = rng(generator)
-    values = gen.normal(0.0, std, (rows, cols))
-    # A random permutation of the rows per column; its first num_zeros entries are zeroed.
-    order = np.argsort(gen.random((rows, cols)), axis=0)
-    np.put_along_axis(values, order[:num_zeros], 0.0, axis=0)
+    values = tensor.new_empty((rows, cols)).normal_(0.0, std, generator=generator).numpy()
+    for column in range(cols):  # torch's draws: one permutation of the rows per column
+        values[_distributions.randperm(rows, generator)[:num_zeros], column] = 0.0
     return _fill(tensor, values)

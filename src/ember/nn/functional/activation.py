@@ -14,7 +14,7 @@ from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, ThresholdForward)
-from ..._ops.core import apply
+from ..._ops.core import apply, named
 from ..._ops.prelu import Prelu
 from ..._random import rng as _rng
 from ..._tensor import _wrap_dim
@@ -143,7 +143,7 @@ def celu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1704.07483).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     float_only(input, "elu_cpu")
-    return unary(Elu, input, inplace, alpha=alpha, input_scale=1.0 / alpha)
+    return named(unary(Elu, input, inplace, alpha=alpha, input_scale=1.0 / alpha), "CeluBackward0")
 
 
 def celu_(input, alpha=1.0):
@@ -167,14 +167,14 @@ def silu(input, inplace=False):
     """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.silu.html"""
     float_only(input, "silu_cpu")
-    return in_place(input, silu) if inplace else input * input.sigmoid()
+    return in_place(input, silu) if inplace else named(input * input.sigmoid(), "SiluBackward0")
 
 
 def mish(input, inplace=False):
     """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.mish.html"""
     float_only(input, "mish_cpu")
-    return in_place(input, mish) if inplace else input * softplus(input).tanh()
+    return in_place(input, mish) if inplace else named(input * softplus(input).tanh(), "MishBackward0")
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -226,7 +226,7 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     shrunk = where(input < -lambd, input + lambd, input - lambd)
-    return where((input >= -lambd) & (input <= lambd), input.new_zeros(()), shrunk)
+    return named(where((input >= -lambd) & (input <= lambd), input.new_zeros(()), shrunk), "SoftshrinkBackward0")
 
 
 def hardshrink(input, lambd=0.5):
@@ -297,7 +297,7 @@ def glu(input, dim=-1):
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
     a, b = input.chunk(2, d)
-    return a * b.sigmoid()
+    return named(a * b.sigmoid(), "GluBackward0")
 
 
 

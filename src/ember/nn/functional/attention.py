@@ -59,8 +59,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcast to the scores (naming the sizes), both ``attn_mask`` and ``is_causal``
     on inputs of other than 4 dimensions or with a mask that requires grad (otherwise both
     apply, as in torch 2.13's CPU kernel), mismatched E or S, heads that GQA cannot group, or
-    ``dropout_p`` outside [0, 1]. Masks of fewer than two dimensions broadcast like any other,
-    as documented (torch 2.13's CPU kernel raises IndexError for them on 4-D inputs).
+    ``dropout_p`` outside [0, 1]. Masks of fewer than two dimensions broadcast like any
+    other, except on 4-D inputs without dropout and with a mask that needs no gradient, where
+    torch 2.13's CPU kernel reads the mask's dim -2 and raises IndexError (so does ember).
     """
     for name, x in (("query", query), ("key", key), ("value", value)):
         if not isinstance(x, Tensor):
@@ -86,6 +87,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # that needs a gradient) refuse the pair.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True")
+    if (attn_mask is not None and attn_mask.ndim < 2 and len(query_shape) == 4 and dropout_p == 0
+            and not attn_mask.requires_grad):
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if attn_mask.ndim == 0 else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if key_shape[-1] != query_shape[-1]:
         raise RuntimeError(f"Expected key's embedding size to match query's: query {list(query.shape)}, "
                            f"key {list(key.shape)}")
@@ -266,8 +271,10 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
         dropout_p = 0.0
     out, weights = _attention(q, k, v, mask, dropout_p, is_causal and mask is None, 1.0 / math.sqrt(head_dim),
                               masked_rows="nan" if need_weights else "zero")
-    out = out.permute(0, 2, 1, 3) if batch_first else out.permute(2, 0, 1, 3)
+    out = out.permute(2, 0, 1, 3)
     out = linear(out.reshape(out.shape[0], out.shape[1], embed_dim), out_proj_weight, out_proj_bias)
+    if batch_first:  # torch's output is this transposed view of (L, N, E): ``view`` refuses it
+        out = out.transpose(0, 1)
     if not batched:
         out = out.squeeze(1)
     if not need_weights:

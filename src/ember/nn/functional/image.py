@@ -13,7 +13,7 @@ import numpy as np
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import ConstantPad, Pad
-from ..._ops.core import _type_name, apply
+from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
@@ -168,7 +168,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i in range(dim):
         scale = None if scales is None else scales[i]
         out = _resample(out, 2 + i, spatial[i], out_size[i], scale, mode, align_corners)
-    return out
+    return named(out, f"Upsample{_UPSAMPLE_NODE[mode]}{dim}DBackward0")  # the grad_fn torch shows
+
+
+_UPSAMPLE_NODE = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+                  "bilinear": "Bilinear", "bicubic": "Bicubic"}
 
 
 def _coordinate_scale(in_size, out_size, scale_factor, align_corners, dtype):

@@ -14,7 +14,7 @@ from ..._creation import arange, full as _full
 from ..._ops.pointwise_binary import minimum, where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
 from ..._ops.nn import BinaryCrossEntropy, CrossEntropy, NllLoss
-from ..._ops.core import _type_name, apply
+from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .._reduction import check_reduction, legacy_reduction, reduce_loss
@@ -65,7 +65,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     diff = expanded_input - expanded_target
     float_only(diff, "mse_cpu")
     loss = diff * diff
-    return reduce_loss(loss, reduction) if weight is None else _weighted(loss, weight, reduction, input)
+    if weight is None:
+        return named(reduce_loss(loss, reduction), "MseLossBackward0")
+    return _weighted(loss, weight, reduction, input)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -89,8 +91,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     diff = expanded_input - expanded_target
     size = diff.abs()
     if beta == 0:
-        return reduce_loss(size, reduction)
-    return reduce_loss(where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta), reduction)
+        return named(reduce_loss(size, reduction), "SmoothL1LossBackward0")
+    loss = reduce_loss(where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta), reduction)
+    return named(loss, "SmoothL1LossBackward0")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -109,8 +112,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             raise ValueError("Weights and input must have the same size.")
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
-        loss = loss * weight
-    return reduce_loss(loss, reduction)
+        return reduce_loss(loss * weight, reduction)
+    return named(reduce_loss(loss, reduction), "HuberLossBackward0")
 
 
 def _class_targets(input, target, weight):
@@ -289,7 +292,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         loss = apply(BinaryCrossEntropy, input, target, weight)
     else:
         loss = apply(BinaryCrossEntropy, input, target)
-    return reduce_loss(loss, reduction)
+    return named(reduce_loss(loss, reduction), "BinaryCrossEntropyBackward0")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -312,7 +315,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input - (target * (pos_weight - 1) + 1) * log_sig
     if weight is not None:
         loss = loss * weight
-    return reduce_loss(loss, reduction)
+    return named(reduce_loss(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
-from ..._ops.core import apply
+from ..._ops.core import apply, named
 from ...autograd.grad_mode import STATE, no_grad
 from ._common import float_only
 from .image import pad
@@ -19,6 +19,9 @@ from .pooling import avg_pool2d
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
            "local_response_norm"]
+
+# The grad_fn names torch shows for its fused norms.
+_BATCH_NORM_NODE, _LAYER_NORM_NODE = "NativeBatchNormBackward0", "NativeLayerNormBackward0"
 
 
 def _records(*tensors):
@@ -88,7 +91,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
-        return _affine(input, running_mean, running_var, weight, bias, eps)
+        return named(_affine(input, running_mean, running_var, weight, bias, eps), _BATCH_NORM_NODE)
     count = input.numel() // channels if channels else 0
     if count == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
@@ -100,8 +103,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             _update_running(running_mean, mean, momentum)
         if count and running_var is not None:
             _update_running(running_var, var * (count / (count - 1)), momentum)
-    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                 affine_shape=_channel_shape(input.ndim))
+    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
+                       affine_shape=_channel_shape(input.ndim)), _BATCH_NORM_NODE)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -134,7 +137,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
                                "use_input_stats is false")
-        return _affine(input, running_mean, running_var, weight, bias, eps)
+        return named(_affine(input, running_mean, running_var, weight, bias, eps), "ViewBackward0")
     axes = tuple(range(2, input.ndim))
     mean, var = apply(_norm.NormStats, input, axes=axes)
     count = input.numel() // planes if planes else 0
@@ -144,8 +147,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             _update_running(running_mean, mean.reshape(planes).mean(0), momentum)
         if count and running_var is not None:
             _update_running(running_var, var.reshape(planes).mean(0) * (count / (count - 1)), momentum)
-    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                 affine_shape=_channel_shape(input.ndim))
+    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
+                       affine_shape=_channel_shape(input.ndim)), "ViewBackward0")
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
@@ -173,7 +176,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     mean, var = apply(_norm.NormStats, grouped, axes=(2, 3))
     out = apply(_norm.Normalize, grouped, mean, var, weight, bias, axes=(2, 3), eps=eps,
                 affine_shape=(num_groups, channels // num_groups, 1))
-    return out.reshape(input.shape)
+    return named(out.reshape(input.shape), "NativeGroupNormBackward0")
 
 
 def _normalized_axes(input, normalized_shape, weight, bias, star):
@@ -214,9 +217,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not _records(input, weight, bias):
-        return apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps)
+        return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
     mean, var = apply(_norm.NormStats, input, axes=axes)
-    return apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps)
+    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -231,7 +234,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         # PyTorch computes half precision in float32 and takes that type's eps.
         eps = float(np.finfo(np.float64 if input.dtype.np == np.float64 else np.float32).eps)
     mean, var = apply(_norm.NormStats, input, axes=axes, centered=False)
-    return apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False)
+    out = apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False)
+    return named(out, "MulBackward0")  # torch's rms_norm is composite: its last op multiplies
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
-from ..._ops.core import _type_name, apply
+from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
 
@@ -79,6 +79,10 @@ def _output_sizes(shape, kernel, stride, padding, dilation, ceil_mode):
                            f"Calculated output size: ({channels}x{sizes[0]}x{sizes[1]}). "
                            "Output size is too small")
     return sizes
+
+
+# The grad_fn torch's adaptive pooling shows, by spatial rank: 1-D runs as 2-D and squeezes.
+_TORCH_NODE = {1: "SqueezeBackward1", 2: "{}2DBackward0"}
 
 
 def _max_pool(input, attrs, return_indices):
@@ -276,14 +280,15 @@ def _adaptive_avg(input, n, output_size, name):
     _check_adaptive(input, n, name, sizes)
     spatial = tuple(input.shape[input.ndim - n:])
     if all(o == 1 for o in sizes):
-        return input.mean(tuple(range(-n, 0)), keepdim=True)
+        out = input.mean(tuple(range(-n, 0)), keepdim=True)
+        return named(out, "SqueezeBackward1") if n == 1 else out
     if sizes == spatial:
-        return input.clone()
-    # Adaptive averaging is linear and separable: one small matrix product per spatial dim.
-    out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
-    if n == 2:
-        out = matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
-    return out
+        out = input.clone()
+    else:  # adaptive averaging is linear and separable: one small matrix product per spatial dim
+        out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
+        if n == 2:
+            out = matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
+    return named(out, _TORCH_NODE[n].format("AdaptiveAvgPool"))
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -312,6 +317,7 @@ def _adaptive_max(input, n, output_size, return_indices, name):
     index = apply(_pool.AdaptiveMaxPoolIndices, input, output_size=sizes)
     out = apply(_pool.GatherPlanes, input, index=index._data.copy() if return_indices else index._data,
                 spatial_ndim=n)
+    out = named(out, _TORCH_NODE[n].format("AdaptiveMaxPool"))
     return (out, index) if return_indices else out
 
 

@@ -11,6 +11,7 @@ from .. import functional as F
 from .. import init
 from ..functional.attention import _multi_head_attention
 from ..parameter import Parameter
+from ...autograd.grad_mode import is_grad_enabled
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
@@ -448,9 +449,20 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         separate = not self._qkv_same_embed_dim
-        return _multi_head_attention(
+        out, weights = _multi_head_attention(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight,
             self.out_proj.bias, self.training, key_padding_mask, need_weights, attn_mask, separate,
             self.q_proj_weight, self.k_proj_weight, self.v_proj_weight, None, None, average_attn_weights,
             is_causal, batch_first=self.batch_first)
+        if self._fast_path(query, key, value):
+            out = out.contiguous()  # torch's fused inference kernel writes (N, L, E) directly
+        return out, weights
+
+    def _fast_path(self, query, key, value):
+        """Whether torch would run its fused inference kernel (the main conditions of its
+        ``MultiheadAttention.forward``): self-attention on a batch_first 3-D input in eval
+        mode without autograd, no bias_k/bias_v or zero attention, equal embedding dims."""
+        return (self.batch_first and not self.training and query is key is value and query.ndim == 3
+                and not (is_grad_enabled() and any(p.requires_grad for p in (query, *self.parameters())))
+                and self.bias_k is None and not self.add_zero_attn and self._qkv_same_embed_dim)
