@@ -207,10 +207,16 @@ class Tensor:
 
     # ---- conversion -------------------------------------------------------------------------
     def numpy(self, force=False):
-        """The backend array, sharing memory. RuntimeError if the tensor requires grad."""
+        """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
+        lazy conjugate (``is_conj()``), unless ``force``, which hands over a copy of a conjugate."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if _core.CONJ_VIEWS and self.is_conj():
+            if not force:
+                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                                   "Use tensor.resolve_conj().numpy() instead.")
+            return self._data.copy()
         return self._data
 
     def __array__(self, dtype=None, copy=None):
