@@ -115,10 +115,14 @@ def conj(input):
     link_view(out, input, Conj, {})
     view, source = out._data, input._data
     view.flags.writeable = source.flags.writeable
-    buffer = view.base
+    # The buffer, which every view of ``out`` keeps alive, and where ``out`` lies in it (None:
+    # the view is the buffer).
+    buffer, offset = view, None
+    if view.base is not None:
+        buffer, offset = view.base, _address(view) - _address(view.base)
     key = id(buffer)
-    CONJ_VIEWS[key] = (weakref.ref(buffer, lambda _: CONJ_VIEWS.pop(key, None)),
-                       view.ctypes.data - buffer.ctypes.data, source, not is_conj(input))
+    CONJ_VIEWS[key] = (weakref.ref(buffer, lambda _: CONJ_VIEWS.pop(key, None)), offset, source,
+                       not is_conj(input))
     return out
 
 
@@ -151,12 +155,21 @@ class ConjPhysical(Conj):
 def _laid_out_like(a):
     """An empty array with ``a``'s shape, dtype and strides at ``a``'s offset in a new buffer
     the size of the storage ``a`` views (so ``stride()`` and ``storage_offset()`` agree)."""
+    if a.base is None:  # a owns its (contiguous) memory
+        return np.empty_like(a)
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
-    low, high = np.lib.array_utils.byte_bounds(root)
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        low, high = _address(root), _address(root) + root.nbytes
+    else:
+        low, high = np.lib.array_utils.byte_bounds(root)
     buffer = np.empty(high - low, np.uint8)
-    return np.ndarray(a.shape, a.dtype, buffer, a.ctypes.data - low, a.strides)
+    return np.ndarray(a.shape, a.dtype, buffer, _address(a) - low, a.strides)
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
 
 
 def _conj_views():
@@ -164,7 +177,9 @@ def _conj_views():
     for ref, offset, source, bit in tuple(CONJ_VIEWS.values()):
         buffer = ref()
         if buffer is not None:
-            yield np.ndarray(source.shape, source.dtype, buffer, offset, source.strides), source, bit
+            view = buffer if offset is None else np.ndarray(source.shape, source.dtype, buffer, offset,
+                                                            source.strides)
+            yield view, source, bit
 
 
 def sync_conj_views(written):
