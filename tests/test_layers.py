@@ -71,6 +71,7 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/_memory.py", "_check_device", "ember._device"),
     ("ember/_ops/core.py", "write_into", "ember._dtype"),
     ("ember/_ops/core.py", "write_into", "ember._ops.inplace"),
+    ("ember/_ops/core.py", "write_into", "ember._ops.complex"),
     ("ember/_ops/shape.py", "expand", "ember._legacy"),
     ("ember/_ops/rnn.py", "backward", "ember.autograd.engine"),
     ("ember/_ops/rnn.py", "backward", "ember.autograd.grad_mode"),

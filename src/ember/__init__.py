@@ -64,10 +64,11 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, ful
 from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,
                      int64, short, int, long, uint8, bool, complex64, complex128, cfloat, cdouble,
                      get_default_dtype, set_default_dtype,
-                     promote_types, result_type, can_cast)
+                     promote_types, result_type, can_cast, finfo, iinfo)
 from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
-                             lu_unpack, geqrf)
+                             lu_unpack, geqrf, cross)
+from ._ops.covariance import cov, corrcoef
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
@@ -116,7 +117,7 @@ _OP_FUNCTIONS = {
     "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
     "copysign", "frexp", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
     "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
-    "aminmax", "mode", "nanmedian", "nanquantile", "quantile",
+    "aminmax", "mode", "nanmedian", "nanquantile", "quantile", "cov", "corrcoef", "cross", "finfo", "iinfo",
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "column_stack", "combinations", "dstack",
     "kron", "rot90", "tril_indices", "triu_indices", "addbmm", "addmv", "addr", "cdist", "renorm",
     "index_reduce", "scatter_reduce"}

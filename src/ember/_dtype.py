@@ -152,3 +152,49 @@ def can_cast(from_, to):
     """False only where a cast would lose the category (complex to float, float to int, int to
     bool): ``torch.can_cast``."""
     return from_.category <= to.category
+
+
+class finfo:
+    """The machine limits of a floating dtype (``torch.finfo``,
+    https://pytorch.org/docs/stable/type_info.html): ``bits``, ``eps`` (1 ulp above 1.0),
+    ``max``, ``min``, ``tiny`` = ``smallest_normal``, ``resolution`` (10 ** -decimal digits)
+    and ``dtype`` (its name). A complex dtype gives its parts' limits; no argument, the default
+    dtype's. TypeError for a non-floating dtype."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type.to_real()
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        info = ml_dtypes.finfo(type.np)
+        self.bits, self.dtype = info.bits, type.name
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -builtins.int(-np.log10(self.eps))  # torch's: whole decimal digits
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __repr__(self):
+        fields = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
+        return f"finfo({', '.join(f'{k}={getattr(self, k):.6g}' for k in fields)}, dtype={self.dtype})"
+
+
+class iinfo:
+    """The limits of an integer dtype (``torch.iinfo``): ``bits``, ``max``, ``min`` and
+    ``dtype`` (its name). TypeError for a floating or bool dtype."""
+
+    def __init__(self, type):
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_inexact:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:.6g}, max={self.max:.6g}, dtype={self.dtype})"

@@ -1,18 +1,20 @@
 """The top-level linear-algebra functions PyTorch keeps beside ``torch.linalg`` (``torch.det``,
 ``torch.svd`` with ``some``, ``torch.cholesky_solve``...), each a thin form of a
 :mod:`ember.linalg` function with the older argument names and result types."""
+import warnings
+
 import numpy as np
 
 from ._creation import eye, tensor, zeros
 from ._ops.lapack import per_matrix, routine
-from .linalg import (cholesky as _cholesky, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
+from .linalg import (cholesky as _cholesky, cross as _cross, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
 from .linalg._common import check_matrix, check_square, out as _out, result_type
 from .linalg.factorizations import lu_unpack
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "lu_unpack", "geqrf"]
+           "lu_unpack", "geqrf", "cross"]
 
 svd_result = result_type("svd", ["U", "S", "V"])
 slogdet_result = result_type("slogdet", ["sign", "logabsdet"])
@@ -106,3 +108,20 @@ def geqrf(input, *, out=None):
     kernel = routine("geqrf", data.dtype)
     a, tau = per_matrix(data, lambda i, x: kernel(x)[:2], [(m, n), (min(m, n),)])
     return _out(geqrf_result(tensor(np.ascontiguousarray(a)), tensor(np.ascontiguousarray(tau))), out)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """The cross product of 3-vectors along ``dim`` (``torch.cross``): ``linalg.cross`` with
+    the batch dims broadcast. Without ``dim``, the first dim of size 3 of the broadcast shape,
+    with torch's deprecation UserWarning; RuntimeError when there is none
+    (https://pytorch.org/docs/stable/generated/torch.cross.html)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe default "
+                      "value of dim will change to agree with that of linalg.cross in a future release.",
+                      UserWarning, stacklevel=2)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        if 3 not in shape:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = shape.index(3)
+    return _cross(input, other, dim=dim, out=out)

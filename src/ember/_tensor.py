@@ -208,10 +208,16 @@ class Tensor(TensorAutograd):
 
     # ---- conversion -------------------------------------------------------------------------
     def numpy(self, force=False):
-        """The backend array, sharing memory. RuntimeError if the tensor requires grad."""
+        """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
+        lazy conjugate (``is_conj()``), unless ``force``, which hands over a copy of a conjugate."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if _core.CONJ_VIEWS and self.is_conj():
+            if not force:
+                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                                   "Use tensor.resolve_conj().numpy() instead.")
+            return self._data.copy()
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -324,6 +330,7 @@ from ._ops import statistics as _statistics  # noqa: E402
 from ._ops import arrange as _arrange  # noqa: E402
 from ._ops import products as _products  # noqa: E402
 from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
+from ._ops import covariance as _covariance  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -461,6 +468,7 @@ _METHODS = {
     "addbmm": _products.addbmm, "addr": _products.addr, "renorm": _products.renorm,
     "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
     "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
+    "cross": _linalg_legacy.cross, "cov": _covariance.cov, "corrcoef": _covariance.corrcoef,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.

@@ -70,3 +70,47 @@ def test_optimizers_treat_complex_parameters_as_real_pairs(name):
             opt.step()
         results.append(w.detach().resolve_conj().numpy())
     np.testing.assert_allclose(*results, rtol=1e-5, atol=1e-6)
+
+
+OPTIMIZERS = [("Adam", dict(amsgrad=True)), ("AdamW", {}), ("SGD", dict(momentum=0.9)),
+              ("RMSprop", dict(momentum=0.5, centered=True)), ("Adagrad", dict(initial_accumulator_value=0.1)),
+              ("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("Adadelta", {}), ("ASGD", {}), ("Rprop", {})]
+
+
+def _run(lib, name, kwargs, w0, a, b, steps, state=None):
+    w = lib.tensor(w0, requires_grad=True)
+    opt = getattr(lib.optim, name)([w], lr=0.05, **kwargs)
+    if state is not None:
+        opt.load_state_dict(state)
+    for _ in range(steps):
+        loss = (lib.tensor(a) @ w - lib.tensor(b)).abs().square().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return w, opt
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+def test_complex_parameter_state_has_torch_layout_and_loads_torch_state(name, kwargs):
+    """The state of a complex parameter has its complex shape and dtype, with torch's values;
+    torch's state_dict loads into ember's optimizer and the steps go on as torch's do."""
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((6, 4)) + 1j * rng.standard_normal((6, 4))).astype(np.complex64)
+    b = (rng.standard_normal(6) + 1j * rng.standard_normal(6)).astype(np.complex64)
+    w0 = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64)
+    (_, e_opt), (t_w, t_opt) = (_run(lib, name, kwargs, w0, a, b, 3) for lib in (ember, torch))
+    e_state, t_state = e_opt.state_dict()["state"][0], t_opt.state_dict()["state"][0]
+    assert sorted(e_state) == sorted(t_state)
+    for key, t in t_state.items():
+        e = e_state[key]
+        if isinstance(t, torch.Tensor):
+            assert tuple(e.shape) == tuple(t.shape) and e.dtype.name == str(t.dtype)[6:], key
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6, err_msg=key)
+        else:
+            assert e == pytest.approx(t), key
+    saved = {"state": {0: {k: ember.tensor(v.numpy()) if isinstance(v, torch.Tensor) else v
+                           for k, v in t_state.items()}},
+             "param_groups": [{**g, "params": [0]} for g in t_opt.state_dict()["param_groups"]]}
+    e_w, _ = _run(ember, name, kwargs, t_w.detach().numpy(), a, b, 2, state=saved)
+    t_w, _ = _run(torch, name, kwargs, t_w.detach().numpy(), a, b, 2, state=t_opt.state_dict())
+    np.testing.assert_allclose(e_w.detach().numpy(), t_w.detach().numpy(), rtol=1e-5, atol=1e-6)

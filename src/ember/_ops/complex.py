@@ -7,8 +7,13 @@ https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc). Holom
 get it for free from their real derivative rules (``Op.holomorphic``); the ops here are not
 holomorphic and state their rules directly.
 
-``conj`` materialises its result (NumPy has no lazy conjugate view): the values, gradients and
-``is_conj``/``resolve_conj`` are torch's, but writes to the input do not show in the result.
+``conj`` is a lazy view, as torch's conjugate bit makes it: ``c = t.conj()`` shares ``t``'s
+version counter, ``c._base`` is ``t``, and a write into either side shows in the other. NumPy
+cannot stride a conjugate, so the view holds its own array, laid out as its source (same strides
+and storage offset, in a buffer the size of the source's storage), and :data:`core.CONJ_VIEWS`
+keeps the pair: every in-place write (``core.write_into``) that lands in one side is conjugated
+into the other (:func:`sync_conj_views`). Writes that bypass ember's in-place ops (into the
+array ``t.numpy()`` returns, say) do not reach the view.
 """
 import weakref
 
@@ -16,24 +21,9 @@ import numpy as np
 
 from .. import _dtype
 from .args import with_out
-from .core import _NAMES, OPS, Op, apply, elementwise_rule, real_rule
+from .core import _NAMES, CONJ_VIEWS, OPS, Op, apply, elementwise_rule, link_view, real_rule
 from . import (compare, numeric, pointwise_binary, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
                sort, special, statistics)
-
-# The results of conj(), which torch marks with its conjugate bit: id -> weak reference (a
-# WeakSet would compare tensors with ==, which is elementwise).
-_CONJ_VIEWS = {}
-
-
-def _mark_conj(t):
-    key = id(t)
-    _CONJ_VIEWS[key] = weakref.ref(t, lambda _: _CONJ_VIEWS.pop(key, None))
-    return t
-
-
-def _marked_conj(t):
-    ref = _CONJ_VIEWS.get(id(t))
-    return ref is not None and ref() is t
 
 
 def _check_parts(a, b):
@@ -116,41 +106,110 @@ class Imag(Real):
 
 
 def conj(input):
-    """The complex conjugate; ``input`` itself when it is not complex. The result reports
-    ``is_conj()`` as torch's lazy conjugate does (the conjugate of a conjugate does not)
-    (https://pytorch.org/docs/stable/generated/torch.conj.html)."""
+    """The complex conjugate as a lazy view of ``input`` (writes to either show in the other);
+    ``input`` itself when it is not complex. The result reports ``is_conj()``; the conjugate of
+    a conjugate does not (https://pytorch.org/docs/stable/generated/torch.conj.html)."""
     if not input.dtype.is_complex:
         return input
     out = apply(Conj, input)
-    return out if _marked_conj(input) else _mark_conj(out)
+    link_view(out, input, Conj, {})
+    view, source = out._data, input._data
+    view.flags.writeable = source.flags.writeable
+    # The buffer, which every view of ``out`` keeps alive, and where ``out`` lies in it (None:
+    # the view is the buffer).
+    buffer, offset = view, None
+    if view.base is not None:
+        buffer, offset = view.base, _address(view) - _address(view.base)
+    key = id(buffer)
+    CONJ_VIEWS[key] = (weakref.ref(buffer, lambda _: CONJ_VIEWS.pop(key, None)), offset, source,
+                       not is_conj(input))
+    return out
 
 
 def conj_physical(input, *, out=None):
-    """The complex conjugate, computed now (``is_conj()`` False); a real ``input`` itself
-    (https://pytorch.org/docs/stable/generated/torch.conj_physical.html)."""
-    return with_out(apply(Conj, input) if input.dtype.is_complex else input, out)
+    """The complex conjugate, computed now into new memory (``is_conj()`` False); a real
+    ``input`` itself (https://pytorch.org/docs/stable/generated/torch.conj_physical.html)."""
+    return with_out(apply(ConjPhysical, input) if input.dtype.is_complex else input, out)
 
 
 class Conj(Op):
+    """The values of ``conj``'s view: a conjugated copy laid out in memory as its input is."""
     promote = None
     save_inputs = False
     holomorphic = False
-    forward = staticmethod(np.conj)
     infer = classmethod(elementwise_rule)
 
     @staticmethod
+    def forward(z):
+        return np.conjugate(z, out=_laid_out_like(z))
+
+    @staticmethod
     def backward(ctx, g):
-        return (apply(Conj, g),)
+        return (apply(ConjPhysical, g),)
+
+
+class ConjPhysical(Conj):
+    forward = staticmethod(np.conjugate)
+
+
+def _laid_out_like(a):
+    """An empty array with ``a``'s shape, dtype and strides at ``a``'s offset in a new buffer
+    the size of the storage ``a`` views (so ``stride()`` and ``storage_offset()`` agree)."""
+    if a.base is None:  # a owns its (contiguous) memory
+        return np.empty_like(a)
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        low, high = _address(root), _address(root) + root.nbytes
+    else:
+        low, high = np.lib.array_utils.byte_bounds(root)
+    buffer = np.empty(high - low, np.uint8)
+    return np.ndarray(a.shape, a.dtype, buffer, _address(a) - low, a.strides)
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def _conj_views():
+    """(view array, source array, conjugate bit) of each live conj view, oldest first."""
+    for ref, offset, source, bit in tuple(CONJ_VIEWS.values()):
+        buffer = ref()
+        if buffer is not None:
+            view = buffer if offset is None else np.ndarray(source.shape, source.dtype, buffer, offset,
+                                                            source.strides)
+            yield view, source, bit
+
+
+def sync_conj_views(written):
+    """Carries an in-place write into the array ``written`` across conj views: a write into a
+    view's array goes back conjugated into its source (and on up, for the conjugate of a
+    conjugate), then every view whose source was touched is recomputed (and on down)."""
+    views = list(_conj_views())
+    touched = [written]
+    for view, source, _ in reversed(views):  # a source made by a newer view than its own: none
+        if np.may_share_memory(view, touched[-1]):
+            np.conjugate(view, out=source)
+            touched.append(source)
+    for view, source, _ in views:
+        if any(np.may_share_memory(source, t) for t in touched):
+            np.conjugate(source, out=view)
+            touched.append(view)
 
 
 def is_conj(input):
-    """True for the result of :func:`conj` on a complex tensor (torch's conjugate bit)."""
-    return _marked_conj(input)
+    """True for a complex view made by :func:`conj` (or a view of one): torch's conjugate bit
+    (https://pytorch.org/docs/stable/generated/torch.is_conj.html)."""
+    if not CONJ_VIEWS or not input.dtype.is_complex:
+        return False
+    return any(bit and np.may_share_memory(view, input._data) for view, _, bit in _conj_views())
 
 
 def resolve_conj(input):
-    """``input`` with its conjugate bit cleared: a copy when :func:`is_conj`, else ``input``."""
-    return input.clone() if _marked_conj(input) else input
+    """``input`` with its conjugate bit cleared: a copy when :func:`is_conj`, else ``input``
+    (https://pytorch.org/docs/stable/generated/torch.resolve_conj.html)."""
+    return input.clone() if is_conj(input) else input
 
 
 def resolve_neg(input):
@@ -247,7 +306,7 @@ def view_as_real(input):
     (https://pytorch.org/docs/stable/generated/torch.view_as_real.html)."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    if _marked_conj(input):
+    if is_conj(input):
         raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
                            "resolve the conjugate tensor so you can view it as real, use "
                            "self.resolve_conj()")

@@ -15,8 +15,8 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range", "named",
-           "node_class", "elementwise_rule", "like_input"]
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "CONJ_VIEWS", "observed_range",
+           "named", "node_class", "elementwise_rule", "like_input", "link_view"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -28,6 +28,9 @@ OBSERVERS = []
 # autocast's, inside an enabled ``ember.autocast`` region (ember.amp). Empty otherwise, so an
 # op pays one list check.
 INPUT_CASTS = []
+# The live lazy conjugate views (kept by ember._ops.complex, which documents them): while there
+# are any, every in-place write is passed on to them, so a write reaches both sides.
+CONJ_VIEWS = {}
 _observing = threading.local()
 _ndarray = _backend.ndarray
 _Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
@@ -175,20 +178,25 @@ def apply(op, *inputs, **attrs):
     # A view op that had to copy (reshape over strides that forbid a view) made a new tensor:
     # writes to it must reach neither the input nor its history.
     if op.is_view and (not out.size or _backend.may_share_memory(out, inputs[0]._data)):
-        src = inputs[0]
-        t._version = src._version
-        if src._base is None:
-            t._base = src
-            t._view_chain = ((op, attrs),)
-        else:
-            t._base = src._base
-            t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
+        link_view(t, inputs[0], op, attrs)
     if STATE.enabled and op.differentiable:
         for x in inputs:
             if isinstance(x, _Tensor) and x.requires_grad:
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def link_view(t, src, op, attrs):
+    """Makes ``t``, the result of view ``op`` on ``src``, a view: it shares ``src``'s version
+    counter and base, and remembers the chain of view ops that remakes it from the base."""
+    t._version = src._version
+    if src._base is None:
+        t._base = src
+        t._view_chain = ((op, attrs),)
+    else:
+        t._base = src._base
+        t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
 
 
 class ZeroLink(Op):
@@ -349,6 +357,9 @@ def write_into(self, result):
             result = result.to(self.dtype)
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
     _backend.copy_into(self._data, result._data)
+    if CONJ_VIEWS:
+        from .complex import sync_conj_views
+        sync_conj_views(self._data)
     self._version[0] += 1
     if OBSERVERS:
         for o in tuple(OBSERVERS):

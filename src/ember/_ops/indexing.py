@@ -8,10 +8,10 @@ import builtins
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import full
+from .._creation import full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
-from .core import Op, apply, like_input, named
+from .core import Op, _type_name, apply, like_input, named
 from .inplace import write_result
 from .pointwise_binary import Where
 from .shape import expand, broadcast_shapes
@@ -94,8 +94,13 @@ def _index_error(e, self):
 
 
 def setitem(self, index, value):
-    """``self[index] = value``, recorded as an in-place ``index_put``."""
-    write_result(self, index_put(self, _index_arg(index)[0], value))
+    """``self[index] = value``, recorded as an in-place ``index_put``. A tensor ``value`` is
+    cast to ``self``'s dtype for basic indices (a copy into the view, as torch); advanced
+    indices need the same dtype (torch's RuntimeError otherwise)."""
+    index, basic = _index_arg(index)
+    if basic and isinstance(value, Tensor):
+        value = value.to(self.dtype)
+    write_result(self, index_put(self, index, value))
 
 
 def _indexed_shape(shape, index):
@@ -155,8 +160,8 @@ def index_put(input, indices, values, accumulate=False):
         and _is_array_index(indices) else _index_arg(indices)[0]
     if not isinstance(values, Tensor):
         values = full((), values, dtype=input.dtype)
-    elif values.dtype is not input.dtype:
-        values = values.to(input.dtype)
+    _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
+                               "{self} for the destination and {source} for the source.")
     try:
         return apply(IndexPut, input, values, index=index, accumulate=accumulate)
     except IndexError as e:
@@ -203,6 +208,13 @@ class IndexPut(Op):
         if ctx.needs_input_grad[1]:
             gv = g[index]
         return gx, gv
+
+
+def _same_dtype(input, source, message):
+    """torch's RuntimeError (``message`` with the dtypes' names) when an indexed write's
+    ``source`` has another dtype than ``input``: these writes do not cast."""
+    if source.dtype is not input.dtype:
+        raise RuntimeError(message.format(self=_type_name(input.dtype), source=_type_name(source.dtype)))
 
 
 def _check_index_tensor(name, input, dim, index):
@@ -273,11 +285,14 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         if reduce in ("add", "sum"):
             return scatter_add(input, dim, index, src if src is not None else full(index.shape, value, dtype=input.dtype))
         raise NotImplementedError(f"scatter reduce='{reduce}' is not supported by ember")
-    if src is None:
-        src = value
     if isinstance(src, Tensor):
-        src = src.to(input.dtype)
+        _same_dtype(input, src, _SCATTER_DTYPES)
+    else:
+        src = real_if_fits(value if src is None else src, input.dtype)
     return apply(Scatter, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+
+
+_SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
 
 
 class Scatter(Op):
@@ -306,7 +321,8 @@ def scatter_add(input, dim, index, src):
     (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_add_.html)."""
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
-    return apply(ScatterAdd, input, src.to(input.dtype), dim=d, index=index._data % builtins.max(input.shape[d], 1))
+    _same_dtype(input, src, _SCATTER_DTYPES)
+    return apply(ScatterAdd, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
 
 
 class ScatterAdd(Op):
@@ -341,7 +357,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     """``input`` with ``alpha * source`` added at ``index`` along ``dim``
     (https://pytorch.org/docs/stable/generated/torch.index_add.html)."""
     d = _wrap_dim(dim, input.ndim)
-    src = source if alpha == 1 else source * alpha
+    _same_dtype(input, source, "index_add_(): self ({self}) and source ({source}) must have the same scalar type")
+    src = source if alpha == 1 else source * real_if_fits(alpha, input.dtype)
     return index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True)
 
 
@@ -349,6 +366,11 @@ def index_fill(input, dim, index, value):
     """``input`` with ``value`` at ``index`` along ``dim``
     (https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html)."""
     d = _wrap_dim(dim, input.ndim)
+    complex_value = value.dtype.is_complex if isinstance(value, Tensor) else isinstance(value, builtins.complex)
+    if complex_value and not input.dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
+    if isinstance(value, Tensor):
+        value = value.to(input.dtype)
     return index_put(input, (slice(None),) * d + (index._data,), value)
 
 
@@ -356,6 +378,8 @@ def index_copy(input, dim, index, source):
     """``input`` with the slices of ``source`` written at ``index`` along ``dim``
     (https://pytorch.org/docs/stable/generated/torch.index_copy.html)."""
     d = _wrap_dim(dim, input.ndim)
+    _same_dtype(input, source, "index_copy_(): self and source expected to have the same dtype, but got "
+                               "(self) {self} and (source) {source}")
     return index_put(input, (slice(None),) * d + (index._data,), source)
 
 
@@ -368,7 +392,8 @@ def masked_fill(input, mask, value):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        v = value.to(input.dtype)
+        v = value.to(input.dtype) if input.dtype.is_complex or not value.dtype.is_complex \
+            else full((), real_if_fits(value.item(), input.dtype), dtype=input.dtype)
     else:
         v = full((), value, dtype=input.dtype)
     return named(apply(Where, mask, v, input), "MaskedFillBackward0")
@@ -384,6 +409,8 @@ def masked_select(input, mask):
 def masked_scatter(input, mask, source):
     """``input`` with consecutive elements of ``source`` written where ``mask`` is True
     (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
+    _same_dtype(input, source, "masked_scatter: expected self and source to have same dtypes but got"
+                               "{self} and {source}")
     where = np.broadcast_to(mask._data, input.shape)
     return index_put(input, (where,), source.reshape(-1)[:builtins.int(where.sum())])
 

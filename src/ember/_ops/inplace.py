@@ -28,6 +28,28 @@ def replay(x, chain):
     return x
 
 
+def _region(x, chain):
+    """The part of the array ``x`` that ``chain`` selects, as a view to write into, and how a
+    value written through the chain is stored there. A conj view selects the same elements
+    conjugated, so its values are stored conjugated (and the imaginary parts of a conjugate,
+    negated); the other view ops select without changing values."""
+    stored = _same
+    for op, attrs in chain:
+        if op.name == "Conj":
+            stored = _same if stored is np.conjugate else np.conjugate
+            continue
+        if op.name == "Imag" and stored is np.conjugate:
+            stored = np.negative
+        elif op.name == "Real":
+            stored = _same
+        x = op.forward(x, **attrs)
+    return x, stored
+
+
+def _same(value):
+    return value
+
+
 class CopySlices(Op):
     """``base`` with the region that ``chain`` selects replaced by ``value``."""
     promote = None
@@ -37,17 +59,19 @@ class CopySlices(Op):
     @staticmethod
     def forward(base, value, chain):
         out = base.copy()
-        region = replay(out, chain)
+        region, stored = _region(out, chain)
         if not region.flags.writeable:
             raise RuntimeError("unsupported operation: this view cannot be written to in place "
                                "while its history is recorded (clone() it first)")
-        region[...] = value
+        region[...] = stored(value)
         return out
 
     @staticmethod
     def backward(ctx, g):
         chain = ctx.attrs["chain"]
-        gbase = apply(CopySlices, g, g.new_zeros(()), chain=chain) if ctx.needs_input_grad[0] else None
+        # A real zero: the region may be the real or imaginary parts of a complex gradient.
+        zero = g.new_zeros((), dtype=g.dtype.to_real())
+        gbase = apply(CopySlices, g, zero, chain=chain) if ctx.needs_input_grad[0] else None
         gvalue = replay(g, chain) if ctx.needs_input_grad[1] else None
         return gbase, gvalue
 

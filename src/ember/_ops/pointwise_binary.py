@@ -332,16 +332,17 @@ class Atan2(Op):
         return g * b * recip, -g * a * recip
 
 
-def _floating_pair(name, input, other):
-    """PyTorch's errors for a binary op with floating-point kernels only: TypeError unless both
-    are tensors, NotImplementedError naming the promoted dtype when it is integral."""
+def _floating_pair(name, input, other, complex_ok=False):
+    """PyTorch's errors for a binary op with floating-point kernels only (and complex ones if
+    ``complex_ok``): TypeError unless both are tensors, NotImplementedError naming the
+    promoted dtype when it has no kernel."""
     for arg in (input, other):
         if not isinstance(arg, Tensor):
             position, which = (1, "input") if arg is input else (2, "other")
             raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
                             f"not {type(arg).__name__}")
     dtype = _dtype.result_type(input, other)
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or complex_ok and dtype.is_complex):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
 
 
@@ -394,16 +395,34 @@ class LogAddExp2(Op):
 
 
 def logaddexp(input, other, *, out=None):
-    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow.
+    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow; real or
+    complex (https://pytorch.org/docs/stable/generated/torch.logaddexp.html).
     TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
-    _floating_pair("logaddexp", input, other)
+    _floating_pair("logaddexp", input, other, complex_ok=True)
     return with_out(apply(LogAddExp, input, other), out)
 
 
+def log_add_exp(a, b):
+    """``log(exp(a) + exp(b))`` on arrays, complex ones as torch computes them: the term with
+    the larger real part ``hi`` factored out, ``hi + log1p(exp(lo - hi))``; a nan part in either
+    gives nan + nan j; two equal infinite real parts give ``lo`` (both -inf) or the plain sum."""
+    if a.dtype.kind != "c" and b.dtype.kind != "c":
+        return np.logaddexp(a, b)
+    a, b = np.broadcast_arrays(a, b)
+    swap = a.real < b.real
+    lo, hi = np.where(swap, a, b), np.where(swap, b, a)
+    with np.errstate(all="ignore"):
+        out = hi + np.log1p(np.exp(lo - hi))
+        infinite = np.isinf(lo.real) & (lo.real == hi.real)
+        out = np.where(infinite, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), out)
+    out[np.isnan(a) | np.isnan(b)] = complex(np.nan, np.nan)
+    return out
+
+
 class LogAddExp(Op):
-    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b."""
+    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b (holomorphic)."""
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.logaddexp)
+    forward = staticmethod(log_add_exp)
 
     @staticmethod
     def backward(ctx, g):

@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from .args import values_indices, with_out
 from .core import _NAMES, Op, apply
 from .join import cat, narrow
-from .pointwise_binary import Where
+from .pointwise_binary import Where, log_add_exp
 
 
 # ---- running extremes ----------------------------------------------------------------------------
@@ -79,9 +79,10 @@ class Cummin(Cummax):
 
 
 def logcumsumexp(input, dim, *, out=None):
-    """``log(cumsum(exp(input), dim))`` without overflow; floating-point tensors only
-    (NotImplementedError for integers)."""
-    if not input.dtype.is_floating_point:
+    """``log(cumsum(exp(input), dim))`` without overflow; floating-point or complex tensors
+    (NotImplementedError for integers). Complex sums are taken pairwise as
+    :func:`~ember.logaddexp` takes them."""
+    if not input.dtype.is_inexact:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_NAMES[input.dtype.name]}'")
     d = _wrap_dim(dim, input.ndim)
     return with_out(apply(Logcumsumexp, input, dim=d) if input.ndim else input.clone(), out)
@@ -90,13 +91,20 @@ def logcumsumexp(input, dim, *, out=None):
 class Logcumsumexp(Op):
     """d out_i / d x_j = exp(x_j - out_i) for i >= j. The sum over i of g_i exp(x_j - out_i)
     is taken in log space, separately for the positive and negative parts of ``g``, so that
-    no exponential overflows (the formula of TensorFlow's and PyTorch's derivatives)."""
+    no exponential overflows (the formula of TensorFlow's and PyTorch's derivatives). For
+    complex ``g`` the complex log keeps the signs, so one sum does (``ctx`` hands back the
+    conjugates of ``x`` and ``out``: the conjugate gradient)."""
     promote = None
     save_output = True
 
     @staticmethod
     def forward(x, dim):
-        return np.logaddexp.accumulate(x, axis=dim)
+        if x.dtype.kind != "c":
+            return np.logaddexp.accumulate(x, axis=dim)
+        out = np.moveaxis(x.copy(), dim, 0)
+        for i in range(1, out.shape[0]):
+            out[i] = log_add_exp(out[i - 1], out[i])
+        return np.moveaxis(out, 0, dim)
 
     @classmethod
     def infer(cls, x, dim):
@@ -105,6 +113,8 @@ class Logcumsumexp(Op):
     @staticmethod
     def backward(ctx, g):
         x, out, d = ctx.input(0), ctx.output, ctx.attrs["dim"]
+        if g.dtype.is_complex:
+            return (((g.log() - out).flip(d).logcumsumexp(d).flip(d) + x).exp(),)
         lowest = g.new_full((), float(np.finfo(g.dtype.np).min))  # log 0, kept finite: -inf - -inf is nan
         log_abs = g.abs().log()
 

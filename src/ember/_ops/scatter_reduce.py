@@ -9,8 +9,8 @@ the elements equal to the result; ``prod`` gives exact gradients where an elemen
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from .core import Op, apply
-from .indexing import _check_index_tensor, _fit, _grid, _unfit
+from .core import _NAMES, Op, apply
+from .indexing import _SCATTER_DTYPES, _check_index_tensor, _fit, _grid, _same_dtype, _unfit
 from .pointwise_binary import Where
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
@@ -25,8 +25,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_index_tensor("scatter_reduce", input, d, index)
+    _same_dtype(input, src, _SCATTER_DTYPES)
+    if input.dtype.is_complex and reduce in ("amax", "amin"):
+        raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
+                                  f"'{_NAMES[input.dtype.name]}'")
     n = max(input.shape[d], 1) if input.ndim else 1
-    return apply(ScatterReduce, input, src.to(input.dtype), dim=d, index=index._data % n, reduce=reduce,
+    return apply(ScatterReduce, input, src, dim=d, index=index._data % n, reduce=reduce,
                  include_self=include_self)
 
 
@@ -37,6 +41,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but "
                            f"got {reduce}.")
     d = _wrap_dim(dim, input.ndim)
+    _same_dtype(input, source, "index_reduce_(): self ({self}) and source ({source}) must have the same scalar type")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{_NAMES[input.dtype.name]}'")
     if index.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     if source.ndim and index.numel() != source.shape[d]:
@@ -78,7 +85,7 @@ class ScatterReduce(Op):
         if reduce == "mean":
             count, _ = _counts(x.shape, dim, index, include_self)
             count = np.maximum(count, 1)
-            out = out / count if x.dtype.kind == "f" else np.floor_divide(out, count)
+            out = out / count if x.dtype.kind in "fc" else np.floor_divide(out, count)
         return out.astype(x.dtype, copy=False)
 
     @staticmethod

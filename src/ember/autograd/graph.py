@@ -130,7 +130,7 @@ class OpNode(Node):
             if x._version[0] != version:
                 _raise_modified(x, version, self)
             if x.dtype.is_complex and self.op.holomorphic:
-                return x.conj()
+                return x.conj_physical()
         elif type(x) is complex and self.op.holomorphic:
             return x.conjugate()
         return x
@@ -154,7 +154,7 @@ class OpNode(Node):
             _raise_modified(out, version, self)
         if out.dtype.is_inexact:
             out.grad_fn, out.requires_grad, out._output_nr = self, True, i
-        return out.conj() if out.dtype.is_complex and self.op.holomorphic else out
+        return out.conj_physical() if out.dtype.is_complex and self.op.holomorphic else out
 
     @property
     def saved_tensors(self):

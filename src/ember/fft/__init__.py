@@ -19,6 +19,7 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._tensor import _wrap_dim
 from .._ops.args import with_out
+from .._ops.complex import conj_physical
 from .._ops.core import _NAMES, Op, apply
 from .._ops.join import cat, roll
 
@@ -197,6 +198,8 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse DFT along ``dim`` (1/n-scaled by default)
     (https://pytorch.org/docs/stable/generated/torch.fft.ifft.html)."""
+    if not input.dtype.is_complex:  # as torch: a real signal's is the lazy conjugate of its DFT
+        return with_out(fftn(input, _one_size(n), (dim,), _ADJOINT_NORM[_norm(norm)]).conj(), out)
     return ifftn(input, _one_size(n), (dim,), norm, out=out)
 
 
@@ -265,7 +268,11 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def _ihfftn(name, input, s, dim, norm, out):
-    return with_out(_rfftn(name, input, s, dim, _ADJOINT_NORM[_norm(norm)], None).conj(), out)
+    input = _inexact(input, name, real_only=True)
+    sizes, dims = _dims_and_sizes(input, s, dim)
+    spectrum = apply(FftR2C, input, sizes=sizes, dims=dims, norm=_ADJOINT_NORM[_norm(norm)])
+    # As torch: over one dim the result is a lazy conjugate (is_conj()), over more a computed one.
+    return with_out(spectrum.conj() if len(dims) == 1 else conj_physical(spectrum), out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

@@ -1,8 +1,7 @@
 """Adagrad: per-coordinate learning rates from accumulated squared gradients (``torch.optim.Adagrad``)."""
 import numpy as np
 
-from .._tensor import Tensor
-from .optimizer import Optimizer, _check_nonnegative, _step_tensor, real_pairs
+from .optimizer import Optimizer, _check_nonnegative, _full, _step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -49,11 +48,11 @@ class Adagrad(Optimizer):
         # PyTorch creates Adagrad's state eagerly, so a fresh state_dict already holds it.
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p] = self._init_state(real_pairs(p), group)
+                self.state[p] = self._init_state(p, group)
 
     def _init_state(self, param, group):
         return {"step": _step_tensor(),
-                "sum": Tensor._make(np.full_like(param._data, group["initial_accumulator_value"]))}
+                "sum": _full(param, group["initial_accumulator_value"])}
 
     def _update(self, param, grad, state, group):
         state["step"]._data += 1

@@ -21,7 +21,7 @@ from itertools import chain
 
 import numpy as np
 
-from .._ops.complex import view_as_real
+from .._ops.complex import view_as_complex, view_as_real
 from .._ops.core import OBSERVERS, observed_range
 from .._tensor import Tensor
 from .._dtype import get_default_dtype, float64, float32
@@ -220,12 +220,14 @@ class Optimizer:
                     if p.grad is None:
                         continue
                     state = states.get(p)
-                    target = real_pairs(p)
                     if not state:
-                        state = self._init_state(target, group)
+                        state = self._init_state(p, group)
                         if state:
                             states[p] = state
-                    self._step_param(target, state, group)
+                    if p.dtype.is_complex:
+                        _step_on_real_views(self, p, state, group)
+                    else:
+                        self._step_param(p, state, group)
         return loss
 
     def _step_param(self, p, state, group):
@@ -304,16 +306,22 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": saved_groups})
 
 
-def real_pairs(param):
-    """What an optimizer updates for ``param``: ``param`` itself, or for a complex one its real
-    view (with the gradient's), as torch's optimizers do: each element a (real, imag) pair, so
-    that Adam's second moments are per part. The state of a complex parameter is kept in that
-    real shape too."""
-    if not param.dtype.is_complex:
-        return param
+def _step_on_real_views(optimizer, param, state, group):
+    """One step of a complex ``param`` as torch's optimizers take it: on the real views of the
+    parameter, its gradient and its complex state tensors (each element a (real, imag) pair, so
+    that Adam's second moments are per part), while the state keeps the parameter's complex
+    shape and dtype (torch's state_dict layout). A state tensor the step makes in real shape
+    (SGD's first momentum buffer) is stored as its complex view."""
     pairs = view_as_real(param)
-    pairs.grad = None if param.grad is None else view_as_real(param.grad)
-    return pairs
+    pairs.grad = view_as_real(param.grad)
+    views = {k: view_as_real(v) if isinstance(v, Tensor) and v.dtype.is_complex else v
+             for k, v in state.items()}
+    real = dict(views)
+    optimizer._step_param(pairs, real, group)
+    for k, v in real.items():
+        if k not in views or v is not views[k]:
+            made_here = isinstance(v, Tensor) and v.shape == pairs.shape and v.dtype is pairs.dtype
+            state[k] = view_as_complex(v.contiguous()) if made_here else v
 
 
 def _check_nonnegative(**values):
@@ -341,3 +349,9 @@ def _count_step_and_decay(param, grad, state, group):
 def _zeros(param):
     """A zero state tensor shaped and typed like ``param``."""
     return Tensor._make(np.zeros_like(param._data))
+
+
+def _full(param, value):
+    """A state tensor shaped and typed like ``param`` holding ``value``; for a complex
+    ``param``, ``value`` in both parts (``value + value j``, as torch starts each part's state)."""
+    return Tensor._make(np.full_like(param._data, complex(value, value) if param.dtype.is_complex else value))

@@ -1,8 +1,7 @@
 """Rprop: resilient backpropagation (``torch.optim.Rprop``)."""
 import numpy as np
 
-from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
-from .._tensor import Tensor
+from .optimizer import Optimizer, _check_nonnegative, _full, _step_tensor, _zeros
 
 __all__ = ["Rprop"]
 
@@ -47,7 +46,7 @@ class Rprop(Optimizer):
 
     def _init_state(self, param, group):
         return {"step": _step_tensor(), "prev": _zeros(param),
-                "step_size": Tensor._make(np.full_like(param._data, group["lr"]))}
+                "step_size": _full(param, group["lr"])}
 
     def _update(self, param, grad, state, group):
         (eta_minus, eta_plus), (step_min, step_max) = group["etas"], group["step_sizes"]
