@@ -26,7 +26,7 @@ class Tensor(TensorAutograd):
     # _view_chain: on views, how to remake the view from its base (the view ops and their
     # arguments); None elsewhere. _is_buffer and persistent: the marks ``nn.Buffer`` sets.
     __slots__ = ("_data", "dtype", "requires_grad", "grad", "grad_fn", "_version", "_base",
-                 "_view_chain", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
+                 "_view_chain", "_view_version", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 

@@ -122,6 +122,8 @@ def like_input(op, x, *inputs, **attrs):
 
 
 def _edge(t):
+    if t._view_chain is not None and t._view_version != t._version[0]:
+        _refresh_view(t)
     node = t.grad_fn
     if node is None:
         node = t._node
@@ -191,12 +193,25 @@ def link_view(t, src, op, attrs):
     """Makes ``t``, the result of view ``op`` on ``src``, a view: it shares ``src``'s version
     counter and base, and remembers the chain of view ops that remakes it from the base."""
     t._version = src._version
+    t._view_version = t._version[0]
     if src._base is None:
         t._base = src
         t._view_chain = ((op, attrs),)
     else:
         t._base = src._base
         t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
+
+
+def _refresh_view(t):
+    """A view whose storage was written in place since its history was set (through its base
+    or another view) gets its history remade from the base's, as torch regenerates a view's
+    grad_fn when the version counter moved: its gradient then flows through the write."""
+    t._view_version = t._version[0]
+    base = t._base
+    if base is not None and base.requires_grad and base.grad_fn is not None:
+        from .inplace import replay
+        rebuilt = replay(base, t._view_chain)
+        t.grad_fn, t._output_nr, t.requires_grad = rebuilt.grad_fn, rebuilt._output_nr, True
 
 
 class ZeroLink(Op):
@@ -304,6 +319,8 @@ def _record(op, inputs, attrs, t):
     for x in inputs:
         if isinstance(x, _Tensor) and x.requires_grad:
             needs.append(True)
+            if x._view_chain is not None and x._view_version != x._version[0]:
+                _refresh_view(x)
             node = x.grad_fn
             if node is None:
                 node = x._node
@@ -371,6 +388,7 @@ def write_into(self, result):
         rebuilt = replay(base, self._view_chain)
         self.grad_fn = rebuilt.grad_fn
         self.requires_grad = True
+        self._view_version = self._version[0]
     elif result.requires_grad:
         self.grad_fn = result.grad_fn
         self.requires_grad = True
