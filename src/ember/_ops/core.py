@@ -202,6 +202,13 @@ def link_view(t, src, op, attrs):
         t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
 
 
+def replay(x, chain):
+    """Applies a view chain to a backend array or a Tensor (the view ops accept both)."""
+    for op, attrs in chain:
+        x = apply(op, x, **attrs) if isinstance(x, _Tensor) else op.forward(x, **attrs)
+    return x
+
+
 def _refresh_view(t):
     """A view whose storage was written in place since its history was set (through its base
     or another view) gets its history remade from the base's, as torch regenerates a view's
@@ -209,7 +216,6 @@ def _refresh_view(t):
     t._view_version = t._version[0]
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is not None:
-        from .inplace import replay
         rebuilt = replay(base, t._view_chain)
         t.grad_fn, t._output_nr, t.requires_grad = rebuilt.grad_fn, rebuilt._output_nr, True
 
@@ -369,7 +375,7 @@ def write_into(self, result):
         if base.requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        from .inplace import CopySlices, replay
+        from .inplace import CopySlices
         if result.dtype is not self.dtype:
             result = result.to(self.dtype)
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)

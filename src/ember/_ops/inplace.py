@@ -16,16 +16,9 @@ import numpy as np
 from .._creation import real_if_fits, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from .core import Op, apply, like_input, write_into
+from .core import Op, apply, like_input, replay, write_into
 from .pointwise_binary import Where
 from .shape import Clone, expand
-
-
-def replay(x, chain):
-    """Applies a view chain to a backend array or a Tensor (the view ops accept both)."""
-    for op, attrs in chain:
-        x = apply(op, x, **attrs) if isinstance(x, Tensor) else op.forward(x, **attrs)
-    return x
 
 
 def _region(x, chain):
