@@ -85,3 +85,29 @@ def test_complex_scatter_reduce_mean_as_torch():
         e, t = (lib.tensor([1 + 1j, 2j, 3]).scatter_reduce_(0, lib.tensor([0, 0]), lib.tensor([2 + 2j, 4j]), "mean",
                                                              include_self=include_self) for lib in (ember, torch))
         assert e.tolist() == pytest.approx(t.tolist())
+
+
+MASK_WRITES = {
+    "mask, 0-d int64": (lambda lib, x: (x > 0,), lambda lib: lib.tensor(2)),
+    "mask, 1-element float64": (lambda lib, x: (slice(None), x[0] > 0), lambda lib: lib.ones(1, dtype=lib.float64)),
+    "int then mask, 0-d": (lambda lib, x: (0, x[0] > 0), lambda lib: lib.tensor(3)),
+    "two masks, 0-d (refused)": (lambda lib, x: (x[:, 0] > 0, x[0] > 0), lambda lib: lib.tensor(3)),
+    "int array, 0-d float64 (refused)": (lambda lib, x: (lib.tensor([0, 1]),), lambda lib: lib.tensor(1., dtype=lib.float64)),
+}
+
+
+@pytest.mark.parametrize("name", MASK_WRITES)
+def test_setitem_through_one_boolean_mask_casts_a_one_element_value(name):
+    """torch fills through a single boolean mask with a one-element value of any dtype (its
+    masked_fill path); other advanced indices keep the dtype check."""
+    import torch
+    index, value = MASK_WRITES[name]
+    outcomes = []
+    for lib in (ember, torch):
+        x = lib.tensor([[1., -2., 3.], [4., 5., -6.]])
+        try:
+            x[index(lib, x)] = value(lib)
+            outcomes.append(x.tolist())
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]

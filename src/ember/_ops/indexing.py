@@ -160,6 +160,8 @@ def index_put(input, indices, values, accumulate=False):
         and _is_array_index(indices) else _index_arg(indices)[0]
     if not isinstance(values, Tensor):
         values = full((), values, dtype=input.dtype)
+    if values.dtype is not input.dtype and values.numel() == 1 and _single_mask(index):
+        values = values.to(input.dtype)  # torch fills through one boolean mask, casting (masked_fill)
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
     try:
@@ -172,6 +174,12 @@ def index_put(input, indices, values, accumulate=False):
             expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(target)}") from None
+
+
+def _single_mask(index):
+    """Whether ``index`` selects with exactly one boolean array (the rest basic indexing)."""
+    arrays = [i for i in (index if isinstance(index, tuple) else (index,)) if isinstance(i, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype == np.bool_
 
 
 def _is_array_index(index):
