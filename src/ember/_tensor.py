@@ -80,6 +80,9 @@ class Tensor(TensorAutograd):
     def _alias_with_history(self):
         """A handle on the same storage that carries this tensor's current history, so a
         later in-place rebase of ``self`` does not change what an op recorded."""
+        if self._view_chain is not None and self._view_version != self._version[0]:
+            from ._ops.core import _refresh_view  # a view written under since: its history first
+            _refresh_view(self)
         t = self._alias()
         t.grad_fn = self.grad_fn
         t.requires_grad = self.requires_grad

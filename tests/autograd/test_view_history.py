@@ -39,3 +39,20 @@ def test_conj_view_gradient_follows_writes_to_its_source():
         (c * lib.tensor([1 - 1j, 2 + 0.5j])).real.sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["mul_(3)", "add_(1)", "abs_()", "exp_()", "relu_()", "clamp_(0, 1)",
+                                "masked_fill_(lib.tensor([True, False]), 0.5)", "pow_(2)"])
+def test_in_place_write_through_a_view_after_its_base_was_written(op):
+    """The view's own in-place op starts from the base's later write (it read the view's old
+    history: x.grad [[3, 3], [2, 2]] where torch gives [[6, 6], [2, 2]] for mul_(3))."""
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor([[1., 2.], [3., 4.]], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        v = y[0]
+        y.mul_(2)
+        eval("v." + op, {"v": v, "lib": lib})
+        (y * lib.tensor([[1., 2.], [3., 4.]], dtype=lib.float64)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
