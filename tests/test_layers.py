@@ -71,6 +71,7 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/_memory.py", "_check_device", "ember._device"),
     ("ember/_ops/core.py", "write_into", "ember._dtype"),
     ("ember/_ops/core.py", "write_into", "ember._ops.inplace"),
+    ("ember/_random.py", "_fill_random", "ember._ops.inplace"),  # _creation imports _random first
     ("ember/_ops/core.py", "write_into", "ember._ops.complex"),
     ("ember/_ops/shape.py", "expand", "ember._legacy"),
     ("ember/_ops/rnn.py", "backward", "ember.autograd.engine"),

@@ -178,3 +178,21 @@ def test_bad_arguments_raise_torchs_errors():
         ember.multinomial(ember.tensor([1, 2]), 1)
     with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in \\[0, 1\\], but got p=2"):
         ember.bernoulli(ember.zeros(2), 2.0)
+
+
+@pytest.mark.parametrize("fill", ["normal_()", "uniform_()", "exponential_()", "bernoulli_(0.3)",
+                                  "random_(0, 5)"])
+def test_in_place_random_fill_cuts_the_gradient(fill):
+    """A filled region's old value no longer reaches the loss: its gradient is zero, as torch's
+    (ember let the gradient flow through the overwritten values); a leaf that requires grad
+    refuses the fill."""
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor([1., 2., 3., 4.], requires_grad=True)
+        y = x * 2
+        eval("y[1:3]." + fill, {"y": y})
+        (y * lib.tensor([1., 2., 3., 4.])).sum().backward()
+        grads.append(x.grad.tolist())
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            eval("lib.ones(2, requires_grad=True)." + fill, {"lib": lib})
+    assert grads[0] == grads[1] == [2.0, 0.0, 0.0, 8.0]

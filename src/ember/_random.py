@@ -16,9 +16,7 @@ import time
 
 import numpy as np
 
-from ._ops.core import write_into
 from ._tensor import Tensor
-from .autograd.grad_mode import no_grad
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
            "get_rng_state", "set_rng_state"]
@@ -177,9 +175,11 @@ def set_rng_state(new_state):
 
 # ---- random fills (in place) ----------------------------------------------------------------------
 def _fill_random(self, array):
-    with no_grad():
-        write_into(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
-    return self
+    # The draws do not depend on the old values: recorded, self's gradient stops here (zero),
+    # and a leaf that requires grad refuses, as torch's in-place fills. (_creation imports this
+    # module before _ops.inplace can be imported.)
+    from ._ops.inplace import write_result
+    return write_result(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
 
 
 def _complex_parts(self, draw):
