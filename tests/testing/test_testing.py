@@ -87,3 +87,30 @@ def test_make_tensor_arguments():
             ember.testing.make_tensor(3, dtype=ember.float32, device="cpu", **kwargs)
     with pytest.raises(TypeError, match="device"):
         ember.testing.make_tensor(3, dtype=ember.float32)
+
+
+CLOSENESS = [
+    ("1 vs inf", lambda lib: (lib.tensor([1.]), lib.tensor([float("inf")])), {}),
+    ("inf vs -inf", lambda lib: (lib.tensor([float("inf")]), lib.tensor([-float("inf")])), {}),
+    ("inf vs inf", lambda lib: (lib.tensor([float("inf")]), lib.tensor([float("inf")])), {}),
+    ("complex infinity", lambda lib: (lib.tensor([complex(1, float("inf"))]), lib.tensor([1 + 2j])), {}),
+    ("numbers 1 vs inf", lambda lib: (1.0, float("inf")), {}),
+    ("ints exact", lambda lib: (lib.tensor([1, 2]), lib.tensor([1, 3])), {}),
+    ("ints with rtol", lambda lib: (lib.tensor([1, 2]), lib.tensor([1, 3])), dict(rtol=0.5, atol=0)),
+    ("ints with atol equal to the difference", lambda lib: (lib.tensor([1, 2]), lib.tensor([1, 3])),
+     dict(rtol=0, atol=1)),
+]
+
+
+@pytest.mark.parametrize("name, make, options", CLOSENESS, ids=[c[0] for c in CLOSENESS])
+def test_assert_close_on_infinities_and_integer_tolerances_as_torch(name, make, options):
+    """A non-finite value is close only to itself; integers honour given tolerances (ember
+    passed 1 vs inf and failed ints within rtol/atol)."""
+    outcomes = []
+    for lib in (ember, torch):
+        try:
+            lib.testing.assert_close(*make(lib), **options)
+            outcomes.append("pass")
+        except AssertionError:
+            outcomes.append("fail")
+    assert outcomes[0] == outcomes[1]

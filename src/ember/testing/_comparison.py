@@ -3,6 +3,7 @@ tolerances, with PyTorch's checks, defaults and failure messages.
 Source: https://pytorch.org/docs/stable/testing.html#torch.testing.assert_close
 """
 import collections.abc
+import cmath
 import math
 from numbers import Number
 
@@ -128,9 +129,12 @@ def _compare_tensors(actual, expected, options):
 
 def _close(a, e, rtol, atol, equal_nan):
     with np.errstate(invalid="ignore", over="ignore"):
-        if a.dtype.kind in "iub":
+        if a.dtype.kind == "b":
             return a == e
-        close = (a == e) | (np.abs(a - e) <= atol + rtol * np.abs(e))
+        if a.dtype.kind in "iu":  # tolerances apply to integers too (exact by default)
+            a, e = a.astype(np.float64), e.astype(np.float64)
+        # a non-finite value is close only to itself
+        close = (a == e) | (np.isfinite(a) & np.isfinite(e) & (np.abs(a - e) <= atol + rtol * np.abs(e)))
         return close | (equal_nan & np.isnan(a) & np.isnan(e)) if equal_nan else close
 
 
@@ -153,7 +157,8 @@ def _compare_numbers(actual, expected, options):
         rtol, atol = (0.0, 0.0) if options["rtol"] is None else (options["rtol"], options["atol"])
     else:
         rtol, atol = _tolerances((_dtype.float64,), options)
-    if actual == expected or abs(actual - expected) <= atol + rtol * abs(expected) or (
+    finite = all(cmath.isfinite(x) for x in (actual, expected))
+    if actual == expected or finite and abs(actual - expected) <= atol + rtol * abs(expected) or (
             options["equal_nan"] and all(isinstance(x, float) and math.isnan(x) for x in (actual, expected))):
         return
     _fail_numbers(actual, expected, rtol, atol)
