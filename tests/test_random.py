@@ -196,3 +196,15 @@ def test_in_place_random_fill_cuts_the_gradient(fill):
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
             eval("lib.ones(2, requires_grad=True)." + fill, {"lib": lib})
     assert grads[0] == grads[1] == [2.0, 0.0, 0.0, 8.0]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8", "float16", "bfloat16", "float32",
+                                   "float64", "bool"])
+def test_random_without_bounds_draws_torchs_numbers_over_the_dtypes_range(dtype):
+    """random_() with no bounds covers [0, max] for integers and [0, 2**mantissa] for floats
+    (ember drew int64 below 2**24 and filled float16 with inf)."""
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        lib.manual_seed(0)
+        out.extend(lib.empty(64, dtype=getattr(lib, dtype)).random_().tolist())
+    assert got == want

@@ -218,10 +218,18 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 def random_(self, from_=0, to=None, *, generator=None):
     """Fills ``self`` with integers drawn uniformly from [from_, to) ([0, from_) with one bound;
-    [0, 2**24] for float32 with none), PyTorch's numbers for the same seed."""
+    with none, every integer the dtype holds exactly from 0: [0, 2**mantissa] for floating
+    dtypes (2**24 for float32), [0, max] for integers), PyTorch's numbers for the same seed."""
     if to is None:
-        from_, to = 0, from_ if from_ else 2 ** 24 + 1
+        from_, to = 0, from_ if from_ else _random_limit(self.dtype) + 1
     return _fill_random(self, _distributions.randint(from_, to, tuple(self.shape), generator))
+
+
+def _random_limit(dtype):
+    if dtype.is_floating_point:
+        return 2 ** (np.finfo(np.float16).nmant + 1 if dtype.name == "float16" else
+                     8 if dtype.name == "bfloat16" else np.finfo(dtype.np).nmant + 1)
+    return 1 if dtype.name == "bool" else int(np.iinfo(dtype.np).max)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
