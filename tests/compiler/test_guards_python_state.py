@@ -144,3 +144,42 @@ def test_gradient_hooks_run_once_per_compiled_call(backward_inside):
             compiled(x).backward()
         assert len(calls) == 1
         np.testing.assert_allclose(lin.weight.grad.numpy(), want.numpy(), rtol=1e-6)
+
+
+CONFIG = {"k": 1.0}
+
+
+def test_python_values_inside_containers_and_objects_are_guarded():
+    """Numbers inside a list argument, an object argument's attributes, a global dict and a
+    global object are baked into the graph: a change recompiles (it replayed the first value)."""
+    class Options:
+        pass
+    opts, settings = Options(), Options()
+    opts.scale, settings.scale = 1.0, 1.0
+
+    def by_list(x, factors):
+        return x * factors[0]
+
+    def by_object(x, o):
+        return x * o.scale
+
+    def by_globals(x):
+        return x * CONFIG["k"] * settings.scale
+    x = ember.ones(2)
+    compiled = ember.compile(by_list, dynamic=False)
+    _warm(compiled, x, [1.0])
+    _check(compiled, by_list, x, [5.0])
+    _check(compiled, by_list, x, [5.0, 2.0])
+    compiled = ember.compile(by_object, dynamic=False)
+    _warm(compiled, x, opts)
+    opts.scale = 4.0
+    _check(compiled, by_object, x, opts)
+    compiled = ember.compile(by_globals, dynamic=False)
+    _warm(compiled, x)
+    try:
+        CONFIG["k"] = 3.0
+        _check(compiled, by_globals, x)
+        settings.scale = 2.0
+        _check(compiled, by_globals, x)
+    finally:
+        CONFIG["k"] = 1.0

@@ -41,7 +41,7 @@ class World:
         self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
         free = roots[len(args) + len(kwargs):]
         # Python values read from the closure and globals: a graph has them baked in
-        self.constants = tuple([(type(o), o) for o in free if type(o) in _SCALARS])
+        self.constants = tuple([_value(o) for o in free if type(o) in _SCALARS or _container(o)])
         # what the roots hold one level down (a module swapped into a global list or object)
         self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
         if same_fn and previous.key == self.key:
@@ -111,6 +111,28 @@ def _members(obj):
     return ()
 
 
+def _container(obj):
+    return isinstance(obj, (list, tuple, dict)) or plain_object(obj)
+
+
+def _value(obj, depth=0):
+    """What a graph may have baked in of a Python value: numbers and strings (with their type),
+    the structure and contents of small containers and plain objects, two levels deep;
+    tensors and other objects by kind (their own guards cover them)."""
+    if type(obj) in _SCALARS:
+        return type(obj), obj
+    if depth > 2 or isinstance(obj, Tensor):
+        return type(obj)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), len(obj)) + (tuple([_value(v, depth + 1) for v in obj]) if len(obj) <= _SMALL else ())
+    if isinstance(obj, dict):
+        return (dict, tuple(obj)) + (tuple([_value(v, depth + 1) for v in obj.values()])
+                                     if len(obj) <= _SMALL else ())
+    if plain_object(obj) and len(vars(obj)) <= _SMALL:
+        return type(obj), tuple([(k, _value(v, depth + 1)) for k, v in vars(obj).items()])
+    return type(obj)
+
+
 def _tensor_attributes(module):
     """Tensors a module holds as plain attributes (not parameters or buffers), also in lists."""
     for v in vars(module).values():
@@ -165,8 +187,10 @@ def snapshot(world, args, kwargs):
         if not isinstance(value, (Tensor, list, tuple, dict)):
             facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
                           else id(value)))
+        if _container(value):
+            facts.append((f"argument {i} (Python values inside)", _value(value)))
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
-    facts.append(("Python values read from globals and closures", world.constants))
+    facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
