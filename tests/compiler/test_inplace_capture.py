@@ -41,3 +41,24 @@ def test_inplace_after_an_op_replays_the_new_value_and_gradient(name):
         assert got == pytest.approx(expected, rel=1e-5), (name, seed)
         for p, g in zip(lin.parameters(), grads):
             np.testing.assert_allclose(p.grad.numpy(), g.numpy(), rtol=1e-5, atol=1e-6)
+
+
+VIEW_WRITES = {
+    "write through view_as_real": lambda x: (lambda y: (ember.view_as_real(y).mul_(2), y)[1])(x * 1),
+    "read view_as_real after a base write": lambda x: (lambda y: (lambda r: (y.mul_(2), r)[1])(
+        ember.view_as_real(y)))(x * 1),
+    "write through mH": lambda x: (lambda y: (y.mH.mul_(2j), y)[1])(x * 1),
+    "read mH after a base write": lambda x: (lambda y: (lambda w: (y.add_(1), w)[1])(y.mH))(x * 1),
+    "write through conj": lambda x: (lambda y: (y.conj().mul_(1j), y)[1])(x * 1),
+}
+
+
+@pytest.mark.parametrize("name", VIEW_WRITES)
+def test_writes_through_views_numpy_cannot_trace_replay_correctly(name):
+    """conj and view_as_real views keep their memory in step by copies the graph cannot record:
+    a graph break, so every call equals eager (from the second call on, the write was lost)."""
+    fn = VIEW_WRITES[name]
+    x = ember.tensor([[1 + 2j, 3 - 1j], [2j, 1 + 0j]])
+    compiled = ember.compile(fn, dynamic=False)
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(x).resolve_conj().numpy(), fn(x).resolve_conj().numpy())

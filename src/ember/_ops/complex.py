@@ -137,6 +137,7 @@ class Conj(Op):
     promote = None
     save_inputs = False
     holomorphic = False
+    untracked_view = True  # conj() makes the result a view kept in step by copies
     infer = classmethod(elementwise_rule)
 
     @staticmethod
@@ -317,6 +318,7 @@ class ViewAsReal(Op):
     promote = None
     save_inputs = False
     is_view = True
+    untracked_view = True  # memory NumPy does not trace back to the complex input
     holomorphic = False
 
     @staticmethod

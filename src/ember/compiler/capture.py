@@ -119,6 +119,10 @@ class Tracer:
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
+        if getattr(op, "untracked_view", False):
+            # a view whose memory NumPy does not trace to its input (view_as_real, conj): writes
+            # to either side could not be followed on replay
+            return self.graph_break(f"{op.name}: a view whose memory the graph cannot follow to its base")
         meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
         self.bind(output, self.graph.call_op(op, args, attrs, meta))
         if inplace:
@@ -134,6 +138,10 @@ class Tracer:
         if value.meta["shape"] != array.shape:
             value = self.graph.call_op(Expand, (value,), {"shape": array.shape}, _meta(target))
         root = _root(array)
+        if root is array and target._base is not None and target._base._data is not array:
+            # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
+            # the write's effect on the base cannot be recorded
+            return self.graph_break("in-place write into a view the graph cannot follow to its base")
         if root is not array and (id(root) in self.value or id(root) in self.known):
             # A write into a view is a new value of its base: CopySlices, as autograd records it.
             base = target._base
