@@ -44,7 +44,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "matplotlib", "six")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
@@ -65,6 +65,7 @@ def _torch_is(lib, program_dir):
     sys.modules.update(_stand_in_torchvision(lib))
     sys.modules.update(_stand_in_matplotlib())
     sys.modules.update(_stand_in_six())
+    sys.modules.update(_stand_in_requests())
     sys.path.insert(0, str(program_dir))
     try:
         yield
@@ -283,6 +284,50 @@ def _stand_in_six():
     moves.urllib = urllib
     six.moves = moves
     return {"six": six, "six.moves": moves}
+
+
+def _stand_in_requests():
+    """requests (not installed, and no network): ``get`` of the Cora URL the graph programs
+    download returns :func:`cora_like_archive`; any other URL is refused."""
+    requests = types.ModuleType("requests")
+
+    def get(url, stream=False, **kwargs):
+        if not url.endswith("/cora.tgz"):
+            raise ConnectionError(f"no network in the examples sweep: {url}")
+        return contextlib.nullcontext(types.SimpleNamespace(raw=io.BytesIO(cora_like_archive())))
+
+    requests.get = get
+    return {"requests": requests}
+
+
+def cora_like_archive(nodes=1650, features=24, classes=3, edges=3300):
+    """A ``cora.tgz`` in Cora's format (``cora/cora.content``: paper id, binary word features,
+    class name; ``cora/cora.cites``: pairs of paper ids), drawn so that the class shows in the
+    features and most citations stay within a class: a graph a GCN can learn, with enough nodes
+    for the programs' fixed splits (1,000 + 500 or 1,200 + 400 evaluation nodes)."""
+    import tarfile
+    rng = np.random.default_rng(0)
+    ids = rng.choice(1_000_000, nodes, replace=False)
+    label = rng.integers(0, classes, nodes)
+    prototypes = rng.random((classes, features)) < 0.3
+    words = prototypes[label] ^ (rng.random((nodes, features)) < 0.15)
+    names = ["Neural_Networks", "Theory", "Genetic_Algorithms"]
+    content = "\n".join(f"{i}\t" + "\t".join(map(str, w.astype(int))) + f"\t{names[c]}"
+                        for i, w, c in zip(ids, words, label))
+    src = rng.integers(0, nodes, edges)
+    members = [np.flatnonzero(label == c) for c in range(classes)]
+    dst = np.array([rng.choice(members[label[a]]) if rng.random() < 0.85 else rng.integers(0, nodes)
+                    for a in src])
+    keep = src != dst
+    cites = "\n".join(f"{ids[a]}\t{ids[b]}" for a, b in zip(src[keep], dst[keep]))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tgz:
+        for name, text in (("cora/cora.content", content), ("cora/cora.cites", cites)):
+            data = (text + "\n").encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tgz.addfile(info, io.BytesIO(data))
+    return out.getvalue()
 
 
 def write_bsds_like(root, count=2, size=256):
