@@ -21,6 +21,7 @@ LAYERS = [
      "ember.cli", "ember.milestones", "ember.course"],
     ["ember.compiler", "ember._higher_order_ops", "ember.distributed", "ember.profiler", "ember.ao",
      "ember.fx", "ember.export",  # torch.fx and torch.export: the compiler's graphs as programs
+     "ember.multiprocessing",  # torch.multiprocessing: tensors shared between processes
      "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch

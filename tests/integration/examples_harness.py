@@ -81,6 +81,17 @@ def _torch_is(lib, program_dir):
         sys.modules.update(saved)
 
 
+def install(lib_name, program_dir):
+    """For a process started to run a program: ``torch`` resolves to ``lib_name``'s modules and
+    the stand-ins replace the other packages, from now on (a ``sitecustomize`` calls this, so
+    the processes the program spawns get the same)."""
+    _INSTALLED.append(_torch_is(importlib.import_module(lib_name), Path(program_dir)))
+    _INSTALLED[-1].__enter__()  # kept referenced: collecting it would run its exit
+
+
+_INSTALLED = []
+
+
 def run_example(lib, program, argv, cwd, monkeypatch):
     """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout."""
     path = EXAMPLES / program
@@ -216,6 +227,10 @@ def _stand_in_torchvision(lib):
     utils.save_image = lambda tensor, fp, **kwargs: None  # images are side output
     models.resnet18 = lambda weights=None: _resnet18(lib)
     tv.datasets, tv.transforms, tv.utils, tv.models = datasets, transforms, utils, models
+    for module in (datasets, transforms):  # named where pickle finds them (spawned processes)
+        for name, value in vars(module).items():
+            if isinstance(value, type):
+                value.__module__, value.__qualname__ = module.__name__, name
     return {m.__name__: m for m in (tv, datasets, transforms, utils, models)}
 
 
