@@ -108,3 +108,14 @@ def test_time_sequence_prediction_fails_as_under_torch(tmp_path, monkeypatch):
         errors.append(info.value)
     assert type(errors[0]) is type(errors[1])
     assert "Unsupported global" in str(errors[1]) and "_reconstruct" in str(errors[1])
+
+
+@pytest.mark.parametrize("program, argv", [
+    ("reinforcement_learning/reinforce.py", []),
+    ("reinforcement_learning/actor_critic.py", ["--seed", "6"]),  # solves the stand-in in 3 episodes
+])
+def test_policy_gradient_examples_print_torchs_rewards(program, argv, tmp_path, monkeypatch):
+    # torch.distributions.Categorical draws the actions: the same seed gives the same episodes
+    torch_out, ember_out = both(program, ["--log-interval", "1"] + argv, tmp_path, monkeypatch)
+    assert "Solved!" in ember_out and "Episode 3" in ember_out
+    assert_same_output(ember_out, torch_out, rtol=1e-6, atol=1e-6)
