@@ -25,7 +25,7 @@ LAYERS = [
      "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
-    ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
+    ["ember.nn", "ember.optim", "ember.distributions", "ember.utils.data", "ember.datasets", "ember.models",
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API

@@ -3,6 +3,7 @@ https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts
 ``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
 ``f((2, 3))``."""
 import builtins
+import collections.abc
 import math
 import numbers
 import warnings
@@ -30,8 +31,17 @@ def _finish(data, requires_grad=False):
     return t
 
 
+def _listed(data):
+    """``data`` with a Python sequence other than a list or tuple (a deque, a range) as a list,
+    as PyTorch reads any sequence."""
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+        return list(data)
+    return data
+
+
 def _infer(data):
     """A NumPy array of ``data`` in the dtype PyTorch would infer for it."""
+    data = _listed(data)
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, (np.ndarray, np.generic)):
@@ -102,6 +112,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     RuntimeError for list values outside an integer ``dtype``'s range.
     """
     check_device(device)
+    data = _listed(data)
     arr = _infer(data)
     if dtype is not None:
         if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:

@@ -44,7 +44,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
@@ -66,6 +66,7 @@ def _torch_is(lib, program_dir):
     sys.modules.update(_stand_in_matplotlib())
     sys.modules.update(_stand_in_six())
     sys.modules.update(_stand_in_requests())
+    sys.modules.update(_stand_in_gymnasium())
     sys.path.insert(0, str(program_dir))
     try:
         yield
@@ -343,6 +344,53 @@ def cora_like_archive(nodes=1650, features=24, classes=3, edges=3300):
             info.size = len(data)
             tgz.addfile(info, io.BytesIO(data))
     return out.getvalue()
+
+
+class CartPole:
+    """The cart-pole balancing task (Barto, Sutton & Anderson, 1983) with gymnasium's
+    ``CartPole-v1`` interface: a 4-float32 state (cart position and velocity, pole angle and
+    angular velocity), actions 0/1 push left/right with 10 N, reward 1 per step, the episode
+    ends when the pole leans past 12 degrees or the cart leaves [-2.4, 2.4], and is truncated
+    at 500 steps. Euler steps of 20 ms. ``spec.reward_threshold`` is ``threshold`` (the real
+    task's 475 would make the examples train for minutes)."""
+
+    def __init__(self, threshold):
+        self.spec = types.SimpleNamespace(reward_threshold=threshold)
+        self.rng = np.random.default_rng()
+        self.state, self.steps = None, 0
+
+    def reset(self, seed=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state, self.steps = self.rng.uniform(-0.05, 0.05, 4), 0
+        return self.state.astype(np.float32), {}
+
+    def step(self, action):
+        x, x_dot, theta, theta_dot = self.state
+        force = 10.0 if action == 1 else -10.0
+        cos, sin = np.cos(theta), np.sin(theta)
+        mass, pole_mass, half_length = 1.1, 0.1, 0.5
+        temp = (force + pole_mass * half_length * theta_dot ** 2 * sin) / mass
+        theta_acc = (9.8 * sin - cos * temp) / (half_length * (4 / 3 - pole_mass * cos ** 2 / mass))
+        x_acc = temp - pole_mass * half_length * theta_acc * cos / mass
+        self.state = np.array([x + 0.02 * x_dot, x_dot + 0.02 * x_acc,
+                               theta + 0.02 * theta_dot, theta_dot + 0.02 * theta_acc])
+        self.steps += 1
+        terminated = bool(abs(self.state[0]) > 2.4 or abs(self.state[2]) > 12 * np.pi / 180)
+        return self.state.astype(np.float32), 1.0, terminated, self.steps >= 500, {}
+
+
+def _stand_in_gymnasium(threshold=12):
+    """gymnasium (not installed): ``make("CartPole-v1")`` gives :class:`CartPole`."""
+    gym = types.ModuleType("gymnasium")
+
+    def make(name, render_mode=None):
+        if name != "CartPole-v1":
+            raise ValueError(f"the stand-in gymnasium has CartPole-v1 only, not {name}")
+        return CartPole(threshold)
+
+    gym.make = make
+    return {"gymnasium": gym}
 
 
 def write_bsds_like(root, count=2, size=256):
