@@ -31,7 +31,7 @@ class _Block(nn.Module):
     def __init__(self, vocab=11, dim=8, heads=2):
         super().__init__()
         self.embed, self.heads = nn.Embedding(vocab, dim), heads
-        self.norm, self.qkv, self.out = nn.LayerNorm(dim), nn.Linear(dim, 3 * dim), nn.Linear(dim, vocab)
+        self.norm, self.qkv, self.out = nn.LayerNorm(dim), nn.Linear(dim, 3 * dim), nn.Linear(2 * dim, vocab)
 
     def forward(self, tokens):
         h = self.embed(tokens)
@@ -39,7 +39,7 @@ class _Block(nn.Module):
         q, k, v = self.qkv(self.norm(h)).split(d, dim=-1)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-        return self.out(F.gelu(h + a))
+        return self.out(F.gelu(ember.cat([h, a], dim=-1)))
 
 
 def _attention():
