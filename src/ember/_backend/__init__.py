@@ -17,9 +17,9 @@ import ml_dtypes
 import numpy as np
 from scipy import special as _scipy_special
 
-__all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into", "broadcast_shapes",
-           "index_add_at", "sliding_windows", "matmul", "row_dot", "may_share_memory",
-           "wrapped_integer", "where"]
+__all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into",
+           "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
+           "may_share_memory", "wrapped_integer", "where"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -38,10 +38,13 @@ def register(array_type, xp, special=None):
 
 
 def special(x):
-    """The ``scipy.special`` of the array ``x``'s library (erf, expit...)."""
-    if type(x) in _SPECIAL:
-        return _SPECIAL[type(x)]
-    return _scipy_special
+    """The ``scipy.special`` of the array ``x``'s library (erf, expit...); TypeError naming the
+    array type when its library registered none."""
+    if type(x) not in _NAMESPACES:
+        return _scipy_special
+    if _SPECIAL[type(x)] is None:
+        raise TypeError(f"no special functions (scipy.special) registered for {type(x).__name__} arrays")
+    return _SPECIAL[type(x)]
 
 
 def namespace(*arrays):
