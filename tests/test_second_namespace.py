@@ -22,6 +22,7 @@ def _mlp():
 
 def _cnn():
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.AvgPool2d(2, stride=1),
                           nn.Conv2d(4, 6, 3, stride=2), nn.Flatten(), nn.Linear(6, 3))
     x, y = ember.randn(2, 3, 8, 8), ember.randint(0, 3, (2,))
     return model, ember.optim.SGD(model.parameters(), lr=0.05), lambda: F.cross_entropy(model(x), y), (x, y)

@@ -313,18 +313,18 @@ class ScatterPlanes(Op):
         return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
 
 
-def _divisor(spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
-    """Each window's divisor, shaped ``out_size``: its element count (padding included or
-    not; never the ceil_mode overhang), or ``divisor_override``."""
+def _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
+    """Each window's divisor, shaped ``out_size`` (an array of namespace ``xp``): its element
+    count (padding included or not; never the ceil_mode overhang), or ``divisor_override``."""
     if divisor_override:
-        return np.asarray(divisor_override, dtype)
+        return xp.asarray(divisor_override, dtype)
     counts = []
     for size, n, k, s, p in zip(spatial, out_size, kernel_size, stride, padding):
-        start = np.arange(n) * s - p
-        end = np.minimum(start + k, size + p)
+        start = xp.arange(n) * s - p
+        end = xp.minimum(start + k, size + p)
         counts.append(end - start if count_include_pad else
-                      np.minimum(end, size) - np.maximum(start, 0))
-    out = np.ones((), dtype)
+                      xp.minimum(end, size) - xp.maximum(start, 0))
+    out = xp.ones((), dtype)
     for c in _grid(counts):
         out = out * c.astype(dtype)
     return out
@@ -347,19 +347,20 @@ class AvgPool(Op):
     def forward(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         spatial = x.shape[-len(kernel_size):]
         out_size, ones = _avg_geometry(spatial, kernel_size, stride, padding, ceil_mode)
-        xp = _padded(x, out_size, kernel_size, stride, padding, ones, 0)
+        padded = _padded(x, out_size, kernel_size, stride, padding, ones, 0)
         integral = x.dtype.kind in "biu"
         total = None
         for _, window in _windows(out_size, kernel_size, stride, ones):
-            tap = xp[(Ellipsis,) + window]
+            tap = padded[(Ellipsis,) + window]
             if total is None:
                 total = tap.astype(np.int64 if integral else x.dtype)
             else:
                 total += tap
-        divisor = _divisor(spatial, out_size, kernel_size, stride, padding, count_include_pad,
+        xp = namespace(x)
+        divisor = _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad,
                            divisor_override, np.float64 if integral else x.dtype)
         if integral:
-            return np.trunc(total / divisor).astype(x.dtype)
+            return xp.trunc(total / divisor).astype(x.dtype)
         total /= divisor
         return total
 
@@ -380,7 +381,7 @@ class AvgPoolTranspose(Op):
     def forward(g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         out_size, ones = _avg_geometry(input_size, kernel_size, stride, padding, ceil_mode)
-        share = g / _divisor(input_size, out_size, kernel_size, stride, padding, count_include_pad,
+        share = g / _divisor(namespace(g), input_size, out_size, kernel_size, stride, padding, count_include_pad,
                              divisor_override, g.dtype)
         return _spread(share, input_size, out_size, kernel_size, stride, padding, ones,
                        lambda offset: share)
@@ -398,7 +399,7 @@ def _spread(like, input_size, out_size, kernel_size, stride, padding, dilation, 
     lead = like.shape[:like.ndim - len(kernel_size)]
     padded = [max(size + p, (n - 1) * s + d * (kk - 1) + 1)
               for size, n, kk, s, p, d in zip(input_size, out_size, kernel_size, stride, padding, dilation)]
-    out = np.zeros(lead + tuple(padded), like.dtype)
+    out = namespace(like).zeros(lead + tuple(padded), like.dtype)
     for offset, window in _windows(out_size, kernel_size, stride, dilation):
         out[(Ellipsis,) + window] += tap_values(offset)
     return out[(Ellipsis,) + tuple(slice(p, p + size) for p, size in zip(padding, input_size))]
@@ -418,12 +419,12 @@ class Im2Col(Op):
     @staticmethod
     def forward(x, kernel_size, dilation, padding, stride):
         out_size = _out_size(x, kernel_size, stride, padding, dilation, False)
-        xp = _padded(x, out_size, kernel_size, stride, padding, dilation, 0)
+        padded = _padded(x, out_size, kernel_size, stride, padding, dilation, 0)
         lead = x.shape[:x.ndim - len(kernel_size)]
-        cols = np.empty(lead + tuple(kernel_size) + out_size, x.dtype)
+        cols = namespace(x).empty(lead + tuple(kernel_size) + out_size, x.dtype)
         skip = (slice(None),) * len(lead)
         for offset, window in _windows(out_size, kernel_size, stride, dilation):
-            cols[skip + offset] = xp[(Ellipsis,) + window]
+            cols[skip + offset] = padded[(Ellipsis,) + window]
         return cols
 
     @staticmethod
