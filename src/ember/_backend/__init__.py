@@ -17,6 +17,8 @@ import ml_dtypes
 import numpy as np
 from scipy import special as _scipy_special
 
+from .sparse import SparseCOO
+
 __all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where"]
@@ -73,8 +75,8 @@ def kernel(name):
 
 def as_array(value, *like):
     """A kernel's result (an array, a NumPy scalar or a Python number) as an array of the
-    namespace of ``like`` (the kernel's inputs)."""
-    if type(value) in _NAMESPACES:
+    namespace of ``like`` (the kernel's inputs); sparse storage stays as it is."""
+    if type(value) in _NAMESPACES or type(value) is SparseCOO:
         return value
     return namespace(*like).asarray(value)
 
