@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype
 from . import _distributions
+from ._backend import namespace
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, _type_name, apply
 from ._tensor import Tensor
@@ -233,23 +234,32 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return full((), s, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
 
 
-def _like(fn):
+def _beside(t, fill, size, dtype, requires_grad, *value):
+    """A new tensor of ``size`` (the arguments' sizes, as ``zeros(*size)`` takes them) and
+    ``dtype``, made by ``fill`` ("zeros", "ones", "empty", "full")
+    in the array namespace of tensor ``t``: a tensor made from another stays on its device."""
+    array = getattr(namespace(t._data), fill)(_size(size, fill), *value, dtype=dtype.np)
+    return _finish(array, requires_grad)
+
+
+def _like(fill):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
-        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    like.__name__ = fn.__name__ + "_like"
-    like.__doc__ = f"``{fn.__name__}`` with the shape (and, unless given, dtype) of ``input``."
+        return _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad)
+    like.__name__ = fill + "_like"
+    like.__doc__ = f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device."
     return like
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-empty_like = _like(empty)
+zeros_like = _like("zeros")
+ones_like = _like("ones")
+empty_like = _like("empty")
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """``full`` with ``input``'s shape and (unless given) dtype
+    """``full`` with ``input``'s shape and (unless given) dtype, on its device
     (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    dtype = dtype or input.dtype
+    return _beside(input, "full", (input.shape,), dtype, requires_grad, real_if_fits(fill_value, dtype))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -502,20 +512,21 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
+    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
-    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
+    return _beside(self, "ones", size, dtype or self.dtype, requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of ``size`` (ember gives zeros) with ``self``'s dtype."""
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    dtype = dtype or self.dtype
+    return _beside(self, "full", (size,), dtype, requires_grad, real_if_fits(fill_value, dtype))

@@ -338,6 +338,7 @@ from ._ops import inplace as _inplace  # noqa: E402
 from ._ops import join as _join  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
 from ._ops import pointwise_binary as _binary  # noqa: E402
+from ._ops import pointwise_float as _float  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
@@ -382,8 +383,8 @@ _METHODS = {
     "add": _binary.add, "sub": _binary.sub, "mul": _binary.mul, "div": _binary.div,
     "true_divide": _binary.true_divide, "floor_divide": _binary.floor_divide,
     "remainder": _binary.remainder, "fmod": _binary.fmod, "pow": _binary.pow,
-    "atan2": _binary.atan2, "arctan2": _binary.arctan2, "hypot": _binary.hypot,
-    "logaddexp2": _binary.logaddexp2, "maximum": _binary.maximum,
+    "atan2": _float.atan2, "arctan2": _float.arctan2, "hypot": _float.hypot,
+    "logaddexp2": _float.logaddexp2, "maximum": _binary.maximum,
     "minimum": _binary.minimum, "fmax": _binary.fmax, "fmin": _binary.fmin, "lerp": _binary.lerp,
     "addcmul": _binary.addcmul, "addcdiv": _binary.addcdiv, "clamp": _binary.clamp,
     "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
@@ -481,7 +482,7 @@ _METHODS = {
     "logit": _special.logit, "sinc": _special.sinc, "lgamma": _special.lgamma,
     "digamma": _special.digamma, "polygamma": lambda self, n: _special.polygamma(n, self),
     "i0": _special.i0, "deg2rad": _special.deg2rad, "rad2deg": _special.rad2deg,
-    "xlogy": _special.xlogy, "logaddexp": _binary.logaddexp,
+    "xlogy": _special.xlogy, "logaddexp": _float.logaddexp,
     "copysign": _numeric.copysign, "ldexp": _numeric.ldexp, "nextafter": _numeric.nextafter,
     "signbit": _numeric.signbit, "isposinf": _numeric.isposinf, "isneginf": _numeric.isneginf,
     "heaviside": _numeric.heaviside, "gcd": _numeric.gcd, "lcm": _numeric.lcm,
@@ -501,7 +502,7 @@ _IN_PLACE = {
     "add_": _binary.add, "sub_": _binary.sub, "mul_": _binary.mul, "div_": _binary.div,
     "true_divide_": _binary.true_divide, "floor_divide_": _binary.floor_divide,
     "remainder_": _binary.remainder, "fmod_": _binary.fmod, "pow_": _binary.pow,
-    "atan2_": _binary.atan2, "hypot_": _binary.hypot, "lerp_": _binary.lerp,
+    "atan2_": _float.atan2, "hypot_": _float.hypot, "lerp_": _binary.lerp,
     "addcmul_": _binary.addcmul,
     "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,

@@ -1,8 +1,13 @@
 """Array namespaces behind ember's devices, and the few calls that differ between them.
 
-Op kernels call NumPy functions on the arrays they are given; with CuPy installed the same
-kernels run on the GPU because CuPy mirrors NumPy's API. What does not mirror cleanly lives
-here and nowhere else.
+The seam (docs/design.md, "The backend seam"): an op kernel takes its namespace from its
+inputs, ``xp = namespace(a, b)``, and computes with ``xp.*`` functions and the array's own
+methods and operators; ``xp`` is NumPy for NumPy arrays and, for an array type another
+library registers here (CuPy's, or the counting namespace the tests use), that library's
+NumPy-compatible module. Allocation from nothing (creation ops) uses the device's namespace.
+NumPy's dtypes (``np.float32`` as a tag, ``np.dtype``, ``np.iinfo``/``np.finfo``) and
+constants (``np.pi``) are metadata every such library shares, so code may use them directly.
+What does not mirror cleanly between libraries lives here and nowhere else.
 """
 import ctypes
 import os
@@ -10,33 +15,82 @@ import sys
 
 import ml_dtypes
 import numpy as np
+from scipy import special as _scipy_special
 
 from .sparse import SparseCOO
 
-__all__ = ["ndarray", "as_array", "copy_into", "broadcast_shapes", "index_add_at",
-           "sliding_windows", "matmul", "row_dot", "may_share_memory",
-           "wrapped_integer", "where"]
+__all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into",
+           "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
+           "may_share_memory", "wrapped_integer", "where"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
+# Array types of other libraries -> their namespaces (and their SciPy ``special`` modules).
+# Empty unless one registered, so the NumPy path pays one truthiness check per ``namespace``.
+_NAMESPACES = {}
+_SPECIAL = {}
 
 
-def as_array(value):
-    """A kernel's result (an array, a NumPy scalar or a Python number) as an array; sparse
-    storage stays as it is."""
-    return value if type(value) is SparseCOO else np.asarray(value)
+def register(array_type, xp, special=None):
+    """Makes ``xp`` (a module mirroring NumPy's API, as ``cupy``) the namespace of arrays of
+    ``array_type``, and ``special`` (one mirroring ``scipy.special``, as
+    ``cupyx.scipy.special``) their special functions."""
+    _NAMESPACES[array_type] = xp
+    _SPECIAL[array_type] = special
+
+
+def special(x):
+    """The ``scipy.special`` of the array ``x``'s library (erf, expit...); TypeError naming the
+    array type when its library registered none."""
+    if type(x) not in _NAMESPACES:
+        return _scipy_special
+    if _SPECIAL[type(x)] is None:
+        raise TypeError(f"no special functions (scipy.special) registered for {type(x).__name__} arrays")
+    return _SPECIAL[type(x)]
+
+
+def namespace(*arrays):
+    """The array namespace of ``arrays``: the first registered library's among them, else NumPy
+    (Python numbers and NumPy arrays both compute with NumPy)."""
+    if _NAMESPACES:
+        for a in arrays:
+            xp = _NAMESPACES.get(type(a))
+            if xp is not None:
+                return xp
+    return np
+
+
+def kernel(name):
+    """The kernel ``xp.<name>(*arrays, **kwargs)`` with ``xp`` the namespace of its inputs, for
+    op entries whose forward is one NumPy function (``kernel("exp")``, ``kernel("maximum")``)."""
+    numpy_function = getattr(np, name)
+
+    def call(*arrays, **kwargs):
+        if _NAMESPACES:
+            return getattr(namespace(*arrays), name)(*arrays, **kwargs)
+        return numpy_function(*arrays, **kwargs)  # (``namespace`` inlined: the tiny-op path)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def as_array(value, *like):
+    """A kernel's result (an array, a NumPy scalar or a Python number) as an array of the
+    namespace of ``like`` (the kernel's inputs); sparse storage stays as it is."""
+    if type(value) in _NAMESPACES or type(value) is SparseCOO:
+        return value
+    return namespace(*like).asarray(value)
 
 
 def copy_into(destination, source):
     """Writes ``source`` into ``destination`` in place, broadcasting and casting as needed
     (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``)."""
-    np.copyto(destination, source, casting="unsafe")
+    namespace(destination).copyto(destination, source, casting="unsafe")
 
 
 def may_share_memory(a, b):
     """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
     view op had to copy, as ``reshape`` does over strides that forbid a view."""
-    return np.may_share_memory(a, b)
+    return namespace(a).may_share_memory(a, b)
 
 
 def wrapped_integer(number, dtype):
@@ -107,6 +161,8 @@ def matmul(a, b):
     single BLAS call: waking a second thread for each of many small calls costs more than the
     products themselves.
     """
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return namespace(a, b).matmul(a, b)  # the BLAS thread settings below are NumPy's
     if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16:
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
@@ -140,10 +196,11 @@ def where(condition, input, other):
     operands of one dtype. The bits are copied, so NaN payloads and signed zeros survive.
     """
     a, b = input, other
-    if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or condition.dtype != np.bool_
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or condition.dtype != np.bool_
             or a.dtype != b.dtype or a.dtype.kind not in "biuf" or a.dtype.itemsize > 8
             or condition.size < _BRANCHLESS_WHERE_SIZE):
-        return np.where(condition, a, b)  # (Python numbers keep NumPy's weak-scalar promotion)
+        # (Python numbers keep NumPy's weak-scalar promotion)
+        return namespace(condition, a, b).where(condition, a, b)
     dtype, bits = a.dtype, np.dtype(f"i{a.dtype.itemsize}")
     a, b = a.view(bits), b.view(bits)
     mask = condition.astype(bits)
@@ -159,14 +216,14 @@ def index_add_at(out, index, values):
     if all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) for p in parts):
         out[index] += values  # basic indexing never repeats an element: the fast in-place add
     else:
-        np.add.at(out, index, values)
+        namespace(out).add.at(out, index, values)
 
 
 def sliding_windows(x, window_shape, axis):
     """Read-only strided view of all windows of ``window_shape`` over ``axis`` (no copy)."""
-    return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)
+    return namespace(x).lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)
 
 
 def row_dot(a, b):
     """``sum(a * b, axis=-1)`` as one pass of dot products, without the product array."""
-    return np.vecdot(a, b)
+    return namespace(a, b).vecdot(a, b)

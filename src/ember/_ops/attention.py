@@ -40,35 +40,36 @@ class AttentionWeights(Op):
         # hint: mask is added; is_causal hides key j from query i when j > i; softmax over the keys; rows with
         # hint: every key masked give zeros when masked_rows == 'zero' (SDPA's rule), NaN otherwise
         scores = _backend.matmul(query, key.swapaxes(-1, -2))
+        xp = _backend.namespace(scores)
         # Ufunc calls with out= rather than in-place operators: half the cost on a decoder's
         # one-query rows, same arithmetic.
-        np.multiply(scores, np.asarray(scale, scores.dtype), out=scores)
+        xp.multiply(scores, scores.dtype.type(scale), out=scores)
         if mask is not None:
             if mask.dtype == np.bool_:
-                np.copyto(scores, np.asarray(-np.inf, scores.dtype), where=~mask)
+                xp.copyto(scores, scores.dtype.type(-np.inf), where=~mask)
             else:
                 scores += mask
         if is_causal:
-            above = ~np.tri(scores.shape[-2], scores.shape[-1], dtype=bool)
-            np.copyto(scores, np.asarray(-np.inf, scores.dtype), where=above)
+            above = ~xp.tri(scores.shape[-2], scores.shape[-1], dtype=bool)
+            xp.copyto(scores, scores.dtype.type(-np.inf), where=above)
         if scores.shape[-1] == 0:
             return scores
         # The ufuncs' reduce: the same sums as the methods, without their Python wrappers.
-        top = np.maximum.reduce(scores, axis=-1, keepdims=True)
+        top = xp.maximum.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
             # A row with every key masked has top -inf; raised to the lowest finite value, it
             # still gives exp(-inf - top) = 0 there, and changes no other row (one ufunc call
             # instead of a comparison and a masked store).
-            np.maximum(top, np.finfo(top.dtype).min, out=top)
+            xp.maximum(top, np.finfo(top.dtype).min, out=top)
         with np.errstate(invalid="ignore"):
-            np.subtract(scores, top, out=scores)
-        np.exp(scores, out=scores)
-        total = np.add.reduce(scores, axis=-1, keepdims=True)
+            xp.subtract(scores, top, out=scores)
+        xp.exp(scores, out=scores)
+        total = xp.add.reduce(scores, axis=-1, keepdims=True)
         if masked_rows == "zero":
             # Only an all-masked row sums to 0 (elsewhere the top key adds exp(0) = 1): its
             # zeros divided by the smallest normal number stay zeros, as SDPA gives.
-            np.maximum(total, np.finfo(total.dtype).tiny, out=total)
-        np.divide(scores, total, out=scores)
+            xp.maximum(total, np.finfo(total.dtype).tiny, out=total)
+        xp.divide(scores, total, out=scores)
         return scores
         # course:end 12/attention-weights
 
@@ -105,10 +106,10 @@ class SoftmaxScoresGrad(Op):
     def forward(g, weights, scale=1.0):
         out = g * weights
         row = out.sum(axis=-1, keepdims=True)
-        np.subtract(g, row, out=out)
+        _backend.namespace(out).subtract(g, row, out=out)
         out *= weights
         if scale != 1.0:
-            out *= np.asarray(scale, out.dtype)
+            out *= out.dtype.type(scale)
         return out
 
     @staticmethod

@@ -1,16 +1,18 @@
 """Comparisons, logic and bit operations: each public function, then its op entry.
 
 Their results are bool (or integer, for bit operations) and carry no gradient, so each entry
-is one row made by :func:`predicate`: a name, a NumPy kernel and the dtype rule. The PyTorch
+is one row made by :func:`predicate`: a name, a kernel and the dtype rule. The PyTorch
 page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import builtins
+import operator
 import sys
 
 import numpy as np
 
 from .args import with_out
 from .. import _dtype
+from .._backend import kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
 
 
@@ -31,7 +33,7 @@ def _integral_only(kernel, kernel_name):
     """``kernel`` refusing floating-point operands, as PyTorch's bitwise kernels do."""
     def checked(*arrays):
         for a in arrays:
-            kind = a.dtype if isinstance(a, np.ndarray) else np.result_type(a)
+            kind = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
             if kind.kind == "f":
                 raise NotImplementedError(
                     f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
@@ -45,7 +47,7 @@ def eq(input, other, *, out=None):
     return with_out(apply(Eq, input, other), out)
 
 
-Eq = predicate("Eq", np.equal)
+Eq = predicate("Eq", operator.eq)
 
 
 def ne(input, other, *, out=None):
@@ -53,7 +55,7 @@ def ne(input, other, *, out=None):
     return with_out(apply(Ne, input, other), out)
 
 
-Ne = predicate("Ne", np.not_equal)
+Ne = predicate("Ne", operator.ne)
 not_equal = ne
 
 
@@ -62,7 +64,7 @@ def lt(input, other, *, out=None):
     return with_out(apply(Lt, input, other), out)
 
 
-Lt = predicate("Lt", np.less)
+Lt = predicate("Lt", operator.lt)
 less = lt
 
 
@@ -71,7 +73,7 @@ def le(input, other, *, out=None):
     return with_out(apply(Le, input, other), out)
 
 
-Le = predicate("Le", np.less_equal)
+Le = predicate("Le", operator.le)
 less_equal = le
 
 
@@ -80,7 +82,7 @@ def gt(input, other, *, out=None):
     return with_out(apply(Gt, input, other), out)
 
 
-Gt = predicate("Gt", np.greater)
+Gt = predicate("Gt", operator.gt)
 greater = gt
 
 
@@ -89,7 +91,7 @@ def ge(input, other, *, out=None):
     return with_out(apply(Ge, input, other), out)
 
 
-Ge = predicate("Ge", np.greater_equal)
+Ge = predicate("Ge", operator.ge)
 greater_equal = ge
 
 
@@ -98,7 +100,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return apply(IsClose, input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-IsClose = predicate("IsClose", np.isclose)
+IsClose = predicate("IsClose", _kernel("isclose"))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -117,7 +119,7 @@ def logical_not(input, *, out=None):
     return with_out(apply(LogicalNot, input), out)
 
 
-LogicalNot = predicate("LogicalNot", np.logical_not, promote=None)
+LogicalNot = predicate("LogicalNot", _kernel("logical_not"), promote=None)
 
 
 def logical_and(input, other, *, out=None):
@@ -125,7 +127,7 @@ def logical_and(input, other, *, out=None):
     return with_out(apply(LogicalAnd, input, other), out)
 
 
-LogicalAnd = predicate("LogicalAnd", np.logical_and, promote=None)
+LogicalAnd = predicate("LogicalAnd", _kernel("logical_and"), promote=None)
 
 
 def logical_or(input, other, *, out=None):
@@ -133,7 +135,7 @@ def logical_or(input, other, *, out=None):
     return with_out(apply(LogicalOr, input, other), out)
 
 
-LogicalOr = predicate("LogicalOr", np.logical_or, promote=None)
+LogicalOr = predicate("LogicalOr", _kernel("logical_or"), promote=None)
 
 
 def logical_xor(input, other, *, out=None):
@@ -141,7 +143,7 @@ def logical_xor(input, other, *, out=None):
     return with_out(apply(LogicalXor, input, other), out)
 
 
-LogicalXor = predicate("LogicalXor", np.logical_xor, promote=None)
+LogicalXor = predicate("LogicalXor", _kernel("logical_xor"), promote=None)
 
 
 # ---- bits of integer and bool tensors (NotImplementedError for floating point) -------------------
@@ -150,7 +152,7 @@ def bitwise_not(input, *, out=None):
     return with_out(apply(BitwiseNot, input), out)
 
 
-BitwiseNot = predicate("BitwiseNot", _integral_only(np.invert, "bitwise_not_cpu"),
+BitwiseNot = predicate("BitwiseNot", _integral_only(_kernel("invert"), "bitwise_not_cpu"),
                          promote=None, rule=elementwise_rule)
 
 
@@ -159,7 +161,7 @@ def bitwise_and(input, other, *, out=None):
     return with_out(apply(BitwiseAnd, input, other), out)
 
 
-BitwiseAnd = predicate("BitwiseAnd", _integral_only(np.bitwise_and, "bitwise_and_cpu"),
+BitwiseAnd = predicate("BitwiseAnd", _integral_only(_kernel("bitwise_and"), "bitwise_and_cpu"),
                          rule=elementwise_rule)
 
 
@@ -168,7 +170,7 @@ def bitwise_or(input, other, *, out=None):
     return with_out(apply(BitwiseOr, input, other), out)
 
 
-BitwiseOr = predicate("BitwiseOr", _integral_only(np.bitwise_or, "bitwise_or_cpu"),
+BitwiseOr = predicate("BitwiseOr", _integral_only(_kernel("bitwise_or"), "bitwise_or_cpu"),
                         rule=elementwise_rule)
 
 
@@ -177,7 +179,7 @@ def bitwise_xor(input, other, *, out=None):
     return with_out(apply(BitwiseXor, input, other), out)
 
 
-BitwiseXor = predicate("BitwiseXor", _integral_only(np.bitwise_xor, "bitwise_xor_cpu"),
+BitwiseXor = predicate("BitwiseXor", _integral_only(_kernel("bitwise_xor"), "bitwise_xor_cpu"),
                          rule=elementwise_rule)
 
 
@@ -193,23 +195,24 @@ def bitwise_right_shift(input, other, *, out=None):
     return with_out(apply(BitwiseRightShift, input, other), out)
 
 
-def _shift(kernel, kernel_name):
-    """``kernel`` with PyTorch's result for shifts outside [0, bits), where C (and NumPy) leave
-    the result undefined."""
+def _shift(name, kernel_name):
+    """The shift ``xp.<name>`` with PyTorch's result for shifts outside [0, bits), where C (and
+    NumPy) leave the result undefined."""
     def shifted(a, b):
-        dtype = np.result_type(a)
+        xp = namespace(a, b)
+        dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
         if dtype.kind not in "iu":
             raise NotImplementedError(
                 f"\"{kernel_name}\" not implemented for '{_NAMES[dtype.name]}'")
         inside = (b >= 0) & (b < dtype.itemsize * 8)
-        spilled = 0 if kernel is np.left_shift else np.where(a < 0, -1, 0)
-        return np.where(inside, kernel(a, np.where(inside, b, 0)), spilled).astype(dtype)
+        spilled = 0 if name == "left_shift" else xp.where(a < 0, -1, 0)
+        return xp.where(inside, getattr(xp, name)(a, xp.where(inside, b, 0)), spilled).astype(dtype)
     return shifted
 
 
-BitwiseLeftShift = predicate("BitwiseLeftShift", _shift(np.left_shift, "lshift_cpu"),
+BitwiseLeftShift = predicate("BitwiseLeftShift", _shift("left_shift", "lshift_cpu"),
                              rule=elementwise_rule)
-BitwiseRightShift = predicate("BitwiseRightShift", _shift(np.right_shift, "rshift_cpu"),
+BitwiseRightShift = predicate("BitwiseRightShift", _shift("right_shift", "rshift_cpu"),
                               rule=elementwise_rule)
 
 
@@ -219,7 +222,7 @@ def isnan(input, *, out=None):
     return with_out(apply(IsNan, input), out)
 
 
-IsNan = predicate("IsNan", np.isnan, promote=None)
+IsNan = predicate("IsNan", _kernel("isnan"), promote=None)
 
 
 def isinf(input, *, out=None):
@@ -227,7 +230,7 @@ def isinf(input, *, out=None):
     return with_out(apply(IsInf, input), out)
 
 
-IsInf = predicate("IsInf", np.isinf, promote=None)
+IsInf = predicate("IsInf", _kernel("isinf"), promote=None)
 
 
 def isfinite(input, *, out=None):
@@ -235,4 +238,4 @@ def isfinite(input, *, out=None):
     return with_out(apply(IsFinite, input), out)
 
 
-IsFinite = predicate("IsFinite", np.isfinite, promote=None)
+IsFinite = predicate("IsFinite", _kernel("isfinite"), promote=None)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype
 from .args import with_out
 from .core import _NAMES, CONJ_VIEWS, OPS, Op, apply, elementwise_rule, link_view, real_rule
-from . import (compare, numeric, pointwise_binary, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
+from . import (compare, numeric, pointwise_binary, pointwise_float, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
                sort, special, statistics)
 
 

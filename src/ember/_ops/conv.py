@@ -27,8 +27,6 @@ transposed to (N, C, ...) in one copy that also adds the bias. The transposed di
 the same buffer by one product and adds it back into place with one strided slice addition per
 kernel offset (kh * kw of them, no loop over pixels).
 """
-import numpy as np
-
 from .. import _backend
 from .core import Op, apply
 
@@ -47,7 +45,8 @@ def _samples_inner(x, padding=((0, 0), (0, 0))):
     x = x[:, :, :x.shape[2] + min(bottom, 0), :x.shape[3] + min(right, 0)]
     n, c, h, w = x.shape
     shape = (c, h + top + max(bottom, 0), w + left + max(right, 0), n)
-    out = np.empty(shape, x.dtype) if shape[1:3] == (h, w) else np.zeros(shape, x.dtype)
+    xp = _backend.namespace(x)
+    out = xp.empty(shape, x.dtype) if shape[1:3] == (h, w) else xp.zeros(shape, x.dtype)
     out[:, top:top + h, left:left + w] = x.transpose(1, 2, 3, 0)
     return out
 
@@ -60,9 +59,9 @@ def _columns(x, kernel, stride, padding, dilation, groups):
     # hint: dilated kernel's span with the stride (_backend.sliding_windows), and lay them out as
     # hint: (groups, C/groups * kh * kw, H_out * W_out * N)
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    xp = _samples_inner(x, padding)
+    padded = _samples_inner(x, padding)
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    windows = _backend.sliding_windows(xp, span, axis=(1, 2))[:, ::sh, ::sw, :, ::dh, ::dw]
+    windows = _backend.sliding_windows(padded, span, axis=(1, 2))[:, ::sh, ::sw, :, ::dh, ::dw]
     c, h_out, w_out, n = windows.shape[:4]
     cols = windows.transpose(0, 4, 5, 1, 2, 3).reshape(groups, c // groups * kh * kw, h_out * w_out * n)
     return cols, (h_out, w_out)
@@ -82,11 +81,12 @@ def _rows(a, groups):
 
 def _batch_first(a, bias=None):
     """(C, H, W, N) as a contiguous (N, C, H, W), with ``bias`` (C) added on the way."""
-    out = np.empty((a.shape[3],) + a.shape[:3], a.dtype)
+    xp = _backend.namespace(a)
+    out = xp.empty((a.shape[3],) + a.shape[:3], a.dtype)
     if bias is None:
-        np.copyto(out, a.transpose(3, 0, 1, 2))
+        xp.copyto(out, a.transpose(3, 0, 1, 2))
     else:
-        np.add(a.transpose(3, 0, 1, 2), bias.reshape(-1, 1, 1), out=out)
+        xp.add(a.transpose(3, 0, 1, 2), bias.reshape(-1, 1, 1), out=out)
     return out
 
 
@@ -123,7 +123,8 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     cols = cols.reshape(c_in_g * groups, kh, kw, h_out, w_out, n)
     full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
     # A negative ``after`` (output_padding) extends the result with rows no window reaches.
-    out = np.zeros((cols.shape[0], full_h + max(-bottom, 0), full_w + max(-right, 0), n), cols.dtype)
+    out = _backend.namespace(cols).zeros((cols.shape[0], full_h + max(-bottom, 0), full_w + max(-right, 0), n),
+                                         cols.dtype)
     for i in range(kh):
         for j in range(kw):
             out[:, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]

@@ -179,8 +179,8 @@ def apply(op, *inputs, **attrs):
         raise NotImplementedError(unsupported_message(_snake(op.name))) from None
     if type(out) is not _ndarray:
         if type(out) is tuple:
-            return _results(op, inputs, attrs, out)
-        out = _backend.as_array(out)
+            return _results(op, inputs, attrs, out, arrays)
+        out = _backend.as_array(out, *arrays)
     t = _Tensor._make(out)
     # A view op that had to copy (reshape over strides that forbid a view) made a new tensor:
     # writes to it must reach neither the input nor its history.
@@ -254,11 +254,12 @@ def zero_link(grad, *inputs):
     return apply(ZeroLink, grad, *inputs) if STATE.enabled else grad
 
 
-def _results(op, inputs, attrs, arrays):
+def _results(op, inputs, attrs, results, arrays):
     """The tensors of a multi-result op, all recorded on one node (``_output_nr`` tells them
     apart for the engine). A result may be None (a gradient that is not wanted, an LSTM's
     cell state that a GRU layer lacks)."""
-    outs = tuple(None if a is None else _Tensor._make(_backend.as_array(a)) for a in arrays)
+    outs = tuple(None if r is None else _Tensor._make(r if type(r) is _ndarray else _backend.as_array(r, *arrays))
+                 for r in results)
     if STATE.enabled and op.differentiable and any(
             isinstance(x, _Tensor) and x.requires_grad for x in inputs):
         _record(op, inputs, attrs, outs)

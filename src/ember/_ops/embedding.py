@@ -9,6 +9,7 @@ transposed, is its own derivative, so gradients of gradients come free.
 import numpy as np
 from scipy import sparse as _sparse
 
+from .. import _backend
 from .core import Op, apply
 
 # SciPy's sparse products run in these dtypes; others are computed in float32 and cast back.
@@ -70,9 +71,10 @@ def _row_coefficients(flat, num_weights, padding_idx, scale_grad_by_freq):
     """Each position's weight in its row's gradient (None: all 1)."""
     if not scale_grad_by_freq and padding_idx is None:
         return None
-    coefficients = np.ones(flat.size, np.float64)
+    xp = _backend.namespace(flat)
+    coefficients = xp.ones(flat.size, np.float64)
     if scale_grad_by_freq:
-        coefficients /= np.bincount(flat, minlength=num_weights)[flat]
+        coefficients /= xp.bincount(flat, minlength=num_weights)[flat]
     if padding_idx is not None:
         coefficients[flat == padding_idx] = 0
     return coefficients
@@ -92,9 +94,15 @@ class EmbeddingBackward(Op):
     @staticmethod
     def forward(g, indices, num_weights, padding_idx=None, scale_grad_by_freq=False):
         flat = indices.reshape(-1)
-        matrix = rows_matrix(flat, num_weights, _row_coefficients(flat, num_weights, padding_idx,
-                                                                   scale_grad_by_freq))
-        return SparseMatmul.forward(g.reshape(flat.size, g.shape[-1]), matrix)
+        coefficients = _row_coefficients(flat, num_weights, padding_idx, scale_grad_by_freq)
+        rows = g.reshape(flat.size, g.shape[-1])
+        if type(g) is not np.ndarray:  # SciPy's sparse products take NumPy arrays only
+            if coefficients is not None:
+                rows = rows * coefficients.astype(g.dtype)[:, None]
+            out = _backend.namespace(g).zeros((num_weights, g.shape[-1]), g.dtype)
+            _backend.index_add_at(out, flat, rows)
+            return out
+        return SparseMatmul.forward(rows, rows_matrix(flat, num_weights, coefficients))
 
     @staticmethod
     def backward(ctx, h):

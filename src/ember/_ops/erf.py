@@ -1,6 +1,7 @@
 """The error function on float32 arrays at NumPy speed, for ``erf`` and exact GELU."""
 import numpy as np
-from scipy import special as _special
+
+from .. import _backend
 
 __all__ = ["erf"]
 
@@ -71,11 +72,12 @@ _ERF_NUMPY_FROM = 16384
 
 
 def erf(x):
-    """The error function of an array, in its dtype: SciPy's for double precision, complex
-    numbers and small arrays; otherwise (float32 and narrower) computed in float32 to within
-    1.3 ulp."""
-    if x.dtype.kind != "f" or x.dtype.itemsize > 4 or x.size < _ERF_NUMPY_FROM:
-        return _special.erf(x).astype(x.dtype, copy=False)
+    """The error function of an array, in its dtype: SciPy's (or the array library's own
+    ``special``) for double precision, complex numbers, small arrays and arrays other than
+    NumPy's; otherwise (float32 and narrower) computed in float32 to within 1.3 ulp."""
+    if (x.dtype.kind != "f" or x.dtype.itemsize > 4 or x.size < _ERF_NUMPY_FROM
+            or type(x) is not np.ndarray):
+        return _backend.special(x).erf(x).astype(x.dtype, copy=False)
     with np.errstate(invalid="ignore"):
         # C order, so that the pieces' flat indices address the result in place.
         x32 = np.ascontiguousarray(x, dtype=np.float32)

@@ -145,7 +145,7 @@ class IndexBackward(Op):
 
     @staticmethod
     def forward(g, shape, index):
-        out = np.zeros(shape, g.dtype)
+        out = _backend.namespace(g).zeros(shape, g.dtype)
         _backend.index_add_at(out, index, g)
         return out
 

@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
@@ -97,7 +98,7 @@ class Cat(Op):
 
     @staticmethod
     def forward(*xs, dim=0):
-        return np.concatenate(xs, axis=dim)
+        return namespace(*xs).concatenate(xs, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -230,7 +231,7 @@ class Flip(Op):
 
     @staticmethod
     def forward(x, dims):
-        return np.flip(x, dims).copy()
+        return namespace(x).flip(x, dims).copy()
 
     @staticmethod
     def backward(ctx, g):
@@ -264,7 +265,7 @@ class Roll(Op):
 
     @staticmethod
     def forward(x, shifts, dims):
-        return np.roll(x, shifts, dims)
+        return namespace(x).roll(x, shifts, dims)
 
     @staticmethod
     def backward(ctx, g):
@@ -288,7 +289,7 @@ class Tril(Op):
 
     @staticmethod
     def forward(x, diagonal=0):
-        return np.tril(x, diagonal)
+        return namespace(x).tril(x, diagonal)
 
     @staticmethod
     def backward(ctx, g):
@@ -310,7 +311,7 @@ class Triu(Op):
 
     @staticmethod
     def forward(x, diagonal=0):
-        return np.triu(x, diagonal)
+        return namespace(x).triu(x, diagonal)
 
     @staticmethod
     def backward(ctx, g):
@@ -337,7 +338,7 @@ class Diagonal(Op):
 
     @staticmethod
     def forward(x, offset=0, dim1=0, dim2=1):
-        view = np.diagonal(x, offset, dim1, dim2)
+        view = x.diagonal(offset, dim1, dim2)
         # NumPy hands out diagonals read-only (a legacy of when they were copies); torch's
         # diagonal is a writable view wherever its base is.
         if x.flags.writeable:
@@ -367,9 +368,10 @@ class DiagonalScatter(Op):
     @staticmethod
     def forward(x, src, offset=0, dim1=0, dim2=1):
         out = x.copy()
-        moved = np.moveaxis(out, (dim1, dim2), (-2, -1))
-        n = np.diagonal(moved, offset, -2, -1).shape[-1]
-        rows = np.arange(n) + max(-offset, 0)
+        xp = namespace(x)
+        moved = xp.moveaxis(out, (dim1, dim2), (-2, -1))
+        n = moved.diagonal(offset, -2, -1).shape[-1]
+        rows = xp.arange(n) + max(-offset, 0)
         moved[..., rows, rows + offset] = src
         return out
 
@@ -407,8 +409,10 @@ def trace(input):
 def cartesian_prod(*tensors):
     """The cartesian product of 1-d tensors, one row per combination; no gradient
     (https://pytorch.org/docs/stable/generated/torch.cartesian_prod.html)."""
-    grids = np.meshgrid(*[t._data for t in tensors], indexing="ij")
-    return Tensor._make(np.stack([g.reshape(-1) for g in grids], axis=1)) if len(tensors) > 1 else tensors[0].clone()
+    arrays = [t._data for t in tensors]
+    xp = namespace(*arrays)
+    grids = xp.meshgrid(*arrays, indexing="ij")
+    return Tensor._make(xp.stack([g.reshape(-1) for g in grids], axis=1)) if len(tensors) > 1 else tensors[0].clone()
 
 
 def meshgrid(*tensors, indexing="ij"):

@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from .. import _backend
+from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, with_out
@@ -39,7 +40,7 @@ def matmul(input, other, *, out=None):
                            f"[{', '.join(map(str, (b[0] if other.ndim > 2 else 1, k1)))}] but got: "
                            f"[{', '.join(map(str, b[:2] if other.ndim > 2 else (1, k2)))}].")
     try:
-        np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+        _backend.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
     except ValueError:
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
@@ -227,7 +228,7 @@ class Einsum(Op):
 
     @staticmethod
     def forward(*operands, equation):
-        return np.einsum(equation, *operands, optimize=len(operands) > 2)
+        return namespace(*operands).einsum(equation, *operands, optimize=len(operands) > 2)
 
     @staticmethod
     def backward(ctx, g):
@@ -335,19 +336,20 @@ class VectorNorm(Op):
 
     @staticmethod
     def forward(x, ord, dim, keepdim):
-        a = np.abs(x)
+        xp = namespace(x)
+        a = xp.abs(x)
         if ord == np.inf:
-            return np.maximum.reduce(a, axis=dim, keepdims=keepdim)
+            return xp.maximum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == -np.inf:
-            return np.minimum.reduce(a, axis=dim, keepdims=keepdim)
+            return xp.minimum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == 0:
-            return np.add.reduce(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
+            return xp.add.reduce(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
         if ord == 1:
-            return np.add.reduce(a, axis=dim, keepdims=keepdim)
+            return xp.add.reduce(a, axis=dim, keepdims=keepdim)
         with np.errstate(divide="ignore", over="ignore"):
             if ord == 2:
-                return np.sqrt(np.add.reduce(a * a, axis=dim, keepdims=keepdim))
-            return np.add.reduce(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+                return xp.sqrt(xp.add.reduce(a * a, axis=dim, keepdims=keepdim))
+            return xp.add.reduce(a ** ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
 
     @staticmethod
     def backward(ctx, g):

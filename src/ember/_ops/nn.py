@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .. import _backend
+from .._backend import namespace
 from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .linalg import Matmul
 from .erf import erf
@@ -44,7 +45,7 @@ class LinearForward(Op):
     def forward(x, weight, bias=None):
         out = _backend.matmul(x, weight.T)
         if bias is not None:
-            np.add(out, bias, out=out)  # the ufunc call: cheaper than += on a decoder's one row
+            namespace(out).add(out, bias, out=out)  # the ufunc call: cheaper than += on a decoder's one row
         return out
 
     @staticmethod
@@ -72,7 +73,7 @@ class LeakyRelu(Op):
 
     @staticmethod
     def forward(x, negative_slope=0.01):
-        return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
+        return namespace(x).where(x > 0, x, x * x.dtype.type(negative_slope))
 
     @staticmethod
     def backward(ctx, g):
@@ -90,9 +91,10 @@ class Elu(Op):
 
     @staticmethod
     def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
+        xp, scalar = namespace(x), x.dtype.type
         with np.errstate(over="ignore"):
-            negative = np.expm1(x * np.asarray(input_scale, x.dtype)) * np.asarray(alpha * scale, x.dtype)
-        return np.where(x > 0, x * np.asarray(scale, x.dtype), negative)
+            negative = xp.expm1(x * scalar(input_scale)) * scalar(alpha * scale)
+        return xp.where(x > 0, x * scalar(scale), negative)
 
     @staticmethod
     def backward(ctx, g):
@@ -114,7 +116,8 @@ class HardtanhForward(Op):
 
     @staticmethod
     def forward(x, min_val=-1.0, max_val=1.0):
-        out = np.minimum(np.maximum(x, min_val), max_val)
+        xp = namespace(x)
+        out = xp.minimum(xp.maximum(x, min_val), max_val)
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
@@ -132,7 +135,8 @@ class ThresholdForward(Op):
 
     @staticmethod
     def forward(x, threshold, value):
-        return np.where(x <= threshold, np.asarray(value).astype(x.dtype), x)
+        xp = namespace(x)
+        return xp.where(x <= threshold, xp.asarray(value).astype(x.dtype), x)
 
     @staticmethod
     def backward(ctx, g):
@@ -147,7 +151,8 @@ class HardsigmoidForward(Op):
 
     @staticmethod
     def forward(x):
-        return (np.minimum(np.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+        xp = namespace(x)
+        return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -163,8 +168,9 @@ class HardswishForward(Op):
 
     @staticmethod
     def forward(x):
+        xp = namespace(x)
         with np.errstate(invalid="ignore"):
-            return (x * np.minimum(np.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+            return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -198,7 +204,7 @@ class Gelu(Op):
         with np.errstate(invalid="ignore", over="ignore"):
             if approximate == "tanh":
                 inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
-                return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype, copy=False)
+                return (0.5 * x * (1 + namespace(x).tanh(inner))).astype(x.dtype, copy=False)
             out = _normal_cdf(x)
             out *= x
             return out
@@ -228,14 +234,15 @@ class GeluBackward(Op):
 
     @staticmethod
     def forward(g, x, output):
+        xp = namespace(x)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if output is None:
                 cdf = _normal_cdf(x)
             else:
-                cdf = np.divide(output, x, out=np.full_like(x, 0.5), where=x != 0)
-            grad = np.multiply(x, x, out=np.empty_like(x))  # an array even when 0-d
+                cdf = xp.divide(output, x, out=xp.full_like(x, 0.5), where=x != 0)
+            grad = xp.multiply(x, x, out=xp.empty_like(x))  # an array even when 0-d
             grad *= -0.5
-            np.exp(grad, out=grad)
+            xp.exp(grad, out=grad)
             grad *= x
             grad *= _INV_SQRT_2PI
             grad += cdf
@@ -262,7 +269,7 @@ class LogSigmoidForward(Op):
     @staticmethod
     def forward(x):
         with np.errstate(invalid="ignore"):
-            return -np.logaddexp(np.zeros((), x.dtype), -x)
+            return -namespace(x).logaddexp(x.dtype.type(0), -x)
 
     @staticmethod
     def backward(ctx, g):
@@ -278,8 +285,9 @@ class BinaryCrossEntropy(Op):
 
     @staticmethod
     def forward(x, target, weight=None):
+        xp = namespace(x)
         with np.errstate(divide="ignore"):
-            loss = (target - 1) * np.maximum(np.log1p(-x), -100) - target * np.maximum(np.log(x), -100)
+            loss = (target - 1) * xp.maximum(xp.log1p(-x), -100) - target * xp.maximum(xp.log(x), -100)
         return loss if weight is None else loss * weight
 
     @staticmethod
@@ -317,23 +325,26 @@ def _index_parts(num_classes, dtype, target, weight, ignore_index):
     bad = suspect & keep
     if bad.any():
         raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
-    safe = np.where(keep, target, 0)
+    safe = namespace(target).where(keep, target, 0)
     return safe, (keep.astype(dtype) if weight is None else weight[safe] * keep), keep
 
 
 def _pick(logp, index):
     """``logp[n, index[n, ...], ...]``: each sample's value at its class."""
+    xp = namespace(logp)
     if logp.ndim == 2:
-        return logp[np.arange(logp.shape[0]), index]
-    return np.take_along_axis(logp, np.expand_dims(index, 1), 1).squeeze(1)
+        return logp[xp.arange(logp.shape[0]), index]
+    return xp.take_along_axis(logp, xp.expand_dims(index, 1), 1).squeeze(1)
 
 
 def _place(out, index, values):
     """``out[n, index[n, ...], ...] = values[n, ...]`` (``values`` may be a scalar)."""
+    xp = namespace(out)
     if out.ndim == 2:
-        out[np.arange(out.shape[0]), index] = values
+        out[xp.arange(out.shape[0]), index] = values
     else:
-        np.put_along_axis(out, np.expand_dims(index, 1), values if np.ndim(values) == 0 else np.expand_dims(values, 1), 1)
+        values = values if getattr(values, "ndim", 0) == 0 else xp.expand_dims(values, 1)
+        xp.put_along_axis(out, xp.expand_dims(index, 1), values, 1)
 
 
 def _coefficients(logp_shape, dtype, target, weight, ignore_index, label_smoothing):
@@ -341,22 +352,23 @@ def _coefficients(logp_shape, dtype, target, weight, ignore_index, label_smoothi
     ``-sum_c A * logp``."""
     ndim = len(logp_shape)
     num_classes = logp_shape[1]
+    xp = namespace(target)
     if target.dtype.kind == "f":
         probs = target
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / num_classes
         coef = probs if weight is None else probs * _class_view(weight, ndim)
-        count = int(np.prod(logp_shape)) // num_classes if num_classes else 0
+        count = math.prod(logp_shape) // num_classes if num_classes else 0
         return coef.astype(dtype, copy=False), (count if count else float("nan")), None
     safe, sample_weight, keep = _index_parts(num_classes, dtype, target, weight, ignore_index)
     if sample_weight is None:
-        sample_weight = np.ones(safe.shape, dtype)
-    coef = np.zeros(logp_shape, dtype)
+        sample_weight = xp.ones(safe.shape, dtype)
+    coef = xp.zeros(logp_shape, dtype)
     _place(coef, safe, sample_weight * (1 - label_smoothing) if label_smoothing else sample_weight)
     if label_smoothing:
         # PyTorch's smoothing term weights class c by weight[c], not by the target's weight.
-        spread = np.ones((num_classes,), dtype) if weight is None else weight
-        kept = 1 if keep is None else np.expand_dims(keep, 1)
+        spread = xp.ones((num_classes,), dtype) if weight is None else weight
+        kept = 1 if keep is None else xp.expand_dims(keep, 1)
         coef += _class_view(spread, ndim) * kept * (label_smoothing / num_classes)
     return coef, sample_weight.sum(), keep
 
@@ -380,41 +392,43 @@ def _reduce(losses, reduction, denominator, dtype):
     if reduction == "none":
         return losses
     total = losses.sum()
+    xp = namespace(losses)
     if reduction == "sum":
-        return np.asarray(total, dtype)
+        return xp.asarray(total, dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / np.asarray(denominator, dtype), dtype)
+        return xp.asarray(total / xp.asarray(denominator, dtype), dtype)
 
 
 def _nll_backward(g, logp_shape, target, weight, ignore_index, label_smoothing, reduction):
     """-A * (the reduction's adjoint applied to ``g``): the gradient w.r.t. ``logp``."""
+    xp = namespace(g)
     if target.dtype.kind != "f" and not label_smoothing:
         # The hot path: one nonzero per sample, at its class.
         safe, sample_weight, keep = _index_parts(logp_shape[1], g.dtype, target, weight, ignore_index)
         if reduction == "mean":
             denominator = safe.size if sample_weight is None else sample_weight.sum()
             with np.errstate(invalid="ignore", divide="ignore"):
-                g = g / np.asarray(denominator, g.dtype)
+                g = g / xp.asarray(denominator, g.dtype)
         values = -g if sample_weight is None else -g * sample_weight
         if keep is not None:
             # Ignored samples get no gradient at all, even where the mean divides by a zero weight.
-            values = np.where(keep, values, np.zeros((), g.dtype))
-        grad = np.zeros(logp_shape, g.dtype)
+            values = xp.where(keep, values, g.dtype.type(0))
+        grad = xp.zeros(logp_shape, g.dtype)
         _place(grad, safe, values)
         return grad
     coef, denominator, keep = _coefficients(logp_shape, g.dtype, target, weight, ignore_index,
                                             label_smoothing)
     if reduction == "none":
-        per_sample = np.expand_dims(g, 1)
+        per_sample = xp.expand_dims(g, 1)
     elif reduction == "sum":
         per_sample = g
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
-            per_sample = g / np.asarray(denominator, g.dtype)
+            per_sample = g / xp.asarray(denominator, g.dtype)
     with np.errstate(invalid="ignore"):
         grad = -(coef * per_sample)
     if keep is not None:
-        grad = np.where(np.expand_dims(keep, 1), grad, np.zeros((), grad.dtype))
+        grad = xp.where(xp.expand_dims(keep, 1), grad, grad.dtype.type(0))
     return grad
 
 
@@ -471,14 +485,15 @@ def _log_softmax(x):
     if not x.size:
         return x.copy()
     logp = x - x.max(axis=1, keepdims=True)
-    logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    xp = namespace(x)
+    logp -= xp.log(xp.exp(logp).sum(axis=1, keepdims=True))
     return logp
 
 
 def _softmax(x):
     if not x.size:
         return x.copy()
-    e = np.exp(x - x.max(axis=1, keepdims=True))
+    e = namespace(x).exp(x - x.max(axis=1, keepdims=True))
     e /= e.sum(axis=1, keepdims=True)
     return e
 

@@ -15,9 +15,8 @@ so second derivatives see that dependence too.
 """
 import math
 
-import numpy as np
-
 from .. import _backend
+from .._backend import namespace
 from ..autograd.engine import grad
 from ..autograd.grad_mode import STATE, enable_grad
 from . import core
@@ -35,13 +34,13 @@ def _dot_over(a, b, axes):
     while tail < a.ndim and a.ndim - 1 - tail in axes:
         tail += 1
     if not tail:
-        return np.sum(a * b, axis=axes, keepdims=True)
+        return (a * b).sum(axis=axes, keepdims=True)
     lead = a.shape[:a.ndim - tail]
     row = math.prod(a.shape[a.ndim - tail:])
     sums = _backend.row_dot(a.reshape(lead + (row,)), b.reshape(lead + (row,)))
     rest = tuple(axis for axis in axes if axis < a.ndim - tail)
     if rest:
-        sums = np.sum(sums, axis=rest)
+        sums = sums.sum(axis=rest)
     return sums.reshape(_kept(a.shape, axes))
 
 
@@ -61,7 +60,8 @@ class NormStats(Op):
     @staticmethod
     def forward(x, axes, centered=True):
         kept = _kept(x.shape, axes)
-        mean, var = np.empty(kept, x.dtype), np.empty(kept, x.dtype)
+        xp = namespace(x)
+        mean, var = xp.empty(kept, x.dtype), xp.empty(kept, x.dtype)
         _moments(x, axes, centered, mean, var)
         return mean, var
 
@@ -87,7 +87,7 @@ def _moments(x, axes, centered, mean, var):
     # hint: the squared deviations; of x itself when not centered) into var: arrays of the kept shape
     count = max(math.prod([x.shape[a] for a in axes]), 1)
     if centered:
-        np.add.reduce(x, axis=axes, keepdims=True, out=mean)
+        namespace(x).add.reduce(x, axis=axes, keepdims=True, out=mean)
         mean /= count
         centred = x - mean
     else:
@@ -103,29 +103,29 @@ def _layer_norm_rows(x, weight, bias, eps):
     records nothing): the arithmetic of :func:`_moments` and Normalize's general branch, so
     bit-equal to them, in half the NumPy calls (a decoder normalises one row at a time). The
     ufuncs are called with ``out=``: the in-place operators cost twice as much on small rows."""
-    count = x.shape[-1]
-    mean = np.add.reduce(x, axis=-1, keepdims=True)
+    count, xp = x.shape[-1], namespace(x)
+    mean = xp.add.reduce(x, axis=-1, keepdims=True)
     if x.size == count and x.dtype.itemsize >= 4:
         # One row: its statistics as NumPy scalars, whose arithmetic is the same IEEE
         # operations in the same dtype at a tenth of a ufunc call's cost.
         mean = mean.reshape(-1)[0] / count
-        out = np.subtract(x, mean)
+        out = xp.subtract(x, mean)
         var = _backend.row_dot(out, out).reshape(-1)[0] / count
-        invstd = 1 / np.sqrt(var + x.dtype.type(eps))
-        np.multiply(out, invstd, out=out)
-        np.multiply(out, weight, out=out)
-        np.add(out, bias, out=out)
+        invstd = 1 / xp.sqrt(var + x.dtype.type(eps))
+        xp.multiply(out, invstd, out=out)
+        xp.multiply(out, weight, out=out)
+        xp.add(out, bias, out=out)
         return out
-    np.divide(mean, count, out=mean)
-    out = np.subtract(x, mean)
+    xp.divide(mean, count, out=mean)
+    out = xp.subtract(x, mean)
     var = _backend.row_dot(out, out)[..., None]
-    np.divide(var, count, out=var)
-    np.add(var, np.asarray(eps, x.dtype), out=var)
-    np.sqrt(var, out=var)
-    np.divide(1, var, out=var)
-    np.multiply(out, var, out=out)
-    np.multiply(out, weight, out=out)
-    np.add(out, bias, out=out)
+    xp.divide(var, count, out=var)
+    xp.add(var, x.dtype.type(eps), out=var)
+    xp.sqrt(var, out=var)
+    xp.divide(1, var, out=var)
+    xp.multiply(out, var, out=out)
+    xp.multiply(out, weight, out=out)
+    xp.add(out, bias, out=out)
     return out
 
 
@@ -143,7 +143,7 @@ def _sum_to(array, shape):
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1
                                       and array.shape[lead + i] != 1)
-    return np.sum(array, axis=axes, keepdims=True).reshape(shape) if axes else array
+    return array.sum(axis=axes, keepdims=True).reshape(shape) if axes else array
 
 
 class Normalize(Op):
@@ -166,9 +166,10 @@ class Normalize(Op):
             return _layer_norm_rows(x, weight, bias, eps)
         weight, bias = _affine(weight, affine_shape), _affine(bias, affine_shape)
         if mean is None:
-            mean, var = np.empty(_kept(x.shape, axes), x.dtype), np.empty(_kept(x.shape, axes), x.dtype)
+            xp = namespace(x)
+            mean, var = xp.empty(_kept(x.shape, axes), x.dtype), xp.empty(_kept(x.shape, axes), x.dtype)
             _moments(x, axes, centered, mean, var)
-        invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+        invstd = 1 / namespace(var).sqrt(var + x.dtype.type(eps))
         if _constant_along(weight, axes, x.ndim) and _constant_along(bias, axes, x.ndim):
             # One multiply-add over x with small per-statistic arrays.
             scale = invstd if weight is None else invstd * weight
@@ -283,15 +284,15 @@ def _fused_grads(g, x, mean, var, weight, bias, axes, eps, centered, needs):
     for a in axes:
         count *= x.shape[a]
     if not centered:
-        mean = np.zeros((), x.dtype)
-    invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+        mean = x.dtype.type(0)
+    invstd = 1 / namespace(var).sqrt(var + x.dtype.type(eps))
     grad_x = grad_weight = grad_bias = None
     if needs[4]:
-        grad_bias = _sum_to(np.sum(g, axis=axes, keepdims=True) if _constant_along(bias, axes, x.ndim)
+        grad_bias = _sum_to(g.sum(axis=axes, keepdims=True) if _constant_along(bias, axes, x.ndim)
                             else g, bias.shape)
     if _constant_along(weight, axes, x.ndim):
-        w = np.ones((), x.dtype) if weight is None else weight
-        sum_g = np.sum(g, axis=axes, keepdims=True)
+        w = x.dtype.type(1) if weight is None else weight
+        sum_g = g.sum(axis=axes, keepdims=True)
         sum_g_xhat = (_dot_over(g, x, axes) - mean * sum_g) * invstd
         if needs[0]:
             scale = invstd * w
@@ -309,7 +310,7 @@ def _fused_grads(g, x, mean, var, weight, bias, axes, eps, centered, needs):
         g_xhat = g * weight
         grad_x = g_xhat - xhat * (_dot_over(g_xhat, xhat, axes) / count)
         if centered:
-            grad_x -= np.sum(g_xhat, axis=axes, keepdims=True) / count
+            grad_x -= g_xhat.sum(axis=axes, keepdims=True) / count
         grad_x *= invstd
     if needs[3]:
         grad_weight = _sum_to(g * xhat, weight.shape)

@@ -9,15 +9,16 @@ op (``inplace=False``: fresh arrays, the inputs untouched) followed by mutations
 """
 import math
 
-import numpy as np
+import numpy as np  # noqa: F401  (a student's answer to the course's exercises may use it)
 
+from .._backend import namespace
 from .core import Op
 
 __all__ = ["SgdUpdate", "AdamUpdate"]
 
 
 def _fresh(inplace, *arrays):
-    return arrays if inplace else tuple(None if a is None else np.array(a) for a in arrays)
+    return arrays if inplace else tuple(None if a is None else namespace(a).array(a) for a in arrays)
 
 
 class SgdUpdate(Op):
@@ -36,6 +37,7 @@ class SgdUpdate(Op):
 
     @staticmethod
     def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, inplace=False):
+        xp = namespace(param)
         param, buf = _fresh(inplace, param, buf)
         # course:begin 06/sgd-update
         # hint: the equations in ember.optim.SGD's docstring: negate grad if maximize, add weight decay,
@@ -46,8 +48,8 @@ class SgdUpdate(Op):
             grad = grad + weight_decay * param
         if momentum != 0:
             if buf is None:
-                # np.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
-                buf = np.array(grad, dtype=param.dtype)
+                # xp.array, not .copy(): arithmetic on 0-d arrays yields NumPy scalars.
+                buf = xp.array(grad, dtype=param.dtype)
             else:
                 buf *= momentum
                 buf += (1 - dampening) * grad
@@ -74,6 +76,7 @@ class AdamUpdate(Op):
     def forward(param, grad, m, v, step, max_v=None, *, lr, beta1, beta2, eps, weight_decay,
                 decoupled_weight_decay, maximize, inplace=False):
         param, m, v, step, max_v = _fresh(inplace, param, m, v, step, max_v)
+        xp = namespace(param)
         # course:begin 06/adam-update
         # hint: step += 1; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad: max_v = max(max_v, v));
         # hint: param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps); AdamW decays param by lr * wd first
@@ -87,19 +90,19 @@ class AdamUpdate(Op):
             else:
                 grad = grad + weight_decay * param
         # One scratch array for every intermediate: no temporaries per parameter and step.
-        scratch = np.subtract(grad, m, out=np.empty_like(m))
+        scratch = xp.subtract(grad, m, out=xp.empty_like(m))
         scratch *= 1 - beta1
         m += scratch
         v *= beta2
-        np.multiply(grad, grad, out=scratch)
+        xp.multiply(grad, grad, out=scratch)
         scratch *= 1 - beta2
         v += scratch
         if max_v is not None:
-            np.maximum(max_v, v, out=max_v)
-        denom = np.sqrt(v if max_v is None else max_v, out=scratch)
+            xp.maximum(max_v, v, out=max_v)
+        denom = xp.sqrt(v if max_v is None else max_v, out=scratch)
         denom /= math.sqrt(1 - beta2 ** t)
         denom += eps
-        update = np.divide(m, denom, out=scratch)
+        update = xp.divide(m, denom, out=scratch)
         update *= lr / (1 - beta1 ** t)
         param -= update
         return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)

@@ -3,14 +3,17 @@
 Binary ops broadcast and promote as PyTorch does; the engine sums each gradient back to its
 input's shape. Derivatives follow PyTorch's ``tools/autograd/derivatives.yaml`` where it makes
 a choice (ties of ``maximum`` split the gradient; ``clamp`` passes it where
-``min <= x <= max``).
+``min <= x <= max``). The floating-point functions of two tensors (``atan2``, ``hypot``,
+``logaddexp``) are in ``pointwise_float``.
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from .. import _backend, _dtype
+from .._backend import kernel, namespace
 from .._creation import full
 from .._tensor import Tensor
 from .args import tensor_arg, with_out
@@ -106,7 +109,7 @@ multiply = mul
 
 class Mul(Op):
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.multiply)
+    forward = staticmethod(operator.mul)
 
     @staticmethod
     def backward(ctx, g):
@@ -155,13 +158,14 @@ def _is_int_zero_division(input, other):
     if dt.is_floating_point:
         return False
     d = other._data if isinstance(other, Tensor) else other
-    return bool(np.any(np.asarray(d) == 0))
+    xp = namespace(d)
+    return bool(xp.any(xp.asarray(d) == 0))
 
 
 class Div(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
-    forward = staticmethod(np.true_divide)
+    forward = staticmethod(operator.truediv)
 
     @staticmethod
     def backward(ctx, g):
@@ -182,14 +186,15 @@ class DivRounded(Op):
 
     @staticmethod
     def forward(a, b, rounding_mode):
+        xp = namespace(a, b)
         with np.errstate(all="ignore"):
             if rounding_mode == "floor":
-                return np.floor_divide(a, b)
-            if np.result_type(a, b).kind == "f":
-                return np.trunc(np.true_divide(a, b))
+                return a // b
+            if xp.result_type(a, b).kind == "f":
+                return xp.trunc(a / b)
             # Integer quotients stay exact: floor, then step towards zero for negative inexact ones.
-            q, r = np.divmod(a, b)
-            return q + ((r != 0) & ((np.less(a, 0)) != np.less(b, 0)))
+            q, r = divmod(a, b)
+            return q + ((r != 0) & ((xp.less(a, 0)) != xp.less(b, 0)))
 
     @staticmethod
     def backward(ctx, g):
@@ -213,7 +218,7 @@ def remainder(input, other, *, out=None):
 class Remainder(Op):
     """Python's ``%``: the result takes the sign of the divisor."""
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.remainder)
+    forward = staticmethod(operator.mod)
 
     @staticmethod
     def backward(ctx, g):
@@ -233,7 +238,7 @@ def fmod(input, other, *, out=None):
 class Fmod(Op):
     """C's ``fmod``: the result takes the sign of the dividend."""
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.fmod)
+    forward = staticmethod(kernel("fmod"))
 
     @staticmethod
     def backward(ctx, g):
@@ -279,16 +284,17 @@ class Pow(Op):
 
     @staticmethod
     def forward(a, b):
+        xp = namespace(a, b)
         if a.dtype == np.bool_:  # bool ** a Python bool, the one bool power torch allows
-            return np.logical_or(a, not b)
-        if getattr(b, "dtype", None) is not None and b.dtype.kind == "i" and np.any(b < 0):
+            return xp.logical_or(a, not b)
+        if getattr(b, "dtype", None) is not None and b.dtype.kind == "i" and (b < 0).any():
             # An integer tensor exponent below zero truncates as torch does: 1 stays 1, -1
             # alternates by parity, anything else becomes 0 (NumPy raises instead).
-            small = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0))
+            small = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
             with np.errstate(all="ignore"):
-                return np.where(b < 0, small, np.power(a, np.maximum(b, 0))).astype(b.dtype)
+                return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
-            return np.power(a, b)
+            return xp.power(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -307,127 +313,6 @@ class Pow(Op):
 
 def _log_of(a):
     return a.log() if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan")
-
-
-def atan2(input, other, *, out=None):
-    """The angle of the point (other, input) in radians, in [-pi, pi]; integer inputs give the
-    default float dtype (https://pytorch.org/docs/stable/generated/torch.atan2.html)."""
-    return with_out(apply(Atan2, input, other), out)
-
-
-arctan2 = atan2
-
-
-class Atan2(Op):
-    infer = classmethod(elementwise_rule)
-    promote = "float"
-    forward = staticmethod(np.arctan2)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        r = a * a + b * b
-        # At the origin (or where a*a + b*b underflows) PyTorch gives a zero gradient.
-        recip = r.reciprocal().masked_fill(r == 0, 0)
-        return g * b * recip, -g * a * recip
-
-
-def _floating_pair(name, input, other, complex_ok=False):
-    """PyTorch's errors for a binary op with floating-point kernels only (and complex ones if
-    ``complex_ok``): TypeError unless both are tensors, NotImplementedError naming the
-    promoted dtype when it has no kernel."""
-    for arg in (input, other):
-        if not isinstance(arg, Tensor):
-            position, which = (1, "input") if arg is input else (2, "other")
-            raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
-                            f"not {type(arg).__name__}")
-    dtype = _dtype.result_type(input, other)
-    if not (dtype.is_floating_point or complex_ok and dtype.is_complex):
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
-
-
-def hypot(input, other, *, out=None):
-    """``sqrt(input**2 + other**2)`` elementwise, without overflow or underflow in the squares
-    (https://pytorch.org/docs/stable/generated/torch.hypot.html).
-
-    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
-    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
-    RuntimeError naming the sizes when the shapes do not broadcast. The gradient at the origin
-    is nan, as in PyTorch.
-    """
-    _floating_pair("hypot", input, other)
-    return with_out(apply(Hypot, input, other), out)
-
-
-class Hypot(Op):
-    """d/da hypot(a, b) = a / hypot(a, b), and the same for b."""
-    infer = classmethod(elementwise_rule)
-    save_output = True
-    forward = staticmethod(np.hypot)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b, out = ctx.input(0), ctx.input(1), ctx.output
-        return g * a / out, g * b / out
-
-
-def logaddexp2(input, other, *, out=None):
-    """``log2(2**input + 2**other)`` elementwise, finite where the powers would overflow
-    (https://pytorch.org/docs/stable/generated/torch.logaddexp2.html).
-
-    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
-    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
-    RuntimeError naming the sizes when the shapes do not broadcast.
-    """
-    _floating_pair("logaddexp2", input, other)
-    return with_out(apply(LogAddExp2, input, other), out)
-
-
-class LogAddExp2(Op):
-    """d/da = 1 / (1 + 2**(b - a)), d/db = 1 / (1 + 2**(a - b)): each input's share of the sum."""
-    infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.logaddexp2)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        return g / (1 + 2 ** (b - a)), g / (1 + 2 ** (a - b))
-
-
-def logaddexp(input, other, *, out=None):
-    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow; real or
-    complex (https://pytorch.org/docs/stable/generated/torch.logaddexp.html).
-    TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
-    _floating_pair("logaddexp", input, other, complex_ok=True)
-    return with_out(apply(LogAddExp, input, other), out)
-
-
-def log_add_exp(a, b):
-    """``log(exp(a) + exp(b))`` on arrays, complex ones as torch computes them: the term with
-    the larger real part ``hi`` factored out, ``hi + log1p(exp(lo - hi))``; a nan part in either
-    gives nan + nan j; two equal infinite real parts give ``lo`` (both -inf) or the plain sum."""
-    if a.dtype.kind != "c" and b.dtype.kind != "c":
-        return np.logaddexp(a, b)
-    a, b = np.broadcast_arrays(a, b)
-    swap = a.real < b.real
-    lo, hi = np.where(swap, a, b), np.where(swap, b, a)
-    with np.errstate(all="ignore"):
-        out = hi + np.log1p(np.exp(lo - hi))
-        infinite = np.isinf(lo.real) & (lo.real == hi.real)
-        out = np.where(infinite, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), out)
-    out[np.isnan(a) | np.isnan(b)] = complex(np.nan, np.nan)
-    return out
-
-
-class LogAddExp(Op):
-    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b (holomorphic)."""
-    infer = classmethod(elementwise_rule)
-    forward = staticmethod(log_add_exp)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        return g * (a - b).sigmoid(), g * (b - a).sigmoid()
 
 
 def maximum(input, other, *, out=None):
@@ -456,7 +341,7 @@ def fmin(input, other):
 
 class Maximum(Op):
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.maximum)
+    forward = staticmethod(kernel("maximum"))
 
     @staticmethod
     def backward(ctx, g):
@@ -466,7 +351,7 @@ class Maximum(Op):
 
 class Minimum(Op):
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.minimum)
+    forward = staticmethod(kernel("minimum"))
 
     @staticmethod
     def backward(ctx, g):
@@ -592,9 +477,10 @@ class Clamp(Op):
 
     @staticmethod
     def forward(x, min, max):
+        xp = namespace(x, min, max)
         if min is not None:
-            x = np.maximum(x, min)
-        return x if max is None else np.minimum(x, max)
+            x = xp.maximum(x, min)
+        return x if max is None else xp.minimum(x, max)
 
     @staticmethod
     def backward(ctx, g):

@@ -1,7 +1,7 @@
 """Elementwise functions of one tensor: each public function, then its op entry.
 
 Most entries differ only in their kernel and derivative, so they are rows made by
-:func:`elementwise`: ``Exp = elementwise("Exp", np.exp, lambda out, g: g * out, uses="output")``.
+:func:`elementwise`: ``Exp = elementwise("Exp", kernel("exp"), lambda out, g: g * out, uses="output")``.
 The derivative is written in ember ops and reads either the input or the output, whichever
 the op saves. Integer inputs of the transcendental functions compute in the default float
 dtype (PyTorch's ``promote="float"``); the PyTorch page of each is
@@ -11,9 +11,9 @@ import math
 import sys
 
 import numpy as np
-from scipy import special as _special
 
 from .. import _dtype
+from .._backend import kernel, namespace, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
@@ -63,7 +63,7 @@ def _neg_kernel(x):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return np.negative(x)
+    return -x
 
 
 Neg = elementwise("Neg", _neg_kernel, lambda _, g: -g, uses=None, promote=None)
@@ -77,7 +77,7 @@ def abs(input, *, out=None):
 
 def _abs_kernel(x):
     _no_bool(x, "abs_cpu")
-    return np.abs(x)
+    return namespace(x).abs(x)
 
 
 Abs = elementwise("Abs", _abs_kernel, lambda x, g: g * x.sgn(), promote=None)
@@ -93,9 +93,10 @@ def sign(input, *, out=None):
 def _sign_kernel(x):
     if x.dtype.kind == "b":
         return x.copy()
-    out = np.asarray(np.sign(x))
+    xp = namespace(x)
+    out = xp.asarray(xp.sign(x))
     if out.dtype.kind == "f":
-        np.copyto(out, 0, where=np.isnan(out))  # PyTorch's sign (and so abs's gradient) is 0 at NaN
+        xp.copyto(out, 0, where=xp.isnan(out))  # PyTorch's sign (and so abs's gradient) is 0 at NaN
     return out
 
 
@@ -111,7 +112,7 @@ def relu(input, *, out=None):
 def _relu_kernel(x):
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return np.maximum(x, 0)
+    return namespace(x).maximum(x, 0)
 
 
 # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
@@ -125,7 +126,7 @@ def exp(input, *, out=None):
     return with_out(apply(Exp, input), out)
 
 
-Exp = elementwise("Exp", np.exp, lambda out, g: g * out, uses="output")
+Exp = elementwise("Exp", kernel("exp"), lambda out, g: g * out, uses="output")
 
 
 def expm1(input, *, out=None):
@@ -133,7 +134,7 @@ def expm1(input, *, out=None):
     return with_out(apply(Expm1, input), out)
 
 
-Expm1 = elementwise("Expm1", np.expm1, lambda out, g: g * (out + 1), uses="output")
+Expm1 = elementwise("Expm1", kernel("expm1"), lambda out, g: g * (out + 1), uses="output")
 
 
 def log(input, *, out=None):
@@ -141,7 +142,7 @@ def log(input, *, out=None):
     return with_out(apply(Log, input), out)
 
 
-Log = elementwise("Log", np.log, lambda x, g: g / x)
+Log = elementwise("Log", kernel("log"), lambda x, g: g / x)
 
 
 def log2(input, *, out=None):
@@ -149,7 +150,7 @@ def log2(input, *, out=None):
     return with_out(apply(Log2, input), out)
 
 
-Log2 = elementwise("Log2", np.log2, lambda x, g: g / (x * _LN2))
+Log2 = elementwise("Log2", kernel("log2"), lambda x, g: g / (x * _LN2))
 
 
 def log10(input, *, out=None):
@@ -157,7 +158,7 @@ def log10(input, *, out=None):
     return with_out(apply(Log10, input), out)
 
 
-Log10 = elementwise("Log10", np.log10, lambda x, g: g / (x * _LN10))
+Log10 = elementwise("Log10", kernel("log10"), lambda x, g: g / (x * _LN10))
 
 
 def log1p(input, *, out=None):
@@ -165,7 +166,7 @@ def log1p(input, *, out=None):
     return with_out(apply(Log1p, input), out)
 
 
-Log1p = elementwise("Log1p", np.log1p, lambda x, g: g / (x + 1))
+Log1p = elementwise("Log1p", kernel("log1p"), lambda x, g: g / (x + 1))
 
 
 def sqrt(input, *, out=None):
@@ -173,7 +174,7 @@ def sqrt(input, *, out=None):
     return with_out(apply(Sqrt, input), out)
 
 
-Sqrt = elementwise("Sqrt", np.sqrt, lambda out, g: g / (2 * out), uses="output")
+Sqrt = elementwise("Sqrt", kernel("sqrt"), lambda out, g: g / (2 * out), uses="output")
 
 
 def rsqrt(input, *, out=None):
@@ -181,7 +182,7 @@ def rsqrt(input, *, out=None):
     return with_out(apply(Rsqrt, input), out)
 
 
-Rsqrt = elementwise("Rsqrt", lambda x: 1 / np.sqrt(x),
+Rsqrt = elementwise("Rsqrt", lambda x: 1 / namespace(x).sqrt(x),
                     lambda out, g: g * -0.5 * out * out * out, uses="output")
 
 
@@ -190,7 +191,7 @@ def reciprocal(input, *, out=None):
     return with_out(apply(Reciprocal, input), out)
 
 
-Reciprocal = elementwise("Reciprocal", np.reciprocal, lambda out, g: -g * out * out,
+Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g * out * out,
                          uses="output")
 
 
@@ -206,7 +207,7 @@ def sin(input, *, out=None):
     return with_out(apply(Sin, input), out)
 
 
-Sin = elementwise("Sin", np.sin, lambda x, g: g * x.cos())
+Sin = elementwise("Sin", kernel("sin"), lambda x, g: g * x.cos())
 
 
 def cos(input, *, out=None):
@@ -214,7 +215,7 @@ def cos(input, *, out=None):
     return with_out(apply(Cos, input), out)
 
 
-Cos = elementwise("Cos", np.cos, lambda x, g: -g * x.sin())
+Cos = elementwise("Cos", kernel("cos"), lambda x, g: -g * x.sin())
 
 
 def tan(input, *, out=None):
@@ -222,7 +223,7 @@ def tan(input, *, out=None):
     return with_out(apply(Tan, input), out)
 
 
-Tan = elementwise("Tan", np.tan, lambda out, g: g * (1 + out * out), uses="output")
+Tan = elementwise("Tan", kernel("tan"), lambda out, g: g * (1 + out * out), uses="output")
 
 
 def asin(input, *, out=None):
@@ -230,7 +231,7 @@ def asin(input, *, out=None):
     return with_out(apply(Asin, input), out)
 
 
-Asin = elementwise("Asin", np.arcsin, lambda x, g: g * (1 - x * x).rsqrt())
+Asin = elementwise("Asin", kernel("arcsin"), lambda x, g: g * (1 - x * x).rsqrt())
 arcsin = asin
 
 
@@ -239,7 +240,7 @@ def acos(input, *, out=None):
     return with_out(apply(Acos, input), out)
 
 
-Acos = elementwise("Acos", np.arccos, lambda x, g: -g * (1 - x * x).rsqrt())
+Acos = elementwise("Acos", kernel("arccos"), lambda x, g: -g * (1 - x * x).rsqrt())
 arccos = acos
 
 
@@ -248,7 +249,7 @@ def atan(input, *, out=None):
     return with_out(apply(Atan, input), out)
 
 
-Atan = elementwise("Atan", np.arctan, lambda x, g: g / (1 + x * x))
+Atan = elementwise("Atan", kernel("arctan"), lambda x, g: g / (1 + x * x))
 arctan = atan
 
 
@@ -257,7 +258,7 @@ def sinh(input, *, out=None):
     return with_out(apply(Sinh, input), out)
 
 
-Sinh = elementwise("Sinh", np.sinh, lambda x, g: g * x.cosh())
+Sinh = elementwise("Sinh", kernel("sinh"), lambda x, g: g * x.cosh())
 
 
 def cosh(input, *, out=None):
@@ -265,7 +266,7 @@ def cosh(input, *, out=None):
     return with_out(apply(Cosh, input), out)
 
 
-Cosh = elementwise("Cosh", np.cosh, lambda x, g: g * x.sinh())
+Cosh = elementwise("Cosh", kernel("cosh"), lambda x, g: g * x.sinh())
 
 
 def tanh(input, *, out=None):
@@ -273,7 +274,7 @@ def tanh(input, *, out=None):
     return with_out(apply(TanhForward, input), out)
 
 
-TanhForward = elementwise("Tanh", np.tanh, lambda out, g: g * (1 - out * out), uses="output",
+TanhForward = elementwise("Tanh", kernel("tanh"), lambda out, g: g * (1 - out * out), uses="output",
                           class_name="TanhForward")
 
 
@@ -284,8 +285,8 @@ def sigmoid(input, *, out=None):
 
 def _sigmoid_kernel(x):
     if x.dtype.kind == "c":
-        return 1 / (1 + np.exp(-x))
-    return _special.expit(x).astype(x.dtype, copy=False)  # SciPy has no float16 loop
+        return 1 / (1 + namespace(x).exp(-x))
+    return special(x).expit(x).astype(x.dtype, copy=False)  # SciPy has no float16 loop
 
 
 SigmoidForward = elementwise("Sigmoid", _sigmoid_kernel, lambda out, g: g * out * (1 - out), uses="output",
@@ -309,9 +310,10 @@ class SoftplusForward(Op):
     @staticmethod
     def forward(x, beta=1.0, threshold=20.0):
         bx = x * beta
+        xp = namespace(x)
         with np.errstate(over="ignore"):
-            soft = np.logaddexp(0, bx) / beta
-        return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+            soft = xp.logaddexp(0, bx) / beta
+        return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -326,7 +328,7 @@ def _rounding(name, fn, kernel_name):
     def kernel(x, decimals=0):
         _no_bool(x, kernel_name)
         if decimals:
-            return np.round(x, decimals)
+            return namespace(x).round(x, decimals)
         return fn(x) if x.dtype.kind == "f" else x.copy()
     return elementwise(name, kernel, lambda _, g: g * 0, uses=None, promote=None)
 
@@ -336,7 +338,7 @@ def floor(input, *, out=None):
     return with_out(apply(Floor, input), out)
 
 
-Floor = _rounding("Floor", np.floor, "floor_vml_cpu")
+Floor = _rounding("Floor", kernel("floor"), "floor_vml_cpu")
 
 
 def ceil(input, *, out=None):
@@ -344,7 +346,7 @@ def ceil(input, *, out=None):
     return with_out(apply(Ceil, input), out)
 
 
-Ceil = _rounding("Ceil", np.ceil, "ceil_vml_cpu")
+Ceil = _rounding("Ceil", kernel("ceil"), "ceil_vml_cpu")
 
 
 def trunc(input, *, out=None):
@@ -352,7 +354,7 @@ def trunc(input, *, out=None):
     return with_out(apply(Trunc, input), out)
 
 
-Trunc = _rounding("Trunc", np.trunc, "trunc_vml_cpu")
+Trunc = _rounding("Trunc", kernel("trunc"), "trunc_vml_cpu")
 fix = trunc
 
 
@@ -361,7 +363,7 @@ def round(input, *, decimals=0, out=None):
     return with_out(apply(Round, input, decimals=decimals) if decimals else apply(Round, input), out)
 
 
-Round = _rounding("Round", np.round, "round_cpu")
+Round = _rounding("Round", kernel("round"), "round_cpu")
 
 
 def frac(input, *, out=None):
@@ -373,7 +375,7 @@ def _frac_kernel(x):
     if x.dtype.kind != "f":
         raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_NAMES[x.dtype.name]}'")
     with np.errstate(invalid="ignore"):
-        return x - np.trunc(x)
+        return x - namespace(x).trunc(x)
 
 
 Frac = elementwise("Frac", _frac_kernel, lambda _, g: g, uses=None, promote=None)
@@ -391,7 +393,7 @@ class NanToNum(Op):
 
     @staticmethod
     def forward(x, nan=0.0, posinf=None, neginf=None):
-        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+        return namespace(x).nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
     @staticmethod
     def backward(ctx, g):

@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 
 from .. import _backend, _dtype
+from .._backend import namespace
 from .core import Op, apply, zero_link
 
 
@@ -52,7 +53,7 @@ def _padded(x, out_size, kernel_size, stride, padding, dilation, fill):
         widths.append((p, max((n - 1) * s + d * (kernel - 1) + 1 - size - p, 0)))
     if not any(a or b for a, b in widths):
         return x
-    return np.pad(x, widths, constant_values=fill)
+    return namespace(x).pad(x, widths, constant_values=fill)
 
 
 def _out_size(x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -97,10 +98,11 @@ def _first_max(taps, best):
         missed &= tap != best
         position += missed
     if best.dtype.kind == "f":
-        nan = np.isnan(best)
+        xp = namespace(best)
+        nan = xp.isnan(best)
         if nan.any():
             for k, tap in enumerate(taps):
-                position[nan & np.isnan(tap)] = k
+                position[nan & xp.isnan(tap)] = k
     return position
 
 
@@ -108,14 +110,14 @@ def _max_taps(x, kernel_size, stride, padding, dilation, ceil_mode):
     """(output size, one array per kernel offset holding that tap of every window), the
     input padded with its dtype's lowest value."""
     out_size = _out_size(x, kernel_size, stride, padding, dilation, ceil_mode)
-    xp = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
-    return out_size, [xp[(Ellipsis,) + window] for _, window in _windows(out_size, kernel_size, stride, dilation)]
+    padded = _padded(x, out_size, kernel_size, stride, padding, dilation, _lowest(x.dtype))
+    return out_size, [padded[(Ellipsis,) + window] for _, window in _windows(out_size, kernel_size, stride, dilation)]
 
 
 def _maximum(taps):
-    out = taps[0].copy()
+    out, xp = taps[0].copy(), namespace(taps[0])
     for tap in taps[1:]:
-        np.maximum(out, tap, out=out)
+        xp.maximum(out, tap, out=out)
     return out
 
 
@@ -186,41 +188,42 @@ class MaxPoolIndices(Op):
         if (any(padding) or ceil_mode) and (best == lowest).any():
             # A window whose maximum is the padding value reports its first real tap, as
             # PyTorch's kernel (which never visits padding) does.
-            firsts = [((d - 1 - np.minimum(a, 0)) // d).clip(0, k - 1) for a, d, k in
-                      zip(_window_starts(out_size, stride, padding), dilation, kernel_size)]
-            first = np.ravel_multi_index(np.broadcast_arrays(*firsts), kernel_size).astype(position.dtype)
-            position = np.where(best == lowest, first, position)
+            xp = namespace(x)
+            firsts = [((d - 1 - xp.minimum(a, 0)) // d).clip(0, k - 1) for a, d, k in
+                      zip(_window_starts(xp, out_size, stride, padding), dilation, kernel_size)]
+            first = xp.ravel_multi_index(xp.broadcast_arrays(*firsts), kernel_size).astype(position.dtype)
+            position = xp.where(best == lowest, first, position)
         if not flat:
             return position
         return _flat_index(position, x.shape[x.ndim - len(kernel_size):], kernel_size, stride, padding,
                            dilation)
 
 
-def _window_starts(out_size, stride, padding):
+def _window_starts(xp, out_size, stride, padding):
     """Each window's first tap along each dim (negative inside the left padding), shaped to
-    broadcast against each other."""
-    return _grid([np.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)])
+    broadcast against each other (arrays of namespace ``xp``)."""
+    return _grid([xp.arange(n) * s - p for n, s, p in zip(out_size, stride, padding)])
 
 
 def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
     """Flat input-plane index (int64) of the tap at window ``position`` of each window."""
-    plane = _plane_strides(spatial)
-    offsets = np.array([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
-                        for offset in itertools.product(*(range(k) for k in kernel_size))], np.int64)
-    starts = _window_starts(position.shape[position.ndim - len(spatial):], stride, padding)
+    plane, xp = _plane_strides(spatial), namespace(position)
+    offsets = xp.asarray([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
+                          for offset in itertools.product(*(range(k) for k in kernel_size))], np.int64)
+    starts = _window_starts(xp, position.shape[position.ndim - len(spatial):], stride, padding)
     index = offsets[position]
     index += sum(a * ps for a, ps in zip(starts, plane))
     if any(padding) and not all(_reach_input(a.reshape(-1), k, d, size).all() for a, k, d, size in
                                 zip(starts, kernel_size, dilation, spatial)):
         # Windows of padding only (possible with dilation) have no input position; PyTorch
         # reports one past the plane's edge. Kept inside the plane, they stay harmless.
-        np.clip(index, 0, int(np.prod(spatial)) - 1, out=index)
+        xp.clip(index, 0, int(np.prod(spatial)) - 1, out=index)
     return index
 
 
 def _reach_input(starts, kernel, dilation, size):
     """Per window along one dim: does any tap land inside the input?"""
-    taps = starts + np.arange(kernel)[:, None] * dilation
+    taps = starts + namespace(starts).arange(kernel)[:, None] * dilation
     return ((taps >= 0) & (taps < size)).any(0)
 
 
@@ -260,7 +263,7 @@ def _flat_positions(index, lead_ndim, plane_size):
     (prod(lead), prod(out))."""
     lead = int(np.prod(index.shape[:lead_ndim]))
     rows = index.reshape(lead, int(np.prod(index.shape[lead_ndim:])))
-    return rows + (np.arange(lead, dtype=np.int64) * plane_size)[:, None]
+    return rows + (namespace(index).arange(lead, dtype=np.int64) * plane_size)[:, None]
 
 
 class GatherPlanes(Op):
@@ -274,7 +277,7 @@ class GatherPlanes(Op):
     def forward(x, index, spatial_ndim):
         lead_ndim = x.ndim - spatial_ndim
         plane = int(np.prod(x.shape[lead_ndim:]))
-        return np.take(x.reshape(-1), _flat_positions(index, lead_ndim, plane)).reshape(index.shape)
+        return x.reshape(-1).take(_flat_positions(index, lead_ndim, plane)).reshape(index.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -298,7 +301,7 @@ class ScatterPlanes(Op):
         lead = g.shape[:g.ndim - len(plane_shape)]
         flat = _flat_positions(index, len(lead), plane).reshape(-1)
         size = int(np.prod(lead)) * plane
-        out = np.zeros(size, g.dtype)
+        out = namespace(g).zeros(size, g.dtype)
         if accumulate:
             _backend.index_add_at(out, flat, g.reshape(-1))
         else:
@@ -310,18 +313,18 @@ class ScatterPlanes(Op):
         return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
 
 
-def _divisor(spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
-    """Each window's divisor, shaped ``out_size``: its element count (padding included or
-    not; never the ceil_mode overhang), or ``divisor_override``."""
+def _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
+    """Each window's divisor, shaped ``out_size`` (an array of namespace ``xp``): its element
+    count (padding included or not; never the ceil_mode overhang), or ``divisor_override``."""
     if divisor_override:
-        return np.asarray(divisor_override, dtype)
+        return xp.asarray(divisor_override, dtype)
     counts = []
     for size, n, k, s, p in zip(spatial, out_size, kernel_size, stride, padding):
-        start = np.arange(n) * s - p
-        end = np.minimum(start + k, size + p)
+        start = xp.arange(n) * s - p
+        end = xp.minimum(start + k, size + p)
         counts.append(end - start if count_include_pad else
-                      np.minimum(end, size) - np.maximum(start, 0))
-    out = np.ones((), dtype)
+                      xp.minimum(end, size) - xp.maximum(start, 0))
+    out = xp.ones((), dtype)
     for c in _grid(counts):
         out = out * c.astype(dtype)
     return out
@@ -344,19 +347,20 @@ class AvgPool(Op):
     def forward(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         spatial = x.shape[-len(kernel_size):]
         out_size, ones = _avg_geometry(spatial, kernel_size, stride, padding, ceil_mode)
-        xp = _padded(x, out_size, kernel_size, stride, padding, ones, 0)
+        padded = _padded(x, out_size, kernel_size, stride, padding, ones, 0)
         integral = x.dtype.kind in "biu"
         total = None
         for _, window in _windows(out_size, kernel_size, stride, ones):
-            tap = xp[(Ellipsis,) + window]
+            tap = padded[(Ellipsis,) + window]
             if total is None:
                 total = tap.astype(np.int64 if integral else x.dtype)
             else:
                 total += tap
-        divisor = _divisor(spatial, out_size, kernel_size, stride, padding, count_include_pad,
+        xp = namespace(x)
+        divisor = _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad,
                            divisor_override, np.float64 if integral else x.dtype)
         if integral:
-            return np.trunc(total / divisor).astype(x.dtype)
+            return xp.trunc(total / divisor).astype(x.dtype)
         total /= divisor
         return total
 
@@ -377,7 +381,7 @@ class AvgPoolTranspose(Op):
     def forward(g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         out_size, ones = _avg_geometry(input_size, kernel_size, stride, padding, ceil_mode)
-        share = g / _divisor(input_size, out_size, kernel_size, stride, padding, count_include_pad,
+        share = g / _divisor(namespace(g), input_size, out_size, kernel_size, stride, padding, count_include_pad,
                              divisor_override, g.dtype)
         return _spread(share, input_size, out_size, kernel_size, stride, padding, ones,
                        lambda offset: share)
@@ -395,7 +399,7 @@ def _spread(like, input_size, out_size, kernel_size, stride, padding, dilation, 
     lead = like.shape[:like.ndim - len(kernel_size)]
     padded = [max(size + p, (n - 1) * s + d * (kk - 1) + 1)
               for size, n, kk, s, p, d in zip(input_size, out_size, kernel_size, stride, padding, dilation)]
-    out = np.zeros(lead + tuple(padded), like.dtype)
+    out = namespace(like).zeros(lead + tuple(padded), like.dtype)
     for offset, window in _windows(out_size, kernel_size, stride, dilation):
         out[(Ellipsis,) + window] += tap_values(offset)
     return out[(Ellipsis,) + tuple(slice(p, p + size) for p, size in zip(padding, input_size))]
@@ -415,12 +419,12 @@ class Im2Col(Op):
     @staticmethod
     def forward(x, kernel_size, dilation, padding, stride):
         out_size = _out_size(x, kernel_size, stride, padding, dilation, False)
-        xp = _padded(x, out_size, kernel_size, stride, padding, dilation, 0)
+        padded = _padded(x, out_size, kernel_size, stride, padding, dilation, 0)
         lead = x.shape[:x.ndim - len(kernel_size)]
-        cols = np.empty(lead + tuple(kernel_size) + out_size, x.dtype)
+        cols = namespace(x).empty(lead + tuple(kernel_size) + out_size, x.dtype)
         skip = (slice(None),) * len(lead)
         for offset, window in _windows(out_size, kernel_size, stride, dilation):
-            cols[skip + offset] = xp[(Ellipsis,) + window]
+            cols[skip + offset] = padded[(Ellipsis,) + window]
         return cols
 
     @staticmethod

@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
@@ -70,7 +71,7 @@ class Sum(Op):
     def forward(x, dim=None, keepdim=False, dtype=None):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
-        return np.add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return namespace(x).add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -121,7 +122,7 @@ class Prod(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return namespace(x).multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -225,7 +226,7 @@ class Amax(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amax")
-        return np.maximum.reduce(x, axis=dim, keepdims=keepdim)
+        return namespace(x).maximum.reduce(x, axis=dim, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -237,7 +238,7 @@ class Amin(Amax):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
-        return np.minimum.reduce(x, axis=dim, keepdims=keepdim)
+        return namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim)
 
 
 def _extreme(name, whole, along, input, dim, keepdim, other):
@@ -269,8 +270,8 @@ class MaxAlongDim(Op):
 
     @staticmethod
     def forward(x, dim):
-        indices = np.argmax(x, axis=dim, keepdims=True)
-        return np.take_along_axis(x, indices, axis=dim), indices
+        indices = x.argmax(axis=dim, keepdims=True)
+        return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
     @classmethod
     def infer(cls, x, dim):
@@ -288,8 +289,8 @@ class MinAlongDim(MaxAlongDim):
 
     @staticmethod
     def forward(x, dim):
-        indices = np.argmin(x, axis=dim, keepdims=True)
-        return np.take_along_axis(x, indices, axis=dim), indices
+        indices = x.argmin(axis=dim, keepdims=True)
+        return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
@@ -313,7 +314,7 @@ class Max(Amax):
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "max")
-        return np.maximum.reduce(x, axis=None)
+        return namespace(x).maximum.reduce(x, axis=None)
 
 
 class Min(Max):
@@ -321,7 +322,7 @@ class Min(Max):
     @staticmethod
     def forward(x):
         _check_nonempty(x, None, "min")
-        return np.minimum.reduce(x, axis=None)
+        return namespace(x).minimum.reduce(x, axis=None)
 
 
 def _spread_to_extremes(ctx, g):
@@ -377,7 +378,7 @@ class Argmax(Op):
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        return _arg_extreme_kernel(np.argmax, "argmax", x, dim, keepdim)
+        return _arg_extreme_kernel("argmax", x, dim, keepdim)
 
 
 class Argmin(Op):
@@ -387,15 +388,16 @@ class Argmin(Op):
 
     @staticmethod
     def forward(x, dim=None, keepdim=False):
-        return _arg_extreme_kernel(np.argmin, "argmin", x, dim, keepdim)
+        return _arg_extreme_kernel("argmin", x, dim, keepdim)
 
 
-def _arg_extreme_kernel(fn, name, x, dim, keepdim):
+def _arg_extreme_kernel(name, x, dim, keepdim):
     _check_nonempty(x, None if dim is None else (dim,), name, IndexError, "")
+    xp = namespace(x)
     if dim is None:
-        r = fn(x)
-        return np.reshape(r, (1,) * x.ndim) if keepdim else np.int64(r)
-    return fn(x, axis=dim, keepdims=keepdim)
+        r = xp.asarray(getattr(xp, name)(x), dtype=np.int64)
+        return r.reshape((1,) * x.ndim) if keepdim else r
+    return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -413,7 +415,7 @@ class Cumsum(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.add.accumulate(x, axis=dim, dtype=dtype)  # the ufunc: its warnings come from here
+        return namespace(x).add.accumulate(x, axis=dim, dtype=dtype)  # the ufunc: its warnings come from here
 
     @staticmethod
     def backward(ctx, g):
@@ -437,7 +439,7 @@ class Cumprod(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return np.multiply.accumulate(x, axis=dim, dtype=dtype)
+        return namespace(x).multiply.accumulate(x, axis=dim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -460,19 +462,20 @@ class Cumprod(Op):
 
 def all(input, dim=None, keepdim=False, *, out=None):
     """True where every element along ``dim`` is nonzero (bool result)."""
-    return with_out(_bool_reduce(np.all, input, dim, keepdim), out)
+    return with_out(_bool_reduce("all", input, dim, keepdim), out)
 
 
 def any(input, dim=None, keepdim=False, *, out=None):
     """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)
     (https://pytorch.org/docs/stable/generated/torch.any.html)."""
-    return with_out(_bool_reduce(np.any, input, dim, keepdim), out)
+    return with_out(_bool_reduce("any", input, dim, keepdim), out)
 
 
-def _bool_reduce(fn, input, dim, keepdim):
+def _bool_reduce(name, input, dim, keepdim):
     # dim=() reduces nothing here, where the other reductions read it as every dim.
     dims = () if isinstance(dim, (list, tuple)) and len(dim) == 0 else dims_arg(dim, input.ndim)
-    r = np.asarray(fn(input._data, axis=dims, keepdims=keepdim))
+    xp = namespace(input._data)
+    r = xp.asarray(getattr(xp, name)(input._data, axis=dims, keepdims=keepdim))
     # PyTorch keeps uint8 for uint8 inputs (the pre-bool convention); everything else gives bool.
     return Tensor._make(r.astype(np.uint8) if input.dtype is _dtype.uint8 else r)
 

@@ -15,7 +15,8 @@ from .._tensor import Tensor, _wrap_dim
 from .args import values_indices, with_out
 from .core import _NAMES, Op, apply
 from .join import cat, narrow
-from .pointwise_binary import Where, log_add_exp
+from .pointwise_binary import Where
+from .pointwise_float import log_add_exp
 
 
 # ---- running extremes ----------------------------------------------------------------------------

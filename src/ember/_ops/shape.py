@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, product, shape_arg
 from .core import Op, apply, like_input, named
@@ -270,7 +271,7 @@ class Expand(Op):
 
     @staticmethod
     def forward(x, shape):
-        return np.broadcast_to(x, shape)
+        return namespace(x).broadcast_to(x, shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -356,7 +357,7 @@ class Windows(Op):
             return x.reshape(1)[:size]
         shape = Windows.infer(x, dim, size, step)[0]
         strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
-        return np.lib.stride_tricks.as_strided(x, shape, strides)
+        return namespace(x).lib.stride_tricks.as_strided(x, shape, strides)
 
     @staticmethod
     def backward(ctx, g):
@@ -364,7 +365,8 @@ class Windows(Op):
         if not shape:
             return (g.sum(),)
         count = g.shape[dim]
-        index = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+        xp = namespace(g._data)
+        index = (xp.arange(count)[:, None] * step + xp.arange(size)).reshape(-1)
         windows = g.movedim(-1, dim + 1).reshape(tuple(shape[:dim]) + (count * size,) + tuple(shape[dim + 1:]))
         return (g.new_zeros(shape).index_add(dim, Tensor._make(index), windows),)
 
@@ -390,7 +392,7 @@ class Clone(Op):
 
     @staticmethod
     def forward(x, contiguous=True):
-        return np.array(x, copy=True, order="C" if contiguous else "K")
+        return namespace(x).array(x, copy=True, order="C" if contiguous else "K")
 
     @staticmethod
     def backward(ctx, g):

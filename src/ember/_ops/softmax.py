@@ -4,6 +4,7 @@ import builtins
 
 import numpy as np
 
+from .._backend import namespace
 from .._tensor import _wrap_dim
 from .args import dims_arg, dtype_arg, with_out
 from .core import Op, elementwise_rule, _type_name, apply
@@ -23,13 +24,14 @@ class Logsumexp(Op):
 
     @staticmethod
     def forward(x, dim, keepdim=False):
+        xp = namespace(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # -inf and nan results, silently
             if x.size == 0:
-                return np.log(np.add.reduce(np.exp(x), axis=dim, keepdims=keepdim))
-            m = np.maximum.reduce(x, axis=dim, keepdims=True)
-            m = np.where(np.isfinite(m), m, 0)
-            out = np.log(np.add.reduce(np.exp(x - m), axis=dim, keepdims=True)) + m
-        return out if keepdim else np.squeeze(out, axis=dim)
+                return xp.log(xp.add.reduce(xp.exp(x), axis=dim, keepdims=keepdim))
+            m = xp.maximum.reduce(x, axis=dim, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0)
+            out = xp.log(xp.add.reduce(xp.exp(x - m), axis=dim, keepdims=True)) + m
+        return out if keepdim else out.squeeze(axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -74,11 +76,12 @@ class SoftmaxForward(Op):
     def forward(x, dim):
         if x.size == 0:
             return x.copy()
+        xp = namespace(x)
         # course:begin 05/softmax
         # hint: exp(x - max) / sum(exp(x - max)) along dim: subtracting the row's max keeps exp from overflowing
         with np.errstate(invalid="ignore"):  # rows of -inf or with nan give nan, silently
-            e = np.exp(x - np.maximum.reduce(x, axis=dim, keepdims=True))
-            e /= np.add.reduce(e, axis=dim, keepdims=True)
+            e = xp.exp(x - xp.maximum.reduce(x, axis=dim, keepdims=True))
+            e /= xp.add.reduce(e, axis=dim, keepdims=True)
         return e
         # course:end 05/softmax
 
@@ -103,11 +106,12 @@ class LogSoftmaxForward(Op):
     def forward(x, dim):
         if x.size == 0:
             return x.copy()
+        xp = namespace(x)
         # course:begin 05/log-softmax
         # hint: x - max - log(sum(exp(x - max))) along dim
         with np.errstate(divide="ignore", invalid="ignore"):
-            shifted = x - np.maximum.reduce(x, axis=dim, keepdims=True)
-            shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
+            shifted = x - xp.maximum.reduce(x, axis=dim, keepdims=True)
+            shifted -= xp.log(xp.add.reduce(xp.exp(shifted), axis=dim, keepdims=True))
         return shifted
         # course:end 05/log-softmax
 

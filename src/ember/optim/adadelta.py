@@ -1,6 +1,5 @@
 """Adadelta: learning-rate-free updates from running averages (``torch.optim.Adadelta``)."""
-import numpy as np
-
+from .._backend import namespace
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
 __all__ = ["Adadelta"]
@@ -50,6 +49,7 @@ class Adadelta(Optimizer):
         return {"step": _step_tensor(), "square_avg": _zeros(param), "acc_delta": _zeros(param)}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         rho, eps = group["rho"], group["eps"]
         state["step"]._data += 1
         if group["weight_decay"] != 0:
@@ -57,7 +57,7 @@ class Adadelta(Optimizer):
         square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
         square_avg *= rho
         square_avg += (1 - rho) * grad * grad
-        delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
+        delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * grad
         acc_delta *= rho
         acc_delta += (1 - rho) * delta * delta
         param -= group["lr"] * delta

@@ -1,6 +1,5 @@
 """Adagrad: per-coordinate learning rates from accumulated squared gradients (``torch.optim.Adagrad``)."""
-import numpy as np
-
+from .._backend import namespace
 from .optimizer import Optimizer, _check_nonnegative, _full, _step_tensor
 
 __all__ = ["Adagrad"]
@@ -55,6 +54,7 @@ class Adagrad(Optimizer):
                 "sum": _full(param, group["initial_accumulator_value"])}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         state["step"]._data += 1
         t = float(state["step"]._data)
         if group["weight_decay"] != 0:
@@ -62,7 +62,7 @@ class Adagrad(Optimizer):
         clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
         state_sum = state["sum"]._data
         state_sum += grad * grad
-        param -= clr * grad / (np.sqrt(state_sum) + group["eps"])
+        param -= clr * grad / (xp.sqrt(state_sum) + group["eps"])
 
     def share_memory(self):
         """Kept for PyTorch compatibility: ember's CPU state needs no sharing step."""

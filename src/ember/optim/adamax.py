@@ -1,6 +1,5 @@
 """Adamax: Adam under the infinity norm (``torch.optim.Adamax``)."""
-import numpy as np
-
+from .._backend import namespace
 from .nadam import _check_betas
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
@@ -48,6 +47,7 @@ class Adamax(Optimizer):
         return {"step": _step_tensor(), "exp_avg": _zeros(param), "exp_inf": _zeros(param)}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
         state["step"]._data += 1
         if weight_decay != 0:
@@ -55,5 +55,5 @@ class Adamax(Optimizer):
         m, u = state["exp_avg"]._data, state["exp_inf"]._data
         m += (1 - beta1) * (grad - m)
         u *= beta2
-        np.maximum(u, np.abs(grad) + group["eps"], out=u)
+        xp.maximum(u, xp.abs(grad) + group["eps"], out=u)
         param -= lr / (1 - beta1 ** float(state["step"]._data)) * (m / u)

@@ -1,6 +1,5 @@
 """NAdam: Adam with Nesterov momentum (``torch.optim.NAdam``)."""
-import numpy as np
-
+from .._backend import namespace
 from .optimizer import Optimizer, _check_nonnegative, _count_step_and_decay, _step_tensor, _zeros
 
 __all__ = ["NAdam"]
@@ -61,6 +60,7 @@ class NAdam(Optimizer):
                 "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         t, grad = _count_step_and_decay(param, grad, state, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
@@ -71,7 +71,7 @@ class NAdam(Optimizer):
         m += (1 - beta1) * (grad - m)
         v *= beta2
         v += (1 - beta2) * grad * grad
-        denom = np.sqrt(v / (1 - beta2 ** t)) + group["eps"]
+        denom = xp.sqrt(v / (1 - beta2 ** t)) + group["eps"]
         product = float(mu_product)
         param += (-lr * (1.0 - mu) / (1.0 - product)) * (grad / denom)
         param += (-lr * mu_next / (1.0 - product * mu_next)) * (m / denom)

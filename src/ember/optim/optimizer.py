@@ -19,8 +19,8 @@ from collections import defaultdict
 from copy import deepcopy
 from itertools import chain
 
-import numpy as np
 
+from .._backend import namespace
 from .._ops.complex import view_as_complex, view_as_real
 from .._ops.core import OBSERVERS, observed_range
 from .._tensor import Tensor
@@ -348,10 +348,11 @@ def _count_step_and_decay(param, grad, state, group):
 
 def _zeros(param):
     """A zero state tensor shaped and typed like ``param``."""
-    return Tensor._make(np.zeros_like(param._data))
+    return Tensor._make(namespace(param._data).zeros_like(param._data))
 
 
 def _full(param, value):
     """A state tensor shaped and typed like ``param`` holding ``value``; for a complex
     ``param``, ``value`` in both parts (``value + value j``, as torch starts each part's state)."""
-    return Tensor._make(np.full_like(param._data, complex(value, value) if param.dtype.is_complex else value))
+    value = complex(value, value) if param.dtype.is_complex else value
+    return Tensor._make(namespace(param._data).full_like(param._data, value))

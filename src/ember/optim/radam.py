@@ -1,8 +1,7 @@
 """RAdam: Adam with a rectified adaptive learning rate (``torch.optim.RAdam``)."""
 import math
 
-import numpy as np
-
+from .._backend import namespace
 from .nadam import _check_betas
 from .optimizer import Optimizer, _check_nonnegative, _count_step_and_decay, _step_tensor, _zeros
 
@@ -56,6 +55,7 @@ class RAdam(Optimizer):
         return {"step": _step_tensor(), "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         t, grad = _count_step_and_decay(param, grad, state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
@@ -68,6 +68,6 @@ class RAdam(Optimizer):
         rho_t = rho_inf - 2 * t * beta2 ** t / bias_correction2
         if rho_t > 5.0:
             rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-            param -= m_hat * lr * (bias_correction2 ** 0.5 / (np.sqrt(v) + group["eps"])) * rect
+            param -= m_hat * lr * (bias_correction2 ** 0.5 / (xp.sqrt(v) + group["eps"])) * rect
         else:
             param -= m_hat * lr

@@ -1,6 +1,5 @@
 """RMSprop: gradient scaled by a running root mean square (``torch.optim.RMSprop``)."""
-import numpy as np
-
+from .._backend import namespace
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
 __all__ = ["RMSprop"]
@@ -57,6 +56,7 @@ class RMSprop(Optimizer):
         return state
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         alpha, momentum, weight_decay = group["alpha"], group["momentum"], group["weight_decay"]
         state["step"]._data += 1
         if weight_decay != 0:
@@ -67,9 +67,9 @@ class RMSprop(Optimizer):
         if group["centered"]:
             grad_avg = state["grad_avg"]._data
             grad_avg += (1 - alpha) * (grad - grad_avg)
-            avg = np.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
         else:
-            avg = np.sqrt(square_avg) + group["eps"]
+            avg = xp.sqrt(square_avg) + group["eps"]
         if momentum > 0:
             buf = state["momentum_buffer"]._data
             buf *= momentum

@@ -1,6 +1,5 @@
 """Rprop: resilient backpropagation (``torch.optim.Rprop``)."""
-import numpy as np
-
+from .._backend import namespace
 from .optimizer import Optimizer, _check_nonnegative, _full, _step_tensor, _zeros
 
 __all__ = ["Rprop"]
@@ -49,13 +48,14 @@ class Rprop(Optimizer):
                 "step_size": _full(param, group["lr"])}
 
     def _update(self, param, grad, state, group):
+        xp = namespace(param)
         (eta_minus, eta_plus), (step_min, step_max) = group["etas"], group["step_sizes"]
         state["step"]._data += 1
         prev, step_size = state["prev"]._data, state["step_size"]._data
-        sign = np.sign(grad * prev)
-        factor = np.where(sign > 0, eta_plus, np.where(sign < 0, eta_minus, 1)).astype(param.dtype)
+        sign = xp.sign(grad * prev)
+        factor = xp.where(sign > 0, eta_plus, xp.where(sign < 0, eta_minus, 1)).astype(param.dtype)
         step_size *= factor
-        np.clip(step_size, step_min, step_max, out=step_size)
-        grad = np.where(sign < 0, 0, grad).astype(param.dtype)
-        param -= np.sign(grad) * step_size
+        xp.clip(step_size, step_min, step_max, out=step_size)
+        grad = xp.where(sign < 0, 0, grad).astype(param.dtype)
+        param -= xp.sign(grad) * step_size
         prev[...] = grad

@@ -78,8 +78,8 @@ def _ids_in_range(input, num_embeddings):
     ids = input._data
     # Read as unsigned, negative ids are huge: one comparison finds both kinds of bad id.
     unsigned = ids.view(np.uint64 if ids.dtype == np.int64 else np.uint32)
-    if ids.size and np.maximum.reduce(unsigned, axis=None) >= num_embeddings:
-        position = np.unravel_index(np.argmax(unsigned >= num_embeddings), ids.shape)
+    if ids.size and unsigned.max() >= num_embeddings:
+        position = np.unravel_index(int((unsigned >= num_embeddings).argmax()), ids.shape)
         raise IndexError(f"index out of range in self: id {ids[position]} at position "
                          f"{tuple(int(i) for i in position)} is not in [0, {num_embeddings}) "
                          f"(num_embeddings={num_embeddings})")

@@ -1,0 +1,139 @@
+"""Elementwise floating-point functions of two tensors: ``atan2``, ``hypot``, ``logaddexp``
+and ``logaddexp2``, each public function, then its op entry.
+
+Unlike the arithmetic operators (``pointwise_binary``) these have floating-point (and for
+``logaddexp`` complex) kernels only: integer inputs give the default float (``atan2``) or
+PyTorch's NotImplementedError, and each is written to stay finite where the naive formula
+overflows. The PyTorch page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
+"""
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._backend import kernel, namespace
+from .._tensor import Tensor
+from .args import with_out
+from .core import Op, elementwise_rule, _type_name, apply
+
+
+def atan2(input, other, *, out=None):
+    """The angle of the point (other, input) in radians, in [-pi, pi]; integer inputs give the
+    default float dtype (https://pytorch.org/docs/stable/generated/torch.atan2.html)."""
+    return with_out(apply(Atan2, input, other), out)
+
+
+arctan2 = atan2
+
+
+class Atan2(Op):
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+    forward = staticmethod(kernel("arctan2"))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        r = a * a + b * b
+        # At the origin (or where a*a + b*b underflows) PyTorch gives a zero gradient.
+        recip = r.reciprocal().masked_fill(r == 0, 0)
+        return g * b * recip, -g * a * recip
+
+
+def _floating_pair(name, input, other, complex_ok=False):
+    """PyTorch's errors for a binary op with floating-point kernels only (and complex ones if
+    ``complex_ok``): TypeError unless both are tensors, NotImplementedError naming the
+    promoted dtype when it has no kernel."""
+    for arg in (input, other):
+        if not isinstance(arg, Tensor):
+            position, which = (1, "input") if arg is input else (2, "other")
+            raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
+                            f"not {type(arg).__name__}")
+    dtype = _dtype.result_type(input, other)
+    if not (dtype.is_floating_point or complex_ok and dtype.is_complex):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
+
+
+def hypot(input, other, *, out=None):
+    """``sqrt(input**2 + other**2)`` elementwise, without overflow or underflow in the squares
+    (https://pytorch.org/docs/stable/generated/torch.hypot.html).
+
+    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
+    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
+    RuntimeError naming the sizes when the shapes do not broadcast. The gradient at the origin
+    is nan, as in PyTorch.
+    """
+    _floating_pair("hypot", input, other)
+    return with_out(apply(Hypot, input, other), out)
+
+
+class Hypot(Op):
+    """d/da hypot(a, b) = a / hypot(a, b), and the same for b."""
+    infer = classmethod(elementwise_rule)
+    save_output = True
+    forward = staticmethod(kernel("hypot"))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.input(0), ctx.input(1), ctx.output
+        return g * a / out, g * b / out
+
+
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)`` elementwise, finite where the powers would overflow
+    (https://pytorch.org/docs/stable/generated/torch.logaddexp2.html).
+
+    Shapes broadcast; both must be floating-point tensors after promotion (bool promotes).
+    Raises TypeError for a non-tensor argument, NotImplementedError for integer tensors and
+    RuntimeError naming the sizes when the shapes do not broadcast.
+    """
+    _floating_pair("logaddexp2", input, other)
+    return with_out(apply(LogAddExp2, input, other), out)
+
+
+class LogAddExp2(Op):
+    """d/da = 1 / (1 + 2**(b - a)), d/db = 1 / (1 + 2**(a - b)): each input's share of the sum."""
+    infer = classmethod(elementwise_rule)
+    forward = staticmethod(kernel("logaddexp2"))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g / (1 + 2 ** (b - a)), g / (1 + 2 ** (a - b))
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))``, finite where the exponentials would overflow; real or
+    complex (https://pytorch.org/docs/stable/generated/torch.logaddexp.html).
+    TypeError for a non-tensor argument, NotImplementedError for integer tensors."""
+    _floating_pair("logaddexp", input, other, complex_ok=True)
+    return with_out(apply(LogAddExp, input, other), out)
+
+
+def log_add_exp(a, b):
+    """``log(exp(a) + exp(b))`` on arrays, complex ones as torch computes them: the term with
+    the larger real part ``hi`` factored out, ``hi + log1p(exp(lo - hi))``; a nan part in either
+    gives nan + nan j; two equal infinite real parts give ``lo`` (both -inf) or the plain sum."""
+    xp = namespace(a, b)
+    if a.dtype.kind != "c" and b.dtype.kind != "c":
+        return xp.logaddexp(a, b)
+    a, b = xp.broadcast_arrays(a, b)
+    swap = a.real < b.real
+    lo, hi = xp.where(swap, a, b), xp.where(swap, b, a)
+    with np.errstate(all="ignore"):
+        out = hi + xp.log1p(xp.exp(lo - hi))
+        infinite = xp.isinf(lo.real) & (lo.real == hi.real)
+        out = xp.where(infinite, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))), out)
+    out[xp.isnan(a) | xp.isnan(b)] = complex(math.nan, math.nan)
+    return out
+
+
+class LogAddExp(Op):
+    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b (holomorphic)."""
+    infer = classmethod(elementwise_rule)
+    forward = staticmethod(log_add_exp)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.input(0), ctx.input(1)
+        return g * (a - b).sigmoid(), g * (b - a).sigmoid()
