@@ -4,7 +4,7 @@ Three measurements, each a job of its own (started by this script with ``mpiexec
 plain processes for torch):
 
 1. ``all_reduce`` of float32 buffers from 8 B to 16 MB: ember (``dist.all_reduce``, with its
-   agreement check and deadline polling) against mpi4py's ``Comm.Iallreduce`` + ``Wait`` (the
+   agreement check, in place on the tensor's memory, and deadline polling) against mpi4py's ``Comm.Iallreduce`` + ``Wait`` (the
    engine call ember makes) and ``Comm.Allreduce`` (blocking; Open MPI picks other algorithms
    for it) on the same buffers, timed in turns. Latency is the best time of one call; bus
    bandwidth is ``2 (n - 1) / n * bytes / time`` (the convention of nccl-tests). Target:
@@ -32,7 +32,8 @@ import sys
 import tempfile
 import time
 
-SIZES = [8, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
+SIZES = [8, 1024, 4096, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
+REPEATS = {8: 400, 1024: 400, 4096: 400, 64 * 1024: 200, 1024 * 1024: 200, 16 * 1024 * 1024: 60}
 DDP_STEPS, BATCH = 30, 32
 
 
@@ -65,7 +66,7 @@ def allreduce_job():
         fns = [lambda: comm.Allreduce(MPI.IN_PLACE, buffer, MPI.SUM),
                lambda: comm.Iallreduce(MPI.IN_PLACE, buffer, MPI.SUM).Wait(),
                lambda: dist.all_reduce(tensor)]
-        rows.append((size, *_interleaved_best(fns, comm, 200 if size <= 65536 else 40)))
+        rows.append((size, *_interleaved_best(fns, comm, REPEATS[size])))
     if comm.Get_rank() == 0:
         print(json.dumps(rows))
     dist.destroy_process_group()
