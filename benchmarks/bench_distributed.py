@@ -39,15 +39,19 @@ DDP_STEPS, BATCH = 30, 32
 
 def _interleaved_best(fns, comm, repeat):
     """Best-of-``repeat`` seconds of each of ``fns``, timed in turns so that all see the same
-    load. (On a shared machine a rank descheduled for a time slice makes any one call take
-    milliseconds; the best call is the cost of the code, the median mostly the neighbours'.)"""
+    load, each round starting with the next one: on a busy machine the scheduler runs a
+    process that has just spun through long calls later, so the last of a fixed order came
+    out 20-60 % slower at 16 MB whichever it was. (A rank descheduled for a time slice makes
+    any one call take milliseconds; the best call is the cost of the code, the median mostly
+    the neighbours'.)"""
     times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, seconds in zip(fns, times):
+    for round_ in range(repeat):
+        for i in range(len(fns)):
+            which = (round_ + i) % len(fns)
             comm.Barrier()
             start = time.perf_counter()
-            fn()
-            seconds.append(time.perf_counter() - start)
+            fns[which]()
+            times[which].append(time.perf_counter() - start)
     return [min(t) for t in times]
 
 
