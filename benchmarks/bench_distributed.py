@@ -4,7 +4,7 @@ Three measurements, each a job of its own (started by this script with ``mpiexec
 plain processes for torch):
 
 1. ``all_reduce`` of float32 buffers from 8 B to 16 MB: ember (``dist.all_reduce``, with its
-   agreement check and deadline polling) against mpi4py's ``Comm.Iallreduce`` + ``Wait`` (the
+   agreement check, in place on the tensor's memory, and deadline polling) against mpi4py's ``Comm.Iallreduce`` + ``Wait`` (the
    engine call ember makes) and ``Comm.Allreduce`` (blocking; Open MPI picks other algorithms
    for it) on the same buffers, timed in turns. Latency is the best time of one call; bus
    bandwidth is ``2 (n - 1) / n * bytes / time`` (the convention of nccl-tests). Target:
@@ -32,21 +32,26 @@ import sys
 import tempfile
 import time
 
-SIZES = [8, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
+SIZES = [8, 1024, 4096, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
+REPEATS = {8: 400, 1024: 400, 4096: 400, 64 * 1024: 200, 1024 * 1024: 200, 16 * 1024 * 1024: 60}
 DDP_STEPS, BATCH = 30, 32
 
 
 def _interleaved_best(fns, comm, repeat):
     """Best-of-``repeat`` seconds of each of ``fns``, timed in turns so that all see the same
-    load. (On a shared machine a rank descheduled for a time slice makes any one call take
-    milliseconds; the best call is the cost of the code, the median mostly the neighbours'.)"""
+    load, each round starting with the next one: on a busy machine the scheduler runs a
+    process that has just spun through long calls later, so the last of a fixed order came
+    out 20-60 % slower at 16 MB whichever it was. (A rank descheduled for a time slice makes
+    any one call take milliseconds; the best call is the cost of the code, the median mostly
+    the neighbours'.)"""
     times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, seconds in zip(fns, times):
+    for round_ in range(repeat):
+        for i in range(len(fns)):
+            which = (round_ + i) % len(fns)
             comm.Barrier()
             start = time.perf_counter()
-            fn()
-            seconds.append(time.perf_counter() - start)
+            fns[which]()
+            times[which].append(time.perf_counter() - start)
     return [min(t) for t in times]
 
 
@@ -65,7 +70,7 @@ def allreduce_job():
         fns = [lambda: comm.Allreduce(MPI.IN_PLACE, buffer, MPI.SUM),
                lambda: comm.Iallreduce(MPI.IN_PLACE, buffer, MPI.SUM).Wait(),
                lambda: dist.all_reduce(tensor)]
-        rows.append((size, *_interleaved_best(fns, comm, 200 if size <= 65536 else 40)))
+        rows.append((size, *_interleaved_best(fns, comm, REPEATS[size])))
     if comm.Get_rank() == 0:
         print(json.dumps(rows))
     dist.destroy_process_group()

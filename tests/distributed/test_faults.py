@@ -4,6 +4,7 @@ import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,10 @@ def test_a_hung_rank_is_caught_by_the_timeout_and_dumps_follow_torchs_schema(tmp
     last = ours["entries"][-1]
     assert (last["profiling_name"], last["state"], last["error"]) == ("mpi:all_reduce", "started", "timeout")
     assert last["input_sizes"] == [[4]] and last["input_dtypes"] == ["Double"]
+    caller = last["frames"][0]  # the script's line that called all_reduce, found when dumped
+    assert caller["filename"].endswith("hang.py") and caller["name"] == "<module>"
+    assert (Path(caller["filename"]).read_text().splitlines()[caller["line"] - 1].strip()
+            == "dist.all_reduce(t)")
     assert dumps[1]["entries"][-1]["collective_seq_id"] == 3  # rank 1's SIGUSR1 dump as it hangs
     findings = analyze(dumps)
     assert "rank 1 is missing from collective 4 (mpi:all_reduce) of process group '0': it stopped before it" in findings

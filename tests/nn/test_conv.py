@@ -115,6 +115,28 @@ def test_edges(case, dtype):
     check(case, dtype)
 
 
+@pytest.mark.parametrize("name,x_shape,w_shape,kw", [
+    ("conv2d", (3, 4, 41, 37), (6, 2, 3, 3), dict(padding=1, groups=2)),  # 4551 terms: 2 blocks
+    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2)),  # LeNet's conv1: 12.25 blocks
+    ("conv1d", (5, 3, 2000), (4, 3, 7), dict(stride=2, dilation=3)),
+    ("conv_transpose2d", (2, 4, 30, 40), (4, 3, 2, 2), dict(stride=2)),
+])
+def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
+    """The weight gradient sums over samples and positions in blocks of 4096 terms: several
+    blocks and a remainder give torch's float64 gradient (float64) and stay within 2e-6 of it
+    relative to its largest entry (float32)."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    t_x, t_w = torch.tensor(x), torch.tensor(w, requires_grad=True)
+    getattr(torch.nn.functional, name)(t_x, t_w, **kw).pow(2).sum().backward()
+    reference = t_w.grad.numpy()
+    for dtype, bound in (("float64", 1e-12), ("float32", 2e-6)):
+        e_w = ember.tensor(w.astype(dtype), requires_grad=True)
+        getattr(ember.nn.functional, name)(ember.tensor(x.astype(dtype)), e_w, **kw).pow(2).sum().backward()
+        error = np.abs(e_w.grad.numpy().astype(np.float64) - reference).max() / np.abs(reference).max()
+        assert error < bound, (dtype, error)
+
+
 # ---- errors: class and message as torch's ----------------------------------------------------
 def _x(L, *s):
     return L.zeros(*s)

@@ -133,13 +133,25 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     return _batch_first(out[:, top:top + h, left:left + w], bias)
 
 
+# The weight gradient contracts over samples and positions: tens of thousands of terms for
+# a few dozen rows and columns. OpenBLAS runs such products 2-5x slower than needed: as one
+# call, and with the fewer rows first (LeNet's conv1, (6, 50176) @ (50176, 25): 1.25 ms; with
+# the operands swapped 0.68 ms; swapped and in blocks of 4096 terms, whose operands stay in
+# the L2 cache, 0.25 ms; conv2's (16, 6400) @ (6400, 150): 0.98 -> 0.57 ms).
+_CONTRACTION_BLOCK = 4096
+
+
 def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
     """ConvWeight on 4-D arrays: the output gradient times the im2col buffer, summed over
-    samples and positions inside the one product."""
+    samples and positions in blocks of the contraction."""
     c_out = gy.shape[1]
     cols, _ = _columns(x, kernel, stride, padding, dilation, groups)
-    grad = _backend.matmul(_rows(gy, groups), cols.transpose(0, 2, 1))
-    return grad.reshape((c_out, x.shape[1] // groups) + tuple(kernel))
+    rows = _rows(gy, groups)
+    grad = _backend.matmul(cols[..., :_CONTRACTION_BLOCK], rows[..., :_CONTRACTION_BLOCK].transpose(0, 2, 1))
+    for start in range(_CONTRACTION_BLOCK, cols.shape[2], _CONTRACTION_BLOCK):
+        block = slice(start, start + _CONTRACTION_BLOCK)
+        grad += _backend.matmul(cols[..., block], rows[..., block].transpose(0, 2, 1))
+    return grad.transpose(0, 2, 1).reshape((c_out, x.shape[1] // groups) + tuple(kernel))
 
 
 def _conv_rule(op, x, weight, bias=None, *, stride, padding, dilation, groups):

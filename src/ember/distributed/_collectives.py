@@ -2,9 +2,9 @@
 
 Each collective first runs a small check: every member contributes a descriptor of its call
 (operation, dtype, root, the shape that must agree, and whether its own arguments were
-valid) with one ``Iallgather``, so a rank with bad arguments, or ranks that disagree in
-operation, dtype or shape, make *every* member raise the same clear error instead of hanging
-or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for torch). Then the MPI
+valid) to one small fixed-size ``Iallreduce``, so a rank with bad arguments, or ranks that
+disagree in operation, dtype or shape, make *every* member raise the same clear error instead
+of hanging or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for torch). Then the MPI
 nonblocking call starts; with ``async_op=True`` a :class:`~ember.distributed.Work` is
 returned, else it is waited on (against the group's timeout).
 
@@ -35,9 +35,9 @@ _DTYPE_CODE = {d: i for i, d in enumerate(_dtype._ALL)}
 # ---- the agreement check ---------------------------------------------------------------------
 
 def _describe(name, dtype=None, shape=None, root=-1, error=None):
-    known = [] if shape is None or len(shape) > _MAX_DIMS else [len(shape), *shape]
-    return np.array([error is not None, _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root,
-                     *known] + [_UNCHECKED] * (1 + _MAX_DIMS - len(known)), dtype=np.int64)
+    known = () if shape is None or len(shape) > _MAX_DIMS else (len(shape), *shape)
+    return [int(error is not None), _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root,
+            *known, *[_UNCHECKED] * (1 + _MAX_DIMS - len(known))]
 
 
 def _show(row):
@@ -51,23 +51,39 @@ def _show(row):
 
 
 def _agree(pg, entry, name, dtype=None, shape=None, root=-1, error=None):
-    """Every member learns every member's call; raises the same error on all of them if one
-    had bad arguments or the calls differ."""
+    """Every member learns whether every member made the same call with valid arguments;
+    raises the same error on all of them if not.
+
+    One small fixed-size ``Iallreduce`` with MAX of each member's descriptor ``d`` and of
+    ``-d`` gives every field's maximum and minimum: they are equal on every field exactly when
+    all members agree. Only then does the caller start its data collective, whose element
+    counts therefore match on every rank (MPI has no defined behaviour otherwise: a hang, a
+    truncation on one rank, or a silently wrong sum). When they differ, the members gather
+    their descriptors to name who ran what.
+    """
     desc = _describe(name, dtype, shape, root, error)
-    table = np.empty((pg.size(), desc.size), dtype=np.int64)
+    negated = [-field for field in desc]
+    bounds = np.array(desc + negated, dtype=np.int64)
+    MPI = _mpi()
     with mpi_errors(pg, entry):
-        request = pg.comm.Iallgather(desc, table)
+        request = pg.comm.Iallreduce(MPI.IN_PLACE, bounds, MPI.MAX)
+    run(pg, [request], entry=entry)
+    fields = len(desc)
+    if error is None and bounds.tolist() == desc + negated:  # all maxima and minima are ours
+        return
+    table = np.empty((pg.size(), fields), dtype=np.int64)
+    with mpi_errors(pg, entry):
+        request = pg.comm.Iallgather(np.array(desc, dtype=np.int64), table)
     run(pg, [request], entry=entry)
     if error is not None:
         raise error
     if table[:, 0].any():
         raise RuntimeError(f"{name} failed: rank(s) {np.flatnonzero(table[:, 0]).tolist()} of the group "
                            f"called it with invalid arguments (their error says which)")
-    if (table[1:, 1:] != table[0, 1:]).any():
-        differing = np.flatnonzero((table[:, 1:] != table[0, 1:]).any(1)).tolist()
-        raise RuntimeError(
-            "Detected mismatch between collectives on ranks. "
-            + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
+    differing = np.flatnonzero((table[:, 1:] != table[0, 1:]).any(1)).tolist()
+    raise RuntimeError(
+        "Detected mismatch between collectives on ranks. "
+        + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
 
 
 def _validate(fn):
@@ -111,11 +127,21 @@ class _Into:
         self.t._version[0] += 1
 
 
+_REDUCTIONS = {}  # (op, dtype) -> what _reduction answers: it runs on every reducing call
+
+
 def _reduction(op, dtype):
     """(MPI op, compute dtype, divide by size?) for ``op`` on tensors of ``dtype``."""
-    MPI = _mpi()
     if not isinstance(op, ReduceOp.RedOpType):
         raise TypeError(f"op must be an ember.distributed.ReduceOp, got {op!r}")
+    found = _REDUCTIONS.get((op, dtype))
+    if found is None:
+        found = _REDUCTIONS[op, dtype] = _new_reduction(op, dtype)
+    return found
+
+
+def _new_reduction(op, dtype):
+    MPI = _mpi()
     if op == ReduceOp.PREMUL_SUM:
         raise ValueError("ReduceOp.PREMUL_SUM is not supported by the MPI backend")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and dtype.is_floating_point:
@@ -157,7 +183,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "all_reduce", [tensor], [tensor])
+    tensors = [tensor]
+    entry = _flight_recorder.record(pg, "all_reduce", tensors, tensors)
     found = []
     error = _validate(lambda: found.append(_reduction(op, tensor.dtype)))
     _agree(pg, entry, "all_reduce", tensor.dtype, tensor.shape, error=error)

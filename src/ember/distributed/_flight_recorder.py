@@ -49,33 +49,75 @@ class _Recorder:
 _RECORDER = _Recorder()
 
 
-def _sizes(tensors):
-    return [list(t._data.shape) for t in tensors]
-
-
-def _dtypes(tensors):
-    return [_TORCH_DTYPE_NAMES[t.dtype.name] for t in tensors]
-
-
 def _frames():
-    """The Python stack of the caller of the collective (innermost first), cut at 16 frames."""
+    """The Python stack of the caller of the collective (innermost first), cut at 16 frames,
+    as (code, instruction offset) pairs: a frame's line number costs a line-table decoding
+    each, so lines are found only when dumped (:func:`_line`)."""
     try:
         frame = sys._getframe(3)  # past _frames, record and the collective itself
     except ValueError:
-        return []
+        return ()
     frames = []
-    while frame is not None and len(frames) < _MAX_FRAMES:
-        code = frame.f_code
-        frames.append({"name": code.co_name, "filename": code.co_filename, "line": frame.f_lineno})
+    for _ in range(_MAX_FRAMES):
+        if frame is None:
+            break
+        frames.append((frame.f_code, frame.f_lasti))
         frame = frame.f_back
     return frames
+
+
+def _line(code, offset):
+    """The source line of the instruction at ``offset`` in ``code``."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return code.co_firstlineno
+
+
+class Entry:
+    """One operation in the ring buffer. Recording sits on every collective's path, so it
+    keeps what it saw as it is (shape tuples, dtypes, code objects) and spells torch's schema
+    (:meth:`as_dict`) only when a dump is written."""
+
+    __slots__ = ("record_id", "pg", "collective_seq_id", "p2p_seq_id", "op_id", "name", "is_p2p",
+                 "time_created_ns", "inputs", "outputs", "state", "time_discovered_started_ns",
+                 "time_discovered_completed_ns", "thread_id", "thread_name", "frames", "error")
+
+    @property
+    def profiling_name(self):
+        return f"mpi:{self.name}"
+
+    def as_dict(self):
+        """The entry in the schema of torch's dump (version 2.10)."""
+        pg = self.pg
+        entry = {
+            "record_id": self.record_id, "pg_id": pg.pg_id, "process_group": [pg.group_name, pg.group_desc],
+            "collective_seq_id": self.collective_seq_id, "p2p_seq_id": self.p2p_seq_id,
+            "op_id": self.op_id, "profiling_name": self.profiling_name,
+            "time_created_ns": self.time_created_ns,
+            "input_sizes": [list(shape) for shape, _ in self.inputs],
+            "input_dtypes": [_TORCH_DTYPE_NAMES[dtype.name] for _, dtype in self.inputs],
+            "output_sizes": [list(shape) for shape, _ in self.outputs],
+            "output_dtypes": [_TORCH_DTYPE_NAMES[dtype.name] for _, dtype in self.outputs],
+            "state": self.state, "time_discovered_started_ns": self.time_discovered_started_ns,
+            "time_discovered_completed_ns": self.time_discovered_completed_ns,
+            "retired": self.state == "completed",
+            "timeout_ms": int(pg.timeout.total_seconds() * 1000), "is_p2p": self.is_p2p,
+            "thread_id": str(self.thread_id), "thread_name": self.thread_name,
+            "frames": [{"name": code.co_name, "filename": code.co_filename, "line": _line(code, offset)}
+                       for code, offset in self.frames],
+        }
+        if self.error is not None:
+            entry["error"] = self.error
+        return entry
 
 
 def record(pg, name, inputs, outputs, is_p2p=False):
     """A new entry (state ``scheduled``) for operation ``name`` on ``pg``; None when off.
 
     Advances the group's sequence numbers whether or not recording is on, so dumps from
-    different ranks line up by ``collective_seq_id``.
+    different ranks line up by ``collective_seq_id``. ``inputs`` and ``outputs`` are the
+    operation's tensors (the entry keeps their shapes and dtypes, never the tensors).
     """
     pg.op_id += 1
     if is_p2p:
@@ -87,20 +129,17 @@ def record(pg, name, inputs, outputs, is_p2p=False):
     if not _RECORDER.handler_installed:
         _RECORDER.handler_installed = True
         install_signal_handler()
-    entry = {
-        "record_id": _RECORDER.record_id, "pg_id": pg.pg_id,
-        "process_group": [pg.group_name, pg.group_desc],
-        "collective_seq_id": 0 if is_p2p else pg.collective_seq_id,
-        "p2p_seq_id": pg.p2p_seq_id if is_p2p else 0, "op_id": pg.op_id,
-        "profiling_name": f"mpi:{name}", "time_created_ns": time.time_ns(),
-        "input_sizes": _sizes(inputs), "input_dtypes": _dtypes(inputs),
-        "output_sizes": _sizes(outputs), "output_dtypes": _dtypes(outputs),
-        "state": "scheduled", "time_discovered_started_ns": 0,
-        "time_discovered_completed_ns": 0, "retired": False,
-        "timeout_ms": int(pg.timeout.total_seconds() * 1000), "is_p2p": is_p2p,
-        "thread_id": str(threading.get_ident()), "thread_name": threading.current_thread().name,
-        "frames": _frames(),
-    }
+    entry = Entry()
+    entry.record_id, entry.pg, entry.name, entry.is_p2p = _RECORDER.record_id, pg, name, is_p2p
+    entry.collective_seq_id = 0 if is_p2p else pg.collective_seq_id
+    entry.p2p_seq_id = pg.p2p_seq_id if is_p2p else 0
+    entry.op_id, entry.time_created_ns = pg.op_id, time.time_ns()
+    entry.inputs = [(t._data.shape, t.dtype) for t in inputs]
+    entry.outputs = entry.inputs if outputs is inputs else [(t._data.shape, t.dtype) for t in outputs]
+    entry.state, entry.error = "scheduled", None
+    entry.time_discovered_started_ns = entry.time_discovered_completed_ns = 0
+    thread = threading.current_thread()
+    entry.thread_id, entry.thread_name, entry.frames = thread.ident, thread.name, _frames()
     _RECORDER.record_id += 1
     _RECORDER.entries.append(entry)
     return entry
@@ -108,30 +147,31 @@ def record(pg, name, inputs, outputs, is_p2p=False):
 
 def started(entry, pg):
     if entry is not None:
-        entry["state"] = "started"
-        entry["time_discovered_started_ns"] = time.time_ns()
-        pg.last_started = max(pg.last_started, entry["collective_seq_id"])
+        entry.state = "started"
+        entry.time_discovered_started_ns = time.time_ns()
+        if entry.collective_seq_id > pg.last_started:
+            pg.last_started = entry.collective_seq_id
 
 
 def completed(entry, pg):
     if entry is not None:
-        entry["state"] = "completed"
-        entry["retired"] = True
-        entry["time_discovered_completed_ns"] = time.time_ns()
-        pg.last_completed = max(pg.last_completed, entry["collective_seq_id"])
+        entry.state = "completed"
+        entry.time_discovered_completed_ns = time.time_ns()
+        if entry.collective_seq_id > pg.last_completed:
+            pg.last_completed = entry.collective_seq_id
 
 
 def failed(entry, pg, reason):
     """Notes why ``entry`` never completed, then dumps this rank's recorder."""
     if entry is not None:
-        entry["error"] = reason
+        entry.error = reason
     dump()
 
 
 def dump_json(include_collectives=True, only_active=False):
     """This rank's recorder as torch's dump dictionary."""
     entries = [] if not include_collectives else [
-        dict(e) for e in _RECORDER.entries if not (only_active and e["state"] == "completed")]
+        e.as_dict() for e in _RECORDER.entries if not (only_active and e.state == "completed")]
     groups = list(_World.groups.values())
     return {
         "version": VERSION,

@@ -80,11 +80,11 @@ class Work:
             if self._error is not None:
                 raise self._error
             return True
-        MPI = _mpi()
         try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
-            if not all([request.Test() for request in self.requests]):
-                return False
-        except MPI.Exception as error:
+            for request in self.requests:
+                if not request.Test():
+                    return False
+        except _mpi().Exception as error:
             self._fail(error)
         self.completed = True
         if self.finish is not None:
@@ -128,8 +128,8 @@ class Work:
         return self._error
 
     def _timeout(self, seconds):
-        name = self.entry["profiling_name"] if self.entry else "operation"
-        seq = self.entry["collective_seq_id"] if self.entry else "?"
+        name = self.entry.profiling_name if self.entry else "operation"
+        seq = self.entry.collective_seq_id if self.entry else "?"
         _flight_recorder.failed(self.entry, self.pg, "timeout")
         self._cancel()
         advice = "call ember.distributed.shrink_group() to evict it and continue; " if supports_ulfm() else ""
@@ -145,7 +145,7 @@ class Work:
     def _fail(self, error):
         MPI = _mpi()
         code = error.Get_error_class()
-        name = self.entry["profiling_name"] if self.entry else "operation"
+        name = self.entry.profiling_name if self.entry else "operation"
         dead = failed_ranks(self.pg)  # a peer's death may surface as another error class
         if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
             _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}" if dead else "revoked")
