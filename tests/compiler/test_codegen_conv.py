@@ -1,7 +1,8 @@
-"""The C backend's direct convolution kernels (Conv, ConvTranspose for the input gradient,
-ConvWeight for the weight gradient) against eager ember's im2col kernels: forward and all three
-gradients of a compiled step, over strides, padding, dilation, groups, crops and dtypes; stride 1
-takes the padded-plane kernels, other strides the row-by-row ones."""
+"""The C backend's convolution kernels (Conv, ConvTranspose for the input gradient, ConvWeight
+for the weight gradient), both variants (direct loops; im2col + BLAS), against eager ember's
+im2col kernels: forward and all three gradients of a compiled step, over strides, padding,
+dilation, groups, crops and dtypes; for the direct loops stride 1 takes the padded-plane
+kernels, other strides the row-by-row ones."""
 import numpy as np
 import pytest
 
@@ -18,17 +19,20 @@ CASES = {  # name: (x shape, weight shape, bias, stride, padding, dilation, grou
 }
 
 
+VARIANTS = {"direct loops": 10 ** 9, "im2col + BLAS": -1}  # the cost model's threshold forcing each
+
+
 @pytest.fixture(autouse=True)
-def _every_conv_direct(monkeypatch):
-    """Small and large reductions alike take the direct kernels here."""
-    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", 10 ** 9)
+def _reset():
     ember.compiler.reset()
     yield
     ember.compiler.reset()
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("case", list(CASES))
-def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
+def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
+    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", VARIANTS[variant])
     x_shape, w_shape, has_bias, stride, padding, dilation, groups, dtype, weighted = CASES[case]
     rng = np.random.default_rng(0)
     x0, w0, b0 = (rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, w_shape[:1]))
@@ -48,14 +52,17 @@ def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
             (y * r if weighted else y).sum().backward()
             return y
         if compiled:
-            monkeypatch.setenv("EMBER_LOGS", "output_code")
+            monkeypatch.setenv("EMBER_LOGS", "output_code,autotuning")
             step = ember.compile(step, fullgraph=True)
         for _ in range(3):  # the third call runs the generated C
             y = step()
         results.append([y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b) if t is not None])
     source = capsys.readouterr().err
     for name in ("Conv", "ConvTranspose", "ConvWeight"):
-        assert f"direct {name} " in source, name
+        assert f"direct {name} " in source and f"im2col + BLAS {name} " in source, name
+        assert f" {name} {list(x_shape) if name != 'ConvTranspose' else list(out_shape)} -> " \
+            f"{list(out_shape) if name == 'Conv' else list(w_shape) if name == 'ConvWeight' else list(x_shape)} " \
+            f"-> {variant} (cost model)" in source, name
     assert ("xpad[" in source) == (stride == 1), "stride 1: the padded-plane kernels; else row by row"
     tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
     for mine, eager in zip(results[1], results[0]):
@@ -63,9 +70,11 @@ def test_direct_conv_kernels_equal_eager(case, monkeypatch, capsys):
         np.testing.assert_allclose(mine, eager, **tolerance)
 
 
-def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(monkeypatch, capsys):
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(variant, monkeypatch, capsys):
     """conv + bias + relu: the relu loop is fused behind the stride-1 forward, called on each
     sample's output while it is in cache; results equal eager's."""
+    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", VARIANTS[variant])
     rng = np.random.default_rng(1)
     x, w, b = (ember.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((5, 3, 10, 9), (4, 3, 3, 3), (4,)))
     monkeypatch.setenv("EMBER_LOGS", "output_code")
@@ -73,5 +82,5 @@ def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(monkeypatch, capsys
     for _ in range(3):
         got = layer(x)
     source = capsys.readouterr().err
-    assert "k0e(p, n*40, (n + 1)*40);" in source  # 4 channels x 10 rows per sample
+    assert source.count("k0e(p, n*40, (n + 1)*40);") == 2  # both variants: 4 channels x 10 rows per sample
     np.testing.assert_allclose(got.numpy(), F.relu(F.conv2d(x, w, b, padding=1)).numpy(), rtol=1e-4, atol=1e-5)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import attention, norm
 from .autotune import direct_candidate
-from .conv import conv_kernel
+from .conv_gemm import conv_variants, saved_buffers
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
@@ -472,11 +472,13 @@ def _epilogue(src, kernel, fname):
 
 
 def generate(plan):
-    """(C source, regions, gemms): regions are lists of kernels run by one exported
+    """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
     ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
-    gemms are (function name, (M, N, K, itemsize), kernel)."""
+    gemms are (function name, (M, N, K, itemsize), kernel); convs are (function name, kernel),
+    each variant chosen by ``em_conv_choice[i]`` (see conv_gemm.conv_variants)."""
     src = _Source(plan)
-    body, regions, gemms, calls = [], [], [], {}
+    body, regions, gemms, calls, convs = [], [], [], {}, []
+    saved, conv_index = saved_buffers(plan), {}
     for i, kernel in enumerate(plan.kernels):
         fname = f"k{i}"
         if kernel.kind == "python":
@@ -495,8 +497,11 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
-            lines += conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])], epilogue)
-            calls[id(kernel)] = [f"{fname}(p);"]
+            conv_index[kernel.nodes[0]] = len(convs)
+            lines += conv_variants(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])], epilogue,
+                                   saved, lambda node: f"em_conv_choice[{conv_index[node]}]")
+            convs.append((fname, kernel))
+            calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
         elif kernel.kind == "pool":
             lines = pool_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
@@ -542,5 +547,6 @@ def generate(plan):
     for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
         if kernel.kind != "python":
             tail += [f"int kernel_{i}(void** restrict p) {{"] + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
-    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];"]
-    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots
+    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
+            f"int em_conv_choice[{max(1, len(convs))}];"]
+    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots, convs

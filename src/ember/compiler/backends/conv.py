@@ -14,15 +14,12 @@ compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
-__all__ = ["OPS", "direct", "conv_kernel"]
+__all__ = ["OPS", "supported", "reduction", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
-# The direct loop is chosen when each output sums over at most this many products per
-# position (C_in/groups * kh * kw): measured on bench_compile's rows (AMD EPYC, one thread),
-# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; LeNet's second
-# layer (6x5x5 = 150, its input gradient 16x5x5 = 400) is faster direct than eager's NumPy
-# im2col + GEMM (LeNet step 6.2 -> 4.6 ms), and Conv2d(16, 32, 3) (144 and 288) is as fast
-# either way (7.4 vs 7.6 ms fwd+bwd). Wider reductions keep im2col + BLAS.
+# The cost model picks the direct loop when each output sums at most this many products
+# (C_in/groups * kh * kw) and im2col + BLAS (conv_gemm.py) above it; ``max_autotune`` times
+# both. Measured on bench_compile's rows (AMD EPYC, one thread): see autotune.conv_cost_model.
 MAX_DIRECT_REDUCTION = 512
 
 
@@ -39,9 +36,9 @@ def _geometry(node):
     return weight, tuple(stride), tuple(tuple(p) for p in padding), tuple(dilation), k["groups"]
 
 
-def direct(node):
-    """Whether ``node`` (Conv, ConvTranspose or ConvWeight) gets a direct kernel: 2-D float
-    arrays of one dtype, and a short enough sum per output (see MAX_DIRECT_REDUCTION)."""
+def supported(node):
+    """Whether ``node`` (Conv, ConvTranspose or ConvWeight) gets a C kernel: 2-D float arrays
+    of one dtype."""
     geometry = _geometry(node)
     if geometry is None:
         return False
@@ -49,14 +46,16 @@ def direct(node):
     if not all(hasattr(a, "meta") and len(a.meta["shape"]) in (1, 4) for a in arrays):
         return False
     dtypes = {np.dtype(getattr(a.meta["dtype"], "np", a.meta["dtype"])) for a in arrays + [node]}
-    if len(dtypes) != 1 or dtypes.pop() not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return False
-    weight, groups = geometry[0], geometry[4]
-    # The products each output sums: a conv's input channels per group times the window; the
-    # transposed direction sums over its input's channels per group instead; the weight
-    # gradient follows its layer's forward.
+    return len(dtypes) == 1 and dtypes.pop() in (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def reduction(node):
+    """The products each output sums: a conv's input channels per group times the window; the
+    transposed direction sums over its input's channels per group instead; the weight
+    gradient follows its layer's forward."""
+    weight, groups = _geometry(node)[0], _geometry(node)[4]
     channels = weight[0] // groups if node.target.name == "ConvTranspose" else weight[1]
-    return channels * weight[2] * weight[3] <= MAX_DIRECT_REDUCTION
+    return channels * weight[2] * weight[3]
 
 
 def _columns(off, stride, width, count):
@@ -104,7 +103,7 @@ class _Operand:
 
 
 def conv_kernel(src, node, fname, ctype, epilogue=None):
-    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`);
+    """C lines of ``static void fname(void** p)`` computing ``node`` with direct loops;
     ``epilogue``: ``(name, per_block, rows)`` of a loop fused behind a stride-1 ``Conv``, run
     on each sample's output rows as soon as they are written (see ``cgen._epilogue``)."""
     plan = src.plan

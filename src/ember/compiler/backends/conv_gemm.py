@@ -1,0 +1,231 @@
+"""im2col + BLAS kernels for 2-D convolutions: ``Conv``, ``ConvTranspose`` (the input gradient)
+and ``ConvWeight`` (the weight gradient), the variant :mod:`.conv`'s direct loops are timed
+against.
+
+Each sample's windows are copied into a (C_in*kh*kw, H_out*W_out) buffer (im2col: row
+(c, i, j) is input channel c shifted by kernel offset (i, j), so each row is made of
+contiguous slices of input rows), and one BLAS product per group does the arithmetic:
+
+* ``Conv``: y_n[g] = W[g] @ cols_n[g] (written straight into the output's NCHW memory;
+  bias and any fused loop run on the sample while it is in cache);
+* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], then col2im adds every row back at the positions
+  its window reads (the input gradient without a zeroed, dilated copy of gy);
+* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples, reading the forward's
+  buffer when the same graph ran the forward through this variant (saved, not recomputed).
+
+Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
+contiguous block first; every size is a compile-time constant.
+"""
+import numpy as np
+
+from .conv import _column_loops, _columns, _finish, _geometry, _Operand, _pointer, _row_loops, conv_kernel
+
+__all__ = ["candidate", "saved_buffers", "gemm_kernel", "conv_variants", "SAVE_LIMIT_BYTES"]
+
+# The forward keeps every sample's im2col buffer for the weight gradient up to this size;
+# larger layers recompute it (one more copy of the windows, no memory).
+SAVE_LIMIT_BYTES = 64 << 20
+
+
+def candidate(node):
+    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension."""
+    return all(n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"])
+
+
+def _sizes(node):
+    """(N, channels of the windowed array, its H, W, rows of cols per group K, positions P)."""
+    (co, cig, kh, kw) = _geometry(node)[0]
+    if node.target.name == "ConvTranspose":
+        n, c, h, w = node.meta["shape"]
+        p = int(np.prod(node.args[0].meta["shape"][2:]))
+    else:
+        n, c, h, w = node.args[0].meta["shape"]
+        gy = node if node.target.name == "Conv" else node.args[1]
+        p = int(np.prod(gy.meta["shape"][2:]))
+    return n, c, h, w, cig * kh * kw, p
+
+
+def saved_buffers(plan):
+    """{ConvWeight node: the Conv whose im2col buffer it can read}: same input and geometry,
+    scheduled earlier, both in C, the buffer small enough to keep (SAVE_LIMIT_BYTES)."""
+    saved = {}
+    for node, kind in plan.kind.items():
+        if kind != "conv" or node.target.name != "ConvWeight" or not candidate(node):
+            continue
+        for user in node.args[0].users:
+            if getattr(user.target, "name", None) == "Conv" and plan.kind.get(user) == "conv" \
+                    and candidate(user) and _geometry(user) == _geometry(node) \
+                    and plan.position[user] < plan.position[node]:
+                n, _, _, _, k, p = _sizes(user)
+                if n * _geometry(user)[4] * k * p * plan.loc[user].dtype.itemsize <= SAVE_LIMIT_BYTES:
+                    saved[node] = user
+                    break
+    return saved
+
+
+def cols_name(node):
+    return f"em_cols_{node.name}"
+
+
+def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
+    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed);
+    the operand expressions are evaluated before the block's own names exist."""
+    call = "em_sgemm" if t == "float" else "em_dgemm"
+    return (f"{{ {t}* ga = ({t}*)({a}); {t}* gb = ({t}*)({b}); {t}* gc = {c}; {t} gbeta = {beta}, one = 1; "
+            f"char ta = '{ta}', tb = '{tb}'; int gm = {m}, gn = {n}, gk = {k}, lda = {lda}, ldb = {ldb}, ldc = {ldc}; "
+            f"{call}(&ta, &tb, &gm, &gn, &gk, &one, ga, &lda, gb, &ldb, &gbeta, gc, &ldc); }}")
+
+
+def _im2col(node, x, t, fname):
+    """``static void fname_im2col(const T* x_of_sample, T* cols)``: zeros where a window
+    leaves the input."""
+    (co, cig, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), groups = _geometry(node)
+    n, c, h, w, k, p = _sizes(node)
+    _, _, h_out, w_out = (node if node.target.name == "Conv" else node.args[1]).meta["shape"]
+    h_in, w_in = h + min(bottom, 0), w + min(right, 0)
+    lines = [f"static void {fname}_im2col(const {t}* restrict xs, {t}* restrict cols) {{",
+             f"    for (long c = 0; c < {c}; c++) {{",
+             f"        const {t}* xp = xs + c*{x.strides[1]};",
+             f"        for (long i = 0; i < {kh}; i++) {{"]
+    for j in range(kw):
+        off = j * dw - left
+        lo, hi = _columns(off, sw, w_in, w_out)
+        lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
+                  f"            for (long oh = 0; oh < {h_out}; oh++) {{",
+                  f"                {t}* restrict ro = r + oh*{w_out};",
+                  f"                long ih = oh*{sh} - {top} + i*{dh};",
+                  f"                if (ih < 0 || ih >= {h_in}) {{ memset(ro, 0, sizeof({t})*{w_out}); continue; }}",
+                  f"                const {t}* xr = xp + ih*{x.strides[2]};"]
+        if lo > 0:
+            lines.append(f"                memset(ro, 0, sizeof({t})*{lo});")
+        if hi > lo and sw * x.strides[3] == 1:
+            lines.append(f"                memcpy(ro + {lo}, xr + {lo + off}, sizeof({t})*{hi - lo});")
+        elif hi > lo:
+            lines.append(f"                for (long q = {lo}; q < {hi}; q++) ro[q] = xr[(q*{sw} + {off})*{x.strides[3]}];")
+        if hi < w_out:
+            lines.append(f"                memset(ro + {hi}, 0, sizeof({t})*{w_out - hi});")
+        lines += ["            } }"]
+    return lines + ["        }", "    }", "}"]
+
+
+def _rows_operand(src, node, t, fname, channels, p):
+    """(C lines, pointer expression of sample ``n``, leading dimension) of a 4-D operand read
+    as (channels, P) rows per sample: in place when each channel's positions are contiguous,
+    else copied into ``fname_rows``."""
+    a = _Operand(src, node)
+    h, w = node.meta["shape"][2:]
+    expected, flat = 1, a.strides[1] >= p
+    for size, stride in reversed([(h, a.strides[2]), (w, a.strides[3])]):
+        flat &= size == 1 or stride == expected
+        expected *= size
+    if flat:
+        return [], f"({a.plane('n', 0)})", a.strides[1]
+    copy = [f"        for (long c = 0; c < {channels}; c++) for (long y = 0; y < {h}; y++) "
+            f"for (long x = 0; x < {w}; x++) {fname}_rows[c*{p} + y*{w} + x] = ({a.plane('n', 'c')}){a.at('y', 'x')};"]
+    return copy, f"{fname}_rows", p
+
+
+def _transpose(a, y, rows, cols, add):
+    """Lines writing ``y`` (cols, rows) = ``a`` (rows, cols)^T (+ ``add``, a C expression of
+    ``c``), in blocks of rows that stay in L1 while every column reads them."""
+    block = 256
+    return [f"        for (long q0 = 0; q0 < {rows}; q0 += {block}) for (long c = 0; c < {cols}; c++) {{",
+            f"            const long q1 = q0 + {block} < {rows} ? q0 + {block} : {rows};",
+            "            #pragma GCC ivdep",
+            f"            for (long q = q0; q < q1; q++) ({y})[c*{rows} + q] = ({a})[q*{cols} + c]"
+            f"{' + ' + add if add else ''};",
+            "        }"]
+
+
+def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
+    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS.
+    ``keep``: a Conv stores every sample's buffer for a ConvWeight; ``reads``: (that Conv,
+    C expression of its variant) for a ConvWeight, which reads the buffer when the forward
+    ran this variant (1) and makes its own otherwise."""
+    plan = src.plan
+    name = node.target.name
+    (co, cig, kh, kw), (sh, sw), ((top, _), (left, _)), (dh, dw), groups = _geometry(node)
+    n, c, h, w, k, p = _sizes(node)
+    out = plan.loc[node]
+    lines = [f"/* im2col + BLAS {name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, weight "
+             f"[{co}, {cig}, {kh}, {kw}], groups {groups}: {name}({node.name}) */"]
+    bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
+    body = [f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict y = {src.pointer(out)};"]
+    if name != "ConvWeight":
+        body.append(f"    const {t}* restrict wt = {_pointer(src, node.args[1])};")
+    if bias is not None:
+        body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
+    if name == "Conv":
+        x, cog = _Operand(src, node.args[0]), co // groups
+        size = groups * k * p
+        buffer = f"{cols_name(node)}[{n * size}]" if keep else f"{fname}_cols[{size}]"
+        cols = f"{cols_name(node)} + n*{size}" if keep else f"{fname}_cols"
+        # BLAS is faster producing (positions, channels) (OpenBLAS's kernels like a short M, a
+        # long N): each sample's result is transposed into NCHW in cache, adding the bias.
+        return lines + [f"static {t} {buffer}, {fname}_yt[{p * co}];"] + _im2col(node, x, t, fname) + body + [
+            f"    em_blas_threads({cog * k * p}L);",
+            f"    for (long n = 0; n < {n}; n++) {{",
+            f"        {t}* restrict cols = {cols};",
+            f"        {fname}_im2col({x.plane('n', 0)}, cols);",
+            f"        for (long g = 0; g < {groups}; g++)",
+            "            " + _gemm(t, "T", "T", cog, p, k, f"wt + g*{cog * k}", k, f"cols + g*{k * p}", p, 0,
+                                   f"{fname}_yt + g*{cog}", co),
+            *_transpose(f"{fname}_yt", f"y + n*{co * p}", p, co, "b[c]" if bias is not None else None),
+            *_finish(epilogue, f"n*{co * out.shape[2]}", f"(n + 1)*{co * out.shape[2]}"),
+            "    }", *_finish(epilogue, None, None), "}"]
+    if name == "ConvWeight":
+        x, cog = _Operand(src, node.args[0]), co // groups
+        copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p)
+        if reads is None:
+            make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
+        else:
+            forward, choice = reads
+            make = [f"        const {t}* cols = {cols_name(forward)} + n*{groups * k * p};",
+                    f"        if (({choice}) != 1) {{ cols = {fname}_cols; {fname}_im2col({x.plane('n', 0)}, {fname}_cols); }}"]
+        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{co * p if copy else 1}], "
+                        f"{fname}_gt[{co * k}];"] + _im2col(node, x, t, fname) + body + [
+            f"    em_blas_threads({cog * k * p}L);",
+            f"    for (long n = 0; n < {n}; n++) {{", *make, *copy,
+            f"        for (long g = 0; g < {groups}; g++)",
+            "            " + _gemm(t, "T", "N", cog, k, p, f"{gy} + g*{cog}*{ldg}", ldg, f"cols + g*{k * p}", p,
+                                   "n ? 1 : 0", f"{fname}_gt + g*{cog * k}", cog),
+            "    }",
+            f"    for (long g = 0; g < {groups}; g++)",
+            *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
+            "}"]
+    # ConvTranspose: cols = W[g]^T gy_n[g], then col2im: each row added back where its window reads.
+    cx, h_x, w_x = node.args[0].meta["shape"][1:]
+    cxg = cx // groups
+    copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p)
+    return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{cx * p if copy else 1}];"] + body + [
+        f"    em_blas_threads({cxg * k * p}L);",
+        f"    for (long n = 0; n < {n}; n++) {{", *copy,
+        f"        for (long g = 0; g < {groups}; g++)",
+        "            " + _gemm(t, "N", "T", p, k, cxg, f"{gy} + g*{cxg}*{ldg}", ldg,
+                               f"wt + g*{cxg * k}", k, 0, f"{fname}_cols + g*{k * p}", p),
+        f"        for (long c = 0; c < {c}; c++) {{",
+        f"            {t}* restrict op = y + (n*{c} + c)*{h * w};",
+        f"            for (long k = 0; k < {h * w}; k++) op[k] = {'b[c]' if bias is not None else '0'};",
+        f"            const {t}* restrict rc = {fname}_cols + c*{kh * kw * p};",
+        *_row_loops(h_x, kh, sh, dh, top, h, "            "),
+        f"                    {t}* restrict orow = op + ih*{w};",
+        f"                    const {t}* restrict rr = rc + i*{kw * p} + oh*{w_x};",
+        *_column_loops(kw, sw, dw, left, w, w_x, lambda j, col: f"orow[{col}] += rr[{j * p} + q];",
+                       "                    "),
+        "                }", "            }", "        }", "    }", "}"]
+
+
+def conv_variants(src, node, fname, t, epilogue, saved, choice_of):
+    """C lines of ``void fname(void** p, int choice)`` (exported, for timing): 0 the direct loops of
+    :func:`.conv.conv_kernel`, 1 im2col + BLAS (where BLAS is found and :func:`candidate`).
+    ``saved``: :func:`saved_buffers`; ``choice_of(node)``: the C expression of a conv node's
+    variant."""
+    lines = conv_kernel(src, node, fname + "_direct", t, epilogue)
+    if not (src.plan.have_blas and candidate(node)):
+        return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice; {fname}_direct(p); }}"]
+    forward = saved.get(node)
+    lines += gemm_kernel(src, node, fname + "_gemm", t, epilogue, keep=node in saved.values(),
+                         reads=None if forward is None else (forward, choice_of(forward)))
+    return lines + [f"void {fname}(void** restrict p, int choice) {{",
+                    f"    if (choice == 1) {fname}_gemm(p); else {fname}_direct(p);", "}"]
