@@ -19,7 +19,7 @@ CASES = {  # name: (x shape, weight shape, bias, stride, padding, dilation, grou
 }
 
 
-VARIANTS = {"direct loops": 10 ** 9, "im2col + BLAS": -1}  # the cost model's threshold forcing each
+VARIANTS = {"direct loops": 10 ** 9, "im2col + BLAS": 0}  # the cost model's threshold forcing each
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def _reset():
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("case", list(CASES))
 def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
-    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", VARIANTS[variant])
+    monkeypatch.setattr(conv, "MIN_GEMM_CHANNELS", VARIANTS[variant])
     x_shape, w_shape, has_bias, stride, padding, dilation, groups, dtype, weighted = CASES[case]
     rng = np.random.default_rng(0)
     x0, w0, b0 = (rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, w_shape[:1]))
@@ -74,7 +74,7 @@ def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
 def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(variant, monkeypatch, capsys):
     """conv + bias + relu: the relu loop is fused behind the stride-1 forward, called on each
     sample's output while it is in cache; results equal eager's."""
-    monkeypatch.setattr(conv, "MAX_DIRECT_REDUCTION", VARIANTS[variant])
+    monkeypatch.setattr(conv, "MIN_GEMM_CHANNELS", VARIANTS[variant])
     rng = np.random.default_rng(1)
     x, w, b = (ember.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((5, 3, 10, 9), (4, 3, 3, 3), (4,)))
     monkeypatch.setenv("EMBER_LOGS", "output_code")

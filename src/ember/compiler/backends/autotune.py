@@ -51,11 +51,11 @@ def cost_model(shape):
 
 
 def conv_cost_model(node, have_blas):
-    """0 (direct loops) when each output sums at most conv.MAX_DIRECT_REDUCTION products or
-    im2col + BLAS cannot run, else 1 (im2col + BLAS)."""
+    """0 (direct loops) for products too narrow for BLAS (conv.narrow) or where im2col + BLAS
+    cannot run, else 1 (im2col + BLAS)."""
     if not have_blas or not conv_gemm.candidate(node):
         return 0
-    return 0 if conv.reduction(node) <= conv.MAX_DIRECT_REDUCTION else 1
+    return 0 if conv.narrow(node) else 1
 
 
 def _key(fname, shape, kernel, compiler):

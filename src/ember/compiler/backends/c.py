@@ -55,6 +55,22 @@ def blas_pointers():
     return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
 
 
+def numpy_blas_pointers():
+    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None."""
+    try:
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.internal_api == "openblas" and "numpy" in lib.filepath:
+                dll = ctypes.CDLL(lib.filepath)
+                for prefix, suffix in (("scipy_", "_64_"), ("", "_64_"), ("", "64_")):
+                    if hasattr(dll, f"{prefix}sgemm{suffix}"):
+                        return tuple(ctypes.cast(getattr(dll, f"{prefix}{f}{suffix}"), ctypes.c_void_p).value
+                                     for f in ("sgemm", "dgemm"))
+    except Exception:  # a NumPy without OpenBLAS, or no threadpoolctl: SciPy's BLAS serves
+        pass
+    return None
+
+
 def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
     pointers = blas_pointers()
@@ -70,6 +86,9 @@ def compile_c(graph, options, compiler):
         set_threads, threads = _blas_threads(pointers[0])
         lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
                     ctypes.c_void_p(set_threads), ctypes.c_int(threads))
+        wide = numpy_blas_pointers()
+        if wide is not None:
+            lib.em_init64(ctypes.c_void_p(wide[0]), ctypes.c_void_p(wide[1]))
     table = (ctypes.c_void_p * max(1, len(slots)))()
     buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():

@@ -14,13 +14,16 @@ compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
-__all__ = ["OPS", "supported", "reduction", "conv_kernel"]
+__all__ = ["OPS", "supported", "narrow", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
-# The cost model picks the direct loop when each output sums at most this many products
-# (C_in/groups * kh * kw) and im2col + BLAS (conv_gemm.py) above it; ``max_autotune`` times
-# both. Measured on bench_compile's rows (AMD EPYC, one thread): see autotune.conv_cost_model.
-MAX_DIRECT_REDUCTION = 512
+# The cost model picks the direct loops when a group's product is too narrow for BLAS: fewer
+# than this many output channels per group or products per output (C_in/groups * kh * kw),
+# else im2col + BLAS (conv_gemm.py); ``max_autotune`` times both. Timed on bench_compile's rows
+# (AMD EPYC, one thread, loaded): depthwise 3x3 (1 channel per group) is 3x faster direct in
+# all three ops; LeNet's convolutions (6x25, 16x150, their gradients) 1.4-3x faster and
+# Conv2d(16, 32, 3) 1.5-2.7x faster through im2col + BLAS.
+MIN_GEMM_CHANNELS = 4
 
 
 def _geometry(node):
@@ -49,13 +52,11 @@ def supported(node):
     return len(dtypes) == 1 and dtypes.pop() in (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def reduction(node):
-    """The products each output sums: a conv's input channels per group times the window; the
-    transposed direction sums over its input's channels per group instead; the weight
-    gradient follows its layer's forward."""
-    weight, groups = _geometry(node)[0], _geometry(node)[4]
-    channels = weight[0] // groups if node.target.name == "ConvTranspose" else weight[1]
-    return channels * weight[2] * weight[3]
+def narrow(node):
+    """Whether a group's product is too narrow for BLAS (see MIN_GEMM_CHANNELS): its layer's
+    output channels per group, or the products each output sums."""
+    (co, cig, kh, kw), groups = _geometry(node)[0], _geometry(node)[4]
+    return min(co // groups, cig * kh * kw) < MIN_GEMM_CHANNELS
 
 
 def _columns(off, stride, width, count):

@@ -68,12 +68,10 @@ def cols_name(node):
 
 
 def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
-    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed);
-    the operand expressions are evaluated before the block's own names exist."""
-    call = "em_sgemm" if t == "float" else "em_dgemm"
-    return (f"{{ {t}* ga = ({t}*)({a}); {t}* gb = ({t}*)({b}); {t}* gc = {c}; {t} gbeta = {beta}, one = 1; "
-            f"char ta = '{ta}', tb = '{tb}'; int gm = {m}, gn = {n}, gk = {k}, lda = {lda}, ldb = {ldb}, ldc = {ldc}; "
-            f"{call}(&ta, &tb, &gm, &gn, &gk, &one, ga, &lda, gb, &ldb, &gbeta, gc, &ldc); }}")
+    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed),
+    through NumPy's BLAS when found (``em_sgemm_any``, cgen's header)."""
+    call = "em_sgemm_any" if t == "float" else "em_dgemm_any"
+    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
 
 
 def _im2col(node, x, t, fname):
@@ -194,26 +192,33 @@ def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
             f"    for (long g = 0; g < {groups}; g++)",
             *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
             "}"]
-    # ConvTranspose: cols = W[g]^T gy_n[g], then col2im: each row added back where its window reads.
+    # ConvTranspose: each sample's windows come out position-major, cols[q] = (W^T gy_n)[:, q]
+    # with the window ordered (i, j, channel) (the weight is reordered to (C, kh, kw, C_in/g)):
+    # BLAS is faster in that orientation, and adding a window back into a channels-last copy
+    # of the result is then one contiguous run of C_in/groups numbers per kernel offset.
     cx, h_x, w_x = node.args[0].meta["shape"][1:]
-    cxg = cx // groups
+    cxg, width, window = cx // groups, groups * k, kh * kw
     copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p)
-    return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{cx * p if copy else 1}];"] + body + [
+    add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
+           f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
+           f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
+    return lines + [f"static {t} {fname}_cols[{width * p}], {fname}_rows[{cx * p if copy else 1}], "
+                    f"{fname}_wr[{cx * k}], {fname}_ycl[{h * w * c}];"] + body + [
+        f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
+        f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
         f"    em_blas_threads({cxg * k * p}L);",
         f"    for (long n = 0; n < {n}; n++) {{", *copy,
         f"        for (long g = 0; g < {groups}; g++)",
-        "            " + _gemm(t, "N", "T", p, k, cxg, f"{gy} + g*{cxg}*{ldg}", ldg,
-                               f"wt + g*{cxg * k}", k, 0, f"{fname}_cols + g*{k * p}", p),
-        f"        for (long c = 0; c < {c}; c++) {{",
-        f"            {t}* restrict op = y + (n*{c} + c)*{h * w};",
-        f"            for (long k = 0; k < {h * w}; k++) op[k] = {'b[c]' if bias is not None else '0'};",
-        f"            const {t}* restrict rc = {fname}_cols + c*{kh * kw * p};",
-        *_row_loops(h_x, kh, sh, dh, top, h, "            "),
-        f"                    {t}* restrict orow = op + ih*{w};",
-        f"                    const {t}* restrict rr = rc + i*{kw * p} + oh*{w_x};",
-        *_column_loops(kw, sw, dw, left, w, w_x, lambda j, col: f"orow[{col}] += rr[{j * p} + q];",
-                       "                    "),
-        "                }", "            }", "        }", "    }", "}"]
+        "            " + _gemm(t, "N", "T", k, p, cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}", ldg,
+                               0, f"{fname}_cols + g*{k}", width),
+        f"        memset({fname}_ycl, 0, sizeof({t})*{h * w * c});",
+        *_row_loops(h_x, kh, sh, dh, top, h, "        "),
+        f"                {t}* restrict orow = {fname}_ycl + ih*{w * c};",
+        f"                const {t}* restrict crow = {fname}_cols + oh*{w_x * width};",
+        *_column_loops(kw, sw, dw, left, w, w_x, lambda j, col: add.replace("@col@", col).replace("@j@", str(j)), "                "),
+        "            }", "        }",
+        *_transpose(f"{fname}_ycl", f"y + n*{c * h * w}", h * w, c, "b[c]" if bias is not None else None),
+        "    }", "}"]
 
 
 def conv_variants(src, node, fname, t, epilogue, saved, choice_of):
