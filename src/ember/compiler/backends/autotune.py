@@ -66,13 +66,13 @@ def _key(fname, shape, kernel, compiler):
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def conv_signature(kernel, reads_saved):
-    """What a convolution's timing depends on: op, operand shapes, geometry, dtype, the fused
-    loop, and whether its im2col buffer comes from the forward (ConvWeight)."""
+def conv_signature(kernel):
+    """What a convolution's timing depends on: op, operand shapes, geometry and dtype (the
+    fused loop is part of _key)."""
     node = kernel.nodes[0]
     shapes = [tuple(a.meta["shape"]) if hasattr(a, "meta") else None for a in node.args[:3]]
     return repr((node.target.name, shapes, tuple(node.meta["shape"]), str(node.meta["dtype"]),
-                 sorted((k, repr(v)) for k, v in node.kwargs.items()), reads_saved))
+                 sorted((k, repr(v)) for k, v in node.kwargs.items())))
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,14 +106,14 @@ def _time(fn, table, choice, block, repeat=5):
     return best
 
 
-def choose_conv(kernel, fn, scratch, compiler, have_blas, reads_saved=False):
+def choose_conv(kernel, fn, scratch, compiler, have_blas):
     """(choice, how it was chosen) for a convolution kernel ``fn(table, choice)``: the cost
     model without ``scratch`` (a pointer table of scratch arrays), else the cached or timed
     faster of the candidates."""
     node = kernel.nodes[0]
     if scratch is None or not have_blas or not conv_gemm.candidate(node):
         return conv_cost_model(node, have_blas), "cost model"
-    key = _key("conv", conv_signature(kernel, reads_saved), kernel, compiler)
+    key = _key("conv", conv_signature(kernel), kernel, compiler)
     cached = _load().get(key)
     if cached is not None:
         return cached[0], "cached"

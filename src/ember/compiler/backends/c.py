@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from ...profiler.profiler import record_function, recording
-from . import autotune, conv_gemm, toolchain
+from . import autotune, toolchain
 from .cgen import generate
 from .kernels import label
 from .plan import make_plan
@@ -75,7 +75,7 @@ def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
     pointers = blas_pointers()
     plan = make_plan(graph, have_blas=pointers is not None)
-    source, regions, gemms, slots, convs = generate(plan)
+    source, regions, gemms, slots, convs = generate(plan, autotune=bool(options.get("max_autotune")))
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
     openmp = "#pragma omp parallel" in source
@@ -96,7 +96,7 @@ def compile_c(graph, options, compiler):
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
     _choose_gemms(lib, gemms, slots, options, compiler)
-    _choose_convs(lib, convs, plan, slots, options, compiler)
+    _choose_convs(lib, convs, plan.have_blas, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
     fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
     return fn
@@ -120,16 +120,14 @@ def _choose_gemms(lib, gemms, slots, options, compiler):
                   f"{f' (block {block} rows)' if choice == 1 else ''} ({how})", file=sys.stderr)
 
 
-def _choose_convs(lib, convs, plan, slots, options, compiler):
-    """Each convolution's variant, in schedule order: a weight gradient reading its forward's
-    im2col buffer is timed with the forward's variant already set."""
+def _choose_convs(lib, convs, have_blas, slots, options, compiler):
+    """Each convolution's variant: autotune.choose_conv."""
     choices = (ctypes.c_int * max(1, len(convs))).in_dll(lib, "em_conv_choice")
-    saved = conv_gemm.saved_buffers(plan)
     scratch = _scratch_table(slots) if options.get("max_autotune") and convs else None
     for i, (fname, kernel) in enumerate(convs):
         fn = getattr(lib, fname)
         fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int], None
-        choice, how = autotune.choose_conv(kernel, fn, scratch, compiler, plan.have_blas, kernel.nodes[0] in saved)
+        choice, how = autotune.choose_conv(kernel, fn, scratch, compiler, have_blas)
         choices[i] = choice
         if log_enabled("autotuning"):
             node = kernel.nodes[0]

@@ -8,8 +8,8 @@ comment naming the graph nodes it computes.
 import numpy as np
 
 from . import attention, norm
-from .autotune import direct_candidate
-from .conv_gemm import conv_variants, saved_buffers
+from .autotune import conv_cost_model, direct_candidate
+from .conv_gemm import conv_variants
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
@@ -489,14 +489,14 @@ def _epilogue(src, kernel, fname):
     return lines, (fname + "e", made is not None, outer)
 
 
-def generate(plan):
+def generate(plan, autotune=False):
     """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
     ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
     gemms are (function name, (M, N, K, itemsize), kernel); convs are (function name, kernel),
-    each variant chosen by ``em_conv_choice[i]`` (see conv_gemm.conv_variants)."""
+    each variant chosen by ``em_conv_choice[i]`` (see conv_gemm.conv_variants): every variant
+    when ``autotune`` (to be timed), else only the cost model's (half the C to compile)."""
     src = _Source(plan)
     body, regions, gemms, calls, convs = [], [], [], {}, []
-    saved, conv_index = saved_buffers(plan), {}
     for i, kernel in enumerate(plan.kernels):
         fname = f"k{i}"
         if kernel.kind == "python":
@@ -515,9 +515,9 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
-            conv_index[kernel.nodes[0]] = len(convs)
-            lines += conv_variants(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])], epilogue,
-                                   saved, lambda node: f"em_conv_choice[{conv_index[node]}]")
+            node = kernel.nodes[0]
+            lines += conv_variants(src, node, fname, CTYPES[node_dtype(node)], epilogue,
+                                   (0, 1) if autotune else (conv_cost_model(node, plan.have_blas),))
             convs.append((fname, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
         elif kernel.kind == "pool":

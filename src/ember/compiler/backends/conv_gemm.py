@@ -10,8 +10,11 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
   bias and any fused loop run on the sample while it is in cache);
 * ``ConvTranspose``: cols = W[g]^T @ gy_n[g], then col2im adds every row back at the positions
   its window reads (the input gradient without a zeroed, dilated copy of gy);
-* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples, reading the forward's
-  buffer when the same graph ran the forward through this variant (saved, not recomputed).
+* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples. The windows are copied
+  again rather than kept from the forward: reading a kept buffer (all samples, 4.7 MB for
+  bench_compile's Conv2d row) from memory cost more than copying the windows into one sample's
+  buffer that stays in cache (weight gradient 1.34 -> 1.07 ms, and the forward 1.51 -> 1.34 ms
+  without the kept copies; AMD EPYC, one thread).
 
 Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
 contiguous block first; every size is a compile-time constant.
@@ -20,12 +23,7 @@ import numpy as np
 
 from .conv import _column_loops, _columns, _finish, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
-__all__ = ["candidate", "saved_buffers", "gemm_kernel", "conv_variants", "SAVE_LIMIT_BYTES"]
-
-# The forward keeps every sample's im2col buffer for the weight gradient up to this size;
-# larger layers recompute it (one more copy of the windows, no memory).
-SAVE_LIMIT_BYTES = 64 << 20
-
+__all__ = ["candidate", "gemm_kernel", "conv_variants"]
 
 def candidate(node):
     """Whether the im2col + BLAS variant can compute ``node``: no empty dimension."""
@@ -43,28 +41,6 @@ def _sizes(node):
         gy = node if node.target.name == "Conv" else node.args[1]
         p = int(np.prod(gy.meta["shape"][2:]))
     return n, c, h, w, cig * kh * kw, p
-
-
-def saved_buffers(plan):
-    """{ConvWeight node: the Conv whose im2col buffer it can read}: same input and geometry,
-    scheduled earlier, both in C, the buffer small enough to keep (SAVE_LIMIT_BYTES)."""
-    saved = {}
-    for node, kind in plan.kind.items():
-        if kind != "conv" or node.target.name != "ConvWeight" or not candidate(node):
-            continue
-        for user in node.args[0].users:
-            if getattr(user.target, "name", None) == "Conv" and plan.kind.get(user) == "conv" \
-                    and candidate(user) and _geometry(user) == _geometry(node) \
-                    and plan.position[user] < plan.position[node]:
-                n, _, _, _, k, p = _sizes(user)
-                if n * _geometry(user)[4] * k * p * plan.loc[user].dtype.itemsize <= SAVE_LIMIT_BYTES:
-                    saved[node] = user
-                    break
-    return saved
-
-
-def cols_name(node):
-    return f"em_cols_{node.name}"
 
 
 def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
@@ -135,11 +111,9 @@ def _transpose(a, y, rows, cols, add):
             "        }"]
 
 
-def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
-    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS.
-    ``keep``: a Conv stores every sample's buffer for a ConvWeight; ``reads``: (that Conv,
-    C expression of its variant) for a ConvWeight, which reads the buffer when the forward
-    ran this variant (1) and makes its own otherwise."""
+def gemm_kernel(src, node, fname, t, epilogue=None):
+    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS;
+    ``epilogue``: as :func:`.conv.conv_kernel`'s."""
     plan = src.plan
     name = node.target.name
     (co, cig, kh, kw), (sh, sw), ((top, _), (left, _)), (dh, dw), groups = _geometry(node)
@@ -156,15 +130,13 @@ def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
         body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
     if name == "Conv":
         x, cog = _Operand(src, node.args[0]), co // groups
-        size = groups * k * p
-        buffer = f"{cols_name(node)}[{n * size}]" if keep else f"{fname}_cols[{size}]"
-        cols = f"{cols_name(node)} + n*{size}" if keep else f"{fname}_cols"
         # BLAS is faster producing (positions, channels) (OpenBLAS's kernels like a short M, a
         # long N): each sample's result is transposed into NCHW in cache, adding the bias.
-        return lines + [f"static {t} {buffer}, {fname}_yt[{p * co}];"] + _im2col(node, x, t, fname) + body + [
+        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_yt[{p * co}];"] + \
+            _im2col(node, x, t, fname) + body + [
             f"    em_blas_threads({cog * k * p}L);",
             f"    for (long n = 0; n < {n}; n++) {{",
-            f"        {t}* restrict cols = {cols};",
+            f"        {t}* restrict cols = {fname}_cols;",
             f"        {fname}_im2col({x.plane('n', 0)}, cols);",
             f"        for (long g = 0; g < {groups}; g++)",
             "            " + _gemm(t, "T", "T", cog, p, k, f"wt + g*{cog * k}", k, f"cols + g*{k * p}", p, 0,
@@ -175,12 +147,7 @@ def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
     if name == "ConvWeight":
         x, cog = _Operand(src, node.args[0]), co // groups
         copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p)
-        if reads is None:
-            make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
-        else:
-            forward, choice = reads
-            make = [f"        const {t}* cols = {cols_name(forward)} + n*{groups * k * p};",
-                    f"        if (({choice}) != 1) {{ cols = {fname}_cols; {fname}_im2col({x.plane('n', 0)}, {fname}_cols); }}"]
+        make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
         return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{co * p if copy else 1}], "
                         f"{fname}_gt[{co * k}];"] + _im2col(node, x, t, fname) + body + [
             f"    em_blas_threads({cog * k * p}L);",
@@ -221,16 +188,17 @@ def gemm_kernel(src, node, fname, t, epilogue=None, keep=False, reads=None):
         "    }", "}"]
 
 
-def conv_variants(src, node, fname, t, epilogue, saved, choice_of):
-    """C lines of ``void fname(void** p, int choice)`` (exported, for timing): 0 the direct loops of
-    :func:`.conv.conv_kernel`, 1 im2col + BLAS (where BLAS is found and :func:`candidate`).
-    ``saved``: :func:`saved_buffers`; ``choice_of(node)``: the C expression of a conv node's
-    variant."""
-    lines = conv_kernel(src, node, fname + "_direct", t, epilogue)
+def conv_variants(src, node, fname, t, epilogue, variants=(0, 1)):
+    """C lines of ``void fname(void** p, int choice)`` (exported, for timing) running variant
+    ``choice`` of ``variants``: 0 the direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS
+    (only where BLAS is found and :func:`candidate`)."""
     if not (src.plan.have_blas and candidate(node)):
-        return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice; {fname}_direct(p); }}"]
-    forward = saved.get(node)
-    lines += gemm_kernel(src, node, fname + "_gemm", t, epilogue, keep=node in saved.values(),
-                         reads=None if forward is None else (forward, choice_of(forward)))
+        variants = (0,)
+    lines = conv_kernel(src, node, fname + "_direct", t, epilogue) if 0 in variants else []
+    if 1 in variants:
+        lines += gemm_kernel(src, node, fname + "_gemm", t, epilogue)
+    if len(variants) == 1:
+        return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice; "
+                        f"{fname}_{'gemm' if variants[0] else 'direct'}(p); }}"]
     return lines + [f"void {fname}(void** restrict p, int choice) {{",
                     f"    if (choice == 1) {fname}_gemm(p); else {fname}_direct(p);", "}"]
