@@ -1,6 +1,6 @@
 """The C backend's convolution kernels (Conv, ConvTranspose for the input gradient, ConvWeight
-for the weight gradient), both variants (direct loops; im2col + BLAS), against eager ember's
-im2col kernels: forward and all three gradients of a compiled step, over strides, padding,
+for the weight gradient), both variants (direct loops; im2col + BLAS), against eager ember and
+torch: forward and all three gradients of a compiled step, over strides, padding,
 dilation, groups, crops and dtypes; for the direct loops stride 1 takes the padded-plane
 kernels, other strides the row-by-row ones."""
 import json
@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+
+import torch
 
 import ember
 import ember.nn.functional as F
@@ -19,6 +21,7 @@ CASES = {  # name: (x shape, weight shape, bias, stride, padding, dilation, grou
     "strided_dilated_groups": ((2, 4, 11, 10), (6, 2, 3, 2), True, 2, (2, 1), (1, 2), 2, np.float32, True),
     "crop_tail_float64": ((2, 3, 9, 10), (5, 3, 3, 3), False, (2, 3), 0, 1, 1, np.float64, True),
     "broadcast_gradient": ((2, 3, 7, 7), (3, 1, 3, 3), True, 1, 1, 1, 3, np.float32, False),
+    "batch_one_odd_sizes": ((1, 5, 7, 11), (7, 5, 2, 3), True, 1, (1, 2), 1, 1, np.float32, True),
 }
 
 
@@ -42,6 +45,11 @@ def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
     geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     out_shape = F.conv2d(ember.tensor(x0), ember.tensor(w0), None, **geometry).shape
     r = ember.tensor(rng.standard_normal(tuple(out_shape)).astype(dtype)) if weighted else None
+    xt, wt = torch.tensor(x0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    bt = torch.tensor(b0, requires_grad=True) if has_bias else None
+    yt = torch.nn.functional.conv2d(xt, wt, bt, **geometry)
+    (yt * torch.tensor(r.numpy()) if weighted else yt).sum().backward()
+    reference = [yt.detach().numpy()] + [t.grad.numpy() for t in (xt, wt, bt) if t is not None]
     results = []
     for compiled in (False, True):
         x, w = ember.tensor(x0, requires_grad=True), ember.tensor(w0, requires_grad=True)
@@ -70,9 +78,10 @@ def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
     if variant == "direct loops":
         assert ("xpad[" in source) == (stride == 1), "stride 1: the padded-plane kernels; else row by row"
     tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
-    for mine, eager in zip(results[1], results[0]):
-        assert mine.shape == eager.shape and mine.dtype == eager.dtype
+    for mine, eager, theirs in zip(results[1], results[0], reference):
+        assert mine.shape == eager.shape == theirs.shape and mine.dtype == eager.dtype == theirs.dtype
         np.testing.assert_allclose(mine, eager, **tolerance)
+        np.testing.assert_allclose(mine, theirs, **tolerance)
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

@@ -1,12 +1,12 @@
-"""Direct C kernels for small and depthwise convolutions: ``Conv``, ``ConvTranspose`` (the input
-gradient) and ``ConvWeight`` (the weight gradient) of :mod:`ember._ops.conv`, 2-D, any stride,
-padding, dilation and groups.
+"""Direct C kernels for convolutions: ``Conv``, ``ConvTranspose`` (the input gradient) and
+``ConvWeight`` (the weight gradient) of :mod:`ember._ops.conv`, 2-D, any stride, padding,
+dilation and groups.
 
-Eager ember runs convolutions as im2col + GEMM: it copies every window into a buffer kh*kw times
-the input's size, then multiplies. That pays when each output sums over many inputs (C_in/groups
-* kh * kw large); for depthwise convolutions (one input channel per output) and small ones (LeNet's)
-the copy costs more than the arithmetic, and a direct loop wins. With stride 1 each input plane
-is copied into a zero-padded buffer, and each kernel offset becomes one long contiguous
+The other variant of each node is im2col + BLAS (:mod:`.conv_gemm`), which copies every window
+into a buffer kh*kw times the input's size, then multiplies; it wins where BLAS gets wide
+products. For depthwise convolutions (one channel per group) the products are too narrow and
+the direct loops win (:data:`MIN_GEMM_CHANNELS`; ``max_autotune`` times both). With stride 1
+each input plane is copied into a zero-padded buffer, and each kernel offset becomes one long contiguous
 multiply-add over the whole plane (:func:`_flat_planes`). Other strides walk output rows: for
 one kernel offset (i, j) an output row is a strided slice of one input row times one weight,
 over the column range that offset reaches (computed once: no bounds tests inside). Sizes are

@@ -6,10 +6,12 @@ Each sample's windows are copied into a (C_in*kh*kw, H_out*W_out) buffer (im2col
 (c, i, j) is input channel c shifted by kernel offset (i, j), so each row is made of
 contiguous slices of input rows), and one BLAS product per group does the arithmetic:
 
-* ``Conv``: y_n[g] = W[g] @ cols_n[g] (written straight into the output's NCHW memory;
-  bias and any fused loop run on the sample while it is in cache);
-* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], then col2im adds every row back at the positions
-  its window reads (the input gradient without a zeroed, dilated copy of gy);
+* ``Conv``: y_n[g] = W[g] @ cols_n[g], produced position-major (OpenBLAS's kernels were
+  fastest with the short dimension first) and transposed into NCHW while in cache, adding the
+  bias; any fused loop runs on the sample right after;
+* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], position-major with each window ordered (i, j,
+  channel), then col2im adds every window back into a channels-last copy of the result (one
+  contiguous run of channels per kernel offset), transposed into NCHW with the bias;
 * ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples. The windows are copied
   again rather than kept from the forward: reading a kept buffer (all samples, 4.7 MB for
   bench_compile's Conv2d row) from memory cost more than copying the windows into one sample's
@@ -24,6 +26,7 @@ import numpy as np
 from .conv import _column_loops, _columns, _finish, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
 __all__ = ["candidate", "gemm_kernel", "conv_variants"]
+
 
 def candidate(node):
     """Whether the im2col + BLAS variant can compute ``node``: no empty dimension."""
@@ -52,9 +55,10 @@ def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
 
 def _im2col(node, x, t, fname):
     """``static void fname_im2col(const T* x_of_sample, T* cols)``: zeros where a window
-    leaves the input."""
-    (co, cig, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), groups = _geometry(node)
-    n, c, h, w, k, p = _sizes(node)
+    leaves the input. Runs of a row are copied with memcpy: GCC 12 at -O3 -march=native gave
+    wrong results for the same copy written as a loop here (right at -O2)."""
+    (_, _, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), _ = _geometry(node)
+    _, c, h, w, _, p = _sizes(node)
     _, _, h_out, w_out = (node if node.target.name == "Conv" else node.args[1]).meta["shape"]
     h_in, w_in = h + min(bottom, 0), w + min(right, 0)
     lines = [f"static void {fname}_im2col(const {t}* restrict xs, {t}* restrict cols) {{",
@@ -130,8 +134,6 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
     if name == "Conv":
         x, cog = _Operand(src, node.args[0]), co // groups
-        # BLAS is faster producing (positions, channels) (OpenBLAS's kernels like a short M, a
-        # long N): each sample's result is transposed into NCHW in cache, adding the bias.
         return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_yt[{p * co}];"] + \
             _im2col(node, x, t, fname) + body + [
             f"    em_blas_threads({cog * k * p}L);",
@@ -159,10 +161,7 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
             f"    for (long g = 0; g < {groups}; g++)",
             *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
             "}"]
-    # ConvTranspose: each sample's windows come out position-major, cols[q] = (W^T gy_n)[:, q]
-    # with the window ordered (i, j, channel) (the weight is reordered to (C, kh, kw, C_in/g)):
-    # BLAS is faster in that orientation, and adding a window back into a channels-last copy
-    # of the result is then one contiguous run of C_in/groups numbers per kernel offset.
+    # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
     cx, h_x, w_x = node.args[0].meta["shape"][1:]
     cxg, width, window = cx // groups, groups * k, kh * kw
     copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p)
