@@ -13,14 +13,15 @@ Workloads (rows, in WORKLOADS; each builder's docstring gives its sizes):
     mlp_digits_step: MLP 64-128-64-10 (ReLU), batch 32 of digits-shaped float32 inputs,
         cross-entropy, SGD with momentum 0.9 (target: compiled <= 0.15x torch eager).
     lenet_step: LeNet-5, batch 32 of 1x32x32, Adam (target <= 0.7).
-    conv2d_fwd_bwd / depthwise_fwd_bwd: a convolution's forward and backward (depthwise <= 1.0).
+    conv2d_fwd_bwd / depthwise_fwd_bwd: a convolution's forward and backward (targets <= 1.0; with
+        --mode max-autotune each conv node's kernel is timed, see docs/compile.md).
     gpt_train_step: the tiny GPT of ember/models/gpt.py, AdamW, (16, 64) tokens (target <= 0.8).
     gpt_decode_token: greedy generation with a static KV cache, one token per step: the ratio of
         times is torch's tokens/s over ember's (target: <= 0.67, i.e. >= 1.5x torch's tokens/s).
     lstm_fwd_bwd: nn.LSTM(128, 128, num_layers=2), sequence 16, batch 16.
 ember compiles with fullgraph=True: a row that does not capture as one graph raises.
 
-Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor]
+Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor] [--mode M]
 Prints a table (with the CPU's name) and one JSON line.
 """
 import argparse
@@ -227,6 +228,7 @@ def main():
     parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by process CPU time")
     parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile (it compiles for 10-60 s)")
     parser.add_argument("--only", nargs="+", choices=list(WORKLOADS), help="these rows only")
+    parser.add_argument("--mode", help="ember.compile's mode for the compiled column (default: the cost models)")
     args = parser.parse_args()
     if args.cpu_time:
         os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
@@ -254,8 +256,8 @@ def main():
                 reference.update({k: v.detach().numpy().copy() for k, v in model.state_dict().items()})
             return reference
         torch_eager = build(torch, weights, data)
-        steps = [build(ember, weights, data), compiled(ember, build(ember, weights, data), fullgraph=True),
-                 torch_eager]
+        steps = [build(ember, weights, data), compiled(ember, build(ember, weights, data), fullgraph=True,
+                                                       mode=args.mode), torch_eager]
         compile_times = [first_calls(steps[1]) - first_calls(steps[0])]
         if not args.no_inductor:
             steps.append(compiled(torch, build(torch, weights, data)))

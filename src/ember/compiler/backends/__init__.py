@@ -31,8 +31,8 @@ def compile_graph(graph, options=None):
     """Compiles ``graph`` (a captured :class:`ember.compiler.graph.Graph`).
 
     Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
-    GEMM's candidate kernels on its real shapes instead of the cost model; choices cached on
-    disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with size symbols (dynamic
+    GEMM's and each convolution's candidate kernels on its real shapes instead of the cost
+    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with size symbols (dynamic
     shapes) gets the Python backend: ``fn(arrays, sizes)``. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
     missing compiler; naming the log file for a failed build).

@@ -1,11 +1,13 @@
-"""Choosing how each GEMM with its epilogue runs: timed on the real shapes, or a cost model.
+"""Choosing how each GEMM with its epilogue, and each convolution, runs: timed on the real
+shapes, or a cost model.
 
-Candidates: 0 BLAS on the whole product, then bias and epilogue in one pass; 1 BLAS per block
-of rows, each block's epilogue applied while it is in cache; 2 a direct loop (no library call,
-for products so small that the call costs more than the arithmetic). ``max_autotune`` times
-them (best of several runs, on scratch arrays of the real shapes); choices are stored in
-``autotune.json`` in the compile cache, keyed by kernel signature, compiler and CPU, and
-reused by later compilations and processes.
+GEMM candidates: 0 BLAS on the whole product, then bias and epilogue in one pass; 1 BLAS per
+block of rows, each block's epilogue applied while it is in cache; 2 a direct loop (no library
+call, for products so small that the call costs more than the arithmetic). Convolution
+candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
+BLAS (conv_gemm.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
+the real shapes); choices are stored in ``autotune.json`` in the compile cache, keyed by
+kernel signature, compiler and CPU, and reused by later compilations and processes.
 """
 import functools
 import hashlib
@@ -14,12 +16,13 @@ import os
 import tempfile
 import time
 
-from . import toolchain
+from . import conv, conv_gemm, toolchain
 from .kernels import label
 
-__all__ = ["choose", "NAMES"]
+__all__ = ["choose", "choose_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
 
 NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel")
+CONV_NAMES = ("direct loops", "im2col + BLAS")
 _L2_BYTES = 256 << 10   # output block kept in cache: a quarter of a typical 1 MiB L2
 _DIRECT_MACS = 32 ** 3  # below this many multiply-adds a direct loop beats a library call
 
@@ -47,12 +50,29 @@ def cost_model(shape):
     return 0, 0
 
 
+def conv_cost_model(node, have_blas):
+    """0 (direct loops) for products too narrow for BLAS (conv.narrow) or where im2col + BLAS
+    cannot run, else 1 (im2col + BLAS)."""
+    if not have_blas or not conv_gemm.candidate(node):
+        return 0
+    return 0 if conv.narrow(node) else 1
+
+
 def _key(fname, shape, kernel, compiler):
     node = kernel.nodes[0]
     epilogue = ",".join(label(n).split("(")[0] for n in kernel.epilogue.nodes) if kernel.epilogue else ""
     text = "|".join([node.target.name, repr(shape), epilogue, " ".join(compiler),
                      toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity()])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def conv_signature(kernel):
+    """What a convolution's timing depends on: op, operand shapes, geometry and dtype (the
+    fused loop is part of _key)."""
+    node = kernel.nodes[0]
+    shapes = [tuple(a.meta["shape"]) if hasattr(a, "meta") else None for a in node.args[:3]]
+    return repr((node.target.name, shapes, tuple(node.meta["shape"]), str(node.meta["dtype"]),
+                 sorted((k, repr(v)) for k, v in node.kwargs.items())))
 
 
 @functools.lru_cache(maxsize=None)
@@ -84,6 +104,23 @@ def _time(fn, table, choice, block, repeat=5):
         fn(table, choice, block)
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def choose_conv(kernel, fn, scratch, compiler, have_blas):
+    """(choice, how it was chosen) for a convolution kernel ``fn(table, choice)``: the cost
+    model without ``scratch`` (a pointer table of scratch arrays), else the cached or timed
+    faster of the candidates."""
+    node = kernel.nodes[0]
+    if scratch is None or not have_blas or not conv_gemm.candidate(node):
+        return conv_cost_model(node, have_blas), "cost model"
+    key = _key("conv", conv_signature(kernel), kernel, compiler)
+    cached = _load().get(key)
+    if cached is not None:
+        return cached[0], "cached"
+    timed = {c: _time(lambda table, choice, _: fn(table, choice), scratch, c, 0) for c in (0, 1)}
+    best = min(timed, key=timed.get)
+    _store(key, [best, 0])
+    return best, "timed: " + ", ".join(f"{CONV_NAMES[c]} {t * 1e6:.1f} us" for c, t in timed.items())
 
 
 def choose(fname, shape, kernel, fn, scratch, compiler):

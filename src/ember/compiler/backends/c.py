@@ -55,11 +55,27 @@ def blas_pointers():
     return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
 
 
+def numpy_blas_pointers():
+    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None."""
+    try:
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.internal_api == "openblas" and "numpy" in lib.filepath:
+                dll = ctypes.CDLL(lib.filepath)
+                for prefix, suffix in (("scipy_", "_64_"), ("", "_64_"), ("", "64_")):
+                    if hasattr(dll, f"{prefix}sgemm{suffix}"):
+                        return tuple(ctypes.cast(getattr(dll, f"{prefix}{f}{suffix}"), ctypes.c_void_p).value
+                                     for f in ("sgemm", "dgemm"))
+    except Exception:  # a NumPy without OpenBLAS, or no threadpoolctl: SciPy's BLAS serves
+        pass
+    return None
+
+
 def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
     pointers = blas_pointers()
     plan = make_plan(graph, have_blas=pointers is not None)
-    source, regions, gemms, slots = generate(plan)
+    source, regions, gemms, slots, convs = generate(plan, autotune=bool(options.get("max_autotune")))
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
     openmp = "#pragma omp parallel" in source
@@ -70,6 +86,9 @@ def compile_c(graph, options, compiler):
         set_threads, threads = _blas_threads(pointers[0])
         lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
                     ctypes.c_void_p(set_threads), ctypes.c_int(threads))
+        wide = numpy_blas_pointers()
+        if wide is not None:
+            lib.em_init64(ctypes.c_void_p(wide[0]), ctypes.c_void_p(wide[1]))
     table = (ctypes.c_void_p * max(1, len(slots)))()
     buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():
@@ -77,6 +96,7 @@ def compile_c(graph, options, compiler):
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
     _choose_gemms(lib, gemms, slots, options, compiler)
+    _choose_convs(lib, convs, plan.have_blas, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
     fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
     return fn
@@ -98,6 +118,22 @@ def _choose_gemms(lib, gemms, slots, options, compiler):
             print(f"[ember autotuning] {kernel.nodes[0].name} [{m}x{k}]@[{k}x{n}] "
                   f"{'+ epilogue ' if kernel.epilogue else ''}-> {autotune.NAMES[choice]}"
                   f"{f' (block {block} rows)' if choice == 1 else ''} ({how})", file=sys.stderr)
+
+
+def _choose_convs(lib, convs, have_blas, slots, options, compiler):
+    """Each convolution's variant: autotune.choose_conv."""
+    choices = (ctypes.c_int * max(1, len(convs))).in_dll(lib, "em_conv_choice")
+    scratch = _scratch_table(slots) if options.get("max_autotune") and convs else None
+    for i, (fname, kernel) in enumerate(convs):
+        fn = getattr(lib, fname)
+        fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int], None
+        choice, how = autotune.choose_conv(kernel, fn, scratch, compiler, have_blas)
+        choices[i] = choice
+        if log_enabled("autotuning"):
+            node = kernel.nodes[0]
+            print(f"[ember autotuning] {node.name} {node.target.name} "
+                  f"{list(node.args[0].meta['shape'])} -> {list(node.meta['shape'])} "
+                  f"-> {autotune.CONV_NAMES[choice]} ({how})", file=sys.stderr)
 
 
 def _scratch_table(slots):

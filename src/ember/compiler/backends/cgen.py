@@ -8,8 +8,8 @@ comment naming the graph nodes it computes.
 import numpy as np
 
 from . import attention, norm
-from .autotune import direct_candidate
-from .conv import conv_kernel
+from .autotune import conv_cost_model, direct_candidate
+from .conv_gemm import conv_variants
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
@@ -33,6 +33,24 @@ void em_init(void* s, void* d, void* set_threads, int max_threads) {
     em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
     em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
 }
+/* NumPy's BLAS (64-bit integers), when found: the convolution kernels' products; on the CPUs
+ * measured its newer OpenBLAS ran them 10-25% faster than SciPy's (see conv_gemm.py). */
+typedef void (*em_sgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, float*, const float*, int64_t*, const float*, int64_t*, float*, float*, int64_t*);
+typedef void (*em_dgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, double*, const double*, int64_t*, const double*, int64_t*, double*, double*, int64_t*);
+static em_sgemm64_t em_sgemm64;
+static em_dgemm64_t em_dgemm64;
+void em_init64(void* s, void* d) { em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; }
+#define EM_GEMM_ANY(T, G64, G32) \
+    static inline void G32##_any(char ta, char tb, long m, long n, long k, const T* a, long lda, const T* b, \
+                                 long ldb, T beta, T* c, long ldc) { \
+        T one = 1; \
+        if (G64) { int64_t M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
+                   G64(&ta, &tb, &M, &N, &K, &one, a, &LA, b, &LB, &beta, c, &LC); return; } \
+        int M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
+        G32(&ta, &tb, &M, &N, &K, &one, (T*)a, &LA, (T*)b, &LB, &beta, c, &LC); \
+    }
+EM_GEMM_ANY(float, em_sgemm64, em_sgemm)
+EM_GEMM_ANY(double, em_dgemm64, em_dgemm)
 /* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
  * and on a busy machine a spinning second thread can take a whole time slice. */
 static inline void em_blas_threads(long macs) {
@@ -471,12 +489,14 @@ def _epilogue(src, kernel, fname):
     return lines, (fname + "e", made is not None, outer)
 
 
-def generate(plan):
-    """(C source, regions, gemms): regions are lists of kernels run by one exported
+def generate(plan, autotune=False):
+    """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
     ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
-    gemms are (function name, (M, N, K, itemsize), kernel)."""
+    gemms are (function name, (M, N, K, itemsize), kernel); convs are (function name, kernel),
+    each variant chosen by ``em_conv_choice[i]`` (see conv_gemm.conv_variants): every variant
+    when ``autotune`` (to be timed), else only the cost model's (half the C to compile)."""
     src = _Source(plan)
-    body, regions, gemms, calls = [], [], [], {}
+    body, regions, gemms, calls, convs = [], [], [], {}, []
     for i, kernel in enumerate(plan.kernels):
         fname = f"k{i}"
         if kernel.kind == "python":
@@ -495,8 +515,11 @@ def generate(plan):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
-            lines += conv_kernel(src, kernel.nodes[0], fname, CTYPES[node_dtype(kernel.nodes[0])], epilogue)
-            calls[id(kernel)] = [f"{fname}(p);"]
+            node = kernel.nodes[0]
+            lines += conv_variants(src, node, fname, CTYPES[node_dtype(node)], epilogue,
+                                   (0, 1) if autotune else (conv_cost_model(node, plan.have_blas),))
+            convs.append((fname, kernel))
+            calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
         elif kernel.kind == "pool":
             lines = pool_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
@@ -542,5 +565,6 @@ def generate(plan):
     for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
         if kernel.kind != "python":
             tail += [f"int kernel_{i}(void** restrict p) {{"] + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
-    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];"]
-    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots
+    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
+            f"int em_conv_choice[{max(1, len(convs))}];"]
+    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots, convs

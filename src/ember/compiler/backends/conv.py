@@ -1,12 +1,12 @@
-"""Direct C kernels for small and depthwise convolutions: ``Conv``, ``ConvTranspose`` (the input
-gradient) and ``ConvWeight`` (the weight gradient) of :mod:`ember._ops.conv`, 2-D, any stride,
-padding, dilation and groups.
+"""Direct C kernels for convolutions: ``Conv``, ``ConvTranspose`` (the input gradient) and
+``ConvWeight`` (the weight gradient) of :mod:`ember._ops.conv`, 2-D, any stride, padding,
+dilation and groups.
 
-Eager ember runs convolutions as im2col + GEMM: it copies every window into a buffer kh*kw times
-the input's size, then multiplies. That pays when each output sums over many inputs (C_in/groups
-* kh * kw large); for depthwise convolutions (one input channel per output) and small ones (LeNet's)
-the copy costs more than the arithmetic, and a direct loop wins. With stride 1 each input plane
-is copied into a zero-padded buffer, and each kernel offset becomes one long contiguous
+The other variant of each node is im2col + BLAS (:mod:`.conv_gemm`), which copies every window
+into a buffer kh*kw times the input's size, then multiplies; it wins where BLAS gets wide
+products. For depthwise convolutions (one channel per group) the products are too narrow and
+the direct loops win (:data:`MIN_GEMM_CHANNELS`; ``max_autotune`` times both). With stride 1
+each input plane is copied into a zero-padded buffer, and each kernel offset becomes one long contiguous
 multiply-add over the whole plane (:func:`_flat_planes`). Other strides walk output rows: for
 one kernel offset (i, j) an output row is a strided slice of one input row times one weight,
 over the column range that offset reaches (computed once: no bounds tests inside). Sizes are
@@ -14,16 +14,16 @@ compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
-__all__ = ["OPS", "direct", "conv_kernel"]
+__all__ = ["OPS", "supported", "narrow", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
-# The direct loop is chosen when each output sums over at most this many products per
-# position (C_in/groups * kh * kw): measured on bench_compile's rows (AMD EPYC, one thread),
-# depthwise 3x3 (9) and LeNet's 1x5x5 (25) are several times faster direct; LeNet's second
-# layer (6x5x5 = 150, its input gradient 16x5x5 = 400) is faster direct than eager's NumPy
-# im2col + GEMM (LeNet step 6.2 -> 4.6 ms), and Conv2d(16, 32, 3) (144 and 288) is as fast
-# either way (7.4 vs 7.6 ms fwd+bwd). Wider reductions keep im2col + BLAS.
-MAX_DIRECT_REDUCTION = 512
+# The cost model picks the direct loops when a group's product is too narrow for BLAS: fewer
+# than this many output channels per group or products per output (C_in/groups * kh * kw),
+# else im2col + BLAS (conv_gemm.py); ``max_autotune`` times both. Timed on bench_compile's rows
+# (AMD EPYC, one thread, loaded): depthwise 3x3 (1 channel per group) is 3x faster direct in
+# all three ops; LeNet's convolutions (6x25, 16x150, their gradients) 1.4-3x faster and
+# Conv2d(16, 32, 3) 1.5-2.7x faster through im2col + BLAS.
+MIN_GEMM_CHANNELS = 4
 
 
 def _geometry(node):
@@ -39,9 +39,9 @@ def _geometry(node):
     return weight, tuple(stride), tuple(tuple(p) for p in padding), tuple(dilation), k["groups"]
 
 
-def direct(node):
-    """Whether ``node`` (Conv, ConvTranspose or ConvWeight) gets a direct kernel: 2-D float
-    arrays of one dtype, and a short enough sum per output (see MAX_DIRECT_REDUCTION)."""
+def supported(node):
+    """Whether ``node`` (Conv, ConvTranspose or ConvWeight) gets a C kernel: 2-D float arrays
+    of one dtype."""
     geometry = _geometry(node)
     if geometry is None:
         return False
@@ -49,14 +49,14 @@ def direct(node):
     if not all(hasattr(a, "meta") and len(a.meta["shape"]) in (1, 4) for a in arrays):
         return False
     dtypes = {np.dtype(getattr(a.meta["dtype"], "np", a.meta["dtype"])) for a in arrays + [node]}
-    if len(dtypes) != 1 or dtypes.pop() not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return False
-    weight, groups = geometry[0], geometry[4]
-    # The products each output sums: a conv's input channels per group times the window; the
-    # transposed direction sums over its input's channels per group instead; the weight
-    # gradient follows its layer's forward.
-    channels = weight[0] // groups if node.target.name == "ConvTranspose" else weight[1]
-    return channels * weight[2] * weight[3] <= MAX_DIRECT_REDUCTION
+    return len(dtypes) == 1 and dtypes.pop() in (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def narrow(node):
+    """Whether a group's product is too narrow for BLAS (see MIN_GEMM_CHANNELS): its layer's
+    output channels per group, or the products each output sums."""
+    (co, cig, kh, kw), groups = _geometry(node)[0], _geometry(node)[4]
+    return min(co // groups, cig * kh * kw) < MIN_GEMM_CHANNELS
 
 
 def _columns(off, stride, width, count):
@@ -104,7 +104,7 @@ class _Operand:
 
 
 def conv_kernel(src, node, fname, ctype, epilogue=None):
-    """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`direct`);
+    """C lines of ``static void fname(void** p)`` computing ``node`` with direct loops;
     ``epilogue``: ``(name, per_block, rows)`` of a loop fused behind a stride-1 ``Conv``, run
     on each sample's output rows as soon as they are written (see ``cgen._epilogue``)."""
     plan = src.plan

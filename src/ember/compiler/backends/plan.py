@@ -76,8 +76,8 @@ class Kernel:
 
 
 class Plan:
-    def __init__(self, graph):
-        self.graph = graph
+    def __init__(self, graph, have_blas=False):
+        self.graph, self.have_blas = graph, have_blas  # BLAS found: GEMM kernels may call it
         self.loc, self.kernels, self.kind, self.inlined = {}, [], {}, set()
         self.position = {}  # node -> index of the kernel that computes it (-1: placeholder)
         self.in_place = {}  # mutation value node -> placeholder whose array it is written into
@@ -447,7 +447,7 @@ def reuse_buffers(plan):
 
 
 def make_plan(graph, have_blas):
-    plan = Plan(graph)
+    plan = Plan(graph, have_blas)
     escaping = _special_users(graph)
     for node in graph.nodes:
         plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None

@@ -1,0 +1,203 @@
+"""im2col + BLAS kernels for 2-D convolutions: ``Conv``, ``ConvTranspose`` (the input gradient)
+and ``ConvWeight`` (the weight gradient), the variant :mod:`.conv`'s direct loops are timed
+against.
+
+Each sample's windows are copied into a (C_in*kh*kw, H_out*W_out) buffer (im2col: row
+(c, i, j) is input channel c shifted by kernel offset (i, j), so each row is made of
+contiguous slices of input rows), and one BLAS product per group does the arithmetic:
+
+* ``Conv``: y_n[g] = W[g] @ cols_n[g], produced position-major (OpenBLAS's kernels were
+  fastest with the short dimension first) and transposed into NCHW while in cache, adding the
+  bias; any fused loop runs on the sample right after;
+* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], position-major with each window ordered (i, j,
+  channel), then col2im adds every window back into a channels-last copy of the result (one
+  contiguous run of channels per kernel offset), transposed into NCHW with the bias;
+* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples. The windows are copied
+  again rather than kept from the forward: reading a kept buffer (all samples, 4.7 MB for
+  bench_compile's Conv2d row) from memory cost more than copying the windows into one sample's
+  buffer that stays in cache (weight gradient 1.34 -> 1.07 ms, and the forward 1.51 -> 1.34 ms
+  without the kept copies; AMD EPYC, one thread).
+
+Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
+contiguous block first; every size is a compile-time constant.
+"""
+import numpy as np
+
+from .conv import _column_loops, _columns, _finish, _geometry, _Operand, _pointer, _row_loops, conv_kernel
+
+__all__ = ["candidate", "gemm_kernel", "conv_variants"]
+
+
+def candidate(node):
+    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension."""
+    return all(n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"])
+
+
+def _sizes(node):
+    """(N, channels of the windowed array, its H, W, rows of cols per group K, positions P)."""
+    (co, cig, kh, kw) = _geometry(node)[0]
+    if node.target.name == "ConvTranspose":
+        n, c, h, w = node.meta["shape"]
+        p = int(np.prod(node.args[0].meta["shape"][2:]))
+    else:
+        n, c, h, w = node.args[0].meta["shape"]
+        gy = node if node.target.name == "Conv" else node.args[1]
+        p = int(np.prod(gy.meta["shape"][2:]))
+    return n, c, h, w, cig * kh * kw, p
+
+
+def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
+    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed),
+    through NumPy's BLAS when found (``em_sgemm_any``, cgen's header)."""
+    call = "em_sgemm_any" if t == "float" else "em_dgemm_any"
+    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
+
+
+def _im2col(node, x, t, fname):
+    """``static void fname_im2col(const T* x_of_sample, T* cols)``: zeros where a window
+    leaves the input. Runs of a row are copied with memcpy: GCC 12 at -O3 -march=native gave
+    wrong results for the same copy written as a loop here (right at -O2)."""
+    (_, _, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), _ = _geometry(node)
+    _, c, h, w, _, p = _sizes(node)
+    _, _, h_out, w_out = (node if node.target.name == "Conv" else node.args[1]).meta["shape"]
+    h_in, w_in = h + min(bottom, 0), w + min(right, 0)
+    lines = [f"static void {fname}_im2col(const {t}* restrict xs, {t}* restrict cols) {{",
+             f"    for (long c = 0; c < {c}; c++) {{",
+             f"        const {t}* xp = xs + c*{x.strides[1]};",
+             f"        for (long i = 0; i < {kh}; i++) {{"]
+    for j in range(kw):
+        off = j * dw - left
+        lo, hi = _columns(off, sw, w_in, w_out)
+        lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
+                  f"            for (long oh = 0; oh < {h_out}; oh++) {{",
+                  f"                {t}* restrict ro = r + oh*{w_out};",
+                  f"                long ih = oh*{sh} - {top} + i*{dh};",
+                  f"                if (ih < 0 || ih >= {h_in}) {{ memset(ro, 0, sizeof({t})*{w_out}); continue; }}",
+                  f"                const {t}* xr = xp + ih*{x.strides[2]};"]
+        if lo > 0:
+            lines.append(f"                memset(ro, 0, sizeof({t})*{lo});")
+        if hi > lo and sw * x.strides[3] == 1:
+            lines.append(f"                memcpy(ro + {lo}, xr + {lo + off}, sizeof({t})*{hi - lo});")
+        elif hi > lo:
+            lines.append(f"                for (long q = {lo}; q < {hi}; q++) ro[q] = xr[(q*{sw} + {off})*{x.strides[3]}];")
+        if hi < w_out:
+            lines.append(f"                memset(ro + {hi}, 0, sizeof({t})*{w_out - hi});")
+        lines += ["            } }"]
+    return lines + ["        }", "    }", "}"]
+
+
+def _rows_operand(src, node, t, fname, channels, p):
+    """(C lines, pointer expression of sample ``n``, leading dimension) of a 4-D operand read
+    as (channels, P) rows per sample: in place when each channel's positions are contiguous,
+    else copied into ``fname_rows``."""
+    a = _Operand(src, node)
+    h, w = node.meta["shape"][2:]
+    expected, flat = 1, a.strides[1] >= p
+    for size, stride in reversed([(h, a.strides[2]), (w, a.strides[3])]):
+        flat &= size == 1 or stride == expected
+        expected *= size
+    if flat:
+        return [], f"({a.plane('n', 0)})", a.strides[1]
+    copy = [f"        for (long c = 0; c < {channels}; c++) for (long y = 0; y < {h}; y++) "
+            f"for (long x = 0; x < {w}; x++) {fname}_rows[c*{p} + y*{w} + x] = ({a.plane('n', 'c')}){a.at('y', 'x')};"]
+    return copy, f"{fname}_rows", p
+
+
+def _transpose(a, y, rows, cols, add):
+    """Lines writing ``y`` (cols, rows) = ``a`` (rows, cols)^T (+ ``add``, a C expression of
+    ``c``), in blocks of rows that stay in L1 while every column reads them."""
+    block = 256
+    return [f"        for (long q0 = 0; q0 < {rows}; q0 += {block}) for (long c = 0; c < {cols}; c++) {{",
+            f"            const long q1 = q0 + {block} < {rows} ? q0 + {block} : {rows};",
+            "            #pragma GCC ivdep",
+            f"            for (long q = q0; q < q1; q++) ({y})[c*{rows} + q] = ({a})[q*{cols} + c]"
+            f"{' + ' + add if add else ''};",
+            "        }"]
+
+
+def gemm_kernel(src, node, fname, t, epilogue=None):
+    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS;
+    ``epilogue``: as :func:`.conv.conv_kernel`'s."""
+    plan = src.plan
+    name = node.target.name
+    (co, cig, kh, kw), (sh, sw), ((top, _), (left, _)), (dh, dw), groups = _geometry(node)
+    n, c, h, w, k, p = _sizes(node)
+    out = plan.loc[node]
+    lines = [f"/* im2col + BLAS {name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, weight "
+             f"[{co}, {cig}, {kh}, {kw}], groups {groups}: {name}({node.name}) */"]
+    bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
+    body = [f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict y = {src.pointer(out)};"]
+    if name != "ConvWeight":
+        body.append(f"    const {t}* restrict wt = {_pointer(src, node.args[1])};")
+    if bias is not None:
+        body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
+    if name == "Conv":
+        x, cog = _Operand(src, node.args[0]), co // groups
+        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_yt[{p * co}];"] + \
+            _im2col(node, x, t, fname) + body + [
+            f"    em_blas_threads({cog * k * p}L);",
+            f"    for (long n = 0; n < {n}; n++) {{",
+            f"        {t}* restrict cols = {fname}_cols;",
+            f"        {fname}_im2col({x.plane('n', 0)}, cols);",
+            f"        for (long g = 0; g < {groups}; g++)",
+            "            " + _gemm(t, "T", "T", cog, p, k, f"wt + g*{cog * k}", k, f"cols + g*{k * p}", p, 0,
+                                   f"{fname}_yt + g*{cog}", co),
+            *_transpose(f"{fname}_yt", f"y + n*{co * p}", p, co, "b[c]" if bias is not None else None),
+            *_finish(epilogue, f"n*{co * out.shape[2]}", f"(n + 1)*{co * out.shape[2]}"),
+            "    }", *_finish(epilogue, None, None), "}"]
+    if name == "ConvWeight":
+        x, cog = _Operand(src, node.args[0]), co // groups
+        copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p)
+        make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
+        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{co * p if copy else 1}], "
+                        f"{fname}_gt[{co * k}];"] + _im2col(node, x, t, fname) + body + [
+            f"    em_blas_threads({cog * k * p}L);",
+            f"    for (long n = 0; n < {n}; n++) {{", *make, *copy,
+            f"        for (long g = 0; g < {groups}; g++)",
+            "            " + _gemm(t, "T", "N", cog, k, p, f"{gy} + g*{cog}*{ldg}", ldg, f"cols + g*{k * p}", p,
+                                   "n ? 1 : 0", f"{fname}_gt + g*{cog * k}", cog),
+            "    }",
+            f"    for (long g = 0; g < {groups}; g++)",
+            *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
+            "}"]
+    # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
+    cx, h_x, w_x = node.args[0].meta["shape"][1:]
+    cxg, width, window = cx // groups, groups * k, kh * kw
+    copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p)
+    add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
+           f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
+           f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
+    return lines + [f"static {t} {fname}_cols[{width * p}], {fname}_rows[{cx * p if copy else 1}], "
+                    f"{fname}_wr[{cx * k}], {fname}_ycl[{h * w * c}];"] + body + [
+        f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
+        f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
+        f"    em_blas_threads({cxg * k * p}L);",
+        f"    for (long n = 0; n < {n}; n++) {{", *copy,
+        f"        for (long g = 0; g < {groups}; g++)",
+        "            " + _gemm(t, "N", "T", k, p, cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}", ldg,
+                               0, f"{fname}_cols + g*{k}", width),
+        f"        memset({fname}_ycl, 0, sizeof({t})*{h * w * c});",
+        *_row_loops(h_x, kh, sh, dh, top, h, "        "),
+        f"                {t}* restrict orow = {fname}_ycl + ih*{w * c};",
+        f"                const {t}* restrict crow = {fname}_cols + oh*{w_x * width};",
+        *_column_loops(kw, sw, dw, left, w, w_x, lambda j, col: add.replace("@col@", col).replace("@j@", str(j)), "                "),
+        "            }", "        }",
+        *_transpose(f"{fname}_ycl", f"y + n*{c * h * w}", h * w, c, "b[c]" if bias is not None else None),
+        "    }", "}"]
+
+
+def conv_variants(src, node, fname, t, epilogue, variants=(0, 1)):
+    """C lines of ``void fname(void** p, int choice)`` (exported, for timing) running variant
+    ``choice`` of ``variants``: 0 the direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS
+    (only where BLAS is found and :func:`candidate`)."""
+    if not (src.plan.have_blas and candidate(node)):
+        variants = (0,)
+    lines = conv_kernel(src, node, fname + "_direct", t, epilogue) if 0 in variants else []
+    if 1 in variants:
+        lines += gemm_kernel(src, node, fname + "_gemm", t, epilogue)
+    if len(variants) == 1:
+        return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice; "
+                        f"{fname}_{'gemm' if variants[0] else 'direct'}(p); }}"]
+    return lines + [f"void {fname}(void** restrict p, int choice) {{",
+                    f"    if (choice == 1) {fname}_gemm(p); else {fname}_direct(p);", "}"]
