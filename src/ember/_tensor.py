@@ -25,7 +25,7 @@ class Tensor(TensorAutograd):
     """
     # _view_chain: on views, how to remake the view from its base (the view ops and their
     # arguments); None elsewhere. _is_buffer and persistent: the marks ``nn.Buffer`` sets.
-    __slots__ = ("_data", "dtype", "requires_grad", "grad", "grad_fn", "_version", "_base",
+    __slots__ = ("_data", "dtype", "_requires_grad", "grad", "_grad_fn", "_version", "_base",
                  "_view_chain", "_view_version", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
@@ -50,9 +50,9 @@ class Tensor(TensorAutograd):
         _track(data)
         self._data = data
         self.dtype = _dtype.from_numpy_dtype(data.dtype)
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         self.grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._version = [0]
         self._base = None
         self._view_chain = None
@@ -66,9 +66,9 @@ class Tensor(TensorAutograd):
         t = object.__new__(Tensor)
         t._data = data
         t.dtype = _DTYPES[data.dtype]
-        t.requires_grad = False
+        t._requires_grad = False
         t.grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._version = [0]
         t._base = None
         t._view_chain = None
@@ -77,12 +77,31 @@ class Tensor(TensorAutograd):
         t._output_nr = 0
         return t
 
+    # A view whose storage was written since its history was set answers with its history
+    # remade from its base's (_core.refresh_view), as torch regenerates a view's grad_fn.
+    @property
+    def requires_grad(self):
+        if self._view_chain is not None and self._view_version != self._version[0]:
+            _core.refresh_view(self)
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._requires_grad = value
+
+    @property
+    def grad_fn(self):
+        if self._view_chain is not None and self._view_version != self._version[0]:
+            _core.refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        self._grad_fn = value
+
     def _alias_with_history(self):
         """A handle on the same storage that carries this tensor's current history, so a
         later in-place rebase of ``self`` does not change what an op recorded."""
-        if self._view_chain is not None and self._view_version != self._version[0]:
-            from ._ops.core import _refresh_view  # a view written under since: its history first
-            _refresh_view(self)
         t = self._alias()
         t.grad_fn = self.grad_fn
         t.requires_grad = self.requires_grad

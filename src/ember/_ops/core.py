@@ -124,8 +124,6 @@ def like_input(op, x, *inputs, **attrs):
 
 
 def _edge(t):
-    if t._view_chain is not None and t._view_version != t._version[0]:
-        _refresh_view(t)
     node = t.grad_fn
     if node is None:
         node = t._node
@@ -211,15 +209,24 @@ def replay(x, chain):
     return x
 
 
-def _refresh_view(t):
+def refresh_view(t):
     """A view whose storage was written in place since its history was set (through its base
     or another view) gets its history remade from the base's, as torch regenerates a view's
-    grad_fn when the version counter moved: its gradient then flows through the write."""
+    grad_fn when the version counter moved: its gradient then flows through the write, also
+    when the view had no history before (its base was given one by the write). Tensor's
+    ``grad_fn`` and ``requires_grad`` call this on a stale view."""
     t._view_version = t._version[0]
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is not None:
-        rebuilt = replay(base, t._view_chain)
-        t.grad_fn, t._output_nr, t.requires_grad = rebuilt.grad_fn, rebuilt._output_nr, True
+        recording, STATE.enabled = STATE.enabled, True  # the history exists in any grad mode
+        try:
+            rebuilt = replay(base, t._view_chain)
+        finally:
+            STATE.enabled = recording
+        old = t._grad_fn
+        t._grad_fn, t._output_nr, t._requires_grad = rebuilt._grad_fn, rebuilt._output_nr, True
+        if t._retains_grad:
+            t._move_retain(old)
 
 
 class ZeroLink(Op):
@@ -327,8 +334,6 @@ def _record(op, inputs, attrs, t):
     for x in inputs:
         if isinstance(x, _Tensor) and x.requires_grad:
             needs.append(True)
-            if x._view_chain is not None and x._view_version != x._version[0]:
-                _refresh_view(x)
             node = x.grad_fn
             if node is None:
                 node = x._node
@@ -352,7 +357,15 @@ def _record(op, inputs, attrs, t):
 
 def write_into(self, result):
     """Copies ``result`` into ``self`` as an in-place update: checks dtype and shape, bumps the
-    version counter, and moves ``self``'s history onto the result's node."""
+    version counter, and moves ``self``'s history onto the result's node. RuntimeError for a
+    leaf that requires grad (while recording)."""
+    if STATE.enabled and self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if not result.requires_grad and self._view_chain is None:
+            # The new value does not depend on the old one (copy_, fill_, eq_): PyTorch keeps
+            # ``self`` in the graph with a zero gradient rather than its old history attached.
+            result = apply(ZeroLink, result, self)
     if result.dtype is not self.dtype:
         from .._dtype import can_cast
         if not can_cast(result.dtype, self.dtype):

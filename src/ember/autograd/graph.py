@@ -168,9 +168,11 @@ class OpNode(Node):
         return self.op.backward(self, grads[0])
 
     def release(self):
+        # A node that saved nothing (a view's, an add's) can run again, as in PyTorch: only a
+        # read of a freed saved value is an error.
+        self._freed = self._saved is not None or self._out is not None
         self._saved = None
         self._out = None
-        self._freed = True
 
 
 class AccumulateGrad(Node):
