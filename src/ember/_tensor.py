@@ -24,9 +24,10 @@ class Tensor(TensorAutograd):
     with a list or array, or ``Tensor(*sizes)`` for an uninitialised float tensor, also work.
     """
     # _view_chain: on views, how to remake the view from its base (the view ops and their
-    # arguments); None elsewhere. _is_buffer and persistent: the marks ``nn.Buffer`` sets.
+    # arguments); None elsewhere. _view_creation: on views that torch forbids writing in place,
+    # why (core.link_view). _is_buffer and persistent: the marks ``nn.Buffer`` sets.
     __slots__ = ("_data", "dtype", "_requires_grad", "grad", "_grad_fn", "_version", "_base",
-                 "_view_chain", "_view_version", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
+                 "_view_chain", "_view_version", "_view_creation", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
@@ -56,6 +57,7 @@ class Tensor(TensorAutograd):
         self._version = [0]
         self._base = None
         self._view_chain = None
+        self._view_creation = None
         self._node = None
         self._retains_grad = False
         self._output_nr = 0
@@ -72,6 +74,7 @@ class Tensor(TensorAutograd):
         t._version = [0]
         t._base = None
         t._view_chain = None
+        t._view_creation = None
         t._node = None
         t._retains_grad = False
         t._output_nr = 0
@@ -82,6 +85,8 @@ class Tensor(TensorAutograd):
     @property
     def requires_grad(self):
         if self._view_chain is not None and self._view_version != self._version[0]:
+            if self._view_creation is not None:  # torch refuses its grad_fn, not this question
+                return self._requires_grad or self._base.requires_grad
             _core.refresh_view(self)
         return self._requires_grad
 

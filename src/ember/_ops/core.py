@@ -16,7 +16,8 @@ from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "CONJ_VIEWS", "observed_range",
-           "named", "node_class", "elementwise_rule", "like_input", "link_view"]
+           "named", "node_class", "elementwise_rule", "like_input", "link_view",
+           "mark_multi_output"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -194,12 +195,42 @@ def link_view(t, src, op, attrs):
     counter and base, and remembers the chain of view ops that remakes it from the base."""
     t._version = src._version
     t._view_version = t._version[0]
+    # Views torch forbids writing in place while recording (and rebuilding once their storage
+    # was written): a view made under no_grad, and the views of multi-output functions (split,
+    # unbind: mark_multi_output), with the views taken of them.
+    t._view_creation = src._view_creation or (None if STATE.enabled else "no_grad")
     if src._base is None:
         t._base = src
         t._view_chain = ((op, attrs),)
     else:
         t._base = src._base
         t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
+
+
+def mark_multi_output(views, name):
+    """Marks the results of multi-output view function ``name`` (``"Split"``) as torch does:
+    writing one in place while recording raises RuntimeError. Returns ``views``."""
+    for i, t in enumerate(views):
+        if t._view_chain is not None and t._view_creation is None:
+            t._view_creation = (name, i)
+    return views
+
+
+def _creation_error(t, what):
+    creation = t._view_creation
+    if creation == "no_grad":
+        return (f"A view was created in no_grad mode and {what} with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked).")
+    # torch names the op that made this view: the function's own output, or a view of it.
+    name, index = creation
+    if t._grad_fn is not None and t._grad_fn.name() != name + "Backward0":
+        name, index = t._grad_fn.name().removesuffix("Backward0"), 0
+    return (f"Output {index} of {name} is a view and {what}. This view is the output of a function that returns "
+            "multiple views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one.")
 
 
 def replay(x, chain):
@@ -218,6 +249,9 @@ def refresh_view(t):
     t._view_version = t._version[0]
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is not None:
+        if t._view_creation is not None:
+            raise RuntimeError(_creation_error(t, "its base or another view of its base has "
+                                                                 "been modified inplace"))
         recording, STATE.enabled = STATE.enabled, True  # the history exists in any grad mode
         try:
             rebuilt = replay(base, t._view_chain)
@@ -355,10 +389,17 @@ def _record(op, inputs, attrs, t):
         t.requires_grad = True
 
 
-def write_into(self, result):
+def write_into(self, result, overlapping=False):
     """Copies ``result`` into ``self`` as an in-place update: checks dtype and shape, bumps the
-    version counter, and moves ``self``'s history onto the result's node. RuntimeError for a
-    leaf that requires grad (while recording)."""
+    version counter, and moves ``self``'s history onto the result's node. ``overlapping``: the
+    write is well defined where elements of ``self`` share memory (a fill). RuntimeError for a
+    leaf that requires grad (while recording), for a view made under no_grad or by a
+    multi-output function (split, unbind) while recording."""
+    base = self._base
+    through_view = (STATE.enabled and base is not None and self._view_chain is not None
+                    and (result.requires_grad or base.requires_grad))
+    if through_view and self._view_creation is not None:
+        raise RuntimeError(_creation_error(self, "is being modified inplace"))
     if STATE.enabled and self.requires_grad:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -379,13 +420,10 @@ def write_into(self, result):
         if target != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}")
-    if not self._data.flags.writeable:
+    if not self._data.flags.writeable or not overlapping and _backend.overlaps_itself(self._data):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
-    base = self._base
-    through_view = (STATE.enabled and base is not None and self._view_chain is not None
-                    and (result.requires_grad or base.requires_grad))
     if through_view:
         if base.requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "

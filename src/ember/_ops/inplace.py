@@ -68,10 +68,10 @@ class CopySlices(Op):
         return gbase, gvalue
 
 
-def write_result(self, result):
-    """Writes an op's out-of-place ``result`` into ``self`` and returns ``self``.
-    RuntimeError for a leaf that requires grad (while recording)."""
-    write_into(self, result)
+def write_result(self, result, overlapping=False):
+    """Writes an op's out-of-place ``result`` into ``self`` and returns ``self`` (``write_into``'s
+    errors)."""
+    write_into(self, result, overlapping)
     return self
 
 
@@ -95,9 +95,9 @@ def fill_(self, value):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
-        return write_result(self, expand(value.to(self.dtype), self.shape))
+        return write_result(self, expand(value.to(self.dtype), self.shape), overlapping=True)
     return write_result(self, Tensor._make(np.full(self._data.shape, real_if_fits(value, self.dtype),
-                                                   self._data.dtype)))
+                                                   self._data.dtype)), overlapping=True)
 
 
 def zero_(self):
