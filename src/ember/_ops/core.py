@@ -144,6 +144,8 @@ def _cast_inputs(op, inputs):
         if isinstance(x, _Tensor):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
+        elif type(x) is _ndarray:
+            arrays.append(x.astype(dt.np, copy=False))
         else:
             if getattr(x, "ndim", None) == 0:  # a NumPy scalar: the Python number it holds, as torch
                 x = x.item()
@@ -193,8 +195,8 @@ def apply(op, *inputs, **attrs):
 def link_view(t, src, op, attrs):
     """Makes ``t``, the result of view ``op`` on ``src``, a view: it shares ``src``'s version
     counter and base, and remembers the chain of view ops that remakes it from the base."""
-    t._version = src._version
-    t._view_version = t._version[0]
+    t._versions = src._versions
+    t._view_version = t._versions[0]
     # Views torch forbids writing in place while recording (and rebuilding once their storage
     # was written): a view made under no_grad, and the views of multi-output functions (split,
     # unbind: mark_multi_output), with the views taken of them.
@@ -246,7 +248,7 @@ def refresh_view(t):
     grad_fn when the version counter moved: its gradient then flows through the write, also
     when the view had no history before (its base was given one by the write). Tensor's
     ``grad_fn`` and ``requires_grad`` call this on a stale view."""
-    t._view_version = t._version[0]
+    t._view_version = t._versions[0]
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is not None:
         if t._view_creation is not None:
@@ -436,7 +438,7 @@ def write_into(self, result, overlapping=False):
     if CONJ_VIEWS:
         from .complex import sync_conj_views
         sync_conj_views(self._data)
-    self._version[0] += 1
+    self._versions[0] += 1
     if OBSERVERS:
         for o in tuple(OBSERVERS):
             if hasattr(o, "op_write"):
@@ -447,7 +449,7 @@ def write_into(self, result, overlapping=False):
         rebuilt = replay(base, self._view_chain)
         self.grad_fn = rebuilt.grad_fn
         self.requires_grad = True
-        self._view_version = self._version[0]
+        self._view_version = self._versions[0]
     elif result.requires_grad:
         self.grad_fn = result.grad_fn
         self.requires_grad = True
