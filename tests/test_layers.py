@@ -81,7 +81,7 @@ FUNCTION_LEVEL_ALLOWED = {
     ("ember/_random.py", "_uint8", "ember._dtype"),
     ("ember/_random.py", "get_state", "ember._creation"),
     ("ember/_tensor.py", "__repr__", "ember._print"),
-    ("ember/_tensor.py", "_alias_with_history", "ember._ops.core"),
+    ("ember/_random.py", "_torch_type", "ember._ops.core"),
     ("ember/_tensor_autograd.py", "backward", "ember.autograd.engine"),
     ("ember/autograd/__init__.py", "__getattr__", DYNAMIC),  # autograd.profiler on first use
     # torch.norm(p="nuc") is linalg.matrix_norm, which is built on _ops.linalg.

@@ -75,6 +75,9 @@ from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sp
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
+from ._random import poisson
+from ._ops.restride import as_strided
+from ._ops.indexing import put
 from ._print import set_printoptions
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
                       ShortTensor, CharTensor, ByteTensor, BoolTensor)
@@ -135,7 +138,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "conj_physical", "imag", "is_conj", "polar", "real", "resolve_conj", "resolve_neg", "sgn",
     "view_as_complex", "view_as_real", "is_complex", "isreal",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "device",
-    "Size", "Generator", "manual_seed", "seed", "initial_seed", "default_generator", "get_rng_state",
+    "Size", "Generator", "poisson", "as_strided", "put", "manual_seed", "seed", "initial_seed", "default_generator", "get_rng_state",
     "set_rng_state", "set_printoptions", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "autograd", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "linalg", "cuda",

@@ -19,7 +19,10 @@ documentation and the reference algorithms; see docs/random.md for what differs)
 * randperm: Fisher-Yates from the front, swapping i with i + (draw mod (n − i)).
 * bernoulli: uniform < p, with a 24-bit uniform for float32/float16/bfloat16 probability
   tensors and a 53-bit one for float64 tensors and Python-number probabilities.
-* exponential: −log1p(−u) / λ on a 53-bit uniform.
+* exponential: −log1p(−u) / λ on a 53-bit uniform; cauchy median + σ tan(π(u − ½)) and
+  geometric ceil(log u / log1p(−p)) on one too; log-normal exp of one-by-one normals.
+* poisson: per element in order, a product of 53-bit uniforms below rate 10, Hörmann's PTRS
+  rejection from 10.
 * multinomial: with replacement, per row a cumulative sum normalised by its total and one
   53-bit uniform per sample located by binary search; without replacement (or one sample),
   the top-k of p / q with q ~ Exp(1) (the Gumbel/exponential trick).
@@ -34,7 +37,7 @@ from . import _dtype
 from ._random import generator_or_default
 
 __all__ = ["uniform", "normal", "randint", "randperm", "bernoulli", "bernoulli_scalar", "exponential",
-           "multinomial", "dropout_mask", "random_seed"]
+           "cauchy", "log_normal", "geometric", "poisson", "multinomial", "dropout_mask", "random_seed"]
 
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _U32 = np.uint64(1 << 32)
@@ -70,22 +73,28 @@ def uniform(shape, low, high, dtype, generator=None):
     return _finish(_unit_uniform(gen, n, dtype) * (high - low) + low, shape, dtype)
 
 
+def _normal_one_by_one(gen, n):
+    """``n`` standard normals (float64), each from the generator's kept sample or a new
+    Box-Muller pair, as PyTorch's scalar normal draws them."""
+    out = np.empty(n)
+    for i in range(n):
+        if gen.next_double_normal is not None:
+            value, gen.next_double_normal = gen.next_double_normal, None
+        else:
+            u1, u2 = _uniform53(gen, 2)
+            radius, theta = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
+            gen.next_double_normal = radius * math.sin(theta)
+            value = radius * math.cos(theta)
+        out[i] = value
+    return out
+
+
 def normal(shape, mean, std, dtype, generator=None):
     """Samples of N(mean, std²) (``torch.randn``, ``torch.normal``, ``Tensor.normal_``)."""
     gen = generator_or_default(generator)
     n = math.prod(shape)
     if n < 16:
-        out = np.empty(n)
-        for i in range(n):
-            if gen.next_double_normal is not None:
-                value, gen.next_double_normal = gen.next_double_normal, None
-            else:
-                u1, u2 = _uniform53(gen, 2)
-                radius, theta = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
-                gen.next_double_normal = radius * math.sin(theta)
-                value = radius * math.cos(theta)
-            out[i] = value * std + mean
-        return _finish(out, shape, dtype)
+        return _finish(_normal_one_by_one(gen, n) * std + mean, shape, dtype)
     compute = np.float64 if dtype is _dtype.float64 else np.float32
     x = _unit_uniform(gen, n, dtype).astype(dtype.np).astype(compute)
     _box_muller_16(x[:n - n % 16])
@@ -144,6 +153,67 @@ def exponential(shape, lambd, dtype, generator=None):
     """Samples of Exp(λ) (``Tensor.exponential_``)."""
     gen = generator_or_default(generator)
     return _finish(-np.log1p(-_uniform53(gen, math.prod(shape))) / lambd, shape, dtype)
+
+
+def cauchy(shape, median, sigma, dtype, generator=None):
+    """Samples of Cauchy(median, sigma): median + sigma · tan(π (u − ½)) (``Tensor.cauchy_``)."""
+    u = _uniform53(generator_or_default(generator), math.prod(shape))
+    return _finish(median + sigma * np.tan(np.pi * (u - 0.5)), shape, dtype)
+
+
+def log_normal(shape, mean, std, dtype, generator=None):
+    """Samples of exp(N(mean, std²)), each normal drawn one by one (``Tensor.log_normal_``)."""
+    gen = generator_or_default(generator)
+    return _finish(np.exp(_normal_one_by_one(gen, math.prod(shape)) * std + mean), shape, dtype)
+
+
+def geometric(shape, p, dtype, generator=None):
+    """Samples of the number of Bernoulli(p) trials up to the first success, ceil(log u /
+    log(1 − p)) (``Tensor.geometric_``)."""
+    u = _uniform53(generator_or_default(generator), math.prod(shape))
+    return np.ceil(np.log(u) / math.log1p(-p)).astype(dtype.np).reshape(shape)
+
+
+def poisson(rates, generator=None):
+    """Poisson samples (float64, shaped like the float array ``rates``), drawn in order:
+    rate 0 gives 0; below 10, the count of uniforms whose running product stays above
+    exp(−rate); from 10, Hörmann's transformed rejection with squeeze, PTRS (Hörmann,
+    "The transformed rejection method for generating Poisson random variables", 1993),
+    which is what PyTorch's CPU kernel uses."""
+    gen = generator_or_default(generator)
+    flat = rates.reshape(-1).astype(np.float64)
+    out = np.empty(flat.size)
+    for i, rate in enumerate(flat.tolist()):
+        out[i] = 0 if rate == 0 else _poisson_small(gen, rate) if rate < 10 else _poisson_ptrs(gen, rate)
+    return out.reshape(rates.shape)
+
+
+def _poisson_small(gen, rate):
+    count, product, limit = 0, 1.0, math.exp(-rate)
+    while True:
+        product *= float(_uniform53(gen, 1)[0])
+        if product <= limit:
+            return count
+        count += 1
+
+
+def _poisson_ptrs(gen, rate):
+    slam, loglam = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u, v = (float(x) for x in _uniform53(gen, 2))
+        u -= 0.5
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + rate + 0.43)
+        if us >= 0.07 and v <= v_r:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * loglam - math.lgamma(k + 1):
+            return k
 
 
 def multinomial(rows, num_samples, replacement, generator=None):

@@ -133,7 +133,8 @@ def _combine(higher, lower):
 
 
 def result_type(*operands):
-    """PyTorch's result dtype of an op over ``operands`` (Tensors and Python numbers)."""
+    """PyTorch's result dtype of an op over ``operands`` (Tensors, NumPy arrays and Python
+    numbers)."""
     dim = zero = wrapped = None
     for x in operands:
         d = getattr(x, "dtype", None)
@@ -142,6 +143,12 @@ def result_type(*operands):
                 dim = d if dim is None else promote_types(dim, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)
+        elif type(x) is np.ndarray:
+            # torch hands an op with a NumPy array operand (0-d too) to NumPy, which gives the
+            # result its own promotion: tensors count as arrays, Python numbers as weak scalars.
+            return from_numpy_dtype(np.result_type(*(
+                y._data.dtype if isinstance(getattr(y, "dtype", None), dtype) else y for y in operands
+                if y is not None)))
         elif x is not None:
             d = scalar_dtype(x)
             wrapped = d if wrapped is None else promote_types(wrapped, d)

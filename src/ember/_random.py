@@ -19,7 +19,7 @@ import numpy as np
 from ._tensor import Tensor
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
-           "get_rng_state", "set_rng_state"]
+           "get_rng_state", "set_rng_state", "poisson"]
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
 _N = 624  # words of mt19937 state
@@ -189,9 +189,34 @@ def _complex_parts(self, draw):
     return parts[..., 0] + 1j * parts[..., 1]
 
 
+def _torch_type(dtype):
+    from ._ops.core import _type_name  # _ops imports this module
+    return _type_name(dtype)
+
+
+def _only(self, kernel, inexact=True):
+    """NotImplementedError, as torch's, for a fill defined on floating (and, when ``inexact``,
+    complex) dtypes only."""
+    if not (self.dtype.is_inexact if inexact else self.dtype.is_floating_point):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_type(self.dtype)}\'')
+
+
+def _continuous(self, name, type_name):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {type_name(self.dtype)}")
+
+
+# torch names the C++ type in cauchy_'s message
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fills ``self`` with draws from the uniform distribution on [a, b) (each part of a
-    complex tensor); a real tensor gets PyTorch's numbers for the same seed."""
+    complex tensor); a real tensor gets PyTorch's numbers for the same seed.
+    NotImplementedError for integer and bool tensors."""
+    _only(self, "check_uniform_bounds")
     if not self.dtype.is_complex:
         return _fill_random(self, _distributions.uniform(tuple(self.shape), a, b, self.dtype, generator))
     return _fill_random(self, _complex_parts(self, lambda shape: rng(generator).uniform(a, b, shape)))
@@ -200,7 +225,8 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fills ``self`` with draws from N(mean, std**2); a complex tensor's parts each get
     variance std**2 / 2, so that E|z - mean|^2 = std**2. A real tensor gets PyTorch's numbers
-    for the same seed."""
+    for the same seed. NotImplementedError for integer and bool tensors."""
+    _only(self, "normal_kernel_cpu")
     if not self.dtype.is_complex:
         return _fill_random(self, _distributions.normal(tuple(self.shape), mean, std, self.dtype, generator))
     std = std * 0.5 ** 0.5
@@ -233,8 +259,57 @@ def _random_limit(dtype):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    """Fills ``self`` with draws from the exponential distribution of rate ``lambd``."""
+    """Fills ``self`` with draws from the exponential distribution of rate ``lambd``;
+    RuntimeError for a non-floating ``self``."""
+    _continuous(self, "Exponential", _torch_type)
     return _fill_random(self, _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fills ``self`` with draws from the Cauchy distribution, density
+    1 / (π σ (1 + ((x − median) / σ)²)); PyTorch's numbers for the same seed. RuntimeError
+    for sigma <= 0 or a non-floating ``self``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.cauchy_.html)."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _continuous(self, "Cauchy", lambda dtype: _CPP_NAMES.get(dtype.name, dtype.name))
+    return _fill_random(self, _distributions.cauchy(tuple(self.shape), median, sigma, self.dtype, generator))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fills ``self`` with exp(N(mean, std²)) draws (``mean``, ``std`` of the underlying normal);
+    PyTorch's numbers for the same seed. RuntimeError for std <= 0, NotImplementedError for a
+    non-floating ``self`` (https://pytorch.org/docs/stable/generated/torch.Tensor.log_normal_.html)."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    _only(self, "log_normal_cpu", inexact=False)
+    return _fill_random(self, _distributions.log_normal(tuple(self.shape), mean, std, self.dtype, generator))
+
+
+def geometric_(self, p, *, generator=None):
+    """Fills ``self`` with the number of Bernoulli(p) trials up to and including the first
+    success (1, 2, ...); PyTorch's numbers for the same seed. RuntimeError unless 0 < p < 1;
+    NotImplementedError for bool (https://pytorch.org/docs/stable/generated/torch.Tensor.geometric_.html)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if self.dtype.name == "bool":
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    return _fill_random(self, _distributions.geometric(tuple(self.shape), p, self.dtype, generator))
+
+
+def poisson(input, generator=None):
+    """A tensor shaped like ``input`` (a floating tensor of non-negative rates) of Poisson
+    samples, one per rate, in ``input``'s dtype; PyTorch's numbers for the same seed
+    (https://pytorch.org/docs/stable/generated/torch.poisson.html). Not differentiable.
+
+    Raises:
+        NotImplementedError: ``input`` is not floating point.
+        RuntimeError: a negative rate.
+    """
+    _only(input, "poisson_cpu", inexact=False)
+    if input.numel() and float(input._data.min()) < 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Tensor._make(_distributions.poisson(input._data, generator).astype(input._data.dtype))
 
 
 # Imported last: _distributions takes generator_or_default from this module.

@@ -26,9 +26,10 @@ class Tensor(TensorAutograd):
     with a list or array, or ``Tensor(*sizes)`` for an uninitialised float tensor, also work.
     """
     # _view_chain: on views, how to remake the view from its base (the view ops and their
-    # arguments); None elsewhere. _is_buffer and persistent: the marks ``nn.Buffer`` sets.
-    __slots__ = ("_data", "dtype", "requires_grad", "grad", "grad_fn", "_version", "_base",
-                 "_view_chain", "_view_version", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
+    # arguments); None elsewhere. _view_creation: on views that torch forbids writing in place,
+    # why (core.link_view). _is_buffer and persistent: the marks ``nn.Buffer`` sets.
+    __slots__ = ("_data", "dtype", "_requires_grad", "grad", "_grad_fn", "_versions", "_base",
+                 "_view_chain", "_view_version", "_view_creation", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
@@ -52,12 +53,13 @@ class Tensor(TensorAutograd):
         _track(data)
         self._data = data
         self.dtype = _dtype.from_numpy_dtype(data.dtype)
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         self.grad = None
-        self.grad_fn = None
-        self._version = [0]
+        self._grad_fn = None
+        self._versions = [0]
         self._base = None
         self._view_chain = None
+        self._view_creation = None
         self._node = None
         self._retains_grad = False
         self._output_nr = 0
@@ -68,30 +70,57 @@ class Tensor(TensorAutograd):
         t = object.__new__(Tensor)
         t._data = data
         t.dtype = _DTYPES[data.dtype]
-        t.requires_grad = False
+        t._requires_grad = False
         t.grad = None
-        t.grad_fn = None
-        t._version = [0]
+        t._grad_fn = None
+        t._versions = [0]
         t._base = None
         t._view_chain = None
+        t._view_creation = None
         t._node = None
         t._retains_grad = False
         t._output_nr = 0
         return t
 
+    @property
+    def _version(self):
+        """How many in-place writes this tensor's memory has had (shared with its views;
+        ``_versions`` is the shared one-element counter)."""
+        return self._versions[0]
+
+    # A view whose storage was written since its history was set answers with its history
+    # remade from its base's (_core.refresh_view), as torch regenerates a view's grad_fn.
+    @property
+    def requires_grad(self):
+        if self._view_chain is not None and self._view_version != self._versions[0]:
+            if self._view_creation is not None:  # torch refuses its grad_fn, not this question
+                return self._requires_grad or self._base.requires_grad
+            _core.refresh_view(self)
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._requires_grad = value
+
+    @property
+    def grad_fn(self):
+        if self._view_chain is not None and self._view_version != self._versions[0]:
+            _core.refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        self._grad_fn = value
+
     def _alias_with_history(self):
         """A handle on the same storage that carries this tensor's current history, so a
         later in-place rebase of ``self`` does not change what an op recorded."""
-        if self._view_chain is not None and self._view_version != self._version[0]:
-            from ._ops.core import _refresh_view  # a view written under since: its history first
-            _refresh_view(self)
         t = self._alias()
         t.grad_fn = self.grad_fn
         t.requires_grad = self.requires_grad
         t._node = self._node if self.grad_fn is None else None
         if self.grad_fn is None and self.requires_grad:
-            from ._ops.core import _edge
-            t._node = _edge(self)[0]
+            t._node = _core._edge(self)[0]
         return t
 
     def _snapshot(self):
@@ -99,14 +128,14 @@ class Tensor(TensorAutograd):
         t = self._alias_with_history()
         t._data = self._data.copy()
         _track(t._data)
-        t._version = [0]
+        t._versions = [0]
         t._base = None
         return t
 
     def _alias(self):
         """A new handle on the same storage and version counter, with no history."""
         t = Tensor._make(self._data)
-        t._version = self._version
+        t._versions = self._versions
         t._base = self._base if self._base is not None else self
         return t
 
@@ -353,6 +382,7 @@ from ._ops import products as _products  # noqa: E402
 from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from ._ops import covariance as _covariance  # noqa: E402
 from ._ops import sparse as _sparse  # noqa: E402
+from ._ops import restride as _restride  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -446,7 +476,8 @@ _METHODS = {
     "index_add": _indexing.index_add, "index_fill": _indexing.index_fill,
     "index_copy": _indexing.index_copy, "masked_fill": _indexing.masked_fill,
     "masked_select": _indexing.masked_select, "masked_scatter": _indexing.masked_scatter,
-    "take": _indexing.take, "take_along_dim": _indexing.take_along_dim,
+    "take": _indexing.take, "take_along_dim": _indexing.take_along_dim, "put": _indexing.put,
+    "as_strided": _restride.as_strided,
     "nonzero": _indexing.nonzero, "argwhere": _indexing.argwhere,
     "argsort": _sort.argsort, "sort": _sort.sort, "msort": _sort.msort, "topk": _sort.topk,
     "kthvalue": _sort.kthvalue, "median": _sort.median, "unique": _sort.unique,
@@ -549,6 +580,9 @@ _IN_PLACE_ONLY = {
     "fill_": _inplace.fill_, "zero_": _inplace.zero_, "copy_": _inplace.copy_,
     "uniform_": _random.uniform_, "normal_": _random.normal_, "bernoulli_": _random.bernoulli_,
     "random_": _random.random_, "exponential_": _random.exponential_,
+    "put_": _indexing.put_, "t_": _restride.t_, "squeeze_": _restride.squeeze_,
+    "unsqueeze_": _restride.unsqueeze_, "resize_": _restride.resize_,
+    "cauchy_": _random.cauchy_, "log_normal_": _random.log_normal_, "geometric_": _random.geometric_,
 }
 
 _OPERATORS = {

@@ -101,15 +101,21 @@ class TensorAutograd:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
-        self._retains_grad = True
         ref = weakref.ref(self)
 
         def keep(grad):
             t = ref()
             if t is not None:
                 t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
+        self._retains_grad = keep  # kept so that a view's remade history can take it over
         self.grad_fn.metadata.setdefault("retain", []).append(keep)
+
+    def _move_retain(self, old_node):
+        """Moves the ``retain_grad`` hook from ``old_node`` to this tensor's current node."""
+        if old_node is not None:
+            old_node.metadata["retain"].remove(self._retains_grad)
+        self._grad_fn.metadata.setdefault("retain", []).append(self._retains_grad)
 
     @property
     def retains_grad(self):
-        return self._retains_grad
+        return bool(self._retains_grad)

@@ -82,6 +82,20 @@ CALLS = {
     "matmul-3d-3d": lambda L, x, w, i: x[None] @ w[None], "matmul-2d-3d": lambda L, x, w, i: x @ w[None],
     "unfold": lambda L, x, w, i: x.unfold(1, 2, 1), "frexp": lambda L, x, w, i: L.frexp(x).mantissa,
     "tile": lambda L, x, w, i: x.tile(2),
+    "einsum-mm": lambda L, x, w, i: L.einsum("ij,jk->ki", x, w), "einsum-mul": lambda L, x, w, i: L.einsum("ij,ij->ij", x, x),
+    "einsum-sum": lambda L, x, w, i: L.einsum("ij->j", x), "einsum-permute": lambda L, x, w, i: L.einsum("ij->ji", x),
+    "einsum-outer": lambda L, x, w, i: L.einsum("i,j->ij", x[0], x[1]), "einsum-dot": lambda L, x, w, i: L.einsum("i,i", x[0], x[1]),
+    "einsum-three": lambda L, x, w, i: L.einsum("ij,jk,kl->il", x, w, w.t()),
+    "embedding_bag": lambda L, x, w, i: F(L).embedding_bag(i, x, L.tensor([0, 1])),
+    "embedding_bag-max": lambda L, x, w, i: F(L).embedding_bag(i[None], x, mode="max"),
+    "pairwise_distance": lambda L, x, w, i: F(L).pairwise_distance(x, x.detach()), "pdist": lambda L, x, w, i: F(L).pdist(x),
+    "gru": lambda L, x, w, i: L.nn.GRU(4, 3)(x[None])[0], "rnn-relu": lambda L, x, w, i: L.nn.RNN(4, 3, nonlinearity="relu")(x[None])[0],
+    "lstm-batch_first": lambda L, x, w, i: L.nn.LSTM(4, 3, batch_first=True)(x[None])[0],
+    "gru-batch_first": lambda L, x, w, i: L.nn.GRU(4, 3, batch_first=True, num_layers=2)(x[None])[0],
+    "lstm-bidirectional": lambda L, x, w, i: L.nn.LSTM(4, 3, bidirectional=True)(x[None])[0],
+    "lstm-h_n": lambda L, x, w, i: L.nn.LSTM(4, 3)(x[None])[1][0],
+    "lstm_cell": lambda L, x, w, i: L.nn.LSTMCell(4, 3)(x)[0], "gru_cell": lambda L, x, w, i: L.nn.GRUCell(4, 3)(x),
+    "rnn_cell": lambda L, x, w, i: L.nn.RNNCell(4, 3)(x), "rnn_cell-relu": lambda L, x, w, i: L.nn.RNNCell(4, 3, "relu")(x),
 }
 
 

@@ -28,11 +28,22 @@ def test_in_place_writes_through_diagonal_and_strided_views():
             _same(got[0], b), _same(got[1], m), _same(got[2], x)
 
 
-def test_in_place_write_into_expanded_tensor_still_refuses():
-    with pytest.raises(RuntimeError, match="single memory location"):
-        ember.zeros(1).expand(3).fill_(1)
-    with pytest.raises(RuntimeError, match="single memory location"):
-        ember.zeros(1, 3).expand(2, 3).diagonal().fill_(1)
+def test_in_place_write_into_expanded_tensor_refuses_only_where_elements_share_memory():
+    """torch refuses a computed write where a zero stride makes elements one location, and
+    allows a fill there and writes through a slice or diagonal of an expand that does not."""
+    for op in ("add_(1)", "mul_(2)", "copy_(lib.ones(2, 3))", "__getitem__((slice(None), 0)).add_(1)"):
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError, match="single memory location"):
+                eval("lib.zeros(1, 3).expand(2, 3)." + op, {"lib": lib})
+    results = []
+    for lib in (ember, torch):
+        a, b, c = lib.zeros(1), lib.zeros(1, 3), lib.zeros(1, 3)
+        a.expand(3).fill_(1)
+        b.expand(2, 3).diagonal().add_(2)
+        c.expand(2, 3)[0].mul_(3).add_(lib.arange(3.0))
+        results.append((a, b, c))
+    for x, y in zip(*results):
+        _same(x, y)
 
 
 def test_in_place_write_through_recorded_diagonal_view_has_torch_gradient():

@@ -163,7 +163,7 @@ def test_views_share_storage():
     for v in (x.view(4, 3), x.t(), x[1], x[:, 1:3], x.narrow(0, 1, 1), x.unsqueeze(0), x.expand(2, 3, 4),
               x.permute(1, 0), x.diagonal(), x.unbind(0)[2], x.split(2)[1], x.unfold(1, 2, 1)):
         assert v._base is x, v
-        assert v._version is x._version
+        assert v._versions is x._versions
     y = x.t()
     y[0, 1] = 100.0
     assert x[1, 0].item() == 100.0

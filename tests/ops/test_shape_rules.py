@@ -51,7 +51,7 @@ def sample_calls():
         lambda: ember.softmax(d, 1), lambda: ember.log_softmax(x, 0),
         lambda: ember.polygamma(2, i), lambda: ember.special.i1(d), lambda: ember.xlogy(i, x),
         lambda: ember.xlogy(x, 2), lambda: ember.logaddexp(x, d[0, :1]), lambda: ember.copysign(i, -1),
-        lambda: ember.frexp(d), lambda: d.unfold(1, 2, 1), lambda: s.unfold(0, 1, 1),
+        lambda: ember.frexp(d), lambda: d.unfold(1, 2, 1), lambda: s.unfold(0, 1, 1), lambda: d.as_strided((2, 2), (1, 2), 1),
         lambda: ember.ldexp(x, i[0]), lambda: ember.nextafter(x, y), lambda: ember.heaviside(i, i[0]),
         lambda: ember.gcd(i, i[1]), lambda: ember.lcm(i, b), lambda: ember.logit(x, 0.1),
         lambda: ember.cummax(d, 1), lambda: ember.cummin(i, 0), lambda: ember.logcumsumexp(d, 0),

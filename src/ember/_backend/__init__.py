@@ -21,7 +21,7 @@ from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
-           "may_share_memory", "wrapped_integer", "where"]
+           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -85,6 +85,23 @@ def copy_into(destination, source):
     """Writes ``source`` into ``destination`` in place, broadcasting and casting as needed
     (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``)."""
     namespace(destination).copyto(destination, source, casting="unsafe")
+
+
+def expand(a, shape):
+    """``a`` broadcast to ``shape`` without copying: a view that is writable where ``a`` is
+    (``np.broadcast_to``'s is always read-only), since torch lets a slice of an expanded tensor
+    that does not overlap itself (``x.expand(2, 3)[0]``) be written."""
+    view = namespace(a).broadcast_to(a, shape)
+    if a.flags.writeable:
+        view = np.lib.stride_tricks.as_strided(a, view.shape, view.strides, subok=True)
+    return view
+
+
+def overlaps_itself(a):
+    """Whether several elements of ``a`` are one memory location as far as its strides tell (a
+    zero stride over a dimension longer than 1, as an expanded tensor has): torch's check for
+    writing in place."""
+    return any(stride == 0 and size > 1 for stride, size in zip(a.strides, a.shape))
 
 
 def may_share_memory(a, b):

@@ -19,10 +19,10 @@ def call_unmutated(fn, operands, what):
     """``fn(*operands)``, raising UncapturedHigherOrderOpError if it wrote into one of the
     operands' tensors: torch refuses that eagerly too (its eager call traces the branch)."""
     tensors = [t for t in flatten(operands) if isinstance(t, Tensor)]
-    versions = [t._version[0] for t in tensors]
+    versions = [t._versions[0] for t in tensors]
     out = fn(*operands)
     for i, (t, v) in enumerate(zip(tensors, versions)):
-        if t._version[0] != v:
+        if t._versions[0] != v:
             raise UncapturedHigherOrderOpError(f"{what} wrote into its input (operand tensor {i}): "
                                                f"control-flow operators do not support input mutation")
     return out

@@ -52,7 +52,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 def _loop(cond_fn, body_fn, carried):
     while _truth(cond_fn(*carried)):
-        versions = [v._version[0] if isinstance(v, Tensor) else None for v in carried]
+        versions = [v._versions[0] if isinstance(v, Tensor) else None for v in carried]
         out = _as_carry(body_fn(*carried), carried)
         _check_carry(carried, versions, out)
         carried = tuple(out)
@@ -94,7 +94,7 @@ def _capture(tracer, cond_fn, body_fn, carried):
     if pred.numel() != 1:
         raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a bool, got a tensor "
                            f"of shape {tuple(pred.shape)}")
-    versions = [v._version[0] for v in carried]
+    versions = [v._versions[0] for v in carried]
     body = hop.trace(tracer, body_fn, carried, "while_loop's body_fn")
     _check_carry(carried, versions, _as_carry(body.result, carried))
     return tuple(hop.add_node(tracer, WhileLoop, carried, {"cond_graph": condition, "body_graph": body},
@@ -122,14 +122,14 @@ def _check_carry(carried, versions, out):
                 raise UncapturedHigherOrderOpError(
                     f"body_fn output {i} must be an int like carried_inputs[{i}], got {after!r}")
             continue
-        if before._version[0] != version:
+        if before._versions[0] != version:
             raise UncapturedHigherOrderOpError(
                 f"while_loop's body_fn mutated its input carried_inputs[{i}]: higher order ops do "
                 f"not support input mutation")
         if not isinstance(after, Tensor):
             raise UncapturedHigherOrderOpError(
                 f"body_fn output {i} must be a tensor like carried_inputs[{i}], got {type(after).__name__}")
-        if any(after._version is b._version for b in carried if isinstance(b, Tensor)):
+        if any(after._versions is b._versions for b in carried if isinstance(b, Tensor)):
             raise UncapturedHigherOrderOpError(
                 f"while_loop's body_fn output {i} aliases an input: higher order ops do not support "
                 f"aliasing (return a copy, e.g. x.clone())")

@@ -17,7 +17,8 @@ from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "CONJ_VIEWS", "observed_range",
-           "named", "node_class", "elementwise_rule", "like_input", "link_view"]
+           "named", "node_class", "elementwise_rule", "like_input", "link_view",
+           "mark_multi_output"]
 
 OPS = {}
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
@@ -125,8 +126,6 @@ def like_input(op, x, *inputs, **attrs):
 
 
 def _edge(t):
-    if t._view_chain is not None and t._view_version != t._version[0]:
-        _refresh_view(t)
     node = t.grad_fn
     if node is None:
         node = t._node
@@ -146,6 +145,8 @@ def _cast_inputs(op, inputs):
         if isinstance(x, _Tensor):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
+        elif type(x) is _ndarray:
+            arrays.append(x.astype(dt.np, copy=False))
         else:
             if getattr(x, "ndim", None) == 0:  # a NumPy scalar: the Python number it holds, as torch
                 x = x.item()
@@ -201,14 +202,44 @@ def _snake(name):
 def link_view(t, src, op, attrs):
     """Makes ``t``, the result of view ``op`` on ``src``, a view: it shares ``src``'s version
     counter and base, and remembers the chain of view ops that remakes it from the base."""
-    t._version = src._version
-    t._view_version = t._version[0]
+    t._versions = src._versions
+    t._view_version = t._versions[0]
+    # Views torch forbids writing in place while recording (and rebuilding once their storage
+    # was written): a view made under no_grad, and the views of multi-output functions (split,
+    # unbind: mark_multi_output), with the views taken of them.
+    t._view_creation = src._view_creation or (None if STATE.enabled else "no_grad")
     if src._base is None:
         t._base = src
         t._view_chain = ((op, attrs),)
     else:
         t._base = src._base
         t._view_chain = src._view_chain + ((op, attrs),) if src._view_chain is not None else None
+
+
+def mark_multi_output(views, name):
+    """Marks the results of multi-output view function ``name`` (``"Split"``) as torch does:
+    writing one in place while recording raises RuntimeError. Returns ``views``."""
+    for i, t in enumerate(views):
+        if t._view_chain is not None and t._view_creation is None:
+            t._view_creation = (name, i)
+    return views
+
+
+def _creation_error(t, what):
+    creation = t._view_creation
+    if creation == "no_grad":
+        return (f"A view was created in no_grad mode and {what} with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked).")
+    # torch names the op that made this view: the function's own output, or a view of it.
+    name, index = creation
+    if t._grad_fn is not None and t._grad_fn.name() != name + "Backward0":
+        name, index = t._grad_fn.name().removesuffix("Backward0"), 0
+    return (f"Output {index} of {name} is a view and {what}. This view is the output of a function that returns "
+            "multiple views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one.")
 
 
 def replay(x, chain):
@@ -218,15 +249,27 @@ def replay(x, chain):
     return x
 
 
-def _refresh_view(t):
+def refresh_view(t):
     """A view whose storage was written in place since its history was set (through its base
     or another view) gets its history remade from the base's, as torch regenerates a view's
-    grad_fn when the version counter moved: its gradient then flows through the write."""
-    t._view_version = t._version[0]
+    grad_fn when the version counter moved: its gradient then flows through the write, also
+    when the view had no history before (its base was given one by the write). Tensor's
+    ``grad_fn`` and ``requires_grad`` call this on a stale view."""
+    t._view_version = t._versions[0]
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is not None:
-        rebuilt = replay(base, t._view_chain)
-        t.grad_fn, t._output_nr, t.requires_grad = rebuilt.grad_fn, rebuilt._output_nr, True
+        if t._view_creation is not None:
+            raise RuntimeError(_creation_error(t, "its base or another view of its base has "
+                                                                 "been modified inplace"))
+        recording, STATE.enabled = STATE.enabled, True  # the history exists in any grad mode
+        try:
+            rebuilt = replay(base, t._view_chain)
+        finally:
+            STATE.enabled = recording
+        old = t._grad_fn
+        t._grad_fn, t._output_nr, t._requires_grad = rebuilt._grad_fn, rebuilt._output_nr, True
+        if t._retains_grad:
+            t._move_retain(old)
 
 
 class ZeroLink(Op):
@@ -335,8 +378,6 @@ def _record(op, inputs, attrs, t):
     for x in inputs:
         if isinstance(x, _Tensor) and x.requires_grad:
             needs.append(True)
-            if x._view_chain is not None and x._view_version != x._version[0]:
-                _refresh_view(x)
             node = x.grad_fn
             if node is None:
                 node = x._node
@@ -358,9 +399,24 @@ def _record(op, inputs, attrs, t):
         t.requires_grad = True
 
 
-def write_into(self, result):
+def write_into(self, result, overlapping=False):
     """Copies ``result`` into ``self`` as an in-place update: checks dtype and shape, bumps the
-    version counter, and moves ``self``'s history onto the result's node."""
+    version counter, and moves ``self``'s history onto the result's node. ``overlapping``: the
+    write is well defined where elements of ``self`` share memory (a fill). RuntimeError for a
+    leaf that requires grad (while recording), for a view made under no_grad or by a
+    multi-output function (split, unbind) while recording."""
+    base = self._base
+    through_view = (STATE.enabled and base is not None and self._view_chain is not None
+                    and (result.requires_grad or base.requires_grad))
+    if through_view and self._view_creation is not None:
+        raise RuntimeError(_creation_error(self, "is being modified inplace"))
+    if STATE.enabled and self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if not result.requires_grad and self._view_chain is None:
+            # The new value does not depend on the old one (copy_, fill_, eq_): PyTorch keeps
+            # ``self`` in the graph with a zero gradient rather than its old history attached.
+            result = apply(ZeroLink, result, self)
     if result.dtype is not self.dtype:
         from .._dtype import can_cast
         if not can_cast(result.dtype, self.dtype):
@@ -374,13 +430,10 @@ def write_into(self, result):
         if target != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}")
-    if not self._data.flags.writeable:
+    if not self._data.flags.writeable or not overlapping and _backend.overlaps_itself(self._data):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
-    base = self._base
-    through_view = (STATE.enabled and base is not None and self._view_chain is not None
-                    and (result.requires_grad or base.requires_grad))
     if through_view:
         if base.requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
@@ -393,7 +446,7 @@ def write_into(self, result):
     if CONJ_VIEWS:
         from .complex import sync_conj_views
         sync_conj_views(self._data)
-    self._version[0] += 1
+    self._versions[0] += 1
     if OBSERVERS:
         for o in tuple(OBSERVERS):
             if hasattr(o, "op_write"):
@@ -404,7 +457,7 @@ def write_into(self, result):
         rebuilt = replay(base, self._view_chain)
         self.grad_fn = rebuilt.grad_fn
         self.requires_grad = True
-        self._view_version = self._version[0]
+        self._view_version = self._versions[0]
     elif result.requires_grad:
         self.grad_fn = result.grad_fn
         self.requires_grad = True

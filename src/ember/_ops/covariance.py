@@ -18,13 +18,15 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     (``N - correction`` unweighted); where it is <= 0 a UserWarning is given and the result is
     inf or nan.
 
-    Shape: (V, N) -> (V, V); (N,) -> (). Integer input gives the default float dtype.
-    Raises RuntimeError for input of more than 2 dims and for weights of the wrong shape,
-    dtype or sign.
+    Shape: (V, N) -> (V, V); (N,) and (1, N) -> (). Integer input gives the default float
+    dtype. Raises RuntimeError for bool input, input of more than 2 dims and for weights of
+    the wrong shape, dtype or sign.
     """
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input "
                            f"with {input.ndim} dimensions")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if not x.dtype.is_inexact:
         x = x.to(_dtype.get_default_dtype())
@@ -49,7 +51,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         divisor = 0 * divisor
     centered = x - mean.unsqueeze(1)
     out = ((centered if w is None else centered * w) @ centered.mH) / divisor
-    return out.squeeze() if input.ndim < 2 else out
+    return out.squeeze()  # as torch: one variable, given as (N,) or (1, N), gives a 0-d result
 
 
 def _check_weights(name, weights, integral, n):
@@ -74,7 +76,7 @@ def _check_weights(name, weights, integral, n):
 def corrcoef(input):
     """Pearson's correlation coefficients of the variables in the rows of ``input``:
     ``cov(input)`` divided by the outer product of the standard deviations, clipped to
-    [-1, 1] (each part, for complex input). Shape: (V, N) -> (V, V); (N,) -> ()."""
+    [-1, 1] (each part, for complex input). Shape: (V, N) -> (V, V); (N,) and (1, N) -> ()."""
     c = cov(input)
     if c.ndim == 0:
         return c / c

@@ -429,6 +429,19 @@ def take(input, index):
     return getitem(input.reshape(-1), index.reshape(-1)).reshape(index.shape)
 
 
+def put(input, index, source, accumulate=False):
+    """``input`` with the elements of ``source`` written (added, ``accumulate=True``) at the
+    flat indices ``index`` of ``input`` in C order (negative ones count from the end)
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.put.html)."""
+    flat = index_put(input.reshape(-1), (index.reshape(-1),), source.reshape(-1), accumulate)
+    return flat.reshape(input.shape)
+
+
+def put_(self, index, source, accumulate=False):
+    """In-place :func:`put`."""
+    return write_result(self, put(self, index, source, accumulate))
+
+
 def take_along_dim(input, indices, dim=None):
     """Elements of ``input`` at ``indices`` along ``dim`` (broadcast; flattened when ``dim``
     is None) (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)."""

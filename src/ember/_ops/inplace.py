@@ -17,7 +17,6 @@ from .._creation import real_if_fits, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, like_input, replay, write_into
-from .pointwise_binary import Where
 from .shape import Clone, expand
 
 
@@ -69,21 +68,11 @@ class CopySlices(Op):
         return gbase, gvalue
 
 
-def write_result(self, result):
-    """Writes an op's out-of-place ``result`` into ``self`` and returns ``self``.
-    RuntimeError for a leaf that requires grad (while recording)."""
-    if STATE.enabled and self.requires_grad:
-        if self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if not result.requires_grad:
-            # The new value does not depend on the old one (eq_, fill_): PyTorch keeps ``self``
-            # in the graph with a zero gradient rather than leaving its old history attached.
-            result = apply(Where, _TRUE, result.to(self.dtype), self)
-    write_into(self, result)
+def write_result(self, result, overlapping=False):
+    """Writes an op's out-of-place ``result`` into ``self`` and returns ``self`` (``write_into``'s
+    errors)."""
+    write_into(self, result, overlapping)
     return self
-
-
-_TRUE = Tensor._make(np.array(True))
 
 
 def inplace(fn):
@@ -106,9 +95,9 @@ def fill_(self, value):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
-        return write_result(self, expand(value.to(self.dtype), self.shape))
+        return write_result(self, expand(value.to(self.dtype), self.shape), overlapping=True)
     return write_result(self, Tensor._make(np.full(self._data.shape, real_if_fits(value, self.dtype),
-                                                   self._data.dtype)))
+                                                   self._data.dtype)), overlapping=True)
 
 
 def zero_(self):
@@ -118,8 +107,6 @@ def zero_(self):
 
 def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, cast) into ``self``; differentiable w.r.t. ``src``."""
-    if STATE.enabled and self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if not isinstance(src, Tensor):
         src = tensor(src)
     result = src if src.dtype is self.dtype else src.to(self.dtype)

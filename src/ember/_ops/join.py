@@ -9,7 +9,7 @@ from .._backend import namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
-from .core import Op, apply, like_input, named, result_dtype
+from .core import Op, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -175,12 +175,12 @@ def split(tensor, split_size_or_sections, dim=0):
         if builtins.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
     out, offset = [], 0
     for s in sizes:
-        out.append(named(narrow(tensor, d, offset, s), "SplitBackward0" if isinstance(split_size_or_sections, int)
-                         else "SplitWithSizesBackward0"))
+        out.append(named(narrow(tensor, d, offset, s), name + "Backward0"))
         offset += s
-    return tuple(out)
+    return mark_multi_output(tuple(out), name)
 
 
 def chunk(input, chunks, dim=0):
@@ -214,7 +214,8 @@ def unbind(input, dim=0):
     """The views along ``dim``, which is removed
     (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
     d = _wrap_dim(dim, input.ndim)
-    return tuple(named(select(input, d, i), "UnbindBackward0") for i in range(input.shape[d]))
+    return mark_multi_output(tuple(named(select(input, d, i), "UnbindBackward0") for i in range(input.shape[d])),
+                             "Unbind")
 
 
 def flip(input, dims):

@@ -186,7 +186,18 @@ def einsum(equation, *operands):
     for op in operands:
         if op.dtype is not dt:
             raise RuntimeError(f"expected scalar type {_type_name(dt)} but found {_type_name(op.dtype)}")
-    return apply(Einsum, *operands, equation=equation)
+    return named(apply(Einsum, *operands, equation=equation), _einsum_node_name(equation))
+
+
+def _einsum_node_name(equation):
+    """The grad_fn name of torch's einsum, whose last step depends on the equation: one operand
+    ends in a sum (an index summed) or a permute; several, in a product (no index summed) or
+    the view after a batched matmul."""
+    lhs, rhs = equation.split("->")
+    summed = set(lhs) - set(rhs) - {","}
+    if "," not in lhs:
+        return "SumBackward1" if summed else "PermuteBackward0"
+    return "ViewBackward0" if summed else "MulBackward0"
 
 
 def _expand_ellipsis(equation, operands):

@@ -43,7 +43,10 @@ class Add(Op):
 
 
 def _scaled(b, alpha):
-    """``alpha * b``, with an int ``alpha`` wrapped to ``b``'s integer dtype as PyTorch casts it."""
+    """``alpha * b``, with an int ``alpha`` wrapped to ``b``'s integer dtype as PyTorch casts it;
+    a NumPy scalar ``alpha`` counts as the Python number it holds (float32 stays float32)."""
+    if isinstance(alpha, np.generic):
+        alpha = alpha.item()
     if type(alpha) is builtins.int and getattr(b, "dtype", np.dtype(float)).kind in "iu":
         alpha = _backend.wrapped_integer(alpha, b.dtype)
     return alpha * b

@@ -114,7 +114,7 @@ class GradScaler:
                     grad = p.grad._data
                     found_inf |= not np.isfinite(grad).all()
                     grad *= inv_scale
-                    p.grad._version[0] += 1
+                    p.grad._versions[0] += 1
         state["found_inf"] = found_inf
         state["stage"] = _UNSCALED
 

@@ -47,7 +47,7 @@ class FunctionCtx:
             raise RuntimeError(_FREED)
         out = []
         for x, version in node._saved:
-            if version is not None and x._version[0] != version:
+            if version is not None and x._versions[0] != version:
                 _raise_modified(x, version, node)
             out.append(x)
         return tuple(out)
@@ -149,7 +149,7 @@ class Function(metaclass=_FunctionMeta):
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and id(o) not in non_diff and o.dtype.is_inexact:
                 if id(o) in dirty:
-                    o._version[0] += 1
+                    o._versions[0] += 1
                 elif any(o is a for a in args) or o.grad_fn is not None or o._base is not None:
                     o = o._alias()
                     o._base = None
@@ -157,7 +157,7 @@ class Function(metaclass=_FunctionMeta):
                 o.requires_grad = True
                 o._output_nr = i
             new_outs.append(o)
-        node._saved = tuple((x, x._version[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
+        node._saved = tuple((x, x._versions[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
         ctx._node = node
         if _creation.hooks:
             node_created(node)

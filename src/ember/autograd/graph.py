@@ -109,16 +109,16 @@ class OpNode(Node):
         self.dtypes = dtypes
         self._freed = False
         if op.save_inputs:
-            self._saved = [(x, x._version[0]) if isinstance(x, tensor_cls) else (x, None)
+            self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None)
                            for x in inputs]
         else:
             self._saved = None
         if not op.save_output:
             self._out = None
         elif type(out) is tuple:
-            self._out = tuple(None if o is None else (o._alias(), o._version[0]) for o in out)
+            self._out = tuple(None if o is None else (o._alias(), o._versions[0]) for o in out)
         else:
-            self._out = (out._alias(), out._version[0])
+            self._out = (out._alias(), out._versions[0])
         if _creation.hooks:
             node_created(self)
 
@@ -127,7 +127,7 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         x, version = self._saved[i]
         if version is not None:
-            if x._version[0] != version:
+            if x._versions[0] != version:
                 _raise_modified(x, version, self)
             if x.dtype.is_complex and self.op.holomorphic:
                 return x.conj_physical()
@@ -150,7 +150,7 @@ class OpNode(Node):
         return self._saved_output(*self._out, 0)
 
     def _saved_output(self, out, version, i):
-        if out._version[0] != version:
+        if out._versions[0] != version:
             _raise_modified(out, version, self)
         if out.dtype.is_inexact:
             out.grad_fn, out.requires_grad, out._output_nr = self, True, i
@@ -168,9 +168,11 @@ class OpNode(Node):
         return self.op.backward(self, grads[0])
 
     def release(self):
+        # A node that saved nothing (a view's, an add's) can run again, as in PyTorch: only a
+        # read of a freed saved value is an error.
+        self._freed = self._saved is not None or self._out is not None
         self._saved = None
         self._out = None
-        self._freed = True
 
 
 class AccumulateGrad(Node):
@@ -239,4 +241,4 @@ def _raise_modified(x, version, node):
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{x.dtype.name} {list(x.shape)}], which is output 0 of {node.name()}, is at "
-        f"version {x._version[0]}; expected version {version} instead.")
+        f"version {x._versions[0]}; expected version {version} instead.")

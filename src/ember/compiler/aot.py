@@ -134,7 +134,7 @@ class CompiledGraph(Function):
     def forward(ctx, runner, sizes, *tensors):
         results = runner.invoke(runner.run_forward, [t._data for t in tensors], sizes)
         for i in runner.mutated:
-            tensors[i]._version[0] += 1
+            tensors[i]._versions[0] += 1
         n = runner.joint.n_outputs
         ctx.runner, ctx.saved_arrays, ctx.sizes = runner, results[n:], sizes
         return tuple(Tensor._make(np.asarray(a)) for a in results[:n])

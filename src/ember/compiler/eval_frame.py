@@ -143,7 +143,7 @@ class _Entry:
         if self.on_arrays:
             results = self.invoke(self.run, [t._data for t in tensors], sizes)
             for i in self.mutated:
-                tensors[i]._version[0] += 1
+                tensors[i]._versions[0] += 1
             results = [tensors[self.passthrough[i]] if i in self.passthrough
                        else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
                        for i, a in enumerate(results)]

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from .._ops.core import apply, write_into
+from ..autograd.grad_mode import set_grad_enabled
 from .graph import Node, bind_subgraphs
 from .symbolic import evaluate, free_symbols
 
@@ -103,6 +104,11 @@ def dispatch(graph):
                 env[i] = apply(target, *args, **kwargs)
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
-            write_into(env[p], env[v])
+            value = env[v]
+            # A value without history was written under no_grad (an optimizer's step into its
+            # parameters: a leaf refuses a recorded write): written so, the target keeps its
+            # history, where a recorded write would tie it to the value with a zero gradient.
+            with set_grad_enabled(value.requires_grad):
+                write_into(env[p], value)
         return results
     return run

@@ -124,7 +124,7 @@ class _Into:
         values = self.array if values is None else values
         if values is not self.t._data:
             np.copyto(self.t._data, values.reshape(self.t._data.shape), casting="unsafe")
-        self.t._version[0] += 1
+        self.t._versions[0] += 1
 
 
 _REDUCTIONS = {}  # (op, dtype) -> what _reduction answers: it runs on every reducing call

@@ -90,7 +90,7 @@ class Window:
         self.win.Get(out, src_rank, target=target_offset)
         self.win.Unlock(src_rank)
         tensor._data[...] = out.reshape(tensor._data.shape)
-        tensor._version[0] += 1
+        tensor._versions[0] += 1
         return tensor
 
     def signal(self, peer):

@@ -20,7 +20,7 @@ class Parameter(Tensor):
             data = empty(0)
         self = object.__new__(cls)
         Tensor._init(self, data._data)
-        self._version = data._version
+        self._versions = data._versions
         if requires_grad:
             self.requires_grad_(True)
         return self

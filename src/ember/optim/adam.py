@@ -96,4 +96,4 @@ class Adam(Optimizer):
               decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
               inplace=True)
         for t in written:
-            t._version[0] += 1
+            t._versions[0] += 1

@@ -170,7 +170,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             n = p.numel()
             p._data += step_size * direction[offset:offset + n].reshape(p._data.shape)
-            p._version[0] += 1
+            p._versions[0] += 1
             offset += n
 
     def _step(self, closure):

@@ -235,7 +235,7 @@ class Optimizer:
         ``_update`` on the arrays."""
         grad = p.grad._data
         self._update(p._data, -grad if group.get("maximize", False) else grad, state, group)
-        p._version[0] += 1
+        p._versions[0] += 1
 
     def _init_state(self, param, group):
         """The initial state of ``param`` (a dict; empty when the algorithm keeps none)."""

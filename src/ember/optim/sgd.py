@@ -57,8 +57,8 @@ class SGD(Optimizer):
         new = apply(SgdUpdate, p, p.grad, buf, lr=group["lr"], momentum=group["momentum"],
                     dampening=group["dampening"], weight_decay=group["weight_decay"],
                     nesterov=group["nesterov"], maximize=group["maximize"], inplace=True)
-        p._version[0] += 1
+        p._versions[0] += 1
         if buf is not None:
-            buf._version[0] += 1
+            buf._versions[0] += 1
         elif len(new) == 2:
             state["momentum_buffer"] = new[1]

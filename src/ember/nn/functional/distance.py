@@ -3,7 +3,7 @@
 from ... import _dtype
 from ..._creation import ones
 from ..._ops.shape import broadcast_tensors
-from ..._ops.core import _type_name
+from ..._ops.core import _type_name, named
 from ...autograd.grad_mode import no_grad
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -31,7 +31,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     the sizes when ``x1`` and ``x2`` do not broadcast (from the subtraction).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.pairwise_distance.html"""
     dim = max(x1.ndim, x2.ndim) - 1
-    return (x1 - x2 + eps).norm(p, max(dim, 0) if dim >= 0 else None, keepdim)
+    return named((x1 - x2 + eps).norm(p, max(dim, 0) if dim >= 0 else None, keepdim), "NormBackward1")
 
 
 def pdist(input, p=2):
@@ -41,5 +41,6 @@ def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     pairs = ones(input.shape[0], input.shape[0]).triu(1).nonzero()  # (i, j), i < j, row by row
-    return (input.index_select(0, pairs[:, 0]) - input.index_select(0, pairs[:, 1])).norm(p, 1)
+    return named((input.index_select(0, pairs[:, 0]) - input.index_select(0, pairs[:, 1])).norm(p, 1),
+                 "PdistBackward0")
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._ops.indexing import one_hot
-from ..._ops.core import apply
+from ..._ops.core import apply, named
 from ..._ops.embedding import EmbeddingForward, SparseMatmul, rows_matrix
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -179,14 +179,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                  scale_grad_by_freq=bool(scale_grad_by_freq))
     bag = bag[keep]
     if mode == "max":
-        return _bag_max(rows, bag, num_bags)
+        return named(_bag_max(rows, bag, num_bags), "EmbeddingBagBackward0")
     coefficients = None
     if mode == "mean":
         counts = np.bincount(bag, minlength=num_bags)
         coefficients = 1.0 / counts[bag]
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[Tensor._make(np.flatnonzero(keep))].unsqueeze(1)
-    return apply(SparseMatmul, rows, matrix=rows_matrix(bag, num_bags, coefficients))
+    return named(apply(SparseMatmul, rows, matrix=rows_matrix(bag, num_bags, coefficients)), "EmbeddingBagBackward0")
 
 
 def _check_bag_args(weight, per_sample_weights, starts, n):

@@ -12,7 +12,7 @@ import numbers
 import warnings
 
 from ..._creation import empty, zeros
-from ..._ops.core import _type_name
+from ..._ops.core import _type_name, named
 from ..._ops.rnn import GATES
 from .. import init
 from ..functional.rnn import rnn_layer, rnn_layers
@@ -21,6 +21,10 @@ from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_CELL_OUTPUT_NODES = {"LSTM": "MulBackward0", "GRU": "AddBackward0", "RNN_TANH": "TanhBackward0",
+                      "RNN_RELU": "ReluBackward0"}
+
 
 class RNNBase(Module):
     """What ``RNN``, ``LSTM`` and ``GRU`` share: argument checks, parameters, their PyTorch
@@ -230,9 +234,12 @@ class RNNBase(Module):
         if packed:
             output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
         else:
-            output = output.view(steps, batch, directions * output_size)
+            # grad_fn names as torch's generic (not oneDNN) kernels leave them: the output stacks
+            # the steps (or cats the directions); batch_first transposes it.
+            output = named(output.view(steps, batch, directions * output_size),
+                           "CatBackward0" if self.bidirectional else "StackBackward0")
             if self.batch_first:
-                output = output.transpose(0, 1)
+                output = named(output.transpose(0, 1), "TransposeBackward0" if lstm else "TransposeBackward1")
             if not batched:
                 output = output.squeeze(batch_dim)
                 h_n = h_n.squeeze(1)
@@ -411,7 +418,9 @@ class RNNCellBase(Module):
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
         _, h, c = rnn_layer(mode, input, (input.shape[0],), states[0],
                             states[1] if len(states) > 1 else None, weights)
-        return h, c
+        # torch's cells end in h = o * tanh(c) (LSTM), (1 - z) * n + z * h (GRU), tanh or relu;
+        # an LSTM's c shares h's node here, so it shows the same name (torch: AddBackward0)
+        return named(h, _CELL_OUTPUT_NODES[mode]), c
 
     def _batched(self, input, hx, name, hidden_names):
         if input.ndim not in (1, 2):

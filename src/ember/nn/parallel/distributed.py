@@ -232,7 +232,7 @@ class DistributedDataParallel(Module):
                     p.grad = Tensor._make(averaged)
                 elif p.grad is not None and p.grad._data.shape == averaged.shape:
                     p.grad._data[...] = averaged
-                    p.grad._version[0] += 1
+                    p.grad._versions[0] += 1
                 else:
                     p.grad = Tensor._make(averaged.copy())
 

@@ -1,0 +1,136 @@
+"""Views by explicit strides and the in-place shape changes: ``as_strided``, ``t_``,
+``squeeze_``, ``unsqueeze_``, ``resize_``.
+
+``as_strided`` addresses the input's storage (the array that owns its memory) directly, so
+its offsets and strides are PyTorch's, counted in elements from the storage's start. The
+in-place shape changes make ``self`` the matching view of itself: the same memory, the view's
+shape and strides and its history (a recorded ``t_`` is a ``t``).
+"""
+import math
+
+import numpy as np
+
+from .._creation import tensor, zeros
+from ..autograd.grad_mode import STATE
+from .core import Op, apply
+from .shape import squeeze, t, unsqueeze
+
+__all__ = ["as_strided", "t_", "squeeze_", "unsqueeze_", "resize_"]
+
+
+def _storage(array):
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root
+
+
+def _indices(size, stride, offset):
+    """The storage index of each element of a (size, stride, offset) view, as an int64 array."""
+    index = np.full(tuple(size), offset, dtype=np.int64)
+    for dim, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[dim] = n
+        index = index + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return index
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
+    ``storage_offset`` (default: ``input``'s own); elements may overlap. Differentiable: the
+    gradient adds up over the storage elements each input element shares with the view
+    (https://pytorch.org/docs/stable/generated/torch.as_strided.html).
+
+    Raises:
+        RuntimeError: ``size`` and ``stride`` differ in length, a stride is negative, or the
+            view reaches past the end of the storage.
+    """
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    storage = _storage(input._data).size
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if math.prod(size) else 0
+    if needed > storage:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{offset}, and itemsize {input._data.itemsize} requiring a storage size of "
+                           f"{needed * input._data.itemsize} are out of bounds for storage of size "
+                           f"{storage * input._data.itemsize}")
+    return apply(AsStrided, input, size=size, stride=stride, offset=offset,
+                 input_geometry=(tuple(input.shape), input.stride(), input.storage_offset(), storage))
+
+
+class AsStrided(Op):
+    promote = None
+    save_inputs = False
+    is_view = True
+    infer = classmethod(lambda op, x, size, stride, offset, input_geometry: (size, x.dtype))
+
+    @staticmethod
+    def forward(x, size, stride, offset, input_geometry):
+        root = _storage(x)
+        item = x.itemsize
+        return np.ndarray(size, x.dtype, buffer=root, offset=offset * item,
+                          strides=tuple(s * item for s in stride))
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        shape, stride, offset, storage = a["input_geometry"]
+        at = tensor(_indices(a["size"], a["stride"], a["offset"]).reshape(-1))
+        flat = zeros(storage, dtype=g.dtype).index_add(0, at, g.reshape(-1))
+        return (flat[tensor(_indices(shape, stride, offset))],)
+
+
+def _become(self, view):
+    """Makes ``self`` the view ``view`` of itself: its memory, shape, strides and history."""
+    if STATE.enabled and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    self._data = view._data
+    if view.requires_grad:
+        self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
+    if self._base is not None:
+        self._view_chain, self._view_version = view._view_chain, view._view_version
+    return self
+
+
+def t_(self):
+    """In-place ``t``: ``self`` becomes its transpose (0-D and 1-D unchanged)."""
+    return _become(self, t(self))
+
+
+def squeeze_(self, dim=None):
+    """In-place ``squeeze``: removes size-1 dimensions (all, or those in ``dim``)."""
+    return _become(self, squeeze(self, dim))
+
+
+def unsqueeze_(self, dim):
+    """In-place ``unsqueeze``: inserts a size-1 dimension at ``dim``."""
+    return _become(self, unsqueeze(self, dim))
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Gives ``self`` the shape ``sizes`` (contiguous), keeping its first elements in C order;
+    elements past the old ones are uninitialised (zero here). Where no more elements are
+    needed and ``self`` is contiguous it keeps its memory, as torch; otherwise it gets new
+    memory (views taken before no longer alias it).
+
+    Raises:
+        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad").
+    """
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(sizes)
+    old = self._data
+    if n <= old.size and old.flags.c_contiguous:
+        self._data = old.reshape(-1)[:n].reshape(sizes)
+    else:
+        new = np.zeros(sizes, old.dtype)
+        keep = min(n, old.size)
+        new.reshape(-1)[:keep] = old.reshape(-1)[:keep]
+        self._data = new
+    return self
