@@ -69,6 +69,8 @@ from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, c
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
                              lu_unpack, geqrf, cross)
 from ._ops.covariance import cov, corrcoef
+from .functional import (stft, istft, hann_window, hamming_window, blackman_window, bartlett_window,
+                         kaiser_window)
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
@@ -141,7 +143,8 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
-    "geqrf", "special"})
+    "geqrf", "special", "functional", "stft", "istft", "hann_window", "hamming_window", "blackman_window",
+    "bartlett_window", "kaiser_window"})
 
 
 def is_tensor(obj):

@@ -335,6 +335,7 @@ from ._ops import products as _products  # noqa: E402
 from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from ._ops import covariance as _covariance  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
+from . import functional as _functional  # noqa: E402
 
 
 def _reflected(function):
@@ -472,6 +473,7 @@ _METHODS = {
     "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
     "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
     "cross": _linalg_legacy.cross, "cov": _covariance.cov, "corrcoef": _covariance.corrcoef,
+    "stft": _functional.stft, "istft": _functional.istft,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.
