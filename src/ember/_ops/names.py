@@ -85,6 +85,9 @@ TORCH_NAMES = {
     "Scatter": lambda inputs, attrs: "ScatterBackward0" if _is_tensor(inputs[1]) else "ScatterBackward1",
     "ConstantPad": "ConstantPadNdBackward0",
     "VectorNorm": "LinalgVectorNormBackward0",
+    "Qr": "LinalgQrBackward0",
+    "Svd": "LinalgSvdBackward0",
+    "Eigh": "LinalgEighBackward0",
 }
 
 
