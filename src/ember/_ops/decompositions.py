@@ -17,7 +17,7 @@ import numpy as np
 import scipy.linalg
 
 from .core import Op, apply
-from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, many_small, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
 from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
@@ -117,6 +117,10 @@ class Qr(Op):
             if q_shape[0] == q_shape[1]:
                 q[...] = np.eye(q_shape[0], dtype=a.dtype)
             r = np.zeros(batch + r_shape, a.dtype)
+        elif many_small(a, largest=16):
+            if mode == "r":
+                return None, np.linalg.qr(a, mode="r")
+            q, r = np.linalg.qr(a, mode=mode)
         else:
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
             geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])

@@ -15,7 +15,7 @@ import scipy.linalg.blas
 from . import core
 from .core import Op, apply
 from .join import Cat
-from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, many_small, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
@@ -35,6 +35,11 @@ def inverse_kernel(a, name="linalg.inv"):
     zero pivot if singular."""
     if a.size == 0:
         return a.copy()
+    if many_small(a, largest=16):
+        try:
+            return np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            pass  # the loop below names the failing matrix and pivot
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
     lwork = int(np.real(routine("getri_lwork", a.dtype)(a.shape[-1])[0]))  # optimal, for blocked code
     out = np.empty_like(matrices(a))
@@ -82,6 +87,11 @@ class Solve(Op):
         out = np.empty(b.shape, a.dtype)
         if out.size == 0:
             return out.reshape(batch + b.shape[-2:])
+        if many_small(a):
+            try:
+                return np.linalg.solve(a, b).reshape(batch + b.shape[-2:])
+            except np.linalg.LinAlgError:
+                pass  # the loop below names the failing matrix
         gesv = routine("gesv", a.dtype)
         for i in range(len(a)):
             x, info = gesv(a[i], b[i])[2:]
