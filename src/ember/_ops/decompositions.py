@@ -11,6 +11,7 @@ eigenbasis, where their coefficients ``s_i + s_j`` never vanish at full rank).
 ``infer`` is the shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in,
 ``(shape, dtype)`` of the result out, without running the kernel.
 """
+import functools
 import warnings
 
 import numpy as np
@@ -88,6 +89,12 @@ def qr_shapes(m, n, mode):
     return (m, k), (k, n)
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_mask(m, n):
+    """The upper triangle of an m x n matrix, as a boolean mask."""
+    return ~np.tri(m, n, -1, dtype=bool)
+
+
 def _copyltu(m):
     """The Hermitian matrix with ``m``'s strict lower triangle and the real part of its diagonal."""
     return m.tril(-1) + m.tril(-1).mH + _diag(m).real.diag_embed()
@@ -124,10 +131,11 @@ class Qr(Op):
         else:
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
             geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
+            upper, zero = _upper_mask(*r_shape), np.zeros((), a.dtype)
 
             def factor(i, x):
                 packed, tau = geqrf(x, lwork=geqrf_lwork)[:2]
-                r = np.triu(packed[:r_shape[0]])
+                r = np.where(upper, packed[:r_shape[0]], zero)  # np.triu: 5x the time at 4x4
                 if mode == "r":
                     return (r,)
                 reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(

@@ -81,6 +81,8 @@ class Solve(Op):
 
     @staticmethod
     def forward(a, b):
+        if a.ndim == b.ndim == 2 and b.size:  # one system: no broadcasting to set up
+            return _gesv(a, b, 0, ())
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         a = matrices(np.broadcast_to(a, batch + a.shape[-2:]))
         b = matrices(np.broadcast_to(b, batch + b.shape[-2:]))
@@ -92,13 +94,8 @@ class Solve(Op):
                 return np.linalg.solve(a, b).reshape(batch + b.shape[-2:])
             except np.linalg.LinAlgError:
                 pass  # the loop below names the failing matrix
-        gesv = routine("gesv", a.dtype)
         for i in range(len(a)):
-            x, info = gesv(a[i], b[i])[2:]
-            if info > 0:
-                raise LinAlgError(f"torch.linalg.solve: {batch_prefix(i, batch)}The solver failed "
-                                  "because the input matrix is singular.")
-            out[i] = x
+            out[i] = _gesv(a[i], b[i], i, batch)
         return out.reshape(batch + b.shape[-2:])
 
     @staticmethod
@@ -111,6 +108,16 @@ class Solve(Op):
     def infer(a, b):
         batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
         return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
+
+
+def _gesv(a, b, index, batch):
+    """The solution of one system by LAPACK gesv; LinAlgError naming batch element ``index``
+    of ``batch`` if ``a`` is singular."""
+    x, info = routine("gesv", a.dtype)(a, b)[2:]
+    if info > 0:
+        raise LinAlgError(f"torch.linalg.solve: {batch_prefix(index, batch)}The solver failed "
+                          "because the input matrix is singular.")
+    return x
 
 
 class SolveTriangular(Op):
