@@ -1,6 +1,6 @@
 """ember vs torch on LAPACK-bound linear algebra, side by side in one process: svd, eigh, qr,
 cholesky, solve and inv on float32 matrices of size 64-1024, single and batched, and FFTs of the
-same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through scipy.fft vs
+same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through SciPy's bindings vs
 torch's pocketfft or MKL). Prints a table
 (with the CPU's name) and one JSON line of ember/torch time ratios (goal: <= 1.2; lower is
 better for ember).

@@ -212,14 +212,16 @@ class Tensor(TensorAutograd):
     # ---- conversion -------------------------------------------------------------------------
     def numpy(self, force=False):
         """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
-        lazy conjugate (``is_conj()``), unless ``force``, which hands over a copy of a conjugate."""
+        lazy conjugate (``is_conj()``) or negation (``is_neg()``), unless ``force``, which hands
+        over a copy."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        if _core.CONJ_VIEWS and self.is_conj():
+        if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
             if not force:
-                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
-                                   "Use tensor.resolve_conj().numpy() instead.")
+                bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "
+                                   f"Use tensor.resolve_{fix}().numpy() instead.")
             return self._data.copy()
         return self._data
 
@@ -376,7 +378,7 @@ _METHODS = {
     "neg": _unary.neg, "negative": _unary.negative, "abs": _unary.abs, "absolute": _unary.absolute,
     "sign": _unary.sign, "sgn": _complex.sgn, "angle": _complex.angle, "conj": _complex.conj,
     "conj_physical": _complex.conj_physical, "resolve_conj": _complex.resolve_conj,
-    "resolve_neg": _complex.resolve_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
+    "resolve_neg": _complex.resolve_neg, "is_neg": _complex.is_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
     "isreal": _complex.isreal,
     "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
     "log2": _unary.log2, "log10": _unary.log10, "log1p": _unary.log1p, "sqrt": _unary.sqrt,
