@@ -83,7 +83,7 @@ def many_small(a, largest=8):
     computed in float64). Measured on 64 float32 matrices, 1 thread (gufunc vs loop, us): 4x4
     qr 82 vs ~700, inv 41 vs 154, solve 37 vs 99, eigh 155 vs 275, svd 253 vs 424; 16x16 qr
     462 vs ~800, inv 308 vs 364, but eigh, svd and solve as fast or faster in the loop. The
-    loop still reports failures: it names the batch element, NumPy does not."""
+    loop still reports failures: it names the batch element, NumPy does not. (Cholesky: 64 4x4, 9 vs 136.)"""
     m, n = a.shape[-2:]
     return a.ndim > 2 and a.size > m * n and m <= largest and n <= largest
 
