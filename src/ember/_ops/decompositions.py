@@ -1,8 +1,8 @@
 """Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, determinants (by
 LU), LU, polar and the symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
 
-Factorizations with several differentiable factors pack them into one output (see
-:mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
+QR, SVD and eigh return their factors as results of one node; eig, LU and polar pack them into
+one output (see :mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
 Cholesky; Walter & Lehmann 2018 for QR; Townsend 2016 and Seeger et al. 2017 for SVD and eigh
 (with PyTorch's convention: gradients through singular or eigen-vectors are inf/nan where
 the spectrum repeats, since they are then not unique); the polar factor and square root by

@@ -1,9 +1,8 @@
 """What the linear-algebra kernels share: LAPACK failure reports and packed multi-factor results.
 
-A decomposition with several differentiable factors (SVD's U, S, Vh) is one op whose single
-output packs the factors, flattened, along its last axis; the public function slices them
-out with ember ops, so the gradients of the slices arrive packed in the op's backward. The
-engine keeps one gradient per node, and this keeps it so.
+QR, SVD and eigh are multi-result ops (``Op.num_outputs``), one node for all their factors as
+in torch. eig, LU and polar still pack their factors, flattened, along one last axis of a
+single output that the public function slices with ember ops (:func:`pack`, :func:`unpack`).
 """
 import functools
 import math
