@@ -1,6 +1,6 @@
 """ember vs torch on LAPACK-bound linear algebra, side by side in one process: svd, eigh, qr,
-cholesky and solve on float32 matrices of size 64-1024, single and batched, and FFTs of the
-same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through scipy.fft vs
+cholesky, solve and inv on float32 matrices of size 64-1024, single and batched, and FFTs of the
+same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through SciPy's bindings vs
 torch's pocketfft or MKL). Prints a table
 (with the CPU's name) and one JSON line of ember/torch time ratios (goal: <= 1.2; lower is
 better for ember).
@@ -10,6 +10,7 @@ OpenBLAS build), so a ratio measures the LAPACK builds and the per-call overhead
 Forward only, no autograd recording.
 
 Run: python benchmarks/bench_linalg.py [--repeat N] [--sizes 64,256,1024] [--cpu-time]
+Per-call overhead at small sizes: --sizes 4,16 --batch 64 --batched-sizes 4,16 --cpu-time
 ``--cpu-time`` pins both libraries to one thread and compares process CPU time, which other
 processes on a shared machine do not inflate.
 """
@@ -50,6 +51,7 @@ def cases(n, batch):
             ("qr", lambda lib, a, b: lib.linalg.qr(a)),
             ("cholesky", lambda lib, a, b: lib.linalg.cholesky(a)),
             ("solve", lambda lib, a, b: lib.linalg.solve(a, b)),
+            ("inv", lambda lib, a, b: lib.linalg.inv(a)),
             ("rfft", lambda lib, a, b: lib.fft.rfft(a)),
             ("fft2", lambda lib, a, b: lib.fft.fft2(a))]
 
@@ -63,7 +65,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", default="64,256,1024")
-    parser.add_argument("--batch", type=int, default=16, help="batch of the batched 64 case")
+    parser.add_argument("--batch", type=int, default=16, help="matrices in a batched case")
+    parser.add_argument("--batched-sizes", default="64", help="matrix sizes of the batched cases")
     parser.add_argument("--cpu-time", action="store_true",
                         help="one thread each, timed by process CPU time")
     args = parser.parse_args()
@@ -74,7 +77,7 @@ def main():
             torch.set_num_threads(1)
         TIMER[0] = time.process_time
     libs = [ember] if torch is None else [ember, torch]
-    shapes = [(1, int(n)) for n in args.sizes.split(",")] + [(args.batch, 64)]
+    shapes = [(1, int(n)) for n in args.sizes.split(",")] + [(args.batch, int(n)) for n in args.batched_sizes.split(",")]
     rng = np.random.default_rng(0)
     print(f"CPU: {cpu_name()}  timer: {'cpu' if args.cpu_time else 'wall'}")
     print(f"{'case':<22}{'ember':>12}{'torch':>12}{'ember/torch':>14}")

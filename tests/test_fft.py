@@ -114,3 +114,16 @@ def test_errors_match_torch(call):
     with pytest.raises(type(t_err.value), match=str(t_err.value).replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]")):
         call(ember, ember.ones(4))
+
+
+def test_spectrum_of_a_real_signal_has_torchs_signed_zeros():
+    """angle() reads the sign of a zero imaginary part: a negative Nyquist bin is at pi, not
+    -pi, as torch fills the mirrored half with conjugates of the one-sided transform."""
+    x = np.random.default_rng(0).standard_normal((4, 8))
+    x[:, 0] = -np.abs(x[:, 0]) - 10  # negative DC bins along dim 1
+    for name in ("fft", "ifft"):
+        for dim in (0, 1):
+            e = getattr(ember.fft, name)(ember.tensor(x), dim=dim).resolve_conj()
+            t = getattr(torch.fft, name)(torch.tensor(x), dim=dim).resolve_conj()
+            np.testing.assert_array_equal(np.signbit(e.numpy().imag), np.signbit(t.numpy().imag))
+            np.testing.assert_allclose(e.angle().numpy(), t.angle().numpy(), rtol=1e-12, atol=1e-12)

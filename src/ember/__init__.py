@@ -23,8 +23,8 @@ from ._ops.compare import (allclose, bitwise_and, bitwise_left_shift, bitwise_no
 from ._ops.reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max,
                           mean, min, nanmean, nansum, prod, std, std_mean, sum, var, var_mean)
 from ._ops.softmax import (log_softmax, logsumexp, softmax)
-from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, is_conj, isreal, polar,
-                           real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_real)
+from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, is_conj, is_neg, isreal,
+                           polar, real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_real)
 from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv, norm,
                           outer, tensordot, vdot, vector_norm)
 from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clone, contiguous,
@@ -72,6 +72,8 @@ from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, c
 from ._ops.covariance import cov, corrcoef
 from ._ops.sparse import sparse_coo_tensor, spmm
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
+from .functional import (stft, istft, hann_window, hamming_window, blackman_window, bartlett_window,
+                         kaiser_window)
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
@@ -135,7 +137,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "randn_like", "randint_like", "scalar_tensor", "dtype", "float16", "float32", "float64", "half",
     "float", "double", "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
     "complex64", "complex128", "cfloat", "cdouble", "adjoint", "angle", "complex", "conj",
-    "conj_physical", "imag", "is_conj", "polar", "real", "resolve_conj", "resolve_neg", "sgn",
+    "conj_physical", "imag", "is_conj", "is_neg", "polar", "real", "resolve_conj", "resolve_neg", "sgn",
     "view_as_complex", "view_as_real", "is_complex", "isreal",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "device",
     "Size", "Generator", "poisson", "as_strided", "put", "manual_seed", "seed", "initial_seed", "default_generator", "get_rng_state",
@@ -148,7 +150,8 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
     "geqrf", "special", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
-    "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"})
+    "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"})
 
 
 def is_tensor(obj):

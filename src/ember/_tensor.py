@@ -243,14 +243,16 @@ class Tensor(TensorAutograd):
     # ---- conversion -------------------------------------------------------------------------
     def numpy(self, force=False):
         """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
-        lazy conjugate (``is_conj()``), unless ``force``, which hands over a copy of a conjugate."""
+        lazy conjugate (``is_conj()``) or negation (``is_neg()``), unless ``force``, which hands
+        over a copy."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        if _core.CONJ_VIEWS and self.is_conj():
+        if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
             if not force:
-                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
-                                   "Use tensor.resolve_conj().numpy() instead.")
+                bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "
+                                   f"Use tensor.resolve_{fix}().numpy() instead.")
             return self._data.copy()
         return self._data
 
@@ -384,6 +386,7 @@ from ._ops import covariance as _covariance  # noqa: E402
 from ._ops import sparse as _sparse  # noqa: E402
 from ._ops import restride as _restride  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
+from . import functional as _functional  # noqa: E402
 
 
 def _reflected(function):
@@ -424,7 +427,7 @@ _METHODS = {
     "neg": _unary.neg, "negative": _unary.negative, "abs": _unary.abs, "absolute": _unary.absolute,
     "sign": _unary.sign, "sgn": _complex.sgn, "angle": _complex.angle, "conj": _complex.conj,
     "conj_physical": _complex.conj_physical, "resolve_conj": _complex.resolve_conj,
-    "resolve_neg": _complex.resolve_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
+    "resolve_neg": _complex.resolve_neg, "is_neg": _complex.is_neg, "is_conj": _complex.is_conj, "adjoint": _complex.adjoint,
     "isreal": _complex.isreal,
     "exp": _unary.exp, "expm1": _unary.expm1, "log": _unary.log,
     "log2": _unary.log2, "log10": _unary.log10, "log1p": _unary.log1p, "sqrt": _unary.sqrt,
@@ -526,6 +529,7 @@ _METHODS = {
     "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
     "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
     "cross": _linalg_legacy.cross, "cov": _covariance.cov, "corrcoef": _covariance.corrcoef,
+    "stft": _functional.stft, "istft": _functional.istft,
 }
 
 # In-place forms: the same functions, with the result written into ``self``.

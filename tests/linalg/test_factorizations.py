@@ -187,3 +187,20 @@ def test_result_types_print_as_torch():
     r = ember.linalg.eigh(ember.eye(2))
     assert repr(r).startswith("ember.return_types.linalg_eigh(\neigenvalues=tensor(")
     assert r.eigenvalues is r[0] and type(r).__name__ == "linalg_eigh"
+
+
+def test_factors_carry_torchs_node_and_single_factor_gradients_match():
+    """Each factor is a result of the decomposition's own node (LinalgQrBackward0, ...), as in
+    torch; a loss reading one factor differentiates with the others' gradients absent."""
+    a = well_conditioned(np.random.default_rng(7), 2, 4, 4)
+    sym = a + np.swapaxes(a, -1, -2)
+    for fn, x in [(lambda lib, t: lib.linalg.qr(t), a), (lambda lib, t: lib.linalg.svd(t), a),
+                  (lambda lib, t: lib.linalg.eigh(t), sym)]:
+        for pick in range(len(fn(torch, torch.tensor(x)))):
+            e_x, t_x = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+            e, t = fn(ember, e_x), fn(torch, t_x)
+            assert [type(f.grad_fn).__name__ for f in e] == [type(f.grad_fn).__name__ for f in t]
+            # gauge-invariant losses: |factor| entries (signs) for vectors, the values for S/L/R
+            e[pick].abs().pow(3).sum().backward()
+            t[pick].abs().pow(3).sum().backward()
+            np.testing.assert_allclose(e_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-8, atol=1e-10)

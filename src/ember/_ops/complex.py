@@ -213,9 +213,25 @@ def resolve_conj(input):
     return input.clone() if is_conj(input) else input
 
 
+def is_neg(input):
+    """True for the imaginary part of a :func:`conj` view (or a view of it): torch's negative
+    bit, which ``t.conj().imag`` carries as a lazily negated view of ``t.imag``
+    (https://pytorch.org/docs/stable/generated/torch.is_neg.html). ember's conj view holds the
+    conjugated values, so its imaginary part already is the negation; this tells it apart
+    from the real part by where it lies within the complex elements."""
+    if not CONJ_VIEWS or input.dtype.is_complex:
+        return False
+    data = input._data
+    for view, _, bit in _conj_views():
+        if bit and view.itemsize == 2 * data.itemsize and np.may_share_memory(view, data):
+            return (_address(data) - _address(view)) % view.itemsize == data.itemsize
+    return False
+
+
 def resolve_neg(input):
-    """``input``: ember keeps no lazy negation bit, so there is nothing to resolve."""
-    return input
+    """``input`` with its negative bit cleared: a copy when :func:`is_neg`, else ``input``
+    (https://pytorch.org/docs/stable/generated/torch.resolve_neg.html)."""
+    return input.clone() if is_neg(input) else input
 
 
 def isreal(input):

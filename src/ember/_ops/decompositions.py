@@ -1,8 +1,8 @@
 """Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, determinants (by
 LU), LU, polar and the symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
 
-Factorizations with several differentiable factors pack them into one output (see
-:mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
+QR, SVD and eigh return their factors as results of one node; eig, LU and polar pack them into
+one output (see :mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
 Cholesky; Walter & Lehmann 2018 for QR; Townsend 2016 and Seeger et al. 2017 for SVD and eigh
 (with PyTorch's convention: gradients through singular or eigen-vectors are inf/nan where
 the spectrum repeats, since they are then not unique); the polar factor and square root by
@@ -11,13 +11,14 @@ eigenbasis, where their coefficients ``s_i + s_j`` never vanish at full rank).
 ``infer`` is the shape/dtype rule: tensors (anything with ``shape`` and ``dtype``) in,
 ``(shape, dtype)`` of the result out, without running the kernel.
 """
+import functools
 import warnings
 
 import numpy as np
 import scipy.linalg
 
 from .core import Op, apply
-from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, pack, per_matrix,
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, many_small, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
 from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
@@ -53,6 +54,11 @@ class Cholesky(Op):
     def forward(a, upper=False, check_errors=True):
         if a.size == 0:
             return a.copy()
+        if many_small(a):
+            try:
+                return np.linalg.cholesky(a, upper=upper)
+            except np.linalg.LinAlgError:
+                pass  # the loop below names the failing matrix (or keeps partial factors)
         potrf = routine("potrf", a.dtype)
 
         def factor(i, m):
@@ -88,6 +94,12 @@ def qr_shapes(m, n, mode):
     return (m, k), (k, n)
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_mask(m, n):
+    """The upper triangle of an m x n matrix, as a boolean mask."""
+    return ~np.tri(m, n, -1, dtype=bool)
+
+
 def _copyltu(m):
     """The Hermitian matrix with ``m``'s strict lower triangle and the real part of its diagonal."""
     return m.tril(-1) + m.tril(-1).mH + _diag(m).real.diag_embed()
@@ -100,12 +112,12 @@ def _qr_backward_tall(q, r, gq, gr):
 
 
 class Qr(Op):
-    """``A = Q R``; mode "reduced", "complete" or "r" (R only). Packed ``[Q, R]`` (R alone for
-    "r"). Differentiable for full-rank A when m >= n (reduced) or m <= n; a wide A = [X | Y]
+    """``A = Q R``; mode "reduced", "complete" or "r" (R only: Q is None). Differentiable for full-rank A when m >= n (reduced) or m <= n; a wide A = [X | Y]
     differentiates its square part X with ``gQ + Y gV^T`` and ``gY = Q gV``."""
     promote = None
     holomorphic = False
     save_output = True
+    num_outputs = 2
 
     @staticmethod
     def forward(a, mode="reduced"):
@@ -117,25 +129,30 @@ class Qr(Op):
             if q_shape[0] == q_shape[1]:
                 q[...] = np.eye(q_shape[0], dtype=a.dtype)
             r = np.zeros(batch + r_shape, a.dtype)
+        elif many_small(a, largest=16):
+            if mode == "r":
+                return None, np.linalg.qr(a, mode="r")
+            q, r = np.linalg.qr(a, mode=mode)
         else:
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
             geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
+            upper, zero = _upper_mask(*r_shape), np.zeros((), a.dtype)
 
             def factor(i, x):
                 packed, tau = geqrf(x, lwork=geqrf_lwork)[:2]
-                r = np.triu(packed[:r_shape[0]])
+                r = np.where(upper, packed[:r_shape[0]], zero)  # np.triu: 5x the time at 4x4
                 if mode == "r":
                     return (r,)
                 reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(
                     packed, ((0, 0), (0, q_shape[1] - n)))
                 return orgqr(reflectors, tau, lwork=orgqr_lwork, overwrite_a=1)[0], r
             if mode == "r":
-                return per_matrix(a, factor, [r_shape])[0]
+                return None, per_matrix(a, factor, [r_shape])[0]
             q, r = per_matrix(a, factor, [q_shape, r_shape])
-        return r if mode == "r" else pack(batch, q, r)
+        return (None if mode == "r" else q), r
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, gq, gr):
         mode = ctx.attrs.get("mode", "reduced")
         a = ctx.input(0)
         m, n = a.shape[-2:]
@@ -146,8 +163,9 @@ class Qr(Op):
         if mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
                                "and nrows > ncols.")
-        q, r = unpack(ctx.output, qr_shapes(m, n, mode))
-        gq, gr = unpack(g, qr_shapes(m, n, mode))
+        q, r = ctx.output
+        gq = q.new_zeros(q.shape) if gq is None else gq
+        gr = r.new_zeros(r.shape) if gr is None else gr
         if m >= n:
             return (_qr_backward_tall(q, r, gq, gr),)
         y, gv = a[..., m:], gr[..., m:]
@@ -158,9 +176,7 @@ class Qr(Op):
     def infer(a, mode="reduced"):
         batch, m, n, dtype = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1], a.dtype
         q_shape, r_shape = qr_shapes(m, n, mode)
-        if mode == "r":
-            return batch + r_shape, dtype
-        return batch + (flat_size([q_shape, r_shape]),), dtype
+        return (None if mode == "r" else (batch + q_shape, dtype)), (batch + r_shape, dtype)
 
 
 # ---- SVD ---------------------------------------------------------------------------------------
@@ -170,7 +186,7 @@ def svd_shapes(m, n, full_matrices):
 
 
 class Svd(Op):
-    """``A = U diag(S) Vh``, packed ``[U, S, Vh]`` (S descending). Adjoint (k = min(m, n);
+    """``A = U diag(S) Vh`` (S real, descending). Adjoint (k = min(m, n);
     full matrices are narrowed to their first k vectors, as PyTorch):
     ``U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh`` with ``E_ij = s_j^2 - s_i^2``,
     plus ``(I - U U^T) gU S^{-1} Vh`` when m > k and ``U S^{-1} gV^T (I - V V^T)`` when n > k."""
@@ -178,6 +194,7 @@ class Svd(Op):
     holomorphic = False
     save_inputs = False
     save_output = True
+    num_outputs = 3
 
     @staticmethod
     def forward(a, full_matrices=False):
@@ -187,20 +204,20 @@ class Svd(Op):
             u, s, vh = (np.zeros(a.shape[:-2] + shape, a.dtype) for shape in shapes)
             u[...] = np.eye(*shapes[0], dtype=a.dtype)
             vh[...] = np.eye(*shapes[2], dtype=a.dtype)
-        else:
-            u, s, vh = svd_kernel(a, full_matrices)
-        return pack(a.shape[:-2], u, s, vh)
+            return u, np.real(s), vh
+        return tuple(svd_kernel(a, full_matrices))
 
     @staticmethod
-    def backward(ctx, g):
-        shapes = svd_shapes(*ctx.shapes[0][-2:], ctx.attrs.get("full_matrices", False))
-        u, s, vh = unpack(ctx.output, shapes)
-        gu, gs, gvh = unpack(g, shapes)
+    def backward(ctx, gu, gs, gvh):
+        u, s, vh = ctx.output
         k = s.shape[-1]
         m, n = u.shape[-2], vh.shape[-1]
-        u, gu, vh, gvh = u[..., :k], gu[..., :k], vh[..., :k, :], gvh[..., :k, :]
-        if not (bool(gu.any()) or bool(gvh.any())):
-            return ((u * gs.unsqueeze(-2)) @ vh,)
+        gs = s.new_zeros(s.shape) if gs is None else gs
+        u, vh = u[..., :k], vh[..., :k, :]
+        if gu is None and gvh is None:
+            return ((u * gs.unsqueeze(-2).to(u.dtype)) @ vh,)
+        gu = u.new_zeros(u.shape) if gu is None else gu[..., :k]
+        gvh = vh.new_zeros(vh.shape) if gvh is None else gvh[..., :k, :]
         v, gv = vh.mH, gvh.mH
         uhgu, vhgv = u.mH @ gu, v.mH @ gv
         s2 = s * s
@@ -219,14 +236,13 @@ class Svd(Op):
     @staticmethod
     def infer(a, full_matrices=False):
         batch, m, n = tuple(tuple(a.shape)[:-2]), tuple(a.shape)[-2], tuple(a.shape)[-1]
-        return batch + (flat_size(svd_shapes(m, n, full_matrices)),), a.dtype
+        u, s, vh = svd_shapes(m, n, full_matrices)
+        return (batch + u, a.dtype), (batch + s, a.dtype.to_real()), (batch + vh, a.dtype)
 
 
 def svd_factors(a, full_matrices=False):
     """``(U, S, Vh)`` of ``a`` as ember Tensors through the :class:`Svd` entry."""
-    u, s, vh = unpack(apply(Svd, a, full_matrices=full_matrices),
-                      svd_shapes(a.shape[-2], a.shape[-1], full_matrices))
-    return u, s.real, vh  # S is real; packed with complex U it was stored as complex
+    return apply(Svd, a, full_matrices=full_matrices)
 
 
 class SvdVals(Op):
@@ -254,36 +270,35 @@ class SvdVals(Op):
 
 # ---- symmetric eigendecomposition --------------------------------------------------------------
 class Eigh(Op):
-    """``A = Q diag(L) Q^T`` from the ``UPLO`` triangle, packed ``[L, Q]`` (L ascending).
+    """``A = Q diag(L) Q^T`` from the ``UPLO`` triangle (L real, ascending).
     Adjoint ``Q (skew(Q^T gQ) / 2E + diag(gL)) Q^T`` with ``E_ij = L_j - L_i``."""
     promote = None
     holomorphic = False
     save_inputs = False
     save_output = True
+    num_outputs = 2
 
     @staticmethod
     def forward(a, UPLO="L"):
-        n = a.shape[-1]
         if a.size == 0:
-            return np.zeros(a.shape[:-2] + (n + n * n,), a.dtype)
-        w, q = eigh_kernel(a, UPLO)
-        return pack(a.shape[:-2], w, q)
+            return np.zeros(a.shape[:-1], a.real.dtype), a.copy()
+        return tuple(eigh_kernel(a, UPLO))
 
     @staticmethod
-    def backward(ctx, g):
-        n = ctx.shapes[0][-1]
-        w, q = unpack(ctx.output, [(n,), (n, n)])
-        gw, gq = unpack(g, [(n,), (n, n)])
-        if not bool(gq.any()):
-            return ((q * gw.unsqueeze(-2)) @ q.mH,)
+    def backward(ctx, gw, gq):
+        w, q = ctx.output
+        n = w.shape[-1]
+        gw = w.new_zeros(w.shape) if gw is None else gw
+        if gq is None:
+            return ((q * gw.unsqueeze(-2).to(q.dtype)) @ q.mH,)
         qhgq = q.mH @ gq
         e = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(n, w)
         return (q @ (0.5 * (qhgq - qhgq.mH) / e + gw.diag_embed()) @ q.mH,)
 
     @staticmethod
     def infer(a, UPLO="L"):
-        n = tuple(a.shape)[-1]
-        return tuple(tuple(a.shape)[:-2]) + (n + n * n,), a.dtype
+        shape = tuple(a.shape)
+        return (shape[:-1], a.dtype.to_real()), (shape, a.dtype)
 
 
 class Eig(Op):
@@ -332,9 +347,7 @@ def eig_factors(a):
 
 def eigh_factors(a, UPLO="L"):
     """``(L, Q)`` of symmetric ``a`` as ember Tensors through the :class:`Eigh` entry."""
-    n = a.shape[-1]
-    w, q = unpack(apply(Eigh, a, UPLO=UPLO), [(n,), (n, n)])
-    return w.real, q  # eigenvalues are real; packed with complex Q they were stored as complex
+    return apply(Eigh, a, UPLO=UPLO)
 
 
 class EigvalsH(Op):

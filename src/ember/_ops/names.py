@@ -86,6 +86,9 @@ TORCH_NAMES = {
     "ConstantPad": "ConstantPadNdBackward0",
     "VectorNorm": "LinalgVectorNormBackward0",
     "ToSparse": "ToSparseBackward1",  # to_sparse() without arguments
+    "Qr": "LinalgQrBackward0",
+    "Svd": "LinalgSvdBackward0",
+    "Eigh": "LinalgEighBackward0",
 }
 
 

@@ -1,11 +1,12 @@
 """Padding: ``ConstantPad`` (any value; its adjoint is itself with the pads negated) and
 ``Pad`` (reflect, replicate, circular) with its adjoint ``PadTranspose``, each the other's
 derivative. ``pad`` lists (before, after) pairs from the last dim, as ``F.pad`` takes them;
-negative entries crop."""
+negative entries crop. ``pad`` is ``F.pad`` (``torch.stft`` pads with it too)."""
 import numpy as np
 
 from .core import Op, apply
 
+__all__ = ["pad"]
 
 _NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -131,3 +132,59 @@ def _fold(g, d, before, after, mode):
         core[part(size - before, size)] += left
         core[part(0, after)] += right
     return core
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) pairs starting
+    from the last dim (https://pytorch.org/docs/stable/generated/torch.nn.functional.pad.html).
+
+    ``mode``: "constant" (``value``, default 0; negative pads crop), "reflect" (mirror
+    without repeating the edge), "replicate" (repeat the edge) or "circular" (wrap around).
+    The last three pad the last 1, 2 or 3 dims of a batched or unbatched input: (N, C, L)
+    or (C, L) with 2 pad entries, (N, C, H, W) or (C, H, W) with 4, and 5-D/4-D with 6.
+    Raises RuntimeError for an odd-length or too long ``pad``, reflect padding not smaller
+    than the dim, circular padding larger than the dim, a ``value`` with a non-constant
+    mode; NotImplementedError for an unknown mode or an unsupported combination.
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        _check_crop(input, pad)
+        return apply(ConstantPad, input, pad=pad, value=0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    n = len(pad) // 2
+    if n > 3 or input.ndim not in (n + 1, n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    for i in range(n):
+        d = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (before >= input.shape[d] or after >= input.shape[d]):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension {d} of input "
+                               f"{list(input.shape)}")
+        kept = input.shape[d] - max(-before, 0) - max(-after, 0)
+        if mode == "circular" and (before > kept or after > kept):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    _check_crop(input, pad)
+    return apply(Pad, input, pad=pad, mode=mode)
+
+
+def _check_crop(input, pad):
+    for i in range(len(pad) // 2):
+        d = input.ndim - 1 - i
+        if input.shape[d] + pad[2 * i] + pad[2 * i + 1] < 0:
+            raise RuntimeError(f"The input size {input.shape[d]}, plus negative padding {pad[2 * i]} and "
+                               f"{pad[2 * i + 1]} resulted in a negative output size, which is invalid. "
+                               f"Check dimension {d} of your input.")

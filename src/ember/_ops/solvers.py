@@ -15,7 +15,7 @@ import scipy.linalg.blas
 from . import core
 from .core import Op, apply
 from .join import Cat
-from .lapack import LinAlgError, batch_prefix, eigh_kernel, matrices, routine, svd_kernel
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, many_small, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
@@ -35,6 +35,11 @@ def inverse_kernel(a, name="linalg.inv"):
     zero pivot if singular."""
     if a.size == 0:
         return a.copy()
+    if many_small(a, largest=16):
+        try:
+            return np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            pass  # the loop below names the failing matrix and pivot
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
     lwork = int(np.real(routine("getri_lwork", a.dtype)(a.shape[-1])[0]))  # optimal, for blocked code
     out = np.empty_like(matrices(a))
@@ -76,19 +81,21 @@ class Solve(Op):
 
     @staticmethod
     def forward(a, b):
+        if a.ndim == b.ndim == 2 and b.size:  # one system: no broadcasting to set up
+            return _gesv(a, b, 0, ())
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         a = matrices(np.broadcast_to(a, batch + a.shape[-2:]))
         b = matrices(np.broadcast_to(b, batch + b.shape[-2:]))
         out = np.empty(b.shape, a.dtype)
         if out.size == 0:
             return out.reshape(batch + b.shape[-2:])
-        gesv = routine("gesv", a.dtype)
+        if many_small(a):
+            try:
+                return np.linalg.solve(a, b).reshape(batch + b.shape[-2:])
+            except np.linalg.LinAlgError:
+                pass  # the loop below names the failing matrix
         for i in range(len(a)):
-            x, info = gesv(a[i], b[i])[2:]
-            if info > 0:
-                raise LinAlgError(f"torch.linalg.solve: {batch_prefix(i, batch)}The solver failed "
-                                  "because the input matrix is singular.")
-            out[i] = x
+            out[i] = _gesv(a[i], b[i], i, batch)
         return out.reshape(batch + b.shape[-2:])
 
     @staticmethod
@@ -101,6 +108,16 @@ class Solve(Op):
     def infer(a, b):
         batch = np.broadcast_shapes(tuple(a.shape)[:-2], tuple(b.shape)[:-2])
         return batch + (tuple(a.shape)[-1], tuple(b.shape)[-1]), a.dtype
+
+
+def _gesv(a, b, index, batch):
+    """The solution of one system by LAPACK gesv; LinAlgError naming batch element ``index``
+    of ``batch`` if ``a`` is singular."""
+    x, info = routine("gesv", a.dtype)(a, b)[2:]
+    if info > 0:
+        raise LinAlgError(f"torch.linalg.solve: {batch_prefix(index, batch)}The solver failed "
+                          "because the input matrix is singular.")
+    return x
 
 
 class SolveTriangular(Op):

@@ -69,10 +69,8 @@ def qr(A, mode="reduced", *, out=None):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
-    packed = apply(Qr, A, mode=mode)
-    if mode == "r":
-        return _out(linalg_qr(tensor([], dtype=A.dtype), packed), out)
-    return _out(linalg_qr(*unpack(packed, qr_shapes(A.shape[-2], A.shape[-1], mode))), out)
+    Q, R = apply(Qr, A, mode=mode)
+    return _out(linalg_qr(tensor([], dtype=A.dtype) if Q is None else Q, R), out)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
