@@ -76,6 +76,7 @@ def compile_c(graph, options, compiler):
         if storage.kind == "buffer":
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
+    table.buffers = buffers  # the table outlives the arrays it points at (a kernel's scratch has no other owner)
     _choose_gemms(lib, gemms, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
     fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
