@@ -48,66 +48,74 @@ def _close(actual, reference, dtype, what):
 
 def _run(builder, picked):
     fn = compile_graph(builder.output(*picked), {})
-    assert "layer forward" in fn.c_source or "layer backward" in fn.c_source
     assert "F_rnnlayer" not in fn.source  # no node of the layer left to Python
     return fn([builder.values[p].copy() for p in builder.graph.placeholders])
 
 
-def _build(dtype, mode, arrays, batch_sizes, reverse, backward=None):
-    """The layer (and its backward when ``backward`` = (gradients given, needs)) as a graph,
-    and float64 reference values of every picked result."""
-    b = Builder()
+def _add_layer(b, dtype, mode, arrays, batch_sizes, reverse, backward=None):
+    """The layer (and its backward when ``backward`` = (gradients given, needs)) added to the
+    graph of ``b``: (picked nodes, float64 reference values of them)."""
     nodes = [None if arrays[name] is None else b.input(name, arrays[name].astype(dtype)) for name in INPUTS]
     attrs = dict(mode=mode, batch_sizes=batch_sizes, reverse=reverse)
     layer = b.call("RNNLayer", *nodes, **attrs)
     results = [None if b.values[layer][i] is None else b.call("getitem", layer, i) for i in range(len(RESULTS))]
     reference = RNNLayer.forward(*arrays.values(), **attrs)
     if backward is None:
-        return b, [r for r in results if r is not None], [v for v in reference if v is not None]
+        return [r for r in results if r is not None], [v for v in reference if v is not None]
     given, needs = backward
     grads = [None if g is None else b.input(f"g{i}", g.astype(dtype)) for i, g in enumerate(given)]
     node = b.call("RNNLayerBackward", *grads, *nodes, *results, needs=needs, **attrs)
-    picked = [b.call("getitem", node, INPUTS.index(name)) for name in needs]
     full = RNNLayerBackward.forward(*given, *arrays.values(), *reference, needs=needs, **attrs)
-    return b, picked, [full[INPUTS.index(name)] for name in needs]
+    return [b.call("getitem", node, INPUTS.index(name)) for name in needs], [full[INPUTS.index(name)] for name in needs]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("batch_sizes,reverse", [((3,) * 5, False), (PACKED, False), (PACKED, True)])
-def test_layer_forward_matches_numpy_float64(dtype, mode, batch_sizes, reverse):
-    arrays = _layer_inputs(np.random.default_rng(0), mode, batch_sizes)
-    b, picked, reference = _build(dtype, mode, arrays, batch_sizes, reverse)
+def test_layer_forward_matches_numpy_float64(dtype, mode):
+    """Equal batch sizes, packed (sequences ending early), packed in reverse: one graph."""
+    b, picked, reference = Builder(), [], []
+    for batch_sizes, reverse in [((3,) * 5, False), (PACKED, False), (PACKED, True)]:
+        arrays = _layer_inputs(np.random.default_rng(0), mode, batch_sizes)
+        nodes, values = _add_layer(b, dtype, mode, arrays, batch_sizes, reverse)
+        picked += nodes
+        reference += values
     for node, out, ref in zip(picked, _run(b, picked), reference):
         _close(out, ref, dtype, f"{mode} {node.name}")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("case", ["uniform", "packed_reverse", "final_state_grads", "weights_only", "no_bias"])
-def test_layer_backward_matches_numpy_float64(dtype, mode, case):
+def test_layer_backward_matches_numpy_float64(dtype, mode):
+    """Five cases in one graph: the output's gradient alone; packed in reverse with the final
+    states' gradients too; the final states' alone; the weights' gradients only; no biases."""
     rng = np.random.default_rng(1)
-    batch_sizes, reverse = ((4, 4, 3, 3, 2, 1), True) if case == "packed_reverse" else ((3,) * 5, False)
-    arrays = _layer_inputs(rng, mode, batch_sizes, bias=case != "no_bias")
-    T, N, H = sum(batch_sizes), batch_sizes[0], arrays["hx"].shape[1]
-    g_out = None if case == "final_state_grads" else rng.standard_normal((T, H))
-    g_h = rng.standard_normal((N, H)) if case != "uniform" else None
-    g_c = rng.standard_normal((N, H)) if mode == "LSTM" and case != "uniform" else None
-    needs = [name for name in INPUTS if arrays[name] is not None and name != "weight_hr"]
-    if case == "weights_only":
-        needs = [name for name in needs if name.startswith(("weight", "bias"))]
-    b, picked, reference = _build(dtype, mode, arrays, batch_sizes, reverse, ((g_out, g_h, g_c), tuple(needs)))
-    for node, out, ref in zip(picked, _run(b, picked), reference):
+    b, picked, reference = Builder(), [], []
+    for case in ["uniform", "packed_reverse", "final_state_grads", "weights_only", "no_bias"]:
+        batch_sizes, reverse = (PACKED, True) if case == "packed_reverse" else ((3,) * 5, False)
+        arrays = _layer_inputs(rng, mode, batch_sizes, bias=case != "no_bias")
+        T, N, H = sum(batch_sizes), batch_sizes[0], arrays["hx"].shape[1]
+        g_out = None if case == "final_state_grads" else rng.standard_normal((T, H))
+        g_h = rng.standard_normal((N, H)) if case != "uniform" else None
+        g_c = rng.standard_normal((N, H)) if mode == "LSTM" and case != "uniform" else None
+        needs = [name for name in INPUTS if arrays[name] is not None and name != "weight_hr"]
+        if case == "weights_only":
+            needs = [name for name in needs if name.startswith(("weight", "bias"))]
+        nodes, values = _add_layer(b, dtype, mode, arrays, batch_sizes, reverse, ((g_out, g_h, g_c), tuple(needs)))
+        picked += [(case, n) for n in nodes]
+        reference += values
+    outs = _run(b, [n for _, n in picked])
+    for (case, node), out, ref in zip(picked, outs, reference):
         _close(out, ref, dtype, f"{mode} {case} {node.name}")
 
 
-def test_projection_and_other_dtypes_stay_on_numpy():
+def test_projection_stays_on_numpy():
     """An LSTM with proj_size runs the layer's NumPy forward (the kernels have no projection)."""
     arrays = _layer_inputs(np.random.default_rng(2), "LSTM", (2, 2))
     arrays["weight_hh"] = arrays["weight_hh"][:, :3]
     arrays["hx"] = arrays["hx"][:, :3]
     arrays["weight_hr"] = np.random.default_rng(3).standard_normal((3, 6))
-    b, picked, reference = _build(np.float64, "LSTM", arrays, (2, 2), False)
+    b = Builder()
+    picked, reference = _add_layer(b, np.float64, "LSTM", arrays, (2, 2), False)
     fn = compile_graph(b.output(*picked), {})
     assert "layer forward" not in fn.c_source
     for out, ref in zip(fn([b.values[p].copy() for p in b.graph.placeholders]), reference):
@@ -122,8 +130,9 @@ def _module_pair(kind, batch_first, bidirectional, **kwargs):
     return mine, theirs
 
 
-@pytest.mark.parametrize("kind,extra", [("LSTM", {}), ("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})])
-@pytest.mark.parametrize("batch_first,bidirectional,initial", [(False, False, False), (True, True, True)])
+@pytest.mark.parametrize("kind,extra,batch_first,bidirectional,initial", [
+    ("LSTM", {}, False, False, False), ("LSTM", {}, True, True, True), ("GRU", {}, True, True, True),
+    ("RNN", {"nonlinearity": "relu"}, False, True, False)])
 def test_compiled_module_step_matches_torch(monkeypatch, kind, extra, batch_first, bidirectional, initial):
     """The whole step (forward, a loss of output, h_n and c_n, backward) compiled with
     fullgraph=True, against torch 2.13 in float32: outputs, final states and every gradient."""
