@@ -22,6 +22,7 @@ pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C 
 
 MODES = ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"]
 PACKED = (4, 4, 3, 3, 2, 1)  # sequences of lengths 6, 5, 5, 4, 2 (rows of a PackedSequence)
+WIDE = (5, 5, 4, 2)
 
 
 @pytest.fixture(autouse=True)
@@ -72,10 +73,11 @@ def _add_layer(b, dtype, mode, arrays, batch_sizes, reverse, backward=None):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", MODES)
 def test_layer_forward_matches_numpy_float64(dtype, mode):
-    """Equal batch sizes, packed (sequences ending early), packed in reverse: one graph."""
+    """Equal batch sizes, packed (sequences ending early), packed in reverse, and hidden size 64
+    (float32's direct kernel for the steps' products, with row tails of 1 and 2): one graph."""
     b, picked, reference = Builder(), [], []
-    for batch_sizes, reverse in [((3,) * 5, False), (PACKED, False), (PACKED, True)]:
-        arrays = _layer_inputs(np.random.default_rng(0), mode, batch_sizes)
+    for batch_sizes, reverse, hidden in [((3,) * 5, False, 6), (PACKED, False, 6), (PACKED, True, 6), (WIDE, True, 64)]:
+        arrays = _layer_inputs(np.random.default_rng(0), mode, batch_sizes, hidden=hidden)
         nodes, values = _add_layer(b, dtype, mode, arrays, batch_sizes, reverse)
         picked += nodes
         reference += values
@@ -86,13 +88,14 @@ def test_layer_forward_matches_numpy_float64(dtype, mode):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", MODES)
 def test_layer_backward_matches_numpy_float64(dtype, mode):
-    """Five cases in one graph: the output's gradient alone; packed in reverse with the final
-    states' gradients too; the final states' alone; the weights' gradients only; no biases."""
+    """Six cases in one graph: the output's gradient alone; packed in reverse with the final
+    states' gradients too; the final states' alone; the weights' gradients only; no biases;
+    hidden size 64 (float32's direct kernel for the steps' products)."""
     rng = np.random.default_rng(1)
     b, picked, reference = Builder(), [], []
-    for case in ["uniform", "packed_reverse", "final_state_grads", "weights_only", "no_bias"]:
-        batch_sizes, reverse = (PACKED, True) if case == "packed_reverse" else ((3,) * 5, False)
-        arrays = _layer_inputs(rng, mode, batch_sizes, bias=case != "no_bias")
+    for case in ["uniform", "packed_reverse", "final_state_grads", "weights_only", "no_bias", "wide"]:
+        batch_sizes, reverse = {"packed_reverse": (PACKED, True), "wide": (WIDE, False)}.get(case, ((3,) * 5, False))
+        arrays = _layer_inputs(rng, mode, batch_sizes, hidden=64 if case == "wide" else 6, bias=case != "no_bias")
         T, N, H = sum(batch_sizes), batch_sizes[0], arrays["hx"].shape[1]
         g_out = None if case == "final_state_grads" else rng.standard_normal((T, H))
         g_h = rng.standard_normal((N, H)) if case != "uniform" else None
