@@ -51,9 +51,9 @@ typedef float em_vfu __attribute__((vector_size(EM_VW * 4), aligned(4)));
 static void em_rows_gemmf(int m, int n, int k, const float* restrict A, int lda, const float* restrict B, int ldb,
                           float beta, float* restrict C, int ldc) {
     if (n % (4 * EM_VW)) { em_rm_gemmf('N', 'N', m, n, k, A, lda, B, ldb, beta, C, ldc); return; }
-    for (int i = 0; i < m; i += 4) {
-        const int rows = m - i < 4 ? m - i : 4;
-        for (int j = 0; j < n; j += 4 * EM_VW) {
+    for (int j = 0; j < n; j += 4 * EM_VW)  /* a panel of B columns, in cache for every row block */
+        for (int i = 0; i < m; i += 4) {
+            const int rows = m - i < 4 ? m - i : 4;
             em_vf acc[4][4] = {{0}};
             for (int q = 0; q < k; q++) {
                 const float* b = B + (long)q * ldb + j;
@@ -70,7 +70,6 @@ static void em_rows_gemmf(int m, int n, int k, const float* restrict A, int lda,
                     *c = acc[r][v] + (beta != 0 ? *c * beta : (em_vf){0});
                 }
         }
-    }
 }
 #endif"""
 
