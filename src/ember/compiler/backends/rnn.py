@@ -3,12 +3,14 @@
 direction), each one C function instead of a Python loop over NumPy calls per time step.
 
 Forward: one GEMM projects the input of every time step (``x @ W_ih^T``, T rows at once); then
-per step one GEMM with ``W_hh`` (``h @ W_hh^T``) and one fused loop over the step's rows that adds
-the biases, applies the gates' sigmoid/tanh (ember_math.h's vector ``em_sigmoid``/``em_tanh``),
+per step one product with ``W_hh`` (``h @ W_hh^T``) and one fused loop over the step's rows that
+adds the biases, applies the gates' sigmoid/tanh (ember_math.h's vector ``em_sigmoid``/``em_tanh``),
 updates c and h and writes the reserve the backward reads. Backward (backpropagation through
-time): per step, in reverse, one fused loop giving the gate pre-activations' gradient and one GEMM
-with ``W_hh`` for the previous hidden state's; then the input's and weights' gradients are one
-GEMM each over the whole sequence, the biases' one column sum. The results and reserve are the
+time): per step, in reverse, one fused loop giving the gate pre-activations' gradient and one
+product with ``W_hh`` for the previous hidden state's; then the input's and weights' gradients
+are one GEMM each over the whole sequence, the biases' one column sum. The whole-sequence GEMMs
+go to BLAS; the per-step products (a few rows) run a register-tiled loop in float32 (BLAS would
+repack all of ``W_hh`` on each call, as costly as the product), BLAS in float64. The results and reserve are the
 arrays of ``RNNLayer.forward``, in its layout, so a C forward pairs with a NumPy backward and back.
 
 Equations and gate order: PyTorch's (https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html,
