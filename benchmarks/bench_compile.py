@@ -18,7 +18,7 @@ Workloads (rows, in WORKLOADS; each builder's docstring gives its sizes):
     gpt_train_step: the tiny GPT of ember/models/gpt.py, AdamW, (16, 64) tokens (target <= 0.8).
     gpt_decode_token: greedy generation with a static KV cache, one token per step: the ratio of
         times is torch's tokens/s over ember's (target: <= 0.67, i.e. >= 1.5x torch's tokens/s).
-    lstm_fwd_bwd: nn.LSTM(128, 128, num_layers=2), sequence 16, batch 16.
+    lstm_fwd_bwd: nn.LSTM(128, 128, num_layers=2), sequence 16, batch 16 (target <= 1.0).
 ember compiles with fullgraph=True: a row that does not capture as one graph raises.
 
 Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor] [--mode M]

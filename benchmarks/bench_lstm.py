@@ -5,6 +5,8 @@ Cases (float32, 2 layers, input and hidden size 256, sequence 35, batch 20):
   lstm_fwd_bwd   nn.LSTM forward, then backward of output.sum() (the target: ratio <= 2)
   lstm_fwd       the same forward alone, under no_grad
   gru_fwd_bwd    nn.GRU forward + backward
+  lstm_compiled  lstm_fwd_bwd with ember's step compiled whole (ember.compile, fullgraph=True),
+                 against torch eager (issue 10's target: ratio <= 1.0)
 
 Each time is the best over repeats, and the libraries take turns within each repeat, so
 that load from elsewhere on a shared machine falls on both alike. ``--threads N`` limits
@@ -20,7 +22,7 @@ import os
 import time
 
 
-def make_step(lib, kind, x, backward):
+def make_step(lib, kind, x, backward, compiled=False):
     lib.manual_seed(0)
     model = getattr(lib.nn, kind)(256, 256, num_layers=2)
     inp = lib.tensor(x)
@@ -33,7 +35,10 @@ def make_step(lib, kind, x, backward):
         else:
             with lib.no_grad():
                 model(inp)
-    step()  # warm up
+    if compiled and lib.__name__ == "ember":
+        step = lib.compile(step, fullgraph=True)
+    step()  # warm up (and capture and compile)
+    step()
     return step
 
 
@@ -70,9 +75,10 @@ def main():
     x = np.random.default_rng(0).standard_normal((35, 20, 256)).astype(np.float32)
 
     rows = {}
-    for name, kind, backward in (("lstm_fwd_bwd", "LSTM", True), ("lstm_fwd", "LSTM", False),
-                                 ("gru_fwd_bwd", "GRU", True)):
-        steps = [make_step(lib, kind, x, backward) for lib in libs]
+    for name, kind, backward, compiled in (("lstm_fwd_bwd", "LSTM", True, False), ("lstm_fwd", "LSTM", False, False),
+                                           ("gru_fwd_bwd", "GRU", True, False),
+                                           ("lstm_compiled", "LSTM", True, True)):
+        steps = [make_step(lib, kind, x, backward, compiled) for lib in libs]
         rows[name] = best_pair(steps, 3, args.repeat)
 
     print(f"{'case':<16}{'ember':>12}{'torch':>12}{'ember/torch':>14}")

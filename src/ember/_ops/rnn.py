@@ -62,7 +62,7 @@ def _result_shapes(mode, x, hx, w_hh):
     return result_shapes(mode, x.shape[0], hx.shape[0], w_hh.shape[0] // GATES[mode], hx.shape[1])
 
 
-def _steps(batch_sizes, reverse):
+def step_rows(batch_sizes, reverse):
     """``(rows, b)`` per step in processing order: the step's row slice and its batch size."""
     starts = np.concatenate(([0], np.cumsum(batch_sizes)[:-1])).tolist()
     steps = [(slice(s, s + b), b) for s, b in zip(starts, batch_sizes)]
@@ -112,7 +112,7 @@ class RNNLayer(Op):
         step = _STEP[mode]
         if mode == "LSTM":
             p["c_n"][...] = cx
-        for rows, b in _steps(batch_sizes, reverse):
+        for rows, b in step_rows(batch_sizes, reverse):
             p["h_prev"][rows] = h[:b]
             h[:b] = p["output"][rows] = step(p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),
                                              hidden, b_hh, w_hr)
@@ -198,7 +198,7 @@ class RNNLayerBackward(Op):
         if mode == "LSTM":
             dc = np.zeros(cx.shape, x.dtype) if g_c_n is None else g_c_n.copy()
             tanh_c = np.tanh(p["c"])
-        for rows, b in reversed(_steps(batch_sizes, reverse)):
+        for rows, b in reversed(step_rows(batch_sizes, reverse)):
             dh_b = dh[:b]
             dh_b += d_out[rows]
             dg = d_gates[rows]
@@ -293,7 +293,7 @@ def _composed_layer(mode, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, 
     H = w_hh.shape[0] // GATES[mode]
     gx = x @ w_ih.mT if b_ih is None else x @ w_ih.mT + b_ih
     h, c, outputs = hx, cx, {}
-    for rows, b in _steps(batch_sizes, reverse):
+    for rows, b in step_rows(batch_sizes, reverse):
         h_prev = h[:b]
         gh = h_prev @ w_hh.mT if b_hh is None else h_prev @ w_hh.mT + b_hh
         a = gx[rows] + gh

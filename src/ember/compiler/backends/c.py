@@ -95,6 +95,7 @@ def compile_c(graph, options, compiler):
         if storage.kind == "buffer":
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
+    table.buffers = buffers  # the table outlives the arrays it points at (a kernel's scratch has no other owner)
     _choose_gemms(lib, gemms, slots, options, compiler)
     _choose_convs(lib, convs, plan.have_blas, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)

@@ -7,7 +7,7 @@ comment naming the graph nodes it computes.
 """
 import numpy as np
 
-from . import attention, norm
+from . import attention, norm, rnn
 from .autotune import conv_cost_model, direct_candidate
 from .conv_gemm import conv_variants
 from .pool import pool_kernel
@@ -527,6 +527,10 @@ def generate(plan, autotune=False):
             node = kernel.nodes[0]
             results = {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
             lines = norm.norm_backward_kernel(src, node, fname, results)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "rnn":
+            node = kernel.nodes[0]
+            lines = rnn.rnn_kernel(src, node, fname, {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc})
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "embedding_backward":
             lines = _embedding_backward_kernel(src, kernel.nodes[0], fname)

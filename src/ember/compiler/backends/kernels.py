@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from ..._ops.rnn import GATES, INPUTS, RESULTS
 from . import conv, pool
 
 __all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
@@ -342,11 +343,33 @@ def _norm_backward_ok(node):
     return all(a is None or tuple(a.meta["shape"]) == trailing for a in (weight, bias))
 
 
+# The fused recurrent layer and its backward (kernels in .rnn), with their positional arities.
+RNN_OPS = {"RNNLayer": len(INPUTS), "RNNLayerBackward": 3 + len(INPUTS) + len(RESULTS)}
+
+
+def _rnn_ok(node, have_blas):
+    """Whether the recurrent kernels handle ``node``: a BLAS, positional array operands of one
+    floating dtype without empty dimensions, no LSTM projection, each result picked once."""
+    name, mode = node.target.name, node.kwargs.get("mode")
+    if not have_blas or len(node.args) != RNN_OPS[name] or mode not in GATES:
+        return False
+    inputs = node.args[:len(INPUTS)] if name == "RNNLayer" else node.args[3:3 + len(INPUTS)]
+    arrays = [a for a in node.args if a is not None]
+    if inputs[INPUTS.index("weight_hr")] is not None or not all(hasattr(a, "meta") and "shape" in a.meta
+                                                                for a in arrays):
+        return False
+    if len({_dtype(a) for a in arrays}) != 1 or _dtype(arrays[0]) not in FLOATS \
+            or any(0 in tuple(a.meta["shape"]) for a in arrays):
+        return False
+    picked = [u.args[1] for u in node.users if u.target is operator.getitem]
+    return len(picked) == len(node.users) == len(set(picked))
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
-    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward" (and
-    "result" for the gradients it gives) or None (run from Python); the plan makes "copy" of a
+    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn" (and
+    "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
     target = node.target
     name = getattr(target, "name", None)
@@ -363,8 +386,10 @@ def kind_of(node, have_blas):
         return "view"  # the mean or the variance: a half of the statistics kernel's buffer
     if name == "NormalizeBackward":
         return "norm_backward" if _norm_backward_ok(node) else None
-    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormalizeBackward":
-        return "result"  # a gradient the layer-norm backward kernel writes (if it runs in C)
+    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) in ("NormalizeBackward", *RNN_OPS):
+        return "result"  # a result the layer-norm backward or a recurrent kernel writes (if it runs in C)
+    if name in RNN_OPS:
+        return "rnn" if _rnn_ok(node, have_blas) else None
     if node.op != "call_op" or name is None or "shape" not in node.meta:
         return None
     shape = node.meta["shape"]

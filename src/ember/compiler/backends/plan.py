@@ -216,8 +216,8 @@ def schedule(plan):
         if node in plan.inlined:
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
-        if kind == "result":  # a gradient written by the layer-norm backward kernel, if C runs it
-            if plan.kind.get(node.args[0]) == "norm_backward":
+        if kind == "result":  # written by the layer-norm backward or a recurrent kernel, if C runs it
+            if plan.kind.get(node.args[0]) in ("norm_backward", "rnn"):
                 plan.loc[node] = _new_loc(node, "buffer")
                 plan.position[node] = plan.position[node.args[0]]
                 continue
@@ -314,6 +314,9 @@ def _operands_fit(node, kind, loc):
         return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
+    if kind == "rnn":  # the output's gradient may have strided rows (one direction's half of it)
+        g_out = node.args[0] if node.target.name == "RNNLayerBackward" else None
+        return all(loc[a].contiguous or (a is g_out and loc[a].strides[1] == 1) for a in _args(node))
     if kind == "pool":
         return all(loc[a].contiguous for a in _args(node))
     if kind == "gemm":
