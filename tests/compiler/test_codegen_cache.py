@@ -156,3 +156,70 @@ def test_process_killed_while_compiling_leaves_no_entry(tmp_path):
     assert not [p for p in entries if p.suffix in (".so", ".json")]
     env.pop("CC")
     assert _run(env)[0] is False  # built from scratch, and it runs
+
+
+
+
+def _mlp_step(hidden=8, scale=1.0, disable=False):
+    """A whole training step through ember.compile (``disable``: eager) and its first 4 losses."""
+    import ember
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(6, hidden), ember.nn.Tanh(), ember.nn.Linear(hidden, 3))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = ember.randn(16, 6), ember.randint(0, 3, (16,))
+
+    @ember.compile(fullgraph=True, disable=disable)
+    def step(x, y):
+        loss = ember.nn.functional.cross_entropy(model(x) * scale, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step, [float(step(x, y)) for _ in range(4)]
+
+
+# prints the cache counters, the losses and the compile time of the step's graph
+STEP = textwrap.dedent(f"""
+    import json, sys
+    sys.path.insert(0, {str(HERE)!r})
+    from test_codegen_cache import _mlp_step
+    from ember._dynamo.utils import counters
+    step, losses = _mlp_step()
+    print(json.dumps({{"counters": dict(counters["inductor"]), "losses": losses,
+                      "seconds": step._entries[-1].run.compile_seconds}}))
+""")
+
+
+def test_a_second_process_loads_the_graph_without_generating_c(tmp_path, monkeypatch):
+    """Keyed by the captured graph: a fresh process compiling the same step plans nothing,
+    generates no C and runs no compiler; a corrupt or edited graph record is rebuilt; a
+    changed shape or constant is a new entry, with eager's losses."""
+    from ember._dynamo.utils import counters
+    from ember.compiler.backends import c
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    cold, warm = [json.loads(subprocess.run([sys.executable, "-c", STEP], env=env, capture_output=True,
+                                            text=True, timeout=240, check=True).stdout) for _ in range(2)]
+    assert cold["counters"] == {"fxgraph_cache_miss": 1}
+    assert warm["counters"] == {"fxgraph_cache_hit": 1}
+    assert warm["losses"] == cold["losses"]
+    assert warm["seconds"] < 2.0  # ~0.01 s here; the counters are the oracle, this a sanity bound
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    counters.clear()
+    real_plan = c.make_plan
+    monkeypatch.setattr(c, "make_plan", None)  # a hit must not plan (nor generate)
+    assert _mlp_step()[1] == cold["losses"] and counters["inductor"] == {"fxgraph_cache_hit": 1}
+    monkeypatch.setattr(c, "make_plan", real_plan)
+    (record,) = (tmp_path / "ember" / "compile").glob("g-*.json")
+    text = record.read_text()
+    for damaged in (text[: len(text) // 2], text.replace('\\"kernels\\":[[', '\\"kernels\\":[[0,')):
+        assert damaged != text
+        record.write_text(damaged)
+        counters.clear()
+        assert _mlp_step()[1] == cold["losses"] and counters["inductor"] == {"fxgraph_cache_miss": 1}
+        assert record.read_text() == text  # written whole again
+    for hidden, scale in ((9, 1.0), (8, 0.5)):
+        counters.clear()
+        losses = _mlp_step(hidden, scale)[1]
+        assert counters["inductor"] == {"fxgraph_cache_miss": 1}
+        np.testing.assert_allclose(losses, _mlp_step(hidden, scale, disable=True)[1], rtol=1e-5)

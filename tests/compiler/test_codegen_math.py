@@ -29,7 +29,7 @@ def lib(tmp_path_factory):
         for t, s in (("float", "f"), ("double", "")):
             src.append(f"void t_{name}{s}(const {t}* restrict x, {t}* restrict y, long n) "
                        f"{{ for (long i = 0; i < n; i++) y[i] = em_{name}{s}(x[i]); }}")
-    library, _ = toolchain.build("\n".join(src), toolchain.find_compiler())
+    library = toolchain.build("\n".join(src), toolchain.find_compiler())[0]
     return library
 
 

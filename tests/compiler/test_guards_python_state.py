@@ -183,3 +183,76 @@ def test_python_values_inside_containers_and_objects_are_guarded():
         _check(compiled, by_globals, x)
     finally:
         CONFIG["k"] = 1.0
+
+
+SHIFT = np.float32(2.0)
+
+
+class WithPlainList(nn.Module):
+    """A Dropout held in a plain Python list (not a ModuleList): not a registered submodule,
+    but the graph still depends on its train/eval flag."""
+
+    def __init__(self, lib):
+        super().__init__() if lib is ember else lib.nn.Module.__init__(self)
+        self.fc, self.extras = lib.nn.Linear(4, 4), [lib.nn.Dropout(0.5)]
+
+    def forward(self, x):
+        return self.extras[0](self.fc(x))
+
+
+def _rebound_numpy_scalar(lib, compile):
+    """A global NumPy scalar rebound between calls (np.float32(2) -> np.float32(3))."""
+    global SHIFT
+
+    def f(x):
+        return x + SHIFT
+    cf, x, outs = compile(f), lib.ones(3), []
+    try:
+        for value in (2.0, 3.0):
+            SHIFT = np.float32(value)
+            outs += [cf(x) for _ in range(3)]
+    finally:
+        SHIFT = np.float32(2.0)
+    return outs
+
+
+def _default_dtype_changed(lib, compile):
+    """ember.set_default_dtype between calls: the factory inside makes the new dtype."""
+    def f(x):
+        return x + lib.ones(3)
+    cf, x, outs = compile(f), lib.arange(3), []
+    try:
+        for dtype in (lib.float32, lib.float64):
+            lib.set_default_dtype(dtype)
+            outs += [cf(x) for _ in range(3)]
+    finally:
+        lib.set_default_dtype(lib.float32)
+    return outs
+
+
+def _dropout_in_a_plain_list_to_eval(lib, compile):
+    """.eval() on that Dropout after the graph was captured in training mode."""
+    lib.manual_seed(0)
+    net = WithPlainList(lib) if lib is ember else type("Net", (lib.nn.Module,), dict(vars(WithPlainList)))(lib)
+    cf, x = compile(net), lib.ones(2, 4)
+    for _ in range(3):
+        cf(x)
+    net.extras[0].eval()
+    return [cf(x) for _ in range(3)] + [net(x)]
+
+
+@pytest.mark.parametrize("scenario", [_rebound_numpy_scalar, _default_dtype_changed, _dropout_in_a_plain_list_to_eval])
+def test_python_state_torch_guards_recompiles_on(scenario):
+    """Each scenario run eagerly, compiled by ember, and by torch.compile(backend="eager")
+    (torch's guards, no code generation): the same values and dtypes (ember replayed the
+    stale graph before: 2 instead of 3, float32 instead of float64, dropout still applied)."""
+    torch = pytest.importorskip("torch")
+    ember.manual_seed(0)
+    eager = scenario(ember, lambda f: f)
+    got = scenario(ember, lambda f: ember.compile(f, dynamic=False))
+    torch._dynamo.reset()
+    theirs = scenario(torch, lambda f: torch.compile(f, backend="eager", dynamic=False))
+    for e, g, t in zip(eager, got, theirs, strict=True):
+        assert g.dtype == e.dtype and str(t.dtype) == str(e.dtype)
+        np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(t.detach().numpy(), e.detach().numpy(), rtol=1e-6)

@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from .._creation import real_if_fits, tensor
+from .._creation import full, real_if_fits, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, like_input, replay, write_into
@@ -96,8 +96,8 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.ndim} dimensions.")
         return write_result(self, expand(value.to(self.dtype), self.shape), overlapping=True)
-    return write_result(self, Tensor._make(np.full(self._data.shape, real_if_fits(value, self.dtype),
-                                                   self._data.dtype)), overlapping=True)
+    # made by the factory: a compiled function records the filled value as a constant
+    return write_result(self, full(self.shape, value, dtype=self.dtype), overlapping=True)
 
 
 def zero_(self):

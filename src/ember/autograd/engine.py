@@ -212,8 +212,9 @@ def _accumulate(variable, grad, create_graph):
         variable.grad = grad if create_graph else grad.detach().clone()
     elif create_graph:
         variable.grad = variable.grad + grad
-    else:
-        variable.grad = variable.grad.detach()
+    else:  # in place: .grad keeps its identity across steps, as torch's (g = p.grad; step(); g is p.grad)
+        if variable.grad.requires_grad:  # made by create_graph=True: this sum is not part of that graph
+            variable.grad = variable.grad.detach()
         variable.grad += grad.detach()
 
 

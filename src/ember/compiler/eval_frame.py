@@ -158,8 +158,12 @@ class _Entry:
 
 def _codegen(graph, options):
     """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a
-    compiler exists, generated Python where none does."""
-    return compile_graph(graph, options)
+    compiler exists, generated Python where none does. Counts the on-disk cache's answer as
+    torch does (``counters["inductor"]["fxgraph_cache_hit"]``, ``_miss``, ``_bypass``)."""
+    fn = compile_graph(graph, options)
+    if hasattr(fn, "graph_cache"):
+        counters["inductor"][f"fxgraph_cache_{fn.graph_cache}"] += 1
+    return fn
 
 
 class _CompiledFunction:

@@ -13,6 +13,9 @@ method, its closure and the globals its code names (torch's guards follow the sa
 import functools
 import inspect
 
+import numpy as np
+
+from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
@@ -41,7 +44,7 @@ class World:
         self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
         free = roots[len(args) + len(kwargs):]
         # Python values read from the closure and globals: a graph has them baked in
-        self.constants = tuple([_value(o) for o in free if type(o) in _SCALARS or _container(o)])
+        self.constants = tuple([_value(o) for o in free if _scalar(o) or _container(o)])
         # what the roots hold one level down (a module swapped into a global list or object)
         self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
         if same_fn and previous.key == self.key:
@@ -83,7 +86,10 @@ class World:
                     visit(v, 1)
         for obj in self.roots:
             visit(obj)
-        self.all_modules = list({id(m): m for root in self.modules for m in root.modules()}.values())
+        # with the modules a module keeps in plain lists, tuples and dicts (not registered,
+        # but called: their train/eval flag and parameters matter as much)
+        roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
+        self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
         self.tables = [table for m in self.all_modules for table in (m._parameters, m._buffers)]
 
     def param_names(self):
@@ -97,6 +103,21 @@ class World:
 
 
 _SCALARS = (int, float, bool, str, type(None))
+
+
+def _scalar(value):
+    """A Python number or string, or a NumPy scalar (np.float32(2.0)): a graph bakes its value in."""
+    return type(value) in _SCALARS or isinstance(value, np.generic)
+
+
+def _listed_modules(module):
+    """Modules ``module`` holds in plain list, tuple or dict attributes."""
+    for v in vars(module).values():
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, (list, tuple)):
+            continue
+        yield from (m for m in v if isinstance(m, Module))
 _SMALL = 32  # containers up to this length are looked into on every call
 
 
@@ -119,7 +140,7 @@ def _value(obj, depth=0):
     """What a graph may have baked in of a Python value: numbers and strings (with their type),
     the structure and contents of small containers and plain objects, two levels deep;
     tensors and other objects by kind (their own guards cover them)."""
-    if type(obj) in _SCALARS:
+    if _scalar(obj):
         return type(obj), obj
     if depth > 2 or isinstance(obj, Tensor):
         return type(obj)
@@ -181,22 +202,22 @@ def _roots(source, args, kwargs):
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
-    facts = [("grad_mode", STATE.enabled)]
+    facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype())]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
-            facts.append((f"argument {i}", value if isinstance(value, (int, float, str, bool, type(None)))
-                          else id(value)))
+            facts.append((f"argument {i}", value if _scalar(value) else id(value)))
         if _container(value):
             facts.append((f"argument {i} (Python values inside)", _value(value)))
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
     facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
-    facts.append(("module structure", tuple([id(c) for m in world.all_modules for c in m._modules.values()])))
+    facts.append(("module structure", tuple([id(c) for m in world.all_modules
+                                             for c in (*m._modules.values(), *_listed_modules(m))])))
     facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
     facts.append(("Python values of the modules' attributes",
-                  tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if type(v) in _SCALARS])
+                  tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)])
                          for m in world.all_modules])))
     facts.append(("module hooks", _hooks(world)))
     facts.append(("parameter identity", tuple([id(p) for p in params])))

@@ -32,6 +32,13 @@ Each is then measured as trained and after each technique:
   ``compile s`` is the CPU time of the first calls at the two shapes measured (capture, code
   generation and the C compiler, or the on-disk cache of an earlier run). Its peak memory
   counts the tensors it returns: the generated code's buffers are not tensor storage.
+- ``torch eager`` and ``torch.compile`` (MLP and LeNet-5, when PyTorch is installed; a printed
+  line says so otherwise): the same trained weights in the same layers of ``torch.nn``, run by
+  PyTorch on one thread (``torch.set_num_threads(1)`` while measured), the compiled one with
+  ``torch.compile(model, dynamic=False)`` (inductor), whose first calls at the two shapes
+  (10-60 s of compiling) are its ``compile s``. Inputs and outputs cross between the
+  libraries as zero-copy NumPy views. Fast runs skip ``torch.compile``: it alone would take
+  longer than the whole run. Peak memory counts only the ember tensors they return.
 - ``no KV cache`` (GPT only): ``generate(..., use_cache=False)`` re-reads the whole context
   for every new token. One sequence at a time, a token costs ember mostly per-op overhead,
   which the cache does not remove: the cache then buys about 2.5-3× at 256 tokens. In a batch
@@ -69,6 +76,7 @@ The report and the chart go to :func:`report_dir` unless :func:`milestone` is gi
 import copy
 import dataclasses
 import functools
+import inspect
 import json
 import textwrap
 import time
@@ -89,6 +97,7 @@ from .milestone import Check, Milestone, Threshold
 from .training import class_accuracy
 
 FLOAT, INT8, PRUNED, COMPILED, NO_CACHE = "float32", "int8 dynamic", "50% pruned", "compiled", "no KV cache"
+TORCH_EAGER, TORCH_COMPILED = "torch eager", "torch.compile"
 ANSWER_TOKENS = 24
 PRUNE_AMOUNT = 0.5
 REPORT, CHART = "mlperf.json", "mlperf.png"
@@ -109,6 +118,7 @@ class Settings:
         latency_calls, gpt_latency_calls: single-example calls timed for the latency
             percentiles of the classifiers and of the GPT.
         repeats: throughput runs; the fastest counts.
+        torch_compile: measure ``torch.compile`` too (when PyTorch is installed).
     """
 
     mlp_fast: bool
@@ -118,6 +128,7 @@ class Settings:
     latency_calls: int
     gpt_latency_calls: int
     repeats: int
+    torch_compile: bool = True
 
 
 # Full: the MLP and LeNet-5 as their milestones train them, the GPT with the transformer
@@ -125,7 +136,7 @@ class Settings:
 # few seconds of training each; the GPT then answers poorly, which no threshold depends on.
 FULL = Settings(False, lenet.DIGITS.epochs, transformer.FAST_TRAIN_EVERY,
                 transformer.FAST_GPT_EPOCHS, 200, 30, 2)
-FAST = Settings(True, 1, 2 * transformer.FAST_TRAIN_EVERY, 20, 40, 3, 1)
+FAST = Settings(True, 1, 2 * transformer.FAST_TRAIN_EVERY, 20, 40, 3, 1, torch_compile=False)
 STREAMS = 4  # sequences generated at once in the GPT's throughput run
 
 
@@ -237,7 +248,7 @@ def measure_classifier(name, variants, inputs, targets, settings):
             rows.append(measurement(name, variant, model,
                                     {"accuracy": class_accuracy(model, inputs, targets)},
                                     latency, lambda: model(inputs), len(inputs), "samples/s", settings,
-                                    first if variant == COMPILED else None))
+                                    first if variant in (COMPILED, TORCH_COMPILED) else None))
     return rows
 
 
@@ -280,6 +291,61 @@ def variants(model, quantize, sparsify, compiled=False):
     return made
 
 
+class _InTorch:
+    """A ``torch.nn`` model called with ember tensors: the input crosses as a zero-copy NumPy
+    view, the output comes back as one, computed under ``torch.no_grad`` on one thread."""
+
+    def __init__(self, torch, model):
+        self.torch, self.model = torch, model
+
+    def __call__(self, x):
+        torch = self.torch
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                return ember.from_numpy(self.model(torch.from_numpy(x.numpy())).numpy())
+        finally:
+            torch.set_num_threads(threads)
+
+    def state_dict(self):
+        return self.model.state_dict()
+
+
+def torch_layer(torch, layer):
+    """``layer`` (an ember module without submodules) as the ``torch.nn`` module of the same
+    name, built from the attributes its constructor names (``in_features``, ``kernel_size``,
+    ``bias`` as present or not, ...) and holding copies of the same weights."""
+    made_by = getattr(torch.nn, type(layer).__name__)
+    arguments = {name: (getattr(layer, name) is not None) if name == "bias" else getattr(layer, name)
+                 for name in inspect.signature(made_by).parameters
+                 if name not in ("device", "dtype") and hasattr(layer, name)}
+    made = made_by(**arguments)
+    made.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in layer.state_dict().items()})
+    return made
+
+
+def in_torch(compile_too=True):
+    """``rows(model) -> {label: model}``: an ember ``nn.Sequential`` rebuilt in PyTorch (see
+    :func:`torch_layer`) as ``torch eager`` and, with ``compile_too``, ``torch.compile`` rows.
+    Without PyTorch, or for ``torch.compile`` in fast runs, a printed line says what is left out."""
+    try:
+        import torch
+    except ImportError:
+        print("mlperf: PyTorch is not installed: no torch eager or torch.compile rows")
+        return lambda model: {}
+    if not compile_too:
+        print("mlperf: fast run: no torch.compile rows (inductor compiles for 10-60 s)")
+
+    def rows(model):
+        copy_ = torch.nn.Sequential(*[torch_layer(torch, layer) for layer in model]).eval()
+        made = {TORCH_EAGER: _InTorch(torch, copy_)}
+        if compile_too:
+            made[TORCH_COMPILED] = _InTorch(torch, torch.compile(copy_, dynamic=False))
+        return made
+    return rows
+
+
 def train(fast=False, seed=0, quiet=False, out_dir=None):
     """Train the three models, measure every variant, print the table, and write the report
     and the chart into ``out_dir`` (default :func:`report_dir`, created if missing).
@@ -296,12 +362,13 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     pairs = load_qa("train")[::settings.gpt_train_every]
     gpt_history, gpt, tokenizer = transformer.train_gpt(pairs, settings.gpt_epochs, seed, quiet)
 
+    torch_rows = in_torch(settings.torch_compile)
     rows = measure_classifier(
-        "MLP", variants(mlp, quantized, functools.partial(pruned, kinds=nn.Linear), compiled=True),
-        x_test, y_test, settings)
+        "MLP", {**variants(mlp, quantized, functools.partial(pruned, kinds=nn.Linear), compiled=True),
+                **torch_rows(mlp)}, x_test, y_test, settings)
     rows += measure_classifier(
-        "LeNet-5", variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d)),
-                            compiled=True),
+        "LeNet-5", {**variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d)),
+                               compiled=True), **torch_rows(net)},
         images, labels, settings)
     gpt_variants = {label: (model, True) for label, model in variants(
         gpt, functools.partial(quantized, part="blocks"),
@@ -359,7 +426,12 @@ def explanations(rows, settings):
             f"{eager.model} {fast.throughput:,.0f} vs {eager.throughput:,.0f} samples/s in one batch, "
             f"{fast.latency_p50_ms:.3f} vs {eager.latency_p50_ms:.3f} ms for one (p50), after "
             f"{fast.compile_seconds:.2f} s of first calls" for eager, fast in compiled)
-        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast)"]
+        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast)"] + [
+        f"{model} in PyTorch, the same weights on one thread: " + ", ".join(
+            f"{row.variant} {row.throughput:,.0f} samples/s in one batch, {row.latency_p50_ms:.3f} ms for one"
+            + (f", after {row.compile_seconds:.1f} s of first calls" if row.compile_seconds else "")
+            for row in rows if row.model == model and row.variant in (TORCH_EAGER, TORCH_COMPILED))
+        for model in ("MLP", "LeNet-5") if any((r.model, r.variant) == (model, TORCH_EAGER) for r in rows)]
 
 
 def format_report(rows):

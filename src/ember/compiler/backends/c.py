@@ -6,6 +6,7 @@ runs each run of C kernels with one ctypes call, runs the nodes C does not know 
 ``forward``, and copies outputs and the mutations C did not write in place.
 """
 import ctypes
+import functools
 import os
 import sys
 import time
@@ -13,7 +14,7 @@ import time
 import numpy as np
 
 from ...profiler.profiler import record_function, recording
-from . import autotune, toolchain
+from . import autotune, cache, toolchain
 from .cgen import generate
 from .kernels import label
 from .plan import make_plan
@@ -27,18 +28,26 @@ def log_enabled(name):
     return name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
 
 
-def _blas_threads(sgemm):
-    """(address of the set-thread-count function, its thread count) of the OpenBLAS that
-    holds ``sgemm``, or (None, 1) for another BLAS or without threadpoolctl."""
+@functools.lru_cache(maxsize=None)
+def _openblas():
+    """(address of openblas_set_num_threads, threadpoolctl's controller) of the OpenBLAS SciPy
+    ships, or None (another BLAS, or no threadpoolctl). Found once per process: it inspects
+    every loaded library."""
     try:
         from threadpoolctl import ThreadpoolController
         for lib in ThreadpoolController().lib_controllers:
             if lib.internal_api == "openblas" and "scipy" in lib.filepath and "numpy" not in lib.filepath:
-                fn = lib._get_symbol("openblas_set_num_threads")
-                return ctypes.cast(fn, ctypes.c_void_p).value, lib.get_num_threads()
+                return ctypes.cast(lib._get_symbol("openblas_set_num_threads"), ctypes.c_void_p).value, lib
     except Exception:  # a BLAS threadpoolctl cannot drive: leave its threads alone
         pass
-    return None, 1
+    return None
+
+
+def _blas_threads():
+    """(address of the set-thread-count function, its thread count now) of SciPy's OpenBLAS,
+    or (None, 1)."""
+    found = _openblas()
+    return (None, 1) if found is None else (found[0], found[1].get_num_threads())
 
 
 def blas_pointers():
@@ -73,17 +82,28 @@ def numpy_blas_pointers():
 
 def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
+    start = time.perf_counter()
     pointers = blas_pointers()
-    plan = make_plan(graph, have_blas=pointers is not None)
-    source, regions, gemms, slots, convs = generate(plan, autotune=bool(options.get("max_autotune")))
+    autotuning = bool(options.get("max_autotune"))
+    key = cache.graph_key(graph, compiler, pointers is not None, autotuning)
+    hit = cache.load(key, graph) if key else None
+    lib = toolchain.load(hit[0]) if hit else None
+    source = _cached_source(hit[0]) if lib else None
+    warm = source is not None
+    if warm:  # no planning, no C generated, no compiler
+        _, plan, regions, gemms, slots, convs = hit
+        plan.have_blas = pointers is not None  # part of the key: the variants built were chosen with it
+        cached = True
+    else:
+        plan = make_plan(graph, have_blas=pointers is not None)
+        source, regions, gemms, slots, convs = generate(plan, autotune=autotuning)
+        lib, cached, lib_key = toolchain.build(source, compiler, openmp="#pragma omp parallel" in source)
+        if key:
+            cache.save(key, lib_key, plan, regions, gemms, slots, convs)
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
-    openmp = "#pragma omp parallel" in source
-    start = time.perf_counter()
-    lib, cached = toolchain.build(source, compiler, openmp=openmp)
-    build_seconds = time.perf_counter() - start
     if pointers is not None:
-        set_threads, threads = _blas_threads(pointers[0])
+        set_threads, threads = _blas_threads()
         lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
                     ctypes.c_void_p(set_threads), ctypes.c_int(threads))
         wide = numpy_blas_pointers()
@@ -99,8 +119,18 @@ def compile_c(graph, options, compiler):
     _choose_gemms(lib, gemms, slots, options, compiler)
     _choose_convs(lib, convs, plan.have_blas, slots, options, compiler)
     fn = _driver(plan, lib, regions, slots, buffers, table)
-    fn.c_source, fn.cached, fn.build_seconds = source, cached, build_seconds
+    fn.c_source, fn.cached = source, cached
+    fn.graph_cache = "hit" if warm else "miss" if key else "bypass"
+    fn.compile_seconds = time.perf_counter() - start
     return fn
+
+
+def _cached_source(lib_key):
+    """The C source the cached library was built from (``fn.c_source``), None if unreadable."""
+    try:
+        return (toolchain.cache_dir() / f"{lib_key}.c").read_text()
+    except OSError:
+        return None
 
 
 def _choose_gemms(lib, gemms, slots, options, compiler):
@@ -259,10 +289,14 @@ def _driver(plan, lib, regions, slots, buffers, table):
     # inside one "CompiledFunction" range (torch's profiles show compiled code as a region).
     program.globals.update(RF=record_function)
     body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in lines[:prefix] + profiled + lines[tail:]]
-    with_ranges, _ = program.function(params, body, name="compiled_graph_profiled")
+    with_ranges = []  # compiled at the first call under a profiler (Python's compile is a warm start's largest cost)
 
     def run(arrays):
-        return with_ranges(arrays) if recording() else plain(arrays)
+        if not recording():
+            return plain(arrays)
+        if not with_ranges:
+            with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
+        return with_ranges[0](arrays)
     run.source = source
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CompileError", "find_compiler", "cache_dir", "build", "FLAGS"]
+__all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "write_atomic", "FLAGS"]
 
 # nan and inf must survive -ffast-math: the kernels test for them and the tests check them.
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fno-finite-math-only", "-fPIC")
@@ -107,7 +107,7 @@ def _runtime_headers():
     return "".join(p.read_text() for p in sorted(RUNTIME.glob("*.h")))
 
 
-def _write_atomic(path, data):
+def write_atomic(path, data):
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -122,24 +122,35 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build(source, argv, *, openmp=False):
-    """Compiles ``source`` (C text) into a shared library through the cache; returns
-    ``(ctypes.CDLL, cached: bool)``. Raises CompileError (with the log's path) on failure."""
-    flags = list(FLAGS) + (_openmp_flags(argv) if openmp else [])
-    key = hashlib.sha256("\0".join([source, _runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags),
-                                    cpu_identity()]).encode()).hexdigest()[:32]
+def load(key):
+    """The cached library of ``key`` (a :func:`build` key), or None when it is missing, corrupt
+    or does not match its recorded SHA-256."""
     if key in _loaded:
-        return _loaded[key], True
+        return _loaded[key]
     root = cache_dir()
     lib, record = root / f"{key}.so", root / f"{key}.json"
     try:
         if json.loads(record.read_text())["sha256"] == _digest(lib):
             _loaded[key] = ctypes.CDLL(str(lib))
-            return _loaded[key], True
+            return _loaded[key]
     except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing, corrupt or tampered: build it again
+        pass  # missing, corrupt or tampered: to be built again
+    return None
+
+
+def build(source, argv, *, openmp=False):
+    """Compiles ``source`` (C text) into a shared library through the cache; returns
+    ``(ctypes.CDLL, cached: bool, key)``. Raises CompileError (with the log's path) on failure."""
+    flags = list(FLAGS) + (_openmp_flags(argv) if openmp else [])
+    key = hashlib.sha256("\0".join([source, _runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags),
+                                    cpu_identity()]).encode()).hexdigest()[:32]
+    found = load(key)
+    if found is not None:
+        return found, True, key
+    root = cache_dir()
+    lib, record = root / f"{key}.so", root / f"{key}.json"
     c_file = root / f"{key}.c"
-    _write_atomic(c_file, source.encode())
+    write_atomic(c_file, source.encode())
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".so")
     os.close(fd)
     obj = tmp[:-3] + ".o"
@@ -157,14 +168,14 @@ def build(source, argv, *, openmp=False):
             log_text += " ".join(cmd) + "\n" + text
             if failed:
                 log = root / f"{key}.log"
-                _write_atomic(log, log_text.encode())
+                write_atomic(log, log_text.encode())
                 raise CompileError(f"C compiler failed; see {log}", str(log))
         os.replace(tmp, lib)
     finally:
         for leftover in (obj, tmp):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    _write_atomic(record, json.dumps({"sha256": _digest(lib), "compiler": " ".join(argv),
+    write_atomic(record, json.dumps({"sha256": _digest(lib), "compiler": " ".join(argv),
                                       "flags": flags}).encode())
     _loaded[key] = ctypes.CDLL(str(lib))
-    return _loaded[key], False
+    return _loaded[key], False, key

@@ -1,0 +1,201 @@
+"""The compile cache keyed by the captured graph: a warm process skips planning and C generation.
+
+:func:`graph_key` hashes the graph itself (every node's op, attrs, shapes, dtypes and
+constants, the bytes of constant arrays), the code generator's version (every file of the
+ember package: its path, size and modification time), the BLAS being present, the compiler's
+identity and the CPU. A hit finds ``g-<key>.json`` in the compile cache: the key of the shared
+library (whose own record, :mod:`.toolchain`, checks its SHA-256) and the plan's metadata the
+driver needs (where each value lives, which kernels run in Python, the GEMMs), as plain JSON
+(nothing in it is executed), with its own SHA-256 so that a corrupt or edited record is a miss.
+A graph holding a value the key cannot describe faithfully (an arbitrary Python object) is
+never looked up: it is planned and generated as before, and still found by the library's
+source-keyed entry.
+"""
+import functools
+import hashlib
+import json
+import operator
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from ... import _dtype
+from ..graph import Node, Subgraph
+from ..symbolic import Expr
+from . import toolchain
+from .plan import Kernel, Loc, Plan, Storage
+
+__all__ = ["graph_key", "load", "save"]
+
+_PACKAGE = Path(__file__).resolve().parents[2]
+
+
+class _Uncacheable(Exception):
+    """A value whose identity the key cannot capture (its repr may hide state)."""
+
+
+@functools.lru_cache(maxsize=None)
+def code_version():
+    """The version of the code that plans and generates C: every source file of the package,
+    by path, size and modification time (an edit or reinstall changes it; nothing is read)."""
+    h, start = hashlib.sha256(), len(str(_PACKAGE))
+    for root, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".h")):
+                path = os.path.join(root, name)
+                st = os.stat(path)
+                h.update(f"{path[start:]} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(argv):
+    """The compiler by its resolved file's path, size and time (no subprocess: a warm start
+    must not wait for ``cc --version``); ``python -m ziglang`` by the ziglang version."""
+    if argv[1:3] == ("-m", "ziglang"):
+        from importlib.metadata import version
+        return f"{' '.join(argv)} {version('ziglang')}"
+    path = os.path.realpath(argv[0])
+    st = os.stat(path)
+    return f"{' '.join(argv)} {path} {st.st_size} {st.st_mtime_ns}"
+
+
+def _canon(value, index, out):
+    """Appends a canonical text of ``value`` to ``out`` (a list of strings)."""
+    if isinstance(value, Node):
+        out.append(f"%{index[value]}")
+    elif value is None or isinstance(value, (bool, int, str)):
+        out.append(f"{type(value).__name__}:{value!r}")
+    elif isinstance(value, float):
+        out.append(f"f:{value.hex()}")
+    elif isinstance(value, (tuple, list)):
+        out.append("(" if isinstance(value, tuple) else "[")
+        for v in value:
+            _canon(v, index, out)
+        out.append(")")
+    elif isinstance(value, dict):
+        out.append("{")
+        for k, v in value.items():
+            out.append(f"{k!r}=")
+            _canon(v, index, out)
+        out.append("}")
+    elif isinstance(value, slice):
+        out.append("slice")
+        _canon((value.start, value.stop, value.step), index, out)
+    elif isinstance(value, _dtype.dtype):
+        out.append(f"dtype:{value.name}")
+    elif isinstance(value, np.dtype):
+        out.append(f"np:{value.str}")
+    elif isinstance(value, (np.ndarray, np.generic)):
+        a = np.ascontiguousarray(value)
+        out.append(f"array:{a.dtype.str}{a.shape}:{hashlib.sha256(a.view(np.uint8)).hexdigest()}")
+    elif isinstance(value, Expr):
+        out.append(f"expr:{value.key()!r}")
+    elif isinstance(value, type) or value is operator.getitem:
+        out.append(f"op:{value.__module__}.{value.__qualname__}")
+    elif isinstance(value, Subgraph):
+        out.append(f"subgraph:{_graph_text(value.graph)}")
+    else:
+        raise _Uncacheable(type(value).__name__)
+
+
+def _graph_text(graph):
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    out = [f"symbols:{graph.symbols!r} any_shape:{graph.any_shape}"]
+    for n in graph.nodes:
+        out.append(f"\n{n.op} {n.name} ")
+        _canon(n.target, index, out)
+        for part in (n.args, n.kwargs, n.meta):
+            _canon(part, index, out)
+    out.append("\noutputs")
+    _canon(graph.outputs, index, out)
+    out.append("\nmutations")
+    _canon(graph.mutations, index, out)
+    return "".join(out)
+
+
+def graph_key(graph, compiler, have_blas, autotuning=False):
+    """The cache key of compiling ``graph`` (hex), or None when it holds a value the key
+    cannot describe. ``autotuning`` (max-autotune) builds every convolution variant, so it is
+    part of the key."""
+    try:
+        text = _graph_text(graph)
+    except _Uncacheable:
+        return None
+    parts = [text, code_version(), f"blas:{have_blas}", f"autotune:{autotuning}", _compiler_identity(tuple(compiler)),
+             " ".join(toolchain.FLAGS), toolchain.cpu_identity(), platform.python_implementation()]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def _record(key):
+    return toolchain.cache_dir() / f"g-{key}.json"
+
+
+def save(key, lib_key, plan, regions, gemms, slots, convs):
+    """Writes the record of ``key``: the library's key and the plan's metadata the driver and
+    the GEMM chooser read (nodes by their index in the graph)."""
+    graph = plan.graph
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    kernel_index = {id(k): i for i, k in enumerate(plan.kernels)}
+    slot_of = {id(s): i for i, s in slots.items()}
+    locs = []
+    for node, loc in plan.loc.items():
+        slot = slot_of.get(id(loc.storage.resolve()))
+        if loc.storage.node is node and slot is not None:  # a placeholder's or buffer's own value
+            locs.append([index[node], slot, list(loc.shape), loc.dtype.str])
+    payload = {
+        "library": lib_key,
+        "slots": [[i, s.kind, index[s.node], list(s.shape), s.dtype.str] for i, s in slots.items()],
+        "locs": locs,
+        "kernels": [[k.kind, [index[n] for n in k.nodes], [index[n] for n in k.epilogue.nodes] if k.epilogue else None]
+                    for k in plan.kernels],
+        "regions": [[kernel_index[id(k)] for k in r] for r in regions],
+        "gemms": [[fname, list(shape), kernel_index[id(k)]] for fname, shape, k in gemms],
+        "convs": [[fname, kernel_index[id(k)]] for fname, k in convs],
+        "c_outputs": [index[o] for o in graph.outputs if isinstance(o, Node) and plan.kind.get(o) is not None],
+        "in_place": [[index[v], index[p]] for v, p in plan.in_place.items()],
+    }
+    text = json.dumps(payload, separators=(",", ":"))
+    record = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text}
+    toolchain.write_atomic(_record(key), json.dumps(record).encode())
+
+
+def load(key, graph):
+    """``(library key, plan, regions, gemms, slots, convs)`` from the record of ``key``, or None when
+    it is missing, corrupt or was edited (then the caller rebuilds and rewrites it). The plan
+    holds what the driver reads: locations of placeholders and buffers, kernels, outputs in
+    C's memory, values written in place."""
+    try:
+        record = json.loads(_record(key).read_text())
+        text = record["payload"]
+        if hashlib.sha256(text.encode()).hexdigest() != record["sha256"]:
+            return None
+        payload = json.loads(text)
+        nodes = graph.nodes
+        plan = Plan(graph)
+        slots = {}
+        for i, kind, n, shape, dtype in payload["slots"]:
+            slots[i] = Storage(kind, nodes[n], shape, np.dtype(dtype))
+            slots[i].index = i
+        for n, slot, shape, dtype in payload["locs"]:
+            storage = slots[slot]
+            if storage.node is not nodes[n]:  # this node's buffer is another's, reused
+                storage = Storage("buffer", nodes[n], shape, np.dtype(dtype))
+                storage.alias = slots[slot]
+            plan.loc[nodes[n]] = Loc(storage, shape, (), np.dtype(dtype))
+        for kind, members, epilogue in payload["kernels"]:
+            kernel = Kernel(kind, [nodes[n] for n in members])
+            if epilogue is not None:
+                kernel.epilogue = Kernel("loop", [nodes[n] for n in epilogue])
+            plan.kernels.append(kernel)
+        regions = [[plan.kernels[k] for k in r] for r in payload["regions"]]
+        gemms = [(fname, tuple(shape), plan.kernels[k]) for fname, shape, k in payload["gemms"]]
+        plan.kind = {nodes[n]: "c" for n in payload["c_outputs"]}
+        plan.in_place = {nodes[v]: nodes[p] for v, p in payload["in_place"]}
+        convs = [(fname, plan.kernels[k]) for fname, k in payload["convs"]]
+        return payload["library"], plan, regions, gemms, slots, convs
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
