@@ -16,6 +16,13 @@ branch's Python side effects happen during the recording. What cannot be capture
 branch or body (``.item()``, a Python ``if`` on a tensor), or a function raising on the real
 operands (a branch not taken may: torch's fake tensors hold no values to fail on), is a graph
 break of the whole function, or the ``fullgraph=True`` error naming the line.
+
+Gradients: an operator with a ``vjp`` (cond, switch) records its node with an autograd node
+whose backward is a node of the same operator over each branch's vector-Jacobian product (the
+branch's ops, then their backward, traced into a subgraph), so a backward recorded with the
+forward (``ember.compile`` of a training step, or of a forward whose gradients are wanted)
+holds the taken branch's backward as one node as well. The other operators' gradients come
+from replaying their node with autograd.
 """
 import contextlib
 import re
@@ -24,7 +31,10 @@ import numpy as np
 
 from .._ops import core as _core
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from .._creation import zeros_like
+from ..autograd import grad
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad, is_grad_enabled
 from . import replay
 from .capture import Tracer, _meta, flatten
 from .exc import TorchDynamoException, UncapturedHigherOrderOpError
@@ -37,8 +47,11 @@ class HigherOrderOp:
     """The target of a control-flow node: ``run(tensors, **kwargs)`` gives the node's results
     (a list of tensors), each :class:`~.graph.Subgraph` of the kwargs arriving as a function
     ``f(*tensors) -> list of tensors``. ``forward`` runs it on arrays (the node's kernel, as an
-    op entry's), ``dispatch`` on tensors with autograd."""
+    op entry's), ``dispatch`` on tensors with autograd. ``branching``: ``tensors[0]`` picks
+    one subgraph, which takes ``tensors[1:]`` (cond, switch): the node's gradient is then the
+    same operator over the subgraphs' vector-Jacobian products (:func:`_branch_vjp`)."""
     name = None
+    branching = False
 
     @classmethod
     def forward(cls, *arrays, **kwargs):
@@ -100,9 +113,9 @@ class _SubTracer(Tracer):
     """Records one branch or body: its inputs are placeholders made up front; a tensor from
     outside becomes a placeholder too, lifted from the outer graph (``lifted``)."""
 
-    def __init__(self, outer, inputs):
+    def __init__(self, outer, inputs, backward=False):
         super().__init__({}, outer.fullgraph)
-        self.outer, self.breaks, self.lifted = outer, outer.breaks, []
+        self.outer, self.breaks, self.lifted, self.backward = outer, outer.breaks, [], backward
         for t in inputs:
             key = id(t._data)
             name = outer.value[key].name if key in outer.value else outer.known.get(key, (None, "arg"))[1]
@@ -122,6 +135,8 @@ class _SubTracer(Tracer):
         return node
 
     def node_enter(self, node):
+        if self.backward:  # a branch's vector-Jacobian product (see _vjp)
+            return super().node_enter(node)
         self.graph_break("backward run inside a control-flow operator's function")
 
     def graph_break(self, reason):
@@ -136,9 +151,10 @@ class Traced:
         self.graph, self.result, self.lifted, self.n_inputs = graph, result, lifted, n_inputs
 
 
-def trace(outer, fn, args, what):
+def trace(outer, fn, args, what, backward=False):
     """Runs ``fn(*args)`` recording it into a new graph whose first placeholders are the
-    tensors of ``args``; returns a :class:`Traced`.
+    tensors of ``args``; returns a :class:`Traced`. ``backward``: ``fn`` runs autograd's
+    backward inside (recorded, not a graph break).
 
     Raises:
         UncapturedHigherOrderOpError: ``fn`` writes into a tensor it did not make (``what``
@@ -146,7 +162,7 @@ def trace(outer, fn, args, what):
     """
     inputs = flatten(args)
     breaks = len(outer.breaks)
-    sub = _SubTracer(outer, inputs)
+    sub = _SubTracer(outer, inputs, backward)
     failed = None
     with _swapped(outer, sub):
         try:
@@ -174,7 +190,8 @@ def trace(outer, fn, args, what):
 def add_node(outer, cls, tensors, subgraphs, **kwargs):
     """Adds the node ``cls(*tensors, *lifted, **subgraphs, **kwargs)`` to ``outer``'s graph,
     ``subgraphs`` mapping kwarg names to :class:`Traced` functions; computes its results on the
-    real tensors (with autograd, unrecorded) and returns them, bound to the node's outputs."""
+    real tensors (with autograd, unrecorded: through :class:`_Branching` for a branching
+    operator) and returns them, bound to the node's outputs."""
     union = []
     for traced in subgraphs.values():
         union += [(n, t) for n, t in traced.lifted if all(n is not u for u, _ in union)]
@@ -189,11 +206,67 @@ def add_node(outer, cls, tensors, subgraphs, **kwargs):
     kwargs.update({k: outer.graph.subgraph(re.sub(r"_\d+$", "", k), traced.graph)  # branch_graph_1
                    for k, traced in subgraphs.items()})
     with untraced(outer):
-        outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
+        if cls.branching and is_grad_enabled() and any(t.requires_grad for t in tensors):
+            outs = _Branching.apply(cls, kwargs, *tensors)
+        else:
+            outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
     node = outer.graph.call_op(cls, [outer.node(t) for t in tensors], kwargs, {"num_outputs": len(outs)})
     outer.bind(outs, node)
-    outer.control_flow_grad |= any(t.requires_grad for t in outs)
+    outer.control_flow_grad |= not cls.branching and any(t.requires_grad for t in outs)
     return list(outs)
+
+
+class _Branching(Function):
+    """Autograd of a branching node recorded in a graph: the backward is :func:`_branch_vjp`."""
+
+    @staticmethod
+    def forward(ctx, cls, kwargs, *tensors):
+        ctx.cls, ctx.kwargs = cls, kwargs
+        ctx.save_for_backward(*tensors)
+        return tuple(cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        needs = ctx.needs_input_grad[3:]  # of the operands (after cls, kwargs and the selector)
+        return (None, None, None, *_branch_vjp(ctx.cls, ctx.kwargs, ctx.saved_tensors, grads, needs))
+
+
+def _branch_vjp(cls, kwargs, tensors, grads, needs):
+    """The gradients of a branching node's operands ``tensors[1:]`` (None where not ``needs``):
+    ``cls(tensors[0], *operands, *grads)`` over each branch's vector-Jacobian product. While a
+    graph is recorded, that node is added to it (each product traced into a subgraph: the
+    recorded backward holds the taken branch's backward); otherwise it runs."""
+    branches = {k: v for k, v in kwargs.items() if hasattr(v, "graph")}
+    others = {k: v for k, v in kwargs.items() if k not in branches}
+    products = {k: _vjp(b.graph, needs) for k, b in branches.items()}
+    args = [*tensors, *grads]
+    outer = tracer()
+    if outer is None:
+        outs = cls.run(args, **products, **others)
+    else:
+        traced = {k: trace(outer, f, args[1:], f"the backward of {cls.name}'s {k}", backward=True)
+                  for k, f in products.items()}
+        outs = add_node(outer, cls, args, traced, **others)
+    got = iter(outs)
+    return [next(got) if need else None for need in needs]
+
+
+def _vjp(graph, needs):
+    """``f(*operands, *grads) -> [gradient of each operand that needs one]`` of the subgraph:
+    its ops replayed with autograd, then their backward (zeros for an operand they do not use)."""
+    run = replay.dispatch(graph)
+
+    def vjp(*args):
+        n = len(graph.placeholders)
+        leaves = [x.detach().requires_grad_() if need else x for x, need in zip(args[:n], needs)]
+        with enable_grad():
+            outs = run(leaves)
+        pairs = [(o, g) for o, g in zip(outs, args[n:]) if o.requires_grad]
+        wanted = [x for x, need in zip(leaves, needs) if need]
+        got = grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True) if pairs else \
+            [None] * len(wanted)
+        return [zeros_like(x) if g is None else g for x, g in zip(wanted, got)]
+    return vjp
 
 
 def captured(capture, eager):
