@@ -1,7 +1,9 @@
-"""Backward through cond and switch inside compiled functions: the recorded backward holds a node
-of the same operator whose branches are the branches' vector-Jacobian products, so a training
-step with a data-dependent branch is one graph (fullgraph=True). Gradients are compared with
-torch 2.13's torch.cond, and for switch (2.14 only) with torch autograd through the picked branch."""
+"""Backward through cond, switch and scan inside compiled functions: the recorded backward holds
+control-flow nodes too (cond/switch: the same operator over the branches' vector-Jacobian
+products; scan: a scan for the carries, then a reverse scan), so a training step with a
+data-dependent branch is one graph (fullgraph=True). Gradients are compared with torch 2.13's
+torch.cond, for switch (2.14 only) with torch autograd through the picked branch, for scan with
+float64 finite differences."""
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,7 @@ import torch
 import ember
 from ember import nn
 from ember._dynamo.utils import counters
-from ember._higher_order_ops import switch
+from ember._higher_order_ops import scan, switch
 from ember.compiler import eval_frame
 
 
@@ -117,3 +119,56 @@ def test_switch_gradients_in_a_compiled_step_equal_torch_on_the_picked_branch(gr
         for g, t in zip(_grads(params), _grads(tparams)):
             np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
     assert counters["stats"]["unique_graphs"] == 1 and _targets(graphs[0]).count("Switch") == 2
+
+
+class _Recurrent(nn.Module):
+    """A scan over time (dim 1) whose combine function reads a parameter from outside."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell, self.w = nn.Linear(3 + 4, 4).double(), nn.Parameter(ember.randn(4, dtype=ember.float64))
+
+    def forward(self, h0, xs, reverse=False):
+        def combine(h, x):
+            h = self.cell(ember.cat([h, x], -1)).tanh() * self.w
+            return h, (h * 2).sum(-1)
+        h, ys = scan(combine, h0, xs, dim=1, reverse=reverse)
+        return (h ** 2).sum() + (ys ** 3).sum()
+
+
+def _finite_differences(f, tensors, eps=1e-6):
+    """Central differences of the float64 scalar ``f()`` with respect to each tensor's elements."""
+    out = []
+    for t in tensors:
+        data, g = t.data.numpy(), np.zeros(tuple(t.shape))
+        for k in np.ndindex(g.shape):
+            keep = data[k]
+            data[k] = keep + eps
+            up = f().item()
+            data[k] = keep - eps
+            g[k] = (up - f().item()) / (2 * eps)
+            data[k] = keep
+        out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_gradients_in_a_compiled_forward_equal_finite_differences(graphs, reverse):
+    ember.manual_seed(0)
+    model = _Recurrent()
+    rng = np.random.default_rng(2)
+    h0 = ember.tensor(rng.standard_normal((2, 4)), requires_grad=True)
+    xs = ember.tensor(rng.standard_normal((2, 5, 3)), requires_grad=True)
+    compiled = ember.compile(model, fullgraph=True)
+    tensors = [h0, xs, *model.parameters()]
+    for _ in range(2):  # the recording call, then the compiled graphs
+        for t in tensors:
+            t.grad = None
+        compiled(h0, xs, reverse).backward()
+    with ember.no_grad():
+        want = _finite_differences(lambda: model(h0, xs, reverse), tensors)
+    for t, w in zip(tensors, want):
+        np.testing.assert_allclose(t.grad.numpy(), w, rtol=1e-6, atol=1e-7)
+    # the forward's Scan; the backward's: the carries before each step, then the reverse scan
+    assert counters["stats"]["unique_graphs"] == 1
+    assert [_targets(g).count("Scan") for g in graphs] == [1, 2]

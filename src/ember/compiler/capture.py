@@ -164,8 +164,8 @@ class Tracer:
         if node._pre_hooks or node._hooks:
             self.hooked_backward()
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
-            self.graph_break("backward through a control-flow operator (ember.scan, map, "
-                             "associative_scan) inside the compiled function")
+            self.graph_break("backward through a control-flow operator (map, associative_scan) "
+                             "inside the compiled function")
         self.ran_backward = True
 
     def node_exit(self, node):

@@ -17,14 +17,15 @@ branch or body (``.item()``, a Python ``if`` on a tensor), or a function raising
 operands (a branch not taken may: torch's fake tensors hold no values to fail on), is a graph
 break of the whole function, or the ``fullgraph=True`` error naming the line.
 
-Gradients: an operator with a ``vjp`` (cond, switch) records its node with an autograd node
-whose backward is a node of the same operator over each branch's vector-Jacobian product (the
-branch's ops, then their backward, traced into a subgraph), so a backward recorded with the
-forward (``ember.compile`` of a training step, or of a forward whose gradients are wanted)
-holds the taken branch's backward as one node as well. The other operators' gradients come
-from replaying their node with autograd.
+Gradients: an operator with a ``vjp`` (cond, switch, scan) records its node with an autograd
+node whose backward is written with control-flow operators again (cond's: a cond over each
+branch's vector-Jacobian product, the branch's ops then their backward traced into a
+subgraph; scan's: a reverse scan), so a backward recorded with the forward (``ember.compile``
+of a training step, or of a forward whose gradients are wanted) holds those nodes as well. The
+other operators' gradients come from replaying their node with autograd.
 """
 import contextlib
+import contextvars
 import re
 
 import numpy as np
@@ -40,18 +41,18 @@ from .capture import Tracer, _meta, flatten
 from .exc import TorchDynamoException, UncapturedHigherOrderOpError
 from .graph import bind_subgraphs
 
-__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced"]
+__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced", "branch_vjp", "vjp_of"]
 
 
 class HigherOrderOp:
     """The target of a control-flow node: ``run(tensors, **kwargs)`` gives the node's results
     (a list of tensors), each :class:`~.graph.Subgraph` of the kwargs arriving as a function
     ``f(*tensors) -> list of tensors``. ``forward`` runs it on arrays (the node's kernel, as an
-    op entry's), ``dispatch`` on tensors with autograd. ``branching``: ``tensors[0]`` picks
-    one subgraph, which takes ``tensors[1:]`` (cond, switch): the node's gradient is then the
-    same operator over the subgraphs' vector-Jacobian products (:func:`_branch_vjp`)."""
+    op entry's), ``dispatch`` on tensors with autograd. ``vjp(kwargs, tensors, grads, needs)``,
+    if the operator has one, gives a gradient per tensor (None where ``needs`` is false) with
+    ops and control-flow operators (recorded while a graph is: see :func:`branch_vjp`)."""
     name = None
-    branching = False
+    vjp = None
 
     @classmethod
     def forward(cls, *arrays, **kwargs):
@@ -113,9 +114,9 @@ class _SubTracer(Tracer):
     """Records one branch or body: its inputs are placeholders made up front; a tensor from
     outside becomes a placeholder too, lifted from the outer graph (``lifted``)."""
 
-    def __init__(self, outer, inputs, backward=False):
+    def __init__(self, outer, inputs):
         super().__init__({}, outer.fullgraph)
-        self.outer, self.breaks, self.lifted, self.backward = outer, outer.breaks, [], backward
+        self.outer, self.breaks, self.lifted, self.backward = outer, outer.breaks, [], _IN_VJP.get()
         for t in inputs:
             key = id(t._data)
             name = outer.value[key].name if key in outer.value else outer.known.get(key, (None, "arg"))[1]
@@ -135,7 +136,7 @@ class _SubTracer(Tracer):
         return node
 
     def node_enter(self, node):
-        if self.backward:  # a branch's vector-Jacobian product (see _vjp)
+        if self.backward:  # a vector-Jacobian product (see vjp_of)
             return super().node_enter(node)
         self.graph_break("backward run inside a control-flow operator's function")
 
@@ -151,10 +152,10 @@ class Traced:
         self.graph, self.result, self.lifted, self.n_inputs = graph, result, lifted, n_inputs
 
 
-def trace(outer, fn, args, what, backward=False):
+def trace(outer, fn, args, what):
     """Runs ``fn(*args)`` recording it into a new graph whose first placeholders are the
-    tensors of ``args``; returns a :class:`Traced`. ``backward``: ``fn`` runs autograd's
-    backward inside (recorded, not a graph break).
+    tensors of ``args``; returns a :class:`Traced`. Inside an operator's ``vjp``, ``fn`` may
+    run autograd's backward (recorded, not a graph break).
 
     Raises:
         UncapturedHigherOrderOpError: ``fn`` writes into a tensor it did not make (``what``
@@ -162,7 +163,7 @@ def trace(outer, fn, args, what, backward=False):
     """
     inputs = flatten(args)
     breaks = len(outer.breaks)
-    sub = _SubTracer(outer, inputs, backward)
+    sub = _SubTracer(outer, inputs)
     failed = None
     with _swapped(outer, sub):
         try:
@@ -190,8 +191,8 @@ def trace(outer, fn, args, what, backward=False):
 def add_node(outer, cls, tensors, subgraphs, **kwargs):
     """Adds the node ``cls(*tensors, *lifted, **subgraphs, **kwargs)`` to ``outer``'s graph,
     ``subgraphs`` mapping kwarg names to :class:`Traced` functions; computes its results on the
-    real tensors (with autograd, unrecorded: through :class:`_Branching` for a branching
-    operator) and returns them, bound to the node's outputs."""
+    real tensors (with autograd, unrecorded: through :class:`_Differentiable` for an operator
+    with a ``vjp``) and returns them, bound to the node's outputs."""
     union = []
     for traced in subgraphs.values():
         union += [(n, t) for n, t in traced.lifted if all(n is not u for u, _ in union)]
@@ -206,18 +207,21 @@ def add_node(outer, cls, tensors, subgraphs, **kwargs):
     kwargs.update({k: outer.graph.subgraph(re.sub(r"_\d+$", "", k), traced.graph)  # branch_graph_1
                    for k, traced in subgraphs.items()})
     with untraced(outer):
-        if cls.branching and is_grad_enabled() and any(t.requires_grad for t in tensors):
-            outs = _Branching.apply(cls, kwargs, *tensors)
+        if cls.vjp is not None and is_grad_enabled() and any(t.requires_grad for t in tensors):
+            outs = _Differentiable.apply(cls, kwargs, *tensors)
         else:
             outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
     node = outer.graph.call_op(cls, [outer.node(t) for t in tensors], kwargs, {"num_outputs": len(outs)})
     outer.bind(outs, node)
-    outer.control_flow_grad |= not cls.branching and any(t.requires_grad for t in outs)
+    outer.control_flow_grad |= cls.vjp is None and any(t.requires_grad for t in outs)
     return list(outs)
 
 
-class _Branching(Function):
-    """Autograd of a branching node recorded in a graph: the backward is :func:`_branch_vjp`."""
+_IN_VJP = contextvars.ContextVar("in_vjp", default=False)  # functions traced now may run backward
+
+
+class _Differentiable(Function):
+    """Autograd of a control-flow node recorded in a graph: the backward is its operator's ``vjp``."""
 
     @staticmethod
     def forward(ctx, cls, kwargs, *tensors):
@@ -227,37 +231,39 @@ class _Branching(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        needs = ctx.needs_input_grad[3:]  # of the operands (after cls, kwargs and the selector)
-        return (None, None, None, *_branch_vjp(ctx.cls, ctx.kwargs, ctx.saved_tensors, grads, needs))
+        token = _IN_VJP.set(True)
+        try:
+            return (None, None, *ctx.cls.vjp(ctx.kwargs, ctx.saved_tensors, grads, ctx.needs_input_grad[2:]))
+        finally:
+            _IN_VJP.reset(token)
 
 
-def _branch_vjp(cls, kwargs, tensors, grads, needs):
-    """The gradients of a branching node's operands ``tensors[1:]`` (None where not ``needs``):
-    ``cls(tensors[0], *operands, *grads)`` over each branch's vector-Jacobian product. While a
-    graph is recorded, that node is added to it (each product traced into a subgraph: the
-    recorded backward holds the taken branch's backward); otherwise it runs."""
+def branch_vjp(cls, kwargs, tensors, grads, needs):
+    """The ``vjp`` of a branching operator (cond, switch: ``tensors[0]`` picks the subgraph
+    that takes ``tensors[1:]``): ``cls(tensors[0], *operands, *grads)`` over each branch's
+    vector-Jacobian product. While a graph is recorded, that node is added to it (each product
+    traced into a subgraph: the recorded backward holds the taken branch's backward); otherwise
+    it runs."""
     branches = {k: v for k, v in kwargs.items() if hasattr(v, "graph")}
     others = {k: v for k, v in kwargs.items() if k not in branches}
-    products = {k: _vjp(b.graph, needs) for k, b in branches.items()}
+    products = {k: vjp_of(replay.dispatch(b.graph), len(b.graph.placeholders), needs[1:])
+                for k, b in branches.items()}
     args = [*tensors, *grads]
     outer = tracer()
     if outer is None:
         outs = cls.run(args, **products, **others)
     else:
-        traced = {k: trace(outer, f, args[1:], f"the backward of {cls.name}'s {k}", backward=True)
-                  for k, f in products.items()}
+        traced = {k: trace(outer, f, args[1:], f"the backward of {cls.name}'s {k}") for k, f in products.items()}
         outs = add_node(outer, cls, args, traced, **others)
     got = iter(outs)
-    return [next(got) if need else None for need in needs]
+    return [None] + [next(got) if need else None for need in needs[1:]]
 
 
-def _vjp(graph, needs):
-    """``f(*operands, *grads) -> [gradient of each operand that needs one]`` of the subgraph:
-    its ops replayed with autograd, then their backward (zeros for an operand they do not use)."""
-    run = replay.dispatch(graph)
-
+def vjp_of(run, n, needs):
+    """``f(*inputs, *grads) -> [gradient of each of the n inputs that needs one]`` of ``run``
+    (``run(list of n tensors) -> list of tensors``, replayed with autograd, then its backward
+    with ``grads`` for its outputs; zeros for an input it does not use)."""
     def vjp(*args):
-        n = len(graph.placeholders)
         leaves = [x.detach().requires_grad_() if need else x for x, need in zip(args[:n], needs)]
         with enable_grad():
             outs = run(leaves)
