@@ -1,9 +1,10 @@
 """Dynamic shapes: a batch-size sweep compiled once under @dynamic_spec vs a graph per size.
 
 The workload is a classifier's forward pass (MLP 64-128-64-10, GELU and tanh, softmax; no grad)
-called at every batch size of the sweep. Variants:
-    ember dynamic_spec: ``forward`` declares ``ShapeVar("B", max=64)``: one graph (generated
-        Python, shape-generic) for the whole sweep;
+called at every batch size of the sweep; with ``--train`` a training step's forward and backward
+(cross-entropy of the logits, gradients into the parameters). Variants:
+    ember dynamic_spec: ``forward`` declares ``ShapeVar("B", max=64)``: one graph (one C build
+        whose loops and GEMMs take the batch size at run time) for the whole sweep;
     ember static: ``ember.compile(dynamic=False, recompile_limit=len(sweep))``: one generated C
         graph per batch size, built in a fresh compile cache (cold, as a first run is);
     torch eager, and with ``--torch-compile`` torch.compile(dynamic=False) and (dynamic=True).
@@ -11,7 +12,7 @@ Compile time is the sum over the sweep of (first call at a size - a steady call 
 steady time is the sum over the sweep of one steady call (best of ``--repeat``). Ratios of the
 steady time are to torch eager.
 
-Run: python benchmarks/bench_dynamic.py [--sizes 1,2,3,...] [--repeat N] [--torch-compile]
+Run: python benchmarks/bench_dynamic.py [--sizes 1,2,3,...] [--repeat N] [--train] [--torch-compile]
 Prints a table (with the CPU's name) and one JSON line.
 """
 import argparse
@@ -25,7 +26,7 @@ import numpy as np
 from bench_compile import cpu_name
 
 
-def make_model(lib, spec=False):
+def make_model(lib, spec=False, train=False):
     nn = lib.nn
 
     class Classifier(nn.Module):
@@ -37,30 +38,49 @@ def make_model(lib, spec=False):
         def forward(self, x):
             return self.net(x).softmax(-1)
 
+        def loss(self, x, y):  # the training workload: compiled with forward's spec
+            return lib.nn.functional.cross_entropy(self.net(x), y)
+
+    if train:
+        Classifier.forward = Classifier.loss
     if spec:
         from ember.fx.experimental.dynamic_spec import STATIC, ShapeVar, TensorSpec, dynamic_spec
-        Classifier.forward = dynamic_spec({"x": TensorSpec([ShapeVar("B", max=64), STATIC])})(Classifier.forward)
+        B = ShapeVar("B", max=64)
+        dims = {"x": TensorSpec([B, STATIC])} | ({"y": TensorSpec([B])} if train else {})
+        Classifier.forward = dynamic_spec(dims)(Classifier.forward)
     lib.manual_seed(0)
     return Classifier().eval()
 
 
-def sweep(lib, run, inputs, repeat):
-    """(compile seconds, steady seconds) of ``run`` over the inputs, and its outputs."""
+def sweep(lib, run, inputs, repeat, train):
+    """(compile seconds, steady seconds) of ``run`` over the inputs, and its outputs (with
+    ``train``: the loss and the first layer's weight gradient)."""
     compile_time, steady, outputs = 0.0, 0.0, []
-    with lib.no_grad():
+    with lib.set_grad_enabled(train):
         for x in inputs:
             start = time.perf_counter()
-            outputs.append(run(x).numpy().copy())
+            out = _call(run, x, train)
             first = time.perf_counter() - start
-            best = min(_timed(run, x) for _ in range(repeat))
+            outputs.append(out)
+            best = min(_timed(run, x, train) for _ in range(repeat))
             compile_time += max(first - best, 0.0)
             steady += best
     return compile_time, steady, outputs
 
 
-def _timed(run, x):
+def _call(run, x, train):
+    if not train:
+        return run(x[0]).numpy().copy()
+    for p in run.parameters():
+        p.grad = None
+    loss = run(*x)
+    loss.backward()
+    return np.concatenate([loss.detach().numpy().ravel(), next(run.parameters()).grad.numpy().ravel()])
+
+
+def _timed(run, x, train):
     start = time.perf_counter()
-    run(x)
+    _call(run, x, train)
     return time.perf_counter() - start
 
 
@@ -68,6 +88,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,2,3,5,8,12,16,23,31,32,47,64")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--train", action="store_true", help="time a forward and backward step")
     parser.add_argument("--torch-compile", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -77,18 +98,18 @@ def main():
     import ember
     torch.set_num_threads(1)  # ember's NumPy kernels run one thread here too (OMP_NUM_THREADS=1)
     rng = np.random.default_rng(0)
-    data = [rng.standard_normal((b, 64)).astype(np.float32) for b in sizes]
-    rows = {}
-    eager = make_model(ember)
+    data = [(rng.standard_normal((b, 64)).astype(np.float32), rng.integers(0, 10, b)) for b in sizes]
+    rows, train = {}, args.train
+    eager = make_model(ember, train=train)
     weights = eager.state_dict()
-    variants = [("ember dynamic_spec", ember, lambda: ember.compile(_loaded(make_model(ember, spec=True), weights))),
-                ("ember static (C)", ember, lambda: ember.compile(_loaded(make_model(ember), weights), dynamic=False,
-                                                                   recompile_limit=len(sizes))),
+    variants = [("ember dynamic_spec (C)", ember, lambda: ember.compile(_loaded(make_model(ember, True, train), weights))),
+                ("ember static (C)", ember, lambda: ember.compile(_loaded(make_model(ember, train=train), weights),
+                                                                   dynamic=False, recompile_limit=len(sizes))),
                 ("ember eager", ember, lambda: eager),
-                ("torch eager", torch, lambda: _torch_model(torch, weights))]
+                ("torch eager", torch, lambda: _torch_model(torch, weights, train))]
     if args.torch_compile:
         variants += [(f"torch.compile dynamic={d}", torch,
-                      lambda d=d: torch.compile(_torch_model(torch, weights), dynamic=d)) for d in (False, True)]
+                      lambda d=d: torch.compile(_torch_model(torch, weights, train), dynamic=d)) for d in (False, True)]
     reference = None
     for name, lib, build in variants:
         ember.compiler.reset()
@@ -96,21 +117,21 @@ def main():
             torch._dynamo.reset()
             torch._dynamo.config.recompile_limit = len(sizes)
         run = build()
-        inputs = [lib.tensor(x) for x in data]
-        compile_time, steady, outputs = sweep(lib, run, inputs, args.repeat)
+        inputs = [(lib.tensor(x), lib.tensor(y)) for x, y in data]
+        compile_time, steady, outputs = sweep(lib, run, inputs, args.repeat, train)
         if reference is None:
             reference = outputs
         error = max(float(np.abs(a - b).max()) for a, b in zip(outputs, reference))
         graphs = ember._dynamo.utils.counters["stats"]["unique_graphs"] if lib is ember else None
         rows[name] = {"compile_s": compile_time, "steady_s": steady, "graphs": graphs, "max_abs_diff": error}
     base = rows["torch eager"]["steady_s"]
-    print(f"CPU: {cpu_name()}, torch on 1 thread; batch sizes {sizes}; steady = one call per size, "
-          f"best of {args.repeat}")
+    print(f"CPU: {cpu_name()}, torch on 1 thread; {'training step' if train else 'forward'}; batch sizes "
+          f"{sizes}; steady = one call per size, best of {args.repeat}")
     print(f"{'variant':28s} {'graphs':>6s} {'compile s':>10s} {'steady ms':>10s} {'vs torch':>9s} {'max |diff|':>11s}")
     for name, r in rows.items():
         print(f"{name:28s} {'' if r['graphs'] is None else r['graphs']:>6} {r['compile_s']:10.3f} "
               f"{r['steady_s'] * 1e3:10.2f} {r['steady_s'] / base:9.2f} {r['max_abs_diff']:11.2e}")
-    print(json.dumps({"benchmark": "dynamic", "cpu": cpu_name(), "sizes": sizes,
+    print(json.dumps({"benchmark": "dynamic", "cpu": cpu_name(), "sizes": sizes, "train": train,
                       "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "rows": rows}))
 
 
@@ -119,8 +140,8 @@ def _loaded(model, weights):
     return model
 
 
-def _torch_model(torch, weights):
-    model = make_model(torch)
+def _torch_model(torch, weights, train=False):
+    model = make_model(torch, train=train)
     model.load_state_dict({k: torch.tensor(v.numpy()) for k, v in weights.items()})
     return model
 

@@ -156,3 +156,31 @@ def test_bad_dynamic_shapes_raise_torch_errors():
         Dim("b", min=5, max=3)
     with pytest.raises(ValueError, match="names parameter 'w'"):
         export(Net(), (x, y), dynamic_shapes=ShapesSpec({"w": TensorSpec([ShapeVar("b"), None])}))
+
+
+class _Tiled(nn.Module):
+    def forward(self, x, n):
+        return x.repeat(n, 1) * 2 + n
+
+
+def test_intvar_on_an_int_argument_is_a_symbol_read_from_each_call():
+    from ember.fx.experimental.dynamic_spec import STATIC, IntVar
+    spec = ShapesSpec({"x": TensorSpec([ShapeVar("B", max=16), STATIC]), "n": IntVar("N", min=1, max=9)})
+    model = _Tiled()
+    ep = export(model, (ember.randn(3, 4), 5), dynamic_shapes=spec)
+    assert ep.int_inputs == {"N": 1} and {str(k): (v.lower, v.upper) for k, v in ep.range_constraints.items()} == \
+        {"B": (0, 16), "N": (1, 9)}
+    assert "View(clone, shape=(B*N, 4))" in str(ep)
+    buffer = io.BytesIO()
+    save(ep, buffer)
+    buffer.seek(0)
+    rng = np.random.default_rng(3)
+    for module in (ep.module(), load(buffer).module()):
+        for b, n in ((2, 3), (7, 8), (16, 1)):
+            x = ember.tensor(rng.standard_normal((b, 4)).astype(np.float32))
+            want = torch.tensor(x.numpy()).repeat(n, 1) * 2 + n  # torch on the same program
+            np.testing.assert_allclose(module(x, n).numpy(), want.numpy(), rtol=1e-6)
+        with pytest.raises(AssertionError, match=r"Guard failed: argument 1 <= 9"):
+            module(ember.ones(2, 4), 10)
+        with pytest.raises(RuntimeError, match=r"position 1 to be an int \(IntVar N\), got float"):
+            module(ember.ones(2, 4), 2.0)

@@ -110,6 +110,7 @@ def _truth(pred):
 class Cond(hop.HigherOrderOp):
     """The graph node of :func:`cond`: args ``(pred, *operand tensors, *lifted)``."""
     name = "Cond"
+    vjp = classmethod(hop.branch_vjp)
 
     @staticmethod
     def run(tensors, true_graph, false_graph):

@@ -1,8 +1,9 @@
 """``scan(combine_fn, init, xs, *, dim=0, reverse=False, length=None)``: a loop threading a
 carry through the slices of ``xs`` (torch._higher_order_ops.scan, with 2.14's counter mode)."""
+from .._creation import zeros_like
 from .._ops.join import stack
 from .._tensor import _wrap_dim
-from ..compiler import hop
+from ..compiler import hop, replay
 from .utils import check_same_meta, flatten, skeleton, unflatten
 
 __all__ = ["scan", "Scan"]
@@ -97,6 +98,37 @@ class Scan(hop.HigherOrderOp):
             return out[:n_init], out[n_init:]
         carry, ys = scan(combine, list(init), list(xs) or None, dim=dim, reverse=reverse, length=length)
         return [*carry, *(ys or ())]
+
+    @classmethod
+    def vjp(cls, kwargs, tensors, grads, needs):
+        """Two scans: one giving the carry before each step (as its ys), then a reverse scan
+        whose carry is the carry's gradient (and the lifted tensors' gradients, summed over the
+        steps) and whose ys are the gradients of ``xs``' slices; each step is the combine
+        function's vector-Jacobian product. Scanned along dimension 0 (``xs`` moved there)."""
+        graph, n_init, n_xs = kwargs["combine_graph"].graph, kwargs["n_init"], kwargs["n_xs"]
+        dim, reverse, length = kwargs["dim"], kwargs["reverse"], kwargs["length"]
+        init, lifted = list(tensors[:n_init]), list(tensors[n_init + n_xs:])
+        xs = [x.movedim(dim, 0) for x in tensors[n_init:n_init + n_xs]]
+        step = replay.dispatch(graph)
+
+        def with_carries(carry, x):
+            return step([*carry, *(x or ()), *lifted])[:n_init], list(carry)
+        _, carries = scan(with_carries, init, xs or None, reverse=reverse, length=length)
+        floats = [t.dtype.is_floating_point for t in tensors]  # what a step differentiates
+        product = hop.vjp_of(step, len(tensors), floats)
+        grad_carry, grad_ys = list(grads[:n_init]), [g.movedim(dim, 0) for g in grads[n_init:]]
+
+        def back(carry, x):  # x: the step's carry, its slices of xs, its ys' gradients
+            before, x_t, grad_y = x[:n_init], x[n_init:n_init + n_xs], x[n_init + n_xs:]
+            got = iter(product(*before, *x_t, *lifted, *carry[:n_init], *grad_y))
+            step_grads = [next(got) if f else zeros_like(t) for f, t in zip(floats, tensors)]
+            summed = [a + b for a, b in zip(carry[n_init:], step_grads[n_init + n_xs:])]
+            return [*step_grads[:n_init], *summed], step_grads[n_init:n_init + n_xs]
+        sums = [zeros_like(t) for t in lifted]
+        carry, grad_xs = scan(back, [*grad_carry, *sums], [*carries, *xs, *grad_ys],
+                              reverse=not reverse, length=length)
+        out = [*carry[:n_init], *(g.movedim(0, dim) for g in grad_xs or ()), *carry[n_init:]]
+        return [g if need else None for g, need in zip(out, needs)]
 
 
 def _capture(tracer, combine_fn, init, xs, leaves, n, dim, reverse):

@@ -57,6 +57,7 @@ class Switch(hop.HigherOrderOp):
     """The graph node of :func:`switch`: args ``(clamped index, *operand tensors, *lifted)``,
     one subgraph kwarg per branch in order."""
     name = "Switch"
+    vjp = classmethod(hop.branch_vjp)
 
     @staticmethod
     def run(tensors, **branches):

@@ -32,6 +32,9 @@ def record_backward(tracer, outputs, placeholder_tensors):
         tracer.known[id(g._data)] = (("grad_output", i), f"grad_output_{i}")
         tracer.keep.append(g._data)
         grad_outputs.append(g)
+        # placeholders in output order, used or not: the backward graph takes them so, and a
+        # backward may read a later output's gradient first (scan's moves its ys' gradient first)
+        tracer.node(g)
     # A leaf's gradient hooks (DDP's averaging) stay out of the graph: the replayed backward
     # flows into the leaves' AccumulateGrad nodes, where the engine runs them on every call.
     hooked = [t._node for _, t in diff if t.grad_fn is None and t._node is not None and t._node._pre_hooks]

@@ -164,8 +164,8 @@ class Tracer:
         if node._pre_hooks or node._hooks:
             self.hooked_backward()
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
-            self.graph_break("backward through a control-flow operator (ember.cond, switch, scan, "
-                             "map) inside the compiled function")
+            self.graph_break("backward through a control-flow operator (map, associative_scan) "
+                             "inside the compiled function")
         self.ran_backward = True
 
     def node_exit(self, node):
@@ -335,9 +335,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        # a control-flow node's gradients come from replaying it with autograd (no joint graph)
+        # a non-branching control-flow node's gradients come from replaying it with autograd
+        # (no joint graph); a branching one's backward is recorded (hop._branch_vjp)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
-                and not tracer.graph.subgraphs():
+                and not tracer.control_flow_grad:
             needing = [t for t in flatten(result) if t.requires_grad]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))

@@ -204,7 +204,8 @@ class _CompiledFunction:
                 sizes = bind(entry.facts, facts, entry.ranges)
                 if sizes is None:
                     continue
-                if entry.shape.ran_at(sizes):
+                if entry.shape.ran_at(sizes):  # the next call with the same world skips the guards
+                    self._last = facts, lambda *call, entry=entry, sizes=sizes: entry(*call, sizes)
                     return entry(world, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)

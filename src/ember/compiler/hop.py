@@ -16,29 +16,43 @@ branch's Python side effects happen during the recording. What cannot be capture
 branch or body (``.item()``, a Python ``if`` on a tensor), or a function raising on the real
 operands (a branch not taken may: torch's fake tensors hold no values to fail on), is a graph
 break of the whole function, or the ``fullgraph=True`` error naming the line.
+
+Gradients: an operator with a ``vjp`` (cond, switch, scan) records its node with an autograd
+node whose backward is written with control-flow operators again (cond's: a cond over each
+branch's vector-Jacobian product, the branch's ops then their backward traced into a
+subgraph; scan's: a reverse scan), so a backward recorded with the forward (``ember.compile``
+of a training step, or of a forward whose gradients are wanted) holds those nodes as well. The
+other operators' gradients come from replaying their node with autograd.
 """
 import contextlib
+import contextvars
 import re
 
 import numpy as np
 
 from .._ops import core as _core
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from .._creation import zeros_like
+from ..autograd import grad
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad, is_grad_enabled
 from . import replay
 from .capture import Tracer, _meta, flatten
 from .exc import TorchDynamoException, UncapturedHigherOrderOpError
 from .graph import bind_subgraphs
 
-__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced"]
+__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced", "branch_vjp", "vjp_of"]
 
 
 class HigherOrderOp:
     """The target of a control-flow node: ``run(tensors, **kwargs)`` gives the node's results
     (a list of tensors), each :class:`~.graph.Subgraph` of the kwargs arriving as a function
     ``f(*tensors) -> list of tensors``. ``forward`` runs it on arrays (the node's kernel, as an
-    op entry's), ``dispatch`` on tensors with autograd."""
+    op entry's), ``dispatch`` on tensors with autograd. ``vjp(kwargs, tensors, grads, needs)``,
+    if the operator has one, gives a gradient per tensor (None where ``needs`` is false) with
+    ops and control-flow operators (recorded while a graph is: see :func:`branch_vjp`)."""
     name = None
+    vjp = None
 
     @classmethod
     def forward(cls, *arrays, **kwargs):
@@ -102,7 +116,7 @@ class _SubTracer(Tracer):
 
     def __init__(self, outer, inputs):
         super().__init__({}, outer.fullgraph)
-        self.outer, self.breaks, self.lifted = outer, outer.breaks, []
+        self.outer, self.breaks, self.lifted, self.backward = outer, outer.breaks, [], _IN_VJP.get()
         for t in inputs:
             key = id(t._data)
             name = outer.value[key].name if key in outer.value else outer.known.get(key, (None, "arg"))[1]
@@ -122,6 +136,8 @@ class _SubTracer(Tracer):
         return node
 
     def node_enter(self, node):
+        if self.backward:  # a vector-Jacobian product (see vjp_of)
+            return super().node_enter(node)
         self.graph_break("backward run inside a control-flow operator's function")
 
     def graph_break(self, reason):
@@ -138,7 +154,8 @@ class Traced:
 
 def trace(outer, fn, args, what):
     """Runs ``fn(*args)`` recording it into a new graph whose first placeholders are the
-    tensors of ``args``; returns a :class:`Traced`.
+    tensors of ``args``; returns a :class:`Traced`. Inside an operator's ``vjp``, ``fn`` may
+    run autograd's backward (recorded, not a graph break).
 
     Raises:
         UncapturedHigherOrderOpError: ``fn`` writes into a tensor it did not make (``what``
@@ -174,7 +191,8 @@ def trace(outer, fn, args, what):
 def add_node(outer, cls, tensors, subgraphs, **kwargs):
     """Adds the node ``cls(*tensors, *lifted, **subgraphs, **kwargs)`` to ``outer``'s graph,
     ``subgraphs`` mapping kwarg names to :class:`Traced` functions; computes its results on the
-    real tensors (with autograd, unrecorded) and returns them, bound to the node's outputs."""
+    real tensors (with autograd, unrecorded: through :class:`_Differentiable` for an operator
+    with a ``vjp``) and returns them, bound to the node's outputs."""
     union = []
     for traced in subgraphs.values():
         union += [(n, t) for n, t in traced.lifted if all(n is not u for u, _ in union)]
@@ -189,11 +207,72 @@ def add_node(outer, cls, tensors, subgraphs, **kwargs):
     kwargs.update({k: outer.graph.subgraph(re.sub(r"_\d+$", "", k), traced.graph)  # branch_graph_1
                    for k, traced in subgraphs.items()})
     with untraced(outer):
-        outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
+        if cls.vjp is not None and is_grad_enabled() and any(t.requires_grad for t in tensors):
+            outs = _Differentiable.apply(cls, kwargs, *tensors)
+        else:
+            outs = cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch))
     node = outer.graph.call_op(cls, [outer.node(t) for t in tensors], kwargs, {"num_outputs": len(outs)})
     outer.bind(outs, node)
-    outer.control_flow_grad |= any(t.requires_grad for t in outs)
+    outer.control_flow_grad |= cls.vjp is None and any(t.requires_grad for t in outs)
     return list(outs)
+
+
+_IN_VJP = contextvars.ContextVar("in_vjp", default=False)  # functions traced now may run backward
+
+
+class _Differentiable(Function):
+    """Autograd of a control-flow node recorded in a graph: the backward is its operator's ``vjp``."""
+
+    @staticmethod
+    def forward(ctx, cls, kwargs, *tensors):
+        ctx.cls, ctx.kwargs = cls, kwargs
+        ctx.save_for_backward(*tensors)
+        return tuple(cls.dispatch(*tensors, **bind_subgraphs(kwargs, replay.dispatch)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        token = _IN_VJP.set(True)
+        try:
+            return (None, None, *ctx.cls.vjp(ctx.kwargs, ctx.saved_tensors, grads, ctx.needs_input_grad[2:]))
+        finally:
+            _IN_VJP.reset(token)
+
+
+def branch_vjp(cls, kwargs, tensors, grads, needs):
+    """The ``vjp`` of a branching operator (cond, switch: ``tensors[0]`` picks the subgraph
+    that takes ``tensors[1:]``): ``cls(tensors[0], *operands, *grads)`` over each branch's
+    vector-Jacobian product. While a graph is recorded, that node is added to it (each product
+    traced into a subgraph: the recorded backward holds the taken branch's backward); otherwise
+    it runs."""
+    branches = {k: v for k, v in kwargs.items() if hasattr(v, "graph")}
+    others = {k: v for k, v in kwargs.items() if k not in branches}
+    products = {k: vjp_of(replay.dispatch(b.graph), len(b.graph.placeholders), needs[1:])
+                for k, b in branches.items()}
+    args = [*tensors, *grads]
+    outer = tracer()
+    if outer is None:
+        outs = cls.run(args, **products, **others)
+    else:
+        traced = {k: trace(outer, f, args[1:], f"the backward of {cls.name}'s {k}") for k, f in products.items()}
+        outs = add_node(outer, cls, args, traced, **others)
+    got = iter(outs)
+    return [None] + [next(got) if need else None for need in needs[1:]]
+
+
+def vjp_of(run, n, needs):
+    """``f(*inputs, *grads) -> [gradient of each of the n inputs that needs one]`` of ``run``
+    (``run(list of n tensors) -> list of tensors``, replayed with autograd, then its backward
+    with ``grads`` for its outputs; zeros for an input it does not use)."""
+    def vjp(*args):
+        leaves = [x.detach().requires_grad_() if need else x for x, need in zip(args[:n], needs)]
+        with enable_grad():
+            outs = run(leaves)
+        pairs = [(o, g) for o, g in zip(outs, args[n:]) if o.requires_grad]
+        wanted = [x for x, need in zip(leaves, needs) if need]
+        got = grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True) if pairs else \
+            [None] * len(wanted)
+        return [zeros_like(x) if g is None else g for x, g in zip(wanted, got)]
+    return vjp
 
 
 def captured(capture, eager):

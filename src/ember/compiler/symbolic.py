@@ -7,15 +7,25 @@ an assumption check. :func:`fit` recovers an expression from sizes observed at s
 the compiler captures a function at a few sizes and fits every size-dependent value of its graph
 (see :mod:`.dynamic`). No sympy: nothing here needs solving, only evaluating and printing.
 """
+import contextlib
+import contextvars
 import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+
+# While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
+# with f-strings, and this makes every one of them C without touching each kernel's template.
+_C_SPELLING = contextvars.ContextVar("c_spelling", default=None)
 
 _PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2, "/": 2}
 _OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
              "/": operator.truediv}
+
+
+class SymbolicSizeError(TypeError):
+    """A size expression was asked for an int or a truth value it has no value for yet."""
 
 
 class Expr:
@@ -89,7 +99,7 @@ class Expr:
     __hash__ = object.__hash__
 
     def __index__(self):
-        raise TypeError(f"the size {self} is symbolic: it has no int value until the graph runs")
+        raise SymbolicSizeError(f"the size {self} is symbolic: it has no int value until the graph runs")
 
     def code(self, name=str):
         """Python source of the expression; ``name`` maps a symbol's name to its spelling."""
@@ -103,8 +113,19 @@ class Expr:
         sep = "*" if self.op == "*" else f" {self.op} "
         return f"{_operand(a, self.op, name)}{sep}{_operand(b, self.op, name, right=True)}"
 
+    def c_code(self, name):
+        """C source of the expression (sizes are >= 0: C's ``/`` and ``%`` are Python's ``//``
+        and ``%`` there), parenthesised; ``name`` maps a symbol's name to its C spelling."""
+        if self.op == "sym":
+            return name(self.args[0])
+        a, b = (v.c_code(name) if isinstance(v, Expr) else f"({v})" if v < 0 else str(v) for v in self.args)
+        if self.op == "/":
+            return f"((double){a} / {b})"
+        return f"({a} {'/' if self.op == '//' else self.op} {b})"
+
     def __repr__(self):
-        return self.code()
+        spelling = _C_SPELLING.get()
+        return self.code() if spelling is None else self.c_code(spelling)
 
     def key(self):
         """A structural key: equal for equal expressions."""
@@ -160,7 +181,7 @@ class Cond:
 
     def __bool__(self):
         if self.op not in ("==", "!="):
-            raise TypeError(f"{self} has no truth value before its symbols have values")
+            raise SymbolicSizeError(f"{self} has no truth value before its symbols have values")
         same = _key(self.lhs) == _key(self.rhs)
         return same if self.op == "==" else not same
 
@@ -170,6 +191,16 @@ class Cond:
 
     def __repr__(self):
         return self.code()
+
+
+@contextlib.contextmanager
+def c_spelling(name):
+    """Within the block, expressions print as C code (:meth:`Expr.c_code` with ``name``)."""
+    token = _C_SPELLING.set(name)
+    try:
+        yield
+    finally:
+        _C_SPELLING.reset(token)
 
 
 def _key(value):

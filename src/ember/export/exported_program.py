@@ -65,9 +65,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
         return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
     spec.check_signature(mod.forward)
     dims, ranges, sizes = spec.bind(mod.forward, args, kwargs, world.inputs)
-    if any(i == ARG for i, _ in dims):
-        raise NotImplementedError("ember.export.export: an IntVar on an int argument is not supported "
-                                  "(exported programs take tensors); pass the size as a tensor's dimension")
+    int_inputs = {e.args[0]: k for (i, k), e in dims.items() if i == ARG}  # an IntVar on an int argument
     why = []
     _, cap, shape, static = capture_dynamic(mod.__call__, args, kwargs, world, True, dims, ranges,
                                             input_names(mod.__call__, args, kwargs), why.append, joint=False)
@@ -82,7 +80,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
                         + (f" ({'; '.join(why)})" if why else "")
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
     return ExportedProgram(GraphModule.from_capture(cap, world),
-                           range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept})
+                           range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
+                           int_inputs={n: k for n, k in int_inputs.items() if n in kept})
 
 
 class ExportGraphSignature:
@@ -135,10 +134,13 @@ class ExportedProgram:
         constants: ``{name: tensor}`` of the other tensors the forward read.
         range_constraints: ``{symbol: ValueRanges}``: the range of each size symbol of a
             dynamic graph (``{}`` for static shapes).
+        int_inputs: ``{symbol name: position in (*args, *kwargs.values())}``: the symbols
+            that are int arguments (an ``IntVar`` on an int), read from each call's arguments.
     """
 
-    def __init__(self, graph_module, range_constraints):
+    def __init__(self, graph_module, range_constraints, int_inputs=None):
         self.graph_module, self.range_constraints = graph_module, range_constraints
+        self.int_inputs = dict(int_inputs or {})
         self.graph_signature = ExportGraphSignature(graph_module)
         held = dict(graph_module.named_parameters())
         held.update(graph_module.named_buffers())
@@ -160,6 +162,7 @@ class ExportedProgram:
         gm = self.graph_module
         module = _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec)
         module._ranges = {str(k): (v.lower, v.upper) for k, v in self.range_constraints.items()}
+        module._int_inputs = self.int_inputs
         return module
 
     def __call__(self, *args, **kwargs):
@@ -175,11 +178,17 @@ class ExportedProgram:
 
 class _ExportedModule(GraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
-    _ranges = {}
+    _ranges, _int_inputs = {}, {}
 
     def forward(self, *args, **kwargs):
         flat = flatten((args, kwargs))
         sizes, derived = {}, []
+        scalars = (*args, *kwargs.values())
+        for n, k in self._int_inputs.items():
+            v = scalars[k] if k < len(scalars) else None
+            if type(v) is not int:
+                raise RuntimeError(f"Expected input at position {k} to be an int (IntVar {n}), got {type(v).__name__}")
+            sizes[n] = (v, f"argument {k}")
         for placeholder, i in zip(self.graph.placeholders, self._inputs):
             if not isinstance(i, int):
                 continue

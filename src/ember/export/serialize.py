@@ -51,6 +51,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
     program = {"format": FORMAT, "graph": _graph(gm.graph), "inputs": [_value(i) for i in gm._inputs],
                "out_spec": _value(gm._out_spec),
                "range_constraints": [[str(k), _bound(v.lower), _bound(v.upper)] for k, v in ep.range_constraints.items()],
+               "int_inputs": ep.int_inputs,
                "tensors": [{"name": name, "dtype": t.dtype.name, "shape": list(t.shape),
                             "parameter": isinstance(t, Parameter), "requires_grad": t.requires_grad}
                            for name, t in held]}
@@ -105,7 +106,10 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         if set(map(str, ranges)) != set(graph.symbols):
             raise ValueError(f"the saved range constraints {program['range_constraints']!r} do not match the "
                              f"graph's size symbols {list(graph.symbols)}")
-        return ExportedProgram(gm, range_constraints=ranges)
+        int_inputs = program.get("int_inputs", {})
+        if not all(n in graph.symbols and type(k) is int and k >= 0 for n, k in int_inputs.items()):
+            raise ValueError(f"the saved int inputs {int_inputs!r} do not match the graph's size symbols")
+        return ExportedProgram(gm, range_constraints=ranges, int_inputs=int_inputs)
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise ValueError(f"not a valid ember.export file: {type(e).__name__}: {e}") from None
 

@@ -32,18 +32,19 @@ def compile_graph(graph, options=None):
 
     Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
     GEMM's and each convolution's candidate kernels on its real shapes instead of the cost
-    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with size symbols (dynamic
-    shapes) gets the Python backend: ``fn(arrays, sizes)``. Never raises for a missing or failing
+    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with
+    size symbols (dynamic shapes) compiles once for all sizes: ``fn(arrays, sizes)`` (``sizes``:
+    {symbol: int}); one with control flow as well runs as generated Python. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
     missing compiler; naming the log file for a failed build).
     """
     options = dict(options or {})
-    if graph.symbols or graph.any_shape:
-        # The C generator bakes every size into its loops and GEMM calls: a graph with size
-        # symbols (or run at other sizes) runs as generated Python, shape-generic.
+    if graph.any_shape or (graph.symbols and graph.subgraphs()):
+        # A subgraph run at other sizes than traced (associative_scan's combine) has no symbols
+        # for them; control-flow subgraphs take no sizes: generated Python, shape-generic.
         if log_enabled("dynamic"):
-            print(f"[ember.compile dynamic] graph with sizes {', '.join(graph.symbols)}: the C backend "
-                  f"needs static sizes, running generated Python (shape-generic)", file=sys.stderr)
+            print(f"[ember.compile dynamic] graph with sizes {', '.join(graph.symbols) or 'of any shape'} "
+                  f"and control flow: running generated Python (shape-generic)", file=sys.stderr)
         return compile_python(graph)
     if graph.subgraphs():  # control flow: the Python driver, each subgraph compiled on its own
         return compile_python(graph, lambda subgraph: compile_graph(subgraph, options))

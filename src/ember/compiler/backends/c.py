@@ -4,6 +4,10 @@ The driver is generated Python (written by the reference backend's :class:`Progr
 points the table's slots at the placeholders' arrays (only when a different array comes in),
 runs each run of C kernels with one ctypes call, runs the nodes C does not know through their
 ``forward``, and copies outputs and the mutations C did not write in place.
+
+A graph with size symbols compiles once for every size: the driver is ``fn(arrays, sizes)``;
+when the sizes differ from the last call's it sizes the buffers that depend on them (growing
+their memory only when a larger size comes) and passes the sizes to each C entry point.
 """
 import ctypes
 import functools
@@ -14,6 +18,7 @@ import time
 import numpy as np
 
 from ...profiler.profiler import record_function, recording
+from ..symbolic import Expr, evaluate
 from . import autotune, cache, toolchain
 from .cgen import generate
 from .kernels import label
@@ -112,7 +117,7 @@ def compile_c(graph, options, compiler):
     table = (ctypes.c_void_p * max(1, len(slots)))()
     buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():
-        if storage.kind == "buffer":
+        if storage.kind == "buffer" and not isinstance(storage.nbytes, Expr):
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
     table.buffers = buffers  # the table outlives the arrays it points at (a kernel's scratch has no other owner)
@@ -140,6 +145,9 @@ def _choose_gemms(lib, gemms, slots, options, compiler):
     for i, (fname, shape, kernel) in enumerate(gemms):
         fn = getattr(lib, fname)
         fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long], None
+        if any(isinstance(v, Expr) for v in shape):  # no sizes to time: BLAS on the whole product
+            choices[i], blocks[i] = 0, 0
+            continue
         if options.get("max_autotune") and scratch is None:
             scratch = _scratch_table(slots)
         choice, block, how = autotune.choose(fname, shape, kernel, fn, scratch, compiler)
@@ -204,14 +212,37 @@ def _fresh(table, last):
     return fresh
 
 
+def _sized_buffers(graph, table, sized, views):
+    """``setup(sizes)`` for a graph with size symbols: gives each buffer of ``sized`` ({slot:
+    byte count expression}) memory for ``sizes`` (kept while large enough), makes the arrays
+    the driver reads (``views``: (name, slot, shape, dtype)) and the sizes C takes (``SZ``).
+    Returns (setup, V: the dict the driver reads them from, SZ)."""
+    memory, values = {}, {"sizes": None}
+    sz = (ctypes.c_int64 * len(graph.symbols))()
+
+    def setup(sizes):
+        for slot, nbytes in sized.items():
+            n = max(1, evaluate(nbytes, sizes))
+            if slot not in memory or memory[slot].nbytes < n:
+                memory[slot] = np.empty(n, np.uint8)
+                table[slot] = memory[slot].ctypes.data
+        for name, slot, shape, dtype in views:
+            values[name] = np.ndarray(evaluate(shape, sizes), dtype, buffer=memory[slot])
+        sz[:] = [sizes[n] for n in graph.symbols]
+        values["sizes"] = dict(sizes)
+    return setup, values, sz
+
+
 def _driver(plan, lib, regions, slots, buffers, table):
-    graph, program = plan.graph, Program()
+    graph, program = plan.graph, Program(plan.graph.symbols)
     names = value_names(graph)
     last = [None] * len(graph.placeholders)
     program.globals.update(P=table, L=last, fresh=_fresh(table, last), lib=lib,
                            bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
+    sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and isinstance(s.nbytes, Expr)}
+    views = []  # the arrays over sized buffers the driver reads, made per size
     for i, p in enumerate(graph.placeholders):
         params = names[p]
         if p in slot_of:
@@ -219,7 +250,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
             # C addresses the array with the shape and dtype it was compiled for: a new array
             # is checked once, before its address goes into the table.
             body.append(f"a{i} = {params} if {params} is L[{i}] else fresh({params}, {i}, {slot_of[p]}, "
-                        f"{loc.shape!r}, {str(loc.dtype)!r}, {p.name!r})")
+                        f"{program.constant(loc.shape)}, {str(loc.dtype)!r}, {p.name!r})")
             known[p] = f"a{i}"
         else:
             known[p] = params
@@ -228,6 +259,15 @@ def _driver(plan, lib, regions, slots, buffers, table):
         if loc.storage.node is node and index in buffers:
             program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index])
             known[node] = f"B_{names[node]}"
+        elif loc.storage.node is node and index in sized:
+            views.append((f"B_{names[node]}", index, loc.shape, loc.dtype))
+            known[node] = f"B_{names[node]}"
+    c_args = "P"
+    if graph.symbols:
+        setup, values, sz = _sized_buffers(graph, table, sized, views)
+        program.globals.update(SETUP=setup, V=values, SZ=sz)
+        body[:0] = ["if sizes != V['sizes']: SETUP(sizes)"] + [f"{v} = V[{v!r}]" for v, *_ in views]
+        c_args = "P, SZ"
     for value, placeholder in plan.in_place.items():
         known[value] = known[placeholder]
 
@@ -240,6 +280,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
     lines, profiled, prefix = body, [], len(body)
     region_of = {id(r[0]): i for i, r in enumerate(regions)}
     raise_bad_target = "raise IndexError(f'Target {bad_target.value} is out of bounds.')"
+    argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_int64)] * bool(graph.symbols)
     for index, kernel in enumerate(plan.kernels):
         start = len(lines)
         if kernel.kind == "python":
@@ -258,13 +299,13 @@ def _driver(plan, lib, regions, slots, buffers, table):
         if id(kernel) in region_of:
             r = region_of[id(kernel)]
             fn = getattr(lib, f"region_{r}")
-            fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+            fn.argtypes, fn.restype = argtypes, ctypes.c_int
             program.globals[f"R{r}"] = fn
-            lines.append(f"if R{r}(P): {raise_bad_target}")
+            lines.append(f"if R{r}({c_args}): {raise_bad_target}")
         fn = getattr(lib, f"kernel_{index}")
-        fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+        fn.argtypes, fn.restype = argtypes, ctypes.c_int
         program.globals[f"K{index}"] = fn
-        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if K{index}(P): {raise_bad_target}"]
+        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if K{index}({c_args}): {raise_bad_target}"]
     tail = len(lines)
     outs = []
     for o in graph.outputs:
@@ -291,12 +332,12 @@ def _driver(plan, lib, regions, slots, buffers, table):
     body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in lines[:prefix] + profiled + lines[tail:]]
     with_ranges = []  # compiled at the first call under a profiler (Python's compile is a warm start's largest cost)
 
-    def run(arrays):
+    def run(*arrays_and_sizes):  # (arrays) or, with size symbols, (arrays, sizes)
         if not recording():
-            return plain(arrays)
+            return plain(*arrays_and_sizes)
         if not with_ranges:
             with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
-        return with_ranges[0](arrays)
+        return with_ranges[0](*arrays_and_sizes)
     run.source = source
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)

@@ -119,8 +119,10 @@ def _graph_text(graph):
 
 def graph_key(graph, compiler, have_blas, autotuning=False):
     """The cache key of compiling ``graph`` (hex), or None when it holds a value the key
-    cannot describe. ``autotuning`` (max-autotune) builds every convolution variant, so it is
-    part of the key."""
+    cannot describe or has size symbols. ``autotuning`` (max-autotune) builds every convolution
+    variant, so it is part of the key."""
+    if graph.symbols:  # sized at each call: compiled once per process, not kept on disk
+        return None
     try:
         text = _graph_text(graph)
     except _Uncacheable:

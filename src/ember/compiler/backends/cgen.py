@@ -4,6 +4,10 @@ Every array is reached through slot ``i`` of a pointer table ``p`` (``s<i>`` in 
 shapes, strides and offsets are compile-time constants, so loops have fixed trip counts and
 contiguous inner strides of 1 that the compiler vectorises. Each kernel is preceded by a
 comment naming the graph nodes it computes.
+
+A graph with size symbols (dynamic shapes) gets one source for every size: its sizes are C
+expressions of the symbols' values (``em_S0``, ...), which the exported entry points take as
+their second argument (``int64_t sz[]``, in ``graph.symbols`` order) and store before running.
 """
 import numpy as np
 
@@ -12,6 +16,7 @@ from .autotune import conv_cost_model, direct_candidate
 from .conv_gemm import conv_variants
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
+from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
 __all__ = ["generate", "collapse"]
@@ -198,7 +203,7 @@ def _loop_kernel(src, kernel, fname, rows):
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
-    if _numel(domain) >= OMP_MIN_ELEMENTS and len(dims) > 0:
+    if not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS:
         lines.append("    #pragma omp parallel for")
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
@@ -248,7 +253,7 @@ def _sum_kernel(src, node, fname):
              f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
-             f"    for (long i = 0; i < {max(1, _numel(out.shape))}; i++) o[i] = 0;"]
+             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = 0;"]
     lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
@@ -269,6 +274,11 @@ def _sum_kernel(src, node, fname):
         closing = len(dims)
     lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
     return lines
+
+
+def _at_least_1(n):
+    """max(1, n): as an int, or as C code for an expression of sizes."""
+    return f"({n} > 1 ? {n} : 1)" if isinstance(n, Expr) else max(1, n)
 
 
 def _inlined_under(plan, node):
@@ -297,7 +307,7 @@ def _softmax_kernel(src, node, fname, log):
     t = CTYPES[out.dtype]
     sfx = "f" if out.dtype == np.float32 else ""
     n = out.shape[-1] if out.shape else 1
-    rows = _numel(out.shape) // max(n, 1) if n else 0
+    rows = _numel(out.shape[:-1])
     finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
               f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;")
     return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
@@ -463,12 +473,12 @@ def _gemm_kernel(src, kernel, fname, epilogue):
               "            }",
               f"            {fname}_finish(p, C, i, i + 1);",
               "        }",
-              "    } else {"] if direct_candidate((m, n, k, 0)) else ["    {"]
-    lines += [f"        em_blas_threads({m * n * k}L);",
+              "    } else {"] if not isinstance(m * n * k, Expr) and direct_candidate((m, n, k, 0)) else ["    {"]
+    lines += [f"        em_blas_threads((long)({m * n * k}));",
               f"        long mb = choice == 1 ? block : {m};",
               f"        for (long r = 0; r < {m}; r += mb) {{",
               f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
-              f"            int lda = {ldb}, ldb = {lda}, ldc = {n};",
+              f"            int lda = {_at_least_1(ldb)}, ldb = {_at_least_1(lda)}, ldc = {_at_least_1(n)};",
               f"            char ta = '{tb}', tb = '{ta}';",
               f"            {t} one = 1, zero = 0;",
               f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
@@ -491,10 +501,17 @@ def _epilogue(src, kernel, fname):
 
 def generate(plan, autotune=False):
     """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
-    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan);
-    gemms are (function name, (M, N, K, itemsize), kernel); convs are (function name, kernel),
-    each variant chosen by ``em_conv_choice[i]`` (see conv_gemm.conv_variants): every variant
-    when ``autotune`` (to be timed), else only the cost model's (half the C to compile)."""
+    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
+    ``(void** p, const int64_t* sz)`` with size symbols); gemms are (function name, (M, N, K,
+    itemsize), kernel); convs are (function name, kernel), each variant chosen by
+    ``em_conv_choice[i]`` (see conv_gemm.conv_variants): every variant when ``autotune`` (to be
+    timed), else only the cost model's (half the C to compile)."""
+    symbols = {name: i for i, name in enumerate(plan.graph.symbols)}
+    with c_spelling(lambda name: f"em_S{symbols[name]}"):
+        return _generate(plan, symbols, autotune)
+
+
+def _generate(plan, symbols, autotune):
     src = _Source(plan)
     body, regions, gemms, calls, convs = [], [], [], {}, []
     for i, kernel in enumerate(plan.kernels):
@@ -561,14 +578,17 @@ def generate(plan, autotune=False):
             regions.append(region)
         region.append(kernel)
     tail = []
+    params = "void** restrict p, const int64_t* restrict sz" if symbols else "void** restrict p"
+    entry = ["    " + " ".join(f"em_S{i} = sz[{i}];" for i in symbols.values())] if symbols else []
     for r, kernels in enumerate(regions):
-        tail.append(f"int region_{r}(void** restrict p) {{")
+        tail += [f"int region_{r}({params}) {{"] + entry
         for kernel in kernels:
             tail += ["    " + c for c in calls[id(kernel)]]
         tail += ["    return 0;", "}"]
     for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
         if kernel.kind != "python":
-            tail += [f"int kernel_{i}(void** restrict p) {{"] + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
+            tail += [f"int kernel_{i}({params}) {{"] + entry + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
     decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
+    decl += [f"static long em_S{i};  /* {name} */" for name, i in symbols.items()]
     return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots, convs

@@ -11,14 +11,25 @@ Passes, each a small function over the graph:
       per output block while the block is in cache;
   :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
       (an optimizer update writing the parameter) when nothing reads the old value afterwards.
+
+In a graph with size symbols (dynamic shapes) sizes, strides, offsets and byte counts are
+:class:`~ember.compiler.symbolic.Expr` s of the symbols: the kernels of :data:`SYMBOLIC_KINDS`
+take them as they come, other nodes run from Python, and buffers whose size depends on a
+symbol keep their own memory (sized per call).
 """
+import functools
 import operator
 
 import numpy as np
 
+from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 
-__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands"]
+__all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands", "SYMBOLIC_KINDS"]
+
+# The kernels whose generators compute every size, stride and trip count from symbolic sizes.
+SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm",
+                            "cross_entropy", "cross_entropy_backward"})
 
 
 class Storage:
@@ -47,7 +58,8 @@ class Loc:
 
     @property
     def contiguous(self):
-        return self.strides == contiguous_strides(self.shape) or _numel(self.shape) <= 1
+        n = _numel(self.shape)
+        return self.strides == contiguous_strides(self.shape) or (not isinstance(n, Expr) and n <= 1)
 
 
 def contiguous_strides(shape):
@@ -59,7 +71,9 @@ def contiguous_strides(shape):
 
 
 def _numel(shape):
-    return int(np.prod(shape, dtype=np.int64))
+    """The element count: an int, or an expression of size symbols."""
+    n = functools.reduce(operator.mul, shape, 1)
+    return n if isinstance(n, Expr) else int(n)
 
 
 class Kernel:
@@ -131,7 +145,10 @@ def _part_loc(plan, part):
 
 
 def _slice_loc(index, src):
-    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None."""
+    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None (also
+    for symbolic sizes: the view runs from Python)."""
+    if free_symbols(index) or free_symbols(src.shape):
+        return None
     if Ellipsis in index:
         at = index.index(Ellipsis)
         fill = len(src.shape) - sum(i is not None for i in index if i is not Ellipsis)
@@ -288,11 +305,19 @@ def _blas_layout(strides, rows, cols):
     if strides is None:
         return None
     s0, s1 = strides
-    if s1 == 1 and s0 >= max(1, cols):
+    if s1 == 1 and _covers(s0, cols):
         return "N", s0
-    if s0 == 1 and s1 >= max(1, rows):
+    if s0 == 1 and _covers(s1, rows):
         return "T", s1
     return None
+
+
+def _covers(stride, n):
+    """Whether ``stride`` >= max(1, n): compared as ints, or equal expressions (a symbolic
+    row length, its row's stride; the C code takes max(1, ·) of a leading dimension)."""
+    if not isinstance(stride, Expr) and not isinstance(n, Expr):
+        return stride >= max(1, n)
+    return bool(stride == n)
 
 
 def _operands_fit(node, kind, loc):
@@ -425,7 +450,7 @@ def reuse_buffers(plan):
     buffers = {}
     for node, loc in plan.loc.items():
         s = loc.storage
-        if s.kind == "buffer" and s.alias is None and s.node is node:
+        if s.kind == "buffer" and s.alias is None and s.node is node and not isinstance(s.nbytes, Expr):
             buffers[s] = plan.position[node]
     # course:begin 18/reuse-buffers
     # hint: walk the buffers in the order they are born; a buffer whose last use (last[s]) comes before
@@ -453,7 +478,12 @@ def make_plan(graph, have_blas):
     plan = Plan(graph, have_blas)
     escaping = _special_users(graph)
     for node in graph.nodes:
-        plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None
+        try:
+            plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None
+        except SymbolicSizeError:  # its kernel's rule needs a size the graph leaves symbolic
+            plan.kind[node] = None
+        if graph.symbols and plan.kind[node] not in SYMBOLIC_KINDS:
+            plan.kind[node] = None
     inline_into_reductions(plan, escaping)
     schedule(plan)
     fuse_epilogues(plan)

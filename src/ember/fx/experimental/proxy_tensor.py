@@ -2,8 +2,11 @@
 (torch.fx.experimental.proxy_tensor.make_fx), by the compiler's capture."""
 import functools
 
-from ...compiler.capture import capture
+from ...compiler.capture import capture, flatten, input_names
+from ...compiler.dynamic import capture_dynamic
 from ...compiler.guards import World
+from ...compiler.symbolic import symbol
+from ...export.exported_program import _ExportedModule
 from ..graph_module import GraphModule
 
 __all__ = ["make_fx"]
@@ -19,15 +22,17 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
     ``print_readable()``, callable on new inputs of the traced shapes).
 
     ember traces with the real values (``"real"``); ``"fake"`` is accepted and traces the same
-    way. Control-flow operators (``ember.cond``, ``while_loop``, ...) become single nodes
+    way. ``"symbolic"``: every size >= 2 of the tensor inputs is a size symbol (``s0``, ``s1``,
+    ...; equal sizes share one, as torch's duck sizing; 0 and 1 stay static), the graph's sizes
+    are expressions of them (found by recording at a few sizes, :mod:`ember.compiler.dynamic`)
+    and the module runs at other sizes, checking them (``AssertionError("Guard failed: ...")``);
+    a size the function specialises stays static. Control-flow operators (``ember.cond``, ``while_loop``, ...) become single nodes
     holding their subgraphs; the module's parameters are held under their qualified names,
     other tensors ``f`` reads as ``_tensor_constant<k>``. ``decomposition_table`` and the
     other options are accepted for compatibility (ember's graph holds its op entries).
 
     Raises:
         AssertionError: an unknown ``tracing_mode``.
-        NotImplementedError: ``tracing_mode="symbolic"`` (ember's captured graphs have
-            static shapes).
         ember._dynamo.exc.Unsupported: ``f`` needs a tensor's value in Python (``.item()``,
             ``if tensor:``): the message names the line.
 
@@ -35,14 +40,30 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
     """
     if tracing_mode not in _MODES:
         raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
-    if tracing_mode == "symbolic":
-        raise NotImplementedError("make_fx(tracing_mode='symbolic'): ember's captured graphs have static "
-                                  "shapes; trace with tracing_mode='real'")
 
     @functools.wraps(f)
     def wrapped(*args):
         world = World(f, args, {})
-        _, cap = capture(f, args, {}, world, fullgraph=True, joint=False)
         name = getattr(f, "__name__", type(f).__name__)
-        return GraphModule.from_capture(cap, world, name if name.isidentifier() else "GraphModule")
+        name = name if name.isidentifier() else "GraphModule"
+        if tracing_mode != "symbolic":
+            _, cap = capture(f, args, {}, world, fullgraph=True, joint=False)
+            return GraphModule.from_capture(cap, world, name)
+        dims, ranges = _duck_sizes(world.inputs)
+        _, cap, shape, static = capture_dynamic(f, args, {}, world, True, dims, ranges, input_names(f, args, {}),
+                                                lambda text: None, joint=False)
+        module = _ExportedModule.from_capture(static or cap, world, name)
+        module._ranges = {} if static is not None or shape is None else shape.ranges
+        return module
     return wrapped
+
+
+def _duck_sizes(inputs):
+    """``({(input index, dim): symbol}, {name: (2, None)})``: a symbol per distinct size >= 2
+    of the tensor inputs, in order of appearance."""
+    dims, named = {}, {}
+    for i, t in enumerate(inputs):
+        for d, size in enumerate(getattr(t, "shape", ())):
+            if size >= 2:
+                dims[(i, d)] = symbol(named.setdefault(size, f"s{len(named)}"))
+    return dims, {name: (2, None) for name in named.values()}
