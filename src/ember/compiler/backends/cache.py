@@ -24,7 +24,7 @@ import numpy as np
 from ... import _dtype
 from ..graph import Node, Subgraph
 from ..symbolic import Expr
-from . import toolchain
+from . import conv, toolchain
 from .plan import Kernel, Loc, Plan, Storage
 
 __all__ = ["graph_key", "load", "save"]
@@ -127,7 +127,8 @@ def graph_key(graph, compiler, have_blas, autotuning=False):
         text = _graph_text(graph)
     except _Uncacheable:
         return None
-    parts = [text, code_version(), f"blas:{have_blas}", f"autotune:{autotuning}", _compiler_identity(tuple(compiler)),
+    parts = [text, code_version(), f"blas:{have_blas}", f"autotune:{autotuning}",
+             f"conv threshold:{conv.MIN_GEMM_CHANNELS}",  # the cost model's setting (tests change it) _compiler_identity(tuple(compiler)),
              " ".join(toolchain.FLAGS), toolchain.cpu_identity(), platform.python_implementation()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
