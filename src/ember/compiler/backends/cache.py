@@ -151,7 +151,8 @@ def save(key, lib_key, plan, regions, gemms, slots, convs):
             locs.append([index[node], slot, list(loc.shape), loc.dtype.str])
     payload = {
         "library": lib_key,
-        "slots": [[i, s.kind, index[s.node], list(s.shape), s.dtype.str] for i, s in slots.items()],
+        "slots": [[i, s.kind, None if s.node is None else index[s.node], list(s.shape), s.dtype.str]
+                  for i, s in slots.items()],  # node None: a kernel's private scratch
         "locs": locs,
         "kernels": [[k.kind, [index[n] for n in k.nodes], [index[n] for n in k.epilogue.nodes] if k.epilogue else None]
                     for k in plan.kernels],
@@ -181,7 +182,7 @@ def load(key, graph):
         plan = Plan(graph)
         slots = {}
         for i, kind, n, shape, dtype in payload["slots"]:
-            slots[i] = Storage(kind, nodes[n], shape, np.dtype(dtype))
+            slots[i] = Storage(kind, None if n is None else nodes[n], shape, np.dtype(dtype))
             slots[i].index = i
         for n, slot, shape, dtype in payload["locs"]:
             storage = slots[slot]
