@@ -11,7 +11,7 @@ import scipy.linalg
 from .._creation import eye, tensor, zeros
 from .._ops.core import apply
 from .._ops.decompositions import (Cholesky, EigvalsH, LuFactor, MatrixSqrth, Polar, Qr, SvdVals,
-                                   eig_factors, eigh_factors, lu_shapes, permutation_from_pivots, qr_shapes,
+                                   eig_factors, eigh_factors, lu_shapes, permutation_from_pivots,
                                    svd_factors)
 from .._ops.lapack import LinAlgError, not_positive_definite, unpack
 from .._ops.solvers import SolveTriangular
