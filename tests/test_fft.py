@@ -127,3 +127,20 @@ def test_spectrum_of_a_real_signal_has_torchs_signed_zeros():
             t = getattr(torch.fft, name)(torch.tensor(x), dim=dim).resolve_conj()
             np.testing.assert_array_equal(np.signbit(e.numpy().imag), np.signbit(t.numpy().imag))
             np.testing.assert_allclose(e.angle().numpy(), t.angle().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_public_scipy_fallback_equals_the_private_transforms():
+    """If a SciPy release moves its private pocketfft module, ember.fft runs PublicFFT: the same
+    transforms, scalings and signs."""
+    pocketfft = pytest.importorskip("scipy.fft._pocketfft").pypocketfft
+    from ember.fft import PublicFFT
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8))
+    r = rng.standard_normal((3, 8))
+    h = pocketfft.r2c(r, (0, 1), True, 0)
+    for forward in (True, False):
+        for inorm in (0, 1, 2):
+            for axes in ((1,), (0, 1)):
+                np.testing.assert_allclose(PublicFFT.c2c(x, axes, forward, inorm), pocketfft.c2c(x, axes, forward, inorm))
+                np.testing.assert_allclose(PublicFFT.r2c(r, axes, forward, inorm), pocketfft.r2c(r, axes, forward, inorm))
+            np.testing.assert_allclose(PublicFFT.c2r(h, (0, 1), 8, forward, inorm), pocketfft.c2r(h, (0, 1), 8, forward, inorm))

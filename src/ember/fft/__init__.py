@@ -13,7 +13,7 @@ padding to ``n`` is trimming back and vice versa; a one-sided transform's adjoin
 the missing half, and a complex-to-real one counts the bins it mirrored twice.
 """
 import numpy as np
-from scipy.fft._pocketfft import pypocketfft as pocketfft
+import scipy.fft
 
 from .. import _dtype
 from .._creation import tensor, zeros
@@ -28,6 +28,37 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rf
            "rfftfreq", "fftshift", "ifftshift"]
 
 _ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+class PublicFFT:
+    """pocketfft's three transforms (``c2c``, ``r2c``, ``c2r``: ``forward`` picks the sign of
+    the exponent, ``inorm`` scales by 1, 1/sqrt(n) or 1/n whatever the direction) through
+    ``scipy.fft``'s public functions: what runs if a SciPy release moves the private module."""
+    _NORM = ("backward", "ortho", "forward")  # scipy's name for a forward transform's scaling
+
+    @classmethod
+    def _norm(cls, forward, inorm):
+        return cls._NORM[inorm] if forward else cls._NORM[2 - inorm]
+
+    @classmethod
+    def c2c(cls, x, axes, forward, inorm):
+        return (scipy.fft.fftn if forward else scipy.fft.ifftn)(x, axes=axes, norm=cls._norm(forward, inorm))
+
+    @classmethod
+    def r2c(cls, x, axes, forward, inorm):
+        out = scipy.fft.rfftn(x, axes=axes, norm=cls._NORM[inorm])
+        return out if forward else np.conj(out)
+
+    @classmethod
+    def c2r(cls, x, axes, lastsize, forward, inorm):
+        sizes = [x.shape[a] for a in axes[:-1]] + [lastsize]
+        return scipy.fft.irfftn(np.conj(x) if forward else x, s=sizes, axes=axes, norm=cls._norm(False, inorm))
+
+
+try:  # the C transforms themselves: scipy.fft's argument handling is a third of a small one
+    from scipy.fft._pocketfft import pypocketfft as pocketfft
+except ImportError:
+    pocketfft = PublicFFT
 
 
 # ---- arguments ------------------------------------------------------------------------------------
