@@ -28,7 +28,9 @@ class Logsumexp(Op):
         with np.errstate(divide="ignore", invalid="ignore"):  # -inf and nan results, silently
             if x.size == 0:
                 return xp.log(xp.add.reduce(xp.exp(x), axis=dim, keepdims=keepdim))
-            m = xp.maximum.reduce(x, axis=dim, keepdims=True)
+            # shifted by the largest real part only: a complex shift would add its imaginary
+            # part outside log's principal branch (torch's result is the principal value)
+            m = xp.maximum.reduce(x.real if x.dtype.kind == "c" else x, axis=dim, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)
             out = xp.log(xp.add.reduce(xp.exp(x - m), axis=dim, keepdims=True)) + m
         return out if keepdim else out.squeeze(axis=dim)
