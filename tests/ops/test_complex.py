@@ -420,3 +420,10 @@ def test_random_complex_tensors_as_torch():
     assert w.real.min().item() >= -1 and w.imag.max().item() < 1 and abs(w.imag.var().item() - 1 / 3) < 0.02
     z = ember.tensor([1.5, -2.0])
     assert z.cfloat().dtype is ember.complex64 and z.cdouble().tolist() == [1.5 + 0j, -2 + 0j]
+
+
+def test_logsumexp_is_the_principal_value():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((200, 3)) * 3 + 1j * rng.standard_normal((200, 3)) * 3
+    np.testing.assert_allclose(ember.logsumexp(ember.tensor(a), 1).numpy(),
+                               torch.logsumexp(torch.tensor(a), 1).numpy(), rtol=1e-12, atol=1e-12)
