@@ -6,6 +6,7 @@ runs each run of C kernels with one ctypes call, runs the nodes C does not know 
 ``forward``, and copies outputs and the mutations C did not write in place.
 """
 import ctypes
+import functools
 import os
 import sys
 import time
@@ -55,8 +56,10 @@ def blas_pointers():
     return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
 
 
+@functools.lru_cache(maxsize=None)
 def numpy_blas_pointers():
-    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None."""
+    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None
+    (looked up once: listing the loaded libraries takes tens of milliseconds)."""
     try:
         from threadpoolctl import ThreadpoolController
         for lib in ThreadpoolController().lib_controllers:
@@ -75,7 +78,11 @@ def compile_c(graph, options, compiler):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
     pointers = blas_pointers()
     plan = make_plan(graph, have_blas=pointers is not None)
-    source, regions, gemms, slots, convs = generate(plan, autotune=bool(options.get("max_autotune")))
+    # max_autotune generates both variants of a conv kernel without a record, to time them
+    tune = bool(options.get("max_autotune"))
+    recorded = functools.partial(autotune.recorded_conv, compiler=compiler, have_blas=plan.have_blas)
+    source, regions, gemms, slots, convs = generate(
+        plan, lambda kernel: None if tune and recorded(kernel)[1] != "cached" else recorded(kernel)[0])
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
     openmp = "#pragma omp parallel" in source
