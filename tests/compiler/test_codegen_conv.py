@@ -29,7 +29,10 @@ VARIANTS = {"direct loops": 10 ** 9, "im2col + BLAS": 0}  # the cost model's thr
 
 
 @pytest.fixture(autouse=True)
-def _reset():
+def _private_cache(tmp_path, monkeypatch):
+    """A fresh compile cache: no autotuning record from other runs overrides the cost model."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
     ember.compiler.reset()
     yield
     ember.compiler.reset()
@@ -102,11 +105,10 @@ def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(variant, monkeypatc
 
 def test_max_autotune_times_both_variants_records_and_reuses_the_choice(tmp_path, monkeypatch, capfd):
     """mode="max-autotune" times each conv kernel's two variants on its real shapes and records
-    the faster in autotune.json; later compilations read the record (whatever it says: here
-    rewritten to each variant in turn), and both variants give eager's numbers."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
-    monkeypatch.setenv("EMBER_LOGS", "autotuning")
+    the faster in autotune.json; later compilations, max-autotune or default, read the record
+    (whatever it says: here rewritten to each variant in turn) and generate that variant alone,
+    and both variants give eager's numbers."""
+    monkeypatch.setenv("EMBER_LOGS", "autotuning,output_code")
     rng = np.random.default_rng(2)
     x0, w0, r0 = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 9, 7), (8, 3, 3, 3), (2, 8, 9, 7)))
 
@@ -133,10 +135,12 @@ def test_max_autotune_times_both_variants_records_and_reuses_the_choice(tmp_path
     path = tmp_path / "ember" / "compile" / "autotune.json"
     table = json.loads(path.read_text())
     assert [autotune.CONV_NAMES[table[key][0]] for key in table] == [name for _, name in timed]
-    for forced, name in enumerate(autotune.CONV_NAMES):
+    for (forced, name), mode in zip(enumerate(autotune.CONV_NAMES), ("max-autotune", None)):
         path.write_text(json.dumps({key: [forced, 0] for key in table}))
-        got = run("max-autotune")
+        got = run(mode or "default")
         log = capfd.readouterr().err
         assert log.count(f"-> {name} (cached)") >= 3 and "(timed" not in log
+        for op in ("Conv", "ConvTranspose", "ConvWeight"):
+            assert (f"/* direct {op} " in log, f"/* im2col + BLAS {op} " in log) == (forced == 0, forced == 1)
         for mine, reference in zip(got, eager):
             np.testing.assert_allclose(mine, reference, rtol=1e-4, atol=1e-5)

@@ -7,7 +7,8 @@ call, for products so small that the call costs more than the arithmetic). Convo
 candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
 BLAS (conv_gemm.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
 the real shapes); choices are stored in ``autotune.json`` in the compile cache, keyed by
-kernel signature, compiler and CPU, and reused by later compilations and processes.
+kernel signature, compiler and CPU, and reused by later compilations and processes (for
+convolutions also in the default mode, which otherwise takes the cost model).
 """
 import functools
 import hashlib
@@ -19,7 +20,7 @@ import time
 from . import conv, conv_gemm, toolchain
 from .kernels import label
 
-__all__ = ["choose", "choose_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
+__all__ = ["choose", "choose_conv", "recorded_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
 
 NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel")
 CONV_NAMES = ("direct loops", "im2col + BLAS")
@@ -87,6 +88,15 @@ def _load():
         return {}
 
 
+def records_digest():
+    """A digest of the recorded choices. Generated code embeds them (a convolution is built with
+    its recorded variant only), so the compile cache keys on it: a new record means new code."""
+    try:
+        return hashlib.sha256(_path().read_bytes()).hexdigest()[:16]
+    except OSError:
+        return "none"
+
+
 def _store(key, value):
     table = _load()
     table[key] = value
@@ -106,20 +116,27 @@ def _time(fn, table, choice, block, repeat=5):
     return best
 
 
-def choose_conv(kernel, fn, scratch, compiler, have_blas):
-    """(choice, how it was chosen) for a convolution kernel ``fn(table, choice)``: the cost
-    model without ``scratch`` (a pointer table of scratch arrays), else the cached or timed
-    faster of the candidates."""
+def recorded_conv(kernel, compiler, have_blas):
+    """(choice, how) for a convolution kernel without timing: the choice ``max_autotune``
+    recorded for it ("cached"), else the cost model's."""
     node = kernel.nodes[0]
-    if scratch is None or not have_blas or not conv_gemm.candidate(node):
-        return conv_cost_model(node, have_blas), "cost model"
-    key = _key("conv", conv_signature(kernel), kernel, compiler)
-    cached = _load().get(key)
-    if cached is not None:
-        return cached[0], "cached"
+    if have_blas and conv_gemm.candidate(node):
+        cached = _load().get(_key("conv", conv_signature(kernel), kernel, compiler))
+        if cached is not None:
+            return cached[0], "cached"
+    return conv_cost_model(node, have_blas), "cost model"
+
+
+def choose_conv(kernel, fn, scratch, compiler, have_blas):
+    """(choice, how it was chosen) for a convolution kernel ``fn(table, choice)``: as
+    :func:`recorded_conv`, except that with ``scratch`` (a pointer table of scratch arrays) a
+    kernel without a record has both candidates timed and the faster recorded."""
+    choice, how = recorded_conv(kernel, compiler, have_blas)
+    if scratch is None or how == "cached" or not (have_blas and conv_gemm.candidate(kernel.nodes[0])):
+        return choice, how
     timed = {c: _time(lambda table, choice, _: fn(table, choice), scratch, c, 0) for c in (0, 1)}
     best = min(timed, key=timed.get)
-    _store(key, [best, 0])
+    _store(_key("conv", conv_signature(kernel), kernel, compiler), [best, 0])
     return best, "timed: " + ", ".join(f"{CONV_NAMES[c]} {t * 1e6:.1f} us" for c, t in timed.items())
 
 

@@ -69,8 +69,10 @@ def blas_pointers():
     return tuple(get(capi[f], name(capi[f])) for f in ("sgemm", "dgemm"))
 
 
+@functools.lru_cache(maxsize=None)
 def numpy_blas_pointers():
-    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None."""
+    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None
+    (looked up once: listing the loaded libraries takes tens of milliseconds)."""
     try:
         from threadpoolctl import ThreadpoolController
         for lib in ThreadpoolController().lib_controllers:
@@ -101,7 +103,10 @@ def compile_c(graph, options, compiler):
         cached = True
     else:
         plan = make_plan(graph, have_blas=pointers is not None)
-        source, regions, gemms, slots, convs = generate(plan, autotune=autotuning)
+        # max_autotune generates both variants of a conv kernel without a record, to time them
+        recorded = functools.partial(autotune.recorded_conv, compiler=compiler, have_blas=plan.have_blas)
+        source, regions, gemms, slots, convs = generate(
+            plan, lambda kernel: None if autotuning and recorded(kernel)[1] != "cached" else recorded(kernel)[0])
         lib, cached, lib_key = toolchain.build(source, compiler, openmp="#pragma omp parallel" in source)
         if key:
             cache.save(key, lib_key, plan, regions, gemms, slots, convs)

@@ -24,7 +24,7 @@ import numpy as np
 from ... import _dtype
 from ..graph import Node, Subgraph
 from ..symbolic import Expr
-from . import conv, toolchain
+from . import autotune, conv, toolchain
 from .plan import Kernel, Loc, Plan, Storage
 
 __all__ = ["graph_key", "load", "save"]
@@ -128,7 +128,8 @@ def graph_key(graph, compiler, have_blas, autotuning=False):
     except _Uncacheable:
         return None
     parts = [text, code_version(), f"blas:{have_blas}", f"autotune:{autotuning}",
-             f"conv threshold:{conv.MIN_GEMM_CHANNELS}",  # the cost model's setting (tests change it) _compiler_identity(tuple(compiler)),
+             f"conv threshold:{conv.MIN_GEMM_CHANNELS}",  # the cost model's setting (tests change it)
+             f"autotune records:{autotune.records_digest()}", _compiler_identity(tuple(compiler)),
              " ".join(toolchain.FLAGS), toolchain.cpu_identity(), platform.python_implementation()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 

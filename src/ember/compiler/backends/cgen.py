@@ -12,7 +12,7 @@ their second argument (``int64_t sz[]``, in ``graph.symbols`` order) and store b
 import numpy as np
 
 from . import attention, norm, rnn
-from .autotune import conv_cost_model, direct_candidate
+from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
@@ -499,19 +499,19 @@ def _epilogue(src, kernel, fname):
     return lines, (fname + "e", made is not None, outer)
 
 
-def generate(plan, autotune=False):
+def generate(plan, conv_choice=lambda kernel: None):
     """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
     ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
     ``(void** p, const int64_t* sz)`` with size symbols); gemms are (function name, (M, N, K,
     itemsize), kernel); convs are (function name, kernel), each variant chosen by
-    ``em_conv_choice[i]`` (see conv_gemm.conv_variants): every variant when ``autotune`` (to be
-    timed), else only the cost model's (half the C to compile)."""
+    ``em_conv_choice[i]`` (see conv_gemm.conv_variants): only the variant ``conv_choice(kernel)``
+    names (half the C to compile), every variant where it is None (to be timed)."""
     symbols = {name: i for i, name in enumerate(plan.graph.symbols)}
     with c_spelling(lambda name: f"em_S{symbols[name]}"):
-        return _generate(plan, symbols, autotune)
+        return _generate(plan, symbols, conv_choice)
 
 
-def _generate(plan, symbols, autotune):
+def _generate(plan, symbols, conv_choice):
     src = _Source(plan)
     body, regions, gemms, calls, convs = [], [], [], {}, []
     for i, kernel in enumerate(plan.kernels):
@@ -532,9 +532,9 @@ def _generate(plan, symbols, autotune):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
-            node = kernel.nodes[0]
+            node, choice = kernel.nodes[0], conv_choice(kernel)
             lines += conv_variants(src, node, fname, CTYPES[node_dtype(node)], epilogue,
-                                   (0, 1) if autotune else (conv_cost_model(node, plan.have_blas),))
+                                   (0, 1) if choice is None else (choice,))
             convs.append((fname, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
         elif kernel.kind == "pool":
