@@ -21,10 +21,11 @@ LAYERS = [
      "ember.cli", "ember.milestones", "ember.course"],
     ["ember.compiler", "ember._higher_order_ops", "ember.distributed", "ember.profiler", "ember.ao",
      "ember.fx", "ember.export",  # torch.fx and torch.export: the compiler's graphs as programs
+     "ember.multiprocessing",  # torch.multiprocessing: tensors shared between processes
      "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
-    ["ember.nn", "ember.optim", "ember.utils.data", "ember.datasets", "ember.models",
+    ["ember.nn", "ember.optim", "ember.distributions", "ember.utils.data", "ember.datasets", "ember.models",
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
@@ -33,7 +34,7 @@ LAYERS = [
      "ember._creation", "ember._random", "ember._distributions",
      "ember._memory", "ember._print",
      "ember._legacy", "ember.linalg", "ember.fft", "ember.special", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
-     "ember._dtype", "ember._device", "ember._size"],
+     "ember._dtype", "ember._device", "ember._size", "ember._layout"],
     ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode"],
     ["ember._backend"],
 ]

@@ -69,6 +69,8 @@ from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, c
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
                              lu_unpack, geqrf, cross)
 from ._ops.covariance import cov, corrcoef
+from ._ops.sparse import sparse_coo_tensor, spmm
+from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
 from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
@@ -144,7 +146,8 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
-    "geqrf", "special"})
+    "geqrf", "special", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
+    "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"})
 
 
 def is_tensor(obj):
@@ -169,7 +172,8 @@ def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
-                "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing"):
+                "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
+                "multiprocessing", "distributions"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("cond", "switch", "while_loop"):
         return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)

@@ -3,6 +3,7 @@ https://pytorch.org/docs/stable/torch.html#creation-ops). Every function accepts
 ``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
 ``f((2, 3))``."""
 import builtins
+import collections.abc
 import math
 import numbers
 import warnings
@@ -30,8 +31,17 @@ def _finish(data, requires_grad=False):
     return t
 
 
+def _listed(data):
+    """``data`` with a Python sequence other than a list or tuple (a deque, a range) as a list,
+    as PyTorch reads any sequence."""
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+        return list(data)
+    return data
+
+
 def _infer(data):
     """A NumPy array of ``data`` in the dtype PyTorch would infer for it."""
+    data = _listed(data)
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, (np.ndarray, np.generic)):
@@ -102,6 +112,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     RuntimeError for list values outside an integer ``dtype``'s range.
     """
     check_device(device)
+    data = _listed(data)
     arr = _infer(data)
     if dtype is not None:
         if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
@@ -157,30 +168,39 @@ def _size(size, name=None):
     return size
 
 
+def _sizes(sizes, size):
+    """The size given positionally (``zeros(2, 3)``, ``zeros((2, 3))``) or as ``size=``."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError("received both positional sizes and size=; give one")
+    return (size,)
+
+
 def _np(dtype):
     return (dtype or _dtype.get_default_dtype()).np
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of zeros of ``size`` (the default float dtype unless ``dtype``)
     (https://pytorch.org/docs/stable/generated/torch.zeros.html)."""
     check_device(device)
-    return _finish(np.zeros(_size(size, "zeros"), _np(dtype)), requires_grad)
+    return _finish(np.zeros(_size(_sizes(sizes, size), "zeros"), _np(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of ones of ``size`` (the default float dtype unless ``dtype``)
     (https://pytorch.org/docs/stable/generated/torch.ones.html)."""
     check_device(device)
-    return _finish(np.ones(_size(size, "ones"), _np(dtype)), requires_grad)
+    return _finish(np.ones(_size(_sizes(sizes, size), "ones"), _np(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
     """An uninitialised tensor of ``size``; ember gives zeros
     (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
-    return _finish(np.empty(_size(size, "empty"), _np(dtype)), requires_grad)
+    return _finish(np.empty(_size(_sizes(sizes, size), "empty"), _np(dtype)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -296,17 +316,19 @@ def _float_dtype(dtype, name):
     return dtype
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples on [0, 1)."""
     check_device(device)
     dtype = _float_dtype(dtype, "check_uniform_bounds")
+    size = _sizes(sizes, size)
     return _finish(_distributions.uniform(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples; complex dtypes draw the real and imaginary parts with variance
     1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
     check_device(device)
+    size = _sizes(sizes, size)
     if dtype is not None and dtype.is_complex:
         parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
         return _finish(parts.view(dtype.np)[..., 0], requires_grad)

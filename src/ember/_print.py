@@ -125,11 +125,14 @@ def _nested(data, indent, summarize, fmt):
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
-def _with_suffixes(text, suffixes, indent):
+def _with_suffixes(text, suffixes, indent, newline=False):
+    """``text`` and then ``suffixes``, wrapped at the line width (the first on a line of its own
+    when ``newline``, as the sparse form puts it), and the closing parenthesis."""
     out = [text]
     last_line = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last_line + len(s) + 2 > OPTIONS["linewidth"]:
+        if newline or last_line + len(s) + 2 > OPTIONS["linewidth"]:
+            newline = False
             out.append(",\n" + " " * indent + s)
             last_line = indent + len(s)
         else:
@@ -138,12 +141,43 @@ def _with_suffixes(text, suffixes, indent):
     return "".join(out) + ")"
 
 
-def tensor_repr(t):
+def _sparse_repr(t, prefix):
+    """PyTorch's form: the indices and values as tensors, then size, nnz, dtype and layout."""
+    data = t._data
+    head = prefix + "indices="
+    lines = [head + _indented(_plain(t._make(data.indices)), len(head)) + ","]
+    pad = " " * len(prefix)
+    lines.append(pad + "values=" + _indented(_plain(t._make(data.values)), len(pad) + 7))
+    suffixes = [f"size={tuple(data.shape)}", f"nnz={data.nnz}"]
+    if t.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+        suffixes.append(f"dtype={t.dtype!r}")
+    suffixes.append(f"layout={t.layout!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _with_suffixes("\n".join(lines), suffixes, len(pad), newline=True)
+
+
+def _plain(t):
+    """An inner tensor of a sparse repr: no dtype (the outer repr names it), sizes of empties."""
+    if t.numel() == 0:
+        return f"tensor([], size={tuple(t.shape)})"
+    return tensor_repr(t, dtype_shown=False)
+
+
+def _indented(text, indent):
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def tensor_repr(t, dtype_shown=True):
     """PyTorch's ``repr`` of ``t``, dtype names included (``dtype=torch.float16``)."""
     kind = type(t).__name__
     prefix = "tensor(" if kind in ("Tensor", "Parameter") else kind + "("
     indent = len(prefix)
     data = t._data
+    if t.is_sparse:
+        return _sparse_repr(t, prefix)
     suffixes = []
     if data.size == 0:
         body = "[]"
@@ -153,7 +187,7 @@ def tensor_repr(t):
             suffixes.append(f"dtype={t.dtype!r}")
     else:
         default = _dtype.get_default_dtype()
-        if t.dtype not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
+        if dtype_shown and t.dtype not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
             suffixes.append(f"dtype={t.dtype!r}")
         summarize = data.size > OPTIONS["threshold"]
         shown = _edges(data, OPTIONS["edgeitems"]) if summarize else data

@@ -7,7 +7,9 @@ of this file binds each method and operator to the function it runs.
 """
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _layout
+from ._backend import shared as _shared
+from ._backend.sparse import SparseCOO
 from ._memory import track as _track
 from ._device import CPU
 from ._ops import core as _core
@@ -184,11 +186,11 @@ class Tensor(TensorAutograd):
 
     @property
     def is_sparse(self):
-        return False
+        return type(self._data) is SparseCOO
 
     @property
     def layout(self):
-        return "strided"
+        return _layout.sparse_coo if type(self._data) is SparseCOO else _layout.strided
 
     def element_size(self):
         return self._data.itemsize
@@ -293,6 +295,21 @@ class Tensor(TensorAutograd):
     def __hash__(self):
         return id(self)
 
+    def share_memory_(self):
+        """Moves this tensor's values into shared memory, where processes it is sent to (through
+        ``ember.multiprocessing``) read and write the same values; returns self
+        (https://pytorch.org/docs/stable/generated/torch.Tensor.share_memory_.html). Views made
+        before the move keep the old memory."""
+        shared = _shared.share(self._data)
+        if shared is not self._data:
+            _track(shared)
+            self._data = shared
+        return self
+
+    def is_shared(self):
+        """Whether this tensor's values are in shared memory (``share_memory_``)."""
+        return _shared.is_shared(self._data)
+
     def __reduce_ex__(self, protocol):
         return (_rebuild, (type(self), self._data, self.requires_grad))
 
@@ -364,6 +381,7 @@ from ._ops import products as _products  # noqa: E402
 from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from ._ops import covariance as _covariance  # noqa: E402
 from ._ops import restride as _restride  # noqa: E402
+from ._ops import sparse as _sparse  # noqa: E402
 from . import _creation, _linalg_legacy, _random  # noqa: E402
 
 
@@ -481,9 +499,13 @@ _METHODS = {
     "qr": _linalg_legacy.qr, "matrix_exp": _linalg_legacy.matrix_exp,
     "matrix_power": _linalg_legacy.matrix_power, "triangular_solve": _linalg_legacy.triangular_solve,
     "geqrf": _linalg_legacy.geqrf,
+    "to_sparse": _sparse.to_sparse, "to_sparse_coo": _sparse.to_sparse_coo,
+    "to_dense": _sparse.to_dense, "coalesce": _sparse.coalesce,
+    "is_coalesced": _sparse.is_coalesced, "indices": _sparse.indices,
+    "values": _sparse.values, "_indices": _sparse.raw_indices, "_values": _sparse.raw_values,
+    "_nnz": _sparse.nnz, "sparse_dim": _sparse.sparse_dim, "dense_dim": _sparse.dense_dim,
     "cpu": lambda self, memory_format=None: self, "cuda": _no_cuda,
-    "pin_memory": lambda self: self, "share_memory_": lambda self: self,
-    "is_shared": lambda self: False,
+    "pin_memory": lambda self: self,
     "asinh": _special.asinh, "acosh": _special.acosh, "atanh": _special.atanh,
     "arcsinh": _special.arcsinh, "arccosh": _special.arccosh, "arctanh": _special.arctanh,
     "exp2": _special.exp2, "erfc": _special.erfc, "erfinv": _special.erfinv,

@@ -44,7 +44,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "matplotlib", "six")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
@@ -65,6 +65,8 @@ def _torch_is(lib, program_dir):
     sys.modules.update(_stand_in_torchvision(lib))
     sys.modules.update(_stand_in_matplotlib())
     sys.modules.update(_stand_in_six())
+    sys.modules.update(_stand_in_requests())
+    sys.modules.update(_stand_in_gymnasium())
     sys.path.insert(0, str(program_dir))
     try:
         yield
@@ -78,6 +80,17 @@ def _torch_is(lib, program_dir):
             if top in _REPLACED[1:] or (finder and top == "torch") or beside:
                 del sys.modules[name]
         sys.modules.update(saved)
+
+
+def install(lib_name, program_dir):
+    """For a process started to run a program: ``torch`` resolves to ``lib_name``'s modules and
+    the stand-ins replace the other packages, from now on (a ``sitecustomize`` calls this, so
+    the processes the program spawns get the same)."""
+    _INSTALLED.append(_torch_is(importlib.import_module(lib_name), Path(program_dir)))
+    _INSTALLED[-1].__enter__()  # kept referenced: collecting it would run its exit
+
+
+_INSTALLED = []
 
 
 def run_example(lib, program, argv, cwd, monkeypatch):
@@ -215,6 +228,10 @@ def _stand_in_torchvision(lib):
     utils.save_image = lambda tensor, fp, **kwargs: None  # images are side output
     models.resnet18 = lambda weights=None: _resnet18(lib)
     tv.datasets, tv.transforms, tv.utils, tv.models = datasets, transforms, utils, models
+    for module in (datasets, transforms):  # named where pickle finds them (spawned processes)
+        for name, value in vars(module).items():
+            if isinstance(value, type):
+                value.__module__, value.__qualname__ = module.__name__, name
     return {m.__name__: m for m in (tv, datasets, transforms, utils, models)}
 
 
@@ -283,6 +300,97 @@ def _stand_in_six():
     moves.urllib = urllib
     six.moves = moves
     return {"six": six, "six.moves": moves}
+
+
+def _stand_in_requests():
+    """requests (not installed, and no network): ``get`` of the Cora URL the graph programs
+    download returns :func:`cora_like_archive`; any other URL is refused."""
+    requests = types.ModuleType("requests")
+
+    def get(url, stream=False, **kwargs):
+        if not url.endswith("/cora.tgz"):
+            raise ConnectionError(f"no network in the examples sweep: {url}")
+        return contextlib.nullcontext(types.SimpleNamespace(raw=io.BytesIO(cora_like_archive())))
+
+    requests.get = get
+    return {"requests": requests}
+
+
+def cora_like_archive(nodes=1650, features=24, classes=3, edges=3300):
+    """A ``cora.tgz`` in Cora's format (``cora/cora.content``: paper id, binary word features,
+    class name; ``cora/cora.cites``: pairs of paper ids), drawn so that the class shows in the
+    features and most citations stay within a class: a graph a GCN can learn, with enough nodes
+    for the programs' fixed splits (1,000 + 500 or 1,200 + 400 evaluation nodes)."""
+    import tarfile
+    rng = np.random.default_rng(0)
+    ids = rng.choice(1_000_000, nodes, replace=False)
+    label = rng.integers(0, classes, nodes)
+    prototypes = rng.random((classes, features)) < 0.3
+    words = prototypes[label] ^ (rng.random((nodes, features)) < 0.15)
+    names = ["Neural_Networks", "Theory", "Genetic_Algorithms"]
+    content = "\n".join(f"{i}\t" + "\t".join(map(str, w.astype(int))) + f"\t{names[c]}"
+                        for i, w, c in zip(ids, words, label))
+    src = rng.integers(0, nodes, edges)
+    members = [np.flatnonzero(label == c) for c in range(classes)]
+    dst = np.array([rng.choice(members[label[a]]) if rng.random() < 0.85 else rng.integers(0, nodes)
+                    for a in src])
+    keep = src != dst
+    cites = "\n".join(f"{ids[a]}\t{ids[b]}" for a, b in zip(src[keep], dst[keep]))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tgz:
+        for name, text in (("cora/cora.content", content), ("cora/cora.cites", cites)):
+            data = (text + "\n").encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tgz.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class CartPole:
+    """The cart-pole balancing task (Barto, Sutton & Anderson, 1983) with gymnasium's
+    ``CartPole-v1`` interface: a 4-float32 state (cart position and velocity, pole angle and
+    angular velocity), actions 0/1 push left/right with 10 N, reward 1 per step, the episode
+    ends when the pole leans past 12 degrees or the cart leaves [-2.4, 2.4], and is truncated
+    at 500 steps. Euler steps of 20 ms. ``spec.reward_threshold`` is ``threshold`` (the real
+    task's 475 would make the examples train for minutes)."""
+
+    def __init__(self, threshold):
+        self.spec = types.SimpleNamespace(reward_threshold=threshold)
+        self.rng = np.random.default_rng()
+        self.state, self.steps = None, 0
+
+    def reset(self, seed=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.state, self.steps = self.rng.uniform(-0.05, 0.05, 4), 0
+        return self.state.astype(np.float32), {}
+
+    def step(self, action):
+        x, x_dot, theta, theta_dot = self.state
+        force = 10.0 if action == 1 else -10.0
+        cos, sin = np.cos(theta), np.sin(theta)
+        mass, pole_mass, half_length = 1.1, 0.1, 0.5
+        temp = (force + pole_mass * half_length * theta_dot ** 2 * sin) / mass
+        theta_acc = (9.8 * sin - cos * temp) / (half_length * (4 / 3 - pole_mass * cos ** 2 / mass))
+        x_acc = temp - pole_mass * half_length * theta_acc * cos / mass
+        self.state = np.array([x + 0.02 * x_dot, x_dot + 0.02 * x_acc,
+                               theta + 0.02 * theta_dot, theta_dot + 0.02 * theta_acc])
+        self.steps += 1
+        terminated = bool(abs(self.state[0]) > 2.4 or abs(self.state[2]) > 12 * np.pi / 180)
+        return self.state.astype(np.float32), 1.0, terminated, self.steps >= 500, {}
+
+
+def _stand_in_gymnasium(threshold=12):
+    """gymnasium (not installed): ``make("CartPole-v1")`` gives :class:`CartPole`."""
+    gym = types.ModuleType("gymnasium")
+
+    def make(name, render_mode=None):
+        if name != "CartPole-v1":
+            raise ValueError(f"the stand-in gymnasium has CartPole-v1 only, not {name}")
+        return CartPole(threshold)
+
+    gym.make = make
+    return {"gymnasium": gym}
 
 
 def write_bsds_like(root, count=2, size=256):

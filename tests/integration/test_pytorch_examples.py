@@ -108,3 +108,27 @@ def test_time_sequence_prediction_fails_as_under_torch(tmp_path, monkeypatch):
         errors.append(info.value)
     assert type(errors[0]) is type(errors[1])
     assert "Unsupported global" in str(errors[1]) and "_reconstruct" in str(errors[1])
+
+
+_SECONDS = re.compile(r"\(\d+\.\d+s\)")  # per-epoch wall time
+
+
+@pytest.mark.parametrize("program, argv", [
+    ("gcn/main.py", ["--epochs", "4", "--val-every", "2"]),  # sparse COO adjacency, torch.spmm
+    ("gat/main.py", ["--epochs", "3", "--val-every", "1", "--num-heads", "2", "--hidden-dim", "8"]),
+])
+def test_graph_networks_print_torchs_losses(program, argv, tmp_path, monkeypatch):
+    torch_out, ember_out = both(program, argv, tmp_path, monkeypatch)
+    assert "Test set results" in ember_out
+    assert_same_output(_SECONDS.sub("", ember_out), _SECONDS.sub("", torch_out), rtol=1e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("program, argv", [
+    ("reinforcement_learning/reinforce.py", []),
+    ("reinforcement_learning/actor_critic.py", ["--seed", "6"]),  # solves the stand-in in 3 episodes
+])
+def test_policy_gradient_examples_print_torchs_rewards(program, argv, tmp_path, monkeypatch):
+    # torch.distributions.Categorical draws the actions: the same seed gives the same episodes
+    torch_out, ember_out = both(program, ["--log-interval", "1"] + argv, tmp_path, monkeypatch)
+    assert "Solved!" in ember_out and "Episode 3" in ember_out
+    assert_same_output(ember_out, torch_out, rtol=1e-6, atol=1e-6)

@@ -1,5 +1,7 @@
 """Creation ops against torch: ``tensor`` dtype inference, filled tensors, ranges, ``eye``; random
 ops by shape, dtype and range (ember's streams are not torch's), and seed reproducibility."""
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,9 @@ def test_random_errors(call):
         call(torch)
     with pytest.raises(expected.type):
         call(ember)
+
+
+def test_tensor_reads_any_python_sequence():
+    for data in (collections.deque([1.0, 2.5]), range(4), collections.deque([1, 2])):
+        e, t = ember.tensor(data), torch.tensor(data)
+        assert e.tolist() == t.tolist() and str(e.dtype) == str(t.dtype)

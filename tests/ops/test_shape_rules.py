@@ -121,6 +121,7 @@ def layer_calls():
         lambda: _grad_of_grad(lambda q: F.scaled_dot_product_attention(q, q, q), x),
         lambda: _recurrent(seq),
         lambda: _optimizers(),
+        lambda: _sparse(),
         lambda: F.dropout(x, 0.5), lambda: F.dropout(x, 1.0),
         lambda: _grad_of_grad(lambda t: F.prelu(t, ember.tensor([0.25, 0.5, 0.1])), x),
         lambda: _complex_and_fft(x[0]),
@@ -194,6 +195,13 @@ def _optimizers():
         for _ in range(2):
             p.grad = ember.randn(3)
             opt.step()
+
+
+def _sparse():
+    values = ember.randn(3, requires_grad=True)
+    s = ember.sparse_coo_tensor([[0, 1, 0], [2, 0, 2]], values, (2, 3))
+    dense = ember.randn(2, 3, requires_grad=True)
+    _backward(s.coalesce().values(), s.to_dense(), dense.to_sparse().to_dense(), s._values())
 
 
 def _run():

@@ -11,6 +11,8 @@ import sys
 import ml_dtypes
 import numpy as np
 
+from .sparse import SparseCOO
+
 __all__ = ["ndarray", "as_array", "copy_into", "broadcast_shapes", "index_add_at",
            "sliding_windows", "matmul", "row_dot", "may_share_memory",
            "wrapped_integer", "where", "expand", "overlaps_itself"]
@@ -20,8 +22,9 @@ ndarray = np.ndarray
 
 
 def as_array(value):
-    """A kernel's result (an array, a NumPy scalar or a Python number) as an array."""
-    return np.asarray(value)
+    """A kernel's result (an array, a NumPy scalar or a Python number) as an array; sparse
+    storage stays as it is."""
+    return value if type(value) is SparseCOO else np.asarray(value)
 
 
 def copy_into(destination, source):

@@ -10,6 +10,7 @@ broadcast shape are summed down to the input's shape by the engine, once, for ev
 import threading
 
 from .. import _backend
+from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._dtype import get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, OpNode
@@ -175,6 +176,8 @@ def apply(op, *inputs, **attrs):
     except ValueError as e:
         # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
         raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
+    except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
+        raise NotImplementedError(unsupported_message(_snake(op.name))) from None
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out)
@@ -190,6 +193,10 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def _snake(name):
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
 def link_view(t, src, op, attrs):

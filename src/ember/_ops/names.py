@@ -85,6 +85,7 @@ TORCH_NAMES = {
     "Scatter": lambda inputs, attrs: "ScatterBackward0" if _is_tensor(inputs[1]) else "ScatterBackward1",
     "ConstantPad": "ConstantPadNdBackward0",
     "VectorNorm": "LinalgVectorNormBackward0",
+    "ToSparse": "ToSparseBackward1",  # to_sparse() without arguments
 }
 
 

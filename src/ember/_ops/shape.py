@@ -256,8 +256,8 @@ def expand(input, *sizes):
                                    f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                    f"Tensor sizes: {list(shape)}")
     target = tuple(target)
-    if target == shape:
-        return input._alias() if not input.requires_grad else apply(View, input, shape=shape)
+    if target == shape:  # a writable view (NumPy's broadcast_to is read-only), named as torch's
+        return input._alias() if not input.requires_grad else named(apply(View, input, shape=shape), "ExpandBackward0")
     return apply(Expand, input, shape=target)
 
 
@@ -299,10 +299,11 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
-    """The tensors expanded (as views) to their common broadcast shape
+    """The tensors expanded (as views) to their common broadcast shape; a tensor that has that
+    shape already is returned as it is, as PyTorch does
     (https://pytorch.org/docs/stable/generated/torch.broadcast_tensors.html)."""
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def sum_to_size(input, *size):

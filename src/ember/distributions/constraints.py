@@ -1,0 +1,201 @@
+"""Constraints: the set a distribution's parameter or sample must lie in
+(https://pytorch.org/docs/stable/distributions.html#module-torch.distributions.constraints).
+
+``constraint.check(value)`` is a bool tensor, True where ``value`` satisfies it, reduced over
+the constraint's ``event_dim`` rightmost dims (a simplex is checked per vector). Distributions
+check their arguments and, in ``log_prob``, their values against these when validating.
+"""
+from .. import linalg
+from .._ops.reduce import all as _all
+
+__all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
+           "unit_interval", "interval", "half_open_interval", "greater_than",
+           "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
+           "positive_integer", "simplex", "lower_cholesky", "positive_definite", "independent"]
+
+
+class Constraint:
+    """A set of values. ``is_discrete`` for sets of integers, ``event_dim`` for the number of
+    rightmost dims that together make one element (1 for vectors, 2 for matrices)."""
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__.lstrip("_") + "()"
+
+
+def _reduce(ok, event_dim):
+    return _all(ok, tuple(range(-event_dim, 0))) if event_dim else ok
+
+
+class _Dependent(Constraint):
+    """A constraint that depends on other parameters (``Uniform``'s ``low < high``): checked by
+    the distribution itself, not by ``check``."""
+
+    def __init__(self, *, is_discrete=False, event_dim=0):
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    """Whether ``constraint`` is :data:`dependent` (validated by its distribution)."""
+    return isinstance(constraint, _Dependent)
+
+
+class _OneHot(Constraint):
+    """Vectors of zeros with a single one."""
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return _all((value == 0) | (value == 1), -1) & (value.sum(-1) == 1)
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # not NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self):
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"{type(self).__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+class _IntegerInterval(_Interval):
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _IntegerGreaterThan(_GreaterThan):
+    is_discrete = True
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Simplex(Constraint):
+    """Nonnegative vectors summing to one (within 1e-6)."""
+    event_dim = 1
+
+    def check(self, value):
+        return _all(value >= 0, -1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+    event_dim = 2
+
+    def check(self, value):
+        lower = _all((value.tril() == value).flatten(-2), -1)
+        return lower & _all(value.diagonal(dim1=-2, dim2=-1) > 0, -1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices with a successful Cholesky factorisation."""
+    event_dim = 2
+
+    def check(self, value):
+        symmetric = _all(((value - value.mT).abs() < 1e-6).flatten(-2), -1)
+        return symmetric & (linalg.cholesky_ex(value).info == 0)
+
+
+class _IndependentConstraint(Constraint):
+    """``base_constraint`` over ``reinterpreted_batch_ndims`` more rightmost dims."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        return _reduce(self.base_constraint.check(value), self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+dependent = _Dependent()
+one_hot = _OneHot()
+boolean = _Boolean()
+real = _Real()
+real_vector = _IndependentConstraint(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+unit_interval = _Interval(0.0, 1.0)
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint

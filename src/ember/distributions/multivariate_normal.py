@@ -1,0 +1,175 @@
+"""The multivariate normal distribution and ``Independent``
+(https://pytorch.org/docs/stable/distributions.html#multivariatenormal, #independent)."""
+import math
+
+from .._creation import empty, eye
+from .._linalg_legacy import cholesky_inverse
+from .._ops.linalg import matmul
+from .._ops.shape import broadcast_shapes
+from .._size import Size
+from .. import linalg
+from . import constraints
+from .distribution import Distribution
+from .utils import lazy_property
+
+__all__ = ["MultivariateNormal", "Independent"]
+
+
+def _batch_mv(matrix, vector):
+    return matmul(matrix, vector.unsqueeze(-1)).squeeze(-1)
+
+
+def _batch_mahalanobis(scale_tril, x):
+    """``x^T (L L^T)^-1 x`` per batch element, by one triangular solve."""
+    return linalg.solve_triangular(scale_tril, x.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
+
+
+def _precision_to_scale_tril(precision):
+    """The lower Cholesky factor of the inverse of ``precision``, without inverting it:
+    flipping both dims turns the upper factor of P^-1 into a lower factor."""
+    flipped = linalg.cholesky(precision.flip((-2, -1)))
+    inverse_tril = flipped.flip((-2, -1)).mT
+    identity = eye(precision.shape[-1], dtype=precision.dtype)
+    return linalg.solve_triangular(inverse_tril, identity, upper=False)
+
+
+class MultivariateNormal(Distribution):
+    """``MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)``:
+    a Gaussian over vectors of ``loc.shape[-1]`` with exactly one of the three matrix
+    parameterisations (ValueError otherwise); batch dims of ``loc`` and the matrix broadcast."""
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix),
+                                     ("precision_matrix", precision_matrix),
+                                     ("scale_tril", scale_tril)) if m is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        name, matrix = given[0]
+        if matrix.dim() < 2:
+            raise ValueError(f"{name} must be at least two-dimensional, with optional leading batch dimensions")
+        batch_shape = broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1]))
+        setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
+        self.loc = loc.expand(tuple(batch_shape) + (-1,))
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = scale_tril
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+
+    def _matrix_shape(self):
+        return tuple(self._batch_shape) + tuple(self._event_shape) * 2
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return matmul(L, L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
+            tuple(self._batch_shape) + tuple(self._event_shape))
+
+    def rsample(self, sample_shape=Size()):
+        eps = empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).normal_()
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+
+    def _half_log_det(self):
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        m = _batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + m) - self._half_log_det()
+
+    def entropy(self):
+        h = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h.expand(self._batch_shape) if len(self._batch_shape) else h
+
+
+def _sum_rightmost(value, dims):
+    return value.reshape(tuple(value.shape[:value.ndim - dims]) + (-1,)).sum(-1) if dims else value
+
+
+class Independent(Distribution):
+    """``Independent(base_distribution, reinterpreted_batch_ndims)``: the rightmost
+    ``reinterpreted_batch_ndims`` batch dims of ``base_distribution`` become event dims, so
+    ``log_prob`` sums over them (a diagonal Gaussian from a batch of ``Normal``)."""
+    arg_constraints = {}
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        n = len(base_distribution.event_shape) + reinterpreted_batch_ndims
+        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
+            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                             f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}")
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__(shape[:len(shape) - n], shape[len(shape) - n:], validate_args=validate_args)
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return False if self.reinterpreted_batch_ndims > 0 else self.base_dist.has_enumerate_support
+
+    @property
+    def support(self):
+        base = self.base_dist.support
+        return constraints.independent(base, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims else base
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=Size()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=Size()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"

@@ -1,0 +1,62 @@
+"""Helpers of the distributions (https://pytorch.org/docs/stable/distributions.html#module-torch.distributions.utils):
+broadcasting parameters and converting between probabilities and logits."""
+import functools
+import numbers
+
+from .._creation import as_tensor
+from .._dtype import finfo, get_default_dtype
+from .._ops.pointwise_binary import clamp
+from .._ops.shape import broadcast_tensors
+from .._ops.softmax import log_softmax
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
+
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property"]
+
+
+def broadcast_all(*values):
+    """``values`` (tensors and Python numbers) as tensors of one broadcast shape; numbers take
+    the first tensor's dtype, or the default dtype. ValueError for anything else."""
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor "
+                         "or objects implementing __torch_function__.")
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), get_default_dtype())
+    tensors = [v if isinstance(v, Tensor) else as_tensor(v, dtype=dtype) for v in values]
+    return broadcast_tensors(*tensors)
+
+
+def clamp_probs(probs):
+    """``probs`` clamped to [eps, 1 - eps] of its dtype (for logits that stay finite)."""
+    eps = finfo(probs.dtype).eps
+    return clamp(probs, min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Probabilities from logits: sigmoid for binary events, softmax over the last dim otherwise."""
+    return logits.sigmoid() if is_binary else log_softmax(logits, -1).exp()
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Logits from probabilities (clamped away from 0 and 1): ``log(p) - log1p(-p)`` for binary
+    events, ``log(p)`` otherwise."""
+    p = clamp_probs(probs)
+    return p.log() - (-p).log1p() if is_binary else p.log()
+
+
+class lazy_property:
+    """A property computed on first access and then stored on the instance: a distribution
+    given ``probs`` computes ``logits`` only when asked, and the other way round. Computed with
+    gradient recording on, so a first access inside ``sample`` (under no_grad) still gives a
+    value that later log_prob and entropy differentiate through."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value

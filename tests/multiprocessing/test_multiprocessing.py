@@ -1,0 +1,81 @@
+"""``ember.multiprocessing``: tensors sent to other processes share memory, as in
+torch.multiprocessing, and pytorch/examples' mnist_hogwild runs unchanged with torch's results.
+Every process runs in its own session under a timeout, killed with all it started."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+INTEGRATION = HERE.parent / "integration"
+
+
+def run(command, cwd, timeout=240, env=None):
+    """Runs ``command``; returns its stdout, failing the test on a non-zero exit or a timeout
+    (after killing its whole session: the processes it spawned too)."""
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env={**os.environ, **(env or {})})
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{command} did not finish in {timeout} s\n{out}\n{err}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    return out
+
+
+def test_tensors_sent_to_processes_share_memory(tmp_path):
+    seen = json.loads(run([sys.executable, str(HERE / "sharing_script.py")], tmp_path))
+    assert seen["t"] == [1.0, 1.0, 1.0]             # the child's add_ reached the parent
+    assert seen["param"] == [3.0, 3.0] and seen["param_shared"]   # a Parameter argument too
+    assert seen["kind"] == "Parameter" and seen["requires_grad"] and seen["child_shared"]
+    assert seen["fresh_shared"] and seen["seen_by_child"] == [0.0, 10.0, 20.0, 30.0]  # and back
+    assert seen["exitcode"] == 0
+    assert seen["spawn_error"] == [1, True]          # ProcessRaisedException names rank and error
+    assert seen["nonleaf"].startswith("Cowardly refusing to serial")
+
+
+def test_share_memory_keeps_values_and_is_idempotent():
+    import ember
+    t = ember.arange(6.).view(2, 3).t()
+    assert not t.is_shared()
+    assert t.share_memory_() is t and t.is_shared() and t.tolist() == [[0., 3.], [1., 4.], [2., 5.]]
+    data = t._data
+    assert t.share_memory_()._data is data
+    model = ember.nn.Linear(3, 2)
+    model.share_memory()
+    assert all(p.is_shared() for p in model.parameters())
+
+
+def test_mnist_hogwild_example_prints_torchs_losses(tmp_path):
+    """One training process, so the run is deterministic: the parent's test loss is torch's only
+    if the child's updates reached the parent's model through shared memory."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(INTEGRATION))
+    try:
+        from examples_harness import EXAMPLES, assert_same_output
+    finally:
+        sys.path.remove(str(INTEGRATION))
+    program = EXAMPLES / "mnist_hogwild" / "main.py"
+    outs = {}
+    for lib in ("torch", "ember"):
+        site = tmp_path / lib / "site"
+        site.mkdir(parents=True)
+        (site / "sitecustomize.py").write_text(
+            f"import examples_harness\nexamples_harness.install({lib!r}, {str(program.parent)!r})\n")
+        path = os.pathsep.join([str(site), str(INTEGRATION), os.environ.get("PYTHONPATH", "")])
+        argv = ["--epochs", "1", "--num-processes", "1", "--batch-size", "16", "--test-batch-size", "64",
+                "--log-interval", "1"]
+        out = run([sys.executable, str(program), *argv], tmp_path / lib, env={"PYTHONPATH": path})
+        outs[lib] = re.sub(r"(?m)^\d+\t", "", out)  # the training process's pid
+    assert "Test set: Average loss" in outs["ember"] and "Train Epoch" in outs["ember"]
+    assert_same_output(outs["ember"], outs["torch"], rtol=2e-5, atol=2e-6)
