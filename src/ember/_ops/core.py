@@ -390,13 +390,13 @@ def _record(op, inputs, attrs, t):
             needs.append(False)
             nexts.append((None, 0))
     node = node_class(torch_name(op, inputs, attrs))(op, inputs, attrs, tuple(nexts), tuple(needs), t, _Tensor)
-    if type(t) is tuple:
+    if type(t) is tuple:  # fresh results: their slots are set directly
         for i, out in enumerate(t):
             if out is not None and out.dtype.is_inexact:
-                out.grad_fn, out.requires_grad, out._output_nr = node, True, i
+                out._grad_fn, out._requires_grad, out._output_nr = node, True, i
     else:
-        t.grad_fn = node
-        t.requires_grad = True
+        t._grad_fn = node
+        t._requires_grad = True
 
 
 def write_into(self, result, overlapping=False):
