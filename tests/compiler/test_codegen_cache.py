@@ -207,7 +207,9 @@ def test_a_second_process_loads_the_graph_without_generating_c(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     counters.clear()
     real_plan = c.make_plan
-    monkeypatch.setattr(c, "make_plan", None)  # a hit must not plan (nor generate)
+    def refuse(*args, **kwargs):
+        raise AssertionError("a hit must not plan (nor generate C)")
+    monkeypatch.setattr(c, "make_plan", refuse)
     assert _mlp_step()[1] == cold["losses"] and counters["inductor"] == {"fxgraph_cache_hit": 1}
     monkeypatch.setattr(c, "make_plan", real_plan)
     (record,) = (tmp_path / "ember" / "compile").glob("g-*.json")

@@ -2,8 +2,8 @@
 
 :func:`graph_key` hashes the graph itself (every node's op, attrs, shapes, dtypes and
 constants, the bytes of constant arrays), the code generator's version (every file of the
-ember package: its path, size and modification time), the BLAS being present, the compiler's
-identity and the CPU. A hit finds ``g-<key>.json`` in the compile cache: the key of the shared
+ember package: its path, size and modification time), the code of its functions as loaded, the BLAS being present, the
+compiler's identity and the CPU. A hit finds ``g-<key>.json`` in the compile cache: the key of the shared
 library (whose own record, :mod:`.toolchain`, checks its SHA-256) and the plan's metadata the
 driver needs (where each value lives, which kernels run in Python, the GEMMs), as plain JSON
 (nothing in it is executed), with its own SHA-256 so that a corrupt or edited record is a miss.
@@ -13,10 +13,14 @@ source-keyed entry.
 """
 import functools
 import hashlib
+import importlib
 import json
 import operator
 import os
+import pkgutil
 import platform
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +55,34 @@ def code_version():
     return h.hexdigest()
 
 
+def _generator_code():
+    """The code of the code generator's functions as loaded: the course's import hook gives
+    them a student's bodies, a test may patch one, with no file of the package changed."""
+    h = hashlib.sha256()
+    for info in sorted(pkgutil.iter_modules(sys.modules[__package__].__path__), key=lambda m: m.name):
+        name = f"{__package__}.{info.name}"
+        for attr, value in sorted(vars(importlib.import_module(name)).items()):
+            if getattr(value, "__module__", None) != name:  # imported: hashed where it is defined
+                continue
+            for key, member in vars(value).items() if isinstance(value, type) else [(attr, value)]:
+                code = getattr(member, "__code__", None)
+                if code is not None:
+                    h.update(f"{name}.{key}".encode())
+                    _hash_code(code, h)
+    return h.hexdigest()
+
+
+def _hash_code(code, h):
+    """Bytecode, names and constants (marshal's output changes with reference counts; a
+    frozenset's order with the hash seed)."""
+    h.update(code.co_code + repr(code.co_names).encode())
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            _hash_code(const, h)
+        else:
+            h.update((repr(sorted(map(repr, const))) if isinstance(const, frozenset) else repr(const)).encode())
+
+
 @functools.lru_cache(maxsize=None)
 def _compiler_identity(argv):
     """The compiler by its resolved file's path, size and time (no subprocess: a warm start
@@ -58,7 +90,10 @@ def _compiler_identity(argv):
     if argv[1:3] == ("-m", "ziglang"):
         from importlib.metadata import version
         return f"{' '.join(argv)} {version('ziglang')}"
-    path = os.path.realpath(argv[0])
+    found = shutil.which(argv[0])
+    if found is None:
+        return toolchain.compiler_identity(argv)
+    path = os.path.realpath(found)
     st = os.stat(path)
     return f"{' '.join(argv)} {path} {st.st_size} {st.st_mtime_ns}"
 
@@ -127,7 +162,7 @@ def graph_key(graph, compiler, have_blas, autotuning=False):
         text = _graph_text(graph)
     except _Uncacheable:
         return None
-    parts = [text, code_version(), f"blas:{have_blas}", f"autotune:{autotuning}",
+    parts = [text, code_version(), _generator_code(), f"blas:{have_blas}", f"autotune:{autotuning}",
              f"conv threshold:{conv.MIN_GEMM_CHANNELS}",  # the cost model's setting (tests change it)
              f"autotune records:{autotune.records_digest()}", _compiler_identity(tuple(compiler)),
              " ".join(toolchain.FLAGS), toolchain.cpu_identity(), platform.python_implementation()]
