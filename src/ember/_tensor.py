@@ -5,6 +5,8 @@ A Tensor holds its array, dtype, ``requires_grad``, ``grad``, ``grad_fn`` and a 
 computes goes through the public op functions of :mod:`ember._ops`: the table at the bottom
 of this file binds each method and operator to the function it runs.
 """
+import sys
+
 import numpy as np
 
 from . import _dtype, _layout
@@ -248,6 +250,8 @@ class Tensor(TensorAutograd):
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if type(self._data) is SparseCOO:
+            raise TypeError("can't convert a sparse tensor to a NumPy array: call .to_dense() first")
         if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
             if not force:
                 bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
@@ -300,8 +304,19 @@ class Tensor(TensorAutograd):
     def share_memory_(self):
         """Moves this tensor's values into shared memory, where processes it is sent to (through
         ``ember.multiprocessing``) read and write the same values; returns self
-        (https://pytorch.org/docs/stable/generated/torch.Tensor.share_memory_.html). Views made
-        before the move keep the old memory."""
+        (https://pytorch.org/docs/stable/generated/torch.Tensor.share_memory_.html).
+        RuntimeError for a view, or a tensor whose memory views or aliases already share: they
+        could not follow the move (torch moves the storage under all of them)."""
+        if self._base is not None:
+            raise RuntimeError("share_memory_(): this tensor is a view; ember moves a tensor's own "
+                               "values into shared memory, so call it on the base tensor before "
+                               "making views")
+        if not _shared.is_shared(self._data) and sys.getrefcount(self._data) > 2:
+            # held by more than this tensor (its slot; the call's argument is the other): a view, an alias
+            # (detach, .data) or a saved value, which the move would leave behind
+            raise RuntimeError("share_memory_(): this tensor's memory is also held by views or "
+                               "aliases made before the call, which would not follow it into "
+                               "shared memory; call share_memory_() before making them")
         shared = _shared.share(self._data)
         if shared is not self._data:
             _track(shared)

@@ -46,7 +46,7 @@ def test_tensors_sent_to_processes_share_memory(tmp_path):
 
 def test_share_memory_keeps_values_and_is_idempotent():
     import ember
-    t = ember.arange(6.).view(2, 3).t()
+    t = ember.arange(6.).view(2, 3).t().clone()  # strided, not a view
     assert not t.is_shared()
     assert t.share_memory_() is t and t.is_shared() and t.tolist() == [[0., 3.], [1., 4.], [2., 5.]]
     data = t._data
@@ -79,3 +79,29 @@ def test_mnist_hogwild_example_prints_torchs_losses(tmp_path):
         outs[lib] = re.sub(r"(?m)^\d+\t", "", out)  # the training process's pid
     assert "Test set: Average loss" in outs["ember"] and "Train Epoch" in outs["ember"]
     assert_same_output(outs["ember"], outs["torch"], rtol=2e-5, atol=2e-6)
+
+
+def test_share_memory_refuses_what_could_not_follow():
+    """torch moves the storage under every view and alias; ember moves one tensor's values, so a
+    tensor already viewed or aliased, or a view itself, is refused instead of left behind."""
+    import ember
+    a = ember.zeros(3)
+    view = a.view(3)
+    with pytest.raises(RuntimeError, match="views or aliases"):
+        a.share_memory_()
+    with pytest.raises(RuntimeError, match="is a view"):
+        view.share_memory_()
+    b = ember.zeros(3)
+    alias = b.detach()
+    with pytest.raises(RuntimeError, match="views or aliases"):
+        b.share_memory_()
+    del alias
+    assert b.share_memory_().is_shared()
+
+
+def test_shared_bfloat16_keeps_its_dtype():
+    import ember
+    from ember._backend import shared
+    t = ember.ones(3, dtype=ember.bfloat16).share_memory_()
+    back = shared.attach(*shared.handle(t._data))
+    assert back.dtype == t._data.dtype and back.tolist() == t._data.tolist()

@@ -232,3 +232,20 @@ def test_bool_forms_torch_allows_keep_their_dtypes():
         return [b // 2, b % 2, b ** 2, 2 ** b, b ** True, b ** False, b / b, b ** 0.5]
     for e, t in zip(cases(ember), cases(torch)):
         _same(e, t)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x, i: L.gather(x, 1, i), lambda L, x, i: x.scatter(1, i, 1.0),
+    lambda L, x, i: x.scatter_add(1, i, L.ones(2, 1)), lambda L, x, i: L.take_along_dim(x, i, 1),
+    lambda L, x, i: L.take_along_dim(x, i), lambda L, x, i: L.gather(x, 1, i.abs()),
+])
+def test_negative_indices_as_torch(call):
+    """gather/scatter refuse a negative index (ember wrapped it: a silent wrong pick);
+    take_along_dim with a dim counts it from the end."""
+    out = []
+    for L in (torch, ember):
+        try:
+            out.append(call(L, L.arange(6.0).view(2, 3), L.tensor([[-1], [0]])).tolist())
+        except RuntimeError as e:
+            out.append(str(e))
+    assert out[0] == out[1]

@@ -154,3 +154,21 @@ def test_creation_functions_take_size_by_keyword():
         assert tuple(getattr(ember, name)(size=(2, 3)).shape) == (2, 3)
     with pytest.raises(TypeError):
         ember.zeros(2, size=(2, 3))
+
+
+@pytest.mark.parametrize("build", [
+    lambda L, s: s == s, lambda L, s: s > 0, lambda L, s: L.equal(s, s), lambda L, s: L.ones(2) + s,
+])
+def test_no_silent_answers_where_torch_refuses(build):
+    """Comparisons and a broadcasting dense + sparse raised nothing (s == s was False)."""
+    for L in (torch, ember):
+        with pytest.raises((NotImplementedError, RuntimeError)):
+            build(L, L.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse())
+    with pytest.raises(TypeError):
+        ember.tensor([[0.0, 1.0]]).to_sparse().numpy()
+
+
+def test_compiled_function_with_a_sparse_argument_runs_eagerly():
+    s, d = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse(), ember.ones(2, 2)
+    f = ember.compile(lambda s, d: s @ d + 1)
+    assert [f(s, d).tolist() for _ in range(3)] == [[[2.0, 2.0], [3.0, 3.0]]] * 3

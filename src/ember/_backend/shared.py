@@ -46,10 +46,11 @@ def share(array):
 
 def handle(array):
     """What another process needs to attach to ``array``: ``(segment name, byte offset, shape,
-    strides, dtype)``. ``array`` must be shared."""
+    strides, dtype)``, the dtype as an object (pickled by reference: bfloat16 stays bfloat16).
+    ``array`` must be shared."""
     owner = _owner(array)
     offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    return _SEGMENTS[id(owner)].name, offset, array.shape, array.strides, array.dtype.str
+    return _SEGMENTS[id(owner)].name, offset, array.shape, array.strides, array.dtype
 
 
 def attach(name, offset, shape, strides, dtype):
@@ -61,7 +62,7 @@ def attach(name, offset, shape, strides, dtype):
         owner = np.ndarray((segment.size,), np.uint8, buffer=segment.buf)
         _keep(owner, segment, unlink=name in _MADE_HERE)
         _ATTACHED[name] = owner
-    return np.ndarray(shape, np.dtype(dtype), buffer=owner, offset=offset, strides=strides)
+    return np.ndarray(shape, dtype, buffer=owner, offset=offset, strides=strides)
 
 
 def _keep(owner, segment, unlink):

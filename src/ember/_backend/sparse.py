@@ -152,6 +152,12 @@ class SparseCOO:
     def __rmatmul__(self, other):
         return np.matmul(other, self)
 
+    def _compare(self, other):  # no ufunc dispatch for rich comparisons: refuse them here
+        raise _unsupported("eq")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compare
+    __hash__ = None
+
     def __getitem__(self, key):
         raise _unsupported("index")
 
@@ -199,6 +205,9 @@ def _add(a, b):
     if _is_sparse(a):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     dense, sparse = a, b
+    if np.shape(dense) != sparse.shape:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(np.shape(dense))} while other has size {list(sparse.shape)}")
     out = np.array(np.broadcast_to(dense, np.broadcast_shapes(np.shape(dense), sparse.shape)),
                    np.result_type(dense, sparse.values))
     np.add.at(out, tuple(sparse.indices), sparse.values)

@@ -231,7 +231,7 @@ def _check_index_tensor(name, input, dim, index):
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
     n = input.shape[dim] if input.ndim else 1
-    if index.numel() and (index._data.max() >= n or index._data.min() < -n):
+    if index.numel() and (index._data.max() >= n or index._data.min() < 0):  # no wrapping, as torch
         bad = index._data.max() if index._data.max() >= n else index._data.min()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
 
@@ -267,7 +267,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} "
                                f"to be smaller than self {list(input.shape)} apart from dimension {d}")
-    return with_out(apply(Gather, input, dim=d, index=index._data % builtins.max(input.shape[d], 1)), out)
+    return with_out(apply(Gather, input, dim=d, index=index._data), out)
 
 
 class Gather(Op):
@@ -444,10 +444,14 @@ def put_(self, index, source, accumulate=False):
 
 def take_along_dim(input, indices, dim=None):
     """Elements of ``input`` at ``indices`` along ``dim`` (broadcast; flattened when ``dim``
-    is None) (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)."""
+    is None; with a ``dim``, negative indices count from its end, as torch's)
+    (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if indices.numel() and int(indices._data.min()) < 0 and int(indices._data.min()) >= -n:
+        indices = Tensor._make(np.where(indices._data < 0, indices._data + n, indices._data))
     shape_in = list(input.shape)
     shape_idx = list(indices.shape)
     shape_in[d] = shape_idx[d] = 1

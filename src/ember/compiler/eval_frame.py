@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .._ops import core as _core
@@ -166,6 +167,15 @@ def _codegen(graph, options):
     return fn
 
 
+def _sparse_argument(args, kwargs):
+    """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
+    call runs eagerly (torch's graph breaks on sparse tensors too)."""
+    for a in (*args, *kwargs.values()):
+        if type(a) is Tensor and type(a._data) is SparseCOO:
+            return True
+    return False
+
+
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
@@ -186,7 +196,7 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
-        if _stance[0] == "force_eager" or is_compiling():
+        if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
         world = self._world = World(fn, args, kwargs, self._world)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
