@@ -13,11 +13,10 @@ source-keyed entry.
 """
 import functools
 import hashlib
-import importlib
+import importlib.metadata
 import json
 import operator
 import os
-import pkgutil
 import platform
 import shutil
 import sys
@@ -59,9 +58,9 @@ def _generator_code():
     """The code of the code generator's functions as loaded: the course's import hook gives
     them a student's bodies, a test may patch one, with no file of the package changed."""
     h = hashlib.sha256()
-    for info in sorted(pkgutil.iter_modules(sys.modules[__package__].__path__), key=lambda m: m.name):
-        name = f"{__package__}.{info.name}"
-        for attr, value in sorted(vars(importlib.import_module(name)).items()):
+    for name in sorted(n for n in tuple(sys.modules) if n.startswith(__package__ + ".")):
+        # the backend's modules loaded so far: one not loaded generates nothing
+        for attr, value in sorted(vars(sys.modules[name]).items()):
             if getattr(value, "__module__", None) != name:  # imported: hashed where it is defined
                 continue
             for key, member in vars(value).items() if isinstance(value, type) else [(attr, value)]:
@@ -88,8 +87,7 @@ def _compiler_identity(argv):
     """The compiler by its resolved file's path, size and time (no subprocess: a warm start
     must not wait for ``cc --version``); ``python -m ziglang`` by the ziglang version."""
     if argv[1:3] == ("-m", "ziglang"):
-        from importlib.metadata import version
-        return f"{' '.join(argv)} {version('ziglang')}"
+        return f"{' '.join(argv)} {importlib.metadata.version('ziglang')}"
     found = shutil.which(argv[0])
     if found is None:
         return toolchain.compiler_identity(argv)
