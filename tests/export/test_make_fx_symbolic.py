@@ -63,3 +63,17 @@ def test_symbolic_module_checks_the_sizes_it_was_traced_for():
         gm(ember.ones(3, 4), ember.ones(5))  # duck sizing: one symbol for both fours
     with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] >= 2"):
         gm(ember.ones(1, 4), ember.ones(4))  # 0 and 1 are specialised, as torch
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: lambda x: L.zeros_like(x).add(1).sum(),
+    lambda L: lambda x: L.arange(x.shape[1]).sum(),
+    lambda L: lambda x: x.new_empty(x.shape).fill_(1).sum(),
+    lambda L: lambda x: L.ones(x.shape[0], x.shape[1]).sum() + L.arange(x.shape[1]).sum(),
+])
+def test_an_input_read_only_for_its_sizes_binds_them(fn):
+    """Its sizes are symbols too (a KeyError 's0' before, even at the traced sizes)."""
+    gm = make_fx(fn(ember), tracing_mode="symbolic")(ember.zeros(3, 4))
+    tm = torch_make_fx(fn(torch), tracing_mode="symbolic")(torch.zeros(3, 4))
+    for shape in ((3, 4), (5, 4), (5, 7)):
+        assert gm(ember.zeros(*shape)).item() == tm(torch.zeros(*shape)).item()

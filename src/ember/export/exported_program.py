@@ -179,6 +179,7 @@ class ExportedProgram:
 class _ExportedModule(GraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
     _ranges, _int_inputs = {}, {}
+    _input_dims = {}  # make_fx's symbolic sizes: {(flat input index, dim): symbol}, read from every input
 
     def forward(self, *args, **kwargs):
         flat = flatten((args, kwargs))
@@ -212,6 +213,12 @@ class _ExportedModule(GraphModule):
             if t.dtype is not placeholder.meta["dtype"]:
                 raise RuntimeError(f"Expected input at inputs[{i}] to have dtype {placeholder.meta['dtype']}, "
                                    f"but got {t.dtype}")
+        for (i, d), w in self._input_dims.items():  # inputs read only for their sizes bind them too
+            t = flat[i] if i < len(flat) else None
+            if isinstance(t, Tensor) and d < t.dim():
+                first = sizes.setdefault(w.args[0], (t.shape[d], f"inputs[{i}].size()[{d}]"))
+                if first[0] != t.shape[d]:
+                    raise AssertionError(f"Guard failed: inputs[{i}].size()[{d}] == {first[1]}")
         for n, (v, where) in sizes.items():
             lo, hi = self._ranges.get(n, (-math.inf, math.inf))
             if v < lo or v > hi:

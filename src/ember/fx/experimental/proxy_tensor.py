@@ -54,6 +54,8 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
                                                 lambda text: None, joint=False)
         module = _ExportedModule.from_capture(static or cap, world, name)
         module._ranges = {} if static is not None or shape is None else shape.ranges
+        if static is None and shape is not None:
+            module._input_dims = dims
         return module
     return wrapped
 
