@@ -58,6 +58,8 @@ def test_printed_form_equals_torchs(build):
     lambda L: L.eye(3, 2) + L.sparse_coo_tensor([[0, 2], [1, 0]], [1, 2], (3, 2)),  # float + int64
     lambda L: random_sparse(L).to_sparse() + random_sparse(L, seed=1).to_sparse(),
     lambda L: random_sparse(L).to_sparse() * 2.5,
+    lambda L: random_sparse(L).to_sparse() - random_sparse(L, seed=1).to_sparse(),
+    lambda L: random_sparse(L, seed=1) - random_sparse(L).to_sparse(),
     lambda L: random_sparse(L).to_sparse() * random_sparse(L, seed=1),
     lambda L: -random_sparse(L).to_sparse() / 4,
     lambda L: random_sparse(L).to_sparse().t(),

@@ -6,7 +6,7 @@ describes. It takes part in NumPy's array protocols, so the ordinary op kernels 
 PyTorch's sparse backend has the operation, with PyTorch's result layouts:
 
 - ``dense + sparse`` is dense and ``sparse + sparse`` sparse (uncoalesced: the two entry lists
-  one after the other); ``sparse + dense`` is PyTorch's RuntimeError;
+  one after the other); ``sparse + dense`` is PyTorch's RuntimeError; subtraction likewise;
 - ``sparse * number``, ``sparse * dense`` (the dense values at the entries), ``sparse / number``
   and ``-sparse`` are sparse;
 - ``sparse @ dense`` and ``dense @ sparse`` are dense (SciPy's CSR product underneath);
@@ -140,6 +140,12 @@ class SparseCOO:
     def __rmul__(self, other):
         return np.multiply(other, self)
 
+    def __sub__(self, other):
+        return np.subtract(self, other)
+
+    def __rsub__(self, other):
+        return np.subtract(other, self)
+
     def __truediv__(self, other):
         return np.true_divide(self, other)
 
@@ -253,6 +259,7 @@ def _sum(a, axis=None, dtype=None, keepdims=False, out=None):
 
 _UFUNCS = {
     np.add: _add,
+    np.subtract: lambda a, b: _add(a, _negative(b) if _is_sparse(b) else np.negative(b)),
     np.multiply: lambda a, b: _scale(a, b, np.multiply),
     np.true_divide: lambda a, b: _scale(a, b, np.true_divide),
     np.matmul: _matmul,
