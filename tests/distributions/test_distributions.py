@@ -213,3 +213,27 @@ def test_validation_can_be_turned_off():
     with pytest.raises(ValueError):
         D.Normal(0.0, -1.0)
     assert math.isnan(D.Normal(0.0, -1.0, validate_args=False).log_prob(ember.tensor(0.0)).item())
+
+
+EXPANDS = [
+    (lambda L, D: D.Normal(L.zeros(2), 1.0), (3, 2)), (lambda L, D: D.Laplace(0.0, 1.0), (3,)),
+    (lambda L, D: D.Bernoulli(L.tensor([0.2, 0.7])), (3, 2)),
+    (lambda L, D: D.Bernoulli(logits=L.tensor([0.2, 0.7])), (4, 2)),
+    (lambda L, D: D.Categorical(L.tensor([[0.2, 0.8], [0.5, 0.5]])), (3, 2)),
+    (lambda L, D: D.Categorical(logits=L.tensor([0.1, 0.3, 0.2])), (2,)),
+    (lambda L, D: D.OneHotCategorical(L.tensor([0.2, 0.8])), (3,)),
+    (lambda L, D: D.Uniform(L.zeros(2), 2.0), (4, 2)), (lambda L, D: D.Exponential(L.ones(2)), (5, 2)),
+    (lambda L, D: D.MultivariateNormal(L.zeros(2), L.eye(2)), (3,)),
+    (lambda L, D: D.Independent(D.Normal(L.zeros(2, 3), 1.0), 1), (4, 2)),
+]
+
+
+@pytest.mark.parametrize("build, shape", EXPANDS)
+def test_expand_as_torch(build, shape):
+    """Every family expands (only Normal and Laplace did): shapes, samples, log_prob, repr."""
+    def run(L, D):
+        d = build(L, D).expand(shape)
+        s = d.sample()
+        return [tuple(d.batch_shape), tuple(d.event_shape), s, d.log_prob(s), repr(d)]
+    t, e = both(run)
+    close(e, t)

@@ -15,6 +15,7 @@ class Uniform(Distribution):
     """``Uniform(low, high)``: uniform on the half-open interval [low, high); ValueError unless
     ``low < high`` (with validation)."""
     has_rsample = True
+    _expand_params = (("low", 0), ("high", 0))
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
@@ -72,6 +73,7 @@ class Exponential(Distribution):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _expand_params = (("rate", 0),)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)

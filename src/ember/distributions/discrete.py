@@ -32,6 +32,7 @@ class Bernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _expand_params = (("probs", 0), ("logits", 0), ("_param", 0))
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
@@ -93,6 +94,7 @@ class Categorical(Distribution):
     other dims are the batch. ValueError for a 0-d parameter."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
+    _expand_params = (("probs", 1), ("logits", 1), ("_param", 1))
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
@@ -163,6 +165,13 @@ class OneHotCategorical(Distribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot
     has_enumerate_support = True
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)

@@ -108,7 +108,25 @@ class Distribution:
         return self.entropy().exp()
 
     def expand(self, batch_shape, _instance=None):
-        raise NotImplementedError
+        """The distribution with its batch broadcast to ``batch_shape`` (parameters expanded, not
+        copied; https://pytorch.org/docs/stable/distributions.html#torch.distributions.distribution.Distribution.expand).
+        Each family lists in ``_expand_params`` the parameters it holds and how many rightmost
+        dims of each are not batch dims; RuntimeError when the shapes do not broadcast."""
+        batch_shape = Size(batch_shape)
+        new = self._get_checked_instance(type(self), _instance)
+        for name, event_dims in self._expand_params:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                tail = tuple(value.shape[value.ndim - event_dims:]) if event_dims else ()
+                setattr(new, name, value.expand(tuple(batch_shape) + tail))
+        for name, value in self.__dict__.items():  # what is not a batched parameter carries over
+            if name not in new.__dict__ and name not in ("_batch_shape", "_event_shape"):
+                setattr(new, name, value)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    _expand_params = ()
 
     def _extended_shape(self, sample_shape=Size()):
         return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))

@@ -43,6 +43,7 @@ class MultivariateNormal(Distribution):
                        "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
     has_rsample = True
+    _expand_params = (("loc", 1), ("covariance_matrix", 2), ("precision_matrix", 2), ("scale_tril", 2))
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
@@ -123,6 +124,16 @@ class Independent(Distribution):
     ``reinterpreted_batch_ndims`` batch dims of ``base_distribution`` become event dims, so
     ``log_prob`` sums over them (a diagonal Gaussian from a batch of ``Normal``)."""
     arg_constraints = {}
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Independent, _instance)
+        batch_shape = Size(batch_shape)
+        inner = self._event_shape[:self.reinterpreted_batch_ndims]
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + tuple(inner))
+        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)

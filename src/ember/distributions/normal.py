@@ -26,12 +26,7 @@ class _LocScale(Distribution):
         scalar = isinstance(loc, Number) and isinstance(scale, Number)
         super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    _expand_params = (("loc", 0), ("scale", 0))
 
     @property
     def mean(self):
