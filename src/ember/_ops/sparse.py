@@ -14,7 +14,7 @@ from .. import _dtype, _layout
 from .._backend.sparse import SparseCOO
 from .._creation import as_tensor
 from .._tensor import Tensor
-from .core import Op, apply
+from .core import Op, apply, like_input
 from .linalg import mm
 
 __all__ = ["sparse_coo_tensor", "spmm", "to_sparse", "to_dense", "coalesce", "is_coalesced", "indices",
@@ -121,10 +121,7 @@ class ToSparse(Op):
     name = "ToSparse"
     promote = None
     save_inputs = False
-
-    @classmethod
-    def infer(cls, x):
-        return tuple(x.shape), x.dtype
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -147,10 +144,7 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 
 class ToDense(Op):
     promote = None
-
-    @classmethod
-    def infer(cls, x):
-        return tuple(x.shape), x.dtype
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
@@ -173,10 +167,7 @@ def coalesce(self):
 class Coalesce(Op):
     promote = None
     save_inputs = False
-
-    @classmethod
-    def infer(cls, x):
-        return tuple(x.shape), x.dtype
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(x):
