@@ -84,47 +84,6 @@ class Tensor(TensorAutograd):
         t._output_nr = 0
         return t
 
-    @property
-    def _version(self):
-        """How many in-place writes this tensor's memory has had (shared with its views;
-        ``_versions`` is the shared one-element counter)."""
-        return self._versions[0]
-
-    # A view whose storage was written since its history was set answers with its history
-    # remade from its base's (_core.refresh_view), as torch regenerates a view's grad_fn.
-    @property
-    def requires_grad(self):
-        if self._view_chain is not None and self._view_version != self._versions[0]:
-            if self._view_creation is not None:  # torch refuses its grad_fn, not this question
-                return self._requires_grad or self._base.requires_grad
-            _core.refresh_view(self)
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self._requires_grad = value
-
-    @property
-    def grad_fn(self):
-        if self._view_chain is not None and self._view_version != self._versions[0]:
-            _core.refresh_view(self)
-        return self._grad_fn
-
-    @grad_fn.setter
-    def grad_fn(self, value):
-        self._grad_fn = value
-
-    def _alias_with_history(self):
-        """A handle on the same storage that carries this tensor's current history, so a
-        later in-place rebase of ``self`` does not change what an op recorded."""
-        t = self._alias()
-        t.grad_fn = self.grad_fn
-        t.requires_grad = self.requires_grad
-        t._node = self._node if self.grad_fn is None else None
-        if self.grad_fn is None and self.requires_grad:
-            t._node = _core._edge(self)[0]
-        return t
-
     def _snapshot(self):
         """A copy of the current values that carries this tensor's history."""
         t = self._alias_with_history()
@@ -132,13 +91,6 @@ class Tensor(TensorAutograd):
         _track(t._data)
         t._versions = [0]
         t._base = None
-        return t
-
-    def _alias(self):
-        """A new handle on the same storage and version counter, with no history."""
-        t = Tensor._make(self._data)
-        t._versions = self._versions
-        t._base = self._base if self._base is not None else self
         return t
 
     # ---- attributes -------------------------------------------------------------------------
