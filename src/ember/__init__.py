@@ -42,8 +42,10 @@ from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, m
                         sort, topk, unique, unique_consecutive)
 from ._ops.inplace import (copy_, fill_, zero_)
 from ._ops.special import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2rad, digamma, erfc,
-                           erfinv, exp2, i0, lgamma, logit, polygamma, rad2deg, sinc,
+                           erfinv, exp2, i0, igamma, igammac, lgamma, logit, polygamma, rad2deg, sinc,
                            xlogy)
+from ._ops.random import (sample_dirichlet as _sample_dirichlet, standard_gamma as _standard_gamma,
+                          standard_gamma_grad as _standard_gamma_grad)
 from ._ops.numeric import (copysign, frexp, gcd, heaviside, isneginf, isposinf, lcm, ldexp, nextafter,
                            signbit)
 from ._ops.scan import (cummax, cummin, cumulative_trapezoid, diff, gradient, logcumsumexp,
@@ -122,7 +124,7 @@ _OP_FUNCTIONS = {
     "unique_consecutive", "unsqueeze", "var", "var_mean", "vdot", "vector_norm", "view", "view_as",
     "vstack", "where", "zero_"} | {
     "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh", "deg2rad", "digamma", "erfc",
-    "erfinv", "exp2", "i0", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
+    "erfinv", "exp2", "i0", "igamma", "igammac", "lgamma", "logaddexp", "logit", "polygamma", "rad2deg", "sinc", "xlogy",
     "copysign", "frexp", "gcd", "heaviside", "isneginf", "isposinf", "lcm", "ldexp", "nextafter", "signbit",
     "cummax", "cummin", "cumulative_trapezoid", "diff", "gradient", "logcumsumexp", "trapezoid", "trapz",
     "aminmax", "mode", "nanmedian", "nanquantile", "quantile", "cov", "corrcoef", "cross", "finfo", "iinfo",

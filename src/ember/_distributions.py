@@ -23,6 +23,10 @@ documentation and the reference algorithms; see docs/random.md for what differs)
   geometric ceil(log u / log1p(−p)) on one too; log-normal exp of one-by-one normals.
 * poisson: per element in order, a product of 53-bit uniforms below rate 10, Hörmann's PTRS
   rejection from 10.
+* standard gamma: per element in order, Marsaglia & Tsang's rejection on one-by-one normals
+  and 53-bit uniforms (shapes below 1 boosted by a uniform's power first), with the constant
+  1/3 rounded to float32 as PyTorch's kernel has it; the result is at least the dtype's
+  smallest normal number. Dirichlet: a standard gamma per entry, normalised per row.
 * multinomial: with replacement, per row a cumulative sum normalised by its total and one
   53-bit uniform per sample located by binary search; without replacement (or one sample),
   the top-k of p / q with q ~ Exp(1) (the Gumbel/exponential trick).
@@ -37,7 +41,8 @@ from . import _dtype
 from ._random import generator_or_default
 
 __all__ = ["uniform", "normal", "randint", "randperm", "bernoulli", "bernoulli_scalar", "exponential",
-           "cauchy", "log_normal", "geometric", "poisson", "multinomial", "dropout_mask", "random_seed"]
+           "cauchy", "log_normal", "geometric", "poisson", "standard_gamma", "dirichlet", "multinomial",
+           "dropout_mask", "random_seed"]
 
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _U32 = np.uint64(1 << 32)
@@ -214,6 +219,47 @@ def _poisson_ptrs(gen, rate):
             continue
         if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * loglam - math.lgamma(k + 1):
             return k
+
+
+_THIRD = float(np.float32(1.0 / 3.0))  # PyTorch's kernel spells the 1/3 of d = a - 1/3 as a float
+
+
+def standard_gamma(shapes, generator=None):
+    """Gamma(shape, 1) samples (float64, shaped like the float array ``shapes``), drawn in
+    order by Marsaglia & Tsang's method ("A simple method for generating gamma variables",
+    2000): a shape ``a < 1`` draws Gamma(a + 1) times ``U^(1/a)``; a shape of 0 gives 0."""
+    gen = generator_or_default(generator)
+    flat = shapes.reshape(-1).astype(np.float64)
+    out = np.empty(flat.size)
+    for i, alpha in enumerate(flat.tolist()):
+        out[i] = _gamma_one(gen, alpha)
+    return out.reshape(shapes.shape)
+
+
+def _gamma_one(gen, alpha):
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale = (1.0 - float(_uniform53(gen, 1)[0])) ** (1.0 / alpha)
+        alpha += 1.0
+    d = alpha - _THIRD
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        y = 0.0
+        while y <= 0.0:
+            x = float(_normal_one_by_one(gen, 1)[0])
+            y = 1.0 + c * x
+        v = y * y * y
+        u = 1.0 - float(_uniform53(gen, 1)[0])
+        if u < 1.0 - 0.0331 * x ** 4 or math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def dirichlet(concentration, generator=None):
+    """Dirichlet samples (float64, shaped like ``concentration``, rows along the last dim)."""
+    gammas = np.maximum(standard_gamma(concentration, generator), np.finfo(np.float64).tiny)
+    return gammas / gammas.sum(-1, keepdims=True)
 
 
 def multinomial(rows, num_samples, replacement, generator=None):

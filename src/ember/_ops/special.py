@@ -262,3 +262,42 @@ class Xlogy(Op):
             y = g.new_full((), y)
         log_y = _where((x == 0) & (y <= 0), g.new_zeros(()), y.log())
         return g * log_y if need_x else None, g * x / y if need_y else None
+
+
+def igamma(input, other, *, out=None):
+    """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``,
+    ``torch.special.gammainc``): the probability that a Gamma(input, 1) variable is at most
+    ``other``. Differentiable in ``other`` only (density ``x^(a-1) e^-x / Gamma(a)``); the
+    derivative in ``input`` raises, as PyTorch's."""
+    return with_out(apply(Igamma, input, other), out)
+
+
+def igammac(input, other, *, out=None):
+    """The regularised upper incomplete gamma function ``Q(input, other) = 1 - P(input, other)``
+    (``torch.igammac``, ``torch.special.gammaincc``), accurate where P is near 1."""
+    return with_out(apply(Igammac, input, other), out)
+
+
+class Igamma(Op):
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+    sign = 1
+    kernel = staticmethod(_special.gammainc)
+
+    @classmethod
+    def forward(cls, a, x):
+        dtype = np.result_type(a, x)
+        return _scipy(lambda v: cls.kernel(v, np.asarray(x, v.dtype)))(np.asarray(a, dtype))
+
+    @classmethod
+    def backward(cls, ctx, g):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{cls.name.lower()}: input' is not implemented.")
+        a, x = ctx.input(0), ctx.input(1)
+        density = ((a - 1) * x.log() - x - lgamma(a)).exp()
+        return None, cls.sign * g * density
+
+
+class Igammac(Igamma):
+    sign = -1
+    kernel = staticmethod(_special.gammaincc)

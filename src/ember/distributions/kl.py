@@ -4,16 +4,32 @@ element, and ``register_kl`` to add a pair
 
 A pair is looked up by the two types, then by their closest registered base classes; no
 registered pair is NotImplementedError. Infinite results where q has no mass where p has
-(a categorical probability that is 0 in q only, a Uniform's support not covering p's).
+(a categorical probability that is 0 in q only, a Uniform's support not covering p's, a
+family on the whole line against one on a half-line or an interval). Two members of one
+exponential family without a pair of their own use the Bregman divergence of the family's
+log-normaliser (``ExponentialFamily``). The closed forms are derived from
+KL = -H(p) - E_p[log q] with the moments of p (E|X - m| of a normal, E[log X] of an
+exponential, -gamma - log(rate), or of a uniform).
 """
 import math
 
 from .. import linalg
-from .continuous import Exponential, Uniform
+from .._ops.special import digamma, lgamma, xlogy
 from ..nn.functional import softplus as _softplus
-from .discrete import Bernoulli, Categorical, OneHotCategorical
-from .multivariate_normal import Independent, MultivariateNormal, _batch_mahalanobis, _sum_rightmost
-from .normal import Laplace, Normal
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent, _sum_rightmost
+from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .uniform import Uniform
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -109,3 +125,121 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence F(θ_q) - F(θ_p) - <θ_q - θ_p, ∇F(θ_p)>."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families "
+                                  "cannot be computed using Bregman divergences")
+    params, value, gradients = p._log_normalizer_and_gradients()
+    result = q._log_normalizer(*q._natural_params) - value
+    for theta_p, theta_q, mean_t in zip(params, q._natural_params, gradients):
+        result = result - ((theta_q - theta_p) * mean_t).reshape(tuple(p.batch_shape) + (-1,)).sum(-1)
+    return result
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    a_p, b_p, a_q, b_q = p.concentration, p.rate, q.concentration, q.rate
+    return ((a_p - a_q) * digamma(a_p) - lgamma(a_p) + lgamma(a_q)
+            + a_q * (b_p.log() - b_q.log()) + a_p * (b_q - b_p) / b_p)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    total_a = a.sum(-1)
+    return (lgamma(total_a) - lgamma(b.sum(-1)) - (lgamma(a) - lgamma(b)).sum(-1)
+            + ((a - b) * (digamma(a) - digamma(total_a).unsqueeze(-1))).sum(-1))
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    a, b = q.concentration, q.rate
+    return lgamma(a) + a * (p.rate / b).log() + (a - 1) * _EULER_GAMMA + b / p.rate - 1
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    a, b = p.concentration, p.rate
+    return (a - 1) * digamma(a) - lgamma(a) + b.log() - q.rate.log() + a * (q.rate - b) / b
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    shift = p.loc - q.loc
+    mean_abs = (p.scale * math.sqrt(2 / math.pi) * (-shift.pow(2) / (2 * p.scale.pow(2))).exp()
+                + shift * (shift / (p.scale * math.sqrt(2))).erf())
+    return (2 * q.scale).log() + mean_abs / q.scale - 0.5 * (2 * math.pi * math.e * p.scale.pow(2)).log()
+
+
+def _kl_to_normal(p, q):
+    """-H(p) - E_p[log q] for a normal q: E_p[log q] needs only p's mean and variance."""
+    second_moment = p.variance + (p.mean - q.loc).pow(2)
+    return -p.entropy() + 0.5 * (2 * math.pi * q.scale.pow(2)).log() + second_moment / (2 * q.scale.pow(2))
+
+
+for _p in (Laplace, Uniform, Exponential, Gamma, Beta):
+    register_kl(_p, Normal)(_kl_to_normal)
+
+
+def _mean_log_uniform(low, high):
+    """E[log X] for X uniform on [low, high], 0 <= low < high."""
+    return (xlogy(high, high) - xlogy(low, low)) / (high - low) - 1
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return result.masked_fill(p.low < 0, math.inf)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    a, b = q.concentration, q.rate
+    result = (-(p.high - p.low).log() - xlogy(a, b) - (a - 1) * _mean_log_uniform(p.low, p.high)
+              + b * (p.high + p.low) / 2 + lgamma(a))
+    return result.masked_fill(p.low < 0, math.inf)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    c1, c0 = q.concentration1, q.concentration0
+    result = (-(p.high - p.low).log() - (c1 - 1) * _mean_log_uniform(p.low, p.high)
+              - (c0 - 1) * _mean_log_uniform(1 - p.high, 1 - p.low)
+              + lgamma(c1) + lgamma(c0) - lgamma(c1 + c0))
+    return result.masked_fill((p.low < 0) | (p.high > 1), math.inf)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return result.masked_fill((q.low > 0) | (q.high < 1), math.inf)
+
+
+def _infinite(p, q):
+    """q has no mass on part of p's support: p lives on the whole line (or half-line) and q on
+    a half-line or an interval."""
+    loc = p.loc if hasattr(p, "loc") else p.rate
+    return loc.new_full(loc.shape, math.inf)
+
+
+for _p, _q in [(Normal, Uniform), (Normal, Exponential), (Normal, Gamma), (Normal, Beta),
+               (Laplace, Uniform), (Laplace, Exponential), (Laplace, Gamma), (Laplace, Beta),
+               (Exponential, Uniform), (Exponential, Beta), (Gamma, Uniform), (Gamma, Beta)]:
+    register_kl(_p, _q)(_infinite)

@@ -1,18 +1,17 @@
-"""The normal (Gaussian) and Laplace distributions
-(https://pytorch.org/docs/stable/distributions.html#normal, #laplace)."""
+"""The normal (Gaussian) distribution (https://pytorch.org/docs/stable/distributions.html#normal)."""
 import math
 from numbers import Number
 
 from .._creation import empty, normal
-from .._dtype import finfo
 from .._ops.special import erfinv
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ["Normal", "Laplace"]
+__all__ = ["Normal"]
 
 
 class _LocScale(Distribution):
@@ -37,7 +36,7 @@ class _LocScale(Distribution):
         return self.loc
 
 
-class Normal(_LocScale):
+class Normal(ExponentialFamily, _LocScale):
     """``Normal(loc, scale)``: density exp(-(x - loc)^2 / (2 scale^2)) / (scale sqrt(2 pi)).
     ``loc``/``scale`` are tensors or numbers, broadcast together; ``scale > 0``."""
 
@@ -75,37 +74,11 @@ class Normal(_LocScale):
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
-
-class Laplace(_LocScale):
-    """``Laplace(loc, scale)``: density exp(-|x - loc| / scale) / (2 scale); ``scale > 0``."""
+    _mean_carrier_measure = 0
 
     @property
-    def stddev(self):
-        return math.sqrt(2) * self.scale
+    def _natural_params(self):
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
 
-    @property
-    def variance(self):
-        return 2 * self.scale ** 2
-
-    def rsample(self, sample_shape=Size()):
-        # u uniform on (-1, 1); the inverse CDF of its magnitude, with its sign
-        u = empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).uniform_(
-            finfo(self.loc.dtype).eps - 1, 1)
-        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * (-(value - self.loc).abs() / self.scale).expm1()
-
-    def icdf(self, value):
-        term = value - 0.5
-        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
-
-    def entropy(self):
-        return 1 + (2 * self.scale).log()
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

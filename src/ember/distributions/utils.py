@@ -11,7 +11,7 @@ from .._ops.softmax import log_softmax
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property"]
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "one_of"]
 
 
 def broadcast_all(*values):
@@ -41,6 +41,12 @@ def probs_to_logits(probs, is_binary=False):
     events, ``log(p)`` otherwise."""
     p = clamp_probs(probs)
     return p.log() - (-p).log1p() if is_binary else p.log()
+
+
+def one_of(probs, logits):
+    """ValueError unless exactly one of ``probs`` and ``logits`` is given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
 class lazy_property:

@@ -1,0 +1,87 @@
+"""The categorical distribution (https://pytorch.org/docs/stable/distributions.html#categorical).
+
+Given ``probs`` or ``logits`` (ValueError for both or neither), it derives the other on first
+use; sampling draws PyTorch's numbers for the same seed.
+"""
+from .._creation import arange, full, multinomial
+from .._dtype import finfo, int64
+from .._ops.pointwise_binary import clamp
+from .._ops.shape import broadcast_tensors
+from .._size import Size
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .distribution import Distribution
+from .utils import one_of, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical"]
+
+
+class Categorical(Distribution):
+    """``Categorical(probs=None, logits=None)``: an index in ``[0, K)`` drawn with the
+    (normalised) probabilities of the last dim of ``probs`` (or softmax of ``logits``); the
+    other dims are the batch. ValueError for a 0-d parameter."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    has_enumerate_support = True
+    _expand_params = (("probs", 1), ("logits", 1), ("_param", 1))
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        one_of(probs, logits)
+        name, param = ("probs", probs) if probs is not None else ("logits", logits)
+        if param.dim() < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+        if probs is not None:
+            self.probs = param = probs / probs.sum(-1, keepdim=True)
+        else:
+            self.logits = param = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = param
+        self._num_events = param.size()[-1]
+        super().__init__(param.size()[:-1] if param.ndim > 1 else Size(), validate_args=validate_args)
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    @property
+    def variance(self):
+        return full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        with no_grad():
+            rows = self.probs.reshape(-1, self._num_events)
+            draws = multinomial(rows, sample_shape.numel(), True).T
+            return draws.reshape(self._extended_shape(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value, log_pmf = broadcast_tensors(value.long().unsqueeze(-1), self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+
+    def entropy(self):
+        logits = clamp(self.logits, min=finfo(self.logits.dtype).min)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        values = arange(self._num_events, dtype=int64).view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
