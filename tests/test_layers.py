@@ -33,7 +33,7 @@ LAYERS = [
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
      "ember._creation", "ember._random", "ember._distributions",
      "ember._memory", "ember._print",
-     "ember._legacy", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
+     "ember._legacy", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
      "ember._dtype", "ember._device", "ember._size", "ember._layout"],
     ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode"],
     ["ember._backend"],

@@ -88,7 +88,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, Lon
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
-from . import special
+from . import special, sparse
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 
@@ -151,7 +151,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
-    "geqrf", "special", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
+    "geqrf", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
     "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"})
 

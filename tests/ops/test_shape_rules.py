@@ -203,7 +203,8 @@ def _sparse():
     values = ember.randn(3, requires_grad=True)
     s = ember.sparse_coo_tensor([[0, 1, 0], [2, 0, 2]], values, (2, 3))
     dense = ember.randn(2, 3, requires_grad=True)
-    _backward(s.coalesce().values(), s.to_dense(), dense.to_sparse().to_dense(), s._values())
+    _backward(s.coalesce().values(), s.to_dense(), dense.to_sparse().to_dense(), s._values(),
+              ember.sparse.mm(s, ember.ones(3, 2)))
 
 
 def _run():

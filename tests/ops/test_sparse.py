@@ -73,6 +73,13 @@ def test_printed_form_equals_torchs(build):
     lambda L: random_sparse(L, (3, 5), 1.0, 2) @ random_sparse(L).to_sparse(),
     lambda L: L.mv(random_sparse(L).to_sparse(), random_sparse(L, (4,), 1.0, 2)),
     lambda L: random_sparse(L, (0, 4)).to_sparse(),
+    lambda L: L.sparse.mm(random_sparse(L).to_sparse(), random_sparse(L, (4, 3), 1.0, 2)),
+    lambda L: L.sparse.addmm(random_sparse(L, (5, 3), 1.0, 3), random_sparse(L).to_sparse(),
+                             random_sparse(L, (4, 3), 1.0, 2), beta=0.5, alpha=2.0),
+    lambda L: L.sparse.sum(random_sparse(L).to_sparse()),
+    lambda L: L.sparse.sum(random_sparse(L).to_sparse(), 0),
+    lambda L: L.sparse.sum(random_sparse(L, (3, 4, 2)).to_sparse(), (0, 2)),
+    lambda L: L.sparse.sum(random_sparse(L).to_sparse(), dtype=L.float32),
 ])
 def test_operations_equal_torchs_with_its_layouts(build):
     assert_same(*both(build))
@@ -97,6 +104,8 @@ def grad_of(build, shape=(5, 4)):
     lambda L, x: x.to_sparse().values() * L.arange(1., 1 + int((x != 0).sum()), dtype=L.float64),
     lambda L, x: L.mm(x.to_sparse(), random_sparse(L, (4, 3), 1.0, 2)) ** 2,
     lambda L, x: x.to_sparse().coalesce().to_dense() ** 2,
+    lambda L, x: L.sparse.mm(x.to_sparse(), random_sparse(L, (4, 3), 1.0, 2)) ** 2,
+    lambda L, x: L.sparse.sum(x.to_sparse()) * 3,
 ])
 def test_gradients_equal_torchs(build):
     assert_same(*both(grad_of(build)))

@@ -18,7 +18,7 @@ from .core import Op, apply, like_input
 from .linalg import mm
 
 __all__ = ["sparse_coo_tensor", "spmm", "to_sparse", "to_dense", "coalesce", "is_coalesced", "indices",
-           "values", "raw_indices", "raw_values", "nnz", "sparse_dim", "dense_dim"]
+           "values", "sparse_gradient", "raw_indices", "raw_values", "nnz", "sparse_dim", "dense_dim"]
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
@@ -142,6 +142,13 @@ def to_dense(self, dtype=None, *, masked_grad=None):
     return out if dtype is None else out.to(dtype)
 
 
+def _masked(g, sparse_input):
+    """The gradient ``g`` kept at the indices of ``sparse_input``: PyTorch's sparse gradient."""
+    mask = np.zeros(g.shape, bool)
+    mask[tuple(sparse_input._data.indices)] = True
+    return g * Tensor._make(mask)
+
+
 class ToDense(Op):
     promote = None
     infer = classmethod(like_input)
@@ -152,9 +159,26 @@ class ToDense(Op):
 
     @staticmethod
     def backward(ctx, g):
-        mask = np.zeros(g.shape, bool)
-        mask[tuple(ctx.input(0)._data.indices)] = True
-        return (g * Tensor._make(mask),)
+        return (_masked(g, ctx.input(0)),)
+
+
+def sparse_gradient(self):
+    """``self`` (sparse), whose gradient is kept at its indices: what ``torch.sparse``'s
+    functions give their sparse operands, where the ordinary ops give a dense gradient."""
+    return apply(SparseGradient, self)
+
+
+class SparseGradient(Op):
+    promote = None
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return (_masked(g, ctx.input(0)),)
 
 
 def coalesce(self):
