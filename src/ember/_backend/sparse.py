@@ -10,6 +10,8 @@ PyTorch's sparse backend has the operation, with PyTorch's result layouts:
 - ``sparse * number``, ``sparse * dense`` (the dense values at the entries), ``sparse / number``
   and ``-sparse`` are sparse;
 - ``sparse @ dense`` and ``dense @ sparse`` are dense (SciPy's CSR product underneath);
+- the unary functions that map 0 to 0 and PyTorch's sparse backend has (``abs``, ``sign``,
+  ``sqrt``, ``sin``, ``tanh``, ``floor``, ``isnan``, ...) apply to the values and stay sparse;
 - ``sum`` of all entries is a dense 0-d array; over some dims, a sparse array of the rest;
 - a 2-D transpose and dtype casts stay sparse.
 
@@ -188,8 +190,8 @@ class SparseUnsupported(NotImplementedError):
 
 def unsupported_message(name):
     return (f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. ember's "
-            "sparse COO tensors support addition, scaling, matrix products, sum, transpose and "
-            "dtype casts; call .to_dense() first.")
+            "sparse COO tensors support addition, scaling, matrix products, sum, transpose, "
+            "dtype casts and functions that keep 0 (abs, sin, sqrt...); call .to_dense() first.")
 
 
 def _unsupported(name):
@@ -257,7 +259,17 @@ def _sum(a, axis=None, dtype=None, keepdims=False, out=None):
     return SparseCOO(a.indices[keep], values, tuple(a.shape[d] for d in keep)).coalesce()
 
 
+def _values_only(ufunc):
+    """A unary ufunc with f(0) == 0, applied to the stored values only."""
+    return lambda a: SparseCOO(a.indices, ufunc(a.values), a.shape, a.coalesced)
+
+
+_ZERO_PRESERVING = (np.absolute, np.sign, np.sqrt, np.square, np.sin, np.sinh, np.tan, np.tanh, np.arcsin,
+                    np.arcsinh, np.arctan, np.arctanh, np.expm1, np.log1p, np.floor, np.ceil, np.trunc,
+                    np.rint, np.deg2rad, np.rad2deg, np.signbit, np.isnan, np.isinf, np.isposinf, np.isneginf)
+
 _UFUNCS = {
+    **{ufunc: _values_only(ufunc) for ufunc in _ZERO_PRESERVING if isinstance(ufunc, np.ufunc)},
     np.add: _add,
     np.subtract: lambda a, b: _add(a, _negative(b) if _is_sparse(b) else np.negative(b)),
     np.multiply: lambda a, b: _scale(a, b, np.multiply),
