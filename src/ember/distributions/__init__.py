@@ -3,8 +3,10 @@ and log-densities, and KL divergences (https://pytorch.org/docs/stable/distribut
 
 One module per family, under PyTorch's module names (``ember.distributions.normal.Normal``
 as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
-``Exponential``, ``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``Poisson``, ``Bernoulli``,
-``Categorical``, ``OneHotCategorical``, ``MultivariateNormal`` and ``Independent``, the bases
+``Exponential``, ``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``Poisson``, ``Cauchy``,
+``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
+``MultivariateNormal``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
+with the ``transforms`` (and ``LogNormal``, ``HalfNormal`` made with them), the bases
 ``Distribution`` and ``ExponentialFamily``, and ``kl_divergence``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
 and KL divergences are differentiable in the parameters, as PyTorch's are.
@@ -12,21 +14,34 @@ and KL divergences are differentiable in the parameters, as PyTorch's are.
 from . import constraints
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .cauchy import Cauchy
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
+from .geometric import Geometric
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .studentT import StudentT
+from . import transforms
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+                         PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform, Transform)
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Chi2", "Dirichlet", "Distribution", "Exponential",
-           "ExponentialFamily", "Gamma", "Independent", "Laplace", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Poisson", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
+           "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
+           "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
+           "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
+           "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
