@@ -80,6 +80,19 @@ from ._device import device
 from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
 from ._random import poisson
+from ._creation import empty_strided, frombuffer, range_inclusive as range
+from ._ops.join import (diagflat, dsplit, hsplit, row_stack, select_scatter, slice_scatter, split_with_sizes,
+                        unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vsplit)
+from ._ops.sort import histogram
+from ._ops.indexing import unravel_index
+from ._ops.compare import isin
+from ._ops.special import mvlgamma
+from ._linalg_legacy import chain_matmul
+from ._runtime import (are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
+                       get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
+                       is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled, set_default_device,
+                       set_deterministic_debug_mode, set_float32_matmul_precision, set_num_interop_threads,
+                       set_num_threads, set_warn_always, use_deterministic_algorithms)
 from ._ops.restride import as_strided
 from ._ops.indexing import put
 from ._print import set_printoptions
@@ -153,7 +166,17 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
     "geqrf", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
     "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
-    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"})
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",
+    "select_scatter", "slice_scatter", "split_with_sizes", "unsafe_chunk", "unsafe_split",
+    "unsafe_split_with_sizes", "histogram", "unravel_index", "isin", "mvlgamma", "chain_matmul",
+    "are_deterministic_algorithms_enabled", "get_default_device", "get_deterministic_debug_mode",
+    "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
+    "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled", "set_default_device",
+    "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_num_interop_threads",
+    "set_num_threads", "set_warn_always", "use_deterministic_algorithms", "typename", "is_nonzero",
+    "is_signed", "is_same_size", "is_inference_mode_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
+    "detach", "fill"})
 
 
 def is_tensor(obj):
@@ -169,9 +192,71 @@ def is_floating_point(input):
     return input.dtype.is_floating_point
 
 
+def typename(obj):
+    """The type name PyTorch prints for ``obj``: ``torch.FloatTensor`` for a float32 tensor, the
+    qualified class name otherwise (https://pytorch.org/docs/stable/generated/torch.typename.html)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    name = getattr(obj, "__qualname__", type(obj).__qualname__)
+    if not isinstance(obj, type):
+        module, name = type(obj).__module__, type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def is_nonzero(input):
+    """``bool(input)`` for a one-element tensor; RuntimeError otherwise, as PyTorch's."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return input.item() != 0  # (``bool`` here is ember.bool, the dtype)
+
+
+def is_signed(input):
+    """Whether ``input``'s dtype holds negative numbers (not bool or uint8)."""
+    return input.dtype.is_signed
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def detach(input):
+    return input.detach()
+
+
+def fill(input, value):
+    """A new tensor shaped like ``input`` filled with ``value`` (out of place ``fill_``)."""
+    return full_like(input, value)
+
+
 def is_complex(input):
     """True when ``input`` has a complex dtype (complex64 or complex128)."""
     return input.dtype.is_complex
+
+
+_NN_FUNCTIONAL_ALIASES = {  # those whose arguments torch's top-level form shares with nn.functional's
+    "alpha_dropout", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "celu", "conv1d", "conv2d",
+    "conv_transpose1d", "conv_transpose2d", "cosine_similarity", "dropout", "feature_alpha_dropout",
+    "group_norm", "hardshrink", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm", "rrelu", "selu",
+    "threshold"}
+_IN_PLACE_ALIASES = {
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_",
+    "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
+    "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_"}
+
+
+def _in_place(name):
+    def apply_in_place(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    apply_in_place.__name__ = apply_in_place.__qualname__ = name
+    apply_in_place.__doc__ = f"``input.{name}(...)``: ``input`` changed in place and returned."
+    return apply_in_place
 
 
 def __getattr__(name):
@@ -190,6 +275,14 @@ def __getattr__(name):
     if name in ("qint8", "quint8", "qint32", "per_tensor_affine", "per_channel_affine", "quantize_per_tensor",
                 "quantize_per_channel", "per_tensor_symmetric", "per_channel_symmetric"):
         return getattr(importlib.import_module(f"{__name__}.ao.quantization.qtensor"), name)
+    if name in _NN_FUNCTIONAL_ALIASES:  # torch.conv2d and the like: nn.functional's, loaded on first use
+        return getattr(importlib.import_module(f"{__name__}.nn.functional"), name)
+    if name in _IN_PLACE_ALIASES:  # torch.relu_(x) is x.relu_()
+        return _in_place(name)
+    if name in ("is_anomaly_enabled", "set_anomaly_enabled", "is_anomaly_check_nan_enabled"):
+        return getattr(importlib.import_module(f"{__name__}.autograd.anomaly_mode"), name)
+    if name == "is_inference_mode_enabled":
+        return autograd.is_inference_mode_enabled
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -204,6 +204,38 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     return _finish(np.empty(_size(_sizes(sizes, size), "empty"), _np(dtype)), requires_grad)
 
 
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """An uninitialised tensor of ``size`` with the element ``stride`` given, over storage
+    just large enough for it (https://pytorch.org/docs/stable/generated/torch.empty_strided.html)."""
+    check_device(device)
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    dt = np.dtype(_np(dtype))
+    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    storage = np.zeros(extent, dt)
+    view = np.lib.stride_tricks.as_strided(storage, size, tuple(s * dt.itemsize for s in stride))
+    return _finish(view, requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d tensor over the memory of a Python buffer (``bytearray``, ``array``, ``mmap``...),
+    sharing it: ``count`` elements of ``dtype`` from byte ``offset`` (all that fit when -1)
+    (https://pytorch.org/docs/stable/generated/torch.frombuffer.html). ValueError when the
+    buffer is empty or the counts do not fit, as PyTorch's."""
+    length = memoryview(buffer).nbytes
+    if length <= 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    itemsize = dtype.np.itemsize
+    if count < 0 and (length - offset) % itemsize:
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                         f"multiple of element size ({itemsize})")
+    return _finish(np.frombuffer(buffer, dtype.np, count, offset), requires_grad)
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """``size`` filled with ``fill_value``; the dtype follows the value (bool, int64 or the
     default float) unless given."""
@@ -280,6 +312,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if not dtype.is_floating_point and all(_integral(v) for v in vals):
         return _finish(np.arange(start, end, step, dtype=dtype.np), requires_grad)
     n = max(int(np.ceil((end - start) / step)), 0)
+    return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
+
+
+def range_inclusive(start, end, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    """``start, start + step, ...`` up to and including ``end``, in the default float dtype
+    unless given; deprecated in PyTorch for ``arange`` (which stops before ``end``), with its
+    warning (https://pytorch.org/docs/stable/generated/torch.range.html)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior "
+                  "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+                  "values in [start, end).", UserWarning, stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    dtype = dtype or _dtype.get_default_dtype()
+    n = int(builtins.max(math.floor((end - start) / step) + 1, 0))
     return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
 
 

@@ -7,12 +7,12 @@ import numpy as np
 
 from ._creation import eye, tensor, zeros
 from ._ops.lapack import per_matrix, routine
-from .linalg import (cholesky as _cholesky, cross as _cross, det, inv, matrix_exp, matrix_power, pinv, qr as _qr,
+from .linalg import (cholesky as _cholesky, cross as _cross, det, inv, matrix_exp, matrix_power, multi_dot, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
 from .linalg._common import check_matrix, check_square, out as _out, result_type
 from .linalg.factorizations import lu_unpack
 
-__all__ = ["det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
+__all__ = ["chain_matmul", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
            "lu_unpack", "geqrf", "cross"]
 
@@ -125,3 +125,14 @@ def cross(input, other, dim=None, *, out=None):
             raise RuntimeError("no dimension of size 3 in input")
         dim = shape.index(3)
     return _cross(input, other, dim=dim, out=out)
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of the 2-d ``matrices`` in the cheapest order (``linalg.multi_dot``), with
+    PyTorch's deprecation warning (https://pytorch.org/docs/stable/generated/torch.chain_matmul.html)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1:
+        return _out(matrices[0].clone(), out)
+    return multi_dot(list(matrices), out=out)

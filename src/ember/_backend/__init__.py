@@ -143,6 +143,23 @@ _set_threads, _max_threads = _blas_thread_setter()
 _current = [_max_threads]
 
 
+def set_num_threads(n):
+    """At most ``n`` BLAS threads from now on: NumPy's (the eager products) and every other
+    library threadpoolctl drives (SciPy's BLAS, which compiled code calls)."""
+    global _max_threads
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(n)
+    except ImportError:  # without threadpoolctl the libraries keep their own counts
+        pass
+    _max_threads, _current[0] = n, None
+
+
+def get_num_threads():
+    """The most BLAS threads the products use (None when the BLAS is not one ember drives)."""
+    return _max_threads
+
+
 def _keep_freed_heap():
     """Have glibc's malloc keep freed array memory for reuse instead of returning it.
 

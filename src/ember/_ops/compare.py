@@ -239,3 +239,17 @@ def isfinite(input, *, out=None):
 
 
 IsFinite = predicate("IsFinite", _kernel("isfinite"), promote=None)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an entry of ``elements`` is among ``test_elements`` (either may be a number),
+    a bool tensor shaped like ``elements`` (https://pytorch.org/docs/stable/generated/torch.isin.html)."""
+    return apply(IsIn, elements, test_elements, invert=invert)
+
+
+def _first_shape_rule(op, elements, test_elements, **attrs):
+    return tuple(getattr(elements, "shape", ())), _dtype.bool
+
+
+IsIn = predicate("IsIn", lambda a, b, invert=False: np.asarray(np.isin(a, b, invert=invert)),
+                 rule=_first_shape_rule)

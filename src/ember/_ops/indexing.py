@@ -488,3 +488,20 @@ def one_hot(tensor, num_classes=-1):
     if data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of the flat ``indices`` (an integer tensor):
+    a tuple of ``len(shape)`` int64 tensors shaped like ``indices``
+    (https://pytorch.org/docs/stable/generated/torch.unravel_index.html). TypeError for
+    non-integer indices."""
+    if not isinstance(indices, Tensor):
+        indices = Tensor._make(np.asarray(indices))
+    if indices.dtype.is_inexact or indices.dtype is _dtype.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    flat, coordinates = indices._data.astype(np.int64), []
+    for size in reversed(shape):
+        coordinates.append(flat % size if size else flat * 0)
+        flat = flat // size if size else flat
+    return tuple(Tensor._make(np.asarray(c, np.int64)) for c in reversed(coordinates))

@@ -138,6 +138,9 @@ def vstack(tensors):
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 
+row_stack = vstack
+
+
 def narrow(input, dim, start, length):
     """A view of ``length`` entries from ``start`` along ``dim``; RuntimeError when it runs
     past the end (https://pytorch.org/docs/stable/generated/torch.narrow.html)."""
@@ -208,6 +211,37 @@ def tensor_split(input, indices_or_sections, dim=0):
     bounds = [builtins.min(int(i), n) for i in indices_or_sections]
     starts, ends = [0] + bounds, bounds + [n]
     return tuple(narrow(input, d, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
+
+
+def _split_by_dim(name, dim, least_ndim):
+    def split_along(input, indices_or_sections):
+        if input.ndim < least_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {least_ndim} dimension, but got a "
+                               f"tensor with {input.ndim} dimensions!")
+        d = dim if input.ndim > 1 or name != "hsplit" else 0
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                               f"dimension {input.shape[d]} is not divisible by the split_size "
+                               f"{indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    split_along.__name__ = split_along.__qualname__ = name
+    split_along.__doc__ = (f"``tensor_split`` along dim {dim} into equal parts or at indices; RuntimeError "
+                           f"when the parts cannot be equal or ``input`` has fewer than {least_ndim} dims "
+                           f"(https://pytorch.org/docs/stable/generated/torch.{name}.html).")
+    return split_along
+
+
+hsplit = _split_by_dim("hsplit", 1, 1)  # dim 0 of a 1-d tensor
+vsplit = _split_by_dim("vsplit", 0, 2)
+dsplit = _split_by_dim("dsplit", 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split`` into pieces of the listed ``split_sizes``, which must add up to the length."""
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, chunk
 
 
 def unbind(input, dim=0):
@@ -384,6 +418,25 @@ class DiagonalScatter(Op):
                 g.diagonal(*args))
 
 
+def select_scatter(input, src, dim, index):
+    """``input`` with ``src`` written at ``index`` of ``dim`` (``src`` has that dim removed),
+    as new storage; gradients flow to both
+    (https://pytorch.org/docs/stable/generated/torch.select_scatter.html)."""
+    out = input.clone()
+    out.select(dim, index).copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """``input`` with ``src`` written into ``input[start:end:step]`` along ``dim``, as new
+    storage (https://pytorch.org/docs/stable/generated/torch.slice_scatter.html)."""
+    out = input.clone()
+    index = [slice(None)] * input.ndim
+    index[_wrap_dim(dim, input.ndim)] = slice(start, end, step)
+    out[tuple(index)] = src
+    return out
+
+
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices with ``input``'s last dim on their diagonal at ``offset``
     (https://pytorch.org/docs/stable/generated/torch.diag_embed.html)."""
@@ -391,6 +444,12 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     base = zeros(tuple(input.shape[:-1]) + (n, n), dtype=input.dtype)
     return diagonal_scatter(base, input, offset, -2, -1).movedim((-2, -1), (dim1, dim2)) \
         if (dim1, dim2) != (-2, -1) else diagonal_scatter(base, input, offset, -2, -1)
+
+
+def diagflat(input, offset=0):
+    """A 2-d tensor with the flattened ``input`` on its diagonal at ``offset``
+    (https://pytorch.org/docs/stable/generated/torch.diagflat.html)."""
+    return diag_embed(input.reshape(-1), offset)
 
 
 def diag(input, diagonal=0):

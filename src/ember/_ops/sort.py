@@ -5,7 +5,7 @@ import numpy as np
 from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import values_indices
+from .args import result_type, values_indices
 from .core import Op, _type_name, apply, named
 from .indexing import gather
 from .join import narrow
@@ -222,3 +222,23 @@ def histc(input, bins=100, min=0, max=0):
     t = x.dtype.type
     index = np.minimum(((x - t(min)) * t(bins) / (t(max) - t(min))).astype(np.int64), bins - 1)
     return Tensor._make(np.bincount(index, minlength=bins).astype(input._data.dtype))
+
+
+histogram_result = result_type("histogram", ("hist", "bin_edges"))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """The histogram of the floating tensor ``input`` in ``bins`` equal bins over ``range``
+    (the data's extent by default) or between the edges of the 1-d tensor ``bins``:
+    ``(hist, bin_edges)``, both in ``input``'s dtype; ``weight`` weighs each element,
+    ``density`` normalises to a probability density
+    (https://pytorch.org/docs/stable/generated/torch.histogram.html). Not differentiable."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {input.dtype.name} and bins float")
+    x = input._data.reshape(-1)
+    edges = bins._data if isinstance(bins, Tensor) else bins
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, bin_edges = np.histogram(x, edges, range=range, weights=w, density=density)
+    dtype = input._data.dtype
+    return histogram_result(Tensor._make(hist.astype(dtype)), Tensor._make(np.asarray(bin_edges).astype(dtype)))

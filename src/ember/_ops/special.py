@@ -154,6 +154,18 @@ def digamma(input, *, out=None):
 Digamma = elementwise("Digamma", _scipy(_special.psi), lambda x, g: g * polygamma(1, x))
 
 
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``
+    (https://pytorch.org/docs/stable/generated/torch.mvlgamma.html); differentiable."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    total = lgamma(input)
+    for j in range(1, p):
+        total = total + lgamma(input - j / 2)
+    return with_out(total + p * (p - 1) / 4 * math.log(math.pi), out)
+
+
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of ``digamma`` (``n >= 0``; RuntimeError for negative ``n``);
     derivative ``polygamma(n + 1, x)``. At its poles the values are PyTorch's: for ``n = 1``

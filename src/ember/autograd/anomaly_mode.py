@@ -2,7 +2,8 @@
 whose gradient contains NaN."""
 from .grad_mode import STATE
 
-__all__ = ["detect_anomaly", "set_detect_anomaly"]
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "set_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 
 class detect_anomaly:
@@ -44,3 +45,12 @@ class set_detect_anomaly(detect_anomaly):
 
 def is_anomaly_enabled():
     return STATE.anomaly
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """``torch.set_anomaly_enabled``: NaN checks in backward on or off."""
+    STATE.anomaly = bool(enabled) and check_nan
+
+
+def is_anomaly_check_nan_enabled():
+    return bool(STATE.anomaly)
