@@ -193,3 +193,30 @@ def test_compiled_function_with_a_sparse_argument_runs_eagerly():
     s, d = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse(), ember.ones(2, 2)
     f = ember.compile(lambda s, d: s @ d + 1)
     assert [f(s, d).tolist() for _ in range(3)] == [[[2.0, 2.0], [3.0, 3.0]]] * 3
+
+
+def test_saved_and_loaded_in_torchs_format_both_ways():
+    """ember.save writes a sparse tensor as torch does (torch.load with weights_only reads it),
+    ember.load reads torch's; an index out of range in a file is refused, not trusted."""
+    import io
+    s = ember.sparse_coo_tensor([[0, 1, 1], [1, 0, 2]], [1.0, 2.0, 3.0], (2, 3))
+    buffer = io.BytesIO()
+    ember.save({"s": s, "c": s.coalesce(), "d": ember.ones(2)}, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer)
+    assert loaded["s"].layout is torch.sparse_coo and not loaded["s"].is_coalesced() and loaded["c"].is_coalesced()
+    np.testing.assert_array_equal(loaded["s"].to_dense().numpy(), s.to_dense().numpy())
+    buffer.seek(0)
+    again = ember.load(buffer)
+    assert again["s"].is_sparse and again["c"].is_coalesced()
+    np.testing.assert_array_equal(again["s"].to_dense().numpy(), s.to_dense().numpy())
+    theirs = io.BytesIO()
+    torch.save([torch.sparse_coo_tensor([[0, 2], [1, 0]], [5.0, 6.0], (3, 2)).coalesce()], theirs)
+    theirs.seek(0)
+    (ours,) = ember.load(theirs)
+    assert_same(torch.sparse_coo_tensor([[0, 2], [1, 0]], [5.0, 6.0], (3, 2)), ours)
+    bad = io.BytesIO()
+    torch.save(torch.sparse_coo_tensor([[0, 7]], [5.0, 6.0], (3,), check_invariants=False), bad)
+    bad.seek(0)
+    with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
+        ember.load(bad)

@@ -28,9 +28,10 @@ import sys
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _layout
 from .._device import check_device, device
 from .._size import Size
+from .._ops.sparse import sparse_coo_tensor
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
 from ._files import read_entry_into
@@ -49,7 +50,7 @@ _FOREIGN_DTYPES = ("bfloat16", "complex32", "uint16", "uint32", "uint64",
                    "quint8", "qint32", "quint4x2", "bits8")
 _FOREIGN_STORAGES = ("BFloat16Storage", "QInt8Storage",
                      "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
-_UNSUPPORTED_REBUILDS = ("_rebuild_tensor_v3", "_rebuild_sparse_tensor", "_rebuild_qtensor",
+_UNSUPPORTED_REBUILDS = ("_rebuild_tensor_v3", "_rebuild_qtensor",
                          "_rebuild_meta_tensor_no_storage", "_rebuild_nested_tensor", "_rebuild_wrapper_subclass",
                          "_rebuild_device_tensor_from_numpy", "_rebuild_device_tensor_from_cpu_tensor")
 
@@ -85,6 +86,8 @@ class _TensorClass:
 
 _REBUILD_TENSOR_V2 = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _TORCH_SIZE = _Global("torch", "Size")
 _TORCH_DEVICE = _Global("torch", "device")
 
@@ -143,6 +146,13 @@ class _Storage:
         self.key, self.array = key, array
 
 
+class _Reduced:
+    """``function(*args)`` in the pickle: a call the reader makes (torch's ``_get_layout``)."""
+
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+
 class _TensorData:
     """A tensor's data without its Parameter-ness, as ``_rebuild_parameter`` takes it."""
 
@@ -172,10 +182,15 @@ class _Pickler(pickle._Pickler):
             tensor = obj.tensor if type(obj) is _TensorData else obj
             if type(obj) is not _TensorData and isinstance(tensor, Parameter):
                 return _REBUILD_PARAMETER, (_TensorData(tensor), tensor.requires_grad, collections.OrderedDict())
+            if tensor.is_sparse:  # (layout, (indices, values, size, is_coalesced)), as torch writes it
+                return _REBUILD_SPARSE, (_Reduced(_GET_LAYOUT, ("torch.sparse_coo",)), (
+                    tensor._indices(), tensor._values().detach(), Size(tensor.shape), tensor.is_coalesced()))
             storage, offset, stride = self.locate(tensor._data)
             requires_grad = tensor.requires_grad and type(obj) is not _TensorData
             return _REBUILD_TENSOR_V2, (storage, offset, tuple(tensor._data.shape), stride, requires_grad,
                                         collections.OrderedDict())
+        if type(obj) is _Reduced:
+            return obj.function, obj.args
         if type(obj) is Size:
             return _TORCH_SIZE, (tuple(obj),)
         if type(obj) is device:
@@ -316,6 +331,20 @@ class _Rebuilder:
         self.set_state(p, state)
         return p
 
+    def sparse(self, layout, data):
+        """``_rebuild_sparse_tensor``: a COO tensor from its indices, values and size, checked as
+        ``sparse_coo_tensor`` checks them (a file cannot make an out-of-range index)."""
+        if layout is not _layout.sparse_coo:
+            self.fail(f"a sparse tensor of layout {layout!r:.100}")
+        if type(data) is not tuple or len(data) not in (3, 4):
+            self.fail(f"sparse tensor data {data!r:.100}")
+        indices, values, size = data[:3]
+        coalesced = data[3] if len(data) == 4 else None
+        if not (isinstance(indices, Tensor) and isinstance(values, Tensor) and _ints(size)
+                and coalesced in (None, True, False)):
+            self.fail(f"sparse tensor data {data!r:.100}")
+        return sparse_coo_tensor(indices, values, tuple(size), is_coalesced=bool(coalesced))
+
     def from_type_v2(self, func, new_type, args, state):
         if type(new_type) is not _TensorClass or not isinstance(args, tuple):
             self.fail(f"_rebuild_from_type_v2 of {new_type!r:.100}")
@@ -340,6 +369,7 @@ class _Rebuilder:
                  "torch._utils._rebuild_parameter": self.parameter,
                  "torch._utils._rebuild_parameter_with_state": self.parameter,
                  "torch._tensor._rebuild_from_type_v2": self.from_type_v2,
+                 "torch._utils._rebuild_sparse_tensor": self.sparse, "torch.serialization._get_layout": _get_layout,
                  "torch.Tensor": _TensorClass(False), "torch.nn.parameter.Parameter": _TensorClass(True),
                  "torch.Size": Size, "torch.device": device}
         table.update({f"torch.{n}": _StorageType(dt) for n, dt in _STORAGE_TYPES.items()})
@@ -349,6 +379,14 @@ class _Rebuilder:
         for name in _UNSUPPORTED_REBUILDS:
             table[f"torch._utils.{name}"] = _Unsupported(name)
         return table
+
+
+def _get_layout(name):
+    """A layout named as torch writes it (``"torch.sparse_coo"``); UnpicklingError otherwise."""
+    found = {"torch.sparse_coo": _layout.sparse_coo, "torch.strided": _layout.strided}.get(name)
+    if found is None:
+        raise pickle.UnpicklingError(f"ember.load: unknown or unsupported layout {name!r:.100}")
+    return found
 
 
 class _Unsupported:
