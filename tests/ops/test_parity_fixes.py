@@ -46,6 +46,25 @@ def test_in_place_write_into_expanded_tensor_refuses_only_where_elements_share_m
         _same(x, y)
 
 
+def test_setitem_into_an_expanded_tensor_writes_the_selected_view():
+    """``y[0] = v`` on ``y = x.expand(2, 3)`` writes x (the row's elements are distinct);
+    a column of it would write one location twice and still refuses, as in torch."""
+    results = []
+    for lib in (ember, torch):
+        x, z = lib.zeros(3), lib.zeros(3, requires_grad=True)
+        y = x.expand(2, 3)
+        y[0] = 1
+        y[1, 1:] = lib.tensor([4.0, 5.0])
+        w = (z * 1).expand(2, 3)
+        w[0] = lib.arange(3.0) * z.detach() + 2
+        (w * lib.arange(1.0, 7.0).reshape(2, 3)).sum().backward()
+        with pytest.raises(RuntimeError, match="single memory location"):
+            lib.zeros(3).expand(2, 3)[:, 0] = 1
+        results.append((x, w, z.grad))
+    for a, b in zip(*results):
+        _same(a, b)
+
+
 def test_in_place_write_through_recorded_diagonal_view_has_torch_gradient():
     for lib in (ember, torch):
         a = lib.arange(9.0).reshape(3, 3).requires_grad_()

@@ -100,6 +100,13 @@ def setitem(self, index, value):
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor):
         value = value.to(self.dtype)
+    if basic and _backend.overlaps_itself(self._data):
+        # An expanded tensor: only the selected view is written (torch allows it where that
+        # view's own elements are distinct), never the whole overlapping tensor.
+        view = apply(Slice, self, index=index)
+        write_result(view, expand(value if isinstance(value, Tensor) else full((), value, dtype=self.dtype),
+                                  view.shape))
+        return
     write_result(self, index_put(self, index, value))
 
 
