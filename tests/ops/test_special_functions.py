@@ -160,7 +160,7 @@ def test_special_namespace_matches_torch_special():
     x = ember.tensor([0.0, 0.5, -1.5, 3.0], dtype=ember.float64, requires_grad=True)
     t = torch.tensor([0.0, 0.5, -1.5, 3.0], dtype=torch.float64, requires_grad=True)
     for name in ember.special.__all__:
-        if name in ("polygamma", "xlogy", "logsumexp", "softmax", "log_softmax"):
+        if name in ("polygamma", "xlogy", "logsumexp", "softmax", "log_softmax", "gammainc", "gammaincc"):
             continue
         e, r = getattr(ember.special, name)(x), getattr(torch.special, name)(t)
         assert torch.allclose(torch.tensor(e.tolist(), dtype=torch.float64), r.detach(), equal_nan=True), name
