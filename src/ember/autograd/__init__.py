@@ -12,14 +12,15 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph",
-           "profiler"]
+           "profiler", "functional"]
 
 
 def __getattr__(name):
-    # torch.autograd.profiler, loaded on first use: the profiler sits above autograd.
-    if name == "profiler":
+    # torch.autograd.profiler and .functional, loaded on first use: the profiler sits above
+    # autograd, and functional uses the ops, which import autograd's grad modes first.
+    if name in ("profiler", "functional"):
         import importlib
-        return importlib.import_module(".profiler", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")
 
 
