@@ -26,6 +26,7 @@ LAYERS = [
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point
      "ember.utils.flop_counter", "ember.utils.benchmark"],  # systems observing op dispatch
     ["ember.nn", "ember.optim", "ember.distributions", "ember.utils.data", "ember.datasets", "ember.models",
+     "ember.func",  # torch.func: function transforms, functional_call over nn modules
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API

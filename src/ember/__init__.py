@@ -264,10 +264,12 @@ def __getattr__(name):
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
                 "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
-                "multiprocessing", "distributions"):
+                "multiprocessing", "distributions", "func"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("cond", "switch", "while_loop"):
         return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return importlib.import_module(f"{__name__}.func").vmap
     if name == "compile":
         return importlib.import_module(f"{__name__}.compiler").compile
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
