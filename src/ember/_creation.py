@@ -11,8 +11,9 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from . import _distributions
+from . import _distributions, _layout
 from ._backend import namespace
+from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, _type_name, apply
 from ._tensor import Tensor
@@ -182,26 +183,54 @@ def _np(dtype):
     return (dtype or _dtype.get_default_dtype()).np
 
 
+def _sparse_or_dense(name, layout):
+    """True for ``layout=torch.sparse_coo`` (an empty sparse tensor is made), False for a dense
+    one; TypeError for what is not a layout, RuntimeError for a filled sparse tensor."""
+    if layout is None or layout is _layout.strided:
+        return False
+    if not isinstance(layout, _layout.layout):
+        raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+    if layout is not _layout.sparse_coo:
+        raise NotImplementedError(f"ember has dense and sparse COO tensors only, not layout={layout}")
+    if name not in ("zeros", "empty"):
+        raise RuntimeError("full(...) is not implemented for sparse layout")
+    return True
+
+
+def _empty_sparse(shape, dtype, requires_grad):
+    """A sparse COO tensor of ``shape`` without entries (``torch.zeros(..., layout=sparse_coo)``)."""
+    storage = SparseCOO(np.zeros((len(shape), 0), np.int64), np.zeros(0, dtype), shape, coalesced=True)
+    return _finish(storage, requires_grad)
+
+
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    """A tensor of zeros of ``size`` (the default float dtype unless ``dtype``)
+    """A tensor of zeros of ``size`` (the default float dtype unless ``dtype``); with
+    ``layout=torch.sparse_coo`` a sparse tensor without entries
     (https://pytorch.org/docs/stable/generated/torch.zeros.html)."""
     check_device(device)
-    return _finish(np.zeros(_size(_sizes(sizes, size), "zeros"), _np(dtype)), requires_grad)
+    shape = _size(_sizes(sizes, size), "zeros")
+    if _sparse_or_dense("zeros", layout):
+        return _empty_sparse(shape, _np(dtype), requires_grad)
+    return _finish(np.zeros(shape, _np(dtype)), requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of ones of ``size`` (the default float dtype unless ``dtype``)
     (https://pytorch.org/docs/stable/generated/torch.ones.html)."""
     check_device(device)
+    _sparse_or_dense("ones", layout)
     return _finish(np.ones(_size(_sizes(sizes, size), "ones"), _np(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
-    """An uninitialised tensor of ``size``; ember gives zeros
-    (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
+    """An uninitialised tensor of ``size``; ember gives zeros (a sparse tensor without entries
+    for ``layout=torch.sparse_coo``) (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
-    return _finish(np.empty(_size(_sizes(sizes, size), "empty"), _np(dtype)), requires_grad)
+    shape = _size(_sizes(sizes, size), "empty")
+    if _sparse_or_dense("empty", layout):
+        return _empty_sparse(shape, _np(dtype), requires_grad)
+    return _finish(np.empty(shape, _np(dtype)), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
@@ -240,6 +269,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     """``size`` filled with ``fill_value``; the dtype follows the value (bool, int64 or the
     default float) unless given."""
     check_device(device)
+    _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     return _finish(np.full(_size((size,)), real_if_fits(fill_value, dtype), dtype.np), requires_grad)
@@ -269,7 +299,12 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 def _beside(t, fill, size, dtype, requires_grad, *value):
     """A new tensor of ``size`` (the arguments' sizes, as ``zeros(*size)`` takes them) and
     ``dtype``, made by ``fill`` ("zeros", "ones", "empty", "full")
-    in the array namespace of tensor ``t``: a tensor made from another stays on its device."""
+    in the array namespace of tensor ``t``: a tensor made from another stays on its device (a
+    sparse one gives a sparse tensor without entries, or NotImplementedError for a fill)."""
+    if t.is_sparse:
+        if fill not in ("zeros", "empty"):
+            raise SparseUnsupported(unsupported_message("fill_"))
+        return _empty_sparse(_size(size, fill), dtype.np, requires_grad)
     array = getattr(namespace(t._data), fill)(_size(size, fill), *value, dtype=dtype.np)
     return _finish(array, requires_grad)
 

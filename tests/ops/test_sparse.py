@@ -220,3 +220,31 @@ def test_saved_and_loaded_in_torchs_format_both_ways():
     bad.seek(0)
     with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
         ember.load(bad)
+
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.zeros_like(L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))),
+    lambda L: L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2)).new_zeros(3),
+    lambda L: L.zeros(2, 3, layout=L.sparse_coo),
+    lambda L: L.empty(4, layout=L.sparse_coo, dtype=L.float64),
+    lambda L: L.tensor(3.0).to_sparse(),
+    lambda L: L.tensor(0.0).to_sparse(),
+])
+def test_sparse_factories_and_0d_to_sparse_as_torch(build):
+    t, e = both(build)
+    assert repr(e) == repr(t)
+
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.ones_like(L.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))),
+    lambda L: L.ones(2, 3, layout=L.sparse_coo),
+    lambda L: L.full((2,), 1.0, layout=L.sparse_coo),
+    lambda L: L.zeros(2, layout="strided"),
+])
+def test_sparse_factories_refuse_as_torch(build):
+    with pytest.raises(Exception) as t:
+        build(torch)
+    with pytest.raises(Exception) as e:
+        build(ember)
+    assert isinstance(e.value, type(t.value))
+    assert str(e.value).split(" backend")[0] == str(t.value).split(" backend")[0].replace("fill_.Scalar", "fill_")

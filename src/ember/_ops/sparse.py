@@ -126,6 +126,8 @@ class ToSparse(Op):
     @staticmethod
     def forward(x):
         flat = np.flatnonzero(x)
+        if x.ndim == 0:  # one entry or none, at the empty index
+            return SparseCOO(np.zeros((0, flat.size), np.int64), x.reshape(-1)[flat], (), coalesced=True)
         indices = np.array(np.unravel_index(flat, x.shape), np.int64).reshape(x.ndim, flat.size)
         return SparseCOO(indices, x.reshape(-1)[flat], x.shape, coalesced=True)
 
