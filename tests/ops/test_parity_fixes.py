@@ -268,3 +268,26 @@ def test_negative_indices_as_torch(call):
         except RuntimeError as e:
             out.append(str(e))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.zeros(3).put_(L.tensor([1]), L.tensor([5.0, 6.0])),
+    lambda L: L.zeros(3).put_(L.tensor([1.0]), L.tensor([5.0])),
+    lambda L: L.zeros(3).put_(L.tensor([5]), L.tensor([5.0])),
+    lambda L: L.zeros(3).put(L.tensor([-4]), L.tensor([5.0])),
+    lambda L: L.zeros(3).put(L.tensor([1]), L.tensor([5.0, 6.0])),
+])
+def test_put_refuses_as_torch(build):
+    """put's errors (found by a break-it review): the classes and messages torch gives."""
+    with pytest.raises(Exception) as t:
+        build(torch)
+    with pytest.raises(Exception) as e:
+        build(ember)
+    assert type(e.value) is type(t.value) and str(e.value) == str(t.value)
+
+
+def test_resize_refuses_a_negative_size():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError):
+            lib.zeros(10).resize_(2, -1)
+    assert ember.zeros(3).put_(ember.tensor([-1, 0]), ember.tensor([5.0, 6.0])).tolist() == [6.0, 0.0, 5.0]

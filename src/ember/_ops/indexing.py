@@ -439,7 +439,18 @@ def take(input, index):
 def put(input, index, source, accumulate=False):
     """``input`` with the elements of ``source`` written (added, ``accumulate=True``) at the
     flat indices ``index`` of ``input`` in C order (negative ones count from the end)
-    (https://pytorch.org/docs/stable/generated/torch.Tensor.put.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.put.html). RuntimeError for a
+    non-integer ``index``; IndexError when ``index`` and ``source`` differ in size or an index
+    is out of range, as PyTorch's."""
+    if index.dtype.is_inexact or index.dtype is _dtype.bool:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = input.numel()
+    if index.numel() and (int(index._data.max()) >= n or int(index._data.min()) < -n):
+        bad = int(index._data.max()) if int(index._data.max()) >= n else int(index._data.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
     flat = index_put(input.reshape(-1), (index.reshape(-1),), source.reshape(-1), accumulate)
     return flat.reshape(input.shape)
 

@@ -119,11 +119,14 @@ def resize_(self, *sizes, memory_format=None):
     memory (views taken before no longer alias it).
 
     Raises:
-        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad").
+        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad"), or a
+            size is negative (torch's ``-1`` is not inferred here).
     """
     sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
     n = math.prod(sizes)
     old = self._data
     if n <= old.size and old.flags.c_contiguous:
