@@ -17,6 +17,7 @@ import types
 from collections import Counter
 
 import numpy as np
+import scipy.linalg
 import scipy.special
 
 from ember import _backend
@@ -166,4 +167,5 @@ class Namespace:
 
 
 COUNTED = Namespace(np)
-_backend.register(CountedArray, COUNTED, special=Namespace(scipy.special, "special."))
+_backend.register(CountedArray, COUNTED, special=Namespace(scipy.special, "special."),
+                  linalg=Namespace(scipy.linalg, "linalg."))

@@ -1,7 +1,8 @@
 """The backend seam holds (issue 9): training steps run on a second array namespace.
 
 The parameters and inputs are moved onto ``counting_namespace.CountedArray`` (NumPy behind a
-counter, standing in for CuPy); a step of an MLP, a CNN and an attention block then runs.
+counter, standing in for CuPy); a step of an MLP, a CNN, an adaptive-pool CNN, an attention
+block, an LSTM and a GRU, and of a model reading sort, topk and cumsum, then runs.
 It must give NumPy's results bit for bit, keep every tensor on the counted type, use the
 namespace, and make no stray NumPy call on the counted arrays nor mix plain NumPy arrays in.
 """
@@ -26,6 +27,46 @@ def _cnn():
                           nn.Conv2d(4, 6, 3, stride=2), nn.Flatten(), nn.Linear(6, 3))
     x, y = ember.randn(2, 3, 8, 8), ember.randint(0, 3, (2,))
     return model, ember.optim.SGD(model.parameters(), lr=0.05), lambda: F.cross_entropy(model(x), y), (x, y)
+
+
+def _adaptive_cnn():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveMaxPool2d((3, 2)), nn.Conv2d(4, 5, 2),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(5, 3))
+    x, y = ember.randn(2, 3, 9, 7), ember.randint(0, 3, (2,))
+    return model, ember.optim.AdamW(model.parameters(), lr=0.01), lambda: F.cross_entropy(model(x), y), (x, y)
+
+
+class _Recurrent(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        options = {"proj_size": 3} if kind == "LSTM" else {}
+        self.rnn = getattr(nn, kind)(4, 5, num_layers=2, bidirectional=True, **options)
+        self.head = nn.Linear(2 * self.rnn.proj_size or 10, 2)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0][-1])
+
+
+def _recurrent(kind):
+    def make():
+        model = _Recurrent(kind)
+        x, y = ember.randn(6, 3, 4), ember.randint(0, 2, (3,))
+        return model, ember.optim.Adam(model.parameters(), lr=0.01), lambda: F.cross_entropy(model(x), y), (x, y)
+    return make
+
+
+def _sorting():
+    """A loss through sort, topk, cumsum, cumprod and logcumsumexp (values and their gradients)."""
+    model = nn.Linear(6, 8)
+    x = ember.randn(4, 6)
+
+    def loss():
+        h = model(x)
+        top, _ = h.topk(3, dim=1)
+        ordered, _ = h.sort(dim=0, descending=True)
+        return (top.sum() + (ordered * h.new_ones(8).cumsum(0)).cumsum(1).sum()
+                + h.tanh().cumprod(0).sum() + h.logcumsumexp(1).mean())
+    return model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True), loss, (x,)
 
 
 class _Block(nn.Module):
@@ -69,7 +110,9 @@ def _step(make, on_counted):
     return [t._data for t in tensors]
 
 
-@pytest.mark.parametrize("make", [_mlp, _cnn, _attention], ids=["mlp", "cnn", "attention"])
+@pytest.mark.parametrize("make", [_mlp, _cnn, _adaptive_cnn, _attention, _recurrent("LSTM"), _recurrent("GRU"),
+                                  _sorting],
+                         ids=["mlp", "cnn", "adaptive_cnn", "attention", "lstm", "gru", "sort_scan"])
 def test_a_training_step_runs_on_a_second_namespace(make):
     expected = _step(make, on_counted=False)
     LOG.clear()
@@ -84,12 +127,14 @@ def test_a_training_step_runs_on_a_second_namespace(make):
         np.testing.assert_array_equal(a.view(np.ndarray), b)
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "AdamW", "NAdam", "RAdam", "RMSprop", "Rprop"])
+@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "AdamW", "NAdam", "RAdam", "RMSprop", "Rprop",
+                                  "ASGD", "SGD"])
 def test_each_optimizer_updates_on_a_second_namespace(name):
     def make():
         model = nn.Linear(4, 3)
         x, y = ember.randn(5, 4), ember.randn(5, 3)
-        options = {"centered": True} if name == "RMSprop" else {}
+        options = {"RMSprop": {"centered": True}, "SGD": {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01},
+                   "AdamW": {"amsgrad": True}}.get(name, {})
         return model, getattr(ember.optim, name)(model.parameters(), **options), lambda: F.mse_loss(model(x), y), (x, y)
     expected = _step(make, on_counted=False)
     LOG.clear()
@@ -98,3 +143,4 @@ def test_each_optimizer_updates_on_a_second_namespace(name):
     assert [type(a) for a in got] == [CountedArray] * len(expected)
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(a.view(np.ndarray), b)
+

@@ -123,7 +123,7 @@ class Slice(Op):
     def forward(x, index):
         out = x[index]
         # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
+        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else out
 
     @staticmethod
     def backward(ctx, g):
@@ -238,7 +238,7 @@ def _check_index_tensor(name, input, dim, index):
 
 def _grid(index, dim):
     """Full advanced index that addresses ``x[..., index[i], ...]`` along ``dim``."""
-    grid = list(np.indices(index.shape, sparse=True))
+    grid = list(_backend.namespace(index).indices(index.shape, sparse=True))
     grid[dim] = index
     return tuple(grid)
 
@@ -312,7 +312,7 @@ class Scatter(Op):
     @staticmethod
     def forward(x, src, dim, index):
         out = x.copy()
-        out[_grid(index, dim)] = src if np.ndim(src) == 0 else _fit(src, index)
+        out[_grid(index, dim)] = src if getattr(src, "ndim", 0) == 0 else _fit(src, index)  # (src: array or number)
         return out
 
     @staticmethod

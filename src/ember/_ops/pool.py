@@ -227,9 +227,10 @@ def _reach_input(starts, kernel, dilation, size):
     return ((taps >= 0) & (taps < size)).any(0)
 
 
-def adaptive_ranges(size, out):
-    """(start, end) arrays of PyTorch's adaptive windows: ``[floor(i*L/O), ceil((i+1)*L/O))``."""
-    i = np.arange(out)
+def adaptive_ranges(size, out, xp=np):
+    """(start, end) arrays (of namespace ``xp``) of PyTorch's adaptive windows:
+    ``[floor(i*L/O), ceil((i+1)*L/O))``."""
+    i = xp.arange(out)
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
@@ -241,20 +242,20 @@ class AdaptiveMaxPoolIndices(Op):
 
     @staticmethod
     def forward(x, output_size):
-        k = len(output_size)
+        k, xp = len(output_size), namespace(x)
         plane = _plane_strides(x.shape[x.ndim - k:])
         ranges = [[v.reshape(g.shape) for v in (start, end)] for (start, end), g in
-                  zip((adaptive_ranges(n, o) for n, o in zip(x.shape[x.ndim - k:], output_size)),
-                      _grid([np.arange(o) for o in output_size]))]
+                  zip((adaptive_ranges(n, o, xp) for n, o in zip(x.shape[x.ndim - k:], output_size)),
+                      _grid([xp.arange(o) for o in output_size]))]
         widths = tuple(int((end - start).max(initial=1)) for start, end in ranges)
         # Taps past a window's end repeat its last element, which never changes the first
         # maximum: every window is read as ``widths`` taps.
         taps = []
         for offset in itertools.product(*(range(w) for w in widths)):
-            pos = tuple(np.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
+            pos = tuple(xp.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
             taps.append(x[(Ellipsis,) + pos])
-        offsets = np.unravel_index(_first_max(taps, _maximum(taps)), widths)
-        return sum(np.minimum(start + o, end - 1) * ps
+        offsets = xp.unravel_index(_first_max(taps, _maximum(taps)), widths)
+        return sum(xp.minimum(start + o, end - 1) * ps
                    for o, (start, end), ps in zip(offsets, ranges, plane))
 
 
@@ -476,7 +477,7 @@ class Resample(Op):
         shape = (-1,) + (1,) * (x.ndim - 1 - dim)
         out = None
         for k, rows in enumerate(index):
-            tap = np.take(x, rows, axis=dim)
+            tap = x.take(rows, axis=dim)
             if weights is not None:
                 tap *= weights[k].reshape(shape)
             if out is None:
@@ -501,12 +502,13 @@ class ResampleTranspose(Op):
     @staticmethod
     def forward(g, dim, index, size, weights=None):
         shape = (-1,) + (1,) * (g.ndim - 1 - dim)
-        out = np.zeros(g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype)
+        xp = namespace(g)
+        out = xp.zeros(g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype)
         lead = (slice(None),) * dim
         for k, rows in enumerate(index):
             part = g if weights is None else g * weights[k].reshape(shape)
-            starts = np.flatnonzero(np.diff(rows, prepend=-1))
-            out[lead + (rows[starts],)] += np.add.reduceat(part, starts, axis=dim)
+            starts = xp.flatnonzero(xp.diff(rows, prepend=-1))
+            out[lead + (rows[starts],)] += xp.add.reduceat(part, starts, axis=dim)
         return out
 
     @staticmethod
