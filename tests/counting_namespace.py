@@ -68,6 +68,8 @@ def counted(x):
         return np.ndarray.view(np.asarray(x), CountedArray)
     if type(x) in (list, tuple):
         return type(x)(counted(v) for v in x)
+    if isinstance(x, tuple):  # a named tuple (numpy.linalg's SVDResult, EighResult...)
+        return type(x)(*(counted(v) for v in x))
     return x
 
 

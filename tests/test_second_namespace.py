@@ -144,3 +144,51 @@ def test_each_optimizer_updates_on_a_second_namespace(name):
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(a.view(np.ndarray), b)
 
+
+
+def _linalg_loss(a, b, spd):
+    """A loss through the linear-algebra ops (factorizations and solvers, forward and backward)."""
+    la = ember.linalg
+    q, r = la.qr(a)
+    u, s, vh = la.svd(a, full_matrices=False)
+    w, v = la.eigh(spd)
+    lower = la.cholesky(spd)
+    lu, pivots = la.lu_factor(a)
+    parts = [q.sum() + (r * r).sum(), s.sum() + (u[..., 0] * vh[..., 0, :]).sum(), w.sum() + v.abs().sum(),
+             lower.sum(), lu.sum(), la.solve(a, b).sum(), la.inv(a).sum(), la.det(a).sum(),
+             la.slogdet(a)[1].sum(), la.solve_triangular(lower, b, upper=False).sum(), la.pinv(a).sum(),
+             la.matrix_exp(0.1 * a).sum(), la.svdvals(a).sum(), la.eigvalsh(spd).sum(),
+             la.lstsq(a, b).solution.sum(), la.matrix_norm(a, "nuc").sum()]
+    return sum(parts[1:], parts[0])
+
+
+@pytest.mark.parametrize("batch", [(), (3,)], ids=["one", "batched"])
+def test_linear_algebra_runs_on_a_second_namespace(batch):
+    """Factorizations and solvers, their values and gradients, on the counted arrays (the
+    namespace's ``linalg`` and the registered ``scipy.linalg``), equal NumPy's to rounding: a
+    single NumPy matrix is factored by SciPy's LAPACK, another library's by its ``xp.linalg``."""
+    def run(on_counted):
+        ember.manual_seed(0)
+        a = ember.randn(*batch, 4, 4, dtype=ember.float64)
+        b = ember.randn(*batch, 4, 2, dtype=ember.float64)
+        m = ember.randn(*batch, 4, 4, dtype=ember.float64)
+        spd = m @ m.mT + 4 * ember.eye(4, dtype=ember.float64)
+        leaves = [a, b, spd]
+        if on_counted:
+            for t in leaves:
+                t._data = counted(t._data)
+        for t in leaves:
+            t.requires_grad_()
+        loss = _linalg_loss(a, b, spd)
+        loss.backward()
+        return [t._data for t in (loss, *(t.grad for t in leaves))]
+    expected = run(False)
+    LOG.clear()
+    got = run(True)
+    assert not LOG.strays, "NumPy reached the counted arrays outside the namespace:\n" + "\n".join(
+        f"{n:4d} {where}" for where, n in LOG.strays.most_common())
+    assert not LOG.mixed, "plain NumPy arrays mixed in:\n" + "\n".join(
+        f"{n:4d} {where}" for where, n in LOG.mixed.most_common())
+    assert [type(x) for x in got] == [CountedArray] * len(expected)
+    for x, y in zip(got, expected):
+        np.testing.assert_allclose(x.view(np.ndarray), y, rtol=1e-12, atol=1e-12)
