@@ -100,12 +100,18 @@ def _step(make, on_counted):
         for t in [*model.parameters(), *model.buffers(), *inputs, *state]:
             t._data = counted(t._data)
     losses = []
-    for _ in range(2):
+
+    def closure():
         opt.zero_grad()
         loss = loss_fn()
         loss.backward()
-        opt.step()
-        losses.append(loss)
+        return loss
+    for _ in range(2):
+        if isinstance(opt, ember.optim.LBFGS):  # it evaluates the loss itself, several times
+            losses.append(opt.step(closure))
+        else:
+            losses.append(closure())
+            opt.step()
     tensors = [*losses, *model.parameters(), *model.buffers(), *(p.grad for p in model.parameters())]
     return [t._data for t in tensors]
 
@@ -128,13 +134,17 @@ def test_a_training_step_runs_on_a_second_namespace(make):
 
 
 @pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "AdamW", "NAdam", "RAdam", "RMSprop", "Rprop",
-                                  "ASGD", "SGD"])
+                                  "ASGD", "SGD", "LBFGS", "SparseAdam"])
 def test_each_optimizer_updates_on_a_second_namespace(name):
     def make():
+        if name == "SparseAdam":
+            model = nn.Embedding(7, 3, sparse=True)
+            x, y = ember.tensor([[1, 4], [4, 6]]), ember.randn(2, 2, 3)
+            return model, ember.optim.SparseAdam(model.parameters()), lambda: F.mse_loss(model(x), y), (x, y)
         model = nn.Linear(4, 3)
         x, y = ember.randn(5, 4), ember.randn(5, 3)
         options = {"RMSprop": {"centered": True}, "SGD": {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01},
-                   "AdamW": {"amsgrad": True}}.get(name, {})
+                   "AdamW": {"amsgrad": True}, "LBFGS": {"line_search_fn": "strong_wolfe"}}.get(name, {})
         return model, getattr(ember.optim, name)(model.parameters(), **options), lambda: F.mse_loss(model(x), y), (x, y)
     expected = _step(make, on_counted=False)
     LOG.clear()
