@@ -2,7 +2,8 @@
 
 The parameters and inputs are moved onto ``counting_namespace.CountedArray`` (NumPy behind a
 counter, standing in for CuPy); a step of an MLP, a CNN, an adaptive-pool CNN, an attention
-block, an LSTM and a GRU, and of a model reading sort, topk and cumsum, then runs.
+block, an LSTM and a GRU, and of a model reading sort, topk, cumsum and interpolate, then runs;
+each optimizer updates, and the linear-algebra ops run forward and backward.
 It must give NumPy's results bit for bit, keep every tensor on the counted type, use the
 namespace, and make no stray NumPy call on the counted arrays nor mix plain NumPy arrays in.
 """
@@ -30,7 +31,8 @@ def _cnn():
 
 
 def _adaptive_cnn():
-    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveMaxPool2d((3, 2)), nn.Conv2d(4, 5, 2),
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveMaxPool2d((3, 2)),
+                          nn.Upsample(scale_factor=1.5, mode="bilinear"), nn.Conv2d(4, 5, 2),
                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(5, 3))
     x, y = ember.randn(2, 3, 9, 7), ember.randint(0, 3, (2,))
     return model, ember.optim.AdamW(model.parameters(), lr=0.01), lambda: F.cross_entropy(model(x), y), (x, y)
@@ -56,7 +58,8 @@ def _recurrent(kind):
 
 
 def _sorting():
-    """A loss through sort, topk, cumsum, cumprod and logcumsumexp (values and their gradients)."""
+    """A loss through sort, topk, cumsum, cumprod, logcumsumexp and a long linear interpolation
+    (values and their gradients)."""
     model = nn.Linear(6, 8)
     x = ember.randn(4, 6)
 
@@ -65,7 +68,8 @@ def _sorting():
         top, _ = h.topk(3, dim=1)
         ordered, _ = h.sort(dim=0, descending=True)
         return (top.sum() + (ordered * h.new_ones(8).cumsum(0)).cumsum(1).sum()
-                + h.tanh().cumprod(0).sum() + h.logcumsumexp(1).mean())
+                + h.tanh().cumprod(0).sum() + h.logcumsumexp(1).mean()
+                + F.interpolate(h.reshape(1, 1, 32), size=600, mode="linear").square().mean())
     return model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True), loss, (x,)
 
 
