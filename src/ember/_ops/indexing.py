@@ -169,7 +169,7 @@ def index_put(input, indices, values, accumulate=False):
     except IndexError as e:
         raise _index_error(e, input) from None
     except RuntimeError:
-        target = np.shape(input._data[index])
+        target = input._data[index].shape
         if _is_array_index(index) and not builtins.any(isinstance(i, np.ndarray) for i in index):
             expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
@@ -419,7 +419,7 @@ def masked_scatter(input, mask, source):
     (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
     _same_dtype(input, source, "masked_scatter: expected self and source to have same dtypes but got"
                                "{self} and {source}")
-    where = np.broadcast_to(mask._data, input.shape)
+    where = _backend.namespace(mask._data).broadcast_to(mask._data, input.shape)
     return index_put(input, (where,), source.reshape(-1)[:builtins.int(where.sum())])
 
 
@@ -451,7 +451,8 @@ def take_along_dim(input, indices, dim=None):
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if indices.numel() and int(indices._data.min()) < 0 and int(indices._data.min()) >= -n:
-        indices = Tensor._make(np.where(indices._data < 0, indices._data + n, indices._data))
+        indices = Tensor._make(_backend.namespace(indices._data).where(indices._data < 0, indices._data + n,
+                                                                      indices._data))
     shape_in = list(input.shape)
     shape_idx = list(indices.shape)
     shape_in[d] = shape_idx[d] = 1
@@ -463,11 +464,12 @@ def take_along_dim(input, indices, dim=None):
 
 def nonzero(input, *, as_tuple=False):
     """Indices of nonzero elements: (N, ndim) int64, or a tuple of 1-D index tensors."""
-    idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
+    xp = _backend.namespace(input._data)
+    idx = (input._data if input.ndim else input._data.reshape(1)).nonzero()
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
-    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if input.ndim else
-                        np.zeros((int(bool(input._data)), 0), np.int64))
+    return Tensor._make(xp.stack(idx, axis=1).astype(np.int64) if input.ndim else
+                        xp.zeros((int(bool(input._data)), 0), np.int64))
 
 
 argwhere = nonzero

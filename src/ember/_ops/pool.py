@@ -17,6 +17,7 @@ NaNs, the last one wins; indices are flat positions in the unpadded input plane
 (``h * W + w``).
 """
 import itertools
+import math
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def _lowest(dtype):
 
 def _plane_strides(spatial):
     """Element strides of a contiguous plane of shape ``spatial`` (flat = sum(i * stride))."""
-    return tuple(int(np.prod(spatial[i + 1:])) for i in range(len(spatial)))
+    return tuple(math.prod(spatial[i + 1:]) for i in range(len(spatial)))
 
 
 def _grid(vectors):
@@ -175,7 +176,7 @@ class MaxPoolIndices(Op):
 
     @classmethod
     def infer(cls, x, flat=True, **attrs):
-        small = not flat and np.prod(attrs["kernel_size"]) <= 256
+        small = not flat and math.prod(attrs["kernel_size"]) <= 256
         return _pooled_rule(cls, x, **attrs)[0], _dtype.uint8 if small else _dtype.int64
     differentiable = False
 
@@ -217,7 +218,7 @@ def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
                                 zip(starts, kernel_size, dilation, spatial)):
         # Windows of padding only (possible with dilation) have no input position; PyTorch
         # reports one past the plane's edge. Kept inside the plane, they stay harmless.
-        xp.clip(index, 0, int(np.prod(spatial)) - 1, out=index)
+        xp.clip(index, 0, math.prod(spatial) - 1, out=index)
     return index
 
 
@@ -262,8 +263,8 @@ class AdaptiveMaxPoolIndices(Op):
 def _flat_positions(index, lead_ndim, plane_size):
     """``index`` (*lead, *out) as positions in the flattened (*lead, plane) array, shaped
     (prod(lead), prod(out))."""
-    lead = int(np.prod(index.shape[:lead_ndim]))
-    rows = index.reshape(lead, int(np.prod(index.shape[lead_ndim:])))
+    lead = math.prod(index.shape[:lead_ndim])
+    rows = index.reshape(lead, math.prod(index.shape[lead_ndim:]))
     return rows + (namespace(index).arange(lead, dtype=np.int64) * plane_size)[:, None]
 
 
@@ -277,7 +278,7 @@ class GatherPlanes(Op):
     @staticmethod
     def forward(x, index, spatial_ndim):
         lead_ndim = x.ndim - spatial_ndim
-        plane = int(np.prod(x.shape[lead_ndim:]))
+        plane = math.prod(x.shape[lead_ndim:])
         return x.reshape(-1).take(_flat_positions(index, lead_ndim, plane)).reshape(index.shape)
 
     @staticmethod
@@ -298,10 +299,10 @@ class ScatterPlanes(Op):
 
     @staticmethod
     def forward(g, index, plane_shape, accumulate):
-        plane = int(np.prod(plane_shape))
+        plane = math.prod(plane_shape)
         lead = g.shape[:g.ndim - len(plane_shape)]
         flat = _flat_positions(index, len(lead), plane).reshape(-1)
-        size = int(np.prod(lead)) * plane
+        size = math.prod(lead) * plane
         out = namespace(g).zeros(size, g.dtype)
         if accumulate:
             _backend.index_add_at(out, flat, g.reshape(-1))
