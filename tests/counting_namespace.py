@@ -17,6 +17,7 @@ import types
 from collections import Counter
 
 import numpy as np
+import scipy.linalg
 import scipy.special
 
 from ember import _backend
@@ -67,6 +68,8 @@ def counted(x):
         return np.ndarray.view(np.asarray(x), CountedArray)
     if type(x) in (list, tuple):
         return type(x)(counted(v) for v in x)
+    if isinstance(x, tuple):  # a named tuple (numpy.linalg's SVDResult, EighResult...)
+        return type(x)(*(counted(v) for v in x))
     return x
 
 
@@ -166,4 +169,5 @@ class Namespace:
 
 
 COUNTED = Namespace(np)
-_backend.register(CountedArray, COUNTED, special=Namespace(scipy.special, "special."))
+_backend.register(CountedArray, COUNTED, special=Namespace(scipy.special, "special."),
+                  linalg=Namespace(scipy.linalg, "linalg."))

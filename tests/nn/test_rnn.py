@@ -227,6 +227,29 @@ def test_gradient_of_gradient_matches_torch(kind, packed):
         assert_close(e_g, t_g, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("kind", ["rnn_tanh", "rnn_relu", "lstm", "lstm_proj", "gru"])
+def test_second_derivatives_match_finite_differences(kind):
+    """gradgradcheck (float64 central differences of the first derivative) through a
+    bidirectional fused layer on a packed batch of unequal lengths; the input, the initial
+    state and every weight and bias are differentiated twice."""
+    options = {"rnn_tanh": ("RNN", {}), "rnn_relu": ("RNN", {"nonlinearity": "relu"}),
+               "lstm": ("LSTM", {}), "lstm_proj": ("LSTM", {"proj_size": 1}), "gru": ("GRU", {})}
+    cls, extra = options[kind]
+    ember.manual_seed(0)
+    module = getattr(ember.nn, cls)(2, 2, bidirectional=True, dtype=ember.float64, **extra)
+    x = ember.tensor(rand(3, 2, 2), requires_grad=True)
+    out_size = extra.get("proj_size", 2)
+    state = [ember.tensor(rand(2, 2, out_size, seed=1), requires_grad=True)]
+    if cls == "LSTM":
+        state.append(ember.tensor(rand(2, 2, 2, seed=2), requires_grad=True))
+
+    def run(x, *tensors):  # (the parameters are the module's own: gradcheck perturbs them in place)
+        h = tensors[:len(state)]
+        out, _ = module(ember.nn.utils.rnn.pack_padded_sequence(x, [3, 2]), h if cls == "LSTM" else h[0])
+        return out.data
+    assert ember.autograd.gradgradcheck(run, (x, *state, *module.parameters()), atol=1e-6, rtol=1e-4)
+
+
 def test_third_derivative_is_refused():
     rnn = ember.nn.GRU(INPUT, HIDDEN).double()
     x = ember.tensor(rand(LENGTH, 2, INPUT), requires_grad=True)

@@ -15,38 +15,54 @@ import sys
 
 import ml_dtypes
 import numpy as np
+import scipy.linalg as _scipy_linalg
 from scipy import special as _scipy_special
 
 from .sparse import SparseCOO
 
-__all__ = ["ndarray", "namespace", "register", "special", "kernel", "as_array", "copy_into",
+__all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
-# Array types of other libraries -> their namespaces (and their SciPy ``special`` modules).
-# Empty unless one registered, so the NumPy path pays one truthiness check per ``namespace``.
+# Array types of other libraries -> their namespaces (and their SciPy ``special`` and
+# ``linalg`` modules). Empty unless one registered, so the NumPy path pays one truthiness
+# check per ``namespace``.
 _NAMESPACES = {}
-_SPECIAL = {}
+_SCIPY = {}
 
 
-def register(array_type, xp, special=None):
+def register(array_type, xp, special=None, linalg=None):
     """Makes ``xp`` (a module mirroring NumPy's API, as ``cupy``) the namespace of arrays of
-    ``array_type``, and ``special`` (one mirroring ``scipy.special``, as
-    ``cupyx.scipy.special``) their special functions."""
+    ``array_type``, and ``special`` and ``linalg`` (modules mirroring ``scipy.special`` and
+    ``scipy.linalg``, as ``cupyx.scipy.special`` and ``cupyx.scipy.linalg``) their special
+    functions and the linear algebra NumPy's ``xp.linalg`` lacks (LU, triangular solves,
+    least squares, the matrix exponential)."""
     _NAMESPACES[array_type] = xp
-    _SPECIAL[array_type] = special
+    _SCIPY[array_type] = {"special": special, "linalg": linalg}
+
+
+def _scipy(x, name, numpy_module):
+    if type(x) not in _NAMESPACES:
+        return numpy_module
+    module = _SCIPY[type(x)][name]
+    if module is None:
+        raise TypeError(f"no scipy.{name} registered for {type(x).__name__} arrays")
+    return module
 
 
 def special(x):
     """The ``scipy.special`` of the array ``x``'s library (erf, expit...); TypeError naming the
     array type when its library registered none."""
-    if type(x) not in _NAMESPACES:
-        return _scipy_special
-    if _SPECIAL[type(x)] is None:
-        raise TypeError(f"no special functions (scipy.special) registered for {type(x).__name__} arrays")
-    return _SPECIAL[type(x)]
+    return _scipy(x, "special", _scipy_special)
+
+
+def linalg(x):
+    """The ``scipy.linalg`` of the array ``x``'s library (lu_factor, solve_triangular, lstsq,
+    expm); TypeError naming the array type when its library registered none. (NumPy-style
+    batched linear algebra is the namespace's own: ``namespace(x).linalg``.)"""
+    return _scipy(x, "linalg", _scipy_linalg)
 
 
 def namespace(*arrays):

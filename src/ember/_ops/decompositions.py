@@ -17,8 +17,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from .. import _backend
+from .._backend import namespace
 from .core import Op, apply
-from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, many_small, pack, per_matrix,
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
 from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
@@ -54,9 +56,9 @@ class Cholesky(Op):
     def forward(a, upper=False, check_errors=True):
         if a.size == 0:
             return a.copy()
-        if many_small(a):
+        if batched(a):
             try:
-                return np.linalg.cholesky(a, upper=upper)
+                return namespace(a).linalg.cholesky(a, upper=upper)
             except np.linalg.LinAlgError:
                 pass  # the loop below names the failing matrix (or keeps partial factors)
         potrf = routine("potrf", a.dtype)
@@ -123,19 +125,20 @@ class Qr(Op):
     def forward(a, mode="reduced"):
         m, n = a.shape[-2:]
         q_shape, r_shape = qr_shapes(m, n, mode)
-        batch = a.shape[:-2]
+        batch, xp = a.shape[:-2], namespace(a)
         if a.size == 0:
-            q = np.zeros(batch + q_shape, a.dtype)
+            q = xp.zeros(batch + q_shape, a.dtype)
             if q_shape[0] == q_shape[1]:
-                q[...] = np.eye(q_shape[0], dtype=a.dtype)
-            r = np.zeros(batch + r_shape, a.dtype)
-        elif many_small(a, largest=16):
+                q[...] = xp.eye(q_shape[0], dtype=a.dtype)
+            r = xp.zeros(batch + r_shape, a.dtype)
+        elif batched(a, largest=16):
             if mode == "r":
-                return None, np.linalg.qr(a, mode="r")
-            q, r = np.linalg.qr(a, mode=mode)
+                return None, xp.linalg.qr(a, mode="r")
+            q, r = xp.linalg.qr(a, mode=mode)
         else:
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
             geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
+            # (NumPy arrays only: ``batched`` sends every other library's to its xp.linalg)
             upper, zero = _upper_mask(*r_shape), np.zeros((), a.dtype)
 
             def factor(i, x):
@@ -200,11 +203,11 @@ class Svd(Op):
     def forward(a, full_matrices=False):
         m, n = a.shape[-2:]
         if a.size == 0:
-            shapes = svd_shapes(m, n, full_matrices)
-            u, s, vh = (np.zeros(a.shape[:-2] + shape, a.dtype) for shape in shapes)
-            u[...] = np.eye(*shapes[0], dtype=a.dtype)
-            vh[...] = np.eye(*shapes[2], dtype=a.dtype)
-            return u, np.real(s), vh
+            shapes, xp = svd_shapes(m, n, full_matrices), namespace(a)
+            u, s, vh = (xp.zeros(a.shape[:-2] + shape, a.dtype) for shape in shapes)
+            u[...] = xp.eye(*shapes[0], dtype=a.dtype)
+            vh[...] = xp.eye(*shapes[2], dtype=a.dtype)
+            return u, xp.real(s), vh
         return tuple(svd_kernel(a, full_matrices))
 
     @staticmethod
@@ -253,10 +256,11 @@ class SvdVals(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         k = min(a.shape[-2:])
         if a.size == 0:
-            return np.zeros(a.shape[:-2] + (k,), a.dtype)
-        return np.real(svd_kernel(a, vectors=False)[0])
+            return xp.zeros(a.shape[:-2] + (k,), a.dtype)
+        return xp.real(svd_kernel(a, vectors=False)[0])
 
     @staticmethod
     def backward(ctx, g):
@@ -280,8 +284,9 @@ class Eigh(Op):
 
     @staticmethod
     def forward(a, UPLO="L"):
+        xp = namespace(a)
         if a.size == 0:
-            return np.zeros(a.shape[:-1], a.real.dtype), a.copy()
+            return xp.zeros(a.shape[:-1], a.real.dtype), a.copy()
         return tuple(eigh_kernel(a, UPLO))
 
     @staticmethod
@@ -313,11 +318,12 @@ class Eig(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         n = a.shape[-1]
         dtype = np.result_type(a.dtype, np.complex64)
         if a.size == 0:
-            return np.zeros(a.shape[:-2] + (n + n * n,), dtype)
-        w, v = np.linalg.eig(a)
+            return xp.zeros(a.shape[:-2] + (n + n * n,), dtype)
+        w, v = xp.linalg.eig(a)
         return pack(a.shape[:-2], w.astype(dtype, copy=False), v.astype(dtype, copy=False))
 
     @staticmethod
@@ -357,9 +363,10 @@ class EigvalsH(Op):
 
     @staticmethod
     def forward(a, UPLO="L"):
+        xp = namespace(a)
         if a.size == 0:
-            return np.zeros(a.shape[:-1], a.dtype)
-        return np.real(eigh_kernel(a, UPLO, vectors=False)[0])
+            return xp.zeros(a.shape[:-1], a.dtype)
+        return xp.real(eigh_kernel(a, UPLO, vectors=False)[0])
 
     @staticmethod
     def backward(ctx, g):
@@ -380,7 +387,8 @@ class Det(Op):
 
     @staticmethod
     def forward(a):
-        return np.linalg.det(a)
+        xp = namespace(a)
+        return xp.linalg.det(a)
 
     @staticmethod
     def backward(ctx, g):
@@ -406,7 +414,8 @@ class LogAbsDet(Op):
 
     @staticmethod
     def forward(a):
-        return np.linalg.slogdet(a)[1]
+        xp = namespace(a)
+        return xp.linalg.slogdet(a)[1]
 
     @staticmethod
     def backward(ctx, g):
@@ -420,14 +429,15 @@ class LogAbsDet(Op):
 # ---- LU ----------------------------------------------------------------------------------------
 def permutation_from_pivots(pivots, m):
     """The (*, m, m) permutation P with ``A = P L U`` from LAPACK's 0-based row swaps."""
-    perm = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
+    xp = namespace(pivots)
+    perm = xp.broadcast_to(xp.arange(m), pivots.shape[:-1] + (m,)).copy()
     flat_perm, flat_piv = perm.reshape(-1, m), pivots.reshape(-1, pivots.shape[-1])
     for row, piv in zip(flat_perm, flat_piv):
         for i, j in enumerate(piv):
             row[i], row[j] = row[j], row[i]
-    p = np.zeros(perm.shape + (m,))
-    np.put_along_axis(p, perm[..., :, None], 1.0, axis=-1)
-    return np.swapaxes(p, -1, -2)
+    p = xp.zeros(perm.shape + (m,))
+    xp.put_along_axis(p, perm[..., :, None], 1.0, axis=-1)
+    return xp.swapaxes(p, -1, -2)
 
 
 def lu_shapes(m, n):
@@ -447,12 +457,13 @@ class LuFactor(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         batch, (m, n) = a.shape[:-2], a.shape[-2:]
         if a.size == 0:
-            return np.zeros(batch + (flat_size(lu_shapes(m, n)),), a.dtype)
+            return xp.zeros(batch + (flat_size(lu_shapes(m, n)),), a.dtype)
         with warnings.catch_warnings():  # a zero pivot is reported through info, as PyTorch
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+            lu, piv = _backend.linalg(a).lu_factor(a, check_finite=False)
         return pack(batch, lu, piv.astype(a.dtype))
 
     @staticmethod
@@ -461,7 +472,7 @@ class LuFactor(Op):
         k = min(m, n)
         lu, piv = unpack(ctx.output, lu_shapes(m, n))
         glu, _ = unpack(g, lu_shapes(m, n))
-        lower = lu[..., :, :k].tril(-1) + constant(np.eye(m, k, dtype=lu._data.dtype))
+        lower = lu[..., :, :k].tril(-1) + constant(namespace(lu._data).eye(m, k, dtype=lu._data.dtype))
         upper, g_lower, g_upper = lu[..., :k, :].triu(), glu[..., :, :k].tril(-1), glu[..., :k, :].triu()
         l1, u1 = lower[..., :k, :], upper[..., :, :k]
         phi = (l1.mT @ g_lower[..., :k, :]).tril(-1) + (g_upper[..., :, :k] @ u1.mT).triu()
@@ -501,11 +512,12 @@ class Polar(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         n = a.shape[-1]
         if a.size == 0:
-            return np.zeros(a.shape[:-2] + ((a.shape[-2] + n) * n,), a.dtype)
+            return xp.zeros(a.shape[:-2] + ((a.shape[-2] + n) * n,), a.dtype)
         w, s, vh = svd_kernel(a)
-        v = np.swapaxes(vh, -1, -2)
+        v = xp.swapaxes(vh, -1, -2)
         return pack(a.shape[:-2], w @ vh, (v * s[..., None, :]) @ vh)
 
     @staticmethod
@@ -533,11 +545,12 @@ class MatrixSqrth(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         if a.size == 0:
-            return np.zeros_like(a)
+            return xp.zeros_like(a)
         w, q = eigh_kernel(a, "L")
         with np.errstate(invalid="ignore"):
-            return (q * np.sqrt(w)[..., None, :]) @ np.swapaxes(q, -1, -2)
+            return (q * xp.sqrt(w)[..., None, :]) @ xp.swapaxes(q, -1, -2)
 
     @staticmethod
     def backward(ctx, g):

@@ -130,7 +130,7 @@ class Slice(Op):
     def forward(x, index):
         out = x[index]
         # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return out if type(out) is np.ndarray else x[index + (Ellipsis,)]
+        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else out
 
     @staticmethod
     def backward(ctx, g):
@@ -176,7 +176,7 @@ def index_put(input, indices, values, accumulate=False):
     except IndexError as e:
         raise _index_error(e, input) from None
     except RuntimeError:
-        target = np.shape(input._data[index])
+        target = input._data[index].shape
         if _is_array_index(index) and not builtins.any(isinstance(i, np.ndarray) for i in index):
             expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
@@ -245,7 +245,7 @@ def _check_index_tensor(name, input, dim, index):
 
 def _grid(index, dim):
     """Full advanced index that addresses ``x[..., index[i], ...]`` along ``dim``."""
-    grid = list(np.indices(index.shape, sparse=True))
+    grid = list(_backend.namespace(index).indices(index.shape, sparse=True))
     grid[dim] = index
     return tuple(grid)
 
@@ -319,7 +319,7 @@ class Scatter(Op):
     @staticmethod
     def forward(x, src, dim, index):
         out = x.copy()
-        out[_grid(index, dim)] = src if np.ndim(src) == 0 else _fit(src, index)
+        out[_grid(index, dim)] = src if getattr(src, "ndim", 0) == 0 else _fit(src, index)  # (src: array or number)
         return out
 
     @staticmethod
@@ -426,7 +426,7 @@ def masked_scatter(input, mask, source):
     (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
     _same_dtype(input, source, "masked_scatter: expected self and source to have same dtypes but got"
                                "{self} and {source}")
-    where = np.broadcast_to(mask._data, input.shape)
+    where = _backend.namespace(mask._data).broadcast_to(mask._data, input.shape)
     return index_put(input, (where,), source.reshape(-1)[:builtins.int(where.sum())])
 
 
@@ -469,7 +469,8 @@ def take_along_dim(input, indices, dim=None):
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if indices.numel() and int(indices._data.min()) < 0 and int(indices._data.min()) >= -n:
-        indices = Tensor._make(np.where(indices._data < 0, indices._data + n, indices._data))
+        indices = Tensor._make(_backend.namespace(indices._data).where(indices._data < 0, indices._data + n,
+                                                                      indices._data))
     shape_in = list(input.shape)
     shape_idx = list(indices.shape)
     shape_in[d] = shape_idx[d] = 1
@@ -481,11 +482,12 @@ def take_along_dim(input, indices, dim=None):
 
 def nonzero(input, *, as_tuple=False):
     """Indices of nonzero elements: (N, ndim) int64, or a tuple of 1-D index tensors."""
-    idx = np.nonzero(input._data if input.ndim else input._data.reshape(1))
+    xp = _backend.namespace(input._data)
+    idx = (input._data if input.ndim else input._data.reshape(1)).nonzero()
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
-    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if input.ndim else
-                        np.zeros((int(bool(input._data)), 0), np.int64))
+    return Tensor._make(xp.stack(idx, axis=1).astype(np.int64) if input.ndim else
+                        xp.zeros((int(bool(input._data)), 0), np.int64))
 
 
 argwhere = nonzero

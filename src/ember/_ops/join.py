@@ -2,11 +2,8 @@
 entry (``torch.cat``, ``split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...)."""
 import builtins
 
-import numpy as np
-
 from .. import _dtype
 from .._backend import namespace
-from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import shape_arg, with_out
 from .core import Op, apply, like_input, mark_multi_output, named, result_dtype
@@ -47,8 +44,8 @@ def repeat_interleave(input, repeats, dim=None):
         input, dim = input.reshape(-1), 0
     d = _wrap_dim(dim, input.ndim)
     reps = repeats.tolist() if isinstance(repeats, Tensor) else repeats
-    idx = np.repeat(np.arange(input.shape[d]), reps)
-    return input.index_select(d, tensor(idx))
+    xp = namespace(input._data)
+    return input.index_select(d, Tensor._make(xp.repeat(xp.arange(input.shape[d]), reps)))
 
 
 def cat(tensors, dim=0, *, out=None):
@@ -441,7 +438,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices with ``input``'s last dim on their diagonal at ``offset``
     (https://pytorch.org/docs/stable/generated/torch.diag_embed.html)."""
     n = input.shape[-1] + builtins.abs(offset)
-    base = zeros(tuple(input.shape[:-1]) + (n, n), dtype=input.dtype)
+    base = input.new_zeros(tuple(input.shape[:-1]) + (n, n))
     return diagonal_scatter(base, input, offset, -2, -1).movedim((-2, -1), (dim1, dim2)) \
         if (dim1, dim2) != (-2, -1) else diagonal_scatter(base, input, offset, -2, -1)
 

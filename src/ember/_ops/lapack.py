@@ -10,9 +10,11 @@ import math
 import numpy as np
 import scipy.linalg.lapack as _lapack
 
+from .._backend import namespace
+
 __all__ = ["LinAlgError", "pack", "unpack", "flat_size", "batch_prefix", "singular_pivots",
            "not_positive_definite", "routine", "matrices", "per_matrix", "eigh_kernel",
-           "svd_kernel", "qr_workspace", "many_small"]
+           "svd_kernel", "qr_workspace", "batched"]
 
 
 class LinAlgError(RuntimeError):
@@ -27,7 +29,7 @@ def flat_size(shapes):
 
 def pack(batch, *factors):
     """The factors (each ``batch + its own shape``) flattened and joined along one last axis."""
-    return np.concatenate([f.reshape(batch + (math.prod(f.shape[len(batch):]),))
+    return namespace(*factors).concatenate([f.reshape(batch + (math.prod(f.shape[len(batch):]),))
                            for f in factors], axis=-1)
 
 
@@ -76,15 +78,17 @@ def qr_workspace(dtype, m, n, q_columns):
     return geqrf_lwork, max(orgqr_lwork, 1)
 
 
-def many_small(a, largest=8):
-    """True for a stack of several matrices of at most ``largest`` rows and columns: NumPy's
-    linalg gufuncs then beat a Python loop of SciPy LAPACK calls, as they loop in C (float32 is
-    computed in float64). Measured on 64 float32 matrices, 1 thread (gufunc vs loop, us): 4x4
+def batched(a, largest=8):
+    """Whether the namespace's batched linalg (``xp.linalg``, gufuncs looping in C) should
+    factor the stack ``a`` rather than a Python loop of SciPy's LAPACK calls: always for another
+    library's arrays (the LAPACK routines are NumPy's, on the CPU); for NumPy's, when ``a`` is
+    a stack of several matrices of at most ``largest`` rows and columns (float32 is computed
+    in float64). Measured on 64 float32 matrices, 1 thread (gufunc vs loop, us): 4x4
     qr 82 vs ~700, inv 41 vs 154, solve 37 vs 99, eigh 155 vs 275, svd 253 vs 424; 16x16 qr
     462 vs ~800, inv 308 vs 364, but eigh, svd and solve as fast or faster in the loop. The
     loop still reports failures: it names the batch element, NumPy does not. (Cholesky: 64 4x4, 9 vs 136.)"""
     m, n = a.shape[-2:]
-    return a.ndim > 2 and a.size > m * n and m <= largest and n <= largest
+    return type(a) is not np.ndarray or (a.ndim > 2 and a.size > m * n and m <= largest and n <= largest)
 
 
 def matrices(a):
@@ -119,15 +123,15 @@ def per_matrix(a, kernel, shapes):
     batch = a.shape[:-2]
     if a.ndim == 2:  # one matrix: its factors as LAPACK returned them, no copies
         return list(kernel(0, a))
-    outs = None
+    outs, xp = None, namespace(a)
     for i, m in enumerate(matrices(a)):
         factors = kernel(i, m)
         if outs is None:  # each factor keeps its dtype (a complex matrix has real singular values)
-            outs = [np.empty((math.prod(batch),) + tuple(s), f.dtype) for s, f in zip(shapes, factors)]
+            outs = [xp.empty((math.prod(batch),) + tuple(s), f.dtype) for s, f in zip(shapes, factors)]
         for out, factor in zip(outs, factors):
             out[i] = factor
     if outs is None:
-        outs = [np.empty((0,) + tuple(s), a.dtype) for s in shapes]
+        outs = [xp.empty((0,) + tuple(s), a.dtype) for s in shapes]
     return [o.reshape(batch + tuple(s)) for o, s in zip(outs, shapes)]
 
 
@@ -140,9 +144,10 @@ def _converge_error(name, what, i, batch, info):
 def eigh_kernel(a, uplo, vectors=True):
     """Eigenvalues (and vectors) of each symmetric matrix in ``a`` by LAPACK syevd."""
     syevd, n = routine("syevd", a.dtype), a.shape[-1]
-    if many_small(a):
+    if batched(a):
+        xp = namespace(a)
         try:
-            return list(np.linalg.eigh(a, UPLO=uplo)) if vectors else [np.linalg.eigvalsh(a, UPLO=uplo)]
+            return list(xp.linalg.eigh(a, UPLO=uplo)) if vectors else [xp.linalg.eigvalsh(a, UPLO=uplo)]
         except np.linalg.LinAlgError:
             pass  # the loop below names the failing matrix
 
@@ -157,9 +162,9 @@ def eigh_kernel(a, uplo, vectors=True):
 def svd_kernel(a, full_matrices=False, vectors=True):
     """``[U, S, Vh]`` (``vectors=False``: ``[S]``) of each matrix in ``a`` by LAPACK gesdd."""
     gesdd, (m, n) = routine("gesdd", a.dtype), a.shape[-2:]
-    if many_small(a):
+    if batched(a):
         try:
-            out = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=vectors)
+            out = namespace(a).linalg.svd(a, full_matrices=full_matrices, compute_uv=vectors)
             return list(out) if vectors else [out]
         except np.linalg.LinAlgError:
             pass  # the loop below names the failing matrix

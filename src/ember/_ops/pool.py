@@ -17,6 +17,7 @@ NaNs, the last one wins; indices are flat positions in the unpadded input plane
 (``h * W + w``).
 """
 import itertools
+import math
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def _lowest(dtype):
 
 def _plane_strides(spatial):
     """Element strides of a contiguous plane of shape ``spatial`` (flat = sum(i * stride))."""
-    return tuple(int(np.prod(spatial[i + 1:])) for i in range(len(spatial)))
+    return tuple(math.prod(spatial[i + 1:]) for i in range(len(spatial)))
 
 
 def _grid(vectors):
@@ -175,7 +176,7 @@ class MaxPoolIndices(Op):
 
     @classmethod
     def infer(cls, x, flat=True, **attrs):
-        small = not flat and np.prod(attrs["kernel_size"]) <= 256
+        small = not flat and math.prod(attrs["kernel_size"]) <= 256
         return _pooled_rule(cls, x, **attrs)[0], _dtype.uint8 if small else _dtype.int64
     differentiable = False
 
@@ -217,7 +218,7 @@ def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
                                 zip(starts, kernel_size, dilation, spatial)):
         # Windows of padding only (possible with dilation) have no input position; PyTorch
         # reports one past the plane's edge. Kept inside the plane, they stay harmless.
-        xp.clip(index, 0, int(np.prod(spatial)) - 1, out=index)
+        xp.clip(index, 0, math.prod(spatial) - 1, out=index)
     return index
 
 
@@ -227,9 +228,10 @@ def _reach_input(starts, kernel, dilation, size):
     return ((taps >= 0) & (taps < size)).any(0)
 
 
-def adaptive_ranges(size, out):
-    """(start, end) arrays of PyTorch's adaptive windows: ``[floor(i*L/O), ceil((i+1)*L/O))``."""
-    i = np.arange(out)
+def adaptive_ranges(size, out, xp=np):
+    """(start, end) arrays (of namespace ``xp``) of PyTorch's adaptive windows:
+    ``[floor(i*L/O), ceil((i+1)*L/O))``."""
+    i = xp.arange(out)
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
@@ -241,28 +243,28 @@ class AdaptiveMaxPoolIndices(Op):
 
     @staticmethod
     def forward(x, output_size):
-        k = len(output_size)
+        k, xp = len(output_size), namespace(x)
         plane = _plane_strides(x.shape[x.ndim - k:])
         ranges = [[v.reshape(g.shape) for v in (start, end)] for (start, end), g in
-                  zip((adaptive_ranges(n, o) for n, o in zip(x.shape[x.ndim - k:], output_size)),
-                      _grid([np.arange(o) for o in output_size]))]
+                  zip((adaptive_ranges(n, o, xp) for n, o in zip(x.shape[x.ndim - k:], output_size)),
+                      _grid([xp.arange(o) for o in output_size]))]
         widths = tuple(int((end - start).max(initial=1)) for start, end in ranges)
         # Taps past a window's end repeat its last element, which never changes the first
         # maximum: every window is read as ``widths`` taps.
         taps = []
         for offset in itertools.product(*(range(w) for w in widths)):
-            pos = tuple(np.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
+            pos = tuple(xp.minimum(start + o, end - 1) for o, (start, end) in zip(offset, ranges))
             taps.append(x[(Ellipsis,) + pos])
-        offsets = np.unravel_index(_first_max(taps, _maximum(taps)), widths)
-        return sum(np.minimum(start + o, end - 1) * ps
+        offsets = xp.unravel_index(_first_max(taps, _maximum(taps)), widths)
+        return sum(xp.minimum(start + o, end - 1) * ps
                    for o, (start, end), ps in zip(offsets, ranges, plane))
 
 
 def _flat_positions(index, lead_ndim, plane_size):
     """``index`` (*lead, *out) as positions in the flattened (*lead, plane) array, shaped
     (prod(lead), prod(out))."""
-    lead = int(np.prod(index.shape[:lead_ndim]))
-    rows = index.reshape(lead, int(np.prod(index.shape[lead_ndim:])))
+    lead = math.prod(index.shape[:lead_ndim])
+    rows = index.reshape(lead, math.prod(index.shape[lead_ndim:]))
     return rows + (namespace(index).arange(lead, dtype=np.int64) * plane_size)[:, None]
 
 
@@ -276,7 +278,7 @@ class GatherPlanes(Op):
     @staticmethod
     def forward(x, index, spatial_ndim):
         lead_ndim = x.ndim - spatial_ndim
-        plane = int(np.prod(x.shape[lead_ndim:]))
+        plane = math.prod(x.shape[lead_ndim:])
         return x.reshape(-1).take(_flat_positions(index, lead_ndim, plane)).reshape(index.shape)
 
     @staticmethod
@@ -297,10 +299,10 @@ class ScatterPlanes(Op):
 
     @staticmethod
     def forward(g, index, plane_shape, accumulate):
-        plane = int(np.prod(plane_shape))
+        plane = math.prod(plane_shape)
         lead = g.shape[:g.ndim - len(plane_shape)]
         flat = _flat_positions(index, len(lead), plane).reshape(-1)
-        size = int(np.prod(lead)) * plane
+        size = math.prod(lead) * plane
         out = namespace(g).zeros(size, g.dtype)
         if accumulate:
             _backend.index_add_at(out, flat, g.reshape(-1))
@@ -476,7 +478,7 @@ class Resample(Op):
         shape = (-1,) + (1,) * (x.ndim - 1 - dim)
         out = None
         for k, rows in enumerate(index):
-            tap = np.take(x, rows, axis=dim)
+            tap = x.take(rows, axis=dim)
             if weights is not None:
                 tap *= weights[k].reshape(shape)
             if out is None:
@@ -501,12 +503,13 @@ class ResampleTranspose(Op):
     @staticmethod
     def forward(g, dim, index, size, weights=None):
         shape = (-1,) + (1,) * (g.ndim - 1 - dim)
-        out = np.zeros(g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype)
+        xp = namespace(g)
+        out = xp.zeros(g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype)
         lead = (slice(None),) * dim
         for k, rows in enumerate(index):
             part = g if weights is None else g * weights[k].reshape(shape)
-            starts = np.flatnonzero(np.diff(rows, prepend=-1))
-            out[lead + (rows[starts],)] += np.add.reduceat(part, starts, axis=dim)
+            starts = xp.flatnonzero(xp.diff(rows, prepend=-1))
+            out[lead + (rows[starts],)] += xp.add.reduceat(part, starts, axis=dim)
         return out
 
     @staticmethod

@@ -28,8 +28,9 @@ https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html and GRU.html):
 * GRU:  r, z = sigmoid(W_i{r,z} x + b_i{r,z} + W_h{r,z} h + b_h{r,z});
   n = tanh(W_in x + b_in + r (W_hn h + b_hn)); h' = (1 - z) n + z h
 """
+import itertools
+
 import numpy as np
-from scipy import special as _special
 
 from .. import _backend
 from ..autograd.grad_mode import STATE
@@ -64,13 +65,13 @@ def _result_shapes(mode, x, hx, w_hh):
 
 def step_rows(batch_sizes, reverse):
     """``(rows, b)`` per step in processing order: the step's row slice and its batch size."""
-    starts = np.concatenate(([0], np.cumsum(batch_sizes)[:-1])).tolist()
+    starts = itertools.accumulate(batch_sizes, initial=0)
     steps = [(slice(s, s + b), b) for s, b in zip(starts, batch_sizes)]
     return steps[::-1] if reverse else steps
 
 
 def _sigmoid(a):
-    _special.expit(a, out=a)
+    _backend.special(a).expit(a, out=a)
 
 
 class RNNLayer(Op):
@@ -97,7 +98,8 @@ class RNNLayer(Op):
     @staticmethod
     def forward(x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse=False):
         hidden = w_hh.shape[0] // GATES[mode]
-        p = {name: np.empty(shape, x.dtype) for name, shape in _result_shapes(mode, x, hx, w_hh).items()}
+        xp = _backend.namespace(x, w_ih)
+        p = {name: xp.empty(shape, x.dtype) for name, shape in _result_shapes(mode, x, hx, w_hh).items()}
         gx = _backend.matmul(x, w_ih.T)
         if b_ih is not None:
             gx += b_ih
@@ -114,7 +116,7 @@ class RNNLayer(Op):
             p["c_n"][...] = cx
         for rows, b in step_rows(batch_sizes, reverse):
             p["h_prev"][rows] = h[:b]
-            h[:b] = p["output"][rows] = step(p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),
+            h[:b] = p["output"][rows] = step(xp, p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),
                                              hidden, b_hh, w_hr)
         return tuple(p.get(name) for name in RESULTS)
 
@@ -125,39 +127,39 @@ class RNNLayer(Op):
                      **ctx.attrs)
 
 
-def _rnn_step(p, rows, b, gx, gh, hidden, b_hh, w_hr, relu):
-    a = np.add(gx, gh, out=gh)
-    return np.maximum(a, 0, out=a) if relu else np.tanh(a, out=a)
+def _rnn_step(xp, p, rows, b, gx, gh, hidden, b_hh, w_hr, relu):
+    a = xp.add(gx, gh, out=gh)
+    return xp.maximum(a, 0, out=a) if relu else xp.tanh(a, out=a)
 
 
-def _lstm_step(p, rows, b, gx, gh, hidden, b_hh, w_hr):
+def _lstm_step(xp, p, rows, b, gx, gh, hidden, b_hh, w_hr):
     H = hidden
-    gates = np.add(gx, gh, out=p["gates"][rows])
+    gates = xp.add(gx, gh, out=p["gates"][rows])
     _sigmoid(gates[:, :2 * H])
-    np.tanh(gates[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])
+    xp.tanh(gates[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])
     _sigmoid(gates[:, 3 * H:])
     i, f, cell_in, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
     c_prev = p["c_prev"][rows]
     c_prev[...] = p["c_n"][:b]
-    c = np.multiply(f, c_prev, out=p["c"][rows])
+    c = xp.multiply(f, c_prev, out=p["c"][rows])
     c += i * cell_in
     p["c_n"][:b] = c
-    h = np.tanh(c) * o
+    h = xp.tanh(c) * o
     return h if w_hr is None else _backend.matmul(h, w_hr.T)
 
 
-def _gru_step(p, rows, b, gx, gh, hidden, b_hh, w_hr):
+def _gru_step(xp, p, rows, b, gx, gh, hidden, b_hh, w_hr):
     H = hidden
     gates = p["gates"][rows]
-    np.add(gx[:, :2 * H], gh[:, :2 * H], out=gates[:, :2 * H])
+    xp.add(gx[:, :2 * H], gh[:, :2 * H], out=gates[:, :2 * H])
     _sigmoid(gates[:, :2 * H])
     hh_new = p["hh_new"][rows]
     hh_new[...] = gh[:, 2 * H:]
     if b_hh is not None:
         hh_new += b_hh[2 * H:]
-    n = np.multiply(gates[:, :H], hh_new, out=gates[:, 2 * H:])
+    n = xp.multiply(gates[:, :H], hh_new, out=gates[:, 2 * H:])
     n += gx[:, 2 * H:]
-    np.tanh(n, out=n)
+    xp.tanh(n, out=n)
     z = gates[:, H:2 * H]
     # (1 - z) n + z h, with one product
     return n + z * (p["h_prev"][rows] - n)
@@ -187,17 +189,18 @@ class RNNLayerBackward(Op):
         T = x.shape[0]
         H = w_hh.shape[0] // GATES[mode]
         p = dict(zip(RESULTS, results))
-        d_out = np.zeros(p["output"].shape, x.dtype) if g_output is None else g_output
-        dh = np.zeros(hx.shape, x.dtype) if g_h_n is None else g_h_n.copy()
+        xp = _backend.namespace(x, w_hh)
+        d_out = xp.zeros(p["output"].shape, x.dtype) if g_output is None else g_output
+        dh = xp.zeros(hx.shape, x.dtype) if g_h_n is None else g_h_n.copy()
         # Gradient of the gate pre-activations of each row (the x side; for a GRU the
         # candidate's h side differs: it is scaled by the reset gate, kept in d_hh).
-        d_gates = np.empty((T, w_hh.shape[0]), x.dtype)
-        d_hh = np.empty((T, w_hh.shape[0]), x.dtype) if mode == "GRU" else d_gates
+        d_gates = xp.empty((T, w_hh.shape[0]), x.dtype)
+        d_hh = xp.empty((T, w_hh.shape[0]), x.dtype) if mode == "GRU" else d_gates
         # The gradient reaching each row's output h', kept for the projection's weight.
-        d_h_rows = np.empty((T, hx.shape[1]), x.dtype) if w_hr is not None else None
+        d_h_rows = xp.empty((T, hx.shape[1]), x.dtype) if w_hr is not None else None
         if mode == "LSTM":
-            dc = np.zeros(cx.shape, x.dtype) if g_c_n is None else g_c_n.copy()
-            tanh_c = np.tanh(p["c"])
+            dc = xp.zeros(cx.shape, x.dtype) if g_c_n is None else g_c_n.copy()
+            tanh_c = xp.tanh(p["c"])
         for rows, b in reversed(step_rows(batch_sizes, reverse)):
             dh_b = dh[:b]
             dh_b += d_out[rows]
@@ -211,10 +214,10 @@ class RNNLayerBackward(Op):
                 tc = tanh_c[rows]
                 dc_b = dc[:b]
                 dc_b += dh_b * o * (1 - tc * tc)
-                np.multiply(dc_b * cell_in, i * (1 - i), out=dg[:, :H])
-                np.multiply(dc_b * p["c_prev"][rows], f * (1 - f), out=dg[:, H:2 * H])
-                np.multiply(dc_b * i, 1 - cell_in * cell_in, out=dg[:, 2 * H:3 * H])
-                np.multiply(dh_b * tc, o * (1 - o), out=dg[:, 3 * H:])
+                xp.multiply(dc_b * cell_in, i * (1 - i), out=dg[:, :H])
+                xp.multiply(dc_b * p["c_prev"][rows], f * (1 - f), out=dg[:, H:2 * H])
+                xp.multiply(dc_b * i, 1 - cell_in * cell_in, out=dg[:, 2 * H:3 * H])
+                xp.multiply(dh_b * tc, o * (1 - o), out=dg[:, 3 * H:])
                 dc_b *= f
                 dh[:b] = _backend.matmul(dg, w_hh)
             elif mode == "GRU":
@@ -224,17 +227,17 @@ class RNNLayerBackward(Op):
                 dn = dh_b * (1 - z) * (1 - n * n)
                 dg[:, 2 * H:] = dn
                 dhh = d_hh[rows]
-                np.multiply(dn, r, out=dhh[:, 2 * H:])
-                np.multiply(dn * p["hh_new"][rows], r * (1 - r), out=dg[:, :H])
-                np.multiply(dh_b * (h_prev - n), z * (1 - z), out=dg[:, H:2 * H])
+                xp.multiply(dn, r, out=dhh[:, 2 * H:])
+                xp.multiply(dn * p["hh_new"][rows], r * (1 - r), out=dg[:, :H])
+                xp.multiply(dh_b * (h_prev - n), z * (1 - z), out=dg[:, H:2 * H])
                 dhh[:, :2 * H] = dg[:, :2 * H]
                 dh[:b] = dh_b * z + _backend.matmul(dhh, w_hh)
             else:
                 y = p["output"][rows]
                 if mode == "RNN_TANH":
-                    np.multiply(dh_b, 1 - y * y, out=dg)
+                    xp.multiply(dh_b, 1 - y * y, out=dg)
                 else:
-                    np.multiply(dh_b, y > 0, out=dg)
+                    xp.multiply(dh_b, y > 0, out=dg)
                 dh[:b] = _backend.matmul(dg, w_hh)
         grads = {"hx": dh}
         if mode == "LSTM":
@@ -318,11 +321,12 @@ def _composed_layer(mode, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, 
 
 
 # ---- packing: each op is the other's adjoint, so each one's derivative is the other ------------
-def _packed_rows(batch_sizes, batch):
-    """Row numbers in a (L * batch, ...) time-major array of the packed rows, in packed order."""
-    bs = np.asarray(batch_sizes, np.int64)
-    step = np.repeat(np.arange(len(bs)), bs)
-    within = np.arange(int(bs.sum())) - np.repeat(np.cumsum(bs) - bs, bs)
+def _packed_rows(xp, batch_sizes, batch):
+    """Row numbers in a (L * batch, ...) time-major array of the packed rows, in packed order,
+    as an array of the namespace ``xp``."""
+    bs = xp.asarray(batch_sizes, np.int64)
+    step = xp.repeat(xp.arange(len(batch_sizes)), bs)
+    within = xp.arange(sum(batch_sizes)) - xp.repeat(xp.cumsum(bs) - bs, bs)
     return step * batch + within
 
 
@@ -336,7 +340,7 @@ class PackPadded(Op):
     @staticmethod
     def forward(x, batch_sizes):
         flat = x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
-        return flat[_packed_rows(batch_sizes, x.shape[1])]
+        return flat[_packed_rows(_backend.namespace(x), batch_sizes, x.shape[1])]
 
     @staticmethod
     def backward(ctx, g):
@@ -357,8 +361,9 @@ class PadPacked(Op):
 
     @staticmethod
     def forward(data, batch_sizes, batch, total_length, padding_value=0.0):
-        out = np.full((total_length * batch,) + data.shape[1:], padding_value, data.dtype)
-        out[_packed_rows(batch_sizes, batch)] = data
+        xp = _backend.namespace(data)
+        out = xp.full((total_length * batch,) + data.shape[1:], padding_value, data.dtype)
+        out[_packed_rows(xp, batch_sizes, batch)] = data
         return out.reshape((total_length, batch) + data.shape[1:])
 
     @staticmethod

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices, with_out
@@ -40,18 +41,22 @@ def _running(name, op, input, dim):
 
 
 def _running_extreme(x, dim, better):
-    x = np.moveaxis(x, dim, -1)
-    values, indices = np.empty_like(x), np.zeros(x.shape, np.int64)
+    """The running extreme of ``x`` along ``dim`` and its index; ``better`` names the
+    comparison ufunc that takes a new element ("greater_equal": the latest maximum)."""
+    xp = namespace(x)
+    better = getattr(xp, better)
+    x = xp.moveaxis(x, dim, -1)
+    values, indices = xp.empty_like(x), xp.zeros(x.shape, np.int64)
     if x.shape[-1]:
-        best, at = x[..., 0], np.zeros(x.shape[:-1], np.int64)
+        best, at = x[..., 0], xp.zeros(x.shape[:-1], np.int64)
         for i in range(x.shape[-1]):
             xi = x[..., i]
             take = better(xi, best)
             if x.dtype.kind == "f":
-                take = np.isnan(xi) | (take & ~np.isnan(best))
-            best, at = np.where(take, xi, best), np.where(take, i, at)
+                take = xp.isnan(xi) | (take & ~xp.isnan(best))
+            best, at = xp.where(take, xi, best), xp.where(take, i, at)
             values[..., i], indices[..., i] = best, at
-    return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+    return xp.moveaxis(values, -1, dim), xp.moveaxis(indices, -1, dim)
 
 
 class Cummax(Op):
@@ -62,7 +67,7 @@ class Cummax(Op):
 
     @staticmethod
     def forward(x, dim):
-        return _running_extreme(x, dim, np.greater_equal)
+        return _running_extreme(x, dim, "greater_equal")
 
     @classmethod
     def infer(cls, x, dim):
@@ -76,7 +81,7 @@ class Cummax(Op):
 class Cummin(Cummax):
     @staticmethod
     def forward(x, dim):
-        return _running_extreme(x, dim, np.less_equal)
+        return _running_extreme(x, dim, "less_equal")
 
 
 def logcumsumexp(input, dim, *, out=None):
@@ -100,12 +105,13 @@ class Logcumsumexp(Op):
 
     @staticmethod
     def forward(x, dim):
+        xp = namespace(x)
         if x.dtype.kind != "c":
-            return np.logaddexp.accumulate(x, axis=dim)
-        out = np.moveaxis(x.copy(), dim, 0)
+            return xp.logaddexp.accumulate(x, axis=dim)
+        out = xp.moveaxis(x.copy(), dim, 0)
         for i in range(1, out.shape[0]):
             out[i] = log_add_exp(out[i - 1], out[i])
-        return np.moveaxis(out, 0, dim)
+        return xp.moveaxis(out, 0, dim)
 
     @classmethod
     def infer(cls, x, dim):

@@ -12,10 +12,12 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 
+from .. import _backend
+from .._backend import namespace
 from . import core
 from .core import Op, apply
 from .join import Cat
-from .lapack import LinAlgError, batch_prefix, eigh_kernel, many_small, matrices, routine, svd_kernel
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
@@ -27,7 +29,7 @@ def constant(array):
 
 
 def _eye(n, like):
-    return constant(np.eye(n, dtype=like._data.dtype))
+    return constant(namespace(like._data).eye(n, dtype=like._data.dtype))
 
 
 def inverse_kernel(a, name="linalg.inv"):
@@ -35,14 +37,14 @@ def inverse_kernel(a, name="linalg.inv"):
     zero pivot if singular."""
     if a.size == 0:
         return a.copy()
-    if many_small(a, largest=16):
+    if batched(a, largest=16):
         try:
-            return np.linalg.inv(a)
+            return namespace(a).linalg.inv(a)
         except np.linalg.LinAlgError:
             pass  # the loop below names the failing matrix and pivot
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
     lwork = int(np.real(routine("getri_lwork", a.dtype)(a.shape[-1])[0]))  # optimal, for blocked code
-    out = np.empty_like(matrices(a))
+    out = np.empty_like(matrices(a))  # (NumPy arrays only: ``batched`` took every other library's)
     for i, m in enumerate(matrices(a)):
         lu, piv, info = getrf(m)
         if info > 0:
@@ -81,17 +83,18 @@ class Solve(Op):
 
     @staticmethod
     def forward(a, b):
-        if a.ndim == b.ndim == 2 and b.size:  # one system: no broadcasting to set up
+        xp = namespace(a)
+        if a.ndim == b.ndim == 2 and b.size and not batched(a):  # one system: no broadcasting to set up
             return _gesv(a, b, 0, ())
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a = matrices(np.broadcast_to(a, batch + a.shape[-2:]))
-        b = matrices(np.broadcast_to(b, batch + b.shape[-2:]))
-        out = np.empty(b.shape, a.dtype)
+        a = matrices(xp.broadcast_to(a, batch + a.shape[-2:]))
+        b = matrices(xp.broadcast_to(b, batch + b.shape[-2:]))
+        out = xp.empty(b.shape, a.dtype)
         if out.size == 0:
             return out.reshape(batch + b.shape[-2:])
-        if many_small(a):
+        if batched(a):
             try:
-                return np.linalg.solve(a, b).reshape(batch + b.shape[-2:])
+                return xp.linalg.solve(a, b).reshape(batch + b.shape[-2:])
             except np.linalg.LinAlgError:
                 pass  # the loop below names the failing matrix
         for i in range(len(a)):
@@ -129,14 +132,15 @@ class SolveTriangular(Op):
 
     @staticmethod
     def forward(a, b, upper, unitriangular=False):
+        xp = namespace(a)
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a = np.broadcast_to(a, batch + a.shape[-2:])
-        b = np.broadcast_to(b, batch + b.shape[-2:])
+        a = xp.broadcast_to(a, batch + a.shape[-2:])
+        b = xp.broadcast_to(b, batch + b.shape[-2:])
         if a.size == 0 or b.size == 0:
-            return np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+            return xp.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
         try:
-            return scipy.linalg.solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
-                                                 check_finite=False)
+            return _backend.linalg(a).solve_triangular(a, b, lower=not upper, unit_diagonal=unitriangular,
+                                                        check_finite=False)
         except np.linalg.LinAlgError:  # a zero on the diagonal: BLAS trsm gives inf/nan, as PyTorch
             trsm = scipy.linalg.blas.get_blas_funcs("trsm", dtype=a.dtype)
             flat_a = a.reshape((-1,) + a.shape[-2:])
@@ -181,21 +185,22 @@ class Pinv(Op):
 
     @staticmethod
     def forward(a, atol, rtol, hermitian=False):
+        xp = namespace(a)
         out_shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
         if a.size == 0:
-            return np.zeros(out_shape, a.dtype)
+            return xp.zeros(out_shape, a.dtype)
         if hermitian:
             w, v = eigh_kernel(a, "L")
-            s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
+            s, left, right = xp.abs(w), v * xp.sign(w)[..., None, :], v
         else:
             left, s, right_h = svd_kernel(a)
-            right = np.swapaxes(right_h, -1, -2).conj()
-        atol = np.asarray(atol, s.dtype)[..., None]
-        rtol = np.asarray(rtol, s.dtype)[..., None]
-        cutoff = np.maximum(atol, rtol * s.max(-1, keepdims=True, initial=0))
+            right = xp.swapaxes(right_h, -1, -2).conj()
+        atol = xp.asarray(atol, s.dtype)[..., None]
+        rtol = xp.asarray(rtol, s.dtype)[..., None]
+        cutoff = xp.maximum(atol, rtol * s.max(-1, keepdims=True, initial=0))
         keep = s > cutoff
-        inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
-        return (right * inv_s[..., None, :]) @ np.swapaxes(left, -1, -2).conj()
+        inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(a.dtype)
+        return (right * inv_s[..., None, :]) @ xp.swapaxes(left, -1, -2).conj()
 
     @staticmethod
     def backward(ctx, g):
@@ -215,18 +220,19 @@ class Lstsq(Op):
 
     @staticmethod
     def forward(a, b, rcond, driver):
+        xp = namespace(a)
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        out = np.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+        out = xp.zeros(batch + (a.shape[-1], b.shape[-1]), a.dtype)
         if out.size == 0 or a.shape[-2] == 0:
             return out
-        a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
-        b = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+        a = xp.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+        b = xp.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
         if rcond is None:
             rcond = np.finfo(a.dtype).eps * max(a.shape[-2:])
         flat = out.reshape((-1,) + out.shape[-2:])
         for i in range(len(a)):
-            flat[i] = scipy.linalg.lstsq(a[i], b[i], cond=rcond, check_finite=False,
-                                         lapack_driver="gelsy" if driver == "gels" else driver)[0]
+            flat[i] = _backend.linalg(a).lstsq(a[i], b[i], cond=rcond, check_finite=False,
+                                               lapack_driver="gelsy" if driver == "gels" else driver)[0]
         return out
 
     @staticmethod
@@ -250,15 +256,16 @@ class MatrixExp(Op):
 
     @staticmethod
     def forward(a):
+        xp = namespace(a)
         if a.size == 0:
-            return np.zeros_like(a)
-        return scipy.linalg.expm(a)
+            return xp.zeros_like(a)
+        return _backend.linalg(a).expm(a)
 
     @staticmethod
     def backward(ctx, g):
         at = ctx.input(0).mT
         n = at.shape[-1]
-        zero = constant(np.zeros(at.shape, at._data.dtype))
+        zero = at.new_zeros(at.shape)
         block = apply(Cat, apply(Cat, at, g, dim=-1), apply(Cat, zero, at, dim=-1), dim=-2)
         return (apply(MatrixExp, block)[..., :n, n:],)
 

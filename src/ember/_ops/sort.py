@@ -1,8 +1,11 @@
 """Sorting and searching: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``,
 ``unique``, ``searchsorted``, ``bincount``, ``histc``: each public function, then its op entry."""
+import math
+
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import result_type, values_indices
@@ -28,14 +31,14 @@ class Argsort(Op):
 
     @staticmethod
     def forward(x, dim=-1, descending=False):
+        xp = namespace(x)
         if descending:
             # Reverse a stable ascending sort of the reversed axis: ties keep their order,
             # and NaN (sorted last ascending) comes first, as in PyTorch.
             n = x.shape[dim]
-            flipped = np.flip(x, axis=dim)
-            idx = np.argsort(flipped, axis=dim, kind="stable")
-            return np.flip(n - 1 - idx, axis=dim)
-        return np.argsort(x, axis=dim, kind="stable")
+            idx = xp.flip(x, axis=dim).argsort(axis=dim, kind="stable")
+            return xp.flip(n - 1 - idx, axis=dim)
+        return x.argsort(axis=dim, kind="stable")
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -59,7 +62,7 @@ class Sort(Op):
     @staticmethod
     def forward(x, dim, descending=False):
         indices = Argsort.forward(x, dim, descending)
-        return np.take_along_axis(x, indices, axis=dim), indices
+        return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
     @classmethod
     def infer(cls, x, dim, descending=False):
@@ -143,7 +146,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """Sorted distinct elements (no gradient), optionally with inverse indices and counts;
     NotImplementedError for complex input, as torch."""
     _refuse_complex(input)
-    res = np.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
+    res = namespace(input._data).unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if not isinstance(res, tuple):
         return Tensor._make(res)
     out = [Tensor._make(res[0])]
@@ -160,19 +163,20 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     optionally with int64 inverse indices and counts; no gradient
     (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
     _refuse_complex(input)
-    data = input._data.reshape(-1) if dim is None else np.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
+    xp = namespace(input._data)
+    data = input._data.reshape(-1) if dim is None else xp.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
     if data.size == 0 and dim is not None and data.shape[0] != 0:
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
-    flat = data.reshape(data.shape[0], int(np.prod(data.shape[1:])))
-    starts = np.concatenate([[True], (flat[1:] != flat[:-1]).any(axis=1)])[:len(flat)]
+    flat = data.reshape(data.shape[0], math.prod(data.shape[1:]))
+    starts = xp.concatenate([xp.ones(1, bool), (flat[1:] != flat[:-1]).any(axis=1)])[:len(flat)]
     kept = data[starts]
-    out = [Tensor._make(kept.copy() if dim is None else np.moveaxis(kept, 0, _wrap_dim(dim, input.ndim)))]
+    out = [Tensor._make(kept.copy() if dim is None else xp.moveaxis(kept, 0, _wrap_dim(dim, input.ndim)))]
     if return_inverse:
-        inverse = (np.cumsum(starts) - 1).astype(np.int64)
+        inverse = (starts.cumsum() - 1).astype(np.int64)
         out.append(Tensor._make(inverse.reshape(input.shape) if dim is None else inverse))
     if return_counts:
-        bounds = np.flatnonzero(np.concatenate([starts, [True]]))
-        out.append(Tensor._make(np.diff(bounds).astype(np.int64)))
+        bounds = xp.flatnonzero(xp.concatenate([starts, xp.ones(1, bool)]))
+        out.append(Tensor._make(xp.diff(bounds).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -180,7 +184,7 @@ def bincount(input, weights=None, minlength=0):
     """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
     (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
     w = None if weights is None else weights._data
-    counts = np.bincount(input._data, w, minlength)
+    counts = namespace(input._data).bincount(input._data, w, minlength)
     # PyTorch sums float32 weights in float32; every other weight dtype gives float64.
     return Tensor._make(counts.astype(np.float32) if w is not None and w.dtype == np.float32 else counts)
 
@@ -193,8 +197,9 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     _refuse_complex(values, "searchsorted_out_cpu")
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
-    r = np.searchsorted(sorted_sequence._data, v, side=side)
-    return Tensor._make(np.asarray(r, np.int32 if out_int32 else np.int64))
+    xp = namespace(sorted_sequence._data)
+    r = xp.searchsorted(sorted_sequence._data, v, side=side)
+    return Tensor._make(xp.asarray(r, np.int32 if out_int32 else np.int64))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
@@ -220,8 +225,9 @@ def histc(input, bins=100, min=0, max=0):
     # by one at an edge.
     x = x[(x >= min) & (x <= max)]
     t = x.dtype.type
-    index = np.minimum(((x - t(min)) * t(bins) / (t(max) - t(min))).astype(np.int64), bins - 1)
-    return Tensor._make(np.bincount(index, minlength=bins).astype(input._data.dtype))
+    xp = namespace(x)
+    index = xp.minimum(((x - t(min)) * t(bins) / (t(max) - t(min))).astype(np.int64), bins - 1)
+    return Tensor._make(xp.bincount(index, minlength=bins).astype(input._data.dtype))
 
 
 histogram_result = result_type("histogram", ("hist", "bin_edges"))
@@ -239,6 +245,6 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     x = input._data.reshape(-1)
     edges = bins._data if isinstance(bins, Tensor) else bins
     w = None if weight is None else weight._data.reshape(-1)
-    hist, bin_edges = np.histogram(x, edges, range=range, weights=w, density=density)
+    hist, bin_edges = namespace(x).histogram(x, edges, range=range, weights=w, density=density)
     dtype = input._data.dtype
-    return histogram_result(Tensor._make(hist.astype(dtype)), Tensor._make(np.asarray(bin_edges).astype(dtype)))
+    return histogram_result(Tensor._make(hist.astype(dtype)), Tensor._make(bin_edges.astype(dtype)))

@@ -8,6 +8,7 @@ each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 import numpy as np
 
 from .. import _dtype
+from .._backend import namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices
@@ -63,25 +64,26 @@ class Mode(Op):
 
     @staticmethod
     def forward(x, dim):
-        rows = np.moveaxis(x, dim, -1)
+        xp = namespace(x)
+        rows = xp.moveaxis(x, dim, -1)
         n = rows.shape[-1]
         if n == 0:
             raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
         flat = rows.reshape(-1, n)
-        ordered = np.sort(flat, axis=1, kind="stable")
-        starts = np.ones(ordered.shape, bool)
+        ordered = xp.sort(flat, axis=1, kind="stable")
+        starts = xp.ones(ordered.shape, bool)
         starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        position = np.arange(n)
-        run_start = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
-        best = np.argmax(position - run_start, axis=1)  # the first longest run: the smallest value
-        value = ordered[np.arange(len(flat)), best]
+        position = xp.arange(n)
+        run_start = xp.maximum.accumulate(xp.where(starts, position, 0), axis=1)
+        best = xp.argmax(position - run_start, axis=1)  # the first longest run: the smallest value
+        value = ordered[xp.arange(len(flat)), best]
         same = (flat == value[:, None])
         if flat.dtype.kind == "f":
-            same |= np.isnan(flat) & np.isnan(value)[:, None]
-        index = n - 1 - np.argmax(same[:, ::-1], axis=1)
+            same |= xp.isnan(flat) & xp.isnan(value)[:, None]
+        index = n - 1 - xp.argmax(same[:, ::-1], axis=1)
         shape = rows.shape[:-1] + (1,)
-        return (np.moveaxis(value.reshape(shape), -1, dim),
-                np.moveaxis(index.reshape(shape).astype(np.int64), -1, dim))
+        return (xp.moveaxis(value.reshape(shape), -1, dim),
+                xp.moveaxis(index.reshape(shape).astype(np.int64), -1, dim))
 
     @classmethod
     def infer(cls, x, dim):

@@ -6,7 +6,7 @@ element at a time; inputs should be float64 for the default tolerances to be mea
 import numpy as np
 
 from .engine import grad as _grad
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -108,9 +108,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         grad_outputs = tuple(randn(o.shape, dtype=o.dtype) for o in outs)
 
     def first_grad(*xs):
-        out = _outputs(func, xs)
-        wrt = [xs[i] for i in wrt_idx]
-        diff = [(o, v) for o, v in zip(out, grad_outputs) if o.requires_grad]
-        gs = _grad([o for o, _ in diff], wrt, [v for _, v in diff], create_graph=True, allow_unused=True)
+        # Recording even where gradcheck's differences run under no_grad (without it, those
+        # would differentiate nothing and the check would pass vacuously).
+        with enable_grad():
+            out = _outputs(func, xs)
+            wrt = [xs[i] for i in wrt_idx]
+            diff = [(o, v) for o, v in zip(out, grad_outputs) if o.requires_grad]
+            gs = _grad([o for o, _ in diff], wrt, [v for _, v in diff], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
     return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

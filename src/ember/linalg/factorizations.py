@@ -8,7 +8,8 @@ float32/float64 matrices and is differentiable where PyTorch's is (see the op en
 import numpy as np
 import scipy.linalg
 
-from .._creation import eye, tensor, zeros
+from .._backend import namespace
+from .._tensor import Tensor
 from .._ops.core import apply
 from .._ops.decompositions import (Cholesky, EigvalsH, LuFactor, MatrixSqrth, Polar, Qr, SvdVals,
                                    eig_factors, eigh_factors, lu_shapes, permutation_from_pivots,
@@ -36,7 +37,12 @@ lu_unpack_result = result_type("lu_unpack", ["P", "L", "U"])
 
 
 def _int32(array):
-    return tensor(np.asarray(array, dtype=np.int32))
+    return Tensor._make(namespace(array).asarray(array, dtype=np.int32))
+
+
+def _eye(like, m, n=None):
+    """The (m, n) identity in the dtype and array namespace of the tensor ``like``."""
+    return Tensor._make(namespace(like._data).eye(m, n, dtype=like.dtype.np))
 
 
 def cholesky(A, *, upper=False, out=None):
@@ -53,7 +59,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     check_square(A, "linalg.cholesky_ex")
     try:
         L = apply(Cholesky, A, upper=upper)
-        info = zeros(A.shape[:-2], dtype=_int32(0).dtype)
+        info = A.new_zeros(A.shape[:-2], dtype=_int32(0).dtype)
     except LinAlgError:
         if check_errors:
             raise
@@ -70,7 +76,7 @@ def qr(A, mode="reduced", *, out=None):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
     Q, R = apply(Qr, A, mode=mode)
-    return _out(linalg_qr(tensor([], dtype=A.dtype) if Q is None else Q, R), out)
+    return _out(linalg_qr(A.new_zeros(0) if Q is None else Q, R), out)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
@@ -83,9 +89,8 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     m, n = A.shape[-2:]
     lu_, piv = unpack(apply(LuFactor, A), lu_shapes(m, n))
     pivots = _int32(piv._data + 1)
-    diag = np.diagonal(lu_._data, 0, -2, -1)
-    zero = diag == 0
-    info = _int32(np.where(zero.any(-1), zero.argmax(-1) + 1, 0))
+    zero = lu_._data.diagonal(0, -2, -1) == 0
+    info = _int32(namespace(zero).where(zero.any(-1), zero.argmax(-1) + 1, 0))
     if check_errors and zero.any():
         _zero_pivot_error(info, "torch.linalg.lu_factor_ex")
     return _out(linalg_lu_factor_ex(lu_, pivots, info), out)
@@ -93,7 +98,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def _zero_pivot_error(info, name, error=LinAlgError):
     flat = info._data.reshape(-1)
-    index = int(np.flatnonzero(flat)[0])
+    index = int(flat.nonzero()[0][0])
     where = f"(Batch element {index}): " if info.ndim else ""
     pivot = flat[index]
     raise error(f"{name}: {where}U[{pivot},{pivot}] is zero and using it on lu_solve would "
@@ -116,13 +121,13 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     U (*, k, n) upper, ``A = P L U`` (torch.lu_unpack)."""
     m, n = LU_data.shape[-2:]
     k = min(m, n)
-    L = U = P = tensor([], dtype=LU_data.dtype)
+    L = U = P = LU_data.new_zeros(0)
     if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype)
+        L = LU_data[..., :, :k].tril(-1) + _eye(LU_data, m, k)
         U = LU_data[..., :k, :].triu()
     if unpack_pivots:
         piv = LU_pivots._data.astype(np.int64) - 1
-        P = tensor(permutation_from_pivots(piv, m), dtype=LU_data.dtype)
+        P = Tensor._make(permutation_from_pivots(piv, m).astype(LU_data.dtype.np))
     return _out(lu_unpack_result(P, L, U), out)
 
 
@@ -163,13 +168,13 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     if check_errors and info.any():
         raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed "
                           f"because the input is singular (info = {info.max()}).")
-    return _out(linalg_ldl_factor_ex(tensor(ld), tensor(pivots), tensor(info)), out)
+    return _out(linalg_ldl_factor_ex(*map(Tensor._make, (ld, pivots, info))), out)
 
 
 def _sy_or_he(kind, data, hermitian):
     # The LAPACK routine of data's dtype: ?hetr* for Hermitian complex input (LDL^H), else
     # ?sytr* (LDL^T, also for complex symmetric input).
-    prefix = "he" if hermitian and np.iscomplexobj(data) else "sy"
+    prefix = "he" if hermitian and data.dtype.kind == "c" else "sy"
     return scipy.linalg.get_lapack_funcs(prefix + kind, (data,))
 
 
@@ -187,7 +192,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     b = np.broadcast_to(B._data, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
     sytrs = _sy_or_he("trs", ld, hermitian)
     x = [sytrs(ld[i], piv[i], b[i], lower=1)[0] for i in range(len(b))]
-    return _out(tensor(np.array(x, B._data.dtype).reshape(batch + B.shape[-2:])), out)
+    return _out(Tensor._make(np.array(x, B._data.dtype).reshape(batch + B.shape[-2:])), out)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -275,8 +280,8 @@ def householder_product(A, tau, *, out=None):
     if n < k:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
-    v = A.tril(-1) + eye(m, n, dtype=A.dtype)
-    q = eye(m, dtype=A.dtype).expand(A.shape[:-2] + (m, m))
+    v = A.tril(-1) + _eye(A, m, n)
+    q = _eye(A, m).expand(A.shape[:-2] + (m, m))
     for i in range(k):
         vi = v[..., :, i:i + 1]
         q = q - (q @ vi) @ (tau[..., i, None, None] * vi.mH)

@@ -5,7 +5,9 @@ import math
 
 import numpy as np
 
-from .._creation import eye, tensor, zeros
+from .._backend import namespace
+from .._creation import eye, tensor
+from .._tensor import Tensor
 from .._ops.complex import sgn
 from .._ops.core import apply
 from .._ops.decompositions import Det, LogAbsDet
@@ -44,11 +46,12 @@ def inv_ex(A, *, check_errors=False, out=None):
     matrix (0 = invertible), whose inverse is then inf/nan, instead of an error."""
     check_square(A, "linalg.inv_ex")
     try:
-        return _out(linalg_inv_ex(apply(Inverse, A), zeros(A.shape[:-2], dtype=_int32)), out)
+        return _out(linalg_inv_ex(apply(Inverse, A), A.new_zeros(A.shape[:-2], dtype=_int32)), out)
     except LinAlgError:
         if check_errors:
             raise
     info = _info(A)
+    # (A singular matrix's pivot comes from LAPACK, on NumPy arrays: no other library's reaches here)
     result = np.full(A.shape, np.nan, A._data.dtype)
     ok = info._data == 0
     result[ok] = np.linalg.inv(A._data[ok])
@@ -66,7 +69,7 @@ def slogdet(A, *, out=None):
     sign 0 and logabsdet -inf."""
     check_square(A, "linalg.slogdet")
     # A complex sign, det / |det|, is differentiable; a real one is piecewise constant.
-    sign = sgn(apply(Det, A)) if A.dtype.is_complex else tensor(np.linalg.slogdet(A._data)[0])
+    sign = sgn(apply(Det, A)) if A.dtype.is_complex else Tensor._make(namespace(A._data).linalg.slogdet(A._data)[0])
     return _out(linalg_slogdet(sign, apply(LogAbsDet, A)), out)
 
 
@@ -78,7 +81,8 @@ def _default_rtol(A, atol, rtol):
 
 
 def _positive(x):
-    return bool(np.any(np.asarray(x._data if hasattr(x, "_data") else x) > 0))
+    x = _array(x)
+    return bool((namespace(x).asarray(x) > 0).any())
 
 
 def _array(x):
@@ -98,13 +102,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Number (int64, batch-shaped) of singular values above ``max(atol, rtol * largest)``."""
     check_matrix(A, "torch.linalg.matrix_rank")
     atol, rtol = _default_rtol(A, atol, rtol)
+    xp = namespace(A._data)
     if hermitian:
-        s = np.abs(np.linalg.eigvalsh(A._data)) if A.numel() else np.zeros(A.shape[:-1])
+        s = xp.abs(xp.linalg.eigvalsh(A._data)) if A.numel() else xp.zeros(A.shape[:-1])
     else:
         s = svdvals(A.detach())._data
-    cutoff = np.maximum(np.asarray(_array(atol))[..., None],
-                        np.asarray(_array(rtol))[..., None] * s.max(-1, keepdims=True, initial=0))
-    return _out(tensor((s > cutoff).sum(-1).astype(np.int64)), out)
+    cutoff = xp.maximum(xp.asarray(_array(atol))[..., None],
+                        xp.asarray(_array(rtol))[..., None] * s.max(-1, keepdims=True, initial=0))
+    return _out(Tensor._make((s > cutoff).sum(-1).astype(np.int64)), out)
 
 
 def _as_columns(A, B, name):
@@ -133,7 +138,7 @@ def solve(A, B, *, left=True, out=None):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)``: :func:`solve` with info (int32) the zero pivot of a singular A."""
     try:
-        return _out(linalg_solve_ex(solve(A, B, left=left), zeros(A.shape[:-2], dtype=_int32)), out)
+        return _out(linalg_solve_ex(solve(A, B, left=left), A.new_zeros(A.shape[:-2], dtype=_int32)), out)
     except LinAlgError:
         if check_errors:
             raise
@@ -180,15 +185,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     batch_broadcast(A.shape[:-2], Bm.shape[:-2])
     X = apply(Lstsq, A, Bm, rcond=rcond, driver=driver)
     m, n = A.shape[-2:]
-    empty = tensor([], dtype=A.dtype)
-    rank = tensor([], dtype=tensor(0).dtype)
+    empty = A.new_zeros(0)
+    rank = A.new_zeros(0, dtype=tensor(0).dtype)
     s = empty
     if driver != "gels":
         s_all = svdvals(A.detach())._data
-        tol = (np.finfo(s_all.dtype).eps * max(m, n) if rcond is None else rcond)
-        rank = tensor((s_all > tol * s_all.max(-1, keepdims=True, initial=0)).sum(-1).astype(np.int64))
+        tol = (float(np.finfo(s_all.dtype).eps) * max(m, n) if rcond is None else rcond)
+        rank = Tensor._make((s_all > tol * s_all.max(-1, keepdims=True, initial=0)).sum(-1).astype(np.int64))
         if driver in ("gelsd", "gelss"):
-            s = tensor(s_all)
+            s = Tensor._make(s_all)
     residuals = empty
     full_rank = driver == "gels" or bool((rank._data == n).all())
     if driver != "gelsy" and m > n and full_rank:
@@ -205,7 +210,8 @@ def matrix_power(A, n, *, out=None):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
         # The identity stays on A's graph (zero gradient), as PyTorch's result.
-        return _out(eye(A.shape[-1], dtype=A.dtype) + 0 * A, out)
+        identity = Tensor._make(namespace(A._data).eye(A.shape[-1], dtype=A.dtype.np))
+        return _out(identity + 0 * A, out)
     base, result = (inv(A) if n < 0 else A), None
     n = abs(n)
     while n:

@@ -1,7 +1,8 @@
 """L-BFGS: limited-memory BFGS with an optional strong-Wolfe line search (``torch.optim.LBFGS``)."""
-import numpy as np
+import math
 
 from .optimizer import Optimizer, _check_nonnegative
+from .._backend import namespace
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 
@@ -17,7 +18,7 @@ def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
     d2_square = d1 ** 2 - g1 * g2
     if d2_square < 0:
         return (lo + hi) / 2.0
-    d2 = np.sqrt(d2_square)
+    d2 = math.sqrt(d2_square)
     if x1 <= x2:
         position = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -29,7 +30,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
     """A step t along d satisfying the strong Wolfe conditions (Nocedal & Wright, algorithms
     3.5 and 3.6: bracket, then zoom by cubic interpolation). ``evaluate(t)`` returns the loss
     and flat gradient at x + t d. Returns (loss, gradient, t, number of evaluations)."""
-    d_norm = np.abs(d).max()
+    d_norm = abs(d).max()
     f_new, g_new = evaluate(t)
     evals, ls_iter = 1, 0
     gtd_new = g_new.dot(d)
@@ -89,11 +90,12 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
 
 
 def _to_state(value):
-    """Arrays and NumPy scalars as ember tensors (the state PyTorch keeps holds tensors)."""
+    """Arrays and NumPy scalars (copied, in their namespace) as ember tensors (the state
+    PyTorch keeps holds tensors)."""
     if isinstance(value, list):
         return [_to_state(v) for v in value]
-    if isinstance(value, (np.ndarray, np.generic)):
-        return Tensor._make(np.array(value))
+    if hasattr(value, "dtype"):
+        return Tensor._make(namespace(value).array(value))
     return value
 
 
@@ -160,9 +162,9 @@ class LBFGS(Optimizer):
         return super().step(closure)
 
     def _flat_grad(self, sign):
-        parts = [np.zeros(p.numel(), p._data.dtype) if p.grad is None else p.grad._data.reshape(-1)
+        parts = [p.new_zeros(p.numel())._data if p.grad is None else p.grad._data.reshape(-1)
                  for p in self._params]
-        flat = np.concatenate(parts)
+        flat = namespace(*parts).concatenate(parts)
         return -flat if sign < 0 else flat
 
     def _add(self, step_size, direction):
@@ -190,7 +192,7 @@ class LBFGS(Optimizer):
         orig_loss, loss, flat_grad = evaluate()
         current_evals = 1
         state["func_evals"] += 1
-        if np.abs(flat_grad).max() <= tolerance_grad:
+        if abs(flat_grad).max() <= tolerance_grad:
             return orig_loss
         saved = {k: _from_state(state.get(k)) for k in
                  ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")}
@@ -226,7 +228,7 @@ class LBFGS(Optimizer):
                 state["al"] = _to_state(al)
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
-            t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
+            t = min(1.0, 1.0 / abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
             gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break
@@ -247,18 +249,18 @@ class LBFGS(Optimizer):
                 loss, flat_grad, t, evals = _strong_wolfe(along, t, d, loss, flat_grad, gtd,
                                                           max_ls=max_eval - current_evals)
                 self._add(t, d)
-                optimal = np.abs(flat_grad).max() <= tolerance_grad
+                optimal = abs(flat_grad).max() <= tolerance_grad
             else:
                 self._add(t, d)
                 optimal = False
                 if n_iter != max_iter:
                     _, loss, flat_grad = evaluate()
-                    optimal = np.abs(flat_grad).max() <= tolerance_grad
+                    optimal = abs(flat_grad).max() <= tolerance_grad
                     evals = 1
             current_evals += evals
             state["func_evals"] += evals
             if (n_iter == max_iter or current_evals >= max_eval or optimal
-                    or np.abs(d * t).max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change):
+                    or abs(d * t).max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change):
                 break
 
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,

@@ -1,8 +1,7 @@
 """SparseAdam: Adam on the rows a sparse gradient touches (``torch.optim.SparseAdam``)."""
 import math
 
-import numpy as np
-
+from .._backend import namespace
 from .nadam import _check_betas
 from .optimizer import Optimizer, _zeros
 
@@ -61,7 +60,8 @@ class SparseAdam(Optimizer):
             m, v = state["exp_avg"]._data.reshape(1), state["exp_avg_sq"]._data.reshape(1)
         else:
             m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        rows = np.flatnonzero(grad.reshape(len(grad), -1).any(axis=1))
+        xp = namespace(grad)
+        rows = xp.flatnonzero(grad.reshape(len(grad), -1).any(axis=1))
         if rows.size == 0:
             return
         g, m_old, v_old = grad[rows], m[rows], v[rows]
@@ -70,4 +70,4 @@ class SparseAdam(Optimizer):
         m[rows], v[rows] = m_new, v_new
         t = state["step"]
         step_size = lr * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
-        param[rows] += -step_size * (m_new / (np.sqrt(v_new) + eps))
+        param[rows] += -step_size * (m_new / (xp.sqrt(v_new) + eps))

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..._backend import namespace
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
@@ -130,26 +131,26 @@ def _coordinate_scale(in_size, out_size, scale_factor, align_corners, dtype):
 def _resample(x, d, in_size, out_size, scale_factor, mode, align_corners):
     """``x`` resampled along dim ``d``: a weighted sum of taps gathered in order."""
     # PyTorch computes coordinates in float for float inputs and in double for double ones.
-    acc = np.float64 if x.dtype.name == "float64" else np.float32
-    dst = np.arange(out_size).astype(acc)
+    acc, xp = (np.float64 if x.dtype.name == "float64" else np.float32), namespace(x._data)
+    dst = xp.arange(out_size).astype(acc)
     scale = _coordinate_scale(in_size, out_size, scale_factor, bool(align_corners), acc)
     if mode in ("nearest", "nearest-exact"):
         shift = acc(0.5) if mode == "nearest-exact" else acc(0)
-        src = np.minimum(np.floor((dst + shift) * scale).astype(np.int64), in_size - 1)
+        src = xp.minimum(xp.floor((dst + shift) * scale).astype(np.int64), in_size - 1)
         return _apply_taps(x, d, in_size, src[None], None)
     src = dst * scale if align_corners else (dst + acc(0.5)) * scale - acc(0.5)
     if mode == "bicubic":
-        base = np.floor(src).astype(np.int64)
+        base = xp.floor(src).astype(np.int64)
         t = (src - base).astype(acc)
-        index = np.stack([base - 1, base, base + 1, base + 2])
-        weights = np.stack(_cubic_weights(t))
+        index = xp.stack([base - 1, base, base + 1, base + 2])
+        weights = xp.stack(_cubic_weights(t))
     else:
-        src = np.maximum(src, acc(0))
-        base = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
-        lam = np.clip(src - base, 0, 1).astype(acc)
-        index = np.stack([base, base + (base < in_size - 1)])
-        weights = np.stack([1 - lam, lam])
-    return _apply_taps(x, d, in_size, np.clip(index, 0, in_size - 1), weights.astype(x.dtype.np))
+        src = xp.maximum(src, acc(0))
+        base = xp.minimum(xp.floor(src).astype(np.int64), in_size - 1)
+        lam = xp.clip(src - base, 0, 1).astype(acc)
+        index = xp.stack([base, base + (base < in_size - 1)])
+        weights = xp.stack([1 - lam, lam])
+    return _apply_taps(x, d, in_size, xp.clip(index, 0, in_size - 1), weights.astype(x.dtype.np))
 
 
 # Up to this many (output x input) matrix entries a dim is resampled by a matrix product,
@@ -159,14 +160,15 @@ _MATRIX_ENTRIES = 1 << 14
 
 
 def _apply_taps(x, d, in_size, index, weights):
-    """``out[..., j] = sum_k weights[k, j] * x[..., index[k, j]]`` along dim ``d``."""
-    out_size = index.shape[1]
+    """``out[..., j] = sum_k weights[k, j] * x[..., index[k, j]]`` along dim ``d``; the tables
+    ``index`` and ``weights`` are arrays of ``x``'s namespace."""
+    out_size, xp = index.shape[1], namespace(x._data)
     if out_size * in_size > _MATRIX_ENTRIES:
         return apply(_pool.Resample, x, dim=d, index=index, weights=weights)
-    matrix = np.zeros((out_size, in_size), x.dtype.np)
-    rows = np.arange(out_size)
+    matrix = xp.zeros((out_size, in_size), x.dtype.np)
+    rows = xp.arange(out_size)
     for k in range(index.shape[0]):
-        np.add.at(matrix, (rows, index[k]), 1 if weights is None else weights[k])
+        xp.add.at(matrix, (rows, index[k]), 1 if weights is None else weights[k])
     matrix = Tensor._make(matrix)
     return matmul(x, matrix.mT) if d == x.ndim - 1 else matmul(matrix, x)
 

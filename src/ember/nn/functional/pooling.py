@@ -8,8 +8,7 @@ Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w
 """
 import math
 
-import numpy as np
-
+from ..._backend import namespace
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply, named
@@ -267,12 +266,14 @@ def _check_adaptive(input, n, name, sizes):
         raise NotImplementedError(f"\"{name2d}\" not implemented for '{_type_name(input.dtype)}'")
 
 
-def _averaging_matrix(size, out, dtype):
-    """(out, size) matrix whose row i averages PyTorch's adaptive window i."""
-    start, end = _pool.adaptive_ranges(size, out)
-    positions = np.arange(size)
+def _averaging_matrix(size, out, like):
+    """(out, size) matrix whose row i averages PyTorch's adaptive window i, in the dtype and
+    array namespace of the tensor ``like``."""
+    xp = namespace(like._data)
+    start, end = _pool.adaptive_ranges(size, out, xp)
+    positions = xp.arange(size)
     inside = (positions >= start[:, None]) & (positions < end[:, None])
-    return Tensor._make((inside / (end - start)[:, None]).astype(dtype.np))
+    return Tensor._make((inside / (end - start)[:, None]).astype(like.dtype.np))
 
 
 def _adaptive_avg(input, n, output_size, name):
@@ -285,9 +286,9 @@ def _adaptive_avg(input, n, output_size, name):
     if sizes == spatial:
         out = input.clone()
     else:  # adaptive averaging is linear and separable: one small matrix product per spatial dim
-        out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input.dtype).mT)
+        out = matmul(input, _averaging_matrix(spatial[-1], sizes[-1], input).mT)
         if n == 2:
-            out = matmul(_averaging_matrix(spatial[0], sizes[0], input.dtype), out)
+            out = matmul(_averaging_matrix(spatial[0], sizes[0], input), out)
     return named(out, _TORCH_NODE[n].format("AdaptiveAvgPool"))
 
 

@@ -11,7 +11,7 @@ import math
 import numbers
 import warnings
 
-from ..._creation import empty, zeros
+from ..._creation import empty
 from ..._ops.core import _type_name, named
 from ..._ops.rnn import GATES
 from .. import init
@@ -214,8 +214,8 @@ class RNNBase(Module):
         h_shape = (self.num_layers * directions, batch, output_size)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
-            h0 = zeros(h_shape, dtype=data.dtype, device=data.device)
-            c0 = zeros(c_shape, dtype=data.dtype, device=data.device) if lstm else None
+            h0 = data.new_zeros(h_shape)
+            c0 = data.new_zeros(c_shape) if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             self._check_hidden(h0, h_shape, "Expected hidden[0] size {}, got {}" if lstm
@@ -434,7 +434,7 @@ class RNNCellBase(Module):
             input = input.unsqueeze(0)
             states = tuple(s.unsqueeze(0) for s in states)
         if not states:
-            zero = zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
+            zero = input.new_zeros((input.shape[0], self.hidden_size))
             states = (zero,) * len(hidden_names)
         return input, states, batched
 
