@@ -150,6 +150,7 @@ class Conj(Op):
 
 
 class ConjPhysical(Conj):
+    untracked_view = False  # new memory, not a view
     forward = staticmethod(np.conjugate)
 
 
