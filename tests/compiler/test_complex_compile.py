@@ -66,6 +66,7 @@ OPS = {
     "real times complex": lambda a, b: a.real * b, "times 1j": lambda a, b: a * 1j,
     "cat": lambda a, b: ember.cat([a, b]), "where": lambda a, b: ember.where(a.real > 0, a, b),
     "to complex128": lambda a, b: a.to(ember.complex128),
+    "linear": lambda a, b: ember.nn.functional.linear(a, b, b[:, 1]),
 }
 
 
@@ -124,30 +125,33 @@ def test_decomposed_graph_holds_no_complex_arithmetic_and_runs_as_python():
 
 
 def test_complex_parameters_train_under_compile_as_eagerly():
-    """A complex linear layer's whole SGD step (momentum) in one graph: the optimizer updates
-    view_as_real views of the complex weight and momentum buffer, written back as mutations."""
+    """A complex nn.Linear's whole SGD step (momentum) in one graph: the optimizer updates
+    view_as_real views of the complex weight, bias and momentum buffers, written back as
+    mutations."""
     rng = np.random.default_rng(5)
     x = ember.tensor(_random(rng, (8, 4)), dtype=ember.complex64)
     y = ember.tensor(rng.standard_normal((8, 2)), dtype=ember.float32)
     results = []
     for compile_it in (False, True):
-        w = ember.tensor(_random(np.random.default_rng(6), (4, 2)), dtype=ember.complex64, requires_grad=True)
-        opt = ember.optim.SGD([w], lr=0.05, momentum=0.9)
+        ember.manual_seed(0)
+        layer = ember.nn.Linear(4, 2, dtype=ember.complex64)
+        opt = ember.optim.SGD(layer.parameters(), lr=0.05, momentum=0.9)
 
         def step():
-            loss = ((x @ w).abs() - y).square().mean()
+            loss = (layer(x).abs() - y).square().mean()
             loss.backward()
             opt.step()
             opt.zero_grad()
             return loss
         ember.compiler.reset()
         run = ember.compile(step, fullgraph=True) if compile_it else step
-        results.append(([run().item() for _ in range(5)], w.detach().numpy().copy()))
-    (eager_losses, eager_w), (losses, w) = results
+        results.append(([run().item() for _ in range(5)], [p.detach().numpy().copy() for p in layer.parameters()]))
+    (eager_losses, eager_params), (losses, params) = results
     assert losses[-1] < losses[0]
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
-    np.testing.assert_allclose(w, eager_w, rtol=1e-5, atol=1e-6)
-    # the first call makes the momentum buffer (run eagerly, as for real parameters); then one graph
+    for p, e in zip(params, eager_params):
+        np.testing.assert_allclose(p, e, rtol=1e-5, atol=1e-6)
+    # the first call makes the momentum buffers (run eagerly, as for real parameters); then one graph
     assert [k.startswith("the optimizer's state was made") for k in counters["graph_break"]] == [True]
     assert counters["stats"]["unique_graphs"] == 1 and counters["complex"]["decomposed"] >= 10
     assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]

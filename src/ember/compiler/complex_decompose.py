@@ -4,11 +4,11 @@ the code generator sees float32/float64 nodes only and fuses them into its C loo
 products (PyTorch 2.14's experimental compilation of complex tensors does the same).
 
 ``z = x + iy``, ``w = u + iv``:
-  add/sub: ``(x ± u, y ± v)``;  mul: ``(xu - yv, xv + yu)``;  matmul: four real products;
-  div: Smith's algorithm (scaled by the larger of ``|u|``, ``|v|``, as NumPy and torch divide:
-  no overflow of ``u² + v²``);  exp: ``e^x (cos y, sin y)``;  abs: ``hypot(x, y)``;
-  angle: ``atan2(y, x)``;  sgn: ``z / |z|`` (0 at 0);  conj: ``(x, -y)``;  real, imag: a part;
-  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
+  add/sub: ``(x ± u, y ± v)``;  mul: ``(xu - yv, xv + yu)``;  matmul and linear (``z W^T + b``):
+  four real products;  div: Smith's algorithm (scaled by the larger of ``|u|``, ``|v|``, as NumPy
+  and torch divide: no overflow of ``u² + v²``);  exp: ``e^x (cos y, sin y)``;  abs:
+  ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|`` (0 at 0);  conj: ``(x, -y)``;
+  real, imag: a part;  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
 
 The arithmetic is written out as NumPy computes complex numbers (``z * 0.1`` multiplies by
 ``0.1 + 0i``), so results agree with eager ones to rounding (the C compiler may contract
@@ -105,7 +105,7 @@ class _Decomposer:
     def real_zeros(self, like):
         """Zeros of ``like``'s shape and dtype (``x < x`` is false for every x, NaN included)."""
         less = self.call("Lt", (like, like), dtype=_dtype.bool)
-        return self.call("ToDtype", (less,), {"dtype": like.meta["dtype"]})
+        return self.call("ToDtype", (less,), {"dtype": like.meta["dtype"]}, like.meta["dtype"])
 
     # ---- complex values as pairs, and back --------------------------------------------------------
     def pair(self, value, part_dtype=None):
@@ -119,9 +119,11 @@ class _Decomposer:
             if part_dtype is not None and new.meta["dtype"] is not part_dtype:
                 new = self.call("ToDtype", (new,), {"dtype": part_dtype}, part_dtype)
             result = (new, self.real_zeros(new))
-        else:
+        else:  # the parts as contiguous arrays (one C loop reading the complex array once: the
+            # products' BLAS calls need unit strides, the loops read them faster)
             real = new.meta["dtype"].to_real()
-            result = (self.call("Real", (new,), dtype=real), self.call("Imag", (new,), dtype=real))
+            result = tuple(self.call("Clone", (self.call(part, (new,), dtype=real),), {"contiguous": True})
+                           for part in ("Real", "Imag"))
         self.parts[value] = result
         return result
 
@@ -298,6 +300,19 @@ def _matmul(d, node):
     return d.sub(mm(x, u), mm(y, v)), d.add(mm(x, v), mm(y, u))
 
 
+def _linear(d, node):
+    """``x W^T + b``: the products as :func:`_matmul`'s, each part's bias added by its product."""
+    if not _is_complex(node):
+        return None
+    part_dtype = node.meta["dtype"].to_real()
+    (x, y), (u, v) = d.pair(node.args[0], part_dtype), d.pair(node.args[1], part_dtype)
+    bias = node.args[2] if len(node.args) > 2 else None
+    b, c = d.pair(bias, part_dtype) if bias is not None else (None, None)
+    shape = node.meta["shape"]
+    lin = lambda a, w, b=None: d.call("Linear", (a, w, b), shape=shape)  # noqa: E731
+    return d.sub(lin(x, u, b), lin(y, v)), d.add(lin(x, v, c), lin(y, u))
+
+
 def _per_part(d, node):
     if node.target.name == "Sum" and node.kwargs.get("dtype") is not None:
         return None
@@ -325,5 +340,5 @@ def _per_part(d, node):
 
 _RULES = {"Add": _add, "Sub": lambda d, n: _add(d, n, "Sub"), "Mul": _mul, "Div": _div, "Neg": _neg,
           "Conj": _conj, "ConjPhysical": _conj, "Real": _real, "Imag": _real, "ToDtype": _to_dtype,
-          "Exp": _exp, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul,
+          "Exp": _exp, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul, "Linear": _linear,
           **{name: _per_part for name in PER_PART}}

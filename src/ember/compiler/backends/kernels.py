@@ -397,6 +397,8 @@ def kind_of(node, have_blas):
     shape = node.meta["shape"]
     if name in VIEWS:
         return "view"
+    if name in ("Real", "Imag"):  # every other number of a complex array (complex_decompose's parts)
+        return "view"
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
