@@ -335,7 +335,7 @@ class ViewAsReal(Op):
     promote = None
     save_inputs = False
     is_view = True
-    untracked_view = True  # memory NumPy does not trace back to the complex input
+    untracked_view = True  # a view of another dtype: the compiler's capture follows its writes itself
     holomorphic = False
 
     @staticmethod

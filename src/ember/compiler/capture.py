@@ -185,7 +185,7 @@ class Tracer:
             if view is moved:
                 continue
             if np.may_share_memory(source._data, array):
-                self.stale.update(id(kept) for kept in self.keep if _root(kept) is _root(view))
+                self.stale.update(id(kept) for kept in self.keep if kept is not array and _root(kept) is _root(view))
             elif np.may_share_memory(view, array):
                 return None
         return target, value
