@@ -287,4 +287,7 @@ def __getattr__(name):
         return autograd.is_inference_mode_enabled
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
+    if name in ("complex32", "chalf"):  # a dtype torch has: say why ember does not
+        raise AttributeError(f"module 'ember' has no attribute '{name}': ember has no complex32 (ComplexHalf) "
+                             "dtype, as NumPy has no 32-bit complex type; use complex64")
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

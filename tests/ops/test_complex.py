@@ -57,6 +57,15 @@ def test_dtype_attributes_and_aliases():
     assert repr(ember.float64.to_complex()) == repr(torch.float64.to_complex())
 
 
+def test_complex32_is_absent_and_says_why():
+    """torch has complex32 (chalf); ember does not (no NumPy type): an AttributeError naming the
+    gap, so hasattr() answers False and getattr(ember, name, default) works."""
+    for name in ("complex32", "chalf"):
+        assert hasattr(torch, name) and not hasattr(ember, name)
+        with pytest.raises(AttributeError, match="no complex32 .ComplexHalf. dtype.*use complex64"):
+            getattr(ember, name)
+
+
 @pytest.mark.parametrize("data", [1j, [1, 2j], [[1.5 + 2j, 3], [0, -1j]], [True, 1j], (2.5, 1 + 1j)])
 def test_tensor_from_python_complex(data):
     e, t = ember.tensor(data), torch.tensor(data)

@@ -47,8 +47,9 @@ class Op:
         save_inputs / save_output: what ``backward`` reads through ``ctx``.
         differentiable: False for ops whose results never require grad (comparisons, argmax).
         is_view: the result is a view of input 0 (shares its storage and version counter).
-        untracked_view: the result is a view whose memory NumPy does not trace back to its
-            input (conj, view_as_real); the compiler's tracer breaks the graph there.
+        untracked_view: the result is a view a write cannot be followed through by NumPy's
+            base alone (conj: a copy kept in step; view_as_real: another dtype); the compiler's
+            tracer records it and follows (or breaks at) the writes itself.
         holomorphic: ``backward`` is the real derivative rule of a complex-analytic op with
             real coefficients (exp, mul, matmul...): ``ctx`` then hands it the conjugates of
             complex saved values, which makes its result PyTorch's conjugate Wirtinger

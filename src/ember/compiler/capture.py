@@ -30,8 +30,9 @@ import numpy as np
 from .. import _distributions, _random
 from .._dtype import get_default_dtype, result_type
 from .._creation import ToDtype
+from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.inplace import CopySlices
-from .._ops.shape import Expand
+from .._ops.shape import Clone, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
 from .exc import Unsupported
@@ -97,6 +98,7 @@ class Tracer:
         self.ran_backward = False
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
+        self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -120,9 +122,9 @@ class Tracer:
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
         if getattr(op, "untracked_view", False):
-            # a view whose memory NumPy does not trace to its input (view_as_real, conj): writes
-            # to either side could not be followed on replay
-            return self.graph_break(f"{op.name}: a view whose memory the graph cannot follow to its base")
+            # a view whose memory NumPy does not trace to its input (view_as_real, conj): its
+            # values are recorded; a write into either side later cannot be (see op_write)
+            self.untracked.append((output._data, inputs[0], op))
         meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
         self.bind(output, self.graph.call_op(op, args, attrs, meta))
         if inplace:
@@ -137,6 +139,12 @@ class Tracer:
             value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
         if value.meta["shape"] != array.shape:
             value = self.graph.call_op(Expand, (value,), {"shape": array.shape}, _meta(target))
+        if self.untracked:
+            written = self.untracked_write(target, value)
+            if written is None:
+                return self.graph_break("in-place write into a view the graph cannot follow to its base")
+            target, value = written
+            array = target._data
         root = _root(array)
         if root is array and target._base is not None and target._base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
@@ -159,6 +167,28 @@ class Tracer:
             self.graph.mutate(placeholder, value)
         self.value[id(array)] = value
         self.keep.append(array)
+
+    def untracked_write(self, target, value):
+        """(target, value) of a write, moved from a whole ``view_as_real`` view to its complex
+        base (an optimizer's step on complex parameters); None when it lands in another view
+        of :attr:`untracked`. Those views of the written memory now hold old values: stale."""
+        array, moved = target._data, None
+        for view, source, op in self.untracked:
+            if view is array and op is ViewAsReal:
+                self.value[id(view)], moved = value, view
+                if value.target is Expand:  # ViewAsComplex reads pairs of contiguous numbers
+                    value = self.graph.call_op(Clone, (value,), {}, dict(value.meta))
+                value = self.graph.call_op(ViewAsComplex, (value,), {}, _meta(source))
+                target, array = source, source._data
+                break
+        for view, source, _ in self.untracked:
+            if view is moved:
+                continue
+            if np.may_share_memory(source._data, array):
+                self.stale.update(id(kept) for kept in self.keep if kept is not array and _root(kept) is _root(view))
+            elif np.may_share_memory(view, array):
+                return None
+        return target, value
 
     def node_enter(self, node):
         if node._pre_hooks or node._hooks:

@@ -164,6 +164,7 @@ def _codegen(graph, options):
     fn = compile_graph(graph, options)
     if hasattr(fn, "graph_cache"):
         counters["inductor"][f"fxgraph_cache_{fn.graph_cache}"] += 1
+    counters["complex"].update(getattr(fn, "complex_counts", {}))
     return fn
 
 

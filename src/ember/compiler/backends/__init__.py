@@ -9,6 +9,7 @@ outputs' arrays (a list); the graph IR is :mod:`ember.compiler.graph`'s.
 import sys
 import warnings
 
+from ..complex_decompose import decompose_complex
 from . import toolchain
 from .c import compile_c, log_enabled
 from .python import compile_python
@@ -32,13 +33,23 @@ def compile_graph(graph, options=None):
 
     Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
     GEMM's and each convolution's candidate kernels on its real shapes instead of the cost
-    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. A graph with
+    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. Complex
+    values are computed as real and imaginary parts (:mod:`ember.compiler.complex_decompose`;
+    ``fn.complex_counts`` says what it did). A graph with
     size symbols (dynamic shapes) compiles once for all sizes: ``fn(arrays, sizes)`` (``sizes``:
     {symbol: int}); one with control flow as well runs as generated Python. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
     missing compiler; naming the log file for a failed build).
     """
     options = dict(options or {})
+    graph = decompose_complex(graph, log_enabled("complex"))
+    fn = _compile(graph, options)
+    # what the complex decomposition did, for counters["complex"] (eval_frame counts it)
+    fn.complex_counts = getattr(graph, "complex_counts", {})
+    return fn
+
+
+def _compile(graph, options):
     if graph.any_shape or (graph.symbols and graph.subgraphs()):
         # A subgraph run at other sizes than traced (associative_scan's combine) has no symbols
         # for them; control-flow subgraphs take no sizes: generated Python, shape-generic.

@@ -112,6 +112,8 @@ ELEMENTWISE = {
     "Abs": lambda a, k, d: f"{_fn('fabs', d)}({a[0]})",
     "Sin": lambda a, k, d: f"{_fn('sin', d)}({a[0]})",
     "Cos": lambda a, k, d: f"{_fn('cos', d)}({a[0]})",
+    "Hypot": lambda a, k, d: f"{_fn('hypot', d)}({a[0]}, {a[1]})",
+    "Atan2": lambda a, k, d: f"{_fn('atan2', d)}({a[0]}, {a[1]})",
     "Relu": lambda a, k, d: f"({a[0]} < 0 ? 0 : {a[0]})",
     "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
     "Gelu": _gelu,
@@ -394,6 +396,8 @@ def kind_of(node, have_blas):
         return None
     shape = node.meta["shape"]
     if name in VIEWS:
+        return "view"
+    if name in ("Real", "Imag"):  # every other number of a complex array (complex_decompose's parts)
         return "view"
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):

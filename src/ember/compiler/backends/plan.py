@@ -186,6 +186,10 @@ def _view_loc(node, src):
         return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
                                             src.offset + node.args[1] * _numel(shape))
     name = node.target.name
+    if name in ("Real", "Imag"):  # a complex array read as reals: twice the strides, imag one further
+        if src is None or isinstance(src.offset, Expr) or any(isinstance(s, Expr) for s in src.strides):
+            return None
+        return Loc(src.storage, shape, [2 * s for s in src.strides], _dtype(node), 2 * src.offset + (name == "Imag"))
     if name == "Slice":
         loc = _slice_loc(tuple(node.kwargs["index"]), src)
         return loc if loc is not None and loc.shape == shape else None

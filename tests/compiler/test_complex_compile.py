@@ -1,0 +1,157 @@
+"""Compiled complex graphs: ember.compile computes complex values as real and imaginary parts
+(ember.compiler.complex_decompose) and equals eager ember and torch, forward and gradients."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._dynamo.utils import counters
+from ember.compiler.backends import compile_python
+from ember.compiler.complex_decompose import decompose_complex
+
+DTYPES = {"complex64": (ember.complex64, torch.complex64), "complex128": (ember.complex128, torch.complex128)}
+# complex64 results against torch's complex128 on the same inputs (float32 rounding of ~20 ops
+# and a 5-term product); complex128 against complex128
+RTOL = {"complex64": 2e-4, "complex128": 1e-10}
+
+
+def _random(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def loss_fn(lib):
+    def loss(a, b, w):
+        z = a * b + a / (b + 1) - a.conj() + 0.5j * b.real
+        z = z @ w
+        e = lib.exp(z * 0.1)
+        return (e.abs() ** 2).sum() + lib.angle(z).sum() + z.real.sum() * z.imag.mean() + (z / 3).sgn().real.sum()
+    return loss
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_complex_training_graph_compiles_whole_and_matches_eager_and_torch(name):
+    dtype, _ = DTYPES[name]
+    rng = np.random.default_rng(1)
+    arrays = [_random(rng, (4, 5)), _random(rng, (1, 5)), _random(rng, (5, 3))]
+    arrays[1] = arrays[1].T.copy().T  # a broadcast operand
+    ember.compiler.reset()
+    compiled = ember.compile(loss_fn(ember), fullgraph=True)
+    t_args = [torch.tensor(a, dtype=torch.complex128, requires_grad=True) for a in arrays]
+    expected = loss_fn(torch)(*t_args)
+    expected.backward()
+    for _ in range(3):  # the first call records; later ones run the compiled graphs
+        args = [ember.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+        got = compiled(*args)
+        got.backward()
+        np.testing.assert_allclose(got.item(), expected.item(), rtol=RTOL[name])
+        for a, t in zip(args, t_args):
+            np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=RTOL[name], atol=RTOL[name])
+    eager_args = [ember.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    eager = loss_fn(ember)(*eager_args)
+    eager.backward()
+    np.testing.assert_allclose(got.item(), eager.item(), rtol=RTOL[name] / 10)
+    # one graph, no break, every complex op decomposed (none ran on complex arrays)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    assert counters["complex"]["decomposed"] > 40
+    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+
+
+OPS = {
+    "add": lambda a, b: a + b, "sub alpha": lambda a, b: ember.sub(a, b, alpha=2), "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "div by a complex number": lambda a, b: a / (2 - 3j), "neg": lambda a, b: -a,
+    "conj": lambda a, b: a.conj() * b, "conj_physical": lambda a, b: a.conj_physical(), "real": lambda a, b: a.real,
+    "imag": lambda a, b: b.imag, "exp": lambda a, b: a.exp(), "abs": lambda a, b: a.abs(),
+    "angle": lambda a, b: a.angle(), "sgn": lambda a, b: a.sgn(), "matmul": lambda a, b: a @ b.mT,
+    "sum": lambda a, b: a.sum(0), "views": lambda a, b: a.mT.reshape(-1)[2:9].unsqueeze(0),
+    "real times complex": lambda a, b: a.real * b, "times 1j": lambda a, b: a * 1j,
+    "cat": lambda a, b: ember.cat([a, b]), "where": lambda a, b: ember.where(a.real > 0, a, b),
+    "to complex128": lambda a, b: a.to(ember.complex128),
+    "linear": lambda a, b: ember.nn.functional.linear(a, b, b[:, 1]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")
+def test_each_decomposed_op_equals_eager_on_strided_and_extreme_inputs():
+    """One compiled graph of every rule, complex64, on a transposed operand with divisors whose
+    squared magnitude overflows float32 (Smith's division does not) and zeros (sgn, angle)."""
+    rng = np.random.default_rng(2)
+    a = ember.tensor(_random(rng, (3, 4)).T.copy(), dtype=ember.complex64).mT  # non-contiguous
+    b = _random(rng, (3, 4))
+    b[0, :2] = [3e30 + 1e30j, 1e-30 - 4e30j]
+    b[1, 1] = 0
+    b = ember.tensor(b, dtype=ember.complex64)
+
+    def every(a, b):
+        return [op(a, b) for op in OPS.values()]
+    ember.compiler.reset()
+    compiled = ember.compile(every, fullgraph=True)
+    for _ in range(2):
+        got = compiled(a, b)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+    for name, g, e in zip(OPS, got, every(a, b)):
+        assert g.dtype == e.dtype and g.shape == e.shape, name
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=2e-6, atol=1e-37, err_msg=name)
+
+
+def test_other_complex_ops_run_whole_and_are_counted():
+    """An op without a rule (sin) runs on the complex array, built from its parts: counted."""
+    x = ember.tensor(_random(np.random.default_rng(3), (5,)), dtype=ember.complex128)
+    fn = lambda x: (x * 2).sin() + x.conj()  # noqa: E731
+    ember.compiler.reset()
+    compiled = ember.compile(fn, fullgraph=True)
+    for _ in range(2):
+        got = compiled(x)
+    np.testing.assert_allclose(got.numpy(), np.sin(x.numpy() * 2) + x.numpy().conj(), rtol=1e-14)
+    assert counters["complex"]["fallback:Sin"] == 1 and counters["complex"]["decomposed"] >= 2
+
+
+def test_decomposed_graph_holds_no_complex_arithmetic_and_runs_as_python():
+    """Only the complex inputs' parts (Real, Imag) and the output's assembly (Complex) touch
+    complex arrays; the Python backend runs the same decomposed graph."""
+    rng = np.random.default_rng(4)
+    arrays = [_random(rng, (2, 3)), _random(rng, (2, 3)), _random(rng, (3, 2))]
+    ember.compiler.reset()
+    compiled = ember.compile(lambda a, b, w: loss_fn(ember)(a, b, w), fullgraph=True)
+    args = [ember.tensor(a) for a in arrays]
+    compiled(*args)
+    compiled(*args)
+    graph = decompose_complex(compiled._entries[0].cap.graph)
+    touching = {n.target.name for n in graph.nodes if n.op == "call_op" and (
+        n.meta["dtype"].is_complex or any(getattr(a, "meta", {}).get("dtype", ember.float32).is_complex for a in n.args))}
+    assert touching == {"Real", "Imag"}, touching  # a real loss: nothing complex comes out
+    out = compile_python(graph)([a.numpy() for a in args])[0]
+    np.testing.assert_allclose(out, loss_fn(ember)(*args).numpy(), rtol=1e-12)
+
+
+def test_complex_parameters_train_under_compile_as_eagerly():
+    """A complex nn.Linear's whole SGD step (momentum) in one graph: the optimizer updates
+    view_as_real views of the complex weight, bias and momentum buffers, written back as
+    mutations."""
+    rng = np.random.default_rng(5)
+    x = ember.tensor(_random(rng, (8, 4)), dtype=ember.complex64)
+    y = ember.tensor(rng.standard_normal((8, 2)), dtype=ember.float32)
+    results = []
+    for compile_it in (False, True):
+        ember.manual_seed(0)
+        layer = ember.nn.Linear(4, 2, dtype=ember.complex64)
+        opt = ember.optim.SGD(layer.parameters(), lr=0.05, momentum=0.9)
+
+        def step():
+            loss = (layer(x).abs() - y).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        ember.compiler.reset()
+        run = ember.compile(step, fullgraph=True) if compile_it else step
+        results.append(([run().item() for _ in range(5)], [p.detach().numpy().copy() for p in layer.parameters()]))
+    (eager_losses, eager_params), (losses, params) = results
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    for p, e in zip(params, eager_params):
+        np.testing.assert_allclose(p, e, rtol=1e-5, atol=1e-6)
+    # the first call makes the momentum buffers (run eagerly, as for real parameters); then one graph
+    assert [k.startswith("the optimizer's state was made") for k in counters["graph_break"]] == [True]
+    assert counters["stats"]["unique_graphs"] == 1 and counters["complex"]["decomposed"] >= 10
+    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
