@@ -7,8 +7,9 @@ call, for products so small that the call costs more than the arithmetic). Convo
 candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
 BLAS (conv_gemm.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
 the real shapes); choices are stored in ``autotune.json`` in the compile cache, keyed by
-kernel signature, compiler, CPU and the code generating the candidates, and reused by later compilations and processes (for
-convolutions also in the default mode, which otherwise takes the cost model).
+kernel signature, compiler, CPU and the code generating the candidates, and reused by later
+compilations and processes (for convolutions also in the default mode, which otherwise takes
+the cost model).
 """
 import functools
 import hashlib

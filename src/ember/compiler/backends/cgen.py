@@ -475,8 +475,8 @@ def _epilogue(src, kernel, fname):
 
 
 def generate(plan, conv_choice=lambda kernel: None):
-    """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
-    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
+    """(:class:`CSource`, regions, gemms, slots, convs): regions are lists of kernels run by one
+    exported ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
     ``(void** p, const int64_t* sz)`` with size symbols); gemms are (function name, (M, N, K,
     itemsize), kernel); convs are (function name, kernel), each variant chosen by
     ``em_conv_choice[i]`` (see conv_gemm.conv_variants): only the variant ``conv_choice(kernel)``
