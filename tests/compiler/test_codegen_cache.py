@@ -2,6 +2,7 @@
 directory), and the fallbacks: no compiler and a failing compiler both run generated Python."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -129,6 +130,16 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     assert len(table) == 5
     out = fn([b.values[p].copy() for p in g.placeholders])[0]
     np.testing.assert_allclose(out, b.values[g.outputs[0]], rtol=1e-5)
+    # Records are keyed by the code generating the family's candidates: a change to the
+    # convolutions' leaves the GEMMs' records in use; a change to the GEMMs' makes them stale.
+    narrow, gemm_kernel = backends.conv.narrow, backends.cgen._gemm_kernel
+    monkeypatch.setattr(backends.conv, "narrow", lambda node: narrow(node))
+    compile_graph(g, {"max_autotune": True})
+    assert capfd.readouterr().err.count("(cached)") == 5
+    monkeypatch.setattr(backends.cgen, "_gemm_kernel", lambda *args: gemm_kernel(*args))
+    compile_graph(g, {"max_autotune": True})
+    assert capfd.readouterr().err.count("(timed: ") == 5
+    assert len(json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())) == 10
 
 
 def test_process_killed_while_compiling_leaves_no_entry(tmp_path):
@@ -225,3 +236,47 @@ def test_a_second_process_loads_the_graph_without_generating_c(tmp_path, monkeyp
         losses = _mlp_step(hidden, scale)[1]
         assert counters["inductor"] == {"fxgraph_cache_miss": 1}
         np.testing.assert_allclose(losses, _mlp_step(hidden, scale, disable=True)[1], rtol=1e-5)
+
+
+def test_a_graph_cut_into_units_runs_as_one(tmp_path, monkeypatch):
+    """Cut into one translation unit per kernel (compiled in parallel), the MLP step shares its
+    BLAS pointers, GEMM choices and bad-target report across units, and equals the reference;
+    a bad target raises as eagerly."""
+    from ember.compiler.backends import cgen, compile_python
+    from test_codegen import mlp_step
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(cgen.CSource, "MIN_UNIT_CHARS", 1)
+    b, g = mlp_step(np.float32, ignore=3)
+    fn = compile_graph(g, {})
+    objects = list((tmp_path / "ember" / "compile").glob("o-*.o"))
+    kernels = re.findall(r"^int kernel_\d+\(.*\) \{$", fn.c_source, re.M)
+    assert len(objects) == min(2 * toolchain.jobs(), len(kernels)) > 1
+    args, ref_args = ([b.values[p].copy() for p in g.placeholders] for _ in range(2))
+    reference = compile_python(g)
+    for _ in range(2):
+        for o, e in zip(fn(args), reference(ref_args)):
+            np.testing.assert_allclose(o, e, rtol=1e-4, atol=1e-6)
+    args[g.placeholders.index(next(p for p in g.placeholders if p.name == "y"))][0] = 10
+    with pytest.raises(IndexError, match="Target 10 is out of bounds."):
+        fn(args)
+
+
+def test_units_are_cached_each_on_its_own(tmp_path, monkeypatch):
+    """A library that differs from a cached one in one unit compiles that unit only; a
+    tampered object is compiled again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = tmp_path / "ember" / "compile"
+    units = [f"int f{i}(int x) {{ return x * {i + 2}; }}\n" for i in range(3)]
+    cc = toolchain.find_compiler()
+    lib = toolchain.build(units, cc)[0]
+    assert [getattr(lib, f"f{i}")(5) for i in range(3)] == [10, 15, 20]
+    stamps = {o: o.stat().st_mtime_ns for o in root.glob("o-*.o")}
+    assert len(stamps) == 3
+    lib = toolchain.build(units[:2] + ["int f2(int x) { return x - 1; }\n"], cc)[0]
+    assert [getattr(lib, f"f{i}")(5) for i in range(3)] == [10, 15, 4]
+    assert len(list(root.glob("o-*.o"))) == 4 and all(o.stat().st_mtime_ns == t for o, t in stamps.items())
+    tampered = next(iter(stamps))
+    data = tampered.read_bytes()
+    tampered.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    toolchain.build(units + ["int g(void) { return 0; }\n"], cc)
+    assert tampered.stat().st_mtime_ns != stamps[tampered]

@@ -92,6 +92,8 @@ class Tracer:
         self.value = {}             # id(array) -> Node holding its current value
         self.sources = []
         self.keep = []              # every array seen, so no id is reused during the recording
+        self.over = {}              # id(root array) -> the arrays of keep[:indexed] over its memory
+        self.indexed = 0
         self.made = {}              # id(array) -> None (a factory's) or the code that computed it
         self.stale = set()          # ids of views whose base was written in place since
         self.breaks, self.pieces = [], []
@@ -158,8 +160,8 @@ class Tracer:
             value = self.graph.call_op(CopySlices, (self.node(base), value),
                                        {"chain": target._view_chain}, _meta(base))
             target, array = base, root
-        for kept in self.keep:  # views of the written array now hold values the graph lost
-            if kept is not array and _root(kept) is root and id(kept) in self.value:
+        for kept in self.kept_over(root):  # views of the written array now hold values the graph lost
+            if kept is not array and id(kept) in self.value:
                 self.stale.add(id(kept))
         if id(array) in self.placeholder_of or id(array) in self.known:
             placeholder = self.placeholder_of.get(id(array)) or self.node(target)
@@ -167,6 +169,14 @@ class Tracer:
             self.graph.mutate(placeholder, value)
         self.value[id(array)] = value
         self.keep.append(array)
+
+    def kept_over(self, root):
+        """The arrays of ``keep`` over ``root``'s memory, indexed as ``keep`` grows (it only
+        grows): a scan of all of it per write made recording a step quadratic in its ops."""
+        for array in self.keep[self.indexed:]:
+            self.over.setdefault(id(_root(array)), []).append(array)
+        self.indexed = len(self.keep)
+        return self.over.get(id(root), ())
 
     def untracked_write(self, target, value):
         """(target, value) of a write, moved from a whole ``view_as_real`` view to its complex

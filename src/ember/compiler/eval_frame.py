@@ -57,9 +57,10 @@ _compiled = weakref.WeakSet()
 
 
 def _log(kind, text):
-    """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``)."""
+    """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``);
+    ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
     if kind in os.environ.get("EMBER_LOGS", "").replace(" ", "").split(","):
-        print(f"[ember.compile {kind}] {text}", file=sys.stderr)
+        print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
 
 
 def _fetcher(source, shared=False):
@@ -263,9 +264,9 @@ class _CompiledFunction:
             _log("graph", f"graph break in {_name(fn)}: {reason}\n  at {where}\n  (this function runs eagerly)")
         else:
             counters["stats"]["unique_graphs"] += 1
-            _log("graph", f"captured graph of {_name(fn)}:\n{cap.graph.code}")
-            _log("guards", f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}"
-                                                                   for n, v in relevant(facts, cap)))
+            _log("graph", lambda: f"captured graph of {_name(fn)}:\n{cap.graph.code}")
+            _log("guards", lambda: f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}"
+                                                                           for n, v in relevant(facts, cap)))
         if cap.breaks:
             self._entries.append(_Broken(facts, cap))
         elif shape is None:

@@ -7,13 +7,15 @@ call, for products so small that the call costs more than the arithmetic). Convo
 candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
 BLAS (conv_gemm.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
 the real shapes); choices are stored in ``autotune.json`` in the compile cache, keyed by
-kernel signature, compiler and CPU, and reused by later compilations and processes (for
-convolutions also in the default mode, which otherwise takes the cost model).
+kernel signature, compiler, CPU and the code generating the candidates, and reused by later
+compilations and processes (for convolutions also in the default mode, which otherwise takes
+the cost model).
 """
 import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -59,11 +61,22 @@ def conv_cost_model(node, have_blas):
     return 0 if conv.narrow(node) else 1
 
 
+def _generators(family):
+    """A digest of the code that generates a kernel family's candidates ("gemm", "conv"), as
+    loaded, with the runtime headers: a record timed on other kernels is stale (not used; timed
+    again). The modules are read from sys.modules (cgen imports this one)."""
+    package = __name__.rsplit(".", 1)[0]
+    names = ("cgen", "kernels") + (("conv", "conv_gemm") if family == "conv" else ())
+    return toolchain.code_digest([sys.modules[f"{package}.{name}"] for name in names]) + \
+        hashlib.sha256(toolchain.runtime_headers().encode()).hexdigest()
+
+
 def _key(fname, shape, kernel, compiler):
     node = kernel.nodes[0]
     epilogue = ",".join(label(n).split("(")[0] for n in kernel.epilogue.nodes) if kernel.epilogue else ""
     text = "|".join([node.target.name, repr(shape), epilogue, " ".join(compiler),
-                     toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity()])
+                     toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity(),
+                     _generators("conv" if fname == "conv" else "gemm")])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

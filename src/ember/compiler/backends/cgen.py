@@ -19,49 +19,24 @@ from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 
-__all__ = ["generate", "collapse"]
+__all__ = ["generate", "collapse", "CSource"]
 
 # Loops over at least this many elements get an OpenMP pragma; smaller ones stay on one thread
 # (waking a team costs microseconds).
 OMP_MIN_ELEMENTS = 1 << 20
-_HEADER = """#include <stdint.h>
-#include <string.h>
-#include "ember_math.h"
-typedef void (*em_sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*, float*, float*, int*);
-typedef void (*em_dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*, double*, int*);
-static em_sgemm_t em_sgemm;
-static em_dgemm_t em_dgemm;
-static void (*em_set_threads)(int);
-static int em_threads = -1, em_max_threads = 1;
+_HEADER = '#include "ember_graph.h"\n'
+_GLOBALS = """em_sgemm_t em_sgemm;
+em_dgemm_t em_dgemm;
+em_sgemm64_t em_sgemm64;
+em_dgemm64_t em_dgemm64;
+void (*em_set_threads)(int);
+int em_threads = -1, em_max_threads = 1;
 int64_t em_bad_target;
 void em_init(void* s, void* d, void* set_threads, int max_threads) {
     em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
     em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
 }
-/* NumPy's BLAS (64-bit integers), when found: the convolution kernels' products; on the CPUs
- * measured its newer OpenBLAS ran them 10-25% faster than SciPy's (see conv_gemm.py). */
-typedef void (*em_sgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, float*, const float*, int64_t*, const float*, int64_t*, float*, float*, int64_t*);
-typedef void (*em_dgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, double*, const double*, int64_t*, const double*, int64_t*, double*, double*, int64_t*);
-static em_sgemm64_t em_sgemm64;
-static em_dgemm64_t em_dgemm64;
 void em_init64(void* s, void* d) { em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; }
-#define EM_GEMM_ANY(T, G64, G32) \
-    static inline void G32##_any(char ta, char tb, long m, long n, long k, const T* a, long lda, const T* b, \
-                                 long ldb, T beta, T* c, long ldc) { \
-        T one = 1; \
-        if (G64) { int64_t M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
-                   G64(&ta, &tb, &M, &N, &K, &one, a, &LA, b, &LB, &beta, c, &LC); return; } \
-        int M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
-        G32(&ta, &tb, &M, &N, &K, &one, (T*)a, &LA, (T*)b, &LB, &beta, c, &LC); \
-    }
-EM_GEMM_ANY(float, em_sgemm64, em_sgemm)
-EM_GEMM_ANY(double, em_dgemm64, em_dgemm)
-/* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
- * and on a busy machine a spinning second thread can take a whole time slice. */
-static inline void em_blas_threads(long macs) {
-    int want = macs >= (1L << 26) ? em_max_threads : 1;
-    if (em_set_threads && want != em_threads) { em_set_threads(want); em_threads = want; }
-}
 """
 
 
@@ -500,8 +475,8 @@ def _epilogue(src, kernel, fname):
 
 
 def generate(plan, conv_choice=lambda kernel: None):
-    """(C source, regions, gemms, slots, convs): regions are lists of kernels run by one exported
-    ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
+    """(:class:`CSource`, regions, gemms, slots, convs): regions are lists of kernels run by one
+    exported ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
     ``(void** p, const int64_t* sz)`` with size symbols); gemms are (function name, (M, N, K,
     itemsize), kernel); convs are (function name, kernel), each variant chosen by
     ``em_conv_choice[i]`` (see conv_gemm.conv_variants): only the variant ``conv_choice(kernel)``
@@ -514,6 +489,8 @@ def generate(plan, conv_choice=lambda kernel: None):
 def _generate(plan, symbols, conv_choice):
     src = _Source(plan)
     body, regions, gemms, calls, convs = [], [], [], {}, []
+    params = "void** restrict p, const int64_t* restrict sz" if symbols else "void** restrict p"
+    entry = ["    " + " ".join(f"em_S{i} = sz[{i}];" for i in symbols.values())] if symbols else []
     for i, kernel in enumerate(plan.kernels):
         fname = f"k{i}"
         if kernel.kind == "python":
@@ -567,7 +544,9 @@ def _generate(plan, symbols, conv_choice):
             lines += glines
             gemms.append((fname, shape, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_choice[{len(gemms) - 1}], em_block[{len(gemms) - 1}]);"]
-        body += lines + [""]
+        # kernel_<i>: the kernel alone (the profiler's ranges), exported, the regions' callee
+        body.append("\n".join(lines + [f"int kernel_{i}({params}) {{"] + entry + ["    " + c for c in calls[id(kernel)]]
+                               + ["    return 0;", "}", ""]) + "\n")
     region = None
     for kernel in plan.kernels:
         if kernel.kind == "python":
@@ -577,18 +556,45 @@ def _generate(plan, symbols, conv_choice):
             region = []
             regions.append(region)
         region.append(kernel)
-    tail = []
-    params = "void** restrict p, const int64_t* restrict sz" if symbols else "void** restrict p"
-    entry = ["    " + " ".join(f"em_S{i} = sz[{i}];" for i in symbols.values())] if symbols else []
-    for r, kernels in enumerate(regions):
-        tail += [f"int region_{r}({params}) {{"] + entry
-        for kernel in kernels:
-            tail += ["    " + c for c in calls[id(kernel)]]
-        tail += ["    return 0;", "}"]
-    for i, kernel in enumerate(plan.kernels):  # one kernel at a time, for the profiler's ranges
-        if kernel.kind != "python":
-            tail += [f"int kernel_{i}({params}) {{"] + entry + ["    " + c for c in calls[id(kernel)]] + ["    return 0;", "}"]
-    decl = [f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
+    index = {id(k): i for i, k in enumerate(plan.kernels)}
+    args = "p, sz" if symbols else "p"
+    main = [_GLOBALS, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
-    decl += [f"static long em_S{i};  /* {name} */" for name, i in symbols.items()]
-    return _HEADER + "\n".join(decl + [""] + body + tail) + "\n", regions, gemms, src.slots, convs
+    main += [f"int kernel_{index[id(k)]}({params});" for kernels in regions for k in kernels]
+    for r, kernels in enumerate(regions):
+        main += [f"int region_{r}({params}) {{", "    int failed;"]
+        main += [f"    if ((failed = kernel_{index[id(k)]}({args}))) return failed;" for k in kernels]
+        main += ["    return 0;", "}"]
+    # size symbols: each unit's own copy, set by its exported entry points
+    head = _HEADER + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
+    return CSource(head, body, "\n".join(main) + "\n"), regions, gemms, src.slots, convs
+
+
+class CSource:
+    """The C of one graph: ``str()`` is the whole program; :meth:`units` cuts it into
+    translation units that compile in parallel (and are cached each on its own)."""
+
+    # A unit smaller than this is not worth its own compiler process (~0.06 s of CPU to start
+    # one on the runtime headers).
+    MIN_UNIT_CHARS = 10_000
+
+    def __init__(self, head, kernels, main):
+        self.head = head        # what every unit starts with: includes, shared declarations
+        self.kernels = kernels  # per kernel: its functions and its entry point kernel_<i>
+        self.main = main        # the shared globals' definitions, em_init, the regions
+
+    def __str__(self):
+        return self.head + "".join(self.kernels) + self.main
+
+    def units(self, count):
+        """At most ``count`` translation units, the kernels in order, of about equal length;
+        the first holds ``main``."""
+        total = sum(map(len, self.kernels))
+        count = max(1, min(count, total // self.MIN_UNIT_CHARS))
+        units, size, target = [[self.main]], 0, total / count
+        for text in self.kernels:
+            if size >= target * len(units) and len(units) < count:
+                units.append([])
+            units[-1].append(text)
+            size += len(text)
+        return [self.head + "".join(texts) for texts in units]

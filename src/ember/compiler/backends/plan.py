@@ -408,6 +408,10 @@ def write_in_place(plan):
     into the placeholder's array when every other read of that array comes earlier, or in the
     same loop at the same element."""
     graph = plan.graph
+    # every read of a kernel, once (an update's reads are found by writing its equations)
+    kernel_reads = [(node, a, plan.loc[a]) for node in graph.nodes
+                    if node.op == "call_op" and plan.kind.get(node) not in ("view", "update")
+                    for a in _reads(node) if a in plan.loc]
     for placeholder, value in graph.mutations:
         ploc, vloc = plan.loc.get(placeholder), plan.loc.get(value)
         if vloc is None or plan.kind.get(value) != "elementwise" or value in plan.inlined:
@@ -417,17 +421,8 @@ def write_in_place(plan):
         where = plan.position[value]
         loop = next(k for k in plan.kernels if value in k.nodes or (k.epilogue and value in k.epilogue.nodes))
         members = loop.epilogue.nodes if loop.epilogue and value in loop.epilogue.nodes else loop.nodes
-        safe = True
-        for node in graph.nodes:
-            if node.op != "call_op" or plan.kind.get(node) in ("view", "update"):
-                continue
-            for a in _reads(node):
-                loc = plan.loc.get(a)
-                if loc is None or loc.storage.resolve() is not ploc.storage:
-                    continue
-                same_element = node in members and a is placeholder
-                if not (plan.position[node] < where or same_element):
-                    safe = False
+        safe = all(plan.position[node] < where or node in members and a is placeholder
+                   for node, a, loc in kernel_reads if loc.storage.resolve() is ploc.storage)
         if safe and placeholder not in plan.in_place.values():
             vloc.storage.alias = ploc.storage
             plan.in_place[value] = placeholder

@@ -10,6 +10,7 @@ its sizes and attrs are expressions of the symbols, written into the code (``(S0
 one function serves every size.
 """
 import operator
+import re
 
 import numpy as np
 
@@ -85,9 +86,12 @@ def _is_node(a):
     return hasattr(a, "users") and hasattr(a, "meta")
 
 
+_NOT_WORD = re.compile(r"\W")
+
+
 def value_names(graph):
     """A Python identifier for every node."""
-    return {n: "v_" + "".join(c if c.isalnum() else "_" for c in n.name) for n in graph.nodes}
+    return {n: "v_" + _NOT_WORD.sub("_", n.name) for n in graph.nodes}
 
 
 def compile_python(graph, compile_subgraph=None):

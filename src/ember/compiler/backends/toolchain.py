@@ -3,11 +3,14 @@
 The compiler is found as users have it: ``$CC``, then ``cc``/``gcc``/``clang`` on ``PATH``,
 then the ``ziglang`` wheel (``python -m ziglang cc``, the ``compile`` extra). Libraries are
 cached under ``$XDG_CACHE_HOME/ember/compile`` (``~/.cache/ember/compile`` by default), in a
-directory only the user can write, named by the SHA-256 of source, compiler, flags and CPU.
-Each library sits beside a record of its own SHA-256 and is loaded only when they match, so a
-corrupt or tampered entry is rebuilt; every file is written to a temporary name and moved in
+directory only the user can write. A library's translation units compile in parallel, each
+into an object named by the SHA-256 of its source, the runtime headers, compiler, flags and
+CPU (``o-<hash>.o``), and the library is named by its objects. Each object and library sits
+beside a record of its own SHA-256 and is used only when they match, so a corrupt or tampered
+entry is rebuilt; every file is written to a temporary name and moved in
 place with ``os.replace``, so a process killed mid-build leaves no half-written entry.
 """
+import concurrent.futures
 import ctypes
 import functools
 import hashlib
@@ -22,7 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "write_atomic", "FLAGS"]
+__all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
+           "runtime_headers", "FLAGS"]
 
 # nan and inf must survive -ffast-math: the kernels test for them and the tests check them.
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fno-finite-math-only", "-fPIC")
@@ -102,9 +106,47 @@ def _openmp_flags(argv):
 
 
 @functools.lru_cache(maxsize=None)
-def _runtime_headers():
+def runtime_headers():
     """The headers the generated code includes: part of its content, so part of the key."""
     return "".join(p.read_text() for p in sorted(RUNTIME.glob("*.h")))
+
+
+def _hash_code(code, h):
+    """Feeds a code object's bytecode, names and constants (nested code's too) to the hash
+    ``h`` (marshal's output changes with reference counts; a frozenset's order with the seed)."""
+    h.update(code.co_code + repr(code.co_names).encode())
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            _hash_code(const, h)
+        else:
+            h.update((repr(sorted(map(repr, const))) if isinstance(const, frozenset) else repr(const)).encode())
+
+
+_code_digests = {}  # the code objects hashed -> their digest (a warm start hashes nothing twice)
+
+
+def code_digest(modules):
+    """SHA-256 (hex) of the code of every function and method defined in ``modules`` as loaded:
+    the course's import hook gives them a student's bodies, a test may patch one, with no file
+    of the package changed."""
+    codes = []
+    for module in modules:
+        name = module.__name__
+        for attr, value in sorted(vars(module).items()):
+            if getattr(value, "__module__", None) != name:  # imported: hashed where it is defined
+                continue
+            for key, member in vars(value).items() if isinstance(value, type) else [(attr, value)]:
+                code = getattr(member, "__code__", None)
+                if code is not None:
+                    codes.append((f"{name}.{key}", code))
+    codes = tuple(codes)  # code objects compare by their contents, constants' types included
+    if codes not in _code_digests:
+        h = hashlib.sha256()
+        for where, code in codes:
+            h.update(where.encode())
+            _hash_code(code, h)
+        _code_digests[codes] = h.hexdigest()
+    return _code_digests[codes]
 
 
 def write_atomic(path, data):
@@ -122,60 +164,100 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _hash(parts):
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def _verified(path):
+    """Whether ``path`` exists and matches the SHA-256 its record (``.json`` beside it) holds."""
+    try:
+        return json.loads(path.with_suffix(".json").read_text())["sha256"] == _digest(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # missing, corrupt or tampered: to be built again
+
+
+def _install(tmp, path, **record):
+    """Moves the finished ``tmp`` to ``path``, then writes its record (so a file without a
+    record, or with another's, is never trusted)."""
+    os.replace(tmp, path)
+    write_atomic(path.with_suffix(".json"), json.dumps({"sha256": _digest(path), **record}).encode())
+
+
 def load(key):
     """The cached library of ``key`` (a :func:`build` key), or None when it is missing, corrupt
     or does not match its recorded SHA-256."""
-    if key in _loaded:
-        return _loaded[key]
-    root = cache_dir()
-    lib, record = root / f"{key}.so", root / f"{key}.json"
+    if key not in _loaded:
+        lib = cache_dir() / f"{key}.so"
+        if not _verified(lib):
+            return None
+        _loaded[key] = ctypes.CDLL(str(lib))
+    return _loaded[key]
+
+
+def jobs():
+    """How many compilers run at once: the CPUs this process may run on."""
     try:
-        if json.loads(record.read_text())["sha256"] == _digest(lib):
-            _loaded[key] = ctypes.CDLL(str(lib))
-            return _loaded[key]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing, corrupt or tampered: to be built again
-    return None
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
-def build(source, argv, *, openmp=False):
-    """Compiles ``source`` (C text) into a shared library through the cache; returns
-    ``(ctypes.CDLL, cached: bool, key)``. Raises CompileError (with the log's path) on failure."""
+def _run(cmd):
+    """(failed, the command and its output) of running ``cmd``."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        failed, text = out.returncode != 0, out.stdout + out.stderr
+    except (OSError, subprocess.SubprocessError) as e:
+        failed, text = True, str(e)
+    return failed, " ".join(cmd) + "\n" + text
+
+
+def build(units, argv, *, openmp=False):
+    """Compiles ``units`` (C source, or a list of translation units' sources) into a shared
+    library through the cache; returns ``(ctypes.CDLL, cached: bool, key)``. Each unit's
+    object is cached under its own hash (a library that differs in one unit compiles that one
+    only); the missing ones compile in parallel, :func:`jobs` at a time, then link.
+    Raises CompileError (with the log's path) on failure."""
+    units = [units] if isinstance(units, str) else list(units)
     flags = list(FLAGS) + (_openmp_flags(argv) if openmp else [])
-    key = hashlib.sha256("\0".join([source, _runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags),
-                                    cpu_identity()]).encode()).hexdigest()[:32]
+    omp = flags[len(FLAGS):]
+    same = [runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags), cpu_identity()]
+    objects = [cache_dir() / f"o-{_hash([unit] + same)}.o" for unit in units]
+    key = _hash([o.name for o in objects] + list(LINK_FLAGS) + omp)
     found = load(key)
     if found is not None:
         return found, True, key
     root = cache_dir()
-    lib, record = root / f"{key}.so", root / f"{key}.json"
-    c_file = root / f"{key}.c"
-    write_atomic(c_file, source.encode())
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".so")
-    os.close(fd)
-    obj = tmp[:-3] + ".o"
-    omp = flags[len(FLAGS):]
-    commands = [list(argv) + flags + ["-I", str(RUNTIME), "-c", str(c_file), "-o", obj],
-                list(argv) + list(LINK_FLAGS) + omp + [obj, "-o", tmp, "-lm"]]
-    log_text = ""
+    built, compiles = [], []  # (temporary, object) of each unit to compile; their commands
+    for unit, obj in sorted(zip(units, objects), key=lambda pair: -len(pair[0])):  # the longest first
+        if not _verified(obj):
+            c_file = obj.with_suffix(".c")
+            write_atomic(c_file, unit.encode())
+            built.append((_temp(root, ".o"), obj))
+            compiles.append(list(argv) + flags + ["-I", str(RUNTIME), "-c", str(c_file), "-o", built[-1][0]])
+    lib = _temp(root, ".so")
     try:
-        for cmd in commands:
-            try:
-                out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-                failed, text = out.returncode != 0, out.stdout + out.stderr
-            except (OSError, subprocess.SubprocessError) as e:
-                failed, text = True, str(e)
-            log_text += " ".join(cmd) + "\n" + text
-            if failed:
-                log = root / f"{key}.log"
-                write_atomic(log, log_text.encode())
-                raise CompileError(f"C compiler failed; see {log}", str(log))
-        os.replace(tmp, lib)
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(jobs(), len(compiles)))) as pool:
+            results = list(pool.map(_run, compiles))
+        if not any(failed for failed, _ in results):
+            for tmp, obj in built:
+                _install(tmp, obj)
+            results.append(_run(list(argv) + list(LINK_FLAGS) + omp + [str(o) for o in objects] + ["-o", lib, "-lm"]))
+        if any(failed for failed, _ in results):
+            log = root / f"{key}.log"
+            write_atomic(log, "".join(text for _, text in results).encode())
+            raise CompileError(f"C compiler failed; see {log}", str(log))
+        _install(lib, root / f"{key}.so", compiler=" ".join(argv), flags=flags)
     finally:
-        for leftover in (obj, tmp):
+        for leftover in [tmp for tmp, _ in built] + [lib]:
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    write_atomic(record, json.dumps({"sha256": _digest(lib), "compiler": " ".join(argv),
-                                      "flags": flags}).encode())
-    _loaded[key] = ctypes.CDLL(str(lib))
+    _loaded[key] = ctypes.CDLL(str(root / f"{key}.so"))
     return _loaded[key], False, key
+
+
+def _temp(root, suffix):
+    """A fresh temporary file's path in ``root`` (never loaded: its name starts with .tmp-)."""
+    fd, path = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=suffix)
+    os.close(fd)
+    return path

@@ -1,0 +1,44 @@
+/* What every translation unit of a generated library starts with (backends/cgen.py): the
+ * BLAS entry points and the globals all units share, defined once by the unit holding the
+ * regions (cgen._GLOBALS). */
+#ifndef EMBER_GRAPH_H
+#define EMBER_GRAPH_H
+#include <stdint.h>
+#include <string.h>
+#include "ember_math.h"
+typedef void (*em_sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*, float*, float*, int*);
+typedef void (*em_dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*, double*, int*);
+/* NumPy's BLAS (64-bit integers), when found: the convolution kernels' products; on the CPUs
+ * measured its newer OpenBLAS ran them 10-25% faster than SciPy's (see conv_gemm.py). */
+typedef void (*em_sgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, float*, const float*, int64_t*, const float*, int64_t*, float*, float*, int64_t*);
+typedef void (*em_dgemm64_t)(char*, char*, int64_t*, int64_t*, int64_t*, double*, const double*, int64_t*, const double*, int64_t*, double*, double*, int64_t*);
+/* Defined once (_GLOBALS), shared by every translation unit of the library; hidden: they
+ * never bind to another library's. */
+#define EM_SHARED extern __attribute__((visibility("hidden")))
+EM_SHARED em_sgemm_t em_sgemm;
+EM_SHARED em_dgemm_t em_dgemm;
+EM_SHARED em_sgemm64_t em_sgemm64;
+EM_SHARED em_dgemm64_t em_dgemm64;
+EM_SHARED void (*em_set_threads)(int);
+EM_SHARED int em_threads, em_max_threads;
+extern int64_t em_bad_target;
+extern int em_choice[], em_conv_choice[];
+extern long em_block[];
+#define EM_GEMM_ANY(T, G64, G32) \
+    static inline void G32##_any(char ta, char tb, long m, long n, long k, const T* a, long lda, const T* b, \
+                                 long ldb, T beta, T* c, long ldc) { \
+        T one = 1; \
+        if (G64) { int64_t M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
+                   G64(&ta, &tb, &M, &N, &K, &one, a, &LA, b, &LB, &beta, c, &LC); return; } \
+        int M = m, N = n, K = k, LA = lda, LB = ldb, LC = ldc; \
+        G32(&ta, &tb, &M, &N, &K, &one, (T*)a, &LA, (T*)b, &LB, &beta, c, &LC); \
+    }
+EM_GEMM_ANY(float, em_sgemm64, em_sgemm)
+EM_GEMM_ANY(double, em_dgemm64, em_dgemm)
+/* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
+ * and on a busy machine a spinning second thread can take a whole time slice. */
+static inline void em_blas_threads(long macs) {
+    int want = macs >= (1L << 26) ? em_max_threads : 1;
+    if (em_set_threads && want != em_threads) { em_set_threads(want); em_threads = want; }
+}
+#endif
