@@ -21,7 +21,7 @@ import numpy as np
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistError",
            "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
            "is_initialized", "is_mpi_available", "init_process_group", "destroy_process_group",
-           "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank",
+           "get_rank", "get_world_size", "get_backend", "get_default_backend_for_device", "get_group_rank", "get_global_rank",
            "get_process_group_ranks", "new_group", "new_subgroups", "split_group", "set_timeout",
            "supports_ulfm"]
 
@@ -425,6 +425,26 @@ def get_world_size(group=None):
 
 def get_backend(group=None):
     _resolve(group)
+    return Backend.MPI
+
+
+_DEVICES_WITH_BACKENDS = ("cpu", "cuda", "xpu", "mps")  # torch's default_device_backend_map
+
+
+def get_default_backend_for_device(device):
+    """The backend that serves ``device`` (``"cpu"``, ``"cuda:1"``, an ``ember.device``): ``"mpi"``
+    for every device torch has a default for (torch answers ``"gloo"`` for the CPU, ``"nccl"``
+    for CUDA; ember serves them all with MPI).
+
+    Raises:
+        ValueError: a device type with no default backend (``"meta"``).
+        RuntimeError: an accelerator index (an int): ember has no accelerator.
+    """
+    if isinstance(device, int):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    kind = str(device).split(":")[0]
+    if kind not in _DEVICES_WITH_BACKENDS:
+        raise ValueError(f"Default backend not registered for device : {kind}")
     return Backend.MPI
 
 
