@@ -13,6 +13,8 @@ in float32, and bool reductions are logical (SUM and MAX are OR, PRODUCT and MIN
 
 Source: https://pytorch.org/docs/stable/distributed.html#collective-functions
 """
+import itertools
+
 import numpy as np
 
 from .. import _dtype
@@ -107,10 +109,7 @@ def _checked(pg, entry, data, outputs, async_op, name, dtype=None, shape=None, r
     """Runs the agreement check for the call, then the stages ``data`` (its data collective),
     as one Work; returns it with ``async_op``, else completes it. A rank whose own arguments
     are invalid (``error``) raises it at once, after its peers have learnt of it."""
-    def stages():
-        yield from _agreement(pg, name, dtype, shape, root, error)
-        yield from data
-    work = Work(pg, stages(), outputs, entry)
+    work = Work(pg, itertools.chain(_agreement(pg, name, dtype, shape, root, error), data), outputs, entry)
     if async_op and error is None:
         return work
     work.wait()
