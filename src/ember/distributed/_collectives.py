@@ -1,120 +1,30 @@
 """Collectives and point-to-point operations on ember tensors, as MPI nonblocking calls.
 
-Each collective first runs a small check: every member contributes a descriptor of its call
-(operation, dtype, root, the shape that must agree, and whether its own arguments were
-valid) to one small fixed-size ``Iallreduce``, so a rank with bad arguments, or ranks that
-disagree in operation, dtype or shape, make *every* member raise the same clear error instead
-of hanging or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for torch). Then the MPI
-nonblocking call starts; with ``async_op=True`` a :class:`~ember.distributed.Work` is
-returned, else it is waited on (against the group's timeout).
+Each collective first runs a small check (:mod:`._agreement`), so a rank with bad arguments,
+or ranks that disagree in operation, dtype or shape, make *every* member raise the same clear
+error instead of hanging or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for
+torch). Then the MPI nonblocking call of the data starts. The two are stages of one :class:`~ember.distributed.Work`:
+with ``async_op=True`` it is returned at once and both advance whenever it is tested or
+waited on; else it is waited on (against the group's timeout).
 
 Results are written into the caller's tensors in place, as torch does; float16 is reduced
 in float32, and bool reductions are logical (SUM and MAX are OR, PRODUCT and MIN are AND).
 
 Source: https://pytorch.org/docs/stable/distributed.html#collective-functions
 """
-import itertools
-
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
 from . import _flight_recorder
-from ._work import Work, calls, run
+from ._agreement import checked
+from ._work import calls, run
 from .distributed_c10d import ReduceOp, _mpi, _resolve, get_group_rank
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all",
            "all_to_all_single", "barrier", "send", "recv", "isend", "irecv", "P2POp",
            "batch_isend_irecv", "all_gather_single", "gather_single"]
-
-_NAMES = __all__[:12]  # the collectives, all_reduce .. barrier: their codes in the check
-_MAX_DIMS = 8
-_UNCHECKED = -2  # descriptor fields that may differ across ranks
-_DTYPE_CODE = {d: i for i, d in enumerate(_dtype._ALL)}
-
-
-# ---- the agreement check ---------------------------------------------------------------------
-
-_FIELDS = 5 + _MAX_DIMS  # error flag, name, dtype, root, ndim, shape
-_ROWS = {}  # (name, dtype, shape, root, group size) -> _row's answer for a valid call
-
-
-def _describe(name, dtype=None, shape=None, root=-1, error=None):
-    known = () if shape is None or len(shape) > _MAX_DIMS else (len(shape), *shape)
-    return [int(error is not None), _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root,
-            *known, *[_UNCHECKED] * (1 + _MAX_DIMS - len(known))]
-
-
-def _row(pg, name, dtype, shape, root, error):
-    """This rank's contribution to the check: its descriptor ``d``, then ``-d``, then zeros up
-    to one element per rank (they keep Open MPI's reduce-scatter algorithm from falling back to
-    a ring of 2 (p-1) steps on large groups; see distributed_c10d._ENGINE_DEFAULTS). Cached:
-    a training loop makes the same calls every step."""
-    key = (name, dtype, shape, root, pg.size())
-    row = _ROWS.get(key) if error is None else None
-    if row is None:
-        row = np.zeros(max(2 * _FIELDS, pg.size()), dtype=np.int64)
-        row[:_FIELDS] = _describe(name, dtype, shape, root, error)
-        row[_FIELDS:2 * _FIELDS] = -row[:_FIELDS]
-        if error is None:
-            if len(_ROWS) > 4096:
-                _ROWS.clear()
-            _ROWS[key] = row
-    return row
-
-
-def _show(row):
-    name = _NAMES[row[1]]
-    parts = [] if row[2] == _UNCHECKED else [f"dtype={_flight_recorder._TORCH_DTYPE_NAMES[_dtype._ALL[row[2]].name]}"]
-    if row[4] != _UNCHECKED:
-        parts.append(f"shape={row[5:5 + row[4]].tolist()}")
-    if row[3] >= 0:
-        parts.append(f"root={row[3]}")
-    return f"{name}({', '.join(parts)})"
-
-
-def _agreement(pg, name, dtype=None, shape=None, root=-1, error=None):
-    """The stages (see :class:`~ember.distributed.Work`) by which every member learns whether
-    every member made the same call with valid arguments; they raise the same error on all of
-    them if not.
-
-    One small fixed-size ``Iallreduce`` with MAX of each member's descriptor ``d`` and of
-    ``-d`` gives every field's maximum and minimum: they are equal on every field exactly when
-    all members agree. Only then may the data collective start, whose element counts therefore
-    match on every rank (MPI has no defined behaviour otherwise: a hang, a truncation on one
-    rank, or a silently wrong sum). When they differ, the members gather their descriptors to
-    name who ran what.
-    """
-    mine = _row(pg, name, dtype, shape, root, error)
-    bounds = mine.copy()
-    MPI = _mpi()
-    yield [pg.comm.Iallreduce(MPI.IN_PLACE, bounds, MPI.MAX)]
-    if error is None and bounds.tobytes() == mine.tobytes():  # all maxima and minima are ours
-        return
-    table = np.empty((pg.size(), _FIELDS), dtype=np.int64)
-    yield [pg.comm.Iallgather(mine[:_FIELDS].copy(), table)]
-    if error is not None:
-        raise error
-    if table[:, 0].any():
-        raise RuntimeError(f"{name} failed: rank(s) {np.flatnonzero(table[:, 0]).tolist()} of the group "
-                           f"called it with invalid arguments (their error says which)")
-    differing = np.flatnonzero((table[:, 1:] != table[0, 1:]).any(1)).tolist()
-    raise RuntimeError(
-        "Detected mismatch between collectives on ranks. "
-        + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
-
-
-def _checked(pg, entry, data, outputs, async_op, name, dtype=None, shape=None, root=-1, error=None):
-    """Runs the agreement check for the call, then the stages ``data`` (its data collective),
-    as one Work; returns it with ``async_op``, else completes it. A rank whose own arguments
-    are invalid (``error``) raises it at once, after its peers have learnt of it."""
-    work = Work(pg, itertools.chain(_agreement(pg, name, dtype, shape, root, error), data), outputs, entry)
-    if async_op and error is None:
-        return work
-    work.wait()
-    return None
-
 
 def _validate(fn):
     """Runs ``fn`` (argument checks) and returns the exception it raised, or None."""
@@ -217,7 +127,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     entry = _flight_recorder.record(pg, "all_reduce", tensors, tensors)
     found = []
     error = _validate(lambda: found.append(_reduction(op, tensor.dtype)))
-    return _checked(pg, entry, _all_reduce_data(pg, tensor, found), tensors, async_op, "all_reduce",
+    return checked(pg, entry, _all_reduce_data(pg, tensor, found), tensors, async_op, "all_reduce",
                     tensor.dtype, tensor.shape, error=error)
 
 
@@ -242,7 +152,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         into = _Into(tensor)
         yield [pg.comm.Ibcast(into.array, root=found[0])]
         into.store()
-    return _checked(pg, entry, data(), [tensor], async_op, "broadcast", tensor.dtype, tensor.shape,
+    return checked(pg, entry, data(), [tensor], async_op, "broadcast", tensor.dtype, tensor.shape,
                     found[0] if found else -1, error)
 
 
@@ -264,7 +174,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if average:
                 into.array /= pg.size()
             into.store()
-    return _checked(pg, entry, data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
+    return checked(pg, entry, data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
                     found[0] if found else -1, error)
 
 
@@ -301,7 +211,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype)
         yield [pg.comm.Iallgather(_send_array(tensor), flat)]
         _scatter_into(tensor_list, flat)
-    return _checked(pg, entry, data(), list(tensor_list), async_op, "all_gather", tensor.dtype,
+    return checked(pg, entry, data(), list(tensor_list), async_op, "all_gather", tensor.dtype,
                     tensor.shape, error=error)
 
 
@@ -330,7 +240,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         into = _Into(output_tensor)
         yield [pg.comm.Iallgather(_send_array(input_tensor), into.array)]
         into.store()
-    return _checked(pg, entry, data(), [output_tensor], async_op, "all_gather_into_tensor",
+    return checked(pg, entry, data(), [output_tensor], async_op, "all_gather_into_tensor",
                     input_tensor.dtype, input_tensor.shape, error=error)
 
 
@@ -359,7 +269,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         yield [pg.comm.Igather(_send_array(tensor), flat, root=found[0])]
         if mine:
             _scatter_into(gather_list, flat)
-    return _checked(pg, entry, data(), list(gather_list or []), async_op, "gather", tensor.dtype,
+    return checked(pg, entry, data(), list(gather_list or []), async_op, "gather", tensor.dtype,
                     tensor.shape, found[0] if found else -1, error)
 
 
@@ -386,7 +296,7 @@ def gather_single(output_tensor, input_tensor, dst=None, group=None, async_op=Fa
         yield [pg.comm.Igather(_send_array(input_tensor), into.array if into else None, root=found[0])]
         if into:
             into.store()
-    return _checked(pg, entry, data(), [output_tensor] if mine else [], async_op, "gather",
+    return checked(pg, entry, data(), [output_tensor] if mine else [], async_op, "gather",
                     input_tensor.dtype, input_tensor.shape, found[0] if found else -1, error)
 
 
@@ -412,7 +322,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         into = _Into(tensor)
         yield [pg.comm.Iscatter(flat, into.array, root=found[0])]
         into.store()
-    return _checked(pg, entry, data(), [tensor], async_op, "scatter", tensor.dtype, tensor.shape,
+    return checked(pg, entry, data(), [tensor], async_op, "scatter", tensor.dtype, tensor.shape,
                     found[0] if found else -1, error)
 
 
@@ -425,7 +335,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     error = _validate(lambda: (_check_list(input_list, output, pg.size(), "input_list"),
                                found.append(_reduction(op, output.dtype))))
     data = _reduce_scatter_data(pg, output, lambda: np.stack([_send_array(t) for t in input_list]), found)
-    return _checked(pg, entry, data, [output], async_op, "reduce_scatter", output.dtype, output.shape,
+    return checked(pg, entry, data, [output], async_op, "reduce_scatter", output.dtype, output.shape,
                     error=error)
 
 
@@ -461,7 +371,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         found.append(_reduction(op, output.dtype))
     error = _validate(check)
     data = _reduce_scatter_data(pg, output, lambda: _send_array(input), found)
-    return _checked(pg, entry, data, [output], async_op, "reduce_scatter_tensor", input.dtype,
+    return checked(pg, entry, data, [output], async_op, "reduce_scatter_tensor", input.dtype,
                     input.shape, error=error)
 
 
@@ -488,7 +398,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
                               [i.array.reshape(-1) for i in intos])
         for into in intos:
             into.store()
-    return _checked(pg, entry, data(), list(output_tensor_list), async_op, "all_to_all", dtype,
+    return checked(pg, entry, data(), list(output_tensor_list), async_op, "all_to_all", dtype,
                     error=error)
 
 
@@ -539,7 +449,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         recv = np.split(into.array.reshape(-1), np.cumsum([n * row_out for n in found[1]])[:-1])
         yield from _alltoallv(pg, send, recv)
         into.store()
-    return _checked(pg, entry, data(), [output], async_op, "all_to_all_single", input.dtype,
+    return checked(pg, entry, data(), [output], async_op, "all_to_all_single", input.dtype,
                     error=error)
 
 
@@ -549,7 +459,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     entry = _flight_recorder.record(pg, "barrier", [], [])
     def data():
         yield [pg.comm.Ibarrier()]
-    work = _checked(pg, entry, data(), [], True, "barrier")
+    work = checked(pg, entry, data(), [], True, "barrier")
     if async_op:
         return work
     work.wait(timeout)
