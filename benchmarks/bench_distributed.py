@@ -57,11 +57,11 @@ def _interleaved_best(fns, comm, repeat):
 
 def allreduce_job():
     import numpy as np
-    from mpi4py import MPI
 
     import ember as torch
     import ember.distributed as dist
-    dist.init_process_group()
+    dist.init_process_group()  # first: it initialises MPI with ember's engine settings
+    from mpi4py import MPI
     comm = MPI.COMM_WORLD
     rows = []
     for size in SIZES:

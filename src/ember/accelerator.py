@@ -1,6 +1,7 @@
 """``ember.accelerator``: the current accelerator (none: ember computes on the CPU)."""
 
-__all__ = ["is_available", "current_accelerator", "device_count"]
+__all__ = ["is_available", "current_accelerator", "device_count", "set_device_index",
+           "current_device_index"]
 
 
 def is_available():
@@ -13,3 +14,13 @@ def current_accelerator(check_available=False):
 
 def device_count():
     return 0
+
+
+def set_device_index(device):
+    """Raises RuntimeError: there is no accelerator to select (as PyTorch without one)."""
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def current_device_index():
+    """Raises RuntimeError: there is no accelerator (as PyTorch without one)."""
+    raise RuntimeError("Cannot access accelerator device when none is available.")

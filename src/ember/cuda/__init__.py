@@ -3,7 +3,7 @@
 ember computes on the CPU; these answer as PyTorch does on a machine without CUDA."""
 
 __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "synchronize",
-           "empty_cache", "current_device"]
+           "empty_cache", "current_device", "set_device"]
 
 
 def is_available():
@@ -30,4 +30,8 @@ def empty_cache():
 
 
 def current_device():
+    raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def set_device(device):
     raise AssertionError("Torch not compiled with CUDA enabled")

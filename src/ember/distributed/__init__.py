@@ -23,8 +23,8 @@ from ._window import _new_window, _supports_window
 from ._work import Work
 from .distributed_c10d import (Backend, DistBackendError, DistError, DistNetworkError, DistStoreError,
                                GroupMember, ProcessGroup, ReduceOp, destroy_process_group, get_backend,
-                               get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
-                               get_world_size, group, init_process_group, is_available,
+                               get_default_backend_for_device, get_global_rank, get_group_rank,
+                               get_process_group_ranks, get_rank, get_world_size, group, init_process_group, is_available,
                                is_initialized, is_mpi_available, new_group, new_subgroups,
                                set_timeout, split_group)
 
@@ -33,7 +33,8 @@ __all__ = [
     "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
     "all_gather_object", "all_gather_single", "all_reduce", "all_to_all", "all_to_all_single",
     "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group",
-    "gather", "gather_object", "gather_single", "get_backend", "get_global_rank", "get_group_rank",
+    "gather", "gather_object", "gather_single", "get_backend", "get_default_backend_for_device",
+    "get_global_rank", "get_group_rank",
     "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
     "irecv", "is_available", "is_initialized", "is_mpi_available", "isend", "monitored_barrier",
     "new_group", "new_subgroups", "recv", "recv_object_list", "reduce", "reduce_scatter",

@@ -1,12 +1,11 @@
 """Collectives and point-to-point operations on ember tensors, as MPI nonblocking calls.
 
-Each collective first runs a small check: every member contributes a descriptor of its call
-(operation, dtype, root, the shape that must agree, and whether its own arguments were
-valid) to one small fixed-size ``Iallreduce``, so a rank with bad arguments, or ranks that
-disagree in operation, dtype or shape, make *every* member raise the same clear error instead
-of hanging or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for torch). Then the MPI
-nonblocking call starts; with ``async_op=True`` a :class:`~ember.distributed.Work` is
-returned, else it is waited on (against the group's timeout).
+Each collective first runs a small check (:mod:`._agreement`), so a rank with bad arguments,
+or ranks that disagree in operation, dtype or shape, make *every* member raise the same clear
+error instead of hanging or summing garbage (what ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` does for
+torch). Then the MPI nonblocking call of the data starts. The two are stages of one :class:`~ember.distributed.Work`:
+with ``async_op=True`` it is returned at once and both advance whenever it is tested or
+waited on; else it is waited on (against the group's timeout).
 
 Results are written into the caller's tensors in place, as torch does; float16 is reduced
 in float32, and bool reductions are logical (SUM and MAX are OR, PRODUCT and MIN are AND).
@@ -18,73 +17,14 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import _flight_recorder
-from ._work import mpi_errors, run
+from ._agreement import checked
+from ._work import calls, run
 from .distributed_c10d import ReduceOp, _mpi, _resolve, get_group_rank
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all",
            "all_to_all_single", "barrier", "send", "recv", "isend", "irecv", "P2POp",
            "batch_isend_irecv", "all_gather_single", "gather_single"]
-
-_NAMES = __all__[:12]  # the collectives, all_reduce .. barrier: their codes in the check
-_MAX_DIMS = 8
-_UNCHECKED = -2  # descriptor fields that may differ across ranks
-_DTYPE_CODE = {d: i for i, d in enumerate(_dtype._ALL)}
-
-
-# ---- the agreement check ---------------------------------------------------------------------
-
-def _describe(name, dtype=None, shape=None, root=-1, error=None):
-    known = () if shape is None or len(shape) > _MAX_DIMS else (len(shape), *shape)
-    return [int(error is not None), _NAMES.index(name), _DTYPE_CODE.get(dtype, _UNCHECKED), root,
-            *known, *[_UNCHECKED] * (1 + _MAX_DIMS - len(known))]
-
-
-def _show(row):
-    name = _NAMES[row[1]]
-    parts = [] if row[2] == _UNCHECKED else [f"dtype={_flight_recorder._TORCH_DTYPE_NAMES[_dtype._ALL[row[2]].name]}"]
-    if row[4] != _UNCHECKED:
-        parts.append(f"shape={row[5:5 + row[4]].tolist()}")
-    if row[3] >= 0:
-        parts.append(f"root={row[3]}")
-    return f"{name}({', '.join(parts)})"
-
-
-def _agree(pg, entry, name, dtype=None, shape=None, root=-1, error=None):
-    """Every member learns whether every member made the same call with valid arguments;
-    raises the same error on all of them if not.
-
-    One small fixed-size ``Iallreduce`` with MAX of each member's descriptor ``d`` and of
-    ``-d`` gives every field's maximum and minimum: they are equal on every field exactly when
-    all members agree. Only then does the caller start its data collective, whose element
-    counts therefore match on every rank (MPI has no defined behaviour otherwise: a hang, a
-    truncation on one rank, or a silently wrong sum). When they differ, the members gather
-    their descriptors to name who ran what.
-    """
-    desc = _describe(name, dtype, shape, root, error)
-    negated = [-field for field in desc]
-    bounds = np.array(desc + negated, dtype=np.int64)
-    MPI = _mpi()
-    with mpi_errors(pg, entry):
-        request = pg.comm.Iallreduce(MPI.IN_PLACE, bounds, MPI.MAX)
-    run(pg, [request], entry=entry)
-    fields = len(desc)
-    if error is None and bounds.tolist() == desc + negated:  # all maxima and minima are ours
-        return
-    table = np.empty((pg.size(), fields), dtype=np.int64)
-    with mpi_errors(pg, entry):
-        request = pg.comm.Iallgather(np.array(desc, dtype=np.int64), table)
-    run(pg, [request], entry=entry)
-    if error is not None:
-        raise error
-    if table[:, 0].any():
-        raise RuntimeError(f"{name} failed: rank(s) {np.flatnonzero(table[:, 0]).tolist()} of the group "
-                           f"called it with invalid arguments (their error says which)")
-    differing = np.flatnonzero((table[:, 1:] != table[0, 1:]).any(1)).tolist()
-    raise RuntimeError(
-        "Detected mismatch between collectives on ranks. "
-        + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
-
 
 def _validate(fn):
     """Runs ``fn`` (argument checks) and returns the exception it raised, or None."""
@@ -187,20 +127,18 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     entry = _flight_recorder.record(pg, "all_reduce", tensors, tensors)
     found = []
     error = _validate(lambda: found.append(_reduction(op, tensor.dtype)))
-    _agree(pg, entry, "all_reduce", tensor.dtype, tensor.shape, error=error)
-    return _all_reduce_started(pg, entry, tensor, *found[0], async_op)
+    return checked(pg, entry, _all_reduce_data(pg, tensor, found), tensors, async_op, "all_reduce",
+                    tensor.dtype, tensor.shape, error=error)
 
 
-def _all_reduce_started(pg, entry, tensor, mpi_op, compute, average, async_op):
+def _all_reduce_data(pg, tensor, found):
+    """Stages of an in-place all-reduce of ``tensor`` with ``found[0]``, the reduction."""
+    mpi_op, compute, average = found[0]
     into = _Into(tensor, compute)
-    size = pg.size()
-
-    def finish():
-        if average:
-            into.array /= size
-        into.store()
-    request = pg.comm.Iallreduce(_mpi().IN_PLACE, into.array, mpi_op)
-    return run(pg, [request], [tensor], finish, entry, async_op)
+    yield [pg.comm.Iallreduce(_mpi().IN_PLACE, into.array, mpi_op)]
+    if average:
+        into.array /= pg.size()
+    into.store()
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -210,10 +148,12 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     entry = _flight_recorder.record(pg, "broadcast", [tensor], [tensor])
     found = []
     error = _validate(lambda: found.append(_root(pg, src, group_src, "src")))
-    _agree(pg, entry, "broadcast", tensor.dtype, tensor.shape, found[0] if found else -1, error)
-    into = _Into(tensor)
-    request = pg.comm.Ibcast(into.array, root=found[0])
-    return run(pg, [request], [tensor], into.store, entry, async_op)
+    def data():
+        into = _Into(tensor)
+        yield [pg.comm.Ibcast(into.array, root=found[0])]
+        into.store()
+    return checked(pg, entry, data(), [tensor], async_op, "broadcast", tensor.dtype, tensor.shape,
+                    found[0] if found else -1, error)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -224,20 +164,18 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     found = []
     error = _validate(lambda: found.extend([_root(pg, dst, group_dst, "dst"),
                                             _reduction(op, tensor.dtype)]))
-    _agree(pg, entry, "reduce", tensor.dtype, tensor.shape, found[0] if found else -1, error)
-    root, (mpi_op, compute, average) = found
-    into = _Into(tensor, compute)
-    mine = pg.rank() == root
-    size = pg.size()
-
-    def finish():
+    def data():
+        root, (mpi_op, compute, average) = found
+        into = _Into(tensor, compute)
+        mine = pg.rank() == root
+        send = _mpi().IN_PLACE if mine else into.array
+        yield [pg.comm.Ireduce(send, into.array if mine else None, mpi_op, root=root)]
         if mine:
             if average:
-                into.array /= size
+                into.array /= pg.size()
             into.store()
-    send = _mpi().IN_PLACE if mine else into.array
-    request = pg.comm.Ireduce(send, into.array if mine else None, mpi_op, root=root)
-    return run(pg, [request], [tensor], finish, entry, async_op)
+    return checked(pg, entry, data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
+                    found[0] if found else -1, error)
 
 
 def _check_list(tensors, like, count, argname, shape=None):
@@ -269,11 +207,12 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _resolve(group)
     entry = _flight_recorder.record(pg, "all_gather", [tensor], list(tensor_list))
     error = _validate(lambda: _check_list(tensor_list, tensor, pg.size(), "tensor_list"))
-    _agree(pg, entry, "all_gather", tensor.dtype, tensor.shape, error=error)
-    flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype)
-    request = pg.comm.Iallgather(_send_array(tensor), flat)
-    return run(pg, [request], list(tensor_list), lambda: _scatter_into(tensor_list, flat), entry,
-               async_op)
+    def data():
+        flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype)
+        yield [pg.comm.Iallgather(_send_array(tensor), flat)]
+        _scatter_into(tensor_list, flat)
+    return checked(pg, entry, data(), list(tensor_list), async_op, "all_gather", tensor.dtype,
+                    tensor.shape, error=error)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -297,10 +236,12 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                 f"the input's {input_tensor.numel()} elements and its dtype {input_tensor.dtype}, "
                 f"got {output_tensor.dtype} {tuple(output_tensor.shape)}")
     error = _validate(check)
-    _agree(pg, entry, "all_gather_into_tensor", input_tensor.dtype, input_tensor.shape, error=error)
-    into = _Into(output_tensor)
-    request = pg.comm.Iallgather(_send_array(input_tensor), into.array)
-    return run(pg, [request], [output_tensor], into.store, entry, async_op)
+    def data():
+        into = _Into(output_tensor)
+        yield [pg.comm.Iallgather(_send_array(input_tensor), into.array)]
+        into.store()
+    return checked(pg, entry, data(), [output_tensor], async_op, "all_gather_into_tensor",
+                    input_tensor.dtype, input_tensor.shape, error=error)
 
 
 all_gather_single = all_gather_into_tensor
@@ -322,12 +263,14 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         elif gather_list:
             raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     error = _validate(check)
-    _agree(pg, entry, "gather", tensor.dtype, tensor.shape, found[0] if found else -1, error)
-    mine = pg.rank() == found[0]
-    flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype) if mine else None
-    request = pg.comm.Igather(_send_array(tensor), flat, root=found[0])
-    finish = (lambda: _scatter_into(gather_list, flat)) if mine else None
-    return run(pg, [request], list(gather_list or []), finish, entry, async_op)
+    def data():
+        mine = pg.rank() == found[0]
+        flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype) if mine else None
+        yield [pg.comm.Igather(_send_array(tensor), flat, root=found[0])]
+        if mine:
+            _scatter_into(gather_list, flat)
+    return checked(pg, entry, data(), list(gather_list or []), async_op, "gather", tensor.dtype,
+                    tensor.shape, found[0] if found else -1, error)
 
 
 def gather_single(output_tensor, input_tensor, dst=None, group=None, async_op=False, group_dst=None):
@@ -346,11 +289,15 @@ def gather_single(output_tensor, input_tensor, dst=None, group=None, async_op=Fa
             raise RuntimeError(f"gather_single: output_tensor must have world_size ({pg.size()}) times "
                                f"the input's {input_tensor.numel()} elements and dtype {input_tensor.dtype}")
     error = _validate(check)
-    _agree(pg, entry, "gather", input_tensor.dtype, input_tensor.shape, found[0] if found else -1, error)
-    into = _Into(output_tensor) if pg.rank() == found[0] else None
-    request = pg.comm.Igather(_send_array(input_tensor), into.array if into else None, root=found[0])
-    return run(pg, [request], [output_tensor] if into else [], into.store if into else None, entry,
-               async_op)
+    mine = bool(found) and pg.rank() == found[0]
+
+    def data():
+        into = _Into(output_tensor) if mine else None
+        yield [pg.comm.Igather(_send_array(input_tensor), into.array if into else None, root=found[0])]
+        if into:
+            into.store()
+    return checked(pg, entry, data(), [output_tensor] if mine else [], async_op, "gather",
+                    input_tensor.dtype, input_tensor.shape, found[0] if found else -1, error)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -369,12 +316,14 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         elif scatter_list:
             raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     error = _validate(check)
-    _agree(pg, entry, "scatter", tensor.dtype, tensor.shape, found[0] if found else -1, error)
-    mine = pg.rank() == found[0]
-    flat = np.stack([_send_array(t) for t in scatter_list]) if mine else None
-    into = _Into(tensor)
-    request = pg.comm.Iscatter(flat, into.array, root=found[0])
-    return run(pg, [request], [tensor], into.store, entry, async_op)
+    def data():
+        mine = pg.rank() == found[0]
+        flat = np.stack([_send_array(t) for t in scatter_list]) if mine else None
+        into = _Into(tensor)
+        yield [pg.comm.Iscatter(flat, into.array, root=found[0])]
+        into.store()
+    return checked(pg, entry, data(), [tensor], async_op, "scatter", tensor.dtype, tensor.shape,
+                    found[0] if found else -1, error)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -385,23 +334,23 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     found = []
     error = _validate(lambda: (_check_list(input_list, output, pg.size(), "input_list"),
                                found.append(_reduction(op, output.dtype))))
-    _agree(pg, entry, "reduce_scatter", output.dtype, output.shape, error=error)
-    return _reduce_scatter_started(pg, entry, output, np.stack([_send_array(t) for t in input_list]),
-                                   *found[0], async_op)
+    data = _reduce_scatter_data(pg, output, lambda: np.stack([_send_array(t) for t in input_list]), found)
+    return checked(pg, entry, data, [output], async_op, "reduce_scatter", output.dtype, output.shape,
+                    error=error)
 
 
-def _reduce_scatter_started(pg, entry, output, flat, mpi_op, compute, average, async_op):
+def _reduce_scatter_data(pg, output, flat, found):
+    """Stages of a reduce-scatter of ``flat()`` into ``output`` with ``found[0]``, the
+    reduction."""
+    mpi_op, compute, average = found[0]
+    flat = flat()
     if compute is not None:
         flat = flat.astype(compute)
     into = _Into(output, compute)
-    size = pg.size()
-
-    def finish():
-        if average:
-            into.array /= size
-        into.store()
-    request = pg.comm.Ireduce_scatter_block(flat, into.array, mpi_op)
-    return run(pg, [request], [output], finish, entry, async_op)
+    yield [pg.comm.Ireduce_scatter_block(flat, into.array, mpi_op)]
+    if average:
+        into.array /= pg.size()
+    into.store()
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -421,8 +370,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                 f"{input.dtype} {tuple(input.shape)}")
         found.append(_reduction(op, output.dtype))
     error = _validate(check)
-    _agree(pg, entry, "reduce_scatter_tensor", input.dtype, input.shape, error=error)
-    return _reduce_scatter_started(pg, entry, output, _send_array(input), *found[0], async_op)
+    data = _reduce_scatter_data(pg, output, lambda: _send_array(input), found)
+    return checked(pg, entry, data, [output], async_op, "reduce_scatter_tensor", input.dtype,
+                    input.shape, error=error)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -442,25 +392,25 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             raise RuntimeError("all_to_all: every input and output tensor must have one dtype")
     error = _validate(check)
     dtype = input_tensor_list[0].dtype if error is None else None
-    _agree(pg, entry, "all_to_all", dtype, error=error)
-    send = [_send_array(t).reshape(-1) for t in input_tensor_list]
-    intos = [_Into(t) for t in output_tensor_list]
-    return _alltoallv(pg, entry, send, [i.array.reshape(-1) for i in intos],
-                      lambda: [i.store() for i in intos], list(output_tensor_list), async_op)
+    def data():
+        intos = [_Into(t) for t in output_tensor_list]
+        yield from _alltoallv(pg, [_send_array(t).reshape(-1) for t in input_tensor_list],
+                              [i.array.reshape(-1) for i in intos])
+        for into in intos:
+            into.store()
+    return checked(pg, entry, data(), list(output_tensor_list), async_op, "all_to_all", dtype,
+                    error=error)
 
 
-def _alltoallv(pg, entry, send_blocks, recv_blocks, finish, outputs, async_op):
+def _alltoallv(pg, send_blocks, recv_blocks):
+    """Stages of an ``Ialltoallv`` from ``send_blocks[r]`` to rank r, filling ``recv_blocks``."""
     counts = [b.size for b in send_blocks]
     recv_counts = [b.size for b in recv_blocks]
     sendbuf = np.concatenate(send_blocks) if send_blocks else np.empty(0)
     recvbuf = np.empty(sum(recv_counts), dtype=sendbuf.dtype)
-
-    def done():
-        for block, part in zip(recv_blocks, np.split(recvbuf, np.cumsum(recv_counts)[:-1])):
-            block[...] = part
-        finish()
-    request = pg.comm.Ialltoallv([sendbuf, (counts, None)], [recvbuf, (recv_counts, None)])
-    return run(pg, [request], outputs, done, entry, async_op)
+    yield [pg.comm.Ialltoallv([sendbuf, (counts, None)], [recvbuf, (recv_counts, None)])]
+    for block, part in zip(recv_blocks, np.split(recvbuf, np.cumsum(recv_counts)[:-1])):
+        block[...] = part
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
@@ -491,23 +441,25 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         found.append(splits(input, input_split_sizes, "input_split_sizes"))
         found.append(splits(output, output_split_sizes, "output_split_sizes"))
     error = _validate(check)
-    _agree(pg, entry, "all_to_all_single", input.dtype, error=error)
-    row_in = input.numel() // max(input.shape[0], 1) if input.dim() else 1
-    row_out = output.numel() // max(output.shape[0], 1) if output.dim() else 1
-    flat_in = _send_array(input).reshape(-1)
-    into = _Into(output)
-    flat_out = into.array.reshape(-1)
-    send = np.split(flat_in, np.cumsum([n * row_in for n in found[0]])[:-1])
-    recv = np.split(flat_out, np.cumsum([n * row_out for n in found[1]])[:-1])
-    return _alltoallv(pg, entry, send, recv, into.store, [output], async_op)
+    def data():
+        row_in = input.numel() // max(input.shape[0], 1) if input.dim() else 1
+        row_out = output.numel() // max(output.shape[0], 1) if output.dim() else 1
+        into = _Into(output)
+        send = np.split(_send_array(input).reshape(-1), np.cumsum([n * row_in for n in found[0]])[:-1])
+        recv = np.split(into.array.reshape(-1), np.cumsum([n * row_out for n in found[1]])[:-1])
+        yield from _alltoallv(pg, send, recv)
+        into.store()
+    return checked(pg, entry, data(), [output], async_op, "all_to_all_single", input.dtype,
+                    error=error)
 
 
 def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     """Returns when every member has entered (``Ibarrier``; the group's timeout applies)."""
     pg = _resolve(group)
     entry = _flight_recorder.record(pg, "barrier", [], [])
-    _agree(pg, entry, "barrier")
-    work = run(pg, [pg.comm.Ibarrier()], entry=entry, async_op=True)
+    def data():
+        yield [pg.comm.Ibarrier()]
+    work = checked(pg, entry, data(), [], True, "barrier")
     if async_op:
         return work
     work.wait(timeout)
@@ -535,7 +487,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     pg = _resolve(group)
     peer = _peer(pg, dst, group_dst, "dst", "destination")
     entry = _flight_recorder.record(pg, "send", [tensor], [tensor], is_p2p=True)
-    return run(pg, [pg.comm.Isend(_send_array(tensor), dest=peer, tag=tag)], [], None, entry, True)
+    return run(pg, calls([pg.comm.Isend(_send_array(tensor), dest=peer, tag=tag)]), [], entry, True)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -548,7 +500,8 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     peer = _peer(pg, src, group_src, "src", "source")
     entry = _flight_recorder.record(pg, "recv", [tensor], [tensor], is_p2p=True)
     into = _Into(tensor)
-    return run(pg, [pg.comm.Irecv(into.array, source=peer, tag=tag)], [tensor], into.store, entry, True)
+    return run(pg, calls([pg.comm.Irecv(into.array, source=peer, tag=tag)], into.store), [tensor], entry,
+               True)
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):

@@ -15,7 +15,7 @@ import pickle
 import numpy as np
 
 from .. import _dtype
-from ._work import run
+from ._work import calls, run
 from . import _flight_recorder
 from .distributed_c10d import _resolve
 from ._collectives import _root, _peer
@@ -64,16 +64,16 @@ def _gathered(pg, name, payload, root=None):
     sizes = np.empty(pg.size(), dtype=np.int64)
     mine = np.array([payload.size], dtype=np.int64)
     if root is None:
-        run(pg, [pg.comm.Iallgather(mine, sizes)], entry=entry)
+        run(pg, calls([pg.comm.Iallgather(mine, sizes)]), entry=entry)
     else:
-        run(pg, [pg.comm.Igather(mine, sizes, root=root)], entry=entry)
+        run(pg, calls([pg.comm.Igather(mine, sizes, root=root)]), entry=entry)
     receives = root is None or pg.rank() == root
     flat = np.empty(int(sizes.sum()) if receives else 0, dtype=np.uint8)
     spec = [flat, (list(sizes), None)] if receives else None
     if root is None:
-        run(pg, [pg.comm.Iallgatherv(payload, spec)], entry=entry)
+        run(pg, calls([pg.comm.Iallgatherv(payload, spec)]), entry=entry)
     else:
-        run(pg, [pg.comm.Igatherv(payload, spec, root=root)], entry=entry)
+        run(pg, calls([pg.comm.Igatherv(payload, spec, root=root)]), entry=entry)
     return np.split(flat, np.cumsum(sizes)[:-1]) if receives else None
 
 
@@ -112,10 +112,10 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     entry = _flight_recorder.record(pg, "broadcast_object_list", [], [])
     payload = _encode(list(object_list)) if pg.rank() == root else None
     size = np.array([payload.size if payload is not None else 0], dtype=np.int64)
-    run(pg, [pg.comm.Ibcast(size, root=root)], entry=entry)
+    run(pg, calls([pg.comm.Ibcast(size, root=root)]), entry=entry)
     if payload is None:
         payload = np.empty(int(size[0]), dtype=np.uint8)
-    run(pg, [pg.comm.Ibcast(payload, root=root)], entry=entry)
+    run(pg, calls([pg.comm.Ibcast(payload, root=root)]), entry=entry)
     if pg.rank() != root:
         received = _decode(payload, weights_only)
         if len(received) != len(object_list):
@@ -145,8 +145,8 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     peer = _peer(pg, dst, group_dst, "dst", "destination")
     entry = _flight_recorder.record(pg, "send_object_list", [], [], is_p2p=True)
     payload = _encode(list(object_list))
-    run(pg, [pg.comm.Isend(np.array([payload.size], dtype=np.int64), dest=peer),
-             pg.comm.Isend(payload, dest=peer)], entry=entry)
+    run(pg, calls([pg.comm.Isend(np.array([payload.size], dtype=np.int64), dest=peer),
+                   pg.comm.Isend(payload, dest=peer)]), entry=entry)
 
 
 def recv_object_list(object_list, src=None, group=None, device=None, group_src=None,
@@ -156,9 +156,9 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     peer = _peer(pg, src, group_src, "src", "source")
     entry = _flight_recorder.record(pg, "recv_object_list", [], [], is_p2p=True)
     size = np.empty(1, dtype=np.int64)
-    run(pg, [pg.comm.Irecv(size, source=peer)], entry=entry)
+    run(pg, calls([pg.comm.Irecv(size, source=peer)]), entry=entry)
     payload = np.empty(int(size[0]), dtype=np.uint8)
-    run(pg, [pg.comm.Irecv(payload, source=peer)], entry=entry)
+    run(pg, calls([pg.comm.Irecv(payload, source=peer)]), entry=entry)
     received = _decode(payload, weights_only)
     object_list[:len(received)] = received
     return pg.ranks[peer]

@@ -12,7 +12,7 @@ from . import _flight_recorder
 from ._fault import failed_ranks, revoke
 from .distributed_c10d import DistBackendError, _mpi, _World, supports_ulfm
 
-__all__ = ["Work", "Future"]
+__all__ = ["Work", "Future", "run", "calls"]
 
 # MPI's nonblocking collectives advance only inside MPI calls, so a sleeping poller stalls
 # every stage of a multi-step algorithm: poll continuously first (as a blocking MPI call
@@ -58,38 +58,51 @@ class Work:
 
     Args:
         pg: the ProcessGroup it runs on.
-        requests: mpi4py requests to complete; more may be queued by ``stages``.
+        stages: the operation as a generator: it starts MPI nonblocking calls and yields the
+            requests it must wait for; the code after each ``yield`` runs once they complete
+            (check a result, start the next calls, copy results into place). An agreement check
+            and the data collective after it are two stages of one Work, so with
+            ``async_op=True`` both progress while the caller computes.
         outputs: the tensors it fills; ``result()`` returns them.
-        finish: called once after the requests complete (copies results into place).
         entry: its flight-recorder entry (or None when the recorder is off).
     """
 
-    def __init__(self, pg, requests, outputs=(), finish=None, entry=None):
+    def __init__(self, pg, stages, outputs=(), entry=None):
         self.pg = pg
-        self.requests = list(requests)
         self.outputs = list(outputs)
-        self.finish = finish
         self.entry = entry
         self.completed = False
         self._error = None
+        self._stages = stages
+        self.requests = ()
         _flight_recorder.started(entry, pg)
+        self._advance()
+
+    def _advance(self):
+        """Runs the operation's code up to its next wait, or to its end."""
+        try:
+            self.requests = next(self._stages)
+        except StopIteration:
+            self.completed = True
+            _flight_recorder.completed(self.entry, self.pg)
+        except _mpi().Exception as error:  # starting a call failed (a revoked group, a dead peer)
+            self._fail(error)
+        except Exception as error:  # the operation's own error, e.g. ranks that disagree
+            self._error, self.completed = error, True
+            raise
 
     def _test(self):
-        """Completes what MPI has finished; True once everything is done."""
-        if self.completed:
-            if self._error is not None:
-                raise self._error
-            return True
-        try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
-            for request in self.requests:
-                if not request.Test():
-                    return False
-        except _mpi().Exception as error:
-            self._fail(error)
-        self.completed = True
-        if self.finish is not None:
-            self.finish()
-        _flight_recorder.completed(self.entry, self.pg)
+        """Completes what MPI has finished and runs the stages it unblocks; True once done."""
+        while not self.completed:
+            try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
+                for request in self.requests:
+                    if not request.Test():
+                        return False
+            except _mpi().Exception as error:
+                self._fail(error)
+            self._advance()
+        if self._error is not None:
+            raise self._error
         return True
 
     def is_completed(self):
@@ -103,6 +116,8 @@ class Work:
             DistBackendError: a peer died (ULFM reports it) or the deadline passed; the
                 flight recorder has been dumped first.
         """
+        if self._test():
+            return True
         limit = (timeout or self.pg.timeout).total_seconds()
         start = time.monotonic()
         polls = 0
@@ -163,32 +178,23 @@ class Work:
         raise self._error from None
 
 
-class mpi_errors:  # noqa: N801 (used as a context manager; a class costs less per call than contextlib's)
-    """Turns an MPI error raised while *starting* an operation (a revoked communicator, a dead
-    peer) into the DistBackendError a failed Work raises."""
-
-    def __init__(self, pg, entry=None):
-        self.pg, self.entry = pg, entry
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, traceback):
-        if kind is not None and issubclass(kind, _mpi().Exception):
-            work = Work.__new__(Work)
-            work.pg, work.entry, work.requests, work.finish = self.pg, self.entry, [], None
-            work._fail(error)
-        return False
-
-
 def _world_rank():
     return _mpi().COMM_WORLD.Get_rank()
 
 
-def run(pg, requests, outputs=(), finish=None, entry=None, async_op=False):
-    """Completes the work now (``async_op=False``, returns None) or returns the Work."""
-    work = Work(pg, requests, outputs, finish, entry)
+def run(pg, stages, outputs=(), entry=None, async_op=False):
+    """Starts the operation ``stages`` (see :class:`Work`); completes it now (``async_op=False``,
+    returns None) or returns its Work."""
+    work = Work(pg, stages, outputs, entry)
     if async_op:
         return work
     work.wait()
     return None
+
+
+def calls(requests, finish=None):
+    """The stages of an operation that is MPI calls already started (their ``requests``),
+    then ``finish()``."""
+    yield requests
+    if finish is not None:
+        finish()

@@ -159,6 +159,28 @@ assert out[0] == f"to{rank}"
 fut = dist.all_reduce(torch.ones(2), async_op=True).get_future()
 assert fut.wait()[0].tolist() == [float(world)] * 2
 
+# async_op=True returns at once, its agreement check included: with the last rank 1 s late,
+# rank 0's Work stays incomplete (is_completed drives it) until that rank joins
+dist.barrier()
+if rank == world - 1:
+    time.sleep(1.0)
+t = torch.full((1000,), float(rank))
+started = time.monotonic()
+work = dist.all_reduce(t, async_op=True)
+returned = time.monotonic() - started
+incomplete = [work.is_completed() for _ in range(100)] == [False] * 100
+waited = time.monotonic() - started
+assert work.wait() and work.is_completed() and t.tolist() == [float(sum(range(world)))] * 1000
+if rank == 0:
+    assert returned < 0.3 and waited < 0.6 and incomplete, (returned, waited, incomplete)
+# ranks that disagree learn it at wait(), every one of them
+work = dist.all_reduce(torch.ones(rank + 1), async_op=True)
+try:
+    work.wait()
+    raise AssertionError("mismatched shapes were not detected")
+except RuntimeError as error:
+    assert "Detected mismatch between collectives" in str(error) and not isinstance(error, dist.DistBackendError)
+
 # subgroups
 evens = dist.new_group([r for r in range(world) if r % 2 == 0])
 if rank % 2 == 0:

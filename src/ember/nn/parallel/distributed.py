@@ -26,7 +26,7 @@ from ... import distributed as dist
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...distributed import _flight_recorder
-from ...distributed._work import mpi_errors, run
+from ...distributed._work import run
 from ...distributed.distributed_c10d import _mpi, _resolve
 from ..modules.module import Module
 
@@ -214,9 +214,7 @@ class DistributedDataParallel(Module):
         pg, flat = self.process_group, self._buckets[b].flat
         view = Tensor._make(flat)
         entry = _flight_recorder.record(pg, "all_reduce", [view], [view])
-        with mpi_errors(pg, entry):
-            request = pg.comm.Iallreduce(_mpi().IN_PLACE, flat, _mpi().SUM)
-        self._works[b] = run(pg, [request], entry=entry, async_op=True)
+        self._works[b] = run(pg, _sum_in_place(pg, flat), entry=entry, async_op=True)
 
     def _finish(self, skip):
         """Waits for every bucket and sets each parameter's ``.grad`` to its average."""
@@ -251,6 +249,13 @@ class DistributedDataParallel(Module):
 
     def __getstate__(self):
         raise TypeError("DistributedDataParallel cannot be pickled; save .module.state_dict() instead")
+
+
+def _sum_in_place(pg, flat):
+    """The stages (see ``ember.distributed.Work``) of a bucket's all-reduce. Buckets are laid
+    out alike on every rank, so it needs no agreement check."""
+    MPI = _mpi()
+    yield [pg.comm.Iallreduce(MPI.IN_PLACE, flat, MPI.SUM)]
 
 
 def _reachable_leaves(output):

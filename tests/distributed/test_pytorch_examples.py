@@ -1,0 +1,101 @@
+"""pytorch/examples' DDP programs (vendored unchanged under tests/integration/pytorch_examples/
+distributed) run under ``ember run -n 2`` with ``torch`` bound to ember, as a new user would
+start them, beside torch itself. Both programs need two GPUs: on this CPU machine torch stops
+them early, and so must ember, at the same place and for the same reason."""
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+from .launch import launch  # noqa: F401 (skips this module without mpi4py/mpiexec)
+
+INTEGRATION = Path(__file__).parents[1] / "integration"
+EXAMPLES = INTEGRATION / "pytorch_examples" / "distributed"
+
+
+def _ember_run(program, args, tmp_path, timeout=60):
+    """Runs ``program`` under ``ember run -n 2`` with ``torch`` bound to ember on every rank (a
+    sitecustomize); kills the whole session on timeout."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import examples_harness\nexamples_harness.install('ember', {str(program.parent)!r})\n")
+    path = os.pathsep.join([str(site), str(INTEGRATION), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.Popen([sys.executable, "-m", "ember", "run", "-n", "2", str(program), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": path}, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{program.name} did not finish in {timeout} s\n{out}\n{err}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err
+
+
+def _torch_run(program, args, monkeypatch, capsys):
+    """Runs ``program`` in this process on torch as one torchrun rank; returns (the exception it
+    ended with, or None; what it printed)."""
+    for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_WORLD_SIZE", "1"),
+                        ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29531")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "argv", [str(program), *args])
+    monkeypatch.syspath_prepend(str(program.parent))
+    try:
+        runpy.run_path(str(program), run_name="__main__")
+        ended = None
+    except BaseException as error:  # SystemExit included: what the program ends with is compared
+        ended = error
+    return ended, capsys.readouterr().out
+
+
+def test_ddp_example_checks_for_two_accelerators_as_torch_does(tmp_path, monkeypatch, capsys):
+    """distributed/ddp/example.py asks torch.accelerator for 2 GPUs and exits cleanly without."""
+    pytest.importorskip("torch")
+    program = EXAMPLES / "ddp" / "example.py"
+    code, out, err = _ember_run(program, [], tmp_path)
+    ended, torch_out = _torch_run(program, [], monkeypatch, capsys)
+    line = "Unable to locate sufficient 2 gpus to run this example. Exiting.\n"
+    assert (code, out) == (0, line * 2), err
+    assert isinstance(ended, SystemExit) and not ended.code and torch_out == line
+
+
+def test_torchrun_tutorial_stops_at_selecting_its_gpu_on_every_rank(tmp_path, monkeypatch, capsys):
+    """ddp-tutorial-series/multigpu_torchrun.py imports everything it uses, then selects GPU
+    LOCAL_RANK: without CUDA torch (CPU build) fails there, and ember on each rank with torch's
+    "not compiled with CUDA" error; the job ends instead of waiting."""
+    pytest.importorskip("torch")
+    program = EXAMPLES / "ddp-tutorial-series" / "multigpu_torchrun.py"
+    code, _, err = _ember_run(program, ["1", "1"], tmp_path)
+    ended, _ = _torch_run(program, ["1", "1"], monkeypatch, capsys)
+    where = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'
+    assert ended is not None and where in "".join(traceback.format_exception(ended))
+    assert code != 0 and where in err and "AssertionError: Torch not compiled with CUDA enabled" in err
+
+
+def test_default_backend_for_device_is_mpi_where_torch_has_one():
+    import torch
+
+    import ember
+    import ember.distributed as dist
+    for device in ("cpu", "cuda", "cuda:1", "mps", "xpu", ember.device("cuda", 0)):
+        torch.distributed.get_default_backend_for_device(str(device))  # torch has a default: so has ember
+        assert dist.get_default_backend_for_device(device) == "mpi"
+    for bad, error in (("meta", ValueError), ("hpu", ValueError), (3, RuntimeError)):
+        with pytest.raises(error) as theirs:
+            torch.distributed.get_default_backend_for_device(bad)
+        with pytest.raises(error, match=str(theirs.value)):
+            dist.get_default_backend_for_device(bad)
+    for fn in ("set_device_index", "current_device_index"):
+        with pytest.raises(RuntimeError, match="none is available") as theirs:
+            getattr(torch.accelerator, fn)(*[0][:fn.startswith("set")])
+        with pytest.raises(RuntimeError, match=str(theirs.value)):
+            getattr(ember.accelerator, fn)(*[0][:fn.startswith("set")])
