@@ -9,10 +9,12 @@ print the same losses; the tests compare what the programs print.
 import re
 
 import numpy as np
+from PIL import Image
 import pytest
 
 import ember
-from examples_harness import assert_same_output, numbers_after, run_example, write_bsds_like
+from examples_harness import assert_same_output, numbers_after, run_example
+from vision_stand_in import write_bsds_like, write_image_folder
 
 torch = pytest.importorskip("torch")
 
@@ -132,3 +134,57 @@ def test_policy_gradient_examples_print_torchs_rewards(program, argv, tmp_path, 
     torch_out, ember_out = both(program, ["--log-interval", "1"] + argv, tmp_path, monkeypatch)
     assert "Solved!" in ember_out and "Episode 3" in ember_out
     assert_same_output(ember_out, torch_out, rtol=1e-6, atol=1e-6)
+
+
+_METERS = re.compile(r"(Time|Data) +[0-9.]+ \( *[0-9.]+\)")  # wall time per batch
+
+
+def test_imagenet_trains_resnet18_as_under_torch(tmp_path, monkeypatch):
+    # ResNet-18 at 224x224 on an ImageFolder of 2 classes (RandomResizedCrop and the flips draw
+    # from the library's generator), --seed's cudnn flags and warning, the CPU path, the
+    # checkpoint files. At the default lr 0.1 one SGD step makes the float32 roundoff grow
+    # (torch's float32 gradients then differ from its float64 ones by up to 25%, as ember's);
+    # at 0.01 the printed losses agree to their 5 digits.
+    for split, seed in (("train", 0), ("val", 1)):
+        write_image_folder(tmp_path / "data" / split, ["n01440764", "n01443537"], 1, (300, 260), seed)
+    argv = [str(tmp_path / "data"), "-a", "resnet18", "-j", "0", "--epochs", "1", "-b", "1",
+            "-p", "1", "--lr", "0.01", "--seed", "0"]
+    with pytest.warns(UserWarning, match="You have chosen to seed training"):
+        torch_out, ember_out = both("imagenet/main.py", argv, tmp_path, monkeypatch)
+    torch_out, ember_out = _METERS.sub("", torch_out), _METERS.sub("", ember_out)
+    assert "=> creating model 'resnet18'" in ember_out and "Test: [2/2]" in ember_out
+    assert_same_output(ember_out, torch_out, rtol=1e-4, atol=0)
+    checkpoint = ember.load(tmp_path / "ember" / "checkpoint.pth.tar")
+    assert checkpoint["epoch"] == 1 and checkpoint["arch"] == "resnet18"
+    assert list(checkpoint["state_dict"]) == list(torch.load(tmp_path / "torch" / "checkpoint.pth.tar")["state_dict"])
+    assert (tmp_path / "ember" / "model_best.pth.tar").exists()
+
+
+def test_fast_neural_style_trains_and_stylizes_as_under_torch(tmp_path, monkeypatch):
+    # TransformerNet (reflection padding, InstanceNorm2d, nearest upsampling) trained against
+    # the relu2_2 content and four Gram-matrix style losses of VGG-16's features, saved, then
+    # loaded by the eval subcommand to stylize an image.
+    write_image_folder(tmp_path / "train", ["images"], 4, (48, 40))
+    write_image_folder(tmp_path / "style", ["s"], 1, (36, 30), seed=5)
+    program = "fast_neural_style/neural_style/neural_style.py"
+    train = ["train", "--dataset", str(tmp_path / "train"), "--style-image", str(tmp_path / "style" / "s" / "0.png"),
+             "--save-model-dir", "models", "--image-size", "32", "--batch-size", "2", "--epochs", "1",
+             "--log-interval", "1", "--lr", "0.3"]  # two steps at 1e-3 leave the output black
+    torch_out, ember_out = both(program, train, tmp_path, monkeypatch)
+    stamp = re.compile(r"^.*?\tEpoch|epoch_1_\S+\.model", re.M)  # time.ctime() and the file's time
+    assert "content:" in ember_out and "style:" in ember_out and "trained model saved" in ember_out
+    for label in ("content:", "style:"):  # the first batch's, before any step: float32 roundoff
+        assert numbers_after(ember_out, label)[0] == pytest.approx(numbers_after(torch_out, label)[0], rel=1e-6)
+    # Adam's first step moves each weight by lr times the sign of its gradient: at lr 0.3 a
+    # near-zero gradient whose float32 sign differs moves the second losses by ~1e-3.
+    assert_same_output(stamp.sub("", ember_out), stamp.sub("", torch_out), rtol=3e-3, atol=0)
+    models = {lib: next((tmp_path / lib.__name__ / "models").glob("epoch_1_*.model")) for lib in (torch, ember)}
+    assert list(ember.load(models[ember])) == list(torch.load(models[torch]))
+    images = {}
+    for lib in (torch, ember):  # both stylize with the model torch trained (ember reads its file)
+        cwd = tmp_path / lib.__name__
+        run_example(lib, program, ["eval", "--content-image", str(tmp_path / "train" / "images" / "0.png"),
+                                   "--output-image", "out.png", "--model", str(models[torch])], cwd, monkeypatch)
+        images[lib.__name__] = np.asarray(Image.open(cwd / "out.png"), dtype=np.int16)
+    assert images["ember"].shape == (40, 48, 3) and images["ember"].std() > 10
+    assert np.abs(images["ember"] - images["torch"]).max() <= 1  # uint8 casts of float32 values
