@@ -14,6 +14,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import io
+import logging
 import random
 import re
 import runpy
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from text_stand_in import stand_in_torchtext
 from vision_stand_in import stand_in_torchvision
 
 EXAMPLES = Path(__file__).parent / "pytorch_examples"
@@ -45,13 +47,14 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "torchtext", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
 def _torch_is(lib, program_dir):
     """Within: ``torch`` resolves to ``lib``'s modules and the other _REPLACED names to stand-ins; the program's
-    folder is importable; afterwards sys.modules and sys.path are as they were."""
+    folder is importable; the root logger has no handlers, as in a new process (``basicConfig``
+    works); afterwards sys.modules, sys.path and the root logger are as they were."""
     saved = {k: v for k, v in sys.modules.items()
              if k.split(".")[0] in _REPLACED}
     finder = None
@@ -64,20 +67,29 @@ def _torch_is(lib, program_dir):
         finder = _AliasFinder()
         sys.meta_path.insert(0, finder)
     sys.modules.update(stand_in_torchvision(lib))
+    sys.modules.update(stand_in_torchtext(lib))
     sys.modules.update(_stand_in_matplotlib())
     sys.modules.update(_stand_in_six())
     sys.modules.update(_stand_in_requests())
     sys.modules.update(_stand_in_gymnasium())
     sys.path.insert(0, str(program_dir))
+    root, logged = logging.getLogger(), (logging.getLogger().handlers[:], logging.getLogger().level)
+    root.handlers = []
     try:
         yield
     finally:
+        for handler in root.handlers:  # the program's (a log file's is closed)
+            handler.close()
+        root.handlers, _ = logged
+        root.setLevel(logged[1])
         sys.path.remove(str(program_dir))
         if finder is not None:
             sys.meta_path.remove(finder)
         for name, module in list(sys.modules.items()):
             top = name.split(".")[0]
-            beside = str(getattr(module, "__file__", None) or "").startswith(str(program_dir))
+            spec = getattr(module, "__spec__", None)  # a folder's (namespace package's) places too
+            files = [getattr(module, "__file__", None) or ""] + list(getattr(spec, "submodule_search_locations", None) or [])
+            beside = any(str(f).startswith(str(program_dir)) for f in files)
             if top in _REPLACED[1:] or (finder and top == "torch") or beside:
                 del sys.modules[name]
         sys.modules.update(saved)
@@ -94,16 +106,25 @@ def install(lib_name, program_dir):
 _INSTALLED = []
 
 
-def run_example(lib, program, argv, cwd, monkeypatch):
-    """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout."""
+def run_example(lib, program, argv, cwd, monkeypatch, stdin=None):
+    """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout.
+    With ``stdin`` (text), the program reads it, and the EOFError of reading past its end ends
+    the session (an interactive loop's only way out)."""
     path = EXAMPLES / program
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", [str(path)] + list(argv))
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     out = io.StringIO()
     lib.manual_seed(0)
     random.seed(0)  # some programs draw from Python's generator without seeding it
     with _torch_is(lib, path.parent), contextlib.redirect_stdout(out):
-        scope = runpy.run_path(str(path), run_name="__main__")
+        try:
+            scope = runpy.run_path(str(path), run_name="__main__")
+        except EOFError:
+            if stdin is None or sys.stdin.read():
+                raise
+            scope = {"torch": sys.modules["torch"]}
     assert scope["torch"] is lib, scope["torch"]  # the program really ran on ``lib``
     return out.getvalue()
 

@@ -188,3 +188,25 @@ def test_fast_neural_style_trains_and_stylizes_as_under_torch(tmp_path, monkeypa
         images[lib.__name__] = np.asarray(Image.open(cwd / "out.png"), dtype=np.int16)
     assert images["ember"].shape == (40, 48, 3) and images["ember"].std() > 10
     assert np.abs(images["ember"] - images["torch"]).max() <= 1  # uint8 casts of float32 values
+
+
+def test_language_translation_trains_and_translates_as_under_torch(tmp_path, monkeypatch):
+    # nn.Transformer (post-norm encoder and decoder) with boolean padding masks beside a float
+    # causal mask, dropout, Adam; then the --inference loop's greedy decoding of sentences read
+    # from stdin, by both libraries from one model that ember trained long enough to translate.
+    model = ["--batch", "8", "--attn_heads", "2", "--enc_layers", "1", "--dec_layers", "1",
+             "--embed_size", "16", "--dim_feedforward", "32", "--logging_dir", "logs/"]
+    program = "language_translation/main.py"
+    both(program, ["--epochs", "3", "--lr", "1e-2"] + model, tmp_path, monkeypatch)
+    logs = [(tmp_path / lib.__name__ / "logs" / "log.txt").read_text() for lib in (torch, ember)]
+    seconds = re.compile(r"(time|ETA) = [0-9.]+ seconds")
+    assert "Train loss" in logs[1] and "de vocab size: 22" in logs[1]
+    assert_same_output(seconds.sub("", logs[1]), seconds.sub("", logs[0]), rtol=0, atol=1e-3)
+    (tmp_path / "long").mkdir()
+    run_example(ember, program, ["--epochs", "30", "--lr", "1e-2", "--dropout", "0"] + model, tmp_path / "long", monkeypatch)
+    assert numbers_after((tmp_path / "long" / "logs" / "log.txt").read_text(), "Val loss:")[-1] < 0.1
+    sentences = "Ein hund läuft im park .\nDer mann sitzt auf gras .\nEine katze spielt mit ball .\n"
+    translations = [run_example(lib, program, ["--inference", "--model_path", str(tmp_path / "long" / "logs" / "last.pt")]
+                                + model, tmp_path / lib.__name__, monkeypatch, stdin=sentences) for lib in (torch, ember)]
+    assert translations[1] == translations[0]
+    assert translations[1].split("\n")[1] == ">  The man sits on grass . "  # (the model is not perfect)
