@@ -210,3 +210,16 @@ def test_language_translation_trains_and_translates_as_under_torch(tmp_path, mon
                                 + model, tmp_path / lib.__name__, monkeypatch, stdin=sentences) for lib in (torch, ember)]
     assert translations[1] == translations[0]
     assert translations[1].split("\n")[1] == ">  The man sits on grass . "  # (the model is not perfect)
+
+
+def test_snli_prints_torchs_losses_and_accuracies(tmp_path, monkeypatch):
+    # torchtext.legacy's Field/BucketIterator (stand-in) feed a bidirectional LSTM encoder; the
+    # model's Linear is a subclass of nn.Linear and a "Bottle" mixin; whole-model snapshots.
+    argv = ["--epochs", "2", "--batch_size", "8", "--d_embed", "8", "--d_proj", "8", "--d_hidden", "8",
+            "--log_every", "1", "--dev_every", "5", "--save_every", "5", "--word_vectors", ""]
+    torch_out, ember_out = both("legacy/snli/train.py", argv, tmp_path, monkeypatch)
+    elapsed = re.compile(r"^ +\d+ ", re.M)  # whole seconds since the start
+    assert ember_out.count("\n") == 11 and "Dev/Accuracy" in ember_out
+    assert_same_output(elapsed.sub("", ember_out), elapsed.sub("", torch_out), rtol=1e-5, atol=0)
+    snapshot, = (tmp_path / "ember" / "results").glob("best_snapshot_devacc_*_model.pt")
+    assert snapshot.stat().st_size > 0
