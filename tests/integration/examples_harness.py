@@ -73,15 +73,16 @@ def _torch_is(lib, program_dir):
     sys.modules.update(_stand_in_requests())
     sys.modules.update(_stand_in_gymnasium())
     sys.path.insert(0, str(program_dir))
-    root, logged = logging.getLogger(), (logging.getLogger().handlers[:], logging.getLogger().level)
+    root = logging.getLogger()
+    kept_handlers, kept_level = root.handlers, root.level
     root.handlers = []
     try:
         yield
     finally:
         for handler in root.handlers:  # the program's (a log file's is closed)
             handler.close()
-        root.handlers, _ = logged
-        root.setLevel(logged[1])
+        root.handlers = kept_handlers
+        root.setLevel(kept_level)
         sys.path.remove(str(program_dir))
         if finder is not None:
             sys.meta_path.remove(finder)

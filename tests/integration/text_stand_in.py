@@ -151,7 +151,7 @@ def _legacy(lib, text, sizes=(40, 12, 12)):
     legacy, data, datasets = (types.ModuleType(n) for n in names)
 
     class Field:
-        def __init__(self, sequential=True, lower=False, tokenize=None, **kwargs):
+        def __init__(self, sequential=True, lower=False, tokenize=None):
             self.sequential, self.lower = sequential, lower
             self.tokenize = get_tokenizer(tokenize) if sequential else None
             self.specials = ["<unk>", "<pad>"] if sequential else ["<unk>"]
@@ -193,7 +193,7 @@ def _legacy(lib, text, sizes=(40, 12, 12)):
             return len(self.examples)
 
         @classmethod
-        def splits(cls, text_field, label_field, root=".data", **kwargs):
+        def splits(cls, text_field, label_field, root=".data"):
             return tuple(cls(split, text_field, label_field) for split in ("train", "dev", "test"))
 
     class Batch:
