@@ -52,15 +52,25 @@ def test_dcgan_prints_torchs_options_modules_and_losses(tmp_path, monkeypatch):
     assert list(state) == list(torch.load(tmp_path / "torch" / "out" / "netG_epoch_0.pth"))
 
 
-def test_super_resolution_prints_torchs_losses_and_psnr(tmp_path, monkeypatch):
+def test_super_resolution_prints_torchs_losses_and_psnr_and_super_resolves(tmp_path, monkeypatch):
     # Both runs in one folder, so both list the same image files in the same order.
     write_bsds_like(tmp_path)
     argv = ["--upscale_factor", "4", "--batchSize", "1", "--testBatchSize", "2", "--nEpochs", "2", "--threads", "0"]
-    torch_out, ember_out = (run_example(lib, "super_resolution/main.py", argv, tmp_path, monkeypatch)
-                            for lib in (torch, ember))
+    outs, images = [], []
+    for lib in (torch, ember):
+        outs.append(run_example(lib, "super_resolution/main.py", argv, tmp_path, monkeypatch))
+        model = tmp_path / f"{lib.__name__}_model.pth"
+        (tmp_path / "model_epoch_2.pth").rename(model)  # a whole model: loads under torch.serialization.safe_globals
+        out = tmp_path / f"{lib.__name__}_out.png"
+        run_example(lib, "super_resolution/super_resolve.py", ["--input_image", "dataset/BSDS300/images/test/0.png",
+                                                               "--model", str(model), "--output_filename", str(out)],
+                    tmp_path, monkeypatch)
+        images.append(np.asarray(Image.open(out), dtype=np.int16))
+    torch_out, ember_out = outs
     assert "PSNR" in ember_out  # PixelShuffle, orthogonal_ init, Adam, torch.save of a whole model
     assert_same_output(ember_out, torch_out, rtol=1e-3, atol=2e-4)  # printed with 4 decimals
-    assert (tmp_path / "model_epoch_2.pth").stat().st_size > 0
+    assert images[1].shape == (1024, 1024, 3) and images[1].std() > 10
+    assert np.abs(images[1] - images[0]).max() <= 2  # models equal to float32 roundoff, uint8 casts
 
 
 def write_corpus(root):
@@ -77,14 +87,23 @@ def write_corpus(root):
     ["--model", "GRU", "--tied"],
     ["--model", "Transformer", "--lr", "1"],  # at lr 20 the transformer's training is chaotic
 ])
-def test_word_language_model_prints_torchs_losses(model, tmp_path, monkeypatch):
+def test_word_language_model_prints_torchs_losses_and_generates_torchs_text(model, tmp_path, monkeypatch):
     write_corpus(tmp_path)
     argv = ["--data", str(tmp_path), "--emsize", "16", "--nhid", "16", "--batch_size", "4",
-            "--bptt", "8", "--log-interval", "5", "--epochs", "1", "--save", str(tmp_path / "m.pt")]
+            "--bptt", "8", "--log-interval", "5", "--epochs", "1", "--save", "m.pt"]
     torch_out, ember_out = both("word_language_model/main.py", argv + model, tmp_path, monkeypatch)
     timings = re.compile(r"ms/batch +[0-9.]+|time: +[0-9.]+s")
     assert_same_output(timings.sub("", ember_out), timings.sub("", torch_out), rtol=1e-3, atol=0.011)
     assert len(numbers_after(ember_out, "loss")) >= 3
+    # generate.py: the whole model loads under torch.serialization.safe_globals (torch's module
+    # paths: nn.modules.activation.MultiheadAttention, ...), then multinomial draws 30 words
+    texts = []
+    for lib in (torch, ember):
+        run_example(lib, "word_language_model/generate.py", ["--data", str(tmp_path), "--checkpoint", "m.pt",
+                                                             "--words", "30", "--log-interval", "10"],
+                    tmp_path / lib.__name__, monkeypatch)
+        texts.append((tmp_path / lib.__name__ / "generated.txt").read_text())
+    assert texts[1] == texts[0] and len(texts[1].split()) == 30
 
 
 def test_regression_learns_the_polynomial(tmp_path, monkeypatch):
