@@ -177,6 +177,13 @@ def test_imagenet_trains_resnet18_as_under_torch(tmp_path, monkeypatch):
     assert checkpoint["epoch"] == 1 and checkpoint["arch"] == "resnet18"
     assert list(checkpoint["state_dict"]) == list(torch.load(tmp_path / "torch" / "checkpoint.pth.tar")["state_dict"])
     assert (tmp_path / "ember" / "model_best.pth.tar").exists()
+    # --resume --evaluate: both load torch's checkpoint (model, SGD and StepLR states), then validate
+    resume = [str(tmp_path / "data"), "-j", "0", "-b", "1", "-p", "1", "--evaluate",
+              "--resume", str(tmp_path / "torch" / "checkpoint.pth.tar")]
+    torch_out, ember_out = (_METERS.sub("", run_example(lib, "imagenet/main.py", resume, tmp_path / lib.__name__, monkeypatch))
+                            for lib in (torch, ember))
+    assert "=> loaded checkpoint" in ember_out and "Acc@5" in ember_out and "Epoch:" not in ember_out
+    assert_same_output(ember_out, torch_out, rtol=1e-4, atol=0)
 
 
 def test_fast_neural_style_trains_and_stylizes_as_under_torch(tmp_path, monkeypatch):
