@@ -167,6 +167,17 @@ def test_safe_globals_api_behaves_like_torch(tmp_path):
         ember.load(tmp_path / "rng.pt", pickle_module=__import__("pickle"))
 
 
+def test_serialization_is_an_attribute_after_a_plain_import():
+    # Programs write `import torch` then `torch.serialization.safe_globals(...)` (pytorch/examples'
+    # super_resolve.py, generate.py): a new process, where nothing imported the submodule yet.
+    import subprocess
+    import sys
+    code = "import {0}; print({0}.serialization.safe_globals.__name__, {0}.serialization.add_safe_globals.__name__)"
+    outs = [subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True, text=True, timeout=120)
+            for lib in ("torch", "ember")]
+    assert outs[1].stdout == outs[0].stdout == "safe_globals add_safe_globals\n", outs[1].stderr
+
+
 def test_state_dicts_cross_both_ways_between_torch_and_ember_models():
     torch.manual_seed(0)
     reference = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2), torch.nn.Flatten(),

@@ -4,9 +4,8 @@
 ``__main__`` and returns what it printed. For ember, every ``import torch...`` in the program
 (and in the modules beside it) gives the matching ``ember...`` module, as if its first line
 were ``import ember as torch``. ``torchvision`` (not installed here, and its datasets need a
-download) is a stand-in written on the running library: MNIST and FakeData of the real
-shapes built from the bundled 8x8 digits, ToTensor/Normalize/Resize/CenterCrop/Lambda/Compose,
-``utils.save_image`` and ``models.resnet18``.
+download) is a stand-in written on the running library (``vision_stand_in``), and so are the
+other packages the programs import that are not installed.
 
 Not collected by pytest; ``test_pytorch_examples.py`` uses it.
 """
@@ -15,6 +14,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import io
+import logging
 import random
 import re
 import runpy
@@ -23,6 +23,9 @@ import types
 from pathlib import Path
 
 import numpy as np
+
+from text_stand_in import stand_in_torchtext
+from vision_stand_in import stand_in_torchvision
 
 EXAMPLES = Path(__file__).parent / "pytorch_examples"
 
@@ -44,13 +47,14 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "torchtext", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
 def _torch_is(lib, program_dir):
     """Within: ``torch`` resolves to ``lib``'s modules and the other _REPLACED names to stand-ins; the program's
-    folder is importable; afterwards sys.modules and sys.path are as they were."""
+    folder is importable; the root logger has no handlers, as in a new process (``basicConfig``
+    works); afterwards sys.modules, sys.path and the root logger are as they were."""
     saved = {k: v for k, v in sys.modules.items()
              if k.split(".")[0] in _REPLACED}
     finder = None
@@ -62,21 +66,31 @@ def _torch_is(lib, program_dir):
                 sys.modules["torch" + name[len("ember"):]] = module
         finder = _AliasFinder()
         sys.meta_path.insert(0, finder)
-    sys.modules.update(_stand_in_torchvision(lib))
+    sys.modules.update(stand_in_torchvision(lib))
+    sys.modules.update(stand_in_torchtext(lib))
     sys.modules.update(_stand_in_matplotlib())
     sys.modules.update(_stand_in_six())
     sys.modules.update(_stand_in_requests())
     sys.modules.update(_stand_in_gymnasium())
     sys.path.insert(0, str(program_dir))
+    root = logging.getLogger()
+    kept_handlers, kept_level = root.handlers, root.level
+    root.handlers = []
     try:
         yield
     finally:
+        for handler in root.handlers:  # the program's (a log file's is closed)
+            handler.close()
+        root.handlers = kept_handlers
+        root.setLevel(kept_level)
         sys.path.remove(str(program_dir))
         if finder is not None:
             sys.meta_path.remove(finder)
         for name, module in list(sys.modules.items()):
             top = name.split(".")[0]
-            beside = str(getattr(module, "__file__", None) or "").startswith(str(program_dir))
+            spec = getattr(module, "__spec__", None)  # a folder's (namespace package's) places too
+            files = [getattr(module, "__file__", None) or ""] + list(getattr(spec, "submodule_search_locations", None) or [])
+            beside = any(str(f).startswith(str(program_dir)) for f in files)
             if top in _REPLACED[1:] or (finder and top == "torch") or beside:
                 del sys.modules[name]
         sys.modules.update(saved)
@@ -93,16 +107,25 @@ def install(lib_name, program_dir):
 _INSTALLED = []
 
 
-def run_example(lib, program, argv, cwd, monkeypatch):
-    """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout."""
+def run_example(lib, program, argv, cwd, monkeypatch, stdin=None):
+    """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout.
+    With ``stdin`` (text), the program reads it, and the EOFError of reading past its end ends
+    the session (an interactive loop's only way out)."""
     path = EXAMPLES / program
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", [str(path)] + list(argv))
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     out = io.StringIO()
     lib.manual_seed(0)
     random.seed(0)  # some programs draw from Python's generator without seeding it
     with _torch_is(lib, path.parent), contextlib.redirect_stdout(out):
-        scope = runpy.run_path(str(path), run_name="__main__")
+        try:
+            scope = runpy.run_path(str(path), run_name="__main__")
+        except EOFError:
+            if stdin is None or sys.stdin.read():
+                raise
+            scope = {"torch": sys.modules["torch"]}
     assert scope["torch"] is lib, scope["torch"]  # the program really ran on ``lib``
     return out.getvalue()
 
@@ -125,160 +148,6 @@ def numbers_after(text, label):
 
 
 # ---- stand-ins for packages the programs import ------------------------------------------------
-def digits_images(train, size=28, count=64):
-    """``count`` uint8 images (count, size, size) and int64 labels: the bundled 8x8 digits,
-    each pixel repeated 3x3 and padded to ``size`` (MNIST's 28x28 layout)."""
-    from ember.datasets import load_digits
-    d = load_digits(flatten=False)
-    x, y = (d.x_train, d.y_train) if train else (d.x_test, d.y_test)
-    x = np.kron(np.asarray(x)[:count].reshape(-1, 8, 8), np.ones((3, 3)))
-    pad = (size - 24) // 2
-    x = np.pad(x, ((0, 0), (pad, size - 24 - pad), (pad, size - 24 - pad)))
-    return (x * 255).clip(0, 255).astype(np.uint8), np.asarray(y)[:count].astype(np.int64)
-
-
-def _stand_in_torchvision(lib):
-    from PIL import Image
-    tv, datasets, transforms, utils, models = (types.ModuleType(n) for n in (
-        "torchvision", "torchvision.datasets", "torchvision.transforms", "torchvision.utils",
-        "torchvision.models"))
-
-    class MNIST(lib.utils.data.Dataset):
-        def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
-            images, labels = digits_images(train)
-            self.data, self.targets = lib.tensor(images), lib.tensor(labels)
-            self.transform, self.target_transform = transform, target_transform
-
-        def __len__(self):
-            return len(self.data)
-
-        def __getitem__(self, i):
-            img, target = Image.fromarray(self.data[i].numpy(), mode="L"), int(self.targets[i])
-            if self.transform is not None:
-                img = self.transform(img)
-            if self.target_transform is not None:
-                target = self.target_transform(target)
-            return img, target
-
-    class FakeData(lib.utils.data.Dataset):
-        def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None):
-            self.size, self.image_size, self.transform = size, image_size, transform
-
-        def __len__(self):
-            return self.size
-
-        def __getitem__(self, i):
-            rng = np.random.default_rng(i)
-            img = rng.integers(0, 256, self.image_size[1:] + self.image_size[:1], dtype=np.uint8)
-            img = Image.fromarray(img.squeeze(-1) if img.shape[-1] == 1 else img)
-            return (self.transform(img) if self.transform else img), int(rng.integers(10))
-
-    class ToTensor:
-        def __call__(self, pic):
-            a = np.asarray(pic, dtype=np.float32) / 255
-            return lib.tensor(a[None] if a.ndim == 2 else a.transpose(2, 0, 1))
-
-    class Normalize:
-        def __init__(self, mean, std):
-            self.mean, self.std = mean, std
-
-        def __call__(self, x):
-            shape = (-1, 1, 1)
-            return (x - lib.tensor(self.mean).view(shape)) / lib.tensor(self.std).view(shape)
-
-    class Resize:
-        def __init__(self, size):
-            self.size = size
-
-        def __call__(self, img):
-            w, h = img.size
-            scale = self.size / min(w, h)
-            return img.resize((round(w * scale), round(h * scale)), Image.BILINEAR)
-
-    class CenterCrop:
-        def __init__(self, size):
-            self.size = size
-
-        def __call__(self, img):
-            w, h = img.size
-            left, top = (w - self.size) // 2, (h - self.size) // 2
-            return img.crop((left, top, left + self.size, top + self.size))
-
-    class Lambda:
-        def __init__(self, function):
-            self.function = function
-
-        def __call__(self, x):
-            return self.function(x)
-
-    class Compose:
-        def __init__(self, steps):
-            self.steps = steps
-
-        def __call__(self, x):
-            for step in self.steps:
-                x = step(x)
-            return x
-
-    datasets.MNIST, datasets.FakeData = MNIST, FakeData
-    datasets.ImageFolder = datasets.LSUN = datasets.CIFAR10 = None  # need files: not used here
-    transforms.ToTensor, transforms.Normalize, transforms.Compose = ToTensor, Normalize, Compose
-    transforms.Resize, transforms.Scale, transforms.CenterCrop = Resize, Resize, CenterCrop
-    transforms.Lambda = Lambda
-    utils.save_image = lambda tensor, fp, **kwargs: None  # images are side output
-    models.resnet18 = lambda weights=None: _resnet18(lib)
-    tv.datasets, tv.transforms, tv.utils, tv.models = datasets, transforms, utils, models
-    for module in (datasets, transforms):  # named where pickle finds them (spawned processes)
-        for name, value in vars(module).items():
-            if isinstance(value, type):
-                value.__module__, value.__qualname__ = module.__name__, name
-    return {m.__name__: m for m in (tv, datasets, transforms, utils, models)}
-
-
-def _resnet18(lib):
-    """ResNet-18 (He et al., 2015) with torchvision's module names and layout."""
-    nn = lib.nn
-
-    class BasicBlock(nn.Module):
-        def __init__(self, inplanes, planes, stride=1):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = None
-            if stride != 1 or inplanes != planes:
-                self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False),
-                                                nn.BatchNorm2d(planes))
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class ResNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
-            for i, (inplanes, planes, stride) in enumerate(widths, 1):
-                setattr(self, f"layer{i}", nn.Sequential(BasicBlock(inplanes, planes, stride),
-                                                         BasicBlock(planes, planes)))
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, 1000)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(lib.flatten(self.avgpool(x), 1))
-
-    return ResNet()
-
-
 def _stand_in_matplotlib():
     """matplotlib with pyplot calls that draw nothing (the programs save plots as side output)."""
     mpl, pyplot = types.ModuleType("matplotlib"), types.ModuleType("matplotlib.pyplot")
@@ -391,18 +260,3 @@ def _stand_in_gymnasium(threshold=12):
 
     gym.make = make
     return {"gymnasium": gym}
-
-
-def write_bsds_like(root, count=2, size=256):
-    """``dataset/BSDS300/images/{train,test}`` under ``root``: ``count`` smooth RGB PNGs of
-    ``size`` x ``size`` per split, where super_resolution's data.py expects BSDS300."""
-    from PIL import Image
-    rng = np.random.default_rng(0)
-    yy, xx = np.mgrid[0:size, 0:size] / size
-    for split in ("train", "test"):
-        folder = root / "dataset" / "BSDS300" / "images" / split
-        folder.mkdir(parents=True)
-        for k in range(count):
-            f = rng.uniform(1, 6, (3, 2))
-            rgb = np.stack([np.sin(f[c, 0] * 6 * xx + f[c, 1] * 4 * yy) for c in range(3)], -1)
-            Image.fromarray(((rgb + 1) * 127.5).astype(np.uint8)).save(folder / f"{k}.png")
