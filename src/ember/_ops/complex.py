@@ -188,6 +188,8 @@ def sync_conj_views(written):
     """Carries an in-place write into the array ``written`` across conj views: a write into a
     view's array goes back conjugated into its source (and on up, for the conjugate of a
     conjugate), then every view whose source was touched is recomputed (and on down)."""
+    if type(written) is not np.ndarray:  # conj views are NumPy arrays: another library's cannot alias one
+        return
     views = list(_conj_views())
     touched = [written]
     for view, source, _ in reversed(views):  # a source made by a newer view than its own: none
