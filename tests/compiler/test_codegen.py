@@ -82,6 +82,29 @@ def test_every_elementwise_op_alone(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_backward_reads_phi_from_the_output(dtype):
+    """Given the forward's output, GeluBackward's loop divides it by x (0.5 at x = 0) instead of
+    evaluating erf again, as eager does; both equal torch's GELU gradient (float64 reference,
+    the output rounded to ``dtype`` first: its rounding is all that separates them)."""
+    import torch
+    rng = np.random.default_rng(1)
+    x = _data(rng, (8, 33), dtype)
+    x.reshape(-1)[20:24] = [0.0, -0.0, 1e-40 if dtype == np.float32 else 1e-310, -5.0]
+    g = rng.standard_normal((8, 33)).astype(dtype)
+    xt = torch.tensor(x.astype(np.float64), requires_grad=True)
+    out = torch.nn.functional.gelu(xt)
+    out.backward(torch.tensor(g.astype(np.float64)))
+    y = out.detach().numpy().astype(dtype)
+    b = Builder()
+    fn, _ = _check(b, b.output(b.call("GeluBackward", b.input("g", g), b.input("x", x), b.input("out", y))), TOL)
+    assert "em_erf" not in fn.c_source
+    finite = np.isfinite(x) & (np.abs(x) < 1e4)
+    with np.errstate(all="ignore"):
+        got = fn([g, x, y])[0]
+    np.testing.assert_allclose(got[finite], xt.grad.numpy()[finite], **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_chains(dtype):
     """GELU(tanh) backward-like chains, layer norm from sums, softmax, log-softmax, a sum of a
     product computed inside the sum's loop, broadcast against keepdim results."""

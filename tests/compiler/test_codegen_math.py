@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C 
 
 FUNCS = ("exp", "log", "tanh", "sigmoid", "erf")
 # (function, dtype) -> max error in ulp, measured on this grid and stated in the header
-# (measured: exp 0.99 / 2.34, log 1.94 / 1.95, tanh 1.20 / 1.55, sigmoid 2.47 / 3.55, erf 0.997 /
+# (measured: exp 0.99 / 2.34, log 1.94 / 1.95, tanh 1.20 / 1.55, sigmoid 2.47 / 3.55, erf 0.81 /
 # 3.0 where the double erf is libm's and the reference SciPy's)
 BOUNDS = {("exp", "f"): 1, ("log", "f"): 2, ("tanh", "f"): 2, ("sigmoid", "f"): 3, ("erf", "f"): 1,
           ("exp", "d"): 3, ("log", "d"): 2, ("tanh", "d"): 2, ("sigmoid", "d"): 4, ("erf", "d"): 3}

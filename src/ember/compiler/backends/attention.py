@@ -34,15 +34,11 @@ def _batch_loops(batch, strided, body):
 
 def _gemm_call(a, b, out, m, k, n, alpha):
     """The BLAS call for one matrix of ``out`` (row-major C = alpha A B, as column-major
-    C^T = B^T A^T), at offsets ``oa``, ``ob``, ``oc`` of the batch loop, and its setup lines."""
+    C^T = B^T A^T), at offsets ``oa``, ``ob``, ``oc`` of the batch loop."""
     ta, lda = _blas_layout(a.strides[-2:], m, k)
     tb, ldb = _blas_layout(b.strides[-2:], k, n)
-    t = CTYPES[out.dtype]
-    gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
-    return [f"{gemm}(&tb, &ta, &nn, &mm, &kk, &alpha, ({t}*)B + ob, &ldb, ({t}*)A + oa, &lda, &zero, C + oc, &ldc);"], \
-        [f"char ta = '{ta}', tb = '{tb}';",
-         f"int mm = {m}, nn = {n}, kk = {k}, lda = {lda}, ldb = {ldb}, ldc = {n};",
-         f"{t} alpha = {c_literal(alpha, out.dtype)}, zero = 0;"]
+    gemm = "em_sgemm_any" if out.dtype == np.float32 else "em_dgemm_any"
+    return f"{gemm}('{tb}', '{ta}', {n}, {m}, {k}, {c_literal(alpha, out.dtype)}, B + ob, {ldb}, A + oa, {lda}, 0, C + oc, {n});"
 
 
 def _products(src, node, fname, alpha, row_lines):
@@ -52,7 +48,7 @@ def _products(src, node, fname, alpha, row_lines):
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    call, setup = _gemm_call(a, b, out, m, k, n, alpha)
+    call = _gemm_call(a, b, out, m, k, n, alpha)
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
     offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
                "oc": (0, _align(out, out.shape)[:-2])}
@@ -63,9 +59,8 @@ def _products(src, node, fname, alpha, row_lines):
              f"    const {t}* A = {src.pointer(a)};",
              f"    const {t}* B = {src.pointer(b)};",
              f"    {t}* C = {src.pointer(out)};",
-             *["    " + ln for ln in setup],
              f"    em_blas_threads({m * n * k}L);"]
-    return lines + _batch_loops(batch, offsets, call + row_lines) + ["}"]
+    return lines + _batch_loops(batch, offsets, [call] + row_lines) + ["}"]
 
 
 def bmm_kernel(src, node, fname):

@@ -71,8 +71,9 @@ def blas_pointers():
 
 @functools.lru_cache(maxsize=None)
 def numpy_blas_pointers():
-    """Addresses of sgemm and dgemm (64-bit integers) in the OpenBLAS NumPy ships, or None
-    (looked up once: listing the loaded libraries takes tens of milliseconds)."""
+    """Addresses of sgemm, dgemm (64-bit integers) and the set-thread-count function of the
+    OpenBLAS NumPy ships, or None (looked up once: listing the loaded libraries takes tens of
+    milliseconds)."""
     try:
         from threadpoolctl import ThreadpoolController
         for lib in ThreadpoolController().lib_controllers:
@@ -80,8 +81,9 @@ def numpy_blas_pointers():
                 dll = ctypes.CDLL(lib.filepath)
                 for prefix, suffix in (("scipy_", "_64_"), ("", "_64_"), ("", "64_")):
                     if hasattr(dll, f"{prefix}sgemm{suffix}"):
-                        return tuple(ctypes.cast(getattr(dll, f"{prefix}{f}{suffix}"), ctypes.c_void_p).value
-                                     for f in ("sgemm", "dgemm"))
+                        gemms = [getattr(dll, f"{prefix}{f}{suffix}") for f in ("sgemm", "dgemm")]
+                        return tuple(ctypes.cast(f, ctypes.c_void_p).value
+                                     for f in [*gemms, lib._get_symbol("openblas_set_num_threads")])
     except Exception:  # a NumPy without OpenBLAS, or no threadpoolctl: SciPy's BLAS serves
         pass
     return None
@@ -123,7 +125,7 @@ def compile_c(graph, options, compiler):
                     ctypes.c_void_p(set_threads), ctypes.c_int(threads))
         wide = numpy_blas_pointers()
         if wide is not None:
-            lib.em_init64(ctypes.c_void_p(wide[0]), ctypes.c_void_p(wide[1]))
+            lib.em_init64(*map(ctypes.c_void_p, wide))
     table = (ctypes.c_void_p * max(1, len(slots)))()
     buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():

@@ -36,7 +36,10 @@ void em_init(void* s, void* d, void* set_threads, int max_threads) {
     em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
     em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
 }
-void em_init64(void* s, void* d) { em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; }
+void (*em_set_threads64)(int);
+void em_init64(void* s, void* d, void* set_threads) {
+    em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; em_set_threads64 = (void (*)(int))set_threads;
+}
 """
 
 
@@ -452,11 +455,8 @@ def _gemm_kernel(src, kernel, fname, epilogue):
     lines += [f"        em_blas_threads((long)({m * n * k}));",
               f"        long mb = choice == 1 ? block : {m};",
               f"        for (long r = 0; r < {m}; r += mb) {{",
-              f"            int mm = {n}, nn = (int)({m} - r < mb ? {m} - r : mb), kk = {k};",
-              f"            int lda = {_at_least_1(ldb)}, ldb = {_at_least_1(lda)}, ldc = {_at_least_1(n)};",
-              f"            char ta = '{tb}', tb = '{ta}';",
-              f"            {t} one = 1, zero = 0;",
-              f"            {gemm}(&ta, &tb, &mm, &nn, &kk, &one, ({t}*)B, &lda, ({t}*)(A + r*{sa[0]}), &ldb, &zero, C + r*{n}, &ldc);",
+              f"            long nn = {m} - r < mb ? {m} - r : mb;",
+              f"            {gemm}_any('{tb}', '{ta}', {n}, nn, {k}, 1, B, {_at_least_1(ldb)}, A + r*{sa[0]}, {_at_least_1(lda)}, 0, C + r*{n}, {_at_least_1(n)});",
               f"            {fname}_finish(p, C, r, r + nn);",
               "        }",
               "    }", after, "}"]

@@ -50,7 +50,7 @@ def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
     """One column-major BLAS product C = A B + beta C (row-major arrays read transposed),
     through NumPy's BLAS when found (``em_sgemm_any``, cgen's header)."""
     call = "em_sgemm_any" if t == "float" else "em_dgemm_any"
-    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
+    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, 1, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
 
 
 def _im2col(node, x, t, fname):

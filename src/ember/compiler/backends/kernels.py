@@ -68,11 +68,14 @@ def _gelu(a, k, d):
 
 
 def _gelu_backward(a, k, d):
-    """``g * (Phi(x) + x phi(x))``: GeluBackward (Phi evaluated again rather than read back as
-    output / x, the same value within the erf bound)."""
+    """``g * (Phi(x) + x phi(x))``: GeluBackward. Phi(x) is read back as ``output / x`` when the
+    forward's output is an operand (0.5 at x = 0), as eager does: a division instead of erf."""
     c = lambda v: c_literal(v, d)  # noqa: E731
     g, x = a[0], a[1]
-    cdf = f"({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)})))"
+    if len(a) > 2 and a[2] is not None:
+        cdf = f"({x} != 0 ? {a[2]} / {x} : {c(0.5)})"
+    else:
+        cdf = f"({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)})))"
     pdf = f"({_em('exp', d)}({c(-0.5)} * {x} * {x}) * {c(0.3989422804014327)})"
     return f"({g} * ({cdf} + {x} * {pdf}))"
 

@@ -30,15 +30,13 @@ _HELPERS = """#ifndef EM_RNN_GEMM
 #define EM_RNN_GEMM
 static void em_rm_gemmf(char ta, char tb, int m, int n, int k, const float* A, int lda,
                         const float* B, int ldb, float beta, float* C, int ldc) {
-    float one = 1;
     em_blas_threads((long)m * n * k);
-    em_sgemm(&tb, &ta, &n, &m, &k, &one, (float*)B, &ldb, (float*)A, &lda, &beta, C, &ldc);
+    em_sgemm_any(tb, ta, n, m, k, 1, B, ldb, A, lda, beta, C, ldc);
 }
 static void em_rm_gemm(char ta, char tb, int m, int n, int k, const double* A, int lda,
                        const double* B, int ldb, double beta, double* C, int ldc) {
-    double one = 1;
     em_blas_threads((long)m * n * k);
-    em_dgemm(&tb, &ta, &n, &m, &k, &one, (double*)B, &ldb, (double*)A, &lda, &beta, C, &ldc);
+    em_dgemm_any(tb, ta, n, m, k, 1, B, ldb, A, lda, beta, C, ldc);
 }
 /* A few rows times a matrix, for each step's product with W_hh: C[m, n] (+)= A[m, k] B[k, n]
  * (row-major, n a multiple of 4 vectors) in register tiles of 4 rows x 4 vectors, reading B in
