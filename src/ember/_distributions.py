@@ -48,12 +48,26 @@ _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _U32 = np.uint64(1 << 32)
 
 
+# Large draws are made a pass of this many at a time, so that the temporaries of a pass stay
+# a few MiB (a model's initialisation fills hundreds of MiB); a multiple of 16 for normal's
+# blocks. The stream is the same as in one pass.
+_CHUNK = 1 << 20
+
+
 def _uniform24(gen, n):
-    return (gen.random32(n) & _MASK24).astype(np.float64) * 2.0 ** -24
+    bits = gen.random32(n).astype(np.uint32)  # (uint32 converts to float fast; uint64 does not)
+    bits &= np.uint32((1 << 24) - 1)
+    out = bits.astype(np.float64)
+    out *= 2.0 ** -24
+    return out
 
 
 def _uniform53(gen, n):
-    return (gen.random64(n) & _MASK53).astype(np.float64) * 2.0 ** -53
+    bits = gen.random64(n)
+    bits &= _MASK53
+    out = bits.view(np.int64).astype(np.float64)  # below 2**53: the same numbers, a faster conversion
+    out *= 2.0 ** -53
+    return out
 
 
 def _unit_uniform(gen, n, dtype):
@@ -65,8 +79,8 @@ def _finish(values, shape, dtype):
     """float64 ``values`` rounded to ``dtype`` the way PyTorch's kernels round (via float32 for
     the 16-bit types) and shaped."""
     if dtype in (_dtype.float16, _dtype.bfloat16):
-        values = values.astype(np.float32)
-    return values.astype(dtype.np).reshape(shape)
+        values = values.astype(np.float32, copy=False)
+    return values.astype(dtype.np, copy=False).reshape(shape)
 
 
 def uniform(shape, low, high, dtype, generator=None):
@@ -75,7 +89,13 @@ def uniform(shape, low, high, dtype, generator=None):
     gen = generator_or_default(generator)
     n = math.prod(shape)
     low, high = (float(np.array(v, dtype.np)) for v in (low, high))
-    return _finish(_unit_uniform(gen, n, dtype) * (high - low) + low, shape, dtype)
+    out = np.empty(n, np.float64 if dtype is _dtype.float64 else np.float32)
+    for start in range(0, n, _CHUNK):
+        u = _unit_uniform(gen, min(_CHUNK, n - start), dtype)
+        u *= high - low
+        u += low
+        out[start:start + u.size] = u  # rounded once, from float64
+    return _finish(out, shape, dtype)
 
 
 def _normal_one_by_one(gen, n):
@@ -101,15 +121,20 @@ def normal(shape, mean, std, dtype, generator=None):
     if n < 16:
         return _finish(_normal_one_by_one(gen, n) * std + mean, shape, dtype)
     compute = np.float64 if dtype is _dtype.float64 else np.float32
-    x = _unit_uniform(gen, n, dtype).astype(dtype.np).astype(compute)
-    _box_muller_16(x[:n - n % 16])
+    x = np.empty(n, compute)
+    whole = n - n % 16  # the draws in complete blocks of 16
+    for start in range(0, n, _CHUNK):
+        part = x[start:start + _CHUNK]
+        part[...] = _unit_uniform(gen, part.size, dtype).astype(dtype.np)
+        _box_muller_16(part[:max(0, min(part.size, whole - start))])
     if n % 16:
         tail = _unit_uniform(gen, 16, dtype).astype(dtype.np).astype(compute)
         _box_muller_16(tail)
         x[n - 16:] = tail
     if std != 1.0 or mean != 0.0:
-        x = x * compute(std) + compute(mean)
-    return x.astype(dtype.np).reshape(shape)
+        x *= compute(std)
+        x += compute(mean)
+    return x.astype(dtype.np, copy=False).reshape(shape)
 
 
 def _box_muller_16(x):
