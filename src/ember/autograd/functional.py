@@ -40,6 +40,17 @@ def _prepare(inputs, create_graph):
                  for x in inputs)
 
 
+def _input_vector(v, inputs, fn_name):
+    """The vector ``v`` shaped like ``inputs`` as a tuple; ones for a single one-element input
+    when omitted (RuntimeError for any other input)."""
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function "
+                               "is a single Tensor with a single element.")
+        return (zeros_like(inputs[0]) + 1,)
+    return _tuple(v, "v", fn_name)[1]
+
+
 def _result(values, create_graph):
     return tuple(v if create_graph or v is None else v.detach() for v in values)
 
@@ -91,13 +102,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function "
-                                   "is a single Tensor with a single element.")
-            v = (zeros_like(inputs[0]) + 1,)
-        else:
-            _, v = _tuple(v, "v", "jvp")
+        v = _input_vector(v, inputs, "jvp")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _tuple(outputs, "outputs of the user-provided function", "jvp")
         cotangents = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
@@ -177,13 +182,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _tuple(inputs, "inputs", "vhp")
         inputs = _prepare(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function "
-                                   "is a single Tensor with a single element.")
-            v = (zeros_like(inputs[0]) + 1,)
-        else:
-            _, v = _tuple(v, "v", "vhp")
+        v = _input_vector(v, inputs, "vhp")
         output = func(*inputs)
         is_tuple, outputs = _tuple(output, "outputs of the user-provided function", "vhp")
         if is_tuple or outputs[0].numel() != 1:
