@@ -6,8 +6,10 @@ int. A graph valid for many sizes is found by recording the function at a few si
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point
 (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
-dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: parameters,
-gradients, optimizer state and the random stream are restored after each. A dimension whose
+dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
+from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
+updated in place, the random stream) and the world the real call left is restored after it, so
+a step ending in ``zero_grad()`` probes with no ``.grad`` set, as it ran. A dimension whose
 probes fail (an error, a graph break, another structure, a value no polynomial explains, a
 constant tensor whose size follows it) is specialised, and the log says why.
 
@@ -85,9 +87,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
     """
+    before = _State(world) if dims else None  # each probe starts from the world the call saw
     result, cap = capture(fn, args, kwargs, world, fullgraph, joint)
     if cap.breaks or not dims:
         return result, cap, None, None
+    after = _State(world)
     inputs = world.inputs
     hints, sources = {}, {}
     scalars = (*args, *kwargs.values())
@@ -102,9 +106,9 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         if n not in symbols:
             base[n] = real[n]
             log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
-    saved = _State(world)
 
     def probe(point):
+        before.restore()
         try:
             return point, _record(fn, args, kwargs, dims, point, joint)
         except Mismatch as e:
@@ -112,7 +116,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         except Exception as e:  # the function itself rejects the size
             return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
         finally:
-            saved.restore()
+            after.restore()
     real_cap = (real, cap)
     base_sample = real_cap if base == real else probe(base)
     if isinstance(base_sample[1], Mismatch):
@@ -296,10 +300,13 @@ def _record(fn, args, kwargs, dims, point, joint):
 
 
 class _State:
-    """Parameters and buffers, gradients, optimizer state and hyperparameters, and the random
-    stream: what a probe may change, restored after it."""
+    """Parameters and buffers (and which tensors the modules hold), gradients, optimizer state
+    and hyperparameters, the input and free tensors' values and the random stream: what a
+    probe may change, restored before and after it."""
 
     def __init__(self, world):
+        self.tables = [(table, dict(table)) for table in world.tables]
+        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free) if t._data.flags.writeable]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -309,6 +316,11 @@ class _State:
         self.rng = _random.get_rng_state()
 
     def restore(self):
+        for table, saved in self.tables:
+            table.clear()
+            table.update(saved)
+        for t, data in self.tensors:
+            np.copyto(t._data, data)
         for p, data, grad, grad_data in self.params:
             np.copyto(p._data, data)
             p.grad = grad
