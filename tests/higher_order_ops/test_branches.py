@@ -29,6 +29,25 @@ def test_cond_matches_torch_values_and_gradients(pred):
     assert_close(y.grad, ty.grad)
 
 
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_gives_zero_gradients_to_what_only_the_untaken_branch_reads_like_torch(pred):
+    """torch.cond's autograd node takes the operands and every tensor either branch reads: a
+    parameter or operand the taken branch leaves unread gets zeros, one neither reads None."""
+    grads = []
+    for lib, cond in ((ember, ember.cond), (torch, torch.cond)):
+        lib.manual_seed(0)
+        lin, w = lib.nn.Linear(3, 3), lib.randn(3, requires_grad=True)
+        x, y, unread = (lib.randn(3, requires_grad=True) for _ in range(3))
+        out = cond(lib.tensor(pred), lambda x, y, u: lin(x) * w + y, lambda x, y, u: x * 2, (x, y, unread))
+        assert out.requires_grad
+        out.sum().backward()
+        grads.append([t.grad for t in (lin.weight, lin.bias, w, x, y, unread)])
+    for ours, theirs in zip(*grads):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            assert_close(ours, theirs)
+
+
 def test_cond_python_bool_runs_only_the_taken_branch():
     ran = []
     out = ember.cond(False, lambda x: ran.append("true") or x, lambda x: ran.append("false") or -x,
