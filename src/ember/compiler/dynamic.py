@@ -110,7 +110,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     def probe(point):
         before.restore()
         try:
-            return point, _record(fn, args, kwargs, dims, point, joint)
+            return point, _record(fn, args, kwargs, world, dims, point, joint)
         except Mismatch as e:
             return point, e
         except Exception as e:  # the function itself rejects the size
@@ -261,9 +261,10 @@ def _far(name, around, ranges, near):
     return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 
-def _record(fn, args, kwargs, dims, point, joint):
-    """One probe: ``fn`` recorded on copies of the inputs resized to ``point``."""
-    flat = World(fn, args, kwargs).inputs
+def _record(fn, args, kwargs, world, dims, point, joint):
+    """One probe: ``fn`` recorded on copies of the inputs resized to ``point`` (the tensors
+    objects hold, ``world.held``, put in their place meanwhile)."""
+    flat = world.inputs
     resized = []
     for i, t in enumerate(flat):
         shape = list(t.shape)
@@ -284,7 +285,8 @@ def _record(fn, args, kwargs, dims, point, joint):
         laid[...] = a
         new = Tensor._make(laid)
         resized.append(new.requires_grad_() if t.requires_grad else new)
-    args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized))
+    n = len(flat) - len(world.held)
+    args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized[:n]))
     args2, names = list(args2), list(kwargs2)
     for (i, k), e in dims.items():  # scalar arguments declared dynamic (IntVar)
         if i == ARG:
@@ -292,11 +294,24 @@ def _record(fn, args, kwargs, dims, point, joint):
                 args2[k] = evaluate(e, point)
             else:
                 kwargs2[names[k - len(args2)]] = evaluate(e, point)
-    world = World(fn, args2, kwargs2)
-    _, cap = capture(fn, args2, kwargs2, world, False, joint)
+    held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
+    try:
+        _put(held)
+        _, cap = capture(fn, args2, kwargs2, World(fn, args2, kwargs2, held=held), False, joint)
+    finally:
+        _put(world.held)
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
     return cap
+
+
+def _put(held):
+    """Puts each held tensor of ``held`` (``World.held`` entries) in its place."""
+    for _, owner, key, t, attribute in held:
+        if attribute:
+            setattr(owner, key, t)
+        else:
+            owner[key] = t
 
 
 class _State:

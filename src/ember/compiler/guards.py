@@ -33,13 +33,16 @@ __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant",
 class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
 
-    Finding the modules and optimizers walks the function's closure and globals and every
-    submodule; a call reaching the same objects as ``previous`` reuses that walk (a replaced
-    submodule fails the "module structure" guard, and the caller then walks afresh)."""
+    Finding the modules and optimizers walks the function's closure and globals (and those
+    of the user functions found there) and every submodule; a call reaching the same objects
+    as ``previous`` reuses that walk (a replaced submodule fails the "module structure" guard,
+    and the caller then walks afresh)."""
 
-    def __init__(self, fn, args, kwargs, previous=None):
-        self.fn = fn
-        self.inputs = flatten((args, kwargs))
+    def __init__(self, fn, args, kwargs, previous=None, held=()):
+        """``held``: tensors objects hold that a dynamic shape spec declares (its ``held``):
+        inputs too, after the arguments' tensors."""
+        self.fn, self.held = fn, held
+        self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
         roots = list(_roots(self.source, args, kwargs))
@@ -62,6 +65,9 @@ class World:
         self.free = [o for o in free if isinstance(o, Tensor)] + \
             [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
             [t for m in self.all_modules for t in _tensor_attributes(m)]
+        if held:
+            inputs = {id(h[3]) for h in held}
+            self.free = [t for t in self.free if id(t) not in inputs]
         # each call reads the tables afresh: a parameter replaced in a module is a new identity
         tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
@@ -237,9 +243,11 @@ def snapshot(world, args, kwargs):
     params = world.params
     facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype())]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
+    declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
-            facts.append((f"argument {i}", value if _scalar(value) else id(value)))
+            facts.append((f"argument {i}", value if _scalar(value) else type(value) if id(value) in declared
+                          else id(value)))
         if _container(value):
             facts.append((f"argument {i} (Python values inside)", _value(value)))
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
