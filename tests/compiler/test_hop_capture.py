@@ -111,6 +111,26 @@ def test_while_loop_data_dependent_trip_count_one_graph():
     assert _code(compiled).count("WhileLoop(") == 1
 
 
+@pytest.mark.parametrize("reduce", ["all", "any"])
+def test_a_loop_condition_with_all_or_any_stays_in_the_graph(reduce):
+    """``(x < limit).all()`` as the stop test of a batch (was a tensor made outside the
+    dispatcher: a graph break); results vs the plain-Python loop, also with a uint8 mask."""
+    def f(x, limit):
+        def cond_fn(i, x):
+            return getattr(x < limit, reduce)() & getattr((x < limit).to(ember.uint8), reduce)(0).bool()
+        return while_loop(cond_fn, lambda i, x: (i + 1, x * 2 + 1), (ember.zeros(()), x))
+
+    compiled = ember.compile(f, fullgraph=True)
+    for start in ([1.0, 5.0, 0.5], [7.0, 40.0, 2.0]):
+        x, i = np.array(start, np.float32), 0
+        while getattr(np, reduce)(x < 60.0):
+            x, i = x * 2 + 1, i + 1
+        n, got = compiled(_t(start), ember.tensor(60.0))
+        np.testing.assert_array_equal(got.numpy(), x)
+        assert n.item() == i
+    assert _graphs() == 1
+
+
 def _greedy(logits, eos, max_steps):
     """A greedy decoder counting its steps in an int carry: token k+1 = argmax(logits[token k])."""
     def body(n, token, out):
