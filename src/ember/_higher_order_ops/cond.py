@@ -1,13 +1,9 @@
 """``cond(pred, true_fn, false_fn, operands)``: a data-dependent branch (torch.cond)."""
-import weakref
-
-from .._random import get_rng_state, set_rng_state
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
-from .utils import (as_tuple_of_operands, call_reading, call_unmutated, check_same_meta, flatten, skeleton, unflatten,
-                    with_zero_grads)
+from .utils import (as_tuple_of_operands, call_unmutated, check_same_meta, flatten, function_key, reads_once, skeleton,
+                    unflatten, with_zero_grads)
 
 __all__ = ["cond", "Cond"]
 
@@ -60,58 +56,13 @@ def _eager(pred, true_fn, false_fn, operands):
     taken = _truth(pred)
     out = call_unmutated(true_fn if taken else false_fn, operands, "cond's branch")
     if isinstance(pred, Tensor) and hop.tracer() is None:
-        out = with_zero_grads(out, _untaken_reads(taken, true_fn, false_fn, operands, out))
+        def check(other):
+            true_out, false_out = (out, other) if taken else (other, out)
+            check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
+        untaken = false_fn if taken else true_fn
+        key = (function_key(true_fn), function_key(false_fn), taken)
+        out = with_zero_grads(out, reads_once(key, untaken, operands, "cond's branch", check))
     return out
-
-
-# (branch functions, operand metadata, branch taken) -> what the untaken branch reads: the
-# operands' positions and weak references to the other tensors; once it has been checked
-_CHECKED = {}
-
-
-def _untaken_reads(taken, true_fn, false_fn, operands, out):
-    """The tensors the branch not taken reads (they get zero gradients, as torch's); checks
-    its outputs against the taken branch's the first time, running it once without gradients
-    on copies of the operands (the random stream restored)."""
-    tensors = flatten(operands)
-    key = (_key(true_fn), _key(false_fn), repr(skeleton(operands)),
-           tuple((tuple(t.shape), t.dtype) for t in tensors), taken)
-    if key not in _CHECKED:
-        copies = [t.detach().clone() for t in tensors]
-        state = get_rng_state()
-        try:
-            with no_grad():
-                other, read = call_reading(false_fn if taken else true_fn,
-                                           unflatten(skeleton(operands), iter(copies)), "cond's branch")
-        except UncapturedHigherOrderOpError:
-            raise
-        except Exception:  # torch traces fake tensors: a branch not taken may fail on these values
-            return []
-        finally:
-            set_rng_state(state)
-        true_out, false_out = (out, other) if taken else (other, out)
-        check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
-        position = {id(c): i for i, c in enumerate(copies)}
-        if len(_CHECKED) > 1024:
-            _CHECKED.clear()
-        _CHECKED[key] = [position[id(t)] if id(t) in position else weakref.ref(t) for t in read]
-    return [tensors[r] if isinstance(r, int) else r() for r in _CHECKED[key] if isinstance(r, int) or r() is not None]
-
-
-def _key(fn):
-    """A branch function by its code and what it closes over (a lambda made anew per call
-    is the same branch)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return id(fn)
-    return code, tuple(map(_cell_id, fn.__closure__ or ()))
-
-
-def _cell_id(cell):
-    try:
-        return id(cell.cell_contents)
-    except ValueError:  # an empty cell
-        return None
 
 
 def _truth(pred):

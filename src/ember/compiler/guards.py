@@ -222,12 +222,16 @@ def _free_values(fn, names, seen):
     values += [globals_[name] for name in names if name in globals_]
     for value in values:
         yield value
-        inner = getattr(value, "__func__", value)
-        if isinstance(value, types.MethodType):
-            yield value.__self__
-        if isinstance(inner, types.FunctionType) and id(inner) not in seen and _user_code(inner):
-            seen.add(id(inner))
-            yield from _free_values(inner, _global_names(inner.__code__), seen)
+        # with the functions a small list or dict holds (branches of a switch)
+        for item in _members(value) if isinstance(value, (list, tuple, dict)) else (value,):
+            inner = getattr(item, "__func__", item)
+            if isinstance(item, types.MethodType):
+                yield item.__self__
+            if isinstance(inner, types.FunctionType) and id(inner) not in seen and _user_code(inner):
+                seen.add(id(inner))
+                if item is not value:
+                    yield item
+                yield from _free_values(inner, _global_names(inner.__code__), seen)
 
 
 def _user_code(fn):
