@@ -343,25 +343,35 @@ def test_a_size_branch_true_only_between_probed_sizes_recompiles_rather_than_ans
 
 class _Cache:
     def __init__(self, keys):
-        self.keys = keys
+        self.keys, self.scale, self.extra = keys, 2.0, {"bias": ember.zeros(keys.shape[0])}
 
 
-def test_object_spec_checks_the_sizes_an_object_holds_and_its_tensors_are_guarded():
+def test_object_spec_makes_the_tensors_an_object_holds_symbolic_inputs():
     from ember.fx.experimental.dynamic_spec import ObjectSpec
     T, B = ShapeVar("T", max=8), ShapeVar("B", max=16)
 
-    @dynamic_spec(ShapesSpec({"x": TensorSpec([B, STATIC]), "cache": ObjectSpec({"keys": TensorSpec([T, STATIC])})},
+    @dynamic_spec(ShapesSpec({"x": TensorSpec([B, STATIC]),
+                              "cache": ObjectSpec({"keys": TensorSpec([T, STATIC]),
+                                                   "extra": DictSpec({"bias": TensorSpec([T])})})},
                              assumptions=[T <= B]))
     def attend(x, cache):
-        return x @ cache.keys.T
+        return (x @ cache.keys.T + cache.extra["bias"]).softmax(-1) * cache.scale
 
     f = ember.compile(attend)
     cache = _Cache(_rand(3, 4))
-    for rows in (4, 5, 9):
+    for rows, t in ((4, 3), (5, 3), (9, 6), (9, 8), (16, 2)):
         x = _rand(rows, 4, seed=rows)
-        np.testing.assert_allclose(f(x, cache).numpy(), x.numpy() @ cache.keys.numpy().T, rtol=1e-5)
-    cache.keys = _rand(6, 4, seed=1)  # rebound between calls: a new graph, not the old tensor
-    np.testing.assert_allclose(f(x, cache).numpy(), x.numpy() @ cache.keys.numpy().T, rtol=1e-5)
+        if t != cache.keys.shape[0]:  # rebound between calls, or a new object: the same graph
+            cache = _Cache(_rand(t, 4, seed=t)) if rows % 2 else cache
+            cache.keys = _rand(t, 4, seed=t)
+        cache.extra["bias"] = _rand(t, seed=rows)
+        np.testing.assert_allclose(f(x, cache).numpy(), attend(x, cache).numpy(), rtol=1e-6)
+    assert _graphs() == 1
+    graph = f._entries[0].cap.graph
+    assert graph.symbols == ("B", "T") and "cache_keys" in graph.code
+    cache.scale = 3.0  # a Python value the graph baked in: guarded
+    np.testing.assert_allclose(f(x, cache).numpy(), attend(x, cache).numpy(), rtol=1e-6)
+    assert _graphs() == 2
     with pytest.raises(RuntimeError, match=r"cache.keys.size\(0\) = 9 is outside the range \[0, 8\] of ShapeVar T"):
         f(_rand(9, 4), _Cache(_rand(9, 4)))
     with pytest.raises(RuntimeError, match="assumption T <= B"):

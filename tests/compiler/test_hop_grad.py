@@ -1,9 +1,11 @@
-"""Backward through cond, switch and scan inside compiled functions: the recorded backward holds
-control-flow nodes too (cond/switch: the same operator over the branches' vector-Jacobian
-products; scan: a scan for the carries, then a reverse scan), so a training step with a
-data-dependent branch is one graph (fullgraph=True). Gradients are compared with torch 2.13's
-torch.cond, for switch (2.14 only) with torch autograd through the picked branch, for scan with
-float64 finite differences."""
+"""Backward through cond, switch, scan, map and associative_scan inside compiled functions: the
+recorded backward holds control-flow nodes too (cond/switch: the same operator over the branches'
+vector-Jacobian products; scan: a scan for the carries, then a reverse scan; map: a map of the
+body's product; associative_scan: its algorithm's ops and their derivatives), so a training step
+with a data-dependent branch is one graph (fullgraph=True). Gradients are compared with torch
+2.13's torch.cond, for switch (2.14 only) with torch autograd through the picked branch, for
+scan with float64 finite differences, for map and associative_scan with torch autograd through
+the plain-Python loop they stand for."""
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,7 @@ import torch
 import ember
 from ember import nn
 from ember._dynamo.utils import counters
-from ember._higher_order_ops import scan, switch
+from ember._higher_order_ops import associative_scan, map as hop_map, scan, switch
 from ember.compiler import eval_frame
 
 
@@ -172,3 +174,68 @@ def test_scan_gradients_in_a_compiled_forward_equal_finite_differences(graphs, r
     # the forward's Scan; the backward's: the carries before each step, then the reverse scan
     assert counters["stats"]["unique_graphs"] == 1
     assert [_targets(g).count("Scan") for g in graphs] == [1, 2]
+
+
+def _step_grads(tensors, runs):
+    """The gradients of ``tensors`` after each run of ``step`` (its own backward)."""
+    out = []
+    for run in runs:
+        for t in tensors:
+            t.grad = None
+        run()
+        out.append([t.grad.numpy().copy() for t in tensors])
+    return out
+
+
+def test_backward_through_map_in_a_compiled_step_equals_torch(graphs):
+    rng = np.random.default_rng(3)
+    w, v, bias = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4,), (4,)))
+    xs, b = rng.standard_normal((5, 2, 3)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    lin = nn.Linear(3, 4)
+    lin.weight.data, lin.bias.data = ember.tensor(w.T.copy()), ember.tensor(bias)
+    scale = ember.tensor(v, requires_grad=True)
+
+    def step(xs, b):  # the map's body reads a module and a tensor from outside, and an argument
+        loss = hop_map(lambda x, b: (lin(x) * scale + b).tanh().pow(2).sum(), xs, b).sum()
+        loss.backward()
+        return loss.detach()
+    compiled = ember.compile(step, fullgraph=True)
+    tensors = [lin.weight, lin.bias, scale]
+    got = _step_grads(tensors, [lambda: compiled(ember.tensor(xs), ember.tensor(b))] * 2)
+    tw, tbias, tv = (torch.tensor(a, requires_grad=True) for a in (w, bias, v))
+    sum(((torch.tensor(x) @ tw + tbias) * tv + torch.tensor(b)).tanh().pow(2).sum() for x in xs).backward()
+    for g in got:
+        for a, e in zip(g, (tw.grad.T, tbias.grad, tv.grad)):
+            np.testing.assert_allclose(a, e.numpy(), rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 1
+    assert [_targets(g).count("Map") for g in graphs] == [2]  # the forward's map, the backward's
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_backward_through_associative_scan_in_a_compiled_step_equals_torch(graphs, n):
+    """A reverse linear recurrence h[i] = decay[i] * h[i+1] + x[i] * w[i] written as an
+    associative scan of (decay, value) pairs; torch's reference is the sequential loop."""
+    rng = np.random.default_rng(n)
+    decay, x, w0 = (rng.uniform(0.1, 0.9, (n, 3)).astype(np.float32) for _ in range(3))
+    w = ember.tensor(w0, requires_grad=True)
+
+    def combine(a, b):
+        return a[0] * b[0], b[0] * a[1] + b[1]
+
+    def step(decay, x):
+        h = associative_scan(combine, (decay, x * w), 0, reverse=True)[1]
+        loss = (h ** 2).sum()
+        loss.backward()
+        return loss.detach()
+    compiled = ember.compile(step, fullgraph=True)
+    got = _step_grads([w], [lambda: compiled(ember.tensor(decay), ember.tensor(x))] * 2)
+    tw = torch.tensor(w0, requires_grad=True)
+    h, hs = torch.zeros(3), []
+    for i in reversed(range(n)):
+        h = torch.tensor(decay[i]) * h + torch.tensor(x[i]) * tw[i]
+        hs.append(h)
+    (torch.stack(hs) ** 2).sum().backward()
+    for (g,) in got:
+        np.testing.assert_allclose(g, tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 1
+    assert _targets(graphs[0]).count("AssociativeScan") == 1

@@ -29,6 +29,53 @@ def test_cond_matches_torch_values_and_gradients(pred):
     assert_close(y.grad, ty.grad)
 
 
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_gives_zero_gradients_to_what_only_the_untaken_branch_reads_like_torch(pred):
+    """torch.cond's autograd node takes the operands and every tensor either branch reads: a
+    parameter or operand the taken branch leaves unread gets zeros, one neither reads None."""
+    grads = []
+    for lib, cond in ((ember, ember.cond), (torch, torch.cond)):
+        lib.manual_seed(0)
+        lin, w = lib.nn.Linear(3, 3), lib.randn(3, requires_grad=True)
+        x, y, unread = (lib.randn(3, requires_grad=True) for _ in range(3))
+        out = cond(lib.tensor(pred), lambda x, y, u: lin(x) * w + y, lambda x, y, u: x * 2, (x, y, unread))
+        assert out.requires_grad
+        out.sum().backward()
+        grads.append([t.grad for t in (lin.weight, lin.bias, w, x, y, unread)])
+    for ours, theirs in zip(*grads):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            assert_close(ours, theirs)
+
+
+LIN = ember.nn.Linear(3, 3)
+SCALE = ember.ones(3, requires_grad=True)
+BRANCHES = [lambda x: x * 2, lambda x: LIN(x) * SCALE, lambda x: x.exp()]  # read from a global list
+
+
+def _switch_step(x, index):
+    out = switch(index, BRANCHES, (x,)).sum()
+    out.backward()
+    return out.detach()
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_switch_gives_zero_gradients_to_what_only_other_branches_read_eagerly_and_compiled(index):
+    compiled = ember.compile(_switch_step)
+    x = ember.tensor([0.5, -1.0, 2.0])
+    want = torch.func.grad(lambda w, b, s: (torch.nn.functional.linear(to_torch(x), w, b) * s).sum(),
+                           argnums=(0, 1, 2))(*(to_torch(t) for t in (LIN.weight, LIN.bias, SCALE)))
+    for run in (_switch_step, compiled, compiled):  # eager, the recording call, the compiled graph
+        for t in (LIN.weight, LIN.bias, SCALE):
+            t.grad = None
+        run(x, ember.tensor(index))
+        for t, w in zip((LIN.weight, LIN.bias, SCALE), want):
+            assert_close(t.grad, w if index == 1 else torch.zeros_like(w))
+    ember.compiler.reset()
+    # a Python int picks a branch as an if would: the others are not read
+    assert switch(index, BRANCHES, (x,)).requires_grad == (index == 1)
+
+
 def test_cond_python_bool_runs_only_the_taken_branch():
     ran = []
     out = ember.cond(False, lambda x: ran.append("true") or x, lambda x: ran.append("false") or -x,

@@ -3,9 +3,7 @@ inclusive scan with an associative operator in O(log n) sequential steps
 (torch._higher_order_ops.associative_scan)."""
 import numpy as np
 
-from .._creation import arange, tensor
-from .._ops.indexing import index_select
-from .._ops.join import cat
+from .._ops.join import cat, stack
 from .._tensor import _wrap_dim
 from ..autograd.grad_mode import no_grad
 from ..compiler import hop, replay
@@ -34,6 +32,8 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
 
     Inside a compiled function one ``AssociativeScan`` node holds ``combine_fn`` traced once,
     on the first two elements along ``dim``; the node runs the same algorithm with that graph.
+    Its backward (a training step calling ``backward()``) is recorded as that algorithm's ops
+    and their derivatives, unrolled for the length.
     While recording, the graph's results at every slice length the algorithm uses are checked
     against ``combine_fn``'s own: a ``combine_fn`` whose ops depend on that length (a reshape
     to it) is a graph break instead.
@@ -90,6 +90,18 @@ class AssociativeScan(hop.HigherOrderOp):
         xs, lifted = tensors[:n_xs], tensors[n_xs:]
         return _run(lambda a, b: list(combine_graph(*a, *b, *lifted)), list(xs), dim, reverse)
 
+    @classmethod
+    def vjp(cls, kwargs, tensors, grads, needs):
+        """The node's algorithm run again with autograd, then its backward: recorded, the
+        backward holds that recomputation and its derivative unrolled (2 log2(n) combines
+        each way) for this length."""
+        graph = replay.dispatch(kwargs["combine_graph"].graph)
+
+        def run(ts):
+            return cls.run(ts, lambda *a: graph(list(a)), kwargs["n_xs"], kwargs["dim"], kwargs["reverse"])
+        got = iter(hop.vjp_of(run, len(tensors), needs)(*tensors, *grads))
+        return [next(got) if need else None for need in needs]
+
 
 def _capture(tracer, combine, leaves, dim, reverse):
     with hop.untraced(tracer):  # two elements, as the traced function's inputs
@@ -112,8 +124,9 @@ def _capture(tracer, combine, leaves, dim, reverse):
     return hop.add_node(tracer, AssociativeScan, leaves, {"combine_graph": body},
                         n_xs=len(leaves), dim=dim, reverse=reverse)
 def _take(leaves, dim, start, stop, step=1):
-    index = arange(start, stop, step, device=leaves[0].device)
-    return [index_select(x, dim, index) for x in leaves]
+    # slicing, not an index tensor: a view the compiler records (also in the recorded backward)
+    where = (slice(None),) * dim + (slice(start, stop, step),)
+    return [x[where] for x in leaves]
 
 
 def _scan(combine, leaves, dim):
@@ -124,7 +137,6 @@ def _scan(combine, leaves, dim):
     # odd[k] is the prefix ending at 2k+1; the prefix ending at 2k+2 adds element 2k+2 to it.
     even = combine(_take(odd, dim, 0, (n - 1) // 2), _take(leaves, dim, 2, n, 2))
     even = [cat([x, e], dim) for x, e in zip(_take(leaves, dim, 0, 1), even)]
-    # Interleave: position 2k comes from even[k], 2k+1 from odd[k].
-    half = (n + 1) // 2
-    index = tensor([i // 2 if i % 2 == 0 else half + i // 2 for i in range(n)], device=leaves[0].device)
-    return [index_select(cat([e, o], dim), dim, index) for e, o in zip(even, odd)]
+    # Interleave: position 2k comes from even[k], 2k+1 from odd[k]; an odd n ends with an even.
+    pairs = [stack([e.narrow(dim, 0, n // 2), o], dim + 1).flatten(dim, dim + 1) for e, o in zip(even, odd)]
+    return [cat([p, e.narrow(dim, n // 2, 1)], dim) for p, e in zip(pairs, even)] if n % 2 else pairs

@@ -1,10 +1,9 @@
 """``cond(pred, true_fn, false_fn, operands)``: a data-dependent branch (torch.cond)."""
-from .._random import get_rng_state, set_rng_state
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
-from .utils import as_tuple_of_operands, call_unmutated, check_same_meta, flatten, skeleton, unflatten
+from .utils import (as_tuple_of_operands, call_unmutated, check_same_meta, flatten, function_key, reads_once, skeleton,
+                    unflatten, with_zero_grads)
 
 __all__ = ["cond", "Cond"]
 
@@ -19,9 +18,11 @@ def cond(pred, true_fn, false_fn, operands=()):
         operands: a tuple or list of inputs to the branch.
 
     Gradients flow through the taken branch. With a tensor ``pred``, the branch not taken is
-    checked too, as torch traces both: the first call for given branch functions and operand
-    shapes also runs it once (without gradients, on copies of the operands, the random
-    stream restored) and compares its outputs; later calls run the taken branch only. Inside
+    checked too, as torch traces both: the first call for given branch functions, operand
+    shapes and taken branch also runs it once (without gradients, on copies of the operands,
+    the random stream restored) and compares its outputs; later calls run the taken branch
+    only. The tensors it reads (operands, parameters, closure tensors) get zero gradients
+    where the taken branch does not read them, as torch's (not None). Inside
     a compiled function a tensor ``pred`` makes one ``Cond`` node holding both branches as
     subgraphs (both traced, see :mod:`ember.compiler.hop`); a Python bool picks its branch
     (and only it is checked), as torch.
@@ -55,51 +56,13 @@ def _eager(pred, true_fn, false_fn, operands):
     taken = _truth(pred)
     out = call_unmutated(true_fn if taken else false_fn, operands, "cond's branch")
     if isinstance(pred, Tensor) and hop.tracer() is None:
-        _check_untaken(taken, true_fn, false_fn, operands, out)
+        def check(other):
+            true_out, false_out = (out, other) if taken else (other, out)
+            check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
+        untaken = false_fn if taken else true_fn
+        key = (function_key(true_fn), function_key(false_fn), taken)
+        out = with_zero_grads(out, reads_once(key, untaken, operands, "cond's branch", check))
     return out
-
-
-_CHECKED = set()  # (branch functions, operand metadata) whose untaken branch has been checked
-
-
-def _check_untaken(taken, true_fn, false_fn, operands, out):
-    tensors = flatten(operands)
-    key = (_key(true_fn), _key(false_fn), repr(skeleton(operands)),
-           tuple((tuple(t.shape), t.dtype) for t in tensors))
-    if key in _CHECKED:
-        return
-    copies = unflatten(skeleton(operands), iter([t.detach().clone() for t in tensors]))
-    state = get_rng_state()
-    try:
-        with no_grad():
-            other = call_unmutated(false_fn if taken else true_fn, copies, "cond's branch")
-    except UncapturedHigherOrderOpError:
-        raise
-    except Exception:  # torch traces fake tensors: a branch not taken may fail on these values
-        return
-    finally:
-        set_rng_state(state)
-    true_out, false_out = (out, other) if taken else (other, out)
-    check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
-    if len(_CHECKED) > 1024:
-        _CHECKED.clear()
-    _CHECKED.add(key)
-
-
-def _key(fn):
-    """A branch function by its code and what it closes over (a lambda made anew per call
-    is the same branch)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return id(fn)
-    return code, tuple(map(_cell_id, fn.__closure__ or ()))
-
-
-def _cell_id(cell):
-    try:
-        return id(cell.cell_contents)
-    except ValueError:  # an empty cell
-        return None
 
 
 def _truth(pred):

@@ -1,7 +1,7 @@
 """``map(f, xs, *args)``: apply a function to each slice of ``xs`` along its first dimension
 (torch._higher_order_ops.map)."""
 from .._ops.join import stack
-from ..compiler import hop
+from ..compiler import hop, replay
 from .utils import flatten, skeleton, unflatten
 
 __all__ = ["map", "Map"]
@@ -17,7 +17,8 @@ def map(f, xs, *args):
         args: extra inputs passed unchanged to every call.
 
     Gradients flow to ``xs``, ``args`` and what ``f`` closes over. Inside a compiled function
-    one ``Map`` node holds ``f`` traced once (on the first slice).
+    one ``Map`` node holds ``f`` traced once (on the first slice); its backward (a training
+    step calling ``backward()``) is a second ``Map`` over ``f``'s vector-Jacobian product.
 
     Raises:
         RuntimeError: ``xs`` holds no tensor, or its leaves differ in first size (or have none,
@@ -56,6 +57,20 @@ class Map(hop.HigherOrderOp):
     def run(tensors, body_graph, n_xs):
         xs, rest = tensors[:n_xs], tensors[n_xs:]
         return flatten(map(lambda x, *r: body_graph(*x, *r), tuple(xs), *rest))
+
+    @classmethod
+    def vjp(cls, kwargs, tensors, grads, needs):
+        """A map of ``f``'s vector-Jacobian product over the slices of ``xs`` and of the
+        outputs' gradients: its results are the slices' gradients, and each other input's
+        gradient per slice, summed over the slices."""
+        n_xs = kwargs["n_xs"]
+        product = hop.vjp_of(replay.dispatch(kwargs["body_graph"].graph), len(tensors), needs)
+
+        def back(sliced, *rest):
+            return product(*sliced[:n_xs], *rest, *sliced[n_xs:])
+        per_slice = iter(map(back, (*tensors[:n_xs], *grads), *tensors[n_xs:]))
+        return [None if not need else next(per_slice) if k < n_xs else next(per_slice).sum(0)
+                for k, need in enumerate(needs)]
 
 
 def _capture(tracer, f, xs, leaves, args):

@@ -1,9 +1,11 @@
 """``switch(index, branches, operands)``: multi-way branching (PyTorch 2.14's torch.switch)."""
 from .._ops.pointwise_binary import clamp
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
-from .utils import as_tuple_of_operands, call_unmutated, check_same_meta, flatten, skeleton, unflatten
+from .utils import (as_tuple_of_operands, call_unmutated, check_same_meta, flatten, function_key, reads_once, skeleton,
+                    unflatten, with_zero_grads)
 
 __all__ = ["switch", "Switch"]
 
@@ -20,8 +22,10 @@ def switch(index, branches, operands=()):
             (nested) tuple, list or dict of tensors, ints or None.
         operands: a tuple or list of inputs to the branch.
 
-    Gradients flow through the chosen branch. Inside a compiled function a tensor ``index``
-    is clamped by a graph op, then one ``Switch`` node holds every branch as a subgraph.
+    Gradients flow through the chosen branch; with a tensor ``index``, the tensors only the
+    other branches read get zeros (as ``cond``), so each other branch runs once, without
+    gradients, per operand shapes. Inside a compiled function a tensor ``index`` is clamped
+    by a graph op, then one ``Switch`` node holds every branch as a subgraph.
 
     Raises:
         RuntimeError: ``branches`` is empty or holds a non-callable; ``index`` is a tensor of
@@ -44,7 +48,14 @@ def switch(index, branches, operands=()):
     if tracer is not None and isinstance(index, Tensor):
         return hop.captured(lambda: _capture(tracer, index, branches, operands),
                             lambda: call_unmutated(_pick(branches, index), operands, "switch's branch"))
-    return call_unmutated(_pick(branches, index), operands, "switch's branch")
+    picked = _pick(branches, index)
+    out = call_unmutated(picked, operands, "switch's branch")
+    if isinstance(index, Tensor) and tracer is None and is_grad_enabled():
+        # what only the other branches read gets zeros, as the compiled switch's backward gives
+        others = [b for b in dict.fromkeys(branches) if b is not picked]
+        out = with_zero_grads(out, [t for b in others for t in
+                                    reads_once((function_key(b), "switch"), b, operands, "switch's branch")])
+    return out
 
 
 def _pick(branches, index):

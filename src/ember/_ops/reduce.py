@@ -474,10 +474,36 @@ def any(input, dim=None, keepdim=False, *, out=None):
 def _bool_reduce(name, input, dim, keepdim):
     # dim=() reduces nothing here, where the other reductions read it as every dim.
     dims = () if isinstance(dim, (list, tuple)) and len(dim) == 0 else dims_arg(dim, input.ndim)
-    xp = namespace(input._data)
-    r = xp.asarray(getattr(xp, name)(input._data, axis=dims, keepdims=keepdim))
+    return apply(All if name == "all" else Any, input, dim=dims, keepdim=keepdim)
+
+
+def _bool_rule(op, x, dim=None, keepdim=False):
     # PyTorch keeps uint8 for uint8 inputs (the pre-bool convention); everything else gives bool.
-    return Tensor._make(r.astype(np.uint8) if input.dtype is _dtype.uint8 else r)
+    return reduction_rule(op, x, dim, keepdim)[0], _dtype.uint8 if x.dtype is _dtype.uint8 else _dtype.bool
+
+
+class All(Op):
+    """``all``: an op entry, so a compiled function's ``(x > 0).all()`` stays in its graph."""
+    infer = classmethod(_bool_rule)
+    differentiable = False
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        r = namespace(x).asarray(namespace(x).all(x, axis=dim, keepdims=keepdim))
+        return r.astype(np.uint8) if x.dtype == np.uint8 else r
+
+
+class Any(Op):
+    """``any``: an op entry, as :class:`All`."""
+    infer = classmethod(_bool_rule)
+    differentiable = False
+    promote = None
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        r = namespace(x).asarray(namespace(x).any(x, axis=dim, keepdims=keepdim))
+        return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 
 def count_nonzero(input, dim=None):

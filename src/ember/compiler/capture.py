@@ -204,7 +204,7 @@ class Tracer:
         if node._pre_hooks or node._hooks:
             self.hooked_backward()
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
-            self.graph_break("backward through a control-flow operator (map, associative_scan) "
+            self.graph_break("backward through a control-flow operator without a recorded backward (while_loop) "
                              "inside the compiled function")
         self.ran_backward = True
 
@@ -421,7 +421,8 @@ def input_names(fn, args, kwargs):
 def _known(world, args, kwargs):
     """Where each array the function may read is found again: id(array) -> (source, name)."""
     known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
-    for i, (t, name) in enumerate(zip(world.inputs, input_names(world.fn, args, kwargs))):
+    names = input_names(world.fn, args, kwargs) + [h[0] for h in world.held]
+    for i, (t, name) in enumerate(zip(world.inputs, names)):
         known.setdefault(id(t._data), (("input", i), name))
     for p, name in zip(world.params, world.param_names()):
         known.setdefault(id(p._data), (("param", p), name))

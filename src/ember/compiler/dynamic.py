@@ -6,8 +6,10 @@ int. A graph valid for many sizes is found by recording the function at a few si
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point
 (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
-dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: parameters,
-gradients, optimizer state and the random stream are restored after each. A dimension whose
+dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
+from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
+updated in place, the random stream) and the world the real call left is restored after it, so
+a step ending in ``zero_grad()`` probes with no ``.grad`` set, as it ran. A dimension whose
 probes fail (an error, a graph break, another structure, a value no polynomial explains, a
 constant tensor whose size follows it) is specialised, and the log says why.
 
@@ -85,9 +87,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
     """
+    before = _State(world) if dims else None  # each probe starts from the world the call saw
     result, cap = capture(fn, args, kwargs, world, fullgraph, joint)
     if cap.breaks or not dims:
         return result, cap, None, None
+    after = _State(world)
     inputs = world.inputs
     hints, sources = {}, {}
     scalars = (*args, *kwargs.values())
@@ -102,17 +106,17 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         if n not in symbols:
             base[n] = real[n]
             log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
-    saved = _State(world)
 
     def probe(point):
+        before.restore()
         try:
-            return point, _record(fn, args, kwargs, dims, point, joint)
+            return point, _record(fn, args, kwargs, world, dims, point, joint)
         except Mismatch as e:
             return point, e
         except Exception as e:  # the function itself rejects the size
             return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
         finally:
-            saved.restore()
+            after.restore()
     real_cap = (real, cap)
     base_sample = real_cap if base == real else probe(base)
     if isinstance(base_sample[1], Mismatch):
@@ -257,9 +261,10 @@ def _far(name, around, ranges, near):
     return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 
-def _record(fn, args, kwargs, dims, point, joint):
-    """One probe: ``fn`` recorded on copies of the inputs resized to ``point``."""
-    flat = World(fn, args, kwargs).inputs
+def _record(fn, args, kwargs, world, dims, point, joint):
+    """One probe: ``fn`` recorded on copies of the inputs resized to ``point`` (the tensors
+    objects hold, ``world.held``, put in their place meanwhile)."""
+    flat = world.inputs
     resized = []
     for i, t in enumerate(flat):
         shape = list(t.shape)
@@ -280,7 +285,8 @@ def _record(fn, args, kwargs, dims, point, joint):
         laid[...] = a
         new = Tensor._make(laid)
         resized.append(new.requires_grad_() if t.requires_grad else new)
-    args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized))
+    n = len(flat) - len(world.held)
+    args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized[:n]))
     args2, names = list(args2), list(kwargs2)
     for (i, k), e in dims.items():  # scalar arguments declared dynamic (IntVar)
         if i == ARG:
@@ -288,18 +294,34 @@ def _record(fn, args, kwargs, dims, point, joint):
                 args2[k] = evaluate(e, point)
             else:
                 kwargs2[names[k - len(args2)]] = evaluate(e, point)
-    world = World(fn, args2, kwargs2)
-    _, cap = capture(fn, args2, kwargs2, world, False, joint)
+    held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
+    try:
+        _put(held)
+        _, cap = capture(fn, args2, kwargs2, World(fn, args2, kwargs2, held=held), False, joint)
+    finally:
+        _put(world.held)
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
     return cap
 
 
+def _put(held):
+    """Puts each held tensor of ``held`` (``World.held`` entries) in its place."""
+    for _, owner, key, t, attribute in held:
+        if attribute:
+            setattr(owner, key, t)
+        else:
+            owner[key] = t
+
+
 class _State:
-    """Parameters and buffers, gradients, optimizer state and hyperparameters, and the random
-    stream: what a probe may change, restored after it."""
+    """Parameters and buffers (and which tensors the modules hold), gradients, optimizer state
+    and hyperparameters, the input and free tensors' values and the random stream: what a
+    probe may change, restored before and after it."""
 
     def __init__(self, world):
+        self.tables = [(table, dict(table)) for table in world.tables]
+        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free) if t._data.flags.writeable]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -309,6 +331,11 @@ class _State:
         self.rng = _random.get_rng_state()
 
     def restore(self):
+        for table, saved in self.tables:
+            table.clear()
+            table.update(saved)
+        for t, data in self.tensors:
+            np.copyto(t._data, data)
         for p, data, grad, grad_data in self.params:
             np.copyto(p._data, data)
             p.grad = grad

@@ -200,7 +200,8 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
-        world = self._world = World(fn, args, kwargs, self._world)
+        held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
+        world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
         if facts == self._last[0]:  # a training loop: the same world as the last call
@@ -233,7 +234,7 @@ class _CompiledFunction:
         last = self._entries[-1] if self._entries else None
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
-            world = self._world = World(fn, args, kwargs)
+            world = self._world = World(fn, args, kwargs, held=held)
             facts = snapshot(world, args, kwargs)
         if self._entries:
             _log("recompiles", f"recompiling {_name(fn)}: guard failed: {reason}")
@@ -250,7 +251,7 @@ class _CompiledFunction:
                 return fn(*args, **kwargs)
         dims, ranges = self._dynamic_dims(world, facts, declared)
         if dims:
-            names = input_names(fn, args, kwargs)
+            names = input_names(fn, args, kwargs) + [h[0] for h in held]
             result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
                                                          ranges, names, lambda text: _log("dynamic", text))
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too

@@ -4,14 +4,16 @@ A graph is valid while the same things hold as when it was recorded: the inputs'
 and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
 objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
 ``.grad``; each optimizer's hyperparameters and which state it keeps; which tensors the globals,
-closure cells and argument objects it reads hold, with their shapes (rebinding ``W = ...``
-recompiles, as torch's guards). :func:`snapshot` lists these as ``(name, value)`` pairs; two
+closure cells and argument objects it reads hold, with their shapes, and which functions (rebinding
+``W = ...`` or ``helper = ...`` recompiles, as torch's guards). :func:`snapshot` lists these as ``(name, value)`` pairs; two
 snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
-method, its closure and the globals its code names (torch's guards follow the same sources).
+method, its closure and the globals its code names, and those of the user functions found there
+(torch's guards follow the same sources, through the functions dynamo inlines).
 """
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -31,13 +33,16 @@ __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant",
 class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
 
-    Finding the modules and optimizers walks the function's closure and globals and every
-    submodule; a call reaching the same objects as ``previous`` reuses that walk (a replaced
-    submodule fails the "module structure" guard, and the caller then walks afresh)."""
+    Finding the modules and optimizers walks the function's closure and globals (and those
+    of the user functions found there) and every submodule; a call reaching the same objects
+    as ``previous`` reuses that walk (a replaced submodule fails the "module structure" guard,
+    and the caller then walks afresh)."""
 
-    def __init__(self, fn, args, kwargs, previous=None):
-        self.fn = fn
-        self.inputs = flatten((args, kwargs))
+    def __init__(self, fn, args, kwargs, previous=None, held=()):
+        """``held``: tensors objects hold that a dynamic shape spec declares (its ``held``):
+        inputs too, after the arguments' tensors."""
+        self.fn, self.held = fn, held
+        self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
         roots = list(_roots(self.source, args, kwargs))
@@ -45,6 +50,9 @@ class World:
         free = roots[len(args) + len(kwargs):]
         # Python values read from the closure and globals: a graph has them baked in
         self.constants = tuple([_value(o) for o in free if _scalar(o) or _container(o)])
+        # the functions it calls from there: a rebound ``helper = ...`` is another program
+        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in free
+                            if isinstance(o, (types.FunctionType, types.MethodType))])
         # what the roots hold one level down (a module swapped into a global list or object)
         self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
         if same_fn and previous.key == self.key:
@@ -57,6 +65,9 @@ class World:
         self.free = [o for o in free if isinstance(o, Tensor)] + \
             [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
             [t for m in self.all_modules for t in _tensor_attributes(m)]
+        if held:
+            inputs = {id(h[3]) for h in held}
+            self.free = [t for t in self.free if id(t) not in inputs]
         # each call reads the tables afresh: a parameter replaced in a module is a new identity
         tensors = [t for table in self.tables for t in table.values()]
         tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
@@ -176,7 +187,12 @@ def _source(fn):
     reads or None for a callable object)``: found once per compiled function, not per call."""
     inner = inspect.unwrap(getattr(fn, "__func__", fn))
     code = getattr(inner, "__code__", None)
-    return getattr(fn, "__self__", None), inner, None if code is None else tuple(global_names(code))
+    return getattr(fn, "__self__", None), inner, None if code is None else _global_names(code)
+
+
+@functools.lru_cache(maxsize=256)
+def _global_names(code):
+    return tuple(global_names(code))
 
 
 def _roots(source, args, kwargs):
@@ -188,15 +204,42 @@ def _roots(source, args, kwargs):
     if names is None:  # a callable object: its own attributes are what it reads
         yield fn
         return
+    yield from _free_values(fn, names, {id(fn)})
+
+
+def _free_values(fn, names, seen):
+    """What ``fn`` reads from its closure and globals, and what the user functions it reaches
+    there read in turn (``step`` calling ``loss``, whose closure holds the model), as torch's
+    dynamo follows the functions it inlines. Library functions (ember's, NumPy's) hold no
+    user state and are not looked into."""
+    values = []
     for cell in fn.__closure__ or ():
         try:
-            yield cell.cell_contents
+            values.append(cell.cell_contents)
         except ValueError:  # an empty cell
             pass
     globals_ = fn.__globals__
-    for name in names:
-        if name in globals_:
-            yield globals_[name]
+    values += [globals_[name] for name in names if name in globals_]
+    for value in values:
+        yield value
+        # with the functions a small list or dict holds (branches of a switch)
+        for item in _members(value) if isinstance(value, (list, tuple, dict)) else (value,):
+            inner = getattr(item, "__func__", item)
+            if isinstance(item, types.MethodType):
+                yield item.__self__
+            if isinstance(inner, types.FunctionType) and id(inner) not in seen and _user_code(inner):
+                seen.add(id(inner))
+                if item is not value:
+                    yield item
+                yield from _free_values(inner, _global_names(inner.__code__), seen)
+
+
+def _user_code(fn):
+    module = getattr(fn, "__module__", None) or ""
+    return module.partition(".")[0] not in _LIBRARIES
+
+
+_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 
 
 def snapshot(world, args, kwargs):
@@ -204,13 +247,16 @@ def snapshot(world, args, kwargs):
     params = world.params
     facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype())]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
+    declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
-            facts.append((f"argument {i}", value if _scalar(value) else id(value)))
+            facts.append((f"argument {i}", value if _scalar(value) else type(value) if id(value) in declared
+                          else id(value)))
         if _container(value):
             facts.append((f"argument {i} (Python values inside)", _value(value)))
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
     facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
+    facts.append(("functions called from globals and closures (code identity)", world.codes))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts.append(("module structure", tuple([id(c) for m in world.all_modules

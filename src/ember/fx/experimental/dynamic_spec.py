@@ -133,9 +133,10 @@ class ObjectSpec(_Entries):
     """Specs of an object argument's attributes: ``ObjectSpec({"k": TensorSpec([B, None])})``.
 
     Its sizes are read and checked at every call like an argument's (ranges, derived sizes,
-    assumptions, variables shared with the arguments). The tensors an object holds are not
-    graph inputs in ember: the graph reads them by identity (guarded: an attribute rebound to
-    another tensor compiles again), so their sizes are checked, not made symbolic."""
+    assumptions, variables shared with the arguments). ``ember.compile`` makes the tensors
+    it declares inputs of the graph (read from the object at each call), so their declared
+    dimensions are size symbols too: an attribute rebound to a tensor of another declared
+    size runs the same graph."""
     kind = "object_spec"
 
     def _label(self, key):
@@ -335,6 +336,37 @@ class ShapesSpec:
         return dims, ranges, sizes
 
 
+    def held(self, fn, args, kwargs):
+        """The tensors objects passed to ``fn`` hold where the spec declares a TensorSpec
+        inside an ObjectSpec: ``[(where, owner, key, tensor, is_attribute)]`` (``owner.key``,
+        or ``owner[key]`` in a dict or list the object holds). ``ember.compile`` makes them
+        graph inputs."""
+        out = []
+        spec = self._params or ParamsSpec()
+        for name, value in _signature(fn).bind(*args, **kwargs).arguments.items():
+            if name in spec._named_args:
+                _held(spec._named_args[name], value, name, out, False)
+        return out
+
+
+def _held(spec, value, where, out, inside):
+    """Collects :meth:`ShapesSpec.held`'s entries below ``value``; ``inside``: reached through an object."""
+    if isinstance(spec, ObjectSpec):
+        items = [(key, s, getattr(value, key), f"{where}.{key}", True) for key, s in spec.items()
+                 if hasattr(value, key)]  # a missing attribute: bind raises
+        inside = True
+    elif isinstance(spec, (DictSpec, SeqSpec)):
+        items = [(key, s, value[key], f"{where}[{key!r}]", False) for key, s in spec.items()
+                 if (key in value if isinstance(spec, DictSpec) else key < len(value))]
+    else:
+        return
+    for key, s, v, here, attribute in items:
+        if inside and isinstance(s, TensorSpec) and isinstance(v, Tensor):
+            out.append((here, value, key, v, attribute))
+        else:
+            _held(s, v, here, out, inside)
+
+
 def _position(name, args, kwargs, signature):
     """Where argument ``name`` is in ``(*args, *kwargs.values())`` (the guards' numbering)."""
     if name in kwargs:
@@ -373,7 +405,7 @@ def _walk(spec, value, where, flat, found, position=None):
             n = value.shape[d]
             if isinstance(s, int) and s != n:
                 raise RuntimeError(f"{where}.size({d}) = {n}, but the spec pins it to {s}")
-            if isinstance(s, Expr):  # index None: a tensor held by an object, not an input
+            if isinstance(s, Expr):  # index None: a tensor an object holds, not among the inputs given
                 found.append((where, flat.get(id(value)), d, s, n))
     elif isinstance(spec, (DictSpec, SeqSpec)):
         for key, s in spec.items():
