@@ -90,10 +90,12 @@ def test_default_backend_for_device_is_mpi_where_torch_has_one():
         torch.distributed.get_default_backend_for_device(str(device))  # torch has a default: so has ember
         assert dist.get_default_backend_for_device(device) == "mpi"
     for bad, error in (("meta", ValueError), ("hpu", ValueError), (3, RuntimeError)):
-        with pytest.raises(error) as theirs:
-            torch.distributed.get_default_backend_for_device(bad)
-        with pytest.raises(error, match=str(theirs.value)):
+        with pytest.raises(error) as ours:
             dist.get_default_backend_for_device(bad)
+        try:  # torch's answer is process state: an earlier test (torch.compile) may register "meta"
+            torch.distributed.get_default_backend_for_device(bad)
+        except error as theirs:
+            assert str(ours.value) == str(theirs)
     for fn in ("set_device_index", "current_device_index"):
         with pytest.raises(RuntimeError, match="none is available") as theirs:
             getattr(torch.accelerator, fn)(*[0][:fn.startswith("set")])
