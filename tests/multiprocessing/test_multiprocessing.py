@@ -92,6 +92,17 @@ def test_views_and_aliases_put_on_a_queue_share_memory_as_torchs(tmp_path):
     assert seen["ember"]["rows"][1] == [204.0, 105.0, 206.0, 107.0]  # the row and the columns
 
 
+def test_tensors_dropped_by_the_sender_still_arrive_as_torchs(tmp_path):
+    """A Pool's arguments and results are dropped by the sender right after pickling; the
+    receiver still gets them, as torch's, from the descriptor sent with them (the segment's
+    name had been unlinked first: the worker exited silently and the map waited forever)."""
+    pytest.importorskip("torch")
+    script = str(HERE / "pool_script.py")
+    seen = {lib: json.loads(run([sys.executable, script, lib], tmp_path, timeout=150))
+            for lib in ("torch", "ember")}
+    assert seen["ember"] == seen["torch"] == [[0., 1., 4.], [1., 1.], [0., 1., 4., 9.]]
+
+
 def test_share_memory_moves_every_view_and_alias_as_torch():
     """torch moves the storage under all of a tensor's views and aliases; ember moves every
     tensor on the memory, so in-place writes through any of them still reach the others."""

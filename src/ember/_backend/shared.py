@@ -2,20 +2,23 @@
 (``Tensor.share_memory_``, ``torch.multiprocessing``).
 
 An array is moved into a POSIX shared-memory segment (``multiprocessing.shared_memory``); another
-process attaches to the segment by its name and sees the same bytes, so in-place writes on either
-side show on the other (Hogwild training). The process that made a segment unlinks it when its
-last array on it is garbage collected, or at exit; a process that attached only closes its
-mapping (keep a tensor alive until the processes it was sent to have received it, as in
-PyTorch). Processes started by ``multiprocessing`` share their parent's resource tracker, which
-unlinks what a crashed maker leaked.
+process receives a duplicate of the segment's file descriptor (as PyTorch's ``file_descriptor``
+strategy: multiprocessing's resource sharer passes it) and maps the same bytes, so in-place writes
+on either side show on the other (Hogwild training). The process that made a segment unlinks its
+name when its last array on it is garbage collected, or at exit; an open descriptor keeps the
+memory alive, so a sender may drop a tensor before the receiver has taken it. Processes started
+by ``multiprocessing`` share their parent's resource tracker, which unlinks what a crashed maker
+leaked.
 """
 import atexit
 import collections
 import ctypes
 import gc
+import mmap
+import os
 import sys
 import weakref
-from multiprocessing import shared_memory
+from multiprocessing import reduction, shared_memory
 
 import numpy as np
 
@@ -85,24 +88,39 @@ def _address(array):
 
 
 def handle(array):
-    """What another process needs to attach to ``array``: ``(segment name, byte offset, shape,
-    strides, dtype)``, the dtype as an object (pickled by reference: bfloat16 stays bfloat16).
-    ``array`` must be shared."""
+    """What another process needs to attach to ``array``: ``(segment name, a duplicate of its
+    file descriptor for pickling, byte offset, shape, strides, dtype)``, the dtype as an object
+    (pickled by reference: bfloat16 stays bfloat16). ``array`` must be shared."""
     root = owner(array)
+    segment = _SEGMENTS[id(root)]
     offset = _address(array) - _address(root)
-    return _SEGMENTS[id(root)].name, offset, array.shape, array.strides, array.dtype
+    return segment.name, reduction.DupFd(segment._fd), offset, array.shape, array.strides, array.dtype
 
 
-def attach(name, offset, shape, strides, dtype):
+def attach(name, descriptor, offset, shape, strides, dtype):
     """The array a :func:`handle` describes, on the same memory (one mapping per segment in a
     process, however many arrays arrive on it)."""
+    fd = descriptor.detach()
     room = _ATTACHED.get(name)
     if room is None:
-        segment = shared_memory.SharedMemory(name=name)
-        room = np.ndarray((segment.size,), np.uint8, buffer=segment.buf)
-        _keep(room, segment, unlink=name in _MADE_HERE)
+        segment = _Received(name, fd)
+        room = np.ndarray((len(segment.buf),), np.uint8, buffer=segment.buf)
+        _keep(room, segment, unlink=False)
         _ATTACHED[name] = room
+    else:
+        os.close(fd)
     return np.ndarray(shape, dtype, buffer=room, offset=offset, strides=strides)
+
+
+class _Received:
+    """A segment mapped from a descriptor another process sent (its name may be unlinked)."""
+
+    def __init__(self, name, fd):
+        self.name, self._fd = name, fd
+        self.buf = mmap.mmap(fd, os.fstat(fd).st_size)
+
+    def close(self):  # the mapping goes with the last array on it
+        os.close(self._fd)
 
 
 def _keep(room, segment, unlink):
