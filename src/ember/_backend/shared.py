@@ -94,7 +94,8 @@ def handle(array):
     root = owner(array)
     segment = _SEGMENTS[id(root)]
     offset = _address(array) - _address(root)
-    return segment.name, reduction.DupFd(segment._fd), offset, array.shape, array.strides, array.dtype
+    descriptor = reduction.DupFd(segment._fd)  # SharedMemory keeps its descriptor in _fd
+    return segment.name, descriptor, offset, array.shape, array.strides, array.dtype
 
 
 def attach(name, descriptor, offset, shape, strides, dtype):
