@@ -254,25 +254,23 @@ class Tensor(TensorAutograd):
         return id(self)
 
     def share_memory_(self):
-        """Moves this tensor's values into shared memory, where processes it is sent to (through
-        ``ember.multiprocessing``) read and write the same values; returns self
-        (https://pytorch.org/docs/stable/generated/torch.Tensor.share_memory_.html).
-        RuntimeError for a view, or a tensor whose memory views or aliases already share: they
-        could not follow the move (torch moves the storage under all of them)."""
-        if self._base is not None:
-            raise RuntimeError("share_memory_(): this tensor is a view; ember moves a tensor's own "
-                               "values into shared memory, so call it on the base tensor before "
-                               "making views")
-        if not _shared.is_shared(self._data) and sys.getrefcount(self._data) > 2:
-            # held by more than this tensor (its slot; the call's argument is the other): a view, an alias
-            # (detach, .data) or a saved value, which the move would leave behind
-            raise RuntimeError("share_memory_(): this tensor's memory is also held by views or "
-                               "aliases made before the call, which would not follow it into "
-                               "shared memory; call share_memory_() before making them")
-        shared = _shared.share(self._data)
-        if shared is not self._data:
-            _track(shared)
-            self._data = shared
+        """Moves this tensor's storage into shared memory, where processes it is sent to (through
+        ``ember.multiprocessing``) read and write the same values; its views and aliases (``view``,
+        slices, ``detach``, ``.data``) move with it, as torch moves the storage under all of them.
+        Returns self (https://pytorch.org/docs/stable/generated/torch.Tensor.share_memory_.html).
+        RuntimeError if something other than tensors (an array from ``numpy()``, a compiled
+        graph) holds the memory: it could not follow the move."""
+        owner = _shared.owner(self._data)
+        if _shared.is_shared(owner):
+            return self
+        # held only by this tensor's slot (besides the name and getrefcount's argument): no search
+        alone = self._data is owner and sys.getrefcount(owner) <= 3
+        tensors = [self] if alone else _shared.holders(owner, Tensor)
+        arrays = list({id(t._data): t._data for t in tensors}.values())
+        moved = dict(zip(map(id, arrays), _shared.move(arrays)))
+        _track(next(iter(moved.values())))
+        for t in tensors:
+            t._data = moved[id(t._data)]
         return self
 
     def is_shared(self):

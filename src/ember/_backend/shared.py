@@ -2,72 +2,131 @@
 (``Tensor.share_memory_``, ``torch.multiprocessing``).
 
 An array is moved into a POSIX shared-memory segment (``multiprocessing.shared_memory``); another
-process attaches to the segment by its name and sees the same bytes, so in-place writes on either
-side show on the other (Hogwild training). The process that made a segment unlinks it when its
-last array on it is garbage collected, or at exit; a process that attached only closes its
-mapping (keep a tensor alive until the processes it was sent to have received it, as in
-PyTorch). Processes started by ``multiprocessing`` share their parent's resource tracker, which
-unlinks what a crashed maker leaked.
+process receives a duplicate of the segment's file descriptor (as PyTorch's ``file_descriptor``
+strategy: multiprocessing's resource sharer passes it) and maps the same bytes, so in-place writes
+on either side show on the other (Hogwild training). The process that made a segment unlinks its
+name when its last array on it is garbage collected, or at exit; an open descriptor keeps the
+memory alive, so a sender may drop a tensor before the receiver has taken it. Processes started
+by ``multiprocessing`` share their parent's resource tracker, which unlinks what a crashed maker
+leaked.
 """
 import atexit
+import collections
+import ctypes
+import gc
+import mmap
+import os
+import sys
 import weakref
-from multiprocessing import shared_memory
+from multiprocessing import reduction, shared_memory
 
 import numpy as np
 
-_SEGMENTS = {}  # id of an owning array -> its SharedMemory, until the array is collected
-_ATTACHED = weakref.WeakValueDictionary()  # segment name -> owning array, in this process
+_SEGMENTS = {}  # id of a segment's array -> its SharedMemory, until the array is collected
+_ATTACHED = weakref.WeakValueDictionary()  # segment name -> its array, in this process
 _MADE_HERE = {}  # name -> SharedMemory, for the segments this process created (and unlinks)
 
 
-def _owner(array):
-    while isinstance(array.base, np.ndarray):
-        array = array.base
+def owner(array):
+    """The array that owns the memory ``array`` views (``array`` itself when it owns it)."""
+    while (base := held(array)) is not None:
+        array = base
     return array
+
+
+def held(array):
+    """The array whose memory ``array`` views and keeps alive, or None (its own memory)."""
+    base = array.base
+    if not isinstance(base, np.ndarray):  # as_strided's go-between keeps the array as .base
+        base = getattr(base, "base", None)
+    return base if isinstance(base, np.ndarray) else None
 
 
 def is_shared(array):
     """Whether ``array`` lies in a shared-memory segment."""
-    return id(_owner(array)) in _SEGMENTS
+    return id(owner(array)) in _SEGMENTS
 
 
-def share(array):
-    """A copy of ``array`` in a new shared-memory segment (C-contiguous); ``array`` itself when
-    it is shared already."""
-    if is_shared(array):
-        return array
-    segment = shared_memory.SharedMemory(create=True, size=max(array.nbytes, 1))
+def holders(root, cls):
+    """Every ``cls`` instance (a tensor) whose ``_data`` array lies on ``root``'s memory.
+    RuntimeError if anything else (an array from ``numpy()``, a compiled graph's constant)
+    also holds that memory, counted by references: each array by the instances holding it,
+    ``root`` also by the views on it."""
+    found, arrays = [], {id(root): root}
+    for t in gc.get_objects():
+        if issubclass(type(t), cls) and isinstance(getattr(t, "_data", None), np.ndarray) \
+                and owner(t._data) is root:
+            found.append(t)
+            arrays[id(t._data)] = t._data
+    del t
+    counts = collections.Counter(id(t._data) for t in found)
+    counts.update(id(held(a)) for a in arrays.values() if a is not root)
+    # beyond those: getrefcount's argument and the dict's entry; for root also its two names
+    if any(sys.getrefcount(arrays[key]) - 2 - 2 * (key == id(root)) != counts[key]
+           for key in arrays):
+        raise RuntimeError("share_memory_(): this tensor's memory is also held by something other "
+                           "than tensors (an array from numpy(), a compiled graph), which could "
+                           "not follow it into shared memory")
+    return found
+
+
+def move(arrays):
+    """``arrays``, views of one owner, as the same views of a new shared-memory segment holding
+    a byte copy of the owner's memory: offsets and strides are kept, so every view still sees
+    what the others write. Returns the new arrays, in order."""
+    low, high = np.lib.array_utils.byte_bounds(owner(arrays[0]))
+    segment = shared_memory.SharedMemory(create=True, size=max(high - low, 1))
     _MADE_HERE[segment.name] = segment
-    owner = np.ndarray(array.shape, array.dtype, buffer=segment.buf)
-    owner[...] = array
-    _keep(owner, segment, unlink=True)
-    return owner
+    room = np.ndarray((segment.size,), np.uint8, buffer=segment.buf)
+    ctypes.memmove(room.ctypes.data, low, high - low)
+    _keep(room, segment, unlink=True)
+    return [np.ndarray(a.shape, a.dtype, room, _address(a) - low, a.strides) for a in arrays]
+
+
+def _address(array):
+    return array.__array_interface__["data"][0]
 
 
 def handle(array):
-    """What another process needs to attach to ``array``: ``(segment name, byte offset, shape,
-    strides, dtype)``, the dtype as an object (pickled by reference: bfloat16 stays bfloat16).
-    ``array`` must be shared."""
-    owner = _owner(array)
-    offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    return _SEGMENTS[id(owner)].name, offset, array.shape, array.strides, array.dtype
+    """What another process needs to attach to ``array``: ``(segment name, a duplicate of its
+    file descriptor for pickling, byte offset, shape, strides, dtype)``, the dtype as an object
+    (pickled by reference: bfloat16 stays bfloat16). ``array`` must be shared."""
+    root = owner(array)
+    segment = _SEGMENTS[id(root)]
+    offset = _address(array) - _address(root)
+    descriptor = reduction.DupFd(segment._fd)  # SharedMemory keeps its descriptor in _fd
+    return segment.name, descriptor, offset, array.shape, array.strides, array.dtype
 
 
-def attach(name, offset, shape, strides, dtype):
+def attach(name, descriptor, offset, shape, strides, dtype):
     """The array a :func:`handle` describes, on the same memory (one mapping per segment in a
     process, however many arrays arrive on it)."""
-    owner = _ATTACHED.get(name)
-    if owner is None:
-        segment = shared_memory.SharedMemory(name=name)
-        owner = np.ndarray((segment.size,), np.uint8, buffer=segment.buf)
-        _keep(owner, segment, unlink=name in _MADE_HERE)
-        _ATTACHED[name] = owner
-    return np.ndarray(shape, dtype, buffer=owner, offset=offset, strides=strides)
+    fd = descriptor.detach()
+    room = _ATTACHED.get(name)
+    if room is None:
+        segment = _Received(name, fd)
+        room = np.ndarray((len(segment.buf),), np.uint8, buffer=segment.buf)
+        _keep(room, segment, unlink=False)
+        _ATTACHED[name] = room
+    else:
+        os.close(fd)
+    return np.ndarray(shape, dtype, buffer=room, offset=offset, strides=strides)
 
 
-def _keep(owner, segment, unlink):
-    _SEGMENTS[id(owner)] = segment
-    weakref.finalize(owner, _release, id(owner), segment, unlink)
+class _Received:
+    """A segment mapped from a descriptor another process sent (its name may be unlinked)."""
+
+    def __init__(self, name, fd):
+        self.name, self._fd = name, fd
+        self.buf = mmap.mmap(fd, os.fstat(fd).st_size)
+
+    def close(self):  # the mapping goes with the last array on it
+        os.close(self._fd)
+
+
+def _keep(room, segment, unlink):
+    _SEGMENTS[id(room)] = segment
+    weakref.finalize(room, _release, id(room), segment, unlink)
 
 
 def _release(key, segment, unlink):
