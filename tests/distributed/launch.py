@@ -1,8 +1,6 @@
 """Starts a script on N ranks with ``ember run`` for the tests: every launch runs in its own
 session with a timeout, and on timeout the whole session (mpiexec, prterun and every rank) is
 killed, so a hang fails the test instead of stalling the suite."""
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +10,7 @@ import pytest
 pytest.importorskip("mpi4py", reason="ember.distributed needs mpi4py (the distributed extra)")
 
 from ember.distributed.run import find_mpiexec  # noqa: E402
+from processes import run_session  # noqa: E402
 
 SCRIPTS = Path(__file__).parent / "scripts"
 if find_mpiexec() is None:
@@ -29,18 +28,8 @@ def launch(script, nproc, *args, timeout=60, fault_tolerant=False, env=None, che
     if fault_tolerant:
         command.append("--fault-tolerant")
     command = [*command, str(SCRIPTS / script), *map(str, args)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, **(env or {})})
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"{script} on {nproc} ranks did not finish in {timeout} s\n{out}\n{err}")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    result = subprocess.CompletedProcess(command, proc.returncode, out, err)
-    if check and proc.returncode != 0:
-        pytest.fail(f"{script} on {nproc} ranks exited {proc.returncode}\n{out}\n{err}")
+    returncode, out, err = run_session(command, timeout, env=env, name=f"{script} on {nproc} ranks")
+    result = subprocess.CompletedProcess(command, returncode, out, err)
+    if check and returncode != 0:
+        pytest.fail(f"{script} on {nproc} ranks exited {returncode}\n{out}\n{err}")
     return result

@@ -4,8 +4,6 @@ start them, beside torch itself. Both programs need two GPUs: on this CPU machin
 them early, and so must ember, at the same place and for the same reason."""
 import os
 import runpy
-import signal
-import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .launch import launch  # noqa: F401 (skips this module without mpi4py/mpiexec)
+from processes import run_session
 
 INTEGRATION = Path(__file__).parents[1] / "integration"
 EXAMPLES = INTEGRATION / "pytorch_examples" / "distributed"
@@ -26,19 +25,8 @@ def _ember_run(program, args, tmp_path, timeout=60):
     (site / "sitecustomize.py").write_text(
         f"import examples_harness\nexamples_harness.install('ember', {str(program.parent)!r})\n")
     path = os.pathsep.join([str(site), str(INTEGRATION), os.environ.get("PYTHONPATH", "")])
-    proc = subprocess.Popen([sys.executable, "-m", "ember", "run", "-n", "2", str(program), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": path}, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"{program.name} did not finish in {timeout} s\n{out}\n{err}")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return proc.returncode, out, err
+    return run_session([sys.executable, "-m", "ember", "run", "-n", "2", str(program), *args], timeout,
+                       cwd=tmp_path, env={"PYTHONPATH": path}, name=program.name)
 
 
 def _torch_run(program, args, monkeypatch, capsys):

@@ -4,32 +4,20 @@ Every process runs in its own session under a timeout, killed with all it starte
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from processes import run_session
 
 HERE = Path(__file__).parent
 INTEGRATION = HERE.parent / "integration"
 
 
 def run(command, cwd, timeout=240, env=None):
-    """Runs ``command``; returns its stdout, failing the test on a non-zero exit or a timeout
-    (after killing its whole session: the processes it spawned too)."""
-    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env={**os.environ, **(env or {})})
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"{command} did not finish in {timeout} s\n{out}\n{err}")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0, err
+    """``command``'s stdout; the test fails on a non-zero exit or a timeout."""
+    returncode, out, err = run_session(command, timeout, cwd=cwd, env=env)
+    assert returncode == 0, err
     return out
 
 
