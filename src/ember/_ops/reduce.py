@@ -487,23 +487,18 @@ class All(Op):
     infer = classmethod(_bool_rule)
     differentiable = False
     promote = None
+    reduce = "all"
 
-    @staticmethod
-    def forward(x, dim=None, keepdim=False):
-        r = namespace(x).asarray(namespace(x).all(x, axis=dim, keepdims=keepdim))
+    @classmethod
+    def forward(cls, x, dim=None, keepdim=False):
+        xp = namespace(x)
+        r = xp.asarray(getattr(xp, cls.reduce)(x, axis=dim, keepdims=keepdim))
         return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 
-class Any(Op):
+class Any(All):
     """``any``: an op entry, as :class:`All`."""
-    infer = classmethod(_bool_rule)
-    differentiable = False
-    promote = None
-
-    @staticmethod
-    def forward(x, dim=None, keepdim=False):
-        r = namespace(x).asarray(namespace(x).any(x, axis=dim, keepdims=keepdim))
-        return r.astype(np.uint8) if x.dtype == np.uint8 else r
+    reduce = "any"
 
 
 def count_nonzero(input, dim=None):
