@@ -63,6 +63,23 @@ def test_make_fx_graph_module_replays_both_branches():
         make_fx(f, tracing_mode="proxy")
 
 
+def test_a_detached_value_stops_the_gradient_of_the_replayed_graph_like_torch():
+    """``x.detach()`` shares its array with ``x``: where an op reads it and ``x`` requires grad
+    while traced, the graph records a Detach node, so the module replayed with autograd gives
+    eager's (torch's) gradient."""
+    def f(lib):
+        return lambda q: q * 2 + (q.exp() * 3).detach() * q
+
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(3).astype(np.float32)
+    q, tq = ember.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    gm = make_fx(f(ember))(q)
+    assert "Detach(" in gm.code
+    gm(q).sum().backward()
+    f(torch)(tq).sum().backward()
+    np.testing.assert_allclose(q.grad.numpy(), tq.grad.numpy(), rtol=1e-6)
+
+
 def test_make_fx_refuses_python_control_flow_on_values():
     def f(x):
         if x.sum() > 0:

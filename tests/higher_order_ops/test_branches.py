@@ -29,21 +29,31 @@ def test_cond_matches_torch_values_and_gradients(pred):
     assert_close(y.grad, ty.grad)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("pred", [True, False])
-def test_cond_gives_zero_gradients_to_what_only_the_untaken_branch_reads_like_torch(pred):
-    """torch.cond's autograd node takes the operands and every tensor either branch reads: a
-    parameter or operand the taken branch leaves unread gets zeros, one neither reads None."""
+def test_cond_gives_zero_gradients_to_what_only_the_untaken_branch_reads_like_torch(pred, compiled):
+    """torch.cond's autograd node takes the operands and every tensor either branch reads
+    (eagerly and compiled alike): a parameter or operand that a branch reads gets zeros where
+    no gradient reaches it (read by the other branch only, or only through a comparison or a
+    detach), one neither reads None."""
     grads = []
     for lib, cond in ((ember, ember.cond), (torch, torch.cond)):
         lib.manual_seed(0)
         lin, w = lib.nn.Linear(3, 3), lib.randn(3, requires_grad=True)
-        x, y, unread = (lib.randn(3, requires_grad=True) for _ in range(3))
-        out = cond(lib.tensor(pred), lambda x, y, u: lin(x) * w + y, lambda x, y, u: x * 2, (x, y, unread))
+        x, y, gate, q, unread = (lib.randn(3, requires_grad=True) for _ in range(5))
+
+        def f(p, *operands):
+            return cond(p, lambda x, y, g, q, u: lin(x) * w + y + (g > 0).float(),
+                        lambda x, y, g, q, u: x * 2 + (q * 3).detach(), operands)
+        if compiled:
+            f = (lib.compile(f, fullgraph=True) if lib is ember else lib.compile(f, fullgraph=True, backend="eager"))
+        out = f(lib.tensor(pred), x, y, gate, q, unread)
         assert out.requires_grad
         out.sum().backward()
-        grads.append([t.grad for t in (lin.weight, lin.bias, w, x, y, unread)])
-    for ours, theirs in zip(*grads):
-        assert (ours is None) == (theirs is None)
+        grads.append([t.grad for t in (lin.weight, lin.bias, w, x, y, gate, q, unread)])
+    ember.compiler.reset()
+    for k, (ours, theirs) in enumerate(zip(*grads)):
+        assert (ours is None) == (theirs is None), k
         if theirs is not None:
             assert_close(ours, theirs)
 

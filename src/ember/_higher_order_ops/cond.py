@@ -1,5 +1,6 @@
 """``cond(pred, true_fn, false_fn, operands)``: a data-dependent branch (torch.cond)."""
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from ..compiler import hop
 from ..compiler.exc import UncapturedHigherOrderOpError
 from .utils import (as_tuple_of_operands, call_unmutated, check_same_meta, flatten, function_key, reads_once, skeleton,
@@ -21,8 +22,9 @@ def cond(pred, true_fn, false_fn, operands=()):
     checked too, as torch traces both: the first call for given branch functions, operand
     shapes and taken branch also runs it once (without gradients, on copies of the operands,
     the random stream restored) and compares its outputs; later calls run the taken branch
-    only. The tensors it reads (operands, parameters, closure tensors) get zero gradients
-    where the taken branch does not read them, as torch's (not None). Inside
+    only. The tensors either branch reads (operands, parameters, closure tensors) get zero
+    gradients where no gradient of the taken branch reaches them, as torch's (not None);
+    an operand neither branch reads gets None, as torch's. Inside
     a compiled function a tensor ``pred`` makes one ``Cond`` node holding both branches as
     subgraphs (both traced, see :mod:`ember.compiler.hop`); a Python bool picks its branch
     (and only it is checked), as torch.
@@ -59,9 +61,12 @@ def _eager(pred, true_fn, false_fn, operands):
         def check(other):
             true_out, false_out = (out, other) if taken else (other, out)
             check_same_meta(true_out, false_out, "cond's true_fn and false_fn", UncapturedHigherOrderOpError)
-        untaken = false_fn if taken else true_fn
+        branch, untaken = (true_fn, false_fn) if taken else (false_fn, true_fn)
         key = (function_key(true_fn), function_key(false_fn), taken)
-        out = with_zero_grads(out, reads_once(key, untaken, operands, "cond's branch", check))
+        extras = reads_once(key, untaken, operands, "cond's branch", check)
+        if is_grad_enabled():  # what the taken branch reads without a gradient path gets zeros too
+            extras += reads_once((key, "taken"), branch, operands, "cond's branch")
+        out = with_zero_grads(out, extras)
     return out
 
 

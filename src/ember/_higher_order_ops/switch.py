@@ -22,9 +22,10 @@ def switch(index, branches, operands=()):
             (nested) tuple, list or dict of tensors, ints or None.
         operands: a tuple or list of inputs to the branch.
 
-    Gradients flow through the chosen branch; with a tensor ``index``, the tensors only the
-    other branches read get zeros (as ``cond``), so each other branch runs once, without
-    gradients, per operand shapes. Inside a compiled function a tensor ``index`` is clamped
+    Gradients flow through the chosen branch; with a tensor ``index``, the tensors some
+    branch reads get zeros where no gradient of the chosen one reaches them, an operand no
+    branch reads None (as ``cond``), so each branch runs once more, without gradients, per
+    operand shapes. Inside a compiled function a tensor ``index`` is clamped
     by a graph op, then one ``Switch`` node holds every branch as a subgraph.
 
     Raises:
@@ -51,9 +52,9 @@ def switch(index, branches, operands=()):
     picked = _pick(branches, index)
     out = call_unmutated(picked, operands, "switch's branch")
     if isinstance(index, Tensor) and tracer is None and is_grad_enabled():
-        # what only the other branches read gets zeros, as the compiled switch's backward gives
-        others = [b for b in dict.fromkeys(branches) if b is not picked]
-        out = with_zero_grads(out, [t for b in others for t in
+        # what any branch reads gets zeros where no gradient reaches it, as the compiled
+        # switch's backward gives
+        out = with_zero_grads(out, [t for b in dict.fromkeys(branches) for t in
                                     reads_once((function_key(b), "switch"), b, operands, "switch's branch")])
     return out
 

@@ -397,3 +397,18 @@ class Clone(Op):
     @staticmethod
     def backward(ctx, g):
         return (g,)
+
+
+class Detach(Op):
+    """``x.detach()`` as a graph node: the same memory, no gradient. Eagerly ``detach`` is an
+    alias made outside the dispatcher; the compiler's tracer records this node where an op
+    reads such an alias, so that a graph replayed with autograd (``make_fx``, ``export``, a
+    control-flow branch's vector-Jacobian product) stops the gradient there as eager did."""
+    promote = None
+    save_inputs = False
+    differentiable = False
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(x):
+        return x.view()  # a new array object over the same memory, as detach's alias

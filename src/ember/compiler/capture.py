@@ -32,7 +32,7 @@ from .._dtype import get_default_dtype, result_type
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.inplace import CopySlices
-from .._ops.shape import Clone, Expand
+from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
 from .exc import Unsupported
@@ -229,6 +229,8 @@ class Tracer:
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
             node = self.node(x)
+            if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
+                node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
             if dtype is not None and x.dtype is not dtype:
                 node = self.graph.call_op(ToDtype, (node,), {"dtype": dtype},
                                           dict(node.meta, dtype=dtype))

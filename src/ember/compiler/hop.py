@@ -246,6 +246,9 @@ def branch_vjp(cls, kwargs, tensors, grads, needs):
     it runs."""
     branches = {k: v for k, v in kwargs.items() if hasattr(v, "graph")}
     others = {k: v for k, v in kwargs.items() if k not in branches}
+    # torch.cond's gradients: zeros for what some branch reads, None for what none reads
+    read = [any(b.graph.placeholders[i].users for b in branches.values()) for i in range(len(tensors) - 1)]
+    needs = [needs[0]] + [need and r for need, r in zip(needs[1:], read)]
     products = {k: vjp_of(replay.dispatch(b.graph), len(b.graph.placeholders), needs[1:])
                 for k, b in branches.items()}
     args = [*tensors, *grads]

@@ -19,7 +19,7 @@ CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
           np.dtype(np.uint8): "uint8_t"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice")
+VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice", "Detach")
 ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
 _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654

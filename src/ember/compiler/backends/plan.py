@@ -186,6 +186,8 @@ def _view_loc(node, src):
         return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
                                             src.offset + node.args[1] * _numel(shape))
     name = node.target.name
+    if name == "Detach":
+        return src
     if name in ("Real", "Imag"):  # a complex array read as reals: twice the strides, imag one further
         if src is None or isinstance(src.offset, Expr) or any(isinstance(s, Expr) for s in src.strides):
             return None
