@@ -12,7 +12,7 @@ import ember
 from ember import nn
 from ember._dynamo import exc
 from ember.export import Dim, export, load, save
-from ember.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec, dynamic_spec
+from ember.fx.experimental.dynamic_spec import DictSpec, ObjectSpec, ShapesSpec, ShapeVar, TensorSpec, dynamic_spec
 
 
 class Net(nn.Module):
@@ -184,3 +184,44 @@ def test_intvar_on_an_int_argument_is_a_symbol_read_from_each_call():
             module(ember.ones(2, 4), 10)
         with pytest.raises(RuntimeError, match=r"position 1 to be an int \(IntVar N\), got float"):
             module(ember.ones(2, 4), 2.0)
+
+
+class _Cache:
+    def __init__(self, keys, bias):
+        self.keys, self.extra = keys, {"bias": bias}
+
+
+class Attend(nn.Module):
+    """Attention over a key cache an object holds, its length T declared by an ObjectSpec."""
+    T = ShapeVar("T", min=2, max=12)
+
+    @dynamic_spec({"x": TensorSpec([ShapeVar("B", min=2, max=16), None]),
+                   "cache": ObjectSpec({"keys": TensorSpec([T, None]), "extra": DictSpec({"bias": TensorSpec([T])})})})
+    def forward(self, x, cache):
+        return (x @ cache.keys.T + cache.extra["bias"]).softmax(-1)
+
+
+def test_tensors_an_object_spec_declares_are_symbolic_inputs_of_the_program(tmp_path):
+    """Not constants baked in: each call reads them from its object (torch 2.13's export has no
+    ObjectSpec: the reference is the eager module)."""
+    rng = np.random.default_rng(0)
+
+    def call(b, t):
+        x, keys, bias = (ember.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((b, 4), (t, 4), (t,)))
+        return x, _Cache(keys, bias)
+    ep = export(Attend(), call(3, 5))
+    assert sorted(map(str, ep.range_constraints)) == ["B", "T"] and _ranges(ep) == [(2, 12), (2, 16)]
+    assert ep.constants == {} and "cache_keys" in ep.graph_module.code
+    save(ep, tmp_path / "attend.pt2")
+    for module in (ep.module(), load(tmp_path / "attend.pt2").module()):
+        for b, t in ((3, 5), (16, 2), (7, 12)):
+            x, cache = call(b, t)
+            np.testing.assert_allclose(module(x, cache).numpy(), Attend()(x, cache).numpy(), rtol=1e-6)
+        with pytest.raises(AssertionError, match=r"cache_keys.size\(\)\[0\] <= 12"):
+            module(*call(3, 13))
+        x, cache = call(3, 5)
+        cache.extra["bias"] = ember.zeros(4)
+        with pytest.raises(AssertionError, match="Guard failed"):
+            module(x, cache)
+        with pytest.raises(RuntimeError, match="has no attribute 'keys'"):
+            module(x, object())

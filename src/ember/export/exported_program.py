@@ -1,5 +1,6 @@
 """``ember.export.export`` and ``ExportedProgram`` (torch.export): a module's forward captured
 whole into a graph that runs without the Python model code."""
+import inspect
 import math
 
 from .._tensor import Tensor
@@ -59,16 +60,20 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
         raise UserError(f"Expecting `kwargs` to be a dict of example keyword inputs, got {type(kwargs)}")
     kwargs = kwargs or {}
     spec, auto = shapes_spec(mod, args, kwargs, dynamic_shapes)
-    world = World(mod.__call__, args, kwargs)
     if spec is None:
+        world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
         return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
     spec.check_signature(mod.forward)
+    paths = []  # the tensors an ObjectSpec declares are inputs too, read from each call's objects
+    held = spec.held(mod.forward, args, kwargs, paths)
+    world = World(mod.__call__, args, kwargs, held=held)
     dims, ranges, sizes = spec.bind(mod.forward, args, kwargs, world.inputs)
     int_inputs = {e.args[0]: k for (i, k), e in dims.items() if i == ARG}  # an IntVar on an int argument
     why = []
-    _, cap, shape, static = capture_dynamic(mod.__call__, args, kwargs, world, True, dims, ranges,
-                                            input_names(mod.__call__, args, kwargs), why.append, joint=False)
+    names = input_names(mod.__call__, args, kwargs) + [h[0] for h in held]
+    _, cap, shape, static = capture_dynamic(mod.__call__, args, kwargs, world, True, dims, ranges, names,
+                                            why.append, joint=False)
     if static is not None:  # the graph fitted at sizes >= 2 leaves this example's size 0 or 1 out
         cap, shape = static, None
     kept = {} if shape is None else shape.ranges
@@ -79,9 +84,13 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
                                    f"({sizes[n]})." for n in lost)
                         + (f" ({'; '.join(why)})" if why else "")
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
+    parameters = list(inspect.signature(mod.forward).parameters)
+    first = len(world.inputs) - len(held)
     return ExportedProgram(GraphModule.from_capture(cap, world),
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
-                           int_inputs={n: k for n, k in int_inputs.items() if n in kept})
+                           int_inputs={n: k for n, k in int_inputs.items() if n in kept},
+                           object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]
+                                          for j, path in enumerate(paths)])
 
 
 class ExportGraphSignature:
@@ -136,11 +145,14 @@ class ExportedProgram:
             dynamic graph (``{}`` for static shapes).
         int_inputs: ``{symbol name: position in (*args, *kwargs.values())}``: the symbols
             that are int arguments (an ``IntVar`` on an int), read from each call's arguments.
+        object_inputs: ``[[input index, parameter name, its position, [[is_attribute, key],
+            ...]], ...]``: tensors an ``ObjectSpec`` declares, inputs of the graph after the
+            flattened arguments', read from each call's objects (``cache.keys``, ``cache.extra["bias"]``).
     """
 
-    def __init__(self, graph_module, range_constraints, int_inputs=None):
+    def __init__(self, graph_module, range_constraints, int_inputs=None, object_inputs=()):
         self.graph_module, self.range_constraints = graph_module, range_constraints
-        self.int_inputs = dict(int_inputs or {})
+        self.int_inputs, self.object_inputs = dict(int_inputs or {}), [list(o) for o in object_inputs]
         self.graph_signature = ExportGraphSignature(graph_module)
         held = dict(graph_module.named_parameters())
         held.update(graph_module.named_buffers())
@@ -162,7 +174,7 @@ class ExportedProgram:
         gm = self.graph_module
         module = _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec)
         module._ranges = {str(k): (v.lower, v.upper) for k, v in self.range_constraints.items()}
-        module._int_inputs = self.int_inputs
+        module._int_inputs, module._object_inputs = self.int_inputs, self.object_inputs
         return module
 
     def __call__(self, *args, **kwargs):
@@ -178,11 +190,16 @@ class ExportedProgram:
 
 class _ExportedModule(GraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
-    _ranges, _int_inputs = {}, {}
+    _ranges, _int_inputs, _object_inputs = {}, {}, ()
     _input_dims = {}  # make_fx's symbolic sizes: {(flat input index, dim): symbol}, read from every input
 
     def forward(self, *args, **kwargs):
         flat = flatten((args, kwargs))
+        if self._object_inputs:
+            if len(flat) != self._object_inputs[0][0]:
+                raise RuntimeError(f"Expected {self._object_inputs[0][0]} input tensors besides the objects' "
+                                   f"(as exported), got {len(flat)}")
+            flat += [_read(args, kwargs, *where) for where in self._object_inputs]
         sizes, derived = {}, []
         scalars = (*args, *kwargs.values())
         for n, k in self._int_inputs.items():
@@ -229,3 +246,19 @@ class _ExportedModule(GraphModule):
                 spelled = e.code(lambda n: sizes[n][1])
                 raise AssertionError(f"Guard failed: {spelled} == {where}")
         return self.run_at(flat, values if self.graph.symbols else None)
+
+
+def _read(args, kwargs, index, name, position, steps):
+    """The tensor ``args[position]`` (or ``kwargs[name]``) holds at ``steps`` (attributes and keys)."""
+    where = name
+    try:
+        value = args[position] if position < len(args) else kwargs[name]
+        for attribute, key in steps:
+            where += f".{key}" if attribute else f"[{key!r}]"
+            value = getattr(value, key) if attribute else value[key]
+    except (AttributeError, KeyError, IndexError, TypeError) as e:
+        raise RuntimeError(f"Expected input {where} (inputs[{index}]), declared by an ObjectSpec: "
+                           f"{type(e).__name__}: {e}") from None
+    if not isinstance(value, Tensor):
+        raise RuntimeError(f"Expected input {where} (inputs[{index}]) to be a tensor, got {type(value).__name__}")
+    return value

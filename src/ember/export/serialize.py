@@ -51,7 +51,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
     program = {"format": FORMAT, "graph": _graph(gm.graph), "inputs": [_value(i) for i in gm._inputs],
                "out_spec": _value(gm._out_spec),
                "range_constraints": [[str(k), _bound(v.lower), _bound(v.upper)] for k, v in ep.range_constraints.items()],
-               "int_inputs": ep.int_inputs,
+               "int_inputs": ep.int_inputs, "object_inputs": ep.object_inputs,
                "tensors": [{"name": name, "dtype": t.dtype.name, "shape": list(t.shape),
                             "parameter": isinstance(t, Parameter), "requires_grad": t.requires_grad}
                            for name, t in held]}
@@ -109,7 +109,12 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         int_inputs = program.get("int_inputs", {})
         if not all(n in graph.symbols and type(k) is int and k >= 0 for n, k in int_inputs.items()):
             raise ValueError(f"the saved int inputs {int_inputs!r} do not match the graph's size symbols")
-        return ExportedProgram(gm, range_constraints=ranges, int_inputs=int_inputs)
+        objects = program.get("object_inputs", [])
+        if not all(type(i) is int and isinstance(n, str) and type(k) is int and k >= 0 and i >= 0 and
+                   all(type(a) is bool and type(key) in (str, int) for a, key in steps)
+                   for i, n, k, steps in objects):
+            raise ValueError(f"the saved object inputs {objects!r} do not match the graph's inputs")
+        return ExportedProgram(gm, range_constraints=ranges, int_inputs=int_inputs, object_inputs=objects)
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise ValueError(f"not a valid ember.export file: {type(e).__name__}: {e}") from None
 

@@ -133,8 +133,8 @@ class ObjectSpec(_Entries):
     """Specs of an object argument's attributes: ``ObjectSpec({"k": TensorSpec([B, None])})``.
 
     Its sizes are read and checked at every call like an argument's (ranges, derived sizes,
-    assumptions, variables shared with the arguments). ``ember.compile`` makes the tensors
-    it declares inputs of the graph (read from the object at each call), so their declared
+    assumptions, variables shared with the arguments). ``ember.compile`` and ``ember.export``
+    make the tensors it declares inputs of the graph (read from the object at each call), so their declared
     dimensions are size symbols too: an attribute rebound to a tensor of another declared
     size runs the same graph."""
     kind = "object_spec"
@@ -336,21 +336,23 @@ class ShapesSpec:
         return dims, ranges, sizes
 
 
-    def held(self, fn, args, kwargs):
+    def held(self, fn, args, kwargs, paths=None):
         """The tensors objects passed to ``fn`` hold where the spec declares a TensorSpec
         inside an ObjectSpec: ``[(where, owner, key, tensor, is_attribute)]`` (``owner.key``,
-        or ``owner[key]`` in a dict or list the object holds). ``ember.compile`` makes them
-        graph inputs."""
+        or ``owner[key]`` in a dict or list the object holds). ``ember.compile`` and
+        ``ember.export`` make them graph inputs. ``paths``, a list, gets for each the way to it
+        from the call's arguments: ``(parameter name, (is_attribute, key), ...)``."""
         out = []
         spec = self._params or ParamsSpec()
         for name, value in _signature(fn).bind(*args, **kwargs).arguments.items():
             if name in spec._named_args:
-                _held(spec._named_args[name], value, name, out, False)
+                _held(spec._named_args[name], value, name, out, False, [] if paths is None else paths, (name,))
         return out
 
 
-def _held(spec, value, where, out, inside):
-    """Collects :meth:`ShapesSpec.held`'s entries below ``value``; ``inside``: reached through an object."""
+def _held(spec, value, where, out, inside, paths, path):
+    """Collects :meth:`ShapesSpec.held`'s entries below ``value`` (``path`` leads to it);
+    ``inside``: reached through an object."""
     if isinstance(spec, ObjectSpec):
         items = [(key, s, getattr(value, key), f"{where}.{key}", True) for key, s in spec.items()
                  if hasattr(value, key)]  # a missing attribute: bind raises
@@ -363,8 +365,9 @@ def _held(spec, value, where, out, inside):
     for key, s, v, here, attribute in items:
         if inside and isinstance(s, TensorSpec) and isinstance(v, Tensor):
             out.append((here, value, key, v, attribute))
+            paths.append((*path, (attribute, key)))
         else:
-            _held(s, v, here, out, inside)
+            _held(s, v, here, out, inside, paths, (*path, (attribute, key)))
 
 
 def _position(name, args, kwargs, signature):
