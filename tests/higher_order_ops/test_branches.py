@@ -167,6 +167,17 @@ def test_eager_cond_shape_mismatch_is_an_error_naming_the_shapes():
         ember.cond(ember.tensor(False), lambda x: x.sin(), lambda x: x[:2].cos(), (ember.ones(3),))
 
 
+@pytest.mark.parametrize("index", [0, 2, 5])
+def test_eager_switch_checks_every_branch_like_the_compiled_one(index):
+    branches = [lambda x: x.sin(), lambda x: x.cos(), lambda x: x[:2].cos()]
+    for run in (switch, lambda *a: ember.compile(switch, fullgraph=True)(*a)):
+        with pytest.raises(ember._dynamo.exc.UncapturedHigherOrderOpError,
+                           match=r"branches\[[02]\] and branches\[[02]\] output 0 differ in shape: \((3|2),\) vs \((2|3),\)"):
+            run(ember.tensor(index), branches, (ember.ones(3),))
+    ember.compiler.reset()
+    assert switch(index, branches, (ember.ones(3),)).shape == ((2,) if index > 1 else (3,))  # an int: an if
+
+
 def test_the_untaken_branch_is_checked_once_without_side_effects_on_data_or_rng():
     ran = []
 

@@ -31,8 +31,10 @@ def switch(index, branches, operands=()):
     Raises:
         RuntimeError: ``branches`` is empty or holds a non-callable; ``index`` is a tensor of
             more than one element or of a floating dtype.
-        UncapturedHigherOrderOpError (a RuntimeError): captured, the branches return
-            different structures, shapes or dtypes; the branch run writes into an operand.
+        UncapturedHigherOrderOpError (a RuntimeError): with a tensor ``index``, the branches
+            return different structures, shapes or dtypes (eagerly too: the first call per
+            operand shapes runs each other branch once, on copies); a branch writes into an
+            operand.
 
     Source: PyTorch 2.14, ``torch._higher_order_ops.switch``.
     """
@@ -51,11 +53,19 @@ def switch(index, branches, operands=()):
                             lambda: call_unmutated(_pick(branches, index), operands, "switch's branch"))
     picked = _pick(branches, index)
     out = call_unmutated(picked, operands, "switch's branch")
-    if isinstance(index, Tensor) and tracer is None and is_grad_enabled():
-        # what any branch reads gets zeros where no gradient reaches it, as the compiled
-        # switch's backward gives
-        out = with_zero_grads(out, [t for b in dict.fromkeys(branches) for t in
-                                    reads_once((function_key(b), "switch"), b, operands, "switch's branch")])
+    if isinstance(index, Tensor) and tracer is None:
+        # every branch checked (torch traces them all), once per operand shapes; what any of
+        # them reads gets zeros where no gradient reaches it, as the compiled switch's backward
+        first, picked_key = branches.index(picked), function_key(picked)
+
+        def check(i):  # the tensors' structure and metadata (constant leaves may differ)
+            return lambda other: check_same_meta(flatten(out), flatten(other), f"switch's branches[{first}] and "
+                                                 f"branches[{i}]", UncapturedHigherOrderOpError)
+        # keyed by the pair: each branch is checked against each one picked
+        reads = [reads_once((function_key(b), picked_key, "switch"), b, operands, "switch's branch", check(i))
+                 for i, b in enumerate(branches)]
+        if is_grad_enabled():
+            out = with_zero_grads(out, [t for r in reads for t in r])
     return out
 
 
