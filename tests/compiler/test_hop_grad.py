@@ -239,3 +239,32 @@ def test_backward_through_associative_scan_in_a_compiled_step_equals_torch(graph
         np.testing.assert_allclose(g, tw.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert counters["stats"]["unique_graphs"] == 1
     assert _targets(graphs[0]).count("AssociativeScan") == 1
+
+
+def test_associative_scan_backward_is_one_node_for_every_length(graphs):
+    """The p-norm prefix (a**p + b**p)**(1/p) along dim 1, reversed, p a parameter combine_fn
+    reads from outside: a dynamic training step is one graph for lengths 2..12 (the backward
+    one AssociativeScanGrad node, not the algorithm unrolled per length); gradients equal
+    torch's on the closed form (flip, cumsum of x**p, flip) ** (1/p)."""
+    p0, w0 = 2.5, np.random.default_rng(0).uniform(0.5, 1.5, 3).astype(np.float32)
+    p, w = nn.Parameter(ember.tensor(p0)), nn.Parameter(ember.tensor(w0))
+
+    def step(x):
+        ys = associative_scan(lambda a, b: (a ** p + b ** p) ** (1 / p), x * w, dim=1, reverse=True)
+        loss = (ys ** 2).sum()
+        loss.backward()
+        return loss.detach()
+    compiled = ember.compile(step, dynamic=True, fullgraph=True)
+    for n in range(2, 13):
+        x = np.random.default_rng(n).uniform(0.1, 1.0, (4, n, 3)).astype(np.float32)
+        p.grad = w.grad = None
+        loss = compiled(ember.tensor(x))
+        tp, tw = torch.tensor(p0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+        ys = ((torch.tensor(x) * tw) ** tp).flip(1).cumsum(1).flip(1) ** (1 / tp)
+        want = (ys ** 2).sum()
+        want.backward()
+        np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-5)
+        np.testing.assert_allclose(p.grad.item(), tp.grad.item(), rtol=1e-4)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4)
+    assert counters["stats"]["unique_graphs"] == 1
+    assert _targets(graphs[0]).count("AssociativeScanGrad") == 1 and graphs[0].symbols

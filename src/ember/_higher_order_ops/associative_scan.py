@@ -3,13 +3,16 @@ inclusive scan with an associative operator in O(log n) sequential steps
 (torch._higher_order_ops.associative_scan)."""
 import numpy as np
 
+from .._creation import zeros_like
 from .._ops.join import cat, stack
 from .._tensor import _wrap_dim
-from ..autograd.grad_mode import no_grad
+from ..autograd import grad
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..compiler import hop, replay
 from .utils import flatten, skeleton, unflatten
 
-__all__ = ["associative_scan", "AssociativeScan"]
+__all__ = ["associative_scan", "AssociativeScan", "AssociativeScanGrad"]
 
 
 def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):
@@ -32,8 +35,9 @@ def associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise
 
     Inside a compiled function one ``AssociativeScan`` node holds ``combine_fn`` traced once,
     on the first two elements along ``dim``; the node runs the same algorithm with that graph.
-    Its backward (a training step calling ``backward()``) is recorded as that algorithm's ops
-    and their derivatives, unrolled for the length.
+    Its backward (a training step calling ``backward()``) is recorded as one
+    ``AssociativeScanGrad`` node holding ``combine_fn`` and its vector-Jacobian product, so
+    a dynamic graph keeps the length a symbol.
     While recording, the graph's results at every slice length the algorithm uses are checked
     against ``combine_fn``'s own: a ``combine_fn`` whose ops depend on that length (a reshape
     to it) is a graph break instead.
@@ -92,15 +96,79 @@ class AssociativeScan(hop.HigherOrderOp):
 
     @classmethod
     def vjp(cls, kwargs, tensors, grads, needs):
-        """The node's algorithm run again with autograd, then its backward: recorded, the
-        backward holds that recomputation and its derivative unrolled (2 log2(n) combines
-        each way) for this length."""
-        graph = replay.dispatch(kwargs["combine_graph"].graph)
+        """The node's algorithm run again with autograd, then its backward. Recorded, this is
+        one :class:`AssociativeScanGrad` node, the same for every length (so a dynamic graph
+        keeps the length a symbol): it holds ``combine_fn`` and its vector-Jacobian product,
+        each traced on single elements."""
+        combine, n_xs, dim, reverse = kwargs["combine_graph"].graph, kwargs["n_xs"], kwargs["dim"], kwargs["reverse"]
+        step = replay.dispatch(combine)
+        outer = hop.tracer()
+        if outer is None:
+            def run(ts):
+                return cls.run(ts, lambda *a: step(list(a)), n_xs, dim, reverse)
+            got = iter(hop.vjp_of(run, len(tensors), needs)(*tensors, *grads))
+            return [next(got) if need else None for need in needs]
+        xs, lifted = list(tensors[:n_xs]), list(tensors[n_xs:])
+        inputs = len(combine.placeholders)
+        floats = [p.meta["dtype"].is_floating_point for p in combine.placeholders]
+        product = hop.vjp_of(step, inputs, floats)
+        with hop.untraced(outer):  # single elements, as the traced functions' inputs
+            a, b, g = ([t.narrow(dim, k, 1) for t in ts] for ts, k in ((xs, 0), (xs, 1), (grads, 0)))
+        n = 2 * n_xs
+        traced = {"combine_graph": hop.trace(outer, lambda *ts: step(list(ts)), (*a, *b, *lifted),
+                                             "associative_scan's combine_fn"),
+                  "vjp_graph": hop.trace(outer, lambda *ts: product(*ts[:n], *ts[n + n_xs:], *ts[n:n + n_xs]),
+                                         (*a, *b, *g, *lifted), "associative_scan's combine_fn's backward")}
+        for t in traced.values():
+            t.graph.any_shape = True
+        outs = iter(hop.add_node(outer, AssociativeScanGrad, [*xs, *grads, *lifted], traced, n_xs=n_xs,
+                                 n_lifted=len(lifted), dim=dim, reverse=reverse, floats=tuple(floats),
+                                 needs=tuple(needs)))
+        return [next(outs) if need else None for need in needs]
 
-        def run(ts):
-            return cls.run(ts, lambda *a: graph(list(a)), kwargs["n_xs"], kwargs["dim"], kwargs["reverse"])
-        got = iter(hop.vjp_of(run, len(tensors), needs)(*tensors, *grads))
-        return [next(got) if need else None for need in needs]
+
+class AssociativeScanGrad(hop.HigherOrderOp):
+    """The backward of :class:`AssociativeScan`: args ``(*xs leaves, *their gradients,
+    *lifted)``; results the gradients of the ``needs`` of ``(*xs, *lifted)``. It runs the
+    algorithm again with autograd, each combine an autograd function whose backward is the
+    ``vjp_graph`` (``(*a, *b, *grads, *lifted)`` -> the gradients of ``floats`` of ``(*a, *b,
+    *lifted)``); the graph holds no op of that algorithm, so it is one node at every length."""
+    name = "AssociativeScanGrad"
+
+    @staticmethod
+    def run(tensors, combine_graph, vjp_graph, n_xs, n_lifted, dim, reverse, floats, needs):
+        xs, grads = tensors[:n_xs], tensors[n_xs:2 * n_xs]
+        lifted, extra = tensors[2 * n_xs:2 * n_xs + n_lifted], tensors[2 * n_xs + n_lifted:]
+        with enable_grad():
+            xs = [x.detach().requires_grad_(need) for x, need in zip(xs, needs)]
+            lifted = [t.detach().requires_grad_(need) for t, need in zip(lifted, needs[n_xs:])]
+
+            def combine(a, b):
+                return list(_Combine.apply(lambda *ts: combine_graph(*ts, *extra),
+                                           lambda *ts: vjp_graph(*ts, *extra), floats, *a, *b, *lifted))
+            ys = _run(combine, xs, dim, reverse)
+            wanted = [t for t, need in zip(xs + lifted, needs) if need]
+            got = grad(ys, wanted, list(grads), allow_unused=True)
+        return [zeros_like(t) if g is None else g for t, g in zip(wanted, got)]
+
+
+class _Combine(Function):
+    """``combine_fn`` on two slices (and the lifted tensors), differentiated by its traced
+    vector-Jacobian product ``product(*inputs, *grads)``, which gives a gradient for each
+    input of a floating dtype."""
+
+    @staticmethod
+    def forward(ctx, combine, product, floats, *inputs):
+        ctx.product, ctx.floats = product, floats
+        ctx.save_for_backward(*inputs)
+        return tuple(combine(*inputs))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = ctx.saved_tensors
+        n = len(grads) * 2  # a and b, then the lifted tensors
+        got = iter(ctx.product(*inputs[:n], *grads, *inputs[n:]))
+        return (None, None, None, *[next(got) if f else None for f in ctx.floats])
 
 
 def _capture(tracer, combine, leaves, dim, reverse):
@@ -123,6 +191,8 @@ def _capture(tracer, combine, leaves, dim, reverse):
         return _run(combine, leaves, dim, reverse)  # with autograd (the check ran without)
     return hop.add_node(tracer, AssociativeScan, leaves, {"combine_graph": body},
                         n_xs=len(leaves), dim=dim, reverse=reverse)
+
+
 def _take(leaves, dim, start, stop, step=1):
     # slicing, not an index tensor: a view the compiler records (also in the recorded backward)
     where = (slice(None),) * dim + (slice(start, stop, step),)

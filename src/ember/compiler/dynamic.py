@@ -31,7 +31,7 @@ import numpy as np
 from .. import _random
 from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
-from .graph import Node
+from .graph import Node, Subgraph
 from .guards import World
 from .symbolic import Expr, evaluate, fit, fit_ratio, free_symbols
 
@@ -406,6 +406,9 @@ def _unify(samples, fixed):
                                f"(shapes {[getattr(v, 'shape', None) for v in values]}) and is no "
                                f"full() or arange() of them")
             return made
+        if isinstance(first, Subgraph) and all(isinstance(v, Subgraph) and v.graph.code == first.graph.code
+                                               and v.graph.any_shape == first.graph.any_shape for v in values):
+            return first  # the same program at every size (associative_scan's combine, on single elements)
         if all(v is first or type(v) is type(first) and _equal(v, first) for v in values):
             return first
         raise Mismatch(f"{where}: {values[0]!r} != {values[1]!r}")
