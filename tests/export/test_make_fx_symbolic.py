@@ -77,3 +77,31 @@ def test_an_input_read_only_for_its_sizes_binds_them(fn):
     tm = torch_make_fx(fn(torch), tracing_mode="symbolic")(torch.zeros(3, 4))
     for shape in ((3, 4), (5, 4), (5, 7)):
         assert gm(ember.zeros(*shape)).item() == tm(torch.zeros(*shape)).item()
+
+
+class _Cache:
+    def __init__(self, keys):
+        self.keys = keys
+
+
+def test_a_dynamic_spec_declares_the_symbols_also_of_tensors_an_object_holds():
+    """``@dynamic_spec`` on the traced function: its ShapeVars are the graph's symbols (not
+    duck sizing), in any tracing mode; a cache object's keys are an input read at each call
+    (were a constant baked in: a new cache ran with the traced one's keys)."""
+    from ember.fx.experimental.dynamic_spec import ObjectSpec, ShapeVar, TensorSpec, dynamic_spec
+    B, T = ShapeVar("B", min=2, max=8), ShapeVar("T", min=2, max=10)
+
+    @dynamic_spec({"x": TensorSpec([B, None]), "cache": ObjectSpec({"keys": TensorSpec([T, None])})})
+    def attend(x, cache):
+        return (x @ cache.keys.T).softmax(-1)
+
+    rng = np.random.default_rng(0)
+    tensor = lambda *shape: ember.tensor(rng.standard_normal(shape).astype(np.float32))  # noqa: E731
+    for mode in ("real", "symbolic"):
+        gm = make_fx(attend, tracing_mode=mode)(tensor(3, 4), _Cache(tensor(5, 4)))
+        assert gm.graph.symbols == ("B", "T") and "cache_keys" in gm.code
+        for b, t in ((3, 5), (8, 2), (2, 10)):
+            x, cache = tensor(b, 4), _Cache(tensor(t, 4))
+            np.testing.assert_allclose(gm(x, cache).numpy(), attend(x, cache).numpy(), rtol=1e-6)
+        with pytest.raises(AssertionError, match=r"Guard failed: cache_keys.size\(\)\[0\] <= 10"):
+            gm(tensor(3, 4), _Cache(tensor(11, 4)))

@@ -64,16 +64,29 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
         return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
-    spec.check_signature(mod.forward)
+    return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto)
+
+
+def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="GraphModule"):
+    """The :class:`ExportedProgram` of ``fn(*args, **kwargs)`` whose sizes ``spec`` (a
+    ShapesSpec naming ``signature_fn``'s parameters) declares dynamic: export's and make_fx's.
+    ``auto``: names of the symbols that may be specialised.
+
+    Raises:
+        ValueError: the spec names a parameter ``signature_fn`` lacks.
+        RuntimeError: an example size breaking the spec.
+        ember._dynamo.exc.UserError: a declared symbol the program specialises (not in ``auto``).
+    """
+    spec.check_signature(signature_fn)
     paths = []  # the tensors an ObjectSpec declares are inputs too, read from each call's objects
-    held = spec.held(mod.forward, args, kwargs, paths)
-    world = World(mod.__call__, args, kwargs, held=held)
-    dims, ranges, sizes = spec.bind(mod.forward, args, kwargs, world.inputs)
+    held = spec.held(signature_fn, args, kwargs, paths)
+    world = World(fn, args, kwargs, held=held)
+    dims, ranges, sizes = spec.bind(signature_fn, args, kwargs, world.inputs)
     int_inputs = {e.args[0]: k for (i, k), e in dims.items() if i == ARG}  # an IntVar on an int argument
     why = []
-    names = input_names(mod.__call__, args, kwargs) + [h[0] for h in held]
-    _, cap, shape, static = capture_dynamic(mod.__call__, args, kwargs, world, True, dims, ranges, names,
-                                            why.append, joint=False)
+    names = input_names(fn, args, kwargs) + [h[0] for h in held]
+    _, cap, shape, static = capture_dynamic(fn, args, kwargs, world, True, dims, ranges, names, why.append,
+                                            joint=False)
     if static is not None:  # the graph fitted at sizes >= 2 leaves this example's size 0 or 1 out
         cap, shape = static, None
     kept = {} if shape is None else shape.ranges
@@ -84,9 +97,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
                                    f"({sizes[n]})." for n in lost)
                         + (f" ({'; '.join(why)})" if why else "")
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
-    parameters = list(inspect.signature(mod.forward).parameters)
+    parameters = list(inspect.signature(signature_fn).parameters)
     first = len(world.inputs) - len(held)
-    return ExportedProgram(GraphModule.from_capture(cap, world),
+    return ExportedProgram(GraphModule.from_capture(cap, world, class_name),
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
                            object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]
@@ -172,7 +185,8 @@ class ExportedProgram:
         Raises (on call): AssertionError ``Guard failed: x.size()[0] <= 64`` (torch's) for a
         size that breaks them; RuntimeError for a wrong dtype, rank or a non-tensor input."""
         gm = self.graph_module
-        module = _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec)
+        module = _ExportedModule({**self.state_dict, **self.constants}, gm.graph, gm._inputs, gm._out_spec,
+                                 gm._class_name)
         module._ranges = {str(k): (v.lower, v.upper) for k, v in self.range_constraints.items()}
         module._int_inputs, module._object_inputs = self.int_inputs, self.object_inputs
         return module

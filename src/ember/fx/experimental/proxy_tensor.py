@@ -6,7 +6,8 @@ from ...compiler.capture import capture, flatten, input_names
 from ...compiler.dynamic import capture_dynamic
 from ...compiler.guards import World
 from ...compiler.symbolic import symbol
-from ...export.exported_program import _ExportedModule
+from ...export.exported_program import _ExportedModule, declared_program
+from .dynamic_spec import resolve_dynamic_shapes
 from ..graph_module import GraphModule
 
 __all__ = ["make_fx"]
@@ -26,13 +27,18 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
     ...; equal sizes share one, as torch's duck sizing; 0 and 1 stay static), the graph's sizes
     are expressions of them (found by recording at a few sizes, :mod:`ember.compiler.dynamic`)
     and the module runs at other sizes, checking them (``AssertionError("Guard failed: ...")``);
-    a size the function specialises stays static. Control-flow operators (``ember.cond``, ``while_loop``, ...) become single nodes
+    a size the function specialises stays static. A ``@dynamic_spec`` on ``f`` (or on a module's
+    ``forward``) declares the symbols instead, in any mode: its ranges and assumptions are
+    checked at each call, and the tensors an ``ObjectSpec`` declares are inputs, read from each
+    call's objects. Control-flow operators (``ember.cond``, ``while_loop``, ...) become single nodes
     holding their subgraphs; the module's parameters are held under their qualified names,
     other tensors ``f`` reads as ``_tensor_constant<k>``. ``decomposition_table`` and the
     other options are accepted for compatibility (ember's graph holds its op entries).
 
     Raises:
         AssertionError: an unknown ``tracing_mode``.
+        ValueError: a ``@dynamic_spec`` naming a parameter ``f`` lacks.
+        RuntimeError: an example size breaking the ``@dynamic_spec``.
         ember._dynamo.exc.Unsupported: ``f`` needs a tensor's value in Python (``.item()``,
             ``if tensor:``): the message names the line.
 
@@ -43,9 +49,13 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
 
     @functools.wraps(f)
     def wrapped(*args):
-        world = World(f, args, {})
         name = getattr(f, "__name__", type(f).__name__)
         name = name if name.isidentifier() else "GraphModule"
+        spec = resolve_dynamic_shapes(f, None)
+        if spec is not None:  # @dynamic_spec on f: its declared sizes, whatever the tracing mode
+            program = declared_program(f, getattr(f, "forward", f), args, {}, spec, class_name=name)
+            return program.module()
+        world = World(f, args, {})
         if tracing_mode != "symbolic":
             _, cap = capture(f, args, {}, world, fullgraph=True, joint=False)
             return GraphModule.from_capture(cap, world, name)
