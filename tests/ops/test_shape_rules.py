@@ -31,7 +31,8 @@ def sample_calls():
         for name in UNARY:
             yield lambda t=t, name=name: getattr(ember, name)(t)
     yield from (
-        lambda: apply(OPS["Detach"], x), lambda: x + y, lambda: i + 2.5, lambda: b + b, lambda: x.add(y, alpha=2), lambda: x - d[0, :1],
+        lambda: apply(OPS["Detach"], x),  # the tracer's node for x.detach()
+        lambda: x + y, lambda: i + 2.5, lambda: b + b, lambda: x.add(y, alpha=2), lambda: x - d[0, :1],
         lambda: i * b, lambda: i / i, lambda: ember.div(i, 3, rounding_mode="floor"),
         lambda: ember.div(x, y, rounding_mode="trunc"), lambda: i % 3, lambda: ember.fmod(x, y),
         lambda: x ** 2, lambda: i ** 2, lambda: 2 ** x, lambda: ember.atan2(i, i),
