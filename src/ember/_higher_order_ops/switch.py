@@ -61,12 +61,22 @@ def switch(index, branches, operands=()):
         def check(i):  # the tensors' structure and metadata (constant leaves may differ)
             return lambda other: check_same_meta(flatten(out), flatten(other), f"switch's branches[{first}] and "
                                                  f"branches[{i}]", UncapturedHigherOrderOpError)
-        # keyed by the pair: each branch is checked against each one picked
-        reads = [reads_once((function_key(b), picked_key, "switch"), b, operands, "switch's branch", check(i))
-                 for i, b in enumerate(branches)]
-        if is_grad_enabled():
-            out = with_zero_grads(out, [t for r in reads for t in r])
+        grad = is_grad_enabled()
+        seen = (tuple(map(function_key, branches)), first, repr(skeleton(operands)),
+                tuple((t.shape, t.dtype) for t in flatten(operands)))
+        if grad or seen not in _CHECKED:  # without gradients, a checked call costs one key
+            # keyed by the pair: each branch is checked against each one picked
+            reads = [reads_once((function_key(b), picked_key, "switch"), b, operands, "switch's branch", check(i))
+                     for i, b in enumerate(branches)]
+            if len(_CHECKED) > 1024:
+                _CHECKED.clear()
+            _CHECKED.add(seen)
+            if grad:
+                out = with_zero_grads(out, [t for r in reads for t in r])
     return out
+
+
+_CHECKED = set()  # (branches, picked, operand structure and metadata) of the calls checked
 
 
 def _pick(branches, index):
