@@ -8,7 +8,7 @@ from ..compiler.dynamic import ARG, SizedConstant, capture_dynamic
 from ..compiler.exc import UserError
 from ..compiler.guards import World
 from ..compiler.symbolic import Expr, evaluate, symbol
-from ..fx.graph_module import GraphModule
+from ..fx.graph_module import CapturedGraphModule
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .dynamic_shapes import ValueRanges, shapes_spec
@@ -62,7 +62,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     world = World(mod.__call__, args, kwargs)
     if spec is None:
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-        return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
+        return ExportedProgram(CapturedGraphModule.from_capture(cap, world), range_constraints={})
     spec.check_signature(mod.forward)
     dims, ranges, sizes = spec.bind(mod.forward, args, kwargs, world.inputs)
     int_inputs = {e.args[0]: k for (i, k), e in dims.items() if i == ARG}  # an IntVar on an int argument
@@ -79,7 +79,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
                                    f"({sizes[n]})." for n in lost)
                         + (f" ({'; '.join(why)})" if why else "")
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
-    return ExportedProgram(GraphModule.from_capture(cap, world),
+    return ExportedProgram(CapturedGraphModule.from_capture(cap, world),
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept})
 
@@ -176,7 +176,7 @@ class ExportedProgram:
                 f"Range constraints: {self.range_constraints}\n")
 
 
-class _ExportedModule(GraphModule):
+class _ExportedModule(CapturedGraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
     _ranges, _int_inputs = {}, {}
     _input_dims = {}  # make_fx's symbolic sizes: {(flat input index, dim): symbol}, read from every input

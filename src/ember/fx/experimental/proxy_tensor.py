@@ -7,7 +7,7 @@ from ...compiler.dynamic import capture_dynamic
 from ...compiler.guards import World
 from ...compiler.symbolic import symbol
 from ...export.exported_program import _ExportedModule
-from ..graph_module import GraphModule
+from ..graph_module import CapturedGraphModule
 
 __all__ = ["make_fx"]
 
@@ -48,7 +48,7 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
         name = name if name.isidentifier() else "GraphModule"
         if tracing_mode != "symbolic":
             _, cap = capture(f, args, {}, world, fullgraph=True, joint=False)
-            return GraphModule.from_capture(cap, world, name)
+            return CapturedGraphModule.from_capture(cap, world, name)
         dims, ranges = _duck_sizes(world.inputs)
         _, cap, shape, static = capture_dynamic(f, args, {}, world, True, dims, ranges, input_names(f, args, {}),
                                                 lambda text: None, joint=False)
