@@ -2,9 +2,9 @@
 print under ``import ember as torch`` what they print under torch 2.13: traced graphs, tabular
 graphs, generated code, rewritten graphs and the rewritten modules' results.
 
-They run in a child process: the first fx Proxy rebinds ember's public functions to
-intercepting wrappers for the rest of the process (``ember.fx.proxy``), which the other tests
-of this process should not see. Not vendored: profiling_tracer.py (needs ``torch.ops.profiler``)
+They run in a child process: a program's globals keep its Proxies alive, and with them
+ember's public functions rebound to intercepting wrappers (``ember.fx.proxy``), until the
+garbage collector frees them; the other tests of this process should not see that. Not vendored: profiling_tracer.py (needs ``torch.ops.profiler``)
 and native_interpreter (a C++ extension).
 """
 import json
