@@ -210,6 +210,22 @@ def test_windows_match_torch(name, extra):
         getattr(ember, name)(4, dtype=ember.int64)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.hamming_window(6, alpha=0.5, beta=0.4), lambda lib: lib.hamming_window(6, alpha=0.5),
+    lambda lib: lib.hamming_window(6, False, beta=0.4), lambda lib: lib.kaiser_window(7, beta=3.0),
+    lambda lib: lib.hamming_window(6, periodic=False, alpha=0.5), lambda lib: lib.hamming_window(6, False, 0.5, beta=0.3),
+    lambda lib: lib.kaiser_window(7, periodic=False, beta=3.0), lambda lib: lib.kaiser_window(7, periodic=False),
+])
+def test_window_coefficients_are_taken_only_after_periodic_as_in_torch(call):
+    try:
+        expected = call(torch)
+    except TypeError:
+        with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+            call(ember)
+        return
+    np.testing.assert_allclose(call(ember).numpy(), expected.numpy(), rtol=1e-6)
+
+
 def test_stft_of_a_window_less_call_warns_and_matches_a_ones_window():
     x = ember.tensor(np.random.default_rng(4).standard_normal(16))
     with warnings.catch_warnings():
