@@ -13,6 +13,7 @@ and KL divergences are differentiable in the parameters, as PyTorch's are.
 """
 from . import constraints
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .beta import Beta
 from .cauchy import Cauchy
 from .categorical import Categorical
@@ -28,7 +29,9 @@ from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
@@ -39,9 +42,9 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
                          PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform, Transform)
 from .uniform import Uniform
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
-           "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
            "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]

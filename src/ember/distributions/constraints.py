@@ -11,7 +11,7 @@ from .._ops.reduce import all as _all
 __all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
            "unit_interval", "interval", "half_open_interval", "greater_than",
            "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
-           "positive_integer", "simplex", "lower_cholesky", "positive_definite", "independent"]
+           "positive_integer", "simplex", "multinomial", "lower_cholesky", "positive_definite", "independent"]
 
 
 class Constraint:
@@ -131,6 +131,18 @@ class _IntegerGreaterThan(_GreaterThan):
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
 
 
+class _Multinomial(Constraint):
+    """Count vectors: nonnegative entries summing to at most ``upper_bound``."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return _all(x >= 0, -1) & (x.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     """Nonnegative vectors summing to one (within 1e-6)."""
     event_dim = 1
@@ -198,4 +210,5 @@ greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 independent = _IndependentConstraint

@@ -1,0 +1,92 @@
+"""Binomial, NegativeBinomial and Multinomial vs torch.distributions 2.13: log_prob on torch's
+own samples, moments, entropy, shapes, support and validation errors (float64 parameters); the
+samples' means against the law's mean within 5 standard errors (ember draws its own numbers)."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+TD, ED = torch.distributions, ember.distributions
+
+
+def E(t):
+    return ember.tensor(t.numpy())
+
+
+NAMES = ["binomial", "binomial-logits", "binomial-zero-count", "negative-binomial", "negative-binomial-logits",
+         "multinomial", "multinomial-logits"]
+
+
+def build(name):
+    g = torch.Generator().manual_seed(3)
+    p = torch.rand(3, 2, generator=g, dtype=torch.float64) * 0.9 + 0.05
+    n = torch.tensor([[5.0], [3.0], [7.0]], dtype=torch.float64)
+    recipes = {
+        "binomial": lambda D, T: D.Binomial(T(n), probs=T(p)),
+        "binomial-logits": lambda D, T: D.Binomial(6, logits=T(p * 3 - 1)),
+        "binomial-zero-count": lambda D, T: D.Binomial(T(n * 0), probs=T(p)),
+        "negative-binomial": lambda D, T: D.NegativeBinomial(T(n * 0.7), probs=T(p)),
+        "negative-binomial-logits": lambda D, T: D.NegativeBinomial(2.5, logits=T(p * 4 - 2)),
+        "multinomial": lambda D, T: D.Multinomial(5, probs=T(p.softmax(-1))),
+        "multinomial-logits": lambda D, T: D.Multinomial(4, logits=T(torch.log(p))),
+    }
+    return recipes[name](TD, lambda t: t), recipes[name](ED, E)
+
+
+def outcome(fn):
+    try:
+        return fn()
+    except NotImplementedError:
+        return NotImplementedError
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_log_prob_moments_and_entropy_equal_torchs(name):
+    t, e = build(name)
+    assert tuple(e.batch_shape) == tuple(t.batch_shape) and tuple(e.event_shape) == tuple(t.event_shape)
+    torch.manual_seed(1)
+    value = t.sample((5,))
+    np.testing.assert_allclose(e.log_prob(E(value)).numpy(), t.log_prob(value).numpy(), rtol=1e-12, atol=1e-12)
+    assert bool(e.support.check(E(value)).all())
+    for attr in ("mean", "variance", "mode"):
+        te, ee = outcome(lambda: getattr(t, attr)), outcome(lambda: getattr(e, attr))
+        if te is NotImplementedError:
+            assert ee is NotImplementedError
+        else:
+            np.testing.assert_allclose(ee.numpy(), te.numpy(), rtol=1e-12)
+    te, ee = outcome(t.entropy), outcome(e.entropy)
+    if te is NotImplementedError:
+        assert ee is NotImplementedError
+    elif not name.startswith("multinomial"):  # torch's Multinomial.entropy takes lgamma of an int64 n in float32
+        np.testing.assert_allclose(ee.numpy(), te.numpy(), rtol=1e-12)
+
+
+def test_multinomial_of_two_categories_has_the_binomials_entropy():
+    p = torch.tensor([[0.3, 0.7], [0.9, 0.1]], dtype=torch.float64)
+    reference = TD.Binomial(5, probs=p[:, 0]).entropy()
+    np.testing.assert_allclose(ED.Multinomial(5, probs=E(p)).entropy().numpy(), reference.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_samples_have_the_laws_shape_support_and_mean(name):
+    t, e = build(name)
+    ember.manual_seed(0)
+    samples = e.sample((4000,))
+    assert tuple(samples.shape) == tuple(t.sample((4000,)).shape) and samples.dtype == ember.float64
+    assert bool(e.support.check(samples).all())
+    stderr = np.sqrt(t.variance.numpy() / 4000)
+    assert np.all(np.abs(samples.numpy().mean(0) - t.mean.numpy()) <= 5 * stderr + 1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda D, T: D.Binomial(5, probs=T([1.5])), lambda D, T: D.Binomial(T([-1.0]), probs=T([0.5])),
+    lambda D, T: D.NegativeBinomial(2.0, probs=T([1.0])), lambda D, T: D.Binomial(5, probs=T([0.5])).log_prob(T([6.0])),
+    lambda D, T: D.Multinomial(3, probs=T([0.5, 0.5])).log_prob(T([2.0, 2.0])),
+    lambda D, T: D.Binomial(T([2.0, 3.0]), probs=T([0.5, 0.5])).enumerate_support(),
+])
+def test_invalid_parameters_and_values_raise_torchs_class(call):
+    with pytest.raises(Exception) as expected:
+        call(TD, lambda v: torch.tensor(v, dtype=torch.float64))
+    with pytest.raises(type(expected.value)):
+        call(ED, lambda v: ember.tensor(v, dtype=ember.float64))
