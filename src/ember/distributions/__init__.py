@@ -35,6 +35,8 @@ from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
@@ -45,6 +47,7 @@ from .uniform import Uniform
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
-           "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+           "SoftmaxTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "transforms"]
