@@ -90,3 +90,18 @@ def test_invalid_parameters_and_values_raise_torchs_class(call):
         call(TD, lambda v: torch.tensor(v, dtype=torch.float64))
     with pytest.raises(type(expected.value)):
         call(ED, lambda v: ember.tensor(v, dtype=ember.float64))
+
+
+def test_binomial_kl_equals_torchs_inside_and_the_limit_at_the_edges():
+    p = torch.tensor([0.3, 0.05, 0.8], dtype=torch.float64)
+    q = torch.tensor([0.6, 0.5, 0.2], dtype=torch.float64)
+    n = torch.tensor([5.0, 7.0, 2.0], dtype=torch.float64)
+    expected = TD.kl_divergence(TD.Binomial(n, probs=p), TD.Binomial(n, probs=q))
+    got = ED.kl_divergence(ED.Binomial(E(n), probs=E(p)), ED.Binomial(E(n), probs=E(q)))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    # p = 1 and p = 0: n log(1/q) and n log(1/(1-q)); a larger count in p: inf (torch gives -inf at p = 1)
+    edge = ED.kl_divergence(ED.Binomial(E(torch.tensor([5.0, 5.0, 6.0])), probs=ember.tensor([1.0, 0.0, 0.5])),
+                            ED.Binomial(5.0, probs=ember.tensor([0.25, 0.25, 0.5])))
+    np.testing.assert_allclose(edge.numpy(), [5 * np.log(4), 5 * np.log(4 / 3), np.inf], rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
+        ED.kl_divergence(ED.Binomial(5, probs=ember.tensor(0.3)), ED.Binomial(6, probs=ember.tensor(0.3)))
