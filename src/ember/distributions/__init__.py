@@ -23,6 +23,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -34,6 +35,7 @@ from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
@@ -43,11 +45,12 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
                          PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform, Transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
-           "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
+           "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
            "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
            "SoftmaxTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "constraints", "kl_divergence", "register_kl", "transforms"]
+           "Weibull", "constraints", "kl_divergence", "register_kl", "transforms"]
