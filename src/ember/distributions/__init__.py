@@ -27,6 +27,7 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
@@ -49,8 +50,9 @@ from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
-           "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-           "SoftmaxTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "Weibull", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform", "Kumaraswamy",
+           "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints", "kl_divergence", "register_kl",
+           "transforms"]
