@@ -44,7 +44,8 @@ def test_invalid_parameters_raise_valueerror_as_torch():
 
 def test_kumaraswamy_mode_is_where_the_density_peaks():
     # torch 2.13's mode takes log1p(-b), nan for every b > 1; ember's is ((a-1)/(ab-1))^(1/a)
-    e = ED.Kumaraswamy(ember.tensor([3.0, 1.5, 0.5], dtype=ember.float64), ember.tensor([1.2, 2.0, 2.0], dtype=ember.float64))
+    e = ED.Kumaraswamy(ember.tensor([3.0, 1.5, 0.5], dtype=ember.float64),
+                       ember.tensor([1.2, 2.0, 2.0], dtype=ember.float64))
     mode = e.mode.numpy()
     assert np.isnan(mode[2])
     grid = np.linspace(1e-4, 1 - 1e-4, 20001)

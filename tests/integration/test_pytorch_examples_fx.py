@@ -4,8 +4,9 @@ graphs, generated code, rewritten graphs and the rewritten modules' results.
 
 They run in a child process: a program's globals keep its Proxies alive, and with them
 ember's public functions rebound to intercepting wrappers (``ember.fx.proxy``), until the
-garbage collector frees them; the other tests of this process should not see that. Not vendored: profiling_tracer.py (needs ``torch.ops.profiler``)
-and native_interpreter (a C++ extension).
+garbage collector frees them; the other tests of this process should not see that.
+Not vendored: profiling_tracer.py (needs ``torch.ops.profiler``) and native_interpreter (a C++
+extension).
 """
 import json
 import re

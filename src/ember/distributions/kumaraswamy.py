@@ -30,7 +30,8 @@ class Kumaraswamy(TransformedDistribution):
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base = Uniform(full_like(self.concentration0, 0), full_like(self.concentration0, 1), validate_args=validate_args)
+        base = Uniform(full_like(self.concentration0, 0), full_like(self.concentration0, 1),
+                       validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
                       PowerTransform(exponent=self.concentration1.reciprocal())]
         super().__init__(base, transforms, validate_args=validate_args)

@@ -50,4 +50,5 @@ class Weibull(TransformedDistribution):
                                     - lgamma(1 + self.concentration_reciprocal).exp().pow(2))
 
     def entropy(self):
-        return _EULER_GAMMA * (1 - self.concentration_reciprocal) + (self.scale * self.concentration_reciprocal).log() + 1
+        k_inverse = self.concentration_reciprocal
+        return _EULER_GAMMA * (1 - k_inverse) + (self.scale * k_inverse).log() + 1

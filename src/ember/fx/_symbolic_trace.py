@@ -97,7 +97,8 @@ class Tracer(TracerBase):
         def traced_getattr(module, name):
             return tracer.getattr(name, module_getattr(module, name), cache)
 
-        saved = [(globals_, name, globals_[name]) for (_, name), globals_ in wrapped_functions.items() if name in globals_]
+        saved = [(globals_, name, globals_[name]) for (_, name), globals_ in wrapped_functions.items()
+                 if name in globals_]
         Module.__call__, Module.__getattr__ = traced_call, traced_getattr
         for globals_, name, fn in saved:
             globals_[name] = _Intercepting(fn)
@@ -136,7 +137,8 @@ class Tracer(TracerBase):
         if not isinstance(attr_val, Tensor):
             return attr_val
         if id(attr_val) not in parameter_proxy_cache:
-            named = (*self.root.named_parameters(remove_duplicate=False), *self.root.named_buffers(remove_duplicate=False))
+            named = (*self.root.named_parameters(remove_duplicate=False),
+                     *self.root.named_buffers(remove_duplicate=False))
             path = next((n for n, t in named if t is attr_val), None)
             if path is None:
                 return attr_val
@@ -148,7 +150,8 @@ class Tracer(TracerBase):
         by their names, other tensors as new ``_tensor_constant<k>`` attributes of the root."""
         if isinstance(a, Tensor) and self.root is not None:
             if isinstance(a, Parameter):
-                path = next((n for n, p in self.root.named_parameters(remove_duplicate=False) if p is a), None)
+                named = self.root.named_parameters(remove_duplicate=False)
+                path = next((n for n, p in named if p is a), None)
                 if path is None:
                     raise NameError("parameter is not a member of this module")
                 return self.create_node("get_attr", path, (), {})

@@ -52,8 +52,8 @@ class _Namespace:
         base, num = (match.group(1), int(match.group(2))) if match else (candidate, None)
         if not num:
             num = self._count[base]
-        while candidate in self._used or keyword.iskeyword(candidate) or \
-                (candidate in vars(builtins) and vars(builtins)[candidate] is not obj) or candidate in ("torch", "inf", "nan"):
+        while candidate in self._used or keyword.iskeyword(candidate) or candidate in ("torch", "inf", "nan") or \
+                (candidate in vars(builtins) and vars(builtins)[candidate] is not obj):
             num += 1
             candidate = f"{base}_{num}"
         self._used.add(candidate)
@@ -262,7 +262,8 @@ class Graph:
             body.append(line + (f";  {' = '.join(n.name for n in freed)} = None" if freed else ""))
         body = body or ["pass"]
         head = "\n" + "".join(f"{w}\n" for w in dict.fromkeys(wraps)) if wraps else "\n\n"
-        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}):\n" + "".join(f"    {line}\n" for line in body) + "    "
+        lines = "".join(f"    {line}\n" for line in body)
+        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}):\n{lines}    "
         return PythonCode(src, globals_)
 
 
