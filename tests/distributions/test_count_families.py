@@ -105,3 +105,18 @@ def test_binomial_kl_equals_torchs_inside_and_the_limit_at_the_edges():
     np.testing.assert_allclose(edge.numpy(), [5 * np.log(4), 5 * np.log(4 / 3), np.inf], rtol=1e-6)
     with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
         ED.kl_divergence(ED.Binomial(5, probs=ember.tensor(0.3)), ED.Binomial(6, probs=ember.tensor(0.3)))
+
+
+def test_dependent_supports_and_matrix_constraints_are_torchs():
+    for name in ("Binomial", "Multinomial", "Pareto"):
+        t, e = getattr(TD, name).support, getattr(ED, name).support
+        assert TD.constraints.is_dependent(t) and ED.constraints.is_dependent(e)
+        assert (e.is_discrete, e.event_dim) == (t.is_discrete, t.event_dim)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4, 4))
+    symmetric, psd = a + a.transpose(0, 2, 1), a @ a.transpose(0, 2, 1)
+    symmetric[1] = psd[1]
+    for value in (a, symmetric, psd, rng.standard_normal((2, 3, 4))):
+        for name in ("square", "symmetric", "positive_semidefinite"):
+            expected = getattr(TD.constraints, name).check(torch.tensor(value))
+            assert getattr(ED.constraints, name).check(ember.tensor(value)).tolist() == expected.tolist()

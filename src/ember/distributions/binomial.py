@@ -40,7 +40,7 @@ class Binomial(Distribution):
         self._param = param
         super().__init__(Size() if isinstance(given, Number) else param.size(), validate_args=validate_args)
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
 

@@ -41,7 +41,7 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
 

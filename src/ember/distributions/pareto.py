@@ -26,7 +26,7 @@ class Pareto(TransformedDistribution):
         new.scale, new.alpha = self.scale.expand(batch_shape), self.alpha.expand(batch_shape)
         return super().expand(batch_shape, _instance=new)
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.greater_than_eq(self.scale)
 
