@@ -194,3 +194,23 @@ def test_public_functions_are_plain_again_once_no_proxy_is_alive():
     del proxy
     assert ember.cat is cat and ember.nn.functional.relu is relu
     assert [n.target for n in graph.nodes][1] is cat
+
+
+def test_a_deep_copy_runs_alone():
+    import copy
+    gm = ember.fx.symbolic_trace(model(ember))
+    twin = copy.deepcopy(gm)
+    assert twin.code == gm.code and type(twin).__name__ == "M" and type(twin) is not type(gm)
+    x, y = ember.randn(2, 3), ember.randn(4, 3)
+    for a, b in zip(twin(x, y), gm(x, y)):
+        assert a.equal(b) if isinstance(a, ember.Tensor) else a == b
+    twin.lin.weight.data.zero_()
+    for node in twin.graph.nodes:
+        if node.op == "call_module" and node.target == "lin":
+            with twin.graph.inserting_after(node):
+                doubled = twin.graph.call_function(operator.mul, (node, 2))
+            node.replace_all_uses_with(doubled)
+            doubled.update_arg(0, node)
+    twin.recompile()
+    assert "lin * 2" in twin.code and "lin * 2" not in gm.code
+    assert not gm.lin.weight.eq(0).all()

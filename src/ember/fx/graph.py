@@ -192,6 +192,15 @@ class Graph:
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
         return None
 
+    def __deepcopy__(self, memo):
+        copy = Graph()
+        memo[id(self)] = copy
+        copied = copy.graph_copy(self, {}, return_output_node=True)
+        if copied is not None:
+            result, output = copied
+            copy.output(result, output.type)
+        return copy
+
     def eliminate_dead_code(self):
         """Erases nodes nobody reads (placeholders and outputs kept); returns whether any went."""
         changed = False

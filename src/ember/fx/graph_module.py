@@ -4,6 +4,7 @@ holding the submodules and tensors its ``get_attr``/``call_module`` nodes name; 
 ``make_fx``), holding the tensors the graph reads besides its inputs."""
 import itertools
 import linecache
+from copy import deepcopy
 
 from ..compiler.capture import flatten, unflatten
 from ..compiler.replay import dispatch
@@ -52,6 +53,14 @@ class GraphModule(Module):
         else:
             raise RuntimeError(f"Unsupported type {root} passed for root!")
         self.graph = graph
+
+    def __deepcopy__(self, memo):
+        copy = type(self).__new__(type(self))
+        memo[id(self)] = copy
+        holder = Module()
+        holder.__dict__.update(deepcopy(self.__dict__, memo))
+        GraphModule.__init__(copy, holder, holder._graph, type(self).__name__)
+        return copy
 
     @property
     def graph(self):
@@ -126,6 +135,8 @@ class CapturedGraphModule(GraphModule):
 
     def __new__(cls, *args, **kwargs):  # its forward replays the graph: no class of its own needed
         return Module.__new__(cls)
+
+    __deepcopy__ = None  # copied attribute by attribute, as any module (copy.deepcopy's default)
 
     def __init__(self, root, graph, inputs, out_spec, class_name="GraphModule"):
         Module.__init__(self)
