@@ -6,6 +6,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck
+from torchcompare import assert_same_error
 
 torch = pytest.importorskip("torch")
 
@@ -109,11 +110,7 @@ def test_frequencies_and_shifts(n, d):
     lambda lib, x: lib.fft.irfft(x, n=-1), lambda lib, x: lib.fft.ihfft(x, n=-1),
 ])
 def test_errors_match_torch(call):
-    with pytest.raises(Exception) as t_err:
-        call(torch, torch.ones(4))
-    with pytest.raises(type(t_err.value), match=str(t_err.value).replace("(", r"\(").replace(")", r"\)")
-                       .replace("[", r"\[").replace("]", r"\]")):
-        call(ember, ember.ones(4))
+    assert_same_error(lambda: call(ember, ember.ones(4)), lambda: call(torch, torch.ones(4)))
 
 
 def test_spectrum_of_a_real_signal_has_torchs_signed_zeros():

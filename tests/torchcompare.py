@@ -29,3 +29,14 @@ def assert_close(e, t, rtol=1e-5, atol=1e-6, check_dtype=True):
         assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], f"dtype {e.dtype} != {t.dtype}"
     np.testing.assert_allclose(np.asarray(e._data, dtype=np.float64),
                                t.detach().numpy().astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def assert_same_error(ember_call, torch_call, normalize=lambda message: message):
+    """``ember_call()`` raises the exception class ``torch_call()`` raises, with the same message
+    once ``normalize`` has been applied to both; returns (ember's error, torch's error)."""
+    with pytest.raises(Exception) as expected:
+        torch_call()
+    with pytest.raises(type(expected.value)) as got:
+        ember_call()
+    assert normalize(str(got.value)) == normalize(str(expected.value))
+    return got.value, expected.value

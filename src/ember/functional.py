@@ -248,11 +248,29 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     return _window("hann_window", window_length, periodic, dtype, requires_grad, _cosine_sum(0.5, 0.5))
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None,
+def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype=None, layout=None,
                    device=None, requires_grad=False):
-    """``alpha - beta cos(2 pi n / (N - 1))``
-    (https://pytorch.org/docs/stable/generated/torch.hamming_window.html)."""
-    return _window("hamming_window", window_length, periodic, dtype, requires_grad, _cosine_sum(alpha, beta))
+    """``alpha - beta cos(2 pi n / (N - 1))``; ``periodic`` True, ``alpha`` 0.54 and ``beta``
+    0.46 when not given (https://pytorch.org/docs/stable/generated/torch.hamming_window.html).
+
+    Raises:
+        TypeError: ``alpha`` given without ``periodic``, or ``beta`` without ``alpha`` (torch's
+            overloads take them only in that order).
+    """
+    _in_order("hamming_window", window_length, periodic=periodic, alpha=alpha, beta=beta)
+    return _window("hamming_window", window_length, True if periodic is None else periodic, dtype, requires_grad,
+                   _cosine_sum(0.54 if alpha is None else alpha, 0.46 if beta is None else beta))
+
+
+def _in_order(name, window_length, **optional):
+    """TypeError unless the optional arguments given are a leading run of ``optional``'s order."""
+    given = [k for k, v in optional.items() if v is not None]
+    if given != list(optional)[:len(given)]:
+        got = ", ".join([type(window_length).__name__] + [f"{k}={type(optional[k]).__name__}" for k in given])
+        overloads = "\n".join(f" * (int window_length{''.join(f', {k}' for k in list(optional)[:n])}, *, ...)"
+                               for n in range(len(optional) + 1))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                        f"of:\n{overloads}")
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -271,9 +289,16 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
                    lambda n, points: 1 - np.abs(2 * n / (points - 1) - 1))
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+def kaiser_window(window_length, periodic=None, beta=None, *, dtype=None, layout=None, device=None,
                   requires_grad=False):
     """``I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta)``, I0 the modified Bessel function
-    of order 0 (https://pytorch.org/docs/stable/generated/torch.kaiser_window.html)."""
-    return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
+    of order 0; ``periodic`` True and ``beta`` 12 when not given
+    (https://pytorch.org/docs/stable/generated/torch.kaiser_window.html).
+
+    Raises:
+        TypeError: ``beta`` given without ``periodic`` (torch's overloads take it only after).
+    """
+    _in_order("kaiser_window", window_length, periodic=periodic, beta=beta)
+    beta = 12.0 if beta is None else beta
+    return _window("kaiser_window", window_length, True if periodic is None else periodic, dtype, requires_grad,
                    lambda n, points: np.i0(beta * np.sqrt(1 - (2 * n / (points - 1) - 1) ** 2)) / np.i0(beta))

@@ -133,3 +133,18 @@ def test_shared_bfloat16_keeps_its_dtype():
     t = ember.ones(3, dtype=ember.bfloat16).share_memory_()
     back = shared.attach(*shared.handle(t._data))
     assert back.dtype == t._data.dtype and back.tolist() == t._data.tolist()
+
+
+def test_an_empty_tensor_travels_unshared_as_torchs():
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    import ember
+    import ember.multiprocessing  # noqa: F401 (registers the reduction)
+    torch = pytest.importorskip("torch")
+    import torch.multiprocessing  # noqa: F401
+    for lib in (torch, ember):
+        for t in (lib.zeros(0, 3), lib.zeros(2, 0, dtype=lib.int64).t()):
+            received = pickle.loads(ForkingPickler.dumps(t))
+            assert not t.is_shared() and not received.is_shared()  # torch sends no segment for 0 bytes
+            assert received.shape == t.shape and received.dtype == t.dtype

@@ -10,6 +10,7 @@ import pytest
 import ember
 from ember import optim
 from ember.optim import lr_scheduler
+from torchcompare import assert_same_error
 
 torch = pytest.importorskip("torch")
 
@@ -267,14 +268,6 @@ def test_get_lr_outside_step_warns():
     sched = lr_scheduler.ExponentialLR(opt, gamma=0.5)
     with pytest.warns(UserWarning, match="get_last_lr"):
         sched.get_lr()
-
-
-def assert_same_error(ember_fn, torch_fn):
-    with pytest.raises(Exception) as expected:
-        torch_fn()
-    with pytest.raises(type(expected.value)) as got:
-        ember_fn()
-    assert str(got.value) == str(expected.value)
 
 
 def step_n_times(scheduler, n):

@@ -7,7 +7,7 @@ import pytest
 
 import ember
 from ember import nn, optim
-from torchcompare import to_torch, assert_close
+from torchcompare import assert_close, assert_same_error, to_torch
 
 torch = pytest.importorskip("torch")
 
@@ -274,18 +274,11 @@ def test_repr_matches_torch():
     assert repr(optim.AdamW(e_params, lr=0.1)) == repr(torch.optim.AdamW(t_params, lr=0.1))
 
 
-def assert_same_error(ember_fn, torch_fn):
-    with pytest.raises(Exception) as expected:
-        torch_fn()
-    with pytest.raises(type(expected.value)) as got:
-        ember_fn()
-    # ember names its legacy tensor types "ember.FloatTensor" where torch says "torch.FloatTensor".
-    assert str(got.value).replace("ember.", "torch.") == str(expected.value)
-
-
 def _both(fn):
-    """Runs ``fn(lib, optim_lib)`` for ember and torch; they must raise the same error."""
-    assert_same_error(lambda: fn(ember, optim), lambda: fn(torch, torch.optim))
+    """Runs ``fn(lib, optim_lib)`` for ember and torch; they must raise the same error (ember
+    names its legacy tensor types "ember.FloatTensor" where torch says "torch.FloatTensor")."""
+    assert_same_error(lambda: fn(ember, optim), lambda: fn(torch, torch.optim),
+                      lambda message: message.replace("ember.", "torch."))
 
 
 @pytest.mark.parametrize("build", [

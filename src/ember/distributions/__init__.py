@@ -13,6 +13,7 @@ and KL divergences are differentiable in the parameters, as PyTorch's are.
 """
 from . import constraints
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .beta import Beta
 from .cauchy import Cauchy
 from .categorical import Categorical
@@ -22,26 +23,36 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
                          PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform, Transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
-           "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
-           "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "PowerTransform",
-           "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform", "Kumaraswamy",
+           "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints", "kl_divergence", "register_kl",
+           "transforms"]

@@ -6,12 +6,14 @@ the constraint's ``event_dim`` rightmost dims (a simplex is checked per vector).
 check their arguments and, in ``log_prob``, their values against these when validating.
 """
 from .. import linalg
+from .._dtype import bool as bool_
 from .._ops.reduce import all as _all
 
 __all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
            "unit_interval", "interval", "half_open_interval", "greater_than",
            "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
-           "positive_integer", "simplex", "lower_cholesky", "positive_definite", "independent"]
+           "positive_integer", "simplex", "multinomial", "lower_cholesky", "positive_definite", "independent",
+           "dependent_property", "square", "symmetric", "positive_semidefinite"]
 
 
 class Constraint:
@@ -40,6 +42,19 @@ class _Dependent(Constraint):
 
     def check(self, value):
         raise ValueError("Cannot determine validity of dependent constraint")
+
+
+class _DependentProperty(property, _Dependent):
+    """A property whose value (a constraint) depends on the distribution's parameters, usable as
+    a class-level constraint (``@constraints.dependent_property(is_discrete=True)``; torch's
+    ``dependent_property``)."""
+
+    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
+        property.__init__(self, fn)
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def __call__(self, fn):
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
 
 
 def is_dependent(constraint):
@@ -131,6 +146,18 @@ class _IntegerGreaterThan(_GreaterThan):
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
 
 
+class _Multinomial(Constraint):
+    """Count vectors: nonnegative entries summing to at most ``upper_bound``."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return _all(x >= 0, -1) & (x.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     """Nonnegative vectors summing to one (within 1e-6)."""
     event_dim = 1
@@ -146,6 +173,34 @@ class _LowerCholesky(Constraint):
     def check(self, value):
         lower = _all((value.tril() == value).flatten(-2), -1)
         return lower & _all(value.diagonal(dim1=-2, dim2=-1) > 0, -1)
+
+
+class _Square(Constraint):
+    """Square matrices."""
+    event_dim = 2
+
+    def check(self, value):
+        return value.new_full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=bool_)
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose (within 1e-6)."""
+
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return _all(((value - value.mT).abs() <= 1e-6).flatten(-2), -1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    """Symmetric matrices with no negative eigenvalue."""
+
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return _all(linalg.eigvalsh(value) >= 0, -1)
 
 
 class _PositiveDefinite(Constraint):
@@ -180,6 +235,10 @@ class _IndependentConstraint(Constraint):
 
 
 dependent = _Dependent()
+dependent_property = _DependentProperty
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 one_hot = _OneHot()
 boolean = _Boolean()
 real = _Real()
@@ -198,4 +257,5 @@ greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 independent = _IndependentConstraint

@@ -18,6 +18,7 @@ from .._ops.special import digamma, lgamma, xlogy
 from ..nn.functional import softplus as _softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
@@ -83,6 +84,21 @@ def _kl_bernoulli_bernoulli(p, q):
     t2 = (1 - p.probs) * (_softplus(q.logits) - _softplus(p.logits))
     t2 = t2.masked_fill(q.probs == 1, math.inf).masked_fill(p.probs == 1, 0)
     return t1 + t2
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    """``n KL(Bernoulli(p) || Bernoulli(q))`` for equal counts, inf where p's count exceeds q's.
+    Written with xlogy, so p = 0 or 1 gives the finite limit (torch 2.13 returns -inf at p = 1).
+
+    Raises:
+        NotImplementedError: q's count exceeds p's somewhere (as torch).
+    """
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    a, b = p.probs, q.probs
+    kl = p.total_count * (xlogy(a, a) - xlogy(a, b) + xlogy(1 - a, 1 - a) - xlogy(1 - a, 1 - b))
+    return kl.masked_fill(p.total_count > q.total_count, math.inf)
 
 
 @register_kl(Categorical, Categorical)

@@ -9,7 +9,7 @@ from ..compiler.dynamic import ARG, SizedConstant, capture_dynamic
 from ..compiler.exc import UserError
 from ..compiler.guards import World
 from ..compiler.symbolic import Expr, evaluate, symbol
-from ..fx.graph_module import GraphModule
+from ..fx.graph_module import CapturedGraphModule
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .dynamic_shapes import ValueRanges, shapes_spec
@@ -63,7 +63,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     if spec is None:
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-        return ExportedProgram(GraphModule.from_capture(cap, world), range_constraints={})
+        return ExportedProgram(CapturedGraphModule.from_capture(cap, world), range_constraints={})
     return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto)
 
 
@@ -99,7 +99,7 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
     parameters = list(inspect.signature(signature_fn).parameters)
     first = len(world.inputs) - len(held)
-    return ExportedProgram(GraphModule.from_capture(cap, world, class_name),
+    return ExportedProgram(CapturedGraphModule.from_capture(cap, world, class_name),
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
                            object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]
@@ -202,7 +202,7 @@ class ExportedProgram:
                 f"Range constraints: {self.range_constraints}\n")
 
 
-class _ExportedModule(GraphModule):
+class _ExportedModule(CapturedGraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
     _ranges, _int_inputs, _object_inputs = {}, {}, ()
     _input_dims = {}  # make_fx's symbolic sizes: {(flat input index, dim): symbol}, read from every input

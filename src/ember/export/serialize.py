@@ -24,7 +24,7 @@ from ..compiler.capture import _INT_SLOT, _SLOT
 from ..compiler.dynamic import SizedConstant
 from ..compiler.graph import Graph, Node, Subgraph
 from ..compiler.symbolic import Expr, symbol
-from ..fx.graph_module import GraphModule
+from ..fx.graph_module import CapturedGraphModule
 from ..nn.parameter import Parameter
 from ..serialization._files import write_atomically
 from .dynamic_shapes import ValueRanges
@@ -100,7 +100,7 @@ def load(f, *, extra_files=None, expected_opset_version=None):
                 i in root if isinstance(i, str) else isinstance(i, SizedConstant) or type(i) is int and
                 0 <= i < len(inputs) for i in inputs):
             raise ValueError(f"the saved inputs {program['inputs']!r} do not match the graph's placeholders")
-        gm = GraphModule(root, graph, inputs, _load_value(program["out_spec"], {}))
+        gm = CapturedGraphModule(root, graph, inputs, _load_value(program["out_spec"], {}))
         ranges = {symbol(str(name)): ValueRanges(_load_bound(lo), _load_bound(hi))
                   for name, lo, hi in program["range_constraints"]}
         if set(map(str, ranges)) != set(graph.symbols):

@@ -1,15 +1,117 @@
-"""``GraphModule`` (torch.fx.GraphModule): a captured graph run as a module, holding the
-tensors the graph reads besides its inputs (parameters, buffers, constants)."""
+"""``GraphModule`` (torch.fx.GraphModule): an fx :class:`~ember.fx.Graph` run as a module,
+holding the submodules and tensors its ``get_attr``/``call_module`` nodes name; and
+``CapturedGraphModule``, the same for a graph of the compiler's IR (``ember.export``,
+``make_fx``), holding the tensors the graph reads besides its inputs."""
+import itertools
+import linecache
+from copy import deepcopy
+
 from ..compiler.capture import flatten, unflatten
 from ..compiler.replay import dispatch
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .._tensor import Tensor
 
-__all__ = ["GraphModule"]
+__all__ = ["GraphModule", "CapturedGraphModule"]
+
+_source_keys = itertools.count()
 
 
 class GraphModule(Module):
+    """A module whose ``forward`` is the Python code of an fx graph (torch.fx.GraphModule).
+
+    Each GraphModule has a class of its own (named ``class_name``), so :meth:`recompile`,
+    run after the graph changed, replaces ``forward`` for this module only.
+
+    Args:
+        root: a module, from which each ``get_attr``/``call_module`` target is copied under
+            its qualified name; or ``{qualified name: module or tensor}``.
+        graph: the :class:`~ember.fx.Graph` (``graph.owning_module`` becomes this module).
+        class_name: the name ``repr`` and ``print_readable`` show.
+
+    Raises:
+        RuntimeError: ``root`` is a dict missing a target the graph names, or of another type.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        base = next(t for t in cls.__mro__ if not t.__dict__.get("_one_instance"))
+        return super().__new__(type(base.__name__, (base,), {"_one_instance": True, "__module__": base.__module__}))
+
+    def __init__(self, root, graph, class_name="GraphModule"):
+        super().__init__()
+        type(self).__name__ = type(self).__qualname__ = class_name
+        targets = [n.target for n in graph.nodes if n.op in ("get_attr", "call_module")]
+        if isinstance(root, Module):
+            self.training = root.training
+            for target in targets:
+                _install(self, target, _attribute(root, target), owner=root)
+        elif isinstance(root, dict):
+            for target in targets:
+                if target not in root:
+                    raise RuntimeError(f"Node referenced target {target} but that target was not provided in ``root``!")
+                _install(self, target, root[target])
+        else:
+            raise RuntimeError(f"Unsupported type {root} passed for root!")
+        self.graph = graph
+
+    def __deepcopy__(self, memo):
+        copy = type(self).__new__(type(self))
+        memo[id(self)] = copy
+        holder = Module()
+        holder.__dict__.update(deepcopy(self.__dict__, memo))
+        GraphModule.__init__(copy, holder, holder._graph, type(self).__name__)
+        return copy
+
+    @property
+    def graph(self):
+        """The graph; setting it recompiles ``forward``."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, graph):
+        self._graph = graph
+        graph.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self):
+        """The Python source of ``forward``."""
+        return self._code
+
+    def recompile(self):
+        """Regenerates ``forward`` from the graph (call it after changing the graph); returns
+        the :class:`~ember.fx.graph.PythonCode`."""
+        python_code = self._graph.python_code(root_module="self")
+        self._code = python_code.src
+        key = f"<eval_with_key>.{next(_source_keys)}"
+        linecache.cache[key] = (len(self._code), None, self._code.splitlines(True), key)  # tracebacks show it
+        namespace = dict(python_code.globals)
+        exec(compile(self._code, key, "exec"), namespace)
+        type(self).forward = namespace["forward"]
+        return python_code
+
+    def __str__(self):
+        return "\n".join([super().__repr__(), self._code,
+                          "# To see more debug info, please use `graph_module.print_readable()`"])
+
+    def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False):
+        """The module as a class around its ``code``; printed unless ``print_output=False``."""
+        body = "".join(f"    {line}\n" for line in self.code.strip("\n ").splitlines())
+        text = f"class {type(self).__name__}(torch.nn.Module):\n{body}"
+        if print_output:
+            print(text)
+        return text
+
+
+def _attribute(root, target):
+    for part in target.split("."):
+        if not hasattr(root, part):
+            raise RuntimeError(f"Node referenced nonexistent target {target}")
+        root = getattr(root, part)
+    return root
+
+
+class CapturedGraphModule(GraphModule):
     """A captured :class:`ember.compiler.graph.Graph` as a callable module.
 
     ``forward(*args, **kwargs)`` feeds the graph's placeholders from the flattened arguments
@@ -31,11 +133,16 @@ class GraphModule(Module):
         class_name: the name ``print_readable`` shows.
     """
 
+    def __new__(cls, *args, **kwargs):  # its forward replays the graph: no class of its own needed
+        return Module.__new__(cls)
+
+    __deepcopy__ = None  # copied attribute by attribute, as any module (copy.deepcopy's default)
+
     def __init__(self, root, graph, inputs, out_spec, class_name="GraphModule"):
-        super().__init__()
+        Module.__init__(self)
         for name, tensor in root.items():
             _install(self, name, tensor)
-        self.graph, self._inputs, self._out_spec, self._class_name = graph, list(inputs), out_spec, class_name
+        self._graph, self._inputs, self._out_spec, self._class_name = graph, list(inputs), out_spec, class_name
         self._run = dispatch(graph)
 
     @classmethod
@@ -81,6 +188,9 @@ class GraphModule(Module):
                    else Tensor._make(i.build(sizes)) for i in self._inputs]
         return unflatten(self._out_spec, iter(self._run(tensors) if sizes is None else self._run(tensors, sizes)))
 
+    def __str__(self):
+        return Module.__repr__(self)
+
     def _held(self, name):
         path, _, leaf = name.rpartition(".")
         return getattr(self.get_submodule(path) if path else self, leaf)
@@ -100,7 +210,10 @@ class GraphModule(Module):
         return text
 
 
-def _install(module, name, tensor):
+def _install(module, name, value, owner=None):
+    """Sets ``value`` at the dotted ``name`` under ``module``, making empty parent modules as
+    needed; a tensor is a parameter if it is one, else a buffer (persistent unless ``owner``,
+    the module it came from, holds it as a plain attribute)."""
     *path, leaf = name.split(".")
     for part in path:
         child = module._modules.get(part)
@@ -108,7 +221,10 @@ def _install(module, name, tensor):
             child = Module()
             module.add_module(part, child)
         module = child
-    if isinstance(tensor, Parameter):
-        module.register_parameter(leaf, tensor)
+        owner = getattr(owner, part, None)
+    if isinstance(value, Parameter):
+        module.register_parameter(leaf, value)
+    elif isinstance(value, Tensor) and (owner is None or leaf in owner._buffers):
+        module.register_buffer(leaf, value)
     else:
-        module.register_buffer(leaf, tensor)
+        setattr(module, leaf, value)

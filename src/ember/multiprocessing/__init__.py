@@ -51,6 +51,8 @@ def _reduce_tensor(t):
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
             "does not support crossing process boundaries. If you just want to transfer the data, "
             "call detach() on the tensor before serializing (e.g., putting it on the queue).")
+    if t.numel() == 0:  # nothing to share: sent by value, not shared on either side, as in torch
+        return t.__reduce_ex__(2)
     t.share_memory_()
     return _rebuild_shared, (type(t), _shared.handle(t._data), t.requires_grad)
 

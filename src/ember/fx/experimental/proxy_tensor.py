@@ -2,13 +2,13 @@
 (torch.fx.experimental.proxy_tensor.make_fx), by the compiler's capture."""
 import functools
 
-from ...compiler.capture import capture, flatten, input_names
+from ...compiler.capture import capture, input_names
 from ...compiler.dynamic import capture_dynamic
 from ...compiler.guards import World
 from ...compiler.symbolic import symbol
 from ...export.exported_program import _ExportedModule, declared_program
 from .dynamic_spec import resolve_dynamic_shapes
-from ..graph_module import GraphModule
+from ..graph_module import CapturedGraphModule
 
 __all__ = ["make_fx"]
 
@@ -58,7 +58,7 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
         world = World(f, args, {})
         if tracing_mode != "symbolic":
             _, cap = capture(f, args, {}, world, fullgraph=True, joint=False)
-            return GraphModule.from_capture(cap, world, name)
+            return CapturedGraphModule.from_capture(cap, world, name)
         dims, ranges = _duck_sizes(world.inputs)
         _, cap, shape, static = capture_dynamic(f, args, {}, world, True, dims, ranges, input_names(f, args, {}),
                                                 lambda text: None, joint=False)

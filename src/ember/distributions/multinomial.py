@@ -1,0 +1,91 @@
+"""The multinomial distribution (https://pytorch.org/docs/stable/distributions.html#multinomial)."""
+from .._creation import zeros
+from .._ops.special import lgamma
+from .._size import Size
+from ..autograd.grad_mode import no_grad
+from . import constraints
+from .binomial import Binomial
+from .categorical import Categorical
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["Multinomial"]
+
+
+class Multinomial(Distribution):
+    """``Multinomial(total_count=1, probs=None, logits=None)``: counts of each of K categories
+    in ``total_count`` (an int) draws from Categorical(probs or logits); events are vectors of
+    the last dim's size K.
+
+    ``log_prob(x) = lgamma(n + 1) - sum lgamma(x_i + 1) + sum x_i logits_i`` (n = sum x_i);
+    ``entropy = -lgamma(n + 1) - n sum p_i log p_i + sum_i E[lgamma(X_i + 1)]`` with
+    X_i ~ Binomial(n, p_i). ``sample`` needs one ``total_count``; ``log_prob`` accepts any
+    count vector.
+    """
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    _expand_params = ()
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        batch_shape = self._categorical.batch_shape
+        super().__init__(batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, Size(batch_shape), self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        with no_grad():
+            draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)  # (n, *sample, *batch)
+            counts = zeros(self._extended_shape(sample_shape), dtype=self.probs.dtype)
+            ones = counts.new_ones(tuple(draws.shape[1:]) + (1,)).expand(tuple(draws.shape[1:]) + (1,))
+            for d in draws:
+                counts.scatter_add_(-1, d.unsqueeze(-1), ones)
+            return counts
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        logits = logits.clone().masked_fill((value == 0) & (logits == -float("inf")), 0)
+        return lgamma(value.sum(-1) + 1) - lgamma(value + 1).sum(-1) + (logits * value).sum(-1)
+
+    def entropy(self):
+        n = self.total_count
+        binomial = Binomial(n, probs=self.probs)
+        support = binomial.enumerate_support(expand=False)[1:]  # lgamma(0 + 1) = 0
+        expected_log_factorials = (binomial.log_prob(support).exp() * lgamma(support + 1)).sum([0, -1])
+        return -lgamma(self.probs.new_tensor(float(n + 1))) - n * (self.probs * self.logits).sum(-1) \
+            + expected_log_factorials

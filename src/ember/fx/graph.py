@@ -1,0 +1,345 @@
+"""``Graph`` (torch.fx.Graph): a doubly linked list of :class:`~ember.fx.Node`, the builders
+that append to it at an insertion point, its printed forms, and the Python source
+(``python_code``) a :class:`~ember.fx.GraphModule` runs.
+
+Naming and the generated code follow torch.fx (https://pytorch.org/docs/stable/fx.html): a
+node is named after its target (``cat``, ``add_1``, ``layer1_0_conv1``), a name that shadows a
+Python builtin gets a suffix (``max_1``), and each line of the code frees the values it was
+the last to read (``add = x + y;  x = y = None``).
+"""
+import builtins
+import collections
+import contextlib
+import inspect
+import keyword
+import math
+import operator
+import re
+import sys
+
+from .node import Node, map_arg, qualified_name
+
+__all__ = ["Graph", "PythonCode"]
+
+wrapped_functions = {}  # (id of a module's globals, name) -> that globals dict: what ember.fx.wrap registered
+
+# operator functions printed as Python operators: binary with a symbol, unary with a prefix
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/", operator.floordiv: "//",
+           operator.mod: "%", operator.pow: "**", operator.matmul: "@", operator.and_: "&", operator.or_: "|",
+           operator.xor: "^", operator.lshift: "<<", operator.rshift: ">>", operator.eq: "==", operator.ne: "!=",
+           operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+_UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+class PythonCode:
+    """``src``: the source of ``forward``; ``globals``: the names it reads besides ``self``."""
+
+    def __init__(self, src, globals_):
+        self.src, self.globals = src, globals_
+
+
+class _Namespace:
+    """Unique, legal Python names: ``cat``, ``cat_1``, ...; never a keyword or a shadowed builtin."""
+
+    def __init__(self):
+        self._used, self._count = set(), collections.Counter()
+
+    def create_name(self, candidate, obj=None):
+        candidate = re.sub(r"[^0-9a-zA-Z_]+", "_", candidate) or "_unnamed"
+        if candidate[0].isdigit():
+            candidate = f"_{candidate}"
+        match = re.fullmatch(r"(.*)_(\d+)", candidate)
+        base, num = (match.group(1), int(match.group(2))) if match else (candidate, None)
+        if not num:
+            num = self._count[base]
+        while candidate in self._used or keyword.iskeyword(candidate) or candidate in ("torch", "inf", "nan") or \
+                (candidate in vars(builtins) and vars(builtins)[candidate] is not obj):
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used.add(candidate)
+        self._count[base] = num
+        return candidate
+
+    def forget(self, name):
+        self._used.discard(name)
+
+
+def _snake_case(name):
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class _NodeList:
+    """The graph's nodes in order; iteration survives erasing the current node."""
+
+    def __init__(self, root, reverse=False):
+        self._root, self._reverse = root, reverse
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def __iter__(self):
+        step = "_prev" if self._reverse else "_next"
+        node = getattr(self._root, step)
+        while node is not self._root:
+            if not node._erased:
+                yield node
+            node = getattr(node, step)
+
+    def __reversed__(self):
+        return _NodeList(self._root, not self._reverse)
+
+
+class Graph:
+    """The program of an fx :class:`~ember.fx.GraphModule`: nodes in execution order.
+
+    Build it with ``placeholder``, ``get_attr``, ``call_function``, ``call_method``,
+    ``call_module`` and ``output`` (each inserts at the insertion point: the end, or where
+    ``inserting_before``/``inserting_after`` says) or by tracing (:func:`ember.fx.symbolic_trace`).
+    """
+
+    def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None):
+        self._root = Node(self, "", "root", "", (), {})
+        self._namespace = _Namespace()
+        self._insert = self._root.prepend
+        self.owning_module = owning_module
+
+    @property
+    def nodes(self):
+        """The nodes in order (supports ``reversed``, ``len``; erasing while iterating is safe)."""
+        return _NodeList(self._root)
+
+    # ---- building -------------------------------------------------------------------------
+    def create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):
+        """A new node at the insertion point, named ``name`` or after its target."""
+        candidate = name if name is not None else self._target_to_str(target)
+        node = Node(self, self._namespace.create_name(candidate), op, target, args or (), kwargs or {}, type_expr)
+        self._insert(node)
+        return node
+
+    def placeholder(self, name, type_expr=None, default_value=inspect.Parameter.empty):
+        """An input of the graph; ``default_value`` (if given) is its default in ``forward``."""
+        args = () if default_value is inspect.Parameter.empty else (default_value,)
+        return self.create_node("placeholder", name, args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name, type_expr=None):
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
+        return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
+
+    def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
+        return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
+
+    def call_function(self, the_function, args=None, kwargs=None, type_expr=None):
+        return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
+
+    def output(self, result, type_expr=None):
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    def _target_to_str(self, target):
+        if callable(target):
+            return _snake_case(getattr(target, "__name__", type(target).__name__))
+        return _snake_case(str(target).replace(".", "_"))
+
+    @contextlib.contextmanager
+    def _inserting(self, insert):
+        saved, self._insert = self._insert, insert
+        try:
+            yield
+        finally:
+            self._insert = saved
+
+    def inserting_before(self, n=None):
+        """Within the ``with`` block, new nodes go just before ``n`` (None: at the start)."""
+        return self._inserting((n if n is not None else self._root._next).prepend)
+
+    def inserting_after(self, n=None):
+        """Within the ``with`` block, new nodes go just after ``n`` (None: at the end); as in
+        torch.fx, each goes right after ``n``, so several appear in reverse order of creation."""
+        return self._inserting((n if n is not None else self._root._prev).append)
+
+    def erase_node(self, to_erase):
+        """Removes a node that no other node reads.
+
+        Raises:
+            RuntimeError: the node still has users.
+        """
+        if to_erase.users:
+            raise RuntimeError(f"Tried to erase Node {to_erase} but it still had {len(to_erase.users)} "
+                               f"users in the graph: {to_erase.users}!")
+        if to_erase.graph is not self:
+            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+        to_erase._remove_from_list()
+        to_erase._erased = True
+        self._namespace.forget(to_erase.name)
+        to_erase.args, to_erase.kwargs = (), {}
+
+    def node_copy(self, node, arg_transform=lambda x: x):
+        """A copy of ``node`` (from any graph) here, its input nodes mapped by ``arg_transform``."""
+        args = map_arg(node.args, arg_transform)
+        kwargs = map_arg(node.kwargs, arg_transform)
+        copy = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        copy.meta = dict(node.meta)
+        return copy
+
+    def graph_copy(self, g, val_map, return_output_node=False):
+        """Copies ``g``'s nodes (but its output) here, recording ``old node -> new`` in ``val_map``;
+        returns what ``g``'s output returns, in this graph's nodes."""
+        for node in g.nodes:
+            if node.op == "output":
+                result = map_arg(node.args[0], lambda n: val_map[n])
+                return (result, node) if return_output_node else result
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
+    def __deepcopy__(self, memo):
+        copy = Graph()
+        memo[id(self)] = copy
+        copied = copy.graph_copy(self, {}, return_output_node=True)
+        if copied is not None:
+            result, output = copied
+            copy.output(result, output.type)
+        return copy
+
+    def eliminate_dead_code(self):
+        """Erases nodes nobody reads (placeholders and outputs kept); returns whether any went."""
+        changed = False
+        for node in reversed(self.nodes):
+            if node.op not in ("placeholder", "output") and not node.users:
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    def lint(self):
+        """Checks that every node's inputs are in this graph and come before it.
+
+        Raises:
+            RuntimeError: a node reads one that is not in the graph or comes later.
+        """
+        seen = set()
+        for node in self.nodes:
+            for arg in node.all_input_nodes:
+                if arg.graph is not self or arg._erased:
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' does not belong to this Graph")
+                if arg not in seen:
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it has been defined!")
+            seen.add(node)
+
+    # ---- printed forms --------------------------------------------------------------------
+    def __str__(self):
+        lines = ["graph():"] + [f"    {node.format_node()}" for node in self.nodes]
+        return "\n".join(lines)
+
+    def print_tabular(self):
+        """Prints one row per node: opcode, name, target, args, kwargs (needs ``tabulate``,
+        as torch.fx does)."""
+        try:
+            from tabulate import tabulate
+        except ImportError:
+            print("`print_tabular` relies on the library `tabulate`, which could not be found on this machine. "
+                  "Run `pip install tabulate` to install the library.")
+            raise
+        rows = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
+        print(tabulate(rows, headers=["opcode", "name", "target", "args", "kwargs"]))
+
+    def python_code(self, root_module):
+        """The source of ``forward(root_module, <placeholders>)`` and the globals it reads."""
+        globals_ = {"torch": sys.modules["ember"], "inf": math.inf, "nan": math.nan,
+                    "device": sys.modules["ember"].device}
+        last_use = {}
+        for node in self.nodes:
+            for arg in node.all_input_nodes:
+                last_use[arg] = node
+        freed_by = collections.defaultdict(list)
+        for value, user in last_use.items():
+            if user.op != "output":
+                freed_by[user].append(value)
+        inputs, body, wraps = [], [], []
+        for node in self.nodes:
+            if node.op == "placeholder":
+                inputs.append(node.target if not node.args else f"{node.target} = {_code(node.args[0], globals_)}")
+                if node.name != node.target:  # the name was taken (a builtin's, say): rebind it
+                    body.append(f"{node.name} = {node.target}")
+                continue
+            if node.op == "call_function" and _is_wrapped(node.target):
+                wraps.append(f'torch.fx._symbolic_trace.wrap("{_global_name(node.target, globals_)}")')
+            if node.op == "output":
+                body.append(f"return {_code(node.args[0], globals_)}")
+                continue
+            freed = freed_by[node] + ([node] if not node.users else [])
+            line = f"{node.name} = {_expression(node, root_module, globals_)}"
+            body.append(line + (f";  {' = '.join(n.name for n in freed)} = None" if freed else ""))
+        body = body or ["pass"]
+        head = "\n" + "".join(f"{w}\n" for w in dict.fromkeys(wraps)) if wraps else "\n\n"
+        lines = "".join(f"    {line}\n" for line in body)
+        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}):\n{lines}    "
+        return PythonCode(src, globals_)
+
+
+def _is_wrapped(function):
+    """Whether ``function`` was registered with :func:`ember.fx.wrap` in its module."""
+    globals_ = getattr(function, "__globals__", None)
+    return globals_ is not None and (id(globals_), function.__name__) in wrapped_functions
+
+
+def _expression(node, root, globals_):
+    args = [_code(a, globals_) for a in node.args]
+    kwargs = [f"{k} = {_code(v, globals_)}" for k, v in node.kwargs.items()]
+    if node.op == "get_attr":
+        return _attribute_path(root, node.target)
+    if node.op == "call_module":
+        return f"{_attribute_path(root, node.target)}({', '.join(args + kwargs)})"
+    if node.op == "call_method":
+        return f"{args[0]}.{node.target}({', '.join(args[1:] + kwargs)})"
+    target = node.target
+    if target in _BINARY and len(args) == 2 and not kwargs:
+        return f"{args[0]} {_BINARY[target]} {args[1]}"
+    if target in _UNARY and len(args) == 1 and not kwargs:
+        return f"{_UNARY[target]}{args[0]}"
+    if target is operator.getitem and len(args) == 2:
+        return f"{args[0]}[{args[1]}]"
+    if target is getattr and len(node.args) == 2 and isinstance(node.args[1], str) and node.args[1].isidentifier():
+        return f"{args[0]}.{node.args[1]}"
+    return f"{_global_name(target, globals_)}({', '.join(args + kwargs)})"
+
+
+def _attribute_path(root, target):
+    path = root
+    for part in target.split("."):
+        path = f"{path}.{part}" if part.isidentifier() else f'getattr({path}, "{part}")'
+    return path
+
+
+def _global_name(target, globals_):
+    name = qualified_name(target)
+    head = name.split(".")[0]
+    if head in ("operator", "builtins"):
+        globals_[head] = sys.modules[head]
+    if head in ("torch", "operator", "builtins"):
+        return name
+    name = re.sub(r"[^0-9a-zA-Z_]", "_", name)
+    globals_[name] = target
+    return name
+
+
+def _code(arg, globals_):
+    """``arg`` as a Python expression (nodes as their names; other objects by repr or as globals)."""
+    if isinstance(arg, Node):
+        return arg.name
+    if isinstance(arg, tuple):
+        inner = ", ".join(_code(a, globals_) for a in arg)
+        return f"({inner},)" if len(arg) == 1 else f"({inner})"
+    if isinstance(arg, list):
+        return "[" + ", ".join(_code(a, globals_) for a in arg) + "]"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k!r}: {_code(v, globals_)}" for k, v in arg.items()) + "}"
+    if isinstance(arg, slice):
+        return f"slice({_code(arg.start, globals_)}, {_code(arg.stop, globals_)}, {_code(arg.step, globals_)})"
+    if arg is None or arg is Ellipsis or isinstance(arg, (bool, int, float, complex, str)):
+        return "Ellipsis" if arg is Ellipsis else repr(arg)
+    ember = sys.modules["ember"]
+    if isinstance(arg, (ember.dtype, ember.device)):
+        return repr(arg)
+    name = f"_{type(arg).__name__}_{sum(k.startswith(f'_{type(arg).__name__}_') for k in globals_)}"
+    globals_[name] = arg
+    return name
