@@ -158,34 +158,20 @@ def _fit_array(x, sizes, dims):
     return np.pad(x[tuple(index)], widths)
 
 
-def _two_sided(half, n, dims):
-    """The whole spectrum of a real signal from its one-sided part (one-sided in the last of
-    ``dims``, n points there), filled as torch fills it, ``X[-k] = conj(X[k])``: so the signs
-    of zero imaginary parts, which ``angle`` reads, are torch's."""
-    last, m = dims[-1], half.shape[dims[-1]]
-    out = np.empty(half.shape[:last] + (n,) + half.shape[last + 1:], half.dtype)
-    index = [slice(None)] * half.ndim
-    index[last] = slice(0, m)
-    out[tuple(index)] = half
-    index[last] = slice(n - m, 0, -1)
-    mirror = half[tuple(index)]
-    for d in dims[:-1]:  # index j -> -j (mod size): a quarter of np.roll(np.flip(...))'s time
-        mirror = np.take(mirror, range(0, -mirror.shape[d], -1), axis=d, mode="wrap")
-    index[last] = slice(m, n)
-    np.conjugate(mirror, out=out[tuple(index)])
-    return out
-
-
-def _positive_real_bins(spectrum, dim):
-    """``spectrum`` (of a real signal along ``dim``) with +0 as the imaginary part of its
-    purely real bins, 0 and n/2 (n even), as torch's one-sided transform gives them
-    (pocketfft's two-sided fill leaves -0 there, which ``angle`` of a negative bin reads as -pi)."""
-    n = spectrum.shape[dim]
-    bins = slice(None, None, n // 2 if n % 2 == 0 else n)
-    if dim == spectrum.ndim - 1:  # a third of the time of the general index
-        spectrum.imag[..., bins] = 0
-    else:
-        spectrum.imag[(slice(None),) * dim + (bins,)] = 0
+def _positive_real_bins(spectrum, dims):
+    """``spectrum`` (of a real signal over ``dims``) with +0 as the imaginary part of its
+    purely real bins (each index 0 or n/2, n even), as torch's one-sided transform and its
+    conjugate fill give them (pocketfft's own fill leaves -0 at some, which ``angle`` of a
+    negative bin reads as -pi)."""
+    if len(dims) == 1 and dims[0] == spectrum.ndim - 1:  # a third of the time of the general index
+        n = spectrum.shape[-1]
+        spectrum.imag[..., ::n // 2 if n % 2 == 0 else n] = 0
+        return spectrum
+    index = [slice(None)] * spectrum.ndim
+    for d in dims:
+        n = spectrum.shape[d]
+        index[d] = slice(None, None, n // 2 if n % 2 == 0 else n)
+    spectrum.imag[tuple(index)] = 0
     return spectrum
 
 
@@ -206,11 +192,9 @@ class FftC2C(Op):
     @staticmethod
     def forward(x, sizes, dims, norm, inverse):
         x = _fit_array(x, sizes, dims)
-        if x.dtype.kind == "c":
-            return pocketfft.c2c(x, dims, not inverse, _INORM[norm][inverse])
-        if len(dims) == 1:  # pocketfft's own two-sided fill of a real signal's spectrum, in C
-            return _positive_real_bins(pocketfft.c2c(x, dims, not inverse, _INORM[norm][inverse]), *dims)
-        return _two_sided(pocketfft.r2c(x, dims, not inverse, _INORM[norm][inverse]), sizes[-1], dims)
+        spectrum = pocketfft.c2c(x, dims, not inverse, _INORM[norm][inverse])
+        # A real signal's: pocketfft fills the two-sided spectrum itself, in C.
+        return spectrum if x.dtype.kind == "c" else _positive_real_bins(spectrum, dims)
 
     @classmethod
     def infer(cls, x, sizes, dims, norm, inverse):
