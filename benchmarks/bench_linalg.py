@@ -12,7 +12,10 @@ Forward only, no autograd recording.
 Run: python benchmarks/bench_linalg.py [--repeat N] [--sizes 64,256,1024] [--cpu-time]
 Per-call overhead at small sizes: --sizes 4,16 --batch 64 --batched-sizes 4,16 --cpu-time
 ``--cpu-time`` pins both libraries to one thread and compares process CPU time, which other
-processes on a shared machine do not inflate.
+processes on a shared machine do not inflate. Otherwise each library runs with its threads
+(``set_num_threads``, the machine's CPUs by default: ember's LAPACK through OpenBLAS, its FFTs
+of 2**16 elements and more through pocketfft's pool; torch's MKL and FFTs through OpenMP),
+printed in the header.
 """
 import argparse
 import json
@@ -71,15 +74,15 @@ def main():
                         help="one thread each, timed by process CPU time")
     args = parser.parse_args()
     if args.cpu_time:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
+        ember.set_num_threads(1)
         if torch is not None:
             torch.set_num_threads(1)
         TIMER[0] = time.process_time
     libs = [ember] if torch is None else [ember, torch]
     shapes = [(1, int(n)) for n in args.sizes.split(",")] + [(args.batch, int(n)) for n in args.batched_sizes.split(",")]
     rng = np.random.default_rng(0)
-    print(f"CPU: {cpu_name()}  timer: {'cpu' if args.cpu_time else 'wall'}")
+    threads = f"threads: ember {ember.get_num_threads()}" + (f", torch {torch.get_num_threads()}" if torch else "")
+    print(f"CPU: {cpu_name()}  timer: {'cpu' if args.cpu_time else 'wall'}  {threads}")
     print(f"{'case':<22}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     times, ratios = {}, {}
     for batch, n in shapes:

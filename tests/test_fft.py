@@ -126,6 +126,21 @@ def test_spectrum_of_a_real_signal_has_torchs_signed_zeros():
             np.testing.assert_allclose(e.angle().numpy(), t.angle().numpy(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape,dim", [((4, 6), (0, 1)), ((4, 6), (1, 0)), ((5, 7), (0, 1)),
+                                       ((3, 4, 6), (1, 2)), ((4, 6, 8), None), ((9, 10, 3), (0, 2))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nd_spectrum_of_a_real_signal_has_torchs_signed_zeros(shape, dim, dtype):
+    """The n-d transforms of a real signal: the same signed zeros at the purely real bins (each
+    index 0 or n/2), in either order of dims (ember's earlier one-sided fill differed with dims
+    (1, 0) and in 3-d)."""
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    for name in ("fftn", "ifftn"):
+        e = getattr(ember.fft, name)(ember.tensor(x), dim=dim).resolve_conj().numpy()
+        t = getattr(torch.fft, name)(torch.tensor(x), dim=dim).resolve_conj().numpy()
+        np.testing.assert_array_equal(np.signbit(e.imag), np.signbit(t.imag))
+        np.testing.assert_allclose(e, t, rtol=0, atol=20 * np.finfo(dtype).eps * np.abs(t).max())
+
+
 def test_public_scipy_fallback_equals_the_private_transforms():
     """If a SciPy release moves its private pocketfft module, ember.fft runs PublicFFT: the same
     transforms, scalings and signs."""
@@ -141,3 +156,21 @@ def test_public_scipy_fallback_equals_the_private_transforms():
                 np.testing.assert_allclose(PublicFFT.c2c(x, axes, forward, inorm), pocketfft.c2c(x, axes, forward, inorm))
                 np.testing.assert_allclose(PublicFFT.r2c(r, axes, forward, inorm), pocketfft.r2c(r, axes, forward, inorm))
             np.testing.assert_allclose(PublicFFT.c2r(h, (0, 1), 8, forward, inorm), pocketfft.c2r(h, (0, 1), 8, forward, inorm))
+
+
+def test_threaded_transforms_equal_single_threaded():
+    """From 2**16 elements the transforms run on ember's threads (set_num_threads): each
+    thread takes whole 1-d transforms, so the results are bit for bit the single thread's."""
+    x = np.random.default_rng(2).standard_normal((256, 260)).astype(np.float32)
+    before = ember.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            t = ember.tensor(x)
+            spectrum = ember.fft.rfft(t)
+            results.append([spectrum, ember.fft.fft2(t), ember.fft.irfft(spectrum, n=260)])
+    finally:
+        ember.set_num_threads(before)
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one.numpy(), two.numpy())

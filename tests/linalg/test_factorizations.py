@@ -18,10 +18,28 @@ def test_cholesky(dtype, upper):
     compare(lambda lib, x: lib.linalg.cholesky(x, upper=upper), a, dtype=dtype)
 
 
-def test_cholesky_reads_lower_triangle_and_gradcheck():
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (2, 12, 12)])  # one, NumPy's batched, the loop
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_cholesky_reads_lower_triangle_or_upper_one(shape, dtype):
+    """As torch: A's lower triangle, or with ``upper=True`` its upper one (the other is noise);
+    cholesky_ex's info from the same triangle."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype == np.complex128 else 0)
+    a = x @ np.swapaxes(x, -1, -2).conj() + shape[-1] * np.eye(shape[-1])
+    noise = rng.standard_normal(shape) * 3
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for upper in (False, True):
+        noisy = (np.triu(a) + np.tril(noise, -1) if upper else np.tril(a) + np.triu(noise, 1)).astype(dtype)
+        for shift in (0, 100):  # positive-definite, and not (info from the leading minors)
+            e = ember.linalg.cholesky_ex(ember.tensor(noisy) - shift * ember.eye(shape[-1]), upper=upper)
+            t = torch.linalg.cholesky_ex(torch.tensor(noisy) - shift * torch.eye(shape[-1]), upper=upper)
+            np.testing.assert_array_equal(e.info.numpy(), t.info.numpy())
+            if not shift:
+                np.testing.assert_allclose(e.L.numpy(), t.L.numpy(), rtol=tol, atol=tol)
+
+
+def test_cholesky_gradcheck():
     a = spd(np.random.default_rng(2), 3, 3)
-    noisy = np.tril(a) + np.triu(np.random.default_rng(3).standard_normal((3, 3)), 1)
-    compare(lambda lib, x: lib.linalg.cholesky(x), noisy, grad=False)
     x = ember.tensor(a, requires_grad=True)
     assert gradcheck(lambda t: ember.linalg.cholesky(t @ t.mT), (x,))
 

@@ -109,11 +109,12 @@ def singular_pivots(a):
     return None
 
 
-def not_positive_definite(a):
-    """Per matrix of ``a`` (read from its lower triangle): LAPACK potrf's info, the order of the
-    first leading minor that is not positive-definite (0 where the factorization succeeds)."""
+def not_positive_definite(a, upper=False):
+    """Per matrix of ``a`` (read from its lower triangle, ``upper``: its upper one): LAPACK
+    potrf's info, the order of the first leading minor that is not positive-definite (0 where
+    the factorization succeeds)."""
     potrf = routine("potrf", a.dtype)
-    return np.array([potrf(m, lower=True)[1] for m in matrices(a)],
+    return np.array([potrf(m, lower=not upper)[1] for m in matrices(a)],
                     dtype=np.int32).reshape(a.shape[:-2])
 
 

@@ -46,8 +46,8 @@ def _eye(like, m, n=None):
 
 
 def cholesky(A, *, upper=False, out=None):
-    """Cholesky factor L (lower; ``upper``: ``L^T``) with ``A = L L^T`` of (*, n, n)
-    symmetric positive-definite A, read from its lower triangle. Raises LinAlgError naming the
+    """Cholesky factor L (lower) with ``A = L L^H`` of (*, n, n) Hermitian positive-definite A,
+    read from its lower triangle (``upper``: U with ``A = U^H U``, from its upper one). Raises LinAlgError naming the
     batch element and the order of the first leading minor that is not positive-definite."""
     check_square(A, "linalg.cholesky")
     return _out(apply(Cholesky, A, upper=upper), out)
@@ -64,7 +64,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
         if check_errors:
             raise
         L = apply(Cholesky, A, upper=upper, check_errors=False)
-        info = _int32(not_positive_definite(A._data))
+        info = _int32(not_positive_definite(A._data, upper))
     return _out(linalg_cholesky_ex(L, info), out)
 
 
