@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from . import _flight_recorder
-from ._work import Work
+from ._work import Work, complete
 from .distributed_c10d import ReduceOp, _mpi
 
 __all__ = ["checked"]
@@ -100,9 +100,8 @@ def checked(pg, entry, data, outputs, async_op, name, dtype=None, shape=None, ro
     array's, not a torch.Size: it keys a cache); ``op`` the reduction of reducing
     collectives. A rank whose own arguments are invalid (``error``) raises it at once, after
     its peers have learnt of it."""
-    work = Work(pg, _stages(pg, _row(pg.size(), name, op, dtype, shape, root, error), error, data),
-                outputs, entry)
+    stages = _stages(pg, _row(pg.size(), name, op, dtype, shape, root, error), error, data)
     if async_op and error is None:
-        return work
-    work.wait()
+        return Work(pg, stages, outputs, entry)
+    complete(pg, stages, entry)
     return None
