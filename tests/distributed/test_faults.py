@@ -18,8 +18,13 @@ def _recovery_seconds(out):
             if " recovered in " in line]
 
 
+# The jobs below take ~10 s on a quiet machine and up to ~55 s at a load of 12 on 2 cores
+# (benchmarks/fault_runs.py); the limit only has to catch a hang.
+FAULT_JOB_SECONDS = 120
+
+
 def test_survivors_of_a_killed_rank_shrink_and_finish_with_ulfm(tmp_path):
-    result = launch("faulty_rank.py", 3, 2, 5, "kill", fault_tolerant=True, timeout=60,
+    result = launch("faulty_rank.py", 3, 2, 5, "kill", fault_tolerant=True, timeout=FAULT_JOB_SECONDS,
                     env={"TORCH_FR_DUMP_TEMP_FILE": f"{tmp_path}/rank_"})
     out = result.stdout
     for rank in (0, 1):
@@ -36,7 +41,7 @@ def test_a_hung_rank_is_evicted_and_the_survivors_finish_with_ulfm(tmp_path):
     """Rank 1 sleeps for an hour at step 4: a survivor times out (3 s) and revokes the group,
     the roll call finds rank 1 silent, it dumps its recorder on SIGUSR1 and is killed, and
     ranks 0 and 2 (renumbered 0 and 1) finish the 12 steps as identical replicas."""
-    result = launch("faulty_rank.py", 3, 1, 4, "hang", fault_tolerant=True, timeout=60,
+    result = launch("faulty_rank.py", 3, 1, 4, "hang", fault_tolerant=True, timeout=FAULT_JOB_SECONDS,
                     env={"TORCH_FR_DUMP_TEMP_FILE": f"{tmp_path}/rank_"})
     out = result.stdout
     caught = [line for line in out.splitlines() if " caught: " in line]

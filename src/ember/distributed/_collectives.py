@@ -118,22 +118,24 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` over the group with ``op``; every rank gets the result in place.
 
     Raises:
-        RuntimeError: shapes or dtypes differ across ranks (on every rank), an op that does
-            not apply to the dtype (BAND on floats, AVG on integers).
+        RuntimeError: shapes, dtypes or ops differ across ranks (on every rank), an op that
+            does not apply to the dtype (BAND on floats, AVG on integers).
     """
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
     tensors = [tensor]
     entry = _flight_recorder.record(pg, "all_reduce", tensors, tensors)
-    found = []
-    error = _validate(lambda: found.append(_reduction(op, tensor.dtype)))
-    return checked(pg, entry, _all_reduce_data(pg, tensor, found), tensors, async_op, "all_reduce",
-                    tensor.dtype, tensor.shape, error=error)
+    try:
+        reduction, error = _reduction(op, tensor.dtype), None
+    except (RuntimeError, ValueError, TypeError) as invalid:
+        reduction, error = None, invalid
+    return checked(pg, entry, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
+                   tensor.dtype, tensor._data.shape, error=error, op=op)
 
 
-def _all_reduce_data(pg, tensor, found):
-    """Stages of an in-place all-reduce of ``tensor`` with ``found[0]``, the reduction."""
-    mpi_op, compute, average = found[0]
+def _all_reduce_data(pg, tensor, reduction):
+    """Stages of an in-place all-reduce of ``tensor`` with ``reduction`` (see _reduction)."""
+    mpi_op, compute, average = reduction
     into = _Into(tensor, compute)
     yield [pg.comm.Iallreduce(_mpi().IN_PLACE, into.array, mpi_op)]
     if average:
@@ -175,7 +177,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                 into.array /= pg.size()
             into.store()
     return checked(pg, entry, data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
-                    found[0] if found else -1, error)
+                    found[0] if found else -1, error, op)
 
 
 def _check_list(tensors, like, count, argname, shape=None):
@@ -336,7 +338,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
                                found.append(_reduction(op, output.dtype))))
     data = _reduce_scatter_data(pg, output, lambda: np.stack([_send_array(t) for t in input_list]), found)
     return checked(pg, entry, data, [output], async_op, "reduce_scatter", output.dtype, output.shape,
-                    error=error)
+                    error=error, op=op)
 
 
 def _reduce_scatter_data(pg, output, flat, found):
@@ -372,7 +374,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     error = _validate(check)
     data = _reduce_scatter_data(pg, output, lambda: _send_array(input), found)
     return checked(pg, entry, data, [output], async_op, "reduce_scatter_tensor", input.dtype,
-                    input.shape, error=error)
+                    input.shape, error=error, op=op)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):

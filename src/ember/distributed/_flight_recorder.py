@@ -51,17 +51,17 @@ _RECORDER = _Recorder()
 
 def _frames():
     """The Python stack of the caller of the collective (innermost first), cut at 16 frames,
-    as (code, instruction offset) pairs: a frame's line number costs a line-table decoding
-    each, so lines are found only when dumped (:func:`_line`)."""
+    as one flat list of code objects and instruction offsets: a frame's line number costs a
+    line-table decoding each, so lines are found only when dumped (:func:`_line`)."""
     try:
         frame = sys._getframe(3)  # past _frames, record and the collective itself
     except ValueError:
-        return ()
+        return []
     frames = []
-    for _ in range(_MAX_FRAMES):
-        if frame is None:
-            break
-        frames.append((frame.f_code, frame.f_lasti))
+    keep = frames.append
+    while frame is not None and len(frames) < 2 * _MAX_FRAMES:
+        keep(frame.f_code)
+        keep(frame.f_lasti)
         frame = frame.f_back
     return frames
 
@@ -105,7 +105,7 @@ class Entry:
             "timeout_ms": int(pg.timeout.total_seconds() * 1000), "is_p2p": self.is_p2p,
             "thread_id": str(self.thread_id), "thread_name": self.thread_name,
             "frames": [{"name": code.co_name, "filename": code.co_filename, "line": _line(code, offset)}
-                       for code, offset in self.frames],
+                       for code, offset in zip(self.frames[::2], self.frames[1::2])],
         }
         if self.error is not None:
             entry["error"] = self.error

@@ -12,15 +12,18 @@ from . import _flight_recorder
 from ._fault import failed_ranks, revoke
 from .distributed_c10d import DistBackendError, _mpi, _World, supports_ulfm
 
-__all__ = ["Work", "Future", "run", "calls"]
+__all__ = ["Work", "Future", "run", "complete", "calls"]
 
 # MPI's nonblocking collectives advance only inside MPI calls, so a sleeping poller stalls
 # every stage of a multi-step algorithm: poll continuously first (as a blocking MPI call
-# would), and only back off into short sleeps once an operation has been waiting for long.
-# With more ranks than cores the CPU is yielded between polls (as Open MPI's yield_when_idle
-# does then): a spinning rank would otherwise take the core from the peer it waits for. With
-# a core each, yielding hands the core to any other process of a busy machine for a whole
-# time slice: a 1 MB all_reduce took 17 ms instead of 1.2 ms on 2 loaded cores.
+# would), in bursts of Tests of the pending request with nothing else in between (a large
+# message crosses shared memory in many fragments, each moved by one of the peers' Tests), and
+# only back off into short sleeps once an operation has been waiting for long. With more ranks
+# than cores the CPU is yielded between polls (as Open MPI's yield_when_idle does then): a
+# spinning rank would otherwise take the core from the peer it waits for. With a core each,
+# yielding hands the core to any other process of a busy machine for a whole time slice: a
+# 1 MB all_reduce took 17 ms instead of 1.2 ms on 2 loaded cores.
+_BURST = 64
 _SPIN_SECONDS = 1.0
 _SLEEP = 1e-4
 
@@ -71,43 +74,29 @@ class Work:
         self.pg = pg
         self.outputs = list(outputs)
         self.entry = entry
-        self.completed = False
-        self._error = None
         self._stages = stages
-        self.requests = ()
+        self._error = None
+        self._requests = ()  # those of the current stage; None once the operation has ended
         _flight_recorder.started(entry, pg)
-        self._advance()
+        self._run(_progress)
 
-    def _advance(self):
-        """Runs the operation's code up to its next wait, or to its end."""
+    def _run(self, advance, *args):
+        """Advances the operation with ``advance`` (:func:`_progress` or :func:`_finish`); an
+        error ends it, and is raised again by every later call."""
+        if self._requests is None:
+            if self._error is not None:
+                raise self._error
+            return
         try:
-            self.requests = next(self._stages)
-        except StopIteration:
-            self.completed = True
-            _flight_recorder.completed(self.entry, self.pg)
-        except _mpi().Exception as error:  # starting a call failed (a revoked group, a dead peer)
-            self._fail(error)
-        except Exception as error:  # the operation's own error, e.g. ranks that disagree
-            self._error, self.completed = error, True
+            self._requests = advance(self.pg, self.entry, self._stages, self._requests, *args)
+        except Exception as error:
+            self._error, self._requests = error, None
             raise
-
-    def _test(self):
-        """Completes what MPI has finished and runs the stages it unblocks; True once done."""
-        while not self.completed:
-            try:  # one by one, so a failure reports its own error class, not MPI_ERR_IN_STATUS
-                for request in self.requests:
-                    if not request.Test():
-                        return False
-            except _mpi().Exception as error:
-                self._fail(error)
-            self._advance()
-        if self._error is not None:
-            raise self._error
-        return True
 
     def is_completed(self):
         """True if the operation has completed (never blocks; raises if it failed)."""
-        return self._test()
+        self._run(_progress)
+        return self._requests is None
 
     def wait(self, timeout=None):
         """Blocks until done; ``timeout`` (a timedelta) overrides the group's.
@@ -116,21 +105,7 @@ class Work:
             DistBackendError: a peer died (ULFM reports it) or the deadline passed; the
                 flight recorder has been dumped first.
         """
-        if self._test():
-            return True
-        limit = (timeout or self.pg.timeout).total_seconds()
-        start = time.monotonic()
-        polls = 0
-        while not self._test():
-            polls += 1
-            if _World.oversubscribed:
-                os.sched_yield()
-            if polls % 64 == 0:
-                waited = time.monotonic() - start
-                if waited > limit:
-                    self._timeout(limit)
-                if waited > _SPIN_SECONDS:
-                    time.sleep(_SLEEP)
+        self._run(_finish, (timeout or self.pg.timeout).total_seconds())
         return True
 
     def result(self):
@@ -142,53 +117,117 @@ class Work:
     def exception(self):
         return self._error
 
-    def _timeout(self, seconds):
-        name = self.entry.profiling_name if self.entry else "operation"
-        seq = self.entry.collective_seq_id if self.entry else "?"
-        _flight_recorder.failed(self.entry, self.pg, "timeout")
-        self._cancel()
-        advice = "call ember.distributed.shrink_group() to evict it and continue; " if supports_ulfm() else ""
-        raise DistBackendError(
-            f"[rank {_world_rank()}] {name} (collective_seq_id {seq}) on process group "
-            f"{self.pg.group_desc!r} timed out after {seconds * 1000:.0f} ms: a peer did not join; "
-            f"{advice}flight recorder dumped to {_flight_recorder.dump_path()}")
 
-    def _cancel(self):
-        """Stops waiting; with ULFM the communicator is revoked so every member stops too."""
-        revoke(self.pg)
+def _next(pg, entry, stages):
+    """Runs the operation's code up to its next wait: the requests it waits for, or None at
+    its end."""
+    try:
+        return next(stages)
+    except StopIteration:
+        _flight_recorder.completed(entry, pg)
+        return None
 
-    def _fail(self, error):
-        MPI = _mpi()
-        code = error.Get_error_class()
-        name = self.entry.profiling_name if self.entry else "operation"
-        dead = failed_ranks(self.pg)  # a peer's death may surface as another error class
-        if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
-            _flight_recorder.failed(self.entry, self.pg, f"peer failure: ranks {dead}" if dead else "revoked")
-            self._cancel()
-            what = (f"rank(s) {dead} of process group {self.pg.group_desc!r} died" if dead else
-                    "a member revoked the process group after a peer failure or timeout")
-            self._error = DistBackendError(
-                f"[rank {_world_rank()}] {name} failed: {what}; call "
-                f"ember.distributed.shrink_group() to continue without them; flight recorder "
-                f"dumped to {_flight_recorder.dump_path()}")
-        else:
-            self._error = DistBackendError(f"[rank {_world_rank()}] {name} failed in MPI: "
-                                              f"{error.Get_error_string()}")
-        self.completed = True
-        raise self._error from None
+
+def _progress(pg, entry, stages, requests):
+    """Tests ``requests`` (the current stage's) and runs the stages their completion unblocks,
+    without waiting; returns the requests still pending (None: the operation has ended)."""
+    try:
+        while requests is not None:
+            for request in requests:  # one by one, so a failure reports its own error class
+                if not request.Test():
+                    return requests
+            requests = _next(pg, entry, stages)
+    except _mpi().Exception as error:  # a call failed, or could not start (a dead peer, a revoked group)
+        raise _failure(pg, entry, error) from None
+    return None
+
+
+def _finish(pg, entry, stages, requests, seconds):
+    """Runs the operation to its end: waits for ``requests`` and each later stage's, for at
+    most ``seconds`` in all; returns None.
+
+    Raises:
+        DistBackendError: a peer died, or the deadline passed (see :func:`_failure`).
+    """
+    start = time.monotonic()
+    try:
+        while requests is not None:
+            for request in requests:
+                if not request.Test():
+                    _spin(pg, entry, request, start, seconds)
+            requests = _next(pg, entry, stages)
+    except _mpi().Exception as error:
+        raise _failure(pg, entry, error) from None
+    return None
+
+
+def _spin(pg, entry, request, start, seconds):
+    """Tests ``request`` until it completes: in bursts of Tests with nothing in between, the
+    clock read between bursts."""
+    idle = _World.oversubscribed
+    while True:
+        for _ in range(_BURST):
+            if request.Test():
+                return
+            if idle:
+                os.sched_yield()
+        waited = time.monotonic() - start
+        if waited > seconds:
+            raise _timed_out(pg, entry, seconds)
+        if waited > _SPIN_SECONDS:
+            time.sleep(_SLEEP)
+
+
+def _timed_out(pg, entry, seconds):
+    """The error of an operation that outlived its deadline, after the flight recorder is
+    dumped and (with ULFM) the group revoked, so that every member stops waiting too."""
+    name = entry.profiling_name if entry else "operation"
+    seq = entry.collective_seq_id if entry else "?"
+    _flight_recorder.failed(entry, pg, "timeout")
+    revoke(pg)
+    advice = "call ember.distributed.shrink_group() to evict it and continue; " if supports_ulfm() else ""
+    return DistBackendError(
+        f"[rank {_world_rank()}] {name} (collective_seq_id {seq}) on process group "
+        f"{pg.group_desc!r} timed out after {seconds * 1000:.0f} ms: a peer did not join; "
+        f"{advice}flight recorder dumped to {_flight_recorder.dump_path()}")
+
+
+def _failure(pg, entry, error):
+    """The error for MPI's ``error``: a peer failure (the recorder dumped, the group revoked)
+    or another MPI error."""
+    MPI = _mpi()
+    code = error.Get_error_class()
+    name = entry.profiling_name if entry else "operation"
+    dead = failed_ranks(pg)  # a peer's death may surface as another error class
+    if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
+        _flight_recorder.failed(entry, pg, f"peer failure: ranks {dead}" if dead else "revoked")
+        revoke(pg)
+        what = (f"rank(s) {dead} of process group {pg.group_desc!r} died" if dead else
+                "a member revoked the process group after a peer failure or timeout")
+        return DistBackendError(
+            f"[rank {_world_rank()}] {name} failed: {what}; call "
+            f"ember.distributed.shrink_group() to continue without them; flight recorder "
+            f"dumped to {_flight_recorder.dump_path()}")
+    return DistBackendError(f"[rank {_world_rank()}] {name} failed in MPI: {error.Get_error_string()}")
 
 
 def _world_rank():
     return _mpi().COMM_WORLD.Get_rank()
 
 
+def complete(pg, stages, entry=None):
+    """Runs the operation ``stages`` (see :class:`Work`) to its end in this call, against the
+    group's timeout: ``Work(...).wait()`` without the Work."""
+    _flight_recorder.started(entry, pg)
+    _finish(pg, entry, stages, (), pg.timeout.total_seconds())
+
+
 def run(pg, stages, outputs=(), entry=None, async_op=False):
     """Starts the operation ``stages`` (see :class:`Work`); completes it now (``async_op=False``,
     returns None) or returns its Work."""
-    work = Work(pg, stages, outputs, entry)
     if async_op:
-        return work
-    work.wait()
+        return Work(pg, stages, outputs, entry)
+    complete(pg, stages, entry)
     return None
 
 

@@ -21,8 +21,17 @@ with pytest.raises(RuntimeError, match=r"all_gather_into_tensor.*(world_size|ran
     dist.all_gather_into_tensor(out, torch.ones(3))
 # shapes differ across ranks: every rank raises, naming both shapes
 with pytest.raises(RuntimeError, match=r"Detected mismatch between collectives on ranks\. Rank 0 is "
-                                       r"running all_reduce\(dtype=Float, shape=\[3\]\).*shape=\[4\]"):
+                                       r"running all_reduce\(op=SUM, dtype=Float, shape=\[3\]\).*shape=\[4\]"):
     dist.all_reduce(torch.ones(3 if rank == 0 else 4))
+# reductions differ (MPI leaves mixed ops undefined: each rank would reduce its own way)
+t = torch.ones(3)
+with pytest.raises(RuntimeError, match=r"Rank 0 is running all_reduce\(op=SUM, .*; Rank 1 is running "
+                                       r"all_reduce\(op=MAX, dtype=Float, shape=\[3\]\)"):
+    dist.all_reduce(t, op=dist.ReduceOp.MAX if rank == 1 else dist.ReduceOp.SUM)
+assert t.tolist() == [1, 1, 1]  # untouched
+with pytest.raises(RuntimeError, match=r"Rank 1 is running reduce_scatter_tensor\(op=MIN"):
+    dist.reduce_scatter_tensor(torch.zeros(1), torch.ones(world),
+                               op=dist.ReduceOp.MIN if rank == 1 else dist.ReduceOp.SUM)
 # dtypes differ
 with pytest.raises(RuntimeError, match="dtype=Long"):
     dist.all_reduce(torch.ones(3, dtype=torch.int64 if rank == 1 else torch.float32))
