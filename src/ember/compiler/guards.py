@@ -13,6 +13,7 @@ method, its closure and the globals its code names, and those of the user functi
 """
 import functools
 import inspect
+import operator
 import types
 
 import numpy as np
@@ -54,23 +55,29 @@ class World:
         self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in free
                             if isinstance(o, (types.FunctionType, types.MethodType))])
         # what the roots hold one level down (a module swapped into a global list or object)
-        self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
-        if same_fn and previous.key == self.key:
-            self.modules, self.optimizers = previous.modules, previous.optimizers
-            self.all_modules, self.tables = previous.all_modules, previous.tables
+        # (kept, so that no other object takes their ids while this world is the last one)
+        self.members = [v for o in self.roots for v in _members(o)]
+        self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
+        # the modules' state changes only through their counted tables and __setattr__ (and the
+        # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
+        self.version = _module.STATE_VERSION[0]
+        if same_fn and previous.key == self.key and previous.version == self.version and previous._held_same():
+            self.modules, self.optimizers, self.all_modules = previous.modules, previous.optimizers, previous.all_modules
+            self.tables = previous.tables
+            self.module_facts, self.module_tensors, self.held_lists = \
+                previous.module_facts, previous.module_tensors, previous.held_lists
         else:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
         # a graph holds them, rebinding one is a new graph
         self.free = [o for o in free if isinstance(o, Tensor)] + \
             [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
-            [t for m in self.all_modules for t in _tensor_attributes(m)]
+            self.module_tensors[1]
         if held:
             inputs = {id(h[3]) for h in held}
             self.free = [t for t in self.free if id(t) not in inputs]
-        # each call reads the tables afresh: a parameter replaced in a module is a new identity
-        tensors = [t for table in self.tables for t in table.values()]
-        tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
+        tensors = self.module_tensors[0] + [p for opt in self.optimizers for group in opt.param_groups
+                                            for p in group["params"]]
         tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves get .grad too
         self.params = list({id(t): t for t in tensors if t is not None}.values())  # first occurrence order
 
@@ -100,8 +107,23 @@ class World:
         # with the modules a module keeps in plain lists, tuples and dicts (not registered,
         # but called: their train/eval flag and parameters matter as much)
         roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
-        self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
-        self.tables = [table for m in self.all_modules for table in (m._parameters, m._buffers)]
+        modules = self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
+        self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
+        self.module_tensors = ([t for table in self.tables for t in table.values()],
+                               [t for m in modules for t in _tensor_attributes(m)])
+        self.module_facts = [
+            ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
+            ("training (train/eval) of the modules", tuple([m.training for m in modules])),
+            ("Python values of the modules' attributes",
+             tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)]) for m in modules])),
+            ("module hooks", _hooks(modules))]
+        # the plain lists and dicts the modules hold (a table set by hand to a plain dict too):
+        # compared on every call, where the counted tables and hooks count their own writes
+        self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
+                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS]
+
+    def _held_same(self):
+        return all([_same(_contents(v), held) for v, held in self.held_lists])
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
@@ -174,12 +196,26 @@ def _tensor_attributes(module):
             yield from (t for t in v if isinstance(t, Tensor))
 
 
-def _hooks(world):
+def _hooks(modules):
     """The ids of the module hooks that run: global, then each module's."""
-    modules = world.all_modules
     return (tuple(_module._global_forward_pre_hooks), tuple(_module._global_forward_hooks),
             tuple([(tuple(m._forward_pre_hooks), tuple(m._forward_hooks), tuple(m._backward_pre_hooks),
                     tuple(m._backward_hooks)) for m in modules]))
+
+
+_COUNTED = (_module._Table, _module._Hooks)
+# a module's marks of its hooks (with_kwargs, always_call): written with the hook tables
+_HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+
+
+def _contents(container):
+    """What a list or dict holds (its keys too)."""
+    return (*container, *container.values()) if isinstance(container, dict) else tuple(container)
+
+
+def _same(a, b):
+    """Whether two sequences hold the same objects (identity: a tensor's ``==`` is elementwise)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def _source(fn):
@@ -259,13 +295,7 @@ def snapshot(world, args, kwargs):
     facts.append(("functions called from globals and closures (code identity)", world.codes))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
-    facts.append(("module structure", tuple([id(c) for m in world.all_modules
-                                             for c in (*m._modules.values(), *_listed_modules(m))])))
-    facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
-    facts.append(("Python values of the modules' attributes",
-                  tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)])
-                         for m in world.all_modules])))
-    facts.append(("module hooks", _hooks(world)))
+    facts += world.module_facts
     facts.append(("parameter identity", tuple([id(p) for p in params])))
     facts.append(("parameters (shape, dtype, requires_grad)",
                   tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))
