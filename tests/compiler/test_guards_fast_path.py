@@ -126,3 +126,42 @@ def test_the_fast_path_keeps_one_graph_in_a_training_loop():
     model.eval()                                         # counted: walked again, same graph's guards fail
     step()
     assert counters["stats"]["unique_graphs"] == 2
+
+
+SCALE = 2.0
+BRANCHES = []
+
+
+def _helper(x):
+    return x * SCALE
+
+
+def _calls_helper(x):
+    return BRANCHES[0](_helper(x))
+
+
+def test_reads_of_globals_cells_and_listed_functions_are_redone_each_call():
+    """What a function reads (its closure, its globals, those of the user functions it calls,
+    the functions a small global list holds) is re-read each call; the same objects, the walk
+    that found the modules stands: each rebinding below must be seen."""
+    global SCALE, _helper
+    BRANCHES[:] = [lambda x: x + 1.0]
+    x = ember.randn(4, 3)
+    layer = nn.Linear(3, 3)
+
+    def fn(x):
+        return layer(_calls_helper(x))
+    cf = ember.compile(fn, dynamic=False)
+    old_scale, old_helper = SCALE, _helper
+    try:
+        _warm(cf, x)
+        SCALE = 3.0                                  # a global of a function two calls down
+        _check(cf, fn, x)
+        BRANCHES[0] = lambda x: x - 1.0              # a function in a global list
+        _check(cf, fn, x)
+        _helper = lambda x: x * -1.0                 # noqa: E731 (a global function rebound)
+        _check(cf, fn, x)
+        layer = nn.Linear(3, 3)                      # a closure cell rebound
+        _check(cf, fn, x)
+    finally:
+        SCALE, _helper = old_scale, old_helper

@@ -13,6 +13,7 @@ method, its closure and the globals its code names, and those of the user functi
 """
 import functools
 import inspect
+import itertools
 import operator
 import types
 
@@ -46,17 +47,28 @@ class World:
         self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
-        roots = list(_roots(self.source, args, kwargs))
-        self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
-        free = roots[len(args) + len(kwargs):]
+        # what the function reads from closures and globals: the same objects as the last call's
+        # when each closure cell and global it read (and each small container it looked into) still
+        # holds the same object; then so is what it found there
+        if same_fn and _reads_hold(previous.reads):
+            self.reads, free = previous.reads, previous.read_values
+        else:
+            self.reads = []
+            free = list(_free_roots(self.source, self.reads))
+        self.read_values = free
+        self.arguments = (*args, *kwargs.values())
+        if same_fn and free is previous.read_values and _same(self.arguments, previous.arguments):
+            self.kinds = previous.kinds
+        else:
+            self.kinds = _kinds(self.arguments, free)
+        self.roots, scalars, functions, tensors, objects, containers = self.kinds
         # Python values read from the closure and globals: a graph has them baked in
-        self.constants = tuple([_value(o) for o in free if _scalar(o) or _container(o)])
+        self.constants = tuple([_value(o) for o in scalars])
         # the functions it calls from there: a rebound ``helper = ...`` is another program
-        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in free
-                            if isinstance(o, (types.FunctionType, types.MethodType))])
+        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
         # what the roots hold one level down (a module swapped into a global list or object)
         # (kept, so that no other object takes their ids while this world is the last one)
-        self.members = [v for o in self.roots for v in _members(o)]
+        self.members = [v for o in containers for v in _members(o)]
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
@@ -70,8 +82,7 @@ class World:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
         # a graph holds them, rebinding one is a new graph
-        self.free = [o for o in free if isinstance(o, Tensor)] + \
-            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
+        self.free = tensors + [v for o in objects for v in vars(o).values() if isinstance(v, Tensor)] + \
             self.module_tensors[1]
         if held:
             inputs = {id(h[3]) for h in held}
@@ -231,35 +242,48 @@ def _global_names(code):
     return tuple(global_names(code))
 
 
-def _roots(source, args, kwargs):
-    yield from args
-    yield from kwargs.values()
+def _kinds(arguments, free):
+    """The roots (arguments, then ``free``: what the function read) sorted by what the guards
+    read of them: ``(roots but tensors, values baked in, functions, tensors read, plain objects,
+    containers and plain objects)``."""
+    roots = [o for o in (*arguments, *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
+    objects = [o for o in roots if plain_object(o)]
+    return (roots, [o for o in free if _scalar(o) or _container(o)],
+            [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
+            [o for o in free if isinstance(o, Tensor)], objects,
+            [o for o in roots if isinstance(o, (list, tuple, dict))] + objects)
+
+
+def _free_roots(source, reads):
+    """``self`` of a bound method, then what the function reads (see :func:`_free_values`)."""
     self, fn, names = source
     if self is not None:
         yield self
     if names is None:  # a callable object: its own attributes are what it reads
         yield fn
         return
-    yield from _free_values(fn, names, {id(fn)})
+    yield from _free_values(fn, names, {id(fn)}, reads)
 
 
-def _free_values(fn, names, seen):
+def _free_values(fn, names, seen, reads):
     """What ``fn`` reads from its closure and globals, and what the user functions it reaches
     there read in turn (``step`` calling ``loss``, whose closure holds the model), as torch's
     dynamo follows the functions it inlines. Library functions (ember's, NumPy's) hold no
-    user state and are not looked into."""
-    values = []
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    globals_ = fn.__globals__
-    values += [globals_[name] for name in names if name in globals_]
+    user state and are not looked into. Each read is appended to ``reads`` (see :func:`_reads_hold`)."""
+    cells, globals_ = fn.__closure__ or (), fn.__globals__
+    values = _read(cells, globals_, names)
+    reads.append((_read, (cells, globals_, names), values))
     for value in values:
+        if value is _MISSING:
+            continue
         yield value
         # with the functions a small list or dict holds (branches of a switch)
-        for item in _members(value) if isinstance(value, (list, tuple, dict)) else (value,):
+        if isinstance(value, (list, tuple, dict)):
+            items = tuple(_members(value))
+            reads.append((_members_of, (value,), items))
+        else:
+            items = (value,)
+        for item in items:
             inner = getattr(item, "__func__", item)
             if isinstance(item, types.MethodType):
                 yield item.__self__
@@ -267,7 +291,35 @@ def _free_values(fn, names, seen):
                 seen.add(id(inner))
                 if item is not value:
                     yield item
-                yield from _free_values(inner, _global_names(inner.__code__), seen)
+                yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+
+
+def _read(cells, globals_, names):
+    """The contents of closure ``cells`` and the ``globals_`` named (``_MISSING`` where none)."""
+    try:
+        values = [cell.cell_contents for cell in cells]
+    except ValueError:  # an empty cell
+        values = [_cell_contents(cell) for cell in cells]
+    return values + list(map(globals_.get, names, itertools.repeat(_MISSING, len(names))))
+
+
+def _cell_contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _members_of(container):
+    return tuple(_members(container))
+
+
+def _reads_hold(reads):
+    """Whether each read of a walk (``(read, arguments, values)``) gives the same objects again."""
+    for read, arguments, values in reads:
+        if not _same(read(*arguments), values):
+            return False
+    return True
 
 
 def _user_code(fn):
