@@ -36,9 +36,10 @@ class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
 
     Finding the modules and optimizers walks the function's closure and globals (and those
-    of the user functions found there) and every submodule; a call reaching the same objects
-    as ``previous`` reuses that walk (a replaced submodule fails the "module structure" guard,
-    and the caller then walks afresh)."""
+    of the user functions found there) and every submodule. A call after ``previous`` re-reads
+    only what that walk read (closure cells, globals, small containers: the same objects give
+    the same roots) and, while no module changed (``nn.modules.module.STATE_VERSION``, the plain
+    lists and dicts modules hold), reuses the modules found and the facts read of them."""
 
     def __init__(self, fn, args, kwargs, previous=None, held=()):
         """``held``: tensors objects hold that a dynamic shape spec declares (its ``held``):
@@ -74,8 +75,8 @@ class World:
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
         self.version = _module.STATE_VERSION[0]
         if same_fn and previous.key == self.key and previous.version == self.version and previous._held_same():
-            self.modules, self.optimizers, self.all_modules = previous.modules, previous.optimizers, previous.all_modules
-            self.tables = previous.tables
+            self.modules, self.optimizers = previous.modules, previous.optimizers
+            self.all_modules, self.tables = previous.all_modules, previous.tables
             self.module_facts, self.module_tensors, self.held_lists = \
                 previous.module_facts, previous.module_tensors, previous.held_lists
         else:
