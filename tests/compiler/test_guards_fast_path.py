@@ -165,3 +165,26 @@ def test_reads_of_globals_cells_and_listed_functions_are_redone_each_call():
         _check(cf, fn, x)
     finally:
         SCALE, _helper = old_scale, old_helper
+
+
+def test_an_argument_object_passed_again_is_read_again():
+    """The same argument objects as the last call reuse how the roots were sorted, never what
+    they hold: a tensor or number rebound on the object, or a module swapped in a list argument."""
+    class Config:
+        pass
+    ember.manual_seed(0)
+    config, layers, x = Config(), [nn.Linear(3, 3)], ember.randn(4, 3)
+    config.shift, config.scale = ember.ones(3), 2.0
+
+    def fn(config, layers, x):
+        return layers[0](x) * config.scale + config.shift
+    cf = ember.compile(fn, dynamic=False)
+    with ember.no_grad():
+        for _ in range(3):
+            cf(config, layers, x)
+        for change in (lambda: setattr(config, "shift", ember.full((3,), -4.0)),
+                       lambda: setattr(config, "scale", 0.5),
+                       lambda: layers.__setitem__(0, nn.Linear(3, 3))):
+            change()
+            np.testing.assert_allclose(cf(config, layers, x).numpy(), fn(config, layers, x).numpy(),
+                                       rtol=1e-6, atol=1e-6)
