@@ -4,6 +4,8 @@ buffer, submodule and hook tables) or a plain list or dict a module holds change
 changes a module in a way that goes around ``Module.__setattr__`` after the graph replayed, and
 compares with eager: it fails if the fast path skipped the change."""
 import collections
+import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -188,3 +190,17 @@ def test_an_argument_object_passed_again_is_read_again():
             change()
             np.testing.assert_allclose(cf(config, layers, x).numpy(), fn(config, layers, x).numpy(),
                                        rtol=1e-6, atol=1e-6)
+
+
+def test_copied_and_unpickled_modules_count_their_writes():
+    """Pickles hold plain dicts for the tables (no ember class a weights-only load would
+    refuse); a deep copy or an unpickled module counts its writes again."""
+    ember.manual_seed(0)
+    model, x = nn.Sequential(nn.Linear(3, 3), nn.ReLU()), ember.randn(4, 3)
+    data = pickle.dumps(model)
+    assert b"_Table" not in data and b"_Hooks" not in data
+    for copy_ in (copy.deepcopy(model), pickle.loads(data)):
+        cf = ember.compile(copy_, dynamic=False)
+        _warm(cf, x)
+        copy_._modules["1"] = nn.Tanh()
+        _check(cf, copy_, x)

@@ -48,6 +48,10 @@ class _Hooks(OrderedDict):
         OrderedDict, "__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "move_to_end")
 
 
+_PLAIN = {_Table: dict, _Hooks: OrderedDict}
+_TABLES = {"_parameters": _Table, "_buffers": _Table, "_modules": _Table, "_forward_pre_hooks": _Hooks,
+           "_forward_hooks": _Hooks, "_backward_pre_hooks": _Hooks, "_backward_hooks": _Hooks}
+
 # Hooks that run for every module's call, before the module's own (ModuleTracker and
 # FlopCounterMode find the module path through them).
 _global_forward_pre_hooks = _Hooks()
@@ -379,6 +383,18 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
             del d["_modules"][name]
         else:
             object.__delattr__(self, name)
+
+    # Pickled and copied with plain dicts for its tables (a file names no ember class for them),
+    # which come back counted.
+    def __getstate__(self):
+        return {k: _PLAIN[type(v)](v) if type(v) in _PLAIN else v for k, v in self.__dict__.items()}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        d = self.__dict__
+        for name, table in _TABLES.items():
+            if name in d and type(d[name]) is not table:
+                d[name] = table(d[name])
 
     def __dir__(self):
         keys = (dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules)
