@@ -13,6 +13,8 @@ method, its closure and the globals its code names, and those of the user functi
 """
 import functools
 import inspect
+import itertools
+import operator
 import types
 
 import numpy as np
@@ -34,9 +36,10 @@ class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
 
     Finding the modules and optimizers walks the function's closure and globals (and those
-    of the user functions found there) and every submodule; a call reaching the same objects
-    as ``previous`` reuses that walk (a replaced submodule fails the "module structure" guard,
-    and the caller then walks afresh)."""
+    of the user functions found there) and every submodule. A call after ``previous`` re-reads
+    only what that walk read (closure cells, globals, small containers: the same objects give
+    the same roots) and, while no module changed (``nn.modules.module.STATE_VERSION``, the plain
+    lists and dicts modules hold), reuses the modules found and the facts read of them."""
 
     def __init__(self, fn, args, kwargs, previous=None, held=()):
         """``held``: tensors objects hold that a dynamic shape spec declares (its ``held``):
@@ -45,32 +48,48 @@ class World:
         self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
-        roots = list(_roots(self.source, args, kwargs))
-        self.roots = [o for o in roots if not isinstance(o, Tensor)]  # kept: ids stay unique
-        free = roots[len(args) + len(kwargs):]
+        # what the function reads from closures and globals: the same objects as the last call's
+        # when each closure cell and global it read (and each small container it looked into) still
+        # holds the same object; then so is what it found there
+        if same_fn and _reads_hold(previous.reads):
+            self.reads, free = previous.reads, previous.read_values
+        else:
+            self.reads = []
+            free = list(_free_roots(self.source, self.reads))
+        self.read_values = free
+        self.arguments = (*args, *kwargs.values())
+        if same_fn and free is previous.read_values and _same(self.arguments, previous.arguments):
+            self.kinds = previous.kinds
+        else:
+            self.kinds = _kinds(self.arguments, free)
+        self.roots, scalars, functions, tensors, objects, containers = self.kinds
         # Python values read from the closure and globals: a graph has them baked in
-        self.constants = tuple([_value(o) for o in free if _scalar(o) or _container(o)])
+        self.constants = tuple([_value(o) for o in scalars])
         # the functions it calls from there: a rebound ``helper = ...`` is another program
-        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in free
-                            if isinstance(o, (types.FunctionType, types.MethodType))])
+        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
         # what the roots hold one level down (a module swapped into a global list or object)
-        self.key = tuple(map(id, self.roots)) + tuple([id(v) for o in self.roots for v in _members(o)])
-        if same_fn and previous.key == self.key:
+        # (kept, so that no other object takes their ids while this world is the last one)
+        self.members = [v for o in containers for v in _members(o)]
+        self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
+        # the modules' state changes only through their counted tables and __setattr__ (and the
+        # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
+        self.version = _module.STATE_VERSION[0]
+        if same_fn and previous.key == self.key and previous.version == self.version and previous._held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
+            self.module_facts, self.module_tensors, self.held_lists = \
+                previous.module_facts, previous.module_tensors, previous.held_lists
         else:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
         # a graph holds them, rebinding one is a new graph
-        self.free = [o for o in free if isinstance(o, Tensor)] + \
-            [v for o in self.roots if plain_object(o) for v in vars(o).values() if isinstance(v, Tensor)] + \
-            [t for m in self.all_modules for t in _tensor_attributes(m)]
+        self.free = tensors + [v for o in objects for v in vars(o).values() if isinstance(v, Tensor)] + \
+            self.module_tensors[1]
         if held:
             inputs = {id(h[3]) for h in held}
             self.free = [t for t in self.free if id(t) not in inputs]
-        # each call reads the tables afresh: a parameter replaced in a module is a new identity
-        tensors = [t for table in self.tables for t in table.values()]
-        tensors += [p for opt in self.optimizers for group in opt.param_groups for p in group["params"]]
+        tensors = self.module_tensors[0] + [p for opt in self.optimizers for group in opt.param_groups
+                                            for p in group["params"]]
         tensors += [t for t in self.free if t.requires_grad and t.grad_fn is None]  # leaves get .grad too
         self.params = list({id(t): t for t in tensors if t is not None}.values())  # first occurrence order
 
@@ -100,8 +119,23 @@ class World:
         # with the modules a module keeps in plain lists, tuples and dicts (not registered,
         # but called: their train/eval flag and parameters matter as much)
         roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
-        self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
-        self.tables = [table for m in self.all_modules for table in (m._parameters, m._buffers)]
+        modules = self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
+        self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
+        self.module_tensors = ([t for table in self.tables for t in table.values()],
+                               [t for m in modules for t in _tensor_attributes(m)])
+        self.module_facts = [
+            ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
+            ("training (train/eval) of the modules", tuple([m.training for m in modules])),
+            ("Python values of the modules' attributes",
+             tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)]) for m in modules])),
+            ("module hooks", _hooks(modules))]
+        # the plain lists and dicts the modules hold (a table set by hand to a plain dict too):
+        # compared on every call, where the counted tables and hooks count their own writes
+        self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
+                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS]
+
+    def _held_same(self):
+        return all([_same(_contents(v), held) for v, held in self.held_lists])
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
@@ -174,12 +208,26 @@ def _tensor_attributes(module):
             yield from (t for t in v if isinstance(t, Tensor))
 
 
-def _hooks(world):
+def _hooks(modules):
     """The ids of the module hooks that run: global, then each module's."""
-    modules = world.all_modules
     return (tuple(_module._global_forward_pre_hooks), tuple(_module._global_forward_hooks),
             tuple([(tuple(m._forward_pre_hooks), tuple(m._forward_hooks), tuple(m._backward_pre_hooks),
                     tuple(m._backward_hooks)) for m in modules]))
+
+
+_COUNTED = (_module._Table, _module._Hooks)
+# a module's marks of its hooks (with_kwargs, always_call): written with the hook tables
+_HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+
+
+def _contents(container):
+    """What a list or dict holds (its keys too)."""
+    return (*container, *container.values()) if isinstance(container, dict) else tuple(container)
+
+
+def _same(a, b):
+    """Whether two sequences hold the same objects (identity: a tensor's ``==`` is elementwise)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def _source(fn):
@@ -195,35 +243,48 @@ def _global_names(code):
     return tuple(global_names(code))
 
 
-def _roots(source, args, kwargs):
-    yield from args
-    yield from kwargs.values()
+def _kinds(arguments, free):
+    """The roots (arguments, then ``free``: what the function read) sorted by what the guards
+    read of them: ``(roots but tensors, values baked in, functions, tensors read, plain objects,
+    containers and plain objects)``."""
+    roots = [o for o in (*arguments, *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
+    objects = [o for o in roots if plain_object(o)]
+    return (roots, [o for o in free if _scalar(o) or _container(o)],
+            [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
+            [o for o in free if isinstance(o, Tensor)], objects,
+            [o for o in roots if isinstance(o, (list, tuple, dict))] + objects)
+
+
+def _free_roots(source, reads):
+    """``self`` of a bound method, then what the function reads (see :func:`_free_values`)."""
     self, fn, names = source
     if self is not None:
         yield self
     if names is None:  # a callable object: its own attributes are what it reads
         yield fn
         return
-    yield from _free_values(fn, names, {id(fn)})
+    yield from _free_values(fn, names, {id(fn)}, reads)
 
 
-def _free_values(fn, names, seen):
+def _free_values(fn, names, seen, reads):
     """What ``fn`` reads from its closure and globals, and what the user functions it reaches
     there read in turn (``step`` calling ``loss``, whose closure holds the model), as torch's
     dynamo follows the functions it inlines. Library functions (ember's, NumPy's) hold no
-    user state and are not looked into."""
-    values = []
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    globals_ = fn.__globals__
-    values += [globals_[name] for name in names if name in globals_]
+    user state and are not looked into. Each read is appended to ``reads`` (see :func:`_reads_hold`)."""
+    cells, globals_ = fn.__closure__ or (), fn.__globals__
+    values = _read(cells, globals_, names)
+    reads.append((_read, (cells, globals_, names), values))
     for value in values:
+        if value is _MISSING:
+            continue
         yield value
         # with the functions a small list or dict holds (branches of a switch)
-        for item in _members(value) if isinstance(value, (list, tuple, dict)) else (value,):
+        if isinstance(value, (list, tuple, dict)):
+            items = tuple(_members(value))
+            reads.append((_members_of, (value,), items))
+        else:
+            items = (value,)
+        for item in items:
             inner = getattr(item, "__func__", item)
             if isinstance(item, types.MethodType):
                 yield item.__self__
@@ -231,7 +292,35 @@ def _free_values(fn, names, seen):
                 seen.add(id(inner))
                 if item is not value:
                     yield item
-                yield from _free_values(inner, _global_names(inner.__code__), seen)
+                yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+
+
+def _read(cells, globals_, names):
+    """The contents of closure ``cells`` and the ``globals_`` named (``_MISSING`` where none)."""
+    try:
+        values = [cell.cell_contents for cell in cells]
+    except ValueError:  # an empty cell
+        values = [_cell_contents(cell) for cell in cells]
+    return values + list(map(globals_.get, names, itertools.repeat(_MISSING, len(names))))
+
+
+def _cell_contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _members_of(container):
+    return tuple(_members(container))
+
+
+def _reads_hold(reads):
+    """Whether each read of a walk (``(read, arguments, values)``) gives the same objects again."""
+    for read, arguments, values in reads:
+        if not _same(read(*arguments), values):
+            return False
+    return True
 
 
 def _user_code(fn):
@@ -259,13 +348,7 @@ def snapshot(world, args, kwargs):
     facts.append(("functions called from globals and closures (code identity)", world.codes))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
-    facts.append(("module structure", tuple([id(c) for m in world.all_modules
-                                             for c in (*m._modules.values(), *_listed_modules(m))])))
-    facts.append(("training (train/eval) of the modules", tuple([m.training for m in world.all_modules])))
-    facts.append(("Python values of the modules' attributes",
-                  tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)])
-                         for m in world.all_modules])))
-    facts.append(("module hooks", _hooks(world)))
+    facts += world.module_facts
     facts.append(("parameter identity", tuple([id(p) for p in params])))
     facts.append(("parameters (shape, dtype, requires_grad)",
                   tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))

@@ -18,7 +18,7 @@ __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "Parameter
 
 
 def _renumbered(modules):
-    return {str(i): m for i, m in enumerate(modules.values())}
+    return type(modules)((str(i), m) for i, m in enumerate(modules.values()))
 
 
 def _abs_index(idx, size):

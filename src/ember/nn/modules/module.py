@@ -20,10 +20,42 @@ from ._state_dict import StateDictMixin
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
+# Counts changes to any module's attributes, tables and hooks: a compiled function re-reads
+# the modules it reaches only when this moved (its guards stay cheap in a training loop).
+STATE_VERSION = [0]
+
+
+def _counted(base, *names):
+    """``base``'s methods ``names``, each counting a change before it runs."""
+    def counted(write):
+        def method(self, *args, **kwargs):
+            STATE_VERSION[0] += 1
+            return write(self, *args, **kwargs)
+        return method
+    return [counted(getattr(base, name)) for name in names]
+
+
+class _Table(dict):
+    """A module's ``_parameters``, ``_buffers`` or ``_modules``: every write counts as a change
+    (``STATE_VERSION``), also one made without ``Module``'s methods (``model._modules["0"] = m``)."""
+    __setitem__, __delitem__, __ior__, pop, popitem, clear, update, setdefault = _counted(
+        dict, "__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault")
+
+
+class _Hooks(OrderedDict):
+    """A table of hooks, whose writes count as changes as a ``_Table``'s do."""
+    __setitem__, __delitem__, pop, popitem, clear, update, setdefault, move_to_end = _counted(
+        OrderedDict, "__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "move_to_end")
+
+
+_PLAIN = {_Table: dict, _Hooks: OrderedDict}
+_TABLES = {"_parameters": _Table, "_buffers": _Table, "_modules": _Table, "_forward_pre_hooks": _Hooks,
+           "_forward_hooks": _Hooks, "_backward_pre_hooks": _Hooks, "_backward_hooks": _Hooks}
+
 # Hooks that run for every module's call, before the module's own (ModuleTracker and
 # FlopCounterMode find the module path through them).
-_global_forward_pre_hooks = OrderedDict()
-_global_forward_hooks = OrderedDict()
+_global_forward_pre_hooks = _Hooks()
+_global_forward_hooks = _Hooks()
 _global_forward_hooks_always_called = {}
 
 
@@ -121,17 +153,17 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
                             f"{len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = {}
-        d["_buffers"] = {}
+        d["_parameters"] = _Table()
+        d["_buffers"] = _Table()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = {}
-        d["_forward_pre_hooks"] = OrderedDict()
+        d["_modules"] = _Table()
+        d["_forward_pre_hooks"] = _Hooks()
         d["_forward_pre_hooks_with_kwargs"] = {}
-        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks"] = _Hooks()
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_hooks_always_called"] = {}
-        d["_backward_pre_hooks"] = OrderedDict()
-        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = _Hooks()
+        d["_backward_hooks"] = _Hooks()
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -293,6 +325,7 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
+        STATE_VERSION[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -339,6 +372,7 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         self._non_persistent_buffers_set.discard(name)
 
     def __delattr__(self, name):
+        STATE_VERSION[0] += 1
         d = self.__dict__
         if name in d["_parameters"]:
             del d["_parameters"][name]
@@ -349,6 +383,18 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
             del d["_modules"][name]
         else:
             object.__delattr__(self, name)
+
+    # Pickled and copied with plain dicts for its tables (a file names no ember class for them),
+    # which come back counted.
+    def __getstate__(self):
+        return {k: _PLAIN[type(v)](v) if type(v) in _PLAIN else v for k, v in self.__dict__.items()}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        d = self.__dict__
+        for name, table in _TABLES.items():
+            if name in d and type(d[name]) is not table:
+                d[name] = table(d[name])
 
     def __dir__(self):
         keys = (dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules)
