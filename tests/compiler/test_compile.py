@@ -1,6 +1,8 @@
 """ember.compile on whole training steps: compiled results equal eager ones (values, gradients,
 parameters after several optimizer steps), and the step is captured as one graph."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -256,3 +258,24 @@ def test_deepcopy_of_a_compiled_module_is_an_independent_compiled_copy():
         twin.bias.zero_()
     assert twin(x).tolist() == [[2.0, 2.0]]
     assert model(x).tolist() == before
+
+
+
+def test_a_recording_frees_temporaries_and_their_ids_map_to_new_arrays():
+    """A recording holds no temporary of the function alive (each dies when eager code drops
+    it, as without ember.compile), and an array that gets a dead temporary's id (a constant
+    ember.full makes next, most often) is recorded as what it is, not as the dead value."""
+    def fn(x):
+        for k in range(20):
+            y = x * 2
+            dropped = weakref.ref(y._data)
+            del y
+            assert dropped() is None, "the recording kept a temporary alive"
+            x = x + ember.full((3,), float(k))
+        return x
+
+    compiled = ember.compile(fn, fullgraph=True, dynamic=False)
+    for _ in range(3):
+        x = ember.randn(3)
+        np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy(), rtol=1e-6)
+    assert len(compiled._entries) == 1
