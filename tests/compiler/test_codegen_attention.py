@@ -136,3 +136,38 @@ def test_embedding_gradient(dtype):
     outs = [b.call("EmbeddingBackward", g, ids, num_weights=7, padding_idx=padding) for padding in (None, 3)]
     fn = _check(b, b.output(*outs), dtype)
     assert fn.c_source.count("embedding gradient: 36 rows of 6") == 2 and "F_embedding_backward" not in fn.source
+
+
+def test_register_tiled_head_products_within_the_float32_bound():
+    """Products of heads 16 to 64 wide (float32) run as register-tiled C: GPT's six per-head
+    products on (B, T, 3C) projections (q, k, v read in place, the key and the scores read
+    transposed), T = 64 and 32, head widths 32 and 16, plus a broadcast operand. Checked against
+    float64 products of the same float32 inputs within the dot product's rounding bound,
+    |out - exact| <= k * 2^-24 * (|A| @ |B|) * 1.01 (k terms; the scale a power of two), and NaN
+    propagated from an operand as BLAS does."""
+    rng = np.random.default_rng(6)
+    b = Builder()
+    exact, bounds, outs = [], [], []
+    for batch, length, heads, width in ((2, 64, 2, 32), (3, 32, 2, 16)):
+        qkv_data = rng.standard_normal((batch, length, 3 * heads * width)).astype(np.float32)
+        qkv_data[0, 3, 5] = np.nan  # in q of head 0: row 3 of that head's scores and outputs
+        dy_data = rng.standard_normal((batch, heads, length, width)).astype(np.float32)
+        qkv, dy = b.input(f"qkv{length}", qkv_data), b.input(f"dy{length}", dy_data)
+        q, k, v = _heads(b, qkv, batch, length, heads, width)
+        kt, dyv = b.call("Permute", k, dims=(0, 1, 3, 2)), b.call("Permute", v, dims=(0, 1, 3, 2))
+        w = b.call("AttentionWeights", q, k, None, scale=0.25, is_causal=False, masked_rows="zero")
+        pairs = [(q, kt), (w, v), (dy, dyv), (b.call("Permute", w, dims=(0, 1, 3, 2)), dy), (w, k),
+                 (b.call("Permute", w, dims=(0, 1, 3, 2)), q), (w, b.input(f"shared{length}", dy_data[0, 0]))]
+        for x, y in pairs:
+            outs.append(b.call("Matmul", x, y))
+            x64, y64 = b.values[x].astype(np.float64), b.values[y].astype(np.float64)
+            exact.append(x64 @ y64)
+            bounds.append(x64.shape[-1] * 2.0 ** -24 * 1.01 * (np.abs(x64) @ np.abs(y64)))
+    fn = compile_graph(b.output(*outs), {})
+    assert fn.c_source.count("register-tiled") == 14 and "F_matmul" not in fn.source
+    with np.errstate(all="ignore"):
+        results = fn([b.values[p].copy() for p in b.graph.placeholders])
+    for out, ref, bound in zip(results, exact, bounds):
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+        finite = ~np.isnan(ref)
+        assert np.all(np.abs(out - ref)[finite] <= bound[finite]), np.max((np.abs(out - ref) - bound)[finite])

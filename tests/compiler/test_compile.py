@@ -1,6 +1,8 @@
 """ember.compile on whole training steps: compiled results equal eager ones (values, gradients,
 parameters after several optimizer steps), and the step is captured as one graph."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -105,9 +107,11 @@ def _assert_same_training(make_model, shape, classes, make_opt, backend, zero_fi
 @pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
 def test_mlp_training_step_equals_eager(backend, opt):
     run = _assert_same_training(_mlp, (16, 12), 5, OPTIMIZERS[opt], backend)
-    # one graph replayed: the first call makes the optimizer's state, the second captures the step
-    entry = run._entries[-1]
-    assert ember._dynamo.utils.counters["stats"]["unique_graphs"] == 1 and len(run._entries) == 2
+    # one graph replayed: the first call makes the optimizer's state, unrecorded (a recording would
+    # end in a graph break), the second captures the step
+    entry, counters = run._entries[-1], ember._dynamo.utils.counters
+    assert counters["stats"]["unique_graphs"] == 1 and len(run._entries) == 1
+    assert not counters["graph_break"] and not counters["recompiles"]
     targets = [n.target.name for n in entry.cap.graph.nodes if n.op == "call_op" and hasattr(n.target, "name")]
     update = "SgdUpdate" if opt.startswith("sgd") else "AdamUpdate"
     assert targets.count(update) == 6 and "CrossEntropyBackward" in targets
@@ -254,3 +258,24 @@ def test_deepcopy_of_a_compiled_module_is_an_independent_compiled_copy():
         twin.bias.zero_()
     assert twin(x).tolist() == [[2.0, 2.0]]
     assert model(x).tolist() == before
+
+
+
+def test_a_recording_frees_temporaries_and_their_ids_map_to_new_arrays():
+    """A recording holds no temporary of the function alive (each dies when eager code drops
+    it, as without ember.compile), and an array that gets a dead temporary's id (a constant
+    ember.full makes next, most often) is recorded as what it is, not as the dead value."""
+    def fn(x):
+        for k in range(20):
+            y = x * 2
+            dropped = weakref.ref(y._data)
+            del y
+            assert dropped() is None, "the recording kept a temporary alive"
+            x = x + ember.full((3,), float(k))
+        return x
+
+    compiled = ember.compile(fn, fullgraph=True, dynamic=False)
+    for _ in range(3):
+        x = ember.randn(3)
+        np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy(), rtol=1e-6)
+    assert len(compiled._entries) == 1

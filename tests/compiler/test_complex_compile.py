@@ -151,7 +151,7 @@ def test_complex_parameters_train_under_compile_as_eagerly():
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
     for p, e in zip(params, eager_params):
         np.testing.assert_allclose(p, e, rtol=1e-5, atol=1e-6)
-    # the first call makes the momentum buffers (run eagerly, as for real parameters); then one graph
-    assert [k.startswith("the optimizer's state was made") for k in counters["graph_break"]] == [True]
+    # the first call makes the momentum buffers (run eagerly, unrecorded, as for real parameters); then one graph
+    assert not counters["graph_break"]
     assert counters["stats"]["unique_graphs"] == 1 and counters["complex"]["decomposed"] >= 10
     assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]

@@ -188,7 +188,7 @@ class _CompiledFunction:
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
         if spec is not None:
             spec.check_signature(self._signature_of)
-        self._entries, self._warned, self._world = [], False, None
+        self._entries, self._warned, self._world, self._waited = [], False, None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         functools.update_wrapper(self, fn)
         _compiled.add(self)
@@ -249,6 +249,11 @@ class _CompiledFunction:
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
                                   f"running it eagerly from now on. Last failed guard: {reason}")
                 return fn(*args, **kwargs)
+        if not self._entries and not self._waited and _makes_state(world):
+            # a recording would end in a graph break (the optimizer's state made in the call):
+            # this call runs eagerly, unrecorded, and the next one captures
+            self._waited = True
+            return fn(*args, **kwargs)
         dims, ranges = self._dynamic_dims(world, facts, declared)
         if dims:
             names = input_names(fn, args, kwargs) + [h[0] for h in held]
@@ -316,6 +321,18 @@ class _CompiledFunction:
         return dims, ranges
 
 
+def _makes_state(world):
+    """Whether an optimizer the call reaches would make its state in a step (Adam's moments,
+    SGD's momentum buffer): it has none yet for a parameter that requires grad."""
+    for opt in world.optimizers:
+        stateless = ((p, group) for group in opt.param_groups for p in group["params"]
+                     if p.requires_grad and not opt.state.get(p))
+        first = next(stateless, None)
+        if first is not None and opt._init_state(*first):
+            return True
+    return False
+
+
 class _Broken:
     """An entry for a recording that met a graph break: calls that match run eagerly."""
 
@@ -332,7 +349,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._entries.clear()
-        f._warned, f._world, f._last = False, None, (None, None)
+        f._warned, f._world, f._last, f._waited = False, None, (None, None), False
     counters.clear()
 
 

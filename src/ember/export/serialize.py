@@ -20,7 +20,7 @@ from .. import _dtype
 from .._higher_order_ops import AssociativeScan, Cond, Map, Scan, Switch, WhileLoop
 from .._ops import OPS
 from .._tensor import Tensor
-from ..compiler.capture import _INT_SLOT, _SLOT
+from ..compiler.structure import _INT_SLOT, _SLOT
 from ..compiler.dynamic import SizedConstant
 from ..compiler.graph import Graph, Node, Subgraph
 from ..compiler.symbolic import Expr, symbol

@@ -41,6 +41,42 @@ def _gemm_call(a, b, out, m, k, n, alpha):
     return f"{gemm}('{tb}', '{ta}', {n}, {m}, {k}, {c_literal(alpha, out.dtype)}, B + ob, {ldb}, A + oa, {lda}, 0, C + oc, {n});"
 
 
+# A register tile of the direct product holds this many float32 sums: 16 vectors of 16, half
+# of AVX-512's registers (compilers split the vectors on narrower machines).
+_TILE = 256
+
+
+def _tiled(a, b, out, m, k, n, alpha, fname):
+    """A C function computing one matrix of ``out`` (float32, its rows ``n`` = 16, 32, 64,
+    ... 256 wide) as ``alpha A B``, or None for other shapes. Each call packs B (k x n) into a
+    contiguous block on the stack, then keeps a tile of ``_TILE / n`` rows of C in vector
+    registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
+    GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
+    the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``)."""
+    if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
+            or any(not isinstance(v, int) for v in (*a.strides[-2:], *b.strides[-2:])):
+        return None
+    (ar, ac), (br, bc), rows, vectors = a.strides[-2:], b.strides[-2:], _TILE // n, n // 16
+    return [f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",
+            f"static void {fname}_tile(const float* restrict A, const float* restrict B, float* restrict C) {{",
+            "    typedef float v16 __attribute__((vector_size(64), aligned(4)));",
+            f"    float packed[{k * n}] __attribute__((aligned(64)));",
+            f"    for (long kk = 0; kk < {k}; kk++) for (long j = 0; j < {n}; j++) packed[kk*{n} + j] = B[kk*{br} + j*{bc}];",
+            f"    for (long i = 0; i < {m}; i += {rows}) {{",
+            f"        v16 acc[{rows}][{vectors}];",
+            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) acc[r][v] = (v16){{0}};",
+            f"        for (long kk = 0; kk < {k}; kk++) {{",
+            f"            const v16* row = (const v16*)(packed + kk*{n});",
+            f"            for (int r = 0; r < {rows}; r++) {{",
+            f"                float x = A[(i + r)*{ar} + kk*{ac}];",
+            f"                for (int v = 0; v < {vectors}; v++) acc[r][v] += x * row[v];",
+            "            }",
+            "        }",
+            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++)",
+            f"            *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];",
+            "    }", "}"]
+
+
 def _products(src, node, fname, alpha, row_lines):
     plan = src.plan
     out = plan.loc[node]
@@ -48,14 +84,15 @@ def _products(src, node, fname, alpha, row_lines):
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    call = _gemm_call(a, b, out, m, k, n, alpha)
+    tile = _tiled(a, b, out, m, k, n, alpha, fname)
+    call = _gemm_call(a, b, out, m, k, n, alpha) if tile is None else f"{fname}_tile(A + oa, B + ob, C + oc);"
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
     offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
                "oc": (0, _align(out, out.shape)[:-2])}
     if len(node.args) > 2 and _is_node(node.args[2]):
         mask = plan.loc[node.args[2]]
         offsets["om"] = (mask.offset, _align(mask, out.shape)[:-2])
-    lines = [f"static void {fname}(void** restrict p) {{",
+    lines = (tile or []) + [f"static void {fname}(void** restrict p) {{",
              f"    const {t}* A = {src.pointer(a)};",
              f"    const {t}* B = {src.pointer(b)};",
              f"    {t}* C = {src.pointer(out)};",
@@ -109,7 +146,8 @@ def attention_kernel(src, node, fname):
     lines = _products(src, node, fname, attrs.get("scale", 1.0), row)
     if mask is not None:
         mloc = plan.loc[mask]
-        lines.insert(4, f"    const {CTYPES[mloc.dtype]}* M = {src.pointer(mloc)};")
+        at = next(i for i, ln in enumerate(lines) if ln.startswith("    em_blas_threads"))
+        lines.insert(at, f"    const {CTYPES[mloc.dtype]}* M = {src.pointer(mloc)};")
     return head + lines
 
 

@@ -34,13 +34,22 @@ def log_enabled(name):
 
 
 @functools.lru_cache(maxsize=None)
-def _openblas():
-    """(address of openblas_set_num_threads, threadpoolctl's controller) of the OpenBLAS SciPy
-    ships, or None (another BLAS, or no threadpoolctl). Found once per process: it inspects
-    every loaded library."""
+def _blas_libraries():
+    """threadpoolctl's controllers of the loaded BLAS libraries (none without threadpoolctl),
+    listed once per process: listing inspects every loaded library (milliseconds of a warm start)."""
     try:
         from threadpoolctl import ThreadpoolController
-        for lib in ThreadpoolController().lib_controllers:
+        return tuple(ThreadpoolController().lib_controllers)
+    except Exception:  # no threadpoolctl, or it failed to inspect: SciPy's BLAS, threads untouched
+        return ()
+
+
+@functools.lru_cache(maxsize=None)
+def _openblas():
+    """(address of openblas_set_num_threads, threadpoolctl's controller) of the OpenBLAS SciPy
+    ships, or None (another BLAS, or no threadpoolctl)."""
+    try:
+        for lib in _blas_libraries():
             if lib.internal_api == "openblas" and "scipy" in lib.filepath and "numpy" not in lib.filepath:
                 return ctypes.cast(lib._get_symbol("openblas_set_num_threads"), ctypes.c_void_p).value, lib
     except Exception:  # a BLAS threadpoolctl cannot drive: leave its threads alone
@@ -72,11 +81,9 @@ def blas_pointers():
 @functools.lru_cache(maxsize=None)
 def numpy_blas_pointers():
     """Addresses of sgemm, dgemm (64-bit integers) and the set-thread-count function of the
-    OpenBLAS NumPy ships, or None (looked up once: listing the loaded libraries takes tens of
-    milliseconds)."""
+    OpenBLAS NumPy ships, or None (looked up once per process)."""
     try:
-        from threadpoolctl import ThreadpoolController
-        for lib in ThreadpoolController().lib_controllers:
+        for lib in _blas_libraries():
             if lib.internal_api == "openblas" and "numpy" in lib.filepath:
                 dll = ctypes.CDLL(lib.filepath)
                 for prefix, suffix in (("scipy_", "_64_"), ("", "_64_"), ("", "64_")):

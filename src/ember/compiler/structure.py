@@ -1,0 +1,119 @@
+"""The structure of a captured function's values: the tensors of a (nested) return value in
+order (:func:`flatten`), the value with each replaced by a slot (:func:`skeleton`) and rebuilt
+from a replay's results (:func:`unflatten`), and the ints a captured ``while_loop`` carries
+(:class:`LoopInt`)."""
+from .._ops import core as _core
+from .._tensor import Tensor
+
+__all__ = ["flatten", "skeleton", "unflatten", "LoopInt"]
+
+
+def flatten(value):
+    """The tensors in a (nested) tuple, list or dict, in order (a :class:`LoopInt`'s tensor
+    for it)."""
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, LoopInt):
+        return [value.tensor]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in flatten(v)]
+    return []
+
+
+class _Slot:
+    """Where a returned tensor goes in the structure a replay rebuilds."""
+
+    def __repr__(self):  # read in errors naming two structures that differ
+        return "Tensor"
+
+
+_SLOT = _Slot()
+
+
+class _IntSlot:
+    """Where a returned :class:`LoopInt` goes: the int of its tensor at replay."""
+
+    def __repr__(self):
+        return "int"
+
+
+_INT_SLOT = _IntSlot()
+
+
+class LoopInt(int):
+    """An int carried by a captured ``while_loop``: its value at this recording, and
+    ``tensor``, the 0-d int64 result of the loop's node that computes it on every replay.
+    Returned from the function, a replay gives that tensor's int. Any other use in Python
+    (arithmetic, comparison, indexing, printing, an op's scalar argument) needs the value,
+    so it is a graph break while ``tracer`` records, as ``.item()`` is."""
+
+    def __new__(cls, tensor, tracer):
+        self = super().__new__(cls, int(tensor._data))
+        self.tensor, self.tracer = tensor, tracer
+        return self
+
+
+_LOOP_INT_USE = "an int from a while_loop's carry used in Python (its value is known only when the loop runs)"
+_KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
+         "__subclasshook__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__", "__dir__", "__doc__",
+         "__getstate__"}
+
+
+def _using(method):
+    def use(self, *args):
+        if self.tracer in _core.OBSERVERS:
+            self.tracer.graph_break(_LOOP_INT_USE)
+        return method(self, *args)
+    return use
+
+
+def _guard_uses(cls):
+    for name in dir(int):
+        if name.startswith("__") and name not in _KEPT and callable(getattr(int, name)):
+            setattr(cls, name, _using(getattr(int, name)))
+
+
+_guard_uses(LoopInt)
+
+
+def _has_loop_int(value):
+    if isinstance(value, LoopInt):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_loop_int(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_loop_int(v) for v in value.values())
+    if isinstance(value, slice):
+        return any(_has_loop_int(v) for v in (value.start, value.stop, value.step))
+    return False
+
+
+def skeleton(value):
+    """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
+    tensor (so an entry keeps no activations of the call it was recorded from alive)."""
+    if isinstance(value, Tensor):
+        return _SLOT
+    if isinstance(value, LoopInt):
+        return _INT_SLOT
+    if isinstance(value, (tuple, list)):
+        items = [skeleton(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, skeleton(v)) for k, v in value.items())
+    return value
+
+
+def unflatten(value, tensors):
+    """``value`` (a :func:`skeleton`) with its slots filled from ``tensors`` (an iterator)."""
+    if value is _SLOT:
+        return next(tensors)
+    if value is _INT_SLOT:
+        return int(next(tensors)._data)
+    if isinstance(value, (tuple, list)):
+        items = [unflatten(v, tensors) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, unflatten(v, tensors)) for k, v in value.items())
+    return value
