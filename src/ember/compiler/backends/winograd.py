@@ -1,6 +1,6 @@
-"""Winograd kernels for 3x3 stride-1 convolutions: ``Conv`` and ``ConvTranspose`` (the input
-gradient), the variants timed beside :mod:`.conv`'s direct loops and :mod:`.conv_gemm`'s
-im2col + BLAS.
+"""Winograd kernels for 3x3 stride-1 convolutions: ``Conv``, ``ConvTranspose`` (the input
+gradient) and ``ConvWeight`` (the weight gradient), the variants timed beside :mod:`.conv`'s
+direct loops and :mod:`.conv_gemm`'s im2col + BLAS.
 
 F(m, 3) (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2015,
 arXiv:1509.09308) computes an m x m output tile from an a x a input tile (a = m + 2) as
@@ -17,6 +17,8 @@ arXiv:1509.09308) computes an m x m output tile from an a x a input tile (a = m 
 
 ``ConvTranspose`` with stride 1 is the convolution of the output gradient with the weight
 flipped in space and transposed per group, padded by ``2 - padding``: the same kernel.
+``ConvWeight`` is the adjoint of g -> y: G^T [sum over tiles of (A gy A^T) * (B^T d B)] G,
+one long product per position over all tiles (:func:`_weight_kernel`).
 
 Precision: the transforms' rounding grows with the tile (F(4, 3)'s G and A^T hold 1/6 and 8);
 tests/compiler/test_winograd.py bounds the float32 error against a float64 reference.
@@ -48,10 +50,10 @@ BLOCK_TILES = 64
 
 
 def candidate(node):
-    """Whether ``node`` is a 3x3, stride-1, undilated Conv (padding >= 0) or ConvTranspose
-    (padding 0..2) with no empty dimension: the Winograd variants can compute it."""
+    """Whether ``node`` is a 3x3, stride-1, undilated Conv or ConvWeight (padding >= 0) or
+    ConvTranspose (padding 0..2) with no empty dimension: the Winograd variants can compute it."""
     geometry = _geometry(node)
-    if node.target.name not in ("Conv", "ConvTranspose") or geometry is None:
+    if geometry is None:
         return False
     (_, _, kh, kw), stride, padding, dilation, _ = geometry
     pads = [p for pair in padding for p in pair]
@@ -119,34 +121,72 @@ def _deinterleave(x, t, h, w, m, q, top, left, indent):
     return lines + [f"{indent}}}"]
 
 
+def _tiles(fname, buf, x, shape, pads, side, left, t, m, tiles, indent="        "):
+    """(static array declaration, C lines) transforming every ``side`` x ``side`` tile of the
+    block's samples of 4-D operand ``x`` (``shape`` (N, C, H, W), offset by ``pads`` (top, left)
+    in a zero-padded plane; tile (ty, tx) starts at row ty*m, column tx*m) into
+    ``buf``[k][c][tile] = (left X left^T)[k / a][k % a], ``left`` an a x side matrix."""
+    th, tw, tb = tiles
+    _, c, h, w = shape
+    a, q = len(left), tw + (side - 1) // m  # places per run: see _deinterleave
+    plane = (th * m + side - m) * m * q
+    gather = [[f"d[{i * m * q + (j % m) * q + j // m}]" for j in range(side)] for i in range(side)]
+    pad = f"{fname}_{buf}pad"
+    return f"{pad}[@per@*{c * plane}]", [
+        f"{indent}for (long s = 0; s < ns; s++) for (long c = 0; c < {c}; c++) {{",
+        f"{indent}    const {t}* xp = {x.plane('n0 + s', 'c')};",
+        f"{indent}    {t}* restrict pad = {pad} + (s*{c} + c)*{plane};",
+        *_deinterleave(x, t, h, w, m, q, pads[0], pads[1], indent + "    "),
+        f"{indent}}}",
+        f"{indent}for (long c = 0; c < {c}; c++) for (long s = 0; s < ns; s++) for (long ty = 0; ty < {th}; ty++) {{",
+        f"{indent}    const {t}* restrict d0 = {pad} + (s*{c} + c)*{plane} + ty*{m * m * q};",
+        f"{indent}    {t}* restrict v = {fname}_{buf} + c*{tb} + (s*{th} + ty)*{tw};",
+        f"{indent}    #pragma GCC ivdep",
+        f"{indent}    for (long tx = 0; tx < {tw}; tx++) {{",
+        f"{indent}        const {t}* restrict d = d0 + tx;",
+        *[f"{indent}        " + ln for ln in _transform(left, left, gather, "v", t)],
+        *[f"{indent}        v[{(i * a + j) * c * tb} + tx] = v{i}_{j};" for i in range(a) for j in range(a)],
+        f"{indent}    }}",
+        f"{indent}}}"]
+
+
+def _blocks(n, oh, ow, m):
+    """(tile rows, tile columns, samples per block, tiles per block)."""
+    th, tw = -(-oh // m), -(-ow // m)
+    per = min(n, max(1, BLOCK_TILES // (th * tw)))
+    return th, tw, per, per * th * tw
+
+
+def _transposed(matrix):
+    return [list(row) for row in zip(*matrix)]
+
+
 def winograd_kernel(src, node, fname, t, m, epilogue=None):
     """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`candidate`)
     with F(m, 3); ``epilogue``: as :func:`.conv.conv_kernel`'s, run per block of samples."""
+    if node.target.name == "ConvWeight":
+        return _weight_kernel(src, node, fname, t, m)
     bt, g, at = TILES[m]
     a = m + 2
     x, (n, c, h, w), co, cig, groups, (top, bottom, left, right), windex = _as_conv(src, node)
     out = src.plan.loc[node]
     oh, ow = out.shape[2:]
-    th, tw = -(-oh // m), -(-ow // m)
-    hp, q = th * m + 2, tw + 1  # padded rows; places per run (see _deinterleave)
-    per = min(n, max(1, BLOCK_TILES // (th * tw)))  # samples per block
-    tb = per * th * tw
+    th, tw, per, tb = _blocks(n, oh, ow, m)
     cog = co // groups
-    plane = hp * m * q
     bias = node.args[2] if len(node.args) > 2 and node.args[2] is not None else None
     edge = bool(oh % m or ow % m)  # the last tiles overhang the output: staged, then cropped
-    gather = [[f"d[{i * m * q + (j % m) * q + j // m}]" for j in range(a)] for i in range(a)]
     weights = [[f"wt[{windex('o', 'i', i, j)}]" for j in range(3)] for i in range(3)]
     products = [[f"mm[{(i * a + j) * co * tb}]" for j in range(a)] for i in range(a)]
     width = tw * m if edge else ow  # row length of what the output transform writes
     plus = " + bv" if bias is not None else ""
     stores = [f"o_[{i * width + j}] = y{i}_{j}{plus};" for i in range(m) for j in range(m)]
     staged = f", {fname}_out[{th * m * tw * m}]" if edge else ""
+    pad, transform = _tiles(fname, "v", x, (n, c, h, w), (top, left), a, bt, t, m, (th, tw, tb))
     return [
         f"/* Winograd F({m}, 3) {node.target.name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, "
         f"groups {groups}: {node.target.name}({node.name}) */",
         f"static {t} {fname}_u[{a * a * co * cig}], {fname}_v[{a * a * c * tb}], {fname}_m[{a * a * co * tb}], "
-        f"{fname}_pad[{per * c * plane}]{staged};  /* the pad's borders stay 0 */",
+        f"{pad.replace('@per@', str(per))}{staged};  /* the pad's borders stay 0 */",
         f"static void {fname}(void** restrict p) {{",
         f"    {t}* restrict y = {src.pointer(out)};",
         f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
@@ -159,21 +199,7 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None):
         f"    em_blas_threads({cog * cig * tb}L);",
         f"    for (long n0 = 0; n0 < {n}; n0 += {per}) {{",
         f"        const long ns = n0 + {per} < {n} ? {per} : {n} - n0, nt = ns*{th * tw};",
-        f"        for (long s = 0; s < ns; s++) for (long c = 0; c < {c}; c++) {{",
-        f"            const {t}* xp = {x.plane('n0 + s', 'c')};",
-        f"            {t}* restrict pad = {fname}_pad + (s*{c} + c)*{plane};",
-        *_deinterleave(x, t, h, w, m, q, top, left, "            "),
-        "        }",
-        f"        for (long c = 0; c < {c}; c++) for (long s = 0; s < ns; s++) for (long ty = 0; ty < {th}; ty++) {{",
-        f"            const {t}* restrict d0 = {fname}_pad + (s*{c} + c)*{plane} + ty*{m * m * q};",
-        f"            {t}* restrict v = {fname}_v + c*{tb} + (s*{th} + ty)*{tw};",
-        "            #pragma GCC ivdep",
-        f"            for (long tx = 0; tx < {tw}; tx++) {{",
-        "                const {0}* restrict d = d0 + tx;".format(t),
-        *["                " + ln for ln in _transform(bt, bt, gather, "v", t)],
-        *[f"                v[{(i * a + j) * c * tb} + tx] = v{i}_{j};" for i in range(a) for j in range(a)],
-        "            }",
-        "        }",
+        *transform,
         f"        for (long k = 0; k < {a * a}; k++) for (long g = 0; g < {groups}; g++)",
         "            " + _gemm(t, "N", "N", "nt", cog, cig, f"{fname}_v + (k*{c} + g*{cig})*{tb}", tb,
                                f"{fname}_u + (k*{co} + g*{cog})*{cig}", cig, 0,
@@ -197,3 +223,43 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None):
         "        }",
         *["    " + ln for ln in _finish(epilogue, f"n0*{co * oh}", f"(n0 + ns)*{co * oh}")],
         "    }", *_finish(epilogue, None, None), "}"]
+
+
+def _weight_kernel(src, node, fname, t, m):
+    """The weight gradient, the adjoint of the forward's map g -> y in g: with V = B^T d B of
+    every input tile and Z = A gy A^T of the output gradient's tile, gW = G^T S G where
+    S[k][co][c] = sum over tiles of Z[k][co] V[k][c] (one long BLAS product per position k
+    and group, accumulated over the blocks)."""
+    bt, g, at = TILES[m]
+    a = m + 2
+    (co, cig, _, _), _, ((top, _), (left, _)), _, groups = _geometry(node)
+    x, gy = _Operand(src, node.args[0]), _Operand(src, node.args[1])
+    n, c, h, w = node.args[0].meta["shape"]
+    oh, ow = node.args[1].meta["shape"][2:]
+    th, tw, per, tb = _blocks(n, oh, ow, m)
+    cog = co // groups
+    xpad, xform = _tiles(fname, "v", x, (n, c, h, w), (top, left), a, bt, t, m, (th, tw, tb))
+    gpad, gform = _tiles(fname, "z", gy, (n, co, oh, ow), (0, 0), m, _transposed(at), t, m, (th, tw, tb))
+    sums = [[f"sv[{(i * a + j) * co * cig}]" for j in range(a)] for i in range(a)]
+    gt = _transposed(g)
+    return [
+        f"/* Winograd F({m}, 3) ConvWeight {list(node.args[0].meta['shape'])} -> {list(node.meta['shape'])}, "
+        f"groups {groups}: ConvWeight({node.name}) */",
+        f"static {t} {fname}_v[{a * a * c * tb}], {fname}_z[{a * a * co * tb}], {fname}_s[{a * a * co * cig}], "
+        f"{xpad.replace('@per@', str(per))}, {gpad.replace('@per@', str(per))};  /* the pads' borders stay 0 */",
+        f"static void {fname}(void** restrict p) {{",
+        f"    {t}* restrict y = {src.pointer(src.plan.loc[node])};",
+        f"    em_blas_threads({cog * cig * tb}L);",
+        f"    for (long n0 = 0; n0 < {n}; n0 += {per}) {{",
+        f"        const long ns = n0 + {per} < {n} ? {per} : {n} - n0, nt = ns*{th * tw};",
+        *xform, *gform,
+        f"        for (long k = 0; k < {a * a}; k++) for (long g = 0; g < {groups}; g++)",
+        "            " + _gemm(t, "T", "N", cig, cog, "nt", f"{fname}_v + (k*{c} + g*{cig})*{tb}", tb,
+                               f"{fname}_z + (k*{co} + g*{cog})*{tb}", tb, "n0 ? 1 : 0",
+                               f"{fname}_s + (k*{co} + g*{cog})*{cig}", cig),
+        "    }",
+        f"    for (long o = 0; o < {co}; o++) for (long i = 0; i < {cig}; i++) {{",
+        f"        const {t}* restrict sv = {fname}_s + o*{cig} + i;",
+        *["        " + ln for ln in _transform(gt, gt, sums, "w", t)],
+        *[f"        y[(o*{cig} + i)*9 + {3 * i + j}] = w{i}_{j};" for i in range(3) for j in range(3)],
+        "    }", "}"]
