@@ -7,6 +7,7 @@ Winograd's float32 results are held to a float64 reference with the bound stated
 WINOGRAD_BOUND."""
 import json
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -57,6 +58,20 @@ def _private_cache(tmp_path, monkeypatch):
     ember.compiler.reset()
     yield
     ember.compiler.reset()
+
+
+@pytest.mark.parametrize("m", sorted(winograd.TILES))
+def test_winograd_matrices_compute_the_correlation_exactly(m):
+    """A^T [(G g) * (B^T d)] = the correlation of d (m + 2 values) with g (3), in exact
+    rationals: the 1-D identity both nested 2-D transforms rest on."""
+    bt, g, at = winograd.TILES[m]
+    rng = np.random.default_rng(m)
+    for _ in range(5):
+        d, k = ([Fraction(int(v)) for v in rng.integers(-9, 10, size)] for size in (m + 2, 3))
+        products = [sum(gi * kj for gi, kj in zip(row, k)) * sum(bi * dj for bi, dj in zip(brow, d))
+                    for row, brow in zip(g, bt)]
+        assert [sum(a * p for a, p in zip(row, products)) for row in at] == \
+            [sum(d[i + j] * k[j] for j in range(3)) for i in range(m)]
 
 
 def _winograd_case(case):
@@ -139,10 +154,10 @@ def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(variant, monkeypatc
 
 
 def test_max_autotune_times_every_variant_records_and_reuses_the_choice(tmp_path, monkeypatch, capfd):
-    """mode="max-autotune" times each conv kernel's variants on its real shapes and records the fastest in autotune.json; later
-    compilations, max-autotune or default, read the record (whatever it says: here rewritten
-    to each variant in turn) and generate that variant alone, and every variant gives eager's
-    numbers (Winograd's within its bound)."""
+    """mode="max-autotune" times each conv kernel's variants on its real shapes and records
+    the fastest in autotune.json; later compilations, max-autotune or default, read the record
+    (whatever it says: here rewritten to each variant in turn) and generate that variant
+    alone, and every variant gives eager's numbers (Winograd's within its bound)."""
     monkeypatch.setenv("EMBER_LOGS", "autotuning,output_code")
     rng = np.random.default_rng(2)
     x0, w0, r0 = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 9, 7), (8, 3, 3, 3), (2, 8, 9, 7)))

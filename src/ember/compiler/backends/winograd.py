@@ -21,17 +21,16 @@ flipped in space and transposed per group, padded by ``2 - padding``: the same k
 one long product per position over all tiles (:func:`_weight_kernel`).
 
 Precision: the transforms' rounding grows with the tile (F(4, 3)'s G and A^T hold 1/6 and 8);
-tests/compiler/test_winograd.py bounds the float32 error against a float64 reference.
+tests/compiler/test_codegen_conv.py bounds the float32 error against a float64 reference
+(WINOGRAD_BOUND). Blocks are whole samples, at least one: a large image's block is large.
 """
 from fractions import Fraction as Fr
-
-import numpy as np
 
 from .conv import _finish, _gemm, _geometry, _Operand, _pointer
 
 __all__ = ["TILES", "candidate", "winograd_kernel"]
 
-# m -> (B^T, G, A^T) of F(m, 3), exact; the tests check each against the direct convolution.
+# m -> (B^T, G, A^T) of F(m, 3), exact; a test checks each against the direct correlation.
 TILES = {
     2: ([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
         [[1, 0, 0], [Fr(1, 2), Fr(1, 2), Fr(1, 2)], [Fr(1, 2), Fr(-1, 2), Fr(1, 2)], [0, 0, 1]],
