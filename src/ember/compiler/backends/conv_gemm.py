@@ -187,15 +187,17 @@ def conv_variants(src, node, fname, t, epilogue, variants=None):
     direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS, 2 and 3 Winograd F(2, 3) and
     F(4, 3) (:mod:`.winograd`)."""
     variants = applicable(node, src.plan.have_blas) if variants is None else variants
+    # Winograd falls back to the direct loops on inf or NaN (see winograd._finite)
+    generated = sorted(set(variants) | ({0} if max(variants) > 1 else set()))
     lines = []
-    for v in variants:
+    for v in generated:
         name = f"{fname}_{v}"
         if v == 0:
             lines += conv_kernel(src, node, name, t, epilogue)
         elif v == 1:
             lines += gemm_kernel(src, node, name, t, epilogue)
         else:
-            lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue)
+            lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue, f"{fname}_0")
     calls = " else ".join(f"if (choice == {v}) {fname}_{v}(p);" for v in variants[1:])
     return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice;",
                     f"    {calls + ' else ' if calls else ''}{fname}_{variants[0]}(p);", "}"]

@@ -160,11 +160,27 @@ def _transposed(matrix):
     return [list(row) for row in zip(*matrix)]
 
 
-def winograd_kernel(src, node, fname, t, m, epilogue=None):
+def _finite(src, node, t, fallback):
+    """Lines returning after ``fallback(p)`` when an operand holds inf or NaN: a transform
+    mixes every value of a tile, so one inf would make NaN of outputs the direct sum leaves
+    finite (torch's masks). 0 * v is NaN exactly for those (not folded: -fno-finite-math-only)."""
+    lines = [f"    {t} bad = 0;"]
+    for operand in node.args[:2]:
+        o, shape = _Operand(src, operand), operand.meta["shape"]
+        lines += [f"    for (long n = 0; n < {shape[0]}; n++) for (long c = 0; c < {shape[1]}; c++) "
+                  f"for (long r = 0; r < {shape[2]}; r++) {{",
+                  f"        const {t}* xp = {o.plane('n', 'c')};",
+                  f"        for (long k = 0; k < {shape[3]}; k++) bad += 0 * xp{o.at('r', 'k')};",
+                  "    }"]
+    return lines + [f"    if (bad != bad) {{ {fallback}(p); return; }}"]
+
+
+def winograd_kernel(src, node, fname, t, m, epilogue=None, fallback=None):
     """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`candidate`)
-    with F(m, 3); ``epilogue``: as :func:`.conv.conv_kernel`'s, run per block of samples."""
+    with F(m, 3); ``epilogue``: as :func:`.conv.conv_kernel`'s, run per block of samples;
+    ``fallback``: the kernel called instead when an operand is not finite (:func:`_finite`)."""
     if node.target.name == "ConvWeight":
-        return _weight_kernel(src, node, fname, t, m)
+        return _weight_kernel(src, node, fname, t, m, fallback)
     bt, g, at = TILES[m]
     a = m + 2
     x, (n, c, h, w), co, cig, groups, (top, bottom, left, right), windex = _as_conv(src, node)
@@ -187,6 +203,7 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None):
         f"static {t} {fname}_u[{a * a * co * cig}], {fname}_v[{a * a * c * tb}], {fname}_m[{a * a * co * tb}], "
         f"{pad.replace('@per@', str(per))}{staged};  /* the pad's borders stay 0 */",
         f"static void {fname}(void** restrict p) {{",
+        *(_finite(src, node, t, fallback) if fallback else []),
         f"    {t}* restrict y = {src.pointer(out)};",
         f"    const {t}* restrict wt = {_pointer(src, node.args[1])};",
         *([f"    const {t}* restrict b = {_pointer(src, bias)};"] if bias is not None else []),
@@ -224,7 +241,7 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None):
         "    }", *_finish(epilogue, None, None), "}"]
 
 
-def _weight_kernel(src, node, fname, t, m):
+def _weight_kernel(src, node, fname, t, m, fallback):
     """The weight gradient, the adjoint of the forward's map g -> y in g: with V = B^T d B of
     every input tile and Z = A gy A^T of the output gradient's tile, gW = G^T S G where
     S[k][co][c] = sum over tiles of Z[k][co] V[k][c] (one long BLAS product per position k
@@ -247,6 +264,7 @@ def _weight_kernel(src, node, fname, t, m):
         f"static {t} {fname}_v[{a * a * c * tb}], {fname}_z[{a * a * co * tb}], {fname}_s[{a * a * co * cig}], "
         f"{xpad.replace('@per@', str(per))}, {gpad.replace('@per@', str(per))};  /* the pads' borders stay 0 */",
         f"static void {fname}(void** restrict p) {{",
+        *(_finite(src, node, t, fallback) if fallback else []),
         f"    {t}* restrict y = {src.pointer(src.plan.loc[node])};",
         f"    em_blas_threads({cog * cig * tb}L);",
         f"    for (long n0 = 0; n0 < {n}; n0 += {per}) {{",
