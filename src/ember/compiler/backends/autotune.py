@@ -5,7 +5,8 @@ GEMM candidates: 0 BLAS on the whole product, then bias and epilogue in one pass
 block of rows, each block's epilogue applied while it is in cache; 2 a direct loop (no library
 call, for products so small that the call costs more than the arithmetic). Convolution
 candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
-BLAS (conv_gemm.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
+BLAS (conv_gemm.py), 2 and 3 Winograd F(2, 3) and F(4, 3) for 3x3 stride-1 Conv and
+ConvTranspose (winograd.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
 the real shapes); choices are stored in ``autotune.json`` in the compile cache, keyed by
 kernel signature, compiler, CPU and the code generating the candidates, and reused by later
 compilations and processes (for convolutions also in the default mode, which otherwise takes
@@ -19,13 +20,13 @@ import sys
 import tempfile
 import time
 
-from . import conv, conv_gemm, toolchain
+from . import conv, conv_gemm, toolchain, winograd
 from .kernels import label
 
 __all__ = ["choose", "choose_conv", "recorded_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
 
 NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel")
-CONV_NAMES = ("direct loops", "im2col + BLAS")
+CONV_NAMES = ("direct loops", "im2col + BLAS", "Winograd F(2,3)", "Winograd F(4,3)")
 _L2_BYTES = 256 << 10   # output block kept in cache: a quarter of a typical 1 MiB L2
 _DIRECT_MACS = 32 ** 3  # below this many multiply-adds a direct loop beats a library call
 
@@ -55,10 +56,13 @@ def cost_model(shape):
 
 def conv_cost_model(node, have_blas):
     """0 (direct loops) for products too narrow for BLAS (conv.narrow) or where im2col + BLAS
-    cannot run, else 1 (im2col + BLAS)."""
-    if not have_blas or not conv_gemm.candidate(node):
+    cannot run, else 2 (Winograd F(2, 3)) where it applies (3x3, stride 1), else 1 (im2col +
+    BLAS). F(2, 3) halved bench_compile's Conv2d(16, 32, 3) forward and input gradient against
+    im2col + BLAS; F(4, 3) was between the two (its 36 products per block are too short for
+    BLAS at 16 and 32 channels)."""
+    if not have_blas or not conv_gemm.candidate(node) or conv.narrow(node):
         return 0
-    return 0 if conv.narrow(node) else 1
+    return 2 if winograd.candidate(node) else 1
 
 
 def _generators(family):
@@ -66,7 +70,7 @@ def _generators(family):
     loaded, with the runtime headers: a record timed on other kernels is stale (not used; timed
     again). The modules are read from sys.modules (cgen imports this one)."""
     package = __name__.rsplit(".", 1)[0]
-    names = ("cgen", "kernels") + (("conv", "conv_gemm") if family == "conv" else ())
+    names = ("cgen", "kernels") + (("conv", "conv_gemm", "winograd") if family == "conv" else ())
     return toolchain.code_digest([sys.modules[f"{package}.{name}"] for name in names]) + \
         hashlib.sha256(toolchain.runtime_headers().encode()).hexdigest()
 
@@ -135,7 +139,7 @@ def recorded_conv(kernel, compiler, have_blas):
     node = kernel.nodes[0]
     if have_blas and conv_gemm.candidate(node):
         cached = _load().get(_key("conv", conv_signature(kernel), kernel, compiler))
-        if cached is not None:
+        if cached is not None and cached[0] in conv_gemm.applicable(node, have_blas):
             return cached[0], "cached"
     return conv_cost_model(node, have_blas), "cost model"
 
@@ -143,11 +147,12 @@ def recorded_conv(kernel, compiler, have_blas):
 def choose_conv(kernel, fn, scratch, compiler, have_blas):
     """(choice, how it was chosen) for a convolution kernel ``fn(table, choice)``: as
     :func:`recorded_conv`, except that with ``scratch`` (a pointer table of scratch arrays) a
-    kernel without a record has both candidates timed and the faster recorded."""
+    kernel without a record has every applicable candidate timed and the fastest recorded."""
     choice, how = recorded_conv(kernel, compiler, have_blas)
     if scratch is None or how == "cached" or not (have_blas and conv_gemm.candidate(kernel.nodes[0])):
         return choice, how
-    timed = {c: _time(lambda table, choice, _: fn(table, choice), scratch, c, 0) for c in (0, 1)}
+    timed = {c: _time(lambda table, choice, _: fn(table, choice), scratch, c, 0)
+             for c in conv_gemm.applicable(kernel.nodes[0], have_blas)}
     best = min(timed, key=timed.get)
     _store(_key("conv", conv_signature(kernel), kernel, compiler), [best, 0])
     return best, "timed: " + ", ".join(f"{CONV_NAMES[c]} {t * 1e6:.1f} us" for c, t in timed.items())

@@ -511,7 +511,7 @@ def _generate(plan, symbols, conv_choice):
             lines, epilogue = _epilogue(src, kernel, fname)
             node, choice = kernel.nodes[0], conv_choice(kernel)
             lines += conv_variants(src, node, fname, CTYPES[node_dtype(node)], epilogue,
-                                   (0, 1) if choice is None else (choice,))
+                                   None if choice is None else (choice,))
             convs.append((fname, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
         elif kernel.kind == "pool":

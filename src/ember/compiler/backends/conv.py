@@ -287,6 +287,13 @@ def _finish(epilogue, r0, r1):
     return [f"        {name}(p, {r0}, {r1});" if r0 is not None else f"    {name}(p, 0, {rows});"]
 
 
+def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
+    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed),
+    through NumPy's BLAS when found (``em_sgemm_any``, cgen's header)."""
+    call = "em_sgemm_any" if t == "float" else "em_dgemm_any"
+    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, 1, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
+
+
 def _pointer(src, node):
     loc = src.plan.loc[node]
     return f"{src.pointer(loc)} + {loc.offset}"

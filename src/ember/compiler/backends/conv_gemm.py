@@ -23,9 +23,10 @@ contiguous block first; every size is a compile-time constant.
 """
 import numpy as np
 
-from .conv import _column_loops, _columns, _finish, _geometry, _Operand, _pointer, _row_loops, conv_kernel
+from . import winograd
+from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
-__all__ = ["candidate", "gemm_kernel", "conv_variants"]
+__all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants"]
 
 
 def candidate(node):
@@ -44,13 +45,6 @@ def _sizes(node):
         gy = node if node.target.name == "Conv" else node.args[1]
         p = int(np.prod(gy.meta["shape"][2:]))
     return n, c, h, w, cig * kh * kw, p
-
-
-def _gemm(t, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
-    """One column-major BLAS product C = A B + beta C (row-major arrays read transposed),
-    through NumPy's BLAS when found (``em_sgemm_any``, cgen's header)."""
-    call = "em_sgemm_any" if t == "float" else "em_dgemm_any"
-    return f"{call}('{ta}', '{tb}', {m}, {n}, {k}, 1, {a}, {lda}, {b}, {ldb}, {beta}, {c}, {ldc});"
 
 
 def _im2col(node, x, t, fname):
@@ -187,17 +181,31 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         "    }", "}"]
 
 
-def conv_variants(src, node, fname, t, epilogue, variants=(0, 1)):
+def conv_variants(src, node, fname, t, epilogue, variants=None):
     """C lines of ``void fname(void** p, int choice)`` (exported, for timing) running variant
-    ``choice`` of ``variants``: 0 the direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS
-    (only where BLAS is found and :func:`candidate`)."""
-    if not (src.plan.have_blas and candidate(node)):
-        variants = (0,)
-    lines = conv_kernel(src, node, fname + "_direct", t, epilogue) if 0 in variants else []
-    if 1 in variants:
-        lines += gemm_kernel(src, node, fname + "_gemm", t, epilogue)
-    if len(variants) == 1:
-        return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice; "
-                        f"{fname}_{'gemm' if variants[0] else 'direct'}(p); }}"]
-    return lines + [f"void {fname}(void** restrict p, int choice) {{",
-                    f"    if (choice == 1) {fname}_gemm(p); else {fname}_direct(p);", "}"]
+    ``choice`` of ``variants`` (default: every one that applies, :func:`applicable`): 0 the
+    direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS, 2 and 3 Winograd F(2, 3) and
+    F(4, 3) (:mod:`.winograd`)."""
+    variants = applicable(node, src.plan.have_blas) if variants is None else variants
+    # Winograd falls back to the direct loops on inf or NaN (see winograd._finite)
+    generated = sorted(set(variants) | ({0} if max(variants) > 1 else set()))
+    lines = []
+    for v in generated:
+        name = f"{fname}_{v}"
+        if v == 0:
+            lines += conv_kernel(src, node, name, t, epilogue)
+        elif v == 1:
+            lines += gemm_kernel(src, node, name, t, epilogue)
+        else:
+            lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue, f"{fname}_0")
+    calls = " else ".join(f"if (choice == {v}) {fname}_{v}(p);" for v in variants[1:])
+    return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice;",
+                    f"    {calls + ' else ' if calls else ''}{fname}_{variants[0]}(p);", "}"]
+
+
+def applicable(node, have_blas):
+    """The variants (see :func:`conv_variants`) that can compute ``node``: the direct loops
+    always; the others need BLAS."""
+    if not (have_blas and candidate(node)):
+        return (0,)
+    return (0, 1, 2, 3) if winograd.candidate(node) else (0, 1)
