@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype
 from . import _distributions, _layout
-from ._backend import namespace
+from ._backend import as_array, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, _type_name, apply
@@ -588,8 +588,11 @@ def cast_to(dtype):
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    """A new tensor from ``data`` with ``self``'s dtype unless ``dtype`` is given."""
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    """A new tensor from ``data`` with ``self``'s dtype unless ``dtype`` is given, on
+    ``self``'s device (in its array namespace)."""
+    out = tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    out._data = as_array(out._data, self._data)
+    return out
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):

@@ -16,7 +16,6 @@ into the other (:func:`sync_conj_views`). Writes that bypass ember's in-place op
 array ``t.numpy()`` returns, say) do not reach the view. That laying out in a buffer is
 NumPy's: another library's arrays get a conjugated copy (``conj`` is then not a view), and
 the bookkeeping below (``np.may_share_memory``, buffer addresses) sees NumPy arrays only.
-
 """
 import weakref
 
@@ -232,7 +231,6 @@ def is_neg(input):
     from the real part by where it lies within the complex elements."""
     if not CONJ_VIEWS or input.dtype.is_complex or type(input._data) is not np.ndarray:
         return False
-
     data = input._data
     for view, _, bit in _conj_views():
         if bit and view.itemsize == 2 * data.itemsize and np.may_share_memory(view, data):

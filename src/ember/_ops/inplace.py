@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from .._creation import full, real_if_fits, tensor
+from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, like_input, replay, write_into

@@ -5,7 +5,6 @@
 its offsets and strides are PyTorch's, counted in elements from the storage's start. (That
 addressing, ``np.ndarray`` over a buffer, is NumPy's: another library's arrays need their
 own ``as_strided`` here; everything else in this file computes in the input's namespace.) The
-
 in-place shape changes make ``self`` the matching view of itself: the same memory, the view's
 shape and strides and its history (a recorded ``t_`` is a ``t``).
 """
@@ -139,7 +138,6 @@ def resize_(self, *sizes, memory_format=None):
         self._data = old.reshape(-1)[:n].reshape(sizes)
     else:
         new = _backend.namespace(old).zeros(sizes, old.dtype)
-
         keep = min(n, old.size)
         new.reshape(-1)[:keep] = old.reshape(-1)[:keep]
         self._data = new

@@ -83,7 +83,6 @@ class ScatterReduce(Op):
         if not include_self:  # targeted elements start from the reduction's identity
             out[grid] = _identity(reduce, x.dtype)
         getattr(_backend.namespace(out), _UFUNCS[reduce]).at(out, grid, values)
-
         if reduce == "mean":
             count, _ = _counts(x.shape, dim, index, include_self)
             count = count.clip(1)
@@ -103,7 +102,6 @@ class ScatterReduce(Op):
             return t[grid]
         if reduce in ("sum", "mean"):
             share = g if reduce == "sum" else g / Tensor._make(count.clip(1).astype(g.dtype.np))
-
             gx, gsrc = share, at_index(share)
         elif reduce in ("amax", "amin"):
             self_hit = x == out  # counted in the ties even when left out (PyTorch's rule)

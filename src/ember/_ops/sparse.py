@@ -148,7 +148,6 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 def _masked(g, sparse_input):
     """The gradient ``g`` kept at the indices of ``sparse_input``: PyTorch's sparse gradient."""
     mask = _backend.namespace(g._data).zeros(g.shape, bool)
-
     mask[tuple(sparse_input._data.indices)] = True
     return g * Tensor._make(mask)
 
