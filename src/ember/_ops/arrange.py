@@ -126,5 +126,5 @@ def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=
     return _indices(np.tril_indices(row, offset, col), dtype)
 
 
-def _indices(pair, dtype):
+def _indices(pair, dtype):  # (made from nothing: on the CPU, with NumPy, as ember.zeros is)
     return Tensor._make(np.stack(pair).astype(dtype.np).reshape(2, -1))
