@@ -2,6 +2,8 @@
 
 The numerical Jacobian uses central differences ``(f(x + eps) - f(x - eps)) / 2 eps`` one
 element at a time; inputs should be float64 for the default tolerances to be meaningful.
+The Jacobians are assembled and compared on the host, with NumPy, as a test tool reads
+values (``.numpy()``), not as array work of a training program.
 """
 import numpy as np
 
