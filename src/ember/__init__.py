@@ -185,10 +185,12 @@ def is_tensor(obj):
 
 
 def numel(input):
+    """The number of elements of ``input`` (``input.numel()``)."""
     return input.numel()
 
 
 def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating-point one (float16, bfloat16, float32, float64)."""
     return input.dtype.is_floating_point
 
 
@@ -219,10 +221,12 @@ def is_signed(input):
 
 
 def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
     return tuple(input.shape) == tuple(other.shape)
 
 
 def detach(input):
+    """A new tensor sharing ``input``'s storage, with no history (``input.detach()``)."""
     return input.detach()
 
 
