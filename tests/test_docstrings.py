@@ -58,7 +58,8 @@ def _public_callables():
     for prefix, namespace in namespaces.items():
         for name in dir(namespace):
             obj = getattr(namespace, name)
-            if name.startswith("_") or not callable(obj) or not (getattr(obj, "__module__", None) or "").startswith("ember"):
+            module = getattr(obj, "__module__", None) or ""
+            if name.startswith("_") or not callable(obj) or not module.startswith("ember"):
                 continue
             yield f"{prefix}.{name}", obj
     for name in dir(ember.Tensor):

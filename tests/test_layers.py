@@ -30,7 +30,8 @@ LAYERS = [
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
-    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._ops", "ember.autograd", "ember.autograd.engine",
+    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._ops", "ember.autograd",
+     "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
      "ember._creation", "ember._sampling", "ember._random", "ember._distributions",
      "ember._memory", "ember._print",

@@ -1,7 +1,7 @@
 """Tensor creation: from data, filled and ranges (PyTorch's creation ops,
-https://pytorch.org/docs/stable/torch.html#creation-ops; the random draws are in ``_sampling``). Every function accepts ``dtype``,
-``device`` and ``requires_grad`` where PyTorch does; sizes may be given as ``f(2, 3)`` or
-``f((2, 3))``."""
+https://pytorch.org/docs/stable/torch.html#creation-ops; the random draws are in
+``_sampling``). Every function accepts ``dtype``, ``device`` and ``requires_grad`` where
+PyTorch does; sizes may be given as ``f(2, 3)`` or ``f((2, 3))``."""
 import builtins
 import collections.abc
 import math
