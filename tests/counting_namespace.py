@@ -10,7 +10,8 @@ ufunc called on a ``CountedArray`` (``np.exp(a)`` instead of ``xp.exp(a)``) arri
 ``__array_function__`` / ``__array_ufunc__`` and is logged as a *stray*, with the ember
 source line that made it. A plain ``np.ndarray`` given to the namespace or combined with a
 ``CountedArray`` in an operator is logged as *mixed* (CuPy would refuse it, or copy it over
-the bus). Both logs are kept rather than raised, so one run lists every place at once.
+the bus), unless ``_backend.from_host`` makes the copy (logged as a *transfer*). Both logs are
+kept rather than raised, so one run lists every place at once.
 """
 import sys
 import types
@@ -33,6 +34,7 @@ class Log:
         self.calls = Counter()  # namespace function -> calls
         self.strays = Counter()  # "np.exp at ember/_ops/x.py:12" -> calls
         self.mixed = Counter()  # "operator __add__ at ember/nn/y.py:3" -> calls
+        self.transfers = Counter()  # host arrays copied in by _backend.from_host, by ember line
 
 
 LOG = Log()
@@ -145,7 +147,10 @@ class _Ufunc:
 def _call(fn, name, args, kwargs):
     LOG.calls[name] += 1
     if _has_raw(args) or _has_raw(kwargs):
-        LOG.mixed[f"xp.{name} at {_where()}"] += 1
+        if name == "asarray" and sys._getframe(2).f_code is _backend.from_host.__code__:
+            LOG.transfers[_where()] += 1  # the seam's own host-to-device copy
+        else:
+            LOG.mixed[f"xp.{name} at {_where()}"] += 1
     return counted(fn(*plain(args), **plain(kwargs)))
 
 

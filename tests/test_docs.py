@@ -28,3 +28,21 @@ def test_examples_run(page, tmp_path, monkeypatch, capsys):
     for number, block in enumerate(BLOCK.findall(page.read_text(encoding="utf-8")), 1):
         code = compile(block, f"{page.name} (example {number})", "exec")
         exec(code, namespace)
+
+
+def test_the_add_an_op_walk_through_shows_the_code_as_it_is():
+    """docs/contributing.md's excerpts (```py blocks) are hypot's code as it stands: every line of
+    each (the ``...`` elisions aside) is a line of the files it walks through, so the guide cannot
+    drift from the op it follows."""
+    excerpts = re.findall(r"^```py\n(.*?)^```", (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8"),
+                          re.S | re.M)
+    sources = {line.strip() for name in ("src/ember/_ops/pointwise_float.py", "src/ember/_tensor.py",
+                                         "tests/ops/test_pointwise.py")
+               for line in (ROOT / name).read_text(encoding="utf-8").splitlines()}
+    assert len(excerpts) >= 4
+    for excerpt in excerpts:
+        lines = [line.strip() for line in excerpt.splitlines() if line.strip() not in ("", "...")]
+        # (a line may elide its end: "... , ..." stands for the rest of the file's line)
+        missing = [line for line in lines if line not in sources and not (
+            line.endswith("...") and any(s.startswith(line[:-3].rstrip()) for s in sources))]
+        assert not missing, f"docs/contributing.md shows lines the code does not have: {missing}"

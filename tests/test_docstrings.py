@@ -45,3 +45,37 @@ def test_a_wrong_example_is_reported():
     for test in doctest.DocTestFinder().find(wrong, "wrong", globs={}):
         runner.run(test, out=lambda _: None)
     assert runner.summarize(verbose=False).failed == 1
+
+
+def _public_callables():
+    """(qualified name, object) of every public function and class of ember's public
+    namespaces, every public Tensor method, and the nn modules and optimizers (issue 9: every
+    public function has a docstring)."""
+    import inspect
+    namespaces = {"ember": ember, "ember.nn.functional": F, "ember.linalg": ember.linalg, "ember.fft": ember.fft,
+                  "ember.special": ember.special, "ember.nn": nn, "ember.optim": ember.optim,
+                  "ember.optim.lr_scheduler": ember.optim.lr_scheduler}
+    for prefix, namespace in namespaces.items():
+        for name in dir(namespace):
+            obj = getattr(namespace, name)
+            module = getattr(obj, "__module__", None) or ""
+            if name.startswith("_") or not callable(obj) or not module.startswith("ember"):
+                continue
+            yield f"{prefix}.{name}", obj
+    for name in dir(ember.Tensor):
+        obj = inspect.getattr_static(ember.Tensor, name)
+        if not name.startswith("_") and callable(getattr(ember.Tensor, name)) and not isinstance(obj, property):
+            yield f"Tensor.{name}", getattr(ember.Tensor, name)
+
+
+def test_every_public_function_has_a_docstring():
+    missing = sorted(name for name, obj in _public_callables() if not (obj.__doc__ or "").strip())
+    assert not missing, f"{len(missing)} public callables without a docstring:\n" + "\n".join(missing)
+
+
+def test_the_docstring_walk_finds_the_public_surface():
+    """The walk above can fail: it reaches functions, Tensor methods, modules and optimizers."""
+    names = dict(_public_callables())
+    assert {"ember.add", "ember.nn.functional.conv2d", "ember.linalg.svd", "ember.fft.rfft", "ember.special.erf",
+            "Tensor.add", "Tensor.backward", "ember.nn.Linear", "ember.optim.Adam"} <= set(names)
+    assert len(names) > 1200

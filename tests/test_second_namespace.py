@@ -73,6 +73,22 @@ def _sorting():
     return model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True), loss, (x,)
 
 
+def _more_families():
+    """Reflect padding, PReLU, dropout (a CPU draw put on the input's device), one_hot,
+    scatter_reduce, xlogy and logit."""
+    model = nn.Sequential(nn.Conv1d(2, 3, 3, padding=1, padding_mode="reflect"), nn.PReLU(3), nn.Dropout(0.3),
+                          nn.Flatten(), nn.Linear(18, 4))
+    x, y = ember.randn(5, 2, 6), ember.randint(0, 4, (5,))
+
+    def loss():
+        out = model(x)
+        p = out.sigmoid()
+        pooled = out.new_zeros(4).scatter_reduce(0, y, out[:, 0], "mean", include_self=False)
+        return (F.cross_entropy(out, y) + (F.one_hot(y, 4) * out).sum() + pooled.sum()
+                + ember.special.xlogy(p, p + 1).mean() + ember.logit(p, eps=1e-3).mean())
+    return model, ember.optim.SGD(model.parameters(), lr=0.05), loss, (x, y)
+
+
 class _Block(nn.Module):
     def __init__(self, vocab=11, dim=8, heads=2):
         super().__init__()
@@ -121,8 +137,9 @@ def _step(make, on_counted):
 
 
 @pytest.mark.parametrize("make", [_mlp, _cnn, _adaptive_cnn, _attention, _recurrent("LSTM"), _recurrent("GRU"),
-                                  _sorting],
-                         ids=["mlp", "cnn", "adaptive_cnn", "attention", "lstm", "gru", "sort_scan"])
+                                  _sorting, _more_families],
+                         ids=["mlp", "cnn", "adaptive_cnn", "attention", "lstm", "gru", "sort_scan",
+                              "pad_prelu_dropout"])
 def test_a_training_step_runs_on_a_second_namespace(make):
     expected = _step(make, on_counted=False)
     LOG.clear()
@@ -132,6 +149,8 @@ def test_a_training_step_runs_on_a_second_namespace(make):
     assert not LOG.mixed, "plain NumPy arrays mixed in:\n" + "\n".join(
         f"{n:4d} {where}" for where, n in LOG.mixed.most_common())
     assert sum(LOG.calls.values()) > 0
+    if make is _more_families:  # dropout's mask, drawn on the CPU, enters through the seam's one copy
+        assert LOG.transfers
     assert [type(a) for a in got] == [CountedArray] * len(expected)
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(a.view(np.ndarray), b)

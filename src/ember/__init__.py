@@ -61,9 +61,9 @@ from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 from ._ops import (attention as _attention, conv as _conv, embedding as _embedding, nn as _nn,  # noqa: F401
                    norm as _norm, pool as _pool, rnn as _rnn)
 from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like,
-                        ones_like, full_like, empty_like, arange, linspace, logspace, eye, rand, randn,
-                        randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
-                        randint_like, scalar_tensor)
+                        ones_like, full_like, empty_like, arange, linspace, logspace, eye, scalar_tensor)
+from ._sampling import (rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
+                        randint_like)
 from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,
                      int64, short, int, long, uint8, bool, complex64, complex128, cfloat, cdouble,
                      get_default_dtype, set_default_dtype,
@@ -185,10 +185,12 @@ def is_tensor(obj):
 
 
 def numel(input):
+    """The number of elements of ``input`` (``input.numel()``)."""
     return input.numel()
 
 
 def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating-point one (float16, bfloat16, float32, float64)."""
     return input.dtype.is_floating_point
 
 
@@ -219,10 +221,12 @@ def is_signed(input):
 
 
 def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
     return tuple(input.shape) == tuple(other.shape)
 
 
 def detach(input):
+    """A new tensor sharing ``input``'s storage, with no history (``input.detach()``)."""
     return input.detach()
 
 

@@ -48,6 +48,7 @@ def set_num_interop_threads(int):
 
 
 def get_num_interop_threads():
+    """The inter-op thread count set by ``set_num_interop_threads`` (default: the CPU count)."""
     return _STATE["interop"] or os.cpu_count()
 
 
@@ -61,10 +62,12 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 
 def are_deterministic_algorithms_enabled():
+    """Whether ``use_deterministic_algorithms(True)`` is in force."""
     return _STATE["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled():
+    """Whether deterministic algorithms were requested with ``warn_only=True``."""
     return _STATE["warn_only"]
 
 
@@ -85,6 +88,7 @@ def set_deterministic_debug_mode(debug_mode):
 
 
 def get_deterministic_debug_mode():
+    """0 (default), 1 (warn) or 2 (error): the deterministic mode as ``set_deterministic_debug_mode`` takes it."""
     if not _STATE["deterministic"]:
         return 0
     return 1 if _STATE["warn_only"] else 2
@@ -102,6 +106,7 @@ def set_float32_matmul_precision(precision):
 
 
 def get_float32_matmul_precision():
+    """The precision last set by ``set_float32_matmul_precision`` (``"highest"`` by default)."""
     return _STATE["precision"]
 
 
@@ -114,6 +119,7 @@ def set_default_device(device):
 
 
 def get_default_device():
+    """The device factories use when given none (``device(type='cpu')``)."""
     return _STATE["device"] or _device("cpu")
 
 
@@ -123,4 +129,5 @@ def set_warn_always(b):
 
 
 def is_warn_always_enabled():
+    """Whether once-only warnings repeat (``set_warn_always``)."""
     return _STATE["warn_always"]

@@ -17,11 +17,12 @@ from ._device import CPU
 from ._ops import core as _core
 from ._size import Size
 from ._tensor_autograd import TensorAutograd
+from ._tensor_conversions import TensorConversions
 
 __all__ = ["Tensor"]
 
 
-class Tensor(TensorAutograd):
+class Tensor(TensorAutograd, TensorConversions):
     """A multi-dimensional array with autograd (https://pytorch.org/docs/stable/tensors.html).
 
     Construct tensors with :func:`ember.tensor` and the creation functions; ``Tensor(data)``
@@ -99,11 +100,13 @@ class Tensor(TensorAutograd):
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        """The shape as a ``torch.Size``, or the size of dimension ``dim``; IndexError outside the dims."""
         if dim is None:
             return self.shape
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self):
+        """The number of dimensions (``ndimension``, ``ndim``)."""
         return self._data.ndim
 
     ndimension = dim
@@ -113,6 +116,7 @@ class Tensor(TensorAutograd):
         return self._data.ndim
 
     def numel(self):
+        """The number of elements (``nelement``)."""
         return self._data.size
 
     nelement = numel
@@ -147,6 +151,7 @@ class Tensor(TensorAutograd):
         return _layout.sparse_coo if type(self._data) is SparseCOO else _layout.strided
 
     def element_size(self):
+        """The size of one element in bytes."""
         return self._data.itemsize
 
     @property
@@ -158,6 +163,7 @@ class Tensor(TensorAutograd):
         return self._data.nbytes
 
     def stride(self, dim=None):
+        """The step in elements between neighbours along each dim (a tuple), or along ``dim``."""
         # course:begin 01/strides
         # hint: self._data.strides are in bytes; torch counts elements; dim picks one (negative dims wrap);
         # hint: a tensor with no elements has the strides of a contiguous one, sizes of 0 counted as 1
@@ -173,6 +179,7 @@ class Tensor(TensorAutograd):
         # course:end 01/strides
 
     def storage_offset(self):
+        """Where this tensor's first element lies in its storage, in elements."""
         base = self._data
         while isinstance(base.base, np.ndarray):
             base = base.base
@@ -180,78 +187,24 @@ class Tensor(TensorAutograd):
                 - base.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
+        """The address of the first element (an int)."""
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
+        """Whether the elements lie in memory in row-major order without gaps."""
         return self._data.flags.c_contiguous
 
     def is_floating_point(self):
+        """Whether the dtype is a floating-point one."""
         return self.dtype.is_floating_point
 
     def is_complex(self):
+        """Whether the dtype is complex64 or complex128."""
         return self.dtype.is_complex
 
     def get_device(self):
+        """-1: the tensor is on the CPU (a CUDA tensor's index otherwise, in PyTorch)."""
         return -1
-
-    # ---- conversion -------------------------------------------------------------------------
-    def numpy(self, force=False):
-        """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
-        lazy conjugate (``is_conj()``) or negation (``is_neg()``), unless ``force``, which hands
-        over a copy."""
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
-        if type(self._data) is SparseCOO:
-            raise TypeError("can't convert a sparse tensor to a NumPy array: call .to_dense() first")
-        if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
-            if not force:
-                bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
-                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "
-                                   f"Use tensor.resolve_{fix}().numpy() instead.")
-            return self._data.copy()
-        return self._data
-
-    def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
-
-    def item(self):
-        """The value of a one-element tensor as a Python number; RuntimeError otherwise."""
-        if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
-
-    def tolist(self):
-        return self._data.tolist()
-
-    def __bool__(self):
-        if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(()))
-
-    def __int__(self):
-        return int(self.item())
-
-    def __float__(self):
-        return float(self.item())
-
-    def __index__(self):
-        if self.dtype.is_floating_point or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data.reshape(()))
-
-    def __len__(self):
-        if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
-
-    def __hash__(self):
-        return id(self)
 
     def share_memory_(self):
         """Moves this tensor's storage into shared memory, where processes it is sent to (through
@@ -369,7 +322,15 @@ def _matrix_transpose(self):
     return _shape.transpose(self, -2, -1)
 
 
+def _documented(function, doc):
+    """``function`` (an adapter in the table below that reorders its function's arguments) with
+    the docstring ``doc``."""
+    function.__doc__ = doc
+    return function
+
+
 def _no_cuda(self, *args, **kwargs):
+    """``Tensor.cuda``: AssertionError, ember has no CUDA device (as a CPU-only PyTorch)."""
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
@@ -433,9 +394,12 @@ _METHODS = {
     "broadcast_to": _shape.broadcast_to, "sum_to_size": _shape.sum_to_size,
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
-    "tile": lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else dims),
+    "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else dims),
+                        "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
     "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": lambda self, *dims, **kw: _join.flip(self, dims if len(dims) > 1 else dims[0] if dims else kw["dims"]),
+    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _documented(
+        lambda self, *dims, **kw: _join.flip(self, dims if len(dims) > 1 else dims[0] if dims else kw["dims"]),
+        "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,
@@ -457,7 +421,9 @@ _METHODS = {
     "to": _creation.to, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
     "new_empty": _creation.new_empty, "new_full": _creation.new_full,
     "new_tensor": _creation.new_tensor,
-    "where": lambda self, condition, other: _binary.where(condition, self, other),
+    "where": _documented(lambda self, condition, other: _binary.where(condition, self, other),
+                         "``torch.where(condition, self, other)``: ``self`` where ``condition`` holds, "
+                         "else ``other``."),
     "type": _creation.type_,
     "float": _creation.cast_to(_dtype.float32), "double": _creation.cast_to(_dtype.float64),
     "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
@@ -477,13 +443,15 @@ _METHODS = {
     "is_coalesced": _sparse.is_coalesced, "indices": _sparse.indices,
     "values": _sparse.values, "_indices": _sparse.raw_indices, "_values": _sparse.raw_values,
     "_nnz": _sparse.nnz, "sparse_dim": _sparse.sparse_dim, "dense_dim": _sparse.dense_dim,
-    "cpu": lambda self, memory_format=None: self, "cuda": _no_cuda,
-    "pin_memory": lambda self: self,
+    "cpu": _documented(lambda self, memory_format=None: self, "``self``: ember's tensors are on the CPU."),
+    "cuda": _no_cuda,
+    "pin_memory": _documented(lambda self: self, "``self``: ember has no device to pin host memory for."),
     "asinh": _special.asinh, "acosh": _special.acosh, "atanh": _special.atanh,
     "arcsinh": _special.arcsinh, "arccosh": _special.arccosh, "arctanh": _special.arctanh,
     "exp2": _special.exp2, "erfc": _special.erfc, "erfinv": _special.erfinv,
     "logit": _special.logit, "sinc": _special.sinc, "lgamma": _special.lgamma,
-    "digamma": _special.digamma, "polygamma": lambda self, n: _special.polygamma(n, self),
+    "digamma": _special.digamma, "polygamma": _documented(lambda self, n: _special.polygamma(n, self),
+                                                  "``torch.polygamma(n, self)``: the n-th derivative of digamma."),
     "i0": _special.i0, "deg2rad": _special.deg2rad, "rad2deg": _special.rad2deg,
     "xlogy": _special.xlogy, "logaddexp": _float.logaddexp,
     "copysign": _numeric.copysign, "ldexp": _numeric.ldexp, "nextafter": _numeric.nextafter,
@@ -495,7 +463,8 @@ _METHODS = {
     "nanquantile": _statistics.nanquantile,
     "rot90": _arrange.rot90, "kron": _arrange.kron, "addmv": _products.addmv,
     "addbmm": _products.addbmm, "addr": _products.addr, "renorm": _products.renorm,
-    "vdot": _linalg.vdot, "type_as": lambda self, other: _creation.to(self, other.dtype),
+    "vdot": _linalg.vdot, "type_as": _documented(lambda self, other: _creation.to(self, other.dtype),
+                                                    "``self`` in ``other``'s dtype (``self.to(other.dtype)``)."),
     "scatter_reduce": _scatter_reduce.scatter_reduce, "index_reduce": _scatter_reduce.index_reduce,
     "cross": _linalg_legacy.cross, "cov": _covariance.cov, "corrcoef": _covariance.corrcoef,
     "stft": _functional.stft, "istft": _functional.istft,

@@ -79,6 +79,7 @@ class TensorAutograd:
         return self._alias()
 
     def detach_(self):
+        """Makes ``self`` a leaf in place: no history, ``requires_grad`` False; returns ``self``."""
         self.grad_fn = None
         self.requires_grad = False
         return self

@@ -20,7 +20,7 @@ from scipy import special as _scipy_special
 
 from .sparse import SparseCOO
 
-__all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "copy_into",
+__all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself"]
 
@@ -95,6 +95,15 @@ def as_array(value, *like):
     if type(value) in _NAMESPACES or type(value) is SparseCOO:
         return value
     return namespace(*like).asarray(value)
+
+
+def from_host(array, *like):
+    """The NumPy ``array`` made on the host (a CPU generator's draw) as an array of the
+    namespace of ``like``: the one place host data is copied onto another library's device
+    (a no-op for NumPy)."""
+    if _NAMESPACES:
+        return namespace(*like).asarray(array)
+    return array
 
 
 def copy_into(destination, source):

@@ -1,8 +1,7 @@
 """``associative_scan(combine_fn, xs, dim, reverse=False, combine_mode="pointwise")``: an
 inclusive scan with an associative operator in O(log n) sequential steps
 (torch._higher_order_ops.associative_scan)."""
-import numpy as np
-
+from .._backend import namespace
 from .._creation import zeros_like
 from .._ops.join import cat, stack
 from .._tensor import _wrap_dim
@@ -184,7 +183,7 @@ def _capture(tracer, combine, leaves, dim, reverse):
         except Exception as e:
             got = e
         want = _run(combine, leaves, dim, reverse)
-    if isinstance(got, Exception) or not all(np.array_equal(g._data, w._data, equal_nan=True)
+    if isinstance(got, Exception) or not all(namespace(g._data).array_equal(g._data, w._data, equal_nan=True)
                                              for g, w in zip(got, want)):
         tracer.graph_break("associative_scan's combine_fn traced on single elements is not the same "
                            "function on longer slices (its ops depend on their length)")

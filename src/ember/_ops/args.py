@@ -7,9 +7,8 @@ entries expect, with PyTorch's error when it cannot.
 """
 import collections
 
-import numpy as np
-
 from .. import _memory
+from .._backend import namespace
 from .._creation import tensor
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
@@ -69,7 +68,7 @@ def with_out(result, out):
         raise RuntimeError("out=... arguments don't support automatic differentiation, but one of "
                            "the arguments requires grad.")
     if tuple(out.shape) != tuple(result.shape):
-        out._data = np.empty(result.shape, out._data.dtype)
+        out._data = namespace(out._data).empty(result.shape, out._data.dtype)
         _memory.track(out._data)
     write_into(out, result)
     return out

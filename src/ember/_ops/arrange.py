@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 
 from .. import _dtype
-from .._creation import tensor, zeros
+from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .indexing import index_select
@@ -111,7 +111,7 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(choose(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    return stack([index_select(input, 0, tensor(rows[:, j])) for j in range(r)], 1)
+    return stack([index_select(input, 0, input.new_tensor(rows[:, j], dtype=_dtype.int64)) for j in range(r)], 1)
 
 
 def triu_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=None):
@@ -126,5 +126,5 @@ def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=
     return _indices(np.tril_indices(row, offset, col), dtype)
 
 
-def _indices(pair, dtype):
+def _indices(pair, dtype):  # (made from nothing: on the CPU, with NumPy, as ember.zeros is)
     return Tensor._make(np.stack(pair).astype(dtype.np).reshape(2, -1))

@@ -251,5 +251,9 @@ def _first_shape_rule(op, elements, test_elements, **attrs):
     return tuple(getattr(elements, "shape", ())), _dtype.bool
 
 
-IsIn = predicate("IsIn", lambda a, b, invert=False: np.asarray(np.isin(a, b, invert=invert)),
-                 rule=_first_shape_rule)
+def _isin(a, b, invert=False):
+    xp = namespace(a, b)
+    return xp.asarray(xp.isin(a, b, invert=invert))
+
+
+IsIn = predicate("IsIn", _isin, rule=_first_shape_rule)

@@ -13,13 +13,15 @@ cannot stride a conjugate, so the view holds its own array, laid out as its sour
 and storage offset, in a buffer the size of the source's storage), and :data:`core.CONJ_VIEWS`
 keeps the pair: every in-place write (``core.write_into``) that lands in one side is conjugated
 into the other (:func:`sync_conj_views`). Writes that bypass ember's in-place ops (into the
-array ``t.numpy()`` returns, say) do not reach the view.
+array ``t.numpy()`` returns, say) do not reach the view. That laying out in a buffer is
+NumPy's: another library's arrays get a conjugated copy (``conj`` is then not a view), and
+the bookkeeping below (``np.may_share_memory``, buffer addresses) sees NumPy arrays only.
 """
 import weakref
 
 import numpy as np
 
-from .. import _dtype
+from .. import _backend, _dtype
 from .args import with_out
 from .core import _NAMES, CONJ_VIEWS, OPS, Op, apply, elementwise_rule, link_view, real_rule
 from . import (compare, numeric, pointwise_binary, pointwise_float, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
@@ -48,7 +50,8 @@ class Complex(Op):
     @staticmethod
     def forward(re, im):
         # Assigning the parts keeps infinities exact (re + 1j * im turns inf * 0 into nan).
-        out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=np.result_type(re, 1j))
+        out = _backend.namespace(re, im).empty(_backend.broadcast_shapes(re.shape, im.shape),
+                                               dtype=np.result_type(re.dtype, 1j))
         out.real, out.imag = re, im
         return out
 
@@ -88,7 +91,7 @@ class Real(Op):
     save_inputs = False
     is_view = True
     holomorphic = False
-    forward = staticmethod(np.real)
+    forward = staticmethod(lambda z: z.real)
     infer = classmethod(real_rule)
 
     @staticmethod
@@ -97,7 +100,7 @@ class Real(Op):
 
 
 class Imag(Real):
-    forward = staticmethod(np.imag)
+    forward = staticmethod(lambda z: z.imag)
     infer = classmethod(real_rule)
 
     @staticmethod
@@ -113,6 +116,8 @@ def conj(input):
         return input
     out = apply(Conj, input)
     link_view(out, input, Conj, {})
+    if type(input._data) is not np.ndarray:
+        return out
     view, source = out._data, input._data
     view.flags.writeable = source.flags.writeable
     # The buffer, which every view of ``out`` keeps alive, and where ``out`` lies in it (None:
@@ -142,6 +147,8 @@ class Conj(Op):
 
     @staticmethod
     def forward(z):
+        if type(z) is not np.ndarray:  # (see the module's docstring: conj views are NumPy's)
+            return _backend.namespace(z).conjugate(z)
         return np.conjugate(z, out=_laid_out_like(z))
 
     @staticmethod
@@ -151,7 +158,7 @@ class Conj(Op):
 
 class ConjPhysical(Conj):
     untracked_view = False  # new memory, not a view
-    forward = staticmethod(np.conjugate)
+    forward = staticmethod(_backend.kernel("conjugate"))
 
 
 def _laid_out_like(a):
@@ -205,7 +212,7 @@ def sync_conj_views(written):
 def is_conj(input):
     """True for a complex view made by :func:`conj` (or a view of one): torch's conjugate bit
     (https://pytorch.org/docs/stable/generated/torch.is_conj.html)."""
-    if not CONJ_VIEWS or not input.dtype.is_complex:
+    if not CONJ_VIEWS or not input.dtype.is_complex or type(input._data) is not np.ndarray:
         return False
     return any(bit and np.may_share_memory(view, input._data) for view, _, bit in _conj_views())
 
@@ -222,7 +229,7 @@ def is_neg(input):
     (https://pytorch.org/docs/stable/generated/torch.is_neg.html). ember's conj view holds the
     conjugated values, so its imaginary part already is the negation; this tells it apart
     from the real part by where it lies within the complex elements."""
-    if not CONJ_VIEWS or input.dtype.is_complex:
+    if not CONJ_VIEWS or input.dtype.is_complex or type(input._data) is not np.ndarray:
         return False
     data = input._data
     for view, _, bit in _conj_views():
@@ -263,9 +270,10 @@ class Angle(Op):
 
     @staticmethod
     def forward(x):
+        xp = _backend.namespace(x)
         if x.dtype.kind == "c":
-            return np.angle(x)
-        return np.where(x < 0, np.pi, np.where(np.isnan(x), x, 0)).astype(x.dtype)
+            return xp.angle(x)
+        return xp.where(x < 0, np.pi, xp.where(xp.isnan(x), x, 0)).astype(x.dtype)
 
     @classmethod
     def infer(cls, x):
@@ -308,8 +316,9 @@ class Sgn(Op):
 
     @staticmethod
     def forward(z):
-        r = np.abs(z)
-        return np.divide(z, r, out=np.zeros_like(z), where=r != 0)
+        xp = _backend.namespace(z)
+        r = xp.abs(z)
+        return xp.divide(z, r, out=xp.zeros_like(z), where=r != 0)
 
     @staticmethod
     def backward(ctx, g):

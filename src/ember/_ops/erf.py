@@ -1,4 +1,7 @@
-"""The error function on float32 arrays at NumPy speed, for ``erf`` and exact GELU."""
+"""The error function on float32 arrays at NumPy speed, for ``erf`` and exact GELU.
+
+The float32 pieces below are NumPy's CPU path (as ``_backend.matmul``'s BLAS threads): only
+NumPy arrays reach them; :func:`erf` sends every other library's to its ``special.erf``."""
 import numpy as np
 
 from .. import _backend

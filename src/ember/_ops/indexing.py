@@ -42,9 +42,11 @@ def _index_arg(index):
             out.append(a)
             basic = False
         elif isinstance(i, (list, range, np.ndarray)):
-            a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
-            if a.size == 0 and not isinstance(i, np.ndarray):
-                a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
+            a = i  # (an array stays as it is: the index kernels make is in the input's namespace)
+            if not isinstance(i, np.ndarray):  # the user's own host index (metadata)
+                a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
+                if a.size == 0:
+                    a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -507,7 +509,7 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be non-negative.")
     if data.size and data.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return Tensor._make((data[..., None] == np.arange(num_classes)).astype(np.int64))
+    return Tensor._make((data[..., None] == _backend.namespace(data).arange(num_classes)).astype(np.int64))
 
 
 def unravel_index(indices, shape):
@@ -524,4 +526,4 @@ def unravel_index(indices, shape):
     for size in reversed(shape):
         coordinates.append(flat % size if size else flat * 0)
         flat = flat // size if size else flat
-    return tuple(Tensor._make(np.asarray(c, np.int64)) for c in reversed(coordinates))
+    return tuple(Tensor._make(_backend.as_array(c, flat)) for c in reversed(coordinates))

@@ -11,13 +11,15 @@ addresses the region in the forward kernel, in the gradient, and in the rebuilt 
 """
 import builtins
 
-import numpy as np
-
-from .._creation import full, real_if_fits, tensor
+from .. import _backend
+from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, like_input, replay, write_into
 from .shape import Clone, expand
+
+
+_conjugate, _negative = _backend.kernel("conjugate"), _backend.kernel("negative")
 
 
 def _region(x, chain):
@@ -28,10 +30,10 @@ def _region(x, chain):
     stored = _same
     for op, attrs in chain:
         if op.name == "Conj":
-            stored = _same if stored is np.conjugate else np.conjugate
+            stored = _same if stored is _conjugate else _conjugate
             continue
-        if op.name == "Imag" and stored is np.conjugate:
-            stored = np.negative
+        if op.name == "Imag" and stored is _conjugate:
+            stored = _negative
         elif op.name == "Real":
             stored = _same
         x = op.forward(x, **attrs)

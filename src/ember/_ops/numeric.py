@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._backend import kernel, namespace
 from .._tensor import Tensor
 from .args import result_type, with_out
 from .compare import predicate
@@ -38,7 +39,7 @@ class Copysign(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
     save_output = True
-    forward = staticmethod(np.copysign)
+    forward = staticmethod(kernel("copysign"))
 
     @staticmethod
     def backward(ctx, g):
@@ -62,7 +63,7 @@ class Ldexp(Op):
 
     @staticmethod
     def forward(x, e):
-        return x * np.exp2(e)
+        return x * namespace(x, e).exp2(e)
 
     @staticmethod
     def backward(ctx, g):
@@ -82,7 +83,7 @@ def nextafter(input, other, *, out=None):
 
 class Nextafter(Op):
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(np.nextafter)
+    forward = staticmethod(kernel("nextafter"))
 
     @staticmethod
     def backward(ctx, g):
@@ -113,7 +114,7 @@ class Frexp(Op):
 
     @staticmethod
     def forward(x):
-        return np.frexp(x)[0]
+        return namespace(x).frexp(x)[0]
 
     @staticmethod
     def backward(ctx, g):
@@ -127,7 +128,7 @@ class FrexpExponent(Op):
 
     @staticmethod
     def forward(x):
-        return np.frexp(x)[1].astype(np.int32)
+        return namespace(x).frexp(x)[1].astype(np.int32)
 
 
 def signbit(input, *, out=None):
@@ -135,7 +136,7 @@ def signbit(input, *, out=None):
     return with_out(apply(Signbit, input), out)
 
 
-Signbit = predicate("Signbit", np.signbit, promote=None)
+Signbit = predicate("Signbit", kernel("signbit"), promote=None)
 
 
 def isposinf(input, *, out=None):
@@ -143,7 +144,7 @@ def isposinf(input, *, out=None):
     return with_out(apply(IsPosInf, input), out)
 
 
-IsPosInf = predicate("IsPosInf", np.isposinf, promote=None)
+IsPosInf = predicate("IsPosInf", kernel("isposinf"), promote=None)
 
 
 def isneginf(input, *, out=None):
@@ -151,7 +152,7 @@ def isneginf(input, *, out=None):
     return with_out(apply(IsNegInf, input), out)
 
 
-IsNegInf = predicate("IsNegInf", np.isneginf, promote=None)
+IsNegInf = predicate("IsNegInf", kernel("isneginf"), promote=None)
 
 
 # ---- steps and integers -----------------------------------------------------------------------------
@@ -171,7 +172,8 @@ class Heaviside(Op):
 
     @staticmethod
     def forward(x, values):
-        return np.where(x > 0, 1, np.where(x == 0, values, 0)).astype(x.dtype, copy=False)
+        xp = namespace(x, values)
+        return xp.where(x > 0, 1, xp.where(x == 0, values, 0)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

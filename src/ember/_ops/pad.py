@@ -4,6 +4,7 @@ derivative. ``pad`` lists (before, after) pairs from the last dim, as ``F.pad`` 
 negative entries crop. ``pad`` is ``F.pad`` (``torch.stft`` pads with it too)."""
 import numpy as np
 
+from .. import _backend
 from .core import Op, apply
 
 __all__ = ["pad"]
@@ -44,7 +45,7 @@ def _crop(x, pad):
 def _uncrop(g, pad):
     """The adjoint of :func:`_crop`: zeros where the negative entries of ``pad`` cut."""
     widths = _widths(g.ndim, pad, -1)
-    return np.pad(g, widths) if any(a or b for a, b in widths) else g
+    return _backend.namespace(g).pad(g, widths) if any(a or b for a, b in widths) else g
 
 
 class ConstantPad(Op):
@@ -60,7 +61,9 @@ class ConstantPad(Op):
         x = _crop(x, pad)
         if not any(a or b for a, b in widths):
             return x.copy()
-        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
+        # (the value as a scalar of x's dtype, cast as PyTorch casts it: a metadata conversion)
+        fill = np.asarray(value).astype(x.dtype)[()]
+        return _backend.namespace(x).pad(x, widths, constant_values=fill)
 
     @staticmethod
     def backward(ctx, g):
@@ -78,10 +81,10 @@ class Pad(Op):
 
     @staticmethod
     def forward(x, pad, mode):
-        widths = _widths(x.ndim, pad)
+        widths, xp = _widths(x.ndim, pad), _backend.namespace(x)
         if mode == "circular":
-            return np.pad(_crop(x, pad), widths, mode="wrap")
-        return _crop(np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()
+            return xp.pad(_crop(x, pad), widths, mode="wrap")
+        return _crop(xp.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]), pad).copy()
 
     @staticmethod
     def backward(ctx, g):
@@ -123,8 +126,9 @@ def _fold(g, d, before, after, mode):
     core = g[part(before, before + size)].copy()
     left, right = g[part(0, before)], g[part(before + size, None)]
     if mode == "reflect":
-        core[part(1, before + 1)] += np.flip(left, d)
-        core[part(size - 1 - after, size - 1)] += np.flip(right, d)
+        xp = _backend.namespace(g)
+        core[part(1, before + 1)] += xp.flip(left, d)
+        core[part(size - 1 - after, size - 1)] += xp.flip(right, d)
     elif mode == "replicate":
         core[part(0, 1)] += left.sum(d, keepdims=True)
         core[part(size - 1, size)] += right.sum(d, keepdims=True)

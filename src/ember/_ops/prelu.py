@@ -3,8 +3,7 @@ https://arxiv.org/abs/1502.01852), with its backward as an op of its own so that
 derivatives take PyTorch's values (``_prelu_kernel_backward`` in PyTorch's
 ``derivatives.yaml``: the first derivative uses ``x > 0``, the second ``x >= 0``, so at
 exactly 0 they differ)."""
-import numpy as np
-
+from .._backend import namespace
 from .core import Op, apply
 from .pointwise_binary import Where
 
@@ -17,7 +16,7 @@ class Prelu(Op):
 
     @staticmethod
     def forward(x, weight):
-        return np.where(x > 0, x, weight * x).astype(x.dtype, copy=False)
+        return namespace(x, weight).where(x > 0, x, weight * x).astype(x.dtype, copy=False)
 
     @classmethod
     def infer(cls, x, weight):
@@ -36,9 +35,9 @@ class PreluBackward(Op):
 
     @staticmethod
     def forward(g, x, weight):
-        positive = x > 0
-        return (np.where(positive, g, weight * g).astype(g.dtype, copy=False),
-                np.where(positive, 0, x * g).astype(g.dtype, copy=False))
+        positive, xp = x > 0, namespace(g, x, weight)
+        return (xp.where(positive, g, weight * g).astype(g.dtype, copy=False),
+                xp.where(positive, 0, x * g).astype(g.dtype, copy=False))
 
     @classmethod
     def infer(cls, g, x, weight):

@@ -9,6 +9,10 @@ Gamma(a, 1) is ``F⁻¹(u; a)`` for the regularised lower incomplete gamma funct
 difference of SciPy's ``gammainc``/``gammaincc``, whichever is the smaller tail, above), to
 about 1e-8 relative; PyTorch's ``_standard_gamma_grad`` is an approximation good to about
 3e-4, so the two agree to that.
+
+The draws are the CPU generator's (NumPy arrays, torch's numbers for a seed), and the gamma
+gradient's series runs on them with SciPy: this file is NumPy's by design, as a CPU
+generator is; callers put a draw on another library's device (``F.dropout``'s mask).
 """
 import numpy as np
 from scipy import special as _special

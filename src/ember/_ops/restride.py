@@ -2,7 +2,9 @@
 ``squeeze_``, ``unsqueeze_``, ``resize_``.
 
 ``as_strided`` addresses the input's storage (the array that owns its memory) directly, so
-its offsets and strides are PyTorch's, counted in elements from the storage's start. The
+its offsets and strides are PyTorch's, counted in elements from the storage's start. (That
+addressing, ``np.ndarray`` over a buffer, is NumPy's: another library's arrays need their
+own ``as_strided`` here; everything else in this file computes in the input's namespace.) The
 in-place shape changes make ``self`` the matching view of itself: the same memory, the view's
 shape and strides and its history (a recorded ``t_`` is a ``t``).
 """
@@ -10,7 +12,8 @@ import math
 
 import numpy as np
 
-from .._creation import tensor, zeros
+from .. import _backend
+from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .core import Op, apply
 from .shape import squeeze, t, unsqueeze
@@ -25,13 +28,14 @@ def _storage(array):
     return root
 
 
-def _indices(size, stride, offset):
-    """The storage index of each element of a (size, stride, offset) view, as an int64 array."""
-    index = np.full(tuple(size), offset, dtype=np.int64)
+def _indices(size, stride, offset, xp):
+    """The storage index of each element of a (size, stride, offset) view, as an int64 array
+    of the namespace ``xp``."""
+    index = xp.full(tuple(size), offset, dtype=np.int64)
     for dim, (n, s) in enumerate(zip(size, stride)):
         shape = [1] * len(size)
         shape[dim] = n
-        index = index + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+        index = index + (xp.arange(n, dtype=np.int64) * s).reshape(shape)
     return index
 
 
@@ -80,9 +84,10 @@ class AsStrided(Op):
     def backward(ctx, g):
         a = ctx.attrs
         shape, stride, offset, storage = a["input_geometry"]
-        at = tensor(_indices(a["size"], a["stride"], a["offset"]).reshape(-1))
-        flat = zeros(storage, dtype=g.dtype).index_add(0, at, g.reshape(-1))
-        return (flat[tensor(_indices(shape, stride, offset))],)
+        xp = _backend.namespace(g._data)
+        at = Tensor._make(_indices(a["size"], a["stride"], a["offset"], xp).reshape(-1))
+        flat = g.new_zeros(storage).index_add(0, at, g.reshape(-1))
+        return (flat[Tensor._make(_indices(shape, stride, offset, xp))],)
 
 
 def _become(self, view):
@@ -132,7 +137,7 @@ def resize_(self, *sizes, memory_format=None):
     if n <= old.size and old.flags.c_contiguous:
         self._data = old.reshape(-1)[:n].reshape(sizes)
     else:
-        new = np.zeros(sizes, old.dtype)
+        new = _backend.namespace(old).zeros(sizes, old.dtype)
         keep = min(n, old.size)
         new.reshape(-1)[:keep] = old.reshape(-1)[:keep]
         self._data = new

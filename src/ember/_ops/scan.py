@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import namespace
-from .._creation import tensor, zeros
+from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices, with_out
 from .core import _NAMES, Op, apply
@@ -153,7 +153,7 @@ def _along(part, input, d):
     if isinstance(part, Tensor):
         return part
     shape = tuple(1 if i == d else s for i, s in enumerate(input.shape))
-    return tensor(part, dtype=input.dtype).expand(shape)
+    return input.new_tensor(part).expand(shape)
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
@@ -180,7 +180,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if n < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
         if isinstance(step, Tensor) and step.ndim:
-            coords = step._data.astype(np.float64)
+            coords = np.array(step.tolist(), np.float64)
         else:
             coords = np.arange(n) * float(step.item() if isinstance(step, Tensor) else step)
         results.append(_derivative(x, d, coords, edge_order))
@@ -189,11 +189,13 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
 def _derivative(x, d, coords, edge_order):
     """The derivative along ``d`` on the grid ``coords``: a weighted sum of three shifted
-    slices inside, and NumPy's one-sided stencils (``numpy.gradient``'s formulas) at the ends."""
+    slices inside, and NumPy's one-sided stencils (``numpy.gradient``'s formulas) at the ends.
+    (The grid and its weights are a few host numbers, metadata as a step size is; the weights
+    go to ``x``'s device as tensors.)"""
     n = x.shape[d]
 
     def weights(w):  # a coefficient per position along d, broadcast over the other dims
-        return tensor(np.asarray(w, x.dtype.np).reshape((-1,) + (1,) * (x.ndim - d - 1)))
+        return x.new_tensor(w.reshape((-1,) + (1,) * (x.ndim - d - 1)))
 
     def points(start, length):
         return narrow(x, d, start, length)

@@ -8,12 +8,13 @@ the elements equal to the result; ``prod`` gives exact gradients where an elemen
 """
 import numpy as np
 
+from .. import _backend
 from .._tensor import Tensor, _wrap_dim
 from .core import _NAMES, Op, apply
 from .indexing import _SCATTER_DTYPES, _check_index_tensor, _fit, _grid, _same_dtype, _unfit
 from .pointwise_binary import Where
 
-_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -62,8 +63,8 @@ def _identity(reduce, dtype):
 
 def _counts(shape, dim, index, include_self):
     """How many values each element's reduction takes, and which elements are targeted."""
-    hits = np.zeros(shape, np.int64)
-    np.add.at(hits, _grid(index, dim), 1)
+    hits = _backend.namespace(index).zeros(shape, np.int64)
+    _backend.index_add_at(hits, _grid(index, dim), 1)
     return hits + include_self, hits > 0
 
 
@@ -81,11 +82,11 @@ class ScatterReduce(Op):
         grid, values = _grid(index, dim), _fit(src, index)
         if not include_self:  # targeted elements start from the reduction's identity
             out[grid] = _identity(reduce, x.dtype)
-        _UFUNCS[reduce].at(out, grid, values)
+        getattr(_backend.namespace(out), _UFUNCS[reduce]).at(out, grid, values)
         if reduce == "mean":
             count, _ = _counts(x.shape, dim, index, include_self)
-            count = np.maximum(count, 1)
-            out = out / count if x.dtype.kind in "fc" else np.floor_divide(out, count)
+            count = count.clip(1)
+            out = out / count if x.dtype.kind in "fc" else out // count
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
@@ -100,7 +101,7 @@ class ScatterReduce(Op):
         def at_index(t):  # the index-shaped corner of t gathered at the targets
             return t[grid]
         if reduce in ("sum", "mean"):
-            share = g if reduce == "sum" else g / Tensor._make(np.maximum(count, 1).astype(g.dtype.np))
+            share = g if reduce == "sum" else g / Tensor._make(count.clip(1).astype(g.dtype.np))
             gx, gsrc = share, at_index(share)
         elif reduce in ("amax", "amin"):
             self_hit = x == out  # counted in the ties even when left out (PyTorch's rule)

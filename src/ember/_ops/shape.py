@@ -5,8 +5,6 @@ Views (``is_view``) share storage and the version counter with their input; ``re
 """
 import builtins
 
-import numpy as np
-
 from .. import _backend, _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
@@ -188,7 +186,8 @@ class Permute(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (g.permute(tuple(np.argsort(ctx.attrs["dims"]).tolist())),)
+        dims = ctx.attrs["dims"]
+        return (g.permute(tuple(sorted(range(len(dims)), key=dims.__getitem__))),)
 
 
 def transpose(input, dim0, dim1):
@@ -294,7 +293,7 @@ def broadcast_shapes(*shapes):
     """The shape ``shapes`` broadcast to, as a tuple; RuntimeError when they do not
     (https://pytorch.org/docs/stable/generated/torch.broadcast_shapes.html)."""
     try:
-        return np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes])
+        return _backend.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes])
     except ValueError:
         raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: {list(shapes)}") from None
 

@@ -10,7 +10,7 @@ only at the input's indices (``to_dense``, ``values``, ``sparse_coo_tensor``).
 """
 import numpy as np
 
-from .. import _dtype, _layout
+from .. import _backend, _dtype, _layout
 from .._backend.sparse import SparseCOO
 from .._creation import as_tensor
 from .._tensor import Tensor
@@ -125,10 +125,11 @@ class ToSparse(Op):
 
     @staticmethod
     def forward(x):
-        flat = np.flatnonzero(x)
+        xp = _backend.namespace(x)
+        flat = xp.flatnonzero(x)
         if x.ndim == 0:  # one entry or none, at the empty index
-            return SparseCOO(np.zeros((0, flat.size), np.int64), x.reshape(-1)[flat], (), coalesced=True)
-        indices = np.array(np.unravel_index(flat, x.shape), np.int64).reshape(x.ndim, flat.size)
+            return SparseCOO(xp.zeros((0, flat.size), np.int64), x.reshape(-1)[flat], (), coalesced=True)
+        indices = xp.stack(xp.unravel_index(flat, x.shape)).astype(np.int64).reshape(x.ndim, flat.size)
         return SparseCOO(indices, x.reshape(-1)[flat], x.shape, coalesced=True)
 
     @staticmethod
@@ -146,7 +147,7 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 
 def _masked(g, sparse_input):
     """The gradient ``g`` kept at the indices of ``sparse_input``: PyTorch's sparse gradient."""
-    mask = np.zeros(g.shape, bool)
+    mask = _backend.namespace(g._data).zeros(g.shape, bool)
     mask[tuple(sparse_input._data.indices)] = True
     return g * Tensor._make(mask)
 

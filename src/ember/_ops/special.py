@@ -1,17 +1,19 @@
 """Special functions of one or two tensors: inverse hyperbolics, the error, gamma and Bessel
 families, ``exp2``, ``logit``, ``sinc``, ``xlogy``, ``logaddexp`` and angle conversions.
 
-Kernels come from NumPy and ``scipy.special`` (float16 computes in float32 and rounds back, as
-SciPy has no half loops); derivatives are written in ember ops, so second derivatives come
-free. Integer and bool inputs compute in the default float dtype. The PyTorch page of each
+Kernels come from the inputs' namespace and its ``scipy.special`` (``_backend.special``;
+float16 computes in float32 and rounds back, as SciPy has no half loops); derivatives are
+written in ember ops, so second derivatives come free. Integer
+ and bool inputs compute in the default float dtype. The PyTorch page of each
 is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``; the derivatives follow
 PyTorch's ``tools/autograd/derivatives.yaml`` where it chooses a value at a special point.
 """
 import math
 
 import numpy as np
-from scipy import special as _special
 
+from .. import _backend
+from .._backend import kernel as _kernel, namespace
 from .._tensor import Tensor
 from .args import with_out
 from .core import Op, apply, elementwise_rule
@@ -23,12 +25,19 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _scipy(fn):
-    """``fn`` on an array in its own dtype (float16 through float32)."""
+    """``fn(x, *args)`` on an array ``x`` in its own dtype (float16 through float32); a string
+    names the function of ``x``'s ``scipy.special`` (``_backend.special(x)``)."""
     def kernel(x, *args):
+        f = getattr(_backend.special(x), fn) if isinstance(fn, str) else fn
         if x.dtype == np.float16:
-            return fn(x.astype(np.float32), *args).astype(np.float16)
-        return np.asarray(fn(x, *args), dtype=x.dtype)
+            return f(x.astype(np.float32), *args).astype(np.float16)
+        return namespace(x).asarray(f(x, *args), dtype=x.dtype)
     return kernel
+
+
+def _dtype_of(v):
+    """An array's dtype, or a Python number itself (NumPy's weak-scalar promotion takes both)."""
+    return getattr(v, "dtype", v)
 
 
 def _where(condition, input, other):
@@ -41,7 +50,7 @@ def asinh(input, *, out=None):
     return with_out(apply(Asinh, input), out)
 
 
-Asinh = elementwise("Asinh", np.arcsinh, lambda x, g: g * (x * x + 1).rsqrt())
+Asinh = elementwise("Asinh", _kernel("arcsinh"), lambda x, g: g * (x * x + 1).rsqrt())
 arcsinh = asinh
 
 
@@ -50,7 +59,7 @@ def acosh(input, *, out=None):
     return with_out(apply(Acosh, input), out)
 
 
-Acosh = elementwise("Acosh", np.arccosh, lambda x, g: g * (x * x - 1).rsqrt())
+Acosh = elementwise("Acosh", _kernel("arccosh"), lambda x, g: g * (x * x - 1).rsqrt())
 arccosh = acosh
 
 
@@ -59,7 +68,7 @@ def atanh(input, *, out=None):
     return with_out(apply(Atanh, input), out)
 
 
-Atanh = elementwise("Atanh", np.arctanh, lambda x, g: g / (1 - x * x))
+Atanh = elementwise("Atanh", _kernel("arctanh"), lambda x, g: g / (1 - x * x))
 arctanh = atanh
 
 
@@ -69,7 +78,7 @@ def exp2(input, *, out=None):
     return with_out(apply(Exp2, input), out)
 
 
-Exp2 = elementwise("Exp2", np.exp2, lambda out, g: g * out * math.log(2.0), uses="output")
+Exp2 = elementwise("Exp2", _kernel("exp2"), lambda out, g: g * out * math.log(2.0), uses="output")
 
 
 def erfc(input, *, out=None):
@@ -77,7 +86,7 @@ def erfc(input, *, out=None):
     return with_out(apply(Erfc, input), out)
 
 
-Erfc = elementwise("Erfc", _scipy(_special.erfc),
+Erfc = elementwise("Erfc", _scipy("erfc"),
                    lambda x, g: g * -_TWO_OVER_SQRT_PI * (-x * x).exp())
 
 
@@ -87,7 +96,7 @@ def erfinv(input, *, out=None):
     return with_out(apply(Erfinv, input), out)
 
 
-Erfinv = elementwise("Erfinv", _scipy(_special.erfinv),
+Erfinv = elementwise("Erfinv", _scipy("erfinv"),
                      lambda out, g: g * _SQRT_PI_OVER_TWO * (out * out).exp(), uses="output")
 
 
@@ -106,8 +115,8 @@ class Logit(Op):
     @staticmethod
     def forward(x, eps=None):
         if eps is not None:
-            x = np.clip(x, eps, 1 - eps)
-        return np.log(x / (1 - x)).astype(x.dtype, copy=False)
+            x = x.clip(eps, 1 - eps)
+        return namespace(x).log(x / (1 - x)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -129,7 +138,7 @@ def _sinc_derivative(x, g):
     return g * _where(x == 0, slope.new_zeros(()), slope)
 
 
-Sinc = elementwise("Sinc", np.sinc, _sinc_derivative)
+Sinc = elementwise("Sinc", _kernel("sinc"), _sinc_derivative)
 
 
 # ---- gamma and Bessel functions --------------------------------------------------------------------
@@ -139,7 +148,7 @@ def lgamma(input, *, out=None):
 
 
 def _lgamma_kernel(x):
-    return np.where(x == -np.inf, np.inf, _special.gammaln(x)).astype(x.dtype, copy=False)
+    return namespace(x).where(x == -np.inf, np.inf, _backend.special(x).gammaln(x)).astype(x.dtype, copy=False)
 
 
 Lgamma = elementwise("Lgamma", _scipy(_lgamma_kernel), lambda x, g: g * digamma(x))
@@ -151,7 +160,7 @@ def digamma(input, *, out=None):
     return with_out(apply(Digamma, input), out)
 
 
-Digamma = elementwise("Digamma", _scipy(_special.psi), lambda x, g: g * polygamma(1, x))
+Digamma = elementwise("Digamma", _scipy("psi"), lambda x, g: g * polygamma(1, x))
 
 
 def mvlgamma(input, p, *, out=None):
@@ -190,19 +199,20 @@ class Polygamma(Op):
 
 
 def _polygamma_kernel(n, x):
-    out = np.asarray(_special.polygamma(n, x), dtype=x.dtype)
+    xp, special = namespace(x), _backend.special(x)
+    out = xp.asarray(special.polygamma(n, x), dtype=x.dtype)
     if n >= 2:
         out[x == np.inf] = np.nan
         return out
-    poles = (x <= 0) & (np.floor(x) == x)
+    poles = (x <= 0) & (xp.floor(x) == x)
     if poles.any():
         # PyTorch's trigamma reflects x < 1/2 with pi^2 / sin^2(pi x), evaluated in the dtype:
         # at a pole sin(pi x) is the rounding error of pi x, so the value is finite and large.
         at, pi = x[poles], x.dtype.type(math.pi)
         with np.errstate(divide="ignore", invalid="ignore"):
-            sin = np.sin((pi * at).astype(np.float64)).astype(x.dtype)
+            sin = xp.sin((pi * at).astype(np.float64)).astype(x.dtype)
             reflected = (pi * pi) / (sin * sin)
-            out[poles] = reflected.astype(np.float64) - _special.polygamma(1, 1 - at.astype(np.float64))
+            out[poles] = reflected.astype(np.float64) - special.polygamma(1, 1 - at.astype(np.float64))
     return out
 
 
@@ -211,7 +221,7 @@ def i0(input, *, out=None):
     return with_out(apply(I0, input), out)
 
 
-I0 = elementwise("I0", _scipy(_special.i0), lambda x, g: g * apply(I1, x))
+I0 = elementwise("I0", _scipy("i0"), lambda x, g: g * apply(I1, x))
 
 
 def _i1_derivative(x, g):
@@ -226,7 +236,7 @@ def i1(input, *, out=None):
     return with_out(apply(I1, input), out)
 
 
-I1 = elementwise("I1", _scipy(_special.i1), _i1_derivative)
+I1 = elementwise("I1", _scipy("i1"), _i1_derivative)
 
 
 # ---- angles ------------------------------------------------------------------------------------------
@@ -235,7 +245,7 @@ def deg2rad(input, *, out=None):
     return with_out(apply(Deg2Rad, input), out)
 
 
-Deg2Rad = elementwise("Deg2Rad", lambda x: x * np.asarray(math.pi / 180, x.dtype),
+Deg2Rad = elementwise("Deg2Rad", lambda x: x * x.dtype.type(math.pi / 180),
                       lambda _, g: g * (math.pi / 180), uses=None)
 
 
@@ -244,7 +254,7 @@ def rad2deg(input, *, out=None):
     return with_out(apply(Rad2Deg, input), out)
 
 
-Rad2Deg = elementwise("Rad2Deg", lambda x: x * np.asarray(180 / math.pi, x.dtype),
+Rad2Deg = elementwise("Rad2Deg", lambda x: x * x.dtype.type(180 / math.pi),
                       lambda _, g: g * (180 / math.pi), uses=None)
 
 
@@ -262,9 +272,10 @@ class Xlogy(Op):
 
     @staticmethod
     def forward(x, y):
-        dtype = np.result_type(x, y)  # a Python number operand takes the tensor's dtype
-        out = x * np.log(np.asarray(y, dtype))
-        return np.where((x == 0) & ~np.isnan(y), 0, out).astype(dtype, copy=False)
+        dtype = np.result_type(_dtype_of(x), _dtype_of(y))  # a Python number takes the tensor's
+        xp = namespace(x, y)
+        out = x * xp.log(xp.asarray(y, dtype))
+        return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -294,12 +305,14 @@ class Igamma(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
     sign = 1
-    kernel = staticmethod(_special.gammainc)
+    kernel = "gammainc"
 
     @classmethod
     def forward(cls, a, x):
-        dtype = np.result_type(a, x)
-        return _scipy(lambda v: cls.kernel(v, np.asarray(x, v.dtype)))(np.asarray(a, dtype))
+        dtype, xp = np.result_type(_dtype_of(a), _dtype_of(x)), namespace(a, x)
+        a = xp.asarray(a, dtype)
+        kernel = getattr(_backend.special(a), cls.kernel)
+        return _scipy(lambda v: kernel(v, xp.asarray(x, v.dtype)))(a)
 
     @classmethod
     def backward(cls, ctx, g):
@@ -312,4 +325,4 @@ class Igamma(Op):
 
 class Igammac(Igamma):
     sign = -1
-    kernel = staticmethod(_special.gammaincc)
+    kernel = "gammaincc"

@@ -1,9 +1,10 @@
 """``GradScaler``: dynamic loss scaling for mixed-precision training (``torch.amp.GradScaler``)."""
+import math
 import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _backend, _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -65,9 +66,11 @@ class GradScaler:
         self._growth_tracker = None
         self._per_optimizer = {}
 
-    def _lazy_init(self):
-        self._scale = Tensor._make(np.array(self._init_scale, np.float32))
-        self._growth_tracker = Tensor._make(np.array(self._init_growth_tracker, np.int32))
+    def _lazy_init(self, like):
+        """S and the growth tracker, made on the device of the first tensor scaled (as torch's)."""
+        self._scale = Tensor._make(_backend.from_host(np.array(self._init_scale, np.float32), like._data))
+        self._growth_tracker = Tensor._make(_backend.from_host(np.array(self._init_growth_tracker, np.int32),
+                                                               like._data))
 
     def _check_scale(self, caller):
         if self._scale is None:
@@ -82,9 +85,9 @@ class GradScaler:
         disabled."""
         if not self._enabled:
             return outputs
-        if self._scale is None:
-            self._lazy_init()
         if isinstance(outputs, Tensor):
+            if self._scale is None:
+                self._lazy_init(outputs)
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
@@ -102,7 +105,7 @@ class GradScaler:
         if state["stage"] == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         # The reciprocal in float64, then float32: PyTorch's rounding of 1/S.
-        inv_scale = np.float32(1.0 / np.float64(self._scale._data))
+        inv_scale = np.float32(1.0 / float(self._scale._data))
         found_inf = False
         with no_grad():
             for group in optimizer.param_groups:
@@ -112,7 +115,7 @@ class GradScaler:
                     if p.grad.dtype is _dtype.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     grad = p.grad._data
-                    found_inf |= not np.isfinite(grad).all()
+                    found_inf |= not _backend.namespace(grad).isfinite(grad).all()
                     grad *= inv_scale
                     p.grad._versions[0] += 1
         state["found_inf"] = found_inf
@@ -158,7 +161,7 @@ class GradScaler:
                 tracker += 1
                 if tracker == self._growth_interval:
                     grown = scale * np.float32(self._growth_factor)
-                    if np.isfinite(grown):
+                    if math.isfinite(float(grown)):
                         scale[...] = grown
                     tracker[...] = 0
         self._per_optimizer = {}

@@ -2,6 +2,8 @@
 
 The numerical Jacobian uses central differences ``(f(x + eps) - f(x - eps)) / 2 eps`` one
 element at a time; inputs should be float64 for the default tolerances to be meaningful.
+The Jacobians are assembled and compared on the host, with NumPy, as a test tool reads
+values (``.numpy()``), not as array work of a training program.
 """
 import numpy as np
 
@@ -100,7 +102,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   raise_exception=True, **kwargs):
     """Checks second derivatives: gradcheck of ``x -> grad(func(x), x, v)`` for random ``v``."""
-    from .._creation import randn
+    from .._sampling import randn
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt_idx = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
     outs = _outputs(func, inputs)

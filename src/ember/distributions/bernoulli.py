@@ -4,7 +4,8 @@ Given ``probs`` or ``logits`` (ValueError for both or neither), it derives the o
 use; sampling draws PyTorch's numbers for the same seed.
 """
 from numbers import Number
-from .._creation import arange, bernoulli
+from .._creation import arange
+from .._sampling import bernoulli
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits

@@ -1,7 +1,8 @@
 """The binomial distribution (https://pytorch.org/docs/stable/distributions.html#binomial)."""
 from numbers import Number
 
-from .._creation import arange, rand
+from .._creation import arange
+from .._sampling import rand
 from .._ops.special import lgamma
 from .._size import Size
 from ..autograd.grad_mode import no_grad

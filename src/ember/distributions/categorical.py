@@ -3,7 +3,8 @@
 Given ``probs`` or ``logits`` (ValueError for both or neither), it derives the other on first
 use; sampling draws PyTorch's numbers for the same seed.
 """
-from .._creation import arange, full, multinomial
+from .._creation import arange, full
+from .._sampling import multinomial
 from .._dtype import finfo, int64
 from .._ops.pointwise_binary import clamp
 from .._ops.shape import broadcast_tensors

@@ -2,7 +2,8 @@
 import math
 from numbers import Number
 
-from .._creation import empty, normal
+from .._creation import empty
+from .._sampling import normal
 from .._ops.special import erfinv
 from .._size import Size
 from ..autograd.grad_mode import no_grad

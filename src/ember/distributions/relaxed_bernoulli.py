@@ -3,7 +3,7 @@
 "The Concrete Distribution", https://arxiv.org/abs/1611.00712)."""
 from numbers import Number
 
-from .._creation import rand
+from .._sampling import rand
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints

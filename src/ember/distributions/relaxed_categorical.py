@@ -1,7 +1,8 @@
 """The relaxed (Concrete / Gumbel-softmax) one-hot categorical distributions
 (https://pytorch.org/docs/stable/distributions.html#relaxedonehotcategorical; Maddison et al.
 2017, https://arxiv.org/abs/1611.00712; Jang et al. 2017, https://arxiv.org/abs/1611.01144)."""
-from .._creation import full_like, rand
+from .._creation import full_like
+from .._sampling import rand
 from .._ops.special import lgamma
 from .._size import Size
 from ..autograd.grad_mode import no_grad

@@ -1,6 +1,6 @@
 """The uniform distribution (https://pytorch.org/docs/stable/distributions.html#uniform)."""
 from numbers import Number
-from .._creation import rand
+from .._sampling import rand
 from .._size import Size
 from . import constraints
 from .distribution import Distribution

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import special
 
 from .._creation import as_tensor, eye
-from .. import _distributions
+from .. import _backend, _distributions
 from .._random import rng
 from ..autograd.grad_mode import no_grad
 
@@ -48,8 +48,12 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def _fill(tensor, values):
+    """Copies ``values`` (drawn and computed on the host: the CPU generator's numbers, as
+    PyTorch's for a seed) into ``tensor``, on its device."""
+    source = as_tensor(values, dtype=tensor.dtype)
+    source._data = _backend.from_host(source._data, tensor._data)
     with no_grad():
-        tensor.copy_(as_tensor(values, dtype=tensor.dtype))
+        tensor.copy_(source)
     return tensor
 
 

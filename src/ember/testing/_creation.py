@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 
 from .. import _dtype
-from .._creation import empty, randint
+from .._creation import empty
+from .._sampling import randint
 from .._tensor import Tensor
 
 __all__ = ["make_tensor"]

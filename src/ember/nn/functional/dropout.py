@@ -7,7 +7,7 @@ factor, so the gradient is the same mask.
 import math
 import warnings
 
-
+from ... import _backend
 from ..._ops.core import _type_name, apply
 from ..._ops.random import DropoutMask
 from ..._random import rng as _rng
@@ -27,7 +27,10 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    return apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
+    mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
+    # Drawn by the CPU generator (torch's numbers for a seed), then on the input's device.
+    mask._data = _backend.from_host(mask._data, input._data)
+    return mask
 
 
 def _dropout(input, p, training, inplace, shape):

@@ -3,11 +3,14 @@
 
 Both gather rows of ``weight`` with the :class:`~ember._ops.embedding.EmbeddingForward` op, whose
 gradient sums into each looked-up row with one sparse product. Gradients are dense:
-``sparse=True`` is accepted and gives the same (dense) gradient.
+``sparse=True`` is accepted and gives the same (dense) gradient. The bags' bookkeeping runs
+in the ids' namespace; ``embedding_bag``'s sum and mean reduce with SciPy's CSR product,
+NumPy's CPU path (as the lookup's gradient does for NumPy arrays).
 """
 import numpy as np
 
 from ... import _dtype
+from ..._backend import namespace
 from ..._ops.indexing import one_hot
 from ..._ops.core import apply, named
 from ..._ops.embedding import EmbeddingForward, SparseMatmul, rows_matrix
@@ -89,7 +92,7 @@ def _ids_in_range(input, num_embeddings):
 def _renorm_rows(weight, ids, max_norm, norm_type):
     """PyTorch's ``embedding_renorm_``: rows named in ``ids`` with a norm above ``max_norm``
     are scaled in place to ``max_norm / (norm + 1e-7)`` times themselves."""
-    rows = Tensor._make(np.unique(ids))
+    rows = Tensor._make(namespace(ids).unique(ids))
     with no_grad():
         chosen = weight[rows]
         norms = chosen.norm(p=norm_type, dim=1, keepdim=True)
@@ -133,7 +136,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                              f"{type(offsets)}")
         if input.shape[1] == 0:
             raise RuntimeError("step must be nonzero")
-        starts = np.arange(0, input.numel(), input.shape[1])
+        starts = namespace(input._data).arange(0, input.numel(), input.shape[1])
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
@@ -158,7 +161,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     num_embeddings = weight.shape[0]
     bad = (ids < 0) | (ids >= num_embeddings)
     if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+        i = int(bad.reshape(-1).argmax())
         raise RuntimeError(f"Index {i} of input takes value {ids[i]} which is not in the valid range "
                            f"[0, {num_embeddings})")
     if max_norm is not None:
@@ -182,10 +185,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         return named(_bag_max(rows, bag, num_bags), "EmbeddingBagBackward0")
     coefficients = None
     if mode == "mean":
-        counts = np.bincount(bag, minlength=num_bags)
+        counts = namespace(bag).bincount(bag, minlength=num_bags)
         coefficients = 1.0 / counts[bag]
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights[Tensor._make(np.flatnonzero(keep))].unsqueeze(1)
+        rows = rows * per_sample_weights[Tensor._make(namespace(keep).flatnonzero(keep))].unsqueeze(1)
     return named(apply(SparseMatmul, rows, matrix=rows_matrix(bag, num_bags, coefficients)), "EmbeddingBagBackward0")
 
 
@@ -205,17 +208,18 @@ def _check_bag_args(weight, per_sample_weights, starts, n):
     if len(starts) and starts[-1] > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
                            f"{starts[-1]}")
-    if np.any(np.diff(starts) < 0):
+    if (starts[1:] < starts[:-1]).any():
         raise RuntimeError("offsets must be non-decreasing")
 
 
 def _bag_of_each_id(starts, n, include_last_offset):
     """The bag number of each of the ``n`` ids, given each bag's start offset. Ids past the
     last offset, with ``include_last_offset``, belong to no bag and get -1."""
-    starts = np.asarray(starts, np.int64)
-    bag = np.searchsorted(starts, np.arange(n), side="right") - 1
+    xp = namespace(starts)
+    starts = starts.astype(np.int64, copy=False)
+    bag = xp.searchsorted(starts, xp.arange(n), side="right") - 1
     if include_last_offset and len(starts):
-        bag[np.arange(n) >= starts[-1]] = -1
+        bag[xp.arange(n) >= starts[-1]] = -1
     return bag
 
 
@@ -226,11 +230,12 @@ def _bag_max(rows, bag, num_bags):
     if n == 0:
         return rows.new_zeros((num_bags, dim))
     values = rows._data
-    top = np.full((num_bags, dim), -np.inf, values.dtype)
-    np.maximum.at(top, bag, values)
-    position = np.where(values == top[bag], np.arange(n)[:, None], n)
-    first = np.full((num_bags, dim), n)
-    np.minimum.at(first, bag, position)
+    xp = namespace(values)
+    top = xp.full((num_bags, dim), -np.inf, values.dtype)
+    xp.maximum.at(top, bag, values)
+    position = xp.where(values == top[bag], xp.arange(n)[:, None], n)
+    first = xp.full((num_bags, dim), n)
+    xp.minimum.at(first, bag, position)
     empty = first == n
     first[empty] = 0
     out = rows.gather(0, Tensor._make(first))

@@ -17,6 +17,9 @@ the concatenated batch (Goyal et al. 2017, "Accurate, Large Minibatch SGD").
 
 Source: https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html;
 Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data Parallel Training".
+
+The buckets are host (NumPy) buffers, as MPI sends host memory: this file is NumPy's by design,
+like ``ember.distributed``.
 """
 import contextlib
 

@@ -15,7 +15,8 @@ orthogonal matrices and weight normalisation, each registered with
 import numpy as np
 
 from ... import linalg
-from ..._creation import eye, randn, zeros
+from ..._creation import eye, zeros
+from ..._sampling import randn
 from ..._ops.join import cat
 from ..._ops.pointwise_binary import where
 from ..._linalg_legacy import geqrf

@@ -29,7 +29,8 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from ..._creation import ones_like, rand, rand_like, zeros_like
+from ..._creation import ones_like, zeros_like
+from ..._sampling import rand, rand_like
 from ..._ops.linalg import norm
 from ..._ops.sort import kthvalue, topk
 from ...autograd.grad_mode import no_grad

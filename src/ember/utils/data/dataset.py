@@ -206,7 +206,7 @@ def random_split(dataset, lengths, generator=_random.default_generator):
 
     Source: https://pytorch.org/docs/stable/data.html#torch.utils.data.random_split
     """
-    from ..._creation import randperm
+    from ..._sampling import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         counts = []
         for i, frac in enumerate(lengths):

@@ -4,7 +4,7 @@ Source: https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.D
 """
 import math
 
-from ..._creation import randperm
+from ..._sampling import randperm
 from ..._random import Generator
 from .sampler import Sampler
 

@@ -144,7 +144,7 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        from ..._creation import multinomial
+        from ..._sampling import multinomial
         yield from multinomial(self.weights, self.num_samples, self.replacement,
                                generator=self.generator).tolist()
 

@@ -1,0 +1,137 @@
+"""Random sampling factories: new tensors of random draws from the CPU generator, PyTorch's
+numbers for a seed (https://pytorch.org/docs/stable/torch.html#random-sampling). Each accepts
+``generator``, ``dtype``, ``device`` and ``requires_grad`` where PyTorch does; the in-place
+fills (``uniform_``, ``normal_``...) are in ``_random``."""
+import math
+
+import numpy as np
+
+from . import _distributions, _dtype
+from ._creation import _finish, _size, _sizes
+from ._device import check_device
+from ._ops.core import _type_name
+from ._tensor import Tensor
+
+__all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+           "rand_like", "randn_like", "randint_like"]
+
+
+def _float_dtype(dtype, name):
+    dtype = dtype or _dtype.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type_name(dtype)}'")
+    return dtype
+
+
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Uniform samples on [0, 1)."""
+    check_device(device)
+    dtype = _float_dtype(dtype, "check_uniform_bounds")
+    size = _sizes(sizes, size)
+    return _finish(_distributions.uniform(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
+
+
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Standard normal samples; complex dtypes draw the real and imaginary parts with variance
+    1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
+    check_device(device)
+    size = _sizes(sizes, size)
+    if dtype is not None and dtype.is_complex:
+        parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
+        return _finish(parts.view(dtype.np)[..., 0], requires_grad)
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False, out=None):
+    """Integers uniform on [low, high); int64 unless ``dtype`` is given."""
+    check_device(device)
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    arr = _distributions.randint(low, high, _size((size,)), generator)
+    return _finish(arr.astype((dtype or _dtype.int64).np), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """A random permutation of 0..n-1, int64 by default
+    (https://pytorch.org/docs/stable/generated/torch.randperm.html)."""
+    check_device(device)
+    arr = _distributions.randperm(int(n), generator).astype((dtype or _dtype.int64).np)
+    return _finish(arr, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, out=None, device=None,
+           requires_grad=False):
+    """Normal samples with ``mean`` and ``std`` (numbers or broadcasting tensors)."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if np.any(np.asarray(s) < 0):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    dt = dtype or (ref.dtype if ref is not None else _dtype.get_default_dtype())
+    # PyTorch draws N(mean, std) directly for two numbers, N(0, std) + mean for a tensor mean
+    # and a number std, and N(0, 1) · std + mean otherwise.
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        scalar_std = not isinstance(std, Tensor)
+        draws = _distributions.normal(tuple(shape), 0.0, s if scalar_std else 1.0, dt, generator)
+        arr = (draws if scalar_std else draws * s.astype(dt.np)) + np.asarray(m).astype(dt.np)
+    else:
+        arr = _distributions.normal(tuple(shape), m, s, dt, generator)
+    return _finish(np.asarray(arr).astype(dt.np), requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples, 1 with probability ``input`` (or ``p``), in ``input``'s dtype."""
+    if p is not None:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        return _finish(_distributions.bernoulli_scalar(tuple(input.shape), p, input.dtype, generator))
+    probs = input._data
+    if np.any((probs < 0) | (probs > 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    return _finish(_distributions.bernoulli(probs, input.dtype, generator))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the rows of ``input`` (non-negative weights, (C) or (N, C)) as int64.
+
+    RuntimeError for negative or non-finite weights, an all-zero row, or more samples than
+    categories without replacement."""
+    w = input._data
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input.dtype)}")
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > rows.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    out = _distributions.multinomial(rows, num_samples, replacement, generator)
+    return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
+
+
+def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    """``rand`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
+    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
+    """``randn`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
+    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):
+    """``randint`` with ``input``'s shape and (unless given) dtype
+    (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)

@@ -1,0 +1,72 @@
+"""The conversions of :class:`~ember.Tensor` to NumPy and Python values: ``numpy``,
+``__array__``, ``item``, ``tolist``, ``bool``/``int``/``float``/``index``, ``len`` and iteration
+(https://pytorch.org/docs/stable/tensors.html). Tensor inherits them; its data, attributes
+and method table are in ``_tensor.py``."""
+from ._backend.sparse import SparseCOO
+from ._ops import core as _core
+
+__all__ = ["TensorConversions"]
+
+
+class TensorConversions:
+    """The conversion part of :class:`~ember.Tensor` (whose slots it reads)."""
+    __slots__ = ()
+
+    def numpy(self, force=False):
+        """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
+        lazy conjugate (``is_conj()``) or negation (``is_neg()``), unless ``force``, which hands
+        over a copy."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if type(self._data) is SparseCOO:
+            raise TypeError("can't convert a sparse tensor to a NumPy array: call .to_dense() first")
+        if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
+            if not force:
+                bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
+                raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "
+                                   f"Use tensor.resolve_{fix}().numpy() instead.")
+            return self._data.copy()
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number; RuntimeError otherwise."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """The values as nested Python lists of numbers (a number for a 0-d tensor)."""
+        return self._data.tolist()
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
