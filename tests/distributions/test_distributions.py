@@ -10,16 +10,6 @@ import ember
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def validation_on():
-    """torch's default validation is process state other tests change (torch.compile's tracing
-    turns it off); both libraries validate here, as by default."""
-    saved = torch.distributions.Distribution._validate_args
-    torch.distributions.Distribution.set_default_validate_args(True)
-    yield
-    torch.distributions.Distribution.set_default_validate_args(saved)
-
-
 def both(build):
     """``build(lib, D)`` with lib torch and ember (same seed), D its distributions module."""
     out = []

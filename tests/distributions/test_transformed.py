@@ -10,7 +10,7 @@ import pytest
 import ember
 
 torch = pytest.importorskip("torch")
-from test_distributions import both, close, validation_on  # noqa: E402,F401  (the fixture applies here too)
+from test_distributions import both, close  # noqa: E402
 
 
 def params(L, dtype):
