@@ -208,3 +208,15 @@ def test_random_without_bounds_draws_torchs_numbers_over_the_dtypes_range(dtype)
         lib.manual_seed(0)
         out.extend(lib.empty(64, dtype=getattr(lib, dtype)).random_().tolist())
     assert got == want
+
+
+@pytest.mark.parametrize("draw", [
+    lambda L: L.tensor([[0.2, 0.8, 0.0], [0.5, 0.25, 0.25]]).multinomial(5, replacement=True),
+    lambda L: L.tensor([1.0, 3.0, 0.5, 2.0]).multinomial(3),
+    lambda L: L.tensor([[0.1, 0.9], [0.7, 0.3]]).bernoulli(),
+    lambda L: L.empty(2, 3).bernoulli(0.25),
+])
+def test_tensor_multinomial_and_bernoulli_methods_draw_torchs_numbers(draw):
+    e, t = both(3, draw)
+    np.testing.assert_array_equal(e, t)
+    assert e.dtype == t.dtype

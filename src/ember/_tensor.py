@@ -303,7 +303,7 @@ from ._ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from ._ops import covariance as _covariance  # noqa: E402
 from ._ops import sparse as _sparse  # noqa: E402
 from ._ops import restride as _restride  # noqa: E402
-from . import _creation, _linalg_legacy, _random  # noqa: E402
+from . import _creation, _linalg_legacy, _random, _sampling  # noqa: E402
 from . import functional as _functional  # noqa: E402
 
 
@@ -418,6 +418,7 @@ _METHODS = {
     "argsort": _sort.argsort, "sort": _sort.sort, "msort": _sort.msort, "topk": _sort.topk,
     "kthvalue": _sort.kthvalue, "median": _sort.median, "unique": _sort.unique,
     "bincount": _sort.bincount, "histc": _sort.histc, "histogram": _sort.histogram,
+    "bernoulli": _sampling.bernoulli, "multinomial": _sampling.multinomial,
     "to": _creation.to, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
     "new_empty": _creation.new_empty, "new_full": _creation.new_full,
     "new_tensor": _creation.new_tensor,
