@@ -3,7 +3,6 @@
 Given ``probs`` or ``logits`` (ValueError for both or neither), it derives the other on first
 use; sampling draws PyTorch's numbers for the same seed.
 """
-from numbers import Number
 from .._creation import arange
 from .._sampling import bernoulli
 from .._size import Size
@@ -11,12 +10,12 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import one_of, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import SuccessProbability, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(SuccessProbability, ExponentialFamily):
     """``Bernoulli(probs=None, logits=None)``: 1 with probability ``probs`` (= sigmoid(logits)),
     else 0; samples are floats of the parameter's dtype."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -25,27 +24,8 @@ class Bernoulli(ExponentialFamily):
     _expand_params = (("probs", 0), ("logits", 0), ("_param", 0))
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        one_of(probs, logits)
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
-        super().__init__(Size() if isinstance(given, Number) else param.size(), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        batch_shape, _ = self._set_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):

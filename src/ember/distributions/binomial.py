@@ -1,5 +1,4 @@
 """The binomial distribution (https://pytorch.org/docs/stable/distributions.html#binomial)."""
-from numbers import Number
 
 from .._creation import arange
 from .._sampling import rand
@@ -9,12 +8,12 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import softplus
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, one_of, probs_to_logits
+from .utils import SuccessProbability, broadcast_all
 
 __all__ = ["Binomial"]
 
 
-class Binomial(Distribution):
+class Binomial(SuccessProbability, Distribution):
     """``Binomial(total_count=1, probs=None, logits=None)``: the number of successes in
     ``total_count`` independent trials, each a success with probability ``probs`` (=
     sigmoid(logits)); ``total_count`` broadcasts with the parameter.
@@ -30,32 +29,13 @@ class Binomial(Distribution):
     _expand_params = (("total_count", 0), ("probs", 0), ("logits", 0), ("_param", 0))
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        one_of(probs, logits)
-        given = probs if probs is not None else logits
-        self.total_count, param = broadcast_all(total_count, given)
-        self.total_count = self.total_count.type_as(param)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
-        super().__init__(Size() if isinstance(given, Number) else param.size(), validate_args=validate_args)
+        batch_shape, (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @property
     def mean(self):

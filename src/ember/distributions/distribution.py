@@ -42,7 +42,7 @@ class Distribution:
             for name, constraint in self.arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # the distribution checks it
-                if isinstance(type(self).__dict__.get(name), lazy_property) and name not in self.__dict__:
+                if isinstance(getattr(type(self), name, None), lazy_property) and name not in self.__dict__:
                     continue  # derived from the other parameterisation: not given
                 value = getattr(self, name)
                 valid = constraint.check(value)

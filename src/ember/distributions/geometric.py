@@ -8,12 +8,12 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, one_of, probs_to_logits
+from .utils import SuccessProbability, broadcast_all, one_of
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(SuccessProbability, Distribution):
     """``Geometric(probs=None, logits=None)``: the number of failures before the first success
     of Bernoulli(probs) trials, k = 0, 1, ...; ``0 < probs <= 1``."""
     arg_constraints = {"probs": constraints.interval(0.0, 1.0), "logits": constraints.real}
@@ -39,14 +39,6 @@ class Geometric(Distribution):
     @property
     def _expand_params(self):
         return (("probs", 0),) if "probs" in self.__dict__ else (("logits", 0),)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):

@@ -1,5 +1,4 @@
 """The negative binomial distribution (https://pytorch.org/docs/stable/distributions.html#negativebinomial)."""
-from numbers import Number
 
 from .._ops.special import lgamma
 from .._random import poisson
@@ -9,12 +8,12 @@ from ..nn.functional import logsigmoid
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, one_of, probs_to_logits
+from .utils import SuccessProbability, broadcast_all
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(SuccessProbability, Distribution):
     """``NegativeBinomial(total_count, probs=None, logits=None)``: the number of successes
     before ``total_count`` failures of independent trials, each a success with probability
     ``probs`` (= sigmoid(logits)); ``total_count > 0`` need not be an integer.
@@ -29,28 +28,9 @@ class NegativeBinomial(Distribution):
     _expand_params = (("total_count", 0), ("probs", 0), ("logits", 0), ("_param", 0))
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        one_of(probs, logits)
-        given = probs if probs is not None else logits
-        self.total_count, param = broadcast_all(total_count, given)
-        self.total_count = self.total_count.type_as(param)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
-        super().__init__(Size() if isinstance(given, Number) else param.size(), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        batch_shape, (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     @property
     def mean(self):

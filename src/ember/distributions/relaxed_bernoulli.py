@@ -1,7 +1,6 @@
 """The relaxed (Concrete / Gumbel-softmax) Bernoulli distributions
 (https://pytorch.org/docs/stable/distributions.html#relaxedbernoulli; Maddison et al. 2017,
 "The Concrete Distribution", https://arxiv.org/abs/1611.00712)."""
-from numbers import Number
 
 from .._sampling import rand
 from .._size import Size
@@ -10,12 +9,12 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, one_of, probs_to_logits
+from .utils import SuccessProbability, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(SuccessProbability, Distribution):
     """``LogitRelaxedBernoulli(temperature, probs=None, logits=None)``: the logit of a
     RelaxedBernoulli sample, ``(logit(u) + logits) / temperature`` for u ~ Uniform(0, 1);
     ``log_prob(x) = log t + (logits - t x) - 2 log(1 + exp(logits - t x))``."""
@@ -25,28 +24,9 @@ class LogitRelaxedBernoulli(Distribution):
     _expand_params = (("probs", 0), ("logits", 0), ("_param", 0))
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        one_of(probs, logits)
         self.temperature = temperature
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
-        super().__init__(Size() if isinstance(given, Number) else param.size(), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        batch_shape, _ = self._set_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=Size()):
         u = clamp_probs(rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))

@@ -8,6 +8,7 @@ from .._dtype import finfo, get_default_dtype
 from .._ops.pointwise_binary import clamp
 from .._ops.shape import broadcast_tensors
 from .._ops.softmax import log_softmax
+from .._size import Size
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 
@@ -66,3 +67,35 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class SuccessProbability:
+    """The success probability of the binary trials under a family (Bernoulli, Binomial,
+    NegativeBinomial, Geometric, RelaxedBernoulli), given as ``probs`` or as ``logits``
+    (log-odds): the other is derived on first use."""
+
+    def _set_probs_or_logits(self, probs, logits, *others):
+        """Broadcasts ``others`` and the given parameter, keeps the parameter as ``probs`` or
+        ``logits`` (and as ``_param``); returns the batch shape and the broadcast ``others``.
+
+        Raises:
+            ValueError: both or neither of ``probs`` and ``logits`` given.
+        """
+        one_of(probs, logits)
+        given = probs if probs is not None else logits
+        *others, param = broadcast_all(*others, given)
+        setattr(self, "probs" if probs is not None else "logits", param)
+        self._param = param
+        return (Size() if isinstance(given, numbers.Number) else param.size()), others
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
