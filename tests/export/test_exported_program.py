@@ -222,3 +222,35 @@ def test_load_of_an_edited_file_raises_value_error(tmp_path, edit):
             archive.writestr(name, data)
     with pytest.raises(ValueError):
         load(path)
+
+
+def test_a_deep_copy_of_a_traced_module_runs_as_the_original_with_its_own_parameters():
+    """copy.deepcopy of make_fx's and ep.module()'s graph modules (torch's copy independent
+    parameters and run the same graph); the copy used to return the captured structure's slots."""
+    import copy
+    from ember.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w):
+        return (x * 2).sin() @ w, x.shape[0]
+    w = ember.randn(3, 2)
+    traced = make_fx(f)(ember.randn(3), w)
+    x = ember.randn(3)
+    (got, n), (want, m) = copy.deepcopy(traced)(x, w), f(x, w)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert n == m == 3
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return {"y": self.fc(x).relu()}
+    module = export(Head(), (ember.randn(4, 3),)).module()
+    twin = copy.deepcopy(module)
+    x = ember.randn(4, 3)
+    assert ember.equal(twin(x)["y"], module(x)["y"])
+    with ember.no_grad():
+        twin.fc.weight.zero_()
+        twin.fc.bias.fill_(-1.0)
+    assert not bool((module(x)["y"] == 0).all()) and bool((twin(x)["y"] == 0).all())

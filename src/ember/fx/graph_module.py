@@ -136,7 +136,17 @@ class CapturedGraphModule(GraphModule):
     def __new__(cls, *args, **kwargs):  # its forward replays the graph: no class of its own needed
         return Module.__new__(cls)
 
-    __deepcopy__ = None  # copied attribute by attribute, as any module (copy.deepcopy's default)
+    def __deepcopy__(self, memo):
+        """A copy holding copies of the module's tensors; the graph, its inputs' map and the
+        returned structure are shared (a captured graph never changes, and the structure's
+        slots are matched by identity when results are rebuilt)."""
+        for name in ("_graph", "_inputs", "_out_spec", "_run"):
+            value = self.__dict__[name]
+            memo[id(value)] = value
+        copied = Module.__new__(type(self))
+        memo[id(self)] = copied
+        copied.__setstate__(deepcopy(self.__getstate__(), memo))
+        return copied
 
     def __init__(self, root, graph, inputs, out_spec, class_name="GraphModule"):
         Module.__init__(self)
