@@ -214,3 +214,23 @@ def test_a_deep_copy_runs_alone():
     twin.recompile()
     assert "lin * 2" in twin.code and "lin * 2" not in gm.code
     assert not gm.lin.weight.eq(0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_tensor_operator_with_a_proxy_on_its_right_records_torchs_method(dtype):
+    """``constant OP proxy`` (the Tensor on the left) is a call_method on the constant, named
+    and freed as torch.fx does (it read the Proxy as a value before)."""
+    def traced(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                c = lib.ones(3, dtype=getattr(lib, dtype))
+                if dtype == "int64":
+                    return c & x, c | x, c ^ x, c << x, c >> x
+                return c + x, c - x, c * x, c / x, c // x, c % x, c ** x, c == x, c < x, c >= x, c @ x
+        return lib.fx.symbolic_trace(M())
+    e, t = both(traced)
+    assert e.code == t.code
+    x = np.arange(1, 4).astype(dtype)
+    for got, want in zip(e(ember.tensor(x)), t(torch.tensor(x))):
+        assert_close(got, want)
+    assert (ember.ones(2) + ember.ones(2)).tolist() == [2.0, 2.0]  # the operators are Tensor's again

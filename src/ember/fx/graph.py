@@ -139,7 +139,10 @@ class Graph:
     def _target_to_str(self, target):
         if callable(target):
             return _snake_case(getattr(target, "__name__", type(target).__name__))
-        return _snake_case(str(target).replace(".", "_"))
+        target = str(target)
+        if target.startswith("__") and target.endswith("__"):  # a dunder method: __and__ names and_1
+            target = target[2:-2]
+        return _snake_case(target.replace(".", "_"))
 
     @contextlib.contextmanager
     def _inserting(self, insert):
@@ -246,14 +249,13 @@ class Graph:
         """The source of ``forward(root_module, <placeholders>)`` and the globals it reads."""
         globals_ = {"torch": sys.modules["ember"], "inf": math.inf, "nan": math.nan,
                     "device": sys.modules["ember"].device}
-        last_use = {}
-        for node in self.nodes:
+        freed_by, seen = collections.defaultdict(list), set()  # freed after their last use, in its arguments' order
+        for node in reversed(self.nodes):
             for arg in node.all_input_nodes:
-                last_use[arg] = node
-        freed_by = collections.defaultdict(list)
-        for value, user in last_use.items():
-            if user.op != "output":
-                freed_by[user].append(value)
+                if arg not in seen:
+                    seen.add(arg)
+                    if node.op != "output":
+                        freed_by[node].append(arg)
         inputs, body, wraps = [], [], []
         for node in self.nodes:
             if node.op == "placeholder":

@@ -20,6 +20,7 @@ import types
 import weakref
 
 from .. import fft, linalg, special  # noqa: F401 (loaded, so that their functions are intercepted)
+from .._tensor import Tensor
 from ..nn import functional  # noqa: F401
 from .graph import Graph
 from .node import Node, _public_namespaces
@@ -235,6 +236,24 @@ def _find_proxy(values):
     return None
 
 
+# A Tensor's operator given a Proxy on its right records the method torch.fx records for it
+# (``buffer * x`` is ``buffer.mul(x)``), instead of reading the Proxy as a value.
+_TENSOR_OPERATORS = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "__floordiv__",
+    "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul", "__eq__": "eq", "__ne__": "ne",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__and__": "__and__", "__or__": "__or__",
+    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__",
+}
+
+
+def _deferring(operator, method):
+    def apply(self, other):
+        if isinstance(other, Proxy):
+            return other.tracer.create_proxy("call_method", method, (self, other), {})
+        return operator(self, other)
+    return apply
+
+
 class _Interception:
     """Counts what needs ember's public functions intercepted (live Proxies, running traces):
     the first rebinds them to their wrappers, the last one gone puts the functions back."""
@@ -252,6 +271,10 @@ class _Interception:
                         wrapper = self.wrappers.setdefault((value, keywords), _Intercepting(value, keywords))
                         setattr(namespace, name, wrapper)
                         self.bound.append((namespace, name, value))
+            for name, method in _TENSOR_OPERATORS.items():
+                original = Tensor.__dict__[name]
+                setattr(Tensor, name, _deferring(original, method))
+                self.bound.append((Tensor, name, original))
         self.users += 1
 
     def __exit__(self, *exc):
