@@ -254,3 +254,25 @@ def test_a_deep_copy_of_a_traced_module_runs_as_the_original_with_its_own_parame
         twin.fc.weight.zero_()
         twin.fc.bias.fill_(-1.0)
     assert not bool((module(x)["y"] == 0).all()) and bool((twin(x)["y"] == 0).all())
+
+
+def test_make_fx_and_export_keep_detach_of_an_input_read_first_detached_and_of_a_returned_value():
+    """torch's make_fx records detach: an input first read through x.detach(), and a returned
+    (x * 3).detach(), give outputs that do not require grad when the graph is run."""
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+    from ember.fx.experimental.proxy_tensor import make_fx
+
+    def f(x):
+        return x.detach() * 2, (x * 3).detach(), x * 4
+    x, tx = ember.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    want = [o.requires_grad for o in torch_make_fx(f)(tx)(tx)]
+    assert want == [False, False, True]
+    assert [o.requires_grad for o in make_fx(f)(x)(x)] == want
+
+    class M(nn.Module):
+        def forward(self, x):
+            return f(x)
+    outputs = export(M(), (x,)).module()(x)
+    assert [o.requires_grad for o in outputs] == want
+    outputs[2].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 4.0, np.float32))

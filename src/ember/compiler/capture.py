@@ -292,7 +292,11 @@ class Tracer:
             source, name = ("const", array.copy()), "const"
         else:
             source, name = ("tensor", t), "tensor"
-        node = self.graph.placeholder(name, _meta(t))
+        # the meta of what the placeholder stands for: an input read first through x.detach()
+        # still requires grad (its readers then read a Detach of it)
+        stands_for = self.world.inputs[source[1]] if source[0] == "input" else \
+            source[1] if source[0] == "param" else t
+        node = self.graph.placeholder(name, _meta(stands_for))
         self.sources.append(source)
         self.value[key] = self.placeholder_of[key] = node
         self.hold(array)
@@ -501,8 +505,8 @@ def _arrays(world):
 def _finish(tracer, cap, result):
     """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call."""
     outputs = []
-    for t in flatten(result):
-        outputs.append(tracer.node(t))
+    for t in flatten(result):  # without a recorded backward, a returned x.detach() is a Detach of x's node
+        outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
     cap.output_nodes = list(outputs)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
