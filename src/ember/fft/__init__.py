@@ -146,11 +146,10 @@ _INORM = {"backward": (0, 2), "ortho": (1, 1), "forward": (2, 0)}
 
 def _threads(x):
     """pocketfft's threads for a transform of ``x``: ember's thread count (``set_num_threads``,
-    as torch's FFTs use torch's) from 2**16 elements up; one below, where starting the pool's
-    threads costs more than they save (1 thread vs 2, process CPU time per call: 64 x 64 r2c
-    5.5 vs 24 us; 256 x 256 89 vs 125 us, 1024 x 1024 1981 vs 2242 us, i.e. ~1.4x and ~1.8x less
-    wall time on two free cores)."""
-    return 1 if x.size < 1 << 16 else _backend.get_num_threads() or 1
+    as torch's FFTs use torch's) from 2**20 elements up; one below, where the pool costs more
+    than it saves (wall time per call on 2 idle cores, 1 vs 2 threads: r2c 256 x 256 116 vs
+    216 us, 512 x 512 333 vs 648 us, 1024 x 1024 2288 vs 1910 us, 2048 x 512 2779 vs 1239 us)."""
+    return 1 if x.size < 1 << 20 else _backend.get_num_threads() or 1
 
 
 def _fit_array(x, sizes, dims):
