@@ -141,21 +141,36 @@ def test_nd_spectrum_of_a_real_signal_has_torchs_signed_zeros(shape, dim, dtype)
         np.testing.assert_allclose(e, t, rtol=0, atol=20 * np.finfo(dtype).eps * np.abs(t).max())
 
 
-def test_public_scipy_fallback_equals_the_private_transforms():
-    """If a SciPy release moves its private pocketfft module, ember.fft runs PublicFFT: the same
-    transforms, scalings and signs."""
+def _mkl_fft():
+    try:
+        return ember.fft.MklFFT()
+    except ImportError:
+        pytest.skip("the optional ember[mkl] extra (mkl_fft, mkl-service) is not installed")
+
+
+@pytest.mark.parametrize("library", ["scipy.fft", "mkl"])
+def test_other_libraries_equal_the_private_transforms(library):
+    """If a SciPy release moves its private pocketfft module, ember.fft runs PublicFFT; with
+    ember[mkl] installed, MklFFT runs the last dim's transforms: the same transforms, scalings
+    and signs, within float64 rounding."""
     pocketfft = pytest.importorskip("scipy.fft._pocketfft").pypocketfft
-    from ember.fft import PublicFFT
+    other = ember.fft.PublicFFT() if library == "scipy.fft" else _mkl_fft()
+    all_axes = ((1,), (0,)) + ((0, 1),) * (library == "scipy.fft")  # MklFFT: one dim
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8))
     r = rng.standard_normal((3, 8))
     h = pocketfft.r2c(r, (0, 1), True, 0)
     for forward in (True, False):
         for inorm in (0, 1, 2):
-            for axes in ((1,), (0, 1)):
-                np.testing.assert_allclose(PublicFFT.c2c(x, axes, forward, inorm), pocketfft.c2c(x, axes, forward, inorm))
-                np.testing.assert_allclose(PublicFFT.r2c(r, axes, forward, inorm), pocketfft.r2c(r, axes, forward, inorm))
-            np.testing.assert_allclose(PublicFFT.c2r(h, (0, 1), 8, forward, inorm), pocketfft.c2r(h, (0, 1), 8, forward, inorm))
+            for axes in all_axes:
+                np.testing.assert_allclose(other.c2c(x, axes, forward, inorm), pocketfft.c2c(x, axes, forward, inorm))
+                np.testing.assert_allclose(other.r2c(r, axes, forward, inorm), pocketfft.r2c(r, axes, forward, inorm))
+            for spectrum, axes in [(h, (1,)), (h.T, (0,))] + [(h, (0, 1))] * (library == "scipy.fft"):
+                np.testing.assert_allclose(other.c2r(spectrum, axes, 8, forward, inorm),
+                                           pocketfft.c2r(spectrum, axes, 8, forward, inorm))
+    for array in (np.broadcast_to(x[:1], x.shape), np.broadcast_to(r[:1], r.shape)):  # zero strides
+        np.testing.assert_allclose(other.c2c(array, (1,), False, 2), pocketfft.c2c(array, (1,), False, 2))
+    np.testing.assert_allclose(other.r2c(array, (1,), True, 0), pocketfft.r2c(array, (1,), True, 0))
 
 
 def test_threaded_transforms_equal_single_threaded():
