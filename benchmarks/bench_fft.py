@@ -1,6 +1,6 @@
 """ember vs torch on small FFTs, where the per-call overhead around the transform is most of
 the time: fft, ifft, rfft, irfft (float32/complex64) at n=64, one signal and a batch of 16,
-forward only. Prints a table (with the CPU's name) and one JSON line of ember/torch time ratios
+forward only. Prints a table (with the CPU's name, each side's libraries) and one JSON line of ember/torch time ratios
 (goal: <= 1.2; lower is better for ember).
 
 Both libraries are pinned to one thread and timed by process CPU time, which other processes
@@ -16,7 +16,7 @@ import timeit
 
 import numpy as np
 
-from bench_linalg import cpu_name
+from bench_linalg import cpu_name, libraries
 
 CASES = [("fft", "float32"), ("fft", "complex64"), ("ifft", "complex64"), ("rfft", "float32"),
          ("irfft", "complex64")]
@@ -38,6 +38,7 @@ def main():
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     print(f"CPU: {cpu_name()}  timer: cpu, 1 thread")
+    print(libraries(ember, torch))
     print(f"{'case':<26}{'ember':>10}{'torch':>10}{'ember/torch':>14}")
     times, ratios = {}, {}
     for shape in [(args.n,), (args.batch, args.n)]:
@@ -52,7 +53,7 @@ def main():
             label = f"{name}_{dtype}_{'x'.join(map(str, shape))}"
             times[label], ratios[label] = best, round(best[0] / best[1], 3)
             print(f"{label:<26}{best[0] * 1e6:>8.1f}us{best[1] * 1e6:>8.1f}us{ratios[label]:>14.2f}")
-    print(json.dumps({"benchmark": "fft", "cpu": cpu_name(), "timer": "cpu", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    print(json.dumps({"benchmark": "fft", "cpu": cpu_name(), "timer": "cpu", "libraries": libraries(ember, torch), "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                       "ember": {k: [float(f"{v[0]:.4g}"), "s"] for k, v in times.items()},
                       "ember_over_torch": ratios}))
 

@@ -1,8 +1,8 @@
 """ember vs torch on LAPACK-bound linear algebra, side by side in one process: svd, eigh, qr,
 cholesky, solve and inv on float32 matrices of size 64-1024, single and batched, and FFTs of the
-same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through SciPy's bindings vs
-torch's pocketfft or MKL). Prints a table
-(with the CPU's name) and one JSON line of ember/torch time ratios (goal: <= 1.2; lower is
+same arrays (rfft along rows, fft2 of the whole matrix: pocketfft through SciPy's bindings, or
+MKL along the last dim with the ember[mkl] extra, vs torch's MKL or pocketfft). Prints a table
+(with the CPU's name, each side's libraries and threads) and one JSON line of ember/torch time ratios (goal: <= 1.2; lower is
 better for ember).
 
 Both libraries end in LAPACK (ember through NumPy/SciPy's OpenBLAS, torch through its MKL or
@@ -37,6 +37,22 @@ def cpu_name():
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def libraries(ember, torch):
+    """The libraries behind each side's linear algebra and FFTs, and their threads, in words."""
+    import re
+    import scipy
+    lapack = scipy.show_config(mode="dicts")["Build Dependencies"]["lapack"]
+    line = (f"ember: LAPACK {lapack['name']} {lapack['version']} (SciPy), FFT {ember.fft._libraries()}, "
+            f"threads {ember.get_num_threads()}")
+    if torch is not None:
+        config = torch.__config__.show()
+        found = re.search(r"LAPACK_INFO=(\w+)", config)
+        fft = "MKL" if torch.backends.mkl.is_available() else "pocketfft"
+        line += (f"\ntorch: LAPACK {found.group(1) if found else 'unknown'}, FFT {fft}, "
+                 f"threads {torch.get_num_threads()}")
+    return line
 
 
 def best(fn, repeat):
@@ -81,8 +97,8 @@ def main():
     libs = [ember] if torch is None else [ember, torch]
     shapes = [(1, int(n)) for n in args.sizes.split(",")] + [(args.batch, int(n)) for n in args.batched_sizes.split(",")]
     rng = np.random.default_rng(0)
-    threads = f"threads: ember {ember.get_num_threads()}" + (f", torch {torch.get_num_threads()}" if torch else "")
-    print(f"CPU: {cpu_name()}  timer: {'cpu' if args.cpu_time else 'wall'}  {threads}")
+    print(f"CPU: {cpu_name()}  timer: {'cpu' if args.cpu_time else 'wall'}")
+    print(libraries(ember, torch))
     print(f"{'case':<22}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     times, ratios = {}, {}
     for batch, n in shapes:
@@ -102,6 +118,7 @@ def main():
             else:
                 print(f"{label:<22}{pair[0] * 1e3:>10.3f}ms{'-':>12}{'-':>14}")
     line = {"benchmark": "linalg", "cpu": cpu_name(), "timer": "cpu" if args.cpu_time else "wall",
+            "libraries": libraries(ember, torch),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "ember": {k: [float(f"{v[0]:.4g}"), "s"] for k, v in times.items()}}
     if ratios:

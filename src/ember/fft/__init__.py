@@ -13,6 +13,7 @@ the opposite-direction DFT with the other ``norm`` ("backward" <-> "forward"), t
 padding to ``n`` is trimming back and vice versa; a one-sided transform's adjoint zero-fills
 the missing half, and a complex-to-real one counts the bins it mirrored twice.
 """
+import functools
 import threading
 
 import numpy as np
@@ -67,11 +68,8 @@ class MklFFT(PublicFFT):
     """The transforms over one dim (``axes`` of length 1) by Intel MKL's DFTI (what PyTorch's
     x86 wheels run) through ``mkl_fft``'s 1-d functions (its n-d ones scaled by the whole
     array's size, not the transformed dims'), MKL's threads set through ``mkl-service``: the
-    optional ``ember[mkl]`` extra (about 1 GB of MKL libraries). ember runs it along the last
-    dim only, where it measured faster than pocketfft (float32, 1 thread, us, pocketfft vs MKL
-    vs torch on an AMD EPYC: rfft of 256 x 256 89 vs 53 vs 59, of 16 x 64 x 64 92 vs 46 vs 52;
-    fft of complex 256 x 256 132 vs 71 vs 80; irfft 80 vs 50 vs 63); along dim 0 of 16 x 64 x 64
-    it measured slower (rfft 192 vs 118 us)."""
+    optional ``ember[mkl]`` extra (about 1 GB of MKL libraries). :func:`_library` says where
+    it runs."""
 
     def __init__(self):
         import mkl
@@ -116,7 +114,8 @@ def _libraries():
     """The libraries that run ember's transforms, in words (benchmarks print it)."""
     if last_dim_fft is pocketfft:
         return "pocketfft (SciPy)"
-    return f"MKL (mkl_fft {last_dim_fft.library.__version__}) along the last dim, pocketfft (SciPy) otherwise"
+    return (f"MKL (mkl_fft {last_dim_fft.library.__version__}) over the last dim from 4096 elements "
+            "if its length has no prime factor above 7, pocketfft (SciPy) otherwise")
 
 
 # ---- arguments ------------------------------------------------------------------------------------
@@ -208,9 +207,25 @@ def _threads(x):
     return 1 if x.size < 1 << 20 else _backend.get_num_threads() or 1
 
 
-def _library(x, dims):
-    """The transforms' library for ``x`` over ``dims``: MKL (where installed) for one dim, the last."""
-    return last_dim_fft if len(dims) == 1 and dims[0] == x.ndim - 1 else pocketfft
+def _library(x, dims, n):
+    """The library for a transform of ``x`` over ``dims`` whose last dim has length ``n``: MKL
+    (where installed) over the last dim alone when ``x`` has 4096 elements or more and ``n`` no
+    prime factor above 7; pocketfft otherwise. Measured (1 thread, float32 batches of 2**16
+    elements, MKL / pocketfft time): n = 256, 1000, 4096 0.6-0.8; n = 255, 510 (a factor 17)
+    1.6-3.3; 16 x 64 signals 1.05-1.1 (mkl_fft's per-call cost); a real input's full transform
+    0.9-1.1 (so those stay on pocketfft)."""
+    if last_dim_fft is pocketfft or x.size < 4096 or dims != (x.ndim - 1,):
+        return pocketfft
+    return last_dim_fft if _smooth(n) else pocketfft
+
+
+@functools.lru_cache(maxsize=256)
+def _smooth(n):
+    """Whether ``n``'s prime factors are all 2, 3, 5 or 7."""
+    for p in (2, 3, 5, 7):
+        while n % p == 0:
+            n //= p
+    return n == 1
 
 
 def _fit_array(x, sizes, dims):
@@ -263,7 +278,8 @@ class FftC2C(Op):
     @staticmethod
     def forward(x, sizes, dims, norm, inverse):
         x = _fit_array(x, sizes, dims)
-        spectrum = _library(x, dims).c2c(x, dims, not inverse, _INORM[norm][inverse], None, _threads(x))
+        library = _library(x, dims, sizes[-1]) if x.dtype.kind == "c" else pocketfft
+        spectrum = library.c2c(x, dims, not inverse, _INORM[norm][inverse], None, _threads(x))
         # A real signal's: pocketfft fills the two-sided spectrum itself, in C.
         return spectrum if x.dtype.kind == "c" else _positive_real_bins(spectrum, dims)
 
@@ -288,7 +304,7 @@ class FftR2C(Op):
     @staticmethod
     def forward(x, sizes, dims, norm):
         x = _fit_array(x, sizes, dims)
-        return _library(x, dims).r2c(x, dims, True, _INORM[norm][0], None, _threads(x))
+        return _library(x, dims, sizes[-1]).r2c(x, dims, True, _INORM[norm][0], None, _threads(x))
 
     @classmethod
     def infer(cls, x, sizes, dims, norm):
@@ -314,7 +330,7 @@ class FftC2R(Op):
     @staticmethod
     def forward(x, sizes, dims, norm):
         x = _fit_array(x, (*sizes[:-1], sizes[-1] // 2 + 1), dims)
-        return _library(x, dims).c2r(x, dims, sizes[-1], False, _INORM[norm][1], None, _threads(x))
+        return _library(x, dims, sizes[-1]).c2r(x, dims, sizes[-1], False, _INORM[norm][1], None, _threads(x))
 
     @classmethod
     def infer(cls, x, sizes, dims, norm):
