@@ -70,7 +70,7 @@ from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, do
                      promote_types, result_type, can_cast, finfo, iinfo)
 from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
-                             lu_unpack, geqrf, cross)
+                             lu_unpack, geqrf, cross, lu, lu_solve, orgqr, ormqr)
 from ._ops.covariance import cov, corrcoef
 from ._ops.sparse import sparse_coo_tensor, spmm
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
@@ -164,7 +164,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "reset_peak_memory_stats", "bfloat16", "BFloat16Tensor", "amp", "onnx", "distributed",
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
-    "geqrf", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
+    "geqrf", "lu", "lu_solve", "orgqr", "ormqr", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
     "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",

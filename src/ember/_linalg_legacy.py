@@ -7,20 +7,22 @@ import numpy as np
 
 from ._creation import eye, tensor, zeros
 from ._ops.lapack import per_matrix, routine
-from .linalg import (cholesky as _cholesky, cross as _cross, det, inv, matrix_exp, matrix_power, multi_dot, pinv, qr as _qr,
+from .linalg import (cholesky as _cholesky, cross as _cross, det, householder_product, inv, lu_factor_ex,
+                     lu_solve as _lu_solve, matrix_exp, matrix_power, multi_dot, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
-from .linalg._common import check_matrix, check_square, out as _out, result_type
+from .linalg._common import check_matrix, check_square, out as _out, result_type, type_name
 from .linalg.factorizations import lu_unpack
 
 __all__ = ["chain_matmul", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "lu_unpack", "geqrf", "cross"]
+           "lu_unpack", "geqrf", "cross", "lu", "lu_solve", "orgqr", "ormqr"]
 
 svd_result = result_type("svd", ["U", "S", "V"])
 slogdet_result = result_type("slogdet", ["sign", "logabsdet"])
 qr_result = result_type("qr", ["Q", "R"])
 triangular_solve_result = result_type("triangular_solve", ["solution", "cloned_coefficient"])
 geqrf_result = result_type("geqrf", ["a", "tau"])
+lu_with_info_result = result_type("_lu_with_info", ["LU", "pivots", "info"])
 
 
 def inverse(input, *, out=None):
@@ -136,3 +138,66 @@ def chain_matmul(*matrices, out=None):
     if len(matrices) == 1:
         return _out(matrices[0].clone(), out)
     return multi_dot(list(matrices), out=out)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu`` (deprecated in PyTorch, with its UserWarning): ``(LU, pivots)`` as
+    :func:`ember.linalg.lu_factor`, and ``info`` (int32, 0 or the 1-based index of a zero pivot)
+    when ``get_infos``; a singular matrix is no error here
+    (https://pytorch.org/docs/stable/generated/torch.lu.html)."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+                  "will be removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    result = lu_with_info_result(*lu_factor_ex(A, pivot=pivot))
+    return _out(result if get_infos else tuple(result[:2]), out)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """``torch.lu_solve`` (deprecated in PyTorch, with its UserWarning): X with ``A X = b``
+    from A's :func:`lu` factors, as :func:`ember.linalg.lu_solve` with b first."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+                  "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.",
+                  UserWarning, stacklevel=2)
+    return _lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+def orgqr(input, tau):
+    """``torch.orgqr``: :func:`ember.linalg.householder_product`, the first n columns of the
+    product of the Householder reflectors in (*, m, n) ``input`` scaled by ``tau``."""
+    return householder_product(input, tau)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """``op(Q) C`` (``left``) or ``C op(Q)`` for C = ``other`` (*, m, n), op the conjugate
+    transpose when ``transpose``, and Q the full (m x m, or n x n on the right) product of the
+    reflectors in ``input`` (*, m or n, k) scaled by ``tau`` (*, k), as :func:`geqrf` returns
+    them; differentiable (Q is :func:`orgqr` of the reflectors padded with zero-scaled ones)
+    (https://pytorch.org/docs/stable/generated/torch.ormqr.html)."""
+    check_matrix(input, "torch.ormqr", "input")
+    check_matrix(other, "torch.ormqr", "other")
+    if input.dtype != other.dtype or input.dtype != tau.dtype:
+        odd, name = (other, "other") if input.dtype != other.dtype else (tau, "tau")
+        raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has "
+                           f"dtype{type_name(input.dtype)} and {name} has dtype {type_name(odd.dtype)}")
+    for name, batch in (("tau", tau.shape[:-1]), ("other", other.shape[:-2])):
+        if tuple(batch) != tuple(input.shape[:-2]):
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to "
+                               f"input.shape[:-2], but got {list(batch)}")
+    size = other.shape[-2] if left else other.shape[-1]
+    if input.shape[-2] != size:
+        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
+    k = min(size, input.shape[-1])
+    if tau.shape[-1] != k:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
+                           "input.shape[-1])")
+    reflectors = input[..., :k]
+    if k < size:  # reflectors with tau = 0 are identities
+        batch = tuple(input.shape[:-2])
+        reflectors = reflectors.new_zeros(batch + (size, size)).index_copy(-1, _arange(k), reflectors)
+        tau = tau.new_zeros(tuple(tau.shape[:-1]) + (size,)).index_copy(-1, _arange(k), tau)
+    q = householder_product(reflectors, tau)
+    q = q.mH if transpose else q
+    return _out(q @ other if left else other @ q, out)
+
+
+def _arange(k):
+    return tensor(np.arange(k))

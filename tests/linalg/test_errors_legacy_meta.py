@@ -42,6 +42,12 @@ ERRORS = [
     lambda lib: lib.linalg.svd(lib.eye(3), driver="gesvd"),
     lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
     lambda lib: lib.linalg.qr(lib.eye(3), mode="foo"),
+    lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(4, 2)),
+    lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(2, 4), left=False),
+    lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(2), lib.ones(5, 2)),
+    lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(2), lib.ones(2, 5), left=False),
+    lambda lib: lib.ormqr(lib.ones(2, 5, 3), lib.ones(3, 3), lib.ones(2, 5, 2)),
+    lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(5, 2, dtype=lib.float64)),
 ]
 
 
@@ -100,6 +106,38 @@ def test_legacy_forms():
     e, t = legacy.svd(ember.ones(4, 3), compute_uv=False), torch.svd(torch.ones(4, 3), compute_uv=False)
     assert [tuple(x.shape) for x in e] == [tuple(x.shape) for x in t]
     assert repr(legacy.slogdet(ember.eye(2))).startswith("ember.return_types.slogdet(\nsign=")
+
+
+@pytest.mark.filterwarnings("ignore:torch.lu is deprecated", "ignore:torch.lu_solve is deprecated")
+def test_lu_lu_solve_orgqr_ormqr_as_torch():
+    """torch.lu (its deprecation warning; ``info`` instead of an error for a singular matrix),
+    lu_solve, orgqr and ormqr (left and right, transposed, batched, fewer reflectors than rows)
+    and their Tensor methods: values and gradients as torch's."""
+    rng = RNG(5)
+    a, b = well_conditioned(rng, 2, 4, 4), rng.standard_normal((2, 4, 3))
+    with pytest.warns(UserWarning, match="torch.lu is deprecated"):
+        lu = ember.lu(ember.tensor(a))
+    with pytest.warns(UserWarning, match="torch.lu_solve is deprecated"):
+        ember.lu_solve(ember.tensor(b), *lu)
+    singular = np.stack([a[0], np.zeros((4, 4))])
+    for get_infos in (False, True):
+        e, t = ember.tensor(singular).lu(get_infos=get_infos), torch.lu(torch.tensor(singular), get_infos=get_infos)
+        assert len(e) == len(t) and type(e).__name__ == type(t).__name__
+        for x, y in zip(e, t):
+            assert x.dtype.name == str(y.dtype)[6:]
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12, atol=1e-12)
+    compare(lambda lib, x, y: lib.lu_solve(y, *lib.lu(x)), a, b)
+    compare(lambda lib, x, y: y.lu_solve(*x.lu()), a, b)
+    geqrf = torch.geqrf(torch.tensor(rng.standard_normal((2, 5, 3))))
+    reflectors, tau = geqrf.a.numpy(), geqrf.tau.numpy()
+    compare(lambda lib, x, t: lib.orgqr(x, t), reflectors, tau)
+    compare(lambda lib, x, t: x.orgqr(t), reflectors, tau)
+    for left in (True, False):
+        other = rng.standard_normal((2, 5, 2) if left else (2, 2, 5))
+        for transpose in (False, True):
+            compare(lambda lib, x, t, c: lib.ormqr(x, t, c, left=left, transpose=transpose), reflectors, tau, other)
+    compare(lambda lib, x, t, c: x.ormqr(t, c, False, True), reflectors[..., :2, :2], tau[..., :2],
+            rng.standard_normal((2, 3, 2)))
 
 
 def test_infer_rules_agree_with_kernels():
