@@ -20,7 +20,7 @@ import scipy.linalg
 from .. import _backend
 from .._backend import namespace
 from .core import Op, apply
-from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, pack, per_matrix,
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, matrices, pack, per_matrix,
                      qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
 from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
@@ -63,20 +63,20 @@ class Cholesky(Op):
             except np.linalg.LinAlgError:
                 pass  # the loop below names the failing matrix (or keeps partial factors)
         potrf = routine("potrf", a.dtype)
-
-        def factor(i, m):
-            # LAPACK factors the Fortran-order view m.T = A^T, whose upper (lower) triangle is
-            # A's lower (upper): L L^H = A^T gives A's factors as L^T, in C order. No
-            # transposing copies in or out, which were 40% of the time at 1024 x 1024
-            # (float32, 1 thread: 14.6 -> 8.9 ms).
-            c, info = potrf(m.copy().T, lower=int(upper), clean=1, overwrite_a=1)
+        # LAPACK factors each matrix of a C-order copy in place, through its Fortran-order view
+        # m.T = A^T, whose upper (lower) triangle is A's lower (upper): L L^H = A^T leaves A's
+        # factor in the copy, in C order. No transposing copies in or out, which were 40% of
+        # the time at 1024 x 1024 (float32, 1 thread: 14.6 -> 8.9 ms), nor per-matrix copies
+        # (16 x 64 x 64: 0.212 -> 0.191 ms).
+        factors = a.copy()
+        for i, m in enumerate(matrices(factors)):
+            info = potrf(m.T, lower=int(upper), clean=1, overwrite_a=1)[1]
             if info > 0 and check_errors:
                 raise LinAlgError(
                     f"linalg.cholesky: {batch_prefix(i, a.shape[:-2])}The factorization could not "
                     "be completed because the input is not positive-definite (the leading minor "
                     f"of order {info} is not positive-definite).")
-            return (c.T,)
-        return per_matrix(a, factor, [a.shape[-2:]])[0]
+        return factors
 
     @staticmethod
     def backward(ctx, g):
