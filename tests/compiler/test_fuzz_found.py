@@ -36,3 +36,18 @@ def test_constant_gradient_keeps_the_backward_compiled():
     assert out.grad_fn.name() == "CompiledGraphBackward"
     np.testing.assert_array_equal(out.detach().numpy(), expected[0].detach().numpy())
     np.testing.assert_array_equal(grad.numpy(), expected[1].numpy())
+
+
+def test_square_root_by_pow_at_minus_inf():
+    """``x ** 0.5``'s gradient reads ``x ** -0.5``: rsqrt's nan at -inf in eager and in the C
+    (which wrote pow(x, -0.5), 0 at -inf unless the compiler rewrote it), and -inf at -0.0."""
+    def fn(x):
+        return x ** 0.5 + x ** -0.5
+
+    values = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, 2.5], dtype=np.float32)
+    expected = _forward_backward(fn, values)
+    compiled = ember.compile(fn)
+    for _ in range(2):
+        out, grad = _forward_backward(compiled, values)
+    np.testing.assert_array_equal(out.detach().numpy(), expected[0].detach().numpy())
+    np.testing.assert_allclose(grad.numpy(), expected[1].numpy(), rtol=1e-6)
