@@ -66,6 +66,8 @@ REDUCE = ("{a}.sum({d})", "{a}.sum({d}, keepdim=True)", "{a}.mean({d})", "{a}.me
           "{a}.amax({d})", "{a}.amin({d}, keepdim=True)", "{a}.max({d}).values", "{a}.var({d})",
           "torch.logsumexp({a}, {d})", "F.softmax({a}, {d})", "F.log_softmax({a}, {d})",
           "{a}.cumsum({d})", "{a}.prod({d})", "{a}.sum()", "{a}.std({d}, keepdim=True)")
+IN_PLACE = {"add_(1.5)": "arith", "mul_(-2.0)": "arith", "relu_()": "exact", "clamp_(min=0.0)": "exact",
+            "zero_()": "exact", "fill_(0.5)": "exact", "sigmoid_()": "transcendental", "neg_()": "exact"}
 INTEGER = ("{a} + {b}", "{a} * {b}", "{a} - {b}", "{a} // ({b}.abs() + 1)", "{a} % ({b}.abs() + 1)",
            "torch.maximum({a}, {b})", "{a}.sum({d})", "torch.where({a} > {b}, {a}, {b})")
 
@@ -99,8 +101,7 @@ class Program:
             self.values.append(Value(f"x{i}", shape, dtype))
         for _ in range(length):
             self._statement()
-        floats = [v for v in self.values[len(self.inputs):]]
-        self.outputs = [v for v in floats if rng.random() < 0.4] + [self.values[-1]]
+        self.outputs = [v for v in self.values[len(self.inputs):] if rng.random() < 0.4] + [self.values[-1]]
 
     def _broadcastable(self, base):
         shape = [1 if self.rng.random() < 0.3 else n for n in base]
@@ -217,12 +218,9 @@ class Program:
             target = f"{t.name}.transpose(0, 1)"
         elif t.shape and rng.random() < 0.5:
             target = f"{t.name}[..., :1]"
-        op = rng.choice(["add_(1.5)", "mul_(-2.0)", "relu_()", "clamp_(min=0.0)", "zero_()", "fill_(0.5)",
-                         "sigmoid_()", "neg_()"])
-        family = "transcendental" if op == "sigmoid_()" else "arith"
+        op = rng.choice(list(IN_PLACE))
         self.lines.append(f"{target}.{op}")
-        t.family = self._join(family, t.family) if op not in ("relu_()", "clamp_(min=0.0)", "zero_()",
-                                                              "fill_(0.5)", "neg_()") else t.family
+        t.family = self._join(IN_PLACE[op], t.family)
 
     def source(self):
         args = ", ".join(name for name, *_ in self.inputs)
