@@ -5,7 +5,6 @@ import io
 
 import numpy as np
 import pytest
-import torch
 
 import ember
 from ember import nn
@@ -84,7 +83,8 @@ def test_no_grad_region_inside_the_compiled_function():
 def test_compiled_module_state_dict_saves_and_loads_as_torchs():
     ember.manual_seed(0)
     model = ember.compile(nn.Linear(3, 2))
-    assert list(model.state_dict()) == list(torch.compile(torch.nn.Linear(3, 2)).state_dict())
+    # torch.compile(torch.nn.Linear(3, 2)).state_dict()'s keys (importing torch._dynamo takes ~10 s)
+    assert list(model.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
     buffer = io.BytesIO()
     ember.save(model.state_dict(), buffer)
     x = ember.randn(4, 3)
