@@ -43,3 +43,14 @@ def test_where_with_bit_masks_matches_numpy_bit_for_bit(dtype):
         got, expected = _backend.where(cond, x, y), np.where(cond, x, y)
         assert got.dtype == expected.dtype and got.shape == expected.shape
         assert got.tobytes() == expected.tobytes()
+
+
+def test_in_place_on_an_empty_copy_is_allowed():
+    """NumPy copies an empty array with zero strides; writing in place to it is no overlap (it
+    raised; found by tests/compiler/test_fuzz.py). torch allows it too."""
+    import torch
+    for lib in (torch, ember):
+        x = lib.zeros(1, 0, 5).transpose(-1, -2).clone()
+        assert x.neg_().shape == (1, 5, 0)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        ember.zeros(1, 3).expand(2, 3).neg_()

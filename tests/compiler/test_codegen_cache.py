@@ -280,3 +280,25 @@ def test_units_are_cached_each_on_its_own(tmp_path, monkeypatch):
     tampered.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     toolchain.build(units + ["int g(void) { return 0; }\n"], cc)
     assert tampered.stat().st_mtime_ns != stamps[tampered]
+
+
+def test_processes_compiling_the_same_graph_at_once_share_one_good_entry(tmp_path):
+    """Two processes build the same graph into one cache directory at the same moment: each
+    runs (no one loads another's half-written library), with the same loss, and the entry
+    left is whole (its library matches its record)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True) for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=30)
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert len({out.split()[2] for out, _ in outs}) == 1
+    root = tmp_path / "ember" / "compile"
+    for lib in root.glob("*.so"):
+        assert json.loads(lib.with_suffix(".json").read_text())["sha256"] == toolchain._digest(lib)
+    assert list(root.glob("*.so")) and not list(root.glob(".tmp-*"))

@@ -329,3 +329,33 @@ for _c in CASES:
 @pytest.mark.parametrize("case,dtype", params(CASES))
 def test_pointwise(case, dtype):
     check(case, dtype)
+
+
+@pytest.mark.parametrize("name", ["sign", "floor", "ceil", "trunc", "round"])
+def test_piecewise_constant_gradient_is_zero_under_inf(name):
+    """Their derivative is zeros, also where the incoming gradient is inf or nan (log1p's at -1:
+    ``g * 0`` made nan there; found by tests/compiler/test_fuzz.py)."""
+    import numpy as np
+    import torch
+
+    import ember
+    values = np.array([nan, -1.0, 0.5, inf, -inf, -1.2])
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(values, requires_grad=True)
+        lib.log1p(getattr(lib, name)(x)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_minus_half_is_rsqrt(dtype):
+    """torch computes ``x ** -0.5`` as rsqrt: nan at -inf and -inf at -0.0, where C's pow gives
+    0 and inf (x ** 0.5's gradient reads it; found by tests/compiler/test_fuzz.py)."""
+    import numpy as np
+    import torch
+
+    import ember
+    values = [-inf, -0.0, 0.0, 4.0, inf, -2.0, nan]
+    expected = torch.tensor(values, dtype=getattr(torch, dtype)).pow(-0.5).numpy()
+    np.testing.assert_array_equal(ember.tensor(values, dtype=getattr(ember, dtype)).pow(-0.5).numpy(), expected)

@@ -125,8 +125,9 @@ def expand(a, shape):
 def overlaps_itself(a):
     """Whether several elements of ``a`` are one memory location as far as its strides tell (a
     zero stride over a dimension longer than 1, as an expanded tensor has): torch's check for
-    writing in place."""
-    return any(stride == 0 and size > 1 for stride, size in zip(a.strides, a.shape))
+    writing in place. An empty array has no elements to share (NumPy gives its copies zero
+    strides)."""
+    return a.size > 0 and any(stride == 0 and size > 1 for stride, size in zip(a.strides, a.shape))
 
 
 def may_share_memory(a, b):

@@ -297,6 +297,8 @@ class Pow(Op):
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
+            if type(b) is float and b == -0.5 and a.dtype.kind == "f":
+                return 1 / xp.sqrt(a)  # torch's rsqrt: nan at -inf, -inf at -0.0 (C's pow: 0, inf)
             return xp.power(a, b)
 
     @staticmethod

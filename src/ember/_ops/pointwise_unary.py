@@ -85,6 +85,12 @@ Abs.holomorphic, Abs.infer = False, classmethod(real_rule)  # |z| is real: g * z
 absolute = abs
 
 
+def _zero_gradient(_, g):
+    """The derivative of a piecewise-constant op: zeros, also where ``g`` is inf or NaN (as
+    torch's; ``g * 0`` would make NaN there)."""
+    return g.new_zeros(g.shape)
+
+
 def sign(input, *, out=None):
     """-1, 0 or 1 by the sign of each element (0 at NaN); zero gradient."""
     return with_out(apply(Sign, input), out)
@@ -100,7 +106,7 @@ def _sign_kernel(x):
     return out
 
 
-Sign = elementwise("Sign", _sign_kernel, lambda _, g: g * 0, uses=None, promote=None)
+Sign = elementwise("Sign", _sign_kernel, _zero_gradient, uses=None, promote=None)
 
 
 def relu(input, *, out=None):
@@ -330,7 +336,7 @@ def _rounding(name, fn, kernel_name):
         if decimals:
             return namespace(x).round(x, decimals)
         return fn(x) if x.dtype.kind == "f" else x.copy()
-    return elementwise(name, kernel, lambda _, g: g * 0, uses=None, promote=None)
+    return elementwise(name, kernel, _zero_gradient, uses=None, promote=None)
 
 
 def floor(input, *, out=None):

@@ -73,6 +73,9 @@ def split(graph, sources, forward_ids, grads):
         for a in _nodes(n.args):
             if a not in in_backward and not is_grad_output.get(a) and a not in saved:
                 saved.append(a)
+    # a gradient the backward did not compute (a piecewise-constant op's zeros, made from a
+    # constant) reaches the backward graph as a saved value
+    saved += [g for _, g in grads if g not in in_backward and not is_grad_output.get(g) and g not in saved]
     if set(saved) & {p for p, _ in graph.mutations}:
         return None
     fwd, env = Graph(), {}
@@ -97,8 +100,6 @@ def split(graph, sources, forward_ids, grads):
             benv[p] = bwd.placeholder(p.name, p.meta)
     for n in backward_nodes:
         benv[n] = bwd.call_op(n.target, _remap(n.args, benv), _remap(n.kwargs, benv), n.meta)
-    if any(g not in benv for _, g in grads):  # a gradient computed in the forward: not split
-        return None
     bwd.output([benv[g] for _, g in grads])
     slots = [(fwd_index[k], j) for j, (k, _) in enumerate(grads)]
     return Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)

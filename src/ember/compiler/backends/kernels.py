@@ -55,6 +55,8 @@ def _pow(a, k, d):
         return f"{_fn('sqrt', d)}({a[0]})"
     if e == -1:
         return f"(1 / {a[0]})"
+    if e == -0.5:  # as eager (torch's rsqrt), whether or not the C compiler rewrites pow
+        return f"(1 / {_fn('sqrt', d)}({a[0]}))"
     return f"{_fn('pow', d)}({a[0]}, {a[1]})"
 
 
