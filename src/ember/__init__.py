@@ -3,6 +3,10 @@
 ``import ember as torch`` runs PyTorch programs that use the parts ember has. The map of the
 code is DESIGN.md; each op is defined once in ``_ops``.
 """
+# autograd first: its package holds the tape and the grad modes (below the ops: the ops record
+# onto them) and, written on the ops, Function and gradcheck, which load ember._tensor and the
+# op layer from there. Entered anywhere else, the ops would meet a half-loaded autograd package.
+from . import autograd
 from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
 from ._ops.pointwise_binary import (add, addcdiv, addcmul, clamp, clamp_max,

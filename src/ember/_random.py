@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from ._device import check_device
+from ._dtype import uint8
 from ._tensor import Tensor
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
@@ -51,7 +53,6 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        from ._device import check_device
         self.device = check_device(device)
         self._bits = np.random.MT19937()
         # NumPy's transforms over the same state, for code that has not moved to
@@ -101,7 +102,7 @@ class Generator:
             state["normal_y"], state["normal_is_valid"] = self.next_double_normal, 1
         if self.next_float_normal is not None:
             state["float_normal"], state["float_normal_is_valid"] = self.next_float_normal, 1
-        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=_uint8())
+        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8)
 
     def set_state(self, new_state):
         """Restores a state from :meth:`get_state` (or from ``torch.get_rng_state()``)."""
@@ -124,11 +125,6 @@ class Generator:
         g = Generator()
         g.set_state(self.get_state())
         return g
-
-
-def _uint8():
-    from ._dtype import uint8
-    return uint8
 
 
 default_generator = Generator()

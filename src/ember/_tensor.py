@@ -15,6 +15,7 @@ from ._backend.sparse import SparseCOO
 from ._memory import track as _track
 from ._device import CPU
 from ._ops import core as _core
+from ._print import tensor_repr
 from ._size import Size
 from ._tensor_autograd import TensorAutograd
 from ._tensor_conversions import TensorConversions
@@ -249,7 +250,6 @@ class Tensor(TensorAutograd, TensorConversions):
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):
-        from ._print import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
