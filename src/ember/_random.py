@@ -16,8 +16,11 @@ import time
 
 import numpy as np
 
+from ._creation import tensor
 from ._device import check_device
 from ._dtype import uint8
+from ._ops.core import _type_name
+from ._ops.inplace import write_result
 from ._tensor import Tensor
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
@@ -91,7 +94,6 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor of 5056 bytes, laid out as PyTorch's."""
-        from ._creation import tensor
         raw = self._bits.state["state"]
         pos = int(raw["pos"])
         state = np.zeros((), _STATE)
@@ -172,9 +174,7 @@ def set_rng_state(new_state):
 # ---- random fills (in place) ----------------------------------------------------------------------
 def _fill_random(self, array):
     # The draws do not depend on the old values: recorded, self's gradient stops here (zero),
-    # and a leaf that requires grad refuses, as torch's in-place fills. (_creation imports this
-    # module before _ops.inplace can be imported.)
-    from ._ops.inplace import write_result
+    # and a leaf that requires grad refuses, as torch's in-place fills.
     return write_result(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
 
 
@@ -185,16 +185,11 @@ def _complex_parts(self, draw):
     return parts[..., 0] + 1j * parts[..., 1]
 
 
-def _torch_type(dtype):
-    from ._ops.core import _type_name  # _ops imports this module
-    return _type_name(dtype)
-
-
 def _only(self, kernel, inexact=True):
     """NotImplementedError, as torch's, for a fill defined on floating (and, when ``inexact``,
     complex) dtypes only."""
     if not (self.dtype.is_inexact if inexact else self.dtype.is_floating_point):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_type(self.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(self.dtype)}\'')
 
 
 def _continuous(self, name, type_name):
@@ -257,7 +252,7 @@ def _random_limit(dtype):
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fills ``self`` with draws from the exponential distribution of rate ``lambd``;
     RuntimeError for a non-floating ``self``."""
-    _continuous(self, "Exponential", _torch_type)
+    _continuous(self, "Exponential", _type_name)
     return _fill_random(self, _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
 
 

@@ -382,7 +382,7 @@ _METHODS = {
     "all": _reduce.all, "any": _reduce.any, "count_nonzero": _reduce.count_nonzero,
     "logsumexp": _softmax.logsumexp, "softmax": _softmax.softmax,
     "log_softmax": _softmax.log_softmax,
-    "norm": _linalg.norm, "dist": _linalg.dist, "matmul": _linalg.matmul, "mm": _linalg.mm,
+    "norm": _linalg_legacy.norm, "dist": _linalg.dist, "matmul": _linalg.matmul, "mm": _linalg.mm,
     "bmm": _linalg.bmm, "mv": _linalg.mv, "addmm": _linalg.addmm, "baddbmm": _linalg.baddbmm,
     "dot": _linalg.dot, "inner": _linalg.inner, "outer": _linalg.outer, "ger": _linalg.ger,
     "reshape": _shape.reshape, "view": _shape.view, "view_as": _shape.view_as,
