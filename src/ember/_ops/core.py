@@ -6,6 +6,8 @@ its dtype rule and ``infer`` gives the result's shape and dtype without running 
 :func:`apply` runs an op eagerly and, when gradients are being recorded, puts an
 :class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
 broadcast shape are summed down to the input's shape by the engine, once, for every op.)
+:func:`write_into` is every in-place write: through a view of a recorded tensor it records
+:class:`CopySlices` on the base.
 """
 import threading
 
