@@ -17,7 +17,7 @@ from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._dispatch_state import INPUT_CASTS, OBSERVERS
 from .._dtype import can_cast, get_default_dtype, result_type
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import OpNode, gradient_edge
+from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
@@ -361,7 +361,15 @@ def _record(op, inputs, attrs, t):
     for x in inputs:
         if isinstance(x, _Tensor) and x.requires_grad:
             needs.append(True)
-            nexts.append(gradient_edge(x))
+            # gradient_edge(x), inlined: a call per input costs add_tiny_grad ~6% (3.47 vs 3.70 us)
+            node = x.grad_fn
+            if node is None:
+                node = x._node
+                if node is None:
+                    node = x._node = AccumulateGrad(x)
+                nexts.append((node, 0))
+            else:
+                nexts.append((node, x._output_nr))
         else:
             needs.append(False)
             nexts.append((None, 0))
