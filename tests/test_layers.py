@@ -3,9 +3,9 @@ runs downward (or within a layer), there is no ``import *`` in the source, and n
 an ember module hides inside a function to dodge a cycle.
 
 The source is parsed with ``ast`` (nothing is imported), so a violation is reported as
-``file:line`` with the edge it makes. Known violations outside ``ember.nn`` are listed in the
-allow-lists below, each with the reason it is there; they shrink as the code moves (an
-entry that no longer matches fails the test, so the lists stay exact).
+``file:line`` with the edge it makes. The exceptions are listed in the allow-lists below, each
+with the reason it is there (an entry that no longer matches fails the test, so the lists
+stay exact).
 """
 import ast
 import functools
@@ -37,97 +37,48 @@ LAYERS = [
      "ember._memory", "ember._print",
      "ember._legacy", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
      "ember._dtype", "ember._device", "ember._size", "ember._layout"],
-    ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode"],
+    ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode",
+     "ember._dispatch_state"],  # the observers and autocast's cast, read by the ops and the engine
     ["ember._backend"],
 ]
 HEIGHT = {prefix: len(LAYERS) - i for i, layer in enumerate(LAYERS) for prefix in layer}
 
 # Module-level edges that run upward today, all outside ember.nn: (file, imported module).
 UPWARD_ALLOWED = {
-    # datasets and models import the public namespace ``ember`` (the top) as a user program
-    # would, instead of the modules below them that define what they use.
-    ("ember/datasets/digits.py", "ember"),
-    ("ember/datasets/mnist.py", "ember"),
+    # The models are written as PyTorch programs (``import ember as torch``), for reading
+    # beside torch's: they import the public namespace ``ember`` (the top) as a user would.
     ("ember/models/gpt.py", "ember"),
     ("ember/models/qa.py", "ember"),
     ("ember/models/reverser.py", "ember"),
 }
 
-# Function-level imports of ember modules today, all outside ember.nn:
-# (file, function, imported module), DYNAMIC for an ``importlib.import_module`` call.
+# The function-level imports of ember modules, each lazy for a reason that is not a cycle:
+# (file, function, imported module), DYNAMIC for an ``importlib.import_module`` call. Cycles
+# are broken by moving the shared piece down a layer instead (issue 9), so a new entry here
+# needs a reason of the same kind.
 DYNAMIC = "<importlib.import_module>"
 FUNCTION_LEVEL_ALLOWED = {
-    # The one that belongs inside a function: the public namespace loads its heavy
-    # subpackages (nn, optim, ...) on first use, keeping ``import ember`` light.
+    # ``import ember`` stays light: the public namespace, ``ember.utils`` and
+    # ``ember.autograd.profiler`` load their subpackages on first use (each of nn, optim,
+    # utils.data, the profiler, the compiler costs 0.1-0.4 s of CPU over ``import ember``'s 1.3 s).
     ("ember/__init__.py", "__getattr__", DYNAMIC),
-    # Likewise nn loads nn.parallel (a systems module: DDP sits on ember.distributed) on first
-    # use, so that ``torch.nn.parallel.DistributedDataParallel`` resolves as in torch.
+    ("ember/utils/__init__.py", "__getattr__", DYNAMIC),
+    ("ember/autograd/__init__.py", "__getattr__", DYNAMIC),  # the profiler's, a layer above
+    # A layer above, reached from a call into it: nn.parallel and DistributedSampler's default
+    # world size and rank sit on ember.distributed (mpi4py: +0.3 s to import), and
+    # nn.Module.compile() is torch's entry point into the compiler.
     ("ember/nn/__init__.py", "__getattr__", DYNAMIC),
-    # DistributedSampler's default num_replicas and rank come from the default process group.
     ("ember/utils/data/distributed.py", "__init__", "ember.distributed"),
-    # The op layer's modules import each other both ways (Tensor <-> ops <-> engine <->
-    # creation, random, legacy types, printing).
-    ("ember/_creation.py", "type_", "ember._legacy"),
-    ("ember/_legacy.py", "__instancecheck__", "ember._tensor"),
-    ("ember/_legacy.py", "__new__", "ember._creation"),
-    ("ember/_legacy.py", "_legacy", "ember._creation"),
-    ("ember/_memory.py", "_check_device", "ember._device"),
-    ("ember/_ops/core.py", "write_into", "ember._dtype"),
-    ("ember/_ops/core.py", "write_into", "ember._ops.inplace"),
-    ("ember/_random.py", "_fill_random", "ember._ops.inplace"),  # _creation imports _random first
-    ("ember/_ops/core.py", "write_into", "ember._ops.complex"),
-    ("ember/_ops/shape.py", "expand", "ember._legacy"),
-    ("ember/_ops/rnn.py", "backward", "ember.autograd.engine"),
-    ("ember/_ops/rnn.py", "backward", "ember.autograd.grad_mode"),
-    ("ember/_random.py", "__init__", "ember._device"),
-    ("ember/_random.py", "_uint8", "ember._dtype"),
-    ("ember/_random.py", "get_state", "ember._creation"),
-    ("ember/_tensor.py", "__repr__", "ember._print"),
-    ("ember/_random.py", "_torch_type", "ember._ops.core"),
-    ("ember/_tensor_autograd.py", "backward", "ember.autograd.engine"),
-    ("ember/autograd/__init__.py", "__getattr__", DYNAMIC),  # autograd.profiler on first use
-    # torch.norm(p="nuc") is linalg.matrix_norm, which is built on _ops.linalg.
-    ("ember/_ops/linalg.py", "norm", "ember.linalg.norms"),
-    # nn.Module.compile() is torch's entry point into the compiler, a layer above nn.
     ("ember/nn/modules/module.py", "compile", "ember.compiler"),
+    # A Timer's statement sees the public namespace as ``torch`` and ``ember``, as a user
+    # program would: the top layer, which Timer (below it) reaches when it is made.
+    ("ember/utils/benchmark/timer.py", "__init__", "ember"),
     # The course's grading process imports ember only after its import hook puts the student's
     # files in place (importing it earlier would load the reference), then a module's checks.
     ("ember/course/child.py", "run", "ember"),
     ("ember/course/child.py", "run", "ember.course.checks"),
     ("ember/course/child.py", "run_milestone", "ember.milestones"),
     ("ember/course/checks/__init__.py", "for_module", DYNAMIC),
-    ("ember/autograd/engine.py", "_execute", "ember._ops.core"),
-    ("ember/autograd/engine.py", "_make_grads", "ember._creation"),
-    ("ember/autograd/engine.py", "_root_edge", "ember._ops.core"),
-    ("ember/autograd/engine.py", "grad", "ember._creation"),
-    ("ember/autograd/function.py", "apply", "ember._creation"),
-    ("ember/autograd/function.py", "apply", "ember._ops.core"),
-    ("ember/autograd/function.py", "apply", "ember._tensor"),
-    ("ember/autograd/gradcheck.py", "_analytical", "ember._creation"),
-    ("ember/autograd/gradcheck.py", "_tensors", "ember._tensor"),
-    ("ember/autograd/gradcheck.py", "gradgradcheck", "ember._sampling"),
-    # utils.data reaches down into creation/dtype/random from inside its functions.
-    ("ember/utils/__init__.py", "__getattr__", DYNAMIC),  # utils.data etc. on first use
-    ("ember/utils/data/_collate.py", "collate_float_fn", "ember._creation"),
-    ("ember/utils/data/_collate.py", "collate_float_fn", "ember._dtype"),
-    ("ember/utils/data/_collate.py", "collate_int_fn", "ember._creation"),
-    ("ember/utils/data/_collate.py", "collate_numpy_array_fn", "ember._creation"),
-    ("ember/utils/data/_collate.py", "collate_numpy_scalar_fn", "ember._creation"),
-    ("ember/utils/data/_collate.py", "default_convert", "ember._creation"),
-    ("ember/utils/data/_worker.py", "_seed_worker", "ember._random"),
-    ("ember/utils/data/dataset.py", "random_split", "ember._sampling"),
-    ("ember/utils/data/sampler.py", "__init__", "ember._creation"),
-    ("ember/utils/data/sampler.py", "__init__", "ember._dtype"),
-    ("ember/utils/data/sampler.py", "__iter__", "ember._sampling"),
-    # Systems and programs on top: profiler -> serialization/_memory, flop counter -> nn
-    # module hooks, ao's mapping of its own modules.
-    ("ember/profiler/events.py", "export_chrome_trace", "ember.serialization"),
-    ("ember/profiler/events.py", "export_stacks", "ember.serialization"),
-    ("ember/profiler/profiler.py", "_memory_fn", "ember._memory"),
-    ("ember/utils/flop_counter.py", "__enter__", "ember.nn.modules.module"),
-    ("ember/utils/benchmark/timer.py", "__init__", "ember"),
-    ("ember/ao/quantization/quantize.py", "get_default_dynamic_quant_module_mappings",
-     "ember.ao.nn.quantized.dynamic"),
 }
 
 

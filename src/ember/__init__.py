@@ -3,6 +3,10 @@
 ``import ember as torch`` runs PyTorch programs that use the parts ember has. The map of the
 code is DESIGN.md; each op is defined once in ``_ops``.
 """
+# autograd first: its package holds the tape and the grad modes (below the ops: the ops record
+# onto them) and, written on the ops, Function and gradcheck, which load ember._tensor and the
+# op layer from there. Entered anywhere else, the ops would meet a half-loaded autograd package.
+from . import autograd
 from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
 from ._ops.pointwise_binary import (add, addcdiv, addcmul, clamp, clamp_max,
@@ -25,7 +29,7 @@ from ._ops.reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, c
 from ._ops.softmax import (log_softmax, logsumexp, softmax)
 from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, is_conj, is_neg, isreal,
                            polar, real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_real)
-from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv, norm,
+from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv,
                           outer, tensordot, vdot, vector_norm)
 from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clone, contiguous,
                          expand, expand_as, flatten, moveaxis, movedim, permute, ravel, reshape,
@@ -70,7 +74,7 @@ from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, do
                      promote_types, result_type, can_cast, finfo, iinfo)
 from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
                              cholesky_inverse, triangular_solve, pinverse, matrix_exp, matrix_power,
-                             lu_unpack, geqrf, cross, lu, lu_solve, orgqr, ormqr)
+                             lu_unpack, geqrf, cross, lu, lu_solve, orgqr, ormqr, norm)
 from ._ops.covariance import cov, corrcoef
 from ._ops.sparse import sparse_coo_tensor, spmm
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)

@@ -448,11 +448,9 @@ class ToDtype(Op):
 def type_(input, dtype=None, non_blocking=False):
     """``type()`` gives the legacy type name ("ember.FloatTensor"); ``type(dtype)`` converts."""
     if dtype is None:
-        from ._legacy import type_name
-        return type_name(input.dtype)
+        return _dtype.legacy_type_name(input.dtype)
     if isinstance(dtype, str):
-        from ._legacy import dtype_of_name
-        dtype = dtype_of_name(dtype)
+        dtype = _dtype.dtype_of_legacy_type(dtype)
     return to(input, dtype)
 
 

@@ -161,6 +161,26 @@ def can_cast(from_, to):
     return from_.category <= to.category
 
 
+# The legacy tensor types' names (``tensor.type()``, ``ember.FloatTensor``) and their dtypes.
+LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
+                "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8,
+                "ByteTensor": uint8, "BoolTensor": bool, "BFloat16Tensor": bfloat16}
+
+
+def legacy_type_name(dtype):
+    """``"torch.FloatTensor"`` for float32, and so on: PyTorch's legacy type names, which
+    ``tensor.type()`` returns."""
+    return f"{PRINTED_MODULE}." + next(k for k, v in LEGACY_TYPES.items() if v is dtype)
+
+
+def dtype_of_legacy_type(name):
+    """The dtype of a legacy type name such as ``"torch.LongTensor"``; ValueError otherwise."""
+    short = name.rsplit(".", 1)[-1]
+    if short not in LEGACY_TYPES:
+        raise ValueError(f"invalid type: '{name}'")
+    return LEGACY_TYPES[short]
+
+
 class finfo:
     """The machine limits of a floating dtype (``torch.finfo``,
     https://pytorch.org/docs/stable/type_info.html): ``bits``, ``eps`` (1 ulp above 1.0),

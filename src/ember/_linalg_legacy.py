@@ -6,16 +6,19 @@ import warnings
 import numpy as np
 
 from ._creation import eye, tensor, zeros
+from ._ops.args import with_out
 from ._ops.lapack import per_matrix, routine
+from ._ops.linalg import vector_norm
 from .linalg import (cholesky as _cholesky, cross as _cross, det, householder_product, inv, lu_factor_ex,
                      lu_solve as _lu_solve, matrix_exp, matrix_power, multi_dot, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
 from .linalg._common import check_matrix, check_square, out as _out, result_type, type_name
 from .linalg.factorizations import lu_unpack
+from .linalg.norms import matrix_norm
 
 __all__ = ["chain_matmul", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "lu_unpack", "geqrf", "cross", "lu", "lu_solve", "orgqr", "ormqr"]
+           "lu_unpack", "geqrf", "cross", "lu", "lu_solve", "orgqr", "ormqr", "norm"]
 
 svd_result = result_type("svd", ["U", "S", "V"])
 slogdet_result = result_type("slogdet", ["sign", "logabsdet"])
@@ -23,6 +26,17 @@ qr_result = result_type("qr", ["Q", "R"])
 triangular_solve_result = result_type("triangular_solve", ["solution", "cloned_coefficient"])
 geqrf_result = result_type("geqrf", ["a", "tau"])
 lu_with_info_result = result_type("_lu_with_info", ["LU", "pivots", "info"])
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """``torch.norm``: the vector p-norm over ``dim`` (:func:`ember.linalg.vector_norm`; the
+    2-norm for ``"fro"`` or None), or with ``p="nuc"`` the nuclear norm of the matrices over
+    ``dim`` (the last two by default; :func:`ember.linalg.matrix_norm`)."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype, out=out)
+    return with_out(vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 
 def inverse(input, *, out=None):

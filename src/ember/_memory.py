@@ -24,6 +24,8 @@ import weakref
 
 import numpy as np
 
+from . import _device
+
 __all__ = ["memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"]
 
 _ndarray = np.ndarray
@@ -125,8 +127,7 @@ def peak_scope():
 def _check_device(device):
     if device is None:
         return
-    from ._device import device as device_cls
-    if isinstance(device, int) or device_cls(device).type != "cpu":
+    if isinstance(device, int) or _device.device(device).type != "cpu":
         raise ValueError(f"Expected a cpu device, but got: {device}")
 
 

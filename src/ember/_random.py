@@ -16,6 +16,11 @@ import time
 
 import numpy as np
 
+from ._creation import tensor
+from ._device import check_device
+from ._dtype import uint8
+from ._ops.core import _type_name
+from ._ops.inplace import write_result
 from ._tensor import Tensor
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
@@ -51,7 +56,6 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        from ._device import check_device
         self.device = check_device(device)
         self._bits = np.random.MT19937()
         # NumPy's transforms over the same state, for code that has not moved to
@@ -90,7 +94,6 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor of 5056 bytes, laid out as PyTorch's."""
-        from ._creation import tensor
         raw = self._bits.state["state"]
         pos = int(raw["pos"])
         state = np.zeros((), _STATE)
@@ -101,7 +104,7 @@ class Generator:
             state["normal_y"], state["normal_is_valid"] = self.next_double_normal, 1
         if self.next_float_normal is not None:
             state["float_normal"], state["float_normal_is_valid"] = self.next_float_normal, 1
-        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=_uint8())
+        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8)
 
     def set_state(self, new_state):
         """Restores a state from :meth:`get_state` (or from ``torch.get_rng_state()``)."""
@@ -124,11 +127,6 @@ class Generator:
         g = Generator()
         g.set_state(self.get_state())
         return g
-
-
-def _uint8():
-    from ._dtype import uint8
-    return uint8
 
 
 default_generator = Generator()
@@ -176,9 +174,7 @@ def set_rng_state(new_state):
 # ---- random fills (in place) ----------------------------------------------------------------------
 def _fill_random(self, array):
     # The draws do not depend on the old values: recorded, self's gradient stops here (zero),
-    # and a leaf that requires grad refuses, as torch's in-place fills. (_creation imports this
-    # module before _ops.inplace can be imported.)
-    from ._ops.inplace import write_result
+    # and a leaf that requires grad refuses, as torch's in-place fills.
     return write_result(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
 
 
@@ -189,16 +185,11 @@ def _complex_parts(self, draw):
     return parts[..., 0] + 1j * parts[..., 1]
 
 
-def _torch_type(dtype):
-    from ._ops.core import _type_name  # _ops imports this module
-    return _type_name(dtype)
-
-
 def _only(self, kernel, inexact=True):
     """NotImplementedError, as torch's, for a fill defined on floating (and, when ``inexact``,
     complex) dtypes only."""
     if not (self.dtype.is_inexact if inexact else self.dtype.is_floating_point):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_type(self.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(self.dtype)}\'')
 
 
 def _continuous(self, name, type_name):
@@ -261,7 +252,7 @@ def _random_limit(dtype):
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fills ``self`` with draws from the exponential distribution of rate ``lambd``;
     RuntimeError for a non-floating ``self``."""
-    _continuous(self, "Exponential", _torch_type)
+    _continuous(self, "Exponential", _type_name)
     return _fill_random(self, _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
 
 

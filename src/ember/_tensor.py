@@ -15,6 +15,7 @@ from ._backend.sparse import SparseCOO
 from ._memory import track as _track
 from ._device import CPU
 from ._ops import core as _core
+from ._print import tensor_repr
 from ._size import Size
 from ._tensor_autograd import TensorAutograd
 from ._tensor_conversions import TensorConversions
@@ -249,7 +250,6 @@ class Tensor(TensorAutograd, TensorConversions):
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):
-        from ._print import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -382,7 +382,7 @@ _METHODS = {
     "all": _reduce.all, "any": _reduce.any, "count_nonzero": _reduce.count_nonzero,
     "logsumexp": _softmax.logsumexp, "softmax": _softmax.softmax,
     "log_softmax": _softmax.log_softmax,
-    "norm": _linalg.norm, "dist": _linalg.dist, "matmul": _linalg.matmul, "mm": _linalg.mm,
+    "norm": _linalg_legacy.norm, "dist": _linalg.dist, "matmul": _linalg.matmul, "mm": _linalg.mm,
     "bmm": _linalg.bmm, "mv": _linalg.mv, "addmm": _linalg.addmm, "baddbmm": _linalg.baddbmm,
     "dot": _linalg.dot, "inner": _linalg.inner, "outer": _linalg.outer, "ger": _linalg.ger,
     "reshape": _shape.reshape, "view": _shape.view, "view_as": _shape.view_as,

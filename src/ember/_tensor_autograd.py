@@ -6,6 +6,8 @@ them; its data, attributes and method table are in ``_tensor.py``."""
 import weakref
 
 from ._ops import core as _core
+from .autograd.engine import backward as _backward
+from .autograd.graph import gradient_edge
 
 __all__ = ["TensorAutograd"]
 
@@ -52,7 +54,7 @@ class TensorAutograd:
         t.requires_grad = self.requires_grad
         t._node = self._node if self.grad_fn is None else None
         if self.grad_fn is None and self.requires_grad:
-            t._node = _core._edge(self)[0]
+            t._node = gradient_edge(self)[0]
         return t
 
     def _alias(self):
@@ -134,15 +136,14 @@ class TensorAutograd:
                 ...
             RuntimeError: grad can be implicitly created only for scalar outputs
         """
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """``hook(grad) -> Tensor or None`` runs when the gradient of this tensor is computed;
         its return value replaces the gradient. Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node = self.grad_fn if self.grad_fn is not None else _core._edge(self)[0]
+        node = gradient_edge(self)[0]
         return node.register_prehook(hook)
 
     def retain_grad(self):

@@ -2,8 +2,8 @@
 ``__array__``, ``item``, ``tolist``, ``bool``/``int``/``float``/``index``, ``len`` and iteration
 (https://pytorch.org/docs/stable/tensors.html). Tensor inherits them; its data, attributes
 and method table are in ``_tensor.py``."""
+from ._backend import conj_views
 from ._backend.sparse import SparseCOO
-from ._ops import core as _core
 
 __all__ = ["TensorConversions"]
 
@@ -21,7 +21,7 @@ class TensorConversions:
                                "Use tensor.detach().numpy() instead.")
         if type(self._data) is SparseCOO:
             raise TypeError("can't convert a sparse tensor to a NumPy array: call .to_dense() first")
-        if _core.CONJ_VIEWS and (self.is_conj() or self.is_neg()):
+        if conj_views.VIEWS and (self.is_conj() or self.is_neg()):
             if not force:
                 bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
                 raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "

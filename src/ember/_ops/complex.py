@@ -10,20 +10,19 @@ holomorphic and state their rules directly.
 ``conj`` is a lazy view, as torch's conjugate bit makes it: ``c = t.conj()`` shares ``t``'s
 version counter, ``c._base`` is ``t``, and a write into either side shows in the other. NumPy
 cannot stride a conjugate, so the view holds its own array, laid out as its source (same strides
-and storage offset, in a buffer the size of the source's storage), and :data:`core.CONJ_VIEWS`
+and storage offset, in a buffer the size of the source's storage), and ``_backend.conj_views``
 keeps the pair: every in-place write (``core.write_into``) that lands in one side is conjugated
-into the other (:func:`sync_conj_views`). Writes that bypass ember's in-place ops (into the
+into the other. Writes that bypass ember's in-place ops (into the
 array ``t.numpy()`` returns, say) do not reach the view. That laying out in a buffer is
 NumPy's: another library's arrays get a conjugated copy (``conj`` is then not a view), and
 the bookkeeping below (``np.may_share_memory``, buffer addresses) sees NumPy arrays only.
 """
-import weakref
-
 import numpy as np
 
 from .. import _backend, _dtype
+from .._backend import conj_views
 from .args import with_out
-from .core import _NAMES, CONJ_VIEWS, OPS, Op, apply, elementwise_rule, link_view, real_rule
+from .core import _NAMES, OPS, Op, apply, elementwise_rule, link_view, real_rule
 from . import (compare, numeric, pointwise_binary, pointwise_float, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
                sort, special, statistics)
 
@@ -118,16 +117,8 @@ def conj(input):
     link_view(out, input, Conj, {})
     if type(input._data) is not np.ndarray:
         return out
-    view, source = out._data, input._data
-    view.flags.writeable = source.flags.writeable
-    # The buffer, which every view of ``out`` keeps alive, and where ``out`` lies in it (None:
-    # the view is the buffer).
-    buffer, offset = view, None
-    if view.base is not None:
-        buffer, offset = view.base, _address(view) - _address(view.base)
-    key = id(buffer)
-    CONJ_VIEWS[key] = (weakref.ref(buffer, lambda _: CONJ_VIEWS.pop(key, None)), offset, source,
-                       not is_conj(input))
+    out._data.flags.writeable = input._data.flags.writeable
+    conj_views.register(out._data, input._data, not is_conj(input))
     return out
 
 
@@ -149,7 +140,7 @@ class Conj(Op):
     def forward(z):
         if type(z) is not np.ndarray:  # (see the module's docstring: conj views are NumPy's)
             return _backend.namespace(z).conjugate(z)
-        return np.conjugate(z, out=_laid_out_like(z))
+        return np.conjugate(z, out=conj_views.laid_out_like(z))
 
     @staticmethod
     def backward(ctx, g):
@@ -161,60 +152,12 @@ class ConjPhysical(Conj):
     forward = staticmethod(_backend.kernel("conjugate"))
 
 
-def _laid_out_like(a):
-    """An empty array with ``a``'s shape, dtype and strides at ``a``'s offset in a new buffer
-    the size of the storage ``a`` views (so ``stride()`` and ``storage_offset()`` agree)."""
-    if a.base is None:  # a owns its (contiguous) memory
-        return np.empty_like(a)
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    if root.flags.c_contiguous or root.flags.f_contiguous:
-        low, high = _address(root), _address(root) + root.nbytes
-    else:
-        low, high = np.lib.array_utils.byte_bounds(root)
-    buffer = np.empty(high - low, np.uint8)
-    return np.ndarray(a.shape, a.dtype, buffer, _address(a) - low, a.strides)
-
-
-def _address(a):
-    return a.__array_interface__["data"][0]
-
-
-def _conj_views():
-    """(view array, source array, conjugate bit) of each live conj view, oldest first."""
-    for ref, offset, source, bit in tuple(CONJ_VIEWS.values()):
-        buffer = ref()
-        if buffer is not None:
-            view = buffer if offset is None else np.ndarray(source.shape, source.dtype, buffer, offset,
-                                                            source.strides)
-            yield view, source, bit
-
-
-def sync_conj_views(written):
-    """Carries an in-place write into the array ``written`` across conj views: a write into a
-    view's array goes back conjugated into its source (and on up, for the conjugate of a
-    conjugate), then every view whose source was touched is recomputed (and on down)."""
-    if type(written) is not np.ndarray:  # conj views are NumPy arrays: another library's cannot alias one
-        return
-    views = list(_conj_views())
-    touched = [written]
-    for view, source, _ in reversed(views):  # a source made by a newer view than its own: none
-        if np.may_share_memory(view, touched[-1]):
-            np.conjugate(view, out=source)
-            touched.append(source)
-    for view, source, _ in views:
-        if any(np.may_share_memory(source, t) for t in touched):
-            np.conjugate(source, out=view)
-            touched.append(view)
-
-
 def is_conj(input):
     """True for a complex view made by :func:`conj` (or a view of one): torch's conjugate bit
     (https://pytorch.org/docs/stable/generated/torch.is_conj.html)."""
-    if not CONJ_VIEWS or not input.dtype.is_complex or type(input._data) is not np.ndarray:
+    if not conj_views.VIEWS or not input.dtype.is_complex or type(input._data) is not np.ndarray:
         return False
-    return any(bit and np.may_share_memory(view, input._data) for view, _, bit in _conj_views())
+    return any(bit and np.may_share_memory(view, input._data) for view, _, bit in conj_views.live())
 
 
 def resolve_conj(input):
@@ -229,12 +172,12 @@ def is_neg(input):
     (https://pytorch.org/docs/stable/generated/torch.is_neg.html). ember's conj view holds the
     conjugated values, so its imaginary part already is the negation; this tells it apart
     from the real part by where it lies within the complex elements."""
-    if not CONJ_VIEWS or input.dtype.is_complex or type(input._data) is not np.ndarray:
+    if not conj_views.VIEWS or input.dtype.is_complex or type(input._data) is not np.ndarray:
         return False
     data = input._data
-    for view, _, bit in _conj_views():
+    for view, _, bit in conj_views.live():
         if bit and view.itemsize == 2 * data.itemsize and np.may_share_memory(view, data):
-            return (_address(data) - _address(view)) % view.itemsize == data.itemsize
+            return (conj_views.address(data) - conj_views.address(view)) % view.itemsize == data.itemsize
     return False
 
 

@@ -1,73 +1,16 @@
-"""In-place writes: the ``add_`` forms of the public functions, ``fill_``, ``zero_``,
-``copy_``, and writes through a view (``CopySlices``).
+"""In-place writes: the ``add_`` forms of the public functions, ``fill_``, ``zero_`` and
+``copy_``.
 
 An in-place method computes the out-of-place result and writes it into ``self``
-(:func:`write_result`), so each op keeps one definition.
-
-When an in-place op changes a view of a tensor whose history is recorded, the base tensor's
-new value is "the old base with the view's region replaced". The view remembers how it was
-made from its base (``_view_chain``: the view ops and their arguments), so the same chain
-addresses the region in the forward kernel, in the gradient, and in the rebuilt view.
+(:func:`write_result`, on ``core.write_into``), so each op keeps one definition.
 """
 import builtins
 
-from .. import _backend
 from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from .core import Op, apply, like_input, replay, write_into
+from .core import apply, write_into
 from .shape import Clone, expand
-
-
-_conjugate, _negative = _backend.kernel("conjugate"), _backend.kernel("negative")
-
-
-def _region(x, chain):
-    """The part of the array ``x`` that ``chain`` selects, as a view to write into, and how a
-    value written through the chain is stored there. A conj view selects the same elements
-    conjugated, so its values are stored conjugated (and the imaginary parts of a conjugate,
-    negated); the other view ops select without changing values."""
-    stored = _same
-    for op, attrs in chain:
-        if op.name == "Conj":
-            stored = _same if stored is _conjugate else _conjugate
-            continue
-        if op.name == "Imag" and stored is _conjugate:
-            stored = _negative
-        elif op.name == "Real":
-            stored = _same
-        x = op.forward(x, **attrs)
-    return x, stored
-
-
-def _same(value):
-    return value
-
-
-class CopySlices(Op):
-    """``base`` with the region that ``chain`` selects replaced by ``value``."""
-    promote = None
-    save_inputs = False
-    infer = classmethod(like_input)
-
-    @staticmethod
-    def forward(base, value, chain):
-        out = base.copy()
-        region, stored = _region(out, chain)
-        if not region.flags.writeable:
-            raise RuntimeError("unsupported operation: this view cannot be written to in place "
-                               "while its history is recorded (clone() it first)")
-        region[...] = stored(value)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        chain = ctx.attrs["chain"]
-        # A real zero: the region may be the real or imaginary parts of a complex gradient.
-        zero = g.new_zeros((), dtype=g.dtype.to_real())
-        gbase = apply(CopySlices, g, zero, chain=chain) if ctx.needs_input_grad[0] else None
-        gvalue = replay(g, chain) if ctx.needs_input_grad[1] else None
-        return gbase, gvalue
 
 
 def write_result(self, result, overlapping=False):

@@ -388,18 +388,6 @@ class VectorNorm(Op):
         return (x * x.abs().pow(ord - 2) * scale,)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
-    """Vector p-norm over ``dim`` (Frobenius/2-norm by default); see ``linalg.vector_norm``."""
-    if p == "fro" or p is None:
-        p = 2
-    if p == "nuc":
-        # The nuclear norm is the matrix norm of ember.linalg (built on these ops), imported
-        # when called to keep this module below it.
-        from ..linalg.norms import matrix_norm
-        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype, out=out)
-    return with_out(vector_norm(input, p, dim, keepdim, dtype=dtype), out)
-
-
 def dist(input, other, p=2):
     """``vector_norm(input - other, p)``
     (https://pytorch.org/docs/stable/generated/torch.dist.html)."""

@@ -33,7 +33,8 @@ import itertools
 import numpy as np
 
 from .. import _backend
-from ..autograd.grad_mode import STATE
+from ..autograd.engine import grad
+from ..autograd.grad_mode import STATE, enable_grad
 from .core import Op, apply
 from .join import cat
 
@@ -262,8 +263,6 @@ class RNNLayerBackward(Op):
         (:func:`_composed_layer`) on detached copies of its inputs, and the engine
         differentiates that twice. Taking a third derivative would need the result to
         remember the real inputs, so it is refused rather than silently dropped."""
-        from ..autograd.engine import grad
-        from ..autograd.grad_mode import enable_grad
         if STATE.enabled:
             raise RuntimeError("ember's fused recurrent layers can be differentiated twice, not "
                                "three times (create_graph=True through a second derivative of "

@@ -234,8 +234,7 @@ def expand(input, *sizes):
     sizes = shape_arg(sizes)
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
-        from .._legacy import type_name
-        raise RuntimeError(f"expand({type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
+        raise RuntimeError(f"expand({_dtype.legacy_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
                            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)

@@ -1,12 +1,15 @@
 """Automatic differentiation (``torch.autograd``): the tape of :mod:`graph` nodes, the
 :mod:`engine` that walks it, grad modes, custom :class:`Function`, and gradient checks."""
+# In layer order: the tape and the grad modes (which the ops record onto), the engine, then
+# Function, which loads the ops (ember/__init__.py imports this package first, for that).
 from . import graph
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import functional
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -16,9 +19,8 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
 
 
 def __getattr__(name):
-    # torch.autograd.profiler and .functional, loaded on first use: the profiler sits above
-    # autograd, and functional uses the ops, which import autograd's grad modes first.
-    if name in ("profiler", "functional"):
+    # torch.autograd.profiler, loaded on first use: it is the profiler's (a layer above).
+    if name == "profiler":
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")

@@ -3,14 +3,14 @@
 Dependencies are counted first (how many edges reach each node), then nodes run when all
 their gradient contributions have arrived; a node's gradient is the sum of what reached it.
 """
+from .._dispatch_state import INPUT_CASTS, OBSERVERS
 from .grad_mode import STATE
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, gradient_edge
 
 __all__ = ["backward", "grad"]
 
 
 def _make_grads(outputs, grad_outputs):
-    from .._creation import ones_like
     grads = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
@@ -18,7 +18,7 @@ def _make_grads(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = out.new_ones(out.shape)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
                                f"output[0] has a shape of {out.shape}.")
@@ -33,10 +33,9 @@ def _as_tuple(x):
 
 
 def _root_edge(t, i=0):
-    from .._ops.core import _edge
     if not t.requires_grad:
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return _edge(t)
+    return gradient_edge(t)
 
 
 def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True):
@@ -67,7 +66,6 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     roots = [node for node, _ in roots]
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
-    from .._ops.core import INPUT_CASTS, OBSERVERS
     prev, casts = STATE.enabled, INPUT_CASTS[:]
     STATE.enabled = create_graph
     INPUT_CASTS.clear()  # gradients run in the dtypes the forward recorded, never autocast
@@ -263,8 +261,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = captured.get(node)
         if g is None:
             if materialize_grads:
-                from .._creation import zeros_like
-                g = zeros_like(t)
+                g = t.new_zeros(t.shape)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used "
                                    "in the graph. Set allow_unused=True if this is the desired behavior.")

@@ -1,8 +1,10 @@
 """Custom differentiable functions: ``autograd.Function`` with ``ctx`` (PyTorch's
 https://pytorch.org/docs/stable/autograd.html#function)."""
 from .. import _dtype
+from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
+from .._creation import zeros
 from .grad_mode import STATE, no_grad
-from .graph import Node, _FREED, _creation, _raise_modified, node_created
+from .graph import Node, _FREED, _creation, _raise_modified, gradient_edge, node_created
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -66,7 +68,6 @@ class FunctionNode(Node):
         if self._freed:
             raise RuntimeError(_FREED)
         if getattr(self.ctx, "_materialize", True):
-            from .._creation import zeros
             grads = [g if g is not None else zeros(shape, dtype=dtype)
                      for g, (shape, dtype) in zip(grads, self._out_meta)]
         cast = getattr(self.ctx, "_grad_dtypes", None)
@@ -113,8 +114,6 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
-        from .._ops.core import _edge
         ctx = FunctionCtx()
         ctx._node = None
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -135,7 +134,7 @@ class Function(metaclass=_FunctionMeta):
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
         non_diff = {id(t) for t in getattr(ctx, "_non_diff", ())}
         node = FunctionNode.__new__(FunctionNode)
-        Node.__init__(node, tuple(_edge(a) if need else (None, 0)
+        Node.__init__(node, tuple(gradient_edge(a) if need else (None, 0)
                                   for a, need in zip(args, ctx.needs_input_grad)))
         node.fn = cls
         node.ctx = ctx

@@ -7,6 +7,9 @@ values (``.numpy()``), not as array work of a training program.
 """
 import numpy as np
 
+from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
+from .._creation import zeros_like
+from .._sampling import randn
 from .engine import grad as _grad
 from .grad_mode import enable_grad, no_grad
 
@@ -18,7 +21,6 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(inputs):
-    from .._tensor import Tensor
     return [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
 
 
@@ -65,7 +67,6 @@ def _analytical(fn, inputs, wrt):
     """The same Jacobian from autograd. PyTorch's convention makes the gradient of a complex
     input z = x + iy, seeded with 1 (or i) at one output element, d/dx + i d/dy of that
     element's real (or imaginary) part: one row per seed, split into real columns."""
-    from .._creation import zeros_like
     outs = _outputs(fn, inputs)
     jac = [[np.zeros((_parts(o._data).size, x.numel() * len(_directions(x)))) for o in outs] for x in wrt]
     for oi, o in enumerate(outs):
@@ -102,7 +103,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   raise_exception=True, **kwargs):
     """Checks second derivatives: gradcheck of ``x -> grad(func(x), x, v)`` for random ``v``."""
-    from .._sampling import randn
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt_idx = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
     outs = _outputs(func, inputs)

@@ -231,6 +231,18 @@ class node_creation_hook:
         return False
 
 
+def gradient_edge(tensor):
+    """The edge a gradient for ``tensor`` flows along: ``(tensor.grad_fn, output index)``, or for a
+    leaf its ``AccumulateGrad`` node (made on first use and kept by the leaf) and 0."""
+    node = tensor.grad_fn
+    if node is None:
+        node = tensor._node
+        if node is None:
+            node = tensor._node = AccumulateGrad(tensor)
+        return (node, 0)
+    return (node, tensor._output_nr)
+
+
 def node_created(node):
     """Calls this thread's node creation hooks on ``node`` (a complete node)."""
     for hook in _creation.hooks:

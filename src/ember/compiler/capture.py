@@ -32,7 +32,7 @@ from .. import _distributions, _random
 from .._dtype import get_default_dtype, result_type
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
-from .._ops.inplace import CopySlices
+from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor

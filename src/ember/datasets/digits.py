@@ -6,7 +6,7 @@ a count 0–16 of ink in a 4×4 block of the original 32×32 bitmap, digits 0–
 """
 import numpy as np
 
-from .. import from_numpy
+from .._creation import from_numpy
 from ..utils.data import TensorDataset
 from .split import stratified_split
 

@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 
-from .. import from_numpy
+from .._creation import from_numpy
 from ._image import ImageDataset, find_files
 
 __all__ = ["MNIST", "FashionMNIST", "read_idx"]

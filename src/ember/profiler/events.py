@@ -9,6 +9,8 @@ import json
 import math
 import os
 
+from ..serialization import write_atomically
+
 __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
 
 # The attributes an averaged row can be sorted by (``table(sort_by=...)``). The device ones
@@ -183,8 +185,7 @@ class EventList(list):
         (``flamegraph.pl``, speedscope), weighted by ``metric`` (an attribute name from
         ``SORT_KEYS``; AttributeError otherwise). Written atomically."""
         text = _folded_stacks(self, metric).encode()
-        from ..serialization import _write_atomically
-        _write_atomically(os.fspath(path), lambda file: file.write(text))
+        write_atomically(os.fspath(path), lambda file: file.write(text))
 
     def export_chrome_trace(self, path):
         """Writes the events as Chrome trace-event JSON (complete events, ``"ph": "X"``, times in
@@ -194,11 +195,10 @@ class EventList(list):
         trace = [{"name": e.trace_name, "ph": "X", "cat": "cpu_op", "ts": e.start_us,
                   "dur": e.cpu_time_total, "pid": pid, "tid": e.thread,
                   "args": _trace_args(e)} for e in self]
-        from ..serialization import _write_atomically
         text = json.dumps({"traceEvents": trace, "displayTimeUnit": "ms"}).encode()
         if os.fspath(path).endswith(".gz"):
             text = gzip.compress(text)
-        _write_atomically(os.fspath(path), lambda file: file.write(text))
+        write_atomically(os.fspath(path), lambda file: file.write(text))
 
 
 def _folded_stacks(events, metric):

@@ -16,6 +16,7 @@ import time
 import traceback
 import warnings
 
+from .. import _memory
 from .._ops import core
 from ..utils.flop_counter import op_flops
 from .events import EventList, FunctionEvent
@@ -241,7 +242,6 @@ class profile:
     def _memory_fn(self):
         if not self.profile_memory:
             return None
-        from .. import _memory
         return _memory.allocated
 
     def _begin_recording(self):

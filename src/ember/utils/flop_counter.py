@@ -16,6 +16,7 @@ from collections import defaultdict
 from math import prod
 
 from .._ops import core
+from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 __all__ = ["FlopCounterMode", "register_flop_formula", "op_flops"]
 
@@ -237,7 +238,6 @@ class FlopCounterMode:
         self._modules.pop()
 
     def __enter__(self):
-        from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
         self.flop_counts.clear()
         self._thread = threading.get_ident()  # like torch's dispatch modes: this thread only
         self._handles = [register_module_forward_pre_hook(self._pre_hook),

@@ -7,6 +7,7 @@ import warnings
 
 from ... import nn
 from ..._dtype import float16, float32
+from ..nn.quantized import dynamic as nnqd
 from .observer import PlaceholderObserver
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 from .qtensor import qint8, quint8
@@ -18,7 +19,6 @@ __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings", "pro
 def get_default_dynamic_quant_module_mappings():
     """Float module class -> dynamically quantized class. Matching is by exact type, so
     subclasses (such as MultiheadAttention's ``NonDynamicallyQuantizableLinear``) stay float."""
-    from ..nn.quantized import dynamic as nnqd
     return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU, nn.LSTMCell: nnqd.LSTMCell,
             nn.GRUCell: nnqd.GRUCell, nn.RNNCell: nnqd.RNNCell}
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 
 from ..._creation import ones_like, zeros_like
 from ..._sampling import rand, rand_like
-from ..._ops.linalg import norm
+from ..._linalg_legacy import norm
 from ..._ops.sort import kthvalue, topk
 from ...autograd.grad_mode import no_grad
 from .convert_parameters import parameters_to_vector

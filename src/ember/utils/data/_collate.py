@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from ..._creation import as_tensor, tensor
+from ..._dtype import float64
 from ..._ops.join import stack
 from ..._tensor import Tensor
 
@@ -41,26 +43,21 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     """Arrays become tensors (sharing memory) and are stacked; TypeError for string/object arrays."""
     if _STRING_OR_OBJECT_DTYPE.search(batch[0].dtype.str) is not None:
         raise TypeError(_ERROR_FORMAT.format(batch[0].dtype))
-    from ..._creation import as_tensor
     return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
     """NumPy scalars become a 1-d tensor of their dtype."""
-    from ..._creation import as_tensor
     return as_tensor(np.array(batch))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
     """Python floats become a float64 tensor (whatever the default dtype)."""
-    from ..._creation import tensor
-    from ..._dtype import float64
     return tensor(batch, dtype=float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
     """Python ints become int64, bools become bool."""
-    from ..._creation import tensor
     return tensor(batch)
 
 
@@ -134,7 +131,6 @@ def default_convert(data):
     """The DataLoader's ``collate_fn`` when automatic batching is off: NumPy arrays and scalars
     become tensors, recursing into mappings and sequences (tuples become lists, namedtuples
     stay); everything else, including Python numbers, is returned as it is."""
-    from ..._creation import as_tensor
     data_type = type(data)
     if isinstance(data, Tensor):
         return data

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import _random
 from ._fetch import create_fetcher
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -116,7 +117,6 @@ def _send(conn, message, where):
 
 
 def _seed_worker(seed, worker_id, base_seed):
-    from ... import _random
     random.seed(seed)
     _random.manual_seed(seed)
     np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))

@@ -12,6 +12,7 @@ import warnings
 from typing import Generic, TypeVar
 
 from ... import _random
+from ..._sampling import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -206,7 +207,6 @@ def random_split(dataset, lengths, generator=_random.default_generator):
 
     Source: https://pytorch.org/docs/stable/data.html#torch.utils.data.random_split
     """
-    from ..._sampling import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         counts = []
         for i, frac in enumerate(lengths):

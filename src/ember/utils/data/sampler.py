@@ -11,6 +11,9 @@ import itertools
 from typing import Generic, TypeVar
 
 from ... import _distributions, _random
+from ..._creation import as_tensor
+from ..._dtype import float64
+from ..._sampling import multinomial
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -128,8 +131,6 @@ class WeightedRandomSampler(Sampler[int]):
     """
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        from ..._creation import as_tensor
-        from ..._dtype import float64
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
@@ -144,7 +145,6 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        from ..._sampling import multinomial
         yield from multinomial(self.weights, self.num_samples, self.replacement,
                                generator=self.generator).tolist()
 
