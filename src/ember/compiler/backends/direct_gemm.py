@@ -11,9 +11,11 @@ of a panel held in registers over all of K, and the block is handed to the kerne
 ``finish`` (bias, epilogue) while it is in cache.
 
 Measured on the digits MLP's products (AMD EPYC with AVX-512, one thread, in µs; OpenBLAS
-0.3.31 through NumPy): ``x @ W^T`` [32x64]@[64x128] 9.4 by BLAS, whose transposed-B ("TN")
-path runs at half the speed of its "NN" one (4.8) on these sizes, 6.4 here (2.5 of it the
-packing); [32x64]@[64x10] 0.62 by BLAS, 0.8 here, 2.9 by the scalar loop this replaced.
+0.3.31 through NumPy): ``x @ W^T`` [32x64]@[64x128] 9.4-10.4 by BLAS, whose transposed-B
+("TN") path runs at half the speed of its plain one (4.8) on these sizes, 5.6-5.8 here (0.9 of
+it the packing); [32x64]@[64x10] 0.62 by BLAS, 0.72 here, 2.9 by the scalar loop this
+replaced; the plain layouts of the backward's [32x64]@[64x128] 5.5 here, 4.8 by BLAS (which
+the cost model keeps for them).
 """
 import functools
 
@@ -109,8 +111,9 @@ def direct_lines(t, itemsize, m, n, k, sa, sb, finish):
     vb = vector_bytes()
     lanes = vb // itemsize
     padded = -(-n // lanes) * lanes
-    # register budget: 16 sums in 32 registers (AVX-512), 8 in 16 (AVX2), B's row and A's element besides
-    vectors = min(4 if vb == 64 else 2, padded // lanes)
+    # register budget: 16 sums in 32 registers (AVX-512), 8 in 16 (AVX2), B's row and A's element
+    # besides; 8 rows x 2 vectors ran the MLP's products 15% faster than 4 x 4 (fewer B loads per sum)
+    vectors = min(2, padded // lanes)
     rows = min(m, (16 if vb == 64 else 8) // vectors)
     lines = [f"typedef {t} em_v __attribute__((vector_size({vb}), aligned({itemsize})));"]
     if sb[1] == 1 and n % lanes == 0:  # B's rows read in place
