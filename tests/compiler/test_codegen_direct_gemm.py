@@ -70,3 +70,13 @@ def test_direct_kernel_code_shape():
     helpers, lines = direct_lines("double", 8, 3, 5, 4, (4, 1), (1, 4), finish)
     assert not helpers and "Bp[q*8 + j] = B[q*1 + j*4]" in "\n".join(lines)
     assert direct_lines("float", 4, 0, 5, 4, (4, 1), (5, 1), finish) == ([], [])
+
+
+def test_cost_model_picks_the_direct_kernel_only_where_it_is_generated():
+    """Tiny products and Linear's (B transposed) up to 2M multiply-adds take the direct kernel,
+    never one whose packed B would not fit on the stack (its code is not generated: BLAS runs)."""
+    assert autotune.cost_model((8, 9, 7, 4)) == (2, 0)
+    assert autotune.cost_model((32, 128, 64, 4), True) == (2, 0)
+    assert autotune.cost_model((32, 128, 64, 4)) == (0, 0)
+    assert autotune.cost_model((1, 256, 128, 4)) == (0, 0) and not autotune.direct_candidate((1, 256, 128, 4))
+    assert autotune.cost_model((1024, 384, 128, 4), True) == (0, 0)

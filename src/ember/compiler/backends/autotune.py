@@ -53,7 +53,7 @@ def cost_model(shape, transposed_b=False):
     [1024x128]@[128x512] + GELU: 3.47 ms in 32-row blocks, 2.67 ms in 256-row blocks, 2.52 ms
     whole; Zen 4, one thread)."""
     m, n, k, size = shape
-    if m * n * k <= _DIRECT_MACS or transposed_b and direct_candidate(shape):
+    if direct_candidate(shape) and (m * n * k <= _DIRECT_MACS or transposed_b):
         return 2, 0
     return 0, 0
 
