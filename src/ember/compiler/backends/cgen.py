@@ -13,8 +13,8 @@ import numpy as np
 
 from . import attention, norm, rnn
 from .autotune import direct_candidate
-from .direct_gemm import direct_lines
 from .conv_gemm import conv_variants
+from .direct_gemm import direct_lines
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
