@@ -204,3 +204,48 @@ def test_copied_and_unpickled_modules_count_their_writes():
         _warm(cf, x)
         copy_._modules["1"] = nn.Tanh()
         _check(cf, copy_, x)
+
+
+class Noting(nn.Module):
+    """Writes attributes on every call that hold what they held: the batch size, a flag, the
+    same object. None of it changes what the guards read."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.rows, self.fast, self.scale, self.note = 4, True, 2.0, object()
+
+    def forward(self, x):
+        self.rows, self.fast, self.note = x.shape[0], True, self.note
+        return self.fc(x) * self.scale
+
+
+def test_a_forward_rewriting_its_attributes_keeps_the_fast_path(monkeypatch):
+    """Rewriting a plain attribute with what it holds (in a forward while it is recorded, or
+    ``model.train()`` on a model in training) does not count as a module change (the modules
+    are not walked again); every write the guards read still recompiles: a scalar the
+    graph read, the training flag, a parameter, a submodule, a hook, a tensor attribute."""
+    from ember.compiler import guards
+    walks = collections.Counter()
+    walk = guards.World._walk
+    monkeypatch.setattr(guards.World, "_walk", lambda self: (walks.update(["walk"]), walk(self))[1])
+    ember.manual_seed(0)
+    model, x = Noting(), ember.randn(4, 3)
+    cf = ember.compile(model, dynamic=False)
+    _warm(cf, x)
+    before = walks["walk"]
+    _warm(cf, x)
+    assert walks["walk"] == before and counters["stats"]["unique_graphs"] == 1
+    model.rows = 4                                       # the same value again: not a change
+    model.train()                                        # a loop's model.train() before each step
+    _check(cf, model, x)
+    assert walks["walk"] == before
+    changes = [lambda: setattr(model, "scale", 3.0), lambda: setattr(model, "scale", 3),  # same value, int
+               lambda: model.eval(), lambda: setattr(model.fc, "bias", nn.Parameter(ember.full((3,), 5.0))),
+               lambda: setattr(model, "fc", nn.Sequential(nn.Linear(3, 3), nn.Tanh())),
+               lambda: model.fc.register_forward_hook(lambda m, args, out: out - 1.0),
+               lambda: setattr(model, "offset", ember.ones(3))]
+    for graphs, change in enumerate(changes, start=2):
+        change()
+        _check(cf, model, x)
+        assert counters["stats"]["unique_graphs"] == graphs, change

@@ -110,8 +110,14 @@ class _Entry:
         self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
         if self.joint is not None:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
-        self.fetch = [_fetcher(s, s[0] == "const" and self.joint is None and not _escapes(graph, p))
-                      for s, p in zip(sources, graph.placeholders)]
+        shared = [s[0] == "const" and self.joint is None and not _escapes(graph, p)
+                  for s, p in zip(sources, graph.placeholders)]
+        self.fetch = [_fetcher(s, share) for s, share in zip(sources, shared)]
+        # a parameter, a tensor read from the closure or globals, a shared constant: the same
+        # object on every call (the guards check its identity), fetched once here
+        fixed = [s[0] in ("param", "tensor") or share for s, share in zip(sources, shared)]
+        self.fixed = [f(None, None) if same else None for f, same in zip(self.fetch, fixed)]
+        self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend != "eager":
             # forward and backward both compiled, joined by one autograd node
@@ -139,7 +145,9 @@ class _Entry:
         inputs = world.inputs
         if self.uncut:
             return fn(*args, **kwargs)
-        tensors = [f(inputs, sizes) for f in self.fetch]
+        tensors = self.fixed.copy()
+        for i, f in self.varying:
+            tensors[i] = f(inputs, sizes)
         if self.joint is not None:
             return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
         if self.on_arrays:

@@ -45,7 +45,10 @@ class World:
         """``held``: tensors objects hold that a dynamic shape spec declares (its ``held``):
         inputs too, after the arguments' tensors."""
         self.fn, self.held = fn, held
-        self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
+        if kwargs or any([type(a) is not Tensor for a in args]):
+            self.inputs = flatten((args, kwargs)) + [h[3] for h in held]
+        else:  # tensors only (or no arguments): they are the inputs
+            self.inputs = [*args, *[h[3] for h in held]]
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
         # what the function reads from closures and globals: the same objects as the last call's
@@ -349,10 +352,13 @@ def snapshot(world, args, kwargs):
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
     facts += world.module_facts
-    facts.append(("parameter identity", tuple([id(p) for p in params])))
-    facts.append(("parameters (shape, dtype, requires_grad)",
-                  tuple([(p._data.shape, p.dtype, p.requires_grad) for p in params])))
-    facts.append(("which parameters have .grad", tuple([p.grad is not None for p in params])))
+    ids, metas, grads = [], [], []
+    for p in params:  # one pass (a training loop reads these on every call)
+        ids.append(id(p))
+        metas.append((p._data.shape, p.dtype, p.requires_grad))
+        grads.append(p.grad is not None)
+    facts += [("parameter identity", tuple(ids)), ("parameters (shape, dtype, requires_grad)", tuple(metas)),
+              ("which parameters have .grad", tuple(grads))]
     for k, opt in enumerate(world.optimizers):
         hyper = tuple([tuple([(key, v) for key, v in g.items() if key != "params"]) for g in opt.param_groups])
         facts.append((f"optimizer {k} hyperparameters", hyper))

@@ -14,6 +14,7 @@ import numpy as np
 from . import attention, norm, rnn
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
+from .direct_gemm import direct_lines
 from .pool import pool_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
@@ -409,8 +410,8 @@ def _embedding_backward_kernel(src, node, fname):
 
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: a direct loop for tiny products (generated
-    only where autotuning may pick it)."""
+    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel
+    (direct_gemm.py) for small products (generated only where autotuning may pick it)."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -441,17 +442,14 @@ def _gemm_kernel(src, kernel, fname, epilogue):
                        f"    const {t}* A = {src.pointer(a)} + {a.offset};",
                        f"    const {t}* B = {src.pointer(b)} + {b.offset};",
                        f"    {t}* C = {src.pointer(out)};"]
-    lines += ["    if (choice == 2) {",
-              f"        for (long i = 0; i < {m}; i++) {{",
-              f"            {t}* restrict c = C + i*{n};",
-              f"            for (long j = 0; j < {n}; j++) c[j] = 0;",
-              f"            for (long q = 0; q < {k}; q++) {{",
-              f"                {t} av = A[i*{sa[0]} + q*{sa[1]}];",
-              f"                for (long j = 0; j < {n}; j++) c[j] += av * B[q*{sb[0]} + j*{sb[1]}];",
-              "            }",
-              f"            {fname}_finish(p, C, i, i + 1);",
-              "        }",
-              "    } else {"] if not isinstance(m * n * k, Expr) and direct_candidate((m, n, k, 0)) else ["    {"]
+    if not isinstance(m * n * k, Expr) and direct_candidate((m, n, k, 0)):
+        finish_rows = lambda r0, r1: f"{fname}_finish(p, C, {r0}, {r1});"
+        helpers, direct = direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)
+        lines[:0] = helpers
+        lines += ["    if (choice == 2) {"] + ["        " + ln for ln in direct]
+        lines += ["    } else {"]
+    else:
+        lines += ["    {"]
     lines += [f"        em_blas_threads((long)({m * n * k}));",
               f"        long mb = choice == 1 ? block : {m};",
               f"        for (long r = 0; r < {m}; r += mb) {{",

@@ -35,6 +35,16 @@ def _counted(base, *names):
     return [counted(getattr(base, name)) for name in names]
 
 
+_ABSENT = object()
+
+
+def _unchanged(old, new):
+    """Whether setting a plain attribute from ``old`` to ``new`` leaves it as a compiled
+    function's guards see it (objects by identity, Python scalars by type and value): a forward
+    that writes ``self.n = x.shape[0]`` on every call keeps the guards' fast path."""
+    return old is new or type(old) is type(new) and type(new) in (int, float, bool, str) and old == new
+
+
 class _Table(dict):
     """A module's ``_parameters``, ``_buffers`` or ``_modules``: every write counts as a change
     (``STATE_VERSION``), also one made without ``Module``'s methods (``model._modules["0"] = m``)."""
@@ -325,8 +335,9 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
-        STATE_VERSION[0] += 1
         d = self.__dict__
+        if not _unchanged(d.get(name, _ABSENT), value):
+            STATE_VERSION[0] += 1
         params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:

@@ -1,0 +1,82 @@
+"""The register-tiled direct GEMM kernel (backends/direct_gemm.py) against float64 products.
+
+Bound: every element within the classical bound of a K-term dot product,
+``|C - C64| <= K * eps * (|A| @ |B|)`` (eps of the dtype; Higham, Accuracy and Stability of
+Numerical Algorithms, 3.5), plus float64's rounding of the reference itself.
+"""
+import numpy as np
+import pytest
+
+from ember.compiler.backends import autotune, compile_graph, toolchain
+from ember.compiler.backends.direct_gemm import direct_lines
+from graph_builder import Builder
+
+pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_kernel_every_layout_and_tail(dtype, monkeypatch):
+    """Rows that do not fill a register tile (13, 9, 17, 5), columns that do not fill a vector or
+    a panel (70 = a panel and 6, 10, 48, 19), B read in place, packed, transposed (Linear's
+    weight; a permuted matrix), A transposed, K of 1 and 7, a bias: each equals float64's product."""
+    monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (2, 0))
+    rng = np.random.default_rng(3)
+    b = Builder()
+    arrays = {}
+
+    def inp(name, shape):
+        arrays[name] = rng.standard_normal(shape).astype(dtype)
+        return b.input(name, arrays[name])
+    x, w, bias = inp("x", (13, 7)), inp("w", (70, 7)), inp("bias", (70,))
+    x2, w2 = inp("x2", (33, 40)), inp("w2", (128, 40))
+    a, square = inp("a", (9, 64)), inp("square", (64, 64))
+    at, bt = inp("at", (20, 17)), inp("bt", (20, 10))
+    a5, b48 = inp("a5", (5, 16)), inp("b48", (48, 16))
+    col, row = inp("col", (6, 1)), inp("row", (1, 19))
+    outs = [b.call("Linear", x, w, bias), b.call("Linear", x2, w2), b.call("Matmul", a, square),
+            b.call("Matmul", b.call("Permute", at, dims=(1, 0)), bt),
+            b.call("Matmul", a5, b.call("Permute", b48, dims=(1, 0))), b.call("Matmul", col, row)]
+    g = b.output(*outs)
+    fn = compile_graph(g, {})
+    assert fn.c_source.count("em_v acc[") >= 6
+    assert ("em_transpose_f(" in fn.c_source) == (dtype == np.float32)
+    got = fn([b.values[p].copy() for p in g.placeholders])
+    v = {k: arr.astype(np.float64) for k, arr in arrays.items()}
+    products = [(v["x"], v["w"].T), (v["x2"], v["w2"].T), (v["a"], v["square"]), (v["at"].T, v["bt"]),
+                (v["a5"], v["b48"].T), (v["col"], v["row"])]
+    eps = np.finfo(dtype).eps
+    for i, ((lhs, rhs), out) in enumerate(zip(products, got)):
+        ref = lhs @ rhs + (v["bias"] if i == 0 else 0)
+        bound = (lhs.shape[1] + 1) * eps * (np.abs(lhs) @ np.abs(rhs) + (np.abs(v["bias"]) if i == 0 else 0))
+        assert out.dtype == dtype and out.shape == ref.shape
+        assert np.all(np.abs(out - ref) <= bound + 1e-300), f"product {i}: {np.max(np.abs(out - ref) - bound)}"
+
+
+def test_direct_kernel_code_shape():
+    """The generated statements: B read in place when its rows are whole vectors, packed (and
+    transposed by em_transpose_f for float32) otherwise; each block of rows finished once."""
+    finish = lambda r0, r1: f"done({r0}, {r1});"
+    helpers, lines = direct_lines("float", 4, 8, 64, 32, (32, 1), (64, 1), finish)
+    assert not helpers and "Bp" not in "".join(lines) and "B + q*64 + j" in "".join(lines)
+    helpers, lines = direct_lines("float", 4, 20, 10, 32, (32, 1), (1, 32), finish)
+    text = "\n".join(lines)
+    assert helpers and "em_transpose_f(B, 32, 10, 32, Bp, 16);" in text
+    assert text.count("done(") == 2  # the whole blocks' loop, then the last rows
+    helpers, lines = direct_lines("double", 8, 3, 5, 4, (4, 1), (1, 4), finish)
+    assert not helpers and "Bp[q*8 + j] = B[q*1 + j*4]" in "\n".join(lines)
+    assert direct_lines("float", 4, 0, 5, 4, (4, 1), (5, 1), finish) == ([], [])
+
+
+def test_cost_model_picks_the_direct_kernel_only_where_it_is_generated():
+    """Tiny products and Linear's (B transposed) up to 2M multiply-adds take the direct kernel,
+    never one whose packed B would not fit on the stack (its code is not generated: BLAS runs)."""
+    assert autotune.cost_model((8, 9, 7, 4)) == (2, 0)
+    assert autotune.cost_model((32, 128, 64, 4), True) == (2, 0)
+    assert autotune.cost_model((32, 128, 64, 4)) == (0, 0)
+    assert autotune.cost_model((1, 256, 128, 4)) == (0, 0) and not autotune.direct_candidate((1, 256, 128, 4))
+    assert autotune.cost_model((1024, 384, 128, 4), True) == (0, 0)
