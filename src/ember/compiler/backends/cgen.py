@@ -360,29 +360,51 @@ def _cross_entropy_kernel(src, node, fname, backward):
 
 def _copy_kernel(src, node, fname):
     """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
-    the gradient of a basic index ("scatter": zeros, then g copied into the indexed view)."""
+    the gradient of a basic index ("scatter": g copied into the indexed view, the rest zeros),
+    or a sum of such gradients (plan.gather_scatters): each g into its view, zeroing first only
+    where the views leave gaps, adding only where they overlap."""
     plan = src.plan
-    g, out = plan.loc[node.args[0]], plan.loc[node]
+    out = plan.loc[node]
     t = CTYPES[out.dtype]
-    lines = [f"/* {'strided copy' if node.target.name == 'View' else 'zeros, then g into the view'} "
-             f"{list(g.shape)} -> {list(out.shape)}: {label(node)} */",
-             f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* restrict a = {src.pointer(g)};",
-             f"    {t}* restrict y = {src.pointer(out)};"]
     if node.target.name == "View":
-        dest = (0, contiguous_strides(g.shape))
+        g = plan.loc[node.args[0]]
+        moves, what, op, zero = [(g, 0, contiguous_strides(g.shape))], f"strided copy {list(g.shape)}", "=", False
     else:
+        scatters = plan.scatter_sums.get(node, [node])
+        moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)
+                 for leaf, view in zip(scatters, [scatter_loc(leaf, out) for leaf in scatters])]
+        counts = _coverage(out, moves)
+        op = "=" if counts is not None and counts.max(initial=0) <= 1 else "+="
+        zero = op == "+=" or bool(counts.min(initial=1) == 0)
+        what = "zeros, then g into the view" if len(moves) == 1 else \
+            f"sum of {len(moves)} index gradients, each {'added ' * (op == '+=')}into its view{', zeros first' * zero}"
+    nodes = [*plan.scatter_sums.get(node, []), node]
+    lines = [f"/* {what} -> {list(out.shape)}: {', '.join(label(n) for n in nodes)} */",
+             f"static void {fname}(void** restrict p) {{", f"    {t}* restrict y = {src.pointer(out)};"]
+    if zero:
         lines.append(f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});")
-        view = scatter_loc(node, out)
-        dest = (view.offset, view.strides)
-    dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(dest[1])])
-    loop_vars = [f"i{d}" for d in range(len(dims))]
-    indent = "    "
-    for v, n in zip(loop_vars, dims):
-        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
-        indent += "    "
-    lines.append(f"{indent}y[{_index(dest[0], sy, loop_vars)}] = a[{_index(g.offset, sa, loop_vars)}];")
+    for k, (g, offset, strides) in enumerate(moves):
+        lines.append(f"    const {t}* restrict a{k} = {src.pointer(g)};")
+        dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(strides)])
+        loop_vars = [f"i{d}" for d in range(len(dims))]
+        indent = "    "
+        for v, n in zip(loop_vars, dims):
+            lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
+            indent += "    "
+        lines.append(f"{indent}y[{_index(offset, sy, loop_vars)}] {op} a{k}[{_index(g.offset, sa, loop_vars)}];")
     return lines + ["}"]
+
+
+def _coverage(out, moves, limit=1 << 24):
+    """How many of the views (offset, strides) of ``moves`` hold each element of ``out``
+    (None past ``limit`` elements: then assume gaps and overlaps)."""
+    n = _numel(out.shape)
+    if n > limit:
+        return None
+    counts = np.zeros(n, np.int32)
+    for g, offset, strides in moves:
+        np.lib.stride_tricks.as_strided(counts[offset:], g.shape, [s * counts.itemsize for s in strides])[...] += 1
+    return counts
 
 
 def _embedding_backward_kernel(src, node, fname):
