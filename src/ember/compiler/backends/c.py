@@ -276,7 +276,8 @@ def _driver(plan, lib, regions, slots, buffers, table):
     for node, loc in plan.loc.items():  # each value kept in a buffer, as an array over its memory
         index = loc.storage.resolve().index
         if loc.storage.node is node and index in buffers:
-            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index])
+            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index],
+                                                             strides=[s * loc.dtype.itemsize for s in loc.strides])
             known[node] = f"B_{names[node]}"
         elif loc.storage.node is node and index in sized:
             views.append((f"B_{names[node]}", index, loc.shape, loc.dtype))

@@ -247,6 +247,21 @@ def _view_loc(node, src):
     return None
 
 
+def _permuted_loc(node, loc):
+    """A value read only through one Permute is laid out in the permuted order: the permuted
+    view is contiguous, so a reshape after it (GPT's (3, B, H, T, D) qkv gradient back to
+    (B, T, 3C)) is free instead of a strided copy."""
+    if len(node.users) != 1 or getattr(node.users[0].target, "name", None) != "Permute":
+        return loc
+    permute = node.users[0]
+    dims = permute.kwargs.get("dims", permute.args[1] if len(permute.args) > 1 else None)
+    shape = tuple(permute.meta["shape"])
+    strides = [0] * len(shape)
+    for i, stride in zip(dims, contiguous_strides(shape)):
+        strides[i] = stride
+    return Loc(Storage("buffer", node, shape, loc.dtype), loc.shape, strides, loc.dtype)
+
+
 def _new_loc(node, kind, shape=None, dtype=None):
     """A new storage for ``node``'s value (of the node's shape and dtype unless given)."""
     shape = tuple(node.meta["shape"]) if shape is None else shape
@@ -318,6 +333,8 @@ def schedule(plan):
             plan.loc[node] = _new_loc(node, "buffer", (2,) + kept, _dtype(x))
         elif "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
             plan.loc[node] = _new_loc(node, "python" if kind is None else "buffer")
+            if node in plan.scatter_sums:
+                plan.loc[node] = _permuted_loc(node, plan.loc[node])
         plan.position[node] = len(plan.kernels)
         plan.kernels.append(Kernel(kind or "python", [node]))
 
