@@ -47,6 +47,33 @@ def _check(builder, graph, tol, **options):
     return fn, args
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.uint8])
+def test_all_and_any_in_c(dtype):
+    """All and Any as the sum kernel's loops (&= / |= of x != 0) against each node's forward:
+    NaN and inf count as true, -0.0 as false; over all dims, some dims (kept or not), no dims;
+    empty inputs (all() of nothing is true); a transposed view; a comparison fused into the loop;
+    uint8 stays uint8, as torch."""
+    rng = np.random.default_rng(7)
+    b = Builder()
+    values = _data(rng, (6, 9), np.float64) if dtype != np.bool_ else rng.random((6, 9)) < 0.9
+    values = values.astype(dtype)
+    values[2] = 0  # a row of zeros (and, for floats, a column with -0.0 and NaN)
+    if dtype == np.float32:
+        values[:, 3], values[4, 3] = -0.0, np.nan
+    x = b.input("x", values)
+    xt = b.input("xt", np.ascontiguousarray(values.T).T)  # non-contiguous
+    empty = [b.input(f"e{i}", np.zeros(shape, dtype)) for i, shape in enumerate(((3, 0), (0, 3)))]
+    outs = []
+    for op in ("All", "Any"):
+        outs += [b.call(op, x), b.call(op, x, dim=(1,)), b.call(op, xt, dim=(0,), keepdim=True),
+                 b.call(op, x, dim=()), b.call(op, empty[0], dim=(1,)), b.call(op, empty[1], dim=(1,)),
+                 b.call(op, empty[0])]
+    outs.append(b.call("All", b.call("Ne", b.call("Mul", x, x), x), dim=(1,)) if dtype == np.float32 else x)
+    fn, _ = _check(b, b.output(*outs), SUM_TOL)
+    assert fn.c_source.count("all over dims") == 7 + (dtype == np.float32) and fn.c_source.count("any over dims") == 7
+    assert "F_all" not in fn.source and "F_any" not in fn.source
+
+
 UNARY = ["Neg", "Exp", "Log", "Tanh", "Sigmoid", "Erf", "Sqrt", "Rsqrt", "Reciprocal", "Abs",
          "Relu", "Sin", "Cos"]
 BINARY = ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"]

@@ -201,8 +201,14 @@ def _stored(plan, node, members):
     return node in escaping or any(u not in members for u in node.users)
 
 
+# Sum and the truth reductions: (initial value, C compound assignment, how an element counts)
+_REDUCTIONS = {"Sum": ("0", "+=", "{}"), "All": ("1", "&=", "({} != 0)"), "Any": ("0", "|=", "({} != 0)")}
+
+
 def _sum_kernel(src, node, fname):
+    """Sum, All or Any over some dims, their elementwise producers computed in the loop."""
     plan = src.plan
+    start, update, element = _REDUCTIONS[node.target.name]
     x = node.args[0]
     domain = tuple(x.meta["shape"])
     dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
@@ -225,30 +231,30 @@ def _sum_kernel(src, node, fname):
     ostr = merged[-1]
     loop_vars = [f"i{d}" for d in range(len(dims))]
     body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
-    value = body.value(x)
+    value = element.format(body.value(x))
     t, ptr = CTYPES[out.dtype], src.pointer(out)
-    lines = [f"/* sum over dims {sorted(reduced)} of {list(domain)}: "
+    lines = [f"/* {node.target.name.lower()} over dims {sorted(reduced)} of {list(domain)}: "
              f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
-             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = 0;"]
+             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = {start};"]
     lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
         if inner_reduced and d == len(dims) - 1:
-            lines.append(f"{indent}{t} acc = 0;")
+            lines.append(f"{indent}{t} acc = {start};")
         lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++) {{")
         indent += "    "
     lines += [indent + ln for ln in body.lines]
     if inner_reduced:
-        lines.append(f"{indent}acc += {value};")
+        lines.append(f"{indent}acc {update} {value};")
         lines.append(f"{indent[:-4]}}}")
-        lines.append(f"{indent[:-4]}o[{_index(0, ostr[:-1], loop_vars[:-1])}] += acc;")
+        lines.append(f"{indent[:-4]}o[{_index(0, ostr[:-1], loop_vars[:-1])}] {update} acc;")
         closing = len(dims) - 1
         indent = indent[:-4]
     else:
-        lines.append(f"{indent}o[{_index(0, ostr, loop_vars)}] += {value};")
+        lines.append(f"{indent}o[{_index(0, ostr, loop_vars)}] {update} {value};")
         closing = len(dims)
     lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
     return lines

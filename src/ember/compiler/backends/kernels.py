@@ -371,7 +371,7 @@ def _rnn_ok(node, have_blas):
 
 
 def kind_of(node, have_blas):
-    """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
+    """"view", "elementwise", "sum" (also All and Any), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
     "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn" (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
@@ -413,6 +413,9 @@ def kind_of(node, have_blas):
         if name == "Normalize" and not hasattr(node.args[1], "meta"):
             return None
         return "elementwise" if _dtypes_ok(node) else None
+    if name in ("All", "Any") and len(node.args) == 1 and hasattr(node.args[0], "meta") \
+            and _dtype(node.args[0]) in CTYPES:
+        return "sum"  # the sum kernel's loops with &= / |= of (x != 0)
     out = _dtype(node)
     if out not in FLOATS or not node.args or not hasattr(node.args[0], "meta"):
         return None  # e.g. DropoutMask: no tensor input, it runs its forward
