@@ -74,6 +74,29 @@ def test_all_and_any_in_c(dtype):
     assert "F_all" not in fn.source and "F_any" not in fn.source
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_extremes_in_c(dtype):
+    """Amax/Amin (over dims, kept or not) and Max/Min (of everything) as the sum kernel's loops
+    against each node's forward: a NaN anywhere in a slice gives NaN, +-inf win, a transposed
+    view, an expression fused into the loop."""
+    rng = np.random.default_rng(8)
+    b = Builder()
+    values = _data(rng, (7, 10), dtype)  # nan, inf, -inf, zeros, huge values in row 0
+    values[3, 4] = np.nan
+    x = b.input("x", values)
+    xt = b.input("xt", np.ascontiguousarray(values.T).T)
+    clean = b.input("clean", _data(rng, (5, 6), dtype, special=False))
+    outs = [b.call(op, x, dim=dim, keepdim=keep) for op in ("Amax", "Amin")
+            for dim, keep in (((1,), False), ((0,), True), ((0, 1), False))]
+    outs += [b.call(op, xt, dim=(0,)) for op in ("Amax", "Amin")]
+    outs += [b.call(op, v) for op in ("Max", "Min") for v in (x, clean)]
+    outs.append(b.call("Amax", b.call("Mul", clean, -2.0), dim=(1,)))
+    fn, _ = _check(b, b.output(*outs), TOL)
+    assert fn.c_source.count("amax over dims") == 5 and fn.c_source.count("amin over dims") == 4
+    assert "amax over dims [1] of [5, 6]: Mul(mul), Amax(" in fn.c_source
+    assert "F_amax" not in fn.source and "F_max" not in fn.source
+
+
 UNARY = ["Neg", "Exp", "Log", "Tanh", "Sigmoid", "Erf", "Sqrt", "Rsqrt", "Reciprocal", "Abs",
          "Relu", "Sin", "Cos"]
 BINARY = ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"]

@@ -201,14 +201,19 @@ def _stored(plan, node, members):
     return node in escaping or any(u not in members for u in node.users)
 
 
-# Sum and the truth reductions: (initial value, C compound assignment, how an element counts)
-_REDUCTIONS = {"Sum": ("0", "+=", "{}"), "All": ("1", "&=", "({} != 0)"), "Any": ("0", "|=", "({} != 0)")}
+# The reductions of the sum kernel: (initial value, C of a accumulating b, how an element counts).
+# The extremes keep NaN, as NumPy's maximum.reduce (eager): once a is NaN, b never replaces it.
+_EXTREME = "(({b} != {b} || {b} %s {a}) ? {b} : {a})"
+_REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}"), "All": ("1", "{a} & {b}", "({} != 0)"),
+               "Any": ("0", "{a} | {b}", "({} != 0)"), "Amax": ("-INFINITY", _EXTREME % ">", "{}"),
+               "Amin": ("INFINITY", _EXTREME % "<", "{}")}
+_REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
 
 
 def _sum_kernel(src, node, fname):
-    """Sum, All or Any over some dims, their elementwise producers computed in the loop."""
+    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the loop."""
     plan = src.plan
-    start, update, element = _REDUCTIONS[node.target.name]
+    start, combine, element = _REDUCTIONS[node.target.name]
     x = node.args[0]
     domain = tuple(x.meta["shape"])
     dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
@@ -248,13 +253,15 @@ def _sum_kernel(src, node, fname):
         indent += "    "
     lines += [indent + ln for ln in body.lines]
     if inner_reduced:
-        lines.append(f"{indent}acc {update} {value};")
+        lines.append(f"{indent}acc = {combine.format(a='acc', b=value)};")
         lines.append(f"{indent[:-4]}}}")
-        lines.append(f"{indent[:-4]}o[{_index(0, ostr[:-1], loop_vars[:-1])}] {update} acc;")
+        o = f"o[{_index(0, ostr[:-1], loop_vars[:-1])}]"
+        lines.append(f"{indent[:-4]}{o} = {combine.format(a=o, b='acc')};")
         closing = len(dims) - 1
         indent = indent[:-4]
     else:
-        lines.append(f"{indent}o[{_index(0, ostr, loop_vars)}] {update} {value};")
+        o = f"o[{_index(0, ostr, loop_vars)}]"
+        lines.append(f"{indent}{o} = {combine.format(a=o, b=value)};")
         closing = len(dims)
     lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
     return lines

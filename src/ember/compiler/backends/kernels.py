@@ -371,7 +371,7 @@ def _rnn_ok(node, have_blas):
 
 
 def kind_of(node, have_blas):
-    """"view", "elementwise", "sum" (also All and Any), "softmax", "log_softmax", "norm_stats", "cross_entropy",
+    """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
     "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn" (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
@@ -421,6 +421,8 @@ def kind_of(node, have_blas):
         return None  # e.g. DropoutMask: no tensor input, it runs its forward
     if name == "Sum" and node.kwargs.get("dtype") is None and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"
+    if name in ("Amax", "Amin", "Max", "Min") and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):
