@@ -47,6 +47,56 @@ def _check(builder, graph, tol, **options):
     return fn, args
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.uint8])
+def test_all_and_any_in_c(dtype):
+    """All and Any as the sum kernel's loops (&= / |= of x != 0) against each node's forward:
+    NaN and inf count as true, -0.0 as false; over all dims, some dims (kept or not), no dims;
+    empty inputs (all() of nothing is true); a transposed view; a comparison fused into the loop;
+    uint8 stays uint8, as torch."""
+    rng = np.random.default_rng(7)
+    b = Builder()
+    values = _data(rng, (6, 9), np.float64) if dtype != np.bool_ else rng.random((6, 9)) < 0.9
+    values = values.astype(dtype)
+    values[2] = 0  # a row of zeros (and, for floats, a column with -0.0 and NaN)
+    if dtype == np.float32:
+        values[:, 3], values[4, 3] = -0.0, np.nan
+    x = b.input("x", values)
+    xt = b.input("xt", np.ascontiguousarray(values.T).T)  # non-contiguous
+    empty = [b.input(f"e{i}", np.zeros(shape, dtype)) for i, shape in enumerate(((3, 0), (0, 3)))]
+    outs = []
+    for op in ("All", "Any"):
+        outs += [b.call(op, x), b.call(op, x, dim=(1,)), b.call(op, xt, dim=(0,), keepdim=True),
+                 b.call(op, x, dim=()), b.call(op, empty[0], dim=(1,)), b.call(op, empty[1], dim=(1,)),
+                 b.call(op, empty[0])]
+    outs.append(b.call("All", b.call("Ne", b.call("Mul", x, x), x), dim=(1,)) if dtype == np.float32 else x)
+    fn, _ = _check(b, b.output(*outs), SUM_TOL)
+    assert fn.c_source.count("all over dims") == 7 + (dtype == np.float32) and fn.c_source.count("any over dims") == 7
+    assert "F_all" not in fn.source and "F_any" not in fn.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_extremes_in_c(dtype):
+    """Amax/Amin (over dims, kept or not) and Max/Min (of everything) as the sum kernel's loops
+    against each node's forward: a NaN anywhere in a slice gives NaN, +-inf win, a transposed
+    view, an expression fused into the loop."""
+    rng = np.random.default_rng(8)
+    b = Builder()
+    values = _data(rng, (7, 10), dtype)  # nan, inf, -inf, zeros, huge values in row 0
+    values[3, 4] = np.nan
+    x = b.input("x", values)
+    xt = b.input("xt", np.ascontiguousarray(values.T).T)
+    clean = b.input("clean", _data(rng, (5, 6), dtype, special=False))
+    outs = [b.call(op, x, dim=dim, keepdim=keep) for op in ("Amax", "Amin")
+            for dim, keep in (((1,), False), ((0,), True), ((0, 1), False))]
+    outs += [b.call(op, xt, dim=(0,)) for op in ("Amax", "Amin")]
+    outs += [b.call(op, v) for op in ("Max", "Min") for v in (x, clean)]
+    outs.append(b.call("Amax", b.call("Mul", clean, -2.0), dim=(1,)))
+    fn, _ = _check(b, b.output(*outs), TOL)
+    assert fn.c_source.count("amax over dims") == 5 and fn.c_source.count("amin over dims") == 4
+    assert "amax over dims [1] of [5, 6]: Mul(mul), Amax(" in fn.c_source
+    assert "F_amax" not in fn.source and "F_max" not in fn.source
+
+
 UNARY = ["Neg", "Exp", "Log", "Tanh", "Sigmoid", "Erf", "Sqrt", "Rsqrt", "Reciprocal", "Abs",
          "Relu", "Sin", "Cos"]
 BINARY = ["Add", "Sub", "Mul", "Div", "Maximum", "Minimum"]

@@ -127,6 +127,34 @@ def test_index_gradients_and_reshapes_of_strided_values(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_of_index_gradients_write_each_into_its_view(dtype):
+    """A sum of IndexBackward results (the gradient of the qkv tensor q, k and v are sliced
+    from) is one kernel: views that tile the sum are copied without zeros; views that leave
+    a gap zero it first; overlapping views are added to zeros (in the graph's order). A gradient that
+    is also an output keeps its own kernel, and the Add its loop. A sum read through one
+    Permute is laid out permuted, so GPT's reshape back to (B, T, 3C) copies nothing."""
+    rng = np.random.default_rng(4)
+    b = Builder()
+    g = [b.input(f"g{i}", rng.standard_normal((4, 5, 6)).astype(dtype)) for i in range(3)]
+    scatter = lambda x, index, shape=(3, 4, 5, 6): b.call("IndexBackward", x, shape=shape, index=index)  # noqa: E731
+    qkv = b.call("Add", b.call("Add", scatter(g[2], (2,)), scatter(g[0], (0,))), scatter(g[1], (1,)))
+    gap = b.call("Add", scatter(g[0], (0,)), scatter(g[1], (2,)))
+    rows = b.call("Slice", g[2], index=(slice(0, 2),))
+    overlap = b.call("Add", scatter(g[0], (slice(0, 4), Ellipsis), (6, 5, 6)),
+                     b.call("Add", scatter(g[1], (slice(2, 6),), (6, 5, 6)), scatter(rows, (slice(1, 3),), (6, 5, 6))))
+    kept = scatter(g[1], (1,))
+    escaping = b.call("Add", kept, scatter(g[2], (0,)))
+    flat = b.call("View", b.call("Permute", qkv, dims=(1, 2, 0, 3)), shape=(4, 5, 18))
+    fn = _check(b, b.output(flat, gap, overlap, escaping, kept), dtype)
+    source = fn.c_source
+    assert "strided copy" not in source
+    assert "sum of 3 index gradients, each into its view -> [3, 4, 5, 6]" in source
+    assert "sum of 2 index gradients, each into its view, zeros first -> [3, 4, 5, 6]" in source
+    assert "sum of 3 index gradients, each added into its view, zeros first -> [6, 5, 6]" in source
+    assert source.count("zeros, then g into the view") == 2 and "F_index_backward" not in fn.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_embedding_gradient(dtype):
     """GPT's token-embedding gradient: repeated ids sum, ``padding_idx`` gets none."""
     rng = np.random.default_rng(5)

@@ -302,3 +302,27 @@ def test_processes_compiling_the_same_graph_at_once_share_one_good_entry(tmp_pat
     for lib in root.glob("*.so"):
         assert json.loads(lib.with_suffix(".json").read_text())["sha256"] == toolchain._digest(lib)
     assert list(root.glob("*.so")) and not list(root.glob(".tmp-*"))
+
+
+def test_a_kernel_goes_to_the_unit_its_middle_falls_in(monkeypatch):
+    """Three equal large kernels and a small one in three units: one large kernel each (the
+    Conv2d step's: cut after the boundary, the first two shared a unit and its gcc time)."""
+    from ember.compiler.backends import cgen
+    monkeypatch.setattr(cgen.CSource, "MIN_UNIT_CHARS", 1)
+    kernels = ["a" * 1100, "b" * 1100, "c" * 1100, "d" * 100]
+    units = cgen.CSource("H", kernels, "M").units(3)
+    assert units == ["HM" + kernels[0], "H" + kernels[1], "H" + kernels[2] + kernels[3]]
+    assert cgen.CSource("H", kernels, "M").units(1) == ["HM" + "".join(kernels)]
+
+
+def test_a_unit_compiles_with_the_flags_its_cflags_lines_name(tmp_path, monkeypatch):
+    """``/* cflags: ... */`` lines (the Winograd kernels ask for -fno-predictive-commoning) reach
+    that unit's compile command only, once each; they are part of the unit's cache key."""
+    from ember.compiler.backends import winograd
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert winograd.UNIT_FLAGS == "/* cflags: -fno-predictive-commoning */"
+    assert toolchain.unit_flags("/* cflags: -DA=1 -DB=2 */\nint x;\n/* cflags: -DA=1 */\n") == ["-DA=1", "-DB=2"]
+    units = ["/* cflags: -DVALUE=7 */\nint f(void) { return VALUE; }\n",
+             "#ifndef VALUE\nint g(void) { return 3; }\n#endif\n"]
+    lib = toolchain.build(units, toolchain.find_compiler())[0]
+    assert (lib.f(), lib.g()) == (7, 3)

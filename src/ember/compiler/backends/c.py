@@ -276,7 +276,9 @@ def _driver(plan, lib, regions, slots, buffers, table):
     for node, loc in plan.loc.items():  # each value kept in a buffer, as an array over its memory
         index = loc.storage.resolve().index
         if loc.storage.node is node and index in buffers:
-            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index])
+            # a sum of index gradients may be laid out permuted (plan._permuted_loc)
+            strides = [s * loc.dtype.itemsize for s in loc.strides] if node in plan.scatter_sums else None
+            program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index], strides=strides)
             known[node] = f"B_{names[node]}"
         elif loc.storage.node is node and index in sized:
             views.append((f"B_{names[node]}", index, loc.shape, loc.dtype))

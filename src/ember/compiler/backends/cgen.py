@@ -202,8 +202,19 @@ def _stored(plan, node, members):
     return node in escaping or any(u not in members for u in node.users)
 
 
+# The reductions of the sum kernel: (initial value, C of a accumulating b, how an element counts).
+# The extremes keep NaN, as NumPy's maximum.reduce (eager): once a is NaN, b never replaces it.
+_EXTREME = "(({b} != {b} || {b} %s {a}) ? {b} : {a})"
+_REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}"), "All": ("1", "{a} & {b}", "({} != 0)"),
+               "Any": ("0", "{a} | {b}", "({} != 0)"), "Amax": ("-INFINITY", _EXTREME % ">", "{}"),
+               "Amin": ("INFINITY", _EXTREME % "<", "{}")}
+_REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
+
+
 def _sum_kernel(src, node, fname):
+    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the loop."""
     plan = src.plan
+    start, combine, element = _REDUCTIONS[node.target.name]
     x = node.args[0]
     domain = tuple(x.meta["shape"])
     dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
@@ -226,30 +237,32 @@ def _sum_kernel(src, node, fname):
     ostr = merged[-1]
     loop_vars = [f"i{d}" for d in range(len(dims))]
     body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
-    value = body.value(x)
+    value = element.format(body.value(x))
     t, ptr = CTYPES[out.dtype], src.pointer(out)
-    lines = [f"/* sum over dims {sorted(reduced)} of {list(domain)}: "
+    lines = [f"/* {node.target.name.lower()} over dims {sorted(reduced)} of {list(domain)}: "
              f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
-             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = 0;"]
+             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = {start};"]
     lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
         if inner_reduced and d == len(dims) - 1:
-            lines.append(f"{indent}{t} acc = 0;")
+            lines.append(f"{indent}{t} acc = {start};")
         lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++) {{")
         indent += "    "
     lines += [indent + ln for ln in body.lines]
     if inner_reduced:
-        lines.append(f"{indent}acc += {value};")
+        lines.append(f"{indent}acc = {combine.format(a='acc', b=value)};")
         lines.append(f"{indent[:-4]}}}")
-        lines.append(f"{indent[:-4]}o[{_index(0, ostr[:-1], loop_vars[:-1])}] += acc;")
+        o = f"o[{_index(0, ostr[:-1], loop_vars[:-1])}]"
+        lines.append(f"{indent[:-4]}{o} = {combine.format(a=o, b='acc')};")
         closing = len(dims) - 1
         indent = indent[:-4]
     else:
-        lines.append(f"{indent}o[{_index(0, ostr, loop_vars)}] += {value};")
+        o = f"o[{_index(0, ostr, loop_vars)}]"
+        lines.append(f"{indent}{o} = {combine.format(a=o, b=value)};")
         closing = len(dims)
     lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
     return lines
@@ -361,29 +374,51 @@ def _cross_entropy_kernel(src, node, fname, backward):
 
 def _copy_kernel(src, node, fname):
     """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
-    the gradient of a basic index ("scatter": zeros, then g copied into the indexed view)."""
+    the gradient of a basic index ("scatter": g copied into the indexed view, the rest zeros),
+    or a sum of such gradients (plan.gather_scatters): each g into its view, zeroing first only
+    where the views leave gaps, adding only where they overlap."""
     plan = src.plan
-    g, out = plan.loc[node.args[0]], plan.loc[node]
+    out = plan.loc[node]
     t = CTYPES[out.dtype]
-    lines = [f"/* {'strided copy' if node.target.name == 'View' else 'zeros, then g into the view'} "
-             f"{list(g.shape)} -> {list(out.shape)}: {label(node)} */",
-             f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* restrict a = {src.pointer(g)};",
-             f"    {t}* restrict y = {src.pointer(out)};"]
     if node.target.name == "View":
-        dest = (0, contiguous_strides(g.shape))
+        g = plan.loc[node.args[0]]
+        moves, what, op, zero = [(g, 0, contiguous_strides(g.shape))], f"strided copy {list(g.shape)}", "=", False
     else:
+        scatters = plan.scatter_sums.get(node, [node])
+        moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)
+                 for leaf, view in zip(scatters, [scatter_loc(leaf, out) for leaf in scatters])]
+        counts = _coverage(out, moves)
+        op = "=" if counts is not None and counts.max(initial=0) <= 1 else "+="
+        zero = op == "+=" or bool(counts.min(initial=1) == 0)
+        what = "zeros, then g into the view" if len(moves) == 1 else \
+            f"sum of {len(moves)} index gradients, each {'added ' * (op == '+=')}into its view{', zeros first' * zero}"
+    nodes = [*plan.scatter_sums.get(node, []), node]
+    lines = [f"/* {what} -> {list(out.shape)}: {', '.join(label(n) for n in nodes)} */",
+             f"static void {fname}(void** restrict p) {{", f"    {t}* restrict y = {src.pointer(out)};"]
+    if zero:
         lines.append(f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});")
-        view = scatter_loc(node, out)
-        dest = (view.offset, view.strides)
-    dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(dest[1])])
-    loop_vars = [f"i{d}" for d in range(len(dims))]
-    indent = "    "
-    for v, n in zip(loop_vars, dims):
-        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
-        indent += "    "
-    lines.append(f"{indent}y[{_index(dest[0], sy, loop_vars)}] = a[{_index(g.offset, sa, loop_vars)}];")
+    for k, (g, offset, strides) in enumerate(moves):
+        lines.append(f"    const {t}* restrict a{k} = {src.pointer(g)};")
+        dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(strides)])
+        loop_vars = [f"i{d}" for d in range(len(dims))]
+        indent = "    "
+        for v, n in zip(loop_vars, dims):
+            lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
+            indent += "    "
+        lines.append(f"{indent}y[{_index(offset, sy, loop_vars)}] {op} a{k}[{_index(g.offset, sa, loop_vars)}];")
     return lines + ["}"]
+
+
+def _coverage(out, moves, limit=1 << 24):
+    """How many of the views (offset, strides) of ``moves`` hold each element of ``out``
+    (None past ``limit`` elements: then assume gaps and overlaps)."""
+    n = _numel(out.shape)
+    if n > limit:
+        return None
+    counts = np.zeros(n, np.int32)
+    for g, offset, strides in moves:
+        np.lib.stride_tricks.as_strided(counts[offset:], g.shape, [s * counts.itemsize for s in strides])[...] += 1
+    return counts
 
 
 def _embedding_backward_kernel(src, node, fname):
@@ -585,13 +620,15 @@ class CSource:
         return self.head + "".join(self.kernels) + self.main
 
     def units(self, count):
-        """At most ``count`` translation units, the kernels in order, of about equal length;
+        """At most ``count`` translation units, the kernels in order, of about equal length
+        (a kernel goes to the unit its middle falls in: cutting after the boundary put the
+        Conv2d step's two large kernels in one unit, 1.0 s of gcc while the others took 0.4);
         the first holds ``main``."""
         total = sum(map(len, self.kernels))
         count = max(1, min(count, total // self.MIN_UNIT_CHARS))
         units, size, target = [[self.main]], 0, total / count
         for text in self.kernels:
-            if size >= target * len(units) and len(units) < count:
+            if size > 0 and size + len(text) / 2 > target * len(units) and len(units) < count:
                 units.append([])
             units[-1].append(text)
             size += len(text)

@@ -373,7 +373,7 @@ def _rnn_ok(node, have_blas):
 
 
 def kind_of(node, have_blas):
-    """"view", "elementwise", "sum", "softmax", "log_softmax", "norm_stats", "cross_entropy",
+    """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
     "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn" (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
@@ -415,11 +415,16 @@ def kind_of(node, have_blas):
         if name == "Normalize" and not hasattr(node.args[1], "meta"):
             return None
         return "elementwise" if _dtypes_ok(node) else None
+    if name in ("All", "Any") and len(node.args) == 1 and hasattr(node.args[0], "meta") \
+            and _dtype(node.args[0]) in CTYPES:
+        return "sum"  # the sum kernel's loops with &= / |= of (x != 0)
     out = _dtype(node)
     if out not in FLOATS or not node.args or not hasattr(node.args[0], "meta"):
         return None  # e.g. DropoutMask: no tensor input, it runs its forward
     if name == "Sum" and node.kwargs.get("dtype") is None and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"
+    if name in ("Amax", "Amin", "Max", "Min") and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):

@@ -3,6 +3,8 @@
 Passes, each a small function over the graph:
   :func:`inline_into_reductions` marks single-use elementwise producers of a sum, computed
       inside the sum's loop instead of stored;
+  :func:`gather_scatters` makes a sum of index gradients (q, k and v's of one qkv tensor) one
+      kernel that copies each gradient into its view of the sum;
   :func:`schedule` walks the nodes in order, giving each value a :class:`Loc` (storage, offset,
       strides: views cost nothing) and putting each node into a kernel; elementwise nodes join an
       open loop over the same shape when their operands are ready before it (so a chain, and
@@ -95,6 +97,7 @@ class Plan:
         self.loc, self.kernels, self.kind, self.inlined = {}, [], {}, set()
         self.position = {}  # node -> index of the kernel that computes it (-1: placeholder)
         self.in_place = {}  # mutation value node -> placeholder whose array it is written into
+        self.scatter_sums = {}  # Add node -> the IndexBackward nodes whose sum it is (gather_scatters)
 
 
 def _is_node(a):
@@ -127,6 +130,42 @@ def inline_into_reductions(plan, escaping):
     for node in plan.graph.nodes:
         if plan.kind.get(node) == "sum":
             visit(node, node.args[0].meta["shape"])
+
+
+def gather_scatters(plan, escaping):
+    """Finds trees of Adds (alpha 1, each used once, one shape and dtype) whose leaves are all
+    "scatter" nodes (IndexBackward: zeros with g in a view), such as the gradient of a qkv
+    tensor that q, k and v were sliced from. The root becomes one "scatter" kernel that writes
+    each g into its view of the sum; the Adds and leaves inside are computed by it (in
+    ``plan.inlined``). Measured on the tiny GPT's step: three zeroed 1.5 MB arrays and two Add
+    loops over them per layer (0.6 ms) become three copies (0.1 ms)."""
+    def leaves(node, shape, dtype, root):
+        if node is not root and (len(node.users) != 1 or node in escaping or node in plan.inlined):
+            return None
+        if tuple(node.meta.get("shape", ())) != shape or _dtype(node) != dtype:
+            return None
+        if plan.kind.get(node) == "scatter" and node is not root:
+            return [node]
+        if plan.kind.get(node) != "elementwise" or getattr(node.target, "name", None) != "Add" or node.kwargs.get("alpha", 1) != 1 \
+                or len(node.args) != 2 or not all(_is_node(a) for a in node.args):
+            return None
+        found = [leaves(a, shape, dtype, root) for a in node.args]
+        return None if None in found or node.args[0] is node.args[1] else found[0] + found[1]
+    for node in reversed(plan.graph.nodes):
+        if node.op != "call_op" or node in plan.inlined or plan.kind.get(node) != "elementwise":
+            continue
+        found = leaves(node, tuple(node.meta["shape"]), _dtype(node), node)
+        if found is None:
+            continue
+        plan.kind[node] = "scatter"
+        plan.scatter_sums[node] = found
+
+        def claim(add):  # the tree's inner Adds and its leaves
+            for a in add.args:
+                plan.inlined.add(a)
+                if a not in found:
+                    claim(a)
+        claim(node)
 
 
 def _align(loc, domain):
@@ -208,6 +247,21 @@ def _view_loc(node, src):
     return None
 
 
+def _permuted_loc(node, loc):
+    """A value read only through one Permute is laid out in the permuted order: the permuted
+    view is contiguous, so a reshape after it (GPT's (3, B, H, T, D) qkv gradient back to
+    (B, T, 3C)) is free instead of a strided copy."""
+    if len(node.users) != 1 or getattr(node.users[0].target, "name", None) != "Permute":
+        return loc
+    permute = node.users[0]
+    dims = permute.kwargs.get("dims", permute.args[1] if len(permute.args) > 1 else None)
+    shape = tuple(permute.meta["shape"])
+    strides = [0] * len(shape)
+    for i, stride in zip(dims, contiguous_strides(shape)):
+        strides[i] = stride
+    return Loc(Storage("buffer", node, shape, loc.dtype), loc.shape, strides, loc.dtype)
+
+
 def _new_loc(node, kind, shape=None, dtype=None):
     """A new storage for ``node``'s value (of the node's shape and dtype unless given)."""
     shape = tuple(node.meta["shape"]) if shape is None else shape
@@ -279,6 +333,8 @@ def schedule(plan):
             plan.loc[node] = _new_loc(node, "buffer", (2,) + kept, _dtype(x))
         elif "shape" in node.meta and not isinstance(node.meta.get("dtype"), (list, tuple)):
             plan.loc[node] = _new_loc(node, "python" if kind is None else "buffer")
+            if node in plan.scatter_sums:
+                plan.loc[node] = _permuted_loc(node, plan.loc[node])
         plan.position[node] = len(plan.kernels)
         plan.kernels.append(Kernel(kind or "python", [node]))
 
@@ -486,6 +542,7 @@ def make_plan(graph, have_blas):
         if graph.symbols and plan.kind[node] not in SYMBOLIC_KINDS:
             plan.kind[node] = None
     inline_into_reductions(plan, escaping)
+    gather_scatters(plan, escaping)
     schedule(plan)
     fuse_epilogues(plan)
     _renumber(plan)

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
-           "runtime_headers", "FLAGS"]
+           "runtime_headers", "FLAGS", "unit_flags"]
 
 # nan and inf must survive -ffast-math: the kernels test for them and the tests check them.
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fno-finite-math-only", "-fPIC")
@@ -212,6 +213,11 @@ def _run(cmd):
     return failed, " ".join(cmd) + "\n" + text
 
 
+def unit_flags(unit):
+    """Flags a unit's code asks for in ``/* cflags: ... */`` lines (generated C only), once each."""
+    return list(dict.fromkeys(f for line in re.findall(r"^/\* cflags: (.*) \*/$", unit, re.M) for f in line.split()))
+
+
 def build(units, argv, *, openmp=False):
     """Compiles ``units`` (C source, or a list of translation units' sources) into a shared
     library through the cache; returns ``(ctypes.CDLL, cached: bool, key)``. Each unit's
@@ -234,7 +240,8 @@ def build(units, argv, *, openmp=False):
             c_file = obj.with_suffix(".c")
             write_atomic(c_file, unit.encode())
             built.append((_temp(root, ".o"), obj))
-            compiles.append(list(argv) + flags + ["-I", str(RUNTIME), "-c", str(c_file), "-o", built[-1][0]])
+            compiles.append(list(argv) + flags + unit_flags(unit) + ["-I", str(RUNTIME), "-c", str(c_file), "-o",
+                                                                     built[-1][0]])
     lib = _temp(root, ".so")
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, min(jobs(), len(compiles)))) as pool:

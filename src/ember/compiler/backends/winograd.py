@@ -48,6 +48,11 @@ TILES = {
 BLOCK_TILES = 64
 
 
+# The unrolled transforms keep GCC's predictive commoning busy for a third of the unit's compile
+# time (-ftime-report), for no speed: the unit holding them compiles without it (toolchain.unit_flags).
+UNIT_FLAGS = "/* cflags: -fno-predictive-commoning */"
+
+
 def candidate(node):
     """Whether ``node`` is a 3x3, stride-1, undilated Conv or ConvWeight (padding >= 0) or
     ConvTranspose (padding 0..2) with no empty dimension: the Winograd variants can compute it."""
@@ -198,6 +203,7 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None, fallback=None):
     staged = f", {fname}_out[{th * m * tw * m}]" if edge else ""
     pad, transform = _tiles(fname, "v", x, (n, c, h, w), (top, left), a, bt, t, m, (th, tw, tb))
     return [
+        UNIT_FLAGS,
         f"/* Winograd F({m}, 3) {node.target.name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, "
         f"groups {groups}: {node.target.name}({node.name}) */",
         f"static {t} {fname}_u[{a * a * co * cig}], {fname}_v[{a * a * c * tb}], {fname}_m[{a * a * co * tb}], "
@@ -259,6 +265,7 @@ def _weight_kernel(src, node, fname, t, m, fallback):
     sums = [[f"sv[{(i * a + j) * co * cig}]" for j in range(a)] for i in range(a)]
     gt = _transposed(g)
     return [
+        UNIT_FLAGS,
         f"/* Winograd F({m}, 3) ConvWeight {list(node.args[0].meta['shape'])} -> {list(node.meta['shape'])}, "
         f"groups {groups}: ConvWeight({node.name}) */",
         f"static {t} {fname}_v[{a * a * c * tb}], {fname}_z[{a * a * co * tb}], {fname}_s[{a * a * co * cig}], "
