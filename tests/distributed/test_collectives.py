@@ -46,19 +46,27 @@ def test_ddp_follows_one_process_on_the_whole_batch():
 
 
 def test_a_plain_torch_ddp_script_runs_with_the_import_changed_and_matches_one_process(tmp_path):
-    """scripts/torch_ddp.py is PyTorch's DDP recipe (backend="gloo", DistributedSampler, DDP,
-    rank-0 torch.save); on 2 ranks it follows the 1-rank run, warns once per rank about the
-    backend, and its checkpoint loads in torch itself."""
+    """scripts/torch_ddp.py is PyTorch's DDP recipe (backend="nccl" or "gloo", DistributedSampler,
+    DDP, rank-0 torch.save, the tutorial's save / barrier / load with map_location); on 2 ranks
+    it follows the 1-rank run, warns once per rank about the backend, every rank's reloaded
+    model scores as the trained one, and the checkpoint loads in torch itself."""
     (tmp_path / "two").mkdir()
     (tmp_path / "one").mkdir()
-    two = launch("torch_ddp.py", 2, tmp_path / "two", timeout=90)
-    one = launch("torch_ddp.py", 1, tmp_path / "one", timeout=90)
-    accuracy = {line.split(":")[0]: float(line.split()[-1]) for line in (two.stdout + one.stdout).splitlines()
-                if "test accuracy" in line}
+    two = launch("torch_ddp.py", 2, tmp_path / "two", "nccl", timeout=90)
+    one = launch("torch_ddp.py", 1, tmp_path / "one", "gloo", timeout=90)
+    accuracy, reloaded = {}, {}
+    for line in (two.stdout + one.stdout).splitlines():
+        if "test accuracy" in line:
+            who, scores = line.split(":")
+            accuracy[who], reloaded[who] = (float(word.strip(",")) for word in scores.split()[2::2])
     assert sorted(accuracy) == ["rank 0 of 1", "rank 0 of 2", "rank 1 of 2"]
     assert accuracy["rank 0 of 2"] == accuracy["rank 1 of 2"] == accuracy["rank 0 of 1"] >= 0.95
-    assert two.stderr.count("UserWarning: ember.distributed serves backend 'gloo' with MPI") == 2
+    assert reloaded == accuracy
+    assert two.stderr.count("UserWarning: ember.distributed serves backend 'nccl' with MPI") == 2
+    assert one.stderr.count("UserWarning: ember.distributed serves backend 'gloo' with MPI") == 1
     torch = pytest.importorskip("torch")
+    ddp_state = torch.load(tmp_path / "two" / "ddp_model.checkpoint", weights_only=True)
+    assert sorted(ddp_state) == ["module.0.bias", "module.0.weight", "module.2.bias", "module.2.weight"]
     checkpoint = torch.load(tmp_path / "two" / "checkpoint.pt", weights_only=True)
     reference = torch.load(tmp_path / "one" / "checkpoint.pt", weights_only=True)
     assert checkpoint["epoch"] == 2 and sorted(checkpoint["model"]) == ["0.bias", "0.weight", "2.bias", "2.weight"]

@@ -81,7 +81,7 @@ class Entry:
 
     __slots__ = ("record_id", "pg", "collective_seq_id", "p2p_seq_id", "op_id", "name", "is_p2p",
                  "time_created_ns", "inputs", "outputs", "state", "time_discovered_started_ns",
-                 "time_discovered_completed_ns", "thread_id", "thread_name", "frames", "error")
+                 "time_discovered_completed_ns", "thread_id", "frames", "error")
 
     @property
     def profiling_name(self):
@@ -103,13 +103,19 @@ class Entry:
             "time_discovered_completed_ns": self.time_discovered_completed_ns,
             "retired": self.state == "completed",
             "timeout_ms": int(pg.timeout.total_seconds() * 1000), "is_p2p": self.is_p2p,
-            "thread_id": str(self.thread_id), "thread_name": self.thread_name,
+            "thread_id": str(self.thread_id), "thread_name": _thread_name(self.thread_id),
             "frames": [{"name": code.co_name, "filename": code.co_filename, "line": _line(code, offset)}
                        for code, offset in zip(self.frames[::2], self.frames[1::2])],
         }
         if self.error is not None:
             entry["error"] = self.error
         return entry
+
+
+def _thread_name(ident):
+    """The name of the thread ``ident`` (``"<ended thread>"`` once it has ended)."""
+    found = next((t for t in threading.enumerate() if t.ident == ident), None)
+    return found.name if found is not None else "<ended thread>"
 
 
 def record(pg, name, inputs, outputs, is_p2p=False):
@@ -124,39 +130,42 @@ def record(pg, name, inputs, outputs, is_p2p=False):
         pg.p2p_seq_id += 1
     else:
         pg.collective_seq_id += 1
-    if not _RECORDER.enabled:
+    recorder = _RECORDER
+    if not recorder.enabled:
         return None
-    if not _RECORDER.handler_installed:
-        _RECORDER.handler_installed = True
+    if not recorder.handler_installed:
+        recorder.handler_installed = True
         install_signal_handler()
+    # On every collective's path: attributes set once each, the thread's name looked up and
+    # the oldest entry's slot reused only when a dump asks (each saves a fraction of a us).
     entry = Entry()
-    entry.record_id, entry.pg, entry.name, entry.is_p2p = _RECORDER.record_id, pg, name, is_p2p
-    entry.collective_seq_id = 0 if is_p2p else pg.collective_seq_id
-    entry.p2p_seq_id = pg.p2p_seq_id if is_p2p else 0
-    entry.op_id, entry.time_created_ns = pg.op_id, time.time_ns()
+    entry.record_id = recorder.record_id
+    entry.pg, entry.name, entry.is_p2p, entry.op_id = pg, name, is_p2p, pg.op_id
+    if is_p2p:
+        entry.collective_seq_id, entry.p2p_seq_id = 0, pg.p2p_seq_id
+    else:
+        entry.collective_seq_id, entry.p2p_seq_id = pg.collective_seq_id, 0
+    entry.time_created_ns = time.time_ns()
     entry.inputs = [(t._data.shape, t.dtype) for t in inputs]
     entry.outputs = entry.inputs if outputs is inputs else [(t._data.shape, t.dtype) for t in outputs]
     entry.state, entry.error = "scheduled", None
     entry.time_discovered_started_ns = entry.time_discovered_completed_ns = 0
-    thread = threading.current_thread()
-    entry.thread_id, entry.thread_name, entry.frames = thread.ident, thread.name, _frames()
-    _RECORDER.record_id += 1
-    _RECORDER.entries.append(entry)
+    entry.thread_id, entry.frames = threading.get_ident(), _frames()
+    recorder.record_id += 1
+    recorder.entries.append(entry)
     return entry
 
 
 def started(entry, pg):
     if entry is not None:
-        entry.state = "started"
-        entry.time_discovered_started_ns = time.time_ns()
+        entry.state, entry.time_discovered_started_ns = "started", time.time_ns()
         if entry.collective_seq_id > pg.last_started:
             pg.last_started = entry.collective_seq_id
 
 
 def completed(entry, pg):
     if entry is not None:
-        entry.state = "completed"
-        entry.time_discovered_completed_ns = time.time_ns()
+        entry.state, entry.time_discovered_completed_ns = "completed", time.time_ns()
         if entry.collective_seq_id > pg.last_completed:
             pg.last_completed = entry.collective_seq_id
 

@@ -60,6 +60,7 @@ def _decode(buffer, weights_only):
 
 def _gathered(pg, name, payload, root=None):
     """Every rank's ``payload`` bytes (to ``root`` only, when given): a list or None."""
+    pg.settle()
     entry = _flight_recorder.record(pg, name, [], [])
     sizes = np.empty(pg.size(), dtype=np.int64)
     mine = np.array([payload.size], dtype=np.int64)
@@ -109,6 +110,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     """Replaces ``object_list``'s items on every rank with rank ``src``'s."""
     pg = _resolve(group)
     root = _root(pg, src, group_src, "src")
+    pg.settle()
     entry = _flight_recorder.record(pg, "broadcast_object_list", [], [])
     payload = _encode(list(object_list)) if pg.rank() == root else None
     size = np.array([payload.size if payload is not None else 0], dtype=np.int64)

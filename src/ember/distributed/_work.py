@@ -108,6 +108,12 @@ class Work:
         self._run(_finish, (timeout or self.pg.timeout).total_seconds())
         return True
 
+    def _finish_stage(self, requests):
+        """If the operation still waits for ``requests`` (its current stage's), waits for them
+        (against the group's timeout) and runs it up to its next stage's requests."""
+        if self._requests is requests:
+            self._run(_finish, self.pg.timeout.total_seconds(), 1)
+
     def result(self):
         return self.outputs
 
@@ -142,23 +148,25 @@ def _progress(pg, entry, stages, requests):
     return None
 
 
-def _finish(pg, entry, stages, requests, seconds):
-    """Runs the operation to its end: waits for ``requests`` and each later stage's, for at
-    most ``seconds`` in all; returns None.
+def _finish(pg, entry, stages, requests, seconds, stages_left=-1):
+    """Runs the operation to its end (or through ``stages_left`` more stages): waits for
+    ``requests`` and each later stage's, for at most ``seconds`` in all; returns the requests
+    then pending (None at the end).
 
     Raises:
         DistBackendError: a peer died, or the deadline passed (see :func:`_failure`).
     """
     start = time.monotonic()
     try:
-        while requests is not None:
+        while requests is not None and stages_left != 0:
             for request in requests:
                 if not request.Test():
                     _spin(pg, entry, request, start, seconds)
             requests = _next(pg, entry, stages)
+            stages_left -= 1
     except _mpi().Exception as error:
         raise _failure(pg, entry, error) from None
-    return None
+    return requests
 
 
 def _spin(pg, entry, request, start, seconds):
@@ -184,6 +192,7 @@ def _timed_out(pg, entry, seconds):
     name = entry.profiling_name if entry else "operation"
     seq = entry.collective_seq_id if entry else "?"
     _flight_recorder.failed(entry, pg, "timeout")
+    pg.check_slot = None  # its request may still be active: the group's next check makes another
     revoke(pg)
     advice = "call ember.distributed.shrink_group() to evict it and continue; " if supports_ulfm() else ""
     return DistBackendError(
@@ -198,6 +207,7 @@ def _failure(pg, entry, error):
     MPI = _mpi()
     code = error.Get_error_class()
     name = entry.profiling_name if entry else "operation"
+    pg.check_slot = None  # as in _timed_out
     dead = failed_ranks(pg)  # a peer's death may surface as another error class
     if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
         _flight_recorder.failed(entry, pg, f"peer failure: ranks {dead}" if dead else "revoked")

@@ -165,6 +165,18 @@ class ProcessGroup:
         self.op_id = 0
         self.last_started = -1
         self.last_completed = -1
+        self.unsettled = []  # how to finish each async call whose agreement check may be pending
+        self.check_slot = None  # (communicator, buffer, persistent request) of the checks
+
+    def settle(self):
+        """Finishes the agreement checks of this group's earlier async calls, which starts
+        their data collectives, before a later call starts its own: MPI needs every member to
+        start a communicator's collectives in one order, and a check ends, and so lets its
+        data start, at a different moment on each rank."""
+        while self.unsettled:
+            pending, self.unsettled = self.unsettled, []
+            for finish_check in pending:
+                finish_check()
 
     @property
     def comm(self):
@@ -397,6 +409,8 @@ def destroy_process_group(group=None):
     pg = _resolve(group)
     doomed = list(_World.groups.values()) if pg is _World.default_pg else [pg]
     for member in doomed:
+        if member.check_slot is not None and member.check_slot[2] is not None:
+            member.check_slot[2].Free()
         if not isinstance(member._comm, (_Splitting, type(None))):  # a split still running is left to finish
             member._comm.Free()
         if member.splitter is not None:

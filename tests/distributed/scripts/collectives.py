@@ -181,6 +181,24 @@ try:
 except RuntimeError as error:
     assert "Detected mismatch between collectives" in str(error) and not isinstance(error, dist.DistBackendError)
 
+# several async calls in flight, one rank polling each as it computes: the polling rank's
+# checks end earlier and start their data sooner, yet every rank starts the group's MPI calls
+# in one order (main raised MPI_ERR_TRUNCATE here: a data call met a later call's check)
+sizes = [3, 300, 5, 70, 1]
+tensors = [torch.full((n,), float(rank + 1)) for n in sizes]
+works = []
+for t in tensors:
+    works.append(dist.all_reduce(t, async_op=True))
+    if rank == world - 1:
+        time.sleep(0.02)
+        for _ in range(50):
+            works[-1].is_completed()
+gathered = [torch.zeros(2) for _ in range(world)]
+dist.all_gather(gathered, torch.full((2,), float(rank)))  # a blocking call while they are pending
+assert [w.wait() for w in works] == [True] * len(sizes)
+assert all(t.tolist() == [float(sum(range(1, world + 1)))] * n for t, n in zip(tensors, sizes))
+assert [g.tolist() for g in gathered] == [[float(r)] * 2 for r in range(world)]
+
 # subgroups
 evens = dist.new_group([r for r in range(world) if r % 2 == 0])
 if rank % 2 == 0:

@@ -1,13 +1,15 @@
 """A plain PyTorch DDP training script, as a PyTorch user writes it; the one change for ember
-is its import line. Usage: torch_ddp.py OUT_DIR (rank 0 writes OUT_DIR/checkpoint.pt)."""
+is its import line. Usage: torch_ddp.py OUT_DIR BACKEND (rank 0 writes OUT_DIR/checkpoint.pt;
+then, as PyTorch's DDP tutorial does, rank 0 saves the DDP model's state, every rank waits at a
+barrier and loads it into a fresh DDP model)."""
 import os
 import sys
 
 import ember as torch
 
 
-def main(out_dir):
-    torch.distributed.init_process_group(backend="gloo")
+def main(out_dir, backend):
+    torch.distributed.init_process_group(backend=backend)
     rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
     g = torch.Generator().manual_seed(0)
     centers = torch.randn(4, 10, generator=g)
@@ -29,12 +31,21 @@ def main(out_dir):
         if rank == 0:
             torch.save({"epoch": epoch, "model": ddp.module.state_dict(), "optimizer": opt.state_dict()},
                        os.path.join(out_dir, "checkpoint.pt"))
+    path = os.path.join(out_dir, "ddp_model.checkpoint")
+    if rank == 0:
+        torch.save(ddp.state_dict(), path)
+    torch.distributed.barrier()
+    torch.manual_seed(rank + 1)  # a different start on every rank: the load must replace it
+    fresh = torch.nn.Sequential(torch.nn.Linear(10, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    reloaded = torch.nn.parallel.DistributedDataParallel(fresh)
+    reloaded.load_state_dict(torch.load(path, map_location={"cuda:0": f"cuda:{rank}"}, weights_only=True))
     with torch.no_grad():
         correct = (model(inputs[768:]).argmax(1) == labels[768:]).float().mean().item()
-    print(f"rank {rank} of {world}: test accuracy {correct:.4f}", flush=True)
+        again = (reloaded(inputs[768:]).argmax(1) == labels[768:]).float().mean().item()
+    print(f"rank {rank} of {world}: test accuracy {correct:.4f}, reloaded {again:.4f}", flush=True)
     torch.distributed.barrier()
     torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

@@ -215,6 +215,7 @@ class DistributedDataParallel(Module):
 
     def _start(self, b):
         pg, flat = self.process_group, self._buckets[b].flat
+        pg.settle()  # a user's async collectives started before start first, on every rank
         view = Tensor._make(flat)
         entry = _flight_recorder.record(pg, "all_reduce", [view], [view])
         self._works[b] = run(pg, _sum_in_place(pg, flat), entry=entry, async_op=True)
