@@ -48,3 +48,26 @@ def test_unpacking_a_proxy_records_getitems_and_other_iteration_raises_torchs_tr
         with pytest.raises(ember.fx.proxy.TraceError) as got:
             ember.fx.symbolic_trace(f)
         assert str(got.value) == str(want.value)
+
+
+def test_annotations_print_in_the_graph_and_the_code_as_torchs():
+    def annotated(lib):
+        def f(x: lib.Tensor, y: List[int], z: Optional[lib.Tensor], w: Tuple[lib.Tensor, ...], s: lib.Size,
+              q: "lib.Tensor", n: int | None = 2, k: float = 1.5) -> Tuple[lib.Tensor, int]:
+            return x * k + n, y
+        return lib.fx.symbolic_trace(f)
+    e, t = both(annotated)
+    assert e.code == t.code
+    assert str(e.graph) == str(t.graph)
+    x = torch.randn(3)
+    out_e, out_t = e(to_ember(x), [1], None, (), None, None), t(x, [1], None, (), None, None)
+    assert_close(out_e[0], out_t[0])
+    assert out_e[1] == out_t[1] == [1]
+
+    def built(lib):
+        g = lib.fx.Graph()
+        x = g.placeholder("x", type_expr=lib.Tensor)
+        r = g.call_function(lib.relu, (x,), type_expr=lib.Tensor)
+        g.output(r, type_expr=lib.Tensor)
+        return g.python_code("self").src, str(g)
+    assert built(ember) == built(torch)

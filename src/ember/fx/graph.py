@@ -16,8 +16,10 @@ import math
 import operator
 import re
 import sys
+import types
+import typing
 
-from .node import Node, map_arg, qualified_name
+from .node import Node, map_arg, qualified_name, type_repr
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -29,6 +31,9 @@ _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.tru
            operator.xor: "^", operator.lshift: "<<", operator.rshift: ">>", operator.eq: "==", operator.ne: "!=",
            operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 _UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+# typing's generics name their origin by the builtin; the code names it as typing's (typing_List[int])
+_TYPING_ORIGINS = {list: typing.List, dict: typing.Dict, set: typing.Set, frozenset: typing.FrozenSet,
+                   tuple: typing.Tuple}
 
 
 class PythonCode:
@@ -256,26 +261,58 @@ class Graph:
                     seen.add(arg)
                     if node.op != "output":
                         freed_by[node].append(arg)
-        inputs, body, wraps = [], [], []
+        names = _Namespace()  # for the globals annotations read, besides the nodes' names
+        names._used.update(node.name for node in self.nodes)
+        annotate = lambda node: "" if node.type is None else f" : {_annotation(node.type, globals_, names)}"  # noqa: E731
+        inputs, body, wraps, returns = [], [], [], ""
         for node in self.nodes:
             if node.op == "placeholder":
-                inputs.append(node.target if not node.args else f"{node.target} = {_code(node.args[0], globals_)}")
+                default = f" = {_code(node.args[0], globals_)}" if node.args else ""
+                inputs.append(f"{node.target}{annotate(node)}{default}")
                 if node.name != node.target:  # the name was taken (a builtin's, say): rebind it
                     body.append(f"{node.name} = {node.target}")
                 continue
             if node.op == "call_function" and _is_wrapped(node.target):
                 wraps.append(f'torch.fx._symbolic_trace.wrap("{_global_name(node.target, globals_)}")')
             if node.op == "output":
+                returns = "" if node.type is None else f" -> {_annotation(node.type, globals_, names)}"
                 body.append(f"return {_code(node.args[0], globals_)}")
                 continue
             freed = freed_by[node] + ([node] if not node.users else [])
-            line = f"{node.name} = {_expression(node, root_module, globals_)}"
+            line = f"{node.name}{annotate(node)} = {_expression(node, root_module, globals_)}"
             body.append(line + (f";  {' = '.join(n.name for n in freed)} = None" if freed else ""))
         body = body or ["pass"]
         head = "\n" + "".join(f"{w}\n" for w in dict.fromkeys(wraps)) if wraps else "\n\n"
         lines = "".join(f"    {line}\n" for line in body)
-        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}):\n{lines}    "
+        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}){returns}:\n{lines}    "
         return PythonCode(src, globals_)
+
+
+def _annotation(t, globals_, names):
+    """The annotation ``t`` as an expression of the generated code, spelled as torch.fx spells
+    it (``torch.Tensor``, ``typing_List[int]``, ``typing_Union[torch.Tensor,NoneType]``); the
+    globals it reads are added to ``globals_`` under names from ``names``."""
+    if t == ():
+        return "()"
+    if isinstance(t, types.UnionType):
+        return "|".join(_annotation(a, globals_, names) for a in typing.get_args(t))
+    origin = getattr(t, "__origin__", None)
+    if origin is None:
+        return _annotation_global(t, globals_, names)
+    if not isinstance(t, types.GenericAlias):
+        origin = _TYPING_ORIGINS.get(origin, origin)
+    head, args = _annotation_global(origin, globals_, names), typing.get_args(t)
+    return f"{head}[{','.join(_annotation(a, globals_, names) for a in args)}]" if args else head
+
+
+def _annotation_global(t, globals_, names):
+    text = type_repr(t)
+    ember = sys.modules["ember"]
+    if (getattr(t, "__module__", None) or "").split(".")[0] == "ember" and t is not ember.device:
+        return text  # torch.Tensor: read through the global ``torch``
+    name = next((k for k, v in globals_.items() if v is t), None) or names.create_name(text, t)
+    globals_[name] = t
+    return name
 
 
 def _is_wrapped(function):

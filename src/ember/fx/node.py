@@ -8,10 +8,12 @@ slices. Setting ``args``/``kwargs`` keeps every node's ``users`` in step (torch.
 """
 import builtins
 import operator
+import re
 import sys
+import types
 from typing import Any, Callable, Optional, Union
 
-__all__ = ["Argument", "Node", "Target", "map_arg", "map_aggregate"]
+__all__ = ["Argument", "Node", "Target", "map_arg", "map_aggregate", "type_repr"]
 
 Target = Union[Callable[..., Any], str]  # what a node calls or names
 Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool, complex]]
@@ -53,6 +55,24 @@ def qualified_name(target):
         if getattr(namespace, name, None) == target:
             return f"{path}.{name}"
     return f"{module or '_'}.{name}"
+
+
+def type_repr(t):
+    """An annotation as torch.fx prints it: ``int``, ``torch.Tensor``, ``typing.List[int]``
+    (ember's classes under their public torch names)."""
+    if isinstance(t, type):
+        return t.__qualname__ if t.__module__ == "builtins" else qualified_name(t)
+    if t is ...:
+        return "..."
+    if isinstance(t, types.FunctionType):
+        return t.__name__
+    return re.sub(r"\bember(\.\w+)+", _public_path, repr(t))
+
+
+def _public_path(match):
+    module, _, name = match.group(0).rpartition(".")
+    value = getattr(sys.modules.get(module), name, None)
+    return match.group(0) if value is None else qualified_name(value)
 
 
 def _public_namespaces():
@@ -168,13 +188,14 @@ class Node:
     # ---- printing -------------------------------------------------------------------------
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         """The node's line in ``print(graph)``: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``."""
+        typed = "" if self.type is None else f"{type_repr(self.type)} "
         if self.op == "placeholder":
             default = f"(default={self.args[0]!r})" if self.args else ""
-            return f"%{self.name} : [num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
+            return f"%{self.name} : {typed}[num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
         if self.op == "output":
             return f"return {_format_arg(self.args[0], '')}"
         target = qualified_name(self.target) if self.op == "call_function" else self.target
-        head = f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={target}]"
+        head = f"%{self.name} : {typed}[num_users={len(self.users)}] = {self.op}[target={target}]"
         if self.op == "get_attr":
             return head
         kwargs = "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in self.kwargs.items()) + "}"
