@@ -71,3 +71,56 @@ def test_annotations_print_in_the_graph_and_the_code_as_torchs():
         g.output(r, type_expr=lib.Tensor)
         return g.python_code("self").src, str(g)
     assert built(ember) == built(torch)
+
+
+def _model(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 4)
+            self.register_buffer("scale", lib.full((4,), 2.0))
+            self.layers = lib.nn.ModuleList([lib.nn.Tanh()])
+
+        def forward(self, x: lib.Tensor, k: int = 2) -> lib.Tensor:
+            a, b = x.shape
+            return self.layers[0](lib.relu(self.lin(x)) * self.scale).sum(0) * k + b
+    return lib.fx.symbolic_trace(M())
+
+
+def test_a_pickled_graph_module_loads_with_torchs_code_graph_and_results(tmp_path):
+    e, t = both(_model)
+    e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+    e.note = t.note = "kept"  # an attribute the graph does not name
+    loaded = [pickle.loads(pickle.dumps(e)), pickle.loads(pickle.dumps(t))]
+    ember.save(e, tmp_path / "gm.pt")
+    loaded.append(ember.load(tmp_path / "gm.pt", weights_only=False))
+    x = torch.randn(5, 3)
+    for got in loaded:
+        assert got.code == t.code and str(got.graph) == str(t.graph) and type(got).__name__ == "GraphModule"
+        assert got.note == "kept" and sorted(got.state_dict()) == sorted(t.state_dict())
+        if got is loaded[1]:
+            torch.testing.assert_close(got(x), t(x))
+        else:
+            assert_close(got(to_ember(x)), t(x))
+    assert type(loaded[0]) is not type(e) and isinstance(loaded[0], ember.fx.GraphModule)
+    with pytest.raises(pickle.UnpicklingError):  # a file naming a GraphModule loads only when trusted
+        ember.load(tmp_path / "gm.pt")
+
+
+def test_a_pickled_graph_whose_targets_are_not_names_is_refused():
+    e = _model(ember)
+    node = next(n for n in e.graph.nodes if n.op == "call_method")
+    node.target = "sum(); __import__('os').system('true'); x.sum"
+    with pytest.raises(ValueError, match="invalid call_method target"):
+        pickle.loads(pickle.dumps(e))
+
+
+def test_a_deep_copy_keeps_the_graph_and_training_flag_as_torchs():
+    e, t = both(_model)
+    for gm in (e, t):
+        gm.note = "kept"
+        gm.eval()
+    e2, t2 = copy.deepcopy(e), copy.deepcopy(t)
+    assert e2.code == t2.code and str(e2.graph) == str(t2.graph) and type(e2).__name__ == type(t2).__name__
+    assert not hasattr(e2, "note") and not hasattr(t2, "note") and not e2.training and not t2.training
+    assert e2.lin.weight is not e.lin.weight and e2.lin.weight.equal(e.lin.weight)

@@ -19,7 +19,7 @@ import sys
 import types
 import typing
 
-from .node import Node, map_arg, qualified_name, type_repr
+from .node import Node, map_aggregate, map_arg, qualified_name, type_repr
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -209,6 +209,14 @@ class Graph:
             copy.output(result, output.type)
         return copy
 
+    def __reduce__(self):
+        """Pickled as a description of its nodes (op, name, target, arguments, type), rebuilt
+        through :meth:`create_node` on load (``meta`` is not kept: torch.fx keeps none either)."""
+        index = {node: i for i, node in enumerate(self.nodes)}
+        ref = lambda node: _NodeRef(index[node])  # noqa: E731
+        return _rebuilt, ([(n.op, n.name, n.target, map_arg(n.args, ref), map_arg(n.kwargs, ref), n.type)
+                           for n in self.nodes],)
+
     def eliminate_dead_code(self):
         """Erases nodes nobody reads (placeholders and outputs kept); returns whether any went."""
         changed = False
@@ -286,6 +294,35 @@ class Graph:
         lines = "".join(f"    {line}\n" for line in body)
         src = f"{head}\ndef forward({', '.join([root_module] + inputs)}){returns}:\n{lines}    "
         return PythonCode(src, globals_)
+
+
+class _NodeRef:
+    """A node's position, standing for it in a pickled graph's arguments."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+# the targets a node of each op names in the generated code: identifiers, dotted for attributes
+_TARGET_SYNTAX = {"placeholder": r"\*{0,2}[A-Za-z_]\w*", "call_method": r"[A-Za-z_]\w*",
+                  "get_attr": r"[A-Za-z_0-9]\w*(\.\w+)*", "call_module": r"[A-Za-z_0-9]\w*(\.\w+)*"}
+
+
+def _rebuilt(description):
+    """The graph a pickled description gives (see ``Graph.__reduce__``).
+
+    Raises:
+        ValueError: a target the code would name is not a Python name (it could not be code
+            this graph generated).
+    """
+    graph, nodes = Graph(), []
+    resolve = lambda a: nodes[a.index] if isinstance(a, _NodeRef) else a  # noqa: E731
+    for op, name, target, args, kwargs, type_expr in description:
+        if op in _TARGET_SYNTAX and not (isinstance(target, str) and re.fullmatch(_TARGET_SYNTAX[op], target)):
+            raise ValueError(f"a pickled fx graph names an invalid {op} target: {target!r}")
+        nodes.append(graph.create_node(op, target, map_aggregate(args, resolve), map_aggregate(kwargs, resolve),
+                                       name, type_expr))
+    return graph
 
 
 def _annotation(t, globals_, names):
