@@ -124,3 +124,55 @@ def test_a_deep_copy_keeps_the_graph_and_training_flag_as_torchs():
     assert e2.code == t2.code and str(e2.graph) == str(t2.graph) and type(e2).__name__ == type(t2).__name__
     assert not hasattr(e2, "note") and not hasattr(t2, "note") and not e2.training and not t2.training
     assert e2.lin.weight is not e.lin.weight and e2.lin.weight.equal(e.lin.weight)
+
+
+def test_dead_code_elimination_keeps_side_effects_as_torchs():
+    def program(lib):
+        class Impure(lib.nn.Module):
+            _is_impure = True
+
+            def forward(self, x):
+                return x
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impure, self.pure = Impure(), lib.nn.ReLU()
+
+            def forward(self, x):
+                self.impure(x)
+                self.pure(x)
+                x.add_(1)
+                lib.relu(x) * 2
+                return x
+
+        gm = lib.fx.symbolic_trace(M())
+        g = gm.graph
+        with g.inserting_before(next(iter(reversed(g.nodes)))):
+            g.call_function(operator.setitem, (next(iter(g.nodes)), 0, 1.0))
+        changed = g.eliminate_dead_code()
+        kept = str(g)
+        again = g.eliminate_dead_code(is_impure_node=lambda node: node.op in ("placeholder", "output"))
+        return changed, kept, again, str(g)
+    assert program(ember) == program(torch)
+
+
+def test_lint_finds_what_torchs_finds():
+    def failures(lib):
+        found = []
+        for damage in range(4):
+            gm = _model(lib)
+            g, nodes = gm.graph, list(gm.graph.nodes)
+            if damage == 0:  # read before defined
+                nodes[3].args = (nodes[-2],) + nodes[3].args[1:]
+            elif damage == 1:  # a node of another graph
+                nodes[3].args = (lib.fx.Graph().placeholder("z"),) + nodes[3].args[1:]
+            elif damage == 2:  # a submodule the module lacks
+                next(n for n in nodes if n.op == "call_module").target = "missing"
+            else:  # a method target that is not a string
+                next(n for n in nodes if n.op == "call_method").target = 3
+            with pytest.raises((RuntimeError, ValueError)) as info:
+                g.lint()
+            found.append((info.type.__name__, str(info.value)))
+        return found
+    assert failures(ember) == failures(torch)

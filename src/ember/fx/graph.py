@@ -217,29 +217,43 @@ class Graph:
         return _rebuilt, ([(n.op, n.name, n.target, map_arg(n.args, ref), map_arg(n.kwargs, ref), n.type)
                            for n in self.nodes],)
 
-    def eliminate_dead_code(self):
-        """Erases nodes nobody reads (placeholders and outputs kept); returns whether any went."""
+    def eliminate_dead_code(self, is_impure_node=None):
+        """Erases the nodes nobody reads that have no side effect (by default
+        :meth:`Node.is_impure`; else ``is_impure_node(node)``); returns whether any went."""
+        impure = is_impure_node or (lambda node: node.is_impure())
         changed = False
         for node in reversed(self.nodes):
-            if node.op not in ("placeholder", "output") and not node.users:
+            if not node.users and not impure(node):
                 self.erase_node(node)
                 changed = True
         return changed
 
     def lint(self):
-        """Checks that every node's inputs are in this graph and come before it.
+        """Checks the graph is well formed: every node's inputs are nodes of this graph defined
+        before it, names are unique and, with an owning module, targets have the right types and
+        name attributes (submodules for ``call_module``) of that module.
 
         Raises:
-            RuntimeError: a node reads one that is not in the graph or comes later.
+            RuntimeError: a node reads one from elsewhere or from later, a name repeats, or a
+                target names nothing. ValueError: a target of the wrong type.
         """
-        seen = set()
+        seen, names = set(), set()
         for node in self.nodes:
             for arg in node.all_input_nodes:
                 if arg.graph is not self or arg._erased:
-                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' does not belong to this Graph")
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' does not belong to this Graph, but was used "
+                                       "as an argument! If you are copying nodes from another graph, make sure to use "
+                                       f"``arg_transform`` on node_copy() to remap values\n{self}")
                 if arg not in seen:
-                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it has been defined!")
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it has been defined! Please "
+                                       f"check that Nodes in the graph are topologically ordered\n{self}")
             seen.add(node)
+            if node.name in names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            names.add(node.name)
+        if self.owning_module is not None:
+            for node in self.nodes:
+                _lint_target(node, self.owning_module)
 
     # ---- printed forms --------------------------------------------------------------------
     def __str__(self):
@@ -294,6 +308,30 @@ class Graph:
         lines = "".join(f"    {line}\n" for line in body)
         src = f"{head}\ndef forward({', '.join([root_module] + inputs)}){returns}:\n{lines}    "
         return PythonCode(src, globals_)
+
+
+def _lint_target(node, module):
+    if node.op == "call_function" and not callable(node.target):
+        raise ValueError(f"Node {node} target {node.target} has type {_typename(node.target)} but a Callable is "
+                         "expected")
+    if node.op != "call_function" and not isinstance(node.target, str):
+        raise ValueError(f"Node {node} target {node.target} has type {_typename(node.target)} but a str is expected")
+    if node.op not in ("get_attr", "call_module"):
+        return
+    atoms = node.target.split(".")
+    for i, atom in enumerate(atoms):
+        module = getattr(module, atom, None)
+        if module is None:
+            raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute {atom} of "
+                               f"{'.'.join(atoms[:i])}")
+        if node.op == "call_module" and not isinstance(module, sys.modules["ember.nn"].Module):
+            raise RuntimeError(f"Node {node} target {node.target} {atom} of {'.'.join(atoms[:i])} does not "
+                               "reference an nn.Module")
+
+
+def _typename(value):
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
 class _NodeRef:

@@ -18,6 +18,8 @@ __all__ = ["Argument", "Node", "Target", "map_arg", "map_aggregate", "type_repr"
 Target = Union[Callable[..., Any], str]  # what a node calls or names
 Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool, complex]]
 
+_SIDE_EFFECTFUL = {operator.setitem}  # call_function targets kept by dead code elimination
+
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output", "root")
 
 
@@ -159,6 +161,16 @@ class Node:
         """Reads ``new_input`` wherever this node read ``old_input``."""
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self.__update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
+
+    def is_impure(self, impure_random=True):
+        """Whether dead code elimination must keep this node unread: an input or the output,
+        ``operator.setitem``, or a call of a module whose ``_is_impure`` is true (torch.fx's
+        rule: other in-place calls count as pure)."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_module":
+            return getattr(self.graph.owning_module.get_submodule(self.target), "_is_impure", False)
+        return self.op == "call_function" and self.target in _SIDE_EFFECTFUL
 
     # ---- position in the graph ------------------------------------------------------------
     @property
