@@ -2,7 +2,7 @@
 (https://pytorch.org/docs/stable/distributions.html#logisticnormal)."""
 from . import constraints
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import TransformedDistribution, base_parameter
 from .transforms import StickBreakingTransform
 
 __all__ = ["LogisticNormal"]
@@ -21,6 +21,8 @@ class LogisticNormal(TransformedDistribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
     has_rsample = True
+    loc = base_parameter("loc")
+    scale = base_parameter("scale")
 
     def __init__(self, loc, scale, validate_args=None):
         base = Normal(loc, scale, validate_args=validate_args)
@@ -30,11 +32,3 @@ class LogisticNormal(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(LogisticNormal, _instance))
-
-    @property
-    def loc(self):
-        return self.base_dist.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.base_dist.scale
