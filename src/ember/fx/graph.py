@@ -19,7 +19,7 @@ import sys
 import types
 import typing
 
-from .node import Node, map_aggregate, map_arg, qualified_name, type_repr
+from .node import Node, last_uses, map_aggregate, map_arg, qualified_name, render, type_repr
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -276,13 +276,7 @@ class Graph:
         """The source of ``forward(root_module, <placeholders>)`` and the globals it reads."""
         globals_ = {"torch": sys.modules["ember"], "inf": math.inf, "nan": math.nan,
                     "device": sys.modules["ember"].device}
-        freed_by, seen = collections.defaultdict(list), set()  # freed after their last use, in its arguments' order
-        for node in reversed(self.nodes):
-            for arg in node.all_input_nodes:
-                if arg not in seen:
-                    seen.add(arg)
-                    if node.op != "output":
-                        freed_by[node].append(arg)
+        freed_by = last_uses(self.nodes)  # freed after their last use, in its arguments' order
         names = _Namespace()  # for the globals annotations read, besides the nodes' names
         names._used.update(node.name for node in self.nodes)
         annotate = lambda node: "" if node.type is None else f" : {_annotation(node.type, globals_, names)}"  # noqa: E731
@@ -300,7 +294,7 @@ class Graph:
                 returns = "" if node.type is None else f" -> {_annotation(node.type, globals_, names)}"
                 body.append(f"return {_code(node.args[0], globals_)}")
                 continue
-            freed = freed_by[node] + ([node] if not node.users else [])
+            freed = freed_by.get(node, []) + ([node] if not node.users else [])
             line = f"{node.name}{annotate(node)} = {_expression(node, root_module, globals_)}"
             body.append(line + (f";  {' = '.join(n.name for n in freed)} = None" if freed else ""))
         body = body or ["pass"]
@@ -438,15 +432,12 @@ def _global_name(target, globals_):
 
 def _code(arg, globals_):
     """``arg`` as a Python expression (nodes as their names; other objects by repr or as globals)."""
+    return render(arg, lambda leaf: _leaf_code(leaf, globals_))
+
+
+def _leaf_code(arg, globals_):
     if isinstance(arg, Node):
         return arg.name
-    if isinstance(arg, tuple):
-        inner = ", ".join(_code(a, globals_) for a in arg)
-        return f"({inner},)" if len(arg) == 1 else f"({inner})"
-    if isinstance(arg, list):
-        return "[" + ", ".join(_code(a, globals_) for a in arg) + "]"
-    if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_code(v, globals_)}" for k, v in arg.items()) + "}"
     if isinstance(arg, slice):
         return f"slice({_code(arg.start, globals_)}, {_code(arg.stop, globals_)}, {_code(arg.step, globals_)})"
     if arg is None or arg is Ellipsis or isinstance(arg, (bool, int, float, complex, str)):

@@ -11,7 +11,7 @@ import inspect
 from ._symbolic_trace import Tracer
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import map_aggregate, map_arg
+from .node import last_uses, map_aggregate, map_arg
 from .proxy import Proxy
 
 __all__ = ["Interpreter", "Transformer"]
@@ -41,14 +41,8 @@ class Interpreter:
         self.name = "Interpreter"
         self.garbage_collect_values = garbage_collect_values
         self.extra_traceback = True
-        self.user_to_last_uses = {}  # node -> the values whose last reader it is
-        if garbage_collect_values:
-            seen = set()
-            for node in reversed(self.graph.nodes):
-                for arg in node.all_input_nodes:
-                    if arg not in seen:
-                        seen.add(arg)
-                        self.user_to_last_uses.setdefault(node, []).append(arg)
+        # node -> the values whose last reader it is
+        self.user_to_last_uses = last_uses(self.graph.nodes) if garbage_collect_values else {}
 
     def run(self, *args, initial_env=None, enable_io_processing=True):
         """The graph's result on positional ``args``; ``initial_env`` (``{node: value}``)

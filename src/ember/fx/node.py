@@ -13,7 +13,7 @@ import sys
 import types
 from typing import Any, Callable, Optional, Union
 
-__all__ = ["Argument", "Node", "Target", "map_arg", "map_aggregate", "type_repr"]
+__all__ = ["Argument", "Node", "Target", "last_uses", "map_arg", "map_aggregate", "render", "type_repr"]
 
 Target = Union[Callable[..., Any], str]  # what a node calls or names
 Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool, complex]]
@@ -217,14 +217,30 @@ class Node:
         return self.name
 
 
-def _format_arg(arg, sigil="%"):
+def render(arg, leaf):
+    """``arg`` as Python-like text: tuples (``(a,)`` for one), lists and dicts element by
+    element, every other value as ``leaf`` gives it (how printing and the code spell values)."""
     if isinstance(arg, tuple):
-        inner = ", ".join(_format_arg(a, sigil) for a in arg)
+        inner = ", ".join(render(a, leaf) for a in arg)
         return f"({inner},)" if len(arg) == 1 else f"({inner})"
     if isinstance(arg, list):
-        return "[" + ", ".join(_format_arg(a, sigil) for a in arg) + "]"
+        return "[" + ", ".join(render(a, leaf) for a in arg) + "]"
     if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_format_arg(v, sigil)}" for k, v in arg.items()) + "}"
-    if isinstance(arg, Node):
-        return f"{sigil}{arg.name}"
-    return str(arg)
+        return "{" + ", ".join(f"{k!r}: {render(v, leaf)}" for k, v in arg.items()) + "}"
+    return leaf(arg)
+
+
+def _format_arg(arg, sigil="%"):
+    return render(arg, lambda a: f"{sigil}{a.name}" if isinstance(a, Node) else str(a))
+
+
+def last_uses(nodes):
+    """``{node: [the inputs it is the last to read]}`` over ``nodes`` in order: when each
+    value can be freed."""
+    freed_by, seen = {}, set()
+    for node in reversed(nodes):
+        for arg in node.all_input_nodes:
+            if arg not in seen:
+                seen.add(arg)
+                freed_by.setdefault(node, []).append(arg)
+    return freed_by
