@@ -446,10 +446,12 @@ class ToDtype(Op):
 
 
 def type_(input, dtype=None, non_blocking=False):
-    """``type()`` gives the legacy type name ("ember.FloatTensor"); ``type(dtype)`` converts."""
+    """``type()`` gives the legacy type name ("torch.FloatTensor", "torch.sparse.FloatTensor");
+    ``type(dtype)`` converts."""
     if dtype is None:
         from ._legacy import type_name
-        return type_name(input.dtype)
+        name = type_name(input.dtype)
+        return name.replace(".", ".sparse.", 1) if input.is_sparse else name
     if isinstance(dtype, str):
         from ._legacy import dtype_of_name
         dtype = dtype_of_name(dtype)
