@@ -446,9 +446,11 @@ class ToDtype(Op):
 
 
 def type_(input, dtype=None, non_blocking=False):
-    """``type()`` gives the legacy type name ("ember.FloatTensor"); ``type(dtype)`` converts."""
+    """``type()`` gives the legacy type name ("torch.FloatTensor", "torch.sparse.FloatTensor");
+    ``type(dtype)`` converts."""
     if dtype is None:
-        return _dtype.legacy_type_name(input.dtype)
+        name = _dtype.legacy_type_name(input.dtype)
+        return name.replace(".", ".sparse.", 1) if input.is_sparse else name
     if isinstance(dtype, str):
         dtype = _dtype.dtype_of_legacy_type(dtype)
     return to(input, dtype)

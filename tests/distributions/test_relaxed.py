@@ -48,6 +48,28 @@ def test_log_prob_shapes_and_support_equal_torchs(name):
     assert type(e.expand(shape)).__name__ == type(t.expand(shape)).__name__
 
 
+EXPANDED = {**CASES,
+            "one-hot": lambda D, T: D.OneHotCategorical(logits=T(P.log())),
+            "multinomial": lambda D, T: D.Multinomial(5, probs=T(P))}
+
+
+@pytest.mark.parametrize("name", EXPANDED)
+def test_an_expanded_copy_keeps_torchs_parameters(name):
+    t, e = EXPANDED[name](TD, lambda x: x), EXPANDED[name](ED, E)
+    shape = (4,) + tuple(t.batch_shape)
+    t, e = t.expand(shape), e.expand(shape)
+    for attr in ("probs", "logits", "temperature", "total_count", "param_shape"):
+        if hasattr(t, attr):
+            want, got = getattr(t, attr), getattr(e, attr)
+            if isinstance(want, torch.Tensor):
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+            else:
+                assert tuple(got) == tuple(want) if attr == "param_shape" else got == want
+    torch.manual_seed(0)
+    value = t.sample()
+    np.testing.assert_allclose(e.log_prob(E(value)).numpy(), t.log_prob(value).numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_samples_mean_equals_torchs_samples_mean(name):
     t, e = CASES[name](TD, lambda x: x), CASES[name](ED, E)

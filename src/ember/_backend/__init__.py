@@ -108,8 +108,13 @@ def from_host(array, *like):
 
 def copy_into(destination, source):
     """Writes ``source`` into ``destination`` in place, broadcasting and casting as needed
-    (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``)."""
-    namespace(destination).copyto(destination, source, casting="unsafe")
+    (an in-place op's write; PyTorch casts without checking, as ``casting="unsafe"``); sparse
+    storage takes a sparse source's entries, dense storage a sparse source's dense values."""
+    if type(destination) is SparseCOO:
+        destination.assign(source)
+    else:
+        namespace(destination).copyto(destination, source.todense() if type(source) is SparseCOO else source,
+                                      casting="unsafe")
 
 
 def expand(a, shape):

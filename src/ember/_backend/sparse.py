@@ -7,8 +7,10 @@ PyTorch's sparse backend has the operation, with PyTorch's result layouts:
 
 - ``dense + sparse`` is dense and ``sparse + sparse`` sparse (uncoalesced: the two entry lists
   one after the other); ``sparse + dense`` is PyTorch's RuntimeError; subtraction likewise;
-- ``sparse * number``, ``sparse * dense`` (the dense values at the entries), ``sparse / number``
-  and ``-sparse`` are sparse;
+- ``sparse * number``, ``sparse * dense`` (the dense values at the entries), ``sparse * sparse``
+  (where both have entries), ``sparse / number``, ``sparse // number`` and ``-sparse`` are sparse;
+- in-place forms write a sparse result into a sparse tensor (``add_``, ``mul_``, ``sub_``,
+  ``div_``, ``zero_``, ...) and a sparse operand's into a dense one (``dense.mul_(sparse)``);
 - ``sparse @ dense`` and ``dense @ sparse`` are dense (SciPy's CSR product underneath);
 - the unary functions that map 0 to 0 and PyTorch's sparse backend has (``abs``, ``sign``,
   ``sqrt``, ``sin``, ``tanh``, ``floor``, ``isnan``, ...) apply to the values and stay sparse;
@@ -67,13 +69,15 @@ class SparseCOO:
         np.add.at(out, tuple(self.indices), self.values)
         return out
 
+    def _flat_indices(self):
+        """Each entry's row-major position in the dense array."""
+        return np.ravel_multi_index(tuple(self.indices), self.shape) if self.ndim else np.zeros(self.nnz, np.int64)
+
     def coalesce(self):
         """Entries sorted by index (row-major), duplicates summed."""
         if self.coalesced:
             return self
-        flat = np.ravel_multi_index(tuple(self.indices), self.shape) if self.ndim else \
-            np.zeros(self.nnz, np.int64)
-        keys, where = np.unique(flat, return_inverse=True)
+        keys, where = np.unique(self._flat_indices(), return_inverse=True)
         values = np.zeros(keys.shape[0], self.values.dtype)
         np.add.at(values, where, self.values)
         indices = np.array(np.unravel_index(keys, self.shape), np.int64).reshape(self.ndim, -1)
@@ -84,6 +88,21 @@ class SparseCOO:
 
     def copy(self):
         return SparseCOO(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
+
+    def assign(self, other):
+        """Takes ``other``'s entries (values cast to this dtype): an in-place op's write.
+
+        Raises:
+            RuntimeError: ``other`` is dense (torch writes no dense result into a sparse tensor).
+        """
+        if not _is_sparse(other):
+            raise RuntimeError("copy_() between dense and sparse Tensors is not implemented!")
+        self.indices, self.coalesced = other.indices, other.coalesced
+        self.values = other.values.astype(self.values.dtype, copy=False)
+
+    def cleared(self):
+        """No entries, this shape and dtype (what ``zero_`` leaves)."""
+        return SparseCOO(np.zeros((self.ndim, 0), np.int64), self.values[:0].copy(), self.shape, coalesced=True)
 
     def transpose(self, *axes):
         axes = axes[0] if len(axes) == 1 else axes
@@ -151,6 +170,9 @@ class SparseCOO:
     def __truediv__(self, other):
         return np.true_divide(self, other)
 
+    def __floordiv__(self, other):
+        return np.floor_divide(self, other)
+
     def __neg__(self):
         return np.negative(self)
 
@@ -208,8 +230,9 @@ def _add(a, b):
             raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
                                f"size {list(a.shape)} while other has size {list(b.shape)}")
         dtype = np.result_type(a.values, b.values)
-        return SparseCOO(np.concatenate([a.indices, b.indices], 1),
-                         np.concatenate([a.values, b.values]).astype(dtype, copy=False), a.shape)
+        out = SparseCOO(np.concatenate([a.indices, b.indices], 1),
+                        np.concatenate([a.values, b.values]).astype(dtype, copy=False), a.shape)
+        return out.coalesce() if a.coalesced and b.coalesced else out  # torch merges coalesced operands
     if _is_sparse(a):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     dense, sparse = a, b
@@ -224,14 +247,32 @@ def _add(a, b):
 
 def _scale(a, b, ufunc):
     sparse, number = (a, b) if _is_sparse(a) else (b, a)
-    if ufunc is np.true_divide and _is_sparse(b):
-        return NotImplemented
+    if ufunc is not np.multiply and (_is_sparse(b) or np.ndim(b) != 0):
+        raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                           f"{list(np.shape(b))} for divisor)")
     if np.ndim(number) != 0:  # sparse * dense: the dense values at the sparse entries
         if _is_sparse(number) or np.shape(number) != sparse.shape:
             return NotImplemented
         number = np.asarray(number)[tuple(sparse.indices)]
     values = ufunc(sparse.values, number) if _is_sparse(a) else ufunc(number, sparse.values)
     return SparseCOO(sparse.indices, values, sparse.shape, sparse.coalesced)
+
+
+def _multiply(a, b):
+    """``sparse * sparse``: the entries of one (the uncoalesced one, if either is) times the
+    other's summed value at the same index; entries the other lacks go (their product is 0)."""
+    if not (_is_sparse(a) and _is_sparse(b)):
+        return _scale(a, b, np.multiply)
+    if a.shape != b.shape:
+        raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal dimensionality, "
+                           "number of sparse dimensions, and shape of sparse dimensions")
+    entries, other = (b, a) if a.coalesced and not b.coalesced else (a, b)
+    other = other.coalesce()
+    keys, at = other._flat_indices(), entries._flat_indices()
+    position = np.searchsorted(keys, at).clip(max=max(keys.size - 1, 0))
+    hit = keys[position] == at if keys.size else np.zeros(at.shape, bool)
+    return SparseCOO(entries.indices[:, hit], entries.values[hit] * other.values[position[hit]], entries.shape,
+                     entries.coalesced)
 
 
 def _matmul(a, b):
@@ -260,8 +301,12 @@ def _sum(a, axis=None, dtype=None, keepdims=False, out=None):
 
 
 def _values_only(ufunc):
-    """A unary ufunc with f(0) == 0, applied to the stored values only."""
-    return lambda a: SparseCOO(a.indices, ufunc(a.values), a.shape, a.coalesced)
+    """A unary ufunc with f(0) == 0, applied to the stored values only, once duplicates are
+    summed (f(3) + f(5) is not f(8))."""
+    def apply(a):
+        a = a.coalesce()
+        return SparseCOO(a.indices, ufunc(a.values), a.shape, coalesced=True)
+    return apply
 
 
 _ZERO_PRESERVING = (np.absolute, np.sign, np.sqrt, np.square, np.sin, np.sinh, np.tan, np.tanh, np.arcsin,
@@ -272,8 +317,9 @@ _UFUNCS = {
     **{ufunc: _values_only(ufunc) for ufunc in _ZERO_PRESERVING if isinstance(ufunc, np.ufunc)},
     np.add: _add,
     np.subtract: lambda a, b: _add(a, _negative(b) if _is_sparse(b) else np.negative(b)),
-    np.multiply: lambda a, b: _scale(a, b, np.multiply),
+    np.multiply: _multiply,
     np.true_divide: lambda a, b: _scale(a, b, np.true_divide),
+    np.floor_divide: lambda a, b: _scale(a.coalesce() if _is_sparse(a) else a, b, np.floor_divide),
     np.matmul: _matmul,
     np.negative: _negative,
 }

@@ -469,7 +469,8 @@ def write_into(self, result, overlapping=False):
         if target != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}")
-    if not self._data.flags.writeable or not overlapping and _backend.overlaps_itself(self._data):
+    if type(self._data) is not _backend.SparseCOO and (  # sparse storage is rewritten whole
+            not self._data.flags.writeable or not overlapping and _backend.overlaps_itself(self._data)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")

@@ -6,6 +6,8 @@ An in-place method computes the out-of-place result and writes it into ``self``
 """
 import builtins
 
+from .. import _backend
+from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
@@ -35,7 +37,10 @@ def inplace(fn):
 
 
 def fill_(self, value):
-    """Sets every element to ``value`` (a number or a 0-dim tensor, RuntimeError otherwise)."""
+    """Sets every element to ``value`` (a number or a 0-dim tensor, RuntimeError otherwise;
+    NotImplementedError for a sparse tensor, as torch)."""
+    if self.is_sparse:
+        raise SparseUnsupported(unsupported_message("fill_.Scalar"))
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -46,14 +51,23 @@ def fill_(self, value):
 
 
 def zero_(self):
-    """Sets every element to zero."""
+    """Sets every element to zero (a sparse tensor keeps no entries)."""
+    if self.is_sparse:
+        return write_result(self, Tensor._make(self._data.cleared()))
     return fill_(self, 0)
 
 
 def copy_(self, src, non_blocking=False):
-    """Copies ``src`` (broadcast, cast) into ``self``; differentiable w.r.t. ``src``."""
+    """Copies ``src`` (broadcast, cast) into ``self``; differentiable w.r.t. ``src``.
+
+    Raises:
+        RuntimeError: one of ``self`` and ``src`` is sparse and the other dense (as torch).
+    """
     if not isinstance(src, Tensor):
         src = tensor(src)
+    if self.is_sparse != src.is_sparse:
+        raise RuntimeError(f"copy_() between dense and sparse Tensors is not implemented! Found self type = "
+                           f"{self.type()} and src type = {src.type()}")
     result = src if src.dtype is self.dtype else src.to(self.dtype)
     if result._data.shape != self._data.shape:
         result = expand(result, self.shape)

@@ -6,7 +6,8 @@ as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
 ``Exponential``, ``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``Poisson``, ``Cauchy``,
 ``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
 ``MultivariateNormal``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
-with the ``transforms`` (and ``LogNormal``, ``HalfNormal`` made with them), the bases
+with the ``transforms`` (and ``LogNormal``, ``HalfNormal``, ``LogisticNormal`` made with them),
+``VonMises``, the bases
 ``Distribution`` and ``ExponentialFamily``, and ``kl_divergence``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
 and KL divergences are differentiable in the parameters, as PyTorch's are.
@@ -30,6 +31,7 @@ from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -44,15 +46,17 @@ from .studentT import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
-                         PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform, Transform)
+                         PowerTransform, SigmoidTransform, SoftmaxTransform, StickBreakingTransform, TanhTransform,
+                         Transform)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform", "Kumaraswamy",
-           "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints", "kl_divergence", "register_kl",
-           "transforms"]
+           "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+           "VonMises", "Weibull", "constraints", "kl_divergence", "register_kl", "transforms"]

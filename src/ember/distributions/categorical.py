@@ -14,7 +14,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import one_of, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical"]
+__all__ = ["Categorical", "CategoryProbabilities"]
 
 
 class Categorical(Distribution):
@@ -86,3 +86,42 @@ class Categorical(Distribution):
     def enumerate_support(self, expand=True):
         values = arange(self._num_events, dtype=int64).view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class CategoryProbabilities:
+    """The category probabilities of a family built on a :class:`Categorical` over the last
+    dim (OneHotCategorical, Multinomial, ExpRelaxedCategorical), given as ``probs`` or
+    ``logits`` and held by that Categorical: the counterpart of
+    :class:`~ember.distributions.utils.SuccessProbability` for K categories."""
+    _carried = ()  # the family's other attributes, which an expanded copy shares
+
+    def _set_probs_or_logits(self, probs, logits):
+        """Keeps ``Categorical(probs, logits)``; returns the batch shape and the event shape
+        (vectors of K).
+
+        Raises:
+            ValueError: both or neither of ``probs`` and ``logits`` given, or a 0-d one.
+        """
+        self._categorical = Categorical(probs, logits)
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        for name in self._carried:
+            setattr(new, name, getattr(self, name))
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, Size(batch_shape), self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape

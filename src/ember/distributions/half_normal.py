@@ -3,7 +3,7 @@ import math
 
 from . import constraints
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import TransformedDistribution, base_parameter
 from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
@@ -14,16 +14,13 @@ class HalfNormal(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    scale = base_parameter("scale")
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(HalfNormal, _instance))
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):

@@ -1,7 +1,7 @@
 """The log-normal distribution (https://pytorch.org/docs/stable/distributions.html#lognormal)."""
 from . import constraints
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import TransformedDistribution, base_parameter
 from .transforms import ExpTransform
 
 __all__ = ["LogNormal"]
@@ -12,6 +12,8 @@ class LogNormal(TransformedDistribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    loc = base_parameter("loc")
+    scale = base_parameter("scale")
 
     def __init__(self, loc, scale, validate_args=None):
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
@@ -19,13 +21,7 @@ class LogNormal(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(LogNormal, _instance))
 
-    @property
-    def loc(self):
-        return self.base_dist.loc
 
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):

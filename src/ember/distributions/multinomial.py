@@ -5,14 +5,14 @@ from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import CategoryProbabilities
 from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoryProbabilities, Distribution):
     """``Multinomial(total_count=1, probs=None, logits=None)``: counts of each of K categories
     in ``total_count`` (an int) draws from Categorical(probs or logits); events are vectors of
     the last dim's size K.
@@ -23,39 +23,18 @@ class Multinomial(Distribution):
     count vector.
     """
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
-    _expand_params = ()
+    _carried = ("total_count",)
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
-        batch_shape = self._categorical.batch_shape
-        super().__init__(batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, Size(batch_shape), self._event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        batch_shape, event_shape = self._set_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):

@@ -4,42 +4,22 @@ from .._creation import eye
 from .._ops.indexing import one_hot
 from .._size import Size
 from . import constraints
-from .categorical import Categorical
+from .categorical import CategoryProbabilities
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(CategoryProbabilities, Distribution):
     """``OneHotCategorical(probs=None, logits=None)``: a :class:`Categorical` draw as a one-hot
     vector of length K (the event shape)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot
     has_enumerate_support = True
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        param = self._categorical._param
-        super().__init__(self._categorical.batch_shape, param.size()[-1:], validate_args=validate_args)
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+        batch_shape, event_shape = self._set_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     @property
     def mean(self):

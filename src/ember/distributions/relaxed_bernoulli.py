@@ -7,7 +7,7 @@ from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import TransformedDistribution, base_parameter
 from .transforms import SigmoidTransform
 from .utils import SuccessProbability, broadcast_all, clamp_probs
 
@@ -52,6 +52,9 @@ class RelaxedBernoulli(TransformedDistribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
+    temperature = base_parameter("temperature")
+    logits = base_parameter("logits")
+    probs = base_parameter("probs")
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
@@ -59,15 +62,3 @@ class RelaxedBernoulli(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(RelaxedBernoulli, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

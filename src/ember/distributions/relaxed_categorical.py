@@ -7,16 +7,16 @@ from .._ops.special import lgamma
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .categorical import Categorical
+from .categorical import CategoryProbabilities
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .transformed_distribution import TransformedDistribution, base_parameter
 from .transforms import ExpTransform
 from .utils import clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(CategoryProbabilities, Distribution):
     """``ExpRelaxedCategorical(temperature, probs=None, logits=None)``: the log of a
     RelaxedOneHotCategorical sample, ``log_softmax((logits + g) / t)`` with g standard Gumbel
     noise; events are vectors over the last dim (K categories). ``log_prob(x) = lgamma(K) +
@@ -25,31 +25,12 @@ class ExpRelaxedCategorical(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
+    _carried = ("temperature",)
+
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, Size(batch_shape), self._event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+        batch_shape, event_shape = self._set_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=Size()):
         u = clamp_probs(rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
@@ -77,6 +58,9 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True
+    temperature = base_parameter("temperature")
+    logits = base_parameter("logits")
+    probs = base_parameter("probs")
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform(),
@@ -84,15 +68,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

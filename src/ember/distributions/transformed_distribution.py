@@ -13,7 +13,16 @@ from .distribution import Distribution
 from .independent import Independent, _sum_rightmost
 from .transforms import ComposeTransform, Transform
 
-__all__ = ["TransformedDistribution"]
+__all__ = ["TransformedDistribution", "base_parameter"]
+
+
+def base_parameter(name):
+    """A read-only property giving the base distribution's parameter ``name`` (looked up under
+    the Independent a vector transform wraps the base in): how LogNormal shows its ``loc``."""
+    def get(self):
+        base = self.base_dist
+        return getattr(base.base_dist if isinstance(base, Independent) else base, name)
+    return property(get, doc=f"The base distribution's ``{name}``.")
 
 
 class TransformedDistribution(Distribution):

@@ -14,13 +14,13 @@ from numbers import Number
 from .._dtype import finfo
 from .._ops.shape import broadcast_shapes
 from .._ops.softmax import softmax
-from ..nn.functional import softplus
+from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .independent import _sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform", "SoftmaxTransform",
-           "identity_transform"]
+           "StickBreakingTransform", "identity_transform"]
 
 
 class Transform:
@@ -481,3 +481,47 @@ class SoftmaxTransform(Transform):
 
     def _inverse(self, y):
         return y.log()
+
+
+class StickBreakingTransform(Transform):
+    """Maps a vector of K - 1 reals onto the K-simplex by stick breaking: entry i takes the
+    fraction ``sigmoid(x_i - log(K - 1 - i))`` of the stick left (the offsets map x = 0 to
+    the simplex's centre), the last entry what remains. Bijective; the Jacobian is triangular,
+    so ``log|det J| = sum_i (log sigmoid(z_i) - z_i + log y_i)`` with ``z = x - offset``.
+    Source: https://pytorch.org/docs/stable/distributions.html#torch.distributions.transforms.StickBreakingTransform
+    """
+    domain, codomain, bijective = constraints.real_vector, constraints.simplex, True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _log_offset(x, k):
+        """log(k - i) for i = 0 .. k - 1 (x gives dtype)."""
+        return (k + 1 - x.new_ones(k).cumsum(-1)).log()
+
+    def _call(self, x):
+        fraction = _clipped_sigmoid(x - self._log_offset(x, x.shape[-1]))
+        left = (1 - fraction).cumprod(-1)
+        return pad(fraction, [0, 1], value=1) * pad(left, [1, 0], value=1)
+
+    def _inverse(self, y):
+        head = y[..., :-1]
+        left = (1 - head.cumsum(-1)).clamp(min=finfo(y.dtype).tiny)
+        return head.log() - left.log() + self._log_offset(y, head.shape[-1])
+
+    def log_abs_det_jacobian(self, x, y):
+        z = x - self._log_offset(x, x.shape[-1])
+        return (-z + logsigmoid(z) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)

@@ -69,7 +69,8 @@ class Tracer(TracerBase):
         with interception, self._patched():
             args = self._placeholders(fn, skip, concrete_args or {})
             result = fn(self.root, *args) if skip else fn(*args)
-            self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=None)
+            returns = getattr(fn, "__annotations__", {}).get("return")
+            self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=returns)
         return self.graph
 
     def _placeholders(self, fn, skip, concrete_args):
@@ -83,7 +84,8 @@ class Tracer(TracerBase):
                                           "pass concrete_args or trace a function with named arguments")
             else:
                 default = () if parameter.default is parameter.empty else (parameter.default,)
-                args.append(self.create_proxy("placeholder", name, default, {}))
+                annotation = None if parameter.annotation is parameter.empty else parameter.annotation
+                args.append(self.create_proxy("placeholder", name, default, {}, type_expr=annotation))
         return args
 
     @contextlib.contextmanager

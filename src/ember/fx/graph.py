@@ -16,8 +16,10 @@ import math
 import operator
 import re
 import sys
+import types
+import typing
 
-from .node import Node, map_arg, qualified_name
+from .node import Node, last_uses, map_aggregate, map_arg, qualified_name, render, type_repr
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -29,6 +31,9 @@ _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.tru
            operator.xor: "^", operator.lshift: "<<", operator.rshift: ">>", operator.eq: "==", operator.ne: "!=",
            operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 _UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+# typing's generics name their origin by the builtin; the code names it as typing's (typing_List[int])
+_TYPING_ORIGINS = {list: typing.List, dict: typing.Dict, set: typing.Set, frozenset: typing.FrozenSet,
+                   tuple: typing.Tuple}
 
 
 class PythonCode:
@@ -204,29 +209,51 @@ class Graph:
             copy.output(result, output.type)
         return copy
 
-    def eliminate_dead_code(self):
-        """Erases nodes nobody reads (placeholders and outputs kept); returns whether any went."""
+    def __reduce__(self):
+        """Pickled as a description of its nodes (op, name, target, arguments, type), rebuilt
+        through :meth:`create_node` on load (``meta`` is not kept: torch.fx keeps none either)."""
+        index = {node: i for i, node in enumerate(self.nodes)}
+        ref = lambda node: _NodeRef(index[node])  # noqa: E731
+        return _rebuilt, ([(n.op, n.name, n.target, map_arg(n.args, ref), map_arg(n.kwargs, ref), n.type)
+                           for n in self.nodes],)
+
+    def eliminate_dead_code(self, is_impure_node=None):
+        """Erases the nodes nobody reads that have no side effect (by default
+        :meth:`Node.is_impure`; else ``is_impure_node(node)``); returns whether any went."""
+        impure = is_impure_node or (lambda node: node.is_impure())
         changed = False
         for node in reversed(self.nodes):
-            if node.op not in ("placeholder", "output") and not node.users:
+            if not node.users and not impure(node):
                 self.erase_node(node)
                 changed = True
         return changed
 
     def lint(self):
-        """Checks that every node's inputs are in this graph and come before it.
+        """Checks the graph is well formed: every node's inputs are nodes of this graph defined
+        before it, names are unique and, with an owning module, targets have the right types and
+        name attributes (submodules for ``call_module``) of that module.
 
         Raises:
-            RuntimeError: a node reads one that is not in the graph or comes later.
+            RuntimeError: a node reads one from elsewhere or from later, a name repeats, or a
+                target names nothing. ValueError: a target of the wrong type.
         """
-        seen = set()
+        seen, names = set(), set()
         for node in self.nodes:
             for arg in node.all_input_nodes:
                 if arg.graph is not self or arg._erased:
-                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' does not belong to this Graph")
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' does not belong to this Graph, but was used "
+                                       "as an argument! If you are copying nodes from another graph, make sure to use "
+                                       f"``arg_transform`` on node_copy() to remap values\n{self}")
                 if arg not in seen:
-                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it has been defined!")
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it has been defined! Please "
+                                       f"check that Nodes in the graph are topologically ordered\n{self}")
             seen.add(node)
+            if node.name in names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            names.add(node.name)
+        if self.owning_module is not None:
+            for node in self.nodes:
+                _lint_target(node, self.owning_module)
 
     # ---- printed forms --------------------------------------------------------------------
     def __str__(self):
@@ -249,33 +276,112 @@ class Graph:
         """The source of ``forward(root_module, <placeholders>)`` and the globals it reads."""
         globals_ = {"torch": sys.modules["ember"], "inf": math.inf, "nan": math.nan,
                     "device": sys.modules["ember"].device}
-        freed_by, seen = collections.defaultdict(list), set()  # freed after their last use, in its arguments' order
-        for node in reversed(self.nodes):
-            for arg in node.all_input_nodes:
-                if arg not in seen:
-                    seen.add(arg)
-                    if node.op != "output":
-                        freed_by[node].append(arg)
-        inputs, body, wraps = [], [], []
+        freed_by = last_uses(self.nodes)  # freed after their last use, in its arguments' order
+        names = _Namespace()  # for the globals annotations read, besides the nodes' names
+        names._used.update(node.name for node in self.nodes)
+        annotate = lambda node: "" if node.type is None else f" : {_annotation(node.type, globals_, names)}"  # noqa: E731
+        inputs, body, wraps, returns = [], [], [], ""
         for node in self.nodes:
             if node.op == "placeholder":
-                inputs.append(node.target if not node.args else f"{node.target} = {_code(node.args[0], globals_)}")
+                default = f" = {_code(node.args[0], globals_)}" if node.args else ""
+                inputs.append(f"{node.target}{annotate(node)}{default}")
                 if node.name != node.target:  # the name was taken (a builtin's, say): rebind it
                     body.append(f"{node.name} = {node.target}")
                 continue
             if node.op == "call_function" and _is_wrapped(node.target):
                 wraps.append(f'torch.fx._symbolic_trace.wrap("{_global_name(node.target, globals_)}")')
             if node.op == "output":
+                returns = "" if node.type is None else f" -> {_annotation(node.type, globals_, names)}"
                 body.append(f"return {_code(node.args[0], globals_)}")
                 continue
-            freed = freed_by[node] + ([node] if not node.users else [])
-            line = f"{node.name} = {_expression(node, root_module, globals_)}"
+            freed = freed_by.get(node, []) + ([node] if not node.users else [])
+            line = f"{node.name}{annotate(node)} = {_expression(node, root_module, globals_)}"
             body.append(line + (f";  {' = '.join(n.name for n in freed)} = None" if freed else ""))
         body = body or ["pass"]
         head = "\n" + "".join(f"{w}\n" for w in dict.fromkeys(wraps)) if wraps else "\n\n"
         lines = "".join(f"    {line}\n" for line in body)
-        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}):\n{lines}    "
+        src = f"{head}\ndef forward({', '.join([root_module] + inputs)}){returns}:\n{lines}    "
         return PythonCode(src, globals_)
+
+
+def _lint_target(node, module):
+    if node.op == "call_function" and not callable(node.target):
+        raise ValueError(f"Node {node} target {node.target} has type {_typename(node.target)} but a Callable is "
+                         "expected")
+    if node.op != "call_function" and not isinstance(node.target, str):
+        raise ValueError(f"Node {node} target {node.target} has type {_typename(node.target)} but a str is expected")
+    if node.op not in ("get_attr", "call_module"):
+        return
+    atoms = node.target.split(".")
+    for i, atom in enumerate(atoms):
+        module = getattr(module, atom, None)
+        if module is None:
+            raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute {atom} of "
+                               f"{'.'.join(atoms[:i])}")
+        if node.op == "call_module" and not isinstance(module, sys.modules["ember.nn"].Module):
+            raise RuntimeError(f"Node {node} target {node.target} {atom} of {'.'.join(atoms[:i])} does not "
+                               "reference an nn.Module")
+
+
+def _typename(value):
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+class _NodeRef:
+    """A node's position, standing for it in a pickled graph's arguments."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+# the targets a node of each op names in the generated code: identifiers, dotted for attributes
+_TARGET_SYNTAX = {"placeholder": r"\*{0,2}[A-Za-z_]\w*", "call_method": r"[A-Za-z_]\w*",
+                  "get_attr": r"[A-Za-z_0-9]\w*(\.\w+)*", "call_module": r"[A-Za-z_0-9]\w*(\.\w+)*"}
+
+
+def _rebuilt(description):
+    """The graph a pickled description gives (see ``Graph.__reduce__``).
+
+    Raises:
+        ValueError: a target the code would name is not a Python name (it could not be code
+            this graph generated).
+    """
+    graph, nodes = Graph(), []
+    resolve = lambda a: nodes[a.index] if isinstance(a, _NodeRef) else a  # noqa: E731
+    for op, name, target, args, kwargs, type_expr in description:
+        if op in _TARGET_SYNTAX and not (isinstance(target, str) and re.fullmatch(_TARGET_SYNTAX[op], target)):
+            raise ValueError(f"a pickled fx graph names an invalid {op} target: {target!r}")
+        nodes.append(graph.create_node(op, target, map_aggregate(args, resolve), map_aggregate(kwargs, resolve),
+                                       name, type_expr))
+    return graph
+
+
+def _annotation(t, globals_, names):
+    """The annotation ``t`` as an expression of the generated code, spelled as torch.fx spells
+    it (``torch.Tensor``, ``typing_List[int]``, ``typing_Union[torch.Tensor,NoneType]``); the
+    globals it reads are added to ``globals_`` under names from ``names``."""
+    if t == ():
+        return "()"
+    if isinstance(t, types.UnionType):
+        return "|".join(_annotation(a, globals_, names) for a in typing.get_args(t))
+    origin = getattr(t, "__origin__", None)
+    if origin is None:
+        return _annotation_global(t, globals_, names)
+    if not isinstance(t, types.GenericAlias):
+        origin = _TYPING_ORIGINS.get(origin, origin)
+    head, args = _annotation_global(origin, globals_, names), typing.get_args(t)
+    return f"{head}[{','.join(_annotation(a, globals_, names) for a in args)}]" if args else head
+
+
+def _annotation_global(t, globals_, names):
+    text = type_repr(t)
+    ember = sys.modules["ember"]
+    if (getattr(t, "__module__", None) or "").split(".")[0] == "ember" and t is not ember.device:
+        return text  # torch.Tensor: read through the global ``torch``
+    name = next((k for k, v in globals_.items() if v is t), None) or names.create_name(text, t)
+    globals_[name] = t
+    return name
 
 
 def _is_wrapped(function):
@@ -326,15 +432,12 @@ def _global_name(target, globals_):
 
 def _code(arg, globals_):
     """``arg`` as a Python expression (nodes as their names; other objects by repr or as globals)."""
+    return render(arg, lambda leaf: _leaf_code(leaf, globals_))
+
+
+def _leaf_code(arg, globals_):
     if isinstance(arg, Node):
         return arg.name
-    if isinstance(arg, tuple):
-        inner = ", ".join(_code(a, globals_) for a in arg)
-        return f"({inner},)" if len(arg) == 1 else f"({inner})"
-    if isinstance(arg, list):
-        return "[" + ", ".join(_code(a, globals_) for a in arg) + "]"
-    if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_code(v, globals_)}" for k, v in arg.items()) + "}"
     if isinstance(arg, slice):
         return f"slice({_code(arg.start, globals_)}, {_code(arg.stop, globals_)}, {_code(arg.step, globals_)})"
     if arg is None or arg is Ellipsis or isinstance(arg, (bool, int, float, complex, str)):

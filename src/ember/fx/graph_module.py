@@ -55,12 +55,21 @@ class GraphModule(Module):
         self.graph = graph
 
     def __deepcopy__(self, memo):
+        """A copy with copies of the graph and tensors, named ``GraphModule`` and keeping of
+        the attributes the graph does not name only ``meta``, as torch.fx's copy."""
         copy = type(self).__new__(type(self))
         memo[id(self)] = copy
-        holder = Module()
-        holder.__dict__.update(deepcopy(self.__dict__, memo))
-        GraphModule.__init__(copy, holder, holder._graph, type(self).__name__)
-        return copy
+        state = deepcopy(self.__getstate__(), memo)
+        return _restore(copy, state, [name for name in ("meta",) if name in state])
+
+    def __reduce__(self):
+        """Pickled as its state and its graph's description (no source text: loading rebuilds
+        the graph node by node and generates ``forward`` from it, where torch.fx re-traces its
+        stored code); it loads as a ``GraphModule`` of the class it was made from, keeping
+        every attribute (as torch.fx's)."""
+        base = next(t for t in type(self).__mro__ if not t.__dict__.get("_one_instance"))
+        state = {k: v for k, v in self.__getstate__().items() if k != "_code"}
+        return _rebuilt, (base, state)
 
     @property
     def graph(self):
@@ -103,6 +112,21 @@ class GraphModule(Module):
         return text
 
 
+def _rebuilt(cls, state):
+    return _restore(cls.__new__(cls), state, state)
+
+
+def _restore(module, state, kept):
+    """``module`` made a GraphModule from the state of another (the tensors and submodules its
+    graph names, the graph, the training flag), with the attributes in ``kept`` too."""
+    holder = Module()
+    holder.__setstate__(state)
+    GraphModule.__init__(module, holder, holder._graph)
+    for name in kept:
+        module.__dict__.setdefault(name, holder.__dict__[name])
+    return module
+
+
 def _attribute(root, target):
     for part in target.split("."):
         if not hasattr(root, part):
@@ -135,6 +159,8 @@ class CapturedGraphModule(GraphModule):
 
     def __new__(cls, *args, **kwargs):  # its forward replays the graph: no class of its own needed
         return Module.__new__(cls)
+
+    __reduce__ = Module.__reduce__  # pickled as a module: its graph is the compiler's, not an fx graph
 
     def __deepcopy__(self, memo):
         """A copy holding copies of the module's tensors; the graph, its inputs' map and the

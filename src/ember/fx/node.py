@@ -8,13 +8,17 @@ slices. Setting ``args``/``kwargs`` keeps every node's ``users`` in step (torch.
 """
 import builtins
 import operator
+import re
 import sys
+import types
 from typing import Any, Callable, Optional, Union
 
-__all__ = ["Argument", "Node", "Target", "map_arg", "map_aggregate"]
+__all__ = ["Argument", "Node", "Target", "last_uses", "map_arg", "map_aggregate", "render", "type_repr"]
 
 Target = Union[Callable[..., Any], str]  # what a node calls or names
 Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool, complex]]
+
+_SIDE_EFFECTFUL = {operator.setitem}  # call_function targets kept by dead code elimination
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output", "root")
 
@@ -53,6 +57,24 @@ def qualified_name(target):
         if getattr(namespace, name, None) == target:
             return f"{path}.{name}"
     return f"{module or '_'}.{name}"
+
+
+def type_repr(t):
+    """An annotation as torch.fx prints it: ``int``, ``torch.Tensor``, ``typing.List[int]``
+    (ember's classes under their public torch names)."""
+    if isinstance(t, type):
+        return t.__qualname__ if t.__module__ == "builtins" else qualified_name(t)
+    if t is ...:
+        return "..."
+    if isinstance(t, types.FunctionType):
+        return t.__name__
+    return re.sub(r"\bember(\.\w+)+", _public_path, repr(t))
+
+
+def _public_path(match):
+    module, _, name = match.group(0).rpartition(".")
+    value = getattr(sys.modules.get(module), name, None)
+    return match.group(0) if value is None else qualified_name(value)
 
 
 def _public_namespaces():
@@ -140,6 +162,16 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self.__update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
+    def is_impure(self, impure_random=True):
+        """Whether dead code elimination must keep this node unread: an input or the output,
+        ``operator.setitem``, or a call of a module whose ``_is_impure`` is true (torch.fx's
+        rule: other in-place calls count as pure)."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_module":
+            return getattr(self.graph.owning_module.get_submodule(self.target), "_is_impure", False)
+        return self.op == "call_function" and self.target in _SIDE_EFFECTFUL
+
     # ---- position in the graph ------------------------------------------------------------
     @property
     def next(self):
@@ -168,13 +200,14 @@ class Node:
     # ---- printing -------------------------------------------------------------------------
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         """The node's line in ``print(graph)``: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``."""
+        typed = "" if self.type is None else f"{type_repr(self.type)} "
         if self.op == "placeholder":
             default = f"(default={self.args[0]!r})" if self.args else ""
-            return f"%{self.name} : [num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
+            return f"%{self.name} : {typed}[num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
         if self.op == "output":
             return f"return {_format_arg(self.args[0], '')}"
         target = qualified_name(self.target) if self.op == "call_function" else self.target
-        head = f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={target}]"
+        head = f"%{self.name} : {typed}[num_users={len(self.users)}] = {self.op}[target={target}]"
         if self.op == "get_attr":
             return head
         kwargs = "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in self.kwargs.items()) + "}"
@@ -184,14 +217,30 @@ class Node:
         return self.name
 
 
-def _format_arg(arg, sigil="%"):
+def render(arg, leaf):
+    """``arg`` as Python-like text: tuples (``(a,)`` for one), lists and dicts element by
+    element, every other value as ``leaf`` gives it (how printing and the code spell values)."""
     if isinstance(arg, tuple):
-        inner = ", ".join(_format_arg(a, sigil) for a in arg)
+        inner = ", ".join(render(a, leaf) for a in arg)
         return f"({inner},)" if len(arg) == 1 else f"({inner})"
     if isinstance(arg, list):
-        return "[" + ", ".join(_format_arg(a, sigil) for a in arg) + "]"
+        return "[" + ", ".join(render(a, leaf) for a in arg) + "]"
     if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k!r}: {_format_arg(v, sigil)}" for k, v in arg.items()) + "}"
-    if isinstance(arg, Node):
-        return f"{sigil}{arg.name}"
-    return str(arg)
+        return "{" + ", ".join(f"{k!r}: {render(v, leaf)}" for k, v in arg.items()) + "}"
+    return leaf(arg)
+
+
+def _format_arg(arg, sigil="%"):
+    return render(arg, lambda a: f"{sigil}{a.name}" if isinstance(a, Node) else str(a))
+
+
+def last_uses(nodes):
+    """``{node: [the inputs it is the last to read]}`` over ``nodes`` in order: when each
+    value can be freed."""
+    freed_by, seen = {}, set()
+    for node in reversed(nodes):
+        for arg in node.all_input_nodes:
+            if arg not in seen:
+                seen.add(arg)
+                freed_by.setdefault(node, []).append(arg)
+    return freed_by

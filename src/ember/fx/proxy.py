@@ -12,6 +12,8 @@ function (``node.target == torch.add`` holds either way). Names bound elsewhere
 (``from ember import cat``, a default argument) stay plain, so ``cat(proxies)`` there fails:
 call ``ember.cat`` through the namespace, as torch.fx programs do.
 """
+import bisect
+import dis
 import functools
 import inspect
 import operator
@@ -73,8 +75,12 @@ class TracerBase:
         raise NotImplementedError(f"argument of type: {type(a)}")
 
     def iter(self, obj):
-        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy is used "
-                         "in a loop or as a *args or **kwargs function argument.")
+        """Hook: an iterator over a Proxy used in a loop or unpacked with ``*`` (by default a
+        :class:`TraceError`: its length is not known)."""
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy is used in a loop "
+                         "or as a *args or **kwargs function argument. See the torch.fx docs on pytorch.org for a "
+                         "more detailed explanation of what types of control flow can be traced, and check out the "
+                         "Proxy docstring for help troubleshooting Proxy iteration errors")
 
     def to_bool(self, obj):
         raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
@@ -115,6 +121,13 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self):
+        # ``a, b = proxy`` states the length in the caller's bytecode (UNPACK_SEQUENCE n): as in
+        # torch.fx, that unpacks to n getitem nodes; any other iteration goes to the tracer
+        caller = inspect.currentframe().f_back
+        instructions = list(dis.get_instructions(caller.f_code))
+        at = bisect.bisect_left(instructions, caller.f_lasti, key=lambda i: i.offset)
+        if at < len(instructions) and instructions[at].opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(instructions[at].argval))
         return self.tracer.iter(self)
 
     def __bool__(self):

@@ -1,0 +1,1 @@
+"""``torch.fx.passes``: analyses over fx graphs (``shape_prop``)."""
