@@ -136,6 +136,7 @@ def test_makemore_models_print_torchs_losses_and_samples(model, tmp_path, monkey
         strict=True, reason="ember's AddmmBackward0 links (input, weight, bias); torch's (bias, input, weight.T)")),
     "beginner_source/blitz/autograd_tutorial.py",
     "beginner_source/examples_autograd/polynomial_custom_function.py",  # autograd.Function
+    "beginner_source/examples_nn/polynomial_nn.py",  # Linear + Flatten(0, 1), MSELoss(reduction='sum')
 ])
 def test_tutorials_print_what_they_print_under_torch(program, tmp_path, monkeypatch):
     outs = {}
