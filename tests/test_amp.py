@@ -141,8 +141,9 @@ def test_autocast_in_a_model_gives_torchs_dtypes():
             logits = lib.nn.functional.linear(xw, ww)
             loss = lib.nn.functional.cross_entropy(logits, lib.tensor(target))
             relu = lib.relu(logits)
+            mse = lib.nn.functional.mse_loss(logits, logits.detach() * 2)  # float32 under torch too
         loss.backward()
-        dtypes.append([str(t.dtype).split(".")[1] for t in (logits, loss, relu, ww.grad)])
+        dtypes.append([str(t.dtype).split(".")[1] for t in (logits, loss, relu, mse, ww.grad)])
     assert dtypes[0] == dtypes[1]
 
 

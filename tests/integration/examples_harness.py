@@ -47,7 +47,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
-_REPLACED = ("torch", "torchvision", "torchtext", "matplotlib", "six", "requests", "gymnasium")  # bound to a library or a stand-in
+_REPLACED = ("torch", "torchvision", "torchtext", "matplotlib", "six", "requests", "gymnasium", "tiktoken")  # bound to a library or a stand-in
 
 
 @contextlib.contextmanager
@@ -72,6 +72,7 @@ def _torch_is(lib, program_dir):
     sys.modules.update(_stand_in_six())
     sys.modules.update(_stand_in_requests())
     sys.modules.update(_stand_in_gymnasium())
+    sys.modules.update(_stand_in_tiktoken())
     sys.path.insert(0, str(program_dir))
     root = logging.getLogger()
     kept_handlers, kept_level = root.handlers, root.level
@@ -183,6 +184,18 @@ def _stand_in_requests():
 
     requests.get = get
     return {"requests": requests}
+
+
+def _stand_in_tiktoken():
+    """tiktoken (not installed; its encodings are a download): nanoGPT's sample.py imports it
+    unconditionally and uses it only for GPT-2's tokens, which need the network anyway."""
+    tiktoken = types.ModuleType("tiktoken")
+
+    def get_encoding(name):
+        raise ConnectionError(f"no network in the programs sweep: tiktoken encoding {name}")
+
+    tiktoken.get_encoding = get_encoding
+    return {"tiktoken": tiktoken}
 
 
 def cora_like_archive(nodes=1650, features=24, classes=3, edges=3300):

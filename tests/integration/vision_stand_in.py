@@ -2,7 +2,7 @@
 the pytorch/examples sweep (``examples_harness``): torchvision is not installed here and its
 datasets and pretrained weights need a download.
 
-- ``datasets``: MNIST and FakeData of the real shapes built from the bundled 8x8 digits,
+- ``datasets``: MNIST, FashionMNIST and FakeData of the real shapes built from the bundled 8x8 digits,
   ImageFolder over a folder of class folders (:func:`write_image_folder` makes one).
 - ``transforms``: ToTensor, Normalize, Resize, CenterCrop, RandomResizedCrop,
   RandomHorizontalFlip, Lambda, Compose, with torchvision's sizes and its draws from the
@@ -148,7 +148,10 @@ def _datasets(lib):
                 target = self.target_transform(target)
             return img, target
 
-    return {"MNIST": MNIST, "FakeData": FakeData, "ImageFolder": ImageFolder}
+    class FashionMNIST(MNIST):
+        """MNIST's shapes and files (the tutorials' dataset; here the same digits)."""
+
+    return {"MNIST": MNIST, "FashionMNIST": FashionMNIST, "FakeData": FakeData, "ImageFolder": ImageFolder}
 
 
 # ---- torchvision.transforms (PIL images in, CHW float tensors out of ToTensor) --------------------

@@ -450,3 +450,20 @@ def test_loss_modules_are_exported_like_torch():
     for name in loss.__all__:
         assert hasattr(torch.nn, name), name
         assert getattr(ember.nn, name) is getattr(loss, name)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_mse_loss_is_one_node_on_its_inputs_like_torch(reduction):
+    # The blitz tutorial follows loss.grad_fn.next_functions back to the model's last layer:
+    # torch's MseLossBackward0 links to the input's node, (None, 0) for a target without grad.
+    import torch
+    names = []
+    for L in (torch, ember):
+        x = L.ones(2, 3, requires_grad=True)
+        y = x.relu()
+        loss = F(L).mse_loss(y, L.arange(6).view(2, 3), reduction=reduction)
+        (edge, _), (target_edge, _) = loss.grad_fn.next_functions
+        names.append((type(loss.grad_fn).__name__, type(edge).__name__, target_edge))
+        with_target = F(L).mse_loss(y, x * 2, reduction=reduction).grad_fn
+        names.append([type(n).__name__ for n, _ in with_target.next_functions])
+    assert names[2:] == names[:2]

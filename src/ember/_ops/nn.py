@@ -301,6 +301,28 @@ class BinaryCrossEntropy(Op):
         return (gx, gt) + ((None,) if len(needs) == 3 else ())
 
 
+class MseLoss(Op):
+    """``(x - target)^2`` reduced by ``reduction`` ('mean' | 'sum' | 'none'), one node as
+    PyTorch's ``MseLossBackward0``, whose inputs are the (broadcast) input and target; the
+    derivative is ``2 (x - target) g``, divided by the element count for the mean."""
+    infer = classmethod(lambda op, x, target, reduction="mean": (
+        elementwise_rule(op, x, target)[0] if reduction == "none" else (), elementwise_rule(op, x, target)[1]))
+
+    @staticmethod
+    def forward(x, target, reduction="mean"):
+        diff = x - target
+        return _reduce(diff * diff, reduction, diff.size, x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        diff = ctx.input(0) - ctx.input(1)
+        if ctx.attrs.get("reduction", "mean") == "mean":
+            g = g / diff.numel()
+        grad = 2 * diff * g
+        needs = ctx.needs_input_grad
+        return (grad if needs[0] else None), (-grad if needs[1] else None)
+
+
 # ---- negative log-likelihood --------------------------------------------------------------------
 # Shared by NllLoss, NllLossBackward and CrossEntropy. ``logp`` is (N, C, d1, ...); ``target`` is
 # (N, d1, ...) int64 class indices, or (N, C, d1, ...) floating probabilities. The loss of sample

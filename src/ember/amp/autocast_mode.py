@@ -25,7 +25,7 @@ __all__ = ["autocast", "autocast_inputs", "is_autocast_available", "is_autocast_
 # Op entry names, as in ember._ops: matrix products run in the lower-precision dtype...
 LOWER_PRECISION = frozenset({"Matmul", "Linear", "Conv", "ConvTranspose", "Einsum", "AttentionWeights"})
 # ...and ops whose accuracy needs float32's precision or range run in float32.
-FLOAT32 = frozenset({"CrossEntropy", "NllLoss", "BinaryCrossEntropy", "Prod"})
+FLOAT32 = frozenset({"CrossEntropy", "NllLoss", "BinaryCrossEntropy", "MseLoss", "Prod"})
 
 # [the CPU autocast dtype] inside an enabled region, [] outside: the dispatcher's one check.
 ACTIVE = []

@@ -10,9 +10,11 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def float_only(input, kernel):
-    """NotImplementedError, as PyTorch's kernels raise, for integer or bool inputs."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+    """NotImplementedError, as PyTorch's kernels raise, for integer or bool inputs (``input``:
+    a tensor, or the dtype a kernel would compute in)."""
+    dtype = getattr(input, "dtype", input)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
 
 
 def in_place(input, fn):

@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._creation import arange, full as _full
 from ..._ops.pointwise_binary import minimum, where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
-from ..._ops.nn import BinaryCrossEntropy, CrossEntropy, NllLoss
+from ..._ops.nn import BinaryCrossEntropy, CrossEntropy, MseLoss, NllLoss
 from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -62,12 +62,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
+    if weight is None:
+        check_reduction(reduction)
+        float_only(_dtype.result_type(expanded_input, expanded_target), "mse_cpu")
+        return apply(MseLoss, expanded_input, expanded_target, reduction=reduction)
     diff = expanded_input - expanded_target
     float_only(diff, "mse_cpu")
-    loss = diff * diff
-    if weight is None:
-        return named(reduce_loss(loss, reduction), "MseLossBackward0")
-    return _weighted(loss, weight, reduction, input)
+    return _weighted(diff * diff, weight, reduction, input)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
