@@ -102,7 +102,6 @@ from ._ops.indexing import put
 from ._print import set_printoptions
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
                       ShortTensor, CharTensor, ByteTensor, BoolTensor)
-from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
 from . import special, sparse

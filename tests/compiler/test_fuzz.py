@@ -298,7 +298,6 @@ def run_program(seed, length=8):
     exec(program.source(), namespace)
     fn = namespace["program"]
     float_inputs = [i for i, (_, _, dtype, _, _) in enumerate(program.inputs) if dtype.startswith("float")]
-    grads = {i: [] for i in float_inputs}
 
     def call(f):
         inputs = program.make_inputs(seed)

@@ -6,7 +6,6 @@ An in-place method computes the out-of-place result and writes it into ``self``
 """
 import builtins
 
-from .. import _backend
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._creation import full, tensor
 from .._tensor import Tensor
