@@ -58,7 +58,10 @@ def test_dropout_draws_eagers_numbers_under_manual_seed():
         ember.manual_seed(seed)
         expected = model(x).detach().numpy()
         ember.manual_seed(seed)
-        np.testing.assert_allclose(compiled(x).detach().numpy(), expected, rtol=1e-6)
+        got = compiled(x).detach().numpy()
+        np.testing.assert_array_equal(got == 0, expected == 0)  # the same mask
+        # the same values up to the summation order of the compiled product (K = 6 terms)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_no_grad_region_inside_the_compiled_function():
