@@ -43,6 +43,12 @@ class PythonCode:
         self.src, self.globals = src, globals_
 
 
+# The builtins a name must not shadow. ``_`` is not one: an interactive session binds it to its
+# last result, and torch.fx (which reads the builtins once, when ``import torch`` runs) names an
+# annotation ``_`` whatever a session did since.
+_BUILTINS = {k: v for k, v in vars(builtins).items() if k != "_"}
+
+
 class _Namespace:
     """Unique, legal Python names: ``cat``, ``cat_1``, ...; never a keyword or a shadowed builtin."""
 
@@ -58,7 +64,7 @@ class _Namespace:
         if not num:
             num = self._count[base]
         while candidate in self._used or keyword.iskeyword(candidate) or candidate in ("torch", "inf", "nan") or \
-                (candidate in vars(builtins) and vars(builtins)[candidate] is not obj):
+                _BUILTINS.get(candidate, obj) is not obj:
             num += 1
             candidate = f"{base}_{num}"
         self._used.add(candidate)
