@@ -1,5 +1,5 @@
-"""pytorch/examples' DDP programs (vendored unchanged under tests/integration/pytorch_examples/
-distributed) run under ``ember run -n 2`` with ``torch`` bound to ember, as a new user would
+"""pytorch/examples' DDP programs (``distributed/`` of a checkout at
+``$EMBER_PUBLIC_PROGRAMS/examples``, tested at commit 77f55b9; without one these tests skip) run under ``ember run -n 2`` with ``torch`` bound to ember, as a new user would
 start them, beside torch itself. Both programs need two GPUs: on this CPU machine torch stops
 them early, and so must ember, at the same place and for the same reason."""
 import os
@@ -14,7 +14,15 @@ from .launch import launch  # noqa: F401 (skips this module without mpi4py/mpiex
 from processes import run_session
 
 INTEGRATION = Path(__file__).parents[1] / "integration"
-EXAMPLES = INTEGRATION / "pytorch_examples" / "distributed"
+EXAMPLES = Path(os.environ.get("EMBER_PUBLIC_PROGRAMS", "/nonexistent")) / "examples" / "distributed"
+
+
+def _example(program):
+    """``program``'s path in the checkout; skips the test without it."""
+    path = EXAMPLES / program
+    if not path.is_file():
+        pytest.skip(f"no checkout of pytorch/examples with distributed/{program} in $EMBER_PUBLIC_PROGRAMS/examples")
+    return path
 
 
 def _ember_run(program, args, tmp_path, timeout=60):
@@ -48,7 +56,7 @@ def _torch_run(program, args, monkeypatch, capsys):
 def test_ddp_example_checks_for_two_accelerators_as_torch_does(tmp_path, monkeypatch, capsys):
     """distributed/ddp/example.py asks torch.accelerator for 2 GPUs and exits cleanly without."""
     pytest.importorskip("torch")
-    program = EXAMPLES / "ddp" / "example.py"
+    program = _example("ddp/example.py")
     code, out, err = _ember_run(program, [], tmp_path)
     ended, torch_out = _torch_run(program, [], monkeypatch, capsys)
     line = "Unable to locate sufficient 2 gpus to run this example. Exiting.\n"
@@ -61,7 +69,7 @@ def test_torchrun_tutorial_stops_at_selecting_its_gpu_on_every_rank(tmp_path, mo
     LOCAL_RANK: without CUDA torch (CPU build) fails there, and ember on each rank with torch's
     "not compiled with CUDA" error; the job ends instead of waiting."""
     pytest.importorskip("torch")
-    program = EXAMPLES / "ddp-tutorial-series" / "multigpu_torchrun.py"
+    program = _example("ddp-tutorial-series/multigpu_torchrun.py")
     code, _, err = _ember_run(program, ["1", "1"], tmp_path)
     ended, _ = _torch_run(program, ["1", "1"], monkeypatch, capsys)
     where = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'

@@ -1,11 +1,14 @@
 """Runs a program from pytorch/examples unchanged, with ``torch`` bound to torch or to ember.
 
-``run_example(lib, program, argv, cwd)`` executes ``pytorch_examples/<program>`` as
+``run_example(lib, program, argv, cwd)`` executes ``<checkout>/<program>`` as
 ``__main__`` and returns what it printed. For ember, every ``import torch...`` in the program
 (and in the modules beside it) gives the matching ``ember...`` module, as if its first line
 were ``import ember as torch``. ``torchvision`` (not installed here, and its datasets need a
 download) is a stand-in written on the running library (``vision_stand_in``), and so are the
 other packages the programs import that are not installed.
+
+The programs are not copied into ember: the tests run a checkout of github.com/pytorch/examples
+(tested at commit 77f55b9) found at ``$EMBER_PUBLIC_PROGRAMS/examples``, and skip without one.
 
 Not collected by pytest; ``test_pytorch_examples.py`` uses it.
 """
@@ -15,6 +18,7 @@ import importlib.abc
 import importlib.util
 import io
 import logging
+import os
 import random
 import re
 import runpy
@@ -23,11 +27,20 @@ import types
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from text_stand_in import stand_in_torchtext
 from vision_stand_in import stand_in_torchvision
 
-EXAMPLES = Path(__file__).parent / "pytorch_examples"
+EXAMPLES = Path(os.environ.get("EMBER_PUBLIC_PROGRAMS", "/nonexistent")) / "examples"
+
+
+def example(program):
+    """The path of ``program`` in the pytorch/examples checkout; skips the test without it."""
+    path = EXAMPLES / program
+    if not path.is_file():
+        pytest.skip(f"no checkout of pytorch/examples with {program} in $EMBER_PUBLIC_PROGRAMS/examples")
+    return path
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -109,10 +122,11 @@ _INSTALLED = []
 
 
 def run_example(lib, program, argv, cwd, monkeypatch, stdin=None):
-    """Runs ``pytorch_examples/<program>`` with ``argv`` in ``cwd`` under ``lib``; returns stdout.
+    """Runs ``program`` (a path in the pytorch/examples checkout, or an absolute path) with
+    ``argv`` in ``cwd`` under ``lib``; returns stdout.
     With ``stdin`` (text), the program reads it, and the EOFError of reading past its end ends
     the session (an interactive loop's only way out)."""
-    path = EXAMPLES / program
+    path = example(program)
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", [str(path)] + list(argv))
     if stdin is not None:

@@ -1,7 +1,7 @@
 """Programs from pytorch/examples run unchanged under ``import ember as torch``.
 
-Each program (``pytorch_examples/``, copied from github.com/pytorch/examples at commit 77f55b9)
-runs once with real torch 2.13 and once with ember, at a tiny size set by its own command-line
+Each program, from a checkout of github.com/pytorch/examples (tested at commit 77f55b9) at
+``$EMBER_PUBLIC_PROGRAMS/examples`` (not copied into ember; without it these tests skip), runs once with real torch 2.13 and once with ember, at a tiny size set by its own command-line
 flags, on stand-in data of the real shapes (``examples_harness``). After the same
 ``manual_seed`` both draw the same initial weights, dropout masks and shuffles, so both
 print the same losses; the tests compare what the programs print.
@@ -30,22 +30,22 @@ def both(program, argv, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("program, argv", [
-    ("mnist.py", MNIST_FLAGS),             # Conv2d, Dropout, Adadelta, StepLR, nll_loss
-    ("mnist_rnn.py", MNIST_FLAGS),         # LSTM over image rows, Dropout2d on 2-D input
-    ("vae.py", ["--batch-size", "16", "--epochs", "1", "--log-interval", "1"]),  # reparameterisation
-    ("siamese_network.py", MNIST_FLAGS + ["--dry-run"]),  # ResNet-18 trunk, BCELoss
-    ("mnist_forward_forward.py", ["--epochs", "5", "--train_size", "64", "--test_size", "64"]),
+    ("mnist/main.py", MNIST_FLAGS),             # Conv2d, Dropout, Adadelta, StepLR, nll_loss
+    ("mnist_rnn/main.py", MNIST_FLAGS),         # LSTM over image rows, Dropout2d on 2-D input
+    ("vae/main.py", ["--batch-size", "16", "--epochs", "1", "--log-interval", "1"]),  # reparameterisation
+    ("siamese_network/main.py", MNIST_FLAGS + ["--dry-run"]),  # ResNet-18 trunk, BCELoss
+    ("mnist_forward_forward/main.py", ["--epochs", "5", "--train_size", "64", "--test_size", "64"]),
 ])
 def test_mnist_family_prints_torchs_losses(program, argv, tmp_path, monkeypatch):
     torch_out, ember_out = both(program, argv, tmp_path, monkeypatch)
     assert "Loss:" in ember_out
-    assert_same_output(ember_out, torch_out, rtol=2e-5, atol=2e-6 if program != "vae.py" else 2e-4)
+    assert_same_output(ember_out, torch_out, rtol=2e-5, atol=2e-6 if program != "vae/main.py" else 2e-4)
 
 
 def test_dcgan_prints_torchs_options_modules_and_losses(tmp_path, monkeypatch):
     argv = ["--dataset", "fake", "--workers", "0", "--batchSize", "4", "--nz", "8", "--ngf", "4",
             "--ndf", "4", "--dry-run", "--manualSeed", "3", "--outf", "out"]
-    torch_out, ember_out = both("dcgan.py", argv, tmp_path, monkeypatch)
+    torch_out, ember_out = both("dcgan/main.py", argv, tmp_path, monkeypatch)
     assert "Loss_D:" in ember_out and "Generator(" in ember_out
     assert_same_output(ember_out, torch_out, rtol=1e-3, atol=2e-4)  # printed with 4 decimals
     state = ember.load(tmp_path / "ember" / "out" / "netG_epoch_0.pth")
@@ -109,7 +109,7 @@ def test_word_language_model_prints_torchs_losses_and_generates_torchs_text(mode
 def test_regression_learns_the_polynomial(tmp_path, monkeypatch):
     # The batches are randn(32): torch's float32 Box-Muller uses the CPU's own sin/cos/log, so
     # the step at which the loss first falls below 1e-3 differs between machines (and libraries).
-    torch_out, ember_out = both("regression.py", [], tmp_path, monkeypatch)
+    torch_out, ember_out = both("regression/main.py", [], tmp_path, monkeypatch)
     actual = [line for line in ember_out.splitlines() if "Actual" in line]
     assert actual == [line for line in torch_out.splitlines() if "Actual" in line]
     assert numbers_after(ember_out, "Loss:")[0] < 1e-3
@@ -125,7 +125,7 @@ def test_time_sequence_prediction_fails_as_under_torch(tmp_path, monkeypatch):
     for lib in (torch, ember):
         lib.save(np.sin(np.arange(12.0)).reshape(3, 4), tmp_path / "traindata.pt")
         with pytest.raises(Exception) as info:
-            run_example(lib, "time_sequence_prediction.py", ["--steps", "1"], tmp_path, monkeypatch)
+            run_example(lib, "time_sequence_prediction/train.py", ["--steps", "1"], tmp_path, monkeypatch)
         errors.append(info.value)
     assert type(errors[0]) is type(errors[1])
     assert "Unsupported global" in str(errors[1]) and "_reconstruct" in str(errors[1])
