@@ -50,7 +50,9 @@ def test_unpacking_a_proxy_records_getitems_and_other_iteration_raises_torchs_tr
         assert str(got.value) == str(want.value)
 
 
-def test_annotations_print_in_the_graph_and_the_code_as_torchs():
+def test_annotations_print_in_the_graph_and_the_code_as_torchs(monkeypatch):
+    import builtins
+    monkeypatch.setattr(builtins, "_", 5, raising=False)  # as an interactive session leaves it
     def annotated(lib):
         def f(x: lib.Tensor, y: List[int], z: Optional[lib.Tensor], w: Tuple[lib.Tensor, ...], s: lib.Size,
               q: "lib.Tensor", n: int | None = 2, k: float = 1.5) -> Tuple[lib.Tensor, int]:
