@@ -16,6 +16,7 @@ from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
 from .pool import pool_kernel
+from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
@@ -284,94 +285,6 @@ def _inlined_under(plan, node):
     return out
 
 
-def _row_stats(t, sfx, n):
-    """Max (NaN if the row has one) and sum of exp(x - max) of row ``x``."""
-    return [f"        {t} m = -INFINITY; int nan = 0;",
-            f"        for (long j = 0; j < {n}; j++) {{ m = x[j] > m ? x[j] : m; nan |= x[j] != x[j]; }}",
-            "        if (nan) m = NAN;",
-            f"        {t} s = 0;",
-            f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);"]
-
-
-def _softmax_kernel(src, node, fname, log):
-    plan = src.plan
-    xl, out = plan.loc[node.args[0]], plan.loc[node]
-    t = CTYPES[out.dtype]
-    sfx = "f" if out.dtype == np.float32 else ""
-    n = out.shape[-1] if out.shape else 1
-    rows = _numel(out.shape[:-1])
-    finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
-              f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;")
-    return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
-            f"static void {fname}(void** restrict p) {{",
-            f"    for (long r = 0; r < {rows}; r++) {{",
-            f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
-            f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
-            *_row_stats(t, sfx, n), finish, "    }", "}"]
-
-
-def _norm_stats_kernel(src, node, fname):
-    """Mean and biased variance over the trailing axes (two passes over each row), into one
-    buffer: the means, then the variances (mean 0 and the mean square when not ``centered``)."""
-    plan = src.plan
-    x, out = plan.loc[node.args[0]], plan.loc[node]
-    t = CTYPES[out.dtype]
-    rows = _numel(out.shape[1:])
-    n = _numel(x.shape) // max(rows, 1)
-    centered = node.kwargs.get("centered", True)
-    return [f"/* mean and variance over the last {len(node.kwargs['axes'])} dims of {list(x.shape)}: {label(node)} */",
-            f"static void {fname}(void** restrict p) {{",
-            f"    {t}* restrict stats = {src.pointer(out)};",
-            f"    for (long r = 0; r < {rows}; r++) {{",
-            f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
-            f"        {t} mean = 0, var = 0;",
-            f"        for (long j = 0; j < {n}; j++) mean += x[j];" if centered else "",
-            f"        mean /= {max(n, 1)};",
-            f"        for (long j = 0; j < {n}; j++) {{ {t} d = x[j] - mean; var += d * d; }}",
-            f"        stats[r] = mean;",
-            f"        stats[{rows} + r] = var / {max(n, 1)};",
-            "    }", "}"]
-
-
-def _cross_entropy_kernel(src, node, fname, backward):
-    plan = src.plan
-    x = plan.loc[node.args[3] if backward else node.args[0]]
-    target, out = plan.loc[node.args[1]], plan.loc[node]
-    t = CTYPES[out.dtype]
-    sfx = "f" if out.dtype == np.float32 else ""
-    rows, n = x.shape
-    ignore = int(node.kwargs.get("ignore_index", -100))
-    mean = node.kwargs.get("reduction", "mean") == "mean"
-    head = [f"/* {'gradient of ' if backward else ''}cross entropy of {list(x.shape)} logits: {node.target.name}({node.name}) */",
-            f"static int {fname}(void** restrict p) {{",
-            f"    const int64_t* restrict target = {src.pointer(target)} + {target.offset};",
-            "    long count = 0;",
-            f"    for (long r = 0; r < {rows}; r++) {{",
-            "        int64_t c = target[r];",
-            f"        if (c == {ignore}) continue;",
-            f"        if (c < 0 || c >= {n}) {{ em_bad_target = c; return 1; }}",
-            "        count++;", "    }"]
-    row = [f"    for (long r = 0; r < {rows}; r++) {{",
-           f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
-           "        int64_t c = target[r];"]
-    if not backward:
-        return head + [f"    double total = 0;", *row,
-                       f"        if (c == {ignore}) continue;",
-                       *_row_stats(t, sfx, n),
-                       f"        total += (double)(m + em_log{sfx}(s) - x[c]);", "    }",
-                       f"    *{src.pointer(out)} = ({t})({'total / count' if mean else 'total'});",
-                       "    return 0;", "}"]
-    g = plan.loc[node.args[0]]
-    scale = f"({src.pointer(g)}[{g.offset}]{' / count' if mean else ''})"
-    return head + [f"    {t} scale = {scale};", *row,
-                   f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
-                   f"        if (c == {ignore}) {{ for (long j = 0; j < {n}; j++) y[j] = 0; continue; }}",
-                   *_row_stats(t, sfx, n),
-                   f"        {t} k = scale / s;",
-                   f"        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * k;",
-                   "        y[c] -= scale;", "    }", "    return 0;", "}"]
-
-
 def _copy_kernel(src, node, fname):
     """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
     the gradient of a basic index ("scatter": g copied into the indexed view, the rest zeros),
@@ -535,10 +448,10 @@ def _generate(plan, symbols, conv_choice):
             lines = _sum_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("softmax", "log_softmax"):
-            lines = _softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
+            lines = softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
-            lines = _norm_stats_kernel(src, kernel.nodes[0], fname)
+            lines = norm_stats_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
@@ -569,7 +482,7 @@ def _generate(plan, symbols, conv_choice):
             lines = getattr(attention, kernel.kind + "_kernel")(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
-            lines = _cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))
+            lines = cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         else:
             lines, epilogue = _epilogue(src, kernel, fname)
