@@ -174,6 +174,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",
     "select_scatter", "slice_scatter", "split_with_sizes", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "histogram", "unravel_index", "isin", "mvlgamma", "chain_matmul",
+    "pca_lowrank", "svd_lowrank",
     "are_deterministic_algorithms_enabled", "get_default_device", "get_deterministic_debug_mode",
     "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
     "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled", "set_default_device",
