@@ -80,6 +80,8 @@ def test_qr_of_batches_of_larger_matrices(shape, dtype):
     tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
     for e, t in zip(run(ember, "float32"), run(torch, "float64")):
         np.testing.assert_allclose(e, t, **tol)
+    e, t = ember.linalg.qr(ember.tensor(a)), torch.linalg.qr(torch.tensor(a))
+    assert (e.Q.stride()[-2:], e.R.stride()[-2:]) == (t.Q.stride()[-2:], t.R.stride()[-2:])  # column-major, as torch's
 
 
 def test_qr_complete_and_r_modes():

@@ -154,9 +154,11 @@ class Qr(Op):
                 factors = geqrf(x, lwork=geqrf_lwork, overwrite_a=1)
                 in_place(factors[0], x)
                 taus.append(factors[1])
-            # np.where with a cached mask: np.triu took 5x the time at 4x4
-            r = np.where(_upper_mask(*r_shape), packed[:, :r_shape[0], :n], np.zeros((), a.dtype))
-            r = r.reshape(batch + r_shape)
+            # R read out in the stack's own (Fortran) order, so column-major as torch's: read
+            # across it, the 1024 x 1024 copy took 7.5 ms, 15x a contiguous pass. np.where with
+            # a cached mask: np.triu took 5x the time at 4x4.
+            r = np.where(_upper_mask(*r_shape).T, packed[:, :r_shape[0], :n].mT, np.zeros((), a.dtype))
+            r = r.mT.reshape(batch + r_shape)
             if mode == "r":
                 return None, r
             for x, tau in zip(packed, taus):
