@@ -92,6 +92,7 @@ from ._ops.indexing import unravel_index
 from ._ops.compare import isin
 from ._ops.special import mvlgamma
 from ._linalg_legacy import chain_matmul
+from ._lowrank import pca_lowrank, svd_lowrank
 from ._runtime import (are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
                        get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
                        is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled, set_default_device,
@@ -173,6 +174,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",
     "select_scatter", "slice_scatter", "split_with_sizes", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "histogram", "unravel_index", "isin", "mvlgamma", "chain_matmul",
+    "pca_lowrank", "svd_lowrank",
     "are_deterministic_algorithms_enabled", "get_default_device", "get_deterministic_debug_mode",
     "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
     "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled", "set_default_device",

@@ -12,7 +12,7 @@ from ._ops.linalg import vector_norm
 from .linalg import (cholesky as _cholesky, cross as _cross, det, householder_product, inv, lu_factor_ex,
                      lu_solve as _lu_solve, matrix_exp, matrix_power, multi_dot, pinv, qr as _qr,
                      slogdet as _slogdet, solve_triangular, svd as _svd, svdvals)
-from .linalg._common import check_matrix, check_square, out as _out, result_type, type_name
+from .linalg._common import LinAlgError, check_matrix, check_square, out as _out, renamed, result_type, type_name
 from .linalg.factorizations import lu_unpack
 from .linalg.norms import matrix_norm
 
@@ -78,7 +78,10 @@ def qr(input, some=True, *, out=None):
 
 def cholesky(input, upper=False, *, out=None):
     """``torch.cholesky``: :func:`ember.linalg.cholesky` with ``upper`` positional."""
-    return _cholesky(input, upper=upper, out=out)
+    try:
+        return _cholesky(input, upper=upper, out=out)
+    except LinAlgError as error:
+        raise renamed(error, "cholesky") from None
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):

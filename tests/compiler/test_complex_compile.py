@@ -67,10 +67,12 @@ OPS = {
     "cat": lambda a, b: ember.cat([a, b]), "where": lambda a, b: ember.where(a.real > 0, a, b),
     "to complex128": lambda a, b: a.to(ember.complex128),
     "linear": lambda a, b: ember.nn.functional.linear(a, b, b[:, 1]),
+    "reciprocal": lambda a, b: b.reciprocal(), "complex": lambda a, b: ember.complex(a.real, b.imag[:1]),
+    "polar": lambda a, b: ember.polar(a.abs(), b.real),
 }
 
 
-@pytest.mark.filterwarnings("ignore:divide by zero")
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value")
 def test_each_decomposed_op_equals_eager_on_strided_and_extreme_inputs():
     """One compiled graph of every rule, complex64, on a transposed operand with divisors whose
     squared magnitude overflows float32 (Smith's division does not) and zeros (sgn, angle)."""

@@ -21,6 +21,8 @@ def _singular_batch(lib):
 ERRORS = [
     lambda lib: lib.linalg.inv(_singular_batch(lib)),
     lambda lib: lib.linalg.inv(lib.zeros(3, 3)),
+    # A's LU meets its zero pivot at 2, A^T's (which ember factors) at 3: torch names 2
+    lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2, 3], [2, 4, 7], [0, 0, 1]])),
     lambda lib: lib.linalg.inv(lib.zeros(3, 4)),
     lambda lib: lib.linalg.inv(lib.zeros(3)),
     lambda lib: lib.linalg.inv(lib.zeros(3, 3, dtype=lib.int64)),
@@ -48,10 +50,25 @@ ERRORS = [
     lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(2), lib.ones(2, 5), left=False),
     lambda lib: lib.ormqr(lib.ones(2, 5, 3), lib.ones(3, 3), lib.ones(2, 5, 2)),
     lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(5, 2, dtype=lib.float64)),
+    # the _ex forms and torch.cholesky name themselves (were: the function they wrap)
+    lambda lib: lib.linalg.inv_ex(_singular_batch(lib), check_errors=True),
+    lambda lib: lib.linalg.solve_ex(_singular_batch(lib), lib.ones(2, 3), check_errors=True),
+    lambda lib: lib.linalg.cholesky_ex(-lib.eye(2), check_errors=True),
+    lambda lib: lib.cholesky(-lib.eye(2)),
+    lambda lib: lib.linalg.lu_factor_ex(lib.zeros(2, 3, 3), check_errors=True),  # a RuntimeError
+    lambda lib: lib.linalg.solve(lib.eye(2), lib.ones(2, dtype=lib.complex64)),  # ComplexFloat
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(4, 1)),
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(2, 4), left=False),
+    lambda lib: lib.linalg.pinv(lib.ones(3)),
+    lambda lib: lib.linalg.pinv(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.cond(lib.ones(2, 3), p=1),
+    lambda lib: lib.linalg.norm(lib.ones(3), ord="fro"),
+    lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2, 2), dim=(0, 1, 2)),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 def test_errors_match_torch(case):
     with pytest.raises(RuntimeError) as t:
         ERRORS[case](torch)

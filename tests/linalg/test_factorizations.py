@@ -56,6 +56,34 @@ def test_qr_reduced(dtype, shape):
     compare(fn, a, dtype=dtype)
 
 
+@pytest.mark.parametrize("shape", [(2, 20, 18), (2, 18, 20), (3, 1, 17, 17)])  # tall, wide, square
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_qr_of_batches_of_larger_matrices(shape, dtype):
+    """The LAPACK loop over a batch (matrices over 16 x 16; smaller ones go to NumPy's batched
+    QR): values and gradients against torch in float64/complex128, phases fixed so that R's
+    diagonal is positive (QR is unique up to them). Odd sizes put the float32 matrices of the
+    batch at addresses SciPy must copy (not 8-aligned) unless ember aligns them."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype == "complex128" else 0)
+    w = rng.standard_normal(shape[:-1] + (min(shape[-2:]),)) * (1 + 1j)
+
+    def run(lib, real_dtype):
+        x = lib.tensor(a, dtype=getattr(lib, dtype if dtype == "complex128" else real_dtype),
+                       requires_grad=True)
+        q, r = lib.linalg.qr(x)
+        d = r.diagonal(0, -2, -1)
+        d = d / d.abs()
+        q, r = q * d.unsqueeze(-2), r * d.conj().unsqueeze(-1)
+        loss = (q * lib.tensor(w.real if dtype == "float32" else w, dtype=q.dtype)).real.sum() + r.abs().sum()
+        loss.backward()
+        return q.detach().numpy(), r.detach().numpy(), x.grad.numpy()
+    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
+    for e, t in zip(run(ember, "float32"), run(torch, "float64")):
+        np.testing.assert_allclose(e, t, **tol)
+    e, t = ember.linalg.qr(ember.tensor(a)), torch.linalg.qr(torch.tensor(a))
+    assert (e.Q.stride()[-2:], e.R.stride()[-2:]) == (t.Q.stride()[-2:], t.R.stride()[-2:])  # column-major, as torch's
+
+
 def test_qr_complete_and_r_modes():
     a = np.random.default_rng(5).standard_normal((2, 5, 3))
     compare(lambda lib, x: lib.linalg.qr(x, mode="complete")[1].abs(), a, grad=False)

@@ -19,6 +19,26 @@ def test_inv_det_slogdet(dtype, shape):
     compare(lambda lib, x: tuple(lib.linalg.slogdet(x)), a, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_inv_and_solve_of_batches_of_larger_matrices(dtype):
+    """The LAPACK loop (matrices over 16 x 16; each factored in place through its transpose):
+    values and gradients against torch, batched and single."""
+    rng = np.random.default_rng(3)
+    shape = (3, 19, 19)
+    a = well_conditioned(rng, *shape) + (1j * rng.standard_normal(shape) if dtype == "complex128" else 0)
+    b = rng.standard_normal((3, 19, 2))
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    results = []
+    for lib, real in ((ember, "float32"), (torch, "float64")):
+        x = lib.tensor(a, dtype=getattr(lib, "complex128" if dtype == "complex128" else real), requires_grad=True)
+        y = lib.tensor(b, dtype=x.dtype, requires_grad=True)
+        inv, sol = lib.linalg.inv(x), lib.linalg.solve(x, y)
+        (inv.abs().sum() + sol.abs().sum() + lib.linalg.solve(x[0], y[0]).abs().sum()).backward()
+        results.append([t.detach().numpy() for t in (inv, sol, x.grad, y.grad)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, **tol)
+
+
 def test_det_gradient_of_singular_matrix():
     a = RNG(2).standard_normal((2, 4, 4))
     a[:, 3] = a[:, 0] + a[:, 1]  # rank 3: the gradient is the (nonzero) cofactor matrix

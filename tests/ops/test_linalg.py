@@ -7,6 +7,10 @@ import pytest
 
 from harness import Case, I, R, S, T, check, params
 
+import ember
+
+torch = pytest.importorskip("torch")
+
 MATMUL_SHAPES = {
     "1d-1d": ((4,), (4,)), "1d-2d": ((3,), (3, 5)), "2d-1d": ((2, 3), (3,)), "2d-2d": ((2, 3), (3, 4)),
     "batched": ((2, 3, 4), (2, 4, 5)), "bcast-batch": ((2, 1, 3, 4), (5, 4, 2)), "2d-batched": ((3, 4), (2, 4, 5)),
@@ -89,3 +93,16 @@ def einsum_cases():
 @pytest.mark.parametrize("case,dtype", params(matmul_cases() + einsum_cases()))
 def test_linalg(case, dtype):
     check(case, dtype)
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,jk->ik", ((2, 3), (4, 2))), ("ij,jk->ik", ((2, 3, 1), (3, 2))), ("ii->i", ((2, 3),)),
+    ("bixy,ioxy->boxy", ((2, 1, 6, 5), (1, 4, 6, 4))),
+])
+def test_einsum_shape_errors_name_the_subscript_as_torch(equation, shapes):
+    """Was: NumPy's broadcast message (or its own) instead of torch's naming the subscript."""
+    with pytest.raises(RuntimeError) as t:
+        torch.einsum(equation, *[torch.ones(s) for s in shapes])
+    with pytest.raises(RuntimeError) as e:
+        ember.einsum(equation, *[ember.ones(s) for s in shapes])
+    assert str(e.value) == str(t.value)

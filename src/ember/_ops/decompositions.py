@@ -20,8 +20,8 @@ import scipy.linalg
 from .. import _backend
 from .._backend import namespace
 from .core import Op, apply
-from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, matrices, pack, per_matrix,
-                     qr_workspace, routine, svd_kernel, unpack)
+from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, fortran_stack, in_place,
+                     matrices, pack, qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
 from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
 
@@ -140,23 +140,31 @@ class Qr(Op):
             if mode == "r":
                 return None, xp.linalg.qr(a, mode="r")
             q, r = xp.linalg.qr(a, mode=mode)
-        else:
+        else:  # (NumPy arrays only: ``batched`` sends every other library's to its xp.linalg)
             geqrf, orgqr = routine("geqrf", a.dtype), routine("orgqr", a.dtype)
             geqrf_lwork, orgqr_lwork = qr_workspace(a.dtype.str, m, n, q_shape[1])
-            # (NumPy arrays only: ``batched`` sends every other library's to its xp.linalg)
-            upper, zero = _upper_mask(*r_shape), np.zeros((), a.dtype)
-
-            def factor(i, x):
-                packed, tau = geqrf(x, lwork=geqrf_lwork)[:2]
-                r = np.where(upper, packed[:r_shape[0]], zero)  # np.triu: 5x the time at 4x4
-                if mode == "r":
-                    return (r,)
-                reflectors = packed[:, :q_shape[1]] if n >= q_shape[1] else np.pad(
-                    packed, ((0, 0), (0, q_shape[1] - n)))
-                return orgqr(reflectors, tau, lwork=orgqr_lwork, overwrite_a=1)[0], r
+            # LAPACK factors each matrix in place in one Fortran-order copy of the batch, whose
+            # R is then read out in one call and whose reflectors become Q in place:
+            # no per-matrix copies (float32, 1 thread, loaded A/B: 16 x 64 x 64 1.19 -> 1.12 ms,
+            # 16 x 24 x 24 0.25 -> 0.21 ms, 256 x 256 unchanged).
+            packed = fortran_stack(a, max(n, q_shape[1]))
+            taus = []
+            for x in packed:
+                x = x[:, :n]
+                factors = geqrf(x, lwork=geqrf_lwork, overwrite_a=1)
+                in_place(factors[0], x)
+                taus.append(factors[1])
+            # R read out in the stack's own (Fortran) order, so column-major as torch's: read
+            # across it, the 1024 x 1024 copy took 7.5 ms, 15x a contiguous pass. np.where with
+            # a cached mask: np.triu took 5x the time at 4x4.
+            r = np.where(_upper_mask(*r_shape).T, packed[:, :r_shape[0], :n].mT, np.zeros((), a.dtype))
+            r = r.mT.reshape(batch + r_shape)
             if mode == "r":
-                return None, per_matrix(a, factor, [r_shape])[0]
-            q, r = per_matrix(a, factor, [q_shape, r_shape])
+                return None, r
+            for x, tau in zip(packed, taus):
+                x = x[:, :q_shape[1]]
+                in_place(orgqr(x, tau, lwork=orgqr_lwork, overwrite_a=1)[0], x)
+            q = packed[..., :q_shape[1]].reshape(batch + q_shape)
         return (None if mode == "r" else q), r
 
     @staticmethod

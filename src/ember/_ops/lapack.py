@@ -14,7 +14,7 @@ from .._backend import namespace
 
 __all__ = ["LinAlgError", "pack", "unpack", "flat_size", "batch_prefix", "singular_pivots",
            "not_positive_definite", "routine", "matrices", "per_matrix", "eigh_kernel",
-           "svd_kernel", "qr_workspace", "batched"]
+           "svd_kernel", "qr_workspace", "batched", "fortran_stack", "in_place"]
 
 
 class LinAlgError(RuntimeError):
@@ -94,6 +94,27 @@ def batched(a, largest=8):
 def matrices(a):
     """``a`` as a (batch, m, n) stack (a view when possible)."""
     return a.reshape((-1,) + a.shape[-2:])
+
+
+def fortran_stack(a, columns):
+    """The matrices of ``a`` (*, m, n) copied, in one call, into a (batch, m, ``columns``)
+    stack of Fortran-order matrices (columns >= n; those past n uninitialised), for LAPACK
+    routines that then work on each matrix in place (``overwrite_a``) instead of copying it in
+    and out. The matrices start at multiples of 64 bytes from the first: SciPy copies an
+    operand whose address is not 8-aligned."""
+    m, n = a.shape[-2:]
+    step = 64 // math.gcd(64, m * a.dtype.itemsize)  # columns per 64 bytes of alignment
+    stack = np.empty((math.prod(a.shape[:-2]), -(-columns // step) * step, m), a.dtype)
+    stack = stack.transpose(0, 2, 1)[..., :columns]
+    stack[..., :n] = matrices(a)
+    return stack
+
+
+def in_place(result, x):
+    """Makes sure a LAPACK ``result`` asked to overwrite ``x`` is in ``x``: SciPy returns ``x``
+    itself when it worked in place, a new array when it had to copy the operand."""
+    if result is not x:
+        x[...] = result
 
 
 def _getrf(matrix):

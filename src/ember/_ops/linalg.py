@@ -179,6 +179,7 @@ def einsum(equation, *operands):
     equation = equation.replace(" ", "")
     if "..." in equation:
         equation = _expand_ellipsis(equation, operands)
+    _check_subscripts(equation, operands)
     if "->" not in equation:
         letters = equation.replace(",", "")
         equation += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
@@ -187,6 +188,28 @@ def einsum(equation, *operands):
         if op.dtype is not dt:
             raise RuntimeError(f"expected scalar type {_type_name(dt)} but found {_type_name(op.dtype)}")
     return named(apply(Einsum, *operands, equation=equation), _einsum_node_name(equation))
+
+
+def _check_subscripts(equation, operands):
+    """torch's RuntimeErrors for operands whose dims do not fit their subscripts: too many or
+    too few, a subscript repeated with different sizes, or sizes that do not broadcast (1
+    broadcasts) across operands."""
+    seen = {}
+    for i, (term, op) in enumerate(zip(equation.split("->")[0].split(","), operands)):
+        if len(term) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not "
+                               f"match the number of dimensions ({op.ndim}) for operand {i} and no "
+                               "ellipsis was given")
+        own = {}
+        for letter, size in zip(term, op.shape):
+            if own.setdefault(letter, size) != size:
+                raise RuntimeError(f"einsum(): subscript {letter} is repeated for operand {i} but the "
+                                   f"sizes don't match, {size} != {own[letter]}")
+            before = seen.get(letter, 1)
+            if size != before and 1 not in (size, before):
+                raise RuntimeError(f"einsum(): subscript {letter} has size {size} for operand {i} which "
+                                   f"does not broadcast with previously seen size {before}")
+            seen[letter] = before if size == 1 else size
 
 
 def _einsum_node_name(equation):

@@ -17,7 +17,7 @@ from .._backend import namespace
 from . import core
 from .core import Op, apply
 from .join import Cat
-from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, matrices, routine, svd_kernel
+from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, in_place, matrices, routine, svd_kernel
 
 __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
@@ -44,15 +44,20 @@ def inverse_kernel(a, name="linalg.inv"):
             pass  # the loop below names the failing matrix and pivot
     getrf, getri = routine("getrf", a.dtype), routine("getri", a.dtype)
     lwork = int(np.real(routine("getri_lwork", a.dtype)(a.shape[-1])[0]))  # optimal, for blocked code
-    out = np.empty_like(matrices(a))  # (NumPy arrays only: ``batched`` took every other library's)
-    for i, m in enumerate(matrices(a)):
-        lu, piv, info = getrf(m)
-        if info > 0:
+    # LAPACK inverts each matrix of a C-order copy in place through its Fortran-order view
+    # m.T = A^T, whose inverse A^{-T} leaves A^{-1} in the copy, in C order: no transposing
+    # copies in or out (float32, 1 thread, loaded A/B: 1024 x 1024 40 -> 26 ms, 256 x 256
+    # 0.95 -> 0.86 ms).
+    out = a.copy()  # (NumPy arrays only: ``batched`` took every other library's)
+    for i, m in enumerate(matrices(out)):
+        lu, piv, info = getrf(m.T, overwrite_a=1)
+        if info > 0:  # torch's pivot is that of A's own LU (A^T's may differ)
+            info = getrf(matrices(a)[i])[2]
             raise LinAlgError(f"{name}: {batch_prefix(i, a.shape[:-2])}The diagonal element "
                               f"{info} is zero, the inversion could not be completed because "
                               "the input matrix is singular.")
-        out[i] = getri(lu, piv, lwork=lwork, overwrite_lu=1)[0]
-    return out.reshape(a.shape)
+        in_place(getri(lu, piv, lwork=lwork, overwrite_lu=1)[0], m.T)
+    return out
 
 
 class Inverse(Op):
@@ -114,13 +119,16 @@ class Solve(Op):
 
 
 def _gesv(a, b, index, batch):
-    """The solution of one system by LAPACK gesv; LinAlgError naming batch element ``index``
-    of ``batch`` if ``a`` is singular."""
-    x, info = routine("gesv", a.dtype)(a, b)[2:]
+    """The solution of one system (LAPACK getrf + getrs, as gesv); LinAlgError naming batch
+    element ``index`` of ``batch`` if ``a`` is singular. LAPACK factors a C-order copy of
+    ``a`` through its Fortran-order view A^T and solves with the transpose of that, instead
+    of copying ``a`` into Fortran order (float32, 1 thread, loaded A/B: 1024 x 1024 with 4
+    right-hand sides 16 -> 8.4 ms, 256 x 256 0.34 -> 0.28 ms)."""
+    lu, piv, info = routine("getrf", a.dtype)(np.array(a, order="C").T, overwrite_a=1)
     if info > 0:
         raise LinAlgError(f"torch.linalg.solve: {batch_prefix(index, batch)}The solver failed "
                           "because the input matrix is singular.")
-    return x
+    return routine("getrs", a.dtype)(lu, piv, b, trans=1)[0]
 
 
 class SolveTriangular(Op):

@@ -5,10 +5,11 @@ products (PyTorch 2.14's experimental compilation of complex tensors does the sa
 
 ``z = x + iy``, ``w = u + iv``:
   add/sub: ``(x ± u, y ± v)``;  mul: ``(xu - yv, xv + yu)``;  matmul and linear (``z W^T + b``):
-  four real products;  div: Smith's algorithm (scaled by the larger of ``|u|``, ``|v|``, as NumPy
-  and torch divide: no overflow of ``u² + v²``);  exp: ``e^x (cos y, sin y)``;  abs:
-  ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|`` (0 at 0);  conj: ``(x, -y)``;
-  real, imag: a part;  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
+  four real products;  div and reciprocal (``1 / w``): Smith's algorithm (scaled by the larger
+  of ``|u|``, ``|v|``, as NumPy and torch divide: no overflow of ``u² + v²``);  exp:
+  ``e^x (cos y, sin y)``;  abs: ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|``
+  (0 at 0);  conj: ``(x, -y)``;  real, imag: a part;  ``complex(x, y)`` (and so ``polar``):
+  its operands;  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
 
 The arithmetic is written out as NumPy computes complex numbers (``z * 0.1`` multiplies by
 ``0.1 + 0i``), so results agree with eager ones to rounding (the C compiler may contract
@@ -216,8 +217,17 @@ def _mul(d, node):
 
 
 def _div(d, node):
+    return _quotient(d, _parts_of(d, node, 0), _parts_of(d, node, 1))
+
+
+def _reciprocal(d, node):
+    """``1 / z``: the quotient of ``1 + 0i``, as NumPy computes it."""
+    return _quotient(d, (1.0, 0.0), _parts_of(d, node))
+
+
+def _quotient(d, numerator, divisor):
     """Smith's algorithm: the ratio of the divisor's smaller part to its larger one scales it."""
-    (x, y), (u, v) = _parts_of(d, node, 0), _parts_of(d, node, 1)
+    (x, y), (u, v) = numerator, divisor
 
     def u_larger():  # |u| >= |v|: r = v/u, z/w = ((x + y r) + i(y - x r)) / (u + v r)
         r = d.div(v, u)
@@ -237,6 +247,11 @@ def _div(d, node):
     zero = d.call("Eq", (d.add(abs_u, abs_v), 0.0), dtype=_dtype.bool)
     return (d.call("Where", (zero, d.div(x, abs_u), d.call("Where", (pick, re1, re2)))),
             d.call("Where", (zero, d.div(y, abs_v), d.call("Where", (pick, im1, im2)))))
+
+
+def _complex(d, node):
+    """``complex(real, imag)``: its real operands are the parts."""
+    return d.env[node.args[0]], d.env[node.args[1]]
 
 
 def _neg(d, node):
@@ -338,7 +353,8 @@ def _per_part(d, node):
     return tuple(d.call(node.target.name, arg(node.args, k), node.kwargs, part_dtype, shape) for k in (0, 1))
 
 
-_RULES = {"Add": _add, "Sub": lambda d, n: _add(d, n, "Sub"), "Mul": _mul, "Div": _div, "Neg": _neg,
+_RULES = {"Add": _add, "Sub": lambda d, n: _add(d, n, "Sub"), "Mul": _mul, "Div": _div,
+          "Reciprocal": _reciprocal, "Complex": _complex, "Neg": _neg,
           "Conj": _conj, "ConjPhysical": _conj, "Real": _real, "Imag": _real, "ToDtype": _to_dtype,
           "Exp": _exp, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul, "Linear": _linear,
           **{name: _per_part for name in PER_PART}}

@@ -4,11 +4,11 @@ from .._ops.args import result_type, with_out as _write_out
 from .._ops.lapack import LinAlgError
 
 __all__ = ["LinAlgError", "out", "result_type", "check_matrix", "check_square", "check_same_dtype",
-           "batch_broadcast"]
+           "batch_broadcast", "renamed"]
 
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool"}
+               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def out(result, destination):
@@ -25,6 +25,12 @@ def out(result, destination):
 
 def type_name(dtype):
     return _TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def renamed(error, name):
+    """The LinAlgError ``error`` of the function a wrapper calls, naming the wrapper ``name``
+    instead (torch's ``_ex`` forms and legacy names report themselves)."""
+    return LinAlgError(f"{name}: {str(error).split(': ', 1)[1]}")
 
 
 def check_matrix(A, name, arg="A"):

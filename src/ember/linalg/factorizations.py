@@ -16,7 +16,7 @@ from .._ops.decompositions import (Cholesky, EigvalsH, LuFactor, MatrixSqrth, Po
                                    svd_factors)
 from .._ops.lapack import LinAlgError, not_positive_definite, unpack
 from .._ops.solvers import SolveTriangular
-from ._common import check_matrix, check_square, out as _out, result_type
+from ._common import check_matrix, check_square, out as _out, renamed, result_type
 
 __all__ = ["cholesky", "cholesky_ex", "qr", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
            "ldl_factor", "ldl_factor_ex", "ldl_solve", "svd", "svdvals", "eigh", "eigvalsh",
@@ -60,9 +60,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     try:
         L = apply(Cholesky, A, upper=upper)
         info = A.new_zeros(A.shape[:-2], dtype=_int32(0).dtype)
-    except LinAlgError:
+    except LinAlgError as error:
         if check_errors:
-            raise
+            raise renamed(error, "linalg.cholesky_ex") from None
         L = apply(Cholesky, A, upper=upper, check_errors=False)
         info = _int32(not_positive_definite(A._data, upper))
     return _out(linalg_cholesky_ex(L, info), out)
@@ -91,8 +91,8 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     pivots = _int32(piv._data + 1)
     zero = lu_._data.diagonal(0, -2, -1) == 0
     info = _int32(namespace(zero).where(zero.any(-1), zero.argmax(-1) + 1, 0))
-    if check_errors and zero.any():
-        _zero_pivot_error(info, "torch.linalg.lu_factor_ex")
+    if check_errors and zero.any():  # a RuntimeError, as torch's (not a LinAlgError)
+        _zero_pivot_error(info, "torch.linalg.lu_factor_ex", RuntimeError)
     return _out(linalg_lu_factor_ex(lu_, pivots, info), out)
 
 
@@ -142,6 +142,11 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solves ``A X = B`` (``adjoint``: ``A^T X = B``; ``left=False``: ``X A = B``) from the
     :func:`lu_factor` of A, for (*, n, k) B; differentiable in LU and B."""
     check_matrix(B, "linalg.lu_solve", "B")
+    n = LU.shape[-1]
+    if B.shape[-2 if left else -1] != n:
+        shapes = f"{n}x{n} and {B.shape[-2]}x{B.shape[-1]}"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({shapes})")
     if not left:
         return _out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out)
     P, L, U = lu_unpack(LU, pivots)

@@ -4,7 +4,7 @@ from .._creation import ones, tensor
 from .._ops.args import dims_arg as _dims
 from .._ops.join import cat
 from .._ops.linalg import matmul, vector_norm
-from ._common import check_matrix, out as _out
+from ._common import check_matrix, check_square, out as _out
 from .factorizations import svdvals
 from .solvers import inv
 
@@ -26,7 +26,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
                                f"be 1D or 2D. Got {A.ndim}D.")
         dim = tuple(range(A.ndim))
-    if len(dim) == 1:
+    if len(dim) == 1 and not isinstance(ord, str):  # "fro", "nuc": matrix norms, whatever A
         return _out(vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype), out)
     return _out(matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype), out)
 
@@ -36,6 +36,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf (max /
     min row abs-sum)."""
     check_matrix(A, "linalg.matrix_norm")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
     if dtype is not None:
         A = A.to(dtype)
     if ord == "fro":
@@ -74,6 +76,7 @@ def cond(A, p=None, *, out=None):
         s = svdvals(A)
         r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
         return _out(r, out)
+    check_square(A, f"linalg.cond(ord={p})")
     return _out(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
 
 

@@ -14,7 +14,7 @@ from .._ops.decompositions import Det, LogAbsDet
 from .._ops.lapack import LinAlgError, singular_pivots
 from .._ops.solvers import Inverse, Lstsq, MatrixExp, Pinv, Solve, SolveTriangular
 from ._common import (batch_broadcast, check_matrix, check_same_dtype, check_square, out as _out,
-                      result_type)
+                      renamed, result_type, type_name)
 from .factorizations import svdvals
 
 __all__ = ["inv", "inv_ex", "pinv", "det", "slogdet", "matrix_rank", "solve", "solve_ex",
@@ -47,9 +47,9 @@ def inv_ex(A, *, check_errors=False, out=None):
     check_square(A, "linalg.inv_ex")
     try:
         return _out(linalg_inv_ex(apply(Inverse, A), A.new_zeros(A.shape[:-2], dtype=_int32)), out)
-    except LinAlgError:
+    except LinAlgError as error:
         if check_errors:
-            raise
+            raise renamed(error, "linalg.inv_ex") from None
     info = _info(A)
     # (A singular matrix's pivot comes from LAPACK, on NumPy arrays: no other library's reaches here)
     result = np.full(A.shape, np.nan, A._data.dtype)
@@ -93,7 +93,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse (*, n, m) of (*, m, n) A, dropping singular values at or
     below ``max(atol, rtol * largest)`` (rtol defaults to ``eps * max(m, n)`` when atol is
     unset or zero); ``hermitian`` uses the eigendecomposition of symmetric A."""
-    check_matrix(A, "linalg.pinv")
+    if A.ndim < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError(f"linalg.pinv({type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or "
+                           "more dimensions of float, double, cfloat or cdouble types")
     atol, rtol = _default_rtol(A, atol, rtol)
     return _out(apply(Pinv, A, atol=_array(atol), rtol=_array(rtol), hermitian=hermitian), out)
 
@@ -139,9 +141,9 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)``: :func:`solve` with info (int32) the zero pivot of a singular A."""
     try:
         return _out(linalg_solve_ex(solve(A, B, left=left), A.new_zeros(A.shape[:-2], dtype=_int32)), out)
-    except LinAlgError:
+    except LinAlgError as error:
         if check_errors:
-            raise
+            raise renamed(error, "torch.linalg.solve_ex") from None
     info = _info(A)
     shape = solve(eye(A.shape[-1], dtype=A.dtype).expand(A.shape), B, left=left).shape
     return _out(linalg_solve_ex(tensor(np.full(shape, np.nan, A._data.dtype)), info), out)
