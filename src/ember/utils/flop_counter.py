@@ -16,6 +16,7 @@ from collections import defaultdict
 from math import prod
 
 from .._ops import core
+from .._tensor import Tensor
 from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 __all__ = ["FlopCounterMode", "register_flop_formula", "op_flops"]
@@ -100,7 +101,7 @@ def op_flops(op, inputs, attrs, output, formulas=FORMULAS):
     formula = formulas.get(op.name)
     if formula is None:
         return None
-    shapes = [tuple(x.shape) if isinstance(x, core._Tensor) else None for x in inputs]
+    shapes = [tuple(x.shape) if isinstance(x, Tensor) else None for x in inputs]
     return formula(*shapes, out_shape=tuple(output.shape), **attrs)
 
 
