@@ -181,9 +181,13 @@ class FlopCounterMode:
 
     # ---- dispatch observer ----------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
+        """Called by the dispatcher before each op while counting (an observer); nothing to do."""
         pass
 
     def op_exit(self, op, inputs, attrs, output):
+        """Called by the dispatcher after each op: adds the op's FLOPs (``op_flops``) to the total
+        and to each module the op ran in.
+        """
         if output is None or threading.get_ident() != self._thread:
             return
         if self._running:
@@ -205,11 +209,15 @@ class FlopCounterMode:
             self.flop_counts[name][key] += flops
 
     def node_enter(self, node):
+        """Called by the engine before each backward node: its FLOPs count under the modules of the
+        forward op it differentiates.
+        """
         if threading.get_ident() != self._thread:
             return
         self._running.append((self._node_parents.get(node, ("Global",)), getattr(node, "op", None)))
 
     def node_exit(self, node):
+        """Called by the engine after each backward node: leaves the modules entered for it."""
         if threading.get_ident() == self._thread and self._running:  # empty: exited inside the node
             self._running.pop()
 
