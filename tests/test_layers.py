@@ -91,6 +91,10 @@ INJECTION_ALLOWED = {
     # The launcher runs the user's script as ``__main__``, with the arguments it was given
     # (what ``python script.py ARGS`` would set), as torch.distributed.run does.
     ("ember/distributed/run.py", "sys.argv"),
+    # Not yet one definition (issue 9): the ops PyTorch refuses on complex inputs get their
+    # refusal wrapped around ``forward`` from this table, far from their entries. Next: a
+    # ``complex_error`` attribute in each entry, applied by ``Op.__init_subclass__``.
+    ("ember/_ops/complex.py", "OPS[...].forward"),
 }
 
 
@@ -258,6 +262,10 @@ def _writes(node, modules):
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
             and isinstance(node.value, ast.Name) and node.value.id in modules:
         return f"{node.value.id}.{node.attr}"
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+            and isinstance(node.value, ast.Subscript) \
+            and "OPS" in (getattr(node.value.value, "id", None), getattr(node.value.value, "attr", None)):
+        return f"OPS[...].{node.attr}"  # an op entry changed from outside its class
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
         if isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) in ("globals", "vars"):
             return f"{node.value.func.id}()[...]"
@@ -310,12 +318,12 @@ def test_the_checks_can_fail(monkeypatch):
     upward import, a function-level import, a star import and writes into other modules (and
     not a local that shadows a module's name)."""
     source = ("import ember\nfrom ember._ops import core\nfrom . import shape\nfrom .core import *\n"
-              "core.Tensor = object\nsetattr(core, 'x', 1)\nglobals()['y'] = 2\n"
+              "core.Tensor = object\nsetattr(core, 'x', 1)\nglobals()['y'] = 2\ncore.OPS['Add'].forward = None\n"
               "def f(shape):\n    from ember import nn\n    shape.x = 1\n    core.y = 2\n")
     fake = [(PACKAGE / "_ops" / "scratch_layers_check.py", ast.parse(source))]
     monkeypatch.setattr(sys.modules[__name__], "_parsed", lambda: fake)
     assert [dst for _, _, _, dst in upward_edges()] == ["ember"]
     assert [dst for _, _, _, dst in function_level_imports()] == ["ember.nn"]
     assert [what for _, _, what in injected_globals()] == [
-        "core.Tensor", "setattr(core, ...)", "globals()[...]", "core.y"]
+        "core.Tensor", "setattr(core, ...)", "globals()[...]", "OPS[...].forward", "core.y"]
     assert len(star_imports()) == 1
