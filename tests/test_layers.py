@@ -327,3 +327,15 @@ def test_the_checks_can_fail(monkeypatch):
     assert [what for _, _, what in injected_globals()] == [
         "core.Tensor", "setattr(core, ...)", "globals()[...]", "OPS[...].forward", "core.y"]
     assert len(star_imports()) == 1
+
+
+# DESIGN.md: a file is short enough to read in one sitting (~600 lines at most), except where one
+# PyTorch module is that long by nature.
+MAX_LINES = 600
+LONG_ALLOWED = {"ember/optim/lr_scheduler.py"}  # torch.optim.lr_scheduler: its sixteen classes, one module
+
+
+def test_no_source_file_is_longer_than_a_sitting():
+    long = {_relative(path): n for path in _files() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert set(long) - LONG_ALLOWED == set(), f"over {MAX_LINES} lines (split what a reader would): {long}"
+    assert LONG_ALLOWED <= set(long), f"no longer long (remove from LONG_ALLOWED): {LONG_ALLOWED - set(long)}"

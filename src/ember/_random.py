@@ -65,8 +65,7 @@ class Generator:
 
     def manual_seed(self, seed):
         """Reseeds this generator with ``seed`` (an int; negatives wrap to 64 bits, RuntimeError
-        outside the 64-bit range); the same seed gives PyTorch's CPU streams. Returns self.
-        """
+        outside the 64-bit range); the same seed gives PyTorch's CPU streams. Returns self."""
         seed = int(seed)
         if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
             raise RuntimeError(f"Overflow when unpacking long long: seed {seed} out of range")

@@ -83,15 +83,13 @@ class Op:
     @staticmethod
     def forward(*arrays, **attrs):
         """The kernel: the result array(s) from the input arrays (promoted per ``promote``) and the
-        attributes, computed with the inputs' namespace (``_backend.namespace``), never ``np.*``.
-        """
+        attributes, computed with the inputs' namespace (``_backend.namespace``), never ``np.*``."""
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, grad):
         """The gradients of the inputs (one per input, None where not needed) from the result's,
-        written in ember ops and reading what ``ctx`` saved.
-        """
+        written in ember ops and reading what ``ctx`` saved."""
         raise NotImplementedError
 
     @classmethod

@@ -5,8 +5,7 @@ PyTorch's derivative at the clamped ends. The negative log-likelihood family (``
 ``CrossEntropy``) sits on the training hot path, where composing smaller ops would cost
 several dispatches per step. The negative log-likelihood is linear in the log-probabilities,
 so ``NllLoss`` and ``NllLossBackward`` are each other's adjoint: each one's derivative is the
-other. Every derivative is written in ember ops, so gradients of gradients come free.
-"""
+other. Every derivative is written in ember ops, so gradients of gradients come free."""
 import math
 
 import numpy as np

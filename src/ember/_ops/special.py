@@ -294,8 +294,7 @@ def xlog1py(input, other, *, out=None):
     Shapes broadcast; either argument may be a Python number (not both: TypeError, as
     PyTorch); integer and bool inputs give the default float dtype. The gradient of ``input``
     is ``log1p(other)``, 0 where ``input == 0`` and ``other <= -1``; that of ``other`` is
-    ``input / (1 + other)`` (PyTorch's values).
-    """
+    ``input / (1 + other)`` (PyTorch's values)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(other).__name__}), but expected one of: "

@@ -216,8 +216,7 @@ class GradScaler:
 
     def load_state_dict(self, state_dict):
         """Restores the scale, factors, interval and growth tracker from :meth:`state_dict`'s dict
-        (nothing when disabled).
-        """
+        (nothing when disabled)."""
         if not self._enabled:
             return
         if len(state_dict) == 0:

@@ -46,8 +46,7 @@ class set_detect_anomaly(detect_anomaly):
 def is_anomaly_enabled():
     """Whether anomaly detection is on (:class:`detect_anomaly`, :func:`set_detect_anomaly`):
     backward then names the forward op whose gradient was nan
-    (https://pytorch.org/docs/stable/autograd.html#anomaly-detection).
-    """
+    (https://pytorch.org/docs/stable/autograd.html#anomaly-detection)."""
     return STATE.anomaly
 
 

@@ -30,8 +30,7 @@ def is_grad_enabled():
 
 def is_inference_mode_enabled():
     """Whether an :class:`inference_mode` block is active on this thread
-    (https://pytorch.org/docs/stable/generated/torch.is_inference_mode_enabled.html).
-    """
+    (https://pytorch.org/docs/stable/generated/torch.is_inference_mode_enabled.html)."""
     return STATE.inference
 
 
@@ -72,8 +71,7 @@ class _GradMode:
 
     def clone(self):
         """A new, unentered context manager of the same kind and setting (the decorator form
-        enters a fresh one per call).
-        """
+        enters a fresh one per call)."""
         return type(self)()
 
 
@@ -101,8 +99,7 @@ class set_grad_enabled(_GradMode):
 
     def clone(self):
         """A new, unentered context manager of the same kind and setting (the decorator form
-        enters a fresh one per call).
-        """
+        enters a fresh one per call)."""
         return type(self)(self.mode)
 
 
@@ -125,6 +122,5 @@ class inference_mode(_GradMode):
 
     def clone(self):
         """A new, unentered context manager of the same kind and setting (the decorator form
-        enters a fresh one per call).
-        """
+        enters a fresh one per call)."""
         return type(self)(self._inference)

@@ -125,8 +125,7 @@ class OpNode(Node):
 
     def input(self, i):
         """The ``i``-th saved input (a tensor or constant). RuntimeError when the graph was freed
-        by a backward without ``retain_graph``, or when the tensor was changed in place since.
-        """
+        by a backward without ``retain_graph``, or when the tensor was changed in place since."""
         if self._freed:
             raise RuntimeError(_FREED)
         x, version = self._saved[i]
@@ -166,8 +165,7 @@ class OpNode(Node):
 
     def apply(self, grads):
         """The gradients of the recorded op's inputs from ``grads`` (one per output), computed by
-        the op entry's ``backward``. RuntimeError when the graph was freed.
-        """
+        the op entry's ``backward``. RuntimeError when the graph was freed."""
         if self._freed:
             raise RuntimeError(_FREED)
         if self.num_outputs > 1:

@@ -50,8 +50,7 @@ def preferred_linalg_library(backend=None):
 
 def flash_sdp_enabled():
     """Whether the flash scaled-dot-product-attention kernel may be chosen (a flag only: ember's
-    attention has one kernel; https://pytorch.org/docs/stable/backends.html).
-    """
+    attention has one kernel; https://pytorch.org/docs/stable/backends.html)."""
     return _SDP["flash"]
 
 
@@ -62,8 +61,7 @@ def enable_flash_sdp(enabled):
 
 def mem_efficient_sdp_enabled():
     """Whether the memory-efficient attention kernel may be chosen (a flag only, as
-    :func:`flash_sdp_enabled`).
-    """
+    :func:`flash_sdp_enabled`)."""
     return _SDP["mem_efficient"]
 
 
@@ -74,8 +72,7 @@ def enable_mem_efficient_sdp(enabled):
 
 def math_sdp_enabled():
     """Whether the reference (math) attention kernel may be chosen (a flag only, as
-    :func:`flash_sdp_enabled`).
-    """
+    :func:`flash_sdp_enabled`)."""
     return _SDP["math"]
 
 

@@ -34,13 +34,11 @@ def empty_cache():
 
 def current_device():
     """Raises AssertionError ("Torch not compiled with CUDA enabled"), as PyTorch built
-    without CUDA.
-    """
+    without CUDA."""
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 def set_device(device):
     """Raises AssertionError ("Torch not compiled with CUDA enabled"), as PyTorch built
-    without CUDA.
-    """
+    without CUDA."""
     raise AssertionError("Torch not compiled with CUDA enabled")

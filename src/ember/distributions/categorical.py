@@ -107,8 +107,7 @@ class CategoryProbabilities:
 
     def expand(self, batch_shape, _instance=None):
         """This distribution with ``batch_shape``, its probabilities broadcast to it (ValueError
-        when they do not broadcast).
-        """
+        when they do not broadcast)."""
         new = self._get_checked_instance(type(self), _instance)
         for name in self._carried:
             setattr(new, name, getattr(self, name))

@@ -24,8 +24,7 @@ class Constraint:
 
     def check(self, value):
         """A bool tensor, True where ``value`` is in the set (one entry per event: the rightmost
-        ``event_dim`` dims are reduced). NotImplementedError on the base class.
-        """
+        ``event_dim`` dims are reduced). NotImplementedError on the base class."""
         raise NotImplementedError
 
     def __repr__(self):
@@ -139,8 +138,7 @@ class _HalfOpenInterval(_Interval):
 
 class _IntegerInterval(_Interval):
     """The integers from ``lower_bound`` to ``upper_bound``, both included
-    (``constraints.integer_interval``).
-    """
+    (``constraints.integer_interval``)."""
     is_discrete = True
 
     def check(self, value):

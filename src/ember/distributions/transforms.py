@@ -58,8 +58,7 @@ class Transform:
     def with_cache(self, cache_size=1):
         """This transform with ``cache_size`` (0 or 1: the last ``x, y`` pair kept, so the inverse
         of a result is its input exactly). NotImplementedError for transforms with arguments that
-        do not override it.
-        """
+        do not override it."""
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -100,8 +99,7 @@ class Transform:
 
     def log_abs_det_jacobian(self, x, y):
         """``log |det dy/dx|`` at ``x`` (``y = self(x)``), one value per event of the domain;
-        NotImplementedError on the base class.
-        """
+        NotImplementedError on the base class."""
         raise NotImplementedError
 
     def forward_shape(self, shape):

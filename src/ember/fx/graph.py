@@ -138,14 +138,12 @@ class Graph:
 
     def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
         """Appends a ``call_module`` node calling the submodule ``module_name`` on ``args`` and
-        ``kwargs``; returns it.
-        """
+        ``kwargs``; returns it."""
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
         """Appends a ``call_method`` node calling ``args[0].method_name(*args[1:], **kwargs)``;
-        returns it.
-        """
+        returns it."""
         return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
 
     def call_function(self, the_function, args=None, kwargs=None, type_expr=None):

@@ -217,8 +217,7 @@ class _LambdaState:
 
     def state_dict(self):
         """The scheduler's state, as PyTorch's: its attributes but the optimizer, with ``lr_lambdas``
-        saved where they are callable objects (plain functions and lambdas as None).
-        """
+        saved where they are callable objects (plain functions and lambdas as None)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                                for fn in self.lr_lambdas]
@@ -900,8 +899,7 @@ class CyclicLR(LRScheduler):
 
     def state_dict(self):
         """The scheduler's state but the optimizer and the scale function, which is saved only as a
-        callable object's ``__dict__`` (a plain function as None) and rebuilt from ``mode`` on load.
-        """
+        callable object's ``__dict__`` (a plain function as None) and rebuilt from ``mode`` on load."""
         state = super().state_dict()
         # The bound scale function cannot be pickled; it is rebuilt from ``mode`` on load.
         state.pop("_scale_fn_ref", None)

@@ -186,8 +186,7 @@ class FlopCounterMode:
 
     def op_exit(self, op, inputs, attrs, output):
         """Called by the dispatcher after each op: adds the op's FLOPs (``op_flops``) to the total
-        and to each module the op ran in.
-        """
+        and to each module the op ran in."""
         if output is None or threading.get_ident() != self._thread:
             return
         if self._running:
@@ -210,8 +209,7 @@ class FlopCounterMode:
 
     def node_enter(self, node):
         """Called by the engine before each backward node: its FLOPs count under the modules of the
-        forward op it differentiates.
-        """
+        forward op it differentiates."""
         if threading.get_ident() != self._thread:
             return
         self._running.append((self._node_parents.get(node, ("Global",)), getattr(node, "op", None)))

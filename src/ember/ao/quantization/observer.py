@@ -55,8 +55,7 @@ class ObserverBase:
     @classmethod
     def with_args(cls, **kwargs):
         """A factory making ``cls(**kwargs)`` when called (``MinMaxObserver.with_args(dtype=...)``),
-        as qconfigs hold (https://pytorch.org/docs/stable/quantization.html).
-        """
+        as qconfigs hold (https://pytorch.org/docs/stable/quantization.html)."""
         return _WithArgs(cls, **kwargs)
 
 

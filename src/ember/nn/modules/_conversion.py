@@ -66,8 +66,7 @@ class ConversionMixin:
 
     def share_memory(self):
         """Moves every parameter and buffer into shared memory (``Tensor.share_memory_``), so
-        processes started by ``ember.multiprocessing`` see one copy; returns self.
-        """
+        processes started by ``ember.multiprocessing`` see one copy; returns self."""
         return self._apply(lambda t: t.share_memory_())
 
 

@@ -292,8 +292,7 @@ class ModuleDict(Module):
 
     def update(self, modules):
         """Adds or replaces the modules of ``modules``: a mapping (a plain dict in its order), a
-        ModuleDict, or an iterable of ``(name, module)`` pairs. TypeError for anything else.
-        """
+        ModuleDict, or an iterable of ``(name, module)`` pairs. TypeError for anything else."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, "
                             "but got " + type(modules).__name__)
@@ -466,8 +465,7 @@ class ParameterDict(Module):
     def update(self, parameters):
         """Adds or replaces entries from ``parameters``: an OrderedDict or ParameterDict (in its
         order), another mapping (in sorted key order, as PyTorch), or ``(key, value)`` pairs.
-        TypeError for anything else.
-        """
+        TypeError for anything else."""
         if not isinstance(parameters, Iterable):
             raise TypeError("ParametersDict.update should be called with an iterable of key/value "
                             "pairs, but got " + type(parameters).__name__)

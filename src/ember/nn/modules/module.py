@@ -490,16 +490,13 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
-        """Yields the buffers of this module (and, with ``recurse``, of its submodules), each once
-        (https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.buffers).
-        """
+        """Yields the buffers of this module (and, with ``recurse``, of its submodules), each once."""
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yields ``(name, buffer)`` with dotted names (``"bn.running_mean"``) after ``prefix``;
-        ``recurse=False`` for this module's own, ``remove_duplicate=False`` to repeat shared buffers.
-        """
+        ``recurse=False`` for this module's own, ``remove_duplicate=False`` to repeat shared ones."""
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def children(self):

@@ -17,8 +17,7 @@ _BOLD, _END = "\033[1m", "\033[0m"
 
 class Colorize(enum.Enum):
     """How :class:`Compare` colours its table: not at all, by column or by row (the fastest
-    entry of each green, the slowest red).
-    """
+    entry of each green, the slowest red)."""
     NONE = "none"
     COLUMNWISE = "columnwise"
     ROWWISE = "rowwise"

@@ -20,8 +20,7 @@ __all__ = ["Timer", "Language"]
 
 class Language(enum.Enum):
     """The language of a :class:`Timer`'s statement; ember times Python only (CPP raises
-    ValueError where PyTorch would compile it).
-    """
+    ValueError where PyTorch would compile it)."""
     PYTHON = 0
     CPP = 1
 

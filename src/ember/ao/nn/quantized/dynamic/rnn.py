@@ -81,8 +81,7 @@ class RNNBase(_FloatRNNBase):
 
     def get_weight(self):
         """``{"weight_ih_l0": w, ...}``: every layer's and direction's stored weights (quantized
-        for qint8, float16 otherwise).
-        """
+        for qint8, float16 otherwise)."""
         return self._weight_bias()["weight"]
 
     def get_bias(self):
