@@ -1,6 +1,9 @@
 """The docstrings a newcomer reads first (issue 14) stay true: each names the PyTorch page it
 follows, lists the errors it raises, and has an example that runs as written (doctest)."""
 import doctest
+import importlib
+import inspect
+import pkgutil
 
 import pytest
 
@@ -47,35 +50,89 @@ def test_a_wrong_example_is_reported():
     assert runner.summarize(verbose=False).failed == 1
 
 
+# The programs a person runs (``ember ...``): they have no Python API of their own.
+APPS = ("ember.__main__", "ember.cli", "ember.course", "ember.milestones")
+
+# Public callables without a docstring yet, in the packages other work of this session owned
+# (the compiler, distributed): the next session writes them and empties this list. A name
+# documented since fails the test until it is removed here.
+KNOWN_MISSING = set("""
+ember.compiler.backends.plan:Plan ember.compiler.backends.plan:make_plan
+ember.compiler.backends.plan:Storage.resolve ember.compiler.backends.python:Program.constant
+ember.compiler.backends.toolchain:write_atomic ember.compiler.side_effects:global_names
+ember.compiler.capture:Tracer.arg ember.compiler.capture:Tracer.bind
+ember.compiler.capture:Tracer.forget ember.compiler.capture:Tracer.graph_break
+ember.compiler.capture:Tracer.hooked_backward ember.compiler.capture:Tracer.node_enter
+ember.compiler.capture:Tracer.node_exit ember.compiler.capture:Tracer.op_enter
+ember.compiler.capture:Tracer.op_exit ember.compiler.capture:Tracer.op_write
+ember.compiler.dynamic:Shape.describe ember.compiler.hop:HigherOrderOp.dispatch
+ember.compiler.hop:HigherOrderOp.forward ember.compiler.symbolic:Cond.code
+ember.distributed.distributed_c10d:get_backend ember.distributed.distributed_c10d:get_global_rank
+ember.distributed.distributed_c10d:get_process_group_ranks
+ember.distributed.distributed_c10d:get_world_size ember.distributed.distributed_c10d:is_initialized
+ember.distributed._work:Work.exception ember.distributed._work:Work.get_future
+ember.distributed._work:Work.result ember.distributed.distributed_c10d:ProcessGroup.name
+ember.distributed.distributed_c10d:ProcessGroup.rank
+ember.distributed.distributed_c10d:ProcessGroup.size
+ember.distributed.elastic:ElasticSampler.state_dict
+""".split())
+
+
+def _public_modules():
+    """ember and every module under it with no ``_``-prefixed part, but the programs (APPS)."""
+    yield ember
+    for info in pkgutil.walk_packages(ember.__path__, "ember."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]) and not info.name.startswith(APPS):
+            yield importlib.import_module(info.name)
+
+
+def _key(obj, name):
+    return f"{getattr(obj, '__module__', None)}:{getattr(obj, '__qualname__', name)}"
+
+
 def _public_callables():
-    """(qualified name, object) of every public function and class of ember's public
-    namespaces, every public Tensor method, and the nn modules and optimizers (issue 9: every
-    public function has a docstring)."""
-    import inspect
-    namespaces = {"ember": ember, "ember.nn.functional": F, "ember.linalg": ember.linalg, "ember.fft": ember.fft,
-                  "ember.special": ember.special, "ember.nn": nn, "ember.optim": ember.optim,
-                  "ember.optim.lr_scheduler": ember.optim.lr_scheduler}
-    for prefix, namespace in namespaces.items():
-        for name in dir(namespace):
-            obj = getattr(namespace, name)
-            module = getattr(obj, "__module__", None) or ""
-            if name.startswith("_") or not callable(obj) or not module.startswith("ember"):
+    """``{"module:qualname": docstring}`` for every public function and class of every public
+    module of ember (its ``__all__``, else its public names, defined in ember) and every public
+    method of those classes, Tensor's included (issue 9: every public function has a
+    docstring). A method overriding a documented one inherits its docstring (``inspect.getdoc``),
+    as ``help()`` shows it; a class does not."""
+    found = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]:
+            obj = getattr(module, name, None)
+            if name.startswith("_") or not callable(obj) or not (getattr(obj, "__module__", None) or "").startswith("ember"):
                 continue
-            yield f"{prefix}.{name}", obj
-    for name in dir(ember.Tensor):
-        obj = inspect.getattr_static(ember.Tensor, name)
-        if not name.startswith("_") and callable(getattr(ember.Tensor, name)) and not isinstance(obj, property):
-            yield f"Tensor.{name}", getattr(ember.Tensor, name)
+            found.setdefault(_key(obj, name), obj.__doc__)
+            if not inspect.isclass(obj):
+                continue
+            for attr in dir(obj):
+                method = getattr(obj, attr, None)
+                if attr.startswith("_") or isinstance(inspect.getattr_static(obj, attr), property) \
+                        or not callable(method) or not (getattr(method, "__module__", None) or "").startswith("ember"):
+                    continue
+                found.setdefault(_key(method, attr), inspect.getdoc(method))
+    return found
 
 
 def test_every_public_function_has_a_docstring():
-    missing = sorted(name for name, obj in _public_callables() if not (obj.__doc__ or "").strip())
-    assert not missing, f"{len(missing)} public callables without a docstring:\n" + "\n".join(missing)
+    found = _public_callables()
+    missing = {key for key, doc in found.items() if not (doc or "").strip()}
+    new = sorted(missing - KNOWN_MISSING)
+    assert not new, f"{len(new)} public callables without a docstring:\n" + "\n".join(new)
+    stale = sorted(KNOWN_MISSING - missing)
+    assert not stale, "documented now (remove from KNOWN_MISSING):\n" + "\n".join(stale)
 
 
-def test_the_docstring_walk_finds_the_public_surface():
-    """The walk above can fail: it reaches functions, Tensor methods, modules and optimizers."""
-    names = dict(_public_callables())
-    assert {"ember.add", "ember.nn.functional.conv2d", "ember.linalg.svd", "ember.fft.rfft", "ember.special.erf",
-            "Tensor.add", "Tensor.backward", "ember.nn.Linear", "ember.optim.Adam"} <= set(names)
-    assert len(names) > 1200
+def test_the_docstring_walk_finds_the_public_surface(monkeypatch):
+    """The walk above can fail: it reaches functions, Tensor methods, modules, optimizers and
+    the methods of classes, in every public module; a callable without a docstring is missing."""
+    found = _public_callables()
+    assert {"ember._ops.pointwise_binary:add", "ember.nn.functional.conv:conv2d", "ember.linalg.factorizations:svd",
+            "ember._ops.special:xlog1py", "ember._tensor_autograd:TensorAutograd.backward",
+            "ember.nn.modules.linear:Linear", "ember.optim.adam:Adam", "ember.nn.modules.module:Module.buffers",
+            "ember.distributions.normal:Normal", "ember.utils.data.dataloader:DataLoader"} <= set(found)
+    assert len(found) > 2000
+    monkeypatch.setattr(ember.nn.Module.buffers, "__doc__", None)
+    monkeypatch.setattr(ember.special.xlog1py, "__doc__", "")
+    found = _public_callables()
+    assert not found["ember.nn.modules.module:Module.buffers"] and not found["ember._ops.special:xlog1py"]

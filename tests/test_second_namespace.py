@@ -2,7 +2,8 @@
 
 The parameters and inputs are moved onto ``counting_namespace.CountedArray`` (NumPy behind a
 counter, standing in for CuPy); a step of an MLP, a CNN, an adaptive-pool CNN, an attention
-block, an LSTM and a GRU, and of a model reading sort, topk, cumsum and interpolate, then runs;
+block, an LSTM and a GRU, of a model reading sort, topk, cumsum and interpolate, and of one
+reading padding, dropout, scatter_reduce and softmax, then runs;
 each optimizer updates, and the linear-algebra ops run forward and backward.
 It must give NumPy's results bit for bit, keep every tensor on the counted type, use the
 namespace, and make no stray NumPy call on the counted arrays nor mix plain NumPy arrays in.
@@ -75,7 +76,7 @@ def _sorting():
 
 def _more_families():
     """Reflect padding, PReLU, dropout (a CPU draw put on the input's device), one_hot,
-    scatter_reduce, xlogy and logit."""
+    scatter_reduce, xlogy, logit, softmax and log_softmax."""
     model = nn.Sequential(nn.Conv1d(2, 3, 3, padding=1, padding_mode="reflect"), nn.PReLU(3), nn.Dropout(0.3),
                           nn.Flatten(), nn.Linear(18, 4))
     x, y = ember.randn(5, 2, 6), ember.randint(0, 4, (5,))
@@ -85,7 +86,8 @@ def _more_families():
         p = out.sigmoid()
         pooled = out.new_zeros(4).scatter_reduce(0, y, out[:, 0], "mean", include_self=False)
         return (F.cross_entropy(out, y) + (F.one_hot(y, 4) * out).sum() + pooled.sum()
-                + ember.special.xlogy(p, p + 1).mean() + ember.logit(p, eps=1e-3).mean())
+                + ember.special.xlogy(p, p + 1).mean() + ember.logit(p, eps=1e-3).mean()
+                + (F.softmax(out, dim=1) * out).sum() + F.log_softmax(out, dim=0).mean())
     return model, ember.optim.SGD(model.parameters(), lr=0.05), loss, (x, y)
 
 

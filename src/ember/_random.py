@@ -64,6 +64,8 @@ class Generator:
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
+        """Reseeds this generator with ``seed`` (an int; negatives wrap to 64 bits, RuntimeError
+        outside the 64-bit range); the same seed gives PyTorch's CPU streams. Returns self."""
         seed = int(seed)
         if seed < -0x8000_0000_0000_0000 or seed > 0xFFFF_FFFF_FFFF_FFFF:
             raise RuntimeError(f"Overflow when unpacking long long: seed {seed} out of range")
@@ -75,11 +77,13 @@ class Generator:
         return self
 
     def seed(self):
+        """Reseeds from the operating system's entropy and the clock; returns the new seed."""
         s = int.from_bytes(np.random.SeedSequence().entropy.to_bytes(16, "little")[:8], "little")
         self.manual_seed(s ^ time.time_ns() & 0xFFFF_FFFF_FFFF_FFFF)
         return self._seed
 
     def initial_seed(self):
+        """The seed last set (by :meth:`manual_seed` or :meth:`seed`), as a non-negative int."""
         return self._seed
 
     def random32(self, n):
@@ -124,6 +128,7 @@ class Generator:
         return self
 
     def clone_state(self):
+        """A new Generator in this one's state: both then draw the same numbers."""
         g = Generator()
         g.set_state(self.get_state())
         return g

@@ -11,6 +11,7 @@ class Size(tuple):
         return f"{PRINTED_MODULE}.Size({list(self)})"
 
     def numel(self):
+        """The number of elements of a tensor of this size: the product of the sizes (1 for ())."""
         n = 1
         for s in self:
             n *= s

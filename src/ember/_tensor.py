@@ -23,6 +23,7 @@ from ._tensor_conversions import TensorConversions
 __all__ = ["Tensor"]
 
 
+@_core.tensor_class
 class Tensor(TensorAutograd, TensorConversions):
     """A multi-dimensional array with autograd (https://pytorch.org/docs/stable/tensors.html).
 
@@ -274,7 +275,6 @@ def _rebuild(cls, data, requires_grad):
 
 
 _DTYPES = {d.np: d for d in _dtype._ALL}
-_core._Tensor = Tensor
 
 # ---- the method and operator table ---------------------------------------------------------------
 # Every method and operator of Tensor, bound to the public function it runs; each function is

@@ -5,14 +5,17 @@ __all__ = ["is_available", "current_accelerator", "device_count", "set_device_in
 
 
 def is_available():
+    """False: ember has no accelerator (https://pytorch.org/docs/stable/accelerator.html)."""
     return False
 
 
 def current_accelerator(check_available=False):
+    """None: there is no accelerator, so none is current (``check_available`` changes nothing)."""
     return None
 
 
 def device_count():
+    """0: ember sees no accelerator devices."""
     return 0
 
 

@@ -308,6 +308,7 @@ REFUSED = {
     "cummax": lambda lib, z: z.cummax(0), "cummin": lambda lib, z: z.cummin(0),
     "heaviside": lambda lib, z: lib.heaviside(z, z), "mode": lambda lib, z: z.mode(),
     "logit": lambda lib, z: z.logit(), "xlogy": lambda lib, z: lib.xlogy(z, z),
+    "xlog1py": lambda lib, z: lib.special.xlog1py(z, z),
     "digamma": lambda lib, z: z.digamma(), "deg2rad": lambda lib, z: z.deg2rad(),
     "rad2deg": lambda lib, z: z.rad2deg(), "nansum": lambda lib, z: z.nansum(),
     "nanmean": lambda lib, z: z.nanmean(), "histc": lambda lib, z: z.histc(),

@@ -388,6 +388,7 @@ _NOT_FOR_COMPLEX = {
     "Mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{T}'"),
     "Logit": (NotImplementedError, "\"logit_cpu\" not implemented for '{T}'"),
     "Xlogy": (NotImplementedError, "\"xlogy_cpu\" not implemented for '{T}'"),
+    "Xlog1py": (NotImplementedError, "\"xlog1py_cpu\" not implemented for '{T}'"),
     "Digamma": (NotImplementedError, "\"digamma\" not implemented for '{T}'"),
     "Deg2Rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
     "Rad2Deg": (RuntimeError, "rad2deg is not supported for complex tensors."),

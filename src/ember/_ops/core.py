@@ -22,12 +22,24 @@ from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output"]
+           "mark_multi_output", "tensor_class"]
 
 OPS = {}
 _observing = threading.local()
 _ndarray = _backend.ndarray
-_Tensor = None  # set by ember._tensor; the dispatcher needs the class, the class needs ops
+_Tensor = None  # the class of the tensors apply takes and makes: see tensor_class
+
+
+def tensor_class(cls):
+    """Registers ``cls`` as the Tensor class: the class of the tensors :func:`apply` takes and
+    makes. ``ember._tensor`` applies it to ``Tensor`` as a class decorator, once. The class sits
+    beside the ops rather than below them (its methods are the ops' public functions), so the
+    dispatcher, loaded first, is told the class instead of importing it."""
+    global _Tensor
+    if _Tensor is not None and _Tensor is not cls:
+        raise RuntimeError(f"the Tensor class is already {_Tensor.__qualname__}")
+    _Tensor = cls
+    return cls
 
 
 class Op:
@@ -70,10 +82,14 @@ class Op:
 
     @staticmethod
     def forward(*arrays, **attrs):
+        """The kernel: the result array(s) from the input arrays (promoted per ``promote``) and the
+        attributes, computed with the inputs' namespace (``_backend.namespace``), never ``np.*``."""
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, grad):
+        """The gradients of the inputs (one per input, None where not needed) from the result's,
+        written in ember ops and reading what ``ctx`` saved."""
         raise NotImplementedError
 
     @classmethod

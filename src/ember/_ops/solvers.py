@@ -13,8 +13,8 @@ import scipy.linalg
 import scipy.linalg.blas
 
 from .. import _backend
+from .._tensor import Tensor
 from .._backend import namespace
-from . import core
 from .core import Op, apply
 from .join import Cat
 from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, in_place, matrices, routine, svd_kernel
@@ -25,7 +25,7 @@ __all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
 
 def constant(array):
     """A Tensor holding ``array`` (no history): identities, zeros and permutations in backwards."""
-    return core._Tensor._make(array)
+    return Tensor._make(array)
 
 
 def _eye(n, like):

@@ -287,6 +287,42 @@ class Xlogy(Op):
         return g * log_y if need_x else None, g * x / y if need_y else None
 
 
+def xlog1py(input, other, *, out=None):
+    """``input * log1p(other)``, 0 where ``input == 0`` unless ``other`` is nan
+    (https://pytorch.org/docs/stable/special.html#torch.special.xlog1py).
+
+    Shapes broadcast; either argument may be a Python number (not both: TypeError, as
+    PyTorch); integer and bool inputs give the default float dtype. The gradient of ``input``
+    is ``log1p(other)``, 0 where ``input == 0`` and ``other <= -1``; that of ``other`` is
+    ``input / (1 + other)`` (PyTorch's values)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one of: "
+                        f"(Tensor input, Tensor other), (Number self, Tensor other), (Tensor input, Number other)")
+    return with_out(apply(Xlog1py, input, other), out)
+
+
+class Xlog1py(Op):
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+
+    @staticmethod
+    def forward(x, y):
+        dtype = np.result_type(_dtype_of(x), _dtype_of(y))  # a Python number takes the tensor's
+        xp = namespace(x, y)
+        out = x * xp.log1p(xp.asarray(y, dtype))
+        return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.input(0), ctx.input(1)
+        need_x, need_y = ctx.needs_input_grad
+        if need_x and not isinstance(y, Tensor):
+            y = g.new_full((), y)
+        log1p_y = _where((x == 0) & (y <= -1), g.new_zeros(()), y.log1p())
+        return g * log1p_y if need_x else None, g * x / (1 + y) if need_y else None
+
+
 def igamma(input, other, *, out=None):
     """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``,
     ``torch.special.gammainc``): the probability that a Gamma(input, 1) variable is at most

@@ -173,21 +173,27 @@ class GradScaler:
         return self._init_scale if self._scale is None else float(self._scale._data)
 
     def get_growth_factor(self):
+        """The factor the scale is multiplied by after ``growth_interval`` steps without inf/nan."""
         return self._growth_factor
 
     def set_growth_factor(self, new_factor):
+        """Sets the growth factor (``new_factor`` > 1)."""
         self._growth_factor = new_factor
 
     def get_backoff_factor(self):
+        """The factor the scale is multiplied by after a step with inf or nan gradients."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor):
+        """Sets the backoff factor (``new_factor`` in (0, 1))."""
         self._backoff_factor = new_factor
 
     def get_growth_interval(self):
+        """The number of consecutive finite steps after which the scale grows."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval):
+        """Sets the growth interval (a positive int)."""
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self):
@@ -196,6 +202,7 @@ class GradScaler:
         return self._init_growth_tracker if self._growth_tracker is None else int(self._growth_tracker._data)
 
     def is_enabled(self):
+        """Whether the scaler scales (False when made with ``enabled=False``)."""
         return self._enabled
 
     def state_dict(self):
@@ -208,6 +215,8 @@ class GradScaler:
                 "_growth_tracker": self._get_growth_tracker()}
 
     def load_state_dict(self, state_dict):
+        """Restores the scale, factors, interval and growth tracker from :meth:`state_dict`'s dict
+        (nothing when disabled)."""
         if not self._enabled:
             return
         if len(state_dict) == 0:

@@ -44,6 +44,9 @@ class set_detect_anomaly(detect_anomaly):
 
 
 def is_anomaly_enabled():
+    """Whether anomaly detection is on (:class:`detect_anomaly`, :func:`set_detect_anomaly`):
+    backward then names the forward op whose gradient was nan
+    (https://pytorch.org/docs/stable/autograd.html#anomaly-detection)."""
     return STATE.anomaly
 
 
@@ -53,4 +56,5 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
 
 def is_anomaly_check_nan_enabled():
+    """Whether anomaly mode checks gradients for nan: on whenever anomaly detection is on."""
     return bool(STATE.anomaly)

@@ -14,15 +14,23 @@ class FunctionCtx:
     attributes the user sets."""
 
     def save_for_backward(self, *tensors):
+        """Keeps ``tensors`` (inputs or outputs of ``forward``, or None) for ``backward``, which reads
+        them as ``ctx.saved_tensors``; a tensor changed in place in between raises RuntimeError there
+        (https://pytorch.org/docs/stable/generated/torch.autograd.function.FunctionCtx.save_for_backward.html)."""
         self._to_save = tensors
 
     def mark_dirty(self, *tensors):
+        """Declares the inputs ``forward`` changed in place (and returns), so their history is rewritten."""
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
+        """Declares outputs that never require grad (indices, masks); their gradients in ``backward``
+        are zeros or None."""
         self._non_diff = tensors
 
     def set_materialize_grads(self, value):
+        """With ``value`` True (the default) ``backward`` receives zero tensors for outputs that got
+        no gradient; with False, None."""
         self._materialize = bool(value)
 
     def set_output_grad_dtype(self, *dtypes):
@@ -101,19 +109,28 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """The computation, on tensors, written by the subclass (with ``ctx`` first, or without it
+        when :meth:`setup_context` is defined). NotImplementedError on the base."""
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """The gradients of ``forward``'s inputs (one per input, None for a non-tensor) from those of
+        its outputs, written by the subclass in ember ops. NotImplementedError on the base."""
         raise NotImplementedError("You must implement either the backward or vjp method for your "
                                   "custom autograd.Function to use it with backward mode AD.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
+        """Saves what ``backward`` needs from ``inputs`` and ``output``, for a ``forward`` written
+        without ``ctx`` (PyTorch 2's form); the base does nothing."""
         return None
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Runs ``forward`` on ``args`` with gradients off and, when an input requires grad, records
+        one node whose backward is the subclass's ``backward``; returns ``forward``'s result
+        (https://pytorch.org/docs/stable/autograd.html#function)."""
         ctx = FunctionCtx()
         ctx._node = None
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)

@@ -29,6 +29,8 @@ def is_grad_enabled():
 
 
 def is_inference_mode_enabled():
+    """Whether an :class:`inference_mode` block is active on this thread
+    (https://pytorch.org/docs/stable/generated/torch.is_inference_mode_enabled.html)."""
     return STATE.inference
 
 
@@ -68,6 +70,8 @@ class _GradMode:
         return wrapper
 
     def clone(self):
+        """A new, unentered context manager of the same kind and setting (the decorator form
+        enters a fresh one per call)."""
         return type(self)()
 
 
@@ -94,6 +98,8 @@ class set_grad_enabled(_GradMode):
         return self
 
     def clone(self):
+        """A new, unentered context manager of the same kind and setting (the decorator form
+        enters a fresh one per call)."""
         return type(self)(self.mode)
 
 
@@ -115,4 +121,6 @@ class inference_mode(_GradMode):
         return super().__exit__(*exc)
 
     def clone(self):
+        """A new, unentered context manager of the same kind and setting (the decorator form
+        enters a fresh one per call)."""
         return type(self)(self._inference)

@@ -38,6 +38,7 @@ class Node:
         return self._metadata
 
     def name(self):
+        """The node's printed name, as ``grad_fn.name()`` in PyTorch (``"MulBackward0"``)."""
         return type(self).__name__
 
     def __repr__(self):
@@ -123,6 +124,8 @@ class OpNode(Node):
             node_created(self)
 
     def input(self, i):
+        """The ``i``-th saved input (a tensor or constant). RuntimeError when the graph was freed
+        by a backward without ``retain_graph``, or when the tensor was changed in place since."""
         if self._freed:
             raise RuntimeError(_FREED)
         x, version = self._saved[i]
@@ -161,6 +164,8 @@ class OpNode(Node):
         return self.inputs
 
     def apply(self, grads):
+        """The gradients of the recorded op's inputs from ``grads`` (one per output), computed by
+        the op entry's ``backward``. RuntimeError when the graph was freed."""
         if self._freed:
             raise RuntimeError(_FREED)
         if self.num_outputs > 1:

@@ -49,34 +49,45 @@ def preferred_linalg_library(backend=None):
 
 
 def flash_sdp_enabled():
+    """Whether the flash scaled-dot-product-attention kernel may be chosen (a flag only: ember's
+    attention has one kernel; https://pytorch.org/docs/stable/backends.html)."""
     return _SDP["flash"]
 
 
 def enable_flash_sdp(enabled):
+    """Sets the flag :func:`flash_sdp_enabled` reads (``enabled`` taken as a bool)."""
     _SDP["flash"] = bool(enabled)
 
 
 def mem_efficient_sdp_enabled():
+    """Whether the memory-efficient attention kernel may be chosen (a flag only, as
+    :func:`flash_sdp_enabled`)."""
     return _SDP["mem_efficient"]
 
 
 def enable_mem_efficient_sdp(enabled):
+    """Sets the flag :func:`mem_efficient_sdp_enabled` reads (``enabled`` taken as a bool)."""
     _SDP["mem_efficient"] = bool(enabled)
 
 
 def math_sdp_enabled():
+    """Whether the reference (math) attention kernel may be chosen (a flag only, as
+    :func:`flash_sdp_enabled`)."""
     return _SDP["math"]
 
 
 def enable_math_sdp(enabled):
+    """Sets the flag :func:`math_sdp_enabled` reads (``enabled`` taken as a bool)."""
     _SDP["math"] = bool(enabled)
 
 
 def cudnn_sdp_enabled():
+    """Whether the cuDNN attention kernel may be chosen (a flag only, as :func:`flash_sdp_enabled`)."""
     return _SDP["cudnn"]
 
 
 def enable_cudnn_sdp(enabled):
+    """Sets the flag :func:`cudnn_sdp_enabled` reads (``enabled`` taken as a bool)."""
     _SDP["cudnn"] = bool(enabled)
 
 

@@ -7,6 +7,7 @@ allow_tf32 = True
 
 
 def is_available():
+    """False: ember loads no cuDNN library (https://pytorch.org/docs/stable/backends.html)."""
     return False
 
 

@@ -7,10 +7,13 @@ __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "sy
 
 
 def is_available():
+    """False: ember computes on the CPU (https://pytorch.org/docs/stable/generated/torch.cuda.is_available.html).
+    """
     return False
 
 
 def device_count():
+    """0: there are no CUDA devices to ember."""
     return 0
 
 
@@ -30,8 +33,12 @@ def empty_cache():
 
 
 def current_device():
+    """Raises AssertionError ("Torch not compiled with CUDA enabled"), as PyTorch built
+    without CUDA."""
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 def set_device(device):
+    """Raises AssertionError ("Torch not compiled with CUDA enabled"), as PyTorch built
+    without CUDA."""
     raise AssertionError("Torch not compiled with CUDA enabled")

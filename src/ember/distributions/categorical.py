@@ -106,6 +106,8 @@ class CategoryProbabilities:
         return self._categorical.batch_shape, self._categorical.param_shape[-1:]
 
     def expand(self, batch_shape, _instance=None):
+        """This distribution with ``batch_shape``, its probabilities broadcast to it (ValueError
+        when they do not broadcast)."""
         new = self._get_checked_instance(type(self), _instance)
         for name in self._carried:
             setattr(new, name, getattr(self, name))

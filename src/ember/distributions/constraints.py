@@ -23,6 +23,8 @@ class Constraint:
     event_dim = 0
 
     def check(self, value):
+        """A bool tensor, True where ``value`` is in the set (one entry per event: the rightmost
+        ``event_dim`` dims are reduced). NotImplementedError on the base class."""
         raise NotImplementedError
 
     def __repr__(self):
@@ -84,6 +86,7 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """``value > lower_bound`` (``constraints.greater_than(lower_bound)``)."""
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
@@ -95,6 +98,7 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(_GreaterThan):
+    """``value >= lower_bound`` (``constraints.greater_than_eq(lower_bound)``)."""
     def check(self, value):
         return self.lower_bound <= value
 
@@ -103,6 +107,7 @@ class _GreaterThanEq(_GreaterThan):
 
 
 class _LessThan(Constraint):
+    """``value < upper_bound`` (``constraints.less_than(upper_bound)``)."""
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
 
@@ -114,6 +119,7 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """``lower_bound <= value <= upper_bound`` (``constraints.interval``)."""
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
@@ -125,11 +131,14 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(_Interval):
+    """``lower_bound <= value < upper_bound`` (``constraints.half_open_interval``)."""
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
 
 class _IntegerInterval(_Interval):
+    """The integers from ``lower_bound`` to ``upper_bound``, both included
+    (``constraints.integer_interval``)."""
     is_discrete = True
 
     def check(self, value):

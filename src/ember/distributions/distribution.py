@@ -21,6 +21,9 @@ __all__ = ["Distribution"]
 
 
 class Distribution:
+    """The base of every distribution: shapes, validation, ``sample`` from ``rsample``
+    (https://pytorch.org/docs/stable/distributions.html#distribution; the module docstring
+    says more). Subclasses give ``rsample`` or ``sample``, ``log_prob`` and the moments."""
     has_rsample = False
     has_enumerate_support = False
     _validate_args = True
@@ -83,28 +86,42 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=Size()):
+        """A reparameterised draw of shape ``sample_shape + batch_shape + event_shape``, differentiable
+        in the parameters. NotImplementedError where the distribution has none (``has_rsample`` False)."""
         raise NotImplementedError
 
     def sample_n(self, n):
+        """``sample((n,))``, with PyTorch's FutureWarning (deprecated)."""
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
+        """The log density (or log mass) of ``value``, shape ``value.shape[:-len(event_shape)]``
+        broadcast with ``batch_shape``. ValueError for a value outside the support (validation on)."""
         raise NotImplementedError
 
     def cdf(self, value):
+        """The cumulative distribution function at ``value`` (shape as :meth:`log_prob`'s);
+        NotImplementedError where PyTorch has none."""
         raise NotImplementedError
 
     def icdf(self, value):
+        """The inverse of :meth:`cdf`: the value whose cdf is ``value`` (a probability in [0, 1]);
+        NotImplementedError where PyTorch has none."""
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
+        """Every value of a discrete distribution's support along a new leading dim, shape
+        ``(n,) + batch_shape + event_shape`` (``(n,) + (1,) * len(batch_shape) + event_shape`` with
+        ``expand=False``). NotImplementedError for continuous distributions."""
         raise NotImplementedError
 
     def entropy(self):
+        """The (differential) entropy in nats, shape ``batch_shape``."""
         raise NotImplementedError
 
     def perplexity(self):
+        """``exp(entropy())``, shape ``batch_shape``."""
         return self.entropy().exp()
 
     def expand(self, batch_shape, _instance=None):

@@ -17,6 +17,9 @@ __all__ = ["ExponentialFamily"]
 
 
 class ExponentialFamily(Distribution):
+    """The base of exponential-family distributions: ``entropy`` and the KL divergence within a
+    family from the log-normaliser ``F`` (the module docstring gives the formulas;
+    https://pytorch.org/docs/stable/distributions.html#exponentialfamily)."""
 
     @property
     def _natural_params(self):

@@ -56,6 +56,9 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size=1):
+        """This transform with ``cache_size`` (0 or 1: the last ``x, y`` pair kept, so the inverse
+        of a result is its input exactly). NotImplementedError for transforms with arguments that
+        do not override it."""
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -95,12 +98,16 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
+        """``log |det dy/dx|`` at ``x`` (``y = self(x)``), one value per event of the domain;
+        NotImplementedError on the base class."""
         raise NotImplementedError
 
     def forward_shape(self, shape):
+        """The shape of ``self(x)`` for ``x`` of ``shape`` (unchanged unless the transform reshapes)."""
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of ``self.inv(y)`` for ``y`` of ``shape``."""
         return shape
 
     def __repr__(self):

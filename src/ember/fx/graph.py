@@ -133,18 +133,25 @@ class Graph:
         return self.create_node("placeholder", name, args, type_expr=type_expr)
 
     def get_attr(self, qualified_name, type_expr=None):
+        """Appends a ``get_attr`` node reading the module attribute ``qualified_name``; returns it."""
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
+        """Appends a ``call_module`` node calling the submodule ``module_name`` on ``args`` and
+        ``kwargs``; returns it."""
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
+        """Appends a ``call_method`` node calling ``args[0].method_name(*args[1:], **kwargs)``;
+        returns it."""
         return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
 
     def call_function(self, the_function, args=None, kwargs=None, type_expr=None):
+        """Appends a ``call_function`` node calling ``the_function(*args, **kwargs)``; returns it."""
         return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
 
     def output(self, result, type_expr=None):
+        """Appends the ``output`` node returning ``result``; returns it."""
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
     def _target_to_str(self, target):

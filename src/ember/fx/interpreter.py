@@ -108,19 +108,24 @@ class Interpreter:
             raise RuntimeError(f"Expected positional argument for parameter {target}, but one was not passed in!")
 
     def get_attr(self, target, args, kwargs):
+        """Runs a ``get_attr`` node: the module's attribute named ``target``."""
         return self.fetch_attr(target)
 
     def call_function(self, target, args, kwargs):
+        """Runs a ``call_function`` node: ``target(*args, **kwargs)``."""
         return target(*args, **kwargs)
 
     def call_method(self, target, args, kwargs):
+        """Runs a ``call_method`` node: ``args[0].target(*args[1:], **kwargs)``."""
         self_obj, *args_tail = args
         return getattr(self_obj, target)(*args_tail, **kwargs)
 
     def call_module(self, target, args, kwargs):
+        """Runs a ``call_module`` node: the submodule named ``target`` called on the arguments."""
         return self.fetch_attr(target)(*args, **kwargs)
 
     def output(self, target, args, kwargs):
+        """Runs the ``output`` node: its value is the graph's result."""
         return args[0]
 
     # ---- helpers -------------------------------------------------------------------------
@@ -182,13 +187,16 @@ class Transformer(Interpreter):
         return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 
     def get_attr(self, target, args, kwargs):
+        """A Proxy recording the ``get_attr`` node into the new graph."""
         return self.tracer.create_proxy("get_attr", target, args, kwargs)
 
     def call_module(self, target, args, kwargs):
+        """A Proxy recording the submodule call (as a leaf or traced through, as the tracer decides)."""
         submodule = self.fetch_attr(target)
         return self.tracer.call_module(submodule, submodule.forward, args, kwargs)
 
     def call_function(self, target, args, kwargs):
+        """A Proxy recording ``target(*args, **kwargs)`` into the new graph."""
         return self.tracer.create_proxy("call_function", target, args, kwargs)
 
     def transform(self):

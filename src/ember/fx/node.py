@@ -141,11 +141,13 @@ class Node:
             node.users.setdefault(self)
 
     def update_arg(self, idx, arg):
+        """Replaces the positional argument at ``idx`` with ``arg`` (uses updated)."""
         args = list(self._args)
         args[idx] = arg
         self.args = args
 
     def update_kwarg(self, key, arg):
+        """Sets the keyword argument ``key`` to ``arg`` (uses updated)."""
         self.kwargs = {**self._kwargs, key: arg}
 
     def replace_all_uses_with(self, replace_with, delete_user_cb=lambda user: True, *, propagate_meta=False):

@@ -44,6 +44,7 @@ class TracerBase:
         return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
 
     def proxy(self, node):
+        """A :class:`Proxy` standing for ``node`` during tracing."""
         return Proxy(node, self)
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
@@ -83,9 +84,11 @@ class TracerBase:
                          "Proxy docstring for help troubleshooting Proxy iteration errors")
 
     def to_bool(self, obj):
+        """Raises TraceError: a traced value cannot decide control flow (``if proxy:``)."""
         raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
 
     def keys(self, obj):
+        """Records ``obj.keys()`` (for ``**proxy`` unpacking) as a ``call_method`` node."""
         return Attribute(obj, "keys")()
 
 
@@ -138,6 +141,7 @@ class Proxy:
                            "recorded, please call torch.fx.wrap('len') at module scope")
 
     def keys(self):
+        """Records ``self.keys()`` through the tracer (for ``**proxy`` unpacking)."""
         return self.tracer.keys(self)
 
     def __getitem__(self, key):

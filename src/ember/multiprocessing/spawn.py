@@ -58,6 +58,7 @@ class ProcessContext:
         self.sentinels = {p.sentinel: i for i, p in enumerate(processes)}
 
     def pids(self):
+        """The process ids of the started processes, by rank."""
         return [p.pid for p in self.processes]
 
     def join(self, timeout=None):

@@ -216,12 +216,15 @@ class _LambdaState:
     ``__dict__`` is saved; plain functions and lambdas are not (they are saved as None)."""
 
     def state_dict(self):
+        """The scheduler's state, as PyTorch's: its attributes but the optimizer, with ``lr_lambdas``
+        saved where they are callable objects (plain functions and lambdas as None)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                                for fn in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores :meth:`state_dict`'s state, and the callable objects' ``lr_lambdas`` state."""
         lr_lambdas = state_dict.pop("lr_lambdas")
         self.__dict__.update(state_dict)
         state_dict["lr_lambdas"] = lr_lambdas
@@ -468,11 +471,13 @@ class _Composite:
     """state_dict support for schedulers made of other schedulers (kept in ``_schedulers``)."""
 
     def state_dict(self):
+        """The state of this scheduler and of each scheduler it is made of (``_schedulers``)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores :meth:`state_dict`'s state into this scheduler and the ones it is made of."""
         schedulers = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
         state_dict["_schedulers"] = schedulers
@@ -760,6 +765,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict):
+        """Restores :meth:`state_dict`'s state and rebuilds the comparison that ``mode``,
+        ``threshold`` and ``threshold_mode`` define (it is not saved)."""
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
@@ -891,6 +898,8 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self):
+        """The scheduler's state but the optimizer and the scale function, which is saved only as a
+        callable object's ``__dict__`` (a plain function as None) and rebuilt from ``mode`` on load."""
         state = super().state_dict()
         # The bound scale function cannot be pickled; it is rebuilt from ``mode`` on load.
         state.pop("_scale_fn_ref", None)
@@ -900,6 +909,7 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores :meth:`state_dict`'s state and rebuilds the scale function."""
         fn = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)
         if fn is not None:

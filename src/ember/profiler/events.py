@@ -108,6 +108,7 @@ class FunctionEventAvg(_Summary):
         self.flops = self.cpu_memory_usage = self.self_cpu_memory_usage = 0
 
     def add(self, event):
+        """Adds ``event``'s count, times and memory to these totals (events of one key); returns self."""
         self.count += event.count
         self.cpu_time_total += event.cpu_time_total
         self.self_cpu_time_total += event.self_cpu_time_total

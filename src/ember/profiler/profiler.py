@@ -18,6 +18,7 @@ import warnings
 
 from .. import _memory
 from .._ops import core
+from .._tensor import Tensor
 from ..utils.flop_counter import op_flops
 from .events import EventList, FunctionEvent
 
@@ -124,7 +125,7 @@ class _Recorder:
         stack = self.open.setdefault(thread, [])
         shapes = None
         if self.record_shapes and inputs is not None:
-            shapes = [list(x.shape) if isinstance(x, core._Tensor) else [] for x in inputs]
+            shapes = [list(x.shape) if isinstance(x, Tensor) else [] for x in inputs]
         event = FunctionEvent(len(self.events), name, thread, 0.0, shapes,
                               _python_stack() if self.with_stack else None)
         if stack:

@@ -16,6 +16,7 @@ from collections import defaultdict
 from math import prod
 
 from .._ops import core
+from .._tensor import Tensor
 from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 __all__ = ["FlopCounterMode", "register_flop_formula", "op_flops"]
@@ -100,7 +101,7 @@ def op_flops(op, inputs, attrs, output, formulas=FORMULAS):
     formula = formulas.get(op.name)
     if formula is None:
         return None
-    shapes = [tuple(x.shape) if isinstance(x, core._Tensor) else None for x in inputs]
+    shapes = [tuple(x.shape) if isinstance(x, Tensor) else None for x in inputs]
     return formula(*shapes, out_shape=tuple(output.shape), **attrs)
 
 
@@ -180,9 +181,12 @@ class FlopCounterMode:
 
     # ---- dispatch observer ----------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
+        """Called by the dispatcher before each op while counting (an observer); nothing to do."""
         pass
 
     def op_exit(self, op, inputs, attrs, output):
+        """Called by the dispatcher after each op: adds the op's FLOPs (``op_flops``) to the total
+        and to each module the op ran in."""
         if output is None or threading.get_ident() != self._thread:
             return
         if self._running:
@@ -204,11 +208,14 @@ class FlopCounterMode:
             self.flop_counts[name][key] += flops
 
     def node_enter(self, node):
+        """Called by the engine before each backward node: its FLOPs count under the modules of the
+        forward op it differentiates."""
         if threading.get_ident() != self._thread:
             return
         self._running.append((self._node_parents.get(node, ("Global",)), getattr(node, "op", None)))
 
     def node_exit(self, node):
+        """Called by the engine after each backward node: leaves the modules entered for it."""
         if threading.get_ident() == self._thread and self._running:  # empty: exited inside the node
             self._running.pop()
 

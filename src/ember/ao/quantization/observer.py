@@ -36,6 +36,7 @@ class _WithArgs:
         return self.cls(**{**self.kwargs, **kwargs})
 
     def with_args(self, **kwargs):
+        """A factory like this one with ``kwargs`` added to the constructor arguments."""
         return _WithArgs(self.cls, **{**self.kwargs, **kwargs})
 
     def __repr__(self):
@@ -53,6 +54,8 @@ class ObserverBase:
 
     @classmethod
     def with_args(cls, **kwargs):
+        """A factory making ``cls(**kwargs)`` when called (``MinMaxObserver.with_args(dtype=...)``),
+        as qconfigs hold (https://pytorch.org/docs/stable/quantization.html)."""
         return _WithArgs(cls, **kwargs)
 
 
@@ -71,6 +74,7 @@ class PlaceholderObserver(ObserverBase):
         return x
 
     def calculate_qparams(self):
+        """Raises Exception, as PyTorch's: a placeholder only records the dtype."""
         raise Exception("calculate_qparams should not be called for PlaceholderObserver")
 
 
@@ -149,6 +153,7 @@ class MinMaxObserver(ObserverBase):
         # course:end 15/minmax-qparams
 
     def extra_repr(self):
+        """``min_val=..., max_val=...``: the range observed so far."""
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
     def __repr__(self):

@@ -76,17 +76,21 @@ class QuantizedTensor:
         return self._int_repr.shape
 
     def size(self, dim=None):
+        """The shape (as ``Tensor.size``), or the size along ``dim``."""
         return self._int_repr.size() if dim is None else self._int_repr.size(dim)
 
     def dim(self):
+        """The number of dimensions."""
         return self._int_repr.ndim
 
     ndim = property(dim)
 
     def numel(self):
+        """The number of elements."""
         return self._int_repr.numel()
 
     def element_size(self):
+        """Bytes per element of the stored integers (1 for qint8 and quint8)."""
         return self._int_repr.element_size()
 
     @property
@@ -94,9 +98,11 @@ class QuantizedTensor:
         return self.numel() * self.element_size()
 
     def int_repr(self):
+        """The stored integers as a Tensor (int8 or uint8), without dequantizing."""
         return self._int_repr
 
     def qscheme(self):
+        """``per_tensor_affine`` or ``per_channel_affine``."""
         return per_tensor_affine if self._axis is None else per_channel_affine
 
     def _per_tensor(self, what):
@@ -110,22 +116,27 @@ class QuantizedTensor:
                                f"got false. ({what} is only defined for per-channel quantized tensors)")
 
     def q_scale(self):
+        """The scale of a per-tensor quantized tensor (RuntimeError for per-channel), a float."""
         self._per_tensor("q_scale")
         return float(self._scale)
 
     def q_zero_point(self):
+        """The zero point of a per-tensor quantized tensor (RuntimeError for per-channel), an int."""
         self._per_tensor("q_zero_point")
         return int(self._zero_point)
 
     def q_per_channel_scales(self):
+        """The float64 scales, one per channel (RuntimeError for per-tensor)."""
         self._per_channel("q_per_channel_scales")
         return from_numpy(np.array(self._scale, np.float64))
 
     def q_per_channel_zero_points(self):
+        """The int64 zero points, one per channel (RuntimeError for per-tensor)."""
         self._per_channel("q_per_channel_zero_points")
         return from_numpy(np.array(self._zero_point, np.int64))
 
     def q_per_channel_axis(self):
+        """The channel dim of a per-channel quantized tensor (RuntimeError for per-tensor)."""
         self._per_channel("q_per_channel_axis")
         return self._axis
 

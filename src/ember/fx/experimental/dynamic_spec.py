@@ -115,6 +115,7 @@ class _Entries:
         return len(self._entries)
 
     def items(self):
+        """The ``(name, spec)`` entries, in order."""
         return self._entries.items()
 
     def __repr__(self):

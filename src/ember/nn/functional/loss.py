@@ -2,7 +2,7 @@
 
 Each takes PyTorch's ``reduction`` ('mean' | 'sum' | 'none') and the legacy
 ``size_average``/``reduce`` flags (:mod:`ember.nn._reduction`). ``cross_entropy``,
-``nll_loss`` and ``binary_cross_entropy`` are fused entries in :mod:`ember._ops.nn`; the
+``nll_loss`` and ``binary_cross_entropy`` are fused entries in :mod:`ember._ops.loss`; the
 others are written in ember ops. Argument checks raise PyTorch's exception classes with
 its messages.
 """
@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._creation import arange, full as _full
 from ..._ops.pointwise_binary import minimum, where
 from ..._ops.shape import broadcast_shapes, broadcast_tensors
-from ..._ops.nn import BinaryCrossEntropy, CrossEntropy, MseLoss, NllLoss
+from ..._ops.loss import BinaryCrossEntropy, CrossEntropy, MseLoss, NllLoss
 from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad

@@ -41,6 +41,7 @@ class ConversionMixin:
         return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
 
     def cpu(self):
+        """Moves every parameter and buffer to the CPU (where they already are); returns self."""
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
@@ -52,15 +53,20 @@ class ConversionMixin:
         return self._apply(lambda t: t.type(dst_type))
 
     def float(self):
+        """Casts the floating-point parameters and buffers to float32; returns self."""
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self):
+        """Casts the floating-point parameters and buffers to float64; returns self."""
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
+        """Casts the floating-point parameters and buffers to float16; returns self."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def share_memory(self):
+        """Moves every parameter and buffer into shared memory (``Tensor.share_memory_``), so
+        processes started by ``ember.multiprocessing`` see one copy; returns self."""
         return self._apply(lambda t: t.share_memory_())
 
 

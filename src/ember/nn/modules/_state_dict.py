@@ -36,6 +36,8 @@ class StateDictMixin:
                            "called. Please file an issue.")
 
     def set_extra_state(self, state):
+        """Restores what :meth:`get_extra_state` saved, from ``load_state_dict``. A module that
+        defines ``get_extra_state`` defines this too; the base raises RuntimeError, as PyTorch's."""
         raise RuntimeError("Reached a code path in StateDictMixin.set_extra_state() that should never be "
                            "called. Please file an issue.")
 

@@ -142,6 +142,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Sets every slope back to ``init`` (the constructor's value, 0.25 by default)."""
         self.weight.data.fill_(self.init)
 
     def forward(self, input):

@@ -106,6 +106,7 @@ class Sequential(Module):
         return self.extend(list(combined)[len(self):])
 
     def pop(self, key):
+        """Removes the module at ``key`` (an index or a slice) and returns it."""
         v = self[key]
         del self[key]
         return v
@@ -131,6 +132,7 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential):
+        """Appends each module of ``sequential`` (any iterable of modules); returns self."""
         for layer in sequential:
             self.append(layer)
         return self
@@ -205,15 +207,18 @@ class ModuleList(Module):
         self._modules[str(index)] = module
 
     def append(self, module):
+        """Adds ``module`` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def pop(self, key):
+        """Removes the module at index ``key`` and returns it (the later ones move down one)."""
         v = self[key]
         del self[key]
         return v
 
     def extend(self, modules):
+        """Appends each module of the iterable ``modules``; returns self. TypeError for a non-iterable."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             + type(modules).__name__)
@@ -264,23 +269,30 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self):
+        """Removes every module."""
         self._modules.clear()
 
     def pop(self, key):
+        """Removes the module named ``key`` and returns it (KeyError if there is none)."""
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """The names of the modules, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """``(name, module)`` pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules):
+        """Adds or replaces the modules of ``modules``: a mapping (a plain dict in its order), a
+        ModuleDict, or an iterable of ``(name, module)`` pairs. TypeError for anything else."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, "
                             "but got " + type(modules).__name__)
@@ -337,11 +349,13 @@ class ParameterList(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def append(self, value):
+        """Adds ``value`` at the end (a tensor becomes a Parameter, as on assignment); returns self."""
         self._size += 1
         self[self._size - 1] = value
         return self
 
     def extend(self, values):
+        """Appends each of ``values``; returns self. TypeError for a non-iterable or a single Tensor."""
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got "
                             + type(values).__name__)
@@ -403,42 +417,55 @@ class ParameterDict(Module):
         return key in self._keys
 
     def copy(self):
+        """A new ParameterDict holding the same parameters (not copies of them)."""
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def setdefault(self, key, default=None):
+        """The parameter at ``key``, first set to ``default`` if there is none."""
         if key not in self:
             self[key] = default
         return self[key]
 
     def clear(self):
+        """Removes every parameter."""
         for k in list(self._keys):
             del self[k]
 
     def pop(self, key):
+        """Removes the parameter at ``key`` and returns it (KeyError if there is none)."""
         v = self[key]
         del self[key]
         return v
 
     def popitem(self):
+        """Removes the last-inserted parameter and returns ``(key, parameter)``."""
         k = next(reversed(self._keys))
         return k, self.pop(k)
 
     def get(self, key, default=None):
+        """The parameter at ``key``, or ``default`` if there is none."""
         return self[key] if key in self else default
 
     def fromkeys(self, keys, default=None):
+        """A new ParameterDict with each of ``keys`` set to ``default``."""
         return ParameterDict((k, default) for k in keys)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._keys.keys()
 
     def items(self):
+        """``(key, parameter)`` pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The parameters, in insertion order."""
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
+        """Adds or replaces entries from ``parameters``: an OrderedDict or ParameterDict (in its
+        order), another mapping (in sorted key order, as PyTorch), or ``(key, value)`` pairs.
+        TypeError for anything else."""
         if not isinstance(parameters, Iterable):
             raise TypeError("ParametersDict.update should be called with an iterable of key/value "
                             "pairs, but got " + type(parameters).__name__)

@@ -105,6 +105,8 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draws ``weight`` and ``bias`` from U(-1/sqrt(in_features), 1/sqrt(in_features)), as
+        PyTorch's ``Bilinear``."""
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

@@ -490,13 +490,17 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
+        """Yields the buffers of this module (and, with ``recurse``, of its submodules), each once."""
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """Yields ``(name, buffer)`` with dotted names (``"bn.running_mean"``) after ``prefix``;
+        ``recurse=False`` for this module's own, ``remove_duplicate=False`` to repeat shared ones."""
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def children(self):
+        """Yields the direct submodules, in registration order."""
         for _, module in self.named_children():
             yield module
 
@@ -509,6 +513,7 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
                 yield name, module
 
     def modules(self):
+        """Yields this module and every submodule, depth first, each once."""
         for _, module in self.named_modules():
             yield module
 

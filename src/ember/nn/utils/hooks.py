@@ -26,6 +26,7 @@ class RemovableHandle:
         self.extra_dicts = tuple(extra_dict)
 
     def remove(self):
+        """Unregisters the hook (from every dict it was put in); calling it again does nothing."""
         self.hooks_dict.pop(self.id, None)
         for d in self.extra_dicts:
             d.pop(self.id, None)
@@ -94,11 +95,15 @@ class BackwardHook:
         return tuple(out)
 
     def setup_input_hook(self, args):
+        """Wraps the forward's tensor ``args`` so that their gradients reach the module's full
+        backward hooks; returns the arguments to call ``forward`` with."""
         self.n_inputs = len(args)
         args, self.input_index = self._wrap(self._on_grad_input, args)
         return args
 
     def setup_output_hook(self, result):
+        """Wraps the forward's result (a tensor or a tuple) so that the gradients of the outputs
+        are collected for the hooks; returns the result to hand back."""
         single = not isinstance(result, tuple)
         outputs = (result,) if single else result
         self.n_outputs = len(outputs)

@@ -57,33 +57,43 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
                           move(self.unsorted_indices))
 
     def cuda(self, *args, **kwargs):
+        """Raises, as ``Tensor.cuda`` does: ember has no CUDA device."""
         return self.to(*args, device="cuda", **kwargs)
 
     def cpu(self, *args, **kwargs):
+        """This sequence with its tensors on the CPU (itself, as they are)."""
         return self.to(*args, device="cpu", **kwargs)
 
     def double(self):
+        """This sequence with ``data`` cast to float64 (the index tensors unchanged)."""
         return self.to(dtype=_dtype.float64)
 
     def float(self):
+        """This sequence with ``data`` cast to float32."""
         return self.to(dtype=_dtype.float32)
 
     def half(self):
+        """This sequence with ``data`` cast to float16."""
         return self.to(dtype=_dtype.float16)
 
     def long(self):
+        """This sequence with ``data`` cast to int64."""
         return self.to(dtype=_dtype.int64)
 
     def int(self):
+        """This sequence with ``data`` cast to int32."""
         return self.to(dtype=_dtype.int32)
 
     def short(self):
+        """This sequence with ``data`` cast to int16."""
         return self.to(dtype=_dtype.int16)
 
     def char(self):
+        """This sequence with ``data`` cast to int8."""
         return self.to(dtype=_dtype.int8)
 
     def byte(self):
+        """This sequence with ``data`` cast to uint8."""
         return self.to(dtype=_dtype.uint8)
 
     @property
@@ -91,6 +101,7 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
         return self.data.is_cuda
 
     def is_pinned(self):
+        """Whether ``data`` is in pinned memory (never, on ember's CPU)."""
         return self.data.is_pinned()
 
 

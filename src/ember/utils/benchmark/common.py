@@ -43,6 +43,7 @@ class TaskSpec:
         return f"stmt:{f' ({self.sub_label})' if self.sub_label else ''}\n{textwrap.indent(self.stmt, '  ')}"
 
     def setup_str(self):
+        """The setup code as the report shows it: empty for none, in a block for several lines."""
         if self.setup in ("", "pass"):
             return ""
         if "\n" in self.setup:
@@ -50,6 +51,7 @@ class TaskSpec:
         return f"setup: {self.setup}"
 
     def summarize(self):
+        """The title, description and setup of the task, one section a line, as the report heads."""
         sections = [s for s in (self.title, self.description or "", self.setup_str()) if s]
         return "\n".join(f"{s}\n" if "\n" in s else s for s in sections)
 
@@ -172,6 +174,7 @@ def select_unit(t):
 
 
 def unit_to_english(u):
+    """The English name of a time unit: ``"us"`` gives ``"microsecond"`` (KeyError for others)."""
     return {"ns": "nanosecond", "us": "microsecond", "ms": "millisecond", "s": "second"}[u]
 
 
@@ -184,4 +187,5 @@ def trim_sigfig(x, n):
 
 
 def ordered_unique(elements):
+    """The distinct ``elements`` as a list, in the order of their first appearance."""
     return list(dict.fromkeys(elements))

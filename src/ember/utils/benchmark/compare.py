@@ -16,6 +16,8 @@ _BOLD, _END = "\033[1m", "\033[0m"
 
 
 class Colorize(enum.Enum):
+    """How :class:`Compare` colours its table: not at all, by column or by row (the fastest
+    entry of each green, the slowest red)."""
     NONE = "none"
     COLUMNWISE = "columnwise"
     ROWWISE = "rowwise"
@@ -35,6 +37,7 @@ class Compare:
         self._highlight_warnings = False
 
     def extend_results(self, results):
+        """Adds ``results`` (Measurements) to the table; ValueError for anything else."""
         for r in results:
             if not isinstance(r, Measurement):
                 raise ValueError(f"Expected an instance of `Measurement`, got {type(r)} instead.")
@@ -54,6 +57,7 @@ class Compare:
         self._highlight_warnings = True
 
     def print(self):
+        """Prints the table (``str(self)``)."""
         print(str(self))
 
     def __str__(self):

@@ -19,6 +19,8 @@ __all__ = ["Timer", "Language"]
 
 
 class Language(enum.Enum):
+    """The language of a :class:`Timer`'s statement; ember times Python only (CPP raises
+    ValueError where PyTorch would compile it)."""
     PYTHON = 0
     CPP = 1
 
@@ -77,9 +79,11 @@ class Timer:
             return Measurement(number, [self._timeit(number)], self._task_spec)
 
     def repeat(self, repeat=-1, number=-1):
+        """Raises NotImplementedError, as PyTorch's: use :meth:`blocked_autorange` or :meth:`timeit`."""
         raise NotImplementedError("See `Timer.blocked_autorange.`")
 
     def autorange(self, callback=None):
+        """Raises NotImplementedError, as PyTorch's: use :meth:`blocked_autorange`."""
         raise NotImplementedError("See `Timer.blocked_autorange.`")
 
     def _block_size(self, min_run_time):

@@ -127,6 +127,7 @@ class ConcatDataset(Dataset):
 
     @staticmethod
     def cumsum(sequence):
+        """The running totals of the lengths of ``sequence``'s datasets: where each one ends."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets):

@@ -140,12 +140,16 @@ class Linear(nn.Module):
         return self._packed_params._weight_bias()
 
     def weight(self):
+        """The weight as stored: a QuantizedTensor (qint8) or a float16 Tensor, (out_features, in_features).
+        """
         return self._weight_bias()[0]
 
     def bias(self):
+        """The float bias, (out_features), or None."""
         return self._weight_bias()[1]
 
     def set_weight_bias(self, w, b):
+        """Stores ``w`` and ``b`` in the packed parameters (as ``_packed_params.set_weight_bias``)."""
         self._packed_params.set_weight_bias(w, b)
 
     def _get_name(self):

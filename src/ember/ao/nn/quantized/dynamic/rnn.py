@@ -80,9 +80,12 @@ class RNNBase(_FloatRNNBase):
         return out
 
     def get_weight(self):
+        """``{"weight_ih_l0": w, ...}``: every layer's and direction's stored weights (quantized
+        for qint8, float16 otherwise)."""
         return self._weight_bias()["weight"]
 
     def get_bias(self):
+        """``{"bias_ih_l0": b, ...}``: every layer's and direction's float biases."""
         return self._weight_bias()["bias"]
 
     def _layer_weights(self):
@@ -195,9 +198,11 @@ class RNNCellBase(_FloatRNNCellBase):
         return out
 
     def get_weight(self):
+        """``{"weight_ih": w, "weight_hh": w}``: the cell's stored weights."""
         return self._weight_bias()["weight"]
 
     def get_bias(self):
+        """``{"bias_ih": b, "bias_hh": b}``: the cell's float biases (None where absent)."""
         return self._weight_bias()["bias"]
 
     @property
