@@ -2,6 +2,7 @@
 set by a scheduler each step and a parameter group added mid-run, dropout under manual_seed,
 a no_grad region, and a compiled module's state_dict saved and loaded."""
 import io
+import pickle
 
 import numpy as np
 import pytest
@@ -97,3 +98,26 @@ def test_compiled_module_state_dict_saves_and_loads_as_torchs():
     buffer.seek(0)
     other.load_state_dict(ember.load(buffer))
     np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_whole_compiled_module_saves_and_loads_as_torchs():
+    # torch.save(model, f) of a compiled model (pytorch/examples' word_language_model saves its
+    # model whole): torch pickles the settings, and torch.load's default weights_only refuses
+    # the OptimizedModule it names; loaded with weights_only=False it is compiled again on first
+    # call. ember.save raised AttributeError (a lambda of the graph cache cannot be pickled).
+    ember.manual_seed(0)
+    model = ember.compile(nn.Sequential(nn.Linear(3, 4), nn.ReLU()), backend="aot_eager")
+    x = ember.randn(2, 3)
+    y = model(x)
+    buffer = io.BytesIO()
+    ember.save(model, buffer)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError,
+                       match="Unsupported global: GLOBAL ember.compiler.eval_frame.OptimizedModule"):
+        ember.load(buffer)
+    buffer.seek(0)
+    loaded = ember.load(buffer, weights_only=False)
+    assert type(loaded) is type(model) and loaded._compiled_call._backend == "aot_eager"
+    assert loaded._compiled_call._entries == [] and list(loaded.state_dict()) == list(model.state_dict())
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), y.detach().numpy())
+    assert len(loaded._compiled_call._entries) == 1  # captured on its first call
