@@ -65,6 +65,41 @@ def test_dropout_draws_eagers_numbers_under_manual_seed():
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_randn_like_and_rand_are_captured_and_draw_eagers_numbers():
+    # the VAE's reparameterisation (pytorch/examples vae): eps = randn_like(std) inside forward.
+    # The draws were a graph break, so the whole model ran eagerly.
+    torch = pytest.importorskip("torch")
+    layer = nn.Linear(4, 6)
+
+    def sample(x):
+        mu, logvar = layer(x).chunk(2, dim=1)
+        std = ember.exp(0.5 * logvar)
+        return mu + ember.randn_like(std) * std + ember.rand(3, dtype=ember.float64).sum()
+
+    compiled = ember.compile(sample)
+    x = ember.randn(20, 4)
+    for run in range(3):  # capture, then replays (a 20 x 3 randn: Box-Muller in blocks of 16)
+        ember.manual_seed(run)
+        got = compiled(x)
+        got.sum().backward()
+        grads = [p.grad.clone() for p in layer.parameters()]
+        layer.zero_grad()
+        ember.manual_seed(run)
+        want = sample(x)
+        want.sum().backward()
+        # the same draws (another draw would differ by ~1), the compiled exp's float32 roundoff
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+        for g, p in zip(grads, layer.parameters()):
+            np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-5)
+        layer.zero_grad()
+    counters = ember._dynamo.utils.counters
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], dict(counters)
+    torch.manual_seed(2)
+    ember.manual_seed(2)
+    assert ember.randn(3, 5).tolist() == torch.randn(3, 5).tolist()  # still torch's numbers eagerly
+    assert ember.rand(5, dtype=ember.float64).tolist() == torch.rand(5, dtype=torch.float64).tolist()
+
+
 def test_no_grad_region_inside_the_compiled_function():
     def fn(x, w):
         with ember.no_grad():
