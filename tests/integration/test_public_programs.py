@@ -137,6 +137,7 @@ def test_makemore_models_print_torchs_losses_and_samples(model, tmp_path, monkey
     "beginner_source/blitz/autograd_tutorial.py",
     "beginner_source/examples_autograd/polynomial_custom_function.py",  # autograd.Function
     "beginner_source/examples_nn/polynomial_nn.py",  # Linear + Flatten(0, 1), MSELoss(reduction='sum')
+    "beginner_source/examples_nn/polynomial_optim.py",  # the same with optim.SGD
     # the NLP tutorials (their older versions: autograd.Variable, torch.LongTensor, torch.Tensor(1, n))
     "beginner_source/nlp/deep_learning_tutorial.py",  # bag-of-words logistic regression, NLLLoss, SGD
     "beginner_source/nlp/word_embeddings_tutorial.py",  # n-gram language model over a set() vocabulary
