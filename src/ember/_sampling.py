@@ -9,7 +9,8 @@ import numpy as np
 from . import _distributions, _dtype
 from ._creation import _finish, _size, _sizes
 from ._device import check_device
-from ._ops.core import _type_name
+from ._ops.core import _type_name, apply
+from ._ops.random import StandardNormal, StandardUniform
 from ._tensor import Tensor
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -27,8 +28,10 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1)."""
     check_device(device)
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    size = _sizes(sizes, size)
-    return _finish(_distributions.uniform(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
+    size = _size(_sizes(sizes, size))
+    if generator is None and not requires_grad:  # an op: ember.compile records the draw in its graph
+        return apply(StandardUniform, shape=size, dtype=dtype)
+    return _finish(_distributions.uniform(size, 0.0, 1.0, dtype, generator), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
@@ -40,6 +43,8 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
         parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
         return _finish(parts.view(dtype.np)[..., 0], requires_grad)
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    if generator is None and not requires_grad:  # an op: ember.compile records the draw in its graph
+        return apply(StandardNormal, shape=_size(size), dtype=dtype)
     return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
 

@@ -2,6 +2,7 @@
 set by a scheduler each step and a parameter group added mid-run, dropout under manual_seed,
 a no_grad region, and a compiled module's state_dict saved and loaded."""
 import io
+import pickle
 
 import numpy as np
 import pytest
@@ -64,6 +65,41 @@ def test_dropout_draws_eagers_numbers_under_manual_seed():
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_randn_like_and_rand_are_captured_and_draw_eagers_numbers():
+    # the VAE's reparameterisation (pytorch/examples vae): eps = randn_like(std) inside forward.
+    # The draws were a graph break, so the whole model ran eagerly.
+    torch = pytest.importorskip("torch")
+    layer = nn.Linear(4, 6)
+
+    def sample(x):
+        mu, logvar = layer(x).chunk(2, dim=1)
+        std = ember.exp(0.5 * logvar)
+        return mu + ember.randn_like(std) * std + ember.rand(3, dtype=ember.float64).sum()
+
+    compiled = ember.compile(sample)
+    x = ember.randn(20, 4)
+    for run in range(3):  # capture, then replays (a 20 x 3 randn: Box-Muller in blocks of 16)
+        ember.manual_seed(run)
+        got = compiled(x)
+        got.sum().backward()
+        grads = [p.grad.clone() for p in layer.parameters()]
+        layer.zero_grad()
+        ember.manual_seed(run)
+        want = sample(x)
+        want.sum().backward()
+        # the same draws (another draw would differ by ~1), the compiled exp's float32 roundoff
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+        for g, p in zip(grads, layer.parameters()):
+            np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-5)
+        layer.zero_grad()
+    counters = ember._dynamo.utils.counters
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], dict(counters)
+    torch.manual_seed(2)
+    ember.manual_seed(2)
+    assert ember.randn(3, 5).tolist() == torch.randn(3, 5).tolist()  # still torch's numbers eagerly
+    assert ember.rand(5, dtype=ember.float64).tolist() == torch.rand(5, dtype=torch.float64).tolist()
+
+
 def test_no_grad_region_inside_the_compiled_function():
     def fn(x, w):
         with ember.no_grad():
@@ -97,3 +133,26 @@ def test_compiled_module_state_dict_saves_and_loads_as_torchs():
     buffer.seek(0)
     other.load_state_dict(ember.load(buffer))
     np.testing.assert_array_equal(other(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_whole_compiled_module_saves_and_loads_as_torchs():
+    # torch.save(model, f) of a compiled model (pytorch/examples' word_language_model saves its
+    # model whole): torch pickles the settings, and torch.load's default weights_only refuses
+    # the OptimizedModule it names; loaded with weights_only=False it is compiled again on first
+    # call. ember.save raised AttributeError (a lambda of the graph cache cannot be pickled).
+    ember.manual_seed(0)
+    model = ember.compile(nn.Sequential(nn.Linear(3, 4), nn.ReLU()), backend="aot_eager")
+    x = ember.randn(2, 3)
+    y = model(x)
+    buffer = io.BytesIO()
+    ember.save(model, buffer)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError,
+                       match="Unsupported global: GLOBAL ember.compiler.eval_frame.OptimizedModule"):
+        ember.load(buffer)
+    buffer.seek(0)
+    loaded = ember.load(buffer, weights_only=False)
+    assert type(loaded) is type(model) and loaded._compiled_call._backend == "aot_eager"
+    assert loaded._compiled_call._entries == [] and list(loaded.state_dict()) == list(model.state_dict())
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), y.detach().numpy())
+    assert len(loaded._compiled_call._entries) == 1  # captured on its first call

@@ -125,7 +125,8 @@ def run_example(lib, program, argv, cwd, monkeypatch, stdin=None):
     """Runs ``program`` (a path in the pytorch/examples checkout, or an absolute path) with
     ``argv`` in ``cwd`` under ``lib``; returns stdout.
     With ``stdin`` (text), the program reads it, and the EOFError of reading past its end ends
-    the session (an interactive loop's only way out)."""
+    the session (an interactive loop's only way out). An exception the program raises carries
+    what it printed before as ``stdout``."""
     path = example(program)
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", [str(path)] + list(argv))
@@ -141,6 +142,9 @@ def run_example(lib, program, argv, cwd, monkeypatch, stdin=None):
             if stdin is None or sys.stdin.read():
                 raise
             scope = {"torch": sys.modules["torch"]}
+        except Exception as error:
+            error.stdout = out.getvalue()  # what the program printed before it failed
+            raise
     assert scope["torch"] is lib, scope["torch"]  # the program really ran on ``lib``
     return out.getvalue()
 

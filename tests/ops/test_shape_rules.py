@@ -128,7 +128,7 @@ def layer_calls():
         lambda: _recurrent(seq),
         lambda: _optimizers(),
         lambda: _sparse(),
-        lambda: F.dropout(x, 0.5), lambda: F.dropout(x, 1.0),
+        lambda: F.dropout(x, 0.5), lambda: F.dropout(x, 1.0), lambda: ember.rand(2, 0, 3, dtype=ember.float64),
         lambda: _grad_of_grad(lambda t: F.prelu(t, ember.tensor([0.25, 0.5, 0.1])), x),
         lambda: _complex_and_fft(x[0]),
     )

@@ -20,7 +20,7 @@ from scipy import special as _special
 from .. import _distributions
 from .core import Op, apply, elementwise_rule, like_input
 
-__all__ = ["DropoutMask", "StandardGamma", "StandardGammaGrad", "standard_gamma", "standard_gamma_grad",
+__all__ = ["DropoutMask", "StandardUniform", "StandardNormal", "StandardGamma", "StandardGammaGrad", "standard_gamma", "standard_gamma_grad",
            "sample_dirichlet"]
 
 
@@ -37,6 +37,32 @@ class DropoutMask(Op):
         if p == 1:
             return np.zeros(shape, dtype.np)
         return _distributions.dropout_mask(shape, p, dtype)  # torch's numbers for the same seed
+
+
+class StandardUniform(Op):
+    """A tensor of ``shape`` and floating ``dtype`` uniform on [0, 1) (``rand`` and ``rand_like``
+    with the default generator). No inputs; never differentiated."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+    infer = classmethod(lambda op, shape, dtype: (tuple(shape), dtype))
+
+    @staticmethod
+    def forward(shape, dtype):
+        return _distributions.uniform(shape, 0.0, 1.0, dtype)
+
+
+class StandardNormal(Op):
+    """A tensor of ``shape`` and real floating ``dtype`` of N(0, 1) samples (``randn`` and
+    ``randn_like`` with the default generator). No inputs; never differentiated."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+    infer = classmethod(lambda op, shape, dtype: (tuple(shape), dtype))
+
+    @staticmethod
+    def forward(shape, dtype):
+        return _distributions.normal(shape, 0.0, 1.0, dtype)
 
 
 def _at_least_tiny(values, dtype):

@@ -204,6 +204,12 @@ class _CompiledFunction:
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
+    def __reduce__(self):
+        # pickled (``ember.save`` of a compiled module) as its settings: the graphs, built for
+        # this process, are captured again on the first call after loading, as torch's are
+        return _CompiledFunction, (self._fn, self._fullgraph, self._backend, self._options, self._recompile_limit,
+                                   self._dynamic, self._spec, self._signature_of)
+
     def __call__(self, *args, **kwargs):
         fn = self._fn
         if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
