@@ -18,7 +18,7 @@ import shutil
 import sys
 import traceback
 
-__all__ = ["mpiexec_command", "main"]
+__all__ = ["mpiexec_command", "launched_world", "main"]
 
 _ULFM = ["--with-ft", "ulfm", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]
 # Open MPI's RMA component for UCX warns on machines without UCX hardware; the default is fine.
@@ -69,6 +69,14 @@ def environment(base=None):
     for key, value in _QUIET.items():
         env.setdefault(key, value)
     return env
+
+
+def launched_world():
+    """``(rank, size)`` of this process in the MPI job an MPI launcher (``mpiexec``, ``ember run``,
+    ``srun --mpi=pmix``) started it in, read from the launcher's variables; None outside one."""
+    ranks = [os.environ[s] for s in _RANK_VARIABLES[0][1][:3] if s in os.environ]
+    sizes = [os.environ[s] for s in _RANK_VARIABLES[1][1] if s in os.environ]
+    return (int(ranks[0]), int(sizes[0])) if ranks and sizes else None
 
 
 def _set_rank_variables():
