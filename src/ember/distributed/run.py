@@ -18,7 +18,7 @@ import shutil
 import sys
 import traceback
 
-__all__ = ["mpiexec_command", "launched_world", "main"]
+__all__ = ["mpiexec_command", "find_mpiexec", "is_open_mpi", "launched_world", "main"]
 
 _ULFM = ["--with-ft", "ulfm", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]
 # Open MPI's RMA component for UCX warns on machines without UCX hardware; the default is fine.
@@ -38,8 +38,11 @@ def find_mpiexec():
     return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
 
 
-def _is_open_mpi(mpiexec):
-    return os.path.exists(os.path.join(os.path.dirname(mpiexec), "prterun"))
+def is_open_mpi(mpiexec=None):
+    """True if ``mpiexec`` (default :func:`find_mpiexec`'s) is Open MPI's: the only engine whose
+    fault tolerance (ULFM, ``--fault-tolerant``) ember uses; MPICH's Hydra has none."""
+    mpiexec = mpiexec or find_mpiexec()
+    return mpiexec is not None and os.path.exists(os.path.join(os.path.dirname(mpiexec), "prterun"))
 
 
 def mpiexec_command(nproc, script, args=(), fault_tolerant=False, mpiexec=None):
@@ -52,7 +55,7 @@ def mpiexec_command(nproc, script, args=(), fault_tolerant=False, mpiexec=None):
     if mpiexec is None:
         raise FileNotFoundError('mpiexec not found: pip install "ember[distributed]"')
     command = [mpiexec, "-n", str(nproc)]
-    if _is_open_mpi(mpiexec):
+    if is_open_mpi(mpiexec):
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-run-as-root")
         command.append("--oversubscribe")
