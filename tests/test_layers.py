@@ -73,6 +73,9 @@ FUNCTION_LEVEL_ALLOWED = {
     # nn.Module.compile() is torch's entry point into the compiler.
     ("ember/nn/__init__.py", "__getattr__", DYNAMIC),
     ("ember/utils/data/distributed.py", "__init__", "ember.distributed"),
+    # mp.spawn starts one MPI job only for a program that has imported ember.distributed
+    # (its processes must join one world): importing it here would make every program one.
+    ("ember/multiprocessing/spawn.py", "start_processes", DYNAMIC),
     ("ember/nn/modules/module.py", "compile", "ember.compiler"),
     # A Timer's statement sees the public namespace as ``torch`` and ``ember``, as a user
     # program would: the top layer, which Timer (below it) reaches when it is made.

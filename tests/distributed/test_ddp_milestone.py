@@ -6,7 +6,10 @@ pytest.importorskip("mpi4py", reason="the ddp milestone needs the distributed ex
 
 from ember.milestones import ddp  # noqa: E402
 
+from .launch import needs_ulfm  # noqa: E402
 
+
+@needs_ulfm
 def test_survivors_finish_above_threshold_and_fr_trace_names_the_dead_rank(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     result = ddp.milestone(tmp_path).run(fast=True, quiet=True, plot_dir=tmp_path / "plots")

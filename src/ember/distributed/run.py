@@ -18,7 +18,7 @@ import shutil
 import sys
 import traceback
 
-__all__ = ["mpiexec_command", "main"]
+__all__ = ["mpiexec_command", "find_mpiexec", "is_open_mpi", "launched_world", "main"]
 
 _ULFM = ["--with-ft", "ulfm", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]
 # Open MPI's RMA component for UCX warns on machines without UCX hardware; the default is fine.
@@ -38,8 +38,11 @@ def find_mpiexec():
     return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
 
 
-def _is_open_mpi(mpiexec):
-    return os.path.exists(os.path.join(os.path.dirname(mpiexec), "prterun"))
+def is_open_mpi(mpiexec=None):
+    """True if ``mpiexec`` (default :func:`find_mpiexec`'s) is Open MPI's: the only engine whose
+    fault tolerance (ULFM, ``--fault-tolerant``) ember uses; MPICH's Hydra has none."""
+    mpiexec = mpiexec or find_mpiexec()
+    return mpiexec is not None and os.path.exists(os.path.join(os.path.dirname(mpiexec), "prterun"))
 
 
 def mpiexec_command(nproc, script, args=(), fault_tolerant=False, mpiexec=None):
@@ -52,7 +55,7 @@ def mpiexec_command(nproc, script, args=(), fault_tolerant=False, mpiexec=None):
     if mpiexec is None:
         raise FileNotFoundError('mpiexec not found: pip install "ember[distributed]"')
     command = [mpiexec, "-n", str(nproc)]
-    if _is_open_mpi(mpiexec):
+    if is_open_mpi(mpiexec):
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-run-as-root")
         command.append("--oversubscribe")
@@ -69,6 +72,14 @@ def environment(base=None):
     for key, value in _QUIET.items():
         env.setdefault(key, value)
     return env
+
+
+def launched_world():
+    """``(rank, size)`` of this process in the MPI job an MPI launcher (``mpiexec``, ``ember run``,
+    ``srun --mpi=pmix``) started it in, read from the launcher's variables; None outside one."""
+    ranks = [os.environ[s] for s in _RANK_VARIABLES[0][1][:3] if s in os.environ]
+    sizes = [os.environ[s] for s in _RANK_VARIABLES[1][1] if s in os.environ]
+    return (int(ranks[0]), int(sizes[0])) if ranks and sizes else None
 
 
 def _set_rank_variables():

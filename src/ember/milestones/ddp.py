@@ -36,7 +36,7 @@ import ember.distributed as dist
 from ember import nn
 from ember.distributed import elastic
 from ember.distributed.fr_trace import analyze, load_dumps
-from ember.distributed.run import environment, find_mpiexec, mpiexec_command
+from ember.distributed.run import environment, find_mpiexec, is_open_mpi, mpiexec_command
 from ember.nn.parallel import DistributedDataParallel
 from ember.utils.data import DataLoader
 from ember.vision import transforms
@@ -53,6 +53,10 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     failed = {"test accuracy": 0.0, "fr-trace names the dead rank": 0.0}, {}
     if not dist.is_available() or find_mpiexec() is None:
         print('ddp: needs mpi4py and Open MPI: pip install "ember[distributed]"', file=sys.stderr)
+        return failed
+    if not is_open_mpi():
+        print(f"ddp: kills a rank, so needs Open MPI's fault tolerance (ULFM); {find_mpiexec()} is "
+              'another MPI (MPICH?): pip install "ember[distributed]" in a fresh venv', file=sys.stderr)
         return failed
     out = Path(out_dir or tempfile.mkdtemp(prefix="ember-ddp-"))
     (out / "fr").mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ status 1; ``join`` waits, and on the first failure terminates the other processe
 ``ProcessRaisedException`` (with the child's traceback) or ``ProcessExitedException`` (for a
 process killed by a signal or exiting with a non-zero status).
 """
+import importlib
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -96,7 +97,16 @@ class ProcessContext:
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """Starts ``nprocs`` processes running ``fn(i, *args)`` (``i`` = 0 .. nprocs-1) with
     ``start_method``; with ``join`` waits for all of them and returns None, else returns the
-    :class:`ProcessContext`."""
+    :class:`ProcessContext`.
+
+    A program that has imported ``ember.distributed`` gets its ``nprocs`` processes as one MPI
+    job instead, so that ``init_process_group`` in each joins one world (see
+    ``ember/distributed/_spawn.py``): under ``mpiexec`` when started by ``python``, or ``fn``
+    run in place on each rank when already launched on ``nprocs`` ranks (``ember run``)."""
+    if "ember.distributed" in sys.modules:  # imported by the program, never by this module
+        job = importlib.import_module("ember.distributed._spawn")
+        if job.can_spawn_mpi_job():
+            return job.spawn_as_mpi_job(fn, args, nprocs, join)
     context = multiprocessing.get_context(start_method)
     processes, error_queues = [], []
     for i in range(nprocs):
