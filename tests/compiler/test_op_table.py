@@ -109,7 +109,8 @@ NN = {  # nn ops over [batch, channels, ...] made from x
 # the array is a constant made in the function (Index, Gather, Scatter...) or computed by the
 # forward (MaxAlongDim's, Sort's and Cummax's gradients scatter with the forward's indices);
 # Resample's taps and BinaryCrossEntropy's check of its target's range run outside the dispatcher.
-# A fix moves an entry up into its table: test_known_breaks_still_break fails until it does.
+# The "breaks" group asserts it still breaks; a fixed entry moves up into its table, whose group
+# asserts one graph without breaks.
 BREAKS = {
     "MaxAlongDim": "x.max(1).values", "MinAlongDim": "x.min(0).values", "Cummax": "x.cummax(1).values",
     "Cummin": "x.cummin(0).values", "Sort": "x.sort(1).values", "Mode": "x.round().mode(1).values",
