@@ -209,12 +209,12 @@ def _stored(plan, node, members):
 _EXTREME = "(({b} != {b} || {b} %s {a}) ? {b} : {a})"
 _REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}"), "All": ("1", "{a} & {b}", "({} != 0)"),
                "Any": ("0", "{a} | {b}", "({} != 0)"), "Amax": ("-INFINITY", _EXTREME % ">", "{}"),
-               "Amin": ("INFINITY", _EXTREME % "<", "{}")}
+               "Amin": ("INFINITY", _EXTREME % "<", "{}"), "Prod": ("1", "{a} * {b}", "{}")}
 _REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
 
 
 def _sum_kernel(src, node, fname):
-    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the loop."""
+    """Sum, All, Any, Amax, Amin or Prod over some dims, their elementwise producers computed in the loop."""
     plan = src.plan
     start, combine, element = _REDUCTIONS[node.target.name]
     x = node.args[0]

@@ -446,6 +446,8 @@ def kind_of(node, have_blas):
         return "sum"
     if name in ("Amax", "Amin", "Max", "Min") and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
+    if name == "Prod" and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"  # the sum kernel's loops multiplying (an empty product is 1)
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):
