@@ -142,6 +142,25 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     assert len(json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())) == 10
 
 
+def test_a_failing_compiler_never_loses_a_training_run(tmp_path, monkeypatch):
+    """Through ember.compile, end to end: a whole training step whose C fails to compile runs
+    (generated Python), with eager's losses and one warning naming the compiler's log."""
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    import ember
+    ember.compiler.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, losses = _mlp_step()
+    ember.compiler.reset()
+    _, eager = _mlp_step(disable=True)
+    np.testing.assert_allclose(losses, eager, rtol=1e-5)
+    failed = [str(w.message) for w in caught if "compiling the generated C failed" in str(w.message)]
+    assert len(failed) == 1 and re.search(r"log: .*\.log", failed[0]), failed
+
 def test_process_killed_while_compiling_leaves_no_entry(tmp_path):
     """A compiler that hangs; the process compiling is killed: no library or record appears
     under its final name, and the next process builds a good one."""

@@ -135,6 +135,22 @@ def test_conv_kernels_equal_eager(case, variant, monkeypatch, capsys):
         np.testing.assert_allclose(mine, theirs, **tolerance)
 
 
+@pytest.mark.parametrize("vendor, chosen", [("GenuineIntel", "Winograd F(4,3)"), ("AuthenticAMD", "Winograd F(2,3)")])
+def test_cost_model_picks_the_winograd_measured_faster_on_the_cpu(vendor, chosen, monkeypatch, capsys):
+    """F(4, 3) on Intel (faster there for each of Conv2d(16, 32, 3)'s three kernels), F(2, 3)
+    elsewhere (autotune.winograd_choice); the result equals eager either way."""
+    monkeypatch.setattr(autotune, "cpu_vendor", lambda: vendor)
+    monkeypatch.setenv("EMBER_LOGS", "autotuning")
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((1, 16, 6, 6)).astype(np.float32))
+    w = ember.tensor(rng.standard_normal((32, 16, 3, 3)).astype(np.float32))
+    conv = ember.compile(lambda x, w: F.conv2d(x, w, padding=1), fullgraph=True)
+    y = conv(x, w)
+    assert f"-> {chosen} (cost model)" in capsys.readouterr().err
+    np.testing.assert_allclose(y.numpy(), F.conv2d(x, w, padding=1).numpy(), rtol=1e-4,
+                               atol=WINOGRAD_BOUND[chosen] * float(np.abs(y.numpy()).max()))
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_bias_and_relu_after_a_conv_run_per_sample_inside_it(variant, monkeypatch, capsys):
     """conv + bias + relu: the relu loop is fused behind the stride-1 forward, called on each

@@ -60,13 +60,36 @@ def cost_model(shape, transposed_b=False):
 
 def conv_cost_model(node, have_blas):
     """0 (direct loops) for products too narrow for BLAS (conv.narrow) or where im2col + BLAS
-    cannot run, else 2 (Winograd F(2, 3)) where it applies (3x3, stride 1), else 1 (im2col +
-    BLAS). F(2, 3) halved bench_compile's Conv2d(16, 32, 3) forward and input gradient against
-    im2col + BLAS; F(4, 3) was between the two (its 36 products per block are too short for
-    BLAS at 16 and 32 channels)."""
+    cannot run, else Winograd where it applies (3x3, stride 1), else 1 (im2col + BLAS).
+    Which Winograd depends on the CPU (:func:`winograd_choice`)."""
     if not have_blas or not conv_gemm.candidate(node) or conv.narrow(node):
         return 0
-    return 2 if winograd.candidate(node) else 1
+    return winograd_choice() if winograd.candidate(node) else 1
+
+
+def winograd_choice():
+    """3 (F(4, 3)) on Intel CPUs, else 2 (F(2, 3)). On AMD EPYC (Zen 4) F(2, 3) halved
+    bench_compile's Conv2d(16, 32, 3) forward and input gradient against im2col + BLAS and
+    F(4, 3) was between the two (its 36 products per block too short for BLAS at 16 and 32
+    channels: 551 against 709 us forward). On an Intel Xeon (AVX-512) the same products run
+    faster in OpenBLAS and F(4, 3) wins each of the three kernels (timed: forward 383 against
+    485 us, input gradient 537 against 702, weight gradient 688 against 894; the whole step
+    1.79-1.87 against 2.36 ms, one thread, loaded). F(4, 3) rounds more (2e-5 of the largest
+    output against 2e-6, docs/compile.md); ``max_autotune`` times both on any CPU."""
+    return 3 if cpu_vendor() == "GenuineIntel" else 2
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_vendor():
+    """``vendor_id`` of /proc/cpuinfo (``"GenuineIntel"``, ``"AuthenticAMD"``), or ``""``."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
 
 
 def _generators(family):

@@ -16,6 +16,7 @@ from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
 from .pool import pool_kernel
+from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
@@ -208,12 +209,12 @@ def _stored(plan, node, members):
 _EXTREME = "(({b} != {b} || {b} %s {a}) ? {b} : {a})"
 _REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}"), "All": ("1", "{a} & {b}", "({} != 0)"),
                "Any": ("0", "{a} | {b}", "({} != 0)"), "Amax": ("-INFINITY", _EXTREME % ">", "{}"),
-               "Amin": ("INFINITY", _EXTREME % "<", "{}")}
+               "Amin": ("INFINITY", _EXTREME % "<", "{}"), "Prod": ("1", "{a} * {b}", "{}")}
 _REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
 
 
 def _sum_kernel(src, node, fname):
-    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the loop."""
+    """Sum, All, Any, Amax, Amin or Prod over some dims, their elementwise producers computed in the loop."""
     plan = src.plan
     start, combine, element = _REDUCTIONS[node.target.name]
     x = node.args[0]
@@ -449,6 +450,9 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("softmax", "log_softmax"):
             lines = softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind in ("logsumexp", "argmax", "cumsum"):
+            lines = row_reduction_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
             lines = norm_stats_kernel(src, kernel.nodes[0], fname)

@@ -13,7 +13,7 @@ from ..._ops.rnn import GATES, INPUTS, RESULTS
 from . import conv, pool
 
 __all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
-           "operands", "reads", "label", "Part"]
+           "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
@@ -21,6 +21,8 @@ CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice", "Detach")
 ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
+# op entry -> kernel kind of the row kernels over the last dim (.row_reductions)
+ROW_REDUCTIONS = {"Logsumexp": "logsumexp", "Argmax": "argmax", "Cumsum": "cumsum"}
 _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
@@ -300,6 +302,22 @@ def _last_dim(node, dim):
     return isinstance(dim, int) and dim in (-1, nd - 1) and nd >= 1
 
 
+def _row_reduction_ok(node):
+    """Over the last dim of a float input of known, non-empty shape, with the input's dtype
+    (Argmax: int64) and no other operand."""
+    x, k = node.args[0], node.kwargs
+    if len(node.args) != 1 or not hasattr(x, "meta") or _dtype(x) not in FLOATS:
+        return False
+    shape = tuple(x.meta["shape"])
+    if not shape or not all(type(s) is int and s > 0 for s in shape):
+        return False
+    dim = k.get("dim")
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    out = np.dtype(np.int64) if node.target.name == "Argmax" else _dtype(x)
+    return _last_dim(node, dim) and _dtype(node) == out
+
+
 def _attention_kind(node, have_blas):
     """"bmm" (Matmul of stacks of matrices), "attention" (AttentionWeights), "softmax_grad"
     (SoftmaxScoresGrad): kernels of :mod:`.attention`; or None."""
@@ -375,7 +393,8 @@ def _rnn_ok(node, have_blas):
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
-    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn" (and
+    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn",
+    "logsumexp", "argmax", "cumsum" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
     target = node.target
@@ -418,6 +437,8 @@ def kind_of(node, have_blas):
     if name in ("All", "Any") and len(node.args) == 1 and hasattr(node.args[0], "meta") \
             and _dtype(node.args[0]) in CTYPES:
         return "sum"  # the sum kernel's loops with &= / |= of (x != 0)
+    if name in ROW_REDUCTIONS:
+        return ROW_REDUCTIONS[name] if _row_reduction_ok(node) else None
     out = _dtype(node)
     if out not in FLOATS or not node.args or not hasattr(node.args[0], "meta"):
         return None  # e.g. DropoutMask: no tensor input, it runs its forward
@@ -425,6 +446,8 @@ def kind_of(node, have_blas):
         return "sum"
     if name in ("Amax", "Amin", "Max", "Min") and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
+    if name == "Prod" and _dtype(node.args[0]) == out and len(node.args) == 1:
+        return "sum"  # the sum kernel's loops multiplying (an empty product is 1)
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):
