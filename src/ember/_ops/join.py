@@ -45,7 +45,9 @@ def repeat_interleave(input, repeats, dim=None):
     d = _wrap_dim(dim, input.ndim)
     reps = repeats.tolist() if isinstance(repeats, Tensor) else repeats
     xp = namespace(input._data)
-    return input.index_select(d, Tensor._make(xp.repeat(xp.arange(input.shape[d]), reps)))
+    out = input.index_select(d, Tensor._make(xp.repeat(xp.arange(input.shape[d]), reps)))
+    # torch repeats by a number as an expand and a reshape: its node is the view's
+    return named(out, "ViewBackward0") if isinstance(reps, int) else out
 
 
 @numpy_names
