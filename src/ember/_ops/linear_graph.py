@@ -8,6 +8,7 @@ the nodes behind a loss this way), so the fused node is relinked in PyTorch's or
 weight reached through a real transpose node: the engine runs the graph that is shown.
 """
 from ..autograd.graph import Node, OpNode, _creation, node_created
+from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
 from .core import node_class
 
@@ -30,9 +31,10 @@ class TBackward0(Node):
 
 
 def _transposed(g):
-    # a gradient that is itself differentiated (create_graph) is transposed by the recorded op;
-    # otherwise the array is (a view, as .t() makes it, without an op's dispatch)
-    if g is None or g.requires_grad:
+    # a gradient that is itself differentiated (create_graph) or watched by an observer (a
+    # compile capture, the profiler) is transposed by the dispatched op; otherwise the array
+    # is, as .t() would (a view), without the dispatch's cost
+    if g is None or g.requires_grad or OBSERVERS:
         return None if g is None else g.t()
     return Tensor._make(g._data.T)
 
