@@ -220,3 +220,97 @@ def test_tensor_multinomial_and_bernoulli_methods_draw_torchs_numbers(draw):
     e, t = both(3, draw)
     np.testing.assert_array_equal(e, t)
     assert e.dtype == t.dtype
+
+
+# Issue 8's sweep: each draw of the issue's list for several seeds and sizes, across the size
+# of 16 where torch's kernels switch to blocks, in float32 and float64.
+SIZES = [1, 5, 15, 16, 17, 33, 100]
+SWEEP_EXACT = {
+    "rand": lambda L, n, dt: L.rand(n, dtype=dt),
+    "uniform_": lambda L, n, dt: L.empty(n, dtype=dt).uniform_(-2, 3),  # float64: one rounding (fma)
+    "randint": lambda L, n, dt: L.randint(-3, 10, (n,)),
+    "randperm": lambda L, n, dt: L.randperm(n),
+    "bernoulli": lambda L, n, dt: L.bernoulli(L.full((n,), 0.3, dtype=dt)),
+    "bernoulli_": lambda L, n, dt: L.empty(n, dtype=dt).bernoulli_(0.3),
+    "multinomial": lambda L, n, dt: L.multinomial(L.arange(1, 8, dtype=dt), min(n, 7)),
+    "multinomial-replacement": lambda L, n, dt: L.multinomial(L.arange(1, 8, dtype=dt), n, replacement=True),
+    "dropout": lambda L, n, dt: L.nn.functional.dropout(L.ones(n, 3, dtype=dt), 0.3),
+    "alpha_dropout": lambda L, n, dt: L.nn.functional.alpha_dropout(L.ones(n, dtype=dt), 0.3, True),
+    "feature_alpha_dropout": lambda L, n, dt: L.nn.functional.feature_alpha_dropout(L.ones(2, n, 2, dtype=dt),
+                                                                                   0.4, True),
+    "normal-short": lambda L, n, dt: L.normal(2.0, 3.0, size=(n % 16,), dtype=dt),  # one by one
+}
+SWEEP_NORMAL = {
+    "randn": lambda L, n, dt: L.randn(n, dtype=dt),
+    "normal": lambda L, n, dt: L.normal(L.ones(n, dtype=dt), L.full((n,), 2.0, dtype=dt)),
+    "normal_": lambda L, n, dt: L.empty(n, dtype=dt).normal_(1.0, 3.0),
+}
+
+
+def sweep(draw, seed, n, dtype):
+    """ember's and torch's draw, and a draw after it from each (the streams' next numbers)."""
+    out = []
+    for L in (ember, torch):
+        L.manual_seed(seed)
+        out.append((draw(L, n, getattr(L, dtype)).numpy(), L.rand(4).numpy()))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(SWEEP_EXACT))
+def test_issue_draws_equal_torchs_for_seeds_sizes_and_dtypes(name, dtype):
+    for seed, n in itertools.product([0, 1, 1234], SIZES):
+        (e, e_next), (t, t_next) = sweep(SWEEP_EXACT[name], seed, n, dtype)
+        assert e.dtype == t.dtype and e.shape == t.shape, (seed, n)
+        np.testing.assert_array_equal(e, t, err_msg=f"seed {seed}, n {n}")
+        np.testing.assert_array_equal(e_next, t_next)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(SWEEP_NORMAL))
+def test_issue_normals_equal_torchs_to_the_documented_ulps(name, dtype):
+    # docs/random.md: below 16 elements exact; from 16, float32 within a few ulp (torch's
+    # float32 log/sin/cos kernels), float64 within 1 ulp (NumPy's SIMD log/sin/cos against the
+    # C library's on AVX-512 machines); the stream stays in step either way.
+    ulp = {"float32": 2.0 ** -23, "float64": 2.0 ** -52}[dtype]
+    for seed, n in itertools.product([0, 1, 1234], SIZES):
+        (e, e_next), (t, t_next) = sweep(SWEEP_NORMAL[name], seed, n, dtype)
+        assert e.dtype == t.dtype and e.shape == t.shape
+        if n < 16:
+            np.testing.assert_array_equal(e, t, err_msg=f"seed {seed}, n {n}")
+        else:  # values up to ~6 in size: 4 ulp of 8 for float32, 1 ulp of 8 for float64
+            bound = (32 if dtype == "float32" else 8) * ulp
+            assert np.abs(e - t).max() <= bound, (seed, n, np.abs(e - t).max())
+        np.testing.assert_array_equal(e_next, t_next)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rrelu_draws_torchs_slopes_and_gradient(dtype):
+    # One 53-bit uniform per element <= 0 (nan and positives draw none), bounds in the dtype.
+    x = np.concatenate([np.linspace(-2, 2, 41), [np.nan, 0.0, -0.0, -1.0]])
+    seen = []
+    for L in (ember, torch):
+        L.manual_seed(4)
+        t = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        y = L.nn.functional.rrelu(t, training=True)
+        y.sum().backward()
+        seen.append((y.detach().numpy(), t.grad.numpy(), L.rand(3).numpy()))
+    for e, t in zip(*seen):
+        np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("bounds", [(-2.0, 2.0, 0.0, 1.0), (0.5, 3.0, 0.0, 1.0), (-0.1, 0.1, 0.0, 0.02),
+                                    (1.0, 2.0, 0.0, 0.1)])
+def test_trunc_normal_and_gumbel_softmax_draw_torchs_numbers(bounds):
+    # trunc_normal_ is torch 2.13's rejection sampler (normal redraws when more than 0.3 of the
+    # mass is inside [a, b], uniform proposals otherwise); gumbel noise is -log(exponential_).
+    a, b, mean, std = bounds
+    for n in (5, 100):
+        (e, e_next), (t, t_next) = sweep(lambda L, n, dt: L.nn.init.trunc_normal_(L.empty(n), mean, std, a, b),
+                                         3, n, "float32")
+        np.testing.assert_allclose(e, t, rtol=0, atol=32 * 2.0 ** -23 * max(abs(a), abs(b)))
+        assert (e >= a).all() and (e <= b).all()
+        np.testing.assert_array_equal(e_next, t_next)
+    (e, e_next), (t, t_next) = sweep(lambda L, n, dt: L.nn.functional.gumbel_softmax(L.zeros(n, 3)), 3, 20, "float32")
+    np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(e_next, t_next)

@@ -8,7 +8,8 @@ documentation and the reference algorithms; see docs/random.md for what differs)
 
 * uniform: float32, float16, bfloat16 take 24 random bits of one 32-bit draw, x = bits·2⁻²⁴;
   float64 takes 53 bits of a 64-bit draw (two 32-bit draws, the first in the high half).
-  ``x · (high − low) + low`` is computed in float64 and rounded once.
+  ``x · (high − low) + low`` is rounded once: to the dtype from float64, or for float64 from
+  extended precision, as PyTorch's kernels (compiled with fused multiply-adds) round it.
 * normal, fewer than 16 elements: Box-Muller in float64 on two 53-bit uniforms u1, u2:
   r = √(−2 log1p(−u2)), θ = 2π u1; r cos θ is returned and r sin θ is kept in the generator
   for the next normal draw.
@@ -92,9 +93,7 @@ def uniform(shape, low, high, dtype, generator=None):
     out = np.empty(n, np.float64 if dtype is _dtype.float64 else np.float32)
     for start in range(0, n, _CHUNK):
         u = _unit_uniform(gen, min(_CHUNK, n - start), dtype)
-        u *= high - low
-        u += low
-        out[start:start + u.size] = u  # rounded once, from float64
+        out[start:start + u.size] = _fma(u, high - low, low) if dtype is _dtype.float64 else u * (high - low) + low
     return _finish(out, shape, dtype)
 
 
@@ -119,7 +118,7 @@ def normal(shape, mean, std, dtype, generator=None):
     gen = generator_or_default(generator)
     n = math.prod(shape)
     if n < 16:
-        return _finish(_normal_one_by_one(gen, n) * std + mean, shape, dtype)
+        return _finish(_fma(_normal_one_by_one(gen, n), std, mean), shape, dtype)
     compute = np.float64 if dtype is _dtype.float64 else np.float32
     x = np.empty(n, compute)
     whole = n - n % 16  # the draws in complete blocks of 16
@@ -132,9 +131,21 @@ def normal(shape, mean, std, dtype, generator=None):
         _box_muller_16(tail)
         x[n - 16:] = tail
     if std != 1.0 or mean != 0.0:
-        x *= compute(std)
-        x += compute(mean)
+        if compute is np.float64:
+            x = _fma(x, std, mean)
+        else:
+            x *= compute(std)
+            x += compute(mean)
     return x.astype(dtype.np, copy=False).reshape(shape)
+
+
+def _fma(x, scale, shift):
+    """``x * scale + shift`` for a float64 array, rounded once as a fused multiply-add rounds
+    it, which is how PyTorch's CPU kernels compute their affine maps: in extended precision
+    (the product of an integer-valued or short scale is exact there; otherwise it can differ
+    from a true fused multiply-add by one ulp in rare ties; where NumPy's longdouble is double,
+    by the second rounding)."""
+    return (x.astype(np.longdouble) * scale + shift).astype(np.float64)
 
 
 def _box_muller_16(x):

@@ -96,6 +96,13 @@ CALLS = {
     "lstm-h_n": lambda L, x, w, i: L.nn.LSTM(4, 3)(x[None])[1][0],
     "lstm_cell": lambda L, x, w, i: L.nn.LSTMCell(4, 3)(x)[0], "gru_cell": lambda L, x, w, i: L.nn.GRUCell(4, 3)(x),
     "rnn_cell": lambda L, x, w, i: L.nn.RNNCell(4, 3)(x), "rnn_cell-relu": lambda L, x, w, i: L.nn.RNNCell(4, 3, "relu")(x),
+    # a reshape that copies, repeat by a number, attention's fused CPU kernel (issue 8, session 10)
+    "reshape-copy": lambda L, x, w, i: x.t().reshape(12), "flatten-copy": lambda L, x, w, i: x.t().flatten(),
+    "reshape-view-of-strided": lambda L, x, w, i: x.t().reshape(4, 3, 1), "reshape-same-shape": lambda L, x, w, i: x.t().reshape(4, 3),
+    "repeat_interleave": lambda L, x, w, i: x.repeat_interleave(2, 0),
+    "repeat_interleave-tensor": lambda L, x, w, i: x.repeat_interleave(L.tensor([1, 2, 1]), 0),
+    "sdpa": lambda L, x, w, i: F(L).scaled_dot_product_attention(x[None, None], x[None, None], x[None, None]),
+    "sdpa-3d": lambda L, x, w, i: F(L).scaled_dot_product_attention(x[None], x[None], x[None]),
 }
 
 

@@ -6,6 +6,7 @@ Nothing here runs a kernel; each helper turns one argument convention into what 
 entries expect, with PyTorch's error when it cannot.
 """
 import collections
+import functools
 
 from .. import _memory
 from .._backend import namespace
@@ -110,3 +111,17 @@ def result_type(name, fields):
         return f"ember.return_types.{name}(\n{body})"
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
                                 "__module__": "ember.return_types"})
+
+
+def numpy_names(function):
+    """``function`` also taking NumPy's spellings ``axis`` for ``dim`` and ``keepdims`` for
+    ``keepdim``, as PyTorch's argument parser accepts them (``x.sum(axis=0, keepdims=True)``)."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return function(*args, **kwargs)
+    return call

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _backend, _dtype
 from .._backend import conj_views
 from .args import with_out
-from .core import _NAMES, OPS, Op, apply, elementwise_rule, link_view, real_rule
+from .core import _NAMES, OPS, Op, apply, elementwise_rule, link_view, named, real_rule
 from . import (compare, numeric, pointwise_binary, pointwise_float, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
                sort, special, statistics)
 
@@ -247,7 +247,7 @@ def sgn(input, *, out=None):
     """``input / |input|`` for complex inputs (0 at 0), ``sign(input)`` for real ones
     (https://pytorch.org/docs/stable/generated/torch.sgn.html)."""
     if not input.dtype.is_complex:
-        return pointwise_unary.sign(input, out=out)
+        return named(pointwise_unary.sign(input, out=out), "SgnBackward0")
     return with_out(apply(Sgn, input), out)
 
 

@@ -5,7 +5,7 @@ import builtins
 from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
-from .args import shape_arg, with_out
+from .args import numpy_names, shape_arg, with_out
 from .core import Op, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
@@ -45,9 +45,12 @@ def repeat_interleave(input, repeats, dim=None):
     d = _wrap_dim(dim, input.ndim)
     reps = repeats.tolist() if isinstance(repeats, Tensor) else repeats
     xp = namespace(input._data)
-    return input.index_select(d, Tensor._make(xp.repeat(xp.arange(input.shape[d]), reps)))
+    out = input.index_select(d, Tensor._make(xp.repeat(xp.arange(input.shape[d]), reps)))
+    # torch repeats by a number as an expand and a reshape: its node is the view's
+    return named(out, "ViewBackward0") if isinstance(reps, int) else out
 
 
+@numpy_names
 def cat(tensors, dim=0, *, out=None):
     """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them)."""
     tensors = [t for t in tensors]
@@ -108,6 +111,7 @@ class Cat(Op):
         return tuple(grads)
 
 
+@numpy_names
 def stack(tensors, dim=0, *, out=None):
     """The tensors joined along a new dimension ``dim``; RuntimeError naming the shapes when
     they differ (https://pytorch.org/docs/stable/generated/torch.stack.html)."""
@@ -167,6 +171,10 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [n]
         if n == 0:
             sizes = [0]
@@ -183,6 +191,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return mark_multi_output(tuple(out), name)
 
 
+@numpy_names
 def chunk(input, chunks, dim=0):
     """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
     (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
@@ -194,6 +203,7 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-n // chunks), dim)
 
 
+@numpy_names
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split into ``indices_or_sections`` parts (sizes differing by at most one) or
     at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html)."""
@@ -241,6 +251,7 @@ def split_with_sizes(input, split_sizes, dim=0):
 unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, chunk
 
 
+@numpy_names
 def unbind(input, dim=0):
     """The views along ``dim``, which is removed
     (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
@@ -464,12 +475,12 @@ def trace(input):
 
 
 def cartesian_prod(*tensors):
-    """The cartesian product of 1-d tensors, one row per combination; no gradient
+    """The cartesian product of 1-d tensors, one row per combination, differentiable: the
+    flattened ``meshgrid`` stacked as columns; one tensor comes back as it is
     (https://pytorch.org/docs/stable/generated/torch.cartesian_prod.html)."""
-    arrays = [t._data for t in tensors]
-    xp = namespace(*arrays)
-    grids = xp.meshgrid(*arrays, indexing="ij")
-    return Tensor._make(xp.stack([g.reshape(-1) for g in grids], axis=1)) if len(tensors) > 1 else tensors[0].clone()
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
 def meshgrid(*tensors, indexing="ij"):

@@ -3,6 +3,7 @@
 so that their gradients come from those. The PyTorch page of each is
 ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
+from .. import _dtype
 from .._tensor import _wrap_dim
 from .args import with_out
 from .core import _type_name, apply
@@ -36,7 +37,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     batches; ``input`` broadcasts to (n, p)."""
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"batch1 and batch2 must be 3D tensors, got {batch1.ndim}D and {batch2.ndim}D")
-    return with_out(_scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha), out)
+    product = bmm(batch1, batch2)
+    return with_out(_scaled_sum(input, product.sum(0, dtype=product.dtype), beta, alpha), out)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -47,6 +49,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
             if isinstance(value, float):
                 raise RuntimeError(f"For integral input tensors, argument {which} must not be a floating "
                                    f"point number.")
+    if input.dtype is vec1.dtype is vec2.dtype is _dtype.bool:  # torch's logical form
+        product = outer(vec1, vec2) if alpha else vec1.new_zeros((vec1.shape[0], vec2.shape[0]))
+        return with_out(product | input if beta else product | False, out)
     return with_out(_scaled_sum(input, outer(vec1, vec2), beta, alpha), out)
 
 

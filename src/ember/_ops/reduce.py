@@ -12,7 +12,7 @@ from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import dims_arg, dtype_arg, values_indices, with_out
+from .args import dims_arg, dtype_arg, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
@@ -47,12 +47,20 @@ def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
     return out_shape, result_dtype(op, (x,))
 
 
+def _asked(result, dtype):
+    """A sum or product of integers (int64 by default) in the ``dtype=`` asked for; the same
+    numbers as accumulating in that dtype, since integer sums and products wrap modulo 2^bits."""
+    return result if dtype is None or result.dtype == dtype else result.to(dtype)
+
+
+@numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     input = dtype_arg(input, dtype)
-    return with_out(apply(Sum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
+    return with_out(_asked(apply(Sum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype), out)
 
 
+@numpy_names
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
@@ -79,6 +87,7 @@ class Sum(Op):
         return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
 
 
+@numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
     input = dtype_arg(input, dtype)
@@ -100,6 +109,7 @@ def _count(shape, dims):
     return n
 
 
+@numpy_names
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` over the elements that are not NaN
     (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
@@ -107,10 +117,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
 
+@numpy_names
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over one ``dim`` (or all elements); integer inputs give int64."""
     input = dtype_arg(input, dtype)
-    return apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
+    return _asked(apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype)
 
 
 class Prod(Op):
@@ -151,6 +162,7 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+@numpy_names
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0)."""
     if isinstance(dim, builtins.bool):
@@ -173,6 +185,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return with_out(r, out)
 
 
+@numpy_names
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
@@ -180,6 +193,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
                           "StdBackward0"), out)
 
 
+@numpy_names
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
@@ -189,6 +203,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
             named(mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
 
 
+@numpy_names
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
@@ -206,11 +221,13 @@ def _sqrt_zero_grad(s):
     return safe.masked_fill(zero, 0.0)
 
 
+@numpy_names
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
     return with_out(apply(Amax, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
 
 
+@numpy_names
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly
     (https://pytorch.org/docs/stable/generated/torch.amin.html)."""
@@ -293,12 +310,14 @@ class MinAlongDim(MaxAlongDim):
         return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
 
+@numpy_names
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
+@numpy_names
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
@@ -349,12 +368,14 @@ def _check_nonempty(x, dim, name, error=RuntimeError, hint=" Specify the reducti
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+@numpy_names
 def argmax(input, dim=None, keepdim=False):
     """Index of the first maximal element (over the flattened input when ``dim`` is None);
     NaN counts as the maximum. RuntimeError for bool input."""
     return _arg_extreme("argmax", Argmax, input, dim, keepdim)
 
 
+@numpy_names
 def argmin(input, dim=None, keepdim=False):
     """Index of the first minimal element (over the flattened input when ``dim`` is None);
     NaN counts as the minimum. RuntimeError for bool input
@@ -400,11 +421,12 @@ def _arg_extreme_kernel(name, x, dim, keepdim):
     return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 
 
+@numpy_names
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumsum.html)."""
     input = dtype_arg(input, dtype)
-    return with_out(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
+    return with_out(_asked(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)), dtype), out)
 
 
 class Cumsum(Op):
@@ -415,19 +437,21 @@ class Cumsum(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).add.accumulate(x, axis=dim, dtype=dtype)  # the ufunc: its warnings come from here
+        # the ufunc: its warnings come from here; a 0-d tensor is a scan of one element
+        return namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
         d = ctx.attrs["dim"]
-        return (g.flip(d).cumsum(d).flip(d),)
+        return (g.flip(d).cumsum(d).flip(d) if g.ndim else g,)
 
 
+@numpy_names
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumprod.html)."""
     input = dtype_arg(input, dtype)
-    return with_out(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
+    return with_out(_asked(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)), dtype), out)
 
 
 class Cumprod(Op):
@@ -439,13 +463,13 @@ class Cumprod(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).multiply.accumulate(x, axis=dim, dtype=dtype)
+        return namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
         d = ctx.attrs["dim"]
-        n = x.shape[d]
+        n = x.shape[d] if x.ndim else 0
         if n == 0:
             return (g,)
         # grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, computed per i over a (n, n) grid.
@@ -460,11 +484,13 @@ class Cumprod(Op):
         return (contrib.sum(-1).movedim(-1, d),)
 
 
+@numpy_names
 def all(input, dim=None, keepdim=False, *, out=None):
     """True where every element along ``dim`` is nonzero (bool result)."""
     return with_out(_bool_reduce("all", input, dim, keepdim), out)
 
 
+@numpy_names
 def any(input, dim=None, keepdim=False, *, out=None):
     """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)
     (https://pytorch.org/docs/stable/generated/torch.any.html)."""
@@ -501,6 +527,7 @@ class Any(All):
     reduce = "any"
 
 
+@numpy_names
 def count_nonzero(input, dim=None):
     """The number of nonzero elements over ``dim`` (all when None), as int64
     (https://pytorch.org/docs/stable/generated/torch.count_nonzero.html)."""

@@ -44,9 +44,20 @@ def _shape_text(shape):
 def reshape(input, *shape):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
     shape = _infer_shape(shape_arg(shape), input.numel(), input.shape)
-    if shape == input._data.shape:
-        return apply(View, input, shape=shape) if input.requires_grad else input._alias()
-    return apply(View, input, shape=shape)
+    if shape == input._data.shape and not input.requires_grad:
+        return input._alias()
+    out = apply(View, input, shape=shape)
+    x = input._data
+    if out.grad_fn is None or getattr(x, "flags", None) is None or x.flags.c_contiguous:
+        return out
+    # torch's reshape of a strided tensor: an alias where strides allow (_reshape_alias), else
+    # a copy viewed in the new shape (clone + _unsafe_view)
+    probe = x.view()
+    try:
+        probe.shape = shape
+    except AttributeError:
+        return named(out, "UnsafeViewBackward0")
+    return named(out, "ReshapeAliasBackward0")
 
 
 def view(input, *shape):

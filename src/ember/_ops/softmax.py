@@ -6,11 +6,12 @@ import numpy as np
 
 from .._backend import namespace
 from .._tensor import _wrap_dim
-from .args import dims_arg, dtype_arg, with_out
+from .args import dims_arg, dtype_arg, numpy_names, with_out
 from .core import Op, elementwise_rule, _type_name, apply
 from .reduce import expand_back, reduction_rule
 
 
+@numpy_names
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed stably (finite for large inputs)."""
     return with_out(apply(Logsumexp, input, dim=dims_arg(dim, input.ndim) or tuple(range(input.ndim)), keepdim=keepdim), out)
@@ -43,12 +44,14 @@ class Logsumexp(Op):
         return (expand_back(g, x.shape, dim, keepdim) * (x - out).exp(),)
 
 
+@numpy_names
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows.
     NotImplementedError for integer input without a float ``dtype``, as in PyTorch."""
     return _softmax(SoftmaxForward, "softmax", input, dim, dtype)
 
 
+@numpy_names
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """``x - logsumexp(x)`` along ``dim``; finite for logits of any size."""
     return _softmax(LogSoftmaxForward, "log_softmax", input, dim, dtype)

@@ -8,13 +8,14 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import result_type, values_indices
+from .args import numpy_names, result_type, values_indices
 from .core import Op, _type_name, apply, named
 from .indexing import gather
 from .join import narrow
 from .pointwise_binary import Where
 
 
+@numpy_names
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)
     (https://pytorch.org/docs/stable/generated/torch.argsort.html)."""
@@ -41,6 +42,7 @@ class Argsort(Op):
         return x.argsort(axis=dim, kind="stable")
 
 
+@numpy_names
 def sort(input, dim=-1, descending=False, stable=False):
     """``(values, indices)`` sorted along ``dim`` (always stable; NaN sorts as the largest);
     the values carry the gradient (https://pytorch.org/docs/stable/generated/torch.sort.html).
@@ -79,6 +81,7 @@ def msort(input):
     return sort(input, 0).values
 
 
+@numpy_names
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     d = _wrap_dim(dim, input.ndim) if input.ndim else 0
@@ -92,6 +95,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
                           narrow(indices, d, 0, k).contiguous())
 
 
+@numpy_names
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
     (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
@@ -104,6 +108,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return values_indices("kthvalue", named(values, "KthvalueBackward0"), idx)
 
 
+@numpy_names
 def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import values_indices
+from .args import numpy_names, values_indices
 from .core import Op, apply
 from .indexing import gather
 from .pointwise_binary import Where
@@ -43,6 +43,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 # ---- mode ------------------------------------------------------------------------------------------
+@numpy_names
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
     frequent ones; each NaN counts once) and the index of its last occurrence, as PyTorch's
@@ -96,6 +97,7 @@ class Mode(Op):
 
 
 # ---- medians and quantiles ------------------------------------------------------------------------
+@numpy_names
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""
@@ -118,6 +120,7 @@ def nanmedian(input, dim=None, keepdim=False):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+@numpy_names
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-th quantiles of ``input`` (over all elements, or along ``dim``): with ``k``
     the number of elements, the value at rank ``q * (k - 1)`` of the sorted slice, between
@@ -128,6 +131,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation)
 
 
+@numpy_names
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """:func:`quantile` of the non-NaN elements of each slice (NaN where all are NaN)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation)

@@ -9,11 +9,10 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special
 
-from .._creation import as_tensor, eye
+from .._creation import as_tensor, empty_like, eye
+from .._ops.pointwise_binary import where
 from .. import _backend, _distributions
-from .._random import rng
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
@@ -69,15 +68,42 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
         return tensor.normal_(mean, std, generator=generator)
 
 
+def _norm_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fills with N(mean, std^2) truncated to ``[a, b]`` (absolute bounds, not in units of
-    std), drawn by inverting the normal CDF on a uniform sample of ``[cdf(a), cdf(b)]``."""
+    std), by rejection as PyTorch 2.13 draws it, so that a seed gives torch's numbers: when
+    more than 0.3 of the normal's mass lies in ``[a, b]``, normal draws with those outside
+    (in the tensor's dtype) redrawn until none is; otherwise uniform proposals on ``[a, b]``,
+    each kept when ``log u <= -((x - mean) / std)^2 / 2 - log_peak`` for a fresh uniform ``u``
+    (``log_peak`` the same at the mode), redrawn where refused. UserWarning when ``mean`` is
+    more than 2 std outside ``[a, b]``.
+    Source: https://pytorch.org/docs/stable/nn.init.html#torch.nn.init.trunc_normal_"""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
                       "of values may be incorrect.", stacklevel=2)
-    lo, hi = special.ndtr((a - mean) / std), special.ndtr((b - mean) / std)
-    u = rng(generator).uniform(lo, hi, tuple(tensor.shape))
-    return _fill(tensor, np.clip(mean + std * special.ndtri(u), a, b))
+    with no_grad():
+        if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+            low, high = (float(np.array(bound, tensor.dtype.np)) for bound in (a, b))
+            values = tensor.normal_(mean, std, generator=generator)
+            while (outside := (values < low) | (values > high)).any():
+                values = where(outside, empty_like(values).normal_(mean, std, generator=generator), values)
+        else:
+            log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+            def refused(proposal):  # in the tensor's dtype, operation by operation
+                log_density = proposal.sub(mean).div(std).pow(2).mul(-0.5).sub(log_peak)
+                return empty_like(proposal).uniform_(generator=generator).log_() > log_density
+
+            values = tensor.uniform_(a, b, generator=generator)
+            pending = refused(values)
+            while pending.any():
+                proposal = empty_like(values).uniform_(a, b, generator=generator)
+                values = where(pending, proposal, values)
+                pending = where(pending, refused(proposal), pending)
+        return values if values is tensor else tensor.copy_(values)
 
 
 def constant_(tensor, val):

@@ -7,7 +7,9 @@ the input, as PyTorch's in-place variants do.
 """
 import warnings
 
-from ... import _dtype
+import numpy as np
+
+from ... import _distributions, _dtype
 from ..._creation import as_tensor
 from ..._ops.pointwise_binary import where
 from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
@@ -16,8 +18,7 @@ from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, Hardtan
                         LogSigmoidForward, ThresholdForward)
 from ..._ops.core import apply, named
 from ..._ops.prelu import Prelu
-from ..._random import rng as _rng
-from ..._tensor import _wrap_dim
+from ..._tensor import Tensor, _wrap_dim
 from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
 
 __all__ = [
@@ -99,8 +100,14 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     float_only(input, "rrelu_with_noise_cpu")
-    slopes = as_tensor(_rng().uniform(lower, upper, tuple(input.shape)), dtype=input.dtype)
-    slope = where(input >= 0, slopes.new_ones(()), slopes)
+    # torch's draws: one 53-bit uniform per element <= 0, in order (1 elsewhere), mapped to
+    # [lower, upper) in float64 with the bounds rounded to the input's dtype, two roundings
+    negative = (input._data <= 0).reshape(-1)
+    lower, upper = (float(input._data.dtype.type(bound)) for bound in (lower, upper))
+    slopes = np.ones(negative.shape, input._data.dtype)
+    unit = _distributions.uniform((int(negative.sum()),), 0.0, 1.0, _dtype.float64)
+    slopes[negative] = unit * (upper - lower) + lower
+    slope = Tensor._make(slopes.reshape(input._data.shape))
     return in_place(input, lambda x: x * slope) if inplace else input * slope
 
 
@@ -306,7 +313,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     https://arxiv.org/abs/1611.01144): ``softmax((logits + g) / tau)`` with Gumbel noise g;
     ``hard`` returns the one-hot argmax with the soft sample's gradient (straight-through).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.gumbel_softmax.html"""
-    noise = (-as_tensor(_rng().exponential(1.0, tuple(logits.shape))).log()).to(logits.dtype)
+    noise = -as_tensor(_distributions.exponential(tuple(logits.shape), 1.0, logits.dtype)).log()
     soft = ((logits + noise) / tau).softmax(dim)
     if not hard:
         return soft

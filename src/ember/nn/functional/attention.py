@@ -14,7 +14,7 @@ from ... import _dtype
 from ..._ops.attention import AttentionWeights
 from ..._ops.join import cat
 from ..._ops.linalg import Matmul
-from ..._ops.core import apply
+from ..._ops.core import apply, named
 from ..._tensor import Tensor
 from .dropout import dropout
 from .linear import linear
@@ -102,7 +102,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     mask = None if attn_mask is None else _sdpa_mask(attn_mask, query, key)
     if scale is None:
         scale = 1.0 / math.sqrt(query_shape[-1])
-    return _attention(query, key, value, mask, dropout_p, is_causal, scale)[0]
+    out = _attention(query, key, value, mask, dropout_p, is_causal, scale)[0]
+    # torch's CPU picks its flash kernel for 4-d inputs without dropout, and shows its node
+    return named(out, "ScaledDotProductFlashAttentionForCpuBackward0") if query.ndim == 4 and not dropout_p else out
 
 
 def _group_heads(query, x):

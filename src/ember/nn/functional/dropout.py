@@ -7,10 +7,9 @@ factor, so the gradient is the same mask.
 import math
 import warnings
 
-from ... import _backend
+from ... import _backend, _distributions
 from ..._ops.core import _type_name, apply
 from ..._ops.random import DropoutMask
-from ..._random import rng as _rng
 from ..._tensor import Tensor
 from ._common import SELU_ALPHA, SELU_SCALE, in_place
 
@@ -124,12 +123,12 @@ def _alpha_dropout(input, p, training, inplace, shape):
         return input
     if p == 1:
         scale = shift = 0
-    else:
+    else:  # torch's draws: a mask of Bernoulli(1 - p) in the input's dtype, one 53-bit uniform each
         alpha = SELU_ALPHA * SELU_SCALE
         a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-        keep = (_rng().random(shape) >= p).astype(input._data.dtype)
-        scale = Tensor._make(keep * a)
-        shift = Tensor._make(((keep - 1) * alpha * a + alpha * a * p).astype(input._data.dtype))
+        keep = _distributions.bernoulli_scalar(shape, 1 - p, input.dtype)
+        scale = Tensor._make(keep * keep.dtype.type(a))
+        shift = Tensor._make((keep - 1) * keep.dtype.type(alpha * a) + keep.dtype.type(alpha * a * p))
     return in_place(input, lambda x: x * scale + shift) if inplace else input * scale + shift
 
 

@@ -1,7 +1,7 @@
 """Image functions of ``ember.nn.functional``: padding, resampling, sliding blocks and pixel
 shuffling (https://pytorch.org/docs/stable/nn.functional.html#vision-functions).
 
-Shapes: N batch, C channels, then the spatial dims (L; H, W). Padding and the sliding-block
+Shapes: N batch, C channels, then the spatial dims (L; H, W; D, H, W). Padding and the sliding-block
 pair ``unfold``/``fold`` are ops of :mod:`ember._ops.pool`; every ``interpolate`` mode is a
 linear map along one spatial dim at a time: a small matrix product, or for long dims a
 ``Resample`` op (a weighted sum of gathered taps, whose adjoint is a segment sum).
@@ -34,8 +34,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html).
 
     Shapes: input (N, C, L) for "nearest", "nearest-exact", "linear", "area"; (N, C, H, W)
-    for those and "bilinear", "bicubic"; output (N, C, *size) with ``size = floor(in *
-    scale_factor)`` when a scale is given. Source coordinates follow PyTorch: with
+    for those and "bilinear", "bicubic"; (N, C, D, H, W) for "nearest", "nearest-exact",
+    "area" and "trilinear"; output (N, C, *size) with ``size = floor(in * scale_factor)`` when
+    a scale is given. Source coordinates follow PyTorch: with
     ``align_corners`` the corner pixels' centres line up (``src = dst * (in - 1) / (out -
     1)``), else pixel areas do (``src = (dst + 0.5) * scale - 0.5``, where ``scale`` is
     ``1 / scale_factor`` if given and not recomputed, else ``in / out``). "nearest" takes
@@ -43,8 +44,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
     Raises ValueError for both or neither of ``size`` and ``scale_factor``, sequences of the
     wrong length, ``align_corners`` with a non-interpolating mode; NotImplementedError for a
-    mode that does not fit the input's rank, unsupported modes (trilinear, lanczos,
-    antialias) and integer inputs; RuntimeError for output sizes below 1.
+    mode that does not fit the input's rank, unsupported modes (lanczos, antialias) and integer
+    inputs (RuntimeError for "area" on 3 spatial dims, as torch's mean); RuntimeError for output
+    sizes below 1.
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -94,29 +96,35 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f"{input.ndim}D) for the modes: {_MODES} (got {mode})")
     if needs is not None and needs != dim:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {needs + 2}D input")
-    if input.ndim == 5 or mode == "trilinear" or antialias:
-        raise NotImplementedError(f"interpolate: {'antialias' if antialias else '3-D'} resampling is "
-                                  "not supported")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias resampling is not supported")
     if min(out_size) <= 0:
-        names = ("W",) if dim == 1 else ("H", "W")
+        names = ("D", "H", "W")[3 - dim:]
         shown_in = ", ".join(f"{k}: {v}" for k, v in zip(names, spatial))
         shown_out = ", ".join(f"{k}: {v}" for k, v in zip(names, out_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown_in}) "
                            f"output ({shown_out})")
-    if mode == "area":
+    if mode == "area" and dim < 3:
         return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, out_size)
     if not input.dtype.is_floating_point:
+        if mode == "area":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {_type_name(input.dtype)}")
         kernel = "upsample_nearest2d" if mode.startswith("nearest") else f"upsample_{mode}2d"
+        if dim == 3:  # torch's 3-d kernels fail in their index tables
+            kernel = "compute_indices_weights_" + ("nearest" if mode.startswith("nearest") else "linear")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
     out = input
     for i in range(dim):
         scale = None if scales is None else scales[i]
         out = _resample(out, 2 + i, spatial[i], out_size[i], scale, mode, align_corners)
+    if mode == "area":  # 3-D adaptive average pooling: the box average is separable
+        return named(out, "AdaptiveAvgPool3DBackward0")
     return named(out, f"Upsample{_UPSAMPLE_NODE[mode]}{dim}DBackward0")  # the grad_fn torch shows
 
 
 _UPSAMPLE_NODE = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
-                  "bilinear": "Bilinear", "bicubic": "Bicubic"}
+                  "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}
 
 
 def _coordinate_scale(in_size, out_size, scale_factor, align_corners, dtype):
@@ -134,6 +142,12 @@ def _resample(x, d, in_size, out_size, scale_factor, mode, align_corners):
     acc, xp = (np.float64 if x.dtype.name == "float64" else np.float32), namespace(x._data)
     dst = xp.arange(out_size).astype(acc)
     scale = _coordinate_scale(in_size, out_size, scale_factor, bool(align_corners), acc)
+    if mode == "area":  # adaptive average pooling's windows [floor(j in / out), ceil((j + 1) in / out))
+        start, end = dst.astype(np.int64) * in_size // out_size, -((-dst.astype(np.int64) - 1) * in_size // out_size)
+        taps = xp.arange(int((end - start).max()))[:, None]
+        inside = start + taps < end
+        weights = xp.where(inside, 1 / (end - start).astype(acc), acc(0))
+        return _apply_taps(x, d, in_size, xp.where(inside, start + taps, start), weights.astype(x.dtype.np))
     if mode in ("nearest", "nearest-exact"):
         shift = acc(0.5) if mode == "nearest-exact" else acc(0)
         src = xp.minimum(xp.floor((dst + shift) * scale).astype(np.int64), in_size - 1)
@@ -163,6 +177,8 @@ def _apply_taps(x, d, in_size, index, weights):
     """``out[..., j] = sum_k weights[k, j] * x[..., index[k, j]]`` along dim ``d``; the tables
     ``index`` and ``weights`` are arrays of ``x``'s namespace."""
     out_size, xp = index.shape[1], namespace(x._data)
+    if d < x.ndim - 2:  # a product resamples the last two dims: bring the depth there
+        return _apply_taps(x.movedim(d, -2), x.ndim - 2, in_size, index, weights).movedim(-2, d)
     if out_size * in_size > _MATRIX_ENTRIES:
         return apply(_pool.Resample, x, dim=d, index=index, weights=weights)
     matrix = xp.zeros((out_size, in_size), x.dtype.np)

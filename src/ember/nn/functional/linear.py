@@ -8,6 +8,7 @@ from ..._ops.args import c_type_name as _c_type, product as _prod
 from ..._ops.linalg import einsum, matmul
 from ..._ops.shape import broadcast_shapes
 from ..._ops.nn import LinearForward
+from ..._ops.linear_graph import as_torch_graph
 from ..._ops.core import _type_name, apply
 
 __all__ = ["linear", "bilinear"]
@@ -31,9 +32,13 @@ def linear(input, weight, bias=None):
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_c_type(input.dtype)} != {_c_type(weight.dtype)}")
         if bias is None:
-            return apply(LinearForward, input, weight)
-        if bias._data.shape == weight_shape[:1] and bias.dtype is input.dtype:
-            return apply(LinearForward, input, weight, bias)
+            out = apply(LinearForward, input, weight)
+        elif bias._data.shape == weight_shape[:1] and bias.dtype is input.dtype:
+            out = apply(LinearForward, input, weight, bias)
+        else:
+            out = None
+        if out is not None:  # a matrix input's node is shown as torch's addmm/mm
+            return as_torch_graph(out, weight) if len(input_shape) == 2 and out._grad_fn is not None else out
     out = matmul(input, weight.t()) if weight.ndim == 2 else matmul(input, weight)
     if bias is None:
         return out
