@@ -12,7 +12,7 @@ import numpy as np
 
 from .args import with_out
 from .. import _dtype
-from .._backend import kernel as _kernel, namespace
+from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
 
 
@@ -30,11 +30,11 @@ def _truth_rule(op, *inputs, **attrs):
 
 
 def _integral_only(kernel, kernel_name):
-    """``kernel`` refusing floating-point operands, as PyTorch's bitwise kernels do."""
+    """``kernel`` refusing floating-point and complex operands, as PyTorch's bitwise kernels do."""
     def checked(*arrays):
         for a in arrays:
             kind = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
-            if kind.kind == "f":
+            if _is_floating(kind) or kind.kind == "c":
                 raise NotImplementedError(
                     f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
         return kernel(*arrays)

@@ -47,7 +47,7 @@ def _index_arg(index):
                 a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
-            if a.dtype.kind == "f":
+            if _backend.is_floating(a.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             basic = False

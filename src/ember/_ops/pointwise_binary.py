@@ -193,7 +193,7 @@ class DivRounded(Op):
         with np.errstate(all="ignore"):
             if rounding_mode == "floor":
                 return a // b
-            if xp.result_type(a, b).kind == "f":
+            if _backend.is_floating(xp.result_type(a, b)):
                 return xp.trunc(a / b)
             # Integer quotients stay exact: floor, then step towards zero for negative inexact ones.
             q, r = divmod(a, b)
@@ -333,15 +333,27 @@ def minimum(input, other, *, out=None):
 
 
 def fmax(input, other):
-    """``maximum`` that ignores NaN: the other value where one is NaN
-    (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
-    return where(other.isnan(), input, where(input.isnan(), other, maximum(input, other)))
+    """``maximum`` that ignores NaN: the other value where one is NaN. The gradient goes
+    whole to ``input`` where ``input >= other`` (ties too) or ``other`` is NaN, else to
+    ``other``, as PyTorch's does (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
+    _tensor_pair("fmax", input, other)
+    return where((input >= other) | other.isnan(), input, other)
 
 
 def fmin(input, other):
-    """``minimum`` that ignores NaN: the other value where one is NaN
+    """``minimum`` that ignores NaN: the other value where one is NaN; the gradient goes to
+    ``input`` where ``input <= other`` or ``other`` is NaN, as in ``fmax``
     (https://pytorch.org/docs/stable/generated/torch.fmin.html)."""
-    return where(other.isnan(), input, where(input.isnan(), other, minimum(input, other)))
+    _tensor_pair("fmin", input, other)
+    return where((input <= other) | other.isnan(), input, other)
+
+
+def _tensor_pair(name, input, other):
+    """TypeError unless both operands are tensors (PyTorch's fmax/fmin take no numbers)."""
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
 
 
 class Maximum(Op):

@@ -57,7 +57,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 def _identity(reduce, dtype):
     if reduce in ("sum", "mean", "prod"):
         return int(reduce == "prod")
-    lowest, highest = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    lowest, highest = (-np.inf, np.inf) if _backend.is_floating(dtype) else (np.iinfo(dtype).min, np.iinfo(dtype).max)
     return lowest if reduce == "amax" else highest
 
 

@@ -96,6 +96,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
     (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
     _refuse_complex(input, "kthvalue_cpu")
+    if input.ndim == 0:  # dim 0 or -1 of a 0-dim tensor: the tensor itself, index 0
+        _wrap_dim(dim, 0)
+        return kthvalue(input.unsqueeze(0), k, 0)
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -110,8 +113,13 @@ def median(input, dim=None, keepdim=False):
     _refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
+    if input.ndim == 0:  # as kthvalue
+        _wrap_dim(dim, 0)
+        return median(input.unsqueeze(0), 0)
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     # The stable argsort puts nan last, so the first nan in sorted order is at n - (nan count).
     nans = input.isnan().sum(d, keepdim=True)
     position = (nans > 0) * (n - nans - (n - 1) // 2) + (n - 1) // 2
