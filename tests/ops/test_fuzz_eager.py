@@ -579,8 +579,6 @@ def fuzz(first, count, skip=()):
 # in test_fuzz_eager_fixes.py; those still failing are KNOWN (seed: the defect), to be fixed.
 DEFAULT_SEEDS = range(0, 300)
 KNOWN = {
-    152: "lerp accepts a Python number as `end` (torch: TypeError)",
-    156: "softshrink's first-order gradient does not require grad under create_graph (torch's does)",
     224: "logical_xor accepts a Python bool as `other` (torch: TypeError)",
     264: "var_mean's mean of finite values and -inf is -inf; torch's (Welford) gives nan",
 }

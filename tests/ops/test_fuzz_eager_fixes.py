@@ -1,10 +1,12 @@
 """Minimal repros of what the eager differential fuzzer (test_fuzz_eager.py) found, each against
-torch 2.13: bfloat16 rounding ops that returned their input, nansum/nanmean gradients lost at
-+-inf, fmax/fmin gradients split at ties (torch gives them whole to ``input``), SELU/CELU
+torch 2.13: median() of +-inf (nan: inf - inf in the shared gradient), bfloat16 rounding
+ops that returned their input, nansum/nanmean gradients lost at +-inf, fmax/fmin gradients split at ties (torch gives them whole to ``input``), SELU/CELU
 gradients at NaN and ELU's second derivative at huge x (nan), a NaN or an out-of-range number
 written into an integer tensor (garbage where torch raises; uint8's -1 refused where torch
-wraps it to 255), 0-dim tensors through dim-taking ops, and the exception classes of median
-over an empty dim, argmin of complex and bitwise ops on complex."""
+wraps it to 255), 0-dim tensors through dim-taking ops (cumsum of a 0-dim uint8 kept uint8,
+index_fill crashed), logit's dtype for bfloat16, and the exceptions torch raises where ember
+returned or raised another class: median over an empty dim, median of bool, nanmean of
+integers, argmin of complex, bitwise ops on complex, lerp with a mismatched or number end."""
 import pytest
 import torch
 
@@ -38,6 +40,8 @@ CASES = [
     Case("fmax-python-number", lambda L, x: L.fmax(x, 2), V([1.0, 3.0])),
     Case("median-kthvalue-0-dim", lambda L, x: [x.median(0), x.median(-1, keepdim=True), x.kthvalue(1, 0)],
          V(2.5)),
+    Case("median-of-inf", lambda L, x: [x.median(), x[:1].median(), x[1:].nanmedian()], V([inf, -inf, nan, -inf]),
+         dtypes=("float64",)),
     Case("median-empty-dim-raises", lambda L, x: [x.median(1), x.nanmedian(1)], V([[], []]), grad=False),
     Case("argmin-complex-raises", lambda L, x: x.argmin(dim=-1), V(1.0, view=lambda t: t * 1j),
          grad=False, dtypes=("float32",)),
@@ -46,6 +50,16 @@ CASES = [
          V([nan, 0.5, -1.0])),
     Case("elu-second-order-at-huge-x", lambda L, x: L.nn.functional.elu(x), V([1e300, 2.0, -1.0]),
          dtypes=("float64",), grad2=True),
+    Case("cumsum-cumprod-0-dim-integer", lambda L, x: [x.cumsum(0), x.cumprod(-1), (x > 0).cumsum(0)],
+         V(4, dtype="uint8"), dtypes=(None,)),
+    Case("logit-bf16-dtype", lambda L, x: L.logit(x, eps=0.1).dtype,
+         V([0.25, 1.5], dtype="float32", grad=False, view=lambda t: t.bfloat16()), dtypes=(None,)),
+    Case("nanmean-integer-raises", lambda L, x: x.nanmean(), V([1, 2]), dtypes=(None,)),
+    Case("median-bool-raises", lambda L, x: [x.median(), x.nanmedian(0)], V([True, False]), dtypes=(None,)),
+    Case("index-fill-0-dim", lambda L, x: x.index_fill(0, L.tensor([0]), -2.0), V(1.5)),
+    Case("lerp-end-dtype-raises", lambda L, x: x.lerp(L.ones(()), 0.5), V([1.0, 2.0]), dtypes=("float64",)),
+    Case("lerp-integer-raises", lambda L, x: x.lerp(x, 0.5), V([1, 2]), dtypes=(None,)),
+    Case("lerp-number-end-raises", lambda L, x: L.lerp(x, 2.0, 0.5), V([1.0, 2.0]), dtypes=("float32",)),
     Case("flip-movedim-0-dim", lambda L, x: [x.flip(0), x.flip(-1), x.movedim(0, -1)], V(2.5)),
 ]
 for name, call in [("split", lambda x: x.split(1, 0)), ("chunk", lambda x: x.chunk(2, 0)),
@@ -88,3 +102,17 @@ def test_a_number_written_into_a_tensor_converts_as_torch_checks_it(how, dtype, 
             _write(ember, how, dtype, value)
         return
     assert _write(ember, how, dtype, value) == expected
+
+
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink", "hardsigmoid"])
+def test_piecewise_linear_first_gradient_stays_in_the_graph(name):
+    """Under create_graph torch's first gradient requires grad (its derivative is zero), so a
+    second autograd.grad works; ember's did not require grad and the second call raised."""
+    firsts = []
+    for lib in (torch, ember):
+        x = lib.tensor([-4.0, -1.0, 0.25, 2.0], dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(getattr(lib.nn.functional, name)(x).sum(), x, create_graph=True)
+        firsts.append(g.requires_grad)
+    assert firsts[1] == firsts[0] is True
+    h, = ember.autograd.grad(g.sum(), x)
+    assert h.tolist() == [0.0] * 4

@@ -388,6 +388,8 @@ def index_fill(input, dim, index, value):
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     if isinstance(value, Tensor):
         value = value.to(input.dtype)
+    if input.ndim == 0:  # its one element, at index 0 or -1 of dim 0 (or -1)
+        return index_fill(input.reshape(1), 0, index, value).reshape(())
     return index_put(input, (slice(None),) * d + (index._data,), value)
 
 

@@ -283,12 +283,18 @@ class Flip(Op):
 
 
 def fliplr(input):
-    """``flip(input, (1,))`` (https://pytorch.org/docs/stable/generated/torch.fliplr.html)."""
+    """``flip(input, (1,))``; RuntimeError below 2 dims
+    (https://pytorch.org/docs/stable/generated/torch.fliplr.html)."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 def flipud(input):
-    """``flip(input, (0,))`` (https://pytorch.org/docs/stable/generated/torch.flipud.html)."""
+    """``flip(input, (0,))``; RuntimeError for a 0-dim tensor
+    (https://pytorch.org/docs/stable/generated/torch.flipud.html)."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 

@@ -160,7 +160,7 @@ class HardsigmoidForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (g * (((x > -3) & (x < 3)) * (1 / 6)),)
+        return (zero_link(g * (((x > -3) & (x < 3)) * (1 / 6)), x),)
 
 
 class HardswishForward(Op):

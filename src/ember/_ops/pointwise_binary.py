@@ -16,7 +16,7 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full
 from .._tensor import Tensor
-from .args import tensor_arg, with_out
+from .args import c_type_name, tensor_arg, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
 
 
@@ -385,8 +385,17 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
 
 
 def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor
+    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
+    TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
+    share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
     (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
+    if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_type_name(input.dtype)}'")
+    if end.dtype is not input.dtype and input.dtype.is_inexact:
+        raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
+                           f"{c_type_name(end.dtype)}")
     return with_out(apply(Lerp, input, end, weight), out)
 
 

@@ -102,8 +102,11 @@ def _count(shape, dims):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """``mean`` over the elements that are not NaN
+    """``mean`` over the elements that are not NaN; RuntimeError for integer and bool input
     (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
+    if not input.dtype.is_inexact:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_type_name(input.dtype)}")
     keep = ~input.isnan()
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
@@ -407,7 +410,15 @@ def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumsum.html)."""
     input = dtype_arg(input, dtype)
-    return with_out(apply(Cumsum, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
+    return with_out(_scan(Cumsum, input, dim), out)
+
+
+def _scan(op, input, dim):
+    """``op`` along ``dim``; a 0-dim input is copied, as int64 if it is integer or bool."""
+    d = _wrap_dim(dim, input.ndim)
+    if input.ndim:
+        return apply(op, input, dim=d)
+    return input.clone() if input.dtype.is_inexact else input.clone().to(_dtype.int64)
 
 
 class Cumsum(Op):
@@ -430,7 +441,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumprod.html)."""
     input = dtype_arg(input, dtype)
-    return with_out(apply(Cumprod, input, dim=_wrap_dim(dim, input.ndim)) if input.ndim else input.clone(), out)
+    return with_out(_scan(Cumprod, input, dim), out)
 
 
 class Cumprod(Op):

@@ -110,7 +110,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
-    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
+    refuse_unordered_median(input, dim)
     if dim is None:
         return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
     if input.ndim == 0:  # as kthvalue
@@ -141,12 +141,24 @@ def evenly_shared(input, select):
     if not flat.dtype.is_floating_point:
         return value
     same = (flat == value) | (flat.isnan() & value.isnan())
-    return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
+    count, zero = same.sum(), flat.new_zeros(())
+    # value + (the equal elements minus value) / count: exact, with the gradient shared; for
+    # +-inf (inf - inf is nan) the mean of the equal elements, exact there.
+    if_finite = value + apply(Where, same, flat - value.nan_to_num(0.0, 0.0, 0.0), zero).sum() / count
+    return apply(Where, value.isinf(), apply(Where, same, flat, zero).sum() / count, if_finite)
 
 
-def _refuse_complex(input, kernel="unique"):
+def refuse_unordered_median(input, dim, name="median"):
+    """TypeError for a tuple ``dim``; NotImplementedError for complex and bool input, as
+    torch's median kernels."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    _refuse_complex(input, "median_cpu" if dim is None else "median_out", refuse_bool=True)
+
+
+def _refuse_complex(input, kernel="unique", refuse_bool=False):
     # NumPy orders complex numbers lexicographically; torch has no order for them.
-    if isinstance(input, Tensor) and input.dtype.is_complex:
+    if isinstance(input, Tensor) and (input.dtype.is_complex or refuse_bool and input.dtype is _dtype.bool):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
 
 

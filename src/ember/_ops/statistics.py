@@ -16,7 +16,7 @@ from .core import Op, apply
 from .indexing import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
-from .sort import _refuse_complex, argsort, evenly_shared, sort
+from .sort import argsort, evenly_shared, refuse_unordered_median, sort
 
 
 class MinMax(tuple):
@@ -99,7 +99,7 @@ class Mode(Op):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""
-    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
+    refuse_unordered_median(input, dim, "nanmedian")
     if dim is None:
         return evenly_shared(input, lambda flat: nanmedian(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
