@@ -6,7 +6,8 @@ written into an integer tensor (garbage where torch raises; uint8's -1 refused w
 wraps it to 255), 0-dim tensors through dim-taking ops (cumsum of a 0-dim uint8 kept uint8,
 index_fill crashed), logit's dtype for bfloat16, and the exceptions torch raises where ember
 returned or raised another class: median over an empty dim, median of bool, nanmean of
-integers, argmin of complex, bitwise ops on complex, lerp with a mismatched or number end."""
+integers, argmin of complex, bitwise ops on complex, a number shifted by a float tensor, lerp with a mismatched or number end,
+add/sub with a float (or bool) alpha and an integer result; and bool + bool * 2 (int64 here)."""
 import pytest
 import torch
 
@@ -60,6 +61,10 @@ CASES = [
     Case("lerp-end-dtype-raises", lambda L, x: x.lerp(L.ones(()), 0.5), V([1.0, 2.0]), dtypes=("float64",)),
     Case("lerp-integer-raises", lambda L, x: x.lerp(x, 0.5), V([1, 2]), dtypes=(None,)),
     Case("lerp-number-end-raises", lambda L, x: L.lerp(x, 2.0, 0.5), V([1.0, 2.0]), dtypes=("float32",)),
+    Case("float-alpha-integer-result-raises", lambda L, x: L.sub(x, x, alpha=0.5), V([1, 5]), dtypes=(None,)),
+    Case("bool-alpha-integer-result-raises", lambda L, x: L.add(x, x, alpha=True), V([1, 5]), dtypes=(None,)),
+    Case("bool-add-int-alpha", lambda L, x: L.add(x, x, alpha=2), V([True, False]), dtypes=(None,)),
+    Case("int-shifted-by-float-raises", lambda L, x: -3 >> x, V(1.75), grad=False, dtypes=("float32",)),
     Case("flip-movedim-0-dim", lambda L, x: [x.flip(0), x.flip(-1), x.movedim(0, -1)], V(2.5)),
 ]
 for name, call in [("split", lambda x: x.split(1, 0)), ("chunk", lambda x: x.chunk(2, 0)),

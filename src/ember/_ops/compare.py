@@ -201,9 +201,10 @@ def _shift(name, kernel_name):
     def shifted(a, b):
         xp = namespace(a, b)
         dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
-        if dtype.kind not in "iu":
+        both = np.result_type(a, b)  # (a Python int shifted by a float tensor: Float)
+        if both.kind not in "iu":
             raise NotImplementedError(
-                f"\"{kernel_name}\" not implemented for '{_NAMES[dtype.name]}'")
+                f"\"{kernel_name}\" not implemented for '{_NAMES[both.name]}'")
         inside = (b >= 0) & (b < dtype.itemsize * 8)
         spilled = 0 if name == "left_shift" else xp.where(a < 0, -1, 0)
         return xp.where(inside, getattr(xp, name)(a, xp.where(inside, b, 0)), spilled).astype(dtype)

@@ -23,7 +23,9 @@ from .core import Op, elementwise_rule, _type_name, apply, named
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion; also ``input + other``
     (https://pytorch.org/docs/stable/generated/torch.add.html). RuntimeError naming the sizes
-    when the shapes do not broadcast."""
+    when the shapes do not broadcast, or for a float ``alpha`` with an integer result."""
+    if type(alpha) is not builtins.int or alpha != 1:
+        _check_alpha(input, other, alpha)
     result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
@@ -47,8 +49,11 @@ def _scaled(b, alpha):
     a NumPy scalar ``alpha`` counts as the Python number it holds (float32 stays float32)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
-    if type(alpha) is builtins.int and getattr(b, "dtype", np.dtype(float)).kind in "iu":
+    kind = getattr(b, "dtype", np.dtype(float)).kind
+    if type(alpha) is builtins.int and kind in "iu":
         alpha = _backend.wrapped_integer(alpha, b.dtype)
+    elif kind == "b":  # a bool result: alpha counts as True or False (torch: True + True * 2 is True)
+        alpha = builtins.bool(alpha)
     return alpha * b
 
 
@@ -57,8 +62,20 @@ def sub(input, other, *, alpha=1, out=None):
     (https://pytorch.org/docs/stable/generated/torch.sub.html); RuntimeError when either
     operand is bool or the shapes do not broadcast."""
     _check_sub(input, other)
+    if type(alpha) is not builtins.int or alpha != 1:
+        _check_alpha(input, other, alpha)
     result = apply(Sub, input, other) if alpha == 1 else apply(Sub, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
+
+
+def _check_alpha(input, other, alpha):
+    """PyTorch's checks of ``alpha`` against the result's dtype (alpha_check)."""
+    dtype = _dtype.result_type(input, other)
+    if isinstance(alpha, (builtins.bool, np.bool_)):
+        if dtype is not _dtype.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (builtins.float, np.floating)) and not dtype.is_inexact:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def _is_bool(x):
