@@ -1,13 +1,15 @@
 """Minimal repros of what the eager differential fuzzer (test_fuzz_eager.py) found, each against
-torch 2.13: median() of +-inf (nan: inf - inf in the shared gradient), bfloat16 rounding
-ops that returned their input, nansum/nanmean gradients lost at +-inf, fmax/fmin gradients split at ties (torch gives them whole to ``input``), SELU/CELU
-gradients at NaN and ELU's second derivative at huge x (nan), a NaN or an out-of-range number
-written into an integer tensor (garbage where torch raises; uint8's -1 refused where torch
-wraps it to 255), 0-dim tensors through dim-taking ops (cumsum of a 0-dim uint8 kept uint8,
-index_fill crashed), logit's dtype for bfloat16, and the exceptions torch raises where ember
-returned or raised another class: median over an empty dim, median of bool, nanmean of
-integers, argmin of complex, bitwise ops on complex, a number shifted by a float tensor, lerp with a mismatched or number end,
-add/sub with a float (or bool) alpha and an integer result; and bool + bool * 2 (int64 here)."""
+torch 2.13: median() of +-inf (nan: inf - inf in the shared gradient), bfloat16 rounding ops
+that returned their input, nansum/nanmean gradients lost at +-inf, fmax/fmin gradients split at
+ties (torch gives them whole to ``input``), SELU/CELU gradients at NaN and ELU's second
+derivative at huge x (nan), a NaN or an out-of-range number written into an integer tensor
+(garbage where torch raises; uint8's -1 refused where torch wraps it to 255), 0-dim tensors
+through dim-taking ops (cumsum of a 0-dim uint8 kept uint8, index_fill crashed), logit's dtype
+for bfloat16, and the exceptions torch raises where ember returned or raised another class:
+median over an empty dim, median of bool, nanmean of integers, argmin and min(dim) of a 0-dim
+complex, bitwise ops on complex, a number shifted by a float tensor, lerp with a mismatched or
+number end, add/sub with a float (or bool) alpha and an integer result; and bool + bool * 2
+(int64 here)."""
 import pytest
 import torch
 
@@ -44,6 +46,8 @@ CASES = [
     Case("median-of-inf", lambda L, x: [x.median(), x[:1].median(), x[1:].nanmedian()], V([inf, -inf, nan, -inf]),
          dtypes=("float64",)),
     Case("median-empty-dim-raises", lambda L, x: [x.median(1), x.nanmedian(1)], V([[], []]), grad=False),
+    Case("min-0-dim-complex-raises", lambda L, x: x.min(dim=-1), V(1.0, view=lambda t: t * 1j),
+         grad=False, dtypes=("float32",)),
     Case("argmin-complex-raises", lambda L, x: x.argmin(dim=-1), V(1.0, view=lambda t: t * 1j),
          grad=False, dtypes=("float32",)),
     Case("bitwise-complex-raises", lambda L, x: x & (1 + 2j), V([1.0, 2.0]), grad=False, dtypes=("float32",)),

@@ -255,6 +255,8 @@ def _extreme(name, whole, along, input, dim, keepdim, other):
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if input.dtype.is_complex:  # (the kernel refuses it, but a 0-dim input never reaches it)
+        raise RuntimeError(f"{name}(): does not support complex input")
     if input.ndim == 0:
         return values_indices(name, input.clone(), zeros((), dtype=_dtype.int64))
     values, idx = apply(along, input, dim=d)
