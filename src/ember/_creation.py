@@ -275,18 +275,47 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 _SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
+                "complex64": "c10::complex<float>",
                 "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
 
 
 def real_if_fits(value, dtype):
-    """``value`` for a tensor of ``dtype``: a complex number stored in a real dtype must have
-    no imaginary part (torch's RuntimeError otherwise) and is stored as its real part."""
+    """``value`` for a tensor of ``dtype``, RuntimeError where PyTorch's checked conversion of
+    a number refuses it: a complex number with an imaginary part into a real dtype (else its
+    real part is stored); NaN, +-inf or a number outside the range into an integer dtype
+    (``uint8`` takes -255..-1 as two's complement: -1 is 255, as torch); a finite number
+    beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
+    (out of range: +-inf, nonzero: True)."""
     if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
         if value.imag:
-            raise RuntimeError(f"value cannot be converted to type "
-                               f"{_SCALAR_TYPE.get(dtype.name, dtype.name)} without overflow")
-        return value.real
+            _overflow(dtype)
+        value = value.real
+    if _overflows(value, dtype):
+        _overflow(dtype)
+    if dtype is _dtype.uint8 and isinstance(value, (builtins.int, np.integer)) and value < 0:
+        value += 256
     return value
+
+
+def _overflow(dtype):
+    raise RuntimeError(f"value cannot be converted to type {_SCALAR_TYPE.get(dtype.name, dtype.name)} "
+                       "without overflow")
+
+
+def _overflows(value, dtype):
+    if dtype in (_dtype.bool, _dtype.float16, _dtype.bfloat16, _dtype.float64, _dtype.complex128) \
+            or not isinstance(value, (builtins.int, builtins.float, builtins.complex, np.number)) \
+            or isinstance(value, (builtins.bool, np.bool_)):
+        return False
+    if dtype.is_inexact:  # float32, complex64: finite parts within float32's range
+        limit = float(np.finfo(np.float32).max)
+        return any(math.isfinite(p) and abs(p) > limit for p in (value.real, value.imag))
+    info = np.iinfo(dtype.np)
+    if isinstance(value, (builtins.int, np.integer)):
+        lowest = -info.max if info.min == 0 else info.min
+        return not lowest <= value <= info.max
+    value = float(value)  # compared as doubles, as c10 does (2.0**63 fits int64 and wraps)
+    return value != value or value < info.min or value > float(info.max)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

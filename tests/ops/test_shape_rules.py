@@ -106,6 +106,7 @@ def layer_calls():
         lambda: _backward(F.linear(x, m.float(), m.float()[:, 0]), F.linear(x[0, 0], m.float()),
                           F.leaky_relu(x), F.elu(x), F.selu(x), F.hardtanh(x), F.threshold(x, 0.1, 2.0),
                           F.hardsigmoid(x), F.hardswish(x), F.gelu(x), F.gelu(x, approximate="tanh"),
+                          F.hardshrink(x), F.softshrink(x, 0.25),
                           F.logsigmoid(x), F.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid(), reduction="none")),
         lambda: _grad_of_grad(F.gelu, x),
         lambda: _losses(x),

@@ -22,7 +22,7 @@ from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
-           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself"]
+           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -157,6 +157,12 @@ def broadcast_shapes(*shapes):
 # can take a whole scheduler time slice: milliseconds for a microsecond product.
 _MULTITHREAD_MACS = 1 << 26
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def is_floating(dtype):
+    """Whether the array dtype ``dtype`` is a real floating-point one. bfloat16's NumPy dtype
+    (from ml_dtypes) has kind "V", not "f", so ``dtype.kind == "f"`` alone misses it."""
+    return dtype.kind == "f" or dtype == _BFLOAT16
 
 
 def _blas_thread_setter():

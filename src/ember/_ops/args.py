@@ -78,7 +78,7 @@ def with_out(result, out):
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
+            "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
 
 
 def c_type_name(dtype):

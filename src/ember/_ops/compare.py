@@ -12,7 +12,7 @@ import numpy as np
 
 from .args import with_out
 from .. import _dtype
-from .._backend import kernel as _kernel, namespace
+from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
 
 
@@ -30,11 +30,11 @@ def _truth_rule(op, *inputs, **attrs):
 
 
 def _integral_only(kernel, kernel_name):
-    """``kernel`` refusing floating-point operands, as PyTorch's bitwise kernels do."""
+    """``kernel`` refusing floating-point and complex operands, as PyTorch's bitwise kernels do."""
     def checked(*arrays):
         for a in arrays:
             kind = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
-            if kind.kind == "f":
+            if _is_floating(kind) or kind.kind == "c":
                 raise NotImplementedError(
                     f"\"{kernel_name}\" not implemented for '{_NAMES[kind.name]}'")
         return kernel(*arrays)
@@ -201,9 +201,10 @@ def _shift(name, kernel_name):
     def shifted(a, b):
         xp = namespace(a, b)
         dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
-        if dtype.kind not in "iu":
+        both = np.result_type(a, b)  # (a Python int shifted by a float tensor: Float)
+        if both.kind not in "iu":
             raise NotImplementedError(
-                f"\"{kernel_name}\" not implemented for '{_NAMES[dtype.name]}'")
+                f"\"{kernel_name}\" not implemented for '{_NAMES[both.name]}'")
         inside = (b >= 0) & (b < dtype.itemsize * 8)
         spilled = 0 if name == "left_shift" else xp.where(a < 0, -1, 0)
         return xp.where(inside, getattr(xp, name)(a, xp.where(inside, b, 0)), spilled).astype(dtype)

@@ -47,7 +47,7 @@ def _index_arg(index):
                 a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
-            if a.dtype.kind == "f":
+            if _backend.is_floating(a.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             basic = False
@@ -388,6 +388,8 @@ def index_fill(input, dim, index, value):
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     if isinstance(value, Tensor):
         value = value.to(input.dtype)
+    if input.ndim == 0:  # its one element, at index 0 or -1 of dim 0 (or -1)
+        return index_fill(input.reshape(1), 0, index, value).reshape(())
     return index_put(input, (slice(None),) * d + (index._data,), value)
 
 

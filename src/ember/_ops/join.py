@@ -145,6 +145,8 @@ row_stack = vstack
 def narrow(input, dim, start, length):
     """A view of ``length`` entries from ``start`` along ``dim``; RuntimeError when it runs
     past the end (https://pytorch.org/docs/stable/generated/torch.narrow.html)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)
     start = int(start)
     if start < 0:
@@ -158,6 +160,8 @@ def narrow(input, dim, start, length):
 def select(input, dim, index):
     """A view at ``index`` along ``dim``, which is removed; IndexError when out of range
     (https://pytorch.org/docs/stable/generated/torch.select.html)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
@@ -166,7 +170,10 @@ def select(input, dim, index):
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes."""
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
+    RuntimeError for a 0-dim tensor."""
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -197,6 +204,8 @@ def chunk(input, chunks, dim=0):
     (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     n = input.shape[_wrap_dim(dim, input.ndim)]
     if n == 0:
         return split(input, [0] * chunks, dim)
@@ -255,16 +264,19 @@ unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, c
 def unbind(input, dim=0):
     """The views along ``dim``, which is removed
     (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input.ndim)
     return mark_multi_output(tuple(named(select(input, d, i), "UnbindBackward0") for i in range(input.shape[d])),
                              "Unbind")
 
 
 def flip(input, dims):
-    """A copy reversed along ``dims``
+    """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
     (https://pytorch.org/docs/stable/generated/torch.flip.html)."""
     dims = shape_arg(dims if isinstance(dims, (tuple, list)) else (dims,))
-    return apply(Flip, input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
+    return apply(Flip, input, dims=dims if input.ndim else ())
 
 
 class Flip(Op):
@@ -282,12 +294,18 @@ class Flip(Op):
 
 
 def fliplr(input):
-    """``flip(input, (1,))`` (https://pytorch.org/docs/stable/generated/torch.fliplr.html)."""
+    """``flip(input, (1,))``; RuntimeError below 2 dims
+    (https://pytorch.org/docs/stable/generated/torch.fliplr.html)."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 def flipud(input):
-    """``flip(input, (0,))`` (https://pytorch.org/docs/stable/generated/torch.flipud.html)."""
+    """``flip(input, (0,))``; RuntimeError for a 0-dim tensor
+    (https://pytorch.org/docs/stable/generated/torch.flipud.html)."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 
@@ -296,6 +314,8 @@ def roll(input, shifts, dims=None):
     is None) (https://pytorch.org/docs/stable/generated/torch.roll.html)."""
     if dims is None:
         return named(reshape(roll(input.reshape(-1), shifts, 0), input.shape), "RollBackward0")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims} but tensor has no dimensions")
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
     dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
     return apply(Roll, input, shifts=shifts, dims=dims)

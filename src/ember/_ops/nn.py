@@ -99,10 +99,13 @@ class Elu(Op):
         a = ctx.attrs
         alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
         slope_at_zero = alpha * scale * input_scale
-        negative_slope = (x * input_scale).exp() * slope_at_zero
+        # exp of the negative part only: exp(large x) would be inf, and the second derivative
+        # through the unselected branch 0 * inf = nan (torch's is 0 there).
+        negative_slope = (x.clamp(max=0) * input_scale).exp() * slope_at_zero
         # At x = 0 (and -0) the slope is the negative branch's value but, as in PyTorch, a
-        # constant: the second derivative there is 0.
-        return (g * apply(Where, x > 0, scale, apply(Where, x < 0, negative_slope, slope_at_zero)),)
+        # constant: the second derivative there is 0. NaN takes the positive slope (torch's
+        # test is x <= 0).
+        return (g * apply(Where, x <= 0, apply(Where, x < 0, negative_slope, slope_at_zero), scale),)
 
 
 class HardtanhForward(Op):
@@ -154,7 +157,7 @@ class HardsigmoidForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (g * (((x > -3) & (x < 3)) * (1 / 6)),)
+        return (zero_link(g * (((x > -3) & (x < 3)) * (1 / 6)), x),)
 
 
 class HardswishForward(Op):

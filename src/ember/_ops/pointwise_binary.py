@@ -16,14 +16,16 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full
 from .._tensor import Tensor
-from .args import tensor_arg, with_out
+from .args import c_type_name, tensor_arg, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
 
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion; also ``input + other``
     (https://pytorch.org/docs/stable/generated/torch.add.html). RuntimeError naming the sizes
-    when the shapes do not broadcast."""
+    when the shapes do not broadcast, or for a float ``alpha`` with an integer result."""
+    if type(alpha) is not builtins.int or alpha != 1:
+        _check_alpha(input, other, alpha)
     result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
@@ -47,8 +49,11 @@ def _scaled(b, alpha):
     a NumPy scalar ``alpha`` counts as the Python number it holds (float32 stays float32)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
-    if type(alpha) is builtins.int and getattr(b, "dtype", np.dtype(float)).kind in "iu":
+    kind = getattr(b, "dtype", np.dtype(float)).kind
+    if type(alpha) is builtins.int and kind in "iu":
         alpha = _backend.wrapped_integer(alpha, b.dtype)
+    elif kind == "b":  # a bool result: alpha counts as True or False (torch: True + True * 2 is True)
+        alpha = builtins.bool(alpha)
     return alpha * b
 
 
@@ -57,8 +62,20 @@ def sub(input, other, *, alpha=1, out=None):
     (https://pytorch.org/docs/stable/generated/torch.sub.html); RuntimeError when either
     operand is bool or the shapes do not broadcast."""
     _check_sub(input, other)
+    if type(alpha) is not builtins.int or alpha != 1:
+        _check_alpha(input, other, alpha)
     result = apply(Sub, input, other) if alpha == 1 else apply(Sub, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
+
+
+def _check_alpha(input, other, alpha):
+    """PyTorch's checks of ``alpha`` against the result's dtype (alpha_check)."""
+    dtype = _dtype.result_type(input, other)
+    if isinstance(alpha, (builtins.bool, np.bool_)):
+        if dtype is not _dtype.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (builtins.float, np.floating)) and not dtype.is_inexact:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def _is_bool(x):
@@ -193,7 +210,7 @@ class DivRounded(Op):
         with np.errstate(all="ignore"):
             if rounding_mode == "floor":
                 return a // b
-            if xp.result_type(a, b).kind == "f":
+            if _backend.is_floating(xp.result_type(a, b)):
                 return xp.trunc(a / b)
             # Integer quotients stay exact: floor, then step towards zero for negative inexact ones.
             q, r = divmod(a, b)
@@ -333,15 +350,27 @@ def minimum(input, other, *, out=None):
 
 
 def fmax(input, other):
-    """``maximum`` that ignores NaN: the other value where one is NaN
-    (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
-    return where(other.isnan(), input, where(input.isnan(), other, maximum(input, other)))
+    """``maximum`` that ignores NaN: the other value where one is NaN. The gradient goes
+    whole to ``input`` where ``input >= other`` (ties too) or ``other`` is NaN, else to
+    ``other``, as PyTorch's does (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
+    _tensor_pair("fmax", input, other)
+    return where((input >= other) | other.isnan(), input, other)
 
 
 def fmin(input, other):
-    """``minimum`` that ignores NaN: the other value where one is NaN
+    """``minimum`` that ignores NaN: the other value where one is NaN; the gradient goes to
+    ``input`` where ``input <= other`` or ``other`` is NaN, as in ``fmax``
     (https://pytorch.org/docs/stable/generated/torch.fmin.html)."""
-    return where(other.isnan(), input, where(input.isnan(), other, minimum(input, other)))
+    _tensor_pair("fmin", input, other)
+    return where((input <= other) | other.isnan(), input, other)
+
+
+def _tensor_pair(name, input, other):
+    """TypeError unless both operands are tensors (PyTorch's fmax/fmin take no numbers)."""
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
 
 
 class Maximum(Op):
@@ -373,8 +402,17 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
 
 
 def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor
+    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
+    TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
+    share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
     (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
+    if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_type_name(input.dtype)}'")
+    if end.dtype is not input.dtype and input.dtype.is_inexact:
+        raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
+                           f"{c_type_name(end.dtype)}")
     return with_out(apply(Lerp, input, end, weight), out)
 
 

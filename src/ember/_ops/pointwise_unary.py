@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from .._backend import kernel, namespace, special
+from .._backend import is_floating, kernel, namespace, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
@@ -101,7 +101,7 @@ def _sign_kernel(x):
         return x.copy()
     xp = namespace(x)
     out = xp.asarray(xp.sign(x))
-    if out.dtype.kind == "f":
+    if is_floating(out.dtype):
         xp.copyto(out, 0, where=xp.isnan(out))  # PyTorch's sign (and so abs's gradient) is 0 at NaN
     return out
 
@@ -335,7 +335,7 @@ def _rounding(name, fn, kernel_name):
         _no_bool(x, kernel_name)
         if decimals:
             return namespace(x).round(x, decimals)
-        return fn(x) if x.dtype.kind == "f" else x.copy()
+        return fn(x) if is_floating(x.dtype) else x.copy()
     return elementwise(name, kernel, _zero_gradient, uses=None, promote=None)
 
 
@@ -378,7 +378,7 @@ def frac(input, *, out=None):
 
 
 def _frac_kernel(x):
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_NAMES[x.dtype.name]}'")
     with np.errstate(invalid="ignore"):
         return x - namespace(x).trunc(x)

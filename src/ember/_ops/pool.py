@@ -76,7 +76,7 @@ def _lead(x, k):
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if _backend.is_floating(dtype) else np.iinfo(dtype).min
 
 
 def _plane_strides(spatial):
@@ -98,7 +98,7 @@ def _first_max(taps, best):
     for tap in taps[1:-1]:
         missed &= tap != best
         position += missed
-    if best.dtype.kind == "f":
+    if _backend.is_floating(best.dtype):
         xp = namespace(best)
         nan = xp.isnan(best)
         if nan.any():

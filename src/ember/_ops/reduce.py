@@ -66,7 +66,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return sum(input.nan_to_num(0.0, float("inf"), float("-inf")) if input.is_floating_point()
+    # masked_fill, not nan_to_num: the gradient reaches +-inf elements (torch's: grad * ~isnan)
+    return sum(input.masked_fill(input.isnan(), 0.0) if input.is_floating_point()
                else input, dim, keepdim, dtype=dtype)
 
 
@@ -111,8 +112,11 @@ def _count(shape, dims):
 
 @numpy_names
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """``mean`` over the elements that are not NaN
+    """``mean`` over the elements that are not NaN; RuntimeError for integer and bool input
     (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
+    if not input.dtype.is_inexact:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_type_name(input.dtype)}")
     keep = ~input.isnan()
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
@@ -268,6 +272,8 @@ def _extreme(name, whole, along, input, dim, keepdim, other):
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if input.dtype.is_complex:  # (the kernel refuses it, but a 0-dim input never reaches it)
+        raise RuntimeError(f"{name}(): does not support complex input")
     if input.ndim == 0:
         return values_indices(name, input.clone(), zeros((), dtype=_dtype.int64))
     values, idx = apply(along, input, dim=d)
@@ -371,21 +377,23 @@ def _check_nonempty(x, dim, name, error=RuntimeError, hint=" Specify the reducti
 @numpy_names
 def argmax(input, dim=None, keepdim=False):
     """Index of the first maximal element (over the flattened input when ``dim`` is None);
-    NaN counts as the maximum. RuntimeError for bool input."""
+    NaN counts as the maximum. RuntimeError for bool and complex input."""
     return _arg_extreme("argmax", Argmax, input, dim, keepdim)
 
 
 @numpy_names
 def argmin(input, dim=None, keepdim=False):
     """Index of the first minimal element (over the flattened input when ``dim`` is None);
-    NaN counts as the minimum. RuntimeError for bool input
+    NaN counts as the minimum. RuntimeError for bool and complex input
     (https://pytorch.org/docs/stable/generated/torch.argmin.html)."""
     return _arg_extreme("argmin", Argmin, input, dim, keepdim)
 
 
 def _arg_extreme(name, op, input, dim, keepdim):
-    if input.dtype is _dtype.bool:
-        raise RuntimeError(f"{name}(): does not support bool input")
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input.dtype is _dtype.bool or input.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support {'bool' if input.dtype is _dtype.bool else 'complex'} input")
     d = None if dim is None else _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return zeros((), dtype=_dtype.int64)

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from .._backend import namespace
+from .._backend import is_floating, namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import values_indices, with_out
@@ -52,7 +52,7 @@ def _running_extreme(x, dim, better):
         for i in range(x.shape[-1]):
             xi = x[..., i]
             take = better(xi, best)
-            if x.dtype.kind == "f":
+            if is_floating(x.dtype):
                 take = xp.isnan(xi) | (take & ~xp.isnan(best))
             best, at = xp.where(take, xi, best), xp.where(take, i, at)
             values[..., i], indices[..., i] = best, at

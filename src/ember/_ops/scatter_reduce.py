@@ -59,7 +59,7 @@ def _identity(reduce, dtype):
         return int(reduce == "prod")
     if dtype.kind == "b":
         return reduce == "amin"
-    lowest, highest = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    lowest, highest = (-np.inf, np.inf) if _backend.is_floating(dtype) else (np.iinfo(dtype).min, np.iinfo(dtype).max)
     return lowest if reduce == "amax" else highest
 
 

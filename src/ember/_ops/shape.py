@@ -127,6 +127,9 @@ def ravel(input):
 def unflatten(input, dim, sizes):
     """Dim ``dim`` split into ``sizes`` (one may be -1); RuntimeError when they do not
     multiply to its size (https://pytorch.org/docs/stable/generated/torch.unflatten.html)."""
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor "
+                           "has no dimensions")
     d = _wrap_dim(dim, input.ndim)
     sizes = list(sizes)
     if -1 in sizes:
@@ -231,6 +234,8 @@ def movedim(input, source, destination):
     n = input.ndim
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    if n == 0:  # a 0-dim tensor's one "dim" (0 or -1) moves nowhere
+        return permute(input, ())
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

@@ -100,6 +100,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` and its index, as ``(values, indices)``
     (https://pytorch.org/docs/stable/generated/torch.kthvalue.html)."""
     _refuse_complex(input, "kthvalue_cpu")
+    if input.ndim == 0:  # dim 0 or -1 of a 0-dim tensor: the tensor itself, index 0
+        _wrap_dim(dim, 0)
+        return kthvalue(input.unsqueeze(0), k, 0)
     d = _wrap_dim(dim, input.ndim)
     idx = narrow(argsort(input, d), d, k - 1, 1).contiguous()
     values = gather(input, d, idx)
@@ -112,11 +115,16 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=None, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
-    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
+    refuse_unordered_median(input, dim)
     if dim is None:
         return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
+    if input.ndim == 0:  # as kthvalue
+        _wrap_dim(dim, 0)
+        return median(input.unsqueeze(0), 0)
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     # The stable argsort puts nan last, so the first nan in sorted order is at n - (nan count).
     nans = input.isnan().sum(d, keepdim=True)
     position = (nans > 0) * (n - nans - (n - 1) // 2) + (n - 1) // 2
@@ -138,12 +146,24 @@ def evenly_shared(input, select):
     if not flat.dtype.is_floating_point:
         return value
     same = (flat == value) | (flat.isnan() & value.isnan())
-    return value + apply(Where, same, flat - value, flat.new_zeros(())).sum() / same.sum()
+    count, zero = same.sum(), flat.new_zeros(())
+    # value + (the equal elements minus value) / count: exact, with the gradient shared; for
+    # +-inf (inf - inf is nan) the mean of the equal elements, exact there.
+    if_finite = value + apply(Where, same, flat - value.nan_to_num(0.0, 0.0, 0.0), zero).sum() / count
+    return apply(Where, value.isinf(), apply(Where, same, flat, zero).sum() / count, if_finite)
 
 
-def _refuse_complex(input, kernel="unique"):
+def refuse_unordered_median(input, dim, name="median"):
+    """TypeError for a tuple ``dim``; NotImplementedError for complex and bool input, as
+    torch's median kernels."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    _refuse_complex(input, "median_cpu" if dim is None else "median_out", refuse_bool=True)
+
+
+def _refuse_complex(input, kernel="unique", refuse_bool=False):
     # NumPy orders complex numbers lexicographically; torch has no order for them.
-    if isinstance(input, Tensor) and input.dtype.is_complex:
+    if isinstance(input, Tensor) and (input.dtype.is_complex or refuse_bool and input.dtype is _dtype.bool):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
 
 

@@ -114,9 +114,10 @@ class Logit(Op):
 
     @staticmethod
     def forward(x, eps=None):
+        dtype = x.dtype  # (bfloat16 clipped by Python floats comes back float32)
         if eps is not None:
             x = x.clip(eps, 1 - eps)
-        return namespace(x).log(x / (1 - x)).astype(x.dtype, copy=False)
+        return namespace(x).log(x / (1 - x)).astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

@@ -8,7 +8,7 @@ each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 import numpy as np
 
 from .. import _dtype
-from .._backend import namespace
+from .._backend import is_floating, namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import numpy_names, values_indices
@@ -16,7 +16,7 @@ from .core import Op, apply
 from .indexing import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
-from .sort import _refuse_complex, argsort, evenly_shared, sort
+from .sort import argsort, evenly_shared, refuse_unordered_median, sort
 
 
 class MinMax(tuple):
@@ -79,7 +79,7 @@ class Mode(Op):
         best = xp.argmax(position - run_start, axis=1)  # the first longest run: the smallest value
         value = ordered[xp.arange(len(flat)), best]
         same = (flat == value[:, None])
-        if flat.dtype.kind == "f":
+        if is_floating(flat.dtype):
             same |= xp.isnan(flat) & xp.isnan(value)[:, None]
         index = n - 1 - xp.argmax(same[:, ::-1], axis=1)
         shape = rows.shape[:-1] + (1,)
@@ -101,12 +101,14 @@ class Mode(Op):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""
-    _refuse_complex(input, "median_cpu" if dim is None else "median_out")
+    refuse_unordered_median(input, dim, "nanmedian")
     if dim is None:
         return evenly_shared(input, lambda flat: nanmedian(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return values_indices("nanmedian", input.clone(), zeros((), dtype=_dtype.int64))
+    if input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     # The stable argsort puts NaN last: the median of the k numbers is at (k - 1) // 2.
     count = input.shape[d] - input.isnan().sum(d, keepdim=True)
     position = ((count - 1) // 2).clamp(min=0)

@@ -11,13 +11,13 @@ import numpy as np
 
 from ... import _distributions, _dtype
 from ..._creation import as_tensor
-from ..._ops.pointwise_binary import where
 from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, ThresholdForward)
 from ..._ops.core import apply, named
 from ..._ops.prelu import Prelu
+from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
 from ..._tensor import Tensor, _wrap_dim
 from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
 
@@ -232,15 +232,14 @@ def softshrink(input, lambd=0.5):
     float_only(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    shrunk = where(input < -lambd, input + lambd, input - lambd)
-    return named(where((input >= -lambd) & (input <= lambd), input.new_zeros(()), shrunk), "SoftshrinkBackward0")
+    return apply(SoftshrinkForward, input, lambd=lambd)
 
 
 def hardshrink(input, lambd=0.5):
     """``input`` where ``|input| > lambd`` (or NaN), else 0.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
     float_only(input, "hardshrink_cpu")
-    return where((input >= -lambd) & (input <= lambd), input.new_zeros(()), input)
+    return apply(HardshrinkForward, input, lambd=lambd)
 
 
 def _threshold(input, threshold, value, inplace=False):

@@ -1,0 +1,42 @@
+"""Hardshrink and softshrink as op entries (PyTorch's ``hardshrink``/``softshrink``,
+https://pytorch.org/docs/stable/generated/torch.nn.Hardshrink.html and ``Softshrink``): zero
+on ``[-lambd, lambd]``, else ``x`` (hard) or ``x`` moved ``lambd`` towards zero (soft); NaN
+stays NaN. Their gradient is ``g`` outside the interval (NaN included) and 0 inside; as in
+PyTorch, under ``create_graph`` it is tied to ``x`` (``zero_link``), so a second derivative
+is zeros rather than an error."""
+from .._backend import namespace
+from .core import Op, like_input, zero_link
+
+__all__ = ["HardshrinkForward", "SoftshrinkForward"]
+
+
+def _inside(x, lambd):
+    return (x >= -lambd) & (x <= lambd)
+
+
+class HardshrinkForward(Op):
+    name = "Hardshrink"
+    promote = None
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(x, lambd=0.5):
+        return namespace(x).where(_inside(x, lambd), x.dtype.type(0), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        return (zero_link(g * ~_inside(x, ctx.attrs.get("lambd", 0.5)), x),)
+
+
+class SoftshrinkForward(Op):
+    name = "Softshrink"
+    promote = None
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(x, lambd=0.5):
+        xp, step = namespace(x), x.dtype.type(lambd)
+        return xp.where(_inside(x, lambd), x.dtype.type(0), xp.where(x < -lambd, x + step, x - step))
+
+    backward = HardshrinkForward.backward
