@@ -20,6 +20,7 @@ from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
+from .toolchain import simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -203,19 +204,22 @@ def _stored(plan, node, members):
     return node in escaping or any(u not in members for u in node.users)
 
 
-# The reductions of the sum kernel: (initial value, C of a accumulating b, how an element counts).
-# The extremes keep NaN, as NumPy's maximum.reduce (eager): once a is NaN, b never replaces it.
+# The reductions of the sum kernel: (initial value, C of a accumulating b, how an element counts,
+# the OpenMP reduction that vectorises an inner loop of it). The extremes keep NaN, as NumPy's
+# maximum.reduce (eager): once a is NaN, b never replaces it.
 _EXTREME = "(({b} != {b} || {b} %s {a}) ? {b} : {a})"
-_REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}"), "All": ("1", "{a} & {b}", "({} != 0)"),
-               "Any": ("0", "{a} | {b}", "({} != 0)"), "Amax": ("-INFINITY", _EXTREME % ">", "{}"),
-               "Amin": ("INFINITY", _EXTREME % "<", "{}")}
+_REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}", "+"), "All": ("1", "{a} & {b}", "({} != 0)", "&"),
+               "Any": ("0", "{a} | {b}", "({} != 0)", "|"), "Amax": ("-INFINITY", _EXTREME % ">", "{}", None),
+               "Amin": ("INFINITY", _EXTREME % "<", "{}", None)}
 _REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
 
 
 def _sum_kernel(src, node, fname):
-    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the loop."""
+    """Sum, All, Any, Amax or Amin over some dims, their elementwise producers computed in the
+    loop; an innermost reduced loop is vectorised (a sum then adds in another order than a left
+    fold, as torch's vectorised sums)."""
     plan = src.plan
-    start, combine, element = _REDUCTIONS[node.target.name]
+    start, combine, element, simd = _REDUCTIONS[node.target.name]
     x = node.args[0]
     domain = tuple(x.meta["shape"])
     dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
@@ -251,6 +255,8 @@ def _sum_kernel(src, node, fname):
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
         if inner_reduced and d == len(dims) - 1:
             lines.append(f"{indent}{t} acc = {start};")
+            if simd:
+                lines.append(indent + simd_reduction(simd, "acc"))
         lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++) {{")
         indent += "    "
     lines += [indent + ln for ln in body.lines]

@@ -14,6 +14,8 @@ compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
+from .toolchain import simd_reduction
+
 __all__ = ["OPS", "supported", "narrow", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
@@ -247,7 +249,7 @@ def _flat_planes(src, node, first, t, has_bias, epilogue=None):
             f"            {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ {t} acc = 0;",
-                "              #pragma GCC ivdep",
+                "              " + simd_reduction("+", "acc"),
                 f"              for (long k = 0; k < {span}; k++) acc += rows[k] * xpad[k + {base}];",
                 f"              wp[{i * kw + j}] += acc; }}")],
             "        }", "    }", "    }", "}"]

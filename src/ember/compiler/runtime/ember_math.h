@@ -112,12 +112,13 @@ EM_INLINE double em_log(double x) {
 }
 
 /* tanh: an odd polynomial (float) or rational function (double, Cephes's) near 0 where
- * 1 - 2/(e^{2|x|} + 1) would cancel, that formula elsewhere. */
+ * 1 - 2/(e^{2|x|} + 1) would cancel, that formula elsewhere; both of |x|, given x's sign
+ * after (tanh(-0.0) is -0.0: a correction term added to x = -0.0 would round to +0.0). */
 EM_INLINE float em_tanhf(float x) {
     float a = fabsf(x), z = x * x;
     float p = fmaf(fmaf(fmaf(fmaf(-5.70498872745e-3f, z, 2.06390887954e-2f), z,
                              -5.37397155531e-2f), z, 1.33314422036e-1f), z, -3.33332819422e-1f);
-    float small = fmaf(p * z, x, x);
+    float small = copysignf(fmaf(p * z, a, a), x);
     float large = copysignf(1.0f - 2.0f / (em_expf(2.0f * a) + 1.0f), x);
     return a < 0.625f ? small : large;
 }
@@ -128,7 +129,7 @@ EM_INLINE double em_tanh(double x) {
                     -1.61468768441708447952e3);
     double pd = fma(fma(z + 1.12811678491632931402e2, z, 2.23548839060100448583e3), z,
                     4.84406305325125486048e3);
-    double small = fma(x * z, pn / pd, x);
+    double small = copysign(fma(a * z, pn / pd, a), x);
     double large = copysign(1.0 - 2.0 / (em_exp(2.0 * a) + 1.0), x);
     return a < 0.625 ? small : large;
 }
