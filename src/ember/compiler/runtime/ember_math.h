@@ -1,9 +1,9 @@
 /* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf in float and double.
  *
  * Written branch-free (selects, no early returns) so that GCC/Clang vectorise loops that call
- * them under -O3 -ffast-math; the kernels are compiled with -fno-finite-math-only, so the
- * explicit NaN/inf selects below are kept. Cody-Waite reductions use fma so that -ffast-math's
- * reassociation cannot merge the split constants. Error bounds (measured against float64/
+ * them under -O3 with IEEE flags (toolchain.FLAGS: no -ffast-math, so the explicit NaN/inf
+ * selects below and the order of every operation are kept as written). Cody-Waite reductions
+ * use fma, which rounds once: r = x - n*ln2_hi is exact, then the lo part is subtracted. Error bounds (measured against float64/
  * long double references over dense grids and tails in tests/compiler/test_codegen_math.py):
  *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp.
  *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp; erf is libm's (scalar).
@@ -37,7 +37,7 @@ EM_INLINE float em_expf(float x) {
     p = fmaf(p * r, r, r) + 1.0f;
     int32_t ni = (int32_t)n, low = ni < -120;
     /* 2^n added to p's exponent bits; results that will be subnormal get 2^64 more there and
-     * a multiplication by 2^-64 after (one product, which -ffast-math cannot reassociate). */
+     * a multiplication by 2^-64 after (one product: the only rounding of the subnormal). */
     float y = em_bits_to_f(em_f_to_bits(p) + ((ni + (low ? 64 : 0)) << 23)) * (low ? 0x1p-64f : 1.0f);
     y = ni > 127 && p >= 1.0f ? INFINITY : y;  /* the exponent bits overflowed */
     return x != x ? x : y;
