@@ -1,6 +1,6 @@
 """The C backend against the reference (each node's ``forward``, as the Python backend runs it).
 
-Tolerances per dtype: elementwise results within TOL (fast-math reassociation and ember's
+Tolerances per dtype: elementwise results within TOL (fma contraction and ember's
 vector math, bounded in test_codegen_math.py at 1-4 ulp); reductions, softmax, losses and GEMMs
 within SUM_TOL (a different summation order: error grows with the number of terms). NaN, +inf
 and -inf land where the reference has them.

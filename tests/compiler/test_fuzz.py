@@ -8,8 +8,7 @@ dim/keepdim, softmax, matmul, views, type conversions and in-place writes throug
 Results and input gradients must match eager's: integers and booleans exactly; floats within
 a bound per family (below) with the same nan and +-inf positions. An op whose result jumps
 (floor, sign, comparisons, where's mask) only reads values no rounding touched, so one ulp of
-difference upstream cannot flip it. Known in long runs: fast-math's algebra on nan/inf/-0.0
-(docs/compile.md, "How close to eager"), and gradients that sum huge terms cancelling to a small
+difference upstream cannot flip it. Known in long runs: gradients that sum huge terms cancelling to a small
 one (atan2's at 1e-30 inputs: eps times the terms, beyond a bound set by the result).
 
 The default suite runs a few seeded programs; ``EMBER_FUZZ=N`` runs N more (``EMBER_FUZZ_SEED``
@@ -30,9 +29,10 @@ SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30, -1e-30], dtype=np.
 
 # float32 bounds per family, relative to the output's largest finite magnitude (atol) and to
 # each value (rtol). "exact": rounding is the same in C as in NumPy (one IEEE operation, or
-# none); "arith": + - * / whose chains fast-math C may contract to fma or reassociate;
+# none); "arith": + - * / whose chains the C may contract to fma;
 # "transcendental": ember's vector exp/log/tanh/sigmoid/erf (1-3 ulp, test_codegen_math.py)
-# and libm's, compounded along a chain; "reduce": sums in another order (error ~ n ulp).
+# and libm's, compounded along a chain; "reduce": sums in another order (omp simd's lanes,
+# docs/compile.md "How close to eager": error ~ n ulp).
 # float64 bounds are the same scaled by 2**-29 (the ratio of the two epsilons).
 BOUND = {"exact": (0.0, 0.0), "arith": (4e-6, 1e-6), "transcendental": (3e-5, 5e-6), "reduce": (1e-4, 2e-5)}
 RANK = ("exact", "arith", "transcendental", "reduce")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ember
+from test_fuzz import run_program
 
 
 @pytest.fixture(autouse=True)
@@ -51,3 +52,55 @@ def test_square_root_by_pow_at_minus_inf():
         out, grad = _forward_backward(compiled, values)
     np.testing.assert_array_equal(out.detach().numpy(), expected[0].detach().numpy())
     np.testing.assert_allclose(grad.numpy(), expected[1].numpy(), rtol=1e-6)
+
+
+
+# Programs that -ffast-math compiled wrongly (its algebra assumed no nan, inf or -0.0; the C is
+# now built with IEEE flags, toolchain.FLAGS), reduced from the fuzzer's seeds in the comments.
+# Seeds 128 172 202 363 377 388 484 485 2019 2142 2239 2297 2314 2422 all failed that way; the
+# gradients of a variance over one element and of atan2(x, x) and a cube under minimum (they
+# need the seeds' exact inputs) run as the seeds themselves, below.
+IEEE_CASES = {
+    "rsqrt_minus_its_abs": (lambda x, y: ember.rsqrt(x) - ember.rsqrt(x).abs(), [-0.0, 0.0, 4.0, -1.0, np.inf]),  # 128
+    "sqrt_squared": (lambda x, y: ember.sqrt(x) ** 2, [-1.0, -np.inf, 4.0, np.nan, -0.0]),  # 484
+    "cancelled_difference": (lambda x, y: ember.log1p(x) - (ember.log1p(x) - y),
+                             [-1.0, -2.0, np.inf, 0.5, np.nan]),  # 2239
+}
+
+
+@pytest.mark.parametrize("case", sorted(IEEE_CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_inf_and_signed_zero_survive_compilation(case, dtype):
+    """Forward and gradient (of a weighted sum, nan_to_num'd) as eager: nan, +-inf and the
+    signs of zeros at the same places, finite values within a few ulp."""
+    fn, values = IEEE_CASES[case]
+    x_values = np.array(values, dtype=dtype)
+    y_values = np.linspace(-1.5, 2.0, x_values.size, dtype=dtype).reshape(x_values.shape)
+
+    def run(f):
+        x, y = ember.tensor(x_values, requires_grad=True), ember.tensor(y_values, requires_grad=True)
+        with np.errstate(all="ignore"):
+            out = f(x, y)
+            w = ember.tensor(np.linspace(0.5, 1.5, out.numel(), dtype=dtype).reshape(out.shape))
+            (ember.nan_to_num(out, 0.0, 0.0, 0.0) * w).sum().backward()
+        return [out.detach().numpy(), x.grad.numpy(), y.grad.numpy() if y.grad is not None else None]
+
+    expected = run(fn)
+    compiled = ember.compile(fn)
+    for _ in range(2):
+        actual = run(compiled)
+    for what, a, e in zip(("result", "grad of x", "grad of y"), actual, expected):
+        if e is None:
+            assert a is None, what
+            continue
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(e), err_msg=f"{case}: {what}: nan positions")
+        np.testing.assert_array_equal(a[~np.isfinite(e)], e[~np.isfinite(e)], err_msg=f"{case}: {what}: +-inf")
+        np.testing.assert_array_equal(np.signbit(a[e == 0]), np.signbit(e[e == 0]), err_msg=f"{case}: {what}: zeros")
+        np.testing.assert_allclose(a, e, rtol=4 * np.finfo(dtype).eps, atol=0, equal_nan=True, err_msg=f"{case}: {what}")
+
+
+@pytest.mark.parametrize("seed", [388, 2297, 2422])
+def test_fast_math_seeds_of_the_fuzzer(seed):
+    """The gradients of x.var(-1) over one element (nan), of atan2(x0, x0) under sqrt, and of
+    minimum(x1 ** 3, hardtanh(x2)) at nan/inf: the fuzzer's programs with its inputs."""
+    run_program(seed, length=8)

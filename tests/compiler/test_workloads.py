@@ -51,7 +51,7 @@ def _state(step):
 @pytest.mark.parametrize("name", ["mlp_digits_step", "lenet_step", "depthwise_fwd_bwd", "conv2d_fwd_bwd",
                                   "lstm_fwd_bwd", "gpt_train_step", "gpt_decode_token"])
 def test_workload_compiled_equals_eager(name):
-    """Float32 through fused fast-math C (reassociated sums of up to ~10^4 terms, as the
+    """Float32 through fused C (sums of up to ~10^4 terms reassociated by omp simd, as the
     weight gradients): 1e-4 relative, and 1e-5 of each array's largest magnitude absolute
     (elements that cancel), over the steps (the first two calls run eagerly and capture)."""
     eager, plain, compiled = _twins(name)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .kernels import CTYPES, _dtype, c_literal, label
 from .plan import _align, _blas_layout, _is_node, batched_operands
+from .toolchain import simd_reduction
 
 __all__ = ["bmm_kernel", "attention_kernel", "softmax_grad_kernel"]
 
@@ -157,12 +158,13 @@ def _softmax_row(t, sfx, keys, score, zero_rows, dtype):
     zeros: the max is raised to the lowest finite number and the sum to the smallest normal
     one (the op's forward does the same)."""
     lines = [f"    {t} m = -INFINITY; int nan = 0;",
+             "    " + simd_reduction("max", "m") + " reduction(|:nan)",
              f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {score}; y[j] = v; m = v > m ? v : m; nan |= v != v; }}",
              "    if (nan) m = NAN;"]
     if zero_rows:
         lowest = c_literal(-np.finfo(dtype).max, dtype)
         lines.append(f"    if (m < {lowest}) m = {lowest};")
-    lines += [f"    {t} s = 0;",
+    lines += [f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
               f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}(y[j] - m); y[j] = e; s += e; }}"]
     if zero_rows:
         tiny = c_literal(np.finfo(dtype).tiny, dtype)
@@ -185,6 +187,7 @@ def softmax_grad_kernel(src, node, fname):
             f"        const {t}* restrict w = {src.pointer(w)} + {w.offset} + r*{n};",
             f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
             f"        {t} dot = 0;",
+            f"        {simd_reduction('+', 'dot')}",
             f"        for (long j = 0; j < {n}; j++) dot += g[j] * w[j];",
             f"        for (long j = 0; j < {n}; j++) y[j] = (g[j] - dot) * w[j] * {scale};",
             "    }", "}"]

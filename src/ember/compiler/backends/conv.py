@@ -14,6 +14,8 @@ compile-time constants, as everywhere in the generated C.
 """
 import numpy as np
 
+from .toolchain import simd_reduction
+
 __all__ = ["OPS", "supported", "narrow", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
@@ -74,15 +76,16 @@ def _row_loops(h_out, kh, sh, dh, top, h_in, indent):
             f"{indent}        if (ih < 0 || ih >= {h_in}) continue;"]
 
 
-def _column_loops(kw, sw, dw, left, w_in, w_out, statement, indent):
+def _column_loops(kw, sw, dw, left, w_in, w_out, statement, indent, pragma=lambda j: "#pragma GCC ivdep"):
     """One block per kernel column j (unrolled: its column range is a constant), each a loop
-    over output columns q reading input column q*sw + off; ``statement(j, column)``."""
+    over output columns q reading input column q*sw + off; ``statement(j, column)``, the loop
+    preceded by ``pragma(j)``."""
     lines = []
     for j in range(kw):
         off = j * dw - left
         lo, hi = _columns(off, sw, w_in, w_out)
         if hi > lo:
-            lines += [f"{indent}#pragma GCC ivdep",
+            lines += [f"{indent}{pragma(j)}",
                       f"{indent}for (long q = {lo}; q < {hi}; q++) {statement(j, f'(q*{sw} + {off})')}"]
     return lines
 
@@ -133,11 +136,11 @@ def conv_kernel(src, node, fname, ctype, epilogue=None):
             f"        const {t}* gp = {gy.plane('n', 'co')};",
             f"        {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
             *_row_loops(h_out, kh, sh, dh, top, h + min(bottom, 0), "        "),
-            f"                {t} acc[{kw}] = {{0}};",
+            f"                {t} {', '.join(f'acc{j} = 0' for j in range(kw))};",
             *_column_loops(kw, sw, dw, left, w + min(right, 0), w_out,
-                           lambda j, col: f"acc[{j}] += xp{first.at('ih', col)} * gp{gy.at('oh', 'q')};",
-                           "                "),
-            f"                for (long j = 0; j < {kw}; j++) wp[i*{kw} + j] += acc[j];",
+                           lambda j, col: f"acc{j} += xp{first.at('ih', col)} * gp{gy.at('oh', 'q')};",
+                           "                ", lambda j: simd_reduction("+", f"acc{j}")),
+            "                " + " ".join(f"wp[i*{kw} + {j}] += acc{j};" for j in range(kw)),
             "            }", "        }", "    }", "}"]
     weight = f"{src.pointer(plan.loc[node.args[1]])} + {plan.loc[node.args[1]].offset}"
     if name == "Conv":
@@ -247,7 +250,7 @@ def _flat_planes(src, node, first, t, has_bias, epilogue=None):
             f"            {t}* restrict wp = y + (co*{cig} + ci)*{kh * kw};",
             *[ln for i, j, base in offsets for ln in (
                 f"            {{ {t} acc = 0;",
-                "              #pragma GCC ivdep",
+                "              " + simd_reduction("+", "acc"),
                 f"              for (long k = 0; k < {span}; k++) acc += rows[k] * xpad[k + {base}];",
                 f"              wp[{i * kw + j}] += acc; }}")],
             "        }", "    }", "    }", "}"]

@@ -10,6 +10,7 @@ a dozen NumPy array operations over the activations.
 import numpy as np
 
 from .kernels import CTYPES, c_literal, label, norm_backward_operands as _operands
+from .toolchain import simd_reduction
 
 __all__ = ["norm_backward_kernel"]
 
@@ -43,6 +44,7 @@ def norm_backward_kernel(src, node, fname, results):
               f"        const {t} mu = {'mean[r]' if centered else '0'};",
               f"        const {t} invstd = 1 / sqrt{sfx}(var[r] + {c_literal(k['eps'], xl.dtype)});",
               f"        {t} sum_gh = 0, sum_gh_xhat = 0;",
+              f"        {simd_reduction('+', 'sum_gh', 'sum_gh_xhat')}",
               f"        for (long j = 0; j < {n}; j++) {{",
               f"            {t} xhat = (x[j] - mu) * invstd, gh = g[j] * {w};",
               "            sum_gh += gh; sum_gh_xhat += gh * xhat;"]

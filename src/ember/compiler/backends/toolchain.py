@@ -27,13 +27,19 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
-           "runtime_headers", "FLAGS", "unit_flags"]
+           "runtime_headers", "FLAGS", "unit_flags", "simd_reduction"]
 
-# nan and inf must survive -ffast-math: the kernels test for them and the tests check them.
-FLAGS = ("-O3", "-march=native", "-ffast-math", "-fno-finite-math-only", "-fPIC")
-# Linked in a second step without -ffast-math: GCC before 13 links crtfastmath.o into a
-# -ffast-math shared library, whose loading switches the whole process (NumPy included) to
-# flushing subnormals to zero.
+# IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
+# is nan, inf or -0.0 (so that `a - (a - b)` became `b` for a = nan, `sqrt(x)**2` became `x`)
+# and which reassociates any float sum. Kept: -O3 and the FMA contraction GCC and Clang do by
+# default (one rounding fewer, as torch's vectorised kernels), and the two flags that change
+# no result: math functions need not set errno, and floating point never traps. Reductions
+# are vectorised by an explicit `#pragma omp simd reduction` (:func:`simd_reduction`), which
+# -fopenmp-simd enables without linking an OpenMP runtime.
+FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fPIC")
+# Linked in a second step without the compile flags (a -ffast-math link, should $CC add one,
+# would pull in GCC's crtfastmath.o, whose loading switches the whole process, NumPy
+# included, to flushing subnormals to zero).
 LINK_FLAGS = ("-shared",)
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 _loaded = {}
@@ -104,6 +110,22 @@ def cache_dir():
 def _openmp_flags(argv):
     # GCC ships libgomp; Clang and zig need a libomp that is often missing.
     return ["-fopenmp"] if "Free Software Foundation" in compiler_identity(tuple(argv)) else []
+
+
+def _simd_flags(argv):
+    # `omp simd` pragmas without the OpenMP runtime: GCC (>= 4.9) and Clang (>= 3.8, zig's too).
+    identity = compiler_identity(tuple(argv))
+    return ["-fopenmp-simd"] if "Free Software Foundation" in identity or "clang" in identity else []
+
+
+def simd_reduction(op, *names):
+    """The pragma that vectorises the next loop, in which the C variables ``names`` accumulate
+    with ``op`` (``+``, ``max``, ``|``): each vector lane keeps a partial result and the lanes
+    are combined after the loop. That reassociates a sum (it rounds as torch's vectorised
+    sums do, not as a left-to-right one: error ~ n ulp either way) but changes no nan, inf or
+    signed zero; IEEE flags forbid the compiler to do it by itself. A compiler without
+    ``-fopenmp-simd`` ignores the pragma and runs the loop in order."""
+    return f"#pragma omp simd reduction({op}:{', '.join(names)})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,8 +247,8 @@ def build(units, argv, *, openmp=False):
     only); the missing ones compile in parallel, :func:`jobs` at a time, then link.
     Raises CompileError (with the log's path) on failure."""
     units = [units] if isinstance(units, str) else list(units)
-    flags = list(FLAGS) + (_openmp_flags(argv) if openmp else [])
-    omp = flags[len(FLAGS):]
+    omp = _openmp_flags(argv) if openmp else []
+    flags = list(FLAGS) + _simd_flags(argv) + omp
     same = [runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags), cpu_identity()]
     objects = [cache_dir() / f"o-{_hash([unit] + same)}.o" for unit in units]
     key = _hash([o.name for o in objects] + list(LINK_FLAGS) + omp)

@@ -27,6 +27,7 @@ tests/compiler/test_codegen_conv.py bounds the float32 error against a float64 r
 from fractions import Fraction as Fr
 
 from .conv import _finish, _gemm, _geometry, _Operand, _pointer
+from .toolchain import simd_reduction
 
 __all__ = ["TILES", "candidate", "winograd_kernel"]
 
@@ -168,13 +169,14 @@ def _transposed(matrix):
 def _finite(src, node, t, fallback):
     """Lines returning after ``fallback(p)`` when an operand holds inf or NaN: a transform
     mixes every value of a tile, so one inf would make NaN of outputs the direct sum leaves
-    finite (torch's masks). 0 * v is NaN exactly for those (not folded: -fno-finite-math-only)."""
+    finite (torch's masks). 0 * v is NaN exactly for those (never folded: IEEE flags, toolchain.FLAGS)."""
     lines = [f"    {t} bad = 0;"]
     for operand in node.args[:2]:
         o, shape = _Operand(src, operand), operand.meta["shape"]
         lines += [f"    for (long n = 0; n < {shape[0]}; n++) for (long c = 0; c < {shape[1]}; c++) "
                   f"for (long r = 0; r < {shape[2]}; r++) {{",
                   f"        const {t}* xp = {o.plane('n', 'c')};",
+                  f"        {simd_reduction('+', 'bad')}",
                   f"        for (long k = 0; k < {shape[3]}; k++) bad += 0 * xp{o.at('r', 'k')};",
                   "    }"]
     return lines + [f"    if (bad != bad) {{ {fallback}(p); return; }}"]

@@ -1,9 +1,9 @@
 /* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf in float and double.
  *
  * Written branch-free (selects, no early returns) so that GCC/Clang vectorise loops that call
- * them under -O3 -ffast-math; the kernels are compiled with -fno-finite-math-only, so the
- * explicit NaN/inf selects below are kept. Cody-Waite reductions use fma so that -ffast-math's
- * reassociation cannot merge the split constants. Error bounds (measured against float64/
+ * them under -O3 with IEEE flags (toolchain.FLAGS: no -ffast-math, so the explicit NaN/inf
+ * selects below and the order of every operation are kept as written). Cody-Waite reductions
+ * use fma, which rounds once: r = x - n*ln2_hi is exact, then the lo part is subtracted. Error bounds (measured against float64/
  * long double references over dense grids and tails in tests/compiler/test_codegen_math.py):
  *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp.
  *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp; erf is libm's (scalar).
@@ -37,7 +37,7 @@ EM_INLINE float em_expf(float x) {
     p = fmaf(p * r, r, r) + 1.0f;
     int32_t ni = (int32_t)n, low = ni < -120;
     /* 2^n added to p's exponent bits; results that will be subnormal get 2^64 more there and
-     * a multiplication by 2^-64 after (one product, which -ffast-math cannot reassociate). */
+     * a multiplication by 2^-64 after (one product: the only rounding of the subnormal). */
     float y = em_bits_to_f(em_f_to_bits(p) + ((ni + (low ? 64 : 0)) << 23)) * (low ? 0x1p-64f : 1.0f);
     y = ni > 127 && p >= 1.0f ? INFINITY : y;  /* the exponent bits overflowed */
     return x != x ? x : y;
@@ -112,12 +112,13 @@ EM_INLINE double em_log(double x) {
 }
 
 /* tanh: an odd polynomial (float) or rational function (double, Cephes's) near 0 where
- * 1 - 2/(e^{2|x|} + 1) would cancel, that formula elsewhere. */
+ * 1 - 2/(e^{2|x|} + 1) would cancel, that formula elsewhere; both of |x|, given x's sign
+ * after (tanh(-0.0) is -0.0: a correction term added to x = -0.0 would round to +0.0). */
 EM_INLINE float em_tanhf(float x) {
     float a = fabsf(x), z = x * x;
     float p = fmaf(fmaf(fmaf(fmaf(-5.70498872745e-3f, z, 2.06390887954e-2f), z,
                              -5.37397155531e-2f), z, 1.33314422036e-1f), z, -3.33332819422e-1f);
-    float small = fmaf(p * z, x, x);
+    float small = copysignf(fmaf(p * z, a, a), x);
     float large = copysignf(1.0f - 2.0f / (em_expf(2.0f * a) + 1.0f), x);
     return a < 0.625f ? small : large;
 }
@@ -128,7 +129,7 @@ EM_INLINE double em_tanh(double x) {
                     -1.61468768441708447952e3);
     double pd = fma(fma(z + 1.12811678491632931402e2, z, 2.23548839060100448583e3), z,
                     4.84406305325125486048e3);
-    double small = fma(x * z, pn / pd, x);
+    double small = copysign(fma(a * z, pn / pd, a), x);
     double large = copysign(1.0 - 2.0 / (em_exp(2.0 * a) + 1.0), x);
     return a < 0.625 ? small : large;
 }
