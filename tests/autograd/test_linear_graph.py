@@ -66,3 +66,22 @@ def test_gradients_first_and_second_order_and_hooks_are_torchs(bias, weight_grad
         return [g.detach().numpy() for g in first + second] + [t.grad.numpy() for t in wanted] + [seen]
     for e, t in zip(run(ember), run(torch), strict=True):
         np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+def test_parameter_gradient_hooks_fire_in_torchs_order():
+    """A parameter's gradient is ready as soon as its layer's backward ran (torch's engine runs
+    AccumulateGrad nodes first): DDP's buckets start their all_reduce from these hooks, so a
+    bias left for the end of backward would start every bucket after all the compute."""
+    orders = []
+    for L in (ember, torch):
+        L.manual_seed(0)
+        m = L.nn.Sequential(L.nn.Linear(8, 16), L.nn.ReLU(), L.nn.Linear(16, 16), L.nn.ReLU(),
+                            L.nn.Linear(16, 4))
+        order = []
+        for name, p in m.named_parameters():
+            p.register_hook(lambda g, name=name: order.append(name))
+        x = L.ones(2, 8, requires_grad=True)
+        x.register_hook(lambda g: order.append("input"))
+        m(x).sum().backward()
+        orders.append(order)
+    assert orders[0] == orders[1]

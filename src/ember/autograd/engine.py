@@ -106,6 +106,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         grads = new
             if not retain_graph:
                 node.release()
+            leaves = []  # made ready here; run before the rest, as torch's engine runs AccumulateGrad first
             for edge, g, shape, dtype in zip(node.next_functions, grads, node.shapes, node.dtypes):
                 nxt = edge[0]
                 if nxt is None:
@@ -121,10 +122,14 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                     _add(buffers, edge, g)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
-                    if nxt in buffers:
-                        ready.append(nxt)
-                    else:
+                    if nxt not in buffers:
                         _skip(nxt, deps, buffers, ready, retain_graph)
+                    elif isinstance(nxt, AccumulateGrad):
+                        leaves.append(nxt)
+                    else:
+                        ready.append(nxt)
+            # (a gradient hook on a parameter, DDP's, then fires as soon as the gradient exists)
+            ready += leaves[::-1]
     finally:
         STATE.enabled = prev
         INPUT_CASTS[:] = casts
