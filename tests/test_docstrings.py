@@ -53,30 +53,6 @@ def test_a_wrong_example_is_reported():
 # The programs a person runs (``ember ...``): they have no Python API of their own.
 APPS = ("ember.__main__", "ember.cli", "ember.course", "ember.milestones")
 
-# Public callables without a docstring yet, in the packages other work of this session owned
-# (the compiler, distributed): the next session writes them and empties this list. A name
-# documented since fails the test until it is removed here.
-KNOWN_MISSING = set("""
-ember.compiler.backends.plan:Plan ember.compiler.backends.plan:make_plan
-ember.compiler.backends.plan:Storage.resolve ember.compiler.backends.python:Program.constant
-ember.compiler.backends.toolchain:write_atomic ember.compiler.side_effects:global_names
-ember.compiler.capture:Tracer.arg ember.compiler.capture:Tracer.bind
-ember.compiler.capture:Tracer.forget ember.compiler.capture:Tracer.graph_break
-ember.compiler.capture:Tracer.hooked_backward ember.compiler.capture:Tracer.node_enter
-ember.compiler.capture:Tracer.node_exit ember.compiler.capture:Tracer.op_enter
-ember.compiler.capture:Tracer.op_exit ember.compiler.capture:Tracer.op_write
-ember.compiler.dynamic:Shape.describe ember.compiler.hop:HigherOrderOp.dispatch
-ember.compiler.hop:HigherOrderOp.forward ember.compiler.symbolic:Cond.code
-ember.distributed.distributed_c10d:get_backend ember.distributed.distributed_c10d:get_global_rank
-ember.distributed.distributed_c10d:get_process_group_ranks
-ember.distributed.distributed_c10d:get_world_size ember.distributed.distributed_c10d:is_initialized
-ember.distributed._work:Work.exception ember.distributed._work:Work.get_future
-ember.distributed._work:Work.result ember.distributed.distributed_c10d:ProcessGroup.name
-ember.distributed.distributed_c10d:ProcessGroup.rank
-ember.distributed.distributed_c10d:ProcessGroup.size
-ember.distributed.elastic:ElasticSampler.state_dict
-""".split())
-
 
 def _public_modules():
     """ember and every module under it with no ``_``-prefixed part, but the programs (APPS)."""
@@ -116,11 +92,8 @@ def _public_callables():
 
 def test_every_public_function_has_a_docstring():
     found = _public_callables()
-    missing = {key for key, doc in found.items() if not (doc or "").strip()}
-    new = sorted(missing - KNOWN_MISSING)
-    assert not new, f"{len(new)} public callables without a docstring:\n" + "\n".join(new)
-    stale = sorted(KNOWN_MISSING - missing)
-    assert not stale, "documented now (remove from KNOWN_MISSING):\n" + "\n".join(stale)
+    missing = sorted(key for key, doc in found.items() if not (doc or "").strip())
+    assert not missing, f"{len(missing)} public callables without a docstring:\n" + "\n".join(missing)
 
 
 def test_the_docstring_walk_finds_the_public_surface(monkeypatch):

@@ -109,9 +109,14 @@ class Tracer:
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
+        """The dispatcher's observer call before an op runs: nothing to record yet."""
         pass
 
     def op_exit(self, op, inputs, attrs, output):
+        """Records the op that just ran as a ``call_op`` node on its inputs' nodes (cast as the op
+        promotes them), binds its results to the new node, and records an in-place op as the
+        functional op then a write per updated input; an array attribute or a loop counter used
+        as a number breaks the graph instead."""
         if output is None:
             return
         for v in attrs.values():
@@ -140,6 +145,8 @@ class Tracer:
                     self.op_write(inputs[i], result)
 
     def op_write(self, target, result):
+        """Records ``result`` written into tensor ``target`` (an in-place op, ``copy_``, a
+        setitem): the write becomes the target's new value, cast and broadcast as the write does."""
         array = target._data
         value = self.node(result)
         if value.meta["dtype"] is not target.dtype:
@@ -190,6 +197,8 @@ class Tracer:
             self.held.append(ref)
 
     def forget(self, ref):
+        """Drops what is known of a held array that was freed (``ref``'s weak-reference callback):
+        its id may be reused by a new array."""
         key = ref.key
         for table in (self.refs, self.value, self.made, self.placeholder_of):
             table.pop(key, None)
@@ -232,6 +241,8 @@ class Tracer:
         return target, value
 
     def node_enter(self, node):
+        """The engine's observer call before an autograd node runs in a traced backward: breaks
+        the graph where the backward runs Python the graph cannot hold (hooks, control flow)."""
         if node._pre_hooks or node._hooks:
             self.hooked_backward()
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
@@ -240,9 +251,11 @@ class Tracer:
         self.ran_backward = True
 
     def node_exit(self, node):
+        """The engine's observer call after an autograd node ran: its ops were recorded already."""
         pass
 
     def hooked_backward(self):
+        """Breaks the graph at a backward hook."""
         # a hook is Python the graph cannot replay (DDP's gradient averaging calls MPI)
         self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
                          "gradients with them) runs in the backward")
@@ -256,6 +269,9 @@ class Tracer:
 
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
+        """The graph argument for an op input ``x``: a tensor's node (detached or cast to
+        ``dtype`` when the op does that), tuples and lists element by element, other values as
+        they are."""
         if isinstance(x, LoopInt):
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
@@ -303,6 +319,8 @@ class Tracer:
         return node
 
     def bind(self, output, node):
+        """Makes ``node`` the value of the op's result ``output`` (a tensor, or each tensor of a
+        tuple through a getitem node)."""
         if isinstance(output, Tensor):
             self.value[id(output._data)] = node
             self.hold(output._data)
@@ -312,6 +330,8 @@ class Tracer:
                 self.bind(t, self.graph.call_op(operator.getitem, (node, i), {}, _meta(t)))
 
     def graph_break(self, reason):
+        """Ends the current piece at a graph break (``reason``, with the user's source line):
+        what follows is traced into a new graph; with ``fullgraph=True`` raises Unsupported."""
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")

@@ -68,6 +68,8 @@ class Shape:
         return _key(sizes, sizes) in self.verified
 
     def describe(self):
+        """One line for logs and errors: each symbol, where it is read and its range
+        (``B = x.size(0) in [2, inf]``)."""
         return ", ".join(f"{n} = {self.sources[n]} in [{lo}, {'inf' if hi is None else hi}]"
                          for n, (lo, hi) in self.ranges.items())
 

@@ -56,6 +56,8 @@ class HigherOrderOp:
 
     @classmethod
     def forward(cls, *arrays, **kwargs):
+        """The node's kernel: :meth:`run` on arrays (as tensors, without autograd), the results
+        as a tuple of arrays."""
         kwargs = {k: _on_arrays(v) if callable(v) else v for k, v in kwargs.items()}
         with no_grad():
             outs = cls.run([Tensor._make(np.asarray(a)) for a in arrays], **kwargs)
@@ -63,6 +65,7 @@ class HigherOrderOp:
 
     @classmethod
     def dispatch(cls, *tensors, **kwargs):
+        """:meth:`run` on tensors, with autograd: the results as a tuple of tensors."""
         kwargs = {k: _on_tensors(v) if callable(v) else v for k, v in kwargs.items()}
         return tuple(cls.run(list(tensors), **kwargs))
 

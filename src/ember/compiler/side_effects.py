@@ -63,6 +63,7 @@ def _contents(value):
 
 
 def global_names(code):
+    """Every global name ``code`` (a code object) reads, with those of its nested functions."""
     # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
     yield from code.co_names
     for const in code.co_consts:

@@ -186,6 +186,7 @@ class Cond:
         return same if self.op == "==" else not same
 
     def code(self, name=str):
+        """Python source of the comparison; ``name`` maps a symbol's name to its spelling."""
         side = [v.code(name) if isinstance(v, Expr) else str(v) for v in (self.lhs, self.rhs)]
         return f"{side[0]} {self.op} {side[1]}"
 

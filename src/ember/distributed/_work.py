@@ -115,12 +115,17 @@ class Work:
             self._run(_finish, self.pg.timeout.total_seconds(), 1)
 
     def result(self):
+        """The operation's output tensors (a list; call after :meth:`wait`), as torch's
+        ``Work.result``."""
         return self.outputs
 
     def get_future(self):
+        """A :class:`Future` completed with :meth:`result` when the operation finishes
+        (torch's ``Work.get_future``)."""
         return Future(self)
 
     def exception(self):
+        """The error the operation failed with (a ``DistBackendError``, a timeout), or None."""
         return self._error
 
 

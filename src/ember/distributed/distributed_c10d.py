@@ -191,12 +191,15 @@ class ProcessGroup:
         self._comm = comm
 
     def rank(self):
+        """This process's rank in the group, 0 to ``size() - 1`` (torch's ``ProcessGroup.rank``)."""
         return self._rank if isinstance(self._comm, _Splitting) else self.comm.Get_rank()
 
     def size(self):
+        """The number of processes in the group (torch's ``ProcessGroup.size``)."""
         return len(self.ranks) if isinstance(self._comm, _Splitting) else self.comm.Get_size()
 
     def name(self):
+        """The backend's name, ``"mpi"``: every ember group is an MPI communicator."""
         return Backend.MPI
 
     def _get_backend_name(self):
@@ -401,6 +404,8 @@ def _control_channel(MPI):
 
 
 def is_initialized():
+    """Whether :func:`init_process_group` has made the default group (and it is not destroyed).
+    Source: https://pytorch.org/docs/stable/distributed.html#torch.distributed.is_initialized"""
     return _World.default_pg is not None
 
 
@@ -432,12 +437,17 @@ def get_rank(group=None):
 
 
 def get_world_size(group=None):
+    """The number of processes in ``group`` (the default group when None); -1 for a rank outside
+    the group (``GroupMember.NON_GROUP_MEMBER``). ValueError before :func:`init_process_group`.
+    Source: https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_world_size"""
     if group is GroupMember.NON_GROUP_MEMBER:
         return -1
     return _resolve(group).size()
 
 
 def get_backend(group=None):
+    """``group``'s backend (the default group's when None): ``"mpi"``; ValueError before init.
+    Source: https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_backend"""
     _resolve(group)
     return Backend.MPI
 
@@ -463,6 +473,8 @@ def get_default_backend_for_device(device):
 
 
 def get_process_group_ranks(group):
+    """The world ranks of ``group``'s members, in group-rank order (a list of ints).
+    Source: https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_process_group_ranks"""
     return list(_resolve(group).ranks)
 
 
@@ -476,6 +488,8 @@ def get_group_rank(group, global_rank):
 
 
 def get_global_rank(group, group_rank):
+    """The world rank of ``group``'s member ``group_rank``; ValueError if the group has no such
+    rank. Source: https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_global_rank"""
     pg = _resolve(group)
     if not 0 <= group_rank < len(pg.ranks):
         raise ValueError(f"Group {pg!r} does not contain group rank {group_rank}")

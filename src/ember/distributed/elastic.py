@@ -69,6 +69,8 @@ class ElasticSampler(DistributedSampler):
         self.consumed += batch_size * self.num_replicas
 
     def state_dict(self):
+        """The sampler's position, ``{"epoch": int, "consumed": int}`` (samples consumed by all
+        ranks this epoch), for :meth:`load_state_dict` on the survivors after a shrink."""
         return {"epoch": self.epoch, "consumed": self.consumed}
 
     def load_state_dict(self, state):

@@ -45,6 +45,7 @@ class Storage:
         self.nbytes, self.alias, self.index = _numel(shape) * dtype.itemsize, None, None
 
     def resolve(self):
+        """The storage at the end of the ``alias`` chain: the one that owns the memory."""
         s = self
         while s.alias is not None:
             s = s.alias
@@ -92,6 +93,11 @@ class Kernel:
 
 
 class Plan:
+    """How a captured graph runs as generated code: each node's location (``loc``: a
+    :class:`Loc` over a :class:`Storage`), its kernel ``kind`` ("elementwise", "gemm", "sum",
+    "python", ...), the ordered ``kernels`` (fused loops, GEMMs with their epilogues), the
+    mutations written in place and the buffers shared; built by :func:`make_plan`."""
+
     def __init__(self, graph, have_blas=False):
         self.graph, self.have_blas = graph, have_blas  # BLAS found: GEMM kernels may call it
         self.loc, self.kernels, self.kind, self.inlined = {}, [], {}, set()
@@ -532,6 +538,9 @@ def reuse_buffers(plan):
 
 
 def make_plan(graph, have_blas):
+    """The :class:`Plan` of ``graph``: kernel kinds (GEMMs call BLAS when ``have_blas``),
+    elementwise chains fused into loops and into reductions, gradient scatters gathered,
+    kernels scheduled, epilogues fused into GEMMs, writes in place and buffers reused."""
     plan = Plan(graph, have_blas)
     escaping = _special_users(graph)
     for node in graph.nodes:

@@ -51,6 +51,9 @@ class Program:
         self.spelling = {n: f"S{i}" for i, n in enumerate(symbols)}
 
     def constant(self, value, hint="c"):
+        """Python source that evaluates to ``value`` in the generated function: a literal when
+        one exists, else a new global named from ``hint`` (a size expression is evaluated at
+        each call)."""
         text = literal(value, self.spelling.__getitem__ if self.spelling else None)
         if text is not None:
             return text

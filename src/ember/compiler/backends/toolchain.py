@@ -173,6 +173,9 @@ def code_digest(modules):
 
 
 def write_atomic(path, data):
+    """Writes ``data`` (bytes) to ``path`` through a temporary file in the same directory and
+    ``os.replace``: a reader sees the old file or the whole new one, never half of it (a
+    process killed while compiling leaves no partial cache entry)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
