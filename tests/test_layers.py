@@ -94,10 +94,6 @@ INJECTION_ALLOWED = {
     # The launcher runs the user's script as ``__main__``, with the arguments it was given
     # (what ``python script.py ARGS`` would set), as torch.distributed.run does.
     ("ember/distributed/run.py", "sys.argv"),
-    # Not yet one definition (issue 9): the ops PyTorch refuses on complex inputs get their
-    # refusal wrapped around ``forward`` from this table, far from their entries. Next: a
-    # ``complex_error`` attribute in each entry, applied by ``Op.__init_subclass__``.
-    ("ember/_ops/complex.py", "OPS[...].forward"),
 }
 
 

@@ -16,13 +16,15 @@ from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
 
 
-def predicate(name, kernel, *, promote="promote", rule=None):
+def predicate(name, kernel, *, promote="promote", rule=None, complex_error=None):
     """A new op entry ``name`` without a gradient: ``kernel`` on the (promoted) arrays, with a
-    bool result of the broadcast shape unless another shape ``rule`` is given."""
+    bool result of the broadcast shape unless another shape ``rule`` is given; ``complex_error``
+    as :class:`~.core.Op`'s."""
     module = sys._getframe(1).f_globals["__name__"]  # the family file defining it, as namedtuple's
     return type(name, (Op,), {"promote": promote, "differentiable": False,
                               "forward": staticmethod(kernel),
-                              "infer": classmethod(rule or _truth_rule), "__module__": module})
+                              "infer": classmethod(rule or _truth_rule), "__module__": module,
+                              "complex_error": complex_error})
 
 
 def _truth_rule(op, *inputs, **attrs):
@@ -64,7 +66,7 @@ def lt(input, other, *, out=None):
     return with_out(apply(Lt, input, other), out)
 
 
-Lt = predicate("Lt", operator.lt)
+Lt = predicate("Lt", operator.lt, complex_error=(NotImplementedError, "\"lt_cpu\" not implemented for '{T}'"))
 less = lt
 
 
@@ -73,7 +75,7 @@ def le(input, other, *, out=None):
     return with_out(apply(Le, input, other), out)
 
 
-Le = predicate("Le", operator.le)
+Le = predicate("Le", operator.le, complex_error=(NotImplementedError, "\"le_cpu\" not implemented for '{T}'"))
 less_equal = le
 
 
@@ -82,7 +84,7 @@ def gt(input, other, *, out=None):
     return with_out(apply(Gt, input, other), out)
 
 
-Gt = predicate("Gt", operator.gt)
+Gt = predicate("Gt", operator.gt, complex_error=(NotImplementedError, "\"gt_cpu\" not implemented for '{T}'"))
 greater = gt
 
 
@@ -91,7 +93,7 @@ def ge(input, other, *, out=None):
     return with_out(apply(Ge, input, other), out)
 
 
-Ge = predicate("Ge", operator.ge)
+Ge = predicate("Ge", operator.ge, complex_error=(NotImplementedError, "\"ge_cpu\" not implemented for '{T}'"))
 greater_equal = ge
 
 
@@ -153,7 +155,8 @@ def bitwise_not(input, *, out=None):
 
 
 BitwiseNot = predicate("BitwiseNot", _integral_only(_kernel("invert"), "bitwise_not_cpu"),
-                         promote=None, rule=elementwise_rule)
+                         promote=None, rule=elementwise_rule,
+                         complex_error=(NotImplementedError, "\"bitwise_not_cpu\" not implemented for '{T}'"))
 
 
 def bitwise_and(input, other, *, out=None):

@@ -22,9 +22,8 @@ import numpy as np
 from .. import _backend, _dtype
 from .._backend import conj_views
 from .args import with_out
-from .core import _NAMES, OPS, Op, apply, elementwise_rule, link_view, named, real_rule
-from . import (compare, numeric, pointwise_binary, pointwise_float, pointwise_unary, reduce, scan,  # noqa: F401  (OPS)
-               sort, special, statistics)
+from .core import _NAMES, Op, apply, elementwise_rule, link_view, named, real_rule
+from . import pointwise_unary
 
 
 def _check_parts(a, b):
@@ -345,74 +344,3 @@ class ViewAsComplex(Op):
     @staticmethod
     def backward(ctx, g):
         return (apply(ViewAsReal, g),)
-
-
-# ---- the ops torch does not define on complex numbers ---------------------------------------------
-# {op name: (exception class, message)}; "{T}" becomes ComplexFloat or ComplexDouble. NumPy
-# would order complex numbers lexicographically or round their parts; torch refuses.
-_NOT_FOR_COMPLEX = {
-    "Lt": (NotImplementedError, "\"lt_cpu\" not implemented for '{T}'"),
-    "Le": (NotImplementedError, "\"le_cpu\" not implemented for '{T}'"),
-    "Gt": (NotImplementedError, "\"gt_cpu\" not implemented for '{T}'"),
-    "Ge": (NotImplementedError, "\"ge_cpu\" not implemented for '{T}'"),
-    "Max": (NotImplementedError, "\"max_all\" not implemented for '{T}'"),
-    "Min": (NotImplementedError, "\"min_all\" not implemented for '{T}'"),
-    "MaxAlongDim": (RuntimeError, "max(): does not support complex input"),
-    "MinAlongDim": (RuntimeError, "min(): does not support complex input"),
-    "Amax": (NotImplementedError, "\"max_values_cpu\" not implemented for '{T}'"),
-    "Amin": (NotImplementedError, "\"min_values_cpu\" not implemented for '{T}'"),
-    "Argmax": (RuntimeError, "argmax(): does not support complex input"),
-    "Argmin": (RuntimeError, "argmin(): does not support complex input"),
-    "Maximum": (RuntimeError, "maximum not implemented for complex tensors."),
-    "Minimum": (RuntimeError, "minimum not implemented for complex tensors."),
-    "Sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
-    "Argsort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
-    "Clamp": (NotImplementedError, "clamp is not supported for complex types"),
-    "Relu": (NotImplementedError, "clamp is not supported for complex types"),
-    "Floor": (NotImplementedError, "floor is not supported for complex inputs"),
-    "Ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
-    "Trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
-    "Round": (NotImplementedError, "\"round_vml_cpu\" not implemented for '{T}'"),
-    "Frac": (NotImplementedError, "\"frac_cpu\" not implemented for '{T}'"),
-    "Sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex "
-                                  "numbers. Please use torch.sgn instead."),
-    "Erf": (NotImplementedError, "\"erf_vml_cpu\" not implemented for '{T}'"),
-    "Remainder": (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'"),
-    "Fmod": (NotImplementedError, "\"fmod_cpu\" not implemented for '{T}'"),
-    "DivRounded": (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'"),
-    "Atan2": (NotImplementedError, "\"atan2_cpu\" not implemented for '{T}'"),
-    "Hypot": (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'"),
-    "Cummax": (NotImplementedError, "\"cummax_cpu\" not implemented for '{T}'"),
-    "Cummin": (NotImplementedError, "\"cummin_cpu\" not implemented for '{T}'"),
-    "Heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
-    "Mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{T}'"),
-    "Logit": (NotImplementedError, "\"logit_cpu\" not implemented for '{T}'"),
-    "Xlogy": (NotImplementedError, "\"xlogy_cpu\" not implemented for '{T}'"),
-    "Xlog1py": (NotImplementedError, "\"xlog1py_cpu\" not implemented for '{T}'"),
-    "Digamma": (NotImplementedError, "\"digamma\" not implemented for '{T}'"),
-    "Deg2Rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
-    "Rad2Deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
-    "Erfc": (NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{T}'"),
-    "Erfinv": (NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{T}'"),
-    "Lgamma": (NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{T}'"),
-    "I0": (NotImplementedError, "\"i0_vml_cpu\" not implemented for '{T}'"),
-    "Copysign": (NotImplementedError, "\"copysign_cpu\" not implemented for '{T}'"),
-    "BitwiseNot": (NotImplementedError, "\"bitwise_not_cpu\" not implemented for '{T}'"),
-    "Signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
-    "IsPosInf": (RuntimeError, "isposinf does not support complex inputs."),
-    "IsNegInf": (RuntimeError, "isneginf does not support complex inputs."),
-}
-
-
-def _refusing_complex(kernel, error, message):
-    def checked(*arrays, **attrs):
-        for a in arrays:
-            if isinstance(a, np.ndarray) and a.dtype.kind == "c":
-                raise error(message.replace("{T}", _NAMES[a.dtype.name]))
-        return kernel(*arrays, **attrs)
-    return staticmethod(checked)
-
-
-for _name, (_error, _message) in _NOT_FOR_COMPLEX.items():
-    OPS[_name].forward = _refusing_complex(OPS[_name].forward, _error, _message)
-del _name, _error, _message

@@ -42,6 +42,18 @@ def tensor_class(cls):
     return cls
 
 
+def _refusing_complex(kernel, error, message):
+    """``kernel`` raising ``error(message)`` first when an input array is complex (an op's
+    ``complex_error``)."""
+    def checked(*arrays, **attrs):
+        for a in arrays:
+            dtype = getattr(a, "dtype", None)
+            if dtype is not None and dtype.kind == "c" and not isinstance(a, complex):  # not a Python number
+                raise error(message.replace("{T}", _NAMES[dtype.name]))
+        return kernel(*arrays, **attrs)
+    return staticmethod(checked)
+
+
 class Op:
     """One primitive operation.
 
@@ -63,6 +75,9 @@ class Op:
             one, None for a result this application does not have); ``backward`` then takes
             one gradient per result (None for a result that received none), and only
             floating-point results require grad.
+        complex_error: ``(exception class, message)`` PyTorch raises for a complex input array
+            (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None; the kernel is
+            wrapped with the check when the class is made.
     """
     promote = "promote"
     save_inputs = True
@@ -71,6 +86,7 @@ class Op:
     is_view = False
     holomorphic = True
     num_outputs = 1
+    complex_error = None
 
     def __init_subclass__(cls):
         # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
@@ -79,6 +95,8 @@ class Op:
         cls.name = cls.__dict__.get("name", cls.__name__)
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
+        if cls.__dict__.get("complex_error"):
+            cls.forward = _refusing_complex(cls.forward, *cls.complex_error)
 
     @staticmethod
     def forward(*arrays, **attrs):

@@ -36,6 +36,7 @@ def copysign(input, other, *, out=None):
 
 
 class Copysign(Op):
+    complex_error = (NotImplementedError, "\"copysign_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     promote = "float"
     save_output = True
@@ -136,7 +137,8 @@ def signbit(input, *, out=None):
     return with_out(apply(Signbit, input), out)
 
 
-Signbit = predicate("Signbit", kernel("signbit"), promote=None)
+Signbit = predicate("Signbit", kernel("signbit"), promote=None,
+                    complex_error=(NotImplementedError, "signbit is not implemented for complex tensors."))
 
 
 def isposinf(input, *, out=None):
@@ -144,7 +146,8 @@ def isposinf(input, *, out=None):
     return with_out(apply(IsPosInf, input), out)
 
 
-IsPosInf = predicate("IsPosInf", kernel("isposinf"), promote=None)
+IsPosInf = predicate("IsPosInf", kernel("isposinf"), promote=None,
+                     complex_error=(RuntimeError, "isposinf does not support complex inputs."))
 
 
 def isneginf(input, *, out=None):
@@ -152,7 +155,8 @@ def isneginf(input, *, out=None):
     return with_out(apply(IsNegInf, input), out)
 
 
-IsNegInf = predicate("IsNegInf", kernel("isneginf"), promote=None)
+IsNegInf = predicate("IsNegInf", kernel("isneginf"), promote=None,
+                     complex_error=(RuntimeError, "isneginf does not support complex inputs."))
 
 
 # ---- steps and integers -----------------------------------------------------------------------------
@@ -167,6 +171,7 @@ def heaviside(input, values, *, out=None):
 
 
 class Heaviside(Op):
+    complex_error = (RuntimeError, "heaviside is not yet implemented for complex tensors.")
     infer = classmethod(elementwise_rule)
     save_inputs = False
 

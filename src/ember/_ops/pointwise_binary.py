@@ -201,6 +201,7 @@ class Div(Op):
 class DivRounded(Op):
     """``div(a, b, rounding_mode="floor" | "trunc")`` in the inputs' promoted dtype. Piecewise
     constant, so both gradients are zero (PyTorch's ``grad * 0``)."""
+    complex_error = (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_inputs = False
 
@@ -237,6 +238,7 @@ def remainder(input, other, *, out=None):
 
 class Remainder(Op):
     """Python's ``%``: the result takes the sign of the divisor."""
+    complex_error = (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     forward = staticmethod(operator.mod)
 
@@ -257,6 +259,7 @@ def fmod(input, other, *, out=None):
 
 class Fmod(Op):
     """C's ``fmod``: the result takes the sign of the dividend."""
+    complex_error = (NotImplementedError, "\"fmod_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     forward = staticmethod(kernel("fmod"))
 
@@ -374,6 +377,7 @@ def _tensor_pair(name, input, other):
 
 
 class Maximum(Op):
+    complex_error = (RuntimeError, "maximum not implemented for complex tensors.")
     infer = classmethod(elementwise_rule)
     forward = staticmethod(kernel("maximum"))
 
@@ -384,6 +388,7 @@ class Maximum(Op):
 
 
 class Minimum(Op):
+    complex_error = (RuntimeError, "minimum not implemented for complex tensors.")
     infer = classmethod(elementwise_rule)
     forward = staticmethod(kernel("minimum"))
 
@@ -516,6 +521,7 @@ class Clamp(Op):
     """``clamp(x, min, max)``; each bound is None, a number or a broadcasting tensor. With
     ``min > max`` every element becomes ``max``. Gradients follow PyTorch: ``x`` gets it where
     ``min <= x <= max`` (ties included), a bound where it is the one that took effect."""
+    complex_error = (NotImplementedError, "clamp is not supported for complex types")
     infer = classmethod(elementwise_rule)
 
     @staticmethod

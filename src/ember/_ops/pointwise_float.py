@@ -27,6 +27,7 @@ arctan2 = atan2
 
 
 class Atan2(Op):
+    complex_error = (NotImplementedError, "\"atan2_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(kernel("arctan2"))
@@ -69,6 +70,7 @@ def hypot(input, other, *, out=None):
 
 class Hypot(Op):
     """d/da hypot(a, b) = a / hypot(a, b), and the same for b."""
+    complex_error = (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_output = True
     forward = staticmethod(kernel("hypot"))

@@ -24,11 +24,11 @@ _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def elementwise(name, kernel, derivative, *, uses="input", promote="float", class_name=None):
+def elementwise(name, kernel, derivative, *, uses="input", promote="float", class_name=None, complex_error=None):
     """A new op entry ``name`` (a class called ``class_name``, by default ``name``): ``kernel``
     on the array, and ``derivative(saved, g)``, the input's gradient from the output's
     gradient ``g`` and what the op saved: its input (``uses="input"``), its output
-    (``"output"``) or nothing (None)."""
+    (``"output"``) or nothing (None); ``complex_error`` as :class:`~.core.Op`'s."""
     def backward(ctx, g):
         saved = ctx.input(0) if uses == "input" else ctx.output if uses == "output" else None
         return (derivative(saved, g),)
@@ -36,7 +36,8 @@ def elementwise(name, kernel, derivative, *, uses="input", promote="float", clas
     return type(class_name or name, (Op,), {"name": name, "promote": promote, "save_inputs": uses == "input",
                                             "save_output": uses == "output", "forward": staticmethod(kernel),
                                             "infer": classmethod(elementwise_rule),
-                                            "backward": staticmethod(backward), "__module__": module})
+                                            "backward": staticmethod(backward), "__module__": module,
+                                            "complex_error": complex_error})
 
 
 def _no_bool(x, name):
@@ -106,7 +107,9 @@ def _sign_kernel(x):
     return out
 
 
-Sign = elementwise("Sign", _sign_kernel, _zero_gradient, uses=None, promote=None)
+Sign = elementwise("Sign", _sign_kernel, _zero_gradient, uses=None, promote=None,
+                   complex_error=(NotImplementedError, "Unlike NumPy, torch.sign is not intended to "
+                                                       "support complex numbers. Please use torch.sgn instead."))
 
 
 def relu(input, *, out=None):
@@ -123,7 +126,8 @@ def _relu_kernel(x):
 
 # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
 Relu = elementwise("Relu", _relu_kernel, lambda out, g: zero_link(apply(Where, out <= 0, g.new_zeros(()), g), out),
-                   uses="output", promote=None)
+                   uses="output", promote=None,
+                   complex_error=(NotImplementedError, "clamp is not supported for complex types"))
 
 
 # ---- exponentials and logarithms -----------------------------------------------------------------
@@ -304,7 +308,8 @@ def erf(input, *, out=None):
     return with_out(apply(Erf, input), out)
 
 
-Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x * x).exp())
+Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x * x).exp(),
+                  complex_error=(NotImplementedError, "\"erf_vml_cpu\" not implemented for '{T}'"))
 
 
 class SoftplusForward(Op):
@@ -330,13 +335,13 @@ class SoftplusForward(Op):
 
 
 # ---- rounding: piecewise constant, so zero gradients; integers pass unchanged, bools are refused
-def _rounding(name, fn, kernel_name):
+def _rounding(name, fn, kernel_name, complex_error):
     def kernel(x, decimals=0):
         _no_bool(x, kernel_name)
         if decimals:
             return namespace(x).round(x, decimals)
         return fn(x) if is_floating(x.dtype) else x.copy()
-    return elementwise(name, kernel, _zero_gradient, uses=None, promote=None)
+    return elementwise(name, kernel, _zero_gradient, uses=None, promote=None, complex_error=complex_error)
 
 
 def floor(input, *, out=None):
@@ -344,7 +349,8 @@ def floor(input, *, out=None):
     return with_out(apply(Floor, input), out)
 
 
-Floor = _rounding("Floor", kernel("floor"), "floor_vml_cpu")
+Floor = _rounding("Floor", kernel("floor"), "floor_vml_cpu",
+                  complex_error=(NotImplementedError, "floor is not supported for complex inputs"))
 
 
 def ceil(input, *, out=None):
@@ -352,7 +358,8 @@ def ceil(input, *, out=None):
     return with_out(apply(Ceil, input), out)
 
 
-Ceil = _rounding("Ceil", kernel("ceil"), "ceil_vml_cpu")
+Ceil = _rounding("Ceil", kernel("ceil"), "ceil_vml_cpu",
+                 complex_error=(NotImplementedError, "ceil is not supported for complex inputs"))
 
 
 def trunc(input, *, out=None):
@@ -360,7 +367,8 @@ def trunc(input, *, out=None):
     return with_out(apply(Trunc, input), out)
 
 
-Trunc = _rounding("Trunc", kernel("trunc"), "trunc_vml_cpu")
+Trunc = _rounding("Trunc", kernel("trunc"), "trunc_vml_cpu",
+                  complex_error=(NotImplementedError, "trunc is not supported for complex inputs"))
 fix = trunc
 
 
@@ -369,7 +377,8 @@ def round(input, *, decimals=0, out=None):
     return with_out(apply(Round, input, decimals=decimals) if decimals else apply(Round, input), out)
 
 
-Round = _rounding("Round", kernel("round"), "round_cpu")
+Round = _rounding("Round", kernel("round"), "round_cpu",
+                  complex_error=(NotImplementedError, "\"round_vml_cpu\" not implemented for '{T}'"))
 
 
 def frac(input, *, out=None):
@@ -384,7 +393,8 @@ def _frac_kernel(x):
         return x - namespace(x).trunc(x)
 
 
-Frac = elementwise("Frac", _frac_kernel, lambda _, g: g, uses=None, promote=None)
+Frac = elementwise("Frac", _frac_kernel, lambda _, g: g, uses=None, promote=None,
+                   complex_error=(NotImplementedError, "\"frac_cpu\" not implemented for '{T}'"))
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):

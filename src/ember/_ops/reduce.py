@@ -239,6 +239,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 
 
 class Amax(Op):
+    complex_error = (NotImplementedError, "\"max_values_cpu\" not implemented for '{T}'")
     infer = classmethod(reduction_rule)
     promote = None
     save_output = True
@@ -255,6 +256,7 @@ class Amax(Op):
 
 
 class Amin(Amax):
+    complex_error = (NotImplementedError, "\"min_values_cpu\" not implemented for '{T}'")
     infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x, dim=None, keepdim=False):
@@ -286,6 +288,7 @@ class MaxAlongDim(Op):
     """``max(x, dim)`` as two results with the reduced dim kept: the first largest element
     along ``dim`` (NaN counts as the largest) and its int64 index. The values' gradient goes
     to that element."""
+    complex_error = (RuntimeError, "max(): does not support complex input")
     promote = None
     num_outputs = 2
     save_inputs = False
@@ -309,6 +312,7 @@ class MaxAlongDim(Op):
 
 class MinAlongDim(MaxAlongDim):
     """``min(x, dim)``: as :class:`MaxAlongDim` with the first smallest element."""
+    complex_error = (RuntimeError, "min(): does not support complex input")
 
     @staticmethod
     def forward(x, dim):
@@ -333,6 +337,7 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 class Max(Amax):
     """``max(x)`` over all elements. Unlike ``amax``, a NaN result sends the gradient to the
     NaN elements (PyTorch's ``evenly_distribute_backward``)."""
+    complex_error = (NotImplementedError, "\"max_all\" not implemented for '{T}'")
     infer = classmethod(reduction_rule)
     nan_takes_gradient = True
 
@@ -343,6 +348,7 @@ class Max(Amax):
 
 
 class Min(Max):
+    complex_error = (NotImplementedError, "\"min_all\" not implemented for '{T}'")
     infer = classmethod(reduction_rule)
     @staticmethod
     def forward(x):
@@ -401,6 +407,7 @@ def _arg_extreme(name, op, input, dim, keepdim):
 
 
 class Argmax(Op):
+    complex_error = (RuntimeError, "argmax(): does not support complex input")
     infer = classmethod(reduction_rule)
     differentiable = False
     promote = None
@@ -411,6 +418,7 @@ class Argmax(Op):
 
 
 class Argmin(Op):
+    complex_error = (RuntimeError, "argmin(): does not support complex input")
     infer = classmethod(reduction_rule)
     differentiable = False
     promote = None

@@ -60,6 +60,7 @@ def _running_extreme(x, dim, better):
 
 
 class Cummax(Op):
+    complex_error = (NotImplementedError, "\"cummax_cpu\" not implemented for '{T}'")
     promote = None
     num_outputs = 2
     save_inputs = False
@@ -79,6 +80,7 @@ class Cummax(Op):
 
 
 class Cummin(Cummax):
+    complex_error = (NotImplementedError, "\"cummin_cpu\" not implemented for '{T}'")
     @staticmethod
     def forward(x, dim):
         return _running_extreme(x, dim, "less_equal")

@@ -26,6 +26,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 class Argsort(Op):
     """Indices that sort ``x`` along ``dim`` (stable), ascending or descending."""
+    complex_error = (RuntimeError, " Sort does not support complex dtypes on CPU")
     differentiable = False
     promote = None
     infer = classmethod(lambda op, x, dim=-1, descending=False: (tuple(x.shape), _dtype.int64))
@@ -56,6 +57,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 class Sort(Op):
     """``sort`` as two results, the values along ``dim`` in order and their int64 indices
     (the order of :class:`Argsort`); the values' gradient goes back to where each came from."""
+    complex_error = (RuntimeError, " Sort does not support complex dtypes on CPU")
     promote = None
     num_outputs = 2
     save_inputs = False

@@ -87,7 +87,8 @@ def erfc(input, *, out=None):
 
 
 Erfc = elementwise("Erfc", _scipy("erfc"),
-                   lambda x, g: g * -_TWO_OVER_SQRT_PI * (-x * x).exp())
+                   lambda x, g: g * -_TWO_OVER_SQRT_PI * (-x * x).exp(),
+                   complex_error=(NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{T}'"))
 
 
 def erfinv(input, *, out=None):
@@ -97,7 +98,8 @@ def erfinv(input, *, out=None):
 
 
 Erfinv = elementwise("Erfinv", _scipy("erfinv"),
-                     lambda out, g: g * _SQRT_PI_OVER_TWO * (out * out).exp(), uses="output")
+                     lambda out, g: g * _SQRT_PI_OVER_TWO * (out * out).exp(), uses="output",
+                     complex_error=(NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{T}'"))
 
 
 def logit(input, eps=None, *, out=None):
@@ -109,6 +111,7 @@ def logit(input, eps=None, *, out=None):
 
 class Logit(Op):
     """d/dp logit(p) = 1 / (p (1 - p)), zero where ``eps`` clamped ``p``."""
+    complex_error = (NotImplementedError, "\"logit_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     promote = "float"
 
@@ -152,7 +155,8 @@ def _lgamma_kernel(x):
     return namespace(x).where(x == -np.inf, np.inf, _backend.special(x).gammaln(x)).astype(x.dtype, copy=False)
 
 
-Lgamma = elementwise("Lgamma", _scipy(_lgamma_kernel), lambda x, g: g * digamma(x))
+Lgamma = elementwise("Lgamma", _scipy(_lgamma_kernel), lambda x, g: g * digamma(x),
+                     complex_error=(NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{T}'"))
 
 
 def digamma(input, *, out=None):
@@ -161,7 +165,8 @@ def digamma(input, *, out=None):
     return with_out(apply(Digamma, input), out)
 
 
-Digamma = elementwise("Digamma", _scipy("psi"), lambda x, g: g * polygamma(1, x))
+Digamma = elementwise("Digamma", _scipy("psi"), lambda x, g: g * polygamma(1, x),
+                      complex_error=(NotImplementedError, "\"digamma\" not implemented for '{T}'"))
 
 
 def mvlgamma(input, p, *, out=None):
@@ -222,7 +227,8 @@ def i0(input, *, out=None):
     return with_out(apply(I0, input), out)
 
 
-I0 = elementwise("I0", _scipy("i0"), lambda x, g: g * apply(I1, x))
+I0 = elementwise("I0", _scipy("i0"), lambda x, g: g * apply(I1, x),
+                 complex_error=(NotImplementedError, "\"i0_vml_cpu\" not implemented for '{T}'"))
 
 
 def _i1_derivative(x, g):
@@ -247,7 +253,8 @@ def deg2rad(input, *, out=None):
 
 
 Deg2Rad = elementwise("Deg2Rad", lambda x: x * x.dtype.type(math.pi / 180),
-                      lambda _, g: g * (math.pi / 180), uses=None)
+                      lambda _, g: g * (math.pi / 180), uses=None,
+                      complex_error=(RuntimeError, "deg2rad is not supported for complex tensors."))
 
 
 def rad2deg(input, *, out=None):
@@ -256,7 +263,8 @@ def rad2deg(input, *, out=None):
 
 
 Rad2Deg = elementwise("Rad2Deg", lambda x: x * x.dtype.type(180 / math.pi),
-                      lambda _, g: g * (180 / math.pi), uses=None)
+                      lambda _, g: g * (180 / math.pi), uses=None,
+                      complex_error=(RuntimeError, "rad2deg is not supported for complex tensors."))
 
 
 # ---- two inputs ---------------------------------------------------------------------------------------
@@ -268,6 +276,7 @@ def xlogy(input, other, *, out=None):
 
 
 class Xlogy(Op):
+    complex_error = (NotImplementedError, "\"xlogy_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     promote = "float"
 
@@ -304,6 +313,7 @@ def xlog1py(input, other, *, out=None):
 
 
 class Xlog1py(Op):
+    complex_error = (NotImplementedError, "\"xlog1py_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     promote = "float"
 

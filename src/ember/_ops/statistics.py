@@ -58,6 +58,7 @@ def mode(input, dim=-1, keepdim=False):
 
 
 class Mode(Op):
+    complex_error = (NotImplementedError, "\"mode_cpu\" not implemented for '{T}'")
     promote = None
     num_outputs = 2
     save_inputs = False
