@@ -175,8 +175,7 @@ def test_special_namespace_matches_torch_special():
     (those of two inputs have their own cases above)."""
     x = ember.tensor([0.0, 0.5, -1.5, 3.0], dtype=ember.float64, requires_grad=True)
     t = torch.tensor([0.0, 0.5, -1.5, 3.0], dtype=torch.float64, requires_grad=True)
-    unary = [name for name in ember.special.__all__ if _required_arguments(getattr(ember.special, name)) == 1
-             and name not in ("softmax", "log_softmax")]  # torch.special's require dim
+    unary = [name for name in ember.special.__all__ if _required_arguments(getattr(ember.special, name)) == 1]
     assert {"erfc", "gammaln", "expit", "psi"} <= set(unary)  # (the filter leaves the one-input functions)
     for name in unary:
         e, r = getattr(ember.special, name)(x), getattr(torch.special, name)(t)
@@ -185,3 +184,15 @@ def test_special_namespace_matches_torch_special():
     (ge,) = ember.autograd.grad(e.sum(), x)
     (gt,) = torch.autograd.grad(r.sum(), t)
     assert torch.allclose(torch.tensor(ge.tolist(), dtype=torch.float64), gt)
+
+
+def test_softmax_functions_require_dim_as_torchs():
+    """torch.softmax, torch.log_softmax, their torch.special forms and the Tensor methods take
+    ``dim`` as a required argument (TypeError without it); only ``F.softmax`` guesses it."""
+    for L in (ember, torch):
+        x = L.ones(2, 3)
+        for call in (lambda: L.softmax(x), lambda: L.log_softmax(x), lambda: L.special.softmax(x),
+                     lambda: L.special.log_softmax(x), lambda: x.softmax(), lambda: x.log_softmax()):
+            with pytest.raises(TypeError):
+                call()
+        assert (L.softmax(x, 1).sum().item(), L.special.softmax(x, dim=0).sum().item()) == (2, 3)

@@ -45,15 +45,17 @@ class Logsumexp(Op):
 
 
 @numpy_names
-def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so it never overflows.
-    NotImplementedError for integer input without a float ``dtype``, as in PyTorch."""
+def softmax(input, dim, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim`` (required, as ``torch.softmax``'s; ``F.softmax``
+    alone guesses it), shifted by the max so it never overflows. NotImplementedError for
+    integer input without a float ``dtype``, as in PyTorch."""
     return _softmax(SoftmaxForward, "softmax", input, dim, dtype)
 
 
 @numpy_names
-def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    """``x - logsumexp(x)`` along ``dim``; finite for logits of any size."""
+def log_softmax(input, dim, dtype=None):
+    """``x - logsumexp(x)`` along ``dim`` (required, as ``torch.log_softmax``'s); finite for
+    logits of any size."""
     return _softmax(LogSoftmaxForward, "log_softmax", input, dim, dtype)
 
 
