@@ -280,21 +280,15 @@ class Xlogy(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
 
-    @staticmethod
-    def forward(x, y):
-        dtype = np.result_type(_dtype_of(x), _dtype_of(y))  # a Python number takes the tensor's
-        xp = namespace(x, y)
-        out = x * xp.log(xp.asarray(y, dtype))
-        return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(dtype, copy=False)
+    shift = 0  # x * log(y + shift)
 
     @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.input(0), ctx.input(1)
-        need_x, need_y = ctx.needs_input_grad
-        if need_x and not isinstance(y, Tensor):
-            y = g.new_full((), y)
-        log_y = _where((x == 0) & (y <= 0), g.new_zeros(()), y.log())
-        return g * log_y if need_x else None, g * x / y if need_y else None
+    def forward(x, y):
+        return _x_log(x, y, "log")
+
+    @classmethod
+    def backward(cls, ctx, g):
+        return _x_log_grads(ctx, g, cls.shift)
 
 
 def xlog1py(input, other, *, out=None):
@@ -317,21 +311,35 @@ class Xlog1py(Op):
     infer = classmethod(elementwise_rule)
     promote = "float"
 
-    @staticmethod
-    def forward(x, y):
-        dtype = np.result_type(_dtype_of(x), _dtype_of(y))  # a Python number takes the tensor's
-        xp = namespace(x, y)
-        out = x * xp.log1p(xp.asarray(y, dtype))
-        return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(dtype, copy=False)
+    shift = 1
 
     @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.input(0), ctx.input(1)
-        need_x, need_y = ctx.needs_input_grad
-        if need_x and not isinstance(y, Tensor):
-            y = g.new_full((), y)
-        log1p_y = _where((x == 0) & (y <= -1), g.new_zeros(()), y.log1p())
-        return g * log1p_y if need_x else None, g * x / (1 + y) if need_y else None
+    def forward(x, y):
+        return _x_log(x, y, "log1p")
+
+    @classmethod
+    def backward(cls, ctx, g):
+        return _x_log_grads(ctx, g, cls.shift)
+
+
+def _x_log(x, y, log):
+    """``x * log(y)`` (``log`` "log") or ``x * log1p(y)`` ("log1p"), 0 where ``x == 0`` unless
+    ``y`` is nan; a Python number takes the other input's dtype."""
+    dtype = np.result_type(_dtype_of(x), _dtype_of(y))
+    xp = namespace(x, y)
+    out = x * getattr(xp, log)(xp.asarray(y, dtype))
+    return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(dtype, copy=False)
+
+
+def _x_log_grads(ctx, g, shift):
+    """The gradients of ``x * log(y + shift)``: ``log(y + shift)`` for ``x``, 0 where ``x == 0``
+    and ``y + shift <= 0`` (PyTorch's values), and ``x / (y + shift)`` for ``y``."""
+    x, y = ctx.input(0), ctx.input(1)
+    need_x, need_y = ctx.needs_input_grad
+    if need_x and not isinstance(y, Tensor):
+        y = g.new_full((), y)
+    log_y = _where((x == 0) & (y <= -shift), g.new_zeros(()), y.log1p() if shift else y.log())
+    return g * log_y if need_x else None, g * x / (y + shift if shift else y) if need_y else None
 
 
 def igamma(input, other, *, out=None):
