@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
+from .._ops.complex import Complex
 from .._ops.core import OPS
 from .graph import Graph, Node
 
@@ -132,7 +133,7 @@ class _Decomposer:
         """The new node holding old complex node ``value`` as one complex array."""
         if value not in self.env:
             re, im = self.parts[value]
-            self.env[value] = self.g.call_op(OPS["Complex"], (re, im), {}, dict(value.meta))
+            self.env[value] = self.g.call_op(Complex, (re, im), {}, dict(value.meta))
         return self.env[value]
 
     # ---- the pass -----------------------------------------------------------------------------------
