@@ -216,6 +216,7 @@ class Optimizer:
         states = self.state
         with no_grad():
             for group in self.param_groups:
+                group = _with_numbers(group)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
@@ -304,6 +305,24 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+
+
+def _with_numbers(group):
+    """``group`` with its 0-d tensor hyperparameters read as Python numbers for this step (torch
+    accepts ``lr=torch.tensor(0.01)``, which an LR scheduler then updates in place, and tensor
+    ``betas``); the group itself when it has none. The update kernels compute with numbers: a
+    tensor there would turn their in-place arithmetic into new tensors and leave the
+    parameters unchanged."""
+    if not any(isinstance(v, Tensor) or isinstance(v, tuple) and any(isinstance(x, Tensor) for x in v)
+               for k, v in group.items() if k != "params"):
+        return group
+    return {k: v if k == "params" else _number(v) for k, v in group.items()}
+
+
+def _number(value):
+    if isinstance(value, Tensor):
+        return value.item()
+    return tuple(_number(v) for v in value) if isinstance(value, tuple) else value
 
 
 def _step_on_real_views(optimizer, param, state, group):
