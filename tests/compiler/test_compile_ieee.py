@@ -44,9 +44,6 @@ def _inputs(dtype):
     return x, y, w
 
 
-# Eager's relu gives +0.0 at -0.0 where torch (and the C, x < 0 ? 0 : x) keep -0.0: the sign
-# of relu's zeros is left unchecked until eager's relu follows torch.
-SIGNLESS = {"relu"}
 
 
 def _same(actual, expected, dtype, what):
@@ -58,8 +55,7 @@ def _same(actual, expected, dtype, what):
     np.testing.assert_array_equal(np.isinf(a), inf, err_msg=f"{what}: +-inf positions")
     zero = e == 0
     np.testing.assert_array_equal(a[zero], e[zero], err_msg=f"{what}: zeros")
-    if what not in SIGNLESS:
-        np.testing.assert_array_equal(np.signbit(a[zero]), np.signbit(e[zero]), err_msg=f"{what}: signs of zeros")
+    np.testing.assert_array_equal(np.signbit(a[zero]), np.signbit(e[zero]), err_msg=f"{what}: signs of zeros")
     finite = np.isfinite(e)
     rtol, atol = BOUND[dtype]
     scale = max(1.0, float(np.abs(e[finite]).max(initial=0.0)))

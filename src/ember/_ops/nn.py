@@ -117,7 +117,7 @@ class HardtanhForward(Op):
     @staticmethod
     def forward(x, min_val=-1.0, max_val=1.0):
         xp = namespace(x)
-        out = xp.minimum(xp.maximum(x, min_val), max_val)
+        out = xp.minimum(max_val, xp.maximum(min_val, x))  # x itself on a tie: -0.0 stays, as torch's
         return out.astype(x.dtype, copy=False)
 
     @staticmethod

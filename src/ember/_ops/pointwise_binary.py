@@ -528,8 +528,8 @@ class Clamp(Op):
     def forward(x, min, max):
         xp = namespace(x, min, max)
         if min is not None:
-            x = xp.maximum(x, min)
-        return x if max is None else xp.minimum(x, max)
+            x = xp.maximum(min, x)  # x itself on a tie (NumPy returns the second argument): -0.0 stays, as torch's
+        return x if max is None else xp.minimum(max, x)
 
     @staticmethod
     def backward(ctx, g):

@@ -121,7 +121,9 @@ def relu(input, *, out=None):
 def _relu_kernel(x):
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return namespace(x).maximum(x, 0)
+    # x where not below 0 (NumPy's maximum returns its second argument on a tie): -0.0 stays
+    # -0.0, as torch's relu, and NaN stays NaN
+    return namespace(x).maximum(0, x)
 
 
 # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
