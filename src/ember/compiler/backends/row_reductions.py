@@ -16,7 +16,7 @@ import numpy as np
 
 from .kernels import CTYPES, ROW_REDUCTIONS, label
 from .plan import _numel
-from .toolchain import simd_reduction
+from .rows import _row_stats
 
 __all__ = ["row_reduction_kernel"]
 
@@ -40,14 +40,7 @@ def row_reduction_kernel(src, node, fname):
 
 
 def _logsumexp(t, sfx, n):
-    return [f"        {t} m = -INFINITY; int nan = 0;",
-            "        " + simd_reduction("max", "m") + " reduction(|:nan)",
-            f"        for (long j = 0; j < {n}; j++) {{ m = x[j] > m ? x[j] : m; nan |= x[j] != x[j]; }}",
-            "        if (m == INFINITY || m == -INFINITY) m = 0;",
-            f"        {t} s = 0;",
-            "        " + simd_reduction("+", "s"),
-            f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);",
-            f"        y[r] = nan ? NAN : em_log{sfx}(s) + m;"]
+    return [*_row_stats(t, sfx, n, finite_shift=True), f"        y[r] = em_log{sfx}(s) + m;"]
 
 
 def _argmax(t, sfx, n):

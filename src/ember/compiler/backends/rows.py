@@ -13,14 +13,16 @@ from .toolchain import simd_reduction
 __all__ = ["softmax_kernel", "norm_stats_kernel", "cross_entropy_kernel"]
 
 
-def _row_stats(t, sfx, n):
+def _row_stats(t, sfx, n, finite_shift=False):
     """Max (NaN if the row has one) and sum of exp(x - max) of row ``x``, both loops vectorised
     (the sum in another order than a left fold; the max of a row holding -0.0 and 0.0 may be
-    either)."""
+    either). With ``finite_shift`` an infinite max shifts by 0 instead (logsumexp: a row of
+    -inf sums to 0, a row with +inf to inf)."""
     return [f"        {t} m = -INFINITY; int nan = 0;",
             "        " + simd_reduction("max", "m") + " reduction(|:nan)",
             f"        for (long j = 0; j < {n}; j++) {{ m = x[j] > m ? x[j] : m; nan |= x[j] != x[j]; }}",
             "        if (nan) m = NAN;",
+            *(["        else if (m == INFINITY || m == -INFINITY) m = 0;"] if finite_shift else []),
             f"        {t} s = 0;",
             "        " + simd_reduction("+", "s"),
             f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);"]
