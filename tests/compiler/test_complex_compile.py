@@ -157,3 +157,86 @@ def test_complex_parameters_train_under_compile_as_eagerly():
     assert not counters["graph_break"]
     assert counters["stats"]["unique_graphs"] == 1 and counters["complex"]["decomposed"] >= 10
     assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+
+
+POWERS_ROOTS_LOGS = {
+    "sqrt": lambda z: z.sqrt(), "log": lambda z: z.log(), "square": lambda z: z ** 2, "cube": lambda z: z.pow(3),
+    "pow 7": lambda z: z ** 7, "pow -1": lambda z: z ** -1, "pow -2": lambda z: z ** -2,
+    "pow 2.5": lambda z: z ** 2.5, "pow 0.5": lambda z: z ** 0.5, "pow -1.5": lambda z: z ** -1.5,
+    "pow 0": lambda z: z ** 0, "norm": lambda z: ember.linalg.vector_norm(z, dim=1),
+    "norm 3": lambda z: ember.linalg.vector_norm(z, 3), "norm inf": lambda z: ember.linalg.vector_norm(z, float("inf"), 0),
+    "norm 1 keepdim": lambda z: ember.linalg.vector_norm(z, 1, 1, keepdim=True),
+}
+
+
+def _close(got, expected, bound, name):
+    """Each element within ``bound`` of the larger of its own and the result's typical magnitude
+    (a component that cancels is judged against the number it belongs to), NaNs where eager's,
+    infinities equal."""
+    got, expected = np.asarray(got, np.complex128), np.asarray(expected, np.complex128)
+    assert got.shape == expected.shape, name
+    nan = np.isnan(expected.real) | np.isnan(expected.imag)
+    assert (np.isnan(got.real) | np.isnan(got.imag))[nan].all(), name
+    finite = ~nan & np.isfinite(expected)
+    assert (got[~finite & ~nan] == expected[~finite & ~nan]).all(), name
+    if not finite.any():
+        return
+    scale = np.maximum(np.abs(expected[finite]), np.median(np.abs(expected[finite])) * 1e-3)
+    error = np.abs(got[finite] - expected[finite]) / scale
+    assert error.max(initial=0) <= bound, (name, error.max())
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value", "ignore:overflow")
+@pytest.mark.parametrize("name", DTYPES)
+def test_powers_roots_logs_and_norms_decompose_and_equal_eager(name):
+    """sqrt, log, pow by real numbers (integers by products, others in polar form, 0 and
+    negative exponents at z = 0) and vector_norm of complex values: one graph, no fallback,
+    equal to eager to a few ulp of each value, on a transposed operand with zeros and negative
+    reals with -0 imaginary parts (sqrt's branch cut); sqrt, log and the norms also on
+    magnitudes whose square overflows (powers of those overflow, and NumPy's ``exp(p log z)``
+    loses ``p log|z|`` ulp there)."""
+    dtype, _ = DTYPES[name]
+    rng = np.random.default_rng(6)
+    values = _random(rng, (4, 5))
+    values[0, :4] = [0, -4 - 0j, -4 + 0j, 2.5]
+    z = ember.tensor(values.T.copy(), dtype=dtype).mT
+    values[1, :2] = [3e30 + 1e30j, -1e-30 + 4e30j]
+    huge = ember.tensor(values.T.copy(), dtype=dtype).mT
+    inputs = [huge if key in ("sqrt", "log") or key.startswith("norm") else z for key in POWERS_ROOTS_LOGS]
+    ops = list(POWERS_ROOTS_LOGS.values())
+    ember.compiler.reset()
+    compiled = ember.compile(lambda *inputs: [op(x) for op, x in zip(ops, inputs)], fullgraph=True)
+    for _ in range(2):
+        got = compiled(*inputs)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+    eps = np.finfo(dtype.to_real().np).eps
+    for op_name, g, op, x in zip(POWERS_ROOTS_LOGS, got, ops, inputs):
+        e = op(x)
+        assert g.dtype == e.dtype, op_name
+        _close(g.numpy(), e.numpy(), 32 * eps, op_name)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_gradients_of_powers_roots_logs_and_norms_equal_eager(name):
+    """The backward of the same ops (their derivatives are complex pow, div and conj) compiles
+    without fallback and equals eager (whose complex gradients tests/ops/test_complex.py checks
+    against torch)."""
+    dtype, _ = DTYPES[name]
+    values = _random(np.random.default_rng(7), (3, 4))
+
+    def loss(lib, z):
+        return sum((op(z).abs() if op(z).dtype.is_complex else op(z)).sum()
+                   for key, op in POWERS_ROOTS_LOGS.items() if key != "pow 0")
+    z = ember.tensor(values, dtype=dtype, requires_grad=True)
+    ember.compiler.reset()
+    compiled = ember.compile(lambda z: loss(ember, z), fullgraph=True)
+    for _ in range(2):
+        z.grad = None
+        compiled(z).backward()
+    assert not counters["graph_break"]
+    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+    eager = ember.tensor(values, dtype=dtype, requires_grad=True)
+    loss(ember, eager).backward()
+    eps = np.finfo(dtype.to_real().np).eps
+    _close(z.grad.numpy(), eager.grad.numpy(), 64 * eps, "gradient")

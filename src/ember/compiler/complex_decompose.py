@@ -7,8 +7,10 @@ products (PyTorch 2.14's experimental compilation of complex tensors does the sa
   add/sub: ``(x ± u, y ± v)``;  mul: ``(xu - yv, xv + yu)``;  matmul and linear (``z W^T + b``):
   four real products;  div and reciprocal (``1 / w``): Smith's algorithm (scaled by the larger
   of ``|u|``, ``|v|``, as NumPy and torch divide: no overflow of ``u² + v²``);  exp:
-  ``e^x (cos y, sin y)``;  abs: ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|``
-  (0 at 0);  conj: ``(x, -y)``;  real, imag: a part;  ``complex(x, y)`` (and so ``polar``):
+  ``e^x (cos y, sin y)``;  log: ``(log hypot(x, y), atan2(y, x))``;  sqrt: the principal
+  root's parts from ``sqrt(|z|/2 + |x|/2)``;  ``z ** p`` (a real number): repeated products for
+  integers, else polar form;  vector_norm: the same norm of ``hypot(x, y)``;  abs:
+  ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|`` (0 at 0);  conj: ``(x, -y)``;  real, imag: a part;  ``complex(x, y)`` (and so ``polar``):
   its operands;  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
 
 The arithmetic is written out as NumPy computes complex numbers (``z * 0.1`` multiplies by
@@ -213,8 +215,7 @@ def _add(d, node, name="Add"):
 
 
 def _mul(d, node):
-    (x, y), (u, v) = _parts_of(d, node, 0), _parts_of(d, node, 1)
-    return d.sub(d.mul(x, u), d.mul(y, v)), d.add(d.mul(x, v), d.mul(y, u))
+    return _product(d, _parts_of(d, node, 0), _parts_of(d, node, 1))
 
 
 def _div(d, node):
@@ -307,6 +308,74 @@ def _sgn(d, node):
     return d.div(x, safe), d.div(y, safe)
 
 
+def _log(d, node):
+    """``log z = log|z| + i atan2(y, x)`` (``log 0 = -inf + 0i``)."""
+    x, y = _parts_of(d, node)
+    return d.call("Log", (d.call("Hypot", (x, y)),)), d.call("Atan2", (y, x))
+
+
+def _sqrt(d, node):
+    """The principal root without cancellation: ``t = sqrt(|z|/2 + |x|/2)`` (halved before the
+    sum: no overflow), then ``(t, y / 2t)`` for ``x >= 0`` and ``(|y| / 2t, t with y's sign)``
+    for ``x < 0``; ``sqrt(±0 ± 0i) = 0 ± 0i``."""
+    x, y = _parts_of(d, node)
+    half = lambda a: d.mul(a, 0.5)  # noqa: E731
+    t = d.call("Sqrt", (d.add(half(d.call("Hypot", (x, y))), half(d.call("Abs", (x,)))),))
+    twice_t = d.mul(t, 2.0)
+    right = d.call("Ge", (x, 0.0), dtype=_dtype.bool)
+    # x >= 0 and t = 0 only at z = 0, where y / 2t would be 0 / 0: y itself (a signed zero)
+    imag_right = d.call("Where", (d.call("Eq", (t, 0.0), dtype=_dtype.bool), y, d.div(y, twice_t)))
+    return (d.call("Where", (right, t, d.div(d.call("Abs", (y,)), twice_t))),
+            d.call("Where", (right, imag_right, d.call("Copysign", (t, y)))))
+
+
+def _pow(d, node):
+    """``z ** p`` for a real number ``p``: integers below 100 in magnitude by repeated squaring
+    (``1 / z**|p|`` by :func:`_quotient` for negative ones), others in polar form
+    ``|z|**p (cos pθ, sin pθ)``; ``z ** 0 = 1``, and ``0 ** p`` is NaN for ``p < 0``, as NumPy's
+    complex power."""
+    p = node.args[1]
+    if not _is_complex(node) or not isinstance(p, (int, float)) or isinstance(p, bool):
+        return None
+    z = _parts_of(d, node)
+    x, y = z
+    if p == 0:
+        zero = d.real_zeros(x)
+        return d.add(zero, 1.0), zero
+    if p == int(p) and abs(p) < 100:
+        result, square, n = None, z, int(abs(p))
+        while True:
+            if n & 1:
+                result = square if result is None else _product(d, result, square)
+            n >>= 1
+            if not n:
+                break
+            square = _product(d, square, square)
+        if p > 0:
+            return result
+        result = _quotient(d, (1.0, 0.0), result)
+    else:
+        magnitude, angle = d.call("Pow", (d.call("Hypot", (x, y)), float(p))), d.mul(d.call("Atan2", (y, x)), float(p))
+        result = d.mul(magnitude, d.call("Cos", (angle,))), d.mul(magnitude, d.call("Sin", (angle,)))
+        if p > 0:
+            return result
+    at_zero = d.call("Eq", (d.call("Hypot", (x, y)), 0.0), dtype=_dtype.bool)
+    return tuple(d.call("Where", (at_zero, float("nan"), part)) for part in result)
+
+
+def _product(d, z, w):
+    (x, y), (u, v) = z, w
+    return d.sub(d.mul(x, u), d.mul(y, v)), d.add(d.mul(x, v), d.mul(y, u))
+
+
+def _vector_norm(d, node):
+    """A norm of complex entries is the same norm of their magnitudes ``hypot(x, y)``."""
+    if not _is_complex(node.args[0]):
+        return None
+    return d.call("VectorNorm", (d.call("Hypot", d.pair(node.args[0])),), node.kwargs,
+                  node.meta["dtype"], node.meta["shape"])
+
+
 def _matmul(d, node):
     if not (_is_complex(node.args[0]) or _is_complex(node.args[1])):
         return None
@@ -357,5 +426,5 @@ def _per_part(d, node):
 _RULES = {"Add": _add, "Sub": lambda d, n: _add(d, n, "Sub"), "Mul": _mul, "Div": _div,
           "Reciprocal": _reciprocal, "Complex": _complex, "Neg": _neg,
           "Conj": _conj, "ConjPhysical": _conj, "Real": _real, "Imag": _real, "ToDtype": _to_dtype,
-          "Exp": _exp, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul, "Linear": _linear,
+          "Exp": _exp, "Log": _log, "Sqrt": _sqrt, "Pow": _pow, "VectorNorm": _vector_norm, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul, "Linear": _linear,
           **{name: _per_part for name in PER_PART}}
