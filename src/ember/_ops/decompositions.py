@@ -1,5 +1,5 @@
-"""Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, determinants (by
-LU), LU, polar and the symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
+"""Matrix factorizations: Cholesky, QR, SVD, symmetric eigendecomposition, LU, polar and the
+symmetric square root (LAPACK through NumPy/SciPy, batched over leading dims).
 
 QR, SVD and eigh return their factors as results of one node; eig, LU and polar pack them into
 one output (see :mod:`.lapack`). Each ``backward`` is the published adjoint in ember ops: Murray 2016 for
@@ -23,9 +23,9 @@ from .core import Op, apply
 from .lapack import (LinAlgError, batch_prefix, eigh_kernel, flat_size, batched, fortran_stack, in_place,
                      matrices, pack, qr_workspace, routine, svd_kernel, unpack)
 from .join import Cat
-from .solvers import Inverse, Solve, SolveTriangular, _eye, constant
+from .solvers import Solve, SolveTriangular, _eye, constant
 
-__all__ = ["Det", "LogAbsDet", "Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "Eig", "LuFactor",
+__all__ = ["Cholesky", "Qr", "Svd", "SvdVals", "Eigh", "EigvalsH", "Eig", "LuFactor",
            "Polar", "MatrixSqrth", "svd_factors", "eigh_factors", "eig_factors", "qr_shapes", "svd_shapes", "lu_shapes",
            "permutation_from_pivots"]
 
@@ -389,54 +389,6 @@ class EigvalsH(Op):
     @staticmethod
     def infer(a, UPLO="L"):
         return tuple(tuple(a.shape)[:-1]), a.dtype
-
-
-# ---- determinants ------------------------------------------------------------------------------
-class Det(Op):
-    """``det(A)`` by LU. Adjoint ``g det(A) A^{-T}`` (the cofactor matrix); for singular A the
-    cofactors come from the SVD, ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
-    promote = None
-    save_output = True
-
-    @staticmethod
-    def forward(a):
-        xp = namespace(a)
-        return xp.linalg.det(a)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, det = ctx.input(0), ctx.output
-        if bool((det != 0).all()):
-            return ((g * det)[..., None, None] * apply(Inverse, a).mT,)
-        u, s, vh = svd_factors(a)
-        n = s.shape[-1]
-        others = s.unsqueeze(-2).expand(s.shape + (n,)).masked_fill(_eye(n, s).bool(), 1.0)
-        sign = apply(Det, u) * apply(Det, vh)
-        cofactor = (u * others.prod(-1).unsqueeze(-2)) @ vh
-        return ((g * sign)[..., None, None] * cofactor,)
-
-    @staticmethod
-    def infer(a):
-        return tuple(a.shape)[:-2], a.dtype
-
-
-class LogAbsDet(Op):
-    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
-    promote = None
-    holomorphic = False
-
-    @staticmethod
-    def forward(a):
-        xp = namespace(a)
-        return xp.linalg.slogdet(a)[1]
-
-    @staticmethod
-    def backward(ctx, g):
-        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mH,)
-
-    @staticmethod
-    def infer(a):
-        return tuple(a.shape)[:-2], a.dtype
 
 
 # ---- LU ----------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Linear solves and matrix functions: inverse, solve, triangular solve,
+"""Linear solves and matrix functions: inverse, determinant, solve, triangular solve,
 least squares, pseudo-inverse and the matrix exponential (LAPACK through NumPy/SciPy).
 
 Each entry's ``backward`` is the published adjoint of its forward, in ember ops (Giles, "An
@@ -19,7 +19,7 @@ from .core import Op, apply
 from .join import Cat
 from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, in_place, matrices, routine, svd_kernel
 
-__all__ = ["Inverse", "Solve", "SolveTriangular", "Pinv", "Lstsq",
+__all__ = ["Inverse", "Det", "LogAbsDet", "Cofactor", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
 
 
@@ -78,6 +78,104 @@ class Inverse(Op):
     @staticmethod
     def infer(a):
         return tuple(a.shape), a.dtype
+
+
+# ---- determinants ------------------------------------------------------------------------------
+class Det(Op):
+    """``det(A)`` by LU. Adjoint ``g C`` with ``C`` the cofactor matrix (:class:`Cofactor`)."""
+    promote = None
+
+    @staticmethod
+    def forward(a):
+        return namespace(a).linalg.det(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g[..., None, None] * apply(Cofactor, ctx.input(0)),)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
+
+
+class Cofactor(Op):
+    """The cofactor matrix ``C = det(A) A^{-T}`` (det's derivative) of each matrix of ``a``:
+    ``det(A^T) (A^T)^{-1}`` from one LU of ``A^T`` (getrf, getri; a stack of small matrices:
+    NumPy's batched det and inv, which factor each matrix the same way), so the determinant and
+    the inverse share their rounding (near-singular A: the tiny last pivot cancels, as in torch's
+    LU-based gradient); from the SVD ``A = U S V^H`` where a pivot is exactly zero,
+    ``C = det(U) det(V^H) conj(U diag(prod_{j != i} s_j) V^H)``, not zero at rank n - 1. The
+    choice is made per matrix in the kernel, so a compiled backward captures it. Adjoint (for
+    nonsingular A, NaN at singular ones): ``(<G, C> C - C G^T C) / det(A)``."""
+    promote = None
+    save_output = True
+
+    @staticmethod
+    def forward(a):
+        xp = namespace(a)
+        if batched(a, largest=16):  # NumPy's det and inv factor each matrix alike (getrf of A)
+            try:
+                return (xp.linalg.det(a)[..., None, None] * xp.swapaxes(xp.linalg.inv(a), -1, -2)).astype(a.dtype)
+            except np.linalg.LinAlgError:
+                pass  # a singular matrix: each by the loop below
+        # As inverse_kernel: each matrix of a C-order copy is A^T in Fortran order, made C in
+        # place; the copy then holds C^T.
+        out = a.copy()
+        for m, x in zip(matrices(a), matrices(out)):
+            _cofactor_in_place(x.T, m)
+        return xp.swapaxes(out, -1, -2)
+
+    @staticmethod
+    def backward(ctx, g):
+        c = ctx.output
+        det = apply(Det, ctx.input(0))[..., None, None]
+        return (((g * c).sum((-2, -1))[..., None, None] * c - c @ g.mT @ c) / det,)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape), a.dtype
+
+
+def _cofactor_in_place(x, m):
+    """Overwrites ``x`` (``m^T`` in Fortran order) with ``m``'s cofactor matrix
+    ``det(m^T) (m^T)^{-1}``."""
+    n = m.shape[-1]
+    if n == 0:
+        return
+    lu, pivots, info = routine("getrf", m.dtype)(x, overwrite_a=1)
+    if info > 0:
+        x[...] = _cofactor_by_svd(m)
+        return
+    in_place(lu, x)
+    det = np.prod(np.diagonal(x)) * (-1) ** int((pivots != np.arange(n)).sum())
+    lwork = int(np.real(routine("getri_lwork", m.dtype)(n)[0]))
+    in_place(routine("getri", m.dtype)(x, pivots, lwork=lwork, overwrite_lu=1)[0], x)
+    x *= det
+
+
+def _cofactor_by_svd(m):
+    xp = namespace(m)
+    u, s, vh = svd_kernel(m)
+    others = xp.where(xp.eye(s.shape[-1], dtype=bool), 1, s[None, :]).prod(-1)  # prod_{j != i} s_j
+    return xp.linalg.det(u) * xp.linalg.det(vh) * xp.conj((u * others) @ vh)
+
+
+class LogAbsDet(Op):
+    """``log|det(A)|`` (slogdet's second result); adjoint ``g A^{-T}``."""
+    promote = None
+    holomorphic = False
+
+    @staticmethod
+    def forward(a):
+        return namespace(a).linalg.slogdet(a)[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g[..., None, None] * apply(Inverse, ctx.input(0)).mH,)
+
+    @staticmethod
+    def infer(a):
+        return tuple(a.shape)[:-2], a.dtype
 
 
 class Solve(Op):

@@ -10,9 +10,8 @@ from .._creation import eye, tensor
 from .._tensor import Tensor
 from .._ops.complex import sgn
 from .._ops.core import apply
-from .._ops.decompositions import Det, LogAbsDet
 from .._ops.lapack import LinAlgError, singular_pivots
-from .._ops.solvers import Inverse, Lstsq, MatrixExp, Pinv, Solve, SolveTriangular
+from .._ops.solvers import Det, Inverse, LogAbsDet, Lstsq, MatrixExp, Pinv, Solve, SolveTriangular
 from ._common import (batch_broadcast, check_matrix, check_same_dtype, check_square, out as _out,
                       renamed, result_type, type_name)
 from .factorizations import svdvals
