@@ -141,6 +141,30 @@ def test_nd_spectrum_of_a_real_signal_has_torchs_signed_zeros(shape, dim, dtype)
         np.testing.assert_allclose(e, t, rtol=0, atol=20 * np.finfo(dtype).eps * np.abs(t).max())
 
 
+@pytest.mark.parametrize("shape,dim", [((128, 130), (0, 1)), ((128, 130), (1, 0)), ((129, 127), None),
+                                       ((8, 40, 64), None), ((65, 2, 129), (2, 0)), ((128, 130), (0,)),
+                                       ((128, 129), (1,)), ((2, 16384), (1, 0))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_spectrum_of_a_real_signal_equals_the_complex_transform(shape, dim, dtype):
+    """From 2**14 elements, the spectrum of a real signal is its one-sided transform with the
+    other half filled by Hermitian symmetry: equal to the float64 transform of the same signal
+    as complex numbers (NumPy's, no symmetry used), over one dim (the last or another), two or
+    three, odd or even; +0 as the imaginary part of the purely real bins (each index 0 or n/2)."""
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    dims = tuple(range(len(shape))) if dim is None else tuple(d % len(shape) for d in dim)
+    real_bins = np.ones(shape, bool)
+    for d in dims:
+        along = np.zeros(shape[d], bool)
+        along[::shape[d] // 2 if shape[d] % 2 == 0 else shape[d]] = True
+        real_bins &= along.reshape([-1 if i == d else 1 for i in range(len(shape))])
+    for name in ("fftn", "ifftn"):
+        e = getattr(ember.fft, name)(ember.tensor(x), dim=dim).numpy()
+        expected = getattr(np.fft, name)(x.astype(np.complex128), axes=dims)
+        assert e.dtype == np.result_type(dtype, np.complex64)
+        assert not np.signbit(e.imag[real_bins]).any() and (e.imag[real_bins] == 0).all()
+        np.testing.assert_allclose(e, expected, rtol=0, atol=20 * np.finfo(dtype).eps * np.abs(expected).max())
+
+
 def _mkl_fft():
     try:
         return ember.fft.MklFFT()

@@ -261,6 +261,39 @@ def _positive_real_bins(spectrum, dims):
     return spectrum
 
 
+def _real_signal_spectrum(x, dims, forward, inorm, nthreads):
+    """The two-sided spectrum of real ``x`` over ``dims``. From 2**14 elements, pocketfft's
+    one-sided transform (r2c) writes the first n // 2 + 1 bins of the last dim and NumPy fills
+    the rest by Hermitian symmetry, ``X[k] = conj(X[-k mod n])`` in every transformed dim:
+    faster than pocketfft's own fill (its c2c of a real input), which loops element by element
+    (float32, 1 thread, process time, loaded A/B, its c2c vs this: fft2 of 16 x 64 x 64 192 vs
+    156 us, of 256 x 256 194 vs 170 us, of 1024 x 1024 6.9 vs 6.4 ms, fft of 256 x 256 rows 120
+    vs 90 us; below 2**14 elements the extra NumPy passes cost more: raw fft2 of 64 x 64 12.8
+    vs 14.5 us)."""
+    if x.size < 1 << 14:
+        return _positive_real_bins(pocketfft.c2c(x, dims, forward, inorm, None, nthreads), dims)
+    last, n = dims[-1], x.shape[dims[-1]]
+    kept = n // 2 + 1
+    out = np.empty(x.shape, np.result_type(x.dtype, np.complex64))
+    index = [slice(None)] * x.ndim
+    index[last] = slice(0, kept)
+    half = out[tuple(index)]
+    written = pocketfft.r2c(x, dims, forward, inorm, half, nthreads)
+    if written is not half:  # (scipy.fft's public functions return a new array)
+        half[...] = written
+    # (target, source) index pairs: bins k = kept .. n - 1 of the last dim from n - k; in each
+    # other dim, bin 0 from 0 and bins 1 .. m - 1 from m - 1 .. 1 (slices: no index arrays)
+    target, source = list(index), list(index)
+    target[last], source[last] = slice(kept, None), slice(n - kept, 0, -1)
+    pairs = [(target, source)]
+    for d in dims[:-1]:
+        pairs = [(t[:d] + [bins] + t[d + 1:], s[:d] + [mirrored] + s[d + 1:]) for t, s in pairs
+                 for bins, mirrored in ((slice(0, 1), slice(0, 1)), (slice(1, None), slice(None, 0, -1)))]
+    for t, s in pairs:
+        np.conjugate(half[tuple(s)], out=out[tuple(t)])
+    return _positive_real_bins(out, dims)
+
+
 def _resized(shape, sizes, dims):
     """``shape`` with dimension ``dims[k]`` of size ``sizes[k]`` (the transforms' shape rules)."""
     shape = list(shape)
@@ -278,10 +311,10 @@ class FftC2C(Op):
     @staticmethod
     def forward(x, sizes, dims, norm, inverse):
         x = _fit_array(x, sizes, dims)
-        library = _library(x, dims, sizes[-1]) if x.dtype.kind == "c" else pocketfft
-        spectrum = library.c2c(x, dims, not inverse, _INORM[norm][inverse], None, _threads(x))
-        # A real signal's: pocketfft fills the two-sided spectrum itself, in C.
-        return spectrum if x.dtype.kind == "c" else _positive_real_bins(spectrum, dims)
+        if x.dtype.kind != "c":
+            return _real_signal_spectrum(x, dims, not inverse, _INORM[norm][inverse], _threads(x))
+        library = _library(x, dims, sizes[-1])
+        return library.c2c(x, dims, not inverse, _INORM[norm][inverse], None, _threads(x))
 
     @classmethod
     def infer(cls, x, sizes, dims, norm, inverse):
