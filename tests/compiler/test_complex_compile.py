@@ -97,15 +97,19 @@ def test_each_decomposed_op_equals_eager_on_strided_and_extreme_inputs():
 
 
 def test_other_complex_ops_run_whole_and_are_counted():
-    """An op without a rule (sin) runs on the complex array, built from its parts: counted."""
+    """An op without a rule (sin; pow by a non-finite number) runs on the complex array, built
+    from its parts: counted."""
     x = ember.tensor(_random(np.random.default_rng(3), (5,)), dtype=ember.complex128)
-    fn = lambda x: (x * 2).sin() + x.conj()  # noqa: E731
+    fn = lambda x: ((x * 2).sin() + x.conj(), x ** float("nan"), x ** float("inf"))  # noqa: E731
     ember.compiler.reset()
     compiled = ember.compile(fn, fullgraph=True)
     for _ in range(2):
         got = compiled(x)
-    np.testing.assert_allclose(got.numpy(), np.sin(x.numpy() * 2) + x.numpy().conj(), rtol=1e-14)
+    np.testing.assert_allclose(got[0].numpy(), np.sin(x.numpy() * 2) + x.numpy().conj(), rtol=1e-14)
+    for g, e in zip(got[1:], fn(x)[1:]):
+        np.testing.assert_array_equal(g.numpy(), e.numpy())
     assert counters["complex"]["fallback:Sin"] == 1 and counters["complex"]["decomposed"] >= 2
+    assert counters["complex"]["fallback:Pow"] == 2
 
 
 def test_decomposed_graph_holds_no_complex_arithmetic_and_runs_as_python():

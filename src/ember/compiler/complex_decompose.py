@@ -25,6 +25,7 @@ graph's inputs, outputs and mutations keep their complex dtypes: its callers see
 Graphs with size symbols (dynamic shapes) are left complex: their generated Python is
 shape-generic and runs complex ops on NumPy.
 """
+import math
 import sys
 
 import numpy as np
@@ -335,7 +336,7 @@ def _pow(d, node):
     ``|z|**p (cos pθ, sin pθ)``; ``z ** 0 = 1``, and ``0 ** p`` is NaN for ``p < 0``, as NumPy's
     complex power."""
     p = node.args[1]
-    if not _is_complex(node) or not isinstance(p, (int, float)) or isinstance(p, bool):
+    if not _is_complex(node) or not isinstance(p, (int, float)) or isinstance(p, bool) or not math.isfinite(p):
         return None
     z = _parts_of(d, node)
     x, y = z
