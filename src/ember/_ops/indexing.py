@@ -239,9 +239,14 @@ def _check_index_tensor(name, input, dim, index):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
-    n = input.shape[dim] if input.ndim else 1
-    if index.numel() and (index._data.max() >= n or index._data.min() < 0):  # no wrapping, as torch
-        bad = index._data.max() if index._data.max() >= n else index._data.min()
+
+
+def _in_range(x, dim, index):
+    """torch's RuntimeError for an ``index`` entry outside ``[0, x.shape[dim])`` (no wrapping):
+    checked by the kernels, so a compiled graph whose index is an input checks it too."""
+    n = x.shape[dim] if x.ndim else 1
+    if index.size and (index.max() >= n or index.min() < 0):
+        bad = index.max() if index.max() >= n else index.min()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
 
 
@@ -286,12 +291,12 @@ class Gather(Op):
 
     @staticmethod
     def forward(x, dim, index):
+        _in_range(x, dim, index)
         return x[_grid(index, dim)]
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        return (g.new_zeros(ctx.shapes[0]).index_put(_grid(index, dim), g, accumulate=True),)
+        return (apply(ScatterAdd, g.new_zeros(ctx.shapes[0]), g, **ctx.attrs),)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -306,7 +311,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         _same_dtype(input, src, _SCATTER_DTYPES)
     else:
         src = real_if_fits(value if src is None else src, input.dtype)
-    return apply(Scatter, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+    return apply(Scatter, input, src, dim=d, index=index._data)
 
 
 _SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
@@ -320,16 +325,15 @@ class Scatter(Op):
 
     @staticmethod
     def forward(x, src, dim, index):
+        _in_range(x, dim, index)
         out = x.copy()
         out[_grid(index, dim)] = src if getattr(src, "ndim", 0) == 0 else _fit(src, index)  # (src: array or number)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        grid = _grid(index, dim)
-        gx = g.index_put(grid, g.new_zeros(())) if ctx.needs_input_grad[0] else None
-        gsrc = _unfit(g[grid], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        gx = apply(Scatter, g, real_if_fits(0, g.dtype), **ctx.attrs) if ctx.needs_input_grad[0] else None
+        gsrc = _unfit(apply(Gather, g, **ctx.attrs), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return gx, gsrc
 
 
@@ -339,7 +343,7 @@ def scatter_add(input, dim, index, src):
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
     _same_dtype(input, src, _SCATTER_DTYPES)
-    return apply(ScatterAdd, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+    return apply(ScatterAdd, input, src, dim=d, index=index._data)
 
 
 class ScatterAdd(Op):
@@ -349,14 +353,14 @@ class ScatterAdd(Op):
 
     @staticmethod
     def forward(x, src, dim, index):
+        _in_range(x, dim, index)
         out = x.copy()
         _backend.index_add_at(out, _grid(index, dim), _fit(src, index))
         return out
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        gsrc = _unfit(g[_grid(index, dim)], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        gsrc = _unfit(apply(Gather, g, **ctx.attrs), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return g, gsrc
 
 

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ...profiler.profiler import record_function, recording
+from ..graph import kwarg_nodes
 from ..symbolic import Expr, evaluate
 from . import autotune, cache, toolchain
 from .cgen import generate
@@ -294,7 +295,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
 
     def name_of(node):
         if node not in known:  # a view C addressed through strides, wanted in Python
-            lines.append(program.call_line(node, {**names, **{a: name_of(a) for a in node.args if hasattr(a, "meta")}}))
+            lines.append(program.call_line(node, {**names, **{a: name_of(a) for a in _inputs(node)}}))
             known[node] = names[node]
         return known[node]
 
@@ -306,7 +307,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
         start = len(lines)
         if kernel.kind == "python":
             node = kernel.nodes[0]
-            args = {a: name_of(a) for a in node.args if hasattr(a, "meta")}
+            args = {a: name_of(a) for a in _inputs(node)}
             lines.append(program.call_line(node, {**names, **args}))
             known[node] = names[node]
             if node in slot_of:
@@ -363,6 +364,11 @@ def _driver(plan, lib, regions, slots, buffers, table):
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)
     return run
+
+
+def _inputs(node):
+    """The nodes a node run from Python reads: its args' and its attrs' (index arrays)."""
+    return [a for a in node.args if hasattr(a, "meta")] + kwarg_nodes(node)
 
 
 def _range_name(index, kernel):

@@ -24,6 +24,7 @@ import operator
 
 import numpy as np
 
+from ..graph import kwarg_nodes
 from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 
@@ -115,8 +116,9 @@ def _args(node):
 
 
 def _reads(node):
-    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses)."""
-    return [a for a in reads(node) if _is_node(a)]
+    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses;
+    an index array in its attrs too)."""
+    return [a for a in reads(node) if _is_node(a)] + kwarg_nodes(node)
 
 
 def _special_users(graph):

@@ -1,0 +1,125 @@
+"""Index arrays as graph values: ops whose index is an attr (``x[i]``, gather, scatter, the
+indices ``max(x, dim)`` and ``sort`` return, read by their gradients) capture into one graph.
+
+An index made in the function is a constant of the graph; an index passed in is a placeholder
+(its new values are used on each call, not the first call's); an index the forward computes
+is a node the backward reads. Data-dependent checks (an index out of range, a probability
+outside [0, 1]) run inside the kernels, so a replay raises PyTorch's error as eager does.
+The model test compiles a training step with ``fullgraph=True`` (no break allowed) and checks
+it against eager ember and against torch 2.13 on the same weights.
+"""
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from ember._dynamo.utils import counters
+
+
+def _fresh():
+    ember.compiler.reset()
+    counters.clear()
+
+
+def test_index_passed_in_is_read_on_every_call():
+    """gather, x[i] and scatter_add with an index argument: each call's values, one graph."""
+    _fresh()
+
+    def fn(x, index, rows):
+        picked = torch_gather(x, index)
+        return picked * 2 + x[rows].sum(), x.scatter_add(1, index, picked)
+    torch_gather = lambda x, index: ember.gather(x, 1, index)  # noqa: E731
+    compiled = ember.compile(fn, fullgraph=True)
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+    for call in range(4):  # new index values each call: a constant of the first would be wrong
+        index = ember.tensor(rng.integers(0, 6, (4, 3)))
+        rows = ember.tensor(rng.integers(0, 4, (5,)))
+        for got, want in zip(compiled(x, index, rows), fn(x, index, rows)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    assert not counters["graph_break"]
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+
+
+def test_index_out_of_range_raises_in_a_replay():
+    """An index argument out of range on a replayed call: torch's RuntimeError, not NumPy's
+    IndexError or a wrapped negative index."""
+    _fresh()
+    compiled = ember.compile(lambda x, index: ember.gather(x, 1, index) * 2)
+    x = ember.ones(3, 4)
+    for _ in range(2):
+        compiled(x, ember.tensor([[0], [1], [3]]))
+    for bad, shown in (([[0], [4], [1]], 4), ([[0], [-1], [1]], -1)):
+        with pytest.raises(RuntimeError, match=f"index {shown} is out of bounds for dimension 1 with size 4"):
+            compiled(x, ember.tensor(bad))
+        with pytest.raises(RuntimeError, match=f"index {shown} is out of bounds for dimension 1 with size 4"):
+            torch.gather(torch.ones(3, 4), 1, torch.tensor(bad))
+
+
+def test_binary_cross_entropy_checks_its_input_in_a_replay():
+    _fresh()
+    compiled = ember.compile(lambda p, t: F.binary_cross_entropy(p, t))
+    t = ember.full((3,), 0.5)
+    for _ in range(2):
+        compiled(ember.tensor([0.2, 0.5, 0.9]), t)
+    message = "all elements of input should be between 0 and 1"
+    with pytest.raises(RuntimeError, match=message):
+        compiled(ember.tensor([0.2, 1.5, 0.9]), t)
+    with pytest.raises(RuntimeError, match=message):
+        torch.nn.functional.binary_cross_entropy(torch.tensor([0.2, 1.5, 0.9]), torch.full((3,), 0.5))
+
+
+def _model(nn):
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(10, 8)
+            self.out = nn.Linear(3, 2)
+
+        def forward(self, ids, pick):
+            h = self.embed(ids)                               # [B, T, 8]
+            h = nn.functional.max_pool1d(h.transpose(1, 2), 2)  # [B, 8, T/2]
+            top = h.topk(3, dim=1).values                     # [B, 3, T/2]
+            top = top.sort(dim=2).values.amax(2)              # [B, 3]
+            h = h.gather(2, pick).squeeze(2)                  # [B, 8]
+            return self.out(top) + h[:, :2]
+    return Model()
+
+
+def test_fullgraph_training_step_with_embedding_gather_pool_topk_sort():
+    """One compiled step (forward, backward, SGD) with fullgraph=True equals eager ember's
+    and torch's steps: the losses and the updated weights after three steps."""
+    _fresh()
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 10, (4, 6))
+    pick = rng.integers(0, 3, (4, 8, 1))
+    target = rng.standard_normal((4, 2)).astype(np.float32)
+    models = [_model(ember.nn), _model(ember.nn), _model(torch.nn)]
+    state = {k: v.detach().numpy().copy() for k, v in models[0].state_dict().items()}
+    for m in models[1:]:
+        with (torch.no_grad() if isinstance(m, torch.nn.Module) else ember.no_grad()):
+            for k, v in m.state_dict().items():
+                v.copy_(type(v)(state[k]) if isinstance(v, torch.Tensor) else ember.tensor(state[k]))
+
+    def stepper(lib, model):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(ids, pick, target):
+            loss = ((model(ids, pick) - target) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step
+    compiled = ember.compile(stepper(ember, models[0]), fullgraph=True)
+    eager, reference = stepper(ember, models[1]), stepper(torch, models[2])
+    args = lambda lib: (lib.tensor(ids), lib.tensor(pick), lib.tensor(target))  # noqa: E731
+    for _ in range(3):
+        got, want, oracle = compiled(*args(ember)), eager(*args(ember)), reference(*args(torch))
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
+        np.testing.assert_allclose(got.item(), oracle.item(), rtol=1e-5)
+    assert not counters["graph_break"]
+    for (name, a), b, c in zip(models[0].named_parameters(), models[1].parameters(), models[2].parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7, err_msg=name)
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
