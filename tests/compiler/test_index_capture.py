@@ -42,6 +42,24 @@ def test_index_passed_in_is_read_on_every_call():
     assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
 
 
+def test_list_index_is_a_constant_and_a_computed_mask_breaks():
+    """x[[2, 0, 2]] and a constant boolean list are constants of one graph; x[x > 0] (a mask
+    the forward computes, whose count sets the result's shape) breaks the graph, so each
+    call gives its own count, never the first call's."""
+    _fresh()
+    constant = ember.compile(lambda x: (x[[2, 0, 2]] * 2 + x[:, [1, 1, 0]].sum(), x[[True, False, True]]),
+                             fullgraph=True)
+    masked = ember.compile(lambda x: x[x > 0] * 2)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = ember.tensor(rng.standard_normal((3, 3)).astype(np.float32))
+        for got, want in zip(constant(x), (x[[2, 0, 2]] * 2 + x[:, [1, 1, 0]].sum(), x[[True, False, True]])):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)  # (sums' order)
+        np.testing.assert_array_equal(masked(x).numpy(), x.numpy()[x.numpy() > 0] * 2)
+    assert list(counters["graph_break"]) == ["Index with a boolean mask that is not a constant (the "
+                                             "result's shape depends on its values)"]
+
+
 def test_index_out_of_range_raises_in_a_replay():
     """An index argument out of range on a replayed call: torch's RuntimeError, not NumPy's
     IndexError or a wrapped negative index."""

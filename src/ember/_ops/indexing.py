@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import full, real_if_fits
+from .._creation import from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
 from .core import Op, _type_name, apply, like_input, named
@@ -43,10 +43,11 @@ def _index_arg(index):
             basic = False
         elif isinstance(i, (list, range, np.ndarray)):
             a = i  # (an array stays as it is: the index kernels make is in the input's namespace)
-            if not isinstance(i, np.ndarray):  # the user's own host index (metadata)
+            if not isinstance(i, np.ndarray):  # the user's own host index (metadata: a compiled graph's constant)
                 a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
+                a = from_numpy(a)._data if a.dtype.kind in "biu" else a
             if _backend.is_floating(a.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -140,8 +141,10 @@ class Slice(Op):
 
 
 class Index(Slice):
-    """Advanced indexing (integer or boolean arrays): a copy."""
+    """Advanced indexing (integer or boolean arrays): a copy. A boolean mask's values set the
+    result's shape (``mask_sets_shape``: the compiler breaks the graph there)."""
     is_view = False
+    mask_sets_shape = True
 
 
 class IndexBackward(Op):

@@ -299,9 +299,14 @@ class Tracer:
         if not isinstance(value, np.ndarray):
             return value
         key = id(value)
-        if key in self.value or key in self.known or self.made.get(key, 0) is None:
-            return self.node(_Array(value))  # (a factory's array: a constant)
-        self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+        if not (key in self.value or key in self.known or self.made.get(key, 0) is None):
+            return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+        node = self.node(_Array(value))  # (a factory's array: a constant)
+        if value.dtype == np.bool_ and getattr(op, "mask_sets_shape", False) and not (
+                node.op == "placeholder" and self.sources[self.graph.placeholders.index(node)][0] == "const"):
+            self.graph_break(f"{op.name} with a boolean mask that is not a constant (the result's shape "
+                             f"depends on its values)")
+        return node
 
     def node(self, t):
         """The node of tensor ``t``'s current value, a new placeholder for an array met first."""
