@@ -60,6 +60,18 @@ def test_list_index_is_a_constant_and_a_computed_mask_breaks():
                                              "result's shape depends on its values)"]
 
 
+def test_index_held_by_a_closure_is_a_fixed_tensor():
+    """An index tensor the function reads from its closure (a data batch, a lookup table) is a
+    placeholder read on each call, as any fixed tensor: updated in place, the replay sees it."""
+    _fresh()
+    index = ember.tensor([[1], [0], [2]])
+    compiled = ember.compile(lambda x: ember.gather(x, 1, index) * 2, fullgraph=True)
+    x = ember.arange(12.0).reshape(3, 4)
+    for column in range(4):
+        index.fill_(column)
+        np.testing.assert_array_equal(compiled(x).numpy(), x.numpy()[:, column:column + 1] * 2)
+
+
 def test_index_out_of_range_raises_in_a_replay():
     """An index argument out of range on a replayed call: torch's RuntimeError, not NumPy's
     IndexError or a wrapped negative index."""

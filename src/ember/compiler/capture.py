@@ -106,6 +106,7 @@ class Tracer:
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
+        self.free = {}              # id(array) -> the tensor of a closure or a global holding it
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -299,9 +300,10 @@ class Tracer:
         if not isinstance(value, np.ndarray):
             return value
         key = id(value)
-        if not (key in self.value or key in self.known or self.made.get(key, 0) is None):
+        free = self.free.get(key)  # a tensor of a closure or a global: a fixed tensor's placeholder
+        if free is None and not (key in self.value or key in self.known or self.made.get(key, 0) is None):
             return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
-        node = self.node(_Array(value))  # (a factory's array: a constant)
+        node = self.node(_Array(value) if free is None else free)  # (a factory's array: a constant)
         if value.dtype == np.bool_ and getattr(op, "mask_sets_shape", False) and not (
                 node.op == "placeholder" and self.sources[self.graph.placeholders.index(node)][0] == "const"):
             self.graph_break(f"{op.name} with a boolean mask that is not a constant (the result's shape "
@@ -425,6 +427,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
+    tracer.free = {id(t._data): t for t in world.free}
     tracer.keep += [a for a in _arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
