@@ -27,7 +27,8 @@ class Node:
         target: the op entry class (``call_op``; ``operator.getitem`` picks one of several
             results), the input's name (``placeholder``) or ``"output"``.
         args: Nodes or Python constants, in ``apply``'s order.
-        kwargs: the op's attrs (keyword arguments of ``forward``).
+        kwargs: the op's attrs (keyword arguments of ``forward``); an index array in them
+            (``x[i]``, ``gather``, a gradient's scatter) is a Node (see :func:`kwarg_nodes`).
         meta: ``{"shape": tuple, "dtype": ember dtype, "requires_grad": bool}``.
         users: the nodes that read this one.
     """
