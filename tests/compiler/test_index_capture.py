@@ -72,6 +72,35 @@ def test_index_held_by_a_closure_is_a_fixed_tensor():
         np.testing.assert_array_equal(compiled(x).numpy(), x.numpy()[:, column:column + 1] * 2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gather_and_scatter_add_in_c(dtype, monkeypatch, capsys):
+    """Gather and ScatterAdd (forward, and each other's gradients) run as C kernels on strided
+    operands (transposed views, an expanded source) and equal eager exactly (each element is
+    one read or a sum in the same order)."""
+    _fresh()
+    monkeypatch.setenv("EMBER_LOGS", "output_code")
+
+    def fn(x, src, index):
+        picked = ember.gather(x, 1, index)
+        return picked, x.scatter_add(1, index, src.expand(3, 5)) * 1
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.standard_normal((6, 3)).astype(dtype)).t().requires_grad_()
+    src = ember.tensor(rng.standard_normal((1, 5)).astype(dtype)).requires_grad_()
+    compiled = ember.compile(fn, fullgraph=True)
+    for _ in range(3):
+        index = ember.tensor(rng.integers(0, 6, (3, 5)))
+        results = []
+        for f in (compiled, fn):
+            outs = f(x, src, index)
+            sum((o * (k + 2)).sum() for k, o in enumerate(outs)).backward()
+            results.append([o.detach().numpy() for o in outs] + [x.grad.numpy(), src.grad.numpy()])
+            x.grad = src.grad = None
+        for got, want in zip(*results):
+            np.testing.assert_array_equal(got, want)
+    code = capsys.readouterr().err
+    assert "Gather along dim 1" in code and "ScatterAdd along dim 1" in code, code[-2000:]
+
+
 def test_index_out_of_range_raises_in_a_replay():
     """An index argument out of range on a replayed call: torch's RuntimeError, not NumPy's
     IndexError or a wrapped negative index."""

@@ -407,6 +407,8 @@ def _operands_fit(node, kind, loc):
         return all(loc[a].contiguous for a in norm_backward_operands(node)[0] if a is not None)
     if kind == "embedding_backward":
         return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
+    if kind == "gather":  # strided operands read in place; the index in C order
+        return loc[node.kwargs["index"]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "rnn":  # the output's gradient may have strided rows (one direction's half of it)
