@@ -182,3 +182,28 @@ def test_fullgraph_training_step_with_embedding_gather_pool_topk_sort():
     for (name, a), b, c in zip(models[0].named_parameters(), models[1].parameters(), models[2].parameters()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7, err_msg=name)
         np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_reference_backends_read_index_nodes(backend):
+    """The eager (dispatcher) and aot_eager (interpreter) runners read index nodes from the
+    kwargs too: gather with an argument index, max's and sort's indices in the backward, a
+    constant index; forward and gradient equal eager."""
+    _fresh()
+
+    def fn(x, index):
+        v = ember.gather(x, 1, index) * 2 + x.max(1, keepdim=True).values
+        return (v.sort(1).values * x[ember.tensor([0, 2, 1])][:, :2]).sum()
+    compiled = ember.compile(fn, backend=backend, fullgraph=True)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        x = ember.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+        index = ember.tensor(rng.integers(0, 4, (3, 2)))
+        grads = []
+        for f in (compiled, fn):
+            out = f(x, index)
+            out.backward()
+            grads.append((out.item(), x.grad.numpy().copy()))
+            x.grad = None
+        np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
+        np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12, atol=1e-12)
