@@ -1,6 +1,8 @@
 """C kernels for picking and adding along a dim at an int64 index: ``Gather``
 (``out[i][j] = x[i][index[i][j]]`` for dim 1) and ``ScatterAdd`` (``out = x``, then
-``out[i][index[i][j]] += src[i][j]``), of :mod:`ember._ops.indexing`.
+``out[i][index[i][j]] += src[i][j]``), of :mod:`ember._ops.indexing`; and the index they are
+often given: ``MaxAlongDim`` / ``MinAlongDim`` (``max(x, dim)``: the first extreme, or the first
+NaN, and its int64 index, eager's ``argmax`` rule), whose two results are "result" nodes.
 
 They are an embedding lookup's and a loss's ``gather`` and the gradients of ``gather``,
 ``max(x, dim)``, ``sort`` and ``topk`` (which scatter-add with the forward's indices). The index
@@ -12,9 +14,10 @@ result are contiguous.
 """
 import numpy as np
 
-__all__ = ["OPS", "supported", "gather_kernel", "error_message"]
+__all__ = ["OPS", "EXTREMES", "supported", "gather_kernel", "error_message", "extreme_kernel"]
 
 OPS = ("Gather", "ScatterAdd")
+EXTREMES = ("MaxAlongDim", "MinAlongDim")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -24,7 +27,12 @@ def _dtype(node):
 
 
 def supported(node):
-    """Float operands of the result's dtype and an int64 index node of the input's rank."""
+    """Float operands of the result's dtype and an int64 index node of the input's rank; for
+    an extreme, a float input with a non-empty ``dim``."""
+    if node.target.name in EXTREMES:
+        x = node.args[0]
+        return hasattr(x, "meta") and _dtype(x) in _FLOATS and len(x.meta["shape"]) > 0 \
+            and x.meta["shape"][node.kwargs["dim"]] > 0
     index, first = node.kwargs.get("index"), node.args[0]
     if not hasattr(index, "meta") or _dtype(index) != np.int64 or not hasattr(first, "meta"):
         return False
@@ -79,3 +87,30 @@ def gather_kernel(src, node, fname, ctypes):
               f"{name_r}[{_at(loc_r.offset, loc_r.strides, source)}];",
               "    }", "    return 0;", "}"]
     return lines
+
+
+def extreme_kernel(src, node, fname, ctypes, results):
+    """C lines of ``static void fname(void** p)`` writing the ``results`` (output number ->
+    Loc: 0 the values, 1 the indices, each present when the graph reads it) of ``node``."""
+    plan = src.plan
+    x, dim = plan.loc[node.args[0]], node.kwargs["dim"]
+    t, n, better = ctypes[x.dtype], x.shape[dim], ">" if node.target.name == "MaxAlongDim" else "<"
+    loops = [f"i{d}" for d in range(len(x.shape))]
+    lines = [f"/* {node.target.name} along dim {dim} of {list(x.shape)}: {node.name} */",
+             f"static void {fname}(void** restrict p) {{", f"    const {t}* restrict x = {src.pointer(x)};"]
+    names = {0: ("v", t), 1: ("ix", "int64_t")}
+    for k, loc in results.items():
+        lines.append(f"    {names[k][1]}* restrict {names[k][0]} = {src.pointer(loc)} + {loc.offset};")
+    lines += [f"    for (long {v} = 0; {v} < {1 if d == dim else m}; {v}++)"
+              for d, (v, m) in enumerate(zip(loops, x.shape))]
+    step = x.strides[dim]
+    lines += ["    {", f"        const {t}* row = x + {_at(x.offset, x.strides, loops)};",
+              f"        long k = 0; {t} m = row[0];",
+              f"        if (m == m) for (long j = 1; j < {n}; j++) {{",
+              f"            {t} e = row[j*{step}];",
+              "            if (e != e) { k = j; break; }",
+              f"            if (e {better} m) {{ m = e; k = j; }}", "        }"]
+    for k, loc in results.items():
+        value = f"row[k*{step}]" if k == 0 else "k"
+        lines.append(f"        {names[k][0]}[{_at(0, loc.strides, loops)}] = {value};")
+    return lines + ["    }", "}"]
