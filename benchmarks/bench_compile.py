@@ -19,6 +19,9 @@ Workloads (rows, in WORKLOADS; each builder's docstring gives its sizes):
     gpt_decode_token: greedy generation with a static KV cache, one token per step: the ratio of
         times is torch's tokens/s over ember's (target: <= 0.67, i.e. >= 1.5x torch's tokens/s).
     lstm_fwd_bwd: nn.LSTM(128, 128, num_layers=2), sequence 16, batch 16 (target <= 1.0).
+    embed_gather_step: Embedding(1000, 64) of (32, 16) ids, max over the sequence, Linear(64, 10),
+        the loss picked with gather, SGD: index arrays as graph values (these broke the graph
+        before session 11).
 ember compiles with fullgraph=True: a row that does not capture as one graph raises.
 
 Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor] [--mode M]
@@ -151,6 +154,31 @@ def gpt_decode_token(lib, weights, data):
     return step
 
 
+def embed_gather_step(lib, weights, data):
+    """Embedding(1000, 64) of (32, 16) ids, max over the sequence, Linear(64, 10), negative
+    log-likelihood picked with gather, SGD (lr 0.1)."""
+    nn = lib.nn
+    model = nn.ModuleDict({"embed": nn.Embedding(1000, 64), "out": nn.Linear(64, 10)})
+    model.load_state_dict({name: lib.tensor(value) for name, value in weights(model).items()})
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+    ids, y = lib.tensor(data["ids"]), lib.tensor(data["y"])
+
+    def step():
+        h = model["embed"](ids).max(dim=1).values
+        logp = nn.functional.log_softmax(model["out"](h), dim=1)
+        loss = -logp.gather(1, y).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss
+    return step
+
+
+def _embed_data(np):
+    rng = np.random.default_rng(0)
+    return {"ids": rng.integers(0, 1000, (32, 16)), "y": rng.integers(0, 10, (32, 1))}
+
+
 def _classifier_data(shape):
     def make(np):
         rng = np.random.default_rng(0)
@@ -177,6 +205,7 @@ WORKLOADS = {
     "gpt_train_step": (gpt_train_step, _gpt_data),
     "gpt_decode_token": (gpt_decode_token, _gpt_data),
     "lstm_fwd_bwd": (lstm_fwd_bwd, _input_data((16, 16, 128))),
+    "embed_gather_step": (embed_gather_step, _embed_data),
 }
 
 

@@ -73,6 +73,9 @@ REDUCTIONS = {
     "Logcumsumexp": "torch.logcumsumexp(x, 1)", "Var": "x.var(1)", "Std": "x.std(0, keepdim=True)",
     "VectorNorm": "torch.linalg.vector_norm(x, dim=1)", "Softmax": "F.softmax(x, 1)",
     "LogSoftmax": "F.log_softmax(x, 0)", "Normalize": "F.normalize(x, dim=1)", "LayerNorm": "F.layer_norm(x, (N,))",
+    # two results, the indices a graph value that the gradient scatters with
+    "MaxAlongDim": "x.max(1).values", "MinAlongDim": "x.min(0).values", "Cummax": "x.cummax(1).values",
+    "Cummin": "x.cummin(0).values", "Sort": "x.sort(1).values", "Mode": "x.round().mode(1).values",
 }
 INDEX_RESULTS = {  # integer or boolean results: compared exactly, no gradient
     "Argmax": "x.argmax(1)", "Argmin": "x.argmin(0)", "Argsort": "x.argsort(1)", "SortIndices": "x.sort(0).indices",
@@ -91,6 +94,15 @@ SHAPES = {  # views, copies and indexing; each gradient scatters back into x
     "Pad": "F.pad(x, (1, 2))", "PadReflect": "F.pad(x.unsqueeze(0), (1, 1), mode='reflect')",
     "DiagonalScatter": "torch.diagonal_scatter(x, y[0, :M] * 1)", "Einsum": "torch.einsum('ij,kj->ik', x, y)", "Matmul": "x @ x.t()", "Linear": "F.linear(x, x[:3], y[0, :3])",
     "Embedding": "F.embedding(torch.tensor([[1, 3], [0, 1]]), x)",
+    # index arrays made in the function: constants of the graph
+    "Index": "x[torch.tensor([2, 0, 2])]", "IndexPut": "x.index_put((torch.tensor([1, 3]),), y[0, :1] * 3)",
+    "Gather": "torch.gather(x, 1, torch.tensor([[0, 5], [1, 1], [2, 3], [5, 4]]))",
+    "Scatter": "x.scatter(1, torch.tensor([[0], [2], [4], [1]]), 9.0)",
+    "ScatterAdd": "x.scatter_add(1, torch.tensor([[0, 0], [2, 1], [4, 4], [1, 5]]), x[:, :2] * 2)",
+    "ScatterReduce": "x.scatter_reduce(1, torch.tensor([[0, 0], [2, 1], [4, 4], [1, 5]]), x[:, :2], 'amax')",
+    "ScatterMean": "x.scatter_reduce(1, torch.tensor([[0, 0], [2, 2], [4, 4], [1, 5]]), x[:, :2], 'mean')",
+    "AsStrided": "x.contiguous().as_strided((3, 2), (2, 1)) * 1", "Unfold": "x.unfold(1, 3, 2) * 1",
+    "CopySlices": "x.clone().index_fill(1, torch.tensor([1]), 0.5)",
 }
 NN = {  # nn ops over [batch, channels, ...] made from x
     "Conv": "F.conv1d(x.unsqueeze(0), x[:2, :3].unsqueeze(1).expand(2, M, 3).contiguous() * 1, padding=1)",
@@ -103,30 +115,10 @@ NN = {  # nn ops over [batch, channels, ...] made from x
     
     "AttentionWeights": "F.scaled_dot_product_attention(x.unsqueeze(0), x.unsqueeze(0), x.unsqueeze(0) * 2, is_causal=True)",
     "BatchNormStats": "F.batch_norm(x, None, None, training=True)",
-}
-# Known graph breaks (each still gives eager's results, through eager code between graphs): an op
-# entry that takes an index array as an attribute (not a graph input) breaks the graph, whether
-# the array is a constant made in the function (Index, Gather, Scatter...) or computed by the
-# forward (MaxAlongDim's, Sort's and Cummax's gradients scatter with the forward's indices);
-# Resample's taps and BinaryCrossEntropy's check of its target's range run outside the dispatcher.
-# The "breaks" group asserts it still breaks; a fixed entry moves up into its table, whose group
-# asserts one graph without breaks.
-BREAKS = {
-    "MaxAlongDim": "x.max(1).values", "MinAlongDim": "x.min(0).values", "Cummax": "x.cummax(1).values",
-    "Cummin": "x.cummin(0).values", "Sort": "x.sort(1).values", "Mode": "x.round().mode(1).values",
-    "Index": "x[torch.tensor([2, 0, 2])]", "IndexPut": "x.index_put((torch.tensor([1, 3]),), y[0, :1] * 3)",
-    "Gather": "torch.gather(x, 1, torch.tensor([[0, 5], [1, 1], [2, 3], [5, 4]]))",
-    "Scatter": "x.scatter(1, torch.tensor([[0], [2], [4], [1]]), 9.0)",
-    "ScatterAdd": "x.scatter_add(1, torch.tensor([[0, 0], [2, 1], [4, 4], [1, 5]]), x[:, :2] * 2)",
-    "ScatterReduce": "x.scatter_reduce(1, torch.tensor([[0, 0], [2, 1], [4, 4], [1, 5]]), x[:, :2], 'amax')",
-    "AsStrided": "x.contiguous().as_strided((3, 2), (2, 1)) * 1", "Unfold": "x.unfold(1, 3, 2) * 1",
-    "CopySlices": "x.clone().index_fill(1, torch.tensor([1]), 0.5)",
     "AdaptiveMaxPool": "F.adaptive_max_pool1d(x.unsqueeze(0), 4)",
     "Resample": "F.interpolate(x.unsqueeze(0), scale_factor=2, mode='linear')",
     "BinaryCrossEntropy": "F.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(y).expand(M, N))",
 }
-
-
 def _domain(rng, domain, shape, dtype):
     low, high = {"pos": (0.5, 3.0), "unit": (-0.8, 0.8), "big": (1.2, 3.0)}.get(domain, (None, None))
     a = rng.standard_normal(shape) * 2 if low is None else rng.uniform(low, high, shape)
@@ -147,7 +139,7 @@ def _group(table, kind):
 
 GROUPS = {"unary": _group(UNARY, "float"), "binary": _group(BINARY, "float"),
           "reductions": _group(REDUCTIONS, "float"), "index": _group(INDEX_RESULTS, "index"),
-          "shapes": _group(SHAPES, "float"), "nn": _group(NN, "float"), "breaks": _group(BREAKS, "float")}
+          "shapes": _group(SHAPES, "float"), "nn": _group(NN, "float")}
 
 
 def _step(rows):
@@ -217,8 +209,8 @@ def test_op_table_compiled_equals_eager(group):
     compiled = ember.compile(step)
     for call in range(3):  # the first calls capture; the last replays the compiled code
         actual, grads = _run(compiled, xs, ys, ws)
-    # one graph, forward and backward, in C; the known breaks still break (see BREAKS)
-    assert bool(counters["graph_break"]) == (group == "breaks"), dict(counters["graph_break"])
+    # one graph, forward and backward, in C (index arrays are graph values, not breaks)
+    assert not counters["graph_break"], dict(counters["graph_break"])
     for row, a, e in zip(rows, actual, expected):
         _check(a, e, f"{group} {row[0]}: forward")
     labels = [f"{row[0]} x" for row in rows] + [f"{row[0]} y" for row in rows]

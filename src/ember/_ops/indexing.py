@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import full, real_if_fits
+from .._creation import from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
 from .core import Op, _type_name, apply, like_input, named
@@ -43,10 +43,11 @@ def _index_arg(index):
             basic = False
         elif isinstance(i, (list, range, np.ndarray)):
             a = i  # (an array stays as it is: the index kernels make is in the input's namespace)
-            if not isinstance(i, np.ndarray):  # the user's own host index (metadata)
+            if not isinstance(i, np.ndarray):  # the user's own host index (metadata: a compiled graph's constant)
                 a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
+                a = from_numpy(a)._data if a.dtype.kind in "biu" else a
             if _backend.is_floating(a.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -140,8 +141,10 @@ class Slice(Op):
 
 
 class Index(Slice):
-    """Advanced indexing (integer or boolean arrays): a copy."""
+    """Advanced indexing (integer or boolean arrays): a copy. A boolean mask's values set the
+    result's shape (``mask_sets_shape``: the compiler breaks the graph there)."""
     is_view = False
+    mask_sets_shape = True
 
 
 class IndexBackward(Op):
@@ -239,9 +242,14 @@ def _check_index_tensor(name, input, dim, index):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
-    n = input.shape[dim] if input.ndim else 1
-    if index.numel() and (index._data.max() >= n or index._data.min() < 0):  # no wrapping, as torch
-        bad = index._data.max() if index._data.max() >= n else index._data.min()
+
+
+def _in_range(x, dim, index):
+    """torch's RuntimeError for an ``index`` entry outside ``[0, x.shape[dim])`` (no wrapping):
+    checked by the kernels, so a compiled graph whose index is an input checks it too."""
+    n = x.shape[dim] if x.ndim else 1
+    if index.size and (index.max() >= n or index.min() < 0):
+        bad = index.max() if index.max() >= n else index.min()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
 
 
@@ -286,12 +294,12 @@ class Gather(Op):
 
     @staticmethod
     def forward(x, dim, index):
+        _in_range(x, dim, index)
         return x[_grid(index, dim)]
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        return (g.new_zeros(ctx.shapes[0]).index_put(_grid(index, dim), g, accumulate=True),)
+        return (apply(ScatterAdd, g.new_zeros(ctx.shapes[0]), g, **ctx.attrs),)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -306,7 +314,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         _same_dtype(input, src, _SCATTER_DTYPES)
     else:
         src = real_if_fits(value if src is None else src, input.dtype)
-    return apply(Scatter, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+    return apply(Scatter, input, src, dim=d, index=index._data)
 
 
 _SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
@@ -320,16 +328,15 @@ class Scatter(Op):
 
     @staticmethod
     def forward(x, src, dim, index):
+        _in_range(x, dim, index)
         out = x.copy()
         out[_grid(index, dim)] = src if getattr(src, "ndim", 0) == 0 else _fit(src, index)  # (src: array or number)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        grid = _grid(index, dim)
-        gx = g.index_put(grid, g.new_zeros(())) if ctx.needs_input_grad[0] else None
-        gsrc = _unfit(g[grid], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        gx = apply(Scatter, g, real_if_fits(0, g.dtype), **ctx.attrs) if ctx.needs_input_grad[0] else None
+        gsrc = _unfit(apply(Gather, g, **ctx.attrs), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return gx, gsrc
 
 
@@ -339,7 +346,7 @@ def scatter_add(input, dim, index, src):
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
     _same_dtype(input, src, _SCATTER_DTYPES)
-    return apply(ScatterAdd, input, src, dim=d, index=index._data % builtins.max(input.shape[d], 1))
+    return apply(ScatterAdd, input, src, dim=d, index=index._data)
 
 
 class ScatterAdd(Op):
@@ -349,14 +356,14 @@ class ScatterAdd(Op):
 
     @staticmethod
     def forward(x, src, dim, index):
+        _in_range(x, dim, index)
         out = x.copy()
         _backend.index_add_at(out, _grid(index, dim), _fit(src, index))
         return out
 
     @staticmethod
     def backward(ctx, g):
-        dim, index = ctx.attrs["dim"], ctx.attrs["index"]
-        gsrc = _unfit(g[_grid(index, dim)], ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        gsrc = _unfit(apply(Gather, g, **ctx.attrs), ctx.shapes[1]) if ctx.needs_input_grad[1] else None
         return g, gsrc
 
 

@@ -17,13 +17,16 @@ from .core import Op, apply, elementwise_rule, zero_link
 class BinaryCrossEntropy(Op):
     """Elementwise ``-weight * (t log(x) + (1 - t) log(1 - x))`` with each log clamped at -100,
     as in PyTorch, so that x = 0 or 1 gives a finite loss. The derivative is PyTorch's
-    ``(x - t) / max(x (1 - x), 1e-12)``, finite at 0 and 1 too."""
+    ``(x - t) / max(x (1 - x), 1e-12)``, finite at 0 and 1 too. RuntimeError for an ``x``
+    outside [0, 1] (NaN passes, as in PyTorch): checked here, so a compiled graph checks it too."""
     promote = None
     infer = classmethod(elementwise_rule)
 
     @staticmethod
     def forward(x, target, weight=None):
         xp = namespace(x)
+        if x.size and bool(((x < 0) | (x > 1)).any()):
+            raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):
             loss = (target - 1) * xp.maximum(xp.log1p(-x), -100) - target * xp.maximum(xp.log(x), -100)
         return loss if weight is None else loss * weight

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import _backend
-from .._tensor import Tensor
+from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from .core import Op, apply
 from .shape import squeeze, t, unsqueeze
@@ -85,9 +85,10 @@ class AsStrided(Op):
         a = ctx.attrs
         shape, stride, offset, storage = a["input_geometry"]
         xp = _backend.namespace(g._data)
-        at = Tensor._make(_indices(a["size"], a["stride"], a["offset"], xp).reshape(-1))
+        # index tables made from the geometry alone: constants (of a compiled graph too)
+        at = from_numpy(_indices(a["size"], a["stride"], a["offset"], xp).reshape(-1))
         flat = g.new_zeros(storage).index_add(0, at, g.reshape(-1))
-        return (flat[Tensor._make(_indices(shape, stride, offset, xp))],)
+        return (flat[from_numpy(_indices(shape, stride, offset, xp))],)
 
 
 def _become(self, view):

@@ -8,10 +8,11 @@ the elements equal to the result; ``prod`` gives exact gradients where an elemen
 """
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _dtype
 from .._tensor import Tensor, _wrap_dim
 from .core import _NAMES, Op, apply
-from .indexing import _SCATTER_DTYPES, _check_index_tensor, _fit, _grid, _same_dtype, _unfit
+from .indexing import (_SCATTER_DTYPES, Gather, _check_index_tensor, _fit, _grid, _in_range, _same_dtype,
+                       _unfit)
 from .pointwise_binary import Where
 
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
@@ -30,9 +31,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if input.dtype.is_complex and reduce in ("amax", "amin"):
         raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
                                   f"'{_NAMES[input.dtype.name]}'")
-    n = max(input.shape[d], 1) if input.ndim else 1
-    return apply(ScatterReduce, input, src, dim=d, index=index._data % n, reduce=reduce,
-                 include_self=include_self)
+    return apply(ScatterReduce, input, src, dim=d, index=index._data, reduce=reduce, include_self=include_self)
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
@@ -64,10 +63,10 @@ def _identity(reduce, dtype):
 
 
 def _counts(shape, dim, index, include_self):
-    """How many values each element's reduction takes, and which elements are targeted."""
+    """How many values each element's reduction takes."""
     hits = _backend.namespace(index).zeros(shape, np.int64)
     _backend.index_add_at(hits, _grid(index, dim), 1)
-    return hits + include_self, hits > 0
+    return hits + include_self
 
 
 class ScatterReduce(Op):
@@ -80,14 +79,14 @@ class ScatterReduce(Op):
 
     @staticmethod
     def forward(x, src, dim, index, reduce, include_self):
+        _in_range(x, dim, index)
         out = x.copy()
         grid, values = _grid(index, dim), _fit(src, index)
         if not include_self:  # targeted elements start from the reduction's identity
             out[grid] = _identity(reduce, x.dtype)
         getattr(_backend.namespace(out), _UFUNCS[reduce]).at(out, grid, values)
         if reduce == "mean":
-            count, _ = _counts(x.shape, dim, index, include_self)
-            count = count.clip(1)
+            count = _counts(x.shape, dim, index, include_self).clip(1)
             out = out / count if x.dtype.kind in "fc" else out // count
         return out.astype(x.dtype, copy=False)
 
@@ -95,15 +94,16 @@ class ScatterReduce(Op):
     def backward(ctx, g):
         x, src, out = ctx.input(0), ctx.input(1), ctx.output
         dim, index, reduce, include_self = (ctx.attrs[k] for k in ("dim", "index", "reduce", "include_self"))
-        grid = _grid(index, dim)
-        count, targeted = _counts(x.shape, dim, index, include_self)
-        targeted = Tensor._make(targeted)
+        # how many values each element's reduction took, in ops (index is a graph value)
+        hits = g.new_zeros(ctx.shapes[0], dtype=_dtype.int64).scatter_add(
+            dim, Tensor._make(index), g.new_ones(index.shape, dtype=_dtype.int64))
+        targeted = hits > 0
         zero = g.new_zeros(())
 
         def at_index(t):  # the index-shaped corner of t gathered at the targets
-            return t[grid]
+            return apply(Gather, t, dim=dim, index=index)
         if reduce in ("sum", "mean"):
-            share = g if reduce == "sum" else g / Tensor._make(count.clip(1).astype(g.dtype.np))
+            share = g if reduce == "sum" else g / (hits + include_self).clamp_min(1).to(g.dtype)
             gx, gsrc = share, at_index(share)
         elif reduce in ("amax", "amin"):
             self_hit = x == out  # counted in the ties even when left out (PyTorch's rule)

@@ -14,7 +14,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import grad as _grad
 from ..autograd.function import Function
-from .graph import Graph, Node
+from .graph import Graph, Node, nodes_in
 
 __all__ = ["record_backward", "split", "Joint", "CompiledGraph"]
 
@@ -70,7 +70,7 @@ def split(graph, sources, forward_ids, grads):
     in_backward = set(backward_nodes)
     saved = []
     for n in backward_nodes:
-        for a in _nodes(n.args):
+        for a in nodes_in((n.args, n.kwargs)):
             if a not in in_backward and not is_grad_output.get(a) and a not in saved:
                 saved.append(a)
     # a gradient the backward did not compute (a piecewise-constant op's zeros, made from a
@@ -103,17 +103,6 @@ def split(graph, sources, forward_ids, grads):
     bwd.output([benv[g] for _, g in grads])
     slots = [(fwd_index[k], j) for j, (k, _) in enumerate(grads)]
     return Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
-
-
-def _nodes(value):
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _nodes(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _nodes(v)
 
 
 def _remap(value, env):

@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from .. import _distributions, _random
-from .._dtype import get_default_dtype, result_type
+from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.core import CopySlices
@@ -106,6 +106,7 @@ class Tracer:
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
+        self.free = {}              # id(array) -> the tensor of a closure or a global holding it
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -120,10 +121,13 @@ class Tracer:
         if output is None:
             return
         for v in attrs.values():
-            if isinstance(v, np.ndarray) or isinstance(v, tuple) and any(isinstance(x, np.ndarray) for x in v):
-                return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
             if _has_loop_int(v):
                 self.graph_break(_LOOP_INT_USE)
+        if any(_arrays_in(v) for v in attrs.values()):  # index arrays: graph values
+            breaks = len(self.breaks)
+            attrs = {k: self.attr(v, op) for k, v in attrs.items()}
+            if len(self.breaks) > breaks:
+                return
         dtype = None
         if op.promote is not None:
             dtype = result_type(*inputs)
@@ -286,6 +290,26 @@ class Tracer:
             return type(x)(self.arg(v, dtype) for v in x)
         return x
 
+    def attr(self, value, op):
+        """An attr of ``op`` with each array in it (an index: ``x[i]``, ``gather``'s, the
+        indices ``max(x, dim)`` returned, read by its gradient) replaced by its node: the value
+        of an op's result, a placeholder for an input, or a constant made in the function. An
+        array computed outside the dispatcher breaks the graph."""
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.attr(v, op) for v in value)
+        if not isinstance(value, np.ndarray):
+            return value
+        key = id(value)
+        free = self.free.get(key)  # a tensor of a closure or a global: a fixed tensor's placeholder
+        if free is None and not (key in self.value or key in self.known or self.made.get(key, 0) is None):
+            return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+        node = self.node(_Array(value) if free is None else free)  # (a factory's array: a constant)
+        if value.dtype == np.bool_ and getattr(op, "mask_sets_shape", False) and not (
+                node.op == "placeholder" and self.sources[self.graph.placeholders.index(node)][0] == "const"):
+            self.graph_break(f"{op.name} with a boolean mask that is not a constant (the result's shape "
+                             f"depends on its values)")
+        return node
+
     def node(self, t):
         """The node of tensor ``t``'s current value, a new placeholder for an array met first."""
         array = t._data
@@ -353,6 +377,18 @@ def _root(array):
     return array
 
 
+class _Array:
+    """An array met without its tensor (an op's attr), as :meth:`Tracer.node` reads tensors."""
+    def __init__(self, array):
+        self._data, self.dtype, self.requires_grad = array, from_numpy_dtype(array.dtype), False
+
+
+def _arrays_in(value):
+    if isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, (tuple, list)) and any(_arrays_in(v) for v in value)
+
+
 def _meta(t):
     return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
 
@@ -391,6 +427,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(_known(world, args, kwargs), fullgraph)
     tracer.world = world
+    tracer.free = {id(t._data): t for t in world.free}
     tracer.keep += [a for a in _arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)

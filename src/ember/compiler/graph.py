@@ -15,7 +15,7 @@ import keyword
 import operator
 import re
 
-__all__ = ["Node", "Graph", "Subgraph", "bind_subgraphs"]
+__all__ = ["Node", "Graph", "Subgraph", "bind_subgraphs", "nodes_in", "kwarg_nodes"]
 
 
 class Node:
@@ -27,7 +27,8 @@ class Node:
         target: the op entry class (``call_op``; ``operator.getitem`` picks one of several
             results), the input's name (``placeholder``) or ``"output"``.
         args: Nodes or Python constants, in ``apply``'s order.
-        kwargs: the op's attrs (keyword arguments of ``forward``).
+        kwargs: the op's attrs (keyword arguments of ``forward``); an index array in them
+            (``x[i]``, ``gather``, a gradient's scatter) is a Node (see :func:`kwarg_nodes`).
         meta: ``{"shape": tuple, "dtype": ember dtype, "requires_grad": bool}``.
         users: the nodes that read this one.
     """
@@ -38,7 +39,7 @@ class Node:
         self.args, self.kwargs = tuple(args), dict(kwargs or {})
         self.meta = dict(meta or {})
         self.users = []
-        for a in _nodes_in((self.args, self.kwargs)):
+        for a in nodes_in((self.args, self.kwargs)):
             if self not in a.users:
                 a.users.append(self)
 
@@ -177,15 +178,22 @@ def _fmt(value):
     return repr(value)
 
 
-def _nodes_in(value):
+def kwarg_nodes(node):
+    """The nodes a node reads through its kwargs: the index arrays of ``x[i]``, ``gather`` or a
+    gradient's scatter, which are values of the graph, not constants."""
+    return list(nodes_in(node.kwargs))
+
+
+def nodes_in(value):
+    """The Nodes in ``value``, a Node or a tuple, list or dict holding some."""
     if isinstance(value, Node):
         yield value
     elif isinstance(value, (tuple, list)):
         for v in value:
-            yield from _nodes_in(v)
+            yield from nodes_in(v)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _nodes_in(v)
+            yield from nodes_in(v)
 
 
 class Subgraph:

@@ -12,8 +12,9 @@ import operator
 import numpy as np
 
 from .._ops.core import apply, write_into
+from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
-from .graph import Node, bind_subgraphs
+from .graph import Node, bind_subgraphs, kwarg_nodes
 from .symbolic import evaluate, free_symbols
 
 __all__ = ["interpret", "dispatch"]
@@ -27,11 +28,18 @@ def _plan(graph, compile):
     for n in graph.nodes:
         if n.op == "call_op":
             slot[n] = len(slot)
-            steps.append((slot[n], n.target, _slots(n.args, slot), bind_subgraphs(n.kwargs, compile),
+            kwargs = bind_subgraphs(n.kwargs, compile)
+            if kwarg_nodes(n):  # index arrays: values of the graph
+                kwargs = _KwargSlots({k: _slots(v, slot) for k, v in kwargs.items()})
+            steps.append((slot[n], n.target, _slots(n.args, slot), kwargs,
                           bool(free_symbols((n.args, n.kwargs)))))
     outputs = [_slots(v, slot) for v in graph.outputs]
     mutations = [(slot[p], slot[v]) for p, v in graph.mutations]
     return len(slot), steps, outputs, mutations
+
+
+class _KwargSlots(dict):
+    """The kwargs of a node with values in them (index arrays): read per call."""
 
 
 class _Slot:
@@ -59,6 +67,14 @@ def _read(value, env):
     return value
 
 
+def _arrays(value):
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (tuple, list)):
+        return type(value)(_arrays(v) for v in value)
+    return value
+
+
 def interpret(graph):
     """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node
     (``run(arrays, sizes)`` for a graph with size symbols: ``sizes`` gives their values)."""
@@ -69,6 +85,8 @@ def interpret(graph):
         env = list(arrays) + [None] * (size - n_inputs)
         for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
+            if type(kwargs) is _KwargSlots:
+                kwargs = {k: _read(v, env) for k, v in kwargs.items()}
             if symbolic:
                 args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:
@@ -94,6 +112,8 @@ def dispatch(graph):
         env = list(tensors) + [None] * (size - n_inputs)
         for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
+            if type(kwargs) is _KwargSlots:  # an op's attrs are arrays, not tensors
+                kwargs = {k: _arrays(_read(v, env)) for k, v in kwargs.items()}
             if symbolic:
                 args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:

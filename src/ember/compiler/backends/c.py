@@ -18,8 +18,9 @@ import time
 import numpy as np
 
 from ...profiler.profiler import record_function, recording
+from ..graph import kwarg_nodes
 from ..symbolic import Expr, evaluate
-from . import autotune, cache, toolchain
+from . import autotune, cache, gather, toolchain
 from .cgen import generate
 from .kernels import label
 from .plan import make_plan
@@ -257,7 +258,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
     names = value_names(graph)
     last = [None] * len(graph.placeholders)
     program.globals.update(P=table, L=last, fresh=_fresh(table, last), lib=lib,
-                           bad_target=ctypes.c_int64.in_dll(lib, "em_bad_target"))
+                           FAIL=_failure(plan, ctypes.c_int64.in_dll(lib, "em_bad_target")))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
     sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and isinstance(s.nbytes, Expr)}
@@ -294,19 +295,18 @@ def _driver(plan, lib, regions, slots, buffers, table):
 
     def name_of(node):
         if node not in known:  # a view C addressed through strides, wanted in Python
-            lines.append(program.call_line(node, {**names, **{a: name_of(a) for a in node.args if hasattr(a, "meta")}}))
+            lines.append(program.call_line(node, {**names, **{a: name_of(a) for a in _inputs(node)}}))
             known[node] = names[node]
         return known[node]
 
     lines, profiled, prefix = body, [], len(body)
     region_of = {id(r[0]): i for i, r in enumerate(regions)}
-    raise_bad_target = "raise IndexError(f'Target {bad_target.value} is out of bounds.')"
     argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_int64)] * bool(graph.symbols)
     for index, kernel in enumerate(plan.kernels):
         start = len(lines)
         if kernel.kind == "python":
             node = kernel.nodes[0]
-            args = {a: name_of(a) for a in node.args if hasattr(a, "meta")}
+            args = {a: name_of(a) for a in _inputs(node)}
             lines.append(program.call_line(node, {**names, **args}))
             known[node] = names[node]
             if node in slot_of:
@@ -322,11 +322,11 @@ def _driver(plan, lib, regions, slots, buffers, table):
             fn = getattr(lib, f"region_{r}")
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
             program.globals[f"R{r}"] = fn
-            lines.append(f"if R{r}({c_args}): {raise_bad_target}")
+            lines.append(f"if (failed := R{r}({c_args})): FAIL(failed)")
         fn = getattr(lib, f"kernel_{index}")
         fn.argtypes, fn.restype = argtypes, ctypes.c_int
         program.globals[f"K{index}"] = fn
-        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if K{index}({c_args}): {raise_bad_target}"]
+        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if (failed := K{index}({c_args})): FAIL(failed)"]
     tail = len(lines)
     outs = []
     for o in graph.outputs:
@@ -363,6 +363,22 @@ def _driver(plan, lib, regions, slots, buffers, table):
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)
     return run
+
+
+def _failure(plan, bad):
+    """``FAIL(code)``: raises what eager raises for the entry ``bad`` a C kernel refused (kernel
+    ``code - 1``: a cross-entropy target or a gather/scatter index out of range)."""
+    def fail(code):
+        kernel = plan.kernels[code - 1]
+        if kernel.kind == "gather":
+            raise RuntimeError(gather.error_message(kernel.nodes[0], bad.value))
+        raise IndexError(f"Target {bad.value} is out of bounds.")
+    return fail
+
+
+def _inputs(node):
+    """The nodes a node run from Python reads: its args' and its attrs' (index arrays)."""
+    return [a for a in node.args if hasattr(a, "meta")] + kwarg_nodes(node)
 
 
 def _range_name(index, kernel):

@@ -17,6 +17,7 @@ from . import attention, norm, rnn
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
+from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
@@ -505,6 +506,13 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("bmm", "attention", "softmax_grad"):
             lines = getattr(attention, kernel.kind + "_kernel")(src, kernel.nodes[0], fname)
+            calls[id(kernel)] = [f"{fname}(p);"]
+        elif kernel.kind == "gather":
+            lines = gather_kernel(src, kernel.nodes[0], fname, CTYPES)
+            calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
+        elif kernel.kind == "extreme":
+            node = kernel.nodes[0]
+            lines = extreme_kernel(src, node, fname, CTYPES, {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc})
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind.startswith("cross_entropy"):
             lines = cross_entropy_kernel(src, kernel.nodes[0], fname, kernel.kind.endswith("backward"))

@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
-from . import conv, pool
+from . import conv, gather, pool
 
 __all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
@@ -393,7 +393,7 @@ def _rnn_ok(node, have_blas):
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
-    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn",
+    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn", "gather", "extreme" (.gather),
     "logsumexp", "argmax", "cumsum" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
@@ -412,8 +412,11 @@ def kind_of(node, have_blas):
         return "view"  # the mean or the variance: a half of the statistics kernel's buffer
     if name == "NormalizeBackward":
         return "norm_backward" if _norm_backward_ok(node) else None
-    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) in ("NormalizeBackward", *RNN_OPS):
-        return "result"  # a result the layer-norm backward or a recurrent kernel writes (if it runs in C)
+    if node.target is operator.getitem and getattr(node.args[0].target, "name", None) in (
+            "NormalizeBackward", *RNN_OPS, *gather.EXTREMES):
+        return "result"  # a result the layer-norm backward, a recurrent or an extreme's kernel writes (if C runs it)
+    if name in gather.EXTREMES:
+        return "extreme" if gather.supported(node) else None
     if name in RNN_OPS:
         return "rnn" if _rnn_ok(node, have_blas) else None
     if node.op != "call_op" or name is None or "shape" not in node.meta:
@@ -428,6 +431,8 @@ def kind_of(node, have_blas):
         return None
     if name in pool.OPS:
         return "pool" if pool.supported(node) else None
+    if name in gather.OPS:
+        return "gather" if gather.supported(node) else None
     if name in ELEMENTWISE:
         if name == "Pow" and hasattr(node.args[1], "meta"):
             return None

@@ -24,6 +24,7 @@ import operator
 
 import numpy as np
 
+from ..graph import kwarg_nodes
 from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 
@@ -115,8 +116,9 @@ def _args(node):
 
 
 def _reads(node):
-    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses)."""
-    return [a for a in reads(node) if _is_node(a)]
+    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses;
+    an index array in its attrs too)."""
+    return [a for a in reads(node) if _is_node(a)] + kwarg_nodes(node)
 
 
 def _special_users(graph):
@@ -300,7 +302,7 @@ def schedule(plan):
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
         if kind == "result":  # written by the layer-norm backward or a recurrent kernel, if C runs it
-            if plan.kind.get(node.args[0]) in ("norm_backward", "rnn"):
+            if plan.kind.get(node.args[0]) in ("norm_backward", "rnn", "extreme"):
                 plan.loc[node] = _new_loc(node, "buffer")
                 plan.position[node] = plan.position[node.args[0]]
                 continue
@@ -405,6 +407,8 @@ def _operands_fit(node, kind, loc):
         return all(loc[a].contiguous for a in norm_backward_operands(node)[0] if a is not None)
     if kind == "embedding_backward":
         return loc[node.args[0]].contiguous and loc[node.args[1]].contiguous
+    if kind == "gather":  # strided operands read in place; the index in C order
+        return loc[node.kwargs["index"]].contiguous
     if kind == "conv":  # strided 4-D operands are read in place; the weight and bias contiguous
         return all(loc[a].contiguous for a in _args(node)[1:] if node.target.name != "ConvWeight")
     if kind == "rnn":  # the output's gradient may have strided rows (one direction's half of it)

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from ..graph import bind_subgraphs
+from ..graph import bind_subgraphs, nodes_in
 from ..symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["Program", "compile_python", "literal"]
@@ -65,13 +65,23 @@ class Program:
     def call_line(self, node, names, kwargs=None):
         """``v = F(args, kw=...)``: the node's kernel on the values named by ``names``, with
         ``kwargs`` instead of the node's own when given."""
-        args = [names[a] if _is_node(a) else self.constant(a) for a in node.args]
+        args = [self.value(a, names) for a in node.args]
         if node.target is operator.getitem:
             return f"{names[node]} = {args[0]}[{args[1]}]"
         fn = self.constant(node.target.forward, "F_" + node.name + "_")
         kwargs = node.kwargs if kwargs is None else kwargs
-        kwargs = [f"{k}={self.constant(v)}" for k, v in kwargs.items()]
+        kwargs = [f"{k}={self.value(v, names)}" for k, v in kwargs.items()]
         return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
+
+    def value(self, value, names):
+        """Source of an arg or attr: a node's name, a tuple or list holding nodes (an index of
+        arrays and slices) item by item, else :meth:`constant`."""
+        if _is_node(value):
+            return names[value]
+        if isinstance(value, (tuple, list)) and any(nodes_in(value)):
+            items = [self.value(v, names) for v in value]
+            return "[" + ", ".join(items) + "]" if isinstance(value, list) else "(" + "".join(i + ", " for i in items) + ")"
+        return self.constant(value)
 
     def function(self, params, body, name="compiled_graph"):
         """Compiles ``def name(arrays): params = arrays; body`` (``name(arrays, sizes)`` with

@@ -11,11 +11,11 @@ import math
 import numpy as np
 
 from ..._backend import namespace
+from ..._creation import from_numpy
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.core import _type_name, apply, named
-from ..._tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold",
@@ -179,13 +179,16 @@ def _apply_taps(x, d, in_size, index, weights):
     out_size, xp = index.shape[1], namespace(x._data)
     if d < x.ndim - 2:  # a product resamples the last two dims: bring the depth there
         return _apply_taps(x.movedim(d, -2), x.ndim - 2, in_size, index, weights).movedim(-2, d)
+    # the tables depend on the sizes alone: wrapped as tensors made here, a compiled graph
+    # takes them as constants
     if out_size * in_size > _MATRIX_ENTRIES:
-        return apply(_pool.Resample, x, dim=d, index=index, weights=weights)
+        weights = None if weights is None else from_numpy(weights)._data
+        return apply(_pool.Resample, x, dim=d, index=from_numpy(index)._data, weights=weights)
     matrix = xp.zeros((out_size, in_size), x.dtype.np)
     rows = xp.arange(out_size)
     for k in range(index.shape[0]):
         xp.add.at(matrix, (rows, index[k]), 1 if weights is None else weights[k])
-    matrix = Tensor._make(matrix)
+    matrix = from_numpy(matrix)
     return matmul(x, matrix.mT) if d == x.ndim - 1 else matmul(matrix, x)
 
 

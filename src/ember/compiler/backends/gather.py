@@ -1,0 +1,116 @@
+"""C kernels for picking and adding along a dim at an int64 index: ``Gather``
+(``out[i][j] = x[i][index[i][j]]`` for dim 1) and ``ScatterAdd`` (``out = x``, then
+``out[i][index[i][j]] += src[i][j]``), of :mod:`ember._ops.indexing`; and the index they are
+often given: ``MaxAlongDim`` / ``MinAlongDim`` (``max(x, dim)``: the first extreme, or the first
+NaN, and its int64 index, eager's ``argmax`` rule), whose two results are "result" nodes.
+
+They are an embedding lookup's and a loss's ``gather`` and the gradients of ``gather``,
+``max(x, dim)``, ``sort`` and ``topk`` (which scatter-add with the forward's indices). The index
+is a value of the graph (see docs/compile.md, "Index arrays are graph values"): its entries are
+checked as eager checks them, and an entry outside ``[0, size)`` makes the kernel return 1 with
+``em_bad_target`` set, which the driver raises as PyTorch's RuntimeError
+(:func:`error_message`). Operands may be strided (their ``Loc`` strides); the index and the
+result are contiguous.
+"""
+import numpy as np
+
+__all__ = ["OPS", "EXTREMES", "supported", "gather_kernel", "error_message", "extreme_kernel"]
+
+OPS = ("Gather", "ScatterAdd")
+EXTREMES = ("MaxAlongDim", "MinAlongDim")
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _dtype(node):
+    d = node.meta["dtype"]
+    return np.dtype(getattr(d, "np", d))
+
+
+def supported(node):
+    """Float operands of the result's dtype and an int64 index node of the input's rank; for
+    an extreme, a float input with a non-empty ``dim``."""
+    if node.target.name in EXTREMES:
+        x = node.args[0]
+        return hasattr(x, "meta") and _dtype(x) in _FLOATS and len(x.meta["shape"]) > 0 \
+            and x.meta["shape"][node.kwargs["dim"]] > 0
+    index, first = node.kwargs.get("index"), node.args[0]
+    if not hasattr(index, "meta") or _dtype(index) != np.int64 or not hasattr(first, "meta"):
+        return False
+    if len(index.meta["shape"]) != len(first.meta["shape"]) or not first.meta["shape"]:
+        return False
+    operands = node.args[:1] if node.target.name == "Gather" else node.args[:2]
+    return _dtype(node) in _FLOATS and all(hasattr(a, "meta") and _dtype(a) == _dtype(node) for a in operands)
+
+
+def error_message(node, bad):
+    """PyTorch's message for index entry ``bad`` out of range in ``node``."""
+    dim = node.kwargs["dim"]
+    return f"index {bad} is out of bounds for dimension {dim} with size {node.args[0].meta['shape'][dim]}"
+
+
+def _at(offset, strides, loop_vars):
+    terms = [f"{v}*{s}" for v, s in zip(loop_vars, strides) if s != 0]
+    return " + ".join([str(offset)] + terms)
+
+
+def gather_kernel(src, node, fname, ctypes):
+    """C lines of ``static int fname(void** p)`` computing ``node`` (see :func:`supported`)."""
+    plan = src.plan
+    index, out, dim = plan.loc[node.kwargs["index"]], plan.loc[node], node.kwargs["dim"]
+    t = ctypes[out.dtype]
+    size = out.shape[dim] if node.target.name == "ScatterAdd" else plan.loc[node.args[0]].shape[dim]
+    loops = [f"i{d}" for d in range(len(index.shape))]
+    lines = [f"/* {node.target.name} along dim {dim}, index {list(index.shape)} -> {list(out.shape)}: {node.name} */",
+             f"static int {fname}(void** restrict p) {{",
+             f"    const int64_t* restrict ix = {src.pointer(index)} + {index.offset};",
+             f"    {t}* restrict y = {src.pointer(out)} + {out.offset};"]
+    if node.target.name == "Gather":
+        x = plan.loc[node.args[0]]
+        lines.append(f"    const {t}* restrict x = {src.pointer(x)};")
+        read, write = (x, "x"), (out, "y", "=")
+    else:  # y = x (a copy in C order), then src added at the index
+        x, s = plan.loc[node.args[0]], plan.loc[node.args[1]]
+        lines += [f"    const {t}* x = {src.pointer(x)};", f"    const {t}* s = {src.pointer(s)};"]
+        copy = [f"c{d}" for d in range(len(out.shape))]
+        lines += [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(copy, out.shape)]
+        lines.append(f"        y[{_at(0, out.strides, copy)}] = x[{_at(x.offset, x.strides, copy)}];")
+        read, write = (s, "s"), (out, "y", "+=")
+    lines.append("    long k = 0;")
+    lines += [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(loops, index.shape)]
+    picked = ["c" if d == dim else v for d, v in enumerate(loops)]
+    source, target = (picked, loops) if node.target.name == "Gather" else (loops, picked)
+    (loc_r, name_r), (loc_w, name_w, op) = read, write
+    lines += ["    {",
+              "        int64_t c = ix[k++];",
+              f"        if (c < 0 || c >= {size}) {{ em_bad_target = c; return 1; }}",
+              f"        {name_w}[{_at(0, loc_w.strides, target)}] {op} "
+              f"{name_r}[{_at(loc_r.offset, loc_r.strides, source)}];",
+              "    }", "    return 0;", "}"]
+    return lines
+
+
+def extreme_kernel(src, node, fname, ctypes, results):
+    """C lines of ``static void fname(void** p)`` writing the ``results`` (output number ->
+    Loc: 0 the values, 1 the indices, each present when the graph reads it) of ``node``."""
+    plan = src.plan
+    x, dim = plan.loc[node.args[0]], node.kwargs["dim"]
+    t, n, better = ctypes[x.dtype], x.shape[dim], ">" if node.target.name == "MaxAlongDim" else "<"
+    loops = [f"i{d}" for d in range(len(x.shape))]
+    lines = [f"/* {node.target.name} along dim {dim} of {list(x.shape)}: {node.name} */",
+             f"static void {fname}(void** restrict p) {{", f"    const {t}* restrict x = {src.pointer(x)};"]
+    names = {0: ("v", t), 1: ("ix", "int64_t")}
+    for k, loc in results.items():
+        lines.append(f"    {names[k][1]}* restrict {names[k][0]} = {src.pointer(loc)} + {loc.offset};")
+    lines += [f"    for (long {v} = 0; {v} < {1 if d == dim else m}; {v}++)"
+              for d, (v, m) in enumerate(zip(loops, x.shape))]
+    step = x.strides[dim]
+    lines += ["    {", f"        const {t}* row = x + {_at(x.offset, x.strides, loops)};",
+              f"        long k = 0; {t} m = row[0];",
+              f"        if (m == m) for (long j = 1; j < {n}; j++) {{",
+              f"            {t} e = row[j*{step}];",
+              "            if (e != e) { k = j; break; }",
+              f"            if (e {better} m) {{ m = e; k = j; }}", "        }"]
+    for k, loc in results.items():
+        value = f"row[k*{step}]" if k == 0 else "k"
+        lines.append(f"        {names[k][0]}[{_at(0, loc.strides, loops)}] = {value};")
+    return lines + ["    }", "}"]
