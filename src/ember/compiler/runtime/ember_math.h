@@ -1,12 +1,15 @@
-/* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf in float and double.
+/* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf, expm1, log1p, sinh and
+ * cosh in float and double.
  *
  * Written branch-free (selects, no early returns) so that GCC/Clang vectorise loops that call
  * them under -O3 with IEEE flags (toolchain.FLAGS: no -ffast-math, so the explicit NaN/inf
  * selects below and the order of every operation are kept as written). Cody-Waite reductions
  * use fma, which rounds once: r = x - n*ln2_hi is exact, then the lo part is subtracted. Error bounds (measured against float64/
  * long double references over dense grids and tails in tests/compiler/test_codegen_math.py):
- *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp.
- *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp; erf is libm's (scalar).
+ *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp, expm1 4 ulp, log1p 4 ulp,
+ *           sinh 4 ulp, cosh 3 ulp.
+ *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp, expm1, log1p, sinh, cosh 4 ulp;
+ *           erf is libm's (scalar).
  */
 #ifndef EMBER_MATH_H
 #define EMBER_MATH_H
@@ -159,5 +162,49 @@ EM_INLINE float em_erff(float x) {
 }
 
 EM_INLINE double em_erf(double x) { return erf(x); }
+
+/* expm1(x) = (u - 1) * (x / log(u)), u = exp(x), and log1p(x) = log(u) * (x / (u - 1)),
+ * u = 1 + x: Kahan's formulas (D. Goldberg, "What every computer scientist should know about
+ * floating-point arithmetic", 1991, Theorem 4 and its exercise): the rounding error of u
+ * cancels between u - 1 and log(u), so the result keeps exp's and log's few-ulp relative
+ * accuracy where exp(x) - 1 and log(1 + x) would cancel. Selects give u == 1: x (so -0.0
+ * stays), and the limits: expm1 -1 (u - 1 == -1) and inf, log1p inf. */
+#define EM_EXPM1(T, SUF) \
+    EM_INLINE T em_expm1##SUF(T x) { \
+        T u = em_exp##SUF(x), um = u - (T)1; \
+        T y = um * (x / em_log##SUF(u)); \
+        y = u == (T)1 ? x : y; \
+        y = um == (T)-1 ? (T)-1 : y; \
+        y = u == (T)INFINITY ? u : y; \
+        return x != x ? x : y; \
+    }
+#define EM_LOG1P(T, SUF) \
+    EM_INLINE T em_log1p##SUF(T x) { \
+        T u = (T)1 + x, um = u - (T)1; \
+        T y = em_log##SUF(u) * (x / um); \
+        y = um == (T)0 ? x : y; \
+        y = x == (T)INFINITY ? x : y; \
+        return x != x ? x : y; \
+    }
+EM_EXPM1(float, f)
+EM_EXPM1(double, )
+EM_LOG1P(float, f)
+EM_LOG1P(double, )
+
+/* sinh and cosh of a = |x| from exp: (e - 1/e)/2 through s = expm1(a) as (s + s/(s + 1))/2,
+ * accurate near 0; beyond a = 20 (where e^-a is below 2^-57 of e^a) as (e2/2) e2, e2 = exp(a/2),
+ * so that results up to the largest finite one do not overflow in between. */
+#define EM_HYPERBOLIC(T, SUF) \
+    EM_INLINE T em_sinh##SUF(T x) { \
+        T a = fabs##SUF(x), s = em_expm1##SUF(a), e2 = em_exp##SUF(a * (T)0.5); \
+        T y = a > (T)20 ? ((T)0.5 * e2) * e2 : (T)0.5 * (s + s / (s + (T)1)); \
+        return copysign##SUF(y, x); \
+    } \
+    EM_INLINE T em_cosh##SUF(T x) { \
+        T a = fabs##SUF(x), e = em_exp##SUF(a), e2 = em_exp##SUF(a * (T)0.5); \
+        return a > (T)20 ? ((T)0.5 * e2) * e2 : (T)0.5 * e + (T)0.5 / e; \
+    }
+EM_HYPERBOLIC(float, f)
+EM_HYPERBOLIC(double, )
 
 #endif
