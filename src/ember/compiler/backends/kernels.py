@@ -10,9 +10,9 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
-from . import conv, pool
+from . import conv, copies, pool
 
-__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
+__all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -170,13 +170,9 @@ ELEMENTWISE = {
     "Log1p": lambda a, k, d: f"{_em('log1p', d)}({a[0]})",
     "Sinh": lambda a, k, d: f"{_em('sinh', d)}({a[0]})",
     "Cosh": lambda a, k, d: f"{_em('cosh', d)}({a[0]})",
-    # libm's (scalar calls inside the fused loop): no vector versions of ember's own yet
-    "Asin": lambda a, k, d: f"{_fn('asin', d)}({a[0]})",
-    "Acos": lambda a, k, d: f"{_fn('acos', d)}({a[0]})",
-    "Atan": lambda a, k, d: f"{_fn('atan', d)}({a[0]})",
-    "Asinh": lambda a, k, d: f"{_fn('asinh', d)}({a[0]})",
-    "Acosh": lambda a, k, d: f"{_fn('acosh', d)}({a[0]})",
-    "Atanh": lambda a, k, d: f"{_fn('atanh', d)}({a[0]})",
+    "Asinh": lambda a, k, d: f"{_em('asinh', d)}({a[0]})",
+    "Acosh": lambda a, k, d: f"{_em('acosh', d)}({a[0]})",
+    "Atanh": lambda a, k, d: f"{_em('atanh', d)}({a[0]})",
     "Softplus": _softplus,
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
@@ -461,10 +457,28 @@ def _rnn_ok(node, have_blas):
     return len(picked) == len(node.users) == len(set(picked))
 
 
+def cat_dim(node):
+    """Cat's dimension, counted from 0."""
+    return node.kwargs.get("dim", 0) % len(node.meta["shape"])
+
+
+def _cat_ok(node):
+    """Cat of operands of the result's dtype (a C type) and rank, of known sizes: each is copied
+    into its slice of the result (cgen._copy_kernel)."""
+    shape, out = tuple(node.meta["shape"]), _dtype(node)
+    if out not in CTYPES or not shape or not all(type(n) is int for n in shape) or node.kwargs.keys() - {"dim"}:
+        return False
+    d = cat_dim(node)
+    return bool(node.args) and all(
+        hasattr(a, "meta") and _dtype(a) == out and len(a.meta["shape"]) == len(shape)
+        and all(m == n for i, (m, n) in enumerate(zip(a.meta["shape"], shape)) if i != d) for a in node.args)
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
-    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn",
+    "bmm", "attention", "softmax_grad", "scatter", "cat", "copies" (flip, tril, triu, constant pad), "embedding_backward",
+    "norm_backward", "rnn",
     "logsumexp", "argmax", "cumsum" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
@@ -497,6 +511,10 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name == "Cat":
+        return "cat" if _cat_ok(node) else None
+    if name in copies.OPS:
+        return "copies" if copies.supported(node, CTYPES) else None
     if name in pool.OPS:
         return "pool" if pool.supported(node) else None
     if name in ELEMENTWISE:
