@@ -7,7 +7,8 @@ import pytest
 
 import ember
 import ember.nn.functional as F
-from ember.compiler.backends import toolchain
+from ember.compiler.backends import c as c_backend, toolchain
+from ember.compiler.backends.plan import make_plan
 
 pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
 BOUND = {np.float32: (1e-5, 1e-6), np.float64: (1e-13, 1e-15)}  # rtol, atol (x largest magnitude)
@@ -24,7 +25,18 @@ FAMILIES = {
     "sum": lambda x, y, w: x.sum(-1), "sum_cols": lambda x, y, w: (x * y).sum(0), "mean": lambda x, y, w: x.mean(-1),
     "amax": lambda x, y, w: x.amax(-1), "amin": lambda x, y, w: x.amin(-1),
     "max": lambda x, y, w: x[:3].max(), "min": lambda x, y, w: (x * y).min(),
+    # once NumPy between the fused loops: ember_math.h's expm1/log1p/sinh/cosh/asinh/acosh/atanh
+    "expm1": lambda x, y, w: ember.expm1(x), "log1p": lambda x, y, w: ember.log1p(x),
+    "sinh": lambda x, y, w: ember.sinh(x), "cosh": lambda x, y, w: ember.cosh(x),
+    "asinh": lambda x, y, w: ember.asinh(x), "acosh": lambda x, y, w: ember.acosh(y), "atanh": lambda x, y, w: ember.atanh(x),
+    "softplus": lambda x, y, w: F.softplus(x), "softplus_beta": lambda x, y, w: F.softplus(y, beta=2.0, threshold=3.0),
+    "logsigmoid": lambda x, y, w: F.logsigmoid(x), "elu": lambda x, y, w: F.elu(x), "selu": lambda x, y, w: F.selu(y),
+    "celu": lambda x, y, w: F.celu(x, 0.5), "hardswish": lambda x, y, w: F.hardswish(x),
+    "hardtanh": lambda x, y, w: F.hardtanh(x, -0.5, 0.25), "sign": lambda x, y, w: ember.sign(x),
+    "clamp_tensor": lambda x, y, w: ember.clamp(x, y, y.abs() * 2), "clamp_max": lambda x, y, w: ember.clamp(x, max=w),
 }
+# the C each of them becomes (float: the same names with an f)
+NEW_KERNELS = ("em_expm1", "em_log1p", "em_sinh", "em_cosh", "em_asinh", "em_acosh", "em_atanh")
 
 
 def _inputs(dtype):
@@ -84,6 +96,8 @@ def test_specials_through_every_kernel_family(dtype, tmp_path, monkeypatch):
         return outs, x.grad, y.grad, w.grad
 
     expected = run(program)
+    plans = []
+    monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: plans.append(make_plan(*a, **k)) or plans[-1])
     compiled = ember.compile(program)
     try:
         for _ in range(2):  # the recording call, then the replay of the compiled graph
@@ -93,6 +107,9 @@ def test_specials_through_every_kernel_family(dtype, tmp_path, monkeypatch):
         for kernel in ("softmax over the last dim", "mean and variance", "sum over dims", "amax over dims",
                        "amin over dims", "em_tanh", "em_exp", "em_log", "em_erf"):
             assert kernel in source, kernel
+        for kernel in NEW_KERNELS:
+            assert kernel + ("f(" if dtype == np.float32 else "(") in source, kernel
+        assert not [k for plan in plans for k in plan.kernels if k.kind == "python"], "NumPy between the loops"
         for name, a, e in zip(names, actual[0], expected[0]):
             _same(a, e, dtype, name)
         _same(actual[1], expected[1], dtype, "grad of x")

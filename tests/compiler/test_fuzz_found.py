@@ -104,3 +104,20 @@ def test_fast_math_seeds_of_the_fuzzer(seed):
     """The gradients of x.var(-1) over one element (nan), of atan2(x0, x0) under sqrt, and of
     minimum(x1 ** 3, hardtanh(x2)) at nan/inf: the fuzzer's programs with its inputs."""
     run_program(seed, length=8)
+
+
+def test_cancelling_gradient_terms_are_not_contracted():
+    """EMBER_FUZZ seed 2867: atan2(x, x)'s gradient is g x/r - g x/r, two terms of 1e29 at x =
+    1e-30 that eager rounds each and subtracts to 0; GCC fused one product into the
+    subtraction (one fma: 7e12). The fused loops round each op's result as eager does
+    (EM_NO_CONTRACT in runtime/ember_graph.h), so the gradient is eager's exactly."""
+    def fn(x):
+        return ember.atan2(x, x) * 1.5 + x * x - x * 0.25
+
+    values = np.array([1e-30, -1e-30, 3e-31, 1.5, -0.7, 1e-20, 7e-25, 2.0 ** -60, 0.1, 1 / 3])
+    expected = _forward_backward(fn, values)
+    compiled = ember.compile(fn)
+    for _ in range(2):
+        out, grad = _forward_backward(compiled, values)
+    np.testing.assert_array_equal(out.detach().numpy(), expected[0].detach().numpy())
+    np.testing.assert_array_equal(grad.numpy(), expected[1].numpy())

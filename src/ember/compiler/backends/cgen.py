@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import attention, norm, rnn
+from . import attention, copies, norm, rnn
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
@@ -21,7 +21,7 @@ from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
-from .kernels import CTYPES, c_literal, elementwise_expr, label, operands
+from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 from .toolchain import simd_reduction
@@ -183,7 +183,7 @@ def _loop_kernel(src, kernel, fname, rows):
         body.lines.append(f"{src.pointer(loc)}[{_index(loc.offset, stride_of[id(loc)], loop_vars)}] = {body.names[n]};")
     outer = dims[0] if dims else 1
     lines = [f"/* loop over {list(domain)}: {', '.join(label(n) for n in kernel.nodes)} */",
-             f"static void {fname}(void** restrict p, long r0, long r1) {{"]
+             f"static EM_NO_CONTRACT void {fname}(void** restrict p, long r0, long r1) {{"]
     lines += ["    " + ln for ln in body.invariant]
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
@@ -309,7 +309,8 @@ def _inlined_under(plan, node):
 
 
 def _copy_kernel(src, node, fname):
-    """A reshape of strided memory ("copy": the values in order into a contiguous buffer) or
+    """A reshape of strided memory ("copy": the values in order into a contiguous buffer), a
+    concatenation ("cat": each operand into its slice of the result) or
     the gradient of a basic index ("scatter": g copied into the indexed view, the rest zeros),
     or a sum of such gradients (plan.gather_scatters): each g into its view, zeroing first only
     where the views leave gaps, adding only where they overlap."""
@@ -319,6 +320,12 @@ def _copy_kernel(src, node, fname):
     if node.target.name == "View":
         g = plan.loc[node.args[0]]
         moves, what, op, zero = [(g, 0, contiguous_strides(g.shape))], f"strided copy {list(g.shape)}", "=", False
+    elif node.target.name == "Cat":  # each operand into its slice of the result, which they cover
+        d, moves, start = cat_dim(node), [], 0
+        for a in node.args:
+            moves.append((plan.loc[a], out.offset + start * out.strides[d], out.strides))
+            start += a.meta["shape"][d]
+        what, op, zero = f"cat of {len(moves)} along dim {d}", "=", False
     else:
         scatters = plan.scatter_sums.get(node, [node])
         moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)
@@ -486,6 +493,9 @@ def _generate(plan, symbols, conv_choice):
                                    None if choice is None else (choice,))
             convs.append((fname, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
+        elif kernel.kind == "copies":
+            lines = copies.copy_kernel(src, kernel.nodes[0], fname, CTYPES, _index, c_literal)
+            calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "pool":
             lines = pool_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
@@ -501,7 +511,7 @@ def _generate(plan, symbols, conv_choice):
         elif kernel.kind == "embedding_backward":
             lines = _embedding_backward_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
-        elif kernel.kind in ("copy", "scatter"):
+        elif kernel.kind in ("copy", "scatter", "cat"):
             lines = _copy_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("bmm", "attention", "softmax_grad"):

@@ -10,9 +10,9 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
-from . import conv, gather, pool
+from . import conv, copies, gather, pool
 
-__all__ = ["CTYPES", "kind_of", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
+__all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -93,6 +93,51 @@ def _normalize(a, k, d):
     return out if a[4] is None else f"({out} + {a[4]})"
 
 
+def _maximum(a, b):
+    """NumPy's maximum(a, b) (eager's clamp and hardtanh): NaN from either side, b on a tie."""
+    return f"(({a} != {a} || {a} > {b}) ? {a} : {b})"
+
+
+def _minimum(a, b):
+    return f"(({a} != {a} || {a} < {b}) ? {a} : {b})"
+
+
+def _clamp(a, k, d):
+    """Clamp(x, min, max) as eager's maximum(min, x) then minimum(max, ·): a bound is None, a
+    number or an operand; min > max gives max; x itself on a tie (-0.0 stays)."""
+    out = a[0] if a[1] is None else _maximum(a[1], a[0])
+    return out if a[2] is None else _minimum(a[2], out)
+
+
+def _hardtanh(a, k, d):
+    lo, hi = (c_literal(k.get(name, v), d) for name, v in (("min_val", -1.0), ("max_val", 1.0)))
+    return _minimum(hi, _maximum(lo, a[0]))
+
+
+def _hardswish(a, k, d):
+    """``x * min(max(x + 3, 0), 6) / 6``, in eager's order (NaN kept)."""
+    return f"(({a[0]} * {_minimum(_maximum(f'({a[0]} + 3)', '0'), '6')}) / 6)"
+
+
+def _softplus_of(bx, d):
+    """log(1 + exp(bx)) as NumPy's logaddexp(0, bx): max(bx, 0) + log1p(exp(-|bx|))."""
+    return f"(({bx} > 0 ? {bx} : 0) + {_em('log1p', d)}({_em('exp', d)}(-{_fn('fabs', d)}({bx}))))"
+
+
+def _softplus(a, k, d):
+    """Softplus(x, beta, threshold): x where beta x > threshold, else log(1 + exp(beta x)) / beta."""
+    beta, bx = c_literal(k.get("beta", 1.0), d), f"({a[0]} * {c_literal(k.get('beta', 1.0), d)})"
+    return f"({bx} > {c_literal(k.get('threshold', 20.0), d)} ? {a[0]} : {_softplus_of(bx, d)} / {beta})"
+
+
+def _elu(a, k, d):
+    """Elu(x, alpha, scale, input_scale): scale x for x > 0, else alpha scale expm1(input_scale x)
+    (ELU, SELU and CELU; NaN takes the second branch, as eager's where)."""
+    alpha, scale, input_scale = k.get("alpha", 1.0), k.get("scale", 1.0), k.get("input_scale", 1.0)
+    negative = f"{_em('expm1', d)}({a[0]} * {c_literal(input_scale, d)}) * {c_literal(alpha * scale, d)}"
+    return f"({a[0]} > 0 ? {a[0]} * {c_literal(scale, d)} : {negative})"
+
+
 def _alpha(sign):
     def rule(a, k, d):
         alpha = k.get("alpha", 1)
@@ -121,14 +166,32 @@ ELEMENTWISE = {
     "Cos": lambda a, k, d: f"{_fn('cos', d)}({a[0]})",
     "Hypot": lambda a, k, d: f"{_fn('hypot', d)}({a[0]}, {a[1]})",
     "Atan2": lambda a, k, d: f"{_fn('atan2', d)}({a[0]}, {a[1]})",
+    "Expm1": lambda a, k, d: f"{_em('expm1', d)}({a[0]})",
+    "Log1p": lambda a, k, d: f"{_em('log1p', d)}({a[0]})",
+    "Sinh": lambda a, k, d: f"{_em('sinh', d)}({a[0]})",
+    "Cosh": lambda a, k, d: f"{_em('cosh', d)}({a[0]})",
+    "Asinh": lambda a, k, d: f"{_em('asinh', d)}({a[0]})",
+    "Acosh": lambda a, k, d: f"{_em('acosh', d)}({a[0]})",
+    "Atanh": lambda a, k, d: f"{_em('atanh', d)}({a[0]})",
+    "Softplus": _softplus,
+    "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
+    "Elu": _elu,
+    "Hardswish": _hardswish,
+    "Hardtanh": _hardtanh,
+    "Clamp": _clamp,
+    "Sign": lambda a, k, d: f"(({CTYPES[d]})(({a[0]} > 0) - ({a[0]} < 0)))",  # 0 at NaN and at -0.0 (+0.0)
+    "LogicalNot": lambda a, k, d: f"({a[0]} == 0)",
+    "IsNan": lambda a, k, d: f"({a[0]} != {a[0]})",
+    "BitwiseAnd": lambda a, k, d: f"({a[0]} & {a[1]})",
+    "BitwiseOr": lambda a, k, d: f"({a[0]} | {a[1]})",
     "Relu": lambda a, k, d: f"({a[0]} < 0 ? 0 : {a[0]})",
     "LeakyRelu": lambda a, k, d: f"({a[0]} < 0 ? {a[0]} * {c_literal(k.get('negative_slope', 0.01), d)} : {a[0]})",
     "Gelu": _gelu,
     "GeluBackward": _gelu_backward,
     "Normalize": _normalize,
     "Pow": _pow,
-    "Maximum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} > {a[1]}) ? {a[0]} : {a[1]})",
-    "Minimum": lambda a, k, d: f"(({a[0]} != {a[0]} || {a[0]} < {a[1]}) ? {a[0]} : {a[1]})",
+    "Maximum": lambda a, k, d: _maximum(a[0], a[1]),
+    "Minimum": lambda a, k, d: _minimum(a[0], a[1]),
     "Where": lambda a, k, d: f"({a[0]} ? {a[1]} : {a[2]})",
     "Eq": lambda a, k, d: f"({a[0]} == {a[1]})",
     "Ne": lambda a, k, d: f"({a[0]} != {a[1]})",
@@ -140,6 +203,7 @@ ELEMENTWISE = {
     "Clone": lambda a, k, d: a[0],
 }
 _COMPARE = {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
+_LOGICAL = {"LogicalNot", "BitwiseAnd", "BitwiseOr", "IsNan"}  # of booleans (BitwiseAnd/Or of integers: NumPy)
 
 
 def _sgd(a, k, d, index):
@@ -288,6 +352,9 @@ def _dtypes_ok(node):
     args = [a for a in node.args if hasattr(a, "meta")]
     if any(_dtype(a) not in CTYPES for a in args):
         return False
+    if name in _LOGICAL:
+        return out == np.bool_ and all(_dtype(a) == np.bool_ and name != "IsNan" or
+                                       name in ("LogicalNot", "IsNan") and _dtype(a) in FLOATS for a in args)
     if name in _COMPARE:
         return out == np.bool_ and all(_dtype(a) in FLOATS for a in args)
     if name == "Where":
@@ -390,10 +457,28 @@ def _rnn_ok(node, have_blas):
     return len(picked) == len(node.users) == len(set(picked))
 
 
+def cat_dim(node):
+    """Cat's dimension, counted from 0."""
+    return node.kwargs.get("dim", 0) % len(node.meta["shape"])
+
+
+def _cat_ok(node):
+    """Cat of operands of the result's dtype (a C type) and rank, of known sizes: each is copied
+    into its slice of the result (cgen._copy_kernel)."""
+    shape, out = tuple(node.meta["shape"]), _dtype(node)
+    if out not in CTYPES or not shape or not all(type(n) is int for n in shape) or node.kwargs.keys() - {"dim"}:
+        return False
+    d = cat_dim(node)
+    return bool(node.args) and all(
+        hasattr(a, "meta") and _dtype(a) == out and len(a.meta["shape"]) == len(shape)
+        and all(m == n for i, (m, n) in enumerate(zip(a.meta["shape"], shape)) if i != d) for a in node.args)
+
+
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
-    "bmm", "attention", "softmax_grad", "scatter", "embedding_backward", "norm_backward", "rnn", "gather", "extreme" (.gather),
+    "bmm", "attention", "softmax_grad", "scatter", "cat", "copies" (flip, tril, triu, constant pad), "embedding_backward",
+    "norm_backward", "rnn", "gather", "extreme" (.gather),
     "logsumexp", "argmax", "cumsum" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
@@ -429,6 +514,10 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name == "Cat":
+        return "cat" if _cat_ok(node) else None
+    if name in copies.OPS:
+        return "copies" if copies.supported(node, CTYPES) else None
     if name in pool.OPS:
         return "pool" if pool.supported(node) else None
     if name in gather.OPS:

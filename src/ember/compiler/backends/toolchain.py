@@ -32,7 +32,8 @@ __all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "jobs"
 # IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
 # is nan, inf or -0.0 (so that `a - (a - b)` became `b` for a = nan, `sqrt(x)**2` became `x`)
 # and which reassociates any float sum. Kept: -O3 and the FMA contraction GCC and Clang do by
-# default (one rounding fewer, as torch's vectorised kernels), and the two flags that change
+# default (one rounding fewer, as torch's vectorised kernels; the fused elementwise loops turn
+# it off, EM_NO_CONTRACT in runtime/ember_graph.h), and the two flags that change
 # no result: math functions need not set errno, and floating point never traps. Reductions
 # are vectorised by an explicit `#pragma omp simd reduction` (:func:`simd_reduction`), which
 # -fopenmp-simd enables without linking an OpenMP runtime.

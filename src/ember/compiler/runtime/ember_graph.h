@@ -36,6 +36,16 @@ extern long em_block[];
     }
 EM_GEMM_ANY(float, em_sgemm64, em_sgemm)
 EM_GEMM_ANY(double, em_dgemm64, em_dgemm)
+/* The fused elementwise loops (cgen._loop_kernel) round every op's result as eager does: GCC's
+ * default -ffp-contract=fast would fuse one op's product into the next op's sum as one fma, a
+ * different number where the two terms cancel (the gradient of atan2(x, x) at x = 1e-30:
+ * 7e12 for eager's 0). Clang contracts only inside one expression (each op is a statement).
+ * Explicit fma (ember_math.h) and the GEMM and convolution kernels' contraction stay. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EM_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define EM_NO_CONTRACT
+#endif
 /* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
  * and on a busy machine a spinning second thread can take a whole time slice. */
 static inline void em_blas_threads(long macs) {

@@ -1,12 +1,15 @@
-/* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf in float and double.
+/* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf, expm1, log1p, sinh,
+ * cosh, asinh, acosh and atanh in float and double.
  *
  * Written branch-free (selects, no early returns) so that GCC/Clang vectorise loops that call
  * them under -O3 with IEEE flags (toolchain.FLAGS: no -ffast-math, so the explicit NaN/inf
  * selects below and the order of every operation are kept as written). Cody-Waite reductions
  * use fma, which rounds once: r = x - n*ln2_hi is exact, then the lo part is subtracted. Error bounds (measured against float64/
  * long double references over dense grids and tails in tests/compiler/test_codegen_math.py):
- *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp.
- *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp; erf is libm's (scalar).
+ *   float:  exp 1 ulp, log 2 ulp, tanh 2 ulp, sigmoid 3 ulp, erf 1 ulp, expm1 2 ulp, log1p 4 ulp,
+ *           sinh 4 ulp, cosh 3 ulp, asinh 4 ulp, acosh 3 ulp, atanh 4 ulp.
+ *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp, expm1 4 ulp, log1p 4 ulp, sinh 7 ulp,
+ *           cosh 6 ulp, asinh 4 ulp, acosh 3 ulp, atanh 4 ulp; erf is libm's (scalar).
  */
 #ifndef EMBER_MATH_H
 #define EMBER_MATH_H
@@ -89,12 +92,12 @@ EM_INLINE float em_logf(float x) {
 }
 
 EM_INLINE double em_log(double x) {
-    int tiny = x < 2.2250738585072014e-308;
+    int64_t tiny = x < 2.2250738585072014e-308;  /* int64_t, as e: mixed widths kept GCC 12 from vectorising */
     double xs = tiny ? x * 4503599627370496.0 : x;          /* 2^52 */
     int64_t bits = em_d_to_bits(xs);
     int64_t e = ((bits >> 52) & 0x7ff) - 1023;
     double m = em_bits_to_d((bits & 0x000fffffffffffffLL) | 0x3ff0000000000000LL);
-    int big = m > 1.4142135623730951;
+    int64_t big = m > 1.4142135623730951;
     m = big ? m * 0.5 : m;
     double ef = (double)(e + big) - (tiny ? 52.0 : 0.0);
     double s = (m - 1.0) / (m + 1.0), z = s * s;
@@ -159,5 +162,89 @@ EM_INLINE float em_erff(float x) {
 }
 
 EM_INLINE double em_erf(double x) { return erf(x); }
+
+/* expm1(x): below |x| = 1 the Taylor series x + x^2 p(x) (to x^12 in float, x^19 in double: the
+ * next term is below 2^-28 or 2^-57 of the sum), where exp(x) - 1 would cancel; exp(x) - 1
+ * above (at most 1.6 times exp's relative error there). log1p(x) = log(u) * (x / (u - 1)),
+ * u = 1 + x: Kahan's formula (D. Goldberg, "What every computer scientist should know about
+ * floating-point arithmetic", 1991, Theorem 4): the rounding error of u cancels between u - 1
+ * and log(u). Selects keep -0.0, the limits (-1 and inf; inf) and NaN. */
+EM_INLINE float em_expm1f(float x) {
+    float p = (float)(1.0 / 479001600.0); p = fmaf(p, x, (1.0 / 39916800.0)); p = fmaf(p, x, (1.0 / 3628800.0));
+    p = fmaf(p, x, (1.0 / 362880.0)); p = fmaf(p, x, (1.0 / 40320.0)); p = fmaf(p, x, (1.0 / 5040.0));
+    p = fmaf(p, x, (1.0 / 720.0)); p = fmaf(p, x, (1.0 / 120.0)); p = fmaf(p, x, (1.0 / 24.0));
+    p = fmaf(p, x, (1.0 / 6.0)); p = fmaf(p, x, (1.0 / 2.0));
+    float y = fabsf(x) < 1.0f ? fmaf(p * x, x, x) : em_expf(x) - 1.0f;
+    return x != x || x == 0.0f ? x : y;  /* -0.0 too: the fma would give +0.0 */
+}
+
+EM_INLINE double em_expm1(double x) {
+    double p = (double)(1.0 / 121645100408832000.0); p = fma(p, x, (1.0 / 6402373705728000.0)); p = fma(p, x, (1.0 / 355687428096000.0));
+    p = fma(p, x, (1.0 / 20922789888000.0)); p = fma(p, x, (1.0 / 1307674368000.0)); p = fma(p, x, (1.0 / 87178291200.0));
+    p = fma(p, x, (1.0 / 6227020800.0)); p = fma(p, x, (1.0 / 479001600.0)); p = fma(p, x, (1.0 / 39916800.0));
+    p = fma(p, x, (1.0 / 3628800.0)); p = fma(p, x, (1.0 / 362880.0)); p = fma(p, x, (1.0 / 40320.0));
+    p = fma(p, x, (1.0 / 5040.0)); p = fma(p, x, (1.0 / 720.0)); p = fma(p, x, (1.0 / 120.0));
+    p = fma(p, x, (1.0 / 24.0)); p = fma(p, x, (1.0 / 6.0)); p = fma(p, x, (1.0 / 2.0));
+    double y = fabs(x) < 1.0 ? fma(p * x, x, x) : em_exp(x) - 1.0;
+    return x != x || x == 0.0 ? x : y;
+}
+
+#define EM_LOG1P(T, SUF) \
+    EM_INLINE T em_log1p##SUF(T x) { \
+        T u = (T)1 + x, um = u - (T)1; \
+        T y = em_log##SUF(u) * (x / um); \
+        y = um == (T)0 ? x : y; \
+        y = x == (T)INFINITY ? x : y; \
+        return x != x ? x : y; \
+    }
+EM_LOG1P(float, f)
+EM_LOG1P(double, )
+
+/* sinh and cosh of a = |x| from one exp: e2 = exp(a/2), e^a = e2 e2; sinh as the odd Taylor
+ * series to a^17 below a = 1/2 (where (e - 1/e)/2 would cancel; the next term is below 2^-60
+ * of the sum), (e - 1/e)/2 above; beyond a = 20 (where e^-a is below 2^-57 of e^a) as
+ * (e2/2) e2, so that results up to the largest finite one do not overflow in between. */
+#define EM_HYPERBOLIC(T, SUF) \
+    EM_INLINE T em_sinh##SUF(T x) { \
+        T a = fabs##SUF(x), z = a * a, e2 = em_exp##SUF(a * (T)0.5), e = e2 * e2; \
+        T p = (T)(1.0 / 51090942171709440000.0); \
+        p = fma##SUF(p, z, (T)(1.0 / 121645100408832000.0)); p = fma##SUF(p, z, (T)(1.0 / 355687428096000.0)); \
+        p = fma##SUF(p, z, (T)(1.0 / 1307674368000.0)); p = fma##SUF(p, z, (T)(1.0 / 6227020800.0)); \
+        p = fma##SUF(p, z, (T)(1.0 / 39916800.0)); p = fma##SUF(p, z, (T)(1.0 / 362880.0)); \
+        p = fma##SUF(p, z, (T)(1.0 / 5040.0)); p = fma##SUF(p, z, (T)(1.0 / 120.0)); \
+        p = fma##SUF(p, z, (T)(1.0 / 6.0)); \
+        T y = a < (T)1 ? fma##SUF(p * z, a, a) : (T)0.5 * e - (T)0.5 / e; \
+        y = a > (T)20 ? ((T)0.5 * e2) * e2 : y; \
+        return copysign##SUF(y, x); \
+    } \
+    EM_INLINE T em_cosh##SUF(T x) { \
+        T a = fabs##SUF(x), e2 = em_exp##SUF(a * (T)0.5), e = e2 * e2; \
+        return a > (T)20 ? ((T)0.5 * e2) * e2 : (T)0.5 * e + (T)0.5 / e; \
+    }
+EM_HYPERBOLIC(float, f)
+EM_HYPERBOLIC(double, )
+
+/* The inverse hyperbolic functions of a = |x| through log1p, x's sign given after (so -0.0
+ * stays): atanh = log1p(2a / (1 - a)) / 2; asinh = log1p(a + a^2 / (1 + sqrt(1 + a^2))) and
+ * acosh(x) = log1p(t + sqrt(t (t + 2))), t = x - 1 (no cancellation near 0 and 1); beyond
+ * 2^28, where a^2 would overflow, log(a) + ln 2 (the dropped 1/(4a^2) is below 2^-58). */
+#define EM_INVERSE_HYPERBOLIC(T, SUF) \
+    EM_INLINE T em_atanh##SUF(T x) { \
+        T a = fabs##SUF(x); \
+        return copysign##SUF((T)0.5 * em_log1p##SUF(((T)2 * a) / ((T)1 - a)), x); \
+    } \
+    EM_INLINE T em_asinh##SUF(T x) { \
+        T a = fabs##SUF(x), z = a * a; \
+        T y = a > (T)0x1p28 ? em_log##SUF(a) + (T)0.6931471805599453 \
+                            : em_log1p##SUF(a + z / ((T)1 + sqrt##SUF((T)1 + z))); \
+        return copysign##SUF(y, x); \
+    } \
+    EM_INLINE T em_acosh##SUF(T x) { \
+        T t = x - (T)1; \
+        return x > (T)0x1p28 ? em_log##SUF(x) + (T)0.6931471805599453 \
+                             : em_log1p##SUF(t + sqrt##SUF(t * (t + (T)2))); \
+    }
+EM_INVERSE_HYPERBOLIC(float, f)
+EM_INVERSE_HYPERBOLIC(double, )
 
 #endif

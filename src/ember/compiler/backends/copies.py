@@ -1,0 +1,98 @@
+"""C kernels that move or mask a value's elements into a new buffer: ``Flip`` (the operand read
+through negated strides), ``Tril``/``Triu`` (the triangle of the last two dims on one side of
+``diagonal`` kept, zeros elsewhere, NaN included, as NumPy's tril/triu) and ``ConstantPad``
+(the value everywhere, then the operand, cropped where a pad is negative, into the interior;
+its gradient is a ConstantPad too), one loop nest each, so that they no longer run as NumPy
+calls between the fused loops. Any dtype with a C type, strided or broadcast operands."""
+import numpy as np
+
+from ..._ops.pad import _pad_pairs
+
+__all__ = ["OPS", "supported", "copy_kernel"]
+
+OPS = ("Flip", "Tril", "Triu", "ConstantPad")
+
+
+def _dtype(node):
+    d = node.meta["dtype"]
+    return np.dtype(getattr(d, "np", d))
+
+
+def supported(node, ctypes):
+    """One operand of the result's dtype (a C type) and known sizes; flip's dims are ints,
+    tril/triu's diagonal an int over at least two dims, constant pad's pads ints and its value
+    a number of the result's kind (an int for integers: a float would be truncated)."""
+    x, shape, k, name = node.args[0] if node.args else None, tuple(node.meta["shape"]), node.kwargs, node.target.name
+    if len(node.args) != 1 or not hasattr(x, "meta") or _dtype(x) != _dtype(node) or _dtype(node) not in ctypes:
+        return False
+    if not all(type(n) is int for n in shape + tuple(x.meta["shape"])):
+        return False
+    if name == "ConstantPad":
+        return _pad_ok(node)
+    if tuple(x.meta["shape"]) != shape:
+        return False
+    if name == "Flip":
+        return all(type(d) is int and -len(shape) <= d < len(shape) for d in k.get("dims", ()))
+    return len(shape) >= 2 and type(k.get("diagonal", 0)) is int
+
+
+def _pad_ok(node):
+    value, pad, kind = node.kwargs.get("value", 0), tuple(node.kwargs.get("pad", ())), _dtype(node).kind
+    return all(type(p) is int for p in pad) and len(pad) % 2 == 0 and len(pad) <= 2 * len(node.meta["shape"]) \
+        and (kind == "f" and type(value) in (int, float) or kind == "i" and type(value) is int)
+
+
+def copy_kernel(src, node, fname, ctypes, index, literal):
+    """C lines of ``static void fname(void** p)`` computing ``node``; ``index(offset, strides,
+    loop_vars)`` spells an element's address (cgen._index), ``literal(value, dtype)`` a C constant."""
+    if node.target.name == "ConstantPad":
+        return _pad_kernel(src, node, fname, ctypes, index, literal)
+    plan = src.plan
+    x, out = plan.loc[node.args[0]], plan.loc[node]
+    shape, strides, offset = list(out.shape), list(x.strides), x.offset
+    name = node.target.name
+    if name == "Flip":  # the last element of each flipped dim first
+        for d in sorted({d % len(shape) for d in node.kwargs.get("dims", ())}):
+            offset += (shape[d] - 1) * strides[d]
+            strides[d] = -strides[d]
+    loop_vars = [f"i{d}" for d in range(len(shape))]
+    value = f"a[{index(offset, strides, loop_vars)}]"
+    what = f"flip of dims {list(node.kwargs.get('dims', ()))}"
+    if name != "Flip":  # column - row <= diagonal keeps tril's elements, >= triu's
+        k = node.kwargs.get("diagonal", 0)
+        keep = f"{loop_vars[-1]} - {loop_vars[-2]} {'<=' if name == 'Tril' else '>='} {k}"
+        value, what = f"({keep} ? {value} : 0)", f"{name.lower()} with diagonal {k}"
+    t = ctypes[out.dtype]
+    lines = [f"/* {what} -> {shape}: {name}({node.name}) */", f"static void {fname}(void** restrict p) {{",
+             f"    {t}* restrict y = {src.pointer(out)};", f"    const {t}* restrict a = {src.pointer(x)};"]
+    indent = "    "
+    for v, n in zip(loop_vars, shape):
+        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
+        indent += "    "
+    lines.append(f"{indent}y[{index(out.offset, out.strides, loop_vars)}] = {value};")
+    return lines + ["}"]
+
+
+def _pad_kernel(src, node, fname, ctypes, index, literal):
+    plan = src.plan
+    x, out = plan.loc[node.args[0]], plan.loc[node]
+    pad, t = tuple(node.kwargs.get("pad", ())), ctypes[out.dtype]
+    region, offset, at = list(x.shape), x.offset, out.offset
+    for d, before, after in _pad_pairs(len(region), pad):
+        offset += max(-before, 0) * x.strides[d]   # cropped: read from further in
+        at += max(before, 0) * out.strides[d]      # padded: write further in
+        region[d] -= max(-before, 0) + max(-after, 0)
+    value = literal(node.kwargs.get("value", 0), out.dtype)
+    lines = [f"/* pad {list(pad)} with {value} -> {list(out.shape)}: ConstantPad({node.name}) */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    {t}* restrict y = {src.pointer(out)};", f"    const {t}* restrict a = {src.pointer(x)};"]
+    if any(p > 0 for p in pad):
+        n = int(np.prod(out.shape))
+        lines.append(f"    for (long i = 0; i < {n}; i++) y[{index(out.offset, [1], ['i'])}] = {value};")
+    loop_vars = [f"i{d}" for d in range(len(region))]
+    indent = "    "
+    for v, n in zip(loop_vars, region):
+        lines.append(f"{indent}for (long {v} = 0; {v} < {max(n, 0)}; {v}++)")
+        indent += "    "
+    lines.append(f"{indent}y[{index(at, out.strides, loop_vars)}] = a[{index(offset, x.strides, loop_vars)}];")
+    return lines + ["}"]
