@@ -122,13 +122,15 @@ def run_job(command, env=None):
         proc = subprocess.Popen(command, env={**env, _PID_DIRECTORY: directory},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         tails = [b"", b""]
+        sys.stdout.flush()
+        sys.stderr.flush()
         copiers = [threading.Thread(target=_copy, args=(source, sink, tails, i), daemon=True)
                    for i, (source, sink) in enumerate([(proc.stdout, sys.stdout), (proc.stderr, sys.stderr)])]
         for copier in copiers:
             copier.start()
         status = proc.wait()
-        for copier in copiers:
-            copier.join()
+        for copier in copiers:  # a stray process holding the pipes open must not hold the launcher
+            copier.join(timeout=5)
         if status != 0:
             for line in _name_dead_ranks(b"".join(tails).decode(errors="replace"), directory):
                 print(line, file=sys.stderr, flush=True)
@@ -136,12 +138,16 @@ def run_job(command, env=None):
 
 
 def _copy(source, sink, tails, i):
-    """Passes the bytes of ``source`` to ``sink`` as they come, keeping its last 16 KB in
-    ``tails[i]``."""
-    sink.flush()
+    """Passes the bytes of ``source`` to the text stream ``sink`` as they come, keeping its
+    last 16 KB in ``tails[i]``."""
+    binary = getattr(sink, "buffer", None)
     for chunk in iter(lambda: os.read(source.fileno(), 1 << 16), b""):
-        sink.buffer.write(chunk)
-        sink.buffer.flush()
+        if binary is not None:
+            binary.write(chunk)
+            binary.flush()
+        else:  # a stream without bytes underneath (a test's capture)
+            sink.write(chunk.decode(errors="replace"))
+            sink.flush()
         tails[i] = (tails[i] + chunk)[-(1 << 14):]
 
 
