@@ -1,6 +1,7 @@
 """Failures end or heal promptly: a killed rank (with and without ULFM), a hung rank caught by
 the timeout, and the flight recorder's dumps, checked against torch's own dump schema."""
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 from .launch import OPEN_MPI, launch, needs_ulfm
 
 from ember.distributed.fr_trace import analyze, load_dumps
+from ember.distributed.run import _name_dead_ranks
 
 
 def _recovery_seconds(out):
@@ -61,9 +63,34 @@ def test_without_ulfm_a_killed_rank_ends_the_job_naming_it():
     assert result.returncode != 0
     if OPEN_MPI:
         assert "process rank 1" in result.stderr and "signal 9" in result.stderr
-    else:  # MPICH's launcher (Hydra) names the dead process by its PID, on stdout
+    else:  # MPICH's launcher (Hydra) names the dead process by its PID: ember run names its rank
         assert "BAD TERMINATION" in result.stdout and "Killed (signal 9)" in result.stdout
+        assert re.search(r"ember run: rank 1 \(PID \d+ on \S+\) died \(exit code 9: Killed \(signal 9\)\)",
+                         result.stderr), result.stderr
     assert "finished" not in result.stdout
+
+
+_HYDRA_REPORT = """rank 0 at step 2
+===================================================================================
+=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES
+=   PID 4242 RUNNING AT node7
+=   EXIT CODE: 9
+=   CLEANING UP REMAINING PROCESSES
+=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES
+===================================================================================
+YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)
+"""
+
+
+def test_the_launcher_names_the_rank_behind_a_pid_only_report(tmp_path):
+    """MPICH's launcher reports a dead process by PID and host; each rank started by
+    ``ember run`` notes its PID, so the launcher can say which rank it was."""
+    (tmp_path / "4242").write_text("3")
+    (tmp_path / "4243").write_text("0")
+    assert _name_dead_ranks(_HYDRA_REPORT, str(tmp_path)) == [
+        "ember run: rank 3 (PID 4242 on node7) died (exit code 9: Killed (signal 9)); the job was ended"]
+    assert _name_dead_ranks(_HYDRA_REPORT, str(tmp_path / "elsewhere")) == []  # a rank on another host
+    assert _name_dead_ranks("rank 0 at step 2\n", str(tmp_path)) == []
 
 
 def _torch_dump(monkeypatch):

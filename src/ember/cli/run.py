@@ -2,10 +2,9 @@
 ``torchrun`` of ember; see :mod:`ember.distributed.run`)."""
 import argparse
 import os
-import subprocess
 import sys
 
-from ..distributed.run import environment, mpiexec_command
+from ..distributed.run import mpiexec_command, run_job
 
 
 def add_parser(subparsers):
@@ -42,6 +41,6 @@ def run(args):
         print(f"ember run: {error}", file=sys.stderr)
         return 1
     try:
-        return subprocess.call(command, env=environment())
+        return run_job(command)
     except KeyboardInterrupt:  # mpiexec got the Ctrl-C too and ends the ranks
         return 130

@@ -7,6 +7,7 @@ dtype or shape, make *every* member raise the same clear error; only then does t
 collective start.
 """
 import functools
+import sys
 
 import numpy as np
 
@@ -105,10 +106,11 @@ def _persistent(comm, nbytes):
     return buffer, request
 
 
-def _stages(pg, row, bounds, check, error, data):
+def _stages(pg, entry, row, bounds, check, error, data):
     """The stages (see :class:`~ember.distributed.Work`) of the check of a call whose
     descriptor row is ``row`` (``check``: its started requests, filling ``bounds``), then of
-    ``data``, its data collective.
+    ``data``, its data collective; the flight recorder's ``entry`` is described while the
+    data moves.
 
     One small fixed-size all-reduce with MAX of each member's descriptor ``d`` and of
     ``-d`` gives every field's maximum and minimum: they are equal on every field exactly when
@@ -119,6 +121,9 @@ def _stages(pg, row, bounds, check, error, data):
     """
     yield check
     if error is None and bounds == row:  # all maxima and minima are ours
+        posted = next(data)
+        _flight_recorder.describe(entry)
+        yield posted
         yield from data
         return
     mine = np.frombuffer(row, dtype=np.int64, count=_FIELDS).copy()
@@ -136,16 +141,22 @@ def _stages(pg, row, bounds, check, error, data):
         + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
 
 
-def checked(pg, entry, data, outputs, async_op, name, dtype=None, shape=None, root=-1, error=None, op=None):
+def checked(pg, inputs, data, outputs, async_op, name, dtype=None, shape=None, root=-1, error=None, op=None):
     """Runs the agreement check for the call, then the stages ``data`` (its data collective),
-    as one Work; returns it with ``async_op``, else completes it. ``shape`` is a tuple (the
+    as one Work; returns it with ``async_op``, else completes it. ``inputs`` and ``outputs``
+    are the call's tensors (``result()`` returns ``outputs``); ``shape`` is a tuple (the
     array's, not a torch.Size: it keys a cache); ``op`` the reduction of reducing
     collectives. A rank whose own arguments are invalid (``error``) raises it at once, after
-    its peers have learnt of it."""
+    its peers have learnt of it.
+
+    The check is started first: the flight-recorder entry is made while it travels, and
+    described while the data does (see :func:`_flight_recorder.record`).
+    """
     pg.settle()
     row = _row(pg.size(), name, op, dtype, shape, root, error)
     bounds, check = _start_check(pg, row)
-    stages = _stages(pg, row, bounds, check, error, data)
+    entry = _flight_recorder.record(pg, name, inputs, outputs, caller=sys._getframe(2))
+    stages = _stages(pg, entry, row, bounds, check, error, data)
     if async_op and error is None:
         work = Work(pg, stages, outputs, entry)
         if work._requests is check:  # the check is pending: the group's next call finishes it

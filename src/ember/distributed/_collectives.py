@@ -124,12 +124,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
     tensors = [tensor]
-    entry = _flight_recorder.record(pg, "all_reduce", tensors, tensors)
     try:
         reduction, error = _reduction(op, tensor.dtype), None
     except (RuntimeError, ValueError, TypeError) as invalid:
         reduction, error = None, invalid
-    return checked(pg, entry, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
+    return checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
                    tensor.dtype, tensor._data.shape, error=error, op=op)
 
 
@@ -147,14 +146,13 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copies ``tensor`` of rank ``src`` (a world rank; or ``group_src``) into every rank's."""
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "broadcast", [tensor], [tensor])
     found = []
     error = _validate(lambda: found.append(_root(pg, src, group_src, "src")))
     def data():
         into = _Into(tensor)
         yield [pg.comm.Ibcast(into.array, root=found[0])]
         into.store()
-    return checked(pg, entry, data(), [tensor], async_op, "broadcast", tensor.dtype, tensor.shape,
+    return checked(pg, [tensor], data(), [tensor], async_op, "broadcast", tensor.dtype, tensor.shape,
                     found[0] if found else -1, error)
 
 
@@ -162,7 +160,6 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     """Reduces ``tensor`` over the group into rank ``dst``'s tensor (others are unchanged)."""
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "reduce", [tensor], [tensor])
     found = []
     error = _validate(lambda: found.extend([_root(pg, dst, group_dst, "dst"),
                                             _reduction(op, tensor.dtype)]))
@@ -176,7 +173,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if average:
                 into.array /= pg.size()
             into.store()
-    return checked(pg, entry, data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
+    return checked(pg, [tensor], data(), [tensor], async_op, "reduce", tensor.dtype, tensor.shape,
                     found[0] if found else -1, error, op)
 
 
@@ -207,13 +204,12 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     """
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "all_gather", [tensor], list(tensor_list))
     error = _validate(lambda: _check_list(tensor_list, tensor, pg.size(), "tensor_list"))
     def data():
         flat = np.empty((pg.size(), *tensor.shape), dtype=tensor._data.dtype)
         yield [pg.comm.Iallgather(_send_array(tensor), flat)]
         _scatter_into(tensor_list, flat)
-    return checked(pg, entry, data(), list(tensor_list), async_op, "all_gather", tensor.dtype,
+    return checked(pg, [tensor], data(), list(tensor_list), async_op, "all_gather", tensor.dtype,
                     tensor.shape, error=error)
 
 
@@ -228,7 +224,6 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "all_gather_into_tensor", [input_tensor], [output_tensor])
 
     def check():
         if (output_tensor.numel() != pg.size() * input_tensor.numel()
@@ -242,7 +237,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         into = _Into(output_tensor)
         yield [pg.comm.Iallgather(_send_array(input_tensor), into.array)]
         into.store()
-    return checked(pg, entry, data(), [output_tensor], async_op, "all_gather_into_tensor",
+    return checked(pg, [input_tensor], data(), [output_tensor], async_op, "all_gather_into_tensor",
                     input_tensor.dtype, input_tensor.shape, error=error)
 
 
@@ -253,7 +248,6 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list`` (None elsewhere)."""
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "gather", [tensor], list(gather_list or []))
     found = []
 
     def check():
@@ -271,7 +265,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         yield [pg.comm.Igather(_send_array(tensor), flat, root=found[0])]
         if mine:
             _scatter_into(gather_list, flat)
-    return checked(pg, entry, data(), list(gather_list or []), async_op, "gather", tensor.dtype,
+    return checked(pg, [tensor], data(), list(gather_list or []), async_op, "gather", tensor.dtype,
                     tensor.shape, found[0] if found else -1, error)
 
 
@@ -280,8 +274,6 @@ def gather_single(output_tensor, input_tensor, dst=None, group=None, async_op=Fa
     input's elements there (None elsewhere), stacked along dim 0."""
     _check_tensor(input_tensor, "input_tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "gather", [input_tensor],
-                                    [output_tensor] if output_tensor is not None else [])
     found = []
 
     def check():
@@ -298,7 +290,7 @@ def gather_single(output_tensor, input_tensor, dst=None, group=None, async_op=Fa
         yield [pg.comm.Igather(_send_array(input_tensor), into.array if into else None, root=found[0])]
         if into:
             into.store()
-    return checked(pg, entry, data(), [output_tensor] if mine else [], async_op, "gather",
+    return checked(pg, [input_tensor], data(), [output_tensor] if mine else [], async_op, "gather",
                     input_tensor.dtype, input_tensor.shape, found[0] if found else -1, error)
 
 
@@ -306,7 +298,6 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     """Rank r's ``tensor`` receives ``scatter_list[r]`` of rank ``src``."""
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "scatter", list(scatter_list or []), [tensor])
     found = []
 
     def check():
@@ -324,21 +315,20 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         into = _Into(tensor)
         yield [pg.comm.Iscatter(flat, into.array, root=found[0])]
         into.store()
-    return checked(pg, entry, data(), [tensor], async_op, "scatter", tensor.dtype, tensor.shape,
-                    found[0] if found else -1, error)
+    return checked(pg, list(scatter_list or []), data(), [tensor], async_op, "scatter", tensor.dtype,
+                   tensor.shape, found[0] if found else -1, error)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``input_list[r]`` over the group into rank r's ``output``."""
     _check_tensor(output, "output")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "reduce_scatter", list(input_list), [output])
     found = []
     error = _validate(lambda: (_check_list(input_list, output, pg.size(), "input_list"),
                                found.append(_reduction(op, output.dtype))))
     data = _reduce_scatter_data(pg, output, lambda: np.stack([_send_array(t) for t in input_list]), found)
-    return checked(pg, entry, data, [output], async_op, "reduce_scatter", output.dtype, output.shape,
-                    error=error, op=op)
+    return checked(pg, list(input_list), data, [output], async_op, "reduce_scatter", output.dtype,
+                   output.shape, error=error, op=op)
 
 
 def _reduce_scatter_data(pg, output, flat, found):
@@ -361,7 +351,6 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "reduce_scatter_tensor", [input], [output])
     found = []
 
     def check():
@@ -373,7 +362,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         found.append(_reduction(op, output.dtype))
     error = _validate(check)
     data = _reduce_scatter_data(pg, output, lambda: _send_array(input), found)
-    return checked(pg, entry, data, [output], async_op, "reduce_scatter_tensor", input.dtype,
+    return checked(pg, [input], data, [output], async_op, "reduce_scatter_tensor", input.dtype,
                     input.shape, error=error, op=op)
 
 
@@ -381,7 +370,6 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     """Rank r's ``output_tensor_list[s]`` receives rank s's ``input_tensor_list[r]``
     (tensors may differ in size between pairs of ranks)."""
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "all_to_all", list(input_tensor_list), list(output_tensor_list))
 
     def check():
         for argname, tensors in (("output_tensor_list", output_tensor_list),
@@ -400,8 +388,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
                               [i.array.reshape(-1) for i in intos])
         for into in intos:
             into.store()
-    return checked(pg, entry, data(), list(output_tensor_list), async_op, "all_to_all", dtype,
-                    error=error)
+    return checked(pg, list(input_tensor_list), data(), list(output_tensor_list), async_op, "all_to_all",
+                   dtype, error=error)
 
 
 def _alltoallv(pg, send_blocks, recv_blocks):
@@ -421,7 +409,6 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "all_to_all_single", [input], [output])
     size = pg.size()
 
     def splits(t, given, argname):
@@ -451,17 +438,16 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         recv = np.split(into.array.reshape(-1), np.cumsum([n * row_out for n in found[1]])[:-1])
         yield from _alltoallv(pg, send, recv)
         into.store()
-    return checked(pg, entry, data(), [output], async_op, "all_to_all_single", input.dtype,
+    return checked(pg, [input], data(), [output], async_op, "all_to_all_single", input.dtype,
                     error=error)
 
 
 def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     """Returns when every member has entered (``Ibarrier``; the group's timeout applies)."""
     pg = _resolve(group)
-    entry = _flight_recorder.record(pg, "barrier", [], [])
     def data():
         yield [pg.comm.Ibarrier()]
-    work = checked(pg, entry, data(), [], True, "barrier")
+    work = checked(pg, [], data(), [], True, "barrier")
     if async_op:
         return work
     work.wait(timeout)

@@ -78,7 +78,10 @@ class Work:
         self._error = None
         self._requests = ()  # those of the current stage; None once the operation has ended
         _flight_recorder.started(entry, pg)
-        self._run(_progress)
+        try:
+            self._run(_progress)
+        finally:  # its first MPI calls are posted: the caller's frames are still those that called it
+            _flight_recorder.describe(entry)
 
     def _run(self, advance, *args):
         """Advances the operation with ``advance`` (:func:`_progress` or :func:`_finish`); an
@@ -234,7 +237,10 @@ def complete(pg, stages, entry=None):
     """Runs the operation ``stages`` (see :class:`Work`) to its end in this call, against the
     group's timeout: ``Work(...).wait()`` without the Work."""
     _flight_recorder.started(entry, pg)
-    _finish(pg, entry, stages, (), pg.timeout.total_seconds())
+    try:
+        _finish(pg, entry, stages, (), pg.timeout.total_seconds())
+    finally:  # unless its stages did, once the data was posted
+        _flight_recorder.describe(entry)
 
 
 def run(pg, stages, outputs=(), entry=None, async_op=False):

@@ -192,11 +192,13 @@ class ProcessGroup:
 
     def rank(self):
         """This process's rank in the group, 0 to ``size() - 1`` (torch's ``ProcessGroup.rank``)."""
-        return self._rank if isinstance(self._comm, _Splitting) else self.comm.Get_rank()
+        comm = self._comm
+        return self._rank if isinstance(comm, _Splitting) else comm.Get_rank()
 
     def size(self):
         """The number of processes in the group (torch's ``ProcessGroup.size``)."""
-        return len(self.ranks) if isinstance(self._comm, _Splitting) else self.comm.Get_size()
+        comm = self._comm
+        return len(self.ranks) if isinstance(comm, _Splitting) else comm.Get_size()
 
     def name(self):
         """The backend's name, ``"mpi"``: every ember group is an MPI communicator."""
@@ -300,6 +302,8 @@ def _check_initialized():
 
 def _resolve(group):
     """The ProcessGroup to act on: ``group`` or the default one (ValueError before init)."""
+    if group is None and _World.default_pg is not None:  # every collective's first step
+        return _World.default_pg
     _check_initialized()
     if group is None or group is GroupMember.WORLD:
         return _World.default_pg

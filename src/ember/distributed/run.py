@@ -11,18 +11,32 @@ job (``MPI_Abort``) instead of leaving the others waiting.
 
 Plain ``mpiexec -n 4 python train.py`` and Slurm's ``srun --mpi=pmix python train.py`` work
 too: ``init_process_group`` takes rank and size from MPI itself.
+
+When a rank dies, Open MPI's launcher names it ("process rank 1 ... exited on signal 9");
+MPICH's (Hydra) names only its PID ("PID 4242 RUNNING AT host"), so under MPICH
+:func:`run_job` has each rank note its PID and adds a line naming the rank.
 """
 import os
+import re
 import runpy
 import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 import traceback
 
-__all__ = ["mpiexec_command", "find_mpiexec", "is_open_mpi", "launched_world", "main"]
+__all__ = ["mpiexec_command", "find_mpiexec", "is_open_mpi", "launched_world", "run_job", "main"]
 
 _ULFM = ["--with-ft", "ulfm", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]
 # Open MPI's RMA component for UCX warns on machines without UCX hardware; the default is fine.
 _QUIET = {"OMPI_MCA_osc": "^ucx"}
+# Where each rank of a job started by run_job writes its rank, in a file named by its PID.
+_PID_DIRECTORY = "EMBER_RUN_PID_DIRECTORY"
+# Hydra's report of a dead process: "=   PID 4242 RUNNING AT host" then "=   EXIT CODE: 9"
+# and, for the first, "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)".
+_HYDRA_DEATH = re.compile(r"PID (\d+) RUNNING AT (\S+)\s*=?\s*EXIT CODE: (\d+)")
+_HYDRA_REASON = re.compile(r"EXIT STRING: ([^\n]+)")
 # (torch variable, the launcher variables that carry it: Open MPI, MPICH/Hydra, Slurm/PMIx)
 _RANK_VARIABLES = [
     ("RANK", ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")),
@@ -87,6 +101,69 @@ def _set_rank_variables():
         value = next((os.environ[s] for s in sources if s in os.environ), None)
         if value is not None:
             os.environ[name] = value
+    directory = os.environ.get(_PID_DIRECTORY)
+    if directory and "RANK" in os.environ and os.path.isdir(directory):
+        with open(os.path.join(directory, str(os.getpid())), "w") as fh:
+            fh.write(os.environ["RANK"])
+
+
+def run_job(command, env=None):
+    """Runs the job ``command`` (:func:`mpiexec_command`'s) and returns its exit status.
+
+    Under a launcher other than Open MPI's, the job's output passes through this process, and
+    when the launcher reports a dead process by its PID alone (MPICH's Hydra), a last line on
+    stderr names its rank: ``ember run: rank 1 (PID 4242 on host) died (exit code 9: Killed
+    (signal 9)); the job was ended``. Ranks on other hosts keep Hydra's PID-only report.
+    """
+    env = environment() if env is None else env
+    if is_open_mpi(command[0]):
+        return subprocess.call(command, env=env)
+    with tempfile.TemporaryDirectory(prefix="ember-run-") as directory:
+        proc = subprocess.Popen(command, env={**env, _PID_DIRECTORY: directory},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        tails = [b"", b""]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        copiers = [threading.Thread(target=_copy, args=(source, sink, tails, i), daemon=True)
+                   for i, (source, sink) in enumerate([(proc.stdout, sys.stdout), (proc.stderr, sys.stderr)])]
+        for copier in copiers:
+            copier.start()
+        status = proc.wait()
+        for copier in copiers:  # a stray process holding the pipes open must not hold the launcher
+            copier.join(timeout=5)
+        if status != 0:
+            for line in _name_dead_ranks(b"".join(tails).decode(errors="replace"), directory):
+                print(line, file=sys.stderr, flush=True)
+    return status
+
+
+def _copy(source, sink, tails, i):
+    """Passes the bytes of ``source`` to the text stream ``sink`` as they come, keeping its
+    last 16 KB in ``tails[i]``."""
+    binary = getattr(sink, "buffer", None)
+    for chunk in iter(lambda: os.read(source.fileno(), 1 << 16), b""):
+        if binary is not None:
+            binary.write(chunk)
+            binary.flush()
+        else:  # a stream without bytes underneath (a test's capture)
+            sink.write(chunk.decode(errors="replace"))
+            sink.flush()
+        tails[i] = (tails[i] + chunk)[-(1 << 14):]
+
+
+def _name_dead_ranks(output, directory):
+    """A line per dead process that ``output`` names by PID and whose rank ``directory`` knows."""
+    lines = []
+    reason = _HYDRA_REASON.search(output)
+    for pid, host, code in _HYDRA_DEATH.findall(output):
+        try:
+            with open(os.path.join(directory, pid)) as fh:
+                rank = fh.read().strip()
+        except OSError:
+            continue
+        how = f"exit code {code}" + (f": {reason.group(1).strip()}" if reason and not lines else "")
+        lines.append(f"ember run: rank {rank} (PID {pid} on {host}) died ({how}); the job was ended")
+    return lines
 
 
 def _worker(script, args):
