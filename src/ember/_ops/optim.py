@@ -6,6 +6,11 @@ The optimizers call them with ``inplace=True``: the parameter and state arrays a
 place (no temporaries beyond one scratch array per parameter) and returned. ``mutates`` names,
 per result, the input it was written into, so the compiler records the call as the functional
 op (``inplace=False``: fresh arrays, the inputs untouched) followed by mutations.
+
+The numbers an LR scheduler may change (``hyperparameters``, the op's last inputs) are inputs,
+not attributes: eagerly Python numbers, in a compiled graph 0-d float64 arrays read from the
+parameter group at each call, so a scheduler never makes it recompile. The kernels read them
+as Python floats (``float``), the same numbers either way.
 """
 import math
 
@@ -17,27 +22,34 @@ from .core import Op
 __all__ = ["SgdUpdate", "AdamUpdate"]
 
 
+def _numbers(*values):
+    """The hyperparameters as Python floats (they may be 0-d arrays in a compiled graph)."""
+    return tuple(map(float, values))
+
+
 def _fresh(inplace, *arrays):
     return arrays if inplace else tuple(None if a is None else namespace(a).array(a) for a in arrays)
 
 
 class SgdUpdate(Op):
-    """``(param, grad, momentum_buffer or None) -> (param', momentum_buffer')`` (the buffer
-    only when ``momentum != 0``; a new one when none is given); :class:`ember.optim.SGD`'s
-    equations."""
+    """``(param, grad, momentum_buffer or None, lr, momentum, dampening, weight_decay) ->
+    (param', momentum_buffer')`` (the buffer only when ``momentum != 0``; a new one when none is
+    given); :class:`ember.optim.SGD`'s equations."""
     promote = None
     differentiable = False
     save_inputs = False
     mutates = (0, 2)
+    hyperparameters = ("lr", "momentum", "dampening", "weight_decay")
 
     @classmethod
-    def infer(cls, param, grad, buf, *, momentum, **attrs):
+    def infer(cls, param, grad, buf, lr, momentum, *hyperparameters, **attrs):
         like_param = tuple(param.shape), param.dtype
-        return (like_param,) if momentum == 0 else (like_param, like_param)
+        return (like_param,) if float(momentum) == 0 else (like_param, like_param)
 
     @staticmethod
-    def forward(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, inplace=False):
+    def forward(param, grad, buf, lr, momentum, dampening, weight_decay, *, nesterov, maximize, inplace=False):
         xp = namespace(param)
+        lr, momentum, dampening, weight_decay = _numbers(lr, momentum, dampening, weight_decay)
         param, buf = _fresh(inplace, param, buf)
         # course:begin 06/sgd-update
         # hint: the equations in ember.optim.SGD's docstring: negate grad if maximize, add weight decay,
@@ -60,22 +72,25 @@ class SgdUpdate(Op):
 
 
 class AdamUpdate(Op):
-    """``(param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq]) -> the same but grad,
-    updated``; :class:`ember.optim.Adam`'s equations (AdamW with ``decoupled_weight_decay``).
-    ``step`` is the 0-d step counter, so the bias corrections follow it without recompiling."""
+    """``(param, grad, exp_avg, exp_avg_sq, step, max_exp_avg_sq or None, lr, beta1, beta2, eps,
+    weight_decay) -> (param, exp_avg, exp_avg_sq, step[, max_exp_avg_sq]), updated``;
+    :class:`ember.optim.Adam`'s equations (AdamW with ``decoupled_weight_decay``). ``step`` is
+    the 0-d step counter, so the bias corrections follow it without recompiling."""
     promote = None
     differentiable = False
     save_inputs = False
     mutates = (0, 2, 3, 4, 5)
+    hyperparameters = ("lr", "beta1", "beta2", "eps", "weight_decay")
 
     @classmethod
-    def infer(cls, param, grad, m, v, step, max_v=None, **attrs):
+    def infer(cls, param, grad, m, v, step, max_v, *hyperparameters, **attrs):
         return tuple((tuple(t.shape), t.dtype) for t in (param, m, v, step, max_v) if t is not None)
 
     @staticmethod
-    def forward(param, grad, m, v, step, max_v=None, *, lr, beta1, beta2, eps, weight_decay,
+    def forward(param, grad, m, v, step, max_v, lr, beta1, beta2, eps, weight_decay, *,
                 decoupled_weight_decay, maximize, inplace=False):
         param, m, v, step, max_v = _fresh(inplace, param, m, v, step, max_v)
+        lr, beta1, beta2, eps, weight_decay = _numbers(lr, beta1, beta2, eps, weight_decay)
         xp = namespace(param)
         # course:begin 06/adam-update
         # hint: step += 1; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad: max_v = max(max_v, v));

@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from .. import _distributions, _random
-from .._dtype import from_numpy_dtype, get_default_dtype, result_type
+from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.core import CopySlices
@@ -107,6 +107,8 @@ class Tracer:
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
+        self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
+        self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
@@ -134,6 +136,8 @@ class Tracer:
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
+        if getattr(op, "hyperparameters", None):
+            args = self.hyperparameter_inputs(op, inputs, args)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
@@ -147,6 +151,39 @@ class Tracer:
             for i, result in zip(op.mutates, output):
                 if inputs[i] is not None:
                     self.op_write(inputs[i], result)
+
+    def hyperparameter_inputs(self, op, inputs, args):
+        """``args`` of an optimizer's update op with its last inputs, numbers of the parameter
+        group (``Optimizer.hyperparameters``), as placeholders read at each call (source
+        ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
+        A zero stays a constant (its term left out; the guards keep whether each is zero)."""
+        n, owner = len(op.hyperparameters), self.group_of(inputs[0])
+        if owner is None or len(type(owner[0]).hyperparameters) != n:
+            self.graph_break(f"{op.name} of a tensor that is no parameter of an optimizer the function reaches")
+            return args
+        opt, index = owner
+        values = []
+        for name, key, value in zip(op.hyperparameters, type(opt).hyperparameters, args[-n:]):
+            if value != 0:
+                node = self.hyper.get((id(opt), index, key))
+                if node is None:
+                    meta = {"shape": (), "dtype": float64, "requires_grad": False}
+                    node = self.hyper[(id(opt), index, key)] = self.graph.placeholder(name, meta)
+                    self.sources.append(("hyper", opt, index, key))
+                value = node
+            values.append(value)
+        return args[:-n] + tuple(values)
+
+    def group_of(self, t):
+        """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""
+        if self.groups is None:
+            self.groups = {id(p._data): (opt, index) for opt in self.world.optimizers
+                           for index, group in enumerate(opt.param_groups) for p in group["params"]}
+        array = t._data
+        for view, source, op in self.untracked:
+            if view is array and op is ViewAsReal:
+                array = source._data
+        return self.groups.get(id(array))
 
     def op_write(self, target, result):
         """Records ``result`` written into tensor ``target`` (an in-place op, ``copy_``, a
@@ -363,7 +400,7 @@ class Tracer:
         # What follows is a new piece: values of the previous one are its inputs.
         self.pieces.append(self.graph)
         self.graph = Graph()
-        self.value, self.placeholder_of, self.sources, self.stale = {}, {}, [], set()
+        self.value, self.placeholder_of, self.sources, self.stale, self.hyper = {}, {}, [], set(), {}
         self.control_flow_grad = False
 
 

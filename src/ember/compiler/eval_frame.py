@@ -75,11 +75,30 @@ def _fetcher(source, shared=False):
         return lambda inputs, sizes, p=source[1]: p.grad
     if kind == "state":
         return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
+    if kind == "hyper":
+        return _hyperparameter(*source[1:])
     if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
         return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
     if shared:
         return lambda inputs, sizes, t=Tensor._make(source[1].copy()): t
     return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy())
+
+
+def _hyperparameter(opt, index, key):
+    """The fetch of an optimizer's hyperparameter (``opt.param_groups[index]``'s ``key``, or
+    ``(key, i)``: item i of that tuple) as a 0-d float64 tensor, written at each call into one
+    array the graph only reads. A tensor there (``lr=torch.tensor(0.01)``) is read as its number."""
+    value = Tensor._make(np.zeros((), np.float64))
+    array = value._data
+    if type(key) is str:
+        def fetch(inputs, sizes):
+            array[()] = float(opt.param_groups[index][key])
+            return value
+    else:
+        def fetch(inputs, sizes, key=key[0], item=key[1]):
+            array[()] = float(opt.param_groups[index][key][item])
+            return value
+    return fetch
 
 
 def _escapes(graph, placeholder):

@@ -360,11 +360,34 @@ def snapshot(world, args, kwargs):
     facts += [("parameter identity", tuple(ids)), ("parameters (shape, dtype, requires_grad)", tuple(metas)),
               ("which parameters have .grad", tuple(grads))]
     for k, opt in enumerate(world.optimizers):
-        hyper = tuple([tuple([(key, v) for key, v in g.items() if key != "params"]) for g in opt.param_groups])
+        inputs = _input_keys(type(opt))
+        hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
+                              for key, v in g.items() if key != "params"]) for g in opt.param_groups])
         facts.append((f"optimizer {k} hyperparameters", hyper))
         # state is made for all parameters with a gradient on the first step: its sizes tell
         facts.append((f"optimizer {k} state", tuple([len(state) for state in opt.state.values()])))
     return facts
+
+
+@functools.lru_cache(maxsize=None)
+def _input_keys(optimizer_class):
+    """The group keys an optimizer's update op takes as graph inputs (``hyperparameters``)."""
+    return {key if type(key) is str else key[0] for key in optimizer_class.hyperparameters}
+
+
+_PLAIN = {float, int, bool, str, type(None)}
+
+
+def _hyperparameter(value, is_input):
+    """A group entry as guarded: of one the graph reads as an input (``is_input``), whether it
+    is zero (its value may change without a recompile; a zero term is left out of the kernels);
+    of any other, its value, a 0-d tensor (which a scheduler updates in place) by its number;
+    a tuple item by item."""
+    if type(value) is tuple:
+        return tuple([_hyperparameter(v, is_input) for v in value])
+    if isinstance(value, Tensor):
+        value = value._data.item()
+    return value == 0 if is_input else value
 
 
 @functools.lru_cache(maxsize=None)
@@ -465,7 +488,7 @@ def first_difference(expected, actual, ranges=None):
 def relevant(facts, cap):
     """The guards a capture depends on: without a backward or an optimizer update, which
     parameters have a ``.grad`` and the optimizers' state do not matter."""
-    if cap.ran_backward or any(s[0] in ("grad", "state") for s in cap.sources):
+    if cap.ran_backward or any(s[0] in ("grad", "state", "hyper") for s in cap.sources):
         return facts
     return [(name, value) for name, value in facts
             if not (name.startswith("which parameters") or name.startswith("optimizer"))]

@@ -143,6 +143,10 @@ class _SubTracer(Tracer):
             return super().node_enter(node)
         self.graph_break("backward run inside a control-flow operator's function")
 
+    def hyperparameter_inputs(self, op, inputs, args):
+        self.graph_break(f"{op.name} (an optimizer's step) inside a control-flow operator's function")
+        return args
+
     def graph_break(self, reason):
         self.outer.graph_break(reason)
 

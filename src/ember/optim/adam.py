@@ -80,6 +80,8 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
+    hyperparameters = ("lr", ("betas", 0), ("betas", 1), "eps", "weight_decay")
+
     def _init_state(self, param, group):
         state = {"step": _step_tensor(), "exp_avg": _zeros(param), "exp_avg_sq": _zeros(param)}
         if group["amsgrad"]:
@@ -87,13 +89,10 @@ class Adam(Optimizer):
         return state
 
     def _step_param(self, p, state, group):
-        written = [p, state["exp_avg"], state["exp_avg_sq"], state["step"]]
-        if group["amsgrad"]:
-            written.append(state["max_exp_avg_sq"])
-        beta1, beta2 = group["betas"]
-        apply(AdamUpdate, p, p.grad, *written[1:], lr=group["lr"], beta1=beta1, beta2=beta2,
-              eps=group["eps"], weight_decay=group["weight_decay"],
+        written = [p, state["exp_avg"], state["exp_avg_sq"], state["step"], state.get("max_exp_avg_sq")]
+        apply(AdamUpdate, p, p.grad, *written[1:], *self._hyperparameters(group),
               decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
               inplace=True)
         for t in written:
-            t._versions[0] += 1
+            if t is not None:  # max_exp_avg_sq: amsgrad only
+                t._versions[0] += 1

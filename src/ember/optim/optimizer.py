@@ -231,9 +231,24 @@ class Optimizer:
                         self._step_param(p, state, group)
         return loss
 
+    # The group entries an update op takes as its last inputs, in its order: a key, or (key, i)
+    # for item i of a tuple (Adam's betas). ``ember.compile`` makes each an input of the graph,
+    # read from the group at every call, so an LR scheduler changing them does not recompile
+    # (compiler/capture.py, Tracer.hyperparameter_inputs).
+    hyperparameters = ()
+
+    def _hyperparameters(self, group):
+        """The numbers of ``hyperparameters`` in ``group``."""
+        return [group[key] if type(key) is str else group[key[0]][key[1]] for key in self.hyperparameters]
+
     def _step_param(self, p, state, group):
         """Updates ``p`` from ``p.grad``: through an update op (SGD, Adam), or by default through
         ``_update`` on the arrays."""
+        if OBSERVERS:  # arithmetic on arrays is invisible to a compiled step's recording
+            for observer in tuple(OBSERVERS):
+                if hasattr(observer, "graph_break"):
+                    observer.graph_break(f"{type(self).__name__}.step updates the parameters outside ember's "
+                                         f"ops (of the optimizers, SGD, Adam and AdamW have update ops)")
         grad = p.grad._data
         self._update(p._data, -grad if group.get("maximize", False) else grad, state, group)
         p._versions[0] += 1
@@ -320,8 +335,8 @@ def _with_numbers(group):
 
 
 def _number(value):
-    if isinstance(value, Tensor):
-        return value.item()
+    if isinstance(value, Tensor):  # its array's item: a compiled step's capture reads it as an input
+        return value._data.item()
     return tuple(_number(v) for v in value) if isinstance(value, tuple) else value
 
 

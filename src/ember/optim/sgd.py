@@ -48,15 +48,16 @@ class SGD(Optimizer):
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
+    hyperparameters = ("lr", "momentum", "dampening", "weight_decay")
+
     def _init_state(self, param, group):
         # The buffer starts as the first gradient, so it is made by the first update.
         return {"momentum_buffer": None} if group["momentum"] != 0 else {}
 
     def _step_param(self, p, state, group):
         buf = state.get("momentum_buffer")
-        new = apply(SgdUpdate, p, p.grad, buf, lr=group["lr"], momentum=group["momentum"],
-                    dampening=group["dampening"], weight_decay=group["weight_decay"],
-                    nesterov=group["nesterov"], maximize=group["maximize"], inplace=True)
+        new = apply(SgdUpdate, p, p.grad, buf, *self._hyperparameters(group), nesterov=group["nesterov"],
+                    maximize=group["maximize"], inplace=True)
         p._versions[0] += 1
         if buf is not None:
             buf._versions[0] += 1

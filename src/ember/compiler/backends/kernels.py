@@ -207,49 +207,60 @@ _LOGICAL = {"LogicalNot", "BitwiseAnd", "BitwiseOr", "IsNan"}  # of booleans (Bi
 
 
 def _sgd(a, k, d, index):
-    """SGD's equations (ember.optim.SGD): param, grad, momentum buffer -> param', buffer'."""
-    c = lambda v: c_literal(v, d)  # noqa: E731
-    p, g, buf = a[0], a[1], a[2]
+    """SGD's equations (ember.optim.SGD): param, grad, momentum buffer, then the
+    hyperparameters (double scalars, or constants) -> param', buffer'. ``k["zero"]`` names the
+    hyperparameters that are the constant 0: their terms are left out."""
+    h = _scalar(d)
+    p, g, buf, lr, momentum, dampening, weight_decay = a
     if k["maximize"]:
         g = f"(-{g})"
-    if k["weight_decay"]:
-        g = f"({g} + {c(k['weight_decay'])} * {p})"
-    if k["momentum"] == 0:
-        return f"({p} - {c(k['lr'])} * {g})"
-    new_buf = g if buf is None else f"({buf} * {c(k['momentum'])} + {c(1 - k['dampening'])} * {g})"
+    if "weight_decay" not in k["zero"]:
+        g = f"({g} + {h(weight_decay)} * {p})"
+    if "momentum" in k["zero"]:
+        return f"({p} - {h(lr)} * {g})"
+    kept = g if "dampening" in k["zero"] else f"{h(f'1.0 - {dampening}')} * {g}"
+    new_buf = g if buf is None else f"({buf} * {h(momentum)} + {kept})"
     if index == 1:
         return new_buf
-    step = f"({g} + {c(k['momentum'])} * {new_buf})" if k["nesterov"] else new_buf
-    return f"({p} - {c(k['lr'])} * {step})"
+    step = f"({g} + {h(momentum)} * {new_buf})" if k["nesterov"] else new_buf
+    return f"({p} - {h(lr)} * {step})"
 
 
 def _adam(a, k, d, index):
-    """Adam's equations (ember.optim.Adam; AdamW with decoupled weight decay):
-    param, grad, exp_avg, exp_avg_sq, step[, max_exp_avg_sq] -> the same, updated."""
-    c = lambda v: c_literal(v, d)  # noqa: E731
-    p, g, m, v, step = a[:5]
+    """Adam's equations (ember.optim.Adam; AdamW with decoupled weight decay): param, grad,
+    exp_avg, exp_avg_sq, step, max_exp_avg_sq or None, then the hyperparameters -> param,
+    exp_avg, exp_avg_sq, step[, max_exp_avg_sq], updated. The bias corrections are computed
+    in double from the step count, as eagerly (Python floats), then rounded to ``d``."""
+    h = _scalar(d)
+    p, g, m, v, step, max_v, lr, beta1, beta2, eps, weight_decay = a
     if index == 3:
         return f"({step} + 1)"
     f = "f" if d == np.float32 else ""
-    t = f"(({CTYPES[d]})({step} + 1))"
+    t = f"((double)({step} + 1))"
     if k["maximize"]:
         g = f"(-{g})"
-    if k["weight_decay"]:
+    if "weight_decay" not in k["zero"]:
         if k["decoupled_weight_decay"]:
-            p = f"({p} * {c(1 - k['lr'] * k['weight_decay'])})"
+            p = f"({p} * {h(f'1.0 - {lr} * {weight_decay}')})"
         else:
-            g = f"({g} + {c(k['weight_decay'])} * {p})"
-    new_m = f"(({g} - {m}) * {c(1 - k['beta1'])} + {m})"
-    new_v = f"({v} * {c(k['beta2'])} + {g} * {g} * {c(1 - k['beta2'])})"
-    new_max = f"({a[5]} > {new_v} ? {a[5]} : {new_v})" if len(a) > 5 else None
+            g = f"({g} + {h(weight_decay)} * {p})"
+    new_m = f"(({g} - {m}) * {h(f'1.0 - {beta1}')} + {m})"
+    new_v = f"({v} * {h(beta2)} + {g} * {g} * {h(f'1.0 - {beta2}')})"
+    new_max = None if max_v is None else f"({max_v} > {new_v} ? {max_v} : {new_v})"
     if index == 1:
         return new_m
     if index == 2:
         return new_v
     if index == 4:
         return new_max
-    denom = (f"(sqrt{f}({new_max or new_v}) / sqrt{f}(1 - pow{f}({c(k['beta2'])}, {t})) + {c(k['eps'])})")
-    return f"({p} - {new_m} / {denom} * ({c(k['lr'])} / (1 - pow{f}({c(k['beta1'])}, {t}))))"
+    denom = f"(sqrt{f}({new_max or new_v}) / {h(f'sqrt(1.0 - pow({beta2}, {t}))')} + {h(eps)})"
+    return f"({p} - {new_m} / {denom} * {h(f'{lr} / (1.0 - pow({beta1}, {t}))')})"
+
+
+def _scalar(d):
+    """A scalar C expression computed in double, rounded to the ``d`` of the arrays (as eager
+    NumPy rounds a Python float operand)."""
+    return lambda e: f"(({CTYPES[d]})({e}))"
 
 
 # Optimizer updates: several results, each picked by a getitem node that becomes a loop member.
@@ -274,6 +285,14 @@ def _normalize_operands(node):
         affine = [None if a is None else a if shape is None else Part(a, shape) for a in (weight, bias)]
         parts = node.meta["codegen_operands"] = (x, mean, var, *affine)
     return parts
+
+
+def _update_attrs(update):
+    """An update node's attrs with ``zero``: the names of its hyperparameters that are the
+    constant 0 (a capture keeps zeros as constants, see Tracer.hyperparameter_inputs)."""
+    names = update.target.hyperparameters
+    values = update.args[len(update.args) - len(names):]
+    return dict(update.kwargs, zero={n for n, v in zip(names, values) if not hasattr(v, "meta") and v == 0})
 
 
 def update_of(node):
@@ -303,7 +322,7 @@ def reads(node):
     if update is None:
         return operands(node)
     marks = [None if a is None else f"@{i}@" for i, a in enumerate(update.args)]
-    expression = UPDATES[update.target.name](marks, update.kwargs, _dtype(update.args[0]), node.args[1])
+    expression = UPDATES[update.target.name](marks, _update_attrs(update), _dtype(update.args[0]), node.args[1])
     return [a for a, mark in zip(update.args, marks) if mark is not None and mark in expression]
 
 
@@ -316,13 +335,18 @@ def label(node):
 
 
 def _update_ok(node):
-    """All array operands of the parameter's shape and dtype (Adam's step: any 0-d number)."""
-    args = [a for a in node.args if a is not None]
+    """All array operands of the parameter's shape and dtype (Adam's step: any 0-d number), the
+    hyperparameters numbers or 0-d float64 inputs."""
+    n = len(node.target.hyperparameters)
+    args = [a for a in node.args[:len(node.args) - n] if a is not None]
     if not args or not all(hasattr(a, "meta") for a in args):
         return False
     param = args[0]
     shape, dtype = param.meta["shape"], _dtype(param)
     if dtype not in FLOATS:
+        return False
+    if not all(a.meta["shape"] == () and _dtype(a) == np.float64 if hasattr(a, "meta") else
+               isinstance(a, (int, float, np.number)) for a in node.args[len(node.args) - n:]):
         return False
     step = node.args[4] if node.target.name == "AdamUpdate" else None
     return all((a.meta["shape"] == () and _dtype(a) in CTYPES) if a is step else
@@ -333,7 +357,7 @@ def elementwise_expr(node, operands):
     """The C expression of an elementwise ``node`` given its operands' C expressions."""
     update = update_of(node)
     if update is not None:
-        return UPDATES[update.target.name](operands, update.kwargs, _dtype(update.args[0]), node.args[1])
+        return UPDATES[update.target.name](operands, _update_attrs(update), _dtype(update.args[0]), node.args[1])
     name, attrs = node.target.name, node.kwargs
     if name == "Pow":
         attrs = {"b": node.args[1]}
