@@ -253,6 +253,71 @@ def _sized_buffers(graph, table, sized, views):
     return setup, values, sz
 
 
+class _Handout:
+    """Outputs handed out without a copy. Each output computed into a buffer of the memory
+    plan (its "host", shared with the values that died before it was born) is returned as the
+    array over that memory; the next call must not overwrite it while the caller holds it (a
+    saved activation waiting for the backward, a gradient in ``.grad``). So each host keeps a
+    small pool of memories, each with the arrays the driver reads over it, and every call runs
+    on one that nobody else references (by reference counts: the output array, and the memory
+    every NumPy view of it is based on), allocating another only when all are held.
+
+    ``hosts``: {slot: (byte count, output's name, [(name, shape, dtype, strides)] of the
+    arrays the driver reads over that memory)}; ``spaces``: the namespaces of the driver's
+    functions, whose globals hold those arrays."""
+
+    POOL = 3  # memories kept per host; beyond, a held one is left to its holders
+
+    def __init__(self, table, hosts, buffers, spaces):
+        self.table, self.hosts, self.spaces = table, hosts, spaces
+        self.pools = {h: [] for h in hosts}
+        self.active = {}
+        for h, (nbytes, _, _) in hosts.items():  # replaces the planned buffer and the arrays over it
+            self._activate(h, self._entry(h, np.empty(nbytes, np.uint8)))
+        buffers.update(self.pools)  # the table's owners (table.buffers)
+
+    def _entry(self, h, memory):
+        nbytes, out, views = self.hosts[h]
+        arrays = {name: np.ndarray(shape, dtype, buffer=memory, strides=strides)
+                  for name, shape, dtype, strides in views}
+        # the references the pool holds, as sys.getrefcount counts them (its argument too):
+        # the memory's from the entry and each array's base, the output's from the entry and the dict
+        entry = [memory, arrays, arrays[out], 2 + len(arrays), 3]
+        self.pools[h].append(entry)
+        return entry
+
+    @staticmethod
+    def _held(entry, active):
+        """Whether anything but the pool (and the driver's globals, when ``active``)
+        references the entry's output or memory."""
+        return sys.getrefcount(entry[0]) > entry[3] or sys.getrefcount(entry[2]) - active > entry[4]
+
+    def _activate(self, h, entry):
+        self.active[h] = entry
+        self.table[h] = entry[0].ctypes.data
+        for space in self.spaces:
+            space.update(entry[1])
+
+    def add_space(self, space):
+        """Another namespace holding the driver's arrays (the profiled driver's)."""
+        self.spaces.append(space)
+        for entry in self.active.values():
+            space.update(entry[1])
+
+    def __call__(self):
+        """Before each call: every host on memory nobody holds."""
+        for h, entry in self.active.items():
+            if not self._held(entry, len(self.spaces)):
+                continue
+            pool = self.pools[h]
+            free = next((e for e in pool if e is not entry and not self._held(e, 0)), None)
+            if free is None:
+                if len(pool) >= self.POOL:  # its holders keep it alive; the pool forgets it
+                    pool[:] = [e for e in pool if e is not entry]
+                free = self._entry(h, np.empty(self.hosts[h][0], np.uint8))
+            self._activate(h, free)
+
+
 def _driver(plan, lib, regions, slots, buffers, table):
     graph, program = plan.graph, Program(plan.graph.symbols)
     names = value_names(graph)
@@ -263,6 +328,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
     body, known = [], {}
     sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and isinstance(s.nbytes, Expr)}
     views = []  # the arrays over sized buffers the driver reads, made per size
+    tenants = {}  # slot -> (name, shape, dtype, strides) of the arrays over its memory
     for i, p in enumerate(graph.placeholders):
         params = names[p]
         if p in slot_of:
@@ -281,6 +347,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
             strides = [s * loc.dtype.itemsize for s in loc.strides] if node in plan.scatter_sums else None
             program.globals[f"B_{names[node]}"] = np.ndarray(loc.shape, loc.dtype, buffer=buffers[index], strides=strides)
             known[node] = f"B_{names[node]}"
+            tenants.setdefault(index, []).append((known[node], loc.shape, loc.dtype, strides))
         elif loc.storage.node is node and index in sized:
             views.append((f"B_{names[node]}", index, loc.shape, loc.dtype))
             known[node] = f"B_{names[node]}"
@@ -292,6 +359,12 @@ def _driver(plan, lib, regions, slots, buffers, table):
         c_args = "P, SZ"
     for value, placeholder in plan.in_place.items():
         known[value] = known[placeholder]
+    handed = _handed_out(plan, buffers)
+    hosts = {h: (buffers[h].nbytes, known[o], tenants[h]) for h, o in handed.items()}
+    handout = _Handout(table, hosts, buffers, [program.globals])
+    program.globals["H"] = handout
+    if hosts:
+        body.append("H()")
 
     def name_of(node):
         if node not in known:  # a view C addressed through strides, wanted in Python
@@ -334,6 +407,8 @@ def _driver(plan, lib, regions, slots, buffers, table):
             outs.append(program.constant(o))
         elif o.op == "placeholder":
             outs.append(names[o])
+        elif o in handed.values():
+            outs.append(known[o])
         elif plan.kind.get(o) is not None or getattr(o.target, "is_view", False):  # C's memory
             outs.append(f"np.array({name_of(o)})")
         else:
@@ -347,6 +422,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
     lines.append(f"return [{', '.join(outs)}]")
     params = [names[p] for p in graph.placeholders]
     plain, source = program.function(params, lines)
+    handout.add_space(plain.__globals__)
     # While a profiler records, the same steps run one kernel at a time, each in its range,
     # inside one "CompiledFunction" range (torch's profiles show compiled code as a region).
     program.globals.update(RF=record_function)
@@ -358,6 +434,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
             return plain(*arrays_and_sizes)
         if not with_ranges:
             with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
+            handout.add_space(with_ranges[0].__globals__)
         return with_ranges[0](*arrays_and_sizes)
     run.source = source
     if log_enabled("output_code"):
@@ -379,6 +456,21 @@ def _failure(plan, bad):
 def _inputs(node):
     """The nodes a node run from Python reads: its args' and its attrs' (index arrays)."""
     return [a for a in node.args if hasattr(a, "meta")] + kwarg_nodes(node)
+
+
+def _handed_out(plan, buffers):
+    """{slot: output node} of the outputs returned without a copy (:class:`_Handout`): the
+    C-ordered values that own a planned buffer from its start. Outputs in a placeholder's
+    memory, views and permuted gradient sums are copied (``np.array``)."""
+    handed = {}
+    for o in plan.graph.outputs:
+        loc = plan.loc.get(o) if hasattr(o, "meta") and o.op != "placeholder" else None
+        if loc is None or plan.kind.get(o) in (None, "view") or o in plan.scatter_sums:
+            continue
+        index = loc.storage.resolve().index
+        if loc.storage.node is o and index in buffers and loc.offset == 0 and loc.contiguous:
+            handed[index] = o
+    return handed
 
 
 def _range_name(index, kernel):

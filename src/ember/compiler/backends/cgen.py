@@ -398,16 +398,17 @@ def _gemm_kernel(src, kernel, fname, epilogue):
     ta, lda = _blas_layout(sa, m, k)
     tb, ldb = _blas_layout(sb, k, n)
     gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
-    finish = []
-    if bias is not None:
-        finish.append(f"    for (long i = r0; i < r1; i++) for (long j = 0; j < {n}; j++) "
-                      f"C[i*{n} + j] += bias[j*{bias.strides[0]}];")
-    after = ""
-    if epilogue is not None:
-        ename, per_block, outer = epilogue
+    finish, after = [], ""
+    add_bias = f"for (long j = 0; j < {n}; j++) C[i*{n} + j] += bias[j*{bias.strides[0]}];" if bias is not None else ""
+    ename, per_block, outer = epilogue or (None, False, 0)
+    if per_block and bias is not None:  # each row's bias, then its epilogue while the row is in L1
+        finish.append(f"    for (long i = r0; i < r1; i++) {{ {add_bias} {ename}(p, i, i + 1); }}")
+    else:
+        if bias is not None:
+            finish.append(f"    for (long i = r0; i < r1; i++) {add_bias}")
         if per_block:
             finish.append(f"    {ename}(p, r0, r1);")
-        else:  # the loop cannot be cut into row blocks: it runs once, after the product
+        elif ename is not None:  # the loop cannot be cut into row blocks: it runs once, after the product
             after = f"    {ename}(p, 0, {outer});"
     fused = [label(x) for x in (kernel.epilogue.nodes if kernel.epilogue else [])]
     lines = [f"/* GEMM [{m}x{k}] @ [{k}x{n}]: {node.target.name}({node.name})"

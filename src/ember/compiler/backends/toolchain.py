@@ -119,6 +119,16 @@ def _simd_flags(argv):
     return ["-fopenmp-simd"] if "Free Software Foundation" in identity or "clang" in identity else []
 
 
+def _vector_flags(argv):
+    # GCC and Clang tune -march=native for 256-bit vectors even where AVX-512 is present (GCC 12
+    # on an Intel Xeon with AVX-512: -mprefer-vector-width=256), so loops used half the registers'
+    # width. Measured there (one thread, 512K float32): GELU's loop 0.51 -> 0.42 ms, its
+    # gradient's 0.44 -> 0.35 ms; on AMD Zen 4 a 512-bit operation costs two 256-bit ones.
+    identity = compiler_identity(tuple(argv))
+    wide = " avx512f " in f" {cpu_identity()} " and ("Free Software Foundation" in identity or "clang" in identity)
+    return ["-mprefer-vector-width=512"] if wide else []
+
+
 def simd_reduction(op, *names):
     """The pragma that vectorises the next loop, in which the C variables ``names`` accumulate
     with ``op`` (``+``, ``max``, ``|``): each vector lane keeps a partial result and the lanes
@@ -252,7 +262,7 @@ def build(units, argv, *, openmp=False):
     Raises CompileError (with the log's path) on failure."""
     units = [units] if isinstance(units, str) else list(units)
     omp = _openmp_flags(argv) if openmp else []
-    flags = list(FLAGS) + _simd_flags(argv) + omp
+    flags = list(FLAGS) + _simd_flags(argv) + _vector_flags(argv) + omp
     same = [runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags), cpu_identity()]
     objects = [cache_dir() / f"o-{_hash([unit] + same)}.o" for unit in units]
     key = _hash([o.name for o in objects] + list(LINK_FLAGS) + omp)
