@@ -19,7 +19,6 @@ not guarded (tensors, modules and optimizers found there are); tensor hooks and 
 hooks are not replayed; Tensor methods are patched while recording, so recording is not
 thread-safe.
 """
-import inspect
 import operator
 import os
 import sys
@@ -41,10 +40,11 @@ from ..autograd.grad_mode import STATE
 from .aot import record_backward
 from .graph import Graph
 from .side_effects import python_state
-# flatten, skeleton, unflatten and LoopInt are imported from here too
+from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
+# flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import _LOOP_INT_USE, LoopInt, _has_loop_int, flatten, skeleton, unflatten
 
-__all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten"]
+__all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
@@ -462,10 +462,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     inputs, the parameters (whose ``.grad`` the call may read or set) and the optimizers (whose
     state it may read and update). ``joint=False`` records no backward for outputs that
     require grad (``make_fx``, ``export``)."""
-    tracer = Tracer(_known(world, args, kwargs), fullgraph)
+    tracer = Tracer(known_arrays(world, args, kwargs), fullgraph)
     tracer.world = world
     tracer.free = {id(t._data): t for t in world.free}
-    tracer.keep += [a for a in _arrays(world)]
+    tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
     cap_joint = None
@@ -518,7 +518,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                 and not tracer.control_flow_grad:
             needing = [t for t in flatten(result) if t.requires_grad]
             if needing:  # the forward's gradients will be wanted: record the backward too
-                cap_joint = record_backward(tracer, needing, list(_placeholder_tensors(tracer, world)))
+                cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
         Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
@@ -536,64 +536,6 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         result = unflatten(cap.output, iter(flatten(result)))
     tracer.refs, tracer.held = {}, []  # their callbacks hold the tracer: no cycle left to collect
     return result, cap
-
-
-def input_names(fn, args, kwargs):
-    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
-    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``; for a
-    module's ``__call__``, its ``forward``'s signature."""
-    if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
-        fn = fn.__self__.forward
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
-    names = {}
-    for name, value in bound.arguments.items():
-        tensors = flatten(value)
-        for i, t in enumerate(tensors):
-            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
-    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
-
-
-def _known(world, args, kwargs):
-    """Where each array the function may read is found again: id(array) -> (source, name)."""
-    known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
-    names = input_names(world.fn, args, kwargs) + [h[0] for h in world.held]
-    for i, (t, name) in enumerate(zip(world.inputs, names)):
-        known.setdefault(id(t._data), (("input", i), name))
-    for p, name in zip(world.params, world.param_names()):
-        known.setdefault(id(p._data), (("param", p), name))
-        if p.grad is not None:
-            known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
-    names = dict(zip(map(id, world.params), world.param_names()))
-    for opt in world.optimizers:
-        for group in opt.param_groups:
-            for p in group["params"]:
-                for key, value in opt.state.get(p, {}).items():
-                    if isinstance(value, Tensor):
-                        known.setdefault(id(value._data), (("state", opt, p, key),
-                                                           f"{names.get(id(p), 'param')}_{key}"))
-    return known
-
-
-def _placeholder_tensors(tracer, world):
-    """(placeholder index, tensor) for the placeholders that are tensors a gradient can reach."""
-    for k, source in enumerate(tracer.sources):
-        if source[0] == "input":
-            yield k, world.inputs[source[1]]
-        elif source[0] in ("param", "tensor"):
-            yield k, source[1]
-
-
-def _arrays(world):
-    for t in world.inputs + world.params:
-        yield t._data
-        if t.grad is not None:
-            yield t.grad._data
-    for opt in world.optimizers:
-        for state in opt.state.values():
-            yield from (v._data for v in state.values() if isinstance(v, Tensor))
 
 
 def _finish(tracer, cap, result):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
 from . import conv, copies, gather, pool
+from .updates import UPDATES, update_attrs, update_of
 
 __all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
@@ -206,67 +207,6 @@ _COMPARE = {"Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
 _LOGICAL = {"LogicalNot", "BitwiseAnd", "BitwiseOr", "IsNan"}  # of booleans (BitwiseAnd/Or of integers: NumPy)
 
 
-def _sgd(a, k, d, index):
-    """SGD's equations (ember.optim.SGD): param, grad, momentum buffer, then the
-    hyperparameters (double scalars, or constants) -> param', buffer'. ``k["zero"]`` names the
-    hyperparameters that are the constant 0: their terms are left out."""
-    h = _scalar(d)
-    p, g, buf, lr, momentum, dampening, weight_decay = a
-    if k["maximize"]:
-        g = f"(-{g})"
-    if "weight_decay" not in k["zero"]:
-        g = f"({g} + {h(weight_decay)} * {p})"
-    if "momentum" in k["zero"]:
-        return f"({p} - {h(lr)} * {g})"
-    kept = g if "dampening" in k["zero"] else f"{h(f'1.0 - {dampening}')} * {g}"
-    new_buf = g if buf is None else f"({buf} * {h(momentum)} + {kept})"
-    if index == 1:
-        return new_buf
-    step = f"({g} + {h(momentum)} * {new_buf})" if k["nesterov"] else new_buf
-    return f"({p} - {h(lr)} * {step})"
-
-
-def _adam(a, k, d, index):
-    """Adam's equations (ember.optim.Adam; AdamW with decoupled weight decay): param, grad,
-    exp_avg, exp_avg_sq, step, max_exp_avg_sq or None, then the hyperparameters -> param,
-    exp_avg, exp_avg_sq, step[, max_exp_avg_sq], updated. The bias corrections are computed
-    in double from the step count, as eagerly (Python floats), then rounded to ``d``."""
-    h = _scalar(d)
-    p, g, m, v, step, max_v, lr, beta1, beta2, eps, weight_decay = a
-    if index == 3:
-        return f"({step} + 1)"
-    f = "f" if d == np.float32 else ""
-    t = f"((double)({step} + 1))"
-    if k["maximize"]:
-        g = f"(-{g})"
-    if "weight_decay" not in k["zero"]:
-        if k["decoupled_weight_decay"]:
-            p = f"({p} * {h(f'1.0 - {lr} * {weight_decay}')})"
-        else:
-            g = f"({g} + {h(weight_decay)} * {p})"
-    new_m = f"(({g} - {m}) * {h(f'1.0 - {beta1}')} + {m})"
-    new_v = f"({v} * {h(beta2)} + {g} * {g} * {h(f'1.0 - {beta2}')})"
-    new_max = None if max_v is None else f"({max_v} > {new_v} ? {max_v} : {new_v})"
-    if index == 1:
-        return new_m
-    if index == 2:
-        return new_v
-    if index == 4:
-        return new_max
-    denom = f"(sqrt{f}({new_max or new_v}) / {h(f'sqrt(1.0 - pow({beta2}, {t}))')} + {h(eps)})"
-    return f"({p} - {new_m} / {denom} * {h(f'{lr} / (1.0 - pow({beta1}, {t}))')})"
-
-
-def _scalar(d):
-    """A scalar C expression computed in double, rounded to the ``d`` of the arrays (as eager
-    NumPy rounds a Python float operand)."""
-    return lambda e: f"(({CTYPES[d]})({e}))"
-
-
-# Optimizer updates: several results, each picked by a getitem node that becomes a loop member.
-UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
-
-
 class Part:
     """A value an op reads that is not a graph node: ``source`` reshaped to ``shape`` (the
     affine parameters of a Normalize)."""
@@ -287,23 +227,6 @@ def _normalize_operands(node):
     return parts
 
 
-def _update_attrs(update):
-    """An update node's attrs with ``zero``: the names of its hyperparameters that are the
-    constant 0 (a capture keeps zeros as constants, see Tracer.hyperparameter_inputs)."""
-    names = update.target.hyperparameters
-    values = update.args[len(update.args) - len(names):]
-    return dict(update.kwargs, zero={n for n, v in zip(names, values) if not hasattr(v, "meta") and v == 0})
-
-
-def update_of(node):
-    """The update op a ``getitem`` node picks a result of, or None."""
-    if node.op == "call_op" and node.target is operator.getitem and hasattr(node.args[0], "target"):
-        source = node.args[0]
-        if getattr(source.target, "name", None) in UPDATES:
-            return source
-    return None
-
-
 def operands(node):
     """What an elementwise node reads: its args, or its update's args for a picked result."""
     update = update_of(node)
@@ -322,7 +245,7 @@ def reads(node):
     if update is None:
         return operands(node)
     marks = [None if a is None else f"@{i}@" for i, a in enumerate(update.args)]
-    expression = UPDATES[update.target.name](marks, _update_attrs(update), _dtype(update.args[0]), node.args[1])
+    expression = UPDATES[update.target.name](marks, update_attrs(update), _dtype(update.args[0]), node.args[1])
     return [a for a, mark in zip(update.args, marks) if mark is not None and mark in expression]
 
 
@@ -357,7 +280,7 @@ def elementwise_expr(node, operands):
     """The C expression of an elementwise ``node`` given its operands' C expressions."""
     update = update_of(node)
     if update is not None:
-        return UPDATES[update.target.name](operands, _update_attrs(update), _dtype(update.args[0]), node.args[1])
+        return UPDATES[update.target.name](operands, update_attrs(update), _dtype(update.args[0]), node.args[1])
     name, attrs = node.target.name, node.kwargs
     if name == "Pow":
         attrs = {"b": node.args[1]}

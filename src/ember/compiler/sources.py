@@ -1,0 +1,75 @@
+"""Sources: where each array a captured function reads is found again on the next call.
+
+A placeholder of a captured graph stands for an array the function read but did not compute: an
+argument (``("input", i)``), a parameter (``("param", p)``) or its ``.grad``, an optimizer's
+state tensor, a fixed tensor, a hyperparameter or a constant. :func:`known_arrays` lists the
+arrays known before the call with their source and a readable name (the names a learner sees in
+``graph.print_tabular()``), :func:`input_names` names the arguments after ``fn``'s signature.
+"""
+import inspect
+
+from .._tensor import Tensor
+from .structure import flatten
+
+__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays"]
+
+
+def input_names(fn, args, kwargs):
+    """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``; for a
+    module's ``__call__``, its ``forward``'s signature."""
+    if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
+        fn = fn.__self__.forward
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
+    names = {}
+    for name, value in bound.arguments.items():
+        tensors = flatten(value)
+        for i, t in enumerate(tensors):
+            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
+def known_arrays(world, args, kwargs):
+    """Where each array the function may read is found again: id(array) -> (source, name)."""
+    known = {}  # the arrays themselves are kept by the tracer, so no id is reused meanwhile
+    names = input_names(world.fn, args, kwargs) + [h[0] for h in world.held]
+    for i, (t, name) in enumerate(zip(world.inputs, names)):
+        known.setdefault(id(t._data), (("input", i), name))
+    for p, name in zip(world.params, world.param_names()):
+        known.setdefault(id(p._data), (("param", p), name))
+        if p.grad is not None:
+            known.setdefault(id(p.grad._data), (("grad", p), name + "_grad"))
+    names = dict(zip(map(id, world.params), world.param_names()))
+    for opt in world.optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                for key, value in opt.state.get(p, {}).items():
+                    if isinstance(value, Tensor):
+                        known.setdefault(id(value._data), (("state", opt, p, key),
+                                                           f"{names.get(id(p), 'param')}_{key}"))
+    return known
+
+
+def placeholder_tensors(sources, world):
+    """(placeholder index, tensor) for the placeholders (of ``sources``, one per placeholder) that
+    are tensors a gradient can reach."""
+    for k, source in enumerate(sources):
+        if source[0] == "input":
+            yield k, world.inputs[source[1]]
+        elif source[0] in ("param", "tensor"):
+            yield k, source[1]
+
+
+def world_arrays(world):
+    """Every array the function may read in place: its inputs', parameters', their ``.grad``s' and
+    the optimizers' state tensors'."""
+    for t in world.inputs + world.params:
+        yield t._data
+        if t.grad is not None:
+            yield t.grad._data
+    for opt in world.optimizers:
+        for state in opt.state.values():
+            yield from (v._data for v in state.values() if isinstance(v, Tensor))
