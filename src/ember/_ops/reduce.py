@@ -168,9 +168,29 @@ def _correction(unbiased, correction):
 
 @numpy_names
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0)."""
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
+    a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
+    return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False), out)
+
+
+def _spread(input, dim, unbiased, keepdim, correction, root):
+    """The variance of ``input`` (its square root when ``root``). A float32, float16 or
+    bfloat16 variance that left its range, squares that overflowed (inf where the values are
+    finite) or underflowed (a variance below 2**-100, whose root is far above float32's
+    subnormals), is taken again, with its root, in float64 and rounded, as torch accumulates
+    in double: the common case stays in the narrow dtype."""
+    v = _variance(input, dim, unbiased, keepdim, correction)
+    if input.dtype in _NARROW and v.numel():
+        d = v._data  # (a nan fails both tests: computed again, nan again)
+        if not (d.min() >= 2.0 ** -100 and d.max() < np.inf):
+            wide = _spread(input.double(), dim, unbiased, keepdim, correction, root)
+            return named(wide.to(input.dtype), "StdBackward0" if root else "VarBackward0")
+    return _sqrt_zero_grad(v) if root else v
+
+
+def _variance(input, dim, unbiased, keepdim, correction):
     dims = dims_arg(dim, input.ndim)
     c = _correction(unbiased, correction)
     n = _count(input.shape, dims)
@@ -179,22 +199,23 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
     ss = sum(squares, dims, keepdim)
     if n - c > 0:
-        return with_out(named(ss / (n - c), "VarBackward0"), out)
+        return named(ss / (n - c), "VarBackward0")
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
     # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c).
     r = ss / 0.0
     if dims and n - c < 0:
         unclamped = ss / (n - c)
         r = r.detach() + (unclamped - unclamped.detach())
-    return with_out(r, out)
+    return r
 
 
 @numpy_names
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
-    return with_out(named(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)),
-                          "StdBackward0"), out)
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True), "StdBackward0"), out)
 
 
 @numpy_names
@@ -215,6 +236,9 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
             named(mean(input, dim, keepdim), "StdMeanBackward0"))
+
+
+_NARROW = (_dtype.float32, _dtype.float16, _dtype.bfloat16)
 
 
 def _sqrt_zero_grad(s):
