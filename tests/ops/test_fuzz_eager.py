@@ -589,7 +589,6 @@ def fuzz(first, count, skip=()):
 # in test_fuzz_eager_fixes.py; those still failing are KNOWN (seed: the defect), to be fixed.
 DEFAULT_SEEDS = range(0, 300)
 KNOWN = {
-    224: "logical_xor accepts a Python bool as `other` (torch: TypeError)",
     264: "var_mean's mean of finite values and -inf is -inf; torch's (Welford) gives nan",
 }
 

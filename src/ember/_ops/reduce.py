@@ -12,7 +12,7 @@ from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import dims_arg, dtype_arg, numpy_names, values_indices, with_out
+from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
@@ -122,10 +122,16 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @numpy_names
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over one ``dim`` (or all elements); integer inputs give int64."""
+def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
+    """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
+    int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
+    dim = None if int_dim("prod", dim, _PROD_SIGNATURES) is ALL_DIMS else dim
     input = dtype_arg(input, dtype)
     return _asked(apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype)
+
+
+_PROD_SIGNATURES = (" * (Tensor input, *, torch.dtype dtype = None)\n"
+                    " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
 
 
 class Prod(Op):
@@ -142,6 +148,8 @@ class Prod(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
+        if x.ndim == 0:  # the product of no other elements: g itself, free of x (as torch's)
+            return (g,)
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
         if not dim:
             others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
@@ -288,12 +296,17 @@ class Amin(Amax):
         return namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim)
 
 
+_EXTREME_SIGNATURES = (" * (Tensor input, *, Tensor out = None)\n"
+                       " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                       " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n")
+
+
 def _extreme(name, whole, along, input, dim, keepdim, other):
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
         return maximum(input, other) if name == "max" else minimum(input, other)
-    if dim is None:
+    if int_dim(name, dim, _EXTREME_SIGNATURES) is ALL_DIMS:
         return apply(whole, input)
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
@@ -345,14 +358,14 @@ class MinAlongDim(MaxAlongDim):
 
 
 @numpy_names
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
 @numpy_names
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
     return _extreme("min", Min, MinAlongDim, input, dim, keepdim, other)
