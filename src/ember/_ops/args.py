@@ -1,6 +1,8 @@
 """Argument handling shared by the public op functions: PyTorch's ``dim``, ``dtype=``,
 ``out=`` and ``*shape`` conventions, its C type names in messages, and the
-``(values, indices)`` result of ``max``, ``sort``, ``topk``...
+``(values, indices)`` result of ``max``, ``sort``, ``topk``...; and the calls PyTorch's
+argument parser refuses with a TypeError before any kernel runs (a number where a signature
+takes only a Tensor, ``dim=None`` where it takes an int, ``x.permute()``), in its words.
 
 Nothing here runs a kernel; each helper turns one argument convention into what the op
 entries expect, with PyTorch's error when it cannot.
@@ -15,9 +17,9 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
 
-__all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim", "stable_by_keyword",
-           "dims_arg", "dtype_arg",
-           "shape_arg", "product", "with_out", "c_type_name", "values_indices", "result_type"]
+__all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
+           "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "c_type_name",
+           "values_indices", "result_type"]
 
 
 def tensor_arg(x):
@@ -78,7 +80,7 @@ def int_dim(name, dim, signatures=None):
     """``dim`` when it is an int (or ALL_DIMS); TypeError as PyTorch's parser words it for None
     or a tuple: ``median(): argument 'dim' must be int, not NoneType``, or, for an op with
     several ``signatures``, its "invalid combination" message."""
-    if dim is ALL_DIMS or isinstance(dim, int) or hasattr(dim, "__index__"):
+    if dim is ALL_DIMS or hasattr(dim, "__index__"):  # (ints, NumPy ints, 0-d integer tensors)
         return dim
     if signatures:
         raise TypeError(invalid_combination(name, (), signatures, dim=dim))
