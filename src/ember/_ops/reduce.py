@@ -214,7 +214,7 @@ def _variance(input, dim, unbiased, keepdim, correction):
     if dims and n - c < 0:
         unclamped = ss / (n - c)
         r = r.detach() + (unclamped - unclamped.detach())
-    return r
+    return named(r, "VarBackward0")
 
 
 @numpy_names
