@@ -6,6 +6,7 @@ computes goes through the public op functions of :mod:`ember._ops`: the table at
 of this file binds each method and operator to the function it runs.
 """
 import sys
+import warnings
 
 import numpy as np
 
@@ -280,6 +281,7 @@ _DTYPES = {d.np: d for d in _dtype._ALL}
 # Every method and operator of Tensor, bound to the public function it runs; each function is
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
+from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare  # noqa: E402
 from ._ops import complex as _complex  # noqa: E402
 from ._ops import indexing as _indexing  # noqa: E402
@@ -316,6 +318,10 @@ def _reflected(function):
 
 
 def _matrix_transpose(self):
+    if self.ndim == 0:  # torch returns a 0-d tensor itself, with this warning
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+        return self
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                            f"{self.ndim}-D tensor.")
@@ -394,11 +400,12 @@ _METHODS = {
     "broadcast_to": _shape.broadcast_to, "sum_to_size": _shape.sum_to_size,
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
-    "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else dims),
+    "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else _shape_arg(dims, ("tile", "dims"))),
                         "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
     "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
     "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip(self, dims if len(dims) > 1 else dims[0] if dims else kw["dims"]),
+        lambda self, *dims, **kw: _join.flip(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
+                                             else _shape_arg(dims, ("flip", "dims"))),
         "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,

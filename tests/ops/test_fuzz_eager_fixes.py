@@ -10,6 +10,8 @@ median over an empty dim, median of bool, nanmean of integers, argmin and min(di
 complex, bitwise ops on complex, a number shifted by a float tensor, lerp with a mismatched or
 number end, add/sub with a float (or bool) alpha and an integer result; and bool + bool * 2
 (int64 here)."""
+import contextlib
+
 import pytest
 import torch
 
@@ -125,3 +127,27 @@ def test_piecewise_linear_first_gradient_stays_in_the_graph(name):
     assert firsts[1] == firsts[0] is True
     h, = ember.autograd.grad(g.sum(), x)
     assert h.tolist() == [0.0] * 4
+
+
+def test_zero_dim_prod_gradient_is_the_incoming_gradient_and_zero_dim_mT_is_the_tensor():
+    # session 11: a 0-d prod's gradient depended on x (so a second grad followed); torch's is g
+    for lib in (torch, ember):
+        x = lib.tensor(-2.25, dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(x.prod(), [x], create_graph=True)
+        assert g.item() == 1.0 and not g.requires_grad
+        with pytest.warns(UserWarning, match="identity"):
+            assert x.mT is x
+        with pytest.warns(UserWarning) if lib is torch else contextlib.nullcontext():  # (degrees of freedom)
+            assert x.var().grad_fn.name() == x.var(dim=0, correction=2).grad_fn.name() == "VarBackward0"
+
+
+@pytest.mark.parametrize("call", ["L.tensor([3, 4], dtype=L.int32) // 2**40", "L.tensor([3, 4], dtype=L.int8).floor_divide_(256)",
+                                  "L.tensor([3, 4], dtype=L.uint8) // 256", "L.round(L.tensor([2, 6], dtype=L.int8), decimals=1)",
+                                  "L.nn.functional.relu6(L.tensor(0.75 - 0.25j))", "L.nn.functional.hardtanh(L.tensor([0.5j]))"])
+def test_refused_where_torch_refuses(call):
+    # session 11: an int divisor that wraps to 0 in the tensor's dtype, integer round(decimals=),
+    # complex hardtanh/relu6 computed a value
+    with pytest.raises(Exception) as want:
+        eval(call, {"L": torch})
+    with pytest.raises(type(want.value), match=str(want.value)[:12]):
+        eval(call, {"L": ember})

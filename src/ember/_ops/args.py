@@ -1,6 +1,8 @@
 """Argument handling shared by the public op functions: PyTorch's ``dim``, ``dtype=``,
 ``out=`` and ``*shape`` conventions, its C type names in messages, and the
-``(values, indices)`` result of ``max``, ``sort``, ``topk``...
+``(values, indices)`` result of ``max``, ``sort``, ``topk``...; and the calls PyTorch's
+argument parser refuses with a TypeError before any kernel runs (a number where a signature
+takes only a Tensor, ``dim=None`` where it takes an int, ``x.permute()``), in its words.
 
 Nothing here runs a kernel; each helper turns one argument convention into what the op
 entries expect, with PyTorch's error when it cannot.
@@ -15,13 +17,74 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
 
-__all__ = ["tensor_arg", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out",
-           "c_type_name", "values_indices", "result_type"]
+__all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
+           "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "c_type_name",
+           "values_indices", "result_type"]
 
 
 def tensor_arg(x):
     """``x`` as a Tensor (Python numbers become 0-dim tensors of their own dtype)."""
     return x if isinstance(x, Tensor) else tensor(x)
+
+
+def tensor_args(name, *values, names=("input", "other")):
+    """TypeError naming the first of ``values`` (arguments ``names``, in order: their
+    positions) that is not a Tensor, as PyTorch's argument parser words it for an op with one
+    ``(Tensor, Tensor)`` signature (``maximum``, ``atan2``, ``logical_and``...):
+    ``maximum(): argument 'other' (position 2) must be Tensor, not int``."""
+    for position, value in enumerate(values, 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{names[position - 1]}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+
+
+_TENSOR_OR_NUMBER = (" * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                     " * (Tensor input, Number other, *, Tensor out = None)\n")
+
+
+def tensor_input(name, input, other):
+    """TypeError unless ``input`` is a Tensor, for PyTorch's ops whose signatures are
+    ``(Tensor input, Tensor other)`` and ``(Tensor input, Number other)`` only (comparisons,
+    ``fmod``): a number comes second or not at all, in the parser's words."""
+    if not isinstance(input, Tensor):
+        raise TypeError(invalid_combination(name, (input, other), _TENSOR_OR_NUMBER))
+
+
+def invalid_combination(name, args, signatures, **kwargs):
+    """PyTorch's message for a call matching none of ``signatures`` (lines ``" * (...)\n"``):
+    ``f() received an invalid combination of arguments - got (int, Tensor), but expected one
+    of: ...``; ``kwargs`` show as ``name=type``."""
+    got = [_type_word(a) for a in args] + [f"{k}={_type_word(v)}" for k, v in kwargs.items()]
+    return (f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
+            f"but expected one of:\n{signatures}")
+
+
+def _type_word(x):
+    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
+
+
+class _AllDims:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<all dims>"
+
+
+# The default ``dim`` of the reductions whose PyTorch signatures take one int dim or none
+# (``max``, ``min``, ``prod``, ``median``, ``nanmedian``): leaving it out reduces every element,
+# while an explicit ``dim=None`` (or a tuple) is refused by PyTorch's parser, see int_dim.
+ALL_DIMS = _AllDims()
+
+
+def int_dim(name, dim, signatures=None):
+    """``dim`` when it is an int (or ALL_DIMS); TypeError as PyTorch's parser words it for None
+    or a tuple: ``median(): argument 'dim' must be int, not NoneType``, or, for an op with
+    several ``signatures``, its "invalid combination" message."""
+    if dim is ALL_DIMS or hasattr(dim, "__index__"):  # (ints, NumPy ints, 0-d integer tensors)
+        return dim
+    if signatures:
+        raise TypeError(invalid_combination(name, (), signatures, dim=dim))
+    raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
 
 
 def dims_arg(dim, ndim):
@@ -45,8 +108,12 @@ def dtype_arg(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def shape_arg(shape):
-    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints."""
+def shape_arg(shape, required=None):
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints. ``required`` names
+    the call and the argument, ``("permute", "dims")``, where giving none is PyTorch's TypeError
+    (``x.permute()``; ``x.permute(())`` is an empty shape)."""
+    if required and not shape:
+        raise TypeError(f'{required[0]}() missing 1 required positional arguments: "{required[1]}"')
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return tuple(map(int, shape))
@@ -111,6 +178,24 @@ def result_type(name, fields):
         return f"ember.return_types.{name}(\n{body})"
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
                                 "__module__": "ember.return_types"})
+
+
+def stable_by_keyword(function):
+    """``function`` (``sort``, ``argsort``) refusing ``stable=`` after a positional ``dim``, as
+    PyTorch's parser does: its signature with ``stable`` takes every argument but the input by
+    keyword (``x.sort(dim=0, stable=True)``; ``x.sort(0, stable=True)`` is a TypeError)."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def call(input, *args, **kwargs):
+        if args and "stable" in kwargs:
+            raise TypeError(invalid_combination(name, (input, *args), _STABLE_SIGNATURES, **kwargs))
+        return function(input, *args, **kwargs)
+    return call
+
+
+_STABLE_SIGNATURES = (" * (Tensor input, *, bool stable, int dim = -1, bool descending = False)\n"
+                      " * (Tensor input, int dim = -1, bool descending = False)\n")
 
 
 def numpy_names(function):

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from .args import with_out
+from .args import tensor_args, tensor_input, with_out
 from .. import _dtype
 from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
@@ -45,7 +45,8 @@ def _integral_only(kernel, kernel_name):
 
 # ---- comparisons (broadcasting, after type promotion) -------------------------------------------
 def eq(input, other, *, out=None):
-    """``input == other`` elementwise, as bool."""
+    """``input == other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("eq", input, other)
     return with_out(apply(Eq, input, other), out)
 
 
@@ -53,7 +54,8 @@ Eq = predicate("Eq", operator.eq)
 
 
 def ne(input, other, *, out=None):
-    """``input != other`` elementwise, as bool."""
+    """``input != other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("ne", input, other)
     return with_out(apply(Ne, input, other), out)
 
 
@@ -62,7 +64,8 @@ not_equal = ne
 
 
 def lt(input, other, *, out=None):
-    """``input < other`` elementwise, as bool."""
+    """``input < other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("lt", input, other)
     return with_out(apply(Lt, input, other), out)
 
 
@@ -71,7 +74,8 @@ less = lt
 
 
 def le(input, other, *, out=None):
-    """``input <= other`` elementwise, as bool."""
+    """``input <= other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("le", input, other)
     return with_out(apply(Le, input, other), out)
 
 
@@ -80,7 +84,8 @@ less_equal = le
 
 
 def gt(input, other, *, out=None):
-    """``input > other`` elementwise, as bool."""
+    """``input > other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("gt", input, other)
     return with_out(apply(Gt, input, other), out)
 
 
@@ -89,7 +94,8 @@ greater = gt
 
 
 def ge(input, other, *, out=None):
-    """``input >= other`` elementwise, as bool."""
+    """``input >= other`` elementwise, as bool; TypeError when ``input`` is a number."""
+    tensor_input("ge", input, other)
     return with_out(apply(Ge, input, other), out)
 
 
@@ -98,7 +104,9 @@ greater_equal = ge
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``|input - other| <= atol + rtol * |other|`` elementwise, as bool."""
+    """``|input - other| <= atol + rtol * |other|`` elementwise, as bool; TypeError unless both
+    are tensors."""
+    tensor_args("isclose", input, other)
     return apply(IsClose, input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
@@ -125,7 +133,8 @@ LogicalNot = predicate("LogicalNot", _kernel("logical_not"), promote=None)
 
 
 def logical_and(input, other, *, out=None):
-    """Elementwise AND of truth values, as bool."""
+    """Elementwise AND of truth values, as bool; TypeError for a Python number."""
+    tensor_args("logical_and", input, other)
     return with_out(apply(LogicalAnd, input, other), out)
 
 
@@ -133,7 +142,8 @@ LogicalAnd = predicate("LogicalAnd", _kernel("logical_and"), promote=None)
 
 
 def logical_or(input, other, *, out=None):
-    """Elementwise OR of truth values, as bool."""
+    """Elementwise OR of truth values, as bool; TypeError for a Python number."""
+    tensor_args("logical_or", input, other)
     return with_out(apply(LogicalOr, input, other), out)
 
 
@@ -141,7 +151,8 @@ LogicalOr = predicate("LogicalOr", _kernel("logical_or"), promote=None)
 
 
 def logical_xor(input, other, *, out=None):
-    """Elementwise XOR of truth values, as bool."""
+    """Elementwise XOR of truth values, as bool; TypeError for a Python number."""
+    tensor_args("logical_xor", input, other)
     return with_out(apply(LogicalXor, input, other), out)
 
 

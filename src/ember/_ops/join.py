@@ -14,7 +14,7 @@ from .shape import Clone, expand, reshape, unsqueeze
 def repeat(input, *sizes):
     """``input`` tiled ``sizes`` times along each dim, as new storage
     (https://pytorch.org/docs/stable/generated/torch.Tensor.repeat.html)."""
-    sizes = shape_arg(sizes)
+    sizes = shape_arg(sizes, ("repeat", "repeats"))
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     x = reshape(input, (1,) * (len(sizes) - input.ndim) + tuple(input.shape))

@@ -4,7 +4,7 @@ import builtins
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _dtype
 from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
@@ -21,6 +21,8 @@ def matmul(input, other, *, out=None):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_type_name(input.dtype)} != {c_type_name(other.dtype)}")
+    if input.dtype is _dtype.bool:  # torch's product kernels have no bool (addr's outer does)
+        raise NotImplementedError(f"\"{_bool_kernel(input.ndim, other.ndim)}\" not implemented for 'Bool'")
     a, b = input.shape, other.shape
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
@@ -45,6 +47,11 @@ def matmul(input, other, *, out=None):
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
     return with_out(apply(Matmul, input, other), out)
+
+
+def _bool_kernel(m, n):
+    """The kernel torch names refusing bool operands of ranks ``m`` and ``n``."""
+    return "dot" if m == n == 1 else "addmv_impl_cpu" if n == 1 else "bmm" if m > 2 and n > 2 else "addmm_impl_cpu_"
 
 
 def _mat_text(shape):
@@ -117,8 +124,18 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
+def integral_scalars(tensors, beta, alpha):
+    """``beta`` and ``alpha`` truncated to ints when no tensor in ``tensors`` is floating, as
+    PyTorch's product kernels (``addmm``, ``addmv``...) cast them to an integer dtype."""
+    if any(t.dtype.is_floating_point for t in tensors):
+        return beta, alpha
+    return int(beta), int(alpha)
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
+    """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
+    is truncated, as PyTorch's kernel does."""
+    beta, alpha = integral_scalars((input, mat1, mat2), beta, alpha)
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
@@ -127,7 +144,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``
-    (https://pytorch.org/docs/stable/generated/torch.baddbmm.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.baddbmm.html); integer tensors truncate a
+    float ``beta``/``alpha``."""
+    beta, alpha = integral_scalars((input, batch1, batch2), beta, alpha)
     prod = bmm(batch1, batch2)
     if alpha != 1:
         prod = prod * alpha
@@ -154,6 +173,8 @@ def inner(input, other, *, out=None):
     RuntimeError when the last sizes differ."""
     if input.ndim == 0 or other.ndim == 0:
         return with_out(input * other, out)
+    if input.dtype is _dtype.bool or other.dtype is _dtype.bool:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
@@ -325,7 +346,10 @@ def _restore(gi, kept, target, shape):
 
 def tensordot(a, b, dims=2):
     """Sum of products over ``dims`` of ``a`` and ``b`` (the last ``dims`` of ``a`` with the
-    first of ``b`` for an int) (https://pytorch.org/docs/stable/generated/torch.tensordot.html)."""
+    first of ``b`` for an int) (https://pytorch.org/docs/stable/generated/torch.tensordot.html).
+    NotImplementedError for bool operands, as torch's product kernels."""
+    if a.dtype is _dtype.bool or b.dtype is _dtype.bool:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     if isinstance(dims, int):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:

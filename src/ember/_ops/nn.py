@@ -111,6 +111,7 @@ class Elu(Op):
 class HardtanhForward(Op):
     """``clamp(x, min_val, max_val)``; unlike ``clamp`` the gradient is zero at the bounds."""
     name = "Hardtanh"
+    complex_error = (NotImplementedError, "clamp is not supported for complex types")
     promote = None
     infer = classmethod(like_input)
 

@@ -11,19 +11,10 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import kernel, namespace
-from .._tensor import Tensor
-from .args import result_type, with_out
+from .args import result_type, tensor_args, with_out
 from .compare import predicate
 from .core import _NAMES, Op, _type_name, apply, elementwise_rule, like_input
 from .pointwise_binary import Where
-
-
-def _tensor_args(name, **args):
-    """TypeError naming the first argument that is not a Tensor, as PyTorch's binding does."""
-    for position, (which, arg) in enumerate(args.items(), 1):
-        if not isinstance(arg, Tensor):
-            raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
-                            f"not {type(arg).__name__}")
 
 
 # ---- signs and exponents ---------------------------------------------------------------------------
@@ -31,7 +22,7 @@ def copysign(input, other, *, out=None):
     """``|input|`` with the sign of ``other`` (a Tensor or a Python number), as a float tensor
     (integers promote to the default float). The gradient of ``input`` is ``g * out / input``
     (0 where ``input == 0``, PyTorch's choice); ``other`` gets a zero gradient."""
-    _tensor_args("copysign", input=input)
+    tensor_args("copysign", input)
     return with_out(apply(Copysign, input, other), out)
 
 
@@ -51,7 +42,7 @@ class Copysign(Op):
 
 def ldexp(input, other, *, out=None):
     """``input * 2 ** other`` as a float tensor (integers promote to the default float)."""
-    _tensor_args("ldexp", input=input, other=other)
+    tensor_args("ldexp", input, other)
     return with_out(apply(Ldexp, input, other), out)
 
 
@@ -75,7 +66,7 @@ def nextafter(input, other, *, out=None):
     """The next float after ``input`` towards ``other`` (both floating-point tensors;
     NotImplementedError for integers). The gradient of ``input`` passes where
     ``input != other`` and ``other``'s is zero, as in PyTorch."""
-    _tensor_args("nextafter", input=input, other=other)
+    tensor_args("nextafter", input, other)
     dtype = _dtype.result_type(input, other)
     if not dtype.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{_type_name(dtype)}'")
@@ -164,7 +155,7 @@ def heaviside(input, values, *, out=None):
     """0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``.
     Both must be tensors of one dtype (RuntimeError otherwise, as in PyTorch); it has no
     derivative (RuntimeError on backward)."""
-    _tensor_args("heaviside", input=input, values=values)
+    tensor_args("heaviside", input, values, names=("input", "values"))
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return with_out(apply(Heaviside, input, values), out)
@@ -196,7 +187,7 @@ def _integral(name):
 def gcd(input, other, *, out=None):
     """Greatest common divisor (non-negative; ``gcd(0, 0) = 0``) of integer tensors;
     NotImplementedError for float and bool tensors."""
-    _tensor_args("gcd", input=input, other=other)
+    tensor_args("gcd", input, other)
     return with_out(apply(Gcd, input, other), out)
 
 
@@ -206,7 +197,7 @@ Gcd = predicate("Gcd", _integral("gcd"), rule=elementwise_rule)
 def lcm(input, other, *, out=None):
     """Least common multiple (non-negative; 0 when either is 0) of integer tensors;
     NotImplementedError for float and bool tensors."""
-    _tensor_args("lcm", input=input, other=other)
+    tensor_args("lcm", input, other)
     return with_out(apply(Lcm, input, other), out)
 
 

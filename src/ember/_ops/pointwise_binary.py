@@ -16,7 +16,7 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full
 from .._tensor import Tensor
-from .args import c_type_name, tensor_arg, with_out
+from .args import c_type_name, invalid_combination, tensor_arg, tensor_args, tensor_input, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
 
 
@@ -98,8 +98,14 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input``."""
+    """``other - alpha * input``; TypeError when ``input`` is a number."""
+    if not isinstance(input, Tensor):
+        raise TypeError(invalid_combination("rsub", (input, other), _RSUB_SIGNATURES))
     return sub(other, input, alpha=alpha)
+
+
+_RSUB_SIGNATURES = (" * (Tensor input, Tensor other, *, Number alpha = 1)\n"
+                    " * (Tensor input, Number other, Number alpha = 1)\n")
 
 
 class Sub(Op):
@@ -177,6 +183,8 @@ def _is_int_zero_division(input, other):
     dt = _dtype.result_type(input, other)
     if dt.is_floating_point:
         return False
+    if type(other) is builtins.int:  # wrapped to the integer dtype first: int32 // 2**40 divides by 0
+        return _backend.wrapped_integer(other, dt.np) == 0
     d = other._data if isinstance(other, Tensor) else other
     xp = namespace(d)
     return bool(xp.any(xp.asarray(d) == 0))
@@ -250,7 +258,9 @@ class Remainder(Op):
 
 def fmod(input, other, *, out=None):
     """C's ``fmod``: ``input - trunc(input / other) * other``, the sign of ``input``; RuntimeError
-    for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html)."""
+    for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html);
+    TypeError when ``input`` is a number."""
+    tensor_input("fmod", input, other)
     _refuse_bool(input, other, "fmod_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
@@ -342,13 +352,17 @@ def _log_of(a):
 
 def maximum(input, other, *, out=None):
     """The elementwise larger of ``input`` and ``other`` (NaN propagates); ties split the
-    gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html)."""
+    gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html). TypeError for a
+    Python number (``clamp`` takes those)."""
+    tensor_args("maximum", input, other)
     return with_out(apply(Maximum, input, other), out)
 
 
 def minimum(input, other, *, out=None):
     """The elementwise smaller of ``input`` and ``other`` (NaN propagates); ties split the
-    gradient (https://pytorch.org/docs/stable/generated/torch.minimum.html)."""
+    gradient (https://pytorch.org/docs/stable/generated/torch.minimum.html). TypeError for a
+    Python number (``clamp`` takes those)."""
+    tensor_args("minimum", input, other)
     return with_out(apply(Minimum, input, other), out)
 
 
@@ -356,7 +370,7 @@ def fmax(input, other):
     """``maximum`` that ignores NaN: the other value where one is NaN. The gradient goes
     whole to ``input`` where ``input >= other`` (ties too) or ``other`` is NaN, else to
     ``other``, as PyTorch's does (https://pytorch.org/docs/stable/generated/torch.fmax.html)."""
-    _tensor_pair("fmax", input, other)
+    tensor_args("fmax", input, other)
     return where((input >= other) | other.isnan(), input, other)
 
 
@@ -364,16 +378,8 @@ def fmin(input, other):
     """``minimum`` that ignores NaN: the other value where one is NaN; the gradient goes to
     ``input`` where ``input <= other`` or ``other`` is NaN, as in ``fmax``
     (https://pytorch.org/docs/stable/generated/torch.fmin.html)."""
-    _tensor_pair("fmin", input, other)
+    tensor_args("fmin", input, other)
     return where((input <= other) | other.isnan(), input, other)
-
-
-def _tensor_pair(name, input, other):
-    """TypeError unless both operands are tensors (PyTorch's fmax/fmin take no numbers)."""
-    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
 
 
 class Maximum(Op):
@@ -411,6 +417,8 @@ def lerp(input, end, weight, *, out=None):
     TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
     share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
     (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(invalid_combination("lerp", (input, end, weight), _LERP_SIGNATURES))
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
     if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
@@ -419,6 +427,10 @@ def lerp(input, end, weight, *, out=None):
         raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
                            f"{c_type_name(end.dtype)}")
     return with_out(apply(Lerp, input, end, weight), out)
+
+
+_LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                    " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
 
 
 class Lerp(Op):
@@ -456,7 +468,8 @@ def where(condition, input=None, other=None, *, out=None):
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
         return tensor_arg(condition).nonzero(as_tuple=True)
-    condition = tensor_arg(condition)
+    if not isinstance(condition, Tensor):
+        raise TypeError(invalid_combination("where", (condition, input, other), _WHERE_SIGNATURES))
     if condition.dtype is not _dtype.bool:
         if condition.dtype is _dtype.uint8:
             condition = condition.bool()
@@ -469,6 +482,13 @@ def where(condition, input=None, other=None, *, out=None):
         a = full((), a, dtype=dt)
     r = apply(Where, condition, a, b)
     return with_out(r if r.dtype is dt else r.to(dt), out)
+
+
+_WHERE_SIGNATURES = (" * (Tensor condition)\n"
+                     " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+                     " * (Tensor condition, Number self, Tensor other)\n"
+                     " * (Tensor condition, Tensor input, Number other)\n"
+                     " * (Tensor condition, Number self, Number other)\n")
 
 
 class Where(Op):

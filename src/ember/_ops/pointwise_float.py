@@ -12,14 +12,15 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import kernel, namespace
-from .._tensor import Tensor
-from .args import with_out
+from .args import tensor_args, with_out
 from .core import Op, elementwise_rule, _type_name, apply
 
 
 def atan2(input, other, *, out=None):
     """The angle of the point (other, input) in radians, in [-pi, pi]; integer inputs give the
-    default float dtype (https://pytorch.org/docs/stable/generated/torch.atan2.html)."""
+    default float dtype (https://pytorch.org/docs/stable/generated/torch.atan2.html). TypeError
+    for a Python number."""
+    tensor_args("atan2", input, other)
     return with_out(apply(Atan2, input, other), out)
 
 
@@ -45,11 +46,7 @@ def _floating_pair(name, input, other, complex_ok=False):
     """PyTorch's errors for a binary op with floating-point kernels only (and complex ones if
     ``complex_ok``): TypeError unless both are tensors, NotImplementedError naming the
     promoted dtype when it has no kernel."""
-    for arg in (input, other):
-        if not isinstance(arg, Tensor):
-            position, which = (1, "input") if arg is input else (2, "other")
-            raise TypeError(f"{name}(): argument '{which}' (position {position}) must be Tensor, "
-                            f"not {type(arg).__name__}")
+    tensor_args(name, input, other)
     dtype = _dtype.result_type(input, other)
     if not (dtype.is_floating_point or complex_ok and dtype.is_complex):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")

@@ -375,7 +375,10 @@ fix = trunc
 
 
 def round(input, *, decimals=0, out=None):
-    """Rounds half to even (as PyTorch does), optionally to ``decimals`` places."""
+    """Rounds half to even (as PyTorch does), optionally to ``decimals`` places;
+    NotImplementedError for ``decimals`` with an integer tensor, as PyTorch's kernel."""
+    if decimals and not input.dtype.is_inexact:
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_NAMES[input.dtype.name]}'")
     return with_out(apply(Round, input, decimals=decimals) if decimals else apply(Round, input), out)
 
 

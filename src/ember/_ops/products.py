@@ -7,7 +7,7 @@ from .. import _dtype
 from .._tensor import _wrap_dim
 from .args import with_out
 from .core import _type_name, apply
-from .linalg import bmm, matmul, outer, vector_norm
+from .linalg import bmm, integral_scalars, matmul, outer, vector_norm
 from .pointwise_binary import Where
 
 
@@ -15,8 +15,7 @@ def _scaled_sum(input, product, beta, alpha):
     """``beta * input + alpha * product``; ``input`` is ignored (NaN included) when ``beta``
     is 0, as in BLAS. For integer tensors ``beta`` and ``alpha`` are truncated to integers, as
     PyTorch's kernels cast them."""
-    if not (product.dtype.is_floating_point or input.dtype.is_floating_point):
-        beta, alpha = int(beta), int(alpha)
+    beta, alpha = integral_scalars((input, product), beta, alpha)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
@@ -27,7 +26,7 @@ def _scaled_sum(input, product, beta, alpha):
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` for a (n, m) ``mat`` and an (m,) ``vec``; ``input``
     broadcasts to (n,)."""
-    if mat.ndim != 2 or vec.ndim != 1:
+    if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
     return with_out(_scaled_sum(input, matmul(mat, vec), beta, alpha), out)
 
@@ -59,7 +58,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` (B, P, M) and each row of ``x2``
     (B, R, M), as (B, P, R); leading batch dims broadcast. The gradient at a zero distance is
     0, as in PyTorch. RuntimeError for non-float inputs, fewer than 2 dims, different row
-    lengths or a negative ``p``."""
+    lengths or a negative ``p``; NotImplementedError for float16 and bfloat16 (no torch kernel)."""
     for which, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {which} got: {x.ndim}D")
@@ -71,6 +70,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_type_name(x1.dtype)}'")
     differences = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return vector_norm(differences, p, dim=-1)
 

@@ -12,7 +12,7 @@ from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import dims_arg, dtype_arg, numpy_names, values_indices, with_out
+from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import maximum, minimum
@@ -122,10 +122,16 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @numpy_names
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over one ``dim`` (or all elements); integer inputs give int64."""
+def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
+    """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
+    int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
+    dim = None if int_dim("prod", dim, _PROD_SIGNATURES) is ALL_DIMS else dim
     input = dtype_arg(input, dtype)
     return _asked(apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype)
+
+
+_PROD_SIGNATURES = (" * (Tensor input, *, torch.dtype dtype = None)\n"
+                    " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
 
 
 class Prod(Op):
@@ -142,6 +148,8 @@ class Prod(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
+        if x.ndim == 0:  # the product of no other elements: g itself, free of x (as torch's)
+            return (g,)
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
         if not dim:
             others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
@@ -168,9 +176,29 @@ def _correction(unbiased, correction):
 
 @numpy_names
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0)."""
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
+    a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
+    return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False), out)
+
+
+def _spread(input, dim, unbiased, keepdim, correction, root):
+    """The variance of ``input`` (its square root when ``root``). A float32, float16 or
+    bfloat16 variance that left its range, squares that overflowed (inf where the values are
+    finite) or underflowed (a variance below 2**-100, whose root is far above float32's
+    subnormals), is taken again, with its root, in float64 and rounded, as torch accumulates
+    in double: the common case stays in the narrow dtype."""
+    v = _variance(input, dim, unbiased, keepdim, correction)
+    if input.dtype in _NARROW and v.numel():
+        d = v._data  # (a nan fails both tests: computed again, nan again)
+        if not (d.min() >= 2.0 ** -100 and d.max() < np.inf):
+            wide = _spread(input.double(), dim, unbiased, keepdim, correction, root)
+            return named(wide.to(input.dtype), "StdBackward0" if root else "VarBackward0")
+    return _sqrt_zero_grad(v) if root else v
+
+
+def _variance(input, dim, unbiased, keepdim, correction):
     dims = dims_arg(dim, input.ndim)
     c = _correction(unbiased, correction)
     n = _count(input.shape, dims)
@@ -179,22 +207,23 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
     ss = sum(squares, dims, keepdim)
     if n - c > 0:
-        return with_out(named(ss / (n - c), "VarBackward0"), out)
+        return named(ss / (n - c), "VarBackward0")
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
     # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c).
     r = ss / 0.0
     if dims and n - c < 0:
         unclamped = ss / (n - c)
         r = r.detach() + (unclamped - unclamped.detach())
-    return with_out(r, out)
+    return named(r, "VarBackward0")
 
 
 @numpy_names
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
-    return with_out(named(_sqrt_zero_grad(var(input, dim, unbiased, keepdim, correction=correction)),
-                          "StdBackward0"), out)
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True), "StdBackward0"), out)
 
 
 @numpy_names
@@ -215,6 +244,9 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
             named(mean(input, dim, keepdim), "StdMeanBackward0"))
+
+
+_NARROW = (_dtype.float32, _dtype.float16, _dtype.bfloat16)
 
 
 def _sqrt_zero_grad(s):
@@ -264,12 +296,17 @@ class Amin(Amax):
         return namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim)
 
 
+_EXTREME_SIGNATURES = (" * (Tensor input, *, Tensor out = None)\n"
+                       " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                       " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n")
+
+
 def _extreme(name, whole, along, input, dim, keepdim, other):
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
         return maximum(input, other) if name == "max" else minimum(input, other)
-    if dim is None:
+    if int_dim(name, dim, _EXTREME_SIGNATURES) is ALL_DIMS:
         return apply(whole, input)
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
@@ -321,14 +358,14 @@ class MinAlongDim(MaxAlongDim):
 
 
 @numpy_names
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
 @numpy_names
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
     return _extreme("min", Min, MinAlongDim, input, dim, keepdim, other)

@@ -165,6 +165,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     list of numbers (one step per dim) or a tuple of 1-D coordinate tensors (one per dim, for
     uneven grids). Integer inputs give the default float. RuntimeError when a dimension has
     fewer than ``edge_order + 1`` points."""
+    if input.dtype is _dtype.bool:  # torch's differences subtract bools
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                           "`^` or `logical_xor()` operator instead.")
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [_wrap_dim(d, input.ndim) for d in dims]
     if isinstance(spacing, (numbers.Number, Tensor)) and not (isinstance(spacing, Tensor) and spacing.ndim):
@@ -223,7 +226,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: ``sum((x[i+1] - x[i]) * (y[i+1] + y[i]) / 2)``, with
     sample points ``x`` (1-D along ``dim`` or ``y``'s shape) or a constant spacing ``dx``
     (default 1). Integer samples give the default float."""
-    d = _wrap_dim(dim, y.ndim)
+    d = _bool_samples(y, dim, "trapezoid")
     if y.shape[d] == 0:  # PyTorch returns unconnected zeros here
         return zeros(tuple(s for i, s in enumerate(y.shape) if i != d), dtype=y.dtype)
     return _trapezoids(y, x, dx, d).sum(d)
@@ -234,8 +237,15 @@ trapz = trapezoid
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal rule along ``dim`` (one element fewer than ``y``)."""
-    d = _wrap_dim(dim, y.ndim)
+    d = _bool_samples(y, dim, "cumulative_trapezoid")
     return _trapezoids(y, x, dx, d).cumsum(d)
+
+
+def _bool_samples(y, dim, name):
+    """``dim`` wrapped; RuntimeError for bool samples, as PyTorch's trapezoid rules."""
+    if y.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    return _wrap_dim(dim, y.ndim)
 
 
 def _trapezoids(y, x, dx, d):

@@ -44,7 +44,7 @@ def _shape_text(shape):
 
 def reshape(input, *shape):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
-    shape = _infer_shape(shape_arg(shape), input.numel(), input.shape)
+    shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input.numel(), input.shape)
     if shape == input._data.shape and not input.requires_grad:
         return input._alias()
     out = apply(View, input, shape=shape)
@@ -66,7 +66,7 @@ def view(input, *shape):
     ``reshape``). ``view(dtype)`` is not supported."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported by ember")
-    shape = _infer_shape(shape_arg(shape), input.numel(), input.shape)
+    shape = _infer_shape(shape_arg(shape, ("view", "size")), input.numel(), input.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
         try:
@@ -173,7 +173,7 @@ class Unsqueeze(View):
 def permute(input, *dims):
     """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
     repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
-    dims = shape_arg(dims)
+    dims = shape_arg(dims, ("permute", "dims"))
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
     if len(dims) != input.ndim:
@@ -248,7 +248,7 @@ moveaxis = movedim
 
 def expand(input, *sizes):
     """Broadcast view to ``sizes`` (-1 keeps a dimension); RuntimeError naming both shapes."""
-    sizes = shape_arg(sizes)
+    sizes = shape_arg(sizes, ("expand", "size"))
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand({_dtype.legacy_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import numpy_names, result_type, values_indices
+from .args import ALL_DIMS, int_dim, numpy_names, result_type, stable_by_keyword, values_indices
 from .core import Op, _type_name, apply, named
 from .indexing import gather
 from .join import narrow
@@ -16,7 +16,8 @@ from .pointwise_binary import Where
 
 
 @numpy_names
-def argsort(input, dim=-1, descending=False, stable=False):
+@stable_by_keyword
+def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)
     (https://pytorch.org/docs/stable/generated/torch.argsort.html)."""
     if input.ndim == 0:
@@ -44,7 +45,8 @@ class Argsort(Op):
 
 
 @numpy_names
-def sort(input, dim=-1, descending=False, stable=False):
+@stable_by_keyword
+def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)`` sorted along ``dim`` (always stable; NaN sorts as the largest);
     the values carry the gradient (https://pytorch.org/docs/stable/generated/torch.sort.html).
     IndexError for ``dim`` out of range."""
@@ -114,11 +116,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 @numpy_names
-def median(input, dim=None, keepdim=False):
+def median(input, dim=ALL_DIMS, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
-    refuse_unordered_median(input, dim)
-    if dim is None:
+    if refuse_unordered_median(input, dim) is ALL_DIMS:
         return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
     if input.ndim == 0:  # as kthvalue
         _wrap_dim(dim, 0)
@@ -156,11 +157,10 @@ def evenly_shared(input, select):
 
 
 def refuse_unordered_median(input, dim, name="median"):
-    """TypeError for a tuple ``dim``; NotImplementedError for complex and bool input, as
-    torch's median kernels."""
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
-    _refuse_complex(input, "median_cpu" if dim is None else "median_out", refuse_bool=True)
+    """``dim``; TypeError for None or a tuple; NotImplementedError for complex and bool input,
+    as torch's median kernels."""
+    _refuse_complex(input, "median_cpu" if int_dim(name, dim) is ALL_DIMS else "median_out", refuse_bool=True)
+    return dim
 
 
 def _refuse_complex(input, kernel="unique", refuse_bool=False):
@@ -220,7 +220,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     """Indices where ``values`` would be inserted into ``sorted_sequence`` to keep it sorted
     (int64, or int32 with ``out_int32``)
     (https://pytorch.org/docs/stable/generated/torch.searchsorted.html)."""
-    _refuse_complex(sorted_sequence, "searchsorted_out_cpu")
+    _refuse_complex(sorted_sequence, "searchsorted_out_cpu", refuse_bool=True)
     _refuse_complex(values, "searchsorted_out_cpu")
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _backend
 from .._backend import kernel as _kernel, namespace
 from .._tensor import Tensor
-from .args import with_out
+from .args import tensor_args, with_out
 from .core import Op, apply, elementwise_rule
 from .pointwise_binary import Where
 from .pointwise_unary import elementwise
@@ -138,8 +138,10 @@ def sinc(input, *, out=None):
 
 def _sinc_derivative(x, g):
     px = x * math.pi
-    slope = (px * px.cos() - px.sin()) / (px * x)
-    return g * _where(x == 0, slope.new_zeros(()), slope)
+    denominator = px * x
+    slope = (px * px.cos() - px.sin()) / denominator
+    # where pi x^2 underflows (|x| < 1e-154 in float64) the slope -pi^2 x / 3 is 0 too
+    return g * _where(denominator == 0, slope.new_zeros(()), slope)
 
 
 Sinc = elementwise("Sinc", _kernel("sinc"), _sinc_derivative)
@@ -152,7 +154,13 @@ def lgamma(input, *, out=None):
 
 
 def _lgamma_kernel(x):
-    return namespace(x).where(x == -np.inf, np.inf, _backend.special(x).gammaln(x)).astype(x.dtype, copy=False)
+    xp = namespace(x)
+    r = xp.where(x == -np.inf, np.inf, _backend.special(x).gammaln(x))
+    if x.dtype == np.float64:  # SciPy's gammaln is inf at subnormals: there lgamma(x) = -log|x|
+        subnormal = (xp.abs(x) < np.finfo(np.float64).tiny) & (x != 0)
+        if subnormal.any():
+            r = xp.where(subnormal, -xp.log(xp.abs(xp.where(subnormal, x, 1.0))), r)
+    return r.astype(x.dtype, copy=False)
 
 
 Lgamma = elementwise("Lgamma", _scipy(_lgamma_kernel), lambda x, g: g * digamma(x),
@@ -346,13 +354,16 @@ def igamma(input, other, *, out=None):
     """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``,
     ``torch.special.gammainc``): the probability that a Gamma(input, 1) variable is at most
     ``other``. Differentiable in ``other`` only (density ``x^(a-1) e^-x / Gamma(a)``); the
-    derivative in ``input`` raises, as PyTorch's."""
+    derivative in ``input`` raises, as PyTorch's. TypeError for a Python number."""
+    tensor_args("igamma", input, other)
     return with_out(apply(Igamma, input, other), out)
 
 
 def igammac(input, other, *, out=None):
     """The regularised upper incomplete gamma function ``Q(input, other) = 1 - P(input, other)``
-    (``torch.igammac``, ``torch.special.gammaincc``), accurate where P is near 1."""
+    (``torch.igammac``, ``torch.special.gammaincc``), accurate where P is near 1. TypeError
+    for a Python number."""
+    tensor_args("igammac", input, other)
     return with_out(apply(Igammac, input, other), out)
 
 

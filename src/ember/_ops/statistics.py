@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import is_floating, namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import numpy_names, values_indices
+from .args import ALL_DIMS, numpy_names, values_indices
 from .core import Op, apply
 from .indexing import gather
 from .pointwise_binary import Where
@@ -99,11 +99,10 @@ class Mode(Op):
 
 # ---- medians and quantiles ------------------------------------------------------------------------
 @numpy_names
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=ALL_DIMS, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""
-    refuse_unordered_median(input, dim, "nanmedian")
-    if dim is None:
+    if refuse_unordered_median(input, dim, "nanmedian") is ALL_DIMS:
         return evenly_shared(input, lambda flat: nanmedian(flat, 0).values)
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
