@@ -16,7 +16,7 @@ from ..autograd import grad as _grad
 from ..autograd.function import Function
 from .graph import Graph, Node, nodes_in
 
-__all__ = ["record_backward", "split", "Joint", "CompiledGraph"]
+__all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGraph"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -105,6 +105,61 @@ def split(graph, sources, forward_ids, grads):
     return Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
 
 
+def without_gradients(backward, n_saved, missing):
+    """The backward graph for a call where the outputs' gradients at positions ``missing`` (of
+    the grad_output placeholders, after the ``n_saved`` saved values) are None (unused outputs:
+    eager autograd never runs their branch). Every value computed from those gradients alone is
+    zero and left out, instead of fed zeros: ``0 * inf`` would turn a gradient the user does use
+    into nan. Returns ``(graph, zero_metas, none_outputs)``: the graph takes the saved values, the
+    present gradients, then one zero array per meta of ``zero_metas`` (where a zero meets a
+    nonzero value in an op other than an addition), and its outputs at ``none_outputs`` are
+    gradients that are None; returns None when such a zero would have a symbolic shape."""
+    grads = backward.placeholders[n_saved:]
+    zero = {grads[i] for i in missing}          # values that are all zeros (not computed)
+    dependent = set(grads)                      # values computed from the output gradients
+    keep, needs = {}, []                        # node -> the other argument (an addition); zeros to feed
+    for n in backward.nodes:
+        if n.op != "call_op":
+            continue
+        inputs = set(nodes_in((n.args, n.kwargs)))
+        if inputs & dependent:
+            dependent.add(n)
+        zeros = inputs & zero
+        if not zeros:
+            continue
+        if zeros == inputs & dependent:         # linear in the output gradients: zero in, zero out
+            zero.add(n)
+            continue
+        other = [a for a in n.args if a not in zero]
+        if getattr(n.target, "name", None) == "Add" and len(other) == 1 and n.kwargs.get("alpha", 1) == 1 \
+                and other[0].meta.get("shape") == n.meta.get("shape") and other[0].meta.get("dtype") is n.meta.get("dtype"):
+            keep[n] = other[0]
+            continue
+        for a in sorted(zeros, key=lambda a: a.name):
+            if not all(isinstance(d, int) for d in a.meta["shape"]):
+                return None
+            if a not in needs:
+                needs.append(a)
+    graph, env = Graph(), {}
+    graph.symbols = backward.symbols
+    for p in backward.placeholders:
+        if p not in zero:
+            env[p] = graph.placeholder(p.name, p.meta)
+    for a in needs:
+        env[a] = graph.placeholder(f"zeros_{a.name}", a.meta)
+    for n in backward.nodes:
+        if n.op != "call_op" or (n in zero and n not in needs):
+            continue
+        if n in keep:
+            env[n] = env[keep[n]]
+        elif n not in env:
+            env[n] = graph.call_op(n.target, _remap(n.args, env), _remap(n.kwargs, env), n.meta)
+    outputs = backward.outputs
+    none = [j for j, o in enumerate(outputs) if o in zero and o not in needs]
+    graph.output([o if not isinstance(o, Node) else env.get(o) for o in outputs])
+    return graph, [a.meta for a in needs], none
+
+
 def _remap(value, env):
     if isinstance(value, Node):
         return env[value]
@@ -130,15 +185,25 @@ class CompiledGraph(Function):
             tensors[i]._versions[0] += 1
         n = runner.joint.n_outputs
         ctx.runner, ctx.saved_arrays, ctx.sizes = runner, results[n:], sizes
-        return tuple(Tensor._make(np.asarray(a)) for a in results[:n])
+        ctx.set_materialize_grads(False)  # an unused output's gradient is None (see backward)
+        outputs = tuple(Tensor._make(np.asarray(a)) for a in results[:n])
+        ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
+                             if o.meta.get("requires_grad")]
+        return outputs
 
     @staticmethod
     def backward(ctx, *grads):
         runner = ctx.runner
         # the backward graph takes the gradients of the outputs that require grad only
-        wanted = [g._data for g, o in zip(grads, runner.joint.forward.outputs) if o.meta.get("requires_grad")]
-        arrays = runner.invoke(runner.run_backward, list(ctx.saved_arrays) + wanted, ctx.sizes)
+        wanted = [g for g, o in zip(grads, runner.joint.forward.outputs) if o.meta.get("requires_grad")]
+        missing = tuple(i for i, g in enumerate(wanted) if g is None)
+        if missing:  # outputs the loss did not use: their branch of the backward is left out
+            run, tail = runner.backward_without(missing, wanted, ctx.output_shapes)
+        else:
+            run, tail = runner.run_backward, [g._data for g in wanted]
+        arrays = runner.invoke(run, list(ctx.saved_arrays) + tail, ctx.sizes)
         result = [None] * (2 + runner.n_inputs)
         for k, j in runner.joint.grad_slots:
-            result[2 + k] = Tensor._make(np.asarray(arrays[j]))
+            if arrays[j] is not None:
+                result[2 + k] = Tensor._make(np.asarray(arrays[j]))
         return tuple(result)

@@ -142,7 +142,7 @@ class _Entry:
             # forward and backward both compiled, joined by one autograd node
             compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
-            self.n_inputs = len(sources)
+            self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
             return
         self.joint = None
         if backend == "eager" or self.tape:
@@ -154,6 +154,23 @@ class _Entry:
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
                             if n in placeholders}
+
+    def backward_without(self, missing, grads, shapes):
+        """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
+        call whose output gradients ``grads`` (of ``shapes``) are None at ``missing``: the graph
+        without their branch (:func:`aot.without_gradients`, compiled once per such set), or where
+        that cannot be built, the whole backward with zeros for them."""
+        if missing not in self.pruned:
+            n_saved = len(self.joint.backward.placeholders) - len(grads)
+            pruned = aot.without_gradients(self.joint.backward, n_saved, missing)
+            self.pruned[missing] = pruned and (self.compile_graph(pruned[0]), pruned[1])
+        present = [g._data for g in grads if g is not None]
+        if self.pruned[missing]:
+            run, metas = self.pruned[missing]
+            return run, present + [np.zeros(m["shape"], m["dtype"].np) for m in metas]
+        dtypes = [p.meta["dtype"].np for p in self.joint.backward.placeholders[-len(grads):]]
+        return self.run_backward, [np.zeros(shape, d) if g is None else g._data
+                                   for g, shape, d in zip(grads, shapes, dtypes)]
 
     @staticmethod
     def invoke(run, values, sizes):
