@@ -8,9 +8,9 @@ from .. import _backend
 from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
-from .args import c_type_name, dims_arg, dtype_arg, with_out
-from .core import Op, _type_name, apply, named
-from .reduce import expand_back, reduction_rule
+from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
+from .core import Op, _type_name, apply, named, transposed
+from .reduce import Sum, expand_back, reduction_rule
 
 
 def matmul(input, other, *, out=None):
@@ -44,7 +44,23 @@ def matmul(input, other, *, out=None):
     except ValueError:
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
+    if input.ndim == 1 and other.ndim == 2:  # PyTorch: a row, its product, the row's dimension dropped
+        return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
+    if input.ndim > 2 and other.ndim <= 2 and _should_fold(input, other):
+        rows = a[:-1]
+        product = apply(Matmul, input.reshape(product_of(rows), k1), other)
+        return with_out(named(product.view(rows + product.shape[1:]), "UnsafeViewBackward0"), out)
     return with_out(apply(Matmul, input, other), out)
+
+
+def _should_fold(input, other):
+    """PyTorch's rule for a stack of rows times a matrix or vector: fold the stack into one
+    matrix (``reshape``, ``mm``/``mv``, ``_unsafe_view``) when ``other`` wants a gradient (a
+    broadcast copy of it would cost the backward more) or when the fold needs no copy."""
+    if other.requires_grad or not input._data.size:
+        return True
+    shape, strides = input._data.shape, input._data.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def _mat_text(shape):
@@ -123,6 +139,43 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if alpha != 1:
         prod = prod * alpha
     return with_out(named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "AddmmBackward0"), out)
+
+
+class Addmm(Op):
+    """``input + mat1 @ mat2`` for matrices ``mat1`` (n, m), ``mat2`` (m, p) and an ``input``
+    that broadcasts to (n, p), all of one dtype (https://pytorch.org/docs/stable/generated/torch.addmm.html):
+    ``F.linear``'s product with its bias, ``addmm(bias, input, weight.t())``, as PyTorch records it.
+    The gradient of ``mat2`` keeps its layout: a transposed weight gets the transpose of a
+    contiguous product, so the weight's own gradient (through ``t``) is contiguous, as PyTorch's."""
+    promote = None
+
+    @classmethod
+    def infer(cls, input, mat1, mat2):
+        return (mat1.shape[0], mat2.shape[1]), mat1.dtype
+
+    @staticmethod
+    def forward(input, mat1, mat2):
+        out = _backend.matmul(mat1, mat2)
+        namespace(out).add(out, input, out=out)  # the ufunc call: cheaper than += on one row
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        need_input, need_mat1, need_mat2 = ctx.needs_input_grad
+        g_mat1 = g_mat2 = None
+        if need_mat1:
+            g_mat1 = apply(Matmul, g, transposed(ctx.input(2)))
+        if need_mat2:
+            mat1 = ctx.input(1)
+            mat2 = ctx.input(2)._data
+            if mat2.strides == (mat2.itemsize, mat2.itemsize * mat2.shape[0]):  # column-major: keep it so
+                g_mat2 = transposed(apply(Matmul, transposed(g), mat1))
+            else:
+                g_mat2 = apply(Matmul, transposed(mat1), g)
+        g_input = None
+        if need_input:  # a bias vector's gradient summed here: the engine's general sum_to_size costs more
+            g_input = apply(Sum, g, dim=(0,)) if ctx.shapes[0] == g._data.shape[1:] else g
+        return g_input, g_mat1, g_mat2
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
