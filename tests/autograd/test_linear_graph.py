@@ -84,6 +84,18 @@ def test_every_inputs_graph_and_gradients_are_torchs(x_shape, w_shape, b_shape, 
             np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("x_shape, w_shape, b_shape, strided", list(_cases()))
+def test_unrecorded_values_are_torchs(x_shape, w_shape, b_shape, strided):
+    """Without a graph (no_grad, or nothing requires grad) a stack of rows is one product."""
+    values = []
+    for L in (ember, torch):
+        x, w, b, _ = _operands(L, x_shape, w_shape, b_shape, strided, (False, False, False))
+        with L.no_grad():
+            values.append(L.nn.functional.linear(x, w, b).numpy())
+    assert values[0].shape == values[1].shape
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-12, atol=1e-12)
+
+
 def test_errors_are_torchs():
     for args in (((4, 3), (2, 3), (3,)), ((5, 4, 3), (2, 3), (3,)), ((3,), (2, 3), (3,)),
                  ((5, 4, 3), (2, 3), (4, 3)), ((4, 3), (2, 3), (4, 1, 2)), ((), (2, 3), None),

@@ -22,7 +22,7 @@ from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class", "transposed", "backward_view"]
+           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording"]
 
 OPS = {}
 _observing = threading.local()
@@ -210,6 +210,14 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def recording(*inputs):
+    """Whether an op on ``inputs`` would be put on the tape: grad mode is on and one of them
+    requires grad. Functions that PyTorch decomposes (``F.linear``, ``matmul``'s folds) show the
+    decomposition's nodes only where there is a graph to show; without one they run a single op
+    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch)."""
+    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs)
 
 
 def backward_view(op, g, **attrs):

@@ -9,7 +9,7 @@ from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
-from .core import Op, _type_name, apply, named, transposed
+from .core import Op, _type_name, apply, named, recording, transposed
 from .reduce import Sum, expand_back, reduction_rule
 
 
@@ -46,7 +46,7 @@ def matmul(input, other, *, out=None):
                            f"({list(b)}) at non-singleton batch dimensions") from None
     if input.ndim == 1 and other.ndim == 2:  # PyTorch: a row, its product, the row's dimension dropped
         return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
-    if input.ndim > 2 and other.ndim <= 2 and _should_fold(input, other):
+    if input.ndim > 2 and other.ndim <= 2 and recording(input, other) and _should_fold(input, other):
         rows = a[:-1]
         product = apply(Matmul, input.reshape(product_of(rows), k1), other)
         return with_out(named(product.view(rows + product.shape[1:]), "UnsafeViewBackward0"), out)
@@ -146,12 +146,14 @@ class Addmm(Op):
     that broadcasts to (n, p), all of one dtype (https://pytorch.org/docs/stable/generated/torch.addmm.html):
     ``F.linear``'s product with its bias, ``addmm(bias, input, weight.t())``, as PyTorch records it.
     The gradient of ``mat2`` keeps its layout: a transposed weight gets the transpose of a
-    contiguous product, so the weight's own gradient (through ``t``) is contiguous, as PyTorch's."""
+    contiguous product, so the weight's own gradient (through ``t``) is contiguous, as PyTorch's.
+    Unrecorded (``core.recording``), ``F.linear`` passes a contiguous stack of rows (*, n, m) as
+    ``mat1`` whole: one product instead of a view, the product and a view back."""
     promote = None
 
     @classmethod
     def infer(cls, input, mat1, mat2):
-        return (mat1.shape[0], mat2.shape[1]), mat1.dtype
+        return tuple(mat1.shape[:-1]) + (mat2.shape[1],), mat1.dtype
 
     @staticmethod
     def forward(input, mat1, mat2):

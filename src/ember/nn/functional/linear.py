@@ -8,7 +8,7 @@ case is ``matmul(input, weight.t())`` plus the bias.
 """
 from ..._ops.args import c_type_name as _c_type, product as _prod
 from ..._ops.linalg import Addmm, einsum, matmul
-from ..._ops.core import _type_name, apply
+from ..._ops.core import _type_name, apply, recording
 
 __all__ = ["linear", "bilinear"]
 
@@ -43,6 +43,8 @@ def linear(input, weight, bias=None):
         bias_shape = bias._data.shape
         if (len(bias_shape) == 1 or len([n for n in bias_shape if n != 1]) == 1) \
                 and bias._data.flags.c_contiguous and input._data.flags.c_contiguous:
+            if not recording(input, weight, bias):  # no graph to show: one product over the stack
+                return _addmm(bias, input, weight)
             out = _addmm(bias, input.view(_prod(input_shape[:-1]), input_shape[-1]), weight)
             return out.view(input_shape[:-1] + out.shape[1:])
     out = matmul(input, weight.t())
@@ -56,11 +58,12 @@ def linear(input, weight, bias=None):
 
 
 def _addmm(bias, rows, weight):
-    """``addmm(bias, rows, weight.t())``. RuntimeError for a vector weight, and expand's when
+    """``addmm(bias, rows, weight.t())`` (``rows``: a matrix, or a stack of rows when unrecorded).
+    RuntimeError for a vector weight, and expand's when
     ``bias`` does not broadcast to the product, as PyTorch's ``addmm``."""
     if weight.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
-    shape, n, m = bias._data.shape, rows._data.shape[0], weight._data.shape[0]
+    shape, n, m = bias._data.shape, _prod(rows._data.shape[:-1]), weight._data.shape[0]
     if shape != (m,) and (len(shape) > 2 or any(size != 1 and size != want
                                                 for size, want in zip(shape[::-1], (m, n)))):
         bias.expand(n, m)  # raises RuntimeError with the sizes
