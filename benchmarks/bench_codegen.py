@@ -39,7 +39,7 @@ def step_graph(x, y, params):
             for i, (w, bias) in enumerate(params)]
     acts, h = [xs], xs
     for i, (w, bias) in enumerate(layers):
-        h = b.call("Linear", h, w, bias)
+        h = b.call("Addmm", bias, h, b.call("Permute", w, dims=(1, 0)))  # F.linear: addmm(bias, h, w.t())
         if i < len(layers) - 1:
             h = b.call("Relu", h)
             acts.append(h)

@@ -203,12 +203,18 @@ def test_gemm_epilogues_every_candidate(dtype, choice, monkeypatch):
     bias = b.input("bias", _data(rng, (24,), dtype, special=False))
     res = b.input("res", _data(rng, (3, 12, 24), dtype, special=False))
     a = b.input("a", _data(rng, (40, 36), dtype, special=False))
-    h = b.call("Add", b.call("Gelu", b.call("Linear", x, w, bias)), res)
+    rows = b.call("Addmm", bias, b.call("View", x, shape=(36, 40)), b.call("Permute", w, dims=(1, 0)))
+    h = b.call("Add", b.call("Gelu", b.call("View", rows, shape=(3, 12, 24))), res)
     at = b.call("Matmul", b.call("Permute", a, dims=(1, 0)), b.call("Permute", w, dims=(1, 0)))
     scaled = b.call("Mul", at, 0.5)
     g = b.output(h, scaled)
     fn, _ = _check(b, g, SUM_TOL)
     assert "with epilogue Gelu(gelu), Add(add)" in fn.c_source
+
+
+def linear(b, x, w, bias):
+    """F.linear on a matrix, as it dispatches: addmm(bias, x, w.t())."""
+    return b.call("Addmm", bias, x, b.call("Permute", w, dims=(1, 0)))
 
 
 def mlp_step(dtype=np.float32, B=32, D=48, H=40, C=10, seed=0, lr=0.1, ignore=None):
@@ -226,8 +232,8 @@ def mlp_step(dtype=np.float32, B=32, D=48, H=40, C=10, seed=0, lr=0.1, ignore=No
     b2 = b.input("b2", np.zeros(C, dtype))
     one = b.input("one", np.ones((), dtype))
     kw = {} if ignore is None else {"ignore_index": ignore}
-    a = b.call("Relu", b.call("Linear", x, w1, b1))
-    logits = b.call("Linear", a, w2, b2)
+    a = b.call("Relu", linear(b, x, w1, b1))
+    logits = linear(b, a, w2, b2)
     loss = b.call("CrossEntropy", logits, y, None, **kw)
     g_logits = b.call("CrossEntropyBackward", one, y, None, logits, **kw)
     g_h = b.call("Where", b.call("Le", a, 0), 0.0, b.call("Matmul", g_logits, w2))
@@ -340,5 +346,5 @@ def test_output_code_log_names_fused_ops(capfd, monkeypatch):
     b, g = mlp_step(np.float32, B=8, D=9, H=7, C=3, seed=5)
     compile_graph(g, {})
     err = capfd.readouterr().err
-    assert "/* GEMM [8x9] @ [9x7]: Linear(linear) with epilogue Relu(relu), Le(le) */" in err
-    assert "[ember autotuning] linear [8x9]@[9x7] + epilogue -> direct kernel (cost model)" in err
+    assert "/* GEMM [8x9] @ [9x7]: Addmm(addmm) with epilogue Relu(relu), Le(le) */" in err
+    assert "[ember autotuning] addmm [8x9]@[9x7] + epilogue -> direct kernel (cost model)" in err

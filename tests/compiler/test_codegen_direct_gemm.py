@@ -38,7 +38,8 @@ def test_direct_kernel_every_layout_and_tail(dtype, monkeypatch):
     at, bt = inp("at", (20, 17)), inp("bt", (20, 10))
     a5, b48 = inp("a5", (5, 16)), inp("b48", (48, 16))
     col, row = inp("col", (6, 1)), inp("row", (1, 19))
-    outs = [b.call("Linear", x, w, bias), b.call("Linear", x2, w2), b.call("Matmul", a, square),
+    outs = [b.call("Addmm", bias, x, b.call("Permute", w, dims=(1, 0))),
+            b.call("Matmul", x2, b.call("Permute", w2, dims=(1, 0))), b.call("Matmul", a, square),
             b.call("Matmul", b.call("Permute", at, dims=(1, 0)), bt),
             b.call("Matmul", a5, b.call("Permute", b48, dims=(1, 0))), b.call("Matmul", col, row)]
     g = b.output(*outs)

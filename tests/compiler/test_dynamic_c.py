@@ -101,4 +101,4 @@ def test_dynamic_true_sequence_model_runs_every_length_in_c(c_builds):
     # makes a graph dynamic in every dim (batch and length), which runs every later length
     assert counters["stats"]["unique_graphs"] == 2 and len(c_builds) == 4
     assert all("static long em_S1;  /* s1 */" in f.c_source for f in c_builds[2:])
-    assert "GEMM [(em_S0 * em_S1)x8] @ [8x32]: Linear(linear) with epilogue Gelu(gelu)" in c_builds[2].c_source
+    assert "GEMM [(em_S0 * em_S1)x8] @ [8x32]: Addmm(addmm) with epilogue Gelu(gelu)" in c_builds[2].c_source

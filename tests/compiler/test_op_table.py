@@ -92,7 +92,7 @@ SHAPES = {  # views, copies and indexing; each gradient scatters back into x
     "Cat": "torch.cat([x, x * 2], 1)", "Flip": "torch.flip(x, [1])", "Roll": "torch.roll(x, 2, 1)",
     "Tril": "torch.tril(x)", "Triu": "torch.triu(x, 1)", "Diagonal": "torch.diagonal(x) * 1",
     "Pad": "F.pad(x, (1, 2))", "PadReflect": "F.pad(x.unsqueeze(0), (1, 1), mode='reflect')",
-    "DiagonalScatter": "torch.diagonal_scatter(x, y[0, :M] * 1)", "Einsum": "torch.einsum('ij,kj->ik', x, y)", "Matmul": "x @ x.t()", "Linear": "F.linear(x, x[:3], y[0, :3])",
+    "DiagonalScatter": "torch.diagonal_scatter(x, y[0, :M] * 1)", "Einsum": "torch.einsum('ij,kj->ik', x, y)", "Matmul": "x @ x.t()", "Addmm": "F.linear(x, x[:3], y[0, :3])",
     "Embedding": "F.embedding(torch.tensor([[1, 3], [0, 1]]), x)",
     # index arrays made in the function: constants of the graph
     "Index": "x[torch.tensor([2, 0, 2])]", "IndexPut": "x.index_put((torch.tensor([1, 3]),), y[0, :1] * 3)",

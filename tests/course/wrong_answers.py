@@ -10,7 +10,7 @@ for start in range(0, len(indices), self.batch_size):
     "14/matmul-flops": """if len(b) < 2:
     return None
 return "aten.mm", prod(out_shape) * a[-1]""",  # multiply-adds, not FLOPs; no bmm
-    "14/linear-flops": """return "aten.mm", 2 * prod(out_shape) * x[-1]""",  # addmm named mm
+    "14/linear-flops": """return "aten.mm", 2 * prod(out_shape) * mat1[-1]""",  # addmm named mm
     "15/minmax-qparams": """lo, hi = self.min_val, self.max_val
 scale = np.maximum((hi - lo) / np.float32(self.quant_max - self.quant_min), self.eps)
 zero_point = np.clip(self.quant_min - np.rint(lo / scale), self.quant_min, self.quant_max).astype(np.int64)

@@ -22,7 +22,7 @@ from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class"]
+           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording"]
 
 OPS = {}
 _observing = threading.local()
@@ -91,7 +91,7 @@ class Op:
     def __init_subclass__(cls):
         # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
         # key in OPS: the class name unless the class sets one (a class named after the op
-        # would collide with its nn module, as ``Linear``'s entry ``LinearForward`` would).
+        # would collide with its nn module, as ``Hardtanh``'s entry ``HardtanhForward`` would).
         cls.name = cls.__dict__.get("name", cls.__name__)
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
@@ -210,6 +210,35 @@ def apply(op, *inputs, **attrs):
                 _record(op, inputs, attrs, t)
                 break
     return t
+
+
+def recording(*inputs):
+    """Whether an op on ``inputs`` would be put on the tape: grad mode is on and one of them
+    requires grad. Functions that PyTorch decomposes (``F.linear``, ``matmul``'s folds) show the
+    decomposition's nodes only where there is a graph to show; without one they run a single op
+    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch)."""
+    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs)
+
+
+def backward_view(op, g, **attrs):
+    """``apply(op, g, **attrs)`` for view ``op`` on a gradient in a backward: dispatched when the
+    result can be differentiated again (``create_graph``) or is watched (a compile capture, the
+    profiler); otherwise the array's view is wrapped directly (no node, no version link, which
+    a gradient on its way to the next node does not need)."""
+    if g.requires_grad or OBSERVERS:
+        return apply(op, g, **attrs)
+    return _Tensor._make(op.forward(g._data, **attrs))
+
+
+def transposed(t):
+    """``t.mT`` for a tensor of 2 or more dimensions. An op's backward takes it of saved inputs
+    and gradients: there the dispatched view (a node, a version link) is needed only when the
+    result can be differentiated again (``create_graph``) or is watched (a compile capture, the
+    profiler); otherwise the array's transpose is wrapped directly, as the dispatch would cost
+    more than the product of a small layer it feeds."""
+    if t.requires_grad or OBSERVERS:
+        return t.mT
+    return _Tensor._make(t._data.swapaxes(-1, -2))
 
 
 def _snake(name):
@@ -385,8 +414,9 @@ def node_class(name):
 def named(t, name):
     """``t`` with its ``grad_fn`` renamed ``name``: a composite function (``mean`` is a sum
     divided) shows the node PyTorch's primitive would (``MeanBackward0``)."""
-    if t.grad_fn is not None and isinstance(t.grad_fn, OpNode):
-        t.grad_fn.__class__ = node_class(name)
+    node = t._grad_fn  # a fresh result: its history is current
+    if node is not None and isinstance(node, OpNode):
+        node.__class__ = node_class(name)
     return t
 
 

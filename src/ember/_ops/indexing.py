@@ -97,20 +97,43 @@ def _index_error(e, self):
 
 
 def setitem(self, index, value):
-    """``self[index] = value``, recorded as an in-place ``index_put``. A tensor ``value`` is
-    cast to ``self``'s dtype for basic indices (a copy into the view, as torch); advanced
-    indices need the same dtype (torch's RuntimeError otherwise)."""
+    """``self[index] = value``. Basic indices (ints, slices, None, ...) write into the view they
+    select, as PyTorch does (``copy_``/``fill_`` on the view: its grad_fn on ``self`` is
+    ``CopySlices``), a tensor ``value`` cast to ``self``'s dtype; advanced indices (and a
+    whole-tensor index) are an in-place ``index_put`` and need the same dtype (torch's
+    RuntimeError otherwise). RuntimeError (expand's) when ``value`` does not broadcast."""
     index, basic = _index_arg(index)
-    if basic and isinstance(value, Tensor):
+    if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
         value = value.to(self.dtype)
-    if basic and _backend.overlaps_itself(self._data):
-        # An expanded tensor: only the selected view is written (torch allows it where that
-        # view's own elements are distinct), never the whole overlapping tensor.
-        view = apply(Slice, self, index=index)
-        write_result(view, expand(value if isinstance(value, Tensor) else full((), value, dtype=self.dtype),
-                                  view.shape))
+    if not basic or builtins.all(i is Ellipsis or i == slice(None) for i in index):
+        # (a whole-tensor index: PyTorch's fill_/copy_ of self, FillBackward3/CopyBackwards, not yet matched)
+        write_result(self, index_put(self, index, value))
         return
-    write_result(self, index_put(self, index, value))
+    if not isinstance(value, Tensor):
+        value = full((), value, dtype=self.dtype)
+    try:
+        view = apply(Slice, self, index=index)
+    except IndexError as e:
+        raise _index_error(e, self) from None
+    write_result(view, _fitted(value, tuple(view.shape)))
+
+
+def _fitted(value, shape):
+    """``value`` to copy into a tensor of ``shape``: its leading size-1 dimensions beyond
+    ``shape``'s dropped (torch's setitem copies ``ones(1, 4)`` into a row); expand's
+    RuntimeError when it does not broadcast to ``shape``."""
+    vshape = tuple(value.shape)
+    if vshape == shape:
+        return value
+    extra = len(vshape) - len(shape)
+    if extra > 0 and builtins.all(n == 1 for n in vshape[:extra]):
+        value = value.reshape(vshape[extra:])
+    try:
+        if broadcast_shapes(tuple(value.shape), shape) == shape:
+            return value
+    except RuntimeError:
+        pass
+    return expand(value, shape)  # raises with torch's message
 
 
 def _indexed_shape(shape, index):

@@ -8,9 +8,9 @@ from .. import _backend, _dtype
 from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
-from .args import c_type_name, dims_arg, dtype_arg, with_out
-from .core import Op, _type_name, apply, named
-from .reduce import expand_back, reduction_rule
+from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
+from .core import Op, _type_name, apply, named, recording, transposed
+from .reduce import Sum, expand_back, reduction_rule
 
 
 def matmul(input, other, *, out=None):
@@ -46,12 +46,28 @@ def matmul(input, other, *, out=None):
     except ValueError:
         raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
                            f"({list(b)}) at non-singleton batch dimensions") from None
+    if input.ndim == 1 and other.ndim == 2:  # PyTorch: a row, its product, the row's dimension dropped
+        return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
+    if input.ndim > 2 and other.ndim <= 2 and recording(input, other) and _should_fold(input, other):
+        rows = a[:-1]
+        product = apply(Matmul, input.reshape(product_of(rows), k1), other)
+        return with_out(named(product.view(rows + product.shape[1:]), "UnsafeViewBackward0"), out)
     return with_out(apply(Matmul, input, other), out)
 
 
 def _bool_kernel(m, n):
     """The kernel torch names refusing bool operands of ranks ``m`` and ``n``."""
     return "dot" if m == n == 1 else "addmv_impl_cpu" if n == 1 else "bmm" if m > 2 and n > 2 else "addmm_impl_cpu_"
+
+
+def _should_fold(input, other):
+    """PyTorch's rule for a stack of rows times a matrix or vector: fold the stack into one
+    matrix (``reshape``, ``mm``/``mv``, ``_unsafe_view``) when ``other`` wants a gradient (a
+    broadcast copy of it would cost the backward more) or when the fold needs no copy."""
+    if other.requires_grad or not input._data.size:
+        return True
+    shape, strides = input._data.shape, input._data.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def _mat_text(shape):
@@ -110,7 +126,7 @@ def mm(input, mat2, *, out=None):
 def bmm(input, mat2, *, out=None):
     """Batched product of (B, N, M) and (B, M, P) tensors."""
     if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
     expected = (input.shape[0], input.shape[2])
     if tuple(mat2.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -140,6 +156,45 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if alpha != 1:
         prod = prod * alpha
     return with_out(named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "AddmmBackward0"), out)
+
+
+class Addmm(Op):
+    """``input + mat1 @ mat2`` for matrices ``mat1`` (n, m), ``mat2`` (m, p) and an ``input``
+    that broadcasts to (n, p), all of one dtype (https://pytorch.org/docs/stable/generated/torch.addmm.html):
+    ``F.linear``'s product with its bias, ``addmm(bias, input, weight.t())``, as PyTorch records it.
+    The gradient of ``mat2`` keeps its layout: a transposed weight gets the transpose of a
+    contiguous product, so the weight's own gradient (through ``t``) is contiguous, as PyTorch's.
+    Unrecorded (``core.recording``), ``F.linear`` passes a contiguous stack of rows (*, n, m) as
+    ``mat1`` whole: one product instead of a view, the product and a view back."""
+    promote = None
+
+    @classmethod
+    def infer(cls, input, mat1, mat2):
+        return tuple(mat1.shape[:-1]) + (mat2.shape[1],), mat1.dtype
+
+    @staticmethod
+    def forward(input, mat1, mat2):
+        out = _backend.matmul(mat1, mat2)
+        namespace(out).add(out, input, out=out)  # the ufunc call: cheaper than += on one row
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        need_input, need_mat1, need_mat2 = ctx.needs_input_grad
+        g_mat1 = g_mat2 = None
+        if need_mat1:
+            g_mat1 = apply(Matmul, g, transposed(ctx.input(2)))
+        if need_mat2:
+            mat1 = ctx.input(1)
+            mat2 = ctx.input(2)._data
+            if mat2.strides == (mat2.itemsize, mat2.itemsize * mat2.shape[0]):  # column-major: keep it so
+                g_mat2 = transposed(apply(Matmul, transposed(g), mat1))
+            else:
+                g_mat2 = apply(Matmul, transposed(mat1), g)
+        g_input = None
+        if need_input:  # a bias vector's gradient summed here: the engine's general sum_to_size costs more
+            g_input = apply(Sum, g, dim=(0,)) if ctx.shapes[0] == g._data.shape[1:] else g
+        return g_input, g_mat1, g_mat2
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):

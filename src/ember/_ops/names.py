@@ -35,16 +35,6 @@ def _matmul(inputs, attrs):
     return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
 
 
-def _linear(inputs, attrs):
-    # torch's linear: addmm/mm for a matrix input, else the view that restores the batch shape
-    rank, bias = inputs[0].ndim, len(inputs) == 3
-    if rank == 2:
-        return "AddmmBackward0" if bias else "MmBackward0"
-    if bias:
-        return "ViewBackward0"
-    return "SqueezeBackward4" if rank == 1 else "UnsafeViewBackward0"
-
-
 def _pool(pattern):
     # 1-D pooling runs as 2-D pooling between an unsqueeze and a squeeze in torch
     def name(inputs, attrs):
@@ -79,7 +69,7 @@ TORCH_NAMES = {
     "CrossEntropy": "NllLossBackward0",
     "Conv": "ConvolutionBackward0",
     "ConvTranspose": "ConvolutionBackward0",
-    "Linear": _linear,
+    "CopySlices": "CopySlices",  # torch names this node without "Backward0"
     "MaxPool": _pool("MaxPool{}DWithIndicesBackward0"),
     "AvgPool": _pool("AvgPool{}DBackward0"),
     "Scatter": lambda inputs, attrs: "ScatterBackward0" if _is_tensor(inputs[1]) else "ScatterBackward1",

@@ -1,12 +1,9 @@
 """Neural-network primitives for ``ember.nn.functional`` (its losses are in ``loss.py``).
 
-Two kinds of entries live here:
-
-* ``Linear``, fused on the training hot path, where composing a matmul and an add would
-  cost two dispatches (and two nodes) per layer and step;
-* activations whose PyTorch derivative makes a choice at a kink (``hardtanh`` passes no
-  gradient at its bounds, ``hardswish`` is ``x/3 + 1/2`` at -3) that a composition of
-  clamps and products would not reproduce.
+The entries here are activations whose PyTorch derivative makes a choice at a kink
+(``hardtanh`` passes no gradient at its bounds, ``hardswish`` is ``x/3 + 1/2`` at -3) that a
+composition of clamps and products would not reproduce (``F.linear`` is ``addmm``/``matmul``
+in ``linalg.py``, as PyTorch decomposes it).
 
 Every derivative is written in ember ops, so gradients of gradients come free.
 """
@@ -14,10 +11,8 @@ import math
 
 import numpy as np
 
-from .. import _backend
 from .._backend import namespace
 from .core import Op, apply, elementwise_rule, like_input, zero_link
-from .linalg import Matmul
 from .erf import erf
 from .pointwise_binary import Where
 
@@ -25,41 +20,6 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_CUBIC = 0.044715
-
-
-class LinearForward(Op):
-    """``input @ weight.T + bias``
-    (https://pytorch.org/docs/stable/generated/torch.nn.functional.linear.html).
-
-    ``input`` is (*, in_features), ``weight`` (out_features, in_features), ``bias`` (out_features)
-    or absent; all of one dtype (the public function checks shapes and dtypes).
-    """
-    name = "Linear"
-    promote = None
-    infer = classmethod(lambda op, x, weight, bias=None: (tuple(x.shape[:-1]) + (weight.shape[0],), x.dtype))
-
-    @staticmethod
-    def forward(x, weight, bias=None):
-        out = _backend.matmul(x, weight.T)
-        if bias is not None:
-            namespace(out).add(out, bias, out=out)  # the ufunc call: cheaper than += on a decoder's one row
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        x, weight = ctx.input(0), ctx.input(1)
-        needs = ctx.needs_input_grad
-        gx = apply(Matmul, g, weight) if needs[0] else None
-        gw = gb = None
-        if needs[1]:
-            if x.ndim == 1:  # an outer product, as a product so FLOP counters see torch's mm
-                gw = apply(Matmul, g.unsqueeze(1), x.unsqueeze(0))
-            else:
-                g2, x2 = (g, x) if x.ndim == 2 else (g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1]))
-                gw = apply(Matmul, g2.mT, x2)
-        if len(needs) == 3 and needs[2]:
-            gb = g if g.ndim == 1 else g.sum(tuple(range(g.ndim - 1)))
-        return gx, gw, gb
 
 
 # ---- activations -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from .._backend import namespace
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
-from .core import Op, apply, like_input, named
+from .core import Op, apply, backward_view, like_input, named
 
 
 def _infer_shape(shape, numel, input_shape):
@@ -202,7 +202,7 @@ class Permute(Op):
     @staticmethod
     def backward(ctx, g):
         dims = ctx.attrs["dims"]
-        return (g.permute(tuple(sorted(range(len(dims)), key=dims.__getitem__))),)
+        return (backward_view(Permute, g, dims=tuple(sorted(range(len(dims)), key=dims.__getitem__))),)
 
 
 def transpose(input, dim0, dim1):
@@ -224,7 +224,10 @@ def t(input):
     """Transpose of a tensor with at most 2 dimensions; RuntimeError otherwise."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return named(transpose(input, 0, 1), "TBackward0") if input.ndim == 2 else input
+    return named(apply(Permute, input, dims=_REVERSED[input.ndim]), "TBackward0")
+
+
+_REVERSED = {0: (), 1: (0,), 2: (1, 0)}
 
 
 def movedim(input, source, destination):

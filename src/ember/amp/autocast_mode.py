@@ -23,7 +23,7 @@ __all__ = ["autocast", "autocast_inputs", "is_autocast_available", "is_autocast_
            "get_autocast_dtype", "custom_fwd", "custom_bwd", "ACTIVE"]
 
 # Op entry names, as in ember._ops: matrix products run in the lower-precision dtype...
-LOWER_PRECISION = frozenset({"Matmul", "Linear", "Conv", "ConvTranspose", "Einsum", "AttentionWeights"})
+LOWER_PRECISION = frozenset({"Matmul", "Addmm", "Conv", "ConvTranspose", "Einsum", "AttentionWeights"})
 # ...and ops whose accuracy needs float32's precision or range run in float32.
 FLOAT32 = frozenset({"CrossEntropy", "NllLoss", "BinaryCrossEntropy", "MseLoss", "Prod"})
 

@@ -386,17 +386,16 @@ def _matmul(d, node):
     return d.sub(mm(x, u), mm(y, v)), d.add(mm(x, v), mm(y, u))
 
 
-def _linear(d, node):
-    """``x W^T + b``: the products as :func:`_matmul`'s, each part's bias added by its product."""
+def _addmm(d, node):
+    """``bias + a b``: the products as :func:`_matmul`'s, each part's bias added by its product."""
     if not _is_complex(node):
         return None
     part_dtype = node.meta["dtype"].to_real()
-    (x, y), (u, v) = d.pair(node.args[0], part_dtype), d.pair(node.args[1], part_dtype)
-    bias = node.args[2] if len(node.args) > 2 else None
-    b, c = d.pair(bias, part_dtype) if bias is not None else (None, None)
+    (b, c), (x, y), (u, v) = (d.pair(a, part_dtype) for a in node.args)
     shape = node.meta["shape"]
-    lin = lambda a, w, b=None: d.call("Linear", (a, w, b), shape=shape)  # noqa: E731
-    return d.sub(lin(x, u, b), lin(y, v)), d.add(lin(x, v, c), lin(y, u))
+    mm = lambda a, w: d.call("Matmul", (a, w), shape=shape)  # noqa: E731
+    addmm = lambda bias, a, w: d.call("Addmm", (bias, a, w), shape=shape)  # noqa: E731
+    return d.sub(addmm(b, x, u), mm(y, v)), d.add(addmm(c, x, v), mm(y, u))
 
 
 def _per_part(d, node):
@@ -427,5 +426,6 @@ def _per_part(d, node):
 _RULES = {"Add": _add, "Sub": lambda d, n: _add(d, n, "Sub"), "Mul": _mul, "Div": _div,
           "Reciprocal": _reciprocal, "Complex": _complex, "Neg": _neg,
           "Conj": _conj, "ConjPhysical": _conj, "Real": _real, "Imag": _real, "ToDtype": _to_dtype,
-          "Exp": _exp, "Log": _log, "Sqrt": _sqrt, "Pow": _pow, "VectorNorm": _vector_norm, "Abs": _abs, "Angle": _angle, "Sgn": _sgn, "Matmul": _matmul, "Linear": _linear,
+          "Exp": _exp, "Log": _log, "Sqrt": _sqrt, "Pow": _pow, "VectorNorm": _vector_norm, "Abs": _abs, "Angle": _angle,
+          "Sgn": _sgn, "Matmul": _matmul, "Addmm": _addmm,
           **{name: _per_part for name in PER_PART}}

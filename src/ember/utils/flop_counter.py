@@ -35,11 +35,11 @@ def _matmul(a, b, out_shape, **attrs):
     # course:end 14/matmul-flops
 
 
-def _linear(x, weight, bias=None, *, out_shape, **attrs):
+def _addmm(input, mat1, mat2, *, out_shape, **attrs):
     # course:begin 14/linear-flops
-    # hint: x @ weight.T: 2 FLOPs per multiply-add for every output element; torch names it aten.addmm
-    # hint: with a bias, aten.mm without; the bias add itself is not counted
-    return ("aten.addmm" if bias is not None else "aten.mm"), 2 * prod(out_shape) * x[-1]
+    # hint: nn.Linear with a bias runs addmm(bias, x, weight.t()): 2 FLOPs per multiply-add of
+    # hint: mat1 @ mat2 for every output element, keyed aten.addmm; the bias add itself is not counted
+    return "aten.addmm", 2 * prod(out_shape) * mat1[-1]
     # course:end 14/linear-flops
 
 
@@ -85,7 +85,7 @@ def _einsum(*shapes, out_shape, equation, **attrs):
     return "aten.bmm", 2 * prod(sizes[c] for c in letters)
 
 
-FORMULAS = {"Matmul": _matmul, "Einsum": _einsum, "Linear": _linear, "Conv": _conv, "ConvTranspose": _conv_transpose,
+FORMULAS = {"Matmul": _matmul, "Einsum": _einsum, "Addmm": _addmm, "Conv": _conv, "ConvTranspose": _conv_transpose,
             "ConvWeight": _conv_weight, "AttentionWeights": _attention_weights}
 
 

@@ -44,9 +44,15 @@ def direct_candidate(shape):
     return m * n * k <= 64 * _DIRECT_MACS and fits(n, k)
 
 
+def _reads_b_transposed(node):
+    """Whether a GEMM node's B is a transposed matrix (F.linear's ``weight.t()``)."""
+    b = node.args[-1]
+    return getattr(getattr(b, "target", None), "name", None) == "Permute" and tuple(b.kwargs.get("dims", ())) == (1, 0)
+
+
 def cost_model(shape, transposed_b=False):
     """The direct kernel for tiny products, and for the small ones whose B is read transposed
-    (``Linear``'s weight: OpenBLAS's transposed-B path took twice its plain one on the digits
+    (``F.linear``'s weight: OpenBLAS's transposed-B path took twice its plain one on the digits
     MLP's [32x64]@[64x128], 9.4 against 4.8 us, the direct kernel 6.4; Zen 4, one thread), else
     BLAS on the whole product. Blocks are left to ``max_autotune``: OpenBLAS packs B again for
     every block, which cost more than the cache saved on every GPT and MLP shape measured (e.g.
@@ -188,7 +194,7 @@ def choose_conv(kernel, fn, scratch, compiler, have_blas):
 def choose(fname, shape, kernel, fn, scratch, compiler):
     """(choice, block rows, how it was chosen)."""
     if scratch is None:
-        choice, block = cost_model(shape, kernel.nodes[0].target.name == "Linear")
+        choice, block = cost_model(shape, _reads_b_transposed(kernel.nodes[0]))
         return choice, block, "cost model"
     key = _key(fname, shape, kernel, compiler)
     cached = _load().get(key)

@@ -514,14 +514,14 @@ def kind_of(node, have_blas):
         kind = _attention_kind(node, have_blas)
         if kind is not None:
             return kind
-    if name in ("Matmul", "Linear") and have_blas:
-        a, b = node.args[0], node.args[1]
-        if not (hasattr(b, "meta") and len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) == 2
-                and _dtype(a) == _dtype(b) == out and 0 not in shape):
+    if name in ("Matmul", "Addmm") and have_blas:
+        a, b = node.args[-2], node.args[-1]
+        if not (hasattr(a, "meta") and hasattr(b, "meta") and len(a.meta["shape"]) >= 2
+                and len(b.meta["shape"]) == 2 and _dtype(a) == _dtype(b) == out and 0 not in shape):
             return None
-        if name == "Linear" and len(node.args) > 2 and node.args[2] is not None:
-            bias = node.args[2]
-            if not (hasattr(bias, "meta") and bias.meta["shape"] == shape[-1:] and _dtype(bias) == out):
+        if name == "Addmm":  # F.linear's product: its bias a vector over the columns
+            bias = node.args[0]
+            if not (hasattr(bias, "meta") and tuple(bias.meta["shape"]) == tuple(shape[-1:]) and _dtype(bias) == out):
                 return None
         return "gemm"
     return None

@@ -348,16 +348,16 @@ def schedule(plan):
 
 
 def gemm_operands(node, loc):
-    """(A, B, bias) of a GEMM node as (Loc, row stride, column stride) triples over the 2-D
-    problem C[M, N] = A[M, K] B[K, N]: Linear reads its weight transposed."""
-    a, b = loc[node.args[0]], loc[node.args[1]]
+    """(A, B, bias) of a GEMM node (``Matmul(a, b)``, ``Addmm(bias, a, b)``) as (Loc, (row
+    stride, column stride)) pairs over the 2-D problem C[M, N] = A[M, K] B[K, N], and the bias's
+    Loc or None."""
+    a, b = loc[node.args[-2]], loc[node.args[-1]]
     if len(a.shape) > 2:  # a contiguous stack of rows folds into one product
         sa = (a.shape[-1], 1) if a.contiguous else None
     else:
         sa = a.strides
-    sb = b.strides[::-1] if node.target.name == "Linear" else b.strides
-    bias = node.args[2] if node.target.name == "Linear" and len(node.args) > 2 else None
-    return (a, sa), (b, sb), (loc[bias] if bias is not None else None)
+    bias = node.args[0] if node.target.name == "Addmm" else None
+    return (a, sa), (b, b.strides), (loc[bias] if bias is not None else None)
 
 
 def batched_operands(node, loc):
@@ -439,14 +439,16 @@ def fuse_epilogues(plan):
     to run per block of its output while the block is in cache."""
     for g in [k for k in plan.kernels if _takes_epilogue(k)]:
         node = g.nodes[0]
+        results = _result_views(plan, node)
         for loop in plan.kernels[plan.kernels.index(g) + 1:]:
-            if loop.kind != "loop" or loop.shape != tuple(node.meta["shape"]) or loop.in_epilogue:
+            result = next((r for r in results if tuple(r.meta["shape"]) == loop.shape), None)
+            if loop.kind != "loop" or result is None or loop.in_epilogue:
                 continue
             reads = {a for n in loop.nodes for a in _reads(n) if a not in loop.nodes}
-            if node not in reads:
+            if result not in reads:
                 continue
             gi = plan.kernels.index(g)
-            if all(plan.position[a] < gi or a is node for a in reads) and all(
+            if all(plan.position[a] < gi or a is result for a in reads) and all(
                     plan.loc[a].storage.node is not None for a in reads):
                 plan.kernels.remove(loop)
                 g.epilogue, loop.in_epilogue = loop, True
@@ -454,6 +456,21 @@ def fuse_epilogues(plan):
                     plan.position[n] = gi
                 _renumber(plan)
             break
+
+
+def _result_views(plan, node):
+    """A GEMM's (or convolution's) result node and the free reshapes of it that keep its rows
+    (F.linear's ``view`` of a product over folded rows back to (*, N)): a loop over one of them
+    reads the result row by row, so it can run per block of the product's rows."""
+    results = [node]
+    out = plan.loc.get(node)
+    for user in node.users:
+        loc = plan.loc.get(user)
+        if (getattr(user.target, "name", None) == "View" and loc is not None and out is not None
+                and loc.storage is out.storage and loc.contiguous and out.contiguous
+                and loc.shape[-1:] == out.shape[-1:]):
+            results.append(user)
+    return results
 
 
 def _renumber(plan):

@@ -1,15 +1,14 @@
 """Linear maps as functions: ``linear`` and ``bilinear``
 (https://pytorch.org/docs/stable/nn.functional.html#linear-functions).
 
-``linear`` runs as one fused op (:mod:`ember._ops.nn`) when its operands have the usual
-shapes and dtypes, and as a matmul plus a broadcast bias otherwise.
+``linear`` runs as PyTorch decomposes it, so its graph is PyTorch's node for node: a matrix
+input with a bias is ``addmm(bias, input, weight.t())``; a contiguous input of other rank with a
+vector bias is folded into rows around that ``addmm`` (``view``, ``addmm``, ``view``); every other
+case is ``matmul(input, weight.t())`` plus the bias.
 """
 from ..._ops.args import c_type_name as _c_type, product as _prod
-from ..._ops.linalg import einsum, matmul
-from ..._ops.shape import broadcast_shapes
-from ..._ops.nn import LinearForward
-from ..._ops.linear_graph import as_torch_graph
-from ..._ops.core import _type_name, apply
+from ..._ops.linalg import Addmm, einsum, matmul
+from ..._ops.core import _type_name, apply, recording
 
 __all__ = ["linear", "bilinear"]
 
@@ -19,11 +18,15 @@ def linear(input, weight, bias=None):
 
     Shapes: input (*, in_features), weight (out_features, in_features) or (in_features),
     bias (out_features) or broadcastable to the output; output (*, out_features).
-    Raises RuntimeError when ``in_features`` differ ("mat1 and mat2 shapes cannot be
-    multiplied (AxB and CxD)"), when dtypes differ, or when ``bias`` does not broadcast.
+    Raises RuntimeError when either operand is 0-d, when ``in_features`` differ ("mat1 and mat2
+    shapes cannot be multiplied (AxB and CxD)"), when dtypes differ, or when ``bias`` does not
+    broadcast.
     """
     weight_shape, input_shape = weight._data.shape, input._data.shape
-    if len(weight_shape) == 2 and input_shape:
+    if not input_shape or not weight_shape:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{len(input_shape)}D and {len(weight_shape)}D")
+    if len(weight_shape) == 2:
         if input_shape[-1] != weight_shape[1]:
             rows = _prod(input.shape[:-1])
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
@@ -31,27 +34,40 @@ def linear(input, weight, bias=None):
         if input.dtype is not weight.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_c_type(input.dtype)} != {_c_type(weight.dtype)}")
-        if bias is None:
-            out = apply(LinearForward, input, weight)
-        elif bias._data.shape == weight_shape[:1] and bias.dtype is input.dtype:
-            out = apply(LinearForward, input, weight, bias)
-        else:
-            out = None
-        if out is not None:  # a matrix input's node is shown as torch's addmm/mm
-            return as_torch_graph(out, weight) if len(input_shape) == 2 and out._grad_fn is not None else out
-    out = matmul(input, weight.t()) if weight.ndim == 2 else matmul(input, weight)
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_type_name(bias.dtype)} and {_type_name(input.dtype)}")
+    if bias is not None:
+        if len(input_shape) == 2:  # PyTorch: "fused op is marginally faster"
+            return _addmm(bias, input, weight)
+        bias_shape = bias._data.shape
+        if (len(bias_shape) == 1 or len([n for n in bias_shape if n != 1]) == 1) \
+                and bias._data.flags.c_contiguous and input._data.flags.c_contiguous:
+            if not recording(input, weight, bias):  # no graph to show: one product over the stack
+                return _addmm(bias, input, weight)
+            out = _addmm(bias, input.view(_prod(input_shape[:-1]), input_shape[-1]), weight)
+            return out.view(input_shape[:-1] + out.shape[1:])
+    out = matmul(input, weight.t())
     if bias is None:
         return out
-    if bias.dtype is not out.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_type_name(bias.dtype)} and {_type_name(out.dtype)}")
-    try:
-        broadcast_shapes(bias.shape, out.shape)
-    except RuntimeError:
-        raise RuntimeError(f"The expanded size of the tensor ({out.shape[-1]}) must match the existing "
-                           f"size ({bias.shape[-1]}) at non-singleton dimension {out.ndim - 1}.  Target "
-                           f"sizes: {list(out.shape)}.  Tensor sizes: {list(bias.shape)}") from None
-    return out + bias
+    result = out + bias  # RuntimeError naming the sizes when they do not broadcast
+    if result.shape != out.shape:  # PyTorch adds in place: the output cannot grow
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    return result
+
+
+def _addmm(bias, rows, weight):
+    """``addmm(bias, rows, weight.t())`` (``rows``: a matrix, or a stack of rows when unrecorded).
+    RuntimeError for a vector weight, and expand's when
+    ``bias`` does not broadcast to the product, as PyTorch's ``addmm``."""
+    if weight.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
+    shape, n, m = bias._data.shape, _prod(rows._data.shape[:-1]), weight._data.shape[0]
+    if shape != (m,) and (len(shape) > 2 or any(size != 1 and size != want
+                                                for size, want in zip(shape[::-1], (m, n)))):
+        bias.expand(n, m)  # raises RuntimeError with the sizes
+    return apply(Addmm, bias, rows, weight.t())
 
 
 def bilinear(input1, input2, weight, bias=None):
