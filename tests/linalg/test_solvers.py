@@ -99,6 +99,19 @@ def test_det_gradient_compiles_into_one_graph(dtype):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 2, 2)])
+def test_det_gradient_of_empty_matrices_and_batches(shape):
+    """det of 0 x 0 matrices is 1 and its gradient an empty (…, 0, 0) tensor, as torch's; an
+    empty batch of 2 x 2 matrices too; ember's second derivative is an empty tensor as well
+    (torch's first one does not require grad here)."""
+    for lib in (ember, torch):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.det(x).sum(), x, create_graph=True)
+        assert tuple(g.shape) == shape
+        if lib is ember:
+            assert tuple(ember.autograd.grad(g.sum(), x)[0].shape) == shape
+
+
 def _cofactors_by_minors(b):
     n = b.shape[-1]
     return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(b, i, 0), j, 1)) for j in range(n)]

@@ -113,6 +113,8 @@ class Cofactor(Op):
     @staticmethod
     def forward(a):
         xp = namespace(a)
+        if a.size == 0:  # 0 x 0 matrices (the empty product's derivative) or an empty batch
+            return a.copy()
         if batched(a, largest=16):  # NumPy's det and inv factor each matrix alike (getrf of A)
             try:
                 return (xp.linalg.det(a)[..., None, None] * xp.swapaxes(xp.linalg.inv(a), -1, -2)).astype(a.dtype)
