@@ -310,18 +310,23 @@ def _sgn(d, node):
 
 
 def _scaled(d, x, y):
-    """``(x s, y s, s)`` with ``s`` a power of 2 per element: 1/4 where ``max(|x|, |y|)`` is
-    above a quarter of the dtype's largest value (``|z|``, and ``|z| + |x|``, would overflow),
-    ``2**(2k)`` where it is below ``2**-2k`` (k = 32 for float32, 256 for float64: halving a
-    subnormal loses bits), else 1.  Powers of 2 scale exactly; NaNs and infinities keep s = 1/4
-    or 1 (comparisons with NaN are false)."""
+    """``(x s, y s, per, m)`` with ``s`` a power of 2 per element: 1/4 where ``m = max(|x|,
+    |y|)`` is above a quarter of the dtype's largest value (``|z|``, and ``|z| + |x|``, would
+    overflow), ``2**(2k)`` where it is below ``2**-2k`` (k = 32 for float32, 256 for float64:
+    halving a subnormal loses bits), else 1; ``per(f)`` is ``f(s)`` per element (a select of
+    three constants).  Powers of 2 scale exactly; NaNs and infinities keep s = 1/4 or 1
+    (comparisons with NaN are false)."""
     dtype = x.meta["dtype"]
     big, k = float(np.finfo(dtype.np).max) * 0.25, (32 if dtype.itemsize == 4 else 256)
     m = d.call("Maximum", (d.call("Abs", (x,)), d.call("Abs", (y,))))
-    s = d.call("Where", (d.call("Gt", (m, big), dtype=_dtype.bool), 0.25,
-                         d.call("Where", (d.call("Lt", (m, 2.0 ** -(2 * k)), dtype=_dtype.bool), 2.0 ** (2 * k), 1.0),
-                                dtype=dtype)), dtype=dtype)
-    return d.mul(x, s), d.mul(y, s), s, m
+    is_big = d.call("Gt", (m, big), dtype=_dtype.bool)
+    is_small = d.call("Lt", (m, 2.0 ** -(2 * k)), dtype=_dtype.bool)
+
+    def per(f):
+        return d.call("Where", (is_big, f(0.25), d.call("Where", (is_small, f(2.0 ** (2 * k)), f(1.0)), dtype=dtype)),
+                      dtype=dtype)
+    s = per(float)
+    return d.mul(x, s), d.mul(y, s), per, m
 
 
 def _log(d, node):
@@ -330,8 +335,8 @@ def _log(d, node):
     ``m = max(|x|, |y|)`` within 1/2 of 1, as ``log1p((m - 1)(m + 1) + n²) / 2`` (``n`` the
     smaller part: no loss of ``n²`` next to 1, ``log(1 + 1e-10 i)`` has real part 5e-21)."""
     x, y = _parts_of(d, node)
-    xs, ys, s, m = _scaled(d, x, y)
-    far = d.sub(d.call("Log", (d.call("Hypot", (xs, ys)),)), d.call("Log", (s,)))
+    xs, ys, per, m = _scaled(d, x, y)
+    far = d.sub(d.call("Log", (d.call("Hypot", (xs, ys)),)), per(math.log))
     n = d.call("Minimum", (d.call("Abs", (x,)), d.call("Abs", (y,))))
     near = d.mul(d.call("Log1p", (d.add(d.mul(d.sub(m, 1.0), d.add(m, 1.0)), d.mul(n, n)),)), 0.5)
     is_near = d.call("Lt", (d.call("Abs", (d.sub(m, 1.0),)), 0.5), dtype=_dtype.bool)
@@ -345,9 +350,9 @@ def _sqrt(d, node):
     C99's special value ``sqrt(x ± inf i) = inf ± inf i`` for every x, NaN included (the other
     special values follow from the formulas)."""
     x, y = _parts_of(d, node)
-    xs, ys, s, _ = _scaled(d, x, y)
+    xs, ys, per, _ = _scaled(d, x, y)
     ts = d.call("Sqrt", (d.mul(d.add(d.call("Hypot", (xs, ys)), d.call("Abs", (xs,))), 0.5),))
-    t = d.div(ts, d.call("Sqrt", (s,)))
+    t = d.mul(ts, per(lambda s: 1 / math.sqrt(s)))
     twice_t = d.mul(t, 2.0)
     right = d.call("Ge", (x, 0.0), dtype=_dtype.bool)
     # x >= 0 and t = 0 only at z = 0, where y / 2t would be 0 / 0: y itself (a signed zero)
