@@ -157,14 +157,17 @@ class CofactorAdjoint(Op):
         u, s, vh = xp.linalg.svd(a)
         phase = (xp.linalg.det(u) * xp.linalg.det(vh))[..., None, None]
         gp = phase * (xp.conj(xp.swapaxes(u, -1, -2)) @ g @ xp.conj(xp.swapaxes(vh, -1, -2)))
-        p = xp.empty(s.shape + (n,), s.dtype)
-        for i in range(n):  # p[..., i, k] = prod of s without s_i and s_k (exclusive scans)
-            t = s.copy()
-            t[..., i] = 1
-            before = xp.cumprod(xp.concatenate([xp.ones_like(t[..., :1]), t[..., :-1]], -1), -1)
-            after = xp.cumprod(xp.concatenate([xp.ones_like(t[..., :1]), t[..., :0:-1]], -1), -1)[..., ::-1]
-            p[..., i, :] = before * after
+        # p[..., i, k] = prod of s without s_i and s_k: for i < k the product of s before i,
+        # between i and k and after k (exclusive scans; no division: zeros stay exact)
         idx = xp.arange(n)
+        one = xp.ones_like(s[..., :1])
+        before = xp.cumprod(xp.concatenate([one, s[..., :-1]], -1), -1)
+        after = xp.cumprod(xp.concatenate([one, s[..., :0:-1]], -1), -1)[..., ::-1]
+        upper = idx[None, :] > idx[:, None]
+        between = xp.where(upper, s[..., None, :], 1)  # row i: s_m for m > i
+        between = xp.cumprod(xp.concatenate([xp.ones_like(between[..., :1]), between[..., :-1]], -1), -1)
+        p = before[..., :, None] * between * after[..., None, :]
+        p = xp.where(upper, p, xp.swapaxes(p, -1, -2))
         p[..., idx, idx] = 0
         h = -p * xp.swapaxes(gp, -1, -2)
         h[..., idx, idx] = (p @ gp[..., idx, idx][..., None])[..., 0]
