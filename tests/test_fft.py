@@ -251,3 +251,28 @@ def test_threaded_transforms_equal_single_threaded():
         ember.set_num_threads(before)
     for one, two in zip(*results):
         np.testing.assert_array_equal(one.numpy(), two.numpy())
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 1 << 14)])
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_transform_over_no_dims_is_a_complex_copy(shape, dtype):
+    """fftn / ifftn / fft2 over ``dim=()`` (or ``s=()``) return the input as a new complex
+    tensor, as torch's (small and one-sided-path sizes; the gradient of a real input comes back
+    real); the one-sided n-d transforms raise torch's RuntimeError."""
+    x = np.random.default_rng(9).standard_normal(shape)
+    x = x.astype(dtype) if dtype == "float32" else (x + 1j * x[::-1]).astype(dtype)
+    for name, kwargs in (("fftn", {"dim": ()}), ("ifftn", {"dim": (), "norm": "ortho"}),
+                         ("fft2", {"dim": ()}), ("fftn", {"s": ()})):
+        results = []
+        for lib in (ember, torch):
+            t = lib.tensor(x, requires_grad=True)
+            y = getattr(lib.fft, name)(t, **kwargs)
+            (y.abs() ** 2).sum().backward()
+            results.append((y.detach().numpy(), t.grad.numpy(), str(y.dtype).split(".")[-1]))
+        assert results[0][2] == results[1][2] and results[0][0].dtype == results[1][0].dtype
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
+    if dtype == "float32":
+        for name in ("rfftn", "irfftn", "hfftn", "ihfftn"):
+            assert_same_error(lambda: getattr(ember.fft, name)(ember.tensor(x), dim=()),
+                              lambda: getattr(torch.fft, name)(torch.tensor(x), dim=()))

@@ -193,9 +193,9 @@ def _close(got, expected, bound, name):
 @pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value", "ignore:overflow")
 @pytest.mark.parametrize("name", DTYPES)
 def test_powers_roots_logs_and_norms_decompose_and_equal_eager(name):
-    """sqrt, log, pow by real numbers (integers by products, others in polar form, 0 and
-    negative exponents at z = 0) and vector_norm of complex values: one graph, no fallback,
-    equal to eager to a few ulp of each value, on a transposed operand with zeros and negative
+    """sqrt, log, pow by integers (by products, 0 and negative exponents at z = 0) and
+    vector_norm of complex values: one graph, no fallback but the three non-integer powers (run
+    whole, counted), equal to eager to a few ulp of each value, on a transposed operand with zeros and negative
     reals with -0 imaginary parts (sqrt's branch cut); sqrt, log and the norms also on
     magnitudes whose square overflows (powers of those overflow, and NumPy's ``exp(p log z)``
     loses ``p log|z|`` ulp there)."""
@@ -213,7 +213,8 @@ def test_powers_roots_logs_and_norms_decompose_and_equal_eager(name):
     for _ in range(2):
         got = compiled(*inputs)
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
-    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+    fallbacks = {k: v for k, v in counters["complex"].items() if k.startswith("fallback")}
+    assert fallbacks == {"fallback:Pow": 3}, counters["complex"]
     eps = np.finfo(dtype.to_real().np).eps
     for op_name, g, op, x in zip(POWERS_ROOTS_LOGS, got, ops, inputs):
         e = op(x)
@@ -224,7 +225,7 @@ def test_powers_roots_logs_and_norms_decompose_and_equal_eager(name):
 @pytest.mark.parametrize("name", DTYPES)
 def test_gradients_of_powers_roots_logs_and_norms_equal_eager(name):
     """The backward of the same ops (their derivatives are complex pow, div and conj) compiles
-    without fallback and equals eager (whose complex gradients tests/ops/test_complex.py checks
+    without fallback but non-integer powers and equals eager (whose complex gradients tests/ops/test_complex.py checks
     against torch)."""
     dtype, _ = DTYPES[name]
     values = _random(np.random.default_rng(7), (3, 4))
@@ -239,8 +240,47 @@ def test_gradients_of_powers_roots_logs_and_norms_equal_eager(name):
         z.grad = None
         compiled(z).backward()
     assert not counters["graph_break"]
-    assert not [k for k in counters["complex"] if k.startswith("fallback")], counters["complex"]
+    assert not [k for k in counters["complex"] if k.startswith("fallback") and k != "fallback:Pow"], counters["complex"]
     eager = ember.tensor(values, dtype=dtype, requires_grad=True)
     loss(ember, eager).backward()
     eps = np.finfo(dtype.to_real().np).eps
     _close(z.grad.numpy(), eager.grad.numpy(), 64 * eps, "gradient")
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, 3e38, -3e38, float("inf"), -float("inf"), float("nan")]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value", "ignore:overflow")
+@pytest.mark.parametrize("name", DTYPES)
+def test_roots_logs_and_integer_powers_at_special_values_equal_eager(name):
+    """Over the grid {±0, ±1, ±huge, ±inf, nan} x the same (huge: finite parts whose |z|
+    overflows), compiled sqrt and log give eager's (NumPy's, C99 Annex G's) values:
+    sqrt(x ± inf i) = inf ± inf i for every x, sqrt(3e38 + 3e38i) finite in complex64,
+    log|z| finite where |z| overflows; and
+    log(1 + 1e-10 i) keeps its real part 5e-21 (torch's; log|z| near 1 is within 4 eps
+    absolute where x² + y² - 1 cancels). Non-integer powers run whole."""
+    dtype, _ = DTYPES[name]
+    huge = 3e38 if dtype is ember.complex64 else 1.5e308
+    parts = [huge * np.sign(v) if abs(v) == 3e38 else v for v in _SPECIAL]
+    grid = np.array([complex(a, b) for a in parts for b in parts] + [1 + 1e-10j, 0.6 + 0.8j, 1e-30 + 1j])
+    z = ember.tensor(grid, dtype=dtype)
+    ops = [lambda z: z.sqrt(), lambda z: z.log(), lambda z: z ** 0.5, lambda z: z ** -1.5]
+    ember.compiler.reset()
+    compiled = ember.compile(lambda z: [op(z) for op in ops], fullgraph=True)
+    for _ in range(2):
+        got = compiled(z)
+    assert {k: v for k, v in counters["complex"].items() if k.startswith("fallback")} == {"fallback:Pow": 2}
+    eps = np.finfo(dtype.to_real().np).eps
+    for i, (g, op) in enumerate(zip(got, ops)):
+        e = op(z).numpy()
+        for part in ("real", "imag"):
+            a, b = getattr(g.numpy(), part), getattr(e, part)
+            # log|z| where x² + y² - 1 cancels (0.6 + 0.8i): a few eps absolute, as log1p's input
+            floor = 4 * eps if (i, part) == (1, "real") else 0
+            same = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= np.maximum(32 * eps * np.abs(b), floor))
+            assert same.all(), (i, part, grid[~same], a[~same], b[~same])
+    assert abs(got[1].numpy()[-3].real - 5e-21) < 1e-27
+    overflowing = [40, 41, 49]  # huge ± huge i, -huge + huge i
+    t = torch.tensor(grid[overflowing], dtype=getattr(torch, name))
+    np.testing.assert_allclose(got[0].numpy()[overflowing], t.sqrt().numpy(), rtol=4 * eps)
+    np.testing.assert_allclose(got[1].numpy()[overflowing], t.log().numpy(), rtol=4 * eps)

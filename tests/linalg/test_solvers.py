@@ -99,6 +99,59 @@ def test_det_gradient_compiles_into_one_graph(dtype):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 2, 2)])
+def test_det_gradient_of_empty_matrices_and_batches(shape):
+    """det of 0 x 0 matrices is 1 and its gradient an empty (…, 0, 0) tensor, as torch's; an
+    empty batch of 2 x 2 matrices too; ember's second derivative is an empty tensor as well
+    (torch's first one does not require grad here)."""
+    for lib in (ember, torch):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.det(x).sum(), x, create_graph=True)
+        assert tuple(g.shape) == shape
+        if lib is ember:
+            assert tuple(ember.autograd.grad(g.sum(), x)[0].shape) == shape
+
+
+def _cofactors_by_minors(b):
+    n = b.shape[-1]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(b, i, 0), j, 1)) for j in range(n)]
+                     for i in range(n)])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_det_second_derivative_at_singular_and_nearly_singular_matrices(dtype):
+    """det's second derivative (Cofactor's adjoint) has no 1/det: the gradient of
+    sum |cofactor(A)|² at an exactly singular 2x2, invertible / rank n-1 / rank n-2 4x4 and a
+    nearly singular one (det ~ 1e-6 times its cofactors: dividing by det loses its digits)
+    equals central differences of that sum from the cofactors as minors (real and imaginary
+    directions), and torch's for real matrices (was NaN / noise; torch's complex one is off at
+    rank n-1, 292i where differences give 312i)."""
+    rng = RNG(8)
+    cplx = dtype == "complex128"
+    a = rng.standard_normal((3, 4, 4)) + (1j * rng.standard_normal((3, 4, 4)) if cplx else 0)
+    a[1, 3] = a[1, 0] - 2 * a[1, 1]
+    a[2, 2:] = a[2, :1]
+    near = rng.standard_normal((4, 4)) + (1j * rng.standard_normal((4, 4)) if cplx else 0)
+    near[3] = near[0] + 1e-6 * near[1]
+    for m in (np.array([[1.0, 2.0], [2.0, 4.0]], dtype), *a, near):
+        second = []
+        for lib in (ember, torch):
+            x = lib.tensor(m, requires_grad=True)
+            (g,) = lib.autograd.grad(lib.linalg.det(x).real.sum(), x, create_graph=True)
+            second.append(lib.autograd.grad((g * g.conj()).real.sum(), x)[0].numpy())
+        if not cplx:
+            np.testing.assert_allclose(second[0], second[1], rtol=1e-7, atol=1e-9)
+        h, fd = 1e-6, np.zeros(m.shape, dtype)
+        for k in range(m.size):
+            for direction in (1, 1j) if cplx else (1,):
+                e = np.zeros(m.shape, dtype)
+                e.flat[k] = h * direction
+                step = ((np.abs(_cofactors_by_minors(m + e)) ** 2).sum()
+                        - (np.abs(_cofactors_by_minors(m - e)) ** 2).sum()) / (2 * h)
+                fd.flat[k] += step * direction
+        np.testing.assert_allclose(second[0], fd, rtol=1e-6, atol=1e-8)
+
+
 def test_inverse_and_det_second_order():
     x = ember.tensor(well_conditioned(RNG(3), 3, 3), requires_grad=True)
     assert gradcheck(ember.linalg.inv, (x,))

@@ -32,6 +32,7 @@ def sample_calls():
             yield lambda t=t, name=name: getattr(ember, name)(t)
     yield from (
         lambda: apply(OPS["Detach"], x),  # the tracer's node for x.detach()
+        lambda: apply(OPS["CofactorAdjoint"], d[:, :2], d[:, :2]),  # det's second derivative
         lambda: x + y, lambda: i + 2.5, lambda: b + b, lambda: x.add(y, alpha=2), lambda: x - d[0, :1],
         lambda: i * b, lambda: i / i, lambda: ember.div(i, 3, rounding_mode="floor"),
         lambda: ember.div(x, y, rounding_mode="trunc"), lambda: i % 3, lambda: ember.fmod(x, y),

@@ -19,7 +19,7 @@ from .core import Op, apply
 from .join import Cat
 from .lapack import LinAlgError, batch_prefix, eigh_kernel, batched, in_place, matrices, routine, svd_kernel
 
-__all__ = ["Inverse", "Det", "LogAbsDet", "Cofactor", "Solve", "SolveTriangular", "Pinv", "Lstsq",
+__all__ = ["Inverse", "Det", "LogAbsDet", "Cofactor", "CofactorAdjoint", "Solve", "SolveTriangular", "Pinv", "Lstsq",
            "MatrixExp"]
 
 
@@ -105,14 +105,16 @@ class Cofactor(Op):
     the inverse share their rounding (near-singular A: the tiny last pivot cancels, as in torch's
     LU-based gradient); from the SVD ``A = U S V^H`` where a pivot is exactly zero,
     ``C = det(U) det(V^H) conj(U diag(prod_{j != i} s_j) V^H)``, not zero at rank n - 1. The
-    choice is made per matrix in the kernel, so a compiled backward captures it. Adjoint (for
-    nonsingular A, NaN at singular ones): ``(<G, C> C - C G^T C) / det(A)``."""
+    choice is made per matrix in the kernel, so a compiled backward captures it. Adjoint:
+    :class:`CofactorAdjoint` (no division by det(A): exact at singular and nearly singular A)."""
     promote = None
     save_output = True
 
     @staticmethod
     def forward(a):
         xp = namespace(a)
+        if a.size == 0:  # 0 x 0 matrices (the empty product's derivative) or an empty batch
+            return a.copy()
         if batched(a, largest=16):  # NumPy's det and inv factor each matrix alike (getrf of A)
             try:
                 return (xp.linalg.det(a)[..., None, None] * xp.swapaxes(xp.linalg.inv(a), -1, -2)).astype(a.dtype)
@@ -127,12 +129,52 @@ class Cofactor(Op):
 
     @staticmethod
     def backward(ctx, g):
-        c = ctx.output
-        det = apply(Det, ctx.input(0))[..., None, None]
-        return (((g * c).sum((-2, -1))[..., None, None] * c - c @ g.mT @ c) / det,)
+        return (apply(CofactorAdjoint, ctx.input(0), g),)
 
     @staticmethod
     def infer(a):
+        return tuple(a.shape), a.dtype
+
+
+class CofactorAdjoint(Op):
+    """The adjoint of :class:`Cofactor` at ``a`` applied to ``g`` (det's second derivative),
+    from the SVD ``A = U S V^H``: the cofactor map is multiplicative, ``C(A) = C(U) C(S) C(V^H)``
+    with ``C(U) = det(U) conj(U)`` for a unitary U, so with ``G' = det(U) det(V^H) U^H G V``
+    and ``p_ik = prod_{m != i, k} s_m`` the adjoint (transposed: autograd conjugates the
+    gradients of holomorphic ops) is ``conj(U) H V^T``, ``H_kk = sum_{i != k} p_ik G'_ii``,
+    ``H_ki = -p_ik G'_ik`` (i != k): products of singular values, no division
+    by det(A) (``(<G, C> C - C G^T C) / det`` is 0/0 at a singular A and loses every digit
+    near one). Not differentiable further (det's third derivative)."""
+    promote = None
+
+    @staticmethod
+    def forward(a, g):
+        xp = namespace(a)
+        n = a.shape[-1]
+        g = xp.broadcast_to(g, a.shape).astype(a.dtype)
+        if a.size == 0:
+            return xp.zeros(a.shape, a.dtype)
+        u, s, vh = xp.linalg.svd(a)
+        phase = (xp.linalg.det(u) * xp.linalg.det(vh))[..., None, None]
+        gp = phase * (xp.conj(xp.swapaxes(u, -1, -2)) @ g @ xp.conj(xp.swapaxes(vh, -1, -2)))
+        # p[..., i, k] = prod of s without s_i and s_k: for i < k the product of s before i,
+        # between i and k and after k (exclusive scans; no division: zeros stay exact)
+        idx = xp.arange(n)
+        one = xp.ones_like(s[..., :1])
+        before = xp.cumprod(xp.concatenate([one, s[..., :-1]], -1), -1)
+        after = xp.cumprod(xp.concatenate([one, s[..., :0:-1]], -1), -1)[..., ::-1]
+        upper = idx[None, :] > idx[:, None]
+        between = xp.where(upper, s[..., None, :], 1)  # row i: s_m for m > i
+        between = xp.cumprod(xp.concatenate([xp.ones_like(between[..., :1]), between[..., :-1]], -1), -1)
+        p = before[..., :, None] * between * after[..., None, :]
+        p = xp.where(upper, p, xp.swapaxes(p, -1, -2))
+        p[..., idx, idx] = 0
+        h = -p * xp.swapaxes(gp, -1, -2)
+        h[..., idx, idx] = (p @ gp[..., idx, idx][..., None])[..., 0]
+        return (xp.conj(u) @ h @ xp.conj(vh)).astype(a.dtype)
+
+    @staticmethod
+    def infer(a, g):
         return tuple(a.shape), a.dtype
 
 

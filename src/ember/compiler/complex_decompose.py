@@ -8,8 +8,8 @@ products (PyTorch 2.14's experimental compilation of complex tensors does the sa
   four real products;  div and reciprocal (``1 / w``): Smith's algorithm (scaled by the larger
   of ``|u|``, ``|v|``, as NumPy and torch divide: no overflow of ``u² + v²``);  exp:
   ``e^x (cos y, sin y)``;  log: ``(log hypot(x, y), atan2(y, x))``;  sqrt: the principal
-  root's parts from ``sqrt(|z|/2 + |x|/2)``;  ``z ** p`` (a real number): repeated products for
-  integers, else polar form;  vector_norm: the same norm of ``hypot(x, y)``;  abs:
+  root's parts from ``sqrt((|z| + |x|) / 2)``, both on parts scaled by a power of 2 (no
+  overflow for finite parts);  ``z ** p`` (an integer below 100 in magnitude): repeated products;  vector_norm: the same norm of ``hypot(x, y)``;  abs:
   ``hypot(x, y)``;  angle: ``atan2(y, x)``;  sgn: ``z / |z|`` (0 at 0);  conj: ``(x, -y)``;  real, imag: a part;  ``complex(x, y)`` (and so ``polar``):
   its operands;  views, indexing, ``sum``, ``cat``, ``where``: the same op on each part.
 
@@ -309,57 +309,86 @@ def _sgn(d, node):
     return d.div(x, safe), d.div(y, safe)
 
 
+def _scaled(d, x, y):
+    """``(x s, y s, per, m)`` with ``s`` a power of 2 per element: 1/4 where ``m = max(|x|,
+    |y|)`` is above a quarter of the dtype's largest value (``|z|``, and ``|z| + |x|``, would
+    overflow), ``2**(2k)`` where it is below ``2**-2k`` (k = 32 for float32, 256 for float64:
+    halving a subnormal loses bits), else 1; ``per(f)`` is ``f(s)`` per element (a select of
+    three constants).  Powers of 2 scale exactly; NaNs and infinities keep s = 1/4 or 1
+    (comparisons with NaN are false)."""
+    dtype = x.meta["dtype"]
+    big, k = float(np.finfo(dtype.np).max) * 0.25, (32 if dtype.itemsize == 4 else 256)
+    m = d.call("Maximum", (d.call("Abs", (x,)), d.call("Abs", (y,))))
+    is_big = d.call("Gt", (m, big), dtype=_dtype.bool)
+    is_small = d.call("Lt", (m, 2.0 ** -(2 * k)), dtype=_dtype.bool)
+
+    def per(f):
+        return d.call("Where", (is_big, f(0.25), d.call("Where", (is_small, f(2.0 ** (2 * k)), f(1.0)), dtype=dtype)),
+                      dtype=dtype)
+    s = per(float)
+    return d.mul(x, s), d.mul(y, s), per, m
+
+
 def _log(d, node):
-    """``log z = log|z| + i atan2(y, x)`` (``log 0 = -inf + 0i``)."""
+    """``log z = log|z| + i atan2(y, x)`` (``log 0 = -inf + 0i``), ``log|z|`` as
+    ``log(|z s|) - log s`` (:func:`_scaled`: no overflow of ``|z|`` for finite parts) and, for
+    ``m = max(|x|, |y|)`` within 1/2 of 1, as ``log1p((m - 1)(m + 1) + n²) / 2`` (``n`` the
+    smaller part: no loss of ``n²`` next to 1, ``log(1 + 1e-10 i)`` has real part 5e-21)."""
     x, y = _parts_of(d, node)
-    return d.call("Log", (d.call("Hypot", (x, y)),)), d.call("Atan2", (y, x))
+    xs, ys, per, m = _scaled(d, x, y)
+    far = d.sub(d.call("Log", (d.call("Hypot", (xs, ys)),)), per(math.log))
+    n = d.call("Minimum", (d.call("Abs", (x,)), d.call("Abs", (y,))))
+    near = d.mul(d.call("Log1p", (d.add(d.mul(d.sub(m, 1.0), d.add(m, 1.0)), d.mul(n, n)),)), 0.5)
+    is_near = d.call("Lt", (d.call("Abs", (d.sub(m, 1.0),)), 0.5), dtype=_dtype.bool)
+    return d.call("Where", (is_near, near, far)), d.call("Atan2", (y, x))
 
 
 def _sqrt(d, node):
-    """The principal root without cancellation: ``t = sqrt(|z|/2 + |x|/2)`` (halved before the
-    sum: no overflow), then ``(t, y / 2t)`` for ``x >= 0`` and ``(|y| / 2t, t with y's sign)``
-    for ``x < 0``; ``sqrt(±0 ± 0i) = 0 ± 0i``."""
+    """The principal root without cancellation (the C99 ``csqrt`` algorithm): on the scaled
+    parts of :func:`_scaled`, ``t = sqrt((|z| + |x|) / 2) / sqrt(s)``, then ``(t, y / 2t)`` for
+    ``x >= 0`` and ``(|y| / 2t, t with y's sign)`` for ``x < 0``; ``sqrt(±0 ± 0i) = 0 ± 0i``, and
+    C99's special value ``sqrt(x ± inf i) = inf ± inf i`` for every x, NaN included (the other
+    special values follow from the formulas)."""
     x, y = _parts_of(d, node)
-    half = lambda a: d.mul(a, 0.5)  # noqa: E731
-    t = d.call("Sqrt", (d.add(half(d.call("Hypot", (x, y))), half(d.call("Abs", (x,)))),))
+    xs, ys, per, _ = _scaled(d, x, y)
+    ts = d.call("Sqrt", (d.mul(d.add(d.call("Hypot", (xs, ys)), d.call("Abs", (xs,))), 0.5),))
+    t = d.mul(ts, per(lambda s: 1 / math.sqrt(s)))
     twice_t = d.mul(t, 2.0)
     right = d.call("Ge", (x, 0.0), dtype=_dtype.bool)
     # x >= 0 and t = 0 only at z = 0, where y / 2t would be 0 / 0: y itself (a signed zero)
     imag_right = d.call("Where", (d.call("Eq", (t, 0.0), dtype=_dtype.bool), y, d.div(y, twice_t)))
-    return (d.call("Where", (right, t, d.div(d.call("Abs", (y,)), twice_t))),
-            d.call("Where", (right, imag_right, d.call("Copysign", (t, y)))))
+    real = d.call("Where", (right, t, d.div(d.call("Abs", (y,)), twice_t)))
+    imag = d.call("Where", (right, imag_right, d.call("Copysign", (t, y))))
+    infinite_y = d.call("IsInf", (y,), dtype=_dtype.bool)
+    return d.call("Where", (infinite_y, float("inf"), real)), d.call("Where", (infinite_y, y, imag))
 
 
 def _pow(d, node):
-    """``z ** p`` for a real number ``p``: integers below 100 in magnitude by repeated squaring
-    (``1 / z**|p|`` by :func:`_quotient` for negative ones), others in polar form
-    ``|z|**p (cos pθ, sin pθ)``; ``z ** 0 = 1``, and ``0 ** p`` is NaN for ``p < 0``, as NumPy's
-    complex power."""
+    """``z ** p`` for an integer ``p`` below 100 in magnitude: repeated squaring (``1 / z**|p|``
+    by :func:`_quotient` for negative ones; ``z ** 0 = 1``, and ``0 ** p`` is NaN for ``p < 0``,
+    as NumPy's complex power).  Other powers run whole: NumPy's ``cpow`` special values at
+    infinite and NaN parts (``(-inf + 1i) ** 0.5 = inf + nan i``, ``(nan + inf i) ** -1.5 = -0``)
+    have no short real formula."""
     p = node.args[1]
-    if not _is_complex(node) or not isinstance(p, (int, float)) or isinstance(p, bool) or not math.isfinite(p):
+    if (not _is_complex(node) or not isinstance(p, (int, float)) or isinstance(p, bool)
+            or not math.isfinite(p) or p != int(p) or abs(p) >= 100):
         return None
     z = _parts_of(d, node)
     x, y = z
     if p == 0:
         zero = d.real_zeros(x)
         return d.add(zero, 1.0), zero
-    if p == int(p) and abs(p) < 100:
-        result, square, n = None, z, int(abs(p))
-        while True:
-            if n & 1:
-                result = square if result is None else _product(d, result, square)
-            n >>= 1
-            if not n:
-                break
-            square = _product(d, square, square)
-        if p > 0:
-            return result
-        result = _quotient(d, (1.0, 0.0), result)
-    else:
-        magnitude, angle = d.call("Pow", (d.call("Hypot", (x, y)), float(p))), d.mul(d.call("Atan2", (y, x)), float(p))
-        result = d.mul(magnitude, d.call("Cos", (angle,))), d.mul(magnitude, d.call("Sin", (angle,)))
-        if p > 0:
-            return result
+    result, square, n = None, z, int(abs(p))
+    while True:
+        if n & 1:
+            result = square if result is None else _product(d, result, square)
+        n >>= 1
+        if not n:
+            break
+        square = _product(d, square, square)
+    if p > 0:
+        return result
+    result = _quotient(d, (1.0, 0.0), result)
     at_zero = d.call("Eq", (d.call("Hypot", (x, y)), 0.0), dtype=_dtype.bool)
     return tuple(d.call("Where", (at_zero, float("nan"), part)) for part in result)
 

@@ -137,10 +137,11 @@ def _inexact(input, name, real_only=False):
     return input if input.dtype.is_inexact else input.to(_dtype.get_default_dtype())
 
 
-def _dims_and_sizes(input, s, dim, last_size=None):
+def _dims_and_sizes(input, s, dim, last_size=None, one_sided=None):
     """PyTorch's (s, dim) rule of the n-d transforms: ``dim`` defaults to the last len(s)
     dims, or all; ``s`` to the input's sizes (-1 keeps one), and ``last_size(m)`` gives the
-    last dim's default (irfftn's 2(m - 1))."""
+    last dim's default (irfftn's 2(m - 1)). A one-sided transform (``one_sided``: its name)
+    needs a last dim: RuntimeError for none."""
     if s is not None and dim is not None and len(s) != len(dim):
         raise RuntimeError("When given, dim and shape arguments must have the same length")
     if dim is None:
@@ -152,6 +153,8 @@ def _dims_and_sizes(input, s, dim, last_size=None):
     dims = tuple(_wrap_dim(d, input.ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError("FFT dims must be unique")
+    if one_sided and not dims:
+        raise RuntimeError(f"{one_sided} must transform at least one axis")
     sizes = [input.shape[d] for d in dims] if s is None else list(s)
     for i, d in enumerate(dims):
         if sizes[i] == -1 or (s is None and i == len(dims) - 1 and last_size is not None):
@@ -450,27 +453,29 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The DFT of a real tensor over ``dim``, one-sided in the last of them
     (https://pytorch.org/docs/stable/generated/torch.fft.rfftn.html)."""
     input = _inexact(input, "rfftn", real_only=True)
-    return _r2c(input, *_dims_and_sizes(input, s, dim), norm, out)
+    return _r2c(input, *_dims_and_sizes(input, s, dim, one_sided="rfftn"), norm, out)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The real inverse of :func:`rfftn`; the last dim's size defaults to 2(m - 1)
     (https://pytorch.org/docs/stable/generated/torch.fft.irfftn.html)."""
     input = _inexact(input, "irfftn")
-    return _c2r(input, *_dims_and_sizes(input, s, dim, _hermitian_size), norm, out)
+    return _c2r(input, *_dims_and_sizes(input, s, dim, _hermitian_size, "irfftn"), norm, out)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-d :func:`hfft`: the real DFT of a Hermitian-symmetric signal, one-sided in the
     last of ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.hfftn.html)."""
-    return irfftn(_inexact(input, "hfftn").conj(), s, dim, _ADJOINT_NORM[_norm(norm)], out=out)
+    input = _inexact(input, "hfftn")
+    _dims_and_sizes(input, s, dim, one_sided="hfftn")
+    return irfftn(input.conj(), s, dim, _ADJOINT_NORM[_norm(norm)], out=out)
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-d :func:`ihfft` of a real tensor
     (https://pytorch.org/docs/stable/generated/torch.fft.ihfftn.html)."""
     input = _inexact(input, "ihfftn", real_only=True)
-    return _ihfft(input, *_dims_and_sizes(input, s, dim), norm, out)
+    return _ihfft(input, *_dims_and_sizes(input, s, dim, one_sided="ihfftn"), norm, out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -511,7 +516,11 @@ def _hermitian_size(m):
 # (``out`` is None in most calls: with_out is skipped, a tenth of a small transform's overhead)
 def _c2c(input, sizes, dims, norm, inverse, out):
     # A real input goes in as it is: the kernel takes it and the gradient comes back real.
-    result = apply(FftC2C, input, sizes=sizes, dims=dims, norm=_norm(norm), inverse=inverse)
+    if not dims:  # the transform over no dims (fftn(x, dim=())): a complex copy, as torch's
+        _norm(norm)
+        result = input.to(input.dtype.to_complex()) if not input.dtype.is_complex else input.clone()
+    else:
+        result = apply(FftC2C, input, sizes=sizes, dims=dims, norm=_norm(norm), inverse=inverse)
     return result if out is None else with_out(result, out)
 
 
