@@ -116,6 +116,23 @@ def test_index_out_of_range_raises_in_a_replay():
             torch.gather(torch.ones(3, 4), 1, torch.tensor(bad))
 
 
+@pytest.mark.parametrize("backward", [False, True])
+def test_embedding_id_out_of_range_raises_in_a_replay(backward):
+    """An id outside [0, num_embeddings) on a replayed call (a negative one would wrap): torch's
+    IndexError, under no_grad and with the backward in the graph, as eager and torch raise."""
+    _fresh()
+    emb = ember.nn.Embedding(4, 2)
+    step = ember.compile(lambda ids: emb(ids).sum())
+    with ember.set_grad_enabled(backward):
+        for _ in range(2):
+            loss = step(ember.tensor([0, 1]))
+        for bad in ([0, -1], [4, 1]):
+            for fn, lib in ((step, ember), (emb, ember), (torch.nn.Embedding(4, 2), torch)):
+                with pytest.raises(IndexError, match="index out of range in self"):
+                    fn(lib.tensor(bad))
+    assert loss.requires_grad == backward
+
+
 def test_binary_cross_entropy_checks_its_input_in_a_replay():
     _fresh()
     compiled = ember.compile(lambda p, t: F.binary_cross_entropy(p, t))
