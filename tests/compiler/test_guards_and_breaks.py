@@ -123,6 +123,29 @@ def test_tensors_of_the_closure_are_guarded():
     assert compiled(x).tolist() == [5.0] * 3
 
 
+_ALIASED = ember.tensor([0, 1, 2])
+
+
+def test_one_array_in_two_places_is_guarded():
+    """One tensor passed as two arguments (or a global passed in) on the first call: a call
+    with other tensors there recompiles (the first graph read one placeholder for both)."""
+    x = ember.arange(15.).reshape(5, 3)
+    a, b = ember.tensor([0, 1, 2]), ember.tensor([4, 4, 4])
+    p, q = ember.ones(3), ember.full((3,), 2.)
+    cases = [(lambda x, i, j: x[i] * 10 + x[j], [(x, a, a), (x, a, b), (x, b, a), (x, b, b)]),
+             (lambda u, v: u * 10 + v, [(p, p), (p, q), (q, p)]),
+             (lambda x, j: x[_ALIASED] * 10 + x[j], [(x, _ALIASED), (x, b), (x, _ALIASED)])]
+    for fn, calls in cases:
+        compiled = ember.compile(fn)
+        for args in calls:
+            np.testing.assert_array_equal(compiled(*args).numpy(), fn(*args).numpy())
+    layer = nn.Linear(3, 3, bias=False)  # a parameter passed in as an argument, then another tensor
+    step = ember.compile(lambda w: layer(w) * 10 + w)
+    with ember.no_grad():
+        for w in (layer.weight, ember.ones(3, 3), layer.weight):
+            np.testing.assert_allclose(step(w).numpy(), (layer(w) * 10 + w).numpy(), rtol=1e-6)
+
+
 def test_recompile_limit_then_eager_with_one_warning():
     @ember.compile(recompile_limit=2, dynamic=False)  # a graph per shape
     def double(x):

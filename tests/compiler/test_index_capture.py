@@ -116,6 +116,23 @@ def test_index_out_of_range_raises_in_a_replay():
             torch.gather(torch.ones(3, 4), 1, torch.tensor(bad))
 
 
+@pytest.mark.parametrize("backward", [False, True])
+def test_embedding_id_out_of_range_raises_in_a_replay(backward):
+    """An id outside [0, num_embeddings) on a replayed call (a negative one would wrap): torch's
+    IndexError, under no_grad and with the backward in the graph, as eager and torch raise."""
+    _fresh()
+    emb = ember.nn.Embedding(4, 2)
+    step = ember.compile(lambda ids: emb(ids).sum())
+    with ember.set_grad_enabled(backward):
+        for _ in range(2):
+            loss = step(ember.tensor([0, 1]))
+        for bad in ([0, -1], [4, 1]):
+            for fn, lib in ((step, ember), (emb, ember), (torch.nn.Embedding(4, 2), torch)):
+                with pytest.raises(IndexError, match="index out of range in self"):
+                    fn(lib.tensor(bad))
+    assert loss.requires_grad == backward
+
+
 def test_binary_cross_entropy_checks_its_input_in_a_replay():
     _fresh()
     compiled = ember.compile(lambda p, t: F.binary_cross_entropy(p, t))
@@ -236,3 +253,30 @@ def test_max_and_min_along_dim_in_c(dtype, monkeypatch, capsys):
             np.testing.assert_array_equal(got, want)
     code = capsys.readouterr().err
     assert "MaxAlongDim along dim 1" in code and "MinAlongDim along dim 0" in code, code[-2000:]
+
+
+@pytest.mark.parametrize("wrap", [ember.from_numpy, ember.as_tensor, ember.asarray,
+                                  lambda a: ember.frombuffer(a, dtype=ember.from_numpy(a[:0]).dtype).view(a.shape)])
+def test_tensor_over_a_users_array_is_not_a_constant(wrap):
+    """from_numpy / as_tensor / asarray / frombuffer share the user's memory: writing into the
+    array between calls changes the next call's result, so the tensor is no constant (a break)."""
+    _fresh()
+    x = ember.arange(15.).reshape(5, 3)
+    rows, cols, shift = np.array([0, 2]), np.array([[0, 2]] * 5), np.array([1., 2., 3.], np.float32)
+    fns = [lambda x: x[wrap(rows)] * 2, lambda x: x.gather(1, wrap(cols)), lambda x: x + wrap(shift)]
+    compiled = [ember.compile(fn) for fn in fns]
+    for _ in range(2):
+        for fn, c in zip(fns, compiled):
+            np.testing.assert_array_equal(c(x).numpy(), fn(x).numpy())
+        rows[0], cols[:] = 4, 1
+        shift[0] = 100.
+    with pytest.raises(ember.compiler.exc.Unsupported, match="shares memory with an array"):
+        ember.compile(fns[0], fullgraph=True)(x)
+
+
+def test_interpolate_indices_stay_constants():
+    """ember's own from_numpy of arrays it computed (interpolate's indices) stays a constant."""
+    _fresh()
+    fn = lambda x: F.interpolate(x, scale_factor=2.5, mode="nearest") * 2  # noqa: E731
+    x = ember.randn(1, 2, 3, 4)
+    np.testing.assert_allclose(ember.compile(fn, fullgraph=True)(x).numpy(), fn(x).numpy())

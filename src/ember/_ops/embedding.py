@@ -45,10 +45,24 @@ def rows_matrix(indices, num_rows, coefficients=None):
     return _sparse.csr_matrix((data, order, row_starts), shape=(num_rows, indices.size))
 
 
+def ids_in_range(ids, num_embeddings):
+    """``ids``; IndexError, as PyTorch's ("index out of range in self", then the first id outside
+    [0, num_embeddings), its position and num_embeddings)."""
+    # Read as unsigned, negative ids are huge: one comparison finds both kinds of bad id.
+    unsigned = ids.view(np.uint64 if ids.dtype == np.int64 else np.uint32)
+    if ids.size and unsigned.max() >= num_embeddings:
+        position = np.unravel_index(int((unsigned >= num_embeddings).argmax()), ids.shape)
+        raise IndexError(f"index out of range in self: id {ids[position]} at position "
+                         f"{tuple(int(i) for i in position)} is not in [0, {num_embeddings}) "
+                         f"(num_embeddings={num_embeddings})")
+    return ids
+
+
 class EmbeddingForward(Op):
-    """``weight[indices]``: weight (num_embeddings, D), int64/int32 ``indices`` (*) already
-    checked to lie in [0, num_embeddings); output (*, D). The ids are an input (not an
-    attribute), so a captured graph reads each call's ids.
+    """``weight[indices]``: weight (num_embeddings, D), int64/int32 ``indices`` (*); output
+    (*, D). IndexError (:func:`ids_in_range`) for an id outside [0, num_embeddings), checked
+    here in the kernel: the ids are an input (not an attribute), so a captured graph reads
+    each call's ids and checks them as eager does.
 
     The gradient is :class:`EmbeddingBackward`.
     """
@@ -61,7 +75,7 @@ class EmbeddingForward(Op):
 
     @staticmethod
     def forward(weight, indices, padding_idx=None, scale_grad_by_freq=False):
-        return weight.take(indices, axis=0)
+        return weight.take(ids_in_range(indices, weight.shape[0]), axis=0)
 
     @staticmethod
     def backward(ctx, g):

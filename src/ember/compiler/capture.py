@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _distributions, _random
 from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
+from .. import _creation
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.core import CopySlices
@@ -50,6 +51,9 @@ _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
 _FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
                   os.path.join(_EMBER_DIR, "_creation.py")}
+# The factories that wrap memory the caller holds (a NumPy array, a buffer): not a constant, since
+# the caller may write into it between calls.
+_SHARING = {_creation.from_numpy.__code__, _creation.as_tensor.__code__, _creation.frombuffer.__code__}
 
 
 class Capture:
@@ -99,7 +103,7 @@ class Tracer:
         self.held = []              # those references, in the order seen
         self.over = {}              # id(root array) -> references of held[:indexed] over its memory
         self.indexed = 0
-        self.made = {}              # id(array) -> None (a factory's) or the code that computed it
+        self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale = set()          # ids of views whose base was written in place since
         self.breaks, self.pieces = [], []
         self.ran_backward = False
@@ -301,12 +305,25 @@ class Tracer:
         self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
                          "gradients with them) runs in the backward")
 
-    def made_by(self, array, code):
-        """Notes an array wrapped into a tensor during the call: by a factory (a constant of the
-        graph), or computed by code outside the dispatcher (a graph break when read)."""
-        if id(array) not in self.value:
-            self.made[id(array)] = None if code.co_filename in _FACTORY_FILES else code
-            self.hold(array)
+    def made_by(self, array, frame):
+        """Notes an array wrapped into a tensor during the call (``frame``: the wrapping call's):
+        made by a factory, a constant of the graph; over memory the caller holds (``from_numpy``,
+        ``as_tensor``, ``frombuffer``: the caller may write into it between calls) or computed
+        by code outside the dispatcher, a graph break when read."""
+        if id(array) in self.value:
+            return
+        code = frame.f_code
+        factory = frame if code in _SHARING else frame.f_back  # (frombuffer wraps through _finish)
+        if factory.f_code in _SHARING and not factory.f_back.f_code.co_filename.startswith(_EMBER_DIR + os.sep):
+            # called by the user (ember's own calls wrap arrays they computed: interpolate's indices)
+            self.made[id(array)] = (f"a tensor made by {factory.f_code.co_name} shares memory with an array "
+                                    f"or buffer from outside the function (its values may change between calls)")
+        elif code.co_filename in _FACTORY_FILES:
+            self.made[id(array)] = None
+        else:
+            self.made[id(array)] = (f"a tensor computed outside the dispatcher (in {code.co_name}, "
+                                    f"{os.path.basename(code.co_filename)}:{code.co_firstlineno})")
+        self.hold(array)
 
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
@@ -339,7 +356,8 @@ class Tracer:
         key = id(value)
         free = self.free.get(key)  # a tensor of a closure or a global: a fixed tensor's placeholder
         if free is None and not (key in self.value or key in self.known or self.made.get(key, 0) is None):
-            return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute")
+            return self.graph_break(f"{op.name} takes an array computed outside the graph as an attribute"
+                                    + (f": {self.made[key]}" if self.made.get(key) else ""))
         node = self.node(_Array(value) if free is None else free)  # (a factory's array: a constant)
         if value.dtype == np.bool_ and getattr(op, "mask_sets_shape", False) and not (
                 node.op == "placeholder" and self.sources[self.graph.placeholders.index(node)][0] == "const"):
@@ -359,10 +377,8 @@ class Tracer:
         if key in self.known:
             source, name = self.known[key]
         elif key in self.made:
-            code = self.made[key]
-            if code is not None:
-                self.graph_break(f"a tensor computed outside the dispatcher (in {code.co_name}, "
-                                 f"{os.path.basename(code.co_filename)}:{code.co_firstlineno})")
+            if self.made[key] is not None:
+                self.graph_break(self.made[key])
             source, name = ("const", array.copy()), "const"
         elif _root(array) is not array and id(_root(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
@@ -476,11 +492,11 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     originals = [getattr(module, name) for module, name in draws]
 
     def traced_make(cls, data):
-        tracer.made_by(data, sys._getframe(1).f_code)
+        tracer.made_by(data, sys._getframe(1))
         return make.__func__(cls, data)
 
     def traced_init(self, data, requires_grad=False):
-        tracer.made_by(data, sys._getframe(1).f_code)
+        tracer.made_by(data, sys._getframe(1))
         return init.__func__(self, data, requires_grad)
 
     def traced_snapshot(self):

@@ -359,6 +359,7 @@ def snapshot(world, args, kwargs):
         grads.append(p.grad is not None)
     facts += [("parameter identity", tuple(ids)), ("parameters (shape, dtype, requires_grad)", tuple(metas)),
               ("which parameters have .grad", tuple(grads))]
+    facts.append(("inputs, globals/closures' tensors and parameters that are one array", _aliases(world)))
     for k, opt in enumerate(world.optimizers):
         inputs = _input_keys(type(opt))
         hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
@@ -367,6 +368,21 @@ def snapshot(world, args, kwargs):
         # state is made for all parameters with a gradient on the first step: its sizes tell
         facts.append((f"optimizer {k} state", tuple([len(state) for state in opt.state.values()])))
     return facts
+
+
+def _aliases(world):
+    """Which of the inputs, the tensors read from globals and closures and the parameters are
+    the same array (one tensor passed as two arguments, a global passed in): for each, the first
+    position with its array, or None when all differ. A capture finds an array at its first
+    source (``sources.known_arrays``), so a call aliasing otherwise is another program (as
+    torch's dynamo guards duplicate inputs)."""
+    ids = [id(t._data) for t in world.inputs]
+    ids += [id(t._data) for t in world.free]
+    ids += [id(t._data) for t in world.params]
+    if len(set(ids)) == len(ids):
+        return None
+    first = {}
+    return tuple([first.setdefault(k, i) for i, k in enumerate(ids)])
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._backend import namespace
 from ..._ops.indexing import one_hot
 from ..._ops.core import apply, named
-from ..._ops.embedding import EmbeddingForward, SparseMatmul, rows_matrix
+from ..._ops.embedding import EmbeddingForward, SparseMatmul, ids_in_range, rows_matrix
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -46,9 +46,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise RuntimeError("'weight' must be 2-D")
     _check_ids(input, "embedding")
     padding_idx = _padding_row(padding_idx, weight.shape[0], "Padding_idx")
-    ids = _ids_in_range(input, weight.shape[0])
-    if max_norm is not None:
-        _renorm_rows(weight, ids, max_norm, norm_type)
+    if max_norm is not None:  # (the lookup checks the ids too: a compiled graph's replay runs only it)
+        _renorm_rows(weight, ids_in_range(input._data, weight.shape[0]), max_norm, norm_type)
     # The backward reads the ids, as saved (an in-place write to them raises, as in PyTorch).
     return apply(EmbeddingForward, weight, input, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
@@ -73,20 +72,6 @@ def _padding_row(padding_idx, num_embeddings, name):
     if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
         raise AssertionError(f"{name} must be within num_embeddings")
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
-
-
-def _ids_in_range(input, num_embeddings):
-    """The ids as an array; IndexError, as PyTorch's, naming the first id outside
-    [0, num_embeddings)."""
-    ids = input._data
-    # Read as unsigned, negative ids are huge: one comparison finds both kinds of bad id.
-    unsigned = ids.view(np.uint64 if ids.dtype == np.int64 else np.uint32)
-    if ids.size and unsigned.max() >= num_embeddings:
-        position = np.unravel_index(int((unsigned >= num_embeddings).argmax()), ids.shape)
-        raise IndexError(f"index out of range in self: id {ids[position]} at position "
-                         f"{tuple(int(i) for i in position)} is not in [0, {num_embeddings}) "
-                         f"(num_embeddings={num_embeddings})")
-    return ids
 
 
 def _renorm_rows(weight, ids, max_norm, norm_type):
