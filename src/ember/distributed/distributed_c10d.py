@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "GroupMember", "group", "DistError",
            "DistBackendError", "DistNetworkError", "DistStoreError", "is_available",
            "is_initialized", "is_mpi_available", "init_process_group", "destroy_process_group",
@@ -29,22 +31,6 @@ default_pg_timeout = datetime.timedelta(minutes=30)  # torch's default for CPU b
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
-
-
-class DistError(RuntimeError):
-    """Base of the errors raised by the distributed package (``torch.distributed.DistError``)."""
-
-
-class DistBackendError(DistError):
-    """The communication engine failed: a peer died, or an operation timed out."""
-
-
-class DistNetworkError(DistError):
-    """A network error while setting up communication."""
-
-
-class DistStoreError(DistError):
-    """A key-value store error (ember has no store; kept for torch's import paths)."""
 
 
 # Open MPI's nonblocking all-reduce (libnbc) picks a binomial tree (reduce to one rank, then

@@ -24,8 +24,10 @@ def reuse_buffers():
     if not hasattr(compiled, "c_source"):
         raise Mismatch("no C compiler was found, so nothing was planned (install gcc or ember[compile])")
     got = compiled([x.numpy().copy()])
+    # float32 sums of 512 tanh values (|h| <= 1): the compiled loops add in another order than
+    # NumPy's pairwise sum, so the bound is absolute, 2e-7 of the largest possible sum
     close("the compiled chain's six sums", np.array(got), np.array([o.item() for o in _chain(x)]),
-          rtol=1e-5, atol=1e-5, input=x)
+          rtol=1e-5, atol=1e-4, input=x)
     arrays = {line.split("p[")[1].split("]")[0] for line in compiled.c_source.splitlines() if "p[" in line}
     # Without reuse: the input, 6 loops, 6 row sums and 6 outputs = 19 arrays.
     if len(arrays) > 1 + 6 + 3:
