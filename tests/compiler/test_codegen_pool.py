@@ -15,11 +15,7 @@ CASES = {  # name: (x shape, kernel, stride, padding, dilation, ceil_mode, dtype
 }
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -24,11 +24,7 @@ def _same(actual, expected, backend, err_msg=""):
         np.testing.assert_array_equal(actual, expected, err_msg=err_msg)
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _batches(shape, classes, n, seed=0):

@@ -14,11 +14,7 @@ from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, IntVar, Params
                                                 TensorSpec, dynamic_spec)
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _graphs():

@@ -11,11 +11,7 @@ from ember import nn
 from ember._dynamo.utils import counters
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 SIZES = [5, 5, 8, 3, 12, 6, 9]

@@ -10,11 +10,12 @@ from ember._dynamo import exc
 from ember._dynamo.utils import counters
 
 
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
 @pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
+def _default_stance():
     yield
-    ember.compiler.reset()
     ember.compiler.set_stance("default")
 
 

@@ -15,11 +15,7 @@ import ember.nn as nn
 from ember._dynamo.utils import counters
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _check(compiled, eager, x):

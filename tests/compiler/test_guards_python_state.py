@@ -13,11 +13,7 @@ USE_RELU = True
 MODELS = []
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _check(compiled, eager, *args, **kwargs):

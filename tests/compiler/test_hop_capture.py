@@ -15,11 +15,7 @@ from ember._higher_order_ops import scan, switch, while_loop
 BACKENDS = ["inductor", "aot_eager", "eager"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _graphs():

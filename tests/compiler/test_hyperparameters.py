@@ -23,12 +23,7 @@ OPTIMIZERS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _fresh(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 def _data():

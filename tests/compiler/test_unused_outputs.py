@@ -11,11 +11,7 @@ import ember
 BACKENDS = ["inductor", "aot_eager"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _grads(lib, fn, loss_of, *arrays, calls=3):

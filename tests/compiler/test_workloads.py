@@ -13,11 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks
 import bench_compile  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _twins(name):

@@ -24,7 +24,7 @@ from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
 from ..symbolic import Expr, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
-from .toolchain import simd_reduction
+from .toolchain import loop_nest, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -344,11 +344,7 @@ def _copy_kernel(src, node, fname):
         lines.append(f"    const {t}* restrict a{k} = {src.pointer(g)};")
         dims, (sa, sy) = collapse(list(g.shape), [list(g.strides), list(strides)])
         loop_vars = [f"i{d}" for d in range(len(dims))]
-        indent = "    "
-        for v, n in zip(loop_vars, dims):
-            lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
-            indent += "    "
-        lines.append(f"{indent}y[{_index(offset, sy, loop_vars)}] {op} a{k}[{_index(g.offset, sa, loop_vars)}];")
+        lines += loop_nest(loop_vars, dims, f"y[{_index(offset, sy, loop_vars)}] {op} a{k}[{_index(g.offset, sa, loop_vars)}];")
     return lines + ["}"]
 
 

@@ -7,6 +7,7 @@ calls between the fused loops. Any dtype with a C type, strided or broadcast ope
 import numpy as np
 
 from ..._ops.pad import _pad_pairs
+from .toolchain import loop_nest
 
 __all__ = ["OPS", "supported", "copy_kernel"]
 
@@ -65,11 +66,7 @@ def copy_kernel(src, node, fname, ctypes, index, literal):
     t = ctypes[out.dtype]
     lines = [f"/* {what} -> {shape}: {name}({node.name}) */", f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict y = {src.pointer(out)};", f"    const {t}* restrict a = {src.pointer(x)};"]
-    indent = "    "
-    for v, n in zip(loop_vars, shape):
-        lines.append(f"{indent}for (long {v} = 0; {v} < {n}; {v}++)")
-        indent += "    "
-    lines.append(f"{indent}y[{index(out.offset, out.strides, loop_vars)}] = {value};")
+    lines += loop_nest(loop_vars, shape, f"y[{index(out.offset, out.strides, loop_vars)}] = {value};")
     return lines + ["}"]
 
 
@@ -90,9 +87,5 @@ def _pad_kernel(src, node, fname, ctypes, index, literal):
         n = int(np.prod(out.shape))
         lines.append(f"    for (long i = 0; i < {n}; i++) y[{index(out.offset, [1], ['i'])}] = {value};")
     loop_vars = [f"i{d}" for d in range(len(region))]
-    indent = "    "
-    for v, n in zip(loop_vars, region):
-        lines.append(f"{indent}for (long {v} = 0; {v} < {max(n, 0)}; {v}++)")
-        indent += "    "
-    lines.append(f"{indent}y[{index(at, out.strides, loop_vars)}] = a[{index(offset, x.strides, loop_vars)}];")
+    lines += loop_nest(loop_vars, [max(n, 0) for n in region], f"y[{index(at, out.strides, loop_vars)}] = a[{index(offset, x.strides, loop_vars)}];")
     return lines + ["}"]

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
+__all__ = ["loop_nest", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
            "runtime_headers", "FLAGS", "unit_flags", "simd_reduction"]
 
 # IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
@@ -137,6 +137,15 @@ def simd_reduction(op, *names):
     signed zero; IEEE flags forbid the compiler to do it by itself. A compiler without
     ``-fopenmp-simd`` ignores the pragma and runs the loop in order."""
     return f"#pragma omp simd reduction({op}:{', '.join(names)})"
+
+
+def loop_nest(loop_vars, sizes, statement):
+    """C lines of one loop per variable of ``loop_vars`` (``for (long i0 = 0; i0 < n0; i0++)``,
+    nested, the first outermost) over ``sizes`` (numbers or size symbols' C expressions), around
+    the one-line ``statement``."""
+    lines = [f"{'    ' * (d + 1)}for (long {v} = 0; {v} < {n}; {v}++)"
+             for d, (v, n) in enumerate(zip(loop_vars, sizes))]
+    return lines + [f"{'    ' * (len(lines) + 1)}{statement}"]
 
 
 @functools.lru_cache(maxsize=None)
