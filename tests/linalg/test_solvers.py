@@ -265,3 +265,13 @@ def test_inv_ex_and_solve_ex_report_info():
     np.testing.assert_allclose(e.inverse._data[0], np.eye(3))
     e = ember.linalg.solve_ex(ember.tensor(a), ember.ones(2, 3, 1, dtype=ember.float64))
     assert e.info.tolist() == [0, 2]
+
+
+def test_det_third_derivative_raises_a_clear_error():
+    # the second derivative (CofactorAdjoint, from the SVD) has no derivative of its own: a third
+    # order gradient names what is missing instead of a bare NotImplementedError
+    a = ember.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.linalg.det(a), a, create_graph=True)
+    (h,) = ember.autograd.grad((g * g).sum(), a, create_graph=True)
+    with pytest.raises(RuntimeError, match="order 3 or higher"):
+        ember.autograd.grad((h * h).sum(), a)

@@ -174,6 +174,11 @@ class CofactorAdjoint(Op):
         return (xp.conj(u) @ h @ xp.conj(vh)).astype(a.dtype)
 
     @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("the derivative for 'linalg_det' of order 3 or higher is not implemented in ember "
+                           "(its second derivative, CofactorAdjoint, comes from the SVD and has no derivative)")
+
+    @staticmethod
     def infer(a, g):
         return tuple(a.shape), a.dtype
 
