@@ -273,24 +273,33 @@ class _Handout:
         self.pools = {h: [] for h in hosts}
         self.active = {}
         for h, (nbytes, _, _) in hosts.items():  # replaces the planned buffer and the arrays over it
-            self._activate(h, self._entry(h, np.empty(nbytes, np.uint8)))
+            self._activate(h, self._entry(h))
         buffers.update(self.pools)  # the table's owners (table.buffers)
 
-    def _entry(self, h, memory):
+    def _entry(self, h):
         nbytes, out, views = self.hosts[h]
+        memory = np.empty(nbytes, np.uint8)
         arrays = {name: np.ndarray(shape, dtype, buffer=memory, strides=strides)
                   for name, shape, dtype, strides in views}
-        # the references the pool holds, as sys.getrefcount counts them (its argument too):
-        # the memory's from the entry and each array's base, the output's from the entry and the dict
-        entry = [memory, arrays, arrays[out], 2 + len(arrays), 3]
+        entry = [memory, arrays, arrays[out], 0, 0]
+        del memory, arrays
+        # the reference counts of the memory (the entry, each array's base) and of the output
+        # (the entry, the dict) while only the pool holds them, measured as _held measures
+        # them: not constants, as what sys.getrefcount counts differs between Python versions
+        entry[3:] = self._counts(entry)
         self.pools[h].append(entry)
         return entry
 
     @staticmethod
-    def _held(entry, active):
+    def _counts(entry):
+        return sys.getrefcount(entry[0]), sys.getrefcount(entry[2])
+
+    @classmethod
+    def _held(cls, entry, active):
         """Whether anything but the pool (and the driver's globals, when ``active``)
         references the entry's output or memory."""
-        return sys.getrefcount(entry[0]) > entry[3] or sys.getrefcount(entry[2]) - active > entry[4]
+        memory, output = cls._counts(entry)
+        return memory > entry[3] or output - active > entry[4]
 
     def _activate(self, h, entry):
         self.active[h] = entry
@@ -314,7 +323,7 @@ class _Handout:
             if free is None:
                 if len(pool) >= self.POOL:  # its holders keep it alive; the pool forgets it
                     pool[:] = [e for e in pool if e is not entry]
-                free = self._entry(h, np.empty(self.hosts[h][0], np.uint8))
+                free = self._entry(h)
             self._activate(h, free)
 
 
