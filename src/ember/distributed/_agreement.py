@@ -16,7 +16,7 @@ from . import _flight_recorder
 from ._work import Work, complete
 from .distributed_c10d import ReduceOp, _mpi
 
-__all__ = ["checked"]
+__all__ = ["checked", "row_of"]
 
 _NAMES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "gather", "scatter",
           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier")
@@ -24,7 +24,7 @@ _MAX_DIMS = 8
 _UNCHECKED = -2  # descriptor fields that may differ across ranks
 _DTYPE_CODE = {d: i for i, d in enumerate(_dtype._ALL)}
 _FIELDS = 6 + _MAX_DIMS  # error flag, name, reduction, dtype, root, ndim, shape
-_ROWS = {}  # (name, op, dtype, shape, root, group size) -> _row's answer for a valid call
+_ROWS = {}  # (name, op, dtype, shape, root, group size) -> row_of's answer for a valid call
 
 
 def _describe(name, op, dtype, shape, root, error):
@@ -34,7 +34,7 @@ def _describe(name, op, dtype, shape, root, error):
             _DTYPE_CODE.get(dtype, _UNCHECKED), root, *known, *[_UNCHECKED] * (1 + _MAX_DIMS - len(known))]
 
 
-def _row(size, name, op, dtype, shape, root, error):
+def row_of(size, name, op, dtype, shape, root, error):
     """This rank's contribution to the check, as bytes: its descriptor ``d``, then ``-d``, then
     zeros up to one int64 per rank (they keep Open MPI's reduce-scatter algorithm from falling
     back to a ring of 2 (p-1) steps on large groups; see distributed_c10d._ENGINE_DEFAULTS).
@@ -141,19 +141,22 @@ def _stages(pg, entry, row, bounds, check, error, data):
         + "; ".join(f"Rank {r} is running {_show(table[r])}" for r in [0, *differing]))
 
 
-def checked(pg, inputs, data, outputs, async_op, name, dtype=None, shape=None, root=-1, error=None, op=None):
+def checked(pg, inputs, data, outputs, async_op, name, dtype=None, shape=None, root=-1, error=None, op=None,
+            row=None):
     """Runs the agreement check for the call, then the stages ``data`` (its data collective),
     as one Work; returns it with ``async_op``, else completes it. ``inputs`` and ``outputs``
     are the call's tensors (``result()`` returns ``outputs``); ``shape`` is a tuple (the
     array's, not a torch.Size: it keys a cache); ``op`` the reduction of reducing
-    collectives. A rank whose own arguments are invalid (``error``) raises it at once, after
-    its peers have learnt of it.
+    collectives; ``row`` its descriptor row (:func:`row_of`) where the caller has it already.
+    A rank whose own arguments are invalid (``error``) raises it at once, after its peers
+    have learnt of it.
 
     The check is started first: the flight-recorder entry is made while it travels, and
     described while the data does (see :func:`_flight_recorder.record`).
     """
     pg.settle()
-    row = _row(pg.size(), name, op, dtype, shape, root, error)
+    if row is None:
+        row = row_of(pg.size(), name, op, dtype, shape, root, error)
     bounds, check = _start_check(pg, row)
     entry = _flight_recorder.record(pg, name, inputs, outputs, caller=sys._getframe(2))
     stages = _stages(pg, entry, row, bounds, check, error, data)

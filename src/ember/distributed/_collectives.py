@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from . import _flight_recorder
-from ._agreement import checked
+from ._agreement import checked, row_of
 from ._work import calls, run
 from .distributed_c10d import ReduceOp, _mpi, _resolve, get_group_rank
 
@@ -68,6 +68,10 @@ class _Into:
 
 
 _REDUCTIONS = {}  # (op, dtype) -> what _reduction answers: it runs on every reducing call
+# (op, dtype, shape, group size) -> (_reduction's answer, check row) of a valid all_reduce: the
+# call of every DDP bucket, whose check should start after as little Python as possible (a
+# 1 MB reduction evicts the interpreter's working set, so each step right after one is slow)
+_ALL_REDUCE_CALLS = {}
 
 
 def _reduction(op, dtype):
@@ -123,13 +127,24 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """
     _check_tensor(tensor, "tensor")
     pg = _resolve(group)
-    tensors = [tensor]
+    tensors, dtype, shape = [tensor], tensor.dtype, tensor._data.shape
+    key = (op, dtype, shape, pg.size())
+    known = _ALL_REDUCE_CALLS.get(key) if isinstance(op, ReduceOp.RedOpType) else None
+    if known is not None:  # a valid call made before: start its check without more Python
+        reduction, row = known
+        return checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
+                       row=row)
     try:
-        reduction, error = _reduction(op, tensor.dtype), None
+        reduction, error = _reduction(op, dtype), None
     except (RuntimeError, ValueError, TypeError) as invalid:
         reduction, error = None, invalid
-    return checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
-                   tensor.dtype, tensor._data.shape, error=error, op=op)
+    work = checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
+                   dtype, shape, error=error, op=op)
+    if error is None:  # (an invalid call raised above)
+        if len(_ALL_REDUCE_CALLS) > 4096:
+            _ALL_REDUCE_CALLS.clear()
+        _ALL_REDUCE_CALLS[key] = reduction, row_of(pg.size(), "all_reduce", op, dtype, shape, -1, None)
+    return work
 
 
 def _all_reduce_data(pg, tensor, reduction):

@@ -19,6 +19,14 @@ with pytest.raises(ValueError, match=rf"ranks \[{world}\] are outside the world 
 out = torch.zeros(world * 3 + (1 if rank == 1 else 0))
 with pytest.raises(RuntimeError, match=r"all_gather_into_tensor.*(world_size|rank\(s\) \[1\])"):
     dist.all_gather_into_tensor(out, torch.ones(3))
+# valid calls first, so that the mismatches below go through all_reduce's cached fast path
+for shape in (3, 4):
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX):
+        t = torch.ones(shape)
+        dist.all_reduce(t, op=op)
+        dist.all_reduce(t, op=op)
+        assert t.tolist() == [world ** 2 if op == dist.ReduceOp.SUM else 1] * shape
+dist.all_reduce(torch.ones(3, dtype=torch.int64))
 # shapes differ across ranks: every rank raises, naming both shapes
 with pytest.raises(RuntimeError, match=r"Detected mismatch between collectives on ranks\. Rank 0 is "
                                        r"running all_reduce\(op=SUM, dtype=Float, shape=\[3\]\).*shape=\[4\]"):
