@@ -89,3 +89,26 @@ def test_chat_without_a_path_uses_the_default_checkpoint(tmp_path):
     assert completed.stderr.strip() == (
         f"ember chat: no checkpoint at {tmp_path / 'ember' / 'transformer'} yet; make one with 'ember milestones "
         f"run transformer' (a few minutes), or pass a checkpoint directory")
+
+
+def test_ctrl_c_swallowed_by_a_weakref_callback_arrives_again():
+    # SIGINT raised inside a weakref callback (as when ember's memory accounting releases an
+    # array) is lost by Python; ember's hook re-sends it so the loop below still stops.
+    script = """
+import signal, sys, time, weakref
+from ember.cli import interrupt
+interrupt.install()
+class Box: pass
+box = Box()
+ref = weakref.ref(box, lambda r: signal.raise_signal(signal.SIGINT))
+try:
+    del box
+    for _ in range(500):
+        time.sleep(0.01)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 130, completed.stderr
+    assert "Traceback" not in completed.stderr and "Exception ignored" not in completed.stderr

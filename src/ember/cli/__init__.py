@@ -10,7 +10,7 @@ import argparse
 
 from .. import __version__
 
-from . import bench, chat, course, fr_trace, milestones, run
+from . import bench, chat, course, fr_trace, interrupt, milestones, run
 
 
 def build_parser():
@@ -36,4 +36,5 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    interrupt.install()
     return args.handler(args)
