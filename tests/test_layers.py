@@ -94,6 +94,8 @@ INJECTION_ALLOWED = {
     # The launcher runs the user's script as ``__main__``, with the arguments it was given
     # (what ``python script.py ARGS`` would set), as torch.distributed.run does.
     ("ember/distributed/run.py", "sys.argv"),
+    # The ``ember`` command (only) re-sends a Ctrl-C that Python swallowed in a callback.
+    ("ember/cli/interrupt.py", "sys.unraisablehook"),
 }
 
 
