@@ -31,7 +31,9 @@ _SCRIPT = textwrap.dedent('''
     entries = json.loads(fr._dump_fr_trace_json())["entries"]
     print(json.dumps({"undescribed": len(getattr(fr._RECORDER, "undescribed", [])), "tensor_alive": alive() is not None,
                       "entries": [(e["profiling_name"], e["input_sizes"], e["input_dtypes"], e["output_sizes"],
-                                   e["state"], e["frames"][0]["line"]) for e in entries]}))
+                                   e["state"], e["frames"][0]["line"]) for e in entries],
+                      "times": [(e["time_created_ns"], e["time_discovered_started_ns"],
+                                 e["time_discovered_completed_ns"]) for e in entries]}))
     dist.destroy_process_group()
 ''')
 
@@ -51,3 +53,8 @@ def test_entries_are_described_while_their_operation_runs(tmp_path):
         ["mpi:all_gather_into_tensor", [[3, 2]], ["Float"], [[3, 2]], "completed", line["ASYNC"]],
         ["mpi:broadcast", [[2]], ["Float"], [[2]], "started", line["BAD"]],
     ]
+    # Every operation starts (its agreement check is posted) as its entry is made: the started
+    # time is the creation time; a completed one's completion comes after it, the others' is 0.
+    (sync, *_), (async_, *_), (bad, *_) = times = found["times"]
+    assert [started for _, started, _ in times] == [sync, async_, bad] and sync <= async_ <= bad
+    assert [completed > created for created, _, completed in times[:2]] == [True, True] and times[2][2] == 0

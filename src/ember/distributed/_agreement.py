@@ -77,33 +77,33 @@ def _start_check(pg, row):
     comm, slot = pg.comm, pg.check_slot
     if slot is None or slot[0] is not comm:
         slot = pg.check_slot = (comm, *_persistent(comm, len(row)))
-    _, bounds, request = slot
+    _, bounds, request, requests = slot
     if request is None:
         MPI = _mpi()
         bounds = bytearray(row)
         return bounds, [comm.Iallreduce(MPI.IN_PLACE, [bounds, MPI.INT64_T], MPI.MAX)]
     bounds[:] = row
     request.Start()
-    return bounds, [request]
+    return bounds, requests
 
 
 _PERSISTENT = []  # [True or False] once probed
 
 
 def _persistent(comm, nbytes):
-    """(buffer, persistent in-place MAX all-reduce of its ``nbytes`` as int64), or (None, None)
-    without persistent collectives."""
+    """(buffer, persistent in-place MAX all-reduce of its ``nbytes`` as int64, the list of
+    that one request: the stage that waits for it), or Nones without persistent collectives."""
     MPI = _mpi()
     buffer = bytearray(nbytes)
     if _PERSISTENT == [False]:
-        return None, None
+        return None, None, None
     try:
         request = comm.Allreduce_init(MPI.IN_PLACE, [buffer, MPI.INT64_T], MPI.MAX)
     except (NotImplementedError, MPI.Exception):
         _PERSISTENT[:] = [False]
-        return None, None
+        return None, None, None
     _PERSISTENT[:] = [True]
-    return buffer, request
+    return buffer, request, [request]
 
 
 def _stages(pg, entry, row, bounds, check, error, data):

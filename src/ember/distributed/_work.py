@@ -164,12 +164,12 @@ def _finish(pg, entry, stages, requests, seconds, stages_left=-1):
     Raises:
         DistBackendError: a peer died, or the deadline passed (see :func:`_failure`).
     """
-    start = time.monotonic()
+    start = None  # see _spin
     try:
         while requests is not None and stages_left != 0:
             for request in requests:
                 if not request.Test():
-                    _spin(pg, entry, request, start, seconds)
+                    start = _spin(pg, entry, request, start, seconds)
             requests = _next(pg, entry, stages)
             stages_left -= 1
     except _mpi().Exception as error:
@@ -179,15 +179,20 @@ def _finish(pg, entry, stages, requests, seconds, stages_left=-1):
 
 def _spin(pg, entry, request, start, seconds):
     """Tests ``request`` until it completes: in bursts of Tests with nothing in between, the
-    clock read between bursts."""
+    clock read between bursts. Returns ``start``, the time the operation's deadline counts
+    from: when None, that of the first clock read (a burst after it first waited), so an
+    operation that never waits long reads no clock (0.2-0.3 us each on a virtual machine)."""
     idle = _World.oversubscribed
     while True:
         for _ in range(_BURST):
             if request.Test():
-                return
+                return start
             if idle:
                 os.sched_yield()
-        waited = time.monotonic() - start
+        now = time.monotonic()
+        if start is None:
+            start = now
+        waited = now - start
         if waited > seconds:
             raise _timed_out(pg, entry, seconds)
         if waited > _SPIN_SECONDS:
@@ -235,12 +240,26 @@ def _world_rank():
 
 def complete(pg, stages, entry=None):
     """Runs the operation ``stages`` (see :class:`Work`) to its end in this call, against the
-    group's timeout: ``Work(...).wait()`` without the Work."""
+    group's timeout: ``Work(...).wait()`` without the Work.
+
+    The loop of :func:`_finish` with nothing else: a synchronous call's stages run once each,
+    from their start, so this needs no bookkeeping of where the operation stands. (It runs
+    right after a large message has evicted the interpreter's code and data from the caches,
+    where each function called costs: 2-4 us less per 1 MB ``all_reduce`` than going
+    through ``_finish`` and ``_next``, 2 ranks, loaded.)
+    """
     _flight_recorder.started(entry, pg)
+    start, seconds = None, pg.timeout.total_seconds()  # see _spin
     try:
-        _finish(pg, entry, stages, (), pg.timeout.total_seconds())
+        for requests in stages:
+            for request in requests:
+                if not request.Test():
+                    start = _spin(pg, entry, request, start, seconds)
+    except _mpi().Exception as error:
+        raise _failure(pg, entry, error) from None
     finally:  # unless its stages did, once the data was posted
         _flight_recorder.describe(entry)
+    _flight_recorder.completed(entry, pg)
 
 
 def run(pg, stages, outputs=(), entry=None, async_op=False):

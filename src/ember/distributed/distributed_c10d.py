@@ -152,7 +152,7 @@ class ProcessGroup:
         self.last_started = -1
         self.last_completed = -1
         self.unsettled = []  # how to finish each async call whose agreement check may be pending
-        self.check_slot = None  # (communicator, buffer, persistent request) of the checks
+        self.check_slot = None  # (communicator, buffer, persistent request, [it]) of the checks
 
     def settle(self):
         """Finishes the agreement checks of this group's earlier async calls, which starts
