@@ -4,7 +4,7 @@ Each entry follows the schema of PyTorch's flight recorder dump (version "2.10")
 ``torch._C._distributed_c10d._dump_fr_trace_json``: ``collective_seq_id``, ``p2p_seq_id``,
 ``op_id``, ``profiling_name`` (``"mpi:all_reduce"``), ``input_sizes``/``input_dtypes``,
 ``output_sizes``/``output_dtypes`` (torch's scalar-type names: ``"Float"``, ``"Long"``...),
-``state`` (``scheduled``, ``started``, ``completed``), ``time_created_ns``,
+``state`` (``scheduled``, ``started``, ``completed``: an ember entry is started when made), ``time_created_ns``,
 ``time_discovered_started_ns``, ``time_discovered_completed_ns``, ``timeout_ms``,
 ``process_group`` (``[name, desc]``), ``thread_name`` and ``frames`` (the Python stack that
 issued it). A dump adds ``pg_config`` and ``pg_status`` (last enqueued/started/completed
@@ -121,7 +121,11 @@ def _thread_name(ident):
 
 
 def record(pg, name, inputs, outputs, is_p2p=False, caller=None):
-    """A new entry (state ``scheduled``) for operation ``name`` on ``pg``; None when off.
+    """A new entry for operation ``name`` on ``pg``, in state ``started``; None when off.
+    (torch's ``scheduled`` is a kernel queued on a GPU stream before it starts; every ember
+    operation posts its first MPI calls within a microsecond of making its entry, a
+    collective's agreement check just before it, so it is noted as started when it is
+    created, without reading the clock again: 0.2-0.3 us on a virtual machine.)
 
     Advances the group's sequence numbers whether or not recording is on, so dumps from
     different ranks line up by ``collective_seq_id``. ``inputs`` and ``outputs`` are the
@@ -153,8 +157,10 @@ def record(pg, name, inputs, outputs, is_p2p=False, caller=None):
         entry.collective_seq_id, entry.p2p_seq_id = pg.collective_seq_id, 0
     entry.time_created_ns = time.time_ns()
     entry.inputs, entry.outputs, entry.frames = inputs, outputs, None
-    entry.state, entry.error = "scheduled", None
-    entry.time_discovered_started_ns = entry.time_discovered_completed_ns = 0
+    entry.state, entry.error = "started", None
+    entry.time_discovered_started_ns, entry.time_discovered_completed_ns = entry.time_created_ns, 0
+    if entry.collective_seq_id > pg.last_started:
+        pg.last_started = entry.collective_seq_id
     entry.thread_id = threading.get_ident()
     entry.caller = caller or sys._getframe(2)  # past record and the operation itself
     recorder.record_id += 1
@@ -177,17 +183,6 @@ def describe(entry):
     entry.outputs = entry.inputs if outputs is inputs else [(t._data.shape, t.dtype) for t in outputs]
     _RECORDER.undescribed.remove(entry)
     _RECORDER.entries.append(entry)
-
-
-def started(entry, pg):
-    """Notes that ``entry``'s operation has started. Every operation posts its first MPI calls
-    within a microsecond of making its entry (a collective's agreement check just before it),
-    so the entry's creation time is noted again instead of reading the clock once more (0.2-0.3
-    us on a virtual machine)."""
-    if entry is not None:
-        entry.state, entry.time_discovered_started_ns = "started", entry.time_created_ns
-        if entry.collective_seq_id > pg.last_started:
-            pg.last_started = entry.collective_seq_id
 
 
 def completed(entry, pg):

@@ -77,7 +77,6 @@ class Work:
         self._stages = stages
         self._error = None
         self._requests = ()  # those of the current stage; None once the operation has ended
-        _flight_recorder.started(entry, pg)
         try:
             self._run(_progress)
         finally:  # its first MPI calls are posted: the caller's frames are still those that called it
@@ -248,7 +247,6 @@ def complete(pg, stages, entry=None):
     where each function called costs: 2-4 us less per 1 MB ``all_reduce`` than going
     through ``_finish`` and ``_next``, 2 ranks, loaded.)
     """
-    _flight_recorder.started(entry, pg)
     start, seconds = None, pg.timeout.total_seconds()  # see _spin
     try:
         for requests in stages:
