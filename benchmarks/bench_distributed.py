@@ -17,6 +17,11 @@ plain processes for torch):
    (``DistributedDataParallel(ember.compile(net))``). Target: ratio <= 1.2.
 3. Time from a rank's SIGKILL to the survivors resuming (detect + shrink + agree), with ULFM.
    Goal: under 1 s.
+4. ``cold``: what ``all_reduce`` itself costs per call, in one process (a singleton MPI job,
+   so no peer and no wait), with 2 MB streamed through the caches before each call as a 1 MB
+   reduction on 2 ranks does: ember against the bare ``Iallreduce`` + ``Wait``, in turns. On
+   a loaded machine the 2-rank figures of 1. move by several us from run to run; this one by
+   a few tenths, so it tells apart changes of ember's Python that the others cannot.
 
 Run: python benchmarks/bench_distributed.py. Prints a table and one JSON line; the CPU it ran
 on is printed with them. Wall-clock figures on a shared machine include the neighbours' load;
@@ -76,6 +81,42 @@ def allreduce_job():
     if comm.Get_rank() == 0:
         print(json.dumps(rows))
     dist.destroy_process_group()
+
+
+def cold_job(repeat=3000):
+    """Best-of-``repeat`` microseconds of a 1 MB ``Iallreduce`` + ``Wait`` and of ember's
+    ``all_reduce`` on the same buffer in a singleton job, each after 2 MB were streamed
+    through the caches; in turns, the call made from a few frames deep like a training loop's."""
+    import numpy as np
+
+    import ember as torch
+    import ember.distributed as dist
+    dist.init_process_group()
+    from mpi4py import MPI
+    comm, evict = MPI.COMM_WORLD, np.ones(MB // 2, dtype=np.float32)
+    buffer = np.ones(MB // 4, dtype=np.float32)
+    tensor = torch.from_numpy(buffer)
+    fns = [lambda: comm.Iallreduce(MPI.IN_PLACE, buffer, MPI.SUM).Wait(), lambda: dist.all_reduce(tensor)]
+
+    def nested(depth, fn):
+        return nested(depth - 1, fn) if depth else fn()
+    times = [[], []]
+    for round_ in range(repeat):
+        for i in range(2):
+            which = (round_ + i) % 2
+            evict += 1.0
+            start = time.perf_counter()
+            nested(6, fns[which])
+            times[which].append(time.perf_counter() - start)
+    print(json.dumps([min(t) * 1e6 for t in times]))
+    dist.destroy_process_group()
+
+
+def _cold():
+    proc = subprocess.run([sys.executable, __file__, "cold"], capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"cold failed:\n{proc.stdout}\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _lenet():
@@ -204,6 +245,9 @@ def main():
     for size, blocking, nonblocking, ours in rows:
         print(f"{size:>10} {blocking * 1e6:>13.1f} {nonblocking * 1e6:>14.1f} {ours * 1e6:>10.1f} "
               f"{ours / nonblocking - 1:>13.0%} {size / ours / 1e9:>11.3f}")  # busbw: 2(n-1)/n = 1 for n = 2
+    raw_us, ember_us = _cold()
+    print(f"1 MB all_reduce's own cost, one process, caches streamed before each call: ember "
+          f"{ember_us:.1f} us, Iallreduce {raw_us:.1f} us (+{ember_us - raw_us:.1f} us)")
     alpha, beta = _fit_alpha_beta(rows)
     print(f"all_reduce fit: alpha = {alpha * 1e6:.1f} us, beta = {beta * 1e9:.3f} ns/byte "
           f"({1 / beta / 1e9:.2f} GB/s)")
@@ -227,12 +271,12 @@ def main():
                       "beta_s_per_byte": beta, "ddp_ratio": ratio, "ddp_compiled_ratio": compiled_ratio,
                       "ddp_added_s": {"ember": ember_step["ddp"] - ember_step["plain"],
                                       "torch": torch_step["ddp"] - torch_step["plain"]},
-                      "resume_s": resume}))
+                      "resume_s": resume, "cold_all_reduce_us": {"ember": ember_us, "Iallreduce": raw_us}}))
 
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else None
     jobs = {"allreduce": allreduce_job, "ddp": ddp_job, "ddp-compiled": lambda: ddp_job(compiled=True),
-            "torch-ddp": torch_ddp_job,
+            "torch-ddp": torch_ddp_job, "cold": cold_job,
             "fault": lambda: fault_job(sys.argv[2])}
     (jobs[mode] if mode else main)()
