@@ -126,3 +126,22 @@ def test_align_corners_none_warns_as_torch():
             grid = lib.nn.functional.affine_grid(lib.eye(2, 3).unsqueeze(0), (1, 1, 2, 2))
         with pytest.warns(UserWarning, match="Please specify align_corners=True"):
             lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), grid)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_float32_bilinear_and_nearest_samples_are_torchs_bit_for_bit(dims):
+    # A spatial transformer starts at the identity, where every grid point sits on a pixel
+    # centre: the samples' last bits decide max-pooling's ties downstream, so the training
+    # run follows torch's only if they are torch's (its 2-D kernel rounds multiply-adds once).
+    rng = np.random.default_rng(dims)
+    image = rng.standard_normal((2, 3, 6, 7) if dims == 2 else (2, 3, 4, 6, 7)).astype("float32")
+    grid = rng.uniform(-1.1, 1.1, (2, 5, 9, 2) if dims == 2 else (2, 3, 5, 9, 3)).astype("float32")
+    for mode, padding, align in itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"),
+                                                  (False, True)):
+        t, e = (lib.nn.functional.grid_sample(lib.tensor(image), lib.tensor(grid), mode=mode, padding_mode=padding,
+                                              align_corners=align).numpy() for lib in (torch, ember))
+        np.testing.assert_array_equal(e, t, err_msg=f"{mode} {padding} align_corners={align}")
+    theta = ember.tensor([[1.0, 0, 0], [0, 1, 0]]).unsqueeze(0)
+    identity = [lib.nn.functional.affine_grid(lib.tensor(theta.numpy()), (1, 1, 28, 28), align_corners=False).numpy()
+                for lib in (torch, ember)]
+    np.testing.assert_array_equal(identity[1], identity[0])

@@ -114,7 +114,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     dims = input.ndim - 2
     spatial = list(input.shape[2:])  # (D,) H, W
     sizes = spatial[::-1]  # along the grid's coordinates: W, H (, D)
-    coords = [_unnormalize(grid[..., k], sizes[k], align_corners) for k in range(dims)]
+    # torch's 2-D kernels are compiled for vector units, whose multiply-adds round once; its
+    # 3-D kernels round each product and sum
+    fused = dims == 2
+    coords = [_unnormalize(grid[..., k], sizes[k], align_corners, fused) for k in range(dims)]
     if mode == "bicubic":
         return named(_bicubic(input, coords, sizes, padding_mode, align_corners), "GridSampler2DBackward0")
     coords = [_pad(c, n, padding_mode, align_corners) for c, n in zip(coords, sizes)]
@@ -129,11 +132,19 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         bits = corner[::-1]  # along the grid's coordinates
         weight = None
         for c, low, bit in zip(coords, lows, bits):  # each coordinate's linear weight, x first
-            factor = c - low if bit else low + 1 - c
+            factor = c - low if bit else (1 - (c - low) if fused else low + 1 - c)
             weight = factor if weight is None else weight * factor
-        term = _gather(input, [low + bit for low, bit in zip(lows, bits)], sizes) * weight.unsqueeze(1)
-        out = term if out is None else out + term
+        value = _gather(input, [low + bit for low, bit in zip(lows, bits)], sizes)
+        out = value * weight.unsqueeze(1) if out is None else _fma(value, weight.unsqueeze(1), out, fused)
     return named(out, f"GridSampler{dims}DBackward0")
+
+
+def _fma(a, b, c, fused=True):
+    """``a * b + c``; ``fused``: rounded once (computed in float64) for float32 and the 16-bit
+    floats, as a multiply-add instruction does, twice for float64."""
+    if not fused or a.dtype.itemsize >= 8:
+        return a * b + c
+    return (a.double() * b + c).to(a.dtype)
 
 
 def _check_grid(input, grid, mode):
@@ -156,9 +167,11 @@ def _check_grid(input, grid, mode):
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
-def _unnormalize(x, size, align_corners):
-    """Normalised coordinates [-1, 1] to pixel coordinates."""
-    return (x + 1) / 2 * (size - 1) if align_corners else ((x + 1) * size - 1) / 2
+def _unnormalize(x, size, align_corners, fused):
+    """Normalised coordinates [-1, 1] to pixel coordinates, rounded as torch's kernels."""
+    if align_corners:
+        return (x + 1) * ((size - 1) / 2)
+    return _fma(x + 1, size / 2, -0.5) if fused else ((x + 1) * size - 1) / 2
 
 
 def _clip(x, size):
