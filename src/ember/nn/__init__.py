@@ -1,6 +1,6 @@
 """``ember.nn``: modules, parameters, functional forms, initialisation and utilities
 (PyTorch's ``torch.nn``, https://pytorch.org/docs/stable/nn.html)."""
-from . import functional, init, modules, parameter, utils
+from . import attention, functional, init, modules, parameter, utils
 # After modules (which they use): torch.nn.utils.parametrizations works without its own import.
 from .utils import parametrizations, parametrize  # noqa: F401
 from .modules import (
