@@ -29,7 +29,7 @@ from .modules import (
 from .parameter import Buffer, Parameter
 
 __all__ = [
-    "Parameter", "Buffer", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
+    "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
     "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten",
     "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
     "FeatureAlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU",
