@@ -37,6 +37,7 @@ LAYERS = [
     ["ember.nn", "ember.optim", "ember.distributions", "ember.utils.data", "ember.datasets",
      "ember.func",  # torch.func: function transforms, functional_call over nn modules
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
+     "ember.hub",  # torch.hub: checkpoint files by URL, read by serialization
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
     ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._ops", "ember.autograd",

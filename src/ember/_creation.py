@@ -407,9 +407,42 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     is_complex = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
     if is_complex and dtype is None:
         dtype = _dtype.get_default_dtype().to_complex()
-    number = builtins.complex if is_complex or (dtype is not None and dtype.is_complex) else float
-    arr = np.linspace(number(start), number(end), int(steps))
-    return _finish(arr.astype(_np(dtype)), requires_grad)
+    if is_complex or (dtype is not None and (dtype.is_complex or dtype is _dtype.bool)):
+        number = builtins.complex if is_complex or dtype.is_complex else float
+        return _finish(np.linspace(number(start), number(end), int(steps)).astype(_np(dtype)), requires_grad)
+    return _finish(_spaced(float(start), float(end), int(steps), dtype or _dtype.get_default_dtype()),
+                   requires_grad)
+
+
+def _spaced(start, end, steps, dtype):
+    """PyTorch's CPU linspace, value for value: ``start`` and ``end`` cast to ``dtype``,
+    ``step = (end - start) / (steps - 1)`` in ``dtype`` (in float64 for integers), then
+    ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest,
+    each a fused multiply-add (one rounding, as torch's kernels compiled for AVX2 and up), for
+    floats; integers truncate. float16/bfloat16 round after each operation, as their scalar type."""
+    i = np.arange(steps)
+    first = i < max(steps // 2, 1)  # one step: start
+    if dtype.is_floating_point and dtype.itemsize < 4:  # every operation rounds to the 16-bit type
+        t = dtype.np.type
+        s, e = t(start), t(end)
+        step = (e - s) / t(max(steps - 1, 1))
+        k = i.astype(dtype.np)
+        return np.where(first, s + step * k, e - step * (t(steps - 1) - k)).astype(dtype.np)
+    if dtype.is_floating_point:
+        t = dtype.np.type
+        s, e = t(start), t(end)
+        step = (e - s) / t(max(steps - 1, 1))
+        wide = np.longdouble if t is np.float64 else np.float64  # holds step * i exactly (mostly)
+        k = i.astype(dtype.np).astype(wide)
+    else:  # integers: the ends truncated to the type, the step and values in float64
+        s, e = float(int(start)), float(int(end))
+        step = (e - s) / max(steps - 1, 1)
+        wide = np.longdouble
+        k = i.astype(wide)
+    s, e, step = wide(s), wide(e), wide(step)
+    values = np.where(first, s + step * k, e - step * (steps - 1 - k))
+    values = values.astype(np.float64)  # the fused multiply-add's one rounding
+    return values.astype(dtype.np) if dtype.is_floating_point else np.trunc(values).astype(dtype.np)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):

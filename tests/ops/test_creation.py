@@ -178,3 +178,17 @@ def test_tensor_reads_any_python_sequence():
     for data in (collections.deque([1.0, 2.5]), range(4), collections.deque([1, 2])):
         e, t = ember.tensor(data), torch.tensor(data)
         assert e.tolist() == t.tolist() and str(e.dtype) == str(t.dtype)
+
+
+def test_linspace_values_are_torchs_bit_for_bit():
+    # torch computes start + step * i for the first half and end - step * (steps - 1 - i) for
+    # the rest, each a multiply-add rounded once, in the result's type (the step in float64
+    # for integers): the correctly rounded values NumPy gives differ in the last bit, and
+    # affine_grid's identity grid with them (a spatial transformer's first step).
+    for steps in list(range(0, 70)) + [100, 257, 1000, 2049]:
+        for start, end in ((-1, 1), (0, 1), (0.5, 7.3), (-3.5, 10), (1e-3, 3.7), (2, -1.5), (-1e5, 3e6)):
+            for dtype in ("float32", "float64", "int64", "int32"):
+                t = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+                e = ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).numpy()
+                assert e.dtype == t.dtype
+                np.testing.assert_array_equal(e, t, err_msg=f"linspace({start}, {end}, {steps}, {dtype})")

@@ -9,6 +9,9 @@ entries expect, with PyTorch's error when it cannot.
 """
 import collections
 import functools
+import os
+import sys
+import warnings
 
 from .. import _memory
 from .._backend import namespace
@@ -210,3 +213,33 @@ def numpy_names(function):
                 kwargs["keepdim"] = kwargs.pop("keepdims")
         return function(*args, **kwargs)
     return call
+
+
+
+def scalar_first(name, keyword, positional, operands):
+    """PyTorch's deprecated overloads that put the scale first: ``x.add(alpha, other)``,
+    ``x.sub(alpha, other)``, ``x.addcmul(value, tensor1, tensor2)``, ``x.addcdiv(...)``
+    (old optimizers' ``exp_avg.add_(1 - beta1, grad)``, ``p.data.add_(-lr, p.grad)``).
+    ``positional``: the arguments after the input, one more than the ``operands`` names.
+    Returns ``(scale, operands)`` with torch's UserWarning; TypeError as torch's parser when
+    the first is a tensor or the count is off."""
+    if len(positional) != len(operands) + 1 or isinstance(positional[0], Tensor):
+        raise TypeError(f"{name}() takes {len(operands)} positional argument{'s' * (len(operands) > 1)} but "
+                        f"{len(positional)} were given")
+    tensors = ", ".join(f"Tensor {o}" for o in operands)
+    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number {keyword}, {tensors})\nConsider "
+                  f"using one of the following signatures instead:\n\t{name}({tensors}, *, Number {keyword} = 1)",
+                  UserWarning, stacklevel=_caller_level())
+    return positional[0], positional[1:]
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level():
+    """The ``stacklevel`` of the first frame outside ember, seen from the caller's ``warn``: a
+    warning points at the user's line, however many ember calls lie between."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -16,14 +16,18 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full
 from .._tensor import Tensor
-from .args import c_type_name, invalid_combination, tensor_arg, tensor_args, tensor_input, with_out
+from .args import (c_type_name, invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
+                   with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *args, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion; also ``input + other``
     (https://pytorch.org/docs/stable/generated/torch.add.html). RuntimeError naming the sizes
-    when the shapes do not broadcast, or for a float ``alpha`` with an integer result."""
+    when the shapes do not broadcast, or for a float ``alpha`` with an integer result. The
+    deprecated ``add(alpha, other)`` works with torch's warning."""
+    if args:
+        alpha, (other,) = scalar_first("add", "alpha", (other,) + args, ("other",))
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
     result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
@@ -57,10 +61,13 @@ def _scaled(b, alpha):
     return alpha * b
 
 
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, *args, alpha=1, out=None):
     """``input - alpha * other``, also ``input - other``
     (https://pytorch.org/docs/stable/generated/torch.sub.html); RuntimeError when either
-    operand is bool or the shapes do not broadcast."""
+    operand is bool or the shapes do not broadcast. The deprecated ``sub(alpha, other)``
+    works with torch's warning."""
+    if args:
+        alpha, (other,) = scalar_first("sub", "alpha", (other,) + args, ("other",))
     _check_sub(input, other)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
@@ -448,19 +455,31 @@ class Lerp(Op):
         return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 * tensor2``."""
+def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
+    """``input + value * tensor1 * tensor2``; the deprecated ``addcmul(value, tensor1,
+    tensor2)`` works with torch's warning."""
+    if args or not isinstance(tensor1, Tensor):
+        value, (tensor1, tensor2) = _scaled_first("addcmul", tensor1, tensor2, args)
     prod = tensor1 * tensor2
     return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2."""
+def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
+    """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2. The
+    deprecated ``addcdiv(value, tensor1, tensor2)`` works with torch's warning."""
+    if args or not isinstance(tensor1, Tensor):
+        value, (tensor1, tensor2) = _scaled_first("addcdiv", tensor1, tensor2, args)
     if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
     q = tensor1 / tensor2
     return with_out(named(input + (q if value == 1 else q * value), "AddcdivBackward0"), out)
+
+
+def _scaled_first(name, tensor1, tensor2, args):
+    if not args:  # (number, tensor): torch's parser names the argument that is not a tensor
+        raise TypeError(f"{name}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
+    return scalar_first(name, "value", (tensor1, tensor2) + args, ("tensor1", "tensor2"))
 
 
 def where(condition, input=None, other=None, *, out=None):

@@ -1,6 +1,6 @@
 """``torch.func``: function transforms (https://pytorch.org/docs/stable/func.html):
-``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``, ``vmap`` and
-``functional_call``.
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``,
+``hessian``, ``vmap``, ``functional_call`` and ``stack_module_state``.
 
 They are built on ember's reverse-mode autograd rather than on PyTorch's batching and
 forward-mode interpreters, and say so where it shows:
@@ -8,7 +8,8 @@ forward-mode interpreters, and say so where it shows:
 - ``grad``/``vjp``/``jacrev`` differentiate the function on a fresh graph; when an input
   already requires grad (a transform nested inside another, ``hessian = jacfwd(jacrev(f))``)
   the graph is kept so the outer transform can differentiate the result again.
-- ``jacfwd`` gives the same Jacobian as ``jacrev`` (computed in reverse mode).
+- ``jacfwd`` gives the same Jacobian as ``jacrev`` (computed in reverse mode); ``jvp`` is the
+  transpose of a vector-Jacobian product (a second reverse pass through the first one).
 - ``vmap`` runs the function once per batch element and stacks the results: PyTorch's
   semantics (``in_dims``, ``out_dims``, ``randomness``), none of its batching speed.
 
@@ -21,7 +22,8 @@ from .._tensor import Tensor
 from ..autograd.engine import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev",
+           "jacfwd", "hessian", "vmap"]
 
 
 # ---- pytrees ---------------------------------------------------------------------------------
@@ -89,6 +91,31 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(saved):
             restore()
+
+
+def stack_module_state(models):
+    """``(params, buffers)``: the parameters and buffers of ``models`` (M modules of one class,
+    all training or all evaluating) stacked along a new first dim, by their ``state_dict``
+    names, for :func:`vmap` over :func:`functional_call` (model ensembling). Stacked
+    parameters are new leaves that require grad, unrelated to the models' own.
+    RuntimeError, as torch's, for no models, mixed modes or classes, or a tensor that requires
+    grad in some models only. Source: https://pytorch.org/docs/stable/generated/torch.func.stack_module_state.html"""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    return tuple({name: _stacked_leaf([dict(getattr(m, kind)())[name] for m in models], name)
+                  for name, _ in getattr(models[0], kind)()} for kind in ("named_parameters", "named_buffers"))
+
+
+def _stacked_leaf(tensors, name):
+    grads = {t.requires_grad for t in tensors}
+    if len(grads) != 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    out = stack(tensors)
+    return out.detach().requires_grad_() if grads == {True} else out
 
 
 def _swap(module, name, value):
@@ -231,6 +258,65 @@ def vjp(func, *primals, has_aux=False):
         return _finish(shaped(grads), nested)
     result = (_finish(output, nested), vjp_fn)
     return result + (_finish(aux, nested),) if has_aux else result
+
+
+_JVP = "jvp(f, primals, tangents)"
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, shaped like the output;
+    ``tangents`` shaped like ``primals`` (a tuple, pytrees inside). With ``has_aux``, ``func``
+    returns ``(output, aux)`` and the result is ``(output, product, aux)``. Computed as
+    ``d/du <vjp(u), tangents>`` (reverse mode twice). RuntimeError, as torch's, when
+    ``primals`` is not a tuple or ``tangents`` has another structure or shapes."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_primals, _ = _flatten(primals)
+    flat_tangents, _ = _flatten(tangents)
+    if not isinstance(tangents, tuple) or len(flat_tangents) != len(flat_primals):
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           "if primals is a tuple of 3 tensors, tangents also must be.")
+    for p, t in zip(flat_primals, flat_tangents):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same shape, got {tuple(p.shape)} "
+                               f"and {tuple(t.shape)}")
+    with enable_grad():
+        args, leaves, _, nested = _with_inputs(primals, tuple(range(len(primals))), "jvp")
+        output = func(*args)
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
+            output, aux = output
+        out_leaves, rebuild = _flatten(output)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"{_JVP}: expected f(*args) to return only tensors, got unsupported type {type(o)}")
+        dummies = [o.new_zeros(o.shape).requires_grad_(True) for o in out_leaves]
+        live = [(o, u) for o, u in zip(out_leaves, dummies) if o.requires_grad]
+        vjps = _autograd_grad([o for o, _ in live], leaves, [u for _, u in live], create_graph=True,
+                              allow_unused=True) if live else (None,) * len(leaves)
+        pairs = [(g, t) for g, t in zip(vjps, flat_tangents) if g is not None and g.requires_grad]
+        products = _autograd_grad([g for g, _ in pairs], dummies, [t for _, t in pairs], create_graph=nested,
+                                  allow_unused=True) if pairs else (None,) * len(dummies)
+        products = [o.new_zeros(o.shape) if p is None else p for p, o in zip(products, out_leaves)]
+    result = (_finish(output, nested), _finish(rebuild(products), nested))
+    return result + (_finish(aux, nested),) if has_aux else result
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at
+    ``primals`` (:func:`jvp`'s second result), for tangents shaped like ``primals``."""
+    output, _ = jvp(func, primals, tuple(_zeros_like_tree(p) for p in primals))
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
+def _zeros_like_tree(tree):
+    leaves, rebuild = _flatten(tree)
+    return rebuild([x.new_zeros(x.shape) for x in leaves])
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):

@@ -1,6 +1,6 @@
 """``ember.nn``: modules, parameters, functional forms, initialisation and utilities
 (PyTorch's ``torch.nn``, https://pytorch.org/docs/stable/nn.html)."""
-from . import functional, init, modules, parameter, utils
+from . import attention, functional, init, modules, parameter, utils
 # After modules (which they use): torch.nn.utils.parametrizations works without its own import.
 from .utils import parametrizations, parametrize  # noqa: F401
 from .modules import (
@@ -29,7 +29,7 @@ from .modules import (
 from .parameter import Buffer, Parameter
 
 __all__ = [
-    "Parameter", "Buffer", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
+    "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
     "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten",
     "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
     "FeatureAlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU",

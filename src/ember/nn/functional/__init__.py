@@ -32,6 +32,7 @@ from .pooling import (
 from .norm import (
     batch_norm, instance_norm, group_norm, layer_norm, rms_norm, normalize, local_response_norm,
 )
+from .grid import affine_grid, grid_sample
 from .image import (
     pad, interpolate, upsample, upsample_nearest, upsample_bilinear, unfold, fold,
     pixel_shuffle, pixel_unshuffle,
@@ -58,7 +59,7 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
     "batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
     "local_response_norm", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-    "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+    "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "embedding", "embedding_bag", "one_hot",
 ]

@@ -11,6 +11,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ...backends import cuda as _kernels
 from ..._ops.attention import AttentionWeights
 from ..._ops.join import cat
 from ..._ops.linalg import Matmul
@@ -59,7 +60,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcast to the scores (naming the sizes), both ``attn_mask`` and ``is_causal``
     on inputs of other than 4 dimensions or with a mask that requires grad (otherwise both
     apply, as in torch 2.13's CPU kernel), mismatched E or S, heads that GQA cannot group, or
-    ``dropout_p`` outside [0, 1]. Masks of fewer than two dimensions broadcast like any
+    ``dropout_p`` outside [0, 1], or when ``backends.cuda``'s math and flash switches (or
+    ``nn.attention.sdpa_kernel``) allow neither CPU kernel. Masks of fewer than two dimensions broadcast like any
     other, except on 4-D inputs without dropout and with a mask that needs no gradient, where
     torch 2.13's CPU kernel reads the mask's dim -2 and raises IndexError (so does ember).
     """
@@ -67,6 +69,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if not isinstance(x, Tensor):
             raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be Tensor, "
                             f"not {type(x).__name__}")
+    if not (_kernels.math_sdp_enabled() or _kernels.flash_sdp_enabled()):  # the CPU's two kernels
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
     # Shapes read from the arrays: a Size per look would cost more than the checks (a
     # decoder calls this once per layer per token).
     query_shape, key_shape, value_shape = query._data.shape, key._data.shape, value._data.shape

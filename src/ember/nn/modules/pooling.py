@@ -3,18 +3,11 @@ its arguments and calls the function of the same name in :mod:`ember.nn.function
 the output-size formulas, index convention and errors are documented."""
 from .. import functional as F
 from .module import Module
+from .utils import _pair, _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
            "MaxUnpool2d", "LPPool1d", "LPPool2d"]
-
-
-def _single(value):
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-def _pair(value):
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
 
 class _MaxPoolNd(Module):
