@@ -183,11 +183,8 @@ class Tensor(TensorAutograd, TensorConversions):
 
     def storage_offset(self):
         """Where this tensor's first element lies in its storage, in elements."""
-        base = self._data
-        while isinstance(base.base, np.ndarray):
-            base = base.base
         return (self._data.__array_interface__["data"][0]
-                - base.__array_interface__["data"][0]) // self._data.itemsize
+                - _shared.owner(self._data).__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
         """The address of the first element (an int)."""

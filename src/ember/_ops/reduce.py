@@ -32,6 +32,12 @@ def expand_back(g, shape, dim, keepdim):
     return g.expand(shape)
 
 
+def _c_order(result):
+    """A reduction's or scan's array in row-major order: torch allocates their results
+    contiguous whatever the input's strides, where NumPy keeps the input's memory order."""
+    return result if getattr(result, "flags", None) is None or result.flags.c_contiguous else result.copy()
+
+
 def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
     """The shape rule of reductions and scans: the axes in ``dim`` (one axis, a tuple, or None
     for all) are removed, or kept with size 1 under ``keepdim``; a scan keeps the shape. Index
@@ -80,7 +86,7 @@ class Sum(Op):
     def forward(x, dim=None, keepdim=False, dtype=None):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
-        return namespace(x).add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return _c_order(namespace(x).add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -143,7 +149,7 @@ class Prod(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return _c_order(namespace(x).multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -280,7 +286,7 @@ class Amax(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amax")
-        return namespace(x).maximum.reduce(x, axis=dim, keepdims=keepdim)
+        return _c_order(namespace(x).maximum.reduce(x, axis=dim, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -293,7 +299,7 @@ class Amin(Amax):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
-        return namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim)
+        return _c_order(namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim))
 
 
 _EXTREME_SIGNATURES = (" * (Tensor input, *, Tensor out = None)\n"
@@ -491,7 +497,7 @@ class Cumsum(Op):
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
         # the ufunc: its warnings come from here; a 0-d tensor is a scan of one element
-        return namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
+        return _c_order(namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
 
     @staticmethod
     def backward(ctx, g):
@@ -516,7 +522,7 @@ class Cumprod(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
+        return _c_order(namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
 
     @staticmethod
     def backward(ctx, g):
@@ -571,7 +577,7 @@ class All(Op):
     @classmethod
     def forward(cls, x, dim=None, keepdim=False):
         xp = namespace(x)
-        r = xp.asarray(getattr(xp, cls.reduce)(x, axis=dim, keepdims=keepdim))
+        r = _c_order(xp.asarray(getattr(xp, cls.reduce)(x, axis=dim, keepdims=keepdim)))
         return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 

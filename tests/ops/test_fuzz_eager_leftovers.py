@@ -1,0 +1,60 @@
+"""The eager fuzzer's leftovers (docs/pytorch-parity.md, "Still open" until session 12), each a
+standalone program run with torch 2.13 and with ember and compared as the fuzzer compares
+(test_fuzz_eager.check: the exception's builtin class, values, dtypes, requires_grad, and the
+strides of view results and their gradients)."""
+import pytest
+
+from test_fuzz_eager import check
+
+GRADS = """
+o = result if isinstance(result, torch.Tensor) else result[0]
+w = torch.arange(o.numel(), dtype=o.dtype).reshape(o.shape).sin() + 0.5
+g = torch.autograd.grad(o, leaves, w, create_graph=True, allow_unused=True)
+result = [result, list(g), [gi is not None and gi.requires_grad for gi in g]]
+gs = [(gi * torch.arange(gi.numel(), dtype=gi.dtype).reshape(gi.shape).cos()).sum()
+      for gi in g if gi is not None and gi.requires_grad]
+if gs:
+    result.append(list(torch.autograd.grad(sum(gs), leaves, allow_unused=True)))
+"""
+
+
+class Program:
+    """A fuzzer case made by hand: ``source`` leaves ``result``; ``views`` compares strides."""
+
+    def __init__(self, name, source, views=False):
+        self.seed, self.family, self.op = name, "leftover", name
+        self.views, self.oracle, self._source = views, False, source
+
+    def source(self):
+        return self._source
+
+
+def _x(values, grad=True):
+    return f"torch.tensor({values!r}, dtype=torch.float64{', requires_grad=True' if grad else ''})"
+
+
+PROGRAMS = {
+    # as_strided addresses the storage an expanded tensor views (NumPy hides it behind a helper)
+    "as_strided-of-expanded": (f"a = {_x([1.0, 2.0])}\nleaves = [a]\n"
+                               "result = a.expand(3, 2).as_strided((2,), (1,))" + GRADS, True),
+    "storage_offset-of-expanded": ("result = torch.tensor([torch.tensor([1.0, 2.0])[1:].expand(3, 1)"
+                                   ".storage_offset()])", False),
+    # the gradient of as_strided has its input's strides; an input element sharing memory
+    # with others (an expanded input) gets its share of the storage's gradient
+    "as_strided-gradient-strides": (f"a = {_x([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])}\nx = (a * a).t()\n"
+                                    "leaves = [x]\nresult = x.as_strided((2, 2), (1, 2), 1)" + GRADS, True),
+    "as_strided-of-overlapping-input": (f"a = {_x([1.0, 2.0])}\nx = (a * a).expand(3, 2)\nleaves = [x, a]\n"
+                                        "result = x.as_strided((2,), (1,))" + GRADS, True),
+    # reductions allocate their results contiguous (expand's gradient is a sum)
+    "permute-of-expanded-gradient": (f"a = {_x([[[0.5], [-1.0], [2.0], [1.5]], [[3.0], [-2.5], [-1.5], [0.25]], [[-2.0], [-1.0], [-1.5], [-0.5]]])}\n"
+                                     "leaves = [a]\nresult = a.expand((3, 4, 4)).permute(1, 2, 0)" + GRADS, True),
+    "sum-of-permuted-strides": ("x = torch.ones(4, 4, 3).permute(2, 0, 1)\n"
+                                "result = [x.sum(2), x.sum(2, keepdim=True), x.amax(1), x.prod(2), "
+                                "x.cumsum(2), x.all(2), x.mean(2)]", True),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_matches_torch(name):
+    source, views = PROGRAMS[name]
+    check(Program(name, source + "\n", views))
