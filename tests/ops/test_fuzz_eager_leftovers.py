@@ -51,6 +51,16 @@ PROGRAMS = {
     "sum-of-permuted-strides": ("x = torch.ones(4, 4, 3).permute(2, 0, 1)\n"
                                 "result = [x.sum(2), x.sum(2, keepdim=True), x.amax(1), x.prod(2), "
                                 "x.cumsum(2), x.all(2), x.mean(2)]", True),
+    # over all dims with no degrees of freedom left, var's gradient is torch's constant
+    # (nan at an element equal to the mean, inf elsewhere), which requires no grad
+    "var-0d-no-dof": (f"a = {_x(0.5)}\nleaves = [a]\nresult = a.var(dim=-1)" + GRADS, False),
+    "var-no-dof": (f"a = {_x([1.5, 2.0, float('nan')])}\nb = {_x([1.5])}\nleaves = [a, b]\n"
+                   "result = [a[:2].var(correction=2), b.var(), a[2:].var(), torch.var_mean(a[:2], correction=3)[0]]\n"
+                   "result = torch.stack(result)" + GRADS, False),
+    # var_mean's mean is torch's Welford update: an inf followed by another element gives nan
+    "var_mean-welford-mean": (f"a = {_x([[1.0, 2.0, -float('inf')], [float('inf'), 3.0, 4.0], [5.0, 6.0, 7.0]])}\n"
+                              "leaves = [a]\nresult = torch.stack([torch.var_mean(a, 1)[1], torch.var_mean(a, 0)[1], "
+                              "torch.std_mean(a.t(), 0, keepdim=True)[1][0], torch.var_mean(a)[1].expand(3)])" + GRADS, False),
 }
 
 
