@@ -61,6 +61,14 @@ PROGRAMS = {
     "var_mean-welford-mean": (f"a = {_x([[1.0, 2.0, -float('inf')], [float('inf'), 3.0, 4.0], [5.0, 6.0, 7.0]])}\n"
                               "leaves = [a]\nresult = torch.stack([torch.var_mean(a, 1)[1], torch.var_mean(a, 0)[1], "
                               "torch.std_mean(a.t(), 0, keepdim=True)[1][0], torch.var_mean(a)[1].expand(3)])" + GRADS, False),
+    # complex silu computes (torch refuses only to differentiate it)
+    "complex-silu": ("x = torch.tensor([1 + 2j, -0.5 + 0.25j, 3 - 1j])\n"
+                     "result = [F.silu(x), torch.nn.SiLU()(x), F.silu(x.clone(), inplace=True)]", False),
+    "complex-silu-recorded": ("result = F.silu(torch.tensor([1 + 2j], requires_grad=True))", False),
+    # complex //, fmod and % by zero: the kernel's NotImplementedError, not ZeroDivisionError
+    "complex-floor-divide-by-zero": ("result = torch.tensor([1 + 2j]) // torch.tensor([0j])", False),
+    "complex-fmod-by-zero": ("result = torch.fmod(torch.tensor([1 + 2j]), 0)", False),
+    "complex-remainder-by-false": ("result = torch.remainder(torch.tensor(-1.25 - 2j), torch.tensor(False))", False),
 }
 
 

@@ -15,7 +15,7 @@ from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, ThresholdForward)
-from ..._ops.core import apply, named
+from ..._ops.core import apply, named, recording
 from ..._ops.prelu import Prelu
 from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
 from ..._tensor import Tensor, _wrap_dim
@@ -171,9 +171,14 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118).
+    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118), for
+    floating and complex inputs; NotImplementedError for integer and bool ones, RuntimeError
+    for a complex input whose gradient is recorded (torch has no complex derivative for it).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.silu.html"""
-    float_only(input, "silu_cpu")
+    if not input.dtype.is_complex:
+        float_only(input, "silu_cpu")
+    elif recording(input):
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     return in_place(input, silu) if inplace else named(input * input.sigmoid(), "SiluBackward0")
 
 
