@@ -69,6 +69,15 @@ PROGRAMS = {
     "complex-floor-divide-by-zero": ("result = torch.tensor([1 + 2j]) // torch.tensor([0j])", False),
     "complex-fmod-by-zero": ("result = torch.fmod(torch.tensor([1 + 2j]), 0)", False),
     "complex-remainder-by-false": ("result = torch.remainder(torch.tensor(-1.25 - 2j), torch.tensor(False))", False),
+    # second derivatives at inf are torch's: its first-derivative formulas, differentiated
+    "logaddexp-second-derivative-at-inf": (
+        f"a = {_x([float('inf'), 1.0, float('inf'), -float('inf'), 2.0, 800.0, 1.0])}\n"
+        f"b = {_x([1.0, float('inf'), float('inf'), 1.0, -float('inf'), 1.0, 800.0])}\n"
+        "leaves = [a, b]\nresult = torch.logaddexp(a, b)" + GRADS, False),
+    "div-second-derivative-at-inf": (f"a = {_x([float('inf'), 1.0, 2.0, 1e300])}\nb = {_x([1.0, float('inf'), 0.0, 1e-300])}\n"
+                                     "leaves = [a, b]\nresult = torch.div(a, b)" + GRADS, False),
+    "copysign-second-derivative-at-zero": (f"a = {_x([-2.375, 0.0, 1.5])}\nb = {_x([-2.0])}\n"
+                                           "leaves = [a, b]\nresult = torch.copysign(a, b.expand(3))" + GRADS, False),
 }
 
 
