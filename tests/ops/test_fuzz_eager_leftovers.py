@@ -78,6 +78,17 @@ PROGRAMS = {
                                      "leaves = [a, b]\nresult = torch.div(a, b)" + GRADS, False),
     "copysign-second-derivative-at-zero": (f"a = {_x([-2.375, 0.0, 1.5])}\nb = {_x([-2.0])}\n"
                                            "leaves = [a, b]\nresult = torch.copysign(a, b.expand(3))" + GRADS, False),
+    # cumprod along a dim of one element (or of an empty tensor) hands its gradient on as it is
+    "cumprod-of-one-element": (f"a = {_x([[-1.75, 1.375, 2.125]])}\nleaves = [a]\n"
+                               "result = torch.cat([a.cumprod(0), a.t().cumprod(-1).t()])" + GRADS, False),
+    # an integer among advanced indices selects first, in setitem as in getitem: an index_put
+    # into that view (shape [2, 1, 1, 1] here, not NumPy's [1, 2, 1, 1]), so y's grad_fn is
+    # torch's CopySlices
+    "setitem-int-among-advanced": (f"a = {_x([[[0.0, -3.0, -1.25], [1.75, -1.125, 0.125]], [[0.125, -1.375, 0.625], [0.375, -2.375, 1.875]]])}\n"
+                                   "leaves = [a]\ny = a * 1\ni = (slice(None), None, 0, None, torch.tensor([2]))\n"
+                                   "y[i] = torch.arange(2.0, dtype=torch.float64).reshape(y[i].shape)\n"
+                                   "y[1, [0]] = 5.0\ny[torch.tensor([1, 0]), 1, 1:] = -1.0\n"
+                                   "name = type(y.grad_fn).__name__\nresult = y" + GRADS + "result.append(name)", False),
 }
 
 

@@ -71,18 +71,26 @@ def getitem(self, index):
     try:
         if basic:
             return apply(Slice, self, index=index)
-        if any(type(i) is int for i in index) and not any(type(i) is builtins.bool for i in index):
-            # PyTorch selects with integers before advanced indexing, so an integer never
-            # joins the advanced indices (NumPy's would move their dims to the front).
-            first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
-                          else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
-            first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
-            rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
-                         for i in index if type(i) is not int)
-            return apply(Index, apply(Slice, self, index=first), index=rest)
+        split = _ints_first(index)
+        if split:
+            return apply(Index, apply(Slice, self, index=split[0]), index=split[1])
         return apply(Index, self, index=index)
     except IndexError as e:
         raise _index_error(e, self) from None
+
+
+def _ints_first(index):
+    """PyTorch selects with integers before advanced indexing, so an integer never joins the
+    advanced indices (NumPy's would move their dims to the front): an advanced ``index``
+    holding integers as ``(basic index of the integers, the rest)``, else None."""
+    if not any(type(i) is int for i in index) or any(type(i) is builtins.bool for i in index):
+        return None
+    first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
+                  else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
+    first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
+    rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
+                 for i in index if type(i) is not int)
+    return first, rest
 
 
 def _index_error(e, self):
@@ -107,6 +115,14 @@ def setitem(self, index, value):
         value = value.to(self.dtype)
     if not basic or builtins.all(i is Ellipsis or i == slice(None) for i in index):
         # (a whole-tensor index: PyTorch's fill_/copy_ of self, FillBackward3/CopyBackwards, not yet matched)
+        split = None if basic else _ints_first(index)
+        if split:  # the integers select a view first, as in getitem
+            try:
+                view = apply(Slice, self, index=split[0])
+            except IndexError as e:
+                raise _index_error(e, self) from None
+            write_result(view, index_put(view, split[1], value))
+            return
         write_result(self, index_put(self, index, value))
         return
     if not isinstance(value, Tensor):

@@ -437,7 +437,7 @@ class Cumprod(Op):
         x = ctx.input(0)
         d = ctx.attrs["dim"]
         n = x.shape[d] if x.ndim else 0
-        if n == 0:
+        if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
         # grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, computed per i over a (n, n) grid.
         xm = x.movedim(d, -1)
