@@ -89,6 +89,33 @@ PROGRAMS = {
                                    "y[i] = torch.arange(2.0, dtype=torch.float64).reshape(y[i].shape)\n"
                                    "y[1, [0]] = 5.0\ny[torch.tensor([1, 0]), 1, 1:] = -1.0\n"
                                    "name = type(y.grad_fn).__name__\nresult = y" + GRADS + "result.append(name)", False),
+    # index arrays that do not broadcast: torch's IndexError before its dtype check
+    "setitem-unbroadcastable-indices-other-dtype": (
+        "y = torch.zeros(3, 1, dtype=torch.bfloat16)\n"
+        "y[torch.tensor([True, True, False]), torch.tensor([], dtype=torch.long)] = torch.tensor(-2.125 - 2.75j)\n"
+        "result = y", False),
+    "setitem-unbroadcastable-masks-other-dtype": (
+        "y = torch.zeros(2, 4, dtype=torch.bool)\n"
+        "y[torch.tensor([True, True]), torch.tensor([False, True, True, True])] = torch.tensor(7)\nresult = y", False),
+    # a one-element value through one boolean mask converts as a number (torch's masked_fill):
+    # refused where it overflows the destination
+    "setitem-mask-value-overflows": ("y = torch.zeros(4, 2, dtype=torch.uint8)\n"
+                                     "y[-1:4, torch.tensor([True, True])] = torch.tensor(2 ** 63 - 1)\nresult = y", False),
+    "setitem-mask-negative-float-into-uint8": ("y = torch.zeros(1, 4, 2, dtype=torch.uint8)\n"
+                                               "y[torch.tensor([True]), 1:3] = torch.tensor(-2.375, dtype=torch.float64)\n"
+                                               "result = y", False),
+    "setitem-mask-complex-into-int": ("y = torch.zeros(4, 3, dtype=torch.int64)\n"
+                                      "y[3, torch.tensor([True, True, False])] = torch.tensor(-1.375 + 2.25j)\nresult = y", False),
+    "setitem-mask-fitting-value": ("y = torch.zeros(3, dtype=torch.uint8)\nm = torch.tensor([True, False, True])\n"
+                                   "y[m] = torch.tensor(-1)\nz = torch.zeros(3)\nz[m] = torch.tensor([2.5], dtype=torch.float64)\n"
+                                   "result = [y, z]", False),
+    # a complex number into bool is its truth (no overflow), as torch's fill
+    "setitem-complex-into-bool": ("y = torch.zeros(2, 2, dtype=torch.bool)\ny[None] = 1 + 2j\nz = torch.ones(3, dtype=torch.bool)\n"
+                                  "z[1:] = 0j\nz[0, None] = 2j\nresult = [y, z, torch.full((2,), 3j, dtype=torch.bool)]", False),
+    # bfloat16 to integers wraps as torch's (through float), where ml_dtypes' cast saturated
+    "bfloat16-to-integers": ("x = torch.tensor([-1.25, -3.0, -200.0, 300.5, -0.5, 255.9, 70000.0], dtype=torch.bfloat16)\n"
+                             "y = torch.zeros((), dtype=torch.uint8)\ny[...] = x[0]\n"
+                             "result = [x.to(torch.uint8), x.to(torch.int8), x.to(torch.int16), x.int(), y]", False),
 }
 
 

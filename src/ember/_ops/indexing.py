@@ -211,8 +211,10 @@ def index_put(input, indices, values, accumulate=False):
         and _is_array_index(indices) else _index_arg(indices)[0]
     if not isinstance(values, Tensor):
         values = full((), values, dtype=input.dtype)
+    _check_broadcast(index)  # torch's IndexError comes before its dtype check
     if values.dtype is not input.dtype and values.numel() == 1 and _single_mask(index):
-        values = values.to(input.dtype)  # torch fills through one boolean mask, casting (masked_fill)
+        # torch fills through one boolean mask (masked_fill): the value converts as a number does
+        values = full((), real_if_fits(values.item(), input.dtype), dtype=input.dtype)
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
     try:
@@ -225,6 +227,20 @@ def index_put(input, indices, values, accumulate=False):
             expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(target)}") from None
+
+
+def _check_broadcast(index):
+    """IndexError, in torch's words, when the index arrays in ``index`` (a boolean one counting
+    as the positions it selects, one array per dimension) do not broadcast together."""
+    shapes = []
+    for i in index if isinstance(index, tuple) else (index,):
+        if isinstance(i, np.ndarray):
+            shapes += [(int(i.sum()),)] * i.ndim if i.dtype == np.bool_ else [tuple(i.shape)]
+    try:
+        _backend.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
 
 
 def _single_mask(index):
