@@ -107,23 +107,33 @@ def _index_error(e, self):
 def setitem(self, index, value):
     """``self[index] = value``. Basic indices (ints, slices, None, ...) write into the view they
     select, as PyTorch does (``copy_``/``fill_`` on the view: its grad_fn on ``self`` is
-    ``CopySlices``), a tensor ``value`` cast to ``self``'s dtype; advanced indices (and a
-    whole-tensor index) are an in-place ``index_put`` and need the same dtype (torch's
-    RuntimeError otherwise). RuntimeError (expand's) when ``value`` does not broadcast."""
+    ``CopySlices``), a tensor ``value`` cast to ``self``'s dtype; a whole-tensor index
+    (``y[:]``, ``y[...]``) writes ``self`` itself (``FillBackward3`` for a number or 0-d
+    value, ``CopyBackwards`` otherwise); advanced indices are an in-place ``index_put`` and
+    need the same dtype (torch's RuntimeError otherwise), integers among them selecting first.
+    RuntimeError (expand's) when ``value`` does not broadcast."""
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
         value = value.to(self.dtype)
-    if not basic or builtins.all(i is Ellipsis or i == slice(None) for i in index):
-        # (a whole-tensor index: PyTorch's fill_/copy_ of self, FillBackward3/CopyBackwards, not yet matched)
-        split = None if basic else _ints_first(index)
+    if basic and builtins.all(i is Ellipsis or i == slice(None) for i in index):
+        # a whole-tensor index: torch's fill_ (a number or 0-d value) or copy_ of self itself
+        whole = "FillBackward3" if not isinstance(value, Tensor) or value.ndim == 0 else "CopyBackwards"
+        if whole == "CopyBackwards" and tuple(value.shape) != tuple(self.shape):
+            # torch copies from a view of value without its leading ones, expanded
+            ones = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+            value = expand(value.view(tuple(value.shape)[ones:]), tuple(self.shape))
+        write_result(self, named(index_put(self, index, value), whole))
+        return
+    if not basic:
+        split = _ints_first(index)
         if split:  # the integers select a view first, as in getitem
             try:
                 view = apply(Slice, self, index=split[0])
             except IndexError as e:
                 raise _index_error(e, self) from None
             write_result(view, index_put(view, split[1], value))
-            return
-        write_result(self, index_put(self, index, value))
+        else:
+            write_result(self, index_put(self, index, value))
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)
