@@ -116,6 +116,12 @@ PROGRAMS = {
     "bfloat16-to-integers": ("x = torch.tensor([-1.25, -3.0, -200.0, 300.5, -0.5, 255.9, 70000.0], dtype=torch.bfloat16)\n"
                              "y = torch.zeros((), dtype=torch.uint8)\ny[...] = x[0]\n"
                              "result = [x.to(torch.uint8), x.to(torch.int8), x.to(torch.int16), x.int(), y]", False),
+    # where's number arguments convert to the result dtype as torch's checked conversion
+    "where-number-overflows-uint8": ("x = torch.tensor([2, 0], dtype=torch.uint8)\nresult = torch.where(x > 0, x, 300)", False),
+    "where-number-fits": ("x = torch.tensor([2, 0], dtype=torch.uint8)\n"
+                          "result = [torch.where(x > 0, x, -1), torch.where(x > 0, 2.5, x), torch.where(x > 0, x, True)]", False),
+    "hardtanh-uint8-negative-bound": ("result = F.hardtanh(torch.tensor([1, 2], dtype=torch.uint8))", False),
+    "hardtanh-uint8": ("x = torch.tensor([1, 2, 9], dtype=torch.uint8)\nresult = [F.hardtanh(x, 0.0, 1.0), F.relu6(x)]", False),
 }
 
 

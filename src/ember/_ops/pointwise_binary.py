@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend import kernel, namespace
-from .._creation import full
+from .._creation import full, real_if_fits
 from .._tensor import Tensor
 from .args import c_type_name, invalid_combination, tensor_arg, tensor_args, tensor_input, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
@@ -477,8 +477,9 @@ def where(condition, input=None, other=None, *, out=None):
         else:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_type_name(condition.dtype)}")
     dt = _dtype.result_type(input, other)
-    a = input.to(dt) if isinstance(input, Tensor) else input
-    b = other.to(dt) if isinstance(other, Tensor) else other
+    # a number converts to the result dtype as torch's checked conversion does (300 into uint8 raises)
+    a = input.to(dt) if isinstance(input, Tensor) else real_if_fits(input, dt)
+    b = other.to(dt) if isinstance(other, Tensor) else real_if_fits(other, dt)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = full((), a, dtype=dt)
     r = apply(Where, condition, a, b)
