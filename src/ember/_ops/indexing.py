@@ -80,9 +80,8 @@ def getitem(self, index):
 
 
 def _ints_first(index):
-    """PyTorch selects with integers before advanced indexing, so an integer never joins the
-    advanced indices (NumPy's would move their dims to the front): an advanced ``index``
-    holding integers as ``(basic index of the integers, the rest)``, else None."""
+    """An advanced ``index`` holding integers as ``(basic index of the integers, the rest)``, else
+    None: PyTorch selects with integers first, so they never join the advanced indices."""
     if not any(type(i) is int for i in index) or any(type(i) is builtins.bool for i in index):
         return None
     first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
@@ -125,23 +124,22 @@ def setitem(self, index, value):
         write_result(self, named(index_put(self, index, value), whole))
         return
     if not basic:
-        split = _ints_first(index)
-        if split:  # the integers select a view first, as in getitem
-            try:
-                view = apply(Slice, self, index=split[0])
-            except IndexError as e:
-                raise _index_error(e, self) from None
-            write_result(view, index_put(view, split[1], value))
-        else:
-            write_result(self, index_put(self, index, value))
+        split = _ints_first(index)  # the integers select a view first, as in getitem
+        target = _sliced(self, split[0]) if split else self
+        write_result(target, index_put(target, split[1] if split else index, value))
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)
+    view = _sliced(self, index)
+    write_result(view, _fitted(value, tuple(view.shape)))
+
+
+def _sliced(self, index):
+    """The view a basic ``index`` selects, with PyTorch's IndexError."""
     try:
-        view = apply(Slice, self, index=index)
+        return apply(Slice, self, index=index)
     except IndexError as e:
         raise _index_error(e, self) from None
-    write_result(view, _fitted(value, tuple(view.shape)))
 
 
 def _fitted(value, shape):
@@ -242,10 +240,8 @@ def index_put(input, indices, values, accumulate=False):
 def _check_broadcast(index):
     """IndexError, in torch's words, when the index arrays in ``index`` (a boolean one counting
     as the positions it selects, one array per dimension) do not broadcast together."""
-    shapes = []
-    for i in index if isinstance(index, tuple) else (index,):
-        if isinstance(i, np.ndarray):
-            shapes += [(int(i.sum()),)] * i.ndim if i.dtype == np.bool_ else [tuple(i.shape)]
+    shapes = [s for i in (index if isinstance(index, tuple) else (index,)) if isinstance(i, np.ndarray)
+              for s in ([(int(i.sum()),)] * i.ndim if i.dtype == np.bool_ else [tuple(i.shape)])]
     try:
         _backend.broadcast_shapes(*shapes)
     except ValueError:
