@@ -122,6 +122,11 @@ PROGRAMS = {
                           "result = [torch.where(x > 0, x, -1), torch.where(x > 0, 2.5, x), torch.where(x > 0, x, True)]", False),
     "hardtanh-uint8-negative-bound": ("result = F.hardtanh(torch.tensor([1, 2], dtype=torch.uint8))", False),
     "hardtanh-uint8": ("x = torch.tensor([1, 2, 9], dtype=torch.uint8)\nresult = [F.hardtanh(x, 0.0, 1.0), F.relu6(x)]", False),
+    # pow by a False exponent differentiates by the formula (torch's zeros are for a number 0);
+    # bfloat16 ** -0.5 is torch's rsqrt (nan at -inf)
+    "pow-false-exponent": (f"a = {_x([2.5, float('nan'), -3.0])}\nleaves = [a]\nresult = torch.pow(a, False)" + GRADS, False),
+    "pow-zero-exponent": (f"a = {_x([2.5, float('nan'), -3.0])}\nleaves = [a]\nresult = torch.pow(a, 0)" + GRADS, False),
+    "bfloat16-rsqrt-power": ("result = torch.tensor([-float('inf'), 0.875, -0.0], dtype=torch.bfloat16) ** -0.5", False),
 }
 
 

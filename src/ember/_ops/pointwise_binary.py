@@ -328,7 +328,7 @@ class Pow(Op):
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
-            if type(b) is float and b == -0.5 and a.dtype.kind == "f":
+            if type(b) is float and b == -0.5 and _backend.is_floating(a.dtype):
                 return 1 / xp.sqrt(a)  # torch's rsqrt: nan at -inf, -inf at -0.0 (C's pow: 0, inf)
             return xp.power(a, b)
 
@@ -338,7 +338,8 @@ class Pow(Op):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
-                ga = g * b * a ** (b - 1) if b != 0 else g * 0
+                # torch's constant zeros for a number 0 (a False exponent takes the formula)
+                ga = g * b * a ** (b - 1) if b != 0 or type(b) is builtins.bool else g * 0
             else:
                 ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
         if ctx.needs_input_grad[1]:

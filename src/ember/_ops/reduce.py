@@ -6,7 +6,7 @@ sorted tuple of non-negative axes, or None for all of them, before the kernels s
 import numpy as np
 
 from .. import _dtype
-from .._backend import namespace
+from .._backend import namespace, ndarray
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
@@ -32,7 +32,7 @@ def expand_back(g, shape, dim, keepdim):
 def _c_order(result):
     """A reduction's or scan's array in row-major order: torch allocates their results
     contiguous whatever the input's strides, where NumPy keeps the input's memory order."""
-    return result if getattr(result, "flags", None) is None or result.flags.c_contiguous else result.copy()
+    return result if not isinstance(result, ndarray) or result.flags.c_contiguous else result.copy()
 
 
 def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
