@@ -25,7 +25,8 @@ from ._ops.compare import (allclose, bitwise_and, bitwise_left_shift, bitwise_no
                            less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt,
                            ne, not_equal)
 from ._ops.reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max,
-                          mean, min, nanmean, nansum, prod, std, std_mean, sum, var, var_mean)
+                          mean, min, nanmean, nansum, prod, sum)
+from ._ops.variance import (std, std_mean, var, var_mean)
 from ._ops.softmax import (log_softmax, logsumexp, softmax)
 from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, is_conj, is_neg, isreal,
                            polar, real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_real)

@@ -286,6 +286,8 @@ def real_if_fits(value, dtype):
     (``uint8`` takes -255..-1 as two's complement: -1 is 255, as torch); a finite number
     beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
     (out of range: +-inf, nonzero: True)."""
+    if dtype is _dtype.bool:
+        return builtins.bool(value)
     if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
         if value.imag:
             _overflow(dtype)
@@ -499,6 +501,8 @@ class ToDtype(Op):
         if x.dtype.kind == "c" and not dtype.is_complex:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
             x = x.real
+        if x.dtype == _dtype.bfloat16.np and dtype.np.kind in "iu":
+            x = x.astype(np.float32)  # ml_dtypes' own cast saturates; torch's goes through float
         return x.astype(dtype.np)
 
     @staticmethod

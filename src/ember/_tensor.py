@@ -183,11 +183,8 @@ class Tensor(TensorAutograd, TensorConversions):
 
     def storage_offset(self):
         """Where this tensor's first element lies in its storage, in elements."""
-        base = self._data
-        while isinstance(base.base, np.ndarray):
-            base = base.base
         return (self._data.__array_interface__["data"][0]
-                - base.__array_interface__["data"][0]) // self._data.itemsize
+                - _shared.owner(self._data).__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
         """The address of the first element (an int)."""
@@ -292,6 +289,7 @@ from ._ops import pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
+from ._ops import variance as _variance  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
 from ._ops import softmax as _softmax  # noqa: E402
 from ._ops import sort as _sort  # noqa: E402
@@ -382,7 +380,7 @@ _METHODS = {
     "less_equal": _compare.less_equal, "not_equal": _compare.not_equal,
     "isclose": _compare.isclose, "allclose": _compare.allclose, "equal": _compare.equal,
     "sum": _reduce.sum, "nansum": _reduce.nansum, "mean": _reduce.mean, "nanmean": _reduce.nanmean,
-    "prod": _reduce.prod, "var": _reduce.var, "std": _reduce.std, "amax": _reduce.amax,
+    "prod": _reduce.prod, "var": _variance.var, "std": _variance.std, "amax": _reduce.amax,
     "amin": _reduce.amin, "max": _reduce.max, "min": _reduce.min, "argmax": _reduce.argmax,
     "argmin": _reduce.argmin, "cumsum": _reduce.cumsum, "cumprod": _reduce.cumprod,
     "all": _reduce.all, "any": _reduce.any, "count_nonzero": _reduce.count_nonzero,

@@ -82,3 +82,32 @@ def test_writes_without_recording_and_their_errors_are_torchs():
             row.append((info.type, str(info.value)))
         messages.append(row)
     assert messages[0] == messages[1]
+
+
+WHOLE_WRITES = {
+    "colon-number": lambda L, y, v: y.__setitem__(slice(None), 5.0),
+    "ellipsis-0d": lambda L, y, v: y.__setitem__(Ellipsis, v[1]),
+    "ellipsis-tensor": lambda L, y, v: y.__setitem__(Ellipsis, v),
+    "colon-broadcast-row": lambda L, y, v: y.__setitem__(slice(None), v[:1]),
+    "ellipsis-leading-ones": lambda L, y, v: y.__setitem__(Ellipsis, v.reshape(1, 1, 4)),
+}
+
+
+@pytest.mark.parametrize("write", WHOLE_WRITES, ids=list(WHOLE_WRITES))
+def test_whole_tensor_writes_are_fill_or_copy_of_self(write):
+    # torch: y[:] = 2 is y.fill_ (FillBackward3), y[...] = v is y.copy_ (CopyBackwards, from
+    # v's expand where v broadcasts), not an index_put. (A value of another dtype shows one
+    # ToCopyBackward0 more than torch's, whose copy_ casts inside its node.)
+    results = []
+    for L in (ember, torch):
+        x = L.arange(12.0, dtype=L.float64).reshape(3, 4).requires_grad_()
+        v = (L.arange(4.0, dtype=L.float64) - 1.5).requires_grad_()
+        y = x * 2
+        WHOLE_WRITES[write](L, y, v)
+        (y * L.arange(12.0, dtype=L.float64).reshape(3, 4) ** 2).sum().backward()
+        results.append((tree(y.grad_fn), y.detach().numpy(), x.grad.numpy(), v.grad))
+    (e_tree, *e), (t_tree, *t) = results
+    assert e_tree == t_tree and e_tree[0] in ("FillBackward3", "CopyBackwards")
+    for a, b in zip(e, t):
+        np.testing.assert_array_equal(np.asarray(a if a is None else getattr(a, "numpy", lambda: a)()),
+                                      np.asarray(b if b is None else getattr(b, "numpy", lambda: b)()))

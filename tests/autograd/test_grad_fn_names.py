@@ -116,3 +116,23 @@ def test_grad_fn_name_matches_torch(name):
     assert type(got).__name__ == type(expected).__name__
     assert got.name() == expected.name()
     assert repr(got).split(" object")[0] == repr(expected).split(" object")[0]
+
+
+def _tree(node):
+    return None if node is None else [type(node).__name__] + [_tree(n) for n, _ in node.next_functions]
+
+
+@pytest.mark.parametrize("call", ["x.t().reshape(12)", "x.t().flatten()", "x[:, ::2].t().reshape(-1)",
+                                  "x.t()[1:].reshape(9)"])
+def test_a_copying_reshape_is_a_clone_then_an_unsafe_view(call):
+    # torch's reshape that cannot view: UnsafeViewBackward0 -> CloneBackward0 (clone + _unsafe_view)
+    trees, grads = [], []
+    for L in (ember, torch):
+        x = L.tensor([[0.5, -1.0, 2.0, 0.25], [1.5, 0.1, -0.3, 0.7], [0.2, 0.9, -2.0, 1.0]], requires_grad=True)
+        y = eval(call, {"torch": L, "x": x})
+        y.add_(1)  # a new tensor, not a view of x: its own in-place history
+        (y * y).sum().backward()
+        trees.append(_tree(y.grad_fn))
+        grads.append(x.grad.numpy().tolist())
+    assert trees[0] == trees[1] and trees[0][1][0] == "UnsafeViewBackward0"
+    assert grads[0] == grads[1]

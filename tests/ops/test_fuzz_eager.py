@@ -588,9 +588,7 @@ def fuzz(first, count, skip=()):
 # Seeds of the default run. Cases they drew that failed before the fixes are regression tests
 # in test_fuzz_eager_fixes.py; those still failing are KNOWN (seed: the defect), to be fixed.
 DEFAULT_SEEDS = range(0, 300)
-KNOWN = {
-    264: "var_mean's mean of finite values and -inf is -inf; torch's (Welford) gives nan",
-}
+KNOWN = {}
 
 
 def test_fuzz_default_cases():

@@ -71,18 +71,25 @@ def getitem(self, index):
     try:
         if basic:
             return apply(Slice, self, index=index)
-        if any(type(i) is int for i in index) and not any(type(i) is builtins.bool for i in index):
-            # PyTorch selects with integers before advanced indexing, so an integer never
-            # joins the advanced indices (NumPy's would move their dims to the front).
-            first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
-                          else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
-            first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
-            rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
-                         for i in index if type(i) is not int)
-            return apply(Index, apply(Slice, self, index=first), index=rest)
+        split = _ints_first(index)
+        if split:
+            return apply(Index, apply(Slice, self, index=split[0]), index=split[1])
         return apply(Index, self, index=index)
     except IndexError as e:
         raise _index_error(e, self) from None
+
+
+def _ints_first(index):
+    """An advanced ``index`` holding integers as ``(basic index of the integers, the rest)``, else
+    None: PyTorch selects with integers first, so they never join the advanced indices."""
+    if not any(type(i) is int for i in index) or any(type(i) is builtins.bool for i in index):
+        return None
+    first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
+                  else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
+    first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
+    rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
+                 for i in index if type(i) is not int)
+    return first, rest
 
 
 def _index_error(e, self):
@@ -99,23 +106,40 @@ def _index_error(e, self):
 def setitem(self, index, value):
     """``self[index] = value``. Basic indices (ints, slices, None, ...) write into the view they
     select, as PyTorch does (``copy_``/``fill_`` on the view: its grad_fn on ``self`` is
-    ``CopySlices``), a tensor ``value`` cast to ``self``'s dtype; advanced indices (and a
-    whole-tensor index) are an in-place ``index_put`` and need the same dtype (torch's
-    RuntimeError otherwise). RuntimeError (expand's) when ``value`` does not broadcast."""
+    ``CopySlices``), a tensor ``value`` cast to ``self``'s dtype; a whole-tensor index
+    (``y[:]``, ``y[...]``) writes ``self`` itself (``FillBackward3`` for a number or 0-d
+    value, ``CopyBackwards`` otherwise); advanced indices are an in-place ``index_put`` and
+    need the same dtype (torch's RuntimeError otherwise), integers among them selecting first.
+    RuntimeError (expand's) when ``value`` does not broadcast."""
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
         value = value.to(self.dtype)
-    if not basic or builtins.all(i is Ellipsis or i == slice(None) for i in index):
-        # (a whole-tensor index: PyTorch's fill_/copy_ of self, FillBackward3/CopyBackwards, not yet matched)
-        write_result(self, index_put(self, index, value))
+    if basic and builtins.all(i is Ellipsis or i == slice(None) for i in index):
+        # a whole-tensor index: torch's fill_ (a number or 0-d value) or copy_ of self itself
+        whole = "FillBackward3" if not isinstance(value, Tensor) or value.ndim == 0 else "CopyBackwards"
+        if whole == "CopyBackwards" and tuple(value.shape) != tuple(self.shape):
+            # torch copies from a view of value without its leading ones, expanded
+            ones = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+            value = expand(value.view(tuple(value.shape)[ones:]), tuple(self.shape))
+        write_result(self, named(index_put(self, index, value), whole))
+        return
+    if not basic:
+        split = _ints_first(index)  # the integers select a view first, as in getitem
+        target = _sliced(self, split[0]) if split else self
+        write_result(target, index_put(target, split[1] if split else index, value))
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)
+    view = _sliced(self, index)
+    write_result(view, _fitted(value, tuple(view.shape)))
+
+
+def _sliced(self, index):
+    """The view a basic ``index`` selects, with PyTorch's IndexError."""
     try:
-        view = apply(Slice, self, index=index)
+        return apply(Slice, self, index=index)
     except IndexError as e:
         raise _index_error(e, self) from None
-    write_result(view, _fitted(value, tuple(view.shape)))
 
 
 def _fitted(value, shape):
@@ -195,8 +219,10 @@ def index_put(input, indices, values, accumulate=False):
         and _is_array_index(indices) else _index_arg(indices)[0]
     if not isinstance(values, Tensor):
         values = full((), values, dtype=input.dtype)
+    _check_broadcast(index)  # torch's IndexError comes before its dtype check
     if values.dtype is not input.dtype and values.numel() == 1 and _single_mask(index):
-        values = values.to(input.dtype)  # torch fills through one boolean mask, casting (masked_fill)
+        # torch fills through one boolean mask (masked_fill): the value converts as a number does
+        values = full((), real_if_fits(values.item(), input.dtype), dtype=input.dtype)
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
     try:
@@ -209,6 +235,18 @@ def index_put(input, indices, values, accumulate=False):
             expand(values, target)  # basic indexing: PyTorch reports the failed expand
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(target)}") from None
+
+
+def _check_broadcast(index):
+    """IndexError, in torch's words, when the index arrays in ``index`` (a boolean one counting
+    as the positions it selects, one array per dimension) do not broadcast together."""
+    shapes = [s for i in (index if isinstance(index, tuple) else (index,)) if isinstance(i, np.ndarray)
+              for s in ([(int(i.sum()),)] * i.ndim if i.dtype == np.bool_ else [tuple(i.shape)])]
+    try:
+        _backend.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
 
 
 def _single_mask(index):

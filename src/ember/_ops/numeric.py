@@ -37,7 +37,8 @@ class Copysign(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         ratio = apply(Where, x == 0, g.new_zeros(()), ctx.output / x)
-        return g * ratio, g * 0 if ctx.needs_input_grad[1] else None
+        # other's gradient: zeros that depend on nothing (g * 0 would carry a nan of g back)
+        return g * ratio, g.new_zeros(g.shape) if ctx.needs_input_grad[1] else None
 
 
 def ldexp(input, other, *, out=None):

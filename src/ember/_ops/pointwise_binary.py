@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend import kernel, namespace
-from .._creation import full
+from .._creation import full, real_if_fits
 from .._tensor import Tensor
 from .args import (c_type_name, invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
@@ -188,7 +188,7 @@ def _refuse_bool(input, other, kernel_name):
 
 def _is_int_zero_division(input, other):
     dt = _dtype.result_type(input, other)
-    if dt.is_floating_point:
+    if dt.is_inexact:  # complex: the kernel's NotImplementedError comes first, as torch's
         return False
     if type(other) is builtins.int:  # wrapped to the integer dtype first: int32 // 2**40 divides by 0
         return _backend.wrapped_integer(other, dt.np) == 0
@@ -208,8 +208,9 @@ class Div(Op):
         # hint: d(a/b)/da = 1/b, d(a/b)/db = -a/b**2
         need_a, need_b = ctx.needs_input_grad
         b = ctx.input(1)
+        # -(a/b)/b rather than -a/(b*b): no b*b to overflow, and torch's second derivative
         return (g / b if need_a else None,
-                -g * ctx.input(0) / (b * b) if need_b else None)
+                -g * (ctx.input(0) / b) / b if need_b else None)
         # course:end 02/div-backward
 
 
@@ -334,7 +335,7 @@ class Pow(Op):
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
         with np.errstate(all="ignore"):
-            if type(b) is float and b == -0.5 and a.dtype.kind == "f":
+            if type(b) is float and b == -0.5 and _backend.is_floating(a.dtype):
                 return 1 / xp.sqrt(a)  # torch's rsqrt: nan at -inf, -inf at -0.0 (C's pow: 0, inf)
             return xp.power(a, b)
 
@@ -344,7 +345,8 @@ class Pow(Op):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
-                ga = g * b * a ** (b - 1) if b != 0 else g * 0
+                # torch's constant zeros for a number 0 (a False exponent takes the formula)
+                ga = g * b * a ** (b - 1) if b != 0 or type(b) is builtins.bool else g * 0
             else:
                 ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
         if ctx.needs_input_grad[1]:
@@ -495,8 +497,9 @@ def where(condition, input=None, other=None, *, out=None):
         else:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_type_name(condition.dtype)}")
     dt = _dtype.result_type(input, other)
-    a = input.to(dt) if isinstance(input, Tensor) else input
-    b = other.to(dt) if isinstance(other, Tensor) else other
+    # a number converts to the result dtype as torch's checked conversion does (300 into uint8 raises)
+    a = input.to(dt) if isinstance(input, Tensor) else real_if_fits(input, dt)
+    b = other.to(dt) if isinstance(other, Tensor) else real_if_fits(other, dt)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = full((), a, dtype=dt)
     r = apply(Where, condition, a, b)

@@ -128,11 +128,12 @@ def log_add_exp(a, b):
 
 
 class LogAddExp(Op):
-    """d/da = 1 / (1 + exp(b - a)) = sigmoid(a - b), and symmetrically for b (holomorphic)."""
+    """d/da = 1 / (1 + exp(b - a)), and symmetrically for b (holomorphic). Written so, not as
+    sigmoid(a - b), since its own derivative is then torch's: nan where exp(b - a) overflows."""
     infer = classmethod(elementwise_rule)
     forward = staticmethod(log_add_exp)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
-        return g * (a - b).sigmoid(), g * (b - a).sigmoid()
+        return g / (1 + (b - a).exp()), g / (1 + (a - b).exp())

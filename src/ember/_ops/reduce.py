@@ -3,15 +3,12 @@
 The public functions turn ``dim`` (an int, a sequence, or None for every dimension) into a
 sorted tuple of non-negative axes, or None for all of them, before the kernels see it.
 """
-import builtins
-
 import numpy as np
 
 from .. import _dtype
-from .._backend import namespace
+from .._backend import namespace, ndarray
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
@@ -30,6 +27,12 @@ def expand_back(g, shape, dim, keepdim):
     if not keepdim:
         g = g.reshape(_keep_shape(shape, dim))
     return g.expand(shape)
+
+
+def _c_order(result):
+    """A reduction's or scan's array in row-major order: torch allocates their results
+    contiguous whatever the input's strides, where NumPy keeps the input's memory order."""
+    return result if not isinstance(result, ndarray) or result.flags.c_contiguous else result.copy()
 
 
 def reduction_rule(op, x, dim=None, keepdim=False, **attrs):
@@ -80,7 +83,7 @@ class Sum(Op):
     def forward(x, dim=None, keepdim=False, dtype=None):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
-        return namespace(x).add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return _c_order(namespace(x).add.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -143,7 +146,7 @@ class Prod(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype)
+        return _c_order(namespace(x).multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -166,95 +169,6 @@ def _prod_of_others(x, d):
     before = apply(Cat, ones, x.narrow(d, 0, n - 1), dim=d).cumprod(d)
     after = apply(Cat, x.narrow(d, 1, n - 1), ones, dim=d).flip(d).cumprod(d).flip(d)
     return before * after
-
-
-def _correction(unbiased, correction):
-    if correction is not None:
-        return correction
-    return 1 if unbiased is None or unbiased else 0
-
-
-@numpy_names
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
-    a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
-    return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False), out)
-
-
-def _spread(input, dim, unbiased, keepdim, correction, root):
-    """The variance of ``input`` (its square root when ``root``). A float32, float16 or
-    bfloat16 variance that left its range, squares that overflowed (inf where the values are
-    finite) or underflowed (a variance below 2**-100, whose root is far above float32's
-    subnormals), is taken again, with its root, in float64 and rounded, as torch accumulates
-    in double: the common case stays in the narrow dtype."""
-    v = _variance(input, dim, unbiased, keepdim, correction)
-    if input.dtype in _NARROW and v.numel():
-        d = v._data  # (a nan fails both tests: computed again, nan again)
-        if not (d.min() >= 2.0 ** -100 and d.max() < np.inf):
-            wide = _spread(input.double(), dim, unbiased, keepdim, correction, root)
-            return named(wide.to(input.dtype), "StdBackward0" if root else "VarBackward0")
-    return _sqrt_zero_grad(v) if root else v
-
-
-def _variance(input, dim, unbiased, keepdim, correction):
-    dims = dims_arg(dim, input.ndim)
-    c = _correction(unbiased, correction)
-    n = _count(input.shape, dims)
-    centered = input - mean(input, dims, keepdim=True)
-    # |x - mean|^2: complex inputs have a real variance.
-    squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
-    ss = sum(squares, dims, keepdim)
-    if n - c > 0:
-        return named(ss / (n - c), "VarBackward0")
-    # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
-    # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c).
-    r = ss / 0.0
-    if dims and n - c < 0:
-        unclamped = ss / (n - c)
-        r = r.detach() + (unclamped - unclamped.detach())
-    return named(r, "VarBackward0")
-
-
-@numpy_names
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
-    where it is zero, as in PyTorch."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
-    return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True), "StdBackward0"), out)
-
-
-@numpy_names
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(var(...), mean(...))`` with the same arguments
-    (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
-    return (named(var(input, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
-            named(mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
-
-
-@numpy_names
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(std(...), mean(...))`` with the same arguments
-    (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
-    return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
-            named(mean(input, dim, keepdim), "StdMeanBackward0"))
-
-
-_NARROW = (_dtype.float32, _dtype.float16, _dtype.bfloat16)
-
-
-def _sqrt_zero_grad(s):
-    if not (s.requires_grad and STATE.enabled):
-        return s.sqrt()
-    zero = s == 0
-    safe = s.masked_fill(zero, 1.0).sqrt()
-    return safe.masked_fill(zero, 0.0)
 
 
 @numpy_names
@@ -280,7 +194,7 @@ class Amax(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amax")
-        return namespace(x).maximum.reduce(x, axis=dim, keepdims=keepdim)
+        return _c_order(namespace(x).maximum.reduce(x, axis=dim, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -293,7 +207,7 @@ class Amin(Amax):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         _check_nonempty(x, dim, "amin")
-        return namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim)
+        return _c_order(namespace(x).minimum.reduce(x, axis=dim, keepdims=keepdim))
 
 
 _EXTREME_SIGNATURES = (" * (Tensor input, *, Tensor out = None)\n"
@@ -491,7 +405,7 @@ class Cumsum(Op):
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
         # the ufunc: its warnings come from here; a 0-d tensor is a scan of one element
-        return namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
+        return _c_order(namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
 
     @staticmethod
     def backward(ctx, g):
@@ -516,14 +430,14 @@ class Cumprod(Op):
     @staticmethod
     def forward(x, dim):
         dtype = np.int64 if x.dtype.kind in "biu" else None
-        return namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape)
+        return _c_order(namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
 
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
         d = ctx.attrs["dim"]
         n = x.shape[d] if x.ndim else 0
-        if n == 0:
+        if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
         # grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, computed per i over a (n, n) grid.
         xm = x.movedim(d, -1)
@@ -571,7 +485,7 @@ class All(Op):
     @classmethod
     def forward(cls, x, dim=None, keepdim=False):
         xp = namespace(x)
-        r = xp.asarray(getattr(xp, cls.reduce)(x, axis=dim, keepdims=keepdim))
+        r = _c_order(xp.asarray(getattr(xp, cls.reduce)(x, axis=dim, keepdims=keepdim)))
         return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 

@@ -13,19 +13,13 @@ import math
 import numpy as np
 
 from .. import _backend
+from .._backend.shared import owner
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from .core import Op, apply
 from .shape import squeeze, t, unsqueeze
 
 __all__ = ["as_strided", "t_", "squeeze_", "unsqueeze_", "resize_"]
-
-
-def _storage(array):
-    root = array
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    return root
 
 
 def _indices(size, stride, offset, xp):
@@ -56,7 +50,7 @@ def as_strided(input, size, stride, storage_offset=None):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
-    storage = _storage(input._data).size
+    storage = owner(input._data).size
     needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if math.prod(size) else 0
     if needed > storage:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
@@ -75,7 +69,7 @@ class AsStrided(Op):
 
     @staticmethod
     def forward(x, size, stride, offset, input_geometry):
-        root = _storage(x)
+        root = owner(x)
         item = x.itemsize
         return np.ndarray(size, x.dtype, buffer=root, offset=offset * item,
                           strides=tuple(s * item for s in stride))
@@ -88,7 +82,12 @@ class AsStrided(Op):
         # index tables made from the geometry alone: constants (of a compiled graph too)
         at = from_numpy(_indices(a["size"], a["stride"], a["offset"], xp).reshape(-1))
         flat = g.new_zeros(storage).index_add(0, at, g.reshape(-1))
-        return (flat[from_numpy(_indices(shape, stride, offset, xp))],)
+        read = _indices(shape, stride, offset, xp).reshape(-1)
+        shared = xp.bincount(read, minlength=storage)
+        if read.size and shared.max() > 1:  # an input element sharing memory gets its share, as torch
+            flat = flat / from_numpy(xp.maximum(shared, 1).astype(g._data.dtype))
+        # torch's gradient has the input's geometry (strides and all) over that storage
+        return (as_strided(flat, shape, stride, offset),)
 
 
 def _become(self, view):

@@ -10,7 +10,7 @@ from .._backend import namespace
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
-from .core import Op, apply, backward_view, like_input, named
+from .core import Op, apply, backward_view, like_input, named, recording
 
 
 def _infer_shape(shape, numel, input_shape):
@@ -47,18 +47,19 @@ def reshape(input, *shape):
     shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input.numel(), input.shape)
     if shape == input._data.shape and not input.requires_grad:
         return input._alias()
-    out = apply(View, input, shape=shape)
     x = input._data
-    if out.grad_fn is None or getattr(x, "flags", None) is None or x.flags.c_contiguous:
-        return out
+    if not recording(input) or getattr(x, "flags", None) is None or x.flags.c_contiguous:
+        return apply(View, input, shape=shape)
     # torch's reshape of a strided tensor: an alias where strides allow (_reshape_alias), else
-    # a copy viewed in the new shape (clone + _unsafe_view)
+    # a copy viewed in the new shape (clone + _unsafe_view: a new tensor, not a view)
     probe = x.view()
     try:
         probe.shape = shape
     except AttributeError:
+        out = apply(View, apply(Clone, input), shape=shape)
+        out._base = out._view_chain = None
         return named(out, "UnsafeViewBackward0")
-    return named(out, "ReshapeAliasBackward0")
+    return named(apply(View, input, shape=shape), "ReshapeAliasBackward0")
 
 
 def view(input, *shape):

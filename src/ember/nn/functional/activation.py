@@ -15,7 +15,7 @@ from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, ThresholdForward)
-from ..._ops.core import apply, named
+from ..._ops.core import apply, named, recording
 from ..._ops.prelu import Prelu
 from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
 from ..._tensor import Tensor, _wrap_dim
@@ -46,10 +46,12 @@ def relu_(input):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(input, min_val, max_val)`` with zero gradient at and beyond the bounds.
-    ValueError if ``min_val > max_val``.
+    ValueError if ``min_val > max_val``; RuntimeError for a uint8 input and a negative bound.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh.html"""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _dtype.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return unary(HardtanhForward, input, inplace, min_val=min_val, max_val=max_val)
 
 
@@ -171,9 +173,14 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118).
+    """``input * sigmoid(input)`` (a.k.a. swish; https://arxiv.org/abs/1702.03118), for
+    floating and complex inputs; NotImplementedError for integer and bool ones, RuntimeError
+    for a complex input whose gradient is recorded (torch has no complex derivative for it).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.silu.html"""
-    float_only(input, "silu_cpu")
+    if not input.dtype.is_complex:
+        float_only(input, "silu_cpu")
+    elif recording(input):
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     return in_place(input, silu) if inplace else named(input * input.sigmoid(), "SiluBackward0")
 
 
