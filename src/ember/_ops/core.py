@@ -75,6 +75,7 @@ class Op:
             one, None for a result this application does not have); ``backward`` then takes
             one gradient per result (None for a result that received none), and only
             floating-point results require grad.
+        draws: the kernel draws from a random generator (each run gives other values).
         complex_error: ``(exception class, message)`` PyTorch raises for a complex input array
             (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None; the kernel is
             wrapped with the check when the class is made.
@@ -86,6 +87,7 @@ class Op:
     is_view = False
     holomorphic = True
     num_outputs = 1
+    draws = False
     complex_error = None
 
     def __init_subclass__(cls):
