@@ -280,3 +280,28 @@ def test_interpolate_indices_stay_constants():
     fn = lambda x: F.interpolate(x, scale_factor=2.5, mode="nearest") * 2  # noqa: E731
     x = ember.randn(1, 2, 3, 4)
     np.testing.assert_allclose(ember.compile(fn, fullgraph=True)(x).numpy(), fn(x).numpy())
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+def test_an_index_written_in_place_before_the_compiled_backward_raises_as_eagerly(backend):
+    """The index a replayed backward reads is the caller's tensor: writing it in place between
+    the call and the backward raises torch's RuntimeError (naming its versions), on every call."""
+    _fresh()
+
+    def fn(x, rows, index):
+        return (x[rows] * 2).tanh().sum() + ember.gather(x, 1, index).exp().sum()
+
+    compiled = ember.compile(fn, backend=backend, fullgraph=True)
+    for call in range(3):
+        x = ember.randn(5, 3, requires_grad=True)
+        rows, index = ember.tensor([0, 2, 2]), ember.tensor([[0, 1, 1], [2, 2, 0]])
+        compiled(x, rows, index).backward()  # untouched: no error, eager's gradient
+        want = ember.autograd.grad(fn(x, rows, index), x)[0]
+        np.testing.assert_allclose(x.grad.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+        for written in (rows, index):
+            loss = compiled(x, rows, index)
+            written.add_(0)
+            with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[torch.LongTensor "
+                                                   rf"\[{', '.join(map(str, written.shape))}\]\] is at version"):
+                loss.backward()
+    assert counters["stats"]["unique_graphs"] == 1

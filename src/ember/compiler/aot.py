@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd import grad as _grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from ..autograd.graph import modified_error
 from . import replay
 from .graph import Graph, Node, nodes_in
 
@@ -63,6 +64,7 @@ class Joint:
         self.forward, self.backward, self.forward_sources = forward, backward, forward_sources
         self.n_outputs = n_outputs          # the forward's first outputs are the user's
         self.grad_slots = grad_slots        # (placeholder index, backward output index)
+        self.saved_inputs = []              # the forward's placeholders the backward reads
         self.draws = any(getattr(n.target, "draws", False) for n in forward.nodes)
         self.reads_mutated = _reads_mutated(forward)
         self.recorded = None                # (forward, backward) through the dispatcher, when asked
@@ -120,7 +122,9 @@ def split(graph, sources, forward_ids, grads):
         benv[n] = bwd.call_op(n.target, _remap(n.args, benv), _remap(n.kwargs, benv), n.meta)
     bwd.output([benv[g] for _, g in grads])
     slots = [(fwd_index[k], j) for j, (k, _) in enumerate(grads)]
-    return Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
+    joint = Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
+    joint.saved_inputs = [fwd_index[k] for k, p in enumerate(graph.placeholders) if p in saved]
+    return joint
 
 
 def without_gradients(backward, n_saved, missing):
@@ -222,6 +226,7 @@ class CompiledGraph(Function):
         wanted = [g for g, o in zip(grads, runner.joint.forward.outputs) if o.meta.get("requires_grad")]
         if STATE.enabled:  # create_graph=True: the engine records what backward computes
             return _recorded_backward(ctx, wanted)
+        _check_versions(ctx, runner.joint.saved_inputs)
         missing = tuple(i for i, g in enumerate(wanted) if g is None)
         if missing:  # outputs the loss did not use: their branch of the backward is left out
             run, tail = runner.backward_without(missing, wanted, ctx.output_shapes)
@@ -235,6 +240,16 @@ class CompiledGraph(Function):
         return tuple(result)
 
 
+def _check_versions(ctx, inputs):
+    """torch's RuntimeError when one of the call's ``inputs`` (positions) was written in place
+    since the call (the forward's own writes aside): the backward would read its new values."""
+    mutated = ctx.runner.mutated
+    for i in inputs:
+        t, version = ctx.inputs[i], ctx.versions[i] + (i in mutated)
+        if t._versions[0] != version:
+            raise modified_error(t, version, t._grad_fn)
+
+
 def _recorded_backward(ctx, wanted):
     """The gradients of a replayed joint graph as tensors with autograd history (``create_graph=
     True``; torch's compiled autograd refuses double backward): the forward graph is replayed
@@ -243,11 +258,7 @@ def _recorded_backward(ctx, wanted):
     then the backward graph, on those and the output gradients. Costs one more forward, only
     when a gradient of a gradient is asked for."""
     runner, joint = ctx.runner, ctx.runner.joint
-    for i, (t, version) in enumerate(zip(ctx.inputs, ctx.versions)):
-        if t._versions[0] != version + (i in runner.mutated):
-            raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an "
-                               f"inplace operation: [{t.dtype.name}{list(t.shape)}] is at version "
-                               f"{t._versions[0]}; expected version {version + (i in runner.mutated)} instead.")
+    _check_versions(ctx, range(len(ctx.inputs)))
     if joint.reads_mutated:
         raise RuntimeError("ember.compile: a gradient of a gradient (create_graph=True) through a compiled "
                            "graph that writes one of its inputs in place and reads its old value is not "
