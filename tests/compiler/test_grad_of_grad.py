@@ -81,3 +81,25 @@ def test_an_input_written_between_the_call_and_the_grad_of_grad_raises_torchs_er
             model[0].weight.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             ember.autograd.grad(out, x, create_graph=True)
+
+
+def test_grad_of_grad_after_two_calls_that_update_running_statistics():
+    """Batch norm's running statistics are written by every call (inputs the graph mutates, not
+    read back by the replay): a second call before the gradient of the first is fine."""
+    ember.manual_seed(0)
+    layers = lambda: [ember.nn.Linear(4, 6), ember.nn.BatchNorm1d(6), ember.nn.Tanh(), ember.nn.Linear(6, 1)]
+    model, reference = ember.nn.Sequential(*layers()), ember.nn.Sequential(*layers())
+    reference.load_state_dict(model.state_dict())
+    compiled = ember.compile(model)
+    for call in range(3):
+        x = np.random.default_rng(call).standard_normal((5, 4)).astype(np.float32)
+        results = []
+        for m in (compiled, reference):
+            first, second = ember.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+            out, _ = m(first), m(second)
+            g, = ember.autograd.grad(out.sum(), first, create_graph=True)
+            gg, = ember.autograd.grad(g.square().sum(), first)
+            results.append((g.detach().numpy(), gg.numpy()))
+        for got, want in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"call {call}")
+        np.testing.assert_allclose(model[1].running_var.numpy(), reference[1].running_var.numpy(), rtol=1e-6)

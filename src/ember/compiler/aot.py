@@ -241,11 +241,10 @@ class CompiledGraph(Function):
 
 
 def _check_versions(ctx, inputs):
-    """torch's RuntimeError when one of the call's ``inputs`` (positions) was written in place
-    since the call (the forward's own writes aside): the backward would read its new values."""
-    mutated = ctx.runner.mutated
+    """torch's RuntimeError when one of the call's ``inputs`` (positions; none the graph writes
+    itself) was written in place since the call: the backward would read its new values."""
     for i in inputs:
-        t, version = ctx.inputs[i], ctx.versions[i] + (i in mutated)
+        t, version = ctx.inputs[i], ctx.versions[i]
         if t._versions[0] != version:
             raise modified_error(t, version, t._grad_fn)
 
@@ -258,7 +257,8 @@ def _recorded_backward(ctx, wanted):
     then the backward graph, on those and the output gradients. Costs one more forward, only
     when a gradient of a gradient is asked for."""
     runner, joint = ctx.runner, ctx.runner.joint
-    _check_versions(ctx, range(len(ctx.inputs)))
+    # the inputs the graph writes (running statistics) are not read back: see reads_mutated
+    _check_versions(ctx, [i for i in range(len(ctx.inputs)) if i not in runner.mutated])
     if joint.reads_mutated:
         raise RuntimeError("ember.compile: a gradient of a gradient (create_graph=True) through a compiled "
                            "graph that writes one of its inputs in place and reads its old value is not "
