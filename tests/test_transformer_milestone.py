@@ -9,6 +9,7 @@ import pytest
 import ember
 from ember import milestones
 from ember.cli import main
+from ember.compiler.dynamic import marks
 from ember.milestones import transformer
 from ember.models.qa import answer, load_checkpoint
 from ember.text import load_qa
@@ -100,6 +101,8 @@ def test_length_batches_cover_every_row_once_and_cut_padding():
             assert x.shape[1] == lengths[rows].max()
             np.testing.assert_array_equal(y.numpy(), x.numpy() + 1000)
             seen += rows.tolist()
+            for t in (x, y):  # one compiled graph for every batch (ember milestones run transformer --compile)
+                assert marks(t, "dynamic") == {0: (2, 3), 1: (2, 10)}
         assert sorted(seen) == list(range(7))
 
 

@@ -374,3 +374,19 @@ def test_object_spec_makes_the_tensors_an_object_holds_symbolic_inputs():
         f(_rand(2, 4), _Cache(_rand(3, 4)))
     with pytest.raises(ValueError, match="names attribute 'keys'"):
         f(_rand(4, 4), object())
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+def test_a_zero_size_next_to_a_symbol_runs_as_eager(backend):
+    """Size 0 stays static (0/1 specialisation), the other dimensions symbols: a buffer of
+    shape (0, s0) has 0 bytes at every size, and its arrays still take each call's shape."""
+    def pick(x, w):
+        rows = x[ember.arange(x.shape[0])] * 2
+        return rows, (rows @ w).relu().sum(0), x.new_zeros(x.shape[0], 2).sum()
+
+    compiled = ember.compile(pick, dynamic=True, backend=backend)
+    for rows, width in [(3, 4), (5, 6), (0, 4), (0, 7), (1, 5), (0, 3), (4, 2)]:
+        x, w = _rand(rows, width, seed=rows), _rand(width, 3, seed=width)
+        for got, want in zip(compiled(x, w), pick(x, w)):
+            assert got.shape == want.shape, (rows, width)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)

@@ -280,3 +280,66 @@ def test_interpolate_indices_stay_constants():
     fn = lambda x: F.interpolate(x, scale_factor=2.5, mode="nearest") * 2  # noqa: E731
     x = ember.randn(1, 2, 3, 4)
     np.testing.assert_allclose(ember.compile(fn, fullgraph=True)(x).numpy(), fn(x).numpy())
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+def test_an_index_written_in_place_before_the_compiled_backward_raises_as_eagerly(backend):
+    """The index a replayed backward reads is the caller's tensor: writing it in place between
+    the call and the backward raises torch's RuntimeError (naming its versions), on every call."""
+    _fresh()
+
+    def fn(x, rows, index):
+        return (x[rows] * 2).tanh().sum() + ember.gather(x, 1, index).exp().sum()
+
+    compiled = ember.compile(fn, backend=backend, fullgraph=True)
+    for call in range(3):
+        x = ember.randn(5, 3, requires_grad=True)
+        rows, index = ember.tensor([0, 2, 2]), ember.tensor([[0, 1, 1], [2, 2, 0]])
+        compiled(x, rows, index).backward()  # untouched: no error, eager's gradient
+        want = ember.autograd.grad(fn(x, rows, index), x)[0]
+        np.testing.assert_allclose(x.grad.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+        for written in (rows, index):
+            loss = compiled(x, rows, index)
+            written.add_(0)
+            with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[torch.LongTensor "
+                                                   rf"\[{', '.join(map(str, written.shape))}\]\] is at version"):
+                loss.backward()
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_pooling_indices_and_unpooling_capture_into_one_graph():
+    """max_pool2d's and adaptive_max_pool2d's indices are graph values (outputs, and what
+    max_unpool2d scatters by): a training step with both compiles whole under fullgraph=True,
+    forward and gradients equal to torch's on every call; unpooling's range check runs in the
+    replay."""
+    _fresh()
+
+    def step(lib, x, w):
+        F_ = lib.nn.functional
+        y, idx = F_.max_pool2d(x, 2, return_indices=True)
+        a, aidx = F_.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+        back = F_.max_unpool2d((y * w).relu(), idx, 2)
+        return (back * back).sum() + a.tanh().sum(), idx, aidx
+
+    compiled = ember.compile(lambda x, w: step(ember, x, w), fullgraph=True)
+    w0 = np.random.default_rng(0).standard_normal((1, 3, 1, 1)).astype(np.float32)
+    w, wt = ember.tensor(w0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    for call in range(3):
+        x0 = np.random.default_rng(call + 1).standard_normal((2, 3, 6, 4)).astype(np.float32)
+        x, xt = ember.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+        got, want = compiled(x, w), step(torch, xt, wt)
+        got[0].backward()
+        want[0].backward()
+        np.testing.assert_allclose(got[0].item(), want[0].item(), rtol=1e-5)
+        for g, t in zip(got[1:], want[1:]):
+            assert g.tolist() == t.tolist()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+    unpool = ember.compile(lambda y, idx: F.max_unpool2d(y, idx, 2), fullgraph=True)
+    y, idx = ember.ones(1, 1, 2, 2), ember.tensor([[[[0, 3], [9, 15]]]])
+    for _ in range(2):
+        assert unpool(y, idx).sum().item() == 4.0
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: 16 \(output volumes are of size 4x4\)"):
+        unpool(y, ember.tensor([[[[0, 3], [9, 16]]]]))

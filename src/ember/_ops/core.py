@@ -75,6 +75,9 @@ class Op:
             one, None for a result this application does not have); ``backward`` then takes
             one gradient per result (None for a result that received none), and only
             floating-point results require grad.
+        draws: the kernel draws from a random generator (each run gives other values).
+        index_read_by: for an op taking an index array as an attr, the inputs whose gradients
+            read it (None: all); see :func:`reads_indices`.
         complex_error: ``(exception class, message)`` PyTorch raises for a complex input array
             (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None; the kernel is
             wrapped with the check when the class is made.
@@ -86,6 +89,7 @@ class Op:
     is_view = False
     holomorphic = True
     num_outputs = 1
+    draws = False
     complex_error = None
 
     def __init_subclass__(cls):
@@ -417,6 +421,20 @@ def named(t, name):
     node = t._grad_fn  # a fresh result: its history is current
     if node is not None and isinstance(node, OpNode):
         node.__class__ = node_class(name)
+    return t
+
+
+def reads_indices(t, indices):
+    """``t``, whose node reads the index tensors ``indices`` in its backward through its attrs
+    (arrays, not inputs): the node keeps their versions, so that writing one in place before
+    the backward raises torch's RuntimeError instead of scattering the gradient elsewhere."""
+    node = t._grad_fn if type(t) is _Tensor else None
+    if node is None or not isinstance(node, OpNode) or not indices:
+        return t
+    readers = getattr(node.op, "index_read_by", None)  # the inputs whose gradients read the index
+    if readers is not None and not any(node.needs_input_grad[k] for k in readers):
+        return t
+    node.index_versions = [(i, i._versions[0]) for i in indices]
     return t
 
 

@@ -11,7 +11,7 @@ from .. import _backend, _dtype
 from .._creation import from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, with_out
-from .core import Op, _type_name, apply, like_input, named
+from .core import Op, _type_name, apply, like_input, named, reads_indices
 from .inplace import write_result
 from .pointwise_binary import Where
 from .shape import expand, broadcast_shapes
@@ -67,14 +67,15 @@ def _index_arg(index):
 
 def getitem(self, index):
     """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
+    tensors = _index_tensors(index)
     index, basic = _index_arg(index)
     try:
         if basic:
             return apply(Slice, self, index=index)
         split = _ints_first(index)
         if split:
-            return apply(Index, apply(Slice, self, index=split[0]), index=split[1])
-        return apply(Index, self, index=index)
+            return reads_indices(apply(Index, apply(Slice, self, index=split[0]), index=split[1]), tensors)
+        return reads_indices(apply(Index, self, index=index), tensors)
     except IndexError as e:
         raise _index_error(e, self) from None
 
@@ -90,6 +91,14 @@ def _ints_first(index):
     rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
                  for i in index if type(i) is not int)
     return first, rest
+
+
+def _index_tensors(index):
+    """The integer index tensors of ``index`` (a boolean mask is read into new arrays of
+    positions, as torch's, so writing it later changes no gradient)."""
+    items = index if type(index) is tuple else (index,)
+    return [i for i in items if isinstance(i, Tensor) and i.ndim and not i.dtype.is_floating_point
+            and i.dtype not in (_dtype.bool, _dtype.uint8)]
 
 
 def _index_error(e, self):
@@ -226,7 +235,8 @@ def index_put(input, indices, values, accumulate=False):
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
     try:
-        return apply(IndexPut, input, values, index=index, accumulate=accumulate)
+        return reads_indices(apply(IndexPut, input, values, index=index, accumulate=accumulate),
+                             _index_tensors(indices))
     except IndexError as e:
         raise _index_error(e, input) from None
     except RuntimeError:
@@ -345,7 +355,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} "
                                f"to be smaller than self {list(input.shape)} apart from dimension {d}")
-    return with_out(apply(Gather, input, dim=d, index=index._data), out)
+    return with_out(reads_indices(apply(Gather, input, dim=d, index=index._data), [index]), out)
 
 
 class Gather(Op):
@@ -375,7 +385,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         _same_dtype(input, src, _SCATTER_DTYPES)
     else:
         src = real_if_fits(value if src is None else src, input.dtype)
-    return apply(Scatter, input, src, dim=d, index=index._data)
+    return reads_indices(apply(Scatter, input, src, dim=d, index=index._data), [index])
 
 
 _SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
@@ -407,11 +417,12 @@ def scatter_add(input, dim, index, src):
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("scatter_add", input, d, index)
     _same_dtype(input, src, _SCATTER_DTYPES)
-    return apply(ScatterAdd, input, src, dim=d, index=index._data)
+    return reads_indices(apply(ScatterAdd, input, src, dim=d, index=index._data), [index])
 
 
 class ScatterAdd(Op):
     promote = None
+    index_read_by = (1,)  # the input's gradient is the gradient itself (reads_indices)
     save_inputs = False
     infer = classmethod(like_input)
 
@@ -444,7 +455,9 @@ def index_add(input, dim, index, source, *, alpha=1):
     d = _wrap_dim(dim, input.ndim)
     _same_dtype(input, source, "index_add_(): self ({self}) and source ({source}) must have the same scalar type")
     src = source if alpha == 1 else source * real_if_fits(alpha, input.dtype)
-    return index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True)
+    # index_add's input gradient is the gradient itself: only the source's reads the index
+    return reads_indices(index_put(input, (slice(None),) * d + (index._data,), src, accumulate=True),
+                         [index] if source.requires_grad else ())
 
 
 def index_fill(input, dim, index, value):
@@ -458,7 +471,7 @@ def index_fill(input, dim, index, value):
         value = value.to(input.dtype)
     if input.ndim == 0:  # its one element, at index 0 or -1 of dim 0 (or -1)
         return index_fill(input.reshape(1), 0, index, value).reshape(())
-    return index_put(input, (slice(None),) * d + (index._data,), value)
+    return reads_indices(index_put(input, (slice(None),) * d + (index._data,), value), [index])
 
 
 def index_copy(input, dim, index, source):
@@ -467,7 +480,7 @@ def index_copy(input, dim, index, source):
     d = _wrap_dim(dim, input.ndim)
     _same_dtype(input, source, "index_copy_(): self and source expected to have the same dtype, but got "
                                "(self) {self} and (source) {source}")
-    return index_put(input, (slice(None),) * d + (index._data,), source)
+    return reads_indices(index_put(input, (slice(None),) * d + (index._data,), source), [index])
 
 
 def masked_fill(input, mask, value):

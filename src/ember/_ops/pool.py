@@ -300,6 +300,11 @@ class ScatterPlanes(Op):
     @staticmethod
     def forward(g, index, plane_shape, accumulate):
         plane = math.prod(plane_shape)
+        bad = (index < 0) | (index >= plane)
+        if bad.any():  # max_unpool's indices (the adjoint of a gather makes them in range)
+            shown = "x".join(map(str, (1, *plane_shape) if len(plane_shape) == 1 else plane_shape))
+            raise RuntimeError(f"Found an invalid max index: {int(index[bad].flat[0])} (output volumes are "
+                               f"of size {shown})")
         lead = g.shape[:g.ndim - len(plane_shape)]
         flat = _flat_positions(index, len(lead), plane).reshape(-1)
         size = math.prod(lead) * plane

@@ -27,6 +27,7 @@ __all__ = ["DropoutMask", "StandardUniform", "StandardNormal", "StandardGamma", 
 class DropoutMask(Op):
     """A tensor of ``shape`` and ``dtype``: 0 with probability ``p``, else ``1 / (1 - p)``
     (Srivastava et al., 2014). No inputs; never differentiated."""
+    draws = True
     promote = None
     differentiable = False
     save_inputs = False
@@ -42,6 +43,7 @@ class DropoutMask(Op):
 class StandardUniform(Op):
     """A tensor of ``shape`` and floating ``dtype`` uniform on [0, 1) (``rand`` and ``rand_like``
     with the default generator). No inputs; never differentiated."""
+    draws = True
     promote = None
     differentiable = False
     save_inputs = False
@@ -55,6 +57,7 @@ class StandardUniform(Op):
 class StandardNormal(Op):
     """A tensor of ``shape`` and real floating ``dtype`` of N(0, 1) samples (``randn`` and
     ``randn_like`` with the default generator). No inputs; never differentiated."""
+    draws = True
     promote = None
     differentiable = False
     save_inputs = False
@@ -80,6 +83,7 @@ def standard_gamma(input, generator=None):
 
 class StandardGamma(Op):
     """Gamma(a, 1) samples; the derivative is the implicit reparameterisation gradient."""
+    draws = True
     promote = None
     save_output = True
     infer = classmethod(like_input)
@@ -140,6 +144,7 @@ def sample_dirichlet(input, generator=None):
 
 
 class SampleDirichlet(Op):
+    draws = True
     promote = None
     differentiable = False
     infer = classmethod(like_input)

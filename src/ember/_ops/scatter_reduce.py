@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._tensor import Tensor, _wrap_dim
-from .core import _NAMES, Op, apply
+from .core import _NAMES, Op, apply, reads_indices
 from .indexing import (_SCATTER_DTYPES, Gather, _check_index_tensor, _fit, _grid, _in_range, _same_dtype,
                        _unfit)
 from .pointwise_binary import Where
@@ -31,7 +31,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if input.dtype.is_complex and reduce in ("amax", "amin"):
         raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
                                   f"'{_NAMES[input.dtype.name]}'")
-    return apply(ScatterReduce, input, src, dim=d, index=index._data, reduce=reduce, include_self=include_self)
+    return reads_indices(apply(ScatterReduce, input, src, dim=d, index=index._data, reduce=reduce,
+                               include_self=include_self), [index])
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):

@@ -4,7 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros
 from .grad_mode import STATE, no_grad
-from .graph import Node, _FREED, _creation, _raise_modified, gradient_edge, node_created
+from .graph import Node, _FREED, _creation, gradient_edge, modified_error, node_created
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -58,7 +58,7 @@ class FunctionCtx:
         out = []
         for x, version in node._saved:
             if version is not None and x._versions[0] != version:
-                _raise_modified(x, version, node)
+                raise modified_error(x, version, x._grad_fn)
             out.append(x)
         return tuple(out)
 

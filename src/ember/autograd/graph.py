@@ -89,7 +89,7 @@ class OpNode(Node):
     the inputs' shapes and dtypes, ``ctx.needs_input_grad`` which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
-                 "_freed", "num_outputs")
+                 "_freed", "num_outputs", "index_versions")
 
     def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out, tensor_cls):
         self.next_functions = next_functions
@@ -109,6 +109,7 @@ class OpNode(Node):
         self.shapes = shapes
         self.dtypes = dtypes
         self._freed = False
+        self.index_versions = None  # [(tensor, version)]: index tensors read through attrs (reads_indices)
         if op.save_inputs:
             self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None)
                            for x in inputs]
@@ -131,7 +132,7 @@ class OpNode(Node):
         x, version = self._saved[i]
         if version is not None:
             if x._versions[0] != version:
-                _raise_modified(x, version, self)
+                raise modified_error(x, version, x._grad_fn)
             if x.dtype.is_complex and self.op.holomorphic:
                 return x.conj_physical()
         elif type(x) is complex and self.op.holomorphic:
@@ -154,7 +155,7 @@ class OpNode(Node):
 
     def _saved_output(self, out, version, i):
         if out._versions[0] != version:
-            _raise_modified(out, version, self)
+            raise modified_error(out, version, self)
         if out.dtype.is_inexact:
             out.grad_fn, out.requires_grad, out._output_nr = self, True, i
         return out.conj_physical() if out.dtype.is_complex and self.op.holomorphic else out
@@ -168,6 +169,10 @@ class OpNode(Node):
         the op entry's ``backward``. RuntimeError when the graph was freed."""
         if self._freed:
             raise RuntimeError(_FREED)
+        if self.index_versions is not None:
+            for x, version in self.index_versions:
+                if x._versions[0] != version:
+                    raise modified_error(x, version, x._grad_fn)
         if self.num_outputs > 1:
             return self.op.backward(self, *grads)
         return self.op.backward(self, grads[0])
@@ -254,8 +259,12 @@ def node_created(node):
         hook(node)
 
 
-def _raise_modified(x, version, node):
-    raise RuntimeError(
+def modified_error(x, version, producer=None):
+    """torch's RuntimeError for a tensor a backward reads (saved, or an index) that was written in
+    place since it was recorded at ``version``; ``producer``: the node whose output it is."""
+    made = f", which is output {x._output_nr} of {producer.name()}," if producer is not None else ""
+    return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{x.dtype.name} {list(x.shape)}], which is output 0 of {node.name()}, is at "
-        f"version {x._versions[0]}; expected version {version} instead.")
+        f"operation: [{x.type()} {list(x.shape)}]{made} is at version {x._versions[0]}; expected "
+        f"version {version} instead. Hint: enable anomaly detection to find the operation that failed "
+        f"to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")

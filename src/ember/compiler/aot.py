@@ -9,11 +9,17 @@ that joint graph in two: the forward graph returns the outputs and the values th
 autograd node (a custom Function) runs the forward graph and, when the engine reaches it, the
 backward graph: ``loss.backward()`` after a compiled forward runs compiled code both ways.
 """
+import copy
+
 import numpy as np
 
+from .. import _random
 from .._tensor import Tensor
 from ..autograd import grad as _grad
 from ..autograd.function import Function
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import modified_error
+from . import replay
 from .graph import Graph, Node, nodes_in
 
 __all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGraph"]
@@ -58,6 +64,20 @@ class Joint:
         self.forward, self.backward, self.forward_sources = forward, backward, forward_sources
         self.n_outputs = n_outputs          # the forward's first outputs are the user's
         self.grad_slots = grad_slots        # (placeholder index, backward output index)
+        self.saved_inputs = []              # the forward's placeholders the backward reads
+        self.draws = any(getattr(n.target, "draws", False) for n in forward.nodes)
+        self.reads_mutated = _reads_mutated(forward)
+        self.recorded = None                # (forward, backward) through the dispatcher, when asked
+
+
+def _reads_mutated(graph):
+    """Whether an output of ``graph`` depends on a placeholder the graph writes in place (its
+    old value, which a replay after the call no longer finds)."""
+    depends = {p for p, _ in graph.mutations}
+    for n in graph.nodes:
+        if n.op == "call_op" and depends & set(nodes_in((n.args, n.kwargs))):
+            depends.add(n)
+    return any(o in depends for o in graph.outputs if isinstance(o, Node))
 
 
 def split(graph, sources, forward_ids, grads):
@@ -102,7 +122,9 @@ def split(graph, sources, forward_ids, grads):
         benv[n] = bwd.call_op(n.target, _remap(n.args, benv), _remap(n.kwargs, benv), n.meta)
     bwd.output([benv[g] for _, g in grads])
     slots = [(fwd_index[k], j) for j, (k, _) in enumerate(grads)]
-    return Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
+    joint = Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
+    joint.saved_inputs = [fwd_index[k] for k, p in enumerate(graph.placeholders) if p in saved]
+    return joint
 
 
 def without_gradients(backward, n_saved, missing):
@@ -176,10 +198,16 @@ class CompiledGraph(Function):
     """The autograd node of a replayed joint graph: ``forward`` runs the forward graph on the
     placeholders' arrays, ``backward`` the backward graph on the saved arrays and the output
     gradients, giving one gradient per placeholder (None where none flows). ``sizes`` holds
-    the values of a dynamic graph's size symbols for this call (None for a static graph)."""
+    the values of a dynamic graph's size symbols for this call (None for a static graph).
+
+    Under ``create_graph=True`` the gradients must themselves be differentiable, which arrays
+    are not: ``backward`` then replays both graphs through the dispatcher (:func:`_recorded_backward`)."""
 
     @staticmethod
     def forward(ctx, runner, sizes, *tensors):
+        # what a differentiable backward replays the forward from: the inputs, as they were
+        ctx.inputs, ctx.versions = tensors, [t._versions[0] for t in tensors]
+        ctx.rng_state = _random.get_rng_state() if runner.joint.draws else None
         results = runner.invoke(runner.run_forward, [t._data for t in tensors], sizes)
         for i in runner.mutated:
             tensors[i]._versions[0] += 1
@@ -196,6 +224,9 @@ class CompiledGraph(Function):
         runner = ctx.runner
         # the backward graph takes the gradients of the outputs that require grad only
         wanted = [g for g, o in zip(grads, runner.joint.forward.outputs) if o.meta.get("requires_grad")]
+        if STATE.enabled:  # create_graph=True: the engine records what backward computes
+            return _recorded_backward(ctx, wanted)
+        _check_versions(ctx, runner.joint.saved_inputs)
         missing = tuple(i for i, g in enumerate(wanted) if g is None)
         if missing:  # outputs the loss did not use: their branch of the backward is left out
             run, tail = runner.backward_without(missing, wanted, ctx.output_shapes)
@@ -207,3 +238,49 @@ class CompiledGraph(Function):
             if arrays[j] is not None:
                 result[2 + k] = Tensor._make(np.asarray(arrays[j]))
         return tuple(result)
+
+
+def _check_versions(ctx, inputs):
+    """torch's RuntimeError when one of the call's ``inputs`` (positions; none the graph writes
+    itself) was written in place since the call: the backward would read its new values."""
+    for i in inputs:
+        t, version = ctx.inputs[i], ctx.versions[i]
+        if t._versions[0] != version:
+            raise modified_error(t, version, t._grad_fn)
+
+
+def _recorded_backward(ctx, wanted):
+    """The gradients of a replayed joint graph as tensors with autograd history (``create_graph=
+    True``; torch's compiled autograd refuses double backward): the forward graph is replayed
+    through the dispatcher from the call's inputs, its random draws from the generator state the
+    call started with (the stream is restored after), giving the saved values with their history;
+    then the backward graph, on those and the output gradients. Costs one more forward, only
+    when a gradient of a gradient is asked for."""
+    runner, joint = ctx.runner, ctx.runner.joint
+    # the inputs the graph writes (running statistics) are not read back: see reads_mutated
+    _check_versions(ctx, [i for i in range(len(ctx.inputs)) if i not in runner.mutated])
+    if joint.reads_mutated:
+        raise RuntimeError("ember.compile: a gradient of a gradient (create_graph=True) through a compiled "
+                           "graph that writes one of its inputs in place and reads its old value is not "
+                           "supported; run this function eagerly (ember.compiler.disable)")
+    if joint.recorded is None:
+        forward = copy.copy(joint.forward)
+        forward.mutations = []  # the call wrote them already
+        joint.recorded = replay.dispatch(forward), replay.dispatch(joint.backward)
+    run_forward, run_backward = joint.recorded
+    if ctx.rng_state is not None:
+        state = _random.get_rng_state()
+        _random.set_rng_state(ctx.rng_state)
+    try:
+        saved = runner.invoke(run_forward, list(ctx.inputs), ctx.sizes)[joint.n_outputs:]
+    finally:
+        if ctx.rng_state is not None:
+            _random.set_rng_state(state)
+    dtypes = [p.meta["dtype"] for p in joint.backward.placeholders[len(saved):]]
+    grads = [Tensor._make(np.zeros(shape, d.np)) if g is None else g
+             for g, shape, d in zip(wanted, ctx.output_shapes, dtypes)]
+    results = runner.invoke(run_backward, saved + grads, ctx.sizes)
+    gradients = [None] * (2 + runner.n_inputs)
+    for k, j in joint.grad_slots:
+        gradients[2 + k] = results[j]
+    return tuple(gradients)

@@ -138,6 +138,22 @@ class _SubTracer(Tracer):
         self.keep.append(t._data)
         return node
 
+    def attr(self, value, op):
+        """An op's index array from outside the function (a constant it made, an argument's or a
+        closure's tensor, a value computed before the operator) is lifted as a tensor is: the
+        outer graph finds its node (or breaks), and the subgraph takes it as a placeholder."""
+        if not isinstance(value, np.ndarray) or id(value) in self.value:
+            return super().attr(value, op)
+        outer = self.outer.attr(value, op)
+        if outer is None:  # a graph break, recorded outside
+            return None
+        t = Tensor._make(value)  # (known to the outer tracer by now: no constant of its own)
+        node = self.graph.placeholder(outer.name, _meta(t))
+        self.lifted.append((outer, t))
+        self.value[id(value)] = self.placeholder_of[id(value)] = node
+        self.keep.append(value)
+        return node
+
     def node_enter(self, node):
         if self.backward:  # a vector-Jacobian product (see vjp_of)
             return super().node_enter(node)

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .._ops.core import apply, write_into
+from .._ops.core import apply, reads_indices, write_into
 from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
 from .graph import Node, bind_subgraphs, kwarg_nodes
@@ -75,6 +75,17 @@ def _arrays(value):
     return value
 
 
+def _tensors(values):
+    """The tensors in ``values`` (and in the tuples and lists there)."""
+    found = []
+    for v in values:
+        if isinstance(v, Tensor):
+            found.append(v)
+        elif isinstance(v, (tuple, list)):
+            found += _tensors(v)
+    return found
+
+
 def interpret(graph):
     """A callable ``run(arrays) -> list of arrays`` that executes ``graph`` node by node
     (``run(arrays, sizes)`` for a graph with size symbols: ``sizes`` gives their values)."""
@@ -112,8 +123,11 @@ def dispatch(graph):
         env = list(tensors) + [None] * (size - n_inputs)
         for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
+            indices = ()
             if type(kwargs) is _KwargSlots:  # an op's attrs are arrays, not tensors
-                kwargs = {k: _arrays(_read(v, env)) for k, v in kwargs.items()}
+                kwargs = {k: _read(v, env) for k, v in kwargs.items()}
+                indices = _tensors(kwargs.values())
+                kwargs = {k: _arrays(v) for k, v in kwargs.items()}
             if symbolic:
                 args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:
@@ -121,7 +135,8 @@ def dispatch(graph):
             elif hasattr(target, "dispatch"):  # a control-flow node
                 env[i] = target.dispatch(*args, **kwargs)
             else:
-                env[i] = apply(target, *args, **kwargs)
+                # an index tensor written in place before the backward raises, as eagerly
+                env[i] = reads_indices(apply(target, *args, **kwargs), indices)
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
             value = env[v]

@@ -142,7 +142,11 @@ class LengthBatches:
     it is padding; rows are reshuffled within lengths, and batches reordered, on every pass.
 
     Yields ``(inputs, targets)`` int64 tensors ``(B, T_batch)`` from rows of
-    :func:`ember.text.qa_blocks`, whose ``lengths`` give each row's unpadded length.
+    :func:`ember.text.qa_blocks`, whose ``lengths`` give each row's unpadded length. Both
+    dimensions are marked dynamic (``torch._dynamo.mark_dynamic``, up to the batch size and the
+    longest row), so a compiled training step is one graph for every batch: without the marks,
+    automatic dynamic shapes compiled four (a static one, then ranges widened twice and the
+    short last batch).
     """
 
     def __init__(self, inputs, targets, lengths, batch_size, seed):
@@ -157,7 +161,11 @@ class LengthBatches:
         for index in self.rng.permutation(len(batches)):
             rows = batches[index]
             width = self.lengths[rows].max()
-            yield torch.from_numpy(self.inputs[rows, :width]), torch.from_numpy(self.targets[rows, :width])
+            batch = torch.from_numpy(self.inputs[rows, :width]), torch.from_numpy(self.targets[rows, :width])
+            for t in batch:
+                torch._dynamo.mark_dynamic(t, 0, max=self.batch_size)
+                torch._dynamo.mark_dynamic(t, 1, max=self.inputs.shape[1])
+            yield batch
 
 
 def qa_rows(pairs, tokenizer):

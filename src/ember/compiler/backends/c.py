@@ -137,7 +137,7 @@ def compile_c(graph, options, compiler):
     table = (ctypes.c_void_p * max(1, len(slots)))()
     buffers = {}  # slot -> the memory its values share (memory planning)
     for index, storage in slots.items():
-        if storage.kind == "buffer" and not isinstance(storage.nbytes, Expr):
+        if storage.kind == "buffer" and not storage.sized:
             buffers[index] = np.empty(storage.nbytes, np.uint8)
             table[index] = buffers[index].ctypes.data
     table.buffers = buffers  # the table outlives the arrays it points at (a kernel's scratch has no other owner)
@@ -335,7 +335,7 @@ def _driver(plan, lib, regions, slots, buffers, table):
                            FAIL=_failure(plan, ctypes.c_int64.in_dll(lib, "em_bad_target")))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
-    sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and isinstance(s.nbytes, Expr)}
+    sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and s.sized}
     views = []  # the arrays over sized buffers the driver reads, made per size
     tenants = {}  # slot -> (name, shape, dtype, strides) of the arrays over its memory
     for i, p in enumerate(graph.placeholders):

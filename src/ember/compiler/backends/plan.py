@@ -45,6 +45,12 @@ class Storage:
         self.kind, self.node, self.shape, self.dtype = kind, node, tuple(shape), dtype
         self.nbytes, self.alias, self.index = _numel(shape) * dtype.itemsize, None, None
 
+    @property
+    def sized(self):
+        """Whether its memory is made per call's sizes: its byte count or its shape (``(0, s0)``
+        has 0 bytes at every size, but its arrays' shapes differ) holds a size symbol."""
+        return isinstance(self.nbytes, Expr) or any(isinstance(d, Expr) for d in self.shape)
+
     def resolve(self):
         """The storage at the end of the ``alias`` chain: the one that owns the memory."""
         s = self
@@ -534,7 +540,7 @@ def reuse_buffers(plan):
     buffers = {}
     for node, loc in plan.loc.items():
         s = loc.storage
-        if s.kind == "buffer" and s.alias is None and s.node is node and not isinstance(s.nbytes, Expr):
+        if s.kind == "buffer" and s.alias is None and s.node is node and not s.sized:
             buffers[s] = plan.position[node]
     # course:begin 18/reuse-buffers
     # hint: walk the buffers in the order they are born; a buffer whose last use (last[s]) comes before

@@ -6,12 +6,10 @@ kernels are the ops of :mod:`ember._ops.pool`; this file turns PyTorch's argumen
 tuples and raises PyTorch's errors (RuntimeError naming the sizes, as its ATen checks do).
 Max-pool indices follow PyTorch: flat positions in each input plane (``h * W + w``).
 """
-import math
-
 from ..._backend import namespace
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
-from ..._ops.core import _type_name, apply, named
+from ..._ops.core import _type_name, apply, named, reads_indices
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
 
@@ -91,7 +89,10 @@ def _max_pool(input, attrs, return_indices):
     if STATE.enabled and input.requires_grad:
         argmax = apply(_pool.MaxPoolIndices, input, **attrs, flat=False)
     out = apply(_pool.MaxPool, input, argmax, **attrs)
-    return (out, apply(_pool.MaxPoolIndices, input, **attrs)) if return_indices else out
+    if not return_indices:
+        return out
+    indices = apply(_pool.MaxPoolIndices, input, **attrs)
+    return reads_indices(out, [indices]), indices  # torch's backward reads them: no writes before it
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -316,9 +317,8 @@ def _adaptive_max(input, n, output_size, return_indices, name):
     sizes = _adaptive_size(output_size, input, n, name)
     _check_adaptive(input, n, name, sizes)
     index = apply(_pool.AdaptiveMaxPoolIndices, input, output_size=sizes)
-    out = apply(_pool.GatherPlanes, input, index=index._data.copy() if return_indices else index._data,
-                spatial_ndim=n)
-    out = named(out, _TORCH_NODE[n].format("AdaptiveMaxPool"))
+    out = apply(_pool.GatherPlanes, input, index=index._data, spatial_ndim=n)
+    out = named(reads_indices(out, [index]), _TORCH_NODE[n].format("AdaptiveMaxPool"))
     return (out, index) if return_indices else out
 
 
@@ -384,14 +384,10 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
                            f"({list(input.shape)}) but got indices tensor with shape: "
                            f"{list(indices.shape)}")
     size = _unpool_size(input, kernel, stride, padding, output_size)
-    plane = math.prod(size)
-    flat = indices._data
-    bad = (flat < 0) | (flat >= plane)
-    if bad.any():
-        shown = "x".join(str(v) for v in ((1,) + size if n == 1 else size))
-        raise RuntimeError(f"Found an invalid max index: {int(flat[bad].flat[0])} (output volumes are "
-                           f"of size {shown})")
-    return apply(_pool.ScatterPlanes, input, index=flat.copy(), plane_shape=size, accumulate=False)
+    # the kernel checks the indices' range (so a compiled replay does too); the backward reads
+    # them: writing them in place before it raises, as torch's
+    return reads_indices(apply(_pool.ScatterPlanes, input, index=indices._data, plane_shape=size,
+                               accumulate=False), [indices])
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
