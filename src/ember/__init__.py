@@ -40,9 +40,10 @@ from ._ops.join import (cartesian_prod, cat, chunk, concat, concatenate, diag, d
                         diagonal_scatter, flip, fliplr, flipud, hstack, meshgrid, narrow, repeat,
                         repeat_interleave, roll, select, split, stack, tensor_split, tile, trace,
                         tril, triu, unbind, vstack)
-from ._ops.indexing import (argwhere, gather, index_add, index_copy, index_fill, index_put,
-                            index_put_, index_select, masked_fill, masked_scatter, masked_select,
-                            nonzero, one_hot, scatter, scatter_add, take, take_along_dim)
+from ._ops.indexing import (gather, index_add, index_copy, index_fill, index_put, index_put_,
+                            index_select, masked_fill, masked_scatter, masked_select, scatter,
+                            scatter_add, take, take_along_dim)
+from ._ops.positions import argwhere, nonzero, one_hot
 from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, msort, searchsorted,
                         sort, topk, unique, unique_consecutive)
 from ._ops.inplace import (copy_, fill_, zero_)
@@ -89,7 +90,7 @@ from ._creation import empty_strided, frombuffer, range_inclusive as range
 from ._ops.join import (diagflat, dsplit, hsplit, row_stack, select_scatter, slice_scatter, split_with_sizes,
                         unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vsplit)
 from ._ops.sort import histogram
-from ._ops.indexing import unravel_index
+from ._ops.positions import unravel_index
 from ._ops.compare import isin
 from ._ops.special import mvlgamma
 from ._linalg_legacy import chain_matmul

@@ -287,6 +287,7 @@ from ._ops import join as _join  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
 from ._ops import pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
+from ._ops import positions as _positions  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import variance as _variance  # noqa: E402
@@ -419,7 +420,7 @@ _METHODS = {
     "masked_select": _indexing.masked_select, "masked_scatter": _indexing.masked_scatter,
     "take": _indexing.take, "take_along_dim": _indexing.take_along_dim, "put": _indexing.put,
     "as_strided": _restride.as_strided,
-    "nonzero": _indexing.nonzero, "argwhere": _indexing.argwhere,
+    "nonzero": _positions.nonzero, "argwhere": _positions.argwhere,
     "argsort": _sort.argsort, "sort": _sort.sort, "msort": _sort.msort, "topk": _sort.topk,
     "kthvalue": _sort.kthvalue, "median": _sort.median, "unique": _sort.unique,
     "bincount": _sort.bincount, "histc": _sort.histc, "histogram": _sort.histogram,

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._dtype import finfo, float64
-from .._ops.indexing import one_hot
+from .._ops.positions import one_hot
 from .._ops.random import standard_gamma
 from .._ops.special import digamma, lgamma, xlogy
 from .._size import Size

@@ -1,7 +1,7 @@
 """The one-hot categorical distribution
 (https://pytorch.org/docs/stable/distributions.html#onehotcategorical)."""
 from .._creation import eye
-from .._ops.indexing import one_hot
+from .._ops.positions import one_hot
 from .._size import Size
 from . import constraints
 from .categorical import CategoryProbabilities

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._backend import namespace
-from ..._ops.indexing import one_hot
+from ..._ops.positions import one_hot
 from ..._ops.core import apply, named
 from ..._ops.embedding import EmbeddingForward, SparseMatmul, ids_in_range, rows_matrix
 from ..._tensor import Tensor
