@@ -137,6 +137,31 @@ def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
         assert error < bound, (dtype, error)
 
 
+@pytest.mark.parametrize("name,x_shape,w_shape,kw", [
+    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2)),  # LeNet's conv1: 19 blocks and a rest
+    ("conv2d", (4, 4, 64, 60), (6, 2, 3, 3), dict(padding=1, groups=2)),  # 3 rows per group
+    ("conv1d", (5, 3, 2000), (4, 3, 7), dict(stride=2, dilation=3)),  # blocked in float64 only
+    ("conv_transpose2d", (4, 4, 60, 60), (4, 3, 2, 2), dict(stride=2)),  # its input gradient is a Conv
+])
+def test_few_output_channels_over_long_rows(name, x_shape, w_shape, kw):
+    """A product with at most 8 rows runs in blocks of columns: the output and the input's
+    gradient equal torch's float64 ones (float64) and stay within 2e-6 of them relative to
+    their largest entry (float32)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    t_x = torch.tensor(x, requires_grad=True)
+    t_y = getattr(torch.nn.functional, name)(t_x, torch.tensor(w), **kw)
+    t_y.pow(2).sum().backward()
+    for dtype, bound in (("float64", 1e-12), ("float32", 2e-6)):
+        e_x = ember.tensor(x.astype(dtype), requires_grad=True)
+        e_y = getattr(ember.nn.functional, name)(e_x, ember.tensor(w.astype(dtype)), **kw)
+        e_y.pow(2).sum().backward()
+        for ours, theirs in ((e_y, t_y), (e_x.grad, t_x.grad)):
+            reference = theirs.detach().numpy()
+            error = np.abs(ours.detach().numpy().astype(np.float64) - reference).max() / np.abs(reference).max()
+            assert error < bound, (dtype, error)
+
+
 # ---- errors: class and message as torch's ----------------------------------------------------
 def _x(L, *s):
     return L.zeros(*s)
