@@ -135,21 +135,27 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
     the positions its convolution window reads, one strided slice per kernel offset."""
     n, _, h_out, w_out = x.shape
-    _, c_in_g, kh, kw = weight.shape
+    c_out, c_in_g, kh, kw = weight.shape
     (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
-    weight_t, rows = _grouped(weight, groups).transpose(0, 2, 1), _rows(x, groups)
+    # The product's rows are ordered (kernel offset, channel), so that each offset's columns,
+    # added back below, are one contiguous block (LeNet's conv2 input gradient: 0.50 -> 0.43 ms).
+    weight_t = weight.reshape(groups, c_out // groups, c_in_g, kh * kw).transpose(0, 3, 2, 1)
+    weight_t = weight_t.reshape(groups, kh * kw * c_in_g, c_out // groups)
+    rows = _rows(x, groups)
     # A contraction over one channel (depthwise) is an outer product: NumPy's matmul runs it
     # several times slower than the broadcast multiplication.
     cols = weight_t * rows if rows.shape[1] == 1 else _backend.matmul(weight_t, rows)
     del rows
-    cols = cols.reshape(c_in_g * groups, kh, kw, h_out, w_out, n)
+    cols = cols.reshape(groups, kh, kw, c_in_g, h_out, w_out, n)
     full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
     # A negative ``after`` (output_padding) extends the result with rows no window reaches.
-    out = _backend.namespace(cols).zeros((cols.shape[0], full_h + max(-bottom, 0), full_w + max(-right, 0), n),
+    out = _backend.namespace(cols).zeros((c_in_g * groups, full_h + max(-bottom, 0), full_w + max(-right, 0), n),
                                          cols.dtype)
+    planes = out.reshape((groups, c_in_g) + out.shape[1:])
     for i in range(kh):
         for j in range(kw):
-            out[:, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
+            rows_at = slice(i * dh, i * dh + (h_out - 1) * sh + 1, sh)
+            planes[:, :, rows_at, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
     del cols
     h, w = full_h - top - bottom, full_w - left - right
     return _batch_first(out[:, top:top + h, left:left + w], bias)
