@@ -137,28 +137,38 @@ def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
         assert error < bound, (dtype, error)
 
 
-@pytest.mark.parametrize("name,x_shape,w_shape,kw", [
-    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2)),  # LeNet's conv1: 19 blocks and a rest
-    ("conv2d", (4, 4, 64, 60), (6, 2, 3, 3), dict(padding=1, groups=2)),  # 3 rows per group
-    ("conv1d", (5, 3, 2000), (4, 3, 7), dict(stride=2, dilation=3)),  # blocked in float64 only
-    ("conv_transpose2d", (4, 4, 60, 60), (4, 3, 2, 2), dict(stride=2)),  # its input gradient is a Conv
+@pytest.mark.parametrize("name,x_shape,w_shape,kw,transposed", [
+    # outputs 12 wide or more: one product per sample
+    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2), False),  # LeNet's conv1
+    ("conv2d", (3, 4, 20, 15), (6, 2, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2), True),
+    ("conv1d", (5, 3, 200), (4, 3, 7), dict(stride=2, dilation=3, padding=4), False),
+    ("conv_transpose2d", (2, 4, 14, 14), (4, 3, 3, 3), dict(stride=2, output_padding=1), False),  # cropping Conv
+    # narrower outputs, at most 8 output channels per group: column blocks of one product
+    ("conv2d", (512, 1, 12, 12), (6, 1, 5, 5), {}, False),
+    ("conv2d", (128, 4, 12, 10), (6, 2, 3, 3), dict(groups=2), True),
+    ("conv1d", (4096, 2, 15), (4, 2, 5), {}, False),
 ])
-def test_few_output_channels_over_long_rows(name, x_shape, w_shape, kw):
-    """A product with at most 8 rows runs in blocks of columns: the output and the input's
-    gradient equal torch's float64 ones (float64) and stay within 2e-6 of them relative to
-    their largest entry (float32)."""
+def test_conv_paths(name, x_shape, w_shape, kw, transposed):
+    """Each way a convolution runs (per sample for wide outputs; one product, in column blocks
+    when it has few rows) gives torch's float64 output and gradients (float64) and stays
+    within 2e-6 of them relative to their largest entry (float32); ``transposed``: the input
+    is a non-contiguous view."""
     rng = np.random.default_rng(1)
-    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
-    t_x = torch.tensor(x, requires_grad=True)
-    t_y = getattr(torch.nn.functional, name)(t_x, torch.tensor(w), **kw)
-    t_y.pow(2).sum().backward()
+    leaf = x_shape[:-2] + x_shape[:-3:-1] if transposed else x_shape
+    out_channels = w_shape[1] * kw.get("groups", 1) if name.startswith("conv_transpose") else w_shape[0]
+    x, w, b = rng.standard_normal(leaf), rng.standard_normal(w_shape), rng.standard_normal(out_channels)
+
+    def run(L, dtype):
+        leaves = [L.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b)]
+        x_in = leaves[0].transpose(-1, -2) if transposed else leaves[0]
+        y = getattr(L.nn.functional, name)(x_in, leaves[1], leaves[2], **kw)
+        y.pow(2).sum().backward()
+        return [y.detach().numpy()] + [t.grad.numpy() for t in leaves]
+
+    reference = run(torch, "float64")
     for dtype, bound in (("float64", 1e-12), ("float32", 2e-6)):
-        e_x = ember.tensor(x.astype(dtype), requires_grad=True)
-        e_y = getattr(ember.nn.functional, name)(e_x, ember.tensor(w.astype(dtype)), **kw)
-        e_y.pow(2).sum().backward()
-        for ours, theirs in ((e_y, t_y), (e_x.grad, t_x.grad)):
-            reference = theirs.detach().numpy()
-            error = np.abs(ours.detach().numpy().astype(np.float64) - reference).max() / np.abs(reference).max()
+        for ours, theirs in zip(run(ember, dtype), reference):
+            error = np.abs(ours.astype(np.float64) - theirs).max() / np.abs(theirs).max()
             assert error < bound, (dtype, error)
 
 

@@ -23,9 +23,11 @@ dropped as soon as the product is done. The samples are the innermost axis of th
 (the input is first copied to (C, H, W, N)): a window's row of W_out positions is then one run
 of W_out * N contiguous numbers instead of N runs of W_out, which made LeNet's convolutions'
 copies and the additions below 2-4x faster. Results come back as (C, H, W, N) and are
-transposed to (N, C, ...) in one copy that also adds the bias. The transposed direction forms
-the same buffer by one product and adds it back into place with one strided slice addition per
-kernel offset (kh * kw of them, no loop over pixels).
+transposed to (N, C, ...) in one copy that also adds the bias. A convolution whose output rows
+are 12 positions wide or more runs instead as one product per sample over that sample's own
+buffer (runs of W_out numbers are then long enough), which gives (N, C_out, ...) directly.
+The transposed direction forms the same buffer by one product and adds it back into place
+with one strided slice addition per kernel offset (kh * kw of them, no loop over pixels).
 """
 import numpy as np
 
@@ -123,8 +125,47 @@ def _product(a, b):
     return out
 
 
+def _zero_padded(x, padding):
+    """``x`` (N, C, H, W) zero-padded by the (before, after) pairs (a negative ``after`` crops):
+    ``x`` itself when nothing changes, else a copy."""
+    (top, bottom), (left, right) = padding
+    x = x[:, :, :x.shape[2] + min(bottom, 0), :x.shape[3] + min(right, 0)]
+    if not (top or left or bottom > 0 or right > 0):
+        return x
+    n, c, h, w = x.shape
+    out = _backend.namespace(x).zeros((n, c, h + top + max(bottom, 0), w + left + max(right, 0)), x.dtype)
+    out[:, :, top:top + h, left:left + w] = x
+    return out
+
+
+# With output rows of 12 positions or more, one product per sample over the sample's own
+# im2col buffer, (N, C/groups * kh * kw, H_out * W_out), beats the one big product: its result
+# is already (N, C_out, H_out, W_out), so the transposition back is gone, and the copy's runs
+# of W_out numbers are long enough. LeNet's conv1, 0.47 -> 0.34 ms; (32, 16, 32, 32) with a
+# 3x3 kernel and 32 outputs, 11.2 -> 7.2 ms. Rows of 6 were 1.2x slower, of 10 as fast.
+_PER_SAMPLE_WIDTH = 12
+
+
+def _conv_per_sample(x, weight, bias, stride, padding, dilation, groups):
+    """Conv on 4-D arrays as one product per sample and group, straight into (N, C_out, H_out, W_out)."""
+    (kh, kw), (sh, sw), (dh, dw) = weight.shape[2:], stride, dilation
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = _backend.sliding_windows(_zero_padded(x, padding), span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+    n, c, h_out, w_out = windows.shape[:4]
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, c // groups * kh * kw, h_out * w_out)
+    out = _backend.matmul(_grouped(weight, groups), cols)
+    del cols
+    if bias is not None:
+        out += bias.reshape(groups, -1, 1)
+    return out.reshape(n, weight.shape[0], h_out, w_out)
+
+
 def _conv(x, weight, bias, stride, padding, dilation, groups):
-    """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer."""
+    """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer (or one
+    per sample, for wide outputs)."""
+    (left, right), kw = padding[1], weight.shape[3]
+    if (x.shape[3] + left + right - dilation[1] * (kw - 1) - 1) // stride[1] + 1 >= _PER_SAMPLE_WIDTH:
+        return _conv_per_sample(x, weight, bias, stride, padding, dilation, groups)
     cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
     out = _product(_grouped(weight, groups), cols)
     del cols
