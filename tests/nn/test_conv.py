@@ -142,8 +142,8 @@ def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
 @pytest.mark.parametrize("name,x_shape,w_shape,kw,transposed", [
     # outputs 12 wide or more: one product per sample
     ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2), False),  # LeNet's conv1
-    ("conv2d", (3, 4, 20, 15), (6, 2, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2), True),
-    ("conv1d", (5, 3, 200), (4, 3, 7), dict(stride=2, dilation=3, padding=4), False),
+    ("conv2d", (3, 4, 44, 15), (6, 2, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2), True),
+    ("conv1d", (5, 3, 500), (4, 3, 7), dict(stride=2, dilation=3, padding=4), False),
     ("conv_transpose2d", (2, 4, 14, 14), (4, 3, 3, 3), dict(stride=2, output_padding=1), False),  # cropping Conv
     # narrower outputs, at most 8 output channels per group: column blocks of one product
     ("conv2d", (512, 1, 12, 12), (6, 1, 5, 5), {}, False),

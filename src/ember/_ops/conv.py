@@ -23,9 +23,10 @@ dropped as soon as the product is done. The samples are the innermost axis of th
 (the input is first copied to (C, H, W, N)): a window's row of W_out positions is then one run
 of W_out * N contiguous numbers instead of N runs of W_out, which made LeNet's convolutions'
 copies and the additions below 2-4x faster. Results come back as (C, H, W, N) and are
-transposed to (N, C, ...) in one copy that also adds the bias. A convolution whose output rows
-are 12 positions wide or more runs instead as one product per sample over that sample's own
-buffer (runs of W_out numbers are then long enough), which gives (N, C_out, ...) directly.
+transposed to (N, C, ...) in one copy that also adds the bias. A convolution with wide output
+rows and few terms per output number (``_per_sample``: LeNet's first) runs instead as one
+product per sample over that sample's own buffer, which gives (N, C_out, ...) directly; its
+weight gradient likewise.
 The transposed direction forms the same buffer by one product and adds it back into place
 with one strided slice addition per kernel offset (kh * kw of them, no loop over pixels).
 """
@@ -138,12 +139,26 @@ def _zero_padded(x, padding):
     return out
 
 
-# With output rows of 12 positions or more, one product per sample over the sample's own
-# im2col buffer, (N, C/groups * kh * kw, H_out * W_out), beats the one big product: its result
-# is already (N, C_out, H_out, W_out), so the transposition back is gone, and the copy's runs
-# of W_out numbers are long enough. LeNet's conv1, 0.47 -> 0.34 ms; (32, 16, 32, 32) with a
-# 3x3 kernel and 32 outputs, 11.2 -> 7.2 ms. Rows of 6 were 1.2x slower, of 10 as fast.
-_PER_SAMPLE_WIDTH = 12
+# A convolution with output rows of 12 positions or more and at most 100 terms per output
+# number (C_in/groups * kh * kw) runs faster as one product per sample over the sample's own
+# im2col buffer, (N, C/groups * kh * kw, H_out * W_out), than as the one big product: its
+# result is already (N, C_out, H_out, W_out), so the transposition back is gone, and the
+# copy's runs of W_out numbers are long enough. Forward and weight gradient, interleaved
+# medians (loaded Xeon, 1 thread): LeNet's conv1 (32, 1, 32, 32) -> 6, 5x5: 0.45 -> 0.32 and
+# 0.38 -> 0.30 ms; (8, 3, 32, 32) -> 16, 3x3: 0.64x and 0.57x; (16, 8, 24, 24) -> 16: 0.76x.
+# Outside these bounds one product wins: rows of 6 were 1.2x slower (of 10 as fast); with 144
+# terms and more, 0.75-1.19x forward and 0.91-1.34x weight gradient (BLAS makes better use of
+# the larger product); and each product must be worth a BLAS call: a depthwise 3x3 over
+# (32, 32, 16, 16) (1024 calls of 2304 multiply-adds) was 1.25x slower.
+_PER_SAMPLE_WIDTH, _PER_SAMPLE_TERMS, _PER_SAMPLE_MACS = 12, 100, 1 << 14
+
+
+def _per_sample(weight_shape, groups, h_out, w_out):
+    """Whether a Conv (or its weight gradient) of this geometry runs one product per sample."""
+    c_out, c_in_g, kh, kw = weight_shape
+    terms = c_in_g * kh * kw
+    return (w_out >= _PER_SAMPLE_WIDTH and terms <= _PER_SAMPLE_TERMS
+            and c_out // groups * terms * h_out * w_out >= _PER_SAMPLE_MACS)
 
 
 def _sample_columns(x, kernel, stride, padding, dilation, groups):
@@ -170,8 +185,9 @@ def _conv_per_sample(x, weight, bias, stride, padding, dilation, groups):
 def _conv(x, weight, bias, stride, padding, dilation, groups):
     """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer (or one
     per sample, for wide outputs)."""
-    (left, right), kw = padding[1], weight.shape[3]
-    if (x.shape[3] + left + right - dilation[1] * (kw - 1) - 1) // stride[1] + 1 >= _PER_SAMPLE_WIDTH:
+    _, _, h_out, w_out = _conv_rule(None, x, weight, stride=stride, padding=padding, dilation=dilation,
+                                    groups=groups)[0]
+    if _per_sample(weight.shape, groups, h_out, w_out):
         return _conv_per_sample(x, weight, bias, stride, padding, dilation, groups)
     cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
     out = _product(_grouped(weight, groups), cols)
@@ -221,13 +237,14 @@ def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
     """ConvWeight on 4-D arrays: the output gradient times the im2col buffer, summed over
     samples and positions in blocks of the contraction (or per sample, for wide outputs)."""
     n, c_out, h_out, w_out = gy.shape
-    if w_out >= _PER_SAMPLE_WIDTH and c_out // groups <= h_out * w_out:
+    weight_shape = (c_out, x.shape[1] // groups) + tuple(kernel)
+    if _per_sample(weight_shape, groups, h_out, w_out) and c_out // groups <= h_out * w_out:
         # One product per sample, then their sum: the output gradient is used as it is (LeNet's
         # conv1, 0.49 -> 0.34 ms). (The products are no larger than the im2col buffer.)
         cols, _ = _sample_columns(x, kernel, stride, padding, dilation, groups)
         rows = gy.reshape(n, groups, c_out // groups, h_out * w_out)
         grad = _backend.matmul(rows, cols.swapaxes(-1, -2)).sum(0)
-        return grad.reshape((c_out, x.shape[1] // groups) + tuple(kernel))
+        return grad.reshape(weight_shape)
     cols, _ = _columns(x, kernel, stride, padding, dilation, groups)
     rows = _rows(gy, groups)
     grad = _backend.matmul(cols[..., :_CONTRACTION_BLOCK], rows[..., :_CONTRACTION_BLOCK].transpose(0, 2, 1))
