@@ -99,6 +99,7 @@ def edge_cases():
         Case("non-contiguous-weight", conv(c2), R(2, 3, 5, 5), T(R(2, 3, 2, 3)), R(2)),
         Case("empty-batch", conv(c2, padding=1), R(0, 3, 4, 4), R(2, 3, 3, 3), R(2)),
         Case("empty-batch-transposed", conv(t2), R(0, 3, 4, 4), R(3, 2, 3, 3), R(2)),
+        Case("empty-batch-per-sample", conv(c2), R(0, 2, 20, 20), R(8, 2, 3, 3), R(8)),  # see test_conv_paths
         Case("second-order-strided", conv(c2, stride=2, padding=(1, 0), dilation=(1, 2), groups=2),
              R(2, 4, 7, 8), R(4, 2, 3, 2), R(4), grad2=True),
         Case("second-order-transposed", conv(t2, stride=(2, 3), padding=1, output_padding=(1, 2), groups=2),

@@ -26,9 +26,9 @@ copies and the additions below 2-4x faster. Results come back as (C, H, W, N) an
 transposed to (N, C, ...) in one copy that also adds the bias. A convolution with wide output
 rows and few terms per output number (``_per_sample``: LeNet's first) runs instead as one
 product per sample over that sample's own buffer, which gives (N, C_out, ...) directly; its
-weight gradient likewise.
-The transposed direction forms the same buffer by one product and adds it back into place
-with one strided slice addition per kernel offset (kh * kw of them, no loop over pixels).
+weight gradient likewise. The transposed direction forms the same buffer by one product and
+adds it back into place with one strided slice addition per kernel offset (kh * kw of them,
+no loop over pixels).
 """
 import numpy as np
 
