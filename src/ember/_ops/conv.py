@@ -106,19 +106,20 @@ def _spatial_axes(ndim):
     return (0,) + tuple(range(2, ndim))
 
 
-# A product with few rows and long ones, (6, 25) @ (25, 25088) in LeNet's first convolution,
-# ran 3x slower as one OpenBLAS call (0.33 ms) than in blocks of columns whose panel of the
-# right operand is 256-600 kB (0.12 ms; from 700 kB on, as slow as one call: Intel Xeon, 2 MB
-# L2). Products with more rows do enough work per element read that blocking gains nothing
-# (measured up to (128, 1152) @ (1152, 12544)).
-_FEW_ROWS, _PANEL_BYTES = 8, 1 << 18
+# A product with few rows, few terms and long rows, (6, 25) @ (25, 25088) (LeNet's first
+# convolution as one product), ran 3x slower as one OpenBLAS call (0.33 ms) than in blocks of
+# columns whose panel of the right operand is 256-600 kB (0.12 ms; from 700 kB on, as slow as
+# one call: Intel Xeon, 2 MB L2); (6, 9) @ (9, 50000) 2x, (8, 72) @ (72, 8192) 1.25x. Outside
+# these bounds blocks gain nothing or lose: (8, 144) @ (144, 32768) 1.19x slower, a single
+# row (1, 25) @ (25, 50000) 1.18x, (4, 576) and more rows, up to (128, 1152), even.
+_FEW_ROWS, _FEW_TERMS, _PANEL_BYTES = 8, 100, 1 << 18
 
 
 def _product(a, b):
-    """``a @ b`` for stacks (groups, M, K) @ (groups, K, L), in blocks of columns when M is small."""
+    """``a @ b`` for stacks (groups, M, K) @ (groups, K, L), in blocks of columns when M and K are small."""
     block = max(1024, _PANEL_BYTES // (b.shape[1] * b.dtype.itemsize))
-    if (a.shape[1] > _FEW_ROWS or b.shape[2] < 2 * block or type(b) is not np.ndarray or a.dtype != b.dtype
-            or b.dtype.char not in "fd"):  # (BLAS types only)
+    if (not 2 <= a.shape[1] <= _FEW_ROWS or a.shape[2] > _FEW_TERMS or b.shape[2] < 2 * block
+            or type(b) is not np.ndarray or a.dtype != b.dtype or b.dtype.char not in "fd"):  # (BLAS types only)
         return _backend.matmul(a, b)
     out = np.empty(a.shape[:2] + b.shape[2:], b.dtype)
     for start in range(0, b.shape[2], block):
