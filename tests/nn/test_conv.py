@@ -99,6 +99,7 @@ def edge_cases():
         Case("non-contiguous-weight", conv(c2), R(2, 3, 5, 5), T(R(2, 3, 2, 3)), R(2)),
         Case("empty-batch", conv(c2, padding=1), R(0, 3, 4, 4), R(2, 3, 3, 3), R(2)),
         Case("empty-batch-transposed", conv(t2), R(0, 3, 4, 4), R(3, 2, 3, 3), R(2)),
+        Case("empty-batch-per-sample", conv(c2), R(0, 2, 20, 20), R(8, 2, 3, 3), R(8)),  # see test_conv_paths
         Case("second-order-strided", conv(c2, stride=2, padding=(1, 0), dilation=(1, 2), groups=2),
              R(2, 4, 7, 8), R(4, 2, 3, 2), R(4), grad2=True),
         Case("second-order-transposed", conv(t2, stride=(2, 3), padding=1, output_padding=(1, 2), groups=2),
@@ -116,15 +117,17 @@ def test_edges(case, dtype):
 
 
 @pytest.mark.parametrize("name,x_shape,w_shape,kw", [
-    ("conv2d", (3, 4, 41, 37), (6, 2, 3, 3), dict(padding=1, groups=2)),  # 4551 terms: 2 blocks
-    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2)),  # LeNet's conv1: 12.25 blocks
-    ("conv1d", (5, 3, 2000), (4, 3, 7), dict(stride=2, dilation=3)),
-    ("conv_transpose2d", (2, 4, 30, 40), (4, 3, 2, 2), dict(stride=2)),
+    ("conv2d", (256, 4, 10, 9), (6, 2, 3, 3), dict(padding=1, groups=2)),  # 23040 terms: 5.6 blocks
+    ("conv2d", (64, 6, 14, 14), (16, 6, 5, 5), {}),  # LeNet's conv2: 1.6 blocks
+    ("conv1d", (2000, 3, 30), (4, 3, 7), dict(stride=2, dilation=3)),
+    ("conv_transpose2d", (256, 4, 5, 6), (4, 3, 2, 2), dict(stride=2)),
+    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2)),  # LeNet's conv1: per sample
 ])
 def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
-    """The weight gradient sums over samples and positions in blocks of 4096 terms: several
-    blocks and a remainder give torch's float64 gradient (float64) and stay within 2e-6 of it
-    relative to its largest entry (float32)."""
+    """The weight gradient of outputs narrower than 12 sums over samples and positions in
+    blocks of 4096 terms (wider ones: per sample, then over samples): several blocks and a
+    remainder give torch's float64 gradient (float64) and stay within 2e-6 of it relative to
+    its largest entry (float32)."""
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     t_x, t_w = torch.tensor(x), torch.tensor(w, requires_grad=True)
@@ -135,6 +138,41 @@ def test_weight_gradient_over_long_contractions(name, x_shape, w_shape, kw):
         getattr(ember.nn.functional, name)(ember.tensor(x.astype(dtype)), e_w, **kw).pow(2).sum().backward()
         error = np.abs(e_w.grad.numpy().astype(np.float64) - reference).max() / np.abs(reference).max()
         assert error < bound, (dtype, error)
+
+
+@pytest.mark.parametrize("name,x_shape,w_shape,kw,transposed", [
+    # outputs 12 wide or more: one product per sample
+    ("conv2d", (64, 1, 28, 28), (6, 1, 5, 5), dict(padding=2), False),  # LeNet's conv1
+    ("conv2d", (3, 4, 44, 15), (6, 2, 3, 3), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2), True),
+    ("conv1d", (5, 3, 500), (4, 3, 7), dict(stride=2, dilation=3, padding=4), False),
+    ("conv_transpose2d", (2, 4, 14, 14), (4, 3, 3, 3), dict(stride=2, output_padding=1), False),  # cropping Conv
+    # narrower outputs, at most 8 output channels per group: column blocks of one product
+    ("conv2d", (512, 1, 12, 12), (6, 1, 5, 5), {}, False),
+    ("conv2d", (128, 4, 12, 10), (6, 2, 3, 3), dict(groups=2), True),
+    ("conv1d", (4096, 2, 15), (4, 2, 5), {}, False),
+])
+def test_conv_paths(name, x_shape, w_shape, kw, transposed):
+    """Each way a convolution runs (per sample for wide outputs; one product, in column blocks
+    when it has few rows) gives torch's float64 output and gradients (float64) and stays
+    within 2e-6 of them relative to their largest entry (float32); ``transposed``: the input
+    is a non-contiguous view."""
+    rng = np.random.default_rng(1)
+    leaf = x_shape[:-2] + x_shape[:-3:-1] if transposed else x_shape
+    out_channels = w_shape[1] * kw.get("groups", 1) if name.startswith("conv_transpose") else w_shape[0]
+    x, w, b = rng.standard_normal(leaf), rng.standard_normal(w_shape), rng.standard_normal(out_channels)
+
+    def run(L, dtype):
+        leaves = [L.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b)]
+        x_in = leaves[0].transpose(-1, -2) if transposed else leaves[0]
+        y = getattr(L.nn.functional, name)(x_in, leaves[1], leaves[2], **kw)
+        y.pow(2).sum().backward()
+        return [y.detach().numpy()] + [t.grad.numpy() for t in leaves]
+
+    reference = run(torch, "float64")
+    for dtype, bound in (("float64", 1e-12), ("float32", 2e-6)):
+        for ours, theirs in zip(run(ember, dtype), reference):
+            error = np.abs(ours.astype(np.float64) - theirs).max() / np.abs(theirs).max()
+            assert error < bound, (dtype, error)
 
 
 # ---- errors: class and message as torch's ----------------------------------------------------

@@ -223,8 +223,8 @@ def _keep_freed_heap():
 _keep_freed_heap()
 
 
-def matmul(a, b):
-    """``np.matmul(a, b)`` on as many BLAS threads as the product's size is worth.
+def matmul(a, b, out=None):
+    """``np.matmul(a, b, out=out)`` on as many BLAS threads as the product's size is worth.
 
     NumPy runs a stacked product as one BLAS call per matrix, so a contiguous ``(*, K)``
     input times a ``(K, N)`` matrix (a linear layer on a batch of sequences) is folded into
@@ -233,15 +233,15 @@ def matmul(a, b):
     products themselves.
     """
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
-        return namespace(a, b).matmul(a, b)  # the BLAS thread settings below are NumPy's
-    if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16:
+        return namespace(a, b).matmul(a, b, out=out)  # the BLAS thread settings below are NumPy's
+    if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16 and out is None:
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
         return matmul(a.astype(np.float32), b.astype(np.float32)).astype(_BFLOAT16)
     shape = None
     # (A single matrix in the stack is left as it is: the reshapes would cost more than
     # NumPy's own batch loop of one.)
-    if a.ndim > 2 and b.ndim == 2 and a.size > a.shape[-2] * a.shape[-1] and a.flags.c_contiguous:
+    if a.ndim > 2 and b.ndim == 2 and a.size > a.shape[-2] * a.shape[-1] and a.flags.c_contiguous and out is None:
         shape = a.shape[:-1] + b.shape[-1:]
         a = a.reshape(-1, a.shape[-1])
     if _set_threads is not None and _max_threads > 1:
@@ -250,7 +250,7 @@ def matmul(a, b):
         if want != _current[0]:
             _set_threads(want)
             _current[0] = want
-    out = np.matmul(a, b)
+    out = np.matmul(a, b, out=out)
     return out if shape is None else out.reshape(shape)
 
 

