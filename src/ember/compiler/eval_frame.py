@@ -27,6 +27,7 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import InvalidBackend
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .recheck import Recheck
 from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
@@ -177,8 +178,8 @@ class _Entry:
         """``run(values)``, or ``run(values, sizes)`` for a graph with size symbols."""
         return run(values) if sizes is None else run(values, sizes)
 
-    def __call__(self, world, fn, args, kwargs, sizes=None):
-        inputs = world.inputs
+    def __call__(self, inputs, fn, args, kwargs, sizes=None):
+        """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
         tensors = self.fixed.copy()
@@ -234,6 +235,7 @@ class _CompiledFunction:
             spec.check_signature(self._signature_of)
         self._entries, self._warned, self._world, self._waited = [], False, None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
+        self._recheck = None  # that call's facts, to re-read flat (recheck.Recheck)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -250,18 +252,21 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
+        if self._recheck is not None and not kwargs and self._recheck.holds(args):
+            return self._last[1](args, fn, args, kwargs)  # a training loop: the last call's world again
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
-        if facts == self._last[0]:  # a training loop: the same world as the last call
-            return self._last[1](world, fn, args, kwargs)
+        if facts == self._last[0]:  # the same world as the last call's, which the recheck did not show
+            self._recheck = Recheck.of(world, args, kwargs)
+            return self._last[1](world.inputs, fn, args, kwargs)
         # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
         # (generated Python): a loop whose last batch is short keeps its C graph for the others
         for entry in reversed(self._entries):
             if entry.ranges is None and holds(entry.facts, facts):
-                self._last = facts, entry
-                return entry(world, fn, args, kwargs)
+                self._last, self._recheck = (facts, entry), Recheck.of(world, args, kwargs)
+                return entry(world.inputs, fn, args, kwargs)
         for entry in reversed(self._entries):
             if entry.ranges is not None:
                 sizes = bind(entry.facts, facts, entry.ranges)
@@ -269,7 +274,8 @@ class _CompiledFunction:
                     continue
                 if entry.shape.ran_at(sizes):  # the next call with the same world skips the guards
                     self._last = facts, lambda *call, entry=entry, sizes=sizes: entry(*call, sizes)
-                    return entry(world, fn, args, kwargs, sizes)
+                    self._recheck = Recheck.of(world, args, kwargs)
+                    return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
@@ -391,7 +397,7 @@ class _Broken:
     def __init__(self, facts, cap):
         self.facts, self.cap = facts, cap
 
-    def __call__(self, world, fn, args, kwargs):
+    def __call__(self, inputs, fn, args, kwargs):
         return fn(*args, **kwargs)
 
 
@@ -399,7 +405,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._entries.clear()
-        f._warned, f._world, f._last, f._waited = False, None, (None, None), False
+        f._warned, f._world, f._last, f._waited, f._recheck = False, None, (None, None), False, None
     counters.clear()
 
 

@@ -1,0 +1,251 @@
+"""The flat recheck of a training loop's call (``compiler.recheck``): after a call that replayed
+a graph, the next call re-reads a flat list of facts instead of building a ``World`` and its
+snapshot. Each test warms a compiled program until the recheck is in place, changes one thing
+the guards read, and checks that the compiled program still equals eager (and recompiles where
+the graph baked the old value in); ``_agrees`` checks before each call that the recheck never
+holds where the full path's facts differ (a guard that no longer fires is a silent wrong answer)."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember._dynamo.utils import counters
+from ember.compiler import eval_frame
+from ember.compiler.guards import World, snapshot
+
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
+def _agrees(cf, args=()):
+    """The recheck holds only where the full path's snapshot equals the last call's facts."""
+    recheck = cf._recheck
+    if recheck is not None and recheck.holds(args):
+        assert snapshot(World(cf._fn, args, {}, cf._world), args, {}) == cf._last[0], \
+            "the recheck holds where a guard fails"
+
+
+@pytest.fixture
+def worlds(monkeypatch):
+    """Counts the Worlds the compiled calls build (the full path)."""
+    made = []
+    monkeypatch.setattr(eval_frame, "World", lambda *a, **k: made.append(1) or World(*a, **k))
+    return made
+
+
+def _build():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = ember.randn(5, 4), ember.tensor([0, 2, 1, 1, 0])
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    def rebind(*values):
+        nonlocal x, y
+        x, y = (*values, y)[:2]
+    return {"model": model, "opt": opt, "step": step, "rebind": rebind, "x": lambda: x}
+
+
+class Program:
+    """A training step over closure variables built twice from one seed, ``compiled`` and eager."""
+
+    def __init__(self, backend="aot_eager"):
+        self.copies = [_build(), _build()]
+        self.compiled = ember.compile(self.copies[0]["step"], backend=backend)
+
+    def run(self, calls=3):
+        for _ in range(calls):
+            _agrees(self.compiled)
+            got, want = self.compiled(), self.copies[1]["step"]()
+            np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5, atol=1e-6)
+        for a, b in zip(*(c["model"].parameters() for c in self.copies)):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _split_group(c):  # the same parameters in the same order, in two groups: another lr for the last
+    opt = c["opt"]
+    last = opt.param_groups[0]["params"].pop()
+    opt.add_param_group({"params": [last], "lr": 0.5})
+
+
+def _share(c):  # the input read made the first weight's array: another program
+    c["x"]().data = c["model"][0].weight.data
+
+
+# name: (change applied to both copies, whether the compiled one recompiles)
+CHANGES = {
+    "p.data = another array, same shape": (lambda c: setattr(c["model"][0].weight, "data", ember.full((5, 4), 0.05)),
+                                           False),
+    "a tensor read made a parameter's array": (_share, True),
+    "a parameter replaced": (lambda c: setattr(c["model"][2], "bias", nn.Parameter(ember.ones(3))), True),
+    "requires_grad_(False) on a parameter": (lambda c: c["model"][0].weight.requires_grad_(False), True),
+    "eval()": (lambda c: c["model"].eval(), True),
+    "lr": (lambda c: c["opt"].param_groups[0].update(lr=0.01), False),
+    "momentum 0.9 -> 0": (lambda c: c["opt"].param_groups[0].update(momentum=0.0), True),
+    "nesterov": (lambda c: c["opt"].param_groups[0].update(nesterov=True), True),
+    "a group's parameter removed": (lambda c: c["opt"].param_groups[0]["params"].pop(), True),
+    "one group split in two": (_split_group, True),
+    "a closure tensor rebound, same shape": (lambda c: c["rebind"](ember.full((5, 4), 0.3)), True),
+    "a closure tensor's data, same shape": (lambda c: setattr(c["x"](), "data", ember.ones(5, 4)), False),
+    "closure tensors' shapes": (lambda c: c["rebind"](ember.full((6, 4), 0.3), ember.tensor([0, 1, 2, 0, 1, 2])),
+                                True),
+    "a closure tensor written in place": (lambda c: c["x"]().mul_(2.0), False),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_each_change_after_a_warm_loop_equals_eager(name):
+    change, recompiles = CHANGES[name]
+    p = Program()
+    p.run()
+    assert p.compiled._recheck is not None and p.compiled._recheck.holds(())  # warm
+    for c in p.copies:
+        change(c)
+    p.run()
+    assert bool(counters["recompiles"]) == recompiles
+
+
+def test_a_training_loop_builds_no_world_once_warm(worlds):
+    """The C backend's training loop: after the first replay, no call builds a World."""
+    p = Program(backend=None)
+    p.run(4)
+    before = len(worlds)
+    p.run(5)
+    assert len(worlds) == before and counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_tensor_hyperparameter_written_in_place_to_zero_recompiles():
+    """A 0-d tensor ``lr`` is read as the full path reads it: its value may change in place."""
+    models = []
+    for _ in range(2):
+        ember.manual_seed(0)
+        model = nn.Linear(4, 2)
+        models.append((model, ember.optim.SGD(model.parameters(), lr=ember.tensor(0.1), weight_decay=ember.tensor(0.1))))
+
+    def stepper(model, opt):
+        def step(x):
+            model(x).square().sum().backward()
+            opt.step()
+            opt.zero_grad()
+        return step
+    run, eager = ember.compile(stepper(*models[0])), stepper(*models[1])
+    x = ember.randn(3, 4)
+    for i in range(6):
+        if i == 3:
+            for _, opt in models:
+                opt.param_groups[0]["weight_decay"].fill_(0.0)  # zero: a term the kernel leaves out
+        _agrees(run, (x,))
+        run(x)
+        eager(x)
+        np.testing.assert_allclose(models[0][0].weight.detach().numpy(), models[1][0].weight.detach().numpy(),
+                                   rtol=1e-6, atol=1e-7)
+    assert counters["stats"]["unique_graphs"] == 2
+
+
+def _inputs_fn(x, y):
+    x.add_(1.0)  # an alias of x in y sees this write
+    return (x * y).sum(-1)
+
+
+INPUT_CHANGES = {  # name: the arguments of the call after a warm loop with fresh (5, 4) float32 pairs
+    "the same tensor twice": lambda: (lambda a: (a, a))(ember.randn(5, 4)),
+    "another shape": lambda: (ember.randn(7, 4), ember.randn(7, 4)),
+    "another dtype": lambda: (ember.randn(5, 4, dtype=ember.float64), ember.randn(5, 4, dtype=ember.float64)),
+    "an input requiring grad": lambda: (ember.randn(5, 4), ember.randn(5, 4, requires_grad=True)),
+    "a number in place of a tensor": lambda: (ember.randn(5, 4), 2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(INPUT_CHANGES))
+def test_fresh_inputs_each_call_take_the_recheck_and_a_changed_input_is_seen(name, worlds):
+    cf = ember.compile(_inputs_fn, backend="aot_eager", dynamic=False)
+    for i in range(4):
+        args = ember.randn(5, 4), ember.randn(5, 4)  # a data loader's batches: new tensors each call
+        before = len(worlds)
+        _agrees(cf, args)
+        want = _inputs_fn(*[a.clone() for a in args])
+        np.testing.assert_allclose(cf(*args).numpy(), want.numpy(), rtol=1e-6)
+    assert len(worlds) == before  # the last call took the recheck
+    args = INPUT_CHANGES[name]()
+    _agrees(cf, args)
+    copies = [a.detach().clone() if isinstance(a, ember.Tensor) else a for a in args]
+    if args[0] is args[1]:
+        copies[1] = copies[0]
+    want = _inputs_fn(*copies)
+    np.testing.assert_allclose(cf(*args).detach().numpy(), want.detach().numpy(), rtol=1e-6)
+    assert len(worlds) > before
+
+
+def test_grad_mode_default_dtype_stance_and_reset_are_seen():
+    ember.manual_seed(0)
+    layer = nn.Linear(3, 3)
+    x = ember.randn(2, 3)
+
+    def fn():
+        return layer(x) * ember.tensor(2.0)
+    cf = ember.compile(fn, backend="aot_eager")
+
+    def check(requires_grad=True, dtype=ember.float32):
+        _agrees(cf)
+        got, want = cf(), fn()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+        assert got.requires_grad == want.requires_grad == requires_grad and got.dtype == want.dtype
+
+    for _ in range(3):
+        check()
+    with ember.no_grad():
+        check(False)
+        check(False)
+    ember.set_default_dtype(ember.float64)  # the constant tensor(2.0) is float64 now
+    try:
+        check(dtype=ember.float64)
+        check(dtype=ember.float64)
+    finally:
+        ember.set_default_dtype(ember.float32)
+    check()
+    graphs = counters["stats"]["unique_graphs"]
+    ember.compiler.set_stance("force_eager")
+    try:
+        check()
+    finally:
+        ember.compiler.set_stance("default")
+    assert counters["stats"]["unique_graphs"] == graphs
+    ember.compiler.reset()
+    check()
+    check()
+    assert counters["stats"]["unique_graphs"] == 1  # captured again after the reset
+
+
+SETTINGS = {"scale": [2.0]}
+
+
+def test_values_in_containers_and_plain_objects_are_seen():
+    """The guards few programs have: a number inside a global dict's list, a tensor rebound on
+    a plain object, a module swapped in a closure list."""
+    class Holder:
+        pass
+    ember.manual_seed(0)
+    holder, layers, x = Holder(), [nn.Linear(3, 3)], ember.randn(2, 3)
+    holder.shift = ember.ones(3)
+
+    def fn():
+        return layers[0](x) * SETTINGS["scale"][0] + holder.shift
+    cf = ember.compile(fn, backend="aot_eager")
+    changes = [lambda: SETTINGS["scale"].__setitem__(0, 3.0), lambda: setattr(holder, "shift", ember.zeros(3)),
+               lambda: layers.__setitem__(0, nn.Linear(3, 3))]
+    try:
+        for change in [None] + changes:
+            if change is not None:
+                change()
+            for _ in range(3):
+                _agrees(cf)
+                np.testing.assert_allclose(cf().detach().numpy(), fn().detach().numpy(), rtol=1e-6)
+    finally:
+        SETTINGS["scale"][0] = 2.0
+    assert counters["stats"]["unique_graphs"] == 4
