@@ -48,6 +48,7 @@ class Recheck:
 
     @classmethod
     def of(cls, world, args, kwargs):
+        """A Recheck of the call that made ``world``, or None for a call it does not cover."""
         if kwargs or world.held or any([type(a) is not Tensor for a in args]):
             return None
         return cls(world, args)
