@@ -9,6 +9,7 @@ runs the function eagerly (the program stays correct); ``fullgraph=True`` raises
 import collections
 import copy
 import functools
+import operator
 import os
 import sys
 import warnings
@@ -188,9 +189,17 @@ class _Entry:
         if self.joint is not None:
             return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
         if self.on_arrays:
-            results = self.invoke(self.run, [t._data for t in tensors], sizes)
+            arrays = list(map(_DATA, tensors))
+            # the writes counted before the run, while the tensors are in the cache (the step's
+            # data evicts them), and taken back if it raises
             for i in self.mutated:
                 tensors[i]._versions[0] += 1
+            try:
+                results = self.run(arrays) if sizes is None else self.run(arrays, sizes)
+            except BaseException:
+                for i in self.mutated:
+                    tensors[i]._versions[0] -= 1
+                raise
             results = [tensors[self.passthrough[i]] if i in self.passthrough
                        else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
                        for i, a in enumerate(results)]
@@ -212,6 +221,9 @@ def _codegen(graph, options):
         counters["inductor"][f"fxgraph_cache_{fn.graph_cache}"] += 1
     counters["complex"].update(getattr(fn, "complex_counts", {}))
     return fn
+
+
+_DATA = operator.attrgetter("_data")
 
 
 def _sparse_argument(args, kwargs):
@@ -250,7 +262,7 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
-        if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
+        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
         if self._recheck is not None and not kwargs and self._recheck.holds(args):
             return self._last[1](args, fn, args, kwargs)  # a training loop: the last call's world again

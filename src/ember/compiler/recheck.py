@@ -14,7 +14,7 @@ call's facts again, so the same entry applies. When anything differs the call ta
 path, which alone decides which entry applies and names a failed guard (see
 :mod:`.eval_frame`).
 """
-import itertools
+import functools
 import operator
 
 from .._dtype import get_default_dtype
@@ -29,6 +29,7 @@ __all__ = ["Recheck"]
 _META = operator.attrgetter("__class__", "_data.shape", "dtype", "requires_grad")
 _DATA = operator.attrgetter("_data")
 _GRAD = operator.attrgetter("grad")
+_IS_NONE = functools.partial(operator.is_, None)
 _PLAIN = (float, int, bool, str, type(None))
 
 
@@ -91,8 +92,7 @@ class Recheck:
         """The facts that may change in place (compared by ``==``), in a fixed order."""
         world = self.world
         values = [*map(_META, args), *map(self.requires_grad, self.tensors),
-                  *map(operator.is_, map(_GRAD, world.params), itertools.repeat(None)),
-                  *map(operator.is_, map(self.grad_fn, world.free), itertools.repeat(None))]
+                  *map(_IS_NONE, map(_GRAD, world.params)), *map(_IS_NONE, map(self.grad_fn, world.free))]
         for opt in world.optimizers:
             values.append(tuple(map(len, opt.state.values())))
         return values
