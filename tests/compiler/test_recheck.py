@@ -290,3 +290,34 @@ def test_grads_set_and_cleared_between_calls_are_seen():
         eager()
         for a, b in zip(copies[0].parameters(), copies[1].parameters()):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_a_scheduler_stepping_each_call_keeps_the_recheck(worlds):
+    """A new lr each step (a graph input: only whether it is zero is guarded) changes the
+    optimizer's group, not its facts: the recheck reads them as the full path does and holds."""
+    copies = []
+    for _ in range(2):
+        ember.manual_seed(0)
+        model = nn.Linear(4, 2)
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        copies.append((model, opt, ember.optim.lr_scheduler.LambdaLR(opt, lambda i: 1.0 / (1 + i))))
+    x = ember.randn(3, 4)
+
+    def stepper(model, opt, sched):
+        def step():
+            model(x).square().sum().backward()
+            opt.step()
+            opt.zero_grad()
+        return step
+    run, eager = ember.compile(stepper(*copies[0]), backend="aot_eager"), stepper(*copies[1])
+    for i in range(8):
+        if i == 4:
+            before = len(worlds)
+        _agrees(run)
+        run()
+        eager()
+        for _, _, sched in copies:
+            sched.step()
+        np.testing.assert_allclose(copies[0][0].weight.detach().numpy(), copies[1][0].weight.detach().numpy(),
+                                   rtol=1e-6, atol=1e-7)
+    assert len(worlds) == before and counters["stats"]["unique_graphs"] == 1

@@ -42,8 +42,9 @@ class Recheck:
     tensors; the optimizers' parameters; the arrays of the tensors read and of the parameters:
     the same array has the same shape and dtype, as ember rebinds ``_data`` rather than reshape
     an array in place) and values that change in place (the optimizers' groups, compared with
-    copies, and state sizes; an input's shape, dtype and ``requires_grad``; the tensors'
-    ``requires_grad``, which parameters have a ``.grad``, which tensors read have a ``grad_fn``).
+    copies, and where they differ, the optimizer's facts as the full path reads them; state
+    sizes; an input's shape, dtype and ``requires_grad``; the tensors' ``requires_grad``, which
+    parameters have a ``.grad``, which tensors read have a ``grad_fn``).
     A tensor that is not a view never becomes one (views are made as new tensors), so for those
     the slots are read, not the properties that refresh a view's history."""
 
@@ -65,13 +66,9 @@ class Recheck:
         self.grad_fn = operator.attrgetter("grad_fn" if views else "_grad_fn")
         ids = [id(t._data) for t in self.tensors]
         self.ids, self.aliases = (set(ids), ids), alias_pattern([*map(id, map(_DATA, args)), *ids])
-        # a group's values other than numbers and strings (a 0-d tensor ``lr``) change in place:
-        # then the optimizer's guards are read as the full path reads them
-        self.exact = all([type(v) in _PLAIN or type(v) is tuple and all([type(x) in _PLAIN for x in v])
-                          for opt in world.optimizers for g in opt.param_groups for k, v in g.items()
-                          if k != "params"])
-        self.groups = [[dict(g) for g in opt.param_groups] if self.exact else optimizer_facts(opt)
-                       for opt in world.optimizers]
+        # each optimizer's facts as the full path reads them, and copies of its groups, equal while
+        # nothing in them changed (a scheduler's new lr: the copies differ, the facts may not)
+        self.optimizers = [[opt, optimizer_facts(opt), _copies(opt)] for opt in world.optimizers]
         self.rare = bool(self.containers or self.objects or world.held_lists or self.scalars or self.functions)
         self.then = self._objects(again=False), self._values(args)
 
@@ -118,9 +115,12 @@ class Recheck:
         if not same(self._objects(), objects) or self.rare and not self._rare_hold():
             return False
         # the parameters being the same objects, a group equals its copy when its values are equal
-        for opt, groups in zip(world.optimizers, self.groups):
-            if (opt.param_groups if self.exact else optimizer_facts(opt)) != groups:
-                return False
+        for entry in self.optimizers:
+            opt, facts, copies = entry
+            if opt.param_groups != copies:
+                if optimizer_facts(opt) != facts:
+                    return False
+                entry[2] = _copies(opt)
         try:
             if self._values(args) != values:
                 return False
@@ -133,3 +133,11 @@ class Recheck:
         if self.aliases is None:  # no array shared: none between the inputs nor with the tensors read
             return len(set(now)) == len(now) and fixed.isdisjoint(now)
         return alias_pattern(now + ids) == self.aliases
+
+
+def _copies(opt):
+    """Copies of an optimizer's groups, or None where a value other than a number or a string
+    (a 0-d tensor ``lr``) may change in place, unseen by a comparison with a copy."""
+    exact = all([type(v) in _PLAIN or type(v) is tuple and all([type(x) in _PLAIN for x in v])
+                 for g in opt.param_groups for k, v in g.items() if k != "params"])
+    return [dict(g) for g in opt.param_groups] if exact else None
