@@ -13,6 +13,7 @@ import ember.nn.functional as F
 from ember._dynamo.utils import counters
 from ember.compiler import eval_frame
 from ember.compiler.guards import World, snapshot
+from ember.compiler.recheck import Recheck
 
 pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
@@ -321,3 +322,29 @@ def test_a_scheduler_stepping_each_call_keeps_the_recheck(worlds):
         np.testing.assert_allclose(copies[0][0].weight.detach().numpy(), copies[1][0].weight.detach().numpy(),
                                    rtol=1e-6, atol=1e-7)
     assert len(worlds) == before and counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_recheck_that_never_holds_is_made_ever_more_rarely(worlds, monkeypatch):
+    """``x.data = batch`` before each call: the facts stay, the array read does not. The
+    rechecks made then never hold; one is made at the 1st, 2nd, 4th ... such call, and once
+    the loop stops rebinding, the recheck holds again."""
+    made = []
+    of = Recheck.of.__func__
+    monkeypatch.setattr(Recheck, "of", classmethod(lambda cls, *a: made.append(1) or of(cls, *a)))
+    ember.manual_seed(0)
+    layer, x = nn.Linear(4, 2), ember.randn(3, 4)
+
+    def fn():
+        return layer(x)
+    cf = ember.compile(fn, backend="aot_eager")
+    for i in range(40):
+        if i >= 2:
+            x.data = ember.randn(3, 4)
+        np.testing.assert_allclose(cf().detach().numpy(), fn().detach().numpy(), rtol=1e-6)
+    assert len(made) <= 8
+    for _ in range(45):
+        cf()
+    before = len(worlds)
+    for _ in range(5):
+        cf()
+    assert len(worlds) == before

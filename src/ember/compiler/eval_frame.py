@@ -247,7 +247,7 @@ class _CompiledFunction:
             spec.check_signature(self._signature_of)
         self._entries, self._warned, self._world, self._waited = [], False, None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
-        self._recheck = None  # that call's facts, to re-read flat (recheck.Recheck)
+        self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -264,20 +264,23 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
-        if self._recheck is not None and not kwargs and self._recheck.holds(args):
+        recheck = self._recheck
+        if recheck is not None and not kwargs and recheck.holds(args):
+            recheck.held = True
             return self._last[1](args, fn, args, kwargs)  # a training loop: the last call's world again
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
         if facts == self._last[0]:  # the same world as the last call's, which the recheck did not show
-            self._recheck = Recheck.of(world, args, kwargs)
+            self._rechecking(world, args, kwargs)
             return self._last[1](world.inputs, fn, args, kwargs)
         # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
         # (generated Python): a loop whose last batch is short keeps its C graph for the others
         for entry in reversed(self._entries):
             if entry.ranges is None and holds(entry.facts, facts):
-                self._last, self._recheck = (facts, entry), Recheck.of(world, args, kwargs)
+                self._last = facts, entry
+                self._rechecking(world, args, kwargs)
                 return entry(world.inputs, fn, args, kwargs)
         for entry in reversed(self._entries):
             if entry.ranges is not None:
@@ -286,7 +289,7 @@ class _CompiledFunction:
                     continue
                 if entry.shape.ran_at(sizes):  # the next call with the same world skips the guards
                     self._last = facts, lambda *call, entry=entry, sizes=sizes: entry(*call, sizes)
-                    self._recheck = Recheck.of(world, args, kwargs)
+                    self._rechecking(world, args, kwargs)
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
@@ -350,6 +353,20 @@ class _CompiledFunction:
                                         self._options, shape.ranges))
             self._entries[-1].shape = shape
         return result
+
+    def _rechecking(self, world, args, kwargs):
+        """Makes the recheck of the next call (:class:`~.recheck.Recheck`) from this call, which
+        replays ``self._last``. While the rechecks made never hold (what they compare changes on
+        every call: ``x.data = batch`` each step, two graphs used in turn), one is made only at
+        the 1st, 2nd, 4th, 8th ... such call, so that its making and reading cost little more
+        than the full path alone."""
+        last = self._recheck
+        if last is not None:
+            self._missed = 0 if last.held else self._missed + 1
+        elif self._missed:
+            self._missed += 1
+        n = self._missed
+        self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
 
     def _dynamic_dims(self, world, facts, declared):
         """The dimensions to capture as size symbols: ``({(input index, dim): Expr}, {symbol:
@@ -417,7 +434,8 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._entries.clear()
-        f._warned, f._world, f._last, f._waited, f._recheck = False, None, (None, None), False, None
+        f._warned, f._world, f._last, f._waited = False, None, (None, None), False
+        f._recheck, f._missed = None, 0
     counters.clear()
 
 

@@ -56,7 +56,7 @@ class Recheck:
         return cls(world, args)
 
     def __init__(self, world, args):
-        self.world, self.n_args = world, len(args)
+        self.world, self.n_args, self.held = world, len(args), False  # held: set by the caller
         self.grad_mode, self.dtype = STATE.enabled, get_default_dtype()
         _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
         self.held_objects = object_tensors(self.objects)
