@@ -348,3 +348,32 @@ def test_a_recheck_that_never_holds_is_made_ever_more_rarely(worlds, monkeypatch
     for _ in range(5):
         cf()
     assert len(worlds) == before
+
+
+def test_a_parameter_moved_to_the_next_group_in_place_is_seen():
+    """The groups' parameters read one after another are the same objects in the same order,
+    but one moved from the first group's list to the second's (in place): its lr is another."""
+    copies = []
+    for _ in range(2):
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        ps = list(model.parameters())
+        copies.append((model, ember.optim.SGD([{"params": ps[:3]}, {"params": ps[3:], "lr": 0.05}], lr=0.01)))
+    x = ember.randn(5, 4)
+
+    def stepper(model, opt):
+        def step():
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+        return step
+    run, eager = ember.compile(stepper(*copies[0]), backend="aot_eager"), stepper(*copies[1])
+    for i in range(6):
+        if i == 3:
+            for _, opt in copies:
+                opt.param_groups[1]["params"].insert(0, opt.param_groups[0]["params"].pop())
+        _agrees(run)
+        run()
+        eager()
+        for a, b in zip(copies[0][0].parameters(), copies[1][0].parameters()):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7)

@@ -31,6 +31,7 @@ _DATA = operator.attrgetter("_data")
 _GRAD = operator.attrgetter("grad")
 _IS_NONE = functools.partial(operator.is_, None)
 _PLAIN = (float, int, bool, str, type(None))
+_END = object()
 
 
 class Recheck:
@@ -77,12 +78,14 @@ class Recheck:
         cells, globals, small containers; read ``again`` or as the walk read them), the tensors'
         arrays, the optimizers' parameters."""
         objects = []
-        for read, arguments, values in self.world.reads:
-            objects += read(*arguments) if again else values
+        for read, arguments, values in self.world.reads:  # each read and group ended by _END:
+            objects += read(*arguments) if again else values  # a module moved from one list to
+            objects.append(_END)                              # the next is not the same
         objects += map(_DATA, self.tensors)
         for opt in self.world.optimizers:
             for g in opt.param_groups:
                 objects += g["params"]
+                objects.append(_END)
         return objects
 
     def _values(self, args):
@@ -96,7 +99,7 @@ class Recheck:
 
     def _rare_hold(self):
         """The guards most programs do not have: what containers and plain objects hold, values
-        baked in, functions called, lists the modules hold, an optimizer's tensor hyperparameters."""
+        baked in, functions called, lists the modules hold."""
         world = self.world
         return ((not self.containers or same(members(self.containers), world.members))
                 and (not self.objects or same(object_tensors(self.objects), self.held_objects))
