@@ -9,6 +9,7 @@ runs the function eagerly (the program stays correct); ``fullgraph=True`` raises
 import collections
 import copy
 import functools
+import operator
 import os
 import sys
 import warnings
@@ -27,6 +28,7 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import InvalidBackend
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .recheck import Recheck
 from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
@@ -177,8 +179,8 @@ class _Entry:
         """``run(values)``, or ``run(values, sizes)`` for a graph with size symbols."""
         return run(values) if sizes is None else run(values, sizes)
 
-    def __call__(self, world, fn, args, kwargs, sizes=None):
-        inputs = world.inputs
+    def __call__(self, inputs, fn, args, kwargs, sizes=None):
+        """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
         tensors = self.fixed.copy()
@@ -187,9 +189,17 @@ class _Entry:
         if self.joint is not None:
             return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
         if self.on_arrays:
-            results = self.invoke(self.run, [t._data for t in tensors], sizes)
+            arrays = list(map(_DATA, tensors))
+            # the writes counted before the run, while the tensors are in the cache (the step's
+            # data evicts them), and taken back if it raises
             for i in self.mutated:
                 tensors[i]._versions[0] += 1
+            try:
+                results = self.run(arrays) if sizes is None else self.run(arrays, sizes)
+            except BaseException:
+                for i in self.mutated:
+                    tensors[i]._versions[0] -= 1
+                raise
             results = [tensors[self.passthrough[i]] if i in self.passthrough
                        else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
                        for i, a in enumerate(results)]
@@ -213,6 +223,9 @@ def _codegen(graph, options):
     return fn
 
 
+_DATA = operator.attrgetter("_data")
+
+
 def _sparse_argument(args, kwargs):
     """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
     call runs eagerly (torch's graph breaks on sparse tensors too)."""
@@ -234,6 +247,7 @@ class _CompiledFunction:
             spec.check_signature(self._signature_of)
         self._entries, self._warned, self._world, self._waited = [], False, None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
+        self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -248,20 +262,26 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
-        if _stance[0] == "force_eager" or is_compiling() or _sparse_argument(args, kwargs):
+        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
+        recheck = self._recheck
+        if recheck is not None and not kwargs and recheck.holds(args):
+            recheck.held = True
+            return self._last[1](args, fn, args, kwargs)  # a training loop: the last call's world again
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         facts = snapshot(world, args, kwargs)
-        if facts == self._last[0]:  # a training loop: the same world as the last call
-            return self._last[1](world, fn, args, kwargs)
+        if facts == self._last[0]:  # the same world as the last call's, which the recheck did not show
+            self._rechecking(world, args, kwargs)
+            return self._last[1](world.inputs, fn, args, kwargs)
         # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
         # (generated Python): a loop whose last batch is short keeps its C graph for the others
         for entry in reversed(self._entries):
             if entry.ranges is None and holds(entry.facts, facts):
                 self._last = facts, entry
-                return entry(world, fn, args, kwargs)
+                self._rechecking(world, args, kwargs)
+                return entry(world.inputs, fn, args, kwargs)
         for entry in reversed(self._entries):
             if entry.ranges is not None:
                 sizes = bind(entry.facts, facts, entry.ranges)
@@ -269,7 +289,8 @@ class _CompiledFunction:
                     continue
                 if entry.shape.ran_at(sizes):  # the next call with the same world skips the guards
                     self._last = facts, lambda *call, entry=entry, sizes=sizes: entry(*call, sizes)
-                    return entry(world, fn, args, kwargs, sizes)
+                    self._rechecking(world, args, kwargs)
+                    return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
@@ -333,6 +354,20 @@ class _CompiledFunction:
             self._entries[-1].shape = shape
         return result
 
+    def _rechecking(self, world, args, kwargs):
+        """Makes the recheck of the next call (:class:`~.recheck.Recheck`) from this call, which
+        replays ``self._last``. While the rechecks made never hold (what they compare changes on
+        every call: ``x.data = batch`` each step, two graphs used in turn), one is made only at
+        the 1st, 2nd, 4th, 8th ... such call, so that its making and reading cost little more
+        than the full path alone."""
+        last = self._recheck
+        if last is not None:
+            self._missed = 0 if last.held else self._missed + 1
+        elif self._missed:
+            self._missed += 1
+        n = self._missed
+        self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
+
     def _dynamic_dims(self, world, facts, declared):
         """The dimensions to capture as size symbols: ``({(input index, dim): Expr}, {symbol:
         (lo, hi)})``. Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
@@ -391,7 +426,7 @@ class _Broken:
     def __init__(self, facts, cap):
         self.facts, self.cap = facts, cap
 
-    def __call__(self, world, fn, args, kwargs):
+    def __call__(self, inputs, fn, args, kwargs):
         return fn(*args, **kwargs)
 
 
@@ -400,6 +435,7 @@ def reset():
     for f in list(_compiled):
         f._entries.clear()
         f._warned, f._world, f._last, f._waited = False, None, (None, None), False
+        f._recheck, f._missed = None, 0
     counters.clear()
 
 

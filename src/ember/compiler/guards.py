@@ -29,7 +29,9 @@ from .capture import flatten
 from .side_effects import global_names, plain_object
 from .symbolic import Expr, evaluate
 
-__all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns"]
+__all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
+           "optimizer_facts", "alias_pattern", "members", "constants", "code_ids",
+           "reads_hold", "same"]
 
 
 class World:
@@ -54,30 +56,30 @@ class World:
         # what the function reads from closures and globals: the same objects as the last call's
         # when each closure cell and global it read (and each small container it looked into) still
         # holds the same object; then so is what it found there
-        if same_fn and _reads_hold(previous.reads):
+        if same_fn and reads_hold(previous.reads):
             self.reads, free = previous.reads, previous.read_values
         else:
             self.reads = []
             free = list(_free_roots(self.source, self.reads))
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
-        if same_fn and free is previous.read_values and _same(self.arguments, previous.arguments):
+        if same_fn and free is previous.read_values and same(self.arguments, previous.arguments):
             self.kinds = previous.kinds
         else:
             self.kinds = _kinds(self.arguments, free)
         self.roots, scalars, functions, tensors, objects, containers = self.kinds
         # Python values read from the closure and globals: a graph has them baked in
-        self.constants = tuple([_value(o) for o in scalars])
+        self.constants = constants(scalars)
         # the functions it calls from there: a rebound ``helper = ...`` is another program
-        self.codes = tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
+        self.codes = code_ids(functions)
         # what the roots hold one level down (a module swapped into a global list or object)
         # (kept, so that no other object takes their ids while this world is the last one)
-        self.members = [v for o in containers for v in _members(o)]
+        self.members = members(containers)
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
         self.version = _module.STATE_VERSION[0]
-        if same_fn and previous.key == self.key and previous.version == self.version and previous._held_same():
+        if same_fn and previous.key == self.key and previous.version == self.version and previous.held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
             self.module_facts, self.module_tensors, self.held_lists = \
@@ -86,8 +88,7 @@ class World:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
         # a graph holds them, rebinding one is a new graph
-        self.free = tensors + [v for o in objects for v in vars(o).values() if isinstance(v, Tensor)] + \
-            self.module_tensors[1]
+        self.free = tensors + object_tensors(objects) + self.module_tensors[1]
         if held:
             inputs = {id(h[3]) for h in held}
             self.free = [t for t in self.free if id(t) not in inputs]
@@ -137,8 +138,9 @@ class World:
         self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
                            if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS]
 
-    def _held_same(self):
-        return all([_same(_contents(v), held) for v, held in self.held_lists])
+    def held_same(self):
+        """Whether the plain lists and dicts the modules hold still hold what the walk found."""
+        return all([same(_contents(v), held) for v, held in self.held_lists])
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
@@ -178,6 +180,21 @@ def _members(obj):
     if plain_object(obj) and len(vars(obj)) <= _SMALL:
         return vars(obj).values()
     return ()
+
+
+def members(containers):
+    """What the small containers and plain objects ``containers`` hold, one level down."""
+    return [v for o in containers for v in _members(o)]
+
+
+def constants(values):
+    """What a graph may have baked in of the Python ``values`` it read (see :func:`_value`)."""
+    return tuple([_value(o) for o in values])
+
+
+def code_ids(functions):
+    """The ids of the code objects ``functions`` run (a rebound ``helper = ...`` is another program)."""
+    return tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
 
 
 def _container(obj):
@@ -228,7 +245,7 @@ def _contents(container):
     return (*container, *container.values()) if isinstance(container, dict) else tuple(container)
 
 
-def _same(a, b):
+def same(a, b):
     """Whether two sequences hold the same objects (identity: a tensor's ``==`` is elementwise)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
@@ -273,7 +290,7 @@ def _free_values(fn, names, seen, reads):
     """What ``fn`` reads from its closure and globals, and what the user functions it reaches
     there read in turn (``step`` calling ``loss``, whose closure holds the model), as torch's
     dynamo follows the functions it inlines. Library functions (ember's, NumPy's) hold no
-    user state and are not looked into. Each read is appended to ``reads`` (see :func:`_reads_hold`)."""
+    user state and are not looked into. Each read is appended to ``reads`` (see :func:`reads_hold`)."""
     cells, globals_ = fn.__closure__ or (), fn.__globals__
     values = _read(cells, globals_, names)
     reads.append((_read, (cells, globals_, names), values))
@@ -301,10 +318,14 @@ def _free_values(fn, names, seen, reads):
 def _read(cells, globals_, names):
     """The contents of closure ``cells`` and the ``globals_`` named (``_MISSING`` where none)."""
     try:
-        values = [cell.cell_contents for cell in cells]
+        values = list(map(_CONTENTS, cells))
     except ValueError:  # an empty cell
         values = [_cell_contents(cell) for cell in cells]
-    return values + list(map(globals_.get, names, itertools.repeat(_MISSING, len(names))))
+    values += map(globals_.get, names, itertools.repeat(_MISSING, len(names)))
+    return values
+
+
+_CONTENTS = operator.attrgetter("cell_contents")
 
 
 def _cell_contents(cell):
@@ -318,10 +339,10 @@ def _members_of(container):
     return tuple(_members(container))
 
 
-def _reads_hold(reads):
+def reads_hold(reads):
     """Whether each read of a walk (``(read, arguments, values)``) gives the same objects again."""
     for read, arguments, values in reads:
-        if not _same(read(*arguments), values):
+        if not same(read(*arguments), values):
             return False
     return True
 
@@ -361,24 +382,39 @@ def snapshot(world, args, kwargs):
               ("which parameters have .grad", tuple(grads))]
     facts.append(("inputs, globals/closures' tensors and parameters that are one array", _aliases(world)))
     for k, opt in enumerate(world.optimizers):
-        inputs = _input_keys(type(opt))
-        hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
-                              for key, v in g.items() if key != "params"]) for g in opt.param_groups])
-        facts.append((f"optimizer {k} hyperparameters", hyper))
-        # state is made for all parameters with a gradient on the first step: its sizes tell
-        facts.append((f"optimizer {k} state", tuple([len(state) for state in opt.state.values()])))
+        params, hyper, state = optimizer_facts(opt)
+        facts += [(f"optimizer {k} parameters (identity, by group)", params),
+                  (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state)]
     return facts
+
+
+def object_tensors(objects):
+    """The tensors plain objects hold as attributes (read on every call: nothing counts their writes)."""
+    return [v for o in objects for v in vars(o).values() if isinstance(v, Tensor)]
+
+
+def optimizer_facts(opt):
+    """``(parameters, hyperparameters, state)`` of an optimizer as guarded: the ids of each
+    group's parameters (one taken out of the optimizer is no longer updated, though its module
+    still holds it), each group's other entries, and how many entries each parameter's state has."""
+    inputs = _input_keys(type(opt))
+    hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
+                          for key, v in g.items() if key != "params"]) for g in opt.param_groups])
+    # state is made for all parameters with a gradient on the first step: its sizes tell
+    return (tuple([tuple(map(id, g["params"])) for g in opt.param_groups]), hyper,
+            tuple(map(len, opt.state.values())))
 
 
 def _aliases(world):
     """Which of the inputs, the tensors read from globals and closures and the parameters are
-    the same array (one tensor passed as two arguments, a global passed in): for each, the first
-    position with its array, or None when all differ. A capture finds an array at its first
-    source (``sources.known_arrays``), so a call aliasing otherwise is another program (as
-    torch's dynamo guards duplicate inputs)."""
-    ids = [id(t._data) for t in world.inputs]
-    ids += [id(t._data) for t in world.free]
-    ids += [id(t._data) for t in world.params]
+    the same array (one tensor passed as two arguments, a global passed in), see :func:`alias_pattern`.
+    A capture finds an array at its first source (``sources.known_arrays``), so a call aliasing
+    otherwise is another program (as torch's dynamo guards duplicate inputs)."""
+    return alias_pattern([id(t._data) for t in (*world.inputs, *world.free, *world.params)])
+
+
+def alias_pattern(ids):
+    """For each of ``ids`` (arrays' ids) the first position with the same id, or None when all differ."""
     if len(set(ids)) == len(ids):
         return None
     first = {}

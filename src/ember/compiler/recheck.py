@@ -1,0 +1,146 @@
+"""The guards of a training loop's next call, re-read flat instead of rebuilt.
+
+A call that replayed a graph is usually followed by one that meets the same world: the same
+closure cells and globals, the same modules (``nn.modules.module.STATE_VERSION`` unchanged),
+optimizers and parameters, inputs of the same shapes. Building a :class:`~.guards.World` and its
+:func:`~.guards.snapshot` for it touches a few hundred Python objects, which the step's own data
+has pushed out of the cache. :class:`Recheck`, made from the last such call's world, re-reads
+only what can differ from it and compares flat lists at C speed: what the world's walk read
+(closure cells, globals, small containers), the plain objects' tensors, the optimizers'
+parameter lists, hyperparameters and state, and of every input, tensor read and parameter its
+class, array shape, dtype and ``requires_grad``, which parameters have a ``.grad`` and which
+arrays are shared. When all are the same, ``snapshot`` of this call's world would give that
+call's facts again, so the same entry applies. When anything differs the call takes the full
+path, which alone decides which entry applies and names a failed guard (see
+:mod:`.eval_frame`).
+"""
+import functools
+import operator
+
+from .._dtype import get_default_dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
+from ..nn.modules import module as _module
+from .guards import alias_pattern, code_ids, constants, members, object_tensors, optimizer_facts, same
+
+__all__ = ["Recheck"]
+
+# what the guards read of an input (its shape through its array: ``Size`` is made per read)
+_META = operator.attrgetter("__class__", "_data.shape", "dtype", "requires_grad")
+_DATA = operator.attrgetter("_data")
+_GRAD = operator.attrgetter("grad")
+_IS_NONE = functools.partial(operator.is_, None)
+_PLAIN = (float, int, bool, str, type(None))
+_END = object()
+
+
+class Recheck:
+    """The facts of one call (its ``world``, made with ``args`` and no keyword arguments), kept
+    for :meth:`holds`. Made only for calls whose arguments are all plain tensors and that hold no
+    declared tensors (``Recheck.of`` answers None for others).
+
+    :meth:`holds` compares objects by identity (what the walk read; the plain objects'
+    tensors; the optimizers' parameters; the arrays of the tensors read and of the parameters:
+    the same array has the same shape and dtype, as ember rebinds ``_data`` rather than reshape
+    an array in place) and values that change in place (the optimizers' groups, compared with
+    copies, and where they differ, the optimizer's facts as the full path reads them; state
+    sizes; an input's shape, dtype and ``requires_grad``; the tensors' ``requires_grad``, which
+    parameters have a ``.grad``, which tensors read have a ``grad_fn``).
+    A tensor that is not a view never becomes one (views are made as new tensors), so for those
+    the slots are read, not the properties that refresh a view's history."""
+
+    @classmethod
+    def of(cls, world, args, kwargs):
+        """A Recheck of the call that made ``world``, or None for a call it does not cover."""
+        if kwargs or world.held or any([type(a) is not Tensor for a in args]):
+            return None
+        return cls(world, args)
+
+    def __init__(self, world, args):
+        self.world, self.n_args, self.held = world, len(args), False  # held: set by the caller
+        self.grad_mode, self.dtype = STATE.enabled, get_default_dtype()
+        _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
+        self.held_objects = object_tensors(self.objects)
+        self.tensors = world.free + world.params
+        views = any([t._view_chain is not None for t in self.tensors])
+        self.requires_grad = operator.attrgetter("requires_grad" if views else "_requires_grad")
+        self.grad_fn = operator.attrgetter("grad_fn" if views else "_grad_fn")
+        ids = [id(t._data) for t in self.tensors]
+        self.ids, self.aliases = (set(ids), ids), alias_pattern([*map(id, map(_DATA, args)), *ids])
+        # each optimizer's facts as the full path reads them, and copies of its groups, equal while
+        # nothing in them changed (a scheduler's new lr: the copies differ, the facts may not)
+        self.optimizers = [[opt, optimizer_facts(opt), _copies(opt)] for opt in world.optimizers]
+        self.rare = bool(self.containers or self.objects or world.held_lists or self.scalars or self.functions)
+        self.then = self._objects(again=False), self._values(args)
+
+    def _objects(self, again=True):
+        """The objects the facts rest on (identity), in a fixed order: what the walk read (closure
+        cells, globals, small containers; read ``again`` or as the walk read them), the tensors'
+        arrays, the optimizers' parameters."""
+        objects = []
+        for read, arguments, values in self.world.reads:  # each read and group ended by _END:
+            objects += read(*arguments) if again else values  # a module moved from one list to
+            objects.append(_END)                              # the next is not the same
+        objects += map(_DATA, self.tensors)
+        for opt in self.world.optimizers:
+            for g in opt.param_groups:
+                objects += g["params"]
+                objects.append(_END)
+        return objects
+
+    def _values(self, args):
+        """The facts that may change in place (compared by ``==``), in a fixed order."""
+        world = self.world
+        values = [*map(_META, args), *map(self.requires_grad, self.tensors),
+                  *map(_IS_NONE, map(_GRAD, world.params)), *map(_IS_NONE, map(self.grad_fn, world.free))]
+        for opt in world.optimizers:
+            values.append(tuple(map(len, opt.state.values())))
+        return values
+
+    def _rare_hold(self):
+        """The guards most programs do not have: what containers and plain objects hold, values
+        baked in, functions called, lists the modules hold."""
+        world = self.world
+        return ((not self.containers or same(members(self.containers), world.members))
+                and (not self.objects or same(object_tensors(self.objects), self.held_objects))
+                and (not world.held_lists or world.held_same())
+                and (not self.scalars or constants(self.scalars) == world.constants)
+                and (not self.functions or code_ids(self.functions) == world.codes))
+
+    def holds(self, args):
+        """Whether :func:`~.guards.snapshot` of a world made for ``args`` (positional, no keyword
+        arguments) would equal that of the call this was made from."""
+        world = self.world
+        if (len(args) != self.n_args or STATE.enabled != self.grad_mode or get_default_dtype() is not self.dtype
+                or _module.STATE_VERSION[0] != world.version):
+            return False
+        objects, values = self.then
+        if not same(self._objects(), objects) or self.rare and not self._rare_hold():
+            return False
+        # the parameters being the same objects, a group equals its copy when its values are equal
+        for entry in self.optimizers:
+            opt, facts, copies = entry
+            if opt.param_groups != copies:
+                if optimizer_facts(opt) != facts:
+                    return False
+                entry[2] = _copies(opt)
+        try:
+            if self._values(args) != values:
+                return False
+        except AttributeError:  # an argument that is not a tensor
+            return False
+        if not args:
+            return True
+        fixed, ids = self.ids
+        now = list(map(id, map(_DATA, args)))
+        if self.aliases is None:  # no array shared: none between the inputs nor with the tensors read
+            return len(set(now)) == len(now) and fixed.isdisjoint(now)
+        return alias_pattern(now + ids) == self.aliases
+
+
+def _copies(opt):
+    """Copies of an optimizer's groups, or None where a value other than a number or a string
+    (a 0-d tensor ``lr``) may change in place, unseen by a comparison with a copy."""
+    exact = all([type(v) in _PLAIN or type(v) is tuple and all([type(x) in _PLAIN for x in v])
+                 for g in opt.param_groups for k, v in g.items() if k != "params"])
+    return [dict(g) for g in opt.param_groups] if exact else None
