@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import attention, copies, norm, rnn
+from . import attention, copies, indexing, norm, rnn
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
@@ -38,7 +38,7 @@ em_sgemm64_t em_sgemm64;
 em_dgemm64_t em_dgemm64;
 void (*em_set_threads)(int);
 int em_threads = -1, em_max_threads = 1;
-int64_t em_bad_target;
+int64_t em_bad_target, em_bad_where;
 void em_init(void* s, void* d, void* set_threads, int max_threads) {
     em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
     em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
@@ -477,7 +477,7 @@ def _generate(plan, symbols, conv_choice):
         elif kernel.kind in ("softmax", "log_softmax"):
             lines = softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
             calls[id(kernel)] = [f"{fname}(p);"]
-        elif kernel.kind in ("logsumexp", "argmax", "cumsum"):
+        elif kernel.kind in ("logsumexp", "argmax", "cumsum", "cumprod"):
             lines = row_reduction_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
@@ -516,6 +516,9 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "gather":
             lines = gather_kernel(src, kernel.nodes[0], fname, CTYPES)
+            calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
+        elif kernel.kind == "index":
+            lines = indexing.index_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         elif kernel.kind == "extreme":
             node = kernel.nodes[0]
