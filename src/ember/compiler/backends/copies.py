@@ -76,12 +76,7 @@ def _source(node, shape):
     (PadTranspose: the shape of the Pad it is the adjoint of)."""
     out = [None] * len(shape)
     if node.target.name == "Roll":
-        shifts, dims = node.kwargs["shifts"], node.kwargs["dims"]
-        shifts, dims = (shifts, dims) if isinstance(shifts, tuple) else ((shifts,), (dims,))
-        total = {}
-        for s, d in zip(shifts, dims):
-            total[d % len(shape)] = total.get(d % len(shape), 0) + s
-        for d, s in total.items():
+        for d, s in _shifts(node).items():
             n = shape[d]
             k = (-s) % n if n else 0
             if k:  # (i + k) mod n, for i < n and k < n
@@ -103,6 +98,16 @@ def _source(node, shape):
     return out
 
 
+def _shifts(node):
+    """{dim: total shift} of a Roll (a dim named twice shifts by the sum)."""
+    shifts, dims = node.kwargs["shifts"], node.kwargs["dims"]
+    shifts, dims = (shifts, dims) if isinstance(shifts, tuple) else ((shifts,), (dims,))
+    rank, total = len(node.meta["shape"]), {}
+    for s, d in zip(shifts, dims):
+        total[d % rank] = total.get(d % rank, 0) + s
+    return total
+
+
 def _mapped_kernel(src, node, fname, ctypes, index):
     plan = src.plan
     x, out = plan.loc[node.args[0]], plan.loc[node]
@@ -121,6 +126,14 @@ def _mapped_kernel(src, node, fname, ctypes, index):
         zero = f"({' && '.join(window)} ? -0.0 : 0.0)" if window else "-0.0"
         lines += loop_nest(loop_vars, list(out.shape), f"y[{index(out.offset, out.strides, loop_vars)}] = {zero};")
         statement = f"y[{index(out.offset, out.strides, mapped)}] += a[{index(x.offset, x.strides, loop_vars)}];"
+    elif name == "Roll" and source[-1] is not None:  # the last dim in two runs, each vectorised
+        n, k = out.shape[-1], (-_shifts(node).get(len(out.shape) - 1, 0)) % out.shape[-1]
+        last, rest = loop_vars[-1], loop_vars[:-1]
+        y_at, a_at = index(out.offset, out.strides, loop_vars), index(x.offset, x.strides, mapped[:-1] + [last])
+        runs = [f"for (long {last} = 0; {last} < {n - k}; {last}++) y[{y_at}] = a[{a_at} + {k * x.strides[-1]}];",
+                f"for (long {last} = {n - k}; {last} < {n}; {last}++) y[{y_at}] = a[{a_at} - {(n - k) * x.strides[-1]}];"]
+        lines += loop_nest(rest, list(out.shape[:-1]), "{ " + " ".join(runs) + " }")
+        return lines + ["}"]
     else:
         statement = f"y[{index(out.offset, out.strides, loop_vars)}] = a[{index(x.offset, x.strides, mapped)}];"
     lines += loop_nest(loop_vars, list((x if adjoint else out).shape), statement)

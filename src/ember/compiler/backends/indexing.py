@@ -2,7 +2,8 @@
 ``Index`` (``x[idx]``, ``x[:, rows, cols]``: a gather), its gradient ``IndexBackward`` (zeros,
 then each gradient element added where its forward read: ``np.add.at``), ``IndexPut``
 (``x.index_put(idx, v)`` and ``x[idx] = v``: a copy of ``x``, then ``v`` written, or added
-with ``accumulate``) and the ``Embedding`` lookup (``weight[ids]``).
+with ``accumulate``) and the ``Embedding`` lookup (``weight[ids]``); and the lookup's gradient
+``EmbeddingBackward`` (:func:`embedding_backward_kernel`).
 
 An index is a tuple of slices, one ``...`` and integer arrays (graph values: see
 docs/compile.md, "Index arrays are graph values"), NumPy's rules throughout: the arrays
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..._ops.embedding import id_out_of_range
 
-__all__ = ["OPS", "supported", "index_kernel", "error"]
+__all__ = ["OPS", "supported", "index_kernel", "error", "embedding_backward_kernel"]
 
 OPS = ("Index", "IndexBackward", "IndexPut", "Embedding")
 _INTEGERS = (np.dtype(np.int64), np.dtype(np.int32))
@@ -185,9 +186,9 @@ def index_kernel(src, node, fname, ctypes):
 
 
 def _describe(layout):
+    """``[:, 2::1, i] (indices broadcast to [4])``: slices by their start and step, arrays by name."""
     entries, _, b = layout
-    parts = [":" if e[0] == "slice" and e[3:] and e[1] == 0 and e[2] == 1 else
-             "slice" if e[0] == "slice" else e[1].name for e in entries]
+    parts = [e[1].name if e[0] == "array" else ":" if e[1:3] == (0, 1) else f"{e[1]}::{e[2]}" for e in entries]
     return f"[{', '.join(parts)}] (indices broadcast to {list(b)})"
 
 
@@ -226,3 +227,25 @@ def _index_loads(src, layout, loops, addressed, check):
     body.append(" + ".join([str(offset)] + terms))
     return body
 
+
+
+def embedding_backward_kernel(src, node, fname, ctypes):
+    """Row r of the weight gradient sums the rows of ``g`` whose id is r (none for
+    ``padding_idx``). The ids are in range: the forward's Embedding, earlier in the graph,
+    raised for any other."""
+    plan = src.plan
+    g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
+    t = ctypes[out.dtype]
+    n, width = int(np.prod(ids.shape)), out.shape[-1]
+    padding = node.kwargs.get("padding_idx")
+    return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: EmbeddingBackward({node.name}) */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
+            f"    {t}* restrict y = {src.pointer(out)};",
+            f"    memset(y, 0, {int(np.prod(out.shape)) * out.dtype.itemsize});",
+            f"    for (long r = 0; r < {n}; r++) {{",
+            f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
+            f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",
+            f"        {t}* restrict row = y + ids[r]*{width};",
+            f"        for (long j = 0; j < {width}; j++) row[j] += g[j];",
+            "    }", "}"]

@@ -175,6 +175,9 @@ ELEMENTWISE = {
     "Asinh": lambda a, k, d: f"{_em('asinh', d)}({a[0]})",
     "Acosh": lambda a, k, d: f"{_em('acosh', d)}({a[0]})",
     "Atanh": lambda a, k, d: f"{_em('atanh', d)}({a[0]})",
+    "Atan": lambda a, k, d: f"{_em('atan', d)}({a[0]})",
+    "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
+    "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
     "Softplus": _softplus,
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
@@ -493,6 +496,9 @@ def kind_of(node, have_blas):
         return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
     if name == "Prod" and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"  # the sum kernel's loops multiplying (an empty product is 1)
+    if name == "VectorNorm" and _dtype(node.args[0]) == out and len(node.args) == 1 \
+            and isinstance(node.kwargs.get("ord"), (int, float)):
+        return "sum"  # the sum kernel's loops over |x|, x^2 or |x|^p, the root taken after
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):
