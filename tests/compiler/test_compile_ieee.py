@@ -34,9 +34,14 @@ FAMILIES = {
     "celu": lambda x, y, w: F.celu(x, 0.5), "hardswish": lambda x, y, w: F.hardswish(x),
     "hardtanh": lambda x, y, w: F.hardtanh(x, -0.5, 0.25), "sign": lambda x, y, w: ember.sign(x),
     "clamp_tensor": lambda x, y, w: ember.clamp(x, y, y.abs() * 2), "clamp_max": lambda x, y, w: ember.clamp(x, max=w),
+    # asin/acos/atan (NaN outside [-1, 1]), the pads, roll and indexing: NumPy calls before, C now
+    "asin": lambda x, y, w: ember.asin(x), "acos": lambda x, y, w: ember.acos(y), "atan": lambda x, y, w: ember.atan(x),
+    "roll": lambda x, y, w: x.roll(3, -1), "pad_reflect": lambda x, y, w: F.pad(y, (2, 3), mode="reflect"),
+    "pad_replicate": lambda x, y, w: F.pad(x, (1, 2), mode="replicate"), "index": lambda x, y, w: x[:, [4, 0, 18, 4]],
 }
 # the C each of them becomes (float: the same names with an f)
-NEW_KERNELS = ("em_expm1", "em_log1p", "em_sinh", "em_cosh", "em_asinh", "em_acosh", "em_atanh")
+NEW_KERNELS = ("em_expm1", "em_log1p", "em_sinh", "em_cosh", "em_asinh", "em_acosh", "em_atanh", "em_asin", "em_acos",
+               "em_atan")
 
 
 def _inputs(dtype):

@@ -52,10 +52,15 @@ def ids_in_range(ids, num_embeddings):
     unsigned = ids.view(np.uint64 if ids.dtype == np.int64 else np.uint32)
     if ids.size and unsigned.max() >= num_embeddings:
         position = np.unravel_index(int((unsigned >= num_embeddings).argmax()), ids.shape)
-        raise IndexError(f"index out of range in self: id {ids[position]} at position "
-                         f"{tuple(int(i) for i in position)} is not in [0, {num_embeddings}) "
-                         f"(num_embeddings={num_embeddings})")
+        raise id_out_of_range(ids[position], tuple(int(i) for i in position), num_embeddings)
     return ids
+
+
+def id_out_of_range(id, position, num_embeddings):
+    """The IndexError of :func:`ids_in_range` for ``id`` at ``position`` (a tuple of ints);
+    also raised by compiled graphs' lookups."""
+    return IndexError(f"index out of range in self: id {id} at position {position} is not in "
+                      f"[0, {num_embeddings}) (num_embeddings={num_embeddings})")
 
 
 class EmbeddingForward(Op):

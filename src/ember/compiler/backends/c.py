@@ -20,7 +20,7 @@ import numpy as np
 from ...profiler.profiler import record_function, recording
 from ..graph import kwarg_nodes
 from ..symbolic import Expr, evaluate
-from . import autotune, cache, gather, toolchain
+from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
 from .kernels import label
 from .plan import make_plan
@@ -332,7 +332,8 @@ def _driver(plan, lib, regions, slots, buffers, table):
     names = value_names(graph)
     last = [None] * len(graph.placeholders)
     program.globals.update(P=table, L=last, fresh=_fresh(table, last), lib=lib,
-                           FAIL=_failure(plan, ctypes.c_int64.in_dll(lib, "em_bad_target")))
+                           FAIL=_failure(plan, ctypes.c_int64.in_dll(lib, "em_bad_target"),
+                                         ctypes.c_int64.in_dll(lib, "em_bad_where")))
     slot_of = {s.node: i for i, s in slots.items()}
     body, known = [], {}
     sized = {i: s.nbytes for i, s in slots.items() if s.kind == "buffer" and s.sized}
@@ -451,13 +452,16 @@ def _driver(plan, lib, regions, slots, buffers, table):
     return run
 
 
-def _failure(plan, bad):
+def _failure(plan, bad, where):
     """``FAIL(code)``: raises what eager raises for the entry ``bad`` a C kernel refused (kernel
-    ``code - 1``: a cross-entropy target or a gather/scatter index out of range)."""
+    ``code - 1``: a cross-entropy target, a gather/scatter index, an index or embedding id
+    out of range, ``where`` its dim or position)."""
     def fail(code):
         kernel = plan.kernels[code - 1]
         if kernel.kind == "gather":
             raise RuntimeError(gather.error_message(kernel.nodes[0], bad.value))
+        if kernel.kind == "index":
+            raise indexing.error(kernel.nodes[0], bad.value, where.value)
         raise IndexError(f"Target {bad.value} is out of bounds.")
     return fail
 

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import attention, copies, norm, rnn
+from . import attention, copies, indexing, norm, rnn
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
@@ -38,7 +38,7 @@ em_sgemm64_t em_sgemm64;
 em_dgemm64_t em_dgemm64;
 void (*em_set_threads)(int);
 int em_threads = -1, em_max_threads = 1;
-int64_t em_bad_target;
+int64_t em_bad_target, em_bad_where;
 void em_init(void* s, void* d, void* set_threads, int max_threads) {
     em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
     em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
@@ -219,12 +219,34 @@ _REDUCTIONS = {"Sum": ("0", "{a} + {b}", "{}", "+"), "All": ("1", "{a} & {b}", "
 _REDUCTIONS.update(Max=_REDUCTIONS["Amax"], Min=_REDUCTIONS["Amin"])
 
 
+def _reduction(node, t):
+    """(initial value, combine, element, OpenMP reduction, finish: C applied to each result or
+    None) of a sum-kernel node. VectorNorm(ord) is eager's: the sum of |x| (1), of x^2 then its
+    sqrt (2), of |x|^p then its 1/p-th power (p), the largest or smallest |x| (+-inf, NaN
+    kept), the count of nonzeros (0)."""
+    if node.target.name != "VectorNorm":
+        return _REDUCTIONS[node.target.name] + (None,)
+    ord, sfx = node.kwargs["ord"], "f" if t == "float" else ""
+    absolute = f"fabs{sfx}({{}})"
+    if ord in (np.inf, -np.inf):
+        return ("0" if ord > 0 else "INFINITY", _EXTREME % (">" if ord > 0 else "<"), absolute, None, None)
+    if ord == 0:
+        return ("0", "{a} + {b}", f"({t})({{}} != 0)", "+", None)
+    if ord == 1:
+        return ("0", "{a} + {b}", absolute, "+", None)
+    if ord == 2:
+        return ("0", "{a} + {b}", "({0} * {0})", "+", f"sqrt{sfx}({{}})")
+    p, inverse = c_literal(ord, np.dtype(t == "float" and np.float32 or np.float64)), \
+        c_literal(1.0 / ord, np.dtype(t == "float" and np.float32 or np.float64))
+    return ("0", "{a} + {b}", f"pow{sfx}(fabs{sfx}({{0}}), {p})", "+", f"pow{sfx}({{}}, {inverse})")
+
+
 def _sum_kernel(src, node, fname):
-    """Sum, All, Any, Amax, Amin or Prod over some dims, their elementwise producers computed in the
+    """Sum, All, Any, Amax, Amin, Prod or VectorNorm over some dims, their elementwise producers computed in the
     loop; an innermost reduced loop is vectorised (a sum then adds in another order than a left
     fold, as torch's vectorised sums)."""
     plan = src.plan
-    start, combine, element, simd = _REDUCTIONS[node.target.name]
+    start, combine, element, simd, finish = _reduction(node, CTYPES[plan.loc[node].dtype])
     x = node.args[0]
     domain = tuple(x.meta["shape"])
     dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
@@ -276,8 +298,10 @@ def _sum_kernel(src, node, fname):
         o = f"o[{_index(0, ostr, loop_vars)}]"
         lines.append(f"{indent}{o} = {combine.format(a=o, b=value)};")
         closing = len(dims)
-    lines += ["    " * (closing - d) + "}" for d in range(closing)] + ["}"]
-    return lines[:3] + _hoisted(lines[3:])
+    lines += ["    " * (closing - d) + "}" for d in range(closing)]
+    if finish is not None:
+        lines.append(f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = {finish.format('o[i]')};")
+    return lines[:3] + _hoisted(lines[3:] + ["}"])
 
 
 _POINTER = re.compile(r"\(\((\w+)\*\)p\[(\d+)\]\)")
@@ -358,28 +382,6 @@ def _coverage(out, moves, limit=1 << 24):
     for g, offset, strides in moves:
         np.lib.stride_tricks.as_strided(counts[offset:], g.shape, [s * counts.itemsize for s in strides])[...] += 1
     return counts
-
-
-def _embedding_backward_kernel(src, node, fname):
-    """Row r of the weight gradient sums the rows of ``g`` whose id is r (none for
-    ``padding_idx``). The ids are in range: the forward's Embedding, earlier in the graph,
-    raised for any other."""
-    plan = src.plan
-    g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
-    t = CTYPES[out.dtype]
-    n, width = _numel(ids.shape), out.shape[-1]
-    padding = node.kwargs.get("padding_idx")
-    return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: {label(node)} */",
-            f"static void {fname}(void** restrict p) {{",
-            f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
-            f"    {t}* restrict y = {src.pointer(out)};",
-            f"    memset(y, 0, {_numel(out.shape) * out.dtype.itemsize});",
-            f"    for (long r = 0; r < {n}; r++) {{",
-            f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
-            f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",
-            f"        {t}* restrict row = y + ids[r]*{width};",
-            f"        for (long j = 0; j < {width}; j++) row[j] += g[j];",
-            "    }", "}"]
 
 
 def _gemm_kernel(src, kernel, fname, epilogue):
@@ -477,7 +479,7 @@ def _generate(plan, symbols, conv_choice):
         elif kernel.kind in ("softmax", "log_softmax"):
             lines = softmax_kernel(src, kernel.nodes[0], fname, kernel.kind == "log_softmax")
             calls[id(kernel)] = [f"{fname}(p);"]
-        elif kernel.kind in ("logsumexp", "argmax", "cumsum"):
+        elif kernel.kind in ("logsumexp", "argmax", "cumsum", "cumprod"):
             lines = row_reduction_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
@@ -506,7 +508,7 @@ def _generate(plan, symbols, conv_choice):
             lines = rnn.rnn_kernel(src, node, fname, {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc})
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "embedding_backward":
-            lines = _embedding_backward_kernel(src, kernel.nodes[0], fname)
+            lines = indexing.embedding_backward_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind in ("copy", "scatter", "cat"):
             lines = _copy_kernel(src, kernel.nodes[0], fname)
@@ -516,6 +518,9 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "gather":
             lines = gather_kernel(src, kernel.nodes[0], fname, CTYPES)
+            calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
+        elif kernel.kind == "index":
+            lines = indexing.index_kernel(src, kernel.nodes[0], fname, CTYPES)
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         elif kernel.kind == "extreme":
             node = kernel.nodes[0]

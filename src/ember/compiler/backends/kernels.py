@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
-from . import conv, copies, gather, pool
+from . import conv, copies, gather, indexing, pool
 from .updates import UPDATES, update_attrs, update_of
 
 __all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
@@ -23,7 +23,8 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 VIEWS = ("View", "Unsqueeze", "Squeeze", "Permute", "Expand", "Slice", "Detach")
 ATTENTION_OPS = ("Matmul", "AttentionWeights", "SoftmaxScoresGrad")
 # op entry -> kernel kind of the row kernels over the last dim (.row_reductions)
-ROW_REDUCTIONS = {"Logsumexp": "logsumexp", "Argmax": "argmax", "Cumsum": "cumsum"}
+ROW_REDUCTIONS = {"Logsumexp": "logsumexp", "Argmax": "argmax", "Cumsum": "cumsum", "Cumprod": "cumprod"}
+SCANS = ("Cumsum", "Cumprod")  # along any dim, of strided inputs
 _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
@@ -174,6 +175,9 @@ ELEMENTWISE = {
     "Asinh": lambda a, k, d: f"{_em('asinh', d)}({a[0]})",
     "Acosh": lambda a, k, d: f"{_em('acosh', d)}({a[0]})",
     "Atanh": lambda a, k, d: f"{_em('atanh', d)}({a[0]})",
+    "Atan": lambda a, k, d: f"{_em('atan', d)}({a[0]})",
+    "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
+    "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
     "Softplus": _softplus,
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
@@ -317,8 +321,8 @@ def _last_dim(node, dim):
 
 
 def _row_reduction_ok(node):
-    """Over the last dim of a float input of known, non-empty shape, with the input's dtype
-    (Argmax: int64) and no other operand."""
+    """Over the last dim (a scan: any dim) of a float input of known, non-empty shape, with
+    the input's dtype (Argmax: int64) and no other operand."""
     x, k = node.args[0], node.kwargs
     if len(node.args) != 1 or not hasattr(x, "meta") or _dtype(x) not in FLOATS:
         return False
@@ -329,7 +333,8 @@ def _row_reduction_ok(node):
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
     out = np.dtype(np.int64) if node.target.name == "Argmax" else _dtype(x)
-    return _last_dim(node, dim) and _dtype(node) == out
+    along = type(dim) is int if node.target.name in SCANS else _last_dim(node, dim)
+    return along and _dtype(node) == out
 
 
 def _attention_kind(node, have_blas):
@@ -425,8 +430,8 @@ def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
     "bmm", "attention", "softmax_grad", "scatter", "cat", "copies" (flip, tril, triu, constant pad), "embedding_backward",
-    "norm_backward", "rnn", "gather", "extreme" (.gather),
-    "logsumexp", "argmax", "cumsum" (.row_reductions) (and
+    "norm_backward", "rnn", "gather", "extreme" (.gather), "index" (.indexing),
+    "logsumexp", "argmax", "cumsum", "cumprod" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
     target = node.target
@@ -461,6 +466,8 @@ def kind_of(node, have_blas):
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
            for a in node.args):
         return None
+    if name in indexing.OPS and indexing.supported(node):
+        return "index"  # (an IndexBackward of basic indices: "scatter", below)
     if name == "Cat":
         return "cat" if _cat_ok(node) else None
     if name in copies.OPS:
@@ -489,6 +496,9 @@ def kind_of(node, have_blas):
         return "sum"  # the sum kernel's loops keeping the extreme (eager raised on an empty one)
     if name == "Prod" and _dtype(node.args[0]) == out and len(node.args) == 1:
         return "sum"  # the sum kernel's loops multiplying (an empty product is 1)
+    if name == "VectorNorm" and _dtype(node.args[0]) == out and len(node.args) == 1 \
+            and isinstance(node.kwargs.get("ord"), (int, float)):
+        return "sum"  # the sum kernel's loops over |x|, x^2 or |x|^p, the root taken after
     if name in ("Softmax", "LogSoftmax") and _last_dim(node, node.kwargs.get("dim")) and _dtype(node.args[0]) == out:
         return "softmax" if name == "Softmax" else "log_softmax"
     if name in ("CrossEntropy", "CrossEntropyBackward"):

@@ -398,7 +398,7 @@ def _covers(stride, n):
 
 def _operands_fit(node, kind, loc):
     """Whether the kernel can address its operands' layouts (else it runs from Python)."""
-    if kind in ("softmax", "log_softmax", "norm_stats", "logsumexp", "argmax", "cumsum"):
+    if kind in ("softmax", "log_softmax", "norm_stats", "logsumexp", "argmax"):
         return loc[node.args[0]].contiguous
     if kind in ("cross_entropy", "cross_entropy_backward"):
         x = node.args[0] if kind == "cross_entropy" else node.args[3]

@@ -1,16 +1,18 @@
-"""C kernels for the reductions and scans a training step takes over the last dim, that ran
-from Python (NumPy) inside compiled graphs before: ``logsumexp`` (language models' losses,
-mixture likelihoods), ``argmax`` (accuracy, greedy decoding) and ``cumsum`` (masks, positions),
-row by row over a contiguous input, with eager's rules:
+"""C kernels for the reductions a training step takes over the last dim and the scans it takes
+along any dim, that ran from Python (NumPy) inside compiled graphs before: ``logsumexp``
+(language models' losses, mixture likelihoods) and ``argmax`` (accuracy, greedy decoding) row by
+row over a contiguous input; ``cumsum`` (masks, positions) and ``cumprod`` (survival and
+stick-breaking products, decays) along ``dim`` of a strided one, with eager's rules:
 
 * logsumexp: ``log(sum(exp(x - m))) + m`` with ``m`` the row's maximum, taken as 0 when it is
   +-inf (a row of -inf gives -inf, one holding +inf gives +inf) and NaN when the row holds a
   NaN (ember/_ops/softmax.py's ``Logsumexp.forward``, torch.logsumexp);
 * argmax: the index of the first maximum, or of the first NaN (NumPy's and torch's rule);
-* cumsum: the running sum in the input's dtype, in order (NumPy's ``add.accumulate``).
+* cumsum, cumprod: the running sum or product in the input's dtype, in order (NumPy's
+  ``add.accumulate``/``multiply.accumulate``: bit-equal, NaN and inf carried on as IEEE says).
 
-The rows' length is the input's last dim; the plan gives these kernels only contiguous inputs
-(plan._operands_fit) and a fresh buffer for the result.
+The rows' length is the input's last dim; the plan gives logsumexp and argmax only contiguous
+inputs (plan._operands_fit), every kernel a fresh contiguous buffer for its result.
 """
 import numpy as np
 
@@ -22,15 +24,18 @@ __all__ = ["row_reduction_kernel"]
 
 
 def row_reduction_kernel(src, node, fname):
-    """The C lines of ``node``'s kernel (a Logsumexp, Argmax or Cumsum over the last dim)."""
+    """The C lines of ``node``'s kernel (a Logsumexp or Argmax over the last dim, a Cumsum or
+    Cumprod along its dim)."""
     plan = src.plan
     x, out = plan.loc[node.args[0]], plan.loc[node]
+    if node.target.name in ("Cumsum", "Cumprod"):
+        return _scan(src, node, fname, x, out)
     t = CTYPES[x.dtype]
     sfx = "f" if x.dtype == np.float32 else ""
     n = x.shape[-1] if x.shape else 1
     rows = _numel(x.shape) // max(n, 1)
     kind = ROW_REDUCTIONS[node.target.name]
-    body = {"logsumexp": _logsumexp, "argmax": _argmax, "cumsum": _cumsum}[kind](t, sfx, n)
+    body = {"logsumexp": _logsumexp, "argmax": _argmax}[kind](t, sfx, n)
     return [f"/* {kind} over the last dim of {list(x.shape)}: {label(node)} */",
             f"static void {fname}(void** restrict p) {{",
             f"    {CTYPES[out.dtype]}* restrict y = {src.pointer(out)};",
@@ -54,6 +59,42 @@ def _argmax(t, sfx, n):
             "        y[r] = k;"]
 
 
-def _cumsum(t, sfx, n):
-    return [f"        {t} s = 0;",
-            f"        for (long j = 0; j < {n}; j++) {{ s += x[j]; y[r*{n} + j] = s; }}"]
+def _scan(src, node, fname, x, out):
+    """The running sum or product along ``dim``: an outer loop over every other dim, the scan
+    inside (rows of a last-dim scan walk memory in order; other dims keep a row of running
+    values instead, so that the innermost loop is over contiguous elements)."""
+    dim, t = node.kwargs["dim"] % len(x.shape), CTYPES[x.dtype]
+    op = "+" if node.target.name == "Cumsum" else "*"
+    kind = ROW_REDUCTIONS[node.target.name]
+    n, inner = x.shape[dim], _numel(x.shape[dim + 1:])
+    outer, step = _numel(x.shape[:dim]), x.strides[dim]
+    where = "the last dim" if dim == len(x.shape) - 1 else f"dim {dim}"
+    lines = [f"/* {kind} over {where} of {list(x.shape)}: {label(node)} */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    {t}* restrict y = {src.pointer(out)};",
+             f"    const {t}* restrict x = {src.pointer(x)};"]
+    # x's address of (o, j, k): the outer index o over dims before dim, k over those after
+    lead = _address(x.shape[:dim], x.strides[:dim], "o")
+    tail = _address(x.shape[dim + 1:], x.strides[dim + 1:], "k")
+    lines += [f"    for (long o = 0; o < {outer}; o++) {{",
+              f"        {t}* restrict row = y + o*{n * inner};",
+              f"        for (long k = 0; k < {inner}; k++) row[k] = x[{x.offset} + {lead} + {tail}];",
+              f"        for (long j = 1; j < {n}; j++)",
+              f"            for (long k = 0; k < {inner}; k++)",
+              f"                row[j*{inner} + k] = row[(j - 1)*{inner} + k] {op} x[{x.offset} + {lead} + j*{step} + {tail}];",
+              "    }", "}"]
+    return lines
+
+
+def _address(shape, strides, var):
+    """The C offset of flat index ``var`` over ``shape`` read through ``strides`` (one product
+    where the dims are one run of memory, so that a loop over ``var`` vectorises)."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if dims and all(s == s2 * n2 for (_, s), (n2, s2) in zip(dims, dims[1:])):
+        return f"{var}*{dims[-1][1]}"
+    terms, size = [], 1
+    for n, s in reversed(list(zip(shape, strides))):
+        if n != 1 and s != 0:
+            terms.append(f"({var} / {size} % {n})*{s}" if size > 1 else f"({var} % {n})*{s}")
+        size *= n
+    return " + ".join(terms) or "0"

@@ -22,7 +22,7 @@ EM_SHARED em_dgemm64_t em_dgemm64;
 EM_SHARED void (*em_set_threads)(int);
 EM_SHARED void (*em_set_threads64)(int);
 EM_SHARED int em_threads, em_max_threads;
-extern int64_t em_bad_target;
+extern int64_t em_bad_target, em_bad_where;  /* a refused index entry, and its dim or position */
 extern int em_choice[], em_conv_choice[];
 extern long em_block[];
 /* Column-major C = alpha A B + beta C through NumPy's BLAS, else SciPy's. */
