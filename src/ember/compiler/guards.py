@@ -31,7 +31,7 @@ from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
            "optimizer_facts", "alias_pattern", "members", "constants", "code_ids",
-           "reads_hold", "same"]
+           "reads_hold", "same", "hook_ids"]
 
 
 class World:
@@ -379,13 +379,23 @@ def snapshot(world, args, kwargs):
         metas.append((p._data.shape, p.dtype, p.requires_grad))
         grads.append(p.grad is not None)
     facts += [("parameter identity", tuple(ids)), ("parameters (shape, dtype, requires_grad)", tuple(metas)),
-              ("which parameters have .grad", tuple(grads))]
+              ("which parameters have .grad", tuple(grads)),
+              ("which parameters have gradient hooks (hook ids)", tuple(map(hook_ids, params)))]
     facts.append(("inputs, globals/closures' tensors and parameters that are one array", _aliases(world)))
     for k, opt in enumerate(world.optimizers):
         params, hyper, state = optimizer_facts(opt)
         facts += [(f"optimizer {k} parameters (identity, by group)", params),
                   (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state)]
     return facts
+
+
+def hook_ids(tensor):
+    """The ids of the hooks on a leaf's gradient (``register_hook``: its AccumulateGrad node's),
+    or None where it has none: a graph that ran backward has the hooks of its capture baked in."""
+    node = tensor._node
+    if node is None or not (node._pre_hooks or node._hooks):
+        return None
+    return tuple(node._pre_hooks or ()), tuple(node._hooks or ())
 
 
 def object_tensors(objects):

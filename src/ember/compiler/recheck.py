@@ -21,7 +21,7 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
-from .guards import alias_pattern, code_ids, constants, members, object_tensors, optimizer_facts, same
+from .guards import alias_pattern, code_ids, constants, hook_ids, members, object_tensors, optimizer_facts, same
 
 __all__ = ["Recheck"]
 
@@ -45,7 +45,7 @@ class Recheck:
     an array in place) and values that change in place (the optimizers' groups, compared with
     copies, and where they differ, the optimizer's facts as the full path reads them; state
     sizes; an input's shape, dtype and ``requires_grad``; the tensors' ``requires_grad``, which
-    parameters have a ``.grad``, which tensors read have a ``grad_fn``).
+    parameters have a ``.grad`` and which gradient hooks, which tensors read have a ``grad_fn``).
     A tensor that is not a view never becomes one (views are made as new tensors), so for those
     the slots are read, not the properties that refresh a view's history."""
 
@@ -92,7 +92,8 @@ class Recheck:
         """The facts that may change in place (compared by ``==``), in a fixed order."""
         world = self.world
         values = [*map(_META, args), *map(self.requires_grad, self.tensors),
-                  *map(_IS_NONE, map(_GRAD, world.params)), *map(_IS_NONE, map(self.grad_fn, world.free))]
+                  *map(_IS_NONE, map(_GRAD, world.params)), *map(hook_ids, world.params),
+                  *map(_IS_NONE, map(self.grad_fn, world.free))]
         for opt in world.optimizers:
             values.append(tuple(map(len, opt.state.values())))
         return values
