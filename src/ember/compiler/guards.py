@@ -130,13 +130,16 @@ class World:
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
-            ("Python values of the modules' attributes",
-             tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)]) for m in modules])),
+            ("Python values of the modules' attributes (also in plain objects: self.cfg.scale)",
+             tuple([tuple([(k, type(v), v) if _scalar(v) else (k, _value(v)) for k, v in vars(m).items()
+                           if _scalar(v) or plain_object(v)]) for m in modules])),
             ("module hooks", _hooks(modules))]
-        # the plain lists and dicts the modules hold (a table set by hand to a plain dict too):
-        # compared on every call, where the counted tables and hooks count their own writes
+        # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
+        # too, a config object): compared on every call, where the counted tables and hooks count
+        # their own writes
         self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
-                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS]
+                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS
+                           or plain_object(v)]
 
     def held_same(self):
         """Whether the plain lists and dicts the modules hold still hold what the walk found."""
@@ -220,12 +223,15 @@ def _value(obj, depth=0):
 
 
 def _tensor_attributes(module):
-    """Tensors a module holds as plain attributes (not parameters or buffers), also in lists."""
+    """Tensors a module holds as plain attributes (not parameters or buffers), also in lists
+    and plain objects."""
     for v in vars(module).values():
         if isinstance(v, Tensor):
             yield v
         elif isinstance(v, (list, tuple)) and len(v) <= _SMALL:
             yield from (t for t in v if isinstance(t, Tensor))
+        elif plain_object(v):
+            yield from (t for t in vars(v).values() if isinstance(t, Tensor))
 
 
 def _hooks(modules):
@@ -241,8 +247,11 @@ _HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "
 
 
 def _contents(container):
-    """What a list or dict holds (its keys too)."""
-    return (*container, *container.values()) if isinstance(container, dict) else tuple(container)
+    """What a list or dict holds (its keys too), or a plain object's attributes (names too)."""
+    if isinstance(container, (list, tuple)):
+        return tuple(container)
+    items = container if isinstance(container, dict) else vars(container)
+    return (*items, *items.values())
 
 
 def same(a, b):
@@ -265,13 +274,16 @@ def _global_names(code):
 
 def _kinds(arguments, free):
     """The roots (arguments, then ``free``: what the function read) sorted by what the guards
-    read of them: ``(roots but tensors, values baked in, functions, tensors read, plain objects,
-    containers and plain objects)``."""
+    read of them: ``(roots but tensors, values baked in, functions, tensors read (also in the
+    small containers read), plain objects, containers and plain objects)``."""
     roots = [o for o in (*arguments, *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
     objects = [o for o in roots if plain_object(o)]
+    # with the tensors in the small lists, tuples and dicts read (``params["w"]``): fixed sources
+    # of a graph as much as a tensor read by name
+    listed = [v for o in free if isinstance(o, (list, tuple, dict)) for v in _members(o) if isinstance(v, Tensor)]
     return (roots, [o for o in free if _scalar(o) or _container(o)],
             [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
-            [o for o in free if isinstance(o, Tensor)], objects,
+            [o for o in free if isinstance(o, Tensor)] + listed, objects,
             [o for o in roots if isinstance(o, (list, tuple, dict))] + objects)
 
 
