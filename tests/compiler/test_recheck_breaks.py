@@ -232,3 +232,25 @@ def test_a_global_read_in_a_forward_hook():
     compiled = ember.compile(lambda: model(x))
     for g, w in zip(_before_and_after(compiled, "hook", 5.0), want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("first", ["off", "bfloat16"])
+def test_autocast_entered_or_changed_after_warm_calls(first):
+    """The autocast dtype is a guard: a graph captured outside autocast (or under bfloat16)
+    replayed under ``ember.autocast("cpu", dtype=float16)`` gave another dtype and value."""
+    ember.manual_seed(0)
+    model, x = nn.Linear(4, 3), ember.tensor(X)
+    step = lambda: model(x).relu().sum()  # noqa: E731
+    compiled = ember.compile(step)
+    for _ in range(3):
+        if first == "off":
+            compiled()
+        else:
+            with ember.autocast("cpu", dtype=ember.bfloat16):
+                compiled()
+    with ember.autocast("cpu", dtype=ember.float16):
+        got, want = [compiled() for _ in range(2)], step()
+    for g in got:
+        assert g.dtype == want.dtype
+        np.testing.assert_array_equal(g.float().detach().numpy(), want.float().detach().numpy())
+    assert compiled().dtype == step().dtype == ember.float32  # off again

@@ -1,7 +1,7 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
+and ``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter
 objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
 ``.grad``; each optimizer's hyperparameters and which state it keeps; which tensors the globals,
 closure cells and argument objects it reads hold, with their shapes, and which functions (rebinding
@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from ..amp import autocast_mode as _autocast
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -370,7 +371,8 @@ _LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
-    facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype())]
+    facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype()),
+             ("autocast dtype (none: autocast off)", tuple(_autocast.ACTIVE))]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
