@@ -2,6 +2,7 @@
 flat recheck in place) and must still equal the eager program: each found by trying to make the
 guards (fast path and full path) miss a change. A test marked xfail is a silent wrong answer not
 fixed yet (strict: it fails once fixed, so that the mark is taken off)."""
+import copy
 import functools
 import types
 
@@ -254,3 +255,28 @@ def test_autocast_entered_or_changed_after_warm_calls(first):
         assert g.dtype == want.dtype
         np.testing.assert_array_equal(g.float().detach().numpy(), want.float().detach().numpy())
     assert compiled().dtype == step().dtype == ember.float32  # off again
+
+
+class _Listed(nn.Module):
+    def __init__(self, values):
+        super().__init__()
+        self.lin, self.values = nn.Linear(4, 3), values
+
+    def forward(self, x):
+        v = self.values[0]
+        return self.lin(x) * (v[0] if isinstance(v, list) else v)
+
+
+@pytest.mark.parametrize("values, change", [([1.0], lambda v: v.__setitem__(0, 2.0)),
+                                            pytest.param([[1.0]], lambda v: v[0].__setitem__(0, 2.0), marks=pytest.mark.xfail(
+                                                strict=True, reason="held_lists compare one level down")),
+                                            ({0: 1.0}, lambda v: v.__setitem__(0, 2.0))],
+                         ids=["list", "nested list", "dict"])
+def test_a_value_changed_in_place_in_a_modules_list_or_dict(values, change):
+    """``self.values[0] = 2.0`` on a module: the guards saw the list change but no fact held its
+    values, so the graph with 1.0 baked in replayed."""
+    def make():
+        ember.manual_seed(0)
+        model, x = _Listed(copy.deepcopy(values)), ember.tensor(X)
+        return (lambda: model(x)), {"model": model}
+    _equal_after(make, lambda s: change(s["model"].values))

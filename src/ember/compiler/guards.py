@@ -131,9 +131,10 @@ class World:
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
-            ("Python values of the modules' attributes (also in plain objects: self.cfg.scale)",
+            ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
              tuple([tuple([(k, type(v), v) if _scalar(v) else (k, _value(v)) for k, v in vars(m).items()
-                           if _scalar(v) or plain_object(v)]) for m in modules])),
+                           if _scalar(v) or _container(v) and type(v) not in _COUNTED and k not in _HOOK_MARKS])
+                    for m in modules])),
             ("module hooks", _hooks(modules))]
         # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
         # too, a config object): compared on every call, where the counted tables and hooks count
