@@ -60,17 +60,24 @@ class Node:
         """Drops what the node saved; a later backward through it raises RuntimeError."""
 
 
+# Counts the hooks registered on and removed from nodes: a compiled function's recheck of a warm
+# call (``compiler.recheck``) leaves the hooks unread while this has not moved.
+HOOKS_VERSION = [0]
+
+
 class _Handle:
     """``RemovableHandle``: ``handle.remove()`` takes the hook out again."""
     _next_id = 0
 
     def __init__(self, table, hook):
         _Handle._next_id += 1
+        HOOKS_VERSION[0] += 1
         self.id = _Handle._next_id
         self.table = table
         table[self.id] = hook
 
     def remove(self):
+        HOOKS_VERSION[0] += 1
         self.table.pop(self.id, None)
 
     def __enter__(self):

@@ -1,7 +1,7 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; each reachable module's train/eval flag; which parameter
+and ``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter
 objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
 ``.grad``; each optimizer's hyperparameters and which state it keeps; which tensors the globals,
 closure cells and argument objects it reads hold, with their shapes, and which functions (rebinding
@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from ..amp import autocast_mode as _autocast
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -31,7 +32,7 @@ from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
            "optimizer_facts", "alias_pattern", "members", "constants", "code_ids",
-           "reads_hold", "same"]
+           "reads_hold", "same", "hook_ids"]
 
 
 class World:
@@ -130,13 +131,17 @@ class World:
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
-            ("Python values of the modules' attributes",
-             tuple([tuple([(k, type(v), v) for k, v in vars(m).items() if _scalar(v)]) for m in modules])),
+            ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
+             tuple([tuple([(k, type(v), v) if _scalar(v) else (k, _value(v)) for k, v in vars(m).items()
+                           if _scalar(v) or _container(v) and type(v) not in _COUNTED and k not in _HOOK_MARKS])
+                    for m in modules])),
             ("module hooks", _hooks(modules))]
-        # the plain lists and dicts the modules hold (a table set by hand to a plain dict too):
-        # compared on every call, where the counted tables and hooks count their own writes
+        # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
+        # too, a config object): compared on every call, where the counted tables and hooks count
+        # their own writes
         self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
-                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS]
+                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS
+                           or plain_object(v)]
 
     def held_same(self):
         """Whether the plain lists and dicts the modules hold still hold what the walk found."""
@@ -220,12 +225,15 @@ def _value(obj, depth=0):
 
 
 def _tensor_attributes(module):
-    """Tensors a module holds as plain attributes (not parameters or buffers), also in lists."""
+    """Tensors a module holds as plain attributes (not parameters or buffers), also in lists
+    and plain objects."""
     for v in vars(module).values():
         if isinstance(v, Tensor):
             yield v
         elif isinstance(v, (list, tuple)) and len(v) <= _SMALL:
             yield from (t for t in v if isinstance(t, Tensor))
+        elif plain_object(v):
+            yield from (t for t in vars(v).values() if isinstance(t, Tensor))
 
 
 def _hooks(modules):
@@ -241,8 +249,11 @@ _HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "
 
 
 def _contents(container):
-    """What a list or dict holds (its keys too)."""
-    return (*container, *container.values()) if isinstance(container, dict) else tuple(container)
+    """What a list or dict holds (its keys too), or a plain object's attributes (names too)."""
+    if isinstance(container, (list, tuple)):
+        return tuple(container)
+    items = container if isinstance(container, dict) else vars(container)
+    return (*items, *items.values())
 
 
 def same(a, b):
@@ -265,13 +276,16 @@ def _global_names(code):
 
 def _kinds(arguments, free):
     """The roots (arguments, then ``free``: what the function read) sorted by what the guards
-    read of them: ``(roots but tensors, values baked in, functions, tensors read, plain objects,
-    containers and plain objects)``."""
+    read of them: ``(roots but tensors, values baked in, functions, tensors read (also in the
+    small containers read), plain objects, containers and plain objects)``."""
     roots = [o for o in (*arguments, *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
     objects = [o for o in roots if plain_object(o)]
+    # with the tensors in the small lists, tuples and dicts read (``params["w"]``): fixed sources
+    # of a graph as much as a tensor read by name
+    listed = [v for o in free if isinstance(o, (list, tuple, dict)) for v in _members(o) if isinstance(v, Tensor)]
     return (roots, [o for o in free if _scalar(o) or _container(o)],
             [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
-            [o for o in free if isinstance(o, Tensor)], objects,
+            [o for o in free if isinstance(o, Tensor)] + listed, objects,
             [o for o in roots if isinstance(o, (list, tuple, dict))] + objects)
 
 
@@ -358,7 +372,8 @@ _LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
-    facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype())]
+    facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype()),
+             ("autocast dtype (none: autocast off)", tuple(_autocast.ACTIVE))]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
@@ -379,13 +394,23 @@ def snapshot(world, args, kwargs):
         metas.append((p._data.shape, p.dtype, p.requires_grad))
         grads.append(p.grad is not None)
     facts += [("parameter identity", tuple(ids)), ("parameters (shape, dtype, requires_grad)", tuple(metas)),
-              ("which parameters have .grad", tuple(grads))]
+              ("which parameters have .grad", tuple(grads)),
+              ("which parameters have gradient hooks (hook ids)", tuple(map(hook_ids, params)))]
     facts.append(("inputs, globals/closures' tensors and parameters that are one array", _aliases(world)))
     for k, opt in enumerate(world.optimizers):
         params, hyper, state = optimizer_facts(opt)
         facts += [(f"optimizer {k} parameters (identity, by group)", params),
                   (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state)]
     return facts
+
+
+def hook_ids(tensor):
+    """The ids of the hooks on a leaf's gradient (``register_hook``: its AccumulateGrad node's),
+    or None where it has none: a graph that ran backward has the hooks of its capture baked in."""
+    node = tensor._node
+    if node is None or not (node._pre_hooks or node._hooks):
+        return None
+    return tuple(node._pre_hooks or ()), tuple(node._hooks or ())
 
 
 def object_tensors(objects):

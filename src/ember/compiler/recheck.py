@@ -19,6 +19,8 @@ import operator
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from ..amp import autocast_mode as _autocast
+from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
 from .guards import alias_pattern, code_ids, constants, members, object_tensors, optimizer_facts, same
@@ -45,7 +47,8 @@ class Recheck:
     an array in place) and values that change in place (the optimizers' groups, compared with
     copies, and where they differ, the optimizer's facts as the full path reads them; state
     sizes; an input's shape, dtype and ``requires_grad``; the tensors' ``requires_grad``, which
-    parameters have a ``.grad``, which tensors read have a ``grad_fn``).
+    parameters have a ``.grad``, which tensors read have a ``grad_fn``), and that no gradient hook was
+    registered or removed since (``autograd.graph.HOOKS_VERSION``).
     A tensor that is not a view never becomes one (views are made as new tensors), so for those
     the slots are read, not the properties that refresh a view's history."""
 
@@ -58,7 +61,8 @@ class Recheck:
 
     def __init__(self, world, args):
         self.world, self.n_args, self.held = world, len(args), False  # held: set by the caller
-        self.grad_mode, self.dtype = STATE.enabled, get_default_dtype()
+        self.grad_mode, self.dtype, self.hooks = STATE.enabled, get_default_dtype(), _graph.HOOKS_VERSION[0]
+        self.autocast = list(_autocast.ACTIVE)
         _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
         self.held_objects = object_tensors(self.objects)
         self.tensors = world.free + world.params
@@ -112,7 +116,8 @@ class Recheck:
         arguments) would equal that of the call this was made from."""
         world = self.world
         if (len(args) != self.n_args or STATE.enabled != self.grad_mode or get_default_dtype() is not self.dtype
-                or _module.STATE_VERSION[0] != world.version):
+                or _module.STATE_VERSION[0] != world.version or _graph.HOOKS_VERSION[0] != self.hooks
+                or _autocast.ACTIVE != self.autocast):
             return False
         objects, values = self.then
         if not same(self._objects(), objects) or self.rare and not self._rare_hold():
