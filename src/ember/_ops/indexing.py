@@ -120,6 +120,7 @@ def setitem(self, index, value):
     value, ``CopyBackwards`` otherwise); advanced indices are an in-place ``index_put`` and
     need the same dtype (torch's RuntimeError otherwise), integers among them selecting first.
     RuntimeError (expand's) when ``value`` does not broadcast."""
+    tensors = _index_tensors(index)
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
         value = value.to(self.dtype)
@@ -135,7 +136,7 @@ def setitem(self, index, value):
     if not basic:
         split = _ints_first(index)  # the integers select a view first, as in getitem
         target = _sliced(self, split[0]) if split else self
-        write_result(target, index_put(target, split[1] if split else index, value))
+        write_result(target, reads_indices(index_put(target, split[1] if split else index, value), tensors))
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)
