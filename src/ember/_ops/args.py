@@ -236,14 +236,14 @@ def scalar_first(name, keyword, positional, operands, scale=1, numbers=True):
     tensors = ", ".join(f"Tensor {o}" for o in operands)
     warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number {keyword}, {tensors})\nConsider "
                   f"using one of the following signatures instead:\n\t{name}({tensors}, *, Number {keyword} = 1)",
-                  UserWarning, stacklevel=_caller_level())
+                  UserWarning, stacklevel=caller_level())
     return first, positional[1:]
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _caller_level():
+def caller_level():
     """The ``stacklevel`` of the first frame outside ember, seen from the caller's ``warn``: a
     warning points at the user's line, however many ember calls lie between."""
     level, frame = 1, sys._getframe(1)
