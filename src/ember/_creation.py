@@ -15,7 +15,7 @@ from . import _layout
 from ._backend import as_array, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._device import check_device, device as _device_cls
-from ._ops.core import Op, apply
+from ._ops.core import Op, _type_name, apply
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -275,7 +275,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 _SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
-                "complex64": "c10::complex<float>",
+                "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                 "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
 
 
@@ -400,20 +400,42 @@ def _integral(value):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive; a complex ``start``
-    or ``end`` gives the default complex dtype
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (numbers or 0-d
+    tensors); a complex ``start`` or ``end`` gives the default complex dtype. RuntimeError
+    for a complex end with a real ``dtype`` or an end ``dtype`` cannot hold (torch's checked
+    conversion); NotImplementedError for bool
     (https://pytorch.org/docs/stable/generated/torch.linspace.html)."""
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    start, end = (_linspace_end(v, name) for v, name in ((start, "start"), (end, "end")))
     is_complex = isinstance(start, builtins.complex) or isinstance(end, builtins.complex)
-    if is_complex and dtype is None:
-        dtype = _dtype.get_default_dtype().to_complex()
-    if is_complex or (dtype is not None and (dtype.is_complex or dtype is _dtype.bool)):
-        number = builtins.complex if is_complex or dtype.is_complex else float
-        return _finish(np.linspace(number(start), number(end), int(steps)).astype(_np(dtype)), requires_grad)
+    inferred = _dtype.get_default_dtype().to_complex() if is_complex else None
+    dtype = dtype or inferred
+    if is_complex and not dtype.is_complex:
+        raise RuntimeError(f"torch.linspace(): inferred dtype {_SCALAR_TYPE[inferred.name]} can't be safely "
+                           f"cast to passed dtype {_type_name(dtype)}")
+    if dtype is _dtype.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    for v in ((start, end)[:steps] if dtype is not None else ()):  # torch's checked conversions (fill_ for one step)
+        real_if_fits(v, dtype)
+        if dtype is _dtype.float16 and math.isfinite(v.real) and abs(v.real) > 65504:
+            _overflow(dtype)
+    if is_complex or (dtype is not None and dtype.is_complex):
+        return _finish(np.linspace(builtins.complex(start), builtins.complex(end), int(steps)).astype(_np(dtype)),
+                       requires_grad)
     return _finish(_spaced(float(start), float(end), int(steps), dtype or _dtype.get_default_dtype()),
                    requires_grad)
+
+
+def _linspace_end(value, name):
+    """A Python number for linspace's ``start`` or ``end`` (a 0-d tensor's value)."""
+    if not isinstance(value, Tensor):
+        return value
+    if value.ndim:
+        raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                           f"{value.ndim} dimension(s).")
+    return value.item()
 
 
 def _spaced(start, end, steps, dtype):
@@ -436,8 +458,8 @@ def _spaced(start, end, steps, dtype):
         step = (e - s) / t(max(steps - 1, 1))
         wide = np.longdouble if t is np.float64 else np.float64  # holds step * i exactly (mostly)
         k = i.astype(dtype.np).astype(wide)
-    else:  # integers: the ends truncated to the type, the step and values in float64
-        s, e = float(int(start)), float(int(end))
+    else:  # integers: the ends truncated to the type (uint8 wraps -255..-1), the step and values in float64
+        s, e = (float(int(v) % 256 if dtype is _dtype.uint8 else int(v)) for v in (start, end))
         step = (e - s) / max(steps - 1, 1)
         wide = np.longdouble
         k = i.astype(wide)

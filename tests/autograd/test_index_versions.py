@@ -29,7 +29,15 @@ CASES = {
     "index_put accumulate": lambda lib, x, i: x.index_put((i,), lib.ones(3), accumulate=True),
     "embedding": lambda lib, x, i: lib.nn.functional.embedding(i, x),
     "put": lambda lib, x, i: x.put(i, lib.ones(3)),
+    "setitem": lambda lib, x, i: _set(x * 1, i, 0.5),
+    "setitem of a tensor": lambda lib, x, i: _set(x * 1, i, x[0] * 2),
+    "setitem after an integer": lambda lib, x, i: _set(x * 1, (i, 1), x[0] * 2),
 }
+
+
+def _set(y, index, value):
+    y[index] = value
+    return y
 
 
 def _run(lib, case):

@@ -192,3 +192,22 @@ def test_linspace_values_are_torchs_bit_for_bit():
                 e = ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).numpy()
                 assert e.dtype == t.dtype
                 np.testing.assert_array_equal(e, t, err_msg=f"linspace({start}, {end}, {steps}, {dtype})")
+
+
+@pytest.mark.parametrize("args", [
+    (1j, 2, "float32"), (-1, 2 + 1j, "int64"), (0, 1j, "bool"), (0, 1, "bool"),  # no such cast / kernel
+    (300, 1, "uint8"), (-0.5, 1, "uint8"), (1, -128.5, "int8"), (1e5, 1, "float16"), (float("nan"), 1, "int64"),
+    (1, 300, "uint8", 1), (-300, 1, "int8", 0),  # one step converts start only, none converts nothing
+    (0.005, -204, "uint8"), (-3, 10, "uint8"),  # uint8 takes -255..-1 as 256 + value
+    ("t", 1, "float64"),  # a complex 0-d tensor end
+])
+def test_linspace_checks_its_ends_as_torch(args):
+    start, end, dtype, steps = args + (9,) if len(args) == 3 else args
+    results = []
+    for lib in (torch, ember):
+        s = lib.tensor(1 + 2j) if start == "t" else start
+        try:
+            results.append(lib.linspace(s, end, steps, dtype=getattr(lib, dtype) if start != "t" else None).tolist())
+        except (RuntimeError, NotImplementedError) as e:
+            results.append((type(e).__name__, str(e)))
+    assert results[1] == results[0]

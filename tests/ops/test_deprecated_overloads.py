@@ -76,3 +76,29 @@ def test_an_old_style_adam_step_matches_torchs():
                 p.data.addcdiv_(-step_size, exp_avg, denom)
         return p.detach().numpy()
     np.testing.assert_allclose(step(ember), step(torch), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x, o: L.addcmul(x, o, 2),             # tensor2 a number
+    lambda L, x, o: L.addcdiv(x, o, 2),
+    lambda L, x, o: L.addcmul(x, 2, o, 3),          # scale first, tensor2 a number
+    lambda L, x, o: L.addcmul(x, 2, o, o, value=3),  # the scale twice
+    lambda L, x, o: L.add(x, 2, o, alpha=3),
+    lambda L, x, o: x.sub(2, o, alpha=3),
+    lambda L, x, o: x.add(L.tensor(2.0, requires_grad=True), o),
+])
+def test_ill_formed_scale_first_calls_raise_type_error_instead_of_computing(call):
+    for lib in (torch, ember):
+        with warnings.catch_warnings(), pytest.raises(TypeError):
+            warnings.simplefilter("ignore")
+            call(lib, lib.ones(2), lib.full((2,), 3.0))
+
+
+def test_a_zero_dim_tensor_is_a_scale_and_a_complex_alpha_needs_a_complex_result():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = [lib.ones(2).add(lib.tensor(2), lib.full((2,), 3.0)).tolist() for lib in (torch, ember)]
+    assert values[1] == values[0] == [7.0, 7.0]
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="alpha must not be a complex number"):
+            lib.add(lib.ones(2), lib.ones(2), alpha=1j)

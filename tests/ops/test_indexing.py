@@ -60,9 +60,13 @@ GETITEM = [
     Case("getitem-float-index", lambda L, x, i: x[i], R(3), V([0.0, 1.0])),
     Case("getitem-mask-shape-mismatch", lambda L, x, m: x[m], R(3, 4), B(4)),
     Case("getitem-0d-int", lambda L, x: x[0], R()),
+    # a short list holding a sequence, tensor, slice, None or ... is a tuple of indices (torch warns)
+    Case("getitem-list-as-tuple", lambda L, x, i: [x[[[0, 2], [1, 3]]], x[[i, i]], x[[0, slice(None)]],
+                                                   x[[None, 1]], x[[(0, 2)]], x[[[0, 2]]]], R(3, 4), _idx([0, 2])),
 ]
 
 SETITEM = [
+    Case("setitem-list-as-tuple", _set([[0, 2], [1, 3]]), R(3, 4), R(2)),
     Case("setitem-range-and-tensor", _set(lambda L, i: (range(3), i)), R(3, 4), R(3), _idx([0, 3, 1])),
     Case("setitem-int", _set(1), R(3, 4), R(4)),
     Case("setitem-scalar", _set((0, 2), value_is_arg=False), R(3, 4)),

@@ -5,6 +5,7 @@ NaN, integer dtypes, torch's errors, and gradients (second order where torch has
 import pytest
 import torch
 
+import ember
 from harness import B, Case, D, I, P, R, S, T, V, check, inf, nan, params
 
 TIES = [1.0, 3.0, 2.0, 3.0, 0.0, 3.0]
@@ -131,3 +132,14 @@ def test_cummax_backward_reaches_the_running_maximum():
     t = torch.tensor([1.0, 3.0, 2.0, 3.0], requires_grad=True)
     torch.cummax(t, 0).values.sum().backward()
     assert x.grad.tolist() == t.grad.tolist() == [1.0, 2.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.cummax(x, 0)[0], lambda L, x: L.cummin(x, 0)[1], lambda L, x: L.softmax(x, 1),
+    lambda L, x: L.log_softmax(x, 0), lambda L, x: L.nn.functional.softmax(x, -1),
+])
+def test_scans_and_softmax_of_a_transposed_input_are_contiguous_as_torchs(fn):
+    # torch allocates these results contiguous: .view(-1) of them works
+    results = [fn(lib, lib.arange(12.0).reshape(3, 4).t()) for lib in (torch, ember)]
+    assert [tuple(r.stride()) for r in results] == [(3, 1), (3, 1)]
+    assert results[1].view(-1).double().tolist() == pytest.approx(results[0].view(-1).double().tolist(), rel=1e-6)

@@ -216,27 +216,34 @@ def numpy_names(function):
 
 
 
-def scalar_first(name, keyword, positional, operands):
+def scalar_first(name, keyword, positional, operands, scale=1, numbers=True):
     """PyTorch's deprecated overloads that put the scale first: ``x.add(alpha, other)``,
     ``x.sub(alpha, other)``, ``x.addcmul(value, tensor1, tensor2)``, ``x.addcdiv(...)``
     (old optimizers' ``exp_avg.add_(1 - beta1, grad)``, ``p.data.add_(-lr, p.grad)``).
-    ``positional``: the arguments after the input, one more than the ``operands`` names.
-    Returns ``(scale, operands)`` with torch's UserWarning; TypeError as torch's parser when
-    the first is a tensor or the count is off."""
-    if len(positional) != len(operands) + 1 or isinstance(positional[0], Tensor):
+    ``positional``: the arguments after the input, one more than the ``operands`` names;
+    ``scale``: the keyword's value as called (its default 1 unless given); ``numbers``: whether
+    an operand may be a number (add/sub's may, addcmul/addcdiv's may not). A 0-d tensor that
+    records no gradient counts as the scale (torch's Scalar). Returns ``(scale, operands)``
+    with torch's UserWarning; TypeError as torch's parser when the first is another tensor,
+    an operand is not a tensor, the keyword is given too, or the count is off."""
+    first = positional[0] if positional else None
+    if isinstance(first, Tensor) and first.ndim == 0 and not first.requires_grad:
+        first = first.item()
+    if (len(positional) != len(operands) + 1 or isinstance(first, Tensor) or type(scale) is not int
+            or scale != 1 or not (numbers or all(isinstance(o, Tensor) for o in positional[1:]))):
         raise TypeError(f"{name}() takes {len(operands)} positional argument{'s' * (len(operands) > 1)} but "
                         f"{len(positional)} were given")
     tensors = ", ".join(f"Tensor {o}" for o in operands)
     warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number {keyword}, {tensors})\nConsider "
                   f"using one of the following signatures instead:\n\t{name}({tensors}, *, Number {keyword} = 1)",
-                  UserWarning, stacklevel=_caller_level())
-    return positional[0], positional[1:]
+                  UserWarning, stacklevel=caller_level())
+    return first, positional[1:]
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _caller_level():
+def caller_level():
     """The ``stacklevel`` of the first frame outside ember, seen from the caller's ``warn``: a
     warning points at the user's line, however many ember calls lie between."""
     level, frame = 1, sys._getframe(1)

@@ -4,13 +4,14 @@
 Indexing derivatives scatter the gradient back with accumulation, so repeated indices add up.
 """
 import builtins
+import warnings
 
 import numpy as np
 
 from .. import _backend, _dtype
 from .._creation import from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
-from .args import c_type_name, with_out
+from .args import c_type_name, caller_level, with_out
 from .core import Op, _type_name, apply, like_input, named, reads_indices
 from .inplace import write_result
 from .pointwise_binary import Where
@@ -41,10 +42,10 @@ def _index_arg(index):
                 continue
             out.append(a)
             basic = False
-        elif isinstance(i, (list, range, np.ndarray)):
+        elif isinstance(i, (list, tuple, range, np.ndarray)):
             a = i  # (an array stays as it is: the index kernels make is in the input's namespace)
             if not isinstance(i, np.ndarray):  # the user's own host index (metadata: a compiled graph's constant)
-                a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
+                a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, (list, tuple)) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
                 a = from_numpy(a)._data if a.dtype.kind in "biu" else a
@@ -65,8 +66,23 @@ def _index_arg(index):
     return tuple(out), basic
 
 
+def _sequence_index(index):
+    """A list index as torch reads it: shorter than 32 with a tensor, sequence, slice, None or
+    ``...`` in it, it is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``),
+    with torch's deprecation UserWarning; otherwise one index."""
+    if type(index) is not list or len(index) >= 32 or not builtins.any(
+            i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice, np.ndarray)) for i in index):
+        return index
+    warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                  "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                  "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result",
+                  UserWarning, stacklevel=caller_level())
+    return tuple(index)
+
+
 def getitem(self, index):
     """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
+    index = _sequence_index(index)
     tensors = _index_tensors(index)
     index, basic = _index_arg(index)
     try:
@@ -120,6 +136,8 @@ def setitem(self, index, value):
     value, ``CopyBackwards`` otherwise); advanced indices are an in-place ``index_put`` and
     need the same dtype (torch's RuntimeError otherwise), integers among them selecting first.
     RuntimeError (expand's) when ``value`` does not broadcast."""
+    index = _sequence_index(index)
+    tensors = _index_tensors(index)
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
         value = value.to(self.dtype)
@@ -135,7 +153,7 @@ def setitem(self, index, value):
     if not basic:
         split = _ints_first(index)  # the integers select a view first, as in getitem
         target = _sliced(self, split[0]) if split else self
-        write_result(target, index_put(target, split[1] if split else index, value))
+        write_result(target, reads_indices(index_put(target, split[1] if split else index, value), tensors))
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)

@@ -27,7 +27,7 @@ def add(input, other, *args, alpha=1, out=None):
     when the shapes do not broadcast, or for a float ``alpha`` with an integer result. The
     deprecated ``add(alpha, other)`` works with torch's warning."""
     if args:
-        alpha, (other,) = scalar_first("add", "alpha", (other,) + args, ("other",))
+        alpha, (other,) = scalar_first("add", "alpha", (other,) + args, ("other",), alpha)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
     result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
@@ -67,7 +67,7 @@ def sub(input, other, *args, alpha=1, out=None):
     operand is bool or the shapes do not broadcast. The deprecated ``sub(alpha, other)``
     works with torch's warning."""
     if args:
-        alpha, (other,) = scalar_first("sub", "alpha", (other,) + args, ("other",))
+        alpha, (other,) = scalar_first("sub", "alpha", (other,) + args, ("other",), alpha)
     _check_sub(input, other)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
@@ -83,6 +83,8 @@ def _check_alpha(input, other, alpha):
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif isinstance(alpha, (builtins.float, np.floating)) and not dtype.is_inexact:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    elif isinstance(alpha, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
 
 
 def _is_bool(x):
@@ -460,8 +462,7 @@ class Lerp(Op):
 def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
     """``input + value * tensor1 * tensor2``; the deprecated ``addcmul(value, tensor1,
     tensor2)`` works with torch's warning."""
-    if args or not isinstance(tensor1, Tensor):
-        value, (tensor1, tensor2) = _scaled_first("addcmul", tensor1, tensor2, args)
+    value, tensor1, tensor2 = _addc_args("addcmul", tensor1, tensor2, args, value)
     prod = tensor1 * tensor2
     return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
 
@@ -469,8 +470,7 @@ def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
 def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2. The
     deprecated ``addcdiv(value, tensor1, tensor2)`` works with torch's warning."""
-    if args or not isinstance(tensor1, Tensor):
-        value, (tensor1, tensor2) = _scaled_first("addcdiv", tensor1, tensor2, args)
+    value, tensor1, tensor2 = _addc_args("addcdiv", tensor1, tensor2, args, value)
     if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
@@ -478,10 +478,16 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     return with_out(named(input + (q if value == 1 else q * value), "AddcdivBackward0"), out)
 
 
-def _scaled_first(name, tensor1, tensor2, args):
-    if not args:  # (number, tensor): torch's parser names the argument that is not a tensor
-        raise TypeError(f"{name}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
-    return scalar_first(name, "value", (tensor1, tensor2) + args, ("tensor1", "tensor2"))
+def _addc_args(name, tensor1, tensor2, args, value):
+    """addcmul/addcdiv's ``(value, tensor1, tensor2)``, also from the scale-first form."""
+    if args or not isinstance(tensor1, Tensor):
+        if not args:  # (number, tensor): torch's parser names the argument that is not a tensor
+            raise TypeError(f"{name}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
+        value, (tensor1, tensor2) = scalar_first(name, "value", (tensor1, tensor2) + args, ("tensor1", "tensor2"),
+                                                 value, numbers=False)
+    if not isinstance(tensor2, Tensor):
+        raise TypeError(f"{name}(): argument 'tensor2' (position 2) must be Tensor, not {type(tensor2).__name__}")
+    return value, tensor1, tensor2
 
 
 def where(condition, input=None, other=None, *, out=None):

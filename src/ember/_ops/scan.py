@@ -18,6 +18,7 @@ from .core import _NAMES, Op, apply
 from .join import cat, narrow
 from .pointwise_binary import Where
 from .pointwise_float import log_add_exp
+from .reduce import _c_order
 
 
 # ---- running extremes ----------------------------------------------------------------------------
@@ -56,7 +57,7 @@ def _running_extreme(x, dim, better):
                 take = xp.isnan(xi) | (take & ~xp.isnan(best))
             best, at = xp.where(take, xi, best), xp.where(take, i, at)
             values[..., i], indices[..., i] = best, at
-    return xp.moveaxis(values, -1, dim), xp.moveaxis(indices, -1, dim)
+    return _c_order(xp.moveaxis(values, -1, dim)), _c_order(xp.moveaxis(indices, -1, dim))
 
 
 class Cummax(Op):
