@@ -148,3 +148,15 @@ class BackwardHook:
             grad_inputs = new
         self.grad_outputs = None
         return tuple(grad_inputs[i] for i in self.input_index)
+
+
+def remove_reparametrization(module, kind, name, function):
+    """Takes out the forward pre-hook of class ``kind`` that recomputes ``module.<name>`` (as
+    ``weight_norm``/``spectral_norm`` install it), lets it put ``name`` back as a plain parameter,
+    and returns ``module``; ValueError naming ``function`` when there is none."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, kind) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[key]
+            return module
+    raise ValueError(f"{function} of '{name}' not found in {module}")

@@ -11,6 +11,7 @@ from ..._ops.linalg import matmul
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
+from .hooks import remove_reparametrization
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -93,9 +94,4 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 def remove_spectral_norm(module, name="weight"):
     """Puts the normalised ``module.<name>`` back as a plain parameter; ValueError when it was
     not normalised."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_reparametrization(module, SpectralNorm, name, "spectral_norm")

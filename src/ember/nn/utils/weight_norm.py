@@ -10,6 +10,7 @@ import warnings
 
 from ..._ops.core import named
 from ..parameter import Parameter
+from .hooks import remove_reparametrization
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -76,9 +77,4 @@ def weight_norm(module, name="weight", dim=0):
 def remove_weight_norm(module, name="weight"):
     """Puts the normalised ``module.<name>`` back as a plain parameter; ValueError when it was
     not normalised."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    return remove_reparametrization(module, WeightNorm, name, "weight_norm")
