@@ -5,12 +5,13 @@ change, compared before and after the recording (``capture`` makes a difference 
 so the function runs eagerly every call instead of silently skipping it).
 """
 import inspect
+import types
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
-__all__ = ["python_state", "global_names", "plain_object"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code"]
 
 
 def python_state(world):
@@ -41,9 +42,21 @@ def python_state(world):
 
 
 def plain_object(value):
-    """An object whose attributes a function may set: not a module, optimizer, class or function."""
+    """An object whose attributes a function may set: not a module, optimizer, class or function;
+    callable only when its class's ``__call__`` is user code (a step object, not a compiled
+    function or a ``functools.partial``)."""
     return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
-        and not callable(value) and not inspect.ismodule(value)
+        and (not callable(value) or user_code(getattr(type(value), "__call__", None))) and not inspect.ismodule(value)
+
+
+def user_code(fn):
+    """Whether ``fn`` is a Python function of the user's (not ember's, NumPy's, the standard
+    library's): the guards look into what it reads."""
+    return isinstance(fn, types.FunctionType) and (getattr(fn, "__module__", None) or "").partition(".")[0] \
+        not in _LIBRARIES
+
+
+_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 
 
 def _ident(x):
