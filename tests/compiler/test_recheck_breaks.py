@@ -275,6 +275,20 @@ def test_a_global_read_by_a_user_function_a_forward_calls():
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+class _Scaler:
+    def __call__(self, t):
+        return t * FACTOR["forward"]
+
+
+def test_a_global_read_by_a_callable_object_in_the_closure():
+    ember.manual_seed(0)
+    model, x, scaler = nn.Linear(4, 3), ember.tensor(X), _Scaler()
+    want = _before_and_after(lambda: scaler(model(x)), "forward", 3.0)
+    compiled = ember.compile(lambda: scaler(model(x)))
+    for g, w in zip(_before_and_after(compiled, "forward", 3.0), want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("first", ["off", "bfloat16"])
 def test_autocast_entered_or_changed_after_warm_calls(first):
     """The autocast dtype is a guard: a graph captured outside autocast (or under bfloat16)

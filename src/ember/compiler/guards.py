@@ -290,6 +290,8 @@ def _free_values(fn, names, seen, reads):
             items = (value,)
         for item in items:
             inner = getattr(item, "__func__", item)
+            if callable(item) and plain_object(item):  # a callable object: its __call__ runs
+                inner = type(item).__call__
             if isinstance(item, types.MethodType):
                 yield item.__self__
             if isinstance(item, Module) and id(item) not in seen:
