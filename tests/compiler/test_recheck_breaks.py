@@ -206,6 +206,16 @@ def test_inputs_that_are_views_of_one_memory_after_warm_calls_on_separate_ones(o
                                   _write_then_read(want[cut[0]], want[cut[1]]).numpy())
 
 
+def test_an_input_written_in_place_and_an_unfolded_view_of_its_memory():
+    """``unfold`` views its base through NumPy's as_strided (a DummyArray in between): the same memory."""
+    compiled = ember.compile(_write_then_read)
+    for _ in range(3):
+        compiled(ember.arange(3.0), ember.ones(6, 3))
+    got, want = (ember.arange(8.0) for _ in range(2))
+    np.testing.assert_array_equal(compiled(got[0:3], got.unfold(0, 3, 1)).numpy(),
+                                  _write_then_read(want[0:3], want.unfold(0, 3, 1)).numpy())
+
+
 def test_overlapping_inputs_only_read_keep_their_graph():
     """Views of one memory that the graph only reads replay as well as separate ones."""
     compiled = ember.compile(lambda a, b: a * 2 + b)

@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from .side_effects import plain_object
 
 __all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "baked", "contents",
-           "same", "sharing", "alias_pattern", "LARGE"]
+           "same", "sharing", "owner", "alias_pattern", "LARGE"]
 
 
 _SCALARS = (int, float, bool, str, type(None))
@@ -142,8 +142,8 @@ def sharing(arrays):
     Views of one memory (``x[0:3]``, ``x[1:4]``) are different arrays: a graph that writes
     one reads the other as another array (eagerly it sees the write), so a call whose inputs
     overlap otherwise than the capture's is another program, and one that writes such an
-    input runs eagerly (``capture``). Arrays with different owners (``.base``) never overlap."""
-    roots = [id(a) if a.base is None else id(a.base) for a in arrays]
+    input runs eagerly (``capture``). Arrays with different owners (:func:`owner`) never overlap."""
+    roots = [id(owner(a)) for a in arrays]
     if len(set(roots)) == len(roots):
         return None
     ids = list(map(id, arrays))
@@ -154,6 +154,14 @@ def sharing(arrays):
                       if ids[i] != ids[j] and np.may_share_memory(arrays[i], arrays[j])])
     pattern = alias_pattern(ids)
     return None if pattern is None and not overlaps else (pattern, overlaps)
+
+
+def owner(array):
+    """The object whose memory ``array`` views: its last ``.base`` (through the ``DummyArray``
+    NumPy's ``as_strided`` leaves between, as ``unfold`` makes), or ``array`` itself."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def alias_pattern(ids):

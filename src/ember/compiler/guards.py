@@ -142,7 +142,7 @@ class World:
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
             ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
              tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) for k, v in vars(m).items()
-                           if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _HOOK_MARKS])
+                           if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS])
                     for m in modules])),
             ("module hooks", _hooks(modules))]
         # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
@@ -150,7 +150,7 @@ class World:
         # their own writes
         self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
                            if (isinstance(v, (list, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
-                           and k not in _HOOK_MARKS]
+                           and k not in _TABLE_MARKS]
 
     def held_same(self):
         """Whether the plain lists and dicts the modules hold still hold what the walk found
@@ -211,8 +211,10 @@ def _hooks(modules):
 
 
 _COUNTED = (_module._Table, _module._Hooks)
-# a module's marks of its hooks (with_kwargs, always_call): written with the hook tables
-_HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+# a module's marks of its hooks (with_kwargs, always_call) and of its non-persistent buffers:
+# written with the hook and buffer tables, which count their writes
+_TABLE_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_non_persistent_buffers_set")
 
 
 def _source(fn):
@@ -236,7 +238,7 @@ def _source(fn):
 
 @functools.lru_cache(maxsize=256)
 def _global_names(code):
-    return tuple(global_names(code))
+    return tuple(dict.fromkeys(global_names(code)))
 
 
 def _kinds(arguments, free):

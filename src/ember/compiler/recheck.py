@@ -25,7 +25,7 @@ from ..amp import autocast_mode as _autocast
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
-from .contents import members, same, sharing
+from .contents import members, owner, same, sharing
 from .guards import code_ids, constants, object_tensors, optimizer_facts
 
 __all__ = ["Recheck"]
@@ -75,8 +75,8 @@ class Recheck:
         self.grad_fn = operator.attrgetter("grad_fn" if views else "_grad_fn")
         arrays = list(map(_DATA, self.tensors))
         # the memory the tensors read own (their arrays' owners): an input that is no view of it
-        # and owns other memory than the other inputs shares none (see guards.sharing)
-        self.arrays, self.roots = arrays, {id(a) if a.base is None else id(a.base) for a in arrays}
+        # and owns other memory than the other inputs shares none (see contents.sharing)
+        self.arrays, self.roots = arrays, {id(owner(a)) for a in arrays}
         self.sharing = sharing([*map(_DATA, args), *arrays])
         # whether that is what inputs that share no memory give (the tensors read may share some)
         self.apart = self.sharing == sharing([*[np.empty(0) for _ in args], *arrays])
@@ -148,7 +148,7 @@ class Recheck:
         arrays = list(map(_DATA, args))
         bases = list(map(_BASE, arrays))
         roots = list(map(id, arrays)) if all(map(_IS_NONE, bases)) else \
-            [id(a) if b is None else id(b) for a, b in zip(arrays, bases)]
+            [id(owner(a)) for a in arrays]
         if len(set(roots)) == len(roots) and self.roots.isdisjoint(roots):  # no memory shared
             return self.apart
         return sharing(arrays + self.arrays) == self.sharing

@@ -4,6 +4,7 @@ A graph replays tensor computations only. :func:`python_state` lists what else a
 change, compared before and after the recording (``capture`` makes a difference a graph break,
 so the function runs eagerly every call instead of silently skipping it).
 """
+import dis
 import inspect
 import types
 
@@ -76,9 +77,16 @@ def _contents(value):
 
 
 def global_names(code):
-    """Every global name ``code`` (a code object) reads, with those of its nested functions."""
+    """Every global name ``code`` (a code object) reads or writes (its ``LOAD_GLOBAL``,
+    ``LOAD_NAME`` ... instructions: not the attribute names ``co_names`` also holds), with those
+    of its nested functions."""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _GLOBAL_OPS:
+            yield instruction.argval
     # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
-    yield from code.co_names
     for const in code.co_consts:
         if inspect.iscode(const):
             yield from global_names(const)
+
+
+_GLOBAL_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"}
