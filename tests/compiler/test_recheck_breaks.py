@@ -285,6 +285,29 @@ def test_a_global_read_by_a_user_function_a_forward_calls():
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+class _ClassScaled(nn.Module):
+    scale = 2.0  # a class attribute, read as self.scale
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+def test_a_class_attribute_a_forward_reads():
+    def make():
+        ember.manual_seed(0)
+        _ClassScaled.scale = 2.0
+        model, x = _ClassScaled(), ember.tensor(X)
+        return (lambda: model(x)), {"model": model}
+    try:
+        _equal_after(make, lambda s: setattr(_ClassScaled, "scale", 3.0))
+    finally:
+        _ClassScaled.scale = 2.0
+
+
 class _Scaler:
     def __call__(self, t):
         return t * FACTOR["forward"]

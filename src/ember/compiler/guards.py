@@ -32,7 +32,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
 from .contents import LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
-from .side_effects import global_names, plain_object, user_code
+from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
@@ -308,7 +308,8 @@ def _free_values(fn, names, seen, reads):
 def _module_values(module, seen, reads):
     """What the user code a call of ``module`` runs reads (see :func:`_free_values`): the
     ``forward`` of its and its submodules' classes, their hooks and the global module hooks
-    (a global a forward or a hook reads is guarded as one the function reads)."""
+    (a global a forward or a hook reads is guarded as one the function reads), and the Python
+    values the user classes hold (class attributes, read on every call)."""
     seen.add(id(module))
     roots = [module, *_listed_modules(module)]
     functions = [type(m).forward for root in roots for m in root.modules()]
@@ -320,6 +321,17 @@ def _module_values(module, seen, reads):
         if id(inner) not in seen and user_code(inner):
             seen.add(id(inner))
             yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+    # the Python values the user classes hold (``scale = 2.0`` read as ``self.scale``)
+    for cls in dict.fromkeys([c for root in roots for m in root.modules() for c in type(m).__mro__]):
+        if id(cls) not in seen and user_class(cls):
+            seen.add(id(cls))
+            reads.append((_class_values, (cls,), _class_values(cls)))
+            yield from (v for k, v in vars(cls).items() if not k.startswith("__") and (scalar(v) or container(v)))
+
+
+def _class_values(cls):
+    """A class's own attributes (compared by identity: one rebound is seen)."""
+    return tuple(vars(cls).values())
 
 
 def _read(cells, globals_, names):

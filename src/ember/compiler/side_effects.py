@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class"]
 
 
 def python_state(world):
@@ -55,6 +55,11 @@ def user_code(fn):
     library's): the guards look into what it reads."""
     return isinstance(fn, types.FunctionType) and (getattr(fn, "__module__", None) or "").partition(".")[0] \
         not in _LIBRARIES
+
+
+def user_class(cls):
+    """Whether ``cls`` is a class of the user's (a model's, not ``nn.Linear``): see :func:`user_code`."""
+    return (getattr(cls, "__module__", None) or "").partition(".")[0] not in _LIBRARIES
 
 
 _LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
