@@ -8,6 +8,7 @@ import pytest
 
 import ember
 import ember.nn as nn
+from ember._dynamo.utils import counters
 
 USE_RELU = True
 MODELS = []
@@ -252,3 +253,27 @@ def test_python_state_torch_guards_recompiles_on(scenario):
         assert g.dtype == e.dtype and str(t.dtype) == str(e.dtype)
         np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-6)
         np.testing.assert_allclose(t.detach().numpy(), e.detach().numpy(), rtol=1e-6)
+
+
+def scale():  # a global function whose name is also an attribute read below (``model.scale``)
+    return 1.0
+
+
+def test_an_attribute_named_like_a_global_is_not_a_global_read():
+    """``model.scale`` names no global: rebinding the global ``scale`` (read by no code here)
+    neither recompiles nor takes the full path (the guards read a code's LOAD_GLOBAL names,
+    not every name in ``co_names``)."""
+    global scale
+    model, x = nn.Linear(4, 3), ember.ones(2, 4)
+    model.scale = 2.0
+    compiled = ember.compile(lambda t: model(t) * model.scale)
+    _warm(compiled, x)
+    old = scale
+    try:
+        for value in (3.0, 4.0):
+            scale = lambda value=value: value  # noqa: E731
+            _check(compiled, lambda t: model(t) * model.scale, x)
+    finally:
+        scale = old
+    assert sum(counters["recompiles"].values()) == 0
+    assert compiled._recheck is not None and compiled._missed == 0

@@ -523,7 +523,12 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     before = python_state(world)
     _core.OBSERVERS.append(tracer)
     try:
+        if world.unguarded:
+            tracer.graph_break(world.unguarded)
         result = fn(*args, **kwargs)
+        if tracer.graph.mutations and world.overlapping():
+            tracer.graph_break("an in-place write into a tensor whose memory another input, global or parameter "
+                               "overlaps (views of one tensor): a replay would not see the write through the other")
         changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "

@@ -8,8 +8,13 @@ closure cells and argument objects it reads hold, with their shapes, and which f
 ``W = ...`` or ``helper = ...`` recompiles, as torch's guards). :func:`snapshot` lists these as ``(name, value)`` pairs; two
 snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
-method, its closure and the globals its code names, and those of the user functions found there
-(torch's guards follow the same sources, through the functions dynamo inlines).
+method, a ``functools.partial``'s arguments, a callable object's attributes, its closure and the
+globals its code names, and those of the user functions found there: the ones it calls, the
+``forward`` of the modules it reaches and their hooks (torch's guards follow the same sources,
+through the functions dynamo inlines). Containers are compared item by item, with the containers
+in them (:func:`~.contents.flat`); one too large to compare on every call makes the function run eagerly.
+Inputs that overlap in memory without being one array (views of one tensor) are a guard too
+(:func:`~.contents.sharing`).
 """
 import functools
 import inspect
@@ -17,7 +22,6 @@ import itertools
 import operator
 import types
 
-import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
@@ -27,12 +31,12 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
-from .side_effects import global_names, plain_object
+from .contents import LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
+from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
-           "optimizer_facts", "alias_pattern", "members", "constants", "code_ids",
-           "reads_hold", "same", "hook_ids"]
+           "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
 
 
 class World:
@@ -40,7 +44,7 @@ class World:
 
     Finding the modules and optimizers walks the function's closure and globals (and those
     of the user functions found there) and every submodule. A call after ``previous`` re-reads
-    only what that walk read (closure cells, globals, small containers: the same objects give
+    only what that walk read (closure cells, globals, the containers read: the same objects give
     the same roots) and, while no module changed (``nn.modules.module.STATE_VERSION``, the plain
     lists and dicts modules hold), reuses the modules found and the facts read of them."""
 
@@ -55,9 +59,10 @@ class World:
         same_fn = previous is not None and previous.fn is fn
         self.source = previous.source if same_fn else _source(fn)
         # what the function reads from closures and globals: the same objects as the last call's
-        # when each closure cell and global it read (and each small container it looked into) still
+        # when each closure cell and global it read (and each container it looked into) still
         # holds the same object; then so is what it found there
-        if same_fn and reads_hold(previous.reads):
+        # (and while no module changed: the forwards and hooks followed are the modules')
+        if same_fn and previous.version == _module.STATE_VERSION[0] and reads_hold(previous.reads):
             self.reads, free = previous.reads, previous.read_values
         else:
             self.reads = []
@@ -73,9 +78,13 @@ class World:
         self.constants = constants(scalars)
         # the functions it calls from there: a rebound ``helper = ...`` is another program
         self.codes = code_ids(functions)
-        # what the roots hold one level down (a module swapped into a global list or object)
+        # what the roots hold (a module swapped into a global list or object), see flat()
         # (kept, so that no other object takes their ids while this world is the last one)
-        self.members = members(containers)
+        self.members, too_large = flats(containers)
+        # a container too large to compare on every call: the function runs eagerly (a graph break)
+        self.unguarded = None if too_large is None else (
+            f"the function reads a {type(too_large).__name__} of {len(too_large)} items (with the containers in it, "
+            f"over {LARGE}): too large to guard on every call, so it runs eagerly")
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
@@ -132,20 +141,27 @@ class World:
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
             ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
-             tuple([tuple([(k, type(v), v) if _scalar(v) else (k, _value(v)) for k, v in vars(m).items()
-                           if _scalar(v) or _container(v) and type(v) not in _COUNTED and k not in _HOOK_MARKS])
+             tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) for k, v in vars(m).items()
+                           if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS])
                     for m in modules])),
             ("module hooks", _hooks(modules))]
         # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
         # too, a config object): compared on every call, where the counted tables and hooks count
         # their own writes
-        self.held_lists = [(v, _contents(v)) for m in modules for k, v in vars(m).items()
-                           if isinstance(v, (list, dict)) and type(v) not in _COUNTED and k not in _HOOK_MARKS
-                           or plain_object(v)]
+        self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
+                           if (isinstance(v, (list, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
+                           and k not in _TABLE_MARKS]
 
     def held_same(self):
-        """Whether the plain lists and dicts the modules hold still hold what the walk found."""
-        return all([same(_contents(v), held) for v, held in self.held_lists])
+        """Whether the plain lists and dicts the modules hold still hold what the walk found
+        (also in the containers they hold, see :func:`~.contents.flat`)."""
+        return all([same(held_contents(v), then) for v, then in self.held_lists])
+
+    def overlapping(self):
+        """The pairs of the inputs', tensors read and parameters' positions whose arrays are
+        different but overlap in memory (views of one tensor), see :func:`~.contents.sharing`."""
+        shared = _aliases(self)
+        return () if shared is None else shared[1]
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the
@@ -157,14 +173,6 @@ class World:
         return [names.get(id(p), "param") for p in self.params]
 
 
-_SCALARS = (int, float, bool, str, type(None))
-
-
-def _scalar(value):
-    """A Python number or string, or a NumPy scalar (np.float32(2.0)): a graph bakes its value in."""
-    return type(value) in _SCALARS or isinstance(value, np.generic)
-
-
 def _listed_modules(module):
     """Modules ``module`` holds in plain list, tuple or dict attributes."""
     for v in vars(module).values():
@@ -173,55 +181,16 @@ def _listed_modules(module):
         elif not isinstance(v, (list, tuple)):
             continue
         yield from (m for m in v if isinstance(m, Module))
-_SMALL = 32  # containers up to this length are looked into on every call
-
-
-def _members(obj):
-    """What a container or plain object holds, when it is small enough to check per call."""
-    if isinstance(obj, (list, tuple)) and len(obj) <= _SMALL:
-        return obj
-    if isinstance(obj, dict) and len(obj) <= _SMALL:
-        return obj.values()
-    if plain_object(obj) and len(vars(obj)) <= _SMALL:
-        return vars(obj).values()
-    return ()
-
-
-def members(containers):
-    """What the small containers and plain objects ``containers`` hold, one level down."""
-    return [v for o in containers for v in _members(o)]
 
 
 def constants(values):
-    """What a graph may have baked in of the Python ``values`` it read (see :func:`_value`)."""
-    return tuple([_value(o) for o in values])
+    """What a graph may have baked in of the Python ``values`` it read (see :func:`~.contents.baked`)."""
+    return tuple([baked(o) for o in values])
 
 
 def code_ids(functions):
     """The ids of the code objects ``functions`` run (a rebound ``helper = ...`` is another program)."""
     return tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
-
-
-def _container(obj):
-    return isinstance(obj, (list, tuple, dict)) or plain_object(obj)
-
-
-def _value(obj, depth=0):
-    """What a graph may have baked in of a Python value: numbers and strings (with their type),
-    the structure and contents of small containers and plain objects, two levels deep;
-    tensors and other objects by kind (their own guards cover them)."""
-    if _scalar(obj):
-        return type(obj), obj
-    if depth > 2 or isinstance(obj, Tensor):
-        return type(obj)
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), len(obj)) + (tuple([_value(v, depth + 1) for v in obj]) if len(obj) <= _SMALL else ())
-    if isinstance(obj, dict):
-        return (dict, tuple(obj)) + (tuple([_value(v, depth + 1) for v in obj.values()])
-                                     if len(obj) <= _SMALL else ())
-    if plain_object(obj) and len(vars(obj)) <= _SMALL:
-        return type(obj), tuple([(k, _value(v, depth + 1)) for k, v in vars(obj).items()])
-    return type(obj)
 
 
 def _tensor_attributes(module):
@@ -230,10 +199,8 @@ def _tensor_attributes(module):
     for v in vars(module).values():
         if isinstance(v, Tensor):
             yield v
-        elif isinstance(v, (list, tuple)) and len(v) <= _SMALL:
-            yield from (t for t in v if isinstance(t, Tensor))
-        elif plain_object(v):
-            yield from (t for t in vars(v).values() if isinstance(t, Tensor))
+        elif (isinstance(v, (list, tuple)) or plain_object(v)) and type(v) not in _COUNTED:
+            yield from (t for t in flat(v) or () if isinstance(t, Tensor))
 
 
 def _hooks(modules):
@@ -244,60 +211,65 @@ def _hooks(modules):
 
 
 _COUNTED = (_module._Table, _module._Hooks)
-# a module's marks of its hooks (with_kwargs, always_call): written with the hook tables
-_HOOK_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
-
-
-def _contents(container):
-    """What a list or dict holds (its keys too), or a plain object's attributes (names too)."""
-    if isinstance(container, (list, tuple)):
-        return tuple(container)
-    items = container if isinstance(container, dict) else vars(container)
-    return (*items, *items.values())
-
-
-def same(a, b):
-    """Whether two sequences hold the same objects (identity: a tensor's ``==`` is elementwise)."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+# a module's marks of its hooks (with_kwargs, always_call) and of its non-persistent buffers:
+# written with the hook and buffer tables, which count their writes
+_TABLE_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_non_persistent_buffers_set")
 
 
 def _source(fn):
-    """``(self of a bound method or None, the unwrapped function, the global names its code
-    reads or None for a callable object)``: found once per compiled function, not per call."""
+    """``(the objects bound to the function, the unwrapped function, the global names its code
+    reads or None where it has no code)``: found once per compiled function, not per call. The
+    objects bound are ``self`` of a bound method, a ``functools.partial``'s arguments and
+    keywords, and a callable object itself (whose ``__call__`` is then the function)."""
+    bound = []
+    while isinstance(fn, functools.partial):
+        bound += [*fn.args, *fn.keywords.values()]
+        fn = fn.func
+    if getattr(fn, "__self__", None) is not None:
+        bound.insert(0, fn.__self__)
     inner = inspect.unwrap(getattr(fn, "__func__", fn))
+    if not isinstance(inner, types.FunctionType) and user_code(getattr(type(inner), "__call__", None)):
+        bound.insert(0, inner)  # a callable object: what it reads is its own attributes and its __call__'s
+        inner = type(inner).__call__
     code = getattr(inner, "__code__", None)
-    return getattr(fn, "__self__", None), inner, None if code is None else _global_names(code)
+    return tuple(bound), inner, None if code is None else _global_names(code)
 
 
 @functools.lru_cache(maxsize=256)
 def _global_names(code):
-    return tuple(global_names(code))
+    return tuple(dict.fromkeys(global_names(code)))
 
 
 def _kinds(arguments, free):
     """The roots (arguments, then ``free``: what the function read) sorted by what the guards
     read of them: ``(roots but tensors, values baked in, functions, tensors read (also in the
-    small containers read), plain objects, containers and plain objects)``."""
+    containers read), plain objects, containers and plain objects)``."""
     roots = [o for o in (*arguments, *free) if not isinstance(o, Tensor)]  # kept: ids stay unique
     objects = [o for o in roots if plain_object(o)]
-    # with the tensors in the small lists, tuples and dicts read (``params["w"]``): fixed sources
+    # with the tensors in the lists, tuples, dicts and sets read (``params["w"]``): fixed sources
     # of a graph as much as a tensor read by name
-    listed = [v for o in free if isinstance(o, (list, tuple, dict)) for v in _members(o) if isinstance(v, Tensor)]
-    return (roots, [o for o in free if _scalar(o) or _container(o)],
+    listed = [v for o in free if isinstance(o, (list, tuple, dict, set)) for v in flat(o) or ()
+              if isinstance(v, Tensor)]
+    return (roots, [o for o in free if scalar(o) or container(o)],
             [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
             [o for o in free if isinstance(o, Tensor)] + listed, objects,
-            [o for o in roots if isinstance(o, (list, tuple, dict))] + objects)
+            [o for o in roots if isinstance(o, (list, tuple, dict, set))] + objects)
 
 
 def _free_roots(source, reads):
-    """``self`` of a bound method, then what the function reads (see :func:`_free_values`)."""
-    self, fn, names = source
-    if self is not None:
-        yield self
-    if names is None:  # a callable object: its own attributes are what it reads
+    """The objects bound to the function (see :func:`_source`), then what it reads (see
+    :func:`_free_values`)."""
+    bound, fn, names = source
+    seen = {id(fn)}
+    yield from bound
+    for value in bound:
+        if isinstance(value, Module):
+            yield from _module_values(value, seen, reads)
+    if names is None:  # no code to read: the object itself
         yield fn
         return
-    yield from _free_values(fn, names, {id(fn)}, reads)
+    yield from _free_values(fn, names, seen, reads)
 
 
 def _free_values(fn, names, seen, reads):
@@ -312,21 +284,54 @@ def _free_values(fn, names, seen, reads):
         if value is _MISSING:
             continue
         yield value
-        # with the functions a small list or dict holds (branches of a switch)
-        if isinstance(value, (list, tuple, dict)):
-            items = tuple(_members(value))
-            reads.append((_members_of, (value,), items))
+        # with the functions a list or dict holds (branches of a switch); each read on every call
+        if isinstance(value, (list, tuple, dict, set)):
+            items = flat_or_over(value)
+            reads.append((flat_or_over, (value,), items))
         else:
             items = (value,)
         for item in items:
             inner = getattr(item, "__func__", item)
+            if callable(item) and plain_object(item):  # a callable object: its __call__ runs
+                inner = type(item).__call__
             if isinstance(item, types.MethodType):
                 yield item.__self__
-            if isinstance(inner, types.FunctionType) and id(inner) not in seen and _user_code(inner):
+            if isinstance(item, Module) and id(item) not in seen:
+                yield from _module_values(item, seen, reads)
+            elif id(inner) not in seen and user_code(inner):
                 seen.add(id(inner))
                 if item is not value:
                     yield item
                 yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+
+
+def _module_values(module, seen, reads):
+    """What the user code a call of ``module`` runs reads (see :func:`_free_values`): the
+    ``forward`` of its and its submodules' classes, their hooks and the global module hooks
+    (a global a forward or a hook reads is guarded as one the function reads), and the Python
+    values the user classes hold (class attributes, read on every call)."""
+    seen.add(id(module))
+    roots = [module, *_listed_modules(module)]
+    functions = [type(m).forward for root in roots for m in root.modules()]
+    functions += [h for root in roots for m in root.modules() for table in (
+        m._forward_pre_hooks, m._forward_hooks, m._backward_pre_hooks, m._backward_hooks) for h in table.values()]
+    functions += [*_module._global_forward_pre_hooks.values(), *_module._global_forward_hooks.values()]
+    for f in functions:
+        inner = getattr(f, "__func__", f)
+        if id(inner) not in seen and user_code(inner):
+            seen.add(id(inner))
+            yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+    # the Python values the user classes hold (``scale = 2.0`` read as ``self.scale``)
+    for cls in dict.fromkeys([c for root in roots for m in root.modules() for c in type(m).__mro__]):
+        if id(cls) not in seen and user_class(cls):
+            seen.add(id(cls))
+            reads.append((_class_values, (cls,), _class_values(cls)))
+            yield from (v for k, v in vars(cls).items() if not k.startswith("__") and (scalar(v) or container(v)))
+
+
+def _class_values(cls):
+    """A class's own attributes (compared by identity: one rebound is seen)."""
+    return tuple(vars(cls).values())
 
 
 def _read(cells, globals_, names):
@@ -349,24 +354,12 @@ def _cell_contents(cell):
         return _MISSING
 
 
-def _members_of(container):
-    return tuple(_members(container))
-
-
 def reads_hold(reads):
     """Whether each read of a walk (``(read, arguments, values)``) gives the same objects again."""
     for read, arguments, values in reads:
         if not same(read(*arguments), values):
             return False
     return True
-
-
-def _user_code(fn):
-    module = getattr(fn, "__module__", None) or ""
-    return module.partition(".")[0] not in _LIBRARIES
-
-
-_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 
 
 def snapshot(world, args, kwargs):
@@ -378,10 +371,10 @@ def snapshot(world, args, kwargs):
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
-            facts.append((f"argument {i}", value if _scalar(value) else type(value) if id(value) in declared
+            facts.append((f"argument {i}", value if scalar(value) else type(value) if id(value) in declared
                           else id(value)))
-        if _container(value):
-            facts.append((f"argument {i} (Python values inside)", _value(value)))
+        if container(value):
+            facts.append((f"argument {i} (Python values inside)", baked(value)))
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
     facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
     facts.append(("functions called from globals and closures (code identity)", world.codes))
@@ -415,7 +408,7 @@ def hook_ids(tensor):
 
 def object_tensors(objects):
     """The tensors plain objects hold as attributes (read on every call: nothing counts their writes)."""
-    return [v for o in objects for v in vars(o).values() if isinstance(v, Tensor)]
+    return [v for o in objects for v in flat(o) or () if isinstance(v, Tensor)]
 
 
 def optimizer_facts(opt):
@@ -432,18 +425,10 @@ def optimizer_facts(opt):
 
 def _aliases(world):
     """Which of the inputs, the tensors read from globals and closures and the parameters are
-    the same array (one tensor passed as two arguments, a global passed in), see :func:`alias_pattern`.
+    the same array (one tensor passed as two arguments, a global passed in), see :func:`~.contents.sharing`.
     A capture finds an array at its first source (``sources.known_arrays``), so a call aliasing
     otherwise is another program (as torch's dynamo guards duplicate inputs)."""
-    return alias_pattern([id(t._data) for t in (*world.inputs, *world.free, *world.params)])
-
-
-def alias_pattern(ids):
-    """For each of ``ids`` (arrays' ids) the first position with the same id, or None when all differ."""
-    if len(set(ids)) == len(ids):
-        return None
-    first = {}
-    return tuple([first.setdefault(k, i) for i, k in enumerate(ids)])
+    return sharing([t._data for t in (*world.inputs, *world.free, *world.params)])
 
 
 @functools.lru_cache(maxsize=None)

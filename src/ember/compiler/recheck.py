@@ -6,7 +6,7 @@ optimizers and parameters, inputs of the same shapes. Building a :class:`~.guard
 :func:`~.guards.snapshot` for it touches a few hundred Python objects, which the step's own data
 has pushed out of the cache. :class:`Recheck`, made from the last such call's world, re-reads
 only what can differ from it and compares flat lists at C speed: what the world's walk read
-(closure cells, globals, small containers), the plain objects' tensors, the optimizers'
+(closure cells, globals, the containers read), the plain objects' tensors, the optimizers'
 parameter lists, hyperparameters and state, and of every input, tensor read and parameter its
 class, array shape, dtype and ``requires_grad``, which parameters have a ``.grad`` and which
 arrays are shared. When all are the same, ``snapshot`` of this call's world would give that
@@ -17,19 +17,23 @@ path, which alone decides which entry applies and names a failed guard (see
 import functools
 import operator
 
+import numpy as np
+
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
-from .guards import alias_pattern, code_ids, constants, members, object_tensors, optimizer_facts, same
+from .contents import members, owner, same, sharing
+from .guards import code_ids, constants, object_tensors, optimizer_facts
 
 __all__ = ["Recheck"]
 
 # what the guards read of an input (its shape through its array: ``Size`` is made per read)
 _META = operator.attrgetter("__class__", "_data.shape", "dtype", "requires_grad")
 _DATA = operator.attrgetter("_data")
+_BASE = operator.attrgetter("base")
 _GRAD = operator.attrgetter("grad")
 _IS_NONE = functools.partial(operator.is_, None)
 _PLAIN = (float, int, bool, str, type(None))
@@ -69,8 +73,13 @@ class Recheck:
         views = any([t._view_chain is not None for t in self.tensors])
         self.requires_grad = operator.attrgetter("requires_grad" if views else "_requires_grad")
         self.grad_fn = operator.attrgetter("grad_fn" if views else "_grad_fn")
-        ids = [id(t._data) for t in self.tensors]
-        self.ids, self.aliases = (set(ids), ids), alias_pattern([*map(id, map(_DATA, args)), *ids])
+        arrays = list(map(_DATA, self.tensors))
+        # the memory the tensors read own (their arrays' owners): an input that is no view of it
+        # and owns other memory than the other inputs shares none (see contents.sharing)
+        self.arrays, self.roots = arrays, {id(owner(a)) for a in arrays}
+        self.sharing = sharing([*map(_DATA, args), *arrays])
+        # whether that is what inputs that share no memory give (the tensors read may share some)
+        self.apart = self.sharing == sharing([*[np.empty(0) for _ in args], *arrays])
         # each optimizer's facts as the full path reads them, and copies of its groups, equal while
         # nothing in them changed (a scheduler's new lr: the copies differ, the facts may not)
         self.optimizers = [[opt, optimizer_facts(opt), _copies(opt)] for opt in world.optimizers]
@@ -79,7 +88,7 @@ class Recheck:
 
     def _objects(self, again=True):
         """The objects the facts rest on (identity), in a fixed order: what the walk read (closure
-        cells, globals, small containers; read ``again`` or as the walk read them), the tensors'
+        cells, globals, containers; read ``again`` or as the walk read them), the tensors'
         arrays, the optimizers' parameters."""
         objects = []
         for read, arguments, values in self.world.reads:  # each read and group ended by _END:
@@ -136,11 +145,13 @@ class Recheck:
             return False
         if not args:
             return True
-        fixed, ids = self.ids
-        now = list(map(id, map(_DATA, args)))
-        if self.aliases is None:  # no array shared: none between the inputs nor with the tensors read
-            return len(set(now)) == len(now) and fixed.isdisjoint(now)
-        return alias_pattern(now + ids) == self.aliases
+        arrays = list(map(_DATA, args))
+        bases = list(map(_BASE, arrays))
+        roots = list(map(id, arrays)) if all(map(_IS_NONE, bases)) else \
+            [id(owner(a)) for a in arrays]
+        if len(set(roots)) == len(roots) and self.roots.isdisjoint(roots):  # no memory shared
+            return self.apart
+        return sharing(arrays + self.arrays) == self.sharing
 
 
 def _copies(opt):

@@ -4,13 +4,15 @@ A graph replays tensor computations only. :func:`python_state` lists what else a
 change, compared before and after the recording (``capture`` makes a difference a graph break,
 so the function runs eagerly every call instead of silently skipping it).
 """
+import dis
 import inspect
+import types
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
-__all__ = ["python_state", "global_names", "plain_object"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class"]
 
 
 def python_state(world):
@@ -41,9 +43,26 @@ def python_state(world):
 
 
 def plain_object(value):
-    """An object whose attributes a function may set: not a module, optimizer, class or function."""
+    """An object whose attributes a function may set: not a module, optimizer, class or function;
+    callable only when its class's ``__call__`` is user code (a step object, not a compiled
+    function or a ``functools.partial``)."""
     return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
-        and not callable(value) and not inspect.ismodule(value)
+        and (not callable(value) or user_code(getattr(type(value), "__call__", None))) and not inspect.ismodule(value)
+
+
+def user_code(fn):
+    """Whether ``fn`` is a Python function of the user's (not ember's, NumPy's, the standard
+    library's): the guards look into what it reads."""
+    return isinstance(fn, types.FunctionType) and (getattr(fn, "__module__", None) or "").partition(".")[0] \
+        not in _LIBRARIES
+
+
+def user_class(cls):
+    """Whether ``cls`` is a class of the user's (a model's, not ``nn.Linear``): see :func:`user_code`."""
+    return (getattr(cls, "__module__", None) or "").partition(".")[0] not in _LIBRARIES
+
+
+_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
 
 
 def _ident(x):
@@ -63,9 +82,16 @@ def _contents(value):
 
 
 def global_names(code):
-    """Every global name ``code`` (a code object) reads, with those of its nested functions."""
+    """Every global name ``code`` (a code object) reads or writes (its ``LOAD_GLOBAL``,
+    ``LOAD_NAME`` ... instructions: not the attribute names ``co_names`` also holds), with those
+    of its nested functions."""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _GLOBAL_OPS:
+            yield instruction.argval
     # with the nested functions' (a cond branch ``lambda x: lin(x)`` reads ``lin`` itself)
-    yield from code.co_names
     for const in code.co_consts:
         if inspect.iscode(const):
             yield from global_names(const)
+
+
+_GLOBAL_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"}

@@ -1,0 +1,176 @@
+"""What Python values and containers hold, as the guards compare it (see :mod:`.guards`).
+
+A graph bakes in the Python values it read (:func:`baked`: numbers and strings by type and value,
+containers by structure and contents) and holds the tensors found in them as fixed sources; a
+write anywhere in a container (``ws[1] = w``, ``cfg["lr"] = 0.1``, ``v[0][0] = 2.0``) must fail a
+guard. :func:`flat` lists what a container holds, nested containers included, for comparisons by
+identity at C speed on every call (:func:`same`). :func:`sharing` tells which arrays are one or
+overlap in memory.
+"""
+import operator
+
+import numpy as np
+
+from .._tensor import Tensor
+from .side_effects import plain_object
+
+__all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "baked", "contents",
+           "same", "sharing", "owner", "alias_pattern", "LARGE"]
+
+
+_SCALARS = (int, float, bool, str, type(None))
+
+
+def scalar(value):
+    """A Python number or string, or a NumPy scalar (np.float32(2.0)): a graph bakes its value in."""
+    return type(value) in _SCALARS or isinstance(value, np.generic)
+
+
+# The containers a function reads are compared item by item on every call (at C speed, by
+# identity), with the containers in them, up to _DEPTH levels down and LARGE items in all: one
+# larger is not compared but makes the function run eagerly (a graph break naming it), as
+# torch's guards do for what they cannot guard cheaply.
+LARGE = 4096
+_DEPTH = 4
+_LEAVES = frozenset([Tensor, int, float, bool, str, type(None)])  # not looked into
+
+
+def _items(obj):
+    """A list's, tuple's or set's items, a dict's keys and values, a plain object's attribute
+    names and values."""
+    if isinstance(obj, (list, tuple)):
+        return obj
+    if isinstance(obj, (set, frozenset)):
+        return tuple(obj)
+    items = obj if isinstance(obj, dict) else vars(obj)
+    return (*items, *items.values())
+
+
+def flat(obj):
+    """What the container or plain object ``obj`` holds, with what the containers in it hold
+    (depth first, each one's items ended by ``_END``), or None past ``LARGE`` items in all.
+    Compared by identity with an earlier one, it shows a write anywhere in it (``ws[1] = w``,
+    ``cfg["lr"] = 0.1``, ``v[0][0] = 2.0``, ``s.add(3)``)."""
+    out = []
+    return tuple(out) if _flat_into(obj, out, 0) else None
+
+
+def _flat_into(obj, out, depth):
+    items = _items(obj)
+    if len(out) + len(items) > LARGE:
+        return False
+    out += items
+    out.append(_END)
+    if depth < _DEPTH and not set(map(type, items)) <= _LEAVES:
+        for v in items:
+            if type(v) not in _LEAVES and container(v) and not _flat_into(v, out, depth + 1):
+                return False
+    return True
+
+
+def flat_or_over(obj):
+    """:func:`flat`, ``(_OVER,)`` for a container too large (a read of the walk: see :func:`~.guards.reads_hold`)."""
+    return flat(obj) or (_OVER,)
+
+
+def held_contents(obj):
+    """What a module's list, dict or plain object holds as compared on every call: see
+    :func:`flat`; one too large for it, one level down."""
+    return flat(obj) or contents(obj)
+
+
+def flats(containers):
+    """``(what the containers and plain objects hold, one after the other (see :func:`flat`),
+    the first too large to look into or None)``."""
+    out, too_large = [], None
+    for o in containers:
+        items = flat(o)
+        if items is None:
+            too_large = too_large or o
+            items = (_OVER,)
+        out += items
+    return out, too_large
+
+
+def members(containers):
+    """What the containers and plain objects ``containers`` hold (see :func:`flat`)."""
+    return flats(containers)[0]
+
+
+def container(obj):
+    """Whether ``obj`` is a list, tuple, dict, set or plain object: looked into by the guards."""
+    return isinstance(obj, (list, tuple, dict, set, frozenset)) or plain_object(obj)
+
+
+def baked(obj, depth=0):
+    """What a graph may have baked in of a Python value: numbers and strings (with their type),
+    the structure and contents of containers and plain objects, ``_DEPTH`` levels deep (one
+    over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break);
+    tensors and other objects by kind (their own guards cover them)."""
+    if scalar(obj):
+        return type(obj), obj
+    if depth > _DEPTH or isinstance(obj, Tensor):
+        return type(obj)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), len(obj)) + (tuple([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
+    if isinstance(obj, dict):
+        return (dict, tuple(obj)) + (tuple([baked(v, depth + 1) for v in obj.values()])
+                                     if len(obj) <= LARGE else ())
+    if isinstance(obj, (set, frozenset)):
+        return type(obj), len(obj), (frozenset([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
+    if plain_object(obj) and len(vars(obj)) <= LARGE:
+        return type(obj), tuple([(k, baked(v, depth + 1)) for k, v in vars(obj).items()])
+    return type(obj)
+
+
+def contents(container):
+    """What a list, tuple, set or dict holds (its keys too), or a plain object's attributes (names too)."""
+    if isinstance(container, (list, tuple, set, frozenset)):
+        return tuple(container)
+    items = container if isinstance(container, dict) else vars(container)
+    return (*items, *items.values())
+
+
+def same(a, b):
+    """Whether two sequences hold the same objects (identity: a tensor's ``==`` is elementwise)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+def sharing(arrays):
+    """Which of ``arrays`` are one array or overlap in memory: None when none do, else
+    ``(alias_pattern of their ids, the pairs (i, j) of different arrays that may overlap)``.
+    Views of one memory (``x[0:3]``, ``x[1:4]``) are different arrays: a graph that writes
+    one reads the other as another array (eagerly it sees the write), so a call whose inputs
+    overlap otherwise than the capture's is another program, and one that writes such an
+    input runs eagerly (``capture``). Arrays with different owners (:func:`owner`) never overlap."""
+    roots = [id(owner(a)) for a in arrays]
+    if len(set(roots)) == len(roots):
+        return None
+    ids = list(map(id, arrays))
+    groups = {}
+    for i, r in enumerate(roots):
+        groups.setdefault(r, []).append(i)
+    overlaps = tuple([(i, j) for group in groups.values() for k, i in enumerate(group) for j in group[k + 1:]
+                      if ids[i] != ids[j] and np.may_share_memory(arrays[i], arrays[j])])
+    pattern = alias_pattern(ids)
+    return None if pattern is None and not overlaps else (pattern, overlaps)
+
+
+def owner(array):
+    """The object whose memory ``array`` views: its last ``.base`` (through the ``DummyArray``
+    NumPy's ``as_strided`` leaves between, as ``unfold`` makes), or ``array`` itself."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def alias_pattern(ids):
+    """For each of ``ids`` (arrays' ids) the first position with the same id, or None when all differ."""
+    if len(set(ids)) == len(ids):
+        return None
+    first = {}
+    return tuple([first.setdefault(k, i) for i, k in enumerate(ids)])
+
+
+_END = object()  # ends a container's items in flat()
+_OVER = object()  # a container too large to look into
