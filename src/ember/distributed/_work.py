@@ -201,8 +201,7 @@ def _spin(pg, entry, request, start, seconds):
 def _timed_out(pg, entry, seconds):
     """The error of an operation that outlived its deadline, after the flight recorder is
     dumped and (with ULFM) the group revoked, so that every member stops waiting too."""
-    name = entry.profiling_name if entry else "operation"
-    seq = entry.collective_seq_id if entry else "?"
+    name, seq = _flight_recorder.label(entry)
     _flight_recorder.failed(entry, pg, "timeout")
     pg.check_slot = None  # its request may still be active: the group's next check makes another
     revoke(pg)
@@ -218,7 +217,7 @@ def _failure(pg, entry, error):
     or another MPI error."""
     MPI = _mpi()
     code = error.Get_error_class()
-    name = entry.profiling_name if entry else "operation"
+    name, _ = _flight_recorder.label(entry)
     pg.check_slot = None  # as in _timed_out
     dead = failed_ranks(pg)  # a peer's death may surface as another error class
     if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
