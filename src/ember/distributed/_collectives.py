@@ -125,7 +125,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         RuntimeError: shapes, dtypes or ops differ across ranks (on every rank), an op that
             does not apply to the dtype (BAND on floats, AVG on integers).
     """
-    _check_tensor(tensor, "tensor")
+    if not isinstance(tensor, Tensor):
+        _check_tensor(tensor, "tensor")
     pg = _resolve(group)
     tensors, dtype, shape = [tensor], tensor.dtype, tensor._data.shape
     key = (op, dtype, shape, pg.size())

@@ -180,8 +180,11 @@ def _spin(pg, entry, request, start, seconds):
     """Tests ``request`` until it completes: in bursts of Tests with nothing in between, the
     clock read between bursts. Returns ``start``, the time the operation's deadline counts
     from: when None, that of the first clock read (a burst after it first waited), so an
-    operation that never waits long reads no clock (0.2-0.3 us each on a virtual machine)."""
+    operation that never waits long reads no clock (0.2-0.3 us each on a virtual machine).
+    ``seconds``: the deadline, None for the group's timeout."""
     idle = _World.oversubscribed
+    if seconds is None:
+        seconds = pg.timeout.total_seconds()
     while True:
         for _ in range(_BURST):
             if request.Test():
@@ -246,12 +249,12 @@ def complete(pg, stages, entry=None):
     where each function called costs: 2-4 us less per 1 MB ``all_reduce`` than going
     through ``_finish`` and ``_next``, 2 ranks, loaded.)
     """
-    start, seconds = None, pg.timeout.total_seconds()  # see _spin
+    start = None  # see _spin
     try:
         for requests in stages:
             for request in requests:
                 if not request.Test():
-                    start = _spin(pg, entry, request, start, seconds)
+                    start = _spin(pg, entry, request, start, None)
     except _mpi().Exception as error:
         raise _failure(pg, entry, error) from None
     finally:  # unless its stages did, once the data was posted
