@@ -74,8 +74,11 @@ _RECORDER = _Recorder()
 
 def _frames(frame):
     """The Python stack from ``frame`` outwards (innermost first), cut at
-    ``EMBER_FR_STACK_DEPTH`` frames (default 1), as one flat list of code objects and instruction offsets: a frame's line number costs a
-    line-table decoding each, so lines are found only when dumped (:func:`_line`)."""
+    ``EMBER_FR_STACK_DEPTH`` frames (default 1), as one flat list of code objects and
+    instruction offsets: a frame's line number costs a line-table decoding each, so lines are
+    found only when dumped (:func:`_line`)."""
+    if _STACK_DEPTH == 1 and frame is not None:  # the default: the caller alone
+        return [frame.f_code, frame.f_lasti]
     frames = []
     keep = frames.append
     for _ in _LEVELS:
