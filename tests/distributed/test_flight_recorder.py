@@ -19,7 +19,9 @@ _SCRIPT = textwrap.dedent('''
     dist.init_process_group()
     t = torch.ones(3, 2, dtype=torch.float64)
     alive = weakref.ref(t)
-    dist.all_reduce(t)  # SYNC
+    def step():
+        dist.all_reduce(t)  # SYNC
+    step()
     work = dist.all_gather_into_tensor(torch.zeros(3, 2), torch.ones(3, 2), async_op=True)  # ASYNC
     work.wait()
     try:
@@ -28,10 +30,12 @@ _SCRIPT = textwrap.dedent('''
         pass
     del t
     gc.collect()
+    undescribed = sum(e[fr._FRAMES] is None for e in fr._RECORDER.entries())  # before a dump describes them
     entries = json.loads(fr._dump_fr_trace_json())["entries"]
-    print(json.dumps({"undescribed": len(getattr(fr._RECORDER, "undescribed", [])), "tensor_alive": alive() is not None,
+    print(json.dumps({"undescribed": undescribed, "tensor_alive": alive() is not None,
                       "entries": [(e["profiling_name"], e["input_sizes"], e["input_dtypes"], e["output_sizes"],
                                    e["state"], e["frames"][0]["line"]) for e in entries],
+                      "frames": [[f["name"] for f in e["frames"]] for e in entries],
                       "times": [(e["time_created_ns"], e["time_discovered_started_ns"],
                                  e["time_discovered_completed_ns"]) for e in entries]}))
     dist.destroy_process_group()
@@ -58,3 +62,14 @@ def test_entries_are_described_while_their_operation_runs(tmp_path):
     (sync, *_), (async_, *_), (bad, *_) = times = found["times"]
     assert [started for _, started, _ in times] == [sync, async_, bad] and sync <= async_ <= bad
     assert [completed > created for created, _, completed in times[:2]] == [True, True] and times[2][2] == 0
+    # Only the caller's frame by default (walking the stack is most of recording's cost)
+    assert found["frames"] == [["step"], ["<module>"], ["<module>"]]
+
+
+def test_stack_depth_is_asked_for(tmp_path):
+    script = tmp_path / "fr.py"
+    script.write_text(_SCRIPT)
+    code, out, err = run_session([sys.executable, str(script)], 60, env={"EMBER_FR_STACK_DEPTH": "8"},
+                                 name="flight recorder script")
+    assert code == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["frames"] == [["step", "<module>"], ["<module>"], ["<module>"]]

@@ -154,7 +154,8 @@ def checked(pg, inputs, data, outputs, async_op, name, dtype=None, shape=None, r
     The check is started first: the flight-recorder entry is made while it travels, and
     described while the data does (see :func:`_flight_recorder.record`).
     """
-    pg.settle()
+    if pg.unsettled:
+        pg.settle()
     if row is None:
         row = row_of(pg.size(), name, op, dtype, shape, root, error)
     bounds, check = _start_check(pg, row)

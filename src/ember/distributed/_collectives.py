@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from . import _flight_recorder
 from ._agreement import checked, row_of
 from ._work import calls, run
-from .distributed_c10d import ReduceOp, _mpi, _resolve, get_group_rank
+from .distributed_c10d import ReduceOp, _mpi, _resolve, _World, get_group_rank
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all",
@@ -67,11 +67,8 @@ class _Into:
         self.t._versions[0] += 1
 
 
+_RedOpType = ReduceOp.RedOpType
 _REDUCTIONS = {}  # (op, dtype) -> what _reduction answers: it runs on every reducing call
-# (op, dtype, shape, group size) -> (_reduction's answer, check row) of a valid all_reduce: the
-# call of every DDP bucket, whose check should start after as little Python as possible (a
-# 1 MB reduction evicts the interpreter's working set, so each step right after one is slow)
-_ALL_REDUCE_CALLS = {}
 
 
 def _reduction(op, dtype):
@@ -125,11 +122,18 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         RuntimeError: shapes, dtypes or ops differ across ranks (on every rank), an op that
             does not apply to the dtype (BAND on floats, AVG on integers).
     """
-    _check_tensor(tensor, "tensor")
-    pg = _resolve(group)
+    if not isinstance(tensor, Tensor):
+        _check_tensor(tensor, "tensor")
+    # A repeated call (every training step's) finds its reduction and check row in its group's
+    # cache and starts the check after as little Python as possible: on 2 loaded ranks a 1 MB
+    # reduction empties the caches, so each function and object touched before the check
+    # costs there (resolving the group and its size first: 2-9 us more at 1 MB, best of 400).
+    pg = _World.default_pg if group is None else None
+    if pg is None:
+        pg = _resolve(group)
     tensors, dtype, shape = [tensor], tensor.dtype, tensor._data.shape
-    key = (op, dtype, shape, pg.size())
-    known = _ALL_REDUCE_CALLS.get(key) if isinstance(op, ReduceOp.RedOpType) else None
+    key = (op, dtype, shape)
+    known = pg.all_reduce_calls.get(key) if isinstance(op, _RedOpType) else None
     if known is not None:  # a valid call made before: start its check without more Python
         reduction, row = known
         return checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
@@ -141,9 +145,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     work = checked(pg, tensors, _all_reduce_data(pg, tensor, reduction), tensors, async_op, "all_reduce",
                    dtype, shape, error=error, op=op)
     if error is None:  # (an invalid call raised above)
-        if len(_ALL_REDUCE_CALLS) > 4096:
-            _ALL_REDUCE_CALLS.clear()
-        _ALL_REDUCE_CALLS[key] = reduction, row_of(pg.size(), "all_reduce", op, dtype, shape, -1, None)
+        if len(pg.all_reduce_calls) > 4096:
+            pg.all_reduce_calls.clear()
+        pg.all_reduce_calls[key] = reduction, row_of(pg.size(), "all_reduce", op, dtype, shape, -1, None)
     return work
 
 

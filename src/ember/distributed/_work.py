@@ -180,8 +180,11 @@ def _spin(pg, entry, request, start, seconds):
     """Tests ``request`` until it completes: in bursts of Tests with nothing in between, the
     clock read between bursts. Returns ``start``, the time the operation's deadline counts
     from: when None, that of the first clock read (a burst after it first waited), so an
-    operation that never waits long reads no clock (0.2-0.3 us each on a virtual machine)."""
+    operation that never waits long reads no clock (0.2-0.3 us each on a virtual machine).
+    ``seconds``: the deadline, None for the group's timeout."""
     idle = _World.oversubscribed
+    if seconds is None:
+        seconds = pg.timeout.total_seconds()
     while True:
         for _ in range(_BURST):
             if request.Test():
@@ -201,8 +204,7 @@ def _spin(pg, entry, request, start, seconds):
 def _timed_out(pg, entry, seconds):
     """The error of an operation that outlived its deadline, after the flight recorder is
     dumped and (with ULFM) the group revoked, so that every member stops waiting too."""
-    name = entry.profiling_name if entry else "operation"
-    seq = entry.collective_seq_id if entry else "?"
+    name, seq = _flight_recorder.label(entry)
     _flight_recorder.failed(entry, pg, "timeout")
     pg.check_slot = None  # its request may still be active: the group's next check makes another
     revoke(pg)
@@ -218,7 +220,7 @@ def _failure(pg, entry, error):
     or another MPI error."""
     MPI = _mpi()
     code = error.Get_error_class()
-    name = entry.profiling_name if entry else "operation"
+    name, _ = _flight_recorder.label(entry)
     pg.check_slot = None  # as in _timed_out
     dead = failed_ranks(pg)  # a peer's death may surface as another error class
     if dead or code in (MPI.ERR_PROC_FAILED, MPI.ERR_PROC_FAILED_PENDING, MPI.ERR_REVOKED):
@@ -247,12 +249,12 @@ def complete(pg, stages, entry=None):
     where each function called costs: 2-4 us less per 1 MB ``all_reduce`` than going
     through ``_finish`` and ``_next``, 2 ranks, loaded.)
     """
-    start, seconds = None, pg.timeout.total_seconds()  # see _spin
+    start = None  # see _spin
     try:
         for requests in stages:
             for request in requests:
                 if not request.Test():
-                    start = _spin(pg, entry, request, start, seconds)
+                    start = _spin(pg, entry, request, start, None)
     except _mpi().Exception as error:
         raise _failure(pg, entry, error) from None
     finally:  # unless its stages did, once the data was posted

@@ -153,6 +153,7 @@ class ProcessGroup:
         self.last_completed = -1
         self.unsettled = []  # how to finish each async call whose agreement check may be pending
         self.check_slot = None  # (communicator, buffer, persistent request, [it]) of the checks
+        self.all_reduce_calls = {}  # (op, dtype, shape) -> (reduction, check row): _collectives.all_reduce
 
     def settle(self):
         """Finishes the agreement checks of this group's earlier async calls, which starts
@@ -175,6 +176,7 @@ class ProcessGroup:
     @comm.setter
     def comm(self, comm):
         self._comm = comm
+        self.all_reduce_calls = {}  # their check rows hold the group's size
 
     def rank(self):
         """This process's rank in the group, 0 to ``size() - 1`` (torch's ``ProcessGroup.rank``)."""
