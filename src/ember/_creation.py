@@ -421,9 +421,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         real_if_fits(v, dtype)
         if dtype is _dtype.float16 and math.isfinite(v.real) and abs(v.real) > 65504:
             _overflow(dtype)
-    if is_complex or (dtype is not None and dtype.is_complex):
-        return _finish(np.linspace(builtins.complex(start), builtins.complex(end), int(steps)).astype(_np(dtype)),
-                       requires_grad)
+    if is_complex or (dtype is not None and dtype.is_complex):  # torch's complex step is taken part by part
+        start, end, real = builtins.complex(start), builtins.complex(end), dtype.to_real()
+        values = np.empty(int(steps), dtype.np)
+        values.real = _spaced(start.real, end.real, int(steps), real)
+        values.imag = _spaced(start.imag, end.imag, int(steps), real)
+        return _finish(values, requires_grad)
     return _finish(_spaced(float(start), float(end), int(steps), dtype or _dtype.get_default_dtype()),
                    requires_grad)
 

@@ -135,6 +135,20 @@ def overlaps_itself(a):
     return a.size > 0 and any(stride == 0 and size > 1 for stride, size in zip(a.strides, a.shape))
 
 
+def dense(a):
+    """Whether the elements of ``a`` fill the memory they span, without gaps or overlaps, in
+    some order of its dims (torch's "non-overlapping and dense": a transposed or permuted
+    contiguous array is, a stepped or expanded one is not). Empty arrays count as dense."""
+    if a.size == 0 or a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    step = a.itemsize
+    for stride, size in sorted((st, n) for st, n in zip(a.strides, a.shape) if n > 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
+
+
 def may_share_memory(a, b):
     """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
     view op had to copy, as ``reshape`` does over strides that forbid a view."""

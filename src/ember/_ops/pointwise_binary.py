@@ -343,17 +343,20 @@ class Pow(Op):
 
     @staticmethod
     def backward(ctx, g):
+        # grouped as torch's formulas group them (g * (b * a^(b-1)), zero where b == 0 even
+        # for a nan g; g * (out * log a), masked inside): their nan and inf, and those of the
+        # second derivatives, are torch's
         a, b = ctx.input(0), ctx.input(1)
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
                 # torch's constant zeros for a number 0 (a False exponent takes the formula)
-                ga = g * b * a ** (b - 1) if b != 0 or type(b) is builtins.bool else g * 0
+                ga = g * (b * a ** (b - 1)) if b != 0 or type(b) is builtins.bool else g * 0
             else:
-                ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
+                ga = (g * (b * a ** (b - 1))).masked_fill(b == 0, 0)  # zero even where g is nan
         if ctx.needs_input_grad[1]:
             out = ctx.output
-            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b.real >= 0), 0)
+            gb = g * (out * _log_of(a)).masked_fill((a == 0) & (b.real >= 0), 0)
         return ga, gb
 
 
