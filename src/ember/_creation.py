@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype
 from . import _layout
-from ._backend import as_array, namespace
+from ._backend import as_array, empty_strided_like, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, _type_name, apply
@@ -24,6 +24,11 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 
 
 def _finish(data, requires_grad=False):
+    if data.size == 0 and data.ndim and not any(data.strides):
+        # NumPy gives a new empty array zero strides; torch, the contiguous ones (a size of 0
+        # counted as 1), which its views then carry (empty(0, 3).t() has strides (1, 3))
+        steps = np.cumprod((1,) + tuple(max(n, 1) for n in data.shape[:0:-1]))[::-1]
+        data = empty_strided_like(data, tuple(int(k) * data.itemsize for k in steps))
     t = Tensor._make(data)
     if requires_grad:
         if not t.dtype.is_inexact:

@@ -140,6 +140,17 @@ FUZZ_SEEDS = {
     403203: "complex result of a real leaf (the fuzzer's own weights: torch has no complex arange)",
     408835: "complex minus a real leaf's view (same)",
     405641: "float32 gelu(inf): inf; torch's AVX-512 kernel says nan (compared with float64)",
+    # seeds 200000-222999 (the "Still open" classes of session 12)
+    210306: "var over a dim with no degrees of freedom left: gradient +-inf (2 (x - mean) / 0)",
+    214893: "var over a dim with correction = n: gradient -inf beside inf",
+    215940: "lerp_ at inf with weight 0.5: torch's end - (end - start) * (1 - w) is inf",
+    215652: "nanmedian of an empty bool tensor: torch's nan in bool (True), no dtype error",
+    218730: "nanmedian over an empty dim of bool: IndexError before the dtype",
+    207603: "mode over an empty dim of complex: IndexError before the dtype",
+    220935: "log_softmax of an empty integer tensor: an empty integer result",
+    206775: "logsumexp(dim=()) without keepdim: torch's RuntimeError", 213487: "the same, float16",
+    211495: "logit(eps) gradient at nan: 0 (torch's test is lo <= x <= hi)",
+    222102: "float32 sinc at 1 and 3.4e38: float64's values rounded (compared with float64)",
 }
 
 
@@ -149,9 +160,9 @@ def test_fuzzer_case_equals_torch(seed):
 
 
 @pytest.mark.parametrize("name, source", [
-    ("cummax-of-empty-dim", f"a = torch.empty((2, 0), dtype=torch.float64, requires_grad=True)\nleaves = [a]\n"
+    ("cummax-of-empty-dim", "a = torch.empty((2, 0), dtype=torch.float64, requires_grad=True)\nleaves = [a]\n"
                             "result = a.cummax(-1).values" + GRADS),
-    ("cummin-of-empty-dim", f"a = torch.empty((2, 1, 0), dtype=torch.float64, requires_grad=True)\nleaves = [a]\n"
+    ("cummin-of-empty-dim", "a = torch.empty((2, 1, 0), dtype=torch.float64, requires_grad=True)\nleaves = [a]\n"
                             "result = a.cummin(-1).values" + GRADS),
     ("prod-with-two-zeros", "a = torch.tensor([[0.0, 2.0, 0.0], [1.5, -2.0, 3.0]], dtype=torch.float64, "
                             "requires_grad=True)\nleaves = [a]\nresult = a.prod(1)" + GRADS),
@@ -160,3 +171,16 @@ def test_fuzzer_case_equals_torch(seed):
 ])
 def test_program_equals_torch(name, source):
     check(Program(name, source))
+
+
+@pytest.mark.parametrize("expression", [
+    "t.empty(0, 3).t()", "t.empty(0, 3).t().contiguous()", "t.empty(0, 3).t().clone()",
+    "t.empty(2, 0, 3).transpose(0, 2).contiguous()", "t.empty(2, 0, 3).permute(2, 0, 1).clone()",
+    "t.empty(0, 3)[:, ::2]", "t.zeros(0, 3).expand(2, 0, 3).contiguous()", "t.empty(4, 0, 3).transpose(0, 1)",
+    "t.empty(0, 3).t().to(t.float32)", "t.empty(0, 3).t().exp_()", "t.zeros(3, 0).t().reshape(0, 3)",
+    "t.ones(0, 4, 2).permute(2, 0, 1)[1:]", "t.empty(2, 0, 1, 3).transpose(0, 3).contiguous()"])
+def test_strides_of_empty_tensors_are_torchs(expression):
+    """An empty tensor's views and copies keep the strides its creation gave it (NumPy zeroes
+    a new empty array's strides; ember reported contiguous ones for every empty tensor)."""
+    strides = [tuple(eval(expression, {"t": lib}).stride()) for lib in LIBS]
+    assert strides[0] == strides[1]

@@ -149,6 +149,13 @@ def dense(a):
     return True
 
 
+def empty_strided_like(a, strides=None):
+    """An array with no elements of ``a``'s shape and dtype whose strides (bytes) are
+    ``strides`` (``a``'s by default): NumPy gives a new empty array zero strides, where torch
+    keeps those its views and copies carry (``empty(0, 3).t()`` has strides (1, 3))."""
+    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, a.strides if strides is None else strides)
+
+
 def may_share_memory(a, b):
     """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
     view op had to copy, as ``reshape`` does over strides that forbid a view."""

@@ -448,13 +448,17 @@ _LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out 
 
 
 class Lerp(Op):
-    """``start + weight * (end - start)``."""
+    """``start + weight * (end - start)`` for |weight| < 0.5, else ``end - (end - start) *
+    (1 - weight)``, as PyTorch takes it (exact at weight 1; lerp(inf, 1, 0.5) is inf)."""
     infer = classmethod(elementwise_rule)
     promote = "float"
 
     @staticmethod
     def forward(start, end, weight):
-        return start + weight * (end - start)
+        xp = namespace(start, end)
+        diff = end - start
+        with np.errstate(invalid="ignore"):  # (end - start) of infinities: nan, silently
+            return xp.where(xp.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
 
     @staticmethod
     def backward(ctx, g):
