@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype
 from . import _layout
-from ._backend import as_array, namespace
+from ._backend import as_array, empty_strided_like, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._device import check_device, device as _device_cls
 from ._ops.core import Op, _type_name, apply
@@ -24,6 +24,11 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 
 
 def _finish(data, requires_grad=False):
+    if data.size == 0 and data.ndim and not any(data.strides):
+        # NumPy gives a new empty array zero strides; torch, the contiguous ones (a size of 0
+        # counted as 1), which its views then carry (empty(0, 3).t() has strides (1, 3))
+        steps = np.cumprod((1,) + tuple(max(n, 1) for n in data.shape[:0:-1]))[::-1]
+        data = empty_strided_like(data, tuple(int(k) * data.itemsize for k in steps))
     t = Tensor._make(data)
     if requires_grad:
         if not t.dtype.is_inexact:
@@ -421,9 +426,12 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         real_if_fits(v, dtype)
         if dtype is _dtype.float16 and math.isfinite(v.real) and abs(v.real) > 65504:
             _overflow(dtype)
-    if is_complex or (dtype is not None and dtype.is_complex):
-        return _finish(np.linspace(builtins.complex(start), builtins.complex(end), int(steps)).astype(_np(dtype)),
-                       requires_grad)
+    if is_complex or (dtype is not None and dtype.is_complex):  # torch's complex step is taken part by part
+        start, end, real = builtins.complex(start), builtins.complex(end), dtype.to_real()
+        values = np.empty(int(steps), dtype.np)
+        values.real = _spaced(start.real, end.real, int(steps), real)
+        values.imag = _spaced(start.imag, end.imag, int(steps), real)
+        return _finish(values, requires_grad)
     return _finish(_spaced(float(start), float(end), int(steps), dtype or _dtype.get_default_dtype()),
                    requires_grad)
 

@@ -165,20 +165,22 @@ def can_cast(from_, to):
 LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
                 "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8,
                 "ByteTensor": uint8, "BoolTensor": bool, "BFloat16Tensor": bfloat16}
+# complex tensors have legacy names too (``tensor.type()``), but no classes in the module
+_TYPE_NAMES = {**LEGACY_TYPES, "ComplexFloatTensor": complex64, "ComplexDoubleTensor": complex128}
 
 
 def legacy_type_name(dtype):
     """``"torch.FloatTensor"`` for float32, and so on: PyTorch's legacy type names, which
     ``tensor.type()`` returns."""
-    return f"{PRINTED_MODULE}." + next(k for k, v in LEGACY_TYPES.items() if v is dtype)
+    return f"{PRINTED_MODULE}." + next(k for k, v in _TYPE_NAMES.items() if v is dtype)
 
 
 def dtype_of_legacy_type(name):
     """The dtype of a legacy type name such as ``"torch.LongTensor"``; ValueError otherwise."""
     short = name.rsplit(".", 1)[-1]
-    if short not in LEGACY_TYPES:
+    if short not in _TYPE_NAMES:
         raise ValueError(f"invalid type: '{name}'")
-    return LEGACY_TYPES[short]
+    return _TYPE_NAMES[short]
 
 
 class finfo:

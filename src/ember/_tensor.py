@@ -169,10 +169,11 @@ class Tensor(TensorAutograd, TensorConversions):
         """The step in elements between neighbours along each dim (a tuple), or along ``dim``."""
         # course:begin 01/strides
         # hint: self._data.strides are in bytes; torch counts elements; dim picks one (negative dims wrap);
-        # hint: a tensor with no elements has the strides of a contiguous one, sizes of 0 counted as 1
-        if self._data.size:
+        # hint: NumPy may give a tensor with no elements zero strides: torch's are then those of
+        # hint: a contiguous one, sizes of 0 counted as 1
+        if self._data.size or any(self._data.strides):  # (an empty view keeps its creation's)
             strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        else:  # NumPy gives an empty array zero strides; torch, the contiguous ones
+        else:  # NumPy gives a new empty array zero strides; torch, the contiguous ones
             strides, step = [], 1
             for size in reversed(self._data.shape):
                 strides.append(step)

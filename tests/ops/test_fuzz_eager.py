@@ -383,7 +383,8 @@ class Case:
         self.lines += [
             "o = result if isinstance(result, torch.Tensor) else result[0]",
             "if o.requires_grad:",
-            "    w = torch.arange(o.numel(), dtype=o.dtype).reshape(o.shape).sin() + 0.5",
+            # (arange cast, not made in o's dtype: torch has no complex arange)
+            "    w = torch.arange(o.numel()).to(o.dtype).reshape(o.shape).sin() + 0.5",
             f"    g = torch.autograd.grad(o, [{leaves}], w, create_graph=True, allow_unused=True)",
             "    result = [result, o.requires_grad, list(g), [gi is not None and gi.requires_grad for gi in g]]"]
         if second:
@@ -428,6 +429,9 @@ def _name(d):
     return str(d).split(".")[-1]
 
 
+STRUCTURE = {}  # compare's tol for shapes, dtypes and exact (integer) values, no float values
+
+
 def compare(e, t, what="result", views=False, tol=None):
     if isinstance(t, torch.Tensor) or (t is None and isinstance(e, ember.Tensor)) or \
             (e is None and isinstance(t, torch.Tensor)):
@@ -469,7 +473,7 @@ def _compare_tensor(e, t, what, views, tol):
     if ta.dtype.kind in "biu":
         if not np.array_equal(ea, ta):
             raise Mismatch("wrong", f"{what}: {ea.tolist()} != torch {ta.tolist()}")
-    else:
+    elif tol is not STRUCTURE:
         rtol, atol = (tol or {}).get(_name(t.dtype)) or TOL[_name(t.dtype)]
         ea, ta = ea.astype(np.complex128), ta.astype(np.complex128)
         for part in (np.real, np.imag):
@@ -533,7 +537,8 @@ def check(case):
     tol = {"float64": SPECIAL_TOL64, "complex128": SPECIAL_TOL64} if case.oracle else None
     if case.oracle and "torch.float32" in source and "float64" not in source and "float16" not in source:
         try:
-            compare(e_result, t_result, views=case.views, tol=collections.defaultdict(lambda: (1.0, inf)))
+            # torch's float32 values are its CPU's (gelu(inf) is nan with AVX-512): structure only
+            compare(e_result, t_result, views=case.views, tol=STRUCTURE)
             wide = _rounded(run(source.replace("torch.float32", "torch.float64"), torch))
             if not _overflows(t_result, wide):  # torch's float32 overflowing (norm's squares) is its definition
                 t_result, tol = wide, {"float32": ORACLE_TOL, "complex64": ORACLE_TOL}

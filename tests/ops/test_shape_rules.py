@@ -51,6 +51,7 @@ def sample_calls():
         lambda: x.max(), lambda: i.min(), lambda: d.max(1), lambda: i.min(0, keepdim=True), lambda: x.argmin(), lambda: i.argmax(1, keepdim=True),
         lambda: i.cumsum(0), lambda: d.cumprod(1), lambda: b.cumsum(0),
         lambda: d[:1, :1].var(), lambda: s.double().var(keepdim=True),  # var without degrees of freedom
+        lambda: x.var(1), lambda: d.nansum(0), lambda: x.nansum(), lambda: d.var((0, 1), keepdim=True),
         lambda: x.all(), lambda: b.any(0, keepdim=True), lambda: i.to(ember.uint8).all(0), lambda: d.any(()),
         lambda: ember.logsumexp(d, 1), lambda: ember.logsumexp(i, (0, 1), keepdim=True),
         lambda: ember.softmax(d, 1), lambda: ember.log_softmax(x, 0),

@@ -135,6 +135,27 @@ def overlaps_itself(a):
     return a.size > 0 and any(stride == 0 and size > 1 for stride, size in zip(a.strides, a.shape))
 
 
+def dense(a):
+    """Whether the elements of ``a`` fill the memory they span, without gaps or overlaps, in
+    some order of its dims (torch's "non-overlapping and dense": a transposed or permuted
+    contiguous array is, a stepped or expanded one is not). Empty arrays count as dense."""
+    if a.size == 0 or a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    step = a.itemsize
+    for stride, size in sorted((st, n) for st, n in zip(a.strides, a.shape) if n > 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
+
+
+def empty_strided_like(a, strides=None):
+    """An array with no elements of ``a``'s shape and dtype whose strides (bytes) are
+    ``strides`` (``a``'s by default): NumPy gives a new empty array zero strides, where torch
+    keeps those its views and copies carry (``empty(0, 3).t()`` has strides (1, 3))."""
+    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, a.strides if strides is None else strides)
+
+
 def may_share_memory(a, b):
     """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
     view op had to copy, as ``reshape`` does over strides that forbid a view."""

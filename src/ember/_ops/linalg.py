@@ -451,7 +451,8 @@ class VectorNorm(Op):
     def forward(x, ord, dim, keepdim):
         xp = namespace(x)
         a = xp.abs(x)
-        if ord == np.inf:
+        one_each = a.size and all(a.shape[d] == 1 for d in (range(a.ndim) if dim is None else dim))
+        if ord == np.inf or (one_each and ord != 0):  # one element per norm: torch's is |x| (never inf)
             return xp.maximum.reduce(a, axis=dim, keepdims=keepdim)
         if ord == -np.inf:
             return xp.minimum.reduce(a, axis=dim, keepdims=keepdim)

@@ -336,24 +336,22 @@ class Pow(Op):
             small = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
-        with np.errstate(all="ignore"):
-            if type(b) is float and b == -0.5 and _backend.is_floating(a.dtype):
-                return 1 / xp.sqrt(a)  # torch's rsqrt: nan at -inf, -inf at -0.0 (C's pow: 0, inf)
-            return xp.power(a, b)
+        with np.errstate(all="ignore"):  # b = -0.5: torch's rsqrt (nan at -inf, -inf at -0.0; C's pow: 0, inf)
+            rsqrt = type(b) is float and b == -0.5 and _backend.is_floating(a.dtype)
+            return 1 / xp.sqrt(a) if rsqrt else xp.power(a, b)
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
+        a, b = ctx.input(0), ctx.input(1)  # grouped as torch's formulas: nan and inf as torch's
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
                 # torch's constant zeros for a number 0 (a False exponent takes the formula)
-                ga = g * b * a ** (b - 1) if b != 0 or type(b) is builtins.bool else g * 0
+                ga = g * (b * a ** (b - 1)) if b != 0 or type(b) is builtins.bool else g * 0
             else:
-                ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0)
+                ga = (g * (b * a ** (b - 1))).masked_fill(b == 0, 0)  # zero even where g is nan
         if ctx.needs_input_grad[1]:
-            out = ctx.output
-            gb = (g * out * _log_of(a)).masked_fill((a == 0) & (b.real >= 0), 0)
+            gb = g * (ctx.output * _log_of(a)).masked_fill((a == 0) & (b.real >= 0), 0)
         return ga, gb
 
 
@@ -445,13 +443,15 @@ _LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out 
 
 
 class Lerp(Op):
-    """``start + weight * (end - start)``."""
+    """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
     infer = classmethod(elementwise_rule)
     promote = "float"
 
     @staticmethod
     def forward(start, end, weight):
-        return start + weight * (end - start)
+        diff = end - start
+        with np.errstate(invalid="ignore"):  # (end - start) of infinities: nan, silently
+            return namespace(start, end).where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
 
     @staticmethod
     def backward(ctx, g):

@@ -9,6 +9,7 @@ from .. import _dtype
 from .._backend import namespace, ndarray
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
@@ -69,9 +70,30 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    # masked_fill, not nan_to_num: the gradient reaches +-inf elements (torch's: grad * ~isnan)
-    return sum(input.masked_fill(input.isnan(), 0.0) if input.is_floating_point()
-               else input, dim, keepdim, dtype=dtype)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim, dtype=dtype)
+    input = dtype_arg(input, dtype)
+    return apply(Nansum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
+
+
+class Nansum(Op):
+    """A sum of the elements that are not NaN. Its gradient is torch's g * ~isnan(x): zero at
+    a NaN element unless g is itself infinite or NaN (an all-NaN slice of ``nanmean``, 0 / 0),
+    where it is NaN."""
+    infer = classmethod(reduction_rule)
+    promote = None
+    save_inputs = True
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        xp = namespace(x)
+        return _c_order(xp.add.reduce(xp.where(xp.isnan(x), x.dtype.type(0), x), axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        a = ctx.attrs
+        return (expand_back(g, x.shape, a.get("dim"), a.get("keepdim", False)) * ~x.detach().isnan(),)
 
 
 class Sum(Op):
@@ -138,8 +160,12 @@ _PROD_SIGNATURES = (" * (Tensor input, *, torch.dtype dtype = None)\n"
 
 
 class Prod(Op):
-    """Product over ``dim`` (one axis or all). The derivative is the product of the other
-    elements, computed as exclusive cumulative products from both sides, so zeros are exact."""
+    """Product over ``dim`` (one axis or all). Its derivative is PyTorch's, nan and inf as its
+    formula gives them: when ``x`` holds no zero, g * prod / x (beside an infinite factor the
+    others' derivative is nan: inf / inf); when it does, the product of the other elements as
+    exclusive cumulative products from both sides, exact at zeros (over all elements: zeros
+    when there are several and no graph is being built). Both are taken and one selected,
+    so that a compiled backward needs no value of ``x``."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -154,17 +180,23 @@ class Prod(Op):
         if x.ndim == 0:  # the product of no other elements: g itself, free of x (as torch's)
             return (g,)
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
-        if not dim:
-            others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
-        else:
-            others = _prod_of_others(x, dim[0])
-        return (expand_back(g, x.shape, dim, keepdim) * others,)
+        g = expand_back(g, x.shape, dim, keepdim)
+        is_zero = x.detach() == 0
+        # (divided by 1 at zeros: the branch not taken must pass a finite zero back)
+        easy = g * apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1)
+        others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
+        safe = g if others is None else g * others.reshape(x.shape)
+        if not dim and not STATE.enabled:
+            safe = safe.masked_fill(is_zero.sum() > 1, 0)
+        return (easy.masked_fill(is_zero.any(), 0) + safe.masked_fill(~is_zero.any(), 0),)
 
 
 def _prod_of_others(x, d):
+    """The product of the other elements along ``d`` at each element; None where that is 1
+    for want of others (a dim of length 1 or 0): the gradient is then g alone."""
     n = x.shape[d]
-    if n == 0:
-        return x
+    if n <= 1:
+        return None
     ones = x.new_ones(x.narrow(d, 0, 1).shape)
     before = apply(Cat, ones, x.narrow(d, 0, n - 1), dim=d).cumprod(d)
     after = apply(Cat, x.narrow(d, 1, n - 1), ones, dim=d).flip(d).cumprod(d).flip(d)
@@ -422,8 +454,9 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 class Cumprod(Op):
-    """Cumulative product. Its derivative, sum over j >= i of g_j * out_j / x_i, is written
-    with exclusive products so that zeros in ``x`` give exact values."""
+    """Cumulative product. Its derivative is sum over j >= i of g_j * out_j / x_i, PyTorch's
+    formula (a reversed cumulative sum divided by x, with its nan and inf) when ``x`` holds no
+    zero, else written with exclusive products so that zeros give exact values."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -448,7 +481,11 @@ class Cumprod(Op):
         rows = xm.unsqueeze(-2) * (1 - diag) + diag  # [..., i, k]
         partial = rows.cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
         contrib = partial * gm.unsqueeze(-2) * eye.transpose(-1, -2)
-        return (contrib.sum(-1).movedim(-1, d),)
+        exact = contrib.sum(-1).movedim(-1, d)
+        is_zero = x.detach() == 0  # torch's formula where x holds no zero (1 at zeros: see Prod)
+        easy = (x.cumprod(d) * g).flip(d).cumsum(d).flip(d) / x.masked_fill(is_zero, 1)
+        any_zero = is_zero.any()
+        return (easy.masked_fill(any_zero, 0) + exact.masked_fill(~any_zero, 0),)
 
 
 @numpy_names

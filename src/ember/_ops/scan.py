@@ -77,6 +77,8 @@ class Cummax(Op):
 
     @staticmethod
     def backward(ctx, g_values, g_indices):
+        if not g_values.numel():  # torch hands back the (empty) input, which requires grad
+            return (ctx.output[0],)
         return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], ctx.output[1], g_values),)
 
 
@@ -123,6 +125,8 @@ class Logcumsumexp(Op):
     @staticmethod
     def backward(ctx, g):
         x, out, d = ctx.input(0), ctx.output, ctx.attrs["dim"]
+        if not g.numel():  # nothing to scan: g itself, as torch passes it on
+            return (g,)
         if g.dtype.is_complex:
             return (((g.log() - out).flip(d).logcumsumexp(d).flip(d) + x).exp(),)
         lowest = g.new_full((), float(np.finfo(g.dtype.np).min))  # log 0, kept finite: -inf - -inf is nan

@@ -6,7 +6,7 @@ Views (``is_view``) share storage and the version counter with their input; ``re
 import builtins
 
 from .. import _backend, _dtype
-from .._backend import namespace
+from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
@@ -411,7 +411,11 @@ class Clone(Op):
 
     @staticmethod
     def forward(x, contiguous=True):
-        return namespace(x).array(x, copy=True, order="C" if contiguous else "K")
+        # preserve_format keeps the order of the input's strides, but torch leaves dims with a
+        # zero stride (an expanded input) where they are, which NumPy's "K" makes the innermost
+        if not x.size and not contiguous and builtins.all(x.strides):  # NumPy's empty copy loses them
+            return empty_strided_like(x)
+        return namespace(x).array(x, copy=True, order="C" if contiguous or overlaps_itself(x) else "K")
 
     @staticmethod
     def backward(ctx, g):

@@ -13,7 +13,11 @@ from .reduce import _c_order, expand_back, reduction_rule
 
 @numpy_names
 def logsumexp(input, dim, keepdim=False, *, out=None):
-    """``log(sum(exp(input), dim))``, computed stably (finite for large inputs)."""
+    """``log(sum(exp(input), dim))``, computed stably (finite for large inputs). ``dim=()``
+    reduces every dim; without ``keepdim`` torch 2.13 then refuses a non-empty input of one
+    or more dims (RuntimeError: its one-element result does not fit the 0-d output)."""
+    if not keepdim and isinstance(dim, (tuple, list)) and not dim and input.ndim and input.numel():
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * input.ndim}")
     return with_out(apply(Logsumexp, input, dim=dims_arg(dim, input.ndim) or tuple(range(input.ndim)), keepdim=keepdim), out)
 
 
@@ -65,6 +69,8 @@ def _softmax(op, kernel, input, dim, dtype):
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _wrap_dim(dim, input.ndim)
     if not input.dtype.is_floating_point:
+        if not input.numel():  # no element for torch's kernel to refuse: an empty copy
+            return input.clone()
         last = "_lastdim" if d == builtins.max(input.ndim - 1, 0) else ""
         raise NotImplementedError(f"\"{kernel}{last}_kernel_impl\" not implemented for '{_type_name(input.dtype)}'")
     if input.ndim == 0:

@@ -143,8 +143,11 @@ def evenly_shared(input, select):
     gradient is shared evenly by all the elements equal to it, as PyTorch's median and
     nanmedian over all elements do. NaN (still in the graph) for an empty input."""
     flat = input.reshape(-1)
-    if flat.numel() == 0:
-        return flat.sum() * float("nan")
+    if flat.numel() == 0:  # torch's nan in the input's dtype (True for bool, the least int on x86)
+        if not flat.dtype.is_inexact:
+            with np.errstate(invalid="ignore"):
+                return Tensor._make(np.array(np.nan).astype(flat.dtype.np))
+        return flat.sum() + float("nan")  # (nan + 0j for complex, as torch)
     value = select(flat).detach()
     if not flat.dtype.is_floating_point:
         return value
@@ -157,9 +160,17 @@ def evenly_shared(input, select):
 
 
 def refuse_unordered_median(input, dim, name="median"):
-    """``dim``; TypeError for None or a tuple; NotImplementedError for complex and bool input,
-    as torch's median kernels."""
-    _refuse_complex(input, "median_cpu" if int_dim(name, dim) is ALL_DIMS else "median_out", refuse_bool=True)
+    """``dim``; TypeError for None or a tuple; IndexError for an empty ``dim``, then
+    NotImplementedError for complex and bool input that is not empty all over, as torch's
+    median kernels check them."""
+    full = int_dim(name, dim) is ALL_DIMS
+    if not input.numel():
+        if full:
+            return dim
+        d = _wrap_dim(dim, input.ndim)
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    _refuse_complex(input, "median_cpu" if full else "median_out", refuse_bool=True)
     return dim
 
 

@@ -128,7 +128,7 @@ class Logit(Op):
         grad = g / (x * (1 - x))
         if eps is None:
             return (_where((x < 0) | (x > 1), grad.new_full((), math.nan), grad),)
-        return (_where((x < eps) | (x > 1 - eps), grad.new_zeros(()), grad),)
+        return (_where((x >= eps) & (x <= 1 - eps), grad, grad.new_zeros(())),)  # (0 at nan, as torch)
 
 
 def sinc(input, *, out=None):
@@ -144,7 +144,16 @@ def _sinc_derivative(x, g):
     return g * _where(denominator == 0, slope.new_zeros(()), slope)
 
 
-Sinc = elementwise("Sinc", _kernel("sinc"), _sinc_derivative)
+def _sinc_kernel(x):
+    """NumPy's sinc, narrow floats taken in float64 and rounded once: float32's pi x is off by
+    an ulp of pi x (sinc(1) 3e-8, not 4e-17) and overflows past 1e38 (nan, not ~0)."""
+    xp = namespace(x)
+    wide = x if x.dtype.kind == "c" or x.dtype == np.float64 else x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return xp.sinc(wide).astype(x.dtype, copy=False)
+
+
+Sinc = elementwise("Sinc", _sinc_kernel, _sinc_derivative)
 
 
 # ---- gamma and Bessel functions --------------------------------------------------------------------

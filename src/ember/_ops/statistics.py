@@ -51,6 +51,12 @@ def mode(input, dim=-1, keepdim=False):
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return values_indices("mode", input.clone(), zeros((), dtype=_dtype.int64))
+    if not input.numel():  # torch checks the dim's length first, and a dtype only with work to do
+        if input.shape[d] == 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        values = input.sum(d, keepdim=True).to(input.dtype)
+        indices = zeros(values.shape, dtype=_dtype.int64)
+        return values_indices("mode", *((values, indices) if keepdim else (values.squeeze(d), indices.squeeze(d))))
     values, indices = apply(Mode, input, dim=d)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)

@@ -1,9 +1,10 @@
-"""Variance and standard deviation: ``var``, ``std``, ``var_mean``, ``std_mean``, written in
-ember ops over ``mean`` and ``sum`` (their gradients come from those), and the op entry of a
-variance with no degrees of freedom left, whose gradient is PyTorch's own constant.
+"""Variance and standard deviation: ``var``, ``std``, ``var_mean``, ``std_mean``, over two op
+entries: a variance (its gradient PyTorch's closed form 2 (x - mean) / (n - c)) and a
+variance over all dims with no degrees of freedom left, whose gradient is PyTorch's constant.
 The PyTorch page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -11,11 +12,35 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
-from .args import dims_arg, numpy_names, with_out
+from .args import ALL_DIMS, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
-from .reduce import _count, expand_back, mean, reduction_rule, sum
+from .reduce import _count, expand_back, mean, reduction_rule
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
+
+
+_SIGNATURES = (" * (tuple of ints dim, bool unbiased = True, bool keepdim = False)\n"
+               " * (tuple of ints dim = None, *, Number correction = None, bool keepdim = False)\n"
+               " * (bool unbiased = True)\n")
+
+
+def _signature(name, dim, unbiased, keepdim, correction):
+    """``(dim, unbiased, keepdim)`` of a call matching one of PyTorch's three signatures:
+    ``(dim, unbiased, keepdim)``, ``(dim=None, *, correction, keepdim)`` or ``(unbiased)``
+    alone (``x.var(False)``); TypeError as its parser words it for any other combination
+    (``unbiased`` with ``correction``, or with ``keepdim`` but no ``dim``)."""
+    if isinstance(dim, builtins.bool):  # x.var(False): the third form, nothing else given
+        given = {"unbiased": unbiased, "keepdim": keepdim, "correction": correction}
+        if any(v is not None for v in given.values()):
+            raise TypeError(invalid_combination(name, (dim,), _SIGNATURES,
+                                                **{k: v for k, v in given.items() if v is not None}))
+        return None, dim, False
+    if unbiased is not None and (not isinstance(unbiased, builtins.bool) or correction is not None
+                                 or (dim is ALL_DIMS and keepdim is not None)):
+        given = {"dim": dim, "unbiased": unbiased, "keepdim": keepdim, "correction": correction}
+        raise TypeError(invalid_combination(name, (), _SIGNATURES, **{k: v for k, v in given.items()
+                                                                     if v is not None and v is not ALL_DIMS}))
+    return None if dim is ALL_DIMS else dim, unbiased, builtins.bool(keepdim)
 
 
 def _correction(unbiased, correction):
@@ -25,11 +50,10 @@ def _correction(unbiased, correction):
 
 
 @numpy_names
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, out=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
     a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
+    dim, unbiased, keepdim = _signature("var", dim, unbiased, keepdim, correction)
     return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False), out)
 
 
@@ -49,25 +73,48 @@ def _spread(input, dim, unbiased, keepdim, correction, root):
 
 
 def _variance(input, dim, unbiased, keepdim, correction):
+    if not input.dtype.is_inexact:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = dims_arg(dim, input.ndim)
     c = _correction(unbiased, correction)
     n = _count(input.shape, dims)
-    centered = input - mean(input, dims, keepdim=True)
-    # |x - mean|^2: complex inputs have a real variance.
-    squares = centered.real.square() + centered.imag.square() if input.dtype.is_complex else centered * centered
-    ss = sum(squares, dims, keepdim)
-    if n - c > 0:
-        return named(ss / (n - c), "VarBackward0")
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
     # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c), over
     # all dims it is a constant (NoDegreesOfFreedom).
-    if not dims:
-        return named(apply(NoDegreesOfFreedom, input, dim=dims, keepdim=keepdim), "VarBackward0")
-    r = ss / 0.0
-    if n - c < 0:
-        unclamped = ss / (n - c)
-        r = r.detach() + (unclamped - unclamped.detach())
-    return named(r, "VarBackward0")
+    if n - c > 0 or dims:
+        return apply(Var, input, dim=dims, keepdim=keepdim, correction=c)
+    return named(apply(NoDegreesOfFreedom, input, dim=dims, keepdim=keepdim), "VarBackward0")
+
+
+class Var(Op):
+    """A variance: the sum of |x - mean|^2 over ``dim`` (the mean summed, then divided by the
+    count n, as ``mean`` does) divided by max(n - correction, 0) (inf or nan without degrees
+    of freedom left). Its gradient is PyTorch's closed form 2 (x - mean) / (n - c) times the
+    incoming gradient (n - c unclamped: +-inf at n = c), itself differentiable (second
+    derivatives), and +-inf, not nan, next to an infinite element, where the chain rule
+    through the mean would give nan everywhere."""
+    infer = classmethod(reduction_rule)
+    promote = None
+    holomorphic = False
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False, correction=1):
+        xp = namespace(x)
+        n = x.size if dim is None else int(np.prod([x.shape[d] for d in dim]))
+        with np.errstate(all="ignore"):
+            centered = x - xp.add.reduce(x, axis=dim, keepdims=True) / n
+            squares = centered.real * centered.real + centered.imag * centered.imag \
+                if x.dtype.kind == "c" else centered * centered
+            return xp.asarray(xp.add.reduce(squares, axis=dim, keepdims=keepdim) / max(n - correction, 0))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, a = ctx.inputs[0], ctx.attrs
+        dims, keepdim = a.get("dim"), a.get("keepdim", False)
+        n = _count(ctx.shapes[0], dims)
+        g = expand_back(g, ctx.shapes[0], dims, keepdim)
+        dof = n - a.get("correction", 1)
+        return (g * (2.0 / dof if dof else math.inf) * (x - mean(x, dims, keepdim=True)),)
 
 
 class NoDegreesOfFreedom(Op):
@@ -96,30 +143,27 @@ class NoDegreesOfFreedom(Op):
 
 
 @numpy_names
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
+    dim, unbiased, keepdim = _signature("std", dim, unbiased, keepdim, correction)
     return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True), "StdBackward0"), out)
 
 
 @numpy_names
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None):
     """``(var(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
+    dim, unbiased, keepdim = _signature("var_mean", dim, unbiased, keepdim, correction)
     return (named(var(input, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
 
 
 @numpy_names
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None):
     """``(std(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
-    if isinstance(dim, builtins.bool):
-        dim, unbiased = None, dim
+    dim, unbiased, keepdim = _signature("std_mean", dim, unbiased, keepdim, correction)
     return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "StdMeanBackward0"))
 

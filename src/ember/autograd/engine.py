@@ -3,6 +3,7 @@
 Dependencies are counted first (how many edges reach each node), then nodes run when all
 their gradient contributions have arrived; a node's gradient is the sum of what reached it.
 """
+from .._backend import dense
 from .._dispatch_state import INPUT_CASTS, OBSERVERS
 from .grad_mode import STATE
 from .graph import AccumulateGrad, gradient_edge
@@ -212,13 +213,24 @@ def _leading_to(roots, targets):
 
 def _accumulate(variable, grad, create_graph):
     if variable.grad is None:
-        variable.grad = grad if create_graph else grad.detach().clone()
+        variable.grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
     elif create_graph:
         variable.grad = variable.grad + grad
     else:  # in place: .grad keeps its identity across steps, as torch's (g = p.grad; step(); g is p.grad)
         if variable.grad.requires_grad:  # made by create_graph=True: this sum is not part of that graph
             variable.grad = variable.grad.detach()
         variable.grad += grad.detach()
+
+
+def _first_grad(variable, grad, create_graph):
+    """A leaf's first ``.grad`` laid out as torch's AccumulateGrad stores it: with the leaf's
+    strides when the leaf is dense (a transposed leaf gets a transposed gradient), else
+    row-major (an expanded or stepped leaf; a reduction's expanded gradient); never an alias
+    of the gradient's memory unless ``create_graph`` keeps it in the graph."""
+    if not variable._data.flags.c_contiguous and dense(variable._data):
+        return variable.detach().clone().copy_(grad)
+    g = grad.contiguous()
+    return g if create_graph or g is not grad else g.clone()
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -46,10 +46,13 @@ def relu_(input):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(input, min_val, max_val)`` with zero gradient at and beyond the bounds.
-    ValueError if ``min_val > max_val``; RuntimeError for a uint8 input and a negative bound.
+    ValueError if ``min_val > max_val``; RuntimeError for a bool input, and for a uint8 input
+    and a negative bound.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardtanh.html"""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     if input.dtype is _dtype.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return unary(HardtanhForward, input, inplace, min_val=min_val, max_val=max_val)
