@@ -75,6 +75,9 @@ class Op:
             one, None for a result this application does not have); ``backward`` then takes
             one gradient per result (None for a result that received none), and only
             floating-point results require grad.
+        grad_reads: ``None`` (a recording saves every input, when ``save_inputs``), or for each
+            input the inputs its gradient reads: a recording saves only those that a wanted
+            gradient reads, as PyTorch does (what ``saved_tensors_hooks`` see).
         draws: the kernel draws from a random generator (each run gives other values).
         index_read_by: for an op taking an index array as an attr, the inputs whose gradients
             read it (None: all); see :func:`reads_indices`.
@@ -85,6 +88,7 @@ class Op:
     promote = "promote"
     save_inputs = True
     save_output = False
+    grad_reads = None
     differentiable = True
     is_view = False
     holomorphic = True

@@ -144,6 +144,7 @@ multiply = mul
 
 class Mul(Op):
     infer = classmethod(elementwise_rule)
+    grad_reads = ((1,), (0,))
     forward = staticmethod(operator.mul)
 
     @staticmethod

@@ -4,7 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros
 from .grad_mode import STATE, no_grad
-from .graph import Node, _FREED, _creation, gradient_edge, modified_error, node_created
+from .graph import Node, Packed, _FREED, _creation, gradient_edge, modified_error, node_created, save
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -57,6 +57,8 @@ class FunctionCtx:
             raise RuntimeError(_FREED)
         out = []
         for x, version in node._saved:
+            if type(x) is Packed:
+                x, version = x.unpacked(version)
             if version is not None and x._versions[0] != version:
                 raise modified_error(x, version, x._grad_fn)
             out.append(x)
@@ -173,7 +175,7 @@ class Function(metaclass=_FunctionMeta):
                 o.requires_grad = True
                 o._output_nr = i
             new_outs.append(o)
-        node._saved = tuple((x, x._versions[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
+        node._saved = tuple(save(x) if isinstance(x, Tensor) else (x, None) for x in saved)
         ctx._node = node
         if _creation.hooks:
             node_created(node)
