@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from .autograd.grad_mode import DUAL
 
 __all__ = ["tensor_repr", "set_printoptions"]
 
@@ -197,5 +198,9 @@ def tensor_repr(t, dtype_shown=True):
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if DUAL.tangents is not None:
+        tangent = DUAL.tangents.get(t)
+        if tangent is not None:
+            suffixes.append("tangent=" + tensor_repr(tangent))
     text = _with_suffixes(prefix + body, suffixes, indent)
     return "Parameter containing:\n" + text if kind == "Parameter" else text

@@ -16,13 +16,14 @@ from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._dispatch_state import INPUT_CASTS, OBSERVERS
 from .._dtype import can_cast, get_default_dtype, result_type
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording"]
+           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording", "record", "tracked",
+           "replay"]
 
 OPS = {}
 _observing = threading.local()
@@ -224,8 +225,17 @@ def recording(*inputs):
     """Whether an op on ``inputs`` would be put on the tape: grad mode is on and one of them
     requires grad. Functions that PyTorch decomposes (``F.linear``, ``matmul``'s folds) show the
     decomposition's nodes only where there is a graph to show; without one they run a single op
-    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch)."""
-    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs)
+    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch).
+    Inside a dual level (``autograd.forward_ad``) always true: forward mode differentiates the
+    ops of the decomposition."""
+    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs) or DUAL.level is not None
+
+
+def tracked(t):
+    """Whether a view of ``t`` that changes nothing (a reshape to its own shape) must still be
+    dispatched as its op rather than be a bare alias: ``t`` requires grad (the view is a
+    node), or a dual level is open (``autograd.forward_ad``: the view's tangent follows)."""
+    return t.requires_grad or DUAL.level is not None
 
 
 def backward_view(op, g, **attrs):
@@ -440,6 +450,13 @@ def reads_indices(t, indices):
         return t
     node.index_versions = [(i, i._versions[0]) for i in indices]
     return t
+
+
+def record(op, inputs, attrs, t):
+    """Puts ``op``'s application to ``inputs`` on the tape with result(s) ``t`` (fresh tensors,
+    a tuple for a multi-result op), as :func:`apply` does when recording: forward mode
+    (``autograd.forward_ad``) records an op it has already run, onto its own leaves."""
+    _record(op, inputs, attrs, t)
 
 
 def _record(op, inputs, attrs, t):

@@ -98,7 +98,7 @@ class OpNode(Node):
     the inputs' shapes and dtypes, ``ctx.needs_input_grad`` which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
-                 "_freed", "num_outputs", "index_versions")
+                 "_freed", "num_outputs", "index_versions", "_packed")
 
     def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out, tensor_cls):
         self.next_functions = next_functions
@@ -119,6 +119,8 @@ class OpNode(Node):
         self.dtypes = dtypes
         self._freed = False
         self.index_versions = None  # [(tensor, version)]: index tensors read through attrs (reads_indices)
+        stack = _saved_hooks.stack
+        self._packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
         if op.save_inputs:
             reads = op.grad_reads
             if reads is None:
@@ -192,12 +194,12 @@ class OpNode(Node):
             for x, version in self.index_versions:
                 if x._versions[0] != version:
                     raise modified_error(x, version, x._grad_fn)
+        if not self._packed:
+            return self._backward(grads)
         records = [x for x, _ in (self._saved or ()) if type(x) is Packed]
         if self._out is not None:
-            records += [x for x, _ in (self._out if self.num_outputs > 1 else (self._out,))
-                        if type(x) is Packed]
-        if not records:
-            return self._backward(grads)
+            records += [saved[0] for saved in (self._out if self.num_outputs > 1 else (self._out,))
+                        if saved is not None and type(saved[0]) is Packed]
         for r in records:  # unpacked once per backward, in the order saved, as in PyTorch
             r.open()
         try:
