@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._backend.meta import MetaArray
 from .autograd.grad_mode import DUAL
 
 __all__ = ["tensor_repr", "set_printoptions"]
@@ -180,7 +181,12 @@ def tensor_repr(t, dtype_shown=True):
     if t.is_sparse:
         return _sparse_repr(t, prefix)
     suffixes = []
-    if data.size == 0:
+    if type(data) is MetaArray:  # no values to show: torch's "..." and where and what it is
+        body = "..."
+        suffixes += ["device='meta'", f"size={tuple(data.shape)}"]
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")
+    elif data.size == 0:
         body = "[]"
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")

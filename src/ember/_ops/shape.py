@@ -10,7 +10,15 @@ from .._backend import namespace
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
-from .core import Op, apply, backward_view, like_input, named, recording, tracked
+from ..autograd.grad_mode import DUAL
+from .core import Op, apply, backward_view, like_input, named, recording
+
+
+def tracked(t):
+    """Whether a view of ``t`` that changes nothing (a reshape to its own shape) must still be
+    dispatched as its op, not be a bare alias: ``t`` requires grad (the view is a node), or a
+    dual level is open (``autograd.forward_ad``: the view's tangent follows)."""
+    return t.requires_grad or DUAL.level is not None
 
 
 def _infer_shape(shape, numel, input_shape):

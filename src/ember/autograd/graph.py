@@ -119,23 +119,28 @@ class OpNode(Node):
         self.dtypes = dtypes
         self._freed = False
         self.index_versions = None  # [(tensor, version)]: index tensors read through attrs (reads_indices)
-        stack = _saved_hooks.stack
-        self._packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
-        if op.save_inputs:
-            reads = op.grad_reads
-            if reads is None:
-                self._saved = [save(x) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
-            else:  # only what a wanted gradient reads, saved in the order the formulas read it (PyTorch's)
-                self._saved = [(None, None)] * len(inputs)
-                for j in dict.fromkeys(j for i, need in enumerate(needs_input_grad) if need for j in reads[i]):
-                    x = inputs[j]
-                    self._saved[j] = save(x) if isinstance(x, tensor_cls) else (x, None)
-        else:
+        packed = False
+        if _HOOKED:
+            stack = _saved_hooks.stack
+            packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
+        self._packed = packed
+        if not op.save_inputs:
             self._saved = None
+        elif not packed:
+            self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+        elif op.grad_reads is None:
+            self._saved = [save(x) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+        else:  # the hooks see what a wanted gradient reads, in the order the formulas read it (PyTorch's)
+            self._saved = [(None, None)] * len(inputs)
+            for j in dict.fromkeys(j for i, need in enumerate(needs_input_grad) if need for j in op.grad_reads[i]):
+                x = inputs[j]
+                self._saved[j] = save(x) if isinstance(x, tensor_cls) else (x, None)
         if not op.save_output:
             self._out = None
         elif type(out) is tuple:
             self._out = tuple(None if o is None else save(o._alias(), self, i) for i, o in enumerate(out))
+        elif not packed:
+            self._out = (out._alias(), out._versions[0])
         else:
             self._out = save(out._alias(), self, 0)
         if _creation.hooks:
@@ -311,6 +316,7 @@ class _SavedHooks(threading.local):
 
 
 _saved_hooks = _SavedHooks()
+_HOOKED = []  # non-empty once saved_tensors_hooks were entered (in any thread): until then nodes skip the check
 
 
 class Packed:
@@ -386,6 +392,7 @@ class saved_tensors_hooks:
         if type(stack) is str:
             raise RuntimeError(stack)
         _saved_hooks.stack = stack + ((self.pack_hook, self.unpack_hook),)
+        _HOOKED[:] = [True]
         return self
 
     def __exit__(self, *exc):
