@@ -185,3 +185,40 @@ def test_errors_as_torch():
             with pytest.raises(NotImplementedError, match="Trying to use forward AD with igamma that does not "
                                                           "support it because it has not been implemented yet"):
                 lib.igamma(a, lib.rand(3) + 0.5)
+
+
+def test_a_custom_function_s_jvp_and_gradcheck_of_forward_mode():
+    """The forward-mode tutorial's custom Function: ``jvp`` gives the output's tangent, and
+    ``gradcheck(check_forward_ad=True, check_backward_ad=False)`` checks it (a wrong jvp fails)."""
+    def make(lib, factor):
+        class Exp(lib.autograd.Function):
+            calls = 0
+
+            @staticmethod
+            def forward(ctx, x):
+                ctx.result = lib.exp(x)
+                return ctx.result
+
+            @staticmethod
+            def jvp(ctx, g):
+                Exp.calls += 1
+                return factor * g * ctx.result
+        return Exp
+    rng = np.random.default_rng(5)
+    x, t = _pair(rng, (3, 4))
+    tangents = []
+    for lib in (torch, ember):
+        Exp = make(lib, 1.0)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            out = Exp.apply(fw.make_dual(lib.tensor(x, requires_grad=True), lib.tensor(t)))
+            tangents.append(fw.unpack_dual(out).tangent.detach().numpy())
+        assert Exp.calls == 1
+        primal = lib.tensor(x[:2, :2], requires_grad=True)
+        assert lib.autograd.gradcheck(Exp.apply, (primal,), check_forward_ad=True, check_backward_ad=False,
+                                      check_undefined_grad=False, check_batched_grad=False)
+        assert not lib.autograd.gradcheck(make(lib, 1.5).apply, (primal,), check_forward_ad=True,
+                                          check_backward_ad=False, check_undefined_grad=False,
+                                          check_batched_grad=False, raise_exception=False)
+    np.testing.assert_allclose(tangents[1], tangents[0], rtol=1e-12)
+    np.testing.assert_allclose(tangents[1], np.exp(x) * t, rtol=1e-12)

@@ -23,7 +23,7 @@ from .grad_mode import DUAL, STATE, Tangents
 from .graph import _saved_hooks
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
-           "UnpackedDualTensor"]
+           "UnpackedDualTensor", "custom_function", "moved"]
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -120,6 +120,32 @@ def tangent_of(x):
         if base is not None:
             t = _quietly(replay, base, x._view_chain)
     return t
+
+
+def custom_function(cls, ctx, args, forward):
+    """``forward()`` (a custom Function's), and the tangents of its outputs from the Function's
+    own ``jvp(ctx, *input_tangents)`` (zeros for inputs without one) when it defines one and an
+    argument is dual; the ops inside ``forward`` then go unwatched. Returns the outputs."""
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args] if DUAL.level is not None else ()
+    if getattr(cls, "jvp", None) is None or all(t is None for t in tangents):
+        return forward()
+    outputs = _quietly(forward)
+    given = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) and a.dtype.is_inexact else t
+             for a, t in zip(args, tangents)]
+    results = cls.jvp(ctx, *given)
+    for o, t in zip(outputs if isinstance(outputs, tuple) else (outputs,),
+                    results if isinstance(results, tuple) else (results,)):
+        if isinstance(o, Tensor) and t is not None:
+            DUAL.tangents[o] = t
+    return outputs
+
+
+def moved(old, new):
+    """``new`` (an alias a custom Function returns for its output ``old``) takes ``old``'s tangent."""
+    if DUAL.level is not None:
+        tangent = DUAL.tangents.get(old)
+        if tangent is not None:
+            DUAL.tangents[new] = tangent
 
 
 class _Observer:

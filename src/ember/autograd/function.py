@@ -4,6 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros
 from .grad_mode import STATE, no_grad
+from . import forward_ad
 from .graph import Node, Packed, _FREED, _creation, gradient_edge, modified_error, node_created, save
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -122,6 +123,8 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your "
                                   "custom autograd.Function to use it with backward mode AD.")
 
+    jvp = None  # ``jvp(ctx, *input_tangents)``: the output tangents, for forward mode (autograd.forward_ad)
+
     @staticmethod
     def setup_context(ctx, inputs, output):
         """Saves what ``backward`` needs from ``inputs`` and ``output``, for a ``forward`` written
@@ -136,12 +139,14 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         ctx._node = None
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with no_grad():
+        def forward():
             if cls.setup_context is not Function.setup_context:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
-            else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+                return outputs
+            return cls.forward(ctx, *args, **kwargs)
+        with no_grad():
+            outputs = forward_ad.custom_function(cls, ctx, args, forward)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         cast = getattr(ctx, "_grad_dtypes", None)
@@ -169,8 +174,9 @@ class Function(metaclass=_FunctionMeta):
                 if id(o) in dirty:
                     o._versions[0] += 1
                 elif any(o is a for a in args) or o.grad_fn is not None or o._base is not None:
-                    o = o._alias()
+                    o, old = o._alias(), o
                     o._base = None
+                    forward_ad.moved(old, o)
                 o.grad_fn = node
                 o.requires_grad = True
                 o._output_nr = i
