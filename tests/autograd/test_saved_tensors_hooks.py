@@ -187,3 +187,30 @@ def test_multi_result_ops_under_hooks_give_the_gradients_without():
     for a, b in zip(grads(ember.autograd.graph.disable_saved_tensors_hooks("off")), grads(hooks)):
         np.testing.assert_array_equal(a, b)
     assert counted
+
+
+def test_saved_values_on_grad_fn_and_the_tutorial_s_hook_order_as_torch():
+    """The saved-tensors-hooks tutorial's reads: ``_saved_self/_saved_other`` are the tensors,
+    ``_saved_result`` an equal tensor that is not the result, each access unpacks again, and a
+    product's factors are packed and unpacked other first."""
+    def run(lib):
+        a = lib.randn(5, requires_grad=True)
+        b = lib.ones(5, requires_grad=True)
+        y = a * b
+        e = lib.exp(a)
+        facts = [y.grad_fn._saved_self is a, y.grad_fn._saved_other is b,
+                 bool(e.grad_fn._saved_result.equal(e)), e.grad_fn._saved_result is e]
+        log = []
+        a = lib.ones(5, requires_grad=True)
+        b = lib.ones(5, requires_grad=True) * 2
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append(("pack", t.tolist())) or t,
+                                                    lambda t: log.append(("unpack", t.tolist())) or t):
+            y = a * b
+            p = a.sin()  # (pow also packs its result, which torch saves only for a tensor exponent)
+        p.grad_fn._saved_self
+        p.grad_fn._saved_self
+        y.sum().backward()
+        with pytest.raises(AttributeError):
+            lib.exp(a).grad_fn._saved_mat2
+        return facts, log
+    assert run(ember) == run(torch)

@@ -132,7 +132,7 @@ class OpNode(Node):
             self._saved = [save(x) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
         else:  # the hooks see what a wanted gradient reads, in the order the formulas read it (PyTorch's)
             self._saved = [(None, None)] * len(inputs)
-            for j in dict.fromkeys(j for i, need in enumerate(needs_input_grad) if need for j in op.grad_reads[i]):
+            for j in self._pack_order():
                 x = inputs[j]
                 self._saved[j] = save(x) if isinstance(x, tensor_cls) else (x, None)
         if not op.save_output:
@@ -145,6 +145,13 @@ class OpNode(Node):
             self._out = save(out._alias(), self, 0)
         if _creation.hooks:
             node_created(self)
+
+    def _pack_order(self):
+        """The saved inputs' positions in the order they are packed and unpacked."""
+        reads = self.op.grad_reads
+        if reads is None:
+            return range(len(self._saved))
+        return dict.fromkeys(j for i, need in enumerate(self.needs_input_grad) if need for j in reads[i])
 
     def input(self, i):
         """The ``i``-th saved input (a tensor or constant). RuntimeError when the graph was freed
@@ -162,6 +169,15 @@ class OpNode(Node):
         elif type(x) is complex and self.op.holomorphic:
             return x.conjugate()
         return x
+
+    def __getattr__(self, name):
+        # torch's ``grad_fn._saved_self`` & co.: a saved value, read (and unpacked) as a backward reads it
+        if name == "_saved_result" and self._out is not None and self.num_outputs == 1:
+            return self.output
+        i = _SAVED_ARGUMENTS.get(name)
+        if i is None or self._saved is None or i >= len(self._saved) or self._saved[i][0] is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return self.input(i)
 
     @property
     def inputs(self):
@@ -201,7 +217,8 @@ class OpNode(Node):
                     raise modified_error(x, version, x._grad_fn)
         if not self._packed:
             return self._backward(grads)
-        records = [x for x, _ in (self._saved or ()) if type(x) is Packed]
+        records = [self._saved[j][0] for j in self._pack_order() if type(self._saved[j][0]) is Packed] \
+            if self._saved is not None else []
         if self._out is not None:
             records += [saved[0] for saved in (self._out if self.num_outputs > 1 else (self._out,))
                         if saved is not None and type(saved[0]) is Packed]
@@ -224,6 +241,10 @@ class OpNode(Node):
         self._freed = self._saved is not None or self._out is not None
         self._saved = None
         self._out = None
+
+
+# The names torch's nodes give their saved arguments (``_saved_<name>``), by input position.
+_SAVED_ARGUMENTS = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1}
 
 
 class AccumulateGrad(Node):
