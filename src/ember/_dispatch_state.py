@@ -18,8 +18,8 @@ OBSERVERS = []
 # autocast's, inside an enabled ``ember.autocast`` region (ember.amp). Empty otherwise, so an
 # op pays one list check; the engine empties it while gradients run.
 INPUT_CASTS = []
-# Non-empty once a tensor on the ``meta`` device was made: until then an op pays one list
-# check for the meta path (``_ops.core``: shapes and dtypes from the op's rule, no kernel).
+# Non-empty once the default device was the ``meta`` one (``with device("meta")``,
+# ``set_default_device``): until then a factory given no device pays one list check.
 META = []
 
 

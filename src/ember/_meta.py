@@ -6,7 +6,7 @@ values raises as torch does. Source: https://pytorch.org/docs/stable/meta.html
 """
 import functools
 
-from ._backend.meta import MetaArray, meta_array
+from ._backend.meta import LIVE, MetaArray, meta_array
 from ._device import default_device, device_type
 from ._dispatch_state import META
 from ._tensor import Tensor
@@ -22,7 +22,6 @@ def is_meta(t):
 def to_meta(t, dtype=None):
     """A meta tensor of ``t``'s shape and (unless ``dtype``) dtype, requiring grad as ``t``
     does (its history is not kept: a device move in torch records one node, ember none)."""
-    META[:] = [True]
     out = Tensor._make(meta_array(t._data.shape, (dtype or t.dtype).np))
     if t.requires_grad and out.dtype.is_inexact:
         out.requires_grad = True
@@ -38,7 +37,8 @@ def placed(factory, like=False):
     @functools.wraps(factory)
     def on_device(*args, device=None, **kwargs):
         if device is None:
-            if not META or (default_device().type != "meta" and not (like and args and is_meta(args[0]))):
+            if not (META or like and LIVE) or (default_device().type != "meta"
+                                               and not (like and args and is_meta(args[0]))):
                 return factory(*args, **kwargs)
         elif device_type(device) != "meta":
             return factory(*args, device=device, **kwargs)

@@ -5,9 +5,15 @@ a meta tensor of any size takes no memory, and NumPy's views (reshape, transpose
 of it stay meta arrays. The dispatcher never runs a kernel on one (it takes the op's shape
 rule instead); computing on one by mistake raises, never gives numbers.
 """
+import weakref
+
 import numpy as np
 
-__all__ = ["MetaArray", "meta_array", "result", "NO_DATA", "NO_VALUE", "NO_NUMPY", "DATA_DEPENDENT"]
+__all__ = ["MetaArray", "meta_array", "result", "LIVE", "NO_DATA", "NO_VALUE", "NO_NUMPY", "DATA_DEPENDENT"]
+
+# One entry per meta array alive: while it is empty (no meta tensor exists, as after a model
+# built on meta got its storage), an op pays one list check for the meta path.
+LIVE = []
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 NO_VALUE = "Tensor.item() cannot be called on meta tensors"
@@ -62,7 +68,10 @@ def meta_array(shape, dtype, base=None):
     """A :class:`MetaArray` of ``shape`` and NumPy ``dtype``; over the zero of meta array
     ``base`` (of that dtype) when given, so that it is a view of ``base``."""
     zero = np.zeros(1, dtype) if base is None else base
-    return np.lib.stride_tricks.as_strided(zero, tuple(shape), (0,) * len(shape), writeable=False).view(MetaArray)
+    array = np.lib.stride_tricks.as_strided(zero, tuple(shape), (0,) * len(shape), writeable=False).view(MetaArray)
+    LIVE.append(None)
+    weakref.finalize(array, LIVE.pop)
+    return array
 
 
 def result(op, inputs, attrs):

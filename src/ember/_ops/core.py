@@ -14,8 +14,8 @@ import threading
 from .. import _backend
 from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
-from .._backend.meta import NO_DATA, MetaArray, result as meta_result
-from .._dispatch_state import INPUT_CASTS, META, OBSERVERS, observed_range
+from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
+from .._dispatch_state import INPUT_CASTS, OBSERVERS, observed_range
 from .._dtype import can_cast, get_default_dtype, result_type
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
@@ -187,7 +187,7 @@ def apply(op, *inputs, **attrs):
         inputs = INPUT_CASTS[0](op, inputs)
     if OBSERVERS and not getattr(_observing, "inside", False):
         return _observed_apply(op, inputs, attrs)
-    if META and any(type(getattr(x, "_data", None)) is MetaArray for x in inputs):
+    if META_LIVE and any(type(getattr(x, "_data", None)) is MetaArray for x in inputs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
