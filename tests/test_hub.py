@@ -3,6 +3,7 @@
 torch saved, the same cache folders, the hash check's error."""
 import hashlib
 import importlib
+import sys
 
 import numpy as np
 import pytest
@@ -72,3 +73,50 @@ def test_download_url_to_file_writes_the_bytes(tmp_path):
     _, source, _ = checkpoint(tmp_path)
     ember.hub.download_url_to_file(source.as_uri(), str(tmp_path / "copy.pth"), progress=False)
     assert (tmp_path / "copy.pth").read_bytes() == source.read_bytes()
+
+
+HUBCONF = '''
+dependencies = ["numpy"]
+from mylayers import double  # a module of the repository itself
+
+
+def tiny(width=3, *, bias=True):
+    """A Linear model, as a repository's entry point would build one."""
+    import torch
+    torch.manual_seed(0)
+    return double(torch.nn.Linear(width, 2, bias=bias))
+
+
+def _helper():
+    pass
+
+
+not_callable = 3
+'''
+
+
+def test_hub_load_from_a_local_hubconf_as_torch(tmp_path, monkeypatch):
+    (tmp_path / "hubconf.py").write_text(HUBCONF)
+    (tmp_path / "mylayers.py").write_text("def double(m):\n    m.doubled = True\n    return m\n")
+    m_torch = torch.hub.load(str(tmp_path), "tiny", 4, source="local", bias=False)
+    sys.modules.pop("mylayers", None)
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "torch", ember)  # the hubconf runs under ``import ember as torch``
+        m_ember = ember.hub.load(str(tmp_path), "tiny", 4, source="local", bias=False)
+    sys.modules.pop("mylayers", None)
+    assert isinstance(m_ember, ember.nn.Linear) and m_ember.doubled and m_ember.bias is None
+    assert tuple(m_ember.weight.shape) == tuple(m_torch.weight.shape) == (2, 4)
+    np.testing.assert_array_equal(m_ember.weight.detach().numpy(), m_torch.weight.detach().numpy())
+    assert str(tmp_path) not in sys.path
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="Cannot find callable not_callable in hubconf"):
+            lib.hub.load(str(tmp_path), "not_callable", source="local")
+        with pytest.raises(ValueError, match='Unknown source: "ftp". Allowed values: "github" | "local".'):
+            lib.hub.load(str(tmp_path), "tiny", source="ftp")
+        sys.modules.pop("mylayers", None)
+    (tmp_path / "hubconf.py").write_text('dependencies = ["no_such_package_xyz"]\ndef tiny():\n    return 1\n')
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="Missing dependencies: no_such_package_xyz"):
+            lib.hub.load(str(tmp_path), "tiny", source="local")
+    with pytest.raises(RuntimeError, match="downloads no repositories"):
+        ember.hub.load("pytorch/vision", "resnet18")

@@ -14,7 +14,9 @@ from . import _dtype
 from . import _layout
 from ._backend import as_array, empty_strided_like, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
-from ._device import check_device, device as _device_cls
+from ._backend.meta import MetaArray, NO_DATA, meta_array
+from ._device import check_device, device as _device_cls, device_type
+from ._meta import placed, to_meta
 from ._ops.core import Op, _type_name, apply
 from ._tensor import Tensor
 
@@ -331,11 +333,16 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return full((), s, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
 
 
-def _beside(t, fill, size, dtype, requires_grad, *value):
+def _beside(t, fill, size, dtype, requires_grad, *value, device=None):
     """A new tensor of ``size`` (the arguments' sizes, as ``zeros(*size)`` takes them) and
     ``dtype``, made by ``fill`` ("zeros", "ones", "empty", "full")
     in the array namespace of tensor ``t``: a tensor made from another stays on its device (a
-    sparse one gives a sparse tensor without entries, or NotImplementedError for a fill)."""
+    sparse one gives a sparse tensor without entries, or NotImplementedError for a fill),
+    unless ``device`` names one ("meta", or "cpu" for a meta ``t``)."""
+    if (type(t._data) is MetaArray) if device is None else device_type(device) == "meta":
+        return to_meta(_finish(meta_array(_size(size, fill), dtype.np), requires_grad))
+    if device is not None and type(t._data) is MetaArray:
+        return _finish(getattr(np, fill)(_size(size, fill), *value, dtype=dtype.np), requires_grad)
     if t.is_sparse:
         if fill not in ("zeros", "empty"):
             raise SparseUnsupported(unsupported_message("fill_"))
@@ -346,7 +353,7 @@ def _beside(t, fill, size, dtype, requires_grad, *value):
 
 def _like(fill):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
-        return _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad)
+        return _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad, device=device)
     like.__name__ = fill + "_like"
     like.__doc__ = f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device."
     return like
@@ -361,7 +368,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """``full`` with ``input``'s shape and (unless given) dtype, on its device
     (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
     dtype = dtype or input.dtype
-    return _beside(input, "full", (input.shape,), dtype, requires_grad, real_if_fits(fill_value, dtype))
+    return _beside(input, "full", (input.shape,), dtype, requires_grad, real_if_fits(fill_value, dtype), device=device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -507,6 +514,10 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
             non_blocking = a
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    if device is not None and device_type(device) == "meta":
+        return to_meta(input, dtype)
+    if type(input._data) is MetaArray and device is not None:
+        raise NotImplementedError(NO_DATA)
     check_device(device)
     if dtype is None or dtype is input.dtype:
         return input.clone() if copy else input
@@ -587,3 +598,10 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
     return _beside(self, "full", (size,), dtype, requires_grad, real_if_fits(fill_value, dtype))
+
+
+# Factories that place their result on the meta device when asked (the ``*_like`` and
+# ``new_*`` forms follow their tensor through ``_beside``).
+tensor, zeros, ones, full, empty, empty_strided, arange, linspace, logspace, eye, scalar_tensor = (
+    placed(f) for f in (tensor, zeros, ones, full, empty, empty_strided, arange, linspace, logspace, eye,
+                        scalar_tensor))

@@ -1,10 +1,14 @@
 """``ember.device``: where a tensor's storage lives (PyTorch's ``torch.device``).
 
+A tensor lives on the CPU, or on the ``meta`` device: a shape and dtype without data
+(``_backend.meta``), for building a model without memory (``with device("meta"):``).
+
 ember computes on the CPU with NumPy; ``device("cuda")`` is accepted as a name but tensors can
 only be placed on it once the CuPy backend is present (see ``_backend``).
 """
+from ._dispatch_state import META
 
-__all__ = ["device", "CPU"]
+__all__ = ["device", "CPU", "META_DEVICE", "default_device", "check_device", "device_type"]
 
 
 class device:
@@ -41,8 +45,31 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """``with device("meta"):`` factories given no device make tensors on this one
+        (a model built inside gets meta parameters); ``"cpu"`` restores the CPU inside."""
+        if self.type not in ("cpu", "meta"):
+            check_device(self)
+        DEFAULT.append(self)
+        if self.type == "meta":
+            META[:] = [True]
+        return self
+
+    def __exit__(self, *exc):
+        DEFAULT.pop()
+        return False
+
 
 CPU = device("cpu")
+META_DEVICE = device("meta")
+# The default devices in force, innermost last: ``set_default_device``'s at the bottom, then
+# those of the ``with device(...)`` blocks entered.
+DEFAULT = [None]
+
+
+def default_device():
+    """The device a factory given none places its tensor on."""
+    return DEFAULT[-1] or CPU
 
 
 def check_device(d):
@@ -54,3 +81,8 @@ def check_device(d):
         raise RuntimeError(f"ember was built without support for device '{d}': only the CPU is "
                            "available in this install")
     return d
+
+
+def device_type(d):
+    """The type ("cpu", "meta", ...) of a device given as a string or a :class:`device`."""
+    return d.type if isinstance(d, device) else device(d).type

@@ -12,6 +12,8 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._backend.meta import MetaArray
+from .autograd.grad_mode import DUAL
 
 __all__ = ["tensor_repr", "set_printoptions"]
 
@@ -179,7 +181,12 @@ def tensor_repr(t, dtype_shown=True):
     if t.is_sparse:
         return _sparse_repr(t, prefix)
     suffixes = []
-    if data.size == 0:
+    if type(data) is MetaArray:  # no values to show: torch's "..." and where and what it is
+        body = "..."
+        suffixes += ["device='meta'", f"size={tuple(data.shape)}"]
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype!r}")
+    elif data.size == 0:
         body = "[]"
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
@@ -197,5 +204,9 @@ def tensor_repr(t, dtype_shown=True):
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if DUAL.tangents is not None:
+        tangent = DUAL.tangents.get(t)
+        if tangent is not None:
+            suffixes.append("tangent=" + tensor_repr(tangent))
     text = _with_suffixes(prefix + body, suffixes, indent)
     return "Parameter containing:\n" + text if kind == "Parameter" else text

@@ -11,7 +11,8 @@ import os
 import warnings
 
 from . import _backend
-from ._device import device as _device
+from ._device import DEFAULT as _DEFAULT, default_device as _default_device, device as _device
+from ._dispatch_state import META as _META
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -20,7 +21,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get
            "set_default_device", "get_default_device", "set_warn_always", "is_warn_always_enabled"]
 
 _STATE = {"interop": None, "deterministic": False, "warn_only": False, "precision": "highest",
-          "device": None, "warn_always": False}
+          "warn_always": False}
 
 
 def set_num_threads(int):
@@ -111,16 +112,18 @@ def get_float32_matmul_precision():
 
 
 def set_default_device(device):
-    """The device factories use when given none: ``"cpu"`` or None (ember has no other);
+    """The device factories use when given none: ``"cpu"``, ``"meta"`` or None (the CPU);
     RuntimeError naming any other device."""
-    if device is not None and _device(device).type != "cpu":
+    if device is not None and _device(device).type not in ("cpu", "meta"):
         raise RuntimeError(f"ember runs on the CPU only; set_default_device({device!r}) is not supported")
-    _STATE["device"] = None if device is None else _device(device)
+    _DEFAULT[0] = None if device is None else _device(device)
+    if device is not None and _DEFAULT[0].type == "meta":
+        _META[:] = [True]
 
 
 def get_default_device():
-    """The device factories use when given none (``device(type='cpu')``)."""
-    return _STATE["device"] or _device("cpu")
+    """The device factories use when given none (``device(type='cpu')`` unless set)."""
+    return _default_device()
 
 
 def set_warn_always(b):

@@ -9,6 +9,7 @@ import numpy as np
 from . import _distributions, _dtype
 from ._creation import _finish, _size, _sizes
 from ._device import check_device
+from ._meta import placed
 from ._ops.core import _type_name, apply
 from ._ops.random import StandardNormal, StandardUniform
 from ._tensor import Tensor
@@ -140,3 +141,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=
     """``randint`` with ``input``'s shape and (unless given) dtype
     (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
+
+
+# Draws placed on the meta device when asked (see ``_meta.placed``).
+rand, randn, randint, randperm, normal = (placed(f) for f in (rand, randn, randint, randperm, normal))
+rand_like, randn_like, randint_like = (placed(f, like=True) for f in (rand_like, randn_like, randint_like))

@@ -14,7 +14,6 @@ from . import _dtype, _layout
 from ._backend import shared as _shared
 from ._backend.sparse import SparseCOO
 from ._memory import track as _track
-from ._device import CPU
 from ._ops import core as _core
 from ._print import tensor_repr
 from ._size import Size
@@ -123,10 +122,6 @@ class Tensor(TensorAutograd, TensorConversions):
         return self._data.size
 
     nelement = numel
-
-    @property
-    def device(self):
-        return CPU
 
     @property
     def is_cuda(self):
@@ -452,7 +447,8 @@ _METHODS = {
     "is_coalesced": _sparse.is_coalesced, "indices": _sparse.indices,
     "values": _sparse.values, "_indices": _sparse.raw_indices, "_values": _sparse.raw_values,
     "_nnz": _sparse.nnz, "sparse_dim": _sparse.sparse_dim, "dense_dim": _sparse.dense_dim,
-    "cpu": _documented(lambda self, memory_format=None: self, "``self``: ember's tensors are on the CPU."),
+    "cpu": _documented(lambda self, memory_format=None: _creation.to(self, "cpu"),
+                       "``self`` (ember computes on the CPU); NotImplementedError for a meta tensor."),
     "cuda": _no_cuda,
     "pin_memory": _documented(lambda self: self, "``self``: ember has no device to pin host memory for."),
     "asinh": _special.asinh, "acosh": _special.acosh, "atanh": _special.atanh,

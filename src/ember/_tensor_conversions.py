@@ -4,6 +4,8 @@
 and method table are in ``_tensor.py``."""
 from ._backend import conj_views
 from ._backend.sparse import SparseCOO
+from ._backend.meta import NO_NUMPY, MetaArray
+from ._device import CPU, META_DEVICE
 
 __all__ = ["TensorConversions"]
 
@@ -11,6 +13,16 @@ __all__ = ["TensorConversions"]
 class TensorConversions:
     """The conversion part of :class:`~ember.Tensor` (whose slots it reads)."""
     __slots__ = ()
+
+    @property
+    def device(self):
+        """Where the storage is: the CPU, or the ``meta`` device (no storage)."""
+        return META_DEVICE if type(self._data) is MetaArray else CPU
+
+    @property
+    def is_meta(self):
+        """Whether the tensor is on the ``meta`` device (a shape and dtype without data)."""
+        return type(self._data) is MetaArray
 
     def numpy(self, force=False):
         """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
@@ -21,6 +33,8 @@ class TensorConversions:
                                "Use tensor.detach().numpy() instead.")
         if type(self._data) is SparseCOO:
             raise TypeError("can't convert a sparse tensor to a NumPy array: call .to_dense() first")
+        if type(self._data) is MetaArray:
+            raise TypeError(NO_NUMPY)
         if conj_views.VIEWS and (self.is_conj() or self.is_neg()):
             if not force:
                 bit, fix = ("conjugate", "conj") if self.dtype.is_complex else ("negative", "neg")
@@ -30,6 +44,8 @@ class TensorConversions:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if type(self._data) is MetaArray:
+            raise TypeError(NO_NUMPY)
         return self._data if dtype is None else self._data.astype(dtype)
 
     def item(self):

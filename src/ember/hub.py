@@ -9,10 +9,14 @@ cached where torch caches them, so weights torch downloaded load here too.
 - :func:`load_state_dict_from_url`: the file cached in ``<hub>/checkpoints`` (downloaded
   when missing), read by :func:`ember.load` (``weights_only=False`` by default, as torch).
 
-``torch.hub.load``/``list``/``help`` (running a repository's ``hubconf.py``) are not here.
+- :func:`load` with ``source="local"``: a model from a directory's ``hubconf.py``, which is
+  run (it is Python code: load only directories you trust, as with torch). Repositories are
+  not downloaded, so ``source="github"`` and ``list``/``help`` are not here.
 """
+import contextlib
 import errno
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -21,9 +25,9 @@ import tempfile
 import urllib.parse
 import urllib.request
 
-from .serialization import load
+from .serialization import load as _load_checkpoint
 
-__all__ = ["get_dir", "set_dir", "download_url_to_file", "load_state_dict_from_url"]
+__all__ = ["get_dir", "set_dir", "download_url_to_file", "load_state_dict_from_url", "load"]
 
 _hub_dir = None
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")  # a file name's hash prefix: resnet18-f37072fd.pth
@@ -88,4 +92,53 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
         sys.stderr.write(f'Downloading: "{url}" to {cached_file}\n')
         match = HASH_REGEX.search(filename) if check_hash else None
         download_url_to_file(url, cached_file, match.group(1) if match else None, progress=progress)
-    return load(cached_file, map_location=map_location, weights_only=weights_only)
+    return _load_checkpoint(cached_file, map_location=map_location, weights_only=weights_only)
+
+
+def load(repo_or_dir, model, *args, source="github", trust_repo=None, force_reload=False, verbose=True,
+         skip_validation=False, **kwargs):
+    """``model(*args, **kwargs)``, the entry point called ``model`` in the ``hubconf.py`` of the
+    directory ``repo_or_dir`` (``source="local"``): the file is imported with the directory
+    first on ``sys.path`` (so it can import the repository's own modules), which runs its code.
+
+    Raises:
+        ValueError: ``source`` is neither "github" nor "local", or ``model`` is not a string.
+        RuntimeError: ``source="github"`` (ember downloads no repositories: clone it and pass
+            its directory with ``source="local"``); a name in the hubconf's ``dependencies``
+            cannot be imported; the hubconf has no callable ``model``.
+        FileNotFoundError: the directory has no ``hubconf.py``.
+
+    Source: PyTorch 2.13, ``torch.hub.load`` (https://pytorch.org/docs/stable/hub.html#torch.hub.load).
+    """
+    source = source.lower()
+    if source not in ("github", "local"):
+        raise ValueError(f'Unknown source: "{source}". Allowed values: "github" | "local".')
+    if source == "github":
+        raise RuntimeError(f"ember.hub.load downloads no repositories ({repo_or_dir!r}): clone it and "
+                           "pass its directory with source='local'")
+    if not isinstance(model, str):
+        raise ValueError("Invalid input: model should be a string of function name")
+    path = os.path.join(repo_or_dir, "hubconf.py")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(errno.ENOENT, "no hubconf.py in the directory", path)
+    with _first_on_path(repo_or_dir):
+        spec = importlib.util.spec_from_file_location("hubconf", path)
+        hubconf = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(hubconf)
+        missing = [name for name in getattr(hubconf, "dependencies", None) or ()
+                   if importlib.util.find_spec(name) is None]
+        if missing:
+            raise RuntimeError(f"Missing dependencies: {', '.join(missing)}")
+        entry = getattr(hubconf, model, None)
+        if entry is None or not callable(entry):
+            raise RuntimeError(f"Cannot find callable {model} in hubconf")
+        return entry(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _first_on_path(directory):
+    sys.path.insert(0, directory)
+    try:
+        yield
+    finally:
+        sys.path.remove(directory)

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg as _scipy_linalg
 from scipy import special as _scipy_special
 
+from .meta import MetaArray
 from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
@@ -92,7 +93,7 @@ def kernel(name):
 def as_array(value, *like):
     """A kernel's result (an array, a NumPy scalar or a Python number) as an array of the
     namespace of ``like`` (the kernel's inputs); sparse storage stays as it is."""
-    if type(value) in _NAMESPACES or type(value) is SparseCOO:
+    if type(value) in _NAMESPACES or type(value) is SparseCOO or type(value) is MetaArray:
         return value
     return namespace(*like).asarray(value)
 

@@ -14,15 +14,17 @@ import threading
 from .. import _backend
 from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
-from .._dispatch_state import INPUT_CASTS, OBSERVERS
+from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
+from .._dispatch_state import INPUT_CASTS, OBSERVERS, observed_range
 from .._dtype import can_cast, get_default_dtype, result_type
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording"]
+           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording", "record",
+           "replay"]
 
 OPS = {}
 _observing = threading.local()
@@ -75,6 +77,8 @@ class Op:
             one, None for a result this application does not have); ``backward`` then takes
             one gradient per result (None for a result that received none), and only
             floating-point results require grad.
+        grad_reads: ``None``, or for each input the inputs its gradient reads: a recording
+            under ``saved_tensors_hooks`` packs only those a wanted gradient reads (PyTorch's).
         draws: the kernel draws from a random generator (each run gives other values).
         index_read_by: for an op taking an index array as an attr, the inputs whose gradients
             read it (None: all); see :func:`reads_indices`.
@@ -85,6 +89,7 @@ class Op:
     promote = "promote"
     save_inputs = True
     save_output = False
+    grad_reads = None
     differentiable = True
     is_view = False
     holomorphic = True
@@ -182,23 +187,27 @@ def apply(op, *inputs, **attrs):
         inputs = INPUT_CASTS[0](op, inputs)
     if OBSERVERS and not getattr(_observing, "inside", False):
         return _observed_apply(op, inputs, attrs)
-    if op.promote is None:
-        if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
-            arrays = (inputs[0]._data,)
-        else:
-            arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
-    elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
-            and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
-        arrays = (inputs[0]._data, inputs[1]._data)
+    if META_LIVE and any(type(getattr(x, "_data", None)) is MetaArray for x in inputs):
+        arrays = ()
+        out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
-        arrays = _cast_inputs(op, inputs)
-    try:
-        out = op.forward(*arrays, **attrs)
-    except ValueError as e:
-        # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
-        raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
-    except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
-        raise NotImplementedError(unsupported_message(_snake(op.name))) from None
+        if op.promote is None:
+            if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
+                arrays = (inputs[0]._data,)
+            else:
+                arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+        elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
+                and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
+            arrays = (inputs[0]._data, inputs[1]._data)
+        else:
+            arrays = _cast_inputs(op, inputs)
+        try:
+            out = op.forward(*arrays, **attrs)
+        except ValueError as e:
+            # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
+            raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
+        except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
+            raise NotImplementedError(unsupported_message(_snake(op.name))) from None
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out, arrays)
@@ -211,7 +220,7 @@ def apply(op, *inputs, **attrs):
     if STATE.enabled and op.differentiable:
         for x in inputs:
             if isinstance(x, _Tensor) and x.requires_grad:
-                _record(op, inputs, attrs, t)
+                record(op, inputs, attrs, t)
                 break
     return t
 
@@ -220,8 +229,10 @@ def recording(*inputs):
     """Whether an op on ``inputs`` would be put on the tape: grad mode is on and one of them
     requires grad. Functions that PyTorch decomposes (``F.linear``, ``matmul``'s folds) show the
     decomposition's nodes only where there is a graph to show; without one they run a single op
-    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch)."""
-    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs)
+    (the same numbers, fewer dispatches: a decoding step's small products are mostly dispatch).
+    Inside a dual level (``autograd.forward_ad``) always true: forward mode differentiates the
+    ops of the decomposition."""
+    return STATE.enabled and any(x is not None and x.requires_grad for x in inputs) or DUAL.level is not None
 
 
 def backward_view(op, g, **attrs):
@@ -355,7 +366,7 @@ def _results(op, inputs, attrs, results, arrays):
                  for r in results)
     if STATE.enabled and op.differentiable and any(
             isinstance(x, _Tensor) and x.requires_grad for x in inputs):
-        _record(op, inputs, attrs, outs)
+        record(op, inputs, attrs, outs)
     return outs
 
 
@@ -374,18 +385,6 @@ def _observed_apply(op, inputs, attrs):
         for o in reversed(observers):
             o.op_exit(op, inputs, attrs, out)
     return out
-
-
-def observed_range(name, fn, *args):
-    """``fn(*args)`` inside a range called ``name`` for each observer that records ranges (the
-    profiler's ``begin``/``end``): how work outside op dispatch, such as an optimizer's update,
-    shows in a profile. Callers check ``OBSERVERS`` first, so nothing is paid unwatched."""
-    events = [(o, o.begin(name)) for o in tuple(OBSERVERS) if hasattr(o, "begin")]
-    try:
-        return fn(*args)
-    finally:
-        for o, event in reversed(events):
-            o.end(event)
 
 
 def _broadcast_error(inputs):
@@ -438,7 +437,9 @@ def reads_indices(t, indices):
     return t
 
 
-def _record(op, inputs, attrs, t):
+def record(op, inputs, attrs, t):
+    """Puts ``op`` on ``inputs`` on the tape with fresh result(s) ``t``, as :func:`apply` does
+    (forward mode records an op it has run, onto its own leaves: ``autograd.forward_ad``)."""
     needs, nexts = [], []
     for x in inputs:
         if isinstance(x, _Tensor) and x.requires_grad:
@@ -551,7 +552,10 @@ def write_into(self, result, overlapping=False):
         if target != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}")
-    if type(self._data) is not _backend.SparseCOO and (  # sparse storage is rewritten whole
+    meta = type(self._data) is MetaArray  # no data to write: the shapes were checked
+    if type(result._data) is MetaArray and not meta:
+        raise NotImplementedError(NO_DATA)
+    if not meta and type(self._data) is not _backend.SparseCOO and (  # sparse storage is rewritten whole
             not self._data.flags.writeable or not overlapping and _backend.overlaps_itself(self._data)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
@@ -563,7 +567,8 @@ def write_into(self, result, overlapping=False):
         if result.dtype is not self.dtype:
             result = result.to(self.dtype)
         new_base = apply(CopySlices, base._alias_with_history(), result, chain=self._view_chain)
-    _backend.copy_into(self._data, result._data)
+    if not meta:
+        _backend.copy_into(self._data, result._data)
     if conj_views.VIEWS:
         conj_views.sync(self._data)
     self._versions[0] += 1

@@ -133,8 +133,7 @@ class Sub(Op):
 
 
 def mul(input, other, *, out=None):
-    """``input * other`` with broadcasting and type promotion
-    (https://pytorch.org/docs/stable/generated/torch.mul.html)."""
+    """``input * other``, broadcast and promoted (https://pytorch.org/docs/stable/generated/torch.mul.html)."""
     result = apply(Mul, input, other)
     return result if out is None else with_out(result, out)
 
@@ -144,6 +143,7 @@ multiply = mul
 
 class Mul(Op):
     infer = classmethod(elementwise_rule)
+    grad_reads = ((1,), (0,))
     forward = staticmethod(operator.mul)
 
     @staticmethod

@@ -10,7 +10,15 @@ from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
 from .args import dims_arg, product, shape_arg
+from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, like_input, named, recording
+
+
+def tracked(t):
+    """Whether a view of ``t`` that changes nothing (a reshape to its own shape) must still be
+    dispatched as its op, not be a bare alias: ``t`` requires grad (the view is a node), or a
+    dual level is open (``autograd.forward_ad``: the view's tangent follows)."""
+    return t.requires_grad or DUAL.level is not None
 
 
 def _infer_shape(shape, numel, input_shape):
@@ -45,7 +53,7 @@ def _shape_text(shape):
 def reshape(input, *shape):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
     shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input.numel(), input.shape)
-    if shape == input._data.shape and not input.requires_grad:
+    if shape == input._data.shape and not tracked(input):
         return input._alias()
     x = input._data
     if not recording(input) or getattr(x, "flags", None) is None or x.flags.c_contiguous:
@@ -211,7 +219,7 @@ def transpose(input, dim0, dim1):
     (https://pytorch.org/docs/stable/generated/torch.transpose.html)."""
     n = input.ndim
     if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return input._alias() if not input.requires_grad else apply(View, input, shape=tuple(input.shape))
+        return input._alias() if not tracked(input) else apply(View, input, shape=tuple(input.shape))
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
@@ -277,7 +285,7 @@ def expand(input, *sizes):
                                    f"Tensor sizes: {list(shape)}")
     target = tuple(target)
     if target == shape:  # a writable view (NumPy's broadcast_to is read-only), named as torch's
-        return input._alias() if not input.requires_grad else named(apply(View, input, shape=shape), "ExpandBackward0")
+        return input._alias() if not tracked(input) else named(apply(View, input, shape=shape), "ExpandBackward0")
     return apply(Expand, input, shape=target)
 
 

@@ -10,12 +10,13 @@ from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional
+from . import forward_ad
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph",
-           "profiler", "functional"]
+           "profiler", "functional", "forward_ad"]
 
 
 def __getattr__(name):

@@ -4,7 +4,8 @@ from .. import _dtype
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros
 from .grad_mode import STATE, no_grad
-from .graph import Node, _FREED, _creation, gradient_edge, modified_error, node_created
+from . import forward_ad
+from .graph import Node, Packed, _FREED, _creation, gradient_edge, modified_error, node_created, save
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -57,6 +58,8 @@ class FunctionCtx:
             raise RuntimeError(_FREED)
         out = []
         for x, version in node._saved:
+            if type(x) is Packed:
+                x, version = x.unpacked(version)
             if version is not None and x._versions[0] != version:
                 raise modified_error(x, version, x._grad_fn)
             out.append(x)
@@ -120,6 +123,8 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your "
                                   "custom autograd.Function to use it with backward mode AD.")
 
+    jvp = None  # ``jvp(ctx, *input_tangents)``: the output tangents, for forward mode (autograd.forward_ad)
+
     @staticmethod
     def setup_context(ctx, inputs, output):
         """Saves what ``backward`` needs from ``inputs`` and ``output``, for a ``forward`` written
@@ -134,12 +139,14 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         ctx._node = None
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with no_grad():
+        def forward():
             if cls.setup_context is not Function.setup_context:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
-            else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+                return outputs
+            return cls.forward(ctx, *args, **kwargs)
+        with no_grad():
+            outputs = forward_ad.custom_function(cls, ctx, args, forward)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         cast = getattr(ctx, "_grad_dtypes", None)
@@ -167,13 +174,14 @@ class Function(metaclass=_FunctionMeta):
                 if id(o) in dirty:
                     o._versions[0] += 1
                 elif any(o is a for a in args) or o.grad_fn is not None or o._base is not None:
-                    o = o._alias()
+                    o, old = o._alias(), o
                     o._base = None
+                    forward_ad.moved(old, o)
                 o.grad_fn = node
                 o.requires_grad = True
                 o._output_nr = i
             new_outs.append(o)
-        node._saved = tuple((x, x._versions[0]) if isinstance(x, Tensor) else (x, None) for x in saved)
+        node._saved = tuple(save(x) if isinstance(x, Tensor) else (x, None) for x in saved)
         ctx._node = node
         if _creation.hooks:
             node_created(node)

@@ -5,6 +5,7 @@ https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-c
 """
 import functools
 import inspect
+import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
@@ -21,6 +22,41 @@ class _State:
 
 
 STATE = _State()
+
+
+class _DualLevel:
+    """Forward-mode AD's state (``autograd.forward_ad``): the open dual level (None or 0: one at
+    a time, as in PyTorch) and, while it is open, each dual tensor's tangent (``tangents``; the
+    printer reads it too)."""
+    __slots__ = ("level", "tangents")
+
+    def __init__(self):
+        self.level = None
+        self.tangents = None
+
+
+class Tangents:
+    """The tangents of the open dual level, by tensor: an entry lives as long as its tensor.
+    (Keyed by identity: a WeakKeyDictionary would compare tensors with ``==``, elementwise.)"""
+    __slots__ = ("_entries",)
+
+    def __init__(self):
+        self._entries = {}
+
+    def get(self, tensor):
+        entry = self._entries.get(id(tensor))
+        return None if entry is None else entry[1]
+
+    def __setitem__(self, tensor, tangent):
+        key = id(tensor)
+        entries = self._entries
+        entries[key] = (weakref.ref(tensor, lambda _: entries.pop(key, None)), tangent)
+
+    def pop(self, tensor):
+        self._entries.pop(id(tensor), None)
+
+
+DUAL = _DualLevel()
 
 
 def is_grad_enabled():

@@ -10,6 +10,7 @@ import numpy as np
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros_like
 from .._sampling import randn
+from . import forward_ad
 from .engine import grad as _grad
 from .grad_mode import enable_grad, no_grad
 
@@ -83,20 +84,46 @@ def _analytical(fn, inputs, wrt):
     return jac
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
-    """True when ``func``'s autograd Jacobian matches central differences at ``inputs``;
-    GradcheckError (or False with ``raise_exception=False``) otherwise."""
+def _forward(fn, inputs, wrt):
+    """The same Jacobian column by column from forward mode (``autograd.forward_ad``): every
+    output's tangent for a unit tangent on one element of one input."""
+    with no_grad():
+        outs = _outputs(fn, inputs)
+    jac = []
+    for x in wrt:
+        cols = [np.zeros((_parts(o._data).size, x.numel() * len(_directions(x)))) for o in outs]
+        for d, step in enumerate(_directions(x)):
+            for k in range(x.numel()):
+                tangent = zeros_like(x)
+                tangent._data.reshape(-1)[k] = step
+                with forward_ad.dual_level():
+                    args = [forward_ad.make_dual(a.detach(), tangent) if a is x else a for a in inputs]
+                    for c, o in zip(cols, _outputs(fn, args)):
+                        t = forward_ad.unpack_dual(o).tangent
+                        if t is not None:
+                            c[:, d * x.numel() + k] = _parts(t.detach()._data)
+        jac.append(cols)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, check_forward_ad=False,
+              check_backward_ad=True, **kwargs):
+    """True when ``func``'s Jacobian from backward mode (``check_backward_ad``) and from forward
+    mode (``check_forward_ad``, ``autograd.forward_ad``) matches central differences at
+    ``inputs``; GradcheckError (or False with ``raise_exception=False``) otherwise."""
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt = _tensors(inputs)
     numerical = _numerical(func, inputs, wrt, eps)
-    analytical = _analytical(func, inputs, wrt)
-    for i, (na, an) in enumerate(zip(numerical, analytical)):
-        for j, (n, a) in enumerate(zip(na, an)):
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                                         f"numerical:{n}\nanalytical:{a}\n")
-                return False
+    checks = ([("analytical", _analytical(func, inputs, wrt))] if check_backward_ad else []) + \
+        ([("forward", _forward(func, inputs, wrt))] if check_forward_ad else [])
+    for mode, analytical in checks:
+        for i, (na, an) in enumerate(zip(numerical, analytical)):
+            for j, (n, a) in enumerate(zip(na, an)):
+                if not np.allclose(a, n, rtol=rtol, atol=atol):
+                    if raise_exception:
+                        raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                                             f"numerical:{n}\n{mode}:{a}\n")
+                    return False
     return True
 
 

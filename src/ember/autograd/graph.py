@@ -4,13 +4,15 @@ Every differentiable result carries a ``grad_fn``: an :class:`OpNode` that knows
 what the op saved for backward and, through ``next_functions``, the nodes of its inputs. Leaves
 that require grad end in an :class:`AccumulateGrad`, which adds into ``tensor.grad``. A node
 has ``num_outputs`` results (more than one for ops such as ``max(dim)``), and the engine keeps
-one gradient slot per result. :class:`node_creation_hook` watches nodes being made.
+one gradient slot per result. :class:`node_creation_hook` watches nodes being made;
+:class:`saved_tensors_hooks` decides how the tensors a node saves are kept.
 """
 
 import threading
 import weakref
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "node_creation_hook"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "node_creation_hook", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -96,7 +98,7 @@ class OpNode(Node):
     the inputs' shapes and dtypes, ``ctx.needs_input_grad`` which inputs want a gradient.
     """
     __slots__ = ("op", "attrs", "shapes", "dtypes", "needs_input_grad", "_saved", "_out",
-                 "_freed", "num_outputs", "index_versions")
+                 "_freed", "num_outputs", "index_versions", "_packed")
 
     def __init__(self, op, inputs, attrs, next_functions, needs_input_grad, out, tensor_cls):
         self.next_functions = next_functions
@@ -117,19 +119,39 @@ class OpNode(Node):
         self.dtypes = dtypes
         self._freed = False
         self.index_versions = None  # [(tensor, version)]: index tensors read through attrs (reads_indices)
-        if op.save_inputs:
-            self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None)
-                           for x in inputs]
-        else:
+        packed = False
+        if _HOOKED:
+            stack = _saved_hooks.stack
+            packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
+        self._packed = packed
+        if not op.save_inputs:
             self._saved = None
+        elif not packed:
+            self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+        elif op.grad_reads is None:
+            self._saved = [save(x) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+        else:  # the hooks see what a wanted gradient reads, in the order the formulas read it (PyTorch's)
+            self._saved = [(None, None)] * len(inputs)
+            for j in self._pack_order():
+                x = inputs[j]
+                self._saved[j] = save(x) if isinstance(x, tensor_cls) else (x, None)
         if not op.save_output:
             self._out = None
         elif type(out) is tuple:
-            self._out = tuple(None if o is None else (o._alias(), o._versions[0]) for o in out)
-        else:
+            self._out = tuple(None if o is None else save(o._alias(), self, i) for i, o in enumerate(out))
+        elif not packed:
             self._out = (out._alias(), out._versions[0])
+        else:
+            self._out = save(out._alias(), self, 0)
         if _creation.hooks:
             node_created(self)
+
+    def _pack_order(self):
+        """The saved inputs' positions in the order they are packed and unpacked."""
+        reads = self.op.grad_reads
+        if reads is None:
+            return range(len(self._saved))
+        return dict.fromkeys(j for i, need in enumerate(self.needs_input_grad) if need for j in reads[i])
 
     def input(self, i):
         """The ``i``-th saved input (a tensor or constant). RuntimeError when the graph was freed
@@ -137,6 +159,8 @@ class OpNode(Node):
         if self._freed:
             raise RuntimeError(_FREED)
         x, version = self._saved[i]
+        if type(x) is Packed:
+            x, version = x.unpacked(version)
         if version is not None:
             if x._versions[0] != version:
                 raise modified_error(x, version, x._grad_fn)
@@ -145,6 +169,15 @@ class OpNode(Node):
         elif type(x) is complex and self.op.holomorphic:
             return x.conjugate()
         return x
+
+    def __getattr__(self, name):
+        # torch's ``grad_fn._saved_self`` & co.: a saved value, read (and unpacked) as a backward reads it
+        if name == "_saved_result" and self._out is not None and self.num_outputs == 1:
+            return self.output
+        i = _SAVED_ARGUMENTS.get(name)
+        if i is None or self._saved is None or i >= len(self._saved) or self._saved[i][0] is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return self.input(i)
 
     @property
     def inputs(self):
@@ -161,6 +194,8 @@ class OpNode(Node):
         return self._saved_output(*self._out, 0)
 
     def _saved_output(self, out, version, i):
+        if type(out) is Packed:
+            out, version = out.unpacked(version)
         if out._versions[0] != version:
             raise modified_error(out, version, self)
         if out.dtype.is_inexact:
@@ -180,6 +215,22 @@ class OpNode(Node):
             for x, version in self.index_versions:
                 if x._versions[0] != version:
                     raise modified_error(x, version, x._grad_fn)
+        if not self._packed:
+            return self._backward(grads)
+        records = [self._saved[j][0] for j in self._pack_order() if type(self._saved[j][0]) is Packed] \
+            if self._saved is not None else []
+        if self._out is not None:
+            records += [saved[0] for saved in (self._out if self.num_outputs > 1 else (self._out,))
+                        if saved is not None and type(saved[0]) is Packed]
+        for r in records:  # unpacked once per backward, in the order saved, as in PyTorch
+            r.open()
+        try:
+            return self._backward(grads)
+        finally:
+            for r in records:
+                r.close()
+
+    def _backward(self, grads):
         if self.num_outputs > 1:
             return self.op.backward(self, *grads)
         return self.op.backward(self, grads[0])
@@ -190,6 +241,10 @@ class OpNode(Node):
         self._freed = self._saved is not None or self._out is not None
         self._saved = None
         self._out = None
+
+
+# The names torch's nodes give their saved arguments (``_saved_<name>``), by input position.
+_SAVED_ARGUMENTS = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1}
 
 
 class AccumulateGrad(Node):
@@ -275,3 +330,131 @@ def modified_error(x, version, producer=None):
         f"operation: [{x.type()} {list(x.shape)}]{made} is at version {x._versions[0]}; expected "
         f"version {version} instead. Hint: enable anomaly detection to find the operation that failed "
         f"to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+class _SavedHooks(threading.local):
+    stack = ()  # this thread's (pack, unpack) pairs, outermost first; a str: hooks disabled
+
+
+_saved_hooks = _SavedHooks()
+_HOOKED = []  # non-empty once saved_tensors_hooks were entered (in any thread): until then nodes skip the check
+
+
+class Packed:
+    """A tensor saved for backward while :class:`saved_tensors_hooks` were active: what
+    ``pack_hook`` returned, and the ``unpack_hook`` that gives the tensor back. The tensor's
+    version counter is kept (not the tensor): an unpacked tensor that is the saved one (or a
+    view of it) still raises at backward when written in place since; a copy (``save_on_cpu``)
+    holds the values as saved, so it is used as it is, as in PyTorch."""
+    __slots__ = ("packed", "unpack_hook", "versions", "value")
+
+    def __init__(self, packed, unpack_hook, versions):
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.versions = versions
+        self.value = None
+
+    def unpacked(self, version):
+        """The saved tensor (the one :meth:`open` unpacked, else ``unpack_hook(packed)`` now) and
+        the version to check it against."""
+        value = self.value if self.value is not None else self.unpack_hook(self.packed)
+        if not hasattr(value, "_versions"):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(value).__name__}")
+        return value, (version if value._versions is self.versions else value._versions[0])
+
+    def open(self):
+        self.value = self.unpacked(None)[0]
+
+    def close(self):
+        self.value = None
+
+
+def save(x, node=None, output_nr=0):
+    """The ``(saved, version)`` pair a node keeps for tensor ``x``: ``x`` itself, or with
+    :class:`saved_tensors_hooks` active, a :class:`Packed` made by the innermost ``pack_hook``.
+    ``node``: ``x`` is an alias of that node's result ``output_nr``, which ``pack_hook`` sees
+    as the result (carrying the node) and which the node keeps without it (no cycle)."""
+    stack = _saved_hooks.stack
+    if not stack or type(stack) is str:
+        return (x, x._versions[0])
+    pack_hook, unpack_hook = stack[-1]
+    as_output = node is not None and x.dtype.is_inexact
+    if as_output:
+        x._grad_fn, x._requires_grad, x._output_nr = node, True, output_nr
+    _saved_hooks.stack = ()  # the hook's own ops save their tensors as they are
+    try:
+        packed = pack_hook(x)
+    finally:
+        _saved_hooks.stack = stack
+        if as_output:
+            x._grad_fn, x._requires_grad = None, False
+    return (Packed(packed, unpack_hook, x._versions), x._versions[0])
+
+
+class saved_tensors_hooks:
+    """Context manager: each tensor an operation saves for backward inside it is passed to
+    ``pack_hook(tensor)``, and what that returns is kept instead of the tensor; when a backward
+    needs it, ``unpack_hook(packed)`` must return a tensor with the same content. ``pack_hook``
+    runs once per saved tensor, at the operation; ``unpack_hook`` once per saved tensor each
+    time a backward runs the node (or ``ctx.saved_tensors`` is read). The innermost pair
+    applies. A tensor written in place after it was saved still raises RuntimeError at backward.
+
+    Source: PyTorch 2.13, ``torch.autograd.graph.saved_tensors_hooks``
+    (https://pytorch.org/docs/stable/autograd.html#saved-tensors-default-hooks).
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        stack = _saved_hooks.stack
+        if type(stack) is str:
+            raise RuntimeError(stack)
+        _saved_hooks.stack = stack + ((self.pack_hook, self.unpack_hook),)
+        _HOOKED[:] = [True]
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.stack = _saved_hooks.stack[:-1]
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """:class:`saved_tensors_hooks` that keep each saved tensor in CPU memory (``tensor.cpu()``)
+    and move it back to the tensor's device at backward. A tensor already on the CPU is kept as
+    it is, as in PyTorch, so a write in place after it was saved raises RuntimeError at backward
+    (torch 2.13 skips that check under hooks and differentiates at the new values).
+    ``pin_memory`` is accepted and has no effect.
+
+    Source: PyTorch 2.13, ``torch.autograd.graph.save_on_cpu``.
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.cpu())
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: entering :class:`saved_tensors_hooks` inside it raises RuntimeError with
+    ``error_message``; tensors are saved as they are, without hooks (PyTorch 2.13,
+    ``torch.autograd.graph.disable_saved_tensors_hooks``)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._previous = _saved_hooks.stack
+        _saved_hooks.stack = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.stack = self._previous
+        return False

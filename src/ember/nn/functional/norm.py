@@ -11,8 +11,8 @@ import numpy as np
 
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
-from ..._ops.core import apply, named
-from ...autograd.grad_mode import STATE, no_grad
+from ..._ops.core import apply, named, recording
+from ...autograd.grad_mode import no_grad
 from ._common import float_only
 from .image import pad
 from .pooling import avg_pool2d
@@ -22,11 +22,6 @@ __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm"
 
 # The grad_fn names torch shows for its fused norms.
 _BATCH_NORM_NODE, _LAYER_NORM_NODE = "NativeBatchNormBackward0", "NativeLayerNormBackward0"
-
-
-def _records(*tensors):
-    """Whether an op on ``tensors`` (or None) goes on the autograd tape."""
-    return STATE.enabled and any(t is not None and t.requires_grad for t in tensors)
 
 
 def _check_same_dtype(input, *tensors):
@@ -216,7 +211,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
     float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
-    if not _records(input, weight, bias):
+    if not recording(input, weight, bias):
         return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
     mean, var = apply(_norm.NormStats, input, axes=axes)
     return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)

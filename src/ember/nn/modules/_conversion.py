@@ -3,6 +3,7 @@
 through ``_apply``, which replaces each tensor's data in place so optimizers keep theirs."""
 from ... import _dtype
 from ..._device import device as _device
+from ..._creation import empty_like
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -39,6 +40,13 @@ class ConversionMixin:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
         return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
+
+    def to_empty(self, *, device, recurse=True):
+        """Replaces every parameter and buffer by an uninitialised tensor of its shape and dtype
+        on ``device`` (ember gives zeros): how a model built on the ``meta`` device gets
+        storage before its weights are loaded or initialised; returns self
+        (https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to_empty)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         """Moves every parameter and buffer to the CPU (where they already are); returns self."""
