@@ -1,5 +1,5 @@
 /* ember's vector math for generated kernels: exp, log, tanh, sigmoid, erf, expm1, log1p, sinh,
- * cosh, asinh, acosh and atanh in float and double; atan, asin and acos in float (below).
+ * cosh, asinh, acosh and atanh in float and double; atan, asin, acos and tan in float (below).
  *
  * Written branch-free (selects, no early returns) so that GCC/Clang vectorise loops that call
  * them under -O3 with IEEE flags (toolchain.FLAGS: no -ffast-math, so the explicit NaN/inf
@@ -10,7 +10,7 @@
  *           sinh 4 ulp, cosh 3 ulp, asinh 4 ulp, acosh 3 ulp, atanh 4 ulp.
  *   double: exp 3 ulp, log 2 ulp, tanh 2 ulp, sigmoid 4 ulp, expm1 4 ulp, log1p 4 ulp, sinh 7 ulp,
  *           cosh 6 ulp, asinh 4 ulp, acosh 3 ulp, atanh 4 ulp; erf is libm's (scalar).
- *   atan, asin and acos: below, where they are defined.
+ *   atan, asin, acos and tan: below, where they are defined.
  */
 #ifndef EMBER_MATH_H
 #define EMBER_MATH_H
@@ -333,5 +333,57 @@ EM_INLINE float em_acosf(float x) {
 EM_INLINE double em_atan(double x) { return atan(x); }
 EM_INLINE double em_asin(double x) { return asin(x); }
 EM_INLINE double em_acos(double x) { return acos(x); }
+
+/* float tan, in double arithmetic: x = n pi/2 + r with |r| <= pi/4, then tan(r) by Cephes's
+ * rational function (double tan.c, |error| < 1e-16 relative) and tan(x) = tan(r) for even n,
+ * -1/tan(r) for odd n, rounded once to float. The reduction is exact enough for every float32:
+ * below 2^23, Cody-Waite with pi/2 in three parts (29 + 25 bits, whose products with n < 2^23
+ * are exact, and the rest); from 2^23 up (x = m 2^k, m < 2^24, k <= 104) Payne-Hanek: x 2/pi
+ * mod 2 is m times the 96 bits of 2/pi that follow bit k (read from EM_TWO_OVER_PI, 24 bits a
+ * word), summed in doubles as four exact 48-bit products. Both are computed and one selected
+ * (no branches: the loop vectorises, the table read as a gather). Error bound over every 509th
+ * float32 bit pattern against NumPy's float64 (tests/compiler/test_codegen_math.py): 1 ulp
+ * (measured 0.50); NaN for +-inf and NaN, -0.0 kept. Double: libm's (scalar). */
+static const double EM_TWO_OVER_PI[10] = {  /* 0, then the bits of 2/pi after the point */
+    0x000000, 0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163};
+static const double EM_POW2[24] = {0x1p0, 0x1p1, 0x1p2, 0x1p3, 0x1p4, 0x1p5, 0x1p6, 0x1p7, 0x1p8, 0x1p9, 0x1p10,
+    0x1p11, 0x1p12, 0x1p13, 0x1p14, 0x1p15, 0x1p16, 0x1p17, 0x1p18, 0x1p19, 0x1p20, 0x1p21, 0x1p22, 0x1p23};
+EM_INLINE double em_two_over_pi_bits(int32_t o) {  /* bits o .. o + 23 of 2/pi (bit 0: the units), 0 <= o <= 200 */
+    int32_t q = ((o + 23) * 2731) >> 16, s = o + 23 - 24 * q;  /* (o + 23) / 24 and its remainder */
+    double w = floor(EM_TWO_OVER_PI[q] * EM_POW2[s] + EM_TWO_OVER_PI[q + 1] * EM_POW2[s] * 0x1p-24);  /* exact */
+    return w - 0x1p24 * floor(w * 0x1p-24);
+}
+EM_INLINE float em_tanf(float x) {
+    int32_t bits = em_f_to_bits(x);
+    float a = fabsf(x);
+    double ad = (double)a;
+    /* below 2^23: n = rint(a 2/pi), r = a - n pi/2 */
+    double n = rint(ad * 0.63661977236758134);
+    double r = fma(-n, 0x1.921fb54p+0, ad);
+    r = fma(-n, 0x1.10b461p-30, r);
+    r = fma(-n, 0x1.a62633145c06ep-58, r);
+    /* from 2^23: a = m 2^k; (m 2^k 2/pi) mod 2 from the bits of 2/pi after bit k */
+    int32_t e = (em_f_to_bits(a) >> 23) - 150;
+    int32_t k = e < 0 ? 0 : (e > 105 ? 105 : e);
+    double m = (double)((em_f_to_bits(a) & 0x7FFFFF) | 0x800000);
+    double t0 = m * em_two_over_pi_bits(k) * 0x1p-23;
+    double s = t0 - 2.0 * floor(t0 * 0.5) + m * em_two_over_pi_bits(k + 24) * 0x1p-47;
+    s -= 2.0 * floor(s * 0.5);
+    double nb = rint(s);
+    double f = (s - nb) + m * em_two_over_pi_bits(k + 48) * 0x1p-71 + m * em_two_over_pi_bits(k + 72) * 0x1p-95;
+    int big = a >= 0x1p23f;
+    r = big ? f * 1.5707963267948966 : r;
+    n = big ? nb : n;
+    double z = r * r;
+    double p = fma(fma(-1.30936939181383777646e4, z, 1.15351664838587416140e6), z, -1.79565251976484877988e7);
+    double q = fma(fma(fma(z + 1.36812963470692954678e4, z, -1.32089234440210967447e6), z,
+                       2.50083801823357915839e7), z, -5.38695755929454629881e7);
+    double t = fma(r * z, p, r * q);  /* tan(r) = t / q */
+    int odd = n - 2.0 * floor(n * 0.5) != 0.0;
+    float y = (float)((odd ? -q : t) / (odd ? t : q));
+    y = bits < 0 ? -y : y;
+    return a != a || a == INFINITY ? NAN : y;
+}
+EM_INLINE double em_tan(double x) { return tan(x); }
 
 #endif
