@@ -9,10 +9,11 @@ from .. import _dtype
 from .._backend import namespace, ndarray
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
-from .pointwise_binary import maximum, minimum
+from .pointwise_binary import Where, maximum, minimum
 
 
 def _keep_shape(shape, dim):
@@ -422,10 +423,15 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 class Cumprod(Op):
-    """Cumulative product. Its derivative, sum over j >= i of g_j * out_j / x_i, is written
-    with exclusive products so that zeros in ``x`` give exact values."""
+    """Cumulative product. Its derivative, grad_i = sum over j >= i of g_j prod_{k <= j, k != i}
+    x_k, is O(n) as PyTorch's cumprod_backward: before a slice's first zero, the reversed
+    cumulative sum of g * out divided by x_i; at the first zero z, the reversed cumulative sum
+    of g times the cumulative product with x_z taken as 1 (later zeros still count); after it,
+    0. Under ``create_graph`` (PyTorch's rule too) it is the O(n^2) grid of partial products,
+    whose own derivative in a zero after the first is right."""
     infer = classmethod(reduction_rule)
     promote = None
+    save_output = True
 
     @staticmethod
     def forward(x, dim):
@@ -434,21 +440,33 @@ class Cumprod(Op):
 
     @staticmethod
     def backward(ctx, g):
-        x = ctx.input(0)
-        d = ctx.attrs["dim"]
+        x, d = ctx.input(0), ctx.attrs["dim"]
         n = x.shape[d] if x.ndim else 0
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
-        # grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} x_k, computed per i over a (n, n) grid.
-        xm = x.movedim(d, -1)
-        gm = g.movedim(d, -1)
-        eye = xm.new_ones((n, n)).tril()  # eye[j, i] = 1 where i <= j
-        # prod_{k<=j, k!=i} x_k: replace x_i by 1 in row i, then cumprod along k.
-        diag = xm.new_ones((n,)).diag_embed()
-        rows = xm.unsqueeze(-2) * (1 - diag) + diag  # [..., i, k]
-        partial = rows.cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
-        contrib = partial * gm.unsqueeze(-2) * eye.transpose(-1, -2)
-        return (contrib.sum(-1).movedim(-1, d),)
+        if STATE.enabled:
+            return (_cumprod_grid_backward(x, g, d, n),)
+        zero = x == 0
+        zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
+        before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
+        one = x.new_ones(())
+        regular = _reversed_cumsum(g * ctx.output, d) / apply(Where, before, x, one)
+        at_zero = _reversed_cumsum(g * apply(Where, first, one, x).cumprod(d), d)
+        return (apply(Where, before, regular, apply(Where, first, at_zero, x.new_zeros(()))),)
+
+
+def _reversed_cumsum(t, d):
+    return t.flip(d).cumsum(d).flip(d)
+
+
+def _cumprod_grid_backward(x, g, d, n):
+    """grad_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k over an (n, n) grid per slice: x_i
+    replaced by 1 in row i, then the cumulative product along the row."""
+    xm, gm = x.movedim(d, -1), g.movedim(d, -1)
+    below = xm.new_ones((n, n)).tril()  # [j, i]: 1 where i <= j
+    diag = xm.new_ones((n,)).diag_embed()
+    partial = (xm.unsqueeze(-2) * (1 - diag) + diag).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
+    return (partial * gm.unsqueeze(-2) * below.transpose(-1, -2)).sum(-1).movedim(-1, d)
 
 
 @numpy_names
