@@ -178,7 +178,6 @@ ELEMENTWISE = {
     "Atan": lambda a, k, d: f"{_em('atan', d)}({a[0]})",
     "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
     "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
-    "Tan": lambda a, k, d: f"{_em('tan', d)}({a[0]})",
     "Softplus": _softplus,
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
