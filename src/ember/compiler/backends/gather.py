@@ -33,8 +33,9 @@ def _dtype(node):
 
 
 def supported(node):
-    """Float operands of the result's dtype and an int64 index node of the input's rank; for
-    an extreme, a float input with a non-empty ``dim``."""
+    """Float operands of the result's dtype and an int64 index node of the input's rank (a
+    scatter's src of that rank too, or a real number for ``Scatter``; a ``ScatterReduce`` of
+    one of the five reductions); for an extreme, a float input with a non-empty ``dim``."""
     if node.target.name in EXTREMES:
         x = node.args[0]
         return hasattr(x, "meta") and _dtype(x) in _FLOATS and len(x.meta["shape"]) > 0 \
@@ -52,7 +53,7 @@ def supported(node):
         operands = node.args[:1] if isinstance(src, (int, float, np.number)) and not isinstance(src, complex) else ()
     else:
         operands = node.args[:1] if name == "Gather" else node.args[:2]
-        if name != "Gather" and len(src.meta["shape"]) != len(index.meta["shape"]):
+        if name != "Gather" and (not hasattr(src, "meta") or len(src.meta["shape"]) != len(index.meta["shape"])):
             return False  # (a 0-d src broadcast over the index: from Python)
     return bool(operands) and _dtype(node) in _FLOATS and all(
         hasattr(a, "meta") and _dtype(a) == _dtype(node) for a in operands)
