@@ -5,13 +5,20 @@ summed: the compiled forward, then ``backward``: the compiled backward), at a co
   reflect_pad    F.pad(x, (1, 1, 1, 1), mode="reflect"), x [8, 16, 32, 32]
   replicate_pad  F.pad(x, (2, 2, 2, 2), mode="replicate"), x [8, 16, 32, 32]
   roll           x.roll((1, -2), (2, 3)), x [8, 16, 32, 32]
-  cumprod        x.cumprod(1), x [512, 32] (the gradient builds a [512, 32, 32] grid)
+  cumprod        x.cumprod(1), x [512, 32] (the gradient: reversed cumulative sums, O(n))
   index          x[idx], x [4096, 64], idx 1024 rows
   index_put      x.index_put((idx,), v, accumulate=True), x [4096, 64], 1024 rows of v
   embedding      F.embedding(ids, w), w [1000, 64], ids [32, 64]
   asin           torch.asin(x.clamp(-1, 1)), x [256, 1024]
   atan           torch.atan(x), x [256, 1024]
   vector_norm    torch.linalg.vector_norm(x, dim=1), x [256, 1024]
+  tan            torch.tan(x), x [256, 1024] (NumPy's tan inside the graph)
+  sort           x.sort(dim=1, stable=True).values, x [256, 1024]
+  topk           x.topk(16, dim=1).values, x [256, 1024]
+  scatter        x.scatter(0, idx, x[:512]), x [1024, 64], idx [512, 64]
+  scatter_add    x.scatter_add(0, idx, x[:512]), as scatter
+  scatter_amax   x.scatter_reduce(0, idx, x[:512], "amax", include_self=False), as scatter
+  scatter_mean   x.scatter_reduce(0, idx, x[:512], "mean"), as scatter
 
 Times are process CPU time on one thread (other processes on a shared machine do not inflate
 them), best of --repeat, each of --number calls; ember compiled and torch eager interleaved.
@@ -44,6 +51,13 @@ def _ops(lib):
         "asin": ((256, 1024), lambda x, k: lib.asin(x.clamp(-1, 1))),
         "atan": ((256, 1024), lambda x, k: lib.atan(x)),
         "vector_norm": ((256, 1024), lambda x, k: lib.linalg.vector_norm(x, dim=1)),
+        "tan": ((256, 1024), lambda x, k: lib.tan(x)),
+        "sort": ((256, 1024), lambda x, k: x.sort(dim=1, stable=True).values),
+        "topk": ((256, 1024), lambda x, k: x.topk(16, dim=1).values),
+        "scatter": ((1024, 64), lambda x, k: x.scatter(0, k, x[:512])),
+        "scatter_add": ((1024, 64), lambda x, k: x.scatter_add(0, k, x[:512])),
+        "scatter_amax": ((1024, 64), lambda x, k: x.scatter_reduce(0, k, x[:512], "amax", include_self=False)),
+        "scatter_mean": ((1024, 64), lambda x, k: x.scatter_reduce(0, k, x[:512], "mean")),
     }
 
 
@@ -52,6 +66,8 @@ def _keys(name, rng):
         return rng.integers(0, 4096, 1024)
     if name == "embedding":
         return rng.integers(0, 1000, (32, 64))
+    if name.startswith("scatter"):
+        return rng.integers(0, 1024, (512, 64))
     return np.zeros(1, np.int64)
 
 

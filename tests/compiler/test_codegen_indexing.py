@@ -4,6 +4,8 @@ its gradient (np.add.at: repeated entries add up), ``index_put`` (last write win
 ``accumulate``, sums) and ``x[idx] = v``, and the embedding lookup. Values and gradients are
 bit-equal to eager's (the sums run in eager's order); an entry out of range raises eager's
 IndexError, with its message, from the compiled graph."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -81,3 +83,28 @@ def test_index_out_of_range_raises_eagers_error(bad, message):
         with pytest.raises(IndexError) as caught:
             fn(*_inputs(np.float32, **bad))
         assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1,), (3, 1)])
+def test_embedding_of_one_id_per_row_compiles_to_c(shape, monkeypatch, tmp_path):
+    """A decoding step's lookup of [1, 1] ids (the id read once, before the loops): the kernel
+    compiles (its error position named loops not yet open, and the graph ran as generated
+    Python after a C compile failure) and raises eager's IndexError for a bad id."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ember.compiler.reset()
+    w = ember.tensor(np.random.default_rng(1).standard_normal((7, 4)).astype(np.float32))
+    good, bad = np.full(shape, 3), np.full(shape, 9)
+    compiled = ember.compile(lambda ids: F.embedding(ids, w) * 3, fullgraph=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught_warnings:
+            warnings.simplefilter("always")
+            out = compiled(ember.tensor(good))
+        assert not [m for m in caught_warnings if "compiling the generated C failed" in str(m.message)]
+        np.testing.assert_array_equal(out.numpy(), (F.embedding(ember.tensor(good), w) * 3).numpy())
+        with pytest.raises(IndexError) as expected:
+            F.embedding(ember.tensor(bad), w)
+        with pytest.raises(IndexError) as caught:
+            compiled(ember.tensor(bad))
+        assert str(caught.value) == str(expected.value)
+    finally:
+        ember.compiler.reset()

@@ -95,9 +95,10 @@ class ScatterReduce(Op):
     def backward(ctx, g):
         x, src, out = ctx.input(0), ctx.input(1), ctx.output
         dim, index, reduce, include_self = (ctx.attrs[k] for k in ("dim", "index", "reduce", "include_self"))
-        # how many values each element's reduction took, in ops (index is a graph value)
-        hits = g.new_zeros(ctx.shapes[0], dtype=_dtype.int64).scatter_add(
-            dim, Tensor._make(index), g.new_ones(index.shape, dtype=_dtype.int64))
+        # how many values each element's reduction took, in ops (index is a graph value); float64
+        # counts (exact to 2^53) stay in a compiled graph's C kernels
+        hits = g.new_zeros(ctx.shapes[0], dtype=_dtype.float64).scatter_add(
+            dim, Tensor._make(index), g.new_ones(index.shape, dtype=_dtype.float64))
         targeted = hits > 0
         zero = g.new_zeros(())
 
@@ -127,7 +128,8 @@ def _prod_grads(x, src, out, g, dim, index, include_self, at_index):
     x_safe, src_safe = apply(Where, x == 0, one, x), apply(Where, src == 0, one, src)
     nonzero = apply(ScatterReduce, x_safe, src_safe, dim=dim, index=index, reduce="prod",
                     include_self=include_self)
-    zeros = ((x == 0) & include_self).long().scatter_add(dim, Tensor._make(index), (src == 0).long())
+    zeros = ((x == 0) & include_self).to(_dtype.float64).scatter_add(dim, Tensor._make(index),
+                                                                      (src == 0).to(_dtype.float64))
 
     def others(value, value_safe, zeros_here, out_here, nonzero_here):
         # out / value for a non-zero factor stays differentiable in a zero elsewhere

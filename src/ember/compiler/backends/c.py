@@ -458,6 +458,8 @@ def _failure(plan, bad, where):
     out of range, ``where`` its dim or position)."""
     def fail(code):
         kernel = plan.kernels[code - 1]
+        if kernel.kind in ("gather", "sort") and where.value == -1:
+            raise MemoryError(f"{kernel.nodes[0].name}: no memory for the kernel's buffers")
         if kernel.kind == "gather":
             raise RuntimeError(gather.error_message(kernel.nodes[0], bad.value))
         if kernel.kind == "index":

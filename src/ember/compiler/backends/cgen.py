@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import attention, copies, indexing, norm, rnn
+from . import attention, copies, indexing, norm, rnn, sort
 from .autotune import direct_candidate
 from .conv_gemm import conv_variants
 from .direct_gemm import direct_lines
@@ -521,6 +521,12 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         elif kernel.kind == "index":
             lines = indexing.index_kernel(src, kernel.nodes[0], fname, CTYPES)
+            calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
+        elif kernel.kind == "sort":  # Sort's results are getitem nodes; Argsort's is the node itself
+            node = kernel.nodes[0]
+            results = {1: plan.loc[node]} if node.target.name == "Argsort" else \
+                {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
+            lines = sort.sort_kernel(src, node, fname, CTYPES, results)
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         elif kernel.kind == "extreme":
             node = kernel.nodes[0]

@@ -1,6 +1,11 @@
-"""C kernels for picking and adding along a dim at an int64 index: ``Gather``
-(``out[i][j] = x[i][index[i][j]]`` for dim 1) and ``ScatterAdd`` (``out = x``, then
-``out[i][index[i][j]] += src[i][j]``), of :mod:`ember._ops.indexing`; and the index they are
+"""C kernels for picking and writing along a dim at an int64 index: ``Gather``
+(``out[i][j] = x[i][index[i][j]]`` for dim 1), ``ScatterAdd`` (``out = x``, then
+``out[i][index[i][j]] += src[i][j]``), ``Scatter`` (``= src[i][j]`` or a number: the last write
+wins) of :mod:`ember._ops.indexing` and ``ScatterReduce`` (sum, prod, mean, amax, amin; with
+``include_self=False`` the targets start from the reduction's identity; mean divides by the
+count of values each target took, in double as eager's NumPy does) of
+:mod:`ember._ops.scatter_reduce`, the values applied in the index's C order as NumPy's
+``ufunc.at`` (bit-equal), amax/amin propagating NaN as ``np.maximum``; and the index they are
 often given: ``MaxAlongDim`` / ``MinAlongDim`` (``max(x, dim)``: the first extreme, or the first
 NaN, and its int64 index, eager's ``argmax`` rule), whose two results are "result" nodes.
 
@@ -16,7 +21,8 @@ import numpy as np
 
 __all__ = ["OPS", "EXTREMES", "supported", "gather_kernel", "error_message", "extreme_kernel"]
 
-OPS = ("Gather", "ScatterAdd")
+OPS = ("Gather", "ScatterAdd", "Scatter", "ScatterReduce")
+_REDUCE = {"sum": "+=", "mean": "+=", "prod": "*=", "amax": ">", "amin": "<"}
 EXTREMES = ("MaxAlongDim", "MinAlongDim")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -27,8 +33,9 @@ def _dtype(node):
 
 
 def supported(node):
-    """Float operands of the result's dtype and an int64 index node of the input's rank; for
-    an extreme, a float input with a non-empty ``dim``."""
+    """Float operands of the result's dtype and an int64 index node of the input's rank (a
+    scatter's src of that rank too, or a real number for ``Scatter``; a ``ScatterReduce`` of
+    one of the five reductions); for an extreme, a float input with a non-empty ``dim``."""
     if node.target.name in EXTREMES:
         x = node.args[0]
         return hasattr(x, "meta") and _dtype(x) in _FLOATS and len(x.meta["shape"]) > 0 \
@@ -38,8 +45,18 @@ def supported(node):
         return False
     if len(index.meta["shape"]) != len(first.meta["shape"]) or not first.meta["shape"]:
         return False
-    operands = node.args[:1] if node.target.name == "Gather" else node.args[:2]
-    return _dtype(node) in _FLOATS and all(hasattr(a, "meta") and _dtype(a) == _dtype(node) for a in operands)
+    name, src = node.target.name, node.args[1] if len(node.args) > 1 else None
+    if name == "ScatterReduce" and (node.kwargs.get("reduce") not in _REDUCE or
+                                    node.kwargs.get("include_self") not in (True, False)):
+        return False
+    if name == "Scatter" and not hasattr(src, "meta"):
+        operands = node.args[:1] if isinstance(src, (int, float, np.number)) and not isinstance(src, complex) else ()
+    else:
+        operands = node.args[:1] if name == "Gather" else node.args[:2]
+        if name != "Gather" and (not hasattr(src, "meta") or len(src.meta["shape"]) != len(index.meta["shape"])):
+            return False  # (a 0-d src broadcast over the index: from Python)
+    return bool(operands) and _dtype(node) in _FLOATS and all(
+        hasattr(a, "meta") and _dtype(a) == _dtype(node) for a in operands)
 
 
 def error_message(node, bad):
@@ -53,40 +70,67 @@ def _at(offset, strides, loop_vars):
     return " + ".join([str(offset)] + terms)
 
 
+def _literal(value, dtype):
+    """A number as the C constant NumPy's assignment into a ``dtype`` array stores."""
+    v = float(dtype.type(value))
+    return "NAN" if v != v else "INFINITY" if v == np.inf else "(-INFINITY)" if v == -np.inf else v.hex()
+
+
 def gather_kernel(src, node, fname, ctypes):
     """C lines of ``static int fname(void** p)`` computing ``node`` (see :func:`supported`)."""
-    plan = src.plan
+    plan, name = src.plan, node.target.name
     index, out, dim = plan.loc[node.kwargs["index"]], plan.loc[node], node.kwargs["dim"]
     t = ctypes[out.dtype]
-    size = out.shape[dim] if node.target.name == "ScatterAdd" else plan.loc[node.args[0]].shape[dim]
+    size = plan.loc[node.args[0]].shape[dim]
+    reduce, include_self = node.kwargs.get("reduce", "sum"), node.kwargs.get("include_self", True)
+    what = f"{name}({reduce}{'' if include_self else ', include_self=False'})" if name == "ScatterReduce" else name
     loops = [f"i{d}" for d in range(len(index.shape))]
-    lines = [f"/* {node.target.name} along dim {dim}, index {list(index.shape)} -> {list(out.shape)}: {node.name} */",
+    lines = [f"/* {what} along dim {dim}, index {list(index.shape)} -> {list(out.shape)}: {node.name} */",
              f"static int {fname}(void** restrict p) {{",
              f"    const int64_t* restrict ix = {src.pointer(index)} + {index.offset};",
              f"    {t}* restrict y = {src.pointer(out)} + {out.offset};"]
-    if node.target.name == "Gather":
-        x = plan.loc[node.args[0]]
-        lines.append(f"    const {t}* restrict x = {src.pointer(x)};")
-        read, write = (x, "x"), (out, "y", "=")
-    else:  # y = x (a copy in C order), then src added at the index
-        x, s = plan.loc[node.args[0]], plan.loc[node.args[1]]
-        lines += [f"    const {t}* x = {src.pointer(x)};", f"    const {t}* s = {src.pointer(s)};"]
+    picked = ["c" if d == dim else v for d, v in enumerate(loops)]
+    x = plan.loc[node.args[0]]
+    lines.append(f"    const {t}* x = {src.pointer(x)};")
+    if name == "Gather":
+        value, target, op = f"x[{_at(x.offset, x.strides, picked)}]", _at(0, out.strides, loops), "="
+    else:  # y = x (a copy in C order), then src written, added or reduced in at the index
         copy = [f"c{d}" for d in range(len(out.shape))]
         lines += [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(copy, out.shape)]
         lines.append(f"        y[{_at(0, out.strides, copy)}] = x[{_at(x.offset, x.strides, copy)}];")
-        read, write = (s, "s"), (out, "y", "+=")
-    lines.append("    long k = 0;")
-    lines += [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(loops, index.shape)]
-    picked = ["c" if d == dim else v for d, v in enumerate(loops)]
-    source, target = (picked, loops) if node.target.name == "Gather" else (loops, picked)
-    (loc_r, name_r), (loc_w, name_w, op) = read, write
-    lines += ["    {",
-              "        int64_t c = ix[k++];",
-              f"        if (c < 0 || c >= {size}) {{ em_bad_target = c; return 1; }}",
-              f"        {name_w}[{_at(0, loc_w.strides, target)}] {op} "
-              f"{name_r}[{_at(loc_r.offset, loc_r.strides, source)}];",
-              "    }", "    return 0;", "}"]
-    return lines
+        if hasattr(node.args[1], "meta"):
+            s = plan.loc[node.args[1]]
+            lines.append(f"    const {t}* s = {src.pointer(s)};")
+            value = f"s[{_at(s.offset, s.strides, loops)}]"
+        else:
+            value = _literal(node.args[1], out.dtype)
+        target = _at(0, out.strides, picked)
+        op = "=" if name == "Scatter" else _REDUCE[reduce] if name == "ScatterReduce" else "+="
+    n_out = int(np.prod(out.shape))
+
+    def over_index(body):
+        return (["    long k = 0;"] + [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(loops, index.shape)]
+                + ["    {", "        int64_t c = ix[k++];",
+                   f"        if (c < 0 || c >= {size}) {{ em_bad_target = c; em_bad_where = 0; return 1; }}"]
+                + [f"        {b}" for b in body] + ["    }"])
+    if name == "ScatterReduce" and not include_self:  # the targets start from the identity
+        identity = {"sum": "0", "mean": "0", "prod": "1", "amax": "(-INFINITY)", "amin": "INFINITY"}[reduce]
+        lines += ["    {"] + ["    " + ln for ln in over_index([f"y[{target}] = {identity};"])] + ["    }"]
+    if reduce == "mean" and name == "ScatterReduce":
+        lines.append(f"    int64_t* count = calloc({n_out}, sizeof(int64_t));")
+        lines.append("    if (!count) { em_bad_where = -1; return 1; }")
+    if op in ("<", ">"):  # np.maximum / np.minimum: NaN from either side
+        body = [f"{t} a = y[{target}], b = {value};", f"y[{target}] = (a != a || a {op} b) ? a : b;"]
+    else:
+        body = [f"y[{target}] {op} {value};"]
+    if reduce == "mean" and name == "ScatterReduce":
+        body.append(f"count[{target}]++;")
+    lines += over_index(body)
+    if reduce == "mean" and name == "ScatterReduce":
+        lines += [f"    for (long i = 0; i < {n_out}; i++) {{",
+                  f"        int64_t n = count[i] + {int(include_self)};",
+                  f"        y[i] = ({t})((double)y[i] / (double)(n > 1 ? n : 1));", "    }", "    free(count);"]
+    return lines + ["    return 0;", "}"]
 
 
 def extreme_kernel(src, node, fname, ctypes, results):

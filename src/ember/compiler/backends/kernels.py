@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
-from . import conv, copies, gather, indexing, pool
+from . import conv, copies, gather, indexing, pool, sort
 from .updates import UPDATES, update_attrs, update_of
 
 __all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
@@ -430,7 +430,7 @@ def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
     "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
     "bmm", "attention", "softmax_grad", "scatter", "cat", "copies" (flip, tril, triu, constant pad), "embedding_backward",
-    "norm_backward", "rnn", "gather", "extreme" (.gather), "index" (.indexing),
+    "norm_backward", "rnn", "gather", "extreme" (.gather), "index" (.indexing), "sort" (.sort),
     "logsumexp", "argmax", "cumsum", "cumprod" (.row_reductions) (and
     "result" for the gradients or results these two give) or None (run from Python); the plan makes "copy" of a
     reshape of strided memory."""
@@ -450,10 +450,12 @@ def kind_of(node, have_blas):
     if name == "NormalizeBackward":
         return "norm_backward" if _norm_backward_ok(node) else None
     if node.target is operator.getitem and getattr(node.args[0].target, "name", None) in (
-            "NormalizeBackward", *RNN_OPS, *gather.EXTREMES):
-        return "result"  # a result the layer-norm backward, a recurrent or an extreme's kernel writes (if C runs it)
+            "NormalizeBackward", *RNN_OPS, *gather.EXTREMES, *sort.OPS):
+        return "result"  # a result the layer-norm backward, a recurrent, an extreme's or a sort's kernel writes (if C runs it)
     if name in gather.EXTREMES:
         return "extreme" if gather.supported(node) else None
+    if name in sort.OPS:
+        return "sort" if sort.supported(node) else None
     if name in RNN_OPS:
         return "rnn" if _rnn_ok(node, have_blas) else None
     if node.op != "call_op" or name is None or "shape" not in node.meta:

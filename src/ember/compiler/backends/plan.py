@@ -308,7 +308,7 @@ def schedule(plan):
             plan.position[node] = len(plan.kernels)  # computed by the (later) sum kernel
             continue
         if kind == "result":  # written by the layer-norm backward or a recurrent kernel, if C runs it
-            if plan.kind.get(node.args[0]) in ("norm_backward", "rnn", "extreme"):
+            if plan.kind.get(node.args[0]) in ("norm_backward", "rnn", "extreme", "sort"):
                 plan.loc[node] = _new_loc(node, "buffer")
                 plan.position[node] = plan.position[node.args[0]]
                 continue

@@ -4,6 +4,7 @@
 #ifndef EMBER_GRAPH_H
 #define EMBER_GRAPH_H
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ember_math.h"
 typedef void (*em_sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*, float*, float*, int*);
