@@ -213,8 +213,11 @@ def _index_loads(src, layout, loops, addressed, check):
         depth = max([loops.index(v) + 1 for v, s in vars_ if s != 0], default=0)
         n, c, it = addressed.shape[d], f"c{d}", "int64_t" if a.dtype == np.int64 else "int32_t"
         read = f"(({it}*)p[{src.slot(a.storage)}])[{_at(a.offset, vars_)}]"
-        if check == "ids":  # [0, n); where: the id's flat position
-            flat = " + ".join(f"{where[('b', j)]}*{int(np.prod(b[j + 1:]))}" for j in range(len(b))) or "0"
+        if check == "ids":  # [0, n); where: the id's flat position (the loops not open yet at 0:
+            # an id read before them, as a [1, 1] one, is first used at their first position)
+            open_ = set(loops[:depth])
+            flat = " + ".join(f"{where[('b', j)]}*{int(np.prod(b[j + 1:]))}" for j in range(len(b))
+                              if where[("b", j)] in open_) or "0"
             lines = [f"const int64_t {c} = {read};",
                      f"if ({c} < 0 || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {flat}; return 1; }}"]
         else:  # [-n, n), negative entries from the end; where: the dim
