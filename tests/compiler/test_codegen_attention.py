@@ -69,8 +69,8 @@ def test_attention_forward_and_backward_on_strided_heads(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_attention_masks_and_special_rows(dtype):
     """A bool mask broadcast over heads and queries (some rows with every key masked: zeros
-    under SDPA's rule, NaN under softmax's), a float mask, both with the causal mask, NaN and
-    infinite scores."""
+    under SDPA's rule, NaN under softmax's), a float mask, both with the causal mask, the causal
+    mask alone, NaN and infinite scores."""
     rng = np.random.default_rng(1)
     b = Builder()
     q_data = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
@@ -86,8 +86,11 @@ def test_attention_masks_and_special_rows(dtype):
             for rows in ("zero", "nan")]
     outs.append(b.call("AttentionWeights", q, k, add, scale=1.0, is_causal=True, masked_rows="zero"))
     outs.append(b.call("AttentionWeights", q, k, keep_node, scale=2.0, is_causal=True, masked_rows="zero"))
+    outs.append(b.call("AttentionWeights", q, k, None, scale=0.5, is_causal=True, masked_rows="zero"))
     fn = _check(b, b.output(*outs), dtype)
     assert "+ mask" in fn.c_source and "F_attention_weights" not in fn.source
+    # the causal rows run whole, the masked keys selected (no exponential of -inf, no loop of i + 1)
+    assert "j <= i ? y[j] : -INFINITY" in fn.c_source and "long keys" not in fn.c_source
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

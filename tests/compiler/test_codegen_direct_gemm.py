@@ -6,8 +6,10 @@ Numerical Algorithms, 3.5), plus float64's rounding of the reference itself.
 """
 import numpy as np
 import pytest
+from scipy import special
 
 from ember.compiler.backends import autotune, compile_graph, toolchain
+from ember.compiler.backends import direct_gemm
 from ember.compiler.backends.direct_gemm import direct_lines
 from graph_builder import Builder
 
@@ -80,4 +82,54 @@ def test_cost_model_picks_the_direct_kernel_only_where_it_is_generated():
     assert autotune.cost_model((32, 128, 64, 4), True) == (2, 0)
     assert autotune.cost_model((32, 128, 64, 4)) == (0, 0)
     assert autotune.cost_model((1, 256, 128, 4)) == (0, 0) and not autotune.direct_candidate((1, 256, 128, 4))
-    assert autotune.cost_model((1024, 384, 128, 4), True) == (0, 0)
+    packed = autotune.packed_candidate((1024, 384, 128, 4)) and autotune.cpu_vendor() == "GenuineIntel"
+    assert autotune.cost_model((1024, 384, 128, 4), True) == ((3, 0) if packed else (0, 0))
+
+
+def test_packed_candidate_and_cost_model():
+    """The packed kernel: float32 products above the direct kernel's sizes whose columns are
+    whole vectors, on AVX-512 machines; the cost model takes it on Intel CPUs (where it was
+    measured), BLAS elsewhere."""
+    avx512 = direct_gemm.vector_bytes() == 64
+    assert autotune.packed_candidate((1024, 512, 128, 4)) == avx512
+    assert not autotune.packed_candidate((1024, 512, 128, 8))  # float64: BLAS
+    assert not autotune.packed_candidate((1024, 100, 128, 4))  # columns not whole vectors
+    assert not autotune.packed_candidate((32, 64, 64, 4))      # small: direct kernel or BLAS
+    intel = avx512 and autotune.cpu_vendor() == "GenuineIntel"
+    assert autotune.cost_model((1024, 512, 128, 4)) == ((3, 0) if intel else (0, 0))
+
+
+@pytest.mark.skipif(direct_gemm.vector_bytes() != 64, reason="the packed kernel needs AVX-512")
+def test_packed_kernel_every_layout_and_tail(monkeypatch):
+    """The packed kernel (choice 3) on products that cut every block short: rows that do not
+    fill a tile (100 = 16 tiles of 6 and 4; the second block of 96 rows), columns past the last
+    whole panel (80 = 64 + 16, 112 = 64 + 48), K in two blocks (300 = 256 + 44), B transposed
+    (Linear's weight), A transposed (packed), a 3-D A folded into rows, a bias and a GELU
+    epilogue: each equals float64's within the dot-product bound."""
+    monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (3, 0))
+    rng = np.random.default_rng(5)
+    b = Builder()
+    arrays = {}
+
+    def inp(name, shape):
+        arrays[name] = rng.standard_normal(shape).astype(np.float32)
+        return b.input(name, arrays[name])
+    x, w, bias = inp("x", (100, 300)), inp("w", (80, 300)), inp("bias", (80,))
+    at, bt = inp("at", (600, 50)), inp("bt", (600, 112))
+    x3, sq = inp("x3", (4, 50, 160)), inp("sq", (160, 128))
+    outs = [b.call("Addmm", bias, x, b.call("Permute", w, dims=(1, 0))),
+            b.call("Gelu", b.call("Matmul", b.call("Permute", at, dims=(1, 0)), bt)),
+            b.call("Matmul", b.call("View", x3, shape=(200, 160)), sq)]
+    g = b.output(*outs)
+    fn = compile_graph(g, {})
+    assert fn.c_source.count("_bp[") >= 3 and "_ap[" in fn.c_source and "em_pack_b(B, 1, 300, " in fn.c_source
+    got = fn([b.values[p].copy() for p in g.placeholders])
+    v = {k: arr.astype(np.float64) for k, arr in arrays.items()}
+    eps = np.finfo(np.float32).eps
+    for i, (lhs, rhs) in enumerate([(v["x"], v["w"].T), (v["at"].T, v["bt"]), (v["x3"].reshape(200, 160), v["sq"])]):
+        ref = lhs @ rhs + (v["bias"] if i == 0 else 0)
+        bound = (lhs.shape[1] + 1) * eps * (np.abs(lhs) @ np.abs(rhs) + (np.abs(v["bias"]) if i == 0 else 0))
+        if i == 1:  # GELU's slope is at most 1.13; its own float32 rounding a few eps
+            ref, bound = ref * 0.5 * (1 + special.erf(ref / np.sqrt(2))), 1.13 * bound + 4 * eps * np.abs(ref) + 1e-30
+        assert got[i].dtype == np.float32 and got[i].shape == ref.shape
+        assert np.all(np.abs(got[i] - ref) <= bound), f"product {i}: {np.max(np.abs(got[i] - ref) - bound)}"

@@ -67,6 +67,22 @@ def test_index_kernels_are_c_and_equal_eager(dtype, monkeypatch, capfd):
         np.testing.assert_array_equal(a, e, err_msg=str(k))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1,), (1, 3)])
+def test_embedding_of_ids_read_before_the_loops_compiles(shape, recwarn):
+    """Ids of one element per leading dim (a decoding step's [1, 1] token) are read before the
+    loops open; their bounds check named the loops' counters, so the C failed to compile and
+    the graph ran as generated Python (the GPT decode row of bench_compile did)."""
+    w = ember.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    ids = ember.tensor(np.full(shape, 2))
+    compiled = ember.compile(lambda ids: F.embedding(ids, w) * 2, fullgraph=True)
+    for _ in range(2):
+        out = compiled(ids)
+    np.testing.assert_array_equal(out.numpy(), (F.embedding(ids, w) * 2).numpy())
+    assert not [str(r.message) for r in recwarn if "failed" in str(r.message)]
+    with pytest.raises(IndexError, match="id 4 at position"):
+        compiled(ember.tensor(np.full(shape, 4)))
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"i": (0, 3, 1, 1)}, "index 3 is out of bounds for dimension 0 with size 3"),
     ({"j": (1, 3, -6, 0)}, "index -6 is out of bounds for dimension 2 with size 5"),

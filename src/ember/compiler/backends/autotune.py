@@ -3,7 +3,8 @@ shapes, or a cost model.
 
 GEMM candidates: 0 BLAS on the whole product, then bias and epilogue in one pass; 1 BLAS per
 block of rows, each block's epilogue applied while it is in cache; 2 a direct loop (no library
-call, for products so small that the call costs more than the arithmetic). Convolution
+call, for products so small that the call costs more than the arithmetic); 3 the packed kernel
+(ember's own register-tiled GEMM for large float32 products on AVX-512, direct_gemm.py). Convolution
 candidates (``Conv``, ``ConvTranspose``, ``ConvWeight``): 0 direct loops (conv.py), 1 im2col +
 BLAS (conv_gemm.py), 2 and 3 Winograd F(2, 3) and F(4, 3) for 3x3 stride-1 Conv and
 ConvTranspose (winograd.py). ``max_autotune`` times them (best of several runs, on scratch arrays of
@@ -21,12 +22,12 @@ import tempfile
 import time
 
 from . import conv, conv_gemm, toolchain, winograd
-from .direct_gemm import fits
+from .direct_gemm import fits, packed_fits
 from .kernels import label
 
 __all__ = ["choose", "choose_conv", "recorded_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
 
-NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel")
+NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct kernel", "packed kernel")
 CONV_NAMES = ("direct loops", "im2col + BLAS", "Winograd F(2,3)", "Winograd F(4,3)")
 _L2_BYTES = 256 << 10   # output block kept in cache: a quarter of a typical 1 MiB L2
 _DIRECT_MACS = 32 ** 3  # below this many multiply-adds a direct loop beats a library call
@@ -44,6 +45,14 @@ def direct_candidate(shape):
     return m * n * k <= 64 * _DIRECT_MACS and fits(n, k)
 
 
+def packed_candidate(shape):
+    """Whether the packed register-tiled kernel (direct_gemm.packed_lines) is a candidate for a
+    product of ``shape``: float32 on AVX-512, whole vectors of columns, too large for the
+    direct loop."""
+    m, n, k, itemsize = shape
+    return packed_fits(m, n, k, itemsize) and m * n * k > 64 * _DIRECT_MACS
+
+
 def _reads_b_transposed(node):
     """Whether a GEMM node's B is a transposed matrix (F.linear's ``weight.t()``)."""
     b = node.args[-1]
@@ -57,10 +66,14 @@ def cost_model(shape, transposed_b=False):
     BLAS on the whole product. Blocks are left to ``max_autotune``: OpenBLAS packs B again for
     every block, which cost more than the cache saved on every GPT and MLP shape measured (e.g.
     [1024x128]@[128x512] + GELU: 3.47 ms in 32-row blocks, 2.67 ms in 256-row blocks, 2.52 ms
-    whole; Zen 4, one thread)."""
+    whole; Zen 4, one thread). Large float32 products take the packed kernel on Intel CPUs
+    with AVX-512: 0.75-0.85 of OpenBLAS's time on the GPT step's forward and input-gradient
+    products, a tie on its weight gradients (docs/compile.md)."""
     m, n, k, size = shape
     if direct_candidate(shape) and (m * n * k <= _DIRECT_MACS or transposed_b):
         return 2, 0
+    if packed_candidate(shape) and cpu_vendor() == "GenuineIntel":
+        return 3, 0
     return 0, 0
 
 
@@ -204,6 +217,8 @@ def choose(fname, shape, kernel, fn, scratch, compiler):
     candidates = [(0, 0), (1, _block_rows(n, size))]
     if direct_candidate(shape):
         candidates.append((2, 0))
+    if packed_candidate(shape):
+        candidates.append((3, 0))
     timed = {c: _time(fn, scratch, *c) for c in candidates}
     best = min(timed, key=timed.get)
     _store(key, list(best))

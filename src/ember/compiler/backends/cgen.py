@@ -14,9 +14,9 @@ import re
 import numpy as np
 
 from . import attention, copies, indexing, norm, rnn, sort
-from .autotune import direct_candidate
+from .autotune import direct_candidate, packed_candidate
 from .conv_gemm import conv_variants
-from .direct_gemm import direct_lines
+from .direct_gemm import direct_lines, packed_lines, packed_support
 from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
@@ -387,7 +387,8 @@ def _coverage(out, moves, limit=1 << 24):
 def _gemm_kernel(src, kernel, fname, epilogue):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
     ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel
-    (direct_gemm.py) for small products (generated only where autotuning may pick it)."""
+    (direct_gemm.py) for small products; 3: the packed register-tiled kernel (direct_gemm.py)
+    for large float32 ones on AVX-512 machines (each generated only where it may be picked)."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -419,14 +420,15 @@ def _gemm_kernel(src, kernel, fname, epilogue):
                        f"    const {t}* A = {src.pointer(a)} + {a.offset};",
                        f"    const {t}* B = {src.pointer(b)} + {b.offset};",
                        f"    {t}* C = {src.pointer(out)};"]
-    if not isinstance(m * n * k, Expr) and direct_candidate((m, n, k, 0)):
-        finish_rows = lambda r0, r1: f"{fname}_finish(p, C, {r0}, {r1});"
-        helpers, direct = direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)
-        lines[:0] = helpers
-        lines += ["    if (choice == 2) {"] + ["        " + ln for ln in direct]
-        lines += ["    } else {"]
-    else:
-        lines += ["    {"]
+    finish_rows = lambda r0, r1: f"{fname}_finish(p, C, {r0}, {r1});"
+    shape = (m, n, k, out.dtype.itemsize)
+    for choice, made in ((2, not isinstance(m * n * k, Expr) and direct_candidate(shape)
+                          and direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)),
+                         (3, packed_candidate(shape) and sa is not None and packed_lines(fname, m, n, k, sa, sb, finish_rows))):
+        if made:
+            lines[:0] = made[0]
+            lines += [f"    if (choice == {choice}) {{"] + ["        " + ln for ln in made[1]] + ["    } else"]
+    lines += ["    {"]
     lines += [f"        em_blas_threads((long)({m * n * k}));",
               f"        long mb = choice == 1 ? block : {m};",
               f"        for (long r = 0; r < {m}; r += mb) {{",
@@ -435,7 +437,7 @@ def _gemm_kernel(src, kernel, fname, epilogue):
               f"            {fname}_finish(p, C, r, r + nn);",
               "        }",
               "    }", after, "}"]
-    return lines, (m, n, k, out.dtype.itemsize)
+    return lines, shape
 
 
 def _epilogue(src, kernel, fname):
@@ -555,7 +557,8 @@ def _generate(plan, symbols, conv_choice):
         region.append(kernel)
     index = {id(k): i for i, k in enumerate(plan.kernels)}
     args = "p, sz" if symbols else "p"
-    main = [_GLOBALS, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
+    declarations, definitions = packed_support("".join(body))
+    main = [_GLOBALS, definitions, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
     main += [f"int kernel_{index[id(k)]}({params});" for kernels in regions for k in kernels]
     for r, kernels in enumerate(regions):
@@ -563,7 +566,7 @@ def _generate(plan, symbols, conv_choice):
         main += [f"    if ((failed = kernel_{index[id(k)]}({args}))) return failed;" for k in kernels]
         main += ["    return 0;", "}"]
     # size symbols: each unit's own copy, set by its exported entry points
-    head = _HEADER + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
+    head = _HEADER + declarations + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
     return CSource(head, body, "\n".join(main) + "\n"), regions, gemms, src.slots, convs
 
 
@@ -587,10 +590,10 @@ class CSource:
         """At most ``count`` translation units, the kernels in order, of about equal length
         (a kernel goes to the unit its middle falls in: cutting after the boundary put the
         Conv2d step's two large kernels in one unit, 1.0 s of gcc while the others took 0.4);
-        the first holds ``main``."""
-        total = sum(map(len, self.kernels))
+        the first holds ``main`` (counted: it holds the packed products' shared tiles)."""
+        total = sum(map(len, self.kernels)) + len(self.main)
         count = max(1, min(count, total // self.MIN_UNIT_CHARS))
-        units, size, target = [[self.main]], 0, total / count
+        units, size, target = [[self.main]], len(self.main), total / count
         for text in self.kernels:
             if size > 0 and size + len(text) / 2 > target * len(units) and len(units) < count:
                 units.append([])

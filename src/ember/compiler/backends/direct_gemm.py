@@ -16,12 +16,17 @@ Measured on the digits MLP's products (AMD EPYC with AVX-512, one thread, in µs
 it the packing); [32x64]@[64x10] 0.62 by BLAS, 0.72 here, 2.9 by the scalar loop this
 replaced; the plain layouts of the backward's [32x64]@[64x128] 5.5 here, 4.8 by BLAS (which
 the cost model keeps for them).
+
+The packed kernel (:func:`packed_lines`, the GEMM kernel's candidate 3) is the same register
+tile grown to the large float32 products of a transformer step on AVX-512 machines, with B (and
+a strided A) packed per block of K, as GotoBLAS does.
 """
 import functools
+import re
 
 from .toolchain import cpu_identity
 
-__all__ = ["direct_lines", "fits", "TRANSPOSE"]
+__all__ = ["direct_lines", "fits", "packed_fits", "packed_lines", "packed_support", "TRANSPOSE"]
 
 _PACK_LIMIT = 16384  # elements of a packed B on the stack (64 KiB of float32)
 
@@ -152,3 +157,115 @@ def direct_lines(t, itemsize, m, n, k, sa, sb, finish):
     if m % rows:
         lines += ["{", f"    const long i = {whole};"] + ["    " + ln for ln in block(m % rows)] + ["}"]
     return [TRANSPOSE] * ("em_transpose_f(" in "".join(lines)), lines
+
+
+# The packed kernel's blocking (float32, AVX-512): a register tile of 6 rows by 4 vectors (24
+# sums; a row's element broadcast against 4 vectors of B: 6 + 4 loads per 24 fused multiply-adds),
+# K in blocks of 256 (a 64-column panel of B, 64 KiB, stays in L1/L2 while a block of rows runs
+# over it), rows in blocks of 96 finished (bias, epilogue) while in cache.
+_MR, _NV, _KC, _MB = 6, 4, 256, 96
+
+
+def packed_fits(m, n, k, itemsize):
+    """Whether the packed kernel applies: float32 on an AVX-512 machine, constant sizes, whole
+    vectors of columns."""
+    return itemsize == 4 and vector_bytes() == 64 and all(isinstance(v, int) for v in (m, n, k)) and n % 16 == 0
+
+
+_TILE_SIGNATURE = ("(const float* restrict A, long ar, long ac, const float* restrict Bp, float* restrict C, "
+                   "long ldc, long kc, int first)")
+
+
+def _packed_tile(rows, vectors):
+    """``em_packed_<rows>x<vectors>(A, ar, ac, Bp, C, ldc, kc, first)``: C[rows, vectors*16] (rows
+    ``ldc`` apart) = (first ? 0 : C) + A[rows, kc] Bp[kc, vectors*16], A's elements ``ar``, ``ac``
+    apart."""
+    return [f"void em_packed_{rows}x{vectors}{_TILE_SIGNATURE} {{",
+            "    typedef float em_v16 __attribute__((vector_size(64), aligned(4)));",
+            f"    em_v16 acc[{rows}][{vectors}];",
+            f"    for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++)",
+            "        acc[r][v] = first ? (em_v16){0} : *(const em_v16*)(C + r*ldc + v*16);",
+            "    for (long q = 0; q < kc; q++) {",
+            f"        const em_v16* b = (const em_v16*)(Bp + q*{vectors * 16});",
+            f"        for (int r = 0; r < {rows}; r++) {{",
+            "            const float x = A[r*ar + q*ac];",
+            f"            for (int v = 0; v < {vectors}; v++) acc[r][v] += x * b[v];",
+            "        }", "    }",
+            f"    for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) *(em_v16*)(C + r*ldc + v*16) = acc[r][v];",
+            "}"]
+
+
+def packed_support(program):
+    """(declarations, definitions) of the helpers the packed products in ``program`` (C text)
+    call: the register tiles it names and the packing functions, each compiled once, in the
+    unit holding the shared globals (a copy per product, or per translation unit, made gcc's
+    time on the GPT step half as long again)."""
+    tiles = sorted(set(re.findall(r"em_packed_(\d+)x(\d+)\(", program)))
+    if not tiles:
+        return "", ""
+    declarations = [f"void em_packed_{r}x{v}{_TILE_SIGNATURE};" for r, v in tiles] + [_PACK_SIGNATURES]
+    definitions = [TRANSPOSE, PACK] + [ln for r, v in tiles for ln in _packed_tile(int(r), int(v))]
+    return "\n".join(declarations) + "\n", "\n".join(definitions) + "\n"
+
+
+# Packing for the packed kernel, shared by every product of a graph (sizes and strides as
+# arguments). em_pack_b: rows [k0, k0 + kc) of B (n columns) into panels of
+# ``width`` columns, panel j's rows contiguous at bp + j*kc (a transposed B through
+# em_transpose_f's shuffles). em_pack_a: rows [i0, i1) of A, columns [k0, k0 + kc), each tile of
+# ``mr`` rows (fewer at the end) interleaved: row r, column q at (i - i0)*kc + q*rows + r.
+_PACK_SIGNATURES = """void em_pack_b(const float* restrict B, long sb0, long sb1, long k0, long kc, long n, long width, float* restrict bp);
+void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap);"""
+PACK = """void em_pack_b(const float* restrict B, long sb0, long sb1, long k0, long kc, long n, long width, float* restrict bp) {
+    for (long j = 0; j < n; j += width) {
+        const long w = n - j < width ? n - j : width;
+        if (sb0 == 1) em_transpose_f(B + j*sb1 + k0, sb1, w, kc, bp + j*kc, w);
+        else for (long q = 0; q < kc; q++) for (long c = 0; c < w; c++) bp[j*kc + q*w + c] = B[(k0 + q)*sb0 + (j + c)*sb1];
+    }
+}
+void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap) {
+    for (long i = i0; i < i1; i += mr) {
+        const long rows = i1 - i < mr ? i1 - i : mr;
+        for (long q = 0; q < kc; q++) for (long r = 0; r < rows; r++) ap[(i - i0)*kc + q*rows + r] = A[(i + r)*sa0 + (k0 + q)*sa1];
+    }
+}
+"""
+
+
+def packed_lines(fname, m, n, k, sa, sb, finish):
+    """(file-scope C lines, C statements) of the packed product ``C = A B`` (float32, see
+    :func:`packed_fits`; ``const float* A``, ``const float* B`` with element strides ``sa``,
+    ``sb``; ``float* C`` rows of ``n``), calling ``finish(r0, r1)`` (a C statement) on each
+    block of rows once its sums are complete. GotoBLAS's scheme (Goto and van de Geijn,
+    *Anatomy of High-Performance Matrix Multiplication*, 2008) with every size a constant: for
+    each block of K, B's rows are packed into panels of 64 columns (each panel's rows
+    contiguous; a transposed B through 8x8 shuffles), A's rows too where they are not
+    contiguous, then each block of rows runs every panel in register tiles. On the tiny GPT's
+    products with contiguous A rows it ran 0.79-0.88 of OpenBLAS 0.3.31's time (Intel Xeon,
+    AVX-512, one thread, docs/compile.md)."""
+    width, kc_max = _NV * 16, min(k, _KC)
+    rest, pack_a = m % _MR, sa[1] != 1
+    whole, tail = n - n % width, (n % width) // 16
+    helpers = [f"static float {fname}_bp[{kc_max * n}] __attribute__((aligned(64)));"]
+    if pack_a:
+        helpers.append(f"static float {fname}_ap[{min(m, _MB) * kc_max}] __attribute__((aligned(64)));")
+    lines = [f"for (long k0 = 0; k0 < {k}; k0 += {kc_max}) {{",
+             f"    const long kc = {k} - k0 < {kc_max} ? {k} - k0 : {kc_max};",
+             f"    em_pack_b(B, {sb[0]}, {sb[1]}, k0, kc, {n}, {width}, {fname}_bp);",
+             f"    for (long i0 = 0; i0 < {m}; i0 += {_MB}) {{",
+             f"        const long i1 = i0 + {_MB} < {m} ? i0 + {_MB} : {m};"]
+    if pack_a:
+        lines.append(f"        em_pack_a(A, {sa[0]}, {sa[1]}, k0, kc, i0, i1, {_MR}, {fname}_ap);")
+    a_at = f"{fname}_ap + (i - i0)*kc" if pack_a else f"A + i*{sa[0]} + k0*{sa[1]}"
+
+    def panels(j, vectors):
+        strides = lambda rows: f"1, {rows}" if pack_a else f"{sa[0]}, {sa[1]}"
+        call = lambda rows: (f"em_packed_{rows}x{vectors}({a_at}, {strides(rows)}, {fname}_bp + {j}*kc, "
+                             f"C + i*{n} + {j}, {n}, kc, k0 == 0);")
+        return ["long i = i0;", f"for (; i + {_MR} <= i1; i += {_MR}) {call(_MR)}"] + \
+            ([f"if (i < i1) {call(rest)}"] if rest else [])
+    if whole:
+        lines += [f"        for (long j = 0; j < {whole}; j += {width}) {{"] + ["            " + ln for ln in panels("j", _NV)] + ["        }"]
+    if tail:
+        lines += ["        {"] + ["            " + ln for ln in panels(whole, tail)] + ["        }"]
+    lines += [f"        if (k0 + kc == {k}) {finish('i0', 'i1')}", "    }", "}"]
+    return helpers, lines
