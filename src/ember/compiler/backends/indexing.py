@@ -19,6 +19,8 @@ sums add in C order (``np.add.at``'s order: bit-equal). Operands may be strided 
 ``Loc`` strides); results are contiguous. Bool masks, ``None`` and integers inside an
 advanced index run from Python.
 """
+import math
+
 import numpy as np
 
 from ..._ops.embedding import id_out_of_range
@@ -214,7 +216,9 @@ def _index_loads(src, layout, loops, addressed, check):
         n, c, it = addressed.shape[d], f"c{d}", "int64_t" if a.dtype == np.int64 else "int32_t"
         read = f"(({it}*)p[{src.slot(a.storage)}])[{_at(a.offset, vars_)}]"
         if check == "ids":  # [0, n); where: the id's flat position
-            flat = " + ".join(f"{where[('b', j)]}*{int(np.prod(b[j + 1:]))}" for j in range(len(b))) or "0"
+            # the loops open where the id is read (an id broadcast over later loops: its first place)
+            flat = " + ".join(f"{where[('b', j)]}*{math.prod(b[j + 1:])}" for j in range(len(b))
+                              if loops.index(where[("b", j)]) < depth) or "0"
             lines = [f"const int64_t {c} = {read};",
                      f"if ({c} < 0 || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {flat}; return 1; }}"]
         else:  # [-n, n), negative entries from the end; where: the dim
