@@ -90,6 +90,21 @@ def test_run_reports_a_missed_threshold():
     assert result.checks == [Check(Threshold("accuracy", 0.9), 0.8)]
 
 
+def test_compile_note_weighs_compiling_against_the_steps():
+    # a compiled run says what its first calls cost beyond the median step, summed over its
+    # models, and that eager is faster where compiling cost more than the compiled steps
+    def result(compiled, *timings):
+        histories = {f"m{i}": History(steps=100, step_seconds=total, compile_seconds=compiling, graphs=2)
+                     for i, (total, compiling) in enumerate(timings)}
+        return milestones.Result("stub", [], histories, 1.0, compiled=compiled)
+    paying = result(True, (3.0, 1.0), (2.0, 0.5)).compile_note()
+    assert paying.startswith("stub (compiled): 200 training steps took 5.0 s, 1.5 s of it beyond "
+                             "the median step (4 graphs") and "eager" not in paying
+    assert result(True, (1.0, 0.6)).compile_note().endswith("a run this short is faster eager")
+    assert result(False, (1.0, 0.6)).compile_note() is None
+    assert stub(0.95).run().compile_note() is None  # eager: no timings
+
+
 def test_plot_dir_gets_non_empty_pngs(tmp_path):
     result = milestones.get("xor").run(fast=True, quiet=True, plot_dir=tmp_path / "plots")
     assert result.plots == [tmp_path / "plots" / "xor-loss.png", tmp_path / "plots" / "xor-accuracy.png"]

@@ -45,11 +45,19 @@ class Threshold:
 @dataclass
 class History:
     """Per-epoch curves of one training run: mean training ``loss``, evaluation ``accuracy``
-    and, where the evaluation computes it, the ``test_loss`` on the same held-out data."""
+    and, where the evaluation computes it, the ``test_loss`` on the same held-out data.
+    ``step_seconds``: wall-clock time of the training steps; with compiled steps,
+    ``compile_seconds`` is the part of it beyond ``steps`` times the median step (capture, code
+    generation, the C compiler or the disk cache, the first call at each new size) and
+    ``graphs`` the number of graphs compiled, else None and 0."""
 
     loss: list = field(default_factory=list)
     accuracy: list = field(default_factory=list)
     test_loss: list = field(default_factory=list)
+    steps: int = 0
+    step_seconds: float = 0.0
+    compile_seconds: float = None
+    graphs: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,23 @@ class Result:
     @property
     def passed(self):
         return all(check.passed for check in self.checks)
+
+    def compile_note(self):
+        """For a compiled run, one line on what compiling cost against the steps' time (and
+        that it cannot pay where it cost more than the steps it sped up); else None."""
+        timed = [h for h in self.histories.values() if h.compile_seconds is not None]
+        if not self.compiled or not timed:
+            return None
+        steps, total = sum(h.steps for h in timed), sum(h.step_seconds for h in timed)
+        compiling = sum(h.compile_seconds for h in timed)
+        graphs = sum(h.graphs for h in timed)
+        line = (f"{self.milestone} (compiled): {steps} training steps took {total:.1f} s, {compiling:.1f} s "
+                f"of it beyond the median step ({graphs} graph{'s' * (graphs != 1)} captured and "
+                f"compiled, or loaded from the cache)")
+        if compiling > total - compiling:
+            line += ("; compiling cost more than the compiled steps themselves: a run this short "
+                     "is faster eager")
+        return line
 
     @property
     def metrics(self):
