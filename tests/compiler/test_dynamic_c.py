@@ -103,6 +103,8 @@ def test_dynamic_true_sequence_model_runs_every_length_in_c(c_builds):
     assert counters["stats"]["unique_graphs"] == 2 and len(c_builds) == 4
     assert all("static long em_S1;  /* s1 */" in f.c_source for f in c_builds[2:])
     assert "GEMM [(em_S0 * em_S1)x8] @ [8x32]: Addmm(addmm) with epilogue Gelu(gelu)" in c_builds[2].c_source
+    # the embeddings' gradients: rows summed by id in C, however many ids there are
+    assert "embedding gradient: (em_S0 * em_S1) rows of 8 summed into [11, 8]" in c_builds[3].c_source
 
 
 class _Block(nn.Module):

@@ -240,13 +240,13 @@ def embedding_backward_kernel(src, node, fname, ctypes):
     plan = src.plan
     g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
     t = ctypes[out.dtype]
-    n, width = int(np.prod(ids.shape)), out.shape[-1]
+    n, width = math.prod(ids.shape), out.shape[-1]  # n: an int, or an expression of size symbols
     padding = node.kwargs.get("padding_idx")
     return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: EmbeddingBackward({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
             f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
             f"    {t}* restrict y = {src.pointer(out)};",
-            f"    memset(y, 0, {int(np.prod(out.shape)) * out.dtype.itemsize});",
+            f"    memset(y, 0, {math.prod(out.shape) * out.dtype.itemsize});",
             f"    for (long r = 0; r < {n}; r++) {{",
             f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
             f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",
