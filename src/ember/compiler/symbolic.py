@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -213,6 +213,11 @@ def _key(value):
 def symbol(name):
     """The expression of one symbol."""
     return Expr("sym", (name,))
+
+
+def at_least_1(n):
+    """max(1, n): as an int, or as C code for an expression of sizes."""
+    return f"({n} > 1 ? {n} : 1)" if isinstance(n, Expr) else max(1, n)
 
 
 def evaluate(value, sizes):

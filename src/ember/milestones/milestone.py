@@ -54,10 +54,11 @@ class History:
     loss: list = field(default_factory=list)
     accuracy: list = field(default_factory=list)
     test_loss: list = field(default_factory=list)
-    steps: int = 0
-    step_seconds: float = 0.0
-    compile_seconds: float = None
-    graphs: int = 0
+    # timings: not compared (a seed gives one result, not one time)
+    steps: int = field(default=0, compare=False)
+    step_seconds: float = field(default=0.0, compare=False)
+    compile_seconds: float = field(default=None, compare=False)
+    graphs: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ array passes over the scores.
 """
 import numpy as np
 
-from ..symbolic import Expr
+from ..symbolic import Expr, at_least_1
 from .kernels import CTYPES, _dtype, c_literal, label
-from .plan import _align, _blas_layout, _is_node, _numel, at_least_1, batched_operands
+from .plan import _align, _blas_layout, _is_node, _numel, batched_operands
 from .toolchain import simd_reduction
 
 __all__ = ["bmm_kernel", "attention_kernel", "softmax_grad_kernel"]

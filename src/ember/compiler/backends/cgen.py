@@ -22,8 +22,8 @@ from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
-from ..symbolic import Expr, c_spelling
-from .plan import _align, _args, _blas_layout, _numel, at_least_1, contiguous_strides, gemm_operands, scatter_loc
+from ..symbolic import Expr, at_least_1, c_spelling
+from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 from .toolchain import loop_nest, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]

@@ -87,11 +87,6 @@ def _numel(shape):
     return n if isinstance(n, Expr) else int(n)
 
 
-def at_least_1(n):
-    """max(1, n): as an int, or as C code for an expression of sizes."""
-    return f"({n} > 1 ? {n} : 1)" if isinstance(n, Expr) else max(1, n)
-
-
 class Kernel:
     """A unit of the schedule: ``kind`` is "python" (one node's forward), "loop" (fused
     elementwise nodes over ``shape``), or one node's reduction, row or GEMM kernel."""
@@ -576,8 +571,7 @@ def reuse_buffers(plan):
 
 
 def _sizes_fixed(node):
-    """Whether no size of ``node`` or of the values it reads depends on a size symbol (an
-    optimizer's update of a parameter in a graph whose batch is dynamic): any kernel can run it."""
+    """Whether no size ``node`` has or reads is symbolic (a parameter's update): any kernel runs it."""
     values = [node, *nodes_in(node.args), *kwarg_nodes(node)]
     return not free_symbols((node.args, node.kwargs)) and \
         not any(free_symbols(v.meta.get("shape")) for v in values if hasattr(v, "meta"))

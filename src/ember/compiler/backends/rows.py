@@ -6,9 +6,9 @@ overflows (the log-sum-exp trick).
 """
 import numpy as np
 
-from ..symbolic import Expr
+from ..symbolic import Expr, at_least_1
 from .kernels import CTYPES, label
-from .plan import _numel, at_least_1
+from .plan import _numel
 from .toolchain import simd_reduction
 
 __all__ = ["softmax_kernel", "norm_stats_kernel", "cross_entropy_kernel"]
