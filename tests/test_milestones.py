@@ -90,6 +90,22 @@ def test_run_reports_a_missed_threshold():
     assert result.checks == [Check(Threshold("accuracy", 0.9), 0.8)]
 
 
+def test_step_note_gives_the_step_time_and_where_compiling_pays():
+    # a compiled run says what its first calls cost beyond the median step, summed over its
+    # models, and the eager step time above which compiling pays; an eager run its step time
+    def result(compiled, *timings):
+        histories = {f"m{i}": History(steps=100, step_seconds=total, compile_seconds=compiling,
+                                      graphs=2 if compiled else 0)
+                     for i, (total, compiling) in enumerate(timings)}
+        return milestones.Result("stub", [], histories, 1.0, compiled=compiled)
+    assert result(True, (3.0, 1.0), (2.0, 0.5)).step_note() == (
+        "stub (compiled): 200 training steps in 5.00 s, 1.50 s of it first calls (4 graphs captured, "
+        "compiled or loaded from the cache), 17.50 ms a step after: compiling pays where an eager "
+        "step takes over 25.00 ms")
+    assert result(False, (3.0, None)).step_note() == "stub: 100 training steps in 3.00 s, 30.00 ms a step"
+    assert stub(0.95).run().step_note() is None  # no steps timed
+
+
 def test_plot_dir_gets_non_empty_pngs(tmp_path):
     result = milestones.get("xor").run(fast=True, quiet=True, plot_dir=tmp_path / "plots")
     assert result.plots == [tmp_path / "plots" / "xor-loss.png", tmp_path / "plots" / "xor-accuracy.png"]

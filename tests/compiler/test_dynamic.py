@@ -1,6 +1,8 @@
 """Dynamic shapes: size symbols in captured graphs, ember.compile(dynamic=...), mark_dynamic, and
 @dynamic_spec. Compiled results are compared with eager ember (the same kernels: bit-equal for the
 graphs that run as generated Python); counts of compiled graphs with closed forms."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -81,8 +83,11 @@ def test_sequence_lengths_with_dynamic_true_compile_at_most_twice(backend):
         got_grad, x.grad = x.grad.numpy().copy(), None
         ref, ref_positions = model(x)
         ref.square().sum().backward()
-        np.testing.assert_array_equal(got.detach().numpy(), ref.detach().numpy(), err_msg=f"T={T}")
-        np.testing.assert_array_equal(got_grad, x.grad.numpy(), err_msg=f"T={T}")
+        # the C backend runs layer norm and attention as its own kernels (sums in another order)
+        check = np.testing.assert_array_equal if backend != "inductor" else \
+            functools.partial(np.testing.assert_allclose, rtol=1e-5, atol=1e-6)
+        check(got.detach().numpy(), ref.detach().numpy(), err_msg=f"T={T}")
+        check(got_grad, x.grad.numpy(), err_msg=f"T={T}")
         assert positions.tolist() == ref_positions.tolist() == list(range(0, 2 * T, 2))
     assert _graphs() == 2  # T = 1 is specialised (as torch's 0/1 rule), then one graph for T >= 2
     code = compiled._compiled_call._entries[-1].cap.graph.code

@@ -7,6 +7,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
 from ember.compiler import backends
 from ember.compiler.backends import toolchain
@@ -102,3 +103,73 @@ def test_dynamic_true_sequence_model_runs_every_length_in_c(c_builds):
     assert counters["stats"]["unique_graphs"] == 2 and len(c_builds) == 4
     assert all("static long em_S1;  /* s1 */" in f.c_source for f in c_builds[2:])
     assert "GEMM [(em_S0 * em_S1)x8] @ [8x32]: Addmm(addmm) with epilogue Gelu(gelu)" in c_builds[2].c_source
+    # the embeddings' gradients: rows summed by id in C, however many ids there are
+    assert "embedding gradient: (em_S0 * em_S1) rows of 8 summed into [11, 8]" in c_builds[3].c_source
+
+
+class _Block(nn.Module):
+    """A GPT block's kernels: layer norm, a fused qkv projection split by slicing, causal
+    attention, GELU MLP, each with its gradient."""
+
+    def __init__(self, width=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        # no qkv bias: the keys' bias has a gradient of 0 but for rounding, which Adam's
+        # normalised step would turn into steps of size lr in whichever direction the noise has
+        self.qkv, self.proj = nn.Linear(width, 3 * width, bias=False), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        qkv = self.qkv(self.ln1(x)).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+def _block_step(model, optimizer, x):
+    optimizer.zero_grad()
+    loss = model(x).square().sum()
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def test_dynamic_block_runs_norm_attention_and_updates_in_c(c_builds):
+    # One graph for every batch and length >= 2: layer norm, attention, the batched products
+    # and the optimizer's updates run as C kernels at sizes given at run time, and every step
+    # (loss, updated parameters) equals eager's. Sizes 0 and 1 (torch's 0/1 specialisation:
+    # their programs differ) get graphs of their own, equal to eager's too.
+    ember.manual_seed(3)
+    model = _Block()
+    twin = _Block()
+    twin.load_state_dict(model.state_dict())
+    opt, twin_opt = (ember.optim.AdamW(m.parameters(), lr=1e-2) for m in (model, twin))
+
+    @ember.compile
+    def step(x):
+        return _block_step(model, opt, x)
+    rng = np.random.default_rng(3)
+    sizes = [(3, 5), (2, 7), (3, 9), (2, 2), (5, 16), (8, 3), (4, 11)]
+    for b, t in sizes + [(1, 1), (4, 0), (0, 3), (2, 1), (1, 2), (3, 9)]:
+        x = ember.tensor(rng.standard_normal((b, t, 16)).astype(np.float32))
+        mark_dynamic(x, 0, min=0, max=8)
+        mark_dynamic(x, 1, min=0, max=16)
+        loss, want = step(x), _block_step(twin, twin_opt, x)
+        np.testing.assert_allclose(loss.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5,
+                                   err_msg=f"{(b, t)}")
+        for p, w in zip(model.parameters(), twin.parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:  # one graph, built once, for every size >= 2
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 1
+            assert sum(counters["recompiles"].values()) == 0
+    c = c_builds[0].c_source
+    for kernel in ("mean and variance over the last 1 dims of [em_S0, em_S1, 16]",
+                   "layer norm backward over rows of 16 of [em_S0, em_S1, 16]",
+                   "attention weights softmax(scale * q @ k^T) causal over [em_S0, 2, em_S1, em_S1]",
+                   "gradient of the scores behind softmax weights, rows of [em_S0, 2, em_S1, em_S1]",
+                   "batched GEMM [em_S0, 2] x [em_S1x8]", "AdamUpdate["):
+        assert kernel in c, kernel

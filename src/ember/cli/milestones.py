@@ -123,5 +123,7 @@ def _print_results(results, plots):
     if rows:
         print(format_table(["milestone", "metric", "value", "threshold", "result", "seconds"], rows),
               flush=True)
+    for note in filter(None, (result.step_note() for result in results)):
+        print(note)
     for path in plots:
         print(f"wrote {path}")

@@ -9,11 +9,13 @@ the compiler captures a function at a few sizes and fits every size-dependent va
 """
 import contextlib
 import contextvars
+import functools
+import math
 import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -213,6 +215,11 @@ def symbol(name):
     return Expr("sym", (name,))
 
 
+def at_least_1(n):
+    """max(1, n): as an int, or as C code for an expression of sizes."""
+    return f"({n} > 1 ? {n} : 1)" if isinstance(n, Expr) else max(1, n)
+
+
 def evaluate(value, sizes):
     """``value`` with every expression in it (also inside tuples, lists, dicts and slices)
     replaced by its int for ``sizes`` ({symbol name: int})."""
@@ -261,7 +268,7 @@ def _basis(points):
     values at each point (rows)."""
     names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
     terms = [()] + [(n,) for n in names] + [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
-    rows = np.array([[np.prod([p[n] for n in t]) if t else 1 for t in terms] for p in points], float)
+    rows = np.array([[math.prod(p[n] for n in t) for t in terms] for p in points], float)
     return terms, rows
 
 
@@ -308,6 +315,19 @@ def fit_ratio(values, points):
     return None
 
 
+@functools.lru_cache(maxsize=32)
+def _solver(points):
+    """(monomials, pseudo-inverse of their values at ``points``) for :func:`fit`, or None when
+    the points cannot tell the linear terms apart. ``points``: a tuple of sorted ``(name,
+    size)`` tuples; fitting a graph fits thousands of values over the same points."""
+    terms, rows = _basis([dict(p) for p in points])
+    while terms and np.linalg.matrix_rank(rows) < len(terms):  # too few points for cross terms
+        if len(terms[-1]) < 2:
+            return None
+        terms, rows = terms[:-1], rows[:, :-1]
+    return terms, np.linalg.pinv(rows)
+
+
 def fit(values, points):
     """The expression ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer coefficients,
     ``d <= 12``, 1 where it can be) that gives ``values[k]`` at ``points[k]`` ({symbol name:
@@ -318,12 +338,11 @@ def fit(values, points):
     points that tell it apart is reported as None, never approximated."""
     if all(v == values[0] for v in values):
         return values[0]
-    terms, rows = _basis(points)
-    while terms and np.linalg.matrix_rank(rows) < len(terms):  # too few points for cross terms
-        if len(terms[-1]) < 2:
-            return None
-        terms, rows = terms[:-1], rows[:, :-1]
-    coef, *_ = np.linalg.lstsq(rows, np.array(values, float), rcond=None)
+    solver = _solver(tuple(tuple(sorted(p.items())) for p in points))
+    if solver is None:
+        return None
+    terms, pseudo_inverse = solver
+    coef = pseudo_inverse @ np.array(values, float)  # the least-squares coefficients
     for divisor in range(1, 13):  # 3*s0 // 2: sizes halved by a view, a stride
         scaled = np.rint(coef * divisor)
         if np.allclose(coef * divisor, scaled, rtol=0, atol=1e-6):

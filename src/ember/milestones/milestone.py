@@ -45,11 +45,20 @@ class Threshold:
 @dataclass
 class History:
     """Per-epoch curves of one training run: mean training ``loss``, evaluation ``accuracy``
-    and, where the evaluation computes it, the ``test_loss`` on the same held-out data."""
+    and, where the evaluation computes it, the ``test_loss`` on the same held-out data.
+    ``steps`` and ``step_seconds``: the training steps and their wall-clock time; with compiled steps,
+    ``compile_seconds`` is the part of it beyond ``steps`` times the median step (capture, code
+    generation, the C compiler or the disk cache, the first call at each new size) and
+    ``graphs`` the number of graphs compiled, else None and 0."""
 
     loss: list = field(default_factory=list)
     accuracy: list = field(default_factory=list)
     test_loss: list = field(default_factory=list)
+    # timings: not compared (a seed gives one result, not one time)
+    steps: int = field(default=0, compare=False)
+    step_seconds: float = field(default=0.0, compare=False)
+    compile_seconds: float = field(default=None, compare=False)
+    graphs: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,24 @@ class Result:
     @property
     def passed(self):
         return all(check.passed for check in self.checks)
+
+    def step_note(self):
+        """One line on the training steps' time (None without timed steps). A compiled run adds
+        what its first calls cost (capture, code generation, the C compiler or its cache) and
+        the eager step time above which compiling pays back in a run this long: the eager
+        run's line gives that step time, to compare."""
+        timed = [h for h in self.histories.values() if h.steps]
+        if not timed:
+            return None
+        steps, total = sum(h.steps for h in timed), sum(h.step_seconds for h in timed)
+        line = f"{self.milestone}{' (compiled)' * self.compiled}: {steps} training steps in {total:.2f} s"
+        compiled = [h for h in timed if h.compile_seconds is not None]
+        if not compiled:
+            return line + f", {1e3 * total / steps:.2f} ms a step"
+        compiling, graphs = sum(h.compile_seconds for h in compiled), sum(h.graphs for h in compiled)
+        return line + (f", {compiling:.2f} s of it first calls ({graphs} graph{'s' * (graphs != 1)} captured, "
+                       f"compiled or loaded from the cache), {1e3 * (total - compiling) / steps:.2f} ms a step "
+                       f"after: compiling pays where an eager step takes over {1e3 * total / steps:.2f} ms")
 
     @property
     def metrics(self):

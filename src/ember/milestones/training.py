@@ -1,5 +1,6 @@
 """The training loop every milestone shares, written as a PyTorch user writes one."""
 import os
+import statistics
 import sys
 import time
 
@@ -49,11 +50,14 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         return loss
         # course:end 08/training-step
     step = torch.compile(train_step) if compiling() else train_step
+    times, graphs = [], _graphs()
     for epoch in bar:
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
+            start = time.perf_counter()
             loss = step(inputs, targets)
+            times.append(time.perf_counter() - start)
             total += loss.item() * len(targets)  # the sample-weighted mean of the epoch
             count += len(targets)
             if log is not None:
@@ -69,7 +73,16 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         if test_loss is not None:
             history.test_loss.append(test_loss)
         bar.set_postfix(loss=f"{history.loss[-1]:.4f}", accuracy=f"{accuracy:.3f}")
+    history.steps, history.step_seconds = len(times), sum(times)
+    if compiling() and times:
+        history.compile_seconds = max(0.0, sum(times) - len(times) * statistics.median(times))
+        history.graphs = _graphs() - graphs
     return history
+
+
+def _graphs():
+    """Graphs compiled in this process so far (torch's ``counters["stats"]["unique_graphs"]``)."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
 class _LogLines:

@@ -11,8 +11,9 @@ array passes over the scores.
 """
 import numpy as np
 
+from ..symbolic import Expr, at_least_1
 from .kernels import CTYPES, _dtype, c_literal, label
-from .plan import _align, _blas_layout, _is_node, batched_operands
+from .plan import _align, _blas_layout, _is_node, _numel, batched_operands
 from .toolchain import simd_reduction
 
 __all__ = ["bmm_kernel", "attention_kernel", "softmax_grad_kernel"]
@@ -39,7 +40,8 @@ def _gemm_call(a, b, out, m, k, n, alpha):
     ta, lda = _blas_layout(a.strides[-2:], m, k)
     tb, ldb = _blas_layout(b.strides[-2:], k, n)
     gemm = "em_sgemm_any" if out.dtype == np.float32 else "em_dgemm_any"
-    return f"{gemm}('{tb}', '{ta}', {n}, {m}, {k}, {c_literal(alpha, out.dtype)}, B + ob, {ldb}, A + oa, {lda}, 0, C + oc, {n});"
+    return (f"{gemm}('{tb}', '{ta}', {n}, {m}, {k}, {c_literal(alpha, out.dtype)}, B + ob, {at_least_1(ldb)}, "
+            f"A + oa, {at_least_1(lda)}, 0, C + oc, {at_least_1(n)});")
 
 
 # A register tile of the direct product holds this many float32 sums: 16 vectors of 16, half
@@ -54,6 +56,8 @@ def _tiled(a, b, out, m, k, n, alpha, fname):
     registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
     GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``)."""
+    if any(isinstance(v, Expr) for v in (m, k, n)):  # sizes known only at run time: BLAS
+        return None
     if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
             or any(not isinstance(v, int) for v in (*a.strides[-2:], *b.strides[-2:])):
         return None
@@ -97,7 +101,7 @@ def _products(src, node, fname, alpha, row_lines):
              f"    const {t}* A = {src.pointer(a)};",
              f"    const {t}* B = {src.pointer(b)};",
              f"    {t}* C = {src.pointer(out)};",
-             f"    em_blas_threads({m * n * k}L);"]
+             f"    em_blas_threads((long)({m * n * k}));"]
     return lines + _batch_loops(batch, offsets, [call] + row_lines) + ["}"]
 
 
@@ -188,7 +192,7 @@ def softmax_grad_kernel(src, node, fname):
     g, w, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
     t = CTYPES[out.dtype]
     n = out.shape[-1]
-    rows = int(np.prod(out.shape[:-1], dtype=np.int64))
+    rows = _numel(out.shape[:-1])
     scale = c_literal(node.kwargs.get("scale", 1.0), out.dtype)
     return [f"/* gradient of the scores behind softmax weights, rows of {list(out.shape)}: {label(node)} */",
             f"static void {fname}(void** restrict p) {{",

@@ -22,7 +22,7 @@ from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
-from ..symbolic import Expr, c_spelling
+from ..symbolic import Expr, at_least_1, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 from .toolchain import loop_nest, simd_reduction
 
@@ -154,7 +154,7 @@ def _leaves(plan, nodes, members):
 
 def _index(offset, strides, loop_vars):
     terms = [f"{v}*{s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s != 0]
-    return " + ".join([str(offset)] * (offset != 0) + terms) or "0"
+    return " + ".join([str(offset)] * bool(offset != 0) + terms) or "0"
 
 
 def _loop_kernel(src, kernel, fname, rows):
@@ -275,7 +275,7 @@ def _sum_kernel(src, node, fname):
              f"{', '.join(label(n) for n in [*sorted(plan.inlined & _inlined_under(plan, x), key=lambda n: n.name), node])} */",
              f"static void {fname}(void** restrict p) {{",
              f"    {t}* restrict o = {ptr};",
-             f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = {start};"]
+             f"    for (long i = 0; i < {at_least_1(_numel(out.shape))}; i++) o[i] = {start};"]
     lines += ["    " + ln for ln in body.invariant]
     inner_reduced = bool(dims) and ostr[-1] == 0
     indent = "    "
@@ -300,7 +300,7 @@ def _sum_kernel(src, node, fname):
         closing = len(dims)
     lines += ["    " * (closing - d) + "}" for d in range(closing)]
     if finish is not None:
-        lines.append(f"    for (long i = 0; i < {_at_least_1(_numel(out.shape))}; i++) o[i] = {finish.format('o[i]')};")
+        lines.append(f"    for (long i = 0; i < {at_least_1(_numel(out.shape))}; i++) o[i] = {finish.format('o[i]')};")
     return lines[:3] + _hoisted(lines[3:] + ["}"])
 
 
@@ -314,11 +314,6 @@ def _hoisted(lines):
     names = {}
     body = [_POINTER.sub(lambda m: names.setdefault(m.groups(), f"a{len(names)}"), ln) for ln in lines]
     return [f"    {t}* {name} = ({t}*)p[{slot}];" for (t, slot), name in names.items()] + body
-
-
-def _at_least_1(n):
-    """max(1, n): as an int, or as C code for an expression of sizes."""
-    return f"({n} > 1 ? {n} : 1)" if isinstance(n, Expr) else max(1, n)
 
 
 def _inlined_under(plan, node):
@@ -433,7 +428,7 @@ def _gemm_kernel(src, kernel, fname, epilogue):
               f"        long mb = choice == 1 ? block : {m};",
               f"        for (long r = 0; r < {m}; r += mb) {{",
               f"            long nn = {m} - r < mb ? {m} - r : mb;",
-              f"            {gemm}_any('{tb}', '{ta}', {n}, nn, {k}, 1, B, {_at_least_1(ldb)}, A + r*{sa[0]}, {_at_least_1(lda)}, 0, C + r*{n}, {_at_least_1(n)});",
+              f"            {gemm}_any('{tb}', '{ta}', {n}, nn, {k}, 1, B, {at_least_1(ldb)}, A + r*{sa[0]}, {at_least_1(lda)}, 0, C + r*{n}, {at_least_1(n)});",
               f"            {fname}_finish(p, C, r, r + nn);",
               "        }",
               "    }", after, "}"]

@@ -19,6 +19,8 @@ sums add in C order (``np.add.at``'s order: bit-equal). Operands may be strided 
 ``Loc`` strides); results are contiguous. Bool masks, ``None`` and integers inside an
 advanced index run from Python.
 """
+import math
+
 import numpy as np
 
 from ..._ops.embedding import id_out_of_range
@@ -214,9 +216,8 @@ def _index_loads(src, layout, loops, addressed, check):
         n, c, it = addressed.shape[d], f"c{d}", "int64_t" if a.dtype == np.int64 else "int32_t"
         read = f"(({it}*)p[{src.slot(a.storage)}])[{_at(a.offset, vars_)}]"
         if check == "ids":  # [0, n); where: the id's flat position
-            # the loops open where the entry is read (a hoisted read: the ids it stands for
-            # share it, the first of them at 0 in the loops not yet open)
-            flat = " + ".join(f"{where[('b', j)]}*{int(np.prod(b[j + 1:]))}" for j in range(len(b))
+            # the loops open where the id is read (an id broadcast over later loops: its first place)
+            flat = " + ".join(f"{where[('b', j)]}*{math.prod(b[j + 1:])}" for j in range(len(b))
                               if loops.index(where[("b", j)]) < depth) or "0"
             lines = [f"const int64_t {c} = {read};",
                      f"if ({c} < 0 || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {flat}; return 1; }}"]
@@ -239,13 +240,13 @@ def embedding_backward_kernel(src, node, fname, ctypes):
     plan = src.plan
     g, ids, out = plan.loc[node.args[0]], plan.loc[node.args[1]], plan.loc[node]
     t = ctypes[out.dtype]
-    n, width = int(np.prod(ids.shape)), out.shape[-1]
+    n, width = math.prod(ids.shape), out.shape[-1]  # n: an int, or an expression of size symbols
     padding = node.kwargs.get("padding_idx")
     return [f"/* embedding gradient: {n} rows of {width} summed into {list(out.shape)}: EmbeddingBackward({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
             f"    const int64_t* restrict ids = {src.pointer(ids)} + {ids.offset};",
             f"    {t}* restrict y = {src.pointer(out)};",
-            f"    memset(y, 0, {int(np.prod(out.shape)) * out.dtype.itemsize});",
+            f"    memset(y, 0, {math.prod(out.shape) * out.dtype.itemsize});",
             f"    for (long r = 0; r < {n}; r++) {{",
             f"        if (ids[r] == {padding}) continue;" if padding is not None else "",
             f"        const {t}* restrict g = {src.pointer(g)} + {g.offset} + r*{width};",

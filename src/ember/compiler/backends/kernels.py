@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS
+from ..symbolic import Expr
 from . import conv, copies, gather, indexing, pool, sort
 from .updates import UPDATES, update_attrs, update_of
 
@@ -337,6 +338,12 @@ def _row_reduction_ok(node):
     return along and _dtype(node) == out
 
 
+def _nonzero(k):
+    """Whether a product's inner size may be left to BLAS: > 0, or a size symbol (BLAS's
+    C = 0 A B when it is 0 at run time, the leading dimensions at least 1)."""
+    return isinstance(k, Expr) or k > 0
+
+
 def _attention_kind(node, have_blas):
     """"bmm" (Matmul of stacks of matrices), "attention" (AttentionWeights), "softmax_grad"
     (SoftmaxScoresGrad): kernels of :mod:`.attention`; or None."""
@@ -347,12 +354,12 @@ def _attention_kind(node, have_blas):
     if name == "Matmul" and have_blas and len(node.args) == 2 and len(arrays) == 2:
         a, b = arrays
         if len(a.meta["shape"]) >= 2 and len(b.meta["shape"]) > 2 and _dtype(a) == _dtype(b) == out \
-                and a.meta["shape"][-1] > 0:
+                and _nonzero(a.meta["shape"][-1]):
             return "bmm"
     if name == "AttentionWeights" and have_blas:
         query, key = node.args[0], node.args[1]
         mask = node.args[2] if len(node.args) > 2 else None
-        if _dtype(query) == _dtype(key) == out and query.meta["shape"][-1] > 0 and \
+        if _dtype(query) == _dtype(key) == out and _nonzero(query.meta["shape"][-1]) and \
                 (mask is None or (hasattr(mask, "meta") and _dtype(mask) in (np.dtype(np.bool_), out))):
             return "attention"
     if name == "SoftmaxScoresGrad" and len(arrays) == 2 and all(

@@ -9,7 +9,9 @@ a dozen NumPy array operations over the activations.
 """
 import numpy as np
 
+from ..symbolic import Expr
 from .kernels import CTYPES, c_literal, label, norm_backward_operands as _operands
+from .plan import _numel
 from .toolchain import simd_reduction
 
 __all__ = ["norm_backward_kernel"]
@@ -23,8 +25,8 @@ def norm_backward_kernel(src, node, fname, results):
     gl, xl, ml, vl = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
     t = CTYPES[xl.dtype]
     sfx = "f" if xl.dtype == np.float32 else ""
-    n = int(np.prod(xl.shape[len(xl.shape) - len(k["axes"]):], dtype=np.int64))
-    rows = int(np.prod(xl.shape, dtype=np.int64)) // max(n, 1)
+    lead = len(xl.shape) - len(k["axes"])
+    n, rows = _numel(xl.shape[lead:]), _numel(xl.shape[:lead])  # ints, or expressions of size symbols
     centered = k.get("centered", True)
     w = "w[j]" if weight is not None else "1"
     lines = [f"/* layer norm backward over rows of {n} of {list(xl.shape)}: {label(node)} */",
@@ -54,9 +56,10 @@ def norm_backward_kernel(src, node, fname, results):
         lines.append("            gb[j] += g[j];")
     lines.append("        }")
     if ix in results:
-        shift = f"sum_gh * {c_literal(1 / n, xl.dtype)}" if centered else "0"
+        inv_n = f"(({t})1 / {n})" if isinstance(n, Expr) else c_literal(1 / max(n, 1), xl.dtype)
+        shift = f"sum_gh * {inv_n}" if centered else "0"
         lines += [f"        {t}* restrict y = {src.pointer(results[ix])} + r*{n};",
-                  f"        const {t} a = {shift}, b = sum_gh_xhat * {c_literal(1 / n, xl.dtype)};",
+                  f"        const {t} a = {shift}, b = sum_gh_xhat * {inv_n};",
                   f"        for (long j = 0; j < {n}; j++)",
                   f"            y[j] = (g[j] * {w} - a - (x[j] - mu) * invstd * b) * invstd;"]
     return lines + ["    }", "}"]

@@ -24,7 +24,7 @@ import operator
 
 import numpy as np
 
-from ..graph import kwarg_nodes
+from ..graph import kwarg_nodes, nodes_in
 from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 
@@ -32,7 +32,8 @@ __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batc
 
 # The kernels whose generators compute every size, stride and trip count from symbolic sizes.
 SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm",
-                            "cross_entropy", "cross_entropy_backward"})
+                            "cross_entropy", "cross_entropy_backward", "norm_stats", "norm_backward",
+                            "result", "bmm", "attention", "softmax_grad", "embedding_backward"})
 
 
 class Storage:
@@ -198,9 +199,9 @@ def _part_loc(plan, part):
 
 
 def _slice_loc(index, src):
-    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None (also
-    for symbolic sizes: the view runs from Python)."""
-    if free_symbols(index) or free_symbols(src.shape):
+    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None (then
+    the view runs from Python): a dim of symbolic size may only be taken whole."""
+    if free_symbols(index):
         return None
     if Ellipsis in index:
         at = index.index(Ellipsis)
@@ -215,7 +216,12 @@ def _slice_loc(index, src):
         if d >= len(src.shape):
             return None
         n, stride = src.shape[d], src.strides[d]
-        if isinstance(i, slice):
+        if isinstance(n, Expr):  # a size known at run time: only a whole dim is addressable here
+            if not (isinstance(i, slice) and i.start is None and i.stop is None and i.step in (None, 1)):
+                return None
+            shape.append(n)
+            strides.append(stride)
+        elif isinstance(i, slice):
             start, stop, step = i.indices(n)
             shape.append(len(range(start, stop, step)))
             strides.append(stride * step)
@@ -564,6 +570,13 @@ def reuse_buffers(plan):
     # course:end 18/reuse-buffers
 
 
+def _sizes_fixed(node):
+    """Whether no size ``node`` has or reads is symbolic (a parameter's update): any kernel runs it."""
+    values = [node, *nodes_in(node.args), *kwarg_nodes(node)]
+    return not free_symbols((node.args, node.kwargs)) and \
+        not any(free_symbols(v.meta.get("shape")) for v in values if hasattr(v, "meta"))
+
+
 def make_plan(graph, have_blas):
     """The :class:`Plan` of ``graph``: kernel kinds (GEMMs call BLAS when ``have_blas``),
     elementwise chains fused into loops and into reductions, gradient scatters gathered,
@@ -575,7 +588,7 @@ def make_plan(graph, have_blas):
             plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None
         except SymbolicSizeError:  # its kernel's rule needs a size the graph leaves symbolic
             plan.kind[node] = None
-        if graph.symbols and plan.kind[node] not in SYMBOLIC_KINDS:
+        if graph.symbols and plan.kind[node] not in SYMBOLIC_KINDS and not _sizes_fixed(node):
             plan.kind[node] = None
     inline_into_reductions(plan, escaping)
     gather_scatters(plan, escaping)

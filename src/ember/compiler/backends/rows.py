@@ -6,6 +6,7 @@ overflows (the log-sum-exp trick).
 """
 import numpy as np
 
+from ..symbolic import Expr, at_least_1
 from .kernels import CTYPES, label
 from .plan import _numel
 from .toolchain import simd_reduction
@@ -53,7 +54,8 @@ def norm_stats_kernel(src, node, fname):
     x, out = plan.loc[node.args[0]], plan.loc[node]
     t = CTYPES[out.dtype]
     rows = _numel(out.shape[1:])
-    n = _numel(x.shape) // max(rows, 1)
+    n = _numel(x.shape[len(x.shape) - len(node.kwargs["axes"]):])  # an int, or an expression of size symbols
+    count = f"(({t}){at_least_1(n)})" if isinstance(n, Expr) else max(n, 1)
     centered = node.kwargs.get("centered", True)
     return [f"/* mean and variance over the last {len(node.kwargs['axes'])} dims of {list(x.shape)}: {label(node)} */",
             f"static void {fname}(void** restrict p) {{",
@@ -63,11 +65,11 @@ def norm_stats_kernel(src, node, fname):
             f"        {t} mean = 0, var = 0;",
             *([f"        {simd_reduction('+', 'mean')}", f"        for (long j = 0; j < {n}; j++) mean += x[j];"]
               if centered else []),
-            f"        mean /= {max(n, 1)};",
+            f"        mean /= {count};",
             f"        {simd_reduction('+', 'var')}",
             f"        for (long j = 0; j < {n}; j++) {{ {t} d = x[j] - mean; var += d * d; }}",
             "        stats[r] = mean;",
-            f"        stats[{rows} + r] = var / {max(n, 1)};",
+            f"        stats[{rows} + r] = var / {count};",
             "    }", "}"]
 
 
