@@ -43,7 +43,7 @@ LAYERS = [
     ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._ops", "ember.autograd",
      "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
-     "ember._creation", "ember._sampling", "ember._random", "ember._distributions",
+     "ember._creation", "ember._spacing", "ember._sampling", "ember._random", "ember._distributions",
      "ember._meta",  # the meta device's factories and moves, beside creation
      "ember._memory", "ember._print",
      "ember._legacy", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",

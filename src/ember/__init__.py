@@ -67,7 +67,8 @@ from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 from ._ops import (attention as _attention, conv as _conv, embedding as _embedding, nn as _nn,  # noqa: F401
                    norm as _norm, pool as _pool, rnn as _rnn)
 from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like,
-                        ones_like, full_like, empty_like, arange, linspace, logspace, eye, scalar_tensor)
+                        ones_like, full_like, empty_like, arange, eye, scalar_tensor)
+from ._spacing import linspace, logspace
 from ._sampling import (rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
                         randint_like)
 from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,

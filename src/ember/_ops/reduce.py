@@ -70,9 +70,30 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    # masked_fill, not nan_to_num: the gradient reaches +-inf elements (torch's: grad * ~isnan)
-    return sum(input.masked_fill(input.isnan(), 0.0) if input.is_floating_point()
-               else input, dim, keepdim, dtype=dtype)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim, dtype=dtype)
+    input = dtype_arg(input, dtype)
+    return apply(Nansum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
+
+
+class Nansum(Op):
+    """A sum of the elements that are not NaN. Its gradient is torch's g * ~isnan(x): zero at
+    a NaN element unless g is itself infinite or NaN (an all-NaN slice of ``nanmean``, 0 / 0),
+    where it is NaN."""
+    infer = classmethod(reduction_rule)
+    promote = None
+    save_inputs = True
+
+    @staticmethod
+    def forward(x, dim=None, keepdim=False):
+        xp = namespace(x)
+        return _c_order(xp.add.reduce(xp.where(xp.isnan(x), x.dtype.type(0), x), axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        a = ctx.attrs
+        return (expand_back(g, x.shape, a.get("dim"), a.get("keepdim", False)) * ~x.detach().isnan(),)
 
 
 class Sum(Op):
@@ -139,8 +160,12 @@ _PROD_SIGNATURES = (" * (Tensor input, *, torch.dtype dtype = None)\n"
 
 
 class Prod(Op):
-    """Product over ``dim`` (one axis or all). The derivative is the product of the other
-    elements, computed as exclusive cumulative products from both sides, so zeros are exact."""
+    """Product over ``dim`` (one axis or all). Its derivative is PyTorch's, nan and inf as its
+    formula gives them: when ``x`` holds no zero, g * prod / x (beside an infinite factor the
+    others' derivative is nan: inf / inf); when it does, the product of the other elements as
+    exclusive cumulative products from both sides, exact at zeros (over all elements: zeros
+    when there are several and no graph is being built). Both are taken and one selected,
+    so that a compiled backward needs no value of ``x``."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -155,17 +180,23 @@ class Prod(Op):
         if x.ndim == 0:  # the product of no other elements: g itself, free of x (as torch's)
             return (g,)
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
-        if not dim:
-            others = _prod_of_others(x.reshape(-1), 0).reshape(x.shape)
-        else:
-            others = _prod_of_others(x, dim[0])
-        return (expand_back(g, x.shape, dim, keepdim) * others,)
+        g = expand_back(g, x.shape, dim, keepdim)
+        is_zero = x.detach() == 0
+        # (divided by 1 at zeros: the branch not taken must pass a finite zero back)
+        easy = g * apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1)
+        others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
+        safe = g if others is None else g * others.reshape(x.shape)
+        if not dim and not STATE.enabled:
+            safe = safe.masked_fill(is_zero.sum() > 1, 0)
+        return (easy.masked_fill(is_zero.any(), 0) + safe.masked_fill(~is_zero.any(), 0),)
 
 
 def _prod_of_others(x, d):
+    """The product of the other elements along ``d`` at each element; None where that is 1
+    for want of others (a dim of length 1 or 0): the gradient is then g alone."""
     n = x.shape[d]
-    if n == 0:
-        return x
+    if n <= 1:
+        return None
     ones = x.new_ones(x.narrow(d, 0, 1).shape)
     before = apply(Cat, ones, x.narrow(d, 0, n - 1), dim=d).cumprod(d)
     after = apply(Cat, x.narrow(d, 1, n - 1), ones, dim=d).flip(d).cumprod(d).flip(d)
@@ -427,8 +458,8 @@ class Cumprod(Op):
     x_k, is O(n) as PyTorch's cumprod_backward: before a slice's first zero, the reversed
     cumulative sum of g * out divided by x_i; at the first zero z, the reversed cumulative sum
     of g times the cumulative product with x_z taken as 1 (later zeros still count); after it,
-    0. Under ``create_graph`` (PyTorch's rule too) it is the O(n^2) grid of partial products,
-    whose own derivative in a zero after the first is right."""
+    0. Under ``create_graph`` (PyTorch's rule too) it is the O(n^2) grid of partial products
+    where ``x`` holds a zero, whose own derivative in a zero after the first is right."""
     infer = classmethod(reduction_rule)
     promote = None
     save_output = True
@@ -444,8 +475,11 @@ class Cumprod(Op):
         n = x.shape[d] if x.ndim else 0
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
-        if STATE.enabled:
-            return (_cumprod_grid_backward(x, g, d, n),)
+        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them)
+            is_zero = x.detach() == 0
+            easy = _reversed_cumsum(x.cumprod(d) * g, d) / x.masked_fill(is_zero, 1)
+            any_zero = is_zero.any()
+            return (easy.masked_fill(any_zero, 0) + _cumprod_grid_backward(x, g, d, n).masked_fill(~any_zero, 0),)
         zero = x == 0
         zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)

@@ -15,7 +15,8 @@ import itertools
 import math
 import warnings
 
-from ..._creation import linspace, ones, tensor
+from ..._creation import ones, tensor
+from ..._spacing import linspace
 from ..._ops.core import _type_name, named
 from ..._ops.pointwise_binary import where
 from ..._ops.join import stack
