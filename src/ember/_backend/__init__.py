@@ -153,8 +153,9 @@ def dense(a):
 def empty_strided_like(a, strides=None):
     """An array with no elements of ``a``'s shape and dtype whose strides (bytes) are
     ``strides`` (``a``'s by default): NumPy gives a new empty array zero strides, where torch
-    keeps those its views and copies carry (``empty(0, 3).t()`` has strides (1, 3))."""
-    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, a.strides if strides is None else strides)
+    keeps those its views and copies carry (``empty(0, 3).t()`` has strides (1, 3)); no memory
+    behind it, as torch counts none."""
+    return np.lib.stride_tricks.as_strided(np.empty(0, a.dtype), a.shape, a.strides if strides is None else strides)
 
 
 def may_share_memory(a, b):
