@@ -37,15 +37,18 @@ em_dgemm_t em_dgemm;
 em_sgemm64_t em_sgemm64;
 em_dgemm64_t em_dgemm64;
 void (*em_set_threads)(int);
-int em_threads = -1, em_max_threads = 1;
+int (*em_get_threads)(void);
+int em_max_threads = 1;
 int64_t em_bad_target, em_bad_where;
-void em_init(void* s, void* d, void* set_threads, int max_threads) {
-    em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
-    em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
+void em_init(void* s, void* d, void* set_threads, void* get_threads, int max_threads) {
+    em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d; em_max_threads = max_threads;
+    em_set_threads = (void (*)(int))set_threads; em_get_threads = (int (*)(void))get_threads;
 }
 void (*em_set_threads64)(int);
-void em_init64(void* s, void* d, void* set_threads) {
-    em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; em_set_threads64 = (void (*)(int))set_threads;
+int (*em_get_threads64)(void);
+void em_init64(void* s, void* d, void* set_threads, void* get_threads) {
+    em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d;
+    em_set_threads64 = (void (*)(int))set_threads; em_get_threads64 = (int (*)(void))get_threads;
 }
 """
 
