@@ -122,7 +122,8 @@ def compile_c(graph, options, compiler):
         # max_autotune generates both variants of a conv kernel without a record, to time them
         recorded = functools.partial(autotune.recorded_conv, compiler=compiler, have_blas=plan.have_blas)
         program, regions, gemms, slots, convs = generate(
-            plan, lambda kernel: None if autotuning and recorded(kernel)[1] != "cached" else recorded(kernel)[0])
+            plan, lambda kernel: None if autotuning and recorded(kernel)[1] != "cached" else recorded(kernel)[0],
+            lambda shape, kernel: None if autotuning else autotune.planned(shape, kernel)[0])
         source = str(program)
         # two units per CPU: their compile times differ more than their lengths (measured:
         # LeNet's step 1.7 s of gcc in one unit, 1.0 s wall on 2 CPUs in 4, 1.1 s in 8)
@@ -170,8 +171,8 @@ def _choose_gemms(lib, gemms, slots, options, compiler):
     for i, (fname, shape, kernel) in enumerate(gemms):
         fn = getattr(lib, fname)
         fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long], None
-        if any(isinstance(v, Expr) for v in shape):  # no sizes to time: BLAS on the whole product
-            choices[i], blocks[i] = 0, 0
+        if any(isinstance(v, Expr) for v in shape):  # no sizes to time
+            choices[i], blocks[i] = autotune.planned(shape, kernel)
             continue
         if options.get("max_autotune") and scratch is None:
             scratch = _scratch_table(slots)
