@@ -381,10 +381,9 @@ def _coverage(out, moves, limit=1 << 24):
 
 def _gemm_kernel(src, kernel, fname, epilogue, gemm_choice):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel
-    (direct_gemm.py) for small products; 3: the packed register-tiled kernel (direct_gemm.py)
-    for large float32 ones on AVX-512 machines. Each is generated only where it may be picked:
-    where ``gemm_choice(shape, kernel)`` names one (the cost model's), that one alone."""
+    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel for small
+    products; 3: the packed one for large float32 ones on AVX-512 (both direct_gemm.py). Each is
+    generated only where it may be picked; where ``gemm_choice(shape, kernel)`` names one, alone."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -421,8 +420,7 @@ def _gemm_kernel(src, kernel, fname, epilogue, gemm_choice):
     only = gemm_choice(shape, kernel)
     for choice, made in ((2, only in (None, 2) and not isinstance(m * n * k, Expr) and direct_candidate(shape)
                           and direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)),
-                         (3, only in (None, 3) and packed_candidate(shape) and sa is not None and
-                          packed_lines(fname, m, n, k, sa, sb, finish_rows))):
+                         (3, only in (None, 3) and packed_candidate(shape) and sa is not None and packed_lines(fname, m, n, k, sa, sb, finish_rows))):
         if made:
             lines[:0] = made[0]
             lines += [f"    if (choice == {choice}) {{"] + ["        " + ln for ln in made[1]] + ["    } else"]
