@@ -133,3 +133,35 @@ def test_packed_kernel_every_layout_and_tail(monkeypatch):
             ref, bound = ref * 0.5 * (1 + special.erf(ref / np.sqrt(2))), 1.13 * bound + 4 * eps * np.abs(ref) + 1e-30
         assert got[i].dtype == np.float32 and got[i].shape == ref.shape
         assert np.all(np.abs(got[i] - ref) <= bound), f"product {i}: {np.max(np.abs(got[i] - ref) - bound)}"
+
+
+@pytest.mark.parametrize("mode", ["cost model 0", "cost model 2", "cost model 3", "max_autotune"])
+def test_only_the_variant_that_can_be_picked_is_generated(mode, monkeypatch, tmp_path):
+    """Outside max-autotune each product's C holds the variant the cost model picks and no
+    other (autotune.planned: the packed products' BLAS branches were a tenth of gcc's time on
+    the GPT step); under max-autotune every candidate, to be timed. A small product (a direct
+    kernel candidate) and a large float32 one (a packed kernel candidate on AVX-512), each
+    equal to float64's product within the dot-product bound."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the cache key does not hold the patched model
+    avx512 = direct_gemm.vector_bytes() == 64
+    options = {"max_autotune": True} if mode == "max_autotune" else {}
+    if not options:
+        monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (int(mode[-1]), 0))
+    rng = np.random.default_rng(7)
+    b = Builder()
+    arrays = {name: rng.standard_normal(shape).astype(np.float32)
+              for name, shape in [("a", (48, 64)), ("b", (64, 32)), ("c", (256, 128)), ("d", (128, 128))]}
+    nodes = {name: b.input(name, value) for name, value in arrays.items()}
+    g = b.output(b.call("Matmul", nodes["a"], nodes["b"]), b.call("Matmul", nodes["c"], nodes["d"]))
+    fn = compile_graph(g, options)
+    source = fn.c_source
+    direct, packed = {"cost model 0": (0, 0), "cost model 2": (1, 0), "cost model 3": (0, avx512),
+                      "max_autotune": (1, avx512)}[mode]
+    assert source.count("if (choice == 2)") == direct and source.count("if (choice == 3)") == packed
+    # BLAS: on every product under max-autotune, else on those whose chosen kernel was not made
+    assert source.count("em_sgemm_any(") == (2 if options else 2 - direct - packed)
+    got = fn([b.values[p].copy() for p in g.placeholders])
+    v = {k: arr.astype(np.float64) for k, arr in arrays.items()}
+    for out, (lhs, rhs) in zip(got, [(v["a"], v["b"]), (v["c"], v["d"])]):
+        bound = (lhs.shape[1] + 1) * np.finfo(np.float32).eps * (np.abs(lhs) @ np.abs(rhs))
+        assert np.all(np.abs(out - lhs @ rhs) <= bound)

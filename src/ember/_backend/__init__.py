@@ -188,19 +188,23 @@ def is_floating(dtype):
     return dtype.kind == "f" or dtype == _BFLOAT16
 
 
-def _blas_thread_setter():
+def _blas_thread_functions():
+    """(set-thread-count function, get-thread-count function, thread count now) of the
+    OpenBLAS NumPy ships, or (None, None, None)."""
     try:
         from threadpoolctl import ThreadpoolController
         for lib in ThreadpoolController().lib_controllers:
             if lib.internal_api == "openblas" and "numpy" in lib.filepath:
-                return lib._real_set_num_threads, lib.get_num_threads()
+                # the library's own getter where OpenBLAS runs its own threads (0.5 against
+                # threadpoolctl's 1.6 us a call): matmul asks before every product
+                get = lib.get_num_threads if lib.threading_layer == "openmp" else lib._get_symbol("openblas_get_num_threads")
+                return lib._real_set_num_threads, get, get()
     except Exception:  # no threadpoolctl, or a BLAS it cannot drive: leave threads alone
         pass
-    return None, None
+    return None, None, None
 
 
-_set_threads, _max_threads = _blas_thread_setter()
-_current = [_max_threads]
+_set_threads, _get_threads, _max_threads = _blas_thread_functions()
 
 
 def set_num_threads(n):
@@ -212,7 +216,7 @@ def set_num_threads(n):
         threadpool_limits(n)
     except ImportError:  # without threadpoolctl the libraries keep their own counts
         pass
-    _max_threads, _current[0] = n, None
+    _max_threads = n
 
 
 def get_num_threads():
@@ -270,9 +274,9 @@ def matmul(a, b, out=None):
     if _set_threads is not None and _max_threads > 1:
         macs = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim > 1 and b.ndim > 1 else 0
         want = _max_threads if macs >= _MULTITHREAD_MACS else 1
-        if want != _current[0]:
+        # asked, not remembered: compiled graphs set the same count (em_blas_threads)
+        if want != _get_threads():
             _set_threads(want)
-            _current[0] = want
     out = np.matmul(a, b, out=out)
     return out if shape is None else out.reshape(shape)
 

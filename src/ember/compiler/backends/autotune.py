@@ -24,6 +24,7 @@ import time
 from . import conv, conv_gemm, toolchain, winograd
 from .direct_gemm import fits, packed_fits
 from .kernels import label
+from ..symbolic import Expr
 
 __all__ = ["choose", "choose_conv", "recorded_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]
 
@@ -51,6 +52,16 @@ def packed_candidate(shape):
     direct loop."""
     m, n, k, itemsize = shape
     return packed_fits(m, n, k, itemsize) and m * n * k > 64 * _DIRECT_MACS
+
+
+def planned(shape, kernel):
+    """(choice, block rows) of a product of ``shape`` chosen without timing: BLAS on the whole
+    product where a size is symbolic (no sizes to time), else :func:`cost_model`. Outside
+    max-autotune the C holds this variant alone (cgen._gemm_kernel): on the tiny GPT step
+    the packed kernels' BLAS branches were a tenth of gcc's time."""
+    if any(isinstance(v, Expr) for v in shape):
+        return 0, 0
+    return cost_model(shape, _reads_b_transposed(kernel.nodes[0]))
 
 
 def _reads_b_transposed(node):
@@ -207,8 +218,7 @@ def choose_conv(kernel, fn, scratch, compiler, have_blas):
 def choose(fname, shape, kernel, fn, scratch, compiler):
     """(choice, block rows, how it was chosen)."""
     if scratch is None:
-        choice, block = cost_model(shape, _reads_b_transposed(kernel.nodes[0]))
-        return choice, block, "cost model"
+        return (*planned(shape, kernel), "cost model")
     key = _key(fname, shape, kernel, compiler)
     cached = _load().get(key)
     if cached is not None:

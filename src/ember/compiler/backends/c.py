@@ -45,24 +45,31 @@ def _blas_libraries():
         return ()
 
 
+def _thread_functions(lib):
+    """Addresses of openblas_set_num_threads and openblas_get_num_threads of the OpenBLAS
+    threadpoolctl's controller ``lib`` drives."""
+    return tuple(ctypes.cast(lib._get_symbol(f"openblas_{f}_num_threads"), ctypes.c_void_p).value
+                 for f in ("set", "get"))
+
+
 @functools.lru_cache(maxsize=None)
 def _openblas():
-    """(address of openblas_set_num_threads, threadpoolctl's controller) of the OpenBLAS SciPy
-    ships, or None (another BLAS, or no threadpoolctl)."""
+    """(addresses of the set- and get-thread-count functions, threadpoolctl's controller) of
+    the OpenBLAS SciPy ships, or None (another BLAS, or no threadpoolctl)."""
     try:
         for lib in _blas_libraries():
             if lib.internal_api == "openblas" and "scipy" in lib.filepath and "numpy" not in lib.filepath:
-                return ctypes.cast(lib._get_symbol("openblas_set_num_threads"), ctypes.c_void_p).value, lib
+                return _thread_functions(lib), lib
     except Exception:  # a BLAS threadpoolctl cannot drive: leave its threads alone
         pass
     return None
 
 
 def _blas_threads():
-    """(address of the set-thread-count function, its thread count now) of SciPy's OpenBLAS,
-    or (None, 1)."""
+    """(addresses of the set- and get-thread-count functions, the thread count now) of SciPy's
+    OpenBLAS, or (None, None, 1)."""
     found = _openblas()
-    return (None, 1) if found is None else (found[0], found[1].get_num_threads())
+    return (None, None, 1) if found is None else (*found[0], found[1].get_num_threads())
 
 
 def blas_pointers():
@@ -81,8 +88,8 @@ def blas_pointers():
 
 @functools.lru_cache(maxsize=None)
 def numpy_blas_pointers():
-    """Addresses of sgemm, dgemm (64-bit integers) and the set-thread-count function of the
-    OpenBLAS NumPy ships, or None (looked up once per process)."""
+    """Addresses of sgemm, dgemm (64-bit integers) and the set- and get-thread-count functions
+    of the OpenBLAS NumPy ships, or None (looked up once per process)."""
     try:
         for lib in _blas_libraries():
             if lib.internal_api == "openblas" and "numpy" in lib.filepath:
@@ -90,8 +97,7 @@ def numpy_blas_pointers():
                 for prefix, suffix in (("scipy_", "_64_"), ("", "_64_"), ("", "64_")):
                     if hasattr(dll, f"{prefix}sgemm{suffix}"):
                         gemms = [getattr(dll, f"{prefix}{f}{suffix}") for f in ("sgemm", "dgemm")]
-                        return tuple(ctypes.cast(f, ctypes.c_void_p).value
-                                     for f in [*gemms, lib._get_symbol("openblas_set_num_threads")])
+                        return (*(ctypes.cast(f, ctypes.c_void_p).value for f in gemms), *_thread_functions(lib))
     except Exception:  # a NumPy without OpenBLAS, or no threadpoolctl: SciPy's BLAS serves
         pass
     return None
@@ -116,7 +122,8 @@ def compile_c(graph, options, compiler):
         # max_autotune generates both variants of a conv kernel without a record, to time them
         recorded = functools.partial(autotune.recorded_conv, compiler=compiler, have_blas=plan.have_blas)
         program, regions, gemms, slots, convs = generate(
-            plan, lambda kernel: None if autotuning and recorded(kernel)[1] != "cached" else recorded(kernel)[0])
+            plan, lambda kernel: None if autotuning and recorded(kernel)[1] != "cached" else recorded(kernel)[0],
+            lambda shape, kernel: None if autotuning else autotune.planned(shape, kernel)[0])
         source = str(program)
         # two units per CPU: their compile times differ more than their lengths (measured:
         # LeNet's step 1.7 s of gcc in one unit, 1.0 s wall on 2 CPUs in 4, 1.1 s in 8)
@@ -128,9 +135,8 @@ def compile_c(graph, options, compiler):
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
     if pointers is not None:
-        set_threads, threads = _blas_threads()
-        lib.em_init(ctypes.c_void_p(pointers[0]), ctypes.c_void_p(pointers[1]),
-                    ctypes.c_void_p(set_threads), ctypes.c_int(threads))
+        set_threads, get_threads, threads = _blas_threads()
+        lib.em_init(*map(ctypes.c_void_p, (*pointers, set_threads, get_threads)), ctypes.c_int(threads))
         wide = numpy_blas_pointers()
         if wide is not None:
             lib.em_init64(*map(ctypes.c_void_p, wide))
@@ -165,8 +171,8 @@ def _choose_gemms(lib, gemms, slots, options, compiler):
     for i, (fname, shape, kernel) in enumerate(gemms):
         fn = getattr(lib, fname)
         fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long], None
-        if any(isinstance(v, Expr) for v in shape):  # no sizes to time: BLAS on the whole product
-            choices[i], blocks[i] = 0, 0
+        if any(isinstance(v, Expr) for v in shape):  # no sizes to time
+            choices[i], blocks[i] = autotune.planned(shape, kernel)
             continue
         if options.get("max_autotune") and scratch is None:
             scratch = _scratch_table(slots)

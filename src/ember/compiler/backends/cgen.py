@@ -36,16 +36,16 @@ _GLOBALS = """em_sgemm_t em_sgemm;
 em_dgemm_t em_dgemm;
 em_sgemm64_t em_sgemm64;
 em_dgemm64_t em_dgemm64;
-void (*em_set_threads)(int);
-int em_threads = -1, em_max_threads = 1;
+void (*em_set_threads)(int); int (*em_get_threads)(void); int em_max_threads = 1;
 int64_t em_bad_target, em_bad_where;
-void em_init(void* s, void* d, void* set_threads, int max_threads) {
-    em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d;
-    em_set_threads = (void (*)(int))set_threads; em_max_threads = max_threads;
+void em_init(void* s, void* d, void* set_threads, void* get_threads, int max_threads) {
+    em_sgemm = (em_sgemm_t)s; em_dgemm = (em_dgemm_t)d; em_max_threads = max_threads;
+    em_set_threads = (void (*)(int))set_threads; em_get_threads = (int (*)(void))get_threads;
 }
-void (*em_set_threads64)(int);
-void em_init64(void* s, void* d, void* set_threads) {
-    em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d; em_set_threads64 = (void (*)(int))set_threads;
+void (*em_set_threads64)(int); int (*em_get_threads64)(void);
+void em_init64(void* s, void* d, void* set_threads, void* get_threads) {
+    em_sgemm64 = (em_sgemm64_t)s; em_dgemm64 = (em_dgemm64_t)d;
+    em_set_threads64 = (void (*)(int))set_threads; em_get_threads64 = (int (*)(void))get_threads;
 }
 """
 
@@ -379,11 +379,11 @@ def _coverage(out, moves, limit=1 << 24):
     return counts
 
 
-def _gemm_kernel(src, kernel, fname, epilogue):
+def _gemm_kernel(src, kernel, fname, epilogue, gemm_choice):
     """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel
-    (direct_gemm.py) for small products; 3: the packed register-tiled kernel (direct_gemm.py)
-    for large float32 ones on AVX-512 machines (each generated only where it may be picked)."""
+    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel for small
+    products; 3: the packed one for large float32 ones on AVX-512 (both direct_gemm.py). Each is
+    generated only where it may be picked; where ``gemm_choice(shape, kernel)`` names one, alone."""
     plan, node = src.plan, kernel.nodes[0]
     (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
     out = plan.loc[node]
@@ -417,12 +417,15 @@ def _gemm_kernel(src, kernel, fname, epilogue):
                        f"    {t}* C = {src.pointer(out)};"]
     finish_rows = lambda r0, r1: f"{fname}_finish(p, C, {r0}, {r1});"
     shape = (m, n, k, out.dtype.itemsize)
-    for choice, made in ((2, not isinstance(m * n * k, Expr) and direct_candidate(shape)
+    only = gemm_choice(shape, kernel)
+    for choice, made in ((2, only in (None, 2) and not isinstance(m * n * k, Expr) and direct_candidate(shape)
                           and direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)),
-                         (3, packed_candidate(shape) and sa is not None and packed_lines(fname, m, n, k, sa, sb, finish_rows))):
+                         (3, only in (None, 3) and packed_candidate(shape) and sa is not None and packed_lines(fname, m, n, k, sa, sb, finish_rows))):
         if made:
             lines[:0] = made[0]
             lines += [f"    if (choice == {choice}) {{"] + ["        " + ln for ln in made[1]] + ["    } else"]
+    if only is not None and lines[-1] == "    } else":  # the chosen kernel made: no BLAS to compile
+        return lines[:-1] + ["    }", after, "}"], shape
     lines += ["    {"]
     lines += [f"        em_blas_threads((long)({m * n * k}));",
               f"        long mb = choice == 1 ? block : {m};",
@@ -446,19 +449,19 @@ def _epilogue(src, kernel, fname):
     return lines, (fname + "e", made is not None, outer)
 
 
-def generate(plan, conv_choice=lambda kernel: None):
+def generate(plan, conv_choice=lambda kernel: None, gemm_choice=lambda shape, kernel: None):
     """(:class:`CSource`, regions, gemms, slots, convs): regions are lists of kernels run by one
     exported ``region_<i>(void** p)`` (and each kernel alone by ``kernel_<i>``, its index in the plan;
     ``(void** p, const int64_t* sz)`` with size symbols); gemms are (function name, (M, N, K,
     itemsize), kernel); convs are (function name, kernel), each variant chosen by
     ``em_conv_choice[i]`` (see conv_gemm.conv_variants): only the variant ``conv_choice(kernel)``
-    names (half the C to compile), every variant where it is None (to be timed)."""
+    names (half the C to compile), every variant where it is None (to be timed); GEMMs alike."""
     symbols = {name: i for i, name in enumerate(plan.graph.symbols)}
     with c_spelling(lambda name: f"em_S{symbols[name]}"):
-        return _generate(plan, symbols, conv_choice)
+        return _generate(plan, symbols, conv_choice, gemm_choice)
 
 
-def _generate(plan, symbols, conv_choice):
+def _generate(plan, symbols, conv_choice, gemm_choice):
     src = _Source(plan)
     body, regions, gemms, calls, convs = [], [], [], {}, []
     params = "void** restrict p, const int64_t* restrict sz" if symbols else "void** restrict p"
@@ -534,7 +537,7 @@ def _generate(plan, symbols, conv_choice):
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         else:
             lines, epilogue = _epilogue(src, kernel, fname)
-            glines, shape = _gemm_kernel(src, kernel, fname, epilogue)
+            glines, shape = _gemm_kernel(src, kernel, fname, epilogue, gemm_choice)
             lines += glines
             gemms.append((fname, shape, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_choice[{len(gemms) - 1}], em_block[{len(gemms) - 1}]);"]

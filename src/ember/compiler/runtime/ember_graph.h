@@ -22,7 +22,9 @@ EM_SHARED em_sgemm64_t em_sgemm64;
 EM_SHARED em_dgemm64_t em_dgemm64;
 EM_SHARED void (*em_set_threads)(int);
 EM_SHARED void (*em_set_threads64)(int);
-EM_SHARED int em_threads, em_max_threads;
+EM_SHARED int (*em_get_threads)(void);
+EM_SHARED int (*em_get_threads64)(void);
+EM_SHARED int em_max_threads;
 extern int64_t em_bad_target, em_bad_where;  /* a refused index entry, and its dim or position */
 extern int em_choice[], em_conv_choice[];
 extern long em_block[];
@@ -48,12 +50,15 @@ EM_GEMM_ANY(double, em_dgemm64, em_dgemm)
 #define EM_NO_CONTRACT
 #endif
 /* Products below 2^26 multiply-adds run on one BLAS thread: waking others costs more there,
- * and on a busy machine a spinning second thread can take a whole time slice. */
+ * and on a busy machine a spinning second thread can take a whole time slice. The count is
+ * asked of the BLAS before each product (a load of one int), never remembered here: eager
+ * products (ember._backend.matmul), other compiled graphs and threadpoolctl set the same
+ * process-wide count, and a remembered one went stale. Remembered, an eager evaluation that
+ * left NumPy's OpenBLAS on 2 threads ran every small product of the compiled GPT steps after
+ * it on 2: the worker thread used as much CPU as the step itself, spinning between them. */
 static inline void em_blas_threads(long macs) {
     int want = macs >= (1L << 26) ? em_max_threads : 1;
-    if (want == em_threads) return;
-    if (em_set_threads) em_set_threads(want);
-    if (em_set_threads64) em_set_threads64(want);
-    em_threads = want;
+    if (em_set_threads && em_get_threads() != want) em_set_threads(want);
+    if (em_set_threads64 && em_get_threads64() != want) em_set_threads64(want);
 }
 #endif
