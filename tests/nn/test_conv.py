@@ -476,3 +476,22 @@ def test_conv2d_in_blocks_of_output_rows_matches_torch(monkeypatch, kw, block_by
             results.append([out.detach()] + [a.grad for a in args])
         for got, expected in zip(*results):
             assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 50000])
+def test_conv2d_per_sample_in_blocks_of_samples_matches_torch(monkeypatch, block_bytes):
+    """Wide outputs with few terms run one product per sample, a block of samples at a time
+    (one, or two with a shorter last block): values and gradients as torch's (float64)."""
+    from ember._ops import conv as conv_ops
+    monkeypatch.setattr(conv_ops, "_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(6)
+    x, w, b = rng.standard_normal((3, 2, 14, 16)), rng.standard_normal((8, 2, 3, 3)), rng.standard_normal(8)
+    assert conv_ops._per_sample(w.shape, 1, 12, 14)
+    results = []
+    for L in (ember, torch):
+        args = [L.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = F(L).conv2d(*args)
+        out.backward(L.tensor(np.sin(np.arange(out.numel())).reshape(tuple(out.shape))))
+        results.append([out.detach()] + [a.grad for a in args])
+    for got, expected in zip(*results):
+        assert_close(got, expected, rtol=1e-10, atol=1e-12)
