@@ -38,6 +38,8 @@ def test_where_with_bit_masks_matches_numpy_bit_for_bit(dtype):
     condition = rng.random(shape) < 0.5
     cases = [(condition, a, b), (condition, np.concatenate([b, a], 1)[:, 1::2], b),  # a strided view
              (condition, np.zeros((), dtype), b),  # a broadcast scalar, as in relu's derivative
+             (condition, a, np.zeros((), dtype)), (condition, np.zeros((), dtype), b[0]),
+             (condition, np.array(-0.0 if np.dtype(dtype).kind == "f" else 1, dtype), b),  # bits set
              (condition[:, :, :1].repeat(80, 2), a, b[0])]  # broadcasting both ways
     for cond, x, y in cases:
         got, expected = _backend.where(cond, x, y), np.where(cond, x, y)

@@ -90,12 +90,10 @@ return e""", None],  # forward without the max subtracted: overflows
 d = ctx.attrs["dim"]
 return (g - out * g.sum(d, keepdim=True),)"""],  # backward: log-probabilities where probabilities belong
     "09/im2col": """(kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-xp = _samples_inner(x, padding)
+padded = _samples_inner(x, padding)
 span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-windows = _backend.sliding_windows(xp, span, axis=(1, 2))[:, ::sh, ::sw, :, ::dh, ::dw]
-c, h_out, w_out, n = windows.shape[:4]
-cols = windows.transpose(0, 5, 4, 1, 2, 3).reshape(groups, c // groups * kh * kw, h_out * w_out * n)
-return cols, (h_out, w_out)""",  # kernel rows and columns swapped
+windows = _backend.sliding_windows(padded, span, axis=(1, 2))[:, ::sh, ::sw, :, ::dh, ::dw]
+return windows.transpose(0, 5, 4, 1, 2, 3)""",  # kernel rows and columns swapped
     "10/moments": """count = max(math.prod([x.shape[a] for a in axes]), 1)
 np.add.reduce(x, axis=axes, keepdims=True, out=mean)
 mean /= count

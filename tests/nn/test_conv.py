@@ -453,3 +453,45 @@ def test_docstring_examples_run():
     for module in (functional_conv, module_conv):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+@pytest.mark.parametrize("block_bytes", [1, 12000])
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(stride=2, padding=(2, 1), dilation=(2, 1)),
+                                dict(padding=1, groups=4), dict(stride=(3, 1), groups=2)])
+def test_conv2d_in_blocks_of_output_rows_matches_torch(monkeypatch, kw, block_bytes):
+    """The im2col buffer is built a block of output rows at a time (one row, or a few with a
+    shorter last block): values and all three gradients as torch's (float64), a non-contiguous
+    input, and batches of 1 and 0."""
+    from ember._ops import conv as conv_ops
+    monkeypatch.setattr(conv_ops, "_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(5)
+    w, b = rng.standard_normal((8, 4 // kw.get("groups", 1), 3, 3)), rng.standard_normal(8)
+    for x in (rng.standard_normal((2, 4, 13, 9)), rng.standard_normal((1, 4, 9, 13)).transpose(0, 1, 3, 2),
+              rng.standard_normal((0, 4, 13, 9))):
+        results = []
+        for L in (ember, torch):
+            args = [L.tensor(a, requires_grad=True) for a in (x, w, b)]
+            out = F(L).conv2d(*args, **kw)
+            out.backward(L.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape))))
+            results.append([out.detach()] + [a.grad for a in args])
+        for got, expected in zip(*results):
+            assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 50000])
+def test_conv2d_per_sample_in_blocks_of_samples_matches_torch(monkeypatch, block_bytes):
+    """Wide outputs with few terms run one product per sample, a block of samples at a time
+    (one, or two with a shorter last block): values and gradients as torch's (float64)."""
+    from ember._ops import conv as conv_ops
+    monkeypatch.setattr(conv_ops, "_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(6)
+    x, w, b = rng.standard_normal((3, 2, 14, 16)), rng.standard_normal((8, 2, 3, 3)), rng.standard_normal(8)
+    assert conv_ops._per_sample(w.shape, 1, 12, 14)
+    results = []
+    for L in (ember, torch):
+        args = [L.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = F(L).conv2d(*args)
+        out.backward(L.tensor(np.sin(np.arange(out.numel())).reshape(tuple(out.shape))))
+        results.append([out.detach()] + [a.grad for a in args])
+    for got, expected in zip(*results):
+        assert_close(got, expected, rtol=1e-10, atol=1e-12)

@@ -315,3 +315,24 @@ def test_pooled_output_may_be_changed_in_place(pool):
         F(L).relu(pool(L, xt), inplace=True).sum().backward()
         grads.append(xt.grad)
     assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("kw,size", [(dict(kernel_size=2), (8, 8)), (dict(kernel_size=2), (9, 7)),
+                                     (dict(kernel_size=(1, 3), stride=(2, 3)), (7, 9)),
+                                     (dict(kernel_size=2, dilation=2, stride=3), (8, 8))])
+def test_max_pool_gradient_of_disjoint_windows_bit_for_bit(kw, size, dtype):
+    """Windows that never overlap take the masked strided writes: every gradient bit (signed
+    zeros, infinities, NaN) as torch's, for a non-contiguous upstream gradient, with tiling and
+    uncovered tails."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3) + size).astype(dtype)
+    xs = [L.tensor(x, requires_grad=True) for L in (ember, torch)]
+    outs = [F(L).max_pool2d(t, **kw) for L, t in zip((ember, torch), xs)]
+    shape = outs[1].shape
+    g = rng.standard_normal(shape[:2] + shape[:1:-1]).astype(dtype)  # transposed below: not contiguous
+    g.reshape(-1)[:3] = [-0.0, np.inf, np.nan]
+    for L, out in zip((ember, torch), outs):
+        out.backward(L.tensor(g).transpose(-1, -2))
+    assert outs[0].detach().numpy().tobytes() == outs[1].detach().numpy().tobytes()
+    assert xs[0].grad.numpy().tobytes() == xs[1].grad.numpy().tobytes()
