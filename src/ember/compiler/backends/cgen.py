@@ -24,7 +24,7 @@ from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
 from ..symbolic import Expr, at_least_1, c_spelling
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
-from .toolchain import loop_nest, simd_reduction
+from .toolchain import loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -159,7 +159,7 @@ def _index(offset, strides, loop_vars):
 
 def _loop_kernel(src, kernel, fname, rows):
     """Fused elementwise loop; ``rows``: collapse to (rows, last dim) so the outer range can be
-    a block of a GEMM's rows."""
+    a block of a GEMM's rows. float32 tan: em_tanf_near, em_tanf if an argument is beyond it."""
     plan, domain = src.plan, kernel.shape
     members = set(kernel.nodes)
     stores = [n for n in kernel.nodes if _stored(plan, n, members)]
@@ -178,6 +178,7 @@ def _loop_kernel(src, kernel, fname, rows):
     body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
     for n in kernel.nodes:
         body.value(n)
+    values = list(body.lines)  # (without the stores)
     for n in stores:
         loc = plan.loc[n]
         body.lines.append(f"{src.pointer(loc)}[{_index(loc.offset, stride_of[id(loc)], loop_vars)}] = {body.names[n]};")
@@ -188,18 +189,20 @@ def _loop_kernel(src, kernel, fname, rows):
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
-    if not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS:
-        lines.append("    #pragma omp parallel for")
-    indent = "    "
-    for d, (v, n) in enumerate(zip(loop_vars, dims)):
-        lo, hi = ("r0", "r1") if d == 0 else ("0", str(n))
-        if d == len(dims) - 1:
-            lines.append(indent + "#pragma GCC ivdep")
-        lines.append(f"{indent}for (long {v} = {lo}; {v} < {hi}; {v}++) {{")
-        indent += "    "
-    lines += [indent + ln for ln in body.lines]
-    lines += ["    " * (len(dims) - d) + "}" for d in range(len(dims))] + ["}"]
-    return lines, outer
+    parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
+    tans = re.findall(r"em_tanf\((t\d+)\)", "\n".join(values))
+    if tans:  # float32 tan: em_tanf_near, and the loop again with em_tanf if an argument is beyond it
+        wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
+        fast, reduction = [ln.replace("em_tanf(", "em_tanf_near(") for ln in body.lines], parallel and "reduction(|:wide)"
+        lines += ["    int wide = 0;  /* an argument of tan beyond em_tanf_near's range */"]
+        if {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}:
+            # stored in place: a first pass over the arguments only, before anything is written
+            lines += row_loops(dims, loop_vars, values + wide, reduction) + ["    if (!wide) {"]
+            lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel)] + ["        return;", "    }"]
+        else:
+            lines += row_loops(dims, loop_vars, fast + wide, reduction) + ["    if (!wide) return;"]
+    lines += row_loops(dims, loop_vars, body.lines, parallel)
+    return lines + ["}"], outer
 
 
 def _stored(plan, node, members):
