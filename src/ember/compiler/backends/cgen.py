@@ -22,7 +22,7 @@ from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
-from ..symbolic import Expr, at_least_1, c_spelling
+from ..symbolic import Expr, at_least_1, c_spelling, evaluate, free_symbols
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 from .toolchain import loop_nest, row_loops, simd_reduction
 
@@ -191,12 +191,11 @@ def _loop_kernel(src, kernel, fname, rows):
         return lines, 1
     parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
     tans = re.findall(r"em_tanf\((t\d+)\)", "\n".join(values))
-    if tans:  # float32 tan: em_tanf_near, and the loop again with em_tanf if an argument is beyond it
+    if tans:  # float32 tan: em_tanf_near; a rerun with em_tanf if an argument is beyond (a first pass if in place)
         wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
         fast, reduction = [ln.replace("em_tanf(", "em_tanf_near(") for ln in body.lines], parallel and "reduction(|:wide)"
-        lines += ["    int wide = 0;  /* an argument of tan beyond em_tanf_near's range */"]
+        lines.append("    int wide = 0;  /* an argument of tan beyond em_tanf_near's range */")
         if {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}:
-            # stored in place: a first pass over the arguments only, before anything is written
             lines += row_loops(dims, loop_vars, values + wide, reduction) + ["    if (!wide) {"]
             lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel)] + ["        return;", "    }"]
         else:
@@ -372,13 +371,14 @@ def _copy_kernel(src, node, fname):
 
 def _coverage(out, moves, limit=1 << 24):
     """How many of the views (offset, strides) of ``moves`` hold each element of ``out``
-    (None past ``limit`` elements: then assume gaps and overlaps)."""
-    n = _numel(out.shape)
-    if n > limit:
+    (None past ``limit`` elements: then assume gaps and overlaps); size symbols count as 2."""
+    views = [(loc.shape, offset, strides) for loc, offset, strides in [(out, 0, ()), *moves]]
+    (shape, _, _), *views = evaluate(views, dict.fromkeys(free_symbols(views), 2))  # (views take symbolic dims whole)
+    if (n := _numel(shape)) > limit:
         return None
     counts = np.zeros(n, np.int32)
-    for g, offset, strides in moves:
-        np.lib.stride_tricks.as_strided(counts[offset:], g.shape, [s * counts.itemsize for s in strides])[...] += 1
+    for view, offset, strides in views:
+        np.lib.stride_tricks.as_strided(counts[offset:], view, [s * counts.itemsize for s in strides])[...] += 1
     return counts
 
 
