@@ -32,7 +32,7 @@ BOUNDS = {("exp", "f"): 1, ("log", "f"): 2, ("tanh", "f"): 2, ("sigmoid", "f"): 
           ("cosh", "d"): 6, ("asinh", "d"): 4, ("acosh", "d"): 3, ("atanh", "d"): 4,
           ("exp", "d"): 3, ("log", "d"): 2, ("tanh", "d"): 2, ("sigmoid", "d"): 4, ("erf", "d"): 3,
           ("atan", "f"): 3, ("asin", "f"): 3, ("acos", "f"): 2, ("atan", "d"): 1, ("asin", "d"): 1, ("acos", "d"): 1,
-          ("tan", "f"): 1, ("tan", "d"): 1}
+          ("tan", "f"): 1, ("tan", "d"): 1, ("tan_near", "f"): 4}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,8 @@ def lib(tmp_path_factory):
         for t, s in (("float", "f"), ("double", "")):
             src.append(f"void t_{name}{s}(const {t}* restrict x, {t}* restrict y, long n) "
                        f"{{ for (long i = 0; i < n; i++) y[i] = em_{name}{s}(x[i]); }}")
+    src.append("void t_tan_nearf(const float* restrict x, float* restrict y, long n) "
+               "{ for (long i = 0; i < n; i++) y[i] = em_tanf_near(x[i]); }")
     library = toolchain.build("\n".join(src), toolchain.find_compiler())[0]
     return library
 
@@ -215,3 +217,90 @@ def test_tan_sweep_of_float32(lib):
     zero = ok & (ref == 0)
     np.testing.assert_array_equal(np.signbit(y[zero]), np.signbit(ref[zero]))
 
+
+
+def test_tanf_near_sweep_below_4096(lib):
+    """em_tanf_near, the all-float tan of compiled graphs for |x| < 4096: every 97th float32 bit
+    pattern below 4096, both signs, and the float32 numbers nearest each multiple of pi/2 below
+    it (where the reduction cancels most), against float64 NumPy: within 4 ulp (the bound
+    ember_math.h states; over every 3rd float32 below 4096: 3.41), -0.0 kept, NaN for NaN."""
+    x = np.arange(0, 0x45800000, 97, dtype=np.uint32).view(np.float32)
+    near = (np.arange(1, 2608) * (np.pi / 2)).astype(np.float32)
+    x = np.concatenate([x, near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(0))])
+    x = np.concatenate([x, -x, [np.nan]]).astype(np.float32)
+    y = _run(lib, "tan_near", x)
+    ref = np.tan(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    ulp = np.maximum(np.spacing(np.abs(ref[ok].astype(np.float32))), np.finfo(np.float32).smallest_subnormal)
+    err = np.abs(y[ok].astype(np.float64) - ref[ok]) / ulp.astype(np.float64)
+    assert err.max() <= BOUNDS["tan_near", "f"], (float(err.max()), x[ok][err.argmax()])
+    np.testing.assert_array_equal(np.signbit(y[ok & (ref == 0)]), np.signbit(ref[ok & (ref == 0)]))
+
+
+@pytest.mark.parametrize("scale", [3.0, 1e5])
+def test_tan_compiled_in_c(scale, monkeypatch, capfd, tmp_path):
+    """float32 tan inside a compiled graph is the fused loop's C, not NumPy's: em_tanf_near
+    when a first pass finds every argument below 4096 (scale 3), em_tanf, exact to 1 ulp for
+    every float32, when one is not (scale 1e5); within those bounds of float64 NumPy (the
+    product by 2 after is exact), NaN and -0.0 kept; the gradient as eager's, whose tan is
+    NumPy's SVML tanf: 2 (1 + tan^2), within the two tans' errors."""
+    monkeypatch.setenv("EMBER_LOGS", "output_code")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ember.compiler.reset()
+    x0 = (np.random.default_rng(7).standard_normal((37, 65)) * scale).astype(np.float32)
+    x0[0, :3] = [np.nan, -0.0, 0.0]
+
+    def fn(x):
+        return ember.tan(x * 1.0) * 2
+
+    def run(f):
+        x = ember.tensor(x0, requires_grad=True)
+        y = f(x)
+        ember.nan_to_num(y, 0.0).sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+    try:
+        compiled = ember.compile(fn)
+        run(compiled)  # (the call that captures runs eagerly)
+        (y, grad), (_, eager_grad) = run(compiled), run(fn)
+        source = capfd.readouterr().err
+        assert "= F_tan" not in source and "em_tanf_near(" in source and "em_tanf(" in source
+        ref = np.tan(x0.astype(np.float64)) * 2
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+        np.testing.assert_array_equal(np.signbit(y[0, 1:3]), [True, False])
+        ok = ~np.isnan(ref)
+        ulp = np.spacing(np.abs(ref[ok]).astype(np.float32)).astype(np.float64)
+        bound = BOUNDS["tan_near" if scale < 4096 else "tan", "f"]
+        assert (np.abs(y[ok] - ref[ok]) / ulp).max() <= bound
+        # d/dx = 2 (1 + tan^2): twice tan's relative error, ours and NumPy's (measured 2.4 ulp)
+        np.testing.assert_allclose(grad[ok], eager_grad[ok], rtol=2 * (bound + 3 + 1) * 2.0 ** -24)
+    finally:
+        ember.compiler.reset()
+
+
+def test_tan_in_place_checks_before_writing(monkeypatch, capfd, tmp_path):
+    """``x.add_(tan(x))`` stores into x, which the loop reads: the pass over tan's arguments
+    runs before the loop writes (else one beyond 4096 would be read back already overwritten
+    by the exact loop's second run); x then equals x + tan(x) to float32 rounding."""
+    monkeypatch.setenv("EMBER_LOGS", "output_code")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ember.compiler.reset()
+    x0 = (np.random.default_rng(1).standard_normal((16, 9)) * 3).astype(np.float32)
+    x0[2, 3] = 1e6
+
+    def fn(x):
+        x.add_(ember.tan(x))
+        return x * 1
+    compiled = ember.compile(fn)
+    try:
+        compiled(ember.tensor(x0))  # (the call that captures runs eagerly)
+        x = ember.tensor(x0)
+        out = compiled(x)
+        assert "    if (!wide) {" in capfd.readouterr().err
+        tan = np.tan(x0.astype(np.float64))
+        # tan's error (1 ulp: em_tanf, as one argument is beyond 4096) and the sum's rounding
+        bound = 2.0 ** -24 * ((1 + BOUNDS["tan", "f"]) * np.abs(tan) + np.abs(x0 + tan) + np.abs(x0))
+        assert (np.abs(x.numpy() - (x0 + tan)) <= bound).all()
+        np.testing.assert_array_equal(out.numpy(), x.numpy())
+    finally:
+        ember.compiler.reset()

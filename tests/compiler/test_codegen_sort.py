@@ -55,3 +55,55 @@ def test_sorts_in_c_equal_torch(dtype, n, monkeypatch, capfd, tmp_path):
         np.testing.assert_allclose(grad, torch_grad, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
     finally:
         ember.compiler.reset()
+
+
+def topks(L, x, k):
+    out = []
+    for largest in (True, False):
+        out += [*L.topk(x, k, dim=1, largest=largest), *L.topk(x.t()[::2], min(k, (x.shape[1] + 1) // 2), dim=0, largest=largest)]
+    return out
+
+
+@pytest.mark.parametrize("dtype, n, k", [(np.float32, 5, 5), (np.float64, 41, 1), (np.float32, 300, 7)])
+def test_topk_in_c_equals_eager_and_torch(dtype, n, k, monkeypatch, capfd, tmp_path):
+    """topk is the C heap selection of backends/sort.py, not a full sort: values and indices
+    equal eager's (ties in index order, NaN the largest) and torch's values; torch's indices
+    where a row has no ties, and elsewhere indices of torch's values (torch orders ties its own
+    way); the gradient equal to eager's, and to torch's on rows without ties."""
+    monkeypatch.setenv("EMBER_LOGS", "output_code")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ember.compiler.reset()
+    rng = np.random.default_rng(n)
+    x0 = rng.integers(-3, 4, (8, n)).astype(dtype)  # ties
+    x0[0, rng.integers(0, n, 3)] = np.nan
+    x0[1, rng.integers(0, n, 4)] = -0.0
+    x0[2, 0], x0[2, -1], x0[4, :] = np.inf, -np.inf, np.nan
+    x0[3, :], x0[5, :] = rng.permutation(n), rng.standard_normal(n)  # no ties
+    distinct = [3, 5]
+
+    def run(L, fn):
+        x = L.tensor(x0, requires_grad=True)
+        outs = fn(x)
+        sum((L.nan_to_num(o, 0.0, 1.0, -1.0) * (j + 1)).sum() for j, o in enumerate(outs[::2])).backward()
+        return [o.detach().numpy() for o in outs], x.grad.numpy()
+
+    compiled = ember.compile(lambda x: topks(ember, x, k), fullgraph=True)
+    try:
+        (ours, grad), (eager, eager_grad) = run(ember, compiled), run(ember, lambda x: topks(ember, x, k))
+        theirs, torch_grad = run(torch, lambda x: topks(torch, x, k))
+        source = capfd.readouterr().err
+        assert "= F_topk" not in source and "Sort along" not in source
+        assert f"Topk: {k} largest along dim 1 of [8, {n}]" in source
+        for a, e in zip(ours, eager):
+            np.testing.assert_array_equal(a, e)
+            np.testing.assert_array_equal(np.signbit(a), np.signbit(e))
+        for j, (a, t) in enumerate(zip(ours, theirs)):
+            if j % 2 == 0:  # values
+                np.testing.assert_array_equal(a, t)
+            elif j % 4 == 1:  # indices along dim 1: those of the values, torch's on rows without ties
+                np.testing.assert_array_equal(a[distinct], t[distinct])
+                np.testing.assert_array_equal(np.take_along_axis(x0, a, 1), np.take_along_axis(x0, t, 1))
+        np.testing.assert_array_equal(grad, eager_grad)
+        np.testing.assert_array_equal(grad[distinct], torch_grad[distinct])
+    finally:
+        ember.compiler.reset()

@@ -171,5 +171,48 @@ def test_dynamic_block_runs_norm_attention_and_updates_in_c(c_builds):
                    "layer norm backward over rows of 16 of [em_S0, em_S1, 16]",
                    "attention weights softmax(scale * q @ k^T) causal over [em_S0, 2, em_S1, em_S1]",
                    "gradient of the scores behind softmax weights, rows of [em_S0, 2, em_S1, em_S1]",
-                   "batched GEMM [em_S0, 2] x [em_S1x8]", "AdamUpdate["):
+                   "batched GEMM [em_S0, 2] x [em_S1x8]", "AdamUpdate[",
+                   # the qkv slices' gradients: each copied into its third of one array, no zeros
+                   "sum of 3 index gradients, each into its view -> [3, em_S0, 2, em_S1, 8]"):
         assert kernel in c, kernel
+
+
+def test_dynamic_embedding_lookup_runs_in_c_and_raises_as_eager(c_builds):
+    # The lookup of ids of symbolic batch and length (token and position embeddings) is the C
+    # gather, with its gradient: one graph for every size >= 2 (no recompiles), 0 and 1 (their
+    # own graphs, as torch specialises them) equal to eager's too; a bad id raises eager's
+    # IndexError, its position counted in the call's sizes.
+    ember.manual_seed(5)
+    tokens, positions = nn.Embedding(11, 8), nn.Embedding(16, 8)
+
+    def loss(ids):
+        pos = positions(ember.arange(ids.shape[1]))
+        return ((tokens(ids) + pos) ** 2).sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(5)
+    sizes = [(3, 5), (2, 7), (4, 2), (2, 16), (5, 3)]
+    for b, t in sizes + [(1, 1), (4, 0), (0, 3), (2, 1), (1, 4)]:
+        ids = ember.tensor(rng.integers(0, 11, (b, t)))
+        mark_dynamic(ids, 0, min=0, max=8)
+        mark_dynamic(ids, 1, min=0, max=16)
+        got = []
+        for fn in (compiled, loss):
+            for p in (tokens.weight, positions.weight):
+                p.grad = None
+            value = fn(ids)
+            value.backward()
+            got.append([value.detach().numpy(), tokens.weight.grad.numpy().copy(), positions.weight.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6, err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert sum(counters["recompiles"].values()) == 0
+            assert "embedding of [em_S0, em_S1] ids in [11, 8]" in c_builds[0].c_source
+    ids = ember.tensor(rng.integers(0, 11, (3, 6)))
+    ids[2, 4] = 11
+    with pytest.raises(IndexError) as eager:
+        loss(ids)
+    with pytest.raises(IndexError) as ours:
+        compiled(ids)
+    assert str(ours.value) == str(eager.value) and "position (2, 4)" in str(ours.value)

@@ -76,6 +76,7 @@ REDUCTIONS = {
     # two results, the indices a graph value that the gradient scatters with
     "MaxAlongDim": "x.max(1).values", "MinAlongDim": "x.min(0).values", "Cummax": "x.cummax(1).values",
     "Cummin": "x.cummin(0).values", "Sort": "x.sort(1).values", "Mode": "x.round().mode(1).values",
+    "Topk": "x.topk(3, 1).values",
 }
 INDEX_RESULTS = {  # integer or boolean results: compared exactly, no gradient
     "Argmax": "x.argmax(1)", "Argmin": "x.argmin(0)", "Argsort": "x.argsort(1)", "SortIndices": "x.sort(0).indices",

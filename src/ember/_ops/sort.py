@@ -87,16 +87,45 @@ def msort(input):
 
 @numpy_names
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    """The ``k`` largest (or smallest) elements along ``dim`` and their int64 indices, as
+    ``(values, indices)``, size ``k`` along ``dim``; in order (``sorted`` has no effect), NaN
+    the largest, equal elements in index order (torch orders ties its own way). RuntimeError
+    for ``k`` outside ``[0, size]`` or a complex input, IndexError for ``dim`` out of range
+    (https://pytorch.org/docs/stable/generated/torch.topk.html)."""
     d = _wrap_dim(dim, input.ndim) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range")
     if input.ndim == 0:
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
-    values, indices = apply(Sort, input, dim=d, descending=largest)
-    return values_indices("topk", named(narrow(values, d, 0, k).contiguous(), "TopkBackward0"),
-                          narrow(indices, d, 0, k).contiguous())
+    values, indices = apply(Topk, input, k=k, dim=d, largest=largest)
+    return values_indices("topk", values, indices)
+
+
+class Topk(Op):
+    """``topk`` as two results, ``k`` along ``dim``: the first ``k`` of :class:`Sort`'s order
+    (descending for ``largest``; ties in index order, NaN the largest), the values and their
+    int64 indices. The gradient goes back to where each value came from."""
+    complex_error = (RuntimeError, " topk does not support complex dtypes on CPU")
+    promote = None
+    num_outputs = 2
+    save_inputs = False
+    save_output = True
+
+    @staticmethod
+    def forward(x, k, dim, largest=True):
+        xp = namespace(x)
+        indices = xp.ascontiguousarray(xp.take(Argsort.forward(x, dim, largest), xp.arange(k), axis=dim))
+        return xp.take_along_axis(x, indices, axis=dim), indices
+
+    @classmethod
+    def infer(cls, x, k, dim, largest=True):
+        shape = tuple(x.shape[:dim]) + (k,) + tuple(x.shape[dim + 1:])
+        return (shape, x.dtype), (shape, _dtype.int64)
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        return (g_values.new_zeros(ctx.shapes[0]).scatter_add(ctx.attrs["dim"], ctx.output[1], g_values),)
 
 
 @numpy_names

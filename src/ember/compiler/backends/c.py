@@ -411,11 +411,12 @@ def _driver(plan, lib, regions, slots, buffers, table):
             fn = getattr(lib, f"region_{r}")
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
             program.globals[f"R{r}"] = fn
-            lines.append(f"if (failed := R{r}({c_args})): FAIL(failed)")
+            lines.append(f"if (failed := R{r}({c_args})): FAIL(failed{', sizes' * bool(graph.symbols)})")
         fn = getattr(lib, f"kernel_{index}")
         fn.argtypes, fn.restype = argtypes, ctypes.c_int
         program.globals[f"K{index}"] = fn
-        profiled += [f"with RF({_range_name(index, kernel)!r}):", f"    if (failed := K{index}({c_args})): FAIL(failed)"]
+        profiled += [f"with RF({_range_name(index, kernel)!r}):",
+                     f"    if (failed := K{index}({c_args})): FAIL(failed{', sizes' * bool(graph.symbols)})"]
     tail = len(lines)
     outs = []
     for o in graph.outputs:
@@ -461,15 +462,15 @@ def _driver(plan, lib, regions, slots, buffers, table):
 def _failure(plan, bad, where):
     """``FAIL(code)``: raises what eager raises for the entry ``bad`` a C kernel refused (kernel
     ``code - 1``: a cross-entropy target, a gather/scatter index, an index or embedding id
-    out of range, ``where`` its dim or position)."""
-    def fail(code):
+    out of range, ``where`` its dim or position; ``sizes``: the call's, in a graph with symbols)."""
+    def fail(code, sizes=None):
         kernel = plan.kernels[code - 1]
         if kernel.kind in ("gather", "sort") and where.value == -1:
             raise MemoryError(f"{kernel.nodes[0].name}: no memory for the kernel's buffers")
         if kernel.kind == "gather":
             raise RuntimeError(gather.error_message(kernel.nodes[0], bad.value))
         if kernel.kind == "index":
-            raise indexing.error(kernel.nodes[0], bad.value, where.value)
+            raise indexing.error(kernel.nodes[0], bad.value, where.value, sizes)
         raise IndexError(f"Target {bad.value} is out of bounds.")
     return fail
 

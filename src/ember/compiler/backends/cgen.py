@@ -22,9 +22,9 @@ from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
-from ..symbolic import Expr, at_least_1, c_spelling
+from ..symbolic import Expr, at_least_1, c_spelling, evaluate, free_symbols
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
-from .toolchain import loop_nest, simd_reduction
+from .toolchain import loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -159,7 +159,7 @@ def _index(offset, strides, loop_vars):
 
 def _loop_kernel(src, kernel, fname, rows):
     """Fused elementwise loop; ``rows``: collapse to (rows, last dim) so the outer range can be
-    a block of a GEMM's rows."""
+    a block of a GEMM's rows. float32 tan: em_tanf_near, em_tanf if an argument is beyond it."""
     plan, domain = src.plan, kernel.shape
     members = set(kernel.nodes)
     stores = [n for n in kernel.nodes if _stored(plan, n, members)]
@@ -178,6 +178,7 @@ def _loop_kernel(src, kernel, fname, rows):
     body = _Body(src, members, domain, lambda loc: _index(loc.offset, stride_of[id(loc)], loop_vars))
     for n in kernel.nodes:
         body.value(n)
+    values = list(body.lines)  # (without the stores)
     for n in stores:
         loc = plan.loc[n]
         body.lines.append(f"{src.pointer(loc)}[{_index(loc.offset, stride_of[id(loc)], loop_vars)}] = {body.names[n]};")
@@ -188,18 +189,19 @@ def _loop_kernel(src, kernel, fname, rows):
     if not dims:
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
-    if not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS:
-        lines.append("    #pragma omp parallel for")
-    indent = "    "
-    for d, (v, n) in enumerate(zip(loop_vars, dims)):
-        lo, hi = ("r0", "r1") if d == 0 else ("0", str(n))
-        if d == len(dims) - 1:
-            lines.append(indent + "#pragma GCC ivdep")
-        lines.append(f"{indent}for (long {v} = {lo}; {v} < {hi}; {v}++) {{")
-        indent += "    "
-    lines += [indent + ln for ln in body.lines]
-    lines += ["    " * (len(dims) - d) + "}" for d in range(len(dims))] + ["}"]
-    return lines, outer
+    parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
+    tans = re.findall(r"em_tanf\((t\d+)\)", "\n".join(values))
+    if tans:  # float32 tan: em_tanf_near; a rerun with em_tanf if an argument is beyond (a first pass if in place)
+        wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
+        fast, reduction = [ln.replace("em_tanf(", "em_tanf_near(") for ln in body.lines], parallel and "reduction(|:wide)"
+        lines.append("    int wide = 0;  /* an argument of tan beyond em_tanf_near's range */")
+        if {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}:
+            lines += row_loops(dims, loop_vars, values + wide, reduction) + ["    if (!wide) {"]
+            lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel)] + ["        return;", "    }"]
+        else:
+            lines += row_loops(dims, loop_vars, fast + wide, reduction) + ["    if (!wide) return;"]
+    lines += row_loops(dims, loop_vars, body.lines, parallel)
+    return lines + ["}"], outer
 
 
 def _stored(plan, node, members):
@@ -369,13 +371,14 @@ def _copy_kernel(src, node, fname):
 
 def _coverage(out, moves, limit=1 << 24):
     """How many of the views (offset, strides) of ``moves`` hold each element of ``out``
-    (None past ``limit`` elements: then assume gaps and overlaps)."""
-    n = _numel(out.shape)
-    if n > limit:
+    (None past ``limit`` elements: then assume gaps and overlaps); size symbols count as 2."""
+    views = [(loc.shape, offset, strides) for loc, offset, strides in [(out, 0, ()), *moves]]
+    (shape, _, _), *views = evaluate(views, dict.fromkeys(free_symbols(views), 2))  # (views take symbolic dims whole)
+    if (n := _numel(shape)) > limit:
         return None
     counts = np.zeros(n, np.int32)
-    for g, offset, strides in moves:
-        np.lib.stride_tricks.as_strided(counts[offset:], g.shape, [s * counts.itemsize for s in strides])[...] += 1
+    for view, offset, strides in views:
+        np.lib.stride_tricks.as_strided(counts[offset:], view, [s * counts.itemsize for s in strides])[...] += 1
     return counts
 
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..._ops.embedding import id_out_of_range
+from ..symbolic import evaluate
 
 __all__ = ["OPS", "supported", "index_kernel", "error", "embedding_backward_kernel"]
 
@@ -96,7 +97,8 @@ def supported(node):
     the result's (Index), the gradient's (IndexBackward) or one the values broadcast to
     (IndexPut: no sum of booleans); an Embedding of a 2-D weight."""
     name, x = node.target.name, node.args[0] if node.args else None
-    if not _is_node(x) or not all(type(n) is int for n in _shape(x) + _shape(node)):
+    # sizes known, but an embedding's ids (its result's leading dims) may have symbolic ones
+    if not _is_node(x) or not all(type(n) is int for n in _shape(x) + _shape(node)[-1 if name == "Embedding" else 0:]):
         return False
     out = _dtype(node)
     if out not in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32)):
@@ -121,10 +123,11 @@ def supported(node):
     return len(vshape) <= len(domain) and all(v in (1, d) for v, d in zip(vshape[::-1], domain[::-1]))
 
 
-def error(node, bad, where):
-    """Eager's IndexError for the entry ``bad`` the kernel of ``node`` refused at ``where``."""
+def error(node, bad, where, sizes=None):
+    """Eager's IndexError for the entry ``bad`` the kernel of ``node`` refused at ``where``
+    (``sizes``: the values of the size symbols, in a graph with them)."""
     if node.target.name == "Embedding":
-        ids = _shape(node.args[1])
+        ids = evaluate(_shape(node.args[1]), sizes or {})
         return id_out_of_range(bad, tuple(int(i) for i in np.unravel_index(where, ids)), _shape(node.args[0])[0])
     shape = node.kwargs["shape"] if node.target.name == "IndexBackward" else _shape(node.args[0])
     return IndexError(f"index {bad} is out of bounds for dimension {where} with size {shape[where]}")
@@ -154,7 +157,7 @@ def index_kernel(src, node, fname, ctypes):
     lines.insert(0, f"/* {what} -> {list(out.shape)}: {node.name} */")
     if name == "Index" or name == "Embedding":
         lines.append(f"    const {t}* restrict x = {src.pointer(addressed)};")
-    n = int(np.prod(out.shape))
+    n = math.prod(out.shape)
     if name == "IndexBackward":  # zeros, then the gradient added at the index
         g = plan.loc[node.args[0]]
         lines += [f"    const {t}* restrict g = {src.pointer(g)};",

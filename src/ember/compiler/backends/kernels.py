@@ -177,6 +177,7 @@ ELEMENTWISE = {
     "Acosh": lambda a, k, d: f"{_em('acosh', d)}({a[0]})",
     "Atanh": lambda a, k, d: f"{_em('atanh', d)}({a[0]})",
     "Atan": lambda a, k, d: f"{_em('atan', d)}({a[0]})",
+    "Tan": lambda a, k, d: f"{_em('tan', d)}({a[0]})",  # float32 only (kind_of); see cgen._loop_kernel
     "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
     "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
     "Softplus": _softplus,
@@ -486,6 +487,8 @@ def kind_of(node, have_blas):
     if name in gather.OPS:
         return "gather" if gather.supported(node) else None
     if name in ELEMENTWISE:
+        if name == "Tan" and _dtype(node) != np.float32:
+            return None  # libm's scalar tan would be slower than NumPy's vector loop
         if name == "Pow" and hasattr(node.args[1], "meta"):
             return None
         if name == "Normalize" and not hasattr(node.args[1], "meta"):

@@ -31,9 +31,9 @@ from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, oper
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands", "SYMBOLIC_KINDS"]
 
 # The kernels whose generators compute every size, stride and trip count from symbolic sizes.
-SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm",
-                            "cross_entropy", "cross_entropy_backward", "norm_stats", "norm_backward",
-                            "result", "bmm", "attention", "softmax_grad", "embedding_backward"})
+SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm", "cross_entropy",
+                            "cross_entropy_backward", "norm_stats", "norm_backward", "result", "bmm", "attention",
+                            "softmax_grad", "embedding_backward", "scatter", "index"})  # index: Embedding
 
 
 class Storage:
@@ -234,9 +234,9 @@ def _slice_loc(index, src):
     return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
 
 
-def scatter_loc(node, out):
-    """Where IndexBackward's gradient lands inside its zeroed output ``out``."""
-    return _slice_loc(tuple(node.kwargs["index"]), out)
+def scatter_loc(node, out=None):
+    """Where IndexBackward's gradient lands inside its zeroed output ``out`` (C-ordered if None)."""
+    return _slice_loc(tuple(node.kwargs["index"]), out or Loc(None, node.meta["shape"], contiguous_strides(node.meta["shape"]), None))
 
 
 def _view_loc(node, src):
@@ -382,8 +382,7 @@ def batched_operands(node, loc):
 
 
 def _blas_layout(strides, rows, cols):
-    """("N" or "T", leading dimension) for a row-major operand, or None when BLAS cannot
-    read it directly."""
+    """("N" or "T", leading dimension) for a row-major operand, or None when BLAS cannot read it."""
     if strides is None:
         return None
     s0, s1 = strides
@@ -588,7 +587,8 @@ def make_plan(graph, have_blas):
             plan.kind[node] = kind_of(node, have_blas) if node.op == "call_op" else None
         except SymbolicSizeError:  # its kernel's rule needs a size the graph leaves symbolic
             plan.kind[node] = None
-        if graph.symbols and plan.kind[node] not in SYMBOLIC_KINDS and not _sizes_fixed(node):
+        if graph.symbols and not _sizes_fixed(node) and (plan.kind[node] not in SYMBOLIC_KINDS or (
+                plan.kind[node] == "scatter" and scatter_loc(node) is None)):  # (pos[:T]'s gradient)
             plan.kind[node] = None
     inline_into_reductions(plan, escaping)
     gather_scatters(plan, escaping)

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["loop_nest", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
+__all__ = ["loop_nest", "row_loops", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
            "runtime_headers", "FLAGS", "unit_flags", "simd_reduction"]
 
 # IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
@@ -146,6 +146,22 @@ def loop_nest(loop_vars, sizes, statement):
     lines = [f"{'    ' * (d + 1)}for (long {v} = 0; {v} < {n}; {v}++)"
              for d, (v, n) in enumerate(zip(loop_vars, sizes))]
     return lines + [f"{'    ' * (len(lines) + 1)}{statement}"]
+
+
+def row_loops(dims, loop_vars, body, parallel):
+    """C lines of the loops of a fused elementwise kernel (cgen._loop_kernel), the outer over
+    rows r0..r1, around ``body``; ``parallel``: OpenMP threads over the outer loop (a string:
+    the pragma's clause)."""
+    lines = [f"    #pragma omp parallel for{'' if parallel is True else ' ' + parallel}"] if parallel else []
+    indent = "    "
+    for d, (v, n) in enumerate(zip(loop_vars, dims)):
+        lo, hi = ("r0", "r1") if d == 0 else ("0", str(n))
+        if d == len(dims) - 1:
+            lines.append(indent + "#pragma GCC ivdep")
+        lines.append(f"{indent}for (long {v} = {lo}; {v} < {hi}; {v}++) {{")
+        indent += "    "
+    lines += [indent + ln for ln in body]
+    return lines + ["    " * (len(dims) - d) + "}" for d in range(len(dims))]
 
 
 @functools.lru_cache(maxsize=None)
