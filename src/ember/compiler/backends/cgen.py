@@ -28,8 +28,7 @@ from .toolchain import loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
-# Loops over at least this many elements get an OpenMP pragma; smaller ones stay on one thread
-# (waking a team costs microseconds).
+# Loops over at least this many elements get an OpenMP pragma (waking a team costs microseconds).
 OMP_MIN_ELEMENTS = 1 << 20
 _HEADER = '#include "ember_graph.h"\n'
 _GLOBALS = """em_sgemm_t em_sgemm;
@@ -91,9 +90,8 @@ class _Body:
     def __init__(self, src, members, domain, index_of):
         self.src, self.members, self.domain, self.index_of = src, members, domain, index_of
         self.lines, self.names = [], {}
-        # Loads of values the loop reads at one address (0-d operands: Adam's step count) go
-        # before the loops: the compiler cannot hoist them past stores that may alias, and
-        # the math on them (Adam's bias corrections, powf) stays invariant only then.
+        # Loads at one address (0-d operands: Adam's step count) go before the loops: the compiler
+        # cannot hoist them past stores that may alias (nor the math on them: bias corrections).
         self.invariant = []
 
     def operand(self, a, node):
@@ -575,8 +573,7 @@ class CSource:
     """The C of one graph: ``str()`` is the whole program; :meth:`units` cuts it into
     translation units that compile in parallel (and are cached each on its own)."""
 
-    # A unit smaller than this is not worth its own compiler process (~0.06 s of CPU to start
-    # one on the runtime headers).
+    # A unit smaller than this is not worth its own compiler process (~0.06 s of CPU to start).
     MIN_UNIT_CHARS = 10_000
 
     def __init__(self, head, kernels, main):
