@@ -65,22 +65,10 @@ def sort_kernel(src, node, fname, ctypes, results):
         return _topk_kernel(src, node, fname, ctypes, results)
     dim, descending = node.kwargs["dim"] % len(x.shape), bool(node.kwargs.get("descending", False))
     t, n = ctypes[x.dtype], x.shape[dim]
-    loops = [f"i{d}" for d in range(len(x.shape))]
-    names = {0: ("v", t), 1: ("ix", "int64_t")}
-    lines = [f"/* {node.target.name} along dim {dim} of {list(x.shape)}"
-             f"{', descending' if descending else ''} (stable): {node.name} */",
-             f"static int {fname}(void** restrict p) {{",
-             f"    const {t}* restrict x = {src.pointer(x)};",
-             f"    {t}* key = malloc({n} * sizeof({t}));",
-             f"    int64_t* pos = malloc({2 * n} * sizeof(int64_t));",
-             "    if (!key || !pos) { free(key); free(pos); em_bad_where = -1; return 1; }"]
-    for r, loc in results.items():
-        lines.append(f"    {names[r][1]}* restrict {names[r][0]} = {src.pointer(loc)} + {loc.offset};")
-    lines += [f"    for (long {v} = 0; {v} < {1 if d == dim else m}; {v}++)" for d, (v, m) in enumerate(zip(loops, x.shape))]
-    lines += ["    {",
-              f"        const {t}* row = x + {_at(x.offset, x.strides, loops)};",
-              f"        for (long j = 0; j < {n}; j++) key[j] = row[j*{x.strides[dim]}];",
-              f"        int64_t* a_ = pos; int64_t* b_ = pos + {n};",
+    names, loops, lines = _row_head(src, x, dim, fname, t, ("pos", 2 * n), results,
+                                    f"/* {node.target.name} along dim {dim} of {list(x.shape)}"
+                                    f"{', descending' if descending else ''} (stable): {node.name} */")
+    lines += [f"        int64_t* a_ = pos; int64_t* b_ = pos + {n};",
               f"        for (long s = 0; s < {n}; s += 16) {{  /* insertion sort of each run of 16 */",
               f"            long e = s + 16 < {n} ? s + 16 : {n};",
               "            for (long i = s; i < e; i++) {",
@@ -119,28 +107,35 @@ def _sift_down(descending, k):
             "}"]
 
 
+def _row_head(src, x, dim, fname, t, scratch, results, comment):
+    """The opening both kernels share: ``comment``, the function, a ``key`` row and the int64
+    work array ``scratch`` = (name, length) from malloc, the results' pointers (``v``: values,
+    ``ix``: positions), and the loops over every row along ``dim`` with the row copied into
+    ``key``. Returns (names, loop variables, lines)."""
+    (work, count), loops = scratch, [f"i{d}" for d in range(len(x.shape))]
+    names = {0: ("v", t), 1: ("ix", "int64_t")}
+    lines = [comment, f"static int {fname}(void** restrict p) {{",
+             f"    const {t}* restrict x = {src.pointer(x)};",
+             f"    {t}* key = malloc({x.shape[dim]} * sizeof({t}));",
+             f"    int64_t* {work} = malloc({count} * sizeof(int64_t));",
+             f"    if (!key || !{work}) {{ free(key); free({work}); em_bad_where = -1; return 1; }}"]
+    lines += [f"    {names[r][1]}* restrict {names[r][0]} = {src.pointer(loc)} + {loc.offset};" for r, loc in results.items()]
+    lines += [f"    for (long {v} = 0; {v} < {1 if d == dim else m}; {v}++)" for d, (v, m) in enumerate(zip(loops, x.shape))]
+    lines += ["    {", f"        const {t}* row = x + {_at(x.offset, x.strides, loops)};",
+              f"        for (long j = 0; j < {x.shape[dim]}; j++) key[j] = row[j*{x.strides[dim]}];"]
+    return names, loops, lines
+
+
 def _topk_kernel(src, node, fname, ctypes, results):
     """C lines of ``fname`` writing Topk's values (result 0) and indices (1) as Sort's first k."""
     x = src.plan.loc[node.args[0]]
     dim, k = node.kwargs["dim"] % len(x.shape), node.kwargs["k"]
     descending = bool(node.kwargs.get("largest", True))
     t, n = ctypes[x.dtype], x.shape[dim]
-    loops = [f"i{d}" for d in range(len(x.shape))]
-    names = {0: ("v", t), 1: ("ix", "int64_t")}
-    lines = [f"/* Topk: {k} {'largest' if descending else 'smallest'} along dim {dim} of {list(x.shape)}"
-             f" (ties in index order): {node.name} */",
-             f"static int {fname}(void** restrict p) {{",
-             f"    const {t}* restrict x = {src.pointer(x)};",
-             f"    {t}* key = malloc({n} * sizeof({t}));",
-             f"    int64_t* h = malloc({k} * sizeof(int64_t));",
-             "    if (!key || !h) { free(key); free(h); em_bad_where = -1; return 1; }"]
-    for r, loc in results.items():
-        lines.append(f"    {names[r][1]}* restrict {names[r][0]} = {src.pointer(loc)} + {loc.offset};")
-    lines += [f"    for (long {v} = 0; {v} < {1 if d == dim else m}; {v}++)" for d, (v, m) in enumerate(zip(loops, x.shape))]
-    lines += ["    {",
-              f"        const {t}* row = x + {_at(x.offset, x.strides, loops)};",
-              f"        for (long j = 0; j < {n}; j++) key[j] = row[j*{x.strides[dim]}];",
-              f"        for (long j = 0; j < {k}; j++) {{  /* the first k, heaped by sifting each up */",
+    names, loops, lines = _row_head(src, x, dim, fname, t, ("h", k), results,
+                                    f"/* Topk: {k} {'largest' if descending else 'smallest'} along dim {dim} of "
+                                    f"{list(x.shape)} (ties in index order): {node.name} */")
+    lines += [f"        for (long j = 0; j < {k}; j++) {{  /* the first k, heaped by sifting each up */",
               "            h[j] = j;",
               "            for (long c = j; c > 0;) {",
               "                long r = (c - 1) / 2;",
