@@ -5,14 +5,12 @@ It sits below both (beside the grad modes) so that the engine reads it without i
 ops; ``_ops.core`` re-exports both lists, which is where the systems above find them.
 """
 
-__all__ = ["OBSERVERS", "INPUT_CASTS", "META", "observed_range"]
+__all__ = ["OBSERVERS", "Observer", "INPUT_CASTS", "META", "observed_range"]
 
-# Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer): each has
-# ``op_enter(op, inputs, attrs)`` and ``op_exit(op, inputs, attrs, output)``, and may have
-# ``op_write(tensor, value)`` (an in-place write), ``node_enter(node)``/``node_exit(node)``
-# (the engine running a graph node) and ``begin(name)``/``end(event)`` (a named range). The
-# list is only mutated in place, so its truthiness is the one check an op pays when nobody is
-# watching.
+# Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer, forward
+# AD): each is an ``Observer`` (below), and may also have ``op_write(tensor, value)`` (an
+# in-place write) and ``begin(name)``/``end(event)`` (a named range). The list is only mutated
+# in place, so its truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
 # At most one function ``(op, inputs) -> inputs`` that recasts an op's inputs before it runs:
 # autocast's, inside an enabled ``ember.autocast`` region (ember.amp). Empty otherwise, so an
@@ -21,6 +19,25 @@ INPUT_CASTS = []
 # Non-empty once the default device was the ``meta`` one (``with device("meta")``,
 # ``set_default_device``): until then a factory given no device pays one list check.
 META = []
+
+
+class Observer:
+    """What an entry of ``OBSERVERS`` is called with: the dispatcher calls ``op_enter`` before
+    and ``op_exit`` after each op it applies (``output`` is None when the op raised), and the
+    backward engine calls ``node_enter``/``node_exit`` around each graph node it runs. Each call
+    does nothing here: an observer overrides the ones it watches."""
+
+    def op_enter(self, op, inputs, attrs):
+        """Before ``op`` runs on ``inputs`` (a tuple) with keyword ``attrs`` (a dict)."""
+
+    def op_exit(self, op, inputs, attrs, output):
+        """After ``op`` ran: ``output`` is its result (a tuple for several), None if it raised."""
+
+    def node_enter(self, node):
+        """Before the backward engine runs autograd ``node``."""
+
+    def node_exit(self, node):
+        """After the backward engine ran ``node`` (also when it raised)."""
 
 
 def observed_range(name, fn, *args):

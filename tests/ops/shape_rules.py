@@ -8,21 +8,12 @@ import contextlib
 from ember._ops import core
 
 
-class RuleChecker:
+class RuleChecker(core.Observer):
     """Collects ``(op name, predicted, actual)`` for every call whose rule disagrees with its
     kernel (or raises where the kernel did not), and the set of ops it saw."""
 
     def __init__(self):
         self.seen, self.mismatches = set(), []
-
-    def op_enter(self, op, inputs, attrs):
-        pass
-
-    def node_enter(self, node):
-        pass
-
-    def node_exit(self, node):
-        pass
 
     def op_exit(self, op, inputs, attrs, output):
         if output is None:

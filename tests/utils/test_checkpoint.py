@@ -70,6 +70,27 @@ def test_gradients_match_torch_checkpoint_with_closures_kwargs_and_autograd_grad
     assert_close(gx, tgx)
 
 
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_a_segment_that_runs_a_backward_of_its_own_as_torch(use_reentrant):
+    # The segment's first run is watched by a dispatch observer; a backward inside it (a gradient
+    # penalty, an inner optimisation) reached that observer without node_enter: AttributeError.
+    def segment(lib):
+        def f(x):
+            with lib.enable_grad():
+                z = x.detach().requires_grad_()
+                g, = lib.autograd.grad((z * z).sum(), z)
+            return x * g
+        return f
+    x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    tx = to_torch(x)
+    out = checkpoint(segment(ember), x, use_reentrant=use_reentrant)
+    tout = torch.utils.checkpoint.checkpoint(segment(torch), tx, use_reentrant=use_reentrant)
+    assert_close(out, tout)
+    out.sum().backward()
+    tout.sum().backward()
+    assert_close(x.grad, tx.grad)
+
+
 def test_decorator_form_and_the_use_reentrant_warning():
     calls = []
 

@@ -50,7 +50,7 @@ def check_same_meta(first, second, what, exc=RuntimeError):
             raise exc(f"{what} output {i} differ in dtype: {a.dtype} vs {b.dtype}")
 
 
-class _Reads:
+class _Reads(_core.Observer):
     """An observer of op dispatch (``ember._ops.core.OBSERVERS``) collecting the tensors its ops
     read that were made before it started: operands, closure tensors, module parameters."""
 
@@ -67,12 +67,6 @@ class _Reads:
         for o in output if isinstance(output, tuple) else (output,):
             if isinstance(o, Tensor):
                 self.made.add(id(o))
-
-    def node_enter(self, node):
-        pass
-
-    def node_exit(self, node):
-        pass
 
 
 # (caller's key, operand metadata) -> what a function reads: operand positions, weak references

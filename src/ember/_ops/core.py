@@ -15,13 +15,13 @@ from .. import _backend
 from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
-from .._dispatch_state import INPUT_CASTS, OBSERVERS, observed_range
+from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
 from .._dtype import can_cast, get_default_dtype, result_type
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 
-__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "INPUT_CASTS", "observed_range",
+__all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
            "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording", "record",
            "replay"]

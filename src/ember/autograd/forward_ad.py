@@ -16,7 +16,7 @@ import re
 from typing import NamedTuple, Optional
 
 from .._tensor import Tensor
-from .._ops.core import OBSERVERS, record, replay
+from .._ops.core import OBSERVERS, Observer, record, replay
 from .._ops.names import torch_name
 from .engine import grad
 from .grad_mode import DUAL, STATE, Tangents
@@ -148,19 +148,10 @@ def moved(old, new):
             DUAL.tangents[new] = tangent
 
 
-class _Observer:
+class _Observer(Observer):
     """The dispatcher's observer while a dual level is open: after each op on dual tensors,
     gives the results their tangents; after each in-place write, updates the written tensor's."""
     busy = False  # computing a tangent: the ops that takes are not themselves watched
-
-    def op_enter(self, op, inputs, attrs):
-        pass
-
-    def node_enter(self, node):
-        pass
-
-    def node_exit(self, node):
-        pass
 
     def op_exit(self, op, inputs, attrs, out):
         if self.busy or out is None or not op.differentiable:

@@ -89,7 +89,7 @@ def user_frame():
     return "<ember>"
 
 
-class Tracer:
+class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
 
     def __init__(self, known, fullgraph):
@@ -115,10 +115,6 @@ class Tracer:
         self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
 
     # ---- observer protocol ------------------------------------------------------------------
-    def op_enter(self, op, inputs, attrs):
-        """The dispatcher's observer call before an op runs: nothing to record yet."""
-        pass
-
     def op_exit(self, op, inputs, attrs, output):
         """Records the op that just ran as a ``call_op`` node on its inputs' nodes (cast as the op
         promotes them), binds its results to the new node, and records an in-place op as the
@@ -294,10 +290,6 @@ class Tracer:
             self.graph_break("backward through a control-flow operator without a recorded backward (while_loop) "
                              "inside the compiled function")
         self.ran_backward = True
-
-    def node_exit(self, node):
-        """The engine's observer call after an autograd node ran: its ops were recorded already."""
-        pass
 
     def hooked_backward(self):
         """Breaks the graph at a backward hook."""

@@ -108,7 +108,7 @@ def _always_record(step):
     return ProfilerAction.RECORD
 
 
-class _Recorder:
+class _Recorder(core.Observer):
     """The dispatch observer of one recording: builds the event tree thread by thread."""
 
     def __init__(self, record_shapes, memory, with_flops, with_stack):

@@ -80,7 +80,7 @@ def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True
     return outs[0] if single and isinstance(outs, tuple) else outs
 
 
-class _ReadTensors:
+class _ReadTensors(core.Observer):
     """Dispatch observer collecting the tensors requiring grad that ops read: under no_grad
     only tensors made outside the segment require grad, so these are its differentiable
     inputs (explicit or closed over)."""
@@ -93,9 +93,6 @@ class _ReadTensors:
             if isinstance(x, Tensor) and x.requires_grad and id(x) not in self._ids:
                 self._ids.add(id(x))
                 self.tensors.append(x)
-
-    def op_exit(self, op, inputs, attrs, output):
-        pass
 
 
 class _Checkpoint(Function):

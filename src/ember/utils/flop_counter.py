@@ -105,7 +105,7 @@ def op_flops(op, inputs, attrs, output, formulas=FORMULAS):
     return formula(*shapes, out_shape=tuple(output.shape), **attrs)
 
 
-class FlopCounterMode:
+class FlopCounterMode(core.Observer):
     """Counts the FLOPs of the ops run inside ``with FlopCounterMode() as counter:``, overall
     (``"Global"``) and per module path (``"Sequential"``, ``"Sequential.0"``, ...: the outermost
     module called is named by its class, children by attribute). Backward ops count towards
@@ -180,10 +180,6 @@ class FlopCounterMode:
         return rows, flops >= total
 
     # ---- dispatch observer ----------------------------------------------------------------
-    def op_enter(self, op, inputs, attrs):
-        """Called by the dispatcher before each op while counting (an observer); nothing to do."""
-        pass
-
     def op_exit(self, op, inputs, attrs, output):
         """Called by the dispatcher after each op: adds the op's FLOPs (``op_flops``) to the total
         and to each module the op ran in."""
