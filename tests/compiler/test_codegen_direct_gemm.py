@@ -104,8 +104,9 @@ def test_packed_kernel_every_layout_and_tail(monkeypatch):
     """The packed kernel (choice 3) on products that cut every block short: rows that do not
     fill a tile (100 = 16 tiles of 6 and 4; the second block of 96 rows), columns past the last
     whole panel (80 = 64 + 16, 112 = 64 + 48), K in two blocks (300 = 256 + 44), B transposed
-    (Linear's weight), A transposed (packed), a 3-D A folded into rows, a bias and a GELU
-    epilogue: each equals float64's within the dot-product bound."""
+    (Linear's weight), A transposed (packed; a weight gradient's ``X^T @ dY``, through the 8x8
+    shuffles: also in three blocks of rows, 200 = 96 + 96 + 8), a 3-D A folded into rows, a
+    bias and a GELU epilogue: each equals float64's within the dot-product bound."""
     monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (3, 0))
     rng = np.random.default_rng(5)
     b = Builder()
@@ -117,16 +118,19 @@ def test_packed_kernel_every_layout_and_tail(monkeypatch):
     x, w, bias = inp("x", (100, 300)), inp("w", (80, 300)), inp("bias", (80,))
     at, bt = inp("at", (600, 50)), inp("bt", (600, 112))
     x3, sq = inp("x3", (4, 50, 160)), inp("sq", (160, 128))
+    xt, dy = inp("xt", (300, 200)), inp("dy", (300, 64))
     outs = [b.call("Addmm", bias, x, b.call("Permute", w, dims=(1, 0))),
             b.call("Gelu", b.call("Matmul", b.call("Permute", at, dims=(1, 0)), bt)),
-            b.call("Matmul", b.call("View", x3, shape=(200, 160)), sq)]
+            b.call("Matmul", b.call("View", x3, shape=(200, 160)), sq),
+            b.call("Matmul", b.call("Permute", xt, dims=(1, 0)), dy)]
     g = b.output(*outs)
     fn = compile_graph(g, {})
     assert fn.c_source.count("_bp[") >= 3 and "_ap[" in fn.c_source and "em_pack_b(B, 1, 300, " in fn.c_source
     got = fn([b.values[p].copy() for p in g.placeholders])
     v = {k: arr.astype(np.float64) for k, arr in arrays.items()}
     eps = np.finfo(np.float32).eps
-    for i, (lhs, rhs) in enumerate([(v["x"], v["w"].T), (v["at"].T, v["bt"]), (v["x3"].reshape(200, 160), v["sq"])]):
+    products = [(v["x"], v["w"].T), (v["at"].T, v["bt"]), (v["x3"].reshape(200, 160), v["sq"]), (v["xt"].T, v["dy"])]
+    for i, (lhs, rhs) in enumerate(products):
         ref = lhs @ rhs + (v["bias"] if i == 0 else 0)
         bound = (lhs.shape[1] + 1) * eps * (np.abs(lhs) @ np.abs(rhs) + (np.abs(v["bias"]) if i == 0 else 0))
         if i == 1:  # GELU's slope is at most 1.13; its own float32 rounding a few eps
