@@ -10,6 +10,7 @@ from ember import nn
 from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
 from ember.compiler import backends
+from ember.compiler.backends import c as c_backend
 from ember.compiler.backends import toolchain
 from ember.fx.experimental.dynamic_spec import STATIC, ShapeVar, TensorSpec, dynamic_spec
 
@@ -216,3 +217,92 @@ def test_dynamic_embedding_lookup_runs_in_c_and_raises_as_eager(c_builds):
     with pytest.raises(IndexError) as ours:
         compiled(ids)
     assert str(ours.value) == str(eager.value) and "position (2, 4)" in str(ours.value)
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """The plans the C backend made, in order (their kernels of kind "python" run as NumPy)."""
+    made, make_plan = [], c_backend.make_plan
+    monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: made.append(make_plan(*a, **k)) or made[-1])
+    return made
+
+
+def _numpy_nodes(plans):
+    return [n.target.name for plan in plans for k in plan.kernels if k.kind == "python" for n in k.nodes]
+
+
+def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
+    # pos[1:T + 1] (a GPT's position table cut to the sequence's length) and its gradient (the rows
+    # copied into a zeroed table) are views and copies with symbolic bounds in C: one graph for
+    # every length >= 2 with nothing left to NumPy; 1 and the largest equal eager's too.
+    ember.manual_seed(6)
+    tokens, positions = nn.Embedding(11, 8), nn.Parameter(ember.randn(16, 8))
+
+    def loss(ids):
+        return ((tokens(ids) + positions[1:ids.shape[1] + 1]) ** 2).sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(6)
+    sizes = [(3, 5), (2, 7), (4, 3), (2, 15), (5, 4)]
+    for b, t in sizes + [(1, 2), (3, 2), (2, 1), (4, 15)]:
+        ids = ember.tensor(rng.integers(0, 11, (b, t)))
+        mark_dynamic(ids, 0, min=0, max=8)
+        mark_dynamic(ids, 1, min=0, max=15)
+        got = []
+        for fn in (compiled, loss):
+            tokens.weight.grad = positions.grad = None
+            value = fn(ids)
+            value.backward()
+            got.append([value.detach().numpy(), tokens.weight.grad.numpy().copy(), positions.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert sum(counters["recompiles"].values()) == 0
+            assert _numpy_nodes(plans) == []
+            assert "zeros, then g into the view -> [16, 8]" in c_builds[1].c_source
+
+
+def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans):
+    # x[arange(B), y] (a row's pick) and w[ids] of symbolic length, with their gradients (sums
+    # at the index), are the C index kernels at sizes given at run time: one graph for every
+    # size >= 2, nothing left to NumPy; 0, 1 and the largest equal eager's too, and a bad index
+    # raises eager's IndexError from the C.
+    ember.manual_seed(7)
+    w = nn.Parameter(ember.randn(10, 8))
+
+    def loss(x, ids, y):
+        return (x[ember.arange(x.shape[0]), y] ** 2).sum() + (w[ids] ** 2).sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(7)
+
+    def inputs(n):
+        x = ember.tensor(rng.standard_normal((n, 6)).astype(np.float32), requires_grad=True)
+        tensors = x, ember.tensor(rng.integers(-10, 10, n + 1)), ember.tensor(rng.integers(0, 6, n))
+        for t in tensors:
+            mark_dynamic(t, 0, min=0, max=17)
+        return tensors
+    sizes = [3, 5, 2, 16, 4]
+    for n in sizes + [1, 0, 16]:
+        x, ids, y = inputs(n)
+        got = []
+        for fn in (compiled, loss):
+            x.grad = w.grad = None
+            value = fn(x, ids, y)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy(), w.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{n}")
+        if n == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert _numpy_nodes(plans) == []
+            assert "Index [const, y] (indices broadcast to [em_S0]) -> [em_S0]" in c_builds[0].c_source
+            assert "IndexBackward [ids, :] (indices broadcast to [em_S1]) -> [10, 8]" in c_builds[1].c_source
+    x, ids, y = inputs(7)
+    ids[3] = 10
+    with pytest.raises(IndexError) as eager:
+        loss(x, ids, y)
+    with pytest.raises(IndexError) as ours:
+        compiled(x, ids, y)
+    assert str(ours.value) == str(eager.value)
