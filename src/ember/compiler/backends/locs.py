@@ -55,6 +55,7 @@ class Loc:
 
 
 def contiguous_strides(shape):
+    """The strides, in elements, of a C-ordered array of ``shape`` (ints or size expressions)."""
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
@@ -130,6 +131,9 @@ def scatter_loc(node, out=None):
 
 
 def view_loc(node, src):
+    """The Loc of the view ``node`` (a slice, permute, expand, detach, real/imag part, a reshape
+    of contiguous memory, a half of NormStats' buffer) of the value at ``src``, or None where
+    its elements are not ``src``'s at some strides (then it is copied or computed)."""
     shape = tuple(node.meta["shape"])
     if node.target is operator.getitem:  # a result of NormStats: a half of its (2, *kept) buffer
         return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
