@@ -306,3 +306,37 @@ def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans
     with pytest.raises(IndexError) as ours:
         compiled(x, ids, y)
     assert str(ours.value) == str(eager.value)
+
+
+def test_dynamic_batch_cnn_runs_pooling_in_c(c_builds, plans):
+    # A CNN's step with a dynamic batch (the last batch of an epoch is smaller): max pooling,
+    # its argmax and its gradient are C loops over a symbolic number of planes; loss and
+    # every gradient equal eager's at each batch size, 1 and the largest too.
+    ember.manual_seed(8)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, groups=2),
+                          nn.MaxPool2d(3, stride=2, padding=1), nn.Flatten(), nn.Linear(4, 3))
+
+    def loss(x, y):
+        return F.cross_entropy(model(x), y)
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(8)
+    sizes = [3, 5, 2, 8, 4]
+    for n in sizes + [1, 8]:
+        x = ember.tensor(rng.standard_normal((n, 2, 8, 8)).astype(np.float32), requires_grad=True)
+        y = ember.tensor(rng.integers(0, 3, n))
+        mark_dynamic(x, 0, max=8)
+        mark_dynamic(y, 0, max=8)
+        got = []
+        for fn in (compiled, loss):
+            model.zero_grad()
+            x.grad = None
+            value = fn(x, y)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{n}")
+        if n == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert not {"MaxPool", "MaxPoolIndices", "MaxPoolBackward"} & set(_numpy_nodes(plans))
+            assert "max-pool maximum [em_S0, 4, 8, 8] -> [em_S0, 4, 4, 4], kernel (2, 2)" in c_builds[0].c_source
+            assert "max-pool gradient [em_S0, 4, 4, 4] -> [em_S0, 4, 8, 8]" in c_builds[1].c_source
