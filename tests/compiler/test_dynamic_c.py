@@ -310,12 +310,12 @@ def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans
 
 def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
     # A CNN's step with a dynamic batch (the last batch of an epoch is smaller): convolutions
-    # (the direct loops, stride 1 and 2, groups, with their input and weight gradients) and
-    # max pooling (argmax, maximum, gradient) loop over a symbolic batch in C; loss and every
-    # gradient equal eager's at each batch size, 1 and the largest too.
+    # narrow enough for the direct loops (stride 1 and 2, depthwise, 1x1, with their input and
+    # weight gradients) and max pooling (argmax, maximum, gradient) loop over a symbolic batch
+    # in C; loss and every gradient equal eager's at each batch size, 1 and the largest too.
     ember.manual_seed(8)
-    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, groups=2),
-                          nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(4, 6, 1, stride=2, bias=False),
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(3, 3, 3, groups=3),
+                          nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(3, 6, 1, stride=2, bias=False),
                           nn.Flatten(), nn.Linear(6, 3))
 
     def loss(x, y):
@@ -340,7 +340,7 @@ def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
         if n == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
             assert _numpy_nodes(plans) == []
-            assert "direct Conv [em_S0, 2, 8, 8] -> [em_S0, 4, 8, 8], weight [4, 2, 3, 3]" in c_builds[0].c_source
-            assert "direct ConvTranspose [em_S0, 4, 2, 2] -> [em_S0, 4, 4, 4]" in c_builds[1].c_source
-            assert "max-pool maximum [em_S0, 4, 8, 8] -> [em_S0, 4, 4, 4], kernel (2, 2)" in c_builds[0].c_source
-            assert "max-pool gradient [em_S0, 4, 4, 4] -> [em_S0, 4, 8, 8]" in c_builds[1].c_source
+            assert "direct Conv [em_S0, 2, 8, 8] -> [em_S0, 3, 8, 8], weight [3, 2, 3, 3]" in c_builds[0].c_source
+            assert "direct ConvTranspose [em_S0, 3, 2, 2] -> [em_S0, 3, 4, 4]" in c_builds[1].c_source
+            assert "max-pool maximum [em_S0, 3, 8, 8] -> [em_S0, 3, 4, 4], kernel (2, 2)" in c_builds[0].c_source
+            assert "max-pool gradient [em_S0, 3, 4, 4] -> [em_S0, 3, 8, 8]" in c_builds[1].c_source
