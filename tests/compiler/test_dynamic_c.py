@@ -344,3 +344,47 @@ def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
             assert "direct ConvTranspose [em_S0, 3, 2, 2] -> [em_S0, 3, 4, 4]" in c_builds[1].c_source
             assert "max-pool maximum [em_S0, 3, 8, 8] -> [em_S0, 3, 4, 4], kernel (2, 2)" in c_builds[0].c_source
             assert "max-pool gradient [em_S0, 3, 4, 4] -> [em_S0, 3, 8, 8]" in c_builds[1].c_source
+
+
+class _MaskedAttention(nn.Module):
+    """nanoGPT's causal mask: a (1, 1, block, block) buffer cut to the length, bias[:, :, :T, :T];
+    minGPT's position table pos[:, :T, :]; q, k, v split from one projection and unsqueezed."""
+
+    def __init__(self, width=8, block=16):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+        self.register_buffer("bias", ember.tril(ember.ones(block, block)).view(1, 1, block, block))
+        self.pos = nn.Parameter(ember.randn(1, block, width) * 0.1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x + self.pos[:, :T, :]).split(C, dim=2)
+        att = (q.unsqueeze(1) @ k.unsqueeze(1).transpose(-2, -1)) * C ** -0.5
+        att = F.softmax(att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf")), dim=-1)
+        return (att @ v.unsqueeze(1)).square().sum()
+
+
+def test_dynamic_causal_mask_and_position_slices_run_in_c(c_builds, plans):
+    # Two symbolic bounds in one slice of a buffer, and unsqueezes of strided splits (a view
+    # with a stride-0 dim of 1, not a copy): nothing left to NumPy; equal to eager at every length.
+    ember.manual_seed(9)
+    model = _MaskedAttention()
+    compiled = ember.compile(model)
+    rng = np.random.default_rng(9)
+    sizes = [(2, 5), (3, 7), (2, 3), (4, 16), (2, 9)]
+    for b, t in sizes + [(1, 1), (3, 16)]:
+        x = ember.tensor(rng.standard_normal((b, t, 8)).astype(np.float32), requires_grad=True)
+        mark_dynamic(x, 0, max=4)
+        mark_dynamic(x, 1, max=16)
+        got = []
+        for fn in (compiled, model):
+            model.zero_grad()
+            x.grad = None
+            value = fn(x)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2
+            assert _numpy_nodes(plans) == []

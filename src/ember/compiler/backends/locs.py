@@ -158,4 +158,16 @@ def view_loc(node, src):
         return Loc(src.storage, shape, strides, src.dtype, src.offset)
     if src.contiguous:  # reshape of contiguous memory
         return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
-    return None
+    return _ones_changed(src, shape)
+
+
+def _ones_changed(src, shape):
+    """The Loc of strided ``src`` reshaped to ``shape`` where that only inserts or drops dims
+    of size 1 (``q.unsqueeze(1)`` of a split): the other dims keep their strides; else None."""
+    kept = [(n, s) for n, s in zip(src.shape, src.strides) if isinstance(n, Expr) or n != 1]
+    if [n for n, _ in kept] != [n for n in shape if isinstance(n, Expr) or n != 1]:
+        return None
+    strides, rest = [], iter(kept)
+    for n in shape:
+        strides.append(0 if not isinstance(n, Expr) and n == 1 else next(rest)[1])
+    return Loc(src.storage, shape, strides, src.dtype, src.offset)
