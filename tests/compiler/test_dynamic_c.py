@@ -10,6 +10,7 @@ from ember import nn
 from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
 from ember.compiler import backends
+from ember.compiler.backends import c as c_backend
 from ember.compiler.backends import toolchain
 from ember.fx.experimental.dynamic_spec import STATIC, ShapeVar, TensorSpec, dynamic_spec
 
@@ -216,3 +217,174 @@ def test_dynamic_embedding_lookup_runs_in_c_and_raises_as_eager(c_builds):
     with pytest.raises(IndexError) as ours:
         compiled(ids)
     assert str(ours.value) == str(eager.value) and "position (2, 4)" in str(ours.value)
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """The plans the C backend made, in order (their kernels of kind "python" run as NumPy)."""
+    made, make_plan = [], c_backend.make_plan
+    monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: made.append(make_plan(*a, **k)) or made[-1])
+    return made
+
+
+def _numpy_nodes(plans):
+    return [n.target.name for plan in plans for k in plan.kernels if k.kind == "python" for n in k.nodes]
+
+
+def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
+    # pos[1:T + 1] (a GPT's position table cut to the sequence's length) and its gradient (the rows
+    # copied into a zeroed table) are views and copies with symbolic bounds in C: one graph for
+    # every length >= 2 with nothing left to NumPy; 1 and the largest equal eager's too.
+    ember.manual_seed(6)
+    tokens, positions = nn.Embedding(11, 8), nn.Parameter(ember.randn(16, 8))
+
+    def loss(ids):
+        return ((tokens(ids) + positions[1:ids.shape[1] + 1]) ** 2).sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(6)
+    sizes = [(3, 5), (2, 7), (4, 3), (2, 15), (5, 4)]
+    for b, t in sizes + [(1, 2), (3, 2), (2, 1), (4, 15)]:
+        ids = ember.tensor(rng.integers(0, 11, (b, t)))
+        mark_dynamic(ids, 0, min=0, max=8)
+        mark_dynamic(ids, 1, min=0, max=15)
+        got = []
+        for fn in (compiled, loss):
+            tokens.weight.grad = positions.grad = None
+            value = fn(ids)
+            value.backward()
+            got.append([value.detach().numpy(), tokens.weight.grad.numpy().copy(), positions.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert sum(counters["recompiles"].values()) == 0
+            assert _numpy_nodes(plans) == []
+            assert "zeros, then g into the view -> [16, 8]" in c_builds[1].c_source
+
+
+def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans):
+    # x[arange(B), y] (a row's pick) and w[ids] of symbolic length, with their gradients (sums
+    # at the index), are the C index kernels at sizes given at run time: one graph for every
+    # size >= 2, nothing left to NumPy; 0, 1 and the largest equal eager's too, and a bad index
+    # raises eager's IndexError from the C.
+    ember.manual_seed(7)
+    w = nn.Parameter(ember.randn(10, 8))
+
+    def loss(x, ids, y):
+        return (x[ember.arange(x.shape[0]), y] ** 2).sum() + (w[ids] ** 2).sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(7)
+
+    def inputs(n):
+        x = ember.tensor(rng.standard_normal((n, 6)).astype(np.float32), requires_grad=True)
+        tensors = x, ember.tensor(rng.integers(-10, 10, n + 1)), ember.tensor(rng.integers(0, 6, n))
+        for t in tensors:
+            mark_dynamic(t, 0, min=0, max=17)
+        return tensors
+    sizes = [3, 5, 2, 16, 4]
+    for n in sizes + [1, 0, 16]:
+        x, ids, y = inputs(n)
+        got = []
+        for fn in (compiled, loss):
+            x.grad = w.grad = None
+            value = fn(x, ids, y)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy(), w.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{n}")
+        if n == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert _numpy_nodes(plans) == []
+            assert "Index [const, y] (indices broadcast to [em_S0]) -> [em_S0]" in c_builds[0].c_source
+            assert "IndexBackward [ids, :] (indices broadcast to [em_S1]) -> [10, 8]" in c_builds[1].c_source
+    x, ids, y = inputs(7)
+    ids[3] = 10
+    with pytest.raises(IndexError) as eager:
+        loss(x, ids, y)
+    with pytest.raises(IndexError) as ours:
+        compiled(x, ids, y)
+    assert str(ours.value) == str(eager.value)
+
+
+def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
+    # A CNN's step with a dynamic batch (the last batch of an epoch is smaller): convolutions
+    # narrow enough for the direct loops (stride 1 and 2, depthwise, 1x1, with their input and
+    # weight gradients) and max pooling (argmax, maximum, gradient) loop over a symbolic batch
+    # in C; loss and every gradient equal eager's at each batch size, 1 and the largest too.
+    ember.manual_seed(8)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(3, 3, 3, groups=3),
+                          nn.MaxPool2d(3, stride=2, padding=1), nn.Conv2d(3, 6, 1, stride=2, bias=False),
+                          nn.Flatten(), nn.Linear(6, 3))
+
+    def loss(x, y):
+        return F.cross_entropy(model(x), y)
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(8)
+    sizes = [3, 5, 2, 8, 4]
+    for n in sizes + [1, 8]:
+        x = ember.tensor(rng.standard_normal((n, 2, 8, 8)).astype(np.float32), requires_grad=True)
+        y = ember.tensor(rng.integers(0, 3, n))
+        mark_dynamic(x, 0, max=8)
+        mark_dynamic(y, 0, max=8)
+        got = []
+        for fn in (compiled, loss):
+            model.zero_grad()
+            x.grad = None
+            value = fn(x, y)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{n}")
+        if n == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+            assert _numpy_nodes(plans) == []
+            assert "direct Conv [em_S0, 2, 8, 8] -> [em_S0, 3, 8, 8], weight [3, 2, 3, 3]" in c_builds[0].c_source
+            assert "direct ConvTranspose [em_S0, 3, 2, 2] -> [em_S0, 3, 4, 4]" in c_builds[1].c_source
+            assert "max-pool maximum [em_S0, 3, 8, 8] -> [em_S0, 3, 4, 4], kernel (2, 2)" in c_builds[0].c_source
+            assert "max-pool gradient [em_S0, 3, 4, 4] -> [em_S0, 3, 8, 8]" in c_builds[1].c_source
+
+
+class _MaskedAttention(nn.Module):
+    """nanoGPT's causal mask: a (1, 1, block, block) buffer cut to the length, bias[:, :, :T, :T];
+    minGPT's position table pos[:, :T, :]; q, k, v split from one projection and unsqueezed."""
+
+    def __init__(self, width=8, block=16):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+        self.register_buffer("bias", ember.tril(ember.ones(block, block)).view(1, 1, block, block))
+        self.pos = nn.Parameter(ember.randn(1, block, width) * 0.1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x + self.pos[:, :T, :]).split(C, dim=2)
+        att = (q.unsqueeze(1) @ k.unsqueeze(1).transpose(-2, -1)) * C ** -0.5
+        att = F.softmax(att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf")), dim=-1)
+        return (att @ v.unsqueeze(1)).square().sum()
+
+
+def test_dynamic_causal_mask_and_position_slices_run_in_c(c_builds, plans):
+    # Two symbolic bounds in one slice of a buffer, and unsqueezes of strided splits (a view
+    # with a stride-0 dim of 1, not a copy): nothing left to NumPy; equal to eager at every length.
+    ember.manual_seed(9)
+    model = _MaskedAttention()
+    compiled = ember.compile(model)
+    rng = np.random.default_rng(9)
+    sizes = [(2, 5), (3, 7), (2, 3), (4, 16), (2, 9)]
+    for b, t in sizes + [(1, 1), (3, 16)]:
+        x = ember.tensor(rng.standard_normal((b, t, 8)).astype(np.float32), requires_grad=True)
+        mark_dynamic(x, 0, max=4)
+        mark_dynamic(x, 1, max=16)
+        got = []
+        for fn in (compiled, model):
+            model.zero_grad()
+            x.grad = None
+            value = fn(x)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in model.parameters()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{(b, t)}")
+        if (b, t) == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2
+            assert _numpy_nodes(plans) == []

@@ -103,3 +103,33 @@ def test_grad_of_grad_after_two_calls_that_update_running_statistics():
         for got, want in zip(*results):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"call {call}")
         np.testing.assert_allclose(model[1].running_var.numpy(), reference[1].running_var.numpy(), rtol=1e-6)
+
+
+
+def _input_gradient(lib, model, x):
+    """d model(x).sum() / d x, with history (create_graph=True): a gradient penalty's term."""
+    g, = lib.autograd.grad(model(x).sum(), x, create_graph=True)
+    return g
+
+
+def test_a_gradient_taken_inside_the_compiled_function_keeps_its_history_on_every_call():
+    # autograd.grad(create_graph=True) inside the compiled function: a review found the second
+    # call on returning the gradient detached (the replay of a captured backward), so the
+    # penalty's backward raised; the create_graph backward is a graph break, equal to eager and torch.
+    model, reference, oracle = _model(ember, 0), _model(ember, 0), _model(torch, 0)
+    compiled = ember.compile(lambda x: _input_gradient(ember, model, x))
+    rng = np.random.default_rng(4)
+    for call in range(3):
+        x = rng.standard_normal((5, 4)).astype(np.float32)
+        results = []
+        for lib, m, fn in ((ember, model, compiled), (ember, reference, None), (torch, oracle, None)):
+            m.zero_grad()
+            t = lib.tensor(x, requires_grad=True)
+            g = fn(t) if fn else _input_gradient(lib, m, t)
+            (g.norm(2, dim=1) - 1).square().mean().backward()
+            results.append([g.detach().numpy()] + [p.grad.numpy().copy() for p in m.parameters() if p.grad is not None])
+        for got, want, truth in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"call {call}")
+            np.testing.assert_allclose(got, truth, rtol=1e-4, atol=1e-5, err_msg=f"call {call}")
+    explanation = ember._dynamo.explain(lambda x: _input_gradient(ember, model, x))(ember.ones(5, 4, requires_grad=True))
+    assert any("create_graph=True" in b.reason for b in explanation.break_reasons)

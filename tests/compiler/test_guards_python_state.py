@@ -277,3 +277,68 @@ def test_an_attribute_named_like_a_global_is_not_a_global_read():
         scale = old
     assert sum(counters["recompiles"].values()) == 0
     assert compiled._recheck is not None and compiled._missed == 0
+
+
+def _nest(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _inner(nest, depth):
+    for _ in range(depth):
+        nest = nest[0]
+    return nest
+
+
+@pytest.mark.parametrize("depth", [5, 12, 40])
+def test_values_nested_deep_in_arguments_and_closures_are_guarded(depth):
+    # A scalar or tensor more than 4 levels down an argument or a closure's list: a change is
+    # seen (a review found depth 5 and more replaying the first call's values). Past
+    # contents.DEPTH levels the closure's list is not compared: the function runs eagerly.
+    def from_argument(nest):
+        x, scale = _inner(nest, depth)
+        return x * scale
+    compiled = ember.compile(from_argument)
+    x = ember.ones(3)
+    for scale in (2.0, 2.0, 3.0):
+        _check(compiled, from_argument, _nest((x, scale), depth))
+    _check(compiled, from_argument, _nest((ember.ones(5, dtype=ember.float64), 4.0), depth))
+    held = _nest(ember.ones(3), depth)
+
+    def from_closure(x):
+        return _inner(held, depth) * x
+    compiled = ember.compile(from_closure)
+    _warm(compiled, x)
+    _inner(held, depth - 1)[0] = ember.full((3,), 7.0)
+    _check(compiled, from_closure, x)
+
+
+def test_a_list_holding_itself_is_a_graph_break_not_a_recursion():
+    loop = [2.0]
+    loop.append(loop)
+
+    def f(x):
+        return x * loop[1][1][0]
+    explanation = ember._dynamo.explain(f)(ember.ones(2))
+    assert explanation.graph_break_count == 1 and "levels deep" in explanation.break_reasons[0].reason
+    _check(ember.compile(f), f, ember.ones(2))
+
+
+def test_a_callable_objects_rebound_call_is_guarded():
+    # ``Step.__call__ = ...`` after compiling is another program, for the object compiled and
+    # for one the function calls (torch guards the type's __call__).
+    class Step:
+        def __call__(self, x):
+            return x + 1
+
+    step = Step()
+
+    def f(x):
+        return step(x) * 2
+    compiled, direct, x = ember.compile(f), ember.compile(step), ember.ones(3)
+    _warm(compiled, x)
+    _warm(direct, x)
+    Step.__call__ = lambda self, x: x * 10
+    _check(compiled, f, x)
+    _check(direct, step, x)

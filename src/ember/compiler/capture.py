@@ -283,9 +283,12 @@ class Tracer(_core.Observer):
 
     def node_enter(self, node):
         """The engine's observer call before an autograd node runs in a traced backward: breaks
-        the graph where the backward runs Python the graph cannot hold (hooks, control flow)."""
+        the graph where the backward runs Python it cannot hold (hooks, control flow) or makes
+        gradients with history (create_graph)."""
         if node._pre_hooks or node._hooks:
             self.hooked_backward()
+        if STATE.enabled:
+            self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
             self.graph_break("backward through a control-flow operator without a recorded backward (while_loop) "
                              "inside the compiled function")

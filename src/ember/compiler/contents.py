@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from .side_effects import plain_object
 
 __all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "baked", "contents",
-           "same", "sharing", "owner", "alias_pattern", "LARGE"]
+           "same", "sharing", "owner", "alias_pattern", "LARGE", "DEPTH"]
 
 
 _SCALARS = (int, float, bool, str, type(None))
@@ -27,11 +27,11 @@ def scalar(value):
 
 
 # The containers a function reads are compared item by item on every call (at C speed, by
-# identity), with the containers in them, up to _DEPTH levels down and LARGE items in all: one
-# larger is not compared but makes the function run eagerly (a graph break naming it), as
-# torch's guards do for what they cannot guard cheaply.
+# identity), with the containers in them, up to DEPTH levels down and LARGE items in all: one
+# larger or deeper (a list holding itself) is not compared but makes the function run eagerly
+# (a graph break naming it), as torch's guards do for what they cannot guard cheaply.
 LARGE = 4096
-_DEPTH = 4
+DEPTH = 32
 _LEAVES = frozenset([Tensor, int, float, bool, str, type(None)])  # not looked into
 
 
@@ -61,7 +61,9 @@ def _flat_into(obj, out, depth):
         return False
     out += items
     out.append(_END)
-    if depth < _DEPTH and not set(map(type, items)) <= _LEAVES:
+    if not set(map(type, items)) <= _LEAVES:
+        if depth == DEPTH:
+            return False
         for v in items:
             if type(v) not in _LEAVES and container(v) and not _flat_into(v, out, depth + 1):
                 return False
@@ -104,13 +106,16 @@ def container(obj):
 
 def baked(obj, depth=0):
     """What a graph may have baked in of a Python value: numbers and strings (with their type),
-    the structure and contents of containers and plain objects, ``_DEPTH`` levels deep (one
-    over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break);
+    the structure and contents of containers and plain objects, ``DEPTH`` levels deep (one
+    over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break; one
+    deeper, a new object every time: a guard that never holds);
     tensors and other objects by kind (their own guards cover them)."""
     if scalar(obj):
         return type(obj), obj
-    if depth > _DEPTH or isinstance(obj, Tensor):
+    if isinstance(obj, Tensor):
         return type(obj)
+    if depth > DEPTH:
+        return object()
     if isinstance(obj, (list, tuple)):
         return (type(obj), len(obj)) + (tuple([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
     if isinstance(obj, dict):

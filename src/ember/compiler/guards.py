@@ -31,7 +31,7 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import flatten
-from .contents import LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
+from .contents import DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
 from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
@@ -57,15 +57,14 @@ class World:
         else:  # tensors only (or no arguments): they are the inputs
             self.inputs = [*args, *[h[3] for h in held]]
         same_fn = previous is not None and previous.fn is fn
-        self.source = previous.source if same_fn else _source(fn)
         # what the function reads from closures and globals: the same objects as the last call's
-        # when each closure cell and global it read (and each container it looked into) still
-        # holds the same object; then so is what it found there
-        # (and while no module changed: the forwards and hooks followed are the modules')
+        # when each closure cell and global it read (and each container it looked into, and the
+        # class of a callable object: its ``__call__``) still holds the same object; then so is
+        # what it found there (and while no module changed: the forwards and hooks followed are the modules')
         if same_fn and previous.version == _module.STATE_VERSION[0] and reads_hold(previous.reads):
-            self.reads, free = previous.reads, previous.read_values
+            self.source, self.reads, free = previous.source, previous.reads, previous.read_values
         else:
-            self.reads = []
+            self.source, self.reads = _source(fn), []
             free = list(_free_roots(self.source, self.reads))
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
@@ -81,10 +80,10 @@ class World:
         # what the roots hold (a module swapped into a global list or object), see flat()
         # (kept, so that no other object takes their ids while this world is the last one)
         self.members, too_large = flats(containers)
-        # a container too large to compare on every call: the function runs eagerly (a graph break)
+        # a container too large (or too deep) to compare on every call: the function runs eagerly (a graph break)
         self.unguarded = None if too_large is None else (
-            f"the function reads a {type(too_large).__name__} of {len(too_large)} items (with the containers in it, "
-            f"over {LARGE}): too large to guard on every call, so it runs eagerly")
+            f"the function reads a {type(too_large).__name__} of {len(getattr(too_large, '__dict__', too_large))} items (with the containers "
+            f"in it, over {LARGE} or over {DEPTH} levels deep): too large to guard on every call, so it runs eagerly")
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
@@ -266,6 +265,8 @@ def _free_roots(source, reads):
     for value in bound:
         if isinstance(value, Module):
             yield from _module_values(value, seen, reads)
+        elif callable(value) and plain_object(value):  # the compiled callable object
+            yield from _call_of(value, reads)
     if names is None:  # no code to read: the object itself
         yield fn
         return
@@ -294,6 +295,7 @@ def _free_values(fn, names, seen, reads):
             inner = getattr(item, "__func__", item)
             if callable(item) and plain_object(item):  # a callable object: its __call__ runs
                 inner = type(item).__call__
+                yield from _call_of(item, reads)
             if isinstance(item, types.MethodType):
                 yield item.__self__
             if isinstance(item, Module) and id(item) not in seen:
@@ -303,6 +305,16 @@ def _free_values(fn, names, seen, reads):
                 if item is not value:
                     yield item
                 yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
+
+
+def _call_of(obj, reads):
+    """The ``__call__`` a callable object runs, as a function called (its code is guarded), its
+    user classes' attributes read on every call: one rebound after compiling (``M.__call__ =
+    ...``) is another program, as torch's guards on the type's ``__call__`` see."""
+    for cls in type(obj).__mro__:
+        if user_class(cls):
+            reads.append((_class_values, (cls,), _class_values(cls)))
+    yield type(obj).__call__
 
 
 def _module_values(module, seen, reads):

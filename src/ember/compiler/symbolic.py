@@ -155,6 +155,8 @@ def _binary(op, a, b):
             a, b = b, a
         if isinstance(b, int) and b == 0:
             return a
+        if isinstance(b, int) and a.op == "+" and isinstance(a.args[1], int):  # (s0 + 1) - 1: s0
+            return _binary("+", a.args[0], a.args[1] + b)
     if op == "*":
         if isinstance(b, int) and not isinstance(b, Expr):  # ints go left: 2*s0
             a, b = b, a

@@ -30,8 +30,9 @@ __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants"]
 
 
 def candidate(node):
-    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension."""
-    return all(n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"])
+    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension, no symbolic
+    one (a dynamic batch: the direct loops)."""
+    return all(type(n) is int and n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"])
 
 
 def _sizes(node):

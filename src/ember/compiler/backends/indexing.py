@@ -17,14 +17,16 @@ entry in C order makes the kernel return 1 with ``em_bad_target`` (the entry) an
 as eager's IndexError (:func:`error`). Repeated entries: the last write wins (``IndexPut``),
 sums add in C order (``np.add.at``'s order: bit-equal). Operands may be strided (their
 ``Loc`` strides); results are contiguous. Bool masks, ``None`` and integers inside an
-advanced index run from Python.
+advanced index run from Python. In a graph with size symbols, the index arrays' sizes and the
+indexed array's may be symbolic (``x[arange(B), y]``, ``w[ids]``): a symbolic dim is sliced
+whole, the arrays broadcast where their sizes are equal expressions or 1.
 """
 import math
 
 import numpy as np
 
 from ..._ops.embedding import id_out_of_range
-from ..symbolic import evaluate
+from ..symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["OPS", "supported", "index_kernel", "error", "embedding_backward_kernel"]
 
@@ -58,19 +60,22 @@ def _layout(shape, index):
     index = index + (slice(None),) * (len(shape) - len(index))
     entries = []
     for n, i in zip(shape, index):
-        if type(i) is slice:
+        if type(i) is slice and (isinstance(n, Expr) or free_symbols((i.start, i.stop, i.step))):
+            if (i.start, i.stop, i.step) not in ((None, None, None), (None, None, 1)):
+                return None  # a symbolic dim is taken whole; symbolic bounds: .locs's views
+            entries.append(("slice", 0, 1, n))
+        elif type(i) is slice:
             start, stop, step = i.indices(n)
             entries.append(("slice", start, step, len(range(start, stop, step))))
-        elif _is_node(i) and _dtype(i) in _INTEGERS and all(type(m) is int for m in i.meta["shape"]):
+        elif _is_node(i) and _dtype(i) in _INTEGERS and all(type(m) in (int, Expr) for m in i.meta["shape"]):
             entries.append(("array", i))
         else:
             return None
     arrays = [d for d, e in enumerate(entries) if e[0] == "array"]
     if not arrays:
         return None
-    try:
-        b = np.broadcast_shapes(*(tuple(entries[d][1].meta["shape"]) for d in arrays))
-    except ValueError:
+    b = _broadcast([tuple(entries[d][1].meta["shape"]) for d in arrays])
+    if b is None:
         return None
     sliced = [("s", d) for d, e in enumerate(entries) if e[0] == "slice"]
     broadcast = [("b", j) for j in range(len(b))]
@@ -80,6 +85,19 @@ def _layout(shape, index):
     else:
         domain = broadcast + sliced
     return entries, domain, b
+
+
+def _broadcast(shapes):
+    """NumPy's broadcast shape of ``shapes`` whose sizes may be expressions (equal ones, or 1,
+    broadcast), or None."""
+    b = [1] * max(map(len, shapes))
+    for shape in shapes:
+        for k, n in enumerate(shape, len(b) - len(shape)):
+            if b[k] == 1 or (isinstance(n, Expr) and isinstance(b[k], Expr) and bool(n == b[k])):
+                b[k] = n
+            elif n != 1 and (isinstance(n, Expr) or isinstance(b[k], Expr) or n != b[k]):
+                return None
+    return tuple(b)
 
 
 def _sizes(layout):
@@ -97,8 +115,9 @@ def supported(node):
     the result's (Index), the gradient's (IndexBackward) or one the values broadcast to
     (IndexPut: no sum of booleans); an Embedding of a 2-D weight."""
     name, x = node.target.name, node.args[0] if node.args else None
-    # sizes known, but an embedding's ids (its result's leading dims) may have symbolic ones
-    if not _is_node(x) or not all(type(n) is int for n in _shape(x) + _shape(node)[-1 if name == "Embedding" else 0:]):
+    # sizes known or symbolic (then only IndexPut's, and an embedding's table, must be known)
+    fixed = _shape(x) + _shape(node)[-1:] if name == "Embedding" else _shape(node) if name == "IndexPut" else ()
+    if not _is_node(x) or not all(type(n) is int for n in fixed):
         return False
     out = _dtype(node)
     if out not in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32)):
@@ -130,12 +149,17 @@ def error(node, bad, where, sizes=None):
         ids = evaluate(_shape(node.args[1]), sizes or {})
         return id_out_of_range(bad, tuple(int(i) for i in np.unravel_index(where, ids)), _shape(node.args[0])[0])
     shape = node.kwargs["shape"] if node.target.name == "IndexBackward" else _shape(node.args[0])
-    return IndexError(f"index {bad} is out of bounds for dimension {where} with size {shape[where]}")
+    return IndexError(f"index {bad} is out of bounds for dimension {where} with size {evaluate(shape[where], sizes or {})}")
 
 
 def _at(offset, terms):
     """``offset + var*stride + ...`` of (var, stride) ``terms``, zero strides left out."""
-    return " + ".join([str(offset)] + [f"{v}*{s}" for v, s in terms if s != 0])
+    return " + ".join([_c(offset)] + [f"{v}*{_c(s)}" for v, s in terms if isinstance(s, Expr) or s != 0])
+
+
+def _c(n):
+    """An int as it is, a size expression in parentheses (its C spelling may hold a ``+``)."""
+    return f"({n})" if isinstance(n, Expr) else str(n)
 
 
 def index_kernel(src, node, fname, ctypes):
@@ -210,12 +234,12 @@ def _index_loads(src, layout, loops, addressed, check):
         stride = addressed.strides[d]
         if e[0] == "slice":
             offset += e[1] * stride
-            terms.append(f"{where[('s', d)]}*{e[2] * stride}")
+            terms.append(f"{where[('s', d)]}*{_c(e[2] * stride)}")
             continue
         a = plan.loc[e[1]]
         lead = len(b) - len(a.shape)
-        vars_ = [(where[("b", lead + j)], s if m != 1 else 0) for j, (m, s) in enumerate(zip(a.shape, a.strides))]
-        depth = max([loops.index(v) + 1 for v, s in vars_ if s != 0], default=0)
+        vars_ = [(where[("b", lead + j)], s if (isinstance(m, Expr) or m != 1) else 0) for j, (m, s) in enumerate(zip(a.shape, a.strides))]
+        depth = max([loops.index(v) + 1 for v, s in vars_ if isinstance(s, Expr) or s != 0], default=0)
         n, c, it = addressed.shape[d], f"c{d}", "int64_t" if a.dtype == np.int64 else "int32_t"
         read = f"(({it}*)p[{src.slot(a.storage)}])[{_at(a.offset, vars_)}]"
         if check == "ids":  # [0, n); where: the id's flat position
@@ -226,12 +250,12 @@ def _index_loads(src, layout, loops, addressed, check):
                      f"if ({c} < 0 || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {flat}; return 1; }}"]
         else:  # [-n, n), negative entries from the end; where: the dim
             lines = [f"int64_t {c} = {read};",
-                     f"if ({c} < -{n} || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {d}; return 1; }}",
+                     f"if ({c} < -{_c(n)} || {c} >= {n}) {{ em_bad_target = {c}; em_bad_where = {d}; return 1; }}",
                      f"if ({c} < 0) {c} += {n};"]
         body[depth] += lines
-        terms.append(f"{c}*{stride}")
+        terms.append(f"{c}*{_c(stride)}")
     body[0] = ["    " + ln for ln in body[0]]
-    body.append(" + ".join([str(offset)] + terms))
+    body.append(" + ".join([_c(offset)] + terms))
     return body
 
 

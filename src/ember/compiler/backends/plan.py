@@ -1,6 +1,7 @@
 """Scheduling a graph for the C backend: where each value lives and which kernel computes it.
 
-Passes, each a small function over the graph:
+Where values live (storages, locations, views as strides) is :mod:`.locs`. Passes, each a
+small function over the graph:
   :func:`inline_into_reductions` marks single-use elementwise producers of a sum, computed
       inside the sum's loop instead of stored;
   :func:`gather_scatters` makes a sum of index gradients (q, k and v's of one qkv tensor) one
@@ -19,72 +20,17 @@ In a graph with size symbols (dynamic shapes) sizes, strides, offsets and byte c
 take them as they come, other nodes run from Python, and buffers whose size depends on a
 symbol keep their own memory (sized per call).
 """
-import functools
-import operator
-
-import numpy as np
-
 from ..graph import kwarg_nodes, nodes_in
 from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
+from .locs import Loc, Storage, _numel, contiguous_strides, scatter_loc, view_loc
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands", "SYMBOLIC_KINDS"]
 
 # The kernels whose generators compute every size, stride and trip count from symbolic sizes.
 SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm", "cross_entropy",
                             "cross_entropy_backward", "norm_stats", "norm_backward", "result", "bmm", "attention",
-                            "softmax_grad", "embedding_backward", "scatter", "index"})  # index: Embedding
-
-
-class Storage:
-    """One array the generated code addresses through slot ``index`` of its pointer table:
-    kind "input" (a placeholder), "python" (a value computed by NumPy) or "buffer"
-    (allocated once, at compile time) holding ``node``'s value as an array of ``shape`` and
-    ``dtype``. ``alias`` redirects it to another storage."""
-
-    def __init__(self, kind, node, shape, dtype):
-        self.kind, self.node, self.shape, self.dtype = kind, node, tuple(shape), dtype
-        self.nbytes, self.alias, self.index = _numel(shape) * dtype.itemsize, None, None
-
-    @property
-    def sized(self):
-        """Whether its memory is made per call's sizes: its byte count or its shape (``(0, s0)``
-        has 0 bytes at every size, but its arrays' shapes differ) holds a size symbol."""
-        return isinstance(self.nbytes, Expr) or any(isinstance(d, Expr) for d in self.shape)
-
-    def resolve(self):
-        """The storage at the end of the ``alias`` chain: the one that owns the memory."""
-        s = self
-        while s.alias is not None:
-            s = s.alias
-        return s
-
-
-class Loc:
-    """Where a value lives: ``storage`` + ``offset`` elements, ``shape``, ``strides`` (in
-    elements, 0 along broadcast dimensions), ``dtype``."""
-
-    def __init__(self, storage, shape, strides, dtype, offset=0):
-        self.storage, self.shape, self.strides, self.dtype, self.offset = storage, tuple(shape), tuple(strides), dtype, offset
-
-    @property
-    def contiguous(self):
-        n = _numel(self.shape)
-        return self.strides == contiguous_strides(self.shape) or (not isinstance(n, Expr) and n <= 1)
-
-
-def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
-def _numel(shape):
-    """The element count: an int, or an expression of size symbols."""
-    n = functools.reduce(operator.mul, shape, 1)
-    return n if isinstance(n, Expr) else int(n)
+                            "softmax_grad", "embedding_backward", "scatter", "index", "pool", "conv"})
 
 
 class Kernel:
@@ -198,75 +144,6 @@ def _part_loc(plan, part):
     return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
 
 
-def _slice_loc(index, src):
-    """The Loc of ``src[index]`` (basic indexing: ints, slices, None, Ellipsis), or None (then
-    the view runs from Python): a dim of symbolic size may only be taken whole."""
-    if free_symbols(index):
-        return None
-    if Ellipsis in index:
-        at = index.index(Ellipsis)
-        fill = len(src.shape) - sum(i is not None for i in index if i is not Ellipsis)
-        index = index[:at] + (slice(None),) * fill + index[at + 1:]
-    shape, strides, offset, d = [], [], src.offset, 0
-    for i in index:
-        if i is None:
-            shape.append(1)
-            strides.append(0)
-            continue
-        if d >= len(src.shape):
-            return None
-        n, stride = src.shape[d], src.strides[d]
-        if isinstance(n, Expr):  # a size known at run time: only a whole dim is addressable here
-            if not (isinstance(i, slice) and i.start is None and i.stop is None and i.step in (None, 1)):
-                return None
-            shape.append(n)
-            strides.append(stride)
-        elif isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            shape.append(len(range(start, stop, step)))
-            strides.append(stride * step)
-            offset += start * stride
-        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) and -n <= i < n:
-            offset += (i % n) * stride
-        else:
-            return None
-        d += 1
-    return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
-
-
-def scatter_loc(node, out=None):
-    """Where IndexBackward's gradient lands inside its zeroed output ``out`` (C-ordered if None)."""
-    return _slice_loc(tuple(node.kwargs["index"]), out or Loc(None, node.meta["shape"], contiguous_strides(node.meta["shape"]), None))
-
-
-def _view_loc(node, src):
-    shape = tuple(node.meta["shape"])
-    if node.target is operator.getitem:  # a result of NormStats: a half of its (2, *kept) buffer
-        return None if src is None else Loc(src.storage, shape, contiguous_strides(shape), src.dtype,
-                                            src.offset + node.args[1] * _numel(shape))
-    name = node.target.name
-    if name == "Detach":
-        return src
-    if name in ("Real", "Imag"):  # a complex array read as reals: twice the strides, imag one further
-        if src is None or isinstance(src.offset, Expr) or any(isinstance(s, Expr) for s in src.strides):
-            return None
-        return Loc(src.storage, shape, [2 * s for s in src.strides], _dtype(node), 2 * src.offset + (name == "Imag"))
-    if name == "Slice":
-        loc = _slice_loc(tuple(node.kwargs["index"]), src)
-        return loc if loc is not None and loc.shape == shape else None
-    if name == "Permute":
-        dims = node.kwargs.get("dims", node.args[1] if len(node.args) > 1 else None)
-        return Loc(src.storage, shape, [src.strides[d] for d in dims], src.dtype, src.offset)
-    if name == "Expand":
-        lead = len(shape) - len(src.shape)
-        strides = [0] * lead + [0 if (n == 1 and m != 1) else s
-                                for n, m, s in zip(src.shape, shape[lead:], src.strides)]
-        return Loc(src.storage, shape, strides, src.dtype, src.offset)
-    if src.contiguous:  # reshape of contiguous memory
-        return Loc(src.storage, shape, contiguous_strides(shape), src.dtype, src.offset)
-    return None
-
-
 def _permuted_loc(node, loc):
     """A value read only through one Permute is laid out in the permuted order: the permuted
     view is contiguous, so a reshape after it (GPT's (3, B, H, T, D) qkv gradient back to
@@ -302,7 +179,7 @@ def schedule(plan):
         kind = plan.kind.get(node)
         if kind == "view":
             src = node.args[0]
-            loc = _view_loc(node, plan.loc.get(src))
+            loc = view_loc(node, plan.loc.get(src))
             if loc is not None:
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]

@@ -6,7 +6,11 @@ Eager ember visits a window with one NumPy pass per kernel offset over every win
 are eager's (PyTorch's CPU kernels): taps in the padding never win, ties go to the first maximum
 (row-major), a NaN wins over any number and among NaNs the last one wins; a window whose real
 taps are all -inf reports its first real tap. Any padding, stride, dilation and ceil_mode.
+In a graph with size symbols the leading dims (the batch) may be symbolic: they only count the
+planes the loops visit; the window's dims are known.
 """
+import math
+
 import numpy as np
 
 __all__ = ["OPS", "supported", "pool_kernel"]
@@ -28,6 +32,8 @@ def supported(node):
     first = node.args[0]
     if not hasattr(first, "meta") or len(first.meta["shape"]) < 2 or _dtype(first) not in _FLOATS:
         return False
+    if not all(type(n) is int for n in (*first.meta["shape"][-2:], *node.meta["shape"][-2:])):
+        return False  # symbolic planes only
     if node.target.name == "MaxPoolIndices":  # flat indices (return_indices, the default) run from Python
         return not k.get("flat", True) and _dtype(node) in (np.dtype(np.uint8), np.dtype(np.int64))
     argmax = node.args[1]
@@ -52,7 +58,7 @@ def pool_kernel(src, node, fname, ctypes):
         h, w = k["spatial"]
         ho, wo = g.meta["shape"][-2:]
         t, it = ctypes[_dtype(node)], ctypes[_dtype(argmax)]
-        planes = int(np.prod(out.shape[:-2], dtype=np.int64))
+        planes = math.prod(out.shape[:-2])  # an int, or an expression of size symbols
         return [
             f"/* max-pool gradient {list(g.meta['shape'])} -> {list(out.shape)}: {name}({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
@@ -69,7 +75,7 @@ def pool_kernel(src, node, fname, ctypes):
     h, w = x.meta["shape"][-2:]
     ho, wo = out.shape[-2:]
     t = ctypes[_dtype(x)]
-    planes = int(np.prod(out.shape[:-2], dtype=np.int64))
+    planes = math.prod(out.shape[:-2])
     store = "y[o] = best;" if name == "MaxPool" else f"y[o] = ({ctypes[_dtype(node)]})pos;"
     # the first real tap of a window starting at a < 0 (in the left padding) is ceil(-a / d)
     return [
