@@ -29,6 +29,7 @@ __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_C
 OPS = {}
 _observing = threading.local()
 _ndarray = _backend.ndarray
+_PLAIN_NUMBERS = (int, float)  # (not bool: a type of its own here) cast by _cast_inputs as they are
 _Tensor = None  # the class of the tensors apply takes and makes: see tensor_class
 
 
@@ -199,6 +200,9 @@ def apply(op, *inputs, **attrs):
         elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                 and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
             arrays = (inputs[0]._data, inputs[1]._data)
+        elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
+                and inputs[0].dtype.is_inexact:  # a float tensor and a real Python number: the tensor's dtype
+            arrays = (inputs[0]._data, inputs[1])
         else:
             arrays = _cast_inputs(op, inputs)
         try:
