@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.autograd import engine
 
 torch = pytest.importorskip("torch")
 
@@ -20,8 +21,14 @@ def _first_grad_ptrs(lib):
 
 
 def test_an_unshared_first_gradient_becomes_grad_as_torch():
+    assert engine._STEAL, "this Python counts references differently: every first gradient is copied"
     assert _first_grad_ptrs(torch) is True
     assert _first_grad_ptrs(ember) is True
+
+
+def test_where_reference_counts_differ_every_first_gradient_is_copied(monkeypatch):
+    monkeypatch.setattr(engine, "_STEAL", False)
+    assert _first_grad_ptrs(ember) is False
 
 
 @pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])

@@ -217,7 +217,7 @@ def _leading_to(roots, targets):
 
 def _accumulate(variable, grad, create_graph):
     if variable.grad is None:
-        if not create_graph and getrefcount(grad) == _ENGINE_REFS and _unshared(grad, variable):
+        if not create_graph and _STEAL and getrefcount(grad) == 3 and _unshared(grad, variable):
             variable.grad = grad  # no one else can see it: kept, not copied (torch's AccumulateGrad steals it too)
             return
         variable.grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
@@ -229,10 +229,32 @@ def _accumulate(variable, grad, create_graph):
         variable.grad += grad.detach()
 
 
-# References to a gradient that only the engine holds, seen from _accumulate: _execute's local,
-# _accumulate's argument and getrefcount's own. More means a hook, a retain_grad, a capture or a
-# user's tensor holds it, and ``.grad`` gets a copy.
-_ENGINE_REFS = 3
+# The counts above and in _unshared are of references only the engine holds: for a gradient,
+# _execute's local, _accumulate's argument and getrefcount's own; for an array, its tensor's
+# slot, _unshared's local and getrefcount's own. More means a hook, a retain_grad, a capture or a
+# user's tensor holds it, and ``.grad`` gets a copy. What getrefcount counts differs between
+# Python versions (3.14 borrows some references), so the gradient is kept without a copy only
+# where the same shapes of code, probed below, give these counts; elsewhere it is always copied.
+
+
+def _count_argument(x):
+    return getrefcount(x)
+
+
+def _probe():
+    """True where getrefcount counts 3 for a local passed to a function, as _execute passes a
+    gradient to _accumulate, and 3 for an attribute read into a local, as _unshared reads arrays."""
+    held, box = object(), _Slot()
+    box.slot = object()
+    read = box.slot
+    return _count_argument(held) == 3 and getrefcount(read) == 3
+
+
+class _Slot:
+    __slots__ = ("slot",)  # as a tensor holds its array
+
+
+_STEAL = _probe()
 
 
 def _unshared(grad, variable):
