@@ -29,6 +29,7 @@ __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_C
 OPS = {}
 _observing = threading.local()
 _ndarray = _backend.ndarray
+_PLAIN_NUMBERS = (int, float)  # (not bool: a type of its own here) cast by _cast_inputs as they are
 _Tensor = None  # the class of the tensors apply takes and makes: see tensor_class
 
 
@@ -199,6 +200,9 @@ def apply(op, *inputs, **attrs):
         elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                 and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
             arrays = (inputs[0]._data, inputs[1]._data)
+        elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
+                and inputs[0].dtype.is_inexact:  # a float tensor and a real Python number: the tensor's dtype
+            arrays = (inputs[0]._data, inputs[1])
         else:
             arrays = _cast_inputs(op, inputs)
         try:
@@ -240,7 +244,7 @@ def backward_view(op, g, **attrs):
     result can be differentiated again (``create_graph``) or is watched (a compile capture, the
     profiler); otherwise the array's view is wrapped directly (no node, no version link, which
     a gradient on its way to the next node does not need)."""
-    if g.requires_grad or OBSERVERS:
+    if OBSERVERS or STATE.enabled and g.requires_grad:
         return apply(op, g, **attrs)
     return _Tensor._make(op.forward(g._data, **attrs))
 
@@ -249,9 +253,10 @@ def transposed(t):
     """``t.mT`` for a tensor of 2 or more dimensions. An op's backward takes it of saved inputs
     and gradients: there the dispatched view (a node, a version link) is needed only when the
     result can be differentiated again (``create_graph``) or is watched (a compile capture, the
-    profiler); otherwise the array's transpose is wrapped directly, as the dispatch would cost
-    more than the product of a small layer it feeds."""
-    if t.requires_grad or OBSERVERS:
+    profiler); otherwise (grad mode off, as in a backward without ``create_graph``, where a
+    saved input may require grad yet nothing records) the array's transpose is wrapped
+    directly, as the dispatch would cost more than the product of a small layer it feeds."""
+    if OBSERVERS or STATE.enabled and t.requires_grad:
         return t.mT
     return _Tensor._make(t._data.swapaxes(-1, -2))
 

@@ -3,7 +3,9 @@
 Dependencies are counted first (how many edges reach each node), then nodes run when all
 their gradient contributions have arrived; a node's gradient is the sum of what reached it.
 """
-from .._backend import dense
+from sys import getrefcount
+
+from .._backend import dense, ndarray
 from .._dispatch_state import INPUT_CASTS, OBSERVERS
 from .grad_mode import STATE
 from .graph import AccumulateGrad, gradient_edge
@@ -89,6 +91,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                 variable = node.variable
                 if grad is not None and accumulate and variable is not None and (
                         capture is None or node in capture):
+                    slots[0] = None  # the engine's one reference is ``grad``: _accumulate may keep it
                     if OBSERVERS:
                         _observed(OBSERVERS, node, _accumulate, variable, grad, create_graph)
                     else:
@@ -131,6 +134,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         ready.append(nxt)
             # (a gradient hook on a parameter, DDP's, then fires as soon as the gradient exists)
             ready += leaves[::-1]
+            grads = g = None  # the buffers hold the gradients now (a leaf's may become its .grad: _accumulate)
     finally:
         STATE.enabled = prev
         INPUT_CASTS[:] = casts
@@ -213,6 +217,9 @@ def _leading_to(roots, targets):
 
 def _accumulate(variable, grad, create_graph):
     if variable.grad is None:
+        if not create_graph and _STEAL and getrefcount(grad) == 3 and _unshared(grad, variable):
+            variable.grad = grad  # no one else can see it: kept, not copied (torch's AccumulateGrad steals it too)
+            return
         variable.grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
     elif create_graph:
         variable.grad = variable.grad + grad
@@ -220,6 +227,52 @@ def _accumulate(variable, grad, create_graph):
         if variable.grad.requires_grad:  # made by create_graph=True: this sum is not part of that graph
             variable.grad = variable.grad.detach()
         variable.grad += grad.detach()
+
+
+# The counts above and in _unshared are of references only the engine holds: for a gradient,
+# _execute's local, _accumulate's argument and getrefcount's own; for an array, its tensor's
+# slot, _unshared's local and getrefcount's own. More means a hook, a retain_grad, a capture or a
+# user's tensor holds it, and ``.grad`` gets a copy. What getrefcount counts differs between
+# Python versions (3.14 borrows some references), so the gradient is kept without a copy only
+# where the same shapes of code, probed below, give these counts; elsewhere it is always copied.
+
+
+def _count_argument(x):
+    return getrefcount(x)
+
+
+def _probe():
+    """True where getrefcount counts 3 for a local passed to a function, as _execute passes a
+    gradient to _accumulate, and 3 for an attribute read into a local, as _unshared reads arrays."""
+    held, box = object(), _Slot()
+    box.slot = object()
+    read = box.slot
+    return _count_argument(held) == 3 and getrefcount(read) == 3
+
+
+class _Slot:
+    __slots__ = ("slot",)  # as a tensor holds its array
+
+
+_STEAL = _probe()
+
+
+def _unshared(grad, variable):
+    """Whether ``grad``, a gradient no other tensor refers to, owns its memory alone, laid out as
+    ``variable.grad`` must be (row-major: :func:`_first_grad`), so it can become ``.grad`` as it
+    is: a plain tensor (no history, not a view of a tensor) over a C-contiguous array that is
+    its storage's only view (or the storage itself)."""
+    if grad._base is not None or grad._grad_fn is not None or grad._requires_grad:
+        return False
+    array = grad._data
+    if type(array) is not ndarray or not array.flags.c_contiguous or getrefcount(array) != 3:
+        return False  # refs: grad's slot, this local and the argument
+    owner = array.base
+    if owner is not None and (type(owner) is not ndarray or owner.base is not None
+                              or owner.nbytes != array.nbytes or getrefcount(owner) != 3):
+        return False  # refs: array.base, this local and the argument
+    data = variable._data
+    return type(data) is ndarray and (data.flags.c_contiguous or not dense(data)) and grad.dtype is variable.dtype
 
 
 def _first_grad(variable, grad, create_graph):
