@@ -111,6 +111,10 @@ from . import linalg, fft, cuda, backends, accelerator
 from . import special, sparse
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
+import math as _math
+
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi & co.: Python floats, as torch's
+newaxis = None  # x[:, torch.newaxis], NumPy's spelling
 
 __version__ = "0.1.0"
 

@@ -327,29 +327,24 @@ def _same_dtype(input, source, message):
 
 
 def _check_index_tensor(name, input, dim, index, src=None):
-    """torch's RuntimeErrors for the index of ``gather`` and the scatters: its dtype, its rank
-    (a 0-d tensor counts as 1-D), its sizes: no larger than ``input``'s apart from ``dim`` and,
-    for a scatter with a tensor ``src``, no larger than ``src``'s anywhere."""
+    """torch's RuntimeErrors for the index of ``gather`` and the scatters: its dtype, rank (0-d
+    counts as 1-D), sizes (no larger than ``input``'s but along ``dim``, than a tensor ``src``'s)."""
     if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     operand = "input" if name == "gather" else "self"
     for other, what in ((input, operand), (src, "src")):
         if isinstance(other, Tensor) and max(index.ndim, 1) != max(other.ndim, 1):
             raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
-    if index.numel() == 0:
-        return
     sizes, x_sizes = index.shape or (1,), input.shape or (1,)
-    if any(n > x_sizes[k] for k, n in enumerate(sizes) if k != dim):
-        pass
-    elif not isinstance(src, Tensor) or all(n <= m for n, m in zip(sizes, src.shape or (1,))):
+    too_big = [k for k, n in enumerate(sizes) if k != dim and n > x_sizes[k]]
+    if index.numel() == 0 or not too_big and (
+            not isinstance(src, Tensor) or all(n <= m for n, m in zip(sizes, src.shape or (1,)))):
         return
-    message = f"expected index {list(index.shape)} to be no larger than self {list(input.shape)} apart from dimension {dim}"
+    message = f"index {list(index.shape)} to be no larger than self {list(input.shape)} apart from dimension {dim}"
     if name == "gather":
-        bad = next(k for k, n in enumerate(sizes) if k != dim and n > x_sizes[k])
-        raise RuntimeError(f"Size does not match at dimension {bad} {message}")
-    if isinstance(src, Tensor):
-        message += f" and to be no larger size than src {list(src.shape)}"
-    raise RuntimeError(message[0].upper() + message[1:])
+        raise RuntimeError(f"Size does not match at dimension {too_big[0]} expected {message}")
+    raise RuntimeError(f"Expected {message}" + (f" and to be no larger size than src {list(src.shape)}"
+                                                 if isinstance(src, Tensor) else ""))
 
 
 def _in_range(x, dim, index):
@@ -362,8 +357,7 @@ def _in_range(x, dim, index):
 
 
 def _at_least_1d(a):
-    """A 0-d array as a vector of one element (how the gather/scatter family reads a 0-d input,
-    index or src); anything else (a Python number too) unchanged."""
+    """A 0-d array as one element of 1-D (how gather and the scatters read a 0-d operand)."""
     return a.reshape(1) if getattr(a, "ndim", None) == 0 else a
 
 
