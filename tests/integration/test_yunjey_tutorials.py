@@ -12,8 +12,14 @@ under torch 2.13 and under ember from the same seed: they print the same text an
   learning rate set through ``param_groups``); an RNN and a bidirectional LSTM reading rows of
   pixels as steps; a word-level LSTM language model (``torch.LongTensor(n)`` filled by index,
   truncated backpropagation by ``detach``, ``clip_grad_norm_``, ``multinomial`` sampling).
-- 03-advanced: a GAN (``BCELoss``, two Adam optimizers, ``D(x)``/``D(G(z))`` scores) and a
-  VAE (``randn_like``, ``binary_cross_entropy(size_average=False)``: torch's deprecation warning).
+- 03-advanced: a GAN (``BCELoss``, two Adam optimizers, ``D(x)``/``D(G(z))`` scores), a VAE
+  (``randn_like``, ``binary_cross_entropy(size_average=False)``: torch's deprecation warning),
+  neural style transfer (an image as the parameter of Adam, Gram matrices by ``mm``, a
+  module's ``_modules`` walked by name, ``Normalize`` to undo the normalisation, ``clamp_``)
+  and image captioning (a CNN encoder cut from ``children()[:-1]``, ``BatchNorm1d``, a
+  ``collate_fn`` padding captions sorted by length, ``pack_padded_sequence`` for the LSTM and
+  for the targets, greedy sampling with ``max(1)`` and ``stack``); both with small stand-in
+  networks for torchvision's pretrained VGG-19 and ResNet-152.
 
 Each ran unchanged under ember (tried from the checkout with the dataset swapped for the
 stand-ins below). MNIST and CIFAR-10 are the bundled digits in their layouts
@@ -394,6 +400,127 @@ def vae(torch, tv):
             print(out.shape, x_concat.shape)
 
 
+def style_transfer(torch, tv):
+    nn, transforms = torch.nn, tv.transforms
+    features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(4, 4, 3, padding=1),
+                             nn.ReLU(inplace=True), nn.MaxPool2d(kernel_size=2, stride=2), nn.Conv2d(4, 8, 3, padding=1),
+                             nn.ReLU(inplace=True))  # a small VGG-style stack (torchvision's vgg19 is a download)
+
+    class VGGNet(nn.Module):
+        def __init__(self):
+            super(VGGNet, self).__init__()
+            self.select = ["0", "2", "5"]
+            self.vgg = features
+
+        def forward(self, x):
+            features = []
+            for name, layer in self.vgg._modules.items():
+                x = layer(x)
+                if name in self.select:
+                    features.append(x)
+            return features
+
+    transform = transforms.Compose([transforms.ToTensor(),
+                                    transforms.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))])
+    data = tv.datasets.CIFAR10(root=".", train=True)
+    content, style = (transform(data[i][0]).unsqueeze(0) for i in (0, 1))
+    target = content.clone().requires_grad_(True)
+    optimizer = torch.optim.Adam([target], lr=0.01, betas=[0.5, 0.999])
+    vgg = VGGNet().eval()
+    for step in range(6):
+        style_loss = content_loss = 0
+        for f1, f2, f3 in zip(vgg(target), vgg(content), vgg(style)):
+            content_loss += torch.mean((f1 - f2) ** 2)
+            _, c, h, w = f1.size()
+            f1, f3 = f1.view(c, h * w), f3.view(c, h * w)
+            f1, f3 = torch.mm(f1, f1.t()), torch.mm(f3, f3.t())
+            style_loss += torch.mean((f1 - f3) ** 2) / (c * h * w)
+        loss = content_loss + 100 * style_loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print("Step [{}/{}], Content Loss: {:.4f}, Style Loss: {:.4f}".format(step + 1, 6, content_loss.item(),
+                                                                             style_loss.item()))
+    denorm = transforms.Normalize((-2.12, -2.04, -1.80), (4.37, 4.46, 4.44))
+    img = denorm(target.clone().squeeze()).clamp_(0, 1)
+    print(img.shape, img.requires_grad, img.grad_fn.name())
+
+
+def image_captioning(torch, tv):
+    nn = torch.nn
+    pack_padded_sequence = torch.nn.utils.rnn.pack_padded_sequence
+
+    class EncoderCNN(nn.Module):
+        def __init__(self, embed_size):
+            super(EncoderCNN, self).__init__()
+            resnet = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2), nn.ReLU(), nn.AdaptiveAvgPool2d((1, 1)))
+            resnet.fc = nn.Linear(8, 1000)  # (a stand-in for resnet152: its children end with fc)
+            modules = list(resnet.children())[:-1]
+            self.resnet = nn.Sequential(*modules)
+            self.linear = nn.Linear(resnet.fc.in_features, embed_size)
+            self.bn = nn.BatchNorm1d(embed_size, momentum=0.01)
+
+        def forward(self, images):
+            with torch.no_grad():
+                features = self.resnet(images)
+            features = features.reshape(features.size(0), -1)
+            return self.bn(self.linear(features))
+
+    class DecoderRNN(nn.Module):
+        def __init__(self, embed_size, hidden_size, vocab_size, num_layers, max_seq_length=20):
+            super(DecoderRNN, self).__init__()
+            self.embed = nn.Embedding(vocab_size, embed_size)
+            self.lstm = nn.LSTM(embed_size, hidden_size, num_layers, batch_first=True)
+            self.linear = nn.Linear(hidden_size, vocab_size)
+            self.max_seg_length = max_seq_length
+
+        def forward(self, features, captions, lengths):
+            embeddings = torch.cat((features.unsqueeze(1), self.embed(captions)), 1)
+            hiddens, _ = self.lstm(pack_padded_sequence(embeddings, lengths, batch_first=True))
+            return self.linear(hiddens[0])
+
+        def sample(self, features, states=None):
+            sampled_ids = []
+            inputs = features.unsqueeze(1)
+            for i in range(self.max_seg_length):
+                hiddens, states = self.lstm(inputs, states)
+                _, predicted = self.linear(hiddens.squeeze(1)).max(1)
+                sampled_ids.append(predicted)
+                inputs = self.embed(predicted).unsqueeze(1)
+            return torch.stack(sampled_ids, 1)
+
+    def collate_fn(data):
+        data.sort(key=lambda x: len(x[1]), reverse=True)
+        images, captions = zip(*data)
+        images = torch.stack(images, 0)
+        lengths = [len(cap) for cap in captions]
+        targets = torch.zeros(len(captions), max(lengths)).long()
+        for i, cap in enumerate(captions):
+            end = lengths[i]
+            targets[i, :end] = cap[:end]
+        return images, targets, lengths
+
+    cifar = tv.datasets.CIFAR10(root=".", train=True, transform=tv.transforms.ToTensor())
+    samples = [(cifar[i][0], torch.tensor([1] + [2 + (i * k) % 9 for k in range(3 + i % 4)] + [0])) for i in range(12)]
+    loader = torch.utils.data.DataLoader(samples, batch_size=4, shuffle=True, collate_fn=collate_fn)
+    encoder, decoder = EncoderCNN(8), DecoderRNN(8, 16, 12, 1, max_seq_length=5)
+    criterion = nn.CrossEntropyLoss()
+    params = list(decoder.parameters()) + list(encoder.linear.parameters()) + list(encoder.bn.parameters())
+    optimizer = torch.optim.Adam(params, lr=0.01)
+    for epoch in range(2):
+        for i, (images, captions, lengths) in enumerate(loader):
+            targets = pack_padded_sequence(captions, lengths, batch_first=True)[0]
+            loss = criterion(decoder(encoder(images), captions, lengths), targets)
+            decoder.zero_grad()
+            encoder.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print("Epoch [{}/{}], Step [{}/{}], Loss: {:.4f}, Perplexity: {:5.4f}".format(
+                epoch, 2, i, len(loader), loss.item(), np.exp(loss.item())))
+    encoder.eval()
+    print(decoder.sample(encoder(images[:2])).tolist())
+
+
 # ---- the tests ----------------------------------------------------------------------------------
 def test_basics_linear_and_logistic_regression_and_feedforward():
     got, _ = assert_same(linear_regression)
@@ -428,3 +555,8 @@ def test_language_model_with_truncated_backpropagation_and_sampling():
 def test_gan_and_vae():
     assert_same(gan)
     assert_same(vae, rtol=1e-3, atol=1e-3)
+
+
+def test_style_transfer_and_image_captioning():
+    assert_same(style_transfer)
+    assert_same(image_captioning)
