@@ -106,6 +106,7 @@ from ._ops.indexing import put
 from ._print import set_printoptions
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
                       ShortTensor, CharTensor, ByteTensor, BoolTensor)
+from . import _legacy
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
 from . import special, sparse
@@ -115,6 +116,7 @@ import math as _math
 
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi & co.: Python floats, as torch's
 newaxis = None  # x[:, torch.newaxis], NumPy's spelling
+set_default_tensor_type = _legacy.set_default_tensor_type  # (deprecated, as torch's)
 
 __version__ = "0.1.0"
 

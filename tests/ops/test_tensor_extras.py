@@ -65,3 +65,21 @@ def test_in_place_writes_record_torchs_nodes_and_gradients(method):
         (y * L.arange(9.0).view(3, 3)).sum().backward()
         results.append([y.grad_fn.name().split("::")[-1], y.tolist(), x.grad.tolist()])
     assert results[1] == results[0]
+
+
+def test_set_default_tensor_type_sets_the_default_dtype_as_torchs():
+    def run(L):
+        out = []
+        for t in ["torch.DoubleTensor", L.HalfTensor, "torch.cuda.FloatTensor", "torch.LongTensor", L.LongTensor,
+                  "float", L.float64, 3, "torch.Foo", L.FloatTensor]:
+            try:
+                L.set_default_tensor_type(t)
+                out.append(str(L.ones(1).dtype).split(".")[-1])
+            except Exception as error:
+                out.append(type(error).__name__ + str(error).replace("ember", "torch"))
+        return out
+    with pytest.warns(UserWarning, match="set_default_tensor_type"):
+        ember._legacy._WARNED.clear()
+        got = run(ember)
+    assert got == run(torch)
+    assert ember.get_default_dtype() is ember.float32
