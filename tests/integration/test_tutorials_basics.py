@@ -18,6 +18,8 @@ from the same seed: they print the same text and numbers (float32 roundoff allow
   columns, images as ``.npy``), dict samples, ``DataLoader(num_workers=2)`` collating dicts.
 - Adversarial examples (FGSM): a LeNet trained, saved and loaded with ``map_location``, then
   attacked one image at a time through ``data.grad.data.sign()``.
+- Transfer learning (its training loop on a small network: torchvision's pretrained ResNet-18
+  is a download) and the chatbot tutorial's batching, masked loss and greedy decoder.
 - Language modelling with ``nn.TransformerEncoder``: positional encoding as a buffer,
   ``batchify``, ``StepLR``, ``clip_grad_norm_``, the best model's state_dict saved to a
   temporary directory and loaded back.
@@ -25,8 +27,10 @@ from the same seed: they print the same text and numbers (float32 roundoff allow
 The data are the bundled digits (``vision_stand_in``) and small generated texts.
 """
 import contextlib
+import copy
 import csv
 import io
+import itertools
 import math
 import os
 import random
@@ -971,6 +975,110 @@ def transformer_lm(torch):
     print(model(test_data[:5], mask).shape, model.transformer_encoder.layers[0])
 
 
+def transfer_learning(torch):
+    nn, optim, lr_scheduler = torch.nn, torch.optim, torch.optim.lr_scheduler
+    x = torch.randn(24, 3, 8, 8); y = torch.randint(0, 2, (24,))
+    ds = torch.utils.data.TensorDataset(x, y)
+    dataloaders = {p: torch.utils.data.DataLoader(ds, batch_size=4, shuffle=True) for p in ['train', 'val']}
+    dataset_sizes = {p: len(ds) for p in ['train', 'val']}
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(4, 2))
+    num_ftrs = model[4].in_features
+    model[4] = nn.Linear(num_ftrs, 2)
+    for param in model[0].parameters():
+        param.requires_grad = False
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scheduler = lr_scheduler.StepLR(optimizer, step_size=7, gamma=0.1)
+    d = tempfile.mkdtemp(); best_model_params_path = os.path.join(d, 'best_model_params.pt')
+    torch.save(model.state_dict(), best_model_params_path)
+    best_acc = 0.0
+    best_wts = copy.deepcopy(model.state_dict())
+    for epoch in range(3):
+        print(f'Epoch {epoch}/{2}'); print('-' * 10)
+        for phase in ['train', 'val']:
+            model.train() if phase == 'train' else model.eval()
+            running_loss = 0.0; running_corrects = 0
+            for inputs, labels in dataloaders[phase]:
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == 'train'):
+                    outputs = model(inputs)
+                    _, preds = torch.max(outputs, 1)
+                    loss = criterion(outputs, labels)
+                    if phase == 'train':
+                        loss.backward(); optimizer.step()
+                running_loss += loss.item() * inputs.size(0)
+                running_corrects += torch.sum(preds == labels.data)
+            if phase == 'train':
+                scheduler.step()
+            epoch_loss = running_loss / dataset_sizes[phase]
+            epoch_acc = running_corrects.double() / dataset_sizes[phase]
+            print(f'{phase} Loss: {epoch_loss:.4f} Acc: {epoch_acc:.4f}')
+            if phase == 'val' and epoch_acc > best_acc:
+                best_acc = epoch_acc
+                torch.save(model.state_dict(), best_model_params_path)
+    print(f"Best val Acc: {best_acc:4f}", type(best_acc).__name__, best_acc)
+    model.load_state_dict(torch.load(best_model_params_path, weights_only=True))
+    print(best_wts['0.weight'].requires_grad, model[0].weight.requires_grad, running_corrects)
+
+
+def chatbot(torch):
+    nn, F = torch.nn, torch.nn.functional
+    PAD, SOS = 0, 1
+    def zeroPadding(l, fillvalue=PAD):
+        return list(itertools.zip_longest(*l, fillvalue=fillvalue))
+    def binaryMatrix(l, value=PAD):
+        return [[0 if token == PAD else 1 for token in seq] for seq in l]
+    seqs = [[3, 4, 5, 2], [6, 7, 2], [8, 2]]
+    lengths = torch.tensor([len(s) for s in seqs])
+    padList = zeroPadding(seqs)
+    padVar = torch.LongTensor(padList)
+    mask = torch.BoolTensor(binaryMatrix(padList))
+    max_target_len = max([len(s) for s in seqs])
+    print(padVar, mask, lengths, max_target_len)
+    emb = nn.Embedding(10, 6)
+    gru = nn.GRU(6, 6, 2, dropout=0.1, bidirectional=True)
+    embedded = emb(padVar)
+    packed = nn.utils.rnn.pack_padded_sequence(embedded, lengths.cpu())
+    outputs, hidden = gru(packed, None)
+    outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs)
+    outputs = outputs[:, :, :6] + outputs[:, :, 6:]
+    print(outputs.shape, hidden.shape)
+    def maskNLLLoss(inp, target, mask):
+        nTotal = mask.sum()
+        crossEntropy = -torch.log(torch.gather(inp, 1, target.view(-1, 1)).squeeze(1))
+        loss = crossEntropy.masked_select(mask).mean()
+        return loss, nTotal.item()
+    decoder_input = torch.LongTensor([[SOS for _ in range(3)]])
+    decoder_hidden = hidden[:2]
+    gru2 = nn.GRU(6, 6, 2, dropout=0.1); out = nn.Linear(12, 10); concat = nn.Linear(12, 6)
+    attn = nn.Linear(6, 6)
+    loss = 0; print_losses = []; n_totals = 0
+    for t in range(max_target_len):
+        e = emb(decoder_input)
+        rnn_output, decoder_hidden = gru2(e, decoder_hidden)
+        energy = attn(outputs)
+        attn_energies = torch.sum(rnn_output * energy, dim=2).t()
+        attn_weights = F.softmax(attn_energies, dim=1).unsqueeze(1)
+        context = attn_weights.bmm(outputs.transpose(0, 1))
+        rnn_output = rnn_output.squeeze(0); context = context.squeeze(1)
+        concat_output = torch.tanh(concat(torch.cat((rnn_output, context), 1)))
+        output = F.softmax(out(torch.cat((concat_output, context), 1)), dim=1)
+        _, topi = output.topk(1)
+        decoder_input = torch.LongTensor([[topi[i][0] for i in range(3)]])
+        mask_loss, nTotal = maskNLLLoss(output, padVar[t], mask[t])
+        loss += mask_loss; print_losses.append(mask_loss.item() * nTotal); n_totals += nTotal
+    loss.backward()
+    _ = nn.utils.clip_grad_norm_(emb.parameters(), 50.0)
+    print(sum(print_losses) / n_totals, emb.weight.grad.abs().sum())
+    all_tokens = torch.zeros([0], dtype=torch.long); all_scores = torch.zeros([0])
+    decoder_scores, decoder_input = torch.max(output, dim=1)
+    all_tokens = torch.cat((all_tokens, decoder_input), dim=0)
+    all_scores = torch.cat((all_scores, decoder_scores), dim=0)
+    decoder_input = torch.unsqueeze(decoder_input, 0)
+    print(all_tokens, all_scores, decoder_input)
+    print([topi[i][0] for i in range(3)], torch.LongTensor([[topi[i][0] for i in range(3)]]))
+
+
 def test_learn_the_basics_tensors_autograd_quickstart_save_load():
     for program in (tensors, autograd, saveload):
         assert_same(program)
@@ -1001,3 +1109,13 @@ def test_transformer_language_model():
     with pytest.warns(UserWarning):  # enable_nested_tensor with batch_first False: torch's warning
         transformer_lm(ember)
     assert_same(transformer_lm, rtol=1e-3, atol=1e-3)
+
+
+def test_transfer_learning_loop_and_chatbot_decoder():
+    """The transfer-learning page's loop (``set_grad_enabled(phase == "train")``, frozen
+    layers, ``StepLR``, ``torch.sum(preds == labels.data)`` then ``.double()``, the best
+    state_dict saved and loaded) and the chatbot's batching, masked loss and greedy decoding
+    (``zip_longest`` padding, ``BoolTensor``, packed bidirectional GRU, ``gather``,
+    ``masked_select``, attention by ``bmm``, ``cat`` onto an empty tensor: ``CatBackward0``)."""
+    assert_same(transfer_learning, rtol=1e-3, atol=1e-4)
+    assert_same(chatbot)
