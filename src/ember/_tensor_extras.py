@@ -1,9 +1,9 @@
 """Tensor methods that older and hand-written PyTorch programs call and that are not ops of
 their own: the legacy constructor ``new``, ``fill_diagonal_``, the in-place ``transpose_``
-family, the predicates ``is_signed``/``is_nonzero``/``is_same_size``, and the in-place
-spellings torch keeps as aliases (``greater_`` is ``gt_``)
-(https://pytorch.org/docs/stable/tensors.html). ``_tensor.py`` attaches :data:`METHODS`
-and :data:`IN_PLACE`."""
+family, the predicates ``is_signed``/``is_nonzero``/``is_same_size`` (``torch.is_signed`` &
+co. too), and the in-place spellings torch keeps as aliases (``greater_`` is ``gt_``)
+(https://pytorch.org/docs/stable/tensors.html). ``_tensor.py`` attaches :data:`METHODS` and
+:data:`IN_PLACE`."""
 import numbers
 
 from ._creation import new_empty, new_tensor
@@ -62,22 +62,23 @@ def transpose_(self, dim0, dim1):
     return _become(self, named(transpose(self, dim0, dim1), "TransposeBackward1"))
 
 
-def is_signed(self):
-    """Whether the dtype holds negative values (every dtype but ``uint8`` and ``bool``)."""
-    return self.dtype.is_signed
+def is_signed(input):
+    """Whether ``input``'s dtype holds negative values (every dtype but ``uint8`` and ``bool``);
+    ``torch.is_signed`` and the method."""
+    return input.dtype.is_signed
 
 
-def is_nonzero(self):
-    """``bool`` of a one-element tensor. RuntimeError for none or several elements."""
-    if self.numel() != 1:
+def is_nonzero(input):
+    """``bool`` of a one-element tensor; RuntimeError for none or several elements, as torch's."""
+    if input.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with "
-                           f"{'no values' if self.numel() == 0 else 'more than one value'} is ambiguous")
-    return bool(self.item())
+                           f"{'no values' if input.numel() == 0 else 'more than one value'} is ambiguous")
+    return bool(input.item())
 
 
-def is_same_size(self, other):
-    """Whether ``other`` has the same shape."""
-    return self.shape == other.shape
+def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
 
 
 METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
