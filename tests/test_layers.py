@@ -38,9 +38,10 @@ LAYERS = [
      "ember.func",  # torch.func: function transforms, functional_call over nn modules
      "ember.serialization", "ember.text", "ember.vision",  # model-building libraries, as datasets
      "ember.hub",  # torch.hub: checkpoint files by URL, read by serialization
-     "ember.utils", "ember.amp", "ember.cuda.amp", "ember.onnx",  # mixed precision: beside optim
+     "ember.utils", "ember.amp", "ember.cuda.amp", "ember.cpu", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
-    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._ops", "ember.autograd",
+    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._tensor_extras", "ember._ops",
+     "ember.autograd",
      "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops
      "ember._creation", "ember._spacing", "ember._sampling", "ember._random", "ember._distributions",

@@ -106,11 +106,18 @@ from ._ops.indexing import put
 from ._print import set_printoptions
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
                       ShortTensor, CharTensor, ByteTensor, BoolTensor)
+from . import _legacy, _tensor_extras
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
 from . import special, sparse
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
+import math as _math
+
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi & co.: Python floats, as torch's
+newaxis = None  # x[:, torch.newaxis], NumPy's spelling
+set_default_tensor_type = _legacy.set_default_tensor_type  # (deprecated, as torch's)
+is_nonzero, is_signed, is_same_size = _tensor_extras.is_nonzero, _tensor_extras.is_signed, _tensor_extras.is_same_size
 
 __version__ = "0.1.0"
 
@@ -214,25 +221,6 @@ def typename(obj):
     return name if module in ("", "builtins") else f"{module}.{name}"
 
 
-def is_nonzero(input):
-    """``bool(input)`` for a one-element tensor; RuntimeError otherwise, as PyTorch's."""
-    if input.numel() == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-    if input.numel() > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return input.item() != 0  # (``bool`` here is ember.bool, the dtype)
-
-
-def is_signed(input):
-    """Whether ``input``'s dtype holds negative numbers (not bool or uint8)."""
-    return input.dtype.is_signed
-
-
-def is_same_size(input, other):
-    """Whether ``input`` and ``other`` have the same shape."""
-    return tuple(input.shape) == tuple(other.shape)
-
-
 def detach(input):
     """A new tensor sharing ``input``'s storage, with no history (``input.detach()``)."""
     return input.detach()
@@ -276,7 +264,7 @@ def __getattr__(name):
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
                 "compiler", "_dynamo", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
-                "multiprocessing", "distributions", "func", "serialization", "hub"):
+                "multiprocessing", "distributions", "func", "serialization", "hub", "cpu"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("cond", "switch", "while_loop"):
         return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)

@@ -302,6 +302,7 @@ from ._ops import sparse as _sparse  # noqa: E402
 from ._ops import restride as _restride  # noqa: E402
 from . import _creation, _linalg_legacy, _random, _sampling  # noqa: E402
 from . import functional as _functional  # noqa: E402
+from . import _tensor_extras  # noqa: E402
 
 
 def _reflected(function):
@@ -569,9 +570,9 @@ _PROPERTIES = {
     "is_xpu": lambda self: False,
 }
 
-for _name, _function in _METHODS.items():
+for _name, _function in {**_METHODS, **_tensor_extras.METHODS}.items():
     setattr(Tensor, _name, _function)
-for _name, _function in _IN_PLACE.items():
+for _name, _function in {**_IN_PLACE, **_tensor_extras.IN_PLACE}.items():
     setattr(Tensor, _name, _inplace.inplace(_function))
 for _name, _function in _IN_PLACE_ONLY.items():
     setattr(Tensor, _name, _function)

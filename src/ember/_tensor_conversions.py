@@ -20,6 +20,11 @@ class TensorConversions:
         return META_DEVICE if type(self._data) is MetaArray else CPU
 
     @property
+    def is_cpu(self):
+        """Whether the tensor is on the CPU (every tensor with data)."""
+        return type(self._data) is not MetaArray
+
+    @property
     def is_meta(self):
         """Whether the tensor is on the ``meta`` device (a shape and dtype without data)."""
         return type(self._data) is MetaArray

@@ -94,6 +94,13 @@ CALLS = {
     "gru-batch_first": lambda L, x, w, i: L.nn.GRU(4, 3, batch_first=True, num_layers=2)(x[None])[0],
     "lstm-bidirectional": lambda L, x, w, i: L.nn.LSTM(4, 3, bidirectional=True)(x[None])[0],
     "lstm-h_n": lambda L, x, w, i: L.nn.LSTM(4, 3)(x[None])[1][0],
+    # cat of one tensor after legacy empties (the chatbot tutorial's greedy decoder) is still a cat
+    "cat-after-empty": lambda L, x, w, i: L.cat((L.zeros([0]), x[0]), dim=0), "cat-one": lambda L, x, w, i: L.cat([x]),
+    "cat-after-empty-promoted": lambda L, x, w, i: L.cat((L.zeros([0]), x[0].double())),
+    # a float32 LSTM's output is oneDNN's layer node (the sequence models tutorial prints it)
+    "lstm": lambda L, x, w, i: L.nn.LSTM(4, 3, num_layers=2)(x[None])[0],
+    "lstm-float64": lambda L, x, w, i: L.nn.LSTM(4, 3).double()(x[None].double())[0],
+    "lstm-proj_size": lambda L, x, w, i: L.nn.LSTM(4, 3, proj_size=2)(x[None])[0],
     "lstm_cell": lambda L, x, w, i: L.nn.LSTMCell(4, 3)(x)[0], "gru_cell": lambda L, x, w, i: L.nn.GRUCell(4, 3)(x),
     "rnn_cell": lambda L, x, w, i: L.nn.RNNCell(4, 3)(x), "rnn_cell-relu": lambda L, x, w, i: L.nn.RNNCell(4, 3, "relu")(x),
     # a reshape that copies, repeat by a number, attention's fused CPU kernel (issue 8, session 10)

@@ -2,9 +2,9 @@
 the pytorch/examples sweep (``examples_harness``): torchvision is not installed here and its
 datasets and pretrained weights need a download.
 
-- ``datasets``: MNIST, FashionMNIST and FakeData of the real shapes built from the bundled 8x8 digits,
+- ``datasets``: MNIST, FashionMNIST, CIFAR10 and FakeData of the real shapes built from the bundled 8x8 digits,
   ImageFolder over a folder of class folders (:func:`write_image_folder` makes one).
-- ``transforms``: ToTensor, Normalize, Resize, CenterCrop, RandomResizedCrop,
+- ``transforms``: ToTensor, Normalize, Resize, CenterCrop, Pad, RandomCrop, RandomResizedCrop,
   RandomHorizontalFlip, Lambda, Compose, with torchvision's sizes and its draws from the
   library's generator (so the same seed crops and flips alike under both libraries).
 - ``models``: resnet18 and vgg16 with torchvision's module names and layout; vgg16's
@@ -30,11 +30,11 @@ def stand_in_torchvision(lib):
         "torchvision", "torchvision.datasets", "torchvision.transforms", "torchvision.utils",
         "torchvision.models"))
     vars(datasets).update(_datasets(lib))
-    datasets.LSUN = datasets.CIFAR10 = None  # need files: not used here
+    datasets.LSUN = None  # needs files: not used here
     vars(transforms).update(_transforms(lib))
     transforms.Scale = transforms.Resize
     utils.save_image = lambda tensor, fp, **kwargs: None
-    models.resnet18 = lambda weights=None: _resnet18(lib)
+    models.resnet18 = lambda weights=None, pretrained=False: _resnet18(lib)
     models.vgg16 = lambda weights=None: _vgg16(lib, weights)
     models.VGG16_Weights = VGG16_Weights
     tv.datasets, tv.transforms, tv.utils, tv.models = datasets, transforms, utils, models
@@ -151,7 +151,27 @@ def _datasets(lib):
     class FashionMNIST(MNIST):
         """MNIST's shapes and files (the tutorials' dataset; here the same digits)."""
 
-    return {"MNIST": MNIST, "FashionMNIST": FashionMNIST, "FakeData": FakeData, "ImageFolder": ImageFolder}
+    class CIFAR10(MNIST):
+        """CIFAR-10's layout: ``data`` a uint8 NumPy array (N, 32, 32, 3), ``targets`` a list of
+        ints, RGB PIL images; here the digits, tinted per class."""
+
+        def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+            images, labels = digits_images(train, size=32)
+            tint = np.array([[1.0, 0.6, 0.3], [0.3, 1.0, 0.6], [0.6, 0.3, 1.0]])[labels % 3]
+            self.data = (images[..., None] * tint[:, None, None, :]).astype(np.uint8)
+            self.targets = labels.tolist()
+            self.transform, self.target_transform = transform, target_transform
+
+        def __getitem__(self, i):
+            img, target = Image.fromarray(self.data[i]), self.targets[i]
+            if self.transform is not None:
+                img = self.transform(img)
+            if self.target_transform is not None:
+                target = self.target_transform(target)
+            return img, target
+
+    return {"MNIST": MNIST, "FashionMNIST": FashionMNIST, "CIFAR10": CIFAR10, "FakeData": FakeData,
+            "ImageFolder": ImageFolder}
 
 
 # ---- torchvision.transforms (PIL images in, CHW float tensors out of ToTensor) --------------------
@@ -196,6 +216,29 @@ def _transforms(lib):
             w, h = img.size
             left, top = int(round((w - self.size) / 2)), int(round((h - self.size) / 2))
             return img.crop((left, top, left + self.size, top + self.size))
+
+    class Pad:
+        """``padding`` zero pixels on every side (an int only)."""
+
+        def __init__(self, padding):
+            self.padding = padding
+
+        def __call__(self, img):
+            a, p = np.asarray(img), self.padding
+            return Image.fromarray(np.pad(a, ((p, p), (p, p)) + ((0, 0),) * (a.ndim - 2)))
+
+    class RandomCrop:
+        """A ``size`` crop at a random place: top, then left, each drawn by the library's
+        ``randint`` as torchvision draws them."""
+
+        def __init__(self, size):
+            self.size = (size, size) if isinstance(size, int) else size
+
+        def __call__(self, img):
+            (w, h), (th, tw) = img.size, self.size
+            top = lib.randint(0, h - th + 1, size=(1,)).item()
+            left = lib.randint(0, w - tw + 1, size=(1,)).item()
+            return img.crop((left, top, left + tw, top + th))
 
     class RandomResizedCrop:
         """A crop of a random area fraction in ``scale`` and aspect ratio in ``ratio`` (drawn
@@ -251,7 +294,7 @@ def _transforms(lib):
                 x = step(x)
             return x
 
-    return {c.__name__: c for c in (ToTensor, Normalize, Resize, CenterCrop, RandomResizedCrop,
+    return {c.__name__: c for c in (ToTensor, Normalize, Resize, CenterCrop, Pad, RandomCrop, RandomResizedCrop,
                                     RandomHorizontalFlip, Lambda, Compose)}
 
 

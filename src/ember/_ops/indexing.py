@@ -326,11 +326,25 @@ def _same_dtype(input, source, message):
         raise RuntimeError(message.format(self=_type_name(input.dtype), source=_type_name(source.dtype)))
 
 
-def _check_index_tensor(name, input, dim, index):
+def _check_index_tensor(name, input, dim, index, src=None):
+    """torch's RuntimeErrors for the index of ``gather`` and the scatters: its dtype, rank (0-d
+    counts as 1-D), sizes (no larger than ``input``'s but along ``dim``, than a tensor ``src``'s)."""
     if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
-    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+    operand = "input" if name == "gather" else "self"
+    for other, what in ((input, operand), (src, "src")):
+        if isinstance(other, Tensor) and max(index.ndim, 1) != max(other.ndim, 1):
+            raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
+    sizes, x_sizes = index.shape or (1,), input.shape or (1,)
+    too_big = [k for k, n in enumerate(sizes) if k != dim and n > x_sizes[k]]
+    if index.numel() == 0 or not too_big and (
+            not isinstance(src, Tensor) or all(n <= m for n, m in zip(sizes, src.shape or (1,)))):
+        return
+    message = f"index {list(index.shape)} to be no larger than self {list(input.shape)} apart from dimension {dim}"
+    if name == "gather":
+        raise RuntimeError(f"Size does not match at dimension {too_big[0]} expected {message}")
+    raise RuntimeError(f"Expected {message}" + (f" and to be no larger size than src {list(src.shape)}"
+                                                 if isinstance(src, Tensor) else ""))
 
 
 def _in_range(x, dim, index):
@@ -340,6 +354,11 @@ def _in_range(x, dim, index):
     if index.size and (index.max() >= n or index.min() < 0):
         bad = index.max() if index.max() >= n else index.min()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+
+
+def _at_least_1d(a):
+    """A 0-d array as one element of 1-D (how gather and the scatters read a 0-d operand)."""
+    return a.reshape(1) if getattr(a, "ndim", None) == 0 else a
 
 
 def _grid(index, dim):
@@ -360,19 +379,15 @@ def _unfit(g, shape):
     """Pads a gradient of the ``index``-shaped corner with zeros up to ``shape``."""
     if tuple(g.shape) == tuple(shape):
         return g
+    if g.ndim == 0:  # the gradient at a 0-d index: the corner of one element
+        g = g.reshape((1,) * len(shape))
     return g.new_zeros(shape).index_put(tuple(slice(0, n) for n in g.shape), g)
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """``out[i][j] = input[i][index[i][j]]`` (for dim=1): picks along ``dim`` (index int64)."""
-    if input.ndim == 0:
-        return with_out(gather(input.reshape(1), 0, index.reshape(1)).reshape(index.shape), out)
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("gather", input, d, index)
-    for k in range(input.ndim):
-        if k != d and index.shape[k] > input.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} "
-                               f"to be smaller than self {list(input.shape)} apart from dimension {d}")
     return with_out(reads_indices(apply(Gather, input, dim=d, index=index._data), [index]), out)
 
 
@@ -384,7 +399,7 @@ class Gather(Op):
     @staticmethod
     def forward(x, dim, index):
         _in_range(x, dim, index)
-        return x[_grid(index, dim)]
+        return _at_least_1d(x)[_grid(_at_least_1d(index), dim)].reshape(index.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -394,10 +409,12 @@ class Gather(Op):
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """``input`` with ``src`` (or ``value``) written along ``dim`` at ``index``."""
     d = _wrap_dim(dim, input.ndim)
-    _check_index_tensor("scatter", input, d, index)
+    _check_index_tensor("scatter", input, d, index, src)
     if reduce is not None:
         if reduce in ("add", "sum"):
-            return scatter_add(input, dim, index, src if src is not None else full(index.shape, value, dtype=input.dtype))
+            if not isinstance(src, Tensor):  # a number (``value``, or passed as ``src``): added at every entry
+                src = full(index.shape, value if src is None else src, dtype=input.dtype)
+            return scatter_add(input, dim, index, src)
         raise NotImplementedError(f"scatter reduce='{reduce}' is not supported by ember")
     if isinstance(src, Tensor):
         _same_dtype(input, src, _SCATTER_DTYPES)
@@ -418,9 +435,9 @@ class Scatter(Op):
     @staticmethod
     def forward(x, src, dim, index):
         _in_range(x, dim, index)
-        out = x.copy()
+        out, index = _at_least_1d(x).copy(), _at_least_1d(index)
         out[_grid(index, dim)] = src if getattr(src, "ndim", 0) == 0 else _fit(src, index)  # (src: array or number)
-        return out
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -433,7 +450,7 @@ def scatter_add(input, dim, index, src):
     """``input`` with ``src`` added along ``dim`` at ``index`` (repeats add up)
     (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_add_.html)."""
     d = _wrap_dim(dim, input.ndim)
-    _check_index_tensor("scatter_add", input, d, index)
+    _check_index_tensor("scatter_add", input, d, index, src)
     _same_dtype(input, src, _SCATTER_DTYPES)
     return reads_indices(apply(ScatterAdd, input, src, dim=d, index=index._data), [index])
 
@@ -447,9 +464,9 @@ class ScatterAdd(Op):
     @staticmethod
     def forward(x, src, dim, index):
         _in_range(x, dim, index)
-        out = x.copy()
-        _backend.index_add_at(out, _grid(index, dim), _fit(src, index))
-        return out
+        out, index = _at_least_1d(x).copy(), _at_least_1d(index)
+        _backend.index_add_at(out, _grid(index, dim), _fit(_at_least_1d(src), index))
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):

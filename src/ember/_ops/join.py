@@ -78,8 +78,8 @@ def cat(tensors, dim=0, *, out=None):
         # The skipped legacy empties still take part in dtype promotion.
         dtype = _dtype.result_type(*tensors)
         parts = [t if t.dtype is dtype else t.to(dtype) for t in parts]
-    if len(parts) == 1:
-        return with_out(parts[0].clone(), out)
+    if len(parts) == 1:  # a copy, whose node is torch's all the same
+        return with_out(named(parts[0].clone(), "CatBackward0"), out)
     return with_out(apply(Cat, *parts, dim=d), out)
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from .. import _backend, _dtype
 from .._tensor import Tensor, _wrap_dim
 from .core import _NAMES, Op, apply, reads_indices
-from .indexing import (_SCATTER_DTYPES, Gather, _check_index_tensor, _fit, _grid, _in_range, _same_dtype,
-                       _unfit)
+from .indexing import (_SCATTER_DTYPES, Gather, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
+                       _same_dtype, _unfit)
 from .pointwise_binary import Where
 
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
@@ -26,7 +26,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     d = _wrap_dim(dim, input.ndim)
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    _check_index_tensor("scatter_reduce", input, d, index)
+    _check_index_tensor("scatter_reduce", input, d, index, src)
     _same_dtype(input, src, _SCATTER_DTYPES)
     if input.dtype.is_complex and reduce in ("amax", "amin"):
         raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
@@ -81,15 +81,15 @@ class ScatterReduce(Op):
     @staticmethod
     def forward(x, src, dim, index, reduce, include_self):
         _in_range(x, dim, index)
-        out = x.copy()
-        grid, values = _grid(index, dim), _fit(src, index)
+        out, index = _at_least_1d(x).copy(), _at_least_1d(index)
+        grid, values = _grid(index, dim), _fit(_at_least_1d(src), index)
         if not include_self:  # targeted elements start from the reduction's identity
             out[grid] = _identity(reduce, x.dtype)
         getattr(_backend.namespace(out), _UFUNCS[reduce]).at(out, grid, values)
         if reduce == "mean":
-            count = _counts(x.shape, dim, index, include_self).clip(1)
+            count = _counts(out.shape, dim, index, include_self).clip(1)
             out = out / count if x.dtype.kind in "fc" else out // count
-        return out.astype(x.dtype, copy=False)
+        return out.astype(x.dtype, copy=False).reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):

@@ -245,3 +245,22 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     for column in range(cols):  # torch's draws: one permutation of the rows per column
         values[_distributions.randperm(rows, generator)[:num_zeros], column] = 0.0
     return _fill(tensor, values)
+
+
+def _deprecated(initialiser, module="nn.init"):
+    """``initialiser`` under its old name (without the trailing underscore), which torch still
+    accepts with a FutureWarning: programs written before PyTorch 0.4 call ``xavier_uniform``."""
+    old = initialiser.__name__[:-1]
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`{module}.{old}` is now deprecated in favor of `{module}.{initialiser.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return initialiser(*args, **kwargs)
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = f"Deprecated spelling of :func:`{initialiser.__name__}` (FutureWarning)."
+    return deprecated
+
+
+uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal, sparse, dirac = (
+    map(_deprecated, (uniform_, normal_, constant_, xavier_uniform_, xavier_normal_, kaiming_uniform_, kaiming_normal_,
+                      orthogonal_, sparse_, dirac_)))

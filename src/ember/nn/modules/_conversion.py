@@ -72,6 +72,10 @@ class ConversionMixin:
         """Casts the floating-point parameters and buffers to float16; returns self."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self):
+        """Casts the floating-point parameters and buffers to bfloat16; returns self."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def share_memory(self):
         """Moves every parameter and buffer into shared memory (``Tensor.share_memory_``), so
         processes started by ``ember.multiprocessing`` see one copy; returns self."""

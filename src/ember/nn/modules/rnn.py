@@ -11,6 +11,7 @@ import math
 import numbers
 import warnings
 
+from ... import _dtype
 from ..._creation import empty
 from ..._ops.core import _type_name, named
 from ..._ops.rnn import GATES
@@ -234,9 +235,14 @@ class RNNBase(Module):
         if packed:
             output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
         else:
-            # grad_fn names as torch's generic (not oneDNN) kernels leave them: the output stacks
-            # the steps (or cats the directions); batch_first transposes it.
+            # grad_fn names as torch's CPU kernels leave them: a float32/bfloat16 LSTM in one
+            # direction without projections runs oneDNN's layer, whose output is its own node;
+            # otherwise the output stacks the steps (or cats the directions); batch_first
+            # transposes it.
+            onednn = lstm and not self.bidirectional and not self.proj_size and \
+                data.dtype in (_dtype.float32, _dtype.bfloat16)
             output = named(output.view(steps, batch, directions * output_size),
+                           "MkldnnRnnLayerBackward0" if onednn else
                            "CatBackward0" if self.bidirectional else "StackBackward0")
             if self.batch_first:
                 output = named(output.transpose(0, 1), "TransposeBackward0" if lstm else "TransposeBackward1")

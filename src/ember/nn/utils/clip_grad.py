@@ -6,6 +6,7 @@ from ..._ops.join import stack
 from ..._ops.linalg import vector_norm
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ..init import _deprecated
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -65,3 +66,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     for p in _tensor_list(parameters):
         if p.grad is not None:
             p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+clip_grad_norm = _deprecated(clip_grad_norm_, "torch.nn.utils")

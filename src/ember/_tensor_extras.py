@@ -1,0 +1,90 @@
+"""Tensor methods that older and hand-written PyTorch programs call and that are not ops of
+their own: the legacy constructor ``new``, ``fill_diagonal_``, the in-place ``transpose_``
+family, the predicates ``is_signed``/``is_nonzero``/``is_same_size`` (``torch.is_signed`` &
+co. too), and the in-place spellings torch keeps as aliases (``greater_`` is ``gt_``)
+(https://pytorch.org/docs/stable/tensors.html). ``_tensor.py`` attaches :data:`METHODS` and
+:data:`IN_PLACE`."""
+import numbers
+
+from ._creation import new_empty, new_tensor
+from ._ops import compare as _compare, pointwise_float as _float
+from ._ops.complex import abs_for_in_place
+from ._ops.core import named
+from ._ops.restride import _become
+from ._ops.shape import transpose
+from ._size import Size
+
+
+def new(self, *args, device=None):
+    """PyTorch's legacy constructor, with ``self``'s dtype: ``x.new()`` is empty, ``x.new(2, 3)``
+    or ``x.new(Size([2, 3]))`` uninitialised of that size (zeros here), ``x.new([1, 2])`` a tensor
+    of that data, ``x.new(t)`` the tensor ``t`` (of ``self``'s dtype) without its history.
+    TypeError for any other argument (a number, a keyword other than ``device``), as torch."""
+    if not args:
+        return new_empty(self, 0)
+    if all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], Size)):
+        return new_empty(self, *args)
+    if len(args) == 1 and isinstance(args[0], type(self)):
+        other = args[0]
+        if other.dtype is not self.dtype:
+            raise TypeError(f"expected {self.type()} (got {other.type()})")
+        return other.detach()
+    if len(args) == 1 and not isinstance(args[0], (str, numbers.Number)) and hasattr(args[0], "__len__"):
+        return new_tensor(self, args[0])
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    raise TypeError(f"new() received an invalid combination of arguments - got "
+                    f"({', '.join(type(a).__name__ for a in args)})")
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Writes ``fill_value`` on the main diagonal of ``self`` (2-D of any shape, or N-D with
+    equal sizes) in place; with ``wrap``, a tall matrix's diagonal starts again every
+    ``columns + 1`` rows, as NumPy's ``fill_diagonal``. A write through a strided view, so its
+    node is ``CopySlices`` as torch's. RuntimeError for fewer than 2 dims or unequal sizes."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) > 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step, count = sum(self.stride()), min(self.shape)
+    if wrap and self.ndim == 2 and self.shape[0] > self.shape[1] + 1:
+        rows, columns = self.shape
+        count = (rows * columns - 1) // (columns + 1) + 1
+    if count:
+        self.as_strided((count,), (step,), self.storage_offset()).fill_(fill_value)
+    return self
+
+
+def transpose_(self, dim0, dim1):
+    """In-place ``transpose``: ``self`` becomes its view with ``dim0`` and ``dim1`` swapped
+    (torch's node for the in-place form: ``TransposeBackward1``)."""
+    return _become(self, named(transpose(self, dim0, dim1), "TransposeBackward1"))
+
+
+def is_signed(input):
+    """Whether ``input``'s dtype holds negative values (every dtype but ``uint8`` and ``bool``);
+    ``torch.is_signed`` and the method."""
+    return input.dtype.is_signed
+
+
+def is_nonzero(input):
+    """``bool`` of a one-element tensor; RuntimeError for none or several elements, as torch's."""
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with "
+                           f"{'no values' if input.numel() == 0 else 'more than one value'} is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
+           "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size}
+
+# in-place aliases: torch's other names of ``gt_``, ``ge_``, ... (wrapped in place by _tensor.py)
+IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _compare.lt, "less_equal_": _compare.le,
+            "not_equal_": _compare.ne, "logical_xor_": _compare.logical_xor, "bitwise_not_": _compare.bitwise_not,
+            "absolute_": abs_for_in_place, "arctan2_": _float.atan2}
