@@ -40,12 +40,21 @@ class Add(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
+        if _complex(a, b):  # torch multiplies by a complex alpha: (1 + 0j) * (inf + 0j) is inf + nanj
+            return a + complex(alpha) * b
         return a + b if alpha == 1 else a + _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
         return g, (g if alpha == 1 else g * alpha.conjugate())
+
+
+def _complex(a, b):
+    return getattr(a, "dtype", _NOT_COMPLEX).kind == "c" or getattr(b, "dtype", _NOT_COMPLEX).kind == "c"
+
+
+_NOT_COMPLEX = np.dtype(float)
 
 
 def _scaled(b, alpha):
@@ -124,6 +133,8 @@ class Sub(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
+        if _complex(a, b):  # a + (-alpha) * b, as torch computes it (see Add)
+            return a + complex(-alpha) * b
         return a - b if alpha == 1 else a - _scaled(b, alpha)
 
     @staticmethod
@@ -336,9 +347,13 @@ class Pow(Op):
             small = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
-        with np.errstate(all="ignore"):  # b = -0.5: torch's rsqrt (nan at -inf, -inf at -0.0; C's pow: 0, inf)
-            rsqrt = type(b) is float and b == -0.5 and _backend.is_floating(a.dtype)
-            return 1 / xp.sqrt(a) if rsqrt else xp.power(a, b)
+        # b = +-0.5: torch's sqrt and rsqrt (nan at -inf, -0.0 and -inf at -0.0, where C's pow
+        # gives inf or 0, and 0 or inf), but for float16, which torch takes through C's pow
+        root = type(b) is float and b in (0.5, -0.5) and _backend.is_floating(a.dtype) and a.dtype != np.float16
+        with np.errstate(all="ignore"):
+            if root:
+                return xp.sqrt(a) if b > 0 else 1 / xp.sqrt(a)
+            return xp.power(a, b)
 
     @staticmethod
     def backward(ctx, g):

@@ -72,6 +72,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if not input.is_floating_point():
         return sum(input, dim, keepdim, dtype=dtype)
+    if dtype is not None and not dtype.is_floating_point:  # torch zeroes NaN before the cast
+        return sum(input.masked_fill(input.isnan(), 0), dim, keepdim, dtype=dtype)
     input = dtype_arg(input, dtype)
     return apply(Nansum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
 
@@ -165,7 +167,10 @@ class Prod(Op):
     others' derivative is nan: inf / inf); when it does, the product of the other elements as
     exclusive cumulative products from both sides, exact at zeros (over all elements: zeros
     when there are several and no graph is being built). Both are taken and one selected,
-    so that a compiled backward needs no value of ``x``."""
+    so that a compiled backward needs no value of ``x``; under ``create_graph=True`` (which a
+    compiled backward refuses) the values pick one as torch's do, so that the branch not
+    taken passes no nan back and a gradient free of ``x`` (``g`` itself, over a dim of length
+    1 beside a zero) does not require grad."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -182,13 +187,20 @@ class Prod(Op):
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
         g = expand_back(g, x.shape, dim, keepdim)
         is_zero = x.detach() == 0
+        if STATE.enabled:
+            return (_prod_safe(x, g, dim) if is_zero.any() else g * (apply(Prod, x, dim=dim, keepdim=True) / x),)
         # (divided by 1 at zeros: the branch not taken must pass a finite zero back)
-        easy = g * apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1)
-        others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
-        safe = g if others is None else g * others.reshape(x.shape)
-        if not dim and not STATE.enabled:
+        easy = g * (apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1))
+        safe = _prod_safe(x, g, dim)
+        if not dim:
             safe = safe.masked_fill(is_zero.sum() > 1, 0)
         return (easy.masked_fill(is_zero.any(), 0) + safe.masked_fill(~is_zero.any(), 0),)
+
+
+def _prod_safe(x, g, dim):
+    """torch's gradient of a product whose input holds a zero: g times the others' product."""
+    others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
+    return g if others is None else g * others.reshape(x.shape)
 
 
 def _prod_of_others(x, d):

@@ -1,0 +1,87 @@
+"""The eager fuzzer's classes left after session 13 (seeds 100000-104999, 200000-222999,
+400000-414999), each against torch 2.13: prod's gradient under create_graph, complex add/sub
+beside an infinite or NaN operand, shifts of a Python bool, NaN in nansum to an integer dtype,
+float16's and bfloat16's pow at +-0.5."""
+import math
+
+import pytest
+import torch
+
+import ember
+from test_fuzz_eager import Case, check
+
+LIBS = (torch, ember)
+nan, inf = float("nan"), float("inf")
+
+# Each drawn again from its seed and compared as the fuzzer compares.
+FUZZ_SEEDS = {
+    218812: "prod over a dim of length 1 beside a zero: torch's gradient is g, free of x (no requires_grad)",
+    401856: "the same, an expanded input", 410372: "the same, transposed", 413976: "the same, 3-d",
+    210949: "prod's second derivative at -inf beside -0.0: torch takes only the zeros' formula",
+    214985: "the same, two infinities and a zero",
+    221067: "prod's gradient among subnormals: torch's g * (prod / x), not (g * prod) / x",
+    211856: "complex minus nan: torch's a + (-1 + 0j) * nan is nan + nanj",
+    222393: "complex plus -inf: -inf + nanj", 410604: "complex add_ of -inf through a view",
+    213239: "False >> int32: int32 (ember: bool)",
+    413904: "nansum(dtype=int64): NaN zeroed before the cast (ember: INT64_MIN)",
+    216862: "float16 ** -0.5 at -inf: torch's C pow gives 0 (rsqrt: nan)",
+}
+
+
+@pytest.mark.parametrize("seed", FUZZ_SEEDS)
+def test_fuzzer_case_equals_torch(seed):
+    check(Case(seed))
+
+
+def _pairs(values):
+    return [tuple("nan" if math.isnan(p) else repr(p) for p in (z.real, z.imag)) for z in values]
+
+
+EDGES = [complex(r, i) for r in (0.0, -0.0, 1.5, -2.0, inf, -inf, nan) for i in (0.0, -0.0, 1.5, -2.0, inf, -inf, nan)]
+
+
+@pytest.mark.parametrize("program", ["a + b", "a - b", "a.clone().add_(b)", "a.clone().sub_(b)",
+                                     "torch.add(a, b, alpha=2)", "torch.sub(a, b, alpha=-0.5)",
+                                     "a - b[0].real.item()", "a + b[0].item()", "b[0].real.item() - a",
+                                     "a + b.real"])
+def test_complex_add_and_sub_beside_inf_and_nan_equal_torch(program):
+    """torch computes ``a + alpha * b`` with a complex alpha, so an infinite or NaN part of
+    ``b`` makes the other part NaN ((1 + 0j) * (inf + 0j) is inf + nanj) and signed zeros
+    follow a + (-b): ember added the parts apart."""
+    results = []
+    for lib in LIBS:
+        a = lib.tensor(EDGES, dtype=lib.complex64)
+        b = lib.tensor(EDGES[::-1], dtype=lib.complex64)
+        results.append(_pairs(eval(program, {"a": a, "b": b, "torch": lib}).tolist()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("number", [False, True, 3, -7])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_shifts_of_a_python_number_take_the_tensors_dtype(number, dtype):
+    results = []
+    for lib in LIBS:
+        x = lib.tensor([-5, 3, 0, 9]).to(getattr(lib, dtype))
+        results.append([(r.dtype.__repr__().split(".")[-1], r.tolist()) for r in (number >> x, number << x)])
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("call", ["x.nansum(1, dtype=t.int64)", "x.nansum(dtype=t.int32)",
+                                  "x.nansum(0, dtype=t.uint8)", "x.nansum(0, dtype=t.bool)"])
+def test_nansum_to_an_integer_dtype_zeroes_nan_first(call):
+    values = [eval(call, {"x": lib.tensor([[-0.75, nan, 2.5], [2.0, 3.0, -2.5]]), "t": lib}).tolist()
+              for lib in LIBS]
+    assert values[0] == values[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1.5])
+def test_pow_at_half_exponents_equals_torch(dtype, exponent):
+    """torch takes 0.5 and -0.5 as sqrt and rsqrt (nan at -inf, -0.0 and -inf at -0.0) but for
+    float16, which goes through C's pow (inf and 0, 0 and inf): ember gave bfloat16 C's pow at
+    0.5 and float16 rsqrt at -0.5."""
+    results = []
+    for lib in LIBS:
+        x = lib.tensor([-inf, -0.0, 0.0, 4.0, -1.0, inf, nan, 1e-3]).to(getattr(lib, dtype))
+        results.append([str(r.tolist()) for r in (x.pow(exponent), x ** exponent, x.clone().pow_(exponent))])
+    assert results[0] == results[1]
