@@ -25,6 +25,10 @@ FUZZ_SEEDS = {
     213239: "False >> int32: int32 (ember: bool)",
     413904: "nansum(dtype=int64): NaN zeroed before the cast (ember: INT64_MIN)",
     216862: "float16 ** -0.5 at -inf: torch's C pow gives 0 (rsqrt: nan)",
+    213874: "norm('fro') over three dims: torch's matrix_norm RuntimeError",
+    222257: "argsort of a 0-dim complex tensor: torch's RuntimeError",
+    100567: "index_fill_ of an empty tensor whose dim is empty: nothing to do (ember: IndexError)",
+    215263: "index_fill_ of an empty diagonal: torch's setStorage RuntimeError",
 }
 
 
@@ -85,3 +89,26 @@ def test_pow_at_half_exponents_equals_torch(dtype, exponent):
         x = lib.tensor([-inf, -0.0, 0.0, 4.0, -1.0, inf, nan, 1e-3]).to(getattr(lib, dtype))
         results.append([str(r.tolist()) for r in (x.pow(exponent), x ** exponent, x.clone().pow_(exponent))])
     assert results[0] == results[1]
+
+
+def _outcome(call, lib):
+    try:
+        result = eval(call, {"t": lib, "i": lib.tensor([0]), "j": lib.tensor([5])})
+    except Exception as error:
+        return type(error).__name__, str(error).split(",")[0]
+    return tuple(result.shape) if isinstance(result, lib.Tensor) else type(result).__name__
+
+
+@pytest.mark.parametrize("call", [
+    "t.empty(0).index_fill_(0, i, 1)", "t.empty(0, 3).index_fill_(0, i, 1)", "t.empty(0, 3).index_fill_(1, j, 1)",
+    "t.empty(3, 0).index_fill_(0, i, 1)", "t.empty(0, 0, 3).index_fill(0, i, -2)", "t.empty(2, 0).index_fill_(0, j, 1)",
+    "t.empty(0, 2).diagonal().index_fill_(0, i, 1)", "t.empty(3, 0).index_fill_(1, t.tensor([0, 1]), 1)",
+    "t.empty(3, 0).index_fill_(1, t.tensor([], dtype=t.int64), 1)",
+    "t.tensor(1 + 1j).argsort()", "t.tensor(1 + 1j).sort()", "t.tensor(1 + 1j).topk(1)", "t.tensor(1 + 1j).msort()",
+    "t.norm(t.ones(2, 2, 2), dim=(1, 2, 0))", "t.norm(t.ones(2, 2, 2), 'fro', dim=[0, 1, 2], keepdim=True)",
+    "t.norm(t.ones(2, 2, 2), p=None, dim=(1, 2, 0))", "t.norm(t.ones(2, 2, 2), 'fro', dim=(1,))"])
+def test_edge_calls_raise_or_return_as_torch(call):
+    """index_fill of an empty tensor is torch's fill of a stride-0 view: nothing where that
+    view is empty (no bounds check), setStorage's RuntimeError where it is not; a 0-dim
+    complex tensor cannot be sorted; "fro" over three dims is a matrix norm."""
+    assert _outcome(call, torch) == _outcome(call, ember)

@@ -489,6 +489,16 @@ def index_fill(input, dim, index, value):
         value = value.to(input.dtype)
     if input.ndim == 0:  # its one element, at index 0 or -1 of dim 0 (or -1)
         return index_fill(input.reshape(1), 0, index, value).reshape(())
+    if not input.numel():  # torch fills a view with len(index) slices of stride 0 along d, unchecked
+        sizes, strides = list(input.shape), list(input.stride())
+        sizes[d], strides[d] = index.numel(), 0
+        if 0 not in sizes:
+            offset, item = input.storage_offset(), input.itemsize
+            need = (offset + 1 + builtins.sum((n - 1) * s for n, s in zip(sizes, strides))) * item
+            raise RuntimeError(f"setStorage: sizes {sizes}, strides {strides}, storage offset {offset}, and itemsize "
+                               f"{item} requiring a storage size of {need} are out of bounds for storage of size "
+                               f"{_backend.shared.owner(input._data).nbytes}")
+        return input.clone()
     return reads_indices(index_put(input, (slice(None),) * d + (index._data,), value), [index])
 
 
