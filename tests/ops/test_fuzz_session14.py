@@ -27,6 +27,7 @@ FUZZ_SEEDS = {
     213239: "False >> int32: int32 (ember: bool)",
     413904: "nansum(dtype=int64): NaN zeroed before the cast (ember: INT64_MIN)",
     216862: "float16 ** -0.5 at -inf: torch's C pow gives 0 (rsqrt: nan)",
+    208093: "real ** complex number: the gradient at a negative base (the branch cut)",
     213874: "norm('fro') over three dims: torch's matrix_norm RuntimeError",
     222257: "argsort of a 0-dim complex tensor: torch's RuntimeError",
     100567: "index_fill_ of an empty tensor whose dim is empty: nothing to do (ember: IndexError)",
@@ -133,3 +134,19 @@ def test_mode_picks_torchs_value_and_index_with_nan_and_ties(n, dtype):
         values, indices = t.mode(0)
         results.append((str(values.tolist()), indices.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("exponent", [1 + 2j, -0.5 + 1j, 2j, 3 + 0j, -1.5 - 0.25j])
+def test_pow_of_a_real_tensor_by_a_complex_number_has_torchs_gradients(exponent):
+    """The conjugated exponent's power of a negative real base is not the conjugate of the
+    power (the branch cut): the base is conjugated too, as x - 0j (seed 208093: -581.8 where
+    torch gives -0.002)."""
+    out = []
+    for lib in LIBS:
+        x = lib.tensor([-1.625, 2.625, -0.375, 0.0, -0.0, 1.0, -1.0, -inf, inf, nan, 1e-300],
+                       dtype=lib.float64, requires_grad=True)
+        r = lib.pow(x, exponent)
+        (g,) = lib.autograd.grad(r, x, lib.ones_like(r) * (0.5 - 0.25j), create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        out.append((g.tolist(), gg.tolist()))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-300)

@@ -361,6 +361,10 @@ class Pow(Op):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
+                if type(b) is complex and isinstance(a, Tensor) and not a.dtype.is_complex:
+                    # ctx conjugated b; a real a must be conjugated too, as a - 0j, for the
+                    # power to be the conjugate of torch's on the branch cut (a < 0)
+                    a = a.to(ctx.output.dtype).conj()
                 # torch's constant zeros for a number 0 (a False exponent takes the formula)
                 ga = g * (b * a ** (b - 1)) if b != 0 or type(b) is builtins.bool else g * 0
             else:
