@@ -28,6 +28,7 @@ FUZZ_SEEDS = {
     413904: "nansum(dtype=int64): NaN zeroed before the cast (ember: INT64_MIN)",
     216862: "float16 ** -0.5 at -inf: torch's C pow gives 0 (rsqrt: nan)",
     208093: "real ** complex number: the gradient at a negative base (the branch cut)",
+    213398: "bfloat16 sinc past 1.08e38: torch computes in float32, where pi x overflows (nan)",
     213874: "norm('fro') over three dims: torch's matrix_norm RuntimeError",
     222257: "argsort of a 0-dim complex tensor: torch's RuntimeError",
     100567: "index_fill_ of an empty tensor whose dim is empty: nothing to do (ember: IndexError)",
@@ -150,3 +151,9 @@ def test_pow_of_a_real_tensor_by_a_complex_number_has_torchs_gradients(exponent)
         (gg,) = lib.autograd.grad(g.sum(), x)
         out.append((g.tolist(), gg.tolist()))
     np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-300)
+
+
+def test_bfloat16_sinc_overflows_as_torchs_float32():
+    values = [3e38, -3e38, 1.7014118346046923e38, 1e38, 1e30, 0.5, -2.25, 0.0, inf, nan]
+    results = [str(lib.tensor(values, dtype=lib.bfloat16).sinc().isnan().tolist()) for lib in LIBS]
+    assert results[0] == results[1]
