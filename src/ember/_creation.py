@@ -133,9 +133,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _check_fits(arr, dtype):
-    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap).
+    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap);
+    # an int fits uint8 when its magnitude does (tensor([-5], dtype=uint8) wraps to 251).
     info = np.iinfo(dtype.np)
-    if not (np.all(np.isfinite(arr)) and arr.min() >= info.min and arr.max() <= info.max):
+    lowest = -info.max if info.min == 0 and arr.dtype.kind in "biu" else info.min
+    if not (np.all(np.isfinite(arr)) and arr.min() >= lowest and arr.max() <= info.max):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 

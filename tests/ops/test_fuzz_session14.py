@@ -157,3 +157,16 @@ def test_bfloat16_sinc_overflows_as_torchs_float32():
     values = [3e38, -3e38, 1.7014118346046923e38, 1e38, 1e30, 0.5, -2.25, 0.0, inf, nan]
     results = [str(lib.tensor(values, dtype=lib.bfloat16).sinc().isnan().tolist()) for lib in LIBS]
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("data", [[-5, 3], [-255], [-256], [True, -3], [[-255, 255]], [256], [-3.0], [-200]])
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_tensor_of_negative_ints_as_uint8_wraps_as_torchs(data, dtype):
+    """torch converts a Python int to uint8 when its magnitude fits (-5 is 251; -256 and -3.0
+    raise); ember refused every negative value."""
+    def outcome(lib):
+        try:
+            return lib.tensor(data, dtype=getattr(lib, dtype)).tolist()
+        except RuntimeError as error:
+            return str(error)
+    assert outcome(torch) == outcome(ember)
