@@ -29,6 +29,7 @@ FUZZ_SEEDS = {
     216862: "float16 ** -0.5 at -inf: torch's C pow gives 0 (rsqrt: nan)",
     208093: "real ** complex number: the gradient at a negative base (the branch cut)",
     213398: "bfloat16 sinc past 1.08e38: torch computes in float32, where pi x overflows (nan)",
+    605039: "float16 masked_fill_ of 2**40: torch's checked conversion raises (ember: inf)",
     213874: "norm('fro') over three dims: torch's matrix_norm RuntimeError",
     222257: "argsort of a 0-dim complex tensor: torch's RuntimeError",
     100567: "index_fill_ of an empty tensor whose dim is empty: nothing to do (ember: IndexError)",
@@ -170,3 +171,18 @@ def test_tensor_of_negative_ints_as_uint8_wraps_as_torchs(data, dtype):
         except RuntimeError as error:
             return str(error)
     assert outcome(torch) == outcome(ember)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int8", "complex64"])
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_masked_fill_converts_its_value_checked_as_torch(dtype, as_tensor):
+    """torch refuses a finite value beyond float16's or bfloat16's largest (65504.5 too) and a
+    0-dim tensor value beyond an integer dtype's range (ember stored inf, or wrapped)."""
+    def outcome(lib, v):
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        try:
+            return str(x.masked_fill_(lib.tensor([True, False, True]), lib.tensor(v) if as_tensor else v).tolist())
+        except RuntimeError as error:
+            return str(error)
+    for v in (65504.0, 65504.5, -65520.0, 2 ** 40, 3.3895e38, 3.39e38, -1e39, inf, nan, 1e-10):
+        assert outcome(torch, v) == outcome(ember, v), v

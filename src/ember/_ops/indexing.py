@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import from_numpy, full, real_if_fits
+from .._creation import check_narrow, from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, caller_level, with_out
 from .core import Op, _type_name, apply, like_input, named, reads_indices
@@ -520,10 +520,12 @@ def masked_fill(input, mask, value):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
+        number = real_if_fits(value.item(), input.dtype)  # (torch converts it checked: RuntimeError)
         v = value.to(input.dtype) if input.dtype.is_complex or not value.dtype.is_complex \
-            else full((), real_if_fits(value.item(), input.dtype), dtype=input.dtype)
+            else full((), number, dtype=input.dtype)
     else:
         v = full((), value, dtype=input.dtype)
+    check_narrow(value.item() if isinstance(value, Tensor) else value, input.dtype)
     return named(apply(Where, mask, v, input), "MaskedFillBackward0")
 
 

@@ -16,7 +16,7 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full, real_if_fits
 from .._tensor import Tensor
-from .args import (c_type_name, invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
+from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
 
@@ -438,44 +438,6 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
     zero = g.new_zeros(())
     return (apply(Where, a_loses, zero, shared) if ctx.needs_input_grad[0] else None,
             apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
-
-
-def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
-    TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
-    share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
-    (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(invalid_combination("lerp", (input, end, weight), _LERP_SIGNATURES))
-    if not isinstance(end, Tensor):
-        raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
-    if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
-        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_type_name(input.dtype)}'")
-    if end.dtype is not input.dtype and input.dtype.is_inexact:
-        raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
-                           f"{c_type_name(end.dtype)}")
-    return with_out(apply(Lerp, input, end, weight), out)
-
-
-_LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
-                    " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
-
-
-class Lerp(Op):
-    """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
-    infer = classmethod(elementwise_rule)
-    promote = "float"
-
-    @staticmethod
-    def forward(start, end, weight):
-        diff = end - start
-        with np.errstate(invalid="ignore"):  # (end - start) of infinities: nan, silently
-            return namespace(start, end).where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
-
-    @staticmethod
-    def backward(ctx, g):
-        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
-        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
 
 
 def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
