@@ -30,6 +30,9 @@ FUZZ_SEEDS = {
     208093: "real ** complex number: the gradient at a negative base (the branch cut)",
     213398: "bfloat16 sinc past 1.08e38: torch computes in float32, where pi x overflows (nan)",
     605039: "float16 masked_fill_ of 2**40: torch's checked conversion raises (ember: inf)",
+    618659: "a 0-dim int64 tensor of -2**63 written into float16 through a mask: RuntimeError",
+    620862: "bfloat16 nan_to_num: -inf becomes bfloat16's lowest (NumPy left it)", 627945: "the same, +inf",
+    627340: "float32 cumprod through an overflow: torch accumulates in double (inf, then 3.3e38)",
     213874: "norm('fro') over three dims: torch's matrix_norm RuntimeError",
     222257: "argsort of a 0-dim complex tensor: torch's RuntimeError",
     100567: "index_fill_ of an empty tensor whose dim is empty: nothing to do (ember: IndexError)",
@@ -186,3 +189,42 @@ def test_masked_fill_converts_its_value_checked_as_torch(dtype, as_tensor):
             return str(error)
     for v in (65504.0, 65504.5, -65520.0, 2 ** 40, 3.3895e38, 3.39e38, -1e39, inf, nan, 1e-10):
         assert outcome(torch, v) == outcome(ember, v), v
+
+
+@pytest.mark.parametrize("call", ["x.cumsum(0)", "x.cumprod(0)", "(-x).cumsum(0)", "x.flip(0).cumprod(0)"])
+@pytest.mark.parametrize("dtype, values", [
+    ("float32", [3.4e38, 1.125, 0.875, 1.5, 1e-30, 1e-30, 1e30]), ("float16", [60000.0, 2.0, 0.25, 1.0, -3.0]),
+    ("bfloat16", [3e38, 2.0, 0.25, -1.5]), ("complex64", [3e38 + 1j, 3e38, -3e38, 1e-30j])])
+def test_scans_accumulate_wide_as_torchs(call, dtype, values):
+    """torch's CPU cumsum/cumprod accumulate float32 in double, float16 and bfloat16 in float,
+    complex64 in complex128 (a float32 cumprod through 3.4e38 * 1.125 * 0.875 is inf, then
+    3.35e38: ember's float32 running product stayed inf)."""
+    results = [str(eval(call, {"x": lib.tensor(values, dtype=getattr(lib, dtype))}).tolist()) for lib in LIBS]
+    assert results[0] == results[1]
+
+
+def test_float32_cumsum_equals_torchs_bit_for_bit():
+    x = np.random.default_rng(0).standard_normal((300, 200)).astype(np.float32)
+    for dim in (0, 1):
+        assert (ember.tensor(x).cumsum(dim).numpy() == torch.tensor(x).cumsum(dim).numpy()).all()
+
+
+def test_bfloat16_nan_to_num_equals_torch():
+    values = [inf, -inf, nan, 1.5, -0.0]
+    for kwargs in ({}, {"posinf": 2.0}, {"nan": 3.0, "neginf": -1e30}):
+        results = [lib.tensor(values, dtype=lib.bfloat16).nan_to_num(**kwargs).tolist() for lib in LIBS]
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("value", ["t.tensor(-2**63)", "t.tensor(1e5)", "t.tensor(1e39, dtype=t.float64)",
+                                   "t.tensor(70000, dtype=t.int32)", "t.tensor(inf)", "1e5"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_value_written_through_a_mask_converts_checked(value, dtype):
+    def outcome(lib):
+        y = lib.zeros(2, dtype=getattr(lib, dtype))
+        try:
+            y[lib.tensor([True, False])] = eval(value, {"t": lib, "inf": inf})
+        except RuntimeError as error:
+            return str(error)
+        return y.tolist()
+    assert outcome(torch) == outcome(ember)

@@ -249,6 +249,7 @@ def index_put(input, indices, values, accumulate=False):
     _check_broadcast(index)  # torch's IndexError comes before its dtype check
     if values.dtype is not input.dtype and values.numel() == 1 and _single_mask(index):
         # torch fills through one boolean mask (masked_fill): the value converts as a number does
+        check_narrow(values.item(), input.dtype)
         values = full((), real_if_fits(values.item(), input.dtype), dtype=input.dtype)
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
