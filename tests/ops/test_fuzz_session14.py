@@ -228,3 +228,17 @@ def test_a_value_written_through_a_mask_converts_checked(value, dtype):
             return str(error)
         return y.tolist()
     assert outcome(torch) == outcome(ember)
+
+
+@pytest.mark.parametrize("values", [[-inf, -0.0, -0.25, -2.625], [2.0, inf, 0.0, 3.0], [0.0, inf, -inf, 0.5],
+                                    [1.5, 0.0, 2.0, 0.0, -1.0]])
+def test_cumprod_gradient_under_create_graph_beside_zeros_and_inf(values):
+    """With a zero in x torch takes the products of the other elements (seed 615462): ember's
+    grid multiplied by 0/1 masks, so an infinite x_k made the terms left out nan."""
+    grads = []
+    for lib in LIBS:
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = x.cumprod(0)
+        (g,) = lib.autograd.grad(y, x, lib.arange(len(values), dtype=lib.float64).sin() + 0.5, create_graph=True)
+        grads.append(str(g.tolist()))
+    assert grads[0] == grads[1]

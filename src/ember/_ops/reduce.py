@@ -499,11 +499,11 @@ class Cumprod(Op):
         n = x.shape[d] if x.ndim else 0
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
-        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them)
-            is_zero = x.detach() == 0
-            easy = _reversed_cumsum(x.cumprod(d) * g, d) / x.masked_fill(is_zero, 1)
-            any_zero = is_zero.any()
-            return (easy.masked_fill(any_zero, 0) + _cumprod_grid_backward(x, g, d, n).masked_fill(~any_zero, 0),)
+        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them),
+            # else its grid: picked by value, as torch's (a compiled backward takes no graph)
+            if (x.detach() == 0).any():
+                return (_cumprod_grid_backward(x, g, d, n),)
+            return (_reversed_cumsum(x.cumprod(d) * g, d) / x,)
         zero = x == 0
         zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
@@ -521,10 +521,12 @@ def _cumprod_grid_backward(x, g, d, n):
     """grad_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k over an (n, n) grid per slice: x_i
     replaced by 1 in row i, then the cumulative product along the row."""
     xm, gm = x.movedim(d, -1), g.movedim(d, -1)
-    below = xm.new_ones((n, n)).tril()  # [j, i]: 1 where i <= j
-    diag = xm.new_ones((n,)).diag_embed()
-    partial = (xm.unsqueeze(-2) * (1 - diag) + diag).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
-    return (partial * gm.unsqueeze(-2) * below.transpose(-1, -2)).sum(-1).movedim(-1, d)
+    one, zero = xm.new_ones(()), xm.new_zeros(())
+    eye = xm.new_ones((n,), dtype=_dtype.bool).diag_embed()
+    # (selected, not multiplied by a 0/1 mask: an infinite x_k must not turn the terms left out nan)
+    partial = apply(Where, eye, one, xm.unsqueeze(-2)).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
+    later = xm.new_ones((n, n), dtype=_dtype.bool).triu()  # [i, j]: True where j >= i
+    return apply(Where, later, partial * gm.unsqueeze(-2), zero).sum(-1).movedim(-1, d)
 
 
 @numpy_names
