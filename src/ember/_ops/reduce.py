@@ -72,6 +72,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if not input.is_floating_point():
         return sum(input, dim, keepdim, dtype=dtype)
+    if dtype is not None and not dtype.is_floating_point:  # torch zeroes NaN before the cast
+        return sum(input.masked_fill(input.isnan(), 0), dim, keepdim, dtype=dtype)
     input = dtype_arg(input, dtype)
     return apply(Nansum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
 
@@ -165,7 +167,10 @@ class Prod(Op):
     others' derivative is nan: inf / inf); when it does, the product of the other elements as
     exclusive cumulative products from both sides, exact at zeros (over all elements: zeros
     when there are several and no graph is being built). Both are taken and one selected,
-    so that a compiled backward needs no value of ``x``."""
+    so that a compiled backward needs no value of ``x``; under ``create_graph=True`` (which a
+    compiled backward refuses) the values pick one as torch's do, so that the branch not
+    taken passes no nan back and a gradient free of ``x`` (``g`` itself, over a dim of length
+    1 beside a zero) does not require grad."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -182,13 +187,20 @@ class Prod(Op):
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
         g = expand_back(g, x.shape, dim, keepdim)
         is_zero = x.detach() == 0
+        if STATE.enabled:
+            return (_prod_safe(x, g, dim) if is_zero.any() else g * (apply(Prod, x, dim=dim, keepdim=True) / x),)
         # (divided by 1 at zeros: the branch not taken must pass a finite zero back)
-        easy = g * apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1)
-        others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
-        safe = g if others is None else g * others.reshape(x.shape)
-        if not dim and not STATE.enabled:
+        easy = g * (apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1))
+        safe = _prod_safe(x, g, dim)
+        if not dim:
             safe = safe.masked_fill(is_zero.sum() > 1, 0)
         return (easy.masked_fill(is_zero.any(), 0) + safe.masked_fill(~is_zero.any(), 0),)
+
+
+def _prod_safe(x, g, dim):
+    """torch's gradient of a product whose input holds a zero: g times the others' product."""
+    others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
+    return g if others is None else g * others.reshape(x.shape)
 
 
 def _prod_of_others(x, d):
@@ -420,6 +432,21 @@ def _arg_extreme_kernel(name, x, dim, keepdim):
     return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 
 
+def _scan(ufunc, x, dim):
+    """The running ``ufunc`` ("add", "multiply") along ``dim`` as torch's CPU scans take it, in
+    a wider accumulator (its acc_type): integers and bools in int64, float32 in double, float16
+    and bfloat16 in float32, complex64 in complex128, each element rounded back once (a float32
+    cumprod through 3e38 * 2 * 0.25 is inf, then 1.5e38). A 0-d tensor is a scan of one."""
+    wide = np.int64 if x.dtype.kind in "biu" else _WIDE_SCAN.get(x.dtype)
+    scanned = getattr(namespace(x), ufunc).accumulate(x.reshape(x.shape or 1), axis=dim, dtype=wide)
+    return _c_order(scanned.reshape(x.shape) if wide is None or wide is np.int64 else
+                    scanned.reshape(x.shape).astype(x.dtype))
+
+
+_WIDE_SCAN = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32,
+              _dtype.bfloat16.np: np.float32, np.dtype(np.complex64): np.complex128}
+
+
 @numpy_names
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64
@@ -435,9 +462,7 @@ class Cumsum(Op):
 
     @staticmethod
     def forward(x, dim):
-        dtype = np.int64 if x.dtype.kind in "biu" else None
-        # the ufunc: its warnings come from here; a 0-d tensor is a scan of one element
-        return _c_order(namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
+        return _scan("add", x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -466,8 +491,7 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(x, dim):
-        dtype = np.int64 if x.dtype.kind in "biu" else None
-        return _c_order(namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
+        return _scan("multiply", x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -475,11 +499,11 @@ class Cumprod(Op):
         n = x.shape[d] if x.ndim else 0
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
-        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them)
-            is_zero = x.detach() == 0
-            easy = _reversed_cumsum(x.cumprod(d) * g, d) / x.masked_fill(is_zero, 1)
-            any_zero = is_zero.any()
-            return (easy.masked_fill(any_zero, 0) + _cumprod_grid_backward(x, g, d, n).masked_fill(~any_zero, 0),)
+        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them),
+            # else its grid: picked by value, as torch's (a compiled backward takes no graph)
+            if (x.detach() == 0).any():
+                return (_cumprod_grid_backward(x, g, d, n),)
+            return (_reversed_cumsum(x.cumprod(d) * g, d) / x,)
         zero = x == 0
         zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
@@ -497,10 +521,12 @@ def _cumprod_grid_backward(x, g, d, n):
     """grad_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k over an (n, n) grid per slice: x_i
     replaced by 1 in row i, then the cumulative product along the row."""
     xm, gm = x.movedim(d, -1), g.movedim(d, -1)
-    below = xm.new_ones((n, n)).tril()  # [j, i]: 1 where i <= j
-    diag = xm.new_ones((n,)).diag_embed()
-    partial = (xm.unsqueeze(-2) * (1 - diag) + diag).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
-    return (partial * gm.unsqueeze(-2) * below.transpose(-1, -2)).sum(-1).movedim(-1, d)
+    one, zero = xm.new_ones(()), xm.new_zeros(())
+    eye = xm.new_ones((n,), dtype=_dtype.bool).diag_embed()
+    # (selected, not multiplied by a 0/1 mask: an infinite x_k must not turn the terms left out nan)
+    partial = apply(Where, eye, one, xm.unsqueeze(-2)).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
+    later = xm.new_ones((n, n), dtype=_dtype.bool).triu()  # [i, j]: True where j >= i
+    return apply(Where, later, partial * gm.unsqueeze(-2), zero).sum(-1).movedim(-1, d)
 
 
 @numpy_names

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _dtype
 from .._backend import kernel as _kernel, namespace
 from .._tensor import Tensor
 from .args import tensor_args, with_out
@@ -146,11 +146,16 @@ def _sinc_derivative(x, g):
 
 def _sinc_kernel(x):
     """NumPy's sinc, narrow floats taken in float64 and rounded once: float32's pi x is off by
-    an ulp of pi x (sinc(1) 3e-8, not 4e-17) and overflows past 1e38 (nan, not ~0)."""
+    an ulp of pi x (sinc(1) 3e-8, not 4e-17) and overflows past 1e38 (nan, not ~0). bfloat16,
+    which torch computes in float32, keeps that overflow: nan where float32's pi x is inf."""
     xp = namespace(x)
     wide = x if x.dtype.kind == "c" or x.dtype == np.float64 else x.astype(np.float64)
     with np.errstate(all="ignore"):
-        return xp.sinc(wide).astype(x.dtype, copy=False)
+        result = xp.sinc(wide)
+        if x.dtype == _dtype.bfloat16.np:
+            overflow = xp.isinf(x.astype(np.float32) * np.float32(math.pi)) & xp.isfinite(x)
+            result = xp.where(overflow, math.nan, result)
+        return result.astype(x.dtype, copy=False)
 
 
 Sinc = elementwise("Sinc", _sinc_kernel, _sinc_derivative)
