@@ -14,6 +14,7 @@ from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_in
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import Where, maximum, minimum
+from .wide_scan import wide_scan
 
 
 def _keep_shape(shape, dim):
@@ -432,21 +433,6 @@ def _arg_extreme_kernel(name, x, dim, keepdim):
     return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 
 
-def _scan(ufunc, x, dim):
-    """The running ``ufunc`` ("add", "multiply") along ``dim`` as torch's CPU scans take it, in
-    a wider accumulator (its acc_type): integers and bools in int64, float32 in double, float16
-    and bfloat16 in float32, complex64 in complex128, each element rounded back once (a float32
-    cumprod through 3e38 * 2 * 0.25 is inf, then 1.5e38). A 0-d tensor is a scan of one."""
-    wide = np.int64 if x.dtype.kind in "biu" else _WIDE_SCAN.get(x.dtype)
-    scanned = getattr(namespace(x), ufunc).accumulate(x.reshape(x.shape or 1), axis=dim, dtype=wide)
-    return _c_order(scanned.reshape(x.shape) if wide is None or wide is np.int64 else
-                    scanned.reshape(x.shape).astype(x.dtype))
-
-
-_WIDE_SCAN = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32,
-              _dtype.bfloat16.np: np.float32, np.dtype(np.complex64): np.complex128}
-
-
 @numpy_names
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64
@@ -462,7 +448,7 @@ class Cumsum(Op):
 
     @staticmethod
     def forward(x, dim):
-        return _scan("add", x, dim)
+        return wide_scan("add", x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -491,7 +477,7 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(x, dim):
-        return _scan("multiply", x, dim)
+        return wide_scan("multiply", x, dim)
 
     @staticmethod
     def backward(ctx, g):
