@@ -30,3 +30,30 @@ def test_float32_cumprod_through_an_overflow_side_by_side():
     x = np.tile(np.float32([3.4e38, 1.125, 0.875, 1.5])[:, None], (1, 600))
     got, want = ember.tensor(x).cumprod(0), torch.tensor(x).cumprod(0)
     assert np.array_equal(got.numpy(), want.numpy()) and np.isinf(want.numpy()[1]).all()
+
+
+def _rows_with_ties_and_nan(rng, count):
+    for trial in range(count):
+        n = int(rng.integers(17, 120))
+        row = rng.integers(0, int(rng.integers(2, 20)), n).astype(np.float64)
+        if trial % 3 == 0:
+            row[rng.random(n) < 0.2] = np.nan
+        yield row
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_mode_replays_std_sort_in_c_and_in_python_alike(compiled, monkeypatch):
+    """mode's replay of libstdc++'s std::sort: the C one (built by the toolchain) and the Python
+    one (where there is no C compiler) pick torch's index among ties and NaNs."""
+    from ember._ops import stdsort
+    if not compiled:
+        monkeypatch.setattr(stdsort, "_c_kernel", lambda integer: None)
+    rng = np.random.default_rng(2)
+    rows = list(_rows_with_ties_and_nan(rng, 60))
+    for row in rows:
+        assert stdsort.mode_rows(row[None])[0] == stdsort.mode_of(row.tolist())[1] == torch.tensor(row).mode(0).indices
+    for dtype in ("int64", "int16", "uint8", "bool", "float16", "bfloat16", "float32"):
+        x = rng.integers(0, 2 if dtype == "bool" else 9, (40, 70))
+        got = ember.tensor(x).to(getattr(ember, dtype)).mode(1)
+        want = torch.tensor(x).to(getattr(torch, dtype)).mode(1)
+        assert got.indices.tolist() == want.indices.tolist() and got.values.tolist() == want.values.tolist(), dtype

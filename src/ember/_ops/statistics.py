@@ -17,7 +17,7 @@ from .indexing import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
 from .sort import argsort, evenly_shared, refuse_unordered_median, sort
-from .stdsort import mode_of
+from .stdsort import mode_rows
 
 
 class MinMax(tuple):
@@ -51,7 +51,8 @@ def mode(input, dim=-1, keepdim=False):
     leaves decides whether one wins) and the index of one of its occurrences, as PyTorch's CPU
     kernel picks it (the last one in a slice of at most 16; see :mod:`.stdsort`). The values'
     gradient goes to that element. Slices with NaN, or longer than 16 with a repeated value,
-    replay that sort in Python (about 1 ms per 1000 elements)."""
+    replay that sort (in C, built on first use; in Python, about 1 ms per 1000 elements,
+    where there is no C compiler)."""
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return values_indices("mode", input.clone(), zeros((), dtype=_dtype.int64))
@@ -96,8 +97,9 @@ class Mode(Op):
         replay = xp.zeros(len(flat), bool) if n <= 16 else (position - run_start).max(axis=1) > 0
         if is_floating(flat.dtype):
             replay |= xp.isnan(flat).any(axis=1)
-        for r in xp.flatnonzero(replay):
-            value[r], index[r] = mode_of(flat[r].tolist())
+        if replay.any():
+            index[replay] = picked = mode_rows(flat[replay])
+            value[replay] = flat[replay][xp.arange(len(picked)), picked]
         shape = rows.shape[:-1] + (1,)
         return (xp.moveaxis(value.reshape(shape), -1, dim),
                 xp.moveaxis(index.reshape(shape).astype(np.int64), -1, dim))
