@@ -279,7 +279,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _finish(np.full(_size((size,)), real_if_fits(fill_value, dtype), dtype.np), requires_grad)
+    shape = _size((size,))
+    return _finish(np.full(shape, _fill_value(fill_value, dtype, shape), dtype.np), requires_grad)
+
+
+def _fill_value(value, dtype, shape):
+    """``value`` as :func:`real_if_fits` takes it, and checked for float16 and bfloat16 unless
+    ``shape`` holds one element: torch's ``fill_`` converts checked, but sets one element
+    unchecked (inf)."""
+    value = real_if_fits(value, dtype)
+    if math.prod(shape) != 1:
+        check_narrow(value, dtype)
+    return value
 
 
 _SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "int64_t",
@@ -310,7 +321,8 @@ def real_if_fits(value, dtype):
 def check_narrow(value, dtype):
     """RuntimeError where torch's checked conversion refuses a real number for float16 or
     bfloat16: finite and beyond the largest (65504.5 is refused, not rounded). ``masked_fill``
-    checks so; ``full`` and ``fill_`` of one element do not (torch gives inf there)."""
+    checks so, and ``full`` (``fill_``, ``full_like``, ``new_full``) of any number of elements
+    but one (torch gives inf there, 0 or 2 elements raise)."""
     if dtype in _NARROW_MAX and isinstance(value, (builtins.int, builtins.float, np.integer, np.floating)) \
             and math.isfinite(value) and abs(value) > _NARROW_MAX[dtype]:
         _overflow(dtype)
@@ -381,7 +393,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """``full`` with ``input``'s shape and (unless given) dtype, on its device
     (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
     dtype = dtype or input.dtype
-    return _beside(input, "full", (input.shape,), dtype, requires_grad, real_if_fits(fill_value, dtype), device=device)
+    return _beside(input, "full", (input.shape,), dtype, requires_grad, _fill_value(fill_value, dtype, input.shape),
+                   device=device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -529,7 +542,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
-    return _beside(self, "full", (size,), dtype, requires_grad, real_if_fits(fill_value, dtype))
+    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,))))
 
 
 # Factories that place their result on the meta device when asked (the ``*_like`` and

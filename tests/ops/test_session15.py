@@ -57,3 +57,27 @@ def test_mode_replays_std_sort_in_c_and_in_python_alike(compiled, monkeypatch):
         got = ember.tensor(x).to(getattr(ember, dtype)).mode(1)
         want = torch.tensor(x).to(getattr(torch, dtype)).mode(1)
         assert got.indices.tolist() == want.indices.tolist() and got.values.tolist() == want.values.tolist(), dtype
+
+
+def _outcome(call):
+    try:
+        return str(call().tolist())
+    except RuntimeError as e:
+        return f"RuntimeError: {e}"
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+@pytest.mark.parametrize("dtype, value", [("float16", 70000.0), ("float16", 65504.5), ("float16", -1e6),
+                                          ("float16", 1e39 + 0j), ("float16", float("inf")), ("float16", 65504.0),
+                                          ("bfloat16", 3.4e39), ("bfloat16", -1e300)])
+def test_full_of_a_value_beyond_float16_or_bfloat16(n, dtype, value):
+    """torch's fill_ converts the value checked (RuntimeError naming c10::Half) unless there is
+    exactly one element, which it sets unchecked (inf); ember stored inf everywhere."""
+    for name in ("full", "full_like", "new_full", "fill_"):
+        results = []
+        for lib in (torch, ember):
+            dt, z = getattr(lib, dtype), lib.zeros(n, dtype=getattr(lib, dtype))
+            call = {"full": lambda: lib.full((n,), value, dtype=dt), "full_like": lambda: lib.full_like(z, value),
+                    "new_full": lambda: z.new_full((n,), value), "fill_": lambda: z.fill_(value)}[name]
+            results.append(_outcome(call))
+        assert results[0] == results[1], (name, results)
