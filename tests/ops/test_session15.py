@@ -81,3 +81,20 @@ def test_full_of_a_value_beyond_float16_or_bfloat16(n, dtype, value):
                     "new_full": lambda: z.new_full((n,), value), "fill_": lambda: z.fill_(value)}[name]
             results.append(_outcome(call))
         assert results[0] == results[1], (name, results)
+
+
+EMPTY_VIEWS = ["x[2:2]", "x[5:]", "x[10:20]", "x[3:1]", "x[-1:-1]", "x[:, 3:3]", "x[:, -1:0]", "x[1:, 7:]",
+               "x[1][6:]", "x[:, 2:2][1:]", "x[:, 2:2][3]", "x[1:1, 2]", "x[..., 2:2]", "x[2:2, ::2]",
+               "x.t()[3:3]", "x.narrow(1, 6, 0)", "x.split(4, 1)[1][:, 2:]", "x[1:1].chunk(2, 1)[1]",
+               "x[:, 1:1].unbind(0)[2]", "x[2:2].view(6, 0)", "x.to(lib.bfloat16)[1, 3:3]"]
+
+
+@pytest.mark.parametrize("view", EMPTY_VIEWS)
+def test_storage_offset_of_an_empty_view_is_torchs(view):
+    """torch moves an empty slice's start by the clamped start times the stride; NumPy left the
+    data pointer at the first element (ember's storage_offset() was 0 for x[2:2])."""
+    results = []
+    for lib in (torch, ember):
+        v = eval(view, {"x": lib.arange(24.).reshape(4, 6), "lib": lib})
+        results.append((v.storage_offset(), tuple(v.stride()), tuple(v.shape)))
+    assert results[0] == results[1]

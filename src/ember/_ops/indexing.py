@@ -207,7 +207,7 @@ class Slice(Op):
     def forward(x, index):
         out = x[index]
         # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else out
+        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else _backend.placed_as_torch(out, x, index)
 
     @staticmethod
     def backward(ctx, g):
