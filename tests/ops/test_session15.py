@@ -98,3 +98,44 @@ def test_storage_offset_of_an_empty_view_is_torchs(view):
         v = eval(view, {"x": lib.arange(24.).reshape(4, 6), "lib": lib})
         results.append((v.storage_offset(), tuple(v.stride()), tuple(v.shape)))
     assert results[0] == results[1]
+
+
+def _second_derivatives(lib, f, values, shape=None, dtype="float64"):
+    x = lib.tensor(values, dtype=getattr(lib, dtype))
+    x = (x.reshape(shape) if shape else x).requires_grad_()
+    y = f(lib, x)
+    w = lib.arange(y.numel()).to(y.dtype).reshape(y.shape).sin() + 0.5
+    g, = lib.autograd.grad(y, x, w, create_graph=True)
+    v = lib.arange(y.numel()).to(y.dtype).reshape(y.shape).cos() - 0.3
+    gg, = lib.autograd.grad(g, x, v)
+    return g.detach().numpy(), gg.numpy()
+
+
+def _same(a, b):
+    # (the last ulp: torch's double-backward formulas group their products in their own order)
+    return np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) and (np.isnan(a) == np.isnan(b)).all()
+
+
+@pytest.mark.parametrize("values, shape, dim", [
+    ([-float("inf"), 5e-324, -0.0, 2.5], None, 0),  # seed 615462: -inf where torch's is nan
+    ([-float("inf"), 0.0, 2.0], None, 0), ([2.0, 0.0, -float("inf"), 3.0], None, 0),
+    ([0.0, -float("inf")], None, 0), ([0.5, float("inf"), 0.0, -2.0, 1e300, 0.0], (2, 3), 1),
+    ([0.0, 3.0, float("nan"), 2.0, -1.0, 0.0, 4.0, 0.5], (2, 4), 0)])
+def test_cumprod_second_derivative_beside_a_zero_is_torchs(values, shape, dim):
+    """Under create_graph torch sums, for each k, the products before k times the cumulative
+    products after it; its derivative (inf, nan) is that algebra's."""
+    results = [_second_derivatives(lib, lambda lib, x: x.cumprod(dim), values, shape) for lib in (torch, ember)]
+    assert _same(results[0][0], results[1][0]) and _same(results[0][1], results[1][1]), results
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("eps", [0.1, 1e-6])
+def test_logit_second_derivative_outside_eps_is_torchs(dtype, eps):
+    """torch's derivative of logit's gradient multiplies by the in-range mask: nan outside it
+    where (x (1 - x))^2 under- or overflows (seeds 102496, 619931, 620128: ember gave 0)."""
+    values = [0.75, 0.25, 1.125, -0.125, 5e-324, 2.2250738585072014e-308, 1e-160, 1e-30, float("inf"), 1.0, 0.0,
+              -0.0, 0.1, 0.9, 1e-7, 0.5, float("nan"), 1 - 1e-16, 0.3]
+    results = [_second_derivatives(lib, lambda lib, x: lib.logit(x, eps=eps), values, dtype=dtype) for lib in (torch, ember)]
+    rtol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(*results):
+        assert np.allclose(a, b, rtol=rtol, atol=0, equal_nan=True) and (np.isnan(a) == np.isnan(b)).all(), results

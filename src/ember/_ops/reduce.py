@@ -486,7 +486,7 @@ class Cumprod(Op):
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
         if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them),
-            # else its grid: picked by value, as torch's (a compiled backward takes no graph)
+            # else its O(n^2) sums: picked by value, as torch's (a compiled backward takes no graph)
             if (x.detach() == 0).any():
                 return (_cumprod_grid_backward(x, g, d, n),)
             return (_reversed_cumsum(x.cumprod(d) * g, d) / x,)
@@ -504,15 +504,18 @@ def _reversed_cumsum(t, d):
 
 
 def _cumprod_grid_backward(x, g, d, n):
-    """grad_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k over an (n, n) grid per slice: x_i
-    replaced by 1 in row i, then the cumulative product along the row."""
-    xm, gm = x.movedim(d, -1), g.movedim(d, -1)
-    one, zero = xm.new_ones(()), xm.new_zeros(())
-    eye = xm.new_ones((n,), dtype=_dtype.bool).diag_embed()
-    # (selected, not multiplied by a 0/1 mask: an infinite x_k must not turn the terms left out nan)
-    partial = apply(Where, eye, one, xm.unsqueeze(-2)).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
-    later = xm.new_ones((n, n), dtype=_dtype.bool).triu()  # [i, j]: True where j >= i
-    return apply(Where, later, partial * gm.unsqueeze(-2), zero).sum(-1).movedim(-1, d)
+    """grad_k = sum_{j >= k} g_j prod_{i <= j, i != k} x_i, as torch builds it under
+    ``create_graph`` (so that its own derivative is torch's, nan and inf included): for each k,
+    the product of the elements before k, then that times the cumulative products after k."""
+    grads = []
+    for k in range(n):
+        until = x.narrow(d, 0, k).prod(d, keepdim=True) if k else x.new_ones(()).expand(x.narrow(d, 0, 1).shape)
+        omitted = until
+        if k < n - 1:
+            after = x.narrow(d, k + 1, n - k - 1).cumprod(d)
+            omitted = apply(Cat, until, after if k == 0 else until * after, dim=d)
+        grads.append((g.narrow(d, k, n - k) * omitted).sum(d, keepdim=True))
+    return apply(Cat, *grads, dim=d)
 
 
 @numpy_names
