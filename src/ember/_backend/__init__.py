@@ -23,7 +23,8 @@ from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
-           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch"]
+           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
+           "empty_at"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -143,9 +144,16 @@ def placed_as_torch(view, array, index):
     for item, n, stride in zip([i for i in full if i is not None], array.shape, array.strides):
         start = item.indices(n)[0] if isinstance(item, slice) else item + n if item < 0 else item
         shift += start * stride
-    interface = dict(view.__array_interface__, strides=view.strides,
-                     data=(array.__array_interface__["data"][0] + shift, not view.flags.writeable))
-    return np.asarray(_At(interface, array)).view(view.dtype)
+    return empty_at(array, view.shape, view.strides, view.dtype, shift)
+
+
+def empty_at(array, shape, strides, dtype, shift):
+    """An array of ``shape`` holding no element that starts ``shift`` bytes after ``array``'s
+    first element, even past its end (NumPy refuses that offset), keeping ``array`` as its base."""
+    interface = dict(array.__array_interface__, shape=tuple(shape), strides=tuple(strides), typestr=dtype.str,
+                     descr=[("", dtype.str)], data=(array.__array_interface__["data"][0] + shift,
+                                                   not array.flags.writeable))
+    return np.asarray(_At(interface, array)).view(dtype)
 
 
 class _At:
