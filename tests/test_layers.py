@@ -80,6 +80,9 @@ FUNCTION_LEVEL_ALLOWED = {
     # (its processes must join one world): importing it here would make every program one.
     ("ember/multiprocessing/spawn.py", "start_processes", DYNAMIC),
     ("ember/nn/modules/module.py", "compile", "ember.compiler"),
+    # mode's replay of std::sort runs as C built by the compiler's toolchain (stdlib only), which
+    # loads on the first slice that needs the replay, not with every ``import ember``.
+    ("ember/_ops/stdsort.py", "_c_kernel", "ember.compiler.backends.toolchain"),
     # A Timer's statement sees the public namespace as ``torch`` and ``ember``, as a user
     # program would: the top layer, which Timer (below it) reaches when it is made.
     ("ember/utils/benchmark/timer.py", "__init__", "ember"),

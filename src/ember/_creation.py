@@ -133,9 +133,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _check_fits(arr, dtype):
-    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap).
+    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap);
+    # an int fits uint8 when its magnitude does (tensor([-5], dtype=uint8) wraps to 251).
     info = np.iinfo(dtype.np)
-    if not (np.all(np.isfinite(arr)) and arr.min() >= info.min and arr.max() <= info.max):
+    lowest = -info.max if info.min == 0 and arr.dtype.kind in "biu" else info.min
+    if not (np.all(np.isfinite(arr)) and arr.min() >= lowest and arr.max() <= info.max):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
@@ -277,10 +279,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _finish(np.full(_size((size,)), real_if_fits(fill_value, dtype), dtype.np), requires_grad)
+    shape = _size((size,))
+    return _finish(np.full(shape, _fill_value(fill_value, dtype, shape), dtype.np), requires_grad)
 
 
-_SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
+def _fill_value(value, dtype, shape):
+    """``value`` as :func:`real_if_fits` takes it, and checked for float16 and bfloat16 unless
+    ``shape`` holds one element: torch's ``fill_`` converts checked, but sets one element
+    unchecked (inf)."""
+    value = real_if_fits(value, dtype)
+    if math.prod(shape) != 1:
+        check_narrow(value, dtype)
+    return value
+
+
+_SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "int64_t",
                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                 "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
 
@@ -291,7 +304,7 @@ def real_if_fits(value, dtype):
     real part is stored); NaN, +-inf or a number outside the range into an integer dtype
     (``uint8`` takes -255..-1 as two's complement: -1 is 255, as torch); a finite number
     beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
-    (out of range: +-inf, nonzero: True)."""
+    (out of range: +-inf, nonzero: True); see :func:`check_narrow`."""
     if dtype is _dtype.bool:
         return builtins.bool(value)
     if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
@@ -303,6 +316,19 @@ def real_if_fits(value, dtype):
     if dtype is _dtype.uint8 and isinstance(value, (builtins.int, np.integer)) and value < 0:
         value += 256
     return value
+
+
+def check_narrow(value, dtype):
+    """RuntimeError where torch's checked conversion refuses a real number for float16 or
+    bfloat16: finite and beyond the largest (65504.5 is refused, not rounded). ``masked_fill``
+    checks so, and ``full`` (``fill_``, ``full_like``, ``new_full``) of any number of elements
+    but one (torch gives inf there, 0 or 2 elements raise)."""
+    if dtype in _NARROW_MAX and isinstance(value, (builtins.int, builtins.float, np.integer, np.floating)) \
+            and math.isfinite(value) and abs(value) > _NARROW_MAX[dtype]:
+        _overflow(dtype)
+
+
+_NARROW_MAX = {_dtype.float16: 65504.0, _dtype.bfloat16: 3.3895313892515355e38}
 
 
 def _overflow(dtype):
@@ -367,7 +393,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """``full`` with ``input``'s shape and (unless given) dtype, on its device
     (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
     dtype = dtype or input.dtype
-    return _beside(input, "full", (input.shape,), dtype, requires_grad, real_if_fits(fill_value, dtype), device=device)
+    return _beside(input, "full", (input.shape,), dtype, requires_grad, _fill_value(fill_value, dtype, input.shape),
+                   device=device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -515,7 +542,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
-    return _beside(self, "full", (size,), dtype, requires_grad, real_if_fits(fill_value, dtype))
+    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,))))
 
 
 # Factories that place their result on the meta device when asked (the ``*_like`` and

@@ -31,7 +31,10 @@ lu_with_info_result = result_type("_lu_with_info", ["LU", "pivots", "info"])
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     """``torch.norm``: the vector p-norm over ``dim`` (:func:`ember.linalg.vector_norm`; the
     2-norm for ``"fro"`` or None), or with ``p="nuc"`` the nuclear norm of the matrices over
-    ``dim`` (the last two by default; :func:`ember.linalg.matrix_norm`)."""
+    ``dim`` (the last two by default; :func:`ember.linalg.matrix_norm`). ``"fro"`` over more
+    than two dims is a matrix norm too, so RuntimeError (as torch's)."""
+    if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:
+        return matrix_norm(input, "fro", dim, keepdim, dtype=dtype, out=out)
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":

@@ -23,7 +23,8 @@ from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
-           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating"]
+           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
+           "empty_at"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -126,6 +127,41 @@ def expand(a, shape):
     if a.flags.writeable:
         view = np.lib.stride_tricks.as_strided(a, view.shape, view.strides, subok=True)
     return view
+
+
+def placed_as_torch(view, array, index):
+    """``view`` (``array[index]``, basic indexing: ints, slices, None, Ellipsis) at the address
+    torch gives it when it holds no element: NumPy leaves the data pointer where it is along an
+    axis sliced to nothing (``x[2:2]`` of a (4, 6) array starts at its first element), torch
+    moves it by the clamped start times the stride there (``storage_offset()`` 12)."""
+    if view.size or type(view) is not np.ndarray or type(array) is not np.ndarray:
+        return view
+    named = [i for i in index if i is not None and i is not Ellipsis]
+    if any(not isinstance(i, (int, np.integer, slice)) or isinstance(i, bool) for i in named):
+        return view
+    full = [i for item in index for i in ([slice(None)] * (array.ndim - len(named)) if item is Ellipsis else [item])]
+    shift = 0
+    for item, n, stride in zip([i for i in full if i is not None], array.shape, array.strides):
+        start = item.indices(n)[0] if isinstance(item, slice) else item + n if item < 0 else item
+        shift += start * stride
+    return empty_at(array, view.shape, view.strides, view.dtype, shift)
+
+
+def empty_at(array, shape, strides, dtype, shift):
+    """An array of ``shape`` holding no element that starts ``shift`` bytes after ``array``'s
+    first element, even past its end (NumPy refuses that offset), keeping ``array`` as its base."""
+    interface = dict(array.__array_interface__, shape=tuple(shape), strides=tuple(strides), typestr=dtype.str,
+                     descr=[("", dtype.str)], data=(array.__array_interface__["data"][0] + shift,
+                                                   not array.flags.writeable))
+    return np.asarray(_At(interface, array)).view(dtype)
+
+
+class _At:
+    """An array interface (an address) that keeps ``base``, whose memory it lies in, alive: the
+    go-between ``np.lib.stride_tricks.as_strided`` makes too."""
+
+    def __init__(self, interface, base):
+        self.__array_interface__, self.base = interface, base
 
 
 def overlaps_itself(a):

@@ -214,8 +214,8 @@ def _shift(name, kernel_name):
     NumPy) leave the result undefined."""
     def shifted(a, b):
         xp = namespace(a, b)
-        dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)  # (a Python number)
         both = np.result_type(a, b)  # (a Python int shifted by a float tensor: Float)
+        dtype = a.dtype if hasattr(a, "dtype") else both  # (a Python number: False >> int32 is int32)
         if both.kind not in "iu":
             raise NotImplementedError(
                 f"\"{kernel_name}\" not implemented for '{_NAMES[both.name]}'")

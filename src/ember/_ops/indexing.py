@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .. import _backend, _dtype
-from .._creation import from_numpy, full, real_if_fits
+from .._creation import check_narrow, from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, caller_level, with_out
 from .core import Op, _type_name, apply, like_input, named, reads_indices
@@ -207,7 +207,7 @@ class Slice(Op):
     def forward(x, index):
         out = x[index]
         # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else out
+        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else _backend.placed_as_torch(out, x, index)
 
     @staticmethod
     def backward(ctx, g):
@@ -249,6 +249,7 @@ def index_put(input, indices, values, accumulate=False):
     _check_broadcast(index)  # torch's IndexError comes before its dtype check
     if values.dtype is not input.dtype and values.numel() == 1 and _single_mask(index):
         # torch fills through one boolean mask (masked_fill): the value converts as a number does
+        check_narrow(values.item(), input.dtype)
         values = full((), real_if_fits(values.item(), input.dtype), dtype=input.dtype)
     _same_dtype(input, values, "Index put requires the source and destination dtypes match, got "
                                "{self} for the destination and {source} for the source.")
@@ -506,6 +507,16 @@ def index_fill(input, dim, index, value):
         value = value.to(input.dtype)
     if input.ndim == 0:  # its one element, at index 0 or -1 of dim 0 (or -1)
         return index_fill(input.reshape(1), 0, index, value).reshape(())
+    if not input.numel():  # torch fills a view with len(index) slices of stride 0 along d, unchecked
+        sizes, strides = list(input.shape), list(input.stride())
+        sizes[d], strides[d] = index.numel(), 0
+        if 0 not in sizes:
+            offset, item = input.storage_offset(), input.itemsize
+            need = (offset + 1 + builtins.sum((n - 1) * s for n, s in zip(sizes, strides))) * item
+            raise RuntimeError(f"setStorage: sizes {sizes}, strides {strides}, storage offset {offset}, and itemsize "
+                               f"{item} requiring a storage size of {need} are out of bounds for storage of size "
+                               f"{_backend.shared.owner(input._data).nbytes}")
+        return input.clone()
     return reads_indices(index_put(input, (slice(None),) * d + (index._data,), value), [index])
 
 
@@ -527,10 +538,12 @@ def masked_fill(input, mask, value):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
+        number = real_if_fits(value.item(), input.dtype)  # (torch converts it checked: RuntimeError)
         v = value.to(input.dtype) if input.dtype.is_complex or not value.dtype.is_complex \
-            else full((), real_if_fits(value.item(), input.dtype), dtype=input.dtype)
+            else full((), number, dtype=input.dtype)
     else:
         v = full((), value, dtype=input.dtype)
+    check_narrow(value.item() if isinstance(value, Tensor) else value, input.dtype)
     return named(apply(Where, mask, v, input), "MaskedFillBackward0")
 
 

@@ -16,7 +16,7 @@ from .. import _backend, _dtype
 from .._backend import kernel, namespace
 from .._creation import full, real_if_fits
 from .._tensor import Tensor
-from .args import (c_type_name, invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
+from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
 
@@ -40,12 +40,21 @@ class Add(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
+        if _complex(a, b):  # torch multiplies by a complex alpha: (1 + 0j) * (inf + 0j) is inf + nanj
+            return a + complex(alpha) * b
         return a + b if alpha == 1 else a + _scaled(b, alpha)
 
     @staticmethod
     def backward(ctx, g):
         alpha = ctx.attrs.get("alpha", 1)
         return g, (g if alpha == 1 else g * alpha.conjugate())
+
+
+def _complex(a, b):
+    return getattr(a, "dtype", _NOT_COMPLEX).kind == "c" or getattr(b, "dtype", _NOT_COMPLEX).kind == "c"
+
+
+_NOT_COMPLEX = np.dtype(float)
 
 
 def _scaled(b, alpha):
@@ -124,6 +133,8 @@ class Sub(Op):
 
     @staticmethod
     def forward(a, b, alpha=1):
+        if _complex(a, b):  # a + (-alpha) * b, as torch computes it (see Add)
+            return a + complex(-alpha) * b
         return a - b if alpha == 1 else a - _scaled(b, alpha)
 
     @staticmethod
@@ -336,9 +347,13 @@ class Pow(Op):
             small = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
             with np.errstate(all="ignore"):
                 return xp.where(b < 0, small, xp.power(a, xp.maximum(b, 0))).astype(b.dtype)
-        with np.errstate(all="ignore"):  # b = -0.5: torch's rsqrt (nan at -inf, -inf at -0.0; C's pow: 0, inf)
-            rsqrt = type(b) is float and b == -0.5 and _backend.is_floating(a.dtype)
-            return 1 / xp.sqrt(a) if rsqrt else xp.power(a, b)
+        # b = +-0.5: torch's sqrt and rsqrt (nan at -inf, -0.0 and -inf at -0.0, where C's pow
+        # gives inf or 0, and 0 or inf), but for float16, which torch takes through C's pow
+        root = type(b) is float and b in (0.5, -0.5) and _backend.is_floating(a.dtype) and a.dtype != np.float16
+        with np.errstate(all="ignore"):
+            if root:
+                return xp.sqrt(a) if b > 0 else 1 / xp.sqrt(a)
+            return xp.power(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -346,6 +361,10 @@ class Pow(Op):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, (int, float, complex)):
+                if type(b) is complex and isinstance(a, Tensor) and not a.dtype.is_complex:
+                    # ctx conjugated b; a real a must be conjugated too, as a - 0j, for the
+                    # power to be the conjugate of torch's on the branch cut (a < 0)
+                    a = a.to(ctx.output.dtype).conj()
                 # torch's constant zeros for a number 0 (a False exponent takes the formula)
                 ga = g * (b * a ** (b - 1)) if b != 0 or type(b) is builtins.bool else g * 0
             else:
@@ -419,44 +438,6 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
     zero = g.new_zeros(())
     return (apply(Where, a_loses, zero, shared) if ctx.needs_input_grad[0] else None,
             apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
-
-
-def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
-    TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
-    share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
-    (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(invalid_combination("lerp", (input, end, weight), _LERP_SIGNATURES))
-    if not isinstance(end, Tensor):
-        raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
-    if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
-        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_type_name(input.dtype)}'")
-    if end.dtype is not input.dtype and input.dtype.is_inexact:
-        raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
-                           f"{c_type_name(end.dtype)}")
-    return with_out(apply(Lerp, input, end, weight), out)
-
-
-_LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
-                    " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
-
-
-class Lerp(Op):
-    """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
-    infer = classmethod(elementwise_rule)
-    promote = "float"
-
-    @staticmethod
-    def forward(start, end, weight):
-        diff = end - start
-        with np.errstate(invalid="ignore"):  # (end - start) of infinities: nan, silently
-            return namespace(start, end).where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
-
-    @staticmethod
-    def backward(ctx, g):
-        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
-        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
 
 
 def addcmul(input, tensor1, tensor2, *args, value=1, out=None):

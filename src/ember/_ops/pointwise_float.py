@@ -1,5 +1,5 @@
 """Elementwise floating-point functions of two tensors: ``atan2``, ``hypot``, ``logaddexp``
-and ``logaddexp2``, each public function, then its op entry.
+and ``logaddexp2``, and of three, ``lerp``: each public function, then its op entry.
 
 Unlike the arithmetic operators (``pointwise_binary``) these have floating-point (and for
 ``logaddexp`` complex) kernels only: integer inputs give the default float (``atan2``) or
@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import kernel, namespace
-from .args import tensor_args, with_out
+from .._tensor import Tensor
+from .args import c_type_name, invalid_combination, tensor_args, with_out
 from .core import Op, elementwise_rule, _type_name, apply
 
 
@@ -137,3 +138,41 @@ class LogAddExp(Op):
     def backward(ctx, g):
         a, b = ctx.input(0), ctx.input(1)
         return g / (1 + (b - a).exp()), g / (1 + (a - b).exp())
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
+    TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``
+    share their dtype; NotImplementedError for an integer ``input`` with a number ``weight``
+    (https://pytorch.org/docs/stable/generated/torch.lerp.html)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(invalid_combination("lerp", (input, end, weight), _LERP_SIGNATURES))
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 1) must be Tensor, not {type(end).__name__}")
+    if not isinstance(weight, Tensor) and not input.dtype.is_inexact:
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_type_name(input.dtype)}'")
+    if end.dtype is not input.dtype and input.dtype.is_inexact:
+        raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
+                           f"{c_type_name(end.dtype)}")
+    return with_out(apply(Lerp, input, end, weight), out)
+
+
+_LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                    " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
+
+
+class Lerp(Op):
+    """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
+    infer = classmethod(elementwise_rule)
+    promote = "float"
+
+    @staticmethod
+    def forward(start, end, weight):
+        diff = end - start
+        with np.errstate(invalid="ignore"):  # (end - start) of infinities: nan, silently
+            return namespace(start, end).where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+    @staticmethod
+    def backward(ctx, g):
+        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
+        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)

@@ -414,7 +414,12 @@ class NanToNum(Op):
 
     @staticmethod
     def forward(x, nan=0.0, posinf=None, neginf=None):
-        return namespace(x).nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+        xp = namespace(x)
+        if x.dtype == _dtype.bfloat16.np:  # NumPy takes bfloat16 for no float: it kept nan and +-inf
+            largest = _dtype.finfo(_dtype.bfloat16).max
+            posinf, neginf = largest if posinf is None else posinf, -largest if neginf is None else neginf
+            return xp.nan_to_num(x.astype(np.float32), nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype)
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
     @staticmethod
     def backward(ctx, g):

@@ -14,6 +14,7 @@ from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_in
 from .core import Op, _type_name, apply, named, result_dtype
 from .join import Cat
 from .pointwise_binary import Where, maximum, minimum
+from .wide_scan import wide_scan
 
 
 def _keep_shape(shape, dim):
@@ -72,6 +73,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     if not input.is_floating_point():
         return sum(input, dim, keepdim, dtype=dtype)
+    if dtype is not None and not dtype.is_floating_point:  # torch zeroes NaN before the cast
+        return sum(input.masked_fill(input.isnan(), 0), dim, keepdim, dtype=dtype)
     input = dtype_arg(input, dtype)
     return apply(Nansum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim)
 
@@ -165,7 +168,10 @@ class Prod(Op):
     others' derivative is nan: inf / inf); when it does, the product of the other elements as
     exclusive cumulative products from both sides, exact at zeros (over all elements: zeros
     when there are several and no graph is being built). Both are taken and one selected,
-    so that a compiled backward needs no value of ``x``."""
+    so that a compiled backward needs no value of ``x``; under ``create_graph=True`` (which a
+    compiled backward refuses) the values pick one as torch's do, so that the branch not
+    taken passes no nan back and a gradient free of ``x`` (``g`` itself, over a dim of length
+    1 beside a zero) does not require grad."""
     infer = classmethod(reduction_rule)
     promote = None
 
@@ -182,13 +188,20 @@ class Prod(Op):
         dim, keepdim = ctx.attrs.get("dim"), ctx.attrs.get("keepdim", False)
         g = expand_back(g, x.shape, dim, keepdim)
         is_zero = x.detach() == 0
+        if STATE.enabled:
+            return (_prod_safe(x, g, dim) if is_zero.any() else g * (apply(Prod, x, dim=dim, keepdim=True) / x),)
         # (divided by 1 at zeros: the branch not taken must pass a finite zero back)
-        easy = g * apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1)
-        others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
-        safe = g if others is None else g * others.reshape(x.shape)
-        if not dim and not STATE.enabled:
+        easy = g * (apply(Prod, x, dim=dim, keepdim=True) / x.masked_fill(is_zero, 1))
+        safe = _prod_safe(x, g, dim)
+        if not dim:
             safe = safe.masked_fill(is_zero.sum() > 1, 0)
         return (easy.masked_fill(is_zero.any(), 0) + safe.masked_fill(~is_zero.any(), 0),)
+
+
+def _prod_safe(x, g, dim):
+    """torch's gradient of a product whose input holds a zero: g times the others' product."""
+    others = _prod_of_others(x.reshape(-1), 0) if not dim else _prod_of_others(x, dim[0])
+    return g if others is None else g * others.reshape(x.shape)
 
 
 def _prod_of_others(x, d):
@@ -435,9 +448,7 @@ class Cumsum(Op):
 
     @staticmethod
     def forward(x, dim):
-        dtype = np.int64 if x.dtype.kind in "biu" else None
-        # the ufunc: its warnings come from here; a 0-d tensor is a scan of one element
-        return _c_order(namespace(x).add.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
+        return wide_scan("add", x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -466,8 +477,7 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(x, dim):
-        dtype = np.int64 if x.dtype.kind in "biu" else None
-        return _c_order(namespace(x).multiply.accumulate(x.reshape(x.shape or 1), axis=dim, dtype=dtype).reshape(x.shape))
+        return wide_scan("multiply", x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -475,11 +485,11 @@ class Cumprod(Op):
         n = x.shape[d] if x.ndim else 0
         if n <= 1 or not x.numel():  # the identity (or nothing): torch passes g on as it is
             return (g,)
-        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them)
-            is_zero = x.detach() == 0
-            easy = _reversed_cumsum(x.cumprod(d) * g, d) / x.masked_fill(is_zero, 1)
-            any_zero = is_zero.any()
-            return (easy.masked_fill(any_zero, 0) + _cumprod_grid_backward(x, g, d, n).masked_fill(~any_zero, 0),)
+        if STATE.enabled:  # torch's formula where x holds no zero (nan and inf as it gives them),
+            # else its O(n^2) sums: picked by value, as torch's (a compiled backward takes no graph)
+            if (x.detach() == 0).any():
+                return (_cumprod_grid_backward(x, g, d, n),)
+            return (_reversed_cumsum(x.cumprod(d) * g, d) / x,)
         zero = x == 0
         zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
@@ -494,13 +504,18 @@ def _reversed_cumsum(t, d):
 
 
 def _cumprod_grid_backward(x, g, d, n):
-    """grad_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k over an (n, n) grid per slice: x_i
-    replaced by 1 in row i, then the cumulative product along the row."""
-    xm, gm = x.movedim(d, -1), g.movedim(d, -1)
-    below = xm.new_ones((n, n)).tril()  # [j, i]: 1 where i <= j
-    diag = xm.new_ones((n,)).diag_embed()
-    partial = (xm.unsqueeze(-2) * (1 - diag) + diag).cumprod(-1)  # [..., i, j] = prod_{k<=j, k!=i}
-    return (partial * gm.unsqueeze(-2) * below.transpose(-1, -2)).sum(-1).movedim(-1, d)
+    """grad_k = sum_{j >= k} g_j prod_{i <= j, i != k} x_i, as torch builds it under
+    ``create_graph`` (so that its own derivative is torch's, nan and inf included): for each k,
+    the product of the elements before k, then that times the cumulative products after k."""
+    grads = []
+    for k in range(n):
+        until = x.narrow(d, 0, k).prod(d, keepdim=True) if k else x.new_ones(()).expand(x.narrow(d, 0, 1).shape)
+        omitted = until
+        if k < n - 1:
+            after = x.narrow(d, k + 1, n - k - 1).cumprod(d)
+            omitted = apply(Cat, until, after if k == 0 else until * after, dim=d)
+        grads.append((g.narrow(d, k, n - k) * omitted).sum(d, keepdim=True))
+    return apply(Cat, *grads, dim=d)
 
 
 @numpy_names

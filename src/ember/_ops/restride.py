@@ -71,8 +71,10 @@ class AsStrided(Op):
     def forward(x, size, stride, offset, input_geometry):
         root = owner(x)
         item = x.itemsize
-        return np.ndarray(size, x.dtype, buffer=root, offset=offset * item,
-                          strides=tuple(s * item for s in stride))
+        strides = tuple(s * item for s in stride)
+        if not math.prod(size):  # (an empty view may start past the storage's end, as torch's)
+            return _backend.empty_at(root, size, strides, x.dtype, offset * item)
+        return np.ndarray(size, x.dtype, buffer=root, offset=offset * item, strides=strides)
 
     @staticmethod
     def backward(ctx, g):

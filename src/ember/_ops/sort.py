@@ -21,6 +21,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)
     (https://pytorch.org/docs/stable/generated/torch.argsort.html)."""
     if input.ndim == 0:
+        _unordered_scalar(input, "Sort")
         return zeros((), dtype=_dtype.int64)
     return apply(Argsort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
 
@@ -51,6 +52,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     the values carry the gradient (https://pytorch.org/docs/stable/generated/torch.sort.html).
     IndexError for ``dim`` out of range."""
     if input.ndim == 0:
+        _unordered_scalar(input, "Sort")
         return values_indices("sort", input.clone(), zeros((), dtype=_dtype.int64))
     values, indices = apply(Sort, input, dim=_wrap_dim(dim, input.ndim), descending=descending)
     return values_indices("sort", values, indices)
@@ -97,6 +99,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range")
     if input.ndim == 0:
+        _unordered_scalar(input, "topk")
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
     values, indices = apply(Topk, input, k=k, dim=d, largest=largest)
     return values_indices("topk", values, indices)
@@ -201,6 +204,13 @@ def refuse_unordered_median(input, dim, name="median"):
             raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     _refuse_complex(input, "median_cpu" if full else "median_out", refuse_bool=True)
     return dim
+
+
+def _unordered_scalar(input, name):
+    """torch's error for a 0-dim complex input, which the kernels (and their ``complex_error``)
+    never see."""
+    if input.dtype.is_complex:
+        raise RuntimeError(f" {name} does not support complex dtypes on CPU")
 
 
 def _refuse_complex(input, kernel="unique", refuse_bool=False):

@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _dtype
 from .._backend import kernel as _kernel, namespace
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from .args import tensor_args, with_out
 from .core import Op, apply, elementwise_rule
 from .pointwise_binary import Where
@@ -125,10 +126,32 @@ class Logit(Op):
     @staticmethod
     def backward(ctx, g):
         x, eps = ctx.input(0), ctx.attrs.get("eps")
+        if eps is not None and STATE.enabled:  # torch's own entry, whose derivative is torch's
+            return (apply(LogitBackward, g, x, eps=eps),)
         grad = g / (x * (1 - x))
         if eps is None:
             return (_where((x < 0) | (x > 1), grad.new_full((), math.nan), grad),)
         return (_where((x >= eps) & (x <= 1 - eps), grad, grad.new_zeros(())),)  # (0 at nan, as torch)
+
+
+class LogitBackward(Op):
+    """logit's gradient with ``eps``, ``g / (x (1 - x))`` inside ``[eps, 1 - eps]`` and 0 outside,
+    as an entry of its own under ``create_graph``: torch's derivative of it multiplies by the
+    0/1 mask, so outside the interval it is nan where ``(x (1 - x))^2`` under- or overflows
+    (x = 1e-160, 1, inf; where-based algebra gave 0) and +-0 elsewhere."""
+    infer = classmethod(elementwise_rule)
+    promote = None
+
+    @staticmethod
+    def forward(g, x, eps):
+        inside = (x >= eps) & (x <= 1 - eps)  # (False at nan: 0, as torch)
+        return namespace(x).where(inside, g / (x * (1 - x)), g.dtype.type(0))
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, x, eps = ctx.input(0), ctx.input(1), ctx.attrs["eps"]
+        mask = ((x >= eps) & (x <= 1 - eps)).to(x.dtype)
+        return apply(LogitBackward, gg, x, eps=eps), gg * g * ((2 * x - 1) / (x * (1 - x)).pow(2)) * mask
 
 
 def sinc(input, *, out=None):
@@ -146,11 +169,16 @@ def _sinc_derivative(x, g):
 
 def _sinc_kernel(x):
     """NumPy's sinc, narrow floats taken in float64 and rounded once: float32's pi x is off by
-    an ulp of pi x (sinc(1) 3e-8, not 4e-17) and overflows past 1e38 (nan, not ~0)."""
+    an ulp of pi x (sinc(1) 3e-8, not 4e-17) and overflows past 1e38 (nan, not ~0). bfloat16,
+    which torch computes in float32, keeps that overflow: nan where float32's pi x is inf."""
     xp = namespace(x)
     wide = x if x.dtype.kind == "c" or x.dtype == np.float64 else x.astype(np.float64)
     with np.errstate(all="ignore"):
-        return xp.sinc(wide).astype(x.dtype, copy=False)
+        result = xp.sinc(wide)
+        if x.dtype == _dtype.bfloat16.np:
+            overflow = xp.isinf(x.astype(np.float32) * np.float32(math.pi)) & xp.isfinite(x)
+            result = xp.where(overflow, math.nan, result)
+        return result.astype(x.dtype, copy=False)
 
 
 Sinc = elementwise("Sinc", _sinc_kernel, _sinc_derivative)

@@ -17,6 +17,7 @@ from .indexing import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
 from .sort import argsort, evenly_shared, refuse_unordered_median, sort
+from .stdsort import mode_rows
 
 
 class MinMax(tuple):
@@ -46,8 +47,12 @@ def aminmax(input, *, dim=None, keepdim=False):
 @numpy_names
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
-    frequent ones; each NaN counts once) and the index of its last occurrence, as PyTorch's
-    CPU kernel gives. The values' gradient goes to that element."""
+    frequent ones; each NaN counts once, and where NaNs lie in the order C++'s ``std::sort``
+    leaves decides whether one wins) and the index of one of its occurrences, as PyTorch's CPU
+    kernel picks it (the last one in a slice of at most 16; see :mod:`.stdsort`). The values'
+    gradient goes to that element. Slices with NaN, or longer than 16 with a repeated value,
+    replay that sort (in C, built on first use; in Python, about 1 ms per 1000 elements,
+    where there is no C compiler)."""
     d = _wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return values_indices("mode", input.clone(), zeros((), dtype=_dtype.int64))
@@ -89,6 +94,12 @@ class Mode(Op):
         if is_floating(flat.dtype):
             same |= xp.isnan(flat) & xp.isnan(value)[:, None]
         index = n - 1 - xp.argmax(same[:, ::-1], axis=1)
+        replay = xp.zeros(len(flat), bool) if n <= 16 else (position - run_start).max(axis=1) > 0
+        if is_floating(flat.dtype):
+            replay |= xp.isnan(flat).any(axis=1)
+        if replay.any():
+            index[replay] = picked = mode_rows(flat[replay])
+            value[replay] = flat[replay][xp.arange(len(picked)), picked]
         shape = rows.shape[:-1] + (1,)
         return (xp.moveaxis(value.reshape(shape), -1, dim),
                 xp.moveaxis(index.reshape(shape).astype(np.int64), -1, dim))

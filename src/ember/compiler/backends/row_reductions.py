@@ -62,8 +62,11 @@ def _argmax(t, sfx, n):
 def _scan(src, node, fname, x, out):
     """The running sum or product along ``dim``: an outer loop over every other dim, the scan
     inside (rows of a last-dim scan walk memory in order; other dims keep a row of running
-    values instead, so that the innermost loop is over contiguous elements)."""
+    values instead, so that the innermost loop is over contiguous elements). The running
+    values are doubles for float32, as eager's (torch's acc_type), kept for 256 of the inner
+    elements at a time."""
     dim, t = node.kwargs["dim"] % len(x.shape), CTYPES[x.dtype]
+    acc = "double" if t == "float" else t
     op = "+" if node.target.name == "Cumsum" else "*"
     kind = ROW_REDUCTIONS[node.target.name]
     n, inner = x.shape[dim], _numel(x.shape[dim + 1:])
@@ -78,11 +81,14 @@ def _scan(src, node, fname, x, out):
     tail = _address(x.shape[dim + 1:], x.strides[dim + 1:], "k")
     lines += [f"    for (long o = 0; o < {outer}; o++) {{",
               f"        {t}* restrict row = y + o*{n * inner};",
-              f"        for (long k = 0; k < {inner}; k++) row[k] = x[{x.offset} + {lead} + {tail}];",
-              f"        for (long j = 1; j < {n}; j++)",
-              f"            for (long k = 0; k < {inner}; k++)",
-              f"                row[j*{inner} + k] = row[(j - 1)*{inner} + k] {op} x[{x.offset} + {lead} + j*{step} + {tail}];",
-              "    }", "}"]
+              f"        for (long k0 = 0; k0 < {inner}; k0 += 256) {{",
+              f"            long k1 = k0 + 256 < {inner} ? k0 + 256 : {inner};",
+              f"            {acc} run[256];",
+              f"            for (long k = k0; k < k1; k++) row[k] = ({t})(run[k - k0] = x[{x.offset} + {lead} + {tail}]);",
+              f"            for (long j = 1; j < {n}; j++)",
+              "                for (long k = k0; k < k1; k++)",
+              f"                    row[j*{inner} + k] = ({t})(run[k - k0] = run[k - k0] {op} x[{x.offset} + {lead} + j*{step} + {tail}]);",
+              "        }", "    }", "}"]
     return lines
 
 
