@@ -40,9 +40,9 @@ from ._ops.join import (cartesian_prod, cat, chunk, concat, concatenate, diag, d
                         diagonal_scatter, flip, fliplr, flipud, hstack, meshgrid, narrow, repeat,
                         repeat_interleave, roll, select, split, stack, tensor_split, tile, trace,
                         tril, triu, unbind, vstack)
-from ._ops.indexing import (gather, index_add, index_copy, index_fill, index_put, index_put_,
-                            index_select, masked_fill, masked_scatter, masked_select, scatter,
-                            scatter_add, take, take_along_dim)
+from ._ops.gather import gather, scatter, scatter_add
+from ._ops.indexing import (index_add, index_copy, index_fill, index_put, index_put_, index_select,
+                            masked_fill, masked_scatter, masked_select, take, take_along_dim)
 from ._ops.positions import argwhere, nonzero, one_hot
 from ._ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, msort, searchsorted,
                         sort, topk, unique, unique_consecutive)

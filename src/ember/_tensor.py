@@ -277,7 +277,7 @@ _DTYPES = {d.np: d for d in _dtype._ALL}
 from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare  # noqa: E402
 from ._ops import complex as _complex  # noqa: E402
-from ._ops import indexing as _indexing  # noqa: E402
+from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace  # noqa: E402
 from ._ops import join as _join  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
@@ -410,8 +410,8 @@ _METHODS = {
     "split_with_sizes": _join.split_with_sizes, "unsafe_split": _join.unsafe_split,
     "unsafe_chunk": _join.unsafe_chunk, "select_scatter": _join.select_scatter,
     "slice_scatter": _join.slice_scatter,
-    "index_put": _indexing.index_put, "gather": _indexing.gather, "scatter": _indexing.scatter,
-    "scatter_add": _indexing.scatter_add, "index_select": _indexing.index_select,
+    "index_put": _indexing.index_put, "gather": _gather.gather, "scatter": _gather.scatter,
+    "scatter_add": _gather.scatter_add, "index_select": _indexing.index_select,
     "index_add": _indexing.index_add, "index_fill": _indexing.index_fill,
     "index_copy": _indexing.index_copy, "masked_fill": _indexing.masked_fill,
     "masked_select": _indexing.masked_select, "masked_scatter": _indexing.masked_scatter,
@@ -506,7 +506,7 @@ _IN_PLACE = {
     "ge_": _compare.ge,
     "cumsum_": _reduce.cumsum, "cumprod_": _reduce.cumprod,
     "tril_": _join.tril, "triu_": _join.triu,
-    "scatter_": _indexing.scatter, "scatter_add_": _indexing.scatter_add,
+    "scatter_": _gather.scatter, "scatter_add_": _gather.scatter_add,
     "index_add_": _indexing.index_add, "index_fill_": _indexing.index_fill,
     "index_copy_": _indexing.index_copy, "masked_fill_": _indexing.masked_fill,
     "masked_scatter_": _indexing.masked_scatter,

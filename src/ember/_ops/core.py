@@ -250,12 +250,9 @@ def backward_view(op, g, **attrs):
 
 
 def transposed(t):
-    """``t.mT`` for a tensor of 2 or more dimensions. An op's backward takes it of saved inputs
-    and gradients: there the dispatched view (a node, a version link) is needed only when the
-    result can be differentiated again (``create_graph``) or is watched (a compile capture, the
-    profiler); otherwise (grad mode off, as in a backward without ``create_graph``, where a
-    saved input may require grad yet nothing records) the array's transpose is wrapped
-    directly, as the dispatch would cost more than the product of a small layer it feeds."""
+    """``t.mT`` (2 or more dimensions) of a saved input or gradient in a backward: dispatched
+    or the array's transpose wrapped directly, as :func:`backward_view` decides (there the
+    dispatch would cost more than the product the transpose feeds)."""
     if OBSERVERS or STATE.enabled and t.requires_grad:
         return t.mT
     return _Tensor._make(t._data.swapaxes(-1, -2))

@@ -11,8 +11,8 @@ import numpy as np
 from .. import _backend, _dtype
 from .._tensor import Tensor, _wrap_dim
 from .core import _NAMES, Op, apply, reads_indices
-from .indexing import (_SCATTER_DTYPES, Gather, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
-                       _same_dtype, _unfit)
+from .gather import (_SCATTER_DTYPES, Gather, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
+                     _same_dtype, _unfit)
 from .pointwise_binary import Where
 
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}

@@ -10,7 +10,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import ALL_DIMS, int_dim, numpy_names, result_type, stable_by_keyword, values_indices
 from .core import Op, _type_name, apply, named
-from .indexing import gather
+from .gather import gather
 from .join import narrow
 from .pointwise_binary import Where
 

@@ -13,7 +13,7 @@ from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import ALL_DIMS, numpy_names, values_indices
 from .core import Op, apply
-from .indexing import gather
+from .gather import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
 from .sort import argsort, evenly_shared, refuse_unordered_median, sort

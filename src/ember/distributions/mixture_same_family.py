@@ -1,6 +1,6 @@
 """``MixtureSameFamily``: a finite mixture whose components are one batched distribution
 (https://pytorch.org/docs/stable/distributions.html#mixturesamefamily)."""
-from .._ops.indexing import gather
+from .._ops.gather import gather
 from .._ops.softmax import log_softmax, logsumexp
 from .._size import Size
 from ..autograd.grad_mode import no_grad
