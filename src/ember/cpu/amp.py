@@ -1,29 +1,17 @@
 """``ember.cpu.amp``: PyTorch's deprecated CPU spellings of ``autocast`` and ``GradScaler``
 (``torch.cpu.amp.autocast()`` is ``torch.amp.autocast("cpu")`` with a FutureWarning); older
 programs train in bfloat16 through them."""
-import warnings
-
 from .. import _dtype
-from .. import amp as _amp
+from ..amp.deprecated import DeviceAutocast, DeviceGradScaler
 
 __all__ = ["autocast", "GradScaler"]
 
 
-class autocast(_amp.autocast):
+class autocast(DeviceAutocast):
     """``torch.cpu.amp.autocast``: :class:`ember.amp.autocast` for "cpu" (bfloat16 by default)."""
-
-    def __init__(self, enabled=True, dtype=_dtype.bfloat16, cache_enabled=True):
-        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+    device, default_dtype = "cpu", _dtype.bfloat16
 
 
-class GradScaler(_amp.GradScaler):
+class GradScaler(DeviceGradScaler):
     """``torch.cpu.amp.GradScaler``: :class:`ember.amp.GradScaler` for "cpu"."""
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+    device = "cpu"

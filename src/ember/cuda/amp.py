@@ -4,32 +4,21 @@ Without CUDA both behave as on a PyTorch install without it: they warn that the 
 deprecated and that CUDA is unavailable, and they are disabled (``scaler.scale(loss)`` returns
 the loss, ``scaler.step(opt)`` just steps), so a CUDA-first training script runs on the CPU.
 """
-import warnings
-
 from .. import amp as _amp
 from .. import _dtype
+from ..amp.deprecated import DeviceAutocast, DeviceGradScaler
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-class autocast(_amp.autocast):
+class autocast(DeviceAutocast):
     """``torch.cuda.amp.autocast``: ``ember.amp.autocast("cuda", ...)``, disabled here."""
-
-    def __init__(self, enabled=True, dtype=_dtype.float16, cache_enabled=True):
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+    device, default_dtype = "cuda", _dtype.float16
 
 
-class GradScaler(_amp.GradScaler):
+class GradScaler(DeviceGradScaler):
     """``torch.cuda.amp.GradScaler``: ``ember.amp.GradScaler("cuda", ...)``, disabled here."""
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+    device = "cuda"
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
