@@ -74,3 +74,31 @@ def test_saved_activations_survive_later_forwards_until_a_delayed_backward():
         np.testing.assert_allclose(out.detach().numpy(), net(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
         for (name, p), q in zip(model.named_parameters(), net.parameters()):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_clones_of_gradients_are_written_by_their_kernels_without_a_copy():
+    """The autograd engine clones each leaf's first gradient: the GEMM (read through two
+    transposes, as a weight gradient is), the sum and the embedding backward write straight
+    into the Clone's memory (plan.elide_clones) and no copy loop remains; a Clone of a loop's
+    value read again in that loop keeps its copy (the loop stores after it loads). Each call's
+    outputs, all held at once, are its own."""
+    rng = np.random.default_rng(3)
+    b = Builder()
+    x = b.input("x", rng.standard_normal((64, 32)).astype(np.float32))
+    g = b.input("g", rng.standard_normal((64, 48)).astype(np.float32))
+    ids = b.input("ids", rng.integers(0, 10, (64,)))
+    dw = b.call("Matmul", b.call("Permute", g, dims=(1, 0)), x)                      # (48, 32)
+    w_grad = b.call("Clone", b.call("Permute", b.call("Permute", dw, dims=(1, 0)), dims=(1, 0)))
+    b_grad = b.call("Clone", b.call("Sum", g, dim=(0,), keepdim=False))
+    e_grad = b.call("Clone", b.call("EmbeddingBackward", x, ids, num_weights=10))
+    kept = b.call("Clone", b.call("Mul", g, 2.0))
+    graph = b.output(w_grad, b_grad, e_grad, kept, b.call("Add", kept, 1.0))
+    fn, ref = compile_graph(graph, {}), compile_python(graph)
+    copies = [line for line in fn.c_source.splitlines() if line.startswith("/* loop") and "Clone" in line]
+    assert len(copies) == 1 and "Mul" in copies[0], copies
+    calls = [[rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((64, 48)).astype(np.float32),
+              rng.integers(0, 10, (64,))] for _ in range(4)]
+    outs = [fn(c) for c in calls]
+    for out, c in zip(outs, calls):
+        for o, e in zip(out, ref(c)):
+            np.testing.assert_allclose(o, e, rtol=1e-5, atol=1e-5)
