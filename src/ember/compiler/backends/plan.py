@@ -15,7 +15,8 @@ small function over the graph:
   :func:`fuse_epilogues` moves the loop that reads a GEMM's result right behind it, to run
       per output block while the block is in cache;
   :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
-      (an optimizer update writing the parameter) when nothing reads the old value afterwards.
+      (an optimizer update writing the parameter) when nothing reads the old value afterwards;
+  :func:`overwrite_operands` lets a loop store a value over an operand nothing reads later.
 
 In a graph with size symbols (dynamic shapes) sizes, strides, offsets and byte counts are
 :class:`~ember.compiler.symbolic.Expr` s of the symbols: the kernels of :data:`SYMBOLIC_KINDS`
@@ -449,6 +450,37 @@ def write_in_place(plan):
             plan.in_place[value] = placeholder
 
 
+def overwrite_operands(plan, escaping):
+    """A loop's stored value takes the buffer of an operand it reads at the same element (same
+    shape and layout, the whole buffer: a product or a free view of it) when nothing reads that
+    buffer after the loop: each element is loaded before it is overwritten. :func:`reuse_buffers` only passes a buffer on to a later kernel,
+    so a GEMM's epilogue (the GELU gradient of ``dY @ W``) wrote its 2 MB result into fresh
+    memory beside the product's, which the L2 then evicted; now it overwrites the product."""
+    kernel_reads = [(node, a) for node in plan.graph.nodes
+                    if node.op == "call_op" and plan.kind.get(node) not in ("view", "update")
+                    for a in _reads(node) if a in plan.loc]
+    kept = {plan.loc[e].storage.resolve() for e in escaping if e in plan.loc}  # outputs' memories
+    taken = set()
+    for loop in [k for k in plan.kernels if k.kind == "loop"] + [k.epilogue for k in plan.kernels if k.epilogue]:
+        members, where = set(loop.nodes), plan.position[loop.nodes[0]]
+        for v in loop.nodes:
+            vloc = plan.loc.get(v)
+            if (v in escaping or vloc is None or vloc.storage.node is not v or vloc.storage.alias is not None
+                    or vloc.storage.sized or all(u in members for u in v.users)):
+                continue
+            for a in [a for n in loop.nodes for a in _reads(n) if a not in members and a in plan.loc]:
+                aloc = plan.loc[a]
+                s = aloc.storage
+                if (s in kept or s.kind != "buffer" or s.alias is not None or s in taken or s.sized
+                        or a in plan.scatter_sums or aloc.shape != vloc.shape or aloc.dtype != vloc.dtype
+                        or aloc.strides != vloc.strides or aloc.offset != vloc.offset or s.nbytes != vloc.storage.nbytes):
+                    continue
+                if all((plan.position[node] < where and plan.kind.get(node) is not None) or (node in members and b is a)
+                       for node, b in kernel_reads if plan.loc[b].storage.resolve() is s):
+                    vloc.storage.alias = s
+                    taken.add(s)
+                    break
+
 def reuse_buffers(plan):
     """Memory planning: a buffer whose value is dead gives its memory to a value computed by a
     later kernel (the smallest free one that fits). Values Python reads (it may keep views of
@@ -522,5 +554,6 @@ def make_plan(graph, have_blas):
     fuse_epilogues(plan)
     _renumber(plan)
     write_in_place(plan)
+    overwrite_operands(plan, escaping)
     reuse_buffers(plan)
     return plan
