@@ -347,7 +347,7 @@ def elide_clones(plan, escaping):
     the Clone's memory instead and the copy is dropped (the Clone becomes a "result" of it).
     The autograd engine clones each leaf's first gradient (``.grad`` must not alias the
     graph's memory), so a training step copied each weight and bias gradient once more: in
-    the tiny GPT's step 29 copies, about 2 MB read and written."""
+    the tiny GPT's step 27 of its 28 such copies go, 1.6 MB read and written."""
     for kernel in [k for k in plan.kernels if k.kind == "loop"]:
         for node in list(kernel.nodes):
             if getattr(node.target, "name", None) != "Clone" or node in plan.inlined:
