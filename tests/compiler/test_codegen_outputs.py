@@ -8,6 +8,7 @@ import torch
 
 import ember
 from ember.compiler.backends import compile_graph, compile_python, toolchain
+from ember.compiler.backends.plan import make_plan
 from graph_builder import Builder
 
 pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
@@ -74,3 +75,56 @@ def test_saved_activations_survive_later_forwards_until_a_delayed_backward():
         np.testing.assert_allclose(out.detach().numpy(), net(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
         for (name, p), q in zip(model.named_parameters(), net.parameters()):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_clones_of_gradients_are_written_by_their_kernels_without_a_copy():
+    """The autograd engine clones each leaf's first gradient: the GEMM (read through two
+    transposes, as a weight gradient is), the sum and the embedding backward write straight
+    into the Clone's memory (plan.elide_clones) and no copy loop remains; a Clone of a loop's
+    value read again in that loop keeps its copy (the loop stores after it loads). Each call's
+    outputs, all held at once, are its own."""
+    rng = np.random.default_rng(3)
+    b = Builder()
+    x = b.input("x", rng.standard_normal((64, 32)).astype(np.float32))
+    g = b.input("g", rng.standard_normal((64, 48)).astype(np.float32))
+    ids = b.input("ids", rng.integers(0, 10, (64,)))
+    dw = b.call("Matmul", b.call("Permute", g, dims=(1, 0)), x)                      # (48, 32)
+    w_grad = b.call("Clone", b.call("Permute", b.call("Permute", dw, dims=(1, 0)), dims=(1, 0)))
+    b_grad = b.call("Clone", b.call("Sum", g, dim=(0,), keepdim=False))
+    e_grad = b.call("Clone", b.call("EmbeddingBackward", x, ids, num_weights=10))
+    kept = b.call("Clone", b.call("Mul", g, 2.0))
+    graph = b.output(w_grad, b_grad, e_grad, kept, b.call("Add", kept, 1.0))
+    fn, ref = compile_graph(graph, {}), compile_python(graph)
+    copies = [line for line in fn.c_source.splitlines() if line.startswith("/* loop") and "Clone" in line]
+    assert len(copies) == 1 and "Mul" in copies[0], copies
+    calls = [[rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((64, 48)).astype(np.float32),
+              rng.integers(0, 10, (64,))] for _ in range(4)]
+    outs = [fn(c) for c in calls]
+    for out, c in zip(outs, calls):
+        for o, e in zip(out, ref(c)):
+            np.testing.assert_allclose(o, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_loop_overwrites_a_product_nothing_reads_later():
+    """plan.overwrite_operands: the epilogue of ``g @ w`` (GELU's gradient, over a free view of
+    the product) stores over the product, which nothing reads after it; a product read again
+    later (``q``, summed after its epilogue) keeps its memory. Values: the Python backend's."""
+    rng = np.random.default_rng(4)
+    b = Builder()
+    g = b.input("g", rng.standard_normal((48, 32)).astype(np.float32))
+    w = b.input("w", rng.standard_normal((32, 64)).astype(np.float32))
+    x = b.input("x", rng.standard_normal((6, 8, 64)).astype(np.float32))
+    p = b.call("Matmul", g, w)
+    dead = b.call("GeluBackward", b.call("View", p, shape=(6, 8, 64)), x, b.call("Gelu", x))
+    q = b.call("Matmul", g, w)
+    live = b.call("Tanh", q)
+    back = b.call("Matmul", b.call("View", dead, shape=(48, 64)), b.call("Permute", w, dims=(1, 0)))
+    graph = b.output(back, live, b.call("Sum", q, dim=(1,), keepdim=False))
+    plan = make_plan(graph, have_blas=True)
+    memory = lambda node: plan.loc[node].storage.resolve()
+    assert memory(dead) is memory(p) and memory(live) is not memory(q)
+    fn, ref = compile_graph(graph, {}), compile_python(graph)
+    for _ in range(2):
+        args = [rng.standard_normal(s).astype(np.float32) for s in ((48, 32), (32, 64), (6, 8, 64))]
+        for o, e in zip(fn(args), ref(args)):
+            np.testing.assert_allclose(o, e, rtol=1e-4, atol=1e-5)
