@@ -305,6 +305,8 @@ from . import functional as _functional  # noqa: E402
 from . import _tensor_extras  # noqa: E402
 
 
+# ``number / t`` is ``t.reciprocal() * number`` (torch's ``__rtruediv__``: rounded twice, a
+# MulBackward0 node), below; the other reflected operators call their function.
 def _reflected(function):
     """``other <op> self`` for the reflected operators (``2 - t`` calls ``t.__rsub__(2)``)."""
     def reflected(self, other):
@@ -539,7 +541,7 @@ _OPERATORS = {
     "__add__": _binary.add, "__radd__": _reflected(_binary.add),
     "__sub__": _binary.sub, "__rsub__": _reflected(_binary.sub),
     "__mul__": _binary.mul, "__rmul__": _reflected(_binary.mul),
-    "__truediv__": _binary.div, "__rtruediv__": _reflected(_binary.div),
+    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),

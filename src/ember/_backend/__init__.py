@@ -206,9 +206,34 @@ def wrapped_integer(number, dtype):
     return np.asarray(number).astype(dtype)[()]
 
 
+_FLOAT32_INF = 2 ** 128 - 2 ** 103  # the least magnitude that rounds to float32's inf
+
+
+def float32_number(number):
+    """A real Python number rounded to a float32 scalar, inf past float32's range as C++'s
+    double-to-float conversion gives (NumPy would warn; a large int would raise OverflowError):
+    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``."""
+    if -_FLOAT32_INF < number < _FLOAT32_INF:
+        return np.float32(number)
+    return np.float32(np.inf if number > 0 else -np.inf)
+
+
 def broadcast_shapes(*shapes):
     """The shape ``shapes`` broadcast to; ValueError when they do not broadcast."""
     return np.broadcast_shapes(*shapes)
+
+def broadcast_error(shapes):
+    """PyTorch's message for the first pair of ``shapes`` that do not broadcast (None if all do)."""
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                            f"non-singleton dimension {d}")
+    return None
 
 # Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
 # thread costs more than it saves there, and when another process or another library's

@@ -153,6 +153,7 @@ multiply = mul
 
 
 class Mul(Op):
+    opmath = True
     infer = classmethod(elementwise_rule)
     grad_reads = ((1,), (0,))
     forward = staticmethod(operator.mul)
@@ -211,6 +212,7 @@ def _is_int_zero_division(input, other):
 
 
 class Div(Op):
+    opmath = True
     infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(operator.truediv)
@@ -233,6 +235,7 @@ class DivRounded(Op):
     complex_error = (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_inputs = False
+    opmath = True
 
     @staticmethod
     def forward(a, b, rounding_mode):

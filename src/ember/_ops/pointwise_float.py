@@ -163,6 +163,7 @@ _LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out 
 
 class Lerp(Op):
     """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
+    opmath = True
     infer = classmethod(elementwise_rule)
     promote = "float"
 

@@ -1,0 +1,70 @@
+"""Session 15 (PAR13), against torch 2.13: float16/bfloat16 with a Python number computed in
+float32 with the number unrounded (torch's opmath), ``number / t``, the strides of size-1
+dims that indexing inserts, and second derivatives at extreme values (mish, cumprod)."""
+import numpy as np
+
+import pytest
+import torch
+
+import ember
+
+NUMBERS = [2 ** 20, 0.1, 1 / 3, 1e-8, 70000.0, 1e39, 3, -7, 2 ** -25, 1e-30, 0.5, 1e5]
+VALUES = [0.0, 0.1, 1 / 3, 65504.0, 3.0, -2.5, 1e-5, 0.7, -0.0, 6e-8]
+
+# the op, and how torch treats the number: cast to the tensor's dtype (+ -, comparisons) or
+# kept in float32 (* /, rounded division, lerp's weight, number / t as reciprocal times it)
+FORMS = {
+    "mul": lambda L, x, s: x * s, "rmul": lambda L, x, s: s * x, "mul_": lambda L, x, s: x.clone().mul_(s),
+    "div": lambda L, x, s: x / s, "rdiv": lambda L, x, s: s / x, "div_": lambda L, x, s: x.clone().div_(s),
+    "floordiv": lambda L, x, s: x // s, "trunc": lambda L, x, s: L.div(x, s, rounding_mode="trunc"),
+    "add": lambda L, x, s: x + s, "sub": lambda L, x, s: x - s, "rsub": lambda L, x, s: s - x,
+    "lt": lambda L, x, s: x < s, "eq": lambda L, x, s: x == s, "ge": lambda L, x, s: x >= s,
+    "where": lambda L, x, s: L.where(x > 0.2, x, s), "masked_fill": lambda L, x, s: x.masked_fill(x > 0.2, s),
+    "lerp": lambda L, x, s: L.lerp(x, x * 0 + 1, s) if abs(s) < 1e38 else x,
+    "0-d": lambda L, x, s: x * L.tensor(s) if abs(s) < 1e38 else x,
+}
+
+
+def _outcome(f, lib, dtype, s):
+    try:
+        r = f(lib, lib.tensor(VALUES, dtype=getattr(lib, dtype)), s)
+    except RuntimeError as e:
+        return f"RuntimeError: {e}"
+    # (float64 holds every float16 and bfloat16 exactly; the sign of a zero counts)
+    return str(r.dtype).split(".")[1], [repr(v) for v in r.double().tolist()]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("form", FORMS)
+def test_a_16_bit_tensor_with_a_python_number_is_torchs(dtype, form):
+    """ember cast the number to float16 first: ``half(0) * 2**20`` was nan (0 * inf), torch 0;
+    ``half(0.1) * 0.1`` and ``0.1 / half(0.7)`` were an ulp off."""
+    for s in NUMBERS:
+        assert _outcome(FORMS[form], torch, dtype, s) == _outcome(FORMS[form], ember, dtype, s), (form, s)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64"])
+def test_a_number_over_a_tensor_is_its_reciprocal_times_the_number(dtype):
+    """torch's ``number / t`` is ``t.reciprocal() * number`` (rounded twice; a MulBackward0
+    node): ember divided once, an ulp apart in a quarter of random float32 elements. (Not
+    float16: torch's AVX-512 float16 reciprocal is up to 2 ulps off, 9.914 -> 0.10077.)"""
+    x = np.random.default_rng(3).standard_normal(4000) * 10
+    for s in (0.1, 3, 1 / 3, 7.3, 2 + 1j):
+        want, got = s / torch.tensor(x).to(getattr(torch, dtype)), s / ember.tensor(x).to(getattr(ember, dtype))
+        assert got.dtype.__repr__().split(".")[1] == str(want.dtype).split(".")[1]
+        assert np.array_equal(got.numpy(), want.numpy(), equal_nan=True), (dtype, s)
+    t = ember.tensor([2.0], requires_grad=True)
+    assert type((1 / t).grad_fn).__name__ == "MulBackward0"
+
+
+def test_float32_with_a_number_stays_on_its_own_path():
+    """The opmath path is for 16-bit floats only: float32 and float64 compute with the number as
+    they did (NumPy's weak scalar, the tensor's dtype), bit-equal to torch."""
+    x = np.random.default_rng(4).standard_normal(1000)
+    for dtype in ("float32", "float64"):
+        for s in (0.1, 1 / 3, 1e39, 2.0 ** 200, 2 ** 40):
+            for f in (lambda t: t * s, lambda t: t / s, lambda t: t // s):
+                want, got = f(torch.tensor(x).to(getattr(torch, dtype))), f(ember.tensor(x).to(getattr(ember, dtype)))
+                assert got.dtype is getattr(ember, dtype)
+                assert np.array_equal(got.numpy(), want.numpy(), equal_nan=True), (dtype, s)
+
