@@ -68,3 +68,31 @@ def test_float32_with_a_number_stays_on_its_own_path():
                 assert got.dtype is getattr(ember, dtype)
                 assert np.array_equal(got.numpy(), want.numpy(), equal_nan=True), (dtype, s)
 
+
+UNSQUEEZING = ["x[None]", "x[:, None]", "x[..., None]", "x[None, ::2]", "x[None, None]", "x[:, None, 1]",
+               "x[1][None]", "x[None, :, ::2, None]", "x.t()[None]", "x[::2, None, ::3]", "x[None, 1:1]",
+               "x[..., 0][..., None]", "x[0, 0][None, None]", "x[None, ..., None]", "x[:, None, 1:3]",
+               "x.to(lib.bfloat16)[None]", "x[None][0]", "lib.zeros(0, 3)[None]", "lib.zeros(3, 0)[:, None]",
+               "x.t()[..., None]", "x.t()[:, ::2, None]", "x.t()[None, 1:1, None]", "x[2:2, None]"]
+
+
+@pytest.mark.parametrize("view", UNSQUEEZING)
+def test_a_dim_that_none_inserts_has_unsqueezes_stride(view):
+    """torch unsqueezes where None stands in the index: the stride is the size times the stride
+    of the dim it lands before (1 at the end); NumPy gave 0 (``x[None]`` (0, 6, 1), torch's
+    (24, 6, 1))."""
+    results = []
+    for lib in (torch, ember):
+        v = eval(view, {"x": lib.arange(24.).reshape(4, 6), "lib": lib})
+        results.append((tuple(v.stride()), tuple(v.shape), v.storage_offset(), v.is_contiguous(), v.tolist()))
+    assert results[0] == results[1]
+
+
+def test_a_view_with_an_inserted_dim_writes_through_and_differentiates():
+    x = ember.arange(24.).reshape(4, 6)
+    x.t()[None, :, None][0, 2, 0, 1] = 100.0
+    assert x[1, 2].item() == 100.0
+    a = ember.arange(6., requires_grad=True)
+    (a[None, ::2, None] * ember.tensor([[[1.0]], [[2.0]], [[3.0]]]).reshape(1, 3, 1)).sum().backward()
+    assert a.grad.tolist() == [1.0, 0.0, 2.0, 0.0, 3.0, 0.0]
+
