@@ -96,3 +96,36 @@ def test_a_view_with_an_inserted_dim_writes_through_and_differentiates():
     (a[None, ::2, None] * ember.tensor([[[1.0]], [[2.0]], [[3.0]]]).reshape(1, 3, 1)).sum().backward()
     assert a.grad.tolist() == [1.0, 0.0, 2.0, 0.0, 3.0, 0.0]
 
+
+def _first_and_second_derivatives(lib, f, values, dtype):
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    y = f(lib, x)
+    g, = lib.autograd.grad(y, x, lib.ones_like(y), create_graph=True)
+    gg, = lib.autograd.grad(g, x, lib.ones_like(g))
+    return y.detach().numpy(), g.detach().numpy(), gg.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_mish_second_derivative_at_large_x_is_torchs(dtype, inplace):
+    """torch differentiates its gradient's exp(x).log1p().tanh(): nan where exp overflows
+    (x of 1e300 or 800; 100 in float32); ember's composite through softplus's linear branch
+    gave 0. Elsewhere equal up to the libm's last ulps (float32, against float64: ember's exp
+    is an ulp off at -1, which the gradient's cancellations grow to ~1e-7)."""
+    values = [1e300, 800.0, 710.0, 100.0, 30.0, 20.5, 5.0, 1.0, 0.5, 0.0, -0.0, -1.0, -5.0, -30.0, -100.0,
+              -800.0, -1e300, float("inf"), -float("inf"), float("nan")]
+    def f(lib, x):
+        return lib.nn.functional.mish(x.clone() if inplace else x, inplace=inplace)
+    results = [_first_and_second_derivatives(lib, f, values, dtype) for lib in (torch, ember)]
+    # float32: torch's nans, and torch's float64 answer at the float32 inputs within 1e-6
+    reference = _first_and_second_derivatives(torch, f, np.float32(values).tolist(), "float64")
+    for a, b, r in zip(*results, reference):
+        assert (np.isnan(a) == np.isnan(b)).all(), (a, b)
+        if dtype == "float64":
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-13, equal_nan=True), (a, b)
+        else:
+            finite = np.isfinite(a)
+            assert np.allclose(b[finite], r[finite], rtol=1e-5, atol=1e-6), (b, r)
+    x = ember.tensor([3.0], requires_grad=True)
+    assert type(ember.nn.functional.mish(x).grad_fn).__name__ == "MishBackward0"
+
