@@ -238,12 +238,13 @@ class LogSigmoidForward(Op):
         return (g * (-ctx.input(0)).sigmoid(),)
 
 
-class Mish(Op):
+class MishForward(Op):
     """``x tanh(softplus(x))`` (Misra, 2019, ``F.mish``). Its gradient is torch's formula in
     ember ops, ``tanh(s) + x sigmoid(x) (1 - tanh(s)^2)`` with ``s = log1p(exp(x))``, so its
     derivative is torch's too: nan from about x = 710 up (float64), where exp(x) is inf and
     the derivative of log1p of it inf / inf (the composite through softplus's linear branch
     gave 0 there)."""
+    name = "Mish"
     promote = None
     infer = classmethod(like_input)
 

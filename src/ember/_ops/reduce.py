@@ -466,11 +466,12 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 class Cumprod(Op):
     """Cumulative product. Its derivative, grad_i = sum over j >= i of g_j prod_{k <= j, k != i}
-    x_k, is O(n) as PyTorch's cumprod_backward: before a slice's first zero, the reversed
-    cumulative sum of g * out over the elements before that zero, divided by x_i; at the first zero z, the reversed cumulative sum
-    of g times the cumulative product with x_z taken as 1 (later zeros still count); after it,
-    0. Under ``create_graph`` (PyTorch's rule too) it is the O(n^2) grid of partial products
-    where ``x`` holds a zero, whose own derivative in a zero after the first is right."""
+    x_k, is O(n) as PyTorch's cumprod_backward, which leaves out the terms that hold a zero:
+    before a slice's first zero z, the reversed cumulative sum of g * out over the elements
+    before z, divided by x_i; at z, out_{z-1} times the reversed sum, up to the second zero
+    included, of g times the products after z; after it, 0. Under ``create_graph`` (PyTorch's
+    rule too) it is the O(n^2) grid of partial products where ``x`` holds a zero, whose own
+    derivative in a zero after the first is right."""
     infer = classmethod(reduction_rule)
     promote = None
     save_output = True

@@ -14,7 +14,7 @@ from ..._creation import as_tensor
 from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
-                        LogSigmoidForward, Mish, ThresholdForward)
+                        LogSigmoidForward, MishForward, ThresholdForward)
 from ..._ops.core import apply, named, recording
 from ..._ops.prelu import Prelu
 from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
@@ -191,7 +191,7 @@ def mish(input, inplace=False):
     """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.mish.html"""
     float_only(input, "mish_cpu")
-    return unary(Mish, input, inplace)
+    return unary(MishForward, input, inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
