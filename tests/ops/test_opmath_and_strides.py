@@ -171,3 +171,17 @@ def test_cumprod_gradient_of_random_extreme_values_is_torchs():
         values = rng.choice(pool, int(rng.integers(2, 7))).tolist()
         (a,), (b,) = (_cumprod_derivatives(lib, values, False) for lib in (torch, ember))
         assert (np.isnan(a) == np.isnan(b)).all() and np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), values
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_a_zero_remainder_has_the_sign_of_the_dividend(dtype):
+    """torch's remainder is fmod's, moved by the divisor when the signs differ: a zero keeps
+    the dividend's sign (``0 % -7`` is 0.0, ``-2.5 % 0.5`` -0.0); NumPy's took the divisor's."""
+    a = [0.0, -0.0, 2.0, -2.0, 7.0, -7.0, INF, 5e-324, -5e-324, float("nan"), 3.5, -3.5]
+    b = [7.0, -7.0, 0.5, -0.5, INF, -INF, 1e-300]
+    for other in (None, -7, 0.5, -0.5):
+        results = []
+        for lib in (torch, ember):
+            x, y = lib.tensor(a, dtype=getattr(lib, dtype))[:, None], lib.tensor(b, dtype=getattr(lib, dtype))
+            results.append([repr(v) for v in (x % (y if other is None else other)).double().flatten().tolist()])
+        assert results[0] == results[1], other

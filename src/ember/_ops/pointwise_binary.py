@@ -269,10 +269,22 @@ def remainder(input, other, *, out=None):
 
 
 class Remainder(Op):
-    """Python's ``%``: the result takes the sign of the divisor."""
+    """Python's ``%``: the result takes the sign of the divisor; a zero, the dividend's (torch's
+    fmod-based result: ``0 % -7`` is 0.0 and ``-2.5 % 0.5`` -0.0, NumPy's -0.0 and 0.0)."""
     complex_error = (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(operator.mod)
+
+    @staticmethod
+    def forward(a, b):
+        r = a % b
+        if not _backend.is_floating(r.dtype):
+            return r
+        xp, zero = namespace(r), r == 0
+        if type(r) is not _backend.ndarray:  # (a NumPy scalar)
+            return xp.where(zero, xp.copysign(r, a), r)
+        if zero.any():
+            xp.copysign(r, a, out=r, where=zero)
+        return r
 
     @staticmethod
     def backward(ctx, g):
