@@ -470,8 +470,11 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
-    q = tensor1 / tensor2
-    return with_out(named(input + (q if value == 1 else q * value), "AddcdivBackward0"), out)
+    dtype = _dtype.result_type(input, tensor1, tensor2)
+    if dtype in (_dtype.float16, _dtype.bfloat16):  # torch's kernel computes in float32, rounds once
+        input, tensor1, tensor2 = (t.to(_dtype.float32) for t in (input, tensor1, tensor2))
+    q = (tensor1 if value == 1 else tensor1 * value) / tensor2  # (torch's grouping: value times tensor1 first)
+    return with_out(named((input + q).to(dtype), "AddcdivBackward0"), out)
 
 
 def _addc_args(name, tensor1, tensor2, args, value):
