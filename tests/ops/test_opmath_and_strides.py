@@ -201,3 +201,49 @@ def test_addcdiv_groups_and_rounds_as_torchs(dtype):
         assert np.array_equal(got.double().numpy(), want.double().numpy()), value
     x = ember.tensor([1.0, 2.0], dtype=getattr(ember, dtype), requires_grad=True)
     assert ember.addcdiv(x, x, x + 1, value=0.5).grad_fn.name() == "AddcdivBackward0"
+
+
+NARROW_NUMBERS = {
+    "clamp_min": lambda L, x, s: x.clamp(min=-s), "clamp_max": lambda L, x, s: x.clamp(max=s),
+    "clamp_": lambda L, x, s: x.clone().clamp_(-s, s), "clamp_min_fn": lambda L, x, s: L.clamp_min(x, s),
+    "pow": lambda L, x, s: x ** s, "pow_": lambda L, x, s: x.clone().pow_(s),
+    "add_alpha": lambda L, x, s: L.add(x, x, alpha=s), "sub_alpha": lambda L, x, s: L.sub(x, 1, alpha=-s),
+    "threshold": lambda L, x, s: L.nn.functional.threshold(x, 1.5, s),
+    "threshold_at": lambda L, x, s: L.nn.functional.threshold(x, s, 1.0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("form", NARROW_NUMBERS)
+def test_a_number_beyond_a_16_bit_result_is_refused_where_torch_checks_it(dtype, form):
+    """torch converts clamp's bounds, pow's exponent, alpha and threshold's value checked:
+    RuntimeError "value cannot be converted to type c10::Half without overflow" past the
+    largest finite (inf passes); ember computed with inf."""
+    for s in (70000.0, 65504.0, 65504.5, 1e5, 3.4e38, 3.39e38, 1e39, INF, 2 ** 20, 0.5):
+        results = []
+        for lib in (torch, ember):
+            x = lib.tensor([1.0, 2.0, -3.0], dtype=getattr(lib, dtype))
+            try:
+                results.append([repr(v) for v in NARROW_NUMBERS[form](lib, x, s).double().tolist()])
+            except RuntimeError as e:
+                results.append(f"RuntimeError: {e}")
+        assert results[0] == results[1], (form, s)
+
+
+@pytest.mark.parametrize("call", [
+    "lib.add(u8, 1, alpha=-1)", "lib.add(u8, 1, alpha=300)", "lib.add(u8, 1, alpha=-300)",
+    "lib.add(u8.long(), 1, alpha=2 ** 63)", "lib.add(u8.to(lib.int8), 1, alpha=200)",
+    "lib.add(u8.to(lib.int8), 1, alpha=-129)", "lib.add(u8.float(), u8.float(), alpha=1e39)",
+    "lib.add(u8.double(), 1, alpha=1e300)", "u8.float().clamp(1e39)", "u8.float().clamp(max=-1e39)",
+    "u8.float().clamp(1e38)", "u8.float() ** 1e39", "u8.double().clamp(1e39)",
+    "lib.nn.functional.threshold(u8.float(), 1e39, 1.0)", "lib.nn.functional.threshold(u8.double(), 1e39, 1.0)"])
+def test_alpha_and_bounds_beyond_the_result_dtype_are_refused_as_torchs(call):
+    """alpha is converted checked to the result's dtype (int8 and 200 raised nothing: ember
+    added 1 + 200 wrapped); clamp's bounds and threshold's threshold to float32's range."""
+    results = []
+    for lib in (torch, ember):
+        try:
+            results.append(eval(call, {"lib": lib, "u8": lib.tensor([1, 2], dtype=lib.uint8)}).tolist())
+        except RuntimeError as e:
+            results.append(f"RuntimeError: {e}")
+    assert results[0] == results[1]
