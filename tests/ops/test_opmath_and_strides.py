@@ -247,3 +247,22 @@ def test_alpha_and_bounds_beyond_the_result_dtype_are_refused_as_torchs(call):
         except RuntimeError as e:
             results.append(f"RuntimeError: {e}")
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_lerp_and_addc_numbers_beyond_float32_are_refused_as_torchs(dtype):
+    """torch's float32 and 16-bit kernels take lerp's weight and addcmul's/addcdiv's value as a
+    float, converted checked ("value cannot be converted to type float without overflow");
+    float64 computes with it. ember computed with inf."""
+    calls = ["lib.lerp(y, y * 0 + 1, s)", "lib.addcmul(y, y, y, value=s)", "lib.addcdiv(y, y, y, value=s)",
+             "y.clone().lerp_(y * 0 + 1, s)"]
+    for call in calls:
+        for s in (1e39, -1e39, 1e5, 3.4e38, float("inf")):
+            results = []
+            for lib in (torch, ember):
+                y = lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype))
+                try:
+                    results.append([repr(v) for v in eval(call, {"lib": lib, "y": y, "s": s}).double().tolist()])
+                except RuntimeError as e:
+                    results.append(f"RuntimeError: {e}")
+            assert results[0] == results[1], (call, s)

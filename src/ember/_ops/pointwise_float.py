@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import kernel, namespace
+from .._creation import real_if_fits
 from .._tensor import Tensor
 from .args import c_type_name, invalid_combination, scalar_first, tensor_args, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
@@ -155,6 +156,7 @@ def lerp(input, end, weight, *, out=None):
     if end.dtype is not input.dtype and input.dtype.is_inexact:
         raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
                            f"{c_type_name(end.dtype)}")
+    _check_float_number(weight, input.dtype)
     return with_out(apply(Lerp, input, end, weight), out)
 
 
@@ -184,6 +186,7 @@ def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
     """``input + value * tensor1 * tensor2``; the deprecated ``addcmul(value, tensor1,
     tensor2)`` works with torch's warning."""
     value, tensor1, tensor2 = _addc_args("addcmul", tensor1, tensor2, args, value)
+    _check_float_number(value, input.dtype)
     prod = tensor1 * tensor2
     return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
 
@@ -192,6 +195,7 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2. The
     deprecated ``addcdiv(value, tensor1, tensor2)`` works with torch's warning."""
     value, tensor1, tensor2 = _addc_args("addcdiv", tensor1, tensor2, args, value)
+    _check_float_number(value, input.dtype)
     if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
                            "release addcdiv will perform a true division of tensor1 and tensor2.")
@@ -200,6 +204,13 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
         input, tensor1, tensor2 = (t.to(_dtype.float32) for t in (input, tensor1, tensor2))
     q = (tensor1 if value == 1 else tensor1 * value) / tensor2  # (torch's grouping: value times tensor1 first)
     return with_out(named((input + q).to(dtype), "AddcdivBackward0"), out)
+
+
+def _check_float_number(number, dtype):
+    """RuntimeError where torch's float32 (or 16-bit) kernel converts a real number argument
+    (lerp's weight, addcmul's and addcdiv's value) checked to float: beyond float32's range."""
+    if isinstance(number, (int, float)) and dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
+        real_if_fits(number, _dtype.float32)
 
 
 def _addc_args(name, tensor1, tensor2, args, value):
