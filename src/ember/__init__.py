@@ -9,12 +9,12 @@ code is DESIGN.md; each op is defined once in ``_ops``.
 from . import autograd
 from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
-from ._ops.pointwise_binary import (add, addcdiv, addcmul, clamp, clamp_max,
+from ._ops.pointwise_binary import (add, clamp, clamp_max,
                                     clamp_min, clip, div, divide, float_power, floor_divide, fmax,
                                     fmin, fmod, maximum, minimum, mul,
                                     multiply, pow,
                                     remainder, rsub, sub, subtract, true_divide, where)
-from ._ops.pointwise_float import arctan2, atan2, hypot, lerp, logaddexp, logaddexp2
+from ._ops.pointwise_float import addcdiv, addcmul, arctan2, atan2, hypot, lerp, logaddexp, logaddexp2
 from ._ops.pointwise_unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil,
                                    cos, cosh, erf, exp, expm1, fix, floor, frac, log, log10, log1p,
                                    log2, nan_to_num, neg, negative, positive, reciprocal, relu, round,

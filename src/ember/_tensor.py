@@ -305,6 +305,8 @@ from . import functional as _functional  # noqa: E402
 from . import _tensor_extras  # noqa: E402
 
 
+# ``number / t`` is ``t.reciprocal() * number`` (torch's ``__rtruediv__``: rounded twice, a
+# MulBackward0 node), below; the other reflected operators call their function.
 def _reflected(function):
     """``other <op> self`` for the reflected operators (``2 - t`` calls ``t.__rsub__(2)``)."""
     def reflected(self, other):
@@ -347,7 +349,7 @@ _METHODS = {
     "atan2": _float.atan2, "arctan2": _float.arctan2, "hypot": _float.hypot,
     "logaddexp2": _float.logaddexp2, "maximum": _binary.maximum,
     "minimum": _binary.minimum, "fmax": _binary.fmax, "fmin": _binary.fmin, "lerp": _float.lerp,
-    "addcmul": _binary.addcmul, "addcdiv": _binary.addcdiv, "clamp": _binary.clamp,
+    "addcmul": _float.addcmul, "addcdiv": _float.addcdiv, "clamp": _binary.clamp,
     "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
     "subtract": _binary.subtract, "multiply": _binary.multiply, "divide": _binary.divide,
     "rsub": _binary.rsub, "float_power": _binary.float_power,
@@ -482,8 +484,8 @@ _IN_PLACE = {
     "true_divide_": _binary.true_divide, "floor_divide_": _binary.floor_divide,
     "remainder_": _binary.remainder, "fmod_": _binary.fmod, "pow_": _binary.pow,
     "atan2_": _float.atan2, "hypot_": _float.hypot, "lerp_": _float.lerp,
-    "addcmul_": _binary.addcmul,
-    "addcdiv_": _binary.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
+    "addcmul_": _float.addcmul,
+    "addcdiv_": _float.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
     "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
     "neg_": _unary.neg, "abs_": _complex.abs_for_in_place, "sign_": _unary.sign, "sgn_": _complex.sgn,
@@ -539,7 +541,7 @@ _OPERATORS = {
     "__add__": _binary.add, "__radd__": _reflected(_binary.add),
     "__sub__": _binary.sub, "__rsub__": _reflected(_binary.sub),
     "__mul__": _binary.mul, "__rmul__": _reflected(_binary.mul),
-    "__truediv__": _binary.div, "__rtruediv__": _reflected(_binary.div),
+    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),

@@ -10,6 +10,8 @@ constants (``np.pi``) are metadata every such library shares, so code may use th
 What does not mirror cleanly between libraries lives here and nowhere else.
 """
 import ctypes
+import functools
+import operator
 import os
 import sys
 
@@ -129,12 +131,24 @@ def expand(a, shape):
     return view
 
 
-def placed_as_torch(view, array, index):
-    """``view`` (``array[index]``, basic indexing: ints, slices, None, Ellipsis) at the address
-    torch gives it when it holds no element: NumPy leaves the data pointer where it is along an
-    axis sliced to nothing (``x[2:2]`` of a (4, 6) array starts at its first element), torch
-    moves it by the clamped start times the stride there (``storage_offset()`` 12)."""
-    if view.size or type(view) is not np.ndarray or type(array) is not np.ndarray:
+def placed_as_torch(array, index):
+    """``array[index]`` (basic indexing: ints, slices, None, Ellipsis) with torch's strides and
+    address. A dim that None inserts has unsqueeze's stride where it stands in the index: the
+    size times the stride of the dim it lands before, as yet unindexed; 1 at the end (``x[None]``
+    of a (4, 6) array strides (24, 6, 1), NumPy's (0, 6, 1)): NumPy's reshape inserts a size-1
+    dim so. And a view holding no element starts where torch's does: NumPy leaves the data
+    pointer where it is along an axis sliced to nothing (``x[2:2]`` of a (4, 6) array starts at
+    its first element), torch moves it by the clamped start times the stride there
+    (``storage_offset()`` 12)."""
+    if type(array) is not np.ndarray:
+        return array[index]
+    if any(map(_IS_NONE, index)):  # (not ``None in index``: that would compare arrays)
+        view = _unsqueezed_first(array, index)
+        if view is None:
+            return array[index]  # (advanced indexing: a copy)
+    else:
+        view = array[index]
+    if view.size or type(view) is not np.ndarray:  # (ints in every dim: a NumPy scalar)
         return view
     named = [i for i in index if i is not None and i is not Ellipsis]
     if any(not isinstance(i, (int, np.integer, slice)) or isinstance(i, bool) for i in named):
@@ -147,9 +161,54 @@ def placed_as_torch(view, array, index):
     return empty_at(array, view.shape, view.strides, view.dtype, shift)
 
 
+_ALL = slice(None)
+_IS_NONE = functools.partial(operator.is_, None)
+
+
+def _unsqueezed_first(array, index):
+    """``array[index]`` with each None made a size-1 dim of ``array`` first (NumPy's reshape
+    inserts one with unsqueeze's stride), then taken whole; None for an index not basic."""
+    named = sum(i is not None and i is not Ellipsis for i in index)
+    shape, items, dim, at_end = [], [], 0, False
+    for item in index:
+        if item is None:
+            shape.append(1)
+            at_end = at_end or dim == array.ndim
+            item = _ALL
+        elif item is Ellipsis:
+            shape.extend(array.shape[dim:dim + array.ndim - named])
+            dim += array.ndim - named
+        elif isinstance(item, (int, np.integer, slice)) and not isinstance(item, bool):
+            shape.append(array.shape[dim])
+            dim += 1
+        else:
+            return None
+        items.append(item)
+    view = array.reshape(shape + list(array.shape[dim:]), copy=False)[tuple(items)]
+    if array.size and not (at_end and array.ndim and array.strides[-1] != array.itemsize):
+        return view
+    # (at the end unsqueeze's stride is 1, NumPy's the last dim's; an empty array's may be 0)
+    return empty_at(view, view.shape, _unsqueezed_strides(view, array, index, named), view.dtype, 0)
+
+
+def _unsqueezed_strides(view, array, index, named):
+    """``view``'s strides (``array[index]``'s) with unsqueeze's for the dims None inserts."""
+    strides, out, dim = list(view.strides), 0, 0  # the dims of the result and of ``array`` reached
+    for item in index:
+        if item is None:
+            strides[out] = array.shape[dim] * array.strides[dim] if dim < array.ndim else array.itemsize
+            out += 1
+        elif item is Ellipsis:
+            out, dim = out + array.ndim - named, dim + array.ndim - named
+        else:
+            out, dim = out + isinstance(item, slice), dim + 1
+    return strides
+
+
 def empty_at(array, shape, strides, dtype, shift):
     """An array of ``shape`` holding no element that starts ``shift`` bytes after ``array``'s
-    first element, even past its end (NumPy refuses that offset), keeping ``array`` as its base."""
+    first element, even past its end (NumPy refuses that offset), keeping ``array`` as its base;
+    also ``array`` seen with other strides where they do not change its elements (size-1 dims)."""
     interface = dict(array.__array_interface__, shape=tuple(shape), strides=tuple(strides), typestr=dtype.str,
                      descr=[("", dtype.str)], data=(array.__array_interface__["data"][0] + shift,
                                                    not array.flags.writeable))
@@ -206,9 +265,35 @@ def wrapped_integer(number, dtype):
     return np.asarray(number).astype(dtype)[()]
 
 
+_FLOAT32_INF = 2 ** 128 - 2 ** 103  # the least magnitude that rounds to float32's inf
+
+
+def float32_number(number):
+    """A real Python number rounded to a float32 scalar, inf past float32's range as C++'s
+    double-to-float conversion gives (NumPy would warn; a large int would raise OverflowError):
+    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``."""
+    if -_FLOAT32_INF < number < _FLOAT32_INF:
+        return np.float32(number)
+    return np.float32(np.inf if number > 0 else -np.inf)
+
+
 def broadcast_shapes(*shapes):
     """The shape ``shapes`` broadcast to; ValueError when they do not broadcast."""
     return np.broadcast_shapes(*shapes)
+
+
+def broadcast_error(shapes):
+    """PyTorch's message for the first pair of ``shapes`` that do not broadcast (None if all do)."""
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                            f"non-singleton dimension {d}")
+    return None
 
 # Products smaller than this many multiply-adds run on one BLAS thread. Waking a second
 # thread costs more than it saves there, and when another process or another library's

@@ -16,7 +16,7 @@ from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
 from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
-from .._dtype import can_cast, get_default_dtype, result_type
+from .._dtype import bfloat16, can_cast, float16, float32, get_default_dtype, result_type
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
@@ -30,6 +30,7 @@ OPS = {}
 _observing = threading.local()
 _ndarray = _backend.ndarray
 _PLAIN_NUMBERS = (int, float)  # (not bool: a type of its own here) cast by _cast_inputs as they are
+_REDUCED = (float16, bfloat16)  # computed in float32 with a Python number by ``opmath`` ops
 _Tensor = None  # the class of the tensors apply takes and makes: see tensor_class
 
 
@@ -86,6 +87,9 @@ class Op:
         complex_error: ``(exception class, message)`` PyTorch raises for a complex input array
             (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None; the kernel is
             wrapped with the check when the class is made.
+        opmath: with a float16/bfloat16 result and a Python number (or a 0-d second operand),
+            compute in float32, the number not cast to 16 bits first: torch's ``opmath_t``
+            (``half(0) * 2**20`` is 0; with 2**20 cast to float16, inf, it would be nan).
     """
     promote = "promote"
     save_inputs = True
@@ -97,6 +101,7 @@ class Op:
     num_outputs = 1
     draws = False
     complex_error = None
+    opmath = False
 
     def __init_subclass__(cls):
         # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
@@ -146,7 +151,7 @@ def elementwise_rule(op, *inputs, **attrs):
     try:
         shape = _backend.broadcast_shapes(*shapes)
     except ValueError:
-        raise RuntimeError(_broadcast_error(inputs)) from None
+        raise RuntimeError(_backend.broadcast_error(shapes)) from None
     return shape, result_dtype(op, inputs)
 
 
@@ -163,10 +168,19 @@ def like_input(op, x, *inputs, **attrs):
 
 
 def _cast_inputs(op, inputs):
-    rule = op.promote
+    """The arrays ``op``'s kernel takes and the dtype its result is rounded to (None: as is)."""
     dt = result_type(*inputs)
-    if rule == "float" and not dt.is_inexact:
+    if op.promote == "float" and not dt.is_inexact:
         dt = get_default_dtype()
+    # a NumPy scalar: the Python number it holds, as torch
+    inputs = [x.item() if getattr(x, "ndim", None) == 0 and not isinstance(x, (_Tensor, _ndarray)) else x
+              for x in inputs]
+    if op.opmath and dt in _REDUCED:
+        if len(inputs) == 2 and isinstance(inputs[1], _Tensor) and not inputs[1].ndim:
+            inputs = [inputs[0], inputs[1].item()]  # torch reads a 0-d second operand as a number too
+        if any(type(x) in _PLAIN_NUMBERS for x in inputs):
+            return [_backend.float32_number(x) if type(x) in _PLAIN_NUMBERS else x._data.astype(float32.np)
+                    if isinstance(x, _Tensor) else x for x in inputs], dt.np
     arrays = []
     for x in inputs:
         if isinstance(x, _Tensor):
@@ -175,11 +189,8 @@ def _cast_inputs(op, inputs):
         elif type(x) is _ndarray:
             arrays.append(x.astype(dt.np, copy=False))
         else:
-            if getattr(x, "ndim", None) == 0:  # a NumPy scalar: the Python number it holds, as torch
-                x = x.item()
             arrays.append(_backend.wrapped_integer(x, dt.np) if type(x) is int and dt.np.kind in "iu" else x)
-    return arrays
-
+    return arrays, None
 
 
 def apply(op, *inputs, **attrs):
@@ -192,6 +203,7 @@ def apply(op, *inputs, **attrs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
+        narrow = None
         if op.promote is None:
             if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
                 arrays = (inputs[0]._data,)
@@ -201,15 +213,18 @@ def apply(op, *inputs, **attrs):
                 and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
             arrays = (inputs[0]._data, inputs[1]._data)
         elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
-                and inputs[0].dtype.is_inexact:  # a float tensor and a real Python number: the tensor's dtype
-            arrays = (inputs[0]._data, inputs[1])
+                and inputs[0].dtype.is_inexact and not (op.opmath and inputs[0].dtype in _REDUCED):
+            arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
         else:
-            arrays = _cast_inputs(op, inputs)
+            arrays, narrow = _cast_inputs(op, inputs)
         try:
             out = op.forward(*arrays, **attrs)
+            if narrow is not None:
+                out = out.astype(narrow)
         except ValueError as e:
             # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
-            raise RuntimeError(_broadcast_error(inputs) or str(e)) from None
+            shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
+            raise RuntimeError(_backend.broadcast_error(shapes) or str(e)) from None
         except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
             raise NotImplementedError(unsupported_message(_snake(op.name))) from None
     if type(out) is not _ndarray:
@@ -387,21 +402,6 @@ def _observed_apply(op, inputs, attrs):
         for o in reversed(observers):
             o.op_exit(op, inputs, attrs, out)
     return out
-
-
-def _broadcast_error(inputs):
-    """PyTorch's message for the first pair of tensor inputs whose shapes do not broadcast."""
-    shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
-    for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
-            n = max(len(a), len(b))
-            for d in range(n - 1, -1, -1):
-                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
-                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
-                if sa != sb and sa != 1 and sb != 1:
-                    return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                            f"non-singleton dimension {d}")
-    return None
 
 
 _NODE_CLASSES = {}

@@ -206,9 +206,9 @@ class Slice(Op):
 
     @staticmethod
     def forward(x, index):
-        out = x[index]
+        out = _backend.placed_as_torch(x, index)
         # Integers in every dim give a NumPy scalar; a trailing ``...`` gives the 0-d view.
-        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else _backend.placed_as_torch(out, x, index)
+        return x[index + (Ellipsis,)] if isinstance(out, np.generic) else out
 
     @staticmethod
     def backward(ctx, g):

@@ -15,6 +15,7 @@ from .._backend import namespace
 from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .erf import erf
 from .pointwise_binary import Where
+from .pointwise_unary import SoftplusForward
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -235,3 +236,24 @@ class LogSigmoidForward(Op):
     @staticmethod
     def backward(ctx, g):
         return (g * (-ctx.input(0)).sigmoid(),)
+
+
+class MishForward(Op):
+    """``x tanh(softplus(x))`` (Misra, 2019, ``F.mish``). Its gradient is torch's formula in
+    ember ops, ``tanh(s) + x sigmoid(x) (1 - tanh(s)^2)`` with ``s = log1p(exp(x))``, so its
+    derivative is torch's too: nan from about x = 710 up (float64), where exp(x) is inf and
+    the derivative of log1p of it inf / inf (the composite through softplus's linear branch
+    gave 0 there)."""
+    name = "Mish"
+    promote = None
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(x):
+        return x * namespace(x).tanh(SoftplusForward.forward(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.input(0)
+        tanh_s = x.exp().log1p().tanh()
+        return (g * (tanh_s + x * x.sigmoid() * (1 - tanh_s * tanh_s)),)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend import kernel, namespace
-from .._creation import full, real_if_fits
+from .._creation import check_narrow, full, real_if_fits
 from .._tensor import Tensor
 from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
@@ -94,6 +94,8 @@ def _check_alpha(input, other, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     elif isinstance(alpha, (builtins.complex, np.complexfloating)) and not dtype.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    real_if_fits(alpha, dtype)  # converted checked: int8 and 200, float32 and 1e39 raise
+    check_narrow(alpha, dtype)
 
 
 def _is_bool(x):
@@ -153,6 +155,7 @@ multiply = mul
 
 
 class Mul(Op):
+    opmath = True
     infer = classmethod(elementwise_rule)
     grad_reads = ((1,), (0,))
     forward = staticmethod(operator.mul)
@@ -211,6 +214,7 @@ def _is_int_zero_division(input, other):
 
 
 class Div(Op):
+    opmath = True
     infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(operator.truediv)
@@ -233,6 +237,7 @@ class DivRounded(Op):
     complex_error = (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_inputs = False
+    opmath = True
 
     @staticmethod
     def forward(a, b, rounding_mode):
@@ -266,10 +271,22 @@ def remainder(input, other, *, out=None):
 
 
 class Remainder(Op):
-    """Python's ``%``: the result takes the sign of the divisor."""
+    """Python's ``%``: the result takes the sign of the divisor; a zero, the dividend's (torch's
+    fmod-based result: ``0 % -7`` is 0.0 and ``-2.5 % 0.5`` -0.0, NumPy's -0.0 and 0.0)."""
     complex_error = (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
-    forward = staticmethod(operator.mod)
+
+    @staticmethod
+    def forward(a, b):
+        r = a % b
+        if not _backend.is_floating(r.dtype):
+            return r
+        xp, zero = namespace(r), r == 0
+        if type(r) is not _backend.ndarray:  # (a NumPy scalar)
+            return xp.where(zero, xp.copysign(r, a), r)
+        if zero.any():
+            xp.copysign(r, a, out=r, where=zero)
+        return r
 
     @staticmethod
     def backward(ctx, g):
@@ -319,6 +336,7 @@ def pow(input, exponent, *, out=None):
         if input.dtype.np.kind != "b" and exponent > np.iinfo(input.dtype.np).max:
             # PyTorch casts the exponent to the tensor's dtype first
             raise RuntimeError(f"value cannot be converted to type {input.dtype.np.name}_t without overflow")
+    _check_numbers(input, exponent, float32=False)
     return with_out(apply(Pow, input, exponent), out)
 
 
@@ -440,37 +458,6 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
             apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
 
 
-def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
-    """``input + value * tensor1 * tensor2``; the deprecated ``addcmul(value, tensor1,
-    tensor2)`` works with torch's warning."""
-    value, tensor1, tensor2 = _addc_args("addcmul", tensor1, tensor2, args, value)
-    prod = tensor1 * tensor2
-    return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
-
-
-def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
-    """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2. The
-    deprecated ``addcdiv(value, tensor1, tensor2)`` works with torch's warning."""
-    value, tensor1, tensor2 = _addc_args("addcdiv", tensor1, tensor2, args, value)
-    if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
-                           "release addcdiv will perform a true division of tensor1 and tensor2.")
-    q = tensor1 / tensor2
-    return with_out(named(input + (q if value == 1 else q * value), "AddcdivBackward0"), out)
-
-
-def _addc_args(name, tensor1, tensor2, args, value):
-    """addcmul/addcdiv's ``(value, tensor1, tensor2)``, also from the scale-first form."""
-    if args or not isinstance(tensor1, Tensor):
-        if not args:  # (number, tensor): torch's parser names the argument that is not a tensor
-            raise TypeError(f"{name}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
-        value, (tensor1, tensor2) = scalar_first(name, "value", (tensor1, tensor2) + args, ("tensor1", "tensor2"),
-                                                 value, numbers=False)
-    if not isinstance(tensor2, Tensor):
-        raise TypeError(f"{name}(): argument 'tensor2' (position 2) must be Tensor, not {type(tensor2).__name__}")
-    return value, tensor1, tensor2
-
-
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``; with one argument,
     ``nonzero(condition, as_tuple=True)``."""
@@ -528,7 +515,20 @@ def clamp(input, min=None, max=None, *, out=None):
     RuntimeError if both are None."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_numbers(input, min, max)
     return with_out(apply(Clamp, input, min, max), out)
+
+
+def _check_numbers(input, *numbers, float32=True):
+    """RuntimeError where torch's kernel converts a number operand checked to the result's
+    dtype: beyond float16's or bfloat16's largest finite (clamp's bounds, pow's exponent) or,
+    with ``float32``, float32's (clamp; pow's exponent stays double there)."""
+    for number in numbers:
+        if number is not None and not isinstance(number, Tensor):
+            dtype = _dtype.result_type(input, number)
+            check_narrow(number, dtype)
+            if float32 and dtype is _dtype.float32:
+                real_if_fits(number, dtype)
 
 
 clip = clamp

@@ -1,5 +1,6 @@
 """Elementwise floating-point functions of two tensors: ``atan2``, ``hypot``, ``logaddexp``
-and ``logaddexp2``, and of three, ``lerp``: each public function, then its op entry.
+and ``logaddexp2``, and of three, ``lerp``: each public function, then its op entry; and
+``addcmul``/``addcdiv``, composites of the arithmetic operators.
 
 Unlike the arithmetic operators (``pointwise_binary``) these have floating-point (and for
 ``logaddexp`` complex) kernels only: integer inputs give the default float (``atan2``) or
@@ -12,9 +13,10 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import kernel, namespace
+from .._creation import real_if_fits
 from .._tensor import Tensor
-from .args import c_type_name, invalid_combination, tensor_args, with_out
-from .core import Op, elementwise_rule, _type_name, apply
+from .args import c_type_name, invalid_combination, scalar_first, tensor_args, with_out
+from .core import Op, elementwise_rule, _type_name, apply, named
 
 
 def atan2(input, other, *, out=None):
@@ -154,6 +156,7 @@ def lerp(input, end, weight, *, out=None):
     if end.dtype is not input.dtype and input.dtype.is_inexact:
         raise RuntimeError(f"expected dtype {c_type_name(input.dtype)} for `end` but got dtype "
                            f"{c_type_name(end.dtype)}")
+    _check_float_number(weight, input.dtype)
     return with_out(apply(Lerp, input, end, weight), out)
 
 
@@ -163,6 +166,7 @@ _LERP_SIGNATURES = (" * (Tensor input, Tensor end, Tensor weight, *, Tensor out 
 
 class Lerp(Op):
     """torch's two-sided lerp: ``start + w (end - start)`` for |w| < 0.5, else ``end - (end - start) (1 - w)``."""
+    opmath = True
     infer = classmethod(elementwise_rule)
     promote = "float"
 
@@ -176,3 +180,46 @@ class Lerp(Op):
     def backward(ctx, g):
         start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
         return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
+
+
+def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
+    """``input + value * tensor1 * tensor2``; the deprecated ``addcmul(value, tensor1,
+    tensor2)`` works with torch's warning."""
+    value, tensor1, tensor2 = _addc_args("addcmul", tensor1, tensor2, args, value)
+    _check_float_number(value, input.dtype)
+    prod = tensor1 * tensor2
+    return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
+
+
+def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
+    """``input + value * tensor1 / tensor2``; RuntimeError for integer tensor1 and tensor2. The
+    deprecated ``addcdiv(value, tensor1, tensor2)`` works with torch's warning."""
+    value, tensor1, tensor2 = _addc_args("addcdiv", tensor1, tensor2, args, value)
+    _check_float_number(value, input.dtype)
+    if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
+                           "release addcdiv will perform a true division of tensor1 and tensor2.")
+    dtype = _dtype.result_type(input, tensor1, tensor2)
+    if dtype in (_dtype.float16, _dtype.bfloat16):  # torch's kernel computes in float32, rounds once
+        input, tensor1, tensor2 = (t.to(_dtype.float32) for t in (input, tensor1, tensor2))
+    q = (tensor1 if value == 1 else tensor1 * value) / tensor2  # (torch's grouping: value times tensor1 first)
+    return with_out(named((input + q).to(dtype), "AddcdivBackward0"), out)
+
+
+def _check_float_number(number, dtype):
+    """RuntimeError where torch's float32 (or 16-bit) kernel converts a real number argument
+    (lerp's weight, addcmul's and addcdiv's value) checked to float: beyond float32's range."""
+    if isinstance(number, (int, float)) and dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
+        real_if_fits(number, _dtype.float32)
+
+
+def _addc_args(name, tensor1, tensor2, args, value):
+    """addcmul/addcdiv's ``(value, tensor1, tensor2)``, also from the scale-first form."""
+    if args or not isinstance(tensor1, Tensor):
+        if not args:  # (number, tensor): torch's parser names the argument that is not a tensor
+            raise TypeError(f"{name}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
+        value, (tensor1, tensor2) = scalar_first(name, "value", (tensor1, tensor2) + args, ("tensor1", "tensor2"),
+                                                 value, numbers=False)
+    if not isinstance(tensor2, Tensor):
+        raise TypeError(f"{name}(): argument 'tensor2' (position 2) must be Tensor, not {type(tensor2).__name__}")
+    return value, tensor1, tensor2

@@ -466,11 +466,12 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 class Cumprod(Op):
     """Cumulative product. Its derivative, grad_i = sum over j >= i of g_j prod_{k <= j, k != i}
-    x_k, is O(n) as PyTorch's cumprod_backward: before a slice's first zero, the reversed
-    cumulative sum of g * out divided by x_i; at the first zero z, the reversed cumulative sum
-    of g times the cumulative product with x_z taken as 1 (later zeros still count); after it,
-    0. Under ``create_graph`` (PyTorch's rule too) it is the O(n^2) grid of partial products
-    where ``x`` holds a zero, whose own derivative in a zero after the first is right."""
+    x_k, is O(n) as PyTorch's cumprod_backward, which leaves out the terms that hold a zero:
+    before a slice's first zero z, the reversed cumulative sum of g * out over the elements
+    before z, divided by x_i; at z, out_{z-1} times the reversed sum, up to the second zero
+    included, of g times the products after z; after it, 0. Under ``create_graph`` (PyTorch's
+    rule too) it is the O(n^2) grid of partial products where ``x`` holds a zero, whose own
+    derivative in a zero after the first is right."""
     infer = classmethod(reduction_rule)
     promote = None
     save_output = True
@@ -493,10 +494,16 @@ class Cumprod(Op):
         zero = x == 0
         zeros_so_far = zero.to(_dtype.float64).cumsum(d)  # (a float scan: C inside compiled graphs)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
-        one = x.new_ones(())
-        regular = _reversed_cumsum(g * ctx.output, d) / apply(Where, before, x, one)
-        at_zero = _reversed_cumsum(g * apply(Where, first, one, x).cumprod(d), d)
-        return (apply(Where, before, regular, apply(Where, first, at_zero, x.new_zeros(()))),)
+        since_first = (zeros_so_far == 1) | zero & (zeros_so_far == 2)  # up to the second zero
+        one, nought = x.new_ones(()), x.new_zeros(())
+        # The terms that hold a zero are left out, not added as 0, as torch's: an inf there,
+        # whose product with the zero is nan, changes nothing. At the first zero: the product
+        # before it times the sum, up to the next zero, of g times the products after it.
+        regular = _reversed_cumsum(apply(Where, before, g * ctx.output, nought), d) / apply(Where, before, x, one)
+        after_first = apply(Where, since_first & ~first, x, one).cumprod(d)
+        out_before = apply(Cat, one.expand(x.narrow(d, 0, 1).shape), ctx.output.narrow(d, 0, n - 1), dim=d)
+        at_zero = out_before * _reversed_cumsum(apply(Where, since_first, g * after_first, nought), d)
+        return (apply(Where, before, regular, apply(Where, first, at_zero, nought)),)
 
 
 def _reversed_cumsum(t, d):

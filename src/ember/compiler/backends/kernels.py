@@ -181,6 +181,7 @@ ELEMENTWISE = {
     "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
     "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
     "Softplus": _softplus,
+    "Mish": lambda a, k, d: f"({a[0]} * {_em('tanh', d)}({_softplus(a, {}, d)}))",  # eager's Mul(x, Tanh(Softplus))
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
     "Hardswish": _hardswish,

@@ -23,4 +23,5 @@ def div_backward():
     for sa, sb in SHAPES:
         a, b = rng.standard_normal(sa), rng.uniform(0.5, 2.0, sb) * rng.choice([-1, 1], sb)
         differential(f"a / b with shapes {sa} and {sb}", lambda L, x, y: x / y, a, b, rtol=1e-10, atol=1e-12)
-    differential("1 / x", lambda L, x: 1 / x, rng.uniform(0.5, 2, (4,)), rtol=1e-10)
+    # (a tensor over x: ``1 / x`` is reciprocal times 1, as in torch, and would not reach Div)
+    differential("ones / x", lambda L, x: L.ones_like(x) / x, rng.uniform(0.5, 2, (4,)), rtol=1e-10)

@@ -10,11 +10,11 @@ import warnings
 import numpy as np
 
 from ... import _distributions, _dtype
-from ..._creation import as_tensor
+from ..._creation import as_tensor, check_narrow, real_if_fits
 from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
-                        LogSigmoidForward, ThresholdForward)
+                        LogSigmoidForward, MishForward, ThresholdForward)
 from ..._ops.core import apply, named, recording
 from ..._ops.prelu import Prelu
 from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
@@ -191,7 +191,7 @@ def mish(input, inplace=False):
     """``input * tanh(softplus(input))`` (Misra, 2019, https://arxiv.org/abs/1908.08681).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.mish.html"""
     float_only(input, "mish_cpu")
-    return in_place(input, mish) if inplace else named(input * softplus(input).tanh(), "MishBackward0")
+    return unary(MishForward, input, inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -253,7 +253,13 @@ def hardshrink(input, lambd=0.5):
 
 
 def _threshold(input, threshold, value, inplace=False):
-    """``input`` where ``input > threshold``, else ``value``."""
+    """``input`` where ``input > threshold``, else ``value``. RuntimeError where torch converts
+    a number checked: ``value`` beyond the input's float range, ``threshold`` beyond float32's
+    (for float32, float16 and bfloat16 inputs, which compare in float32)."""
+    if input.dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
+        real_if_fits(value, input.dtype)  # (float32's range)
+        check_narrow(value, input.dtype)  # (float16's, bfloat16's)
+        real_if_fits(threshold, _dtype.float32)
     return unary(ThresholdForward, input, inplace, threshold=threshold, value=value)
 
 
