@@ -57,8 +57,10 @@ def _pow(inputs, attrs):
 TORCH_NAMES = {
     "Pow": _pow,
     "Sub": lambda inputs, attrs: "SubBackward0" if _is_tensor(inputs[0]) else "RsubBackward1",
-    # number / tensor: torch multiplies the number by the reciprocal
-    "Div": lambda inputs, attrs: "DivBackward0" if _is_tensor(inputs[0]) else "MulBackward0",
+    # ``number / tensor`` never reaches Div (``__rtruediv__`` is a reciprocal times the number);
+    # ``div(number, tensor)`` does, and torch names it DivBackward0 too (its number is wrapped)
+    "Div": "DivBackward0",
+    "DivRounded": "DivBackward2",
     "Slice": _indexing,
     "Matmul": _matmul,
     "Sum": lambda inputs, attrs: "SumBackward0" if attrs.get("dim") is None else "SumBackward1",
