@@ -109,7 +109,8 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, Lon
 from . import _legacy, _tensor_extras
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import linalg, fft, cuda, backends, accelerator
-from . import special, sparse
+from . import special, sparse, storage
+from .storage import UntypedStorage, TypedStorage
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 import math as _math

@@ -1,7 +1,8 @@
 """Tensor methods that older and hand-written PyTorch programs call and that are not ops of
 their own: the legacy constructor ``new``, ``fill_diagonal_``, the in-place ``transpose_``
 family, the predicates ``is_signed``/``is_nonzero``/``is_same_size`` (``torch.is_signed`` &
-co. too), and the in-place spellings torch keeps as aliases (``greater_`` is ``gt_``)
+co. too), the slow Python loops ``apply_``/``map_``, ``resize_as_``, the storages
+(``storage.py``), and the in-place spellings torch keeps as aliases (``greater_`` is ``gt_``)
 (https://pytorch.org/docs/stable/tensors.html). ``_tensor.py`` attaches :data:`METHODS` and
 :data:`IN_PLACE`."""
 import numbers
@@ -10,9 +11,10 @@ from ._creation import new_empty, new_tensor
 from ._ops import compare as _compare, pointwise_float as _float
 from ._ops.complex import abs_for_in_place
 from ._ops.core import named
-from ._ops.restride import _become
+from ._ops.restride import _become, resize_
 from ._ops.shape import transpose
 from ._size import Size
+from .storage import storage, untyped_storage
 
 
 def new(self, *args, device=None):
@@ -81,8 +83,60 @@ def is_same_size(input, other):
     return tuple(input.shape) == tuple(other.shape)
 
 
+def apply_(self, callable):
+    """Replaces each element ``v`` by ``callable(v)`` (a Python function of a Python number),
+    converted to ``self``'s dtype as torch converts (an int tensor truncates a float result);
+    slow, for small tensors. Returns self
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.apply_.html).
+
+    Raises:
+        RuntimeError: ``self`` requires grad (``detach()`` first, as torch says).
+        TypeError: ``callable`` returns something other than a number.
+    """
+    _refuse_grad(self, "apply_")
+    return _write_each(self, map(callable, self._data.reshape(-1).tolist()))
+
+
+def map_(self, tensor, callable):
+    """Replaces each element ``v`` of ``self`` by ``callable(v, w)``, ``w`` the element of
+    ``tensor`` (broadcast to ``self``'s shape) at the same position. Returns self
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.map_.html).
+
+    Raises:
+        TypeError: ``tensor``'s dtype is not ``self``'s, or a result is not a number.
+        RuntimeError: ``self`` requires grad; ``tensor`` does not broadcast to ``self``'s shape.
+    """
+    if tensor.dtype is not self.dtype:
+        raise TypeError(f"map_: expected {self.type()} for 'other' (got {tensor.type()})")
+    _refuse_grad(self, "map_")
+    other = tensor.expand_as(self)._data.reshape(-1).tolist()
+    return _write_each(self, map(callable, self._data.reshape(-1).tolist(), other))
+
+
+def _refuse_grad(self, name):
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+
+
+def _write_each(self, values):
+    values = list(values)
+    for v in values:
+        if not isinstance(v, numbers.Number):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+    if values:
+        self.copy_(new_tensor(self, values).reshape(self.shape))
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """``self.resize_(the_template.shape)`` (https://pytorch.org/docs/stable/generated/torch.Tensor.resize_as_.html)."""
+    return resize_(self, the_template.shape, memory_format=memory_format)
+
+
 METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
-           "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size}
+           "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
+           "apply_": apply_, "map_": map_, "resize_as_": resize_as_,
+           "untyped_storage": untyped_storage, "storage": storage}
 
 # in-place aliases: torch's other names of ``gt_``, ``ge_``, ... (wrapped in place by _tensor.py)
 IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _compare.lt, "less_equal_": _compare.le,

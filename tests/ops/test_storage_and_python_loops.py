@@ -1,0 +1,93 @@
+"""Storages (``Tensor.untyped_storage()``, the deprecated ``Tensor.storage()``,
+``torch.UntypedStorage``) and the slow Python loops ``apply_``/``map_``, with ``resize_as_``
+(issue 8: names older programs call), against torch 2.13 on the same calls."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _storages(L):
+    x = L.arange(6.).reshape(2, 3)
+    v = x[1]
+    u = v.untyped_storage()
+    out = [u.data_ptr() == x.data_ptr(), u.nbytes(), u.size(), len(u), u[0], str(u.device), u.element_size(),
+           u.is_shared(), u.type(), repr(L.tensor([1, 2], dtype=L.int16).untyped_storage()),
+           repr(L.zeros(0).untyped_storage()), len(L.UntypedStorage(3)), repr(u[1:3]),
+           isinstance(u, L.UntypedStorage), isinstance(u, L.storage.UntypedStorage)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = v.storage()
+    out += [s.size(), len(s), str(s.dtype), s[4], s.tolist(), s.data_ptr() == x.data_ptr(), s.nbytes(),
+            s.element_size(), repr(s), isinstance(s, L.TypedStorage), s.untyped().nbytes()]
+    s[0] = 9  # writes the tensor
+    out.append(x.tolist())
+    t = L.arange(3)
+    t.untyped_storage().fill_(1)
+    out.append(t.tolist())
+    # views share a storage; a clone does not
+    out += [x.t().untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
+            x[:, 1:].contiguous().untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
+            x.clone().untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
+            x.untyped_storage().tolist()[:8], L.tensor(2.5).untyped_storage().tolist(),
+            L.tensor([1.5], dtype=L.bfloat16).untyped_storage().tolist()]
+    return out
+
+
+def test_storages_are_torchs():
+    assert _storages(ember) == _storages(torch)
+
+
+def test_storage_warns_once_as_torch_and_indexes_out_of_range():
+    import ember.storage as storage
+    storage._WARNED.clear()
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        ember.ones(2).storage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.ones(2).storage()  # once per process
+    with pytest.raises(IndexError):
+        ember.ones(2).untyped_storage()[8]
+
+
+def _loops(L):
+    out = []
+    y = L.arange(4.)
+    y.apply_(lambda a: a * 2)
+    out.append(y.tolist())
+    y.map_(L.ones(4), lambda a, b: a + b)
+    out.append(y.tolist())
+    z = L.ones(2, 3)
+    z.map_(L.arange(3.), lambda a, b: a + b)  # broadcast
+    out.append(z.tolist())
+    z = L.ones(3, dtype=L.int64)
+    z.apply_(lambda a: a / 2)  # truncated to the dtype
+    out.append(z.tolist())
+    w = L.arange(6.).reshape(2, 3)
+    w.t().apply_(lambda a: -a)  # through a view
+    out.append(w.tolist())
+    out.append(L.zeros(0).apply_(lambda a: 1).shape == (0,))
+    out.append(list(L.zeros(2).resize_as_(L.ones(2, 3)).shape))
+    for f in (lambda: L.ones(3, requires_grad=True).apply_(lambda a: a),
+              lambda: L.ones(3, requires_grad=True).map_(L.ones(3), lambda a, b: a),
+              lambda: L.ones(3).map_(L.ones(3, dtype=L.int64), lambda a, b: a),
+              lambda: L.ones(3).apply_(lambda a: "x"),
+              lambda: L.ones(3).map_(L.ones(2, 3), lambda a, b: a)):
+        with pytest.raises(Exception) as info:
+            f()
+        out.append((info.type.__name__, str(info.value)[:40]))
+    return out
+
+
+def test_apply_map_and_resize_as_are_torchs():
+    assert _loops(ember) == _loops(torch)
+
+
+def test_a_storage_sees_writes_to_its_tensor():
+    x = ember.zeros(4)
+    s = x.untyped_storage()
+    x[1] = 1.0
+    assert np.frombuffer(bytes(s.tolist()), np.float32).tolist() == [0.0, 1.0, 0.0, 0.0]
