@@ -30,7 +30,7 @@ def new(self, *args, device=None):
     if len(args) == 1 and isinstance(args[0], type(self)):
         other = args[0]
         if other.dtype is not self.dtype:
-            raise TypeError(f"expected {self.type()} (got {other.type()})")
+            raise TypeError(f"expected {_options(self.dtype)} (got {_options(other.dtype)})")
         return other.detach()
     if len(args) == 1 and not isinstance(args[0], (str, numbers.Number)) and hasattr(args[0], "__len__"):
         return new_tensor(self, args[0])
@@ -38,6 +38,19 @@ def new(self, *args, device=None):
         raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     raise TypeError(f"new() received an invalid combination of arguments - got "
                     f"({', '.join(type(a).__name__ for a in args)})")
+
+
+# the C++ names torch's ``new`` prints for a dtype, in its TensorOptions message
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _options(dtype):
+    name = str(dtype).rsplit(".", 1)[-1]
+    return (f"TensorOptions(dtype={_CPP_NAMES.get(name, name)}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 def fill_diagonal_(self, fill_value, wrap=False):

@@ -83,3 +83,13 @@ def test_set_default_tensor_type_sets_the_default_dtype_as_torchs():
         got = run(ember)
     assert got == run(torch)
     assert ember.get_default_dtype() is ember.float32
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("int64", "float32"), ("float16", "bfloat16"),
+                                    ("uint8", "int8"), ("bool", "int16"), ("complex64", "complex128")])
+def test_new_of_a_tensor_of_another_dtype_says_what_torch_says(dtypes):
+    def message(L):
+        with pytest.raises(TypeError) as info:
+            L.zeros(1, dtype=getattr(L, dtypes[0])).new(L.zeros(1, dtype=getattr(L, dtypes[1])))
+        return str(info.value)
+    assert message(ember) == message(torch)
