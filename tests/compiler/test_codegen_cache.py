@@ -349,7 +349,8 @@ def test_a_unit_compiles_with_the_flags_its_cflags_lines_name(tmp_path, monkeypa
 
 def test_every_module_that_writes_code_is_in_the_graph_key():
     """The graph key hashes the generators' code as loaded: every backend module but the
-    driver, the cache and the package's __init__ (rows, winograd and direct_gemm were missed)."""
+    driver, the cache, the background builds and the package's __init__ (rows, winograd and
+    direct_gemm were missed)."""
     package = Path(backends.__file__).parent
-    writers = {p.stem for p in package.glob("*.py")} - {"__init__", "c", "cache"}
+    writers = {p.stem for p in package.glob("*.py")} - {"__init__", "c", "cache", "background"}
     assert {m.__name__.rsplit(".", 1)[1] for m in backends.cache._GENERATORS} == writers

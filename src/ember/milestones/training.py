@@ -49,7 +49,9 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         optimizer.step()
         return loss
         # course:end 08/training-step
-    step = torch.compile(train_step) if compiling() else train_step
+    # async_compile (ember's option): a cold cache's C is built beside the training, which runs the
+    # generated Python meanwhile, so a short run never waits for the C compiler
+    step = torch.compile(train_step, options={"async_compile": True}) if compiling() else train_step
     times, graphs = [], _graphs()
     for epoch in bar:
         model.train()

@@ -11,13 +11,14 @@ import warnings
 
 from ..complex_decompose import decompose_complex
 from . import toolchain
+from .background import compile_in_background
 from .c import compile_c, log_enabled
 from .python import compile_python
 
 __all__ = ["compile_graph", "compile_python", "OPTIONS"]
 
-# Options of its own the code generator accepts beyond torch's inductor names (none yet).
-OPTIONS = ()
+# Options of its own the code generator accepts beyond torch's inductor names.
+OPTIONS = ("async_compile",)
 
 _warned = set()
 
@@ -33,7 +34,9 @@ def compile_graph(graph, options=None):
 
     Options (torch.compile's inductor names where they apply): ``max_autotune`` (time each
     GEMM's and each convolution's candidate kernels on its real shapes instead of the cost
-    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted. Complex
+    models; choices cached on disk), ``cpp_wrapper``/``epilogue_fusion`` accepted;
+    ``async_compile`` (ember's own: run generated Python while a background thread builds the
+    C, :mod:`.background`; not with ``max_autotune``, whose timings want the machine). Complex
     values are computed as real and imaginary parts (:mod:`ember.compiler.complex_decompose`;
     ``fn.complex_counts`` says what it did). A graph with
     size symbols (dynamic shapes) compiles once for all sizes: ``fn(arrays, sizes)`` (``sizes``:
@@ -64,6 +67,8 @@ def _compile(graph, options):
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
                    "ziglang wheel: pip install ember[compile]); running generated Python instead")
         return compile_python(graph)
+    if options.get("async_compile") and not options.get("max_autotune"):
+        return compile_in_background(graph, options, compiler)
     try:
         return compile_c(graph, options, compiler)
     except toolchain.CompileError as e:

@@ -26,7 +26,7 @@ from .kernels import label
 from .plan import make_plan
 from .python import Program, value_names
 
-__all__ = ["compile_c", "blas_pointers", "log_enabled"]
+__all__ = ["compile_c", "cached_c", "blas_pointers", "log_enabled"]
 
 
 def log_enabled(name):
@@ -103,15 +103,31 @@ def numpy_blas_pointers():
     return None
 
 
-def compile_c(graph, options, compiler):
-    """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails."""
-    start = time.perf_counter()
+def _lookup(graph, options, compiler):
+    """(BLAS pointers, autotuning, cache key, the cache's record, library, C source) of
+    compiling ``graph``; the last three None where the cache does not hold it."""
     pointers = blas_pointers()
     autotuning = bool(options.get("max_autotune"))
     key = cache.graph_key(graph, compiler, pointers is not None, autotuning)
     hit = cache.load(key, graph) if key else None
     lib = toolchain.load(hit[0]) if hit else None
     source = _cached_source(hit[0]) if lib else None
+    return pointers, autotuning, key, hit, lib, source
+
+
+def cached_c(graph, options, compiler):
+    """``graph``'s C callable when the disk cache holds its library (no C compiler runs), else None."""
+    found = _lookup(graph, options, compiler)
+    return compile_c(graph, options, compiler, found=found) if found[-1] is not None else None
+
+
+def compile_c(graph, options, compiler, *, parallel=True, found=None):
+    """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails.
+    ``parallel``: the C compiler runs on several units at once (:func:`toolchain.jobs`), or on
+    one unit (a background build, beside the program's own work); ``found``: the cache lookup
+    made already (:func:`cached_c`)."""
+    start = time.perf_counter()
+    pointers, autotuning, key, hit, lib, source = found or _lookup(graph, options, compiler)
     warm = source is not None
     if warm:  # no planning, no C generated, no compiler
         _, plan, regions, gemms, slots, convs = hit
@@ -127,8 +143,8 @@ def compile_c(graph, options, compiler):
         source = str(program)
         # two units per CPU: their compile times differ more than their lengths (measured:
         # LeNet's step 1.7 s of gcc in one unit, 1.0 s wall on 2 CPUs in 4, 1.1 s in 8)
-        lib, cached, lib_key = toolchain.build(program.units(2 * toolchain.jobs()), compiler,
-                                               openmp="#pragma omp parallel" in source)
+        lib, cached, lib_key = toolchain.build(program.units(2 * toolchain.jobs() if parallel else 1), compiler,
+                                               openmp="#pragma omp parallel" in source, parallel=parallel)
         toolchain.write_atomic(toolchain.cache_dir() / f"{lib_key}.c", source.encode())  # fn.c_source when warm
         if key:
             cache.save(key, lib_key, plan, regions, gemms, slots, convs)

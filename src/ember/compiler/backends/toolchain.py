@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = ["loop_nest", "row_loops", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
@@ -264,14 +265,41 @@ def jobs():
         return os.cpu_count() or 1
 
 
+_running = set()  # the compiler processes running now, for abandon()
+_abandoned = []  # [True] once the process is exiting: no compiler starts after that
+_lock = threading.Lock()
+
+
 def _run(cmd):
     """(failed, the command and its output) of running ``cmd``."""
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        failed, text = out.returncode != 0, out.stdout + out.stderr
+        with _lock:
+            if _abandoned:
+                return True, "the process is exiting: " + " ".join(cmd)
+            process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            _running.add(process)
+        with process:
+            try:
+                text = process.communicate(timeout=300)[0]
+            except subprocess.TimeoutExpired:
+                process.kill()
+                text = process.communicate()[0] + "\nkilled after 300 s"
+            finally:
+                with _lock:
+                    _running.discard(process)
+        failed = process.returncode != 0
     except (OSError, subprocess.SubprocessError) as e:
         failed, text = True, str(e)
     return failed, " ".join(cmd) + "\n" + text
+
+
+def abandon():
+    """Stops every compiler process running and starts none after (a background build at
+    exit: its ``build`` then fails and removes its temporary files; nothing is installed)."""
+    with _lock:
+        _abandoned.append(True)
+        for process in _running:
+            process.kill()
 
 
 def unit_flags(unit):
@@ -279,12 +307,12 @@ def unit_flags(unit):
     return list(dict.fromkeys(f for line in re.findall(r"^/\* cflags: (.*) \*/$", unit, re.M) for f in line.split()))
 
 
-def build(units, argv, *, openmp=False):
+def build(units, argv, *, openmp=False, parallel=True):
     """Compiles ``units`` (C source, or a list of translation units' sources) into a shared
     library through the cache; returns ``(ctypes.CDLL, cached: bool, key)``. Each unit's
     object is cached under its own hash (a library that differs in one unit compiles that one
-    only); the missing ones compile in parallel, :func:`jobs` at a time, then link.
-    Raises CompileError (with the log's path) on failure."""
+    only); the missing ones compile in parallel, :func:`jobs` at a time (one at a time without
+    ``parallel``), then link. Raises CompileError (with the log's path) on failure."""
     units = [units] if isinstance(units, str) else list(units)
     omp = _openmp_flags(argv) if openmp else []
     flags = list(FLAGS) + _simd_flags(argv) + _vector_flags(argv) + omp
@@ -305,13 +333,20 @@ def build(units, argv, *, openmp=False):
                                                                      built[-1][0]])
     lib = _temp(root, ".so")
     try:
-        with concurrent.futures.ThreadPoolExecutor(max(1, min(jobs(), len(compiles)))) as pool:
-            results = list(pool.map(_run, compiles))
+        if parallel and len(compiles) > 1:
+            with concurrent.futures.ThreadPoolExecutor(min(jobs(), len(compiles))) as pool:
+                results = list(pool.map(_run, compiles))
+        else:  # (no pool: its threads would hold the interpreter's exit until they finish)
+            results = [_run(c) for c in compiles]
         if not any(failed for failed, _ in results):
             for tmp, obj in built:
                 _install(tmp, obj)
             results.append(_run(list(argv) + list(LINK_FLAGS) + omp + [str(o) for o in objects] + ["-o", lib, "-lm"]))
         if any(failed for failed, _ in results):
+            if _abandoned:  # stopped at exit (abandon): no log, and no source of its own left
+                for _, obj in built:
+                    obj.with_suffix(".c").unlink(missing_ok=True)
+                raise CompileError("the process is exiting", None)
             log = root / f"{key}.log"
             write_atomic(log, "".join(text for _, text in results).encode())
             raise CompileError(f"C compiler failed; see {log}", str(log))

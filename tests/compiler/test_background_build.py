@@ -1,0 +1,94 @@
+"""``options={"async_compile": True}``: a graph runs as generated Python while one background
+thread builds its C, then switches to the C; a cached library runs at once; a failed build
+warns and keeps the Python; a process exiting during a build stops its compiler and leaves
+nothing behind (backends/background.py)."""
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ember.compiler.backends import compile_graph, toolchain
+from ember.compiler.backends.background import BackgroundBuild
+
+pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+HERE = Path(__file__).resolve().parent
+
+
+def _graph():
+    sys.path.insert(0, str(HERE))
+    from test_codegen import mlp_step
+    return mlp_step(B=4, D=5, H=3, C=2)
+
+
+def _inputs(b, g):
+    return [b.values[p].copy() for p in g.placeholders]
+
+
+def test_python_until_the_c_is_built_then_c_then_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    b, g = _graph()
+    expected = b.values[g.outputs[0]]
+    fn = compile_graph(g, {"async_compile": True})
+    assert isinstance(fn, BackgroundBuild) and fn.backend == "python"
+    np.testing.assert_array_equal(fn(_inputs(b, g))[0], expected)  # the generated Python: exact
+    assert fn.wait(timeout=120)
+    np.testing.assert_allclose(fn(_inputs(b, g))[0], expected, rtol=1e-5)
+    assert fn.backend == "c" and "kernel_0" in fn.c_source
+    warm = compile_graph(g, {"async_compile": True})  # the library is on disk now: C at once
+    assert not isinstance(warm, BackgroundBuild) and warm.cached
+    np.testing.assert_allclose(warm(_inputs(b, g))[0], expected, rtol=1e-5)
+
+
+def test_a_failed_background_build_warns_at_the_switch_and_keeps_python(tmp_path, monkeypatch):
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    b, g = _graph()
+    fn = compile_graph(g, {"async_compile": True})
+    assert fn.wait(timeout=120)
+    with pytest.warns(RuntimeWarning, match=r"in the background failed \(log: .*\.log\)") as record:
+        out = fn(_inputs(b, g))[0]
+    assert "internal compiler error" in Path(str(record[0].message).split("log: ")[1].split(")")[0]).read_text()
+    np.testing.assert_array_equal(out, b.values[g.outputs[0]])
+    assert fn.backend == "python"
+
+
+def test_exiting_during_a_build_stops_the_compiler_and_leaves_nothing(tmp_path):
+    # a compiler that answers --version and then hangs on every unit, its pid written down
+    cc = tmp_path / "slow-cc"
+    cc.write_text(f"#!/bin/sh\n[ \"$1\" = --version ] && exec echo slow-cc 1.0\n"
+                  f"echo $$ > {tmp_path}/pid\nexec sleep 60\n")
+    cc.chmod(0o755)
+    script = textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {str(HERE)!r})
+        from test_codegen import mlp_step
+        from ember.compiler.backends import compile_graph
+        b, g = mlp_step(B=4, D=5, H=3, C=2)
+        fn = compile_graph(g, {{"async_compile": True}})
+        fn([b.values[p].copy() for p in g.placeholders])
+        for _ in range(600):  # until the compiler runs
+            time.sleep(0.05)
+            if os.path.exists({str(tmp_path / "pid")!r}):
+                break
+        print(fn.backend)
+    """)
+    env = dict(os.environ, CC=str(cc), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["python"]
+    pid = int((tmp_path / "pid").read_text())
+    with pytest.raises(ProcessLookupError):  # the compiler was stopped, not left running
+        for _ in range(100):
+            os.kill(pid, 0)
+            time.sleep(0.05)
+    left = [p.name for p in (tmp_path / "cache" / "ember" / "compile").iterdir()]
+    assert not [n for n in left if n.startswith(".tmp-") or n.endswith((".so", ".o", ".log"))], left
+    assert not [n for n in left if n.startswith("o-") and n.endswith(".c")], left
