@@ -348,7 +348,7 @@ def _copy_kernel(src, node, fname):
     else:
         scatters = plan.scatter_sums.get(node, [node])
         moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)
-                 for leaf, view in zip(scatters, [scatter_loc(leaf, out) for leaf in scatters])]
+                 for leaf, view in zip(scatters, [scatter_loc(leaf, out, plan.graph.symbol_ranges) for leaf in scatters])]
         counts = None if any(free_symbols(leaf.kwargs["index"]) for leaf in scatters) else _coverage(out, moves)
         op = "=" if counts is not None and counts.max(initial=0) <= 1 else "+="
         zero = op == "+=" or bool(counts.min(initial=1) == 0)
