@@ -266,14 +266,15 @@ def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
 def test_dynamic_slices_from_the_end_and_at_symbolic_starts_run_in_c(c_builds, plans):
     # w[-T:] (a bound negative at every size: it counts from the end, as Python's) and
     # w[T:2*T] (a symbolic start; the length 2*T - T is T only at the sizes, not as written)
-    # are views of the table in C, their gradients copies into a zeroed table: one graph for
-    # every length in [1, 20] with nothing left to NumPy (on the base both ran from the driver).
+    # are views of the table in C, their gradients copies into a zeroed table; so is x[-1], an
+    # int index into a dim of symbolic length (in range at the least length): one graph for
+    # every length in [1, 20] with nothing left to NumPy (on the base all three ran from the driver).
     ember.manual_seed(11)
     w = nn.Parameter(ember.randn(40, 3))
 
     def loss(x):
         T = x.shape[0]
-        return (x * w[-T:]).square().sum() + (x * w[T:2 * T]).sum()
+        return (x * w[-T:]).square().sum() + (x * w[T:2 * T]).sum() + (x[-1] * w[0]).exp().sum()
 
     compiled = ember.compile(loss)
     rng = np.random.default_rng(11)
@@ -292,7 +293,8 @@ def test_dynamic_slices_from_the_end_and_at_symbolic_starts_run_in_c(c_builds, p
     assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
     assert sum(counters["recompiles"].values()) == 0
     assert _numpy_nodes(plans) == []
-    assert "sum of 2 index gradients, each added into its view, zeros first -> [40, 3]" in c_builds[1].c_source
+    assert "sum of 3 index gradients, each added into its view, zeros first -> [40, 3]" in c_builds[1].c_source
+    assert "zeros, then g into the view -> [em_S0, 3]: IndexBackward" in c_builds[1].c_source  # x[-1]'s
 
 
 def test_slice_bounds_whose_sign_changes_over_the_range_stay_in_the_driver():
@@ -313,6 +315,14 @@ def test_slice_bounds_whose_sign_changes_over_the_range_stay_in_the_driver():
     last4 = locs._slice_loc((slice(T - 4, T),), locs.Loc(None, (T, 3), (3, 1), None), {"s0": (4, 20)})
     assert last4.offset == 3 * (T - 4) and locs.same_sizes(last4.shape, (4, 3), {"s0": (4, 20)})
     assert locs._slice_loc((slice(T - 4, T),), locs.Loc(None, (T, 3), (3, 1), None), {"s0": (2, 20)}) is None
+    # int bounds and indices into a dim of symbolic length: views where the range says they fit
+    rows = locs.Loc(None, (T, 3), (3, 1), None)
+    assert locs.same_sizes(locs._slice_loc((slice(None, 4),), rows, {"s0": (4, 20)}).shape, (4, 3), {"s0": (4, 20)})
+    assert locs._slice_loc((-4,), rows, {"s0": (4, 20)}).offset == 3 * (T - 4)
+    assert locs._slice_loc((-5,), rows, {"s0": (4, 20)}) is None and locs._slice_loc((-1,), rows, None) is None
+    # the gradient of x[:4] into a zeroed (T, 3): covered once at T = 4, a gap from T = 5 on
+    view = locs._slice_loc((slice(None, 4),), rows, {"s0": (4, 20)})
+    assert locs.coverage(rows, [(view, view.offset, view.strides)], {"s0": (4, 20)}) == (1, 0)
 
 
 def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans):

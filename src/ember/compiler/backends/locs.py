@@ -18,7 +18,7 @@ import numpy as np
 from ..symbolic import Expr, evaluate, free_symbols
 from .kernels import _dtype
 
-__all__ = ["Storage", "Loc", "contiguous_strides", "scatter_loc", "view_loc"]
+__all__ = ["Storage", "Loc", "contiguous_strides", "coverage", "scatter_loc", "view_loc"]
 
 class Storage:
     """One array the generated code addresses through slot ``index`` of its pointer table:
@@ -93,7 +93,10 @@ def _slice_loc(index, src, ranges=None):
         if d >= len(src.shape):
             return None
         n, stride = src.shape[d], src.strides[d]
-        if isinstance(i, slice) and free_symbols(i):
+        whole = isinstance(i, slice) and i.start is None and i.stop is None and i.step in (None, 1)
+        # the least size of a symbolic dim over the ranges (None where a symbol has none)
+        least = min((evaluate(n, p) for p in _grid(free_symbols(n), ranges)), default=None) if isinstance(n, Expr) else n
+        if isinstance(i, slice) and (free_symbols(i) or isinstance(n, Expr) and least is not None and not whole):
             start, stop = _bound(i.start, n, 0, ranges), _bound(i.stop, n, n, ranges)
             if i.step not in (None, 1) or start is None or stop is None:
                 return None
@@ -102,22 +105,29 @@ def _slice_loc(index, src, ranges=None):
             offset += start * stride
         elif free_symbols(i):
             return None
-        elif isinstance(n, Expr):  # a size known at run time: only a whole dim is addressable here
-            if not (isinstance(i, slice) and i.start is None and i.stop is None and i.step in (None, 1)):
-                return None  # (cgen._coverage counts on it)
-            shape.append(n)
-            strides.append(stride)
+        elif isinstance(n, Expr):  # a size known at run time: taken whole, or an int index in range at every size
+            if whole:
+                shape.append(n)
+                strides.append(stride)
+            elif _is_int(i) and least is not None and -least <= i < least:  # x[:, -1] of a symbolic length
+                offset += (i if i >= 0 else n + i) * stride
+            else:
+                return None
         elif isinstance(i, slice):
             start, stop, step = i.indices(n)
             shape.append(len(range(start, stop, step)))
             strides.append(stride * step)
             offset += start * stride
-        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) and -n <= i < n:
+        elif _is_int(i) and -n <= i < n:
             offset += (i % n) * stride
         else:
             return None
         d += 1
     return Loc(src.storage, shape + list(src.shape[d:]), strides + list(src.strides[d:]), src.dtype, offset)
+
+
+def _is_int(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
 def _bound(bound, n, default, ranges):
@@ -160,13 +170,34 @@ def same_sizes(got, want, ranges):
     return bool(points) and all(evaluate(tuple(got), p) == evaluate(tuple(want), p) for p in points)
 
 
+def coverage(out, moves, ranges, limit=1 << 24):
+    """(most, least): how many of the views (Loc, offset, strides) of ``moves`` hold an element
+    of ``out`` at most and at least, or None (past ``limit`` elements: then assume gaps and
+    overlaps). Size symbols take their two least sizes in ``ranges`` (or 2 where a symbol has
+    no range: its views take symbolic dims whole, :func:`_slice_loc`): a view of fixed extent
+    in a symbolic dim leaves a gap at the next size if any (it is never clamped)."""
+    views = [(loc.shape, offset, strides) for loc, offset, strides in [(out, 0, ()), *moves]]
+    names = free_symbols(views)
+    grid = _grid(names, {n: (lo, min(lo + 1, hi)) for n, (lo, hi) in (ranges or {}).items()}) or [dict.fromkeys(names, 2)]
+    most, least = 0, None
+    for point in grid:
+        (shape, _, _), *placed = evaluate(views, point)
+        if (size := _numel(shape)) > limit:
+            return None
+        counts = np.zeros(size, np.int32)
+        for view, offset, strides in placed:
+            np.lib.stride_tricks.as_strided(counts[offset:], view, [s * counts.itemsize for s in strides])[...] += 1
+        most, least = max(most, int(counts.max(initial=0))), min(int(counts.min(initial=1)), 1 if least is None else least)
+    return most, least
+
+
 def scatter_loc(node, out=None, ranges=None):
     """Where IndexBackward's gradient lands inside its zeroed output ``out`` (C-ordered if None),
     or None; a view with symbolic bounds only where its length is the gradient's fitted one
     (``ranges``: the symbols', see :func:`_slice_loc`)."""
     index = tuple(node.kwargs["index"])
     loc = _slice_loc(index, out or Loc(None, node.meta["shape"], contiguous_strides(node.meta["shape"]), None), ranges)
-    if loc is None or not free_symbols(index):
+    if loc is None or not free_symbols((index, loc.shape)):
         return loc
     shape = tuple(node.args[0].meta["shape"])
     return Loc(loc.storage, shape, loc.strides, loc.dtype, loc.offset) if same_sizes(loc.shape, shape, ranges) else None
