@@ -263,6 +263,68 @@ def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
             assert "zeros, then g into the view -> [16, 8]" in c_builds[1].c_source
 
 
+def test_dynamic_slices_from_the_end_and_at_symbolic_starts_run_in_c(c_builds, plans):
+    # w[-T:] (a bound negative at every size: it counts from the end, as Python's) and
+    # w[T:2*T] (a symbolic start; the length 2*T - T is T only at the sizes, not as written)
+    # are views of the table in C, their gradients copies into a zeroed table; so is x[-1], an
+    # int index into a dim of symbolic length (in range at the least length): one graph for
+    # every length in [1, 20] with nothing left to NumPy (on the base all three ran from the driver).
+    ember.manual_seed(11)
+    w = nn.Parameter(ember.randn(40, 3))
+
+    def loss(x):
+        T = x.shape[0]
+        return (x * w[-T:]).square().sum() + (x * w[T:2 * T]).sum() + (x[-1] * w[0]).exp().sum()
+
+    compiled = ember.compile(loss)
+    rng = np.random.default_rng(11)
+    sizes = [5, 7, 3, 20, 9]
+    for t in sizes + [1, 2, 20]:
+        x = ember.tensor(rng.standard_normal((t, 3)).astype(np.float32), requires_grad=True)
+        mark_dynamic(x, 0, min=1, max=20)
+        got = []
+        for fn in (compiled, loss):
+            x.grad = w.grad = None
+            value = fn(x)
+            value.backward()
+            got.append([value.detach().numpy(), x.grad.numpy().copy(), w.grad.numpy().copy()])
+        for a, e in zip(*got):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{t}")
+    assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
+    assert sum(counters["recompiles"].values()) == 0
+    assert _numpy_nodes(plans) == []
+    assert "sum of 3 index gradients, each added into its view, zeros first -> [40, 3]" in c_builds[1].c_source
+    assert "zeros, then g into the view -> [em_S0, 3]: IndexBackward" in c_builds[1].c_source  # x[-1]'s
+
+
+def test_slice_bounds_whose_sign_changes_over_the_range_stay_in_the_driver():
+    # w[T - 20:T - 10] over T in [2, 30]: its bounds are negative below 20 (then they count from
+    # the end) and not above, so no one offset expression is right at every size; its length,
+    # 10 either way, cannot tell. Within a range where the sign holds, the bound is a view.
+    from ember.compiler.backends import locs
+    from ember.compiler.symbolic import symbol
+    T = symbol("s0")
+    index = (slice(T - 20, T - 10),)
+    table = locs.Loc(None, (40, 3), (3, 1), None)
+    assert locs._slice_loc(index, table, {"s0": (2, 30)}) is None
+    assert locs._slice_loc(index, table, {"s0": (20, 30)}).offset == 3 * (T - 20)
+    below = locs._slice_loc(index, table, {"s0": (2, 9)})
+    assert [locs.evaluate(below.offset, {"s0": t}) for t in (2, 9)] == [3 * 22, 3 * 29]
+    assert locs.same_sizes(below.shape, (10, 3), {"s0": (2, 9)})
+    assert not locs.same_sizes((T - 1, 3), (10, 3), {"s0": (2, 9)})
+    last4 = locs._slice_loc((slice(T - 4, T),), locs.Loc(None, (T, 3), (3, 1), None), {"s0": (4, 20)})
+    assert last4.offset == 3 * (T - 4) and locs.same_sizes(last4.shape, (4, 3), {"s0": (4, 20)})
+    assert locs._slice_loc((slice(T - 4, T),), locs.Loc(None, (T, 3), (3, 1), None), {"s0": (2, 20)}) is None
+    # int bounds and indices into a dim of symbolic length: views where the range says they fit
+    rows = locs.Loc(None, (T, 3), (3, 1), None)
+    assert locs.same_sizes(locs._slice_loc((slice(None, 4),), rows, {"s0": (4, 20)}).shape, (4, 3), {"s0": (4, 20)})
+    assert locs._slice_loc((-4,), rows, {"s0": (4, 20)}).offset == 3 * (T - 4)
+    assert locs._slice_loc((-5,), rows, {"s0": (4, 20)}) is None and locs._slice_loc((-1,), rows, None) is None
+    # the gradient of x[:4] into a zeroed (T, 3): covered once at T = 4, a gap from T = 5 on
+    view = locs._slice_loc((slice(None, 4),), rows, {"s0": (4, 20)})
+    assert locs.coverage(rows, [(view, view.offset, view.strides)], {"s0": (4, 20)}) == (1, 0)
+
+
 def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans):
     # x[arange(B), y] (a row's pick) and w[ids] of symbolic length, with their gradients (sums
     # at the index), are the C index kernels at sizes given at run time: one graph for every
@@ -344,6 +406,59 @@ def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
             assert "direct ConvTranspose [em_S0, 3, 2, 2] -> [em_S0, 3, 4, 4]" in c_builds[1].c_source
             assert "max-pool maximum [em_S0, 3, 8, 8] -> [em_S0, 3, 4, 4], kernel (2, 2)" in c_builds[0].c_source
             assert "max-pool gradient [em_S0, 3, 4, 4] -> [em_S0, 3, 8, 8]" in c_builds[1].c_source
+
+
+def _lenet():
+    return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 5 * 5, 10))
+
+
+def _sgd_step(net):
+    optimizer = ember.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def test_dynamic_batch_lenet_step_runs_im2col_blas_convolutions_in_c(c_builds, plans, monkeypatch, capfd):
+    # LeNet's training step (conv 5x5 with 6 and 16 channels, max pooling, linear, cross
+    # entropy, SGD) over a symbolic batch: its convolutions are too wide for the direct loops,
+    # so the forward, input and weight gradients run im2col + BLAS with the batch read at run
+    # time (on the base they ran as NumPy from the driver). Loss and parameters after each step
+    # equal eager's at every batch size of the range, 1, 0 and the largest too, in one graph.
+    monkeypatch.setenv("EMBER_LOGS", "autotuning")
+    ember.manual_seed(10)
+    model, reference = _lenet(), _lenet()
+    reference.load_state_dict(model.state_dict())
+    steps = [_sgd_step(net) for net in (model, reference)]
+    compiled = ember.compile(steps[0])
+    rng = np.random.default_rng(10)
+    sizes = [3, 5, 2, 9, 4]
+    for n in sizes + [1, 16, 0, 7]:
+        x = ember.tensor(rng.standard_normal((n, 1, 28, 28)).astype(np.float32))
+        y = ember.tensor(rng.integers(0, 10, n))
+        mark_dynamic(x, 0, min=0, max=16)
+        mark_dynamic(y, 0, min=0, max=16)
+        got, want = compiled(x, y), steps[1](x, y)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{n}")
+        for p, q in zip(model.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6, err_msg=f"{n}")
+        if n == sizes[-1]:
+            assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 1  # the whole step
+            assert _numpy_nodes(plans) == []
+            source = c_builds[0].c_source
+            assert "im2col + BLAS Conv [em_S0, 1, 28, 28] -> [em_S0, 6, 28, 28], weight [6, 1, 5, 5]" in source
+            assert "im2col + BLAS ConvTranspose [em_S0, 16, 10, 10] -> [em_S0, 6, 14, 14]" in source
+            assert "im2col + BLAS ConvWeight [em_S0, 6, 14, 14] -> [16, 6, 5, 5]" in source
+            err = capfd.readouterr().err
+            assert err.count("-> im2col + BLAS (cost model)") == 5, err  # 2 forward, 2 weight, 1 input gradient
+    assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 1
+    assert sum(counters["recompiles"].values()) == 0
 
 
 class _MaskedAttention(nn.Module):

@@ -113,6 +113,7 @@ def split(graph, sources, forward_ids, grads):
     fwd.output([_remap(v, env) for v in graph.outputs] + [env[n] for n in saved])
     bwd, benv = Graph(), {}
     fwd.symbols = bwd.symbols = graph.symbols
+    fwd.symbol_ranges = bwd.symbol_ranges = graph.symbol_ranges
     for n in saved:
         benv[n] = bwd.placeholder(n.name, n.meta)
     for p in graph.placeholders:
@@ -163,7 +164,7 @@ def without_gradients(backward, n_saved, missing):
             if a not in needs:
                 needs.append(a)
     graph, env = Graph(), {}
-    graph.symbols = backward.symbols
+    graph.symbols, graph.symbol_ranges = backward.symbols, backward.symbol_ranges
     for p in backward.placeholders:
         if p not in zero:
             env[p] = graph.placeholder(p.name, p.meta)

@@ -189,6 +189,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "
                 f"this graph covers sizes >= 2")
         shape_ranges[n] = (lo, hi)
+    graph_cap.graph.symbol_ranges = dict(shape_ranges)  # where a slice's bound keeps one sign (backends/locs.py)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
     shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
     shape.verified = {_key(point, symbols) for point, _ in samples}

@@ -219,7 +219,10 @@ def _choose_convs(lib, convs, have_blas, slots, options, compiler):
 
 def _scratch_table(slots):
     """A pointer table over fresh arrays of every slot's size: autotuning runs kernels on it,
-    never on the user's arrays (an epilogue may update parameters in place)."""
+    never on the user's arrays (an epilogue may update parameters in place). None in a graph
+    with a buffer sized per call (size symbols): nothing to time on, the cost model chooses."""
+    if any(storage.sized for storage in slots.values()):
+        return None
     table = (ctypes.c_void_p * max(1, len(slots)))()
     keep = []
     rng = np.random.default_rng(0)

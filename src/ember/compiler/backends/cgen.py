@@ -22,7 +22,8 @@ from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
-from ..symbolic import Expr, at_least_1, c_spelling, evaluate, free_symbols
+from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
+from .locs import coverage
 from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
 from .toolchain import loop_nest, row_loops, simd_reduction
 
@@ -348,10 +349,11 @@ def _copy_kernel(src, node, fname):
     else:
         scatters = plan.scatter_sums.get(node, [node])
         moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)
-                 for leaf, view in zip(scatters, [scatter_loc(leaf, out) for leaf in scatters])]
-        counts = None if any(free_symbols(leaf.kwargs["index"]) for leaf in scatters) else _coverage(out, moves)
-        op = "=" if counts is not None and counts.max(initial=0) <= 1 else "+="
-        zero = op == "+=" or bool(counts.min(initial=1) == 0)
+                 for leaf, view in zip(scatters, [scatter_loc(leaf, out, plan.graph.symbol_ranges) for leaf in scatters])]
+        cover = None if any(free_symbols(leaf.kwargs["index"]) for leaf in scatters) else \
+            coverage(out, moves, plan.graph.symbol_ranges)
+        op = "=" if cover is not None and cover[0] <= 1 else "+="
+        zero = op == "+=" or cover[1] == 0
         what = "zeros, then g into the view" if len(moves) == 1 else \
             f"sum of {len(moves)} index gradients, each {'added ' * (op == '+=')}into its view{', zeros first' * zero}"
     nodes = [*plan.scatter_sums.get(node, []), node]
@@ -365,19 +367,6 @@ def _copy_kernel(src, node, fname):
         loop_vars = [f"i{d}" for d in range(len(dims))]
         lines += loop_nest(loop_vars, dims, f"y[{_index(offset, sy, loop_vars)}] {op} a{k}[{_index(g.offset, sa, loop_vars)}];")
     return lines + ["}"]
-
-
-def _coverage(out, moves, limit=1 << 24):
-    """How many of the views (offset, strides) of ``moves`` hold each element of ``out``
-    (None past ``limit`` elements: then assume gaps and overlaps); size symbols count as 2."""
-    views = [(loc.shape, offset, strides) for loc, offset, strides in [(out, 0, ()), *moves]]
-    (shape, _, _), *views = evaluate(views, dict.fromkeys(free_symbols(views), 2))  # (views take symbolic dims whole)
-    if (n := _numel(shape)) > limit:
-        return None
-    counts = np.zeros(n, np.int32)
-    for view, offset, strides in views:
-        np.lib.stride_tricks.as_strided(counts[offset:], view, [s * counts.itemsize for s in strides])[...] += 1
-    return counts
 
 
 def _gemm_kernel(src, kernel, fname, epilogue, gemm_choice):

@@ -11,8 +11,8 @@ multiply-add over the whole plane (:func:`_flat_planes`). Other strides walk out
 one kernel offset (i, j) an output row is a strided slice of one input row times one weight,
 over the column range that offset reaches (computed once: no bounds tests inside). Sizes are
 compile-time constants, as everywhere in the generated C, but for the batch in a graph with
-size symbols: a loop bound read at run time (then the direct loops are the only variant,
-used where the cost model picks them, :func:`narrow`; a wide one runs from NumPy).
+size symbols: a loop bound read at run time (the direct loops and im2col + BLAS take it so;
+the cost model picks between them as for a fixed batch, with no Winograd and no timing).
 """
 import numpy as np
 
@@ -54,8 +54,6 @@ def supported(node):
         return False
     if not all(type(n) is int for a in arrays + [node] for n in a.meta["shape"][len(a.meta["shape"]) == 4:]):
         return False  # a symbolic size only in the batch
-    if not all(type(n) is int for a in arrays + [node] for n in a.meta["shape"]) and not narrow(node):
-        return False  # a symbolic batch: the direct loops only where the cost model picks them
     dtypes = {np.dtype(getattr(a.meta["dtype"], "np", a.meta["dtype"])) for a in arrays + [node]}
     return len(dtypes) == 1 and dtypes.pop() in (np.dtype(np.float32), np.dtype(np.float64))
 

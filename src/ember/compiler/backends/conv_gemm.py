@@ -19,10 +19,14 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
   without the kept copies; AMD EPYC, one thread).
 
 Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
-contiguous block first; every size is a compile-time constant.
+contiguous block first. Every size is a compile-time constant but the batch N, which in a graph
+with size symbols is a C expression read at run time: it only counts the samples the loop
+visits (the buffers hold one sample; the products' dimensions are a sample's), so one library
+serves every batch size.
 """
 import numpy as np
 
+from ..symbolic import Expr
 from . import winograd
 from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
@@ -30,9 +34,12 @@ __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants"]
 
 
 def candidate(node):
-    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension, no symbolic
-    one (a dynamic batch: the direct loops)."""
-    return all(type(n) is int and n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"])
+    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension but the batch,
+    which may be symbolic (a dynamic batch: the loop over samples reads it at run time; every
+    buffer is one sample's)."""
+    arrays = [node, *node.args[:2]]
+    return all(type(n) is int and n > 0 for a in arrays for n in a.meta["shape"][1:]) and \
+        all(isinstance(a.meta["shape"][0], Expr) or a.meta["shape"][0] > 0 for a in arrays)
 
 
 def _sizes(node):
@@ -148,6 +155,8 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{co * p if copy else 1}], "
                         f"{fname}_gt[{co * k}];"] + _im2col(node, x, t, fname) + body + [
             f"    em_blas_threads({cog * k * p}L);",
+            *([f"    if ({n} == 0) memset({fname}_gt, 0, sizeof({fname}_gt));  /* no sample: a zero gradient */"]
+              if isinstance(n, Expr) else []),
             f"    for (long n = 0; n < {n}; n++) {{", *make, *copy,
             f"        for (long g = 0; g < {groups}; g++)",
             "            " + _gemm(t, "T", "N", cog, k, p, f"{gy} + g*{cog}*{ldg}", ldg, f"cols + g*{k * p}", p,

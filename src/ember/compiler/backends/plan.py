@@ -182,7 +182,7 @@ def schedule(plan):
         kind = plan.kind.get(node)
         if kind == "view":
             src = node.args[0]
-            loc = view_loc(node, plan.loc.get(src))
+            loc = view_loc(node, plan.loc.get(src), graph.symbol_ranges)
             if loc is not None:
                 plan.loc[node] = loc
                 plan.position[node] = plan.position[src]
@@ -545,7 +545,7 @@ def make_plan(graph, have_blas):
         except SymbolicSizeError:  # its kernel's rule needs a size the graph leaves symbolic
             plan.kind[node] = None
         if graph.symbols and not _sizes_fixed(node) and (plan.kind[node] not in SYMBOLIC_KINDS or (
-                plan.kind[node] == "scatter" and scatter_loc(node) is None)):  # (pos[:T]'s gradient)
+                plan.kind[node] == "scatter" and scatter_loc(node, None, graph.symbol_ranges) is None)):  # (pos[:T]'s gradient)
             plan.kind[node] = None
     inline_into_reductions(plan, escaping)
     gather_scatters(plan, escaping)

@@ -56,7 +56,8 @@ UNIT_FLAGS = "/* cflags: -fno-predictive-commoning */"
 
 def candidate(node):
     """Whether ``node`` is a 3x3, stride-1, undilated Conv or ConvWeight (padding >= 0) or
-    ConvTranspose (padding 0..2) with no empty dimension: the Winograd variants can compute it."""
+    ConvTranspose (padding 0..2) with no empty or symbolic dimension (its blocks of samples are
+    sized at compile time): the Winograd variants can compute it."""
     geometry = _geometry(node)
     if geometry is None:
         return False
@@ -65,7 +66,7 @@ def candidate(node):
     top = 2 if node.target.name == "ConvTranspose" else None
     return ((kh, kw) == (3, 3) and stride == (1, 1) and dilation == (1, 1)
             and min(pads) >= 0 and (top is None or max(pads) <= top)
-            and all(n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"]))
+            and all(type(n) is int and n > 0 for a in [node, *node.args[:2]] for n in a.meta["shape"]))
 
 
 def _as_conv(src, node):
