@@ -342,3 +342,34 @@ def test_a_callable_objects_rebound_call_is_guarded():
     Step.__call__ = lambda self, x: x * 10
     _check(compiled, f, x)
     _check(direct, step, x)
+
+
+def test_modules_and_optimizers_bound_as_default_arguments_are_captured_and_guarded():
+    """``def step(x, y, net=net, opt=opt)``: the defaults are what the function reads (they ran
+    eagerly, uncaptured, before); rebinding ``__defaults__`` is another program."""
+    def make():
+        ember.manual_seed(0)
+        net = nn.Linear(4, 2)
+        return net, ember.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, y, net=None, opt=None):
+        opt.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    x, y = ember.randn(3, 4), ember.randn(3, 2)
+    (n1, o1), (n2, o2) = make(), make()
+    # a function object per side, each with its own defaults
+    eager = type(step)(step.__code__, step.__globals__, "eager", (n1, o1), step.__closure__)
+    fast = type(step)(step.__code__, step.__globals__, "fast", (n2, o2), step.__closure__)
+    cf = ember.compile(fast)
+    for _ in range(3):
+        _check(cf, eager, x, y)
+    assert counters["stats"]["unique_graphs"] >= 1
+    np.testing.assert_allclose(n2.weight.detach().numpy(), n1.weight.detach().numpy(), rtol=1e-6, atol=1e-6)
+    (n3, o3), (n4, o4) = make(), make()
+    eager.__defaults__, fast.__defaults__ = (n3, o3), (n4, o4)
+    _check(cf, eager, x, y)
+    np.testing.assert_allclose(n4.weight.detach().numpy(), n3.weight.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(n2.weight.detach().numpy(), n1.weight.detach().numpy(), rtol=1e-6, atol=1e-6)

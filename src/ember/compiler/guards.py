@@ -281,6 +281,10 @@ def _free_values(fn, names, seen, reads):
     cells, globals_ = fn.__closure__ or (), fn.__globals__
     values = _read(cells, globals_, names)
     reads.append((_read, (cells, globals_, names), values))
+    defaults = _defaults(fn)
+    if defaults:  # ``def step(x, model=model, opt=opt)``: read where a call leaves them out
+        reads.append((_defaults, (fn,), defaults))
+        values = values + defaults
     for value in values:
         if value is _MISSING:
             continue
@@ -344,6 +348,11 @@ def _module_values(module, seen, reads):
 def _class_values(cls):
     """A class's own attributes (compared by identity: one rebound is seen)."""
     return tuple(vars(cls).values())
+
+
+def _defaults(fn):
+    """The default values of ``fn``'s parameters, positional and keyword-only."""
+    return [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
 
 
 def _read(cells, globals_, names):
