@@ -211,3 +211,27 @@ def test_top_level_aliases():
         assert_close(getattr(ember, name)(ember.tensor(x), ember.tensor(w)), getattr(torch, name)(torch.tensor(x),
                                                                                                    torch.tensor(w)))
     assert_close(ember.max_pool3d(ember.tensor(x), 2), torch.max_pool3d(torch.tensor(x), 2))
+
+
+def test_spectral_norm_of_conv_transpose3d_normalises_its_output_channels():
+    """torch reads a transposed convolution's weight with dim 1 as the output dimension."""
+    e_dims = ember.nn.utils.parametrizations.spectral_norm(ember.nn.ConvTranspose3d(2, 3, 2)).parametrizations.weight[0]
+    t_dims = torch.nn.utils.parametrizations.spectral_norm(torch.nn.ConvTranspose3d(2, 3, 2)).parametrizations.weight[0]
+    assert e_dims.dim == t_dims.dim == 1
+    assert tuple(e_dims._u.shape) == tuple(t_dims._u.shape) == (3,)
+
+
+def test_compiled_and_meta():
+    """The compiler's C kernels take 2-D geometry only; 3-D nodes run their Python kernels, and
+    the shape rules give meta tensors torch's shapes."""
+    net = ember.nn.Sequential(ember.nn.Conv3d(2, 3, 3, padding=1), ember.nn.MaxPool3d(2), ember.nn.AvgPool3d(2))
+    x = ember.randn(2, 2, 4, 6, 4)
+    assert_close(ember.compile(net)(x), net(x), rtol=1e-5, atol=1e-6)
+    shapes = []
+    for L in (ember, torch):
+        with L.device("meta"):
+            y = F(L).conv_transpose3d(L.empty(2, 4, 3, 4, 3), L.empty(4, 3, 3, 2, 2), stride=2, output_padding=(0, 1, 0))
+            z = F(L).max_pool3d(L.empty(2, 3, 5, 6, 7), 2, ceil_mode=True)
+        assert y.is_meta and z.is_meta
+        shapes.append((tuple(y.shape), tuple(z.shape)))
+    assert shapes[0] == shapes[1]
