@@ -81,6 +81,10 @@ from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, c
 from ._ops.covariance import cov, corrcoef
 from ._ops.sparse import sparse_coo_tensor, spmm
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
+from . import _memory_format
+memory_format, contiguous_format, preserve_format = (_memory_format.memory_format, _memory_format.contiguous_format,
+                                                     _memory_format.preserve_format)
+channels_last, channels_last_3d = _memory_format.channels_last, _memory_format.channels_last_3d
 from .functional import (stft, istft, hann_window, hamming_window, blackman_window, bartlett_window,
                          kaiser_window)
 from ._device import device
@@ -179,6 +183,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
     "geqrf", "lu", "lu_solve", "orgqr", "ormqr", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
+    "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
     "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",
