@@ -235,3 +235,19 @@ def test_compiled_and_meta():
         assert y.is_meta and z.is_meta
         shapes.append((tuple(y.shape), tuple(z.shape)))
     assert shapes[0] == shapes[1]
+
+
+def test_interpolate_area_on_volumes_is_adaptive_avg_pool3d():
+    """interpolate(mode='area') of a 5-D input is adaptive_avg_pool3d, as torch's: values,
+    gradients and torch's node names (a 1x1x1 output is a mean)."""
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 4, 5))
+    for size in ((1, 1, 1), (2, 3, 4), (5, 2, 7)):
+        outs = []
+        for L in (ember, torch):
+            a = L.tensor(x, requires_grad=True)
+            y = F(L).interpolate(a, size=size, mode="area")
+            (y * L.arange(float(y.numel()), dtype=L.float64).reshape(y.shape)).sum().backward()
+            outs.append((y, a.grad, type(y.grad_fn).__name__))
+        assert_close(outs[0][0], outs[1][0])
+        assert_close(outs[0][1], outs[1][1])
+        assert outs[0][2] == outs[1][2]
