@@ -81,6 +81,10 @@ from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, c
 from ._ops.covariance import cov, corrcoef
 from ._ops.sparse import sparse_coo_tensor, spmm
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
+from . import _memory_format
+memory_format, contiguous_format, preserve_format = (_memory_format.memory_format, _memory_format.contiguous_format,
+                                                     _memory_format.preserve_format)
+channels_last, channels_last_3d = _memory_format.channels_last, _memory_format.channels_last_3d
 from .functional import (stft, istft, hann_window, hamming_window, blackman_window, bartlett_window,
                          kaiser_window)
 from ._device import device
@@ -180,6 +184,7 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "autocast", "det", "logdet", "slogdet", "inverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power", "lu_unpack",
     "geqrf", "lu", "lu_solve", "orgqr", "ormqr", "special", "sparse", "sparse_coo_tensor", "spmm", "layout", "strided", "sparse_coo",
+    "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
     "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "functional", "stft", "istft",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "empty_strided", "frombuffer", "range", "diagflat", "dsplit", "hsplit", "vsplit", "row_stack",
@@ -239,7 +244,8 @@ def is_complex(input):
 
 _NN_FUNCTIONAL_ALIASES = {  # those whose arguments torch's top-level form shares with nn.functional's
     "alpha_dropout", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "celu", "conv1d", "conv2d",
-    "conv_transpose1d", "conv_transpose2d", "cosine_similarity", "dropout", "feature_alpha_dropout",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool3d", "cosine_similarity",
+    "dropout", "feature_alpha_dropout",
     "group_norm", "hardshrink", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
     "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm", "rrelu", "selu",
     "threshold"}

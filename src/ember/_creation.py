@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype
 from . import _layout
+from . import _memory_format
 from ._backend import as_array, empty_strided_like, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
@@ -376,11 +377,30 @@ def _beside(t, fill, size, dtype, requires_grad, *value, device=None):
     return _finish(array, requires_grad)
 
 
+def _in_format(out, input, memory_format, fn):
+    """``out``, a new dense tensor shaped as ``input``, laid out as ``memory_format``;
+    ``preserve_format`` keeps a channels-last layout of ``input`` (torch keeps any dense
+    layout, ember row-major for the others). TypeError/RuntimeError as torch's ``fn``."""
+    fmt = _memory_format.checked(memory_format, fn)
+    if out.is_sparse or input.is_sparse or MetaArray in (type(out._data), type(input._data)):
+        return out  # (no strides to lay out)
+    if fmt is _memory_format.preserve_format:
+        fmt = _memory_format.suggested(input._data)
+    elif fmt is not _memory_format.contiguous_format:
+        _memory_format.channels_order(fmt, input.ndim)
+    if fmt is not _memory_format.contiguous_format:
+        out._data = _memory_format.laid_out(out._data, fmt, namespace(out._data))
+    return out
+
+
 def _like(fill):
-    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
-        return _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad, device=device)
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_memory_format.preserve_format,
+             layout=None):
+        out = _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad, device=device)
+        return _in_format(out, input, memory_format, like.__name__)
     like.__name__ = fill + "_like"
-    like.__doc__ = f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device."
+    like.__doc__ = (f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device, laid out as "
+                    "``memory_format`` (by default as a channels-last ``input`` is).")
     return like
 
 
@@ -389,12 +409,14 @@ ones_like = _like("ones")
 empty_like = _like("empty")
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """``full`` with ``input``'s shape and (unless given) dtype, on its device
-    (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=_memory_format.preserve_format):
+    """``full`` with ``input``'s shape and (unless given) dtype, on its device, laid out as
+    ``memory_format`` (https://pytorch.org/docs/stable/generated/torch.full_like.html)."""
     dtype = dtype or input.dtype
-    return _beside(input, "full", (input.shape,), dtype, requires_grad, _fill_value(fill_value, dtype, input.shape),
-                   device=device)
+    out = _beside(input, "full", (input.shape,), dtype, requires_grad, _fill_value(fill_value, dtype, input.shape),
+                  device=device)
+    return _in_format(out, input, memory_format, "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -464,11 +486,22 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
     if type(input._data) is MetaArray and device is not None:
         raise NotImplementedError(NO_DATA)
     check_device(device)
+    fmt = None if memory_format is None else _memory_format.checked(memory_format, "to")
+    if fmt in (None, _memory_format.preserve_format):
+        fmt = None
+    elif fmt is not _memory_format.contiguous_format:
+        _memory_format.channels_order(fmt, input.ndim)
     if dtype is None or dtype is input.dtype:
+        # torch's to() returns the tensor itself when its strides suggest the format asked for
+        if fmt is not None and (copy or _memory_format.suggested(input._data) is not fmt):
+            return input.clone(memory_format=fmt)
         return input.clone() if copy else input
     if not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
         input = input.detach()  # integer and bool results carry no gradient, as in PyTorch
-    return apply(ToDtype, input, dtype=dtype)
+    out = apply(ToDtype, input, dtype=dtype)  # (in the input's layout)
+    if fmt is not None and out._data.strides != _memory_format.strides(out.shape, out._data.itemsize, fmt):
+        out = out.clone(memory_format=fmt)  # torch's strides for the format
+    return out
 
 
 class ToDtype(Op):

@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from . import _distributions, _dtype
-from ._creation import _finish, _size, _sizes
+from . import _memory_format
+from ._creation import _finish, _in_format, _size, _sizes
 from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name, apply
@@ -125,16 +126,20 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
 
 
-def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
-    """``rand`` with ``input``'s shape and (unless given) dtype
-    (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
-    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
+              memory_format=_memory_format.preserve_format):
+    """``rand`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
+    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
+    out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return _in_format(out, input, memory_format, "rand_like")
 
 
-def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False, memory_format=None):
-    """``randn`` with ``input``'s shape and (unless given) dtype
-    (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
-    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
+               memory_format=_memory_format.preserve_format):
+    """``randn`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
+    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
+    out = randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return _in_format(out, input, memory_format, "randn_like")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):

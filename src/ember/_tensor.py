@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype, _layout
+from . import _dtype, _layout, _memory_format
 from ._backend import shared as _shared
 from ._backend.sparse import SparseCOO
 from ._memory import track as _track
@@ -186,9 +186,10 @@ class Tensor(TensorAutograd, TensorConversions):
         """The address of the first element (an int)."""
         return self._data.__array_interface__["data"][0]
 
-    def is_contiguous(self, memory_format=None):
-        """Whether the elements lie in memory in row-major order without gaps."""
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, memory_format=_memory_format.contiguous_format):
+        """Whether the elements lie in memory in row-major order (or ``memory_format``'s:
+        ``channels_last`` NHWC, ``channels_last_3d`` NDHWC) without gaps."""
+        return _memory_format.is_contiguous(self._data, _memory_format.checked(memory_format, "is_contiguous"))
 
     def is_floating_point(self):
         """Whether the dtype is a floating-point one."""

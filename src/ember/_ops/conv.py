@@ -9,7 +9,8 @@ The three ops are one linear map seen from its three sides. For a convolution ``
 So every derivative of each op is one of the three ops, and gradients of any order come free.
 
 Geometry is shared by all three and given as attributes over the spatial dims (one for 1-D, two
-for 2-D; 1-D runs as 2-D with a unit height): ``stride``, ``dilation``, ``groups`` and
+for 2-D, three for 3-D; 1-D runs as 2-D with a unit height, 3-D as 2-D with the depth taps as
+channels: ``_depth_taps``): ``stride``, ``dilation``, ``groups`` and
 ``padding``, a (before, after) pair per dim in the frame of the convolution's input. ``before``
 is never negative; ``after`` may be, which crops the input's tail: that is how the rows a strided
 convolution never reads, and PyTorch's ``output_padding``, are expressed. With these attributes
@@ -127,6 +128,94 @@ def _unplanar(fn, *arrays):
     return fn(*(a[:, :, None] for a in arrays))[:, :, 0]
 
 
+# A 3-D convolution is a 2-D one whose input channels are the depth taps: the input
+# (N, C, D, H, W) becomes (N * D_out, kd * C, H, W), each output depth position a sample whose
+# channels are the kd depth slices its window reads (ordered group, depth offset, channel, so
+# that groups stay contiguous), and the weight (C_out, C/groups, kd, kh, kw) becomes
+# (C_out, kd * C/groups, kh, kw). The three ops then run their 2-D kernels, and the transposed
+# direction adds each depth slice back where it was read: the 2-D kernels, blocking and all,
+# serve both ranks.
+
+
+def _depth_taps(x, kd, sd, depth_padding, dd, groups):
+    """``x`` (N, C, D, H, W), zero-padded in depth by the (before, after) pair (a negative
+    ``after`` crops), as the (N * D_out, kd * C, H, W) input of the 2-D kernels, and D_out."""
+    front, back = depth_padding
+    x = x[:, :, :x.shape[2] + min(back, 0)]
+    n, c, d, h, w = x.shape
+    full = d + front + max(back, 0)
+    d_out = (full - dd * (kd - 1) - 1) // sd + 1
+    xp = _backend.namespace(x)
+    padded = x
+    if full != d:
+        padded = xp.zeros((n, c, full, h, w), x.dtype)
+        padded[:, :, front:front + d] = x
+    planes = padded.reshape(n, groups, c // groups, full, h, w)
+    out = xp.empty((n, d_out, groups, kd, c // groups, h, w), x.dtype)
+    for i in range(kd):
+        out[:, :, :, i] = planes[:, :, :, i * dd:i * dd + (d_out - 1) * sd + 1:sd].transpose(0, 3, 1, 2, 4, 5)
+    return out.reshape(n * d_out, kd * c, h, w), d_out
+
+
+def _depth_untaps(cols, n, d_out, kd, sd, depth_padding, dd, groups):
+    """The adjoint of :func:`_depth_taps`, from the 2-D kernels' samples-inner layout: ``cols``
+    (kd * C, H, W, N * D_out) added back at the depths each slice was read from, the padding cut
+    off: (N, C, D, H, W). (Reading that layout here skips a transposition of the whole result:
+    its input gradient on (4, 3, 16, 56, 56) 1.4x faster.)"""
+    front, back = depth_padding
+    c, h, w = cols.shape[0] // kd, cols.shape[1], cols.shape[2]
+    full = (d_out - 1) * sd + dd * (kd - 1) + 1
+    xp = _backend.namespace(cols)
+    depth = full + max(-back, 0)  # a negative ``after`` (output_padding) adds depths no window reaches
+    out = xp.zeros((n, groups, c // groups, depth, h, w), cols.dtype)
+    taps = cols.reshape(groups, kd, c // groups, h, w, n, d_out)
+    for i in range(kd):
+        out[:, :, :, i * dd:i * dd + (d_out - 1) * sd + 1:sd] += taps[:, i].transpose(4, 0, 1, 5, 2, 3)
+    d = full - front - back
+    return xp.ascontiguousarray(out.reshape(n, c, depth, h, w)[:, :, front:front + d])
+
+
+def _depth_weight(weight):
+    """(C_out, C/groups, kd, kh, kw) as the 2-D weight (C_out, kd * C/groups, kh, kw)."""
+    c_out, c_in_g, kd, kh, kw = weight.shape
+    return weight.transpose(0, 2, 1, 3, 4).reshape(c_out, kd * c_in_g, kh, kw)
+
+
+def _depth_last(a):
+    """(N, C, D, H, W) as (N * D, C, H, W), a copy."""
+    n, c, d, h, w = a.shape
+    return a.transpose(0, 2, 1, 3, 4).reshape(n * d, c, h, w)
+
+
+def _depth_back(a, n, d, bias=None):
+    """(N * D, C, H, W) as a contiguous (N, C, D, H, W), with ``bias`` (C) added on the way."""
+    a = a.reshape((n, d) + a.shape[1:]).transpose(0, 2, 1, 3, 4)
+    return a.copy() if bias is None else a + bias.reshape(-1, 1, 1, 1)
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    cols, d_out = _depth_taps(x, weight.shape[2], stride[0], padding[0], dilation[0], groups)
+    y = _conv(cols, _depth_weight(weight), None, stride[1:], padding[1:], dilation[1:], groups)
+    return _depth_back(y, x.shape[0], d_out, bias)
+
+
+def _conv_transpose3d(x, weight, bias, stride, padding, dilation, groups):
+    cols = _conv_transpose_samples_inner(_depth_last(x), _depth_weight(weight), stride[1:], padding[1:],
+                                         dilation[1:], groups)
+    out = _depth_untaps(cols, x.shape[0], x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0], groups)
+    if bias is not None:
+        out += bias.reshape(-1, 1, 1, 1)
+    return out
+
+
+def _conv_weight3d(x, gy, kernel, stride, padding, dilation, groups):
+    kd, kh, kw = kernel
+    cols, _ = _depth_taps(x, kd, stride[0], padding[0], dilation[0], groups)
+    grad = _conv_weight(cols, _depth_last(gy), (kh, kw), stride[1:], padding[1:], dilation[1:], groups)
+    c_out, c_in_g = grad.shape[0], grad.shape[1] // kd
+    return grad.reshape(c_out, kd, c_in_g, kh, kw).transpose(0, 2, 1, 3, 4).copy()
+
+
 def _spatial_axes(ndim):
     return (0,) + tuple(range(2, ndim))
 
@@ -239,6 +328,11 @@ def _conv(x, weight, bias, stride, padding, dilation, groups):
 def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
     """ConvTranspose on 4-D arrays: each input pixel's column, ``weight^T @ x``, added back at
     the positions its convolution window reads, one strided slice per kernel offset."""
+    return _batch_first(_conv_transpose_samples_inner(x, weight, stride, padding, dilation, groups), bias)
+
+
+def _conv_transpose_samples_inner(x, weight, stride, padding, dilation, groups):
+    """:func:`_conv_transpose` without the bias, as a (C, H, W, N) view."""
     n, _, h_out, w_out = x.shape
     c_out, c_in_g, kh, kw = weight.shape
     (sh, sw), ((top, bottom), (left, right)), (dh, dw) = stride, padding, dilation
@@ -263,7 +357,7 @@ def _conv_transpose(x, weight, bias, stride, padding, dilation, groups):
             planes[:, :, rows_at, j * dw:j * dw + (w_out - 1) * sw + 1:sw] += cols[:, i, j]
     del cols
     h, w = full_h - top - bottom, full_w - left - right
-    return _batch_first(out[:, top:top + h, left:left + w], bias)
+    return out[:, top:top + h, left:left + w]
 
 
 # The weight gradient contracts over samples and positions: tens of thousands of terms for
@@ -328,6 +422,8 @@ class Conv(Op):
 
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
+        if len(stride) == 3:
+            return _conv3d(x, weight, bias, stride, padding, dilation, groups)
         stride, padding, dilation = _planar(stride, padding, dilation)
         return _unplanar(lambda x, weight: _conv(x, weight, bias, stride, padding, dilation, groups), x, weight)
 
@@ -360,6 +456,8 @@ class ConvTranspose(Op):
 
     @staticmethod
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
+        if len(stride) == 3:
+            return _conv_transpose3d(x, weight, bias, stride, padding, dilation, groups)
         stride, padding, dilation = _planar(stride, padding, dilation)
         return _unplanar(lambda x, weight: _conv_transpose(x, weight, bias, stride, padding, dilation, groups),
                          x, weight)
@@ -391,6 +489,8 @@ class ConvWeight(Op):
 
     @staticmethod
     def forward(x, gy, *, kernel_size, stride, padding, dilation, groups):
+        if len(stride) == 3:
+            return _conv_weight3d(x, gy, tuple(kernel_size), stride, padding, dilation, groups)
         stride, padding, dilation = _planar(stride, padding, dilation)
         kernel = (1,) + tuple(kernel_size) if len(kernel_size) == 1 else tuple(kernel_size)
         return _unplanar(lambda x, gy: _conv_weight(x, gy, kernel, stride, padding, dilation, groups), x, gy)

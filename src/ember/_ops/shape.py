@@ -5,7 +5,7 @@ Views (``is_view``) share storage and the version counter with their input; ``re
 """
 import builtins
 
-from .. import _backend, _dtype
+from .. import _backend, _dtype, _memory_format
 from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
@@ -398,18 +398,28 @@ class Windows(Op):
         return (g.new_zeros(shape).index_add(dim, from_numpy(index), windows),)  # a constant table
 
 
-def contiguous(input, memory_format=None):
-    """``input`` itself when C-contiguous, else a C-contiguous copy
-    (https://pytorch.org/docs/stable/generated/torch.Tensor.contiguous.html)."""
-    if input._data.flags.c_contiguous:
+def contiguous(input, memory_format=_memory_format.contiguous_format):
+    """``input`` itself when laid out as ``memory_format`` (row-major by default;
+    ``channels_last`` for 4-D, ``channels_last_3d`` for 5-D tensors), else a copy that is
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.contiguous.html). RuntimeError for
+    a channels-last format of another rank and for ``preserve_format`` on a non-contiguous
+    tensor; TypeError for anything but a memory format."""
+    fmt = _memory_format.checked(memory_format, "contiguous")
+    if _memory_format.is_contiguous(input._data, fmt):
         return input
-    return apply(Clone, input)
+    if fmt is _memory_format.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(input, memory_format=fmt)
 
 
-def clone(input, *, memory_format=None):
-    """A copy with its own storage, recorded for autograd
-    (https://pytorch.org/docs/stable/generated/torch.clone.html)."""
-    return apply(Clone, input, contiguous=memory_format is not None and memory_format != "preserve_format")
+def clone(input, *, memory_format=_memory_format.preserve_format):
+    """A copy with its own storage, recorded for autograd, laid out as ``memory_format``
+    (by default as ``input`` is) (https://pytorch.org/docs/stable/generated/torch.clone.html)."""
+    fmt = _memory_format.checked(memory_format, "clone")
+    if fmt in (_memory_format.channels_last, _memory_format.channels_last_3d):
+        _memory_format.channels_order(fmt, input.ndim)
+        return apply(Clone, input, layout=fmt._name)
+    return apply(Clone, input, contiguous=fmt is _memory_format.contiguous_format)
 
 
 class Clone(Op):
@@ -418,7 +428,9 @@ class Clone(Op):
     infer = classmethod(like_input)
 
     @staticmethod
-    def forward(x, contiguous=True):
+    def forward(x, contiguous=True, layout=None):
+        if layout is not None:  # a channels-last format, by name
+            return _memory_format.laid_out(x, getattr(_memory_format, layout), namespace(x))
         # preserve_format keeps the order of the input's strides, but torch leaves dims with a
         # zero stride (an expanded input) where they are, which NumPy's "K" makes the innermost
         if not x.size and not contiguous and builtins.all(x.strides):  # NumPy's empty copy loses them

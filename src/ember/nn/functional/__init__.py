@@ -22,12 +22,13 @@ from .loss import (
     triplet_margin_with_distance_loss, multilabel_soft_margin_loss, multi_margin_loss,
     multilabel_margin_loss, gaussian_nll_loss, poisson_nll_loss,
 )
-from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .pooling import (
     max_pool1d, max_pool2d, max_pool1d_with_indices, max_pool2d_with_indices, avg_pool1d,
     avg_pool2d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
     adaptive_max_pool2d, adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
-    max_unpool1d, max_unpool2d, lp_pool1d, lp_pool2d,
+    max_unpool1d, max_unpool2d, lp_pool1d, lp_pool2d, max_pool3d, max_pool3d_with_indices, avg_pool3d,
+    adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_max_pool3d_with_indices, max_unpool3d, lp_pool3d,
 )
 from .norm import (
     batch_norm, instance_norm, group_norm, layer_norm, rms_norm, normalize, local_response_norm,
@@ -52,11 +53,13 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
     "multilabel_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
     "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d",
+    "max_unpool1d", "max_unpool2d", "lp_pool1d", "lp_pool2d", "max_pool3d", "max_pool3d_with_indices",
+    "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+    "max_unpool3d", "lp_pool3d",
     "batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
     "local_response_norm", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
     "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample",

@@ -1,5 +1,5 @@
-"""Convolution functions of ``ember.nn.functional``: ``conv1d``, ``conv2d``, ``conv_transpose1d``,
-``conv_transpose2d`` (https://pytorch.org/docs/stable/nn.functional.html#convolution-functions).
+"""Convolution functions of ``ember.nn.functional``: ``conv1d``, ``conv2d``, ``conv3d``,
+``conv_transpose1d``, ``conv_transpose2d``, ``conv_transpose3d`` (https://pytorch.org/docs/stable/nn.functional.html#convolution-functions).
 
 This file turns PyTorch's arguments into the geometry of the ops in :mod:`ember._ops.conv`
 and raises PyTorch's errors, in the order its ATen checks run (RuntimeError naming the
@@ -10,7 +10,7 @@ import operator
 from ..._ops.conv import Conv, ConvTranspose
 from ..._ops.core import _type_name, apply
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 def _spatial(value, name, dims):
     """``value`` (an int or a sequence of 1 or ``dims`` ints) as a ``dims``-tuple."""
@@ -129,9 +129,10 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         q, s, d = output_padding, stride, dilation
         if dims == 1:  # PyTorch runs 1-D transposed convolutions over a unit height, and says so
             q, s, d = (0,) + q, (1,) + s, (1,) + d
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                           f"output_padding_height: {q[0]} output_padding_width: {q[1]} stride_height: "
-                           f"{s[0]} stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}")
+        axes = ("depth", "height", "width")[-len(q):]
+        shown = " ".join(f"{what}_{axis}: {v}" for what, values in
+                         (("output_padding", q), ("stride", s), ("dilation", d)) for axis, v in zip(axes, values))
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {shown}")
     sizes = list(input.shape[2:])
     if 0 in sizes:
         raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: "
@@ -190,6 +191,25 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D cross-correlation (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv3d.html).
+
+    Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in/groups, kD, kH, kW);
+    bias (C_out); output (N, C_out, D_out, H_out, W_out) with
+    ``D_out = (D + 2 padding[0] - dilation[0] (kD - 1) - 1) // stride[0] + 1`` and likewise H, W.
+    ``stride``, ``padding``, ``dilation``: an int or a (D, H, W) triple; ``padding`` may also be
+    'valid' or 'same' (stride 1 only). Errors as :func:`conv2d` (RuntimeError, PyTorch's messages).
+
+    Example::
+
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv3d(ember.randn(2, 3, 8, 16, 16), ember.randn(4, 3, 3, 3, 3), stride=2).shape
+        torch.Size([2, 4, 3, 7, 7])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution, the input gradient of :func:`conv1d`
     (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose1d.html).
@@ -224,3 +244,16 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution, the input gradient of :func:`conv3d`
+    (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose3d.html).
+
+    Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out/groups, kD, kH, kW);
+    bias (C_out); output (N, C_out, D_out, H_out, W_out) with
+    ``D_out = (D - 1) stride[0] - 2 padding[0] + dilation[0] (kD - 1) + output_padding[0] + 1``
+    and likewise H, W. Errors as :func:`conv_transpose1d`.
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")

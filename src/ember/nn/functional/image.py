@@ -16,7 +16,7 @@ from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.core import _type_name, apply, named
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold",
            "fold", "pixel_shuffle", "pixel_unshuffle"]
@@ -104,8 +104,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         shown_out = ", ".join(f"{k}: {v}" for k, v in zip(names, out_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown_in}) "
                            f"output ({shown_out})")
-    if mode == "area" and dim < 3:
-        return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, out_size)
+    if mode == "area" and (dim < 3 or input.dtype.is_floating_point):
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out_size)
     if not input.dtype.is_floating_point:
         if mode == "area":
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -118,8 +118,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i in range(dim):
         scale = None if scales is None else scales[i]
         out = _resample(out, 2 + i, spatial[i], out_size[i], scale, mode, align_corners)
-    if mode == "area":  # 3-D adaptive average pooling: the box average is separable
-        return named(out, "AdaptiveAvgPool3DBackward0")
     return named(out, f"Upsample{_UPSAMPLE_NODE[mode]}{dim}DBackward0")  # the grad_fn torch shows
 
 
@@ -142,12 +140,6 @@ def _resample(x, d, in_size, out_size, scale_factor, mode, align_corners):
     acc, xp = (np.float64 if x.dtype.name == "float64" else np.float32), namespace(x._data)
     dst = xp.arange(out_size).astype(acc)
     scale = _coordinate_scale(in_size, out_size, scale_factor, bool(align_corners), acc)
-    if mode == "area":  # adaptive average pooling's windows [floor(j in / out), ceil((j + 1) in / out))
-        start, end = dst.astype(np.int64) * in_size // out_size, -((-dst.astype(np.int64) - 1) * in_size // out_size)
-        taps = xp.arange(int((end - start).max()))[:, None]
-        inside = start + taps < end
-        weights = xp.where(inside, 1 / (end - start).astype(acc), acc(0))
-        return _apply_taps(x, d, in_size, xp.where(inside, start + taps, start), weights.astype(x.dtype.np))
     if mode in ("nearest", "nearest-exact"):
         shift = acc(0.5) if mode == "nearest-exact" else acc(0)
         src = xp.minimum(xp.floor((dst + shift) * scale).astype(np.int64), in_size - 1)

@@ -17,10 +17,11 @@ from .loss import (
     MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
     PoissonNLLLoss,
 )
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (
     MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d,
+    MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, MaxUnpool3d, LPPool3d,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm
@@ -55,7 +56,8 @@ __all__ = [
     "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "Conv1d", "Conv2d",
     "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-    "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "BatchNorm1d", "BatchNorm2d",
+    "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool3d", "BatchNorm1d", "BatchNorm2d",
     "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
     "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

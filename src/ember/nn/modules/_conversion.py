@@ -35,11 +35,12 @@ class ConversionMixin:
         """``to(device=None, dtype=None, non_blocking=False)``, ``to(dtype)``, ``to(tensor)``:
         moves and/or casts the floating-point parameters and buffers in place; returns self.
         TypeError for a non-floating dtype; the tensors raise for a device ember lacks."""
-        device, dtype = _parse_to(args, kwargs)
+        device, dtype, memory_format = _parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
-        return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
+        return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                                          memory_format=memory_format if t.ndim in (4, 5) else None))
 
     def to_empty(self, *, device, recurse=True):
         """Replaces every parameter and buffer by an uninitialised tensor of its shape and dtype
@@ -83,11 +84,12 @@ class ConversionMixin:
 
 
 def _parse_to(args, kwargs):
-    """The (device, dtype) of ``Module.to``'s accepted call forms."""
+    """The (device, dtype, memory_format) of ``Module.to``'s accepted call forms (the format
+    applies to 4-D and 5-D tensors, as torch's)."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -99,4 +101,4 @@ def _parse_to(args, kwargs):
             device = _device(a)
         elif not isinstance(a, bool) and a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    return device, dtype
+    return device, dtype, memory_format

@@ -1,4 +1,5 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``
 (https://pytorch.org/docs/stable/nn.html#convolution-layers).
 
 Attributes, ``state_dict`` keys, ``repr`` and default initialisation are PyTorch's: the weight
@@ -14,7 +15,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -24,7 +25,7 @@ def _tuple(value, dims):
 
 
 class _ConvNd(Module):
-    """What every convolution layer holds; ``dims`` (1 or 2) is set by each subclass."""
+    """What every convolution layer holds; ``dims`` (1, 2 or 3) is set by each subclass."""
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding",
                      "in_channels", "out_channels", "kernel_size"]
     dims = None
@@ -168,6 +169,29 @@ class Conv2d(_Conv):
     _function = staticmethod(F.conv2d)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over an input of several channels (volumes, video).
+
+    Args: as :class:`Conv1d`, with ``kernel_size``, ``stride``, ``padding``, ``dilation`` an
+    int or a (D, H, W) triple.
+
+    Shape: input (N, C_in, D_in, H_in, W_in) or (C_in, D_in, H_in, W_in); output
+    (N, C_out, D_out, H_out, W_out), ``D_out = (D_in + 2 padding[0] - dilation[0]
+    (kernel_size[0] - 1) - 1) // stride[0] + 1`` and likewise H, W.
+
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.Conv3d.html
+
+    Example::
+
+        >>> import ember
+        >>> m = ember.nn.Conv3d(3, 8, 3, stride=(1, 2, 2), padding=1)
+        >>> m(ember.randn(2, 3, 4, 16, 16)).shape
+        torch.Size([2, 8, 4, 8, 8])
+    """
+    dims = 3
+    _function = staticmethod(F.conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     """Transposed convolution layers; ``forward`` takes an optional ``output_size``."""
     _function = None
@@ -249,3 +273,19 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
     dims = 2
     _function = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution, the gradient of :class:`Conv3d` with respect to its input.
+
+    Args: as :class:`ConvTranspose1d`, with (D, H, W) triples.
+
+    Shape: input (N, C_in, D_in, H_in, W_in) or (C_in, D_in, H_in, W_in); output
+    (N, C_out, D_out, H_out, W_out), ``D_out = (D_in - 1) stride[0] - 2 padding[0] + dilation[0]
+    (kernel_size[0] - 1) + output_padding[0] + 1`` and likewise H, W; ``forward(input,
+    output_size)`` picks the output padding that gives ``output_size``.
+
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose3d.html
+    """
+    dims = 3
+    _function = staticmethod(F.conv_transpose3d)

@@ -3,11 +3,12 @@ its arguments and calls the function of the same name in :mod:`ember.nn.function
 the output-size formulas, index convention and errors are documented."""
 from .. import functional as F
 from .module import Module
-from .utils import _pair, _single
+from .utils import _pair, _single, _triple
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
-           "MaxUnpool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -75,6 +76,28 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Maximum over (kD, kH, kW) windows.
+
+    Args: as :class:`MaxPool2d`, with ints or (D, H, W) triples; ``return_indices`` gives the
+    int64 flat argmax index ``(d * H + h) * W + w``, for :class:`MaxUnpool3d`.
+
+    Shape: input (N, C, D_in, H_in, W_in) or (C, D_in, H_in, W_in); output
+    (N, C, D_out, H_out, W_out), each size as H_out of :class:`MaxPool2d`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.MaxPool3d.html
+
+    Example::
+
+        >>> import ember
+        >>> ember.nn.MaxPool3d((3, 2, 2), stride=(2, 1, 2))(ember.randn(20, 16, 50, 44, 31)).shape
+        torch.Size([20, 16, 24, 43, 15])
+    """
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class _AvgPoolNd(Module):
     """Base of the average poolings (PyTorch's class of the same name)."""
 
@@ -122,7 +145,7 @@ class AvgPool2d(_AvgPoolNd):
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
-        super().__init__()
+        Module.__init__(self)  # (not super(): AvgPool3d shares this __init__)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -132,6 +155,24 @@ class AvgPool2d(_AvgPoolNd):
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over (kD, kH, kW) windows.
+
+    Args: as :class:`AvgPool2d`, with ints or (D, H, W) triples.
+
+    Shape: input (N, C, D_in, H_in, W_in) or (C, D_in, H_in, W_in); output
+    (N, C, D_out, H_out, W_out) with ``D_out = floor((D_in + 2 * padding[0] - kernel_size[0]) /
+    stride[0] + 1)`` and likewise H, W. dtypes as :func:`ember.nn.functional.avg_pool3d`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.AvgPool3d.html
+    """
+    __constants__ = AvgPool2d.__constants__
+    __init__ = AvgPool2d.__init__  # the same arguments, kept as given
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
@@ -180,6 +221,18 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Mean over a D_out x H_out x W_out grid of windows tiling the input; ``output_size`` is
+    an int or (D_out, H_out, W_out), None keeping that input size.
+
+    Shape: input (N, C, D, H, W) or (C, D, H, W); output (N, C, D_out, H_out, W_out).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.AdaptiveAvgPool3d.html
+    """
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
     __constants__ = ["output_size", "return_indices"]
 
@@ -210,6 +263,18 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Maximum over the windows of :class:`AdaptiveAvgPool3d`; ``return_indices`` also
+    returns the int64 flat argmax indices ``(d * H + h) * W + w``.
+
+    Shape: input (N, C, D, H, W) or (C, D, H, W); output (N, C, D_out, H_out, W_out).
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.AdaptiveMaxPool3d.html
+    """
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _MaxUnpoolNd(Module):
@@ -263,6 +328,26 @@ class MaxUnpool2d(_MaxUnpoolNd):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool3d` (built with ``return_indices=True``): each value
+    goes to its flat index, zeros elsewhere.
+
+    Shape: input and indices (N, C, D_in, H_in, W_in) or (C, D_in, H_in, W_in); output
+    (N, C, D_out, H_out, W_out) with ``D_out = (D_in - 1) * stride[0] - 2 * padding[0] +
+    kernel_size[0]``, likewise H, W, or ``output_size`` given to ``forward``.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.MaxUnpool3d.html
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _triple(kernel_size)
+        self.stride = _triple(stride if stride is not None else kernel_size)
+        self.padding = _triple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
 class _LPPoolNd(Module):
     __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
 
@@ -294,3 +379,12 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over (kD, kH, kW) windows. Shape: input (N, C, D_in, H_in, W_in)
+    or (C, D_in, H_in, W_in); output as :class:`AvgPool3d`.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.LPPool3d.html"""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)

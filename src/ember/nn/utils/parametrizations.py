@@ -22,7 +22,7 @@ from ..._ops.pointwise_binary import where
 from ..._linalg_legacy import geqrf
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from ..modules.conv import ConvTranspose1d, ConvTranspose2d
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from .parametrize import register_parametrization
 
@@ -81,7 +81,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if weight is None:
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
 

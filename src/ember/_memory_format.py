@@ -1,0 +1,131 @@
+"""torch's memory formats: the order in which a tensor's dims lie in memory
+(https://pytorch.org/docs/stable/tensor_attributes.html#torch-memory-format).
+
+``contiguous_format`` is row-major; ``channels_last`` lays a 4-D (N, C, H, W) tensor out as
+NHWC (strides ``(H W C, 1, W C, C)``) and ``channels_last_3d`` a 5-D (N, C, D, H, W) one as
+NDHWC; ``preserve_format`` keeps the layout of the tensor it copies. Values never change with the
+format, only the strides. A tensor's format is read from its strides, as torch reads it:
+``is_contiguous(array, fmt)``, where dims of size 1 have no say.
+
+ember's ops compute in any layout. Elementwise results follow their first operand's layout
+(NumPy's ufuncs order their output as their inputs, "K"), so ``x + 1`` of a channels-last
+``x`` is channels-last as in torch; convolutions, pooling and reductions give row-major
+results (torch keeps channels-last for the former).
+"""
+import numpy as np
+
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+
+
+class memory_format:
+    """A memory format (``torch.memory_format``): one of the four objects below, printed as
+    ``torch.channels_last`` and the like, kept the same object through pickling and copying."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name  # the module global of that name
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+# The rank each channels-last format needs, and its dims from the innermost out.
+_ORDER = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}
+
+
+def checked(fmt, fn):
+    """``fmt`` when it is a memory format, else torch's TypeError naming the function ``fn``."""
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not {type(fmt).__name__}")
+    return fmt
+
+
+def channels_order(fmt, ndim):
+    """The dims of a channels-last ``fmt`` from the innermost out; RuntimeError, as torch's,
+    for a tensor of another rank."""
+    rank, order = _ORDER[fmt]
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+    return order
+
+
+def is_contiguous(array, fmt=contiguous_format):
+    """torch's ``is_contiguous(memory_format=fmt)`` of an array: its elements lie in ``fmt``'s
+    order without gaps (dims of size 1 aside). False for a channels-last format of another rank."""
+    if fmt not in _ORDER:
+        return bool(array.flags.c_contiguous)
+    rank, order = _ORDER[fmt]
+    if array.ndim != rank:
+        return False
+    expected = array.itemsize
+    for d in order:
+        if array.shape[d] != 1:
+            if array.strides[d] != expected:
+                return False
+            expected *= array.shape[d]
+    return True
+
+
+def _channels_last_strides(array, order):
+    """Whether ``array``'s strides rise along ``order`` (innermost dim first), gaps allowed, as
+    torch's ``is_channels_last_strides_2d/3d`` reads them: an empty dim, a zero channel stride,
+    or a batch stride no larger than the channel stride (a tensor of single pixels) reads as
+    row-major instead."""
+    if array.strides[1] == 0:
+        return False
+    low = 0
+    for d in order:
+        size, stride = array.shape[d], array.strides[d]
+        if size == 0 or stride < low or (d == 0 and low == array.strides[1]):
+            return False
+        low = stride * size if size > 1 else stride
+    return True
+
+
+def suggested(array):
+    """The channels-last format ``array``'s strides follow, or ``contiguous_format``: what
+    ``preserve_format`` keeps (torch's ``suggest_memory_format``; a row-major array is row-major)."""
+    if not array.flags.c_contiguous:
+        for fmt, (rank, order) in _ORDER.items():
+            if array.ndim == rank and _channels_last_strides(array, order):
+                return fmt
+    return contiguous_format
+
+
+def is_channels_last(fmt):
+    return fmt in _ORDER
+
+
+def strides(shape, itemsize, fmt):
+    """torch's strides (bytes) of a new tensor of ``shape`` laid out as ``fmt``."""
+    order = _ORDER[fmt][1] if fmt in _ORDER else tuple(range(len(shape)))[::-1]
+    out, step = [0] * len(shape), itemsize
+    for d in order:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def laid_out(array, fmt, xp=np):
+    """A copy of ``array`` laid out as ``fmt`` (a channels-last format or ``contiguous_format``)
+    with torch's strides for it (dims of size 1 included), in namespace ``xp``."""
+    if fmt not in _ORDER:
+        return xp.array(array, order="C", copy=True)
+    outermost_first = channels_order(fmt, array.ndim)[::-1]
+    out = xp.empty(tuple(array.shape[d] for d in outermost_first), array.dtype).transpose(np.argsort(outermost_first))
+    out[...] = array
+    return out
