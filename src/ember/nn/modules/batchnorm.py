@@ -17,6 +17,7 @@ class _NormBase(Module):
     buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``
     (int64 0) when ``track_running_stats``, else those names hold None."""
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    _version = 2  # num_batches_tracked appeared in version 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):
