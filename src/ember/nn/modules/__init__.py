@@ -15,7 +15,7 @@ from .loss import (
     BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
     CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
-    PoissonNLLLoss,
+    PoissonNLLLoss, CTCLoss,
 )
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .pooling import (
@@ -52,7 +52,7 @@ __all__ = [
     "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SoftMarginLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "Conv1d", "Conv2d",
+    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "CTCLoss", "Conv1d", "Conv2d",
     "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "BatchNorm1d", "BatchNorm2d",
