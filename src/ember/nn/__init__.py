@@ -24,9 +24,11 @@ from .modules import (
     UpsamplingBilinear2d, Fold, Unfold, Embedding, EmbeddingBag, MultiheadAttention,
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer, RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
-    PairwiseDistance, CosineSimilarity,
+    PairwiseDistance, CosineSimilarity, LazyLinear, LazyConv1d, LazyConv2d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
+    LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
     "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
@@ -52,7 +54,9 @@ __all__ = [
     "Fold", "Unfold", "Embedding", "EmbeddingBag", "MultiheadAttention", "Transformer",
     "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-    "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity",
+    "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity", "LazyLinear", "LazyConv1d", "LazyConv2d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter", "UninitializedBuffer",
 ]
 
 
