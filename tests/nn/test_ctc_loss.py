@@ -26,7 +26,7 @@ def test_values_and_gradients_equal_torchs(reduction, zero_infinity, form):
     x = np.random.default_rng(0).standard_normal((6, 3, 5))
     il, tl = [6, 2, 5], [3, 2, 0]
     if form == "padded-tuples":
-        targets, lengths = (lambda lib: lib.tensor(TARGETS)), (lambda lib: (tuple(il), list(tl)))
+        targets, lengths = (lambda lib: lib.tensor(TARGETS)), (lambda lib: (tuple(il), list(np.array(tl))))
     else:
         flat = np.concatenate([row[:n] for row, n in zip(TARGETS, tl)])
         targets = lambda lib: lib.tensor(flat, dtype=lib.int32)  # noqa: E731

@@ -3,6 +3,7 @@ class each becomes, parameter shapes and values (same seed, same draws), state_d
 load_state_dict before initialization, an optimizer built before the first forward, and the
 errors of uninitialized parameters (class and message)."""
 import copy
+import io
 
 import numpy as np
 import pytest
@@ -98,3 +99,17 @@ def test_errors_of_uninitialized_parameters():
         assert repr(b) == "<UninitializedBuffer>" and b.requires_grad is False
         b.materialize((2, 3))
         assert type(b) is lib.Tensor and tuple(b.shape) == (2, 3)
+
+
+def test_saving_an_uninitialized_state_dict_as_torch_writes_it():
+    for save, load in ((ember.save, torch.load), (torch.save, ember.load), (ember.save, ember.load)):
+        lib = ember if save is ember.save else torch
+        buffer = io.BytesIO()
+        save(lib.nn.LazyLinear(3).state_dict(), buffer)
+        buffer.seek(0)
+        loaded = load(buffer, weights_only=False)
+        assert [(k, repr(v)) for k, v in loaded.items()] == [("weight", "<UninitializedParameter>"),
+                                                              ("bias", "<UninitializedParameter>")]
+        buffer.seek(0)
+        with pytest.raises(Exception, match="Weights only load failed"):
+            load(buffer)

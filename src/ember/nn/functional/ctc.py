@@ -1,6 +1,8 @@
 """``ctc_loss``: the connectionist temporal classification loss
 (https://pytorch.org/docs/stable/generated/torch.nn.functional.ctc_loss.html); the recursions
 are the ``CtcLoss`` op's (:mod:`ember._ops.ctc`)."""
+import operator
+
 from ... import _dtype
 from ..._creation import tensor, zeros_like
 from ..._ops.core import _type_name, apply
@@ -21,8 +23,11 @@ def _lengths(value, name):
             raise RuntimeError(f"{name} must be a 1-d tensor of integers, got {value.dtype} of shape "
                                f"{tuple(value.shape)}")
         return tuple(int(v) for v in value.reshape(-1).tolist())
-    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return tuple(value)
+    if isinstance(value, (tuple, list)):
+        try:
+            return tuple(operator.index(v) for v in value)  # ints, NumPy integers
+        except TypeError:
+            pass
     raise TypeError(f"ctc_loss(): argument '{name}' must be tuple of ints or Tensor, not {type(value).__name__}")
 
 
