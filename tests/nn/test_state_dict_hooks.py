@@ -1,5 +1,7 @@
 """Module's state_dict / load_state_dict hooks against torch 2.13: call order, arguments,
 return-value rules, handles, incompatible_keys edited in place, errors (class and message)."""
+import io
+
 import pytest
 import torch
 
@@ -20,7 +22,7 @@ def hooked(lib, log):
         mod.register_state_dict_post_hook(lambda mod, sd, prefix, meta, name=name: log.append(
             ("post", name, prefix, sorted(sd), dict(meta))))
         mod.register_load_state_dict_pre_hook(lambda mod, sd, prefix, meta, strict, mk, uk, em, name=name:
-                                              log.append(("lpre", name, prefix, sorted(sd), strict,
+                                              log.append(("lpre", name, prefix, sorted(sd), dict(meta), strict,
                                                           list(mk), list(uk))))
         mod.register_load_state_dict_post_hook(lambda mod, keys, name=name: log.append(
             ("lpost", name, list(keys.missing_keys), list(keys.unexpected_keys))))
@@ -94,3 +96,20 @@ def test_pre_hook_may_edit_the_state_dict_it_loads():
         m.register_load_state_dict_pre_hook(rename)
         m.load_state_dict({"w": lib.ones(2, 2)}, strict=False)
         assert m.weight.sum().item() == 4
+
+
+def test_state_dict_metadata_as_torchs_and_through_a_file():
+    results = []
+    for lib in (ember, torch):
+        m = net(lib)
+        sd = m.state_dict()
+        meta = {k: dict(v) for k, v in sd._metadata.items()}
+        buffer = io.BytesIO()
+        lib.save(sd, buffer)
+        buffer.seek(0)
+        loaded = lib.load(buffer)
+        log = []
+        m[1][0].register_load_state_dict_pre_hook(lambda mod, sd, prefix, local, *rest: log.append(dict(local)))
+        m.load_state_dict(loaded, assign=True)
+        results.append((meta, {k: dict(v) for k, v in loaded._metadata.items()}, log))
+    assert results[0] == results[1]

@@ -125,16 +125,20 @@ class StateDictMixin:
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """An ordered dict from dotted names to the parameters and persistent buffers
         (detached, sharing storage, unless ``keep_vars``); per module: its parameters, its
-        buffers, then its children's entries."""
+        buffers, then its children's entries. Its ``_metadata`` attribute maps each module's
+        dotted path to ``{"version": module._version}``, which loading hands to that module."""
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        local_metadata = {"version": self._version}
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
             if getattr(hook, "_from_public_api", False):
@@ -213,10 +217,16 @@ class StateDictMixin:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
 
         def load(module, local_state_dict, prefix=""):
-            metadata = {"assign_to_params_buffers": True} if assign else {}
-            module._load_from_state_dict(local_state_dict, prefix, metadata, True, missing_keys,
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
@@ -230,7 +240,7 @@ class StateDictMixin:
                                          "expected to return new values, if incompatible_keys need to be "
                                          "modified, it should be done inplace.")
 
-        load(self, OrderedDict(state_dict))
+        load(self, state_dict)
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: "
