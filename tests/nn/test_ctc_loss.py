@@ -79,3 +79,14 @@ def test_errors_as_torchs(case):
         with pytest.raises(cls, match="^" + message.replace("(", "\\(").replace(")", "\\)")):
             lib.nn.functional.ctc_loss(lp, targets, args.get("il", [6, 6, 6]), args.get("tl", [3, 2, 1]),
                                        blank=args.get("blank", 0), reduction=args.get("reduction", "mean"))
+
+
+@pytest.mark.parametrize("T, N, C, S, il, tl", [(1, 2, 3, 1, [1, 0], [0, 0]), (4, 2, 3, 2, [4, 3], [0, 0]),
+                                                (1, 1, 3, 1, [1], [1]), (3, 3, 4, 3, [3, 3, 0], [3, 1, 0])])
+def test_edges_one_frame_no_frames_and_empty_targets(T, N, C, S, il, tl):
+    rng = np.random.default_rng(3)
+    x, targets = rng.standard_normal((T, N, C)), rng.integers(1, C, (N, S))
+    e, t = (run(lib, x, lambda lib: lib.tensor(targets), lambda lib: (il, tl), reduction="none")
+            for lib in (ember, torch))
+    np.testing.assert_allclose(e[0], t[0], rtol=1e-12)
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-10, atol=1e-12)

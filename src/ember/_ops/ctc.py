@@ -49,43 +49,41 @@ def _lattice(log_probs, targets, target_lengths, blank):
     return emit, ext, skip
 
 
-def _shift(a, by, fill=NEG_INF):
-    """``a`` moved ``by`` states to the right (left when negative) along its last axis."""
-    out = np.full_like(a, fill)
-    if by > 0:
-        out[:, by:] = a[:, :-by]
-    else:
-        out[:, :by] = a[:, -by:]
-    return out
-
-
 def _alpha(emit, skip):
-    alpha = np.full(emit.shape, NEG_INF)
-    alpha[0, :, :2] = emit[0, :, :2]
-    for t in range(1, emit.shape[0]):
-        a = alpha[t - 1]
-        a = np.logaddexp(np.logaddexp(a, _shift(a, 1)), np.where(skip, _shift(a, 2), NEG_INF))
-        alpha[t] = a + emit[t]
-    return alpha
+    """Forward variables (T, N, S'): state s at time t is entered from s, s - 1 and, where
+    ``skip``, s - 2 (two always -inf columns in front make those three slices of one row)."""
+    T, n, states = emit.shape
+    padded = np.full((T, n, states + 2), NEG_INF)
+    padded[0, :, 2:4] = emit[0, :, :2]
+    jump = np.where(skip, 0.0, NEG_INF)
+    for t in range(1, T):
+        prev = padded[t - 1]
+        np.add(np.logaddexp(np.logaddexp(prev[:, 2:], prev[:, 1:-1]), prev[:, :-2] + jump), emit[t],
+               out=padded[t, :, 2:])
+    return padded[:, :, 2:]
 
 
 def _beta(emit, skip, input_lengths, target_lengths):
+    """Backward variables (T, N, S'), each sample's starting at its last frame (L - 1) in its
+    two final states; state s goes on to s, s + 1 and, where state s + 2 may be entered by a
+    skip, s + 2 (two -inf columns behind)."""
     T, n, states = emit.shape
     rows = np.arange(n)
-    beta = np.full(emit.shape, NEG_INF)
-    skip_from = _shift(skip, -2, False)  # state s may go on to s + 2
+    padded = np.full((T + 1, n, states + 2), NEG_INF)
+    jump = np.full((n, states), NEG_INF)
+    jump[:, :-2][skip[:, 2:]] = 0.0
     ends = np.stack([2 * target_lengths, np.maximum(2 * target_lengths - 1, 0)], axis=1)
-    b = np.full((n, states), NEG_INF)
     for t in range(T - 1, -1, -1):
-        b = np.logaddexp(np.logaddexp(b, _shift(b, -1)), np.where(skip_from, _shift(b, -2), NEG_INF)) + emit[t]
+        after, b = padded[t + 1], padded[t, :, :states]
+        np.add(np.logaddexp(np.logaddexp(after[:, :states], after[:, 1:states + 1]), after[:, 2:] + jump),
+               emit[t], out=b)
         b[input_lengths <= t] = NEG_INF
         last = input_lengths == t + 1
         if last.any():
             b[last] = NEG_INF
             for k in range(2):
                 b[rows[last], ends[last, k]] = emit[t, rows[last], ends[last, k]]
-        beta[t] = b
-    return beta
+    return padded[:T, :, :states]
 
 
 def _nll(alpha, input_lengths, target_lengths):
@@ -123,7 +121,8 @@ def ctc_backward(g, log_probs, targets, input_lengths, target_lengths, blank, ze
     top[~np.isfinite(top)] = 0.0
     onehot = (ext[:, :, None] == np.arange(lp.shape[2])).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        occupancy = np.log(np.einsum("tns,nsc->tnc", np.exp(ab - top), onehot)) + top
+        # sum over the states of each class: one (T, S') @ (S', C) product per sample
+        occupancy = np.log(np.matmul(np.exp(ab - top).transpose(1, 0, 2), onehot).transpose(1, 0, 2)) + top
         grad = (np.exp(lp) - np.exp(occupancy + nll[None, :, None] - lp)) * g.astype(np.float64)[None, :, None]
     grad[np.arange(lp.shape[0])[:, None] >= lengths[None, :]] = 0.0
     if zero_infinity:
