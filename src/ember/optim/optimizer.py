@@ -138,8 +138,7 @@ class Optimizer:
         self.defaults = defaults
         for name in _HOOK_TABLES:
             setattr(self, name, OrderedDict())
-        if not getattr(type(self).step, "hooked", False):
-            type(self).step = _with_step_hooks(type(self).step)
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -162,6 +161,12 @@ class Optimizer:
         self.__dict__.update(state)
         for name in _HOOK_TABLES:  # an unpickled optimizer starts without hooks
             self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
+
+    def _patch_step_function(self):
+        """Wraps this class's ``step`` with the step hooks, once (torch's name)."""
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _with_step_hooks(type(self).step)
 
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` runs before each
