@@ -115,6 +115,8 @@ def layer_calls():
         lambda: _grad_of_grad(F.gelu, x), lambda: _grad_of_grad(lambda t: ember.logit(t.sigmoid(), 0.1), x),
         lambda: _losses(x),
         lambda: _grad_of_grad(lambda t: F.cross_entropy(t, ember.tensor([1, 0])), x[:, :, 0]),
+        lambda: _backward(F.ctc_loss(x.log_softmax(2), ember.tensor([[1, 2], [3, 0], [1, 0]]), (2, 1, 2), (2, 1, 0),
+                                     reduction="none")),
         lambda: _grad_of_grad(lambda t: F.nll_loss(t, ember.tensor([[1, 0, 2, 1], [0, 0, 1, 2]]), reduction="none"), x),
         lambda: _norms(img),
         lambda: _grad_of_grad(lambda t: F.layer_norm(t, (5,)), img),

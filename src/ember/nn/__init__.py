@@ -13,7 +13,7 @@ from .modules import (
     BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
     CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
-    PoissonNLLLoss, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d,
+    PoissonNLLLoss, CTCLoss, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d,
     AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
     AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d, Conv3d, ConvTranspose3d, MaxPool3d,
     AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, MaxUnpool3d, LPPool3d, BatchNorm1d, BatchNorm2d,
@@ -25,9 +25,11 @@ from .modules import (
     UpsamplingBilinear2d, Fold, Unfold, Embedding, EmbeddingBag, MultiheadAttention,
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer, RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
-    PairwiseDistance, CosineSimilarity,
+    PairwiseDistance, CosineSimilarity, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d,
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
+    LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
     "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
@@ -41,7 +43,7 @@ __all__ = [
     "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "GaussianNLLLoss",
-    "PoissonNLLLoss", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
+    "PoissonNLLLoss", "CTCLoss", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d",
     "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d",
     "LPPool2d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
@@ -54,7 +56,9 @@ __all__ = [
     "Fold", "Unfold", "Embedding", "EmbeddingBag", "MultiheadAttention", "Transformer",
     "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-    "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity",
+    "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity", "LazyLinear", "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter", "UninitializedBuffer",
 ]
 
 

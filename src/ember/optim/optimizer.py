@@ -14,11 +14,11 @@ does not; ``step`` bumps the parameter's version counter for the in-place write.
 
 Semantics follow https://pytorch.org/docs/stable/optim.html.
 """
+import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
-
 
 from .._backend import namespace
 from .._ops.complex import view_as_complex, view_as_real
@@ -27,8 +27,61 @@ from .._tensor import Tensor
 from .._dtype import get_default_dtype, float64, float32
 from .._creation import tensor as _tensor
 from ..autograd.grad_mode import no_grad, enable_grad
+from ..utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# Step hooks of every optimizer: the pre-hooks run before each optimizer's own, the
+# post-hooks after them.
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+_HOOK_TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                "_optimizer_load_state_dict_post_hooks")
+
+
+def _add_hook(table, hook, prepend=False):
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` runs before every
+    optimizer's ``step``, ahead of its own pre-hooks (``args`` starts with the optimizer).
+    Returns a handle whose ``remove()`` unregisters it
+    (``torch.optim.optimizer.register_optimizer_step_pre_hook``)."""
+    return _add_hook(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs) -> None`` runs after every optimizer's ``step``, after
+    its own post-hooks. Returns a removable handle."""
+    return _add_hook(_global_optimizer_post_hooks, hook)
+
+
+def _with_step_hooks(step):
+    """``step`` running the global and the optimizer's step hooks around it: the class's own
+    ``step``, wrapped once when the first instance is made (a subclass that overrides
+    ``step`` gets the hooks too)."""
+    @functools.wraps(step)
+    def hooked(*args, **kwargs):
+        self = args[0]
+        for hook in (*_global_optimizer_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {result}.")
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for hook in (*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    hooked.hooked = True
+    return hooked
 
 
 class _RequiredParameter:
@@ -83,6 +136,9 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_TABLES:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
@@ -103,6 +159,46 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in _HOOK_TABLES:  # an unpickled optimizer starts without hooks
+            self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
+
+    def _patch_step_function(self):
+        """Wraps this class's ``step`` with the step hooks, once (torch's name)."""
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _with_step_hooks(type(self).step)
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` runs before each
+        :meth:`step` (``args`` starts with the optimizer; a returned pair replaces the
+        arguments, anything else raises RuntimeError). Returns a removable handle."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs) -> None`` runs after each :meth:`step`. Returns a
+        removable handle."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer) -> None`` runs first in :meth:`state_dict`; ``prepend`` puts it
+        before the hooks already registered. Returns a removable handle."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> None or state_dict`` runs last in
+        :meth:`state_dict`; a returned dict replaces the result. Returns a removable handle."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> None or state_dict`` runs first in
+        :meth:`load_state_dict`, on a shallow copy of the given dict; a returned dict is
+        loaded instead. Returns a removable handle."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer) -> None`` runs last in :meth:`load_state_dict`. Returns a
+        removable handle."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self):
         text = self.__class__.__name__ + " ("
@@ -268,6 +364,8 @@ class Optimizer:
           copies.
         * ``"param_groups"``: each group's options, with ``"params"`` the list of indices.
         """
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index = {}
         packed_groups = []
         for group in self.param_groups:
@@ -278,7 +376,12 @@ class Optimizer:
             packed_groups.append(packed)
         packed_state = {(index[id(k)] if isinstance(k, Tensor) else k): v
                         for k, v in self.state.items()}
-        return {"state": packed_state, "param_groups": packed_groups}
+        state_dict = {"state": packed_state, "param_groups": packed_groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Loads a dict returned by :meth:`state_dict`: state tensors are cast to the dtype of
@@ -288,6 +391,11 @@ class Optimizer:
             ValueError: the number of groups, or the size of a group, differs from this
                 optimizer's.
         """
+        state_dict = state_dict.copy()
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -320,6 +428,8 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
 
 def _with_numbers(group):

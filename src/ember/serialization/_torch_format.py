@@ -33,7 +33,7 @@ from .._device import check_device, device
 from .._size import Size
 from .._ops.sparse import sparse_coo_tensor
 from .._tensor import Tensor
-from ..nn.parameter import Parameter
+from ..nn.parameter import Parameter, is_lazy
 from ._files import read_entry_into
 
 # ---- names ----------------------------------------------------------------------------------
@@ -178,6 +178,8 @@ class _Pickler(pickle._Pickler):
         return None
 
     def reducer_override(self, obj):
+        if is_lazy(obj):  # a lazy module's parameter before its first forward: torch writes the class
+            return _Global("torch.nn.parameter", type(obj).__name__), (obj.requires_grad,)
         if isinstance(obj, Tensor) or type(obj) is _TensorData:
             tensor = obj.tensor if type(obj) is _TensorData else obj
             if type(obj) is not _TensorData and isinstance(tensor, Parameter):

@@ -22,6 +22,7 @@ from .loss import (
     triplet_margin_with_distance_loss, multilabel_soft_margin_loss, multi_margin_loss,
     multilabel_margin_loss, gaussian_nll_loss, poisson_nll_loss,
 )
+from .ctc import ctc_loss
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .pooling import (
     max_pool1d, max_pool2d, max_pool1d_with_indices, max_pool2d_with_indices, avg_pool1d,
@@ -52,7 +53,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "gaussian_nll_loss", "poisson_nll_loss",
+    "multilabel_margin_loss", "gaussian_nll_loss", "poisson_nll_loss", "ctc_loss",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
     "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",

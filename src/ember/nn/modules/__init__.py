@@ -1,7 +1,7 @@
 """Every layer class of ``ember.nn``, one concept per file as in ``torch/nn/modules``."""
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear, Bilinear
+from .linear import Identity, Linear, Bilinear, LazyLinear
 from .flatten import Flatten, Unflatten
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .activation import (
@@ -15,17 +15,22 @@ from .loss import (
     BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
     CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
-    PoissonNLLLoss,
+    PoissonNLLLoss, CTCLoss,
 )
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv import (
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, LazyConv1d, LazyConv2d,
+    LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+)
 from .pooling import (
     MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d,
     MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, MaxUnpool3d, LPPool3d,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
 from .normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .instancenorm import (
+    InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
 from .padding import (
     ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -53,7 +58,7 @@ __all__ = [
     "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SoftMarginLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "Conv1d", "Conv2d",
+    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "CTCLoss", "Conv1d", "Conv2d",
     "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",
@@ -67,5 +72,6 @@ __all__ = [
     "EmbeddingBag", "MultiheadAttention", "Transformer", "TransformerEncoder",
     "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase",
     "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "PairwiseDistance",
-    "CosineSimilarity",
+    "CosineSimilarity", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]

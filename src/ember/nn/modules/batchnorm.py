@@ -6,10 +6,11 @@ from ..._dtype import int64
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -17,6 +18,7 @@ class _NormBase(Module):
     buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``
     (int64 0) when ``track_running_stats``, else those names hold None."""
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    _version = 2  # num_batches_tracked appeared in version 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):
@@ -144,3 +146,59 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A normalisation whose ``num_features`` is its first input's dimension 1; it becomes its
+    ``cls_to_become`` then. Args: eps, momentum, affine, track_running_stats, device, dtype;
+    keyword ``bias``."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None,
+                 *, bias=True):
+        super().__init__(0, eps, momentum, False, False, bias=bias)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=int64, device=device)
+
+    def reset_parameters(self):
+        """The layer's initialisation, once the parameters have a shape (a no-op before)."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materializes the (C,) weight, bias and running statistics from ``input`` (N, C, ...)."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                    if is_lazy(t):
+                        t.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """:class:`BatchNorm1d` with ``num_features`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyBatchNorm1d.html)."""
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """:class:`BatchNorm2d` with ``num_features`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyBatchNorm2d.html)."""
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """:class:`BatchNorm3d` with ``num_features`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyBatchNorm3d.html)."""
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

@@ -12,10 +12,13 @@ the bias (out_channels) is drawn from the same U(-k, k).
 from ..._creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -289,3 +292,106 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
     dims = 3
     _function = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is its first input's channel count (dimension 1
+    of a batched input, 0 of an unbatched one); it becomes its ``cls_to_become`` then.
+    RuntimeError for an input of another rank, ValueError when ``groups`` does not divide
+    the channel count."""
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        """The layer's initialisation, once the parameters have a shape (a no-op before)."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """Materializes weight and bias from ``input``'s channel count, then re-draws them."""
+        if not self.has_uninitialized_params():
+            return
+        spatial = len(self.kernel_size)
+        if input.ndim not in (spatial + 1, spatial + 2):
+            raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        self.in_channels = input.shape[1] if input.ndim == spatial + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        shape = ((self.in_channels, self.out_channels // self.groups) if self.transposed
+                 else (self.out_channels, self.in_channels // self.groups))
+        with no_grad():
+            self.weight.materialize(shape + self.kernel_size)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """:class:`Conv1d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv1d.html)."""
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """:class:`Conv2d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv2d.html)."""
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """:class:`ConvTranspose1d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose1d.html)."""
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """:class:`ConvTranspose2d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose2d.html)."""
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """:class:`Conv3d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv3d.html)."""
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """:class:`ConvTranspose3d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose3d.html)."""
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)

@@ -4,9 +4,10 @@ Unlike batch norm, ``affine`` and ``track_running_stats`` default to False."""
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -63,4 +64,24 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Normalises each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) inputs; see
     :class:`InstanceNorm1d`. Source: https://pytorch.org/docs/stable/generated/torch.nn.InstanceNorm3d.html"""
+    _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """:class:`InstanceNorm1d` with ``num_features`` from the first input's dimension 1
+    (``affine`` and ``track_running_stats`` default to True here, as in PyTorch)
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyInstanceNorm1d.html)."""
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """:class:`InstanceNorm2d` with ``num_features`` from the first input; see :class:`LazyInstanceNorm1d`."""
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """:class:`InstanceNorm3d` with ``num_features`` from the first input; see :class:`LazyInstanceNorm1d`."""
+    cls_to_become = InstanceNorm3d
     _no_batch_dim = 4

@@ -5,10 +5,12 @@ import math
 from ..._creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 class Identity(Module):
@@ -124,3 +126,32 @@ class NonDynamicallyQuantizableLinear(Linear):
     """A plain :class:`Linear` under PyTorch's class name: the output projection of
     :class:`~ember.nn.MultiheadAttention`, so that its ``repr`` reads as PyTorch's and dynamic
     quantization leaves it in floating point, as PyTorch does."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is the last dimension of its first input
+    (:mod:`ember.nn.modules.lazy`); it becomes a ``Linear`` then. Args: out_features, bias,
+    device, dtype. Source: https://pytorch.org/docs/stable/generated/torch.nn.LazyLinear.html"""
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        """The layer's initialisation, once the parameters have a shape (a no-op before)."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materializes weight (out_features, input.shape[-1]) and bias, then re-draws them."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

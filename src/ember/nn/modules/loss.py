@@ -14,7 +14,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-           "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
+           "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -281,3 +281,18 @@ class PoissonNLLLoss(_Loss):
     def forward(self, log_input, target):
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (:func:`ember.nn.functional.ctc_loss`).
+    Shapes: log_probs (T, N, C) or (T, C); targets (N, S) or concatenated 1-d; input and
+    target lengths N ints (a tuple/list or an integer tensor); result per ``reduction``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -60,7 +60,9 @@ class _Hooks(OrderedDict):
 
 _PLAIN = {_Table: dict, _Hooks: OrderedDict}
 _TABLES = {"_parameters": _Table, "_buffers": _Table, "_modules": _Table, "_forward_pre_hooks": _Hooks,
-           "_forward_hooks": _Hooks, "_backward_pre_hooks": _Hooks, "_backward_hooks": _Hooks}
+           "_forward_hooks": _Hooks, "_backward_pre_hooks": _Hooks, "_backward_hooks": _Hooks,
+           "_state_dict_pre_hooks": _Hooks, "_state_dict_hooks": _Hooks,
+           "_load_state_dict_pre_hooks": _Hooks, "_load_state_dict_post_hooks": _Hooks}
 
 # Hooks that run for every module's call, before the module's own (ModuleTracker and
 # FlopCounterMode find the module path through them).
@@ -163,17 +165,12 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
                             f"{len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = _Table()
-        d["_buffers"] = _Table()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = _Table()
-        d["_forward_pre_hooks"] = _Hooks()
+        for name, table in _TABLES.items():
+            d[name] = table()
         d["_forward_pre_hooks_with_kwargs"] = {}
-        d["_forward_hooks"] = _Hooks()
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_hooks_always_called"] = {}
-        d["_backward_pre_hooks"] = _Hooks()
-        d["_backward_hooks"] = _Hooks()
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -403,9 +400,9 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
     def __setstate__(self, state):
         self.__dict__.update(state)
         d = self.__dict__
-        for name, table in _TABLES.items():
-            if name in d and type(d[name]) is not table:
-                d[name] = table(d[name])
+        for name, table in _TABLES.items():  # a module pickled before a table existed gets an empty one
+            if type(d.get(name)) is not table:
+                d[name] = table(d.get(name, ()))
 
     def __dir__(self):
         keys = (dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules)

@@ -1,41 +1,13 @@
 """Hook plumbing for modules: removable handles and the full backward hooks
 (the behaviour of ``torch.utils.hooks.RemovableHandle`` and ``BackwardHook``)."""
-import itertools
 import warnings
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import STATE
+from ...utils.hooks import RemovableHandle
 
 __all__ = ["RemovableHandle", "BackwardHook"]
-
-
-class RemovableHandle:
-    """What ``register_*_hook`` returns: ``handle.remove()`` takes the hook out of its table
-    (and of any companion tables, such as the one recording ``with_kwargs``). Also a context
-    manager that removes the hook on exit."""
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._ids)
-        if extra_dict is None:
-            extra_dict = ()
-        elif isinstance(extra_dict, dict):
-            extra_dict = (extra_dict,)
-        self.extra_dicts = tuple(extra_dict)
-
-    def remove(self):
-        """Unregisters the hook (from every dict it was put in); calling it again does nothing."""
-        self.hooks_dict.pop(self.id, None)
-        for d in self.extra_dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _BackwardHookFunction(Function):
