@@ -19,6 +19,8 @@ LAYERS = [  # (class, args, kwargs, input shape)
     ("LazyConv2d", (6, 3), {"groups": 2, "stride": 2}, (2, 4, 9, 9)),
     ("LazyConvTranspose1d", (6, 3), {}, (2, 4, 9)),
     ("LazyConvTranspose2d", (6, 3), {"output_padding": 1, "stride": 2}, (2, 4, 5, 5)),
+    ("LazyConv3d", (6, 2), {"groups": 2}, (2, 4, 3, 4, 4)),
+    ("LazyConvTranspose3d", (6, 2), {"stride": 2}, (4, 3, 3, 3)),  # unbatched
     ("LazyBatchNorm1d", (), {}, (3, 4)),
     ("LazyBatchNorm2d", (), {"affine": False}, (3, 4, 2, 2)),
     ("LazyBatchNorm3d", (), {"bias": False}, (3, 4, 2, 2, 2)),
