@@ -26,7 +26,7 @@ from .sparse import SparseCOO
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
-           "empty_at"]
+           "empty_at", "cast"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -307,6 +307,24 @@ def is_floating(dtype):
     """Whether the array dtype ``dtype`` is a real floating-point one. bfloat16's NumPy dtype
     (from ml_dtypes) has kind "V", not "f", so ``dtype.kind == "f"`` alone misses it."""
     return dtype.kind == "f" or dtype == _BFLOAT16
+
+
+_SIXTEEN_BIT = (np.dtype(np.float16), _BFLOAT16)
+
+
+def cast(x, dtype):
+    """``x.astype(dtype)`` converted as PyTorch's CPU converts: into float16 or bfloat16 through
+    float32, since c10's ``Half`` and ``BFloat16`` are built from a float (float64
+    1.19677734375 - 2**-40 becomes float16 1.19727, where one rounding gives 1.19629; int64
+    2**24 + 2**16 + 1 becomes bfloat16 2**24), and from bfloat16 to an integer through float32
+    too (ml_dtypes' own cast saturates, torch's wraps as float's does)."""
+    source = x.dtype
+    if source == _BFLOAT16 and dtype.kind in "iu":
+        return x.astype(np.float32).astype(dtype)
+    if dtype not in _SIXTEEN_BIT or source == dtype:
+        return x.astype(dtype)
+    with np.errstate(over="ignore"):  # (inf past the range, silently as torch's)
+        return (x.astype(np.float32) if source.itemsize >= 4 and source != np.float32 else x).astype(dtype)
 
 
 def _blas_thread_functions():
