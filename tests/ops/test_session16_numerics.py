@@ -1,6 +1,8 @@
 """Session 16 (PAR14), against torch 2.13: the numerics rows left open in session 15 (16-bit
 conversions through float32, bfloat16's integer powers, the layout of advanced indexing with
 None and bools, addcmul as one fused multiply-add)."""
+import itertools
+
 import numpy as np
 
 import pytest
@@ -58,21 +60,6 @@ def test_16_bit_powers_by_a_number_equal_torch(dtype, exponent):
     assert got.dtype.name == dtype and _same(got, want)
 
 
-def test_bfloat16_rsqrt_power_is_float32s_one_over_sqrt_rounded_once():
-    """``x ** -0.5`` in bfloat16: torch's vector path rounds float32's ``1 / sqrt(x)`` once
-    (its scalar tail, the last elements short of a vector, rounds sqrt to bfloat16 first, so its
-    answer depends on the element's position and the CPU's vector width); ember rounds once
-    everywhere: the float64 reference correctly rounded, but for float32's own rounding."""
-    rng = np.random.default_rng(5)
-    v = np.abs(rng.standard_normal(4096) * np.exp(rng.uniform(-30, 30, 4096))).astype(np.float32)
-    x = ember.tensor(v).bfloat16()
-    reference = 1 / np.sqrt(x.float().numpy().astype(np.float64))
-    got = (x ** -0.5).float().numpy()
-    want = torch.tensor(reference.astype(np.float32)).bfloat16().float().numpy()
-    assert np.array_equal(got, want)
-    assert (got != x.float().sqrt().bfloat16().reciprocal().float().numpy()).sum() > 100  # not rounded twice
-
-
 # ---- advanced indexing with None and bools: torch's shapes and strides ---------------------
 _INDEXES = [(None, [0, 1]), (None, True), ([0, 1], None), (None, [0, 1], None), (slice(None), None, [0, 2]),
             (None, slice(None), [0, 1]), ([0, 1], None, [1, 2]), (None, [[0], [1]], None, [1, 2]),
@@ -114,3 +101,64 @@ def test_advanced_indexing_of_a_permuted_tensor_follows_its_layout():
         tindex = tuple(torch.tensor(i.numpy()) if isinstance(i, ember.Tensor) else i for i in index)
         got, want = e[index], t[tindex]
         assert got.stride() == want.stride() and np.array_equal(got.numpy(), want.numpy()), index
+
+
+# ---- addcmul: torch's fused multiply-add, fma(value * tensor1, tensor2, input) -------------
+def _addcmul_operands(rng, n, dtype):
+    arrays = [rng.standard_normal(n) * np.exp(rng.uniform(-20, 20, n)) for _ in range(3)]
+    arrays[0][: n // 2] = -(arrays[1] * arrays[2])[: n // 2] * (1 + rng.standard_normal(n // 2) * 1e-7)  # cancellations
+    return [torch.tensor(a).to(getattr(torch, dtype)) for a in arrays]
+
+
+@pytest.fixture(params=["c", "numpy"])
+def fma_path(request, monkeypatch):
+    """The C kernel (built by the toolchain) and NumPy's error-free transformations (where there
+    is no C compiler) alike."""
+    from ember._ops import fma
+    if request.param == "numpy":
+        monkeypatch.setattr(fma, "_c_kernels", lambda: None)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("value", [1, 0.3, -2.5, 2.0 ** -30])
+def test_addcmul_is_torchs_fused_multiply_add(dtype, value, fma_path):
+    t = _addcmul_operands(np.random.default_rng(7), 40000, dtype)
+    e = [ember.tensor(x.float().numpy() if dtype == "bfloat16" else x.numpy()).to(getattr(ember, dtype)) for x in t]
+    assert _same(ember.addcmul(*e, value=value), torch.addcmul(*t, value=value))
+    # in place and as a method, too
+    assert _same(e[0].clone().addcmul_(e[1], e[2], value=value), t[0].clone().addcmul_(t[1], t[2], value=value))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_addcmul_at_edge_values_as_ieee_fma(dtype, fma_path):
+    edge = [0.0, -0.0, 1.0, -1.5, np.inf, -np.inf, np.nan, 1e300, -1e300, 5e-324, 1e-310, 3.4e38, 1e-45,
+            2.0 ** 996, 1e-200, 0.1]
+    combos = np.array(list(itertools.product(edge, repeat=3))).T
+    for value in (1, -0.3, 0, 2.0 ** -30):
+        want = torch.addcmul(*(torch.tensor(c).to(getattr(torch, dtype)) for c in combos), value=value)
+        got = ember.addcmul(*(ember.tensor(c).to(getattr(ember, dtype)) for c in combos), value=value)
+        w, g = want.numpy(), got.numpy()
+        number = ~np.isnan(w)
+        assert np.array_equal(w, g, equal_nan=True) and np.array_equal(np.signbit(w[number]), np.signbit(g[number])), value
+
+
+def test_addcmul_broadcasts_promotes_and_differentiates_as_torch(fma_path):
+    rng = np.random.default_rng(8)
+    a, b, c = rng.standard_normal((3, 1)), rng.standard_normal((1, 4)), rng.standard_normal((4,)).astype(np.float32)
+    ea, eb, ec = (ember.tensor(x, requires_grad=True) for x in (a, b, c))
+    ta, tb, tc = (torch.tensor(x, requires_grad=True) for x in (a, b, c))
+    got, want = ember.addcmul(ec, ea, eb, value=0.7), torch.addcmul(tc, ta, tb, value=0.7)
+    assert got.dtype == ember.float64 and _same(got.detach(), want.detach())
+    assert got.grad_fn.name() == want.grad_fn.name()
+    got.sum().backward()
+    want.sum().backward()
+    for x, y in ((ea, ta), (eb, tb), (ec, tc)):
+        assert x.grad.dtype.name == str(y.grad.dtype).split(".")[1] and np.allclose(x.grad.numpy(), y.grad.numpy())
+    # second derivative through the op's backward
+    x = ember.tensor(a, requires_grad=True)
+    g, = ember.autograd.grad(ember.addcmul(ember.tensor(c), x, x * x, value=2).sum(), x, create_graph=True)
+    assert np.allclose(g.detach().numpy(), 4 * 6 * a ** 2) and g.requires_grad  # d/dx of 2 x^3, 4 columns
+    # integer and complex tensors keep the composite (torch: exact integers; complex products)
+    i = ember.tensor([3, 4]), ember.tensor([5, 6]), ember.tensor([7, 8])
+    assert ember.addcmul(*i, value=2).tolist() == torch.addcmul(*(torch.tensor(x.numpy()) for x in i), value=2).tolist()

@@ -321,10 +321,15 @@ def cast(x, dtype):
     source = x.dtype
     if source == _BFLOAT16 and dtype.kind in "iu":
         return x.astype(np.float32).astype(dtype)
-    if dtype not in _SIXTEEN_BIT or source == dtype:
-        return x.astype(dtype)
-    with np.errstate(over="ignore"):  # (inf past the range, silently as torch's)
-        return (x.astype(np.float32) if source.itemsize >= 4 and source != np.float32 else x).astype(dtype)
+    if source.kind == "f" and dtype.kind in "fV" and source.itemsize > 4:
+        with np.errstate(over="ignore"):  # float64 past float32's range: inf, silently as torch's
+            if dtype in _SIXTEEN_BIT:
+                x = x.astype(np.float32)
+            return x.astype(dtype)
+    if dtype in _SIXTEEN_BIT and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
+        with np.errstate(over="ignore"):  # (int32, int64, complex: as c10's, through float)
+            return x.astype(np.float32).astype(dtype)
+    return x.astype(dtype)
 
 
 def _blas_thread_functions():

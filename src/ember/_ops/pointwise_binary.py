@@ -352,11 +352,8 @@ def float_power(input, exponent):
 
 def _bfloat16_power(xp, a, b):
     """bfloat16 ``a ** b`` for the exponents torch's CPU kernel spells as products (3: ``a * a *
-    a``, -2: ``1 / (a * a)``, each step rounded to bfloat16) or as float32's ``1 / sqrt(a)``
-    (-0.5, rounded once); ``xp.power`` would round the float32 power once (PowKernel.cpp's
-    ``pow_tensor_scalar_optimized_kernel`` and ``rsqrt_kernel``)."""
-    if b == -0.5:
-        return (1 / xp.sqrt(a.astype(np.float32))).astype(a.dtype)
+    a``, -2: ``1 / (a * a)``, each step rounded to bfloat16), where ``xp.power`` would round the
+    float32 power once (PowKernel.cpp's ``pow_tensor_scalar_optimized_kernel``)."""
     square = a * a
     return square * a if b == 3 else 1 / square
 
@@ -380,7 +377,7 @@ class Pow(Op):
         # gives inf or 0, and 0 or inf), but for float16, which torch takes through C's pow
         root = type(b) is float and b in (0.5, -0.5) and _backend.is_floating(a.dtype) and a.dtype != np.float16
         with np.errstate(all="ignore"):
-            if a.dtype == _dtype.bfloat16.np and type(b) in (int, float) and b in (3, -2, -0.5):
+            if a.dtype == _dtype.bfloat16.np and type(b) in (int, float) and b in (3, -2):
                 return _bfloat16_power(xp, a, b)
             if root:
                 return xp.sqrt(a) if b > 0 else 1 / xp.sqrt(a)
