@@ -185,23 +185,32 @@ def _unsqueezed_first(array, index):
             return None
         items.append(item)
     view = array.reshape(shape + list(array.shape[dim:]), copy=False)[tuple(items)]
-    if array.size and not (at_end and array.ndim and array.strides[-1] != array.itemsize):
+    if array.size and not (at_end and array.ndim and array.strides[-1] != array.itemsize) and 1 not in array.shape:
         return view
-    # (at the end unsqueeze's stride is 1, NumPy's the last dim's; an empty array's may be 0)
-    return empty_at(view, view.shape, _unsqueezed_strides(view, array, index, named), view.dtype, 0)
+    # (at the end unsqueeze's stride is 1, NumPy's the last dim's; an empty array's may be 0;
+    # NumPy's reshape gives size-1 dims strides of its own, torch keeps theirs)
+    strides = _unsqueezed_strides(view, array, index, named)
+    return view if tuple(strides) == view.strides else empty_at(view, view.shape, strides, view.dtype, 0)
 
 
 def _unsqueezed_strides(view, array, index, named):
-    """``view``'s strides (``array[index]``'s) with unsqueeze's for the dims None inserts."""
+    """``view``'s strides (``array[index]``'s) as torch's: unsqueeze's for the dims None inserts,
+    ``array``'s (times the step) for the dims it keeps."""
     strides, out, dim = list(view.strides), 0, 0  # the dims of the result and of ``array`` reached
     for item in index:
         if item is None:
             strides[out] = array.shape[dim] * array.strides[dim] if dim < array.ndim else array.itemsize
             out += 1
         elif item is Ellipsis:
-            out, dim = out + array.ndim - named, dim + array.ndim - named
+            kept = array.ndim - named
+            strides[out:out + kept] = array.strides[dim:dim + kept]
+            out, dim = out + kept, dim + kept
         else:
-            out, dim = out + isinstance(item, slice), dim + 1
+            if isinstance(item, slice):
+                strides[out] = array.strides[dim] * (item.step or 1)
+                out += 1
+            dim += 1
+    strides[out:] = array.strides[dim:]
     return strides
 
 

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .. import _backend, _dtype
-from .._backend.index_layout import torch_layout
+from .._backend.index_layout import take_as_torch, torch_layout
 from .._creation import check_narrow, from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, caller_level, with_out
@@ -228,7 +228,8 @@ class Index(Slice):
 
     @staticmethod
     def forward(x, index):
-        return torch_layout(x, index, _backend.placed_as_torch(x, index))
+        taken = take_as_torch(x, index)
+        return taken if taken is not None else torch_layout(x, index, _backend.placed_as_torch(x, index))
 
 
 class IndexBackward(Op):
