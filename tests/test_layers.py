@@ -83,6 +83,8 @@ FUNCTION_LEVEL_ALLOWED = {
     # mode's replay of std::sort runs as C built by the compiler's toolchain (stdlib only), which
     # loads on the first slice that needs the replay, not with every ``import ember``.
     ("ember/_ops/stdsort.py", "_c_kernel", "ember.compiler.backends.toolchain"),
+    # addcmul's fused multiply-add runs as C built the same way, on the first addcmul.
+    ("ember/_ops/fma.py", "_c_kernels", "ember.compiler.backends.toolchain"),
     # A Timer's statement sees the public namespace as ``torch`` and ``ember``, as a user
     # program would: the top layer, which Timer (below it) reaches when it is made.
     ("ember/utils/benchmark/timer.py", "__init__", "ember"),

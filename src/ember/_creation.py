@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from . import _layout
 from . import _memory_format
-from ._backend import as_array, empty_strided_like, namespace
+from ._backend import as_array, cast, empty_strided_like, namespace
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
 from ._device import check_device, device as _device_cls, device_type
@@ -129,7 +129,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             # Python floats are doubles: they convert straight to a wider dtype, not through
             # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
             arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
-        arr = arr.astype(dtype.np, copy=False)
+        arr = cast(arr, dtype.np) if arr.dtype != dtype.np else arr
     return _finish(arr, requires_grad)
 
 
@@ -520,9 +520,7 @@ class ToDtype(Op):
         if x.dtype.kind == "c" and not dtype.is_complex:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
             x = x.real
-        if x.dtype == _dtype.bfloat16.np and dtype.np.kind in "iu":
-            x = x.astype(np.float32)  # ml_dtypes' own cast saturates; torch's goes through float
-        return x.astype(dtype.np)
+        return cast(x, dtype.np)
 
     @staticmethod
     def backward(ctx, g):
@@ -543,10 +541,10 @@ def type_(input, dtype=None, non_blocking=False):
 
 def cast_to(dtype):
     """The Tensor method ``float()``, ``long()``, ...: ``self.to(dtype)``."""
-    def cast(self, memory_format=None):
+    def method(self, memory_format=None):
         return to(self, dtype)
-    cast.__doc__ = f"``self.to({dtype!r})``."
-    return cast
+    method.__doc__ = f"``self.to({dtype!r})``."
+    return method
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):

@@ -39,6 +39,7 @@ def sample_calls():
         lambda: x ** 2, lambda: i ** 2, lambda: 2 ** x, lambda: ember.atan2(i, i),
         lambda: ember.hypot(x, y), lambda: ember.logaddexp2(d, d[0]),
         lambda: ember.maximum(x, y), lambda: ember.minimum(i, i), lambda: ember.lerp(x, y, 0.5),
+        lambda: ember.addcmul(x, x, y, value=0.5), lambda: ember.addcmul(d, d[0], d[:, :1]),
         lambda: ember.where(b, 1.0, ember.zeros(2)), lambda: ember.where(b.reshape(2, 1), i, i),
         lambda: x.clamp(min=0), lambda: i.clamp(max=ember.tensor([1, 2])),
         lambda: ember.nn.functional.softplus(x),

@@ -26,7 +26,7 @@ from .sparse import SparseCOO
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
-           "empty_at"]
+           "empty_at", "cast"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -185,23 +185,32 @@ def _unsqueezed_first(array, index):
             return None
         items.append(item)
     view = array.reshape(shape + list(array.shape[dim:]), copy=False)[tuple(items)]
-    if array.size and not (at_end and array.ndim and array.strides[-1] != array.itemsize):
+    if array.size and not (at_end and array.ndim and array.strides[-1] != array.itemsize) and 1 not in array.shape:
         return view
-    # (at the end unsqueeze's stride is 1, NumPy's the last dim's; an empty array's may be 0)
-    return empty_at(view, view.shape, _unsqueezed_strides(view, array, index, named), view.dtype, 0)
+    # (at the end unsqueeze's stride is 1, NumPy's the last dim's; an empty array's may be 0;
+    # NumPy's reshape gives size-1 dims strides of its own, torch keeps theirs)
+    strides = _unsqueezed_strides(view, array, index, named)
+    return view if tuple(strides) == view.strides else empty_at(view, view.shape, strides, view.dtype, 0)
 
 
 def _unsqueezed_strides(view, array, index, named):
-    """``view``'s strides (``array[index]``'s) with unsqueeze's for the dims None inserts."""
+    """``view``'s strides (``array[index]``'s) as torch's: unsqueeze's for the dims None inserts,
+    ``array``'s (times the step) for the dims it keeps."""
     strides, out, dim = list(view.strides), 0, 0  # the dims of the result and of ``array`` reached
     for item in index:
         if item is None:
             strides[out] = array.shape[dim] * array.strides[dim] if dim < array.ndim else array.itemsize
             out += 1
         elif item is Ellipsis:
-            out, dim = out + array.ndim - named, dim + array.ndim - named
+            kept = array.ndim - named
+            strides[out:out + kept] = array.strides[dim:dim + kept]
+            out, dim = out + kept, dim + kept
         else:
-            out, dim = out + isinstance(item, slice), dim + 1
+            if isinstance(item, slice):
+                strides[out] = array.strides[dim] * (item.step or 1)
+                out += 1
+            dim += 1
+    strides[out:] = array.strides[dim:]
     return strides
 
 
@@ -307,6 +316,29 @@ def is_floating(dtype):
     """Whether the array dtype ``dtype`` is a real floating-point one. bfloat16's NumPy dtype
     (from ml_dtypes) has kind "V", not "f", so ``dtype.kind == "f"`` alone misses it."""
     return dtype.kind == "f" or dtype == _BFLOAT16
+
+
+_SIXTEEN_BIT = (np.dtype(np.float16), _BFLOAT16)
+
+
+def cast(x, dtype):
+    """``x.astype(dtype)`` converted as PyTorch's CPU converts: into float16 or bfloat16 through
+    float32, since c10's ``Half`` and ``BFloat16`` are built from a float (float64
+    1.19677734375 - 2**-40 becomes float16 1.19727, where one rounding gives 1.19629; int64
+    2**24 + 2**16 + 1 becomes bfloat16 2**24), and from bfloat16 to an integer through float32
+    too (ml_dtypes' own cast saturates, torch's wraps as float's does)."""
+    source = x.dtype
+    if source == _BFLOAT16 and dtype.kind in "iu":
+        return x.astype(np.float32).astype(dtype)
+    if source.kind == "f" and dtype.kind in "fV" and source.itemsize > 4:
+        with np.errstate(over="ignore"):  # float64 past float32's range: inf, silently as torch's
+            if dtype in _SIXTEEN_BIT:
+                x = x.astype(np.float32)
+            return x.astype(dtype)
+    if dtype in _SIXTEEN_BIT and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
+        with np.errstate(over="ignore"):  # (int32, int64, complex: as c10's, through float)
+            return x.astype(np.float32).astype(dtype)
+    return x.astype(dtype)
 
 
 def _blas_thread_functions():

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from .. import _backend, _dtype
+from .._backend.index_layout import take_as_torch, torch_layout
 from .._creation import check_narrow, from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, caller_level, with_out
@@ -98,14 +99,18 @@ def getitem(self, index):
 
 
 def _ints_first(index):
-    """An advanced ``index`` holding integers as ``(basic index of the integers, the rest)``, else
-    None: PyTorch selects with integers first, so they never join the advanced indices."""
-    if not any(type(i) is int for i in index) or any(type(i) is builtins.bool for i in index):
+    """An advanced ``index`` holding integers, None or Python bools as ``(basic index of the
+    integers and None, the rest)``, else None: PyTorch selects with integers and inserts None's
+    dims first (a view, with unsqueeze's strides), so they never join the advanced indices, and
+    indexes that view with the arrays (``x[None, [0, 1]]`` of a (4, 3) tensor strides (6, 3,
+    1)). A bool is a None whose new dim is then indexed with [0] (True) or [] (False)."""
+    if not any(type(i) in (int, builtins.bool) or i is None for i in index):
         return None
-    first = tuple(i if i is None or i is Ellipsis or type(i) in (int, slice)
+    first = tuple(None if type(i) is builtins.bool else i if i is None or i is Ellipsis or type(i) in (int, slice)
                   else (slice(None),) * (i.ndim if i.dtype == np.bool_ else 1) for i in index)
     first = tuple(x for i in first for x in (i if type(i) is tuple else (i,)))
-    rest = tuple(i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
+    rest = tuple(np.arange(int(i), dtype=np.int64) if type(i) is builtins.bool
+                 else i if isinstance(i, np.ndarray) or i is Ellipsis else slice(None)
                  for i in index if type(i) is not int)
     return first, rest
 
@@ -220,6 +225,11 @@ class Index(Slice):
     result's shape (``mask_sets_shape``: the compiler breaks the graph there)."""
     is_view = False
     mask_sets_shape = True
+
+    @staticmethod
+    def forward(x, index):
+        taken = take_as_torch(x, index)
+        return taken if taken is not None else torch_layout(x, index, _backend.placed_as_torch(x, index))
 
 
 class IndexBackward(Op):

@@ -350,6 +350,14 @@ def float_power(input, exponent):
     return pow(input.to(dtype), exponent.to(dtype) if isinstance(exponent, Tensor) else exponent)
 
 
+def _bfloat16_power(xp, a, b):
+    """bfloat16 ``a ** b`` for the exponents torch's CPU kernel spells as products (3: ``a * a *
+    a``, -2: ``1 / (a * a)``, each step rounded to bfloat16), where ``xp.power`` would round the
+    float32 power once (PowKernel.cpp's ``pow_tensor_scalar_optimized_kernel``)."""
+    square = a * a
+    return square * a if b == 3 else 1 / square
+
+
 class Pow(Op):
     infer = classmethod(elementwise_rule)
     save_output = True
@@ -369,6 +377,8 @@ class Pow(Op):
         # gives inf or 0, and 0 or inf), but for float16, which torch takes through C's pow
         root = type(b) is float and b in (0.5, -0.5) and _backend.is_floating(a.dtype) and a.dtype != np.float16
         with np.errstate(all="ignore"):
+            if a.dtype == _dtype.bfloat16.np and type(b) in (int, float) and b in (3, -2):
+                return _bfloat16_power(xp, a, b)
             if root:
                 return xp.sqrt(a) if b > 0 else 1 / xp.sqrt(a)
             return xp.power(a, b)

@@ -15,6 +15,7 @@ from .. import _dtype
 from .._backend import kernel, namespace
 from .._creation import real_if_fits
 from .._tensor import Tensor
+from . import fma
 from .args import c_type_name, invalid_combination, scalar_first, tensor_args, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
 
@@ -187,8 +188,31 @@ def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
     tensor2)`` works with torch's warning."""
     value, tensor1, tensor2 = _addc_args("addcmul", tensor1, tensor2, args, value)
     _check_float_number(value, input.dtype)
+    dtype = _dtype.result_type(input, tensor1, tensor2)
+    if dtype.is_floating_point and not isinstance(value, complex):
+        # torch's CPU kernel: one fused multiply-add, fma(value * tensor1, tensor2, input)
+        input, tensor1, tensor2 = (t if t.dtype is dtype else t.to(dtype) for t in (input, tensor1, tensor2))
+        return with_out(apply(Addcmul, input, tensor1, tensor2, value=value), out)
     prod = tensor1 * tensor2
     return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
+
+
+class Addcmul(Op):
+    """``input + value * tensor1 * tensor2`` of floating tensors of one dtype as torch's CPU
+    kernel computes it (``PointwiseOpsKernel.cpp``): ``fma(value * tensor1, tensor2, input)``,
+    the first product rounded, the rest rounded once; float16 and bfloat16 in float32 (torch's
+    opmath), then rounded to their dtype (:func:`ember._ops.fma.addcmul`)."""
+    promote = None
+    infer = classmethod(elementwise_rule)
+
+    forward = staticmethod(fma.addcmul)
+
+    @staticmethod
+    def backward(ctx, g):
+        value = ctx.attrs["value"]
+        tensor1, tensor2 = ctx.input(1), ctx.input(2)
+        return (g, g * (tensor2 * value) if ctx.needs_input_grad[1] else None,
+                g * (tensor1 * value) if ctx.needs_input_grad[2] else None)
 
 
 def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
