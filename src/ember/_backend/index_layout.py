@@ -96,6 +96,8 @@ def _row_major(a):
     flag ignores those; torch's order reads them)."""
     if not a.flags.c_contiguous:
         return False
+    if 1 not in a.shape and 0 not in a.shape:  # then the flag is exact (no loop: x[i] is hot)
+        return True
     step = a.itemsize
     for n, stride in zip(reversed(a.shape), reversed(a.strides)):
         if stride != step:
@@ -141,6 +143,12 @@ def take_as_torch(x, index):
     ``x`` (``x[i]``, ``x[:, i]``: an embedding's lookup): NumPy's ``take`` gives C order at once,
     where its indexing may give another (``x[:, i]``) that would cost a second copy. None for
     other indexes."""
+    if len(index) == 1:  # x[i], the commonest: decided without the general walk
+        i = index[0]
+        if type(x) is np.ndarray and type(i) is np.ndarray and i.dtype.kind in "iu" and _row_major(x) \
+                and _row_major(i):
+            return np.take(x, i, axis=0)
+        return None
     if type(x) is not np.ndarray or not _contiguous_case(x, index):
         return None
     arrays = [k for k, i in enumerate(index) if type(i) is np.ndarray]

@@ -404,6 +404,8 @@ def contiguous(input, memory_format=_memory_format.contiguous_format):
     (https://pytorch.org/docs/stable/generated/torch.Tensor.contiguous.html). RuntimeError for
     a channels-last format of another rank and for ``preserve_format`` on a non-contiguous
     tensor; TypeError for anything but a memory format."""
+    if memory_format is _memory_format.contiguous_format:  # (the common call, without the checks)
+        return input if input._data.flags.c_contiguous else apply(Clone, input)
     fmt = _memory_format.checked(memory_format, "contiguous")
     if _memory_format.is_contiguous(input._data, fmt):
         return input
@@ -415,6 +417,8 @@ def contiguous(input, memory_format=_memory_format.contiguous_format):
 def clone(input, *, memory_format=_memory_format.preserve_format):
     """A copy with its own storage, recorded for autograd, laid out as ``memory_format``
     (by default as ``input`` is) (https://pytorch.org/docs/stable/generated/torch.clone.html)."""
+    if memory_format is _memory_format.preserve_format:
+        return apply(Clone, input, contiguous=False)
     fmt = _memory_format.checked(memory_format, "clone")
     if fmt in (_memory_format.channels_last, _memory_format.channels_last_3d):
         _memory_format.channels_order(fmt, input.ndim)
