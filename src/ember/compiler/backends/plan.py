@@ -364,6 +364,7 @@ def elide_clones(plan, escaping):
             plan.kernels.remove(kernel)
     _renumber(plan)
 
+
 def _row_sum_of(plan, kernel):
     """The GEMM kernel before ``kernel`` (a sum over dim 0 of a contiguous 2-D [K, M] value
     read from memory) whose A operand is that value transposed ([M, K], strides (1, M)): the
