@@ -132,11 +132,11 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     np.testing.assert_allclose(out, b.values[g.outputs[0]], rtol=1e-5)
     # Records are keyed by the code generating the family's candidates: a change to the
     # convolutions' leaves the GEMMs' records in use; a change to the GEMMs' makes them stale.
-    narrow, gemm_kernel = backends.conv.narrow, backends.cgen._gemm_kernel
+    narrow, gemm_kernel = backends.conv.narrow, backends.gemm.gemm_kernel
     monkeypatch.setattr(backends.conv, "narrow", lambda node: narrow(node))
     compile_graph(g, {"max_autotune": True})
     assert capfd.readouterr().err.count("(cached)") == 5
-    monkeypatch.setattr(backends.cgen, "_gemm_kernel", lambda *args: gemm_kernel(*args))
+    monkeypatch.setattr(backends.gemm, "gemm_kernel", lambda *args: gemm_kernel(*args))
     compile_graph(g, {"max_autotune": True})
     assert capfd.readouterr().err.count("(timed: ") == 5
     assert len(json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())) == 10

@@ -68,7 +68,7 @@ def test_direct_kernel_code_shape():
     assert not helpers and "Bp" not in "".join(lines) and "B + q*64 + j" in "".join(lines)
     helpers, lines = direct_lines("float", 4, 20, 10, 32, (32, 1), (1, 32), finish)
     text = "\n".join(lines)
-    assert helpers and "em_transpose_f(B, 32, 10, 32, Bp, 16);" in text
+    assert helpers and "em_transpose_f(B, 32, 10, 32, Bp, 16, 0);" in text
     assert text.count("done(") == 2  # the whole blocks' loop, then the last rows
     helpers, lines = direct_lines("double", 8, 3, 5, 4, (4, 1), (1, 4), finish)
     assert not helpers and "Bp[q*8 + j] = B[q*1 + j*4]" in "\n".join(lines)
@@ -169,3 +169,36 @@ def test_only_the_variant_that_can_be_picked_is_generated(mode, monkeypatch, tmp
     for out, (lhs, rhs) in zip(got, [(v["a"], v["b"]), (v["c"], v["d"])]):
         bound = (lhs.shape[1] + 1) * np.finfo(np.float32).eps * (np.abs(lhs) @ np.abs(rhs))
         assert np.all(np.abs(out - lhs @ rhs) <= bound)
+
+
+@pytest.mark.parametrize("choice", [0, 3])
+def test_bias_gradient_sum_folded_into_the_weight_gradient(choice, monkeypatch, tmp_path):
+    """``dY.sum(0)`` beside ``dY^T @ X`` (a Linear's bias and weight gradients) is computed by
+    the product's kernel (plan.fold_bias_sums; no sum kernel of its own): by the packed kernel
+    while it transposes dY's blocks (choice 3: rows in three blocks of 96, 96 and 8, K in two,
+    256 and 44, so the 8x8 shuffles and the scalar edges both add), by a loop before BLAS's
+    product (choice 0). Either adds dY's rows in order, as the sum kernel did: the same bits
+    as a float32 left fold over the rows; the product within the dot-product bound. A sum of
+    the B operand stays a sum kernel."""
+    if choice == 3 and direct_gemm.vector_bytes() != 64:
+        pytest.skip("the packed kernel needs AVX-512")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (choice, 0))
+    rng = np.random.default_rng(11)
+    arrays = {"dy": rng.standard_normal((300, 200)).astype(np.float32),
+              "x": rng.standard_normal((300, 64)).astype(np.float32)}
+    b = Builder()
+    dy, x = b.input("dy", arrays["dy"]), b.input("x", arrays["x"])
+    g = b.output(b.call("Matmul", b.call("Permute", dy, dims=(1, 0)), x), b.call("Sum", dy, dim=(0,)),
+                 b.call("Sum", x, dim=(0,)))  # B's column sums: a sum kernel of its own
+    fn = compile_graph(g, {})
+    assert fn.c_source.count("A's row sums") == 1 and fn.c_source.count("sum over dims") == 1
+    weight, bias, columns = fn([b.values[p].copy() for p in g.placeholders])
+    np.testing.assert_allclose(columns, arrays["x"].astype(np.float64).sum(0), rtol=0, atol=1e-4)
+    fold = np.zeros(200, np.float32)
+    for row in arrays["dy"]:
+        fold += row
+    assert bias.dtype == np.float32 and np.array_equal(bias, fold)
+    lhs, rhs = arrays["dy"].T.astype(np.float64), arrays["x"].astype(np.float64)
+    bound = 301 * np.finfo(np.float32).eps * (np.abs(lhs) @ np.abs(rhs))
+    assert np.all(np.abs(weight - lhs @ rhs) <= bound)

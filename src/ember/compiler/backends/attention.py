@@ -66,7 +66,7 @@ def _tiled(a, b, out, m, k, n, alpha, fname):
     # a transposed B (the keys of q @ k^T, the values of dY @ v^T) packed through 8x8 shuffles:
     # a [64x32] @ [32x64] head 2.5 -> 1.8 us against the element-wise gather (GPT step, Intel
     # Xeon, one thread, loaded; its attention weights 405 -> 365 us a layer)
-    pack = (f"em_transpose_f(B, {bc}, {n}, {k}, packed, {n});" if br == 1 else
+    pack = (f"em_transpose_f(B, {bc}, {n}, {k}, packed, {n}, 0);" if br == 1 else
             f"for (long kk = 0; kk < {k}; kk++) for (long j = 0; j < {n}; j++) packed[kk*{n} + j] = B[kk*{br} + j*{bc}];")
     return [TRANSPOSE] * (br == 1) + [
             f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",

@@ -57,7 +57,7 @@ def packed_candidate(shape):
 def planned(shape, kernel):
     """(choice, block rows) of a product of ``shape`` chosen without timing: BLAS on the whole
     product where a size is symbolic (no sizes to time), else :func:`cost_model`. Outside
-    max-autotune the C holds this variant alone (cgen._gemm_kernel): on the tiny GPT step
+    max-autotune the C holds this variant alone (gemm.gemm_kernel): on the tiny GPT step
     the packed kernels' BLAS branches were a tenth of gcc's time."""
     if any(isinstance(v, Expr) for v in shape):
         return 0, 0
@@ -127,14 +127,14 @@ def _generators(family):
     loaded, with the runtime headers: a record timed on other kernels is stale (not used; timed
     again). The modules are read from sys.modules (cgen imports this one)."""
     package = __name__.rsplit(".", 1)[0]
-    names = ("cgen", "kernels") + (("conv", "conv_gemm", "winograd") if family == "conv" else ())
+    names = ("cgen", "kernels") + (("conv", "conv_gemm", "winograd") if family == "conv" else ("gemm",))
     return toolchain.code_digest([sys.modules[f"{package}.{name}"] for name in names]) + \
         hashlib.sha256(toolchain.runtime_headers().encode()).hexdigest()
 
 
 def _key(fname, shape, kernel, compiler):
     node = kernel.nodes[0]
-    epilogue = ",".join(label(n).split("(")[0] for n in kernel.epilogue.nodes) if kernel.epilogue else ""
+    epilogue = ",".join(label(n).split("(")[0] for n in kernel.sums + (kernel.epilogue.nodes if kernel.epilogue else []))
     text = "|".join([node.target.name, repr(shape), epilogue, " ".join(compiler),
                      toolchain.compiler_identity(tuple(compiler)), toolchain.cpu_identity(),
                      _generators("conv" if fname == "conv" else "gemm")])

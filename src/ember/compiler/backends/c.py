@@ -516,5 +516,5 @@ def _handed_out(plan, buffers):
 
 def _range_name(index, kernel):
     """The profiler's name of a C kernel: its number, kind and the ops it computes."""
-    nodes = kernel.nodes + (kernel.epilogue.nodes if kernel.epilogue else [])
+    nodes = kernel.nodes + kernel.sums + (kernel.epilogue.nodes if kernel.epilogue else [])
     return f"compiled::k{index} {kernel.kind}: " + ", ".join(label(n) for n in nodes)

@@ -14,9 +14,9 @@ import re
 import numpy as np
 
 from . import attention, copies, indexing, norm, rnn, sort
-from .autotune import direct_candidate, packed_candidate
 from .conv_gemm import conv_variants
-from .direct_gemm import direct_lines, packed_lines, packed_support
+from .direct_gemm import packed_support
+from .gemm import gemm_kernel
 from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
@@ -24,7 +24,7 @@ from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
 from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
 from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
 from .locs import coverage
-from .plan import _align, _args, _blas_layout, _numel, contiguous_strides, gemm_operands, scatter_loc
+from .plan import _align, _args, _numel, contiguous_strides, scatter_loc
 from .toolchain import loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
@@ -369,65 +369,6 @@ def _copy_kernel(src, node, fname):
     return lines + ["}"]
 
 
-def _gemm_kernel(src, kernel, fname, epilogue, gemm_choice):
-    """``choice`` 0: BLAS on the whole product, then bias and epilogue; 1: BLAS per block of
-    ``block`` rows, each finished while in cache; 2: the register-tiled direct kernel for small
-    products; 3: the packed one for large float32 ones on AVX-512 (both direct_gemm.py). Each is
-    generated only where it may be picked; where ``gemm_choice(shape, kernel)`` names one, alone."""
-    plan, node = src.plan, kernel.nodes[0]
-    (a, sa), (b, sb), bias = gemm_operands(node, plan.loc)
-    out = plan.loc[node]
-    t = CTYPES[out.dtype]
-    m, k, n = _numel(a.shape[:-1]), a.shape[-1], out.shape[-1]
-    ta, lda = _blas_layout(sa, m, k)
-    tb, ldb = _blas_layout(sb, k, n)
-    gemm = "em_sgemm" if out.dtype == np.float32 else "em_dgemm"
-    finish, after = [], ""
-    add_bias = f"for (long j = 0; j < {n}; j++) C[i*{n} + j] += bias[j*{bias.strides[0]}];" if bias is not None else ""
-    ename, per_block, outer = epilogue or (None, False, 0)
-    if per_block and bias is not None:  # each row's bias, then its epilogue while the row is in L1
-        finish.append(f"    for (long i = r0; i < r1; i++) {{ {add_bias} {ename}(p, i, i + 1); }}")
-    else:
-        if bias is not None:
-            finish.append(f"    for (long i = r0; i < r1; i++) {add_bias}")
-        if per_block:
-            finish.append(f"    {ename}(p, r0, r1);")
-        elif ename is not None:  # the loop cannot be cut into row blocks: it runs once, after the product
-            after = f"    {ename}(p, 0, {outer});"
-    fused = [label(x) for x in (kernel.epilogue.nodes if kernel.epilogue else [])]
-    lines = [f"/* GEMM [{m}x{k}] @ [{k}x{n}]: {node.target.name}({node.name})"
-             + (f" with epilogue {', '.join(fused)}" if fused else "") + " */",
-             f"static inline void {fname}_finish(void** restrict p, {t}* restrict C, long r0, long r1) {{"]
-    if bias is not None:
-        lines.append(f"    const {t}* restrict bias = {src.pointer(bias)} + {bias.offset};")
-    lines += finish + ["}",
-                       f"void {fname}(void** restrict p, int choice, long block) {{",
-                       f"    const {t}* A = {src.pointer(a)} + {a.offset};",
-                       f"    const {t}* B = {src.pointer(b)} + {b.offset};",
-                       f"    {t}* C = {src.pointer(out)};"]
-    finish_rows = lambda r0, r1: f"{fname}_finish(p, C, {r0}, {r1});"
-    shape = (m, n, k, out.dtype.itemsize)
-    only = gemm_choice(shape, kernel)
-    for choice, made in ((2, only in (None, 2) and not isinstance(m * n * k, Expr) and direct_candidate(shape)
-                          and direct_lines(t, out.dtype.itemsize, m, n, k, sa, sb, finish_rows)),
-                         (3, only in (None, 3) and packed_candidate(shape) and sa is not None and packed_lines(fname, m, n, k, sa, sb, finish_rows))):
-        if made:
-            lines[:0] = made[0]
-            lines += [f"    if (choice == {choice}) {{"] + ["        " + ln for ln in made[1]] + ["    } else"]
-    if only is not None and lines[-1] == "    } else":  # the chosen kernel made: no BLAS to compile
-        return lines[:-1] + ["    }", after, "}"], shape
-    lines += ["    {"]
-    lines += [f"        em_blas_threads((long)({m * n * k}));",
-              f"        long mb = choice == 1 ? block : {m};",
-              f"        for (long r = 0; r < {m}; r += mb) {{",
-              f"            long nn = {m} - r < mb ? {m} - r : mb;",
-              f"            {gemm}_any('{tb}', '{ta}', {n}, nn, {k}, 1, B, {at_least_1(ldb)}, A + r*{sa[0]}, {at_least_1(lda)}, 0, C + r*{n}, {at_least_1(n)});",
-              f"            {fname}_finish(p, C, r, r + nn);",
-              "        }",
-              "    }", after, "}"]
-    return lines, shape
-
-
 def _epilogue(src, kernel, fname):
     """(C lines, ``(name, per_block, outer)`` or None) of the loop fused behind ``kernel``:
     ``name(p, r0, r1)`` over rows [r0, r1) of its output when ``per_block``, else over all
@@ -527,7 +468,7 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
             calls[id(kernel)] = [f"if ({fname}(p)) return {i + 1};"]
         else:
             lines, epilogue = _epilogue(src, kernel, fname)
-            glines, shape = _gemm_kernel(src, kernel, fname, epilogue, gemm_choice)
+            glines, shape = gemm_kernel(src, kernel, fname, epilogue, gemm_choice)
             lines += glines
             gemms.append((fname, shape, kernel))
             calls[id(kernel)] = [f"{fname}(p, em_choice[{len(gemms) - 1}], em_block[{len(gemms) - 1}]);"]

@@ -48,8 +48,10 @@ def vector_bytes():
 # the scalar loop that remains for the edges and for compilers without __builtin_shufflevector.
 TRANSPOSE = """#ifndef EM_TRANSPOSE_F
 #define EM_TRANSPOSE_F
-/* dst[q*ldd + j] = src[j*lds + q] for j < rows, q < cols */
-static void em_transpose_f(const float* restrict src, long lds, long rows, long cols, float* restrict dst, long ldd) {
+/* dst[q*ldd + j] = src[j*lds + q] for j < rows, q < cols; and where sums is not NULL,
+   sums[q] += src[j*lds + q] for each j in order (a weight gradient's A: its bias gradient) */
+static void em_transpose_f(const float* restrict src, long lds, long rows, long cols, float* restrict dst, long ldd,
+                           float* restrict sums) {
     long r8 = rows & ~7L, c8 = cols & ~7L;
 #if defined(__clang__) || __GNUC__ >= 12
     typedef float v8 __attribute__((vector_size(32), aligned(4)));
@@ -57,6 +59,11 @@ static void em_transpose_f(const float* restrict src, long lds, long rows, long 
         for (long q = 0; q < c8; q += 8) {
             v8 r[8], s[8], t[8];
             for (int i = 0; i < 8; i++) r[i] = *(const v8*)(src + (j + i)*lds + q);
+            if (sums) {
+                v8 total = *(v8*)(sums + q);
+                for (int i = 0; i < 8; i++) total += r[i];
+                *(v8*)(sums + q) = total;
+            }
             for (int i = 0; i < 8; i += 2) {
                 s[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
                 s[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -76,7 +83,10 @@ static void em_transpose_f(const float* restrict src, long lds, long rows, long 
     r8 = c8 = 0;
 #endif
     for (long q = 0; q < cols; q++)
-        for (long j = q < c8 ? r8 : 0; j < rows; j++) dst[q*ldd + j] = src[j*lds + q];
+        for (long j = q < c8 ? r8 : 0; j < rows; j++) {
+            dst[q*ldd + j] = src[j*lds + q];
+            if (sums) sums[q] += src[j*lds + q];
+        }
 }
 #endif
 """
@@ -127,7 +137,7 @@ def direct_lines(t, itemsize, m, n, k, sa, sb, finish):
         ldb, base = padded, "Bp"
         lines.append(f"{t} Bp[{max(1, k * padded)}] __attribute__((aligned(64)));")
         if sb[0] == 1 and t == "float":  # transposed
-            lines.append(f"em_transpose_f(B, {sb[1]}, {n}, {k}, Bp, {padded});")
+            lines.append(f"em_transpose_f(B, {sb[1]}, {n}, {k}, Bp, {padded}, 0);")
         else:
             lines.append(f"for (long q = 0; q < {k}; q++) for (long j = 0; j < {n}; j++) "
                          f"Bp[q*{padded} + j] = B[q*{sb[0]} + j*{sb[1]}];")
@@ -214,24 +224,27 @@ def packed_support(program):
 # em_transpose_f's shuffles; a whole panel copies a constant EM_NC floats per row, as a loop of
 # variable count became a memcpy call per row). em_pack_a: rows [i0, i1) of A, columns
 # [k0, k0 + kc): a transposed A (a weight gradient's, ``X^T @ dY``) into rows of kc through
-# em_transpose_f's shuffles (read as the tiles read a contiguous A); any other, each tile of
+# em_transpose_f's shuffles (read as the tiles read a contiguous A), adding the block's columns
+# into sums[i - i0] where sums is not NULL (plan.fold_bias_sums: only a transposed A); any other, each tile of
 # ``mr`` rows (fewer at the end) interleaved: row r, column q at (i - i0)*kc + q*rows + r.
 # The transposed A used to take the second form, with gcc calling memcpy for each 24 bytes:
 # 4-7% of the GPT step's time (perf), its weight gradients 0.2 ms slower than OpenBLAS's.
 _PACK_SIGNATURES = """void em_pack_b(const float* restrict B, long sb0, long sb1, long k0, long kc, long n, long width, float* restrict bp);
-void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap);"""
+void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap,
+               float* restrict sums);"""
 PACK = """void em_pack_b(const float* restrict B, long sb0, long sb1, long k0, long kc, long n, long width, float* restrict bp) {
     for (long j = 0; j < n; j += width) {
         const long w = n - j < width ? n - j : width;
-        if (sb0 == 1) em_transpose_f(B + j*sb1 + k0, sb1, w, kc, bp + j*kc, w);
+        if (sb0 == 1) em_transpose_f(B + j*sb1 + k0, sb1, w, kc, bp + j*kc, w, 0);
         else if (sb1 == 1 && w == EM_NC)
             for (long q = 0; q < kc; q++) for (long c = 0; c < EM_NC; c++) bp[j*kc + q*EM_NC + c] = B[(k0 + q)*sb0 + j + c];
         else for (long q = 0; q < kc; q++) for (long c = 0; c < w; c++) bp[j*kc + q*w + c] = B[(k0 + q)*sb0 + (j + c)*sb1];
     }
 }
-void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap) {
+void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, long i0, long i1, long mr, float* restrict ap,
+               float* restrict sums) {
     if (sa0 == 1) {
-        em_transpose_f(A + k0*sa1 + i0, sa1, kc, i1 - i0, ap, kc);
+        em_transpose_f(A + k0*sa1 + i0, sa1, kc, i1 - i0, ap, kc, sums);
         return;
     }
     for (long i = i0; i < i1; i += mr) {
@@ -242,11 +255,12 @@ void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, lo
 """.replace("EM_NC", str(_NV * 16))
 
 
-def packed_lines(fname, m, n, k, sa, sb, finish):
+def packed_lines(fname, m, n, k, sa, sb, finish, sums=None):
     """(file-scope C lines, C statements) of the packed product ``C = A B`` (float32, see
     :func:`packed_fits`; ``const float* A``, ``const float* B`` with element strides ``sa``,
     ``sb``; ``float* C`` rows of ``n``), calling ``finish(r0, r1)`` (a C statement) on each
-    block of rows once its sums are complete. GotoBLAS's scheme (Goto and van de Geijn,
+    block of rows once its sums are complete; ``sums`` (a C pointer, A transposed) gets A's row
+    sums, each adding A's elements in order of k. GotoBLAS's scheme (Goto and van de Geijn,
     *Anatomy of High-Performance Matrix Multiplication*, 2008) with every size a constant: for
     each block of K, B's rows are packed into panels of 64 columns (each panel's rows
     contiguous; a transposed B through 8x8 shuffles), A's rows too where they are not
@@ -259,13 +273,14 @@ def packed_lines(fname, m, n, k, sa, sb, finish):
     helpers = [f"static float {fname}_bp[{kc_max * n}] __attribute__((aligned(64)));"]
     if pack_a:
         helpers.append(f"static float {fname}_ap[{min(m, _MB) * kc_max}] __attribute__((aligned(64)));")
-    lines = [f"for (long k0 = 0; k0 < {k}; k0 += {kc_max}) {{",
+    lines = [f"for (long i = 0; i < {m}; i++) {sums}[i] = 0;"] if sums else []
+    lines += [f"for (long k0 = 0; k0 < {k}; k0 += {kc_max}) {{",
              f"    const long kc = {k} - k0 < {kc_max} ? {k} - k0 : {kc_max};",
              f"    em_pack_b(B, {sb[0]}, {sb[1]}, k0, kc, {n}, {width}, {fname}_bp);",
              f"    for (long i0 = 0; i0 < {m}; i0 += {_MB}) {{",
              f"        const long i1 = i0 + {_MB} < {m} ? i0 + {_MB} : {m};"]
     if pack_a:
-        lines.append(f"        em_pack_a(A, {sa[0]}, {sa[1]}, k0, kc, i0, i1, {_MR}, {fname}_ap);")
+        lines.append(f"        em_pack_a(A, {sa[0]}, {sa[1]}, k0, kc, i0, i1, {_MR}, {fname}_ap, {sums + ' + i0' if sums else '0'});")
     a_at = f"{fname}_ap + (i - i0)*kc" if pack_a else f"A + i*{sa[0]} + k0*{sa[1]}"
 
     def panels(j, vectors):

@@ -12,6 +12,8 @@ small function over the graph:
       independent chains over one shape, become one loop);
   :func:`elide_clones` lets a kernel write its result straight into the memory of the one
       Clone that reads it (a leaf's first gradient), dropping the copy;
+  :func:`fold_bias_sums` lets the weight-gradient product ``dY^T @ X`` sum the rows of its
+      A operand (a bias gradient's ``dY.sum(0)``) while it reads them;
   :func:`fuse_epilogues` moves the loop that reads a GEMM's result right behind it, to run
       per output block while the block is in cache;
   :func:`write_in_place` lets a loop store a mutation's value straight into the placeholder
@@ -44,6 +46,7 @@ class Kernel:
         self.kind, self.nodes, self.shape = kind, list(nodes), shape
         self.epilogue = None       # a loop run per block of this GEMM's result
         self.in_epilogue = False   # this loop is such an epilogue
+        self.sums = []             # Sum nodes it computes: its A operand's row sums (fold_bias_sums)
 
     def __repr__(self):
         return f"{self.kind}[{', '.join(n.name for n in self.nodes)}]"
@@ -361,6 +364,43 @@ def elide_clones(plan, escaping):
             plan.kernels.remove(kernel)
     _renumber(plan)
 
+
+def _row_sum_of(plan, kernel):
+    """The GEMM kernel before ``kernel`` (a sum over dim 0 of a contiguous 2-D [K, M] value
+    read from memory) whose A operand is that value transposed ([M, K], strides (1, M)): the
+    sum is A's row sums; else None."""
+    node = kernel.nodes[0]
+    x = node.args[0]
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    xloc, out = plan.loc.get(x), plan.loc.get(node)
+    if (node.target.name != "Sum" or tuple(dim if isinstance(dim, (tuple, list)) else (dim,)) not in ((0,), (-2,))
+            or node.kwargs.get("keepdim", False) or x in plan.inlined or xloc is None or out is None
+            or len(xloc.shape) != 2 or not xloc.contiguous or out.dtype != xloc.dtype
+            or not all(isinstance(v, int) for v in xloc.shape)):
+        return None
+    for g in plan.kernels[:plan.kernels.index(kernel)]:
+        if g.kind == "gemm" and not g.sums and xloc.shape[1] > 1:
+            (a, sa), _, _ = gemm_operands(g.nodes[0], plan.loc)
+            if (a.storage.resolve() is xloc.storage.resolve() and a.offset == xloc.offset
+                    and a.shape == xloc.shape[::-1] and sa == (1, xloc.shape[1])):
+                return g
+    return None
+
+
+def fold_bias_sums(plan):
+    """A bias gradient ``dY.sum(0)`` is computed by the weight gradient's product ``dY^T @ X``
+    that reads the same dY as its A operand: the packed kernel adds each block of dY's rows into
+    the sums while it transposes the block (in registers), the other candidates in a loop before
+    the product. Either way each sum adds the rows in order, as the sum kernel did (the same
+    bits). The sum's own pass read dY (2 MB a layer in the tiny GPT's step) again from memory."""
+    for kernel in [k for k in plan.kernels if k.kind == "sum"]:
+        g = _row_sum_of(plan, kernel)
+        if g is not None:
+            g.sums.append(kernel.nodes[0])
+            plan.kernels.remove(kernel)
+    _renumber(plan)
+
+
 def _takes_epilogue(kernel):
     """GEMMs, and stride-1 convolutions without crops (their kernel finishes a sample at a time)."""
     if kernel.kind == "gemm":
@@ -413,7 +453,7 @@ def _result_views(plan, node):
 def _renumber(plan):
     index = {id(k): i for i, k in enumerate(plan.kernels)}
     for k in plan.kernels:
-        for n in k.nodes + (k.epilogue.nodes if k.epilogue else []):
+        for n in k.nodes + k.sums + (k.epilogue.nodes if k.epilogue else []):
             plan.position[n] = index[id(k)]
     for n, kind in plan.kind.items():
         if kind in ("result", "view") and n in plan.loc:  # (graph order: a view's source comes first)
@@ -551,6 +591,7 @@ def make_plan(graph, have_blas):
     gather_scatters(plan, escaping)
     schedule(plan)
     elide_clones(plan, escaping)
+    fold_bias_sums(plan)
     fuse_epilogues(plan)
     _renumber(plan)
     write_in_place(plan)
