@@ -6,13 +6,13 @@ the constraint's ``event_dim`` rightmost dims (a simplex is checked per vector).
 check their arguments and, in ``log_prob``, their values against these when validating.
 """
 from .. import linalg
-from .._dtype import bool as bool_
+from .._dtype import bool as bool_, finfo
 from .._ops.reduce import all as _all
 
 __all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
            "unit_interval", "interval", "half_open_interval", "greater_than",
            "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
-           "positive_integer", "simplex", "multinomial", "lower_cholesky", "positive_definite", "independent",
+           "positive_integer", "simplex", "multinomial", "lower_cholesky", "lower_triangular", "corr_cholesky", "positive_definite", "independent",
            "dependent_property", "square", "symmetric", "positive_semidefinite"]
 
 
@@ -184,6 +184,25 @@ class _LowerCholesky(Constraint):
         return lower & _all(value.diagonal(dim1=-2, dim2=-1) > 0, -1)
 
 
+class _LowerTriangular(Constraint):
+    """Lower-triangular square matrices."""
+    event_dim = 2
+
+    def check(self, value):
+        return _all((value.tril() == value).flatten(-2), -1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, a positive diagonal,
+    and rows of unit Euclidean norm (within ``10 n eps`` for n columns)."""
+    event_dim = 2
+
+    def check(self, value):
+        tolerance = finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        return lower_cholesky.check(value) & _all((row_norm - 1.0).abs() <= tolerance, -1)
+
+
 class _Square(Constraint):
     """Square matrices."""
     event_dim = 2
@@ -259,6 +278,8 @@ nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 interval = _Interval
 half_open_interval = _HalfOpenInterval

@@ -11,155 +11,21 @@ constraints whose ``event_dim`` says how many rightmost dims one application mix
 import math
 from numbers import Number
 
+from .. import linalg
+from .._creation import eye
 from .._dtype import finfo
+from .._ops.arrange import tril_indices
 from .._ops.shape import broadcast_shapes
 from .._ops.softmax import softmax
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .independent import _sum_rightmost
+from .transform_base import Transform
 
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "identity_transform"]
-
-
-class Transform:
-    """The base: subclasses give ``_call``, ``_inverse`` and ``log_abs_det_jacobian``.
-    ValueError for a ``cache_size`` other than 0 or 1."""
-    bijective = False
-    domain = constraints.real
-    codomain = constraints.real
-
-    def __init__(self, cache_size=0):
-        if cache_size not in (0, 1):
-            raise ValueError("cache_size must be 0 or 1")
-        self._cache_size = cache_size
-        self._cached = None
-        self._inv = None
-
-    @property
-    def event_dim(self):
-        if self.domain.event_dim == self.codomain.event_dim:
-            return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
-
-    @property
-    def inv(self):
-        """The inverse transform (``inv(inv) is self``)."""
-        if self._inv is None:
-            self._inv = _InverseTransform(self)
-        return self._inv
-
-    @property
-    def sign(self):
-        """+1 or -1 for a monotone map of scalars (its direction); NotImplementedError otherwise."""
-        raise NotImplementedError
-
-    def with_cache(self, cache_size=1):
-        """This transform with ``cache_size`` (0 or 1: the last ``x, y`` pair kept, so the inverse
-        of a result is its input exactly). NotImplementedError for transforms with arguments that
-        do not override it."""
-        if self._cache_size == cache_size:
-            return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
-
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    __hash__ = object.__hash__
-
-    def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        if self._cached is not None and self._cached[0] is x:
-            return self._cached[1]
-        y = self._call(x)
-        self._cached = (x, y)
-        return y
-
-    def _inv_call(self, y):
-        if self._cache_size == 0:
-            return self._inverse(y)
-        if self._cached is not None and self._cached[1] is y:
-            return self._cached[0]
-        x = self._inverse(y)
-        self._cached = (x, y)
-        return x
-
-    def _call(self, x):
-        raise NotImplementedError
-
-    def _inverse(self, y):
-        raise NotImplementedError
-
-    def log_abs_det_jacobian(self, x, y):
-        """``log |det dy/dx|`` at ``x`` (``y = self(x)``), one value per event of the domain;
-        NotImplementedError on the base class."""
-        raise NotImplementedError
-
-    def forward_shape(self, shape):
-        """The shape of ``self(x)`` for ``x`` of ``shape`` (unchanged unless the transform reshapes)."""
-        return shape
-
-    def inverse_shape(self, shape):
-        """The shape of ``self.inv(y)`` for ``y`` of ``shape``."""
-        return shape
-
-    def __repr__(self):
-        return type(self).__name__ + "()"
-
-
-class _InverseTransform(Transform):
-    """``t.inv``: calls ``t``'s inverse, and its Jacobian is the negated one."""
-
-    def __init__(self, transform):
-        super().__init__(cache_size=transform._cache_size)
-        self._inv = transform
-
-    @property
-    def domain(self):
-        return self._inv.codomain
-
-    @property
-    def codomain(self):
-        return self._inv.domain
-
-    @property
-    def bijective(self):
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        return self._inv.sign
-
-    @property
-    def inv(self):
-        return self._inv
-
-    def __eq__(self, other):
-        return isinstance(other, _InverseTransform) and self._inv == other._inv
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self._inv!r})"
-
-    def __call__(self, x):
-        return self._inv._inv_call(x)
-
-    def log_abs_det_jacobian(self, x, y):
-        return -self._inv.log_abs_det_jacobian(y, x)
-
-    def forward_shape(self, shape):
-        return self._inv.inverse_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self._inv.forward_shape(shape)
+           "StickBreakingTransform", "identity_transform", "SoftplusTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "CorrCholeskyTransform"]
 
 
 class ComposeTransform(Transform):
@@ -532,3 +398,130 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``; inverse ``y + log(-expm1(-y))``; log|dy/dx| = -softplus(-x)."""
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The square matrices whose entries on and below diagonal ``diag`` (row by row) are the
+    last dim of ``vec``, zeros elsewhere. ValueError when that length is no such count."""
+    size = vec.shape[-1]
+    n = (-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * size + 4 * abs(diag) * (diag + 1))) / 2
+    if abs(round(n) - n) > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {size} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    rows, cols = tril_indices(n, n, diag)
+    matrix = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    matrix[..., rows, cols] = vec
+    return matrix
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of ``mat`` on and below diagonal ``diag``, row by row, as its last dim."""
+    n = mat.shape[-1]
+    rows, cols = tril_indices(n, n, diag)
+    return mat[..., rows, cols]
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices to lower-triangular ones with a positive diagonal: the strict lower
+    triangle kept, the diagonal exponentiated (no log-determinant, as PyTorch's)."""
+    domain, codomain = constraints.independent(constraints.real, 2), constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices to positive-definite ones, ``L L^T`` of :class:`LowerCholeskyTransform`'s
+    ``L``; the inverse takes the Cholesky factor."""
+    domain, codomain = constraints.independent(constraints.real, 2), constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        lower = LowerCholeskyTransform()(x)
+        return lower @ lower.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Vectors of D (D - 1) / 2 reals to the Cholesky factors of D x D correlation matrices:
+    ``tanh`` maps each to (-1, 1), and row i of the factor takes its entries from a stick
+    broken so that the row has unit norm (Lewandowski, Kurowicka & Joe 2009; the Stan
+    manual's "Cholesky factors of correlation matrices"). The log-determinant is that of the
+    stick breaking, ``1/2 sum log(1 - cumsum(y^2))`` over the strict lower triangle less the
+    first column, plus ``tanh``'s, ``sum log(1 - tanh(x)^2)``."""
+    domain, codomain, bijective = constraints.real_vector, constraints.corr_cholesky, True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        left = (1 - r * r).sqrt().cumprod(-1)
+        r = r + eye(r.shape[-1], dtype=r.dtype)
+        return r * pad(left[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        left = 1 - (y * y).cumsum(-1)
+        shifted = pad(left[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(shifted, diag=-1).sqrt()
+        return ((1 + t) / (1 - t)).log() / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        left = 1 - (y * y).cumsum(-1)
+        stick_breaking = 0.5 * tril_matrix_to_vec(left, diag=-2).log().sum(-1)
+        tanh = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        n = shape[-1]
+        return tuple(shape[:-2]) + (n * (n - 1) // 2,)
