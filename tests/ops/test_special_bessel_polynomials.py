@@ -49,6 +49,8 @@ def _cases():
              float64_oracle=True),
         Case("zeta-edge", lambda L, x, q: L.special.zeta(x, q), V([1.0, 0.5, 2.0, 2.0, 2.0, 3.0, nan, 2.0]),
              V([1.0, 1.0, 0.0, -1.0, -1.5, 0.5, 1.0, nan]), grad=False, float64_oracle=True),
+        Case("float16", lambda L, x: [L.special.ndtr(x), L.special.i0e(x), L.special.i1e(x), L.special.entr(x.abs())],
+             R(6, dtype="float16"), dtypes=(None,), grad=False, tol=(2e-3, 2e-3)),
         Case("zeta-int", lambda L, x, q: L.special.zeta(x, q), V([2, 3]), V([1, 2]), dtypes=(None,)),
     ]
     return cases
@@ -126,6 +128,15 @@ def test_dtypes_and_errors_as_torchs(name):
         assert str(z.dtype).split(".")[1] == "float64"
 
 
+def test_bfloat16_as_torchs():
+    values = [-3.0, -0.5, 0.0, 0.25, 2.0, 9.0]
+    for name in ("ndtr", "i0e", "i1e", "entr"):
+        e = getattr(ember.special, name)(ember.tensor(values, dtype=ember.bfloat16))
+        t = getattr(torch.special, name)(torch.tensor(values, dtype=torch.bfloat16))
+        assert e.dtype is ember.bfloat16
+        np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=8e-3, atol=1e-3, equal_nan=True)
+
+
 def test_functions_without_derivative_do_not_require_grad():
     x = ember.tensor([0.5, 2.0], requires_grad=True)
     for name in ("bessel_j0", "modified_bessel_k0", "airy_ai", "spherical_bessel_j0", "hermite_polynomial_h"):
@@ -179,3 +190,12 @@ def test_polynomials_closed_forms():
     assert np.allclose(S.hermite_polynomial_h(t, 3).numpy(), (8 * t ** 3 - 12 * t).numpy(), rtol=1e-14)
     assert np.allclose(S.laguerre_polynomial_l(t, 2).numpy(), ((t * t - 4 * t + 2) / 2).numpy(), rtol=1e-13)
     assert np.allclose(S.legendre_polynomial_p(x, 2).numpy(), ((3 * x * x - 1) / 2).numpy(), rtol=1e-13)
+
+
+def test_polynomials_of_high_degree_equal_torch_float64():
+    """n = 10^6: the trigonometric forms and SciPy's C loops, not a Python loop per degree.
+    (x >= 0: L_n(x) for x < 0 overflows, inf in SciPy's loop and nan in torch's.)"""
+    x = torch.tensor([0.3, 0.7, 0.0, 0.99], dtype=torch.float64)
+    for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_w", "legendre_polynomial_p", "laguerre_polynomial_l"):
+        got = getattr(ember.special, name)(ember.tensor(x.numpy()), 10 ** 6).numpy()
+        np.testing.assert_allclose(got, getattr(torch.special, name)(x, 10 ** 6).numpy(), rtol=1e-6, atol=1e-9)

@@ -22,8 +22,8 @@ from ..autograd.grad_mode import no_grad
 from .args import invalid_combination, with_out
 from .core import Op, _type_name, apply, elementwise_rule
 from .pointwise_binary import Where
-from .special import _scipy
 from .pointwise_unary import elementwise
+from .special import _scipy
 
 __all__ = ["ndtr", "log_ndtr", "ndtri", "erfcx", "entr", "i0e", "i1e", "bessel_j0", "bessel_j1", "bessel_y0",
            "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",

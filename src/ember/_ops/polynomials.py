@@ -8,12 +8,14 @@ The result has the promoted float dtype of both (integers in the default float d
 float16 and bfloat16 raise NotImplementedError, as PyTorch has no such loops. ``n`` is
 truncated to an integer (2.7 is 2); a negative, nan or infinite ``n`` gives 0, as PyTorch's
 conversion of those to a negative int64 does. Values follow the three-term recurrences of
-Abramowitz & Stegun 22.7; Chebyshev polynomials of high degree inside (-1, 1) come from
+Abramowitz & Stegun 22.7 (SciPy's ``eval_*`` loops for Hermite, Laguerre and Legendre,
+ember's own for Chebyshev, whose V and W SciPy lacks); Chebyshev polynomials of high degree inside (-1, 1) come from
 their trigonometric forms (``T_n(cos t) = cos(n t)``), and ``x = +-1`` from the closed forms,
 as PyTorch. No gradient (PyTorch defines none).
 """
 import numpy as np
 
+from .. import _backend
 from .._backend import namespace
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -34,16 +36,21 @@ def _degrees(n, xp):
         return xp.where(ok, xp.trunc(xp.where(ok, n, 0.0)), -1).astype(np.int64)
 
 
-def _recurrence(x, n, first, step):
+def _recurrence(x, n, first, step, needed=None):
     """``P_n(x)`` elementwise from ``P_0 = 1``, ``P_1 = first(x)`` and
-    ``P_{k+1} = step(k, x, P_k, P_{k-1})``, for arrays of equal shape (``n >= 0``)."""
+    ``P_{k+1} = step(k, x, P_k, P_{k-1})``, for arrays of equal shape (``n >= 0``). The loop
+    runs to the largest ``n`` where ``needed`` (default: everywhere), and stops once every
+    value still running is nan (nan stays nan)."""
     xp = namespace(x)
     previous, current = xp.ones_like(x), first(x)
     out = xp.where(n == 0, previous, current)
-    top = int(n.max()) if n.size else 0
+    degrees = n if needed is None else xp.where(needed, n, 0)
+    top = int(degrees.max()) if n.size else 0
     for k in range(1, top):
         previous, current = current, step(k, x, current, previous)
         out = xp.where(n == k + 1, current, out)
+        if k % 64 == 0 and bool(xp.all(xp.isnan(current) | (degrees <= k + 1))):
+            return xp.where(degrees > k + 1, current, out)
     return out
 
 
@@ -74,8 +81,8 @@ def _chebyshev(kind, shifted):
         xp = namespace(x)
         y = x + x - 1 if shifted else x
         with np.errstate(all="ignore"):
-            value = _recurrence(y, n, first, _chebyshev_step)
             trigonometric = (n > trig_above) & (xp.abs(y) < 1)
+            value = _recurrence(y, n, first, _chebyshev_step, needed=~trigonometric & (xp.abs(y) != 1))
             if trigonometric.any():
                 value = xp.where(trigonometric, trig(xp, n, xp.arccos(xp.where(trigonometric, y, 0))), value)
             value = xp.where(y == 1, at_one(xp, n), xp.where(y == -1, at_minus_one(xp, n), value))
@@ -83,23 +90,34 @@ def _chebyshev(kind, shifted):
     return kernel
 
 
-def _hermite_h(x, n):
-    return _recurrence(x, n, lambda x: x + x, lambda k, x, p, q: (x + x) * p - 2 * k * q)
+def _with_scipy(name, first, step):
+    """``P_n(x)`` by ``scipy.special.<name>`` (the recurrence in C), and at x = +-inf by the
+    recurrence itself: PyTorch's loop there meets inf - inf and gives nan where SciPy gives
+    the limit."""
+    def kernel(x, n):
+        xp = namespace(x)
+        value = getattr(_backend.special(x), name)(n, x)
+        infinite = xp.isinf(x)
+        if infinite.any():
+            value = xp.where(infinite, _recurrence(x, n, first, step, needed=infinite), value)
+        return value
+    return kernel
 
 
-def _hermite_he(x, n):
-    return _recurrence(x, n, lambda x: x, lambda k, x, p, q: x * p - k * q)
+_hermite_h = _with_scipy("eval_hermite", lambda x: x + x, lambda k, x, p, q: (x + x) * p - 2 * k * q)
+_hermite_he = _with_scipy("eval_hermitenorm", lambda x: x, lambda k, x, p, q: x * p - k * q)
+_laguerre = _with_scipy("eval_laguerre", lambda x: 1 - x,
+                        lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
+_legendre = _with_scipy("eval_legendre", lambda x: x, lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
 
 
 def _laguerre_l(x, n):
-    value = _recurrence(x, n, lambda x: 1 - x, lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
-    return namespace(x).where(x == 0, 1.0, value)
+    return namespace(x).where(x == 0, 1.0, _laguerre(x, n))
 
 
 def _legendre_p(x, n):
     xp = namespace(x)
-    value = _recurrence(x, n, lambda x: x, lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
-    return xp.where(x == 1, 1.0, xp.where(x == -1, xp.where(n % 2 == 0, 1.0, -1.0), value))
+    return xp.where(x == 1, 1.0, xp.where(x == -1, xp.where(n % 2 == 0, 1.0, -1.0), _legendre(x, n)))
 
 
 def _polynomial_op(name, kernel):
