@@ -224,3 +224,46 @@ def test_registry_register_as_decorator_and_by_class():
     close(t.log_abs_det_jacobian(x, t(x)), tt.log_abs_det_jacobian(torch.tensor(x.numpy()), tt(torch.tensor(x.numpy()))))
     with pytest.raises(TypeError):
         registry.register(3, _softplus)
+
+
+def _joined(L, D):
+    C = D.constraints
+    return {
+        "cat": (C.cat([C.positive, C.real, C.interval(-1.0, 2.0)], dim=1, lengths=[2, 1, 3]), (4, 6)),
+        "cat-last": (C.cat([C.positive, C.unit_interval], dim=-1, lengths=[1, 2]), (2, 3)),
+        "stack": (C.stack([C.positive, C.real, C.greater_than(3.0)], dim=-1), (5, 3)),
+        "stack-first": (C.stack([C.unit_interval, C.less_than(0.0)], dim=0), (2, 4)),
+        "cat-of-vectors": (C.cat([C.real_vector, C.independent(C.positive, 1)], dim=0, lengths=[2, 3]), (5, 4)),
+    }
+
+
+@pytest.mark.parametrize("name", ["cat", "cat-last", "stack", "stack-first", "cat-of-vectors"])
+def test_cat_and_stack_transforms_equal_torchs(name):
+    (c_t, shape), (c_e, _) = _joined(torch, TD)[name], _joined(ember, ED)[name]
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    for registry in ("biject_to", "transform_to"):
+        t, e = getattr(TD, registry)(c_t), getattr(ED, registry)(c_e)
+        assert type(e).__name__ == type(t).__name__ and e.bijective == t.bijective
+        assert e.event_dim == t.event_dim
+        y_t, y_e = t(x), e(E(x))
+        close(y_e, y_t)
+        np.testing.assert_array_equal(c_e.check(y_e).numpy(), c_t.check(y_t).numpy())
+        if t.bijective:
+            close(e.inv(y_e), x, rtol=1e-9, atol=1e-9)
+            close(e.log_abs_det_jacobian(E(x), y_e), t.log_abs_det_jacobian(x, y_t))
+    assert (c_e.event_dim, c_e.is_discrete) == (c_t.event_dim, c_t.is_discrete)
+
+
+def test_cat_and_stack_errors():
+    # torch 2.13 checks these with assert statements: AssertionError
+    for L, D in ((ember, ED), (torch, TD)):
+        with pytest.raises(AssertionError):
+            D.CatTransform([D.ExpTransform(), 3])
+        with pytest.raises(AssertionError):
+            D.StackTransform([1])
+        with pytest.raises(AssertionError):
+            D.CatTransform([D.ExpTransform()], lengths=[3])(L.zeros(2))
+        with pytest.raises(AssertionError):
+            D.StackTransform([D.ExpTransform()], dim=2)(L.zeros(1, 2))
+    with pytest.raises(AssertionError, match="expected size 3 along dim 0"):
+        ED.CatTransform([ED.ExpTransform()], lengths=[3])(ember.zeros(2))

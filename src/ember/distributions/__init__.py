@@ -50,10 +50,10 @@ from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CorrCholeskyTransform, ExpTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform, ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
-                         SigmoidTransform, SoftmaxTransform, SoftplusTransform, StickBreakingTransform, TanhTransform,
-                         Transform)
+                         SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform,
+                         TanhTransform, Transform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
@@ -68,4 +68,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
            "VonMises", "Weibull", "constraints", "kl_divergence", "register_kl", "transforms",
            "LowRankMultivariateNormal", "Wishart", "LKJCholesky", "biject_to", "transform_to", "constraint_registry",
-           "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform"]
+           "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
+           "CatTransform", "StackTransform"]

@@ -97,3 +97,23 @@ transform_to.register(constraints.lower_cholesky, lambda constraint: transforms.
 transform_to.register(constraints.positive_definite, lambda constraint: transforms.PositiveDefiniteTransform())
 transform_to.register(constraints.positive_semidefinite, lambda constraint: transforms.PositiveDefiniteTransform())
 _both(constraints.corr_cholesky)(lambda constraint: transforms.CorrCholeskyTransform())
+
+
+@biject_to.register(constraints.cat)
+def _biject_cat(constraint):
+    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_cat(constraint):
+    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_stack(constraint):
+    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_stack(constraint):
+    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)

@@ -7,13 +7,14 @@ check their arguments and, in ``log_prob``, their values against these when vali
 """
 from .. import linalg
 from .._dtype import bool as bool_, finfo
+from .._ops.join import cat as _cat, stack as _stack
 from .._ops.reduce import all as _all
 
 __all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
            "unit_interval", "interval", "half_open_interval", "greater_than",
            "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
            "positive_integer", "simplex", "multinomial", "lower_cholesky", "lower_triangular", "corr_cholesky", "positive_definite", "independent",
-           "dependent_property", "square", "symmetric", "positive_semidefinite"]
+           "dependent_property", "square", "symmetric", "positive_semidefinite", "cat", "stack"]
 
 
 class Constraint:
@@ -262,6 +263,59 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _Cat(Constraint):
+    """``cseq[i]`` on the i-th block of ``lengths[i]`` entries along ``dim`` (each 1 by default);
+    ``check`` concatenates the blocks' checks along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq, self.dim = list(cseq), dim
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"cat: {len(self.cseq)} constraints and {len(self.lengths)} lengths")
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the i-th slice along ``dim``; ``check`` stacks the slices' checks."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        return _stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-value.dim()}, {value.dim() - 1}], "
+                         f"but got {dim})")
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 square = _Square()
@@ -289,3 +343,5 @@ less_than = _LessThan
 integer_interval = _IntegerInterval
 multinomial = _Multinomial
 independent = _IndependentConstraint
+cat = _Cat
+stack = _Stack

@@ -20,12 +20,13 @@ from .._ops.softmax import softmax
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .independent import _sum_rightmost
+from .joined_transforms import CatTransform, StackTransform
 from .transform_base import Transform
 
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform", "SoftmaxTransform",
            "StickBreakingTransform", "identity_transform", "SoftplusTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "CorrCholeskyTransform"]
+           "PositiveDefiniteTransform", "CorrCholeskyTransform", "CatTransform", "StackTransform"]
 
 
 class ComposeTransform(Transform):
