@@ -267,3 +267,22 @@ def test_cat_and_stack_errors():
             D.StackTransform([D.ExpTransform()], dim=2)(L.zeros(1, 2))
     with pytest.raises(AssertionError, match="expected size 3 along dim 0"):
         ED.CatTransform([ED.ExpTransform()], lengths=[3])(ember.zeros(2))
+
+
+def test_kl_divergences_of_low_rank_normals_equal_torchs():
+    g = torch.Generator().manual_seed(5)
+    loc = torch.randn(2, 3, generator=g, dtype=torch.float64)
+    W, D = torch.randn(2, 3, 2, generator=g, dtype=torch.float64), torch.rand(3, generator=g, dtype=torch.float64) + 0.3
+    S = _positive_definite(g, 2, 3, 3)
+    t_low, t_full = TD.LowRankMultivariateNormal(loc, W, D), TD.MultivariateNormal(loc.flip(0), S)
+    e_low = ED.LowRankMultivariateNormal(E(loc), E(W), E(D))
+    e_full = ED.MultivariateNormal(E(loc.flip(0)), E(S))
+    e_other = ED.LowRankMultivariateNormal(E(loc) + 1, E(W) * 0.5, E(D) + 1)
+    t_other = TD.LowRankMultivariateNormal(loc + 1, W * 0.5, D + 1)
+    for (a, b), (c, d) in (((e_low, e_other), (t_low, t_other)), ((e_low, e_full), (t_low, t_full)),
+                           ((e_full, e_low), (t_full, t_low))):
+        close(ED.kl_divergence(a, b), TD.kl_divergence(c, d), rtol=1e-9)
+    for L, D_ in ((ember, ED), (torch, TD)):
+        with pytest.raises(ValueError, match=r"two Low Rank Multivariate Normals with\s+different event shapes"):
+            D_.kl_divergence(D_.LowRankMultivariateNormal(L.zeros(2), L.ones(2, 1), L.ones(2)),
+                             D_.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.ones(3)))
