@@ -286,3 +286,29 @@ def test_kl_divergences_of_low_rank_normals_equal_torchs():
         with pytest.raises(ValueError, match=r"two Low Rank Multivariate Normals with\s+different event shapes"):
             D_.kl_divergence(D_.LowRankMultivariateNormal(L.zeros(2), L.ones(2, 1), L.ones(2)),
                              D_.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.ones(3)))
+
+
+def test_reshape_and_cumulative_distribution_transforms_equal_torchs():
+    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    e, t = ED.transforms.ReshapeTransform((3, 4), (2, 6)), TD.transforms.ReshapeTransform((3, 4), (2, 6))
+    close(e(E(x)), t(x))
+    close(e.inv(e(E(x))), x)
+    close(e.log_abs_det_jacobian(E(x), e(E(x))), t.log_abs_det_jacobian(x, t(x)))
+    assert e.forward_shape((5, 3, 4)) == t.forward_shape((5, 3, 4)) and e.inverse_shape((2, 6)) == (3, 4)
+    assert (e.domain.event_dim, e.codomain.event_dim) == (t.domain.event_dim, t.codomain.event_dim)
+    for call in (lambda D: D.transforms.ReshapeTransform((3,), (2,)), lambda D: D.transforms.ReshapeTransform(
+            (3, 4), (12,)).forward_shape((4, 3)), lambda D: D.transforms.ReshapeTransform((3, 4), (12,)).forward_shape((4,))):
+        messages = []
+        for D in (ED, TD):
+            with pytest.raises(ValueError) as error:
+                call(D)
+            messages.append(str(error.value).replace("torch.Size", "ember.Size"))
+        assert messages[0] == messages[1]
+    loc = torch.tensor([0.5, -1.0], dtype=torch.float64)
+    e = ED.transforms.CumulativeDistributionTransform(ED.Normal(E(loc), 2.0))
+    t = TD.transforms.CumulativeDistributionTransform(TD.Normal(loc, 2.0))
+    y_e, y_t = e(E(x[..., :2])), t(x[..., :2])
+    close(y_e, y_t)
+    close(e.inv(y_e), x[..., :2], rtol=1e-9)
+    close(e.log_abs_det_jacobian(E(x[..., :2]), y_e), t.log_abs_det_jacobian(x[..., :2], y_t))
+    assert e.bijective and e.sign == 1 and bool(e.codomain.check(y_e).all())

@@ -50,7 +50,8 @@ from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform, ExpTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CumulativeDistributionTransform,
+                         ReshapeTransform, CorrCholeskyTransform, ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
                          SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform,
                          TanhTransform, Transform)
@@ -69,4 +70,4 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "VonMises", "Weibull", "constraints", "kl_divergence", "register_kl", "transforms",
            "LowRankMultivariateNormal", "Wishart", "LKJCholesky", "biject_to", "transform_to", "constraint_registry",
            "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
-           "CatTransform", "StackTransform"]
+           "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform"]
