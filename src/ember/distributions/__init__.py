@@ -7,7 +7,7 @@ as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
 ``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
 ``MultivariateNormal``, ``LowRankMultivariateNormal``, ``Wishart``, ``LKJCholesky``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
 with the ``transforms`` (and ``LogNormal``, ``HalfNormal``, ``LogisticNormal`` made with them),
-``VonMises``, the bases
+``VonMises``, ``HalfCauchy``, ``InverseGamma``, the bases
 ``Distribution`` and ``ExponentialFamily``, ``kl_divergence``, and the constraint registries
 ``biject_to``/``transform_to``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
@@ -28,8 +28,10 @@ from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
@@ -54,7 +56,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          ReshapeTransform, CorrCholeskyTransform, ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
                          SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform,
-                         TanhTransform, Transform)
+                         TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
@@ -70,4 +72,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "VonMises", "Weibull", "constraints", "kl_divergence", "register_kl", "transforms",
            "LowRankMultivariateNormal", "Wishart", "LKJCholesky", "biject_to", "transform_to", "constraint_registry",
            "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
-           "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform"]
+           "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform", "HalfCauchy",
+           "InverseGamma", "identity_transform"]
