@@ -24,6 +24,7 @@ FAMILIES = {
     "HalfNormal": lambda L, D, a, b: D.HalfNormal(b),
     "HalfCauchy": lambda L, D, a, b: D.HalfCauchy(b),
     "InverseGamma": lambda L, D, a, b: D.InverseGamma(b * 2, a.abs() + 0.5),
+    "FisherSnedecor": lambda L, D, a, b: D.FisherSnedecor(b * 4, a.abs() * 4 + 1),
     "Cauchy": lambda L, D, a, b: D.Cauchy(a, b),
     "StudentT": lambda L, D, a, b: D.StudentT(b * 4, a, b),
     "StudentT-small-df": lambda L, D, a, b: D.StudentT(L.tensor([0.7, 1.5, 3.0], dtype=a.dtype), a, b),
@@ -67,9 +68,9 @@ def test_families_as_torch(name, dtype):
     t, e = both(run)
     tight = dtype == "float64"
     close(e[:-2], t[:-2], rtol=1e-9 if tight else 1e-4, atol=1e-9 if tight else 1e-5)  # torch's digamma: approximate
-    # StudentT's and InverseGamma's rsample differentiate a gamma draw: torch's gamma gradient
+    # StudentT's, InverseGamma's and FisherSnedecor's rsample differentiate a gamma draw: torch's gamma gradient
     # is good to 3e-4
-    close(e[-2:], t[-2:], rtol=1e-3 if name.startswith(("StudentT", "InverseGamma")) else 1e-9 if tight else 1e-4,
+    close(e[-2:], t[-2:], rtol=1e-3 if name.startswith(("StudentT", "InverseGamma", "FisherSnedecor")) else 1e-9 if tight else 1e-4,
           atol=1e-9 if tight else 1e-5)
 
 

@@ -7,7 +7,7 @@ as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
 ``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
 ``MultivariateNormal``, ``LowRankMultivariateNormal``, ``Wishart``, ``LKJCholesky``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
 with the ``transforms`` (and ``LogNormal``, ``HalfNormal``, ``LogisticNormal`` made with them),
-``VonMises``, ``HalfCauchy``, ``InverseGamma``, the bases
+``VonMises``, ``HalfCauchy``, ``InverseGamma``, ``FisherSnedecor``, the bases
 ``Distribution`` and ``ExponentialFamily``, ``kl_divergence``, and the constraint registries
 ``biject_to``/``transform_to``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
@@ -25,6 +25,7 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
@@ -44,7 +45,7 @@ from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
@@ -73,4 +74,4 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "LowRankMultivariateNormal", "Wishart", "LKJCholesky", "biject_to", "transform_to", "constraint_registry",
            "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
            "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform", "HalfCauchy",
-           "InverseGamma", "identity_transform"]
+           "InverseGamma", "identity_transform", "OneHotCategoricalStraightThrough", "FisherSnedecor"]
