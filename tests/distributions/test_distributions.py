@@ -104,6 +104,18 @@ def test_categorical_and_one_hot():
     close(e, t)
 
 
+def test_one_hot_categorical_straight_through():
+    def run(L, D):
+        probs = L.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], requires_grad=True)
+        d = D.OneHotCategoricalStraightThrough(probs=probs)
+        s = d.rsample((4,))
+        w = L.arange(3.0)
+        return [s, d.log_prob(s.detach()), d.has_rsample, tuple(d.batch_shape)] + list(
+            L.autograd.grad((s * w).sum(), [probs]))
+    t, e = both(run)
+    close(e, t)
+
+
 def test_multivariate_normal_and_independent():
     def run(L, D):
         loc = L.tensor([0.5, -1.0], requires_grad=True)

@@ -22,6 +22,9 @@ def params(L, dtype):
 FAMILIES = {
     "LogNormal": lambda L, D, a, b: D.LogNormal(a, b),
     "HalfNormal": lambda L, D, a, b: D.HalfNormal(b),
+    "HalfCauchy": lambda L, D, a, b: D.HalfCauchy(b),
+    "InverseGamma": lambda L, D, a, b: D.InverseGamma(b * 2, a.abs() + 0.5),
+    "FisherSnedecor": lambda L, D, a, b: D.FisherSnedecor(b * 4, a.abs() * 4 + 1),
     "Cauchy": lambda L, D, a, b: D.Cauchy(a, b),
     "StudentT": lambda L, D, a, b: D.StudentT(b * 4, a, b),
     "StudentT-small-df": lambda L, D, a, b: D.StudentT(L.tensor([0.7, 1.5, 3.0], dtype=a.dtype), a, b),
@@ -55,9 +58,9 @@ def test_families_as_torch(name, dtype):
                 out.append("NotImplementedError")
         if d.has_rsample:
             out.append(d.rsample((2,)))
-        if name in ("LogNormal", "HalfNormal", "Cauchy", "Affine-Sigmoid", "Mixture"):
+        if name in ("LogNormal", "HalfNormal", "HalfCauchy", "Cauchy", "Affine-Sigmoid", "Mixture"):
             out.append(d.cdf(s.detach()))
-        if name in ("LogNormal", "HalfNormal", "Cauchy", "Affine-Sigmoid"):
+        if name in ("LogNormal", "HalfNormal", "HalfCauchy", "Cauchy", "Affine-Sigmoid"):
             out.append(d.icdf(L.tensor([0.2, 0.5, 0.9], dtype=a.dtype)))
         tensors = [o for o in out if isinstance(o, (torch.Tensor, ember.Tensor))]
         loss = sum(o[o.isfinite()].sum() for o in tensors if o.requires_grad)
@@ -65,8 +68,9 @@ def test_families_as_torch(name, dtype):
     t, e = both(run)
     tight = dtype == "float64"
     close(e[:-2], t[:-2], rtol=1e-9 if tight else 1e-4, atol=1e-9 if tight else 1e-5)  # torch's digamma: approximate
-    # StudentT's rsample differentiates a chi-squared draw: torch's gamma gradient is good to 3e-4
-    close(e[-2:], t[-2:], rtol=1e-3 if name.startswith("StudentT") else 1e-9 if tight else 1e-4,
+    # StudentT's, InverseGamma's and FisherSnedecor's rsample differentiate a gamma draw: torch's gamma gradient
+    # is good to 3e-4
+    close(e[-2:], t[-2:], rtol=1e-3 if name.startswith(("StudentT", "InverseGamma", "FisherSnedecor")) else 1e-9 if tight else 1e-4,
           atol=1e-9 if tight else 1e-5)
 
 

@@ -20,6 +20,11 @@ UNARY = ("neg abs sign relu exp expm1 log log2 log10 log1p sqrt rsqrt reciprocal
          "atan sinh cosh tanh sigmoid erf floor ceil trunc round frac nan_to_num isnan isinf "
          "isfinite logical_not bitwise_not asinh acosh atanh exp2 erfc erfinv logit sinc lgamma digamma "
          "i0 deg2rad rad2deg signbit isposinf isneginf").split()
+SPECIAL = ("ndtr log_ndtr ndtri erfcx entr i0e i1e bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 "
+           "modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 "
+           "scaled_modified_bessel_k1 spherical_bessel_j0 airy_ai").split()
+POLYNOMIALS = [f"{shifted}chebyshev_polynomial_{kind}" for shifted in ("", "shifted_") for kind in "tuvw"] + [
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
 def sample_calls():
@@ -59,6 +64,10 @@ def sample_calls():
         lambda: ember.polygamma(2, i), lambda: ember.special.i1(d), lambda: ember.xlogy(i, x),
         lambda: ember.xlogy(x, 2), lambda: ember.special.xlog1py(x, y), lambda: ember.special.xlog1py(2, i),
         lambda: ember.igamma(x.abs(), y.abs()), lambda: ember.igammac(s, i),
+        *(lambda t=t, name=name: getattr(ember.special, name)(t) for t in (x, i, b) for name in SPECIAL),
+        lambda: ember.special.zeta(x.abs() + 1, y), lambda: ember.special.zeta(2, i),
+        *(lambda name=name: getattr(ember.special, name)(x, i[0]) for name in POLYNOMIALS),
+        lambda: ember.special.legendre_polynomial_p(2, d),
         lambda: ember._standard_gamma(x.abs().requires_grad_()).sum().backward(),
         lambda: ember._sample_dirichlet(d.abs()), lambda: ember.isin(i, ember.tensor([2, 3])), lambda: ember.logaddexp(x, d[0, :1]), lambda: ember.copysign(i, -1),
         lambda: ember.frexp(d), lambda: d.unfold(1, 2, 1), lambda: s.unfold(0, 1, 1), lambda: d.as_strided((2, 2), (1, 2), 1),

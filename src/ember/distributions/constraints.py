@@ -6,14 +6,15 @@ the constraint's ``event_dim`` rightmost dims (a simplex is checked per vector).
 check their arguments and, in ``log_prob``, their values against these when validating.
 """
 from .. import linalg
-from .._dtype import bool as bool_
+from .._dtype import bool as bool_, finfo
+from .._ops.join import cat as _cat, stack as _stack
 from .._ops.reduce import all as _all
 
 __all__ = ["Constraint", "dependent", "is_dependent", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
            "unit_interval", "interval", "half_open_interval", "greater_than",
            "greater_than_eq", "less_than", "integer_interval", "nonnegative_integer",
-           "positive_integer", "simplex", "multinomial", "lower_cholesky", "positive_definite", "independent",
-           "dependent_property", "square", "symmetric", "positive_semidefinite"]
+           "positive_integer", "simplex", "multinomial", "lower_cholesky", "lower_triangular", "corr_cholesky", "positive_definite", "independent",
+           "dependent_property", "square", "symmetric", "positive_semidefinite", "cat", "stack"]
 
 
 class Constraint:
@@ -184,6 +185,25 @@ class _LowerCholesky(Constraint):
         return lower & _all(value.diagonal(dim1=-2, dim2=-1) > 0, -1)
 
 
+class _LowerTriangular(Constraint):
+    """Lower-triangular square matrices."""
+    event_dim = 2
+
+    def check(self, value):
+        return _all((value.tril() == value).flatten(-2), -1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, a positive diagonal,
+    and rows of unit Euclidean norm (within ``10 n eps`` for n columns)."""
+    event_dim = 2
+
+    def check(self, value):
+        tolerance = finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        return lower_cholesky.check(value) & _all((row_norm - 1.0).abs() <= tolerance, -1)
+
+
 class _Square(Constraint):
     """Square matrices."""
     event_dim = 2
@@ -243,6 +263,59 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _Cat(Constraint):
+    """``cseq[i]`` on the i-th block of ``lengths[i]`` entries along ``dim`` (each 1 by default);
+    ``check`` concatenates the blocks' checks along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq, self.dim = list(cseq), dim
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"cat: {len(self.cseq)} constraints and {len(self.lengths)} lengths")
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the i-th slice along ``dim``; ``check`` stacks the slices' checks."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        return _stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-value.dim()}, {value.dim() - 1}], "
+                         f"but got {dim})")
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 square = _Square()
@@ -259,6 +332,8 @@ nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 interval = _Interval
 half_open_interval = _HalfOpenInterval
@@ -268,3 +343,5 @@ less_than = _LessThan
 integer_interval = _IntegerInterval
 multinomial = _Multinomial
 independent = _IndependentConstraint
+cat = _Cat
+stack = _Stack

@@ -27,6 +27,7 @@ from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -125,17 +126,41 @@ def _kl_exponential_exponential(p, q):
     return -rate_ratio.log() + rate_ratio - 1
 
 
-@register_kl(MultivariateNormal, MultivariateNormal)
-def _kl_multivariatenormal_multivariatenormal(p, q):
-    """0.5 (tr(S_q^-1 S_p) + (m_q - m_p)^T S_q^-1 (m_q - m_p) - k + log det S_q - log det S_p)."""
+def _gaussian_kl(p, q, what):
+    """KL(p || q) of two Gaussians over vectors, from their means and lower Cholesky factors
+    (``_unbroadcasted_scale_tril``, or that of a low-rank covariance ``W W^T + D`` formed
+    densely, O(n^3)): 0.5 (tr(S_q^-1 S_p) + (m_q - m_p)^T S_q^-1 (m_q - m_p) - k
+    + log det S_q - log det S_p)."""
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event "
-                         "shapes cannot be computed")
-    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_log_det = q._half_log_det() - p._half_log_det()
+        raise ValueError(f"KL-divergence between two {what} with different event shapes cannot be computed")
+    Lp, Lq = _scale_tril(p), _scale_tril(q)
+    half_log_det = Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     trace = linalg.solve_triangular(Lq, Lp, upper=False).pow(2).sum((-2, -1))
     mahalanobis = _batch_mahalanobis(Lq, q.loc - p.loc)
     return half_log_det + 0.5 * (trace + mahalanobis - p.event_shape[0])
+
+
+def _scale_tril(d):
+    if isinstance(d, LowRankMultivariateNormal):
+        W, D = d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag
+        return linalg.cholesky(W @ W.mT + D.diag_embed())
+    return d._unbroadcasted_scale_tril
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    return _gaussian_kl(p, q, "Multivariate Normals")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    return _gaussian_kl(p, q, "Low Rank Multivariate Normals")
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_and_full_multivariatenormal(p, q):
+    return _gaussian_kl(p, q, "(Low Rank) Multivariate Normals")
 
 
 @register_kl(Independent, Independent)

@@ -7,7 +7,7 @@ from . import constraints
 from .categorical import CategoryProbabilities
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(CategoryProbabilities, Distribution):
@@ -49,3 +49,15 @@ class OneHotCategorical(CategoryProbabilities, Distribution):
         n = self._categorical._num_events
         values = eye(n, dtype=self.probs.dtype).view((n,) + (1,) * len(self._batch_shape) + (n,))
         return values.expand((n,) + tuple(self._batch_shape) + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """:class:`OneHotCategorical` with the straight-through gradient estimator (Bengio, Léonard
+    & Courville 2013): ``rsample`` returns the one-hot sample plus ``probs - probs.detach()``,
+    equal to the sample in value, with the gradient of ``probs``."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

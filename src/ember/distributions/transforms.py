@@ -14,152 +14,19 @@ from numbers import Number
 from .._dtype import finfo
 from .._ops.shape import broadcast_shapes
 from .._ops.softmax import softmax
+from .._size import Size
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .independent import _sum_rightmost
+from .joined_transforms import CatTransform, StackTransform
+from .matrix_transforms import CorrCholeskyTransform, LowerCholeskyTransform, PositiveDefiniteTransform
+from .transform_base import Transform
 
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "identity_transform"]
-
-
-class Transform:
-    """The base: subclasses give ``_call``, ``_inverse`` and ``log_abs_det_jacobian``.
-    ValueError for a ``cache_size`` other than 0 or 1."""
-    bijective = False
-    domain = constraints.real
-    codomain = constraints.real
-
-    def __init__(self, cache_size=0):
-        if cache_size not in (0, 1):
-            raise ValueError("cache_size must be 0 or 1")
-        self._cache_size = cache_size
-        self._cached = None
-        self._inv = None
-
-    @property
-    def event_dim(self):
-        if self.domain.event_dim == self.codomain.event_dim:
-            return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
-
-    @property
-    def inv(self):
-        """The inverse transform (``inv(inv) is self``)."""
-        if self._inv is None:
-            self._inv = _InverseTransform(self)
-        return self._inv
-
-    @property
-    def sign(self):
-        """+1 or -1 for a monotone map of scalars (its direction); NotImplementedError otherwise."""
-        raise NotImplementedError
-
-    def with_cache(self, cache_size=1):
-        """This transform with ``cache_size`` (0 or 1: the last ``x, y`` pair kept, so the inverse
-        of a result is its input exactly). NotImplementedError for transforms with arguments that
-        do not override it."""
-        if self._cache_size == cache_size:
-            return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
-
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    __hash__ = object.__hash__
-
-    def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        if self._cached is not None and self._cached[0] is x:
-            return self._cached[1]
-        y = self._call(x)
-        self._cached = (x, y)
-        return y
-
-    def _inv_call(self, y):
-        if self._cache_size == 0:
-            return self._inverse(y)
-        if self._cached is not None and self._cached[1] is y:
-            return self._cached[0]
-        x = self._inverse(y)
-        self._cached = (x, y)
-        return x
-
-    def _call(self, x):
-        raise NotImplementedError
-
-    def _inverse(self, y):
-        raise NotImplementedError
-
-    def log_abs_det_jacobian(self, x, y):
-        """``log |det dy/dx|`` at ``x`` (``y = self(x)``), one value per event of the domain;
-        NotImplementedError on the base class."""
-        raise NotImplementedError
-
-    def forward_shape(self, shape):
-        """The shape of ``self(x)`` for ``x`` of ``shape`` (unchanged unless the transform reshapes)."""
-        return shape
-
-    def inverse_shape(self, shape):
-        """The shape of ``self.inv(y)`` for ``y`` of ``shape``."""
-        return shape
-
-    def __repr__(self):
-        return type(self).__name__ + "()"
-
-
-class _InverseTransform(Transform):
-    """``t.inv``: calls ``t``'s inverse, and its Jacobian is the negated one."""
-
-    def __init__(self, transform):
-        super().__init__(cache_size=transform._cache_size)
-        self._inv = transform
-
-    @property
-    def domain(self):
-        return self._inv.codomain
-
-    @property
-    def codomain(self):
-        return self._inv.domain
-
-    @property
-    def bijective(self):
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        return self._inv.sign
-
-    @property
-    def inv(self):
-        return self._inv
-
-    def __eq__(self, other):
-        return isinstance(other, _InverseTransform) and self._inv == other._inv
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self._inv!r})"
-
-    def __call__(self, x):
-        return self._inv._inv_call(x)
-
-    def log_abs_det_jacobian(self, x, y):
-        return -self._inv.log_abs_det_jacobian(y, x)
-
-    def forward_shape(self, shape):
-        return self._inv.inverse_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self._inv.forward_shape(shape)
+           "StickBreakingTransform", "identity_transform", "SoftplusTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "CorrCholeskyTransform", "CatTransform", "StackTransform", "ReshapeTransform",
+           "CumulativeDistributionTransform"]
 
 
 class ComposeTransform(Transform):
@@ -532,3 +399,98 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class ReshapeTransform(Transform):
+    """The rightmost dims of shape ``in_shape`` reshaped to ``out_shape`` (volume-preserving:
+    log-determinant 0). ValueError when the two hold different numbers of elements, or for an
+    input whose rightmost dims are not ``in_shape``."""
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = Size(in_shape), Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else ReshapeTransform(self.in_shape, self.out_shape, cache_size)
+
+    def _call(self, x):
+        return x.reshape(tuple(x.shape[:x.dim() - len(self.in_shape)]) + tuple(self.out_shape))
+
+    def _inverse(self, y):
+        return y.reshape(tuple(y.shape[:y.dim() - len(self.out_shape)]) + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(tuple(x.shape[:x.dim() - len(self.in_shape)]))
+
+    @staticmethod
+    def _reshaped(shape, old, new):
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if tuple(shape[cut:]) != tuple(old):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+        return Size(tuple(shape[:cut]) + tuple(new))
+
+    def forward_shape(self, shape):
+        return self._reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshaped(shape, self.out_shape, self.in_shape)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``, onto (0, 1); inverse ``icdf``; log|dy/dx| is the density,
+    ``distribution.log_prob(x)`` (the probability integral transform)."""
+    bijective, sign = True, 1
+    codomain = constraints.independent(constraints.unit_interval, 0)
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else CumulativeDistributionTransform(self.distribution,
+                                                                                           cache_size)
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``; inverse ``y + log(-expm1(-y))``; log|dy/dx| = -softplus(-x)."""
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, 1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
