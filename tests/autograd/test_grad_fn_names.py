@@ -13,7 +13,7 @@ def F(L):
 CALLS = {
     "add": lambda L, x, w, i: x + x, "sub": lambda L, x, w, i: x - x, "rsub": lambda L, x, w, i: 1 - x,
     "mul": lambda L, x, w, i: x * 2, "div": lambda L, x, w, i: x / x,
-    "div-number-first": lambda L, x, w, i: L.div(1, x), "rdiv": lambda L, x, w, i: 1 / x,
+    "div-number-first": lambda L, x, w, i: L.div(1, x),
     "div-floor": lambda L, x, w, i: L.div(x, 2, rounding_mode="floor"), "neg": lambda L, x, w, i: -x,
     "pow": lambda L, x, w, i: x ** 2, "pow-tensor": lambda L, x, w, i: x ** x, "exp": lambda L, x, w, i: x.exp(),
     "tanh": lambda L, x, w, i: x.tanh(), "relu": lambda L, x, w, i: x.relu(), "square": lambda L, x, w, i: x.square(),
