@@ -13,16 +13,19 @@ import warnings
 
 import numpy as np
 
+from . import _dtype
 from ._backend import shared as _shared
+from ._creation import real_if_fits
 from ._device import device as _device
 
 __all__ = ["UntypedStorage", "TypedStorage"]
 
 
 def _flat(array):
-    """The owner of ``array``'s memory as a flat array of its own element type (no copy)."""
+    """The owner of ``array``'s memory as a flat array of ``array``'s element type (no copy; the
+    owner may hold other items: bytes after ``share_memory_``, complex under ``.real``)."""
     owner = _shared.owner(array)
-    return owner.ravel(order="K")  # a view: an array that owns its memory is contiguous
+    return owner.ravel(order="K").view(array.dtype)  # a view: an array that owns its memory is contiguous
 
 
 class _Storage:
@@ -73,11 +76,11 @@ class _Storage:
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return type(self)._wrap(self, self._items[index])
+            return self._slice(index)
         return self._items[self._index(index)].item()
 
     def __setitem__(self, index, value):
-        self._items[index if isinstance(index, slice) else self._index(index)] = value
+        self._items[index if isinstance(index, slice) else self._index(index)] = self._converted(value)
 
     def __iter__(self):
         return iter(self.tolist())
@@ -89,7 +92,9 @@ class _Storage:
 
     def _index(self, index):
         if not -len(self) <= index < len(self):
-            raise IndexError(f"index {index} out of range for storage of size {len(self)}")
+            # (torch names a negative index after adding the size)
+            raise IndexError(f"index {index + len(self) if index < 0 else index} out of range for storage "
+                             f"of size {len(self)}")
         return index
 
     def __repr__(self):
@@ -110,9 +115,12 @@ class UntypedStorage(_Storage):
         else:
             super().__init__(np.zeros(int(size), np.uint8))
 
-    @classmethod
-    def _wrap(cls, like, items):
-        return cls(items)
+    def _slice(self, index):
+        return UntypedStorage(self._items[index])
+
+    @staticmethod
+    def _converted(value):
+        return np.asarray(value).astype(np.uint8, casting="unsafe")  # a byte wraps: 300 is 44
 
     @classmethod
     def _of(cls, array):
@@ -137,9 +145,15 @@ class TypedStorage(_Storage):
         super().__init__(items)
         self.dtype = dtype
 
-    @classmethod
-    def _wrap(cls, like, items):
-        return cls(items, like.dtype)
+    def _slice(self, index):
+        raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+
+    def _converted(self, value):
+        return real_if_fits(value, self.dtype)  # checked as a tensor's element: 300 into uint8 raises
+
+    def type(self):
+        """The legacy storage class's name, as torch prints it (``torch.FloatStorage``)."""
+        return f"{_dtype.legacy_type_name(self.dtype)[:-len('Tensor')]}Storage"
 
     @classmethod
     def _of(cls, tensor):

@@ -91,3 +91,28 @@ def test_a_storage_sees_writes_to_its_tensor():
     s = x.untyped_storage()
     x[1] = 1.0
     assert np.frombuffer(bytes(s.tolist()), np.float32).tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def _storage_edges(L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = L.tensor([1.0, 2.0, 3.0])
+        t.share_memory_()  # its memory becomes a shared segment's bytes
+        s = t.storage()
+        s[0] = 5.0
+        c = L.tensor([1 + 2j, 3 - 1j])
+        u8 = L.zeros(2, dtype=L.uint8)
+        u8.untyped_storage()[0] = 300  # a byte wraps, as torch converts
+        u8.untyped_storage()[1] = -1
+        out = [s.size(), s.element_size(), s.tolist(), t.tolist(), len(L.tensor([1, 2]).share_memory_().storage()),
+               c.real.storage().size(), c.real.storage().element_size(), L.view_as_real(c).storage().tolist(),
+               u8.tolist(), [L.zeros(1, dtype=d).storage().type() for d in (L.float32, L.int64, L.bool, L.bfloat16)]]
+        for f in (lambda: s[1:2], lambda: s[9], lambda: t.untyped_storage()[-20], lambda: u8.storage().__setitem__(0, 300)):
+            with pytest.raises(Exception) as info:
+                f()
+            out.append((info.type.__name__, str(info.value)))
+    return out
+
+
+def test_storages_of_shared_complex_and_byte_tensors_are_torchs():
+    assert _storage_edges(ember) == _storage_edges(torch)
