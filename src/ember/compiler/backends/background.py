@@ -10,11 +10,14 @@ Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until
 finishes).
 
 What it changes: which code computes a step depends on when the compiler finishes, so two
-runs can differ in the last bits (the C's vector math against NumPy's). A program that exits
-while a build runs stops its compiler and leaves nothing in the cache (the build's temporary
-files are removed, nothing half-written is installed).
+runs can differ in the last bits (the C's vector math against NumPy's). At a normal exit the
+builds under way and queued are finished (so a run shorter than its compile leaves the
+libraries in the cache, and the next run starts warm); an exit by an uncaught exception or a
+Ctrl-C (also one pressed during that wait) stops the compiler instead, and nothing of its build
+stays in the cache (temporary files removed, nothing half-written installed).
 """
 import atexit
+import sys
 import threading
 import warnings
 
@@ -27,6 +30,7 @@ __all__ = ["compile_in_background", "BackgroundBuild"]
 _waiting = []  # the builds not started, taken most-called first
 _wake = threading.Condition()
 _worker = []  # the one background thread, once started
+_exiting = []  # [True] at exit: the worker ends when nothing waits
 _PENDING, _SWITCHED = object(), object()
 
 
@@ -90,9 +94,9 @@ def _work():
     # before the gradients existed) waits behind the one the run calls now
     while True:
         with _wake:
-            while not _waiting and not toolchain._abandoned:
+            while not _waiting and not _exiting:
                 _wake.wait()
-            if toolchain._abandoned:
+            if toolchain._abandoned or not _waiting:
                 return
             build = max(_waiting, key=lambda b: b.calls)
             _waiting.remove(build)
@@ -100,12 +104,21 @@ def _work():
 
 
 @atexit.register
-def _abandon():
-    """At exit: stop the compiler, let the running build clean up, drop the waiting ones."""
+def _at_exit():
+    """A normal exit finishes the builds (a Ctrl-C meanwhile skips them); an exit by an uncaught
+    exception stops the compiler and drops the waiting builds."""
     if not _worker:
         return
+    with _wake:
+        _exiting.append(True)
+        _wake.notify()
+    if getattr(sys, "last_type", None) is None:  # (set when an uncaught exception ends the program)
+        try:
+            _worker[0].join()
+            return
+        except KeyboardInterrupt:
+            pass
     toolchain.abandon()
     with _wake:
         _waiting.clear()
-        _wake.notify()
     _worker[0].join(timeout=10)

@@ -13,6 +13,7 @@ import ctypes
 import functools
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -465,13 +466,16 @@ def _driver(plan, lib, regions, slots, buffers, table):
     body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in lines[:prefix] + profiled + lines[tail:]]
     with_ranges = []  # compiled at the first call under a profiler (Python's compile is a warm start's largest cost)
 
+    lock = threading.Lock()  # one call at a time: the buffers and the pointer table are the callable's
+
     def run(*arrays_and_sizes):  # (arrays) or, with size symbols, (arrays, sizes)
-        if not recording():
-            return plain(*arrays_and_sizes)
-        if not with_ranges:
-            with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
-            handout.add_space(with_ranges[0].__globals__)
-        return with_ranges[0](*arrays_and_sizes)
+        with lock:
+            if not recording():
+                return plain(*arrays_and_sizes)
+            if not with_ranges:
+                with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
+                handout.add_space(with_ranges[0].__globals__)
+            return with_ranges[0](*arrays_and_sizes)
     run.source = source
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)

@@ -21,10 +21,12 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["loop_nest", "row_loops", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
@@ -276,14 +278,19 @@ def _run(cmd):
         with _lock:
             if _abandoned:
                 return True, "the process is exiting: " + " ".join(cmd)
-            process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            # a session of its own: the compiler's children (gcc's cc1 and as) can be stopped with it
+            process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       start_new_session=True)
             _running.add(process)
         with process:
             try:
                 text = process.communicate(timeout=300)[0]
             except subprocess.TimeoutExpired:
-                process.kill()
+                _stop(process)
                 text = process.communicate()[0] + "\nkilled after 300 s"
+            except BaseException:  # Ctrl-C while it runs: the compiler stops too
+                _stop(process)
+                raise
             finally:
                 with _lock:
                     _running.discard(process)
@@ -293,13 +300,33 @@ def _run(cmd):
     return failed, " ".join(cmd) + "\n" + text
 
 
+def _stop(process):
+    """Kills a compiler and the processes it started (which hold its output open)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (AttributeError, OSError):  # not POSIX, or gone already
+        process.kill()
+
+
 def abandon():
     """Stops every compiler process running and starts none after (a background build at
     exit: its ``build`` then fails and removes its temporary files; nothing is installed)."""
     with _lock:
         _abandoned.append(True)
         for process in _running:
-            process.kill()
+            _stop(process)
+
+
+def _sweep(root, age=3600):
+    """Removes the temporary files a killed process left in the cache (older than ``age``
+    seconds: never one a running build is writing)."""
+    now = time.time()
+    for path in root.glob(".tmp-*"):
+        try:
+            if now - path.stat().st_mtime > age:
+                path.unlink()
+        except OSError:
+            pass
 
 
 def unit_flags(unit):
@@ -323,6 +350,7 @@ def build(units, argv, *, openmp=False, parallel=True):
     if found is not None:
         return found, True, key
     root = cache_dir()
+    _sweep(root)
     built, compiles = [], []  # (temporary, object) of each unit to compile; their commands
     for unit, obj in sorted(zip(units, objects), key=lambda pair: -len(pair[0])):  # the longest first
         if not _verified(obj):
