@@ -11,9 +11,9 @@ taps are all -inf reports its first real tap. Any padding, stride, dilation and 
 Average pooling follows eager's (PyTorch's) divisor rules: a window's divisor is
 ``divisor_override`` when given, else its element count, the padding included or not
 (``count_include_pad``) but never a ceil_mode window's overhang past the padding. Its sums add
-the real taps in eager's order (row-major over the window), and the gradient, gathered per input
-position rather than scattered, adds ``g / divisor`` of the windows holding it in the order
-eager's per-tap passes add them (the last window first), so compiled and eager agree to the bit.
+the real taps in eager's order (row-major over the window); the gradient adds each window's
+``g / divisor`` to its positions, visiting the windows last first, so every position receives
+its shares in the order eager's per-tap passes add them: compiled and eager agree to the bit.
 1-D and 2-D windows run as 3-D ones with leading unit dims.
 
 In a graph with size symbols the leading dims (the batch) may be symbolic: they only count the
