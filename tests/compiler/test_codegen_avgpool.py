@@ -1,7 +1,7 @@
 """The C backend's average-pooling kernels (AvgPool and its gradient AvgPoolTranspose) against
 eager ember (bit for bit: the same sums in the same order) and torch: 1-, 2- and 3-D windows over
 a grid of kernel, stride, padding, ceil_mode, count_include_pad and divisor_override, float32
-and float64, contiguous and strided inputs."""
+and float64, contiguous inputs and transposed views (read in place)."""
 import numpy as np
 import pytest
 
@@ -19,11 +19,12 @@ CASES = {  # name: (x shape, n spatial dims, kwargs, dtype, transposed input)
     "padded_overlapping": ((2, 3, 9, 7), 2, dict(kernel_size=3, stride=2, padding=1), np.float32, False),
     "ceil_exclude_pad": ((2, 2, 10, 11), 2, dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True,
                                                 count_include_pad=False), np.float64, False),
-    "ceil_include_pad": ((3, 7, 6), 2, dict(kernel_size=2, stride=2, padding=1, ceil_mode=True), np.float64, False),
+    "ceil_include_pad_strided": ((3, 7, 6), 2, dict(kernel_size=2, stride=2, padding=1, ceil_mode=True), np.float64,
+                                 True),
     "divisor_override_strided": ((2, 3, 8, 9), 2, dict(kernel_size=(2, 3), stride=1, padding=(1, 0),
                                                        divisor_override=5), np.float32, True),
-    "1d": ((3, 4, 13), 1, dict(kernel_size=4, stride=3, padding=2, ceil_mode=True, count_include_pad=False),
-           np.float32, False),
+    "1d_strided": ((3, 13, 4), 1, dict(kernel_size=4, stride=3, padding=2, ceil_mode=True, count_include_pad=False),
+                   np.float32, True),
     "3d": ((2, 2, 5, 6, 7), 3, dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True,
                                     count_include_pad=False), np.float64, False),
 }
@@ -41,14 +42,18 @@ def _numpy_nodes(plans):
     return [n.target.name for plan in plans for k in plan.kernels if k.kind == "python" for n in k.nodes]
 
 
-def _run(lib, pool, x0, r, kwargs, transposed, requires_grad=True):
-    """(output, input gradient) of ``pool`` under ``lib`` (ember or torch)."""
+def _run(lib, pool, x0, r, kwargs, transposed):
+    """(output, input gradient) of ``pool`` under ``lib`` (ember or torch); ``transposed``: of
+    ``x0`` read through a transposed view of its contiguous copy, ``pool`` taking that copy."""
     base = lib.tensor(np.ascontiguousarray(x0.swapaxes(-1, -2)) if transposed else x0, requires_grad=True)
-    x = base.transpose(-1, -2) if transposed else base
-    y = pool(x, **kwargs)
+    y = pool(base, **kwargs)
     (y * lib.tensor(r)).sum().backward()
     g = base.grad.transpose(-1, -2) if transposed else base.grad
     return y.detach().numpy(), g.numpy()
+
+
+def _pool(pool, transposed):
+    return (lambda b, **kw: pool(b.transpose(-1, -2), **kw)) if transposed else pool
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -61,9 +66,9 @@ def test_avg_pool_kernels_equal_eager_and_torch(case, plans, monkeypatch, capsys
     if n == 1:
         kwargs = {k: v for k, v in kwargs.items() if k != "divisor_override"}
     r = rng.standard_normal(tuple(pool(ember.tensor(x0), **kwargs).shape)).astype(dtype)
-    eager = _run(ember, pool, x0, r, kwargs, transposed)
+    eager = _run(ember, _pool(pool, transposed), x0, r, kwargs, transposed)
     monkeypatch.setenv("EMBER_LOGS", "output_code")
-    step = ember.compile(lambda x, **kw: pool(x, **kw), fullgraph=True)
+    step = ember.compile(_pool(pool, transposed), fullgraph=True)
     for _ in range(3):  # the third call runs the generated C
         mine = _run(ember, step, x0, r, kwargs, transposed)
     source = capsys.readouterr().err
@@ -72,7 +77,7 @@ def test_avg_pool_kernels_equal_eager_and_torch(case, plans, monkeypatch, capsys
     for a, e in zip(mine, eager):
         assert a.shape == e.shape and a.dtype == e.dtype
         np.testing.assert_array_equal(a, e)
-    want = _run(torch, getattr(torch.nn.functional, POOLS[n]), x0, r, kwargs, transposed)
+    want = _run(torch, _pool(getattr(torch.nn.functional, POOLS[n]), transposed), x0, r, kwargs, transposed)
     for a, w in zip(mine, want):
         np.testing.assert_allclose(a, w, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
 

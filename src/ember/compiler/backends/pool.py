@@ -131,6 +131,17 @@ def _average_supported(node):
     return _dtype(first) in _FLOATS and _dtype(node) == _dtype(first)
 
 
+def _strided(loc, n):
+    """(C expression of the first element of plane ``c`` of ``loc``, the element strides of its
+    ``n`` trailing dims padded to 3 with zeros): the operand is read where it lies."""
+    terms, below = [], 1
+    for i in range(len(loc.shape) - n - 1, -1, -1):
+        at = "c" if below == 1 else f"c / ({below})"
+        terms.append(f"({at}{'' if i == 0 else f' % {loc.shape[i]}'})*{loc.strides[i]}")
+        below = below * loc.shape[i]
+    return " + ".join([str(loc.offset)] + terms[::-1]), (0,) * (3 - n) + tuple(loc.strides[-n:])
+
+
 def _average_kernel(src, node, fname, ctypes):
     """C of an ``AvgPool`` (each window's sum over its divisor) or ``AvgPoolTranspose`` (each
     window's ``g / divisor`` added to its positions, windows visited last first) over
@@ -161,9 +172,10 @@ def _average_kernel(src, node, fname, ctypes):
     planes = math.prod(out.shape[:-n])
     where = f"((c*{do} + od)*{ho} + oh)*{wo} + ow"
     taps = "for (long i = dlo; i < dhi; i++) for (long j = hlo; j < hhi; j++) for (long l = wlo; l < whi; l++)"
+    base, (sd, sh, sw) = _strided(x, n)
     head = [f"static void {fname}(void** restrict p) {{",
             f"    {t}* restrict y = {src.pointer(out)};",
-            f"    const {t}* restrict x = {src.pointer(x)} + {x.offset};"]
+            f"    const {t}* restrict x = {src.pointer(x)};"]
     window = [f"        long {b};" for b in bounds]
     if name == "AvgPool":
         return [
@@ -171,10 +183,10 @@ def _average_kernel(src, node, fname, ctypes):
             f"{name}({node.name}) */", *head,
             f"    for (long c = 0; c < {planes}; c++) for (long od = 0; od < {do}; od++) "
             f"for (long oh = 0; oh < {ho}; oh++) for (long ow = 0; ow < {wo}; ow++) {{",
-            f"        const {t}* restrict xp = x + c*{d * h * w};", *window,
+            f"        const {t}* restrict xp = x + {base};", *window,
             f"        {t} s = 0;",
             f"        {taps}",
-            f"            s += xp[(i*{h} + j)*{w} + l];",
+            f"            s += xp[i*{sd} + j*{sh} + l*{sw}];",
             f"        y[{where}] = s / ({t})({divisor});",
             "    }", "}"]
     return [
@@ -185,7 +197,7 @@ def _average_kernel(src, node, fname, ctypes):
         f"    for (long c = 0; c < {planes}; c++) for (long od = {do - 1}; od >= 0; od--) "
         f"for (long oh = {ho - 1}; oh >= 0; oh--) for (long ow = {wo - 1}; ow >= 0; ow--) {{",
         f"        {t}* restrict yp = y + c*{d * h * w};", *window,
-        f"        {t} v = x[{where}] / ({t})({divisor});",
+        f"        {t} v = x[{base} + od*{sd} + oh*{sh} + ow*{sw}] / ({t})({divisor});",
         f"        {taps}",
         f"            yp[(i*{h} + j)*{w} + l] += v;",
         "    }", "}"]
