@@ -133,12 +133,19 @@ def _average_supported(node):
 
 def _strided(loc, n):
     """(C expression of the first element of plane ``c`` of ``loc``, the element strides of its
-    ``n`` trailing dims padded to 3 with zeros): the operand is read where it lies."""
+    ``n`` trailing dims padded to 3 with zeros): the operand is read where it lies; leading dims
+    laid out one after the other count as one."""
+    lead = []
+    for size, stride in zip(loc.shape[:-n], loc.strides[:-n]):
+        if lead and lead[-1][1] == stride * size:
+            lead[-1] = (lead[-1][0] * size, stride)
+        else:
+            lead.append((size, stride))
     terms, below = [], 1
-    for i in range(len(loc.shape) - n - 1, -1, -1):
+    for i in range(len(lead) - 1, -1, -1):
         at = "c" if below == 1 else f"c / ({below})"
-        terms.append(f"({at}{'' if i == 0 else f' % {loc.shape[i]}'})*{loc.strides[i]}")
-        below = below * loc.shape[i]
+        terms.append(f"({at}{'' if i == 0 else f' % {lead[i][0]}'})*{lead[i][1]}")
+        below = below * lead[i][0]
     return " + ".join([str(loc.offset)] + terms[::-1]), (0,) * (3 - n) + tuple(loc.strides[-n:])
 
 
