@@ -222,8 +222,9 @@ def test_spectral_norm_of_conv_transpose3d_normalises_its_output_channels():
 
 
 def test_compiled_and_meta():
-    """The compiler's C kernels take 2-D geometry only; 3-D nodes run their Python kernels, and
-    the shape rules give meta tensors torch's shapes."""
+    """The compiler's convolution and max-pool C kernels take 2-D geometry only (average pooling's
+    take 3-D too); other 3-D nodes run their Python kernels, and the shape rules give meta
+    tensors torch's shapes."""
     net = ember.nn.Sequential(ember.nn.Conv3d(2, 3, 3, padding=1), ember.nn.MaxPool3d(2), ember.nn.AvgPool3d(2))
     x = ember.randn(2, 2, 4, 6, 4)
     assert_close(ember.compile(net)(x), net(x), rtol=1e-5, atol=1e-6)

@@ -437,7 +437,7 @@ def _cat_ok(node):
 
 def kind_of(node, have_blas):
     """"view", "elementwise", "sum" (also All, Any and the extremes), "softmax", "log_softmax", "norm_stats", "cross_entropy",
-    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max pooling),
+    "cross_entropy_backward", "gemm", "conv" (a direct convolution loop), "pool" (max and average pooling),
     "bmm", "attention", "softmax_grad", "scatter", "cat", "copies" (flip, tril, triu, constant pad), "embedding_backward",
     "norm_backward", "rnn", "gather", "extreme" (.gather), "index" (.indexing), "sort" (.sort),
     "logsumexp", "argmax", "cumsum", "cumprod" (.row_reductions) (and

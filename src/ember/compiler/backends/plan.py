@@ -308,8 +308,8 @@ def _operands_fit(node, kind, loc):
     if kind == "rnn":  # the output's gradient may have strided rows (one direction's half of it)
         g_out = node.args[0] if node.target.name == "RNNLayerBackward" else None
         return all(loc[a].contiguous or (a is g_out and loc[a].strides[1] == 1) for a in _args(node))
-    if kind == "pool":
-        return all(loc[a].contiguous for a in _args(node))
+    if kind == "pool":  # average pooling reads its operand where it lies
+        return node.target.name in ("AvgPool", "AvgPoolTranspose") or all(loc[a].contiguous for a in _args(node))
     if kind == "gemm":
         (a, sa), (b, sb), _ = gemm_operands(node, loc)
         m, k = _numel(a.shape[:-1]), a.shape[-1]

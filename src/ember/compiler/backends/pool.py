@@ -1,11 +1,21 @@
-"""C kernels for 2-D max pooling: ``MaxPoolIndices`` (each window's argmax), ``MaxPool`` (its
-maximum) and ``MaxPoolBackward`` (the gradient scattered to the argmax) of :mod:`ember._ops.pool`.
+"""C kernels for pooling: 2-D max pooling's ``MaxPoolIndices`` (each window's argmax), ``MaxPool``
+(its maximum) and ``MaxPoolBackward`` (the gradient scattered to the argmax), and 1-, 2- and 3-D
+average pooling's ``AvgPool`` and its gradient ``AvgPoolTranspose`` of :mod:`ember._ops.pool`.
 
 Eager ember visits a window with one NumPy pass per kernel offset over every window at once
 (several passes and temporaries per op); here one loop visits each window's taps once. The rules
 are eager's (PyTorch's CPU kernels): taps in the padding never win, ties go to the first maximum
 (row-major), a NaN wins over any number and among NaNs the last one wins; a window whose real
 taps are all -inf reports its first real tap. Any padding, stride, dilation and ceil_mode.
+
+Average pooling follows eager's (PyTorch's) divisor rules: a window's divisor is
+``divisor_override`` when given, else its element count, the padding included or not
+(``count_include_pad``) but never a ceil_mode window's overhang past the padding. Its sums add
+the real taps in eager's order (row-major over the window); the gradient adds each window's
+``g / divisor`` to its positions, visiting the windows last first, so every position receives
+its shares in the order eager's per-tap passes add them: compiled and eager agree to the bit.
+1-D and 2-D windows run as 3-D ones with leading unit dims.
+
 In a graph with size symbols the leading dims (the batch) may be symbolic: they only count the
 planes the loops visit; the window's dims are known.
 """
@@ -15,7 +25,8 @@ import numpy as np
 
 __all__ = ["OPS", "supported", "pool_kernel"]
 
-OPS = ("MaxPool", "MaxPoolIndices", "MaxPoolBackward")
+OPS = ("MaxPool", "MaxPoolIndices", "MaxPoolBackward", "AvgPool", "AvgPoolTranspose")
+_AVERAGES = ("AvgPool", "AvgPoolTranspose")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -25,8 +36,11 @@ def _dtype(node):
 
 
 def supported(node):
-    """2-D windows over a float array; argmax positions (``flat=False``) of an integer dtype."""
+    """2-D max-pool windows over a float array, argmax positions (``flat=False``) of an integer
+    dtype; 1- to 3-D average-pool windows over a float array."""
     k = node.kwargs
+    if node.target.name in _AVERAGES:
+        return _average_supported(node)
     if len(k.get("kernel_size", ())) != 2:
         return False
     first = node.args[0]
@@ -46,6 +60,8 @@ def pool_kernel(src, node, fname, ctypes):
     """C lines of ``static void fname(void** p)`` computing ``node`` (see :func:`supported`);
     ``ctypes`` maps NumPy dtypes to C type names."""
     name, k = node.target.name, node.kwargs
+    if name in _AVERAGES:
+        return _average_kernel(src, node, fname, ctypes)
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = k["kernel_size"], k["stride"], k["padding"], k["dilation"]
     plan = src.plan
     out = plan.loc[node]
@@ -102,4 +118,93 @@ def pool_kernel(src, node, fname, ctypes):
         "            }",
         "        }",
         f"        {store}",
+        "    }", "}"]
+
+
+def _average_supported(node):
+    """1- to 3-D windows (their sizes known) over a float array."""
+    first, n = node.args[0], len(node.kwargs["kernel_size"])
+    if not hasattr(first, "meta") or not 1 <= n <= 3 or len(first.meta["shape"]) < n:
+        return False
+    if not all(type(v) is int for v in (*first.meta["shape"][-n:], *node.meta["shape"][-n:])):
+        return False  # symbolic planes only
+    return _dtype(first) in _FLOATS and _dtype(node) == _dtype(first)
+
+
+def _strided(loc, n):
+    """(C expression of the first element of plane ``c`` of ``loc``, the element strides of its
+    ``n`` trailing dims padded to 3 with zeros): the operand is read where it lies; leading dims
+    laid out one after the other count as one."""
+    lead = []
+    for size, stride in zip(loc.shape[:-n], loc.strides[:-n]):
+        if lead and lead[-1][1] == stride * size:
+            lead[-1] = (lead[-1][0] * size, stride)
+        else:
+            lead.append((size, stride))
+    terms, below = [], 1
+    for i in range(len(lead) - 1, -1, -1):
+        at = "c" if below == 1 else f"c / ({below})"
+        terms.append(f"({at}{'' if i == 0 else f' % {lead[i][0]}'})*{lead[i][1]}")
+        below = below * lead[i][0]
+    return " + ".join([str(loc.offset)] + terms[::-1]), (0,) * (3 - n) + tuple(loc.strides[-n:])
+
+
+def _average_kernel(src, node, fname, ctypes):
+    """C of an ``AvgPool`` (each window's sum over its divisor) or ``AvgPoolTranspose`` (each
+    window's ``g / divisor`` added to its positions, windows visited last first) over
+    (planes, D, H, W): one visit of each window, its taps clamped to the input; a dim whose
+    windows never leave the input (no padding, no ceil_mode overhang) has a fixed trip count."""
+    name, k = node.target.name, node.kwargs
+    n = len(k["kernel_size"])
+    unit = (1,) * (3 - n)
+    plan = src.plan
+    out, x = plan.loc[node], plan.loc[node.args[0]]
+    t = ctypes[_dtype(node)]
+    size, pooled = x.shape[-n:], out.shape[-n:]
+    if name == "AvgPoolTranspose":
+        size, pooled = pooled, size
+    dims = list(zip("dhw", unit + tuple(k["kernel_size"]), unit + tuple(k["stride"]),
+                    (0,) * (3 - n) + tuple(k["padding"]), unit + tuple(size), unit + tuple(pooled)))
+    bounds, counts = [], []
+    for a, kk, s, p, m, o in dims:
+        if not p and (o - 1) * s + kk <= m:  # every window inside the input
+            bounds.append(f"{a}lo = o{a}*{s}, {a}hi = {a}lo + {kk}")
+            counts.append(str(kk))
+            continue
+        bounds.append(f"{a}0 = o{a}*{s} - {p}, {a}lo = {a}0 > 0 ? {a}0 : 0, {a}hi = {a}0 + {kk} < {m} ? {a}0 + {kk} : {m}")
+        counts.append(f"(({a}0 + {kk} < {m + p} ? {a}0 + {kk} : {m + p}) - {a}0)" if k["count_include_pad"]
+                      else f"({a}hi - {a}lo)")  # (never counting a ceil_mode window's overhang)
+    divisor = k["divisor_override"] or "*".join(counts)
+    (d, h, w), (do, ho, wo) = (unit + tuple(size)), (unit + tuple(pooled))
+    planes = math.prod(out.shape[:-n])
+    where = f"((c*{do} + od)*{ho} + oh)*{wo} + ow"
+    taps = "for (long i = dlo; i < dhi; i++) for (long j = hlo; j < hhi; j++) for (long l = wlo; l < whi; l++)"
+    base, (sd, sh, sw) = _strided(x, n)
+    head = [f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict y = {src.pointer(out)};",
+            f"    const {t}* restrict x = {src.pointer(x)};"]
+    window = [f"        long {b};" for b in bounds]
+    if name == "AvgPool":
+        return [
+            f"/* average pool {list(x.shape)} -> {list(out.shape)}, kernel {tuple(k['kernel_size'])}: "
+            f"{name}({node.name}) */", *head,
+            f"    for (long c = 0; c < {planes}; c++) for (long od = 0; od < {do}; od++) "
+            f"for (long oh = 0; oh < {ho}; oh++) for (long ow = 0; ow < {wo}; ow++) {{",
+            f"        const {t}* restrict xp = x + {base};", *window,
+            f"        {t} s = 0;",
+            f"        {taps}",
+            f"            s += xp[i*{sd} + j*{sh} + l*{sw}];",
+            f"        y[{where}] = s / ({t})({divisor});",
+            "    }", "}"]
+    return [
+        f"/* average-pool gradient {list(x.shape)} -> {list(out.shape)}, kernel {tuple(k['kernel_size'])}: "
+        f"{name}({node.name}) */", *head,
+        f"    for (long e = 0; e < {planes * d * h * w}; e++) y[e] = 0;",
+        "    /* the windows last first: each position adds its windows' shares in eager's order */",
+        f"    for (long c = 0; c < {planes}; c++) for (long od = {do - 1}; od >= 0; od--) "
+        f"for (long oh = {ho - 1}; oh >= 0; oh--) for (long ow = {wo - 1}; ow >= 0; ow--) {{",
+        f"        {t}* restrict yp = y + c*{d * h * w};", *window,
+        f"        {t} v = x[{base} + od*{sd} + oh*{sh} + ow*{sw}] / ({t})({divisor});",
+        f"        {taps}",
+        f"            yp[(i*{h} + j)*{w} + l] += v;",
         "    }", "}"]
