@@ -72,7 +72,7 @@ from ._spacing import linspace, logspace
 from ._sampling import (rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like,
                         randint_like)
 from ._dtype import (dtype, float16, bfloat16, float32, float64, half, float, double, int8, int16, int32,
-                     int64, short, int, long, uint8, bool, complex64, complex128, cfloat, cdouble,
+                     int64, short, int, long, uint8, uint16, uint32, uint64, bool, complex64, complex128, cfloat, cdouble,
                      get_default_dtype, set_default_dtype,
                      promote_types, result_type, can_cast, finfo, iinfo)
 from ._linalg_legacy import (det, logdet, slogdet, inverse, svd, qr, cholesky, cholesky_solve,
@@ -169,8 +169,8 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
     "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",
     "randn_like", "randint_like", "scalar_tensor", "dtype", "float16", "float32", "float64", "half",
-    "float", "double", "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
-    "complex64", "complex128", "cfloat", "cdouble", "adjoint", "angle", "complex", "conj",
+    "float", "double", "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "uint16",
+    "uint32", "uint64", "bool", "complex64", "complex128", "cfloat", "cdouble", "adjoint", "angle", "complex", "conj",
     "conj_physical", "imag", "is_conj", "is_neg", "polar", "real", "resolve_conj", "resolve_neg", "sgn",
     "view_as_complex", "view_as_real", "is_complex", "isreal",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "device",

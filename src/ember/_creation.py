@@ -19,6 +19,8 @@ from ._backend.meta import MetaArray, NO_DATA, meta_array
 from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
+from ._ops.refusals import refuse_unsigned
+from ._python_ints import check_fits, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -59,7 +61,10 @@ def _infer(data):
         dt, has_tensors = _sequence_dtype(data)
         if has_tensors:
             data = _tensors_to_arrays(data)
-        return np.array(data, dtype=dt.np)
+        try:
+            return np.array(data, dtype=dt.np)
+        except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
+            raise ValueError("Overflow when unpacking long long") from None
     return np.array(data, dtype=_type_dtype(type(data)).np)
 
 
@@ -117,29 +122,28 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
     The dtype is inferred as PyTorch does (floats: the default dtype; ints: int64; bools: bool;
     arrays keep theirs) unless ``dtype`` is given. Raises TypeError for data of no numeric type,
-    RuntimeError for list values outside an integer ``dtype``'s range.
+    RuntimeError for list values outside an integer ``dtype``'s range, ValueError for a Python
+    int beyond int64's; uint64 reads Python ints as unsigned 64-bit (OverflowError below 0 or
+    from 2**64, TypeError for floats, as torch).
     """
     check_device(device)
     data = _listed(data)
+    if dtype is _dtype.uint64 and isinstance(data, (builtins.int, builtins.float, list, tuple)):
+        inferred = _sequence_dtype([data])
+        if inferred == (_dtype.int64, False):
+            return _finish(unsigned64(data), requires_grad)
+        if inferred[0].is_inexact and np.size(np.array(data, dtype=object)):  # only Python ints, as torch
+            raise TypeError("an integer is required")
     arr = _infer(data)
     if dtype is not None:
         if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
-            _check_fits(arr, dtype)
+            check_fits(arr, dtype)
         if arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and isinstance(data, (list, tuple, float)):
             # Python floats are doubles: they convert straight to a wider dtype, not through
             # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
             arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
         arr = cast(arr, dtype.np) if arr.dtype != dtype.np else arr
     return _finish(arr, requires_grad)
-
-
-def _check_fits(arr, dtype):
-    # PyTorch checks each Python value it converts (NumPy arrays and lone scalars just wrap);
-    # an int fits uint8 when its magnitude does (tensor([-5], dtype=uint8) wraps to 251).
-    info = np.iinfo(dtype.np)
-    lowest = -info.max if info.min == 0 and arr.dtype.kind in "biu" else info.min
-    if not (np.all(np.isfinite(arr)) and arr.min() >= lowest and arr.max() <= info.max):
-        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -296,14 +300,15 @@ def _fill_value(value, dtype, shape):
 
 _SCALAR_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "int64_t",
                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
+                "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "uint16": "uint16_t",
+                "uint32": "uint32_t", "uint64": "uint64_t", "bool": "bool"}
 
 
 def real_if_fits(value, dtype):
     """``value`` for a tensor of ``dtype``, RuntimeError where PyTorch's checked conversion of
     a number refuses it: a complex number with an imaginary part into a real dtype (else its
     real part is stored); NaN, +-inf or a number outside the range into an integer dtype
-    (``uint8`` takes -255..-1 as two's complement: -1 is 255, as torch); a finite number
+    (an unsigned dtype takes -max..-1 as two's complement: -1 is 255 in uint8, as torch); a finite number
     beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
     (out of range: +-inf, nonzero: True); see :func:`check_narrow`."""
     if dtype is _dtype.bool:
@@ -314,8 +319,8 @@ def real_if_fits(value, dtype):
         value = value.real
     if _overflows(value, dtype):
         _overflow(dtype)
-    if dtype is _dtype.uint8 and isinstance(value, (builtins.int, np.integer)) and value < 0:
-        value += 256
+    if dtype.np.kind == "u" and isinstance(value, (builtins.int, np.integer)) and value < 0:
+        value += 1 << (8 * dtype.itemsize)
     return value
 
 
@@ -434,6 +439,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         integral = all(_integral(v) for v in vals)
         dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
+    refuse_unsigned("arange_cpu", dtype)
     if not dtype.is_floating_point and all(_integral(v) for v in vals):
         return _finish(np.arange(start, end, step, dtype=dtype.np), requires_grad)
     n = max(int(np.ceil((end - start) / step)), 0)
@@ -463,6 +469,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     """A 2-d tensor with ones on the diagonal, (n, m) with m = n by default
     (https://pytorch.org/docs/stable/generated/torch.eye.html)."""
     check_device(device)
+    refuse_unsigned("eye", dtype)
     return _finish(np.eye(n, n if m is None else m, dtype=_np(dtype)), requires_grad)
 
 

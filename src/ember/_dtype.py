@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-           "bool", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int",
+           "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int",
            "long",
            "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast"]
 
@@ -36,7 +36,7 @@ class dtype:
         self.is_floating_point = category == _FLOAT
         self.is_complex = category == _COMPLEX
         self.is_inexact = category >= _FLOAT
-        self.is_signed = name not in ("uint8", "bool")
+        self.is_signed = name not in ("uint8", "uint16", "uint32", "uint64", "bool")
 
     def __repr__(self):
         return f"{PRINTED_MODULE}.{self.name}"
@@ -61,6 +61,12 @@ bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float64 = double = dtype("float64", np.float64, _FLOAT)
 uint8 = dtype("uint8", np.uint8, _INT)
+# torch 2.3's "barebones" unsigned types: creation, casts, views, indexing, printing and a few
+# ops; promotion with any other non-floating dtype raises (promote_types), and the ops torch
+# lacks them for raise its NotImplementedError (``_ops/core.py``, ``UNSIGNED_REFUSED``).
+uint16 = dtype("uint16", np.uint16, _INT)
+uint32 = dtype("uint32", np.uint32, _INT)
+uint64 = dtype("uint64", np.uint64, _INT)
 int8 = dtype("int8", np.int8, _INT)
 int16 = short = dtype("int16", np.int16, _INT)
 int32 = int = dtype("int32", np.int32, _INT)
@@ -69,9 +75,16 @@ bool = dtype("bool", np.bool_, _BOOL)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX)
 
-_ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool, complex64, complex128)
+_ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool, complex64, complex128,
+        uint16, uint32, uint64)
+BAREBONES_UNSIGNED = frozenset((uint16, uint32, uint64))
 _REAL = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+# c10's ScalarType names, which torch's error messages use ("not implemented for 'Long'")
+SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                     "int16": "Short", "int8": "Char", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64", "bool": "Bool", "complex64": "ComplexFloat",
+                     "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 _FROM_NP = {d.np: d for d in _ALL}
 _FROM_NAME = {d.name: d for d in _ALL}
 _default = [float32]
@@ -82,9 +95,10 @@ def from_numpy_dtype(np_dtype):
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
-        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported "
+        kind = np.dtype(np_dtype).type  # named as NumPy's scalar type (numpy.str_), as torch does
+        raise TypeError(f"can't convert np.ndarray of type {kind.__module__}.{kind.__name__}. The only supported "
                         "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                        "int8, uint8, and bool.")
+                        "int8, uint64, uint32, uint16, uint8, and bool.")
 
 
 def get_default_dtype():
@@ -103,6 +117,9 @@ def promote_types(a, b):
     """The smallest dtype to which both ``a`` and ``b`` can be cast (``torch.promote_types``)."""
     if a is b:
         return a
+    if (a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED) and not (a.is_floating_point or b.is_floating_point):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                           f"promote {SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}")
     if a.category != b.category:
         high, low = (a, b) if a.category > b.category else (b, a)
         if high.is_complex and low.is_floating_point:  # complex64 with float64 needs complex128
@@ -166,7 +183,8 @@ LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": f
                 "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8,
                 "ByteTensor": uint8, "BoolTensor": bool, "BFloat16Tensor": bfloat16}
 # complex tensors have legacy names too (``tensor.type()``), but no classes in the module
-_TYPE_NAMES = {**LEGACY_TYPES, "ComplexFloatTensor": complex64, "ComplexDoubleTensor": complex128}
+_TYPE_NAMES = {**LEGACY_TYPES, "ComplexFloatTensor": complex64, "ComplexDoubleTensor": complex128,
+               "UInt16Tensor": uint16, "UInt32Tensor": uint32, "UInt64Tensor": uint64}
 
 
 def legacy_type_name(dtype):

@@ -13,6 +13,7 @@ from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name, apply
 from ._ops.random import StandardNormal, StandardUniform
+from ._ops.refusals import refuse_unsigned
 from ._tensor import Tensor
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -68,6 +69,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     """A random permutation of 0..n-1, int64 by default
     (https://pytorch.org/docs/stable/generated/torch.randperm.html)."""
     check_device(device)
+    refuse_unsigned("randperm", dtype)
     arr = _distributions.randperm(int(n), generator).astype((dtype or _dtype.int64).np)
     return _finish(arr, requires_grad)
 

@@ -10,6 +10,7 @@ from ._creation import _SCALAR_TYPE, _finish, _np, _overflow, real_if_fits
 from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name
+from ._ops.refusals import refuse_unsigned
 from ._tensor import Tensor
 
 __all__ = ["linspace", "logspace"]
@@ -22,6 +23,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     conversion); NotImplementedError for bool
     (https://pytorch.org/docs/stable/generated/torch.linspace.html)."""
     check_device(device)
+    refuse_unsigned("linspace_cpu", dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = (_linspace_end(v, name) for v, name in ((start, "start"), (end, "end")))

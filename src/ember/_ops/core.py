@@ -16,10 +16,11 @@ from .._backend import conj_views
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
 from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
-from .._dtype import bfloat16, can_cast, float16, float32, get_default_dtype, result_type
+from .._dtype import SCALAR_TYPE_NAMES, bfloat16, can_cast, float16, float32, get_default_dtype, result_type
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
+from .refusals import refuse, refused_kinds
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
            "named", "node_class", "elementwise_rule", "like_input", "link_view",
@@ -44,18 +45,6 @@ def tensor_class(cls):
         raise RuntimeError(f"the Tensor class is already {_Tensor.__qualname__}")
     _Tensor = cls
     return cls
-
-
-def _refusing_complex(kernel, error, message):
-    """``kernel`` raising ``error(message)`` first when an input array is complex (an op's
-    ``complex_error``)."""
-    def checked(*arrays, **attrs):
-        for a in arrays:
-            dtype = getattr(a, "dtype", None)
-            if dtype is not None and dtype.kind == "c" and not isinstance(a, complex):  # not a Python number
-                raise error(message.replace("{T}", _NAMES[dtype.name]))
-        return kernel(*arrays, **attrs)
-    return staticmethod(checked)
 
 
 class Op:
@@ -85,8 +74,10 @@ class Op:
         index_read_by: for an op taking an index array as an attr, the inputs whose gradients
             read it (None: all); see :func:`reads_indices`.
         complex_error: ``(exception class, message)`` PyTorch raises for a complex input array
-            (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None; the kernel is
-            wrapped with the check when the class is made.
+            (``{T}`` in the message: its dtype, as ``ComplexFloat``), or None. The dispatcher
+            checks the input arrays' kinds in ``refused_kinds`` (set when the class is made:
+            complex, and uint16/32/64 for the ops in ``refusals.UNSIGNED_KERNELS``) before the
+            kernel runs (``refusals.refuse``).
         opmath: with a float16/bfloat16 result and a Python number (or a 0-d second operand),
             compute in float32, the number not cast to 16 bits first: torch's ``opmath_t``
             (``half(0) * 2**20`` is 0; with 2**20 cast to float16, inf, it would be nan).
@@ -110,8 +101,7 @@ class Op:
         cls.name = cls.__dict__.get("name", cls.__name__)
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
-        if cls.__dict__.get("complex_error"):
-            cls.forward = _refusing_complex(cls.forward, *cls.complex_error)
+        cls.refused_kinds = refused_kinds(cls.name, cls.complex_error)
 
     @staticmethod
     def forward(*arrays, **attrs):
@@ -217,6 +207,11 @@ def apply(op, *inputs, **attrs):
             arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
         else:
             arrays, narrow = _cast_inputs(op, inputs)
+        kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
+        if kinds:
+            for a in arrays:
+                if type(a) is _ndarray and a.dtype.kind in kinds:
+                    refuse(op, a, arrays, attrs)
         try:
             out = op.forward(*arrays, **attrs)
             if narrow is not None:
@@ -590,9 +585,7 @@ def write_into(self, result, overlapping=False):
         self.requires_grad = True
 
 
-_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-          "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
+_NAMES = SCALAR_TYPE_NAMES  # imported by the modules that name dtypes in torch's messages
 
 
 def _type_name(dtype):

@@ -17,6 +17,7 @@ from .core import Op, _type_name, apply, like_input, named, reads_indices
 from .gather import _same_dtype, gather
 from .inplace import write_result
 from .pointwise_binary import Where
+from .refusals import refuse_unsigned
 from .shape import expand, broadcast_shapes
 
 
@@ -338,6 +339,7 @@ def index_select(input, dim, index, *, out=None):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    refuse_unsigned("index_select", input.dtype)
     return with_out(named(getitem(input, (slice(None),) * d + (index.reshape(-1),)), "IndexSelectBackward0"), out)
 
 
@@ -355,6 +357,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 def index_fill(input, dim, index, value):
     """``input`` with ``value`` at ``index`` along ``dim``
     (https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html)."""
+    refuse_unsigned("index_fill_cpu", input.dtype)
     d = _wrap_dim(dim, input.ndim)
     complex_value = value.dtype.is_complex if isinstance(value, Tensor) else isinstance(value, builtins.complex)
     if complex_value and not input.dtype.is_complex:
@@ -390,6 +393,7 @@ def masked_fill(input, mask, value):
     if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{c_type_name(mask.dtype) if isinstance(mask, Tensor) else type(mask).__name__}")
+    refuse_unsigned("masked_fill", input.dtype)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -406,6 +410,7 @@ def masked_fill(input, mask, value):
 def masked_select(input, mask):
     """The elements where the (broadcast) bool ``mask`` is True, as a 1-d tensor
     (https://pytorch.org/docs/stable/generated/torch.masked_select.html)."""
+    refuse_unsigned("masked_select", input.dtype)
     shape = broadcast_shapes(input.shape, mask.shape)
     return named(getitem(expand(input, shape), expand(mask, shape)), "MaskedSelectBackward0")
 
@@ -413,6 +418,7 @@ def masked_select(input, mask):
 def masked_scatter(input, mask, source):
     """``input`` with consecutive elements of ``source`` written where ``mask`` is True
     (https://pytorch.org/docs/stable/generated/torch.Tensor.masked_scatter_.html)."""
+    refuse_unsigned("masked_scatter", input.dtype)
     _same_dtype(input, source, "masked_scatter: expected self and source to have same dtypes but got"
                                "{self} and {source}")
     where = _backend.namespace(mask._data).broadcast_to(mask._data, input.shape)

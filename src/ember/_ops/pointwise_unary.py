@@ -18,6 +18,7 @@ from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where
+from .refusals import refuse_unsigned
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -209,6 +210,7 @@ Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g *
 
 def square(input, *, out=None):
     """``input * input``; bool inputs give int64, as in PyTorch."""
+    refuse_unsigned("pow", input.dtype)
     return with_out(named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
                     else input.long() * input.long(), out)
 

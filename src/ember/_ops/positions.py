@@ -4,10 +4,12 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._tensor import Tensor
+from .refusals import refuse_unsigned
 
 
 def nonzero(input, *, as_tuple=False):
     """Indices of nonzero elements: (N, ndim) int64, or a tuple of 1-D index tensors."""
+    refuse_unsigned("nonzero_count_cpu", input.dtype)
     xp = _backend.namespace(input._data)
     idx = (input._data if input.ndim else input._data.reshape(1)).nonzero()
     if as_tuple:

@@ -12,6 +12,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
+from .refusals import refuse_unsigned
 from .join import Cat
 from .pointwise_binary import Where, maximum, minimum
 from .wide_scan import wide_scan
@@ -61,6 +62,7 @@ def _asked(result, dtype):
 @numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
+    refuse_unsigned("sum_cpu", dtype)
     input = dtype_arg(input, dtype)
     return with_out(_asked(apply(Sum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype), out)
 
@@ -572,4 +574,5 @@ class Any(All):
 def count_nonzero(input, dim=None):
     """The number of nonzero elements over ``dim`` (all when None), as int64
     (https://pytorch.org/docs/stable/generated/torch.count_nonzero.html)."""
+    refuse_unsigned("nonzero_count_cpu", input.dtype)
     return (input != 0).sum(dim)

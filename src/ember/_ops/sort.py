@@ -13,6 +13,7 @@ from .core import Op, _type_name, apply, named
 from .gather import gather
 from .join import narrow
 from .pointwise_binary import Where
+from .refusals import refuse_unsigned
 
 
 @numpy_names
@@ -151,6 +152,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def median(input, dim=ALL_DIMS, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""
+    refuse_unsigned("median_cpu", input.dtype)
     if refuse_unordered_median(input, dim) is ALL_DIMS:
         return named(evenly_shared(input, lambda flat: median(flat, 0).values), "MedianBackward0")
     if input.ndim == 0:  # as kthvalue
@@ -260,6 +262,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 def bincount(input, weights=None, minlength=0):
     """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
     (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
+    refuse_unsigned("bincount_cpu", input.dtype)
     w = None if weights is None else weights._data
     counts = namespace(input._data).bincount(input._data, w, minlength)
     # PyTorch sums float32 weights in float32; every other weight dtype gives float64.

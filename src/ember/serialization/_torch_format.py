@@ -174,6 +174,9 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if type(obj) is _Storage:
             dtype = _dtype._FROM_NP[obj.array.dtype]
+            if dtype not in _STORAGE_NAME:  # torch writes these with an untyped storage (_rebuild_tensor_v3)
+                raise RuntimeError(f"ember.save: tensors of {dtype} cannot be saved yet (ember writes typed "
+                                   "storages, which torch has only for the other dtypes)")
             return ("storage", _Global("torch", _STORAGE_NAME[dtype]), obj.key, "cpu", obj.array.size)
         return None
 

@@ -1,0 +1,71 @@
+"""The input dtypes an op refuses, with PyTorch's error class and message.
+
+Two kinds, one check the dispatcher makes before the kernel runs (``core.apply``: each input
+array's dtype kind against the op's ``refused_kinds``, then :func:`refuse`): a complex input array where the op sets
+``complex_error`` (``"lt_cpu" not implemented for 'ComplexFloat'``), and the "barebones"
+unsigned dtypes uint16, uint32 and uint64, which torch (since 2.3) stores, casts, views,
+indexes, prints and compares for equality, but has no kernels for in most arithmetic:
+:data:`UNSIGNED_KERNELS` names torch's kernel for each op that refuses them (their promotion
+with another non-floating dtype is refused in ``_dtype.promote_types``). Functions that are not
+one op (``arange``, ``nonzero``, ``masked_fill``...) call :func:`refuse_unsigned` themselves.
+Source: torch 2.13's behaviour, probed op by op (tests/ops/test_uint16_32_64.py).
+"""
+from .._dtype import BAREBONES_UNSIGNED, SCALAR_TYPE_NAMES, from_numpy_dtype
+
+__all__ = ["UNSIGNED_KERNELS", "refuse_unsigned", "refused_kinds", "refuse"]
+
+
+def _clamp_kernel(x, min, max):
+    if getattr(min, "ndim", 0) or getattr(max, "ndim", 0):
+        return "clamp_cpu"
+    return "clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu" if min is None else "clamp_scalar_cpu"
+
+
+def _matmul_kernel(a, b):
+    return "dot" if a.ndim == b.ndim == 1 else "addmm_impl_cpu_"
+
+
+# op name -> torch's kernel name (or a function of the op's arrays and attributes giving it)
+UNSIGNED_KERNELS = {
+    "Add": "add_stub", "Sub": "add_stub", "Remainder": "remainder_cpu", "Fmod": "fmod_cpu", "Pow": "pow",
+    "DivRounded": lambda a, b, rounding_mode: f"div_{rounding_mode}_cpu",
+    "Lt": "lt_cpu", "Le": "le_cpu", "Gt": "gt_cpu", "Ge": "ge_cpu", "Neg": "neg_cpu", "Abs": "abs_cpu",
+    "Sign": "sign_cpu", "BitwiseNot": "bitwise_not_cpu", "BitwiseLeftShift": "lshift_cpu",
+    "BitwiseRightShift": "rshift_cpu", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Clamp": _clamp_kernel,
+    "Max": "max_all", "Min": "min_all", "Amax": "max_values_cpu", "Amin": "min_values_cpu",
+    "MaxAlongDim": "max_cpu", "MinAlongDim": "min_cpu", "Argmax": "argmax_cpu", "Argmin": "argmin_cpu",
+    "Cummax": "cummax_cpu", "Cummin": "cummin_cpu", "Topk": "topk_cpu", "Flip": "flip_cpu",
+    "Gather": "scatter_gather_tensor_cpu", "Scatter": "scatter_gather_tensor_cpu", "Matmul": _matmul_kernel,
+}
+
+
+def refuse_unsigned(kernel, dtype):
+    """NotImplementedError (torch's ``"kernel" not implemented for 'UInt16'``) when ``dtype``
+    (an ember or NumPy dtype) is uint16, uint32 or uint64; nothing otherwise."""
+    if getattr(dtype, "kind", None) is not None:  # a NumPy dtype
+        if dtype.kind != "u" or dtype.itemsize == 1:
+            return
+        dtype = from_numpy_dtype(dtype)
+    if dtype in BAREBONES_UNSIGNED:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[dtype.name]}'")
+
+
+def refused_kinds(name, complex_error):
+    """The NumPy dtype kinds (``"c"``, ``"u"``) of input arrays the dispatcher must look at
+    before running op ``name`` (an op's ``refused_kinds``): complex where it has a
+    ``complex_error``, unsigned where it is in :data:`UNSIGNED_KERNELS`."""
+    return ("c" if complex_error else "") + ("u" if name in UNSIGNED_KERNELS else "")
+
+
+def refuse(op, a, arrays, attrs):
+    """Raises PyTorch's error for op ``op`` on input array ``a`` of a kind it refuses (the
+    dispatcher checked the kind): its ``complex_error`` (``(exception class, message)``, ``{T}``
+    standing for the dtype) for a complex array, the NotImplementedError naming torch's kernel
+    for a uint16/32/64 one; nothing for a Python complex number or a uint8 array."""
+    if isinstance(a, complex):  # a Python number (NumPy's complex scalars are complex too)
+        return
+    if a.dtype.kind == "c":
+        error, message = op.complex_error
+        raise error(message.replace("{T}", SCALAR_TYPE_NAMES[a.dtype.name]))
+    kernel = UNSIGNED_KERNELS[op.name]
+    refuse_unsigned(kernel if isinstance(kernel, str) else kernel(*arrays, **attrs), a.dtype)
