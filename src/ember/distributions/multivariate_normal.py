@@ -32,7 +32,26 @@ def _precision_to_scale_tril(precision):
     return linalg.solve_triangular(inverse_tril, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class ScaleTrilMatrices:
+    """``scale_tril``, ``covariance_matrix`` (L L^T) and ``precision_matrix`` of a distribution
+    parametrized by its Cholesky factor L (``_unbroadcasted_scale_tril``), expanded to
+    ``_matrix_shape()``: MultivariateNormal's and Wishart's."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return matmul(L, L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+
+class MultivariateNormal(ScaleTrilMatrices, Distribution):
     """``MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)``:
     a Gaussian over vectors of ``loc.shape[-1]`` with exactly one of the three matrix
     parameterisations (ValueError otherwise); batch dims of ``loc`` and the matrix broadcast."""
@@ -70,18 +89,6 @@ class MultivariateNormal(Distribution):
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
 
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return matmul(L, L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):

@@ -12,7 +12,6 @@ from numbers import Number
 
 from .._creation import arange, empty, tensor
 from .._dtype import finfo
-from .._linalg_legacy import cholesky_inverse
 from .._ops.arrange import tril_indices
 from .._ops.linalg import matmul
 from .._ops.shape import broadcast_shapes
@@ -22,8 +21,7 @@ from .. import linalg
 from . import constraints
 from .distribution import Distribution
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from .multivariate_normal import ScaleTrilMatrices, _precision_to_scale_tril
 
 __all__ = ["Wishart"]
 
@@ -35,7 +33,7 @@ def _mvdigamma(x, p):
     return digamma(x.unsqueeze(-1) - arange(p, dtype=x.dtype).div(2).expand(tuple(x.shape) + (-1,))).sum(-1)
 
 
-class Wishart(Distribution):
+class Wishart(ScaleTrilMatrices, Distribution):
     """``Wishart(df, covariance_matrix=None, precision_matrix=None, scale_tril=None)``: p x p
     positive-definite matrices, with ``df`` (a number or a tensor, broadcast with the matrix's
     batch dims) above p - 1 and exactly one parameterisation of the scale matrix V.
@@ -85,18 +83,6 @@ class Wishart(Distribution):
     def _df_matrix(self):
         return self.df.view(tuple(self._batch_shape) + (1, 1))
 
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return matmul(L, L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):

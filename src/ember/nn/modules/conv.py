@@ -331,67 +331,51 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.reset_parameters()
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
     """:class:`Conv1d` with ``in_channels`` from the first input
     (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv1d.html)."""
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConv, Conv2d):
     """:class:`Conv2d` with ``in_channels`` from the first input
     (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv2d.html)."""
     cls_to_become = Conv2d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
-    """:class:`ConvTranspose1d` with ``in_channels`` from the first input
-    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose1d.html)."""
-    cls_to_become = ConvTranspose1d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
-
-
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
-    """:class:`ConvTranspose2d` with ``in_channels`` from the first input
-    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose2d.html)."""
-    cls_to_become = ConvTranspose2d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
-
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
+class LazyConv3d(_LazyConv, Conv3d):
     """:class:`Conv3d` with ``in_channels`` from the first input
     (https://pytorch.org/docs/stable/generated/torch.nn.LazyConv3d.html)."""
     cls_to_become = Conv3d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """:class:`ConvTranspose1d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose1d.html)."""
+    cls_to_become = ConvTranspose1d
 
 
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """:class:`ConvTranspose2d` with ``in_channels`` from the first input
+    (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose2d.html)."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     """:class:`ConvTranspose3d` with ``in_channels`` from the first input
     (https://pytorch.org/docs/stable/generated/torch.nn.LazyConvTranspose3d.html)."""
     cls_to_become = ConvTranspose3d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
-        self._lazy_init(out_channels, bias, device, dtype)
