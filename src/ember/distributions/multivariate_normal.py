@@ -89,7 +89,6 @@ class MultivariateNormal(ScaleTrilMatrices, Distribution):
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
 
-
     @property
     def mean(self):
         return self.loc
