@@ -101,6 +101,7 @@ def layer_calls():
     img = ember.randn(2, 4, 6, 5, requires_grad=True)
     seq = ember.randn(5, 2, 3)
     yield from (
+        lambda: (x.view(ember.int16), x.detach().view(ember.float64), ember.tensor(1.0).view(ember.int32)),
         lambda: _backward(x.reshape(6, 4), x.view(-1), x.unsqueeze(1).squeeze(), x.permute(2, 0, 1),
                           x[:, :1].expand(2, 5, 4), x.clone(), x.T.contiguous(), x[0].to(ember.float64)),
         lambda: _backward(x[1, ::2], x[..., None, 1:3], x[[0, 1, 1]], x[:, ember.tensor([True, False, True])],

@@ -72,9 +72,9 @@ def reshape(input, *shape):
 
 def view(input, *shape):
     """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
-    ``reshape``). ``view(dtype)`` is not supported."""
+    ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`)."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-        raise NotImplementedError("view(dtype) is not supported by ember")
+        return _view_dtype(input, shape[0])
     shape = _infer_shape(shape_arg(shape, ("view", "size")), input.numel(), input.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
@@ -85,6 +85,47 @@ def view(input, *shape):
                                "least one dimension spans across two contiguous subspaces). Use "
                                ".reshape(...) instead.") from None
     return apply(View, input, shape=shape)
+
+
+def _view_dtype(input, dtype):
+    """``input``'s memory read as ``dtype`` (https://pytorch.org/docs/stable/generated/torch.Tensor.view.html):
+    the same shape for an element of the same size, else the last dim scaled by the ratio of
+    the sizes; not differentiable. RuntimeError, as torch's, for a 0-d input, a last dim that is
+    not contiguous or not divisible, or an offset or stride that does not divide, where the
+    sizes differ."""
+    x, old, new = input._data, input.dtype.itemsize, dtype.itemsize
+    if old != new:
+        what = f"to view {_dtype.SCALAR_TYPE_NAMES[input.dtype.name]} as {_dtype.SCALAR_TYPE_NAMES[dtype.name]} " \
+               "(different element sizes)"
+        if x.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if input.stride(-1) != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {input.stride(-1)}")
+        if new > old:
+            ratio = new // old
+            if x.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {x.shape[-1]}")
+            if input.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got "
+                                   f"{input.storage_offset()}")
+            for d, stride in enumerate(input.stride()[:-1]):
+                if stride % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {stride}")
+    return apply(ViewDtype, input, dtype=dtype)
+
+
+class ViewDtype(Op):
+    """``view(dtype)``: the bytes of the input as another dtype, sharing its memory."""
+    promote = None
+    save_inputs = False
+    is_view = True
+    differentiable = False
+    infer = classmethod(lambda op, x, dtype: (tuple(x.shape[:-1]) + (x.shape[-1] * x.dtype.itemsize // dtype.itemsize,)
+                                              if x.shape else (), dtype))
+
+    @staticmethod
+    def forward(x, dtype):
+        return x.view(dtype.np)
 
 
 def view_as(input, other):
