@@ -7,7 +7,7 @@ as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
 ``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
 ``MultivariateNormal``, ``LowRankMultivariateNormal``, ``Wishart``, ``LKJCholesky``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
 with the ``transforms`` (and ``LogNormal``, ``HalfNormal``, ``LogisticNormal`` made with them),
-``VonMises``, ``HalfCauchy``, ``InverseGamma``, ``FisherSnedecor``, the bases
+``VonMises``, ``HalfCauchy``, ``InverseGamma``, ``FisherSnedecor``, ``ContinuousBernoulli``, the bases
 ``Distribution`` and ``ExponentialFamily``, ``kl_divergence``, and the constraint registries
 ``biject_to``/``transform_to``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
@@ -21,6 +21,7 @@ from .cauchy import Cauchy
 from .categorical import Categorical
 from . import constraint_registry
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -74,4 +75,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "LowRankMultivariateNormal", "Wishart", "LKJCholesky", "biject_to", "transform_to", "constraint_registry",
            "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
            "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform", "HalfCauchy",
-           "InverseGamma", "identity_transform", "OneHotCategoricalStraightThrough", "FisherSnedecor"]
+           "InverseGamma", "identity_transform", "OneHotCategoricalStraightThrough", "FisherSnedecor",
+           "ContinuousBernoulli"]

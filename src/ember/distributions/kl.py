@@ -20,6 +20,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -31,6 +32,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -250,7 +252,7 @@ def _kl_to_normal(p, q):
     return -p.entropy() + 0.5 * (2 * math.pi * q.scale.pow(2)).log() + second_moment / (2 * q.scale.pow(2))
 
 
-for _p in (Laplace, Uniform, Exponential, Gamma, Beta):
+for _p in (Laplace, Uniform, Exponential, Gamma, Beta, ContinuousBernoulli):
     register_kl(_p, Normal)(_kl_to_normal)
 
 
@@ -282,8 +284,34 @@ def _kl_uniform_beta(p, q):
     return result.masked_fill((p.low < 0) | (p.high > 1), math.inf)
 
 
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuousbernoulli_continuousbernoulli(p, q):
+    """E_p[x] (logit p - logit q) + log C(p) + log(1 - p) - log C(q) - log(1 - q)."""
+    return (p.mean * (p.logits - q.logits) + p._log_norm() + (-p.probs).log1p()
+            - q._log_norm() - (-q.probs).log1p())
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuousbernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._log_norm()
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuousbernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuousbernoulli_pareto(p, q):
+    """Infinite: Pareto's support starts at its scale > 0, the continuous Bernoulli's at 0."""
+    return p.probs.new_full(p.probs.shape, math.inf)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
 @register_kl(Beta, Uniform)
-def _kl_beta_uniform(p, q):
+def _kl_unit_interval_uniform(p, q):
+    """-H(p) + log(high - low) for p on [0, 1]; infinite where [low, high] misses part of [0, 1]
+    (PyTorch 2.13 also gives inf for ContinuousBernoulli where low == 0 or high == 1)."""
     result = -p.entropy() + (q.high - q.low).log()
     return result.masked_fill((q.low > 0) | (q.high < 1), math.inf)
 
@@ -297,5 +325,6 @@ def _infinite(p, q):
 
 for _p, _q in [(Normal, Uniform), (Normal, Exponential), (Normal, Gamma), (Normal, Beta),
                (Laplace, Uniform), (Laplace, Exponential), (Laplace, Gamma), (Laplace, Beta),
-               (Exponential, Uniform), (Exponential, Beta), (Gamma, Uniform), (Gamma, Beta)]:
+               (Exponential, Uniform), (Exponential, Beta), (Gamma, Uniform), (Gamma, Beta),
+               (Exponential, ContinuousBernoulli), (Gamma, ContinuousBernoulli)]:
     register_kl(_p, _q)(_infinite)
