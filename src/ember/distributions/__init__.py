@@ -7,7 +7,8 @@ as ``torch.distributions.normal.Normal``): ``Normal``, ``Laplace``, ``Uniform``,
 ``StudentT``, ``Geometric``, ``Bernoulli``, ``Categorical``, ``OneHotCategorical``,
 ``MultivariateNormal``, ``LowRankMultivariateNormal``, ``Wishart``, ``LKJCholesky``, ``Independent``, ``MixtureSameFamily``, ``TransformedDistribution``
 with the ``transforms`` (and ``LogNormal``, ``HalfNormal``, ``LogisticNormal`` made with them),
-``VonMises``, ``HalfCauchy``, ``InverseGamma``, ``FisherSnedecor``, ``ContinuousBernoulli``, the bases
+``VonMises``, ``HalfCauchy``, ``InverseGamma``, ``FisherSnedecor``, ``ContinuousBernoulli``,
+``GeneralizedPareto``, the bases
 ``Distribution`` and ``ExponentialFamily``, ``kl_divergence``, and the constraint registries
 ``biject_to``/``transform_to``. Samples equal PyTorch's
 for the same seed (float32 gamma-based ones to an ulp or two); log_prob, entropy, the moments
@@ -28,6 +29,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Chi2, Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -76,4 +78,4 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftplusTransform",
            "CatTransform", "StackTransform", "ReshapeTransform", "CumulativeDistributionTransform", "HalfCauchy",
            "InverseGamma", "identity_transform", "OneHotCategoricalStraightThrough", "FisherSnedecor",
-           "ContinuousBernoulli"]
+           "ContinuousBernoulli", "GeneralizedPareto"]
