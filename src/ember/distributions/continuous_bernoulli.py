@@ -12,6 +12,7 @@ PyTorch does.
 """
 import math
 
+from .._dtype import float64
 from .._ops.pointwise_binary import where
 from .._sampling import rand
 from .._size import Size
@@ -56,8 +57,10 @@ class ContinuousBernoulli(SuccessProbability, ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self):
-        """``probs``, with ``lims[0]`` inside the Taylor region (keeps the closed forms finite)."""
-        return where(self._stable(), self.probs, self._lims[0])
+        """``probs`` in float64, with ``lims[0]`` inside the Taylor region (keeps the closed forms
+        finite). The closed forms cancel terms of size 1/(1 - 2p)^2: evaluated in float32 (as
+        PyTorch does) the variance at p = 0.4985 comes out -0.30; callers round back once."""
+        return where(self._stable(), self.probs, self._lims[0]).to(float64)
 
     def _log_norm(self):
         """``log C(p)``, per batch element."""
@@ -66,21 +69,21 @@ class ContinuousBernoulli(SuccessProbability, ExponentialFamily):
         closed = log_ratio - where(p <= 0.5, (-2 * where(p <= 0.5, p, 0)).log1p(),
                                    (2 * where(p >= 0.5, p, 1) - 1).log())
         d2 = (self.probs - 0.5) ** 2
-        return where(self._stable(), closed, math.log(2) + (4 / 3 + 104 / 45 * d2) * d2)
+        return where(self._stable(), closed, math.log(2) + (4 / 3 + 104 / 45 * d2) * d2).to(d2.dtype)
 
     @property
     def mean(self):
         p = self._cut_probs()
         closed = p / (2 * p - 1) + 1 / ((-p).log1p() - p.log())
         d = self.probs - 0.5
-        return where(self._stable(), closed, 0.5 + (1 / 3 + 16 / 45 * d ** 2) * d)
+        return where(self._stable(), closed, 0.5 + (1 / 3 + 16 / 45 * d ** 2) * d).to(d.dtype)
 
     @property
     def variance(self):
         p = self._cut_probs()
         closed = p * (p - 1) / (1 - 2 * p) ** 2 + 1 / ((-p).log1p() - p.log()) ** 2
         d2 = (self.probs - 0.5) ** 2
-        return where(self._stable(), closed, 1 / 12 - (1 / 15 - 128 / 945 * d2) * d2)
+        return where(self._stable(), closed, 1 / 12 - (1 / 15 - 128 / 945 * d2) * d2).to(d2.dtype)
 
     def rsample(self, sample_shape=Size()):
         return self.icdf(rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
@@ -102,14 +105,14 @@ class ContinuousBernoulli(SuccessProbability, ExponentialFamily):
             self._validate_sample(value)
         p = self._cut_probs()
         closed = (p ** value * (1 - p) ** (1 - value) + p - 1) / (2 * p - 1)
-        inside = where(self._stable(), closed, value)
+        inside = where(self._stable(), closed.to(value.dtype), value)
         return where(value <= 0, value * 0, where(value >= 1, value * 0 + 1, inside))
 
     def icdf(self, value):
         """``(log1p(-p + u (2p - 1)) - log1p(-p)) / (log p - log1p(-p))``."""
         p = self._cut_probs()
         closed = ((-p + value * (2 * p - 1)).log1p() - (-p).log1p()) / (p.log() - (-p).log1p())
-        return where(self._stable(), closed, value)
+        return where(self._stable(), closed.to(value.dtype), value)
 
     def entropy(self):
         log_q, log_p = (-self.probs).log1p(), self.probs.log()
