@@ -36,7 +36,7 @@ from .padding import (
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
 )
-from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pixelshuffle import PixelShuffle, PixelUnshuffle, ChannelShuffle
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .sparse import Embedding, EmbeddingBag
@@ -67,7 +67,7 @@ __all__ = [
     "InstanceNorm2d", "InstanceNorm3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
     "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-    "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Upsample",
     "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold", "Embedding",
     "EmbeddingBag", "MultiheadAttention", "Transformer", "TransformerEncoder",
     "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "RNNBase",
