@@ -10,6 +10,7 @@ from .activation import (
     Hardshrink, Threshold, Softmax, LogSoftmax, Softmin, Softmax2d, GLU,
     MultiheadAttention,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .loss import (
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
@@ -36,7 +37,8 @@ from .padding import (
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
     ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
 )
-from .pixelshuffle import PixelShuffle, PixelUnshuffle, ChannelShuffle
+from .channelshuffle import ChannelShuffle
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .sparse import Embedding, EmbeddingBag
@@ -58,7 +60,8 @@ __all__ = [
     "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SoftMarginLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "CTCLoss", "Conv1d", "Conv2d",
+    "MultiLabelMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss", "CTCLoss", "AdaptiveLogSoftmaxWithLoss",
+    "Conv1d", "Conv2d",
     "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",

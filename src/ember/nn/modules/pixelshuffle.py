@@ -1,9 +1,9 @@
-"""Sub-pixel and channel rearrangement layers (Shi et al., 2016; Zhang et al., 2017;
+"""Sub-pixel rearrangement layers (Shi et al., 2016;
 https://pytorch.org/docs/stable/nn.html#vision-layers)."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
@@ -45,21 +45,3 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
-
-
-class ChannelShuffle(Module):
-    """Splits the channels of (N, C, *) into ``groups`` groups and interleaves them (ShuffleNet,
-    Zhang et al., 2017): output shape = input shape, see :func:`ember.nn.functional.channel_shuffle`.
-    RuntimeError when C is not divisible by ``groups``.
-    Source: https://pytorch.org/docs/stable/generated/torch.nn.ChannelShuffle.html"""
-    __constants__ = ["groups"]
-
-    def __init__(self, groups):
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input):
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self):
-        return f"groups={self.groups}"
