@@ -64,7 +64,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     cols = _starts(u[:, 0], w, ow, kw)[:, :, None] + np.arange(kw)  # (P, oW, kW)
     flat = rows[:, :, None, :, None] * w + cols[:, None, :, None, :]  # (P, oH, oW, kH, kW)
     positions = from_numpy(flat.reshape(n, c, oh * ow, kh * kw))
-    windows = x.reshape(n, c, 1, h * w).expand(n, c, oh * ow, h * w).gather(3, positions)
+    windows = x.reshape(n, c, h * w).gather(2, positions.reshape(n, c, -1)).reshape(n, c, oh * ow, kh * kw)
     values, best = windows.max(dim=3)
     indices = positions.gather(3, best.unsqueeze(3)).squeeze(3)
     values, indices = values.reshape(input.shape[:-2] + (oh, ow)), indices.reshape(input.shape[:-2] + (oh, ow))
