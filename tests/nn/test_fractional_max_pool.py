@@ -56,7 +56,8 @@ def test_module_errors(kwargs):
 
 @pytest.mark.parametrize("shape, kwargs", [
     ((1, 2, 7, 9), {}), ((1, 2, 7, 9), {"output_size": (7, 3)}), ((1, 2, 7, 9), {"output_size": (3, 9)}),
-    ((1, 2, 7, 9), {"output_size": 3, "samples": (2, 2)}),
+    ((1, 2, 7, 9), {"output_size": 3, "samples": (2, 2)}), ((1, 2, 7, 9), {"output_size": 9, "samples": (2, 2)}),
+    ((2, 2, 7, 9), {"output_size": 3, "samples": (1, 2, 2)}), ((2, 2, 7, 9), {"output_size": 3, "samples": (3, 3, 2)}),
     ((1, 2, 7, 9), {"output_ratio": 0.5}), ((1, 2, 7, 9), {"output_size": 3, "samples": (1, 2, 3)}),
 ])
 def test_functional_errors(shape, kwargs):

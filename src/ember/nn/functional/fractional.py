@@ -49,17 +49,21 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
     n, c, h, w = x.shape
+    for name, out, k, size in (("height", oh, kh, h), ("width", ow, kw, w)):
+        if out + k - 1 > size:
+            raise RuntimeError(f"fractional_max_pool2d(): pool {name} {k} too large relative to input "
+                               f"{name} {size}")
     if _random_samples is None:
         _random_samples = rand(n, c, 2, dtype=input.dtype)
     if _random_samples.ndim != 3:
         raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {_random_samples.ndim}")
     if _random_samples.shape[2] != 2:
         raise RuntimeError(f"Expect _random_samples.size(2) equals to 2; got {_random_samples.shape[-1]}.")
-    for name, out, k, size in (("height", oh, kh, h), ("width", ow, kw, w)):
-        if out + k - 1 > size:
-            raise RuntimeError(f"fractional_max_pool2d(): pool {name} {k} too large relative to input "
-                               f"{name} {size}")
-    u = _random_samples.detach().to(input.dtype)[:n, :c].reshape(n * c, 2).numpy()
+    if _random_samples.shape[0] < n:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if _random_samples.shape[1] != c:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    u = _random_samples.detach().to(input.dtype)[:n].reshape(n * c, 2).numpy()
     rows = _starts(u[:, 1], h, oh, kh)[:, :, None] + np.arange(kh)  # (P, oH, kH)
     cols = _starts(u[:, 0], w, ow, kw)[:, :, None] + np.arange(kw)  # (P, oW, kW)
     flat = rows[:, :, None, :, None] * w + cols[:, None, :, None, :]  # (P, oH, oW, kH, kW)
