@@ -6,7 +6,8 @@ sequence from one sample ``u`` in [0, 1) per plane and dim: with
 ``alpha = (in - k) / (out - 1)``, ``seq[i] = int((i + u) * alpha) - int(u * alpha)`` and the last
 window ends at the input's edge. As PyTorch does, alpha is computed in the input's dtype and
 sample ``[..., 0]`` draws the columns, ``[..., 1]`` the rows. The pooling itself is a gather of
-every window's elements followed by ``max`` over them, so the gradient is max's.
+every window's elements and an ``argmax`` over them, then a gather of the maxima from the
+input, whose gradient scatters each output's gradient to its max.
 """
 import numpy as np
 
@@ -68,9 +69,10 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     cols = _starts(u[:, 0], w, ow, kw)[:, :, None] + np.arange(kw)  # (P, oW, kW)
     flat = rows[:, :, None, :, None] * w + cols[:, None, :, None, :]  # (P, oH, oW, kH, kW)
     positions = from_numpy(flat.reshape(n, c, oh * ow, kh * kw))
-    windows = x.reshape(n, c, h * w).gather(2, positions.reshape(n, c, -1)).reshape(n, c, oh * ow, kh * kw)
-    values, best = windows.max(dim=3)
-    indices = positions.gather(3, best.unsqueeze(3)).squeeze(3)
+    planes = x.reshape(n, c, h * w)
+    windows = planes.detach().gather(2, positions.reshape(n, c, -1)).reshape(n, c, oh * ow, kh * kw)
+    indices = positions.gather(3, windows.argmax(dim=3, keepdim=True)).squeeze(3)  # each window's first max
+    values = planes.gather(2, indices)  # the gradient: one scatter of (N, C, oH * oW)
     values, indices = values.reshape(input.shape[:-2] + (oh, ow)), indices.reshape(input.shape[:-2] + (oh, ow))
     return named(values, "FractionalMaxPool2DBackward0"), indices
 
