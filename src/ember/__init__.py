@@ -243,7 +243,7 @@ def is_complex(input):
 
 
 _NN_FUNCTIONAL_ALIASES = {  # those whose arguments torch's top-level form shares with nn.functional's
-    "alpha_dropout", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "celu", "conv1d", "conv2d",
+    "alpha_dropout", "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "celu", "channel_shuffle", "conv1d", "conv2d",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool3d", "cosine_similarity",
     "dropout", "feature_alpha_dropout",
     "group_norm", "hardshrink", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",

@@ -146,6 +146,15 @@ def shuffle_cases():
         Case("pixel_shuffle-zero", lambda L, x: F(L).pixel_shuffle(x, 0), R(1, 4, 2, 2)),
         Case("pixel_unshuffle-indivisible", lambda L, x: F(L).pixel_unshuffle(x, 2), R(1, 1, 3, 2)),
         Case("pixel_unshuffle-zero", lambda L, x: F(L).pixel_unshuffle(x, 0), R(1, 1, 4, 4)),
+        Case("channel_shuffle", lambda L, x: F(L).channel_shuffle(x, 3), R(2, 6, 3, 2)),
+        Case("channel_shuffle-3d", lambda L, x: L.channel_shuffle(x, 2), R(2, 4, 5)),
+        Case("channel_shuffle-5d-view", lambda L, x: F(L).channel_shuffle(x.transpose(0, 2), 2), R(3, 2, 4, 2, 2)),
+        Case("channel_shuffle-module", lambda L, x: L.nn.ChannelShuffle(4)(x), R(1, 8, 2, 2)),
+        Case("channel_shuffle-one-group", lambda L, x: F(L).channel_shuffle(x, 1), R(2, 3, 2)),
+        Case("channel_shuffle-empty", lambda L, x: F(L).channel_shuffle(x, 2), R(0, 4, 3)),
+        Case("channel_shuffle-indivisible", lambda L, x: F(L).channel_shuffle(x, 2), R(2, 5, 3)),
+        Case("channel_shuffle-rank", lambda L, x: F(L).channel_shuffle(x, 2), R(2, 6)),
+        Case("channel_shuffle-zero", lambda L, x: F(L).channel_shuffle(x, 0), R(2, 6, 3)),
     ]
 
 
@@ -227,3 +236,15 @@ def test_circular_pad_layer_rejects_other_ranks():
     for L in (torch, ember):
         with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
             L.nn.CircularPad1d(1)(L.zeros(1, 2, 3, 4))
+
+
+def test_channel_shuffle_node_repr_and_copy():
+    """torch's node name and repr; a new tensor even where the shuffle is the identity."""
+    for L in (torch, ember):
+        x = L.arange(12.).reshape(1, 4, 3).requires_grad_()
+        y = L.nn.ChannelShuffle(4)(x)
+        assert type(y.grad_fn).__name__ == "ChannelShuffleBackward0"
+        assert repr(L.nn.ChannelShuffle(4)) == "ChannelShuffle(groups=4)"
+        with L.no_grad():
+            y.add_(1)
+        assert x[0, 0, 0].item() == 0

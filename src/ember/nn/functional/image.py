@@ -19,7 +19,7 @@ from ..._ops.core import _type_name, apply, named
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold",
-           "fold", "pixel_shuffle", "pixel_unshuffle"]
+           "fold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 
 
 # ---- resampling --------------------------------------------------------------------------------
@@ -340,3 +340,25 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
     return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Splits the channels of (N, C, *) into ``groups`` groups of C / groups and interleaves them:
+    output channel ``i * groups + g`` is input channel ``g * (C / groups) + i`` (ShuffleNet, Zhang
+    et al., 2017; https://pytorch.org/docs/stable/generated/torch.nn.ChannelShuffle.html). Any
+    dtype; the result is a new contiguous tensor of the input's shape. RuntimeError for fewer than
+    3 dims, groups < 1 or C not divisible by groups."""
+    groups = int(groups)
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    x = input.reshape((n, groups, c // groups) + tuple(input.shape[2:])).transpose(1, 2)
+    x = x.reshape(tuple(input.shape))
+    if groups == 1 or groups == c:  # the identity: reshape gave a view, torch gives a new tensor
+        x = x.clone()
+    return named(x, "ChannelShuffleBackward0")
