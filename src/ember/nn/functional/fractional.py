@@ -11,6 +11,7 @@ input, whose gradient scatters each output's gradient to its max.
 """
 import numpy as np
 
+from ..._backend import namespace
 from ..._creation import from_numpy
 from ..._ops.core import named
 from ..._sampling import rand
@@ -20,13 +21,15 @@ __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices"]
 
 
 def _starts(samples, size, out, k):
-    """(P, out) window starts for P samples, in the samples' float dtype."""
+    """(P, out) window starts for P samples, in the samples' float dtype (with their ``xp``)."""
+    xp = namespace(samples)
+    last = xp.full((samples.shape[0], 1), size - k, dtype=np.int64)
     if out == 1:
-        return np.full((samples.shape[0], 1), size - k, np.int64)
+        return last
     alpha = samples.dtype.type(size - k) / samples.dtype.type(out - 1)
-    i = np.arange(out - 1, dtype=samples.dtype)
+    i = xp.arange(out - 1, dtype=samples.dtype)
     seq = ((i + samples[:, None]) * alpha).astype(np.int64) - (samples[:, None] * alpha).astype(np.int64)
-    return np.concatenate([seq, np.full((samples.shape[0], 1), size - k, np.int64)], axis=1)
+    return xp.concatenate([seq, last], axis=1)
 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
@@ -64,9 +67,10 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
         raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
     if _random_samples.shape[1] != c:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
-    u = _random_samples.detach().to(input.dtype)[:n].reshape(n * c, 2).numpy()
-    rows = _starts(u[:, 1], h, oh, kh)[:, :, None] + np.arange(kh)  # (P, oH, kH)
-    cols = _starts(u[:, 0], w, ow, kw)[:, :, None] + np.arange(kw)  # (P, oW, kW)
+    u = _random_samples.detach().to(input.dtype)[:n].reshape(n * c, 2)._data
+    xp = namespace(u)  # (the windows are a table made beside the samples, with their library)
+    rows = _starts(u[:, 1], h, oh, kh)[:, :, None] + xp.arange(kh)  # (P, oH, kH)
+    cols = _starts(u[:, 0], w, ow, kw)[:, :, None] + xp.arange(kw)  # (P, oW, kW)
     flat = rows[:, :, None, :, None] * w + cols[:, None, :, None, :]  # (P, oH, oW, kH, kW)
     positions = from_numpy(flat.reshape(n, c, oh * ow, kh * kw))
     planes = x.reshape(n, c, h * w)
