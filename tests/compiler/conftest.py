@@ -3,6 +3,7 @@
 import pytest
 
 import ember
+from ember.compiler.backends import c as c_backend
 
 
 @pytest.fixture
@@ -18,3 +19,19 @@ def fresh_cache(tmp_path_factory, monkeypatch, fresh_compiler):
     """As ``fresh_compiler``, with the on-disk compile cache in this session's temporary folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     yield
+
+
+class Plans(list):
+    """The plans the C backend made, in order (see the ``plans`` fixture)."""
+
+    def numpy_nodes(self):
+        """The names of the nodes their kernels of kind "python" run as NumPy."""
+        return [n.target.name for plan in self for k in plan.kernels if k.kind == "python" for n in k.nodes]
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """Every plan the C backend makes during the test (``Plans``)."""
+    made, make_plan = Plans(), c_backend.make_plan
+    monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: made.append(make_plan(*a, **k)) or made[-1])
+    return made

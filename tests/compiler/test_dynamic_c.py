@@ -10,7 +10,6 @@ from ember import nn
 from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
 from ember.compiler import backends
-from ember.compiler.backends import c as c_backend
 from ember.compiler.backends import toolchain
 from ember.fx.experimental.dynamic_spec import STATIC, ShapeVar, TensorSpec, dynamic_spec
 
@@ -219,18 +218,6 @@ def test_dynamic_embedding_lookup_runs_in_c_and_raises_as_eager(c_builds):
     assert str(ours.value) == str(eager.value) and "position (2, 4)" in str(ours.value)
 
 
-@pytest.fixture
-def plans(monkeypatch):
-    """The plans the C backend made, in order (their kernels of kind "python" run as NumPy)."""
-    made, make_plan = [], c_backend.make_plan
-    monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: made.append(make_plan(*a, **k)) or made[-1])
-    return made
-
-
-def _numpy_nodes(plans):
-    return [n.target.name for plan in plans for k in plan.kernels if k.kind == "python" for n in k.nodes]
-
-
 def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
     # pos[1:T + 1] (a GPT's position table cut to the sequence's length) and its gradient (the rows
     # copied into a zeroed table) are views and copies with symbolic bounds in C: one graph for
@@ -259,7 +246,7 @@ def test_dynamic_slice_of_symbolic_length_runs_in_c(c_builds, plans):
         if (b, t) == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
             assert sum(counters["recompiles"].values()) == 0
-            assert _numpy_nodes(plans) == []
+            assert plans.numpy_nodes() == []
             assert "zeros, then g into the view -> [16, 8]" in c_builds[1].c_source
 
 
@@ -292,7 +279,7 @@ def test_dynamic_slices_from_the_end_and_at_symbolic_starts_run_in_c(c_builds, p
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{t}")
     assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
     assert sum(counters["recompiles"].values()) == 0
-    assert _numpy_nodes(plans) == []
+    assert plans.numpy_nodes() == []
     assert "sum of 3 index gradients, each added into its view, zeros first -> [40, 3]" in c_builds[1].c_source
     assert "zeros, then g into the view -> [em_S0, 3]: IndexBackward" in c_builds[1].c_source  # x[-1]'s
 
@@ -358,7 +345,7 @@ def test_dynamic_advanced_indexing_runs_in_c_and_raises_as_eager(c_builds, plans
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{n}")
         if n == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
-            assert _numpy_nodes(plans) == []
+            assert plans.numpy_nodes() == []
             assert "Index [const, y] (indices broadcast to [em_S0]) -> [em_S0]" in c_builds[0].c_source
             assert "IndexBackward [ids, :] (indices broadcast to [em_S1]) -> [10, 8]" in c_builds[1].c_source
     x, ids, y = inputs(7)
@@ -401,7 +388,7 @@ def test_dynamic_batch_cnn_runs_convolutions_and_pooling_in_c(c_builds, plans):
             np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{n}")
         if n == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2  # forward, backward
-            assert _numpy_nodes(plans) == []
+            assert plans.numpy_nodes() == []
             assert "direct Conv [em_S0, 2, 8, 8] -> [em_S0, 3, 8, 8], weight [3, 2, 3, 3]" in c_builds[0].c_source
             assert "direct ConvTranspose [em_S0, 3, 2, 2] -> [em_S0, 3, 4, 4]" in c_builds[1].c_source
             assert "max-pool maximum [em_S0, 3, 8, 8] -> [em_S0, 3, 4, 4], kernel (2, 2)" in c_builds[0].c_source
@@ -450,7 +437,7 @@ def test_dynamic_batch_lenet_step_runs_im2col_blas_convolutions_in_c(c_builds, p
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6, err_msg=f"{n}")
         if n == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 1  # the whole step
-            assert _numpy_nodes(plans) == []
+            assert plans.numpy_nodes() == []
             source = c_builds[0].c_source
             assert "im2col + BLAS Conv [em_S0, 1, 28, 28] -> [em_S0, 6, 28, 28], weight [6, 1, 5, 5]" in source
             assert "im2col + BLAS ConvTranspose [em_S0, 16, 10, 10] -> [em_S0, 6, 14, 14]" in source
@@ -502,4 +489,4 @@ def test_dynamic_causal_mask_and_position_slices_run_in_c(c_builds, plans):
             np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5, err_msg=f"{(b, t)}")
         if (b, t) == sizes[-1]:
             assert counters["stats"]["unique_graphs"] == 1 and len(c_builds) == 2
-            assert _numpy_nodes(plans) == []
+            assert plans.numpy_nodes() == []
