@@ -18,14 +18,13 @@ import time
 
 import numpy as np
 
-from ...profiler.profiler import record_function, recording
 from ..graph import kwarg_nodes
 from ..symbolic import Expr, evaluate
 from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
 from .kernels import label
 from .plan import make_plan
-from .python import Program, value_names
+from .python import Program, value_names, with_ranges
 
 __all__ = ["compile_c", "cached_c", "blas_pointers", "log_enabled"]
 
@@ -460,22 +459,13 @@ def _driver(plan, lib, regions, slots, buffers, table):
     params = [names[p] for p in graph.placeholders]
     plain, source = program.function(params, lines)
     handout.add_space(plain.__globals__)
-    # While a profiler records, the same steps run one kernel at a time, each in its range,
-    # inside one "CompiledFunction" range (torch's profiles show compiled code as a region).
-    program.globals.update(RF=record_function)
-    body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in lines[:prefix] + profiled + lines[tail:]]
-    with_ranges = []  # compiled at the first call under a profiler (Python's compile is a warm start's largest cost)
-
+    choose = with_ranges(program, params, plain, lines[:prefix] + profiled + lines[tail:],
+                         lambda fn: handout.add_space(fn.__globals__))
     lock = threading.Lock()  # one call at a time: the buffers and the pointer table are the callable's
 
     def run(*arrays_and_sizes):  # (arrays) or, with size symbols, (arrays, sizes)
         with lock:
-            if not recording():
-                return plain(*arrays_and_sizes)
-            if not with_ranges:
-                with_ranges.append(program.function(params, body, name="compiled_graph_profiled")[0])
-                handout.add_space(with_ranges[0].__globals__)
-            return with_ranges[0](*arrays_and_sizes)
+            return choose(*arrays_and_sizes)
     run.source = source
     if log_enabled("output_code"):
         print(f"# ember.compile: driver\n{source}", file=sys.stderr)

@@ -14,10 +14,11 @@ import re
 
 import numpy as np
 
+from ...profiler.profiler import record_function, recording
 from ..graph import bind_subgraphs, nodes_in
 from ..symbolic import Expr, evaluate, free_symbols
 
-__all__ = ["Program", "compile_python", "literal"]
+__all__ = ["Program", "compile_python", "literal", "with_ranges"]
 
 
 def literal(value, name=None):
@@ -112,17 +113,43 @@ def compile_python(graph, compile_subgraph=None):
     sizes)`` when the graph has size symbols); mutations are written into the placeholders'
     arrays (``np.copyto``) after every output is computed. Control-flow nodes call their
     subgraphs compiled by ``compile_subgraph`` (by default this function)."""
+    from .kernels import label  # (kernels imports the backends that import this module)
     program, names = Program(graph.symbols), value_names(graph)
-    body = []
+    body, ranged = [], []
     for node in graph.nodes:
         if node.op == "call_op":
             kwargs = bind_subgraphs(node.kwargs, compile_subgraph or compile_python)
             body.append(program.call_line(node, names, kwargs))
+            ranged += [f"with RF({'ember::' + label(node).split('(')[0]!r}):", "    " + body[-1]]
+    calls = len(body)
     for placeholder, value in graph.mutations:
         body.append(f"np.copyto({names[placeholder]}, {names[value]}, casting='unsafe')")
     # kernels may return NumPy scalars (a full reduction); callers get arrays
     outs = [f"np.asarray({names[o]})" if _is_node(o) else program.constant(o) for o in graph.outputs]
     body.append(f"return [{', '.join(outs)}]")
-    fn, source = program.function([names[p] for p in graph.placeholders], body)
+    params = [names[p] for p in graph.placeholders]
+    plain, source = program.function(params, body)
+    fn = with_ranges(program, params, plain, ranged + body[calls:])
     fn.source = source
     return fn
+
+
+def with_ranges(program, params, plain, ranged, prepare=None):
+    """``run(*args)``: ``plain`` while no profiler records (one list check per call); under a
+    profiler the same steps as ``ranged`` (source lines, each kernel in its range, ``RF``)
+    inside one ``CompiledFunction`` range, as torch's profiles show compiled code as one region.
+    That variant is compiled at the first profiled call (Python's compile is a warm start's
+    largest cost) and handed to ``prepare`` first."""
+    program.globals.update(RF=record_function)
+    body = ["with RF('CompiledFunction'):"] + ["    " + ln for ln in ranged]
+    compiled = []
+
+    def run(*args):
+        if not recording():
+            return plain(*args)
+        if not compiled:
+            compiled.append(program.function(params, body, name="compiled_graph_profiled")[0])
+            if prepare is not None:
+                prepare(compiled[0])
+        return compiled[0](*args)
+    return run
