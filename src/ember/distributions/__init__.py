@@ -19,6 +19,7 @@ from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .beta import Beta
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .categorical import Categorical
 from . import constraint_registry
 from .constraint_registry import biject_to, transform_to
@@ -28,7 +29,7 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
-from .gamma import Chi2, Gamma
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel

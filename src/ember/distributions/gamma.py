@@ -1,5 +1,4 @@
-"""The gamma and chi-squared distributions
-(https://pytorch.org/docs/stable/distributions.html#gamma, #chi2)."""
+"""The gamma distribution (https://pytorch.org/docs/stable/distributions.html#gamma)."""
 from numbers import Number
 
 from .._dtype import finfo
@@ -10,7 +9,7 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ["Gamma", "Chi2"]
+__all__ = ["Gamma"]
 
 
 class Gamma(ExponentialFamily):
@@ -68,18 +67,3 @@ class Gamma(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         return lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
-
-
-class Chi2(Gamma):
-    """``Chi2(df)``: the sum of ``df`` squared standard normals, Gamma(df / 2, 1 / 2)."""
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args=None):
-        if isinstance(df, Number):
-            df = float(df)
-        (df,) = broadcast_all(df)
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    @property
-    def df(self):
-        return self.concentration * 2

@@ -7,7 +7,7 @@ from .._ops.special import digamma, lgamma
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import Chi2
+from .chi2 import Chi2
 from .utils import broadcast_all
 
 __all__ = ["StudentT"]

@@ -20,7 +20,7 @@ from .._size import Size
 from .. import linalg
 from . import constraints
 from .distribution import Distribution
-from .gamma import Chi2
+from .chi2 import Chi2
 from .multivariate_normal import ScaleTrilMatrices, _precision_to_scale_tril
 
 __all__ = ["Wishart"]
