@@ -6,8 +6,8 @@ from .._creation import empty
 from .._ops.special import digamma, lgamma
 from .._size import Size
 from . import constraints
-from .distribution import Distribution
 from .chi2 import Chi2
+from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["StudentT"]
