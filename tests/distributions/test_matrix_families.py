@@ -326,6 +326,24 @@ def test_kl_divergences_of_low_rank_normals_equal_torchs():
                              D_.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.ones(3)))
 
 
+def test_kl_of_low_rank_normals_of_other_ranks_and_batches_and_its_gradients_equal_torchs():
+    # (ember's Woodbury form never makes an n x n matrix)
+    g = torch.Generator().manual_seed(7)
+    tensors = [torch.randn(2, 6, generator=g, dtype=torch.float64), torch.randn(2, 6, 3, generator=g, dtype=torch.float64),
+               torch.rand(6, generator=g, dtype=torch.float64) + 0.2, torch.randn(6, generator=g, dtype=torch.float64),
+               torch.randn(6, 1, generator=g, dtype=torch.float64), torch.rand(2, 6, generator=g, dtype=torch.float64) + 0.5]
+    ours = [E(t).requires_grad_() for t in tensors]
+    theirs = [t.clone().requires_grad_() for t in tensors]
+    e = ED.kl_divergence(ED.LowRankMultivariateNormal(*ours[:3]), ED.LowRankMultivariateNormal(*ours[3:]))
+    t = TD.kl_divergence(TD.LowRankMultivariateNormal(*theirs[:3]), TD.LowRankMultivariateNormal(*theirs[3:]))
+    assert tuple(e.shape) == (2,)
+    close(e, t, rtol=1e-10)
+    e.sum().backward()
+    t.sum().backward()
+    for a, b in zip(ours, theirs):
+        close(a.grad, b.grad, rtol=1e-8, atol=1e-10)
+
+
 def test_reshape_and_cumulative_distribution_transforms_equal_torchs():
     x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
     e, t = ED.transforms.ReshapeTransform((3, 4), (2, 6)), TD.transforms.ReshapeTransform((3, 4), (2, 6))

@@ -28,7 +28,7 @@ from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
-from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, lowrank_kl
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -156,7 +156,10 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
-    return _gaussian_kl(p, q, "Low Rank Multivariate Normals")
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with different event shapes "
+                         "cannot be computed")
+    return lowrank_kl(p, q)
 
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)

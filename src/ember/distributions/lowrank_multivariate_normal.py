@@ -18,7 +18,7 @@ from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import lazy_property
 
-__all__ = ["LowRankMultivariateNormal"]
+__all__ = ["LowRankMultivariateNormal", "lowrank_kl"]
 
 
 def _capacitance_tril(W, D):
@@ -36,6 +36,21 @@ def _lowrank_mahalanobis(W, D, x, capacitance_tril):
     """``x^T (W W^T + D)^-1 x`` by the Woodbury identity."""
     Wt_Dinv_x = _batch_mv(W.mT / D.unsqueeze(-2), x)
     return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
+
+
+def lowrank_kl(p, q):
+    """KL(p || q) of two low-rank Gaussians in O(n m^2), never forming an n x n matrix:
+    ``(tr(S_q^-1 S_p) + x^T S_q^-1 x - n + log det S_q - log det S_p) / 2``, ``x`` the means'
+    difference, with ``S_q^-1 = D^-1 - A^T A``, ``A = L^-1 W^T D^-1`` (``L`` q's capacitance
+    factor; Woodbury), so ``tr(S_q^-1 S_p) = sum(D_p / D_q) + |W_p|^2_{D_q^-1} - |A W_p|^2 -
+    sum(A^2 D_p)``."""
+    Wp, Dp, Wq, Dq = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    A = linalg.solve_triangular(q._capacitance_tril, Wq.mT / Dq.unsqueeze(-2), upper=False)
+    trace = ((Dp / Dq).sum(-1) + (Wp.pow(2) / Dq.unsqueeze(-1)).sum((-2, -1))
+             - matmul(A, Wp).pow(2).sum((-2, -1)) - (A.pow(2) * Dp.unsqueeze(-2)).sum((-2, -1)))
+    mahalanobis = _lowrank_mahalanobis(Wq, Dq, q.loc - p.loc, q._capacitance_tril)
+    log_dets = _lowrank_logdet(Wq, Dq, q._capacitance_tril) - _lowrank_logdet(Wp, Dp, p._capacitance_tril)
+    return 0.5 * (trace + mahalanobis - p.event_shape[0] + log_dets)
 
 
 class LowRankMultivariateNormal(Distribution):
