@@ -7,7 +7,7 @@ import weakref
 
 from ._ops import core as _core
 from .autograd.engine import backward as _backward
-from .autograd.graph import gradient_edge
+from .autograd.graph import _Handle, gradient_edge
 
 __all__ = ["TensorAutograd"]
 
@@ -145,6 +145,20 @@ class TensorAutograd:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = gradient_edge(self)[0]
         return node.register_prehook(hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor) -> None`` runs after a backward has accumulated this leaf's gradient
+        into ``.grad`` (not for ``autograd.grad``, which accumulates nothing): an optimizer step
+        per parameter inside the backward, for one. Returns a handle with ``remove()``.
+
+        Raises:
+            RuntimeError: the tensor does not require grad, or is not a leaf (torch's messages).
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return _Handle(gradient_edge(self)[0].post_accumulate_grad_hooks(), hook)
 
     def retain_grad(self):
         """Keeps ``.grad`` for this non-leaf tensor after backward."""

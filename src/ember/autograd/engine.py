@@ -96,6 +96,9 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         _observed(OBSERVERS, node, _accumulate, variable, grad, create_graph)
                     else:
                         _accumulate(variable, grad, create_graph)
+                    if node._metadata and "post_accumulate_grad" in node._metadata:
+                        for hook in tuple(node._metadata["post_accumulate_grad"].values()):
+                            hook(variable)
                 continue
             if useful is not None and node not in useful:
                 continue

@@ -61,6 +61,11 @@ class Node:
     def release(self):
         """Drops what the node saved; a later backward through it raises RuntimeError."""
 
+    def post_accumulate_grad_hooks(self):
+        """The table of ``Tensor.register_post_accumulate_grad_hook``'s hooks (an
+        AccumulateGrad's, kept in its metadata), made on first use."""
+        return self.metadata.setdefault("post_accumulate_grad", {})
+
 
 # Counts the hooks registered on and removed from nodes: a compiled function's recheck of a warm
 # call (``compiler.recheck``) leaves the hooks unread while this has not moved.

@@ -285,7 +285,7 @@ class Tracer(_core.Observer):
         """The engine's observer call before an autograd node runs in a traced backward: breaks
         the graph where the backward runs Python it cannot hold (hooks, control flow) or makes
         gradients with history (create_graph)."""
-        if node._pre_hooks or node._hooks:
+        if node._pre_hooks or node._hooks or node._metadata and node._metadata.get("post_accumulate_grad"):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
