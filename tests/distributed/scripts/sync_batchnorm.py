@@ -1,6 +1,7 @@
 """SyncBatchNorm on N ranks, each holding its share of a batch, equals BatchNorm on the whole
 batch: outputs, input gradients, summed weight and bias gradients, running statistics (two
-steps, shares of unequal sizes, 2-D and 4-D input, a subgroup); eval mode needs no collective."""
+steps, shares of unequal sizes, 2-D and 4-D input, a subgroup) and, in eval mode, the same output;
+and ember.distributed.nn.functional.all_reduce's gradient."""
 import time
 
 import numpy as np
@@ -53,6 +54,15 @@ check((3,), [4] * world, lambda: nn.BatchNorm1d(3))
 check((2, 3, 4), [1 + 2 * r for r in range(world)], lambda: nn.BatchNorm2d(2, momentum=None))
 check((3, 5), [3] * world, lambda: nn.Sequential(nn.Linear(5, 5), nn.BatchNorm1d(3), nn.Tanh()),
       group=dist.new_group(list(range(world))))
+# the differentiable all_reduce underneath: its backward sums (averages) the ranks' gradients
+from ember.distributed.nn.functional import all_reduce  # noqa: E402
+
+for op, scale in ((dist.ReduceOp.SUM, 1.0), (dist.ReduceOp.AVG, 1.0 / world)):
+    x = torch.full((3,), float(rank + 1), requires_grad=True)
+    y = all_reduce(x * 2, op=op)
+    assert x.grad is None and y.tolist() == [scale * world * (world + 1)] * 3, y
+    (y * (rank + 1)).sum().backward()
+    assert x.grad.tolist() == [2 * scale * world * (world + 1) / 2] * 3, x.grad
 print(f"rank {rank}: the checks took {time.perf_counter() - start:.2f} s", flush=True)
 print(f"rank {rank}: syncbn ok", flush=True)
 dist.destroy_process_group()

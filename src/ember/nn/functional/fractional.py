@@ -12,6 +12,8 @@ or its last NaN when it holds one (PyTorch's CPU kernel: ``val > max || isnan(va
 are picked on the backend arrays (no history); the values are then one gather from the input,
 whose gradient scatters each output's gradient to its max.
 """
+import itertools
+
 import numpy as np
 
 from ..._backend import namespace
@@ -74,15 +76,30 @@ def _check_samples(samples, n, c, d, dtype):
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
 
 
-def _window_max(windows):
-    """Index along the last axis of each window's max: the first largest, or the last NaN."""
-    xp = namespace(windows)
-    choice = windows.argmax(axis=-1)
-    nan = xp.isnan(windows)
-    if nan.any():
-        last = windows.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
-        choice = xp.where(nan.any(axis=-1), last, choice)
-    return choice
+def _window_argmax(data, starts, kernel):
+    """Flat index in ``data`` (P, S_1..S_d) of the max of every window (P, out_1..out_d): window
+    ``j`` of dim ``i`` covers ``starts[i][:, j]`` to ``+ kernel[i]``. Every window shares its
+    element offsets, so one pass per offset (in row-major order) gathers that element of all
+    windows and keeps it where it is larger, or a NaN: the pick is each window's first max, or
+    its last NaN (torch's ``val > max || isnan(val)``), with no (windows x elements) table."""
+    xp = namespace(data)
+    nan = data.dtype.kind in "fc" and bool(xp.isnan(data).any())
+    p, sizes, d = data.shape[0], data.shape[1:], data.ndim - 1
+    strides = [int(np.prod(sizes[i + 1:])) for i in range(d)]
+    plane = xp.arange(p, dtype=np.int64).reshape((p,) + (1,) * d) * int(np.prod(sizes))
+    base = plane  # each window's first element, flat in ``data``
+    for i in range(d):
+        base = base + starts[i].reshape((p,) + (1,) * i + starts[i].shape[1:] + (1,) * (d - 1 - i)) * strides[i]
+    flat_data = data.reshape(-1)
+    best, best_at = xp.take(flat_data, base), base
+    for element in itertools.product(*(range(k) for k in kernel)):
+        offset = sum(a * stride for a, stride in zip(element, strides))
+        if offset:
+            at = base + offset
+            v = xp.take(flat_data, at)
+            better = (v > best) | xp.isnan(v) if nan else v > best
+            best, best_at = xp.where(better, v, best), xp.where(better, at, best_at)
+    return best_at - plane
 
 
 def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, d):
@@ -108,21 +125,10 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples,
         samples = rand(n, c, d, dtype=input.dtype, device=input.device)
     _check_samples(samples, n, c, d, input.dtype)
     u = samples.detach()[:n].reshape(n * c, d)._data
-    xp = namespace(u)  # (the windows are a table made beside the samples, with their library)
-    positions, stride = 0, 1  # (P, o_1..o_d, k_1..k_d): each window's flat offsets in its plane
-    for i in reversed(range(d)):
-        column = _DIMS[d][i][1]
-        rows = _starts(u[:, column], sizes[i], out[i], kernel[i])[:, :, None] + xp.arange(kernel[i])
-        shape = [rows.shape[0]] + [1] * (2 * d)
-        shape[1 + i], shape[1 + d + i] = out[i], kernel[i]
-        positions = positions + rows.reshape(shape) * stride
-        stride *= sizes[i]
-    p, outputs, window = n * c, int(np.prod(out)), int(np.prod(kernel))
-    positions = positions.reshape(p, outputs, window)
-    planes = x.reshape(n, c, stride)
-    data = planes.detach()._data.reshape(p, stride)
-    windows = xp.take_along_axis(data, positions.reshape(p, outputs * window), axis=1).reshape(p, outputs, window)
-    flat = xp.take_along_axis(positions, _window_max(windows)[..., None], axis=2).reshape(n, c, outputs)
+    planes = x.reshape(n, c, int(np.prod(sizes)))
+    data = planes.detach()._data.reshape((n * c,) + sizes)
+    flat = _window_argmax(data, [_starts(u[:, _DIMS[d][i][1]], sizes[i], out[i], kernel[i]) for i in range(d)], kernel)
+    flat = flat.reshape(n, c, int(np.prod(out)))
     indices = from_numpy(flat)
     values = planes.gather(2, indices)  # the gradient: one scatter of (N, C, prod(out))
     shape = tuple(input.shape[:-d]) + out
