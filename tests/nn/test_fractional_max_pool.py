@@ -137,3 +137,25 @@ def test_3d_module_and_2d_samples_of_another_dtype():
     assert_same_error(
         lambda: ember.nn.functional.fractional_max_pool2d(ember.tensor(x2), 2, 3, _random_samples=ember.tensor(u2, dtype=ember.float32)),
         lambda: torch.nn.functional.fractional_max_pool2d(torch.tensor(x2), 2, 3, _random_samples=torch.tensor(u2, dtype=torch.float32)))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_non_contiguous_input(d):
+    """A transposed view pools as its contiguous copy: values, indices, gradient into the view."""
+    rng = np.random.default_rng(4)
+    shape = (2, 3) + (9, 8, 7)[:d]
+    x, u = rng.standard_normal(shape), rng.random((2, 3, d))
+    tx = torch.tensor(x, requires_grad=True)
+    ex = ember.tensor(x, requires_grad=True)
+    pool = f"fractional_max_pool{d}d"
+    ty, ti = getattr(torch.nn.functional, pool)(tx.transpose(-1, -2), 2, output_size=3, return_indices=True,
+                                                _random_samples=torch.tensor(u))
+    ey, ei = getattr(ember.nn.functional, pool)(ex.transpose(-1, -2), 2, output_size=3, return_indices=True,
+                                                _random_samples=ember.tensor(u))
+    assert not ex.transpose(-1, -2).is_contiguous()
+    assert_close(ey, ty, rtol=0, atol=0)
+    assert_close(ei, ti)
+    g = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(g))
+    ey.backward(ember.tensor(g))
+    assert_close(ex.grad, tx.grad, rtol=1e-12, atol=1e-12)

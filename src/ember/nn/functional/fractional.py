@@ -19,6 +19,7 @@ import numpy as np
 from ..._backend import namespace
 from ..._creation import from_numpy
 from ..._ops.core import named
+from ..._ops.indexing import take
 from ..._sampling import rand
 from ..modules.utils import _ntuple
 
@@ -77,7 +78,8 @@ def _check_samples(samples, n, c, d, dtype):
 
 
 def _window_argmax(data, starts, kernel):
-    """Flat index in ``data`` (P, S_1..S_d) of the max of every window (P, out_1..out_d): window
+    """Flat index in ``data`` (P, S_1..S_d), and in its plane, of the max of every window
+    (P, out_1..out_d): window
     ``j`` of dim ``i`` covers ``starts[i][:, j]`` to ``+ kernel[i]``. Every window shares its
     element offsets, so one pass per offset (in row-major order) gathers that element of all
     windows and keeps it where it is larger, or a NaN: the pick is each window's first max, or
@@ -99,7 +101,7 @@ def _window_argmax(data, starts, kernel):
             v = xp.take(flat_data, at)
             better = (v > best) | xp.isnan(v) if nan else v > best
             best, best_at = xp.where(better, v, best), xp.where(better, at, best_at)
-    return best_at - plane
+    return best_at, best_at - plane
 
 
 def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, d):
@@ -125,12 +127,13 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples,
         samples = rand(n, c, d, dtype=input.dtype, device=input.device)
     _check_samples(samples, n, c, d, input.dtype)
     u = samples.detach()[:n].reshape(n * c, d)._data
-    planes = x.reshape(n, c, int(np.prod(sizes)))
-    data = planes.detach()._data.reshape((n * c,) + sizes)
-    flat = _window_argmax(data, [_starts(u[:, _DIMS[d][i][1]], sizes[i], out[i], kernel[i]) for i in range(d)], kernel)
-    flat = flat.reshape(n, c, int(np.prod(out)))
+    data = x.detach()._data.reshape((n * c,) + sizes)
+    at, flat = _window_argmax(data, [_starts(u[:, _DIMS[d][i][1]], sizes[i], out[i], kernel[i]) for i in range(d)],
+                              kernel)
+    # One take from the flattened input: its backward adds the gradient at a 1-D index, which
+    # NumPy does ~40x faster than at the (n, c, position) grid a gather along dim 2 would use.
+    values = take(x, from_numpy(at))
     indices = from_numpy(flat)
-    values = planes.gather(2, indices)  # the gradient: one scatter of (N, C, prod(out))
     shape = tuple(input.shape[:-d]) + out
     return named(values.reshape(shape), f"FractionalMaxPool{d}DBackward0"), indices.reshape(shape)
 
