@@ -13,6 +13,7 @@ are picked on the backend arrays (no history); the values are then one gather fr
 whose gradient scatters each output's gradient to its max.
 """
 import itertools
+import math
 
 import numpy as np
 
@@ -87,8 +88,8 @@ def _window_argmax(data, starts, kernel):
     xp = namespace(data)
     nan = data.dtype.kind in "fc" and bool(xp.isnan(data).any())
     p, sizes, d = data.shape[0], data.shape[1:], data.ndim - 1
-    strides = [int(np.prod(sizes[i + 1:])) for i in range(d)]
-    plane = xp.arange(p, dtype=np.int64).reshape((p,) + (1,) * d) * int(np.prod(sizes))
+    strides = [math.prod(sizes[i + 1:]) for i in range(d)]
+    plane = xp.arange(p, dtype=np.int64).reshape((p,) + (1,) * d) * math.prod(sizes)
     base = plane  # each window's first element, flat in ``data``
     for i in range(d):
         base = base + starts[i].reshape((p,) + (1,) * i + starts[i].shape[1:] + (1,) * (d - 1 - i)) * strides[i]
