@@ -1,6 +1,6 @@
 """SyncBatchNorm on N ranks, each holding its share of a batch, equals BatchNorm on the whole
 batch: outputs, input gradients, summed weight and bias gradients, running statistics (two
-steps, shares of unequal sizes, 2-D and 4-D input, a subgroup) and, in eval mode, the same output;
+steps, shares of unequal sizes or none, 2-D to 4-D input, a subgroup) and, in eval mode, the same output;
 and ember.distributed.nn.functional.all_reduce's gradient."""
 import time
 
@@ -52,6 +52,7 @@ def check(shape, shares, make_reference, group=None, steps=2):
 torch.set_default_dtype(torch.float64)
 check((3,), [4] * world, lambda: nn.BatchNorm1d(3))
 check((2, 3, 4), [1 + 2 * r for r in range(world)], lambda: nn.BatchNorm2d(2, momentum=None))
+check((3, 2), [0] + [5] * (world - 1), lambda: nn.BatchNorm1d(3))  # rank 0 holds no samples
 check((3, 5), [3] * world, lambda: nn.Sequential(nn.Linear(5, 5), nn.BatchNorm1d(3), nn.Tanh()),
       group=dist.new_group(list(range(world))))
 # the differentiable all_reduce underneath: its backward sums (averages) the ranks' gradients
