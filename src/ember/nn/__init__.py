@@ -28,7 +28,7 @@ from .modules import (
     TransformerDecoderLayer, RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
     PairwiseDistance, CosineSimilarity, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d,
     LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
-    LazyInstanceNorm2d, LazyInstanceNorm3d,
+    LazyInstanceNorm2d, LazyInstanceNorm3d, SyncBatchNorm, FractionalMaxPool3d,
 )
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
@@ -60,7 +60,8 @@ __all__ = [
     "TransformerDecoderLayer", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell", "PairwiseDistance", "CosineSimilarity", "LazyLinear", "LazyConv1d", "LazyConv2d",
     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter", "UninitializedBuffer",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "SyncBatchNorm", "FractionalMaxPool3d",
+    "UninitializedParameter", "UninitializedBuffer",
 ]
 
 

@@ -35,7 +35,8 @@ from .norm import (
     batch_norm, instance_norm, group_norm, layer_norm, rms_norm, normalize, local_response_norm,
 )
 from .grid import affine_grid, grid_sample
-from .fractional import fractional_max_pool2d, fractional_max_pool2d_with_indices
+from .fractional import (fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
+                         fractional_max_pool3d_with_indices)
 from .image import (
     pad, interpolate, upsample, upsample_nearest, upsample_bilinear, unfold, fold,
     pixel_shuffle, pixel_unshuffle, channel_shuffle,
@@ -64,7 +65,7 @@ __all__ = [
     "max_unpool3d", "lp_pool3d",
     "batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize",
     "local_response_norm", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-    "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "affine_grid", "grid_sample",
+    "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "affine_grid", "grid_sample",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "embedding", "embedding_bag", "one_hot",
 ]

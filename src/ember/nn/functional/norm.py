@@ -9,6 +9,8 @@ is an affine map and is written as one.
 """
 import numpy as np
 
+from ..._creation import full
+from ..._ops.join import cat
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
 from ..._ops.core import apply, named, recording
@@ -100,6 +102,34 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             _update_running(running_var, var * (count / (count - 1)), momentum)
     return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
                        affine_shape=_channel_shape(input.ndim)), _BATCH_NORM_NODE)
+
+
+def _sync_batch_norm(input, running_mean, running_var, weight, bias, momentum, eps, all_reduce):
+    """Training-mode :func:`batch_norm` whose statistics are those of the batch split over ranks:
+    ``all_reduce`` (a differentiable sum over the ranks) totals each channel's sum and count, then
+    its sum of squared deviations from that mean (two passes, no cancellation). Written in ops,
+    so autograd's backward of those two reductions is the two summed gradient terms of
+    SyncBatchNorm (https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html).
+    Shapes as :func:`batch_norm`; ValueError when all ranks together hold one value per channel."""
+    axes, shape = (0,) + tuple(range(2, input.ndim)), _channel_shape(input.ndim)
+    local = input.numel() // input.shape[1]
+    sums = all_reduce(cat([input.sum(axes), full((1,), local, dtype=input.dtype, device=input.device)]))
+    count = int(sums[-1].item())
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {count}")
+    mean = sums[:-1] / count
+    centered = input - mean.reshape(shape)
+    var = all_reduce(centered.square().sum(axes)) / count
+    with no_grad():
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if running_var is not None:
+            _update_running(running_var, var * (count / (count - 1)), momentum)
+    scale = (var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    out = centered * scale.reshape(shape)
+    return named(out if bias is None else out + bias.reshape(shape), "SyncBatchNormBackward")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,

@@ -1,16 +1,20 @@
 """Batch normalisation layers (https://pytorch.org/docs/stable/nn.html#normalization-layers)
 and their shared base with the instance-norm layers: affine parameters, running statistics
 and the ``num_batches_tracked`` counter, with PyTorch's names, defaults and state_dict keys."""
+import sys
+
 from ..._creation import empty, ones, tensor, zeros
 from ..._dtype import int64
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
+from ..functional.norm import _sync_batch_norm
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
 from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -92,9 +96,12 @@ class _BatchNorm(_NormBase):
                 factor = 1.0 / float(self.num_batches_tracked)
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch_stats, factor, self.eps)
+        return self._normalize(input, self.running_mean if track else None,
+                               self.running_var if track else None, use_batch_stats, factor)
+
+    def _normalize(self, input, running_mean, running_var, use_batch_stats, momentum):
+        return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, use_batch_stats,
+                            momentum, self.eps)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -146,6 +153,76 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose training statistics are those of the whole batch spread over the
+    ranks of ``process_group`` (the default group when None): each channel's sum and count,
+    then its sum of squared deviations, are all-reduced (MPI, :mod:`ember.distributed`), and in
+    backward so are the two summed gradient terms. In eval mode, without an initialized process
+    group or on a group of one rank it is :class:`BatchNorm1d`-:class:`BatchNorm3d` exactly
+    (Ioffe & Szegedy, 2015; the synchronised form as in Peng et al., MegDet, 2018).
+
+    Args: num_features (C), eps, momentum, affine, track_running_stats, process_group, device,
+    dtype; keyword ``bias``. Unlike PyTorch's (CUDA only when synchronising), it synchronises CPU
+    tensors: that is what ember's MPI groups carry.
+
+    Shape: input (N, C, *), at least 2-D; output the same. ValueError for a 1-D input, C = 0,
+    or one value per channel in training over all ranks together.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html
+
+    Example::
+
+        >>> import ember
+        >>> m = ember.nn.SyncBatchNorm(3)
+        >>> m(ember.randn(4, 3, 5)).shape
+        torch.Size([4, 3, 5])
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def _normalize(self, input, running_mean, running_var, use_batch_stats, momentum):
+        # nn sits below distributed: a group can only exist once ember.distributed is loaded.
+        dist = sys.modules.get("ember.distributed")
+        if self.training and dist is not None and dist.is_initialized() \
+                and dist.get_world_size(self.process_group) > 1:
+            from ...distributed.nn.functional import all_reduce
+            group = self.process_group
+            return _sync_batch_norm(input, running_mean, running_var, self.weight, self.bias, momentum,
+                                    self.eps, lambda t: all_reduce(t, group=group))
+        return super()._normalize(input, running_mean, running_var, use_batch_stats, momentum)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm*D in its tree (itself included) replaced by a
+        SyncBatchNorm on ``process_group`` that shares its weight, bias and running statistics
+        (the same tensors) and its training mode; other modules are kept, children re-added under
+        their names. Returns the converted module (a new one when ``module`` itself was replaced).
+        Source: https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html#torch.nn.SyncBatchNorm.convert_sync_batchnorm"""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    converted.weight, converted.bias = module.weight, module.bias
+            converted.running_mean, converted.running_var = module.running_mean, module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
 
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):

@@ -8,7 +8,7 @@ from .utils import _pair, _single, _triple
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -390,29 +390,57 @@ class LPPool3d(_LPPoolNd):
         return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-class FractionalMaxPool2d(Module):
-    """Max over (kH, kW) windows at pseudo-random fractional strides (Graham, 2014): (N, C, H, W)
-    or (C, H, W) -> (N, C, oH, oW), see :func:`ember.nn.functional.fractional_max_pool2d`. Give
-    ``output_size`` (oH, oW) or ``output_ratio`` in (0, 1) (ValueError for neither, both, or a
-    ratio outside); ``_random_samples`` (N, C, 2) fixes the windows, drawn afresh per call otherwise.
-    Source: https://pytorch.org/docs/stable/generated/torch.nn.FractionalMaxPool2d.html"""
+class _FractionalMaxPoolNd(Module):
+    """Holds a d-D fractional max pooling's arguments (``_tuple`` makes them d-tuples) and checks
+    them as torch does: ValueError for neither or both of ``output_size`` and ``output_ratio``,
+    or a ratio outside (0, 1)."""
     __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                  _random_samples=None):
         super().__init__()
-        self.kernel_size = _pair(kernel_size)
+        self.kernel_size = self._tuple(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _pair(output_size) if output_size is not None else None
-        self.output_ratio = _pair(output_ratio) if output_ratio is not None else None
+        self.output_size = self._tuple(output_size) if output_size is not None else None
+        self.output_ratio = self._tuple(output_ratio) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
-            raise ValueError("FractionalMaxPool2d requires specifying either an output size, or a pooling ratio")
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max over (kH, kW) windows at pseudo-random fractional strides (Graham, 2014): (N, C, H, W)
+    or (C, H, W) -> (N, C, oH, oW), see :func:`ember.nn.functional.fractional_max_pool2d`. Give
+    ``output_size`` (oH, oW) or ``output_ratio`` in (0, 1) (ValueError for neither, both, or a
+    ratio outside); ``_random_samples`` (N, C, 2) fixes the windows, drawn afresh per call otherwise.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.FractionalMaxPool2d.html"""
+    _tuple = staticmethod(_pair)
+
     def forward(self, input):
         return F.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Max over (kT, kH, kW) windows at pseudo-random fractional strides (Graham, 2014):
+    (N, C, T, H, W) or (C, T, H, W) -> (N, C, oT, oH, oW), see
+    :func:`ember.nn.functional.fractional_max_pool3d`. Give ``output_size`` (oT, oH, oW) or
+    ``output_ratio`` in (0, 1) (ValueError for neither, both, a ratio outside, or a kernel size
+    below 1); ``_random_samples`` (N, C, 3) fixes the windows, drawn afresh per call otherwise.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.FractionalMaxPool3d.html"""
+    _tuple = staticmethod(_triple)
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+    def forward(self, input):
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
                                        self.return_indices, _random_samples=self._random_samples)
