@@ -38,15 +38,12 @@ from .._size import Size
 from .._ops.sparse import sparse_coo_tensor
 from .._tensor import Tensor
 from ..nn.parameter import Parameter, is_lazy
+from ..storage import LEGACY_STORAGES
 from ._files import read_entry_into
 
 # ---- names ----------------------------------------------------------------------------------
 
-_STORAGE_TYPES = {"FloatStorage": _dtype.float32, "DoubleStorage": _dtype.float64, "HalfStorage": _dtype.float16,
-                  "BFloat16Storage": _dtype.bfloat16,
-                  "LongStorage": _dtype.int64, "IntStorage": _dtype.int32, "ShortStorage": _dtype.int16,
-                  "CharStorage": _dtype.int8, "ByteStorage": _dtype.uint8, "BoolStorage": _dtype.bool,
-                  "ComplexFloatStorage": _dtype.complex64, "ComplexDoubleStorage": _dtype.complex128}
+_STORAGE_TYPES = {cls.__name__: cls.dtype for cls in LEGACY_STORAGES}  # torch.FloatStorage -> float32, ...
 _STORAGE_NAME = {dt: name for name, dt in _STORAGE_TYPES.items()}
 # dtypes and storages PyTorch has and ember does not: named in a clear error rather than refused
 # as unknown globals.
