@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import ember
+from test_serialization import ember_bytes, torch_bytes
 
 NEW = ["bfloat16", "uint16", "uint32", "uint64"]
 
@@ -28,20 +29,6 @@ def values(dtype, n=24, seed=0):
     top = np.iinfo(dtype).max
     ints = np.concatenate([np.array([0, 1, top, top - 1], dtype), rng.integers(0, top, n - 4, dtype, endpoint=True)])
     return torch.from_numpy(ints)
-
-
-def torch_bytes(obj):
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    buffer.seek(0)
-    return buffer
-
-
-def ember_bytes(obj):
-    buffer = io.BytesIO()
-    ember.save(obj, buffer)
-    buffer.seek(0)
-    return buffer
 
 
 def bits(t):
