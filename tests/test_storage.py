@@ -92,6 +92,22 @@ def test_legacy_storages_convert_numbers_as_torch():
     assert got[:5] == expected[:5] and got[5] == [0, 0]
 
 
+def _wrapped(L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = L.tensor([1.0, 2.0]).untyped_storage()
+        as_floats = L.FloatStorage(wrap_storage=memory)
+        as_floats[0] = 5.0  # writes the wrapped memory
+        return [as_floats.tolist(), L.ShortStorage(wrap_storage=memory).size(), memory.tolist()[:4],
+                L.FloatStorage(wrap_storage=L.UntypedStorage(7)).size(),  # a partial item is dropped
+                outcome(lambda: L.FloatStorage(wrap_storage=L.zeros(2)))[0],
+                outcome(lambda: L.FloatStorage(2, wrap_storage=memory))]
+
+
+def test_legacy_storages_wrap_an_untyped_storage_as_torch():
+    assert _wrapped(ember) == _wrapped(torch)
+
+
 def _from_numpy(L):
     base = np.arange(24, dtype=np.float32).reshape(4, 6)
     out = []

@@ -241,26 +241,38 @@ class _LegacyStorageMeta(type):
 
 class _LegacyStorage(metaclass=_LegacyStorageMeta):
     """``torch.FloatStorage()`` (empty), ``(size)`` (zeros here; torch leaves them
-    uninitialised) or ``(sequence)`` (its numbers, flattened, converted as ``tensor(data,
-    dtype=...)`` converts them): a :class:`TypedStorage` of the class's ``dtype``.
+    uninitialised), ``(sequence)`` (its numbers, flattened, converted as ``tensor(data,
+    dtype=...)`` converts them) or ``(wrap_storage=untyped)`` (that memory): a
+    :class:`TypedStorage` of the class's ``dtype``.
     TypeError for an argument of another type, RuntimeError for several arguments, a negative
     size or a number the dtype cannot hold."""
     dtype = None
 
-    def __new__(cls, *args):
+    def __new__(cls, *args, wrap_storage=None):
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError(_invalid(cls, "No positional arguments should be given when using 'wrap_storage'"))
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"Argument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}")
+            items = wrap_storage._items
+            whole = items.size // cls.dtype.np.itemsize * cls.dtype.np.itemsize  # (torch drops a partial item)
+            return TypedStorage(items[:whole].view(cls.dtype.np), cls.dtype)  # the same memory
         if not args:
             args = (0,)
         if len(args) != 1 or isinstance(args[0], bool) or not isinstance(args[0], (numbers.Integral, list, tuple, str)):
-            many = len(args) > 1  # (torch says RuntimeError for that one, TypeError for a wrong type)
-            raise (RuntimeError if many else TypeError)(
-                f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n * no arguments\n"
-                f" * (int size)\n * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n"
-                + ("Too many positional arguments" if many else f"Argument type not recognized: {type(args[0])}"))
+            if len(args) > 1:  # (torch says RuntimeError for that one, TypeError for a wrong type)
+                raise RuntimeError(_invalid(cls, "Too many positional arguments"))
+            raise TypeError(_invalid(cls, f"Argument type not recognized: {type(args[0])}"))
         if isinstance(args[0], numbers.Integral):
             if args[0] < 0:
                 raise RuntimeError(f"Trying to create a storage of negative size {args[0]}")
             return TypedStorage(np.zeros(int(args[0]), cls.dtype.np), cls.dtype)
         return TypedStorage(tensor(args[0], dtype=cls.dtype)._data.reshape(-1), cls.dtype)
+
+
+def _invalid(cls, problem):
+    return (f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n * no arguments\n"
+            f" * (int size)\n * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n{problem}")
 
 
 def _legacy_class(dtype):
