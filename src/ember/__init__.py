@@ -115,6 +115,8 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from . import linalg, fft, cuda, backends, accelerator
 from . import special, sparse, storage
 from .storage import UntypedStorage, TypedStorage
+from .storage import (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage,  # noqa: F401
+                      ShortStorage, CharStorage, ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage)
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
 import math as _math

@@ -14,6 +14,7 @@ from . import _dtype
 from . import _layout
 from . import _memory_format
 from ._backend import as_array, cast, empty_strided_like, namespace
+from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
 from ._device import check_device, device as _device_cls, device_type
@@ -162,11 +163,18 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A tensor sharing memory with ``ndarray``; TypeError for unsupported dtypes."""
+    """A tensor sharing memory with ``ndarray`` (same shape and strides) whose storage is the
+    span of its elements from the first, as torch's (``storage_offset()`` 0). TypeError for a
+    non-array or a dtype ember lacks; ValueError for a negative stride, with torch's message
+    (https://pytorch.org/docs/stable/generated/torch.from_numpy.html)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
-    return Tensor._make(ndarray)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a "
+                         "copy of your array  with array.copy().) ")
+    return Tensor._make(own_span(ndarray))
 
 
 def _size(size, name=None):

@@ -78,7 +78,8 @@ def _outermost(array):
     while base is not None:
         if isinstance(base, _ndarray):
             array = base
-        base = getattr(base, "base", None)
+        # (from_numpy's storage span is a storage, not memory: its array is the memory)
+        base = base.spanned if hasattr(base, "spanned") else getattr(base, "base", None)
     return array
 
 

@@ -7,6 +7,9 @@ co. too), the slow Python loops ``apply_``/``map_``, ``resize_as_``, the storage
 :data:`IN_PLACE`."""
 import numbers
 
+import numpy as np
+
+from . import _backend
 from ._creation import new_empty, new_tensor
 from ._ops import compare as _compare, pointwise_float as _float
 from ._ops.complex import abs_for_in_place
@@ -102,17 +105,23 @@ def apply_(self, callable):
     slow, for small tensors. Returns self
     (https://pytorch.org/docs/stable/generated/torch.Tensor.apply_.html).
 
+    As torch's loop: the elements are visited in row-major order, each read just before it is
+    written, so the elements an expanded tensor shares are visited one after another
+    (``zeros(1).expand(3).apply_(f)`` holds ``f(f(f(0)))``), and the write does not advance
+    ``_version``.
+
     Raises:
         RuntimeError: ``self`` requires grad (``detach()`` first, as torch says).
         TypeError: ``callable`` returns something other than a number.
     """
     _refuse_grad(self, "apply_")
-    return _write_each(self, map(callable, self._data.reshape(-1).tolist()))
+    return _write_each(self, lambda v, _: callable(v), None)
 
 
 def map_(self, tensor, callable):
     """Replaces each element ``v`` of ``self`` by ``callable(v, w)``, ``w`` the element of
-    ``tensor`` (broadcast to ``self``'s shape) at the same position. Returns self
+    ``tensor`` (broadcast to ``self``'s shape) at the same position, in the order and with the
+    version counter of :func:`apply_`. Returns self
     (https://pytorch.org/docs/stable/generated/torch.Tensor.map_.html).
 
     Raises:
@@ -122,8 +131,7 @@ def map_(self, tensor, callable):
     if tensor.dtype is not self.dtype:
         raise TypeError(f"map_: expected {self.type()} for 'other' (got {tensor.type()})")
     _refuse_grad(self, "map_")
-    other = tensor.expand_as(self)._data.reshape(-1).tolist()
-    return _write_each(self, map(callable, self._data.reshape(-1).tolist(), other))
+    return _write_each(self, callable, tensor.expand_as(self)._data.reshape(-1).tolist())
 
 
 def _refuse_grad(self, name):
@@ -131,13 +139,30 @@ def _refuse_grad(self, name):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
 
 
-def _write_each(self, values):
-    values = list(values)
-    for v in values:
-        if not isinstance(v, numbers.Number):
-            raise TypeError(f"must be real number, not {type(v).__name__}")
-    if values:
-        self.copy_(new_tensor(self, values).reshape(self.shape))
+def _number(value):
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return value
+
+
+def _write_each(self, function, others):
+    """``self``'s elements ``v`` (row-major) become ``function(v, w)``, ``w`` the element of
+    ``others`` at the same position (None without ``others``), written straight into the
+    memory: no version bump, as torch. Where elements share memory (an expanded tensor) or the
+    array is read-only, one element at a time through the storage, each read just before."""
+    data = self._data
+    others = others if others is not None else [None] * data.size
+    if not _backend.overlaps_itself(data) and data.flags.writeable:
+        values = [_number(function(v, w)) for v, w in zip(data.reshape(-1).tolist(), others)]
+        if values:
+            data[...] = new_tensor(self, values)._data.reshape(data.shape)
+        return self
+    flat = untyped_storage(self)._items.view(data.dtype)
+    index = np.arange(flat.size)[self.storage_offset():]
+    positions = np.lib.stride_tricks.as_strided(index, data.shape, [s // data.itemsize * index.itemsize
+                                                                     for s in data.strides])
+    for p, w in zip(positions.reshape(-1).tolist(), others):
+        flat[p] = new_tensor(self, [_number(function(flat[p].item(), w))])._data[0]
     return self
 
 

@@ -9,16 +9,20 @@ through a storage writes the tensors that view it. Programs use them to ask whet
 share memory (``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()``), and older
 ones read a tensor's elements through ``storage().tolist()``.
 """
+import numbers
 import warnings
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _memory
 from ._backend import shared as _shared
-from ._creation import real_if_fits
+from ._creation import real_if_fits, tensor
 from ._device import device as _device
+from ._tensor import Tensor
 
-__all__ = ["UntypedStorage", "TypedStorage"]
+__all__ = ["UntypedStorage", "TypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
+           "LongStorage", "IntStorage", "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage",
+           "ComplexFloatStorage", "ComplexDoubleStorage"]
 
 
 def _flat(array):
@@ -133,6 +137,54 @@ class UntypedStorage(_Storage):
     def _describe(self):
         return f"torch.storage.UntypedStorage(device={self.device})"
 
+    def copy_(self, src, non_blocking=None):
+        """Writes the bytes of the storage ``src`` (untyped or typed) over this one's; returns
+        self. TypeError for what is not a storage (a tensor), RuntimeError for a size in
+        bytes other than this one's."""
+        if not isinstance(src, _Storage):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not {type(src).__name__}")
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {src.nbytes()} bytes")
+        self._items[...] = src._items.view(np.uint8)
+        return self
+
+    def clone(self):
+        """A new storage holding a copy of these bytes."""
+        return UntypedStorage(self._items.copy())
+
+    def resize_(self, size):
+        """Gives the storage ``size`` bytes, keeping the first ones (new ones are zero here;
+        torch leaves them uninitialised); returns self. The tensors on this memory move with
+        it, as they share torch's storage. RuntimeError for a negative size, or where a tensor
+        on it would reach past the new end (torch lets it, and fails when it is read), or the
+        storage is a slice of another (``storage[1:3]``)."""
+        size = int(size)
+        if size < 0:
+            raise RuntimeError(f"Trying to resize storage to a negative number of bytes: {size}")
+        root = _shared.owner(self._items)
+        start = root.__array_interface__["data"][0]
+        if self.data_ptr() != start or self.nbytes() != root.nbytes:  # a slice of a storage
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        grown = np.zeros(size, np.uint8)
+        keep = min(size, self._items.size)
+        grown[:keep] = self._items[:keep]
+        moved = []
+        for t in _shared.on(root, Tensor):
+            data = t._data
+            offset = data.__array_interface__["data"][0] - start
+            end = offset + sum(max((n - 1) * st, 0) for n, st in zip(data.shape, data.strides)) + data.itemsize
+            if data.size and end > size:
+                raise RuntimeError(f"resize_: a tensor of shape {list(data.shape)} on this storage reaches byte "
+                                   f"{end}, past the new size {size}")
+            moved.append((t, offset))
+        for t, offset in moved:
+            t._data = np.ndarray(t._data.shape, t._data.dtype, buffer=grown, offset=min(offset, size),
+                                 strides=t._data.strides)
+        if moved:
+            _memory.track(moved[0][0]._data)
+        self._items = grown
+        return self
+
 
 _WARNED = []
 
@@ -175,6 +227,66 @@ class TypedStorage(_Storage):
 
     def _describe(self):
         return f"torch.storage.TypedStorage(dtype={self.dtype}, device={self.device})"
+
+
+class _LegacyStorageMeta(type):
+    """A legacy storage class (``FloatStorage``) counts every TypedStorage of its dtype as an
+    instance, as torch's."""
+
+    def __instancecheck__(cls, instance):
+        if type(instance) is TypedStorage:
+            return instance.dtype is cls.dtype
+        return super().__instancecheck__(instance)
+
+
+class _LegacyStorage(metaclass=_LegacyStorageMeta):
+    """``torch.FloatStorage()`` (empty), ``(size)`` (zeros here; torch leaves them
+    uninitialised), ``(sequence)`` (its numbers, flattened, converted as ``tensor(data,
+    dtype=...)`` converts them) or ``(wrap_storage=untyped)`` (that memory): a
+    :class:`TypedStorage` of the class's ``dtype``.
+    TypeError for an argument of another type, RuntimeError for several arguments, a negative
+    size or a number the dtype cannot hold."""
+    dtype = None
+
+    def __new__(cls, *args, wrap_storage=None):
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError(_invalid(cls, "No positional arguments should be given when using 'wrap_storage'"))
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"Argument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}")
+            items = wrap_storage._items
+            whole = items.size // cls.dtype.np.itemsize * cls.dtype.np.itemsize  # (torch drops a partial item)
+            return TypedStorage(items[:whole].view(cls.dtype.np), cls.dtype)  # the same memory
+        if not args:
+            args = (0,)
+        if len(args) != 1 or isinstance(args[0], bool) or not isinstance(args[0], (numbers.Integral, list, tuple, str)):
+            if len(args) > 1:  # (torch says RuntimeError for that one, TypeError for a wrong type)
+                raise RuntimeError(_invalid(cls, "Too many positional arguments"))
+            raise TypeError(_invalid(cls, f"Argument type not recognized: {type(args[0])}"))
+        if isinstance(args[0], numbers.Integral):
+            if args[0] < 0:
+                raise RuntimeError(f"Trying to create a storage of negative size {args[0]}")
+            return TypedStorage(np.zeros(int(args[0]), cls.dtype.np), cls.dtype)
+        return TypedStorage(tensor(args[0], dtype=cls.dtype)._data.reshape(-1), cls.dtype)
+
+
+def _invalid(cls, problem):
+    return (f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n * no arguments\n"
+            f" * (int size)\n * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n{problem}")
+
+
+def _legacy_class(dtype):
+    name = f"{_dtype.legacy_type_name(dtype).rsplit('.', 1)[1][:-len('Tensor')]}Storage"
+    # printed as torch's (<class 'torch.FloatStorage'>), as dtypes are: the names programs compare
+    return _LegacyStorageMeta(name, (_LegacyStorage,), {"dtype": dtype, "__module__": _dtype.PRINTED_MODULE,
+                                                          "__qualname__": name})
+
+
+LEGACY_STORAGES = tuple(_legacy_class(dt) for dt in (
+    _dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dtype.int64, _dtype.int32, _dtype.int16,
+    _dtype.int8, _dtype.uint8, _dtype.bool, _dtype.complex64, _dtype.complex128))
+(FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage,
+ ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage) = LEGACY_STORAGES
 
 
 def untyped_storage(self):

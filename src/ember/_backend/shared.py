@@ -42,9 +42,42 @@ def held(array):
     return base if isinstance(base, np.ndarray) else None
 
 
+class _Span:
+    """The bytes an array's elements span, as an array interface that is a storage of its own
+    (no ``base``: :func:`owner` stops here); ``spanned``, the array, keeps the memory alive
+    (and is what ``_memory`` counts)."""
+
+    def __init__(self, array, nbytes):
+        self.spanned = array
+        self.__array_interface__ = {"data": (array.__array_interface__["data"][0], not array.flags.writeable),
+                                    "shape": (nbytes,), "typestr": "|u1", "version": 3}
+
+
+def own_span(array):
+    """``array`` where its memory is a whole allocation from its start; otherwise the same
+    view over a :class:`_Span` of exactly its elements' bytes: the storage torch gives
+    ``from_numpy`` of a view (positive strides)."""
+    if array.base is None:
+        return array
+    span = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) + array.itemsize if array.size else 0
+    root = owner(array)
+    if span % array.itemsize or (span == root.nbytes and root.__array_interface__["data"][0]
+                                 == array.__array_interface__["data"][0]):
+        return array
+    items = np.asarray(_Span(array, span)).view(array.dtype)
+    return np.lib.stride_tricks.as_strided(items, array.shape, array.strides, writeable=array.flags.writeable)
+
+
 def is_shared(array):
     """Whether ``array`` lies in a shared-memory segment."""
     return id(owner(array)) in _SEGMENTS
+
+
+def on(root, cls):
+    """Every ``cls`` instance (a tensor) whose ``_data`` array lies on ``root``'s memory, found
+    by scanning the heap (an allocation does not know its tensors)."""
+    return [t for t in gc.get_objects() if issubclass(type(t), cls)  # (type(): no __class__ lookups)
+            and isinstance(getattr(t, "_data", None), np.ndarray) and owner(t._data) is root]
 
 
 def holders(root, cls):
@@ -52,13 +85,8 @@ def holders(root, cls):
     RuntimeError if anything else (an array from ``numpy()``, a compiled graph's constant)
     also holds that memory, counted by references: each array by the instances holding it,
     ``root`` also by the views on it."""
-    found, arrays = [], {id(root): root}
-    for t in gc.get_objects():
-        if issubclass(type(t), cls) and isinstance(getattr(t, "_data", None), np.ndarray) \
-                and owner(t._data) is root:
-            found.append(t)
-            arrays[id(t._data)] = t._data
-    del t
+    found = on(root, cls)
+    arrays = {id(root): root, **{id(t._data): t._data for t in found}}
     counts = collections.Counter(id(t._data) for t in found)
     counts.update(id(held(a)) for a in arrays.values() if a is not root)
     # beyond those: getrefcount's argument and the dict's entry; for root also its two names

@@ -18,6 +18,8 @@ import sys
 import warnings
 import zipfile
 
+import numpy as np
+
 from ._files import open_archive, write_atomically, write_atomically as _write_atomically  # noqa: F401
 from ._legacy import INDEX as _LEGACY_INDEX, Decoder as _LegacyDecoder
 from ._torch_format import (_Rebuilder, add_safe_globals, clear_safe_globals, dump, get_safe_globals,
@@ -111,7 +113,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         pickle.UnpicklingError: with ``weights_only``, a global that is not allowed (the message
             names it and how to allow it), or a malformed pickle.
         RuntimeError: a file that is not a checkpoint, is truncated or corrupt, describes a
-            tensor outside its storage, holds a dtype ember lacks (bfloat16, complex), has
+            tensor outside its storage, holds a dtype ember lacks (float8, complex32, quantized), has
             compressed entries, nests containers deeper than any save can write, or holds
             tensors on a device the ``map_location`` does not bring to the CPU.
         FileNotFoundError: a path ``f`` that does not exist.
@@ -209,7 +211,7 @@ def _write_archive(fh, data, storages, record_byteorder):
                 padding = -(fh.tell() - start + header) % _ALIGNMENT
                 info.extra = b"FB" + padding.to_bytes(2, "little") + b"Z" * padding
             with archive.open(info, "w", force_zip64=zip64) as entry:
-                entry.write(memoryview(array).cast("B"))
+                entry.write(memoryview(array.view(np.uint8)))  # (bfloat16 has no buffer format)
         archive.writestr(_entry("archive/version"), "3\n")
 
 

@@ -6,7 +6,10 @@ A checkpoint is a zip archive of uncompressed entries under one folder (``archiv
 storage), ``version`` and ``byteorder``. In the pickle a tensor is the call
 ``torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
 backward_hooks)`` whose storage is a persistent id ``("storage", torch.<Type>Storage, key,
-location, numel)``; a Parameter wraps that in ``torch._utils._rebuild_parameter(tensor,
+location, numel)``. The dtypes without a ``<Type>Storage`` class (uint16, uint32, uint64) are
+``torch._utils._rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad,
+backward_hooks, dtype)`` over ``("storage", torch.storage.UntypedStorage, key, location,
+nbytes)``: the storage is bytes and the call names the dtype. A Parameter wraps that in ``torch._utils._rebuild_parameter(tensor,
 requires_grad, backward_hooks)``; dtypes, ``torch.Size`` and ``torch.device`` are globals of
 ``torch``. ember writes these names (so torch reads ember's files) and maps them to ember's
 tensors, dtypes, sizes and devices when reading (so ember reads torch's files); torch is
@@ -29,28 +32,26 @@ import sys
 import numpy as np
 
 from .. import _dtype, _layout
+from .._backend import shared as _shared
 from .._device import check_device, device
 from .._size import Size
 from .._ops.sparse import sparse_coo_tensor
 from .._tensor import Tensor
 from ..nn.parameter import Parameter, is_lazy
+from ..storage import LEGACY_STORAGES
 from ._files import read_entry_into
 
 # ---- names ----------------------------------------------------------------------------------
 
-_STORAGE_TYPES = {"FloatStorage": _dtype.float32, "DoubleStorage": _dtype.float64, "HalfStorage": _dtype.float16,
-                  "LongStorage": _dtype.int64, "IntStorage": _dtype.int32, "ShortStorage": _dtype.int16,
-                  "CharStorage": _dtype.int8, "ByteStorage": _dtype.uint8, "BoolStorage": _dtype.bool,
-                  "ComplexFloatStorage": _dtype.complex64, "ComplexDoubleStorage": _dtype.complex128}
+_STORAGE_TYPES = {cls.__name__: cls.dtype for cls in LEGACY_STORAGES}  # torch.FloatStorage -> float32, ...
 _STORAGE_NAME = {dt: name for name, dt in _STORAGE_TYPES.items()}
 # dtypes and storages PyTorch has and ember does not: named in a clear error rather than refused
 # as unknown globals.
-_FOREIGN_DTYPES = ("bfloat16", "complex32", "uint16", "uint32", "uint64",
-                   "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8",
+_FOREIGN_DTYPES = ("complex32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8",
                    "quint8", "qint32", "quint4x2", "bits8")
-_FOREIGN_STORAGES = ("BFloat16Storage", "QInt8Storage",
+_FOREIGN_STORAGES = ("QInt8Storage",
                      "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
-_UNSUPPORTED_REBUILDS = ("_rebuild_tensor_v3", "_rebuild_qtensor",
+_UNSUPPORTED_REBUILDS = ("_rebuild_qtensor",
                          "_rebuild_meta_tensor_no_storage", "_rebuild_nested_tensor", "_rebuild_wrapper_subclass",
                          "_rebuild_device_tensor_from_numpy", "_rebuild_device_tensor_from_cpu_tensor")
 
@@ -77,6 +78,18 @@ class _StorageType:
         self.dtype = dtype
 
 
+class _UntypedStorageType:
+    """What ``torch.storage.UntypedStorage`` means when reading: a storage of bytes, whose dtype
+    the ``_rebuild_tensor_v3`` calls over it give."""
+
+
+class _Bytes:
+    """An untyped storage read from a file: its bytes (``array``, uint8) and its key."""
+
+    def __init__(self, key, array):
+        self.key, self.array = key, array
+
+
 class _TensorClass:
     """``torch.Tensor`` or ``torch.nn.Parameter`` named in ``_rebuild_from_type_v2``."""
 
@@ -85,6 +98,10 @@ class _TensorClass:
 
 
 _REBUILD_TENSOR_V2 = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
+# one object per name, so that pickle's memo writes a name once per file, as torch's pickler does
+_STORAGE_GLOBAL = {dt: _Global("torch", name) for dt, name in _STORAGE_NAME.items()}
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
 _GET_LAYOUT = _Global("torch.serialization", "_get_layout")
@@ -174,10 +191,9 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if type(obj) is _Storage:
             dtype = _dtype._FROM_NP[obj.array.dtype]
-            if dtype not in _STORAGE_NAME:  # torch writes these with an untyped storage (_rebuild_tensor_v3)
-                raise RuntimeError(f"ember.save: tensors of {dtype} cannot be saved yet (ember writes typed "
-                                   "storages, which torch has only for the other dtypes)")
-            return ("storage", _Global("torch", _STORAGE_NAME[dtype]), obj.key, "cpu", obj.array.size)
+            if dtype not in _STORAGE_NAME:  # an untyped storage, its size in bytes (as torch writes it)
+                return ("storage", _UNTYPED_STORAGE, obj.key, "cpu", obj.array.nbytes)
+            return ("storage", _STORAGE_GLOBAL[dtype], obj.key, "cpu", obj.array.size)
         return None
 
     def reducer_override(self, obj):
@@ -192,8 +208,10 @@ class _Pickler(pickle._Pickler):
                     tensor._indices(), tensor._values().detach(), Size(tensor.shape), tensor.is_coalesced()))
             storage, offset, stride = self.locate(tensor._data)
             requires_grad = tensor.requires_grad and type(obj) is not _TensorData
-            return _REBUILD_TENSOR_V2, (storage, offset, tuple(tensor._data.shape), stride, requires_grad,
-                                        collections.OrderedDict())
+            args = (storage, offset, tuple(tensor._data.shape), stride, requires_grad, collections.OrderedDict())
+            if tensor.dtype not in _STORAGE_NAME:  # no typed storage in torch: v3 names the dtype
+                return _REBUILD_TENSOR_V3, args + (tensor.dtype,)
+            return _REBUILD_TENSOR_V2, args
         if type(obj) is _Reduced:
             return obj.function, obj.args
         if type(obj) is Size:
@@ -205,27 +223,29 @@ class _Pickler(pickle._Pickler):
     def locate(self, array):
         """(storage, offset, strides) in elements for ``array``: the memory block it views, so
         tensors sharing memory share a storage as in PyTorch, or a copy of its own where
-        the view cannot be described by an offset and non-negative strides."""
-        root = array
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        the view cannot be described by an offset and non-negative strides of its dtype."""
+        root = _shared.owner(array)  # (through as_strided's go-between too)
         itemsize = array.itemsize
         offset = _address(array) - _address(root)
-        if not (array.size and root.dtype == array.dtype and root.flags.c_contiguous and offset % itemsize == 0
-                and all(s >= 0 and s % itemsize == 0 for s in array.strides)):
+        if not (root.flags.c_contiguous and root.nbytes % itemsize == 0 and offset % itemsize == 0
+                and 0 <= offset <= root.nbytes and all(s >= 0 and s % itemsize == 0 for s in array.strides)):
             array = root = np.array(array, order="C")  # a copy of its own (0-d stays 0-d)
             offset = 0
-        if id(root) not in self.storage_of:
-            self.storage_of[id(root)] = _Storage(str(len(self.storages)), root.reshape(-1))
+        found = self.storage_of.get(id(root))
+        if found is not None and found.array.dtype != array.dtype:  # that memory as another dtype: a copy
+            array = root = np.array(array, order="C")
+            offset, found = 0, None
+        if found is None:
+            found = self.storage_of[id(root)] = _Storage(str(len(self.storages)), root.reshape(-1).view(array.dtype))
             self.storages.append(root)
-        return self.storage_of[id(root)], offset // itemsize, tuple(s // itemsize for s in array.strides)
+        return found, offset // itemsize, Tensor._make(array).stride()  # (torch's strides for an empty one)
 
-    def save_torch_global(self, obj):
-        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
-        self.memoize(obj)
+    def save_torch_global(self, obj, module=None, name=None):
+        self.write(pickle.GLOBAL + f"{module or obj.module}\n{name or obj.name}\n".encode("utf-8"))
+        self.memoize(obj)  # a later use of obj is a reference to this one
 
     def save_dtype(self, obj):
-        self.save_torch_global(_Global("torch", obj.name))
+        self.save_torch_global(obj, "torch", obj.name)
 
     dispatch[_Global] = save_torch_global
     dispatch[_dtype.dtype] = save_dtype
@@ -285,24 +305,56 @@ class _Rebuilder:
         self.archive, self.prefix, self.name = archive, prefix, name
         self.map_location, self.byteorder = map_location, byteorder
         self.storages = {}
+        self.widths = {}  # key -> bytes per number, of the untyped storages put in the machine's order
 
     def fail(self, problem):
         raise RuntimeError(f"ember.load: {self.name} is not a valid checkpoint: {problem}")
 
     def storage(self, pid):
-        if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage" and type(pid[1]) is _StorageType
+        """The storage ``pid`` names: a flat array of its dtype, or :class:`_Bytes` for an
+        untyped one; read once per key, so tensors that shared a storage share it again."""
+        if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage"
+                and type(pid[1]) in (_StorageType, _UntypedStorageType)
                 and type(pid[2]) is str and type(pid[3]) is str and type(pid[4]) is int and pid[4] >= 0):
             self.fail(f"unexpected persistent id {pid!r:.200}")
         _, storage_type, key, location, numel = pid
+        untyped = type(storage_type) is _UntypedStorageType
+        dtype = _dtype.uint8 if untyped else storage_type.dtype
         if key not in self.storages:
-            np_dtype = storage_type.dtype.np.newbyteorder("<" if self.byteorder == "little" else ">")
-            array = np.empty(numel, np_dtype)
+            array = np.empty(numel, dtype.np)
             read_entry_into(self.archive, f"{self.prefix}/data/{key}", array, self.name)
-            array = array.astype(storage_type.dtype.np, copy=False)
-            self.storages[key] = place(Tensor._make(array), location, self.map_location)._data.reshape(-1)
-        if self.storages[key].dtype != storage_type.dtype.np:
+            if not untyped:  # an untyped storage is put in the machine's order by its dtype's first use
+                self.to_native_order(array)
+            array = place(Tensor._make(array), location, self.map_location)._data.reshape(-1)
+            self.storages[key] = _Bytes(key, array) if untyped else array
+        found = self.storages[key]
+        if (type(found) is _Bytes) != untyped or (not untyped and found.dtype != dtype.np):
             self.fail(f"storage {key} is used with two dtypes")
-        return self.storages[key]
+        return found
+
+    def to_native_order(self, array):
+        """Reverses the bytes of each of ``array``'s numbers in place where the file's byte
+        order is not this machine's (each half of a complex number on its own)."""
+        width = _number_width(array.dtype)
+        if self.byteorder != sys.byteorder and width > 1 and array.size:
+            grouped = array.reshape(-1).view(np.uint8).reshape(-1, width)
+            grouped[...] = grouped[:, ::-1].copy()
+
+    def typed(self, storage, dtype):
+        """The bytes of the untyped storage ``storage`` as a flat array of ``dtype``: the same
+        memory, so every tensor over the storage shares it. From a file in the other byte
+        order the bytes are reordered on the storage's first use, so its later uses must be
+        numbers of the same width."""
+        itemsize = dtype.np.itemsize
+        array = storage.array[:storage.array.size // itemsize * itemsize].view(dtype.np)
+        if self.byteorder != sys.byteorder:
+            if storage.key not in self.widths:
+                self.widths[storage.key] = _number_width(array.dtype)
+                self.to_native_order(array)
+            if self.widths[storage.key] != _number_width(array.dtype):
+                self.fail(f"storage {storage.key} is read as {dtype} and as numbers of "
+                          f"{self.widths[storage.key]} bytes, in a file of the other byte order")
+        return array
 
     def tensor_v2(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                   metadata=None):
@@ -316,15 +368,23 @@ class _Rebuilder:
         if 0 not in size and last >= storage.size:
             self.fail(f"a tensor of size {list(size)}, stride {list(stride)} and offset {storage_offset} "
                       f"reaches element {last} of a storage of {storage.size}")
-        if 0 in size:
+        if 0 in size and storage_offset > storage.size:
             array = np.empty(size, storage.dtype)
-        else:
+        else:  # (an empty view within its storage stays on it, as in torch)
             array = np.lib.stride_tricks.as_strided(storage[storage_offset:], size,
                                                     [s * storage.itemsize for s in stride])
         t = Tensor._make(array)
         if requires_grad is True:
             t.requires_grad_(True)
         return t
+
+    def tensor_v3(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, dtype=None,
+                  metadata=None):
+        """``_rebuild_tensor_v3``: a tensor of ``dtype`` over an untyped storage (in elements of
+        ``dtype``, as ``storage_offset`` and ``stride`` count)."""
+        if type(storage) is not _Bytes or type(dtype) is not _dtype.dtype:
+            self.fail(f"_rebuild_tensor_v3 of a {type(storage).__name__} storage and dtype {dtype!r:.40}")
+        return self.tensor_v2(self.typed(storage, dtype), storage_offset, size, stride, requires_grad)
 
     def tensor_v1(self, storage, storage_offset, size, stride):
         return self.tensor_v2(storage, storage_offset, size, stride)
@@ -371,6 +431,7 @@ class _Rebuilder:
     def globals(self):
         """Every PyTorch name this reader maps, to what it means in ember."""
         table = {"torch._utils._rebuild_tensor_v2": self.tensor_v2, "torch._utils._rebuild_tensor": self.tensor_v1,
+                 "torch._utils._rebuild_tensor_v3": self.tensor_v3, "torch.storage.UntypedStorage": _UntypedStorageType(),
                  "torch._utils._rebuild_parameter": self.parameter,
                  "torch._utils._rebuild_parameter_with_state": self.parameter,
                  "torch._tensor._rebuild_from_type_v2": self.from_type_v2,
@@ -395,10 +456,15 @@ def _get_layout(name):
 
 
 class _Unsupported:
-    """A PyTorch name ember has no equivalent for (bfloat16, sparse or quantized tensors)."""
+    """A PyTorch name ember has no equivalent for (float8 or complex32 dtypes, quantized tensors)."""
 
     def __init__(self, name):
         self.name = name
+
+
+def _number_width(np_dtype):
+    """Bytes per number of ``np_dtype``, whose order a byte order reverses (a complex number is two)."""
+    return np_dtype.itemsize // (2 if np_dtype.kind == "c" else 1)
 
 
 def _ints(values):
