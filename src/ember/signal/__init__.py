@@ -1,0 +1,4 @@
+"""``torch.signal``: window functions for spectral analysis (:mod:`ember.signal.windows`)."""
+from . import windows
+
+__all__ = ["windows"]
