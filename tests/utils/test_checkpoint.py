@@ -138,3 +138,54 @@ def test_checkpoint_sequential_has_identical_gradients_and_a_lower_peak():
     assert peak < 0.75 * plain, (peak, plain)
     with pytest.raises(ValueError, match="segments must be between 1 and 64, got 65"):
         checkpoint_sequential(model, 65, x, use_reentrant=False)
+
+
+def test_context_fn_wraps_the_first_run_and_the_recomputation_as_torchs():
+    # (before, ember passed context_fn on to the function as a keyword argument)
+    import contextlib
+    import torch
+    logs = []
+    for L in (ember, torch):
+        log = []
+
+        @contextlib.contextmanager
+        def mark(name, log=log):
+            log.append(name + " in")
+            yield
+            log.append(name + " out")
+
+        def fn(a, scale=1.0, log=log):
+            log.append("run")
+            return (a * scale).sin()
+        x = L.tensor([0.5, 1.0], requires_grad=True)
+        y = L.utils.checkpoint.checkpoint(fn, x, scale=2.0, use_reentrant=False,
+                                          context_fn=lambda: (mark("forward"), mark("recompute")))
+        y.sum().backward()
+        logs.append((log, x.grad.tolist()))
+        with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+            L.utils.checkpoint.checkpoint(fn, x, use_reentrant=True, context_fn=lambda: (mark("a"), mark("b")))
+    # (torch stops its recomputation early by raising inside the context: its "out" never runs)
+    assert logs[0][0] == logs[1][0] + ["recompute out"] == ["forward in", "run", "forward out", "recompute in", "run",
+                                                          "recompute out"]
+    np.testing.assert_allclose(logs[0][1], logs[1][1], rtol=1e-6)
+
+
+def test_the_helpers_torch_exports_behave_as_torchs():
+    import torch
+    for L in (ember, torch):
+        C = L.utils.checkpoint
+        x = L.ones(2, requires_grad=True)
+        detached = C.detach_variable((x, 3))
+        assert detached[1] == 3 and detached[0].requires_grad and detached[0].grad_fn is None and detached[0] is not x
+        with pytest.raises(RuntimeError, match="Only tuple of tensors is supported. Got Unsupported input type: list"):
+            C.detach_variable([x])
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+            C.check_backward_validity((L.ones(2), 1))
+        assert issubclass(C.CheckpointError, RuntimeError)
+        with C.set_checkpoint_early_stop(False), C.set_checkpoint_debug_enabled(None):
+            y = C.checkpoint(lambda a: a.exp(), x, use_reentrant=False, early_stop=False)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.full(2, np.e), rtol=1e-6)
+        forward, recompute = C.noop_context_fn()
+        with forward, recompute:
+            pass

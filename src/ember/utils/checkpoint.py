@@ -3,6 +3,7 @@ activations, and recompute the segment during backward.
 
 Source: https://pytorch.org/docs/stable/checkpoint.html
 """
+import contextlib
 import warnings
 
 from .._ops import core
@@ -12,13 +13,50 @@ from ..autograd.engine import grad as autograd_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "check_backward_validity", "detach_variable",
+           "noop_context_fn", "set_checkpoint_early_stop", "set_checkpoint_debug_enabled"]
 
 _TENSOR = object()  # marks where a tensor argument goes back in the recomputation's call
 
 
-def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True, determinism_check="default",
-               debug=False, **kwargs):
+class CheckpointError(RuntimeError):
+    """``torch.utils.checkpoint.CheckpointError``: a recomputation that does not match."""
+
+
+def noop_context_fn():
+    """The default ``context_fn``: two contexts that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """A context for torch's stopping of a recomputation once the saved tensors it needs are
+    made: ember recomputes the whole segment either way (same gradients)."""
+    yield
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """A context for torch's recomputation traces (``debug=True``): accepted; ember prints none."""
+    yield
+
+
+def detach_variable(inputs):
+    """``inputs`` (a tuple) with each tensor detached, keeping its ``requires_grad``; other items
+    as they are. RuntimeError for anything but a tuple (torch's message)."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    return tuple(x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs)
+
+
+def check_backward_validity(inputs):
+    """Warns (UserWarning, torch's) when no tensor among ``inputs`` requires grad."""
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+
+
+def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
+               debug=False, early_stop=True, preserve_rng_state=True, **kwargs):
     """Return ``function(*args, **kwargs)`` without keeping its intermediate tensors for
     backward; backward runs ``function`` again (with the RNG state of the first run when
     ``preserve_rng_state``) and differentiates that, so gradients equal the unchecked ones
@@ -37,18 +75,24 @@ def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True
         use_reentrant: True or False (both run the recomputation above); None warns, as torch
             asks for it explicitly.
         preserve_rng_state: restore the RNG state before recomputing, so dropout draws match.
-        determinism_check: ``"default"`` or ``"none"``; ``debug``: accepted for torch's signature.
+        context_fn: ``() -> (forward context, recompute context)``, entered around the first run
+            and around the recomputation (``use_reentrant=False`` only, as torch).
+        determinism_check: ``"default"`` or ``"none"``; ``debug``, ``early_stop``: accepted for
+            torch's signature (ember recomputes the whole segment).
 
     Raises:
-        ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"``.
+        ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"``, or a
+            ``context_fn`` or ``debug`` with ``use_reentrant=True``.
     """
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if use_reentrant is None:
         warnings.warn("ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly; "
                       "use_reentrant=False is recommended.", stacklevel=2)
-    options = dict(use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state,
-                   determinism_check=determinism_check, debug=debug)
+    options = dict(use_reentrant=use_reentrant, context_fn=context_fn, preserve_rng_state=preserve_rng_state,
+                   determinism_check=determinism_check, debug=debug, early_stop=early_stop)
     if function is None:
         def decorate(fn):
             def checkpointed(*a, **kw):
@@ -57,13 +101,15 @@ def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True
             checkpointed.__name__, checkpointed.__doc__ = fn.__name__, fn.__doc__
             return checkpointed
         return decorate
+    forward_context, recompute_context = context_fn()
     if not STATE.enabled:
-        return function(*args, **kwargs)
+        with forward_context:
+            return function(*args, **kwargs)
     rng_state = get_rng_state() if preserve_rng_state else None
     reads = _ReadTensors()
     core.OBSERVERS.append(reads)
     try:
-        with no_grad():
+        with no_grad(), forward_context:
             out = function(*args, **kwargs)
     finally:
         core.OBSERVERS.remove(reads)
@@ -75,7 +121,7 @@ def checkpoint(function=None, *args, use_reentrant=None, preserve_rng_state=True
     # The tensors travel as saved tensors, which the engine frees once this node has run; the
     # spec keeps only where they go.
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
-    spec = (function, template, kwargs, rng_state, len(tensors), single)
+    spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context)
     outs = _Checkpoint.apply(spec, (out,) if single else tuple(out), *tensors, *captured)
     return outs[0] if single and isinstance(outs, tuple) else outs
 
@@ -106,7 +152,7 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        function, template, kwargs, rng_state, n_args, single = ctx.spec
+        function, template, kwargs, rng_state, n_args, single, recompute_context = ctx.spec
         tensors = ctx.saved_tensors
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in tensors[:n_args]]
         swap = iter(inputs)
@@ -115,7 +161,7 @@ class _Checkpoint(Function):
         if rng_state is not None:
             set_rng_state(rng_state)
         try:
-            with enable_grad():
+            with enable_grad(), recompute_context:
                 out = function(*call_args, **kwargs)
         finally:
             set_rng_state(state)
