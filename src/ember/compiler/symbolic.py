@@ -10,12 +10,13 @@ the compiler captures a function at a few sizes and fits every size-dependent va
 import contextlib
 import contextvars
 import functools
+import itertools
 import math
 import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -28,6 +29,12 @@ _OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%":
 
 class SymbolicSizeError(TypeError):
     """A size expression was asked for an int or a truth value it has no value for yet."""
+
+
+class Underdetermined(ValueError):
+    """:func:`fit`: more than one expression of its kinds gives the values at the points (the
+    points do not tell a floor's offset apart: ``(s0 + 1) // 4`` and ``(s0 + 2) // 4`` agree at
+    ``s0 = 4, 5, 6``); sizes at more points may decide."""
 
 
 class Expr:
@@ -330,14 +337,22 @@ def _solver(points):
     return terms, np.linalg.pinv(rows)
 
 
-def fit(values, points):
-    """The expression ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer coefficients,
-    ``d <= 12``, 1 where it can be) that gives ``values[k]`` at ``points[k]`` ({symbol name:
-    int}) for every k, or None.
+def fit(values, points, atoms=()):
+    """The expression that gives the ints ``values[k]`` at ``points[k]`` ({symbol name: int})
+    for every k, or None: ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer
+    coefficients, ``d <= 12``, 1 where it can be), else a floor of an affine expression (a
+    convolution's or pooling's output size ``(H + 2p - d(k-1) - 1) // s + 1``, nested ones
+    folded: ``(s0 - 8) // 4``; see :func:`_fit_floor`), else an int times a product of up to
+    three of ``atoms`` (floors fitted before: ``16*((s0 - 8) // 4)*((s0 - 8) // 4)``, a
+    flattened image's size) and symbols (:func:`_fit_product`).
 
     The coefficients come from least squares over the points, rounded, then checked exactly
-    against every point: a value that is no such polynomial (``s0**2``, ``min(s0, 8)``) over
-    points that tell it apart is reported as None, never approximated."""
+    against every point: a value that is no such expression (``s0**2``, ``min(s0, 8)``) over
+    points that tell it apart is reported as None, never approximated.
+
+    Raises:
+        Underdetermined: no polynomial fits, and more than one floor (or product) does.
+    """
     if all(v == values[0] for v in values):
         return values[0]
     solver = _solver(tuple(tuple(sorted(p.items())) for p in points))
@@ -351,4 +366,75 @@ def fit(values, points):
             expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
             if all(evaluate(expr, p) == v for p, v in zip(points, values)):
                 return expr
-    return None
+    floor = _fit_floor(values, points)
+    return floor if floor is not None or not atoms else _fit_product(values, points, atoms)
+
+
+def _fit_product(values, points, atoms):
+    """``k * f1 * ... * fm`` (an int ``k``, ``m <= 3`` factors among ``atoms`` and the symbols
+    that vary) that gives ``values`` at ``points``, or None; Underdetermined when two products
+    that differ somewhere fit (their values differ at none of the points)."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    factors = list({a.key(): a for a in atoms if isinstance(a, Expr)}.values()) + [symbol(n) for n in names]
+    at = np.array([[evaluate(f, p) for f in factors] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    found = []
+    for m in (1, 2, 3):
+        for chosen in itertools.combinations_with_replacement(range(len(factors)), m):
+            product = np.prod(at[:, list(chosen)], axis=1)
+            k = next((int(v[j] // product[j]) for j in np.flatnonzero(product)), 0)
+            if k and np.array_equal(k * product, v):
+                found.append((k, chosen))
+    if len(found) > 1:
+        raise Underdetermined(f"{values} at {points}: more than one product of the sizes fits")
+    if not found:
+        return None
+    k, chosen = found[0]
+    expr = k
+    for f in chosen:
+        expr = expr * factors[f]
+    return expr
+
+
+def _fit_floor(values, points):
+    """``(sum(a_i s_i) + c) // d + e`` (ints ``a_i >= 0``, ``0 <= c < d <= 12``, ``gcd(a, d)
+    == 1``) that gives ``values`` at ``points``, or None.
+
+    For each ``d`` the slopes ``a_i`` are ``d`` times the least-squares slopes, rounded either
+    way; the offsets that fit are then the integers ``C`` with ``d*v_k <= a.s_k + C < d*v_k + d``
+    at every point, an interval. With ``gcd(a, d) == 1`` two offsets give different values at
+    some size, so the fit is returned only when the interval is one integer (the points hold
+    both ends of the floor's period, ``a.s + C`` = 0 and ``d - 1`` mod ``d``) and each symbol
+    with a slope spans two periods (``max - min >= 2d``: three sizes of ``min(s0, 4)`` are no
+    floor), and only when no other floor fits. ``a_i >= 0`` and ``c >= 0`` keep the numerator >= 0, where C's ``/`` is ``//``.
+
+    Raises:
+        Underdetermined: a floor fits, but the interval holds more than one offset.
+    """
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    if not names or len(names) > 4:
+        return None
+    s = np.array([[p[n] for n in names] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    slope = np.linalg.lstsq(np.hstack([s, np.ones((len(s), 1))]).astype(float), v.astype(float), rcond=None)[0][:-1]
+    span = s.max(0) - s.min(0)
+    found, ambiguous = [], False
+    for d in range(2, 13):
+        choices = [sorted({max(0, math.floor(d * m)), max(0, math.ceil(d * m))}) for m in slope]
+        for a in itertools.product(*choices):
+            if not any(a) or math.gcd(d, *a) != 1 or any(k and w < 2 * d for k, w in zip(a, span)):
+                continue
+            at = s @ np.array(a, np.int64)
+            lo, hi = int((d * v - at).max()), int((d * v + d - 1 - at).min())
+            ambiguous |= lo < hi
+            if lo == hi:
+                found.append((a, lo, d))
+    if ambiguous or len(found) > 1:  # the points fit more than one: never guess
+        raise Underdetermined(f"{values} at {points}: more than one floor of the sizes fits")
+    if not found:
+        return None
+    (a, offset, d), = found
+    numerator = 0
+    for k, n in zip(a, names):
+        numerator = numerator + k * symbol(n)
+    return _binary("+", _binary("//", _binary("+", numerator, offset % d), d), offset // d)
