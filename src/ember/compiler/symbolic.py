@@ -342,7 +342,8 @@ def fit(values, points, atoms=()):
     for every k, or None: ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer
     coefficients, ``d <= 12``, 1 where it can be), else a floor of an affine expression (a
     convolution's or pooling's output size ``(H + 2p - d(k-1) - 1) // s + 1``, nested ones
-    folded: ``(s0 - 8) // 4``; see :func:`_fit_floor`), else an int times a product of up to
+    folded: ``(s0 - 8) // 4``; see :func:`_fit_floor`), else a remainder ``(s0 + 1) % 2``
+    (:func:`_fit_remainder`), else an int times a product of up to
     three of ``atoms`` (floors fitted before: ``16*((s0 - 8) // 4)*((s0 - 8) // 4)``, a
     flattened image's size) and symbols (:func:`_fit_product`).
 
@@ -366,8 +367,44 @@ def fit(values, points, atoms=()):
             expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
             if all(evaluate(expr, p) == v for p, v in zip(points, values)):
                 return expr
-    floor = _fit_floor(values, points)
-    return floor if floor is not None or not atoms else _fit_product(values, points, atoms)
+    for kind in (_fit_floor, _fit_remainder):
+        found = kind(values, points)
+        if found is not None:
+            return found
+    return _fit_product(values, points, atoms) if atoms else None
+
+
+def _fit_remainder(values, points):
+    """``(sum(a_i s_i) + c) % d`` (``0 <= a_i, c < d <= 12``, over at most two symbols; a
+    convolution's input gradient pads by what its stride left over) that gives ``values`` at
+    ``points``, or None; each symbol with a slope must span two periods, and Underdetermined
+    when more than one fits."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    s = np.array([[p[n] for n in names] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    # a symbol the value is seen not to follow (two points differing in it alone, one value) has
+    # no slope; at most two others are searched
+    alone = [[(j, k) for j in range(len(v)) for k in range(j) if np.count_nonzero(s[j] != s[k]) == 1 and
+              s[j][i] != s[k][i]] for i in range(len(names))]
+    free = [not pairs or any(v[j] != v[k] for j, k in pairs) for pairs in alone]
+    if not names or sum(free) > 2 or min(values) < 0:
+        return None
+    span = s.max(0) - s.min(0)
+    found = []
+    for d in range(max(values) + 1, 13):
+        for a in itertools.product(*[range(d) if f and w >= 2 * d else (0,) for f, w in zip(free, span)]):
+            if any(a):
+                at = s @ np.array(a, np.int64)
+                found += [(a, c, d) for c in range(d) if np.array_equal((at + c) % d, v)]
+    if len(found) > 1:
+        raise Underdetermined(f"{values} at {points}: more than one remainder of the sizes fits")
+    if not found:
+        return None
+    (a, c, d), = found
+    numerator = 0
+    for k, n in zip(a, names):
+        numerator = numerator + k * symbol(n)
+    return _binary("%", _binary("+", numerator, c), d)
 
 
 def _fit_product(values, points, atoms):

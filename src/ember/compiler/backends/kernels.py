@@ -525,7 +525,7 @@ def kind_of(node, have_blas):
             ok = ok and hasattr(node.args[0], "meta") and node.args[0].meta["shape"] == () and _dtype(node.args[0]) == out
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
-        return "conv" if conv.supported(node) else None
+        return "conv" if conv.supported(node, have_blas) else None
     if name == "EmbeddingBackward" and _dtype(node.args[0]) == out and hasattr(node.args[1], "meta") \
             and _dtype(node.args[1]) == np.int64 and not node.kwargs.get("scale_grad_by_freq") \
             and (node.kwargs.get("padding_idx") is None or node.kwargs["padding_idx"] >= 0):
