@@ -396,15 +396,24 @@ def _fit_remainder(values, points):
             if any(a):
                 at = s @ np.array(a, np.int64)
                 found += [(a, c, d) for c in range(d) if np.array_equal((at + c) % d, v)]
-    if len(found) > 1:
-        raise Underdetermined(f"{values} at {points}: more than one remainder of the sizes fits")
-    if not found:
-        return None
-    (a, c, d), = found
-    numerator = 0
-    for k, n in zip(a, names):
-        numerator = numerator + k * symbol(n)
-    return _binary("%", _binary("+", numerator, c), d)
+    a, c, d = _the_one(found, len(found) > 1, values, points, "remainder")
+    return None if a is None else _binary("%", _binary("+", _linear(a, names), c), d)
+
+
+def _the_one(found, ambiguous, values, points, kind):
+    """The one (slopes, offset, divisor) of ``found``, or (None,) * 3; Underdetermined when
+    ``ambiguous`` (more than one fits the points: never guess)."""
+    if ambiguous:
+        raise Underdetermined(f"{values} at {points}: more than one {kind} of the sizes fits")
+    return found[0] if found else (None, None, None)
+
+
+def _linear(slopes, names):
+    """``sum(slopes[i] * symbol(names[i]))``."""
+    expr = 0
+    for k, n in zip(slopes, names):
+        expr = expr + k * symbol(n)
+    return expr
 
 
 def _fit_product(values, points, atoms):
@@ -466,12 +475,7 @@ def _fit_floor(values, points):
             ambiguous |= lo < hi
             if lo == hi:
                 found.append((a, lo, d))
-    if ambiguous or len(found) > 1:  # the points fit more than one: never guess
-        raise Underdetermined(f"{values} at {points}: more than one floor of the sizes fits")
-    if not found:
+    a, offset, d = _the_one(found, ambiguous or len(found) > 1, values, points, "floor")
+    if a is None:
         return None
-    (a, offset, d), = found
-    numerator = 0
-    for k, n in zip(a, names):
-        numerator = numerator + k * symbol(n)
-    return _binary("+", _binary("//", _binary("+", numerator, offset % d), d), offset // d)
+    return _binary("+", _binary("//", _binary("+", _linear(a, names), offset % d), d), offset // d)
