@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator", "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -246,6 +246,25 @@ def evaluate(value, sizes):
     if isinstance(value, slice):
         return slice(evaluate(value.start, sizes), evaluate(value.stop, sizes), evaluate(value.step, sizes))
     return value
+
+
+def evaluator(value):
+    """A function ``f(sizes)`` equal to ``evaluate(value, sizes)`` for ``value`` an int, an
+    :class:`Expr` or a tuple or list of them, compiled once from the expressions' Python source
+    (a graph's driver sizes its buffers at every call: the tree walk cost ~60 us a call for a
+    CNN step's floors and products); other values are evaluated by :func:`evaluate`."""
+    def source(v):
+        if isinstance(v, Expr):
+            return f"({v.code(lambda n: f'sizes[{n!r}]')})"
+        if isinstance(v, int) and not isinstance(v, bool):
+            return repr(v)
+        if isinstance(v, (tuple, list)):
+            parts = [source(x) for x in v]
+            if None not in parts:
+                return f"({''.join(p + ', ' for p in parts)})" if isinstance(v, tuple) else f"[{', '.join(parts)}]"
+        return None
+    text = source(value)
+    return (lambda sizes: evaluate(value, sizes)) if text is None else eval(f"lambda sizes: {text}", {})
 
 
 def free_symbols(value):

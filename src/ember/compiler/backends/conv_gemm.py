@@ -93,6 +93,8 @@ def _im2col(node, x, t, fname):
                       f"                if (ih < 0 || ih >= {h_in}) {{ memset(ro, 0, sizeof({t})*{w_out}); continue; }}",
                       f"                const {t}* xr = xp + ih*{x.strides[2]};",
                       f"                memset(ro, 0, sizeof({t})*lo);",
+                      f"                if (hi > lo) memcpy(ro + lo, xr + lo + ({off}), sizeof({t})*(hi - lo));"
+                      if sw * x.strides[3] == 1 else
                       f"                for (long q = lo; q < hi; q++) ro[q] = xr[(q*{sw} + {off})*{x.strides[3]}];",
                       f"                memset(ro + hi, 0, sizeof({t})*({w_out} - hi));",
                       "            } }"]
