@@ -19,10 +19,13 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
   without the kept copies; AMD EPYC, one thread).
 
 Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
-contiguous block first. Every size is a compile-time constant but the batch N, which in a graph
-with size symbols is a C expression read at run time: it only counts the samples the loop
-visits (the buffers hold one sample; the products' dimensions are a sample's), so one library
-serves every batch size.
+contiguous block first. Every size is a compile-time constant but those of a graph with size
+symbols, C expressions read at run time: the batch N only counts the samples the loop visits
+(the buffers hold one sample; the products' dimensions are a sample's); symbolic image sizes
+(H, W and their floors) make the products' dimensions, each kernel column's range of output
+columns (computed, and tested for being empty, at run time) and the buffers' sizes
+expressions, the buffers then grown with malloc to the largest size met. One library serves
+every size.
 """
 import math
 
