@@ -30,8 +30,15 @@ _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
 
+# elementwise ops that may take a size expression as their number (x / count of a mean)
+_SIZE_OPERANDS = ("Div", "Mul")
+
+
 def c_literal(value, dtype):
-    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would)."""
+    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would); a size
+    expression (a mean's count over symbolic sizes) as its C code cast to ``dtype``."""
+    if isinstance(value, Expr):
+        return f"(({CTYPES[np.dtype(dtype)]})({value}))"
     if isinstance(value, (bool, np.bool_)):
         return "1" if value else "0"
     if isinstance(value, (int, np.integer)) and dtype not in FLOATS:
@@ -475,7 +482,7 @@ def kind_of(node, have_blas):
     if name in ("Real", "Imag"):  # every other number of a complex array (complex_decompose's parts)
         return "view"
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
-           for a in node.args):
+           and not (isinstance(a, Expr) and name in _SIZE_OPERANDS) for a in node.args):
         return None
     if name in indexing.OPS and indexing.supported(node):
         return "index"  # (an IndexBackward of basic indices: "scatter", below)
