@@ -5,8 +5,9 @@ int. A graph valid for many sizes is found by recording the function at a few si
 *fitting*: the recordings must have the same structure (same ops on the same values), and every
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point, or a
-floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), or a
-product of such floors (a flattened map's size) (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
+floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), a
+remainder (``(s0 + 1) % 2``) or a product of floors (a flattened map's size)
+(:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
 dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
 from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
 updated in place, the random stream) and the world the real call left is restored after it, so
@@ -19,8 +20,8 @@ sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitte
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
 specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
 range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``), and while more
-than one floor fits a value, at the next sizes until one does (``s0 // 4`` needs four phases of
-``s0``: one more than the three sizes next to the first); an unbounded
+than one floor (remainder, product) fits a value, at the next sizes until one does (``s0 // 4``
+needs four phases of ``s0``: one more than the three sizes next to the first); an unbounded
 range is capped at the largest size recorded, so a larger call (where ``if B > 33`` may flip)
 compiles again instead of trusting the fit. What fitting cannot see, a size-dependent value
 equal at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
@@ -48,7 +49,8 @@ __all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe
 class Mismatch(Exception):
     """Recordings at different sizes that one graph cannot describe; the message says where.
     ``raised``: the function raised at that size (rather than recording another program);
-    ``more``: a size that more than one floor of the sizes fits (more sizes may decide)."""
+    ``more``: a value that more than one floor, remainder or product of the sizes fits (more
+    sizes may decide)."""
 
     def __init__(self, message, raised=False, more=False):
         super().__init__(message)
@@ -245,7 +247,7 @@ def _largest_accepted(name, probe, base, got, refused):
 
 def _deciding(name, probe, base_sample, got, ranges):
     """Why ``[base_sample] + got`` (the probes of ``name``) is no one graph, or None; while
-    more than one floor of the sizes fits a value (a pooling's output ``(s0 - 8) // 4`` over
+    more than one floor (remainder, product) of the sizes fits a value (a pooling's output ``(s0 - 8) // 4`` over
     sizes holding three of its four phases), first the probes at the next sizes near the base
     (up to 12 each way) are added to ``got``, until one does: they complete a floor's period."""
     base = base_sample[0]

@@ -16,7 +16,8 @@ import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator",
+           "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -471,7 +472,8 @@ def _fit_floor(values, points):
     some size, so the fit is returned only when the interval is one integer (the points hold
     both ends of the floor's period, ``a.s + C`` = 0 and ``d - 1`` mod ``d``) and each symbol
     with a slope spans two periods (``max - min >= 2d``: three sizes of ``min(s0, 4)`` are no
-    floor), and only when no other floor fits. ``a_i >= 0`` and ``c >= 0`` keep the numerator >= 0, where C's ``/`` is ``//``.
+    floor), and only when no other floor fits. ``a_i >= 0`` and ``c >= 0`` keep the numerator
+    >= 0, where C's ``/`` is ``//``.
 
     Raises:
         Underdetermined: a floor fits, but the interval holds more than one offset.

@@ -207,7 +207,8 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
     add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
            f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
            f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
-    decls, start = _buffers(t, fname, {"cols": width * p, "rows": cx * p if copy else 1, "wr": cx * k, "ycl": h * w * c})
+    decls, start = _buffers(t, fname, {"cols": width * p, "rows": cx * p if copy else 1, "wr": cx * k,
+                                       "ycl": h * w * c})
     return lines + decls + body + start + [
         f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
         f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
