@@ -11,7 +11,7 @@ import ember.nn.functional as F
 from ember import nn
 from ember._dynamo import mark_dynamic, mark_static
 from ember._dynamo.utils import counters
-from ember.compiler.symbolic import evaluate, fit, fit_ratio, symbol
+from ember.compiler.symbolic import evaluate, evaluator, fit, fit_ratio, symbol
 from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, IntVar, ParamsSpec, SeqSpec, ShapesSpec, ShapeVar,
                                                 TensorSpec, dynamic_spec)
 
@@ -43,7 +43,10 @@ def test_expressions_print_evaluate_and_fit():
     assert fit([min(p["s0"], 4) for p in points], points) is None
     line = [{"s0": n} for n in (4, 6, 8, 2, 16)]
     assert str(fit([3 * n // 2 for n in (4, 6, 8, 2, 16)], line)) == "3*s0 // 2"
-    assert fit([(n - 2) // 2 + 1 for n in (4, 5, 6, 2, 16)], [{"s0": n} for n in (4, 5, 6, 2, 16)]) is None
+    assert str(fit([(n - 2) // 2 + 1 for n in (4, 5, 6, 2, 16)], [{"s0": n} for n in (4, 5, 6, 2, 16)])) == "s0 // 2"
+    # the driver's compiled evaluator of sizes is evaluate()'s
+    shapes = (2 * s0 + 1, [s0 * s1 // 3, (s0 + 2) % 4 - 1], 7)
+    assert all(evaluator(shapes)({"s0": a, "s1": b}) == evaluate(shapes, {"s0": a, "s1": b}) for a in range(9) for b in range(9))
     # floats: ratios of such polynomials (batch norm's count / (count - 1)), bit-exact
     ratio = fit_ratio([64 * n / (64 * n - 1) for n in (4, 6, 8, 2, 16)], line)
     assert str(ratio) == "64*s0 / (64*s0 - 1)"

@@ -424,6 +424,19 @@ def test_output_is_contiguous_and_views():
     assert z.is_contiguous()
 
 
+@pytest.mark.parametrize("size", [6, 16])  # w_out below and above the per-sample products' width
+def test_weight_gradient_is_contiguous_as_torch(size):
+    # whichever product the geometry picks, the weight's gradient is laid out as torch's (a
+    # 1x1 convolution's was a transposed view over narrow maps: the graphs of a step recorded
+    # at two image sizes then differed)
+    grads = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        conv = lib.nn.Conv2d(16, 10, 1)
+        grads += lib.autograd.grad(conv(lib.ones(2, 16, size, size)).sum(), conv.weight)
+    assert grads[0].is_contiguous() and grads[0].stride() == grads[1].stride()
+
+
 def test_sequential_cnn_trains_like_torch():
     """A small CNN (conv, relu, depthwise conv, transposed conv) takes identical SGD steps
     (written out: torch.optim's first import costs seconds)."""

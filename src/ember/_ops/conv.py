@@ -395,8 +395,8 @@ def _conv_weight(x, gy, kernel, stride, padding, dilation, groups):
         rows, row = _rows(gy, groups), w_out * n
         grad = _total(_backend.matmul(cols, rows[..., start * row:stop * row].transpose(0, 2, 1)) for start, stop, cols
                       in _column_blocks(x, kernel, stride, padding, dilation, groups))
-        if grad is not None:
-            return grad.transpose(0, 2, 1).reshape(weight_shape)
+        if grad is not None:  # contiguous, as torch's (and as the other branch's, whichever sizes pick)
+            return _backend.namespace(grad).ascontiguousarray(grad.transpose(0, 2, 1)).reshape(weight_shape)
     return _backend.namespace(x).zeros(weight_shape, x.dtype)  # an empty batch, or no output rows
 
 

@@ -4,7 +4,9 @@ ember captures by running the function (capture.py), so every size in a recordin
 int. A graph valid for many sizes is found by recording the function at a few sizes and
 *fitting*: the recordings must have the same structure (same ops on the same values), and every
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
-polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point
+polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point, or a
+floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), a
+remainder (``(s0 + 1) % 2``) or a product of floors (a flattened map's size)
 (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
 dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
 from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
@@ -17,7 +19,9 @@ Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
 specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
-range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``); an unbounded
+range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``), and while more
+than one floor (remainder, product) fits a value, at the next sizes until one does (``s0 // 4``
+needs four phases of ``s0``: one more than the three sizes next to the first); an unbounded
 range is capped at the largest size recorded, so a larger call (where ``if B > 33`` may flip)
 compiles again instead of trusting the fit. What fitting cannot see, a size-dependent value
 equal at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
@@ -33,7 +37,7 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
-from .symbolic import Expr, evaluate, fit, fit_ratio, free_symbols
+from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec)
@@ -44,11 +48,13 @@ __all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe
 
 class Mismatch(Exception):
     """Recordings at different sizes that one graph cannot describe; the message says where.
-    ``raised``: the function raised at that size (rather than recording another program)."""
+    ``raised``: the function raised at that size (rather than recording another program);
+    ``more``: a value that more than one floor, remainder or product of the sizes fits (more
+    sizes may decide)."""
 
-    def __init__(self, message, raised=False):
+    def __init__(self, message, raised=False, more=False):
         super().__init__(message)
-        self.raised = raised
+        self.raised, self.more = raised, more
 
 
 class Shape:
@@ -143,7 +149,10 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
             got += _largest_accepted(n, probe, base, got, [s for s in far if s not in got])
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
-        reason = f"at {_fmt(bad[0])}: {bad[1]}" if bad else _unify_reason([base_sample] + got)
+        if bad:
+            reason = f"at {_fmt(bad[0])}: {bad[1]}"
+        else:
+            reason = _deciding(n, probe, base_sample, got, ranges)
         if reason:
             symbols.remove(n)
             log(f"specialising {n} ({sources[n]}): {reason}")
@@ -236,6 +245,22 @@ def _largest_accepted(name, probe, base, got, refused):
     return found
 
 
+def _deciding(name, probe, base_sample, got, ranges):
+    """Why ``[base_sample] + got`` (the probes of ``name``) is no one graph, or None; while
+    more than one floor (remainder, product) of the sizes fits a value (a pooling's output ``(s0 - 8) // 4`` over
+    sizes holding three of its four phases), first the probes at the next sizes near the base
+    (up to 12 each way) are added to ``got``, until one does: they complete a floor's period."""
+    base = base_sample[0]
+    tried = {point[name] for point, _ in got}
+    for v in [v for v in _sizes(name, base[name], ranges, 12) if v not in tried] + [None]:
+        error = _unify_error([base_sample] + got)
+        if error is None or not error.more or v is None:
+            return None if error is None else str(error)
+        sample = probe(dict(base, **{name: v}))
+        if not isinstance(sample[1], Mismatch):
+            got.append(sample)
+
+
 def _fmt(point):
     return ", ".join(f"{n}={v}" for n, v in point.items())
 
@@ -248,11 +273,11 @@ def _base(name, hint, ranges):
     return size if hi is None or size <= hi else None
 
 
-def _sizes(name, around, ranges):
+def _sizes(name, around, ranges, reach=8):
     """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
     upward before downward (a function may accept only some sizes: even ones, multiples)."""
     lo, hi = ranges.get(name, (2, None))
-    fits = [around + s for s in range(1, 9)] + [around - s for s in range(1, 9)]
+    fits = [around + s for s in range(1, reach + 1)] + [around - s for s in range(1, reach + 1)]
     return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
 
 
@@ -356,10 +381,15 @@ class _State:
 
 # ---- fitting ------------------------------------------------------------------------------------
 def _unify_reason(samples):
+    error = _unify_error(samples)
+    return None if error is None else str(error)
+
+
+def _unify_error(samples):
     try:
         _unify(samples, ())
     except Mismatch as e:
-        return str(e)
+        return e
     return None
 
 
@@ -373,6 +403,7 @@ def _unify(samples, fixed):
     if len({len(g.nodes) for g in graphs}) > 1:
         raise Mismatch(f"the graphs differ in length ({', '.join(str(len(g.nodes)) for g in graphs)} nodes)")
     index = [{n: k for k, n in enumerate(g.nodes)} for g in graphs]
+    atoms = []
 
     def same(values, where):
         first = values[0]
@@ -381,10 +412,16 @@ def _unify(samples, fixed):
                 raise Mismatch(f"{where}: different values used")
             return first
         if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
-            expr = fit([int(v) for v in values], points)
+            try:
+                expr = fit([int(v) for v in values], points, atoms)
+            except Underdetermined:
+                raise Mismatch(f"{where}: {[int(v) for v in values]} at {[_fmt(p) for p in points]} is more "
+                               f"than one floor of the sizes", more=True) from None
             if expr is None:
                 raise Mismatch(f"{where}: {[int(v) for v in values]} at {[_fmt(p) for p in points]} "
                                f"is no polynomial of the sizes")
+            if isinstance(expr, Expr) and expr.op != "*" and "//" in repr(expr):
+                atoms.append(expr)  # a floor (an image size): products of them may follow
             return expr
         if isinstance(first, float) and all(isinstance(v, float) for v in values):
             expr = fit_ratio(values, points)  # count / (count - 1): batch norm's unbiased variance

@@ -10,12 +10,14 @@ the compiler captures a function at a few sizes and fits every size-dependent va
 import contextlib
 import contextvars
 import functools
+import itertools
 import math
 import operator
 
 import numpy as np
 
-__all__ = ["Expr", "Cond", "SymbolicSizeError", "symbol", "at_least_1", "evaluate", "free_symbols", "fit", "fit_ratio", "c_spelling"]
+__all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator",
+           "free_symbols", "fit", "fit_ratio", "c_spelling"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -28,6 +30,12 @@ _OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%":
 
 class SymbolicSizeError(TypeError):
     """A size expression was asked for an int or a truth value it has no value for yet."""
+
+
+class Underdetermined(ValueError):
+    """:func:`fit`: more than one expression of its kinds gives the values at the points (the
+    points do not tell a floor's offset apart: ``(s0 + 1) // 4`` and ``(s0 + 2) // 4`` agree at
+    ``s0 = 4, 5, 6``); sizes at more points may decide."""
 
 
 class Expr:
@@ -241,6 +249,25 @@ def evaluate(value, sizes):
     return value
 
 
+def evaluator(value):
+    """A function ``f(sizes)`` equal to ``evaluate(value, sizes)`` for ``value`` an int, an
+    :class:`Expr` or a tuple or list of them, compiled once from the expressions' Python source
+    (a graph's driver sizes its buffers at every call: the tree walk cost ~60 us a call for a
+    CNN step's floors and products); other values are evaluated by :func:`evaluate`."""
+    def source(v):
+        if isinstance(v, Expr):
+            return f"({v.code(lambda n: f'sizes[{n!r}]')})"
+        if isinstance(v, int) and not isinstance(v, bool):
+            return repr(v)
+        if isinstance(v, (tuple, list)):
+            parts = [source(x) for x in v]
+            if None not in parts:
+                return f"({''.join(p + ', ' for p in parts)})" if isinstance(v, tuple) else f"[{', '.join(parts)}]"
+        return None
+    text = source(value)
+    return (lambda sizes: evaluate(value, sizes)) if text is None else eval(f"lambda sizes: {text}", {})
+
+
 def free_symbols(value):
     """The names of the symbols in ``value`` (as :func:`evaluate` walks it), in order met."""
     found = {}
@@ -330,14 +357,23 @@ def _solver(points):
     return terms, np.linalg.pinv(rows)
 
 
-def fit(values, points):
-    """The expression ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer coefficients,
-    ``d <= 12``, 1 where it can be) that gives ``values[k]`` at ``points[k]`` ({symbol name:
-    int}) for every k, or None.
+def fit(values, points, atoms=()):
+    """The expression that gives the ints ``values[k]`` at ``points[k]`` ({symbol name: int})
+    for every k, or None: ``(c + sum(a_i s_i) + sum(a_ij s_i s_j)) // d`` (integer
+    coefficients, ``d <= 12``, 1 where it can be), else a floor of an affine expression (a
+    convolution's or pooling's output size ``(H + 2p - d(k-1) - 1) // s + 1``, nested ones
+    folded: ``(s0 - 8) // 4``; see :func:`_fit_floor`), else a remainder ``(s0 + 1) % 2``
+    (:func:`_fit_remainder`), else an int times a product of up to
+    three of ``atoms`` (floors fitted before: ``16*((s0 - 8) // 4)*((s0 - 8) // 4)``, a
+    flattened image's size) and symbols (:func:`_fit_product`).
 
     The coefficients come from least squares over the points, rounded, then checked exactly
-    against every point: a value that is no such polynomial (``s0**2``, ``min(s0, 8)``) over
-    points that tell it apart is reported as None, never approximated."""
+    against every point: a value that is no such expression (``s0**2``, ``min(s0, 8)``) over
+    points that tell it apart is reported as None, never approximated.
+
+    Raises:
+        Underdetermined: no polynomial fits, and more than one floor (or product) does.
+    """
     if all(v == values[0] for v in values):
         return values[0]
     solver = _solver(tuple(tuple(sorted(p.items())) for p in points))
@@ -351,4 +387,116 @@ def fit(values, points):
             expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
             if all(evaluate(expr, p) == v for p, v in zip(points, values)):
                 return expr
-    return None
+    for kind in (_fit_floor, _fit_remainder):
+        found = kind(values, points)
+        if found is not None:
+            return found
+    return _fit_product(values, points, atoms) if atoms else None
+
+
+def _fit_remainder(values, points):
+    """``(sum(a_i s_i) + c) % d`` (``0 <= a_i, c < d <= 12``, over at most two symbols; a
+    convolution's input gradient pads by what its stride left over) that gives ``values`` at
+    ``points``, or None; each symbol with a slope must span two periods, and Underdetermined
+    when more than one fits."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    s = np.array([[p[n] for n in names] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    # a symbol the value is seen not to follow (two points differing in it alone, one value) has
+    # no slope; at most two others are searched
+    alone = [[(j, k) for j in range(len(v)) for k in range(j) if np.count_nonzero(s[j] != s[k]) == 1 and
+              s[j][i] != s[k][i]] for i in range(len(names))]
+    free = [not pairs or any(v[j] != v[k] for j, k in pairs) for pairs in alone]
+    if not names or sum(free) > 2 or min(values) < 0:
+        return None
+    span = s.max(0) - s.min(0)
+    found = []
+    for d in range(max(values) + 1, 13):
+        for a in itertools.product(*[range(d) if f and w >= 2 * d else (0,) for f, w in zip(free, span)]):
+            if any(a):
+                at = s @ np.array(a, np.int64)
+                found += [(a, c, d) for c in range(d) if np.array_equal((at + c) % d, v)]
+    a, c, d = _the_one(found, len(found) > 1, values, points, "remainder")
+    return None if a is None else _binary("%", _binary("+", _linear(a, names), c), d)
+
+
+def _the_one(found, ambiguous, values, points, kind):
+    """The one (slopes, offset, divisor) of ``found``, or (None,) * 3; Underdetermined when
+    ``ambiguous`` (more than one fits the points: never guess)."""
+    if ambiguous:
+        raise Underdetermined(f"{values} at {points}: more than one {kind} of the sizes fits")
+    return found[0] if found else (None, None, None)
+
+
+def _linear(slopes, names):
+    """``sum(slopes[i] * symbol(names[i]))``."""
+    expr = 0
+    for k, n in zip(slopes, names):
+        expr = expr + k * symbol(n)
+    return expr
+
+
+def _fit_product(values, points, atoms):
+    """``k * f1 * ... * fm`` (an int ``k``, ``m <= 3`` factors among ``atoms`` and the symbols
+    that vary) that gives ``values`` at ``points``, or None; Underdetermined when two products
+    that differ somewhere fit (their values differ at none of the points)."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    factors = list({a.key(): a for a in atoms if isinstance(a, Expr)}.values()) + [symbol(n) for n in names]
+    at = np.array([[evaluate(f, p) for f in factors] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    found = []
+    for m in (1, 2, 3):
+        for chosen in itertools.combinations_with_replacement(range(len(factors)), m):
+            product = np.prod(at[:, list(chosen)], axis=1)
+            k = next((int(v[j] // product[j]) for j in np.flatnonzero(product)), 0)
+            if k and np.array_equal(k * product, v):
+                found.append((k, chosen))
+    if len(found) > 1:
+        raise Underdetermined(f"{values} at {points}: more than one product of the sizes fits")
+    if not found:
+        return None
+    k, chosen = found[0]
+    expr = k
+    for f in chosen:
+        expr = expr * factors[f]
+    return expr
+
+
+def _fit_floor(values, points):
+    """``(sum(a_i s_i) + c) // d + e`` (ints ``a_i >= 0``, ``0 <= c < d <= 12``, ``gcd(a, d)
+    == 1``) that gives ``values`` at ``points``, or None.
+
+    For each ``d`` the slopes ``a_i`` are ``d`` times the least-squares slopes, rounded either
+    way; the offsets that fit are then the integers ``C`` with ``d*v_k <= a.s_k + C < d*v_k + d``
+    at every point, an interval. With ``gcd(a, d) == 1`` two offsets give different values at
+    some size, so the fit is returned only when the interval is one integer (the points hold
+    both ends of the floor's period, ``a.s + C`` = 0 and ``d - 1`` mod ``d``) and each symbol
+    with a slope spans two periods (``max - min >= 2d``: three sizes of ``min(s0, 4)`` are no
+    floor), and only when no other floor fits. ``a_i >= 0`` and ``c >= 0`` keep the numerator
+    >= 0, where C's ``/`` is ``//``.
+
+    Raises:
+        Underdetermined: a floor fits, but the interval holds more than one offset.
+    """
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    if not names or len(names) > 4:
+        return None
+    s = np.array([[p[n] for n in names] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    slope = np.linalg.lstsq(np.hstack([s, np.ones((len(s), 1))]).astype(float), v.astype(float), rcond=None)[0][:-1]
+    span = s.max(0) - s.min(0)
+    found, ambiguous = [], False
+    for d in range(2, 13):
+        choices = [sorted({max(0, math.floor(d * m)), max(0, math.ceil(d * m))}) for m in slope]
+        for a in itertools.product(*choices):
+            if not any(a) or math.gcd(d, *a) != 1 or any(k and w < 2 * d for k, w in zip(a, span)):
+                continue
+            at = s @ np.array(a, np.int64)
+            lo, hi = int((d * v - at).max()), int((d * v + d - 1 - at).min())
+            ambiguous |= lo < hi
+            if lo == hi:
+                found.append((a, lo, d))
+    a, offset, d = _the_one(found, ambiguous or len(found) > 1, values, points, "floor")
+    if a is None:
+        return None
+    return _binary("+", _binary("//", _binary("+", _linear(a, names), offset % d), d), offset // d)

@@ -194,7 +194,7 @@ def recorded_conv(kernel, compiler, have_blas):
     """(choice, how) for a convolution kernel without timing: the choice ``max_autotune``
     recorded for it ("cached"), else the cost model's."""
     node = kernel.nodes[0]
-    if have_blas and conv_gemm.candidate(node):
+    if have_blas and conv_gemm.candidate(node) and not conv.symbolic_image(node):  # (that: im2col + BLAS only)
         cached = _load().get(_key("conv", conv_signature(kernel), kernel, compiler))
         if cached is not None and cached[0] in conv_gemm.applicable(node, have_blas):
             return cached[0], "cached"

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..graph import kwarg_nodes
-from ..symbolic import Expr, evaluate
+from ..symbolic import Expr, evaluator
 from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
 from .kernels import label
@@ -264,15 +264,17 @@ def _sized_buffers(graph, table, sized, views):
     Returns (setup, V: the dict the driver reads them from, SZ)."""
     memory, values = {}, {"sizes": None}
     sz = (ctypes.c_int64 * len(graph.symbols))()
+    sized = [(slot, evaluator(nbytes)) for slot, nbytes in sized.items()]
+    views = [(name, slot, evaluator(tuple(shape)), dtype) for name, slot, shape, dtype in views]
 
     def setup(sizes):
-        for slot, nbytes in sized.items():
-            n = max(1, evaluate(nbytes, sizes))
+        for slot, nbytes in sized:
+            n = max(1, nbytes(sizes))
             if slot not in memory or memory[slot].nbytes < n:
                 memory[slot] = np.empty(n, np.uint8)
                 table[slot] = memory[slot].ctypes.data
         for name, slot, shape, dtype in views:
-            values[name] = np.ndarray(evaluate(shape, sizes), dtype, buffer=memory[slot])
+            values[name] = np.ndarray(shape(sizes), dtype, buffer=memory[slot])
         sz[:] = [sizes[n] for n in graph.symbols]
         values["sizes"] = dict(sizes)
     return setup, values, sz

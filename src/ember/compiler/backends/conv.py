@@ -12,13 +12,15 @@ one kernel offset (i, j) an output row is a strided slice of one input row times
 over the column range that offset reaches (computed once: no bounds tests inside). Sizes are
 compile-time constants, as everywhere in the generated C, but for the batch in a graph with
 size symbols: a loop bound read at run time (the direct loops and im2col + BLAS take it so;
-the cost model picks between them as for a fixed batch, with no Winograd and no timing).
+the cost model picks between them as for a fixed batch, with no Winograd and no timing), and
+for symbolic image sizes, which only im2col + BLAS takes (:func:`supported`).
 """
 import numpy as np
 
+from ..symbolic import Expr
 from .toolchain import simd_reduction
 
-__all__ = ["OPS", "supported", "narrow", "conv_kernel"]
+__all__ = ["OPS", "supported", "symbolic_image", "narrow", "conv_kernel"]
 
 OPS = ("Conv", "ConvTranspose", "ConvWeight")
 # The cost model picks the direct loops when a group's product is too narrow for BLAS: fewer
@@ -43,19 +45,30 @@ def _geometry(node):
     return weight, tuple(stride), tuple(tuple(p) for p in padding), tuple(dilation), k["groups"]
 
 
-def supported(node):
+def supported(node, have_blas=True):
     """Whether ``node`` (Conv, ConvTranspose or ConvWeight) gets a C kernel: 2-D float arrays
-    of one dtype."""
+    of one dtype. Symbolic sizes: the batch for any variant; the image sizes only for im2col +
+    BLAS (``have_blas``, and products wide enough that the cost model picks it: see
+    :func:`symbolic_image`), whose column ranges and buffers are sized at run time."""
     geometry = _geometry(node)
     if geometry is None:
         return False
     arrays = [a for a in node.args[:3] if a is not None]
     if not all(hasattr(a, "meta") and len(a.meta["shape"]) in (1, 4) for a in arrays):
         return False
-    if not all(type(n) is int for a in arrays + [node] for n in a.meta["shape"][len(a.meta["shape"]) == 4:]):
-        return False  # a symbolic size only in the batch
+    if not all(type(a.meta["shape"][1 if len(a.meta["shape"]) == 4 else 0]) is int for a in arrays + [node]):
+        return False  # symbolic channels
+    if symbolic_image(node) and (not have_blas or narrow(node)):
+        return False
+    if node.target.name != "ConvTranspose" and not all(type(p) is int for pair in geometry[2] for p in pair):
+        return False  # (an input gradient's padding may follow the sizes: (s0 + 1) % 2)
     dtypes = {np.dtype(getattr(a.meta["dtype"], "np", a.meta["dtype"])) for a in arrays + [node]}
     return len(dtypes) == 1 and dtypes.pop() in (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def symbolic_image(node):
+    """Whether an image size (H or W) of ``node`` or its operands is a size expression."""
+    return any(type(n) is not int for a in (node, *node.args[:2]) if a is not None for n in a.meta["shape"][2:])
 
 
 def narrow(node):
@@ -66,8 +79,12 @@ def narrow(node):
 
 
 def _columns(off, stride, width, count):
-    """(lo, hi): the positions q in [0, count) with 0 <= q*stride + off < width, as a range."""
+    """(lo, hi): the positions q in [0, count) with 0 <= q*stride + off < width, as a range;
+    with a symbolic ``width`` or ``count``, ``hi`` is C code (the range may be empty: hi <= lo)."""
     lo = 0 if off >= 0 else (-off + stride - 1) // stride
+    if isinstance(width, Expr) or isinstance(count, Expr):
+        last = f"({width} - 1 - ({off}))"  # C's / truncates: the test keeps it >= 0
+        return lo, f"({last} >= 0 ? ({last} / {stride} + 1 < {count} ? {last} / {stride} + 1 : {count}) : 0)"
     hi = min(count, (width - 1 - off) // stride + 1) if width - 1 - off >= 0 else 0
     return lo, max(lo, hi)
 
@@ -88,7 +105,7 @@ def _column_loops(kw, sw, dw, left, w_in, w_out, statement, indent, pragma=lambd
     for j in range(kw):
         off = j * dw - left
         lo, hi = _columns(off, sw, w_in, w_out)
-        if hi > lo:
+        if isinstance(hi, str) or hi > lo:  # (a symbolic range: the loop tests it)
             lines += [f"{indent}{pragma(j)}",
                       f"{indent}for (long q = {lo}; q < {hi}; q++) {statement(j, f'(q*{sw} + {off})')}"]
     return lines

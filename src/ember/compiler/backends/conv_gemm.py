@@ -19,14 +19,17 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
   without the kept copies; AMD EPYC, one thread).
 
 Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
-contiguous block first. Every size is a compile-time constant but the batch N, which in a graph
-with size symbols is a C expression read at run time: it only counts the samples the loop
-visits (the buffers hold one sample; the products' dimensions are a sample's), so one library
-serves every batch size.
+contiguous block first. Every size is a compile-time constant but those of a graph with size
+symbols, C expressions read at run time: the batch N only counts the samples the loop visits
+(the buffers hold one sample; the products' dimensions are a sample's); symbolic image sizes
+(H, W and their floors) make the products' dimensions, each kernel column's range of output
+columns (computed, and tested for being empty, at run time) and the buffers' sizes
+expressions, the buffers then grown with malloc to the largest size met. One library serves
+every size.
 """
-import numpy as np
+import math
 
-from ..symbolic import Expr
+from ..symbolic import Expr, SymbolicSizeError
 from . import winograd
 from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
@@ -34,12 +37,26 @@ __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants"]
 
 
 def candidate(node):
-    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension but the batch,
-    which may be symbolic (a dynamic batch: the loop over samples reads it at run time; every
-    buffer is one sample's)."""
+    """Whether the im2col + BLAS variant can compute ``node``: no empty dimension but the batch
+    and the image sizes, which may be symbolic (a dynamic batch: the loop over samples reads it
+    at run time; every buffer is one sample's; symbolic image sizes: the column ranges are
+    computed, and the buffers they size allocated, at run time)."""
     arrays = [node, *node.args[:2]]
-    return all(type(n) is int and n > 0 for a in arrays for n in a.meta["shape"][1:]) and \
-        all(isinstance(a.meta["shape"][0], Expr) or a.meta["shape"][0] > 0 for a in arrays)
+    return all(type(a.meta["shape"][1]) is int and a.meta["shape"][1] > 0 for a in arrays) and \
+        all(isinstance(n, Expr) or n > 0 for a in arrays for n in a.meta["shape"][::2] + a.meta["shape"][3:])
+
+
+def _buffers(t, fname, sizes):
+    """(file-scope declarations, lines for the kernel's start) of the scratch buffers ``sizes``
+    ({suffix: element count}): static arrays, or, for a count that is a size expression, a
+    pointer grown (malloc) to the largest count met so far."""
+    fixed = [f"{fname}_{b}[{n}]" for b, n in sizes.items() if not isinstance(n, Expr)]
+    grown = [b for b, n in sizes.items() if isinstance(n, Expr)]
+    decls = ([f"static {t} {', '.join(fixed)};"] if fixed else []) + \
+        [f"static {t}* {fname}_{b}; static long {fname}_{b}_n;" for b in grown]
+    start = [f"    if ({fname}_{b}_n < (long)({sizes[b]})) {{ free({fname}_{b}); {fname}_{b}_n = (long)({sizes[b]}); "
+             f"{fname}_{b} = malloc(sizeof({t})*{fname}_{b}_n); }}" for b in grown]
+    return decls, start
 
 
 def _sizes(node):
@@ -47,11 +64,11 @@ def _sizes(node):
     (co, cig, kh, kw) = _geometry(node)[0]
     if node.target.name == "ConvTranspose":
         n, c, h, w = node.meta["shape"]
-        p = int(np.prod(node.args[0].meta["shape"][2:]))
+        p = math.prod(node.args[0].meta["shape"][2:])
     else:
         n, c, h, w = node.args[0].meta["shape"]
         gy = node if node.target.name == "Conv" else node.args[1]
-        p = int(np.prod(gy.meta["shape"][2:]))
+        p = math.prod(gy.meta["shape"][2:])
     return n, c, h, w, cig * kh * kw, p
 
 
@@ -70,6 +87,21 @@ def _im2col(node, x, t, fname):
     for j in range(kw):
         off = j * dw - left
         lo, hi = _columns(off, sw, w_in, w_out)
+        if isinstance(hi, str):  # symbolic sizes: the range computed (and tested) at run time
+            lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
+                      f"            const long lo = {lo}, hi = {hi} > {lo} ? {hi} : {lo};",
+                      f"            for (long oh = 0; oh < {h_out}; oh++) {{",
+                      f"                {t}* restrict ro = r + oh*{w_out};",
+                      f"                long ih = oh*{sh} - {top} + i*{dh};",
+                      f"                if (ih < 0 || ih >= {h_in}) {{ memset(ro, 0, sizeof({t})*{w_out}); continue; }}",
+                      f"                const {t}* xr = xp + ih*{x.strides[2]};",
+                      f"                memset(ro, 0, sizeof({t})*lo);",
+                      f"                if (hi > lo) memcpy(ro + lo, xr + lo + ({off}), sizeof({t})*(hi - lo));"
+                      if sw * x.strides[3] == 1 else
+                      f"                for (long q = lo; q < hi; q++) ro[q] = xr[(q*{sw} + {off})*{x.strides[3]}];",
+                      f"                memset(ro + hi, 0, sizeof({t})*({w_out} - hi));",
+                      "            } }"]
+            continue
         lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
                   f"            for (long oh = 0; oh < {h_out}; oh++) {{",
                   f"                {t}* restrict ro = r + oh*{w_out};",
@@ -94,9 +126,12 @@ def _rows_operand(src, node, t, fname, channels, p):
     else copied into ``fname_rows``."""
     a = _Operand(src, node)
     h, w = node.meta["shape"][2:]
-    expected, flat = 1, a.strides[1] >= p
+    try:
+        expected, flat = 1, bool(a.strides[1] >= p)
+    except SymbolicSizeError:  # symbolic sizes: in place where the strides are the positions'
+        expected, flat = 1, bool(a.strides[1] == p)
     for size, stride in reversed([(h, a.strides[2]), (w, a.strides[3])]):
-        flat &= size == 1 or stride == expected
+        flat &= bool(size == 1) or bool(stride == expected)
         expected *= size
     if flat:
         return [], f"({a.plane('n', 0)})", a.strides[1]
@@ -136,9 +171,9 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
     if name == "Conv":
         x, cog = _Operand(src, node.args[0]), co // groups
-        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_yt[{p * co}];"] + \
-            _im2col(node, x, t, fname) + body + [
-            f"    em_blas_threads({cog * k * p}L);",
+        decls, start = _buffers(t, fname, {"cols": groups * k * p, "yt": p * co})
+        return lines + decls + _im2col(node, x, t, fname) + body + start + [
+            f"    em_blas_threads((long)({cog * k * p}));",
             f"    for (long n = 0; n < {n}; n++) {{",
             f"        {t}* restrict cols = {fname}_cols;",
             f"        {fname}_im2col({x.plane('n', 0)}, cols);",
@@ -152,9 +187,9 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         x, cog = _Operand(src, node.args[0]), co // groups
         copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p)
         make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
-        return lines + [f"static {t} {fname}_cols[{groups * k * p}], {fname}_rows[{co * p if copy else 1}], "
-                        f"{fname}_gt[{co * k}];"] + _im2col(node, x, t, fname) + body + [
-            f"    em_blas_threads({cog * k * p}L);",
+        decls, start = _buffers(t, fname, {"cols": groups * k * p, "rows": co * p if copy else 1, "gt": co * k})
+        return lines + decls + _im2col(node, x, t, fname) + body + start + [
+            f"    em_blas_threads((long)({cog * k * p}));",
             *([f"    if ({n} == 0) memset({fname}_gt, 0, sizeof({fname}_gt));  /* no sample: a zero gradient */"]
               if isinstance(n, Expr) else []),
             f"    for (long n = 0; n < {n}; n++) {{", *make, *copy,
@@ -172,11 +207,12 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
     add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
            f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
            f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
-    return lines + [f"static {t} {fname}_cols[{width * p}], {fname}_rows[{cx * p if copy else 1}], "
-                    f"{fname}_wr[{cx * k}], {fname}_ycl[{h * w * c}];"] + body + [
+    decls, start = _buffers(t, fname, {"cols": width * p, "rows": cx * p if copy else 1, "wr": cx * k,
+                                       "ycl": h * w * c})
+    return lines + decls + body + start + [
         f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
         f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
-        f"    em_blas_threads({cxg * k * p}L);",
+        f"    em_blas_threads((long)({cxg * k * p}));",
         f"    for (long n = 0; n < {n}; n++) {{", *copy,
         f"        for (long g = 0; g < {groups}; g++)",
         "            " + _gemm(t, "N", "T", k, p, cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}", ldg,

@@ -30,8 +30,15 @@ _SQRT_HALF = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
 
 
+# elementwise ops that may take a size expression as their number (x / count of a mean)
+_SIZE_OPERANDS = ("Div", "Mul")
+
+
 def c_literal(value, dtype):
-    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would)."""
+    """A Python number as an exact C constant of ``dtype`` (rounded as NumPy would); a size
+    expression (a mean's count over symbolic sizes) as its C code cast to ``dtype``."""
+    if isinstance(value, Expr):
+        return f"(({CTYPES[np.dtype(dtype)]})({value}))"
     if isinstance(value, (bool, np.bool_)):
         return "1" if value else "0"
     if isinstance(value, (int, np.integer)) and dtype not in FLOATS:
@@ -475,7 +482,7 @@ def kind_of(node, have_blas):
     if name in ("Real", "Imag"):  # every other number of a complex array (complex_decompose's parts)
         return "view"
     if any(not hasattr(a, "meta") and not isinstance(a, (int, float, bool, np.number, type(None)))
-           for a in node.args):
+           and not (isinstance(a, Expr) and name in _SIZE_OPERANDS) for a in node.args):
         return None
     if name in indexing.OPS and indexing.supported(node):
         return "index"  # (an IndexBackward of basic indices: "scatter", below)
@@ -525,7 +532,7 @@ def kind_of(node, have_blas):
             ok = ok and hasattr(node.args[0], "meta") and node.args[0].meta["shape"] == () and _dtype(node.args[0]) == out
         return ("cross_entropy" if name == "CrossEntropy" else "cross_entropy_backward") if ok else None
     if name in conv.OPS:
-        return "conv" if conv.supported(node) else None
+        return "conv" if conv.supported(node, have_blas) else None
     if name == "EmbeddingBackward" and _dtype(node.args[0]) == out and hasattr(node.args[1], "meta") \
             and _dtype(node.args[1]) == np.int64 and not node.kwargs.get("scale_grad_by_freq") \
             and (node.kwargs.get("padding_idx") is None or node.kwargs["padding_idx"] >= 0):

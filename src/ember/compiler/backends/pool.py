@@ -16,8 +16,11 @@ the real taps in eager's order (row-major over the window); the gradient adds ea
 its shares in the order eager's per-tap passes add them: compiled and eager agree to the bit.
 1-D and 2-D windows run as 3-D ones with leading unit dims.
 
-In a graph with size symbols the leading dims (the batch) may be symbolic: they only count the
-planes the loops visit; the window's dims are known.
+In a graph with size symbols any size may be symbolic: the leading dims (the batch) only count
+the planes the loops visit, and the image sizes (``s0``, ``s0 // 2``: C expressions of the sizes
+the library's entry points take) bound the window loops, with the clamped taps of any window
+(a symbolic size never takes the fixed trip count of windows known to lie inside); the
+window's own sizes are known.
 """
 import math
 
@@ -46,8 +49,6 @@ def supported(node):
     first = node.args[0]
     if not hasattr(first, "meta") or len(first.meta["shape"]) < 2 or _dtype(first) not in _FLOATS:
         return False
-    if not all(type(n) is int for n in (*first.meta["shape"][-2:], *node.meta["shape"][-2:])):
-        return False  # symbolic planes only
     if node.target.name == "MaxPoolIndices":  # flat indices (return_indices, the default) run from Python
         return not k.get("flat", True) and _dtype(node) in (np.dtype(np.uint8), np.dtype(np.int64))
     argmax = node.args[1]
@@ -126,8 +127,6 @@ def _average_supported(node):
     first, n = node.args[0], len(node.kwargs["kernel_size"])
     if not hasattr(first, "meta") or not 1 <= n <= 3 or len(first.meta["shape"]) < n:
         return False
-    if not all(type(v) is int for v in (*first.meta["shape"][-n:], *node.meta["shape"][-n:])):
-        return False  # symbolic planes only
     return _dtype(first) in _FLOATS and _dtype(node) == _dtype(first)
 
 
@@ -167,7 +166,7 @@ def _average_kernel(src, node, fname, ctypes):
                     (0,) * (3 - n) + tuple(k["padding"]), unit + tuple(size), unit + tuple(pooled)))
     bounds, counts = [], []
     for a, kk, s, p, m, o in dims:
-        if not p and (o - 1) * s + kk <= m:  # every window inside the input
+        if not p and isinstance(o, int) and isinstance(m, int) and (o - 1) * s + kk <= m:  # every window inside
             bounds.append(f"{a}lo = o{a}*{s}, {a}hi = {a}lo + {kk}")
             counts.append(str(kk))
             continue
