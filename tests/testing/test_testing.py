@@ -114,3 +114,35 @@ def test_assert_close_on_infinities_and_integer_tolerances_as_torch(name, make, 
         except AssertionError:
             outcomes.append("fail")
     assert outcomes[0] == outcomes[1]
+
+
+def test_assert_allclose_is_deprecated_and_keeps_its_old_tolerances_as_torchs():
+    cases = [([1.0, 2.0], [1.0, 2.00015]), ([1.0], [1.00005]), (1.0, 1.0 + 2e-6), ([float("nan")], [float("nan")]),
+             ([1, 2], [1.0, 2.0])]
+    seen = set()
+    for dtype in ("float16", "float32", "float64"):
+        for a, e in cases:
+            outcomes = []
+            for L in (ember, torch):
+                actual = L.tensor(a, dtype=getattr(L, dtype)) if isinstance(a, list) and isinstance(a[0], float) else a
+                with pytest.warns(FutureWarning, match=r"assert_allclose\(\)` is deprecated since 1.12"):
+                    try:
+                        L.testing.assert_allclose(actual, e)
+                        outcomes.append(True)
+                    except AssertionError:
+                        outcomes.append(False)
+            assert outcomes[0] == outcomes[1], (dtype, a, e)
+            seen.add(outcomes[0])
+    assert seen == {True, False}
+
+
+def test_set_multithreading_enabled_is_a_context_and_decorator_as_torchs():
+    with ember.autograd.set_multithreading_enabled(False):
+        x = ember.ones(2, requires_grad=True)
+        (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+    @ember.autograd.set_multithreading_enabled(False)
+    def f():
+        return 7
+    assert f() == 7

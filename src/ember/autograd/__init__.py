@@ -4,7 +4,7 @@
 # Function, which loads the ops (ember/__init__.py imports this package first, for that).
 from . import graph
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
+                        no_grad, set_grad_enabled, set_multithreading_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -13,7 +13,7 @@ from . import functional
 from . import forward_ad
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
-           "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "enable_grad", "set_grad_enabled", "set_multithreading_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable", "graph",
            "profiler", "functional", "forward_ad"]

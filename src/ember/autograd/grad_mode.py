@@ -160,3 +160,23 @@ class inference_mode(_GradMode):
         """A new, unentered context manager of the same kind and setting (the decorator form
         enters a fresh one per call)."""
         return type(self)(self._inference)
+
+
+class set_multithreading_enabled(_GradMode):
+    """``set_multithreading_enabled(mode)``: torch's switch for running a backward on several
+    threads; ember's engine runs one thread either way, so it records the mode and changes
+    nothing (a context manager, a decorator or a plain call, as torch's)."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def clone(self):
+        """A new, unentered context manager of the same setting."""
+        return type(self)(self.mode)
+

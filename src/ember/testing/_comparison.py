@@ -5,6 +5,7 @@ Source: https://pytorch.org/docs/stable/testing.html#torch.testing.assert_close
 import collections.abc
 import cmath
 import math
+import warnings
 from numbers import Number
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "assert_allclose"]
 
 # (rtol, atol) when neither is given, by dtype (PyTorch's table); other dtypes compare exactly.
 _DEFAULT_TOLERANCES = {
@@ -42,6 +43,28 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if msg is not None:
             message = msg if isinstance(msg, str) else msg(message)
         raise AssertionError(message) from None
+
+
+# assert_allclose's own tolerances for these dtypes (the old function's); others as assert_close
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The deprecated ``torch.testing.assert_allclose`` (FutureWarning, as torch's):
+    :func:`assert_close` with dtypes not compared, nan equal by default and the old tolerances
+    (float16: 1e-3 each; float32: rtol 1e-4, atol 1e-5; float64: 1e-5 and 1e-8; other dtypes
+    assert_close's; the larger of the two tensors')."""
+    from .. import tensor
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    actual = actual if isinstance(actual, Tensor) else tensor(actual)
+    expected = expected if isinstance(expected, Tensor) else tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol, atol = (max(t) for t in zip(*(_ALLCLOSE_TOLERANCES.get(d.dtype.name) or _DEFAULT_TOLERANCES.get(
+            d.dtype.name, (0.0, 0.0)) for d in (actual, expected))))
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False,
+                 check_stride=False, msg=msg or None)
 
 
 def _is_sequence(x):
