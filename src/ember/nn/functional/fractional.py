@@ -6,8 +6,9 @@ sequence from one sample ``u`` in [0, 1) per plane and dim: with
 ``alpha = (in - k) / (out - 1)``, ``seq[i] = int((i + u) * alpha) - int(u * alpha)`` and the last
 window ends at the input's edge. As PyTorch does, alpha is computed in the input's dtype and
 sample ``[..., 0]`` draws the columns, ``[..., 1]`` the rows. The pooling itself is a gather of
-every window's elements and an ``argmax`` over them, then a gather of the maxima from the
-input, whose gradient scatters each output's gradient to its max.
+every window's elements and an ``argmax`` over them (a window with a nan picks its last nan,
+as torch), then a gather of the maxima from the input, whose gradient scatters each output's
+gradient to its max.
 """
 import numpy as np
 
@@ -75,7 +76,11 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     positions = from_numpy(flat.reshape(n, c, oh * ow, kh * kw))
     planes = x.reshape(n, c, h * w)
     windows = planes.detach().gather(2, positions.reshape(n, c, -1)).reshape(n, c, oh * ow, kh * kw)
-    indices = positions.gather(3, windows.argmax(dim=3, keepdim=True)).squeeze(3)  # each window's first max
+    # each window's first max, or its last nan as torch's kernel (which takes every nan it meets)
+    nan = windows.isnan()
+    last_nan = (kh * kw - 1) - nan.flip(3).to(positions.dtype).argmax(dim=3, keepdim=True)
+    pick = last_nan.where(nan.any(dim=3, keepdim=True), windows.argmax(dim=3, keepdim=True))
+    indices = positions.gather(3, pick).squeeze(3)
     values = planes.gather(2, indices)  # the gradient: one scatter of (N, C, oH * oW)
     values, indices = values.reshape(input.shape[:-2] + (oh, ow)), indices.reshape(input.shape[:-2] + (oh, ow))
     return named(values, "FractionalMaxPool2DBackward0"), indices
