@@ -157,7 +157,8 @@ def resize_(self, *sizes, memory_format=None):
         self._data = new
         return self
     offset = self.storage_offset()
-    storage = owner(old).ravel(order="K").view(old.dtype)  # the storage as elements of self's dtype
+    raw = owner(old).ravel(order="K").view(np.uint8)  # the storage, as whole elements of self's dtype
+    storage = raw[:raw.size - raw.size % old.itemsize].view(old.dtype)
     if offset + n > storage.size:
         grown = np.zeros(offset + n, old.dtype)
         grown[:storage.size] = storage
