@@ -139,6 +139,10 @@ def _resizes(L):
     g = L.arange(6.)[2:]
     g.resize_(10)  # longer than the storage: the old items, then zeros
     out.append((g.tolist()[:4], g.storage_offset(), g.shape))
+    k = L.arange(6.)
+    k.resize_(2)
+    k.resize_(6)  # grown again within its storage: the old elements, not zeros
+    out.append(k.tolist())
     c = L.arange(24.).reshape(1, 2, 3, 4)
     c.resize_(1, 2, 3, 4, memory_format=L.channels_last)
     out.append((c.stride(), c.is_contiguous(memory_format=L.channels_last)))
