@@ -245,12 +245,22 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=No
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
     """An uninitialised tensor of ``size``; ember gives zeros (a sparse tensor without entries
-    for ``layout=torch.sparse_coo``) (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
+    for ``layout=torch.sparse_coo``) laid out as ``memory_format``; TypeError for a non-format,
+    RuntimeError for ``preserve_format`` or a channels-last format of another rank, as torch
+    (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
     shape = _size(_sizes(sizes, size), "empty")
     if _sparse_or_dense("empty", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
-    return _finish(np.empty(shape, _np(dtype)), requires_grad)
+    array = np.empty(shape, _np(dtype))
+    if memory_format is not None:
+        fmt = _memory_format.checked(memory_format, "empty")
+        if fmt is _memory_format.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        if _memory_format.is_channels_last(fmt):
+            _memory_format.channels_order(fmt, len(shape))
+            array = _memory_format.laid_out(array, fmt)
+    return _finish(array, requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):

@@ -373,3 +373,53 @@ def test_modules_and_optimizers_bound_as_default_arguments_are_captured_and_guar
     _check(cf, eager, x, y)
     np.testing.assert_allclose(n4.weight.detach().numpy(), n3.weight.detach().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(n2.weight.detach().numpy(), n1.weight.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _step_program(post_hook=None, pre_hook=None):
+    ember.manual_seed(0)
+    net = nn.Linear(4, 1)
+    opt = ember.optim.SGD(net.parameters(), lr=0.1)
+    x, y = ember.randn(8, 4), ember.randn(8, 1)
+
+    def step(x, y, opt=opt):
+        opt.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    return net, opt, step, x, y
+
+
+def test_optimizer_step_hooks_run_on_every_compiled_call():
+    """A step hook with a Python side effect (counting steps) ran at capture only, then every
+    replay skipped it; one registered after compiling (its own or global) never ran."""
+    from ember.optim.optimizer import register_optimizer_step_post_hook
+    for kind in ("own", "global", "late"):
+        net, opt, step, x, y = _step_program()
+        calls = []
+        hook = lambda optimizer, args, kwargs: calls.append(1)  # noqa: E731
+        handle = opt.register_step_post_hook(hook) if kind == "own" else \
+            register_optimizer_step_post_hook(hook) if kind == "global" else None
+        compiled = ember.compile(step)
+        for i in range(5):
+            if kind == "late" and i == 3:
+                handle = opt.register_step_pre_hook(lambda optimizer, args, kwargs: calls.append(1))
+            compiled(x, y)
+        handle.remove()
+        assert len(calls) == (2 if kind == "late" else 5), kind
+    # a hook on tensors only is captured: replays equal eager, no graph break
+    results = []
+    for compile_it in (False, True):
+        net, opt, step, x, y = _step_program()
+
+        def halve(optimizer, args, kwargs, net=net):
+            for p in net.parameters():
+                p.grad.mul_(0.5)
+        opt.register_step_pre_hook(halve)
+        run = ember.compile(step) if compile_it else step
+        counters.clear()
+        for _ in range(4):
+            run(x, y)
+        results.append(net.weight.detach().numpy().copy())
+    assert not counters["graph_break"]
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)

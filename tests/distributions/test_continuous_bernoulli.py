@@ -114,11 +114,28 @@ def test_kl_divergences_match_torch(q):
 def test_kl_into_continuous_bernoulli_matches_torch():
     for make in (lambda L, v: L.distributions.Beta(v([0.5, 2.0, 3.0]), v([1.5, 0.7, 3.0])),
                  lambda L, v: L.distributions.Exponential(v([0.5, 2.0, 3.0])),
-                 lambda L, v: L.distributions.Gamma(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0]))):
+                 lambda L, v: L.distributions.Gamma(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0])),
+                 # (these five raised NotImplementedError: torch registers them)
+                 lambda L, v: L.distributions.Uniform(v([0.1, 0.2, -0.5]), v([0.9, 0.7, 0.5])),
+                 lambda L, v: L.distributions.Normal(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0])),
+                 lambda L, v: L.distributions.Laplace(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0])),
+                 lambda L, v: L.distributions.Pareto(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0])),
+                 lambda L, v: L.distributions.Gumbel(v([0.5, 2.0, 3.0]), v([1.0, 1.0, 2.0]))):
         def kl(L):
             v = (lambda x: L.tensor(x, dtype=L.float64))
             return L.distributions.kl_divergence(make(L, v), L.distributions.ContinuousBernoulli(v([0.2, 0.5, 0.9])))
         close(kl(ember), kl(torch))
+
+
+def test_kl_from_the_unit_uniform_is_finite():
+    # torch 2.13 returns inf for Uniform(0, 1); ContinuousBernoulli(1/2) is that uniform: KL 0
+    p = ED.Uniform(ember.tensor([0.0, 0.0], dtype=ember.float64), ember.tensor([1.0, 1.0], dtype=ember.float64))
+    q = ED.ContinuousBernoulli(ember.tensor([0.5, 0.2], dtype=ember.float64))
+    kl = ED.kl_divergence(p, q).numpy()
+    # KL(U || q) = -E_U[log q] = -(log C + (log p + log(1 - p)) / 2), C = 2 atanh(1 - 2p) / (1 - 2p)
+    p2 = 0.2
+    assert kl[0] == 0 and np.isclose(kl[1], -(np.log(2 * np.arctanh(1 - 2 * p2) / (1 - 2 * p2))
+                                              + (np.log(p2) + np.log(1 - p2)) / 2), rtol=1e-12)
 
 
 def test_kl_to_a_uniform_covering_the_unit_interval_is_finite():

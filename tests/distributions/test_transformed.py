@@ -187,3 +187,13 @@ def test_a_tanh_squashed_policy_trains_as_torchs():
     t, e = both(run)
     close(e, t, rtol=1e-5, atol=1e-6)
     assert not math.isnan(float(e[0].sum()))
+
+
+def test_kl_between_cauchy_and_half_cauchy_distributions_as_torch():
+    """Both raised NotImplementedError (no Cauchy pair); torch 2.13 has the closed form."""
+    loc, scale = [0.0, 1.0, -3.0, 0.5], [1.0, 2.0, 0.1, 0.5]
+    for make in (lambda L, v: (L.distributions.Cauchy(v(loc), v(scale)), L.distributions.Cauchy(v(loc[::-1]), v(scale))),
+                 lambda L, v: (L.distributions.HalfCauchy(v(scale)), L.distributions.HalfCauchy(v(scale[::-1])))):
+        got, want = (L.distributions.kl_divergence(*make(L, lambda x: L.tensor(x, dtype=L.float64)))
+                     for L in (ember, torch))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

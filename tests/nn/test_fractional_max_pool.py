@@ -159,3 +159,23 @@ def test_non_contiguous_input(d):
     ty.backward(torch.tensor(g))
     ey.backward(ember.tensor(g))
     assert_close(ex.grad, tx.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_a_window_with_nans_picks_its_last_nan_as_torch():
+    """torch's kernel takes every nan it meets: the index (and the gradient) is the window's
+    last nan; argmax gave the first."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 2, 8, 7))
+    x[0, 0, :, 0] = np.nan
+    x[1, 1, 2:5, 3] = np.nan
+    x[0, 1, 3, :] = np.inf
+    samples = rng.uniform(0, 1, (2, 2, 2))
+    out = []
+    for L in (ember, torch):
+        xt = L.tensor(x, requires_grad=True)
+        v, i = L.nn.functional.fractional_max_pool2d(xt, (4, 3), output_size=(4, 3), return_indices=True,
+                                                     _random_samples=L.tensor(samples))
+        v.sum().backward()
+        out.append((v.detach().numpy(), i.numpy(), xt.grad.numpy()))
+    for got, want in zip(*out):
+        np.testing.assert_array_equal(got, want)

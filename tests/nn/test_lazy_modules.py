@@ -115,3 +115,18 @@ def test_saving_an_uninitialized_state_dict_as_torch_writes_it():
         buffer.seek(0)
         with pytest.raises(Exception, match="Weights only load failed"):
             load(buffer)
+
+
+def test_a_compiled_lazy_model_runs_its_first_call_eagerly():
+    """ember.compile of a model with lazy modules raised the uninitialized parameter's ValueError
+    (reading the parameters' shapes for the guards); torch.compile runs it. The first call makes
+    the parameters eagerly, the next ones are captured and equal eager."""
+    ember.manual_seed(0)
+    net = ember.nn.Sequential(ember.nn.LazyLinear(4), ember.nn.ReLU(), ember.nn.LazyLinear(1))
+    x = ember.randn(8, 3)
+    compiled = ember.compile(net)
+    first = compiled(x)
+    assert type(net[0]) is ember.nn.Linear and net[2].weight.shape == (1, 4)
+    for _ in range(2):
+        np.testing.assert_allclose(compiled(x).detach().numpy(), net(x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(first.detach().numpy(), net(x).detach().numpy(), rtol=1e-6)

@@ -89,7 +89,18 @@ ERRORS = {
     "empty_like-rank": lambda L: L.empty_like(L.zeros(2, 3), memory_format=L.channels_last),
     "empty_like-type": lambda L: L.empty_like(L.zeros(2, 3), memory_format=1),
     "is_contiguous-type": lambda L: L.zeros(3).is_contiguous(memory_format=1),
+    "empty-rank": lambda L: L.empty(2, 3, 4, memory_format=L.channels_last),
+    "empty-preserve": lambda L: L.empty(2, 3, 4, 5, memory_format=L.preserve_format),
+    "empty-type": lambda L: L.empty(2, 3, 4, 5, memory_format="channels_last"),
 }
+
+
+@pytest.mark.parametrize("shape, fmt", [((2, 3, 4, 5), "channels_last"), ((1, 3, 1, 1), "channels_last"),
+                                        ((2, 3, 4, 5, 6), "channels_last_3d"),
+                                        ((2, 3), "contiguous_format")])
+def test_empty_takes_the_format(shape, fmt):
+    got, want = (L.empty(*shape, memory_format=getattr(L, fmt)) for L in (ember, torch))
+    assert got.stride() == want.stride() and got.shape == want.shape
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

@@ -108,6 +108,20 @@ def test_bessel_and_airy_equal_mpmath_and_torch(name):
                                rtol=1e-6, atol=1e-300, equal_nan=True)
 
 
+def test_airy_ai_far_out_is_finite_as_torchs():
+    """Past |x| ~ 5e6 SciPy's airy gives nan: Ai is 0 on the right and oscillates on the left.
+    Bound: the phase 2/3 z^1.5 is rounded in float64 (ulp 4e-6 at z = 2e7), so 1e-4 relative."""
+    x = np.array([-2e7, -1e7, -5e6 - 0.5, 5e6, 1e7, 1e10])
+    with mpmath.workdps(40):
+        reference = np.array([float(mpmath.airyai(mpmath.mpf(float(v)))) for v in x])
+    for dtype in (ember.float64, ember.float32):
+        got = ember.special.airy_ai(ember.tensor(x, dtype=dtype)).double().numpy()
+        np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-12)
+    ends = [inf, -inf, nan, -1e300]  # torch: nan (the phase overflows at -1e300)
+    assert np.isnan(ember.special.airy_ai(ember.tensor(ends, dtype=ember.float64)).numpy()).all()
+    assert np.isnan(torch.special.airy_ai(torch.tensor(ends, dtype=torch.float64)).numpy()).all()
+
+
 @pytest.mark.parametrize("name", ["bessel_j0", "modified_bessel_k1", "airy_ai", "log_ndtr", "erfcx", "ndtri",
                                   "chebyshev_polynomial_t", "zeta"])
 def test_dtypes_and_errors_as_torchs(name):

@@ -116,3 +116,43 @@ def _storage_edges(L):
 
 def test_storages_of_shared_complex_and_byte_tensors_are_torchs():
     assert _storage_edges(ember) == _storage_edges(torch)
+
+
+def _resizes(L):
+    """resize_/resize_as_ of views: the storage's next elements from storage_offset(), not the
+    view's in row-major order; the same shape changes nothing (strides kept)."""
+    out = []
+    x = L.arange(6.).reshape(2, 3).t()
+    x.resize_(6)  # a transpose read as its storage
+    out.append((x.tolist(), x.stride()))
+    base = L.arange(6.)
+    y = base[::2]
+    y.resize_(2)  # the first two storage elements, still base's memory
+    y[0] = 50
+    out.append((base.tolist(), y.tolist()))
+    z = L.arange(6.).reshape(2, 3).t()
+    z.resize_as_(L.zeros(3, 2))  # same shape: nothing changes
+    out.append((z.stride(), z.tolist()))
+    w = L.arange(8.)[2:]
+    w.resize_(3, 2)  # from the storage offset
+    out.append((w.tolist(), w.storage_offset()))
+    g = L.arange(6.)[2:]
+    g.resize_(10)  # longer than the storage: the old items, then zeros
+    out.append((g.tolist()[:4], g.storage_offset(), g.shape))
+    k = L.arange(6.)
+    k.resize_(2)
+    k.resize_(6)  # grown again within its storage: the old elements, not zeros
+    out.append(k.tolist())
+    c = L.arange(24.).reshape(1, 2, 3, 4)
+    c.resize_(1, 2, 3, 4, memory_format=L.channels_last)
+    out.append((c.stride(), c.is_contiguous(memory_format=L.channels_last)))
+    for f in (lambda: L.zeros(4).resize_as_(L.zeros(2, 2), memory_format=L.channels_last),
+              lambda: L.zeros(4).resize_(2, 2, memory_format=L.preserve_format)):
+        with pytest.raises(RuntimeError) as info:
+            f()
+        out.append(str(info.value))
+    return out
+
+
+def test_resize_of_views_reads_the_storage_as_torch():
+    assert _resizes(ember) == _resizes(torch)

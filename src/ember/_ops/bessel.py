@@ -183,7 +183,18 @@ def _spherical_j0(x):
 
 
 def _airy_ai(x):
-    return _backend.special(x).airy(x)[0]
+    """Ai(x) by SciPy's ``airy``, which gives nan past |x| ~ 5e6: there Ai is 0 for x > 0 (it
+    underflows from x ~ 105) and, for x = -z < 0, its asymptotic form (DLMF 9.7.9)
+    ``pi^-1/2 z^-1/4 sin(2/3 z^3/2 + pi/4)``, nan once the phase overflows, as torch."""
+    xp = namespace(x)
+    value = _backend.special(x).airy(x)[0]
+    lost = xp.isnan(value) & xp.isfinite(x)
+    if not lost.any():
+        return value
+    with np.errstate(all="ignore"):
+        z = xp.abs(x).astype(np.float64)  # the phase needs float64 even for float32 x
+        tail = xp.sin(2.0 / 3.0 * z ** 1.5 + np.pi / 4) / (np.sqrt(np.pi) * z ** 0.25)
+    return xp.where(lost, xp.where(x > 0, 0.0, tail), value).astype(value.dtype, copy=False)
 
 
 bessel_j0, BesselJ0 = _constant("bessel_j0", "j0")

@@ -25,6 +25,18 @@ def _matmul_kernel(a, b):
     return "dot" if a.ndim == b.ndim == 1 else "addmm_impl_cpu_"
 
 
+def _flip_kernel(x, dims):
+    """torch flips uint16/32/64 by copying whole rows (None: no refusal) where its innermost
+    dim (the least nonzero stride of the dims longer than 1) has stride 1 and is not flipped, or no dim
+    longer than 1 is flipped; otherwise its typed kernel, which has no unsigned types."""
+    long = [d for d in range(x.ndim) if x.shape[d] > 1]
+    flipped = [d % x.ndim for d in dims if x.shape[d] > 1]
+    if not flipped or x.size == 0:
+        return None
+    inner = min([d for d in long if x.strides[d]] or long, key=lambda d: abs(x.strides[d]))  # (not a broadcast dim)
+    return None if x.strides[inner] == x.itemsize and inner not in flipped else "flip_cpu"
+
+
 # op name -> torch's kernel name (or a function of the op's arrays and attributes giving it)
 UNSIGNED_KERNELS = {
     "Add": "add_stub", "Sub": "add_stub", "Remainder": "remainder_cpu", "Fmod": "fmod_cpu", "Pow": "pow",
@@ -34,7 +46,7 @@ UNSIGNED_KERNELS = {
     "BitwiseRightShift": "rshift_cpu", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Clamp": _clamp_kernel,
     "Max": "max_all", "Min": "min_all", "Amax": "max_values_cpu", "Amin": "min_values_cpu",
     "MaxAlongDim": "max_cpu", "MinAlongDim": "min_cpu", "Argmax": "argmax_cpu", "Argmin": "argmin_cpu",
-    "Cummax": "cummax_cpu", "Cummin": "cummin_cpu", "Topk": "topk_cpu", "Flip": "flip_cpu",
+    "Cummax": "cummax_cpu", "Cummin": "cummin_cpu", "Topk": "topk_cpu", "Flip": _flip_kernel,
     "Gather": "scatter_gather_tensor_cpu", "Scatter": "scatter_gather_tensor_cpu", "Matmul": _matmul_kernel,
 }
 
@@ -68,4 +80,6 @@ def refuse(op, a, arrays, attrs):
         error, message = op.complex_error
         raise error(message.replace("{T}", SCALAR_TYPE_NAMES[a.dtype.name]))
     kernel = UNSIGNED_KERNELS[op.name]
-    refuse_unsigned(kernel if isinstance(kernel, str) else kernel(*arrays, **attrs), a.dtype)
+    kernel = kernel if isinstance(kernel, str) else kernel(*arrays, **attrs)
+    if kernel is not None:  # (None: torch has a path for these dtypes too)
+        refuse_unsigned(kernel, a.dtype)

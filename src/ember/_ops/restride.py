@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _memory_format
 from .._backend.shared import owner
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
@@ -120,27 +120,48 @@ def unsqueeze_(self, dim):
 
 
 def resize_(self, *sizes, memory_format=None):
-    """Gives ``self`` the shape ``sizes`` (contiguous), keeping its first elements in C order;
-    elements past the old ones are uninitialised (zero here). Where no more elements are
-    needed and ``self`` is contiguous it keeps its memory, as torch; otherwise it gets new
-    memory (views taken before no longer alias it).
+    """Gives ``self`` the shape ``sizes`` over its own storage, as torch's: the same shape keeps
+    ``self`` as it is (strides too); another one lays ``sizes`` out from ``storage_offset()`` with
+    ``memory_format``'s strides (row-major by default), so the elements are the storage's next
+    ones, not ``self``'s in row-major order. Where the storage is too short, it is copied into a
+    longer one (zeros after the old items) that only ``self`` sees: torch grows the shared storage,
+    which its other views see too.
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.resize_.html)
 
     Raises:
-        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad"), or a
-            size is negative (torch's ``-1`` is not inferred here).
+        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad"), a
+            size is negative (torch's ``-1`` is not inferred here), ``memory_format`` is
+            ``preserve_format`` or a channels-last format of another rank.
     """
     sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    sizes = tuple(int(s) for s in sizes)
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
-    n = math.prod(sizes)
     old = self._data
-    if n <= old.size and old.flags.c_contiguous:
-        self._data = old.reshape(-1)[:n].reshape(sizes)
-    else:
+    if memory_format is None:
+        if sizes == tuple(old.shape):
+            return self
+        memory_format = _memory_format.contiguous_format
+    elif _memory_format.checked(memory_format, "resize_") is _memory_format.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    elif _memory_format.is_channels_last(memory_format):
+        _memory_format.channels_order(memory_format, len(sizes))
+    strides = _memory_format.strides(sizes, old.itemsize, memory_format)
+    n = math.prod(sizes)
+    if not isinstance(old, np.ndarray):  # another array library: a new row-major array
         new = _backend.namespace(old).zeros(sizes, old.dtype)
         keep = min(n, old.size)
         new.reshape(-1)[:keep] = old.reshape(-1)[:keep]
         self._data = new
+        return self
+    offset = self.storage_offset()
+    raw = owner(old).ravel(order="K").view(np.uint8)  # the storage, as whole elements of self's dtype
+    storage = raw[:raw.size - raw.size % old.itemsize].view(old.dtype)
+    if offset + n > storage.size:
+        grown = np.zeros(offset + n, old.dtype)
+        grown[:storage.size] = storage
+        storage = grown
+    self._data = np.ndarray(sizes, old.dtype, buffer=storage, offset=offset * old.itemsize, strides=strides)
     return self

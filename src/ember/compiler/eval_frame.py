@@ -20,6 +20,7 @@ import numpy as np
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from ..nn.modules.module import Module
+from ..nn.parameter import is_lazy
 from .._ops import core as _core
 from . import aot, replay
 from .backends import OPTIONS, compile_graph
@@ -271,7 +272,12 @@ class _CompiledFunction:
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
-        facts = snapshot(world, args, kwargs)
+        try:
+            facts = snapshot(world, args, kwargs)
+        except ValueError:  # a lazy module's parameters (no shape yet): made by an eager call, as torch's
+            if not any(map(is_lazy, world.params)):
+                raise
+            return fn(*args, **kwargs)
         if facts == self._last[0]:  # the same world as the last call's, which the recheck did not show
             self._rechecking(world, args, kwargs)
             return self._last[1](world.inputs, fn, args, kwargs)

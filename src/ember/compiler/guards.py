@@ -29,7 +29,7 @@ from ..amp import autocast_mode as _autocast
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
-from ..optim.optimizer import Optimizer
+from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
 from .contents import DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
 from .side_effects import global_names, plain_object, user_class, user_code
@@ -66,6 +66,8 @@ class World:
         else:
             self.source, self.reads = _source(fn), []
             free = list(_free_roots(self.source, self.reads))
+        if any([isinstance(o, Optimizer) for o in args]):  # an optimizer passed: what its step hooks read
+            free = free + [v for o in args if isinstance(o, Optimizer) for v in _optimizer_values(o, set(), [])]
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
         if same_fn and free is previous.read_values and same(self.arguments, previous.arguments):
@@ -304,6 +306,8 @@ def _free_values(fn, names, seen, reads):
                 yield item.__self__
             if isinstance(item, Module) and id(item) not in seen:
                 yield from _module_values(item, seen, reads)
+            elif isinstance(item, Optimizer) and id(item) not in seen:
+                yield from _optimizer_values(item, seen, reads)
             elif id(inner) not in seen and user_code(inner):
                 seen.add(id(inner))
                 if item is not value:
@@ -343,6 +347,19 @@ def _module_values(module, seen, reads):
             seen.add(id(cls))
             reads.append((_class_values, (cls,), _class_values(cls)))
             yield from (v for k, v in vars(cls).items() if not k.startswith("__") and (scalar(v) or container(v)))
+
+
+def _optimizer_values(optimizer, seen, reads):
+    """What the user's step hooks of ``optimizer`` read (see :func:`_free_values`): a hook that
+    counts steps in a list is a side effect a replay would skip (a graph break)."""
+    seen.add(id(optimizer))
+    hooks = step_hook_functions(optimizer)
+    reads.append((step_hook_functions, (optimizer,), hooks))
+    for f in hooks:
+        inner = getattr(f, "__func__", f)
+        if id(inner) not in seen and user_code(inner):
+            seen.add(id(inner))
+            yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
 
 
 def _class_values(cls):
@@ -414,7 +431,8 @@ def snapshot(world, args, kwargs):
     for k, opt in enumerate(world.optimizers):
         params, hyper, state = optimizer_facts(opt)
         facts += [(f"optimizer {k} parameters (identity, by group)", params),
-                  (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state)]
+                  (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state),
+                  (f"optimizer {k} step hooks (global and its own)", tuple(map(id, step_hook_functions(opt))))]
     return facts
 
 

@@ -20,12 +20,14 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal, lowrank_kl
@@ -78,6 +80,13 @@ def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
     distance = (p.loc - q.loc).abs()
     return -scale_ratio.log() + distance / q.scale + scale_ratio * (-distance / p.scale).exp() - 1
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    """log(((s_p + s_q)^2 + (l_p - l_q)^2) / (4 s_p s_q)): Chyzak and Nielsen, "A closed-form
+    formula for the Kullback-Leibler divergence between Cauchy distributions" (2019)."""
+    return (((p.scale + q.scale) ** 2 + (p.loc - q.loc) ** 2) / (4 * p.scale * q.scale)).log()
 
 
 @register_kl(Bernoulli, Bernoulli)
@@ -299,6 +308,12 @@ def _kl_beta_continuousbernoulli(p, q):
     return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._log_norm()
 
 
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuousbernoulli(p, q):
+    """As from a Beta (log q is linear in x); infinite where [low, high] leaves [0, 1]."""
+    return _kl_beta_continuousbernoulli(p, q).masked_fill((p.low < 0) | (p.high > 1), math.inf)
+
+
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuousbernoulli_exponential(p, q):
     return -p.entropy() - q.rate.log() + q.rate * p.mean
@@ -322,12 +337,12 @@ def _kl_unit_interval_uniform(p, q):
 def _infinite(p, q):
     """q has no mass on part of p's support: p lives on the whole line (or half-line) and q on
     a half-line or an interval."""
-    loc = p.loc if hasattr(p, "loc") else p.rate
-    return loc.new_full(loc.shape, math.inf)
+    return p.mean.new_full(p.batch_shape, math.inf)
 
 
 for _p, _q in [(Normal, Uniform), (Normal, Exponential), (Normal, Gamma), (Normal, Beta),
                (Laplace, Uniform), (Laplace, Exponential), (Laplace, Gamma), (Laplace, Beta),
                (Exponential, Uniform), (Exponential, Beta), (Gamma, Uniform), (Gamma, Beta),
-               (Exponential, ContinuousBernoulli), (Gamma, ContinuousBernoulli)]:
+               (Exponential, ContinuousBernoulli), (Gamma, ContinuousBernoulli), (Normal, ContinuousBernoulli),
+               (Laplace, ContinuousBernoulli), (Pareto, ContinuousBernoulli), (Gumbel, ContinuousBernoulli)]:
     register_kl(_p, _q)(_infinite)

@@ -62,6 +62,18 @@ def register_optimizer_step_post_hook(hook):
     return _add_hook(_global_optimizer_post_hooks, hook)
 
 
+def step_hooks(optimizer):
+    """``(pre, post)``: the step hooks that run around ``optimizer.step()``, in their order (the
+    global pre-hooks, then its own; its own post-hooks, then the global ones)."""
+    return ((*_global_optimizer_pre_hooks.values(), *optimizer._optimizer_step_pre_hooks.values()),
+            (*optimizer._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()))
+
+
+def step_hook_functions(optimizer):
+    """The functions of :func:`step_hooks`, pre then post, in one tuple."""
+    return sum(step_hooks(optimizer), ())
+
+
 def _with_step_hooks(step):
     """``step`` running the global and the optimizer's step hooks around it: the class's own
     ``step``, wrapped once when the first instance is made (a subclass that overrides
@@ -69,7 +81,8 @@ def _with_step_hooks(step):
     @functools.wraps(step)
     def hooked(*args, **kwargs):
         self = args[0]
-        for hook in (*_global_optimizer_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()):
+        pre, post = step_hooks(self)
+        for hook in pre:
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -77,7 +90,7 @@ def _with_step_hooks(step):
                                        f"but got {result}.")
                 args, kwargs = result
         out = step(*args, **kwargs)
-        for hook in (*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()):
+        for hook in post:
             hook(self, args, kwargs)
         return out
     hooked.hooked = True
