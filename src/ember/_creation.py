@@ -252,15 +252,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     shape = _size(_sizes(sizes, size), "empty")
     if _sparse_or_dense("empty", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
-    array = np.empty(shape, _np(dtype))
-    if memory_format is not None:
-        fmt = _memory_format.checked(memory_format, "empty")
-        if fmt is _memory_format.preserve_format:
-            raise RuntimeError("unsupported memory format Preserve")
-        if _memory_format.is_channels_last(fmt):
-            _memory_format.channels_order(fmt, len(shape))
-            array = _memory_format.laid_out(array, fmt)
-    return _finish(array, requires_grad)
+    return _finish(_memory_format.for_empty(np.empty(shape, _np(dtype)), memory_format), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):

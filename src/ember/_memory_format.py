@@ -129,3 +129,19 @@ def laid_out(array, fmt, xp=np):
     out = xp.empty(tuple(array.shape[d] for d in outermost_first), array.dtype).transpose(np.argsort(outermost_first))
     out[...] = array
     return out
+
+
+def for_empty(array, fmt, fn="empty"):
+    """``array`` (new, row-major) laid out as the ``memory_format`` a factory was given (None:
+    as is). TypeError for a non-format, RuntimeError for ``preserve_format`` or a channels-last
+    format of another rank, as torch's ``empty``."""
+    if fmt is None:
+        return array
+    fmt = checked(fmt, fn)
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    if is_channels_last(fmt):
+        channels_order(fmt, array.ndim)
+        array = laid_out(array, fmt)
+    return array
+

@@ -4,6 +4,7 @@ torch.distributions 2.13: samples for the same seed, densities, moments, gradien
 transforms' values, inverses and log-Jacobians, printed forms and errors."""
 import math
 
+import numpy as np
 import pytest
 
 import ember

@@ -11,6 +11,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype
+from .._creation import tensor
 from .._tensor import Tensor
 
 __all__ = ["assert_close", "assert_allclose"]
@@ -54,7 +55,6 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     :func:`assert_close` with dtypes not compared, nan equal by default and the old tolerances
     (float16: 1e-3 each; float32: rtol 1e-4, atol 1e-5; float64: 1e-5 and 1e-8; other dtypes
     assert_close's; the larger of the two tensors')."""
-    from .. import tensor
     warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
                   "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
                   "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..symbolic import Expr, at_least_1
 from .direct_gemm import TRANSPOSE
-from .kernels import CTYPES, _dtype, c_literal, label
+from .kernels import CTYPES, _dtype, c_literal
+from .python import label
 from .plan import _align, _blas_layout, _is_node, _numel, batched_operands
 from .toolchain import simd_reduction
 

@@ -23,7 +23,7 @@ import time
 
 from . import conv, conv_gemm, toolchain, winograd
 from .direct_gemm import fits, packed_fits
-from .kernels import label
+from .python import label
 from ..symbolic import Expr
 
 __all__ = ["choose", "choose_conv", "recorded_conv", "conv_cost_model", "NAMES", "CONV_NAMES"]

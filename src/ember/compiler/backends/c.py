@@ -22,9 +22,8 @@ from ..graph import kwarg_nodes
 from ..symbolic import Expr, evaluator
 from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
-from .kernels import label
 from .plan import make_plan
-from .python import Program, value_names, with_ranges
+from .python import Program, label, value_names, with_ranges
 
 __all__ = ["compile_c", "cached_c", "blas_pointers", "log_enabled"]
 

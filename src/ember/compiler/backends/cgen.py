@@ -21,7 +21,8 @@ from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
-from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, label, operands
+from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, operands
+from .python import label
 from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
 from .locs import coverage
 from .plan import _align, _args, _numel, contiguous_strides, scatter_loc

@@ -7,7 +7,8 @@ import numpy as np
 
 from .autotune import direct_candidate, packed_candidate
 from .direct_gemm import direct_lines, packed_lines
-from .kernels import CTYPES, label
+from .kernels import CTYPES
+from .python import label
 from .plan import _blas_layout, _numel, gemm_operands
 from ..symbolic import Expr, at_least_1
 

@@ -15,7 +15,7 @@ from . import conv, copies, gather, indexing, pool, sort
 from .updates import UPDATES, update_attrs, update_of
 
 __all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
-           "operands", "reads", "label", "Part", "ROW_REDUCTIONS"]
+           "operands", "reads", "Part", "ROW_REDUCTIONS"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
           np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int32_t", np.dtype(np.bool_): "uint8_t",
@@ -261,14 +261,6 @@ def reads(node):
     marks = [None if a is None else f"@{i}@" for i, a in enumerate(update.args)]
     expression = UPDATES[update.target.name](marks, update_attrs(update), _dtype(update.args[0]), node.args[1])
     return [a for a, mark in zip(update.args, marks) if mark is not None and mark in expression]
-
-
-def label(node):
-    """``Op(name)`` for comments and logs; a picked update result reads ``SgdUpdate[1](getitem_3)``."""
-    update = update_of(node)
-    if update is not None:
-        return f"{update.target.name}[{node.args[1]}]({node.name})"
-    return f"{getattr(node.target, 'name', getattr(node.target, '__name__', node.target))}({node.name})"
 
 
 def _update_ok(node):

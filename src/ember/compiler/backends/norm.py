@@ -10,7 +10,8 @@ a dozen NumPy array operations over the activations.
 import numpy as np
 
 from ..symbolic import Expr
-from .kernels import CTYPES, c_literal, label, norm_backward_operands as _operands
+from .kernels import CTYPES, c_literal, norm_backward_operands as _operands
+from .python import label
 from .plan import _numel
 from .toolchain import simd_reduction
 

@@ -17,8 +17,9 @@ import numpy as np
 from ...profiler.profiler import record_function, recording
 from ..graph import bind_subgraphs, nodes_in
 from ..symbolic import Expr, evaluate, free_symbols
+from .updates import update_of
 
-__all__ = ["Program", "compile_python", "literal", "with_ranges"]
+__all__ = ["Program", "compile_python", "label", "literal", "with_ranges"]
 
 
 def literal(value, name=None):
@@ -96,6 +97,15 @@ class Program:
         return namespace[name], source
 
 
+def label(node):
+    """``Op(name)`` for comments, logs and profiler ranges; a picked update result reads
+    ``SgdUpdate[1](getitem_3)``."""
+    update = update_of(node)
+    if update is not None:
+        return f"{update.target.name}[{node.args[1]}]({node.name})"
+    return f"{getattr(node.target, 'name', getattr(node.target, '__name__', node.target))}({node.name})"
+
+
 def _is_node(a):
     return hasattr(a, "users") and hasattr(a, "meta")
 
@@ -113,7 +123,6 @@ def compile_python(graph, compile_subgraph=None):
     sizes)`` when the graph has size symbols); mutations are written into the placeholders'
     arrays (``np.copyto``) after every output is computed. Control-flow nodes call their
     subgraphs compiled by ``compile_subgraph`` (by default this function)."""
-    from .kernels import label  # (kernels imports the backends that import this module)
     program, names = Program(graph.symbols), value_names(graph)
     body, ranged = [], []
     for node in graph.nodes:

@@ -19,7 +19,8 @@ GRU.html, RNN.html), as the module docstring of :mod:`ember._ops.rnn` writes the
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS, result_shapes, step_rows
-from .kernels import CTYPES, label
+from .kernels import CTYPES
+from .python import label
 from .plan import Loc, Storage, contiguous_strides
 
 __all__ = ["rnn_kernel"]

@@ -16,7 +16,8 @@ inputs (plan._operands_fit), every kernel a fresh contiguous buffer for its resu
 """
 import numpy as np
 
-from .kernels import CTYPES, ROW_REDUCTIONS, label
+from .kernels import CTYPES, ROW_REDUCTIONS
+from .python import label
 from .plan import _numel
 from .rows import _row_stats
 

@@ -7,7 +7,8 @@ overflows (the log-sum-exp trick).
 import numpy as np
 
 from ..symbolic import Expr, at_least_1
-from .kernels import CTYPES, label
+from .kernels import CTYPES
+from .python import label
 from .plan import _numel
 from .toolchain import simd_reduction
 
