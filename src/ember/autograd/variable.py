@@ -2,6 +2,9 @@
 (``Variable(x, requires_grad=True)``, ``isinstance(h, Variable)``)."""
 import warnings
 
+from .._creation import empty
+from .._tensor import Tensor
+
 __all__ = ["Variable"]
 
 
@@ -10,13 +13,10 @@ class _VariableMeta(type):
     ``x`` is a tensor, and calling ``Variable`` builds a tensor, not a Variable."""
 
     def __instancecheck__(cls, obj):
-        from .._tensor import Tensor
         return isinstance(obj, Tensor)
 
     def __call__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
-        from .._tensor import Tensor
         if data is None:
-            from .._creation import empty
             return empty(0, requires_grad=bool(requires_grad))
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
