@@ -93,3 +93,31 @@ def test_new_of_a_tensor_of_another_dtype_says_what_torch_says(dtypes):
             L.zeros(1, dtype=getattr(L, dtypes[0])).new(L.zeros(1, dtype=getattr(L, dtypes[1])))
         return str(info.value)
     assert message(ember) == message(torch)
+
+
+TYPE_CALLS = {
+    "legacy-class": lambda L, x: x.type(L.LongTensor), "legacy-double": lambda L, x: x.type(L.DoubleTensor),
+    "legacy-bool": lambda L, x: x.type(L.BoolTensor), "legacy-int-view": lambda L, x: x.t().type(L.IntTensor),
+    "Tensor-is-default": lambda L, x: x.double().type(L.Tensor), "name": lambda L, x: x.type("torch.ByteTensor"),
+    "same-is-self": lambda L, x: [x.type(L.FloatTensor) is x, x.type(L.float32) is x, x.type("torch.FloatTensor") is x],
+    "grad": lambda L, x: type(x.detach().requires_grad_().type(L.DoubleTensor).grad_fn).__name__,
+    "module": lambda L, x: L.nn.Linear(2, 2).type(L.DoubleTensor).weight.dtype,
+    "not-a-tensor-type": lambda L, x: x.type(L.nn.Linear), "number": lambda L, x: x.type(5),
+}
+
+
+@pytest.mark.parametrize("name", TYPE_CALLS)
+def test_type_takes_legacy_classes_as_torch(name):
+    # old programs: x.type(torch.FloatTensor), torch.unsqueeze(...).type(torch.LongTensor)
+    outs = []
+    for L in (torch, ember):
+        x = L.tensor([[0.5, -1.5, 2.0], [3.0, 0.0, -0.25]])
+        try:
+            outs.append(TYPE_CALLS[name](L, x))
+        except (TypeError, ValueError) as error:
+            outs.append((type(error), str(error).replace("torch.nn.modules", "").replace("ember.nn.modules", "")))
+    e, t = outs[1], outs[0]
+    if isinstance(t, torch.Tensor):
+        assert str(e.dtype) == str(t.dtype) and e.tolist() == t.tolist()
+    else:
+        assert str(e) == str(t)

@@ -74,6 +74,14 @@ def _mat_text(shape):
     return "x".join(map(str, shape if len(shape) == 2 else (1,) + tuple(shape)))
 
 
+class _Shape:
+    """An operand whose values a gradient does not read: its ``ndim`` only."""
+    __slots__ = ("ndim",)
+
+    def __init__(self, shape):
+        self.ndim = len(shape)
+
+
 class Matmul(Op):
     """``a @ b`` following https://pytorch.org/docs/stable/generated/torch.matmul.html: 1-D
     operands gain and then lose a dimension, batch dimensions broadcast. Both operands must
@@ -92,8 +100,11 @@ class Matmul(Op):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
+        # each gradient reads only the other operand: one changed in place since is an error only
+        # where its value is needed (PyTorch saves a only for b's gradient and b for a's)
         need_a, need_b = ctx.needs_input_grad
+        a = ctx.input(0) if need_b else _Shape(ctx.shapes[0])
+        b = ctx.input(1) if need_a else _Shape(ctx.shapes[1])
         ga = gb = None
         if a.ndim == 1 and b.ndim == 1:
             return (g * b if need_a else None), (g * a if need_b else None)
@@ -184,9 +195,9 @@ class Addmm(Op):
         g_mat1 = g_mat2 = None
         if need_mat1:
             g_mat1 = apply(Matmul, g, transposed(ctx.input(2)))
-        if need_mat2:
+        if need_mat2:  # reads mat1's values and only mat2's layout
             mat1 = ctx.input(1)
-            mat2 = ctx.input(2)._data
+            mat2 = ctx.saved_layout(2)
             if mat2.strides == (mat2.itemsize, mat2.itemsize * mat2.shape[0]):  # column-major: keep it so
                 g_mat2 = transposed(apply(Matmul, transposed(g), mat1))
             else:

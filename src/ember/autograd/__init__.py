@@ -11,6 +11,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "set_multithreading_enabled", "inference_mode", "is_grad_enabled",
@@ -25,10 +26,3 @@ def __getattr__(name):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")
-
-
-def Variable(data, requires_grad=False, volatile=False):
-    """The pre-0.4 wrapper: returns ``data`` itself, with ``requires_grad`` set if asked."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data

@@ -175,6 +175,15 @@ class OpNode(Node):
             return x.conjugate()
         return x
 
+    def saved_layout(self, i):
+        """The ``i``-th saved input's array, for its strides only: unlike :meth:`input`, no error
+        when it was changed in place since (PyTorch keeps an operand's strides apart from its
+        values: ``addmm`` reads ``mat2``'s layout for ``mat2``'s gradient, which needs ``mat1``)."""
+        if self._freed:
+            raise RuntimeError(_FREED)
+        x = self._saved[i][0]
+        return self.input(i)._data if type(x) is Packed else x._data
+
     def __getattr__(self, name):
         # torch's ``grad_fn._saved_self`` & co.: a saved value, read (and unpacked) as a backward reads it
         if name == "_saved_result" and self._out is not None and self.num_outputs == 1:
