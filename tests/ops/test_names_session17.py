@@ -50,6 +50,11 @@ def _error(fn_e, fn_t):
     lambda m, x: m.unfold_copy(x, 1, 2, 1), lambda m, x: m.alias_copy(x.t()), lambda m, x: m.detach_copy(x),
     lambda m, x: m.as_strided_copy(x, (2, 2), (1, 2), 1), lambda m, x: m.view_as_real_copy(m.view_as_complex_copy(
         x[:, :2].contiguous())),
+    # empty tensors
+    lambda m, x: m.narrow_copy(x[:0], 1, 1, 2), lambda m, x: m.nonzero_static(x[:0], size=2),
+    lambda m, x: m.vander(x[0, :0]), lambda m, x: m.t_copy(x[:0]), lambda m, x: m.split_copy(x[:, :0], 1)[1],
+    lambda m, x: m.histogramdd(x[:0, :2], bins=2, range=[0., 1., 0., 1.]).hist,
+    lambda m, x: m.histogramdd(x.t().contiguous(), bins=[1, 2], weight=x[0].abs()).hist,
 ])
 def test_values_match_torch(call):
     e, t = _pair((2, 3))
@@ -109,6 +114,11 @@ def test_out_and_multi_output_out():
     lambda m, x: m.symeig(x), lambda m, x: m.eig(x), lambda m, x: m.lstsq(x, x), lambda m, x: m.solve(x, x),
     lambda m, x: m.matrix_rank(x), lambda m, x: x.symeig(), lambda m, x: x.eig(True), lambda m, x: x.lstsq(x),
     lambda m, x: x.solve(x), lambda m, x: m.ones(2, requires_grad=True).__dlpack__(),
+    lambda m, x: m.histogramdd(x.long(), bins=2), lambda m, x: m.histogramdd(x.half(), bins=2),
+    lambda m, x: m.histogramdd(x[0], bins=2), lambda m, x: m.arange(3).igamma_(m.ones(3)),
+    lambda m, x: m.split_copy(x, 1, out=[m.empty(1, 3)]), lambda m, x: m.unbind_copy(x, out=[m.empty(3)] * 3),
+    lambda m, x: m.split_with_sizes_copy(x, [1, 2], 1, out=[m.empty(1)]), lambda m, x: m.slice_copy(x, 1, 0, 3, 0),
+    lambda m, x: m.ones(3).dim_order(ambiguity_check=[1]),
 ])
 def test_errors_match_torch(call):
     e, t = _pair((2, 3))

@@ -340,13 +340,12 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     extent) or N 1-d tensors of edges; ``weight`` (...) weighs each point, ``density`` normalises.
     Returns ``(hist, bin_edges)``: hist of shape (bins0, ..., binsN-1) and a tuple of N edge
     tensors, in ``input``'s dtype (NumPy's ``histogramdd``;
-    https://pytorch.org/docs/stable/generated/torch.histogramdd.html). Not differentiable."""
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, "
-                           f"but got input {input.dtype.name} and bins float")
+    https://pytorch.org/docs/stable/generated/torch.histogramdd.html). Not differentiable.
+    NotImplementedError for a dtype other than float32/float64, RuntimeError for fewer than 2 dims."""
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[input.dtype.name]}'")
     if input.ndim < 2:
-        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got "
-                           f"{input.ndim}")
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     n = input.shape[-1]
     points = input._data.reshape(-1, n)
     edges = [b._data if isinstance(b, Tensor) else b for b in bins] if isinstance(bins, (list, tuple)) else bins

@@ -20,10 +20,12 @@ def _copied(view, out=None):
     return with_out(result, out)
 
 
-def _all_copied(views, out=None):
+def _all_copied(views, out, kernel):
     if out is None:
         return tuple(_copied(v) for v in views)
-    for v, o in zip(views, out, strict=True):
+    if len(out) != len(views):
+        raise RuntimeError(f"{kernel} expected an out= argument of size {len(views)}, got size {len(out)}")
+    for v, o in zip(views, out):
         _copied(v, o)
     return None
 
@@ -113,14 +115,14 @@ def view_as_complex_copy(input, *, out=None):
 
 def unbind_copy(input, dim=0, *, out=None):
     """``input.unbind(dim)``, each copied."""
-    return _all_copied(unbind(input, dim), out)
+    return _all_copied(unbind(input, dim), out, "unbind_copy_int_out")
 
 
 def split_copy(input, split_size, dim=0, *, out=None):
     """``input.split(split_size, dim)``, each copied."""
-    return _all_copied(split(input, split_size, dim), out)
+    return _all_copied(split(input, split_size, dim), out, "split_copy_Tensor_out()")
 
 
 def split_with_sizes_copy(input, split_sizes, dim=0, *, out=None):
     """``torch.split_with_sizes(input, split_sizes, dim)``, each copied."""
-    return _all_copied(split_with_sizes(input, split_sizes, dim), out)
+    return _all_copied(split_with_sizes(input, split_sizes, dim), out, "split_with_sizes_copy_out")
