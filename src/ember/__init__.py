@@ -119,12 +119,21 @@ from .storage import (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage,
                       ShortStorage, CharStorage, ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage)
 from .cuda import amp as _cuda_amp  # noqa: F401  (``torch.cuda.amp`` is there wherever ``torch.cuda`` is)
 from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats
+from ._ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, permute_copy,
+                               select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+                               transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_as_complex_copy,
+                               view_as_real_copy, view_copy)
+from ._ops.arrange import vander
+from ._ops.sort import histogramdd
+from ._dlpack import from_dlpack, to_dlpack
+from ._removed import eig, lstsq, matrix_rank, solve, symeig
 import math as _math
 
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan  # torch.pi & co.: Python floats, as torch's
 newaxis = None  # x[:, torch.newaxis], NumPy's spelling
 set_default_tensor_type = _legacy.set_default_tensor_type  # (deprecated, as torch's)
 is_nonzero, is_signed, is_same_size = _tensor_extras.is_nonzero, _tensor_extras.is_signed, _tensor_extras.is_same_size
+narrow_copy, nonzero_static = _tensor_extras.narrow_copy, _tensor_extras.nonzero_static
 
 __version__ = "0.1.0"
 
@@ -237,6 +246,22 @@ def detach(input):
 def fill(input, value):
     """A new tensor shaped like ``input`` filled with ``value`` (out of place ``fill_``)."""
     return full_like(input, value)
+
+
+def get_device(input):
+    """``input.get_device()``: -1, the index torch gives a CPU tensor."""
+    return input.get_device()
+
+
+def is_inference(input):
+    """``input.is_inference()``: False (ember does not mark the tensors an ``inference_mode``
+    block makes)."""
+    return input.is_inference()
+
+
+def is_storage(obj):
+    """Whether ``obj`` is a storage (``UntypedStorage`` or ``TypedStorage``)."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def is_complex(input):

@@ -581,7 +581,7 @@ for _name, _function in _IN_PLACE_ONLY.items():
     setattr(Tensor, _name, _function)
 for _name, _function in _OPERATORS.items():  # augmented assignments name their in-place method
     setattr(Tensor, _name, getattr(Tensor, _function) if isinstance(_function, str) else _function)
-for _name, _function in _PROPERTIES.items():
+for _name, _function in {**_PROPERTIES, **_tensor_extras.PROPERTIES}.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function
 

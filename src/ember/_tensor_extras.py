@@ -3,19 +3,30 @@ their own: the legacy constructor ``new``, ``fill_diagonal_``, the in-place ``tr
 family, the predicates ``is_signed``/``is_nonzero``/``is_same_size`` (``torch.is_signed`` &
 co. too), the slow Python loops ``apply_``/``map_``, ``resize_as_``, the storages
 (``storage.py``), and the in-place spellings torch keeps as aliases (``greater_`` is ``gt_``)
-(https://pytorch.org/docs/stable/tensors.html). ``_tensor.py`` attaches :data:`METHODS` and
-:data:`IN_PLACE`."""
+(https://pytorch.org/docs/stable/tensors.html); the method spellings of existing functions
+(``igamma``, ``mvlgamma``, ``prelu``, ...), ``narrow_copy``, ``nonzero_static``, ``dim_order``,
+``map2_``, and the predicates of devices and layouts ember has not (``is_mkldnn``: False).
+``_tensor.py`` attaches :data:`METHODS`, :data:`IN_PLACE` and :data:`PROPERTIES`."""
 import numbers
 
 import numpy as np
 
-from . import _backend
-from ._creation import new_empty, new_tensor
-from ._ops import compare as _compare, pointwise_float as _float
+from . import _backend, _dtype
+from ._dlpack import dlpack, dlpack_device
+from ._creation import empty_strided, new_empty, new_tensor
+from ._ops import compare as _compare, pointwise_float as _float, special as _special
+from ._ops.args import with_out
 from ._ops.complex import abs_for_in_place
 from ._ops.core import named
-from ._ops.restride import _become, resize_
-from ._ops.shape import transpose
+from ._ops.inplace import inplace
+from ._ops.join import cat, narrow, unsafe_split_with_sizes
+from ._ops.pointwise_binary import float_power
+from ._ops.positions import nonzero
+from ._ops.restride import _become, as_strided, resize_
+from ._ops.shape import clone, transpose
+from ._ops.sort import unique_consecutive
+from ._memory_format import contiguous_format as _CONTIGUOUS, memory_format as _memory_format
+from ._removed import removed
 from ._size import Size
 from .storage import storage, untyped_storage
 
@@ -134,6 +145,23 @@ def map_(self, tensor, callable):
     return _write_each(self, callable, tensor.expand_as(self)._data.reshape(-1).tolist())
 
 
+def map2_(self, x, y, callable):
+    """Replaces each element ``v`` of ``self`` by ``callable(v, a, b)``, ``a`` and ``b`` the
+    elements of ``x`` and ``y`` (broadcast to ``self``'s shape) at the same position. Returns
+    self (https://pytorch.org/docs/stable/generated/torch.Tensor.map2_.html).
+
+    Raises:
+        TypeError: ``x`` or ``y`` has another dtype than ``self``, or a result is not a number.
+        RuntimeError: ``self`` requires grad; ``x`` or ``y`` does not broadcast to ``self``.
+    """
+    for name, other in (("x", x), ("y", y)):
+        if other.dtype is not self.dtype:
+            raise TypeError(f"map2_: expected {self.type()} for argument '{name}' (got {other.type()})")
+    _refuse_grad(self, "map2_")
+    a, b = (other.expand_as(self)._data.reshape(-1).tolist() for other in (x, y))
+    return _write_each(self, lambda v, w: callable(v, *w), list(zip(a, b)))
+
+
 def _refuse_grad(self, name):
     if self.requires_grad:
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
@@ -171,12 +199,118 @@ def resize_as_(self, the_template, memory_format=None):
     return resize_(self, the_template.shape, memory_format=memory_format)
 
 
+def narrow_copy(input, dim, start, length, *, out=None):
+    """``narrow`` then a contiguous copy: ``length`` elements of ``dim`` from ``start``, in
+    new memory; ``torch.narrow_copy`` and the method, ``narrow``'s errors; differentiable
+    (node ``NarrowCopyBackward0``) (https://pytorch.org/docs/stable/generated/torch.narrow_copy.html)."""
+    return with_out(named(clone(narrow(input, dim, start, length), memory_format=_CONTIGUOUS),
+                          "NarrowCopyBackward0"), out)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` cut or padded to exactly ``size`` rows: an int64 ``(size, input.dim())``
+    tensor, its missing rows filled with ``fill_value``. RuntimeError for a negative ``size``
+    (https://pytorch.org/docs/stable/generated/torch.nonzero_static.html)."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)[:size]
+    return cat([found, found.new_full((size - found.shape[0], found.shape[1]), fill_value)])
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                      pin_memory=False):
+    """``empty_strided(size, stride)`` with ``self``'s dtype unless ``dtype`` is given
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.new_empty_strided.html)."""
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
+                         requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
+
+
+def float_power_(self, exponent):
+    """In-place ``float_power``: ``self`` must already have the result's dtype (float64, or
+    complex128 when either operand is complex), else RuntimeError naming both, as torch
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.float_power_.html)."""
+    complex_exponent = exponent.dtype.is_complex if hasattr(exponent, "dtype") else isinstance(exponent, complex)
+    wanted = _dtype.complex128 if self.dtype.is_complex or complex_exponent else _dtype.float64
+    if self.dtype is not wanted:
+        names = _dtype.SCALAR_TYPE_NAMES
+        raise RuntimeError(f"the base given to float_power_ has dtype {names[self.dtype.name]} but the "
+                           f"operation's result requires dtype {names[wanted.name]}")
+    return _FLOAT_POWER_(self, exponent)
+
+
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from the outermost to the innermost in memory: sorted by stride, largest first,
+    ties in their logical order (``(0, 1, 2, 3)`` for a contiguous tensor, ``(0, 2, 3, 1)`` for
+    channels-last). With ``ambiguity_check=True`` (or a list of memory formats), RuntimeError
+    when a size-1 dim or equal strides leave the order open (and the tensor is not contiguous
+    in exactly one of those formats); TypeError for another kind of argument
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.dim_order.html)."""
+    if not isinstance(ambiguity_check, (bool, list)) or isinstance(ambiguity_check, list) and not all(
+            isinstance(f, _memory_format) for f in ambiguity_check):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+    strides = self.stride()
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    open_order = any(a == b for a, b in zip(strides, strides[1:])) or 1 in self.shape
+    if (ambiguity_check is not False and open_order and
+            sum(self.is_contiguous(memory_format=f) for f in formats) != 1):
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                           "memory formats.")
+    return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """In-place ``as_strided``: ``self`` becomes that view of its storage
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.as_strided_.html)."""
+    return _become(self, as_strided(self, size, stride, storage_offset))
+
+
+def const_data_ptr(self):
+    """The address of the first element, as ``data_ptr()`` (ember does not tell read-only
+    access apart)."""
+    return self.data_ptr()
+
+
+def _false(self):
+    """False: ember keeps no such tensors (pinned, distributed or inference ones)."""
+    return False
+
+
+def _prelu(self, weight):
+    """``torch.nn.functional.prelu(self, weight)``: ``max(0, x) + weight * min(0, x)``, ``weight``
+    one value or one per channel (dim 1)."""
+    from .nn.functional import prelu
+    return prelu(self, weight)
+
+
+def _hardshrink(self, lambd=0.5):
+    """``torch.nn.functional.hardshrink(self, lambd)``: ``x`` where ``|x| > lambd``, else 0."""
+    from .nn.functional import hardshrink
+    return hardshrink(self, lambd)
+
+
+_FLOAT_POWER_ = inplace(float_power)
+
 METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
            "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
-           "apply_": apply_, "map_": map_, "resize_as_": resize_as_,
-           "untyped_storage": untyped_storage, "storage": storage}
+           "apply_": apply_, "map_": map_, "map2_": map2_, "resize_as_": resize_as_,
+           "untyped_storage": untyped_storage, "storage": storage,
+           "unique_consecutive": unique_consecutive, "igamma": _special.igamma, "igammac": _special.igammac,
+           "mvlgamma": _special.mvlgamma, "prelu": _prelu, "hardshrink": _hardshrink, "narrow_copy": narrow_copy,
+           "new_empty_strided": new_empty_strided, "float_power_": float_power_, "nonzero_static": nonzero_static,
+           "dim_order": dim_order, "as_strided_": as_strided_, "unsafe_split_with_sizes": unsafe_split_with_sizes,
+           "is_inference": _false, "is_pinned": _false, "is_distributed": _false,
+           "const_data_ptr": const_data_ptr,
+           "symeig": removed("symeig"), "eig": removed("eig"), "lstsq": removed("lstsq"),
+           "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device}
 
 # in-place aliases: torch's other names of ``gt_``, ``ge_``, ... (wrapped in place by _tensor.py)
 IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _compare.lt, "less_equal_": _compare.le,
             "not_equal_": _compare.ne, "logical_xor_": _compare.logical_xor, "bitwise_not_": _compare.bitwise_not,
-            "absolute_": abs_for_in_place, "arctan2_": _float.atan2}
+            "absolute_": abs_for_in_place, "arctan2_": _float.atan2, "igamma_": _special.igamma,
+            "igammac_": _special.igammac, "mvlgamma_": _special.mvlgamma}
+
+# read-only attributes (``_tensor.py`` makes each a property): the node output a tensor is,
+# and the backends, layouts and devices ember has not
+PROPERTIES = {"output_nr": lambda self: self._output_nr,
+              **{name: _false for name in ("is_nested", "is_mkldnn", "is_mps", "is_xla", "is_vulkan", "is_ipu",
+                                           "is_maia", "is_mtia")}}

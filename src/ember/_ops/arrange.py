@@ -1,6 +1,6 @@
 """Rearranging and assembling tensors: ``rot90``, ``atleast_1d/2d/3d``, ``dstack``,
 ``column_stack``, ``block_diag``, ``kron``, ``combinations`` and the index grids
-``triu_indices``/``tril_indices``.
+``triu_indices``/``tril_indices``, and ``vander``.
 
 All are written in ember's view, join and product ops, so their gradients come from those.
 The PyTorch page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
@@ -15,6 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .indexing import index_select
 from .join import cat, flip, stack
+from .reduce import cumprod
 from .shape import reshape, transpose
 
 
@@ -128,3 +129,20 @@ def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=
 
 def _indices(pair, dtype):  # (made from nothing: on the CPU, with NumPy, as ember.zeros is)
     return Tensor._make(np.stack(pair).astype(dtype.np).reshape(2, -1))
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-d ``x`` (n,): (n, N) columns ``x**(N-1), ..., x**0``
+    (``x**0`` first when ``increasing``); ``N`` defaults to n. Products of ``x`` (a cumulative
+    product), so differentiable; bool and integer inputs give int64. RuntimeError for ``x`` not
+    1-d or a negative ``N`` (NumPy's ``vander``)."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    N = x.shape[0] if N is None else N
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = x.to(_dtype.int64)
+    columns = cat([x.new_ones((x.shape[0], min(N, 1))), x[:, None].expand(x.shape[0], max(N - 1, 0))], 1)
+    powers = cumprod(columns, 1) if N > 1 else columns
+    return powers if increasing else flip(powers, (1,))

@@ -1,5 +1,6 @@
 """Sorting and searching: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``,
 ``unique``, ``searchsorted``, ``bincount``, ``histc``: each public function, then its op entry."""
+import builtins
 import math
 
 import numpy as np
@@ -98,7 +99,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     d = _wrap_dim(dim, input.ndim) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
-        raise RuntimeError(f"selected index k out of range")
+        raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         _unordered_scalar(input, "topk")
         return values_indices("topk", input.clone(), zeros((), dtype=_dtype.int64))
@@ -328,3 +329,28 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     hist, bin_edges = namespace(x).histogram(x, edges, range=range, weights=w, density=density)
     dtype = input._data.dtype
     return histogram_result(Tensor._make(hist.astype(dtype)), Tensor._make(bin_edges.astype(dtype)))
+
+
+histogramdd_result = result_type("histogramdd", ("hist", "bin_edges"))
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The N-dimensional histogram of the points ``input`` (..., N) (float): ``bins`` an int,
+    N ints (equal bins over ``range``, a flat list ``[lo0, hi0, lo1, hi1, ...]``, or the data's
+    extent) or N 1-d tensors of edges; ``weight`` (...) weighs each point, ``density`` normalises.
+    Returns ``(hist, bin_edges)``: hist of shape (bins0, ..., binsN-1) and a tuple of N edge
+    tensors, in ``input``'s dtype (NumPy's ``histogramdd``;
+    https://pytorch.org/docs/stable/generated/torch.histogramdd.html). Not differentiable.
+    NotImplementedError for a dtype other than float32/float64, RuntimeError for fewer than 2 dims."""
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[input.dtype.name]}'")
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    n = input.shape[-1]
+    points = input._data.reshape(-1, n)
+    edges = [b._data if isinstance(b, Tensor) else b for b in bins] if isinstance(bins, (list, tuple)) else bins
+    pairs = None if range is None else [tuple(range[2 * i:2 * i + 2]) for i in builtins.range(n)]
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, bin_edges = namespace(points).histogramdd(points, edges, range=pairs, weights=w, density=density)
+    dtype = input._data.dtype
+    return histogramdd_result(Tensor._make(hist.astype(dtype)), tuple(Tensor._make(e.astype(dtype)) for e in bin_edges))

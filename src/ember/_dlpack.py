@@ -1,0 +1,56 @@
+"""DLPack, the array-exchange protocol (https://dmlc.github.io/dlpack/latest/): ``torch.from_dlpack``,
+``torch.utils.dlpack.to_dlpack`` and ``Tensor.__dlpack__``/``__dlpack_device__``. Ember's
+memory is a NumPy array, and NumPy speaks DLPack, so a round trip shares memory: a tensor made
+from a NumPy array (or a torch tensor) sees the writes made through the other, and back
+(https://pytorch.org/docs/stable/dlpack.html)."""
+import numpy as np
+
+from ._tensor import Tensor
+
+
+class _Capsule:
+    """A legacy DLPack capsule presented as a producer (CPU), for NumPy's ``from_dlpack``."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` (a NumPy
+    array, a torch tensor) or a DLPack capsule (from ``to_dlpack``). A legacy (unversioned)
+    capsule, which carries no read-only flag, is read-only here, as NumPy imports it (torch's
+    ``to_dlpack`` makes one; pass the torch tensor itself instead). BufferError (NumPy's) for a
+    device or dtype NumPy cannot read."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    if not hasattr(ext_tensor, "__dlpack__"):
+        ext_tensor = _Capsule(ext_tensor)
+    return Tensor._make(np.from_dlpack(ext_tensor))
+
+
+def to_dlpack(tensor):
+    """A versioned DLPack capsule (DLPack 1.0, writable) of ``tensor``'s memory, consumed once
+    by a ``from_dlpack`` (ember's, torch's, NumPy's)."""
+    return dlpack(tensor, max_version=(1, 0))
+
+
+def dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """``Tensor.__dlpack__``: a capsule of the memory; BufferError for a tensor that requires
+    grad, as torch (``detach()`` first)."""
+    if self.requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    if copy is not None:
+        kwargs["copy"] = copy
+    return self._data.__dlpack__(**kwargs)
+
+
+def dlpack_device(self):
+    """``Tensor.__dlpack_device__``: ``(1, 0)``, DLPack's CPU device, where ember's memory is."""
+    return self._data.__dlpack_device__()
