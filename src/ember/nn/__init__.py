@@ -4,12 +4,12 @@ from . import attention, functional, init, modules, parameter, utils
 # After modules (which they use): torch.nn.utils.parametrizations works without its own import.
 from .utils import parametrizations, parametrize  # noqa: F401
 from .modules import (
-    Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
+    Module, Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
     Bilinear, Flatten, Unflatten, Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,
     FeatureAlphaDropout, ReLU, ReLU6, LeakyReLU, PReLU, RReLU, ELU, SELU, CELU, GELU, SiLU,
     Mish, Softplus, Softsign, Sigmoid, Tanh, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid,
     Tanhshrink, Softshrink, Hardshrink, Threshold, Softmax, LogSoftmax, Softmin, Softmax2d, GLU,
-    L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
+    L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, NLLLoss2d, BCELoss,
     BCEWithLogitsLoss, KLDivLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
     CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss, MultiLabelMarginLoss, GaussianNLLLoss,
@@ -18,7 +18,7 @@ from .modules import (
     AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
     AdaptiveMaxPool2d, MaxUnpool1d, MaxUnpool2d, LPPool1d, LPPool2d, Conv3d, ConvTranspose3d, MaxPool3d,
     AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, MaxUnpool3d, LPPool3d, BatchNorm1d, BatchNorm2d,
-    BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, InstanceNorm1d,
+    BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d, InstanceNorm1d,
     InstanceNorm2d, InstanceNorm3d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,
     ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
     ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, CircularPad1d, CircularPad2d,
@@ -33,14 +33,14 @@ from .modules import (
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
-    "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Sequential", "ModuleList",
+    "Parameter", "Buffer", "attention", "functional", "init", "utils", "Module", "Container", "Sequential", "ModuleList",
     "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten",
     "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
     "FeatureAlphaDropout", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU",
     "CELU", "GELU", "SiLU", "Mish", "Softplus", "Softsign", "Sigmoid", "Tanh", "Hardtanh",
     "Hardswish", "Hardsigmoid", "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink",
     "Threshold", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "GLU", "L1Loss", "MSELoss",
-    "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+    "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "GaussianNLLLoss",
@@ -50,7 +50,7 @@ __all__ = [
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d",
     "LPPool2d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
-    "RMSNorm", "LocalResponseNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",

@@ -17,7 +17,9 @@ from .asgd import ASGD
 from .rprop import Rprop
 from .sparse_adam import SparseAdam
 from .lbfgs import LBFGS
-from . import lr_scheduler
+from .adafactor import Adafactor
+from . import lr_scheduler, swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam", "ASGD", "Rprop", "SparseAdam", "LBFGS", "lr_scheduler"]
+           "RAdam", "ASGD", "Rprop", "SparseAdam", "LBFGS", "Adafactor", "lr_scheduler",
+           "swa_utils"]

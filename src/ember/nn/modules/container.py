@@ -5,6 +5,7 @@ Each keeps its elements as registered submodules or parameters named "0", "1", .
 key), so ``state_dict`` keys read ``layers.0.weight`` as in PyTorch.
 """
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -14,7 +15,19 @@ from .._typename import typename as _typename
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
+
+class Container(Module):
+    """Deprecated: a Module holding the keyword arguments as named submodules
+    (``Container(a=m)`` registers ``a``); constructing one warns (FutureWarning) as torch does."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 def _renumbered(modules):

@@ -1,14 +1,15 @@
 """Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and
-``LocalResponseNorm`` (https://pytorch.org/docs/stable/nn.html#normalization-layers)."""
+``LocalResponseNorm``, and the legacy ``CrossMapLRN2d`` (https://pytorch.org/docs/stable/nn.html#normalization-layers)."""
+import functools
 import numbers
 
-from ..._creation import empty
+from ..._creation import empty, tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _shape(normalized_shape):
@@ -152,7 +153,22 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class LocalResponseNorm(Module):
+class _ResponseNorm(Module):
+    """The settings shared by the two across-channel normalisations: window ``size``,
+    ``alpha``, ``beta``, ``k``."""
+
+    def __init__(self, size, alpha, beta, k):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ResponseNorm):
     """``b_c = a_c / (k + alpha / n * sum of a_c' ** 2 over n neighbouring channels) ** beta``
     (Krizhevsky et al., 2012).
 
@@ -162,14 +178,39 @@ class LocalResponseNorm(Module):
     __constants__ = ["size", "alpha", "beta", "k"]
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+@functools.lru_cache(maxsize=64)
+def _cross_map_window(channels, size):
+    """The (C, C) 0/1 matrix whose row c marks the channels summed for channel c by torch's
+    ``CrossMapLRN2d``: a running window [c − p + 1, c + p − 1] (p = ⌊(size − 1)/2 + 1⌋) clipped
+    to the channels, from which torch's recurrence never removes channel 0."""
+    pre_pad = int((size - 1) / 2 + 1)
+    return tuple(tuple(1.0 if j == 0 or max(1, c - pre_pad + 1) <= j <= c + pre_pad - 1 else 0.0
+                       for j in range(channels)) for c in range(channels))
+
+
+class CrossMapLRN2d(_ResponseNorm):
+    """Local response normalisation across channels of a 4-d input, as torch's legacy
+    ``nn.CrossMapLRN2d``: ``b_c = a_c · (k + alpha / size · Σ_{c' in window(c)} a_c'²) ** −beta``,
+    the window as torch's running sum makes it (see ``_cross_map_window``; it differs from
+    :class:`LocalResponseNorm`'s centred average for channels past the first window).
+
+    Args: size, alpha (default 1e-4), beta (0.75), k (1). Shape: input (N, C, H, W); output
+    the same. Raises ValueError for an input that is not 4-d. Gradients through ember's ops.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.CrossMapLRN2d.html
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        window = tensor(_cross_map_window(input.size(1), self.size), dtype=input.dtype, device=input.device)
+        summed = (input * input).movedim(1, -1).matmul(window.t()).movedim(-1, 1)
+        return input * (summed * (self.alpha / self.size) + self.k).pow(-self.beta)

@@ -28,7 +28,7 @@ from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
-           "type_before_parametrizations", "ParametrizationList"]
+           "type_before_parametrizations", "ParametrizationList", "transfer_parametrizations_and_params"]
 
 _CACHE = {"enabled": 0, "values": {}}
 
@@ -213,3 +213,32 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         del module.parametrizations
         module.__class__ = type(module)._original_class
     return module
+
+
+def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
+    """Registers on ``to_module`` the parametrizations of ``from_module`` (all, or those of
+    ``tensor_name``), sharing the parametrization objects and the ``original`` (or
+    ``original0``, ``original1``, ...) Parameters; a tensor ``to_module`` lacks is first made a
+    Parameter from ``from_module``'s parametrized value. Nothing happens when ``from_module`` is
+    not parametrized. Returns ``to_module``.
+
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.utils.parametrize.transfer_parametrizations_and_params.html
+    """
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        if hasattr(source, "original"):
+            target.original = source.original
+        else:
+            index = 0
+            while hasattr(source, f"original{index}"):
+                setattr(target, f"original{index}", getattr(source, f"original{index}"))
+                index += 1
+    return to_module
