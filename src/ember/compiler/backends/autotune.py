@@ -84,7 +84,8 @@ def cost_model(shape, transposed_b=False):
     it takes those of at most ``_AMD_PACKED_COLUMNS`` columns: there OpenBLAS runs its inner
     loop as fast, so what decides is the work around it (packing A, zeroing C for beta = 0, the
     epilogue's pass over C from memory), which the packed kernel saves; on the GPT step's
-    products of 128 columns it ran 0.85-0.95 of OpenBLAS's time, the whole step 0.90-0.98,
+    products of 96 and 128 columns it ran 0.8-1.05 of OpenBLAS's time (timed, loaded), the
+    whole step's minimum 0.89-0.98 of the old rule's in three runs of four (1.04 in one),
     while on 384 and 512 columns (a panel of 64 columns by 128 rows fills Zen 4's 32 KiB L1)
     it tied or lost (docs/compile.md)."""
     m, n, k, size = shape
