@@ -32,6 +32,7 @@ NAMES = ("BLAS then epilogue", "blocked BLAS with epilogue per block", "direct k
 CONV_NAMES = ("direct loops", "im2col + BLAS", "Winograd F(2,3)", "Winograd F(4,3)")
 _L2_BYTES = 256 << 10   # output block kept in cache: a quarter of a typical 1 MiB L2
 _DIRECT_MACS = 32 ** 3  # below this many multiply-adds a direct loop beats a library call
+_AMD_PACKED_COLUMNS = 128  # widest product the packed kernel takes from OpenBLAS on AMD (cost_model)
 
 
 def _block_rows(n, itemsize):
@@ -79,11 +80,19 @@ def cost_model(shape, transposed_b=False):
     [1024x128]@[128x512] + GELU: 3.47 ms in 32-row blocks, 2.67 ms in 256-row blocks, 2.52 ms
     whole; Zen 4, one thread). Large float32 products take the packed kernel on Intel CPUs
     with AVX-512: 0.75-0.85 of OpenBLAS's time on the GPT step's forward and input-gradient
-    products, a tie on its weight gradients (docs/compile.md)."""
+    products, a tie on its weight gradients (docs/compile.md). On AMD CPUs with AVX-512 (Zen 4)
+    it takes those of at most ``_AMD_PACKED_COLUMNS`` columns: there OpenBLAS runs its inner
+    loop as fast, so what decides is the work around it (packing A, zeroing C for beta = 0, the
+    epilogue's pass over C from memory), which the packed kernel saves; on the GPT step's
+    products of 96 and 128 columns it ran 0.8-1.05 of OpenBLAS's time (timed, loaded), the
+    whole step's minimum 0.89-0.98 of the old rule's in three runs of four (1.04 in one),
+    while on 384 and 512 columns (a panel of 64 columns by 128 rows fills Zen 4's 32 KiB L1)
+    it tied or lost (docs/compile.md)."""
     m, n, k, size = shape
     if direct_candidate(shape) and (m * n * k <= _DIRECT_MACS or transposed_b):
         return 2, 0
-    if packed_candidate(shape) and cpu_vendor() == "GenuineIntel":
+    if packed_candidate(shape) and (cpu_vendor() == "GenuineIntel"
+                                    or cpu_vendor() == "AuthenticAMD" and n <= _AMD_PACKED_COLUMNS):
         return 3, 0
     return 0, 0
 
