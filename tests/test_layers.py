@@ -47,7 +47,7 @@ LAYERS = [
      "ember._creation", "ember._spacing", "ember._sampling", "ember._random", "ember._distributions",
      "ember._meta",  # the meta device's factories and moves, beside creation
      "ember._memory", "ember._print",
-     "ember._legacy", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
+     "ember._legacy", "ember._removed", "ember._dlpack", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
      "ember._dtype", "ember._python_ints", "ember._device", "ember._size", "ember._layout", "ember._memory_format"],
     ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode",
      "ember._dispatch_state"],  # the observers and autocast's cast, read by the ops and the engine
@@ -75,6 +75,9 @@ FUNCTION_LEVEL_ALLOWED = {
     # world size and rank sit on ember.distributed (mpi4py: +0.3 s to import), and
     # nn.Module.compile() is torch's entry point into the compiler.
     ("ember/nn/__init__.py", "__getattr__", DYNAMIC),
+    # nn.utils' fusions, skip_init and stateless sit on nn.modules and ember.func, which import
+    # nn.utils (parametrize, rnn): loaded on first use, as the packages above.
+    ("ember/nn/utils/__init__.py", "__getattr__", DYNAMIC),
     ("ember/utils/data/distributed.py", "__init__", "ember.distributed"),
     # mp.spawn starts one MPI job only for a program that has imported ember.distributed
     # (its processes must join one world): importing it here would make every program one.

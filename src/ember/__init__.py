@@ -61,7 +61,8 @@ from ._ops.arrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, colum
                            dstack, kron, rot90, tril_indices, triu_indices)
 from ._ops.products import (addbmm, addmv, addr, cdist, renorm)
 from ._ops.scatter_reduce import (index_reduce, scatter_reduce)
-from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to, type_)
+from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to)
+from ._tensor_extras import type_
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 # The op families only nn uses: imported so that every entry is registered in ``OPS``.
 from ._ops import (attention as _attention, conv as _conv, embedding as _embedding, nn as _nn,  # noqa: F401

@@ -545,28 +545,6 @@ class ToDtype(Op):
         return ((g.real if g.dtype.is_complex and not ctx.dtypes[0].is_complex else g).to(ctx.dtypes[0]),)
 
 
-def type_(input, dtype=None, non_blocking=False, **kwargs):
-    """``type()`` gives the legacy type name ("torch.FloatTensor", "torch.sparse.FloatTensor");
-    ``type(dtype)`` converts to a dtype, a legacy type (``torch.LongTensor``; ``torch.Tensor``: the
-    default dtype) or its name (``input`` itself if unchanged). ValueError for another type or
-    name, TypeError for anything else (https://pytorch.org/docs/stable/generated/torch.Tensor.type.html)."""
-    if dtype is None:
-        name = _dtype.legacy_type_name(input.dtype)
-        return name.replace(".", ".sparse.", 1) if input.is_sparse else name
-    if isinstance(dtype, str):
-        dtype = _dtype.dtype_of_legacy_type(dtype)
-    elif isinstance(dtype, type):  # torch.FloatTensor & co. carry their dtype
-        if issubclass(dtype, Tensor):
-            dtype = _dtype.get_default_dtype()
-        elif isinstance(getattr(dtype, "_dtype", None), _dtype.dtype):
-            dtype = dtype._dtype
-        else:
-            raise ValueError(f"invalid type: '{dtype.__name__}'")
-    elif not isinstance(dtype, _dtype.dtype):
-        raise TypeError("dtype must be a type, str, or dtype object")
-    return to(input, dtype)
-
-
 def cast_to(dtype):
     """The Tensor method ``float()``, ``long()``, ...: ``self.to(dtype)``."""
     def method(self, memory_format=None):

@@ -431,7 +431,6 @@ _METHODS = {
     "where": _documented(lambda self, condition, other: _binary.where(condition, self, other),
                          "``torch.where(condition, self, other)``: ``self`` where ``condition`` holds, "
                          "else ``other``."),
-    "type": _creation.type_,
     "float": _creation.cast_to(_dtype.float32), "double": _creation.cast_to(_dtype.float64),
     "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _backend, _dtype
 from ._dlpack import dlpack, dlpack_device
-from ._creation import empty_strided, new_empty, new_tensor
+from ._creation import empty_strided, new_empty, new_tensor, to as _to
 from ._ops import compare as _compare, pointwise_float as _float, special as _special
 from ._ops.args import with_out
 from ._ops.complex import abs_for_in_place
@@ -22,12 +22,15 @@ from ._ops.inplace import inplace
 from ._ops.join import cat, narrow, unsafe_split_with_sizes
 from ._ops.pointwise_binary import float_power
 from ._ops.positions import nonzero
+from ._ops.prelu import prelu
 from ._ops.restride import _become, as_strided, resize_
 from ._ops.shape import clone, transpose
+from ._ops.shrink import hardshrink
 from ._ops.sort import unique_consecutive
 from ._memory_format import contiguous_format as _CONTIGUOUS, memory_format as _memory_format
 from ._removed import removed
 from ._size import Size
+from ._tensor import Tensor as _Tensor  # (defined before _tensor.py imports this module)
 from .storage import storage, untyped_storage
 
 
@@ -275,33 +278,42 @@ def _false(self):
     return False
 
 
-def _prelu(self, weight):
-    """``torch.nn.functional.prelu(self, weight)``: ``max(0, x) + weight * min(0, x)``, ``weight``
-    one value or one per channel (dim 1)."""
-    from .nn.functional import prelu
-    return prelu(self, weight)
-
-
-def _hardshrink(self, lambd=0.5):
-    """``torch.nn.functional.hardshrink(self, lambd)``: ``x`` where ``|x| > lambd``, else 0."""
-    from .nn.functional import hardshrink
-    return hardshrink(self, lambd)
-
-
 _FLOAT_POWER_ = inplace(float_power)
+
+def type_(input, dtype=None, non_blocking=False, **kwargs):
+    """``type()`` gives the legacy type name ("torch.FloatTensor", "torch.sparse.FloatTensor");
+    ``type(dtype)`` converts to a dtype, a legacy type (``torch.LongTensor``; ``torch.Tensor``: the
+    default dtype) or its name (``input`` itself if unchanged). ValueError for another type or
+    name, TypeError for anything else (https://pytorch.org/docs/stable/generated/torch.Tensor.type.html)."""
+    if dtype is None:
+        name = _dtype.legacy_type_name(input.dtype)
+        return name.replace(".", ".sparse.", 1) if input.is_sparse else name
+    if isinstance(dtype, str):
+        dtype = _dtype.dtype_of_legacy_type(dtype)
+    elif isinstance(dtype, type):  # torch.FloatTensor & co. carry their dtype
+        if issubclass(dtype, _Tensor):
+            dtype = _dtype.get_default_dtype()
+        elif isinstance(getattr(dtype, "_dtype", None), _dtype.dtype):
+            dtype = dtype._dtype
+        else:
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
+    elif not isinstance(dtype, _dtype.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    return _to(input, dtype)
+
 
 METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
            "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
            "apply_": apply_, "map_": map_, "map2_": map2_, "resize_as_": resize_as_,
            "untyped_storage": untyped_storage, "storage": storage,
            "unique_consecutive": unique_consecutive, "igamma": _special.igamma, "igammac": _special.igammac,
-           "mvlgamma": _special.mvlgamma, "prelu": _prelu, "hardshrink": _hardshrink, "narrow_copy": narrow_copy,
+           "mvlgamma": _special.mvlgamma, "prelu": prelu, "hardshrink": hardshrink, "narrow_copy": narrow_copy,
            "new_empty_strided": new_empty_strided, "float_power_": float_power_, "nonzero_static": nonzero_static,
            "dim_order": dim_order, "as_strided_": as_strided_, "unsafe_split_with_sizes": unsafe_split_with_sizes,
            "is_inference": _false, "is_pinned": _false, "is_distributed": _false,
            "const_data_ptr": const_data_ptr,
            "symeig": removed("symeig"), "eig": removed("eig"), "lstsq": removed("lstsq"),
-           "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device}
+           "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device, "type": type_}
 
 # in-place aliases: torch's other names of ``gt_``, ``ge_``, ... (wrapped in place by _tensor.py)
 IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _compare.lt, "less_equal_": _compare.le,

@@ -6,8 +6,9 @@ exactly 0 they differ)."""
 from .._backend import namespace
 from .core import Op, apply
 from .pointwise_binary import Where
+from .refusals import float_only
 
-__all__ = ["Prelu", "PreluBackward"]
+__all__ = ["Prelu", "PreluBackward", "prelu"]
 
 
 class Prelu(Op):
@@ -53,3 +54,18 @@ class PreluBackward(Op):
         return (apply(Where, nonnegative, gg_input, gg_input * weight + gg_weight * x),
                 apply(Where, nonnegative, zero, g * gg_weight),
                 apply(Where, nonnegative, zero, g * gg_input))
+
+
+def prelu(input, weight):
+    """Leaky ReLU with a learned slope per channel (He et al., 2015,
+    https://arxiv.org/abs/1502.01852). ``weight`` has 1 or C elements, C = ``input.shape[1]``
+    (1 for inputs with fewer than 2 dims). RuntimeError when the counts differ.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.prelu.html"""
+    float_only(input, "prelu_cpu")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter "
+                           f"numbers = {weight.numel()} and channel size = {channels}.")
+    if weight.numel() != 1 or weight.ndim:
+        weight = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight.reshape(())
+    return apply(Prelu, input, weight.to(input.dtype))

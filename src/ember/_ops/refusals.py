@@ -12,7 +12,7 @@ Source: torch 2.13's behaviour, probed op by op (tests/ops/test_uint16_32_64.py)
 """
 from .._dtype import BAREBONES_UNSIGNED, SCALAR_TYPE_NAMES, from_numpy_dtype
 
-__all__ = ["UNSIGNED_KERNELS", "refuse_unsigned", "refused_kinds", "refuse"]
+__all__ = ["UNSIGNED_KERNELS", "float_only", "refuse_unsigned", "refused_kinds", "refuse"]
 
 
 def _clamp_kernel(x, min, max):
@@ -83,3 +83,12 @@ def refuse(op, a, arrays, attrs):
     kernel = kernel if isinstance(kernel, str) else kernel(*arrays, **attrs)
     if kernel is not None:  # (None: torch has a path for these dtypes too)
         refuse_unsigned(kernel, a.dtype)
+
+
+def float_only(input, kernel):
+    """NotImplementedError, as PyTorch's kernels raise, for integer or bool inputs (``input``:
+    a tensor, or the dtype a kernel would compute in)."""
+    dtype = getattr(input, "dtype", input)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[dtype.name]}'")
+

@@ -5,9 +5,10 @@ stays NaN. Their gradient is ``g`` outside the interval (NaN included) and 0 ins
 PyTorch, under ``create_graph`` it is tied to ``x`` (``zero_link``), so a second derivative
 is zeros rather than an error."""
 from .._backend import namespace
-from .core import Op, like_input, zero_link
+from .core import Op, apply, like_input, zero_link
+from .refusals import float_only
 
-__all__ = ["HardshrinkForward", "SoftshrinkForward"]
+__all__ = ["HardshrinkForward", "SoftshrinkForward", "hardshrink"]
 
 
 def _inside(x, lambd):
@@ -40,3 +41,10 @@ class SoftshrinkForward(Op):
         return xp.where(_inside(x, lambd), x.dtype.type(0), xp.where(x < -lambd, x + step, x - step))
 
     backward = HardshrinkForward.backward
+
+
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd`` (or NaN), else 0.
+    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
+    float_only(input, "hardshrink_cpu")
+    return apply(HardshrinkForward, input, lambd=lambd)

@@ -1,20 +1,13 @@
-"""Helpers shared by the files of ``ember.nn.functional``: PyTorch's dtype check for
-floating-only kernels, its ``inplace=True`` convention, and the SELU constants."""
+"""Helpers shared by the files of ``ember.nn.functional``: PyTorch's ``inplace=True``
+convention and the SELU constants (its dtype check for floating-only kernels is
+``_ops.refusals.float_only``)."""
 from ..._ops.inplace import write_result as _inplace_result
-from ..._ops.core import _type_name, apply
+from ..._ops.core import apply
 from ...autograd.grad_mode import STATE
 
 # Klambauer et al., 2017 (https://arxiv.org/abs/1706.02515), to PyTorch's precision.
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def float_only(input, kernel):
-    """NotImplementedError, as PyTorch's kernels raise, for integer or bool inputs (``input``:
-    a tensor, or the dtype a kernel would compute in)."""
-    dtype = getattr(input, "dtype", input)
-    if not dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
 
 
 def in_place(input, fn):

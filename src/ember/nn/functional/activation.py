@@ -16,10 +16,11 @@ from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, MishForward, ThresholdForward)
 from ..._ops.core import apply, named, recording
-from ..._ops.prelu import Prelu
-from ..._ops.shrink import HardshrinkForward, SoftshrinkForward
+from ..._ops.prelu import prelu
+from ..._ops.shrink import SoftshrinkForward, hardshrink
 from ..._tensor import Tensor, _wrap_dim
-from ._common import SELU_ALPHA, SELU_SCALE, float_only, in_place, unary
+from ..._ops.refusals import float_only
+from ._common import SELU_ALPHA, SELU_SCALE, in_place, unary
 
 __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "elu",
@@ -81,21 +82,6 @@ def leaky_relu_(input, negative_slope=0.01):
     """In-place :func:`leaky_relu`.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu_.html"""
     return leaky_relu(input, negative_slope, inplace=True)
-
-
-def prelu(input, weight):
-    """Leaky ReLU with a learned slope per channel (He et al., 2015,
-    https://arxiv.org/abs/1502.01852). ``weight`` has 1 or C elements, C = ``input.shape[1]``
-    (1 for inputs with fewer than 2 dims). RuntimeError when the counts differ.
-    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.prelu.html"""
-    float_only(input, "prelu_cpu")
-    channels = input.shape[1] if input.ndim >= 2 else 1
-    if weight.numel() != 1 and weight.numel() != channels:
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter "
-                           f"numbers = {weight.numel()} and channel size = {channels}.")
-    if weight.numel() != 1 or weight.ndim:
-        weight = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight.reshape(())
-    return apply(Prelu, input, weight.to(input.dtype))
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -243,13 +229,6 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return apply(SoftshrinkForward, input, lambd=lambd)
-
-
-def hardshrink(input, lambd=0.5):
-    """``input`` where ``|input| > lambd`` (or NaN), else 0.
-    Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
-    float_only(input, "hardshrink_cpu")
-    return apply(HardshrinkForward, input, lambd=lambd)
 
 
 def _threshold(input, threshold, value, inplace=False):

@@ -18,7 +18,7 @@ from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .._reduction import check_reduction, legacy_reduction, reduce_loss
-from ._common import float_only
+from ..._ops.refusals import float_only
 from .activation import logsigmoid, softplus
 from .distance import pairwise_distance
 

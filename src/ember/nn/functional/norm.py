@@ -15,7 +15,7 @@ from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
 from ..._ops.core import apply, named, recording
 from ...autograd.grad_mode import no_grad
-from ._common import float_only
+from ..._ops.refusals import float_only
 from .image import pad
 from .pooling import avg_pool2d
 
