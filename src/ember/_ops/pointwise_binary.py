@@ -225,9 +225,10 @@ class Div(Op):
         # hint: d(a/b)/da = 1/b, d(a/b)/db = -a/b**2
         need_a, need_b = ctx.needs_input_grad
         b = ctx.input(1)
-        # -(a/b)/b rather than -a/(b*b): no b*b to overflow, and torch's second derivative
+        # -g * ((a/b)/b), grouped as torch's: no b*b to overflow, the same inf where (a/b)/b
+        # overflows though g is small, and torch's second derivative
         return (g / b if need_a else None,
-                -g * (ctx.input(0) / b) / b if need_b else None)
+                -g * (ctx.input(0) / b / b) if need_b else None)
         # course:end 02/div-backward
 
 

@@ -1,0 +1,26 @@
+"""Session 17's fuzzer leftovers (issue 8), each compared with torch 2.13 as the fuzzer compares
+(test_fuzz_eager.check) or with a float64 reference and a stated bound."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from test_fuzz_eager import Case, check
+
+
+@pytest.mark.parametrize("seed", [117972])
+def test_fuzzer_seed_matches_torch(seed):
+    """117972: the second derivative of cumprod through a 2e-308 element: torch's divide
+    gradient -g * ((a / b) / b) overflows to -inf there, where (-g * (a / b)) / b did not."""
+    check(Case(seed))
+
+
+def test_divide_gradient_of_the_denominator_groups_as_torch():
+    grads = []
+    for lib in (torch, ember):
+        b = lib.tensor([2.2250738585072014e-308, 3.0, -1e-300], dtype=lib.float64, requires_grad=True)
+        a = lib.tensor([-1.2272e-307, 2.0, 1e10], dtype=lib.float64)
+        (g,) = lib.autograd.grad(a / b, b, lib.tensor([0.25, -1.5, 1e-20], dtype=lib.float64))
+        grads.append(g.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+    assert np.isinf(grads[0][0])
