@@ -59,3 +59,16 @@ def test_16_bit_rsqrt_is_the_float32_result_rounded_once(dtype, how):
     results = [(t.tensor(edges, dtype=getattr(t, dtype)).rsqrt() if how == "rsqrt"
                 else t.tensor(edges, dtype=getattr(t, dtype)) ** -0.5).float().numpy() for t in (torch, ember)]
     np.testing.assert_array_equal(results[1], results[0])
+
+
+@pytest.mark.parametrize("expr", ["x[:, 2]", "x[None, [0, 1]]", "x[:, [2, 0]]", "x[[0, 1]]", "x.t()[[0, 1], None]",
+                                  "x[None, :, [1]]", "x[..., [0, 1]]", "x[[[0], [1]], None]"])
+def test_index_fast_paths_keep_torchs_strides(expr):
+    """The eager indexing paths (a list index checked, not wrapped in a tensor; ``take`` for one
+    array among whole slices) give torch's values, strides and storage offset."""
+    results = []
+    for lib in (torch, ember):
+        x = lib.arange(12.0).reshape(4, 3)
+        y = eval(expr, {"x": x})
+        results.append((y.numpy().tolist(), y.stride(), y.storage_offset()))
+    assert results[1] == results[0]

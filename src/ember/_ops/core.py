@@ -193,7 +193,8 @@ def apply(op, *inputs, **attrs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
-        token = _backend.quiet()  # inf and nan without NumPy's RuntimeWarnings, as torch's
+        # inf and nan without NumPy's RuntimeWarnings, as torch's (a view computes nothing)
+        token = None if op.is_view else _backend.quiet()
         try:
             narrow = None
             if op.promote is None:
@@ -225,7 +226,8 @@ def apply(op, *inputs, **attrs):
             except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
                 raise NotImplementedError(unsupported_message(_snake(op.name))) from None
         finally:
-            _backend.restore(token)
+            if token is not None:
+                _backend.restore(token)
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out, arrays)
