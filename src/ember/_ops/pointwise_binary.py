@@ -225,8 +225,7 @@ class Div(Op):
         # hint: d(a/b)/da = 1/b, d(a/b)/db = -a/b**2
         need_a, need_b = ctx.needs_input_grad
         b = ctx.input(1)
-        # -g * ((a/b)/b), grouped as torch's: no b*b to overflow, the same inf where (a/b)/b
-        # overflows though g is small, and torch's second derivative
+        # -g * ((a/b)/b) as torch groups it: no b*b to overflow, inf where torch's overflows
         return (g / b if need_a else None,
                 -g * (ctx.input(0) / b / b) if need_b else None)
         # course:end 02/div-backward
@@ -360,9 +359,8 @@ def _bfloat16_power(xp, a, b):
 
 
 def rsqrt_kernel(x):
-    """``1 / sqrt(x)``; float16 and bfloat16 through float32, rounded once at the end, as
-    torch's kernels (a 16-bit sqrt then a 16-bit division round twice: 30% of the results
-    were one unit in the last place off)."""
+    """``1 / sqrt(x)``; float16 and bfloat16 in float32, rounded once, as torch's (a 16-bit
+    sqrt then a 16-bit division rounded twice: 30% of the results were 1 ulp off)."""
     xp = namespace(x)
     if x.dtype.itemsize == 2 and _backend.is_floating(x.dtype):
         return (1 / xp.sqrt(x.astype(np.float32))).astype(x.dtype)
