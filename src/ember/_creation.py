@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from . import _layout
 from . import _memory_format
-from ._backend import as_array, cast, empty_strided_like, namespace
+from ._backend import as_array, cast, empty_strided_like, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
@@ -135,15 +135,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             return _finish(unsigned64(data), requires_grad)
         if inferred[0].is_inexact and np.size(np.array(data, dtype=object)):  # only Python ints, as torch
             raise TypeError("an integer is required")
-    arr = _infer(data)
-    if dtype is not None:
-        if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
-            check_fits(arr, dtype)
-        if arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and isinstance(data, (list, tuple, float)):
-            # Python floats are doubles: they convert straight to a wider dtype, not through
-            # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
-            arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
-        arr = cast(arr, dtype.np) if arr.dtype != dtype.np else arr
+    token = quiet()  # a float past the dtype's range is inf, silently, as in torch
+    try:
+        arr = _infer(data)
+        if dtype is not None:
+            if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
+                check_fits(arr, dtype)
+            if arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and isinstance(data, (list, tuple, float)):
+                # Python floats are doubles: they convert straight to a wider dtype, not through
+                # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
+                arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
+            arr = cast(arr, dtype.np) if arr.dtype != dtype.np else arr
+    finally:
+        restore(token)
     return _finish(arr, requires_grad)
 
 

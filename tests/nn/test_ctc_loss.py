@@ -90,3 +90,16 @@ def test_edges_one_frame_no_frames_and_empty_targets(T, N, C, S, il, tl):
             for lib in (ember, torch))
     np.testing.assert_allclose(e[0], t[0], rtol=1e-12)
     np.testing.assert_allclose(e[1], t[1], rtol=1e-10, atol=1e-12)
+
+
+def test_backward_reuses_the_forward_variables(monkeypatch):
+    """The alpha recursion (a Python loop over time) runs once per loss, not again in the
+    backward: torch's _ctc_loss hands its log_alpha to the backward too."""
+    from ember._ops import ctc
+    calls = []
+    recursion = ctc._alpha
+    monkeypatch.setattr(ctc, "_alpha", lambda *args: calls.append(1) or recursion(*args))
+    x = ember.tensor(np.random.default_rng(4).standard_normal((6, 2, 4)), requires_grad=True)
+    loss = ember.nn.functional.ctc_loss(x.log_softmax(2), ember.tensor([[1, 2], [3, 0]]), [6, 5], [2, 1])
+    loss.backward()
+    assert len(calls) == 1 and x.grad.abs().sum() > 0

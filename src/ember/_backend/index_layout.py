@@ -147,14 +147,14 @@ def take_as_torch(x, index):
         i = index[0]
         if type(x) is np.ndarray and type(i) is np.ndarray and i.dtype.kind in "iu" and _row_major(x) \
                 and _row_major(i):
-            return np.take(x, i, axis=0)
+            return x.take(i, axis=0)
         return None
     if type(x) is not np.ndarray or not _contiguous_case(x, index):
         return None
     arrays = [k for k, i in enumerate(index) if type(i) is np.ndarray]
     if len(arrays) != 1 or any(i is Ellipsis for i in index[:arrays[0]]):
         return None
-    return np.take(x, index[arrays[0]], axis=arrays[0])
+    return x.take(index[arrays[0]], axis=arrays[0])
 
 
 def torch_layout(x, index, out):

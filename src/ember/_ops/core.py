@@ -193,35 +193,41 @@ def apply(op, *inputs, **attrs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
-        narrow = None
-        if op.promote is None:
-            if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
-                arrays = (inputs[0]._data,)
-            else:
-                arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
-        elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
-                and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
-            arrays = (inputs[0]._data, inputs[1]._data)
-        elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
-                and inputs[0].dtype.is_inexact and not (op.opmath and inputs[0].dtype in _REDUCED):
-            arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
-        else:
-            arrays, narrow = _cast_inputs(op, inputs)
-        kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
-        if kinds:
-            for a in arrays:
-                if type(a) is _ndarray and a.dtype.kind in kinds:
-                    refuse(op, a, arrays, attrs)
+        # inf and nan without NumPy's RuntimeWarnings, as torch's (a view computes nothing)
+        token = None if op.is_view else _backend.quiet()
         try:
-            out = op.forward(*arrays, **attrs)
-            if narrow is not None:
-                out = out.astype(narrow)
-        except ValueError as e:
-            # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
-            shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
-            raise RuntimeError(_backend.broadcast_error(shapes) or str(e)) from None
-        except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
-            raise NotImplementedError(unsupported_message(_snake(op.name))) from None
+            narrow = None
+            if op.promote is None:
+                if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
+                    arrays = (inputs[0]._data,)
+                else:
+                    arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+            elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
+                    and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
+                arrays = (inputs[0]._data, inputs[1]._data)
+            elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
+                    and inputs[0].dtype.is_inexact and not (op.opmath and inputs[0].dtype in _REDUCED):
+                arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
+            else:
+                arrays, narrow = _cast_inputs(op, inputs)
+            kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
+            if kinds:
+                for a in arrays:
+                    if type(a) is _ndarray and a.dtype.kind in kinds:
+                        refuse(op, a, arrays, attrs)
+            try:
+                out = op.forward(*arrays, **attrs)
+                if narrow is not None:
+                    out = out.astype(narrow)
+            except ValueError as e:
+                # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
+                shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
+                raise RuntimeError(_backend.broadcast_error(shapes) or str(e)) from None
+            except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
+                raise NotImplementedError(unsupported_message(_snake(op.name))) from None
+        finally:
+            if token is not None:
+                _backend.restore(token)
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out, arrays)

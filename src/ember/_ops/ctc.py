@@ -17,6 +17,7 @@ both give the same gradient through ``log_softmax``, which is how the loss is me
 """
 import numpy as np
 
+from .. import _dtype
 from .core import Op, apply
 
 NEG_INF = -np.inf
@@ -104,17 +105,20 @@ def _arrays(log_probs, input_lengths, target_lengths):
 
 
 def ctc_forward(log_probs, targets, input_lengths, target_lengths, blank):
-    """Per-sample negative log-likelihoods (N,) of ``log_probs`` (T, N, C)."""
+    """Per-sample negative log-likelihoods (N,) of ``log_probs`` (T, N, C), in its dtype, and
+    the forward variables (T, N, 2S+1) in float64, which the backward reuses (torch's
+    ``_ctc_loss`` returns its ``log_alpha`` for the same reason)."""
     lp, lengths, tlengths = _arrays(log_probs, input_lengths, target_lengths)
     emit, _, skip = _lattice(lp, targets, tlengths, blank)
-    return _nll(_alpha(emit, skip), lengths, tlengths).astype(log_probs.dtype)
+    alpha = _alpha(emit, skip)
+    return _nll(alpha, lengths, tlengths).astype(log_probs.dtype), alpha
 
 
-def ctc_backward(g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
-    """The gradient (T, N, C) w.r.t. ``log_probs`` of ``sum(g * nll)`` (PyTorch's formula)."""
+def ctc_backward(g, log_probs, targets, alpha, input_lengths, target_lengths, blank, zero_infinity):
+    """The gradient (T, N, C) w.r.t. ``log_probs`` of ``sum(g * nll)`` (PyTorch's formula),
+    from the forward variables ``alpha`` the loss computed."""
     lp, lengths, tlengths = _arrays(log_probs, input_lengths, target_lengths)
     emit, ext, skip = _lattice(lp, targets, tlengths, blank)
-    alpha = _alpha(emit, skip)
     nll = _nll(alpha, lengths, tlengths)
     ab = alpha + _beta(emit, skip, lengths, tlengths)
     top = ab.max(axis=2, keepdims=True, initial=NEG_INF)
@@ -132,37 +136,43 @@ def ctc_backward(g, log_probs, targets, input_lengths, target_lengths, blank, ze
 
 class CtcLoss(Op):
     """Per-sample CTC negative log-likelihoods (N,) of ``log_probs`` (T, N, C) at ``targets``
-    (padded (N, S) or concatenated 1-d); the lengths are tuples of ints, as ``blank``
-    and ``zero_infinity`` attributes. +inf where no alignment exists."""
+    (padded (N, S) or concatenated 1-d), +inf where no alignment exists, and the forward
+    variables (T, N, 2S+1), float64, that its gradient reads (not differentiable); the lengths
+    are tuples of ints, as ``blank`` and ``zero_infinity`` attributes."""
     promote = None
+    num_outputs = 2
+    save_output = True
 
     @classmethod
-    def infer(cls, log_probs, targets, **attrs):
-        return (log_probs.shape[1],), log_probs.dtype
+    def infer(cls, log_probs, targets, input_lengths=(), target_lengths=(), **attrs):
+        states = 2 * max(target_lengths, default=0) + 1
+        return ((log_probs.shape[1],), log_probs.dtype), ((log_probs.shape[0], log_probs.shape[1], states),
+                                                            _dtype.float64)
 
     @staticmethod
     def forward(log_probs, targets, input_lengths=(), target_lengths=(), blank=0, zero_infinity=False):
         return ctc_forward(log_probs, targets, input_lengths, target_lengths, blank)
 
     @staticmethod
-    def backward(ctx, g):
-        grad = apply(CtcLossBackward, g, ctx.input(0), ctx.input(1), **ctx.attrs) \
-            if ctx.needs_input_grad[0] else None
-        return grad, None
+    def backward(ctx, g, g_alpha):
+        if g is None or not ctx.needs_input_grad[0]:
+            return None, None
+        return apply(CtcLossBackward, g, ctx.input(0), ctx.input(1), ctx.output[1].detach(), **ctx.attrs), None
 
 
 class CtcLossBackward(Op):
     """The gradient of :class:`CtcLoss` w.r.t. its log-probabilities, from the loss's
-    gradient ``g`` (N,). Not differentiable again (PyTorch's is not either)."""
+    gradient ``g`` (N,) and the loss's forward variables. Not differentiable again (PyTorch's
+    is not either)."""
     promote = None
 
     @classmethod
-    def infer(cls, g, log_probs, targets, **attrs):
+    def infer(cls, g, log_probs, targets, alpha, **attrs):
         return tuple(log_probs.shape), log_probs.dtype
 
     @staticmethod
-    def forward(g, log_probs, targets, input_lengths=(), target_lengths=(), blank=0, zero_infinity=False):
-        return ctc_backward(g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity)
+    def forward(g, log_probs, targets, alpha, input_lengths=(), target_lengths=(), blank=0, zero_infinity=False):
+        return ctc_backward(g, log_probs, targets, alpha, input_lengths, target_lengths, blank, zero_infinity)
 
     @staticmethod
     def backward(ctx, h):

@@ -17,7 +17,7 @@ from .._backend import is_floating, kernel, namespace, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
-from .pointwise_binary import Where
+from .pointwise_binary import Where, rsqrt_kernel
 from .refusals import refuse_unsigned
 
 _LN2 = math.log(2.0)
@@ -195,7 +195,7 @@ def rsqrt(input, *, out=None):
     return with_out(apply(Rsqrt, input), out)
 
 
-Rsqrt = elementwise("Rsqrt", lambda x: 1 / namespace(x).sqrt(x),
+Rsqrt = elementwise("Rsqrt", rsqrt_kernel,
                     lambda out, g: g * -0.5 * out * out * out, uses="output")
 
 

@@ -98,8 +98,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     _check(log_probs, targets, input_lengths, target_lengths, blank)
-    loss = apply(CtcLoss, log_probs, targets, input_lengths=input_lengths, target_lengths=target_lengths,
-                 blank=blank, zero_infinity=bool(zero_infinity))
+    loss, _ = apply(CtcLoss, log_probs, targets, input_lengths=input_lengths, target_lengths=target_lengths,
+                    blank=blank, zero_infinity=bool(zero_infinity))
     if zero_infinity:
         loss = where(loss == float("inf"), zeros_like(loss), loss)
     if reduction == "mean":
