@@ -17,15 +17,15 @@ from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
 from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
 from .._dtype import SCALAR_TYPE_NAMES, bfloat16, can_cast, float16, float32, get_default_dtype, result_type
+from .._result_layout import pointwise as pointwise_layout
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 from .refusals import refuse, refused_kinds
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
-           "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording", "record",
-           "replay"]
+           "named", "node_class", "elementwise_rule", "like_input", "link_view", "mark_multi_output",
+           "tensor_class", "transposed", "backward_view", "recording", "record", "replay"]
 
 OPS = {}
 _observing = threading.local()
@@ -81,6 +81,7 @@ class Op:
         opmath: with a float16/bfloat16 result and a Python number (or a 0-d second operand),
             compute in float32, the number not cast to 16 bits first: torch's ``opmath_t``
             (``half(0) * 2**20`` is 0; with 2**20 cast to float16, inf, it would be nan).
+        pointwise: elementwise, its result laid out as torch's (default: a non-view elementwise infer).
     """
     promote = "promote"
     save_inputs = True
@@ -93,6 +94,7 @@ class Op:
     draws = False
     complex_error = None
     opmath = False
+    pointwise = False
 
     def __init_subclass__(cls):
         # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
@@ -102,6 +104,8 @@ class Op:
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
         cls.refused_kinds = refused_kinds(cls.name, cls.complex_error)
+        if "pointwise" not in cls.__dict__:
+            cls.pointwise = not cls.is_view and getattr(cls.infer, "__func__", None) in (elementwise_rule, real_rule)
 
     @staticmethod
     def forward(*arrays, **attrs):
@@ -216,6 +220,9 @@ def apply(op, *inputs, **attrs):
             out = op.forward(*arrays, **attrs)
             if narrow is not None:
                 out = out.astype(narrow)
+            if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous  # torch's too
+                                     and arrays[0].shape == out.shape and 1 not in out.shape):
+                out = pointwise_layout(out, arrays)
         except ValueError as e:
             # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
             shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]

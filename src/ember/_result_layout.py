@@ -1,0 +1,166 @@
+"""The strides of an op's result, as torch 2.13 (CPU) lays it out.
+
+Two rules, each applied where its ops make their results:
+
+* :func:`pointwise` -- elementwise ops (TensorIterator's rule, ``TensorIteratorBase::
+  reorder_dimensions`` and ``compute_fast_setup_type``): when every operand has the result's
+  shape and all are row-major, or all channels-last, or all share one dense layout, the result
+  takes it; otherwise the result's dims are ordered by the operands' strides, fastest first,
+  the first operand whose strides tell two dims apart deciding for them (a broadcast dim, of
+  stride 0, has no say; an operand with equal strides for both moves the longer dim outward
+  and lets the next operand decide); dims no operand tells apart keep row-major order. So
+  ``cl + c`` is channels-last, ``c + cl`` row-major, and a channels-last ``x`` plus a
+  ``(C, 1, 1)`` bias or a ``(1,)`` tensor is channels-last. NumPy's ufuncs order their
+  output by their inputs too ("K") but let row-major win where operands disagree, so the
+  dispatcher (:func:`ember._ops.core.apply`) calls this rule unless the first operand is a
+  row-major array of the result's shape with no dim of size 1 (then torch's order is
+  row-major too): all-contiguous arithmetic pays three attribute reads.
+* :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
+  channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
+  it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
+
+Values never change, only where they lie: a result in another layout is copied once.
+Reference: https://pytorch.org/tutorials/intermediate/memory_format_tutorial.html and the
+``TensorIterator`` notes in PyTorch's ``aten/src/ATen/TensorIterator.cpp``.
+"""
+import functools
+
+import numpy as np
+
+from . import _backend
+from ._memory_format import _ORDER, contiguous_format, is_contiguous, strides as format_strides, suggested
+
+__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format"]
+
+
+def _operand_strides(shape, arrays):
+    """Each array operand's byte strides over the result's dims: 0 where it is broadcast."""
+    ndim, out = len(shape), []
+    for a in arrays:
+        if not isinstance(a, _backend.ndarray) and not hasattr(a, "strides") or not a.ndim:
+            continue  # a number or a 0-d tensor: no strides to follow
+        lead = ndim - a.ndim
+        out.append((0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s
+                                       for i, (n, s) in enumerate(zip(a.shape, a.strides))))
+    return out
+
+
+def _fast_setup(shape, arrays, operands):
+    """The strides (bytes per element of 1) torch's fast setup gives when every operand has
+    the result's shape, or None."""
+    tensors = [a for a in arrays if hasattr(a, "strides") and a.ndim]
+    if len(tensors) != sum(1 for a in arrays if hasattr(a, "strides")) or \
+            any(a.shape != shape for a in tensors):
+        return None
+    for fmt in (contiguous_format,) + tuple(_ORDER):
+        if all(is_contiguous(a, fmt) for a in tensors):
+            return format_strides(shape, 1, fmt)
+    first = [s // tensors[0].itemsize for s in operands[0]]
+    if all(_backend.dense(a) and [s // a.itemsize for s in a.strides] == first for a in tensors):
+        return tuple(first)
+    return None
+
+
+def _ordered_strides(shape, operands):
+    """The result's strides (elements) from the dims sorted by the operands' strides."""
+    ndim = len(shape)
+    perm = list(range(ndim))[::-1]  # fastest first
+
+    def should_swap(d0, d1):
+        for s in operands:
+            s0, s1 = s[d0], s[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    out, step = [0] * ndim, 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def _with_strides(out, element_strides):
+    """``out``, or a copy of it laid out with ``element_strides`` (a dense layout)."""
+    want = tuple(s * out.itemsize for s in element_strides)
+    if out.strides == want:
+        return out
+    outermost_first = sorted(range(out.ndim), key=lambda d: (-element_strides[d], -d))
+    xp = _backend.namespace(out)
+    new = xp.empty(tuple(out.shape[d] for d in outermost_first), out.dtype).transpose(np.argsort(outermost_first))
+    if new.strides != want:  # dims of size 0 or 1 placed otherwise by NumPy: set torch's strides
+        new = np.lib.stride_tricks.as_strided(new, out.shape, want) if xp is np else new
+    new[...] = out
+    return new
+
+
+def pointwise(out, arrays):
+    """``out``, the result of an elementwise op on ``arrays`` (its kernel's inputs: arrays and
+    numbers), laid out as torch's TensorIterator lays it out (module docstring)."""
+    if not hasattr(out, "strides") or out.ndim < 2 or not out.size:
+        return out
+    shape = out.shape
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays if hasattr(a, "strides")):
+        return out  # torch's fast setup gives row-major strides, as NumPy does for these
+    operands = _operand_strides(shape, arrays)
+    if not operands:
+        return out
+    fast = _fast_setup(shape, arrays, operands)
+    return _with_strides(out, fast if fast is not None else _ordered_strides(shape, operands))
+
+
+def channels_last_like(out, *arrays, keep=True):
+    """``out`` laid out channels-last when one of ``arrays`` (its op's inputs, None for one
+    not given) suggests a channels-last format of ``out``'s rank, else as it is; with ``keep``
+    False, row-major instead (a torch kernel that takes channels-last inputs but gives
+    row-major results: the 3-D pools, ``slow_conv3d``)."""
+    for a in arrays:
+        if a is not None and a.ndim == out.ndim and not a.flags.c_contiguous:
+            fmt = suggested(a)
+            if fmt is not contiguous_format:
+                return _with_strides(out, format_strides(out.shape, 1, fmt if keep else contiguous_format))
+    return out
+
+
+def channels_last_from(*positions, keep=None):
+    """Decorates an op's forward kernel: its result laid out channels-last when the inputs at
+    ``positions`` suggest it (:func:`channels_last_like`), as torch's convolution and pooling
+    kernels (CPU) lay out theirs; ``keep(*arrays, **attrs)``, when given, tells whether torch's
+    kernel for these inputs keeps the format (else the result is row-major)."""
+    def decorate(forward):
+        @functools.wraps(forward)
+        def kernel(*arrays, **attrs):
+            out = forward(*arrays, **attrs)
+            return channels_last_like(out, *(arrays[i] for i in positions if i < len(arrays)),
+                                      keep=keep is None or keep(*arrays, **attrs))
+        return kernel
+    return decorate
+
+
+def in_input_format(out, input, ranks=(4, 5)):
+    """The tensor ``out`` of a composite function of a channels-last ``input`` (interpolation,
+    adaptive averaging) in the format ``input`` suggests when its rank is in ``ranks``, else
+    row-major, as torch's kernel gives it."""
+    data = input._data
+    if out.ndim != input.ndim or not hasattr(data, "flags") or data.flags.c_contiguous:
+        return out
+    fmt = suggested(data)
+    if fmt is contiguous_format:
+        return out
+    fmt = fmt if out.ndim in ranks else contiguous_format
+    if out._data.strides == format_strides(out.shape, out._data.itemsize, fmt):
+        return out
+    return out.clone(memory_format=fmt)
