@@ -28,98 +28,55 @@ import functools
 import numpy as np
 
 from . import _backend
-from ._memory_format import _ORDER, contiguous_format, is_contiguous, strides as format_strides, suggested
+from ._backend.index_layout import compatible_strides, laid_out_as, tensor_iterator_order
+from ._memory_format import _ORDER, contiguous_format, is_contiguous, laid_out, strides as format_strides, suggested
 
 __all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format"]
 
 
 def _operand_strides(shape, arrays):
-    """Each array operand's byte strides over the result's dims: 0 where it is broadcast."""
+    """Each array operand's element strides over the result's dims: 0 where it is broadcast."""
     ndim, out = len(shape), []
     for a in arrays:
-        if not isinstance(a, _backend.ndarray) and not hasattr(a, "strides") or not a.ndim:
-            continue  # a number or a 0-d tensor: no strides to follow
-        lead = ndim - a.ndim
-        out.append((0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s
-                                       for i, (n, s) in enumerate(zip(a.shape, a.strides))))
+        if type(a) is np.ndarray and a.ndim:  # (a number or a 0-d tensor has no strides to follow)
+            lead = ndim - a.ndim
+            out.append((0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s // a.itemsize
+                                           for i, (n, s) in enumerate(zip(a.shape, a.strides))))
     return out
 
 
 def _fast_setup(shape, arrays, operands):
-    """The strides (bytes per element of 1) torch's fast setup gives when every operand has
-    the result's shape, or None."""
-    tensors = [a for a in arrays if hasattr(a, "strides") and a.ndim]
-    if len(tensors) != sum(1 for a in arrays if hasattr(a, "strides")) or \
-            any(a.shape != shape for a in tensors):
+    """The (order, element strides) torch's fast setup gives when every operand has the
+    result's shape and all are laid out alike (row-major, a channels-last format, or one dense
+    layout: the first operand's strides, size-1 dims' too), else None."""
+    tensors = [a for a in arrays if type(a) is np.ndarray]
+    if any(a.shape != shape for a in tensors):
         return None
     for fmt in (contiguous_format,) + tuple(_ORDER):
         if all(is_contiguous(a, fmt) for a in tensors):
-            return format_strides(shape, 1, fmt)
-    first = [s // tensors[0].itemsize for s in operands[0]]
-    if all(_backend.dense(a) and [s // a.itemsize for s in a.strides] == first for a in tensors):
-        return tuple(first)
+            perm = list(_ORDER[fmt][1]) if fmt in _ORDER else list(range(len(shape) - 1, -1, -1))
+            return perm, compatible_strides(shape, perm, 1)
+    first = operands[0]
+    if all(_backend.dense(a) and o == first for a, o in zip(tensors, operands)):
+        return tensor_iterator_order(shape, [first]), first
     return None
-
-
-def _ordered_strides(shape, operands):
-    """The result's strides (elements) from the dims sorted by the operands' strides."""
-    ndim = len(shape)
-    perm = list(range(ndim))[::-1]  # fastest first
-
-    def should_swap(d0, d1):
-        for s in operands:
-            s0, s1 = s[d0], s[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[d0], perm[d1])
-            if comparison > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif comparison < 0:
-                break
-    out, step = [0] * ndim, 1
-    for d in perm:
-        out[d] = step
-        step *= max(shape[d], 1)
-    return tuple(out)
-
-
-def _with_strides(out, element_strides):
-    """``out``, or a copy of it laid out with ``element_strides`` (a dense layout)."""
-    want = tuple(s * out.itemsize for s in element_strides)
-    if out.strides == want:
-        return out
-    outermost_first = sorted(range(out.ndim), key=lambda d: (-element_strides[d], -d))
-    xp = _backend.namespace(out)
-    new = xp.empty(tuple(out.shape[d] for d in outermost_first), out.dtype).transpose(np.argsort(outermost_first))
-    if new.strides != want:  # dims of size 0 or 1 placed otherwise by NumPy: set torch's strides
-        new = np.lib.stride_tricks.as_strided(new, out.shape, want) if xp is np else new
-    new[...] = out
-    return new
 
 
 def pointwise(out, arrays):
     """``out``, the result of an elementwise op on ``arrays`` (its kernel's inputs: arrays and
     numbers), laid out as torch's TensorIterator lays it out (module docstring)."""
-    if not hasattr(out, "strides") or out.ndim < 2 or not out.size:
+    if type(out) is not np.ndarray or out.ndim < 2 or not out.size:
         return out
     shape = out.shape
-    if all(a.shape == shape and a.flags.c_contiguous for a in arrays if hasattr(a, "strides")):
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays if type(a) is np.ndarray):
         return out  # torch's fast setup gives row-major strides, as NumPy does for these
     operands = _operand_strides(shape, arrays)
     if not operands:
         return out
     fast = _fast_setup(shape, arrays, operands)
-    return _with_strides(out, fast if fast is not None else _ordered_strides(shape, operands))
+    perm, strides = fast if fast is not None else (tensor_iterator_order(shape, operands), None)
+    strides = compatible_strides(shape, perm, 1) if strides is None else strides
+    return laid_out_as(out, perm, tuple(s * out.itemsize for s in strides))
 
 
 def channels_last_like(out, *arrays, keep=True):
@@ -131,7 +88,10 @@ def channels_last_like(out, *arrays, keep=True):
         if a is not None and a.ndim == out.ndim and not a.flags.c_contiguous:
             fmt = suggested(a)
             if fmt is not contiguous_format:
-                return _with_strides(out, format_strides(out.shape, 1, fmt if keep else contiguous_format))
+                if not keep:
+                    return out if out.flags.c_contiguous else laid_out(out, contiguous_format, _backend.namespace(out))
+                return out if out.strides == format_strides(out.shape, out.itemsize, fmt) else \
+                    laid_out(out, fmt, _backend.namespace(out))
     return out
 
 
