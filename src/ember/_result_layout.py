@@ -13,8 +13,9 @@ Two rules, each applied where its ops make their results:
   ``(C, 1, 1)`` bias or a ``(1,)`` tensor is channels-last. NumPy's ufuncs order their
   output by their inputs too ("K") but let row-major win where operands disagree, so the
   dispatcher (:func:`ember._ops.core.apply`) calls this rule unless the first operand is a
-  row-major array of the result's shape with no dim of size 1 (then torch's order is
-  row-major too): all-contiguous arithmetic pays three attribute reads.
+  row-major array of the result's shape and either the result has no dim of size 1 or the
+  op has one such operand or two (a number aside): torch's order is row-major then too, and
+  all-contiguous arithmetic pays a few attribute reads.
 * :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
   channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
   it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
@@ -65,11 +66,16 @@ def _fast_setup(shape, arrays, operands):
 def pointwise(out, arrays):
     """``out``, the result of an elementwise op on ``arrays`` (its kernel's inputs: arrays and
     numbers), laid out as torch's TensorIterator lays it out (module docstring)."""
-    if type(out) is not np.ndarray or out.ndim < 2 or not out.size:
+    if type(out) is not np.ndarray:
         return out
     shape = out.shape
-    if all(a.shape == shape and a.flags.c_contiguous for a in arrays if type(a) is np.ndarray):
+    for a in arrays:
+        if type(a) is np.ndarray and (a.shape != shape or not a.flags.c_contiguous):
+            break
+    else:
         return out  # torch's fast setup gives row-major strides, as NumPy does for these
+    if out.ndim < 2 or not out.size:
+        return out
     operands = _operand_strides(shape, arrays)
     if not operands:
         return out

@@ -199,10 +199,8 @@ def apply(op, *inputs, **attrs):
     else:
         narrow = None
         if op.promote is None:
-            if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
-                arrays = (inputs[0]._data,)
-            else:
-                arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+            arrays = (inputs[0]._data,) if len(inputs) == 1 and type(inputs[0]) is _Tensor else \
+                [x._data if isinstance(x, _Tensor) else x for x in inputs]  # (one tensor: views, reductions)
         elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                 and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
             arrays = (inputs[0]._data, inputs[1]._data)
@@ -220,9 +218,11 @@ def apply(op, *inputs, **attrs):
             out = op.forward(*arrays, **attrs)
             if narrow is not None:
                 out = out.astype(narrow)
-            if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous  # torch's too
-                                     and arrays[0].shape == out.shape and 1 not in out.shape):
-                out = pointwise_layout(out, arrays)
+            if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous
+                                     and arrays[0].shape == out.shape and (1 not in out.shape or len(arrays) == 1
+                                     or len(arrays) == 2 and (type(arrays[1]) is not _ndarray or
+                                     arrays[1].flags.c_contiguous and arrays[1].shape == out.shape))):
+                out = pointwise_layout(out, arrays)  # (otherwise torch's order is NumPy's: row-major)
         except ValueError as e:
             # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
             shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
