@@ -163,13 +163,18 @@ def test_conv3d(x_fmt, w_fmt):
     _conv_case("conv3d", (1, 2, 4, 5, 3), (3, 2, 2, 3, 2), x_fmt, w_fmt, padding=1)
 
 
-def test_conv2d_raw_gradients():
-    """The gradients autograd.grad returns (no leaf layout contract): channels-last as torch's."""
-    (ex, tx), (ew, tw) = _pair((2, 4, 6, 6), CL, 1, grad=True), _pair((4, 2, 3, 3), CL, 2, grad=True)
-    e, t = EF.conv2d(ex, ew, groups=2), TF.conv2d(tx, tw, groups=2)
-    g = _pair(tuple(t.shape), CL, 5)
+@pytest.mark.parametrize("conv,fmt,x_shape,w_shape,groups", [
+    ("conv2d", CL, (2, 4, 6, 5), (4, 2, 3, 3), 2), ("conv3d", CL3, (2, 2, 4, 5, 3), (3, 2, 2, 3, 2), 1)])
+@pytest.mark.parametrize("x_cl,w_cl,g_cl", [(1, 0, 0), (0, 1, 0), (1, 1, 0), (1, 0, 1), (0, 0, 1)])
+def test_conv_raw_gradients(conv, fmt, x_shape, w_shape, groups, x_cl, w_cl, g_cl):
+    """The gradients autograd.grad returns (no leaf layout contract): torch computes both in
+    the input's or the weight's channels-last format, whatever the output gradient's layout."""
+    (ex, tx), (ew, tw) = (_pair(shape, fmt if cl else None, seed, grad=True)
+                          for shape, cl, seed in ((x_shape, x_cl, 1), (w_shape, w_cl, 2)))
+    e, t = getattr(EF, conv)(ex, ew, groups=groups), getattr(TF, conv)(tx, tw, groups=groups)
+    g = _pair(tuple(t.shape), fmt if g_cl else None, 5)
     for got, want in zip(ember.autograd.grad(e, (ex, ew), g[0]), torch.autograd.grad(t, (tx, tw), g[1])):
-        _same_layout(got, want, CL)
+        _same_layout(got, want, fmt)
         _close(got, want, rtol=1e-4, atol=1e-4)
 
 

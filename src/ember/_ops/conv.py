@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from .. import _backend
+from .._memory_format import contiguous_format, suggested
 from .._result_layout import channels_last_from
 from .core import Op, apply
 
@@ -425,6 +426,18 @@ def _keeps_format(x, weight_or_gy, *rest, groups, kernel_size=None, **geometry):
     return groups > 1 or kh > 3 and kw > 3 or x.shape[0] > 1 or math.prod(x.shape[:4]) > 20480
 
 
+def _backend_format(x, weight, groups):
+    """The memory format torch's CPU convolution of arrays ``x`` and ``weight`` computes in
+    (``_determine_backend_memory_format``): the input's or the weight's channels-last format,
+    else ``contiguous_format``."""
+    for a in (x, weight):
+        if type(a) is np.ndarray and not a.flags.c_contiguous:
+            fmt = suggested(a)
+            if fmt is not contiguous_format and _keeps_format(x, weight, groups=groups):
+                return fmt
+    return contiguous_format
+
+
 class Conv(Op):
     """Cross-correlation of ``x`` (N, C_in, [H,] W) with ``weight`` (C_out, C_in/groups, [kh,] kw)
     plus ``bias`` (C_out), giving (N, C_out, [H_out,] W_out); PyTorch's ``conv1d``/``conv2d``
@@ -447,6 +460,8 @@ class Conv(Op):
         a = ctx.attrs
         needs = ctx.needs_input_grad
         gx = gw = gb = None
+        # torch computes both gradients in its backend format, whatever g's layout
+        g = g.contiguous(memory_format=_backend_format(x._data, weight._data, a["groups"]))
         if needs[0]:
             padding = _fitted_padding(a["padding"], x.shape[2:], g.shape[2:], weight.shape[2:],
                                       a["stride"], a["dilation"])
