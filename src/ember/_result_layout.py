@@ -53,12 +53,14 @@ def _fast_setup(shape, arrays, operands):
     tensors = [a for a in arrays if type(a) is np.ndarray]
     if any(a.shape != shape for a in tensors):
         return None
-    for fmt in (contiguous_format,) + tuple(_ORDER):
-        if all(is_contiguous(a, fmt) for a in tensors):
-            perm = list(_ORDER[fmt][1]) if fmt in _ORDER else list(range(len(shape) - 1, -1, -1))
-            return perm, compatible_strides(shape, perm, 1)
     first = operands[0]
-    if all(_backend.dense(a) and o == first for a, o in zip(tensors, operands)):
+    one_layout = all(o == first for o in operands)
+    for fmt in tuple(_ORDER):  # (all row-major: the caller's case)
+        if len(shape) == _ORDER[fmt][0] and is_contiguous(tensors[0], fmt) and (
+                one_layout or all(is_contiguous(a, fmt) for a in tensors)):
+            perm = list(_ORDER[fmt][1])
+            return perm, compatible_strides(shape, perm, 1)
+    if one_layout and _backend.dense(tensors[0]):
         return tensor_iterator_order(shape, [first]), first
     return None
 
@@ -68,12 +70,17 @@ def pointwise(out, arrays):
     numbers), laid out as torch's TensorIterator lays it out (module docstring)."""
     if type(out) is not np.ndarray:
         return out
-    shape = out.shape
+    shape, strides = out.shape, out.strides
+    row_major = same_layout = True
     for a in arrays:
-        if type(a) is np.ndarray and (a.shape != shape or not a.flags.c_contiguous):
-            break
-    else:
-        return out  # torch's fast setup gives row-major strides, as NumPy does for these
+        if type(a) is np.ndarray:
+            if a.shape != shape:
+                row_major = same_layout = False
+                break
+            row_major = row_major and a.flags.c_contiguous
+            same_layout = same_layout and a.strides == strides and a.itemsize == out.itemsize
+    if row_major or same_layout:
+        return out  # torch's fast setup: the operands' common layout, which NumPy's result has
     if out.ndim < 2 or not out.size:
         return out
     operands = _operand_strides(shape, arrays)

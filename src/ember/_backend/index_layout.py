@@ -196,6 +196,10 @@ def laid_out_as(out, perm, strides):
         return out
     if all(a == b or n == 1 for a, b, n in zip(strides, out.strides, shape)) or out.size == 0:
         return empty_at(out, shape, strides, out.dtype, 0)  # (the same elements: a view)
-    result = np.empty([shape[d] for d in reversed(perm)], out.dtype).transpose(np.argsort(list(reversed(perm))))
+    outermost_first = perm[::-1]
+    back = [0] * len(perm)
+    for i, d in enumerate(outermost_first):
+        back[d] = i
+    result = np.empty([shape[d] for d in outermost_first], out.dtype).transpose(back)
     result[...] = out
     return result if result.strides == tuple(strides) else empty_at(result, shape, strides, out.dtype, 0)
