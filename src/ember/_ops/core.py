@@ -218,10 +218,10 @@ def apply(op, *inputs, **attrs):
             out = op.forward(*arrays, **attrs)
             if narrow is not None:
                 out = out.astype(narrow)
-            if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous
-                                     and arrays[0].shape == out.shape and (1 not in out.shape or len(arrays) == 1
-                                     or len(arrays) == 2 and (type(arrays[1]) is not _ndarray or
-                                     arrays[1].flags.c_contiguous and arrays[1].shape == out.shape))):
+            if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous and (
+                    len(arrays) == 1 or arrays[0].size == out.size and (1 not in out.shape or len(arrays) == 2 and (
+                        arrays[0].shape == out.shape and (type(arrays[1]) is not _ndarray or arrays[1].flags.c_contiguous
+                                                          and arrays[1].shape == out.shape))))):
                 out = pointwise_layout(out, arrays)  # (otherwise torch's order is NumPy's: row-major)
         except ValueError as e:
             # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
