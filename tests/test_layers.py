@@ -48,7 +48,8 @@ LAYERS = [
      "ember._meta",  # the meta device's factories and moves, beside creation
      "ember._memory", "ember._print",
      "ember._legacy", "ember._removed", "ember._dlpack", "ember.linalg", "ember.fft", "ember.functional", "ember.special", "ember.sparse", "ember._linalg_legacy", "ember.accelerator", "ember.cuda", "ember.backends",
-     "ember._dtype", "ember._python_ints", "ember._device", "ember._size", "ember._layout", "ember._memory_format"],
+     "ember._dtype", "ember._python_ints", "ember._device", "ember._size", "ember._layout", "ember._memory_format",
+     "ember._result_layout"],  # the strides of op results (torch's TensorIterator and channels-last rules)
     ["ember.autograd.graph", "ember.autograd.grad_mode", "ember.autograd.anomaly_mode",
      "ember._dispatch_state"],  # the observers and autocast's cast, read by the ops and the engine
     ["ember._backend"],

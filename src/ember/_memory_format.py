@@ -7,10 +7,9 @@ NDHWC; ``preserve_format`` keeps the layout of the tensor it copies. Values neve
 format, only the strides. A tensor's format is read from its strides, as torch reads it:
 ``is_contiguous(array, fmt)``, where dims of size 1 have no say.
 
-ember's ops compute in any layout. Elementwise results follow their first operand's layout
-(NumPy's ufuncs order their output as their inputs, "K"), so ``x + 1`` of a channels-last
-``x`` is channels-last as in torch; convolutions, pooling and reductions give row-major
-results (torch keeps channels-last for the former).
+ember's ops compute in any layout; the layout of their results follows torch's rules
+(``_result_layout``): elementwise results TensorIterator's, convolutions, pooling and
+interpolation keep a channels-last input's format; reductions give row-major results.
 """
 import numpy as np
 

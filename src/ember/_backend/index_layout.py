@@ -14,7 +14,7 @@ import numpy as np
 
 from . import empty_at
 
-__all__ = ["torch_layout", "take_as_torch"]
+__all__ = ["torch_layout", "take_as_torch", "tensor_iterator_order", "compatible_strides", "laid_out_as"]
 
 
 def _operand_strides(x, index, shape):
@@ -110,8 +110,10 @@ def _is_mask(i):
     return isinstance(i, np.ndarray) and i.dtype == np.bool_
 
 
-def _order(shape, operands):
-    """TensorIterator's permutation of the dims, fastest first (``reorder_dimensions``)."""
+def tensor_iterator_order(shape, operands):
+    """TensorIterator's permutation of the dims, fastest first (``reorder_dimensions``), from
+    each operand's strides over the result's dims (0 where it is broadcast), first operand first:
+    the first operand whose strides tell two dims apart orders them."""
     ndim = len(shape)
 
     def should_swap(d0, d1):
@@ -169,18 +171,35 @@ def torch_layout(x, index, out):
         operands = _operand_strides(x, index, shape)
         if operands is None:
             return out
-        perm = _order(shape, operands)
-    # torch's strides in that order; in the plain order, contiguous strides (size 0 counted as 1)
-    plain = perm == list(range(out.ndim - 1, -1, -1))
-    strides = [0] * out.ndim
-    step = out.itemsize
+        perm = tensor_iterator_order(shape, operands)
+    return laid_out_as(out, perm, compatible_strides(shape, perm, out.itemsize))
+
+
+def compatible_strides(shape, perm, itemsize):
+    """The byte strides of a new dense tensor of ``shape`` whose dims lie in ``perm`` order,
+    fastest first (TensorIterator's ``compatible_stride``; in plain C order, contiguous strides,
+    a size-0 dim counted as 1)."""
+    plain = perm == list(range(len(shape) - 1, -1, -1))
+    strides = [0] * len(shape)
+    step = itemsize
     for d in perm:
         strides[d] = step
         step *= max(shape[d], 1) if plain else shape[d]
+    return tuple(strides)
+
+
+def laid_out_as(out, perm, strides):
+    """``out`` with byte ``strides`` (dense, dims in ``perm`` order, fastest first): itself where
+    they agree, a view where only size-1 dims differ, else one copy."""
+    shape = out.shape
     if tuple(strides) == out.strides:
         return out
     if all(a == b or n == 1 for a, b, n in zip(strides, out.strides, shape)) or out.size == 0:
         return empty_at(out, shape, strides, out.dtype, 0)  # (the same elements: a view)
-    result = np.empty([shape[d] for d in reversed(perm)], out.dtype).transpose(np.argsort(list(reversed(perm))))
+    outermost_first = perm[::-1]
+    back = [0] * len(perm)
+    for i, d in enumerate(outermost_first):
+        back[d] = i
+    result = np.empty([shape[d] for d in outermost_first], out.dtype).transpose(back)
     result[...] = out
-    return result
+    return result if result.strides == tuple(strides) else empty_at(result, shape, strides, out.dtype, 0)

@@ -100,6 +100,7 @@ class SoftmaxScoresGrad(Op):
     again; w.r.t. ``w`` it is ``scale * (h * (g - sum(g * w)) - g * sum(h * w))``.
     """
     promote = None
+    pointwise = False  # softmax's backward: row-major, as torch's
     infer = classmethod(elementwise_rule)
 
     @staticmethod

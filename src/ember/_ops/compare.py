@@ -24,7 +24,7 @@ def predicate(name, kernel, *, promote="promote", rule=None, complex_error=None)
     return type(name, (Op,), {"promote": promote, "differentiable": False,
                               "forward": staticmethod(kernel),
                               "infer": classmethod(rule or _truth_rule), "__module__": module,
-                              "complex_error": complex_error})
+                              "complex_error": complex_error, "pointwise": rule in (None, elementwise_rule)})
 
 
 def _truth_rule(op, *inputs, **attrs):

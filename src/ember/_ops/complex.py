@@ -133,6 +133,7 @@ class Conj(Op):
     save_inputs = False
     holomorphic = False
     untracked_view = True  # conj() makes the result a view kept in step by copies
+    pointwise = False  # laid out as its input by the kernel: the write-back follows that layout
     infer = classmethod(elementwise_rule)
 
     @staticmethod

@@ -33,9 +33,13 @@ likewise. The transposed direction forms the same buffer by one product and
 adds it back into place with one strided slice addition per kernel offset (kh * kw of them,
 no loop over pixels).
 """
+import math
+
 import numpy as np
 
 from .. import _backend
+from .._memory_format import contiguous_format, suggested
+from .._result_layout import channels_last_from
 from .core import Op, apply
 
 
@@ -412,6 +416,28 @@ def _conv_transpose_rule(op, x, weight, bias=None, *, stride, padding, dilation,
     return (x.shape[0], weight.shape[1] * groups) + spatial, x.dtype
 
 
+def _keeps_format(x, weight_or_gy, *rest, groups, kernel_size=None, **geometry):
+    """Whether torch's CPU convolution keeps a channels-last input's format: always in 2-D; in
+    3-D only where it picks its oneDNN kernel (``ConvParams::use_mkldnn``: several samples,
+    groups, a kernel wider than 3x3, or a large input), not ``slow_conv3d``."""
+    if x.ndim != 5:
+        return True
+    kh, kw = (kernel_size or weight_or_gy.shape[2:])[-2:]
+    return groups > 1 or kh > 3 and kw > 3 or x.shape[0] > 1 or math.prod(x.shape[:4]) > 20480
+
+
+def _backend_format(x, weight, groups):
+    """The memory format torch's CPU convolution of arrays ``x`` and ``weight`` computes in
+    (``_determine_backend_memory_format``): the input's or the weight's channels-last format,
+    else ``contiguous_format``."""
+    for a in (x, weight):
+        if type(a) is np.ndarray and not a.flags.c_contiguous:
+            fmt = suggested(a)
+            if fmt is not contiguous_format and _keeps_format(x, weight, groups=groups):
+                return fmt
+    return contiguous_format
+
+
 class Conv(Op):
     """Cross-correlation of ``x`` (N, C_in, [H,] W) with ``weight`` (C_out, C_in/groups, [kh,] kw)
     plus ``bias`` (C_out), giving (N, C_out, [H_out,] W_out); PyTorch's ``conv1d``/``conv2d``
@@ -421,6 +447,7 @@ class Conv(Op):
     infer = classmethod(_conv_rule)
 
     @staticmethod
+    @channels_last_from(0, 1, keep=_keeps_format)
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
         if len(stride) == 3:
             return _conv3d(x, weight, bias, stride, padding, dilation, groups)
@@ -433,6 +460,8 @@ class Conv(Op):
         a = ctx.attrs
         needs = ctx.needs_input_grad
         gx = gw = gb = None
+        # torch computes both gradients in its backend format, whatever g's layout
+        g = g.contiguous(memory_format=_backend_format(x._data, weight._data, a["groups"]))
         if needs[0]:
             padding = _fitted_padding(a["padding"], x.shape[2:], g.shape[2:], weight.shape[2:],
                                       a["stride"], a["dilation"])
@@ -455,6 +484,7 @@ class ConvTranspose(Op):
     infer = classmethod(_conv_transpose_rule)
 
     @staticmethod
+    @channels_last_from(0, 1, keep=_keeps_format)
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
         if len(stride) == 3:
             return _conv_transpose3d(x, weight, bias, stride, padding, dilation, groups)
@@ -488,6 +518,7 @@ class ConvWeight(Op):
         return (gy.shape[1], x.shape[1] // groups) + tuple(kernel_size), x.dtype
 
     @staticmethod
+    @channels_last_from(0, 1, keep=_keeps_format)
     def forward(x, gy, *, kernel_size, stride, padding, dilation, groups):
         if len(stride) == 3:
             return _conv_weight3d(x, gy, tuple(kernel_size), stride, padding, dilation, groups)

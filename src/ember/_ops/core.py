@@ -17,15 +17,15 @@ from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
 from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
 from .._dtype import SCALAR_TYPE_NAMES, bfloat16, can_cast, float16, float32, get_default_dtype, result_type
+from .._result_layout import pointwise as pointwise_layout
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
 from .names import torch_name
 from .refusals import refuse, refused_kinds
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
-           "named", "node_class", "elementwise_rule", "like_input", "link_view",
-           "mark_multi_output", "tensor_class", "transposed", "backward_view", "recording", "record",
-           "replay"]
+           "named", "node_class", "elementwise_rule", "like_input", "link_view", "mark_multi_output",
+           "tensor_class", "transposed", "backward_view", "recording", "record", "replay"]
 
 OPS = {}
 _observing = threading.local()
@@ -81,6 +81,7 @@ class Op:
         opmath: with a float16/bfloat16 result and a Python number (or a 0-d second operand),
             compute in float32, the number not cast to 16 bits first: torch's ``opmath_t``
             (``half(0) * 2**20`` is 0; with 2**20 cast to float16, inf, it would be nan).
+        pointwise: elementwise, its result laid out as torch's (default: a non-view elementwise infer).
     """
     promote = "promote"
     save_inputs = True
@@ -93,6 +94,7 @@ class Op:
     draws = False
     complex_error = None
     opmath = False
+    pointwise = False
 
     def __init_subclass__(cls):
         # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
@@ -102,6 +104,8 @@ class Op:
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
         cls.refused_kinds = refused_kinds(cls.name, cls.complex_error)
+        if "pointwise" not in cls.__dict__:
+            cls.pointwise = not cls.is_view and getattr(cls.infer, "__func__", None) in (elementwise_rule, real_rule)
 
     @staticmethod
     def forward(*arrays, **attrs):
@@ -193,15 +197,12 @@ def apply(op, *inputs, **attrs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
-        # inf and nan without NumPy's RuntimeWarnings, as torch's (a view computes nothing)
-        token = None if op.is_view else _backend.quiet()
+        token = None if op.is_view else _backend.quiet()  # no NumPy RuntimeWarnings, as torch (views: nothing to warn)
         try:
             narrow = None
             if op.promote is None:
-                if len(inputs) == 1 and type(inputs[0]) is _Tensor:  # views, reductions, activations
-                    arrays = (inputs[0]._data,)
-                else:
-                    arrays = [x._data if isinstance(x, _Tensor) else x for x in inputs]
+                arrays = (inputs[0]._data,) if len(inputs) == 1 and type(inputs[0]) is _Tensor else \
+                    [x._data if isinstance(x, _Tensor) else x for x in inputs]  # (one tensor: views, reductions)
             elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                     and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
                 arrays = (inputs[0]._data, inputs[1]._data)
@@ -210,15 +211,15 @@ def apply(op, *inputs, **attrs):
                 arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
             else:
                 arrays, narrow = _cast_inputs(op, inputs)
-            kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
-            if kinds:
-                for a in arrays:
-                    if type(a) is _ndarray and a.dtype.kind in kinds:
-                        refuse(op, a, arrays, attrs)
+            if op.refused_kinds:  # complex or uint16/32/64 inputs to an op without a kernel for them
+                for a in [a for a in arrays if type(a) is _ndarray and a.dtype.kind in op.refused_kinds]:
+                    refuse(op, a, arrays, attrs)
             try:
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
+                if op.pointwise and not (len(arrays) == 1 and type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous):
+                    out = pointwise_layout(out, arrays)  # (a row-major operand alone: row-major, as NumPy's)
             except ValueError as e:
                 # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
                 shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]

@@ -509,6 +509,7 @@ _WHERE_SIGNATURES = (" * (Tensor condition)\n"
 class Where(Op):
     """``where(condition, input, other)``; the condition gets no gradient."""
     promote = None
+    pointwise = True
 
     @classmethod
     def infer(cls, condition, input, other):

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend import namespace
+from .._result_layout import channels_last_from
 from .core import Op, apply, zero_link
 
 
@@ -122,6 +123,12 @@ def _maximum(taps):
     return out
 
 
+def _planar(x, *args, **attrs):
+    """torch's CPU average and adaptive pooling keep channels-last in 2-D only (a
+    channels-last-3d input gives a row-major result); its max pooling keeps both."""
+    return x.ndim == 4
+
+
 class MaxPool(Op):
     """Maximum over each window of ``x`` (*lead, *spatial); attrs as in ``max_pool2d``, one
     entry per spatial dim. ``argmax`` (the second input), the window positions from
@@ -131,6 +138,7 @@ class MaxPool(Op):
     infer = classmethod(_pooled_rule)
 
     @staticmethod
+    @channels_last_from(0)
     def forward(x, argmax, kernel_size, stride, padding, dilation, ceil_mode):
         return _maximum(_max_taps(x, kernel_size, stride, padding, dilation, ceil_mode)[1])
 
@@ -208,6 +216,7 @@ class MaxPoolIndices(Op):
     differentiable = False
 
     @staticmethod
+    @channels_last_from(0)
     def forward(x, kernel_size, stride, padding, dilation, ceil_mode, flat=True):
         out_size, taps = _max_taps(x, kernel_size, stride, padding, dilation, ceil_mode)
         best = _maximum(taps)
@@ -269,6 +278,7 @@ class AdaptiveMaxPoolIndices(Op):
     differentiable = False
 
     @staticmethod
+    @channels_last_from(0, keep=_planar)
     def forward(x, output_size):
         k, xp = len(output_size), namespace(x)
         plane = _plane_strides(x.shape[x.ndim - k:])
@@ -303,6 +313,7 @@ class GatherPlanes(Op):
     save_inputs = False
 
     @staticmethod
+    @channels_last_from(0, keep=_planar)
     def forward(x, index, spatial_ndim):
         lead_ndim = x.ndim - spatial_ndim
         plane = math.prod(x.shape[lead_ndim:])
@@ -378,6 +389,7 @@ class AvgPool(Op):
     save_inputs = False
 
     @staticmethod
+    @channels_last_from(0, keep=_planar)
     def forward(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
         spatial = x.shape[-len(kernel_size):]
         out_size, ones = _avg_geometry(spatial, kernel_size, stride, padding, ceil_mode)

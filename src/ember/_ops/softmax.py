@@ -81,6 +81,7 @@ def _softmax(op, kernel, input, dim, dtype):
 class SoftmaxForward(Op):
     name = "Softmax"
     infer = classmethod(elementwise_rule)
+    pointwise = False  # torch allocates a row-major result whatever the input's strides
     promote = "float"
     save_inputs = False
     save_output = True
@@ -111,6 +112,7 @@ class SoftmaxForward(Op):
 class LogSoftmaxForward(Op):
     name = "LogSoftmax"
     infer = classmethod(elementwise_rule)
+    pointwise = False  # as SoftmaxForward
     promote = "float"
     save_inputs = False
     save_output = True

@@ -16,6 +16,7 @@ from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.core import _type_name, apply, named
+from ..._result_layout import in_input_format
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "unfold",
@@ -118,7 +119,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i in range(dim):
         scale = None if scales is None else scales[i]
         out = _resample(out, 2 + i, spatial[i], out_size[i], scale, mode, align_corners)
-    return named(out, f"Upsample{_UPSAMPLE_NODE[mode]}{dim}DBackward0")  # the grad_fn torch shows
+    return named(in_input_format(out, input), f"Upsample{_UPSAMPLE_NODE[mode]}{dim}DBackward0")  # the grad_fn torch shows
 
 
 _UPSAMPLE_NODE = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",

@@ -14,6 +14,7 @@ from ..._ops import pool as _pool
 from ..._ops.core import _type_name, apply, named, reads_indices
 from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE
+from ..._result_layout import in_input_format
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -361,7 +362,7 @@ def _adaptive_avg(input, n, output_size, name):
     spatial = tuple(input.shape[input.ndim - n:])
     if all(o == 1 for o in sizes):
         out = input.mean(tuple(range(-n, 0)), keepdim=True)
-        return named(out, "SqueezeBackward1") if n == 1 else out
+        return named(out, "SqueezeBackward1") if n == 1 else in_input_format(out, input, ranks=(4,))
     if sizes == spatial:
         out = input.clone()
     else:  # adaptive averaging is linear and separable: one small matrix product per spatial dim
@@ -373,7 +374,7 @@ def _adaptive_avg(input, n, output_size, name):
             planes = lead + (spatial[0], sizes[1] * sizes[2])
             out = matmul(_averaging_matrix(spatial[0], sizes[0], input), out.reshape(planes))
             out = out.reshape(lead + sizes)
-    return named(out, _TORCH_NODE[n].format("AdaptiveAvgPool"))
+    return named(in_input_format(out, input, ranks=(4,)), _TORCH_NODE[n].format("AdaptiveAvgPool"))
 
 
 def adaptive_avg_pool1d(input, output_size):
