@@ -2,9 +2,8 @@
 
 Binary ops broadcast and promote as PyTorch does; the engine sums each gradient back to its
 input's shape. Derivatives follow PyTorch's ``tools/autograd/derivatives.yaml`` where it makes
-a choice (ties of ``maximum`` split the gradient; ``clamp`` passes it where
-``min <= x <= max``). The floating-point functions of two tensors (``atan2``, ``hypot``,
-``logaddexp``) are in ``pointwise_float``.
+a choice (ties of ``maximum`` split the gradient; ``clamp`` passes it where ``min <= x <= max``).
+The floating-point functions of two tensors (``atan2``, ``hypot``, ``logaddexp``) are in ``pointwise_float``.
 """
 import builtins
 import math
