@@ -54,6 +54,8 @@ def quiet():
 
 
 restore = _extobj_contextvar.reset
+# the dispatcher's own spelling of quiet(): ``errstate_set(IGNORE_ERRORS)`` without a Python frame
+errstate_set, IGNORE_ERRORS = _extobj_contextvar.set, _IGNORE_ERRORS
 
 
 def register(array_type, xp, special=None, linalg=None):

@@ -1,18 +1,17 @@
 """The op entry and the one dispatcher every op goes through.
 
-An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the
-gradients of the inputs in ember ops (so gradients of gradients come free), ``promote`` is
-its dtype rule and ``infer`` gives the result's shape and dtype without running the kernel.
-:func:`apply` runs an op eagerly and, when gradients are being recorded, puts an
-:class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that come back with a
-broadcast shape are summed down to the input's shape by the engine, once, for every op.)
+An :class:`Op` is a primitive: ``forward`` computes on backend arrays, ``backward`` gives the gradients of
+the inputs in ember ops (so gradients of gradients come free), ``promote`` is its dtype rule and ``infer``
+gives the result's shape and dtype without running the kernel. :func:`apply` runs an op eagerly and, when
+gradients are being recorded, puts an :class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that
+come back with a broadcast shape are summed down to the input's shape by the engine, once, for every op.)
 :func:`write_into` is every in-place write: through a view of a recorded tensor it records
 :class:`CopySlices` on the base.
 """
 import threading
 
 from .. import _backend
-from .._backend import conj_views
+from .._backend import IGNORE_ERRORS as _IGNORE_ERRORS, conj_views, errstate_set as _errstate_set, restore as _restore
 from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._backend.meta import LIVE as META_LIVE, NO_DATA, MetaArray, result as meta_result
 from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
@@ -97,9 +96,8 @@ class Op:
     pointwise = False
 
     def __init_subclass__(cls):
-        # ``name`` is what users see (grad_fn names, profiler events, captured graphs) and the
-        # key in OPS: the class name unless the class sets one (a class named after the op
-        # would collide with its nn module, as ``Hardtanh``'s entry ``HardtanhForward`` would).
+        # ``name``: what users see (grad_fn names, profiler events, captured graphs) and the key in OPS,
+        # the class name unless it sets one (``Hardtanh``'s entry ``HardtanhForward`` would collide).
         cls.name = cls.__dict__.get("name", cls.__name__)
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
@@ -197,7 +195,7 @@ def apply(op, *inputs, **attrs):
         arrays = ()
         out = meta_result(op, inputs, attrs)  # no kernel: the rule's shapes and dtypes
     else:
-        token = None if op.is_view else _backend.quiet()  # no NumPy RuntimeWarnings, as torch (views: nothing to warn)
+        token = None if op.is_view else _errstate_set(_IGNORE_ERRORS)  # no NumPy RuntimeWarnings (_backend.quiet)
         try:
             narrow = None
             if op.promote is None:
@@ -211,31 +209,33 @@ def apply(op, *inputs, **attrs):
                 arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
             else:
                 arrays, narrow = _cast_inputs(op, inputs)
-            if op.refused_kinds:  # complex or uint16/32/64 inputs to an op without a kernel for them
-                for a in [a for a in arrays if type(a) is _ndarray and a.dtype.kind in op.refused_kinds]:
-                    refuse(op, a, arrays, attrs)
+            kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
+            if kinds:
+                for a in arrays:
+                    if type(a) is _ndarray and a.dtype.kind in kinds:
+                        refuse(op, a, arrays, attrs)
             try:
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
-                if op.pointwise and not (len(arrays) == 1 and type(arrays[0]) is _ndarray and arrays[0].flags.c_contiguous):
-                    out = pointwise_layout(out, arrays)  # (a row-major operand alone: row-major, as NumPy's)
-            except ValueError as e:
-                # NumPy reports shape errors as ValueError; PyTorch raises RuntimeError naming the sizes.
+                if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].strides == out.strides and arrays[0].shape
+                                         == out.shape and (len(arrays) == 1 or len(arrays) == 2 and (type(arrays[1]) is not _ndarray or (
+                                             arrays[1].strides, arrays[1].shape) == (out.strides, out.shape)))):  # (all in out's layout)
+                    out = pointwise_layout(out, arrays)
+            except ValueError as e:  # NumPy's shape errors: PyTorch's RuntimeError naming the sizes
                 shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
                 raise RuntimeError(_backend.broadcast_error(shapes) or str(e)) from None
             except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
                 raise NotImplementedError(unsupported_message(_snake(op.name))) from None
         finally:
             if token is not None:
-                _backend.restore(token)
+                _restore(token)
     if type(out) is not _ndarray:
         if type(out) is tuple:
             return _results(op, inputs, attrs, out, arrays)
         out = _backend.as_array(out, *arrays)
     t = _Tensor._make(out)
-    # A view op that had to copy (reshape over strides that forbid a view) made a new tensor:
-    # writes to it must reach neither the input nor its history.
+    # a view op that had to copy (a reshape the strides forbid) made a new tensor: no link back
     if op.is_view and (not out.size or _backend.may_share_memory(out, inputs[0]._data)):
         link_view(t, inputs[0], op, attrs)
     if STATE.enabled and op.differentiable:
