@@ -218,9 +218,9 @@ def apply(op, *inputs, **attrs):
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
-                if op.pointwise and not (type(arrays[0]) is _ndarray and arrays[0].strides == out.strides and arrays[0].shape
-                                         == out.shape and (len(arrays) == 1 or len(arrays) == 2 and (type(arrays[1]) is not _ndarray or (
-                                             arrays[1].strides, arrays[1].shape) == (out.strides, out.shape)))):  # (all in out's layout)
+                if op.pointwise and type(out) is _ndarray and not (type(arrays[0]) is _ndarray and arrays[0].strides ==
+                                                                  out.strides and arrays[0].shape == out.shape and (len(arrays) == 1 or len(arrays) == 2 and (
+                        type(arrays[1]) is not _ndarray or (arrays[1].strides, arrays[1].shape) == (out.strides, out.shape)))):  # (all in out's layout)
                     out = pointwise_layout(out, arrays)
             except ValueError as e:  # NumPy's shape errors: PyTorch's RuntimeError naming the sizes
                 shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend.index_layout import take_as_torch, torch_layout
-from .._creation import check_narrow, full, real_if_fits
+from .._creation import check_narrow, from_numpy, full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import c_type_name, caller_level, with_out
 from .core import Op, _type_name, apply, like_input, named, reads_indices
@@ -51,8 +51,7 @@ def _index_arg(index):
                 a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, (list, tuple)) else i)
                 if a.size == 0:
                     a = a.astype(np.int64)  # x[[]] and x[range(0)] select nothing, as an empty long index
-                if a.dtype.kind in "biu":
-                    _dtype.from_numpy_dtype(a.dtype)  # (from_numpy's check, without its tensor)
+                a = from_numpy(a)._data if a.dtype.kind in "biu" else a  # (a compile capture sees a constant made)
             if _backend.is_floating(a.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
