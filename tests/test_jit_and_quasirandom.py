@@ -129,10 +129,21 @@ def test_sobol_points_equal_torchs(dimension):
     assert ours.num_generated == theirs.num_generated == 8
 
 
-def test_sobol_scrambled_is_seeded_uniform_and_errors_as_torch():
+@pytest.mark.parametrize("dimension,seed", [(1, 0), (3, 4), (40, None)])
+def test_sobol_scrambled_points_equal_torchs(dimension, seed):
+    ember.manual_seed(11), torch.manual_seed(11)  # seed None: the default generator's stream
+    ours = ember.quasirandom.SobolEngine(dimension, scramble=True, seed=seed)
+    theirs = torch.quasirandom.SobolEngine(dimension, scramble=True, seed=seed)
+    for step in (lambda e: e.draw(1), lambda e: e.draw(7), lambda e: e.fast_forward(5) and e.draw(20),
+                 lambda e: e.reset().draw(3)):
+        np.testing.assert_array_equal(step(ours).numpy(), step(theirs).numpy())
+    assert repr(ours) == repr(theirs)
+    assert ember.rand(1).item() == torch.rand(1).item()  # the same draws taken from the stream
+
+
+def test_sobol_scrambled_is_a_net_and_errors_as_torch():
     a = ember.quasirandom.SobolEngine(3, scramble=True, seed=4)
     first = a.draw(256, dtype=ember.float64).numpy()
-    assert repr(a) == repr(torch.quasirandom.SobolEngine(3, scramble=True, seed=4))
     np.testing.assert_array_equal(a.reset().draw(256, dtype=ember.float64).numpy(), first)
     assert first.min() >= 0 and first.max() < 1 and not (first == 0).any()
     # every 1/16-wide slab of each axis holds exactly 256/16 points (a (0, m, s)-net property)
@@ -149,4 +160,4 @@ def test_sobol_scrambled_is_seeded_uniform_and_errors_as_torch():
         assert messages[0] == messages[1]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ember.quasirandom.SobolEngine(2).draw(3)  # SciPy's power-of-2 warning stays inside
+        ember.quasirandom.SobolEngine(2).draw(3)  # no power-of-2 warning (torch has none)
