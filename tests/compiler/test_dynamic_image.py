@@ -2,6 +2,10 @@
 ``(H + 2p - d(k-1) - 1) // s + 1``, which :func:`ember.compiler.symbolic.fit` recovers from the
 sizes the probes record (checked here against torch's own output sizes over a range), and a CNN's
 step over images of several sizes compiles one graph, equal to eager ember and to torch."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -199,3 +203,32 @@ def test_arithmetic_with_a_size_expression_runs_in_c(plans):
         x = ember.tensor(rng.standard_normal((2, 3, h, w)).astype(np.float32))
         np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy(), err_msg=f"{h, w}")
     assert counters["stats"]["unique_graphs"] == 1 and plans.numpy_nodes() == []
+
+
+_OUT_OF_MEMORY = '''
+import resource
+import ember
+conv = ember.nn.Conv2d(48, 4, 3, padding=1)
+f = ember.compile(lambda x: conv(x), dynamic=True)
+with ember.no_grad():
+    for h in (60, 60):  # one graph in C for sizes 2..128 (probed at 2, 60, 61, 62 and 128)
+        f(ember.zeros(1, 48, h, h))
+    x = ember.zeros(1, 48, 128, 128)
+    with open("/proc/self/statm") as fh:
+        used = int(fh.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + (8 << 20), resource.RLIM_INFINITY))
+    try:  # im2col's columns grow from 432 * 60 * 60 floats to 432 * 128 * 128 (28 MB)
+        f(x)
+    except MemoryError as e:
+        print("MemoryError:", e)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/statm")
+def test_a_convolution_buffer_malloc_cannot_get_raises_memory_error(tmp_path):
+    # the scratch buffers of im2col over symbolic sizes grow with malloc at run time; where it
+    # fails the kernel returns and the call raises MemoryError (unchecked: a segmentation fault)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY], capture_output=True, text=True, env=env, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "MemoryError: conv: no memory for the kernel's buffers" in run.stdout, run.stdout + run.stderr[-2000:]

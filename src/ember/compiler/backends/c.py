@@ -479,7 +479,7 @@ def _failure(plan, bad, where):
     out of range, ``where`` its dim or position; ``sizes``: the call's, in a graph with symbols)."""
     def fail(code, sizes=None):
         kernel = plan.kernels[code - 1]
-        if kernel.kind in ("gather", "sort") and where.value == -1:
+        if kernel.kind in ("gather", "sort", "conv") and where.value == -1:
             raise MemoryError(f"{kernel.nodes[0].name}: no memory for the kernel's buffers")
         if kernel.kind == "gather":
             raise RuntimeError(gather.error_message(kernel.nodes[0], bad.value))

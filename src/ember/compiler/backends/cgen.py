@@ -423,7 +423,7 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
             lines += conv_variants(src, node, fname, CTYPES[node_dtype(node)], epilogue,
                                    None if choice is None else (choice,))
             convs.append((fname, kernel))
-            calls[id(kernel)] = [f"{fname}(p, em_conv_choice[{len(convs) - 1}]);"]
+            calls[id(kernel)] = [f"if ({fname}(p, em_conv_choice[{len(convs) - 1}])) return {i + 1};"]
         elif kernel.kind == "copies":
             lines = copies.copy_kernel(src, kernel.nodes[0], fname, CTYPES, _index, c_literal)
             calls[id(kernel)] = [f"{fname}(p);"]

@@ -49,13 +49,15 @@ def candidate(node):
 def _buffers(t, fname, sizes):
     """(file-scope declarations, lines for the kernel's start) of the scratch buffers ``sizes``
     ({suffix: element count}): static arrays, or, for a count that is a size expression, a
-    pointer grown (malloc) to the largest count met so far."""
+    pointer grown (malloc) to the largest count met so far. Where malloc fails the kernel
+    returns with ``em_bad_where`` -1 (its caller, :func:`conv_variants`, reports it)."""
     fixed = [f"{fname}_{b}[{n}]" for b, n in sizes.items() if not isinstance(n, Expr)]
     grown = [b for b, n in sizes.items() if isinstance(n, Expr)]
     decls = ([f"static {t} {', '.join(fixed)};"] if fixed else []) + \
         [f"static {t}* {fname}_{b}; static long {fname}_{b}_n;" for b in grown]
     start = [f"    if ({fname}_{b}_n < (long)({sizes[b]})) {{ free({fname}_{b}); {fname}_{b}_n = (long)({sizes[b]}); "
-             f"{fname}_{b} = malloc(sizeof({t})*{fname}_{b}_n); }}" for b in grown]
+             f"{fname}_{b} = malloc(sizeof({t})*{fname}_{b}_n); "
+             f"if (!{fname}_{b}) {{ {fname}_{b}_n = 0; em_bad_where = -1; return; }} }}" for b in grown]
     return decls, start
 
 
@@ -228,10 +230,11 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
 
 
 def conv_variants(src, node, fname, t, epilogue, variants=None):
-    """C lines of ``void fname(void** p, int choice)`` (exported, for timing) running variant
+    """C lines of ``int fname(void** p, int choice)`` (exported, for timing) running variant
     ``choice`` of ``variants`` (default: every one that applies, :func:`applicable`): 0 the
     direct loops of :func:`.conv.conv_kernel`, 1 im2col + BLAS, 2 and 3 Winograd F(2, 3) and
-    F(4, 3) (:mod:`.winograd`)."""
+    F(4, 3) (:mod:`.winograd`). It returns 1 where a scratch buffer could not be allocated
+    (:func:`_buffers`), else 0."""
     variants = applicable(node, src.plan.have_blas) if variants is None else variants
     # Winograd falls back to the direct loops on inf or NaN (see winograd._finite)
     generated = sorted(set(variants) | ({0} if max(variants) > 1 else set()))
@@ -245,8 +248,9 @@ def conv_variants(src, node, fname, t, epilogue, variants=None):
         else:
             lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue, f"{fname}_0")
     calls = " else ".join(f"if (choice == {v}) {fname}_{v}(p);" for v in variants[1:])
-    return lines + [f"void {fname}(void** restrict p, int choice) {{ (void)choice;",
-                    f"    {calls + ' else ' if calls else ''}{fname}_{variants[0]}(p);", "}"]
+    return lines + [f"int {fname}(void** restrict p, int choice) {{ (void)choice; em_bad_where = 0;",
+                    f"    {calls + ' else ' if calls else ''}{fname}_{variants[0]}(p);",
+                    "    return em_bad_where == -1;", "}"]
 
 
 def applicable(node, have_blas):
