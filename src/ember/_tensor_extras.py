@@ -305,7 +305,7 @@ METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose
            "mvlgamma": _special.mvlgamma, "prelu": prelu, "hardshrink": hardshrink, "narrow_copy": narrow_copy,
            "new_empty_strided": new_empty_strided, "float_power_": float_power_, "nonzero_static": nonzero_static,
            "dim_order": dim_order, "as_strided_": as_strided_, "unsafe_split_with_sizes": unsafe_split_with_sizes,
-           "is_inference": _false, "is_pinned": _false, "is_distributed": _false,
+           "is_pinned": _false, "is_distributed": _false,
            "const_data_ptr": const_data_ptr,
            "symeig": removed("symeig"), "eig": removed("eig"), "lstsq": removed("lstsq"),
            "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device, "type": type_}

@@ -407,7 +407,7 @@ def set_(self, source=_NO_SOURCE, storage_offset=None, size=None, stride=None):
     _memory.track(data)
     self._data = data
     self._view_chain = self._view_creation = None
-    self._versions[0] += 1
+    self._versions[0] += 1  # (after the change, as torch: an inference tensor's counter then raises)
     if STATE.enabled and (self.requires_grad or isinstance(source, Tensor) and source.requires_grad):
         source = source if isinstance(source, Tensor) else Tensor._make(data)
         linked = named(apply(_SetNotImplemented, self._alias_with_history(), source), "NotImplemented")

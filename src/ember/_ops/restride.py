@@ -164,4 +164,5 @@ def resize_(self, *sizes, memory_format=None):
         _memory.track(raw)
     storage = raw[:raw.size - raw.size % old.itemsize].view(old.dtype)
     self._data = np.ndarray(sizes, old.dtype, buffer=storage, offset=offset * old.itemsize, strides=strides)
+    self._versions[0] += 1  # a write, as torch counts it (an inference tensor's counter then raises, as torch)
     return self
