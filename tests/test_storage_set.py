@@ -6,16 +6,9 @@ import warnings
 
 import pytest
 import torch
+from test_storage import outcome
 
 import ember
-
-
-def outcome(f):
-    """``f()``, or its exception's class and first line."""
-    try:
-        return f()
-    except Exception as e:
-        return type(e).__name__, str(e).splitlines()[0]
 
 
 def described(t):

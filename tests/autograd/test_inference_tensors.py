@@ -4,16 +4,9 @@ them outside the mode (in-place writes, after the write as torch's check; ``requ
 ``_version``)."""
 import numpy as np
 import torch
+from test_storage import outcome
 
 import ember
-
-
-def outcome(f):
-    """``f()``, or its exception's class and first line."""
-    try:
-        return f()
-    except Exception as e:
-        return type(e).__name__, str(e).splitlines()[0]
 
 
 def _marks(L):
