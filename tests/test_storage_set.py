@@ -155,12 +155,16 @@ def test_storage_conversions_copy_as_torch(method):
 def _resize_grows(L):
     x = L.arange(3.)
     view = x[1:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory, typed, part = x.untyped_storage(), x.storage(), x.untyped_storage()[4:8]  # storage objects held
     y = x[:]  # another tensor on the same storage
     y.resize_(5)
     y[4] = 8.0
     other = L.zeros(1).set_(x.untyped_storage(), 4, (1,))  # sees the growth
     out = [x.untyped_storage().nbytes(), view.untyped_storage().nbytes(), y.tolist()[:3], other.tolist(),
-           view.tolist(), x.tolist()]
+           view.tolist(), x.tolist(), memory.nbytes(), typed.size(), typed[4], part.nbytes(),
+           memory.data_ptr() == y.untyped_storage().data_ptr()]
     z = L.zeros(2)
     z.set_(x)
     z.resize_(10)

@@ -11,6 +11,7 @@ ones read a tensor's elements through ``storage().tolist()``.
 """
 import numbers
 import warnings
+import weakref
 
 import numpy as np
 
@@ -34,12 +35,29 @@ def _flat(array, dtype=np.uint8):
     return raw[:raw.size - raw.size % np.dtype(dtype).itemsize].view(dtype)
 
 
+_LIVE = weakref.WeakSet()  # the storage objects alive, which follow their memory when it grows
+
+
+def _follow(root, grown):
+    """Points the live storages that show all of the allocation ``root`` at its grown bytes
+    (``_shared.regrow``), as torch's storage objects share the memory they wrap."""
+    start, nbytes = root.__array_interface__["data"][0], root.nbytes
+    for storage in list(_LIVE):
+        items = storage._items
+        if items.nbytes == nbytes and storage.data_ptr() == start and _shared.owner(items) is root:
+            storage._items = grown[:grown.size - grown.size % items.itemsize].view(items.dtype)
+
+
+_shared.REGROWN.append(_follow)
+
+
 class _Storage:
     """What both storages share: ``_items``, a flat NumPy view of the whole allocation whose
     elements are the storage's items (bytes for the untyped one)."""
 
     def __init__(self, items):
         self._items = items
+        _LIVE.add(self)
 
     def size(self):
         """The number of items (bytes or elements)."""

@@ -105,7 +105,14 @@ def regrow(items, size, cls):
     for t, offset in moved:
         t._data = np.ndarray(t._data.shape, t._data.dtype, buffer=grown, offset=min(offset, size),
                              strides=t._data.strides)
+    for hook in REGROWN:
+        hook(root, grown)
     return grown
+
+
+# called with (the old allocation, the new bytes) after :func:`regrow` moved the tensors: the
+# storage objects that show the whole allocation follow it (``storage.py``)
+REGROWN = []
 
 
 def holders(root, cls):
