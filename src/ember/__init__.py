@@ -255,8 +255,7 @@ def get_device(input):
 
 
 def is_inference(input):
-    """``input.is_inference()``: False (ember does not mark the tensors an ``inference_mode``
-    block makes)."""
+    """``input.is_inference()``: whether ``input`` was made inside ``inference_mode``."""
     return input.is_inference()
 
 

@@ -81,6 +81,11 @@ BAREBONES_UNSIGNED = frozenset((uint16, uint32, uint64))
 _REAL = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 # c10's ScalarType names, which torch's error messages use ("not implemented for 'Long'")
+# the C++ names torch's messages print for a dtype (``TensorOptions(dtype=float)``, ``set_``'s)
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+             "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
 SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                      "int16": "Short", "int8": "Char", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32",
                      "uint64": "UInt64", "bool": "Bool", "complex64": "ComplexFloat",

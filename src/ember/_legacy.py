@@ -18,11 +18,13 @@ class _LegacyMeta(type):
 
 def _legacy(name, dtype):
     def __new__(cls, *args):
+        if len(args) == 1 and hasattr(args[0], "_as_tensor"):  # a storage: its memory, shared
+            return args[0]._as_tensor(dtype, "argument")
         if len(args) == 1 and not isinstance(args[0], int):
             return tensor(args[0], dtype=dtype)
         return empty(*args, dtype=dtype)
     return _LegacyMeta(name, (), {"__new__": __new__, "_dtype": dtype,
-                                  "__doc__": f"``{name}(data)`` or ``{name}(*sizes)``: a {dtype.name} tensor."})
+                                  "__doc__": f"``{name}(data)``, ``{name}(*sizes)`` or ``{name}(storage)`` (sharing its memory): a {dtype.name} tensor."})
 
 
 FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, \

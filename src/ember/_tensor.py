@@ -42,7 +42,9 @@ class Tensor(TensorAutograd, TensorConversions):
         # The legacy constructor: Tensor(data) or Tensor(*sizes), always the default float dtype.
         self = object.__new__(cls)
         default = _dtype.get_default_dtype().np
-        if len(args) == 1 and not isinstance(args[0], int):
+        if len(args) == 1 and hasattr(args[0], "_as_tensor"):  # a storage: its memory, shared
+            data = args[0]._as_tensor(_dtype.get_default_dtype(), "argument")._data
+        elif len(args) == 1 and not isinstance(args[0], int):
             src = args[0]._data if isinstance(args[0], Tensor) else args[0]
             data = np.array(src, dtype=default)
         else:

@@ -1,12 +1,14 @@
 """The autograd methods of :class:`~ember.Tensor`: its history (``requires_grad``, ``grad_fn``,
 the version counter, the aliases ops record), ``requires_grad_``, ``detach``, ``backward``,
-``register_hook``, ``retain_grad``
+``register_hook``, ``retain_grad``, ``is_inference`` (and the constructors ``inference_mode``
+swaps in)
 (https://pytorch.org/docs/stable/autograd.html#tensor-autograd-functions). Tensor inherits
 them; its data, attributes and method table are in ``_tensor.py``."""
 import weakref
 
 from ._ops import core as _core
 from .autograd.engine import backward as _backward
+from .autograd.grad_mode import CREATION_SWITCHES, STATE, InferenceVersions
 from .autograd.graph import _Handle, gradient_edge
 
 __all__ = ["TensorAutograd"]
@@ -19,8 +21,15 @@ class TensorAutograd:
     @property
     def _version(self):
         """How many in-place writes this tensor's memory has had (shared with its views;
-        ``_versions`` is the shared one-element counter)."""
+        ``_versions`` is the shared one-element counter). RuntimeError for an inference tensor."""
+        if type(self._versions) is InferenceVersions:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._versions[0]
+
+    def is_inference(self):
+        """Whether this tensor was made inside ``inference_mode`` (or is a view of one that was)
+        (https://pytorch.org/docs/stable/generated/torch.Tensor.is_inference.html)."""
+        return type(self._versions) is InferenceVersions
 
     # A view whose storage was written since its history was set answers with its history
     # remade from its base's (_core.refresh_view), as torch regenerates a view's grad_fn.
@@ -69,6 +78,8 @@ class TensorAutograd:
         a non-leaf being told to stop requiring grad."""
         if requires_grad and not self.dtype.is_inexact:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and type(self._versions) is InferenceVersions and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
@@ -184,3 +195,31 @@ class TensorAutograd:
     @property
     def retains_grad(self):
         return bool(self._retains_grad)
+
+
+def _inference_creation(inference):
+    """``inference_mode``'s switch (``grad_mode.CREATION_SWITCHES``): while it is on, the Tensor
+    constructors give each new tensor an :class:`InferenceVersions` counter; off, the plain
+    ones are back (so the mode costs nothing per op outside it)."""
+    cls = _core._Tensor
+    if not _PLAIN:
+        _PLAIN.update(_make=cls.__dict__["_make"], _init=cls.__dict__["_init"])
+    if inference:
+        cls._make, cls._init = classmethod(_make_inference), staticmethod(_init_inference)
+    else:
+        cls._make, cls._init = _PLAIN["_make"], _PLAIN["_init"]
+
+
+def _make_inference(cls, data):
+    t = _PLAIN["_make"].__func__(cls, data)
+    t._versions = InferenceVersions([0])
+    return t
+
+
+def _init_inference(self, data, requires_grad=False):
+    _PLAIN["_init"].__func__(self, data, requires_grad)
+    self._versions = InferenceVersions([0])
+
+
+_PLAIN = {}
+CREATION_SWITCHES.append(_inference_creation)

@@ -31,7 +31,7 @@ from ._memory_format import contiguous_format as _CONTIGUOUS, memory_format as _
 from ._removed import removed
 from ._size import Size
 from ._tensor import Tensor as _Tensor  # (defined before _tensor.py imports this module)
-from .storage import storage, untyped_storage
+from .storage import set_, storage, untyped_storage
 
 
 def new(self, *args, device=None):
@@ -57,16 +57,11 @@ def new(self, *args, device=None):
                     f"({', '.join(type(a).__name__ for a in args)})")
 
 
-# the C++ names torch's ``new`` prints for a dtype, in its TensorOptions message
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
 
 
 def _options(dtype):
     name = str(dtype).rsplit(".", 1)[-1]
-    return (f"TensorOptions(dtype={_CPP_NAMES.get(name, name)}, device=cpu, layout=Strided, requires_grad=false "
+    return (f"TensorOptions(dtype={_dtype.CPP_NAMES.get(name, name)}, device=cpu, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
@@ -305,12 +300,12 @@ def type_(input, dtype=None, non_blocking=False, **kwargs):
 METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose_, "swapaxes_": transpose_,
            "swapdims_": transpose_, "is_signed": is_signed, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
            "apply_": apply_, "map_": map_, "map2_": map2_, "resize_as_": resize_as_,
-           "untyped_storage": untyped_storage, "storage": storage,
+           "untyped_storage": untyped_storage, "storage": storage, "set_": set_,
            "unique_consecutive": unique_consecutive, "igamma": _special.igamma, "igammac": _special.igammac,
            "mvlgamma": _special.mvlgamma, "prelu": prelu, "hardshrink": hardshrink, "narrow_copy": narrow_copy,
            "new_empty_strided": new_empty_strided, "float_power_": float_power_, "nonzero_static": nonzero_static,
            "dim_order": dim_order, "as_strided_": as_strided_, "unsafe_split_with_sizes": unsafe_split_with_sizes,
-           "is_inference": _false, "is_pinned": _false, "is_distributed": _false,
+           "is_pinned": _false, "is_distributed": _false,
            "const_data_ptr": const_data_ptr,
            "symeig": removed("symeig"), "eig": removed("eig"), "lstsq": removed("lstsq"),
            "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device, "type": type_}

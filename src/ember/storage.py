@@ -11,6 +11,7 @@ ones read a tensor's elements through ``storage().tolist()``.
 """
 import numbers
 import warnings
+import weakref
 
 import numpy as np
 
@@ -18,18 +19,36 @@ from . import _dtype, _memory
 from ._backend import shared as _shared
 from ._creation import real_if_fits, tensor
 from ._device import device as _device
+from ._ops.core import Op, apply, named
 from ._tensor import Tensor
+from .autograd.grad_mode import STATE
 
 __all__ = ["UntypedStorage", "TypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
            "LongStorage", "IntStorage", "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage",
            "ComplexFloatStorage", "ComplexDoubleStorage"]
 
 
-def _flat(array):
-    """The owner of ``array``'s memory as a flat array of ``array``'s element type (no copy; the
+def _flat(array, dtype=np.uint8):
+    """The owner of ``array``'s memory as a flat array of ``dtype``'s whole items (no copy; the
     owner may hold other items: bytes after ``share_memory_``, complex under ``.real``)."""
-    owner = _shared.owner(array)
-    return owner.ravel(order="K").view(array.dtype)  # a view: an array that owns its memory is contiguous
+    raw = _shared.owner(array).ravel(order="K").view(np.uint8)  # a view: an array that owns its memory is contiguous
+    return raw[:raw.size - raw.size % np.dtype(dtype).itemsize].view(dtype)
+
+
+_LIVE = weakref.WeakSet()  # the storage objects alive, which follow their memory when it grows
+
+
+def _follow(root, grown):
+    """Points the live storages that show all of the allocation ``root`` at its grown bytes
+    (``_shared.regrow``), as torch's storage objects share the memory they wrap."""
+    start, nbytes = root.__array_interface__["data"][0], root.nbytes
+    for storage in list(_LIVE):
+        items = storage._items
+        if items.nbytes == nbytes and storage.data_ptr() == start and _shared.owner(items) is root:
+            storage._items = grown[:grown.size - grown.size % items.itemsize].view(items.dtype)
+
+
+_shared.REGROWN.append(_follow)
 
 
 class _Storage:
@@ -38,6 +57,7 @@ class _Storage:
 
     def __init__(self, items):
         self._items = items
+        _LIVE.add(self)
 
     def size(self):
         """The number of items (bytes or elements)."""
@@ -101,6 +121,73 @@ class _Storage:
                              f"of size {len(self)}")
         return index
 
+    def _converted_to(self, dtype):
+        """A new :class:`TypedStorage` of ``dtype`` holding this storage's items converted as
+        ``Tensor.to`` converts (an untyped storage's items are its bytes, as uint8)."""
+        items = Tensor._make(self._items)
+        return TypedStorage(items.to(dtype, copy=True)._data, dtype)
+
+    def double(self):
+        """A float64 copy (:meth:`_converted_to`); ``float``, ``half``, ``bfloat16``, ``long``,
+        ``int``, ``short``, ``char``, ``byte``, ``bool``, ``complex_float``, ``complex_double``
+        likewise, as torch's ``TypedStorage``/``UntypedStorage`` methods."""
+        return self._converted_to(_dtype.float64)
+
+    def float(self):
+        return self._converted_to(_dtype.float32)
+
+    def half(self):
+        return self._converted_to(_dtype.float16)
+
+    def bfloat16(self):
+        return self._converted_to(_dtype.bfloat16)
+
+    def long(self):
+        return self._converted_to(_dtype.int64)
+
+    def int(self):
+        return self._converted_to(_dtype.int32)
+
+    def short(self):
+        return self._converted_to(_dtype.int16)
+
+    def char(self):
+        return self._converted_to(_dtype.int8)
+
+    def byte(self):
+        return self._converted_to(_dtype.uint8)
+
+    def bool(self):
+        return self._converted_to(_dtype.bool)
+
+    def complex_float(self):
+        return self._converted_to(_dtype.complex64)
+
+    def complex_double(self):
+        return self._converted_to(_dtype.complex128)
+
+    def _as_tensor(self, dtype, context):
+        """A 1-d tensor of ``dtype`` over this storage's memory (shared): as many whole items as
+        its bytes hold; a typed storage's own dtype where ``dtype`` is None. The constructors
+        that take a storage (``tensor``, ``FloatTensor``, ``Tensor``) call it; ``context`` is
+        their wording of torch's RuntimeError for a typed storage of another dtype: ``"tensor"``
+        or ``"argument"``."""
+        own = getattr(self, "dtype", None)
+        if dtype is None:
+            # (torch reads an untyped storage as a sequence of ints: int64, or an empty one the default float)
+            dtype = own or (_dtype.int64 if len(self) else _dtype.get_default_dtype())
+        elif own is not None and own is not dtype:
+            got = _dtype.SCALAR_TYPE_NAMES[own.name]
+            raise RuntimeError(f"Expected a Storage of type {_dtype.SCALAR_TYPE_NAMES[dtype.name]} or an UntypedStorage, "
+                               f"but got {got if context == 'tensor' else f'type {got} for argument 1 {chr(39)}storage{chr(39)}'}")
+        raw = self._memory()
+        return Tensor._make(raw[:raw.size - raw.size % dtype.np.itemsize].view(dtype.np))
+
+    def _memory(self):
+        """The bytes as a tensor's storage: a slice of a storage (``storage[2:10]``) is an
+        allocation of its own there, as torch's (its size, not resizable)."""
+        return _shared.own_span(self._items.view(np.uint8))
+
     def __repr__(self):
         values = " " + "\n ".join(str(v) for v in self.tolist())
         return f"{values}\n[{self._describe()} of size {len(self)}]"
@@ -128,11 +215,15 @@ class UntypedStorage(_Storage):
 
     @classmethod
     def _of(cls, array):
-        return cls(_flat(array).view(np.uint8))
+        return cls(_flat(array))
 
     def type(self):
         """The class's name as torch prints it."""
         return "torch.storage.UntypedStorage"
+
+    def untyped(self):
+        """The storage itself (as torch's)."""
+        return self
 
     def _describe(self):
         return f"torch.storage.UntypedStorage(device={self.device})"
@@ -161,28 +252,8 @@ class UntypedStorage(_Storage):
         size = int(size)
         if size < 0:
             raise RuntimeError(f"Trying to resize storage to a negative number of bytes: {size}")
-        root = _shared.owner(self._items)
-        start = root.__array_interface__["data"][0]
-        if self.data_ptr() != start or self.nbytes() != root.nbytes:  # a slice of a storage
-            raise RuntimeError("Trying to resize storage that is not resizable")
-        grown = np.zeros(size, np.uint8)
-        keep = min(size, self._items.size)
-        grown[:keep] = self._items[:keep]
-        moved = []
-        for t in _shared.on(root, Tensor):
-            data = t._data
-            offset = data.__array_interface__["data"][0] - start
-            end = offset + sum(max((n - 1) * st, 0) for n, st in zip(data.shape, data.strides)) + data.itemsize
-            if data.size and end > size:
-                raise RuntimeError(f"resize_: a tensor of shape {list(data.shape)} on this storage reaches byte "
-                                   f"{end}, past the new size {size}")
-            moved.append((t, offset))
-        for t, offset in moved:
-            t._data = np.ndarray(t._data.shape, t._data.dtype, buffer=grown, offset=min(offset, size),
-                                 strides=t._data.strides)
-        if moved:
-            _memory.track(moved[0][0]._data)
-        self._items = grown
+        self._items = _shared.regrow(self._items, size, Tensor)
+        _memory.track(self._items)
         return self
 
 
@@ -215,7 +286,7 @@ class TypedStorage(_Storage):
                           "the only storage class. This should only matter to you if you are using storages "
                           "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
                           "tensor.storage()", UserWarning, stacklevel=3)
-        return cls(_flat(tensor._data), tensor.dtype)
+        return cls(_flat(tensor._data, tensor._data.dtype), tensor.dtype)
 
     def untyped(self):
         """The same memory as an :class:`UntypedStorage`."""
@@ -287,6 +358,107 @@ LEGACY_STORAGES = tuple(_legacy_class(dt) for dt in (
     _dtype.int8, _dtype.uint8, _dtype.bool, _dtype.complex64, _dtype.complex128))
 (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage, ShortStorage, CharStorage,
  ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage) = LEGACY_STORAGES
+
+
+_SET_FORMS = (" * ()\n * (torch.Storage source)\n * (torch.Storage source, int storage_offset, tuple of ints size, "
+              "tuple of ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, tuple of ints "
+              "size, tuple of ints stride = None)\n")
+_NO_SOURCE = object()
+
+
+def set_(self, source=_NO_SOURCE, storage_offset=None, size=None, stride=None):
+    """Makes ``self`` view other memory, in place: ``set_()`` an empty storage; ``set_(tensor)``
+    ``tensor``'s storage, offset, shape and strides; ``set_(storage)`` all of a storage's whole
+    elements, 1-d; ``set_(source, storage_offset, size, stride=None)`` that view of the
+    storage (or of the tensor's storage; row-major strides by default). ``self`` then shares
+    the memory: writes through either show in the other. A view reaching past the storage's
+    end grows the storage, for every tensor on it (new bytes zero; torch's are uninitialised).
+    Where ``source`` or ``self`` requires grad, ``self`` gets torch's ``NotImplemented`` node,
+    whose backward raises. Returns ``self``
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.set_.html).
+
+    Raises:
+        TypeError: arguments matching none of the forms (torch's message lists them).
+        RuntimeError: ``self`` is a leaf that requires grad, while grad mode is on; a typed
+            storage or tensor of another dtype than ``self``'s; a negative offset; sizes and
+            strides of other lengths; a storage that cannot grow (a slice of one).
+    """
+    given = [a for a in (source, storage_offset, size, stride) if a is not None and a is not _NO_SOURCE]
+    is_storage = isinstance(source, _Storage)
+    if source is _NO_SOURCE and given or not (source is _NO_SOURCE or is_storage or isinstance(source, Tensor)) \
+            or (storage_offset is None) != (size is None) or stride is not None and size is None:
+        got = ", ".join(type(a).__name__ if not isinstance(a, _Storage) else f"torch.storage.{type(a).__name__}"
+                        for a in given)
+        raise TypeError(f"set_() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        + _SET_FORMS)
+    if self.requires_grad and self.grad_fn is None and STATE.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    itemsize = self._data.itemsize
+    if source is _NO_SOURCE:
+        data = np.zeros(0, self.dtype.np)
+    else:
+        if isinstance(source, TypedStorage) and source.dtype is not self.dtype:
+            raise RuntimeError(f"Expected a Storage of type {_dtype.CPP_NAMES[self.dtype.name]} or an UntypedStorage, "
+                               f"but got type {_dtype.SCALAR_TYPE_NAMES[source.dtype.name]} for argument 1 'storage'")
+        if isinstance(source, Tensor) and source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {_dtype.CPP_NAMES[source.dtype.name]} to a tensor of "
+                               f"type {_dtype.CPP_NAMES[self.dtype.name]}")
+        memory = UntypedStorage._of(source._data) if isinstance(source, Tensor) else source.untyped()
+        if size is None:
+            if is_storage:
+                size, storage_offset = (memory.nbytes() // itemsize,), 0
+            else:
+                size, storage_offset, stride = source.shape, source.storage_offset(), source.stride()
+        size = tuple(int(n) for n in size)
+        stride = _contiguous(size) if stride is None else tuple(int(n) for n in stride)
+        if storage_offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+        if len(stride) != len(size):
+            raise RuntimeError(f"unequal size length ({len(size)}) and stride length ({len(stride)})")
+        if any(n < 0 for n in size):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+        end = (storage_offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * itemsize if all(size) else 0
+        if end > memory.nbytes():
+            memory.resize_(end)
+        data = np.ndarray(size, self.dtype.np, buffer=memory._memory(), offset=storage_offset * itemsize,
+                          strides=tuple(st * itemsize for st in stride))
+    _memory.track(data)
+    self._data = data
+    self._view_chain = self._view_creation = None
+    self._versions[0] += 1  # (after the change, as torch: an inference tensor's counter then raises)
+    if STATE.enabled and (self.requires_grad or isinstance(source, Tensor) and source.requires_grad):
+        source = source if isinstance(source, Tensor) else Tensor._make(data)
+        linked = named(apply(_SetNotImplemented, self._alias_with_history(), source), "NotImplemented")
+        self.grad_fn, self.requires_grad = linked.grad_fn, True
+    return self
+
+
+def _contiguous(size):
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class _SetNotImplemented(Op):
+    """The node ``set_`` leaves where the memory's history is lost (torch's ``NotImplemented``):
+    its result is the new view; its backward raises as torch's."""
+    name = "SetNotImplemented"
+    promote = None
+    save_inputs = False
+
+    @staticmethod
+    def forward(previous, source):
+        return source
+
+    @classmethod
+    def infer(cls, previous, source):
+        return tuple(source.shape), source.dtype
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for set_ is not implemented")
 
 
 def untyped_storage(self):

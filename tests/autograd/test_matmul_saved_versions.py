@@ -2,8 +2,6 @@
 value no gradient needs is no error, as in torch 2.13 (an optimizer step on a weight between
 forward and backward when the input needs no gradient); where the value is needed the error
 is torch's. Gradients are compared with torch's from the same data."""
-import re
-
 import numpy as np
 import pytest
 import torch
@@ -49,10 +47,8 @@ def test_writing_an_operand_no_gradient_reads_is_no_error(name):
 @pytest.mark.parametrize("name", ["linear", "linear-3d", "matmul-t", "matmul-batched"])
 def test_writing_an_operand_a_gradient_reads_raises_torchs_error(name):
     t, e = run(torch, name, True, True), run(ember, name, True, True)
-    # torch names a view written through its base by a node it regenerates ("AsStrided"),
-    # ember by the view's own node ("TBackward0"): the rest of the message is torch's
-    producer = re.compile(r"output 0 of \w+, ")
-    assert isinstance(t, str) and producer.sub("", e) == producer.sub("", t)
+    # (a view written through its base is "output 0 of AsStrided" in both)
+    assert isinstance(t, str) and e == t
 
 
 def test_writing_the_input_when_only_it_needs_no_gradient():

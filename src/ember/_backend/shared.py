@@ -80,6 +80,41 @@ def on(root, cls):
             and isinstance(getattr(t, "_data", None), np.ndarray) and owner(t._data) is root]
 
 
+def regrow(items, size, cls):
+    """Gives the allocation whose bytes are ``items`` (a whole allocation, as uint8) ``size``
+    bytes in a new one that keeps the first ones (new ones are zero), and moves every ``cls``
+    instance (a tensor) on it there, at its offset and strides, as torch resizes a storage its
+    tensors share. Returns the new bytes. RuntimeError where ``items`` is part of an allocation
+    (torch's "not resizable") or a tensor on it would reach past the new end."""
+    root = owner(items)
+    start = _address(root)
+    if _address(items) != start or items.nbytes != root.nbytes or isinstance(root.base, _Span):  # part of one
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    grown = np.zeros(size, np.uint8)
+    keep = min(size, items.size)
+    grown[:keep] = items[:keep]
+    moved = []
+    for t in on(root, cls):
+        data = t._data
+        offset = _address(data) - start
+        end = offset + sum(max((n - 1) * st, 0) for n, st in zip(data.shape, data.strides)) + data.itemsize
+        if data.size and end > size:
+            raise RuntimeError(f"resize_: a tensor of shape {list(data.shape)} on this storage reaches byte "
+                               f"{end}, past the new size {size}")
+        moved.append((t, offset))
+    for t, offset in moved:
+        t._data = np.ndarray(t._data.shape, t._data.dtype, buffer=grown, offset=min(offset, size),
+                             strides=t._data.strides)
+    for hook in REGROWN:
+        hook(root, grown)
+    return grown
+
+
+# called with (the old allocation, the new bytes) after :func:`regrow` moved the tensors: the
+# storage objects that show the whole allocation follow it (``storage.py``)
+REGROWN = []
+
+
 def holders(root, cls):
     """Every ``cls`` instance (a tensor) whose ``_data`` array lies on ``root``'s memory.
     RuntimeError if anything else (an array from ``numpy()``, a compiled graph's constant)

@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
-from .. import _backend, _memory_format
-from .._backend.shared import owner
+from .. import _backend, _memory, _memory_format
+from .._backend.shared import owner, regrow
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
+from . import core as _core
 from .core import Op, apply
 from .shape import squeeze, t, unsqueeze
 
@@ -123,13 +124,13 @@ def resize_(self, *sizes, memory_format=None):
     """Gives ``self`` the shape ``sizes`` over its own storage, as torch's: the same shape keeps
     ``self`` as it is (strides too); another one lays ``sizes`` out from ``storage_offset()`` with
     ``memory_format``'s strides (row-major by default), so the elements are the storage's next
-    ones, not ``self``'s in row-major order. Where the storage is too short, it is copied into a
-    longer one (zeros after the old items) that only ``self`` sees: torch grows the shared storage,
-    which its other views see too.
+    ones, not ``self``'s in row-major order. Where the storage is too short, it grows (zeros after
+    the old items; torch's are uninitialised), for every tensor on it, as torch's shared storage.
     (https://pytorch.org/docs/stable/generated/torch.Tensor.resize_.html)
 
     Raises:
-        RuntimeError: ``self`` requires grad ("cannot resize variables that require grad"), a
+        RuntimeError: a storage that cannot grow (a slice of one: "Trying to resize storage that
+            is not resizable"); ``self`` requires grad ("cannot resize variables that require grad"), a
             size is negative (torch's ``-1`` is not inferred here), ``memory_format`` is
             ``preserve_format`` or a channels-last format of another rank.
     """
@@ -158,10 +159,10 @@ def resize_(self, *sizes, memory_format=None):
         return self
     offset = self.storage_offset()
     raw = owner(old).ravel(order="K").view(np.uint8)  # the storage, as whole elements of self's dtype
+    if (offset + n) * old.itemsize > raw.size:  # grown for every tensor on it, as torch's shared storage
+        raw = regrow(raw, (offset + n) * old.itemsize, _core._Tensor)
+        _memory.track(raw)
     storage = raw[:raw.size - raw.size % old.itemsize].view(old.dtype)
-    if offset + n > storage.size:
-        grown = np.zeros(offset + n, old.dtype)
-        grown[:storage.size] = storage
-        storage = grown
     self._data = np.ndarray(sizes, old.dtype, buffer=storage, offset=offset * old.itemsize, strides=strides)
+    self._versions[0] += 1  # a write, as torch counts it (an inference tensor's counter then raises, as torch)
     return self

@@ -8,7 +8,7 @@ import inspect
 import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "InferenceVersions", "CREATION_SWITCHES"]
 
 
 class _State:
@@ -22,6 +22,34 @@ class _State:
 
 
 STATE = _State()
+
+# Called with True when an ``inference_mode`` block starts making inference tensors and False
+# when it stops (``_tensor`` swaps its constructors there: no per-op cost outside the mode).
+CREATION_SWITCHES = []
+
+INPLACE_OUTSIDE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                   "clone to get a normal tensor before doing inplace update.See "
+                   "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+class InferenceVersions(list):
+    """The version counter of an inference tensor, one made inside ``inference_mode`` (and of its
+    views): torch's have none, so the bump that follows an in-place write outside the mode
+    raises torch's RuntimeError instead (after the write, as torch's check). ``Tensor.is_inference()``
+    is whether a tensor's counter is one of these."""
+    __slots__ = ()
+
+    def __setitem__(self, index, value):
+        if not STATE.inference:
+            raise RuntimeError(INPLACE_OUTSIDE)
+        list.__setitem__(self, index, value)
+
+
+def _switch_creation(inference):
+    if inference != STATE.inference:
+        STATE.inference = inference
+        for switch in CREATION_SWITCHES:
+            switch(inference)
 
 
 class _DualLevel:
@@ -140,8 +168,10 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """``inference_mode(mode=True)``: like ``no_grad`` (ember keeps no extra view/version
-    bookkeeping that it could skip, so the two are the same here)."""
+    """``inference_mode(mode=True)``: ``no_grad``, and the tensors made inside are inference
+    tensors (``is_inference()``; views of other tensors are not), as torch's: outside the mode
+    an in-place write to one raises RuntimeError, as do ``requires_grad_()`` and reading
+    ``_version`` (https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)."""
 
     def __init__(self, mode=True):
         self.mode = not mode
@@ -149,11 +179,11 @@ class inference_mode(_GradMode):
 
     def __enter__(self):
         self._prev_inf = STATE.inference
-        STATE.inference = self._inference
+        _switch_creation(self._inference)
         return super().__enter__()
 
     def __exit__(self, *exc):
-        STATE.inference = self._prev_inf
+        _switch_creation(self._prev_inf)
         return super().__exit__(*exc)
 
     def clone(self):

@@ -337,13 +337,29 @@ def node_created(node):
 
 def modified_error(x, version, producer=None):
     """torch's RuntimeError for a tensor a backward reads (saved, or an index) that was written in
-    place since it was recorded at ``version``; ``producer``: the node whose output it is."""
-    made = f", which is output {x._output_nr} of {producer.name()}," if producer is not None else ""
+    place since it was recorded at ``version``; ``producer``: the node whose output it is, named
+    as torch 2.13 names it there (:func:`_message_name`)."""
+    made = f", which is output {x._output_nr} of {_message_name(producer)}," if producer is not None else ""
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{x.type()} {list(x.shape)}]{made} is at version {x._versions[0]}; expected "
         f"version {version} instead. Hint: enable anomaly detection to find the operation that failed "
         f"to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def _message_name(node):
+    """A node as torch 2.13's modified-in-place error names it: a view's node ``AsStrided`` (torch
+    regenerates the grad_fn of a view whose memory was written as an ``as_strided``), an op's
+    without ``Backward`` and a ``0`` after it (``ExpBackward0`` is ``Exp``, ``PowBackward1``
+    ``Pow1``, a custom Function's ``MyFnBackward`` ``MyFn``), the other nodes with their C++
+    namespace (``torch::autograd::CopySlices``)."""
+    if getattr(getattr(node, "op", None), "is_view", False):
+        return "AsStrided"
+    name = node.name()
+    stem, backward, number = name.rpartition("Backward")
+    if backward and (number == "" or number.isdigit()):
+        return stem + ("" if number == "0" else number)
+    return f"torch::autograd::{name}"
 
 
 class _SavedHooks(threading.local):
