@@ -61,6 +61,9 @@ def _lattice(log_probs, targets, target_lengths, blank):
 # a sample whose scaled variables miss that by more than this (relative) lost mass to underflow.
 _IDENTITY_TOLERANCE = 1e-11
 _TINY = np.finfo(np.float64).tiny
+# Frames whose variables are divided by their sum: every fourth (with emissions at most 1, four
+# frames shrink a sum by 1e-300 only where the check above then sends the sample to log space).
+_RESCALE_EVERY = 4
 
 
 def _scaled_recursion(emit, input_lengths, order, step):
@@ -69,10 +72,10 @@ def _scaled_recursion(emit, input_lengths, order, step):
     each frame's emissions are divided by their largest (so that one is 1 and the frame itself
     underflows nothing), and ``step(previous, current, scaled, t)`` writes frame t's variables,
     before scaling, into ``current`` from the previous frame's, which are then divided by their
-    sum. Frames are taken in ``order``; their emissions are zero from the input length on, and
-    their scales 1 there. The log variables are the logs of the scaled ones plus the cumulated
-    log scales: a product, three sums and a division a frame, where log space needs two
-    log-sum-exps.
+    sum (every ``_RESCALE_EVERY`` frames). Frames are taken in ``order``; their emissions are
+    zero from the input length on, and their scales 1 there. The log variables are the logs of
+    the scaled ones plus the cumulated log scales: two products and three sums a frame, where
+    log space needs two log-sum-exps.
 
     A frame is one contiguous row of N blocks of S' + 4 (each sample's states between two zero
     columns each side), so that the states one and two before or after are the row shifted by one
@@ -84,18 +87,19 @@ def _scaled_recursion(emit, input_lengths, order, step):
     past = np.arange(T)[:, None] >= input_lengths
     top[past | ~np.isfinite(top)] = 0.0
     scaled = np.zeros((T, n, width))
-    np.exp(emit - top[:, :, None], out=scaled[:, :, 2:-2])
+    scaled[:, :, 2:-2] = np.exp(emit - top[:, :, None])  # a contiguous exp is several times faster
     scaled[past] = 0.0
     scaled = scaled.reshape(T, n * width)
     padded = np.zeros((T + 1, n * width))
-    sums = np.empty((T, n))
+    sums = np.ones((T, n))
     previous = padded[0]  # never written: the frame before the first
-    for t in order:
+    for i, t in enumerate(order):
         current = padded[t + 1]
         step(previous, current, scaled[t], t)
-        blocks = current.reshape(n, width)
-        np.maximum(blocks.sum(axis=1), _TINY, out=sums[t])
-        blocks /= sums[t][:, None]
+        if i % _RESCALE_EVERY == 0:
+            blocks = current.reshape(n, width)
+            np.maximum(blocks.sum(axis=1), _TINY, out=sums[t])
+            blocks /= sums[t][:, None]
         previous = current
     log_scale = np.where(past, 0.0, np.log(sums) + top)
     cumulated = np.cumsum(log_scale[order], axis=0)[np.argsort(order)]
