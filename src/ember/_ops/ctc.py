@@ -66,100 +66,71 @@ _TINY = np.finfo(np.float64).tiny
 _RESCALE_EVERY = 4
 
 
-def _scaled_recursion(emit, input_lengths, order, step):
-    """The forward or backward variables, in log space (T, N, S'), from a recursion on scaled
-    probabilities (Rabiner, "A tutorial on hidden Markov models", Proc. IEEE 77(2), 1989, V.A):
-    each frame's emissions are divided by their largest (so that one is 1 and the frame itself
-    underflows nothing), and ``step(previous, current, scaled, t)`` writes frame t's variables,
-    before scaling, into ``current`` from the previous frame's, which are then divided by their
-    sum (every ``_RESCALE_EVERY`` frames). Frames are taken in ``order``; their emissions are
-    zero from the input length on, and their scales 1 there. The log variables are the logs of
-    the scaled ones plus the cumulated log scales: two products and three sums a frame, where
-    log space needs two log-sum-exps.
+def _scaled_variables(emit, skip, input_lengths, target_lengths):
+    """log alpha and log beta (T, N, S' each) from recursions on scaled probabilities (Rabiner,
+    "A tutorial on hidden Markov models", Proc. IEEE 77(2), 1989, V.A): each frame's emissions are
+    divided by their largest (so that one is 1 and the frame itself underflows nothing), and the
+    variables by their sum every ``_RESCALE_EVERY`` frames; the log variables are the logs of the
+    scaled ones plus the cumulated log scales. Two products and three sums a frame, where log
+    space needs two log-sum-exps.
 
-    A frame is one contiguous row of N blocks of S' + 4 (each sample's states between two zero
-    columns each side), so that the states one and two before or after are the row shifted by one
-    and two: the sums run over whole rows (rather than N strided rows each), and what they put
-    into the zero columns is wiped by the emissions, zero there."""
+    alpha: state s at time t is entered from s, s - 1 and, where ``skip``, s - 2. beta starts at
+    each sample's last frame (L - 1) in its two final states; state s goes on to s, s + 1 and,
+    where state s + 2 may be entered by a skip, s + 2. With beta's frames and states taken in
+    reverse, its recursion is alpha's, so step k computes alpha at frame k and beta at frame
+    T - 1 - k on one contiguous row: 2N blocks of S' + 4 (the states between two zero columns
+    each side), where the states one and two before are the row shifted by one and two (what the
+    sums put into the zero columns is wiped by the emissions, zero there and from each sample's
+    input length on)."""
     T, n, states = emit.shape
     width = states + 4
+    frames = np.arange(T)[:, None]
+    past = frames >= input_lengths
     top = emit.max(axis=2)
-    past = np.arange(T)[:, None] >= input_lengths
     top[past | ~np.isfinite(top)] = 0.0
-    scaled = np.zeros((T, n, width))
-    scaled[:, :, 2:-2] = np.exp(emit - top[:, :, None])  # a contiguous exp is several times faster
+    scaled = np.exp(emit - top[:, :, None])
     scaled[past] = 0.0
-    scaled = scaled.reshape(T, n * width)
-    padded = np.zeros((T + 1, n * width))
-    sums = np.ones((T, n))
-    previous = padded[0]  # never written: the frame before the first
-    for i, t in enumerate(order):
-        current = padded[t + 1]
-        step(previous, current, scaled[t], t)
-        if i % _RESCALE_EVERY == 0:
-            blocks = current.reshape(n, width)
-            np.maximum(blocks.sum(axis=1), _TINY, out=sums[t])
-            blocks /= sums[t][:, None]
-        previous = current
-    log_scale = np.where(past, 0.0, np.log(sums) + top)
-    cumulated = np.cumsum(log_scale[order], axis=0)[np.argsort(order)]
-    with np.errstate(divide="ignore"):
-        return np.log(padded[1:].reshape(T, n, width)[:, :, 2:-2]) + cumulated[:, :, None]
-
-
-def _in_rows(values, states):
-    """(N, S') values as one row of N blocks of S' + 4, zero around each sample's, shifted by the
-    two leading zeros (the slice of the row that the steps write)."""
-    row = np.zeros((values.shape[0], states + 4))
-    row[:, 2:states + 2] = values
-    return row.reshape(-1)[2:-2]
-
-
-def _alpha(emit, skip, input_lengths):
-    """Forward variables log alpha (T, N, S') on scaled probabilities: state s at time t is
-    entered from s, s - 1 and, where ``skip``, s - 2."""
-    n, states = skip.shape
-    jump = _in_rows(skip, states)
-
-    def step(previous, current, scaled, t):
-        if t == 0:
-            current.reshape(n, -1)[:, 2:4] = scaled.reshape(n, -1)[:, 2:4]
-            return
+    emissions = np.zeros((T, 2 * n, width))
+    emissions[:, :n, 2:-2] = scaled
+    emissions[:, n:, 2:-2] = scaled[::-1, :, ::-1]
+    jump = np.zeros((2 * n, width))
+    jump[:n, 2:-2] = skip
+    jump[n:, 4:-2] = skip[:, :1:-1]  # reversed state s' = S' - 1 - s skips back to s' - 2 where s + 2 may be skipped into
+    emissions, jump = emissions.reshape(T, -1), jump.reshape(-1)[2:-2]
+    starts = 2 + states - 1 - np.stack([2 * target_lengths, np.maximum(2 * target_lengths - 1, 0)], axis=1)
+    beginning = {T - int(length): np.flatnonzero(input_lengths == length) for length in np.unique(input_lengths)
+                 if length > 0}
+    padded = np.zeros((T + 1, 2 * n * width))
+    sums = np.ones((T, 2 * n))
+    for k in range(T):
+        previous, current = padded[k], padded[k + 1]
         inner = current[2:-2]
         np.add(previous[2:-2], previous[1:-3], out=inner)
         inner += previous[:-4] * jump
-        current *= scaled
-    return _scaled_recursion(emit, input_lengths, range(emit.shape[0]), step)
-
-
-def _beta(emit, skip, input_lengths, target_lengths):
-    """Backward variables log beta (T, N, S') on scaled probabilities, each sample's starting at
-    its last frame (L - 1) in its two final states; state s goes on to s, s + 1 and, where state
-    s + 2 may be entered by a skip, s + 2."""
-    n, states = skip.shape
-    skip_after = np.zeros((n, states))  # state s + 2 may be entered by a skip
-    skip_after[:, :-2] = skip[:, 2:]
-    jump = _in_rows(skip_after, states)
-    ends = 2 + np.stack([2 * target_lengths, np.maximum(2 * target_lengths - 1, 0)], axis=1)
-    finishing = {int(t): np.flatnonzero(input_lengths == t + 1) for t in np.unique(input_lengths - 1) if t >= 0}
-
-    def step(after, current, scaled, t):
-        inner = current[2:-2]
-        np.add(after[2:-2], after[3:-1], out=inner)
-        inner += after[4:] * jump
-        current *= scaled
-        last = finishing.get(t)
-        if last is not None:
-            blocks, emissions = current.reshape(n, -1), scaled.reshape(n, -1)
-            blocks[last] = 0.0
-            for k in range(2):
-                blocks[last, ends[last, k]] = emissions[last, ends[last, k]]
-    return _scaled_recursion(emit, input_lengths, range(emit.shape[0] - 1, -1, -1), step)
+        current *= emissions[k]
+        blocks, scaled_k = current.reshape(2 * n, width), emissions[k].reshape(2 * n, width)
+        if k == 0:
+            blocks[:n, 2:4] = scaled_k[:n, 2:4]
+        last = beginning.get(k)
+        if last is not None:  # beta's first frame (L - 1) for these samples
+            blocks[n + last] = 0.0
+            for j in range(2):
+                blocks[n + last, starts[last, j]] = scaled_k[n + last, starts[last, j]]
+        if k % _RESCALE_EVERY == 0:
+            np.maximum(blocks.sum(axis=1), _TINY, out=sums[k])
+            blocks /= sums[k][:, None]
+    log_scale = np.log(sums) + np.concatenate([top, top[::-1]], axis=1)
+    log_scale[np.concatenate([past, past[::-1]], axis=1)] = 0.0
+    variables = padded[1:].reshape(T, 2 * n, width)[:, :, 2:-2]
+    with np.errstate(divide="ignore"):
+        logs = np.log(variables) + np.cumsum(log_scale, axis=0)[:, :, None]
+    return logs[:, :n], logs[::-1, n:, ::-1]
 
 
 def _log_alpha(emit, skip):
-    """:func:`_alpha` in log space, exact where the scaled recursion underflows; two always
-    -inf columns in front make the three predecessors slices of one row."""
+    """The forward variables of :func:`_scaled_variables` in log space, exact where the scaled
+    recursion underflows; two always -inf columns in front make the three predecessors slices
+    of one row."""
     T, n, states = emit.shape
     padded = np.full((T, n, states + 2), NEG_INF)
     padded[0, :, 2:4] = emit[0, :, :2]
@@ -172,7 +143,8 @@ def _log_alpha(emit, skip):
 
 
 def _log_beta(emit, skip, input_lengths, target_lengths):
-    """:func:`_beta` in log space (two -inf columns behind)."""
+    """The backward variables of :func:`_scaled_variables` in log space (two -inf columns
+    behind)."""
     T, n, states = emit.shape
     rows = np.arange(n)
     padded = np.full((T + 1, n, states + 2), NEG_INF)
@@ -243,7 +215,7 @@ def ctc_forward(log_probs, targets, input_lengths, target_lengths, blank):
     again in log space."""
     lp, lengths, tlengths = _arrays(log_probs, input_lengths, target_lengths)
     emit, _, skip = _lattice(lp, targets, tlengths, blank)
-    alpha, beta = _alpha(emit, skip, lengths), _beta(emit, skip, lengths, tlengths)
+    alpha, beta = _scaled_variables(emit, skip, lengths, tlengths)
     nll = _nll(alpha, lengths, tlengths)
     redo = _underflowed(emit, alpha, beta, nll, lengths)
     if redo.any():
