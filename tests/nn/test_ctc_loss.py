@@ -93,13 +93,59 @@ def test_edges_one_frame_no_frames_and_empty_targets(T, N, C, S, il, tl):
 
 
 def test_backward_reuses_the_forward_variables(monkeypatch):
-    """The alpha recursion (a Python loop over time) runs once per loss, not again in the
-    backward: torch's _ctc_loss hands its log_alpha to the backward too."""
+    """The recursions (Python loops over time) run once per loss, in the forward, not again in
+    the backward: torch's _ctc_loss hands its log_alpha to the backward too."""
     from ember._ops import ctc
     calls = []
-    recursion = ctc._alpha
-    monkeypatch.setattr(ctc, "_alpha", lambda *args: calls.append(1) or recursion(*args))
+    recursions = ctc._scaled_variables
+    monkeypatch.setattr(ctc, "_scaled_variables", lambda *args: calls.append(1) or recursions(*args))
     x = ember.tensor(np.random.default_rng(4).standard_normal((6, 2, 4)), requires_grad=True)
     loss = ember.nn.functional.ctc_loss(x.log_softmax(2), ember.tensor([[1, 2], [3, 0]]), [6, 5], [2, 1])
+    assert len(calls) == 1
     loss.backward()
     assert len(calls) == 1 and x.grad.abs().sum() > 0
+
+
+def count_log_space_runs(monkeypatch):
+    """The samples the log-space recursions are run for (again), as a list."""
+    from ember._ops import ctc
+    samples = []
+    for name in ("_log_alpha", "_log_beta"):
+        recursion = getattr(ctc, name)
+        monkeypatch.setattr(ctc, name, lambda emit, *args, f=recursion: samples.append(emit.shape[1]) or f(emit, *args))
+    return samples
+
+
+@pytest.mark.parametrize("logit_scale, reruns, atol", [(1.0, False, 1e-11), (10.0, False, 1e-10), (100.0, True, 1e-10),
+                                                       (1000.0, True, 1e-9)])
+def test_long_inputs_equal_torchs_through_scaled_and_log_space_recursions(monkeypatch, logit_scale, reruns, atol):
+    """A speech-sized batch (T=150, targets of up to 40 labels): the recursions on scaled
+    probabilities give torch's losses and gradients; logits scaled so that a frame's classes
+    differ by hundreds or thousands of nats make them underflow, and those samples are computed
+    again in log space (torch's gradient there too: the posterior of a class 2000 nats below
+    the frame's best is still 1 where the alignment needs it). Log-likelihoods of 10^3-10^4 nats carry
+    absolute rounding errors of ~1e-12 per frame in either library, hence the bounds."""
+    rng = np.random.default_rng(5)
+    T, N, C = 150, 16, 30
+    x = rng.standard_normal((T, N, C)) * logit_scale
+    tl = [int(n) for n in rng.integers(0, 41, N)]
+    targets = rng.integers(1, C, (N, 40))
+    il = [T - int(n) for n in rng.integers(0, 20, N)]
+    samples = count_log_space_runs(monkeypatch)
+    e, t = (run(lib, x, lambda lib: lib.tensor(targets), lambda lib: (il, tl), reduction="none")
+            for lib in (ember, torch))
+    np.testing.assert_allclose(e[0], t[0], rtol=1e-12)
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-9, atol=atol)
+    assert bool(samples) == reruns
+
+
+def test_frames_past_the_input_length_are_never_read():
+    x = np.random.default_rng(6).standard_normal((8, 3, 5))
+    targets, lengths = (lambda lib: lib.tensor(TARGETS)), (lambda lib: ([8, 5, 3], [3, 2, 1]))
+    clean = run(ember, x, targets, lengths, reduction="none")
+    x[5:, 1] = np.nan
+    x[3:, 2] = np.inf
+    e, t = (run(lib, x, targets, lengths, reduction="none") for lib in (ember, torch))
+    np.testing.assert_allclose(e[0], t[0], rtol=1e-12)
+    np.testing.assert_allclose(e[0], clean[0], rtol=0)
+    np.testing.assert_allclose(e[1][:3], t[1][:3], rtol=1e-10, atol=1e-12)

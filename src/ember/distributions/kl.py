@@ -9,9 +9,11 @@ family on the whole line against one on a half-line or an interval). Two members
 exponential family without a pair of their own use the Bregman divergence of the family's
 log-normaliser (``ExponentialFamily``). The closed forms are derived from
 KL = -H(p) - E_p[log q] with the moments of p (E|X - m| of a normal, E[log X] of an
-exponential, -gamma - log(rate), or of a uniform).
+exponential, -gamma - log(rate), of a uniform, a beta or a Pareto, and for a Gumbel q the
+moment generating function of p at -1 / scale).
 """
 import math
+from functools import partial
 
 from .. import linalg
 from .._ops.special import digamma, lgamma, xlogy
@@ -264,7 +266,7 @@ def _kl_to_normal(p, q):
     return -p.entropy() + 0.5 * (2 * math.pi * q.scale.pow(2)).log() + second_moment / (2 * q.scale.pow(2))
 
 
-for _p in (Laplace, Uniform, Exponential, Gamma, Beta, ContinuousBernoulli):
+for _p in (Laplace, Uniform, Exponential, Gamma, Beta, ContinuousBernoulli, Gumbel, Pareto):
     register_kl(_p, Normal)(_kl_to_normal)
 
 
@@ -279,12 +281,93 @@ def _kl_uniform_exponential(p, q):
     return result.masked_fill(p.low < 0, math.inf)
 
 
+def _kl_to_gamma(p, q, mean_log):
+    """-H(p) - E_p[log q] for a Gamma q: log q(x) = a log b - lgamma(a) + (a - 1) log x - b x
+    needs p's mean and ``mean_log`` = E_p[log X]."""
+    a, b = q.concentration, q.rate
+    return -p.entropy() - xlogy(a, b) + lgamma(a) - (a - 1) * mean_log + b * p.mean
+
+
 @register_kl(Uniform, Gamma)
 def _kl_uniform_gamma(p, q):
-    a, b = q.concentration, q.rate
-    result = (-(p.high - p.low).log() - xlogy(a, b) - (a - 1) * _mean_log_uniform(p.low, p.high)
-              + b * (p.high + p.low) / 2 + lgamma(a))
-    return result.masked_fill(p.low < 0, math.inf)
+    return _kl_to_gamma(p, q, _mean_log_uniform(p.low, p.high)).masked_fill(p.low < 0, math.inf)
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    return _kl_to_gamma(p, q, digamma(p.concentration1) - digamma(p.concentration1 + p.concentration0))
+
+
+def _mean_log_pareto(p):
+    """E[log X] = log(scale) + 1 / alpha (log(X / scale) is exponential with rate alpha)."""
+    return p.scale.log() + p.alpha.reciprocal()
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    """Infinite where alpha <= 1 (p's mean is)."""
+    return _kl_to_gamma(p, q, _mean_log_pareto(p))
+
+
+def _kl_to_pareto(p, q, mean_log, low):
+    """-H(p) - E_p[log q] for a Pareto q: log q(x) = log alpha + alpha log scale - (alpha + 1) log x
+    on x >= scale, so infinite where p's lower end ``low`` is below q's scale."""
+    result = (-p.entropy() - q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * mean_log)
+    return result.masked_fill(low < q.scale, math.inf)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    return _kl_to_pareto(p, q, _mean_log_uniform(p.low, p.high), p.low)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    return _kl_to_pareto(p, q, _mean_log_pareto(p), p.scale)
+
+
+def _kl_to_gumbel(p, q, log_mgf):
+    """-H(p) - E_p[log q] for a Gumbel q: with z = (x - loc) / scale, log q(x) = -log scale - z
+    - exp(-z), so E_p[log q] needs p's mean and E_p[exp(-X / scale)], which is p's moment
+    generating function at t = -1 / scale (``log_mgf(p, t)`` gives its log)."""
+    t = -q.scale.reciprocal()
+    return (-p.entropy() + q.scale.log() + (p.mean - q.loc) / q.scale
+            + (log_mgf(p, t) + q.loc / q.scale).exp())
+
+
+def _log_mgf_exponential(p, t):
+    return p.rate.log() - (p.rate - t).log()
+
+
+def _log_mgf_gamma(p, t):
+    return -p.concentration * (-t / p.rate).log1p()
+
+
+def _log_mgf_normal(p, t):
+    return p.loc * t + (p.scale * t).pow(2) / 2
+
+
+def _log_mgf_uniform(p, t):
+    """log (exp(t high) - exp(t low)) / (t (high - low)), written with expm1 for small t widths."""
+    tw = t * (p.high - p.low)
+    return t * p.low + (tw.expm1() / tw).log()
+
+
+def _log_mgf_gumbel(p, t):
+    """log Gamma(1 - scale t) + loc t (t < 1 / scale)."""
+    return lgamma(1 - p.scale * t) + p.loc * t
+
+
+for _p, _log_mgf in [(Exponential, _log_mgf_exponential), (Gamma, _log_mgf_gamma), (Normal, _log_mgf_normal),
+                     (Uniform, _log_mgf_uniform), (Gumbel, _log_mgf_gumbel)]:
+    register_kl(_p, Gumbel)(partial(_kl_to_gumbel, log_mgf=_log_mgf))
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    """-H(p) + rate - probs log(rate): q(0) = exp(-rate), q(1) = rate exp(-rate). Where rate = 0,
+    0 for probs = 0 (torch 2.13: nan) and inf otherwise."""
+    return -p.entropy() + q.rate - xlogy(p.probs, q.rate)
 
 
 @register_kl(Uniform, Beta)
@@ -315,7 +398,10 @@ def _kl_uniform_continuousbernoulli(p, q):
 
 
 @register_kl(ContinuousBernoulli, Exponential)
-def _kl_continuousbernoulli_exponential(p, q):
+@register_kl(Beta, Exponential)
+@register_kl(Pareto, Exponential)
+def _kl_to_exponential(p, q):
+    """-H(p) - log(rate) + rate E_p[X] for p on a half-line (infinite for a Pareto with alpha <= 1)."""
     return -p.entropy() - q.rate.log() + q.rate * p.mean
 
 
@@ -335,8 +421,9 @@ def _kl_unit_interval_uniform(p, q):
 
 
 def _infinite(p, q):
-    """q has no mass on part of p's support: p lives on the whole line (or half-line) and q on
-    a half-line or an interval."""
+    """q has no mass on part of p's support: p lives on the whole line, a half-line or [0, 1] and q
+    on a half-line, [scale, inf) or an interval; a Poisson on all counts and q on {0, 1} or
+    {0, ..., n}. Of p's batch shape, as torch 2.13."""
     return p.mean.new_full(p.batch_shape, math.inf)
 
 
@@ -344,5 +431,8 @@ for _p, _q in [(Normal, Uniform), (Normal, Exponential), (Normal, Gamma), (Norma
                (Laplace, Uniform), (Laplace, Exponential), (Laplace, Gamma), (Laplace, Beta),
                (Exponential, Uniform), (Exponential, Beta), (Gamma, Uniform), (Gamma, Beta),
                (Exponential, ContinuousBernoulli), (Gamma, ContinuousBernoulli), (Normal, ContinuousBernoulli),
-               (Laplace, ContinuousBernoulli), (Pareto, ContinuousBernoulli), (Gumbel, ContinuousBernoulli)]:
+               (Laplace, ContinuousBernoulli), (Pareto, ContinuousBernoulli), (Gumbel, ContinuousBernoulli),
+               (Normal, Pareto), (Laplace, Pareto), (Exponential, Pareto), (Gamma, Pareto), (Beta, Pareto),
+               (Gumbel, Pareto), (Gumbel, Uniform), (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Beta),
+               (Pareto, Uniform), (Pareto, Beta), (Poisson, Bernoulli), (Poisson, Binomial)]:
     register_kl(_p, _q)(_infinite)
