@@ -73,11 +73,11 @@ def gpt_decode(lib, reference):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts")
-    parser.add_argument("--number", type=float, default=1.0, help="scales the calls per round")
-    parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by process CPU time")
     parser.add_argument("--gpt", action="store_true", help="also the GPT decode token (eager)")
     parser.add_argument("--ember-only", action="store_true", help="time ember alone (no torch)")
+    parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by process CPU time")
+    parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts")
+    parser.add_argument("--number", type=float, default=1.0, help="scales the calls per round")
     args = parser.parse_args()
     import ember
     libs = [ember]
