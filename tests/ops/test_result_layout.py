@@ -12,6 +12,8 @@ import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as EF
+from ember._ops.core import OPS
+from ember._result_layout import pointwise
 
 CL, CL3 = "channels_last", "channels_last_3d"
 
@@ -120,6 +122,26 @@ def test_random_layouts_follow_torch():
             e, t = (ember.addcmul(*(p[0] for p in pairs)), torch.addcmul(*(p[1] for p in pairs)))
         assert e.stride() == t.stride(), (trial, [(tuple(p[1].shape), p[1].stride()) for p in pairs])
         _close(e, t)
+
+
+def test_dispatcher_shortcuts_keep_the_rule():
+    """The dispatcher skips the layout rule where NumPy's result already has the rule's layout
+    (a row-major first operand with a row-major second of its shape or a result without size-1
+    dims, or a single operand, a number aside, whose strides the result has): random shapes
+    with size-1 dims, permuted or row-major operands, numbers on either side, the strides
+    ``_result_layout.pointwise`` gives the kernel's result (the rule itself is checked against
+    torch above)."""
+    rng = random.Random(1)
+    for trial in range(120):
+        shape = [rng.choice([1, 2, 3]) for _ in range(rng.choice([2, 3, 4]))]
+        orders = [list(range(len(shape))) if rng.random() < 0.6 else rng.sample(range(len(shape)), len(shape))
+                  for _ in range(2)]
+        a, b = (_laid_out(shape, order, trial * 3 + k)[0] for k, order in enumerate(orders))
+        for got, op, arrays in ((a + b, "Add", (a._data, b._data)), (a * 2.5, "Mul", (a._data, 2.5)),
+                                (2.5 - a, "Sub", (2.5, a._data)), (a.exp(), "Exp", (a._data,))):
+            want = pointwise(OPS[op].forward(*arrays), arrays)
+            assert got._data.strides == want.strides, (trial, shape, orders, op, got.stride())
+            np.testing.assert_array_equal(got.numpy(), want)
 
 
 def test_transposed_first_operand_decides():

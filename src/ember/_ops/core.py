@@ -19,7 +19,7 @@ from .._dtype import SCALAR_TYPE_NAMES, bfloat16, can_cast, float16, float32, ge
 from .._result_layout import pointwise as pointwise_layout
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode
-from .names import torch_name
+from .names import snake_case, torch_name
 from .refusals import refuse, refused_kinds
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
@@ -197,36 +197,40 @@ def apply(op, *inputs, **attrs):
     else:
         token = None if op.is_view else _errstate_set(_IGNORE_ERRORS)  # no NumPy RuntimeWarnings (_backend.quiet)
         try:
-            narrow = None
+            narrow, one_dtype = None, False
             if op.promote is None:
                 arrays = (inputs[0]._data,) if len(inputs) == 1 and type(inputs[0]) is _Tensor else \
                     [x._data if isinstance(x, _Tensor) else x for x in inputs]  # (one tensor: views, reductions)
             elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                     and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
-                arrays = (inputs[0]._data, inputs[1]._data)
+                arrays, one_dtype = (inputs[0]._data, inputs[1]._data), True
             elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
                     and inputs[0].dtype.is_inexact and not (op.opmath and inputs[0].dtype in _REDUCED):
-                arrays = (inputs[0]._data, inputs[1])  # a float tensor and a real Python number: the tensor's dtype
+                arrays, one_dtype = (inputs[0]._data, inputs[1]), True  # a float tensor, a real number: its dtype
             else:
                 arrays, narrow = _cast_inputs(op, inputs)
             kinds = op.refused_kinds  # complex or uint16/32/64 inputs to an op without a kernel for them
             if kinds:
-                for a in arrays:
+                for a in arrays[:1] if one_dtype and type(arrays[0]) is _ndarray else arrays:  # (one dtype: the first's)
                     if type(a) is _ndarray and a.dtype.kind in kinds:
                         refuse(op, a, arrays, attrs)
             try:
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
-                if op.pointwise and type(out) is _ndarray and not (type(arrays[0]) is _ndarray and arrays[0].strides ==
-                                                                  out.strides and arrays[0].shape == out.shape and (len(arrays) == 1 or len(arrays) == 2 and (
-                        type(arrays[1]) is not _ndarray or (arrays[1].strides, arrays[1].shape) == (out.strides, out.shape)))):  # (all in out's layout)
-                    out = pointwise_layout(out, arrays)
+                # torch's layout of an elementwise result (_result_layout.pointwise) is NumPy's when the first operand is
+                # row-major and the second too, of its shape, or the result has no size-1 dim; or one operand has its strides
+                if op.pointwise and type(out) is _ndarray and out.ndim > 1:  # (one layout below 2 dims)
+                    a, b = arrays[0], arrays[1] if len(arrays) == 2 else None
+                    if len(arrays) > 2 or not (type(a) is _ndarray and (a.flags.c_contiguous and (
+                            type(b) is not _ndarray or b.flags.c_contiguous and a.shape == b.shape
+                            or a.size == out.size and 1 not in out.shape) or type(b) is not _ndarray and a.strides == out.strides)):
+                        out = pointwise_layout(out, arrays)
             except ValueError as e:  # NumPy's shape errors: PyTorch's RuntimeError naming the sizes
                 shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]
                 raise RuntimeError(_backend.broadcast_error(shapes) or str(e)) from None
             except SparseUnsupported:  # sparse storage met an op it lacks: name the op, as PyTorch does
-                raise NotImplementedError(unsupported_message(_snake(op.name))) from None
+                raise NotImplementedError(unsupported_message(snake_case(op.name))) from None
         finally:
             if token is not None:
                 _restore(token)
@@ -239,8 +243,8 @@ def apply(op, *inputs, **attrs):
     if op.is_view and (not out.size or _backend.may_share_memory(out, inputs[0]._data)):
         link_view(t, inputs[0], op, attrs)
     if STATE.enabled and op.differentiable:
-        for x in inputs:
-            if isinstance(x, _Tensor) and x.requires_grad:
+        for x in inputs:  # (a view's requires_grad may remake its stale history first: the property)
+            if isinstance(x, _Tensor) and (x._requires_grad if x._view_chain is None else x.requires_grad):
                 record(op, inputs, attrs, t)
                 break
     return t
@@ -273,10 +277,6 @@ def transposed(t):
     if OBSERVERS or STATE.enabled and t.requires_grad:
         return t.mT
     return _Tensor._make(t._data.swapaxes(-1, -2))
-
-
-def _snake(name):
-    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
 def link_view(t, src, op, attrs):

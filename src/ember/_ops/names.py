@@ -3,7 +3,7 @@
 ``type(y.grad_fn).__name__`` show, so that a learner comparing runs with PyTorch sees the same
 graph. A value is the name, or a function of the op's inputs and attributes when PyTorch's
 name depends on the call (an integer index selects, a slice slices)."""
-__all__ = ["TORCH_NAMES", "torch_name"]
+__all__ = ["TORCH_NAMES", "torch_name", "snake_case"]
 
 
 def _indexing(inputs, attrs):
@@ -90,3 +90,8 @@ def torch_name(op, inputs, attrs):
     if name is None:
         return op.backward_name
     return name if type(name) is str else name(inputs, attrs)
+
+
+def snake_case(name):
+    """An op's class name as torch's function name: ``"ChebyshevPolynomialT"`` is ``"chebyshev_polynomial_t"``."""
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))

@@ -22,6 +22,7 @@ from ..autograd.grad_mode import no_grad
 from .args import invalid_combination, with_out
 from .bessel import refusing
 from .core import Op, apply, elementwise_rule
+from .names import snake_case
 
 _SIGNATURES = (" * (Tensor x, Tensor n, *, Tensor out = None)\n"
                " * (Number x, Tensor n, *, Tensor out = None)\n"
@@ -129,11 +130,7 @@ def _polynomial_op(name, kernel):
             value = kernel(x.astype(np.float64), n)
         return xp.where(n < 0, 0.0, value).astype(dtype, copy=False)
     return type(name, (Op,), {"name": name, "promote": "float", "infer": classmethod(elementwise_rule),
-                              "forward": staticmethod(refusing(_snake(name), forward)), "__module__": __name__})
-
-
-def _snake(name):
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+                              "forward": staticmethod(refusing(snake_case(name), forward)), "__module__": __name__})
 
 
 def _public(name, op, what):
