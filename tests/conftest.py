@@ -8,6 +8,14 @@ for _path in (_HERE, os.path.join(_HERE, "ops")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+# Under PYTHONDONTWRITEBYTECODE (this machine sets it) every run compiled ember's ~470 modules
+# and rewrote every test file's asserts again, and each subprocess the tests start (MPI ranks,
+# the CLI, cold compiles) compiled ember once more. What is imported until collection ends is
+# cached in __pycache__ (gitignored; subprocesses read it); the tests run with the setting as it
+# was, so a module a test writes into tmp_path gets no __pycache__ beside it.
+_NO_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
+
 try:  # torch is the oracle; one thread keeps its pool from stalling on a busy 2-core machine
     import torch
 
@@ -29,7 +37,13 @@ def _seeded():
     ember.manual_seed(0)
     np.random.seed(0)
     if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(0)
+        # the CPU generator is all torch.manual_seed seeds here; it also queues a CUDA seed with
+        # a formatted stack trace (~1 ms a test, 17k tests)
+        sys.modules["torch"].default_generator.manual_seed(0)
+
+
+def pytest_collection_finish(session):
+    sys.dont_write_bytecode = _NO_BYTECODE  # (see the top of this file)
 
 
 def pytest_addoption(parser):

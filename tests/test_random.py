@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember import _distributions
+from ember import _distributions, _random
 
 torch = pytest.importorskip("torch")
 
@@ -144,6 +144,19 @@ def test_state_is_torchs_layout_both_ways():
     np.testing.assert_array_equal(ember.rand(3).numpy(), first)
     with pytest.raises(RuntimeError, match="RNG state size"):
         ember.set_rng_state(ember.zeros(10, dtype=ember.uint8))
+
+
+@pytest.mark.parametrize("numpy_seeding", [True, False])
+def test_a_freshly_seeded_state_is_torchs_with_and_without_numpys_c_seeding(numpy_seeding, monkeypatch):
+    """manual_seed fills the twister with NumPy's C ``init_genrand`` where NumPy has it, else
+    with the Python recurrence: both give torch's state bytes for every 32-bit seed edge."""
+    monkeypatch.setattr(_random, "_C_SEEDING", numpy_seeding)
+    generator = ember.Generator()
+    for seed in (0, 1, 3, 2**31, 2**32 - 1, 2**32 + 5, -7, 67280421310721):
+        generator.manual_seed(seed)
+        np.testing.assert_array_equal(generator.get_state().numpy(),
+                                      torch.Generator().manual_seed(seed).get_state().numpy())
+        generator.random32(3)  # the stream moves on, and a reseed starts it over
 
 
 def test_random_sampler_draws_torchs_indices_lazily():

@@ -1,6 +1,7 @@
 """Starts a script on N ranks with ``ember run`` for the tests: every launch runs in its own
 session with a timeout, and on timeout the whole session (mpiexec, prterun and every rank) is
 killed, so a hang fails the test instead of stalling the suite."""
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,11 @@ def launch(script, nproc, *args, timeout=60, fault_tolerant=False, env=None, che
     if check and returncode != 0:
         pytest.fail(f"{script} on {nproc} ranks exited {returncode}\n{out}\n{err}")
     return result
+
+
+@functools.cache
+def two_rank_checks():
+    """stdout of ``scripts/two_ranks.py`` on 2 ranks (DDP parity, SyncBatchNorm, RMA windows),
+    launched once for the tests that read it; each check keeps its own 60-90 s limit in the sum.
+    A failed launch is not cached: every test that reads it fails, with its output."""
+    return launch("two_ranks.py", 2, timeout=90 + 60 + 60).stdout

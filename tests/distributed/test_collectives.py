@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from .launch import OPEN_MPI, launch
+from .launch import OPEN_MPI, launch, two_rank_checks
 
 
 def test_bad_input_raises_on_every_rank_and_every_collective_on_every_dtype_matches_numpy():
@@ -44,7 +44,7 @@ def test_run_cli_errors_are_one_line(capsys):
 
 def test_ddp_follows_one_process_on_the_whole_batch():
     """MLP (one and many buckets) and LeNet, 20 SGD-momentum steps; no_sync; unused parameters."""
-    out = launch("ddp_parity.py", 2, timeout=90).stdout
+    out = two_rank_checks()  # scripts/ddp_parity.py, in one launch with SyncBatchNorm's and windows' checks
     assert out.count("ddp ok") == 2
 
 
