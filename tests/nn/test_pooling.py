@@ -236,6 +236,38 @@ def test_double_backward_through_upstream_gradient(name, call):
         assert_close(e, t, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name, call, shape", [
+    ("avg_pool1d", lambda L, x: F(L).avg_pool1d(x, 3, 2, 1), (2, 3, 9)),
+    ("avg_pool2d", lambda L, x: F(L).avg_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 3, 7, 6)),
+    ("avg_pool3d", lambda L, x: F(L).avg_pool3d(x, 2, 2, 1, ceil_mode=True), (1, 2, 5, 5, 4)),
+    ("adaptive_avg_pool1d", lambda L, x: F(L).adaptive_avg_pool1d(x, 3), (2, 3, 7)),
+    ("adaptive_avg_pool2d", lambda L, x: F(L).adaptive_avg_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    ("adaptive_avg_pool2d-same", lambda L, x: F(L).adaptive_avg_pool2d(x, (7, 6)), (2, 3, 7, 6)),
+    ("adaptive_avg_pool3d", lambda L, x: F(L).adaptive_avg_pool3d(x, (2, 3, 2)), (1, 2, 5, 5, 4)),
+    ("adaptive_max_pool1d", lambda L, x: F(L).adaptive_max_pool1d(x, 3), (2, 3, 7)),
+    ("adaptive_max_pool2d", lambda L, x: F(L).adaptive_max_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    ("adaptive_max_pool3d", lambda L, x: F(L).adaptive_max_pool3d(x, (2, 3, 2)), (1, 2, 5, 5, 4)),
+    ("max_pool2d", lambda L, x: F(L).max_pool2d(x, 3, 2, 1), (2, 3, 7, 6)),
+])
+def test_second_derivative_through_the_input_is_torchs(name, call, shape):
+    """Under ``create_graph`` the gradient of a (piecewise) linear pool lies in the input's
+    graph, as torch's (its backward kernel takes ``self``): differentiating it again w.r.t. the
+    input gives torch's zeros, not an error, and w.r.t. the upstream gradient the pool again."""
+    x = np.random.default_rng(1).standard_normal(shape)
+    results = []
+    for L in (torch, ember):
+        xt = L.tensor(x, requires_grad=True)
+        y = call(L, xt)
+        g = L.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)), requires_grad=True)
+        (gx,) = L.autograd.grad(y, xt, g, create_graph=True)
+        assert gx.requires_grad
+        (through_x,) = L.autograd.grad(gx.sum(), xt, retain_graph=True)
+        (through_g,) = L.autograd.grad(gx, g, L.ones_like(gx))
+        results.append((through_x, through_g))
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, rtol=1e-12, atol=1e-12)
+
+
 def test_max_pool_gradient_goes_to_first_maximum():
     x = ember.tensor([[[[3.0, 3.0], [3.0, 3.0]]]], requires_grad=True)
     ember.nn.functional.max_pool2d(x, 2).sum().backward()

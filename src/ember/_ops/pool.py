@@ -307,10 +307,11 @@ def _flat_positions(index, lead_ndim, plane_size):
 
 class GatherPlanes(Op):
     """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
-    int64 array ``index`` (*lead, *out) holds flat plane positions."""
+    int64 array ``index`` (*lead, *out) holds flat plane positions. ``x`` is saved only to tie
+    the gradient to it under ``create_graph`` (adaptive max pooling's second derivative
+    through ``x`` is zeros in torch, not an error)."""
     promote = None
     infer = classmethod(lambda op, x, index, spatial_ndim: (index.shape, x.dtype))
-    save_inputs = False
 
     @staticmethod
     @channels_last_from(0, keep=_planar)
@@ -322,8 +323,8 @@ class GatherPlanes(Op):
     @staticmethod
     def backward(ctx, g):
         k = ctx.attrs["spatial_ndim"]
-        return (apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
-                      accumulate=True),)
+        return (zero_link(apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
+                                accumulate=True), ctx.input(0)),)
 
 
 class ScatterPlanes(Op):
@@ -358,6 +359,23 @@ class ScatterPlanes(Op):
         return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
 
 
+class TiedToInput(Op):
+    """``out`` unchanged (a copy in its layout), its gradient tied to ``x`` under
+    ``create_graph`` (:func:`~ember._ops.core.zero_link`): a composite whose derivative does
+    not read ``x`` (adaptive average pooling's matrix products) still gives a gradient in
+    ``x``'s graph, whose own derivative through ``x`` is zeros, as torch's kernel's is."""
+    promote = None
+    infer = classmethod(lambda op, out, x: (tuple(out.shape), out.dtype))
+
+    @staticmethod
+    def forward(out, x):
+        return namespace(out).copy(out, order="K")
+
+    @staticmethod
+    def backward(ctx, g):
+        return zero_link(g, ctx.input(1)), None
+
+
 def _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
     """Each window's divisor, shaped ``out_size`` (an array of namespace ``xp``): its element
     count (padding included or not; never the ceil_mode overhang), or ``divisor_override``."""
@@ -383,10 +401,11 @@ def _avg_geometry(x_spatial, kernel_size, stride, padding, ceil_mode):
 
 class AvgPool(Op):
     """Mean over each window of ``x`` (*lead, *spatial); attrs as in ``avg_pool2d``. Integer
-    inputs divide with truncation, as PyTorch does."""
+    inputs divide with truncation, as PyTorch does. ``x`` is saved (as torch saves ``self``)
+    only to tie the gradient to it under ``create_graph``: a second derivative through ``x``
+    is zeros, not an error."""
     promote = None
     infer = classmethod(_pooled_rule)
-    save_inputs = False
 
     @staticmethod
     @channels_last_from(0, keep=_planar)
@@ -413,7 +432,8 @@ class AvgPool(Op):
     @staticmethod
     def backward(ctx, g):
         k = len(ctx.attrs["kernel_size"])
-        return (apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
+        return (zero_link(apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),
+                          ctx.input(0)),)
 
 
 class AvgPoolTranspose(Op):

@@ -374,6 +374,8 @@ def _adaptive_avg(input, n, output_size, name):
             planes = lead + (spatial[0], sizes[1] * sizes[2])
             out = matmul(_averaging_matrix(spatial[0], sizes[0], input), out.reshape(planes))
             out = out.reshape(lead + sizes)
+    if STATE.enabled and input.requires_grad:
+        out = apply(_pool.TiedToInput, out, input)
     return named(in_input_format(out, input, ranks=(4,)), _TORCH_NODE[n].format("AdaptiveAvgPool"))
 
 
