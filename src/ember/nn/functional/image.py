@@ -319,7 +319,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c // (r * r), r, r, h, w))
     x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
-    return x.reshape(lead + (c // (r * r), h * r, w * r))
+    return in_input_format(x.reshape(lead + (c // (r * r), h * r, w * r)), input, ranks=(4,))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -341,7 +341,7 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
-    return x.reshape(lead + (c * r * r, h // r, w // r))
+    return in_input_format(x.reshape(lead + (c * r * r, h // r, w // r)), input, ranks=(4,))
 
 
 def channel_shuffle(input, groups):
