@@ -66,7 +66,7 @@ from ._tensor_extras import type_
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)
 # The op families only nn uses: imported so that every entry is registered in ``OPS``.
 from ._ops import (attention as _attention, conv as _conv, embedding as _embedding, nn as _nn,  # noqa: F401
-                   norm as _norm, pool as _pool, rnn as _rnn)
+                   norm as _norm, pool as _pool, resample as _resample, rnn as _rnn)
 from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, full, empty, zeros_like,
                         ones_like, full_like, empty_like, arange, eye, scalar_tensor)
 from ._spacing import linspace, logspace

@@ -111,11 +111,12 @@ def is_channels_last(fmt):
 
 def strides(shape, itemsize, fmt):
     """torch's strides (bytes) of a new tensor of ``shape`` laid out as ``fmt``."""
-    order = _ORDER[fmt][1] if fmt in _ORDER else tuple(range(len(shape)))[::-1]
+    channels_last = fmt in _ORDER
+    order = _ORDER[fmt][1] if channels_last else tuple(range(len(shape)))[::-1]
     out, step = [0] * len(shape), itemsize
-    for d in order:
+    for d in order:  # (torch counts a size 0 as 1 in row-major strides only)
         out[d] = step
-        step *= max(shape[d], 1)
+        step *= shape[d] if channels_last else max(shape[d], 1)
     return tuple(out)
 
 
@@ -125,6 +126,9 @@ def laid_out(array, fmt, xp=np):
     if fmt not in _ORDER:
         return xp.array(array, order="C", copy=True)
     outermost_first = channels_order(fmt, array.ndim)[::-1]
+    if not array.size and xp is np:  # (NumPy gives an empty transpose zero strides)
+        return np.lib.stride_tricks.as_strided(np.empty(0, array.dtype), array.shape,
+                                               strides(array.shape, array.itemsize, fmt))
     out = xp.empty(tuple(array.shape[d] for d in outermost_first), array.dtype).transpose(np.argsort(outermost_first))
     out[...] = array
     return out

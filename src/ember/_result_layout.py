@@ -16,6 +16,10 @@ Two rules, each applied where its ops make their results:
   row-major array of the result's shape and either the result has no dim of size 1 or the
   op has one such operand or two (a number aside): torch's order is row-major then too, and
   all-contiguous arithmetic pays a few attribute reads.
+* :func:`row_major` -- reductions and scans: torch allocates their results row-major
+  whatever the input's layout, a size-1 dim's stride included (``sum(1, keepdim=True)`` of a
+  channels-last input is (20, 20, 5, 1)); NumPy keeps the input's order and, with
+  ``keepdims``, gives a size-1 dim another stride.
 * :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
   channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
   it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
@@ -32,7 +36,7 @@ from . import _backend
 from ._backend.index_layout import compatible_strides, laid_out_as, tensor_iterator_order
 from ._memory_format import _ORDER, contiguous_format, is_contiguous, laid_out, strides as format_strides, suggested
 
-__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format"]
+__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major"]
 
 
 def _operand_strides(shape, arrays):
@@ -70,6 +74,8 @@ def pointwise(out, arrays):
     numbers), laid out as torch's TensorIterator lays it out (module docstring)."""
     if type(out) is not np.ndarray:
         return out
+    if not out.size:
+        return _empty(out, arrays)
     first = arrays[0]
     if type(first) is np.ndarray and first.flags.c_contiguous and first.size == out.size and (
             1 not in out.shape or len(arrays) == 2 and first.shape == out.shape and (
@@ -86,7 +92,7 @@ def pointwise(out, arrays):
             same_layout = same_layout and a.strides == strides and a.itemsize == out.itemsize
     if row_major or same_layout:
         return out  # torch's fast setup: the operands' common layout, which NumPy's result has
-    if out.ndim < 2 or not out.size:
+    if out.ndim < 2:
         return out
     operands = _operand_strides(shape, arrays)
     if not operands:
@@ -95,6 +101,19 @@ def pointwise(out, arrays):
     perm, strides = fast if fast is not None else (tensor_iterator_order(shape, operands), None)
     strides = compatible_strides(shape, perm, 1) if strides is None else strides
     return laid_out_as(out, perm, tuple(s * out.itemsize for s in strides))
+
+
+def _empty(out, arrays):
+    """An elementwise result with no element, as torch lays it out: row-major when every
+    operand is a tensor of its shape (torch's fast setup: an empty tensor counts as
+    contiguous), else its dims ordered by the operands' strides, each stride the product of
+    the sizes inside it (a size 0 included: ``empty(0, 3).t() + 1`` strides (1, 3))."""
+    if out.ndim < 2 or all(type(a) is np.ndarray and a.shape == out.shape for a in arrays):
+        return _backend.empty_strided_like(out, format_strides(out.shape, out.itemsize, contiguous_format))
+    operands = _operand_strides(out.shape, arrays)
+    perm = tensor_iterator_order(out.shape, operands) if operands else list(range(out.ndim))[::-1]
+    strides = compatible_strides(out.shape, perm, 1)
+    return _backend.empty_strided_like(out, tuple(s * out.itemsize for s in strides))
 
 
 def channels_last_like(out, *arrays, keep=True):
@@ -142,3 +161,13 @@ def in_input_format(out, input, ranks=(4, 5)):
     if out._data.strides == format_strides(out.shape, out._data.itemsize, fmt):
         return out
     return out.clone(memory_format=fmt)
+
+
+def row_major(out):
+    """The array ``out`` in row-major order with torch's strides for it (module docstring): a
+    copy where it lies otherwise, a view where only its size-1 dims' strides differ."""
+    if not out.flags.c_contiguous:
+        return out.copy()
+    if type(out) is np.ndarray and 1 in out.shape and out.ndim > 1:
+        return out.reshape(-1).reshape(out.shape)  # (NumPy's C strides: torch's, size-1 dims too)
+    return out

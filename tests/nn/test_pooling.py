@@ -236,6 +236,38 @@ def test_double_backward_through_upstream_gradient(name, call):
         assert_close(e, t, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name, call, shape", [
+    ("avg_pool1d", lambda L, x: F(L).avg_pool1d(x, 3, 2, 1), (2, 3, 9)),
+    ("avg_pool2d", lambda L, x: F(L).avg_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 3, 7, 6)),
+    ("avg_pool3d", lambda L, x: F(L).avg_pool3d(x, 2, 2, 1, ceil_mode=True), (1, 2, 5, 5, 4)),
+    ("adaptive_avg_pool1d", lambda L, x: F(L).adaptive_avg_pool1d(x, 3), (2, 3, 7)),
+    ("adaptive_avg_pool2d", lambda L, x: F(L).adaptive_avg_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    ("adaptive_avg_pool2d-same", lambda L, x: F(L).adaptive_avg_pool2d(x, (7, 6)), (2, 3, 7, 6)),
+    ("adaptive_avg_pool3d", lambda L, x: F(L).adaptive_avg_pool3d(x, (2, 3, 2)), (1, 2, 5, 5, 4)),
+    ("adaptive_max_pool1d", lambda L, x: F(L).adaptive_max_pool1d(x, 3), (2, 3, 7)),
+    ("adaptive_max_pool2d", lambda L, x: F(L).adaptive_max_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    ("adaptive_max_pool3d", lambda L, x: F(L).adaptive_max_pool3d(x, (2, 3, 2)), (1, 2, 5, 5, 4)),
+    ("max_pool2d", lambda L, x: F(L).max_pool2d(x, 3, 2, 1), (2, 3, 7, 6)),
+])
+def test_second_derivative_through_the_input_is_torchs(name, call, shape):
+    """Under ``create_graph`` the gradient of a (piecewise) linear pool lies in the input's
+    graph, as torch's (its backward kernel takes ``self``): differentiating it again w.r.t. the
+    input gives torch's zeros, not an error, and w.r.t. the upstream gradient the pool again."""
+    x = np.random.default_rng(1).standard_normal(shape)
+    results = []
+    for L in (torch, ember):
+        xt = L.tensor(x, requires_grad=True)
+        y = call(L, xt)
+        g = L.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)), requires_grad=True)
+        (gx,) = L.autograd.grad(y, xt, g, create_graph=True)
+        assert gx.requires_grad
+        (through_x,) = L.autograd.grad(gx.sum(), xt, retain_graph=True)
+        (through_g,) = L.autograd.grad(gx, g, L.ones_like(gx))
+        results.append((through_x, through_g))
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, rtol=1e-12, atol=1e-12)
+
+
 def test_max_pool_gradient_goes_to_first_maximum():
     x = ember.tensor([[[[3.0, 3.0], [3.0, 3.0]]]], requires_grad=True)
     ember.nn.functional.max_pool2d(x, 2).sum().backward()
@@ -336,3 +368,56 @@ def test_max_pool_gradient_of_disjoint_windows_bit_for_bit(kw, size, dtype):
         out.backward(L.tensor(g).transpose(-1, -2))
     assert outs[0].detach().numpy().tobytes() == outs[1].detach().numpy().tobytes()
     assert xs[0].grad.numpy().tobytes() == xs[1].grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("shape, stride", [
+    ((2, 3, 1), 2), ((2, 3, 1, 4), 1), ((1, 2, 1, 2, 2), 2), ((1, 1, 2, 3, 1), (1, 2, 1)), ((1, 1, 3, 1), 2),
+])
+def test_windows_of_padding_only_report_torchs_index(shape, stride):
+    """A window lying wholly in the padding along a dim (kernel 2, dilation 2 over a dim of
+    length 1) reports torch's index: its starts moved past the left padding by whole dilation
+    steps, which may lie past the plane (torch's own backward then writes outside the plane,
+    so only its indices are compared here)."""
+    x = np.random.default_rng(3).standard_normal(shape)
+    name = {3: "max_pool1d", 4: "max_pool2d", 5: "max_pool3d"}[len(shape)]
+    kw = dict(kernel_size=2, stride=stride, padding=1, dilation=2, ceil_mode=True)
+    (yt, it), (ye, ie) = (getattr(F(L), name)(L.tensor(x), return_indices=True, **kw) for L in (torch, ember))
+    assert_close(ye, yt, rtol=0, atol=0)
+    assert ie.tolist() == it.tolist()
+
+
+@pytest.mark.parametrize("shape, name, stride", [
+    ((1, 1, 3, 1), "max_pool2d", 2), ((1, 1, 2, 3, 1), "max_pool3d", (1, 2, 1)), ((1, 1, 2, 3, 1), "max_pool3d", 2),
+])
+def test_gradient_of_windows_of_padding_only_goes_where_torchs_does(shape, name, stride):
+    """Where torch's index of a window of padding only lies inside the plane, its gradient is
+    added there (torch's kernel); eager and compiled agree (the 2-D C kernel)."""
+    x = np.random.default_rng(4).standard_normal(shape)
+    kw = dict(kernel_size=2, stride=stride, padding=1, dilation=2, ceil_mode=True)
+    grads = []
+    for L in (torch, ember):
+        xt = L.tensor(x, requires_grad=True)
+        y = getattr(F(L), name)(xt, **kw)
+        (gx,) = L.autograd.grad(y, xt, L.tensor(np.linspace(1, 2, y.numel()).reshape(tuple(y.shape))))
+        grads.append(gx)
+    assert grads[0].abs().sum() > 0
+    assert_close(grads[1], grads[0], rtol=0, atol=0)
+    if name == "max_pool2d":
+        xe = ember.tensor(x, requires_grad=True)
+        compiled = ember.compile(lambda t: getattr(F(ember), name)(t, **kw))
+        y = compiled(xe)
+        y.backward(ember.tensor(np.linspace(1, 2, y.numel()).reshape(tuple(y.shape))))
+        assert_close(xe.grad, grads[0], rtol=0, atol=0)
+
+
+def test_gradient_of_windows_of_padding_only_past_the_plane_is_dropped():
+    """torch's backward writes such a gradient past the plane (into the next plane, or past
+    the tensor's end: heap corruption); ember drops it, at first and second order."""
+    x = ember.randn(1, 3, 1, 2, 2, dtype=ember.float64, requires_grad=True)
+    y, index = F(ember).max_pool3d(x, 2, padding=1, dilation=2, return_indices=True)
+    assert index.flatten().tolist() == [7, 7, 7]
+    g = ember.ones_like(y, requires_grad=True)
+    (gx,) = ember.autograd.grad(y, x, g, create_graph=True)
+    assert gx.abs().sum().item() == 0
+    (gg,) = ember.autograd.grad(gx.sum(), g)
+    assert gg.abs().sum().item() == 0

@@ -5,6 +5,7 @@ negative entries crop. ``pad`` is ``F.pad`` (``torch.stft`` pads with it too).""
 import numpy as np
 
 from .. import _backend
+from .._result_layout import channels_last_from
 from .core import Op, apply
 
 __all__ = ["pad"]
@@ -48,6 +49,12 @@ def _uncrop(g, pad):
     return _backend.namespace(g).pad(g, widths) if any(a or b for a, b in widths) else g
 
 
+def _not_circular(x, pad, mode):
+    """torch keeps a channels-last input's format in its reflection and replication kernels;
+    circular padding, made of slices and copies, gives a row-major result."""
+    return mode != "circular"
+
+
 class ConstantPad(Op):
     """``x`` padded with ``value``; ``pad`` lists (before, after) pairs from the last dim,
     negative entries crop. Its derivative is itself with the pads negated and value 0."""
@@ -56,6 +63,7 @@ class ConstantPad(Op):
     save_inputs = False
 
     @staticmethod
+    @channels_last_from(0)
     def forward(x, pad, value):
         widths = _widths(x.ndim, pad)
         x = _crop(x, pad)
@@ -80,6 +88,7 @@ class Pad(Op):
     save_inputs = False
 
     @staticmethod
+    @channels_last_from(0, keep=_not_circular)
     def forward(x, pad, mode):
         widths, xp = _widths(x.ndim, pad), _backend.namespace(x)
         if mode == "circular":
@@ -99,6 +108,7 @@ class PadTranspose(Op):
     save_inputs = False
 
     @staticmethod
+    @channels_last_from(0)
     def forward(g, pad, mode):
         if mode != "circular":
             g = _uncrop(g, pad)

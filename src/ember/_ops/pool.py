@@ -1,5 +1,5 @@
-"""Window ops: pooling, sliding-block extraction (``unfold``/``fold``) and resampling
-(padding is in ``pad.py``).
+"""Window ops: pooling and sliding-block extraction (``unfold``/``fold``); padding is in
+``pad.py``, resampling in ``resample.py``.
 
 Every window op works on arrays shaped (*lead, *spatial), with ``len(kernel_size)``
 trailing spatial dims (1 or 2 for PyTorch's pooling; any number works). Windows are visited
@@ -8,7 +8,7 @@ holding that tap for every output position at once, so no Python loop ever runs 
 positions.
 
 Linear ops come in adjoint pairs that are each other's derivative, which makes gradients of
-any order free: ``AvgPool``/``AvgPoolTranspose``, ``Im2Col``/``Col2Im``, ``Resample``/``ResampleTranspose``,
+any order free: ``AvgPool``/``AvgPoolTranspose``, ``Im2Col``/``Col2Im``,
 ``GatherPlanes``/``ScatterPlanes`` (max pooling routes its gradient through the latter).
 
 Max pooling follows PyTorch's CPU kernels: padding never wins (it reads as -inf), ties go
@@ -16,6 +16,7 @@ to the first maximum in the window (row-major), a NaN wins over any number and, 
 NaNs, the last one wins; indices are flat positions in the unpadded input plane
 (``h * W + w``).
 """
+import functools
 import itertools
 import math
 
@@ -166,15 +167,17 @@ class MaxPoolBackward(Op):
         if (_windows_disjoint(kernel_size, stride, dilation) and not any(padding) and inside
                 and type(g) is np.ndarray and g.dtype.kind in "fiu" and g.dtype.itemsize in (2, 4, 8)):
             return _disjoint_max_backward(g, argmax, kernel_size, stride, dilation, spatial)
-        index = _flat_index(argmax, spatial, kernel_size, stride, padding, dilation)
+        index, kept = _gradient_index(argmax, spatial, kernel_size, stride, padding, dilation)
+        if kept is not None:
+            g = g * kept
         return ScatterPlanes.forward(g, index, spatial, not _windows_disjoint(kernel_size, stride, dilation))
 
     @staticmethod
     def backward(ctx, h):
         attrs = ctx.attrs
-        index = _flat_index(ctx.input(1)._data, attrs["spatial"], attrs["kernel_size"], attrs["stride"],
-                            attrs["padding"], attrs["dilation"])
-        return (apply(GatherPlanes, h, index=index, spatial_ndim=len(attrs["spatial"])), None)
+        index, kept = _gradient_index(ctx.input(1)._data, **attrs)
+        gathered = apply(GatherPlanes, h, index=index, spatial_ndim=len(attrs["spatial"]))
+        return (gathered if kept is None else gathered * type(h)._make(kept), None)
 
 
 def _disjoint_max_backward(g, argmax, kernel_size, stride, dilation, spatial):
@@ -243,19 +246,41 @@ def _window_starts(xp, out_size, stride, padding):
 
 
 def _flat_index(position, spatial, kernel_size, stride, padding, dilation):
-    """Flat input-plane index (int64) of the tap at window ``position`` of each window."""
+    """Flat input-plane index (int64) of the tap at window ``position`` of each window.
+
+    A window lying wholly in the padding along some dim (dilation over a short input) has no
+    tap; torch's kernel reports the flat index of its starts moved right by whole dilation
+    steps past the left padding, which may lie past the plane's end (`max_pool3d` of a
+    (1, 1, 1, 2, 2) input, kernel 2, padding 1, dilation 2: 7)."""
     plane, xp = _plane_strides(spatial), namespace(position)
     offsets = xp.asarray([sum(o * d * ps for o, d, ps in zip(offset, dilation, plane))
                           for offset in itertools.product(*(range(k) for k in kernel_size))], np.int64)
     starts = _window_starts(xp, position.shape[position.ndim - len(spatial):], stride, padding)
     index = xp.take(offsets, position)  # (2x faster than offsets[position])
     index += sum(a * ps for a, ps in zip(starts, plane))
-    if any(padding) and not all(_reach_input(a.reshape(-1), k, d, size).all() for a, k, d, size in
-                                zip(starts, kernel_size, dilation, spatial)):
-        # Windows of padding only (possible with dilation) have no input position; PyTorch
-        # reports one past the plane's edge. Kept inside the plane, they stay harmless.
-        xp.clip(index, 0, math.prod(spatial) - 1, out=index)
+    if any(padding):
+        reach = [_reach_input(a.reshape(-1), k, d, size).reshape(a.shape) for a, k, d, size in
+                 zip(starts, kernel_size, dilation, spatial)]
+        if not all(r.all() for r in reach):
+            lone = ~functools.reduce(xp.logical_and, reach)
+            moved = sum(xp.where(a < 0, a + (-a + d - 1) // d * d, a) * ps for a, d, ps in zip(starts, dilation, plane))
+            index = xp.where(lone, moved, index)
     return index
+
+
+def _gradient_index(position, spatial, kernel_size, stride, padding, dilation):
+    """(flat index, None or a mask of the windows whose gradient is kept) for max pooling's
+    derivative: torch's kernel adds a window's gradient at its index, which for a window of
+    padding only may lie past the plane (:func:`_flat_index`); there it writes into the next
+    plane or past the tensor's end (undefined behaviour: heap corruption), so ember drops it."""
+    index = _flat_index(position, spatial, kernel_size, stride, padding, dilation)
+    size = math.prod(spatial)
+    if not any(padding):
+        return index, None
+    inside = index < size
+    if inside.all():
+        return index, None
+    return namespace(index).where(inside, index, 0), inside
 
 
 def _reach_input(starts, kernel, dilation, size):
@@ -307,10 +332,11 @@ def _flat_positions(index, lead_ndim, plane_size):
 
 class GatherPlanes(Op):
     """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
-    int64 array ``index`` (*lead, *out) holds flat plane positions."""
+    int64 array ``index`` (*lead, *out) holds flat plane positions. ``x`` is saved only to tie
+    the gradient to it under ``create_graph`` (adaptive max pooling's second derivative
+    through ``x`` is zeros in torch, not an error)."""
     promote = None
     infer = classmethod(lambda op, x, index, spatial_ndim: (index.shape, x.dtype))
-    save_inputs = False
 
     @staticmethod
     @channels_last_from(0, keep=_planar)
@@ -322,8 +348,8 @@ class GatherPlanes(Op):
     @staticmethod
     def backward(ctx, g):
         k = ctx.attrs["spatial_ndim"]
-        return (apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
-                      accumulate=True),)
+        return (zero_link(apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
+                                accumulate=True), ctx.input(0)),)
 
 
 class ScatterPlanes(Op):
@@ -358,6 +384,23 @@ class ScatterPlanes(Op):
         return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
 
 
+class TiedToInput(Op):
+    """``out`` unchanged (a copy in its layout), its gradient tied to ``x`` under
+    ``create_graph`` (:func:`~ember._ops.core.zero_link`): a composite whose derivative does
+    not read ``x`` (adaptive average pooling's matrix products) still gives a gradient in
+    ``x``'s graph, whose own derivative through ``x`` is zeros, as torch's kernel's is."""
+    promote = None
+    infer = classmethod(lambda op, out, x: (tuple(out.shape), out.dtype))
+
+    @staticmethod
+    def forward(out, x):
+        return namespace(out).copy(out, order="K")
+
+    @staticmethod
+    def backward(ctx, g):
+        return zero_link(g, ctx.input(1)), None
+
+
 def _divisor(xp, spatial, out_size, kernel_size, stride, padding, count_include_pad, divisor_override, dtype):
     """Each window's divisor, shaped ``out_size`` (an array of namespace ``xp``): its element
     count (padding included or not; never the ceil_mode overhang), or ``divisor_override``."""
@@ -383,10 +426,11 @@ def _avg_geometry(x_spatial, kernel_size, stride, padding, ceil_mode):
 
 class AvgPool(Op):
     """Mean over each window of ``x`` (*lead, *spatial); attrs as in ``avg_pool2d``. Integer
-    inputs divide with truncation, as PyTorch does."""
+    inputs divide with truncation, as PyTorch does. ``x`` is saved (as torch saves ``self``)
+    only to tie the gradient to it under ``create_graph``: a second derivative through ``x``
+    is zeros, not an error."""
     promote = None
     infer = classmethod(_pooled_rule)
-    save_inputs = False
 
     @staticmethod
     @channels_last_from(0, keep=_planar)
@@ -413,7 +457,8 @@ class AvgPool(Op):
     @staticmethod
     def backward(ctx, g):
         k = len(ctx.attrs["kernel_size"])
-        return (apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),)
+        return (zero_link(apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),
+                          ctx.input(0)),)
 
 
 class AvgPoolTranspose(Op):
@@ -500,63 +545,3 @@ class Col2Im(Op):
     def backward(ctx, h):
         attrs = {k: v for k, v in ctx.attrs.items() if k != "output_size"}
         return (apply(Im2Col, h, **attrs),)
-
-
-def _resampled_rule(op, x, dim, index, size=None, weights=None):
-    """``x``'s shape with dim ``dim`` of length ``size``, or the output count of ``index``."""
-    shape = list(x.shape)
-    shape[dim] = index.shape[1] if size is None else size
-    return tuple(shape), x.dtype
-
-
-class Resample(Op):
-    """Along ``dim``: ``out[..., j, ...] = sum_k weights[k, j] * x[..., index[k, j], ...]``.
-    ``index`` is a (taps, out) int64 array whose rows never decrease (interpolation reads
-    its sources in order); ``weights`` the matching array in x's dtype, or None for ones."""
-    promote = None
-    infer = classmethod(_resampled_rule)
-    save_inputs = False
-
-    @staticmethod
-    def forward(x, dim, index, weights=None):
-        shape = (-1,) + (1,) * (x.ndim - 1 - dim)
-        out = None
-        for k, rows in enumerate(index):
-            tap = x.take(rows, axis=dim)
-            if weights is not None:
-                tap *= weights[k].reshape(shape)
-            if out is None:
-                out = tap
-            else:
-                out += tap
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return (apply(ResampleTranspose, g, size=ctx.shapes[0][ctx.attrs["dim"]], **ctx.attrs),)
-
-
-class ResampleTranspose(Op):
-    """The adjoint of :class:`Resample`: each ``g`` entry, times its weight, added to its
-    source position along ``dim`` (of length ``size``). Sources of a row come in
-    non-decreasing runs, so each run is one segment sum (no scattered adds)."""
-    promote = None
-    infer = classmethod(_resampled_rule)
-    save_inputs = False
-
-    @staticmethod
-    def forward(g, dim, index, size, weights=None):
-        shape = (-1,) + (1,) * (g.ndim - 1 - dim)
-        xp = namespace(g)
-        out = xp.zeros(g.shape[:dim] + (size,) + g.shape[dim + 1:], g.dtype)
-        lead = (slice(None),) * dim
-        for k, rows in enumerate(index):
-            part = g if weights is None else g * weights[k].reshape(shape)
-            starts = xp.flatnonzero(xp.diff(rows, prepend=-1))
-            out[lead + (rows[starts],)] += xp.add.reduceat(part, starts, axis=dim)
-        return out
-
-    @staticmethod
-    def backward(ctx, h):
-        attrs = {k: v for k, v in ctx.attrs.items() if k != "size"}
-        return (apply(Resample, h, **attrs),)

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import namespace, ndarray
 from .._creation import zeros
+from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
@@ -35,7 +36,7 @@ def expand_back(g, shape, dim, keepdim):
 def _c_order(result):
     """A reduction's or scan's array in row-major order: torch allocates their results
     contiguous whatever the input's strides, where NumPy keeps the input's memory order."""
-    return result if not isinstance(result, ndarray) or result.flags.c_contiguous else result.copy()
+    return row_major(result) if isinstance(result, ndarray) else result
 
 
 def reduction_rule(op, x, dim=None, keepdim=False, **attrs):

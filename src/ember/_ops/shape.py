@@ -478,7 +478,7 @@ class Clone(Op):
             return _memory_format.laid_out(x, getattr(_memory_format, layout), namespace(x))
         # preserve_format keeps the order of the input's strides, but torch leaves dims with a
         # zero stride (an expanded input) where they are, which NumPy's "K" makes the innermost
-        if not x.size and not contiguous and builtins.all(x.strides):  # NumPy's empty copy loses them
+        if not x.size and not contiguous and builtins.any(x.strides):  # NumPy's empty copy loses them
             return empty_strided_like(x)
         return namespace(x).array(x, copy=True, order="C" if contiguous or overlaps_itself(x) else "K")
 

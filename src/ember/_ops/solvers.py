@@ -144,7 +144,8 @@ class CofactorAdjoint(Op):
     gradients of holomorphic ops) is ``conj(U) H V^T``, ``H_kk = sum_{i != k} p_ik G'_ii``,
     ``H_ki = -p_ik G'_ik`` (i != k): products of singular values, no division
     by det(A) (``(<G, C> C - C G^T C) / det`` is 0/0 at a singular A and loses every digit
-    near one). Not differentiable further (det's third derivative)."""
+    near one). Its own derivative (det's third) is the closed form's at an invertible real A
+    (inf or nan at a singular one)."""
     promote = None
 
     @staticmethod
@@ -174,9 +175,23 @@ class CofactorAdjoint(Op):
         return (xp.conj(u) @ h @ xp.conj(vh)).astype(a.dtype)
 
     @staticmethod
-    def backward(ctx, g):
-        raise RuntimeError("the derivative for 'linalg_det' of order 3 or higher is not implemented in ember "
-                           "(its second derivative, CofactorAdjoint, comes from the SVD and has no derivative)")
+    def backward(ctx, k):
+        a, g = ctx.input(0), ctx.input(1)
+        if a.dtype.is_complex:
+            raise RuntimeError("the derivative for 'linalg_det' of order 3 or higher is not implemented in "
+                               "ember for complex matrices")
+        # <K, H(A, G)> with H = d (<G, B> B - B G^T B), d = det A, B = A^{-T} (invertible A),
+        # differentiated by hand: dB = -B dA^T B, dd = d <B, dA>. In G it is H(A, K) itself.
+        b = apply(Inverse, a).mT
+        d = apply(Det, a)[..., None, None]
+        g = g.expand(a.shape)
+
+        def inner(x, y):
+            return (x * y).sum((-2, -1), keepdim=True)
+        bg, bk = b @ g.mT @ b, b @ k.mT @ b  # B G^T B, B K^T B
+        p = inner(g, b) * inner(k, b) - inner(k, bg)
+        grad_a = d * (p * b - inner(k, b) * bg - inner(g, b) * bk + bg @ k.mT @ b + bk @ g.mT @ b)
+        return grad_a, apply(CofactorAdjoint, a, k)
 
     @staticmethod
     def infer(a, g):

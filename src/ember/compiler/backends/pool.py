@@ -86,7 +86,13 @@ def pool_kernel(src, node, fname, ctypes):
             f"    for (long c = 0; c < {planes}; c++) for (long oh = 0; oh < {ho}; oh++) for (long ow = 0; ow < {wo}; ow++) {{",
             f"        long o = (c*{ho} + oh)*{wo} + ow, tap = (long)at[o];",
             f"        long ih = oh*{sh} - {ph} + (tap / {kw})*{dh}, iw = ow*{sw} - {pw} + (tap % {kw})*{dw};",
-            f"        if (ih >= 0 && ih < {h} && iw >= 0 && iw < {w}) y[(c*{h} + ih)*{w} + iw] += g[o];",
+            f"        if (ih >= 0 && ih < {h} && iw >= 0 && iw < {w}) {{ y[(c*{h} + ih)*{w} + iw] += g[o]; continue; }}",
+            # a window of padding only: torch's index, its starts moved past the left padding,
+            # kept when it lies in the plane (eager's _gradient_index)
+            f"        long mh = oh*{sh} - {ph}, mw = ow*{sw} - {pw};",
+            f"        if (mh < 0) mh += (-mh + {dh - 1}) / {dh} * {dh};",
+            f"        if (mw < 0) mw += (-mw + {dw - 1}) / {dw} * {dw};",
+            f"        if (mh*{w} + mw < {h * w}) y[c*{h * w} + mh*{w} + mw] += g[o];",
             "    }", "}"]
     x = node.args[0]
     h, w = x.meta["shape"][-2:]

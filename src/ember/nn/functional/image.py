@@ -15,6 +15,7 @@ from ..._creation import from_numpy
 from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
+from ..._ops.resample import Resample
 from ..._ops.core import _type_name, apply, named
 from ..._result_layout import in_input_format
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -176,7 +177,7 @@ def _apply_taps(x, d, in_size, index, weights):
     # takes them as constants
     if out_size * in_size > _MATRIX_ENTRIES:
         weights = None if weights is None else from_numpy(weights)._data
-        return apply(_pool.Resample, x, dim=d, index=from_numpy(index)._data, weights=weights)
+        return apply(Resample, x, dim=d, index=from_numpy(index)._data, weights=weights)
     matrix = xp.zeros((out_size, in_size), x.dtype.np)
     rows = xp.arange(out_size)
     for k in range(index.shape[0]):
@@ -318,7 +319,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c // (r * r), r, r, h, w))
     x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
-    return x.reshape(lead + (c // (r * r), h * r, w * r))
+    return in_input_format(x.reshape(lead + (c // (r * r), h * r, w * r)), input, ranks=(4,))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -340,7 +341,7 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
-    return x.reshape(lead + (c * r * r, h // r, w // r))
+    return in_input_format(x.reshape(lead + (c * r * r, h // r, w // r)), input, ranks=(4,))
 
 
 def channel_shuffle(input, groups):

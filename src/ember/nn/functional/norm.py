@@ -172,8 +172,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             _update_running(running_mean, mean.reshape(planes).mean(0), momentum)
         if count and running_var is not None:
             _update_running(running_var, var.reshape(planes).mean(0) * (count / (count - 1)), momentum)
-    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                       affine_shape=_channel_shape(input.ndim)), "ViewBackward0")
+    out = apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
+                affine_shape=_channel_shape(input.ndim))
+    return named(out.contiguous(), "ViewBackward0")  # (row-major for a channels-last input, as torch's)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):

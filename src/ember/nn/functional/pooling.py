@@ -374,6 +374,8 @@ def _adaptive_avg(input, n, output_size, name):
             planes = lead + (spatial[0], sizes[1] * sizes[2])
             out = matmul(_averaging_matrix(spatial[0], sizes[0], input), out.reshape(planes))
             out = out.reshape(lead + sizes)
+    if STATE.enabled and input.requires_grad:
+        out = apply(_pool.TiedToInput, out, input)
     return named(in_input_format(out, input, ranks=(4,)), _TORCH_NODE[n].format("AdaptiveAvgPool"))
 
 
@@ -497,8 +499,9 @@ def _max_unpool(input, indices, kernel, stride, padding, output_size, n):
     size = _unpool_size(input, kernel, stride, padding, output_size)
     # the kernel checks the indices' range (so a compiled replay does too); the backward reads
     # them: writing them in place before it raises, as torch's
-    return reads_indices(apply(_pool.ScatterPlanes, input, index=indices._data, plane_shape=size,
-                               accumulate=False), [indices])
+    out = reads_indices(apply(_pool.ScatterPlanes, input, index=indices._data, plane_shape=size,
+                              accumulate=False), [indices])
+    return in_input_format(out, input, ranks=(4,))  # (torch's max_unpool3d is row-major)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
