@@ -38,22 +38,14 @@ def softmax_kernel(src, node, fname, log):
     sfx = "f" if out.dtype == np.float32 else ""
     n = out.shape[-1] if out.shape else 1
     rows = _numel(out.shape[:-1])
-    if log:  # eager's sum: log1p of the terms but the maxima's exp(0) = 1, plus the other maxima
-        stats = _row_stats(t, sfx, n)[:4] + [
-            f"        {t} s = 0; long k = 0;",
-            "        " + simd_reduction("+", "s", "k"),
-            f"        for (long j = 0; j < {n}; j++) {{ {t} d = x[j] - m; s += d == 0 ? 0 : em_exp{sfx}(d); k += d == 0; }}"]
-        finish = (f"        {t} lse = em_log1p{sfx}(s + ({t})(k - 1));\n"
-                  f"        for (long j = 0; j < {n}; j++) y[j] = (x[j] - m) - lse;")
-    else:
-        stats = _row_stats(t, sfx, n)
-        finish = f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;"
+    finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
+              f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;")
     return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
             f"    for (long r = 0; r < {rows}; r++) {{",
             f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
             f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
-            *stats, finish, "    }", "}"]
+            *_row_stats(t, sfx, n), finish, "    }", "}"]
 
 
 def norm_stats_kernel(src, node, fname):
