@@ -218,11 +218,11 @@ def apply(op, *inputs, **attrs):
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
-                # torch's layout of an elementwise result (_result_layout.pointwise) is NumPy's when the first operand is
+                # torch's layout of an elementwise result (_result_layout.pointwise) is NumPy's when, with elements, the first is
                 # row-major and the second too, of its shape, or the result has no size-1 dim; or one operand has its strides
                 if op.pointwise and type(out) is _ndarray and out.ndim > 1:  # (one layout below 2 dims)
                     a, b = arrays[0], arrays[1] if len(arrays) == 2 else None
-                    if len(arrays) > 2 or not (type(a) is _ndarray and (a.flags.c_contiguous and (
+                    if len(arrays) > 2 or not out.size or not (type(a) is _ndarray and (a.flags.c_contiguous and (
                             type(b) is not _ndarray or b.flags.c_contiguous and a.shape == b.shape
                             or a.size == out.size and 1 not in out.shape) or type(b) is not _ndarray and a.strides == out.strides)):
                         out = pointwise_layout(out, arrays)
