@@ -8,6 +8,10 @@ between them (the transformer milestone with --compile: the worker used as much 
 steps). Checked through the mechanism (the count the library holds after each call), not
 timings, so that a loaded CI machine cannot make it flaky.
 """
+import os
+import subprocess
+import sys
+
 import pytest
 import threadpoolctl
 
@@ -75,3 +79,27 @@ def test_eager_small_product_after_compiled_large_one_runs_on_one_thread(two_thr
     assert blas_threads() == 2
     eager_product(SMALL)  # eager's last product set 1: compiled code has set 2 since
     assert blas_threads() == 1
+
+
+_OPENMP_GRAPH = """
+import os, ember
+f = ember.compile(lambda x: (x * 2 + 1).tanh())  # one loop over 2M elements: OpenMP
+x = ember.ones(1 << 21)
+f(x), f(x)
+print(os.environ.get("OMP_WAIT_POLICY"), any("libgomp" in line for line in open("/proc/self/maps")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/maps")
+@pytest.mark.parametrize("chosen", [None, "ACTIVE"])
+def test_openmp_threads_wait_passively_unless_the_user_chose(tmp_path, chosen):
+    # libgomp's default spin-wait on a loaded machine: a compiled LeNet-5 call 24-596 ms against
+    # 16 ms passive (toolchain._open); checked through the setting libgomp reads when it loads
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path), **({"OMP_WAIT_POLICY": chosen} if chosen else {}))
+    run = subprocess.run([sys.executable, "-c", _OPENMP_GRAPH], capture_output=True, text=True, env=env, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    policy, gomp = run.stdout.split()
+    assert policy == (chosen or "PASSIVE")
+    if toolchain._openmp_flags(toolchain.find_compiler()):  # GCC: the graph's loop links libgomp
+        assert gomp == "True"  # (a one-dimensional parallel loop failed to compile: ivdep after omp for)
