@@ -99,6 +99,28 @@ def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, mon
     assert not list((tmp_path / "cache" / "ember" / "compile").glob("*.so"))
 
 
+def test_fallback_warnings_reach_the_user_under_default_filters(tmp_path, monkeypatch):
+    """No pytest.warns and no "always" filter: the filters a user's script runs under (ember's
+    own filter of NumPy's RuntimeWarnings from its kernels included). The warning points at the
+    caller's line, outside ember, so that filter does not swallow it."""
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _, g = _graph()
+    with warnings.catch_warnings(record=True) as failed:
+        compile_graph(g, {})
+    monkeypatch.setenv("CC", str(tmp_path / "missing-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(toolchain.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(backends, "_warned", set())
+    with warnings.catch_warnings(record=True) as missing:
+        compile_graph(g, {})
+    for caught, text in ((failed, "compiling the generated C failed"), (missing, "no C compiler found")):
+        assert [w.filename for w in caught if text in str(w.message)] == [__file__], caught
+
+
 def test_compiler_search_order(tmp_path, monkeypatch):
     fake = tmp_path / "mycc"
     fake.write_text("#!/bin/sh\n")
