@@ -160,6 +160,16 @@ def test_recompile_limit_then_eager_with_one_warning():
     assert len(messages) == 1 and "recompile_limit (2)" in messages[0] and "input 0" in messages[0]
 
 
+def test_recompile_limit_with_fullgraph_raises_fail_on_recompile_limit_hit():
+    """torch 2.13: with fullgraph=True the limit is a hard failure (FailOnRecompileLimitHit, an
+    Exception, not a RuntimeError), never a silent eager run; found by checking torch.compile."""
+    double = ember.compile(lambda x: x * 2, recompile_limit=2, dynamic=False, fullgraph=True)
+    double(ember.ones(1)), double(ember.ones(2))
+    with pytest.raises(exc.FailOnRecompileLimitHit, match=r"recompile_limit \(2\).*input 0.*fullgraph=True"):
+        double(ember.ones(3))
+    assert not issubclass(exc.FailOnRecompileLimitHit, RuntimeError)
+
+
 def test_config_recompile_limit_is_the_default(monkeypatch):
     monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 1)
     f = ember.compile(lambda x: x + 1)

@@ -26,7 +26,7 @@ from . import aot, replay
 from .backends import OPTIONS, compile_graph
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .exc import InvalidBackend
+from .exc import FailOnRecompileLimitHit, InvalidBackend
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
 from .recheck import Recheck
@@ -321,6 +321,9 @@ class _CompiledFunction:
                                    f"'fail_on_recompile'. {_name(fn)}: {reason}")
             limit = self._recompile_limit or config.recompile_limit
             if _stance[0] == "eager_on_recompile" or len(self._entries) >= limit:
+                if self._fullgraph and _stance[0] != "eager_on_recompile":
+                    raise FailOnRecompileLimitHit(f"{_name(fn)} hit config.recompile_limit ({limit}); last "
+                                                  f"failed guard: {reason}. Hard failure due to fullgraph=True")
                 if not self._warned and _stance[0] != "eager_on_recompile":
                     self._warned = True
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
@@ -534,7 +537,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         mode (str): one of ``MODES``; ``options`` (dict): code generator options.
         disable (bool): return ``model`` unchanged.
         recompile_limit (int): entries per function before it runs eagerly (default
-            ``ember._dynamo.config.recompile_limit``, 8).
+            ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
+            recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
 
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
