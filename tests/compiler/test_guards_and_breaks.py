@@ -158,6 +158,7 @@ def test_recompile_limit_then_eager_with_one_warning():
     assert _graphs() == 2 and len(double._entries) == 2
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "recompile_limit (2)" in messages[0] and "input 0" in messages[0]
+    assert caught[0].filename == __file__  # the caller's line, not ember's
 
 
 def test_recompile_limit_with_fullgraph_raises_fail_on_recompile_limit_hit():

@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import is_lazy
 from .._ops import core as _core
+from .._ops.args import caller_level
 from . import aot, replay
 from .backends import OPTIONS, compile_graph
 from .capture import Tracer, capture, input_names, unflatten
@@ -327,7 +328,8 @@ class _CompiledFunction:
                 if not self._warned and _stance[0] != "eager_on_recompile":
                     self._warned = True
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
-                                  f"running it eagerly from now on. Last failed guard: {reason}")
+                                  f"running it eagerly from now on. Last failed guard: {reason}",
+                                  stacklevel=caller_level())
                 return fn(*args, **kwargs)
         if not self._entries and not self._waited and _makes_state(world):
             # a recording would end in a graph break (the optimizer's state made in the call):
