@@ -171,6 +171,15 @@ def test_recompile_limit_with_fullgraph_raises_fail_on_recompile_limit_hit():
     assert not issubclass(exc.FailOnRecompileLimitHit, RuntimeError)
 
 
+def test_ember_logs_take_torch_logs_plus_prefix(capfd, monkeypatch):
+    """TORCH_LOGS=+dynamo spelling: a leading "+" (more verbose in torch) still names the log."""
+    monkeypatch.setenv("EMBER_LOGS", "+graph, +guards")
+    f = ember.compile(lambda x: x * 3, backend="eager")
+    f(ember.ones(2))
+    err = capfd.readouterr().err
+    assert "captured graph of" in err and "guards of" in err
+
+
 def test_config_recompile_limit_is_the_default(monkeypatch):
     monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 1)
     f = ember.compile(lambda x: x + 1)

@@ -10,7 +10,6 @@ import collections
 import copy
 import functools
 import operator
-import os
 import sys
 import warnings
 import weakref
@@ -24,7 +23,7 @@ from ..nn.parameter import is_lazy
 from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
-from .backends import OPTIONS, compile_graph
+from .backends import OPTIONS, compile_graph, log_enabled
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import FailOnRecompileLimitHit, InvalidBackend
@@ -63,7 +62,7 @@ _compiled = weakref.WeakSet()
 def _log(kind, text):
     """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``);
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
-    if kind in os.environ.get("EMBER_LOGS", "").replace(" ", "").split(","):
+    if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
 
 

@@ -16,7 +16,7 @@ from .background import compile_in_background
 from .c import compile_c, log_enabled
 from .python import compile_python
 
-__all__ = ["compile_graph", "compile_python", "OPTIONS"]
+__all__ = ["compile_graph", "compile_python", "OPTIONS", "log_enabled"]
 
 # Options of its own the code generator accepts beyond torch's inductor names.
 OPTIONS = ("async_compile",)
