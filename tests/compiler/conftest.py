@@ -21,6 +21,18 @@ def fresh_cache(tmp_path_factory, monkeypatch, fresh_compiler):
     yield
 
 
+@pytest.fixture
+def broken_cc(tmp_path, monkeypatch):
+    """``$CC`` is a compiler that fails (printing "internal compiler error"), with the compile
+    cache in ``tmp_path / "cache"``; returns the compiler's path."""
+    cc = tmp_path / "broken-cc"
+    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return cc
+
+
 class Plans(list):
     """The plans the C backend made, in order (see the ``plans`` fixture)."""
 

@@ -84,12 +84,7 @@ def test_no_compiler_runs_generated_python_with_one_warning(tmp_path, monkeypatc
     np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
 
 
-def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, monkeypatch):
-    cc = tmp_path / "broken-cc"
-    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
-    cc.chmod(0o755)
-    monkeypatch.setenv("CC", str(cc))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, monkeypatch, broken_cc):
     b, g = _graph()
     with pytest.warns(RuntimeWarning, match=r"compiling the generated C failed \(log: .*\.log\)") as record:
         fn = compile_graph(g, {})
@@ -97,6 +92,23 @@ def test_failing_compiler_falls_back_with_a_warning_naming_the_log(tmp_path, mon
     assert "internal compiler error" in Path(log).read_text()
     np.testing.assert_array_equal(fn([b.values[p].copy() for p in g.placeholders])[0], b.values[g.outputs[0]])
     assert not list((tmp_path / "cache" / "ember" / "compile").glob("*.so"))
+
+
+def test_fallback_warnings_reach_the_user_under_default_filters(tmp_path, monkeypatch, broken_cc):
+    """No pytest.warns and no "always" filter: the filters a user's script runs under (ember's
+    own filter of NumPy's RuntimeWarnings from its kernels included). The warning points at the
+    caller's line, outside ember, so that filter does not swallow it."""
+    _, g = _graph()
+    with warnings.catch_warnings(record=True) as failed:
+        compile_graph(g, {})
+    monkeypatch.setenv("CC", str(tmp_path / "missing-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(toolchain.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(backends, "_warned", set())
+    with warnings.catch_warnings(record=True) as missing:
+        compile_graph(g, {})
+    for caught, text in ((failed, "compiling the generated C failed"), (missing, "no C compiler found")):
+        assert [w.filename for w in caught if text in str(w.message)] == [__file__], caught
 
 
 def test_compiler_search_order(tmp_path, monkeypatch):
@@ -142,14 +154,9 @@ def test_max_autotune_times_candidates_once_then_reuses_the_choice(tmp_path, mon
     assert len(json.loads((tmp_path / "ember" / "compile" / "autotune.json").read_text())) == 10
 
 
-def test_a_failing_compiler_never_loses_a_training_run(tmp_path, monkeypatch):
+def test_a_failing_compiler_never_loses_a_training_run(tmp_path, monkeypatch, broken_cc):
     """Through ember.compile, end to end: a whole training step whose C fails to compile runs
     (generated Python), with eager's losses and one warning naming the compiler's log."""
-    cc = tmp_path / "broken-cc"
-    cc.write_text("#!/bin/sh\necho 'broken-cc: internal compiler error' >&2\nexit 1\n")
-    cc.chmod(0o755)
-    monkeypatch.setenv("CC", str(cc))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     import ember
     ember.compiler.reset()
     with warnings.catch_warnings(record=True) as caught:

@@ -158,6 +158,26 @@ def test_recompile_limit_then_eager_with_one_warning():
     assert _graphs() == 2 and len(double._entries) == 2
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "recompile_limit (2)" in messages[0] and "input 0" in messages[0]
+    assert caught[0].filename == __file__  # the caller's line, not ember's
+
+
+def test_recompile_limit_with_fullgraph_raises_fail_on_recompile_limit_hit():
+    """torch 2.13: with fullgraph=True the limit is a hard failure (FailOnRecompileLimitHit, an
+    Exception, not a RuntimeError), never a silent eager run; found by checking torch.compile."""
+    double = ember.compile(lambda x: x * 2, recompile_limit=2, dynamic=False, fullgraph=True)
+    double(ember.ones(1)), double(ember.ones(2))
+    with pytest.raises(exc.FailOnRecompileLimitHit, match=r"recompile_limit \(2\).*input 0.*fullgraph=True"):
+        double(ember.ones(3))
+    assert not issubclass(exc.FailOnRecompileLimitHit, RuntimeError)
+
+
+def test_ember_logs_take_torch_logs_plus_prefix(capfd, monkeypatch):
+    """TORCH_LOGS=+dynamo spelling: a leading "+" (more verbose in torch) still names the log."""
+    monkeypatch.setenv("EMBER_LOGS", "+graph, +guards")
+    f = ember.compile(lambda x: x * 3, backend="eager")
+    f(ember.ones(2))
+    err = capfd.readouterr().err
+    assert "captured graph of" in err and "guards of" in err
 
 
 def test_config_recompile_limit_is_the_default(monkeypatch):

@@ -1,4 +1,6 @@
 """``torch._dynamo.exc``: the compiler's exceptions."""
-from ..compiler.exc import InvalidBackend, TorchDynamoException, UncapturedHigherOrderOpError, Unsupported, UserError
+from ..compiler.exc import (FailOnRecompileLimitHit, InvalidBackend, TorchDynamoException,
+                            UncapturedHigherOrderOpError, Unsupported, UserError)
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError",
+           "FailOnRecompileLimitHit"]

@@ -10,7 +10,6 @@ import collections
 import copy
 import functools
 import operator
-import os
 import sys
 import warnings
 import weakref
@@ -22,11 +21,12 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import is_lazy
 from .._ops import core as _core
+from .._ops.args import caller_level
 from . import aot, replay
-from .backends import OPTIONS, compile_graph
+from .backends import OPTIONS, compile_graph, log_enabled
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .exc import InvalidBackend
+from .exc import FailOnRecompileLimitHit, InvalidBackend
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
 from .recheck import Recheck
@@ -62,7 +62,7 @@ _compiled = weakref.WeakSet()
 def _log(kind, text):
     """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``);
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
-    if kind in os.environ.get("EMBER_LOGS", "").replace(" ", "").split(","):
+    if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
 
 
@@ -321,10 +321,14 @@ class _CompiledFunction:
                                    f"'fail_on_recompile'. {_name(fn)}: {reason}")
             limit = self._recompile_limit or config.recompile_limit
             if _stance[0] == "eager_on_recompile" or len(self._entries) >= limit:
+                if self._fullgraph and _stance[0] != "eager_on_recompile":
+                    raise FailOnRecompileLimitHit(f"{_name(fn)} hit config.recompile_limit ({limit}); last "
+                                                  f"failed guard: {reason}. Hard failure due to fullgraph=True")
                 if not self._warned and _stance[0] != "eager_on_recompile":
                     self._warned = True
                     warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
-                                  f"running it eagerly from now on. Last failed guard: {reason}")
+                                  f"running it eagerly from now on. Last failed guard: {reason}",
+                                  stacklevel=caller_level())
                 return fn(*args, **kwargs)
         if not self._entries and not self._waited and _makes_state(world):
             # a recording would end in a graph break (the optimizer's state made in the call):
@@ -534,7 +538,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         mode (str): one of ``MODES``; ``options`` (dict): code generator options.
         disable (bool): return ``model`` unchanged.
         recompile_limit (int): entries per function before it runs eagerly (default
-            ``ember._dynamo.config.recompile_limit``, 8).
+            ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
+            recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
 
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message

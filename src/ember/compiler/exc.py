@@ -1,6 +1,7 @@
 """The compiler's exceptions, under torch's names (``torch._dynamo.exc``)."""
 
-__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError"]
+__all__ = ["TorchDynamoException", "Unsupported", "InvalidBackend", "UncapturedHigherOrderOpError", "UserError",
+           "FailOnRecompileLimitHit"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -22,3 +23,9 @@ class UncapturedHigherOrderOpError(TorchDynamoException):
 
 class UserError(Unsupported):
     """A call the user must change (``ember.export.export`` given arguments it cannot trace)."""
+
+
+class FailOnRecompileLimitHit(Exception):
+    """A function compiled with ``fullgraph=True`` whose guards failed once more after
+    ``recompile_limit`` graphs: it may not fall back to eager. An ``Exception``, not a
+    RuntimeError, as torch's (``torch._dynamo.exc.FailOnRecompileLimitHit``)."""

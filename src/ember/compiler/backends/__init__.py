@@ -9,13 +9,14 @@ outputs' arrays (a list); the graph IR is :mod:`ember.compiler.graph`'s.
 import sys
 import warnings
 
+from ..._ops.args import caller_level
 from ..complex_decompose import decompose_complex
 from . import toolchain
 from .background import compile_in_background
 from .c import compile_c, log_enabled
 from .python import compile_python
 
-__all__ = ["compile_graph", "compile_python", "OPTIONS"]
+__all__ = ["compile_graph", "compile_python", "OPTIONS", "log_enabled"]
 
 # Options of its own the code generator accepts beyond torch's inductor names.
 OPTIONS = ("async_compile",)
@@ -26,7 +27,7 @@ _warned = set()
 def _warn_once(kind, message):
     if kind not in _warned:
         _warned.add(kind)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(message, RuntimeWarning, stacklevel=caller_level())
 
 
 def compile_graph(graph, options=None):
@@ -73,5 +74,5 @@ def _compile(graph, options):
         return compile_c(graph, options, compiler)
     except toolchain.CompileError as e:
         warnings.warn(f"ember.compile: compiling the generated C failed (log: {e.log}); "
-                      f"running generated Python instead", RuntimeWarning, stacklevel=2)
+                      f"running generated Python instead", RuntimeWarning, stacklevel=caller_level())
         return compile_python(graph)

@@ -21,6 +21,7 @@ import sys
 import threading
 import warnings
 
+from ..._ops.args import caller_level
 from . import toolchain
 from .c import cached_c, compile_c
 from .python import compile_python
@@ -83,7 +84,7 @@ class BackgroundBuild:
         if isinstance(result, Exception):
             where = f" (log: {result.log})" if getattr(result, "log", None) else f": {result}"
             warnings.warn(f"ember.compile: building the generated C in the background failed{where}; "
-                          "running generated Python instead", RuntimeWarning, stacklevel=3)
+                          "running generated Python instead", RuntimeWarning, stacklevel=caller_level())
             return
         self.run, self.backend = result, "c"
         self.c_source = result.c_source
