@@ -51,7 +51,7 @@ def _gemm_call(a, b, out, m, k, n, alpha):
 _TILE = 256
 
 
-def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None):
+def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     """A C function computing one matrix of ``out`` (float32, its rows ``n`` = 16, 32, 64,
     ... 256 wide) as ``alpha A B``, or None for other shapes. Each call packs B (k x n) into a
     contiguous block on the stack, then keeps a tile of ``_TILE / n`` rows of C in vector
@@ -60,7 +60,10 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None):
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
     A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
     skips the terms whose A is 0 in all of its rows, after checking on each call that A is 0
-    there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager."""
+    there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager.
+    With ``causal`` (the scores of a causal attention, whose softmax reads C[i, j] for j <= i
+    only) a tile of rows computes only the vectors of columns holding such a j: 40 of the 64
+    vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away)."""
     if any(isinstance(v, Expr) for v in (m, k, n)):  # sizes known only at run time: BLAS
         return None
     if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
@@ -72,27 +75,36 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None):
     # Xeon, one thread, loaded; its attention weights 405 -> 365 us a layer)
     pack = (f"em_transpose_f(B, {bc}, {n}, {k}, packed, {n}, 0);" if br == 1 else
             f"for (long kk = 0; kk < {k}; kk++) for (long j = 0; j < {n}; j++) packed[kk*{n} + j] = B[kk*{br} + j*{bc}];")
-    return [TRANSPOSE] * (br == 1) + [
+    lines = [TRANSPOSE] * (br == 1) + [
             f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",
             f"static void {fname}_tile(const float* restrict A, const float* restrict B, float* restrict C) {{",
             "    typedef float v16 __attribute__((vector_size(64), aligned(4)));",
             f"    float packed[{k * n}] __attribute__((aligned(64)));",
             f"    {pack}",
             *_skip_check(zeros, m, k, n, ar, ac),
-            f"    for (long i = 0; i < {m}; i += {rows}) {{",
-            f"        v16 acc[{rows}][{vectors}];",
-            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) acc[r][v] = (v16){{0}};",
-            f"        for (long kk = {'skip ? i : 0' if zeros == 'upper' else '0'}; "
-            f"kk < {f'(skip && i + {rows} < {k} ? i + {rows} : {k})' if zeros == 'lower' else k}; kk++) {{",
-            f"            const v16* row = (const v16*)(packed + kk*{n});",
-            f"            for (int r = 0; r < {rows}; r++) {{",
-            f"                float x = A[(i + r)*{ar} + kk*{ac}];",
-            f"                for (int v = 0; v < {vectors}; v++) acc[r][v] += x * row[v];",
-            "            }",
-            "        }",
-            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++)",
-            f"            *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];",
-            "    }", "}"]
+            f"    for (long i = 0; i < {m}; i += {rows}) {{"]
+    kk = (f"for (long kk = {'skip ? i : 0' if zeros == 'upper' else '0'}; "
+          f"kk < {f'(skip && i + {rows} < {k} ? i + {rows} : {k})' if zeros == 'lower' else k}; kk++) {{")
+
+    def block(nv):
+        """The tile's lines for its first ``nv`` vectors of columns."""
+        return [f"v16 acc[{rows}][{nv}];",
+                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++) acc[r][v] = (v16){{0}};",
+                kk, f"    const v16* row = (const v16*)(packed + kk*{n});",
+                f"    for (int r = 0; r < {rows}; r++) {{",
+                f"        float x = A[(i + r)*{ar} + kk*{ac}];",
+                f"        for (int v = 0; v < {nv}; v++) acc[r][v] += x * row[v];",
+                "    }", "}",
+                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++)",
+                f"    *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];"]
+    if not causal or vectors == 1:
+        return lines + ["        " + ln for ln in block(vectors)] + ["    }", "}"]
+    # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
+    lines.append(f"        const long need = (i + {rows} + 15) / 16;")
+    for nv in range(1, vectors + 1):
+        test = "else {" if nv == vectors else f"{'else ' if nv > 1 else ''}if (need == {nv}) {{"
+        lines += ["        " + test] + ["            " + ln for ln in block(nv)] + ["        }"]
+    return lines + ["    }", "}"]
 
 
 def _skip_check(zeros, m, k, n, ar, ac):
@@ -137,14 +149,14 @@ def zero_triangle(node):
     return "upper" if flipped else "lower"
 
 
-def _products(src, node, fname, alpha, row_lines, zeros=None):
+def _products(src, node, fname, alpha, row_lines, zeros=None, causal=False):
     plan = src.plan
     out = plan.loc[node]
     a, b = batched_operands(node, plan.loc)
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros)
+    tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros, causal)
     call = _gemm_call(a, b, out, m, k, n, alpha) if tile is None else f"{fname}_tile(A + oa, B + ob, C + oc);"
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
     offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
@@ -204,7 +216,7 @@ def attention_kernel(src, node, fname):
                "}"]
     head = [f"/* attention weights softmax(scale * q @ k^T{' + mask' if mask is not None else ''})"
             f"{' causal' if attrs.get('is_causal') else ''} over {list(out.shape)}: {label(node)} */"]
-    lines = _products(src, node, fname, attrs.get("scale", 1.0), row)
+    lines = _products(src, node, fname, attrs.get("scale", 1.0), row, causal=mask is None and causal)
     if mask is not None:
         mloc = plan.loc[mask]
         at = next(i for i, ln in enumerate(lines) if ln.startswith("    em_blas_threads"))
