@@ -211,7 +211,8 @@ def test_causal_head_products_skip_the_zero_triangle_exactly():
     multiplies it by the weights' zeros: NaN in the rows before it) makes the kernel run every
     term, as does a gradient of the weights that is NaN there (the same inf, through dY v^T);
     the other heads take the short loops. The causal scores are computed where the softmax
-    reads them (j <= i)."""
+    reads them (j <= i), and so is dY v^T where the scores' gradient multiplies it by nonzero
+    weights (its inf column in batch 1, head 1: there every entry, NaN where eager has it)."""
     rng = np.random.default_rng(7)
     b = Builder()
     batch, length, heads, width = 2, 64, 2, 32
@@ -225,8 +226,10 @@ def test_causal_head_products_skip_the_zero_triangle_exactly():
     pairs = [(w, v), (b.call("Permute", w, dims=(0, 1, 3, 2)), dy), (ds, k),
              (b.call("Permute", ds, dims=(0, 1, 3, 2)), q), (dy, b.call("Permute", v, dims=(0, 1, 3, 2)))]
     outs = [b.call("Matmul", x, y) for x, y in pairs]
-    fn = _check(b, b.output(w, *outs), np.float32)
+    fn = _check(b, b.output(w, ds, *outs), np.float32)
     assert fn.c_source.count("const int skip = !bad;") == 4 and "F_matmul" not in fn.source  # not dY v^T
+    # dY v^T read only by the scores' gradient: computed for j <= i where dY and v are finite
+    assert fn.c_source.count("const int finite = !bad;") == 1
     assert np.isnan(b.values[outs[0]][1, 1, :40, 3]).all() and not np.isnan(b.values[outs[0]][0]).any()
     # the scores' tiles compute the vectors of columns their softmax reads (j <= i): 1 to 4 of 4
     assert "const long need = (i + 4 + 15) / 16;" in fn.c_source and "if (need == 3)" in fn.c_source

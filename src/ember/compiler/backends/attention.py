@@ -63,7 +63,10 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager.
     With ``causal`` (the scores of a causal attention, whose softmax reads C[i, j] for j <= i
     only) a tile of rows computes only the vectors of columns holding such a j: 40 of the 64
-    vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away)."""
+    vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away).
+    ``causal="gradient"`` (dY v^T, read only by the scores' gradient, which multiplies C[i, j]
+    by the causal weights, 0 for j > i): the same where A and B are finite (C finite: its
+    product with 0 is 0 as eager's), the other vectors written 0; else every vector."""
     if any(isinstance(v, Expr) for v in (m, k, n)):  # sizes known only at run time: BLAS
         return None
     if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
@@ -96,11 +99,15 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
                 f"        for (int v = 0; v < {nv}; v++) acc[r][v] += x * row[v];",
                 "    }", "}",
                 f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++)",
-                f"    *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];"]
+                f"    *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];"] + \
+            [f"for (int r = 0; r < {rows}; r++) for (int v = {nv}; v < {vectors}; v++) *(v16*)(C + (i + r)*{n} + v*16) = (v16){{0}};"] \
+            * (causal == "gradient" and nv < vectors)
     if not causal or vectors == 1:
         return lines + ["        " + ln for ln in block(vectors)] + ["    }", "}"]
     # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
-    lines.append(f"        const long need = (i + {rows} + 15) / 16;")
+    if causal == "gradient":
+        lines[-1:-1] = _finite_check(m, k, n, ar, ac)
+    lines.append(f"        const long need = {'!finite ? ' + str(vectors) + ' : ' if causal == 'gradient' else ''}(i + {rows} + 15) / 16;")
     for nv in range(1, vectors + 1):
         test = "else {" if nv == vectors else f"{'else ' if nv > 1 else ''}if (need == {nv}) {{"
         lines += ["        " + test] + ["            " + ln for ln in block(nv)] + ["        }"]
@@ -126,6 +133,27 @@ def _skip_check(zeros, m, k, n, ar, ac):
             "    " + simd_reduction("|", "bad"),
             f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
             "    const int skip = !bad;"]
+
+
+def _finite_check(m, k, n, ar, ac):
+    """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite."""
+    outer, inner = (("kk", k), ("r", m)) if ar == 1 and ac != 1 else (("r", m), ("kk", k))
+    return ["    int bad = 0;",
+            f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
+            "        " + simd_reduction("|", "bad"),
+            f"        for (long {inner[0]} = 0; {inner[0]} < {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] * 0 != 0;",
+            "    }",
+            "    " + simd_reduction("|", "bad"),
+            f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
+            "    const int finite = !bad;"]
+
+
+def causal_gradient(node):
+    """Whether ``node`` (a product dY v^T) is read only by the gradient of a causal
+    attention's scores (``SoftmaxScoresGrad`` with weights :func:`zero_triangle` calls "lower"),
+    which multiplies its entries above the diagonal by 0."""
+    return [getattr(u.target, "name", None) for u in node.users] == ["SoftmaxScoresGrad"] \
+        and node.users[0].args[0] is node and zero_triangle(node.users[0].args[1]) == "lower"
 
 
 def zero_triangle(node):
@@ -178,7 +206,8 @@ def bmm_kernel(src, node, fname):
     out = src.plan.loc[node]
     head = [f"/* batched GEMM {list(out.shape[:-2])} x [{out.shape[-2]}x{src.plan.loc[node.args[0]].shape[-1]}]"
             f" @ [..x{out.shape[-1]}]: {label(node)} */"]
-    return head + _products(src, node, fname, 1, [], zero_triangle(node.args[0]))
+    return head + _products(src, node, fname, 1, [], zero_triangle(node.args[0]),
+                            causal_gradient(node) and "gradient")
 
 
 def attention_kernel(src, node, fname):
