@@ -202,3 +202,34 @@ def test_register_tiled_head_products_within_the_float32_bound():
         np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
         finite = ~np.isnan(ref)
         assert np.all(np.abs(out - ref)[finite] <= bound[finite]), np.max((np.abs(out - ref) - bound)[finite])
+
+
+def test_causal_head_products_skip_the_zero_triangle_exactly():
+    """The register-tiled products of a causal attention whose left operand is its weights
+    (or their gradient), or one of them transposed, leave out the terms above (below) the
+    diagonal, which are 0: the same values, NaN and zeros as eager. An inf in a value row (eager
+    multiplies it by the weights' zeros: NaN in the rows before it) makes the kernel run every
+    term, as does a gradient of the weights that is NaN there (the same inf, through dY v^T);
+    the other heads take the short loops. The causal scores are computed where the softmax
+    reads them (j <= i), and so is dY v^T where the scores' gradient multiplies it by nonzero
+    weights (its inf column in batch 1, head 1: there every entry, NaN where eager has it)."""
+    rng = np.random.default_rng(7)
+    b = Builder()
+    batch, length, heads, width = 2, 64, 2, 32
+    qkv_data = rng.standard_normal((batch, length, 3 * heads * width)).astype(np.float32)
+    qkv_data[1, 40, 2 * heads * width + width + 3] = np.inf  # v of batch 1, head 1, row 40
+    qkv = b.input("qkv", qkv_data)
+    dy = b.input("dy", rng.standard_normal((batch, heads, length, width)).astype(np.float32))
+    q, k, v = _heads(b, qkv, batch, length, heads, width)
+    w = b.call("AttentionWeights", q, k, None, scale=0.25, is_causal=True, masked_rows="zero")
+    ds = b.call("SoftmaxScoresGrad", b.call("Matmul", dy, b.call("Permute", v, dims=(0, 1, 3, 2))), w, scale=0.25)
+    pairs = [(w, v), (b.call("Permute", w, dims=(0, 1, 3, 2)), dy), (ds, k),
+             (b.call("Permute", ds, dims=(0, 1, 3, 2)), q), (dy, b.call("Permute", v, dims=(0, 1, 3, 2)))]
+    outs = [b.call("Matmul", x, y) for x, y in pairs]
+    fn = _check(b, b.output(w, ds, *outs), np.float32)
+    assert fn.c_source.count("const int skip = !bad;") == 4 and "F_matmul" not in fn.source  # not dY v^T
+    # dY v^T read only by the scores' gradient: computed for j <= i where dY and v are finite
+    assert fn.c_source.count("const int finite = !bad;") == 1
+    assert np.isnan(b.values[outs[0]][1, 1, :40, 3]).all() and not np.isnan(b.values[outs[0]][0]).any()
+    # the scores' tiles compute the vectors of columns their softmax reads (j <= i): 1 to 4 of 4
+    assert "const long need = (i + 4 + 15) / 16;" in fn.c_source and "if (need == 3)" in fn.c_source

@@ -51,13 +51,22 @@ def _gemm_call(a, b, out, m, k, n, alpha):
 _TILE = 256
 
 
-def _tiled(a, b, out, m, k, n, alpha, fname):
+def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     """A C function computing one matrix of ``out`` (float32, its rows ``n`` = 16, 32, 64,
     ... 256 wide) as ``alpha A B``, or None for other shapes. Each call packs B (k x n) into a
     contiguous block on the stack, then keeps a tile of ``_TILE / n`` rows of C in vector
     registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
     GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
-    the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``)."""
+    the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
+    A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
+    skips the terms whose A is 0 in all of its rows, after checking on each call that A is 0
+    there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager.
+    With ``causal`` (the scores of a causal attention, whose softmax reads C[i, j] for j <= i
+    only) a tile of rows computes only the vectors of columns holding such a j: 40 of the 64
+    vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away).
+    ``causal="gradient"`` (dY v^T, read only by the scores' gradient, which multiplies C[i, j]
+    by the causal weights, 0 for j > i): the same where A and B are finite (C finite: its
+    product with 0 is 0 as eager's), the other vectors written 0; else every vector."""
     if any(isinstance(v, Expr) for v in (m, k, n)):  # sizes known only at run time: BLAS
         return None
     if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
@@ -69,35 +78,113 @@ def _tiled(a, b, out, m, k, n, alpha, fname):
     # Xeon, one thread, loaded; its attention weights 405 -> 365 us a layer)
     pack = (f"em_transpose_f(B, {bc}, {n}, {k}, packed, {n}, 0);" if br == 1 else
             f"for (long kk = 0; kk < {k}; kk++) for (long j = 0; j < {n}; j++) packed[kk*{n} + j] = B[kk*{br} + j*{bc}];")
-    return [TRANSPOSE] * (br == 1) + [
+    lines = [TRANSPOSE] * (br == 1) + [
             f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",
             f"static void {fname}_tile(const float* restrict A, const float* restrict B, float* restrict C) {{",
             "    typedef float v16 __attribute__((vector_size(64), aligned(4)));",
             f"    float packed[{k * n}] __attribute__((aligned(64)));",
             f"    {pack}",
-            f"    for (long i = 0; i < {m}; i += {rows}) {{",
-            f"        v16 acc[{rows}][{vectors}];",
-            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) acc[r][v] = (v16){{0}};",
-            f"        for (long kk = 0; kk < {k}; kk++) {{",
-            f"            const v16* row = (const v16*)(packed + kk*{n});",
-            f"            for (int r = 0; r < {rows}; r++) {{",
-            f"                float x = A[(i + r)*{ar} + kk*{ac}];",
-            f"                for (int v = 0; v < {vectors}; v++) acc[r][v] += x * row[v];",
-            "            }",
-            "        }",
-            f"        for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++)",
-            f"            *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];",
-            "    }", "}"]
+            *_skip_check(zeros, m, k, n, ar, ac),
+            f"    for (long i = 0; i < {m}; i += {rows}) {{"]
+    kk = (f"for (long kk = {'skip ? i : 0' if zeros == 'upper' else '0'}; "
+          f"kk < {f'(skip && i + {rows} < {k} ? i + {rows} : {k})' if zeros == 'lower' else k}; kk++) {{")
+
+    def block(nv):
+        """The tile's lines for its first ``nv`` vectors of columns."""
+        return [f"v16 acc[{rows}][{nv}];",
+                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++) acc[r][v] = (v16){{0}};",
+                kk, f"    const v16* row = (const v16*)(packed + kk*{n});",
+                f"    for (int r = 0; r < {rows}; r++) {{",
+                f"        float x = A[(i + r)*{ar} + kk*{ac}];",
+                f"        for (int v = 0; v < {nv}; v++) acc[r][v] += x * row[v];",
+                "    }", "}",
+                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++)",
+                f"    *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];"] + \
+            [f"for (int r = 0; r < {rows}; r++) for (int v = {nv}; v < {vectors}; v++) *(v16*)(C + (i + r)*{n} + v*16) = (v16){{0}};"] \
+            * (causal == "gradient" and nv < vectors)
+    if not causal or vectors == 1:
+        return lines + ["        " + ln for ln in block(vectors)] + ["    }", "}"]
+    # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
+    if causal == "gradient":
+        lines[-1:-1] = _finite_check(m, k, n, ar, ac)
+    lines.append(f"        const long need = {'!finite ? ' + str(vectors) + ' : ' if causal == 'gradient' else ''}(i + {rows} + 15) / 16;")
+    for nv in range(1, vectors + 1):
+        test = "else {" if nv == vectors else f"{'else ' if nv > 1 else ''}if (need == {nv}) {{"
+        lines += ["        " + test] + ["            " + ln for ln in block(nv)] + ["        }"]
+    return lines + ["    }", "}"]
 
 
-def _products(src, node, fname, alpha, row_lines):
+def _skip_check(zeros, m, k, n, ar, ac):
+    """C lines setting ``skip``: whether A's expected zeros (``zeros``, see :func:`_tiled`) are
+    all 0 and the packed B all finite. The loops run along A's unit stride where it has one."""
+    if zeros is None:
+        return []
+    # the pairs (r, kk) of A's zeros: kk > r ("lower") or kk < r ("upper"), in the loop order
+    # that reads A's memory contiguously
+    if ar == 1 and ac != 1:
+        outer, inner = ("kk", k), ("r", f"kk + 1; r < {m}" if zeros == "upper" else f"0; r < (kk < {m} ? kk : {m})")
+    else:
+        outer, inner = ("r", m), ("kk", f"r + 1; kk < {k}" if zeros == "lower" else f"0; kk < (r < {k} ? r : {k})")
+    return ["    int bad = 0;",
+            f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
+            "        " + simd_reduction("|", "bad"),
+            f"        for (long {inner[0]} = {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] != 0;",
+            "    }",
+            "    " + simd_reduction("|", "bad"),
+            f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
+            "    const int skip = !bad;"]
+
+
+def _finite_check(m, k, n, ar, ac):
+    """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite."""
+    outer, inner = (("kk", k), ("r", m)) if ar == 1 and ac != 1 else (("r", m), ("kk", k))
+    return ["    int bad = 0;",
+            f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
+            "        " + simd_reduction("|", "bad"),
+            f"        for (long {inner[0]} = 0; {inner[0]} < {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] * 0 != 0;",
+            "    }",
+            "    " + simd_reduction("|", "bad"),
+            f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
+            "    const int finite = !bad;"]
+
+
+def causal_gradient(node):
+    """Whether ``node`` (a product dY v^T) is read only by the gradient of a causal
+    attention's scores (``SoftmaxScoresGrad`` with weights :func:`zero_triangle` calls "lower"),
+    which multiplies its entries above the diagonal by 0."""
+    return [getattr(u.target, "name", None) for u in node.users] == ["SoftmaxScoresGrad"] \
+        and node.users[0].args[0] is node and zero_triangle(node.users[0].args[1]) == "lower"
+
+
+def zero_triangle(node):
+    """Where the matrices of a product's left operand ``node`` are expected to be 0: "lower"
+    (above the diagonal: A[..., r, kk] for kk > r) for the weights of a causal attention
+    without a mask, which its kernel writes 0 there, and for their gradient
+    (``SoftmaxScoresGrad``, the weights times a finite number); "upper" for either transposed
+    (``Permute`` of the last two dims: dv = P^T dY, dk = dS^T q); else None. Half of each
+    product of a causal attention's backward, and of the product with the values."""
+    flipped = False
+    while getattr(node, "op", None) == "call_op" and node.target.name == "Permute":
+        dims = tuple(node.kwargs.get("dims", ()))
+        if dims != tuple(range(len(dims) - 2)) + (len(dims) - 1, len(dims) - 2):
+            return None
+        node, flipped = node.args[0], not flipped
+    if getattr(node, "op", None) == "call_op" and node.target.name == "SoftmaxScoresGrad":
+        node = node.args[1]
+    if getattr(node, "op", None) != "call_op" or node.target.name != "AttentionWeights" \
+            or not node.kwargs.get("is_causal") or (len(node.args) > 2 and _is_node(node.args[2])):
+        return None
+    return "upper" if flipped else "lower"
+
+
+def _products(src, node, fname, alpha, row_lines, zeros=None, causal=False):
     plan = src.plan
     out = plan.loc[node]
     a, b = batched_operands(node, plan.loc)
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    tile = _tiled(a, b, out, m, k, n, alpha, fname)
+    tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros, causal)
     call = _gemm_call(a, b, out, m, k, n, alpha) if tile is None else f"{fname}_tile(A + oa, B + ob, C + oc);"
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
     offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
@@ -114,11 +201,13 @@ def _products(src, node, fname, alpha, row_lines):
 
 
 def bmm_kernel(src, node, fname):
-    """``Matmul`` of stacks of matrices: one BLAS call per matrix of the broadcast batch."""
+    """``Matmul`` of stacks of matrices: one BLAS call per matrix of the broadcast batch (or
+    the register tile, skipping a causal attention's zeros: :func:`zero_triangle`)."""
     out = src.plan.loc[node]
     head = [f"/* batched GEMM {list(out.shape[:-2])} x [{out.shape[-2]}x{src.plan.loc[node.args[0]].shape[-1]}]"
             f" @ [..x{out.shape[-1]}]: {label(node)} */"]
-    return head + _products(src, node, fname, 1, [])
+    return head + _products(src, node, fname, 1, [], zero_triangle(node.args[0]),
+                            causal_gradient(node) and "gradient")
 
 
 def attention_kernel(src, node, fname):
@@ -156,7 +245,7 @@ def attention_kernel(src, node, fname):
                "}"]
     head = [f"/* attention weights softmax(scale * q @ k^T{' + mask' if mask is not None else ''})"
             f"{' causal' if attrs.get('is_causal') else ''} over {list(out.shape)}: {label(node)} */"]
-    lines = _products(src, node, fname, attrs.get("scale", 1.0), row)
+    lines = _products(src, node, fname, attrs.get("scale", 1.0), row, causal=mask is None and causal)
     if mask is not None:
         mloc = plan.loc[mask]
         at = next(i for i, ln in enumerate(lines) if ln.startswith("    em_blas_threads"))
