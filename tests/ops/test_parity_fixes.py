@@ -112,6 +112,25 @@ def test_masked_scatter_broadcasts_the_mask_before_counting():
                 _same(e, t)
 
 
+
+def test_masked_scatter_broadcasts_self_out_of_place_and_names_its_node():
+    """Out of place, ``self`` broadcasts with the mask as well (a (3,) input under a (2, 3)
+    mask gives a (2, 3) result, its gradient summed back); ``masked_scatter_`` refuses."""
+    mask = [[True, False, True], [False, True, True]]
+    for lib in (ember, torch):
+        x = lib.zeros(3, requires_grad=True)
+        s = lib.arange(6.0, requires_grad=True)
+        r = lib.masked_scatter(x, lib.tensor(mask), s)
+        r.backward(lib.arange(6.0).reshape(2, 3))
+        with pytest.raises(RuntimeError):
+            lib.zeros(3).masked_scatter_(lib.tensor(mask), lib.arange(6.0))
+        if lib is ember:
+            got = (r, x.grad, s.grad, r.grad_fn.name())
+        else:
+            for e, t in zip(got[:3], (r, x.grad, s.grad)):
+                _same(e, t)
+            assert got[3] == r.grad_fn.name() == "MaskedScatterBackward0"
+
 _SCALAR_CASES = {
     "add": lambda L, x: x + (-1), "radd": lambda L, x: -1 + x, "sub": lambda L, x: x - (-1),
     "rsub": lambda L, x: -1 - x, "mul": lambda L, x: x * (-1), "floordiv": lambda L, x: x // (-1),
