@@ -151,6 +151,29 @@ def test_python_int_outside_an_integer_dtype_wraps_as_torch(name, dtype):
     _same(e, t)
 
 
+_CLAMP_BOUNDS = [(0, 300), (-256, 1), (-255, 1), (-129, 1), (None, 300), (300, None), (-300, None),
+                 (0, 70000), (0, 2**40), (-1, 1)]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+@pytest.mark.parametrize("how", ["clamp", "clamp_", "hardtanh"])
+def test_clamp_bounds_outside_an_integer_dtype_raise_as_torch(how, dtype):
+    """clamp's number bounds convert checked to the integer dtype (uint8 takes -255..255,
+    int8 -128..127), where ``+`` wraps them: RuntimeError past that, as torch's."""
+    for lo, hi in _CLAMP_BOUNDS:
+        if how == "hardtanh" and (lo is None or hi is None):
+            continue
+        outcome = []
+        for lib in (ember, torch):
+            x = lib.tensor([1, 2, 0], dtype=getattr(lib, dtype))
+            call = {"clamp": lambda: lib.clamp(x, lo, hi), "clamp_": lambda: x.clamp_(lo, hi),
+                    "hardtanh": lambda: lib.nn.functional.hardtanh(x, lo, hi)}[how]
+            try:
+                outcome.append(call().tolist())
+            except RuntimeError as error:
+                outcome.append(str(error))
+        assert outcome[0] == outcome[1], (lo, hi)
+
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
 def test_integer_pow_with_negative_tensor_exponent_truncates_as_torch(dtype):
     base = [-3, -2, -1, 0, 1, 2, 3]
