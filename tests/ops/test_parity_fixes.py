@@ -213,6 +213,25 @@ def test_cross_entropy_weight_gradient_with_probability_targets(shape, reduction
         np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (3, 4, 2)])
+def test_class_index_losses_refuse_a_weight_that_requires_grad(shape, loss):
+    """With class indices torch has no gradient for ``weight`` and says so while recording
+    (under no_grad the loss is computed); ember returned a loss whose ``weight.grad`` stayed None."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    target = [1] if len(shape) == 1 else [[0, 3, 1], [[0, 1], [3, 2], [1, 1]]][len(shape) - 2]
+    messages, values = [], []
+    for lib in (ember, torch):
+        w = lib.tensor([0.5, 1.0, 2.0, 0.25][:shape[-1] if len(shape) == 1 else shape[1]], requires_grad=True)
+        args = (lib.tensor(x), lib.tensor(target[0] if len(shape) == 1 else target))
+        with pytest.raises(RuntimeError) as error:
+            getattr(lib.nn.functional, loss)(*args, weight=w)
+        messages.append(str(error.value))
+        with lib.no_grad():
+            values.append(getattr(lib.nn.functional, loss)(*args, weight=w).item())
+    assert messages[0] == messages[1]
+    assert values[0] == pytest.approx(values[1], rel=1e-6)
+
 @pytest.mark.parametrize("shape", [(2, 3), (1, 3), (4, 3, 5)])
 @pytest.mark.parametrize("strided", ["running_mean", "running_var", "weight", "bias"])
 def test_batch_norm_eval_gradients_with_strided_parameters(shape, strided):
