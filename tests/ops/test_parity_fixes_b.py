@@ -130,6 +130,26 @@ def test_tensor_split_past_the_end(indices):
     both(lambda L: L.tensor_split(L.arange(10).reshape(2, 5), indices, dim=1))
 
 
+@pytest.mark.parametrize("n", [5, 0])
+@pytest.mark.parametrize("indices", [[-2, 9], [-10, 2], [3, -4], [-7, -3, -9, 6], "0-d", "1-d"])
+def test_tensor_split_takes_negative_indices_and_tensor_sections(indices, n):
+    """A negative index counts from the end (then clamps) as a slice's; a 0-d int64 tensor
+    gives a number of sections, a 1-d one indices."""
+    make = {"0-d": lambda L: L.tensor(2), "1-d": lambda L: L.tensor([-3, 100])}.get(str(indices), lambda L: indices)
+    both(lambda L: L.arange(float(n)).tensor_split(make(L)))
+    both(lambda L: L.tensor_split(L.arange(3.0 * n).reshape(3, n), make(L), dim=1))
+
+
+@pytest.mark.parametrize("sections", [0, -1, [[1]], [1.5], [True]])
+def test_tensor_split_refuses_as_torch(sections):
+    errors = []
+    for lib in (ember, torch):
+        arg = sections if isinstance(sections, int) else lib.tensor(sections)
+        with pytest.raises(RuntimeError) as error:
+            lib.arange(5.0).tensor_split(arg)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+
 def test_flip_method_takes_dims_as_varargs():
     both(lambda L: L.arange(24).reshape(2, 3, 4).flip(0, 2))
     both(lambda L: L.arange(24).reshape(2, 3, 4).flip(-1))

@@ -6,7 +6,7 @@ from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
 from .args import numpy_names, shape_arg, with_out
-from .core import Op, apply, like_input, mark_multi_output, named, result_dtype
+from .core import Op, _type_name, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -215,16 +215,31 @@ def chunk(input, chunks, dim=0):
 @numpy_names
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split into ``indices_or_sections`` parts (sizes differing by at most one) or
-    at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html)."""
+    at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html).
+    A tensor gives sections (0-d) or indices (1-d); RuntimeError for another rank or dtype than
+    int64, and for fewer than one section, as torch."""
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype is not _dtype.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but "
+                               f"got {_type_name(indices_or_sections.dtype)}")
+        if indices_or_sections.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {indices_or_sections.ndim} dims")
+        if indices_or_sections.ndim == 0:
+            indices_or_sections = int(indices_or_sections.item())
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         return split(input, sizes, d)
-    # Indices past the end clamp to it and a decreasing index gives an empty part, so each
-    # part is a narrow, not a split (whose sizes must add up to the length).
-    bounds = [builtins.min(int(i), n) for i in indices_or_sections]
+    # Each part is the slice between two indices, as torch's: a negative index counts from the
+    # end, indices clamp to [0, n] and a decreasing one gives an empty part, so each part is a
+    # narrow, not a split (whose sizes must add up to the length).
+    bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+              for i in indices_or_sections]
     starts, ends = [0] + bounds, bounds + [n]
     return tuple(narrow(input, d, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
 
