@@ -124,6 +124,24 @@ def test_cat_of_empty_tensors_promotes_their_dtypes(fn):
     both(fn)
 
 
+@pytest.mark.parametrize("name", ["cat", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack"])
+def test_joins_take_out_check_its_dtype_and_refuse_an_empty_list(name):
+    """``out=`` on every join (hstack/vstack had none), TypeError where the inputs' promoted
+    dtype cannot be cast to it (ember: RuntimeError), 0-d inputs, and torch's error for []."""
+    both(lambda L: getattr(L, name)([L.zeros(2, dtype=L.int32), L.ones(2, dtype=L.int64)],
+                                    out=L.empty(0, dtype=L.float32)))
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as error:
+            getattr(lib, name)([lib.zeros(2), lib.ones(2, dtype=lib.int64)], out=lib.empty(0, dtype=lib.int64))
+        errors.append(str(error.value))
+        if name not in ("cat", "stack"):
+            with pytest.raises(RuntimeError) as error:
+                getattr(lib, name)([])
+            errors.append(str(error.value))
+            errors.append(getattr(lib, name)([lib.tensor(1.0), lib.tensor(2)]).tolist())
+    assert errors[:len(errors) // 2] == errors[len(errors) // 2:]
+
 @pytest.mark.parametrize("indices", [[2, 7, 9], [4, 2], [5], [0, 0, 6], 7])
 def test_tensor_split_past_the_end(indices):
     both(lambda L: L.tensor_split(L.arange(10).reshape(5, 2), indices))

@@ -52,7 +52,8 @@ def repeat_interleave(input, repeats, dim=None):
 
 @numpy_names
 def cat(tensors, dim=0, *, out=None):
-    """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them)."""
+    """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them);
+    TypeError for an ``out`` whose dtype the inputs' promoted dtype cannot be cast to."""
     tensors = [t for t in tensors]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -78,6 +79,8 @@ def cat(tensors, dim=0, *, out=None):
         # The skipped legacy empties still take part in dtype promotion.
         dtype = _dtype.result_type(*tensors)
         parts = [t if t.dtype is dtype else t.to(dtype) for t in parts]
+    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
     if len(parts) == 1:  # a copy, whose node is torch's all the same
         return with_out(named(parts[0].clone(), "CatBackward0"), out)
     return with_out(apply(Cat, *parts, dim=d), out)
@@ -127,16 +130,25 @@ def stack(tensors, dim=0, *, out=None):
     return named(cat([unsqueeze(t, d) for t in tensors], d, out=out), "StackBackward0")
 
 
-def hstack(tensors):
-    """``cat`` along dim 1 (dim 0 for 1-d tensors)
+def non_empty(name, tensors):
+    """``tensors`` as a list; RuntimeError, as torch's, for none (``hstack`` and its kin)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors, *, out=None):
+    """``cat`` along dim 1 (dim 0 for 1-d tensors; 0-d ones count as 1-d)
     (https://pytorch.org/docs/stable/generated/torch.hstack.html)."""
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in non_empty("hstack", tensors)]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
-def vstack(tensors):
-    """``cat`` along dim 0, 1-d tensors as rows
+def vstack(tensors, *, out=None):
+    """``cat`` along dim 0, 0-d and 1-d tensors as rows
     (https://pytorch.org/docs/stable/generated/torch.vstack.html)."""
-    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+    return cat([t.reshape(1, -1) if t.ndim <= 1 else t for t in non_empty("vstack", tensors)], 0, out=out)
 
 
 row_stack = vstack
