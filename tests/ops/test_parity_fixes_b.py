@@ -57,6 +57,62 @@ def test_bincount_weights_dtype(dtype):
     both(lambda L: L.bincount(L.tensor([0, 3, 1, 1]), weights=L.tensor([1, 2, 3, 4], dtype=getattr(L, dtype))))
 
 
+_COUNTING_CALLS = {
+    "histc-bins-0": "L.histc(L.tensor([1.0, 2.0]), bins=0)",
+    "histc-inf-max": "L.histc(L.tensor([1.0, 2.0]), bins=4, min=0, max=float('inf'))",
+    "histc-inf-data": "L.histc(L.tensor([float('inf'), 1.0]), bins=4)",
+    "histc-int": "L.histc(L.tensor([1, 2]), bins=4)",
+    "histc-int8": "L.histc(L.tensor([1, 2], dtype=L.int8), bins=4)",
+    "histc-bool": "L.histc(L.tensor([True]), bins=4)",
+    "bincount-2d": "L.bincount(L.tensor([[1]]))",
+    "bincount-0d": "L.bincount(L.tensor(3))",
+    "bincount-negative": "L.bincount(L.tensor([-1, 2]))",
+    "bincount-float": "L.bincount(L.tensor([1.0, 2.0]))",
+    "bincount-bool": "L.bincount(L.tensor([True, False]))",
+    "bincount-minlength": "L.bincount(L.tensor([1, 2]), minlength=-1)",
+    "bincount-weights-length": "L.bincount(L.tensor([1, 2]), weights=L.ones(3))",
+    "bincount-empty-weights": "L.bincount(L.zeros(0, dtype=L.int64), weights=L.zeros(0), minlength=3)",
+    "bincount-empty-f64-weights": "L.bincount(L.zeros(0, dtype=L.int64), weights=L.zeros(0, dtype=L.float64))",
+    "bincount-strided": "L.bincount(L.arange(6)[::2], minlength=7)",
+    "unique-unselected-empty": "L.unique(L.zeros(3, 0), dim=0)",
+    "unique-unselected-empty-neg": "L.unique(L.zeros(0, 3), dim=-1, return_inverse=True)",
+    "unique-selected-empty": "L.unique(L.zeros(0, 3), dim=0, return_inverse=True, return_counts=True)",
+}
+
+
+@pytest.mark.parametrize("call", sorted(_COUNTING_CALLS))
+def test_histc_bincount_unique_values_and_errors_as_torch(call):
+    """Results (dtype: int64 for an empty bincount whatever its weights) or the exception
+    class and message, where ember let NumPy's ValueError/TypeError and warnings through."""
+    outcome = []
+    for L in (ember, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                outcome.append(eval(_COUNTING_CALLS[call], {"L": L}))
+            except (RuntimeError, NotImplementedError) as error:
+                outcome.append((type(error), str(error)))
+    if isinstance(outcome[1], tuple) and isinstance(outcome[1][0], type):
+        assert outcome[0] == outcome[1]
+    else:
+        same(outcome[0], outcome[1])
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_no_degrees_of_freedom_warns_as_torch(name):
+    """torch's UserWarning naming the function, pointing at the caller's line, only where
+    the correction reaches the count (n = 1 with correction 1; n = 3 with 2.5 is silent)."""
+    seen = []
+    for L in (ember, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(L, name)(L.ones(1))
+            getattr(L, name)(L.ones(2, 3), 1, correction=3)
+            getattr(L, name)(L.zeros(0))
+            getattr(L, name)(L.ones(2, 3), 1, correction=2.5)
+        seen.append([(w.category, str(w.message).split(" (Triggered")[0], w.filename) for w in caught])
+    assert seen[0] == seen[1] and len(seen[0]) == 3 and seen[0][0][2] == __file__
+
 @pytest.mark.parametrize("name", ["all", "any"])
 def test_all_any_over_no_dims_reduce_nothing(name):
     both(lambda L: getattr(L, name)(L.tensor([[1.0, 0.0], [2.0, 3.0]]), dim=()))
