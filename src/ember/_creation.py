@@ -21,7 +21,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, unsigned64
+from ._python_ints import check_fits, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -66,7 +66,11 @@ def _infer(data):
             return np.array(data, dtype=dt.np)
         except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
             raise ValueError("Overflow when unpacking long long") from None
+        except ValueError:
+            refuse_ragged(data, dt.category == _dtype._INT or dt is _dtype.bool)
+            raise
     return np.array(data, dtype=_type_dtype(type(data)).np)
+
 
 
 def _sequence_dtype(data):

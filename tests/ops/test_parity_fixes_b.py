@@ -334,3 +334,17 @@ def test_python_floats_convert_straight_to_float64(data):
     both(lambda L: L.tensor(data, dtype=L.float64))
     e = ember.tensor(data, dtype=ember.float64).numpy()
     assert np.array_equal(e, np.array(data, dtype=np.float64))
+
+
+@pytest.mark.parametrize("data", ["[[1, 2], 3]", "[1, [2]]", "[[[1]], [2]]", "[[1], [2, 3]]", "[[1, 2], [3]]",
+                                  "[1.5, [2]]", "[True, [1]]", "[[1], (2, 3)]", "[(1, 2), [3, (4,)]]",
+                                  "[[[1, 2], [3, 4]], [[1, 2], [3]]]"])
+def test_ragged_nested_lists_raise_torchs_error_not_numpys(data):
+    """The class and text torch gives (a length naming the dim, "not a sequence", or the
+    conversion of a list to a number), where ember passed on NumPy's "inhomogeneous shape"."""
+    seen = []
+    for L in (ember, torch):
+        with pytest.raises((TypeError, ValueError)) as error:
+            L.tensor(eval(data))
+        seen.append((type(error.value), str(error.value)))
+    assert seen[0] == seen[1]
