@@ -34,20 +34,20 @@ def refuse_ragged(data, integral):
     dim, a number where a sequence belongs TypeError "not a sequence", a sequence where a
     number belongs the TypeError of converting it to an int (``integral``) or a float."""
     sizes, x = [], data
-    while isinstance(x, (list, tuple)):
+    while isinstance(x, (list, tuple, np.ndarray)):
         sizes.append(len(x))
-        if not x:
+        if not len(x):
             break
         x = x[0]
 
     def walk(seq, dim):
         if dim == len(sizes):
-            if isinstance(seq, (list, tuple)):
+            if isinstance(seq, (list, tuple, np.ndarray)):
                 raise TypeError(f"'{type(seq).__name__}' object cannot be interpreted as an integer"
                                 if integral else
                                 f"must be real number, not {type(seq).__name__}")
             return
-        if not isinstance(seq, (list, tuple)):
+        if not isinstance(seq, (list, tuple, np.ndarray)):
             raise TypeError("not a sequence")
         if len(seq) != sizes[dim]:
             raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(seq)})")

@@ -348,3 +348,20 @@ def test_ragged_nested_lists_raise_torchs_error_not_numpys(data):
             L.tensor(eval(data))
         seen.append((type(error.value), str(error.value)))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("data", ["[np.eye(2)[0], np.eye(2)[1]]", "[np.array([1, 2]), np.array([3, 4])]",
+                                  "[[np.float32(1)], np.array([2.0])]", "[np.ones(2, np.float32), [1, 2]]",
+                                  "[np.ones(2, np.int8), np.ones(2, np.uint8)]", "legacy", "[np.array([1, 2]), np.array([3])]",
+                                  "[np.array(1.5), 2]"])
+def test_lists_of_numpy_arrays_convert_as_nested_sequences(data):
+    """graykode/nlp-tutorial's ``torch.LongTensor([np.asarray([...]) for ...])``: an array in a
+    list is a sequence of its own dtype (TypeError "Could not infer dtype of ndarray" before)."""
+    seen = []
+    for L in (ember, torch):
+        try:
+            t = L.LongTensor([np.asarray([1, 2])]) if data == "legacy" else L.tensor(eval(data))
+            seen.append((str(t.dtype).split(".")[-1], t.tolist()))
+        except (TypeError, ValueError) as error:
+            seen.append((type(error), str(error)))
+    assert seen[0] == seen[1]
