@@ -21,7 +21,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, unsigned64
+from ._python_ints import check_fits, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -66,13 +66,17 @@ def _infer(data):
             return np.array(data, dtype=dt.np)
         except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
             raise ValueError("Overflow when unpacking long long") from None
+        except ValueError:
+            refuse_ragged(data, dt.category == _dtype._INT or dt is _dtype.bool)
+            raise
     return np.array(data, dtype=_type_dtype(type(data)).np)
+
 
 
 def _sequence_dtype(data):
     """PyTorch's rule for nested sequences: every element keeps its own dtype (a Python float
-    the default float, a NumPy scalar or one-element tensor its own), and those are promoted.
-    Scans element types set-wise so long lists of plain numbers stay fast."""
+    the default float, a NumPy scalar, array (a nested sequence) or one-element tensor its own),
+    and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
     dt, has_tensors = None, False
     stack = [data]
     while stack:
@@ -81,13 +85,16 @@ def _sequence_dtype(data):
             if typ is list or typ is tuple:
                 stack.extend(x for x in seq if type(x) is typ)
                 continue
-            if issubclass(typ, Tensor):
-                has_tensors = True
+            if issubclass(typ, Tensor) or typ is np.ndarray:
+                has_tensors = has_tensors or typ is not np.ndarray
                 for x in seq:
                     if type(x) is typ:
-                        if x._data.size != 1:
+                        if typ is np.ndarray and not x.ndim:
+                            raise TypeError("len() of unsized object")
+                        if typ is not np.ndarray and x._data.size != 1:
                             raise ValueError("only one element tensors can be converted to Python scalars")
-                        dt = x.dtype if dt is None else _dtype.promote_types(dt, x.dtype)
+                        d = _dtype.from_numpy_dtype(x.dtype) if typ is np.ndarray else x.dtype
+                        dt = d if dt is None else _dtype.promote_types(dt, d)
                 continue
             d = _type_dtype(typ)
             dt = d if dt is None else _dtype.promote_types(dt, d)

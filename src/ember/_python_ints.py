@@ -1,8 +1,9 @@
 """How ``tensor(data, dtype=...)`` checks the Python numbers it reads into an integer dtype, as
-PyTorch's checked conversion does (NumPy arrays and tensors are cast without a check)."""
+PyTorch's checked conversion does (NumPy arrays and tensors are cast without a check), and
+the nested sequences it reads (torch's errors for ragged ones)."""
 import numpy as np
 
-__all__ = ["check_fits", "unsigned64"]
+__all__ = ["check_fits", "refuse_ragged", "unsigned64"]
 
 
 def check_fits(arr, dtype):
@@ -25,3 +26,31 @@ def unsigned64(data):
     if flat.size and flat.max() >= 1 << 64:
         raise OverflowError("int too big to convert")
     return np.array(data, dtype=np.uint64)
+
+
+def refuse_ragged(data, integral):
+    """torch's error for nested sequences that are not a grid: the sizes are read along the
+    first elements, then a sequence of another length is a ValueError naming both and the
+    dim, a number where a sequence belongs TypeError "not a sequence", a sequence where a
+    number belongs the TypeError of converting it to an int (``integral``) or a float."""
+    sizes, x = [], data
+    while isinstance(x, (list, tuple, np.ndarray)):
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+
+    def walk(seq, dim):
+        if dim == len(sizes):
+            if isinstance(seq, (list, tuple, np.ndarray)):
+                raise TypeError(f"'{type(seq).__name__}' object cannot be interpreted as an integer"
+                                if integral else
+                                f"must be real number, not {type(seq).__name__}")
+            return
+        if not isinstance(seq, (list, tuple, np.ndarray)):
+            raise TypeError("not a sequence")
+        if len(seq) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(seq)})")
+        for item in seq:
+            walk(item, dim + 1)
+    walk(data, 0)

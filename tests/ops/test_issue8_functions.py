@@ -217,6 +217,7 @@ NUMPY_SPELLINGS = {
     "stack-axis": lambda L, x: L.stack([x, x], axis=2), "chunk-axis": lambda L, x: x.chunk(2, axis=1)[1],
     "sort-axis": lambda L, x: x.sort(axis=0).values, "median-axis": lambda L, x: x.median(axis=1).values,
     "quantile-axis": lambda L, x: L.quantile(x, 0.5, axis=1, keepdims=True),
+    "squeeze-axis": lambda L, x: x[None].squeeze(axis=0), "squeeze-fn-axis": lambda L, x: L.squeeze(x[:1], axis=0),
 }
 
 

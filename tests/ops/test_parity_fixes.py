@@ -112,6 +112,25 @@ def test_masked_scatter_broadcasts_the_mask_before_counting():
                 _same(e, t)
 
 
+
+def test_masked_scatter_broadcasts_self_out_of_place_and_names_its_node():
+    """Out of place, ``self`` broadcasts with the mask as well (a (3,) input under a (2, 3)
+    mask gives a (2, 3) result, its gradient summed back); ``masked_scatter_`` refuses."""
+    mask = [[True, False, True], [False, True, True]]
+    for lib in (ember, torch):
+        x = lib.zeros(3, requires_grad=True)
+        s = lib.arange(6.0, requires_grad=True)
+        r = lib.masked_scatter(x, lib.tensor(mask), s)
+        r.backward(lib.arange(6.0).reshape(2, 3))
+        with pytest.raises(RuntimeError):
+            lib.zeros(3).masked_scatter_(lib.tensor(mask), lib.arange(6.0))
+        if lib is ember:
+            got = (r, x.grad, s.grad, r.grad_fn.name())
+        else:
+            for e, t in zip(got[:3], (r, x.grad, s.grad)):
+                _same(e, t)
+            assert got[3] == r.grad_fn.name() == "MaskedScatterBackward0"
+
 _SCALAR_CASES = {
     "add": lambda L, x: x + (-1), "radd": lambda L, x: -1 + x, "sub": lambda L, x: x - (-1),
     "rsub": lambda L, x: -1 - x, "mul": lambda L, x: x * (-1), "floordiv": lambda L, x: x // (-1),
@@ -131,6 +150,29 @@ def test_python_int_outside_an_integer_dtype_wraps_as_torch(name, dtype):
     t = _SCALAR_CASES[name](torch, torch.tensor(values, dtype=getattr(torch, dtype)))
     _same(e, t)
 
+
+_CLAMP_BOUNDS = [(0, 300), (-256, 1), (-255, 1), (-129, 1), (None, 300), (300, None), (-300, None),
+                 (0, 70000), (0, 2**40), (-1, 1)]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+@pytest.mark.parametrize("how", ["clamp", "clamp_", "hardtanh"])
+def test_clamp_bounds_outside_an_integer_dtype_raise_as_torch(how, dtype):
+    """clamp's number bounds convert checked to the integer dtype (uint8 takes -255..255,
+    int8 -128..127), where ``+`` wraps them: RuntimeError past that, as torch's."""
+    for lo, hi in _CLAMP_BOUNDS:
+        if how == "hardtanh" and (lo is None or hi is None):
+            continue
+        outcome = []
+        for lib in (ember, torch):
+            x = lib.tensor([1, 2, 0], dtype=getattr(lib, dtype))
+            call = {"clamp": lambda: lib.clamp(x, lo, hi), "clamp_": lambda: x.clamp_(lo, hi),
+                    "hardtanh": lambda: lib.nn.functional.hardtanh(x, lo, hi)}[how]
+            try:
+                outcome.append(call().tolist())
+            except RuntimeError as error:
+                outcome.append(str(error))
+        assert outcome[0] == outcome[1], (lo, hi)
 
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
 def test_integer_pow_with_negative_tensor_exponent_truncates_as_torch(dtype):
@@ -170,6 +212,25 @@ def test_cross_entropy_weight_gradient_with_probability_targets(shape, reduction
     for e, t in zip(*grads):
         np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
 
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (3, 4, 2)])
+def test_class_index_losses_refuse_a_weight_that_requires_grad(shape, loss):
+    """With class indices torch has no gradient for ``weight`` and says so while recording
+    (under no_grad the loss is computed); ember returned a loss whose ``weight.grad`` stayed None."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    target = [1] if len(shape) == 1 else [[0, 3, 1], [[0, 1], [3, 2], [1, 1]]][len(shape) - 2]
+    messages, values = [], []
+    for lib in (ember, torch):
+        w = lib.tensor([0.5, 1.0, 2.0, 0.25][:shape[-1] if len(shape) == 1 else shape[1]], requires_grad=True)
+        args = (lib.tensor(x), lib.tensor(target[0] if len(shape) == 1 else target))
+        with pytest.raises(RuntimeError) as error:
+            getattr(lib.nn.functional, loss)(*args, weight=w)
+        messages.append(str(error.value))
+        with lib.no_grad():
+            values.append(getattr(lib.nn.functional, loss)(*args, weight=w).item())
+    assert messages[0] == messages[1]
+    assert values[0] == pytest.approx(values[1], rel=1e-6)
 
 @pytest.mark.parametrize("shape", [(2, 3), (1, 3), (4, 3, 5)])
 @pytest.mark.parametrize("strided", ["running_mean", "running_var", "weight", "bias"])

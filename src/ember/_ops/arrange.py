@@ -14,7 +14,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .indexing import index_select
-from .join import cat, flip, stack
+from .join import cat, flip, non_empty, stack
 from .reduce import cumprod
 from .shape import reshape, transpose
 
@@ -62,13 +62,14 @@ atleast_3d.__doc__ = """Each tensor with at least 3 dims: (n,) becomes (1, n, 1)
 
 def dstack(tensors, *, out=None):
     """The tensors joined along their third dim after :func:`atleast_3d` (dtypes promote)."""
-    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return cat([atleast_3d(t) for t in non_empty("dstack", tensors)], 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
     """The tensors joined as columns: 0-d and 1-d tensors of ``n`` elements become (n, 1)
     columns, the others are joined along dim 1 as they are."""
-    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1, out=out)
+    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in non_empty("column_stack", tensors)], 1,
+               out=out)
 
 
 def block_diag(*tensors):

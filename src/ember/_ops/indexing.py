@@ -421,8 +421,10 @@ def masked_scatter(input, mask, source):
     refuse_unsigned("masked_scatter", input.dtype)
     _same_dtype(input, source, "masked_scatter: expected self and source to have same dtypes but got"
                                "{self} and {source}")
-    where = _backend.namespace(mask._data).broadcast_to(mask._data, input.shape)
-    return index_put(input, (where,), source.reshape(-1)[:builtins.int(where.sum())])
+    shape = broadcast_shapes(input.shape, mask.shape)  # out of place, self broadcasts too
+    where = _backend.namespace(mask._data).broadcast_to(mask._data, shape)
+    return named(index_put(expand(input, shape), (where,), source.reshape(-1)[:builtins.int(where.sum())]),
+                 "MaskedScatterBackward0")
 
 
 def take(input, index):

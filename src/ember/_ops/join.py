@@ -6,7 +6,7 @@ from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
 from .args import numpy_names, shape_arg, with_out
-from .core import Op, apply, like_input, mark_multi_output, named, result_dtype
+from .core import Op, _type_name, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
 
@@ -52,7 +52,8 @@ def repeat_interleave(input, repeats, dim=None):
 
 @numpy_names
 def cat(tensors, dim=0, *, out=None):
-    """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them)."""
+    """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them);
+    TypeError for an ``out`` whose dtype the inputs' promoted dtype cannot be cast to."""
     tensors = [t for t in tensors]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -78,6 +79,8 @@ def cat(tensors, dim=0, *, out=None):
         # The skipped legacy empties still take part in dtype promotion.
         dtype = _dtype.result_type(*tensors)
         parts = [t if t.dtype is dtype else t.to(dtype) for t in parts]
+    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
     if len(parts) == 1:  # a copy, whose node is torch's all the same
         return with_out(named(parts[0].clone(), "CatBackward0"), out)
     return with_out(apply(Cat, *parts, dim=d), out)
@@ -127,16 +130,25 @@ def stack(tensors, dim=0, *, out=None):
     return named(cat([unsqueeze(t, d) for t in tensors], d, out=out), "StackBackward0")
 
 
-def hstack(tensors):
-    """``cat`` along dim 1 (dim 0 for 1-d tensors)
+def non_empty(name, tensors):
+    """``tensors`` as a list; RuntimeError, as torch's, for none (``hstack`` and its kin)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors, *, out=None):
+    """``cat`` along dim 1 (dim 0 for 1-d tensors; 0-d ones count as 1-d)
     (https://pytorch.org/docs/stable/generated/torch.hstack.html)."""
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in non_empty("hstack", tensors)]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
-def vstack(tensors):
-    """``cat`` along dim 0, 1-d tensors as rows
+def vstack(tensors, *, out=None):
+    """``cat`` along dim 0, 0-d and 1-d tensors as rows
     (https://pytorch.org/docs/stable/generated/torch.vstack.html)."""
-    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+    return cat([t.reshape(1, -1) if t.ndim <= 1 else t for t in non_empty("vstack", tensors)], 0, out=out)
 
 
 row_stack = vstack
@@ -215,16 +227,31 @@ def chunk(input, chunks, dim=0):
 @numpy_names
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split into ``indices_or_sections`` parts (sizes differing by at most one) or
-    at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html)."""
+    at the given indices (https://pytorch.org/docs/stable/generated/torch.tensor_split.html).
+    A tensor gives sections (0-d) or indices (1-d); RuntimeError for another rank or dtype than
+    int64, and for fewer than one section, as torch."""
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype is not _dtype.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but "
+                               f"got {_type_name(indices_or_sections.dtype)}")
+        if indices_or_sections.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {indices_or_sections.ndim} dims")
+        if indices_or_sections.ndim == 0:
+            indices_or_sections = int(indices_or_sections.item())
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         return split(input, sizes, d)
-    # Indices past the end clamp to it and a decreasing index gives an empty part, so each
-    # part is a narrow, not a split (whose sizes must add up to the length).
-    bounds = [builtins.min(int(i), n) for i in indices_or_sections]
+    # Each part is the slice between two indices, as torch's: a negative index counts from the
+    # end, indices clamp to [0, n] and a decreasing one gives an empty part, so each part is a
+    # narrow, not a split (whose sizes must add up to the length).
+    bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+              for i in indices_or_sections]
     starts, ends = [0] + bounds, bounds + [n]
     return tuple(narrow(input, d, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
 

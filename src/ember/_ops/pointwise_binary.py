@@ -541,12 +541,12 @@ def clamp(input, min=None, max=None, *, out=None):
 def _check_numbers(input, *numbers, float32=True):
     """RuntimeError where torch's kernel converts a number operand checked to the result's
     dtype: beyond float16's or bfloat16's largest finite (clamp's bounds, pow's exponent) or,
-    with ``float32``, float32's (clamp; pow's exponent stays double there)."""
+    with ``float32``, float32's or an integer dtype's (clamp; pow's exponent stays double)."""
     for number in numbers:
         if number is not None and not isinstance(number, Tensor):
             dtype = _dtype.result_type(input, number)
             check_narrow(number, dtype)
-            if float32 and dtype is _dtype.float32:
+            if float32 and (dtype is _dtype.float32 or not dtype.is_inexact):
                 real_if_fits(number, dtype)
 
 

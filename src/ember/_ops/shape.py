@@ -9,7 +9,7 @@ from .. import _backend, _dtype, _memory_format
 from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._tensor import _wrap_dim
-from .args import dims_arg, product, shape_arg
+from .args import dims_arg, numpy_names, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, like_input, named, recording
 
@@ -192,8 +192,9 @@ def unflatten(input, dim, sizes):
     return reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
 
 
+@numpy_names
 def squeeze(input, dim=None):
-    """Removes size-1 dimensions (only those in ``dim`` when given)."""
+    """Removes size-1 dimensions (only those in ``dim``, or NumPy's ``axis``, when given)."""
     shape = input.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)

@@ -226,6 +226,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """Sorted distinct elements (no gradient), optionally with inverse indices and counts;
     NotImplementedError for complex input, as torch."""
     _refuse_complex(input)
+    _refuse_unselected_zero_size(input, dim)
     res = namespace(input._data).unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if not isinstance(res, tuple):
         return Tensor._make(res)
@@ -238,15 +239,21 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return tuple(out)
 
 
+def _refuse_unselected_zero_size(input, dim):
+    """torch's RuntimeError for ``unique``/``unique_consecutive`` along ``dim`` of an empty
+    tensor whose size 0 is in another dim."""
+    if dim is not None and input.numel() == 0 and input.shape[_wrap_dim(dim, input.ndim)] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+
+
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Elements (or, with ``dim``, slices along ``dim``) with consecutive repeats collapsed,
     optionally with int64 inverse indices and counts; no gradient
     (https://pytorch.org/docs/stable/generated/torch.unique_consecutive.html)."""
     _refuse_complex(input)
+    _refuse_unselected_zero_size(input, dim)
     xp = namespace(input._data)
     data = input._data.reshape(-1) if dim is None else xp.moveaxis(input._data, _wrap_dim(dim, input.ndim), 0)
-    if data.size == 0 and dim is not None and data.shape[0] != 0:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
     flat = data.reshape(data.shape[0], math.prod(data.shape[1:]))
     starts = xp.concatenate([xp.ones(1, bool), (flat[1:] != flat[:-1]).any(axis=1)])[:len(flat)]
     kept = data[starts]
@@ -262,8 +269,21 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 def bincount(input, weights=None, minlength=0):
     """Counts (or ``weights`` sums) of each value of a 1-d non-negative int tensor
-    (https://pytorch.org/docs/stable/generated/torch.bincount.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.bincount.html): int64, float32 for
+    float32 weights, else float64; an empty ``input`` gives int64 zeros whatever the weights.
+    NotImplementedError for a float or bool input; RuntimeError, in torch's words, for
+    another rank, a negative value, a negative ``minlength``, weights of another length."""
     refuse_unsigned("bincount_cpu", input.dtype)
+    if input.dtype.is_inexact or input.dtype is _dtype.bool:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    if input.ndim != 1 or (input.numel() and int(input._data.min()) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and tuple(weights.shape) != tuple(input.shape):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if input.numel() == 0:
+        return zeros(minlength, dtype=_dtype.int64)
     w = None if weights is None else weights._data
     counts = namespace(input._data).bincount(input._data, w, minlength)
     # PyTorch sums float32 weights in float32; every other weight dtype gives float64.
@@ -292,11 +312,20 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 def histc(input, bins=100, min=0, max=0):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     both are 0), in ``input``'s dtype
-    (https://pytorch.org/docs/stable/generated/torch.histc.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.histc.html). NotImplementedError for
+    integer and bool input; RuntimeError, in torch's words, for ``bins`` < 1 and a range
+    that is not finite (an inf or nan in the data when the range is the data's)."""
     _refuse_complex(input, "aminmax_cpu")
+    if not input.dtype.is_inexact:
+        kernel = "linspace_cpu" if input.dtype is _dtype.bool else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     x = input._data.reshape(-1)
     if (min, max) == (0, 0) and x.size:
         min, max = x.min(), x.max()
+    if not (math.isfinite(min) and math.isfinite(max)):
+        raise RuntimeError(f"torch.histc: range of [{float(min):g}, {float(max):g}] is not finite")
     if min > max:
         raise RuntimeError(f"torch.histc: max must be larger than min, got min={min}, max={max}")
     if min == max:

@@ -5,6 +5,7 @@ The PyTorch page of each is ``https://pytorch.org/docs/stable/generated/torch.<n
 """
 import builtins
 import math
+import warnings
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
-from .args import ALL_DIMS, dims_arg, invalid_combination, numpy_names, with_out
+from .args import ALL_DIMS, caller_level, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
 from .reduce import _count, expand_back, mean, reduction_rule
 
@@ -54,16 +55,17 @@ def var(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, ou
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
     a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
     dim, unbiased, keepdim = _signature("var", dim, unbiased, keepdim, correction)
-    return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False), out)
+    return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False, name="var"), out)
 
 
-def _spread(input, dim, unbiased, keepdim, correction, root):
+def _spread(input, dim, unbiased, keepdim, correction, root, name=None):
     """The variance of ``input`` (its square root when ``root``). A float32, float16 or
     bfloat16 variance that left its range, squares that overflowed (inf where the values are
     finite) or underflowed (a variance below 2**-100, whose root is far above float32's
     subnormals), is taken again, with its root, in float64 and rounded, as torch accumulates
-    in double: the common case stays in the narrow dtype."""
-    v = _variance(input, dim, unbiased, keepdim, correction)
+    in double: the common case stays in the narrow dtype. ``name``: the public function, named
+    in torch's UserWarning when no degrees of freedom are left (None: no warning)."""
+    v = _variance(input, dim, unbiased, keepdim, correction, name)
     if input.dtype in _NARROW and v.numel():
         d = v._data  # (a nan fails both tests: computed again, nan again)
         if not (d.min() >= 2.0 ** -100 and d.max() < np.inf):
@@ -72,12 +74,16 @@ def _spread(input, dim, unbiased, keepdim, correction, root):
     return _sqrt_zero_grad(v) if root else v
 
 
-def _variance(input, dim, unbiased, keepdim, correction):
+def _variance(input, dim, unbiased, keepdim, correction, name=None):
     if not input.dtype.is_inexact:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = dims_arg(dim, input.ndim)
     c = _correction(unbiased, correction)
     n = _count(input.shape, dims)
+    if name is not None and n - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=caller_level())
     # With no degrees of freedom left PyTorch returns nan (inf for a nonzero sum), not an
     # error; over an explicit dim its gradient keeps the formula 2 (x - mean) / (n - c), over
     # all dims it is a constant (NoDegreesOfFreedom).
@@ -129,7 +135,7 @@ class NoDegreesOfFreedom(Op):
     @staticmethod
     def forward(x, dim=None, keepdim=False):
         xp = namespace(x)
-        centered = x - xp.mean(x)
+        centered = x - xp.mean(x) if x.size else x  # (NumPy warns on the mean of nothing)
         squares = (centered * centered.conj()).real
         with np.errstate(all="ignore"):
             return xp.asarray(squares.sum(axis=dim, keepdims=keepdim) / 0.0)
@@ -147,7 +153,8 @@ def std(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, ou
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
     dim, unbiased, keepdim = _signature("std", dim, unbiased, keepdim, correction)
-    return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True), "StdBackward0"), out)
+    return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True, name="std"),
+                          "StdBackward0"), out)
 
 
 @numpy_names
@@ -155,7 +162,8 @@ def var_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=Non
     """``(var(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
     dim, unbiased, keepdim = _signature("var_mean", dim, unbiased, keepdim, correction)
-    return (named(var(input, dim, unbiased, keepdim, correction=correction), "VarMeanBackward0"),
+    return (named(_spread(input, dim, unbiased, keepdim, correction, root=False, name="var_mean"),
+                  "VarMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
 
 
@@ -164,7 +172,8 @@ def std_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=Non
     """``(std(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
     dim, unbiased, keepdim = _signature("std_mean", dim, unbiased, keepdim, correction)
-    return (named(std(input, dim, unbiased, keepdim, correction=correction), "StdMeanBackward0"),
+    return (named(_spread(input, dim, unbiased, keepdim, correction, root=True, name="std_mean"),
+                  "StdMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "StdMeanBackward0"))
 
 

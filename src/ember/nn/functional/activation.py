@@ -56,6 +56,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if input.dtype is _dtype.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    if not input.dtype.is_inexact:  # the bounds convert checked to the integer dtype
+        real_if_fits(min_val, input.dtype), real_if_fits(max_val, input.dtype)
     return unary(HardtanhForward, input, inplace, min_val=min_val, max_val=max_val)
 
 

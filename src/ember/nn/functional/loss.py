@@ -16,7 +16,7 @@ from ..._ops.shape import broadcast_shapes, broadcast_tensors
 from ..._ops.loss import BinaryCrossEntropy, CrossEntropy, MseLoss, NllLoss
 from ..._ops.core import _type_name, apply, named
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import STATE, no_grad
 from .._reduction import check_reduction, legacy_reduction, reduce_loss
 from ..._ops.refusals import float_only
 from .activation import logsigmoid, softplus
@@ -119,12 +119,18 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def _class_targets(input, target, weight):
     """Checks a class-index ``target`` against ``input`` (N, C, d1, ...) or (C,) as PyTorch's
-    ``nll_loss_nd`` does; returns them batched (unbatched inputs gain a batch of 1)."""
+    ``nll_loss_nd`` does; returns them batched (unbatched inputs gain a batch of 1). A
+    ``weight`` that requires grad is refused while recording (torch has no gradient for it
+    with class indices)."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if input.ndim != 1 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({target.shape[0]}).")
+    if STATE.enabled and weight is not None and weight.requires_grad:
+        kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+        raise RuntimeError(f"The function '{kernel}' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
     if target.dtype is _dtype.uint8:
         target = target.long()
     elif target.dtype is not _dtype.int64:

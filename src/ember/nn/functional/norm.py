@@ -9,6 +9,7 @@ is an affine map and is written as one.
 """
 import numpy as np
 
+from ... import _dtype
 from ..._creation import full
 from ..._ops.join import cat
 from ..._ops.pointwise_binary import div
@@ -259,6 +260,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         # PyTorch computes half precision in float32 and takes that type's eps.
         eps = float(np.finfo(np.float64 if input.dtype.np == np.float64 else np.float32).eps)
+    if input.dtype in (_dtype.float16, _dtype.bfloat16):
+        # torch's composite, op for op: normalised and weighted in float32, rounded once
+        # (the fused op in half precision lost bits and overflowed backward).
+        wide = input.float()
+        out = wide * (wide.square().mean(axes, keepdim=True) + eps).rsqrt()
+        return (out if weight is None else out * weight).to(input.dtype)
     mean, var = apply(_norm.NormStats, input, axes=axes, centered=False)
     out = apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False)
     return named(out, "MulBackward0")  # torch's rms_norm is composite: its last op multiplies
