@@ -26,12 +26,21 @@ def from_dlpack(ext_tensor):
     array, a torch tensor) or a DLPack capsule (from ``to_dlpack``). A legacy (unversioned)
     capsule, which carries no read-only flag, is read-only here, as NumPy imports it (torch's
     ``to_dlpack`` makes one; pass the torch tensor itself instead). BufferError (NumPy's) for a
-    device or dtype NumPy cannot read."""
+    device or dtype NumPy cannot read; an ember tensor goes through its ``__dlpack__`` as torch's
+    (a new tensor at storage offset 0; BufferError when it requires grad). RuntimeError for
+    anything else (a capsule already consumed, an object that is no capsule), as torch."""
     if isinstance(ext_tensor, Tensor):
-        return ext_tensor
+        return Tensor._make(np.from_dlpack(_Capsule(dlpack(ext_tensor, max_version=(1, 0)))))
     if not hasattr(ext_tensor, "__dlpack__"):
         ext_tensor = _Capsule(ext_tensor)
-    return Tensor._make(np.from_dlpack(ext_tensor))
+    try:
+        return Tensor._make(np.from_dlpack(ext_tensor))
+    except ValueError as error:
+        if not isinstance(ext_tensor, _Capsule):
+            raise
+        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                           "consumed only once, so you might have already constructed a tensor from it "
+                           "once.") from error
 
 
 def to_dlpack(tensor):
