@@ -34,3 +34,33 @@ def test_from_dlpack_of_a_consumed_capsule_raises_runtime_error():
         m.from_dlpack(capsule)
         with pytest.raises(RuntimeError, match="consumed only once"):
             m.from_dlpack(capsule)
+
+
+def _raised(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value).split("\n")[0]
+
+
+_X = np.random.RandomState(0).rand(20, 2)
+HISTOGRAMDD_ERRORS = {
+    "bins of a wrong count": lambda m, x: m.histogramdd(x, bins=[2, 3, 4]),
+    "bins of another dtype": lambda m, x: m.histogramdd(x, bins=[m.tensor([0., 1.]), m.tensor([0., 1.])]),
+    "range of a wrong length": lambda m, x: m.histogramdd(x, bins=2, range=[0., 1.]),
+    "range reversed": lambda m, x: m.histogramdd(x, bins=2, range=[1., 0., 0., 1.]),
+    "zero bins": lambda m, x: m.histogramdd(x, bins=0),
+    "negative bins": lambda m, x: m.histogramdd(x, bins=[2, -1]),
+    "empty edges": lambda m, x: m.histogramdd(x, bins=[m.zeros(0, dtype=m.float64), m.ones(2, dtype=m.float64)]),
+    "weight of a wrong shape": lambda m, x: m.histogramdd(x, bins=2, weight=m.ones(3, dtype=m.float64)),
+    "weight of another dtype": lambda m, x: m.histogramdd(x, bins=2, weight=m.ones(20)),
+    "nan": lambda m, x: m.histogramdd(m.tensor([[float("nan"), 0.], [0.5, 0.5]]), bins=2),
+    "inf": lambda m, x: m.histogramdd(m.tensor([[0., 0.], [0.5, float("inf")]]), bins=2),
+}
+
+
+@pytest.mark.parametrize("case", list(HISTOGRAMDD_ERRORS))
+def test_histogramdd_errors_are_torch_runtime_errors(case):
+    fn = HISTOGRAMDD_ERRORS[case]
+    expected = _raised(lambda: fn(torch, torch.tensor(_X)))
+    assert expected[0] is RuntimeError
+    assert _raised(lambda: fn(ember, ember.tensor(_X))) == expected
