@@ -64,3 +64,35 @@ def test_histogramdd_errors_are_torch_runtime_errors(case):
     expected = _raised(lambda: fn(torch, torch.tensor(_X)))
     assert expected[0] is RuntimeError
     assert _raised(lambda: fn(ember, ember.tensor(_X))) == expected
+
+
+def _reentrant_without_grad_inputs(m):
+    m.manual_seed(0)
+    lin = m.nn.Linear(3, 3)
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        y = m.utils.checkpoint.checkpoint(lin, m.ones(2, 3), use_reentrant=True)
+    return y.requires_grad, y.grad_fn is None
+
+
+def test_reentrant_checkpoint_without_inputs_requiring_grad_gives_no_history():
+    # torch's reentrant form differentiates its tensor arguments only: a closed-over weight
+    # gets no gradient (ember's output required grad and filled lin.weight.grad).
+    assert _reentrant_without_grad_inputs(ember) == _reentrant_without_grad_inputs(torch) == (False, True)
+
+
+@pytest.mark.parametrize("kwargs", [dict(b=3), dict(foo=1, bar=2)])
+def test_reentrant_checkpoint_refuses_keyword_arguments(kwargs):
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        return _raised(lambda: m.utils.checkpoint.checkpoint(lambda a, b=1, **k: a * b, x, use_reentrant=True, **kwargs))
+    assert run(ember) == run(torch) == (ValueError, "Unexpected keyword arguments: " + ",".join(kwargs))
+
+
+def test_reentrant_checkpoint_ignores_determinism_check():
+    for m in (torch, ember):
+        x = m.ones(3, requires_grad=True)
+        y = m.utils.checkpoint.checkpoint(lambda a: a * 2, x, use_reentrant=True, determinism_check="foo")
+        y.sum().backward()
+        assert x.grad.tolist() == [2., 2., 2.]
+        with pytest.raises(ValueError, match="determinism_check"):
+            m.utils.checkpoint.checkpoint(lambda a: a * 2, x, use_reentrant=False, determinism_check="foo")
