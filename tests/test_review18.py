@@ -96,3 +96,11 @@ def test_reentrant_checkpoint_ignores_determinism_check():
         assert x.grad.tolist() == [2., 2., 2.]
         with pytest.raises(ValueError, match="determinism_check"):
             m.utils.checkpoint.checkpoint(lambda a: a * 2, x, use_reentrant=False, determinism_check="foo")
+
+
+@pytest.mark.parametrize("call", [lambda m, x: x.squeeze(), lambda m, x: x.squeeze(0), lambda m, x: x.squeeze((0, 1)),
+                                  lambda m, x: m.squeeze(x, [0]), lambda m, x: m.squeeze_copy(x, (0, 1))])
+def test_squeeze_node_names_as_torch(call):
+    def name(m):
+        return type(call(m, m.ones(1, 1, 3, requires_grad=True)).grad_fn).__name__
+    assert name(ember) == name(torch)
