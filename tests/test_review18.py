@@ -104,3 +104,11 @@ def test_squeeze_node_names_as_torch(call):
     def name(m):
         return type(call(m, m.ones(1, 1, 3, requires_grad=True)).grad_fn).__name__
     assert name(ember) == name(torch)
+
+
+def test_cross_map_lrn2d_output_is_contiguous_as_torch():
+    x = np.random.RandomState(1).randn(2, 4, 3, 5)
+    t = torch.nn.CrossMapLRN2d(3)(torch.tensor(x).transpose(2, 3))
+    e = ember.nn.CrossMapLRN2d(3)(ember.tensor(x).transpose(2, 3))
+    assert e.stride() == t.stride() == (60, 15, 3, 1)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
