@@ -112,3 +112,11 @@ def test_cross_map_lrn2d_output_is_contiguous_as_torch():
     e = ember.nn.CrossMapLRN2d(3)(ember.tensor(x).transpose(2, 3))
     assert e.stride() == t.stride() == (60, 15, 3, 1)
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_post_accumulate_grad_hook_returning_a_value_raises_as_torch():
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: m.zeros(3))
+        return _raised(lambda: (x * 2).sum().backward())
+    assert run(ember) == run(torch) == (RuntimeError, "Tensor post accumulate grad hooks should return None.")
