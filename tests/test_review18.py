@@ -120,3 +120,10 @@ def test_post_accumulate_grad_hook_returning_a_value_raises_as_torch():
         x.register_post_accumulate_grad_hook(lambda t: m.zeros(3))
         return _raised(lambda: (x * 2).sum().backward())
     assert run(ember) == run(torch) == (RuntimeError, "Tensor post accumulate grad hooks should return None.")
+
+
+def test_jit_fuser_and_optimized_execution_contexts():
+    for m in (torch, ember):
+        with m.jit.optimized_execution(False), m.jit.fuser("fuser1"):
+            assert m.ones(2).add(1).tolist() == [2., 2.]
+    assert _raised(lambda: ember.jit.fuser("bad").__enter__()) == _raised(lambda: torch.jit.fuser("bad").__enter__())
