@@ -127,3 +127,21 @@ def test_jit_fuser_and_optimized_execution_contexts():
         with m.jit.optimized_execution(False), m.jit.fuser("fuser1"):
             assert m.ones(2).add(1).tolist() == [2., 2.]
     assert _raised(lambda: ember.jit.fuser("bad").__enter__()) == _raised(lambda: torch.jit.fuser("bad").__enter__())
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("bool", "bool"), ("int8", "uint8"), ("int64", "float32")])
+def test_igamma_of_integer_tensors_raises_as_torch(name, dtypes):
+    def run(m):
+        a, b = (m.tensor([1, 2], dtype=getattr(m, d)) for d in dtypes)
+        fn = getattr(m, name)
+        try:
+            return fn(a, b).tolist()
+        except NotImplementedError as error:
+            return str(error)
+    expected, got = run(torch), run(ember)
+    assert type(expected) is type(got)
+    if isinstance(expected, str):
+        assert got == expected
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
