@@ -145,3 +145,16 @@ def test_igamma_of_integer_tensors_raises_as_torch(name, dtypes):
         assert got == expected
     else:
         np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_from_dlpack_of_torch_legacy_capsule_is_writable_and_shares_memory():
+    import gc
+    source = torch.arange(24.).reshape(4, 6)[1:, ::2]
+    e = ember.from_dlpack(torch.utils.dlpack.to_dlpack(source))
+    assert (e.shape, e.stride()) == (tuple(source.shape), source.stride())
+    e[0, 1] = -5.
+    assert source[0, 1].item() == -5.
+    expected = source.clone().numpy()
+    del source
+    gc.collect()
+    np.testing.assert_array_equal((e + 0).numpy(), expected)
