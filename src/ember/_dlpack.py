@@ -8,6 +8,15 @@ import numpy as np
 from ._tensor import Tensor
 
 
+class _Writable:
+    """The memory of a read-only array, presented writable (``__array_interface__``); keeps the
+    array (and so the capsule's owner) alive while a view of it lives."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__array_interface__ = dict(array.__array_interface__, data=(array.ctypes.data, False))
+
+
 class _Capsule:
     """A legacy DLPack capsule presented as a producer (CPU), for NumPy's ``from_dlpack``."""
 
@@ -24,14 +33,26 @@ class _Capsule:
 def from_dlpack(ext_tensor):
     """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` (a NumPy
     array, a torch tensor) or a DLPack capsule (from ``to_dlpack``). A legacy (unversioned)
-    capsule, which carries no read-only flag, is read-only here, as NumPy imports it (torch's
-    ``to_dlpack`` makes one; pass the torch tensor itself instead). BufferError (NumPy's) for a
-    device or dtype NumPy cannot read."""
+    capsule (torch's ``to_dlpack`` makes one) carries no read-only flag: writable, as torch reads
+    it (NumPy would import it read-only). BufferError (NumPy's) for a
+    device or dtype NumPy cannot read; an ember tensor goes through its ``__dlpack__`` as torch's
+    (a new tensor at storage offset 0; BufferError when it requires grad). RuntimeError for
+    anything else (a capsule already consumed, an object that is no capsule), as torch."""
     if isinstance(ext_tensor, Tensor):
-        return ext_tensor
+        return Tensor._make(np.from_dlpack(_Capsule(dlpack(ext_tensor, max_version=(1, 0)))))
     if not hasattr(ext_tensor, "__dlpack__"):
         ext_tensor = _Capsule(ext_tensor)
-    return Tensor._make(np.from_dlpack(ext_tensor))
+    try:
+        array = np.from_dlpack(ext_tensor)
+    except ValueError as error:
+        if not isinstance(ext_tensor, _Capsule):
+            raise
+        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                           "consumed only once, so you might have already constructed a tensor from it "
+                           "once.") from error
+    if isinstance(ext_tensor, _Capsule) and not array.flags.writeable:
+        array = np.asarray(_Writable(array))
+    return Tensor._make(array)
 
 
 def to_dlpack(tensor):

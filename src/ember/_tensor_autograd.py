@@ -163,7 +163,8 @@ class TensorAutograd:
         per parameter inside the backward, for one. Returns a handle with ``remove()``.
 
         Raises:
-            RuntimeError: the tensor does not require grad, or is not a leaf (torch's messages).
+            RuntimeError: the tensor does not require grad, or is not a leaf (torch's messages);
+                during backward, a hook that returns something other than None.
         """
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")

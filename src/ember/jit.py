@@ -17,8 +17,9 @@ from collections import namedtuple
 from .nn.modules.module import Module
 
 __all__ = ["Attribute", "CompilationUnit", "Error", "Future", "ScriptFunction", "ScriptModule", "annotate",
-           "enable_onednn_fusion", "export", "export_opnames", "fork", "freeze", "interface", "ignore",
-           "isinstance", "load", "onednn_fusion_enabled", "optimize_for_inference", "save", "script",
+           "enable_onednn_fusion", "export", "export_opnames", "fork", "freeze", "fuser", "interface", "ignore",
+           "isinstance", "load", "onednn_fusion_enabled", "optimize_for_inference", "optimized_execution",
+           "save", "script",
            "script_if_tracing", "set_fusion_strategy", "strict_fusion", "trace", "trace_module", "unused", "wait"]
 
 Final = typing.Final
@@ -226,6 +227,22 @@ def set_fusion_strategy(strategy):
 @contextlib.contextmanager
 def strict_fusion():
     """A context that checks nothing: there is no TorchScript fusion to be strict about."""
+    yield
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize):
+    """A context for TorchScript's graph optimizations: nothing to switch here (ember runs Python)."""
+    yield
+
+
+@contextlib.contextmanager
+def fuser(name):
+    """A context choosing TorchScript's fuser (``"fuser0"`` legacy, ``"fuser1"`` NNC, ``"fuser2"``
+    nvFuser, ``"fuser3"`` oneDNN, ``"none"``): accepted, nothing to fuse here. Exception (torch's
+    plain ``Exception``) for another name."""
+    if name not in ("fuser0", "fuser1", "fuser2", "fuser3", "none"):
+        raise Exception(f"unrecognized fuser option (name: {name})")
     yield
 
 

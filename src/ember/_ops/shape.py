@@ -201,7 +201,8 @@ def squeeze(input, dim=None):
     else:
         dims = dims_arg(dim, input.ndim) or ()
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-        return named(apply(Squeeze, input, shape=new), "SqueezeBackward1")
+        return named(apply(Squeeze, input, shape=new), "SqueezeBackward2" if isinstance(dim, (tuple, list))
+                     else "SqueezeBackward1")  # torch's squeeze.dims overload is node 2
     return apply(Squeeze, input, shape=new)
 
 

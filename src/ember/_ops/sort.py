@@ -377,9 +377,46 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     n = input.shape[-1]
     points = input._data.reshape(-1, n)
+    _check_histogramdd(input, points, bins, range, weight)
     edges = [b._data if isinstance(b, Tensor) else b for b in bins] if isinstance(bins, (list, tuple)) else bins
     pairs = None if range is None else [tuple(range[2 * i:2 * i + 2]) for i in builtins.range(n)]
     w = None if weight is None else weight._data.reshape(-1)
     hist, bin_edges = namespace(points).histogramdd(points, edges, range=pairs, weights=w, density=density)
     dtype = input._data.dtype
     return histogramdd_result(Tensor._make(hist.astype(dtype)), tuple(Tensor._make(e.astype(dtype)) for e in bin_edges))
+
+
+def _check_histogramdd(input, points, bins, range, weight):
+    """torch's RuntimeErrors for histogramdd's bins, range and weight (NumPy raises ValueErrors)."""
+    n, name, where = points.shape[1], "torch.histogramdd", builtins.range(points.shape[1])
+    lower = _type_name(input.dtype).lower()
+    if isinstance(bins, (list, tuple)) and len(bins) != n:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    for d, b in zip(where, bins if isinstance(bins, (list, tuple)) else [bins] * n):
+        if isinstance(b, Tensor) and b.dtype != input.dtype:
+            raise RuntimeError(f"{name}: input tensor and bins tensors should have the same dtype, but got input "
+                               f"with dtype {lower} and bins for dimension {d} with dtype {_type_name(b.dtype).lower()}")
+        if not isinstance(b, Tensor) and b < 0 or isinstance(b, Tensor) and b.numel() == 0:
+            raise RuntimeError(f"{name}: bins tensor should have at least 1 element, but got 0 elements in the "
+                               f"bins tensor for dimension {d}")
+        if not isinstance(b, Tensor) and b == 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got 0 for dimension {d}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"{name}: if weight tensor is provided, input tensor and weight tensor should have the "
+                           f"same dtype, but got input({lower}), and weight({_type_name(weight.dtype).lower()})")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(f"{name}: if weight tensor is provided it should have the same shape as the input tensor "
+                           f"excluding its innermost dimension, but got input with shape {list(input.shape)} and "
+                           f"weight with shape {list(weight.shape)}")
+    if range is not None and len(range) != 2 * n:
+        raise RuntimeError(f"{name}: for a {n}-dimensional histogram range should have {2 * n} elements, "
+                           f"but got {len(range)}")
+    if any(isinstance(b, Tensor) for b in (bins if isinstance(bins, (list, tuple)) else [])):
+        return
+    for d in where:
+        lo, hi = (range[2 * d], range[2 * d + 1]) if range is not None else (
+            (points[:, d].min(), points[:, d].max()) if len(points) else (0, 0))
+        if lo > hi:
+            raise RuntimeError(f"{name}: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {d}")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"{name}: dimension {d}'s range [{lo:g}, {hi:g}] is not finite")

@@ -20,6 +20,7 @@ from .args import tensor_args, with_out
 from .core import Op, apply, elementwise_rule
 from .pointwise_binary import Where
 from .pointwise_unary import elementwise
+from .refusals import float_only
 
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -391,8 +392,10 @@ def igamma(input, other, *, out=None):
     """The regularised lower incomplete gamma function ``P(input, other)`` (``torch.igamma``,
     ``torch.special.gammainc``): the probability that a Gamma(input, 1) variable is at most
     ``other``. Differentiable in ``other`` only (density ``x^(a-1) e^-x / Gamma(a)``); the
-    derivative in ``input`` raises, as PyTorch's. TypeError for a Python number."""
+    derivative in ``input`` raises, as PyTorch's. TypeError for a Python number; NotImplementedError
+    when both are integer or bool tensors (torch's kernel has no such dtype)."""
     tensor_args("igamma", input, other)
+    float_only(_dtype.result_type(input, other), "igamma_cpu")
     return with_out(apply(Igamma, input, other), out)
 
 
@@ -401,6 +404,7 @@ def igammac(input, other, *, out=None):
     (``torch.igammac``, ``torch.special.gammaincc``), accurate where P is near 1. TypeError
     for a Python number."""
     tensor_args("igammac", input, other)
+    float_only(_dtype.result_type(input, other), "igammac_cpu")
     return with_out(apply(Igammac, input, other), out)
 
 

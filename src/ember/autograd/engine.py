@@ -98,7 +98,8 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         _accumulate(variable, grad, create_graph)
                     if node._metadata and "post_accumulate_grad" in node._metadata:
                         for hook in tuple(node._metadata["post_accumulate_grad"].values()):
-                            hook(variable)
+                            if hook(variable) is not None:
+                                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                 continue
             if useful is not None and node not in useful:
                 continue

@@ -80,17 +80,23 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
         determinism_check: ``"default"`` or ``"none"``; ``debug``, ``early_stop``: accepted for
             torch's signature (ember recomputes the whole segment).
 
+    With ``use_reentrant=True``, as torch: no tensor argument requiring grad warns and gives an
+    output without history (closed-over parameters get no gradient), and ``kwargs`` are refused.
+
     Raises:
-        ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"``, or a
-            ``context_fn`` or ``debug`` with ``use_reentrant=True``.
+        ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"`` (with
+            ``use_reentrant=False``), or ``kwargs``, a ``context_fn`` or ``debug`` with
+            ``use_reentrant=True``.
     """
-    if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    if use_reentrant and (context_fn is not noop_context_fn or debug):
-        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if use_reentrant is None:
         warnings.warn("ember.utils.checkpoint: the use_reentrant parameter should be passed explicitly; "
                       "use_reentrant=False is recommended.", stacklevel=2)
+    if use_reentrant and kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    if not use_reentrant and determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     options = dict(use_reentrant=use_reentrant, context_fn=context_fn, preserve_rng_state=preserve_rng_state,
                    determinism_check=determinism_check, debug=debug, early_stop=early_stop)
     if function is None:
@@ -102,9 +108,14 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
             return checkpointed
         return decorate
     forward_context, recompute_context = context_fn()
+    if use_reentrant:  # torch's reentrant form is a Function of the tensor arguments alone
+        check_backward_validity(args)
     if not STATE.enabled:
         with forward_context:
             return function(*args, **kwargs)
+    if use_reentrant and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        with no_grad():
+            return function(*args)
     rng_state = get_rng_state() if preserve_rng_state else None
     reads = _ReadTensors()
     core.OBSERVERS.append(reads)

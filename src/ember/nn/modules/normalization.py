@@ -201,7 +201,9 @@ class CrossMapLRN2d(_ResponseNorm):
     :class:`LocalResponseNorm`'s centred average for channels past the first window).
 
     Args: size, alpha (default 1e-4), beta (0.75), k (1). Shape: input (N, C, H, W); output
-    the same. Raises ValueError for an input that is not 4-d. Gradients through ember's ops.
+    the same, contiguous (as torch's). Raises ValueError for an input that is not 4-d. Gradients
+    through ember's ops: the true gradient of the forward (torch 2.13's hand-written backward is
+    not; its gradcheck fails, so ember's gradients differ from torch's by design).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.CrossMapLRN2d.html
     """
 
@@ -213,4 +215,4 @@ class CrossMapLRN2d(_ResponseNorm):
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
         window = tensor(_cross_map_window(input.size(1), self.size), dtype=input.dtype, device=input.device)
         summed = (input * input).movedim(1, -1).matmul(window.t()).movedim(-1, 1)
-        return input * (summed * (self.alpha / self.size) + self.k).pow(-self.beta)
+        return (input * (summed * (self.alpha / self.size) + self.k).pow(-self.beta)).contiguous()
