@@ -126,16 +126,13 @@ def _tensors_to_arrays(data):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor that copies ``data`` (a number, nested lists, a NumPy array or a Tensor);
-    of a storage, a 1-d tensor sharing its memory, as torch's (an untyped storage's bytes read
-    as whole elements of ``dtype``, int64 by default).
-
-    The dtype is inferred as PyTorch does (floats: the default dtype; ints: int64; bools: bool;
-    arrays keep theirs) unless ``dtype`` is given. Raises TypeError for data of no numeric type,
-    RuntimeError for list values outside an integer ``dtype``'s range, ValueError for a Python
-    int beyond int64's; uint64 reads Python ints as unsigned 64-bit (OverflowError below 0 or
-    from 2**64, TypeError for floats, as torch).
-    """
+    """A new tensor that copies ``data`` (a number, nested lists, a NumPy array or a Tensor;
+    of a storage, a 1-d tensor on its memory, as torch's: an untyped storage's bytes read as
+    whole elements of ``dtype``, int64 by default). The dtype is inferred as PyTorch does
+    (floats: the default dtype; ints: int64; bools: bool; arrays keep theirs) unless ``dtype``
+    is given. Raises TypeError for data of no numeric type, RuntimeError for list values outside
+    an integer ``dtype``'s range, ValueError for a Python int beyond int64's; uint64 reads Python
+    ints as unsigned 64-bit (OverflowError below 0 or from 2**64, TypeError for floats, as torch)."""
     check_device(device)
     if hasattr(data, "_as_tensor"):  # a storage: a tensor on its memory, as torch's
         return _finish(data._as_tensor(dtype, "tensor")._data, requires_grad)
