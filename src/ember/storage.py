@@ -51,6 +51,23 @@ def _follow(root, grown):
 _shared.REGROWN.append(_follow)
 
 
+_CONVERSIONS = [("double", _dtype.float64), ("float", _dtype.float32), ("half", _dtype.float16),
+                ("bfloat16", _dtype.bfloat16), ("long", _dtype.int64), ("int", _dtype.int32),
+                ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                ("bool", _dtype.bool), ("complex_float", _dtype.complex64),
+                ("complex_double", _dtype.complex128)]
+
+
+def _conversion(name, dtype):
+    """The storage method ``name``: a new TypedStorage of ``dtype`` holding the items converted
+    as ``Tensor.to`` converts them (``_Storage._converted_to``)."""
+    def convert(self):
+        return self._converted_to(dtype)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"A {dtype} copy of this storage's items (an untyped storage's are its bytes)."
+    return convert
+
+
 class _Storage:
     """What both storages share: ``_items``, a flat NumPy view of the whole allocation whose
     elements are the storage's items (bytes for the untyped one)."""
@@ -127,44 +144,10 @@ class _Storage:
         items = Tensor._make(self._items)
         return TypedStorage(items.to(dtype, copy=True)._data, dtype)
 
-    def double(self):
-        """A float64 copy (:meth:`_converted_to`); ``float``, ``half``, ``bfloat16``, ``long``,
-        ``int``, ``short``, ``char``, ``byte``, ``bool``, ``complex_float``, ``complex_double``
-        likewise, as torch's ``TypedStorage``/``UntypedStorage`` methods."""
-        return self._converted_to(_dtype.float64)
-
-    def float(self):
-        return self._converted_to(_dtype.float32)
-
-    def half(self):
-        return self._converted_to(_dtype.float16)
-
-    def bfloat16(self):
-        return self._converted_to(_dtype.bfloat16)
-
-    def long(self):
-        return self._converted_to(_dtype.int64)
-
-    def int(self):
-        return self._converted_to(_dtype.int32)
-
-    def short(self):
-        return self._converted_to(_dtype.int16)
-
-    def char(self):
-        return self._converted_to(_dtype.int8)
-
-    def byte(self):
-        return self._converted_to(_dtype.uint8)
-
-    def bool(self):
-        return self._converted_to(_dtype.bool)
-
-    def complex_float(self):
-        return self._converted_to(_dtype.complex64)
-
-    def complex_double(self):
-        return self._converted_to(_dtype.complex128)
+    # ``double()``, ``float()``, ... ``complex_double()``: converted copies, as torch's
+    # TypedStorage/UntypedStorage methods (:func:`_conversion`)
+    (double, float, half, bfloat16, long, int, short, char, byte, bool, complex_float,
+     complex_double) = (_conversion(name, dtype) for name, dtype in _CONVERSIONS)
 
     def _as_tensor(self, dtype, context):
         """A 1-d tensor of ``dtype`` over this storage's memory (shared): as many whole items as
