@@ -361,3 +361,24 @@ def test_every_module_that_writes_code_is_in_the_graph_key():
     package = Path(backends.__file__).parent
     writers = {p.stem for p in package.glob("*.py")} - {"__init__", "c", "cache", "background"}
     assert {m.__name__.rsplit(".", 1)[1] for m in backends.cache._GENERATORS} == writers
+
+
+def test_a_build_removes_this_users_stale_temporary_files_only(tmp_path, monkeypatch):
+    """A ``.tmp-`` file a killed build left over an hour ago goes when the next build starts;
+    a fresh one (another process may be writing it), another user's, and other files stay."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = toolchain.cache_dir()
+    stale, fresh, other = root / ".tmp-killed.o", root / ".tmp-building.so", root / "notes.txt"
+    for path in (stale, fresh, other):
+        path.write_bytes(b"x")
+    two_hours_ago = time.time() - 7200
+    for path in (stale, other):
+        os.utime(path, (two_hours_ago, two_hours_ago))
+    monkeypatch.setattr(os, "getuid", lambda: stale.stat().st_uid + 1)  # the files: another user's
+    toolchain._sweep(root)
+    assert stale.exists() and fresh.exists()
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert toolchain.build(["int f(int x) { return x + 7; }\n"], toolchain.find_compiler())[0].f(1) == 8
+    assert not stale.exists() and fresh.exists() and other.exists()
+    assert not [p for p in root.glob(".tmp-*") if p != fresh]  # the build left none of its own

@@ -203,7 +203,7 @@ def test_assumptions_and_derived_sizes_are_checked_at_each_call():
 
     def f(x, y):
         return x.sum(1) + y.view(-1, 2).sum(1)
-    compiled = ember.compile(f, dynamic_shapes=spec)
+    compiled = ember.compile(f, shapes_spec=spec)
     for n in (4, 8, 6):
         x, y = _rand(n, 3, seed=n), _rand(2 * n, seed=n + 1)
         np.testing.assert_allclose(compiled(x, y).numpy(), f(x, y).numpy(), rtol=1e-6)
@@ -223,13 +223,13 @@ def test_spec_errors_are_torchs():
     def f(x):
         return x + 1
     with pytest.raises(ValueError, match=r"Both `@dynamic_spec\(...\)` is attached .* Provide only one."):
-        ember.compile(f, dynamic_shapes=spec)
+        ember.compile(f, shapes_spec=spec)
     with pytest.raises(ValueError, match="Stacking multiple @dynamic_spec"):
         dynamic_spec(spec)(f)
     with pytest.raises(ValueError, match=r"parameter 'x', which .*g does not have \(its parameters: y\)"):
         def g(y):
             return y
-        ember.compile(g, dynamic_shapes=spec)
+        ember.compile(g, shapes_spec=spec)
     with pytest.raises(ValueError, match="min >= 0"):
         ShapeVar("B", min=-1)
     with pytest.raises(TypeError, match="TensorSpec dim 1"):

@@ -180,6 +180,39 @@ def test_ember_logs_take_torch_logs_plus_prefix(capfd, monkeypatch):
     assert "captured graph of" in err and "guards of" in err
 
 
+def test_only_real_recompiles_are_counted_and_logged_after_the_limit(capfd, monkeypatch):
+    monkeypatch.setenv("EMBER_LOGS", "recompiles")
+    f = ember.compile(lambda x: x * 3, recompile_limit=3, dynamic=False, name="triple")
+    with pytest.warns(UserWarning, match="triple hit config.recompile_limit"):
+        for n in range(1, 9):  # 3 graphs (2 recompiles), then 5 calls past the limit
+            assert f(ember.ones(n)).tolist() == [3.0] * n
+    f(ember.ones(2))  # an entry of its own still replays
+    assert counters["recompiles"] == {"triple": 2} and _graphs() == 3
+    assert capfd.readouterr().err.count("recompiling triple") == 2
+
+
+def test_compile_keywords_are_torchs():
+    import inspect
+    torch = pytest.importorskip("torch")
+    ours, theirs = (inspect.signature(c).parameters for c in (ember.compile, torch.compile))
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == \
+        [(p.name, p.kind, p.default) for p in theirs.values()]
+    with pytest.raises(ValueError, match="`dynamic` and `shapes_spec` cannot both be set"):
+        ember.compile(lambda x: x, dynamic=True, shapes_spec={})
+    # isolate_recompiles=True is what every ember.compile call does: its own entries and limit
+    f = lambda x: x + 1  # noqa: E731
+    a, b = ember.compile(f, isolate_recompiles=True), ember.compile(f, recompile_limit=1)
+    with pytest.warns(UserWarning, match=r"recompile_limit \(1\)"):
+        for n in (1, 2):
+            assert a(ember.ones(n)).tolist() == b(ember.ones(n)).tolist() == [2.0] * n
+    assert len(a._entries) == 2 and len(b._entries) == 1
+    m = nn.Linear(2, 2)
+    m.compile(name="lin", isolate_recompiles=True, shapes_spec=None)
+    x = ember.ones(3, 2)
+    np.testing.assert_allclose(m(x).detach().numpy(), (x @ m.weight.T + m.bias).detach().numpy(), rtol=1e-6)
+    assert m.forward._label == "lin"
+
+
 def test_config_recompile_limit_is_the_default(monkeypatch):
     monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 1)
     f = ember.compile(lambda x: x + 1)

@@ -23,27 +23,19 @@ from ..nn.parameter import is_lazy
 from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
-from .backends import OPTIONS, compile_graph, log_enabled
+from .backends import compile_graph, log_enabled
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .exc import FailOnRecompileLimitHit, InvalidBackend
+from .exc import FailOnRecompileLimitHit
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
 
-MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-BACKENDS = ("inductor", "eager", "aot_eager")
-# Torch's inductor option names that ember's code generator reads (an option unknown to it is an
-# error that lists these); the code generator may add its own through ``backends.OPTIONS``.
-_OPTIONS = ("max_autotune", "max_autotune_gemm", "epilogue_fusion", "coordinate_descent_tuning",
-            "freezing", "triton.cudagraphs", "trace.enabled", "trace.graph_diagram", "fx_graph_cache")
-_MODE_OPTIONS = {"default": {}, "reduce-overhead": {"triton.cudagraphs": True},
-                 "max-autotune": {"max_autotune": True, "triton.cudagraphs": True},
-                 "max-autotune-no-cudagraphs": {"max_autotune": True}}
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
@@ -240,7 +232,8 @@ class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
-                 signature_of=None):
+                 signature_of=None, name=None):
+        self._label = name or _name(fn)  # in the logs, the warning and counters["recompiles"]
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
         self._recompile_limit, self._dynamic, self._spec = recompile_limit, dynamic, spec
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
@@ -259,7 +252,7 @@ class _CompiledFunction:
         # pickled (``ember.save`` of a compiled module) as its settings: the graphs, built for
         # this process, are captured again on the first call after loading, as torch's are
         return _CompiledFunction, (self._fn, self._fullgraph, self._backend, self._options, self._recompile_limit,
-                                   self._dynamic, self._spec, self._signature_of)
+                                   self._dynamic, self._spec, self._signature_of, self._label)
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
@@ -301,9 +294,9 @@ class _CompiledFunction:
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
                 if reason is not None and len(self._entries) < (self._recompile_limit or config.recompile_limit):
-                    _log("recompiles", f"recompiling {_name(fn)}: the dynamic graph does not hold at "
+                    _log("recompiles", f"recompiling {self._label}: the dynamic graph does not hold at "
                                        f"these sizes: {reason}")
-                    counters["recompiles"][_name(fn)] += 1
+                    counters["recompiles"][self._label] += 1
                     counters["stats"]["unique_graphs"] += 1
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options))
@@ -314,22 +307,24 @@ class _CompiledFunction:
             world = self._world = World(fn, args, kwargs, held=held)
             facts = snapshot(world, args, kwargs)
         if self._entries:
-            _log("recompiles", f"recompiling {_name(fn)}: guard failed: {reason}")
-            counters["recompiles"][_name(fn)] += 1
+            if self._warned:  # past the limit: eagerly, neither logged nor counted (no recompile)
+                return fn(*args, **kwargs)
             if _stance[0] == "fail_on_recompile":
                 raise RuntimeError(f"Detected recompile when torch.compile stance is "
-                                   f"'fail_on_recompile'. {_name(fn)}: {reason}")
+                                   f"'fail_on_recompile'. {self._label}: {reason}")
             limit = self._recompile_limit or config.recompile_limit
             if _stance[0] == "eager_on_recompile" or len(self._entries) >= limit:
                 if self._fullgraph and _stance[0] != "eager_on_recompile":
-                    raise FailOnRecompileLimitHit(f"{_name(fn)} hit config.recompile_limit ({limit}); last "
+                    raise FailOnRecompileLimitHit(f"{self._label} hit config.recompile_limit ({limit}); last "
                                                   f"failed guard: {reason}. Hard failure due to fullgraph=True")
-                if not self._warned and _stance[0] != "eager_on_recompile":
+                if _stance[0] != "eager_on_recompile":
                     self._warned = True
-                    warnings.warn(f"ember.compile: {_name(fn)} hit config.recompile_limit ({limit}); "
+                    warnings.warn(f"ember.compile: {self._label} hit config.recompile_limit ({limit}); "
                                   f"running it eagerly from now on. Last failed guard: {reason}",
                                   stacklevel=caller_level())
                 return fn(*args, **kwargs)
+            _log("recompiles", f"recompiling {self._label}: guard failed: {reason}")
+            counters["recompiles"][self._label] += 1
         if not self._entries and not self._waited and _makes_state(world):
             # a recording would end in a graph break (the optimizer's state made in the call):
             # this call runs eagerly, unrecorded, and the next one captures
@@ -348,11 +343,11 @@ class _CompiledFunction:
         if cap.breaks:
             reason, where = cap.breaks[0]
             counters["graph_break"][reason] += 1
-            _log("graph", f"graph break in {_name(fn)}: {reason}\n  at {where}\n  (this function runs eagerly)")
+            _log("graph", f"graph break in {self._label}: {reason}\n  at {where}\n  (this function runs eagerly)")
         else:
             counters["stats"]["unique_graphs"] += 1
-            _log("graph", lambda: f"captured graph of {_name(fn)}:\n{cap.graph.code}")
-            _log("guards", lambda: f"guards of {_name(fn)}:\n" + "\n".join(f"  {n} == {v!r}"
+            _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
+            _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                            for n, v in relevant(facts, cap)))
         if cap.breaks:
             self._entries.append(_Broken(facts, cap))
@@ -487,32 +482,8 @@ def _name(fn):
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
-def _resolve(backend, mode, options):
-    if mode is not None and options is not None:
-        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
-    if mode is not None and mode not in MODES:
-        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(MODES)}")
-    if backend is None:
-        backend = "inductor"
-    if callable(backend) and not isinstance(backend, str):
-        raise NotImplementedError("ember.compile takes a backend by name: "
-                                  f"{', '.join(BACKENDS)}; got the callable {backend!r}")
-    if backend not in BACKENDS:
-        raise InvalidBackend(f"Invalid backend: {backend!r}, see `ember._dynamo.list_backends()` "
-                             "for available backends.")
-    known = _known_options()
-    for key in options or {}:
-        if key not in known:
-            raise RuntimeError(f"Unexpected optimization option {key}, known options are {sorted(known)}")
-    return backend, dict(_MODE_OPTIONS[mode or "default"], **(options or {}), mode=mode or "default")
-
-
-def _known_options():
-    return set(_OPTIONS) | set(OPTIONS)
-
-
-def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
-            disable=False, recompile_limit=None, dynamic_shapes=None):
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,
+            disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
     """Optimizes ``model`` (a function or an ``nn.Module``) by capturing and compiling what it
     does (``torch.compile``, https://pytorch.org/docs/stable/generated/torch.compile.html).
 
@@ -531,38 +502,46 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
             all of them). ``True``: every input dimension of size >= 2 is a symbol from the
             first call. ``False``: a graph per shape. ``ember._dynamo.mark_dynamic`` and
             ``mark_static`` mark single dimensions. See :mod:`ember.compiler.dynamic`.
-        dynamic_shapes: a ``ShapesSpec`` (or a dict / ``ParamsSpec``) of
+        shapes_spec: a ``ShapesSpec`` (or a dict / ``ParamsSpec``) of
             ``ember.fx.experimental.dynamic_spec``, like the ``@dynamic_spec`` decorator.
         backend (str): ``"inductor"`` (default: ember's code generator), ``"aot_eager"`` (the
             captured graph run node by node) or ``"eager"`` (replayed through the dispatcher).
         mode (str): one of ``MODES``; ``options`` (dict): code generator options.
+        name (str or None): the compiled region's name in ember's logs (``EMBER_LOGS``), its
+            recompile-limit warning and ``counters["recompiles"]`` (default: the function's).
         disable (bool): return ``model`` unchanged.
         recompile_limit (int): entries per function before it runs eagerly (default
             ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
             recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
+        isolate_recompiles (bool): each ``ember.compile`` call keeps its own entries and
+            recompile count whatever its value (torch's ``True``); torch's default shares them
+            among the calls compiling one function, which ember does not.
 
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
             lists the valid ones). ``ember._dynamo.exc.InvalidBackend``: an unknown backend.
-        ValueError: both ``@dynamic_spec`` and ``dynamic_shapes=``; a spec naming a parameter
+        ValueError: both ``dynamic`` and ``shapes_spec``; both ``@dynamic_spec`` and
+            ``shapes_spec=``; a spec naming a parameter
             the function lacks. At a call, RuntimeError: a declared size outside its range or
             a false assumption.
     """
     if model is None:
         _resolve(backend, mode, options)
-        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable,
-                                 recompile_limit=recompile_limit, dynamic_shapes=dynamic_shapes)
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, name=name, disable=disable, recompile_limit=recompile_limit,
+                                 isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
     backend, options = _resolve(backend, mode, options)
     if disable:
         return model
     if not callable(model):
         raise RuntimeError(f"ember.compile expects a callable or an nn.Module, got {type(model).__name__}")
-    spec = _dynamic_spec.resolve_dynamic_shapes(model, dynamic_shapes)
+    if dynamic is not None and shapes_spec is not None:
+        raise ValueError("`dynamic` and `shapes_spec` cannot both be set. `shapes_spec` controls dynamic behavior.")
+    spec = _dynamic_spec.resolve_dynamic_shapes(model, shapes_spec)
     if isinstance(model, Module):
         return OptimizedModule(model, _CompiledFunction(model.__call__, fullgraph, backend, options,
-                                                        recompile_limit, dynamic, spec, model.forward))
-    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec)
+                                                        recompile_limit, dynamic, spec, model.forward, name))
+    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec, name=name)
 
 
 
@@ -595,4 +574,4 @@ class OptimizedModule(Module):
         c = self._compiled_call
         mod = copy.deepcopy(self._orig_mod, memo)
         return OptimizedModule(mod, _CompiledFunction(mod.__call__, c._fullgraph, c._backend, c._options,
-                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward))
+                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward, c._label))

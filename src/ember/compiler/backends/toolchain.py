@@ -331,12 +331,13 @@ def abandon():
 
 
 def _sweep(root, age=3600):
-    """Removes the temporary files a killed process left in the cache (older than ``age``
-    seconds: never one a running build is writing)."""
-    now = time.time()
+    """Removes the temporary files a killed process left in the cache: this user's, older than
+    ``age`` seconds (never one a running build is writing, nor another user's in a shared cache)."""
+    now, uid = time.time(), getattr(os, "getuid", lambda: None)()
     for path in root.glob(".tmp-*"):
         try:
-            if now - path.stat().st_mtime > age:
+            st = path.stat()
+            if now - st.st_mtime > age and uid in (None, st.st_uid):
                 path.unlink()
         except OSError:
             pass
