@@ -125,27 +125,27 @@ def _skip_check(zeros, m, k, n, ar, ac):
         outer, inner = ("kk", k), ("r", f"kk + 1; r < {m}" if zeros == "upper" else f"0; r < (kk < {m} ? kk : {m})")
     else:
         outer, inner = ("r", m), ("kk", f"r + 1; kk < {k}" if zeros == "lower" else f"0; kk < (r < {k} ? r : {k})")
-    return ["    int bad = 0;",
-            f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
-            "        " + simd_reduction("|", "bad"),
-            f"        for (long {inner[0]} = {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] != 0;",
-            "    }",
-            "    " + simd_reduction("|", "bad"),
-            f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
-            "    const int skip = !bad;"]
+    return _scan(outer, f"{inner[0]} = {inner[1]}", f"A[r*{ar} + kk*{ac}] != 0", k * n, "skip")
 
 
 def _finite_check(m, k, n, ar, ac):
     """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite."""
     outer, inner = (("kk", k), ("r", m)) if ar == 1 and ac != 1 else (("r", m), ("kk", k))
+    return _scan(outer, f"{inner[0]} = 0; {inner[0]} < {inner[1]}", f"A[r*{ar} + kk*{ac}] * 0 != 0", k * n, "finite")
+
+
+def _scan(outer, inner, test, packed, flag):
+    """C lines setting ``flag``: that ``test`` holds for no element of A the loops ``outer``
+    ((variable, count)) and ``inner`` (a for-loop's start and condition) visit, and that the
+    ``packed`` elements of the packed B are all finite."""
     return ["    int bad = 0;",
             f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
             "        " + simd_reduction("|", "bad"),
-            f"        for (long {inner[0]} = 0; {inner[0]} < {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] * 0 != 0;",
+            f"        for (long {inner}; {inner.split()[0]}++) bad |= {test};",
             "    }",
             "    " + simd_reduction("|", "bad"),
-            f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;",
-            "    const int finite = !bad;"]
+            f"    for (long q = 0; q < {packed}; q++) bad |= packed[q] * 0 != 0;",
+            f"    const int {flag} = !bad;"]
 
 
 def causal_gradient(node):
