@@ -21,7 +21,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, refuse_ragged, unsigned64
+from ._python_ints import check_fits, refuse_ragged, refuse_string_dims, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -43,8 +43,7 @@ def _finish(data, requires_grad=False):
 
 
 def _listed(data):
-    """``data`` with a Python sequence other than a list or tuple (a deque, a range) as a list,
-    as PyTorch reads any sequence."""
+    """``data``, a sequence other than a list or tuple (a deque, a range) as a list (torch's)."""
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (list, tuple, str, bytes)):
         return list(data)
     return data
@@ -72,11 +71,11 @@ def _infer(data):
     return np.array(data, dtype=_type_dtype(type(data)).np)
 
 
-
 def _sequence_dtype(data):
     """PyTorch's rule for nested sequences: every element keeps its own dtype (a Python float
     the default float, a NumPy scalar, array (a nested sequence) or one-element tensor its own),
     and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
+    refuse_string_dims(data)
     dt, has_tensors = None, False
     stack = [data]
     while stack:

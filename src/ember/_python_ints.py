@@ -54,3 +54,13 @@ def refuse_ragged(data, integral):
         for item in seq:
             walk(item, dim + 1)
     walk(data, 0)
+
+
+def refuse_string_dims(data):
+    """torch's ValueError for a string where the first elements size the dims (``tensor(['a'])``:
+    there a string is one sequence more; anywhere else it is the TypeError of a non-number)."""
+    x = data
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    if isinstance(x, str):
+        raise ValueError("too many dimensions 'str'")

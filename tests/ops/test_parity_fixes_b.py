@@ -338,7 +338,7 @@ def test_python_floats_convert_straight_to_float64(data):
 
 @pytest.mark.parametrize("data", ["[[1, 2], 3]", "[1, [2]]", "[[[1]], [2]]", "[[1], [2, 3]]", "[[1, 2], [3]]",
                                   "[1.5, [2]]", "[True, [1]]", "[[1], (2, 3)]", "[(1, 2), [3, (4,)]]",
-                                  "[[[1, 2], [3, 4]], [[1, 2], [3]]]"])
+                                  "[[[1, 2], [3, 4]], [[1, 2], [3]]]", "['a']", "[[1.0, 'b']]", "[[('a',)]]", "[1, 'a']", "'a'"])
 def test_ragged_nested_lists_raise_torchs_error_not_numpys(data):
     """The class and text torch gives (a length naming the dim, "not a sequence", or the
     conversion of a list to a number), where ember passed on NumPy's "inhomogeneous shape"."""
