@@ -41,14 +41,60 @@ _MESSAGES = {
 }
 
 
-def removed(name):
-    """``torch.<name>``: a function that raises torch's RuntimeError for the removed ``name``."""
-    def removed_function(*args, **kwargs):
-        raise RuntimeError(_MESSAGES[name])
-    removed_function.__name__ = removed_function.__qualname__ = name
-    removed_function.__doc__ = "Removed from PyTorch: RuntimeError naming the ``torch.linalg`` replacement."
-    return removed_function
+def _raise(name):
+    raise RuntimeError(_MESSAGES[name])
 
 
-symeig, eig, lstsq, solve, matrix_rank = (removed(name) for name in ("symeig", "eig", "lstsq", "solve",
-                                                                         "matrix_rank"))
+# Each keeps torch 2.13's signature, so a call missing an argument is the TypeError torch raises
+# before its RuntimeError.
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """Removed from PyTorch: RuntimeError naming ``torch.linalg.eigvalsh``/``eigh``."""
+    _raise("symeig")
+
+
+def eig(self, eigenvectors=False, *, e=None, v=None):
+    """Removed from PyTorch: RuntimeError naming ``torch.linalg.eig``/``eigvals``."""
+    _raise("eig")
+
+
+def lstsq(input, A, *, out=None):
+    """Removed from PyTorch: RuntimeError naming ``torch.linalg.lstsq``."""
+    _raise("lstsq")
+
+
+def solve(input, A, *, out=None):
+    """Removed from PyTorch: RuntimeError naming ``torch.linalg.solve``."""
+    _raise("solve")
+
+
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed from PyTorch: RuntimeError naming ``torch.linalg.matrix_rank``."""
+    _raise("matrix_rank")
+
+
+symeig.__name__ = symeig.__qualname__ = "_symeig"  # torch's function is named so (its TypeError says it)
+
+
+def _symeig_method(self, eigenvectors=False):
+    _raise("symeig")
+
+
+def _eig_method(self, eigenvectors=False):
+    _raise("eig")
+
+
+def _lstsq_method(self, other):
+    _raise("lstsq")
+
+
+def _solve_method(self, other):
+    _raise("solve")
+
+
+# The Tensor methods, with the signatures of torch's (``Tensor.solve(self, other)``).
+TENSOR_METHODS = {}
+for _name, _method in (("symeig", _symeig_method), ("eig", _eig_method), ("lstsq", _lstsq_method),
+                       ("solve", _solve_method)):
+    _method.__name__, _method.__qualname__ = _name, f"Tensor.{_name}"
+    _method.__doc__ = f"Removed from PyTorch: RuntimeError naming the ``torch.linalg`` replacement of ``{_name}``."
+    TENSOR_METHODS[_name] = _method

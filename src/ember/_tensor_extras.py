@@ -28,7 +28,7 @@ from ._ops.shape import clone, transpose
 from ._ops.shrink import hardshrink
 from ._ops.sort import unique_consecutive
 from ._memory_format import contiguous_format as _CONTIGUOUS, memory_format as _memory_format
-from ._removed import removed
+from ._removed import TENSOR_METHODS as _REMOVED_METHODS
 from ._size import Size
 from ._tensor import Tensor as _Tensor  # (defined before _tensor.py imports this module)
 from .storage import set_, storage, untyped_storage
@@ -307,8 +307,7 @@ METHODS = {"new": new, "fill_diagonal_": fill_diagonal_, "transpose_": transpose
            "dim_order": dim_order, "as_strided_": as_strided_, "unsafe_split_with_sizes": unsafe_split_with_sizes,
            "is_pinned": _false, "is_distributed": _false,
            "const_data_ptr": const_data_ptr,
-           "symeig": removed("symeig"), "eig": removed("eig"), "lstsq": removed("lstsq"),
-           "solve": removed("solve"), "__dlpack__": dlpack, "__dlpack_device__": dlpack_device, "type": type_}
+           **_REMOVED_METHODS, "__dlpack__": dlpack, "__dlpack_device__": dlpack_device, "type": type_}
 
 # in-place aliases: torch's other names of ``gt_``, ``ge_``, ... (wrapped in place by _tensor.py)
 IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _compare.lt, "less_equal_": _compare.le,
