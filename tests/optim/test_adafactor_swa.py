@@ -60,6 +60,18 @@ def test_adafactor_rejects_complex_parameters():
         ember.optim.Adafactor([p]).step()
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0, 3)])
+def test_adafactor_empty_parameter_raises_torchs_zero_division(shape):
+    messages = []
+    for m in (torch, ember):
+        p = m.nn.Parameter(m.zeros(shape))
+        p.grad = m.zeros(shape)
+        with pytest.raises(ZeroDivisionError) as err:
+            m.optim.Adafactor([p]).step()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
 def _models(use_bn=True):
     torch.manual_seed(0)
     t_model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))

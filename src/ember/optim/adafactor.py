@@ -89,7 +89,7 @@ class Adafactor(Optimizer):
         state["step"]._data += 1
         step = float(state["step"]._data)
         weight = step ** group["beta2_decay"]
-        rms = float(xp.sqrt(xp.sum(xp.square(param)))) / max(param.size, 1) ** 0.5
+        rms = float(xp.sqrt(xp.sum(xp.square(param)))) / param.size ** 0.5  # torch: ZeroDivisionError when empty
         alpha = max(eps2, rms) * min(lr, 1 / step ** 0.5)
         if weight_decay != 0:
             param *= 1 - lr * weight_decay
