@@ -241,6 +241,20 @@ def test_split_by_zero_or_a_negative_size_raises_as_torch(size):
         assert [tuple(t.shape) for t in ember.zeros(0).split(0)] == [(0,)]
 
 
+@pytest.mark.parametrize("size", [lambda L: L.tensor(2), lambda L: np.int64(3), lambda L: L.tensor([1, 4])],
+                         ids=["0-dim-tensor", "numpy-int", "1-dim-tensor"])
+def test_split_sizes_given_as_a_tensor_or_numpy_int_as_torch(size):
+    got = []
+    for L in (ember, torch):
+        for split in (lambda x, s: x.split(s), L.split_copy):
+            try:
+                got.append([tuple(p.shape) for p in split(L.arange(5), size(L))])
+            except TypeError as e:
+                got.append(str(e))
+    got = got[:2], got[2:]
+    assert got[0] == got[1]
+
+
 EMPTY_AND_RANGE = {
     "linear-0-rows-backward": lambda L: (lambda x, w: (L.nn.functional.linear(x, w, w[:, 0]).sum().backward(), w.grad)[1])(
         L.zeros(0, 3, requires_grad=True), L.ones(2, 3, requires_grad=True)),

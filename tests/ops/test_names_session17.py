@@ -117,6 +117,8 @@ def test_out_and_multi_output_out():
     lambda m, x: m.solve(x), lambda m, x: m.lstsq(x), lambda m, x: m.solve(), lambda m, x: m.symeig(),
     lambda m, x: m.matrix_rank(x, 1e-3, True, 1), lambda m, x: x.solve(), lambda m, x: x.lstsq(),
     lambda m, x: x.eig(True, True), lambda m, x: m.eig(x, e=None, w=None),
+    lambda m, x: m.split_copy(x, [1, 2], 1), lambda m, x: m.split_copy(x, (1, 1)), lambda m, x: m.split_copy(x, 1.0),
+    lambda m, x: m.view_as_complex_copy(m.ones(2, 2, requires_grad=True)),
     lambda m, x: m.histogramdd(x.long(), bins=2), lambda m, x: m.histogramdd(x.half(), bins=2),
     lambda m, x: m.histogramdd(x[0], bins=2), lambda m, x: m.arange(3).igamma_(m.ones(3)),
     lambda m, x: m.split_copy(x, 1, out=[m.empty(1, 3)]), lambda m, x: m.unbind_copy(x, out=[m.empty(3)] * 3),

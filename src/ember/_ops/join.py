@@ -2,6 +2,8 @@
 entry (``torch.cat``, ``split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...)."""
 import builtins
 
+import numpy as np
+
 from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
@@ -188,6 +190,13 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
+    if isinstance(split_size_or_sections, Tensor):  # a 0-dim one is a size, as an int
+        if split_size_or_sections.ndim:
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
+        split_size_or_sections = int(split_size_or_sections)
+    elif isinstance(split_size_or_sections, np.integer):  # a size torch's split_with_sizes refuses
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"numpy.{type(split_size_or_sections).__name__}")
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size < 0:

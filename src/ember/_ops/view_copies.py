@@ -3,10 +3,13 @@
 and the view's gradient; the node is the view's, named ``<ViewNode>_copy`` as torch's
 (https://pytorch.org/docs/stable/generated/torch.view_copy.html and its siblings). Multi-result
 ones (``split_copy``, ``unbind_copy``, ...) write a list ``out`` and then return None, as torch."""
+import numpy as np
+
 from .._memory_format import contiguous_format
+from .._tensor import Tensor
 from .args import with_out
 from .complex import view_as_complex, view_as_real
-from .core import named
+from .core import named, recording
 from .join import diagonal, select, split, split_with_sizes, unbind
 from .restride import as_strided
 from .shape import clone, expand, permute, squeeze, t, transpose, unfold, unsqueeze, view
@@ -109,7 +112,11 @@ def view_as_real_copy(input, *, out=None):
 
 
 def view_as_complex_copy(input, *, out=None):
-    """``torch.view_as_complex(input)`` copied."""
+    """``torch.view_as_complex(input)`` copied; RuntimeError when its gradient would be recorded
+    (torch has no derivative for this copy's complex output)."""
+    if recording(input):
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation for outputs "
+                           "with complex dtype.")
     return _copied(view_as_complex(input), out)
 
 
@@ -119,7 +126,13 @@ def unbind_copy(input, dim=0, *, out=None):
 
 
 def split_copy(input, split_size, dim=0, *, out=None):
-    """``input.split(split_size, dim)``, each copied."""
+    """``input.split(split_size, dim)``, each copied. ``split_size`` is one int (TypeError for a
+    list: that is ``split_with_sizes_copy``)."""
+    if isinstance(split_size, (list, tuple, float)) or isinstance(split_size, Tensor) and split_size.ndim:
+        raise TypeError(f"split_copy(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    if isinstance(split_size, np.integer):  # taken as torch's split_copy does (Tensor.split refuses it)
+        split_size = int(split_size)
     return _all_copied(split(input, split_size, dim), out, "split_copy_Tensor_out()")
 
 
