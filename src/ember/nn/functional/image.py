@@ -17,6 +17,7 @@ from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.resample import Resample
 from ..._ops.core import _type_name, apply, named
+from ..._memory_format import channels_last_3d, suggested
 from ..._result_layout import in_input_format
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -301,6 +302,12 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---- pixel shuffling ---------------------------------------------------------------------------
+def _two_d_formats_only(input):
+    """RuntimeError, as torch's pixel (un)shuffle kernels, for an input laid out channels_last_3d."""
+    if input.ndim == 5 and hasattr(input._data, "flags") and suggested(input._data) is channels_last_3d:
+        raise RuntimeError("Unsupported memory format. Supports only ChannelsLast, Contiguous")
+
+
 def pixel_shuffle(input, upscale_factor):
     """Rearranges (*, C * r * r, H, W) into (*, C, H * r, W * r), ``r = upscale_factor``
     (Shi et al., 2016; https://pytorch.org/docs/stable/generated/torch.nn.functional.pixel_shuffle.html).
@@ -315,6 +322,7 @@ def pixel_shuffle(input, upscale_factor):
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
                            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    _two_d_formats_only(input)
     lead = tuple(input.shape[:-3])
     n = len(lead)
     x = input.reshape(lead + (c // (r * r), r, r, h, w))
@@ -337,6 +345,7 @@ def pixel_unshuffle(input, downscale_factor):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({d})={size} is not divisible by {r}")
+    _two_d_formats_only(input)
     lead = tuple(input.shape[:-3])
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
