@@ -99,3 +99,30 @@ def test_keepdim_reductions_are_row_major(reduce, layout):
         results.append(reduce(x))
     assert results[1].stride() == results[0].stride()
     assert_close(results[1], results[0], rtol=1e-12, atol=1e-12)
+
+
+_NORMS = {
+    "batch_norm-train": lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
+    "batch_norm-eval": lambda L, x: L.nn.functional.batch_norm(
+        x, L.linspace(-1, 1, x.shape[1], dtype=L.float64), L.linspace(1, 2, x.shape[1], dtype=L.float64)),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, x.shape[-1:]),
+    "layer_norm-affine": lambda L, x: L.nn.functional.layer_norm(
+        x, x.shape[-1:], L.linspace(1, 2, x.shape[-1], dtype=L.float64), L.zeros(x.shape[-1], dtype=L.float64)),
+    "rms_norm": lambda L, x: L.nn.functional.rms_norm(x, x.shape[-1:]),
+    "group_norm": lambda L, x: L.nn.functional.group_norm(x, 1),
+}
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 1, 3), (0, 1, 3, 2), (3, 1, 2, 0), (0, 3, 1, 2)],
+                         ids=["permuted", "transposed", "reversed", "channels_last"])
+@pytest.mark.parametrize("norm", sorted(_NORMS))
+def test_normalization_result_layouts(norm, perm):
+    """torch's norm kernels allocate their results: batch norm and rms norm in the input's
+    suggested memory format (channels-last, else row-major), layer norm row-major; ember's
+    arithmetic kept a permuted input's strides."""
+    results = []
+    for L in (torch, ember):
+        x = L.tensor(np.random.default_rng(3).standard_normal((2, 4, 3, 5))).permute(perm)
+        results.append(_NORMS[norm](L, x))
+    assert results[1].stride() == results[0].stride()
+    assert_close(results[1], results[0], rtol=1e-10, atol=1e-12)

@@ -17,6 +17,8 @@ import math
 
 from .. import _backend
 from .._backend import namespace
+from .._memory_format import contiguous_format, suggested
+from .._result_layout import channels_last_like, row_major
 from ..autograd.engine import grad
 from ..autograd.grad_mode import STATE, enable_grad
 from . import core
@@ -159,7 +161,18 @@ class Normalize(Op):
     infer = classmethod(core.like_input)
 
     @staticmethod
-    def forward(x, mean, var, weight, bias, axes, eps, centered=True, affine_shape=None):
+    def forward(x, mean, var, weight, bias, axes, eps, centered=True, affine_shape=None, layout=None):
+        out = Normalize._values(x, mean, var, weight, bias, axes, eps, centered, affine_shape)
+        if layout is None or not hasattr(out, "flags"):
+            return out
+        # torch's layer norm kernel gives a row-major result; its batch norm kernel one in the
+        # input's suggest_memory_format (channels-last, else row-major)
+        if layout == "row_major" or suggested(x) is contiguous_format:
+            return row_major(out)
+        return channels_last_like(out, x)
+
+    @staticmethod
+    def _values(x, mean, var, weight, bias, axes, eps, centered, affine_shape):
         if mean is None and centered and affine_shape is None and weight is not None \
                 and bias is not None and axes == (x.ndim - 1,) and x.shape[-1] > 1 \
                 and weight.shape == bias.shape == x.shape[-1:]:

@@ -14,6 +14,7 @@ from ..._creation import full
 from ..._ops.join import cat
 from ..._ops.pointwise_binary import div
 from ..._ops import norm as _norm
+from ..._memory_format import contiguous_format, suggested
 from ..._ops.core import apply, named, recording
 from ...autograd.grad_mode import no_grad
 from ..._ops.refusals import float_only
@@ -89,7 +90,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
-        return named(_affine(input, running_mean, running_var, weight, bias, eps), _BATCH_NORM_NODE)
+        out = _affine(input, running_mean, running_var, weight, bias, eps)
+        fmt = suggested(input._data) if hasattr(input._data, "flags") else contiguous_format
+        if not out.is_contiguous(memory_format=fmt):  # torch's kernel: the input's suggested format
+            out = out.contiguous(memory_format=fmt)
+        return named(out, _BATCH_NORM_NODE)
     count = input.numel() // channels if channels else 0
     if count == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
@@ -102,7 +107,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count and running_var is not None:
             _update_running(running_var, var * (count / (count - 1)), momentum)
     return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                       affine_shape=_channel_shape(input.ndim)), _BATCH_NORM_NODE)
+                       affine_shape=_channel_shape(input.ndim), layout="suggested"), _BATCH_NORM_NODE)
 
 
 def _sync_batch_norm(input, running_mean, running_var, weight, bias, momentum, eps, all_reduce):
@@ -244,9 +249,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     float_only(input, "LayerNormKernelImpl")
     _check_same_dtype(input, weight, bias)
     if not recording(input, weight, bias):
-        return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
+        return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps,
+                           layout="row_major"), _LAYER_NORM_NODE)
     mean, var = apply(_norm.NormStats, input, axes=axes)
-    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps), _LAYER_NORM_NODE)
+    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps, layout="row_major"),
+                 _LAYER_NORM_NODE)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -267,7 +274,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         out = wide * (wide.square().mean(axes, keepdim=True) + eps).rsqrt()
         return (out if weight is None else out * weight).to(input.dtype)
     mean, var = apply(_norm.NormStats, input, axes=axes, centered=False)
-    out = apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False)
+    out = apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False,
+                layout="suggested")
     return named(out, "MulBackward0")  # torch's rms_norm is composite: its last op multiplies
 
 
