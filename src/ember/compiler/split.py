@@ -168,7 +168,11 @@ def _check(fdef, code):
     if names != list(code.co_varnames[:n]):
         raise Refused("its source's parameters are not its code's")
     bound = set(names).union(*(_stores(s) for s in fdef.body))
-    if bound != set(code.co_varnames) | set(code.co_cellvars):
+    # (Python 3.12 inlines comprehensions: their variables are the function's locals too)
+    inlined = {n.id for c in ast.walk(fdef) if isinstance(c, _COMPREHENSIONS) for g in c.generators
+               for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    local = set(code.co_varnames) | set(code.co_cellvars)
+    if not bound <= local or not local - bound <= inlined:
         raise Refused("a binding the split cannot follow")
 
 
@@ -280,15 +284,19 @@ def _reads(node):
         return outer | (inner.union(*map(_reads, parts)) - own)
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
-    return set().union(*map(_reads, ast.iter_child_nodes(node)))
+    reads = set().union(*map(_reads, ast.iter_child_nodes(node)))
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # ``h += 1`` reads h
+        reads.add(node.target.id)
+    return reads
 
 
 def build(the_plan, make_piece):
     """The function that runs ``the_plan``: the original's signature, defaults, globals and
-    closure cells; each piece made by ``make_piece(function, label)`` (its compiled callable)."""
+    closure cells; each piece made by ``make_piece(function, label, last)`` (its compiled
+    callable; ``last``: the piece whose result the function returns)."""
     func, fdef = the_plan.func, the_plan.tree
     code = func.__code__
-    defs, body, names, labels = [], [], [], []
+    defs, body, names, labels, lasts = [], [], [], [], []
     for kind, statements, params, results in the_plan.segments:
         if kind == "eager":
             body += statements
@@ -301,6 +309,7 @@ def build(the_plan, make_piece):
         load = lambda n: ast.Name(n, ast.Load(), **at)  # noqa: E731
         inner = list(statements)
         last = statements is the_plan.segments[-1][1]
+        lasts.append(last)
         if not last:
             inner.append(ast.Return(ast.Tuple([load(n) for n in results], ast.Load(), **at), **at))
         defs.append(_def(f"{name}_fn", ast.arguments(posonlyargs=[], args=[ast.arg(p, **at) for p in params],
@@ -325,8 +334,8 @@ def build(the_plan, make_piece):
     made = namespace[_PREFIX + "make"]()
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     pieces = []
-    for f, label in zip(made, labels):
-        pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(_PREFIX):-3], None), label))
+    for f, label, last in zip(made, labels, lasts):
+        pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(_PREFIX):-3], None), label, last))
     cells.update((name, types.CellType(p)) for name, p in zip(names, pieces))
     split_fn = _rebind(made[-1], func, cells, func.__name__, func.__defaults__)
     split_fn.__kwdefaults__ = func.__kwdefaults__
@@ -366,10 +375,12 @@ class _Piece:
     """A piece's callable: its compiled function, whose recordings are checked (:func:`unsafe`):
     a result the recording had identical to an input tensor (or parameter) is that tensor in
     each replay too (a replay's own is an alias of it); one a replay cannot give back the same
-    makes the piece run its Python function, eagerly, from then on."""
+    makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
+    piece, whose results are the function's (returned as a whole function's replay returns them)."""
 
-    def __init__(self, fn, compiled, log):
-        self.fn, self.compiled, self.log, self.eager, self.same = fn, compiled, log, False, None
+    def __init__(self, fn, compiled, log, last):
+        self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
+        self.eager, self.same = False, None
 
     def __call__(self, *args):
         if self.eager:
@@ -381,7 +392,7 @@ class _Piece:
             same, why = unsafe(results, args, compiled._world)
             if why is None and self.same is not None and _key(same) != _key(self.same):
                 why = "results identical to other inputs than an earlier recording's"
-            if why is not None:
+            if why is not None and not self.last:
                 self.eager = True
                 self.log(f"{compiled._label} runs eagerly from now on: it returns {why}")
             self.same = same
@@ -390,7 +401,7 @@ class _Piece:
             for j, source in self.same:
                 want = tensors[source] if type(source) is int else source
                 if flat[j] is not want and flat[j]._data is want._data:
-                    flat[j] = want
+                    flat[j] = want  # (same array: the alias a joint graph's autograd node made)
             results = unflatten(skeleton(results), iter(flat))
         return results
 
@@ -441,11 +452,11 @@ def split(compiled, cap, log):
         the_plan = plan(compiled._fn, compiled._signature_of, cap)
         _, bound, module = target(compiled._fn, compiled._signature_of)
 
-        def make_piece(fn, label):
+        def make_piece(fn, label, last):
             piece = type(compiled)(fn, False, compiled._backend, compiled._options, compiled._recompile_limit,
                                    compiled._dynamic, name=label)
             piece._piece = True
-            return _Piece(fn, piece, log)
+            return _Piece(fn, piece, log, last)
         split_fn = build(the_plan, make_piece)
     except Refused as e:
         return None, str(e)
