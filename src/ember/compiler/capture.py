@@ -10,7 +10,7 @@ an optimizer's state, a fixed tensor, or a constant made inside the function). I
 into a placeholder's array become the graph's mutations; into an intermediate, its new value.
 
 What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
-*graph break*: recorded with its reason and the user's source line, the function runs eagerly.
+*graph break*: recorded with its reason, the user's line and frames; the function is split there (split.py).
 
 Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
 than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
