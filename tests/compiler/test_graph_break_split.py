@@ -367,6 +367,25 @@ def test_refused_splits_run_the_whole_function_eagerly_and_correctly(make, reaso
     assert counters["stats"]["unique_graphs"] == 0
 
 
+def test_source_edited_since_import_is_not_split(tmp_path, monkeypatch, capfd):
+    """The source read must be the code that runs: an edited file (same lines) is refused."""
+    import importlib
+    import sys
+    text = "LOG = []\n\ndef f(x):\n    y = x * 2\n    LOG.append(y.sum().item())\n    return y + 1\n"
+    (tmp_path / "split_edited.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("split_edited")
+    try:
+        (tmp_path / "split_edited.py").write_text(text.replace("x * 2", "x * 3"))
+        monkeypatch.setenv("EMBER_LOGS", "graph")
+        f = ember.compile(module.f, backend=BACKEND)
+        for _ in range(3):
+            assert f(ember.ones(2)).tolist() == [3.0, 3.0]
+        assert f._split is None and "does not compile to its code" in capfd.readouterr().err
+    finally:
+        sys.modules.pop("split_edited", None)
+
+
 def test_logs_explain_and_fullgraph(capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOGS", "graph")
     f = ember.compile(_mid, backend=BACKEND)

@@ -27,6 +27,7 @@ callee makes the caller's whole statement eager, where torch's dynamo splits the
 a Python float passed from an eager statement into a piece is a guard on its value.
 """
 import ast
+import dis
 import inspect
 import textwrap
 import types
@@ -50,6 +51,7 @@ _FORBIDDEN = {ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Delete: "del",
               ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await"}
 _FRAME_CALLS = {"locals", "vars", "eval", "exec", "dir"}
 _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_NO_ARGS = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
 _ATOMS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), dtype, device)
 
 
@@ -120,6 +122,8 @@ def plan(fn, signature_of, cap):
     if any(line is not None and not start <= line <= fdef.end_lineno for _, _, line in code.co_lines()):
         raise Refused("its source does not match its code (edited since imported?)")
     _check(fdef, code)
+    if not _compiles_to(fdef, code):
+        raise Refused("its source does not compile to its code (edited since imported?)")
     body = fdef.body
     broken, breaks, lines = set(), [], []
     for i, (reason, where) in enumerate(cap.breaks):
@@ -139,6 +143,41 @@ def plan(fn, signature_of, cap):
     if not broken:
         raise Refused("no graph break inside the function's statements")
     return Plan(func, fdef, _segments(fdef, code, broken), breaks, lines)
+
+
+def _compiles_to(fdef, code):
+    """Whether ``fdef`` compiles (inside a function giving it ``code``'s free variables) to
+    ``code``'s bytecode, constants and names: the source read is what runs."""
+    at = dict(lineno=fdef.lineno, col_offset=0)
+    free = [ast.Assign([ast.Name(n, ast.Store(), **at)], ast.Constant(None, **at), **at) for n in code.co_freevars]
+    bare = ast.FunctionDef(**{f: getattr(fdef, f) for f in fdef._fields}, **at)
+    bare.decorator_list = []
+    outer = compile(ast.Module([_def(_PREFIX + "check", _NO_ARGS, free + [bare], at)], []), code.co_filename, "exec")
+    inner = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    return any(_same_code(c, code) for c in inner.co_consts if isinstance(c, types.CodeType))
+
+
+def _same_code(a, b):
+    """Code objects that do the same (their instructions, names, constants), whatever their
+    positions (a dedented source's columns) and the compiler's choice of method-call opcodes
+    (pytest's rewritten modules compile ``F.f(x)`` with other ones)."""
+    fields = ("co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount", "co_kwonlyargcount",
+              "co_posonlyargcount", "co_name")
+    if any(getattr(a, f) != getattr(b, f) for f in fields) or len(a.co_consts) != len(b.co_consts) \
+            or (a.co_flags ^ b.co_flags) & ~inspect.CO_NESTED or _instructions(a) != _instructions(b):
+        return False
+    return all(_same_code(x, y) if isinstance(x, types.CodeType) and isinstance(y, types.CodeType)
+               else type(x) is type(y) and x == y for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _instructions(code):
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    return [(_SAME_OP.get(i.opname, i.opname), None if i.opcode in jumps or isinstance(i.argval, types.CodeType)
+             else i.argval) for i in dis.get_instructions(code) if i.opname not in _NO_OP]
+
+
+_SAME_OP = {"LOAD_METHOD": "LOAD_ATTR"}
+_NO_OP = {"CACHE", "NOP", "PUSH_NULL", "EXTENDED_ARG"}
 
 
 def _first(statement):
@@ -327,8 +366,7 @@ def build(the_plan, make_piece):
     free = [ast.Assign([ast.Name(n, ast.Store(), **at)], ast.Constant(None, **at), **at)
             for n in [*code.co_freevars, *names]]
     made = ast.Return(ast.Tuple([ast.Name(d.name, ast.Load(), **at) for d in [*defs, wrapper]], ast.Load(), **at), **at)
-    maker = _def(_PREFIX + "make", ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                 free + defs + [wrapper, made], at)
+    maker = _def(_PREFIX + "make", _NO_ARGS, free + defs + [wrapper, made], at)
     namespace = {}
     exec(compile(ast.Module([maker], []), code.co_filename, "exec"), namespace)
     made = namespace[_PREFIX + "make"]()
