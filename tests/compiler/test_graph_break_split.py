@@ -276,15 +276,16 @@ def _leaves(value):
     return [value]
 
 
-@pytest.mark.parametrize("fn, args", [
-    (_aliased_results, lambda: (_data(3),)), (_view_then_write, lambda: (_data(2, 2),)), (_augmented, lambda: (_data(2, 2), _data(2, 2))),
-    (_int_from_item, lambda: (_data(3), 2)), (_dict_between, lambda: (_data(3),)),
+@pytest.mark.parametrize("fn, args, backend", [
+    (_aliased_results, lambda: (_data(3),), "inductor"), (_view_then_write, lambda: (_data(2, 2),), "inductor"),
+    (_augmented, lambda: (_data(2, 2), _data(2, 2)), BACKEND), (_int_from_item, lambda: (_data(3), 2), BACKEND),
+    (_dict_between, lambda: (_data(3),), BACKEND),
 ])
-def test_names_crossing_pieces_keep_eagers_meaning(fn, args):
-    """In-place writes through a name two results share, ``+=`` on a piece's result, an int a
-    piece guards on, a dict made in a piece (that piece then runs eagerly). In C, whose results
-    are new arrays (the interpreter's NumPy views would hide an alias lost)."""
-    compiled = ember.compile(fn)
+def test_names_crossing_pieces_keep_eagers_meaning(fn, args, backend):
+    """In-place writes through a name two results share or a view a piece returned (in C, whose
+    results are new arrays: the interpreter's NumPy views would hide an alias lost), ``+=`` on a
+    piece's result, an int a piece guards on, a dict made in a piece (that piece then runs eagerly)."""
+    compiled = ember.compile(fn, backend=backend)
     for call in range(5):
         a = args()
         b = [t.clone() if isinstance(t, ember.Tensor) else t for t in a]
@@ -342,6 +343,12 @@ def _walrus_in_comprehension(x):
     return parts[0] + parts[1]
 
 
+def _walrus_crossing(x):
+    if (s := x.sum()) > 0:
+        LOG.append(1)
+    return x * s
+
+
 class _Super(nn.Linear):
     def forward(self, x):
         h = super().forward(x)
@@ -352,7 +359,7 @@ class _Super(nn.Linear):
 @pytest.mark.parametrize("make, reason", [
     (_nonlocal_user, "nonlocal"), (lambda: _uses_global, "global"), (lambda: _uses_del, "del"),
     (lambda: _early_return, "a return at line"), (lambda: _walrus_in_comprehension, "walrus"),
-    (lambda: _Super(2, 2), "super"),
+    (lambda: _Super(2, 2), "super"), (lambda: _walrus_crossing, "'s' may be unbound"),
 ])
 def test_refused_splits_run_the_whole_function_eagerly_and_correctly(make, reason, capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOGS", "graph")
