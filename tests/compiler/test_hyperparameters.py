@@ -122,8 +122,10 @@ def test_hyperparameters_are_graph_inputs_and_a_zero_one_recompiles():
 @pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"])
 def test_optimizer_without_update_op_runs_eagerly_and_correctly(name):
     # their steps are arithmetic on the arrays, which a recording does not see: the compiled
-    # step replayed the forward and backward and left the parameters unchanged (RMSprop: 0.05 off)
+    # step replayed the forward and backward and left the parameters unchanged (RMSprop: 0.05 off).
+    # Now `opt.step()` is a graph break that splits the step: it runs eagerly, the forward and
+    # backward before it are a captured piece (compiled: within the tolerance of the tests above)
     make = lambda L, params, lr: getattr(L.optim, name)(params, lr=lr)  # noqa: E731
     compiled = _train(ember, make, SCHEDULES["step"], True)
     assert any(name in reason for reason in counters["graph_break"])
-    _assert_close(compiled, _train(ember, make, SCHEDULES["step"], False), rtol=0, atol=0)
+    _assert_close(compiled, _train(ember, make, SCHEDULES["step"], False), rtol=2e-6, atol=2e-7)

@@ -1,6 +1,8 @@
 """``ember._dynamo.explain(fn)(*args)``: what compiling ``fn`` captures, and where it breaks."""
 from ..compiler.capture import capture
 from ..compiler.guards import World
+from ..compiler.split import Refused, plan
+from ..nn.modules.module import Module
 
 __all__ = ["explain", "ExplainOutput", "BreakReason"]
 
@@ -16,10 +18,14 @@ class BreakReason:
 
 
 class ExplainOutput:
-    """``graphs`` (the captured pieces), ``graph_count``, ``graph_break_count``,
-    ``break_reasons`` (BreakReason list) and ``op_count``, as torch's ``ExplainOutput``."""
+    """``graphs`` (the graphs between breaks), ``graph_count``, ``graph_break_count``,
+    ``break_reasons`` (BreakReason list) and ``op_count``, as torch's ``ExplainOutput``; and
+    ember's ``split``: how ``ember.compile`` splits the function at its breaks, statement by
+    statement (``"pieces [lines 2-3], eager [line 4], ..."``, see ``ember.compiler.split``), or
+    why it does not (``"not split: ..."``, then the function runs eagerly), None without breaks."""
 
-    def __init__(self, graphs, breaks):
+    def __init__(self, graphs, breaks, split=None):
+        self.split = split
         self.graphs, self.graph_count = graphs, len(graphs)
         self.break_reasons = [BreakReason(r, w) for r, w in breaks]
         self.graph_break_count = len(breaks)
@@ -31,6 +37,8 @@ class ExplainOutput:
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         for i, b in enumerate(self.break_reasons, 1):
             lines += [f"  Break Reason {i}:", f"    Reason: {b.reason}", f"    User Stack: {b.user_stack[0]}"]
+        if self.split is not None:
+            lines.append(f"Split (ember): {self.split}")
         lines.append("Ops per Graph:")
         for i, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"  Ops {i}: " + ", ".join(getattr(op, "name", "getitem") for op in ops))
@@ -40,11 +48,19 @@ class ExplainOutput:
 def explain(f, *extra_args, **extra_kwargs):
     """``explain(fn)(*args, **kwargs)`` runs ``fn`` once (eagerly, recording) and returns an
     :class:`ExplainOutput`: the graphs it captured between graph breaks, and each break's
-    reason and source line (``torch._dynamo.explain``)."""
+    reason and source line (``torch._dynamo.explain``); with ember's ``split`` of the function
+    at them (breaks that only a recording of the whole function meets, a Python side effect in a
+    statement that runs eagerly anyway, are then not counted)."""
     def inner(*args, **kwargs):
         world = World(f, args, kwargs)
         _, cap = capture(f, args, kwargs, world)
-        return ExplainOutput(cap.pieces, cap.breaks)
+        if not cap.breaks:
+            return ExplainOutput(cap.pieces, cap.breaks)
+        try:
+            split = plan(*((f.__call__, f.forward) if isinstance(f, Module) else (f, f)), cap)
+        except Refused as e:
+            return ExplainOutput(cap.pieces, cap.breaks, f"not split: {e}")
+        return ExplainOutput(cap.pieces, split.breaks, split.describe())
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner

@@ -27,9 +27,11 @@ __all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGr
 
 def record_backward(tracer, outputs, placeholder_tensors):
     """Runs ``autograd.grad`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
-    [(placeholder index, grad Node)])`` or None when nothing is differentiable."""
+    [(placeholder index, grad Node)])`` or None when nothing is differentiable, or when the
+    outputs' history reaches a node a backward already freed (a piece of a split function
+    after ``loss.backward()``: its graph then replays through the dispatcher, as autograd sees)."""
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
-    if not diff:
+    if not diff or _freed_history(outputs):
         return None
     forward = {id(n) for n in tracer.graph.nodes}
     grad_outputs = []
@@ -55,6 +57,20 @@ def record_backward(tracer, outputs, placeholder_tensors):
             node._pre_hooks = hooks
     tracer.ran_backward = False
     return forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None]
+
+
+def _freed_history(tensors):
+    """Whether the autograd history of ``tensors`` reaches a node whose saved values were freed."""
+    todo, seen = [t.grad_fn for t in tensors], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        if getattr(node, "_freed", False):
+            return True
+        seen.add(id(node))
+        todo += [n for n, _ in node.next_functions]
+    return False
 
 
 class Joint:

@@ -10,7 +10,7 @@ an optimizer's state, a fixed tensor, or a constant made inside the function). I
 into a placeholder's array become the graph's mutations; into an intermediate, its new value.
 
 What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
-*graph break*: recorded with its reason and the user's source line, the function runs eagerly.
+*graph break*: recorded with its reason, the user's line and frames; the function is split there (split.py).
 
 Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
 than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
@@ -43,7 +43,7 @@ from .graph import Graph
 from .side_effects import python_state
 from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
-from .structure import _LOOP_INT_USE, LoopInt, _has_loop_int, flatten, skeleton, unflatten
+from .structure import _LOOP_INT_USE, LoopInt, _has_loop_int, flatten, frames_below, skeleton, unflatten
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
@@ -69,6 +69,8 @@ class Capture:
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
             of that output, or None).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
+        break_frames: per break met while running, ``(code, line)`` of each frame inside the
+            recording (:func:`~.structure.frames_below`; empty: before or after the call).
         ran_backward: the function ran the autograd engine (its outputs are returned detached).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
@@ -105,7 +107,7 @@ class Tracer(_core.Observer):
         self.indexed = 0
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale = set()          # ids of views whose base was written in place since
-        self.breaks, self.pieces = [], []
+        self.breaks, self.pieces, self.break_frames, self.earlier = [], [], [], {}
         self.ran_backward = False
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
@@ -241,7 +243,7 @@ class Tracer(_core.Observer):
         """Drops what is known of a held array that was freed (``ref``'s weak-reference callback):
         its id may be reused by a new array."""
         key = ref.key
-        for table in (self.refs, self.value, self.made, self.placeholder_of):
+        for table in (self.refs, self.value, self.made, self.placeholder_of, self.earlier):
             table.pop(key, None)
         self.stale.discard(key)
 
@@ -371,7 +373,7 @@ class Tracer(_core.Observer):
             return node
         if key in self.known:
             source, name = self.known[key]
-        elif key in self.made:
+        elif key in self.made and key not in self.earlier:  # (an earlier piece's value: an input)
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
             source, name = ("const", array.copy()), "const"
@@ -408,7 +410,9 @@ class Tracer(_core.Observer):
         if self.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
         self.breaks.append((reason, where))
+        self.break_frames.append(frames_below(capture.__code__))
         # What follows is a new piece: values of the previous one are its inputs.
+        self.earlier.update(self.value)
         self.pieces.append(self.graph)
         self.graph = Graph()
         self.value, self.placeholder_of, self.sources, self.stale, self.hyper = {}, {}, [], set(), {}
@@ -544,6 +548,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
+    cap.break_frames = tracer.break_frames
     cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)

@@ -3,8 +3,10 @@
 Each compiled callable keeps a cache of entries (guards, runner). A call whose guards match an
 entry replays its graph; otherwise the function runs once more eagerly while being recorded
 (:func:`~.capture.capture`), up to ``recompile_limit`` entries, after which it runs eagerly with
-one warning naming the failed guard. A recording that met a graph break makes an entry that
-runs the function eagerly (the program stays correct); ``fullgraph=True`` raises instead.
+one warning naming the failed guard. A recording that met graph breaks splits the function at
+them (:mod:`.split`: captured pieces, each compiled with its own entries, and the statements
+that broke run eagerly between them); where a split is refused, an entry runs the whole
+function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
 import copy
@@ -31,6 +33,7 @@ from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this pack
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
+from .split import split as _split
 from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
@@ -242,6 +245,7 @@ class _CompiledFunction:
         self._entries, self._warned, self._world, self._waited = [], False, None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
+        self._split = None  # once split at its graph breaks: the callable running the pieces
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -258,6 +262,8 @@ class _CompiledFunction:
         fn = self._fn
         if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             return fn(*args, **kwargs)
+        if self._split is not None:  # the pieces guard, capture and replay themselves
+            return self._split(*args, **kwargs)
         recheck = self._recheck
         if recheck is not None and not kwargs and recheck.holds(args):
             recheck.held = True
@@ -341,22 +347,33 @@ class _CompiledFunction:
         else:
             (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
         if cap.breaks:
-            reason, where = cap.breaks[0]
-            counters["graph_break"][reason] += 1
-            _log("graph", f"graph break in {self._label}: {reason}\n  at {where}\n  (this function runs eagerly)")
-        else:
-            counters["stats"]["unique_graphs"] += 1
-            _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
-            _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
-                                                                           for n, v in relevant(facts, cap)))
-        if cap.breaks:
-            self._entries.append(_Broken(facts, cap))
-        elif shape is None:
+            return self._broke(facts, cap, result)
+        counters["stats"]["unique_graphs"] += 1
+        _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
+        _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
+                                                                       for n, v in relevant(facts, cap)))
+        if shape is None:
             self._entries.append(_Entry(relevant(facts, cap), cap, self._backend, self._options))
         else:
             self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
                                         self._options, shape.ranges))
             self._entries[-1].shape = shape
+        return result
+
+    def _broke(self, facts, cap, result):
+        """Returns ``result`` of a recording that met graph breaks, having split the function
+        at them (:func:`.split.split`) or, where that is refused, added an entry running it eagerly."""
+        self._split, plan = _split(self, cap, lambda text: _log("graph", text))
+        breaks = plan.breaks if self._split else cap.breaks[:1]
+        for reason, _ in breaks:
+            counters["graph_break"][reason] += 1
+        text = "\n".join(f"graph break in {self._label}: {r}\n  at {w}" for r, w in breaks)
+        if self._split is None:
+            self._entries.append(_Broken(facts, cap))
+            _log("graph", f"{text}\n  (this function runs eagerly: no split, {plan})")
+        else:
+            lines = ", ".join(map(str, sorted(set(plan.lines))))
+            _log("graph", f"{text}\nsplit {self._label} at line {lines}: {plan.describe()}")
         return result
 
     def _rechecking(self, world, args, kwargs):
@@ -440,7 +457,7 @@ def reset():
     for f in list(_compiled):
         f._entries.clear()
         f._warned, f._world, f._last, f._waited = False, None, (None, None), False
-        f._recheck, f._missed = None, 0
+        f._recheck, f._missed, f._split = None, 0, None
     counters.clear()
 
 

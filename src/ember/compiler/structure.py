@@ -2,10 +2,12 @@
 order (:func:`flatten`), the value with each replaced by a slot (:func:`skeleton`) and rebuilt
 from a replay's results (:func:`unflatten`), and the ints a captured ``while_loop`` carries
 (:class:`LoopInt`)."""
+import sys
+
 from .._ops import core as _core
 from .._tensor import Tensor
 
-__all__ = ["flatten", "skeleton", "unflatten", "LoopInt"]
+__all__ = ["flatten", "skeleton", "unflatten", "LoopInt", "frames_below"]
 
 
 def flatten(value):
@@ -117,3 +119,15 @@ def unflatten(value, tensors):
     if isinstance(value, dict):
         return type(value)((k, unflatten(v, tensors)) for k, v in value.items())
     return value
+
+
+def frames_below(code):
+    """``(code object, line)`` of each frame from the caller's caller outwards, up to the
+    innermost one running ``code`` (left out): at a graph break, the frames of the recording
+    (``code``: :func:`~.capture.capture`'s), from which :mod:`.split` finds the statement of
+    the compiled function that broke. Empty where ``code``'s frame called the caller itself."""
+    frame, chain = sys._getframe(2), []
+    while frame is not None and frame.f_code is not code:
+        chain.append((frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    return chain
