@@ -39,6 +39,7 @@ from .._tensor import Tensor
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
+from .layouts import layout_of
 from .graph import Graph
 from .side_effects import python_state
 from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
@@ -68,6 +69,7 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
             of that output, or None).
+        layouts: per output, how eager laid it out (:func:`.layouts.layout_of`; None: row-major).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         ran_backward: the function ran the autograd engine (its outputs are returned detached).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
@@ -77,7 +79,7 @@ class Capture:
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
-        self.output, self.output_nodes, self.grad_sets = None, [], []
+        self.output, self.output_nodes, self.grad_sets, self.layouts = None, [], [], []
         self.breaks, self.ran_backward, self.pieces = [], False, [graph]
 
 
@@ -374,7 +376,7 @@ class Tracer(_core.Observer):
         elif key in self.made:
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
-            source, name = ("const", array.copy()), "const"
+            source, name = ("const", array.copy("K")), "const"  # (in its layout: returned, it keeps it)
         elif _root(array) is not array and id(_root(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
             source, name = ("const", array.copy()), "const"
@@ -591,4 +593,5 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
+    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
     tracer.graph.output(outputs)
