@@ -18,6 +18,8 @@ guards do. A dynamic graph's key is the order of the dims, not the strides, so o
 every size. Outputs eager gives overlapping or gapped strides (an ``expand``, a stepped slice
 of an input) stay row-major copies.
 """
+import numpy as np
+
 from .._backend import dense
 from .._backend.index_layout import compatible_strides, laid_out_as
 
@@ -28,7 +30,10 @@ LAYOUTS = "memory layouts of the inputs, globals/closures' tensors and parameter
 
 def _row_major(array):
     """Whether ``array``'s strides are row-major exactly, a size-1 dim's included (torch's
-    order reads those; NumPy's ``c_contiguous`` flag does not)."""
+    order reads those; NumPy's ``c_contiguous`` flag does not); true of an array that is no
+    NumPy array (a sparse tensor's: no strides to keep)."""
+    if type(array) is not np.ndarray:
+        return True
     if array.flags.c_contiguous and 1 not in array.shape and 0 not in array.shape:
         return True
     return array.strides == compatible_strides(array.shape, list(range(array.ndim - 1, -1, -1)), array.itemsize)
