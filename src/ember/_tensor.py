@@ -238,7 +238,7 @@ class Tensor(TensorAutograd, TensorConversions):
                                "the deepcopy protocol at the moment.")
         import copy
         t = object.__new__(type(self))
-        Tensor._init(t, self._data.copy(), self.requires_grad)
+        Tensor._init(t, self._data.copy(order="K"), self.requires_grad)  # its layout kept, as torch's clone
         memo[id(self)] = t
         if self.grad is not None:
             t.grad = copy.deepcopy(self.grad, memo)

@@ -153,3 +153,16 @@ def test_gradient_through_a_channels_last_copy():
         (a.contiguous(memory_format=L.channels_last) * L.arange(5.0)).sum().backward()
         grads.append(a.grad)
     assert_close(*grads)
+
+
+def test_deepcopy_keeps_the_layout_as_torch():
+    # a dense tensor's copy has its strides: a channels-last module's weights stay so (torch copies
+    # a view's whole storage, ember a stepped view's elements only)
+    for views in (lambda L, t: t.contiguous(memory_format=L.channels_last), lambda L, t: t.permute(3, 0, 2, 1),
+                  lambda L, t: t):
+        x = np.random.default_rng(3).standard_normal((2, 3, 4, 5)).astype(np.float32)
+        got = [copy.deepcopy(views(L, L.tensor(x))) for L in (ember, torch)]
+        assert got[0].stride() == got[1].stride()
+        assert_close(*got)
+    nets = [copy.deepcopy(L.nn.Conv2d(3, 4, 3).to(memory_format=L.channels_last)) for L in (ember, torch)]
+    assert nets[0].weight.stride() == nets[1].weight.stride() == (27, 1, 9, 3)

@@ -21,15 +21,17 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import modified_error
 from . import replay
 from .graph import Graph, Node, nodes_in
+from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGraph"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
     """Runs ``autograd.grad`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
-    [(placeholder index, grad Node)])`` or None when nothing is differentiable, or when the
-    outputs' history reaches a node a backward already freed (a piece of a split function
-    after ``loss.backward()``: its graph then replays through the dispatcher, as autograd sees)."""
+    [(placeholder index, grad Node)], [the layout eager gave each gradient])`` or None when
+    nothing is differentiable, or when the outputs' history reaches a node a backward already
+    freed (a piece of a split function after ``loss.backward()``: its graph then replays through
+    the dispatcher, as autograd sees)."""
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
     if not diff or _freed_history(outputs):
         return None
@@ -56,7 +58,8 @@ def record_backward(tracer, outputs, placeholder_tensors):
         for node, hooks in suspended:
             node._pre_hooks = hooks
     tracer.ran_backward = False
-    return forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None]
+    return (forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None],
+            [layout_of(g._data) for g in grads if g is not None])
 
 
 def _freed_history(tensors):
@@ -96,9 +99,10 @@ def _reads_mutated(graph):
     return any(o in depends for o in graph.outputs if isinstance(o, Node))
 
 
-def split(graph, sources, forward_ids, grads):
+def split(graph, sources, forward_ids, grads, grad_layouts=None):
     """Cuts a joint graph (its output node holds the user's outputs) into a :class:`Joint`, or
-    returns None when it cannot be (a backward node mutates, a saved input is mutated)."""
+    returns None when it cannot be (a backward node mutates, a saved input is mutated).
+    ``grad_layouts``: per gradient, eager's layout (:func:`.layouts.layout_of`)."""
     if any(id(v) not in forward_ids for _, v in graph.mutations):
         return None
     is_grad_output = {n: s[0] == "grad_output" for n, s in zip(graph.placeholders, sources)}
@@ -140,6 +144,7 @@ def split(graph, sources, forward_ids, grads):
     bwd.output([benv[g] for _, g in grads])
     slots = [(fwd_index[k], j) for j, (k, _) in enumerate(grads)]
     joint = Joint(fwd, bwd, fwd_sources, len(graph.outputs), slots)
+    joint.grad_layouts = grad_layouts or [None] * len(grads)
     joint.saved_inputs = [fwd_index[k] for k, p in enumerate(graph.placeholders) if p in saved]
     return joint
 
@@ -231,7 +236,8 @@ class CompiledGraph(Function):
         n = runner.joint.n_outputs
         ctx.runner, ctx.saved_arrays, ctx.sizes = runner, results[n:], sizes
         ctx.set_materialize_grads(False)  # an unused output's gradient is None (see backward)
-        outputs = tuple(Tensor._make(np.asarray(a)) for a in results[:n])
+        outputs = tuple(Tensor._make(laid_out(np.asarray(a), layout))  # as eager laid them out
+                        for a, layout in zip(results[:n], runner.cap.layouts))
         ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
                              if o.meta.get("requires_grad")]
         return outputs
@@ -253,7 +259,7 @@ class CompiledGraph(Function):
         result = [None] * (2 + runner.n_inputs)
         for k, j in runner.joint.grad_slots:
             if arrays[j] is not None:
-                result[2 + k] = Tensor._make(np.asarray(arrays[j]))
+                result[2 + k] = Tensor._make(laid_out(np.asarray(arrays[j]), runner.joint.grad_layouts[j]))
         return tuple(result)
 
 

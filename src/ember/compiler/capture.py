@@ -39,6 +39,7 @@ from .._tensor import Tensor
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
+from .layouts import layout_of
 from .graph import Graph
 from .side_effects import python_state
 from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
@@ -68,6 +69,7 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
             of that output, or None).
+        layouts: per output, how eager laid it out (:func:`.layouts.layout_of`; None: row-major).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -79,7 +81,7 @@ class Capture:
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
-        self.output, self.output_nodes, self.grad_sets = None, [], []
+        self.output, self.output_nodes, self.grad_sets, self.layouts = None, [], [], []
         self.breaks, self.ran_backward, self.pieces = [], False, [graph]
 
 
@@ -376,7 +378,7 @@ class Tracer(_core.Observer):
         elif key in self.made and key not in self.earlier:  # (an earlier piece's value: an input)
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
-            source, name = ("const", array.copy()), "const"
+            source, name = ("const", array.copy("K")), "const"  # (in its layout: returned, it keeps it)
         elif _root(array) is not array and id(_root(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
             source, name = ("const", array.copy()), "const"
@@ -596,4 +598,5 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
+    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
     tracer.graph.output(outputs)

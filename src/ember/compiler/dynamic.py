@@ -18,13 +18,11 @@ constant tensor whose size follows it) is specialised, and the log says why.
 Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the probes run at
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
-specialisation does. Each symbol is probed next to its first size (to fit) and at the ends of its
-range (2, and its max or ``2*size + 8``) to catch what saturates (``min(B, 8)``), and while more
-than one floor (remainder, product) fits a value, at the next sizes until one does (``s0 // 4``
-needs four phases of ``s0``: one more than the three sizes next to the first); an unbounded
-range is capped at the largest size recorded, so a larger call (where ``if B > 33`` may flip)
-compiles again instead of trusting the fit. What fitting cannot see, a size-dependent value
-equal at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
+specialisation does. Which sizes each symbol is probed at (next to a base size, at the ends of
+its range, more while several floors fit) is :mod:`.probe_sizes`'s: a large size is probed from
+a small base, the real call one more sample. An unbounded range is capped (a larger call, where
+``if B > 33`` may flip, compiles again). What fitting cannot see, a size-dependent value equal
+at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
 call at each new size is recorded and refitted with the samples. Python side effects other
 than tensors run once per probe.
 """
@@ -37,6 +35,7 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
+from .probe_sizes import base_size, far_sizes, near_sizes, range_end, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
@@ -108,8 +107,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
             sources.setdefault(e.args[0], f"argument {d}" if i == ARG else f"{names[i]}.size({d})")
     real = dict(hints)
-    base = {n: _base(n, v, ranges) for n, v in real.items()}
-    symbols = [n for n in hints if base[n] is not None and len(_sizes(n, base[n], ranges)) >= 2]
+    base = {n: base_size(n, v, ranges) for n, v in real.items()}
+    symbols = [n for n in hints if base[n] is not None and len(near_sizes(n, base[n], ranges)) >= 2]
     for n in hints:
         if n not in symbols:
             base[n] = real[n]
@@ -126,14 +125,51 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         finally:
             after.restore()
     real_cap = (real, cap)
-    base_sample = real_cap if base == real else probe(base)
-    if isinstance(base_sample[1], Mismatch):
-        log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
+    # a large size is probed from a small base (probe_sizes.py): the first the function takes
+    fitted = None
+    for small in small_bases({n: base[n] for n in symbols}, ranges):
+        sample = probe(dict(base, **small))
+        if not isinstance(sample[1], Mismatch):
+            fitted = _probe_and_fit(probe, sample, real_cap, list(symbols), hints, ranges, sources, log, True)
+            if fitted is None:
+                log(f"the probes from {_fmt(sample[0])} do not fit the call at {_fmt(real)}: probing next to it")
+            break
+    if fitted is None:
+        base_sample = real_cap if base == real else probe(base)
+        if isinstance(base_sample[1], Mismatch):
+            log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
+            return result, cap, None, None
+        fitted = _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, False)
+    if not fitted:
         return result, cap, None, None
+    symbols, samples, shape_ranges, covered = fitted
+    base, graph_cap = samples[0]
+    _apply(graph_cap, _unify(samples, [n for n in hints if n not in symbols]))
+    graph_cap.graph.symbols = tuple(symbols)
+    patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
+    for (i, d), e in dims.items():
+        value = e if all(n in symbols for n in free_symbols(e)) else evaluate(e, base)
+        if i == ARG:
+            ints[d] = value
+        else:
+            patterns.setdefault(i, list(inputs[i].shape))[d] = value
+    graph_cap.graph.symbol_ranges = dict(shape_ranges)  # where a slice's bound keeps one sign (backends/locs.py)
+    shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
+    shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
+    shape.verified = {_key(point, symbols) for point, _ in samples}
+    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
+    return result, graph_cap, shape, None if covered else cap
+
+
+def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, shrunk):
+    """Probes each symbol from ``base_sample`` (point, recording) and fits: ``(symbols kept,
+    samples, {symbol: range}, whether the real call is covered)``, False when all were specialised;
+    from a small base (``shrunk``), None (try another) where the fit misses the real call."""
+    base, real = base_sample[0], real_cap[0]
     per_symbol = {}
     for n in list(symbols):
         got, near, refused = [], [], None
-        for v in _sizes(n, base[n], ranges)[:6]:  # the first two sizes the function accepts
+        for v in near_sizes(n, base[n], ranges)[:6]:  # the first two sizes the function accepts
             sample = probe(dict(base, **{n: v}))
             near.append(v)
             if isinstance(sample[1], Mismatch) and sample[1].raised:
@@ -145,7 +181,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         if len(got) < 2:
             got.append(refused or (base, Mismatch("too few sizes in its range to probe")))
         else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
-            far = [probe(dict(base, **{n: v})) for v in _far(n, base[n], ranges, near)]
+            far = [probe(dict(base, **{n: v})) for v in far_sizes(n, base[n], ranges, near)]
             got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
             got += _largest_accepted(n, probe, base, got, [s for s in far if s not in got])
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
@@ -154,12 +190,14 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         else:
             reason = _deciding(n, probe, base_sample, got, ranges)
         if reason:
+            if shrunk:
+                return None
             symbols.remove(n)
             log(f"specialising {n} ({sources[n]}): {reason}")
         else:
             per_symbol[n] = got
     if not symbols:
-        return result, cap, None, None
+        return False
     samples = [base_sample] + [s for n in symbols for s in per_symbol[n]]
     for k, a in enumerate(symbols):
         for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
@@ -174,36 +212,22 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     if not covered and all(real[n] == base[n] for n in fixed) and not _unify_reason(samples + [real_cap]):
         samples.append(real_cap)
         covered = True
+    if shrunk and not covered:
+        return None
     reason = _unify_reason(samples)
     if reason:
-        log(f"specialising {', '.join(symbols)}: {reason}")
-        return result, cap, None, None
-    graph_cap = samples[0][1]
-    _apply(graph_cap, _unify(samples, fixed))
-    graph_cap.graph.symbols = tuple(symbols)
-    patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
-    for (i, d), e in dims.items():
-        value = e if all(n in symbols for n in free_symbols(e)) else evaluate(e, base)
-        if i == ARG:
-            ints[d] = value
-        else:
-            patterns.setdefault(i, list(inputs[i].shape))[d] = value
+        return None if shrunk else log(f"specialising {', '.join(symbols)}: {reason}") or False
     shape_ranges = {}
     for n in symbols:
         lo, hi = ranges.get(n, (2, None))
         if hi is None:  # beyond the largest size recorded, a branch on the size may go the other way
-            hi = max(point[n] for point, _ in samples)
+            hi = range_end(n, max(point[n] for point, _ in samples), real, shrunk)
         if not covered and real[n] < 2:
             lo = max(lo, 2)
             log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "
                 f"this graph covers sizes >= 2")
         shape_ranges[n] = (lo, hi)
-    graph_cap.graph.symbol_ranges = dict(shape_ranges)  # where a slice's bound keeps one sign (backends/locs.py)
-    shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
-    shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
-    shape.verified = {_key(point, symbols) for point, _ in samples}
-    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
-    return result, graph_cap, shape, None if covered else cap
+    return symbols, samples, shape_ranges, covered
 
 
 def _key(point, symbols):
@@ -252,7 +276,7 @@ def _deciding(name, probe, base_sample, got, ranges):
     (up to 12 each way) are added to ``got``, until one does: they complete a floor's period."""
     base = base_sample[0]
     tried = {point[name] for point, _ in got}
-    for v in [v for v in _sizes(name, base[name], ranges, 12) if v not in tried] + [None]:
+    for v in [v for v in near_sizes(name, base[name], ranges, 12) if v not in tried] + [None]:
         error = _unify_error([base_sample] + got)
         if error is None or not error.more or v is None:
             return None if error is None else str(error)
@@ -263,30 +287,6 @@ def _deciding(name, probe, base_sample, got, ranges):
 
 def _fmt(point):
     return ", ".join(f"{n}={v}" for n, v in point.items())
-
-
-def _base(name, hint, ranges):
-    """The size the probes of ``name`` start from: its hint, raised to 2 (or its range's
-    minimum) when smaller; None when the range holds no size >= 2."""
-    lo, hi = ranges.get(name, (2, None))
-    size = max(hint, lo, 2)
-    return size if hi is None or size <= hi else None
-
-
-def _sizes(name, around, ranges, reach=8):
-    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
-    upward before downward (a function may accept only some sizes: even ones, multiples)."""
-    lo, hi = ranges.get(name, (2, None))
-    fits = [around + s for s in range(1, reach + 1)] + [around - s for s in range(1, reach + 1)]
-    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
-
-
-def _far(name, around, ranges, near):
-    """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
-    end (``2 * around + 8`` when unbounded)."""
-    lo, hi = ranges.get(name, (2, None))
-    ends = [max(lo, 2), 2 * around + 8 if hi is None else hi]
-    return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 
 def _record(fn, args, kwargs, world, dims, point, joint):

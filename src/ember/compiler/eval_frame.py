@@ -31,6 +31,7 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import FailOnRecompileLimitHit
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from .split import split as _split
@@ -79,7 +80,8 @@ def _fetcher(source, shared=False):
         return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
     if shared:
         return lambda inputs, sizes, t=Tensor._make(source[1].copy()): t
-    return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy())
+    # handed out or written: a copy in the array's layout (a channels-last ``empty``'s)
+    return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy(order="K"))
 
 
 def _hyperparameter(opt, index, key):
@@ -152,6 +154,9 @@ class _Entry:
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
                             if n in placeholders}
+        # each output laid out as eager did (layouts.py); an input returned is the tensor itself
+        self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
+                        for i, v in enumerate(cap.layouts)]
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -169,6 +174,12 @@ class _Entry:
         dtypes = [p.meta["dtype"].np for p in self.joint.backward.placeholders[-len(grads):]]
         return self.run_backward, [np.zeros(shape, d) if g is None else g._data
                                    for g, shape, d in zip(grads, shapes, dtypes)]
+
+    def _returned(self, tensors, i):
+        """Output ``i``, a placeholder: the input itself, or a constant's fresh copy laid out as
+        eager's (a write into ``empty(memory_format=channels_last)``)."""
+        t = tensors[self.passthrough[i]]
+        return t if self.layouts[i] is None else Tensor._make(laid_out(t._data, self.layouts[i]))
 
     @staticmethod
     def invoke(run, values, sizes):
@@ -196,8 +207,9 @@ class _Entry:
                 for i in self.mutated:
                     tensors[i]._versions[0] -= 1
                 raise
-            results = [tensors[self.passthrough[i]] if i in self.passthrough
-                       else Tensor._make(a if type(a) is np.ndarray else np.asarray(a))
+            layouts = self.layouts
+            results = [self._returned(tensors, i) if i in self.passthrough
+                       else Tensor._make(laid_out(a if type(a) is np.ndarray else np.asarray(a), layouts[i]))
                        for i, a in enumerate(results)]
         else:
             results = self.invoke(self.run, tensors, sizes)

@@ -1,12 +1,12 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
-A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes
-and ``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter
-objects the modules and optimizers hold (with their shapes and dtypes); which of them have a
-``.grad``; each optimizer's hyperparameters and which state it keeps; which tensors the globals,
-closure cells and argument objects it reads hold, with their shapes, and which functions (rebinding
-``W = ...`` or ``helper = ...`` recompiles, as torch's guards). :func:`snapshot` lists these as ``(name, value)`` pairs; two
-snapshots are compared pair by pair, so a failed guard is named.
+A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes and
+``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter
+objects the modules and optimizers hold (with their shapes and dtypes); which of them have a ``.grad``;
+each optimizer's hyperparameters and state; which tensors the globals, closure cells and argument objects
+it reads hold, with their shapes, and which functions (rebinding ``W = ...`` or ``helper = ...``
+recompiles, as torch's guards); the memory layouts of all those tensors (:mod:`.layouts`).
+:func:`snapshot` lists these as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
 The objects looked at are found from the function itself: its arguments, ``self`` of a bound
 method, a ``functools.partial``'s arguments, a callable object's attributes, its closure and the
 globals its code names, and those of the user functions found there: the ones it calls, the
@@ -32,6 +32,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
 from .contents import DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
+from .layouts import LAYOUTS, layout_keys
 from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
@@ -428,6 +429,7 @@ def snapshot(world, args, kwargs):
               ("which parameters have .grad", tuple(grads)),
               ("which parameters have gradient hooks (hook ids)", tuple(map(hook_ids, params)))]
     facts.append(("inputs, globals/closures' tensors and parameters that are one array", _aliases(world)))
+    facts.append((LAYOUTS, layout_keys([*world.inputs, *world.free, *params])))
     for k, opt in enumerate(world.optimizers):
         params, hyper, state = optimizer_facts(opt)
         facts += [(f"optimizer {k} parameters (identity, by group)", params),

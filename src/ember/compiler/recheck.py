@@ -8,7 +8,7 @@ has pushed out of the cache. :class:`Recheck`, made from the last such call's wo
 only what can differ from it and compares flat lists at C speed: what the world's walk read
 (closure cells, globals, the containers read), the plain objects' tensors, the optimizers'
 parameter lists, hyperparameters and state, and of every input, tensor read and parameter its
-class, array shape, dtype and ``requires_grad``, which parameters have a ``.grad`` and which
+class, array shape, strides, dtype and ``requires_grad``, which parameters have a ``.grad`` and which
 arrays are shared. When all are the same, ``snapshot`` of this call's world would give that
 call's facts again, so the same entry applies. When anything differs the call takes the full
 path, which alone decides which entry applies and names a failed guard (see
@@ -30,8 +30,9 @@ from .guards import code_ids, constants, object_tensors, optimizer_facts
 
 __all__ = ["Recheck"]
 
-# what the guards read of an input (its shape through its array: ``Size`` is made per read)
-_META = operator.attrgetter("__class__", "_data.shape", "dtype", "requires_grad")
+# what the guards read of an input (its shape through its array: ``Size`` is made per read;
+# its strides: its layout, layouts.layout_keys)
+_META = operator.attrgetter("__class__", "_data.shape", "_data.strides", "dtype", "requires_grad")
 _DATA = operator.attrgetter("_data")
 _BASE = operator.attrgetter("base")
 _GRAD = operator.attrgetter("grad")

@@ -1,0 +1,69 @@
+"""Where the dynamic-shape probes run (:mod:`.dynamic`): the sizes each symbol is recorded at.
+
+Every probe runs the function eagerly, so its cost is the function's at the probed sizes. A
+symbol is probed from a *base* size: next to it (to fit), at the ends of its range (to catch
+what saturates, ``min(B, 8)``) and, while more than one floor fits a value, at the next sizes
+up and down (a floor ``s0 // 4`` needs four phases). Probing next to a large call (a 600x600
+image) and at ``2 * 600 + 8`` cost tens of seconds, so a size above :data:`SMALL` is probed from
+a small base instead (:func:`small_bases`: 16, 32, 64, ... below it, the first one the function
+accepts: a convolution refuses an image smaller than its kernel, a stride-32 network one below
+32), and the real call is one more sample of the fit; where the small sizes do not fit that
+call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
+"""
+
+__all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases", "range_end"]
+
+SMALL = 32  # sizes up to this are probed next to themselves
+
+
+def base_size(name, hint, ranges):
+    """The size the probes of ``name`` start from: its hint, raised to 2 (or its range's
+    minimum) when smaller; None when the range holds no size >= 2."""
+    lo, hi = ranges.get(name, (2, None))
+    size = max(hint, lo, 2)
+    return size if hi is None or size <= hi else None
+
+
+def near_sizes(name, around, ranges, reach=8):
+    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
+    upward before downward (a function may accept only some sizes: even ones, multiples)."""
+    lo, hi = ranges.get(name, (2, None))
+    fits = [around + s for s in range(1, reach + 1)] + [around - s for s in range(1, reach + 1)]
+    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
+
+
+def far_sizes(name, around, ranges, near):
+    """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
+    end (``2 * around + 8`` when unbounded)."""
+    lo, hi = ranges.get(name, (2, None))
+    ends = [max(lo, 2), 2 * around + 8 if hi is None else hi]
+    return [v for v in dict.fromkeys(ends) if v != around and v not in near]
+
+
+def small_bases(base, ranges):
+    """Smaller base points to probe from than ``base`` ({symbol: size}), smallest first: each
+    symbol above :data:`SMALL` at 16, 32, 64, ... (the powers of two up to half its size, raised
+    to its range's minimum), the others where they are. Empty when no
+    symbol is above SMALL."""
+    large = [n for n, v in base.items() if v > SMALL]
+    points, size = [], 16
+    while large:
+        point = dict(base)
+        for n in list(large):
+            if 2 * size > base[n]:
+                large.remove(n)
+                continue
+            point[n] = max(size, ranges.get(n, (2, None))[0], 2)
+        if point != base and point not in points:
+            points.append(point)
+        size *= 2
+    return points
+
+
+def range_end(name, recorded, real, shrunk):
+    """The high end of an unbounded range: the largest size recorded (a larger call, where
+    ``if B > 33`` may flip, compiles again). Probed from a small base, the real size is the
+    largest recorded: the end is ``2 * real + 8``, as far as probing next to the real size
+    reached (calls up to it are still recorded once at each new size and checked against the
+    fit, :func:`.dynamic.verify`)."""
+    return max(recorded, 2 * real[name] + 8) if shrunk else recorded
