@@ -67,9 +67,8 @@ class Capture:
             ``("state", optimizer, p, key)`` or ``("const", array)``.
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
-        grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (a new tensor
-            of that output, or None).
-        layouts: per output, how eager laid it out (:func:`.layouts.layout_of`; None: row-major).
+        grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
+        layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -99,9 +98,8 @@ class Tracer(_core.Observer):
     def __init__(self, known, fullgraph):
         self.graph = Graph()
         self.known = known          # id(array) -> (source, name) for arrays known before the call
-        self.fullgraph = fullgraph
+        self.fullgraph, self.sources = fullgraph, []
         self.value = {}             # id(array) -> Node holding its current value
-        self.sources = []
         self.keep = []              # arrays held for the whole recording (known ones: their ids stay theirs)
         self.refs = {}              # id(array) -> weak reference of each array seen (see hold)
         self.held = []              # those references, in the order seen

@@ -34,6 +34,7 @@ from .guards import World, bind, first_difference, holds, relevant, snapshot, wi
 from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
+from .sources import escapes as _escapes, fetcher as _fetcher
 from .split import split as _split
 from .symbolic import symbol
 
@@ -60,61 +61,6 @@ def _log(kind, text):
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
     if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
-
-
-def _fetcher(source, shared=False):
-    """``fetch(inputs, sizes)``: the tensor a placeholder stands for at this call. A constant
-    is a fresh copy per call unless ``shared`` (the graph never writes it nor hands it out)."""
-    kind = source[0]
-    if kind == "input":
-        return lambda inputs, sizes, i=source[1]: inputs[i]
-    if kind in ("param", "tensor"):
-        return lambda inputs, sizes, t=source[1]: t
-    if kind == "grad":
-        return lambda inputs, sizes, p=source[1]: p.grad
-    if kind == "state":
-        return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
-    if kind == "hyper":
-        return _hyperparameter(*source[1:])
-    if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
-        return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
-    if shared:
-        return lambda inputs, sizes, t=Tensor._make(source[1].copy()): t
-    # handed out or written: a copy in the array's layout (a channels-last ``empty``'s)
-    return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy(order="K"))
-
-
-def _hyperparameter(opt, index, key):
-    """The fetch of an optimizer's hyperparameter (``opt.param_groups[index]``'s ``key``, or
-    ``(key, i)``: item i of that tuple) as a 0-d float64 tensor, written at each call into one
-    array the graph only reads. A tensor there (``lr=torch.tensor(0.01)``) is read as its number."""
-    value = Tensor._make(np.zeros((), np.float64))
-    array = value._data
-    if type(key) is str:
-        def fetch(inputs, sizes):
-            array[()] = float(opt.param_groups[index][key])
-            return value
-    else:
-        def fetch(inputs, sizes, key=key[0], item=key[1]):
-            array[()] = float(opt.param_groups[index][key][item])
-            return value
-    return fetch
-
-
-def _escapes(graph, placeholder):
-    """Whether the graph writes ``placeholder`` or returns it or a view of it: then its array
-    must be a fresh copy on each call."""
-    outputs = set(o for o in graph.outputs if hasattr(o, "meta"))
-    if any(p is placeholder for p, _ in graph.mutations):
-        return True
-    seen, todo = set(), [placeholder]
-    while todo:
-        node = todo.pop()
-        if node in outputs:
-            return True
-        seen.add(node)
-        todo += [u for u in node.users if u not in seen and getattr(u.target, "is_view", False)]
-    return False
 
 
 class _Entry:

@@ -4,14 +4,18 @@ A placeholder of a captured graph stands for an array the function read but did 
 argument (``("input", i)``), a parameter (``("param", p)``) or its ``.grad``, an optimizer's
 state tensor, a fixed tensor, a hyperparameter or a constant. :func:`known_arrays` lists the
 arrays known before the call with their source and a readable name (the names a learner sees in
-``graph.print_tabular()``), :func:`input_names` names the arguments after ``fn``'s signature.
+``graph.print_tabular()``), :func:`input_names` names the arguments after ``fn``'s signature;
+on replay :func:`fetcher` finds each placeholder's tensor again (:func:`escapes`: whether a
+constant needs a fresh copy per call).
 """
 import inspect
+
+import numpy as np
 
 from .._tensor import Tensor
 from .structure import flatten
 
-__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays"]
+__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "fetcher", "escapes"]
 
 
 def input_names(fn, args, kwargs):
@@ -73,3 +77,58 @@ def world_arrays(world):
     for opt in world.optimizers:
         for state in opt.state.values():
             yield from (v._data for v in state.values() if isinstance(v, Tensor))
+
+
+def fetcher(source, shared=False):
+    """``fetch(inputs, sizes)``: the tensor a placeholder stands for at this call. A constant
+    is a fresh copy per call unless ``shared`` (the graph never writes it nor hands it out)."""
+    kind = source[0]
+    if kind == "input":
+        return lambda inputs, sizes, i=source[1]: inputs[i]
+    if kind in ("param", "tensor"):
+        return lambda inputs, sizes, t=source[1]: t
+    if kind == "grad":
+        return lambda inputs, sizes, p=source[1]: p.grad
+    if kind == "state":
+        return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
+    if kind == "hyper":
+        return _hyperparameter(*source[1:])
+    if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
+        return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
+    if shared:
+        return lambda inputs, sizes, t=Tensor._make(source[1].copy()): t
+    # handed out or written: a copy in the array's layout (a channels-last ``empty``'s)
+    return lambda inputs, sizes, array=source[1]: Tensor._make(array.copy(order="K"))
+
+
+def _hyperparameter(opt, index, key):
+    """The fetch of an optimizer's hyperparameter (``opt.param_groups[index]``'s ``key``, or
+    ``(key, i)``: item i of that tuple) as a 0-d float64 tensor, written at each call into one
+    array the graph only reads. A tensor there (``lr=torch.tensor(0.01)``) is read as its number."""
+    value = Tensor._make(np.zeros((), np.float64))
+    array = value._data
+    if type(key) is str:
+        def fetch(inputs, sizes):
+            array[()] = float(opt.param_groups[index][key])
+            return value
+    else:
+        def fetch(inputs, sizes, key=key[0], item=key[1]):
+            array[()] = float(opt.param_groups[index][key][item])
+            return value
+    return fetch
+
+
+def escapes(graph, placeholder):
+    """Whether the graph writes ``placeholder`` or returns it or a view of it: then its array
+    must be a fresh copy on each call."""
+    outputs = set(o for o in graph.outputs if hasattr(o, "meta"))
+    if any(p is placeholder for p, _ in graph.mutations):
+        return True
+    seen, todo = set(), [placeholder]
+    while todo:
+        node = todo.pop()
+        if node in outputs:
+            return True
+        seen.add(node)
+        todo += [u for u in node.users if u not in seen and getattr(u.target, "is_view", False)]
+    return False
