@@ -21,7 +21,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, refuse_ragged, refuse_string_dims, unsigned64
+from ._python_ints import check_fits, is_sequence, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -72,24 +72,23 @@ def _infer(data):
 
 
 def _sequence_dtype(data):
-    """PyTorch's rule for nested sequences: every element keeps its own dtype (a Python float
-    the default float, a NumPy scalar, array (a nested sequence) or one-element tensor its own),
-    and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
-    refuse_string_dims(data)
+    """PyTorch's rule for nested sequences (lists, tuples and any other sequence: a ``Size``, a
+    range, a deque): every element keeps its own dtype (a Python float the default float, a
+    NumPy scalar, array (a nested sequence, or a number where 0-d) or one-element tensor its
+    own), and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
+    refuse_first_elements(data)
     dt, has_tensors = None, False
     stack = [data]
     while stack:
         seq = stack.pop()
         for typ in set(map(type, seq)):
-            if typ is list or typ is tuple:
+            if typ is list or typ is tuple or is_sequence(typ):
                 stack.extend(x for x in seq if type(x) is typ)
                 continue
             if issubclass(typ, Tensor) or typ is np.ndarray:
                 has_tensors = has_tensors or typ is not np.ndarray
                 for x in seq:
                     if type(x) is typ:
-                        if typ is np.ndarray and not x.ndim:
-                            raise TypeError("len() of unsized object")
                         if typ is not np.ndarray and x._data.size != 1:
                             raise ValueError("only one element tensors can be converted to Python scalars")
                         d = _dtype.from_numpy_dtype(x.dtype) if typ is np.ndarray else x.dtype
@@ -113,7 +112,7 @@ def _type_dtype(typ):
         return _dtype.get_default_dtype().to_complex()
     if issubclass(typ, str):
         raise TypeError("new(): invalid data type 'str'")
-    raise TypeError(f"Could not infer dtype of {typ.__name__}")
+    raise RuntimeError(f"Could not infer dtype of {typ.__name__}")
 
 
 def _tensors_to_arrays(data):
