@@ -58,3 +58,27 @@ def test_an_inference_tensor_a_gradient_reads_raises_as_torchs(name):
         assert_same_error(lambda: run(ember), lambda: run(torch))
     else:
         np.testing.assert_allclose(run(ember).detach().numpy(), run(torch).detach().numpy(), rtol=1e-6)
+
+
+def _double(x):
+    return x * 2
+
+
+@pytest.mark.parametrize("kwargs", [dict(mode="nope"), dict(options={"max_autotune": "yes"}),
+                                    dict(options={"trace.enabled": 1}), dict(options={"bogus-option": True})],
+                         ids=["mode", "str value", "int value", "unknown"])
+def test_compile_refuses_modes_and_option_values_as_torch(kwargs):
+    """The list of modes (torch 2.13 has "lite") and the option's type in torch's message;
+    the option list itself is each one's own (ember's shorter), so only its start is compared."""
+    assert_same_error(lambda: ember.compile(_double, **kwargs), lambda: torch.compile(_double, **kwargs),
+                      normalize=lambda message: message.split(", known options are")[0])
+
+
+def test_compile_takes_torchs_mode_and_option_spellings():
+    for kwargs in (dict(mode="lite"), dict(options={"max-autotune": False}), dict(options={"epilogue-fusion": True})):
+        torch.compile(_double, **kwargs)
+        assert ember.compile(_double, **kwargs)(ember.ones(2)).tolist() == [2., 2.]
+
+
+def test_compile_of_what_is_not_callable_raises_torchs_assertion():
+    assert_same_error(lambda: ember.compile(3), lambda: torch.compile(3))
