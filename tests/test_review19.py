@@ -82,3 +82,9 @@ def test_compile_takes_torchs_mode_and_option_spellings():
 
 def test_compile_of_what_is_not_callable_raises_torchs_assertion():
     assert_same_error(lambda: ember.compile(3), lambda: torch.compile(3))
+
+
+@pytest.mark.parametrize("dim", [(0, 0), (1, -2), (2, 0, 2, 1), (0, 2, -1), [1, 1]])
+@pytest.mark.parametrize("reduce", ["sum", "amax", "mean", "var", "logsumexp", "flip"])
+def test_a_repeated_dim_is_named_as_torch_names_it(dim, reduce):
+    assert_same_error(lambda: getattr(ember.zeros(3, 4, 5), reduce)(dim), lambda: getattr(torch.zeros(3, 4, 5), reduce)(dim))
