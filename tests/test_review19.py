@@ -88,3 +88,26 @@ def test_compile_of_what_is_not_callable_raises_torchs_assertion():
 @pytest.mark.parametrize("reduce", ["sum", "amax", "mean", "var", "logsumexp", "flip"])
 def test_a_repeated_dim_is_named_as_torch_names_it(dim, reduce):
     assert_same_error(lambda: getattr(ember.zeros(3, 4, 5), reduce)(dim), lambda: getattr(torch.zeros(3, 4, 5), reduce)(dim))
+
+
+@pytest.mark.parametrize("scramble", [True, False])
+def test_sobol_first_point_is_rounded_in_the_default_dtype_of_construction_as_torch(scramble):
+    """torch computes the first point when the engine is made, in the default float dtype then,
+    and converts it to each draw's dtype: a float64 draw's first row holds float32 values."""
+    def draws(m):
+        engine = m.quasirandom.SobolEngine(5, scramble=scramble, seed=7)
+        first = engine.draw(3, dtype=m.float64)
+        engine.reset()
+        return first, engine.draw(1, dtype=m.float64), engine.draw(2, dtype=m.float64)
+    for got, expected in zip(draws(ember), draws(torch)):
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    previous = (torch.get_default_dtype(), ember.get_default_dtype())
+    try:
+        for m in (torch, ember):
+            m.set_default_dtype(m.float64)
+        engines = [m.quasirandom.SobolEngine(3, scramble=scramble, seed=1) for m in (ember, torch)]
+    finally:
+        torch.set_default_dtype(previous[0])
+        ember.set_default_dtype(previous[1])
+    np.testing.assert_array_equal(engines[0].draw(4, dtype=ember.float64).numpy(),
+                                  engines[1].draw(4, dtype=torch.float64).numpy())
