@@ -111,3 +111,25 @@ def test_sobol_first_point_is_rounded_in_the_default_dtype_of_construction_as_to
         ember.set_default_dtype(previous[1])
     np.testing.assert_array_equal(engines[0].draw(4, dtype=ember.float64).numpy(),
                                   engines[1].draw(4, dtype=torch.float64).numpy())
+
+
+_DENSE_LAYOUTS = {"transposed": lambda m: m.zeros(3, 4).t(), "permuted, a size-1 dim": lambda m: m.zeros(4, 1, 3).permute(2, 0, 1),
+                  "mT, size-1 dims": lambda m: m.zeros(3, 1, 2, 1).mT,
+                  "channels-last, size-1 dims": lambda m: m.zeros(1, 2, 1, 3).contiguous(memory_format=m.channels_last),
+                  "channels-last, empty": lambda m: m.zeros(2, 3, 0, 5).contiguous(memory_format=m.channels_last),
+                  "stepped (not dense)": lambda m: m.zeros(3, 8)[:, ::2].t(),
+                  "expanded (not dense)": lambda m: m.zeros(3, 1).expand(3, 4)}
+_PRESERVING = {"clone": lambda m, x: x.clone(), "empty_like": lambda m, x: m.empty_like(x),
+               "zeros_like": lambda m, x: m.zeros_like(x), "full_like": lambda m, x: m.full_like(x, 2.),
+               "to float64": lambda m, x: x.to(m.float64), "half()": lambda m, x: x.half()}
+
+
+@pytest.mark.parametrize("layout", list(_DENSE_LAYOUTS))
+@pytest.mark.parametrize("make", list(_PRESERVING))
+def test_preserve_format_keeps_a_dense_tensors_strides_as_torch(layout, make):
+    """torch's preserve_format copies the strides of a non-overlapping and dense tensor exactly
+    (size-1 dims' and an empty tensor's included); others get the format their strides suggest."""
+    got = _PRESERVING[make](ember, _DENSE_LAYOUTS[layout](ember))
+    expected = _PRESERVING[make](torch, _DENSE_LAYOUTS[layout](torch))
+    assert got.stride() == expected.stride()
+    np.testing.assert_array_equal(got.numpy() if make != "empty_like" else 0, expected.numpy() if make != "empty_like" else 0)

@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from . import _layout
 from . import _memory_format
-from ._backend import as_array, cast, empty_strided_like, namespace, quiet, restore
+from ._backend import as_array, cast, dense, empty_strided_like, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
@@ -404,16 +404,21 @@ def _beside(t, fill, size, dtype, requires_grad, *value, device=None):
 
 def _in_format(out, input, memory_format, fn):
     """``out``, a new dense tensor shaped as ``input``, laid out as ``memory_format``;
-    ``preserve_format`` keeps a channels-last layout of ``input`` (torch keeps any dense
-    layout, ember row-major for the others). TypeError/RuntimeError as torch's ``fn``."""
-    fmt = _memory_format.checked(memory_format, fn)
-    if out.is_sparse or input.is_sparse or MetaArray in (type(out._data), type(input._data)):
+    ``preserve_format`` keeps the strides of a dense ``input``, else orders the dims as its
+    strides do (torch's). TypeError/RuntimeError as torch's ``fn``."""
+    fmt, data = _memory_format.checked(memory_format, fn), input._data
+    if out.is_sparse or input.is_sparse or MetaArray in (type(out._data), type(data)):
         return out  # (no strides to lay out)
-    if fmt is _memory_format.preserve_format:
-        fmt = _memory_format.suggested(input._data)
-    elif fmt is not _memory_format.contiguous_format:
-        _memory_format.channels_order(fmt, input.ndim)
+    if fmt is _memory_format.preserve_format and type(data) is np.ndarray:
+        if not dense(data):
+            ordered = np.empty_like(data, dtype=out._data.dtype, order="K")
+            ordered[...] = out._data
+            out._data = ordered
+        out._data = _memory_format.preserved(out._data, data)
+        return out
+    fmt = _memory_format.suggested(data) if fmt is _memory_format.preserve_format else fmt
     if fmt is not _memory_format.contiguous_format:
+        _memory_format.channels_order(fmt, input.ndim)
         out._data = _memory_format.laid_out(out._data, fmt, namespace(out._data))
     return out
 
@@ -514,9 +519,8 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         raise NotImplementedError(NO_DATA)
     check_device(device)
     fmt = None if memory_format is None else _memory_format.checked(memory_format, "to")
-    if fmt in (None, _memory_format.preserve_format):
-        fmt = None
-    elif fmt is not _memory_format.contiguous_format:
+    fmt = None if fmt is _memory_format.preserve_format else fmt
+    if fmt not in (None, _memory_format.contiguous_format):
         _memory_format.channels_order(fmt, input.ndim)
     if dtype is None or dtype is input.dtype:
         # torch's to() returns the tensor itself when its strides suggest the format asked for
@@ -536,18 +540,16 @@ class ToDtype(Op):
     promote = None
     save_inputs = False
 
-    @classmethod
-    def infer(cls, x, dtype):
-        return tuple(x.shape), dtype
+    infer = classmethod(lambda cls, x, dtype: (tuple(x.shape), dtype))
 
     @staticmethod
     def forward(x, dtype):
         if x.dtype.kind == "c" and dtype is _dtype.bool:
             return x != 0  # true where either part is nonzero, as torch (and C++'s bool(z))
-        if x.dtype.kind == "c" and not dtype.is_complex:
+        real = x.dtype.kind == "c" and not dtype.is_complex
+        if real:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
-            x = x.real
-        return cast(x, dtype.np)
+        return _memory_format.preserved(cast(x.real if real else x, dtype.np), x)  # (preserve_format's strides)
 
     @staticmethod
     def backward(ctx, g):
