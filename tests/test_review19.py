@@ -133,3 +133,11 @@ def test_preserve_format_keeps_a_dense_tensors_strides_as_torch(layout, make):
     expected = _PRESERVING[make](torch, _DENSE_LAYOUTS[layout](torch))
     assert got.stride() == expected.stride()
     np.testing.assert_array_equal(got.numpy() if make != "empty_like" else 0, expected.numpy() if make != "empty_like" else 0)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 0, 5), (0, 3, 4, 5), (0, 0), (1, 0, 1)])
+def test_mean_of_no_element_keeps_torchs_row_major_strides(shape):
+    for dim in range(len(shape)):
+        got, expected = ember.zeros(shape).mean(dim, keepdim=True), torch.zeros(shape).mean(dim, keepdim=True)
+        assert got.stride() == expected.stride(), dim
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
