@@ -141,3 +141,10 @@ def test_mean_of_no_element_keeps_torchs_row_major_strides(shape):
         got, expected = ember.zeros(shape).mean(dim, keepdim=True), torch.zeros(shape).mean(dim, keepdim=True)
         assert got.stride() == expected.stride(), dim
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_randint_like_lays_out_its_result_as_torch():
+    for make in (lambda m: m.zeros(3, 4).t(), lambda m: m.zeros(2, 3, 4, 5).contiguous(memory_format=m.channels_last)):
+        assert ember.randint_like(make(ember), 5).stride() == torch.randint_like(make(torch), 5).stride()
+        assert ember.randint_like(make(ember), 2, 5, memory_format=ember.contiguous_format).stride() == \
+            torch.randint_like(make(torch), 2, 5, memory_format=torch.contiguous_format).stride()
