@@ -148,3 +148,10 @@ def test_randint_like_lays_out_its_result_as_torch():
         assert ember.randint_like(make(ember), 5).stride() == torch.randint_like(make(torch), 5).stride()
         assert ember.randint_like(make(ember), 2, 5, memory_format=ember.contiguous_format).stride() == \
             torch.randint_like(make(torch), 2, 5, memory_format=torch.contiguous_format).stride()
+
+
+@pytest.mark.parametrize("args", [lambda m: (None,), lambda m: (3,), lambda m: (m.zeros(2).untyped_storage(), 0)])
+def test_set_with_no_matching_form_names_what_it_got_as_torch(args):
+    """The first line (torch's later lines also say which forms failed on a type: not ember's)."""
+    assert_same_error(lambda: ember.zeros(2).set_(*args(ember)), lambda: torch.zeros(2).set_(*args(torch)),
+                      normalize=lambda message: message.split("\n")[0])
