@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from . import _layout
 from . import _memory_format
-from ._backend import as_array, cast, empty_strided_like, namespace, quiet, restore
+from ._backend import as_array, cast, dense, empty_strided_like, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
@@ -21,7 +21,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, refuse_ragged, refuse_string_dims, unsigned64
+from ._python_ints import check_fits, is_sequence, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -72,24 +72,23 @@ def _infer(data):
 
 
 def _sequence_dtype(data):
-    """PyTorch's rule for nested sequences: every element keeps its own dtype (a Python float
-    the default float, a NumPy scalar, array (a nested sequence) or one-element tensor its own),
-    and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
-    refuse_string_dims(data)
+    """PyTorch's rule for nested sequences (lists, tuples and any other sequence: a ``Size``, a
+    range, a deque): every element keeps its own dtype (a Python float the default float, a
+    NumPy scalar, array (a nested sequence, or a number where 0-d) or one-element tensor its
+    own), and those are promoted. Scans element types set-wise so long lists of numbers stay fast."""
+    refuse_first_elements(data)
     dt, has_tensors = None, False
     stack = [data]
     while stack:
         seq = stack.pop()
         for typ in set(map(type, seq)):
-            if typ is list or typ is tuple:
+            if typ is list or typ is tuple or is_sequence(typ):
                 stack.extend(x for x in seq if type(x) is typ)
                 continue
             if issubclass(typ, Tensor) or typ is np.ndarray:
                 has_tensors = has_tensors or typ is not np.ndarray
                 for x in seq:
                     if type(x) is typ:
-                        if typ is np.ndarray and not x.ndim:
-                            raise TypeError("len() of unsized object")
                         if typ is not np.ndarray and x._data.size != 1:
                             raise ValueError("only one element tensors can be converted to Python scalars")
                         d = _dtype.from_numpy_dtype(x.dtype) if typ is np.ndarray else x.dtype
@@ -113,7 +112,7 @@ def _type_dtype(typ):
         return _dtype.get_default_dtype().to_complex()
     if issubclass(typ, str):
         raise TypeError("new(): invalid data type 'str'")
-    raise TypeError(f"Could not infer dtype of {typ.__name__}")
+    raise RuntimeError(f"Could not infer dtype of {typ.__name__}")
 
 
 def _tensors_to_arrays(data):
@@ -405,16 +404,21 @@ def _beside(t, fill, size, dtype, requires_grad, *value, device=None):
 
 def _in_format(out, input, memory_format, fn):
     """``out``, a new dense tensor shaped as ``input``, laid out as ``memory_format``;
-    ``preserve_format`` keeps a channels-last layout of ``input`` (torch keeps any dense
-    layout, ember row-major for the others). TypeError/RuntimeError as torch's ``fn``."""
-    fmt = _memory_format.checked(memory_format, fn)
-    if out.is_sparse or input.is_sparse or MetaArray in (type(out._data), type(input._data)):
+    ``preserve_format`` keeps the strides of a dense ``input``, else orders the dims as its
+    strides do (torch's). TypeError/RuntimeError as torch's ``fn``."""
+    fmt, data = _memory_format.checked(memory_format, fn), input._data
+    if out.is_sparse or input.is_sparse or MetaArray in (type(out._data), type(data)):
         return out  # (no strides to lay out)
-    if fmt is _memory_format.preserve_format:
-        fmt = _memory_format.suggested(input._data)
-    elif fmt is not _memory_format.contiguous_format:
-        _memory_format.channels_order(fmt, input.ndim)
+    if fmt is _memory_format.preserve_format and type(data) is np.ndarray:
+        if not dense(data):
+            ordered = np.empty_like(data, dtype=out._data.dtype, order="K")
+            ordered[...] = out._data
+            out._data = ordered
+        out._data = _memory_format.preserved(out._data, data)
+        return out
+    fmt = _memory_format.suggested(data) if fmt is _memory_format.preserve_format else fmt
     if fmt is not _memory_format.contiguous_format:
+        _memory_format.channels_order(fmt, input.ndim)
         out._data = _memory_format.laid_out(out._data, fmt, namespace(out._data))
     return out
 
@@ -515,9 +519,8 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         raise NotImplementedError(NO_DATA)
     check_device(device)
     fmt = None if memory_format is None else _memory_format.checked(memory_format, "to")
-    if fmt in (None, _memory_format.preserve_format):
-        fmt = None
-    elif fmt is not _memory_format.contiguous_format:
+    fmt = None if fmt is _memory_format.preserve_format else fmt
+    if fmt not in (None, _memory_format.contiguous_format):
         _memory_format.channels_order(fmt, input.ndim)
     if dtype is None or dtype is input.dtype:
         # torch's to() returns the tensor itself when its strides suggest the format asked for
@@ -537,18 +540,16 @@ class ToDtype(Op):
     promote = None
     save_inputs = False
 
-    @classmethod
-    def infer(cls, x, dtype):
-        return tuple(x.shape), dtype
+    infer = classmethod(lambda cls, x, dtype: (tuple(x.shape), dtype))
 
     @staticmethod
     def forward(x, dtype):
         if x.dtype.kind == "c" and dtype is _dtype.bool:
             return x != 0  # true where either part is nonzero, as torch (and C++'s bool(z))
-        if x.dtype.kind == "c" and not dtype.is_complex:
+        real = x.dtype.kind == "c" and not dtype.is_complex
+        if real:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning)
-            x = x.real
-        return cast(x, dtype.np)
+        return _memory_format.preserved(cast(x.real if real else x, dtype.np), x)  # (preserve_format's strides)
 
     @staticmethod
     def backward(ctx, g):

@@ -13,6 +13,8 @@ interpolation keep a channels-last input's format; reductions give row-major res
 """
 import numpy as np
 
+from ._backend import dense as _dense
+
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
 
 
@@ -148,3 +150,21 @@ def for_empty(array, fmt, fn="empty"):
         array = laid_out(array, fmt)
     return array
 
+
+
+def preserved(out, source):
+    """``out``, a new array of ``source``'s shape and values, laid out as torch's
+    ``preserve_format`` lays out a copy of ``source``: with ``source``'s strides (in elements)
+    exactly when ``source`` is non-overlapping and dense (a permuted or channels-last tensor,
+    a size-1 dim's stride and an empty tensor's included), else ``out`` as it is. A NumPy
+    copy in "K" order differs only in size-1 dims' strides (and loses an empty one's)."""
+    if type(out) is not np.ndarray or type(source) is not np.ndarray:
+        return out
+    strides = tuple(s // source.itemsize * out.itemsize for s in source.strides)
+    if out.strides == strides or not _dense(source):
+        return out
+    if not out.size:
+        return np.lib.stride_tricks.as_strided(np.empty(0, out.dtype), out.shape, strides)
+    copy = np.ndarray(out.shape, out.dtype, buffer=np.empty(out.size, out.dtype), strides=strides)
+    copy[...] = out
+    return copy

@@ -1,9 +1,11 @@
 """How ``tensor(data, dtype=...)`` checks the Python numbers it reads into an integer dtype, as
 PyTorch's checked conversion does (NumPy arrays and tensors are cast without a check), and
 the nested sequences it reads (torch's errors for ragged ones)."""
+import collections.abc
+
 import numpy as np
 
-__all__ = ["check_fits", "refuse_ragged", "unsigned64"]
+__all__ = ["check_fits", "is_sequence", "refuse_first_elements", "refuse_ragged", "unsigned64"]
 
 
 def check_fits(arr, dtype):
@@ -56,11 +58,20 @@ def refuse_ragged(data, integral):
     walk(data, 0)
 
 
-def refuse_string_dims(data):
-    """torch's ValueError for a string where the first elements size the dims (``tensor(['a'])``:
-    there a string is one sequence more; anywhere else it is the TypeError of a non-number)."""
+def is_sequence(typ):
+    """Whether torch's ``tensor()`` reads a ``typ`` inside nested data as one more dim: a
+    sequence (a list, a tuple or ``Size``, a range, a deque), but not a string or bytes."""
+    return issubclass(typ, collections.abc.Sequence) and not issubclass(typ, (str, bytes))
+
+
+def refuse_first_elements(data):
+    """torch's errors for what lies where the first elements size the dims: a string
+    (``tensor(['a'])``: ValueError, one sequence more there; anywhere else it is the TypeError
+    of a non-number), a 0-d array (TypeError, it has no length; anywhere else it is a number)."""
     x = data
     while isinstance(x, (list, tuple)) and x:
         x = x[0]
     if isinstance(x, str):
         raise ValueError("too many dimensions 'str'")
+    if isinstance(x, np.ndarray) and not x.ndim and x is not data:
+        raise TypeError("len() of unsized object")

@@ -165,7 +165,10 @@ def in_input_format(out, input, ranks=(4, 5)):
 
 def row_major(out):
     """The array ``out`` in row-major order with torch's strides for it (module docstring): a
-    copy where it lies otherwise, a view where only its size-1 dims' strides differ."""
+    copy where it lies otherwise, a view where only its size-1 dims' strides differ (an empty
+    array: torch's row-major strides, a size 0 counted as 1)."""
+    if type(out) is np.ndarray and not out.size and out.ndim > 1:
+        return _backend.empty_strided_like(out, format_strides(out.shape, out.itemsize, contiguous_format))
     if not out.flags.c_contiguous:
         return out.copy()
     if type(out) is np.ndarray and 1 in out.shape and out.ndim > 1:

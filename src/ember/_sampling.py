@@ -144,10 +144,12 @@ def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=
     return _in_format(out, input, memory_format, "randn_like")
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):
-    """``randint`` with ``input``'s shape and (unless given) dtype
-    (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
-    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False,
+                 memory_format=_memory_format.preserve_format):
+    """``randint`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
+    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
+    out = randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
+    return _in_format(out, input, memory_format, "randint_like")
 
 
 # Draws placed on the meta device when asked (see ``_meta.placed``).

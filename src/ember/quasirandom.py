@@ -40,6 +40,9 @@ class SobolEngine:
         self._shift = np.zeros(dimension, np.int64)
         if scramble:
             self._scramble()
+        # torch computes the first point here, in the default float dtype of now, and converts
+        # it to each draw's dtype (a float64 draw's first row holds these values)
+        self._first_dtype = get_default_dtype().np
         self.num_generated = 0
 
     def _scramble(self):
@@ -80,6 +83,8 @@ class SobolEngine:
         if not dtype.is_floating_point:
             raise NotImplementedError(f'"_sobol_engine_draw" not implemented for \'{dtype.name.capitalize()}\'')
         points = self._points(self.num_generated, n) * 2.0 ** -self.MAXBIT
+        if self.num_generated == 0 and n:
+            points[0] = points[0].astype(self._first_dtype)
         self.num_generated += n
         result = Tensor._make(np.ascontiguousarray(points, dtype=dtype.np))
         if out is not None:

@@ -366,7 +366,7 @@ def set_(self, source=_NO_SOURCE, storage_offset=None, size=None, stride=None):
             storage or tensor of another dtype than ``self``'s; a negative offset; sizes and
             strides of other lengths; a storage that cannot grow (a slice of one).
     """
-    given = [a for a in (source, storage_offset, size, stride) if a is not None and a is not _NO_SOURCE]
+    given = ([] if source is _NO_SOURCE else [source]) + [a for a in (storage_offset, size, stride) if a is not None]
     is_storage = isinstance(source, _Storage)
     if source is _NO_SOURCE and given or not (source is _NO_SOURCE or is_storage or isinstance(source, Tensor)) \
             or (storage_offset is None) != (size is None) or stride is not None and size is None:

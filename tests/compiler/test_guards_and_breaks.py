@@ -292,8 +292,8 @@ def test_api_errors_are_torchs():
     f = lambda x: x  # noqa: E731
     with pytest.raises(RuntimeError, match="Either mode or options can be specified"):
         ember.compile(f, mode="max-autotune", options={"max_autotune": True})
-    with pytest.raises(RuntimeError, match="Unrecognized mode=fast, should be one of: default, "
-                                           "reduce-overhead, max-autotune"):
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast, should be one of: default, lite, "
+                                           "reduce-overhead, max-autotune-no-cudagraphs, max-autotune"):
         ember.compile(f, mode="fast")
     with pytest.raises(RuntimeError, match="Unexpected optimization option bogus, known options are"):
         ember.compile(f, options={"bogus": 1})
@@ -304,7 +304,7 @@ def test_api_errors_are_torchs():
     assert set(ember._dynamo.list_backends()) >= {"inductor", "eager", "aot_eager"}
 
 
-@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
+@pytest.mark.parametrize("mode", ["default", "lite", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
 def test_decorator_forms_and_modes(mode):
     @ember.compile(mode=mode)
     def f(x):

@@ -98,9 +98,11 @@ def dims_arg(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        axes = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-        if len(set(axes)) != len(axes):
-            raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
+        wrapped = [_wrap_dim(d, ndim) for d in dim]
+        for i, d in enumerate(wrapped):
+            if d in wrapped[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        axes = tuple(sorted(wrapped))
         return tuple(a for a in axes if a < ndim) if ndim else ()
     d = _wrap_dim(dim, ndim)
     return (d,) if ndim else ()

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
-from .args import numpy_names, shape_arg, with_out
+from .args import dims_arg, numpy_names, shape_arg, with_out
 from .core import Op, _type_name, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
@@ -309,10 +309,9 @@ def unbind(input, dim=0):
 
 def flip(input, dims):
     """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
-    (https://pytorch.org/docs/stable/generated/torch.flip.html)."""
-    dims = shape_arg(dims if isinstance(dims, (tuple, list)) else (dims,))
-    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
-    return apply(Flip, input, dims=dims if input.ndim else ())
+    (https://pytorch.org/docs/stable/generated/torch.flip.html). RuntimeError for a repeated dim."""
+    dims = dims_arg(list(shape_arg(dims if isinstance(dims, (tuple, list)) else (dims,))), input.ndim)
+    return apply(Flip, input, dims=dims or ())
 
 
 class Flip(Op):

@@ -87,6 +87,7 @@ class Matmul(Op):
     operands gain and then lose a dimension, batch dimensions broadcast. Both operands must
     have the same dtype (RuntimeError otherwise, as in PyTorch)."""
     promote = None
+    grad_reads = ((1,), (0,))
 
     @classmethod
     def infer(cls, a, b):

@@ -208,12 +208,12 @@ def _is_int_zero_division(input, other):
     if type(other) is builtins.int:  # wrapped to the integer dtype first: int32 // 2**40 divides by 0
         return _backend.wrapped_integer(other, dt.np) == 0
     d = other._data if isinstance(other, Tensor) else other
-    xp = namespace(d)
-    return bool(xp.any(xp.asarray(d) == 0))
+    return bool(namespace(d).any(namespace(d).asarray(d) == 0))
 
 
 class Div(Op):
     opmath = True
+    grad_reads = ((1,), (0, 1))
     infer = classmethod(elementwise_rule)
     promote = "float"
     forward = staticmethod(operator.truediv)

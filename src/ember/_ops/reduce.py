@@ -130,6 +130,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     n = _count(input.shape, dims)
     total = apply(Sum, input, dim=dims, keepdim=keepdim)
     result = named(total / n if n else total * float("nan"), "MeanBackward0" if dim is None else "MeanBackward1")
+    if not result._data.size:  # (torch's mean allocates its result row-major; the product's layout is elementwise)
+        result._data = row_major(result._data)
     return with_out(result, out)
 
 

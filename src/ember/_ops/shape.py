@@ -482,7 +482,8 @@ class Clone(Op):
         # zero stride (an expanded input) where they are, which NumPy's "K" makes the innermost
         if not x.size and not contiguous and builtins.any(x.strides):  # NumPy's empty copy loses them
             return empty_strided_like(x)
-        return namespace(x).array(x, copy=True, order="C" if contiguous or overlaps_itself(x) else "K")
+        out = namespace(x).array(x, copy=True, order="C" if contiguous or overlaps_itself(x) else "K")
+        return out if contiguous else _memory_format.preserved(out, x)
 
     @staticmethod
     def backward(ctx, g):

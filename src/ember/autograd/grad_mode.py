@@ -8,7 +8,7 @@ import inspect
 import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "InferenceVersions", "CREATION_SWITCHES"]
+           "is_inference_mode_enabled", "InferenceVersions", "CREATION_SWITCHES", "INFERENCE_MADE"]
 
 
 class _State:
@@ -45,7 +45,14 @@ class InferenceVersions(list):
         list.__setitem__(self, index, value)
 
 
+# Non-empty once an ``inference_mode`` block has made inference tensors: until then the nodes
+# skip looking for them among what they save (``graph.OpNode``).
+INFERENCE_MADE = []
+
+
 def _switch_creation(inference):
+    if inference and not INFERENCE_MADE:
+        INFERENCE_MADE.append(True)
     if inference != STATE.inference:
         STATE.inference = inference
         for switch in CREATION_SWITCHES:

@@ -11,6 +11,8 @@ one gradient slot per result. :class:`node_creation_hook` watches nodes being ma
 import threading
 import weakref
 
+from .grad_mode import INFERENCE_MADE, InferenceVersions
+
 __all__ = ["Node", "OpNode", "AccumulateGrad", "node_creation_hook", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
 
@@ -129,6 +131,8 @@ class OpNode(Node):
             stack = _saved_hooks.stack
             packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
         self._packed = packed
+        if INFERENCE_MADE and op.grad_reads is not None:
+            _refuse_inference(op, inputs, needs_input_grad, tensor_cls)
         if not op.save_inputs:
             self._saved = None
         elif not packed:
@@ -360,6 +364,22 @@ def _message_name(node):
     if backward and (number == "" or number.isdigit()):
         return stem + ("" if number == "0" else number)
     return f"torch::autograd::{name}"
+
+
+_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                    "inference mode in computation tracked by autograd. To work around this, you can make a "
+                    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
+
+
+def _refuse_inference(op, inputs, needs_input_grad, tensor_cls):
+    """torch's RuntimeError for an inference tensor among the inputs of ``op`` a wanted gradient
+    reads (``op.grad_reads``: where an op does not declare them, what torch's formula saves is
+    not known here, and nothing is refused)."""
+    for j in {j for i, need in enumerate(needs_input_grad) if need for j in op.grad_reads[i]}:
+        x = inputs[j]
+        if isinstance(x, tensor_cls) and type(x._versions) is InferenceVersions:
+            raise RuntimeError(_INFERENCE_SAVED)
 
 
 class _SavedHooks(threading.local):

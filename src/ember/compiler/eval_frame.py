@@ -494,7 +494,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
 
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
-            lists the valid ones). ``ember._dynamo.exc.InvalidBackend``: an unknown backend.
+            lists the valid ones), an option's value of another type than torch's (bool).
+            ``ember._dynamo.exc.InvalidBackend``: an unknown backend. AssertionError: a
+            ``model`` that is not callable (torch's).
         ValueError: both ``dynamic`` and ``shapes_spec``; both ``@dynamic_spec`` and
             ``shapes_spec=``; a spec naming a parameter
             the function lacks. At a call, RuntimeError: a declared size outside its range or
@@ -509,7 +511,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if disable:
         return model
     if not callable(model):
-        raise RuntimeError(f"ember.compile expects a callable or an nn.Module, got {type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if dynamic is not None and shapes_spec is not None:
         raise ValueError("`dynamic` and `shapes_spec` cannot both be set. `shapes_spec` controls dynamic behavior.")
     spec = _dynamic_spec.resolve_dynamic_shapes(model, shapes_spec)

@@ -5,24 +5,31 @@ from .exc import InvalidBackend
 
 __all__ = ["MODES", "BACKENDS", "resolve"]
 
-MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 BACKENDS = ("inductor", "eager", "aot_eager")
 # Torch's inductor option names that ember's code generator reads (an option unknown to it is an
-# error that lists these); the code generator may add its own through ``backends.OPTIONS``.
+# error that lists these; each takes a bool, as torch's); the code generator may add its own
+# through ``backends.OPTIONS``.
 _OPTIONS = ("max_autotune", "max_autotune_gemm", "epilogue_fusion", "coordinate_descent_tuning",
             "freezing", "triton.cudagraphs", "trace.enabled", "trace.graph_diagram", "fx_graph_cache")
-_MODE_OPTIONS = {"default": {}, "reduce-overhead": {"triton.cudagraphs": True},
-                 "max-autotune": {"max_autotune": True, "triton.cudagraphs": True},
-                 "max-autotune-no-cudagraphs": {"max_autotune": True}}
+# (torch's "lite" mode runs each op as its eager kernel unless a region asks for inductor: the
+# captured graph run node by node, ember's "aot_eager")
+_MODE_OPTIONS = {"default": {}, "lite": {}, "reduce-overhead": {"triton.cudagraphs": True},
+                 "max-autotune-no-cudagraphs": {"max_autotune": True, "coordinate_descent_tuning": True},
+                 "max-autotune": {"max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True}}
 
 
 def resolve(backend, mode, options):
     """``(backend name, options)``: the backend (``"inductor"`` when None) and the code
     generator's options with the mode's (``options["mode"]`` names the mode).
 
+    An option's name may use ``-`` for ``_`` (``"max-autotune"``), as torch's. Mode ``"lite"``
+    runs the captured graph op by op (the ``"aot_eager"`` backend) where the backend is inductor.
+
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
-            lists the valid ones). NotImplementedError: a callable backend.
+            lists the valid ones); an option's value that is not a bool (torch's "Unexpected
+            type of attr"). NotImplementedError: a callable backend.
             ``ember._dynamo.exc.InvalidBackend``: an unknown backend name.
     """
     if mode is not None and options is not None:
@@ -37,8 +44,14 @@ def resolve(backend, mode, options):
     if backend not in BACKENDS:
         raise InvalidBackend(f"Invalid backend: {backend!r}, see `ember._dynamo.list_backends()` "
                              "for available backends.")
-    known = set(_OPTIONS) | set(OPTIONS)
-    for key in options or {}:
-        if key not in known:
+    known, named = set(_OPTIONS) | set(OPTIONS), {}
+    for key, value in (options or {}).items():
+        name = key.replace("-", "_")
+        if name not in known:
             raise RuntimeError(f"Unexpected optimization option {key}, known options are {sorted(known)}")
-    return backend, dict(_MODE_OPTIONS[mode or "default"], **(options or {}), mode=mode or "default")
+        if not isinstance(value, bool):
+            raise RuntimeError(f"Unexpected type of attr {key}, got {type(value).__name__} should be bool")
+        named[name] = value
+    if mode == "lite" and backend == "inductor":
+        backend = "aot_eager"
+    return backend, dict(_MODE_OPTIONS[mode or "default"], **named, mode=mode or "default")
