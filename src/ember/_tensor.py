@@ -575,7 +575,7 @@ _PROPERTIES = {
 }
 
 for _name, _function in {**_METHODS, **_tensor_extras.METHODS}.items():
-    setattr(Tensor, _name, _function)
+    setattr(Tensor, _name, getattr(_function, "method", _function))
 for _name, _function in {**_IN_PLACE, **_tensor_extras.IN_PLACE}.items():
     setattr(Tensor, _name, _inplace.inplace(_function))
 for _name, _function in _IN_PLACE_ONLY.items():

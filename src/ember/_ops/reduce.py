@@ -11,7 +11,7 @@ from .._creation import zeros
 from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
+from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, keepdim_needs_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .refusals import refuse_unsigned
 from .join import Cat
@@ -60,7 +60,7 @@ def _asked(result, dtype):
     return result if dtype is None or result.dtype == dtype else result.to(dtype)
 
 
-@numpy_names
+@keepdim_needs_dim
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     refuse_unsigned("sum_cpu", dtype)
@@ -119,7 +119,7 @@ class Sum(Op):
         return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
 
 
-@numpy_names
+@keepdim_needs_dim
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
     input = dtype_arg(input, dtype)
@@ -152,7 +152,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
 
-@numpy_names
+@keepdim_needs_dim
 def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
     """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
     int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
@@ -319,14 +319,14 @@ class MinAlongDim(MaxAlongDim):
         return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
 
-@numpy_names
+@keepdim_needs_dim
 def max(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
-@numpy_names
+@keepdim_needs_dim
 def min(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
