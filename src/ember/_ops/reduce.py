@@ -116,7 +116,9 @@ class Sum(Op):
     @staticmethod
     def backward(ctx, g):
         a = ctx.attrs
-        return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
+        g = expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False))
+        # torch's sum passes the expanded view back, its mean a new tensor (the view divided)
+        return (g.contiguous() if a.get("of_mean") else g,)
 
 
 @keepdim_needs_dim
@@ -129,6 +131,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dims = dims_arg(dim, input.ndim)
     n = _count(input.shape, dims)
     total = apply(Sum, input, dim=dims, keepdim=keepdim)
+    if total._grad_fn is not None:  # (the mark Sum's backward reads; not an argument of its kernel)
+        total._grad_fn.attrs = {**total._grad_fn.attrs, "of_mean": True}
     result = named(total / n if n else total * float("nan"), "MeanBackward0" if dim is None else "MeanBackward1")
     return with_out(result, out)
 

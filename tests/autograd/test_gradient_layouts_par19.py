@@ -1,0 +1,55 @@
+"""Gradient layouts torch gives: a mean's input gradient is a new contiguous tensor (torch's
+formula divides the expanded gradient), where a sum's is the expanded view (stride 0); so are
+the gradients of the poolings that average everything (``adaptive_avg_pool1d/2d`` to size 1)."""
+import numpy as np
+import pytest
+
+import ember
+from torchcompare import assert_close, to_torch, torch
+
+
+def _grad(module, f, x, g=None):
+    x = to_torch(x, True) if module is torch else x.detach().requires_grad_(True)
+    out = f(module, x)
+    return module.autograd.grad(out, x, g if g is not None else module.ones_like(out))[0]
+
+
+CASES = {
+    "mean": (lambda m, x: x.mean(), (3, 4)),
+    "mean-dim": (lambda m, x: x.mean(1), (3, 4)),
+    "mean-dims-keepdim": (lambda m, x: x.mean((0, 2), keepdim=True), (2, 3, 4)),
+    "mean-transposed": (lambda m, x: x.t().mean(0), (4, 3)),
+    "mean-one-row": (lambda m, x: x.mean(-1), (1, 5)),
+    "mean-empty-dim": (lambda m, x: x.mean(0), (0, 3)),
+    "mean-method-dtype": (lambda m, x: m.mean(x, 1, dtype=m.float64), (3, 4)),
+    "sum": (lambda m, x: x.sum(), (3, 4)),
+    "sum-dim": (lambda m, x: x.sum(1), (3, 4)),
+    "adaptive_avg_pool1d-1": (lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 1), (2, 3, 8)),
+    "adaptive_avg_pool2d-1": (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 1), (2, 3, 4, 4)),
+    "adaptive_avg_pool1d-4": (lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 4), (2, 3, 8)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_reduction_gradients_have_torchs_values_and_strides(case):
+    f, shape = CASES[case]
+    x = ember.randn(*shape)
+    e, t = _grad(ember, f, x), _grad(torch, f, x)
+    assert_close(e, t)
+    if e.numel() > 1:
+        assert e.stride() == t.stride(), (e.stride(), t.stride())
+
+
+def test_mean_gradient_is_a_new_tensor_whose_second_derivative_is_torchs():
+    data = np.random.default_rng(0).standard_normal((3, 4))
+    results = []
+    for module in (ember, torch):
+        x = module.tensor(data, requires_grad=True)
+        (g,) = module.autograd.grad((x * x).mean(1).sum(), x, create_graph=True)
+        g.mul_(1.0)  # a new tensor: writable in place (an expanded view is not)
+        (gg,) = module.autograd.grad(g.sum(), x)
+        results.append((g, gg))
+    (eg, egg), (tg, tgg) = results
+    assert_close(eg, tg, rtol=1e-12, atol=1e-12)
+    assert_close(egg, tgg, rtol=1e-12, atol=1e-12)
+    assert eg.stride() == tg.stride()
