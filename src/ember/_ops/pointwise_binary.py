@@ -509,6 +509,7 @@ class Where(Op):
     """``where(condition, input, other)``; the condition gets no gradient."""
     promote = None
     pointwise = True
+    grad_reads = ((), (0,), (0,))
 
     @classmethod
     def infer(cls, condition, input, other):
