@@ -297,10 +297,10 @@ def link_view(t, src, op, attrs):
 
 
 def mark_multi_output(views, name):
-    """Marks the results of multi-output view function ``name`` (``"Split"``) as torch does:
-    writing one in place while recording raises RuntimeError. Returns ``views``."""
+    """Marks (and returns) the results of multi-output view function ``name`` (``"Split"``) as
+    torch does: writing one in place while recording raises; ``output_nr`` reads the index."""
     for i, t in enumerate(views):
-        if t._view_chain is not None and t._view_creation is None:
+        if t._base is not None and t._view_creation is None:
             t._view_creation = (name, i)
     return views
 
