@@ -53,3 +53,52 @@ def test_mean_gradient_is_a_new_tensor_whose_second_derivative_is_torchs():
     assert_close(eg, tg, rtol=1e-12, atol=1e-12)
     assert_close(egg, tgg, rtol=1e-12, atol=1e-12)
     assert eg.stride() == tg.stride()
+
+
+def _cl(module, t):
+    return t.contiguous(memory_format=module.channels_last)
+
+
+LAYOUT_CASES = {  # input layout -> gradient layout, as torch's formulas make it
+    "std-transposed": (lambda m, x: x.std(0), lambda m, x: x.t(), (3, 5)),
+    "std-all-transposed": (lambda m, x: x.std(), lambda m, x: x.t(), (3, 5)),
+    "var-transposed-keepdim": (lambda m, x: x.var(1, keepdim=True), lambda m, x: x.t(), (3, 5)),
+    "var-correction-0": (lambda m, x: m.var(x, 0, correction=0), lambda m, x: x.t(), (3, 5)),
+    "std-channels-last": (lambda m, x: x.std((2, 3)), _cl, (2, 3, 4, 5)),
+    "var_mean-transposed": (lambda m, x: m.var_mean(x, 0)[0], lambda m, x: x.t(), (3, 5)),
+    "std_mean-transposed": (lambda m, x: m.std_mean(x, 1)[0], lambda m, x: x.t(), (3, 5)),
+    "reflect-pad-channels-last": (lambda m, x: m.nn.functional.pad(x, (1, 1, 2, 1), mode="reflect"), _cl,
+                                  (2, 3, 4, 5)),
+    "replicate-pad-transposed": (lambda m, x: m.nn.functional.pad(x, (1, 2), mode="replicate"),
+                                 lambda m, x: x.transpose(1, 2), (2, 5, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYOUT_CASES))
+def test_gradients_follow_the_inputs_layout_as_torchs(case):
+    f, layout, shape = LAYOUT_CASES[case]
+    data = ember.randn(*shape)
+    grads = []
+    for m in (ember, torch):
+        x = layout(m, data if m is ember else to_torch(data)).detach().requires_grad_(True)
+        out = f(m, x)
+        grads.append(m.autograd.grad(out, x, m.ones_like(out))[0])
+    e, t = grads
+    assert_close(e, t, rtol=1e-5, atol=1e-6)
+    assert e.stride() == t.stride(), (e.stride(), t.stride())
+
+
+@pytest.mark.parametrize("upstream_channels_last", [False, True])
+@pytest.mark.parametrize("input_channels_last", [False, True])
+def test_max_unpool2d_input_gradient_is_row_major_as_torchs(input_channels_last, upstream_channels_last):
+    x = ember.randn(2, 3, 4, 4)
+    grads = []
+    for m in (ember, torch):
+        pooled, indices = m.nn.functional.max_pool2d(x if m is ember else to_torch(x), 2, return_indices=True)
+        v = (_cl(m, pooled) if input_channels_last else pooled).detach().requires_grad_(True)
+        y = m.nn.functional.max_unpool2d(v, indices, 2)
+        g = m.arange(y.numel(), dtype=m.float32).reshape(y.shape)
+        g = _cl(m, g) if upstream_channels_last else g
+        grads.append(m.autograd.grad(y, v, g)[0])
+    assert_close(*grads)
+    assert grads[0].stride() == grads[1].stride()
