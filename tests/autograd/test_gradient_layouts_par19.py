@@ -102,3 +102,29 @@ def test_max_unpool2d_input_gradient_is_row_major_as_torchs(input_channels_last,
         grads.append(m.autograd.grad(y, v, g)[0])
     assert_close(*grads)
     assert grads[0].stride() == grads[1].stride()
+
+
+@pytest.mark.parametrize("upstream", ["row-major", "channels-last", "expanded"])
+@pytest.mark.parametrize("layout", ["row-major", "channels-last", "transposed"])
+@pytest.mark.parametrize("function", ["pixel_shuffle", "pixel_unshuffle", "both"])
+def test_pixel_shuffle_gradients_are_new_tensors_laid_out_as_torchs(function, layout, upstream):
+    data = ember.randn(2, 8, 2, 4)
+    results = []
+    for m in (ember, torch):
+        F = m.nn.functional
+        f = {"pixel_shuffle": lambda x: F.pixel_shuffle(x, 2), "pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2),
+             "both": lambda x: F.pixel_unshuffle(F.pixel_shuffle(x, 2), 1)}[function]
+        x = data if m is ember else to_torch(data)
+        x = {"row-major": x, "channels-last": _cl(m, x),
+             "transposed": x.transpose(2, 3).contiguous().transpose(2, 3)}[layout].detach().requires_grad_(True)
+        y = f(x)
+        if upstream == "expanded":
+            (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        else:
+            u = m.arange(y.numel(), dtype=m.float32).reshape(y.shape)
+            (g,) = m.autograd.grad(y, x, _cl(m, u) if upstream == "channels-last" else u)
+        results.append((y, g, type(y.grad_fn).__name__))
+    (ey, eg, ename), (ty, tg, tname) = results
+    assert_close(ey, ty)
+    assert_close(eg, tg)
+    assert (ey.stride(), eg.stride(), ename) == (ty.stride(), tg.stride(), tname)

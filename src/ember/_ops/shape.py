@@ -8,6 +8,7 @@ import builtins
 from .. import _backend, _dtype, _memory_format
 from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
+from .._result_layout import in_input_format
 from .._tensor import _wrap_dim
 from .args import dims_arg, numpy_names, product, shape_arg
 from ..autograd.grad_mode import DUAL
@@ -502,3 +503,55 @@ class Detach(Op):
     @staticmethod
     def forward(x):
         return x.view()  # a new array object over the same memory, as detach's alias
+
+
+def _pixel_axes(lead, factors):
+    """The axes of (*lead, C, a, b, c, d) to transpose the five trailing ones to ``factors``."""
+    n = len(lead)
+    return tuple(range(n)) + tuple(n + f for f in factors)
+
+
+class PixelShuffle(Op):
+    """(*, C r^2, H, W) -> (*, C, H r, W r), ``r = upscale_factor``, into a new row-major
+    tensor (the functions lay it out as torch's kernels; Shi et al., 2016). Its gradient is
+    :class:`PixelUnshuffle` of the incoming one, a new tensor too, in the format that one
+    suggests (an expanded gradient: row-major), as torch's."""
+    promote = None
+    save_inputs = False
+
+    @classmethod
+    def infer(cls, x, upscale_factor):
+        r, (c, h, w) = upscale_factor, x.shape[-3:]
+        return tuple(x.shape[:-3]) + (c // (r * r), h * r, w * r), x.dtype
+
+    @staticmethod
+    def forward(x, upscale_factor):
+        r, lead, (c, h, w) = upscale_factor, x.shape[:-3], x.shape[-3:]
+        y = x.reshape(lead + (c // (r * r), r, r, h, w)).transpose(_pixel_axes(lead, (0, 3, 1, 4, 2)))
+        return namespace(x).ascontiguousarray(y).reshape(lead + (c // (r * r), h * r, w * r))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (in_input_format(apply(PixelUnshuffle, g, downscale_factor=ctx.attrs["upscale_factor"]), g, (4,)),)
+
+
+class PixelUnshuffle(Op):
+    """(*, C, H r, W r) -> (*, C r^2, H, W), ``r = downscale_factor``: the inverse of
+    :class:`PixelShuffle`, which is its gradient."""
+    promote = None
+    save_inputs = False
+
+    @classmethod
+    def infer(cls, x, downscale_factor):
+        r, (c, h, w) = downscale_factor, x.shape[-3:]
+        return tuple(x.shape[:-3]) + (c * r * r, h // r, w // r), x.dtype
+
+    @staticmethod
+    def forward(x, downscale_factor):
+        r, lead, (c, h, w) = downscale_factor, x.shape[:-3], x.shape[-3:]
+        y = x.reshape(lead + (c, h // r, r, w // r, r)).transpose(_pixel_axes(lead, (0, 2, 4, 1, 3)))
+        return namespace(x).ascontiguousarray(y).reshape(lead + (c * r * r, h // r, w // r))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (in_input_format(apply(PixelShuffle, g, upscale_factor=ctx.attrs["downscale_factor"]), g, (4,)),)
