@@ -511,11 +511,13 @@ def _pixel_axes(lead, factors):
     return tuple(range(n)) + tuple(n + f for f in factors)
 
 
-class PixelShuffle(Op):
+class PixelShuffleForward(Op):
     """(*, C r^2, H, W) -> (*, C, H r, W r), ``r = upscale_factor``, into a new row-major
     tensor (the functions lay it out as torch's kernels; Shi et al., 2016). Its gradient is
-    :class:`PixelUnshuffle` of the incoming one, a new tensor too, in the format that one
-    suggests (an expanded gradient: row-major), as torch's."""
+    :class:`PixelUnshuffleForward` of the incoming one, a new tensor too, in the format that
+    one suggests (an expanded gradient: row-major), as torch's. (Named ``PixelShuffle``, as
+    torch's node; the class name would be ``nn.PixelShuffle``'s.)"""
+    name = "PixelShuffle"
     promote = None
     save_inputs = False
 
@@ -532,12 +534,13 @@ class PixelShuffle(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (in_input_format(apply(PixelUnshuffle, g, downscale_factor=ctx.attrs["upscale_factor"]), g, (4,)),)
+        return (in_input_format(apply(PixelUnshuffleForward, g, downscale_factor=ctx.attrs["upscale_factor"]), g, (4,)),)
 
 
-class PixelUnshuffle(Op):
+class PixelUnshuffleForward(Op):
     """(*, C, H r, W r) -> (*, C r^2, H, W), ``r = downscale_factor``: the inverse of
-    :class:`PixelShuffle`, which is its gradient."""
+    :class:`PixelShuffleForward`, which is its gradient."""
+    name = "PixelUnshuffle"
     promote = None
     save_inputs = False
 
@@ -554,4 +557,4 @@ class PixelUnshuffle(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (in_input_format(apply(PixelShuffle, g, upscale_factor=ctx.attrs["downscale_factor"]), g, (4,)),)
+        return (in_input_format(apply(PixelShuffleForward, g, upscale_factor=ctx.attrs["downscale_factor"]), g, (4,)),)
