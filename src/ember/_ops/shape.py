@@ -505,56 +505,36 @@ class Detach(Op):
         return x.view()  # a new array object over the same memory, as detach's alias
 
 
-def _pixel_axes(lead, factors):
-    """The axes of (*lead, C, a, b, c, d) to transpose the five trailing ones to ``factors``."""
+def _pixel_layout(shape, r, shuffle):
+    """For ``pixel_shuffle`` (``shuffle``) or ``pixel_unshuffle`` by ``r`` of a tensor of
+    ``shape``: the sizes it is viewed as, the order of those axes in the result, its shape."""
+    lead, (c, h, w) = tuple(shape[:-3]), shape[-3:]
+    if shuffle:
+        split, order, out = (c // (r * r), r, r, h, w), (0, 3, 1, 4, 2), (c // (r * r), h * r, w * r)
+    else:
+        split, order, out = (c, h // r, r, w // r, r), (0, 2, 4, 1, 3), (c * r * r, h // r, w // r)
     n = len(lead)
-    return tuple(range(n)) + tuple(n + f for f in factors)
+    return lead + split, tuple(range(n)) + tuple(n + f for f in order), lead + out
 
 
 class PixelShuffleForward(Op):
-    """(*, C r^2, H, W) -> (*, C, H r, W r), ``r = upscale_factor``, into a new row-major
-    tensor (the functions lay it out as torch's kernels; Shi et al., 2016). Its gradient is
-    :class:`PixelUnshuffleForward` of the incoming one, a new tensor too, in the format that
-    one suggests (an expanded gradient: row-major), as torch's. (Named ``PixelShuffle``, as
+    """``shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r) (``pixel_shuffle``, Shi et al., 2016),
+    else the inverse (``pixel_unshuffle``), ``r = factor``, into a new row-major tensor (the
+    functions lay it out as torch's kernels, and name the unshuffle's node). Each direction's
+    gradient is the other of the incoming one, a new tensor too, in the format that one
+    suggests (an expanded gradient: row-major), as torch's. (Named ``PixelShuffle``, as
     torch's node; the class name would be ``nn.PixelShuffle``'s.)"""
     name = "PixelShuffle"
     promote = None
     save_inputs = False
-
-    @classmethod
-    def infer(cls, x, upscale_factor):
-        r, (c, h, w) = upscale_factor, x.shape[-3:]
-        return tuple(x.shape[:-3]) + (c // (r * r), h * r, w * r), x.dtype
+    infer = classmethod(lambda op, x, factor, shuffle: (_pixel_layout(x.shape, factor, shuffle)[2], x.dtype))
 
     @staticmethod
-    def forward(x, upscale_factor):
-        r, lead, (c, h, w) = upscale_factor, x.shape[:-3], x.shape[-3:]
-        y = x.reshape(lead + (c // (r * r), r, r, h, w)).transpose(_pixel_axes(lead, (0, 3, 1, 4, 2)))
-        return namespace(x).ascontiguousarray(y).reshape(lead + (c // (r * r), h * r, w * r))
+    def forward(x, factor, shuffle):
+        split, axes, out = _pixel_layout(x.shape, factor, shuffle)
+        return namespace(x).ascontiguousarray(x.reshape(split).transpose(axes)).reshape(out)
 
     @staticmethod
     def backward(ctx, g):
-        return (in_input_format(apply(PixelUnshuffleForward, g, downscale_factor=ctx.attrs["upscale_factor"]), g, (4,)),)
-
-
-class PixelUnshuffleForward(Op):
-    """(*, C, H r, W r) -> (*, C r^2, H, W), ``r = downscale_factor``: the inverse of
-    :class:`PixelShuffleForward`, which is its gradient."""
-    name = "PixelUnshuffle"
-    promote = None
-    save_inputs = False
-
-    @classmethod
-    def infer(cls, x, downscale_factor):
-        r, (c, h, w) = downscale_factor, x.shape[-3:]
-        return tuple(x.shape[:-3]) + (c * r * r, h // r, w // r), x.dtype
-
-    @staticmethod
-    def forward(x, downscale_factor):
-        r, lead, (c, h, w) = downscale_factor, x.shape[:-3], x.shape[-3:]
-        y = x.reshape(lead + (c, h // r, r, w // r, r)).transpose(_pixel_axes(lead, (0, 2, 4, 1, 3)))
-        return namespace(x).ascontiguousarray(y).reshape(lead + (c * r * r, h // r, w // r))
-
-    @staticmethod
-    def backward(ctx, g):
-        return (in_input_format(apply(PixelShuffleForward, g, upscale_factor=ctx.attrs["downscale_factor"]), g, (4,)),)
+        a = ctx.attrs
+        return (in_input_format(apply(PixelShuffleForward, g, factor=a["factor"], shuffle=not a["shuffle"]), g, (4,)),)

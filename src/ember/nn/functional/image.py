@@ -16,7 +16,7 @@ from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.resample import Resample
-from ..._ops.shape import PixelShuffleForward, PixelUnshuffleForward
+from ..._ops.shape import PixelShuffleForward
 from ..._ops.core import _type_name, apply, named
 from ..._result_layout import in_input_format
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -316,7 +316,7 @@ def pixel_shuffle(input, upscale_factor):
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
                            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    return named(in_input_format(apply(PixelShuffleForward, input, upscale_factor=r), input, ranks=(4,)),
+    return named(in_input_format(apply(PixelShuffleForward, input, factor=r, shuffle=True), input, ranks=(4,)),
                  "PixelShuffleBackward0")  # (a channels-last input's result is a copy: torch's node name)
 
 
@@ -335,7 +335,7 @@ def pixel_unshuffle(input, downscale_factor):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({d})={size} is not divisible by {r}")
-    return named(in_input_format(apply(PixelUnshuffleForward, input, downscale_factor=r), input, ranks=(4,)),
+    return named(in_input_format(apply(PixelShuffleForward, input, factor=r, shuffle=False), input, ranks=(4,)),
                  "PixelUnshuffleBackward0")
 
 
