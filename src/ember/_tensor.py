@@ -33,7 +33,7 @@ class Tensor(TensorAutograd, TensorConversions):
     # _view_chain: on views, how to remake the view from its base (the view ops and their
     # arguments); None elsewhere. _view_creation: on views that torch forbids writing in place,
     # why (core.link_view). _is_buffer and persistent: the marks ``nn.Buffer`` sets.
-    __slots__ = ("_data", "dtype", "_requires_grad", "grad", "_grad_fn", "_versions", "_base",
+    __slots__ = ("_data", "dtype", "_requires_grad", "_grad", "_grad_fn", "_versions", "_base",
                  "_view_chain", "_view_version", "_view_creation", "_node", "_retains_grad", "_output_nr", "_is_buffer", "persistent",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
@@ -61,7 +61,7 @@ class Tensor(TensorAutograd, TensorConversions):
         self._data = data
         self.dtype = _dtype.from_numpy_dtype(data.dtype)
         self._requires_grad = requires_grad
-        self.grad = None
+        self._grad = None
         self._grad_fn = None
         self._versions = [0]
         self._base = None
@@ -78,7 +78,7 @@ class Tensor(TensorAutograd, TensorConversions):
         t._data = data
         t.dtype = _DTYPES[data.dtype]
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t._grad_fn = None
         t._versions = [0]
         t._base = None
@@ -575,7 +575,7 @@ _PROPERTIES = {
 }
 
 for _name, _function in {**_METHODS, **_tensor_extras.METHODS}.items():
-    setattr(Tensor, _name, _function)
+    setattr(Tensor, _name, getattr(_function, "method", _function))
 for _name, _function in {**_IN_PLACE, **_tensor_extras.IN_PLACE}.items():
     setattr(Tensor, _name, _inplace.inplace(_function))
 for _name, _function in _IN_PLACE_ONLY.items():

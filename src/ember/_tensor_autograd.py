@@ -4,6 +4,7 @@ the version counter, the aliases ops record), ``requires_grad_``, ``detach``, ``
 swaps in)
 (https://pytorch.org/docs/stable/autograd.html#tensor-autograd-functions). Tensor inherits
 them; its data, attributes and method table are in ``_tensor.py``."""
+import warnings
 import weakref
 
 from ._ops import core as _core
@@ -12,6 +13,13 @@ from .autograd.grad_mode import CREATION_SWITCHES, STATE, InferenceVersions
 from .autograd.graph import _Handle, gradient_edge
 
 __all__ = ["TensorAutograd"]
+
+
+_NON_LEAF_GRAD = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                  "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                  "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+                  "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+                  "See github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
 class TensorAutograd:
@@ -44,6 +52,20 @@ class TensorAutograd:
     @requires_grad.setter
     def requires_grad(self, value):
         self._requires_grad = value
+
+    @property
+    def grad(self):
+        """The gradient accumulated by backward (None until one arrives). Reading it on a
+        non-leaf tensor that does not retain its gradient, while it is None, warns as torch's
+        ``Tensor.grad`` does (UserWarning: backward never fills it)."""
+        grad = self._grad
+        if grad is None and self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
 
     @property
     def grad_fn(self):

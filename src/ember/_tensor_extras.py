@@ -317,6 +317,16 @@ IN_PLACE = {"greater_": _compare.gt, "greater_equal_": _compare.ge, "less_": _co
 
 # read-only attributes (``_tensor.py`` makes each a property): the node output a tensor is,
 # and the backends, layouts and devices ember has not
-PROPERTIES = {"output_nr": lambda self: self._output_nr,
+def output_nr(self):
+    """This tensor's position among the results of its ``grad_fn`` (0 for a leaf and a
+    single-result op): ``unbind``'s, ``split``'s and ``chunk``'s views count 0, 1, ...
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.output_nr.html)."""
+    creation, node = self._view_creation, self.grad_fn
+    if type(creation) is tuple and node is not None and node.name() == creation[0] + "Backward0":
+        return creation[1]  # (each such view has a node of its own; its place is kept here)
+    return self._output_nr
+
+
+PROPERTIES = {"output_nr": output_nr,
               **{name: _false for name in ("is_nested", "is_mkldnn", "is_mps", "is_xla", "is_vulkan", "is_ipu",
                                            "is_maia", "is_mtia")}}

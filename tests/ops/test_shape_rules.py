@@ -192,7 +192,8 @@ def _windows(img):
               F.pad(img, (2, 1, 1, 0), mode="reflect"), F.pad(img[0], (1, 1), mode="circular"),
               F.pad(img, (1, 0, 2, 1), mode="replicate"), F.interpolate(img, scale_factor=2),
               F.interpolate(img, size=(3, 7), mode="bilinear"),
-              F.interpolate(ember.randn(1, 1, 130, requires_grad=True), scale_factor=2, mode="linear"))
+              F.interpolate(ember.randn(1, 1, 130, requires_grad=True), scale_factor=2, mode="linear"),
+              F.pixel_shuffle(img, 2), F.pixel_unshuffle(img[..., :4], 2))
     F.avg_pool2d(ember.arange(16).reshape(1, 4, 4), 2)
     F.max_pool2d(ember.randn(1, 20, 20), 17, return_indices=True)
 

@@ -18,7 +18,7 @@ from .._dispatch_state import INPUT_CASTS, OBSERVERS, Observer, observed_range
 from .._dtype import SCALAR_TYPE_NAMES, bfloat16, can_cast, float16, float32, get_default_dtype, result_type
 from .._result_layout import pointwise as pointwise_layout
 from ..autograd.grad_mode import DUAL, STATE
-from ..autograd.graph import AccumulateGrad, OpNode
+from ..autograd.graph import AccumulateGrad, OpNode, saved_versions
 from .names import snake_case, torch_name
 from .refusals import refuse, refused_kinds
 
@@ -297,10 +297,10 @@ def link_view(t, src, op, attrs):
 
 
 def mark_multi_output(views, name):
-    """Marks the results of multi-output view function ``name`` (``"Split"``) as torch does:
-    writing one in place while recording raises RuntimeError. Returns ``views``."""
+    """Marks (and returns) the results of multi-output view function ``name`` (``"Split"``) as
+    torch does: writing one in place while recording raises; ``output_nr`` reads the index."""
     for i, t in enumerate(views):
-        if t._view_chain is not None and t._view_creation is None:
+        if t._base is not None and t._view_creation is None:
             t._view_creation = (name, i)
     return views
 
@@ -437,7 +437,7 @@ def reads_indices(t, indices):
     readers = getattr(node.op, "index_read_by", None)  # the inputs whose gradients read the index
     if readers is not None and not any(node.needs_input_grad[k] for k in readers):
         return t
-    node.index_versions = [(i, i._versions[0]) for i in indices]
+    node.index_versions = saved_versions(indices)
     return t
 
 

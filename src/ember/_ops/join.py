@@ -1,6 +1,7 @@
 """Joining, splitting, repeating and rearranging tensors: each public function, then its op
 entry (``torch.cat``, ``split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...)."""
 import builtins
+import itertools
 
 import numpy as np
 
@@ -255,12 +256,14 @@ def tensor_split(input, indices_or_sections, dim=0):
         if k <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        return split(input, sizes, d)
-    # Each part is the slice between two indices, as torch's: a negative index counts from the
-    # end, indices clamp to [0, n] and a decreasing one gives an empty part, so each part is a
-    # narrow, not a split (whose sizes must add up to the length).
-    bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
-              for i in indices_or_sections]
+        bounds = list(itertools.accumulate(sizes[:-1]))
+    else:
+        # Each part is the slice between two indices, as torch's: a negative index counts from
+        # the end, indices clamp to [0, n] and a decreasing one gives an empty part, so each
+        # part is a narrow (a SliceBackward0 view that may be written in place, as torch's
+        # sections too), not a split (whose sizes must add up to the length).
+        bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+                  for i in indices_or_sections]
     starts, ends = [0] + bounds, bounds + [n]
     return tuple(narrow(input, d, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
 

@@ -509,6 +509,7 @@ class Where(Op):
     """``where(condition, input, other)``; the condition gets no gradient."""
     promote = None
     pointwise = True
+    grad_reads = ((), (0,), (0,))
 
     @classmethod
     def infer(cls, condition, input, other):
@@ -522,8 +523,7 @@ class Where(Op):
 
     @staticmethod
     def backward(ctx, g):
-        cond = ctx.input(0)
-        zero = g.new_zeros(())
+        cond, zero = ctx.input(0), g.new_zeros(())
         return (None,
                 apply(Where, cond, g, zero) if ctx.needs_input_grad[1] else None,
                 apply(Where, cond, zero, g) if ctx.needs_input_grad[2] else None)

@@ -74,12 +74,13 @@ class Hypot(Op):
     complex_error = (NotImplementedError, "\"hypot_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_output = True
+    grad_reads = ((0,), (1,))  # (torch saves input or other only for its own gradient)
     forward = staticmethod(kernel("hypot"))
 
     @staticmethod
     def backward(ctx, g):
-        a, b, out = ctx.input(0), ctx.input(1), ctx.output
-        return g * a / out, g * b / out
+        out, needs = ctx.output, ctx.needs_input_grad
+        return (g * ctx.input(0) / out if needs[0] else None, g * ctx.input(1) / out if needs[1] else None)
 
 
 def logaddexp2(input, other, *, out=None):
@@ -170,6 +171,7 @@ class Lerp(Op):
     opmath = True
     infer = classmethod(elementwise_rule)
     promote = "float"
+    grad_reads = ((2,), (2,), (0, 1))
 
     @staticmethod
     def forward(start, end, weight):
@@ -179,8 +181,8 @@ class Lerp(Op):
 
     @staticmethod
     def backward(ctx, g):
-        start, end, weight = ctx.input(0), ctx.input(1), ctx.input(2)
-        return g * (1 - weight), g * weight, (g * (end - start) if ctx.needs_input_grad[2] else None)
+        weight = ctx.input(2)
+        return g * (1 - weight), g * weight, (g * (ctx.input(1) - ctx.input(0)) if ctx.needs_input_grad[2] else None)
 
 
 def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
@@ -204,15 +206,15 @@ class Addcmul(Op):
     opmath), then rounded to their dtype (:func:`ember._ops.fma.addcmul`)."""
     promote = None
     infer = classmethod(elementwise_rule)
+    grad_reads = ((), (2,), (1,))
 
     forward = staticmethod(fma.addcmul)
 
     @staticmethod
     def backward(ctx, g):
         value = ctx.attrs["value"]
-        tensor1, tensor2 = ctx.input(1), ctx.input(2)
-        return (g, g * (tensor2 * value) if ctx.needs_input_grad[1] else None,
-                g * (tensor1 * value) if ctx.needs_input_grad[2] else None)
+        return (g, g * (ctx.input(2) * value) if ctx.needs_input_grad[1] else None,
+                g * (ctx.input(1) * value) if ctx.needs_input_grad[2] else None)
 
 
 def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):

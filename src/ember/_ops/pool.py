@@ -381,7 +381,9 @@ class ScatterPlanes(Op):
 
     @staticmethod
     def backward(ctx, h):
-        return (apply(GatherPlanes, h, index=ctx.attrs["index"], spatial_ndim=len(ctx.attrs["plane_shape"])),)
+        # row-major whatever h's layout, as torch's gather into a new tensor shaped as the indices
+        return (apply(GatherPlanes, h, index=ctx.attrs["index"],
+                      spatial_ndim=len(ctx.attrs["plane_shape"])).contiguous(),)
 
 
 class TiedToInput(Op):

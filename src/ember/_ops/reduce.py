@@ -11,7 +11,7 @@ from .._creation import zeros
 from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, numpy_names, values_indices, with_out
+from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, keepdim_needs_dim, numpy_names, values_indices, with_out
 from .core import Op, _type_name, apply, named, result_dtype
 from .refusals import refuse_unsigned
 from .join import Cat
@@ -60,7 +60,7 @@ def _asked(result, dtype):
     return result if dtype is None or result.dtype == dtype else result.to(dtype)
 
 
-@numpy_names
+@keepdim_needs_dim
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     refuse_unsigned("sum_cpu", dtype)
@@ -116,10 +116,12 @@ class Sum(Op):
     @staticmethod
     def backward(ctx, g):
         a = ctx.attrs
-        return (expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False)),)
+        g = expand_back(g, ctx.shapes[0], a.get("dim"), a.get("keepdim", False))
+        # torch's sum passes the expanded view back, its mean a new tensor (the view divided)
+        return (g.contiguous() if a.get("of_mean") else g,)
 
 
-@numpy_names
+@keepdim_needs_dim
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
     input = dtype_arg(input, dtype)
@@ -129,6 +131,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dims = dims_arg(dim, input.ndim)
     n = _count(input.shape, dims)
     total = apply(Sum, input, dim=dims, keepdim=keepdim)
+    if total._grad_fn is not None:  # (the mark Sum's backward reads; not an argument of its kernel)
+        total._grad_fn.attrs = {**total._grad_fn.attrs, "of_mean": True}
     result = named(total / n if n else total * float("nan"), "MeanBackward0" if dim is None else "MeanBackward1")
     if not result._data.size:  # (torch's mean allocates its result row-major; the product's layout is elementwise)
         result._data = row_major(result._data)
@@ -154,7 +158,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
 
-@numpy_names
+@keepdim_needs_dim
 def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
     """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
     int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
@@ -321,14 +325,14 @@ class MinAlongDim(MaxAlongDim):
         return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
 
-@numpy_names
+@keepdim_needs_dim
 def max(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
-@numpy_names
+@keepdim_needs_dim
 def min(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""

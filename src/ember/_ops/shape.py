@@ -8,6 +8,7 @@ import builtins
 from .. import _backend, _dtype, _memory_format
 from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
+from .._result_layout import in_input_format
 from .._tensor import _wrap_dim
 from .args import dims_arg, numpy_names, product, shape_arg
 from ..autograd.grad_mode import DUAL
@@ -503,3 +504,38 @@ class Detach(Op):
     @staticmethod
     def forward(x):
         return x.view()  # a new array object over the same memory, as detach's alias
+
+
+def _pixel_layout(shape, r, shuffle):
+    """For ``pixel_shuffle`` (``shuffle``) or ``pixel_unshuffle`` by ``r`` of a tensor of
+    ``shape``: the sizes it is viewed as, the order of those axes in the result, its shape."""
+    lead, (c, h, w) = tuple(shape[:-3]), shape[-3:]
+    if shuffle:
+        split, order, out = (c // (r * r), r, r, h, w), (0, 3, 1, 4, 2), (c // (r * r), h * r, w * r)
+    else:
+        split, order, out = (c, h // r, r, w // r, r), (0, 2, 4, 1, 3), (c * r * r, h // r, w // r)
+    n = len(lead)
+    return lead + split, tuple(range(n)) + tuple(n + f for f in order), lead + out
+
+
+class PixelShuffleForward(Op):
+    """``shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r) (``pixel_shuffle``, Shi et al., 2016),
+    else the inverse (``pixel_unshuffle``), ``r = factor``, into a new row-major tensor (the
+    functions lay it out as torch's kernels, and name the unshuffle's node). Each direction's
+    gradient is the other of the incoming one, a new tensor too, in the format that one
+    suggests (an expanded gradient: row-major), as torch's. (Named ``PixelShuffle``, as
+    torch's node; the class name would be ``nn.PixelShuffle``'s.)"""
+    name = "PixelShuffle"
+    promote = None
+    save_inputs = False
+    infer = classmethod(lambda op, x, factor, shuffle: (_pixel_layout(x.shape, factor, shuffle)[2], x.dtype))
+
+    @staticmethod
+    def forward(x, factor, shuffle):
+        split, axes, out = _pixel_layout(x.shape, factor, shuffle)
+        return namespace(x).ascontiguousarray(x.reshape(split).transpose(axes)).reshape(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.attrs
+        return (in_input_format(apply(PixelShuffleForward, g, factor=a["factor"], shuffle=not a["shuffle"]), g, (4,)),)

@@ -15,7 +15,7 @@ from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, caller_level, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
-from .reduce import _count, expand_back, mean, reduction_rule
+from .reduce import _count, _keep_shape, expand_back, mean, reduction_rule
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
 
@@ -118,7 +118,8 @@ class Var(Op):
         x, a = ctx.inputs[0], ctx.attrs
         dims, keepdim = a.get("dim"), a.get("keepdim", False)
         n = _count(ctx.shapes[0], dims)
-        g = expand_back(g, ctx.shapes[0], dims, keepdim)
+        # g broadcast, not expanded (torch's formula): the result is laid out as x - mean, as x
+        g = g if keepdim else g.reshape(_keep_shape(ctx.shapes[0], dims))
         dof = n - a.get("correction", 1)
         return (g * (2.0 / dof if dof else math.inf) * (x - mean(x, dims, keepdim=True)),)
 

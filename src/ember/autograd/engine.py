@@ -220,17 +220,17 @@ def _leading_to(roots, targets):
 
 
 def _accumulate(variable, grad, create_graph):
-    if variable.grad is None:
+    if variable._grad is None:
         if not create_graph and _STEAL and getrefcount(grad) == 3 and _unshared(grad, variable):
-            variable.grad = grad  # no one else can see it: kept, not copied (torch's AccumulateGrad steals it too)
+            variable._grad = grad  # no one else can see it: kept, not copied (torch's AccumulateGrad steals it too)
             return
-        variable.grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
+        variable._grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
     elif create_graph:
-        variable.grad = variable.grad + grad
+        variable._grad = variable._grad + grad
     else:  # in place: .grad keeps its identity across steps, as torch's (g = p.grad; step(); g is p.grad)
-        if variable.grad.requires_grad:  # made by create_graph=True: this sum is not part of that graph
-            variable.grad = variable.grad.detach()
-        variable.grad += grad.detach()
+        if variable._grad.requires_grad:  # made by create_graph=True: this sum is not part of that graph
+            variable._grad = variable._grad.detach()
+        variable._grad += grad.detach()
 
 
 # The counts above and in _unshared are of references only the engine holds: for a gradient,

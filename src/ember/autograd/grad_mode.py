@@ -8,7 +8,8 @@ import inspect
 import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "InferenceVersions", "CREATION_SWITCHES", "INFERENCE_MADE"]
+           "is_inference_mode_enabled", "InferenceVersions", "InferenceSaved", "SAVED_OUTSIDE",
+           "CREATION_SWITCHES"]
 
 
 class _State:
@@ -32,11 +33,25 @@ INPLACE_OUTSIDE = ("Inplace update to inference tensor outside InferenceMode is 
                    "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+SAVED_OUTSIDE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                 "inference mode in computation tracked by autograd. To work around this, you can make a "
+                 "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                 "`torch.inference_mode()`.")
+
+
+class InferenceSaved(Exception):
+    """Raised by an inference tensor's counter when a node saving the tensor reads its version
+    (``versions[-1]``: only the saving reads that index), so that the node checks whether a
+    gradient it may compute reads the tensor (torch's RuntimeError :data:`SAVED_OUTSIDE`)."""
+
+
 class InferenceVersions(list):
     """The version counter of an inference tensor, one made inside ``inference_mode`` (and of its
     views): torch's have none, so the bump that follows an in-place write outside the mode
-    raises torch's RuntimeError instead (after the write, as torch's check). ``Tensor.is_inference()``
-    is whether a tensor's counter is one of these."""
+    raises torch's RuntimeError instead (after the write, as torch's check), and a node saving
+    the tensor is told by :class:`InferenceSaved` (the plain list a normal tensor's counter is
+    costs the saving nothing). ``Tensor.is_inference()`` is whether a tensor's counter is one
+    of these."""
     __slots__ = ()
 
     def __setitem__(self, index, value):
@@ -44,15 +59,13 @@ class InferenceVersions(list):
             raise RuntimeError(INPLACE_OUTSIDE)
         list.__setitem__(self, index, value)
 
-
-# Non-empty once an ``inference_mode`` block has made inference tensors: until then the nodes
-# skip looking for them among what they save (``graph.OpNode``).
-INFERENCE_MADE = []
+    def __getitem__(self, index):
+        if index == -1:
+            raise InferenceSaved
+        return list.__getitem__(self, index)
 
 
 def _switch_creation(inference):
-    if inference and not INFERENCE_MADE:
-        INFERENCE_MADE.append(True)
     if inference != STATE.inference:
         STATE.inference = inference
         for switch in CREATION_SWITCHES:

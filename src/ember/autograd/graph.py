@@ -11,7 +11,7 @@ one gradient slot per result. :class:`node_creation_hook` watches nodes being ma
 import threading
 import weakref
 
-from .grad_mode import INFERENCE_MADE, InferenceVersions
+from .grad_mode import SAVED_OUTSIDE, InferenceSaved
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "node_creation_hook", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -131,12 +131,13 @@ class OpNode(Node):
             stack = _saved_hooks.stack
             packed = bool(stack) and type(stack) is not str  # saved through saved_tensors_hooks
         self._packed = packed
-        if INFERENCE_MADE and op.grad_reads is not None:
-            _refuse_inference(op, inputs, needs_input_grad, tensor_cls)
         if not op.save_inputs:
             self._saved = None
         elif not packed:
-            self._saved = [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+            try:  # ([-1]: an inference tensor's counter refuses that index, see InferenceVersions)
+                self._saved = [(x, x._versions[-1]) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
+            except InferenceSaved:
+                self._saved = self._saved_beside_inference(inputs, tensor_cls)
         elif op.grad_reads is None:
             self._saved = [save(x) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
         else:  # the hooks see what a wanted gradient reads, in the order the formulas read it (PyTorch's)
@@ -154,6 +155,17 @@ class OpNode(Node):
             self._out = save(out._alias(), self, 0)
         if _creation.hooks:
             node_created(self)
+
+    def _saved_beside_inference(self, inputs, tensor_cls):
+        """The saved inputs when some are inference tensors: torch's RuntimeError when a wanted
+        gradient reads one (by ``op.grad_reads``; all inputs when the op does not say)."""
+        reads = self.op.grad_reads
+        read = range(len(inputs)) if reads is None else \
+            {j for i, need in enumerate(self.needs_input_grad) if need for j in reads[i]}
+        for j in read:
+            if isinstance(inputs[j], tensor_cls) and inputs[j].is_inference():
+                raise RuntimeError(SAVED_OUTSIDE)
+        return [(x, x._versions[0]) if isinstance(x, tensor_cls) else (x, None) for x in inputs]
 
     def _pack_order(self):
         """The saved inputs' positions in the order they are packed and unpacked."""
@@ -366,22 +378,6 @@ def _message_name(node):
     return f"torch::autograd::{name}"
 
 
-_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
-                    "inference mode in computation tracked by autograd. To work around this, you can make a "
-                    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
-                    "`torch.inference_mode()`.")
-
-
-def _refuse_inference(op, inputs, needs_input_grad, tensor_cls):
-    """torch's RuntimeError for an inference tensor among the inputs of ``op`` a wanted gradient
-    reads (``op.grad_reads``: where an op does not declare them, what torch's formula saves is
-    not known here, and nothing is refused)."""
-    for j in {j for i, need in enumerate(needs_input_grad) if need for j in op.grad_reads[i]}:
-        x = inputs[j]
-        if isinstance(x, tensor_cls) and type(x._versions) is InferenceVersions:
-            raise RuntimeError(_INFERENCE_SAVED)
-
-
 class _SavedHooks(threading.local):
     stack = ()  # this thread's (pack, unpack) pairs, outermost first; a str: hooks disabled
 
@@ -420,11 +416,22 @@ class Packed:
         self.value = None
 
 
+def saved_versions(tensors):
+    """``[(tensor, version)]`` for tensors a node reads in its backward besides its inputs (the
+    index arrays of ``reads_indices``); torch's RuntimeError for an inference tensor."""
+    try:  # (as a node saving its inputs: an inference counter refuses [-1], see InferenceVersions)
+        return [(t, t._versions[-1]) for t in tensors]
+    except InferenceSaved:
+        raise RuntimeError(SAVED_OUTSIDE) from None
+
+
 def save(x, node=None, output_nr=0):
     """The ``(saved, version)`` pair a node keeps for tensor ``x``: ``x`` itself, or with
     :class:`saved_tensors_hooks` active, a :class:`Packed` made by the innermost ``pack_hook``.
     ``node``: ``x`` is an alias of that node's result ``output_nr``, which ``pack_hook`` sees
     as the result (carrying the node) and which the node keeps without it (no cycle)."""
+    if x.is_inference():
+        raise RuntimeError(SAVED_OUTSIDE)
     stack = _saved_hooks.stack
     if not stack or type(stack) is str:
         return (x, x._versions[0])

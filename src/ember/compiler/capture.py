@@ -583,7 +583,7 @@ def _finish(tracer, cap, result):
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
     for t in tracer.world.inputs:
-        node = tracer.value.get(id(t.grad._data)) if t.grad is not None and t.grad_fn is None else None
+        node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None
         if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
             tracer.breaks.append(("backward into the .grad of an input tensor", "<end of function>"))
             break

@@ -72,8 +72,8 @@ def world_arrays(world):
     the optimizers' state tensors'."""
     for t in world.inputs + world.params:
         yield t._data
-        if t.grad is not None:
-            yield t.grad._data
+        if t._grad is not None:  # (an input may be a non-leaf: no warning)
+            yield t._grad._data
     for opt in world.optimizers:
         for state in opt.state.values():
             yield from (v._data for v in state.values() if isinstance(v, Tensor))

@@ -5,6 +5,7 @@ Source: https://pytorch.org/docs/stable/checkpoint.html
 """
 import contextlib
 import warnings
+import weakref
 
 from .._ops import core
 from .._random import get_rng_state, set_rng_state
@@ -117,7 +118,7 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
         with no_grad():
             return function(*args)
     rng_state = get_rng_state() if preserve_rng_state else None
-    reads = _ReadTensors()
+    reads = _ReadTensors(args)
     core.OBSERVERS.append(reads)
     try:
         with no_grad(), forward_context:
@@ -133,17 +134,24 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
     # spec keeps only where they go.
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
     spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context)
-    outs = _Checkpoint.apply(spec, (out,) if single else tuple(out), *tensors, *captured)
+    out = (out,) if single else tuple(out)
+    # outputs a recording run would give without grad (detached ones) get none, as torch's
+    constant = tuple(o for o in out if isinstance(o, Tensor) and not reads.would_require_grad(o))
+    outs = _Checkpoint.apply(spec, out, constant, *tensors, *captured)
     return outs[0] if single and isinstance(outs, tuple) else outs
 
 
 class _ReadTensors(core.Observer):
-    """Dispatch observer collecting the tensors requiring grad that ops read: under no_grad
-    only tensors made outside the segment require grad, so these are its differentiable
-    inputs (explicit or closed over)."""
+    """Dispatch observer over the segment's first run (under no_grad): collects the tensors
+    requiring grad that ops read (only tensors made outside the segment do: they are its
+    differentiable inputs, explicit or closed over), and follows which results a recording
+    run would have made require grad (``live``) and which not (``constant``)."""
 
-    def __init__(self):
-        self.tensors, self._ids = [], set()
+    def __init__(self, args):
+        self.tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        self._ids = {id(t) for t in self.tensors}
+        # (weak: a result freed during the run leaves no entry whose id a new tensor could reuse)
+        self.live, self.constant = weakref.WeakValueDictionary(), weakref.WeakValueDictionary()
 
     def op_enter(self, op, inputs, attrs):
         for x in inputs:
@@ -151,14 +159,40 @@ class _ReadTensors(core.Observer):
                 self._ids.add(id(x))
                 self.tensors.append(x)
 
+    def op_exit(self, op, inputs, attrs, output):
+        if output is not None:
+            live = any(isinstance(x, Tensor) and self.would_require_grad(x) for x in inputs)
+            for o in output if isinstance(output, tuple) else (output,):
+                if isinstance(o, Tensor):
+                    self._mark(o, live)
+
+    def op_write(self, tensor, result):
+        if self.would_require_grad(result):
+            self._mark(tensor, True)
+
+    def _mark(self, t, live):
+        (self.live if live else self.constant)[id(t)] = t
+        (self.constant if live else self.live).pop(id(t), None)
+
+    def would_require_grad(self, t):
+        """Whether ``t`` would require grad in a recording run. A tensor made outside the
+        dispatcher counts as one unless it is an alias of one that does (``detach()``, ``.data``):
+        a custom Function's result or a new tensor keep their gradient as before."""
+        if t.requires_grad or id(t) in self.live:
+            return True
+        if id(t) in self.constant:
+            return False
+        return not any(t._versions is s._versions for s in (*self.live.values(), *self.tensors))
+
 
 class _Checkpoint(Function):
     @staticmethod
-    def forward(ctx, spec, out, *tensors):
+    def forward(ctx, spec, out, constant, *tensors):
         # ``out``: the first run's values, computed without recording; this node links them
-        # to the segment's differentiable inputs.
+        # to the segment's differentiable inputs, but for the ``constant`` ones.
         ctx.spec = spec
         ctx.save_for_backward(*tensors)
+        ctx.mark_non_differentiable(*constant)
         return out
 
     @staticmethod
@@ -184,7 +218,7 @@ class _Checkpoint(Function):
         grads = autograd_grad([o for o, _ in pairs], [t for t, n in zip(wrt, need) if n],
                               [g for _, g in pairs], allow_unused=True) if pairs and any(need) else []
         grads = iter(grads)
-        return (None, None) + tuple(next(grads) if n else None for n in need)
+        return (None, None, None) + tuple(next(grads) if n else None for n in need)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

@@ -16,6 +16,7 @@ from ..._ops.linalg import matmul
 from ..._ops import pool as _pool
 from ..._ops.pad import pad
 from ..._ops.resample import Resample
+from ..._ops.shape import PixelShuffleForward
 from ..._ops.core import _type_name, apply, named
 from ..._memory_format import channels_last_3d, suggested
 from ..._result_layout import in_input_format
@@ -323,11 +324,8 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
                            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
     _two_d_formats_only(input)
-    lead = tuple(input.shape[:-3])
-    n = len(lead)
-    x = input.reshape(lead + (c // (r * r), r, r, h, w))
-    x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
-    return in_input_format(x.reshape(lead + (c // (r * r), h * r, w * r)), input, ranks=(4,))
+    return named(in_input_format(apply(PixelShuffleForward, input, factor=r, shuffle=True), input, ranks=(4,)),
+                 "PixelShuffleBackward0")  # (a channels-last input's result is a copy: torch's node name)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -346,11 +344,8 @@ def pixel_unshuffle(input, downscale_factor):
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({d})={size} is not divisible by {r}")
     _two_d_formats_only(input)
-    lead = tuple(input.shape[:-3])
-    n = len(lead)
-    x = input.reshape(lead + (c, h // r, r, w // r, r))
-    x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
-    return in_input_format(x.reshape(lead + (c * r * r, h // r, w // r)), input, ranks=(4,))
+    return named(in_input_format(apply(PixelShuffleForward, input, factor=r, shuffle=False), input, ranks=(4,)),
+                 "PixelUnshuffleBackward0")
 
 
 def channel_shuffle(input, groups):
