@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _random
 from .._tensor import Tensor
-from ..autograd import grad as _grad
+from ..autograd.engine import grad_within
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import modified_error
@@ -48,8 +48,8 @@ def record_backward(tracer, outputs, placeholder_tensors):
     for node in hooked:
         node._pre_hooks = type(node._pre_hooks)()
     try:
-        grads = _grad(outputs, [t for _, t in diff], grad_outputs=grad_outputs, retain_graph=True,
-                      allow_unused=True)
+        # each call's own derivatives: autograd chains a call fed another's output through its node
+        grads = grad_within(outputs, [t for _, t in diff], grad_outputs)
     finally:
         for node, hooks in suspended:
             node._pre_hooks = hooks
