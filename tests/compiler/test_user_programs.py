@@ -210,3 +210,32 @@ def test_retained_grad_of_an_input_is_written_once_when_captured():
         grads.append(h.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
 
+
+def test_python_and_numpy_random_draws_in_forward_are_drawn_on_every_call():
+    # "Learning PyTorch with examples"' DynamicNet: forward loops random.randint(4, 6) times.
+    # The recording's draw was replayed as a constant (and the stream left behind); torch.compile
+    # draws anew each call, so the call runs eagerly now (a graph break, no warning).
+    import random
+    import warnings
+
+    def forward(x):
+        y = x * 1
+        for _ in range(4, random.randint(4, 6)):
+            y = y * x
+        return y + float(np.random.rand())
+
+    x = ember.full((2,), 2.0)
+    random.seed(0)
+    np.random.seed(0)
+    want = [forward(x)[0].item() for _ in range(8)]
+    tail = random.random(), np.random.rand()
+    compiled = ember.compile(forward)
+    random.seed(0)
+    np.random.seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [compiled(x)[0].item() for _ in range(8)]
+    assert got == want and (random.random(), np.random.rand()) == tail
+    assert len(set(want)) > 1  # the draws changed the result
+    breaks = ember._dynamo.utils.counters["graph_break"]
+    assert any("random stream" in reason for reason in breaks), dict(breaks)
