@@ -130,10 +130,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
               memory_format=_memory_format.preserve_format):
-    """``rand`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
-    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
-    out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return _in_format(out, input, memory_format, "rand_like")
+    """``rand`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``;
+    with ``preserve_format`` the values are drawn in ``input``'s memory order, as torch fills
+    ``empty_like(input)`` (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
+    order = _memory_format.fill_order(input._data) \
+        if memory_format is _memory_format.preserve_format and isinstance(input._data, np.ndarray) else None
+    if order is None:
+        out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+        return _in_format(out, input, memory_format, "rand_like")
+    out = rand([input.shape[d] for d in order], generator=generator, dtype=dtype or input.dtype)
+    return out.permute(*sorted(range(len(order)), key=order.__getitem__)).requires_grad_(requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,

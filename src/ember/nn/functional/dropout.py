@@ -7,7 +7,7 @@ factor, so the gradient is the same mask.
 import math
 import warnings
 
-from ... import _backend, _distributions
+from ... import _backend, _distributions, _memory_format
 from ..._ops.core import _type_name, apply
 from ..._ops.random import DropoutMask
 from ..._tensor import Tensor
@@ -26,7 +26,12 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
+    order = _memory_format.fill_order(input._data) if tuple(shape) == tuple(input.shape) else None
+    if order is None:
+        mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
+    else:  # torch draws into empty_like(input): in input's memory order
+        mask = apply(DropoutMask, shape=tuple(shape[d] for d in order), p=p, dtype=input.dtype)
+        mask = mask.permute(*sorted(range(len(order)), key=order.__getitem__))
     # Drawn by the CPU generator (torch's numbers for a seed), then on the input's device.
     mask._data = _backend.from_host(mask._data, input._data)
     return mask
