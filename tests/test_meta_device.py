@@ -161,3 +161,21 @@ def test_default_device_and_in_place_ops():
     assert x.is_meta and x._version == version + 3
     with pytest.raises(RuntimeError, match="The size of tensor a"):
         x + ember.empty(5, device="meta")
+
+
+def test_a_training_mode_forward_with_dropout_runs_on_meta():
+    # shape inference of a model built under ``with device("meta")``: dropout's mask was drawn
+    # on the CPU, and multiplying it into a meta tensor raised "not on the expected device meta";
+    # trunc_normal_ and orthogonal_ read a meta tensor's values (RuntimeError, TypeError)
+    def forward(lib):
+        lib.manual_seed(0)
+        with lib.device("meta"):  # its initialisation draws nothing (ember's moved the generator)
+            layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)
+            lib.nn.init.trunc_normal_(layer.linear1.weight, std=0.02)  # (ViT's; tested the values)
+            lib.nn.init.orthogonal_(layer.linear2.weight)  # (read the values to NumPy)
+        x = lib.ones(2, 3, 8, device="meta")
+        outs = [layer(x), lib.nn.functional.dropout(x.transpose(0, 1), 0.5),
+                lib.nn.functional.dropout2d(x.unsqueeze(-1), 0.5), lib.nn.functional.dropout(x.clone(), 0.5, inplace=True)]
+        return [(o.device.type, tuple(o.shape), str(o.dtype).split(".")[1]) for o in outs] + [lib.rand(2).tolist()]
+    want, got = _both(forward)
+    assert got == want and got[0] == ("meta", (2, 3, 8), "float32")  # (and no draw was made)

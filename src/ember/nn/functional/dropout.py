@@ -8,6 +8,7 @@ import math
 import warnings
 
 from ... import _backend, _distributions, _memory_format
+from ..._backend.meta import MetaArray, meta_array
 from ..._ops.core import _type_name, apply
 from ..._ops.random import DropoutMask
 from ..._tensor import Tensor
@@ -26,6 +27,8 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
+    if type(input._data) is MetaArray:  # shapes only (a model traced on the meta device): no draw
+        return Tensor._make(meta_array(tuple(shape), input.dtype.np))
     order = _memory_format.fill_order(input._data) if tuple(shape) == tuple(input.shape) else None
     if order is None:
         mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
