@@ -179,3 +179,21 @@ def test_a_training_mode_forward_with_dropout_runs_on_meta():
         return [(o.device.type, tuple(o.shape), str(o.dtype).split(".")[1]) for o in outs] + [lib.rand(2).tolist()]
     want, got = _both(forward)
     assert got == want and got[0] == ("meta", (2, 3, 8), "float32")  # (and no draw was made)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda lib, g: lib.randn(3, 2), lambda lib, g: lib.rand(3), lambda lib, g: lib.randint(0, 3, (3,)),
+    lambda lib, g: lib.randperm(4), lambda lib, g: lib.rand_like(lib.empty(3)), lambda lib, g: lib.randn_like(lib.empty(3)),
+    lambda lib, g: lib.randint_like(lib.empty(3), 5), lambda lib, g: lib.randn(3, generator=g),
+    lambda lib, g: lib.randn(3, device="cpu"),  # a CPU draw inside the context: this one moves it
+    lambda lib, g: lib.get_rng_state(),  # a CPU tensor (ember's was a meta one: restoring it gave zeros)
+])
+def test_random_factories_on_meta_leave_the_generators_as_torchs(draw):
+    def after(lib):
+        lib.manual_seed(0)
+        g = lib.Generator().manual_seed(1)
+        with lib.device("meta"):
+            out = draw(lib, g)
+        return out.device.type, tuple(out.shape), lib.rand(2).tolist(), lib.rand(2, generator=g).tolist()
+    want, got = _both(after)
+    assert got == want

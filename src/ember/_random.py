@@ -116,7 +116,8 @@ class Generator:
             state["normal_y"], state["normal_is_valid"] = self.next_double_normal, 1
         if self.next_float_normal is not None:
             state["float_normal"], state["float_normal_is_valid"] = self.next_float_normal, 1
-        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8)
+        # on the CPU whatever the default device (as torch's, inside ``with device("meta")`` too)
+        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8, device="cpu")
 
     def set_state(self, new_state):
         """Restores a state from :meth:`get_state` (or from ``torch.get_rng_state()``)."""

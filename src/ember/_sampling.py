@@ -2,6 +2,7 @@
 numbers for a seed (https://pytorch.org/docs/stable/torch.html#random-sampling). Each accepts
 ``generator``, ``dtype``, ``device`` and ``requires_grad`` where PyTorch does; the in-place
 fills (``uniform_``, ``normal_``...) are in ``_random``."""
+import contextlib
 import math
 
 import numpy as np
@@ -156,6 +157,18 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
 
 
-# Draws placed on the meta device when asked (see ``_meta.placed``).
-rand, randn, randint, randperm, normal = (placed(f) for f in (rand, randn, randint, randperm, normal))
-rand_like, randn_like, randint_like = (placed(f, like=True) for f in (rand_like, randn_like, randint_like))
+@contextlib.contextmanager
+def _unmoved(generator):
+    """Within: draws from ``generator`` (None: the default one) are taken back afterwards."""
+    generator = _distributions.generator_or_default(generator)
+    state = generator.get_state()
+    try:
+        yield
+    finally:
+        generator.set_state(state)
+
+
+# Draws placed on the meta device when asked (see ``_meta.placed``), the generator unmoved.
+rand, randn, randint, randperm, normal = (placed(f, unmoved=_unmoved) for f in (rand, randn, randint, randperm, normal))
+rand_like, randn_like, randint_like = (placed(f, like=True, unmoved=_unmoved)
+                                       for f in (rand_like, randn_like, randint_like))
