@@ -2,10 +2,12 @@
 
 When the captured function returns tensors that require grad without running backward itself
 (``model = ember.compile(model)`` in a training loop), the capture also records the backward:
-``autograd.grad`` of those outputs, with grad_output placeholders, w.r.t. the placeholders that
-require grad (the op entries' derivatives run through the same dispatcher). :func:`split` cuts
-that joint graph in two: the forward graph returns the outputs and the values the backward reads
-(saved activations); the backward graph takes those and the output gradients. On replay one
+the gradients of those outputs, with grad_output placeholders, w.r.t. the placeholders that
+require grad, each taken as an independent variable (``autograd.engine.grad_within``: an input
+made earlier from a parameter passes no gradient on to it; autograd chains the calls). The op
+entries' derivatives run through the same dispatcher. :func:`split` cuts that joint graph in
+two: the forward graph returns the outputs and the values the backward reads (saved
+activations); the backward graph takes those and the output gradients. On replay one
 autograd node (a custom Function) runs the forward graph and, when the engine reaches it, the
 backward graph: ``loss.backward()`` after a compiled forward runs compiled code both ways.
 """
@@ -26,7 +28,7 @@ __all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGr
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
-    """Runs ``autograd.grad`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
+    """Runs ``grad_within`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
     [(placeholder index, grad Node)])`` or None when nothing is differentiable."""
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
     if not diff:
