@@ -340,14 +340,17 @@ LAYOUTS = {  # (shape made, how it is viewed): dropout and rand_like draw in the
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_dropout_and_rand_like_of_a_strided_tensor_draw_torchs_numbers(layout):
+def test_dropout_rand_like_and_randn_like_of_a_strided_tensor_draw_torchs_numbers(layout):
     # a batch_first TransformerEncoderLayer trained with other losses than torch's: its
     # dropout masks were drawn in row-major order, torch's into empty_like(input)'s memory
     made, expanded = LAYOUTS[layout], layout.startswith("expanded")
     draws = [lambda L: L.nn.functional.dropout(made(L), 0.4), lambda L: L.rand_like(made(L)),
              lambda L: L.rand_like(made(L), dtype=L.float64)]
-    if not expanded:  # (writing into an expanded tensor is refused)
-        draws.append(lambda L: L.nn.functional.dropout(made(L), 0.4, inplace=True))
+    if not expanded:  # (writing into an expanded tensor is refused; randn's blocks of 16 differ by an ulp)
+        draws += [lambda L: L.nn.functional.dropout(made(L), 0.4, inplace=True),
+                  # torch's serial kernel for a non-contiguous tensor: one Box-Muller draw at a time
+                  lambda L: L.cat([L.randn_like(made(L)).flatten(), L.randn(3)]),
+                  lambda L: L.randn_like(made(L), dtype=L.float64, requires_grad=True).detach()]
     for draw in draws:
         e, t = both(3, draw)
         np.testing.assert_array_equal(e, t)

@@ -116,6 +116,13 @@ def fill_order(array):
     return None if sized == sorted(sized) else order
 
 
+def made_in_order(make, shape, order):
+    """The tensor ``make(size)`` makes row-major for ``shape`` permuted by ``order`` (from
+    :func:`fill_order`), viewed back in ``shape``'s dims: its values lie in memory in ``order``."""
+    made = make(tuple(shape[d] for d in order))
+    return made.permute(*sorted(range(len(order)), key=order.__getitem__))
+
+
 def is_channels_last(fmt):
     return fmt in _ORDER
 

@@ -139,16 +139,25 @@ def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=F
     if order is None:
         out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
         return _in_format(out, input, memory_format, "rand_like")
-    out = rand([input.shape[d] for d in order], generator=generator, dtype=dtype or input.dtype)
-    return out.permute(*sorted(range(len(order)), key=order.__getitem__)).requires_grad_(requires_grad)
+    draw = lambda size: rand(size, generator=generator, dtype=dtype or input.dtype)
+    return _memory_format.made_in_order(draw, input.shape, order).requires_grad_(requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
                memory_format=_memory_format.preserve_format):
-    """``randn`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
-    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
-    out = randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return _in_format(out, input, memory_format, "randn_like")
+    """``randn`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``;
+    with ``preserve_format`` a non-contiguous layout of ``input`` is kept and filled in memory
+    order one draw at a time, as torch's serial kernel fills it (other numbers than ``randn``'s
+    blocks of 16) (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
+    order = _memory_format.fill_order(input._data) \
+        if memory_format is _memory_format.preserve_format and isinstance(input._data, np.ndarray) else None
+    dtype = dtype or input.dtype
+    if order is None or dtype.is_complex:
+        out = randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
+        return _in_format(out, input, memory_format, "randn_like")
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    draw = lambda size: _finish(_distributions.normal_one_by_one(size, dtype, generator))
+    return _memory_format.made_in_order(draw, input.shape, order).requires_grad_(requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False):

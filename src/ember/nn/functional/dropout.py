@@ -30,11 +30,9 @@ def _keep_mask(input, p, shape):
     if type(input._data) is MetaArray:  # shapes only (a model traced on the meta device): no draw
         return Tensor._make(meta_array(tuple(shape), input.dtype.np))
     order = _memory_format.fill_order(input._data) if tuple(shape) == tuple(input.shape) else None
-    if order is None:
-        mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
-    else:  # torch draws into empty_like(input): in input's memory order
-        mask = apply(DropoutMask, shape=tuple(shape[d] for d in order), p=p, dtype=input.dtype)
-        mask = mask.permute(*sorted(range(len(order)), key=order.__getitem__))
+    draw = lambda size: apply(DropoutMask, shape=tuple(size), p=p, dtype=input.dtype)
+    # torch draws into empty_like(input): in input's memory order
+    mask = draw(shape) if order is None else _memory_format.made_in_order(draw, shape, order)
     # Drawn by the CPU generator (torch's numbers for a seed), then on the input's device.
     mask._data = _backend.from_host(mask._data, input._data)
     return mask
