@@ -161,3 +161,39 @@ def test_default_device_and_in_place_ops():
     assert x.is_meta and x._version == version + 3
     with pytest.raises(RuntimeError, match="The size of tensor a"):
         x + ember.empty(5, device="meta")
+
+
+def test_a_training_mode_forward_with_dropout_runs_on_meta():
+    # shape inference of a model built under ``with device("meta")``: dropout's mask was drawn
+    # on the CPU, and multiplying it into a meta tensor raised "not on the expected device meta";
+    # trunc_normal_ and orthogonal_ read a meta tensor's values (RuntimeError, TypeError)
+    def forward(lib):
+        lib.manual_seed(0)
+        with lib.device("meta"):  # its initialisation draws nothing (ember's moved the generator)
+            layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)
+            lib.nn.init.trunc_normal_(layer.linear1.weight, std=0.02)  # (ViT's; tested the values)
+            lib.nn.init.orthogonal_(layer.linear2.weight)  # (read the values to NumPy)
+        x = lib.ones(2, 3, 8, device="meta")
+        outs = [layer(x), lib.nn.functional.dropout(x.transpose(0, 1), 0.5),
+                lib.nn.functional.dropout2d(x.unsqueeze(-1), 0.5), lib.nn.functional.dropout(x.clone(), 0.5, inplace=True)]
+        return [(o.device.type, tuple(o.shape), str(o.dtype).split(".")[1]) for o in outs] + [lib.rand(2).tolist()]
+    want, got = _both(forward)
+    assert got == want and got[0] == ("meta", (2, 3, 8), "float32")  # (and no draw was made)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda lib, g: lib.randn(3, 2), lambda lib, g: lib.rand(3), lambda lib, g: lib.randint(0, 3, (3,)),
+    lambda lib, g: lib.randperm(4), lambda lib, g: lib.rand_like(lib.empty(3)), lambda lib, g: lib.randn_like(lib.empty(3)),
+    lambda lib, g: lib.randint_like(lib.empty(3), 5), lambda lib, g: lib.randn(3, generator=g),
+    lambda lib, g: lib.randn(3, device="cpu"),  # a CPU draw inside the context: this one moves it
+    lambda lib, g: lib.get_rng_state(),  # a CPU tensor (ember's was a meta one: restoring it gave zeros)
+])
+def test_random_factories_on_meta_leave_the_generators_as_torchs(draw):
+    def after(lib):
+        lib.manual_seed(0)
+        g = lib.Generator().manual_seed(1)
+        with lib.device("meta"):
+            out = draw(lib, g)
+        return out.device.type, tuple(out.shape), lib.rand(2).tolist(), lib.rand(2, generator=g).tolist()
+    want, got = _both(after)
+    assert got == want

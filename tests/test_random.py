@@ -327,3 +327,36 @@ def test_trunc_normal_and_gumbel_softmax_draw_torchs_numbers(bounds):
     (e, e_next), (t, t_next) = sweep(lambda L, n, dt: L.nn.functional.gumbel_softmax(L.zeros(n, 3)), 3, 20, "float32")
     np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(e_next, t_next)
+
+
+LAYOUTS = {  # (shape made, how it is viewed): dropout and rand_like draw in the input's memory order
+    "transposed": lambda L: L.ones(5, 6).t(),
+    "batch_first attention output": lambda L: L.ones(7, 3, 4).transpose(0, 1),  # nn.MultiheadAttention's
+    "channels_last": lambda L: L.ones(2, 3, 4, 5).to(memory_format=L.channels_last),
+    "sliced transposed": lambda L: L.ones(5, 12).t()[::2],
+    "expanded (torch's empty_like is row-major)": lambda L: L.ones(6, 1).expand(6, 5),
+    "permuted with size-1 dims": lambda L: L.ones(1, 4, 1, 3).permute(3, 2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_dropout_rand_like_and_randn_like_of_a_strided_tensor_draw_torchs_numbers(layout):
+    # a batch_first TransformerEncoderLayer trained with other losses than torch's: its
+    # dropout masks were drawn in row-major order, torch's into empty_like(input)'s memory
+    made, expanded = LAYOUTS[layout], layout.startswith("expanded")
+    draws = [lambda L: L.nn.functional.dropout(made(L), 0.4), lambda L: L.rand_like(made(L)),
+             lambda L: L.rand_like(made(L), dtype=L.float64)]
+    if not expanded:  # (writing into an expanded tensor is refused; randn's blocks of 16 differ by an ulp)
+        draws += [lambda L: L.nn.functional.dropout(made(L), 0.4, inplace=True),
+                  # torch's serial kernel for a non-contiguous tensor: one Box-Muller draw at a time
+                  lambda L: L.cat([L.randn_like(made(L)).flatten(), L.randn(3)]),
+                  lambda L: L.randn_like(made(L), dtype=L.float64, requires_grad=True).detach()]
+    for draw in draws:
+        e, t = both(3, draw)
+        np.testing.assert_array_equal(e, t)
+        assert (e != e.ravel()[0]).any()
+    ember.manual_seed(3)
+    x = made(ember)
+    assert ember.rand_like(x).stride() == torch.rand_like(made(torch)).stride() or 1 in x.shape
+    leaf = ember.rand_like(x, requires_grad=True)
+    assert leaf.is_leaf and leaf.requires_grad

@@ -113,6 +113,12 @@ def _normal_one_by_one(gen, n):
     return out
 
 
+def normal_one_by_one(shape, dtype, generator=None):
+    """Standard normals drawn one at a time whatever their number: torch's draws into a tensor
+    that is not contiguous (``randn_like`` of a transposed tensor), whose kernel is serial."""
+    return _finish(_normal_one_by_one(generator_or_default(generator), math.prod(shape)), shape, dtype)
+
+
 def normal(shape, mean, std, dtype, generator=None):
     """Samples of N(mean, std²) (``torch.randn``, ``torch.normal``, ``Tensor.normal_``)."""
     gen = generator_or_default(generator)

@@ -107,6 +107,24 @@ def suggested(array):
     return contiguous_format
 
 
+def fill_order(array):
+    """The dims of ``array`` from outermost to innermost in memory (ordered by stride, dims of
+    size 1 aside), or None when that is row-major. torch's ``empty_like`` lays its result out
+    so, and a random fill (``bernoulli_``, ``uniform_``) writes its draws in memory order: a
+    dropout mask or ``rand_like`` of a transposed or channels-last tensor gets the draws in this
+    order (a batch_first ``nn.MultiheadAttention``'s output is transposed)."""
+    order = sorted(range(array.ndim), key=lambda d: -abs(array.strides[d]))
+    sized = [d for d in order if array.shape[d] > 1]
+    return None if sized == sorted(sized) else order
+
+
+def made_in_order(make, shape, order):
+    """The tensor ``make(size)`` makes row-major for ``shape`` permuted by ``order`` (from
+    :func:`fill_order`), viewed back in ``shape``'s dims: its values lie in memory in ``order``."""
+    made = make(tuple(shape[d] for d in order))
+    return made.permute(*sorted(range(len(order)), key=order.__getitem__))
+
+
 def is_channels_last(fmt):
     return fmt in _ORDER
 

@@ -28,12 +28,13 @@ def to_meta(t, dtype=None):
     return out
 
 
-def placed(factory, like=False):
+def placed(factory, like=False, unmoved=None):
     """``factory`` (a creation function with a ``device`` keyword) placing its result on the
     meta device when ``device`` says so, or, given none, when the default device is meta
     (``with ember.device("meta"):``) or, for a ``like`` factory (``rand_like``), its first
     argument is a meta tensor. The values are made on the CPU and then dropped; the CPU case
-    costs one check."""
+    costs one check. ``unmoved(generator)``, given for a random factory, is a context in which
+    its draws leave the generator where it was (torch's meta draws draw nothing)."""
     @functools.wraps(factory)
     def on_device(*args, device=None, **kwargs):
         if device is None:
@@ -42,5 +43,8 @@ def placed(factory, like=False):
                 return factory(*args, **kwargs)
         elif device_type(device) != "meta":
             return factory(*args, device=device, **kwargs)
-        return to_meta(factory(*args, **kwargs))
+        if unmoved is None:
+            return to_meta(factory(*args, **kwargs))
+        with unmoved(kwargs.get("generator")):
+            return to_meta(factory(*args, **kwargs))
     return on_device

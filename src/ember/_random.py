@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from ._backend.meta import MetaArray, meta_array
 from ._creation import tensor
 from ._device import check_device
 from ._dtype import uint8
@@ -115,7 +116,8 @@ class Generator:
             state["normal_y"], state["normal_is_valid"] = self.next_double_normal, 1
         if self.next_float_normal is not None:
             state["float_normal"], state["float_normal_is_valid"] = self.next_float_normal, 1
-        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8)
+        # on the CPU whatever the default device (as torch's, inside ``with device("meta")`` too)
+        return tensor(np.frombuffer(state.tobytes(), np.uint8).copy(), dtype=uint8, device="cpu")
 
     def set_state(self, new_state):
         """Restores a state from :meth:`get_state` (or from ``torch.get_rng_state()``)."""
@@ -184,10 +186,14 @@ def set_rng_state(new_state):
 
 
 # ---- random fills (in place) ----------------------------------------------------------------------
-def _fill_random(self, array):
+def _fill_random(self, draw):
     # The draws do not depend on the old values: recorded, self's gradient stops here (zero),
-    # and a leaf that requires grad refuses, as torch's in-place fills.
-    return write_result(self, Tensor._make(np.asarray(array, dtype=self._data.dtype)))
+    # and a leaf that requires grad refuses, as torch's in-place fills. A meta tensor holds no
+    # values: nothing is drawn (torch's generator does not move while a model is initialised
+    # under ``with device("meta")``, nor is a meta model's worth of numbers made).
+    if type(self._data) is MetaArray:
+        return write_result(self, Tensor._make(meta_array(self._data.shape, self._data.dtype)))
+    return write_result(self, Tensor._make(np.asarray(draw(), dtype=self._data.dtype)))
 
 
 def _complex_parts(self, draw):
@@ -221,8 +227,8 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     NotImplementedError for integer and bool tensors."""
     _only(self, "check_uniform_bounds")
     if not self.dtype.is_complex:
-        return _fill_random(self, _distributions.uniform(tuple(self.shape), a, b, self.dtype, generator))
-    return _fill_random(self, _complex_parts(self, lambda shape: rng(generator).uniform(a, b, shape)))
+        return _fill_random(self, lambda: _distributions.uniform(tuple(self.shape), a, b, self.dtype, generator))
+    return _fill_random(self, lambda: _complex_parts(self, lambda shape: rng(generator).uniform(a, b, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -231,9 +237,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     for the same seed. NotImplementedError for integer and bool tensors."""
     _only(self, "normal_kernel_cpu")
     if not self.dtype.is_complex:
-        return _fill_random(self, _distributions.normal(tuple(self.shape), mean, std, self.dtype, generator))
+        return _fill_random(self, lambda: _distributions.normal(tuple(self.shape), mean, std, self.dtype, generator))
     std = std * 0.5 ** 0.5
-    return _fill_random(self, mean + std * _complex_parts(self, rng(generator).standard_normal))
+    return _fill_random(self, lambda: mean + std * _complex_parts(self, rng(generator).standard_normal))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -241,8 +247,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
     (PyTorch's numbers for the same seed)."""
     if isinstance(p, Tensor):
         probs = np.broadcast_to(p._data, tuple(self.shape))
-        return _fill_random(self, _distributions.bernoulli(probs, self.dtype, generator))
-    return _fill_random(self, _distributions.bernoulli_scalar(tuple(self.shape), p, self.dtype, generator))
+        return _fill_random(self, lambda: _distributions.bernoulli(probs, self.dtype, generator))
+    return _fill_random(self, lambda: _distributions.bernoulli_scalar(tuple(self.shape), p, self.dtype, generator))
 
 
 def random_(self, from_=0, to=None, *, generator=None):
@@ -251,7 +257,7 @@ def random_(self, from_=0, to=None, *, generator=None):
     dtypes (2**24 for float32), [0, max] for integers), PyTorch's numbers for the same seed."""
     if to is None:
         from_, to = 0, from_ if from_ else _random_limit(self.dtype) + 1
-    return _fill_random(self, _distributions.randint(from_, to, tuple(self.shape), generator))
+    return _fill_random(self, lambda: _distributions.randint(from_, to, tuple(self.shape), generator))
 
 
 def _random_limit(dtype):
@@ -265,7 +271,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """Fills ``self`` with draws from the exponential distribution of rate ``lambd``;
     RuntimeError for a non-floating ``self``."""
     _continuous(self, "Exponential", _type_name)
-    return _fill_random(self, _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
+    return _fill_random(self, lambda: _distributions.exponential(tuple(self.shape), lambd, self.dtype, generator))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -276,7 +282,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     _continuous(self, "Cauchy", lambda dtype: _CPP_NAMES.get(dtype.name, dtype.name))
-    return _fill_random(self, _distributions.cauchy(tuple(self.shape), median, sigma, self.dtype, generator))
+    return _fill_random(self, lambda: _distributions.cauchy(tuple(self.shape), median, sigma, self.dtype, generator))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -286,7 +292,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     _only(self, "log_normal_cpu", inexact=False)
-    return _fill_random(self, _distributions.log_normal(tuple(self.shape), mean, std, self.dtype, generator))
+    return _fill_random(self, lambda: _distributions.log_normal(tuple(self.shape), mean, std, self.dtype, generator))
 
 
 def geometric_(self, p, *, generator=None):
@@ -297,7 +303,7 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     if self.dtype.name == "bool":
         raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
-    return _fill_random(self, _distributions.geometric(tuple(self.shape), p, self.dtype, generator))
+    return _fill_random(self, lambda: _distributions.geometric(tuple(self.shape), p, self.dtype, generator))
 
 
 def poisson(input, generator=None):

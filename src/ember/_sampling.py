@@ -2,6 +2,7 @@
 numbers for a seed (https://pytorch.org/docs/stable/torch.html#random-sampling). Each accepts
 ``generator``, ``dtype``, ``device`` and ``requires_grad`` where PyTorch does; the in-place
 fills (``uniform_``, ``normal_``...) are in ``_random``."""
+import contextlib
 import math
 
 import numpy as np
@@ -130,18 +131,33 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
               memory_format=_memory_format.preserve_format):
-    """``rand`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
-    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
-    out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return _in_format(out, input, memory_format, "rand_like")
+    """``rand`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``;
+    with ``preserve_format`` the values are drawn in ``input``'s memory order, as torch fills
+    ``empty_like(input)`` (https://pytorch.org/docs/stable/generated/torch.rand_like.html)."""
+    order = _memory_format.fill_order(input._data) \
+        if memory_format is _memory_format.preserve_format and isinstance(input._data, np.ndarray) else None
+    if order is None:
+        out = rand(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
+        return _in_format(out, input, memory_format, "rand_like")
+    draw = lambda size: rand(size, generator=generator, dtype=dtype or input.dtype)
+    return _memory_format.made_in_order(draw, input.shape, order).requires_grad_(requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,
                memory_format=_memory_format.preserve_format):
-    """``randn`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
-    (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
-    out = randn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return _in_format(out, input, memory_format, "randn_like")
+    """``randn`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``;
+    with ``preserve_format`` a non-contiguous layout of ``input`` is kept and filled in memory
+    order one draw at a time, as torch's serial kernel fills it (other numbers than ``randn``'s
+    blocks of 16) (https://pytorch.org/docs/stable/generated/torch.randn_like.html)."""
+    order = _memory_format.fill_order(input._data) \
+        if memory_format is _memory_format.preserve_format and isinstance(input._data, np.ndarray) else None
+    dtype = dtype or input.dtype
+    if order is None or dtype.is_complex:
+        out = randn(input.shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
+        return _in_format(out, input, memory_format, "randn_like")
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    draw = lambda size: _finish(_distributions.normal_one_by_one(size, dtype, generator))
+    return _memory_format.made_in_order(draw, input.shape, order).requires_grad_(requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=None, requires_grad=False,
@@ -152,6 +168,18 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=
     return _in_format(out, input, memory_format, "randint_like")
 
 
-# Draws placed on the meta device when asked (see ``_meta.placed``).
-rand, randn, randint, randperm, normal = (placed(f) for f in (rand, randn, randint, randperm, normal))
-rand_like, randn_like, randint_like = (placed(f, like=True) for f in (rand_like, randn_like, randint_like))
+@contextlib.contextmanager
+def _unmoved(generator):
+    """Within: draws from ``generator`` (None: the default one) are taken back afterwards."""
+    generator = _distributions.generator_or_default(generator)
+    state = generator.get_state()
+    try:
+        yield
+    finally:
+        generator.set_state(state)
+
+
+# Draws placed on the meta device when asked (see ``_meta.placed``), the generator unmoved.
+rand, randn, randint, randperm, normal = (placed(f, unmoved=_unmoved) for f in (rand, randn, randint, randperm, normal))
+rand_like, randn_like, randint_like = (placed(f, like=True, unmoved=_unmoved)
+                                       for f in (rand_like, randn_like, randint_like))

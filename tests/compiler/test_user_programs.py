@@ -151,3 +151,91 @@ def test_a_whole_compiled_module_saves_and_loads_as_torchs():
     assert loaded._compiled_call._entries == [] and list(loaded.state_dict()) == list(model.state_dict())
     np.testing.assert_array_equal(loaded(x).detach().numpy(), y.detach().numpy())
     assert len(loaded._compiled_call._entries) == 1  # captured on its first call
+
+
+def _chained_grads(lib, cell, run, x, steps):
+    """The parameters' gradients after ``steps`` calls of ``run`` fed each other's hidden state
+    (the char-RNN tutorial's loop over letters; ``h = cell(x, cell(x, h0))``)."""
+    cell.zero_grad()
+    h = lib.zeros(1, 3)
+    for i in range(steps):
+        out, h = run(x[i], h)
+    (out.sum() + h.square().sum()).backward()
+    return [p.grad.numpy().copy() for p in cell.parameters()]
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_a_compiled_cell_fed_its_own_output_gets_torchs_gradients(backend):
+    # The second call's input h1 requires grad through the same weights: its recorded backward
+    # took autograd.grad's total derivative (through h1's history into the weights), so the
+    # replays added the earlier calls' contributions twice. Now each call records its own
+    # derivatives and autograd chains them.
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        class RNN(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.i2h, self.h2o = lib.nn.Linear(5, 3), lib.nn.Linear(5, 2)
+
+            def forward(self, input, hidden):
+                combined = lib.cat((input, hidden), 1)
+                return lib.log_softmax(self.h2o(combined), dim=1), lib.tanh(self.i2h(combined))
+        lib.manual_seed(0)
+        return RNN(), lib.randn(4, 1, 2)
+
+    cell, x = make(torch)
+    want = _chained_grads(torch, cell, cell, x, 4)
+    cell, x = make(ember)
+    compiled = ember.compile(cell, backend=backend)
+    for steps in (4, 4, 4):  # captures (h0 without, h1 with grad), then replays
+        got = _chained_grads(ember, cell, compiled, x, steps)
+        for g, w in zip(got, want):  # float32 products of 5 terms, tanh: float32 roundoff
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert ember._dynamo.utils.counters["stats"]["unique_graphs"] == 2
+
+
+def test_retained_grad_of_an_input_is_written_once_when_captured():
+    # recording the backward ran autograd.grad, which writes retained .grads (as torch's does):
+    # the capturing call's input got its gradient twice
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib, wrap in ((torch, lambda f: f), (ember, ember.compile)):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 3)
+        step = wrap(layer)
+        h = layer(lib.ones(1, 3))
+        h.retain_grad()
+        step(h).square().sum().backward()
+        grads.append(h.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def test_python_and_numpy_random_draws_in_forward_are_drawn_on_every_call():
+    # "Learning PyTorch with examples"' DynamicNet: forward loops random.randint(4, 6) times.
+    # The recording's draw was replayed as a constant (and the stream left behind); torch.compile
+    # draws anew each call, so the call runs eagerly now (a graph break, no warning).
+    import random
+    import warnings
+
+    def forward(x):
+        y = x * 1
+        for _ in range(4, random.randint(4, 6)):
+            y = y * x
+        return y + float(np.random.rand())
+
+    x = ember.full((2,), 2.0)
+    random.seed(0)
+    np.random.seed(0)
+    want = [forward(x)[0].item() for _ in range(8)]
+    tail = random.random(), np.random.rand()
+    compiled = ember.compile(forward)
+    random.seed(0)
+    np.random.seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [compiled(x)[0].item() for _ in range(8)]
+    assert got == want and (random.random(), np.random.rand()) == tail
+    assert len(set(want)) > 1  # the draws changed the result
+    breaks = ember._dynamo.utils.counters["graph_break"]
+    assert any("random stream" in reason for reason in breaks), dict(breaks)

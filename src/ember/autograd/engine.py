@@ -41,10 +41,11 @@ def _root_edge(t, i=0):
     return gradient_edge(t)
 
 
-def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True):
+def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True, cut=False):
     """Runs the graph from ``roots``. ``capture`` maps nodes whose incoming gradient is wanted
     (for ``autograd.grad`` and ``backward(inputs=...)``) to a slot index; only the nodes that
-    lead to a captured one run then."""
+    lead to a captured one run then. With ``cut`` (:func:`grad_within`) a captured node is not
+    run (no gradient flows past it) and no retained ``.grad`` is written."""
     # course:begin 03/count-dependencies
     # hint: walk the graph from the roots' nodes (node.next_functions: (node, index) pairs, node None for
     # hint: inputs that need no gradient) and count in deps[node] how many edges reach each node
@@ -82,11 +83,14 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                     new = hook(grad)
                     if new is not None:
                         grad = new
-            if node._metadata and grad is not None:
+            if node._metadata and grad is not None and not cut:
                 for keep in node._metadata.get("retain", ()):
                     keep(grad)
             if capture is not None and node in capture:
                 captured[node] = grad
+                if cut:  # what lies past an input passes on nothing
+                    _skip(node, deps, buffers, ready, True)
+                    continue
             if isinstance(node, AccumulateGrad):
                 variable = node.variable
                 if grad is not None and accumulate and variable is not None and (
@@ -321,6 +325,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Returns d(outputs)/d(inputs) as a tuple, without touching ``.grad``
     (``torch.autograd.grad``). RuntimeError if an input is unreachable and ``allow_unused``
     is not set."""
+    return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
+
+
+def grad_within(outputs, inputs, grad_outputs):
+    """The partial derivatives of ``outputs`` w.r.t. ``inputs``, each input taken as an
+    independent variable: the graph is cut at the inputs, so a parameter's gradient leaves out
+    the paths through an input made from it earlier (``h1 = cell(x, h0); h2 = cell(x, h1)``:
+    the second call's own gradient for the weight, not the total). None for an unused input;
+    the graph is kept; no ``.grad`` (retained or a leaf's) is written. The compiler records a
+    compiled function's backward with it (``compiler/aot.py``): autograd chains the replayed
+    calls' gradients itself."""
+    return _grad(outputs, inputs, grad_outputs, True, False, True, False, cut=True)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads, cut=False):
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
@@ -329,7 +348,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
     nodes = [_root_edge(t)[0] for t in inputs_t]
     capture = {n: i for i, n in enumerate(nodes)}
-    captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False)
+    captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False, cut=cut)
     result = []
     for i, (node, t) in enumerate(zip(nodes, inputs_t)):
         g = captured.get(node)

@@ -2,10 +2,12 @@
 
 When the captured function returns tensors that require grad without running backward itself
 (``model = ember.compile(model)`` in a training loop), the capture also records the backward:
-``autograd.grad`` of those outputs, with grad_output placeholders, w.r.t. the placeholders that
-require grad (the op entries' derivatives run through the same dispatcher). :func:`split` cuts
-that joint graph in two: the forward graph returns the outputs and the values the backward reads
-(saved activations); the backward graph takes those and the output gradients. On replay one
+the gradients of those outputs, with grad_output placeholders, w.r.t. the placeholders that
+require grad, each taken as an independent variable (``autograd.engine.grad_within``: an input
+made earlier from a parameter passes no gradient on to it; autograd chains the calls). The op
+entries' derivatives run through the same dispatcher. :func:`split` cuts that joint graph in
+two: the forward graph returns the outputs and the values the backward reads (saved
+activations); the backward graph takes those and the output gradients. On replay one
 autograd node (a custom Function) runs the forward graph and, when the engine reaches it, the
 backward graph: ``loss.backward()`` after a compiled forward runs compiled code both ways.
 """
@@ -15,7 +17,7 @@ import numpy as np
 
 from .. import _random
 from .._tensor import Tensor
-from ..autograd import grad as _grad
+from ..autograd.engine import grad_within
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import modified_error
@@ -27,7 +29,7 @@ __all__ = ["record_backward", "split", "without_gradients", "Joint", "CompiledGr
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
-    """Runs ``autograd.grad`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
+    """Runs ``grad_within`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
     [(placeholder index, grad Node)], [the layout eager gave each gradient])`` or None when
     nothing is differentiable, or when the outputs' history reaches a node a backward already
     freed (a piece of a split function after ``loss.backward()``: its graph then replays through
@@ -52,8 +54,8 @@ def record_backward(tracer, outputs, placeholder_tensors):
     for node in hooked:
         node._pre_hooks = type(node._pre_hooks)()
     try:
-        grads = _grad(outputs, [t for _, t in diff], grad_outputs=grad_outputs, retain_graph=True,
-                      allow_unused=True)
+        # each call's own derivatives: autograd chains a call fed another's output through its node
+        grads = grad_within(outputs, [t for _, t in diff], grad_outputs)
     finally:
         for node, hooks in suspended:
             node._pre_hooks = hooks

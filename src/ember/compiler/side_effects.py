@@ -6,7 +6,10 @@ so the function runs eagerly every call instead of silently skipping it).
 """
 import dis
 import inspect
+import random
 import types
+
+import numpy as np
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
@@ -19,9 +22,12 @@ def python_state(world):
     """What a call may change in Python besides tensors, ``{where: key}``: the globals the
     function names and its closure cells (their objects; a list's, dict's, set's or plain
     object's contents one level down), the attributes of every reachable module, the contents
-    of the containers and plain objects passed as arguments. Compared before and after a
-    recording: a difference is a side effect a replay would skip (``capture`` breaks there)."""
-    state = {}
+    of the containers and plain objects passed as arguments, and the positions of Python's and
+    NumPy's global random streams (a ``random.randint`` in ``forward`` must draw anew on every
+    call, as under torch.compile). Compared before and after a recording: a difference is a side
+    effect a replay would skip (``capture`` breaks there)."""
+    state = {"Python's random stream (random.seed)": random.getstate(),
+             "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
     code = getattr(fn, "__code__", None)
     if code is not None:
@@ -40,6 +46,12 @@ def python_state(world):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     return state
+
+
+def _numpy_stream():
+    """The legacy global ``numpy.random`` generator's position, comparable with ``==``."""
+    name, key, pos, has_gauss, cached = np.random.get_state()
+    return name, key.tobytes(), pos, has_gauss, cached
 
 
 def plain_object(value):

@@ -84,6 +84,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
                       "of values may be incorrect.", stacklevel=2)
+    if tensor.is_meta:  # no values to draw or test (a model initialised on the meta device)
+        return tensor
     with no_grad():
         if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
             low, high = (float(np.array(bound, tensor.dtype.np)) for bound in (a, b))
@@ -220,7 +222,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     signs fixed so the distribution is uniform (Haar), times ``gain``. ValueError below 2-D."""
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows

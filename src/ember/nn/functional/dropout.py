@@ -7,7 +7,8 @@ factor, so the gradient is the same mask.
 import math
 import warnings
 
-from ... import _backend, _distributions
+from ... import _backend, _distributions, _memory_format
+from ..._backend.meta import MetaArray, meta_array
 from ..._ops.core import _type_name, apply
 from ..._ops.random import DropoutMask
 from ..._tensor import Tensor
@@ -26,7 +27,12 @@ def _keep_mask(input, p, shape):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_type_name(input.dtype)}")
-    mask = apply(DropoutMask, shape=tuple(shape), p=p, dtype=input.dtype)
+    if type(input._data) is MetaArray:  # shapes only (a model traced on the meta device): no draw
+        return Tensor._make(meta_array(tuple(shape), input.dtype.np))
+    order = _memory_format.fill_order(input._data) if tuple(shape) == tuple(input.shape) else None
+    draw = lambda size: apply(DropoutMask, shape=tuple(size), p=p, dtype=input.dtype)
+    # torch draws into empty_like(input): in input's memory order
+    mask = draw(shape) if order is None else _memory_format.made_in_order(draw, shape, order)
     # Drawn by the CPU generator (torch's numbers for a seed), then on the input's device.
     mask._data = _backend.from_host(mask._data, input._data)
     return mask
