@@ -1,0 +1,104 @@
+"""Kernels that differ only in the slots they read and write compile once.
+
+A transformer's layers repeat: the tiny GPT step's 82 kernels are 57 distinct ones once each
+kernel's slot numbers (``p[54]``) are set aside (its five layer norms, five norm statistics,
+its per-layer GEMMs and attention products), a quarter of its C. Each kernel's code is
+generated with its slots as constants of the pointer table ``p``; here, after generation, two
+kernels whose code is the same text up to those numbers and to their own names (``k41``,
+``k41_tile``, ``k41_bp``) share one copy: its slots renumbered ``p[0]``, ``p[1]``, ... in order
+of first use and its functions named ``kd<g>_...``; each member keeps its own entry point
+(``kernel_<i>``, for the regions and the profiler) and a function ``k<i>`` of its old
+signature (a GEMM's or convolution's is looked up by name and timed by autotuning) that
+gathers its slots into a small table and calls the shared one.
+
+Measured on the tiny GPT train step (gcc 12, -O3, AMD EPYC, one process's CPU): see
+docs/compile.md. A kernel whose text uses ``p`` in any other way (a computed index, passed to a
+function not its own) is left as generated, as is every kernel that has no twin.
+"""
+import re
+
+__all__ = ["share"]
+
+_ENTRY = re.compile(r"^int kernel_(\d+)\(", re.M)
+_SLOT = re.compile(r"\bp\[(\d+)\]")
+_COMMENT = re.compile(r"/\*(?! cflags:).*?\*/", re.S)  # a unit's cflags lines are code
+_NUMBERS = re.compile(r"\b(em_choice\[|em_block\[|em_conv_choice\[|return |kernel_)\d+")
+
+
+class _Kernel:
+    """One kernel's text cut at its entry point, with what sharing needs, or ``ok`` False."""
+
+    def __init__(self, text):
+        self.text, self.ok = text, False
+        m = _ENTRY.search(text)
+        if m is None:
+            return
+        self.index, self.body, self.entry = m.group(1), text[:m.start()], text[m.start():]
+        own = re.compile(rf"\bk{self.index}(?!\d)")
+        # the entry may call k<i> only (the rest of the kernel's names are renamed)
+        if any(e.group(0) != f"k{self.index}" or not self.entry.startswith("(", e.end())
+               for e in own.finditer(self.entry)):
+            return
+        for use in re.finditer(r"\bp\b", self.body):  # p[<n>], the parameter, or passed to its own
+            before, after = self.body[:use.start()], self.body[use.end():]
+            if not (after.startswith("[") and _SLOT.match(self.body, use.start())
+                    or before.endswith("void** restrict ")
+                    or re.search(rf"\bk{self.index}\w*\($", before)):
+                return
+        self.top = re.findall(rf"^([\w ]*?)\b(void|int) k{self.index}\((void\*\* restrict p\b[^)]*)\) \{{$",
+                              self.body, re.M)
+        if not self.top:
+            return
+        self.slots = list(dict.fromkeys(_SLOT.findall(self.body)))
+        number = {s: i for i, s in enumerate(self.slots)}
+        self.canonical = own.sub("kd@", _SLOT.sub(lambda s: f"p[{number[s.group(1)]}]", self.body))
+        self.key = _COMMENT.sub("", self.canonical)
+        # the sizes its entry passes (a loop's rows) stay constants the compiler sees: twins share
+        # only with the same (a body called with two trip counts would lose them to both)
+        # (not its own numbers: the entry's name, its GEMM's or convolution's choice, its failure code)
+        self.call = own.sub("kd@", _NUMBERS.sub(lambda m: m.group(1), self.entry))
+        self.ok = True
+
+    def wrappers(self, shared):
+        """C of this kernel's ``k<i>`` functions calling the shared code ``shared``."""
+        table = ", ".join(f"p[{s}]" for s in self.slots) or "0"
+        lines = []
+        for prefix, ret, params in self.top:
+            names = [re.findall(r"\w+", part)[-1] for part in params.split(",")[1:]]
+            call = f"{shared}({', '.join(['(void**)q'] + names)});"
+            lines += [f"{prefix}{ret} k{self.index}({params}) {{",
+                      f"    void* q[{max(1, len(self.slots))}] = {{{table}}};",
+                      f"    {'return ' * (ret != 'void')}{call}", "}"]
+        return "\n".join(lines) + "\n"
+
+
+def share(texts):
+    """``texts`` (each kernel's C, in order) with every group of kernels alike but for their
+    slots merged into one text where the first of them stood: the shared code once, then each
+    member's comment, ``k<i>`` functions and entry point. A kernel without a twin is unchanged."""
+    kernels = [_Kernel(t) for t in texts]
+    groups = {}
+    for k in kernels:
+        if k.ok:
+            groups.setdefault((k.key, k.call), []).append(k)
+    out, done = [], set()
+    for k in kernels:
+        members = groups.get((k.key, k.call), []) if k.ok else []
+        if len(members) < 2:
+            out.append(k.text)
+            continue
+        if id(members[0]) in done:
+            continue
+        done.add(id(members[0]))
+        name = f"kd{members[0].index}"
+        # the shared top-level functions are called, never inlined into each member's copy
+        # (its comments are each member's, below: every kernel's ops are named once)
+        code = re.sub(r"^([\w ]*?)\b(void|int) kd@\(", r"\1__attribute__((noinline)) \2 kd@(", members[0].key,
+                      flags=re.M).replace("kd@", name)
+        code = re.sub(r"^[ \t]*\n", "", code, flags=re.M)
+        parts = [f"/* kernels {', '.join(m.index for m in members)} share this code, each passing its slots in order as "
+                 f"p[0], p[1], ... */\n", code]
+        for m in members:
+            parts += ["".join(c + "\n" for c in _COMMENT.findall(m.body)), m.wrappers(name), m.entry]
+        out.append("".join(parts))
+    return out
