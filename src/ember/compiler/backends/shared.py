@@ -19,6 +19,7 @@ in any other way (a computed index, passed to a function not its own) is left as
 is every kernel without a twin. ``share(texts)`` takes and returns C text only (no errors
 raised: what it cannot read it leaves alone).
 """
+import functools
 import re
 
 __all__ = ["share"]
@@ -28,6 +29,10 @@ _ENTRY = re.compile(r"^int kernel_(\d+)\(", re.M)
 # Python's re try every position, 25 ms a pattern on the GPT step's 140 kB)
 _SLOT = re.compile(r"p(?<!\wp)\[(\d+)\]")
 _USE = re.compile(r"p(?<!\wp)\b")
+_PARAM = re.compile(r"void\*\* restrict p\b")
+_NAME = re.compile(r"k(?<!\wk)(\d+)(?!\d)")  # a kernel's names: k<i>, k<i>_tile, k<i>e; filtered by <i>
+_OWN_CALL = re.compile(r"k(?<!\wk)(\d+)\w*\(p\b")
+_TOP = re.compile(r"(void|int) k(\d+)\((void\*\* restrict p\b[^)]*)\) \{$", re.M)
 _COMMENT = re.compile(r"/\*(?! cflags:).*?\*/", re.S)  # a unit's cflags lines are code
 _NUMBERS = re.compile(r"\b(em_choice\[|em_block\[|em_conv_choice\[|return |kernel_)\d+")
 
@@ -42,28 +47,27 @@ class _Kernel:
             return
         self.index, self.body, self.entry = m.group(1), text[:m.start()], text[m.start():]
         i = self.index
-        own = re.compile(rf"k{i}(?<!\wk{i})(?!\d)")
+        own = functools.partial(_NAME.sub, lambda m: "kd@" if m.group(1) == i else m.group(0))
         # the entry may call k<i> only (the rest of the kernel's names are renamed)
-        if any(not self.entry.startswith("(", e.end()) for e in own.finditer(self.entry)):
+        if any(e.group(1) == i and not self.entry.startswith("(", e.end()) for e in _NAME.finditer(self.entry)):
             return
         # every use of the table p: p[<n>], the parameter, or passed on to its own functions
         uses = len(_USE.findall(self.body))
-        if uses != len(_SLOT.findall(self.body)) + len(re.findall(r"void\*\* restrict p\b", self.body)) + \
-                len(re.findall(rf"k{i}(?<!\wk{i})\w*\(p\b", self.body)):
+        if uses != len(_SLOT.findall(self.body)) + len(_PARAM.findall(self.body)) + _OWN_CALL.findall(self.body).count(i):
             return
         # its top-level functions: (what precedes the type, the type, the parameters)
-        self.top = [(self.body[self.body.rfind("\n", 0, m.start()) + 1:m.start()], m.group(1), m.group(2))
-                    for m in re.finditer(rf"(void|int) k{i}(?<!\wk{i})\((void\*\* restrict p\b[^)]*)\) \{{$", self.body, re.M)]
+        self.top = [(self.body[self.body.rfind("\n", 0, m.start()) + 1:m.start()], m.group(1), m.group(3))
+                    for m in _TOP.finditer(self.body) if m.group(2) == i]
         if not self.top or not all(re.fullmatch(r"(\w+ )*", prefix) for prefix, _, _ in self.top):
             return
         self.slots = list(dict.fromkeys(_SLOT.findall(self.body)))
         number = {s: i for i, s in enumerate(self.slots)}
-        self.canonical = own.sub("kd@", _SLOT.sub(lambda s: f"p[{number[s.group(1)]}]", self.body))
+        self.canonical = own(_SLOT.sub(lambda s: f"p[{number[s.group(1)]}]", self.body))
         self.key = _COMMENT.sub("", self.canonical)
         # the sizes its entry passes (a loop's rows) stay constants the compiler sees: twins share
         # only with the same (a body called with two trip counts would lose them to both)
         # (not its own numbers: the entry's name, its GEMM's or convolution's choice, its failure code)
-        self.call = own.sub("kd@", _NUMBERS.sub(lambda m: m.group(1), self.entry))
+        self.call = own(_NUMBERS.sub(lambda m: m.group(1), self.entry))
         self.ok = True
 
     def wrappers(self, shared):
