@@ -27,7 +27,7 @@ from ... import _dtype
 from ..graph import Node, Subgraph
 from ..symbolic import Expr
 from . import (attention, autotune, cgen, conv, conv_gemm, copies, direct_gemm, gather, gemm, indexing, kernels, locs, norm, plan,
-               pool, python, rnn, row_reductions, rows, sort, toolchain, updates, winograd)
+               pool, python, rnn, row_reductions, rows, shared, sort, toolchain, updates, winograd)
 from .plan import Kernel, Loc, Plan, Storage
 
 __all__ = ["graph_key", "load", "save"]
@@ -57,7 +57,7 @@ def code_version():
 # every module whose functions, as loaded (a course or a test may patch them), write generated
 # code (toolchain: its pragmas); files on disk are keyed by code_version
 _GENERATORS = (attention, autotune, cgen, conv, conv_gemm, copies, direct_gemm, gather, gemm, indexing, kernels, locs, norm, plan,
-               pool, python, rnn, row_reductions, rows, sort, toolchain, updates, winograd)
+               pool, python, rnn, row_reductions, rows, shared, sort, toolchain, updates, winograd)
 
 
 def _generator_code():

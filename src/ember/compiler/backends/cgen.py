@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import attention, copies, indexing, norm, rnn, sort
+from . import attention, copies, indexing, norm, rnn, shared, sort
 from .conv_gemm import conv_variants
 from .direct_gemm import packed_support
 from .gemm import gemm_kernel
@@ -488,7 +488,7 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
     index = {id(k): i for i, k in enumerate(plan.kernels)}
     args = "p, sz" if symbols else "p"
     declarations, definitions = packed_support("".join(body))
-    main = [_GLOBALS, definitions, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
+    main = [_GLOBALS, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
     main += [f"int kernel_{index[id(k)]}({params});" for kernels in regions for k in kernels]
     for r, kernels in enumerate(regions):
@@ -497,7 +497,8 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
         main += ["    return 0;", "}"]
     # size symbols: each unit's own copy, set by its exported entry points
     head = _HEADER + declarations + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
-    return CSource(head, body, "\n".join(main) + "\n"), regions, gemms, src.slots, convs
+    return (CSource(head, shared.share(body), "\n".join(main) + "\n", [_HEADER + definitions] if definitions else []),
+            regions, gemms, src.slots, convs)
 
 
 class CSource:
@@ -507,19 +508,23 @@ class CSource:
     # A unit smaller than this is not worth its own compiler process (~0.06 s of CPU to start).
     MIN_UNIT_CHARS = 10_000
 
-    def __init__(self, head, kernels, main):
+    def __init__(self, head, kernels, main, helpers=()):
         self.head = head        # what every unit starts with: includes, shared declarations
         self.kernels = kernels  # per kernel: its functions and its entry point kernel_<i>
         self.main = main        # the shared globals' definitions, em_init, the regions
+        # units of their own whatever the graph (the packed products' tiles and packing): the
+        # same text in every graph that calls them, so their object, cached by its content,
+        # compiles once and every later graph links it (0.3 s of gcc's CPU for the GPT step's)
+        self.helpers = list(helpers)
 
     def __str__(self):
-        return self.head + "".join(self.kernels) + self.main
+        return self.head + "".join(self.kernels) + self.main + "".join(h.replace(_HEADER, "", 1) for h in self.helpers)
 
     def units(self, count):
-        """At most ``count`` translation units, the kernels in order, of about equal length
+        """At most ``count`` translation units of the kernels, in order, of about equal length
         (a kernel goes to the unit its middle falls in: cutting after the boundary put the
-        Conv2d step's two large kernels in one unit, 1.0 s of gcc while the others took 0.4);
-        the first holds ``main`` (counted: it holds the packed products' shared tiles)."""
+        Conv2d step's two large kernels in one unit, 1.0 s of gcc while the others took 0.4),
+        the first holding ``main``; then the helpers, one unit each."""
         total = sum(map(len, self.kernels)) + len(self.main)
         count = max(1, min(count, total // self.MIN_UNIT_CHARS))
         units, size, target = [[self.main]], len(self.main), total / count
@@ -528,4 +533,4 @@ class CSource:
                 units.append([])
             units[-1].append(text)
             size += len(text)
-        return [self.head + "".join(texts) for texts in units]
+        return [self.head + "".join(texts) for texts in units] + self.helpers

@@ -207,9 +207,10 @@ def _packed_tile(rows, vectors):
 
 def packed_support(program):
     """(declarations, definitions) of the helpers the packed products in ``program`` (C text)
-    call: the register tiles it names and the packing functions, each compiled once, in the
-    unit holding the shared globals (a copy per product, or per translation unit, made gcc's
-    time on the GPT step half as long again)."""
+    call: the register tiles it names and the packing functions, each compiled once, in a
+    unit of their own (cgen.CSource.helpers: a copy per product, or per translation unit, made
+    gcc's time on the GPT step half as long again; in their own unit, a graph calling the same
+    tiles as one compiled before links the cached object)."""
     tiles = sorted(set(re.findall(r"em_packed_(\d+)x(\d+)\(", program)))
     if not tiles:
         return "", ""
