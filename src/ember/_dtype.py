@@ -7,8 +7,9 @@ a lower-ranked operand only changes the result when it is of a higher category
 """
 import builtins
 
-import ml_dtypes
 import numpy as np
+
+from . import _backend
 
 __all__ = ["dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "cfloat", "cdouble", "half", "float", "double", "short", "int",
@@ -28,10 +29,13 @@ class dtype:
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_inexact",
                  "is_signed", "category")
 
-    def __init__(self, name, np_dtype, category):
+    def __init__(self, name, np_dtype, category, itemsize=None):
         self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
+        if np_dtype is None:  # made on first use: see _Deferred
+            self.itemsize = itemsize
+        else:
+            self.np = np.dtype(np_dtype)
+            self.itemsize = self.np.itemsize
         self.category = category
         self.is_floating_point = category == _FLOAT
         self.is_complex = category == _COMPLEX
@@ -54,10 +58,26 @@ class dtype:
         return _COMPLEX_OF.get(self, self)
 
 
+class _Deferred(dtype):
+    """bfloat16 until its NumPy dtype is first read: ``_backend.bfloat16`` imports ml_dtypes
+    then (~0.6 s of CPU ``import ember`` does not pay), and the object becomes a plain
+    :class:`dtype`. (A ``__getattr__`` on ``dtype`` itself would slow every dtype's attributes.)"""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name != "np":
+            raise AttributeError(f"'dtype' object has no attribute '{name}'")
+        self.np = _backend.bfloat16()
+        _FROM_NP[self.np] = self
+        self.__class__ = dtype
+        return self.np
+
+
 float16 = half = dtype("float16", np.float16, _FLOAT)
 # bfloat16: float32's exponent range with an 8-bit significand. NumPy has no such type; the
-# ml_dtypes package registers one (its arithmetic rounds a float32 result, as PyTorch's does).
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
+# ml_dtypes package registers one (its arithmetic rounds a float32 result, as PyTorch's does),
+# imported when ``bfloat16.np`` is first read.
+bfloat16 = _Deferred("bfloat16", None, _FLOAT, itemsize=2)
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float64 = double = dtype("float64", np.float64, _FLOAT)
 uint8 = dtype("uint8", np.uint8, _INT)
@@ -90,7 +110,9 @@ SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                      "int16": "Short", "int8": "Char", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32",
                      "uint64": "UInt64", "bool": "Bool", "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
-_FROM_NP = {d.np: d for d in _ALL}
+# NumPy dtype -> ember dtype (bfloat16's entry is added when its NumPy dtype is made). Tensor
+# reads it for every result: from_numpy_dtype adds bfloat16 when an array brings it first.
+_FROM_NP = {d.np: d for d in _ALL if d is not bfloat16}
 _FROM_NAME = {d.name: d for d in _ALL}
 _default = [float32]
 
@@ -100,6 +122,8 @@ def from_numpy_dtype(np_dtype):
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        if _backend.is_bfloat16(np.dtype(np_dtype)):  # an ml_dtypes array before ember's first bfloat16
+            return _FROM_NP[bfloat16.np]  # (reading bfloat16.np enters it: _Deferred)
         kind = np.dtype(np_dtype).type  # named as NumPy's scalar type (numpy.str_), as torch does
         raise TypeError(f"can't convert np.ndarray of type {kind.__module__}.{kind.__name__}. The only supported "
                         "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
@@ -218,7 +242,7 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        info = ml_dtypes.finfo(type.np)
+        info = _backend.finfo(type.np)
         self.bits, self.dtype = info.bits, type.name
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)

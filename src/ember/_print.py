@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import _dtype
+from . import _backend, _dtype
 from ._backend.meta import MetaArray
 from .autograd.grad_mode import DUAL
 
@@ -40,7 +40,7 @@ class _Formatter:
     """Formats single elements of one tensor, all padded to the same width."""
 
     def __init__(self, data):
-        self.floating = data.dtype.kind == "f" or data.dtype == _dtype.bfloat16.np
+        self.floating = _backend.is_floating(data.dtype)
         self.int_mode, self.sci_mode, self.width = True, False, 1
         if not self.floating:
             values = data.reshape(-1).tolist()

@@ -76,7 +76,10 @@ class Tensor(TensorAutograd, TensorConversions):
         _track(data)
         t = object.__new__(Tensor)
         t._data = data
-        t.dtype = _DTYPES[data.dtype]
+        try:
+            t.dtype = _DTYPES[data.dtype]
+        except KeyError:  # (bfloat16 before ember's first use: an ml_dtypes array; a dtype ember lacks)
+            t.dtype = _dtype.from_numpy_dtype(data.dtype)
         t._requires_grad = False
         t._grad = None
         t._grad_fn = None
@@ -271,26 +274,23 @@ def _rebuild(cls, data, requires_grad):
     return t
 
 
-_DTYPES = {d.np: d for d in _dtype._ALL}
+_DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 
 # ---- the method and operator table ---------------------------------------------------------------
 # Every method and operator of Tensor, bound to the public function it runs; each function is
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
 from ._ops.args import shape_arg as _shape_arg  # noqa: E402
-from ._ops import compare as _compare  # noqa: E402
-from ._ops import complex as _complex  # noqa: E402
+from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
-from ._ops import inplace as _inplace  # noqa: E402
-from ._ops import join as _join  # noqa: E402
+from ._ops import inplace as _inplace, join as _join  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
 from ._ops import pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
 from ._ops import positions as _positions  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
-from ._ops import variance as _variance  # noqa: E402
-from ._ops import shape as _shape  # noqa: E402
+from ._ops import shape as _shape, variance as _variance  # noqa: E402
 from ._ops import softmax as _softmax  # noqa: E402
 from ._ops import sort as _sort  # noqa: E402
 from ._ops import numeric as _numeric  # noqa: E402

@@ -15,7 +15,6 @@ import operator
 import os
 import sys
 
-import ml_dtypes
 import numpy as np
 import scipy.linalg as _scipy_linalg
 from numpy._core.umath import _extobj_contextvar, _make_extobj
@@ -27,7 +26,7 @@ from .sparse import SparseCOO
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
            "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
-           "empty_at", "cast", "quiet", "restore"]
+           "empty_at", "cast", "quiet", "restore", "bfloat16", "is_bfloat16", "finfo"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
 ndarray = np.ndarray
@@ -330,16 +329,49 @@ def broadcast_error(shapes):
 # spinning threads (PyTorch's, in a side-by-side benchmark) hold the other core, the wake-up
 # can take a whole scheduler time slice: milliseconds for a microsecond product.
 _MULTITHREAD_MACS = 1 << 26
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+# bfloat16's NumPy dtype comes from the ml_dtypes package, which costs more CPU to import
+# (~0.6 s: it computes its float8 types' limits) than the rest of ``import ember`` but numpy's
+# own: it is imported on the first use of bfloat16. Before that no array can have the dtype
+# (ml_dtypes registers it with NumPy when imported), so the checks need not import it.
+_BFLOAT16 = []
+
+
+def _ml_dtypes():
+    import ml_dtypes
+    return ml_dtypes
+
+
+def bfloat16():
+    """bfloat16's NumPy dtype (ml_dtypes'), importing ml_dtypes on the first call."""
+    if not _BFLOAT16:
+        _BFLOAT16.append(np.dtype(_ml_dtypes().bfloat16))
+    return _BFLOAT16[0]
+
+
+def is_bfloat16(dtype):
+    """Whether the NumPy dtype ``dtype`` is bfloat16's, without importing ml_dtypes: its dtype
+    has kind "V" and exists only once ml_dtypes is loaded (by ember or the user's program)."""
+    return dtype.kind == "V" and "ml_dtypes" in sys.modules and dtype == bfloat16()
+
+
+def finfo(dtype):
+    """The machine limits of the floating NumPy dtype ``dtype`` (``np.finfo``'s fields;
+    bfloat16's from ml_dtypes, whose finfo knows it)."""
+    if is_bfloat16(dtype):
+        return _ml_dtypes().finfo(dtype)
+    return np.finfo(dtype)
 
 
 def is_floating(dtype):
     """Whether the array dtype ``dtype`` is a real floating-point one. bfloat16's NumPy dtype
     (from ml_dtypes) has kind "V", not "f", so ``dtype.kind == "f"`` alone misses it."""
-    return dtype.kind == "f" or dtype == _BFLOAT16
+    return dtype.kind == "f" or is_bfloat16(dtype)
 
 
-_SIXTEEN_BIT = (np.dtype(np.float16), _BFLOAT16)
+def _sixteen_bit(dtype):
+    return dtype == np.float16 or is_bfloat16(dtype)
 
 
 def cast(x, dtype):
@@ -349,14 +381,14 @@ def cast(x, dtype):
     2**24 + 2**16 + 1 becomes bfloat16 2**24), and from bfloat16 to an integer through float32
     too (ml_dtypes' own cast saturates, torch's wraps as float's does)."""
     source = x.dtype
-    if source == _BFLOAT16 and dtype.kind in "iu":
+    if is_bfloat16(source) and dtype.kind in "iu":
         return x.astype(np.float32).astype(dtype)
     if source.kind == "f" and dtype.kind in "fV" and source.itemsize > 4:
         with np.errstate(over="ignore"):  # float64 past float32's range: inf, silently as torch's
-            if dtype in _SIXTEEN_BIT:
+            if _sixteen_bit(dtype):
                 x = x.astype(np.float32)
             return x.astype(dtype)
-    if dtype in _SIXTEEN_BIT and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
+    if _sixteen_bit(dtype) and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
         with np.errstate(over="ignore"):  # (int32, int64, complex: as c10's, through float)
             return x.astype(np.float32).astype(dtype)
     return x.astype(dtype)
@@ -435,10 +467,10 @@ def matmul(a, b, out=None):
     """
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         return namespace(a, b).matmul(a, b, out=out)  # the BLAS thread settings below are NumPy's
-    if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16 and out is None:
+    if is_bfloat16(a.dtype) and is_bfloat16(b.dtype) and out is None:
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
-        return matmul(a.astype(np.float32), b.astype(np.float32)).astype(_BFLOAT16)
+        return matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     shape = None
     # (A single matrix in the stack is left as it is: the reshapes would cost more than
     # NumPy's own batch loop of one.)

@@ -385,7 +385,7 @@ class Pow(Op):
         # gives inf or 0, and 0 or inf), but for float16, which torch takes through C's pow
         root = type(b) is float and b in (0.5, -0.5) and _backend.is_floating(a.dtype) and a.dtype != np.float16
         with np.errstate(all="ignore"):
-            if a.dtype == _dtype.bfloat16.np and type(b) in (int, float) and b in (3, -2):
+            if _backend.is_bfloat16(a.dtype) and type(b) in (int, float) and b in (3, -2):
                 return _bfloat16_power(xp, a, b)
             if root:
                 return xp.sqrt(a) if b > 0 else rsqrt_kernel(a)

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from .._backend import is_floating, kernel, namespace, special
+from .._backend import is_bfloat16, is_floating, kernel, namespace, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
@@ -417,7 +417,7 @@ class NanToNum(Op):
     @staticmethod
     def forward(x, nan=0.0, posinf=None, neginf=None):
         xp = namespace(x)
-        if x.dtype == _dtype.bfloat16.np:  # NumPy takes bfloat16 for no float: it kept nan and +-inf
+        if is_bfloat16(x.dtype):  # NumPy takes bfloat16 for no float: it kept nan and +-inf
             largest = _dtype.finfo(_dtype.bfloat16).max
             posinf, neginf = largest if posinf is None else posinf, -largest if neginf is None else neginf
             return xp.nan_to_num(x.astype(np.float32), nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype)

@@ -176,7 +176,7 @@ def _sinc_kernel(x):
     wide = x if x.dtype.kind == "c" or x.dtype == np.float64 else x.astype(np.float64)
     with np.errstate(all="ignore"):
         result = xp.sinc(wide)
-        if x.dtype == _dtype.bfloat16.np:
+        if _backend.is_bfloat16(x.dtype):
             overflow = xp.isinf(x.astype(np.float32) * np.float32(math.pi)) & xp.isfinite(x)
             result = xp.where(overflow, math.nan, result)
         return result.astype(x.dtype, copy=False)

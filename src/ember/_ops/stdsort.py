@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from .. import _dtype
+from .._backend import is_bfloat16
 
 __all__ = ["std_sort", "mode_of", "mode_rows"]
 
@@ -58,7 +58,7 @@ def mode_rows(rows):
     """The index :func:`mode_of` picks in each row of the 2-D NumPy array ``rows`` (int64)."""
     kind = rows.dtype.kind
     key = (np.int64 if kind in "bi" or kind == "u" and rows.dtype.itemsize < 8 else
-           np.float64 if kind == "f" or rows.dtype == _dtype.bfloat16.np else None)  # exact
+           np.float64 if kind == "f" or is_bfloat16(rows.dtype) else None)  # exact
     kernel = None if key is None or not isinstance(rows, np.ndarray) else _c_kernel(key is np.int64)
     if kernel is None:
         return np.array([mode_of(row)[1] for row in rows.tolist()], dtype=np.int64)

@@ -15,13 +15,11 @@ along dim 0 / 1, the one-shot wide scan 7.2 / 3.2 ms):
 """
 import numpy as np
 
-from .. import _dtype
-from .._backend import namespace
+from .._backend import is_bfloat16, namespace
 
 __all__ = ["wide_scan"]
 
-_WIDE = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32,
-         _dtype.bfloat16.np: np.float32, np.dtype(np.complex64): np.complex128}
+_WIDE = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32, np.dtype(np.complex64): np.complex128}
 _SIDE_BY_SIDE = 512  # elements per vector step worth a Python-level step (~1.5 us each)
 _BLOCK = 65536  # elements of a wide buffer (512 KB of float64: inside a 2 MB L2)
 
@@ -36,10 +34,10 @@ def wide_scan(ufunc, x, dim):
     op = getattr(xp, ufunc)
     shape = x.shape
     x = x.reshape(shape or 1)
-    if x.dtype.kind in "biu" or x.dtype not in _WIDE:
+    wide = np.float32 if is_bfloat16(x.dtype) else _WIDE.get(x.dtype)
+    if x.dtype.kind in "biu" or wide is None:
         scanned = op.accumulate(x, axis=dim, dtype=np.int64 if x.dtype.kind in "biu" else None)
         return xp.ascontiguousarray(scanned).reshape(shape)
-    wide = _WIDE[x.dtype]
     n = x.shape[dim]
     rows = x.reshape(int(np.prod(x.shape[:dim])), n, int(np.prod(x.shape[dim + 1:])))  # before, along, after
     out = xp.empty(rows.shape, x.dtype)

@@ -382,7 +382,7 @@ class _Rebuilder:
                   metadata=None):
         """``_rebuild_tensor_v3``: a tensor of ``dtype`` over an untyped storage (in elements of
         ``dtype``, as ``storage_offset`` and ``stride`` count)."""
-        if type(storage) is not _Bytes or type(dtype) is not _dtype.dtype:
+        if type(storage) is not _Bytes or not isinstance(dtype, _dtype.dtype):
             self.fail(f"_rebuild_tensor_v3 of a {type(storage).__name__} storage and dtype {dtype!r:.40}")
         return self.tensor_v2(self.typed(storage, dtype), storage_offset, size, stride, requires_grad)
 

@@ -4,10 +4,9 @@ Source: https://pytorch.org/docs/stable/testing.html#torch.testing.make_tensor
 """
 import math
 
-import ml_dtypes
 import numpy as np
 
-from .. import _dtype
+from .. import _backend, _dtype
 from .._creation import empty
 from .._sampling import randint
 from .._tensor import Tensor
@@ -33,7 +32,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = randint(0, 2, shape, device=device).to(_dtype.bool)
     elif dtype.is_floating_point or dtype.is_complex:
         real = dtype.to_real() if dtype.is_complex else dtype
-        info = (ml_dtypes.finfo if real is _dtype.bfloat16 else np.finfo)(real.np)
+        info = _backend.finfo(real.np)
         low, high = _limits(low, high, -9, 9, float(info.min), float(info.max), integral=False)
         parts = empty(tuple(shape) + ((2,) if dtype.is_complex else ()), dtype=real, device=device)
         if high - low >= float(info.max):  # the span itself would overflow: draw half of it

@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 
+from .._backend import bfloat16
 from .._device import check_device
 from .._dtype import from_numpy_dtype
 from .._tensor import Tensor
@@ -23,6 +24,7 @@ def _numpy_api():
     except ImportError:
         raise ImportError("ember.utils.safetensors needs the safetensors package: "
                           "pip install 'ember[safetensors]' (or pip install safetensors)") from None
+    bfloat16()  # the package names bfloat16 to NumPy, which knows the name once ml_dtypes is loaded
     return safetensors.numpy
 
 
