@@ -274,6 +274,7 @@ class Remainder(Op):
     fmod-based result: ``0 % -7`` is 0.0 and ``-2.5 % 0.5`` -0.0, NumPy's -0.0 and 0.0)."""
     complex_error = (NotImplementedError, "\"remainder_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
+    grad_reads = ((), (0, 1))  # (the dividend's gradient reads neither)
 
     @staticmethod
     def forward(a, b):
@@ -289,8 +290,7 @@ class Remainder(Op):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        return g, (-g * _div_rounded(a, b, "floor") if ctx.needs_input_grad[1] else None)
+        return g, (-g * _div_rounded(ctx.input(0), ctx.input(1), "floor") if ctx.needs_input_grad[1] else None)
 
 
 def fmod(input, other, *, out=None):
@@ -308,12 +308,12 @@ class Fmod(Op):
     """C's ``fmod``: the result takes the sign of the dividend."""
     complex_error = (NotImplementedError, "\"fmod_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
+    grad_reads = ((), (0, 1))
     forward = staticmethod(kernel("fmod"))
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.input(0), ctx.input(1)
-        return g, (-g * _div_rounded(a, b, "trunc") if ctx.needs_input_grad[1] else None)
+        return g, (-g * _div_rounded(ctx.input(0), ctx.input(1), "trunc") if ctx.needs_input_grad[1] else None)
 
 
 def pow(input, exponent, *, out=None):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros_like
+from .._memory_format import contiguous_format
 from .._sampling import randn
 from . import forward_ad
 from .engine import grad as _grad
@@ -75,7 +76,7 @@ def _analytical(fn, inputs, wrt):
             continue
         for p, part in enumerate(_directions(o)):
             for r in range(o.numel()):
-                seed = zeros_like(o)
+                seed = zeros_like(o, memory_format=contiguous_format)  # (row-major: its flat view is its own)
                 seed._data.reshape(-1)[r] = part
                 grads = _grad(o, wrt, seed, retain_graph=True, allow_unused=True)
                 for xi, g in enumerate(grads):
@@ -94,7 +95,7 @@ def _forward(fn, inputs, wrt):
         cols = [np.zeros((_parts(o._data).size, x.numel() * len(_directions(x)))) for o in outs]
         for d, step in enumerate(_directions(x)):
             for k in range(x.numel()):
-                tangent = zeros_like(x)
+                tangent = zeros_like(x, memory_format=contiguous_format)
                 tangent._data.reshape(-1)[k] = step
                 with forward_ad.dual_level():
                     args = [forward_ad.make_dual(a.detach(), tangent) if a is x else a for a in inputs]
