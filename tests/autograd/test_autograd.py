@@ -338,6 +338,18 @@ def test_gradcheck_and_gradgradcheck():
     assert ember.autograd.gradcheck(bad, (x,), raise_exception=False) is False
 
 
+@pytest.mark.parametrize("shape, make", [
+    ((4, 6), lambda x: x.t()), ((4, 6), lambda x: x[:, ::2]), ((4, 6), lambda x: x.t().contiguous().t()),
+    ((2, 3, 2, 2), lambda x: x.contiguous(memory_format=ember.channels_last))],
+    ids=["transposed", "stepped", "column_major", "channels_last"])
+def test_gradcheck_of_non_contiguous_inputs_and_outputs(shape, make):
+    """Each element is perturbed where it lies (its row-major index mapped through the strides)
+    and each seed is one element of the output: strided inputs and outputs check as torch's do."""
+    x = make(ember.tensor(rand(*shape))).detach().requires_grad_()
+    assert not x.is_contiguous()
+    assert ember.autograd.gradcheck(lambda a: (a * a.sum(0)).exp().mT, (x,))
+
+
 class _WrongGrad(ember.autograd.Function):
     @staticmethod
     def forward(ctx, x):

@@ -49,18 +49,18 @@ def _numerical(fn, inputs, wrt, eps):
     with no_grad():
         base = _outputs(fn, inputs)
         for x in wrt:
-            flat = x._data.reshape(-1)
-            cols = [np.zeros((_parts(o._data).size, flat.size * len(_directions(x)))) for o in base]
+            array, n = x._data, x._data.size  # (elements in row-major order, whatever its strides)
+            cols = [np.zeros((_parts(o._data).size, n * len(_directions(x)))) for o in base]
             for d, step in enumerate(_directions(x)):
-                for k in range(flat.size):
-                    orig = flat[k].copy()
-                    flat[k] = orig + eps * step
+                for k, at in enumerate(np.ndindex(array.shape)):
+                    orig = array[at].copy()
+                    array[at] = orig + eps * step
                     plus = [_parts(o._data) for o in _outputs(fn, inputs)]
-                    flat[k] = orig - eps * step
+                    array[at] = orig - eps * step
                     minus = [_parts(o._data) for o in _outputs(fn, inputs)]
-                    flat[k] = orig
+                    array[at] = orig
                     for c, p, m in zip(cols, plus, minus):
-                        c[:, d * flat.size + k] = (p - m) / (2 * eps)
+                        c[:, d * n + k] = (p - m) / (2 * eps)
             jac.append(cols)
     return jac
 
