@@ -108,10 +108,10 @@ def gather_kernel(src, node, fname, ctypes):
         op = "=" if name == "Scatter" else _REDUCE[reduce] if name == "ScatterReduce" else "+="
     n_out = int(np.prod(out.shape))
 
-    def over_index(body):
+    def over_index(body, release=""):  # (release: what a bad index frees before returning)
         return (["    long k = 0;"] + [f"    for (long {v} = 0; {v} < {n}; {v}++)" for v, n in zip(loops, index.shape)]
                 + ["    {", "        int64_t c = ix[k++];",
-                   f"        if (c < 0 || c >= {size}) {{ em_bad_target = c; em_bad_where = 0; return 1; }}"]
+                   f"        if (c < 0 || c >= {size}) {{ {release}em_bad_target = c; em_bad_where = 0; return 1; }}"]
                 + [f"        {b}" for b in body] + ["    }"])
     if name == "ScatterReduce" and not include_self:  # the targets start from the identity
         identity = {"sum": "0", "mean": "0", "prod": "1", "amax": "(-INFINITY)", "amin": "INFINITY"}[reduce]
@@ -125,7 +125,7 @@ def gather_kernel(src, node, fname, ctypes):
         body = [f"y[{target}] {op} {value};"]
     if reduce == "mean" and name == "ScatterReduce":
         body.append(f"count[{target}]++;")
-    lines += over_index(body)
+    lines += over_index(body, "free(count); " if reduce == "mean" and name == "ScatterReduce" else "")
     if reduce == "mean" and name == "ScatterReduce":
         lines += [f"    for (long i = 0; i < {n_out}; i++) {{",
                   f"        int64_t n = count[i] + {int(include_self)};",
