@@ -37,29 +37,6 @@ def test_tensor_of_what_has_no_dtype_raises_torchs_error(data):
                       normalize=lambda message: message.split(" at 0x")[0])
 
 
-_SAVING = {"mul": lambda w, x: w * x, "rmul": lambda w, x: x * w, "div": lambda w, x: w / x, "rdiv": lambda w, x: x / w,
-           "matmul": lambda w, x: x.view(2, 2) @ w.view(2, 2), "dot": lambda w, x: w.dot(x)}
-_NOT_SAVING = {"add": lambda w, x: w + x, "mul by a plain tensor": lambda w, x: w * x.clone(),
-               "where": lambda w, x: w.where(x > 0, x), "lerp": lambda w, x: w.lerp(x, 0.5),
-               "fmod": lambda w, x: w.fmod(x), "addcmul": lambda w, x: w.addcmul(x, x)}
-
-
-@pytest.mark.parametrize("name", list(_SAVING) + list(_NOT_SAVING))
-def test_an_inference_tensor_a_gradient_reads_raises_as_torchs(name):
-    """torch refuses to save an inference tensor for backward; where it saves none, both run."""
-    fn = {**_SAVING, **_NOT_SAVING}[name]
-
-    def run(m):
-        with m.inference_mode():
-            x = m.tensor([0.5, -1.2, 2.0, 0.3])
-        w = m.tensor([0.1, 0.7, -0.4, 1.1], requires_grad=True)
-        return fn(w, x)
-    if name in _SAVING:
-        assert_same_error(lambda: run(ember), lambda: run(torch))
-    else:
-        np.testing.assert_allclose(run(ember).detach().numpy(), run(torch).detach().numpy(), rtol=1e-6)
-
-
 def _double(x):
     return x * 2
 

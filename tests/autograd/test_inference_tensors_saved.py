@@ -18,7 +18,8 @@ CASES = {
     "lerp": lambda m, p, a, i: m.lerp(p, a, 0.5), "hypot": lambda m, p, a, i: m.hypot(p, a),
     "linear": lambda m, p, a, i: m.nn.functional.linear(a, p), "mse": lambda m, p, a, i: m.nn.functional.mse_loss(p, a),
     "masked_fill": lambda m, p, a, i: p.masked_fill(a > 0, 1.0), "of-a-view": lambda m, p, a, i: p * a[0],
-    "reduced-outside": lambda m, p, a, i: p * a.sum(),
+    "reduced-outside": lambda m, p, a, i: p * a.sum(), "dot": lambda m, p, a, i: p[0].dot(a[0]),
+    "fmod": lambda m, p, a, i: p.fmod(a), "rmatmul": lambda m, p, a, i: a @ p,
 }
 
 
