@@ -199,6 +199,62 @@ def test_a_break_inside_a_callee_compiles_the_callee_split(dispatched, capfd, mo
     assert callee._split is not None and [len(p.compiled._entries) for p in callee._split.pieces] == [2, 2]
 
 
+def _train_through_callee(dispatched, compiled):
+    """A compiled step whose loss a logging user function makes: the callee's forward captured,
+    ``loss.backward()`` (into the callee's autograd history) eager, the optimizer step captured."""
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+
+    def logged_loss(x, y):
+        loss = F.cross_entropy(model(x), y)
+        losses.append(loss.item())
+        return loss
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = logged_loss(x, y)
+        loss.backward()
+        opt.step()
+    run = ember.compile(step, backend=BACKEND) if compiled else step
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        x, y = ember.tensor(rng.standard_normal((6, 4)).astype(np.float32)), ember.tensor(rng.integers(0, 3, 6))
+        with dispatched() as ops:
+            run(x, y)
+    return losses, list(model.parameters()), ops.names
+
+
+def test_a_training_step_whose_loss_a_logging_callee_makes(dispatched):
+    want_losses, want_params, eager_ops = _train_through_callee(dispatched, False)
+    losses, params, ops = _train_through_callee(dispatched, True)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    for got, want in zip(params, want_params, strict=True):
+        _close(got, want, 1e-5)
+        _close(got.grad, want.grad, 1e-5)
+    # replayed: the callee's pieces (forward, and its compiled backward) and the SGD step; eager:
+    # the backward's accumulation into the 4 .grads (Clone)
+    assert ops == ["Clone"] * 4 and "SgdUpdate" in eager_ops, ops
+
+
+def _backward_of_argument(loss):
+    loss.backward()
+
+
+def test_backward_into_an_inputs_history_runs_eagerly():
+    """A compiled function calling ``backward()`` on an input made outside it: the autograd
+    nodes it reaches saved values no placeholder holds, so its recording breaks (eager)."""
+    f = ember.compile(_backward_of_argument, backend=BACKEND)
+    w = _data(3, grad=True)
+    for _ in range(3):
+        x = _data(3)
+        w.grad = None
+        f((w * x).tanh().sum())
+        _close(w.grad, (1 - (w * x).tanh() ** 2) * x, 1e-5)
+    assert "history of an input tensor" in next(iter(counters["graph_break"]))
+
+
 def _closure_callee():
     scale = ember.tensor(2.0)
 

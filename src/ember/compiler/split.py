@@ -45,15 +45,16 @@ import types
 
 from ..nn.modules.module import Module
 from .split_run import Piece, callee_swap, module_call
-from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, check, compiles_to, definite, escapes, first,
-                           exposed, make_def, own, stores, trivial)
+from .structure import EMBER_DIR
+from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
+                           exposed, first, make_def, own, stores, trivial)
 
 __all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
 
 _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 # where a callee's code is not the user's: ember's own, the standard library's, installed packages'
-_NOT_USER = tuple({os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
-                   *(sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
+_NOT_USER = tuple({EMBER_DIR + os.sep, *(sysconfig.get_paths()[k] + os.sep
+                                          for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
 
 
 def target(fn, signature_of):
@@ -212,13 +213,7 @@ def _segments(body, local, marks, sure, maybe, after, top):
     """``[(kind, statements, params, results)]`` of ``body`` (see :class:`Plan`): ``sure`` and
     ``maybe`` the names bound before it on every way / some way, ``after`` the names read after
     it (the rest of the function, a loop's next turn); ``top``: the function's own body."""
-    runs = []
-    for s in body:
-        kind = marks.get(id(s)) or ("eager" if trivial(s) or not top and escapes(s) else "piece")
-        if runs and runs[-1][0] == kind != "open":
-            runs[-1][1].append(s)
-        else:
-            runs.append((kind, [s]))
+    runs = _runs(body, marks, top)
     sure, maybe, out, seen = set(sure), set(maybe), [], 0
     for r, (kind, statements) in enumerate(runs):
         seen += len(statements)
@@ -245,6 +240,31 @@ def _segments(body, local, marks, sure, maybe, after, top):
             sure |= definite(s)
             maybe |= stores(s)
     return out
+
+
+def _runs(body, marks, top):
+    """``[(kind, statements)]``: ``body`` cut into runs of pieces, eager statements and opened
+    ones. A ``.backward()`` in a piece on a tensor the piece did not make (a callee's loss, an
+    eager statement's) runs eagerly too: it reaches autograd history made outside the piece,
+    whose recording would break there (capture.py)."""
+    while True:
+        runs = []
+        for s in body:
+            kind = marks.get(id(s)) or ("eager" if trivial(s) or not top and escapes(s) else "piece")
+            if runs and runs[-1][0] == kind != "open":
+                runs[-1][1].append(s)
+            else:
+                runs.append((kind, [s]))
+        outside = []
+        for kind, statements in (run for run in runs if run[0] == "piece"):
+            made = set()
+            for s in statements:
+                if backward_of(s) - made:
+                    outside.append(s)
+                made |= stores(s)
+        if not outside:
+            return runs
+        marks.update((id(s), "eager") for s in outside)
 
 
 def _open(s, local, marks, sure, maybe, later):

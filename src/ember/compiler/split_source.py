@@ -10,7 +10,8 @@ import inspect
 import types
 
 __all__ = ["Refused", "PREFIX", "NO_ARGS", "OPENABLE", "compiles_to", "check", "first", "trivial", "escapes",
-           "own", "stores", "definite", "reads", "exposed", "make_def"]
+           "backward_of", "own", "stores", "definite",
+           "reads", "exposed", "make_def"]
 
 PREFIX = "_ember_split_"
 NO_ARGS = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
@@ -131,6 +132,15 @@ def escapes(statement):
         else:
             todo += [(n, looped) for n in ast.iter_child_nodes(node)]
     return False
+
+
+def backward_of(statement):
+    """The names read by what ``statement`` calls ``.backward()`` on (``loss.backward()``: loss)."""
+    names = set()
+    for n in own(statement):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
+            names |= reads(n.func.value)
+    return names
 
 
 def own(node):
