@@ -355,10 +355,21 @@ def test_names_unbound_on_some_turns_refuse_and_inner_breaks_stay_in_pieces(monk
     assert g._plan[1].describe() == f"{want}, eager [line {f + 1}]"
 
 
+def _doubling(x, n):
+    for _ in range(n):
+        x = x * 2
+        LOG.append(x.sum().item())
+    return x + 1
+
+
 def test_fullgraph_and_explain_name_the_line_in_the_loop():
     with pytest.raises(ember._dynamo.exc.Unsupported, match=r"\.item\(\)"):
         ember.compile(_step, fullgraph=True)(_data(2, 3), _data(3, 4), 0)
     out = ember._dynamo.explain(_loops)(_data(2, 3) * 0.3, _data(3, 3), 2)
     assert out.graph_break_count == len(out.break_reasons) and out.graph_break_count >= 4
     assert f"for [lines {_line(_loops, 2)}-{_line(_loops, 11)}] (pieces [line {_line(_loops, 3)}]" in out.split
+    out = ember._dynamo.explain(_doubling)(_data(3), 3)  # torch's unrolled loop: a graph between breaks
+    assert (out.graph_count, out.graph_break_count) == (4, 3)
+    assert out.split == f"for [lines {_line(_doubling, 1)}-{_line(_doubling, 3)}] (pieces [line {_line(_doubling, 2)}], " \
+                        f"eager [line {_line(_doubling, 3)}]), pieces [line {_line(_doubling, 4)}]"
     assert counters["graph_break"] == {}
