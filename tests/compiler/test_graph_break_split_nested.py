@@ -34,14 +34,15 @@ def _agree(got, want, w, tol=1e-5):
 
 
 def _replays(dispatched, fn, w, make_x, calls, *extra):
-    """``(compiled fn, [ops each compiled call dispatched])``: ``fn(x, w, *extra)`` run compiled
-    and eagerly for ``calls`` calls (``x = make_x(call)``), with equal results and gradients."""
+    """``(compiled fn, [ops each compiled call dispatched])``: ``fn(x, w, *extra)`` (``fn(x,
+    *extra)`` where ``w`` is None: the gradients then ``x``'s) run compiled and eagerly for
+    ``calls`` calls (``x = make_x(call)``), with equal results and gradients."""
     f, seen = ember.compile(fn, backend=BACKEND), []
     for call in range(calls):
         x = make_x(call)
         with dispatched() as ops:
-            got = f(x, w, *extra)
-        _agree(got, fn(x, w, *extra), w)
+            got = f(x, w, *extra) if w is not None else f(x, *extra)
+        _agree(got, fn(x, w, *extra) if w is not None else fn(x, *extra), x if w is None else w)
         seen.append(ops.names)
     return f, seen
 
@@ -195,7 +196,8 @@ def test_a_break_inside_a_callee_compiles_the_callee_split(dispatched, capfd, mo
     for names in seen[3:]:  # the callee's own break (Abs, Max) twice; the caller's statement's slices, * and +
         assert names.count("Abs") == 2 and "Std" not in names and "Matmul" not in names, names
     assert "eager [line %d] (compiles _mean_centred)" % _line(_uses_callee, 2) in capfd.readouterr().err
-    (callee,) = f._split.callees
+    (swap,) = f._split.callees
+    (callee,) = swap.made.values()
     assert callee._split is not None and [len(p.compiled._entries) for p in callee._split.pieces] == [2, 2]
 
 
@@ -295,6 +297,31 @@ def test_callees_closures_and_refused_callees_stay_correct(make):
         _close(g(x), f(x), 1e-5)
 
 
+class _Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x):
+        y = x * self.k
+        LOG.append(y.sum().item())
+        return y.tanh()
+
+
+_SCALERS = [_Scaler(2.0), _Scaler(-1.0)]
+
+
+def _calls_methods(x):
+    h = x + 1
+    z = _SCALERS[0].apply(h) + _SCALERS[1].apply(h[:1])  # two objects, two shapes
+    return z * 2
+
+
+def test_a_method_that_breaks_is_compiled_per_object(dispatched):
+    f, seen = _replays(dispatched, _calls_methods, None, lambda call: _data(3, 2, grad=True), 5)
+    assert [k.k for k in f._split.callees[0].made.keys()] == [2.0, -1.0]
+    assert all("Tanh" not in names for names in seen[3:]), seen
+
+
 def _rebound(x):
     return _target(x) * 2
 
@@ -351,7 +378,8 @@ def test_names_unbound_on_some_turns_refuse_and_inner_breaks_stay_in_pieces(monk
         x = _data(2)
         _close(g(x, n), _escape_in_piece(x, n))
     a, b, c, d, e, f = (_line(_escape_in_piece, k) for k in (1, 2, 3, 4, 8, 13))
-    want = f"for [lines {a}-{f}] (pieces [line {b}], eager [line {c}], pieces [lines {d}-{e}], eager [lines {e + 1}-{f}])"
+    want = f"for [lines {a}-{f}] (pieces [line {b}], eager [line {c}], pieces [lines {d}-{e}], " \
+           f"eager [lines {e + 1}-{f}])"
     assert g._plan[1].describe() == f"{want}, eager [line {f + 1}]"
 
 
@@ -370,6 +398,6 @@ def test_fullgraph_and_explain_name_the_line_in_the_loop():
     assert f"for [lines {_line(_loops, 2)}-{_line(_loops, 11)}] (pieces [line {_line(_loops, 3)}]" in out.split
     out = ember._dynamo.explain(_doubling)(_data(3), 3)  # torch's unrolled loop: a graph between breaks
     assert (out.graph_count, out.graph_break_count) == (4, 3)
-    assert out.split == f"for [lines {_line(_doubling, 1)}-{_line(_doubling, 3)}] (pieces [line {_line(_doubling, 2)}], " \
-                        f"eager [line {_line(_doubling, 3)}]), pieces [line {_line(_doubling, 4)}]"
+    a, b, c, d = (_line(_doubling, k) for k in (1, 2, 3, 4))
+    assert out.split == f"for [lines {a}-{c}] (pieces [line {b}], eager [line {c}]), pieces [line {d}]"
     assert counters["graph_break"] == {}

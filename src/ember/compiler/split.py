@@ -12,13 +12,13 @@ generated function (its parameters: the names it reads or may keep that are boun
 its results: the names it binds that a later statement, or the loop's next turn, reads) that
 is compiled with the same options as the function and so has its own guards, recompiles and
 replays. Inside an opened statement a statement that may ``return``, ``break`` or
-``continue`` out of its body runs eagerly. A break inside a user function the statement calls
-by name (a global or closure variable) makes that function compiled on its own, same options
-(split at its own breaks in turn): the eager statement calls it through :func:`~.split_run.
-callee_swap`. :func:`build` generates a function with the original's signature that does all
-this, seeing the original's globals (its ``__globals__``) and closure cells (by name) live;
-its code carries the user's file and line numbers, so tracebacks and the break reasons of the
-pieces name the user's lines.
+``continue`` out of its body runs eagerly. A break inside user code the statement calls (a
+function by name, a method or a module's ``forward`` through an attribute) makes that code
+compiled on its own, same options (split at its own breaks in turn): the eager statement
+calls it through a :class:`~.split_run.CalleeSwap`. :func:`build` generates a function with
+the original's signature that does all this, seeing the original's globals (its
+``__globals__``) and closure cells (by name) live; its code carries the user's file and line
+numbers, so tracebacks and the break reasons of the pieces name the user's lines.
 
 The split is refused (the function then runs eagerly on every call, as before) whenever it
 could change what the program computes: no source; a generator or coroutine; ``global``,
@@ -31,9 +31,10 @@ hook's). At run time a piece whose recording returns what a replay cannot give b
 (a tensor sharing memory with an input, a parameter or another result; a list, dict or other
 mutable object) runs eagerly from then on. Limits: a ``try`` statement or a loop header that
 breaks stays eager whole (a header's break opens the bodies, not the header); a callee reached
-through an attribute, a module (``self.inner(h)``) or a local variable runs eagerly inside its
-statement; a Python number passed from an eager statement into a piece is a guard on its value
-(a loop counter a piece reads recompiles it each turn, up to the limit).
+through a local variable, a second one breaking in the same statement, or a plain function
+reached through an attribute (``utils.log(x)``) runs eagerly inside its statement; a Python
+number passed from an eager statement into a piece is a guard on its value (a loop counter a
+piece reads recompiles it each turn, up to the limit).
 """
 import ast
 import copy
@@ -44,7 +45,7 @@ import textwrap
 import types
 
 from ..nn.modules.module import Module
-from .split_run import Piece, callee_swap, module_call
+from .split_run import CalleeSwap, Piece, module_call
 from .structure import EMBER_DIR
 from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
                            exposed, first, make_def, own, stores, trivial)
@@ -90,7 +91,8 @@ class Plan:
     ``"orelse"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
     statements, ``lines`` their lines in it (those before or after the call, a Python side
     effect, are each piece's own to find again); ``callees`` maps an eager statement (its
-    ``id``) to ``{name: function}``, the user functions it calls by name that broke inside."""
+    ``id``) to ``(code, names, attributes)`` (see :func:`_callees`), the user code that broke
+    inside it and which of its calls may reach it."""
 
     def __init__(self, func, tree, segments, breaks, lines, callees=None):
         self.func, self.tree, self.segments, self.breaks, self.lines = func, tree, segments, breaks, lines
@@ -113,7 +115,7 @@ def _describe(segments, callees):
             parts.append(f"{type(statements[0]).__name__.lower()} {where} ({inner})")
             continue
         parts.append(f"{'pieces' if kind == 'piece' else 'eager'} {where}")
-        named = sorted({f.__qualname__ for s in statements for f in callees.get(id(s), {}).values()})
+        named = sorted({callees[id(s)][0].co_qualname for s in statements if id(s) in callees})
         if named:
             parts[-1] += f" (compiles {', '.join(named)})"
     return ", ".join(parts)
@@ -152,11 +154,14 @@ def plan(fn, signature_of, cap):
         if not any(first(s) <= line <= s.end_lineno for s in body):
             raise Refused(f"the graph break at line {line} is in no statement of the body")
         leaves = _locate(body, line, marks)
-        if at[-1] and leaves:
-            for leaf in leaves:
-                found = _callees(leaf, chain[at[-1] - 1][0], func)
-                if found:
-                    callees.setdefault(id(leaf), {}).update(found)
+        # the user code the break happened in below the statement (a function's, a method's, a
+        # module's forward below ember's Module.__call__)
+        below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
+                     None)
+        for leaf in leaves if below is not None else ():
+            found = None if id(leaf) in callees else _callees(leaf, below, func)  # (one callee a statement)
+            if found is not None:
+                callees[id(leaf)] = found
         breaks.append((reason, where))
         lines.append(line)
     if not breaks:
@@ -185,13 +190,16 @@ def _locate(body, line, marks):
 
 
 def _callees(statement, callee, func):
-    """``{name: function}``: the functions ``statement`` calls by a name (a global or closure
-    variable) whose code is ``callee``, the user code a graph break happened in, not ember's,
-    the standard library's nor an installed package's (those stay eager inside the statement)."""
+    """``(callee, names, attributes)`` or None: which calls of ``statement`` may reach
+    ``callee``, the user code a graph break happened in (not ember's, the standard library's nor
+    an installed package's, which stay eager inside the statement): ``names``, the names (global
+    or closure variables) holding a function of that code; ``attributes``, whether calls of an
+    attribute (``self.inner(h)``, ``self.helper(x)``) may, ``callee`` being a method's (its first
+    parameter ``self``). Each is checked again at each call (:class:`~.split_run.CalleeSwap`)."""
     if callee is func.__code__ or callee.co_filename.startswith(_NOT_USER) or callee.co_filename.startswith("<") \
             or callee.co_flags & _FLAGS:
-        return {}
-    code, found = func.__code__, {}
+        return None
+    code, found = func.__code__, set()
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     for node in own(statement):
         name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
@@ -205,8 +213,9 @@ def _callees(statement, callee, func):
         else:
             value = func.__globals__.get(name)
         if isinstance(value, types.FunctionType) and value.__code__ is callee:
-            found[name] = value
-    return found
+            found.add(name)
+    attributes = callee.co_argcount > 0 and callee.co_varnames[0] == "self"
+    return (callee, found, attributes) if found or attributes else None
 
 
 def _segments(body, local, marks, sure, maybe, after, top):
@@ -296,14 +305,15 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     defs, names, labels, lasts, swaps = [], [], [], [], {}
 
     def swapped(statement):
-        """``statement`` calling ``swap(helper)(...)`` for each callee ``helper`` that broke in it."""
-        found = the_plan.callees.get(id(statement))
-        if not found:
+        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it."""
+        if id(statement) not in the_plan.callees:
             return statement
+        callee, names, attributes = the_plan.callees[id(statement)]
         statement = copy.deepcopy(statement)
         for node in own(statement):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in found:
-                swap = swaps.setdefault(found[node.func.id], f"{PREFIX}callee{len(swaps)}")
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in names
+                                               or attributes and isinstance(node.func, ast.Attribute)):
+                swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
                 node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
         return ast.fix_missing_locations(statement)
 
@@ -356,11 +366,11 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     for f, label, last in zip(made, labels, lasts):
         pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(PREFIX):-3], None), label, last))
     cells.update((name, types.CellType(p)) for name, p in zip(names, pieces))
-    callees = {f: make_callee(f) for f in swaps}
-    cells.update((name, types.CellType(callee_swap(f, callees[f]))) for f, name in swaps.items())
+    callees = [CalleeSwap(callee, make_callee) for callee in swaps]
+    cells.update((name, types.CellType(swap)) for name, swap in zip(swaps.values(), callees))
     split_fn = _rebind(made[-1], func, cells, func.__name__, func.__defaults__)
     split_fn.__kwdefaults__ = func.__kwdefaults__
-    split_fn.pieces, split_fn.callees = pieces, list(callees.values())
+    split_fn.pieces, split_fn.callees = pieces, callees
     return split_fn
 
 
@@ -394,15 +404,20 @@ def split(compiled, cap, log):
         the_plan = plan(compiled._fn, compiled._signature_of, cap)
         _, bound, module = target(compiled._fn, compiled._signature_of)
 
-        def make(fn, label):
+        def make(fn, label, signature_of=None):
             return type(compiled)(fn, False, compiled._backend, compiled._options, compiled._recompile_limit,
-                                  compiled._dynamic, name=label)
+                                  compiled._dynamic, signature_of=signature_of, name=label)
+
+        def make_callee(f):  # a function, a bound method or a module (its __call__, its forward split)
+            if isinstance(f, Module):
+                return make(f.__call__, type(f).__qualname__ + ".forward", f.forward)
+            return make(f, f.__qualname__)
 
         def make_piece(fn, label, last):
             piece = make(fn, label)
             piece._piece = True
             return Piece(fn, piece, log, last)
-        split_fn = build(the_plan, make_piece, lambda f: make(f, f.__qualname__))
+        split_fn = build(the_plan, make_piece, make_callee)
     except Refused as e:
         return None, str(e)
     if module is not None:

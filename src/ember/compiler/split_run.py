@@ -1,8 +1,11 @@
 """What runs a split function's pieces and callees (:mod:`.split`): :class:`Piece` calls a
 piece's compiled function and checks what its recordings return (:func:`unsafe`);
-:func:`callee_swap` hands an eager statement the compiled form of the user function that broke
-inside it; :func:`module_call` calls a module with its ``forward`` split.
+:class:`CalleeSwap` hands an eager statement the compiled form of the user function (method,
+module) that broke inside it; :func:`module_call` calls a module with its ``forward`` split.
 """
+import types
+import weakref
+
 import numpy as np
 
 from .._device import device
@@ -13,7 +16,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .structure import flatten, skeleton, unflatten
 
-__all__ = ["Piece", "unsafe", "callee_swap", "module_call"]
+__all__ = ["Piece", "unsafe", "CalleeSwap", "module_call"]
 
 _ATOMS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), dtype, device)
 
@@ -94,12 +97,35 @@ def unsafe(results, args, world):
     return same, None
 
 
-def callee_swap(original, compiled):
-    """``swap(f)``: ``compiled`` where ``f`` is ``original`` (the user function that broke inside
-    an eager statement, compiled and split on its own), else ``f`` itself. The eager statement
-    calls ``swap(helper)(...)`` where it called ``helper(...)``: the name is looked up as
-    written (a global rebound since is called as it is now)."""
-    return lambda f: compiled if f is original else f
+class CalleeSwap:
+    """``swap(f)``: the compiled form of ``f`` where ``f`` runs ``code``, the user code a graph
+    break happened in below an eager statement (a function, a bound method, a module whose
+    ``forward`` it is), made by ``make(f)`` once per function, object or module; else ``f``
+    itself. The eager statement calls ``swap(helper)(...)`` where it called ``helper(...)``:
+    the name or attribute is looked up as written (one rebound since is called as it is now)."""
+
+    def __init__(self, code, make):
+        self.code, self.make, self.made = code, make, weakref.WeakKeyDictionary()
+
+    def __call__(self, f):
+        if isinstance(f, types.FunctionType):
+            key = f if f.__code__ is self.code else None
+        elif isinstance(f, types.MethodType):
+            key = f.__self__ if getattr(f.__func__, "__code__", None) is self.code else None
+        elif isinstance(f, Module):
+            forward = getattr(f, "forward", None)
+            key = f if getattr(getattr(forward, "__func__", forward), "__code__", None) is self.code else None
+        else:
+            key = None
+        if key is None:
+            return f
+        try:
+            compiled = self.made.get(key)
+            if compiled is None:
+                compiled = self.made[key] = self.make(f)
+        except TypeError:  # an object that cannot be a weak dictionary's key: called as it is
+            return f
+        return compiled
 
 
 def module_call(module, split_forward, call):
@@ -109,5 +135,5 @@ def module_call(module, split_forward, call):
                 or module._backward_pre_hooks or _module._global_forward_pre_hooks or _module._global_forward_hooks:
             return call(*args, **kwargs)
         return split_forward(module, *args, **kwargs)
-    run.pieces = split_forward.pieces
+    run.pieces, run.callees = split_forward.pieces, split_forward.callees
     return run
