@@ -47,7 +47,7 @@ def _replays(dispatched, fn, w, make_x, calls, *extra):
     return f, seen
 
 
-def _epoch(dispatched, compiled, backend="inductor"):
+def _epoch(dispatched, compiled, backend=BACKEND):
     """A compiled ``train_epoch`` whose loop body logs ``loss.item()`` and prints every 2nd step."""
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
