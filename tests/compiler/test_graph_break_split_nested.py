@@ -391,8 +391,9 @@ def _doubling(x, n):
 
 
 def test_fullgraph_and_explain_name_the_line_in_the_loop():
-    with pytest.raises(ember._dynamo.exc.Unsupported, match=r"\.item\(\)"):
+    with pytest.raises(ember._dynamo.exc.Unsupported, match=r"\.item\(\)") as error:
         ember.compile(_step, fullgraph=True)(_data(2, 3), _data(3, 4), 0)
+    assert f"test_graph_break_split_nested.py:{_line(_step, 4)}: print(" in str(error.value)
     out = ember._dynamo.explain(_loops)(_data(2, 3) * 0.3, _data(3, 3), 2)
     assert out.graph_break_count == len(out.break_reasons) and out.graph_break_count >= 4
     assert f"for [lines {_line(_loops, 2)}-{_line(_loops, 11)}] (pieces [line {_line(_loops, 3)}]" in out.split
