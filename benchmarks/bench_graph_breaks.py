@@ -88,7 +88,7 @@ def _unsplit(compiled, workload):
     on every call, before session 19); for ``epoch`` and ``callee`` split as in session 19, at
     top-level statements only (the loop, the statement calling the callee, eager whole)."""
     name, off = {"step": ("_split", lambda *a: (None, "turned off (bench_graph_breaks)")),
-                 "epoch": ("OPENABLE", ()), "callee": ("_callees", lambda *a: {})}[workload]
+                 "epoch": ("OPENABLE", ()), "callee": ("_callees", lambda *a: None)}[workload]
     where = eval_frame if workload == "step" else split
 
     def call(*args):
