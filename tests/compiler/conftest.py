@@ -3,6 +3,7 @@
 import pytest
 
 import ember
+from ember._ops import core
 from ember.compiler.backends import c as c_backend
 
 
@@ -47,3 +48,27 @@ def plans(monkeypatch):
     made, make_plan = Plans(), c_backend.make_plan
     monkeypatch.setattr(c_backend, "make_plan", lambda *a, **k: made.append(make_plan(*a, **k)) or made[-1])
     return made
+
+
+class Dispatched(core.Observer):
+    """Counts the ops dispatched while it observes (``with Dispatched() as ops``: ``ops.names``;
+    a replayed piece of a split function dispatches none)."""
+
+    def __init__(self):
+        self.names = []
+
+    def op_exit(self, op, inputs, attrs, output):
+        self.names.append(op.name)
+
+    def __enter__(self):
+        core.OBSERVERS.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        core.OBSERVERS.remove(self)
+
+
+@pytest.fixture
+def dispatched():
+    """The :class:`Dispatched` observer class (the tests of graph-break splits count replays with it)."""
+    return Dispatched

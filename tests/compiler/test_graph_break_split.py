@@ -1,15 +1,14 @@
 """Graph breaks split a compiled function at statement granularity (compiler/split.py): the
 statements that broke run eagerly, the runs between them are captured pieces that replay.
 Each program is run compiled and eagerly (and in torch where it applies) over several calls;
-results, gradients and training state must agree, and an op-counting observer proves that
-the pieces replay (only the eager statements' ops are dispatched)."""
+results, gradients and training state must agree, and an op-counting observer (conftest's
+``dispatched``) proves that the pieces replay (only the eager statements' ops are dispatched)."""
 import numpy as np
 import pytest
 
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
-from ember._ops import core
 from ember.compiler.eval_frame import counters
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -18,23 +17,6 @@ LOG = []
 SCALE = 2.0
 RNG = np.random.default_rng(0)
 BACKEND = "aot_eager"  # the graph interpreted on arrays (no C compiler run): fast; the training step uses C
-
-
-class _Ops(core.Observer):
-    """Counts the ops dispatched while it observes (a replayed piece dispatches none)."""
-
-    def __init__(self):
-        self.names = []
-
-    def op_exit(self, op, inputs, attrs, output):
-        self.names.append(op.name)
-
-    def __enter__(self):
-        core.OBSERVERS.append(self)
-        return self
-
-    def __exit__(self, *exc):
-        core.OBSERVERS.remove(self)
 
 
 def _data(*shape, grad=False):
@@ -52,12 +34,12 @@ def _mid(x, w):
     return y
 
 
-def test_item_in_the_middle_replays_the_pieces_around_it():
+def test_item_in_the_middle_replays_the_pieces_around_it(dispatched):
     f = ember.compile(_mid, backend=BACKEND)
     w = _data(3, 5, grad=True)
     for call in range(4):
         x = _data(4, 3)
-        with _Ops() as ops:
+        with dispatched() as ops:
             got = f(x, w)
         want = _mid(x, w)
         _close(got, want)
@@ -80,7 +62,7 @@ def _branchy(x, w):
     return (h * 2).sum(), h
 
 
-def test_data_dependent_if_takes_either_branch_on_alternate_calls():
+def test_data_dependent_if_takes_either_branch_on_alternate_calls(dispatched):
     import torch
     f = ember.compile(_branchy, backend=BACKEND)
     wt = _data(3, 4).numpy()
@@ -88,7 +70,7 @@ def test_data_dependent_if_takes_either_branch_on_alternate_calls():
     tw = torch.tensor(wt, requires_grad=True)
     for call in range(6):
         x = _data(2, 3).abs() * (1 if call % 2 else -1)
-        with _Ops() as ops:
+        with dispatched() as ops:
             loss, h = f(x, w)
         tloss, th = _branchy(torch.tensor(x.numpy()), tw)
         np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
@@ -115,7 +97,7 @@ def test_a_return_inside_the_statement_that_broke_runs_as_written():
     assert f._split is not None
 
 
-def _train(compiled, backend="inductor", log="list"):
+def _train(dispatched, compiled, backend="inductor", log="list"):
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
     opt = ember.optim.Adam(model.parameters(), lr=0.01)
@@ -137,7 +119,7 @@ def _train(compiled, backend="inductor", log="list"):
     for _ in range(5):
         x = ember.tensor(rng.standard_normal((6, 4)).astype(np.float32))
         y = ember.tensor(rng.integers(0, 3, 6))
-        with _Ops() as ops:
+        with dispatched() as ops:
             run(x, y)
         counts.append(len(ops.names))
     state = [v for s in opt.state.values() for v in s.values()]
@@ -145,10 +127,10 @@ def _train(compiled, backend="inductor", log="list"):
 
 
 @pytest.mark.parametrize("log", ["list", "print"])
-def test_a_training_step_that_logs_its_loss_replays_the_step(log, capsys):
-    want_losses, want_params, want_state, eager_counts = _train(False, log=log)
+def test_a_training_step_that_logs_its_loss_replays_the_step(log, capsys, dispatched):
+    want_losses, want_params, want_state, eager_counts = _train(dispatched, False, log=log)
     want_out = capsys.readouterr().out
-    losses, params, state, counts = _train(True, log=log)
+    losses, params, state, counts = _train(dispatched, True, log=log)
     assert capsys.readouterr().out == want_out
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
     for got, want in zip(params + state, want_params + want_state):
@@ -172,17 +154,19 @@ class _Outer(nn.Module):
 
     def forward(self, x):
         h = self.fc1(x)
-        h = self.inner(h)  # this statement runs eagerly
+        h = self.inner(h)  # this statement runs eagerly, calling inner compiled
         return self.fc2(h).tanh()
 
 
-def test_a_break_inside_a_submodule_makes_the_calling_statement_eager():
+def test_a_break_inside_a_submodule_compiles_the_submodule_split(dispatched):
+    """``h = self.inner(h)`` runs eagerly, calling ``inner`` compiled on its own (split at its
+    ``.item()``: its pieces replay one call after the outer function's)."""
     ember.manual_seed(0)
     model = _Outer()
     compiled = ember.compile(model, backend=BACKEND)
-    for call in range(4):
+    for call in range(5):
         x = _data(5, 3)
-        with _Ops() as ops:
+        with dispatched() as ops:
             got = compiled(x)
         want = model(x)
         _close(got, want)
@@ -193,8 +177,11 @@ def test_a_break_inside_a_submodule_makes_the_calling_statement_eager():
         for g, p in zip(grads, model.parameters()):
             _close(g, p.grad, 1e-5)
         model.zero_grad()
-        if call >= 2:
-            assert ops.names[-1] == "Relu" and set(ops.names) <= {"Mean", "Sum", "Div", "Relu"}, ops.names
+        if call >= 3:  # inner's logging line (its mean) only
+            assert set(ops.names) <= {"Mean", "Sum", "Div"}, ops.names
+    (swap,) = compiled._compiled_call._split.callees
+    (inner,) = swap.made.values()
+    assert [k is model.inner for k in swap.made.keys()] == [True] and inner._split is not None
 
 
 def _make_closure():

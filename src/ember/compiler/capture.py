@@ -22,7 +22,6 @@ thread-safe.
 import operator
 import os
 import sys
-import traceback
 import weakref
 
 import numpy as np
@@ -44,11 +43,11 @@ from .graph import Graph
 from .side_effects import python_state
 from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
-from .structure import _LOOP_INT_USE, LoopInt, _has_loop_int, flatten, frames_below, skeleton, unflatten
+from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
+                        skeleton, unflatten, user_frame)
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
 _FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
                   os.path.join(_EMBER_DIR, "_creation.py")}
@@ -84,14 +83,6 @@ class Capture:
         self.breaks, self.ran_backward, self.pieces = [], False, [graph]
 
 
-def user_frame():
-    """``"file:line: code"`` of the innermost caller outside the ember package."""
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not os.path.abspath(frame.filename).startswith(_EMBER_DIR + os.sep):
-            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
-    return "<ember>"
-
-
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
 
@@ -108,7 +99,7 @@ class Tracer(_core.Observer):
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale = set()          # ids of views whose base was written in place since
         self.breaks, self.pieces, self.break_frames, self.earlier = [], [], [], {}
-        self.ran_backward = False
+        self.ran_backward, self.history = False, set()  # ids of the autograd nodes of the inputs' history
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
@@ -291,6 +282,8 @@ class Tracer(_core.Observer):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
+        if id(node) in self.history:  # its saved values are no placeholders: a replay would reuse them
+            self.graph_break("backward into the history of an input tensor (made before the compiled function ran)")
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
             self.graph_break("backward through a control-flow operator without a recorded backward (while_loop) "
                              "inside the compiled function")
@@ -479,6 +472,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(known_arrays(world, args, kwargs), fullgraph)
     tracer.world = world
+    tracer.history = {id(t.grad_fn) for t in world.inputs + world.free if t.grad_fn is not None}
     tracer.free = {id(t._data): t for t in world.free}
     tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:

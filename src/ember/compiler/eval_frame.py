@@ -204,6 +204,7 @@ class _CompiledFunction:
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
         self._split = None  # once split at its graph breaks: the callable running the pieces
+        self._plan = None  # (that callable or None, its split.Plan or why it was refused)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
 
@@ -321,7 +322,7 @@ class _CompiledFunction:
     def _broke(self, facts, cap, result):
         """Returns ``result`` of a recording that met graph breaks, having split the function
         at them (:func:`.split.split`) or, where that is refused, added an entry running it eagerly."""
-        self._split, plan = _split(self, cap, lambda text: _log("graph", text))
+        self._split, plan = self._plan = _split(self, cap, lambda text: _log("graph", text))
         breaks = plan.breaks if self._split else cap.breaks[:1]
         for reason, _ in breaks:
             counters["graph_break"][reason] += 1
@@ -415,7 +416,7 @@ def reset():
     for f in list(_compiled):
         f._entries.clear()
         f._warned, f._world, f._last, f._waited = False, None, (None, None), False
-        f._recheck, f._missed, f._split = None, 0, None
+        f._recheck, f._missed, f._split, f._plan = None, 0, None, None
     counters.clear()
 
 

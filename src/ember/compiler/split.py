@@ -1,15 +1,22 @@
 """Graph breaks split a compiled function at statement granularity: captured pieces with
 eager statements between them (torch.dynamo's "resume functions", carried to capture by running).
 
-A recording that met graph breaks tells, for each break, the statement of the function's body
-that was running (the outermost frame of the function's code at the break, see
-:func:`~.structure.frames_below`). From the function's source (``inspect.getsource``, ``ast``)
-:func:`plan` groups the body's top-level statements: each maximal run without a break is a
-*piece*, a generated function (its parameters: the names it reads or may keep that are bound
-before it; its results: the names it binds that a later statement reads) that is compiled
-with the same options as the function and so has its own guards, recompiles and replays; a
-statement that broke runs as written, eagerly, between the pieces. :func:`build` generates a
-function with the original's signature that does this, seeing the original's globals (its
+A recording that met graph breaks tells, for each break, the frames between it and the
+recording (:func:`~.structure.frames_below`): the outermost one running the function's code
+gives the line that broke. From the function's source (``inspect.getsource``, ``ast``,
+:mod:`.split_source`) :func:`plan` finds the statements around that line: a ``for``,
+``while``, ``if`` or ``with`` holding it is *opened* (its header runs eagerly as written, its
+bodies are split the same way, recursively), any other statement holding it runs as written,
+eagerly. In each body, each maximal run of statements without a break is a *piece*, a
+generated function (its parameters: the names it reads or may keep that are bound before it;
+its results: the names it binds that a later statement, or the loop's next turn, reads) that
+is compiled with the same options as the function and so has its own guards, recompiles and
+replays. Inside an opened statement a statement that may ``return``, ``break`` or
+``continue`` out of its body runs eagerly. A break inside user code the statement calls (a
+function by name, a method or a module's ``forward`` through an attribute) makes that code
+compiled on its own, same options (split at its own breaks in turn): the eager statement
+calls it through a :class:`~.split_run.CalleeSwap`. :func:`build` generates a function with
+the original's signature that does all this, seeing the original's globals (its
 ``__globals__``) and closure cells (by name) live; its code carries the user's file and line
 numbers, so tracebacks and the break reasons of the pieces name the user's lines.
 
@@ -17,46 +24,38 @@ The split is refused (the function then runs eagerly on every call, as before) w
 could change what the program computes: no source; a generator or coroutine; ``global``,
 ``nonlocal``, ``del``, ``match``, ``yield``, ``await``, ``locals()``/``vars()``/``eval``/
 ``exec``/``dir()``, zero-argument ``super()``/``__class__``; a nested function, class or
-generator expression closing over its locals; a ``return`` in a piece that is not the last
-one; a walrus inside a comprehension; a name crossing between pieces that may be unbound
-there; a break that is not inside one of the function's own top-level statements (a forward
+generator expression closing over its locals; a ``return`` in a top-level piece that is not
+the last one; a walrus inside a comprehension; a name crossing between pieces that may be
+unbound there; a break that is not inside one of the function's own statements (a forward
 hook's). At run time a piece whose recording returns what a replay cannot give back the same
 (a tensor sharing memory with an input, a parameter or another result; a list, dict or other
-mutable object) runs eagerly from then on. Limits: statement granularity (a break inside a
-callee makes the caller's whole statement eager, where torch's dynamo splits the callee too);
-a Python float passed from an eager statement into a piece is a guard on its value.
+mutable object) runs eagerly from then on. Limits: a ``try`` statement or a loop header that
+breaks stays eager whole (a header's break opens the bodies, not the header); a callee reached
+through a local variable, a second one breaking in the same statement, or a plain function
+reached through an attribute (``utils.log(x)``) runs eagerly inside its statement; a Python
+number passed from an eager statement into a piece is a guard on its value (a loop counter a
+piece reads recompiles it each turn, up to the limit).
 """
 import ast
-import dis
+import copy
 import inspect
+import os
+import sysconfig
 import textwrap
 import types
 
-import numpy as np
-
-from .._device import device
-from .._dtype import dtype
-from .._tensor import Tensor
-from ..nn.modules import module as _module
 from ..nn.modules.module import Module
-from ..optim.optimizer import Optimizer
-from .structure import flatten, skeleton, unflatten
+from .split_run import CalleeSwap, Piece, module_call
+from .structure import EMBER_DIR
+from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
+                           exposed, first, make_def, own, stores, trivial)
 
 __all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
 
-_PREFIX = "_ember_split_"
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_FORBIDDEN = {ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Delete: "del", ast.Match: "match",
-              ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await"}
-_FRAME_CALLS = {"locals", "vars", "eval", "exec", "dir"}
 _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
-_NO_ARGS = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-_ATOMS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), dtype, device)
-
-
-class Refused(Exception):
-    """Why a function is not split (it then runs eagerly at every call)."""
+# where a callee's code is not the user's: ember's own, the standard library's, installed packages'
+_NOT_USER = tuple({EMBER_DIR + os.sep, *(sysconfig.get_paths()[k] + os.sep
+                                          for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
 
 
 def target(fn, signature_of):
@@ -87,21 +86,39 @@ def _function(fn):
 
 class Plan:
     """The split of ``func``: ``segments``, each ``(kind, statements, params, results)`` with
-    kind ``"piece"`` (captured) or ``"eager"`` (run as written); ``breaks`` the recording's
-    ``(reason, where)`` inside the function's statements, ``lines`` their lines in it (those
-    before or after the call, a Python side effect, are each piece's own to find again)."""
+    kind ``"piece"`` (captured), ``"eager"`` (run as written) or ``"open"`` (one statement run
+    as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"`` and
+    ``"orelse"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
+    statements, ``lines`` their lines in it (those before or after the call, a Python side
+    effect, are each piece's own to find again); ``callees`` maps an eager statement (its
+    ``id``) to ``(code, names, attributes)`` (see :func:`_callees`), the user code that broke
+    inside it and which of its calls may reach it."""
 
-    def __init__(self, func, tree, segments, breaks, lines):
+    def __init__(self, func, tree, segments, breaks, lines, callees=None):
         self.func, self.tree, self.segments, self.breaks, self.lines = func, tree, segments, breaks, lines
+        self.callees = callees or {}
 
     def describe(self):
-        """``pieces [lines 3-5], eager [line 6], ...`` (the log line of ``EMBER_LOGS=graph``)."""
-        parts = []
-        for kind, statements, _, _ in self.segments:
-            first, last = statements[0].lineno, statements[-1].end_lineno
-            where = f"line {first}" if first == last else f"lines {first}-{last}"
-            parts.append(f"{'pieces' if kind == 'piece' else 'eager'} [{where}]")
-        return ", ".join(parts)
+        """``pieces [lines 3-5], eager [line 6], for [lines 7-9] (pieces [line 8], eager [line 9])``
+        (the log line of ``EMBER_LOGS=graph``); a callee compiled on its own is named after its
+        eager statement (``eager [line 6] (compiles helper)``)."""
+        return _describe(self.segments, self.callees)
+
+
+def _describe(segments, callees):
+    parts = []
+    for kind, statements, bodies, _ in segments:
+        begin, end = statements[0].lineno, statements[-1].end_lineno
+        where = f"[line {begin}]" if begin == end else f"[lines {begin}-{end}]"
+        if kind == "open":
+            inner = " | else: ".join(_describe(segs, callees) for _, segs in bodies)
+            parts.append(f"{type(statements[0]).__name__.lower()} {where} ({inner})")
+            continue
+        parts.append(f"{'pieces' if kind == 'piece' else 'eager'} {where}")
+        named = sorted({callees[id(s)][0].co_qualname for s in statements if id(s) in callees})
+        if named:
+            parts[-1] += f" (compiles {', '.join(named)})"
+    return ", ".join(parts)
 
 
 def plan(fn, signature_of, cap):
@@ -121,271 +138,240 @@ def plan(fn, signature_of, cap):
     start = min([fdef.lineno] + [d.lineno for d in fdef.decorator_list])
     if any(line is not None and not start <= line <= fdef.end_lineno for _, _, line in code.co_lines()):
         raise Refused("its source does not match its code (edited since imported?)")
-    _check(fdef, code)
-    if not _compiles_to(fdef, code):
+    check(fdef, code)
+    if not compiles_to(fdef, code):
         raise Refused("its source does not compile to its code (edited since imported?)")
     body = fdef.body
-    broken, breaks, lines = set(), [], []
+    marks, breaks, lines, callees = {}, [], [], {}
     for i, (reason, where) in enumerate(cap.breaks):
         chain = cap.break_frames[i] if i < len(getattr(cap, "break_frames", ())) else []
         if not chain:  # before or after the call (a side effect): each piece checks its own
             continue
-        frames = [line for c, line in chain if c is code]
-        if not frames:
+        at = [k for k, (c, _) in enumerate(chain) if c is code]
+        if not at:
             raise Refused(f"a graph break outside {code.co_name}'s own statements ({reason})")
-        line = frames[-1]  # the outermost: a recursive call's frame is not the statement
-        index = next((k for k, s in enumerate(body) if _first(s) <= line <= s.end_lineno), None)
-        if index is None:
+        line = chain[at[-1]][1]  # the outermost: a recursive call's frame is not the statement
+        if not any(first(s) <= line <= s.end_lineno for s in body):
             raise Refused(f"the graph break at line {line} is in no statement of the body")
-        broken.add(index)
+        leaves = _locate(body, line, marks)
+        # the user code the break happened in below the statement (a function's, a method's, a
+        # module's forward below ember's Module.__call__)
+        below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
+                     None)
+        for leaf in leaves if below is not None else ():
+            found = None if id(leaf) in callees else _callees(leaf, below, func)  # (one callee a statement)
+            if found is not None:
+                callees[id(leaf)] = found
         breaks.append((reason, where))
         lines.append(line)
-    if not broken:
+    if not breaks:
         raise Refused("no graph break inside the function's statements")
-    return Plan(func, fdef, _segments(fdef, code, broken), breaks, lines)
-
-
-def _compiles_to(fdef, code):
-    """Whether ``fdef`` compiles (inside a function giving it ``code``'s free variables) to
-    ``code``'s bytecode, constants and names: the source read is what runs."""
-    at = dict(lineno=fdef.lineno, col_offset=0)
-    free = [ast.Assign([ast.Name(n, ast.Store(), **at)], ast.Constant(None, **at), **at) for n in code.co_freevars]
-    bare = ast.FunctionDef(**{f: getattr(fdef, f) for f in fdef._fields}, **at)
-    bare.decorator_list = []
-    outer = compile(ast.Module([_def(_PREFIX + "check", _NO_ARGS, free + [bare], at)], []), code.co_filename, "exec")
-    inner = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
-    return any(_same_code(c, code) for c in inner.co_consts if isinstance(c, types.CodeType))
-
-
-def _same_code(a, b):
-    """Code objects that do the same (their instructions, names, constants), whatever their
-    positions (a dedented source's columns) and the compiler's choice of method-call opcodes
-    (pytest's rewritten modules compile ``F.f(x)`` with other ones)."""
-    fields = ("co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount", "co_kwonlyargcount",
-              "co_posonlyargcount", "co_name")
-    if any(getattr(a, f) != getattr(b, f) for f in fields) or len(a.co_consts) != len(b.co_consts) \
-            or (a.co_flags ^ b.co_flags) & ~inspect.CO_NESTED or _instructions(a) != _instructions(b):
-        return False
-    return all(_same_code(x, y) if isinstance(x, types.CodeType) and isinstance(y, types.CodeType)
-               else type(x) is type(y) and x == y for x, y in zip(a.co_consts, b.co_consts))
-
-
-def _instructions(code):
-    jumps = set(dis.hasjrel) | set(dis.hasjabs)
-    return [(_SAME_OP.get(i.opname, i.opname), None if i.opcode in jumps or isinstance(i.argval, types.CodeType)
-             else i.argval) for i in dis.get_instructions(code) if i.opname not in _NO_OP]
-
-
-_SAME_OP = {"LOAD_METHOD": "LOAD_ATTR"}
-_NO_OP = {"CACHE", "NOP", "PUSH_NULL", "EXTENDED_ARG"}
-
-
-def _first(statement):
-    return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
-
-
-def _check(fdef, code):
-    """Raises :class:`Refused` where the body uses what a split cannot keep."""
-    nested = False
-    for node in ast.walk(fdef):
-        if type(node) in _FORBIDDEN:
-            raise Refused(f"it uses {_FORBIDDEN[type(node)]}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FRAME_CALLS:
-            raise Refused(f"it calls {node.func.id}()")
-        if isinstance(node, ast.Name) and node.id.startswith(_PREFIX):
-            raise Refused(f"a name starting with {_PREFIX}")
-        if isinstance(node, _COMPREHENSIONS) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
-            raise Refused("a walrus inside a comprehension")
-        nested |= node is not fdef and isinstance(node, _SCOPES + (ast.GeneratorExp,))
-    if code.co_cellvars and nested:
-        raise Refused("a nested function, class or generator expression closes over its locals")
-    args = fdef.args
-    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    n = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) \
-        + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    if names != list(code.co_varnames[:n]):
-        raise Refused("its source's parameters are not its code's")
-    bound = set(names).union(*(_stores(s) for s in fdef.body))
-    # (Python 3.12 inlines comprehensions: their variables are the function's locals too)
-    inlined = {n.id for c in ast.walk(fdef) if isinstance(c, _COMPREHENSIONS) for g in c.generators
-               for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-    local = set(code.co_varnames) | set(code.co_cellvars)
-    if not bound <= local or not local - bound <= inlined:
-        raise Refused("a binding the split cannot follow")
-
-
-def _segments(fdef, code, broken):
-    """``[(kind, statements, params, results)]`` of the body, ``broken`` its broken statements'
-    indices: runs of statements without a break, but for plain ones (:func:`_trivial`), are pieces."""
-    body, runs = fdef.body, []
-    for k, s in enumerate(body):
-        kind = "eager" if k in broken or _trivial(s) else "piece"
-        if runs and runs[-1][0] == kind:
-            runs[-1][1].append(s)
-        else:
-            runs.append((kind, [s]))
     args = fdef.args
     bound = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg] if a}
     local = set(code.co_varnames) | set(code.co_cellvars)
-    sure, maybe, out, seen = set(bound), set(bound), [], 0
+    return Plan(func, fdef, _segments(body, local, marks, bound, bound, set(), True), breaks, lines, callees)
+
+
+def _locate(body, line, marks):
+    """Marks the statements of ``body`` holding ``line`` in ``marks`` (by ``id``): ``"open"`` a
+    ``for``/``while``/``if``/``with`` (then its bodies' statements holding it, recursively; a
+    line in its header holds none), ``"eager"`` any other. Returns the ones marked eager."""
+    leaves = []
+    for s in body:
+        if not first(s) <= line <= s.end_lineno:
+            continue
+        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager":
+            marks[id(s)] = "open"
+            leaves += _locate(s.body, line, marks) + _locate(getattr(s, "orelse", []), line, marks)
+        else:
+            marks[id(s)] = "eager"
+            leaves.append(s)
+    return leaves
+
+
+def _callees(statement, callee, func):
+    """``(callee, names, attributes)`` or None: which calls of ``statement`` may reach
+    ``callee``, the user code a graph break happened in (not ember's, the standard library's nor
+    an installed package's, which stay eager inside the statement): ``names``, the names (global
+    or closure variables) holding a function of that code; ``attributes``, whether calls of an
+    attribute (``self.inner(h)``, ``self.helper(x)``) may, ``callee`` being a method's (its first
+    parameter ``self``). Each is checked again at each call (:class:`~.split_run.CalleeSwap`)."""
+    if callee is func.__code__ or callee.co_filename.startswith(_NOT_USER) or callee.co_filename.startswith("<") \
+            or callee.co_flags & _FLAGS:
+        return None
+    code, found = func.__code__, set()
+    cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+    for node in own(statement):
+        name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+        if name is None or name in code.co_varnames or name in code.co_cellvars:
+            continue
+        if name in cells:
+            try:
+                value = cells[name].cell_contents
+            except ValueError:  # an empty cell
+                continue
+        else:
+            value = func.__globals__.get(name)
+        if isinstance(value, types.FunctionType) and value.__code__ is callee:
+            found.add(name)
+    attributes = callee.co_argcount > 0 and callee.co_varnames[0] == "self"
+    return (callee, found, attributes) if found or attributes else None
+
+
+def _segments(body, local, marks, sure, maybe, after, top):
+    """``[(kind, statements, params, results)]`` of ``body`` (see :class:`Plan`): ``sure`` and
+    ``maybe`` the names bound before it on every way / some way, ``after`` the names read after
+    it (the rest of the function, a loop's next turn); ``top``: the function's own body."""
+    runs = _runs(body, marks, top)
+    sure, maybe, out, seen = set(sure), set(maybe), [], 0
     for r, (kind, statements) in enumerate(runs):
         seen += len(statements)
-        last = r == len(runs) - 1
+        later = after | exposed(body[seen:])
         if kind == "eager":
             out.append((kind, statements, (), ()))
+        elif kind == "open":
+            out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
         else:
-            if not last and any(isinstance(n, ast.Return) for s in statements for n in _own(s)):
+            if r != len(runs) - 1 and any(isinstance(n, ast.Return) for s in statements for n in own(s)):
                 raise Refused(f"a return at line {statements[0].lineno} in a piece that is not the last")
-            needed, inside = set(), set()  # read before the piece binds them for sure; bound for sure
-            for s in statements:
-                needed |= _reads(s) - inside
-                inside |= _definite(s)
-            stores = set().union(*map(_stores, statements))
-            later = set().union(set(), *map(_reads, body[seen:]))
-            results = sorted(stores & later & local)
+            needed = exposed(statements)  # read before the piece binds them for sure
+            inside = set().union(*map(definite, statements))  # bound for sure
+            binds = set().union(*map(stores, statements))
+            results = sorted(binds & later & local)
             params = sorted((needed | set(results) - inside) & maybe & local)
-            unbound = (needed & local) - maybe - stores
+            unbound = (needed & local) - maybe - binds
             if unbound:
                 raise Refused(f"{sorted(unbound)[0]!r} is read at line {statements[0].lineno} before any binding")
             for name in [p for p in params if p not in sure] + [n for n in results if n not in sure | inside]:
                 raise Refused(f"{name!r} may be unbound where pieces meet (line {statements[0].lineno})")
             out.append((kind, statements, params, results))
         for s in statements:
-            sure |= _definite(s)
-            maybe |= _stores(s)
+            sure |= definite(s)
+            maybe |= stores(s)
     return out
 
 
-def _trivial(s):
-    """A statement of plain Python not worth a graph: ``pass``, a docstring, ``return`` of names."""
-    if isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
-        return True
-    if isinstance(s, ast.Return):
-        return s.value is None or all(isinstance(n, (ast.Name, ast.Constant, ast.Tuple, ast.Load))
-                                      for n in ast.walk(s.value))
-    return False
+def _runs(body, marks, top):
+    """``[(kind, statements)]``: ``body`` cut into runs of pieces, eager statements and opened
+    ones. A ``.backward()`` in a piece on a tensor the piece did not make (a callee's loss, an
+    eager statement's) runs eagerly too: it reaches autograd history made outside the piece,
+    whose recording would break there (capture.py)."""
+    while True:
+        runs = []
+        for s in body:
+            kind = marks.get(id(s)) or ("eager" if trivial(s) or not top and escapes(s) else "piece")
+            if runs and runs[-1][0] == kind != "open":
+                runs[-1][1].append(s)
+            else:
+                runs.append((kind, [s]))
+        outside = []
+        for kind, statements in (run for run in runs if run[0] == "piece"):
+            made = set()
+            for s in statements:
+                if backward_of(s) - made:
+                    outside.append(s)
+                made |= stores(s)
+        if not outside:
+            return runs
+        marks.update((id(s), "eager") for s in outside)
 
 
-def _own(node):
-    """The nodes of ``node`` in the function's own scope: nested functions, classes, lambdas and
-    comprehensions are yielded, not entered."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, _SCOPES + _COMPREHENSIONS):
-            todo += ast.iter_child_nodes(n)
-
-
-def _stores(node):
-    """The names ``node`` binds in the function's scope."""
-    names = set()
-    for n in _own(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
-        elif isinstance(n, ast.alias):
-            names.add(n.asname or n.name.partition(".")[0])
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
-    return names
-
-
-def _definite(s):
-    """The names statement ``s`` binds on every way through it that reaches the next statement."""
-    if isinstance(s, ast.Assign):
-        return set().union(*(_stores(t) for t in s.targets))
-    if isinstance(s, (ast.AnnAssign, ast.AugAssign)):
-        return _stores(s.target) if getattr(s, "value", None) is not None else set()
-    if isinstance(s, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return _stores(s)
+def _open(s, local, marks, sure, maybe, later):
+    """``[(field, segments)]`` of an opened statement's bodies: a loop's body is entered with
+    what any earlier turn may have bound, and what the next turn reads is read after it."""
     if isinstance(s, ast.With):
-        bound = set().union(*(_stores(i.optional_vars) for i in s.items if i.optional_vars is not None))
-        return bound.union(*map(_definite, s.body))
-    if isinstance(s, ast.If) and s.orelse:
-        return set().union(*map(_definite, s.body)) & set().union(*map(_definite, s.orelse))
-    return set()
+        header = set().union(*(stores(i) for i in s.items))
+        return [("body", _segments(s.body, local, marks, sure | header, maybe | header, later, False))]
+    if isinstance(s, ast.If):
+        header = stores(s.test)
+        return [(field, _segments(getattr(s, field), local, marks, sure | header, maybe | header, later, False))
+                for field in ("body", "orelse") if getattr(s, field)]
+    before = stores(s.iter) if isinstance(s, ast.For) else stores(s.test)  # bound however many turns
+    header = before | stores(s.target) if isinstance(s, ast.For) else before
+    turns = maybe | stores(s)
+    bodies = [("body", _segments(s.body, local, marks, sure | header, turns, later | exposed([s]), False))]
+    if s.orelse:
+        bodies.append(("orelse", _segments(s.orelse, local, marks, sure | before, turns, later, False)))
+    return bodies
 
 
-def _reads(node):
-    """The names ``node`` reads from the function's scope (a comprehension's own variables left
-    out; a nested function's reads all counted, which only adds parameters)."""
-    if isinstance(node, _COMPREHENSIONS):
-        outer, inner, own = _reads(node.generators[0].iter), set(), set()
-        for k, g in enumerate(node.generators):
-            if k:
-                inner |= _reads(g.iter)
-            own |= _stores(g.target)
-            inner |= set().union(*map(_reads, g.ifs))
-        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-        return outer | (inner.union(*map(_reads, parts)) - own)
-    if isinstance(node, ast.Name):
-        return {node.id} if isinstance(node.ctx, ast.Load) else set()
-    reads = set().union(*map(_reads, ast.iter_child_nodes(node)))
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # ``h += 1`` reads h
-        reads.add(node.target.id)
-    return reads
-
-
-def build(the_plan, make_piece):
+def build(the_plan, make_piece, make_callee=lambda f: f):
     """The function that runs ``the_plan``: the original's signature, defaults, globals and
     closure cells; each piece made by ``make_piece(function, label, last)`` (its compiled
-    callable; ``last``: the piece whose result the function returns)."""
+    callable; ``last``: the piece whose result the function returns), each callee that broke
+    by ``make_callee(function)``."""
     func, fdef = the_plan.func, the_plan.tree
     code = func.__code__
-    defs, body, names, labels, lasts = [], [], [], [], []
-    for kind, statements, params, results in the_plan.segments:
-        if kind == "eager":
-            body += statements
-            continue
-        name = f"{_PREFIX}piece{len(names)}"
-        first, end = statements[0].lineno, statements[-1].end_lineno
-        names.append(name)
-        labels.append(f"{func.__qualname__} (lines {first}-{end})")
-        at = dict(lineno=first, col_offset=0)
-        load = lambda n: ast.Name(n, ast.Load(), **at)  # noqa: E731
-        inner = list(statements)
-        last = statements is the_plan.segments[-1][1]
-        lasts.append(last)
-        if not last:
-            inner.append(ast.Return(ast.Tuple([load(n) for n in results], ast.Load(), **at), **at))
-        defs.append(_def(f"{name}_fn", ast.arguments(posonlyargs=[], args=[ast.arg(p, **at) for p in params],
-                                                     kwonlyargs=[], kw_defaults=[], defaults=[]), inner, at))
-        call = ast.Call(load(name), [load(p) for p in params], [], **at)
-        if last:
-            body.append(ast.Return(call, **at))
-        elif results:
-            body.append(ast.Assign([ast.Tuple([ast.Name(n, ast.Store(), **at) for n in results], ast.Store(), **at)],
-                                   call, **at))
-        else:
-            body.append(ast.Expr(call, **at))
+    defs, names, labels, lasts, swaps = [], [], [], [], {}
+
+    def swapped(statement):
+        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it."""
+        if id(statement) not in the_plan.callees:
+            return statement
+        callee, names, attributes = the_plan.callees[id(statement)]
+        statement = copy.deepcopy(statement)
+        for node in own(statement):
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in names
+                                               or attributes and isinstance(node.func, ast.Attribute)):
+                swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
+                node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
+        return ast.fix_missing_locations(statement)
+
+    def emit(segments, top):
+        out = []
+        for kind, statements, params, results in segments:
+            if kind == "eager":
+                out += map(swapped, statements)
+                continue
+            if kind == "open":
+                opened = copy.copy(statements[0])
+                for field, inner in params:
+                    setattr(opened, field, emit(inner, False))
+                out.append(opened)
+                continue
+            name = f"{PREFIX}piece{len(names)}"
+            begin, end = statements[0].lineno, statements[-1].end_lineno
+            names.append(name)
+            labels.append(f"{func.__qualname__} (lines {begin}-{end})")
+            at = dict(lineno=begin, col_offset=0)
+            load = lambda n: ast.Name(n, ast.Load(), **at)  # noqa: E731
+            inner = list(statements)
+            last = top and statements is segments[-1][1]
+            lasts.append(last)
+            if not last:
+                inner.append(ast.Return(ast.Tuple([load(n) for n in results], ast.Load(), **at), **at))
+            defs.append(make_def(f"{name}_fn", ast.arguments(posonlyargs=[], args=[ast.arg(p, **at) for p in params],
+                                                             kwonlyargs=[], kw_defaults=[], defaults=[]), inner, at))
+            call = ast.Call(load(name), [load(p) for p in params], [], **at)
+            if last:
+                out.append(ast.Return(call, **at))
+            elif results:
+                out.append(ast.Assign([ast.Tuple([ast.Name(n, ast.Store(), **at) for n in results], ast.Store(), **at)],
+                                      call, **at))
+            else:
+                out.append(ast.Expr(call, **at))
+        return out
+    body = emit(the_plan.segments, True)
     at = dict(lineno=fdef.lineno, col_offset=0)
-    wrapper = _def(_PREFIX + "wrapper", _bare(fdef.args), body, at)
+    wrapper = make_def(PREFIX + "wrapper", _bare(fdef.args), body, at)
     free = [ast.Assign([ast.Name(n, ast.Store(), **at)], ast.Constant(None, **at), **at)
-            for n in [*code.co_freevars, *names]]
+            for n in [*code.co_freevars, *names, *swaps.values()]]
     made = ast.Return(ast.Tuple([ast.Name(d.name, ast.Load(), **at) for d in [*defs, wrapper]], ast.Load(), **at), **at)
-    maker = _def(_PREFIX + "make", _NO_ARGS, free + defs + [wrapper, made], at)
+    maker = make_def(PREFIX + "make", NO_ARGS, free + defs + [wrapper, made], at)
     namespace = {}
     exec(compile(ast.Module([maker], []), code.co_filename, "exec"), namespace)
-    made = namespace[_PREFIX + "make"]()
+    made = namespace[PREFIX + "make"]()
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     pieces = []
     for f, label, last in zip(made, labels, lasts):
-        pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(_PREFIX):-3], None), label, last))
+        pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(PREFIX):-3], None), label, last))
     cells.update((name, types.CellType(p)) for name, p in zip(names, pieces))
+    callees = [CalleeSwap(callee, make_callee) for callee in swaps]
+    cells.update((name, types.CellType(swap)) for name, swap in zip(swaps.values(), callees))
     split_fn = _rebind(made[-1], func, cells, func.__name__, func.__defaults__)
     split_fn.__kwdefaults__ = func.__kwdefaults__
-    split_fn.pieces = pieces
+    split_fn.pieces, split_fn.callees = pieces, callees
     return split_fn
-
-
-def _def(name, arguments, body, at):
-    fields = dict(name=name, args=arguments, body=body, decorator_list=[], returns=None, **at)
-    if "type_params" in ast.FunctionDef._fields:  # Python 3.12
-        fields["type_params"] = []
-    return ast.FunctionDef(**fields)
 
 
 def _bare(args):
@@ -409,108 +395,33 @@ def _rebind(made, func, cells, name, defaults):
     return f
 
 
-class _Piece:
-    """A piece's callable: its compiled function, whose recordings are checked (:func:`unsafe`):
-    a result the recording had identical to an input tensor (or parameter) is that tensor in
-    each replay too (a replay's own is an alias of it); one a replay cannot give back the same
-    makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
-    piece, whose results are the function's (returned as a whole function's replay returns them)."""
-
-    def __init__(self, fn, compiled, log, last):
-        self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
-        self.eager, self.same = False, None
-
-    def __call__(self, *args):
-        if self.eager:
-            return self.fn(*args)
-        compiled = self.compiled
-        n = len(compiled._entries)
-        results = compiled(*args)
-        if len(compiled._entries) != n:  # a recording: its results are the eager run's
-            same, why = unsafe(results, args, compiled._world)
-            if why is None and self.same is not None and _key(same) != _key(self.same):
-                why = "results identical to other inputs than an earlier recording's"
-            if why is not None and not self.last:
-                self.eager = True
-                self.log(f"{compiled._label} runs eagerly from now on: it returns {why}")
-            self.same = same
-        elif self.same:
-            flat, tensors = flatten(results), flatten(args)
-            for j, source in self.same:
-                want = tensors[source] if type(source) is int else source
-                if flat[j] is not want and flat[j]._data is want._data:
-                    flat[j] = want  # (same array: the alias a joint graph's autograd node made)
-            results = unflatten(skeleton(results), iter(flat))
-        return results
-
-
-def _key(same):
-    return [(j, s if type(s) is int else id(s)) for j, s in same]
-
-
-def unsafe(results, args, world):
-    """``(same, why)`` of a recording's ``results``: ``same`` lists ``(j, source)`` for each
-    returned tensor ``j`` (in :func:`~.structure.flatten` order) that is an input tensor
-    (``source``: its index among the arguments' tensors) or a parameter or tensor the function
-    read (``source``: it); ``why`` (None when safe) says what a replay could return differently:
-    a tensor sharing memory with an input, parameter, tensor read or another result without
-    being it (a replay returns new arrays), a mutable or unknown object (a replay returns the
-    recorded one)."""
-    todo = [results]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, tuple):
-            todo += v
-        elif isinstance(v, Module) and any(v is m for m in world.all_modules) or \
-                isinstance(v, Optimizer) and any(v is o for o in world.optimizers):
-            continue
-        elif not isinstance(v, _ATOMS + (Tensor,)):
-            return [], f"a {type(v).__name__}"
-    inputs, known, tensors, same = flatten(args), [*world.params, *world.free], flatten(results), []
-    for j, t in enumerate(tensors):
-        source = next((i for i, a in enumerate(inputs) if a is t), None)
-        if source is None:
-            source = next((o for o in known if o is t), None)
-        if source is not None:
-            same.append((j, source))
-            continue
-        for other in [*inputs, *known, *tensors[:j]]:
-            a, b = t._data, other._data
-            if type(a) is not np.ndarray or type(b) is not np.ndarray or np.may_share_memory(a, b):
-                return same, "a tensor that shares memory with an input, a parameter or another result"
-    return same, None
-
-
 def split(compiled, cap, log):
     """``(callable, Plan)`` running ``compiled``'s function split at ``cap``'s breaks (the
-    pieces made as ``compiled`` was, fullgraph off), or ``(None, reason)`` where refused."""
+    pieces and callees made as ``compiled`` was, fullgraph off), or ``(None, reason)`` where refused."""
     if compiled._spec is not None or getattr(compiled, "_piece", False):
         return None, "a dynamic shapes spec, or a piece itself"
     try:
         the_plan = plan(compiled._fn, compiled._signature_of, cap)
         _, bound, module = target(compiled._fn, compiled._signature_of)
 
+        def make(fn, label, signature_of=None):
+            return type(compiled)(fn, False, compiled._backend, compiled._options, compiled._recompile_limit,
+                                  compiled._dynamic, signature_of=signature_of, name=label)
+
+        def make_callee(f):  # a function, a bound method or a module (its __call__, its forward split)
+            if isinstance(f, Module):
+                return make(f.__call__, type(f).__qualname__ + ".forward", f.forward)
+            return make(f, f.__qualname__)
+
         def make_piece(fn, label, last):
-            piece = type(compiled)(fn, False, compiled._backend, compiled._options, compiled._recompile_limit,
-                                   compiled._dynamic, name=label)
+            piece = make(fn, label)
             piece._piece = True
-            return _Piece(fn, piece, log, last)
-        split_fn = build(the_plan, make_piece)
+            return Piece(fn, piece, log, last)
+        split_fn = build(the_plan, make_piece, make_callee)
     except Refused as e:
         return None, str(e)
     if module is not None:
-        return _module_call(module, split_fn, compiled._fn), the_plan
+        return module_call(module, split_fn, compiled._fn), the_plan
     if bound is not None:
         return types.MethodType(split_fn, bound), the_plan
     return split_fn, the_plan
-
-
-def _module_call(module, split_forward, call):
-    """Calls ``module`` with its ``forward`` split; with hooks, ``call`` (the whole module, eagerly)."""
-    def run(*args, **kwargs):
-        if module._forward_pre_hooks or module._forward_hooks or module._backward_hooks \
-                or module._backward_pre_hooks or _module._global_forward_pre_hooks or _module._global_forward_hooks:
-            return call(*args, **kwargs)
-        return split_forward(module, *args, **kwargs)
-    run.pieces = split_forward.pieces
-    return run

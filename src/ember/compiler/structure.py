@@ -1,13 +1,17 @@
 """The structure of a captured function's values: the tensors of a (nested) return value in
 order (:func:`flatten`), the value with each replaced by a slot (:func:`skeleton`) and rebuilt
 from a replay's results (:func:`unflatten`), and the ints a captured ``while_loop`` carries
-(:class:`LoopInt`)."""
+(:class:`LoopInt`); where the user's code is (:func:`frames_below`, :func:`user_frame`)."""
+import os
 import sys
+import traceback
 
 from .._ops import core as _core
 from .._tensor import Tensor
 
-__all__ = ["flatten", "skeleton", "unflatten", "LoopInt", "frames_below"]
+__all__ = ["flatten", "skeleton", "unflatten", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
+
+EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 
 
 def flatten(value):
@@ -131,3 +135,11 @@ def frames_below(code):
         chain.append((frame.f_code, frame.f_lineno))
         frame = frame.f_back
     return chain
+
+
+def user_frame():
+    """``"file:line: code"`` of the innermost caller outside the ember package."""
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not os.path.abspath(frame.filename).startswith(EMBER_DIR + os.sep):
+            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    return "<ember>"

@@ -1,0 +1,139 @@
+"""What runs a split function's pieces and callees (:mod:`.split`): :class:`Piece` calls a
+piece's compiled function and checks what its recordings return (:func:`unsafe`);
+:class:`CalleeSwap` hands an eager statement the compiled form of the user function (method,
+module) that broke inside it; :func:`module_call` calls a module with its ``forward`` split.
+"""
+import types
+import weakref
+
+import numpy as np
+
+from .._device import device
+from .._dtype import dtype
+from .._tensor import Tensor
+from ..nn.modules import module as _module
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
+from .structure import flatten, skeleton, unflatten
+
+__all__ = ["Piece", "unsafe", "CalleeSwap", "module_call"]
+
+_ATOMS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), dtype, device)
+
+
+class Piece:
+    """A piece's callable: its compiled function, whose recordings are checked (:func:`unsafe`):
+    a result the recording had identical to an input tensor (or parameter) is that tensor in
+    each replay too (a replay's own is an alias of it); one a replay cannot give back the same
+    makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
+    piece, whose results are the function's (returned as a whole function's replay returns them).
+    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too."""
+
+    def __init__(self, fn, compiled, log, last):
+        self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
+        self.eager, self.same = False, None
+
+    def __call__(self, *args):
+        if self.eager:
+            return self.fn(*args)
+        compiled = self.compiled
+        n = len(compiled._entries)
+        results = compiled(*args)
+        if len(compiled._entries) != n:  # a recording: its results are the eager run's
+            same, why = unsafe(results, args, compiled._world)
+            if why is None and self.same is not None and _key(same) != _key(self.same):
+                why = "it returns results identical to other inputs than an earlier recording's"
+            elif why is not None:
+                why = f"it returns {why}"
+            empty = not any(n.op == "call_op" for n in compiled._entries[-1].cap.graph.nodes)
+            if why is not None and not self.last or empty:
+                self.eager = True  # (one of Python numbers only: its replays would guard on their values)
+                self.log(f"{compiled._label} runs eagerly from now on: {why or 'its recording dispatched no op'}")
+            self.same = same
+        elif self.same:
+            flat, tensors = flatten(results), flatten(args)
+            for j, source in self.same:
+                want = tensors[source] if type(source) is int else source
+                if flat[j] is not want and flat[j]._data is want._data:
+                    flat[j] = want  # (same array: the alias a joint graph's autograd node made)
+            results = unflatten(skeleton(results), iter(flat))
+        return results
+
+
+def _key(same):
+    return [(j, s if type(s) is int else id(s)) for j, s in same]
+
+
+def unsafe(results, args, world):
+    """``(same, why)`` of a recording's ``results``: ``same`` lists ``(j, source)`` for each
+    returned tensor ``j`` (in :func:`~.structure.flatten` order) that is an input tensor
+    (``source``: its index among the arguments' tensors) or a parameter or tensor the function
+    read (``source``: it); ``why`` (None when safe) says what a replay could return differently:
+    a tensor sharing memory with an input, parameter, tensor read or another result without
+    being it (a replay returns new arrays), a mutable or unknown object (a replay returns the
+    recorded one)."""
+    todo = [results]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, tuple):
+            todo += v
+        elif isinstance(v, Module) and any(v is m for m in world.all_modules) or \
+                isinstance(v, Optimizer) and any(v is o for o in world.optimizers):
+            continue
+        elif not isinstance(v, _ATOMS + (Tensor,)):
+            return [], f"a {type(v).__name__}"
+    inputs, known, tensors, same = flatten(args), [*world.params, *world.free], flatten(results), []
+    for j, t in enumerate(tensors):
+        source = next((i for i, a in enumerate(inputs) if a is t), None)
+        if source is None:
+            source = next((o for o in known if o is t), None)
+        if source is not None:
+            same.append((j, source))
+            continue
+        for other in [*inputs, *known, *tensors[:j]]:
+            a, b = t._data, other._data
+            if type(a) is not np.ndarray or type(b) is not np.ndarray or np.may_share_memory(a, b):
+                return same, "a tensor that shares memory with an input, a parameter or another result"
+    return same, None
+
+
+class CalleeSwap:
+    """``swap(f)``: the compiled form of ``f`` where ``f`` runs ``code``, the user code a graph
+    break happened in below an eager statement (a function, a bound method, a module whose
+    ``forward`` it is), made by ``make(f)`` once per function, object or module; else ``f``
+    itself. The eager statement calls ``swap(helper)(...)`` where it called ``helper(...)``:
+    the name or attribute is looked up as written (one rebound since is called as it is now)."""
+
+    def __init__(self, code, make):
+        self.code, self.make, self.made = code, make, weakref.WeakKeyDictionary()
+
+    def __call__(self, f):
+        if isinstance(f, types.FunctionType):
+            key = f if f.__code__ is self.code else None
+        elif isinstance(f, types.MethodType):
+            key = f.__self__ if getattr(f.__func__, "__code__", None) is self.code else None
+        elif isinstance(f, Module):
+            forward = getattr(f, "forward", None)
+            key = f if getattr(getattr(forward, "__func__", forward), "__code__", None) is self.code else None
+        else:
+            key = None
+        if key is None:
+            return f
+        try:
+            compiled = self.made.get(key)
+            if compiled is None:
+                compiled = self.made[key] = self.make(f)
+        except TypeError:  # an object that cannot be a weak dictionary's key: called as it is
+            return f
+        return compiled
+
+
+def module_call(module, split_forward, call):
+    """Calls ``module`` with its ``forward`` split; with hooks, ``call`` (the whole module, eagerly)."""
+    def run(*args, **kwargs):
+        if module._forward_pre_hooks or module._forward_hooks or module._backward_hooks \
+                or module._backward_pre_hooks or _module._global_forward_pre_hooks or _module._global_forward_hooks:
+            return call(*args, **kwargs)
+        return split_forward(module, *args, **kwargs)
+    run.pieces, run.callees = split_forward.pieces, split_forward.callees
+    return run
