@@ -396,8 +396,8 @@ def _(T):
 def _(T):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        x = T.tensor([0.0, -1.0, 1e38, float("inf")], dtype=T.float32)
-        r = [T.log(x), x / 0, x * x, T.sqrt(x), T.exp(x * 100), T.tensor([1e308]) * 10, T.tensor([0.0]) / 0]
+        x = T.tensor([0.0, -1.0, 1e300, float("inf")], dtype=T.float64)   # float64: CPU-independent values
+        r = [T.log(x), x / 0, x * x, T.sqrt(x), T.exp(x * 100), T.tensor([1e38]) * 10, T.tensor([0.0]) / 0]
     return r, [str(w.category.__name__) for w in caught if "numpy" in w.filename or "ember" in w.filename]
 
 
@@ -773,8 +773,10 @@ def test_item_agrees_with_torch(name):
             compare(e32, t64, name, rtol=F32_BOUND, atol=1e-6)
         return
     if name == "2-rms-norm-float16-eps-none":     # a float16 result: bit for bit in torch's composite
-        compare(got[0], expected[0], name, rtol=0, atol=0)
-        compare(got[1], expected[1], name, rtol=1e-6, atol=1e-7)
+        # torch's float32 composite rounded to float16: within one float16 rounding (2**-11 relative)
+        # of torch's, whatever its float32 summation order; the float32 form within 1e-5
+        compare(got[0], expected[0], name, rtol=2 ** -10, atol=0)
+        compare(got[1], expected[1], name, rtol=1e-5, atol=1e-7)
         return
     if name == "3-fn-digamma":   # torch's float64 trigamma is 5e-10 off mpmath's; ember's 3e-16
         compare(got, expected, name, rtol=1e-9, atol=1e-12)
@@ -784,7 +786,12 @@ def test_item_agrees_with_torch(name):
         # log/sqrt/cos (a vector or scalar libm by CPU), a few ulp each: bound 1e-5 relative
         compare(got, expected, name, rtol=1e-5, atol=1e-6)
         return
-    compare(got, expected, name, rtol=1e-6 if name.startswith(("3-amp", "3-bfloat", "3-nn", "3-grad")) else 1e-10)
+    if name == "3-amp-autocast-cpu-bfloat16":
+        # bfloat16 products: one bfloat16 rounding (2**-8 relative) of a float32 sum whose order
+        # differs by CPU (oneDNN's bfloat16 kernels); the dtypes are compared exactly
+        compare(got, expected, name, rtol=2 ** -7, atol=1e-3)
+        return
+    compare(got, expected, name, rtol=1e-6 if name.startswith(("3-bfloat", "3-nn", "3-grad")) else 1e-10)
 
 
 def test_every_bullet_has_an_item():
