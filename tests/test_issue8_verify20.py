@@ -380,7 +380,11 @@ def _(T):
 def _(T):
     t, f = T.tensor([True, False]), T.tensor([True, True])
     return [attempt(lambda: t // f), attempt(lambda: t % f), attempt(lambda: t ** f), attempt(lambda: t // True),
-            attempt(lambda: t % True), attempt(lambda: T.pow(t, f))]
+            attempt(lambda: t % True), attempt(lambda: T.pow(t, f)),
+            # clamp of bool: torch's kernels refuse number bounds and two tensor bounds (ember clamped)
+            attempt(lambda: t.clamp(min=True)), attempt(lambda: t.clamp(max=False)), attempt(lambda: t.clamp(False, True)),
+            attempt(lambda: T.clamp_min(t, True)), attempt(lambda: t.clone().clamp_(max=True)),
+            attempt(lambda: t.clamp(f, f)), t.clamp(min=f), t.clip(max=f), t.clamp(min=0), t.clamp(T.tensor(1), f)]
 
 
 @item("2-python-scalar-forms-torch-refuses")
