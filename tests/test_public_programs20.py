@@ -1,8 +1,10 @@
 """Public PyTorch training programs, in compact versions written from memory (session 20,
-VERIFY20), run unchanged under ``import ember as torch`` (issue 8's "Done when"): nanoGPT's and
-minGPT's char models, makemore's bigram and MLP, pytorch/examples' mnist and
-word_language_model, and the 60-minute blitz CIFAR classifier, each on a tiny synthetic dataset
-of the real one's shape, for a few steps. Only the import lines change (``import torch`` ->
+VERIFY20), run unchanged under ``import ember as torch`` (issue 8's "Done when"): minGPT's char
+model (its Trainer's infinite ``RandomSampler``), makemore's bigram and MLP, pytorch/examples'
+mnist (``Dropout2d`` on a 2-D input, Adadelta, StepLR) and the 60-minute blitz CIFAR classifier,
+each on a tiny synthetic dataset of the real one's shape, for a few steps. (nanoGPT's train loop
+and word_language_model's LSTM are integration/gpt_script.py and word_lm_script.py; the real
+checkouts run in integration/test_public_programs.py.) Only the import lines change (``import torch`` ->
 ``import ember as torch``, ``from torch.x import y`` -> ``from ember.x import y``); the loss must
 decrease. makemore and word_language_model also run under torch 2.13, and their losses agree.
 """
@@ -23,204 +25,6 @@ from torch.optim.lr_scheduler import StepLR
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.dataloader import DataLoader as DL
 """
-
-NANOGPT = '''
-torch.manual_seed(1337)
-torch.backends.cuda.matmul.allow_tf32 = True
-torch.backends.cudnn.allow_tf32 = True
-text = "first citizen: before we proceed any further, hear me speak. " * 8
-chars = sorted(list(set(text)))
-stoi = {ch: i for i, ch in enumerate(chars)}
-itos = {i: ch for i, ch in enumerate(chars)}
-data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
-n = int(0.9 * len(data))
-train_data, val_data = data[:n], data[n:]
-block_size, batch_size, device = 16, 8, "cpu"
-device_type = "cuda" if "cuda" in device else "cpu"
-ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}["float32"]
-ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
-
-def get_batch(split):
-    d = train_data if split == "train" else val_data
-    ix = torch.randint(len(d) - block_size, (batch_size,))
-    x = torch.stack([d[i:i + block_size] for i in ix])
-    y = torch.stack([d[i + 1:i + 1 + block_size] for i in ix])
-    return x.to(device), y.to(device)
-
-class LayerNorm(nn.Module):
-    def __init__(self, ndim, bias):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(ndim))
-        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
-    def forward(self, input):
-        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
-
-@dataclass
-class GPTConfig:
-    block_size: int = 16
-    vocab_size: int = 50304
-    n_layer: int = 2
-    n_head: int = 2
-    n_embd: int = 32
-    dropout: float = 0.0
-    bias: bool = False
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
-        self.attn_dropout = nn.Dropout(config.dropout)
-        self.resid_dropout = nn.Dropout(config.dropout)
-        self.n_head, self.n_embd, self.dropout = config.n_head, config.n_embd, config.dropout
-        self.flash = hasattr(torch.nn.functional, "scaled_dot_product_attention")
-        self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
-                             .view(1, 1, config.block_size, config.block_size))
-    def forward(self, x):
-        B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        if self.flash and T % 2 == 0:
-            y = torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0, is_causal=True)
-        else:
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-            att = F.softmax(att, dim=-1)
-            att = self.attn_dropout(att)
-            y = att @ v
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.resid_dropout(self.c_proj(y))
-
-class MLP(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
-        self.gelu = nn.GELU()
-        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
-        self.dropout = nn.Dropout(config.dropout)
-    def forward(self, x):
-        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
-
-class Block(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
-        self.attn = CausalSelfAttention(config)
-        self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
-        self.mlp = MLP(config)
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-class GPT(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.config = config
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd), wpe=nn.Embedding(config.block_size, config.n_embd),
-            drop=nn.Dropout(config.dropout), h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
-            ln_f=LayerNorm(config.n_embd, bias=config.bias)))
-        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.transformer.wte.weight = self.lm_head.weight
-        self.apply(self._init_weights)
-        for pn, p in self.named_parameters():
-            if pn.endswith("c_proj.weight"):
-                torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
-    def get_num_params(self, non_embedding=True):
-        n_params = sum(p.numel() for p in self.parameters())
-        return n_params - self.transformer.wpe.weight.numel() if non_embedding else n_params
-    def _init_weights(self, module):
-        if isinstance(module, nn.Linear):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                torch.nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-    def forward(self, idx, targets=None):
-        b, t = idx.size()
-        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
-        for block in self.transformer.h:
-            x = block(x)
-        x = self.transformer.ln_f(x)
-        if targets is not None:
-            logits = self.lm_head(x)
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
-        else:
-            logits, loss = self.lm_head(x[:, [-1], :]), None
-        return logits, loss
-    def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
-        param_dict = {pn: p for pn, p in self.named_parameters() if p.requires_grad}
-        decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
-        nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
-        optim_groups = [{"params": decay_params, "weight_decay": weight_decay},
-                        {"params": nodecay_params, "weight_decay": 0.0}]
-        fused_available = "fused" in inspect.signature(torch.optim.AdamW).parameters
-        extra_args = dict(fused=True) if fused_available and device_type == "cuda" else dict()
-        return torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas, **extra_args)
-    @torch.no_grad()
-    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
-        for _ in range(max_new_tokens):
-            idx_cond = idx if idx.size(1) <= self.config.block_size else idx[:, -self.config.block_size:]
-            logits, _ = self(idx_cond)
-            logits = logits[:, -1, :] / temperature
-            if top_k is not None:
-                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
-                logits[logits < v[:, [-1]]] = -float("Inf")
-            probs = F.softmax(logits, dim=-1)
-            idx_next = torch.multinomial(probs, num_samples=1)
-            idx = torch.cat((idx, idx_next), dim=1)
-        return idx
-
-model = GPT(GPTConfig(vocab_size=len(chars)))
-scaler = torch.amp.GradScaler("cpu", enabled=(ptdtype == torch.float16))
-optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.99), device_type)
-unoptimized_model = model
-
-def get_lr(it, warmup_iters=2, lr_decay_iters=12, learning_rate=3e-3, min_lr=3e-4):
-    if it < warmup_iters:
-        return learning_rate * (it + 1) / (warmup_iters + 1)
-    decay_ratio = (it - warmup_iters) / (lr_decay_iters - warmup_iters)
-    coeff = 0.5 * (1.0 + math.cos(math.pi * min(decay_ratio, 1.0)))
-    return min_lr + coeff * (learning_rate - min_lr)
-
-@torch.no_grad()
-def estimate_loss():
-    out = {}
-    model.eval()
-    for split in ["train", "val"]:
-        losses = torch.zeros(2)
-        for k in range(2):
-            X, Y = get_batch(split)
-            with ctx:
-                logits, loss = model(X, Y)
-            losses[k] = loss.item()
-        out[split] = losses.mean()
-    model.train()
-    return out
-
-X, Y = get_batch("train")
-for iter_num in range(12):
-    for param_group in optimizer.param_groups:
-        param_group["lr"] = get_lr(iter_num)
-    with ctx:
-        logits, loss = model(X, Y)
-    X, Y = get_batch("train")
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    scaler.step(optimizer)
-    scaler.update()
-    optimizer.zero_grad(set_to_none=True)
-    LOSSES.append(loss.item())
-print(estimate_loss(), model.get_num_params())
-model.eval()
-y = model.generate(torch.zeros((1, 1), dtype=torch.long), 5, temperature=0.8, top_k=5)
-assert y.shape == (1, 6)
-'''
 
 MINGPT = '''
 class NewGELU(nn.Module):
@@ -533,93 +337,6 @@ assert abs(optimizer.param_groups[0]["lr"] - 0.343) < 1e-9
 torch.save(model.state_dict(), PATH)
 '''
 
-WORD_LM = '''
-class RNNModel(nn.Module):
-    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
-        super(RNNModel, self).__init__()
-        self.ntoken = ntoken
-        self.drop = nn.Dropout(dropout)
-        self.encoder = nn.Embedding(ntoken, ninp)
-        if rnn_type in ["LSTM", "GRU"]:
-            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
-        self.decoder = nn.Linear(nhid, ntoken)
-        if tie_weights:
-            self.decoder.weight = self.encoder.weight
-        self.init_weights()
-        self.rnn_type, self.nhid, self.nlayers = rnn_type, nhid, nlayers
-    def init_weights(self):
-        initrange = 0.1
-        nn.init.uniform_(self.encoder.weight, -initrange, initrange)
-        nn.init.zeros_(self.decoder.bias)
-        nn.init.uniform_(self.decoder.weight, -initrange, initrange)
-    def forward(self, input, hidden):
-        emb = self.drop(self.encoder(input))
-        output, hidden = self.rnn(emb, hidden)
-        output = self.drop(output)
-        decoded = self.decoder(output)
-        decoded = decoded.view(-1, self.ntoken)
-        return F.log_softmax(decoded, dim=1), hidden
-    def init_hidden(self, bsz):
-        weight = next(self.parameters())
-        if self.rnn_type == "LSTM":
-            return (weight.new_zeros(self.nlayers, bsz, self.nhid), weight.new_zeros(self.nlayers, bsz, self.nhid))
-        return weight.new_zeros(self.nlayers, bsz, self.nhid)
-
-def batchify(data, bsz):
-    nbatch = data.size(0) // bsz
-    data = data.narrow(0, 0, nbatch * bsz)
-    return data.view(bsz, -1).t().contiguous()
-
-def repackage_hidden(h):
-    if isinstance(h, torch.Tensor):
-        return h.detach()
-    return tuple(repackage_hidden(v) for v in h)
-
-bptt = 8
-def get_batch(source, i):
-    seq_len = min(bptt, len(source) - 1 - i)
-    return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].view(-1)
-
-torch.manual_seed(1111)
-words = "the cat sat on the mat and the dog sat on the log <eos>".split() * 12
-vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
-ids = torch.tensor([vocab[w] for w in words], dtype=torch.int64)
-train_data = batchify(ids, 4)
-ntokens = len(vocab)
-model = RNNModel("LSTM", ntokens, 16, 16, 1, 0.2, tie_weights=True)
-criterion = nn.NLLLoss()
-lr, clip = 5.0, 0.5
-
-def evaluate(data_source):
-    model.eval()
-    total_loss = 0.
-    hidden = model.init_hidden(4)
-    with torch.no_grad():
-        for i in range(0, data_source.size(0) - 1, bptt):
-            data, targets = get_batch(data_source, i)
-            output, hidden = model(data, hidden)
-            hidden = repackage_hidden(hidden)
-            total_loss += len(data) * criterion(output, targets).item()
-    return total_loss / (len(data_source) - 1)
-
-for epoch in range(1, 9):
-    model.train()
-    hidden = model.init_hidden(4)
-    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
-        data, targets = get_batch(train_data, i)
-        model.zero_grad()
-        hidden = repackage_hidden(hidden)
-        output, hidden = model(data, hidden)
-        loss = criterion(output, targets)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-lr)
-    val_loss = evaluate(train_data)
-    LOSSES.append(val_loss)
-    print("epoch {:3d} | valid loss {:5.2f} | valid ppl {:8.2f}".format(epoch, val_loss, math.exp(val_loss)))
-'''
-
 BLITZ = '''
 class Net(nn.Module):
     def __init__(self):
@@ -676,11 +393,8 @@ with torch.no_grad():
         correct += (predicted == labels).sum().item()
 '''
 
-# these also run under torch 2.13 here (the others did once, by hand, in session 20: each ran and its
-# loss fell; torch's single-threaded runs take 5-15 s each on this machine, ember's 0.5-1.7 s)
-TORCH_TOO = ("makemore", "word_language_model")
-PROGRAMS = {"nanogpt": NANOGPT, "mingpt": MINGPT, "makemore": MAKEMORE, "mnist": MNIST,
-            "word_language_model": WORD_LM, "blitz_cifar": BLITZ}
+TORCH_TOO = ("makemore", "mnist")  # also run under torch 2.13 here
+PROGRAMS = {"mingpt": MINGPT, "makemore": MAKEMORE, "mnist": MNIST, "blitz_cifar": BLITZ}
 
 
 def as_ember(source):
@@ -721,5 +435,5 @@ def test_public_program_runs_unchanged_under_import_ember_as_torch(name, tmp_pat
     if name == "makemore":   # the seeded generator draws torch's numbers: the same losses (float32 roundoff)
         assert got["BIGRAM"] == pytest.approx(want["BIGRAM"], rel=1e-4)
         assert got["LOSSES"] == pytest.approx(want["LOSSES"], rel=1e-3)
-    if name == "word_language_model":  # torch's initial weights and dropout masks: the first epoch's loss
-        assert got["LOSSES"][0] == pytest.approx(want["LOSSES"][0], rel=1e-3)
+    if name == "mnist":  # torch's initial weights, shuffles and Dropout2d masks: the first step's loss
+        assert got["LOSSES"][0] == pytest.approx(want["LOSSES"][0], rel=1e-4)
