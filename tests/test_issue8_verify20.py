@@ -709,6 +709,12 @@ FUNCTIONS = {
     "index_reduce": (lambda T, a, s: (a.index_reduce(0, T.tensor([0, 2, 0]), s, "prod"),
                                       a.index_reduce(0, T.tensor([0, 2, 0]), s, "mean", include_self=False)),
                      (R(3, 2), R(3, 2, seed=1))),
+    "scatter_index_reduce-bool": (lambda T, a, s: [attempt(a.scatter_reduce, 0, T.tensor([0, 1, 0, 2]), s, r, include_self=i)
+                                                  for r in ("sum", "prod", "mean", "amax", "amin") for i in (True, False)]
+                                                 + [attempt(a[:, None].index_reduce, 0, T.tensor([0, 2, 0, 1]), s[:, None], r,
+                                                            include_self=i)
+                                                    for r in ("prod", "mean", "amax", "amin") for i in (True, False)],
+                                  (np.array([True, False, True]), np.array([False, True, True, False])), False),
     "vdot": (lambda T, a, b: T.vdot(a, b), (R(5), R(5, seed=1))),
     "new_empty": (lambda T, a: (a.new_empty(2, 3).shape, a.new_empty((0,)).dtype, a.new_empty(2, dtype=T.int8).dtype),
                   (R(3),), False),
