@@ -384,7 +384,9 @@ def _(T):
             # clamp of bool: torch's kernels refuse number bounds and two tensor bounds (ember clamped)
             attempt(lambda: t.clamp(min=True)), attempt(lambda: t.clamp(max=False)), attempt(lambda: t.clamp(False, True)),
             attempt(lambda: T.clamp_min(t, True)), attempt(lambda: t.clone().clamp_(max=True)),
-            attempt(lambda: t.clamp(f, f)), t.clamp(min=f), t.clip(max=f), t.clamp(min=0), t.clamp(T.tensor(1), f)]
+            attempt(lambda: t.clamp(f, f)), t.clamp(min=f), t.clip(max=f), t.clamp(min=0), t.clamp(T.tensor(1), f),
+            attempt(T.nn.functional.threshold, t, 0, 1), attempt(T.nn.functional.threshold_, t.clone(), 0.5, 0),
+            T.nn.functional.threshold(t.int(), 0, 5)]
 
 
 @item("2-python-scalar-forms-torch-refuses")
