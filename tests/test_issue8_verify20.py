@@ -386,7 +386,16 @@ def _(T):
             attempt(lambda: T.clamp_min(t, True)), attempt(lambda: t.clone().clamp_(max=True)),
             attempt(lambda: t.clamp(f, f)), t.clamp(min=f), t.clip(max=f), t.clamp(min=0), t.clamp(T.tensor(1), f),
             attempt(T.nn.functional.threshold, t, 0, 1), attempt(T.nn.functional.threshold_, t.clone(), 0.5, 0),
-            T.nn.functional.threshold(t.int(), 0, 5)]
+            T.nn.functional.threshold(t.int(), 0, 5), attempt(T.trace, T.ones(2, 2, dtype=T.bool)),
+            attempt(T.linalg.cross, t[:1].expand(3), f[:1].expand(3)), T.trace(T.ones(2, 3, dtype=T.int8))]
+
+
+@item("2-bfloat16-einsum-inner-tensordot")
+def _(T):
+    # NumPy's einsum takes no bfloat16 (ember raised TypeError); torch sums in float32, rounds once
+    x, y = T.tensor(rnd(2, 3)).bfloat16(), T.tensor(rnd(4, 3, seed=1)).bfloat16()
+    return [T.inner(x, y), T.einsum("ij,kj->ik", x, y), T.tensordot(x, y, ([1], [1])), T.einsum("ij->j", y),
+            T.inner(x[0], y[1])]
 
 
 @item("2-python-scalar-forms-torch-refuses")
@@ -798,7 +807,7 @@ def test_item_agrees_with_torch(name):
         # log/sqrt/cos (a vector or scalar libm by CPU), a few ulp each: bound 1e-5 relative
         compare(got, expected, name, rtol=1e-5, atol=1e-6)
         return
-    if name == "3-amp-autocast-cpu-bfloat16":
+    if name in ("3-amp-autocast-cpu-bfloat16", "2-bfloat16-einsum-inner-tensordot"):
         # bfloat16 products: one bfloat16 rounding (2**-8 relative) of a float32 sum whose order
         # differs by CPU (oneDNN's bfloat16 kernels); the dtypes are compared exactly
         compare(got, expected, name, rtol=2 ** -7, atol=1e-3)
