@@ -527,8 +527,10 @@ def diag(input, diagonal=0):
 
 
 def trace(input):
-    """The sum of the main diagonal of a 2-d tensor
+    """The sum of the main diagonal of a 2-d tensor; NotImplementedError for bool, as torch
     (https://pytorch.org/docs/stable/generated/torch.trace.html)."""
+    if input.dtype is _dtype.bool:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return named(diagonal(input).sum(), "TraceBackward0")
 
 

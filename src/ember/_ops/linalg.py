@@ -350,7 +350,10 @@ class Einsum(Op):
 
     @staticmethod
     def forward(*operands, equation):
-        return namespace(*operands).einsum(equation, *operands, optimize=len(operands) > 2)
+        dtype, xp = operands[0].dtype, namespace(*operands)
+        if _backend.is_bfloat16(dtype):  # NumPy's einsum has no bfloat16: float32 sums rounded once, as torch's bmm
+            return xp.einsum(equation, *[x.astype(np.float32) for x in operands], optimize=len(operands) > 2).astype(dtype)
+        return xp.einsum(equation, *operands, optimize=len(operands) > 2)
 
     @staticmethod
     def backward(ctx, g):

@@ -180,7 +180,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         return result if out is None else with_out(result, out)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    _refuse_bool(input, other, f"div_{rounding_mode}_cpu")
+    _refuse_bool(input, other, kernel_name=f"div_{rounding_mode}_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(DivRounded, input, other, rounding_mode=rounding_mode), out)
@@ -194,10 +194,10 @@ def floor_divide(input, other, *, out=None):
     return div(input, other, rounding_mode="floor", out=out)
 
 
-def _refuse_bool(input, other, kernel_name):
-    """NotImplementedError where ``input`` and ``other`` promote to bool, as PyTorch has no
-    bool kernel for rounded division, remainders and powers (NumPy would compute in int8)."""
-    if _dtype.result_type(input, other) is _dtype.bool:
+def _refuse_bool(input, *others, kernel_name):
+    """NotImplementedError where ``input`` and ``others`` promote to bool, as PyTorch has no
+    bool kernel for rounded division, remainders, powers and clamp (NumPy would compute in int8)."""
+    if _dtype.result_type(input, *others) is _dtype.bool:
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
@@ -231,8 +231,7 @@ class Div(Op):
 
 
 class DivRounded(Op):
-    """``div(a, b, rounding_mode="floor" | "trunc")`` in the inputs' promoted dtype. Piecewise
-    constant, so both gradients are zero (PyTorch's ``grad * 0``)."""
+    """``div(a, b, rounding_mode="floor" | "trunc")`` in the promoted dtype; zero gradients (torch's ``grad * 0``)."""
     complex_error = (NotImplementedError, "\"div_floor_cpu\" not implemented for '{T}'")
     infer = classmethod(elementwise_rule)
     save_inputs = False
@@ -263,7 +262,7 @@ def remainder(input, other, *, out=None):
     """Python's ``%``: ``input - floor(input / other) * other``, the sign of ``other``; RuntimeError
     for an integer division by zero
     (https://pytorch.org/docs/stable/generated/torch.remainder.html)."""
-    _refuse_bool(input, other, "remainder_cpu")
+    _refuse_bool(input, other, kernel_name="remainder_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Remainder, input, other), out)
@@ -298,7 +297,7 @@ def fmod(input, other, *, out=None):
     for an integer division by zero (https://pytorch.org/docs/stable/generated/torch.fmod.html);
     TypeError when ``input`` is a number."""
     tensor_input("fmod", input, other)
-    _refuse_bool(input, other, "fmod_cpu")
+    _refuse_bool(input, other, kernel_name="fmod_cpu")
     if _is_int_zero_division(input, other):
         raise RuntimeError("ZeroDivisionError")
     return with_out(apply(Fmod, input, other), out)
@@ -321,7 +320,7 @@ def pow(input, exponent, *, out=None):
     (https://pytorch.org/docs/stable/generated/torch.pow.html). RuntimeError for integers to
     negative integer powers."""
     if isinstance(exponent, Tensor):  # a bool tensor to a Python bool stays allowed, as in torch
-        _refuse_bool(input, exponent, "pow")
+        _refuse_bool(input, exponent, kernel_name="pow")
     if not isinstance(input, Tensor):
         dtype = _dtype.result_type(input, exponent) if isinstance(exponent, Tensor) else None
         if type(input) is builtins.int and dtype is not None and dtype.np.kind in "iu":
@@ -530,11 +529,14 @@ class Where(Op):
 
 
 def clamp(input, min=None, max=None, *, out=None):
-    """Limits ``input`` to [min, max]; bounds may be numbers or broadcasting tensors.
-    RuntimeError if both are None."""
+    """Limits ``input`` to [min, max] (numbers or broadcasting tensors); RuntimeError if both are None,
+    NotImplementedError for bool as torch's kernels (https://pytorch.org/docs/stable/generated/torch.clamp.html)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _check_numbers(input, min, max)
+    if isinstance(min, Tensor) + isinstance(max, Tensor) != 1:  # one tensor bound: maximum/minimum (bool too)
+        kind = "" if isinstance(min, Tensor) else f"{'_min' * (max is None)}{'_max' * (min is None)}_scalar"
+        _refuse_bool(input, *(b for b in (min, max) if b is not None), kernel_name=f"clamp{kind}_cpu")
     return with_out(apply(Clamp, input, min, max), out)
 
 
@@ -554,14 +556,12 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    """``clamp(input, min=min)``
-    (https://pytorch.org/docs/stable/generated/torch.clamp_min.html)."""
+    """``clamp(input, min=min)`` (https://pytorch.org/docs/stable/generated/torch.clamp_min.html)."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
-    """``clamp(input, max=max)``
-    (https://pytorch.org/docs/stable/generated/torch.clamp_max.html)."""
+    """``clamp(input, max=max)`` (https://pytorch.org/docs/stable/generated/torch.clamp_max.html)."""
     return clamp(input, max=max)
 
 

@@ -22,13 +22,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """``input`` with each ``src[i][j]`` reduced into ``input[index[i][j]][j]`` (for dim 0) by
     ``reduce`` ("sum", "prod", "mean", "amax" or "amin"); with ``include_self=False`` the
     targeted elements of ``input`` are left out of their reduction. Integer means round
-    down. RuntimeError for another ``reduce``, a non-integer index or one out of range."""
+    down. RuntimeError for another ``reduce``, a non-integer index or one out of range;
+    NotImplementedError where torch has no kernel (complex amax/amin, bool mean)."""
     d = _wrap_dim(dim, input.ndim)
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_index_tensor("scatter_reduce", input, d, index, src)
     _same_dtype(input, src, _SCATTER_DTYPES)
-    if input.dtype.is_complex and reduce in ("amax", "amin"):
+    if input.dtype.is_complex and reduce in ("amax", "amin") or input.dtype is _dtype.bool and reduce == "mean":
         raise NotImplementedError(f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for "
                                   f"'{_NAMES[input.dtype.name]}'")
     return reads_indices(apply(ScatterReduce, input, src, dim=d, index=index._data, reduce=reduce,
@@ -37,7 +38,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """``input`` with the slices of ``source`` along ``dim`` reduced into the slices at the 1-D
-    ``index`` by ``reduce`` ("prod", "mean", "amax" or "amin"); see :func:`scatter_reduce`."""
+    ``index`` by ``reduce`` ("prod", "mean", "amax" or "amin"); see :func:`scatter_reduce`.
+    NotImplementedError for bool with ``include_self=False`` or "mean" (torch's kernels)."""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but "
                            f"got {reduce}.")
@@ -50,6 +52,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if source.ndim and index.numel() != source.shape[d]:
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
                            f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    if input.dtype is _dtype.bool and (reduce == "mean" or not include_self):
+        kernel = "div_floor_cpu" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     spread = index.reshape(tuple(-1 if i == d else 1 for i in range(source.ndim))).expand(tuple(source.shape))
     return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
 

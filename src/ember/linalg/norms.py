@@ -1,5 +1,6 @@
 """Norms, condition numbers and products of ``torch.linalg``
 (https://pytorch.org/docs/stable/linalg.html), written in ember ops (so differentiable)."""
+from .. import _dtype
 from .._creation import ones, tensor
 from .._ops.args import dims_arg as _dims
 from .._ops.join import cat
@@ -81,12 +82,15 @@ def cond(A, p=None, *, out=None):
 
 
 def cross(input, other, *, dim=-1, out=None):
-    """Cross product of 3-vectors along ``dim`` (batch dims broadcast)."""
+    """Cross product of 3-vectors along ``dim`` (batch dims broadcast); RuntimeError for other
+    lengths or ranks, NotImplementedError for bool (torch's kernel)."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
+    if input.dtype is other.dtype is _dtype.bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     nxt, prev = tensor([1, 2, 0]), tensor([2, 0, 1])
     a, b = input.movedim(dim, -1), other.movedim(dim, -1)
     r = (a.index_select(-1, nxt) * b.index_select(-1, prev)

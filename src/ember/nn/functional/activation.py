@@ -236,7 +236,9 @@ def softshrink(input, lambd=0.5):
 def _threshold(input, threshold, value, inplace=False):
     """``input`` where ``input > threshold``, else ``value``. RuntimeError where torch converts
     a number checked: ``value`` beyond the input's float range, ``threshold`` beyond float32's
-    (for float32, float16 and bfloat16 inputs, which compare in float32)."""
+    (for float32, float16 and bfloat16 inputs, which compare in float32); NotImplementedError for bool."""
+    if input.dtype is _dtype.bool:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     if input.dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
         real_if_fits(value, input.dtype)  # (float32's range)
         check_narrow(value, input.dtype)  # (float16's, bfloat16's)
