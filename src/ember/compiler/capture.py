@@ -39,7 +39,7 @@ from .._tensor import Tensor
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
-from .layouts import layout_of
+from .layouts import output_layouts
 from .graph import Graph
 from .side_effects import python_state
 from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
@@ -68,7 +68,7 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
-        layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
+        layouts, views: per output, eager's layout; the outputs that view an input (:func:`.layouts.output_layouts`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -80,7 +80,7 @@ class Capture:
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
-        self.output, self.output_nodes, self.grad_sets, self.layouts = None, [], [], []
+        self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.pieces = [], False, [graph]
 
 
@@ -596,5 +596,5 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
+    cap.layouts, cap.views = output_layouts(flatten(result), cap.grad_sets, tracer.world.inputs)
     tracer.graph.output(outputs)
