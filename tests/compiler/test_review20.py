@@ -96,3 +96,86 @@ def test_a_returned_view_of_an_input_is_a_view_on_every_call(name, backend):
             assert bool((x != before).any()) == aliases, (call, strided)
             assert x._version == int(aliases)
     assert len(f._entries) == 2  # one per input layout
+
+
+def _model_and_optimizer():
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 6), ember.nn.Tanh(), ember.nn.Linear(6, 2))
+    return model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+
+LOSSES = []
+
+
+def _step_logging_the_loss(model, opt, x, y):
+    opt.zero_grad()
+    loss = ember.nn.functional.cross_entropy(model(x), y)
+    LOSSES.append(loss.item())  # the usual graph break: the step is split here
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+def _forward_zeroing_grads(model, opt, x, y):
+    opt.zero_grad()
+    return ember.nn.functional.cross_entropy(model(x), y)
+
+
+def _backward_and_step(loss, opt):
+    loss.backward()
+    opt.step()
+
+
+def _batches(n):
+    return [(_data(5, 4), ember.tensor(RNG.integers(0, 2, 5))) for _ in range(n)]
+
+
+def _same_parameters(a, b):
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_training_step_split_at_loss_item_trains_as_eager():
+    """The step split at ``loss.item()``: its first piece (zero_grad, forward) replayed without
+    setting the .grads to None (a piece recording a backward returned before its .grad sets,
+    and the guard on which parameters have a .grad was dropped though zero_grad reads them),
+    so gradients accumulated over the steps; parameters differed from eager's by 0.02-0.09 from
+    the fourth step."""
+    compiled_model, compiled_opt = _model_and_optimizer()
+    model, opt = _model_and_optimizer()
+    f = ember.compile(_step_logging_the_loss, backend=BACKEND)
+    for x, y in _batches(6):
+        _same(f(compiled_model, compiled_opt, x, y), _step_logging_the_loss(model, opt, x, y))
+        assert LOSSES[-1] == pytest.approx(LOSSES[-2], rel=1e-5)
+        _same_parameters(compiled_model, model)
+    assert f._split is not None
+
+
+def test_a_compiled_forward_calling_zero_grad_then_eager_backward():
+    """``opt.zero_grad()`` inside a compiled forward whose loss is backpropagated eagerly: the
+    replays left the previous step's .grad in place (gradients 0.4-0.7 off from the second step)."""
+    compiled_model, compiled_opt = _model_and_optimizer()
+    model, opt = _model_and_optimizer()
+    f = ember.compile(_forward_zeroing_grads, backend=BACKEND)
+    for x, y in _batches(5):
+        for fn, m, o in ((f, compiled_model, compiled_opt), (_forward_zeroing_grads, model, opt)):
+            fn(m, o, x, y).backward()
+            o.step()
+        _same_parameters(compiled_model, model)
+
+
+def test_a_compiled_backward_of_a_loss_made_before_the_call():
+    """A compiled ``loss.backward(); opt.step()`` fed a loss computed eagerly before the call:
+    the recording's backward ran through the loss's history (nodes made before the call) and
+    baked their saved values (the first batch's inputs) into the graph as constants, so every
+    replay stepped with the first batch's gradients. Now such a backward is a graph break (the
+    function runs eagerly), as torch's dynamo does not trace into a tensor's earlier history."""
+    compiled_model, compiled_opt = _model_and_optimizer()
+    model, opt = _model_and_optimizer()
+    f = ember.compile(_backward_and_step, backend=BACKEND)
+    for x, y in _batches(4):
+        for fn, m, o in ((f, compiled_model, compiled_opt), (_backward_and_step, model, opt)):
+            o.zero_grad()
+            fn(ember.nn.functional.cross_entropy(m(x), y), o)
+        _same_parameters(compiled_model, model)
+    assert counters["graph_break"]

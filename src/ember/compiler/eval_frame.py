@@ -139,9 +139,9 @@ class _Entry:
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
-        if self.joint is not None:
-            return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
-        if self.on_arrays:
+        if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
+            results = aot.CompiledGraph.apply(self, sizes, *tensors)
+        elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's
             # data evicts them), and taken back if it raises
