@@ -1,0 +1,59 @@
+"""REVIEW20: gradient layouts of channels-last inputs against torch 2.13 (strides and values).
+torch's pooling backward kernels allocate the input gradient in the input's suggested memory
+format, and torch reads a size-1 dim's stride when it suggests one (``(2, 1, 8, 12)`` at
+strides ``(96, 1, 12, 1)``, pixel_shuffle's result of a channels-last input, is channels-last);
+ember gave these gradients row-major."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+_LAYOUTS = {
+    "channels_last": lambda L, t: t.contiguous(memory_format=L.channels_last),
+    "permuted": lambda L, t: t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+}
+_OPS = {
+    "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x, 2),
+    "max_pool2d_overlapping": lambda L, x: L.nn.functional.max_pool2d(x, 3, stride=1, padding=1),
+    "avg_pool2d": lambda L, x: L.nn.functional.avg_pool2d(x, 2),
+    "avg_pool2d_padded": lambda L, x: L.nn.functional.avg_pool2d(x, 3, stride=2, padding=1),
+    "adaptive_max_pool2d": lambda L, x: L.nn.functional.adaptive_max_pool2d(x, (2, 3)),
+    "pixel_shuffle": lambda L, x: L.nn.functional.pixel_shuffle(x, 2),
+}
+
+
+def _gradient(L, data, layout, op):
+    x = L.tensor(data, requires_grad=True)
+    y = op(L, _LAYOUTS[layout](L, x))
+    upstream = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)
+    (g,) = L.autograd.grad(y, x, L.empty_like(y).copy_(L.tensor(upstream)))  # laid out as y
+    return y, g
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("name", list(_OPS))
+@pytest.mark.parametrize("shape", [(2, 4, 4, 6), (1, 4, 6, 2)])
+def test_input_gradient_layout_of_a_channels_last_input(shape, name, layout):
+    """Each case failed before: the gradient was row-major where torch's is channels-last."""
+    data = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+    (ty, tg), (ey, eg) = (_gradient(L, data, layout, _OPS[name]) for L in (torch, ember))
+    assert (ey.shape, ey.stride()) == (tuple(ty.shape), ty.stride())
+    assert eg.stride() == tg.stride()
+    np.testing.assert_allclose(eg.numpy(), tg.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_size_one_channel_with_channels_last_strides_suggests_channels_last():
+    """pixel_shuffle of a channels-last (2, 4, 4, 6) input is (2, 1, 8, 12) at strides (96, 1,
+    12, 1): torch reads it as channels-last (the channel stride 1), so pixel_unshuffle of it
+    and the input gradient are channels-last; ember took NumPy's contiguity flag (which
+    ignores size-1 dims) for row-major. Row-major strides of the same shape stay row-major."""
+    data = np.random.default_rng(0).standard_normal((2, 4, 4, 6)).astype(np.float32)
+    got = []
+    for L in (torch, ember):
+        y = L.nn.functional.pixel_shuffle(L.tensor(data).contiguous(memory_format=L.channels_last), 2)
+        row = y.contiguous()
+        got.append([y.stride(), L.nn.functional.pixel_unshuffle(y, 2).stride(),
+                    L.nn.functional.pixel_unshuffle(row, 2).stride(), L.empty_like(y).stride(),
+                    L.nn.functional.max_pool2d(y, 2).stride(), L.nn.functional.max_pool2d(row, 2).stride()])
+    assert got[1] == got[0]
