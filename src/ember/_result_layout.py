@@ -137,13 +137,18 @@ def channels_last_from(*positions, keep=None):
     """Decorates an op's forward kernel: its result laid out channels-last when the inputs at
     ``positions`` suggest it (:func:`channels_last_like`), as torch's convolution and pooling
     kernels (CPU) lay out theirs; ``keep(*arrays, **attrs)``, when given, tells whether torch's
-    kernel for these inputs keeps the format (else the result is row-major)."""
+    kernel for these inputs keeps the format (else the result is row-major). A result no input
+    makes channels-last is row-major (NumPy's follows a transposed input's order: torch's
+    kernels allocate one of the two)."""
     def decorate(forward):
         @functools.wraps(forward)
         def kernel(*arrays, **attrs):
-            out = forward(*arrays, **attrs)
-            return channels_last_like(out, *(arrays[i] for i in positions if i < len(arrays)),
-                                      keep=keep is None or keep(*arrays, **attrs))
+            inputs = [arrays[i] for i in positions if i < len(arrays)]
+            out = channels_last_like(forward(*arrays, **attrs), *inputs, keep=keep is None or keep(*arrays, **attrs))
+            if type(out) is not np.ndarray or out.flags.c_contiguous or any(
+                    a is not None and a.ndim == out.ndim and suggested(a) is not contiguous_format for a in inputs):
+                return out
+            return row_major(out)
         return kernel
     return decorate
 

@@ -57,3 +57,38 @@ def test_a_size_one_channel_with_channels_last_strides_suggests_channels_last():
                     L.nn.functional.pixel_unshuffle(row, 2).stride(), L.empty_like(y).stride(),
                     L.nn.functional.max_pool2d(y, 2).stride(), L.nn.functional.max_pool2d(row, 2).stride()])
     assert got[1] == got[0]
+
+
+_TRANSPOSED = {
+    "transposed": lambda L, t: t.transpose(-1, -2).contiguous().transpose(-1, -2),
+    "expanded": lambda L, t: t[:, :1].expand_as(t),
+}
+_ROW_MAJOR_RESULTS = {
+    "var": lambda L, x: x.var(1),
+    "std_keepdim": lambda L, x: x.std((1, 2), keepdim=True),
+    "var_mean": lambda L, x: L.var_mean(x, 1)[0],
+    "logsumexp": lambda L, x: x.logsumexp(1),
+    "norm": lambda L, x: x.norm(dim=1),
+    "vector_norm_3": lambda L, x: L.linalg.vector_norm(x, 3, dim=(1, 3)),
+    "avg_pool2d": lambda L, x: L.nn.functional.avg_pool2d(x, 2),
+    "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x, 2),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1, 2, 0)),
+}
+
+
+@pytest.mark.parametrize("layout", list(_TRANSPOSED))
+@pytest.mark.parametrize("name", list(_ROW_MAJOR_RESULTS))
+def test_results_torch_allocates_row_major(name, layout):
+    """torch's variance, logsumexp and norm kernels and its pooling and padding kernels (for an
+    input that suggests no channels-last format) allocate row-major results; ember's kept a
+    transposed input's order (NumPy's reduce), and so did their input gradients."""
+    data = np.random.default_rng(5).standard_normal((2, 4, 4, 6)).astype(np.float32)
+    got = []
+    for L in (torch, ember):
+        x = L.tensor(data, requires_grad=True)
+        y = _ROW_MAJOR_RESULTS[name](L, _TRANSPOSED[layout](L, x))
+        (g,) = L.autograd.grad(y, x, L.ones_like(y))
+        got.append((y.stride(), g.stride(), y.detach().numpy(), g.numpy()))
+    assert got[1][:2] == got[0][:2]
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=2e-6, atol=1e-6)  # float64 oracle not needed: +,*,sqrt,exp,log
+    np.testing.assert_allclose(got[1][3], got[0][3], rtol=2e-5, atol=1e-5)
