@@ -92,3 +92,22 @@ def test_results_torch_allocates_row_major(name, layout):
     assert got[1][:2] == got[0][:2]
     np.testing.assert_allclose(got[1][2], got[0][2], rtol=2e-6, atol=1e-6)  # float64 oracle not needed: +,*,sqrt,exp,log
     np.testing.assert_allclose(got[1][3], got[0][3], rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_takes_max_and_min(reduce, include_self):
+    """torch 2.13's scatter_reduce takes "max"/"min" as "amax"/"amin" (its kernel's legacy
+    names); ember raised RuntimeError. index_reduce refuses them in both. (torch's backward
+    then refuses the name, ember's takes amax's/amin's gradient: not compared.)"""
+    data = np.random.default_rng(7).standard_normal((3, 5)).astype(np.float32)
+    index = np.random.default_rng(8).integers(0, 5, (3, 4))
+    got = []
+    for L in (torch, ember):
+        y = L.tensor(data).scatter_reduce(1, L.tensor(index), L.tensor(data[:, :4] * 2), reduce,
+                                          include_self=include_self)
+        got.append([y.numpy(), L.tensor(data).scatter_reduce_(1, L.tensor(index), L.tensor(data[:, :4]), reduce).numpy()])
+        with pytest.raises(RuntimeError, match=f"prod, mean, amax or amin but got {reduce}"):
+            L.zeros(3, 5).index_reduce(1, L.tensor([0, 1]), L.ones(3, 2), reduce)
+    for e, t in zip(got[1], got[0]):
+        np.testing.assert_array_equal(e, t)
