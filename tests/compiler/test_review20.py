@@ -179,3 +179,24 @@ def test_a_compiled_backward_of_a_loss_made_before_the_call():
             fn(ember.nn.functional.cross_entropy(m(x), y), o)
         _same_parameters(compiled_model, model)
     assert counters["graph_break"]
+
+
+def _mixed_outputs(x, w):
+    return x.t(), (x * w).sum(), x * 2
+
+
+@pytest.mark.parametrize("backend", [BACKEND, "inductor"])
+def test_outputs_without_grad_of_a_graph_with_a_backward_do_not_require_grad(backend):
+    """Replays of a graph with a recorded backward made every output require grad, with the
+    compiled node as grad_fn (x.t() and x * 2 of an x not requiring grad): eager's and torch's
+    do not. Gradients of the differentiable output agree. (A returned ``(x * w).detach()`` still
+    requires grad on replay: its array is the product's, one graph output.)"""
+    f = ember.compile(_mixed_outputs, backend=backend)
+    w = _data(3, 4, grad=True)
+    for call in range(3):
+        x = _data(3, 4)
+        got, want = f(x, w), _mixed_outputs(x, w)
+        assert [t.requires_grad for t in got] == [t.requires_grad for t in want] == [False, True, False]
+        assert [t.grad_fn is None for t in got] == [True, False, True]
+        _same(got, want)
+        _same(ember.autograd.grad(got[1], w), ember.autograd.grad(want[1], w))
