@@ -97,10 +97,17 @@ def _channels_last_strides(array, order):
     return True
 
 
+def may_suggest(array):
+    """Whether ``array``'s strides may read as a channels-last format: it is not row-major, or
+    has a dim of size 1 (whose stride NumPy's flag ignores and torch reads: (2, 1, 8, 12) at
+    strides (96, 1, 12, 1), pixel_shuffle's result of a channels-last input, is channels-last)."""
+    return not array.flags.c_contiguous or 1 in array.shape
+
+
 def suggested(array):
     """The channels-last format ``array``'s strides follow, or ``contiguous_format``: what
     ``preserve_format`` keeps (torch's ``suggest_memory_format``; a row-major array is row-major)."""
-    if not array.flags.c_contiguous:
+    if may_suggest(array):
         for fmt, (rank, order) in _ORDER.items():
             if array.ndim == rank and _channels_last_strides(array, order):
                 return fmt

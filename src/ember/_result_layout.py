@@ -34,7 +34,8 @@ import numpy as np
 
 from . import _backend
 from ._backend.index_layout import compatible_strides, laid_out_as, tensor_iterator_order
-from ._memory_format import _ORDER, contiguous_format, is_contiguous, laid_out, strides as format_strides, suggested
+from ._memory_format import (_ORDER, contiguous_format, is_contiguous, laid_out, may_suggest, suggested,
+                             strides as format_strides)
 
 __all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major"]
 
@@ -122,7 +123,7 @@ def channels_last_like(out, *arrays, keep=True):
     False, row-major instead (a torch kernel that takes channels-last inputs but gives
     row-major results: the 3-D pools, ``slow_conv3d``)."""
     for a in arrays:
-        if a is not None and a.ndim == out.ndim and not a.flags.c_contiguous:
+        if a is not None and a.ndim == out.ndim and may_suggest(a):
             fmt = suggested(a)
             if fmt is not contiguous_format:
                 if not keep:
@@ -136,13 +137,18 @@ def channels_last_from(*positions, keep=None):
     """Decorates an op's forward kernel: its result laid out channels-last when the inputs at
     ``positions`` suggest it (:func:`channels_last_like`), as torch's convolution and pooling
     kernels (CPU) lay out theirs; ``keep(*arrays, **attrs)``, when given, tells whether torch's
-    kernel for these inputs keeps the format (else the result is row-major)."""
+    kernel for these inputs keeps the format (else the result is row-major). A result no input
+    makes channels-last is row-major (NumPy's follows a transposed input's order: torch's
+    kernels allocate one of the two)."""
     def decorate(forward):
         @functools.wraps(forward)
         def kernel(*arrays, **attrs):
-            out = forward(*arrays, **attrs)
-            return channels_last_like(out, *(arrays[i] for i in positions if i < len(arrays)),
-                                      keep=keep is None or keep(*arrays, **attrs))
+            inputs = [arrays[i] for i in positions if i < len(arrays)]
+            out = channels_last_like(forward(*arrays, **attrs), *inputs, keep=keep is None or keep(*arrays, **attrs))
+            if type(out) is not np.ndarray or out.flags.c_contiguous or any(
+                    a is not None and a.ndim == out.ndim and suggested(a) is not contiguous_format for a in inputs):
+                return out
+            return row_major(out)
         return kernel
     return decorate
 
@@ -152,7 +158,7 @@ def in_input_format(out, input, ranks=(4, 5)):
     adaptive averaging) in the format ``input`` suggests when its rank is in ``ranks``, else
     row-major, as torch's kernel gives it."""
     data = input._data
-    if out.ndim != input.ndim or not hasattr(data, "flags") or data.flags.c_contiguous:
+    if out.ndim != input.ndim or not hasattr(data, "flags") or not may_suggest(data):
         return out
     fmt = suggested(data)
     if fmt is contiguous_format:

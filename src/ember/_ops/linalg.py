@@ -10,7 +10,7 @@ from .._creation import eye
 from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
 from .core import Op, _type_name, apply, named, recording, transposed
-from .reduce import Sum, expand_back, reduction_rule
+from .reduce import Sum, _c_order, expand_back, reduction_rule
 
 
 def matmul(input, other, *, out=None):
@@ -464,6 +464,10 @@ class VectorNorm(Op):
 
     @staticmethod
     def forward(x, ord, dim, keepdim):
+        return _c_order(VectorNorm.norm(x, ord, dim, keepdim))  # torch's result is row-major
+
+    @staticmethod
+    def norm(x, ord, dim, keepdim):
         xp = namespace(x)
         a = xp.abs(x)
         one_each = a.size and all(a.shape[d] == 1 for d in (range(a.ndim) if dim is None else dim))
@@ -491,7 +495,7 @@ class VectorNorm(Op):
         if ord == 1:
             return (x.sgn() * g,)
         if ord == 2:
-            return (x * (g / norm).masked_fill(norm == 0, 0),)
+            return (g * (x / norm).masked_fill(norm == 0, 0),)  # (torch's order: g's layout leads)
         if ord in (np.inf, -np.inf):
             a = x.abs()
             mask = ((a == norm) | a.isnan()).to(g.dtype)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._backend import namespace
-from .._result_layout import channels_last_from
+from .._result_layout import channels_last_from, in_input_format
 from .core import Op, apply, zero_link
 
 
@@ -134,7 +134,8 @@ class MaxPool(Op):
     """Maximum over each window of ``x`` (*lead, *spatial); attrs as in ``max_pool2d``, one
     entry per spatial dim. ``argmax`` (the second input), the window positions from
     :class:`MaxPoolIndices` (``flat=False``), is only read by the derivative, which sends each
-    gradient to its window's maximum (None when no gradient will be taken)."""
+    gradient to its window's maximum (None when no gradient will be taken), in the memory
+    format ``x`` suggests (channels-last for a 4-D one), as torch's backward kernel allocates it."""
     promote = None
     infer = classmethod(_pooled_rule)
 
@@ -149,7 +150,7 @@ class MaxPool(Op):
         spatial = tuple(ctx.shapes[0][-len(attrs["kernel_size"]):])
         g_x = apply(MaxPoolBackward, g, ctx.input(1), kernel_size=attrs["kernel_size"], stride=attrs["stride"],
                     padding=attrs["padding"], dilation=attrs["dilation"], spatial=spatial)
-        return zero_link(g_x, ctx.input(0)), None
+        return zero_link(in_input_format(g_x, ctx.input(0), ranks=(4,)), ctx.input(0)), None
 
 
 class MaxPoolBackward(Op):
@@ -332,9 +333,9 @@ def _flat_positions(index, lead_ndim, plane_size):
 
 class GatherPlanes(Op):
     """``out[..., j] = x[..., plane][index[..., j]]``: ``x`` is (*lead, *plane_shape), the
-    int64 array ``index`` (*lead, *out) holds flat plane positions. ``x`` is saved only to tie
+    int64 array ``index`` (*lead, *out) holds flat plane positions. ``x`` is saved to tie
     the gradient to it under ``create_graph`` (adaptive max pooling's second derivative
-    through ``x`` is zeros in torch, not an error)."""
+    through ``x`` is zeros in torch, not an error) and to lay it out as ``x`` suggests (torch's)."""
     promote = None
     infer = classmethod(lambda op, x, index, spatial_ndim: (index.shape, x.dtype))
 
@@ -348,8 +349,8 @@ class GatherPlanes(Op):
     @staticmethod
     def backward(ctx, g):
         k = ctx.attrs["spatial_ndim"]
-        return (zero_link(apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]),
-                                accumulate=True), ctx.input(0)),)
+        g_x = apply(ScatterPlanes, g, index=ctx.attrs["index"], plane_shape=tuple(ctx.shapes[0][-k:]), accumulate=True)
+        return (zero_link(in_input_format(g_x, ctx.input(0), ranks=(4,)), ctx.input(0)),)
 
 
 class ScatterPlanes(Op):
@@ -429,8 +430,8 @@ def _avg_geometry(x_spatial, kernel_size, stride, padding, ceil_mode):
 class AvgPool(Op):
     """Mean over each window of ``x`` (*lead, *spatial); attrs as in ``avg_pool2d``. Integer
     inputs divide with truncation, as PyTorch does. ``x`` is saved (as torch saves ``self``)
-    only to tie the gradient to it under ``create_graph``: a second derivative through ``x``
-    is zeros, not an error."""
+    to tie the gradient to it under ``create_graph`` (a second derivative through ``x`` is
+    zeros, not an error) and to lay the gradient out in the memory format it suggests (torch's)."""
     promote = None
     infer = classmethod(_pooled_rule)
 
@@ -459,8 +460,8 @@ class AvgPool(Op):
     @staticmethod
     def backward(ctx, g):
         k = len(ctx.attrs["kernel_size"])
-        return (zero_link(apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs),
-                          ctx.input(0)),)
+        g_x = apply(AvgPoolTranspose, g, input_size=tuple(ctx.shapes[0][-k:]), **ctx.attrs)
+        return (zero_link(in_input_format(g_x, ctx.input(0), ranks=(4,)), ctx.input(0)),)
 
 
 class AvgPoolTranspose(Op):

@@ -23,8 +23,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     ``reduce`` ("sum", "prod", "mean", "amax" or "amin"); with ``include_self=False`` the
     targeted elements of ``input`` are left out of their reduction. Integer means round
     down. RuntimeError for another ``reduce``, a non-integer index or one out of range;
-    NotImplementedError where torch has no kernel (complex amax/amin, bool mean)."""
+    NotImplementedError where torch has no kernel (complex amax/amin, bool mean). ("max" and
+    "min" are taken for "amax" and "amin", as torch 2.13's kernel takes them.)"""
     d = _wrap_dim(dim, input.ndim)
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_index_tensor("scatter_reduce", input, d, index, src)

@@ -38,7 +38,7 @@ class Logsumexp(Op):
             m = xp.maximum.reduce(x.real if x.dtype.kind == "c" else x, axis=dim, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)
             out = xp.log(xp.add.reduce(xp.exp(x - m), axis=dim, keepdims=True)) + m
-        return out if keepdim else out.squeeze(axis=dim)
+        return _c_order(out if keepdim else out.squeeze(axis=dim))  # row-major, as torch's
 
     @staticmethod
     def backward(ctx, g):

@@ -15,7 +15,7 @@ from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, caller_level, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
-from .reduce import _count, _keep_shape, expand_back, mean, reduction_rule
+from .reduce import _c_order, _count, _keep_shape, expand_back, mean, reduction_rule
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
 
@@ -111,7 +111,8 @@ class Var(Op):
             centered = x - xp.add.reduce(x, axis=dim, keepdims=True) / n
             squares = centered.real * centered.real + centered.imag * centered.imag \
                 if x.dtype.kind == "c" else centered * centered
-            return xp.asarray(xp.add.reduce(squares, axis=dim, keepdims=keepdim) / max(n - correction, 0))
+            # (row-major, as torch's result whatever the input's strides)
+            return _c_order(xp.asarray(xp.add.reduce(squares, axis=dim, keepdims=keepdim) / max(n - correction, 0)))
 
     @staticmethod
     def backward(ctx, g):

@@ -242,6 +242,9 @@ class CompiledGraph(Function):
                         for a, layout in zip(results[:n], runner.cap.layouts))
         ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
                              if o.meta.get("requires_grad")]
+        # those eager gives without grad (x.t() of an input not requiring it) stay so, as torch's
+        ctx.mark_non_differentiable(*[t for t, o in zip(outputs, runner.joint.forward.outputs)
+                                      if not o.meta.get("requires_grad")])
         return outputs
 
     @staticmethod

@@ -38,10 +38,10 @@ from .._tensor import Tensor
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import record_backward
-from .layouts import layout_of
+from .layouts import output_layouts
 from .graph import Graph
 from .side_effects import python_state
-from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
+from .sources import grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, world_arrays
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
                         skeleton, unflatten, user_frame)
@@ -67,7 +67,7 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
-        layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
+        layouts, views: per output, eager's layout; the outputs that view an input (:func:`.layouts.output_layouts`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -79,12 +79,13 @@ class Capture:
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
-        self.output, self.output_nodes, self.grad_sets, self.layouts = None, [], [], []
-        self.breaks, self.ran_backward, self.pieces = [], False, [graph]
+        self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
+        self.breaks, self.ran_backward, self.reads_grad, self.pieces = [], False, False, [graph]
 
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
+    history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
 
     def __init__(self, known, fullgraph):
         self.graph = Graph()
@@ -94,12 +95,10 @@ class Tracer(_core.Observer):
         self.keep = []              # arrays held for the whole recording (known ones: their ids stay theirs)
         self.refs = {}              # id(array) -> weak reference of each array seen (see hold)
         self.held = []              # those references, in the order seen
-        self.over = {}              # id(root array) -> references of held[:indexed] over its memory
-        self.indexed = 0
+        self.over, self.indexed = {}, 0  # id(root array) -> references of held[:indexed] over its memory
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale = set()          # ids of views whose base was written in place since
-        self.breaks, self.pieces, self.break_frames, self.earlier = [], [], [], {}
-        self.ran_backward, self.history = False, set()  # ids of the autograd nodes of the inputs' history
+        self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
         self.placeholder_of = {}    # id(array) -> placeholder Node
         self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
@@ -448,8 +447,7 @@ _VALUE_METHODS = {
     "__int__": "int(tensor) needs the tensor's value in Python",
     "__float__": "float(tensor) needs the tensor's value in Python",
     "__index__": "using a tensor as an index needs its value in Python",
-    "__repr__": "printing a tensor needs its values",
-    "__str__": "printing a tensor needs its values",
+    "__repr__": "printing a tensor needs its values", "__str__": "printing a tensor needs its values",
     "__format__": "formatting a tensor needs its values",
 }
 
@@ -471,14 +469,13 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     state it may read and update). ``joint=False`` records no backward for outputs that
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(known_arrays(world, args, kwargs), fullgraph)
-    tracer.world = world
-    tracer.history = {id(t.grad_fn) for t in world.inputs + world.free if t.grad_fn is not None}
-    tracer.free = {id(t._data): t for t in world.free}
+    tracer.world, tracer.free, tracer.history = world, {id(t._data): t for t in world.free}, history_nodes(world)
     tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
     cap_joint = None
     patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
+    patches["grad"] = grad_watch(tracer)  # zero_grad() reads each .grad: which have one is then a guard
     make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
     draws = [(_random, "rng"), (_distributions, "generator_or_default")]
@@ -542,7 +539,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
-    cap.break_frames = tracer.break_frames
+    cap.break_frames, cap.reads_grad = tracer.break_frames, tracer.reads_grad
     cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)
@@ -590,5 +587,5 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
+    cap.layouts, cap.views = output_layouts(flatten(result), cap.grad_sets, tracer.world.inputs)
     tracer.graph.output(outputs)

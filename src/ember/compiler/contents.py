@@ -26,6 +26,23 @@ def scalar(value):
     return type(value) in _SCALARS or isinstance(value, np.generic)
 
 
+class _NaN:
+    """What a NaN argument is guarded as: NaN equals no float, this equals itself (torch's
+    guards check ``math.isnan`` of a NaN constant)."""
+
+    def __repr__(self):
+        return "nan"
+
+
+NAN = _NaN()
+
+
+def scalar_key(value):
+    """``value`` (a :func:`scalar`) as a guard compares it: :data:`NAN` for a NaN (the mean of
+    an empty tensor passed from an eager statement is NaN at every call), else itself."""
+    return NAN if value != value else value
+
+
 # The containers a function reads are compared item by item on every call (at C speed, by
 # identity), with the containers in them, up to DEPTH levels down and LARGE items in all: one
 # larger or deeper (a list holding itself) is not compared but makes the function run eagerly

@@ -31,7 +31,7 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import FailOnRecompileLimitHit
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
-from .layouts import laid_out
+from .layouts import as_views, laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from .sources import escapes as _escapes, fetcher as _fetcher
@@ -139,9 +139,9 @@ class _Entry:
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
-        if self.joint is not None:
-            return unflatten(self.cap.output, iter(aot.CompiledGraph.apply(self, sizes, *tensors)))
-        if self.on_arrays:
+        if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
+            results = aot.CompiledGraph.apply(self, sizes, *tensors)
+        elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's
             # data evicts them), and taken back if it raises
@@ -157,6 +157,8 @@ class _Entry:
             results = [self._returned(tensors, i) if i in self.passthrough
                        else Tensor._make(laid_out(a if type(a) is np.ndarray else np.asarray(a), layouts[i]))
                        for i, a in enumerate(results)]
+            if self.cap.views and sizes is None:
+                results = as_views(results, self.cap.views, inputs)
         else:
             results = self.invoke(self.run, tensors, sizes)
             if self.cap.ran_backward:

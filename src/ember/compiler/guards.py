@@ -22,7 +22,6 @@ import itertools
 import operator
 import types
 
-
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
@@ -31,7 +30,8 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
-from .contents import DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, sharing
+from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, scalar_key,
+                       sharing)
 from .layouts import LAYOUTS, layout_keys
 from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
@@ -410,7 +410,7 @@ def snapshot(world, args, kwargs):
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
-            facts.append((f"argument {i}", value if scalar(value) else type(value) if id(value) in declared
+            facts.append((f"argument {i}", scalar_key(value) if scalar(value) else type(value) if id(value) in declared
                           else id(value)))
         if container(value):
             facts.append((f"argument {i} (Python values inside)", baked(value)))
@@ -589,9 +589,9 @@ def first_difference(expected, actual, ranges=None):
 
 
 def relevant(facts, cap):
-    """The guards a capture depends on: without a backward or an optimizer update, which
-    parameters have a ``.grad`` and the optimizers' state do not matter."""
-    if cap.ran_backward or any(s[0] in ("grad", "state", "hyper") for s in cap.sources):
+    """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
+    update, which parameters have a ``.grad`` and the optimizers' state do not matter."""
+    if cap.ran_backward or cap.reads_grad or any(s[0] in ("grad", "state", "hyper") for s in cap.sources):
         return facts
     return [(name, value) for name, value in facts
             if not (name.startswith("which parameters") or name.startswith("optimizer"))]

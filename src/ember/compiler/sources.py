@@ -13,9 +13,39 @@ import inspect
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
-__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "fetcher", "escapes"]
+__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "fetcher", "escapes",
+           "history_nodes", "grad_watch"]
+
+
+def grad_watch(tracer):
+    """``(Tensor.grad, a property like it that sets tracer.reads_grad)``: a recording that read
+    a ``.grad`` (``zero_grad()`` reads each parameter's, None or not) depends on which
+    parameters have one (:func:`.guards.relevant` keeps that guard)."""
+    original = inspect.getattr_static(Tensor, "grad")  # (restored onto Tensor: the same property)
+
+    def read(tensor):
+        tracer.reads_grad = True
+        return original.fget(tensor)
+    return original, property(read, original.fset, doc=original.__doc__)
+
+
+def history_nodes(world):
+    """The ids of the autograd nodes behind the tensors a call starts with (its inputs and the
+    tensors it reads from globals and closures), leaves' AccumulateGrad nodes aside: made before
+    the call (by an eager statement between a split function's pieces, or by an earlier
+    compiled call), they hold saved values of that time, which a replay of a backward through
+    them would read again."""
+    todo = [t.grad_fn for t in (*world.inputs, *world.free)]
+    seen = set()
+    while todo:
+        node = todo.pop()
+        if node is not None and id(node) not in seen and not isinstance(node, AccumulateGrad):
+            seen.add(id(node))
+            todo += [n for n, _ in node.next_functions]
+    return seen
 
 
 def input_names(fn, args, kwargs):

@@ -315,10 +315,12 @@ def fit_ratio(values, points):
     """The expression ``P / Q`` (``P``, ``Q`` polynomials as in :func:`fit`) that gives the
     floats ``values[k]`` at ``points[k]`` to within 4 ulps, or None. Found as the null space of
     ``v_k Q(p_k) - P(p_k) = 0``, scaled to integers and checked at every point."""
-    if all(v == values[0] for v in values):
-        return values[0]
-    terms, rows = _basis(points)
     v = np.array(values, float)
+    if np.array_equal(v, np.full_like(v, values[0]), equal_nan=True):
+        return values[0]  # (a NaN too: the mean of an empty tensor passed in)
+    if not np.isfinite(v).all():
+        return None
+    terms, rows = _basis(points)
     for m in range(len(terms), 1, -1):  # cross terms first, dropped while they are not determined
         system = np.hstack([v[:, None] * rows[:, :m], -rows[:, :m]])
         _, sv, vt = np.linalg.svd(system)
