@@ -76,3 +76,71 @@ def test_normalization_input_gradient_layout(name, layout, upstream):
     assert (ey.stride(), eg.stride()) == (ty.stride(), tg.stride())
     assert_close(ey, ty, rtol=1e-10, atol=1e-12)
     assert_close(eg, tg, rtol=1e-8, atol=1e-10)
+
+
+def _laid_out(L, data, order):
+    """``data`` (a NumPy array) as a tensor whose dims lie in memory in ``order``, outermost first."""
+    return L.tensor(data.transpose(order).copy(order="C")).permute(*np.argsort(order).tolist())
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, x, y: x * 2.0,                     # (1, 2, 3, 3) with strides (1, 9, 3, 1): torch keeps them
+    lambda L, x, y: 2.0 + x,
+    lambda L, x, y: x * L.tensor(3.0),           # a 0-d tensor is not of the result's shape either
+    lambda L, x, y: x + y,                       # both "contiguous": torch's fast setup, row-major
+    lambda L, x, y: y - x,
+    lambda L, x, y: x + y[:, :1],                # broadcast: the operands' strides order the dims
+    lambda L, x, y: L.addcmul(x, y, y[0, 0], value=0.5),
+    lambda L, x, y: x.exp(),                     # one operand, "contiguous": row-major
+    lambda L, x, y: x.clone(),                   # preserve_format: the strides as they are
+    lambda L, x, y: L.where(x > 0, x, 1.5),
+], ids=["mul_number", "radd_number", "mul_0d", "add_same_shape", "sub_same_shape", "add_broadcast",
+        "addcmul", "exp", "clone", "where"])
+def test_size_one_dim_innermost(make):
+    """The first operand's size-1 dim lies innermost ((2, 3, 3, 1) permuted [3, 0, 1, 2]): NumPy
+    calls it C-contiguous, torch's order keeps its stride where no fast setup applies."""
+    data = np.random.default_rng(3).standard_normal((1, 2, 3, 3))
+    other = np.random.default_rng(4).standard_normal((1, 2, 3, 3))
+    results = []
+    for L in (torch, ember):
+        r = make(L, _laid_out(L, data, (1, 2, 3, 0)), L.tensor(other))
+        results.append(r)
+    assert results[1].stride() == results[0].stride()
+    assert_close(results[1], results[0], rtol=1e-12, atol=0)
+
+
+def test_elementwise_strides_with_size_one_dims_random():
+    """200 random layouts of shapes with size-1 dims (2 to 5 dims) through a number, a same-shape
+    tensor, a broadcast one, three operands and one: ember's strides are torch's (on c71a450
+    about 1 in 30 differed: a number, a unary op on a 4-d channels-last-like tensor, 5-d
+    operands taken for channels_last_3d, which torch's fast setup does not know)."""
+    rng = np.random.default_rng(2026)
+    ops = [lambda L, a, b, c: a * 2.0, lambda L, a, b, c: a + b, lambda L, a, b, c: a + c,
+           lambda L, a, b, c: c + a, lambda L, a, b, c: a.exp(), lambda L, a, b, c: L.addcmul(a, b, c, value=0.5),
+           lambda L, a, b, c: a.clone()]
+    for trial in range(200):
+        nd = int(rng.integers(2, 6))
+        shape = tuple(int(n) for n in rng.choice([1, 1, 2, 3], nd))
+        first, second = rng.permutation(nd), rng.permutation(nd)
+        bshape = tuple(n if rng.random() < 0.5 else 1 for n in shape)[int(rng.integers(0, nd)):]
+        data = [rng.standard_normal(s) for s in (shape, shape, bshape)]
+        op = ops[trial % len(ops)]
+        strides = [op(L, _laid_out(L, data[0], first), _laid_out(L, data[1], second), L.tensor(data[2])).stride()
+                   for L in (torch, ember)]
+        assert strides[1] == strides[0], (trial, shape, first.tolist(), second.tolist(), bshape)
+
+
+def test_clone_of_permuted_tensor_with_size_one_dim_copies_once():
+    """``clone`` keeps a size-1 dim's stride as torch does, with one copy: the peak of memory
+    traced while cloning is the result's bytes (two copies before: 2x)."""
+    import tracemalloc
+    x = ember.randn(300, 1, 400).permute(1, 2, 0)  # (1, 400, 300), strides (400, 1, 400)
+    tracemalloc.start()
+    try:
+        c = x.clone()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert c.stride() == torch.randn(300, 1, 400).permute(1, 2, 0).clone().stride() == (400, 1, 400)
+    assert peak < 1.5 * x.numel() * x.element_size()
+    assert ember.equal(c, x)
