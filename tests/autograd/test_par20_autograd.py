@@ -102,3 +102,72 @@ def test_detach_copy_of_a_tensor_requiring_grad():
             assert not L.detach_copy(x).requires_grad
         assert not L.detach_copy(x.detach()).requires_grad
         assert L.detach_copy(x * 2).requires_grad
+
+
+def _checkpoint(L):
+    return (torch.utils.checkpoint if L is torch else ember.utils.checkpoint).checkpoint
+
+
+def test_checkpoint_results_made_from_factories_do_not_require_grad():
+    """``use_reentrant=False``: which results require grad is torch's (a recording run's): those
+    made from the inputs or a custom Function of them do, those from factories, ``detach()``,
+    comparisons or ``argmax`` do not; gradients flow as torch's."""
+    flags, grads = [], []
+    for L in (torch, ember):
+        class Double(L.autograd.Function):  # its result made outside the ops (from NumPy)
+            @staticmethod
+            def forward(ctx, a):
+                return L.tensor(a.detach().numpy() * 2)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x, w = _leaf(L, (3,)), _leaf(L, (3,), seed=1)
+
+        def segment(x):
+            return (L.ones(3) * 2, x * 2, x.detach() * 3, L.zeros(3) + w, x > 0, x.argmax(),
+                    L.arange(3.0) + 1, x.new_ones(3) * 1, Double.apply(x) + L.ones(3))
+
+        outs = _checkpoint(L)(segment, x, use_reentrant=False)
+        flags.append([o.requires_grad for o in outs])
+        sum(o.sum() for o in outs if o.requires_grad).backward()
+        grads.append((x.grad, w.grad))
+    assert flags[1] == flags[0] == [False, True, False, True, False, False, False, False, True]
+    assert_close(grads[1][0], grads[0][0], rtol=0, atol=0)
+    assert_close(grads[1][1], grads[0][1], rtol=0, atol=0)
+
+
+def _changing(kind):
+    """A segment whose second run differs from its first (a counter it reads)."""
+    calls = [0]
+
+    def segment(x):
+        calls[0] += 1
+        if kind == "shape":
+            return x[:3 + calls[0]].sin() * 2
+        if kind == "dtype":
+            return (x * x[:1]).sum() if calls[0] == 1 else (x.double() * x[:1]).sum()
+        return x.exp().sin() if calls[0] == 1 else x.sin()
+    return segment
+
+
+@pytest.mark.parametrize("kind", ["shape", "dtype", "count"])
+def test_checkpoint_determinism_check(kind):
+    """A recomputation whose saved tensors differ from the first run's raises torch's
+    CheckpointError, naming the position and metadata (or the two counts); with
+    ``determinism_check="none"`` the count change goes through."""
+    messages = []
+    for L in (torch, ember):
+        x = _leaf(L, (8,)).detach().float().requires_grad_()
+        y = _checkpoint(L)(_changing(kind), x, use_reentrant=False)
+        error = (torch.utils.checkpoint if L is torch else ember.utils.checkpoint).CheckpointError
+        with pytest.raises(error) as info:
+            y.sum().backward()
+        messages.append(str(info.value).split("\nTip:")[0].rstrip("\n"))
+    assert messages[1] == messages[0]
+    assert "position" in messages[0] or "Number of tensors saved during forward: 2" in messages[0]
+    if kind == "count":
+        x = _leaf(ember, (8,))
+        _checkpoint(ember)(_changing(kind), x, use_reentrant=False, determinism_check="none").sum().backward()
+        assert_close(x.grad, x.detach().cos(), rtol=1e-12, atol=0)
