@@ -8,7 +8,7 @@ ops; ``_ops.core`` re-exports both lists, which is where the systems above find 
 __all__ = ["OBSERVERS", "Observer", "INPUT_CASTS", "META", "observed_range"]
 
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer, forward
-# AD): each is an ``Observer`` (below), and may also have ``op_write(tensor, value)`` (an
+# AD, checkpoint's first run): each is an ``Observer`` (below), and may also have ``op_write(tensor, value)`` (an
 # in-place write) and ``begin(name)``/``end(event)`` (a named range). The list is only mutated
 # in place, so its truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
@@ -38,6 +38,10 @@ class Observer:
 
     def node_exit(self, node):
         """After the backward engine ran ``node`` (also when it raised)."""
+
+    def function_exit(self, function, inputs, outputs):
+        """After a custom ``autograd.Function`` ran with grad mode off (so recording nothing):
+        ``outputs`` are the results it would have made differentiable from ``inputs``."""
 
 
 def observed_range(name, fn, *args):

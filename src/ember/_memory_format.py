@@ -193,3 +193,15 @@ def preserved(out, source):
     copy = np.ndarray(out.shape, out.dtype, buffer=np.empty(out.size, out.dtype), strides=strides)
     copy[...] = out
     return copy
+
+
+def preserved_copy(source, xp=np):
+    """A copy of ``source`` laid out as :func:`preserved` lays it out, in one pass: NumPy's "K"
+    order, or, for a dense array with a size-1 dim (whose stride "K" does not keep), straight
+    into memory with ``source``'s strides."""
+    if type(source) is np.ndarray and 1 in source.shape and source.size and _dense(source):
+        copy = np.ndarray(source.shape, source.dtype, buffer=np.empty(source.size, source.dtype),
+                          strides=source.strides)
+        copy[...] = source
+        return copy
+    return preserved(xp.array(source, copy=True, order="K"), source)

@@ -34,8 +34,8 @@ import numpy as np
 
 from . import _backend
 from ._backend.index_layout import compatible_strides, laid_out_as, tensor_iterator_order
-from ._memory_format import (_ORDER, contiguous_format, is_contiguous, laid_out, may_suggest, suggested,
-                             strides as format_strides)
+from ._memory_format import (_ORDER, channels_last, contiguous_format, is_contiguous, laid_out, may_suggest,
+                             suggested, strides as format_strides)
 
 __all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major"]
 
@@ -53,18 +53,18 @@ def _operand_strides(shape, arrays):
 
 def _fast_setup(shape, arrays, operands):
     """The (order, element strides) torch's fast setup gives when every operand has the
-    result's shape and all are laid out alike (row-major, a channels-last format, or one dense
-    layout: the first operand's strides, size-1 dims' too), else None."""
+    result's shape and all are laid out alike (row-major, 4-d channels-last, or one dense
+    layout: the first operand's strides, size-1 dims' too), else None. torch's fast setup
+    knows no channels_last_3d: such operands keep their strides, size-1 dims' included."""
     tensors = [a for a in arrays if type(a) is np.ndarray]
     if any(a.shape != shape for a in tensors):
         return None
     first = operands[0]
     one_layout = all(o == first for o in operands)
-    for fmt in tuple(_ORDER):  # (all row-major: the caller's case)
-        if len(shape) == _ORDER[fmt][0] and is_contiguous(tensors[0], fmt) and (
-                one_layout or all(is_contiguous(a, fmt) for a in tensors)):
-            perm = list(_ORDER[fmt][1])
-            return perm, compatible_strides(shape, perm, 1)
+    if len(shape) == 4 and is_contiguous(tensors[0], channels_last) and (  # (all row-major: the caller's case)
+            one_layout or all(is_contiguous(a, channels_last) for a in tensors)):
+        perm = list(_ORDER[channels_last][1])
+        return perm, compatible_strides(shape, perm, 1)
     if one_layout and _backend.dense(tensors[0]):
         return tensor_iterator_order(shape, [first]), first
     return None
@@ -80,10 +80,11 @@ def pointwise(out, arrays):
     first = arrays[0]
     if type(first) is np.ndarray and first.flags.c_contiguous and first.size == out.size and (
             1 not in out.shape or len(arrays) == 2 and first.shape == out.shape and (
-                type(arrays[1]) is not np.ndarray or arrays[1].flags.c_contiguous and arrays[1].shape == out.shape)):
+                type(arrays[1]) is not np.ndarray and first.strides == out.strides
+                or type(arrays[1]) is np.ndarray and arrays[1].flags.c_contiguous and arrays[1].shape == out.shape)):
         return out  # torch's order is NumPy's here: row-major (the dispatcher's common case)
     shape, strides = out.shape, out.strides
-    row_major = same_layout = True
+    row_major = same_layout = fast = True
     for a in arrays:
         if type(a) is np.ndarray:
             if a.shape != shape:
@@ -91,14 +92,21 @@ def pointwise(out, arrays):
                 break
             row_major = row_major and a.flags.c_contiguous
             same_layout = same_layout and a.strides == strides and a.itemsize == out.itemsize
-    if row_major or same_layout:
-        return out  # torch's fast setup: the operands' common layout, which NumPy's result has
+        elif 1 in shape:
+            # a number: torch's fast setup wants every operand of the result's shape, so the
+            # operands' strides order the dims, a size-1 dim's too (NumPy's flag ignores it)
+            row_major = same_layout = fast = False
+            break
+    if row_major or same_layout and 1 not in shape:
+        # torch's fast setup: the operands' common layout, which NumPy's result has (with a
+        # size-1 dim, a channels-last format comes before the operands' strides: below)
+        return out
     if out.ndim < 2:
         return out
     operands = _operand_strides(shape, arrays)
     if not operands:
         return out
-    fast = _fast_setup(shape, arrays, operands)
+    fast = _fast_setup(shape, arrays, operands) if fast else None
     perm, strides = fast if fast is not None else (tensor_iterator_order(shape, operands), None)
     strides = compatible_strides(shape, perm, 1) if strides is None else strides
     return laid_out_as(out, perm, tuple(s * out.itemsize for s in strides))

@@ -115,10 +115,11 @@ def test_a_number_written_into_a_tensor_converts_as_torch_checks_it(how, dtype, 
     assert _write(ember, how, dtype, value) == expected
 
 
-@pytest.mark.parametrize("name", ["hardshrink", "softshrink", "hardsigmoid"])
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink"])
 def test_piecewise_linear_first_gradient_stays_in_the_graph(name):
     """Under create_graph torch's first gradient requires grad (its derivative is zero), so a
-    second autograd.grad works; ember's did not require grad and the second call raised."""
+    second autograd.grad works; ember's did not require grad and the second call raised.
+    (hardsigmoid's second derivative raises in torch: autograd/test_par20_autograd.py.)"""
     firsts = []
     for lib in (torch, ember):
         x = lib.tensor([-4.0, -1.0, 0.25, 2.0], dtype=lib.float64, requires_grad=True)

@@ -132,6 +132,7 @@ def layer_calls():
         lambda: _grad_of_grad(lambda t: F.nll_loss(t, ember.tensor([[1, 0, 2, 1], [0, 0, 1, 2]]), reduction="none"), x),
         lambda: _norms(img),
         lambda: _grad_of_grad(lambda t: F.layer_norm(t, (5,)), img),
+        lambda: ember.autograd.grad(F.multi_margin_loss(x[:, :, 0], ember.tensor([1, 0])), x, create_graph=True),
         lambda: _windows(img),
         lambda: _grad_of_grad(lambda t: F.max_pool2d(t, 2) + F.avg_pool2d(t, 2, 1, 1)[..., :3, :2], img),
         lambda: _backward(F.conv2d(img, ember.randn(6, 2, 3, 2, requires_grad=True), ember.randn(6), stride=(2, 1),

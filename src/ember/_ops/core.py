@@ -5,8 +5,7 @@ the inputs in ember ops (so gradients of gradients come free), ``promote`` is it
 gives the result's shape and dtype without running the kernel. :func:`apply` runs an op eagerly and, when
 gradients are being recorded, puts an :class:`~ember.autograd.graph.OpNode` on the tape. (Gradients that
 come back with a broadcast shape are summed down to the input's shape by the engine, once, for every op.)
-:func:`write_into` is every in-place write: through a view of a recorded tensor it records
-:class:`CopySlices` on the base.
+:func:`write_into` is every in-place write: through a view of a recorded tensor it records :class:`CopySlices` on the base.
 """
 import threading
 
@@ -218,13 +217,14 @@ def apply(op, *inputs, **attrs):
                 out = op.forward(*arrays, **attrs)
                 if narrow is not None:
                     out = out.astype(narrow)
-                # torch's layout of an elementwise result (_result_layout.pointwise) is NumPy's when, with elements, the first is
-                # row-major and the second too, of its shape, or the result has no size-1 dim; or one operand has its strides
+                # torch's elementwise layout (_result_layout.pointwise) is NumPy's when, with elements, the first is row-major and the
+                # second too, of its shape, or the result has no size-1 dim; or one operand (and numbers) has its strides
                 if op.pointwise and type(out) is _ndarray and out.ndim > 1:  # (one layout below 2 dims)
                     a, b = arrays[0], arrays[1] if len(arrays) == 2 else None
                     if len(arrays) > 2 or not out.size or not (type(a) is _ndarray and (a.flags.c_contiguous and (
-                            type(b) is not _ndarray or b.flags.c_contiguous and a.shape == b.shape
-                            or a.size == out.size and 1 not in out.shape) or type(b) is not _ndarray and a.strides == out.strides)):
+                            type(b) is _ndarray and b.flags.c_contiguous and a.shape == b.shape or 1 not in out.shape
+                            and a.size == out.size) or type(b) is not _ndarray and a.strides == out.strides
+                            and (a.flags.c_contiguous or 1 not in out.shape))):  # (NumPy's flag ignores size-1 dims)
                         out = pointwise_layout(out, arrays)
             except ValueError as e:  # NumPy's shape errors: PyTorch's RuntimeError naming the sizes
                 shapes = [x._data.shape for x in inputs if isinstance(x, _Tensor)]

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._backend import namespace
 from .core import Op, apply, elementwise_rule, like_input, zero_link
+from .unimplemented import not_implemented_link
 from .erf import erf
 from .pointwise_binary import Where
 from .pointwise_unary import SoftplusForward
@@ -106,7 +107,8 @@ class ThresholdForward(Op):
 
 
 class HardsigmoidForward(Op):
-    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside (-3, 3), which torch does not
+    differentiate again (:func:`~ember._ops.unimplemented.not_implemented_link`)."""
     name = "Hardsigmoid"
     promote = None
     infer = classmethod(like_input)
@@ -119,7 +121,7 @@ class HardsigmoidForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (zero_link(g * (((x > -3) & (x < 3)) * (1 / 6)), x),)
+        return (not_implemented_link(g * (((x > -3) & (x < 3)) * (1 / 6)), "hardsigmoid_backward", g, x),)
 
 
 class HardswishForward(Op):

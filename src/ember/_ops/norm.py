@@ -18,7 +18,7 @@ import math
 from .. import _backend
 from .._backend import namespace
 from .._memory_format import contiguous_format, suggested
-from .._result_layout import channels_last_like, row_major
+from .._result_layout import channels_last_like, pointwise, row_major
 from ..autograd.engine import grad
 from ..autograd.grad_mode import STATE, enable_grad
 from . import core
@@ -153,6 +153,9 @@ class Normalize(Op):
     :class:`NormStats` over ``axes``. ``weight`` and ``bias`` (or None) broadcast to ``x``
     once reshaped to ``affine_shape`` (e.g. (C, 1, 1) for per-channel parameters).
 
+    ``layout`` and ``grad_layout`` say how torch's kernel lays out the result and the input
+    gradient (:func:`_laid_out`; ``layout_shape`` the shape whose memory format counts).
+
     ``mean`` and ``var`` None computes them here: one dispatch instead of two where no
     gradient is recorded (the backward needs them as inputs). The derivative is the total one
     in ``x`` (the statistics as the functions of ``x`` they are), so none goes to them.
@@ -161,15 +164,10 @@ class Normalize(Op):
     infer = classmethod(core.like_input)
 
     @staticmethod
-    def forward(x, mean, var, weight, bias, axes, eps, centered=True, affine_shape=None, layout=None):
-        out = Normalize._values(x, mean, var, weight, bias, axes, eps, centered, affine_shape)
-        if layout is None or not hasattr(out, "flags"):
-            return out
-        # torch's layer norm kernel gives a row-major result; its batch norm kernel one in the
-        # input's suggest_memory_format (channels-last, else row-major)
-        if layout == "row_major" or suggested(x) is contiguous_format:
-            return row_major(out)
-        return channels_last_like(out, x)
+    def forward(x, mean, var, weight, bias, axes, eps, centered=True, affine_shape=None, layout=None,
+                grad_layout=None, layout_shape=None):
+        return _laid_out(Normalize._values(x, mean, var, weight, bias, axes, eps, centered, affine_shape),
+                         x, layout, layout_shape)
 
     @staticmethod
     def _values(x, mean, var, weight, bias, axes, eps, centered, affine_shape):
@@ -208,7 +206,8 @@ class Normalize(Op):
         return core.apply(NormalizeBackward, g, x, mean, var, weight, bias, axes=attrs["axes"],
                           eps=attrs["eps"], centered=attrs.get("centered", True),
                           needs=tuple(ctx.needs_input_grad), affine_shape=attrs.get("affine_shape"),
-                          shapes=tuple(ctx.shapes))
+                          shapes=tuple(ctx.shapes), layout=attrs.get("grad_layout"),
+                          layout_shape=attrs.get("layout_shape"))
 
 
 class NormalizeBackward(Op):
@@ -228,9 +227,12 @@ class NormalizeBackward(Op):
                      for i, (need, shape) in enumerate(zip(needs, shapes)))
 
     @staticmethod
-    def forward(g, x, mean, var, weight, bias, axes, eps, centered, needs, affine_shape, shapes):
-        grads = _fused_grads(g, x, mean, var, _affine(weight, affine_shape), _affine(bias, affine_shape),
-                             axes, eps, centered, needs)
+    def forward(g, x, mean, var, weight, bias, axes, eps, centered, needs, affine_shape, shapes, layout=None,
+                layout_shape=None):
+        grads = list(_fused_grads(g, x, mean, var, _affine(weight, affine_shape), _affine(bias, affine_shape),
+                                  axes, eps, centered, needs))
+        if grads[0] is not None:
+            grads[0] = pointwise(grads[0], (g, x)) if layout == "grad" else _laid_out(grads[0], x, layout, layout_shape)
         return tuple(None if a is None else a.reshape(shape) for a, shape in zip(grads, shapes))
 
     @staticmethod
@@ -256,7 +258,7 @@ class NormalizeBackward(Op):
         return tuple(next(found) if i in wanted else None for i in range(len(inputs)))
 
 
-def _grads_in_ops(g, x, weight, axes, eps, centered, needs, affine_shape, shapes):
+def _grads_in_ops(g, x, weight, axes, eps, centered, needs, affine_shape, shapes, layout=None, layout_shape=None):
     """(grad x, grad weight, grad bias) of :class:`Normalize` (None where not ``needs``),
     written in ember ops with the statistics recomputed from ``x``: the formula of
     :func:`_fused_grads` in a form the engine can differentiate."""
@@ -278,6 +280,21 @@ def _grads_in_ops(g, x, weight, axes, eps, centered, needs, affine_shape, shapes
     if needs[4]:
         grad_bias = g.sum_to_size(affine_shape or shapes[4]).reshape(shapes[4])
     return grad_x, grad_weight, grad_bias
+
+
+def _laid_out(out, x, layout, shape=None):
+    """``out``, a result shaped like ``x``, laid out as torch's kernel allocates it: ``layout``
+    "row_major" (layer norm's kernels: ``LEGACY_CONTIGUOUS_MEMORY_FORMAT``), "suggested" (batch
+    and group norm's: the ``suggest_memory_format`` of ``x`` seen as ``shape``, group norm's
+    (N, C, *) input rather than its grouped view; channels-last, else row-major), None as
+    NumPy made it; "grad" (rms norm's composite) is laid out by the caller."""
+    if layout is None or layout == "grad" or not hasattr(out, "flags"):
+        return out
+    seen = x if shape is None else x.reshape(shape)
+    if layout == "row_major" or suggested(seen) is contiguous_format:
+        return row_major(out)
+    return out if shape is None and out.strides == x.strides else \
+        channels_last_like(out.reshape(seen.shape), seen).reshape(out.shape)
 
 
 def _affine(array, shape):

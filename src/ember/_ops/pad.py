@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _backend
 from .._result_layout import channels_last_from
-from .core import Op, apply
+from .core import Op, apply, named, zero_link
 
 __all__ = ["pad"]
 
@@ -82,10 +82,10 @@ class Pad(Op):
     """``x`` padded by ``pad`` ((before, after) pairs from the last dim) in ``mode``:
     "reflect" (mirror, edge not repeated), "replicate" (edge repeated) or "circular" (wrap
     around). Negative entries crop; as in PyTorch, reflection reads the uncropped input
-    while wrapping reads the cropped one."""
+    while wrapping reads the cropped one. Under ``create_graph`` a reflect or replicate
+    gradient is tied to ``x`` (a zero second derivative, as torch's)."""
     promote = None
     infer = classmethod(_padded_rule)
-    save_inputs = False
 
     @staticmethod
     @channels_last_from(0, keep=_not_circular)
@@ -97,7 +97,11 @@ class Pad(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return (apply(PadTranspose, g, **ctx.attrs),)
+        grad, mode = apply(PadTranspose, g, **ctx.attrs), ctx.attrs["mode"]
+        if mode == "circular":
+            return (grad,)
+        # torch's reflection and replication pad backwards depend on the input, with derivative 0
+        return (named(zero_link(grad, ctx.input(0)), _torch_name(mode, ctx.attrs["pad"]) + "BackwardBackward0"),)
 
 
 class PadTranspose(Op):
@@ -119,6 +123,11 @@ class PadTranspose(Op):
     @staticmethod
     def backward(ctx, h):
         return (apply(Pad, h, **ctx.attrs),)
+
+
+def _torch_name(mode, pad):
+    """torch's function for a reflect or replicate ``pad``: ``ReflectionPad2D``."""
+    return ("Reflection" if mode == "reflect" else "Replication") + f"Pad{len(pad) // 2}D"
 
 
 def _fold(g, d, before, after, mode):
@@ -192,7 +201,8 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "circular" and (before > kept or after > kept):
             raise RuntimeError("Padding value causes wrapping around more than once.")
     _check_crop(input, pad)
-    return apply(Pad, input, pad=pad, mode=mode)
+    out = apply(Pad, input, pad=pad, mode=mode)
+    return out if mode == "circular" else named(out, _torch_name(mode, pad) + "Backward0")
 
 
 def _check_crop(input, pad):

@@ -483,8 +483,9 @@ class Clone(Op):
         # zero stride (an expanded input) where they are, which NumPy's "K" makes the innermost
         if not x.size and not contiguous and builtins.any(x.strides):  # NumPy's empty copy loses them
             return empty_strided_like(x)
-        out = namespace(x).array(x, copy=True, order="C" if contiguous or overlaps_itself(x) else "K")
-        return out if contiguous else _memory_format.preserved(out, x)
+        if contiguous or overlaps_itself(x):
+            return namespace(x).array(x, copy=True, order="C")
+        return _memory_format.preserved_copy(x, namespace(x))
 
     @staticmethod
     def backward(ctx, g):

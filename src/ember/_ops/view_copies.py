@@ -13,6 +13,7 @@ from .core import named, recording
 from .join import diagonal, select, split, split_with_sizes, unbind
 from .restride import as_strided
 from .shape import clone, expand, permute, squeeze, t, transpose, unfold, unsqueeze, view
+from .unimplemented import not_implemented_link
 
 
 def _copied(view, out=None):
@@ -97,8 +98,12 @@ def alias_copy(input, *, out=None):
 
 
 def detach_copy(input, *, out=None):
-    """``input.detach()`` copied: new memory, no history."""
-    return with_out(clone(input.detach(), memory_format=contiguous_format), out)
+    """``input.detach()`` copied into new memory. From a tensor that requires grad (grad mode on)
+    the copy requires grad too, and its backward raises torch's RuntimeError "derivative for
+    aten::detach_copy is not implemented" (with ``out``, the values are written and ``out`` stays
+    as it was: torch puts it on that node)."""
+    copy = clone(input.detach(), memory_format=contiguous_format)
+    return with_out(copy, out) if out is not None else not_implemented_link(copy, "detach_copy", input)
 
 
 def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):

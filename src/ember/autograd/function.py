@@ -1,6 +1,7 @@
 """Custom differentiable functions: ``autograd.Function`` with ``ctx`` (PyTorch's
 https://pytorch.org/docs/stable/autograd.html#function)."""
 from .. import _dtype
+from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor  # first: it loads the ops, which _creation is written on
 from .._creation import zeros
 from .grad_mode import STATE, no_grad
@@ -153,10 +154,14 @@ class Function(metaclass=_FunctionMeta):
         if cast is not None and len(cast) != len(outs):
             raise RuntimeError(f"set_output_grad_dtype got {len(cast)} dtypes for the {len(outs)} outputs "
                                f"of {cls.__name__}.forward")
+        non_diff = {id(t) for t in getattr(ctx, "_non_diff", ())}
         if not (STATE.enabled and any(ctx.needs_input_grad)):
+            if OBSERVERS and not STATE.enabled:  # (checkpoint's first run follows what would require grad)
+                differentiable = tuple(o for o in outs if isinstance(o, Tensor) and id(o) not in non_diff)
+                for observer in tuple(OBSERVERS):
+                    observer.function_exit(cls, args, differentiable)
             return outputs
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
-        non_diff = {id(t) for t in getattr(ctx, "_non_diff", ())}
         node = FunctionNode.__new__(FunctionNode)
         Node.__init__(node, tuple(gradient_edge(a) if need else (None, 0)
                                   for a, need in zip(args, ctx.needs_input_grad)))

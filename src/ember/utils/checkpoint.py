@@ -78,13 +78,19 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
         preserve_rng_state: restore the RNG state before recomputing, so dropout draws match.
         context_fn: ``() -> (forward context, recompute context)``, entered around the first run
             and around the recomputation (``use_reentrant=False`` only, as torch).
-        determinism_check: ``"default"`` or ``"none"``; ``debug``, ``early_stop``: accepted for
-            torch's signature (ember recomputes the whole segment).
+        determinism_check: ``"default"`` (``use_reentrant=False``): the recomputation must save
+            as many tensors, of the same shapes, dtypes and devices, as the first run's nodes
+            would have, in order, else CheckpointError naming the positions; or ``"none"``.
+        debug, early_stop: accepted for torch's signature (ember recomputes the whole segment).
 
     With ``use_reentrant=True``, as torch: no tensor argument requiring grad warns and gives an
     output without history (closed-over parameters get no gradient), and ``kwargs`` are refused.
 
+    Tensors made inside the segment from no tensor that requires grad (``ones(3) * 2``) do not
+    require grad, as in torch.
+
     Raises:
+        CheckpointError: (during backward) the recomputation fails the determinism check.
         ValueError: ``determinism_check`` is neither ``"default"`` nor ``"none"`` (with
             ``use_reentrant=False``), or ``kwargs``, a ``context_fn`` or ``debug`` with
             ``use_reentrant=True``.
@@ -133,7 +139,8 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
     # The tensors travel as saved tensors, which the engine frees once this node has run; the
     # spec keeps only where they go.
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
-    spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context)
+    saved = reads.saved if determinism_check == "default" and not use_reentrant else None
+    spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context, saved)
     out = (out,) if single else tuple(out)
     # outputs a recording run would give without grad (detached ones) get none, as torch's
     constant = tuple(o for o in out if isinstance(o, Tensor) and not reads.would_require_grad(o))
@@ -145,15 +152,20 @@ class _ReadTensors(core.Observer):
     """Dispatch observer over the segment's first run (under no_grad): collects the tensors
     requiring grad that ops read (only tensors made outside the segment do: they are its
     differentiable inputs, explicit or closed over), and follows which results a recording
-    run would have made require grad (``live``) and which not (``constant``)."""
+    run would have made require grad (``live``): those of ops and custom Functions that read
+    one, not a factory's, a ``detach()``'s or a non-differentiable op's."""
 
-    def __init__(self, args):
+    def __init__(self, args, capture=True):
+        self.capture = capture  # (False in the recomputation: only what its nodes save is noted)
         self.tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
         self._ids = {id(t) for t in self.tensors}
         # (weak: a result freed during the run leaves no entry whose id a new tensor could reuse)
-        self.live, self.constant = weakref.WeakValueDictionary(), weakref.WeakValueDictionary()
+        self.live = weakref.WeakValueDictionary()
+        self.saved = []  # the metadata of what the recorded nodes save, in the order they save it
 
     def op_enter(self, op, inputs, attrs):
+        if not self.capture:
+            return
         for x in inputs:
             if isinstance(x, Tensor) and x.requires_grad and id(x) not in self._ids:
                 self._ids.add(id(x))
@@ -161,28 +173,64 @@ class _ReadTensors(core.Observer):
 
     def op_exit(self, op, inputs, attrs, output):
         if output is not None:
-            live = any(isinstance(x, Tensor) and self.would_require_grad(x) for x in inputs)
-            for o in output if isinstance(output, tuple) else (output,):
+            needs = [isinstance(x, Tensor) and self.would_require_grad(x) for x in inputs]
+            live = op.differentiable and any(needs)
+            outputs = output if isinstance(output, tuple) else (output,)
+            if live:
+                self._saves(op, inputs, needs, outputs)
+            for o in outputs:
                 if isinstance(o, Tensor):
-                    self._mark(o, live)
+                    self._mark(o, live and o.dtype.is_inexact)
+
+    def _saves(self, op, inputs, needs, outputs):
+        """Notes the metadata of the tensors the node of ``op`` saves, in the order it saves them
+        (``OpNode``'s: its inputs, or those a wanted gradient reads, then its result)."""
+        if op.save_inputs:
+            reads = op.grad_reads
+            order = range(len(inputs)) if reads is None else \
+                dict.fromkeys(j for i, need in enumerate(needs) if need for j in reads[i])
+            self.saved.extend(_metadata(inputs[j]) for j in order if isinstance(inputs[j], Tensor))
+        if op.save_output:
+            self.saved.extend(_metadata(o) for o in outputs if isinstance(o, Tensor))
 
     def op_write(self, tensor, result):
         if self.would_require_grad(result):
             self._mark(tensor, True)
 
+    def function_exit(self, function, inputs, outputs):
+        live = any(isinstance(x, Tensor) and self.would_require_grad(x) for x in inputs)
+        for o in outputs:
+            self._mark(o, live and o.dtype.is_inexact)
+
     def _mark(self, t, live):
-        (self.live if live else self.constant)[id(t)] = t
-        (self.constant if live else self.live).pop(id(t), None)
+        if live:
+            self.live[id(t)] = t
+        else:
+            self.live.pop(id(t), None)
 
     def would_require_grad(self, t):
-        """Whether ``t`` would require grad in a recording run. A tensor made outside the
-        dispatcher counts as one unless it is an alias of one that does (``detach()``, ``.data``):
-        a custom Function's result or a new tensor keep their gradient as before."""
-        if t.requires_grad or id(t) in self.live:
-            return True
-        if id(t) in self.constant:
-            return False
-        return not any(t._versions is s._versions for s in (*self.live.values(), *self.tensors))
+        """Whether ``t`` would require grad in a recording run: it does, or an op or a custom
+        Function made it from one that would. A tensor made outside both (a factory's
+        ``ones(3)``, a ``detach()``) would not."""
+        return t.requires_grad or id(t) in self.live
+
+
+def _metadata(t):
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
+
+def _check_recomputation(saved, recomputed):
+    """torch's determinism check: the tensors the recomputation saves are as many as, and of the
+    shapes, dtypes and devices of, those the first run would have saved; else CheckpointError."""
+    if len(saved) != len(recomputed):
+        raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the original "
+                              f"forward and recomputation.\nNumber of tensors saved during forward: {len(saved)}\n"
+                              f"Number of tensors saved during recomputation: {len(recomputed)}.\n")
+    different = "".join(f"tensor at position {i}:\nsaved metadata: {a}\nrecomputed metadata: {b}\n"
+                        for i, (a, b) in enumerate(zip(saved, recomputed)) if a != b)
+    if different:
+        raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have different "
+                              f"metadata than during the forward pass.\n{different}.\n")
 
 
 class _Checkpoint(Function):
@@ -197,7 +245,7 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        function, template, kwargs, rng_state, n_args, single, recompute_context = ctx.spec
+        function, template, kwargs, rng_state, n_args, single, recompute_context, saved = ctx.spec
         tensors = ctx.saved_tensors
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in tensors[:n_args]]
         swap = iter(inputs)
@@ -205,11 +253,17 @@ class _Checkpoint(Function):
         state = get_rng_state()
         if rng_state is not None:
             set_rng_state(rng_state)
+        checks = [_ReadTensors(inputs, capture=False)] if saved is not None else []
+        core.OBSERVERS.extend(checks)
         try:
             with enable_grad(), recompute_context:
                 out = function(*call_args, **kwargs)
         finally:
+            for check in checks:
+                core.OBSERVERS.remove(check)
             set_rng_state(state)
+        for check in checks:
+            _check_recomputation(saved, check.saved)
         outs = (out,) if single else tuple(out)
         pairs = [(o, g) for o, g in zip(outs, grad_outputs)
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]

@@ -19,6 +19,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import STATE, no_grad
 from .._reduction import check_reduction, legacy_reduction, reduce_loss
 from ..._ops.refusals import float_only
+from ..._ops.unimplemented import first_order
 from .activation import logsigmoid, softplus
 from .distance import pairwise_distance
 
@@ -453,7 +454,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduction="mean"):
     """Multi-class hinge loss ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``, scaled by
     ``weight[y]``. Shape: input (N, C) or (C), target (N) or () int64. ValueError for ``p``
-    other than 1 or 2 or a weight that is not 1-D.
+    other than 1 or 2 or a weight that is not 1-D; RuntimeError for a weight that requires grad
+    (grad mode on). Differentiable once: a second derivative raises torch's RuntimeError.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.multi_margin_loss.html"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -461,6 +463,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
     check_reduction(reduction)
+    if weight is not None and STATE.enabled and weight.requires_grad:
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
+    input = first_order(input, "multi_margin_loss_backward")
     unbatched = input.ndim == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.reshape(1)

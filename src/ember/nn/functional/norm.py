@@ -107,7 +107,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count and running_var is not None:
             _update_running(running_var, var * (count / (count - 1)), momentum)
     return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                       affine_shape=_channel_shape(input.ndim), layout="suggested"), _BATCH_NORM_NODE)
+                       affine_shape=_channel_shape(input.ndim), layout="suggested", grad_layout="suggested"),
+                 _BATCH_NORM_NODE)
 
 
 def _sync_batch_norm(input, running_mean, running_var, weight, bias, momentum, eps, all_reduce):
@@ -179,7 +180,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if count and running_var is not None:
             _update_running(running_var, var.reshape(planes).mean(0) * (count / (count - 1)), momentum)
     out = apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps,
-                affine_shape=_channel_shape(input.ndim))
+                affine_shape=_channel_shape(input.ndim), grad_layout="row_major")
     return named(out.contiguous(), "ViewBackward0")  # (row-major for a channels-last input, as torch's)
 
 
@@ -207,7 +208,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     grouped = input.reshape(n, num_groups, channels // num_groups, -1)
     mean, var = apply(_norm.NormStats, grouped, axes=(2, 3))
     out = apply(_norm.Normalize, grouped, mean, var, weight, bias, axes=(2, 3), eps=eps,
-                affine_shape=(num_groups, channels // num_groups, 1))
+                affine_shape=(num_groups, channels // num_groups, 1), layout="suggested",
+                grad_layout="suggested", layout_shape=tuple(input.shape))
     return named(out.reshape(input.shape), "NativeGroupNormBackward0")
 
 
@@ -252,8 +254,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps,
                            layout="row_major"), _LAYER_NORM_NODE)
     mean, var = apply(_norm.NormStats, input, axes=axes)
-    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps, layout="row_major"),
-                 _LAYER_NORM_NODE)
+    return named(apply(_norm.Normalize, input, mean, var, weight, bias, axes=axes, eps=eps, layout="row_major",
+                       grad_layout="row_major"), _LAYER_NORM_NODE)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -275,7 +277,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         return (out if weight is None else out * weight).to(input.dtype)
     mean, var = apply(_norm.NormStats, input, axes=axes, centered=False)
     out = apply(_norm.Normalize, input, mean, var, weight, None, axes=axes, eps=eps, centered=False,
-                layout="suggested")
+                layout="suggested", grad_layout="grad")
     return named(out, "MulBackward0")  # torch's rms_norm is composite: its last op multiplies
 
 
