@@ -38,11 +38,12 @@ from .._ops import core as _core
 from .._tensor import Tensor
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
+from .aliases import input_views
 from .aot import record_backward
 from .layouts import layout_of
 from .graph import Graph
 from .side_effects import python_state
-from .sources import input_names, known_arrays, placeholder_tensors, world_arrays
+from .sources import input_names, known_arrays, placeholder_tensors, root_array, world_arrays
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import _LOOP_INT_USE, LoopInt, _has_loop_int, flatten, frames_below, skeleton, unflatten
 
@@ -69,6 +70,7 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
+        views: the outputs that are views of an input (:class:`.aliases.View`), remade on replay.
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -80,7 +82,7 @@ class Capture:
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
-        self.output, self.output_nodes, self.grad_sets, self.layouts = None, [], [], []
+        self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.pieces = [], False, [graph]
 
 
@@ -202,7 +204,7 @@ class Tracer(_core.Observer):
                 return self.graph_break("in-place write into a view the graph cannot follow to its base")
             target, value = written
             array = target._data
-        root = _root(array)
+        root = root_array(array)
         if root is array and target._base is not None and target._base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
             # the write's effect on the base cannot be recorded
@@ -257,7 +259,7 @@ class Tracer(_core.Observer):
         for ref in self.held[self.indexed:]:
             array = ref()
             if array is not None:
-                self.over.setdefault(id(_root(array)), []).append(ref)
+                self.over.setdefault(id(root_array(array)), []).append(ref)
         self.indexed = len(self.held)
         return [a for a in (ref() for ref in self.over.get(id(root), ())) if a is not None]
 
@@ -278,7 +280,7 @@ class Tracer(_core.Observer):
             if view is moved:
                 continue
             if np.may_share_memory(source._data, array):
-                self.stale.update(id(kept) for kept in self.live() if kept is not array and _root(kept) is _root(view))
+                self.stale.update(id(kept) for kept in self.live() if kept is not array and root_array(kept) is root_array(view))
             elif np.may_share_memory(view, array):
                 return None
         return target, value
@@ -377,7 +379,7 @@ class Tracer(_core.Observer):
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
             source, name = ("const", array.copy("K")), "const"  # (in its layout: returned, it keeps it)
-        elif _root(array) is not array and id(_root(array)) in self.value:
+        elif root_array(array) is not array and id(root_array(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
             source, name = ("const", array.copy()), "const"
         else:
@@ -421,12 +423,6 @@ class Tracer(_core.Observer):
 
 class _Ref(weakref.ref):
     __slots__ = ("key",)
-
-
-def _root(array):
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
 
 
 class _Array:
@@ -536,7 +532,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # (no joint graph); a branching one's backward is recorded (hop._branch_vjp)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
                 and not tracer.control_flow_grad:
-            needing = [t for t in flatten(result) if t.requires_grad]
+            returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)
+            views = {v.position for v in input_views(tracer.graph, tracer.sources, world, returned,
+                                                     [tracer.value.get(id(t._data)) for t in returned])}
+            needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
@@ -597,4 +596,5 @@ def _finish(tracer, cap, result):
         cap.breaks = tracer.breaks
         return
     cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
+    cap.views = input_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
     tracer.graph.output(outputs)

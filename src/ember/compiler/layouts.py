@@ -15,8 +15,8 @@ What the layouts follow from, the layouts of the inputs, the tensors read from g
 closures and the parameters, is a guard (:func:`layout_keys`): a call passing a channels-last
 image where the graph was captured with a row-major one compiles again, as torch's stride
 guards do. A dynamic graph's key is the order of the dims, not the strides, so one graph serves
-every size. Outputs eager gives overlapping or gapped strides (an ``expand``, a stepped slice
-of an input) stay row-major copies.
+every size. An output that is a view of an input is remade from it instead (:mod:`.aliases`);
+one of an intermediate that eager gives overlapping or gapped strides stays a row-major copy.
 """
 import numpy as np
 
