@@ -6,7 +6,7 @@ int. A graph valid for many sizes is found by recording the function at a few si
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point, or a
 floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), a
-remainder (``(s0 + 1) % 2``) or a product of floors (a flattened map's size)
+remainder (``(s0 + 1) % 2``; of a floor, ``s0 // 2 % 2 - 1``) or a product of floors (a flattened map's size)
 (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
 dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
 from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
