@@ -30,12 +30,14 @@ import numpy as np
 from .. import _distributions, _random
 from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
 from .. import _creation
+from .._backend.sparse import SparseCOO
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
+from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import input_views
@@ -280,7 +282,8 @@ class Tracer(_core.Observer):
             if view is moved:
                 continue
             if np.may_share_memory(source._data, array):
-                self.stale.update(id(kept) for kept in self.live() if kept is not array and root_array(kept) is root_array(view))
+                self.stale.update(id(kept) for kept in self.live()
+                                  if kept is not array and root_array(kept) is root_array(view))
             elif np.may_share_memory(view, array):
                 return None
         return target, value
@@ -332,6 +335,9 @@ class Tracer(_core.Observer):
         if isinstance(x, LoopInt):
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
+            # a sparse tensor breaks the graph (as torch's dynamo does where it meets one), once a line
+            if type(x._data) is SparseCOO and (not self.breaks or self.breaks[-1] != (SPARSE, user_frame())):
+                self.graph_break(SPARSE)
             node = self.node(x)
             if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
                 node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
@@ -441,31 +447,6 @@ def _meta(t):
     return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
 
 
-# ---- what needs a Python value --------------------------------------------------------------
-_VALUE_METHODS = {
-    "item": ".item() needs the tensor's value in Python",
-    "tolist": ".tolist() needs the tensor's values in Python",
-    "numpy": ".numpy() hands the array to Python",
-    "__array__": "conversion to a NumPy array hands the array to Python",
-    "__bool__": "bool(tensor) (data-dependent Python control flow) needs the tensor's value",
-    "__int__": "int(tensor) needs the tensor's value in Python",
-    "__float__": "float(tensor) needs the tensor's value in Python",
-    "__index__": "using a tensor as an index needs its value in Python",
-    "__repr__": "printing a tensor needs its values",
-    "__str__": "printing a tensor needs its values",
-    "__format__": "formatting a tensor needs its values",
-}
-
-
-def _breaking(tracer, name, reason):
-    original = getattr(Tensor, name)
-
-    def method(self, *args, **kwargs):
-        tracer.graph_break(reason)
-        return original(self, *args, **kwargs)
-    return original, method
-
-
 def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
@@ -480,7 +461,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for array in tracer.keep:
         tracer.hold(array)
     cap_joint = None
-    patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
+    patches = {name: breaking(tracer, name, reason) for name, reason in VALUE_METHODS.items()}
     make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
     draws = [(_random, "rng"), (_distributions, "generator_or_default")]

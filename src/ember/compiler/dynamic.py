@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from .. import _random
+from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
@@ -349,7 +350,8 @@ class _State:
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
-        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free) if t._data.flags.writeable]
+        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
+                        if type(t._data) is not SparseCOO and t._data.flags.writeable]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -543,7 +545,6 @@ def _apply(cap, fitted):
         node.args, node.kwargs = args, kwargs
         if shape is not None:
             node.meta["shape"] = shape
-
 
 
 # ---- marks on input tensors (torch._dynamo.mark_dynamic and friends) ---------------------------
