@@ -86,7 +86,9 @@ class SparseCOO:
     def astype(self, dtype, copy=True):
         return SparseCOO(self.indices, self.values.astype(dtype), self.shape, self.coalesced)
 
-    def copy(self):
+    def copy(self, order="K"):
+        """A copy of the entries; ``order`` is NumPy's ``ndarray.copy`` argument, which a COO
+        array has no use for (callers copy dense and sparse arrays alike)."""
         return SparseCOO(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
 
     def assign(self, other):

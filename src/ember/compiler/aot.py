@@ -239,7 +239,7 @@ class CompiledGraph(Function):
         ctx.runner, ctx.saved_arrays, ctx.sizes = runner, results[n:], sizes
         ctx.set_materialize_grads(False)  # an unused output's gradient is None (see backward)
         outputs = tuple(Tensor._make(laid_out(np.asarray(a), layout))  # as eager laid them out
-                        for a, layout in zip(results[:n], runner.cap.layouts))
+                        for a, layout in zip(results[:n], runner.layouts))
         ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
                              if o.meta.get("requires_grad")]
         # those eager gives without grad (x.t() of an input not requiring it) stay so, as torch's

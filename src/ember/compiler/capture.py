@@ -29,19 +29,23 @@ import numpy as np
 from .. import _distributions, _random
 from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
 from .. import _creation
+from .._backend.sparse import SparseCOO
 from .._creation import ToDtype
 from .._ops.complex import ViewAsComplex, ViewAsReal
 from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
+from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
+from .aliases import input_views
 from .aot import record_backward
-from .layouts import output_layouts
+from .layouts import layout_of
 from .graph import Graph
 from .side_effects import python_state
-from .sources import grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, world_arrays
+from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
+                      world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
                         skeleton, unflatten, user_frame)
@@ -67,7 +71,8 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
-        layouts, views: per output, eager's layout; the outputs that view an input (:func:`.layouts.output_layouts`).
+        layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
+        views: the outputs that are views of an input (:class:`.aliases.View`), remade on replay.
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -192,7 +197,7 @@ class Tracer(_core.Observer):
                 return self.graph_break("in-place write into a view the graph cannot follow to its base")
             target, value = written
             array = target._data
-        root = _root(array)
+        root = root_array(array)
         if root is array and target._base is not None and target._base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
             # the write's effect on the base cannot be recorded
@@ -247,7 +252,7 @@ class Tracer(_core.Observer):
         for ref in self.held[self.indexed:]:
             array = ref()
             if array is not None:
-                self.over.setdefault(id(_root(array)), []).append(ref)
+                self.over.setdefault(id(root_array(array)), []).append(ref)
         self.indexed = len(self.held)
         return [a for a in (ref() for ref in self.over.get(id(root), ())) if a is not None]
 
@@ -268,7 +273,8 @@ class Tracer(_core.Observer):
             if view is moved:
                 continue
             if np.may_share_memory(source._data, array):
-                self.stale.update(id(kept) for kept in self.live() if kept is not array and _root(kept) is _root(view))
+                self.stale.update(id(kept) for kept in self.live()
+                                  if kept is not array and root_array(kept) is root_array(view))
             elif np.may_share_memory(view, array):
                 return None
         return target, value
@@ -322,6 +328,9 @@ class Tracer(_core.Observer):
         if isinstance(x, LoopInt):
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
+            # a sparse tensor breaks the graph (as torch's dynamo does where it meets one), once a line
+            if type(x._data) is SparseCOO and (not self.breaks or self.breaks[-1] != (SPARSE, user_frame())):
+                self.graph_break(SPARSE)
             node = self.node(x)
             if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
                 node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
@@ -369,7 +378,7 @@ class Tracer(_core.Observer):
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
             source, name = ("const", array.copy("K")), "const"  # (in its layout: returned, it keeps it)
-        elif _root(array) is not array and id(_root(array)) in self.value:
+        elif root_array(array) is not array and id(root_array(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
             source, name = ("const", array.copy()), "const"
         else:
@@ -415,12 +424,6 @@ class _Ref(weakref.ref):
     __slots__ = ("key",)
 
 
-def _root(array):
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
-
-
 class _Array:
     """An array met without its tensor (an op's attr), as :meth:`Tracer.node` reads tensors."""
     def __init__(self, array):
@@ -437,30 +440,6 @@ def _meta(t):
     return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
 
 
-# ---- what needs a Python value --------------------------------------------------------------
-_VALUE_METHODS = {
-    "item": ".item() needs the tensor's value in Python",
-    "tolist": ".tolist() needs the tensor's values in Python",
-    "numpy": ".numpy() hands the array to Python",
-    "__array__": "conversion to a NumPy array hands the array to Python",
-    "__bool__": "bool(tensor) (data-dependent Python control flow) needs the tensor's value",
-    "__int__": "int(tensor) needs the tensor's value in Python",
-    "__float__": "float(tensor) needs the tensor's value in Python",
-    "__index__": "using a tensor as an index needs its value in Python",
-    "__repr__": "printing a tensor needs its values", "__str__": "printing a tensor needs its values",
-    "__format__": "formatting a tensor needs its values",
-}
-
-
-def _breaking(tracer, name, reason):
-    original = getattr(Tensor, name)
-
-    def method(self, *args, **kwargs):
-        tracer.graph_break(reason)
-        return original(self, *args, **kwargs)
-    return original, method
-
-
 def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     """Runs ``fn(*args, **kwargs)`` once, eagerly, recording it; returns ``(result, Capture)``.
 
@@ -474,7 +453,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for array in tracer.keep:
         tracer.hold(array)
     cap_joint = None
-    patches = {name: _breaking(tracer, name, reason) for name, reason in _VALUE_METHODS.items()}
+    patches = {name: breaking(tracer, name, reason) for name, reason in VALUE_METHODS.items()}
     patches["grad"] = grad_watch(tracer)  # zero_grad() reads each .grad: which have one is then a guard
     make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
@@ -527,7 +506,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # (no joint graph); a branching one's backward is recorded (hop._branch_vjp)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
                 and not tracer.control_flow_grad:
-            needing = [t for t in flatten(result) if t.requires_grad]
+            returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)
+            views = {v.position for v in input_views(tracer.graph, tracer.sources, world, returned,
+                                                     [tracer.value.get(id(t._data)) for t in returned])}
+            needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
@@ -587,5 +569,6 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts, cap.views = output_layouts(flatten(result), cap.grad_sets, tracer.world.inputs)
+    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
+    cap.views = input_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
     tracer.graph.output(outputs)

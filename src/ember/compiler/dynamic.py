@@ -6,7 +6,7 @@ int. A graph valid for many sizes is found by recording the function at a few si
 int that differs between them (output shapes, ``view``/``expand``/slice attrs) must be one
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point, or a
 floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), a
-remainder (``(s0 + 1) % 2``) or a product of floors (a flattened map's size)
+remainder (``(s0 + 1) % 2``; of a floor, ``s0 // 2 % 2 - 1``) or a product of floors (a flattened map's size)
 (:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
 dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
 from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from .. import _random
+from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
@@ -349,7 +350,8 @@ class _State:
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
-        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free) if t._data.flags.writeable]
+        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
+                        if type(t._data) is not SparseCOO and t._data.flags.writeable]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -543,7 +545,6 @@ def _apply(cap, fitted):
         node.args, node.kwargs = args, kwargs
         if shape is not None:
             node.meta["shape"] = shape
-
 
 
 # ---- marks on input tensors (torch._dynamo.mark_dynamic and friends) ---------------------------

@@ -31,7 +31,8 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .exc import FailOnRecompileLimitHit
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
-from .layouts import as_views, laid_out
+from .aliases import remake, without_views
+from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from .sources import escapes as _escapes, fetcher as _fetcher
@@ -69,10 +70,18 @@ class _Entry:
 
     def __init__(self, facts, cap, backend, options, ranges=None):
         self.facts, self.cap, self.ranges = facts, cap, ranges
-        graph, sources = cap.graph, cap.sources
-        self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for n in cap.output_nodes)
+        # outputs that are views of an input are remade from it after each run (aliases.py)
+        graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
+        remade = {v.position for v in cap.views}
+        self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
+                                                 if i not in remade)
+        # each output laid out as eager did (layouts.py)
+        self.layouts = [v for i, v in enumerate(cap.layouts) if i not in remade]
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
         self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
+        # the view's tensor: the placeholder's in the graph run (the forward's: no grad_output)
+        self.viewed = [sum(s[0] != "grad_output" for s in sources[:v.placeholder]) if self.joint else v.placeholder
+                       for v in self.views]
         if self.joint is not None:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
         shared = [s[0] == "const" and self.joint is None and not _escapes(graph, p)
@@ -100,9 +109,9 @@ class _Entry:
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
                             if n in placeholders}
-        # each output laid out as eager did (layouts.py); an input returned is the tensor itself
+        # (a constant returned: its fresh copy, laid out as eager's; an input returned is a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
-                        for i, v in enumerate(cap.layouts)]
+                        for i, v in enumerate(self.layouts)]
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -157,12 +166,12 @@ class _Entry:
             results = [self._returned(tensors, i) if i in self.passthrough
                        else Tensor._make(laid_out(a if type(a) is np.ndarray else np.asarray(a), layouts[i]))
                        for i, a in enumerate(results)]
-            if self.cap.views and sizes is None:
-                results = as_views(results, self.cap.views, inputs)
         else:
             results = self.invoke(self.run, tensors, sizes)
             if self.cap.ran_backward:
                 results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
+        if self.views:
+            results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
         return unflatten(self.cap.output, iter(results))

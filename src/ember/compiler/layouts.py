@@ -15,21 +15,15 @@ What the layouts follow from, the layouts of the inputs, the tensors read from g
 closures and the parameters, is a guard (:func:`layout_keys`): a call passing a channels-last
 image where the graph was captured with a row-major one compiles again, as torch's stride
 guards do. A dynamic graph's key is the order of the dims, not the strides, so one graph serves
-every size. Outputs eager gives overlapping or gapped strides (an ``expand``, a stepped slice
-of an intermediate) stay row-major copies.
-
-A returned view of an input tensor (``x.t()``, ``x[:, ::2]``, ``x.view(-1)``) is a view of
-that call's input on every replay (:func:`output_layouts` records it, :func:`as_views` makes
-it): writing into it writes into the input, as eager and torch's compiled functions do (its
-output aliases its input). Where the input's strides differ from the recording's, or the graph
-is dynamic or records a backward, the value is returned as a copy.
+every size. An output that is a view of an input is remade from it instead (:mod:`.aliases`);
+one of an intermediate that eager gives overlapping or gapped strides stays a row-major copy.
 """
 import numpy as np
 
 from .._backend import dense
 from .._backend.index_layout import compatible_strides, laid_out_as
 
-__all__ = ["LAYOUTS", "layout_of", "laid_out", "layout_keys", "output_layouts", "as_views"]
+__all__ = ["LAYOUTS", "layout_of", "laid_out", "layout_keys"]
 
 LAYOUTS = "memory layouts of the inputs, globals/closures' tensors and parameters (dims fastest first; None: row-major)"
 
@@ -81,32 +75,3 @@ def layout_keys(tensors):
     """The guarded layout of each tensor: None for row-major, else its dims by stride
     (fastest first) and whether it is dense."""
     return tuple([None if _row_major(t._data) else (tuple(_order(t._data)), dense(t._data)) for t in tensors])
-
-
-def output_layouts(outputs, grad_sets, inputs):
-    """``(layouts, views)`` of a recording: the :func:`layout_of` each returned tensor
-    (``outputs``) and each ``.grad`` it sets (``grad_sets``: ``(parameter, output index or
-    None)``); and per returned tensor that views an input tensor (shares its memory without
-    being it), ``(output index, input index, the input's strides and storage offset, the view's
-    shape, strides and storage offset)``."""
-    layouts = [layout_of(t._data) for t in outputs + [p.grad for p, i in grad_sets if i is not None]]
-    views = []
-    for j, t in enumerate(outputs):
-        k = next((k for k, x in enumerate(inputs) if t is not x and type(x._data) is np.ndarray is type(t._data)
-                  and x._data.size and np.may_share_memory(t._data, x._data)), None)
-        if k is not None:
-            x = inputs[k]
-            views.append((j, k, x.stride(), x.storage_offset(), tuple(t.shape), t.stride(), t.storage_offset()))
-    return layouts, views
-
-
-def as_views(results, views, inputs):
-    """``results`` (a replay's tensors) with each recorded view of an input (``views``, see
-    :func:`output_layouts`) made again of this call's ``inputs``: a detached ``as_strided``
-    view (a replay without a backward returns no tensor needing gradients), where the input
-    has the strides it had when recorded."""
-    for j, k, strides, offset, shape, view_strides, view_offset in views:
-        x = inputs[k]
-        if x.stride() == strides:
-            results[j] = x.detach().as_strided(shape, view_strides, view_offset - offset + x.storage_offset())
-    return results

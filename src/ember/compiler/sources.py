@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
-__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "fetcher", "escapes",
+__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
            "history_nodes", "grad_watch"]
 
 
@@ -107,6 +107,13 @@ def world_arrays(world):
     for opt in world.optimizers:
         for state in opt.state.values():
             yield from (v._data for v in state.values() if isinstance(v, Tensor))
+
+
+def root_array(array):
+    """The array owning ``array``'s memory (NumPy's ``base`` followed to its end)."""
+    while isinstance(getattr(array, "base", None), np.ndarray):
+        array = array.base
+    return array
 
 
 def fetcher(source, shared=False):

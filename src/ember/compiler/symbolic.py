@@ -365,7 +365,8 @@ def fit(values, points, atoms=()):
     coefficients, ``d <= 12``, 1 where it can be), else a floor of an affine expression (a
     convolution's or pooling's output size ``(H + 2p - d(k-1) - 1) // s + 1``, nested ones
     folded: ``(s0 - 8) // 4``; see :func:`_fit_floor`), else a remainder ``(s0 + 1) % 2``
-    (:func:`_fit_remainder`), else an int times a product of up to
+    (:func:`_fit_remainder`), else a remainder of a floor plus an int ``s0 // 2 % 2 - 1``
+    (:func:`_fit_remainder_of_floor`), else an int times a product of up to
     three of ``atoms`` (floors fitted before: ``16*((s0 - 8) // 4)*((s0 - 8) // 4)``, a
     flattened image's size) and symbols (:func:`_fit_product`).
 
@@ -389,11 +390,27 @@ def fit(values, points, atoms=()):
             expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
             if all(evaluate(expr, p) == v for p, v in zip(points, values)):
                 return expr
-    for kind in (_fit_floor, _fit_remainder):
+    for kind in (_fit_floor, _fit_remainder, _fit_remainder_of_floor):
         found = kind(values, points)
         if found is not None:
             return found
     return _fit_product(values, points, atoms) if atoms else None
+
+
+def _sloped(values, points):
+    """``(names, sizes, values, free, span)`` for a remainder's search: the symbols that vary
+    over ``points``, the sizes (rows) and values as int arrays, whether each symbol may have a
+    slope (not when two points differing in it alone have one value) and its span; None when
+    none varies or more than two may have slopes."""
+    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
+    s = np.array([[p[n] for n in names] for p in points], np.int64)
+    v = np.array(values, np.int64)
+    alone = [[(j, k) for j in range(len(v)) for k in range(j) if np.count_nonzero(s[j] != s[k]) == 1 and
+              s[j][i] != s[k][i]] for i in range(len(names))]
+    free = [not pairs or any(v[j] != v[k] for j, k in pairs) for pairs in alone]
+    if not names or sum(free) > 2:
+        return None
+    return names, s, v, free, s.max(0) - s.min(0)
 
 
 def _fit_remainder(values, points):
@@ -401,17 +418,10 @@ def _fit_remainder(values, points):
     convolution's input gradient pads by what its stride left over) that gives ``values`` at
     ``points``, or None; each symbol with a slope must span two periods, and Underdetermined
     when more than one fits."""
-    names = sorted({n for p in points for n in p if len({q[n] for q in points}) > 1})
-    s = np.array([[p[n] for n in names] for p in points], np.int64)
-    v = np.array(values, np.int64)
-    # a symbol the value is seen not to follow (two points differing in it alone, one value) has
-    # no slope; at most two others are searched
-    alone = [[(j, k) for j in range(len(v)) for k in range(j) if np.count_nonzero(s[j] != s[k]) == 1 and
-              s[j][i] != s[k][i]] for i in range(len(names))]
-    free = [not pairs or any(v[j] != v[k] for j, k in pairs) for pairs in alone]
-    if not names or sum(free) > 2 or min(values) < 0:
+    sloped = _sloped(values, points)
+    if sloped is None or min(values) < 0:
         return None
-    span = s.max(0) - s.min(0)
+    names, s, v, free, span = sloped
     found = []
     for d in range(max(values) + 1, 13):
         for a in itertools.product(*[range(d) if f and w >= 2 * d else (0,) for f, w in zip(free, span)]):
@@ -420,6 +430,35 @@ def _fit_remainder(values, points):
                 found += [(a, c, d) for c in range(d) if np.array_equal((at + c) % d, v)]
     a, c, d = _the_one(found, len(found) > 1, values, points, "remainder")
     return None if a is None else _binary("%", _binary("+", _linear(a, names), c), d)
+
+
+def _fit_remainder_of_floor(values, points):
+    """``(sum(a_i s_i) + c) // q % d + e`` (``q*d <= 16``, ``0 <= a_i, c < q*d``, over at most
+    two symbols; a stride-2 convolution's input gradient after a 2x2 pooling crops by
+    ``(s0 // 2 - 3) % 2``, its padding ``s0 // 2 % 2 - 1``) that gives ``values`` at ``points``,
+    or None. Each symbol with a slope spans two periods (``q*d``); the candidates that fit are
+    compared over a whole period of every symbol: Underdetermined when two differ there."""
+    sloped = _sloped(values, points)
+    if sloped is None:
+        return None
+    names, s, v, free, span = sloped
+    found = []
+    for q in range(1, 9):
+        for d in range(max(2, int(v.max() - v.min()) + 1), 16 // q + 1):
+            period = q * d
+            offsets = np.arange(period)[:, None]
+            for a in itertools.product(*[range(period) if f and w >= 2 * period else (0,) for f, w in zip(free, span)]):
+                if any(a):
+                    r = (s @ np.array(a, np.int64) + offsets) // q % d  # (offset c, point)
+                    e = v[0] - r[:, 0]
+                    found += [(a, int(c), q, d, int(e[c])) for c in np.flatnonzero((r + e[:, None] == v).all(1))]
+    if not found:
+        return None
+    grid = np.array(list(itertools.product(range(math.lcm(*{q * d for _, _, q, d, _ in found})), repeat=len(names))))
+    if len(found) > 1 and len({((grid @ np.array(a) + c) // q % d + e).tobytes() for a, c, q, d, e in found}) > 1:
+        raise Underdetermined(f"{values} at {points}: more than one remainder of a floor of the sizes fits")
+    a, c, q, d, e = min(found, key=lambda f: (f[2] * f[3], f[2], sum(f[0]), f[1]))  # one function: its simplest form
+    return _binary("+", _binary("%", _binary("//", _binary("+", _linear(a, names), c), q), d), e)
 
 
 def _the_one(found, ambiguous, values, points, kind):

@@ -63,14 +63,51 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     if spec is None:
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-        return ExportedProgram(CapturedGraphModule.from_capture(cap, world), range_constraints={})
-    return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto)
+        gm = CapturedGraphModule.from_capture(cap, world)
+        return ExportedProgram(_torch_names(gm, input_names(mod.__call__, args, kwargs)), range_constraints={})
+    return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto, torch_names=True)
 
 
-def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="GraphModule"):
+def _kind(gm, where):
+    """What placeholder input ``where`` (of ``gm._inputs``) is: ``"user_input"`` (an int: the
+    flat input's index), ``"lifted_tensor_constant"``, ``"parameter"`` or ``"buffer"``
+    (qualified names), None for a constant made from the sizes at each call."""
+    if isinstance(where, SizedConstant):
+        return None
+    if isinstance(where, int):
+        return "user_input"
+    if where.rpartition(".")[2].startswith("_tensor_constant"):
+        return "lifted_tensor_constant"
+    return "parameter" if isinstance(gm._held(where), Parameter) else "buffer"
+
+
+_PREFIX = {"parameter": "p_", "buffer": "b_", "lifted_tensor_constant": "c_"}
+
+
+def _torch_names(gm, names):
+    """``gm`` with its placeholders named as torch.export names them: a user input after
+    ``forward``'s argument (``input``, builtins' names included; ``xs_0`` inside a list),
+    ``names`` giving one per flat input; a parameter ``p_`` and its qualified name with ``_``
+    for ``.`` (``p_fc_weight``), a buffer ``b_``, a lifted constant ``c_``. A name another node
+    already has is left as captured."""
+    taken = {n.name for n in gm.graph.nodes}
+    for placeholder, where in zip(gm.graph.placeholders, gm._inputs):
+        kind = _kind(gm, where)
+        if kind is None:
+            continue
+        name = names[where] if kind == "user_input" else _PREFIX[kind] + where.replace(".", "_").lstrip("_")
+        if name.isidentifier() and name not in taken:
+            taken.discard(placeholder.name)
+            placeholder.name = placeholder.target = name
+            taken.add(name)
+    return gm
+
+
+def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="GraphModule", torch_names=False):
     """The :class:`ExportedProgram` of ``fn(*args, **kwargs)`` whose sizes ``spec`` (a
     ShapesSpec naming ``signature_fn``'s parameters) declares dynamic: export's and make_fx's.
-    ``auto``: names of the symbols that may be specialised.
+    ``auto``: names of the symbols that may be specialised. ``torch_names``: export's names of
+    the placeholders (:func:`_torch_names`), else the capture's.
 
     Raises:
         ValueError: the spec names a parameter ``signature_fn`` lacks.
@@ -99,7 +136,8 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
                         + " If this is intended, use Dim.AUTO or Dim.STATIC for it.")
     parameters = list(inspect.signature(signature_fn).parameters)
     first = len(world.inputs) - len(held)
-    return ExportedProgram(CapturedGraphModule.from_capture(cap, world, class_name),
+    gm = CapturedGraphModule.from_capture(cap, world, class_name)
+    return ExportedProgram(_torch_names(gm, names) if torch_names else gm,
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
                            object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]
@@ -115,21 +153,12 @@ class ExportGraphSignature:
         self.inputs_to_parameters, self.inputs_to_buffers = {}, {}
         self.inputs_to_lifted_tensor_constants = {}
         for placeholder, where in zip(gm.graph.placeholders, gm._inputs):
-            if isinstance(where, SizedConstant):  # made from the sizes at each call, not held
-                continue
-            if isinstance(where, int):
+            kind = _kind(gm, where)  # (None: made from the sizes at each call, not held)
+            if kind == "user_input":
                 kinds["user_inputs"].append(placeholder.name)
-                continue
-            held = gm._held(where)
-            if where.rpartition(".")[2].startswith("_tensor_constant"):
-                kinds["lifted_tensor_constants"].append(where)
-                self.inputs_to_lifted_tensor_constants[placeholder.name] = where
-            elif isinstance(held, Parameter):
-                kinds["parameters"].append(where)
-                self.inputs_to_parameters[placeholder.name] = where
-            else:
-                kinds["buffers"].append(where)
-                self.inputs_to_buffers[placeholder.name] = where
+            elif kind is not None:
+                kinds[kind + "s"].append(where)
+                getattr(self, f"inputs_to_{kind}s")[placeholder.name] = where
         self.parameters, self.buffers = kinds["parameters"], kinds["buffers"]
         self.lifted_tensor_constants, self.user_inputs = kinds["lifted_tensor_constants"], kinds["user_inputs"]
         self.user_outputs = [getattr(o, "name", repr(o)) for o in gm.graph.outputs]

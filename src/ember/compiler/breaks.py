@@ -1,0 +1,38 @@
+"""Graph breaks: what a captured graph cannot hold.
+
+A value Python needs while the function runs (``.item()``, ``bool(t)`` in control flow,
+``.numpy()``, printing): :data:`VALUE_METHODS` names the Tensor methods a recording patches
+(:func:`breaking`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
+holds dense arrays only, and torch's dynamo breaks on one too ("Attempted to wrap sparse
+Tensor"), so the statement reading it runs eagerly.
+"""
+from .._tensor import Tensor
+
+__all__ = ["VALUE_METHODS", "SPARSE", "breaking"]
+
+SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
+          "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
+
+VALUE_METHODS = {
+    "item": ".item() needs the tensor's value in Python",
+    "tolist": ".tolist() needs the tensor's values in Python",
+    "numpy": ".numpy() hands the array to Python",
+    "__array__": "conversion to a NumPy array hands the array to Python",
+    "__bool__": "bool(tensor) (data-dependent Python control flow) needs the tensor's value",
+    "__int__": "int(tensor) needs the tensor's value in Python",
+    "__float__": "float(tensor) needs the tensor's value in Python",
+    "__index__": "using a tensor as an index needs its value in Python",
+    "__repr__": "printing a tensor needs its values",
+    "__str__": "printing a tensor needs its values",
+    "__format__": "formatting a tensor needs its values",
+}
+
+
+def breaking(tracer, name, reason):
+    """``(Tensor.<name>, a version of it that first breaks the graph with reason)``."""
+    original = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        tracer.graph_break(reason)
+        return original(self, *args, **kwargs)
+    return original, method
