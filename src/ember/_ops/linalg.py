@@ -29,7 +29,9 @@ def matmul(input, other, *, out=None):
     k1 = a[-1]
     k2 = b[-2] if len(b) > 1 else b[0]
     if k1 != k2:
-        if input.ndim <= 2 and other.ndim <= 2:
+        if len(b) <= 2:  # (torch folds a stack of rows times a matrix or vector into one matrix)
+            if len(a) > 2:
+                a = (product_of(a[:-1]), k1)
             if input.ndim == 1 and other.ndim == 1:
                 raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] "
                                    "to have the same number of elements, but got "
@@ -45,8 +47,7 @@ def matmul(input, other, *, out=None):
         if len(a) > 2 and len(b) > 2:  # (only batch dims on both sides can disagree)
             _backend.broadcast_shapes(a[:-2], b[:-2])
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
-                           f"({list(b)}) at non-singleton batch dimensions") from None
+        raise RuntimeError(_backend.broadcast_error([a[:-2], b[:-2]])) from None
     if len(a) == 1 and len(b) == 2:  # PyTorch: a row, its product, the row's dimension dropped
         return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
     if len(a) > 2 and len(b) <= 2 and recording(input, other) and _should_fold(input, other):
