@@ -7,10 +7,13 @@ Cases (8x8 float32 unless said):
   relu           a.relu()
   sum            a.sum()
   view           a.view(64)
+  slice          a[1:]
   matmul         a @ b
   add_bcast      a + bias (bias of shape (8,))
-  add_grad       a + w, w requiring grad (records a node)
+  *_grad         the same op on w, which requires grad (records a node): add_grad is a + w
   mm_sum_bwd     (a @ w).sum().backward()
+  mlp_step       one training step of bench_compile.py's digits MLP (mlp_digits_step: forward,
+                 cross-entropy, backward, SGD with momentum), eager
   gpt_decode     one greedy decode token of the tiny GPT (benchmarks/bench_compile.py's
                  gpt_decode_token row, eager; in milliseconds, with --gpt)
 
@@ -49,18 +52,24 @@ def cases(lib):
         "relu": (lambda: a.relu(), 2000),
         "sum": (lambda: a.sum(), 2000),
         "view": (lambda: a.view(64), 2000),
+        "slice": (lambda: a[1:], 2000),
         "matmul": (lambda: a @ b, 2000),
         "add_bcast": (lambda: a + bias, 2000),
         "add_grad": (lambda: a + w, 2000),
+        "mul_scalar_grad": (lambda: w * 2.0, 2000),
+        "relu_grad": (lambda: w.relu(), 2000),
+        "sum_grad": (lambda: w.sum(), 2000),
+        "slice_grad": (lambda: w[1:], 2000),
+        "matmul_grad": (lambda: a @ w, 2000),
         "mm_sum_bwd": (mm_sum_bwd, 200),
     }
 
 
-def gpt_decode(lib, reference):
-    """One eager decode token of bench_compile's tiny GPT; ``reference`` (a dict, filled by
-    the first library to ask) holds the weights both libraries load."""
+def workload(lib, name, reference):
+    """bench_compile's eager step ``name`` in ``lib``; ``reference`` (a dict, filled by the
+    first library to ask) holds the weights both libraries load."""
     import bench_compile
-    build, data = bench_compile.WORKLOADS["gpt_decode_token"]
+    build, data = bench_compile.WORKLOADS[name]
 
     def weights(model):
         if not reference:
@@ -95,10 +104,13 @@ def main():
             libs[1].set_num_threads(1)
         timer = time.process_time
     tables = [cases(lib) for lib in libs]
+    steps = {"mlp_step": ("mlp_digits_step", 50)}
     if args.gpt:
+        steps["gpt_decode"] = ("gpt_decode_token", 20)
+    for row, (name, number) in steps.items():
         reference = {}
         for lib, table in zip(libs, tables):
-            table["gpt_decode"] = (gpt_decode(lib, reference), 20)
+            table[row] = (workload(lib, name, reference), number)
     best = [{name: float("inf") for name in tables[0]} for _ in libs]
     for _ in range(args.repeat):
         for name in tables[0]:
@@ -108,12 +120,12 @@ def main():
                 fn()
                 best[i][name] = min(best[i][name], timeit.timeit(fn, number=number, timer=timer) / number)
     print(f"CPU: {cpu_name()}; load {os.getloadavg()[0]:.2f}; {'process CPU time' if args.cpu_time else 'wall time'}")
-    print(f"{'case':<12} {'ember us':>10} {'torch us':>10} {'ratio':>7}")
+    print(f"{'case':<16} {'ember us':>10} {'torch us':>10} {'ratio':>7}")
     for name in tables[0]:
         scale, unit = (1e3, " ms") if name == "gpt_decode" else (1e6, "")
         e = best[0][name] * scale
         t = best[1][name] * scale if len(libs) > 1 else float("nan")
-        print(f"{name:<12} {e:>10.2f} {t:>10.2f} {e / t:>7.2f}{unit}")
+        print(f"{name:<16} {e:>10.2f} {t:>10.2f} {e / t:>7.2f}{unit}")
     print(json.dumps({"ember": {name: round(best[0][name] * 1e6, 2) for name in tables[0]}}))
 
 

@@ -25,7 +25,7 @@ from .sparse import SparseCOO
 
 __all__ = ["ndarray", "namespace", "register", "special", "linalg", "kernel", "as_array", "from_host", "copy_into",
            "broadcast_shapes", "index_add_at", "sliding_windows", "matmul", "row_dot",
-           "may_share_memory", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
+           "is_view_of", "wrapped_integer", "where", "expand", "overlaps_itself", "is_floating", "placed_as_torch",
            "empty_at", "cast", "quiet", "restore", "bfloat16", "is_bfloat16", "finfo"]
 
 # The array type kernels return; the dispatcher wraps anything else with ``as_array``.
@@ -282,10 +282,14 @@ def empty_strided_like(a, strides=None):
     return np.lib.stride_tricks.as_strided(np.empty(0, a.dtype), a.shape, a.strides if strides is None else strides)
 
 
-def may_share_memory(a, b):
-    """Whether ``a`` and ``b`` may overlap in memory (their address ranges do); False means a
-    view op had to copy, as ``reshape`` does over strides that forbid a view."""
-    return namespace(a).may_share_memory(a, b)
+def is_view_of(out, source):
+    """Whether the array ``out``, a view op's result on the array ``source``, shares its memory
+    (False: the op had to copy, as ``reshape`` does over strides that forbid a view); one with
+    no element counts as a view."""
+    base = getattr(out, "base", None)
+    if base is not None and (base is source or base is getattr(source, "base", None)):
+        return True  # a NumPy view names the array owning its memory: no range check needed
+    return not out.size or namespace(out).may_share_memory(out, source)
 
 
 def wrapped_integer(number, dtype):
@@ -467,7 +471,7 @@ def matmul(a, b, out=None):
     """
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         return namespace(a, b).matmul(a, b, out=out)  # the BLAS thread settings below are NumPy's
-    if is_bfloat16(a.dtype) and is_bfloat16(b.dtype) and out is None:
+    if a.dtype.kind == "V" and is_bfloat16(a.dtype) and is_bfloat16(b.dtype) and out is None:  # (kind: no call)
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
         return matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)

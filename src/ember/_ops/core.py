@@ -240,7 +240,7 @@ def apply(op, *inputs, **attrs):
         out = _backend.as_array(out, *arrays)
     t = _Tensor._make(out)
     # a view op that had to copy (a reshape the strides forbid) made a new tensor: no link back
-    if op.is_view and (not out.size or _backend.may_share_memory(out, inputs[0]._data)):
+    if op.is_view and _backend.is_view_of(out, inputs[0]._data):
         link_view(t, inputs[0], op, attrs)
     if STATE.enabled and op.differentiable:
         for x in inputs:  # (a view's requires_grad may remake its stale history first: the property)

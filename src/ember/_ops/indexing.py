@@ -85,9 +85,13 @@ def _sequence_index(index):
 
 def getitem(self, index):
     """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
-    index = _sequence_index(index)
-    tensors = _index_tensors(index)
-    index, basic = _index_arg(index)
+    kind = type(index)
+    if kind is int or kind is slice and (index.step is None or index.step > 0):  # (the common view, walked at once)
+        index, basic, tensors = (index,), True, ()
+    else:
+        index = _sequence_index(index)
+        tensors = _index_tensors(index)
+        index, basic = _index_arg(index)
     try:
         if basic:
             return apply(Slice, self, index=index)

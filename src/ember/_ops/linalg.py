@@ -23,13 +23,15 @@ def matmul(input, other, *, out=None):
                            f"{c_type_name(input.dtype)} != {c_type_name(other.dtype)}")
     if input.dtype is _dtype.bool:  # torch's product kernels have no bool (addr's outer does)
         raise NotImplementedError(f"\"{_bool_kernel(input.ndim, other.ndim)}\" not implemented for 'Bool'")
-    a, b = input.shape, other.shape
-    if input.ndim == 0 or other.ndim == 0:
+    a, b = input._data.shape, other._data.shape  # (plain tuples: a Size's indexing runs Python)
+    if not a or not b:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
     k1 = a[-1]
-    k2 = b[-2] if other.ndim > 1 else b[0]
+    k2 = b[-2] if len(b) > 1 else b[0]
     if k1 != k2:
-        if input.ndim <= 2 and other.ndim <= 2:
+        if len(b) <= 2:  # (torch folds a stack of rows times a matrix or vector into one matrix)
+            if len(a) > 2:
+                a = (product_of(a[:-1]), k1)
             if input.ndim == 1 and other.ndim == 1:
                 raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] "
                                    "to have the same number of elements, but got "
@@ -42,17 +44,18 @@ def matmul(input, other, *, out=None):
                            f"[{', '.join(map(str, (b[0] if other.ndim > 2 else 1, k1)))}] but got: "
                            f"[{', '.join(map(str, b[:2] if other.ndim > 2 else (1, k2)))}].")
     try:
-        _backend.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+        if len(a) > 2 and len(b) > 2:  # (only batch dims on both sides can disagree)
+            _backend.broadcast_shapes(a[:-2], b[:-2])
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({list(a)}) must match the size of tensor b "
-                           f"({list(b)}) at non-singleton batch dimensions") from None
-    if input.ndim == 1 and other.ndim == 2:  # PyTorch: a row, its product, the row's dimension dropped
+        raise RuntimeError(_backend.broadcast_error([a[:-2], b[:-2]])) from None
+    if len(a) == 1 and len(b) == 2:  # PyTorch: a row, its product, the row's dimension dropped
         return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
-    if input.ndim > 2 and other.ndim <= 2 and recording(input, other) and _should_fold(input, other):
+    if len(a) > 2 and len(b) <= 2 and recording(input, other) and _should_fold(input, other):
         rows = a[:-1]
         product = apply(Matmul, input.reshape(product_of(rows), k1), other)
         return with_out(named(product.view(rows + product.shape[1:]), "UnsafeViewBackward0"), out)
-    return with_out(apply(Matmul, input, other), out)
+    result = apply(Matmul, input, other)
+    return result if out is None else with_out(result, out)
 
 
 def _bool_kernel(m, n):

@@ -63,9 +63,13 @@ def _asked(result, dtype):
 @keepdim_needs_dim
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
-    refuse_unsigned("sum_cpu", dtype)
-    input = dtype_arg(input, dtype)
-    return with_out(_asked(apply(Sum, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype), out)
+    if dtype is not None:
+        refuse_unsigned("sum_cpu", dtype)
+        input = dtype_arg(input, dtype)
+    result = apply(Sum, input, dim=None if dim is None else dims_arg(dim, input.ndim), keepdim=keepdim)
+    if dtype is not None:
+        result = _asked(result, dtype)
+    return result if out is None else with_out(result, out)
 
 
 @numpy_names

@@ -53,7 +53,7 @@ def _shape_text(shape):
 
 def reshape(input, *shape):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
-    shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input.numel(), input.shape)
+    shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input._data.size, input._data.shape)
     if shape == input._data.shape and not tracked(input):
         return input._alias()
     x = input._data
@@ -76,7 +76,7 @@ def view(input, *shape):
     ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`)."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(input, shape[0])
-    shape = _infer_shape(shape_arg(shape, ("view", "size")), input.numel(), input.shape)
+    shape = _infer_shape(shape_arg(shape, ("view", "size")), input._data.size, input._data.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
         try:
