@@ -1,8 +1,13 @@
-"""Cutting a graph's C into translation units by the compiler's expected time
-(``toolchain.compile_cost``), and compiling the costliest first, so the CPUs finish together."""
+"""What a cold compile spends: the graph's C cut into translation units by the compiler's
+expected time (``toolchain.compile_cost``), compiled costliest first so the CPUs finish
+together; row kernels that inline the vector exp once per element, not twice."""
+import re
+
+import numpy as np
 import pytest
 
-from ember.compiler.backends import cgen, toolchain
+from ember.compiler.backends import cgen, compile_graph, toolchain
+from graph_builder import Builder
 
 
 def _loops(n, width=40):
@@ -59,3 +64,42 @@ def test_the_costliest_unit_compiles_first(tmp_path, monkeypatch):
     sources = [open(c).read() for c in order[:3]]
     assert sources == [units[1], units[2], units[0]]
     assert lib.f0() == 0
+
+
+@pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+def test_softmax_and_cross_entropy_gradient_take_each_exp_once(tmp_path, monkeypatch):
+    """The softmax and the cross-entropy gradient keep each exponential for their scaling pass
+    (their C calls em_expf once each), and equal the float64 closed forms:
+    softmax(x), and (softmax(x) - onehot(y)) * g / rows with ignored rows 0 (a row of +-inf
+    and NaN logits as eager: NaN)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rng = np.random.default_rng(7)
+    rows, classes = 13, 37  # odd sizes: vector loops with remainders
+    x = (rng.standard_normal((rows, classes)) * 4).astype(np.float32)
+    x[3, 5] = np.inf
+    x[4, :] = -np.inf
+    x[4, 2] = 0.0
+    labels = rng.integers(0, classes, rows)
+    labels[::4] = -100
+    b = Builder()
+    xi, yi, gi = b.input("x", x), b.input("y", labels), b.input("g", np.full((), 0.5, np.float32))
+    soft = b.call("Softmax", xi, dim=-1)
+    grad = b.call("CrossEntropyBackward", gi, yi, None, b.call("Mul", xi, 1.0))
+    g = b.output(soft, grad)
+    fn = compile_graph(g, {})
+    kernels = {name: text for name, text in re.findall(r"/\* ((?:gradient of )?cross entropy|softmax)[^\n]*\*/\n(.*?)\nint kernel_",
+                                                     fn.c_source, re.S)}
+    assert set(kernels) == {"softmax", "gradient of cross entropy"}
+    assert all(text.count("em_expf(") == 1 for text in kernels.values())
+    out_soft, out_grad = fn([x.copy(), labels.copy(), np.full((), 0.5, np.float32)])
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+    kept = labels != -100
+    onehot = np.zeros_like(p)
+    onehot[np.flatnonzero(kept), labels[kept]] = 1
+    expected = np.where(kept[:, None], (p - onehot) * 0.5 / kept.sum(), 0.0)
+    np.testing.assert_allclose(out_soft, p, rtol=2e-6, atol=1e-7)  # em_expf: 2 ulp, sum: ~n ulp
+    np.testing.assert_allclose(out_grad, expected, rtol=2e-6, atol=1e-8)
+    assert np.isnan(out_soft[3]).all() and out_soft[4, 2] == 1 and (out_soft[4, np.arange(classes) != 2] == 0).all()
