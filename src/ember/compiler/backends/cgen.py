@@ -10,6 +10,7 @@ expressions of the symbols' values (``em_S0``, ...), which the exported entry po
 their second argument (``int64_t sz[]``, in ``graph.symbols`` order) and store before running.
 """
 import re
+from itertools import accumulate
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .python import label
 from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
 from .locs import coverage
 from .plan import _align, _args, _numel, contiguous_strides, scatter_loc
-from .toolchain import loop_nest, row_loops, simd_reduction
+from .toolchain import compile_cost, loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -521,16 +522,38 @@ class CSource:
         return self.head + "".join(self.kernels) + self.main + "".join(h.replace(_HEADER, "", 1) for h in self.helpers)
 
     def units(self, count):
-        """At most ``count`` translation units of the kernels, in order, of about equal length
-        (a kernel goes to the unit its middle falls in: cutting after the boundary put the
-        Conv2d step's two large kernels in one unit, 1.0 s of gcc while the others took 0.4),
-        the first holding ``main``; then the helpers, one unit each."""
+        """At most ``count`` translation units of the kernels, in order, the first holding
+        ``main``; then the helpers, one unit each. Units are cut to balance the compiler's
+        time (:func:`toolchain.compile_cost`) over ``count // 2`` CPUs, two units each, the
+        costliest compiled first: one CPU's share is the helpers and one unit of kernels, each
+        other CPU's two units. (Cut by length, the GPT step's four units took 0.24-0.90 s of
+        gcc, one CPU idle for the last 0.4 s.) A kernel goes to the unit its middle falls in:
+        cutting after the boundary put the Conv2d step's two large kernels in one unit, 1.0 s
+        of gcc while the others took 0.4."""
         total = sum(map(len, self.kernels)) + len(self.main)
         count = max(1, min(count, total // self.MIN_UNIT_CHARS))
-        units, size, target = [[self.main]], len(self.main), total / count
-        for text in self.kernels:
-            if size > 0 and size + len(text) / 2 > target * len(units) and len(units) < count:
+        texts = [self.main] + self.kernels
+        costs = [compile_cost(t) for t in texts]
+        ends = list(accumulate(_shares(sum(costs), sum(map(compile_cost, self.helpers)), count)))
+        units, done = [[]], 0.0
+        for text, cost in zip(texts, costs):
+            if units[-1] and done + cost / 2 > ends[len(units) - 1] and len(units) < len(ends):
                 units.append([])
             units[-1].append(text)
-            size += len(text)
+            done += cost
         return [self.head + "".join(texts) for texts in units] + self.helpers
+
+
+def _shares(kernels, helpers, count):
+    """The compile costs of the units of kernels (costing ``kernels`` in all) that ``units(count)``
+    cuts beside helper units costing ``helpers``: ``count`` equal ones without helpers; with them,
+    on ``count // 2`` CPUs, one CPU's share is the helpers and one unit, each other CPU's two
+    units (the helpers alone where they cost a CPU's share: the kernels on the other CPUs)."""
+    cpus = count // 2
+    if not helpers or cpus < 2:
+        units = count if not helpers else max(1, count - 1)
+        return [kernels / units] * units
+    share = (kernels + helpers) / cpus
+    if share <= helpers:
+        return [kernels / (2 * cpus - 2)] * (2 * cpus - 2)
+    return [share - helpers] + [share / 2] * (2 * cpus - 2)

@@ -15,11 +15,14 @@ from .toolchain import simd_reduction
 __all__ = ["softmax_kernel", "norm_stats_kernel", "cross_entropy_kernel"]
 
 
-def _row_stats(t, sfx, n, finite_shift=False):
+def _row_stats(t, sfx, n, finite_shift=False, keep=None):
     """Max (NaN if the row has one) and sum of exp(x - max) of row ``x``, both loops vectorised
     (the sum in another order than a left fold; the max of a row holding -0.0 and 0.0 may be
     either). With ``finite_shift`` an infinite max shifts by 0 instead (logsumexp: a row of
-    -inf sums to 0, a row with +inf to inf)."""
+    -inf sums to 0, a row with +inf to inf). With ``keep`` (a C array, written in the same
+    iteration as ``x`` is read: it may be ``x``) each exponential is stored there for a
+    later pass to scale, instead of being computed again: one inlined vector exp fewer for
+    the compiler (a quarter of the cross-entropy gradient's gcc time) and at run time."""
     return [f"        {t} m = -INFINITY; int nan = 0;",
             "        " + simd_reduction("max", "m") + " reduction(|:nan)",
             f"        for (long j = 0; j < {n}; j++) {{ m = x[j] > m ? x[j] : m; nan |= x[j] != x[j]; }}",
@@ -27,7 +30,8 @@ def _row_stats(t, sfx, n, finite_shift=False):
             *(["        else if (m == INFINITY || m == -INFINITY) m = 0;"] if finite_shift else []),
             f"        {t} s = 0;",
             "        " + simd_reduction("+", "s"),
-            f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);"]
+            f"        for (long j = 0; j < {n}; j++) s += em_exp{sfx}(x[j] - m);" if keep is None else
+            f"        for (long j = 0; j < {n}; j++) {{ {t} e = em_exp{sfx}(x[j] - m); {keep}[j] = e; s += e; }}"]
 
 
 def softmax_kernel(src, node, fname, log):
@@ -39,13 +43,13 @@ def softmax_kernel(src, node, fname, log):
     n = out.shape[-1] if out.shape else 1
     rows = _numel(out.shape[:-1])
     finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
-              f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * inv;")
+              f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] *= inv;")
     return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
             f"    for (long r = 0; r < {rows}; r++) {{",
             f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
             f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
-            *_row_stats(t, sfx, n), finish, "    }", "}"]
+            *_row_stats(t, sfx, n, keep=None if log else "y"), finish, "    }", "}"]
 
 
 def norm_stats_kernel(src, node, fname):
@@ -110,7 +114,7 @@ def cross_entropy_kernel(src, node, fname, backward):
     return head + [f"    {t} scale = {scale};", *row,
                    f"        {t}* restrict y = {src.pointer(out)} + r*{n};",
                    f"        if (c == {ignore}) {{ for (long j = 0; j < {n}; j++) y[j] = 0; continue; }}",
-                   *_row_stats(t, sfx, n),
+                   *_row_stats(t, sfx, n, keep="y"),
                    f"        {t} k = scale / s;",
-                   f"        for (long j = 0; j < {n}; j++) y[j] = em_exp{sfx}(x[j] - m) * k;",
+                   f"        for (long j = 0; j < {n}; j++) y[j] *= k;",
                    "        y[c] -= scale;", "    }", "    return 0;", "}"]
