@@ -43,7 +43,7 @@ from .aliases import input_views
 from .aot import record_backward
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import python_state
+from .side_effects import breaking_print, python_state
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -485,11 +485,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
 
     for name, (_, method) in patches.items():
         setattr(Tensor, name, method)
-    Tensor._make, Tensor._init = classmethod(traced_make), staticmethod(traced_init)
-    Tensor._snapshot = traced_snapshot
+    Tensor._make, Tensor._init, Tensor._snapshot = classmethod(traced_make), staticmethod(traced_init), traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
-    before = python_state(world)
+    before, restore_print = python_state(world), breaking_print(tracer.graph_break)
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -514,6 +513,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
+        restore_print()
         Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
         for (module, name), draw in zip(draws, originals):
             setattr(module, name, draw)

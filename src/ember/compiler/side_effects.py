@@ -4,9 +4,12 @@ A graph replays tensor computations only. :func:`python_state` lists what else a
 change, compared before and after the recording (``capture`` makes a difference a graph break,
 so the function runs eagerly every call instead of silently skipping it).
 """
+import builtins
 import dis
 import inspect
 import random
+import sys
+import threading
 import types
 
 import numpy as np
@@ -15,7 +18,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print"]
 
 
 def python_state(world):
@@ -46,6 +49,22 @@ def python_state(world):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     return state
+
+
+def breaking_print(graph_break):
+    """Makes ``print`` a graph break while a call is recorded: a replay would not print, so the
+    statement runs eagerly on every call (and ``fullgraph=True`` raises Unsupported, as torch's
+    dynamo does: "Failed to trace builtin operator"). Only the recording thread's calls from
+    user code count (not ember's, NumPy's...). Returns the function restoring ``builtins.print``."""
+    original, thread = builtins.print, threading.get_ident()
+
+    def traced_print(*args, **kwargs):
+        caller = sys._getframe(1).f_globals.get("__name__") or ""
+        if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
+            graph_break("print() is a Python side effect (a replay would not print)")
+        return original(*args, **kwargs)
+    setattr(builtins, "print", traced_print)
+    return lambda: setattr(builtins, "print", original)
 
 
 def _numpy_stream():

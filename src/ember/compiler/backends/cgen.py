@@ -160,7 +160,8 @@ def _index(offset, strides, loop_vars):
 
 def _loop_kernel(src, kernel, fname, rows):
     """Fused elementwise loop; ``rows``: collapse to (rows, last dim) so the outer range can be
-    a block of a GEMM's rows. float32 tan: em_tanf_near, em_tanf if an argument is beyond it."""
+    a block of a GEMM's rows. float32 tan, sin and cos: em_tanf_near (em_sinf_near, em_cosf_near),
+    em_tanf (em_sinf, em_cosf) if an argument is beyond it."""
     plan, domain = src.plan, kernel.shape
     members = set(kernel.nodes)
     stores = [n for n in kernel.nodes if _stored(plan, n, members)]
@@ -191,11 +192,12 @@ def _loop_kernel(src, kernel, fname, rows):
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
     parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
-    tans = re.findall(r"em_tanf\((t\d+)\)", "\n".join(values))
-    if tans:  # float32 tan: em_tanf_near; a rerun with em_tanf if an argument is beyond (a first pass if in place)
+    tans = re.findall(r"em_(?:tan|sin|cos)f\((t\d+)\)", "\n".join(values))
+    if tans:  # float32 tan, sin, cos: the _near forms; a rerun with the exact ones if an argument is beyond (a first pass if in place)
         wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
-        fast, reduction = [ln.replace("em_tanf(", "em_tanf_near(") for ln in body.lines], parallel and "reduction(|:wide)"
-        lines.append("    int wide = 0;  /* an argument of tan beyond em_tanf_near's range */")
+        fast = [re.sub(r"em_(tan|sin|cos)f\(", r"em_\1f_near(", ln) for ln in body.lines]
+        reduction = parallel and "reduction(|:wide)"
+        lines.append("    int wide = 0;  /* an argument of tan, sin or cos beyond the _near forms' range */")
         if {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}:
             lines += row_loops(dims, loop_vars, values + wide, reduction) + ["    if (!wide) {"]
             lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel)] + ["        return;", "    }"]

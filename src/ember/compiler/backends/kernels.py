@@ -59,6 +59,13 @@ def _em(base, dtype):
     return "em_" + _fn(base, dtype)
 
 
+def _trig(base, dtype):
+    """float32 sin and cos: em_sinf/em_cosf, which the loop kernel turns into the vectorised
+    em_sinf_near/em_cosf_near where a first pass finds every argument below EM_TANF_NEAR
+    (cgen._loop_kernel); double: libm's."""
+    return _em(base, dtype) if dtype == np.float32 else base
+
+
 def _pow(a, k, d):
     e = k["b"]
     if e == 2:
@@ -172,8 +179,8 @@ ELEMENTWISE = {
     "Rsqrt": lambda a, k, d: f"(1 / {_fn('sqrt', d)}({a[0]}))",
     "Reciprocal": lambda a, k, d: f"(1 / {a[0]})",
     "Abs": lambda a, k, d: f"{_fn('fabs', d)}({a[0]})",
-    "Sin": lambda a, k, d: f"{_fn('sin', d)}({a[0]})",
-    "Cos": lambda a, k, d: f"{_fn('cos', d)}({a[0]})",
+    "Sin": lambda a, k, d: f"{_trig('sin', d)}({a[0]})",  # see cgen._loop_kernel
+    "Cos": lambda a, k, d: f"{_trig('cos', d)}({a[0]})",
     "Hypot": lambda a, k, d: f"{_fn('hypot', d)}({a[0]}, {a[1]})",
     "Atan2": lambda a, k, d: f"{_fn('atan2', d)}({a[0]}, {a[1]})",
     "Expm1": lambda a, k, d: f"{_em('expm1', d)}({a[0]})",

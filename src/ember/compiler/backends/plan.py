@@ -86,12 +86,12 @@ def _special_users(graph):
 
 
 def inline_into_reductions(plan, escaping):
-    """Marks elementwise nodes used once, by a sum or by another marked node over the same
-    shape: the sum's loop computes them (``sum(g * x)`` without the product in memory)."""
+    """Marks elementwise nodes used once (reading no :class:`Part`: its own loop places that), by
+    a sum or by another marked node over the same shape: the sum's loop computes them (``sum(g * x)``)."""
     def visit(node, shape):
         for a in _args(node):
             if (plan.kind.get(a) == "elementwise" and len(a.users) == 1 and a not in escaping
-                    and a.meta["shape"] == shape):
+                    and a.meta["shape"] == shape and not any(isinstance(p, Part) for p in operands(a))):
                 plan.inlined.add(a)
                 visit(a, shape)
     for node in plan.graph.nodes:

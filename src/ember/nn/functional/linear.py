@@ -8,7 +8,7 @@ case is ``matmul(input, weight.t())`` plus the bias.
 """
 from ..._ops.args import c_type_name as _c_type, product as _prod
 from ..._ops.linalg import Addmm, einsum, matmul
-from ..._ops.core import _type_name, apply, recording
+from ..._ops.core import INPUT_CASTS, _type_name, apply, recording
 
 __all__ = ["linear", "bilinear"]
 
@@ -20,8 +20,11 @@ def linear(input, weight, bias=None):
     bias (out_features) or broadcastable to the output; output (*, out_features).
     Raises RuntimeError when either operand is 0-d, when ``in_features`` differ ("mat1 and mat2
     shapes cannot be multiplied (AxB and CxD)"), when dtypes differ, or when ``bias`` does not
-    broadcast.
+    broadcast. Inside an autocast region all three are first cast as the product's operands
+    (linear is on PyTorch's CPU autocast list), so a bfloat16 input meets a float32 weight.
     """
+    if INPUT_CASTS:
+        input, weight, bias = INPUT_CASTS[0](Addmm, (input, weight, bias))
     weight_shape, input_shape = weight._data.shape, input._data.shape
     if not input_shape or not weight_shape:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
