@@ -22,7 +22,7 @@ is remade from the input after the write.
 """
 import copy
 
-from .._backend import may_share_memory
+from .._backend import is_view_of
 from .._ops.core import apply, named
 from .._ops.shape import Detach
 from .graph import Node, kwarg_nodes
@@ -77,7 +77,7 @@ def input_views(graph, sources, world, tensors, nodes):
         if source[0] not in _VIEWED:
             continue
         viewed = fetcher(source)(world.inputs, None)
-        if t._data.size and not may_share_memory(t._data, viewed._data):  # a view op that copied (a reshape)
+        if not is_view_of(t._data, viewed._data):  # a view op that copied (a reshape)
             continue
         name = None if t.grad_fn is None else type(t.grad_fn).__name__
         views.append(View(position, k, chain, name))
