@@ -64,6 +64,7 @@ _NO_OP = {"CACHE", "NOP", "PUSH_NULL", "EXTENDED_ARG"}
 
 
 def first(statement):
+    """The first source line of ``statement``, its decorators' included."""
     return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
 
 
@@ -221,6 +222,8 @@ def exposed(statements):
 
 
 def make_def(name, arguments, body, at):
+    """An ``ast.FunctionDef`` named ``name`` with ``arguments`` and ``body``, located as ``at``
+    (``lineno``/``col_offset`` fields); ``type_params`` where the Python (3.12+) has them."""
     fields = dict(name=name, args=arguments, body=body, decorator_list=[], returns=None, **at)
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12
         fields["type_params"] = []
