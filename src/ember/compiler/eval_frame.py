@@ -1,6 +1,7 @@
 """``ember.compile``: capture on the first call, replay while the guards hold, recompile when not.
 
-Each compiled callable keeps a cache of entries (guards, runner). A call whose guards match an
+Each compiled callable reads a cache of entries (guards, runner), shared with the other calls
+compiling the same function alike (:mod:`.shared_cache`). A call whose guards match an
 entry replays its graph; otherwise the function runs once more eagerly while being recorded
 (:func:`~.capture.capture`), up to ``recompile_limit`` entries, after which it runs eagerly with
 one warning naming the failed guard. A recording that met graph breaks splits the function at
@@ -35,6 +36,7 @@ from .aliases import remake, without_views
 from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
+from . import shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher
 from .split import split as _split
 from .symbolic import symbol
@@ -203,15 +205,19 @@ def _sparse_argument(args, kwargs):
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
+    _entries, _warned = shared_cache.shared("entries"), shared_cache.shared("warned")
+
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
-                 signature_of=None, name=None):
+                 signature_of=None, name=None, isolate=False):
         self._label = name or _name(fn)  # in the logs, the warning and counters["recompiles"]
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
         self._recompile_limit, self._dynamic, self._spec = recompile_limit, dynamic, spec
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
         if spec is not None:
             spec.check_signature(self._signature_of)
-        self._entries, self._warned, self._world, self._waited = [], False, None, False
+        settings = (backend, tuple(sorted(options.items())), fullgraph, dynamic, recompile_limit)
+        self._isolate, self._cache = isolate, shared_cache.cache_for(fn, settings, isolate or spec is not None)
+        self._world, self._waited = None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
         self._split = None  # once split at its graph breaks: the callable running the pieces
@@ -226,7 +232,7 @@ class _CompiledFunction:
         # pickled (``ember.save`` of a compiled module) as its settings: the graphs, built for
         # this process, are captured again on the first call after loading, as torch's are
         return _CompiledFunction, (self._fn, self._fullgraph, self._backend, self._options, self._recompile_limit,
-                                   self._dynamic, self._spec, self._signature_of, self._label)
+                                   self._dynamic, self._spec, self._signature_of, self._label, self._isolate)
 
     def __call__(self, *args, **kwargs):
         fn = self._fn
@@ -425,9 +431,10 @@ class _Broken:
 def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
-        f._entries.clear()
-        f._warned, f._world, f._last, f._waited = False, None, (None, None), False
+        f._cache.clear()
+        f._world, f._last, f._waited = None, (None, None), False
         f._recheck, f._missed, f._split, f._plan = None, 0, None, None
+    shared_cache.clear()
     counters.clear()
 
 
@@ -500,9 +507,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         recompile_limit (int): entries per function before it runs eagerly (default
             ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
             recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
-        isolate_recompiles (bool): each ``ember.compile`` call keeps its own entries and
-            recompile count whatever its value (torch's ``True``); torch's default shares them
-            among the calls compiling one function, which ember does not.
+        isolate_recompiles (bool): ``False`` (default): the calls compiling the same function
+            or module with the same settings share their graphs and ``recompile_limit`` (see
+            :mod:`ember.compiler.shared_cache`); ``True``: this call keeps its own.
 
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
@@ -529,8 +536,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     spec = _dynamic_spec.resolve_dynamic_shapes(model, shapes_spec)
     if isinstance(model, Module):
         return OptimizedModule(model, _CompiledFunction(model.__call__, fullgraph, backend, options,
-                                                        recompile_limit, dynamic, spec, model.forward, name))
-    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec, name=name)
+                                                        recompile_limit, dynamic, spec, model.forward, name,
+                                                        isolate_recompiles))
+    return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec, name=name,
+                             isolate=isolate_recompiles)
 
 
 
@@ -563,4 +572,5 @@ class OptimizedModule(Module):
         c = self._compiled_call
         mod = copy.deepcopy(self._orig_mod, memo)
         return OptimizedModule(mod, _CompiledFunction(mod.__call__, c._fullgraph, c._backend, c._options,
-                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward, c._label))
+                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward, c._label,
+                                                      c._isolate))
