@@ -49,6 +49,44 @@ def test_units_balance_cost_not_length(monkeypatch):
     assert cgen.CSource("H", kernels, "M", [helper]).units(1) == ["HM" + "".join(kernels), helper]
 
 
+def test_a_cached_helper_reserves_no_cpu(monkeypatch):
+    """With the helper's object cached (``built``), the kernels are cut into ``count`` units of
+    equal cost, two per CPU, as without helpers (not one CPU's share less the helper's), and the
+    helper is still listed (its object is linked)."""
+    monkeypatch.setattr(cgen.CSource, "MIN_UNIT_CHARS", 1)
+    costly = _loops(30, 10)
+    kernels = [costly] * 8
+    helper = _loops(40, 10)
+    source = cgen.CSource("H", kernels, "M", [helper])
+    cold = source.units(4)
+    warm = source.units(4, built=lambda unit: unit == helper)
+    assert warm[-1] == helper and cold[-1] == helper
+    assert [u.count(costly) for u in warm[:-1]] == [2, 2, 2, 2] == [u.count(costly) for u in cgen.CSource("H", kernels, "M").units(4)]
+    assert len(cold) == 4 and [u.count(costly) for u in cold[:-1]] != [2, 2, 2, 2]  # the helper's CPU holds fewer
+    assert source.units(4, built=lambda unit: False) == cold
+
+
+@pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+def test_has_object_tells_what_build_will_compile(tmp_path, monkeypatch):
+    """``has_object`` is true exactly for the units whose objects ``build`` cached (the same
+    key: source, flags with or without OpenMP), so a later graph's cut skips them."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cc = toolchain.find_compiler()
+    units = ["int g0(void) { return 3; }\n", "int g1(void) { return 4; }\n"]
+    assert not any(toolchain.has_object(u, cc) for u in units)
+    toolchain.build(units[:1], cc, parallel=False)
+    assert toolchain.has_object(units[0], cc) and not toolchain.has_object(units[1], cc)
+    compiled = []
+    run = toolchain._run
+    monkeypatch.setattr(toolchain, "_run", lambda cmd: (compiled.append(cmd), run(cmd))[1])
+    lib = toolchain.build(units, cc, parallel=False)[0]
+    assert len(compiled) == 2 and open(compiled[0][-3]).read() == units[1]  # one unit, then the link
+    assert lib.g0() == 3 and lib.g1() == 4
+    # OpenMP flags are part of the object's key
+    openmp = bool(toolchain._openmp_flags(cc))
+    assert toolchain.has_object(units[1], cc, openmp=True) is not openmp
+
+
 @pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
 def test_the_costliest_unit_compiles_first(tmp_path, monkeypatch):
     """``build`` starts the compilers in order of cost (longest processing time first), whatever

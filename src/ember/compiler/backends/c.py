@@ -142,8 +142,10 @@ def compile_c(graph, options, compiler, *, parallel=True, found=None):
         source = str(program)
         # two units per CPU: their compile times differ more than their lengths (measured:
         # LeNet's step 1.7 s of gcc in one unit, 1.0 s wall on 2 CPUs in 4, 1.1 s in 8)
-        lib, cached, lib_key = toolchain.build(program.units(2 * toolchain.jobs() if parallel else 1), compiler,
-                                               openmp="#pragma omp parallel" in source, parallel=parallel)
+        openmp = "#pragma omp parallel" in source
+        units = program.units(2 * toolchain.jobs() if parallel else 1,
+                              lambda unit: toolchain.has_object(unit, compiler, openmp=openmp))
+        lib, cached, lib_key = toolchain.build(units, compiler, openmp=openmp, parallel=parallel)
         toolchain.write_atomic(toolchain.cache_dir() / f"{lib_key}.c", source.encode())  # fn.c_source when warm
         if key:
             cache.save(key, lib_key, plan, regions, gemms, slots, convs)

@@ -523,12 +523,14 @@ class CSource:
     def __str__(self):
         return self.head + "".join(self.kernels) + self.main + "".join(h.replace(_HEADER, "", 1) for h in self.helpers)
 
-    def units(self, count):
+    def units(self, count, built=lambda unit: False):
         """At most ``count`` translation units of the kernels, in order, the first holding
         ``main``; then the helpers, one unit each. Units are cut to balance the compiler's
         time (:func:`toolchain.compile_cost`) over ``count // 2`` CPUs, two units each, the
         costliest compiled first: one CPU's share is the helpers and one unit of kernels, each
-        other CPU's two units. (Cut by length, the GPT step's four units took 0.24-0.90 s of
+        other CPU's two units. A helper whose object is cached already (``built(unit)``, as
+        :func:`toolchain.has_object`) costs nothing: with none to compile, the kernels make
+        ``count`` units of equal cost. (Cut by length, the GPT step's four units took 0.24-0.90 s of
         gcc, one CPU idle for the last 0.4 s.) A kernel goes to the unit its middle falls in:
         cutting after the boundary put the Conv2d step's two large kernels in one unit, 1.0 s
         of gcc while the others took 0.4."""
@@ -536,7 +538,8 @@ class CSource:
         count = max(1, min(count, total // self.MIN_UNIT_CHARS))
         texts = [self.main] + self.kernels
         costs = [compile_cost(t) for t in texts]
-        ends = list(accumulate(_shares(sum(costs), sum(map(compile_cost, self.helpers)), count)))
+        helpers = sum(compile_cost(h) for h in self.helpers if not built(h))
+        ends = list(accumulate(_shares(sum(costs), helpers, count)))
         units, done = [[]], 0.0
         for text, cost in zip(texts, costs):
             if units[-1] and done + cost / 2 > ends[len(units) - 1] and len(units) < len(ends):

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 __all__ = ["loop_nest", "row_loops", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
-           "runtime_headers", "FLAGS", "unit_flags", "simd_reduction", "compile_cost"]
+           "runtime_headers", "FLAGS", "unit_flags", "simd_reduction", "compile_cost", "has_object"]
 
 # IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
 # is nan, inf or -0.0 (so that `a - (a - b)` became `b` for a = nan, `sqrt(x)**2` became `x`)
@@ -362,6 +362,25 @@ def compile_cost(unit):
     return len(unit) / 1000 + unit.count("for (") + 6 * len(_MATH_CALL.findall(unit))
 
 
+def _flags(argv, openmp):
+    """(the OpenMP flags, every compile flag) of a unit built by ``argv`` (with OpenMP or not)."""
+    omp = _openmp_flags(argv) if openmp else []
+    return omp, list(FLAGS) + _simd_flags(argv) + _vector_flags(argv) + omp
+
+
+def _object(unit, argv, openmp):
+    """The cache path of the object that :func:`build` compiles ``unit`` (C source) into."""
+    flags = _flags(argv, openmp)[1]
+    same = [runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags), cpu_identity()]
+    return cache_dir() / f"o-{_hash([unit] + same)}.o"
+
+
+def has_object(unit, argv, *, openmp=False):
+    """Whether :func:`build` would find ``unit``'s object in the cache (verified) and compile
+    nothing for it: a graph whose helper unit an earlier graph compiled gives every CPU kernels."""
+    return _verified(_object(unit, argv, openmp))
+
+
 def build(units, argv, *, openmp=False, parallel=True):
     """Compiles ``units`` (C source, or a list of translation units' sources) into a shared
     library through the cache; returns ``(ctypes.CDLL, cached: bool, key)``. Each unit's
@@ -370,10 +389,8 @@ def build(units, argv, *, openmp=False, parallel=True):
     ``parallel``), the costliest first (:func:`compile_cost`), then link. Raises CompileError
     (with the log's path) on failure."""
     units = [units] if isinstance(units, str) else list(units)
-    omp = _openmp_flags(argv) if openmp else []
-    flags = list(FLAGS) + _simd_flags(argv) + _vector_flags(argv) + omp
-    same = [runtime_headers(), compiler_identity(tuple(argv)), " ".join(flags), cpu_identity()]
-    objects = [cache_dir() / f"o-{_hash([unit] + same)}.o" for unit in units]
+    omp, flags = _flags(argv, openmp)
+    objects = [_object(unit, argv, openmp) for unit in units]
     key = _hash([o.name for o in objects] + list(LINK_FLAGS) + omp)
     found = load(key)
     if found is not None:
