@@ -30,6 +30,7 @@ class Cache:
         self.entries, self.warned = [], False
 
     def clear(self):
+        """Forgets every entry and the recompile-limit warning (``ember.compiler.reset``)."""
         self.entries.clear()
         self.warned = False
 
