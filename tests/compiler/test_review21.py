@@ -380,3 +380,33 @@ def test_conj_view_is_remade():
         z = ember.complex(_data(3), _data(3))
         got = compiled(z)
         assert got.is_conj() and got._base is z
+
+
+def _export_names(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.bn = lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3)
+            self.register_buffer("scale", lib.ones(3))
+            self.sub = lib.nn.Sequential(lib.nn.Linear(3, 2))
+
+        def forward(self, x, y, *, z):
+            return self.sub(self.bn(self.fc(x)) * self.scale + y) + z.sum()
+
+    lib.manual_seed(0)
+    model = Net().eval()
+    args, kwargs = (lib.ones(2, 3), lib.ones(2, 3) * 2), {"z": lib.ones(2)}
+    program = lib.export.export(model, args, kwargs)
+    names = [n.name for n in program.graph.nodes if n.op == "placeholder"]
+    return names, program.module()(*args, **kwargs).detach().numpy()
+
+
+def test_export_placeholders_in_torchs_order_fixed():
+    """Export listed the placeholders in the order the forward first read them (p_fc_weight,
+    p_fc_bias, x, b_bn_running_var, ...); torch lists parameters, buffers (each in the module's
+    order), then user inputs. (torch also lists the unread num_batches_tracked: ember does not.)"""
+    import torch
+    want, want_out = _export_names(torch)
+    got, got_out = _export_names(ember)
+    assert got == [n for n in want if n != "b_bn_num_batches_tracked"]
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-5)
