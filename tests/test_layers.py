@@ -111,9 +111,11 @@ INJECTION_ALLOWED = {
     ("ember/distributed/run.py", "sys.argv"),
     # The ``ember`` command (only) re-sends a Ctrl-C that Python swallowed in a callback.
     ("ember/cli/interrupt.py", "sys.unraisablehook"),
-    # While ember.compile records a call, the user's ``print`` is a graph break (a replay would
-    # not print; torch's dynamo breaks there too); the original is put back when it ends.
+    # While ember.compile records a call, the user's ``print`` and writes to sys.stdout/stderr
+    # are graph breaks (a replay would not print; torch's dynamo breaks there too); the
+    # originals are put back when it ends.
     ("ember/compiler/side_effects.py", "setattr(builtins, ...)"),
+    ("ember/compiler/side_effects.py", "setattr(sys, ...)"),
 }
 
 

@@ -85,7 +85,7 @@ def _sequence_index(index):
 
 def getitem(self, index):
     """``self[index]``: a view for basic indices (ints, slices, None, ...), a copy otherwise."""
-    kind = type(index)
+    kind, given = type(index), index
     if kind is int or kind is slice and (index.step is None or index.step > 0):  # (the common view, walked at once)
         index, basic, tensors = (index,), True, ()
     else:
@@ -100,7 +100,7 @@ def getitem(self, index):
             return reads_indices(apply(Index, apply(Slice, self, index=split[0]), index=split[1]), tensors)
         return reads_indices(apply(Index, self, index=index), tensors)
     except IndexError as e:
-        raise _index_error(e, self) from None
+        raise _index_error(e, self, given) from None
 
 
 def _ints_first(index):
@@ -128,11 +128,15 @@ def _index_tensors(index):
             and i.dtype not in (_dtype.bool, _dtype.uint8)]
 
 
-def _index_error(e, self):
-    """NumPy's IndexError in PyTorch's words."""
+def _index_error(e, self, given=None):
+    """NumPy's IndexError in PyTorch's words; ``given``: the index as written (``x[0]``, ``x[:]``
+    and ``x[0, :]`` of a 0-d tensor raise three messages in PyTorch)."""
     text = str(e)
-    if text.startswith("too many indices"):
-        if self.ndim == 0:
+    if self.ndim == 0 and type(given) is slice:
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    # ("tuple index out of range": an index with None in it walked past the dims)
+    if text.startswith("too many indices") or text == "tuple index out of range":
+        if self.ndim == 0 and type(given) is not tuple:
             return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                               "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         return IndexError(f"too many indices for tensor of dimension {self.ndim}")
@@ -147,7 +151,9 @@ def setitem(self, index, value):
     value, ``CopyBackwards`` otherwise); advanced indices are an in-place ``index_put`` and
     need the same dtype (torch's RuntimeError otherwise), integers among them selecting first.
     RuntimeError (expand's) when ``value`` does not broadcast."""
-    index = _sequence_index(index)
+    given = index = _sequence_index(index)
+    if type(given) is slice and self.ndim == 0:  # (before the whole-tensor path below takes it)
+        raise _index_error(IndexError(), self, given)
     tensors = _index_tensors(index)
     index, basic = _index_arg(index)
     if basic and isinstance(value, Tensor) and value.dtype is not self.dtype:
@@ -168,16 +174,17 @@ def setitem(self, index, value):
         return
     if not isinstance(value, Tensor):
         value = full((), value, dtype=self.dtype)
-    view = _sliced(self, index)
+    view = _sliced(self, index, given)
     write_result(view, _fitted(value, tuple(view.shape)))
 
 
-def _sliced(self, index):
-    """The view a basic ``index`` selects, with PyTorch's IndexError."""
+def _sliced(self, index, given=None):
+    """The view a basic ``index`` selects, with PyTorch's IndexError (``given``: see
+    :func:`_index_error`)."""
     try:
         return apply(Slice, self, index=index)
     except IndexError as e:
-        raise _index_error(e, self) from None
+        raise _index_error(e, self, given) from None
 
 
 def _fitted(value, shape):

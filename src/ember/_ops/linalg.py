@@ -48,12 +48,14 @@ def matmul(input, other, *, out=None):
             _backend.broadcast_shapes(a[:-2], b[:-2])
     except ValueError:
         raise RuntimeError(_backend.broadcast_error([a[:-2], b[:-2]])) from None
-    if len(a) == 1 and len(b) == 2:  # PyTorch: a row, its product, the row's dimension dropped
-        return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze(0), "SqueezeBackward4"), out)
+    if len(a) == 1 and len(b) == 2:  # PyTorch: a row, its product, the row's dimension dropped in place
+        return with_out(named(apply(Matmul, input.unsqueeze(0), other).squeeze_(0), "SqueezeBackward4"), out)
     if len(a) > 2 and len(b) <= 2 and recording(input, other) and _should_fold(input, other):
         rows = a[:-1]
         product = apply(Matmul, input.reshape(product_of(rows), k1), other)
-        return with_out(named(product.view(rows + product.shape[1:]), "UnsafeViewBackward0"), out)
+        result = product.view(rows + product.shape[1:])
+        result._base = result._view_chain = None  # (torch's _unsafe_view: a new tensor, not a view)
+        return with_out(named(result, "UnsafeViewBackward0"), out)
     result = apply(Matmul, input, other)
     return result if out is None else with_out(result, out)
 

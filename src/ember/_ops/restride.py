@@ -94,14 +94,16 @@ class AsStrided(Op):
 
 
 def _become(self, view):
-    """Makes ``self`` the view ``view`` of itself: its memory, shape, strides and history."""
+    """Makes ``self`` the view ``view`` of itself: its memory, shape, strides and history. An
+    in-place op, as torch's: the version counter (shared with its views) counts it."""
     if STATE.enabled and self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     self._data = view._data
     if view.requires_grad:
         self.grad_fn, self._output_nr = view.grad_fn, view._output_nr
+    self._versions[0] += 1
     if self._base is not None:
-        self._view_chain, self._view_version = view._view_chain, view._view_version
+        self._view_chain, self._view_version = view._view_chain, self._versions[0]
     return self
 
 

@@ -8,10 +8,10 @@ outputs out of the compiled graph and regenerates them from the input after it r
 the view ops (torch/_functorch/_aot_autograd/runtime_wrappers.py, ``gen_alias_from_base``).
 
 ember does the same. The capture notes each returned tensor that eagerly shares memory with a
-tensor the graph reads (an argument, a parameter, a closure's or global's tensor) and is made
-from that placeholder by view ops alone (:func:`input_views`); the joint graph records no
-backward for those outputs; the graph the backends compile leaves them out
-(:func:`without_views`); and every replay applies the view ops to the call's own tensor
+tensor the graph reads (an argument, a parameter or its ``.grad``, a closure's or global's
+tensor) and is made from that placeholder by view ops alone (``view_as_real`` among them;
+:func:`input_views`); the joint graph records no backward for those outputs; the graph the
+backends compile leaves them out (:func:`without_views`); and every replay applies the view ops to the call's own tensor
 through the dispatcher (:func:`remake`), so the result is what eager gives: a view with eager's
 strides, version counter and autograd node. A dynamic graph's view ops carry their fitted
 sizes (``View(x, shape=(2, 3*s0))``), evaluated per call.
@@ -31,7 +31,7 @@ from .symbolic import evaluate, free_symbols
 
 __all__ = ["View", "input_views", "without_views", "remake"]
 
-_VIEWED = ("input", "param", "tensor")  # the placeholders a returned view may be remade from
+_VIEWED = ("input", "param", "tensor", "grad")  # the placeholders a returned view may be remade from
 
 
 class View:
@@ -54,7 +54,7 @@ def _chain(node, graph):
     chain = []
     while node.op == "call_op" and id(node) not in written:
         target = node.target
-        if not (getattr(target, "is_view", False) or target is Detach) or getattr(target, "untracked_view", False) \
+        if not (getattr(target, "is_view", False) or target is Detach) \
                 or len(node.args) != 1 or not isinstance(node.args[0], Node) or kwarg_nodes(node):
             return None
         chain.append(node)

@@ -29,7 +29,8 @@ from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .exc import FailOnRecompileLimitHit
+from .breaks import SPARSE
+from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
 from .aliases import remake, without_views
@@ -195,7 +196,8 @@ _DATA = operator.attrgetter("_data")
 
 def _sparse_argument(args, kwargs):
     """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
-    call runs eagerly (torch's graph breaks on sparse tensors too)."""
+    call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
+    Unsupported, as torch's)."""
     for a in (*args, *kwargs.values()):
         if type(a) is Tensor and type(a._data) is SparseCOO:
             return True
@@ -237,6 +239,8 @@ class _CompiledFunction:
     def __call__(self, *args, **kwargs):
         fn = self._fn
         if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
+            if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
+                raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
             return fn(*args, **kwargs)
         if self._split is not None:  # the pieces guard, capture and replay themselves
             return self._split(*args, **kwargs)

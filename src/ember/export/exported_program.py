@@ -64,7 +64,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
         gm = CapturedGraphModule.from_capture(cap, world)
-        return ExportedProgram(_torch_names(gm, input_names(mod.__call__, args, kwargs)), range_constraints={})
+        return ExportedProgram(_torch_names(gm, input_names(mod.__call__, args, kwargs), mod), range_constraints={})
     return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto, torch_names=True)
 
 
@@ -84,12 +84,21 @@ def _kind(gm, where):
 _PREFIX = {"parameter": "p_", "buffer": "b_", "lifted_tensor_constant": "c_"}
 
 
-def _torch_names(gm, names):
-    """``gm`` with its placeholders named as torch.export names them: a user input after
-    ``forward``'s argument (``input``, builtins' names included; ``xs_0`` inside a list),
+def _torch_names(gm, names, module=None):
+    """``gm`` with its placeholders ordered and named as torch.export orders and names them:
+    ``module``'s parameters, then its buffers (each in the module's order), lifted constants,
+    user inputs (in ``forward``'s order); a user input named after ``forward``'s argument
+    (``input``, builtins' names included; ``xs_0`` inside a list),
     ``names`` giving one per flat input; a parameter ``p_`` and its qualified name with ``_``
     for ``.`` (``p_fc_weight``), a buffer ``b_``, a lifted constant ``c_``. A name another node
     already has is left as captured."""
+    rank = {"parameter": 0, "buffer": 1, "lifted_tensor_constant": 2, "user_input": 3, None: 4}
+    held = {name: k for k, name in enumerate(n for n, _ in module.named_parameters())} if module is not None else {}
+    held.update({name: k for k, name in enumerate(n for n, _ in module.named_buffers())} if module is not None else {})
+    inputs = gm._inputs
+    gm.order_inputs(sorted(range(len(inputs)), key=lambda k: (
+        rank[_kind(gm, inputs[k])], inputs[k] if isinstance(inputs[k], int)
+        else held.get(inputs[k], k) if isinstance(inputs[k], str) else k)))
     taken = {n.name for n in gm.graph.nodes}
     for placeholder, where in zip(gm.graph.placeholders, gm._inputs):
         kind = _kind(gm, where)
@@ -137,7 +146,7 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
     parameters = list(inspect.signature(signature_fn).parameters)
     first = len(world.inputs) - len(held)
     gm = CapturedGraphModule.from_capture(cap, world, class_name)
-    return ExportedProgram(_torch_names(gm, names) if torch_names else gm,
+    return ExportedProgram(_torch_names(gm, names, getattr(fn, "__self__", None)) if torch_names else gm,
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
                            object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]

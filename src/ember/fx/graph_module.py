@@ -211,6 +211,16 @@ class CapturedGraphModule(GraphModule):
             inputs.append(name)
         return cls(root, cap.graph, inputs, cap.output, class_name)
 
+    def order_inputs(self, order):
+        """Puts the graph's placeholders, with what each reads, in ``order`` (a permutation of
+        their positions): export lists parameters, buffers and constants before user inputs."""
+        graph = self._graph
+        placeholders = [graph.placeholders[k] for k in order]
+        graph.nodes[:len(placeholders)] = placeholders
+        graph.placeholders[:] = placeholders
+        self._inputs = [self._inputs[k] for k in order]
+        self._run = dispatch(graph)
+
     def forward(self, *args, **kwargs):
         return self.run_at(flatten((args, kwargs)), None)
 
