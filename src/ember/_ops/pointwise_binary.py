@@ -531,8 +531,25 @@ class Where(Op):
 def clamp(input, min=None, max=None, *, out=None):
     """Limits ``input`` to [min, max] (numbers or broadcasting tensors); RuntimeError if both are None,
     NotImplementedError for bool as torch's kernels (https://pytorch.org/docs/stable/generated/torch.clamp.html)."""
+    return _clamp("clamp", input, min, max, out)
+
+
+def clip(input, min=None, max=None, *, out=None):
+    """``clamp`` under NumPy's name (https://pytorch.org/docs/stable/generated/torch.clip.html)."""
+    return _clamp("clip", input, min, max, out)
+
+
+_CLAMP_SIGNATURES = (" * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                     " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+
+
+def _clamp(name, input, min, max, out):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if _mixed_bounds(min, max) or _mixed_bounds(max, min):
+        # torch's parser takes both bounds as Tensors or both as Numbers (a 0-dim tensor
+        # without grad passes for a Number), never one of each
+        raise TypeError(invalid_combination(name, (input, min, max), _CLAMP_SIGNATURES))
     _check_numbers(input, min, max)
     if isinstance(min, Tensor) + isinstance(max, Tensor) != 1:  # one tensor bound: maximum/minimum (bool too)
         kind = "" if isinstance(min, Tensor) else f"{'_min' * (max is None)}{'_max' * (min is None)}_scalar"
@@ -552,7 +569,9 @@ def _check_numbers(input, *numbers, float32=True):
                 real_if_fits(number, dtype)
 
 
-clip = clamp
+def _mixed_bounds(number, tensor):
+    return (number is not None and not isinstance(number, Tensor) and isinstance(tensor, Tensor)
+            and (tensor.ndim > 0 or tensor.requires_grad))
 
 
 def clamp_min(input, min):
