@@ -6,10 +6,12 @@ from . import graph
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled, set_multithreading_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
-from .engine import _is_checkpoint_valid, backward, grad
+from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional
+from . import engine
+_is_checkpoint_valid = engine._is_checkpoint_valid  # (torch.autograd's private name, read by checkpoint code)
 from . import forward_ad
 from .variable import Variable
 
