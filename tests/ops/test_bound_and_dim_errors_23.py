@@ -20,8 +20,6 @@ CASES = {
     "clamp-number-min-tensor-max": lambda T, x: T.clamp(x, 0, T.tensor([1.0])),
     "clamp-grad-scalar-tensor": lambda T, x: T.clamp(x, T.tensor(0.0, requires_grad=True), 1.0),
     "clip-tensor-number": lambda T, x: T.clip(x, T.zeros(3), 0.5),
-    "logsumexp-no-dim": lambda T, x: T.logsumexp(x),
-    "logsumexp-method-no-dim": lambda T, x: x.logsumexp(),
     "logsumexp-dim-none": lambda T, x: T.logsumexp(x, dim=None),
     "count-nonzero-keepdim": lambda T, x: T.count_nonzero(x, keepdim=True),
     "count-nonzero-three-positional": lambda T, x: T.count_nonzero(x, 0, True),
@@ -45,6 +43,13 @@ ACCEPTED = {   # what torch's parser takes: both bounds tensors, a 0-dim tensor 
     "logsumexp-dim": lambda T, x: T.logsumexp(x, 0),
     "count-nonzero-dim": lambda T, x: T.count_nonzero(x, 0),
 }
+
+
+@pytest.mark.parametrize("call", [lambda T, x: T.logsumexp(x), lambda T, x: x.logsumexp()], ids=["function", "method"])
+def test_logsumexp_without_dim_is_a_type_error(call):
+    for lib in (torch, ember):   # (Python's words in ember: dim stays a required parameter)
+        with pytest.raises(TypeError, match="missing 1 required positional argument"):
+            call(lib, lib.arange(3.0))
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED))

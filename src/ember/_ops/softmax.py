@@ -6,20 +6,18 @@ import numpy as np
 
 from .._backend import namespace
 from .._tensor import _wrap_dim
-from .args import ALL_DIMS, dims_arg, dtype_arg, numpy_names, with_out
+from .args import dims_arg, dtype_arg, numpy_names, with_out
 from .core import Op, elementwise_rule, _type_name, apply
 from .reduce import _c_order, expand_back, reduction_rule
 
 
 @numpy_names
-def logsumexp(input, dim=ALL_DIMS, keepdim=False, *, out=None):
+def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed stably (finite for large inputs). ``dim=()``
     reduces every dim; without ``keepdim`` torch 2.13 then refuses a non-empty input of one
     or more dims (RuntimeError: its one-element result does not fit the 0-d output). ``dim``
-    left out or None: torch's TypeError
+    left out or None: TypeError, as torch's
     (https://pytorch.org/docs/stable/generated/torch.logsumexp.html)."""
-    if dim is ALL_DIMS:
-        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if not keepdim and isinstance(dim, (tuple, list)) and not dim and input.ndim and input.numel():
