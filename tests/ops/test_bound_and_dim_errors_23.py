@@ -1,6 +1,6 @@
 """Argument errors torch's parser raises and ember matched only in class or not at all:
 ``clamp``/``clip`` with one tensor bound and one number, ``logsumexp`` without ``dim``,
-``count_nonzero`` with ``keepdim``. torch 2.13 is the oracle for class and message."""
+``count_nonzero`` with ``keepdim``, in-place bitwise ops whose result type does not cast back. torch 2.13 is the oracle for class and message."""
 import pytest
 import torch
 
@@ -23,6 +23,12 @@ CASES = {
     "logsumexp-dim-none": lambda T, x: T.logsumexp(x, dim=None),
     "count-nonzero-keepdim": lambda T, x: T.count_nonzero(x, keepdim=True),
     "count-nonzero-three-positional": lambda T, x: T.count_nonzero(x, 0, True),
+    # in place, the cast check comes before the kernel's refusal (out of place: NotImplementedError)
+    "uint8-bitwise-and-float-in-place": lambda T, x: x.to(T.uint8).bitwise_and_(1.5),
+    "uint8-bitwise-or-float-tensor-in-place": lambda T, x: x.to(T.uint8).bitwise_or_(T.tensor(1.5)),
+    "uint8-left-shift-float-in-place": lambda T, x: x.to(T.uint8).bitwise_left_shift_(1.5),
+    "uint8-bitwise-and-float": lambda T, x: x.to(T.uint8).bitwise_and(1.5),
+    "float-bitwise-and-int-in-place": lambda T, x: x.bitwise_and_(1),
 }
 
 
