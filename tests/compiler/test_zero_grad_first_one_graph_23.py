@@ -43,7 +43,7 @@ def test_one_graph_for_the_step_and_eagers_results(zero_first, accumulate, graph
             ember.compiler.reset()
             counters.clear()
             step = ember.compile(step, backend="aot_eager")
-        losses = [float(step(lib.tensor(x), lib.tensor(y))) for x, y in data]
+        losses = [step(lib.tensor(x), lib.tensor(y)).item() for x, y in data]
         results.append((losses, [p.detach().numpy().copy() for p in model.parameters()],
                         [p.grad.numpy().copy() if p.grad is not None else None for p in model.parameters()]))
     assert counters["stats"]["unique_graphs"] == graphs
