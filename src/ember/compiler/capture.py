@@ -77,6 +77,9 @@ class Capture:
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
         ran_backward: the function ran the autograd engine (its outputs are returned detached).
+        reads_grad: the function read an incoming ``.grad`` (one it had not assigned first).
+        grads_set: the function assigned every parameter's ``.grad`` before its first backward
+            (``zero_grad()``) and read none before: which parameters came in with one does not matter.
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
             with their backward (see :mod:`.aot`).
@@ -86,6 +89,7 @@ class Capture:
         self.graph, self.sources = graph, sources
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces = [], False, False, [graph]
+        self.grads_set = False
 
 
 class Tracer(_core.Observer):
@@ -522,6 +526,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad = tracer.break_frames, tracer.reads_grad
+    cap.grads_set = all(id(p) in tracer.grads_set for p in world.params) and all(s[0] != "grad" for s in cap.sources)
     cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)

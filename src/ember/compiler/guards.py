@@ -589,10 +589,10 @@ def first_difference(expected, actual, ranges=None):
 
 
 def relevant(facts, cap):
-    """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
-    update, which parameters have a ``.grad`` and the optimizers' state do not matter."""
+    """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer update,
+    which parameters have a ``.grad`` (also where it set each first: zero_grad) and the optimizers' state do not matter."""
     if cap.ran_backward or cap.reads_grad or any(s[0] in ("grad", "state", "hyper") for s in cap.sources):
-        return facts
+        return [f for f in facts if f[0] != "which parameters have .grad"] if cap.grads_set else facts
     return [(name, value) for name, value in facts
             if not (name.startswith("which parameters") or name.startswith("optimizer"))]
 

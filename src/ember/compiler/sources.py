@@ -22,14 +22,23 @@ __all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays",
 
 def grad_watch(tracer):
     """``(Tensor.grad, a property like it that sets tracer.reads_grad)``: a recording that read
-    a ``.grad`` (``zero_grad()`` reads each parameter's, None or not) depends on which
-    parameters have one (:func:`.guards.relevant` keeps that guard)."""
+    a parameter's incoming ``.grad`` depends on which parameters have one (:func:`.guards.relevant`
+    keeps that guard). A ``.grad`` the call assigned before its first backward (``zero_grad()``
+    setting it to None) is no longer the incoming one: reading it after does not count, and
+    ``tracer.grads_set`` collects the ids of those tensors."""
     original = inspect.getattr_static(Tensor, "grad")  # (restored onto Tensor: the same property)
+    cleared = tracer.grads_set = set()
 
     def read(tensor):
-        tracer.reads_grad = True
+        if id(tensor) not in cleared:
+            tracer.reads_grad = True
         return original.fget(tensor)
-    return original, property(read, original.fset, doc=original.__doc__)
+
+    def write(tensor, value):
+        if not tracer.ran_backward:  # (a backward accumulates into .grad without this setter)
+            cleared.add(id(tensor))
+        original.fset(tensor, value)
+    return original, property(read, write, doc=original.__doc__)
 
 
 def history_nodes(world):

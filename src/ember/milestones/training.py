@@ -8,6 +8,7 @@ from tqdm import trange
 
 import ember as torch
 
+from ..compiler.dynamic import marks
 from .milestone import History, compiling
 
 
@@ -57,6 +58,8 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
+            if compiling():  # a short last batch reuses the graph instead of compiling a second one
+                _batch_dynamic(inputs, targets)
             start = time.perf_counter()
             loss = step(inputs, targets)
             times.append(time.perf_counter() - start)
@@ -80,6 +83,14 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         history.compile_seconds = max(0.0, sum(times) - len(times) * statistics.median(times))
         history.graphs = _graphs() - graphs
     return history
+
+
+def _batch_dynamic(*tensors):
+    """Marks dimension 0 of each tensor dynamic (``torch._dynamo.mark_dynamic``) unless the loader
+    marked it already (the transformer's batches, with their range)."""
+    for t in tensors:
+        if 0 not in marks(t, "dynamic"):
+            torch._dynamo.mark_dynamic(t, 0)
 
 
 def _graphs():

@@ -288,10 +288,10 @@ class Optimizer:
     def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+                if set_to_none:  # (not read: a compiled step's incoming .grad is then never read)
                     p.grad = None
+                elif p.grad is None:
+                    continue
                 else:
                     if p.grad.grad_fn is not None:
                         p.grad.detach_()
