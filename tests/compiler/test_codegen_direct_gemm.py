@@ -66,7 +66,7 @@ def test_direct_kernel_code_shape():
     finish = lambda r0, r1: f"done({r0}, {r1});"
     helpers, lines = direct_lines("float", 4, 8, 64, 32, (32, 1), (64, 1), finish)
     assert not helpers and "Bp" not in "".join(lines) and "B + q*64 + j" in "".join(lines)
-    helpers, lines = direct_lines("float", 4, 20, 10, 32, (32, 1), (1, 32), finish)
+    helpers, lines = direct_lines("float", 4, 21, 10, 32, (32, 1), (1, 32), finish)  # (blocks of 4 or 16 rows)
     text = "\n".join(lines)
     assert helpers and "em_transpose_f(B, 32, 10, 32, Bp, 16, 0);" in text
     assert text.count("done(") == 2  # the whole blocks' loop, then the last rows

@@ -59,7 +59,8 @@ def history_nodes(world):
 
 def input_names(fn, args, kwargs):
     """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
-    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``; for a
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list, ``ys_1_a`` for ``ys[1]["a"]``),
+    else ``input_<i>``; for a
     module's ``__call__``, its ``forward``'s signature."""
     if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
         fn = fn.__self__.forward
@@ -69,10 +70,20 @@ def input_names(fn, args, kwargs):
         return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
     names = {}
     for name, value in bound.arguments.items():
-        tensors = flatten(value)
-        for i, t in enumerate(tensors):
-            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+        for t, path in _paths(value, name):
+            names.setdefault(id(t), path)
     return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
+def _paths(value, name):
+    """(tensor, name) for each tensor of ``value`` in :func:`flatten`'s order, named as
+    torch.export names nested inputs: the keys and positions joined by ``_`` (``ys_1_a`` for
+    ``ys[1]["a"]``)."""
+    if isinstance(value, Tensor):
+        yield value, name
+    elif isinstance(value, (tuple, list, dict)):
+        for key, v in (value.items() if isinstance(value, dict) else enumerate(value)):
+            yield from _paths(v, f"{name}_{key}")
 
 
 def known_arrays(world, args, kwargs):
