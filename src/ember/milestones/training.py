@@ -8,6 +8,7 @@ from tqdm import trange
 
 import ember as torch
 
+from ..compiler.dynamic import marks
 from .milestone import History, compiling
 
 
@@ -52,11 +53,13 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     # async_compile (ember's option): a cold cache's C is built beside the training, which runs the
     # generated Python meanwhile, so a short run never waits for the C compiler
     step = torch.compile(train_step, options={"async_compile": True}) if compiling() else train_step
-    times, graphs = [], _graphs()
+    times, graphs, dynamic = [], _graphs(), compiling() and _short_last_batch(loader)
     for epoch in bar:
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
+            if dynamic:  # the short last batch reuses the graph instead of compiling a second one
+                _batch_dynamic(inputs, targets)
             start = time.perf_counter()
             loss = step(inputs, targets)
             times.append(time.perf_counter() - start)
@@ -80,6 +83,22 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
         history.compile_seconds = max(0.0, sum(times) - len(times) * statistics.median(times))
         history.graphs = _graphs() - graphs
     return history
+
+
+def _short_last_batch(loader):
+    """Whether a ``DataLoader``'s last batch is shorter than the others: its dataset's length
+    is not a multiple of the batch size, and ``drop_last`` keeps it."""
+    batch, dataset = getattr(loader, "batch_size", None), getattr(loader, "dataset", None)
+    return bool(batch) and dataset is not None and not getattr(loader, "drop_last", False) \
+        and len(dataset) % batch != 0
+
+
+def _batch_dynamic(*tensors):
+    """Marks dimension 0 of each tensor dynamic (``torch._dynamo.mark_dynamic``) unless the loader
+    marked it already (the transformer's batches, with their range)."""
+    for t in tensors:
+        if 0 not in marks(t, "dynamic"):
+            torch._dynamo.mark_dynamic(t, 0)
 
 
 def _graphs():

@@ -4,8 +4,8 @@ A cold compile costs the C compiler's time (a quarter to two seconds a graph); a
 never earns it back. With ``async_compile`` the graph runs as generated Python (the backend
 used where there is no compiler, already free of the dispatcher) from its first call, while
 one background thread plans, generates and compiles its C, one compiler process at a time
-beside the program's own work; the first call after the library is ready switches to it. A
-graph whose library is in the disk cache runs its C at once. torch's counterpart is
+beside the program's own work (at exit, the builds still queued run in parallel, a core each);
+the first call after the library is ready switches to it. A graph whose library is in the disk cache runs its C at once. torch's counterpart is
 Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until the compile
 finishes).
 
@@ -17,6 +17,7 @@ Ctrl-C (also one pressed during that wait) stops the compiler instead, and nothi
 stays in the cache (temporary files removed, nothing half-written installed).
 """
 import atexit
+import os
 import sys
 import threading
 import warnings
@@ -113,13 +114,20 @@ def _at_exit():
     with _wake:
         _exiting.append(True)
         _wake.notify()
+        # nothing runs beside the builds now: the queued ones take a core each, in parallel
+        extra = min(len(_waiting), (os.cpu_count() or 1) - 1)
     if getattr(sys, "last_type", None) is None:  # (set when an uncaught exception ends the program)
+        for _ in range(max(0, extra)):
+            _worker.append(threading.Thread(target=_work, name="ember-compile", daemon=True))
+            _worker[-1].start()
         try:
-            _worker[0].join()
+            for worker in _worker:
+                worker.join()
             return
         except KeyboardInterrupt:
             pass
     toolchain.abandon()
     with _wake:
         _waiting.clear()
-    _worker[0].join(timeout=10)
+    for worker in _worker:
+        worker.join(timeout=10)
