@@ -9,6 +9,7 @@ through it as in the ``"eager"`` backend. A graph with size symbols (dynamic sha
 replayed through the dispatcher without it.
 """
 from .._creation import zeros
+from ..fx import graph_module as _graph_module  # (the module: fx imports the compiler)
 from .structure import _SLOT
 
 __all__ = ["custom_runner", "is_custom"]
@@ -21,8 +22,7 @@ def is_custom(backend):
 
 def custom_runner(backend, graph):
     """``run(tensors) -> outputs``: ``backend`` (a callable backend) applied to ``graph`` now."""
-    from ..fx.graph_module import CapturedGraphModule  # (fx imports the compiler)
-    gm = CapturedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
+    gm = _graph_module.CapturedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
     if graph.symbols:
         return lambda tensors, sizes=None: gm.run_at(tensors, sizes)
     examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
