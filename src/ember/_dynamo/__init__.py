@@ -3,10 +3,10 @@
 ``mark_dynamic``, ``maybe_mark_dynamic``, ``mark_static``."""
 from ..compiler.dynamic import mark_dynamic, mark_static, maybe_mark_dynamic
 from ..compiler.eval_frame import BACKENDS, OptimizedModule, config, disable, reset
-from . import exc, utils
+from . import exc, testing, utils
 from .explain import explain
 
-__all__ = ["reset", "explain", "config", "disable", "list_backends", "OptimizedModule", "exc", "utils",
+__all__ = ["reset", "explain", "config", "disable", "list_backends", "OptimizedModule", "exc", "testing", "utils",
            "mark_dynamic", "maybe_mark_dynamic", "mark_static"]
 
 

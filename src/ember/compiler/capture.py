@@ -459,6 +459,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
     draws = [(_random, "rng"), (_distributions, "generator_or_default")]
+    # (and setting a stream's state, manual_seed: a graph break, as in torch's dynamo)
+    draws += [(_random.Generator, name) for name in ("manual_seed", "seed", "set_state")]
     originals = [getattr(module, name) for module, name in draws]
 
     def traced_make(cls, data):
@@ -482,7 +484,11 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
                 tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
             return draw(generator)
-        return traced
+
+        def setting(generator, *args):
+            tracer.graph_break(f"Generator.{draw.__name__}: setting a random stream's state (a replay would not reset it)")
+            return draw(generator, *args)
+        return setting if draw.__qualname__.startswith("Generator.") else traced
 
     for name, (_, method) in patches.items():
         setattr(Tensor, name, method)
@@ -490,6 +496,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
     before, restore_print = python_state(world), breaking_print(tracer.graph_break)
+    arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -498,6 +505,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if tracer.graph.mutations and world.overlapping():
             tracer.graph_break("an in-place write into a tensor whose memory another input, global or parameter "
                                "overlaps (views of one tensor): a replay would not see the write through the other")
+        if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
+            tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
         changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "

@@ -39,8 +39,12 @@ NAN = _NaN()
 
 def scalar_key(value):
     """``value`` (a :func:`scalar`) as a guard compares it: :data:`NAN` for a NaN (the mean of
-    an empty tensor passed from an eager statement is NaN at every call), else itself."""
-    return NAN if value != value else value
+    an empty tensor passed from an eager statement is NaN at every call), an int itself (a
+    dynamic graph binds it to a size symbol), else with its type: ``2``, ``2.0`` and ``True``
+    are equal in Python but give other graphs (``x * 2.0`` is float), as torch's guards tell them apart."""
+    if type(value) is int:
+        return value
+    return NAN if value != value else (type(value), value)
 
 
 # The containers a function reads are compared item by item on every call (at C speed, by
@@ -88,7 +92,7 @@ def _flat_into(obj, out, depth):
 
 
 def flat_or_over(obj):
-    """:func:`flat`, ``(_OVER,)`` for a container too large (a read of the walk: see :func:`~.guards.reads_hold`)."""
+    """:func:`flat`, ``(_OVER,)`` for a container too large (a read of the walk: see :func:`~.reads.reads_hold`)."""
     return flat(obj) or (_OVER,)
 
 

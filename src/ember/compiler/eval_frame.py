@@ -27,6 +27,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
+from .custom_backend import custom_runner, is_custom
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .breaks import SPARSE
@@ -96,14 +97,16 @@ class _Entry:
         self.fixed = [f(None, None) if same else None for f, same in zip(self.fetch, fixed)]
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
-        if self.joint is not None and backend != "eager":
+        if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
             compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
             return
         self.joint = None
-        if backend == "eager" or self.tape:
+        if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
+            self.run, self.on_arrays = custom_runner(backend, graph), False
+        elif backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":
             self.run, self.on_arrays = replay.interpret(graph), True
@@ -502,8 +505,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
             ``mark_static`` mark single dimensions. See :mod:`ember.compiler.dynamic`.
         shapes_spec: a ``ShapesSpec`` (or a dict / ``ParamsSpec``) of
             ``ember.fx.experimental.dynamic_spec``, like the ``@dynamic_spec`` decorator.
-        backend (str): ``"inductor"`` (default: ember's code generator), ``"aot_eager"`` (the
-            captured graph run node by node) or ``"eager"`` (replayed through the dispatcher).
+        backend (str or callable): ``"inductor"`` (default: ember's code generator), ``"aot_eager"``
+            (the captured graph run node by node), ``"eager"`` (replayed through the dispatcher)
+            or ``backend(gm, example_inputs) -> callable`` (:mod:`~ember.compiler.custom_backend`).
         mode (str): one of ``MODES``; ``options`` (dict): code generator options.
         name (str or None): the compiled region's name in ember's logs (``EMBER_LOGS``), its
             recompile-limit warning and ``counters["recompiles"]`` (default: the function's).

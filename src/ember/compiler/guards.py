@@ -18,8 +18,6 @@ Inputs that overlap in memory without being one array (views of one tensor) are 
 """
 import functools
 import inspect
-import itertools
-import operator
 import types
 
 from .._dtype import get_default_dtype
@@ -33,6 +31,7 @@ from .capture import flatten
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, scalar_key,
                        sharing)
 from .layouts import LAYOUTS, layout_keys
+from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
@@ -305,6 +304,9 @@ def _free_values(fn, names, seen, reads):
                 yield from _call_of(item, reads)
             if isinstance(item, types.MethodType):
                 yield item.__self__
+            if isinstance(item, type) and id(item) not in seen and user_class(item):  # ``Config.scale``
+                seen.add(id(item))
+                yield from class_attributes(item, reads)
             if isinstance(item, Module) and id(item) not in seen:
                 yield from _module_values(item, seen, reads)
             elif isinstance(item, Optimizer) and id(item) not in seen:
@@ -346,8 +348,7 @@ def _module_values(module, seen, reads):
     for cls in dict.fromkeys([c for root in roots for m in root.modules() for c in type(m).__mro__]):
         if id(cls) not in seen and user_class(cls):
             seen.add(id(cls))
-            reads.append((_class_values, (cls,), _class_values(cls)))
-            yield from (v for k, v in vars(cls).items() if not k.startswith("__") and (scalar(v) or container(v)))
+            yield from class_attributes(cls, reads)
 
 
 def _optimizer_values(optimizer, seen, reads):
@@ -361,44 +362,6 @@ def _optimizer_values(optimizer, seen, reads):
         if id(inner) not in seen and user_code(inner):
             seen.add(id(inner))
             yield from _free_values(inner, _global_names(inner.__code__), seen, reads)
-
-
-def _class_values(cls):
-    """A class's own attributes (compared by identity: one rebound is seen)."""
-    return tuple(vars(cls).values())
-
-
-def _defaults(fn):
-    """The default values of ``fn``'s parameters, positional and keyword-only."""
-    return [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
-
-
-def _read(cells, globals_, names):
-    """The contents of closure ``cells`` and the ``globals_`` named (``_MISSING`` where none)."""
-    try:
-        values = list(map(_CONTENTS, cells))
-    except ValueError:  # an empty cell
-        values = [_cell_contents(cell) for cell in cells]
-    values += map(globals_.get, names, itertools.repeat(_MISSING, len(names)))
-    return values
-
-
-_CONTENTS = operator.attrgetter("cell_contents")
-
-
-def _cell_contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
-
-
-def reads_hold(reads):
-    """Whether each read of a walk (``(read, arguments, values)``) gives the same objects again."""
-    for read, arguments, values in reads:
-        if not same(read(*arguments), values):
-            return False
-    return True
 
 
 def snapshot(world, args, kwargs):
@@ -586,6 +549,3 @@ def first_difference(expected, actual, ranges=None):
         if v is not None and (v < lo or hi is not None and v > hi):
             return f"size {name} = {v} is outside the graph's range [{lo}, {'inf' if hi is None else hi}]"
     return None
-
-
-_MISSING = object()

@@ -1,6 +1,7 @@
 """The settings ``ember.compile`` checks before it compiles anything: the mode, the backend and
 the code generator's options (``torch.compile``'s ``mode=``, ``backend=`` and ``options=``)."""
 from .backends import OPTIONS
+from .custom_backend import is_custom
 from .exc import InvalidBackend
 
 __all__ = ["MODES", "BACKENDS", "resolve"]
@@ -29,7 +30,7 @@ def resolve(backend, mode, options):
     Raises:
         RuntimeError: both ``mode`` and ``options``; an unknown mode or option (the message
             lists the valid ones); an option's value that is not a bool (torch's "Unexpected
-            type of attr"). NotImplementedError: a callable backend.
+            type of attr").
             ``ember._dynamo.exc.InvalidBackend``: an unknown backend name.
     """
     if mode is not None and options is not None:
@@ -38,10 +39,7 @@ def resolve(backend, mode, options):
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(MODES)}")
     if backend is None:
         backend = "inductor"
-    if callable(backend) and not isinstance(backend, str):
-        raise NotImplementedError("ember.compile takes a backend by name: "
-                                  f"{', '.join(BACKENDS)}; got the callable {backend!r}")
-    if backend not in BACKENDS:
+    if not is_custom(backend) and backend not in BACKENDS:  # (a callable: see custom_backend.py)
         raise InvalidBackend(f"Invalid backend: {backend!r}, see `ember._dynamo.list_backends()` "
                              "for available backends.")
     known, named = set(_OPTIONS) | set(OPTIONS), {}

@@ -1,8 +1,8 @@
 """Running a captured graph without code generation: the reference runners.
 
 ``interpret(graph)`` calls each node's ``target.forward`` on NumPy arrays (no dispatcher, no
-autograd), then performs the mutations: the stand-in for the code generator's
-``compile_graph`` and the ``aot_eager`` backend. ``dispatch(graph)`` runs each node through
+autograd; NumPy's floating-point warnings off, as the dispatcher's), then performs the mutations:
+the stand-in for the code generator's ``compile_graph`` and the ``aot_eager`` backend. ``dispatch(graph)`` runs each node through
 ``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
 what runs a forward-only graph whose outputs need gradients. A control-flow node runs its
 subgraphs with the same runner as its graph (``dispatch`` on tensors through ``target.dispatch``).
@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from .._backend import quiet, restore
 from .._ops.core import apply, reads_indices, write_into
 from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
@@ -93,6 +94,13 @@ def interpret(graph):
     n_inputs = len(graph.placeholders)
 
     def run(arrays, sizes=None):
+        token = quiet()  # no NumPy RuntimeWarnings (log(0) is -inf), as the dispatcher's ops
+        try:
+            return steps_run(arrays, sizes)
+        finally:
+            restore(token)
+
+    def steps_run(arrays, sizes):
         env = list(arrays) + [None] * (size - n_inputs)
         for i, target, args, kwargs, symbolic in steps:
             args = [_read(a, env) for a in args]
