@@ -131,7 +131,7 @@ def test_automatic_dynamic_training_step_equals_eager(capfd, monkeypatch):
     # (batch 6), the third (batch 9) the dynamic graph that serves every later size
     assert _graphs() == 2
     err = capfd.readouterr().err
-    assert "guard failed: input 0 (shape" in err and "s0 = x.size(0) in [2, 26]" in err  # 26 = 2*9 + 8, the largest size probed
+    assert "guard failed: input 0 (shape" in err and "s0 = x.size(0) in [2, inf]" in err  # open, as torch's
 
 
 def test_dynamic_false_compiles_a_graph_per_shape_and_unfittable_sizes_specialise(capfd, monkeypatch):
@@ -281,7 +281,7 @@ def test_a_graph_for_the_exact_sizes_is_preferred_to_the_dynamic_one():
     f = ember.compile(lambda x: x * 3)
     f(ember.ones(8)), f(ember.ones(5))
     static, dynamic = f._entries
-    assert static.ranges is None and dynamic.ranges == {"s0": (2, 18)}  # up to 2*5 + 8, the largest size probed
+    assert static.ranges is None and dynamic.ranges == {"s0": (2, None)}  # open, as torch's
     calls = []
     for entry in (static, dynamic):
         entry.run = (lambda run, name: lambda *a: calls.append(name) or run(*a))(entry.run, entry)

@@ -158,8 +158,8 @@ def test_lenet_step_over_image_sizes_compiles_once(plans, monkeypatch, capfd):
     assert counters["stats"]["unique_graphs"] == 1 and len(plans) == 1
     assert sum(counters["recompiles"].values()) == 0
     err = capfd.readouterr().err
-    # compiled at the second call (29): up to 2 * 29 + 8
-    assert "dynamic graph of _step.<locals>.step: s0 = x.size(2) in [2, 66]" in err and "specialising" not in err, err
+    # compiled at the second call (29), for every size from 2 up, as torch's
+    assert "dynamic graph of _step.<locals>.step: s0 = x.size(2) in [2, inf]" in err and "specialising" not in err, err
     assert plans.numpy_nodes() == []
 
 

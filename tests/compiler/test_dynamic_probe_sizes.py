@@ -55,8 +55,8 @@ def test_a_large_image_is_probed_at_small_sizes(probed, monkeypatch, capfd):
     assert max(v for p in probed for v in p.values()) <= 2 * 16 + 8, probed
     assert counters["stats"]["unique_graphs"] == 1
     err = capfd.readouterr().err
-    # the unbounded ranges end where probing next to the first call ended: 2 * size + 8
-    assert "s0 = x.size(2) in [2, 200], s1 = x.size(3) in [2, 216]" in err and "specialising" not in err, err
+    # ranges the user left open stay open, as torch's
+    assert "s0 = x.size(2) in [2, inf], s1 = x.size(3) in [2, inf]" in err and "specialising" not in err, err
 
 
 def test_a_function_that_refuses_small_sizes_is_probed_from_the_first_it_takes(probed):

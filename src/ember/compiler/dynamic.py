@@ -20,9 +20,9 @@ sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitte
 range starts at 2, and a call of size 1 compiles a graph of its own), as torch's 0/1
 specialisation does. Which sizes each symbol is probed at (next to a base size, at the ends of
 its range, more while several floors fit) is :mod:`.probe_sizes`'s: a large size is probed from
-a small base, the real call one more sample. An unbounded range is capped (a larger call, where
-``if B > 33`` may flip, compiles again). What fitting cannot see, a size-dependent value equal
-at all of the recorded sizes (``if B % 7 == 0``), is caught by :func:`verify`: the first
+a small base, the real call one more sample. A range the user left open stays open (``[2,
+inf]``, as torch's). What fitting cannot see, a size-dependent value equal at all of the
+recorded sizes (``if B % 7 == 0``, ``if B > 33``), is caught by :func:`verify`: the first
 call at each new size is recorded and refitted with the samples. Python side effects other
 than tensors run once per probe.
 """
@@ -36,7 +36,7 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
-from .probe_sizes import base_size, far_sizes, near_sizes, range_end, small_bases
+from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
@@ -220,9 +220,7 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
         return None if shrunk else log(f"specialising {', '.join(symbols)}: {reason}") or False
     shape_ranges = {}
     for n in symbols:
-        lo, hi = ranges.get(n, (2, None))
-        if hi is None:  # beyond the largest size recorded, a branch on the size may go the other way
-            hi = range_end(n, max(point[n] for point, _ in samples), real, shrunk)
+        lo, hi = ranges.get(n, (2, None))  # left open, open (a larger size is verified)
         if not covered and real[n] < 2:
             lo = max(lo, 2)
             log(f"{n} ({sources[n]}): the call at size {real[n]} differs from larger sizes; "

@@ -50,8 +50,10 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _Config:
-    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) entries per function."""
+    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) entries per function;
+    ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
     recompile_limit = 8
+    automatic_dynamic_shapes = True
     cache_size_limit = property(lambda self: self.recompile_limit)
 
 
@@ -390,7 +392,7 @@ class _CompiledFunction:
             if self._dynamic is True:
                 for d in range(t.dim()):
                     wanted.setdefault((i, d), (2, None))
-        if self._entries:
+        if self._entries and config.automatic_dynamic_shapes:
             before = dict(self._entries[-1].facts)
             for i, t in enumerate(inputs):
                 old = before.get(f"input {i} (shape, dtype, requires_grad)")

@@ -11,7 +11,7 @@ accepts: a convolution refuses an image smaller than its kernel, a stride-32 net
 call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
 """
 
-__all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases", "range_end"]
+__all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases"]
 
 SMALL = 32  # sizes up to this are probed next to themselves
 
@@ -59,11 +59,3 @@ def small_bases(base, ranges):
         size *= 2
     return points
 
-
-def range_end(name, recorded, real, shrunk):
-    """The high end of an unbounded range: the largest size recorded (a larger call, where
-    ``if B > 33`` may flip, compiles again). Probed from a small base, the real size is the
-    largest recorded: the end is ``2 * real + 8``, as far as probing next to the real size
-    reached (calls up to it are still recorded once at each new size and checked against the
-    fit, :func:`.dynamic.verify`)."""
-    return max(recorded, 2 * real[name] + 8) if shrunk else recorded

@@ -335,6 +335,7 @@ class _ExportedModule(CapturedGraphModule):
                     raise AssertionError(f"Guard failed: inputs[{i}].size()[{d}] == {first[1]}")
         for n, (v, where) in sizes.items():
             lo, hi = self._ranges.get(n, (-math.inf, math.inf))
+            hi = math.inf if hi is None else hi  # a range left open (make_fx's symbolic mode)
             if v < lo or v > hi:
                 raise AssertionError(f"Guard failed: {where} {'>=' if v < lo else '<='} {lo if v < lo else hi}")
         values = {n: v for n, (v, _) in sizes.items()}

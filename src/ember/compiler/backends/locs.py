@@ -20,6 +20,9 @@ from .kernels import _dtype
 
 __all__ = ["Storage", "Loc", "contiguous_strides", "coverage", "scatter_loc", "view_loc"]
 
+OPEN_END = 1 << 40  # the size an unbounded symbol range is checked up to (:func:`_grid`)
+
+
 class Storage:
     """One array the generated code addresses through slot ``index`` of its pointer table:
     kind "input" (a placeholder), "python" (a value computed by NumPy) or "buffer"
@@ -151,11 +154,13 @@ def _grid(names, ranges):
     """Points of the symbols ``names`` over ``ranges`` ({symbol: (lo, hi)}): every corner and a
     few points inside. The fitted expressions are polynomials of degree <= 1 in each symbol (or
     their floor division by an int), so their extremes lie at corners and two of them are equal
-    over the ranges where they agree at these points. Empty where a symbol has no range."""
+    over the ranges where they agree at these points. Empty where a symbol has no range; an
+    open range (``hi`` None) ends at :data:`OPEN_END` (offsets stay int64 well past it)."""
     ranges = ranges or {}
-    if not all(n in ranges and ranges[n][1] is not None for n in names):
+    if not all(n in ranges for n in names):
         return []
-    axes = [sorted({lo, hi, min(lo + 1, hi), max(hi - 1, lo), (lo + hi) // 2}) for lo, hi in (ranges[n] for n in names)]
+    ends = [(lo, OPEN_END if hi is None else hi) for lo, hi in (ranges[n] for n in names)]
+    axes = [sorted({lo, hi, min(lo + 1, hi), max(hi - 1, lo), (lo + hi) // 2}) for lo, hi in ends]
     return [dict(zip(names, p)) for p in itertools.product(*axes)]
 
 
@@ -178,7 +183,7 @@ def coverage(out, moves, ranges, limit=1 << 24):
     in a symbolic dim leaves a gap at the next size if any (it is never clamped)."""
     views = [(loc.shape, offset, strides) for loc, offset, strides in [(out, 0, ()), *moves]]
     names = free_symbols(views)
-    grid = _grid(names, {n: (lo, min(lo + 1, hi)) for n, (lo, hi) in (ranges or {}).items()}) or [dict.fromkeys(names, 2)]
+    grid = _grid(names, {n: (lo, lo + 1 if hi is None else min(lo + 1, hi)) for n, (lo, hi) in (ranges or {}).items()}) or [dict.fromkeys(names, 2)]
     most, least = 0, None
     for point in grid:
         (shape, _, _), *placed = evaluate(views, point)
