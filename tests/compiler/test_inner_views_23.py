@@ -77,3 +77,16 @@ def test_aot_eager_view_of_intermediate_is_a_view():
         got = compiled(ember.tensor(_data((3, 6), seed)))
     got.fill_(7.0)
     assert (got._base[:, ::2] == 7).all() and got._base._version == got._version == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_conj_of_an_input_is_its_conj_view(backend):
+    # torch.compile (all three backends): is_conj(), _base the input; ember's conj view holds
+    # conjugated values kept in step with the input, so the imaginary parts are negated
+    compiled = ember.compile(lambda z: z.conj(), backend=backend)
+    for seed in range(3):
+        x = _data((2, 3), seed)
+        z = ember.complex(ember.tensor(x[0]), ember.tensor(x[1]))
+        got = compiled(z)
+        assert got.is_conj() and got._base is z
+        np.testing.assert_array_equal(got.resolve_conj().numpy(), np.conj(z.numpy()))
