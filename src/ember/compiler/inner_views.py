@@ -24,6 +24,8 @@ import numpy as np
 from .._backend import dense, empty_at
 from .._backend.index_layout import compatible_strides
 from .._backend.shared import owner
+from .._ops.restride import as_strided
+from .._tensor import Tensor
 
 __all__ = ["Strided", "strided_layout", "for_backend", "restrided", "wrap"]
 
@@ -91,8 +93,6 @@ def wrap(array, layout, others):
     strides and offset (NumPy's view of the intermediate), a view whose ``_base`` is a tensor over
     the intermediate's memory, as torch's aot_eager returns it; else a copy laid out so. ``others``:
     the arrays of the call's inputs (a view of one of them is copied: it is no intermediate)."""
-    from .._tensor import Tensor
-    from .._ops.restride import as_strided
     if array.shape == layout.shape and layout.extent and owner(array).dtype == array.dtype \
             and array.strides == tuple(s * array.itemsize for s in layout.strides) \
             and _offset(array) == layout.offset and not any(np.may_share_memory(array, a) for a in others):
