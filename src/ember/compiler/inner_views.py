@@ -21,7 +21,7 @@ row-major.
 """
 import numpy as np
 
-from .._backend import dense, empty_at
+from .._backend import dense
 from .._backend.index_layout import compatible_strides
 from .._backend.shared import owner
 from .._ops.restride import as_strided
@@ -81,7 +81,7 @@ def restrided(array, layout):
         return np.ascontiguousarray(array)
     size = array.itemsize
     buffer = np.empty(max(layout.extent, 1), array.dtype)
-    out = empty_at(buffer, layout.shape, tuple(s * size for s in layout.strides), array.dtype, layout.offset * size)
+    out = np.ndarray(layout.shape, array.dtype, buffer, layout.offset * size, tuple(s * size for s in layout.strides))
     if array.size:
         # a repeated element (stride 0) is written once per repeat, each time the same value
         np.copyto(out, array)
