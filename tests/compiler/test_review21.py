@@ -372,8 +372,6 @@ def test_sparse_argument_fullgraph_raises_fixed():
         _same(compiled(x, s), _reads_sparse(x, s))
 
 
-@pytest.mark.xfail(strict=True, reason="a returned conj() view comes back on replay as a copy without the "
-                                        "conjugate bit (Conj is no is_view op: aliases.py does not remake it)")
 def test_conj_view_is_remade():
     compiled = ember.compile(lambda z: z.conj(), backend=BACKEND)
     for _ in range(3):

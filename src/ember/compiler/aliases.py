@@ -9,7 +9,7 @@ the view ops (torch/_functorch/_aot_autograd/runtime_wrappers.py, ``gen_alias_fr
 
 ember does the same. The capture notes each returned tensor that eagerly shares memory with a
 tensor the graph reads (an argument, a parameter or its ``.grad``, a closure's or global's
-tensor) and is made from that placeholder by view ops alone (``view_as_real`` among them;
+tensor) and is made from that placeholder by view ops alone (``view_as_real``, ``conj`` among them;
 :func:`input_views`); the joint graph records no backward for those outputs; the graph the
 backends compile leaves them out (:func:`without_views`); and every replay applies the view ops to the call's own tensor
 through the dispatcher (:func:`remake`), so the result is what eager gives: a view with eager's
@@ -24,6 +24,7 @@ import copy
 
 from .._backend import is_view_of
 from .._ops.core import apply, named
+from .._ops.complex import Conj, conj
 from .._ops.shape import Detach
 from .graph import Node, kwarg_nodes
 from .sources import fetcher
@@ -54,7 +55,7 @@ def _chain(node, graph):
     chain = []
     while node.op == "call_op" and id(node) not in written:
         target = node.target
-        if not (getattr(target, "is_view", False) or target is Detach) \
+        if not (getattr(target, "is_view", False) or target is Detach or target is Conj) \
                 or len(node.args) != 1 or not isinstance(node.args[0], Node) or kwarg_nodes(node):
             return None
         chain.append(node)
@@ -77,11 +78,18 @@ def input_views(graph, sources, world, tensors, nodes):
         if source[0] not in _VIEWED:
             continue
         viewed = fetcher(source)(world.inputs, None)
-        if not is_view_of(t._data, viewed._data):  # a view op that copied (a reshape)
+        if not is_view_of(t._data, viewed._data) and not _conj_view(t, chain, viewed):  # a reshape that copied
             continue
         name = None if t.grad_fn is None else type(t.grad_fn).__name__
         views.append(View(position, k, chain, name))
     return views
+
+
+def _conj_view(t, chain, viewed):
+    """Whether ``t``, made by ``chain`` (a ``conj()`` among it), is eager's view of ``viewed``:
+    ember's conj view holds conjugated values in memory of its own, kept in step with its base."""
+    return any(n.target is Conj for n in chain) and t._base is not None \
+        and t._base is (viewed if viewed._base is None else viewed._base)
 
 
 def without_views(graph, views):
@@ -112,7 +120,8 @@ def remake(views, placeholders, results, tensors, sizes):
         t = tensors[k]
         for node in view.chain:
             kwargs = node.kwargs if sizes is None or not free_symbols(node.kwargs) else evaluate(node.kwargs, sizes)
-            t = t.detach() if node.target is Detach else apply(node.target, t, **kwargs)  # (eager's alias)
+            t = t.detach() if node.target is Detach else conj(t) if node.target is Conj \
+                else apply(node.target, t, **kwargs)  # (eager's alias; conj's bit)
         if view.name is not None and view.chain and type(t.grad_fn).__name__ != view.name:
             named(t, view.name)
         results.insert(view.position, t)

@@ -41,6 +41,7 @@ from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import input_views
 from .aot import record_backward
+from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
 from .side_effects import breaking_print, python_state
@@ -579,6 +580,7 @@ def _finish(tracer, cap, result):
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) for t in flatten(result) + [p.grad for p, i in cap.grad_sets if i is not None]]
+    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in flatten(result)] \
+        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None]
     cap.views = input_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
     tracer.graph.output(outputs)

@@ -35,6 +35,7 @@ from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, snapshot, with_patterns
 from .aliases import remake, without_views
+from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
@@ -82,7 +83,8 @@ class _Entry:
         self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
                                                  if i not in remade)
         # each output laid out as eager did (layouts.py)
-        self.layouts = [v for i, v in enumerate(cap.layouts) if i not in remade]
+        self.layouts = for_backend([v for i, v in enumerate(cap.layouts) if i not in remade], backend)
+        self.wraps = backend == "aot_eager"  # its views of intermediates keep _base (inner_views.py)
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
         self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
         # the view's tensor: the placeholder's in the graph run (the forward's: no grad_output)
@@ -172,6 +174,7 @@ class _Entry:
                 raise
             layouts = self.layouts
             results = [self._returned(tensors, i) if i in self.passthrough
+                       else wrap(a, layouts[i], arrays) if self.wraps and type(layouts[i]) is Strided
                        else Tensor._make(laid_out(a if type(a) is np.ndarray else np.asarray(a), layouts[i]))
                        for i, a in enumerate(results)]
         else:

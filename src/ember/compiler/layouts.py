@@ -16,12 +16,14 @@ closures and the parameters, is a guard (:func:`layout_keys`): a call passing a 
 image where the graph was captured with a row-major one compiles again, as torch's stride
 guards do. A dynamic graph's key is the order of the dims, not the strides, so one graph serves
 every size. An output that is a view of an input is remade from it instead (:mod:`.aliases`);
-one of an intermediate that eager gives overlapping or gapped strides stays a row-major copy.
+one of an intermediate (gaps, repeats, an offset) and an empty output get eager's strides as
+:mod:`.inner_views` describes.
 """
 import numpy as np
 
 from .._backend import dense
 from .._backend.index_layout import compatible_strides, laid_out_as
+from .inner_views import Strided, restrided
 
 __all__ = ["LAYOUTS", "layout_of", "laid_out", "layout_keys"]
 
@@ -65,6 +67,8 @@ def laid_out(array, layout):
             return array
         order = list(range(array.ndim - 1, -1, -1))
         return laid_out_as(array, order, compatible_strides(array.shape, order, array.itemsize))
+    if type(layout) is Strided:  # a view of an intermediate, or empty (inner_views.py)
+        return restrided(array, layout)
     order, shape, strides = layout
     size = array.itemsize
     want = tuple(s * size for s in strides) if array.shape == shape else compatible_strides(array.shape, order, size)
