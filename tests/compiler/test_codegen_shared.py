@@ -40,6 +40,17 @@ def test_twins_share_one_copy_and_keep_their_entry_points():
     assert "((float*)p[0])" in merged and "((float*)p[1])" in merged and "p[3]" not in merged.split("static void k0(")[0]
 
 
+def test_twins_alike_but_for_a_pointers_offset_share_it_passed_in_their_tables():
+    """A pointer at a constant offset into a slot's buffer (attention's products reading q, k,
+    v out of one buffer) is its own table entry: the offset moves to each member's k<i>."""
+    at = KERNEL.replace("x = ((float*)p[{a}]);", "x = ((float*)p[{a}]) + {o};")
+    texts = [at.format(i=0, n=8, a=3, b=5, o=128), at.format(i=1, n=8, a=7, b=2, o=256)]
+    merged, = shared.share(texts)
+    assert "x = ((float*)p[0]);" in merged and "+ 128" not in merged.split("static void k0(")[0]
+    assert "void* q[3] = {((float*)p[3] + 128), p[5], p[3]};" in merged
+    assert "void* q[3] = {((float*)p[7] + 256), p[2], p[7]};" in merged
+
+
 def test_kernels_that_use_the_table_otherwise_stay_apart():
     computed = KERNEL.replace("((float*)p[{a}])[0]", "((float*)p[j0])[0]")
     helper = KERNEL.replace("y[0] = k{i}_acc[0]", "y[0] = em_helper(p)")

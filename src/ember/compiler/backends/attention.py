@@ -194,14 +194,16 @@ def _products(src, node, fname, alpha, row_lines, zeros=None, causal=False):
     tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros, causal)
     call = _gemm_call(a, b, out, m, k, n, alpha) if tile is None else f"{fname}_tile(A + oa, B + ob, C + oc);"
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
-    offsets = {"oa": (a.offset, _align(a, out.shape)[:-2]), "ob": (b.offset, _align(b, out.shape)[:-2]),
+    # the operands' base offsets go into their pointers, where kernels alike but for them (a
+    # layer's products reading q, k and v out of one buffer) share one copy (shared.py)
+    offsets = {"oa": (0, _align(a, out.shape)[:-2]), "ob": (0, _align(b, out.shape)[:-2]),
                "oc": (0, _align(out, out.shape)[:-2])}
     if len(node.args) > 2 and _is_node(node.args[2]):
         mask = plan.loc[node.args[2]]
         offsets["om"] = (mask.offset, _align(mask, out.shape)[:-2])
     lines = (tile or []) + [f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* A = {src.pointer(a)};",
-             f"    const {t}* B = {src.pointer(b)};",
+             f"    const {t}* A = {src.pointer(a)} + {a.offset};",
+             f"    const {t}* B = {src.pointer(b)} + {b.offset};",
              f"    {t}* C = {src.pointer(out)};",
              f"    em_blas_threads((long)({m * n * k}));"]
     return lines + _batch_loops(batch, offsets, [call] + row_lines) + ["}"]

@@ -27,7 +27,10 @@ __all__ = ["share"]
 _ENTRY = re.compile(r"^int kernel_(\d+)\(", re.M)
 # (each pattern starts with a literal and looks behind for the word boundary: \b first made
 # Python's re try every position, 25 ms a pattern on the GPT step's 140 kB)
-_SLOT = re.compile(r"p(?<!\wp)\[(\d+)\]")
+_SLOT = re.compile(r"p(?<!\wp)\[(\d+(?:@\w+\+\d+)?)\]")
+# a pointer at a constant offset into a slot's buffer, ``((float*)p[11]) + 256;``: a slot of its
+# own (``p[11@float+256]`` while read here), so twins alike but for that offset share
+_SLOT_AT = re.compile(r"\(\((\w+)\*\)p(?<!\wp)\[(\d+)\]\) \+ (\d+);")
 _USE = re.compile(r"p(?<!\wp)\b")
 _PARAM = re.compile(r"void\*\* restrict p\b")
 _NAME = re.compile(r"k(?<!\wk)(\d+)(?!\d)")  # a kernel's names: k<i>, k<i>_tile, k<i>e; filtered by <i>
@@ -45,7 +48,8 @@ class _Kernel:
         m = _ENTRY.search(text)
         if m is None:
             return
-        self.index, self.body, self.entry = m.group(1), text[:m.start()], text[m.start():]
+        self.index, self.entry = m.group(1), text[m.start():]
+        self.body = _SLOT_AT.sub(lambda m: f"(({m[1]}*)p[{m[2]}@{m[1]}+{m[3]}]);", text[:m.start()])
         i = self.index
         own = functools.partial(_NAME.sub, lambda m: "kd@" if m.group(1) == i else m.group(0))
         # the entry may call k<i> only (the rest of the kernel's names are renamed)
@@ -72,7 +76,7 @@ class _Kernel:
 
     def wrappers(self, shared):
         """C of this kernel's ``k<i>`` functions calling the shared code ``shared``."""
-        table = ", ".join(f"p[{s}]" for s in self.slots) or "0"
+        table = ", ".join(_table_entry(s) for s in self.slots) or "0"
         lines = []
         for prefix, ret, params in self.top:
             names = [re.findall(r"\w+", part)[-1] for part in params.split(",")[1:]]
@@ -81,6 +85,15 @@ class _Kernel:
                       f"    void* q[{max(1, len(self.slots))}] = {{{table}}};",
                       f"    {'return ' * (ret != 'void')}{call}", "}"]
         return "\n".join(lines) + "\n"
+
+
+def _table_entry(slot):
+    """C of a member's table entry for ``slot`` (``11``, or ``11@float+256``: an offset into it)."""
+    n, _, at = slot.partition("@")
+    if not at:
+        return f"p[{n}]"
+    t, offset = at.split("+")
+    return f"(({t}*)p[{n}] + {offset})"
 
 
 def share(texts):
