@@ -9,8 +9,8 @@ code is DESIGN.md; each op is defined once in ``_ops``.
 from . import autograd
 from ._tensor import Tensor
 # The op functions (some shadow builtins on purpose: ``ember.max``, ``ember.sum``, ...).
-from ._ops.pointwise_binary import (add, clamp, clamp_max,
-                                    clamp_min, clip, div, divide, float_power, floor_divide, fmax,
+from ._ops.clamp import clamp, clamp_max, clamp_min, clip
+from ._ops.pointwise_binary import (add, div, divide, float_power, floor_divide, fmax,
                                     fmin, fmod, maximum, minimum, mul,
                                     multiply, pow,
                                     remainder, rsub, sub, subtract, true_divide, where)

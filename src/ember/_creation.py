@@ -3,7 +3,6 @@ https://pytorch.org/docs/stable/torch.html#creation-ops; the random draws are in
 ``_sampling``, linspace and logspace in ``_spacing``). Every function accepts ``dtype``, ``device`` and ``requires_grad`` where
 PyTorch does; sizes may be given as ``f(2, 3)`` or ``f((2, 3))``."""
 import builtins
-import collections.abc
 import math
 import numbers
 import warnings
@@ -21,7 +20,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, is_sequence, refuse_first_elements, refuse_ragged, unsigned64
+from ._python_ints import check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -42,16 +41,9 @@ def _finish(data, requires_grad=False):
     return t
 
 
-def _listed(data):
-    """``data``, a sequence other than a list or tuple (a deque, a range) as a list (torch's)."""
-    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (list, tuple, str, bytes)):
-        return list(data)
-    return data
-
-
 def _infer(data):
     """A NumPy array of ``data`` in the dtype PyTorch would infer for it."""
-    data = _listed(data)
+    data = listed(data)
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, (np.ndarray, np.generic)):
@@ -66,6 +58,9 @@ def _infer(data):
         except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
             raise ValueError("Overflow when unpacking long long") from None
         except ValueError:
+            sizes = first_sizes(data)
+            if 0 in sizes:  # no element to store: torch reads no further (``[[], [1]]`` is (2, 0))
+                return np.empty(sizes, dtype=_dtype.get_default_dtype().np)
             refuse_ragged(data, dt.category == _dtype._INT or dt is _dtype.bool)
             raise
     return np.array(data, dtype=_type_dtype(type(data)).np)
@@ -134,7 +129,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     check_device(device)
     if hasattr(data, "_as_tensor"):  # a storage: a tensor on its memory, as torch's
         return _finish(data._as_tensor(dtype, "tensor")._data, requires_grad)
-    data = _listed(data)
+    data = listed(data)
     if dtype is _dtype.uint64 and isinstance(data, (builtins.int, builtins.float, list, tuple)):
         inferred = _sequence_dtype([data])
         if inferred == (_dtype.int64, False):
@@ -147,7 +142,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if dtype is not None:
             if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
                 check_fits(arr, dtype)
-            if arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and isinstance(data, (list, tuple, float)):
+            if (arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and arr.size
+                    and isinstance(data, (list, tuple, float))):
                 # Python floats are doubles: they convert straight to a wider dtype, not through
                 # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
                 arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)

@@ -5,7 +5,7 @@ import collections.abc
 
 import numpy as np
 
-__all__ = ["check_fits", "is_sequence", "refuse_first_elements", "refuse_ragged", "unsigned64"]
+__all__ = ["check_fits", "first_sizes", "is_sequence", "listed", "refuse_first_elements", "refuse_ragged", "unsigned64"]
 
 
 def check_fits(arr, dtype):
@@ -30,17 +30,25 @@ def unsigned64(data):
     return np.array(data, dtype=np.uint64)
 
 
-def refuse_ragged(data, integral):
-    """torch's error for nested sequences that are not a grid: the sizes are read along the
-    first elements, then a sequence of another length is a ValueError naming both and the
-    dim, a number where a sequence belongs TypeError "not a sequence", a sequence where a
-    number belongs the TypeError of converting it to an int (``integral``) or a float."""
+def first_sizes(data):
+    """The sizes torch's ``tensor()`` reads off nested sequences: the lengths along the first
+    elements, down to a number or an empty sequence (``[[], [1]]``: ``[2, 0]``; torch then
+    stores no element, so the other sequences are never looked at)."""
     sizes, x = [], data
     while isinstance(x, (list, tuple, np.ndarray)):
         sizes.append(len(x))
         if not len(x):
             break
         x = x[0]
+    return sizes
+
+
+def refuse_ragged(data, integral):
+    """torch's error for nested sequences that are not a grid: the sizes are read along the
+    first elements, then a sequence of another length is a ValueError naming both and the
+    dim, a number where a sequence belongs TypeError "not a sequence", a sequence where a
+    number belongs the TypeError of converting it to an int (``integral``) or a float."""
+    sizes = first_sizes(data)
 
     def walk(seq, dim):
         if dim == len(sizes):
@@ -56,6 +64,13 @@ def refuse_ragged(data, integral):
         for item in seq:
             walk(item, dim + 1)
     walk(data, 0)
+
+
+def listed(data):
+    """``data``, a sequence other than a list or tuple (a deque, a range) as a list (torch's)."""
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+        return list(data)
+    return data
 
 
 def is_sequence(typ):

@@ -285,7 +285,7 @@ from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace, join as _join  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
-from ._ops import pointwise_binary as _binary  # noqa: E402
+from ._ops import clamp as _clamp, pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
 from ._ops import positions as _positions  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
@@ -352,8 +352,8 @@ _METHODS = {
     "atan2": _float.atan2, "arctan2": _float.arctan2, "hypot": _float.hypot,
     "logaddexp2": _float.logaddexp2, "maximum": _binary.maximum,
     "minimum": _binary.minimum, "fmax": _binary.fmax, "fmin": _binary.fmin, "lerp": _float.lerp,
-    "addcmul": _float.addcmul, "addcdiv": _float.addcdiv, "clamp": _binary.clamp,
-    "clip": _binary.clip, "clamp_min": _binary.clamp_min, "clamp_max": _binary.clamp_max,
+    "addcmul": _float.addcmul, "addcdiv": _float.addcdiv, "clamp": _clamp.clamp,
+    "clip": _clamp.clip, "clamp_min": _clamp.clamp_min, "clamp_max": _clamp.clamp_max,
     "subtract": _binary.subtract, "multiply": _binary.multiply, "divide": _binary.divide,
     "rsub": _binary.rsub, "float_power": _binary.float_power,
     "unfold": _shape.unfold, "positive": _unary.positive, "frexp": _numeric.frexp,
@@ -487,8 +487,8 @@ _IN_PLACE = {
     "remainder_": _binary.remainder, "fmod_": _binary.fmod, "pow_": _binary.pow,
     "atan2_": _float.atan2, "hypot_": _float.hypot, "lerp_": _float.lerp,
     "addcmul_": _float.addcmul,
-    "addcdiv_": _float.addcdiv, "clamp_": _binary.clamp, "clip_": _binary.clip,
-    "clamp_min_": _binary.clamp_min, "clamp_max_": _binary.clamp_max,
+    "addcdiv_": _float.addcdiv, "clamp_": _clamp.clamp, "clip_": _clamp.clip,
+    "clamp_min_": _clamp.clamp_min, "clamp_max_": _clamp.clamp_max,
     "subtract_": _binary.subtract, "multiply_": _binary.multiply, "divide_": _binary.divide,
     "neg_": _unary.neg, "abs_": _complex.abs_for_in_place, "sign_": _unary.sign, "sgn_": _complex.sgn,
     "conj_physical_": _complex.conj_physical, "exp_": _unary.exp,

@@ -6,7 +6,7 @@ summation order, ember's exp within 4 ulp); NaN and zeros land where the referen
 import numpy as np
 import pytest
 
-from ember.compiler.backends import compile_graph, toolchain
+from ember.compiler.backends import attention, compile_graph, toolchain
 from graph_builder import Builder
 
 pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
@@ -232,4 +232,8 @@ def test_causal_head_products_skip_the_zero_triangle_exactly():
     assert fn.c_source.count("const int finite = !bad;") == 1
     assert np.isnan(b.values[outs[0]][1, 1, :40, 3]).all() and not np.isnan(b.values[outs[0]][0]).any()
     # the scores' tiles compute the vectors of columns their softmax reads (j <= i): 1 to 4 of 4
-    assert "const long need = (i + 4 + 15) / 16;" in fn.c_source and "if (need == 3)" in fn.c_source
+    # (AVX-512: tiles of 4 rows by 4 vectors of 16) or 1 to 8 of 8 (AVX2: 1 row by 8 vectors of 8)
+    lanes, tile = attention._tile_shape()
+    rows = tile // length
+    assert f"vector_size({lanes * 4})" in fn.c_source and (lanes == 16 or "vector_size(64)" not in fn.c_source)
+    assert f"const long need = (i + {rows} + {lanes - 1}) / {lanes};" in fn.c_source and "if (need == 3)" in fn.c_source

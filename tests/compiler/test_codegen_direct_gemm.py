@@ -66,7 +66,7 @@ def test_direct_kernel_code_shape():
     finish = lambda r0, r1: f"done({r0}, {r1});"
     helpers, lines = direct_lines("float", 4, 8, 64, 32, (32, 1), (64, 1), finish)
     assert not helpers and "Bp" not in "".join(lines) and "B + q*64 + j" in "".join(lines)
-    helpers, lines = direct_lines("float", 4, 20, 10, 32, (32, 1), (1, 32), finish)
+    helpers, lines = direct_lines("float", 4, 21, 10, 32, (32, 1), (1, 32), finish)  # (blocks of 4 or 16 rows)
     text = "\n".join(lines)
     assert helpers and "em_transpose_f(B, 32, 10, 32, Bp, 16, 0);" in text
     assert text.count("done(") == 2  # the whole blocks' loop, then the last rows
@@ -82,16 +82,16 @@ def test_cost_model_picks_the_direct_kernel_only_where_it_is_generated():
     assert autotune.cost_model((32, 128, 64, 4), True) == (2, 0)
     assert autotune.cost_model((32, 128, 64, 4)) == (0, 0)
     assert autotune.cost_model((1, 256, 128, 4)) == (0, 0) and not autotune.direct_candidate((1, 256, 128, 4))
-    packed = autotune.packed_candidate((1024, 384, 128, 4)) and autotune.cpu_vendor() == "GenuineIntel"
+    packed = direct_gemm.vector_bytes() == 64 and autotune.cpu_vendor() == "GenuineIntel"
     assert autotune.cost_model((1024, 384, 128, 4), True) == ((3, 0) if packed else (0, 0))
 
 
 def test_packed_candidate_and_cost_model():
     """The packed kernel: float32 products above the direct kernel's sizes whose columns are
-    whole vectors, on AVX-512 machines; the cost model takes it where it was measured faster
+    whole vectors; the cost model takes it where it was measured faster
     (test_cost_model_takes_the_packed_kernel_where_measured_faster), BLAS elsewhere."""
     avx512 = direct_gemm.vector_bytes() == 64
-    assert autotune.packed_candidate((1024, 512, 128, 4)) == avx512
+    assert autotune.packed_candidate((1024, 512, 128, 4))
     assert not autotune.packed_candidate((1024, 512, 128, 8))  # float64: BLAS
     assert not autotune.packed_candidate((1024, 100, 128, 4))  # columns not whole vectors
     assert not autotune.packed_candidate((32, 64, 64, 4))      # small: direct kernel or BLAS
@@ -109,17 +109,29 @@ def test_cost_model_takes_the_packed_kernel_where_measured_faster(vendor, n, k, 
     product; AMD's (Zen 4) those of at most 128 columns, where OpenBLAS's packing of A, zeroing
     of C and separate epilogue pass cost more than the packed kernel's work; an unknown
     vendor's none."""
-    monkeypatch.setattr(direct_gemm, "vector_bytes", lambda: 64)
+    for module in (direct_gemm, autotune):
+        monkeypatch.setattr(module, "vector_bytes", lambda: 64)
     monkeypatch.setattr(autotune, "cpu_vendor", lambda: vendor)
     assert autotune.cost_model((1024, n, k, 4)) == (choice, 0)
     assert autotune.cost_model((1024, n, k, 8)) == (0, 0)  # float64: always BLAS
 
 
-@pytest.mark.skipif(direct_gemm.vector_bytes() != 64, reason="the packed kernel needs AVX-512")
+@pytest.mark.parametrize("vendor", ["AuthenticAMD", "GenuineIntel"])
+def test_with_avx2_the_packed_kernel_is_a_candidate_for_max_autotune_only(vendor, monkeypatch):
+    """On an AVX2 CPU (made so here): the packed kernel (6 rows by 2 vectors of 8) is a
+    candidate, which max-autotune times; the cost model keeps BLAS (the GPT step with it was
+    within the noise of BLAS's on an AMD EPYC)."""
+    for module in (direct_gemm, autotune):
+        monkeypatch.setattr(module, "vector_bytes", lambda: 32)
+    monkeypatch.setattr(autotune, "cpu_vendor", lambda: vendor)
+    assert autotune.packed_candidate((1024, 384, 128, 4)) and not autotune.packed_candidate((1024, 100, 128, 4))
+    assert autotune.cost_model((1024, 384, 128, 4)) == autotune.cost_model((128, 512, 1024, 4)) == (0, 0)
+
+
 def test_packed_kernel_every_layout_and_tail(monkeypatch):
     """The packed kernel (choice 3) on products that cut every block short: rows that do not
     fill a tile (100 = 16 tiles of 6 and 4; the second block of 96 rows), columns past the last
-    whole panel (80 = 64 + 16, 112 = 64 + 48), K in two blocks (300 = 256 + 44), B transposed
+    whole panel (with AVX-512's panels of 64: 80 = 64 + 16, 112 = 64 + 48; AVX2's are 16 wide), K in two blocks (300 = 256 + 44), B transposed
     (Linear's weight), A transposed (packed; a weight gradient's ``X^T @ dY``, through the 8x8
     shuffles: also in three blocks of rows, 200 = 96 + 96 + 8), a 3-D A folded into rows, a
     bias and a GELU epilogue: each equals float64's within the dot-product bound."""
@@ -160,10 +172,10 @@ def test_only_the_variant_that_can_be_picked_is_generated(mode, monkeypatch, tmp
     """Outside max-autotune each product's C holds the variant the cost model picks and no
     other (autotune.planned: the packed products' BLAS branches were a tenth of gcc's time on
     the GPT step); under max-autotune every candidate, to be timed. A small product (a direct
-    kernel candidate) and a large float32 one (a packed kernel candidate on AVX-512), each
+    kernel candidate) and a large float32 one (a packed kernel candidate), each
     equal to float64's product within the dot-product bound."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the cache key does not hold the patched model
-    avx512 = direct_gemm.vector_bytes() == 64
+    packs = autotune.packed_candidate((256, 128, 128, 4))
     options = {"max_autotune": True} if mode == "max_autotune" else {}
     if not options:
         monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (int(mode[-1]), 0))
@@ -175,8 +187,8 @@ def test_only_the_variant_that_can_be_picked_is_generated(mode, monkeypatch, tmp
     g = b.output(b.call("Matmul", nodes["a"], nodes["b"]), b.call("Matmul", nodes["c"], nodes["d"]))
     fn = compile_graph(g, options)
     source = fn.c_source
-    direct, packed = {"cost model 0": (0, 0), "cost model 2": (1, 0), "cost model 3": (0, avx512),
-                      "max_autotune": (1, avx512)}[mode]
+    direct, packed = {"cost model 0": (0, 0), "cost model 2": (1, 0), "cost model 3": (0, packs),
+                      "max_autotune": (1, packs)}[mode]
     assert source.count("if (choice == 2)") == direct and source.count("if (choice == 3)") == packed
     # BLAS: on every product under max-autotune, else on those whose chosen kernel was not made
     assert source.count("em_sgemm_any(") == (2 if options else 2 - direct - packed)
@@ -196,8 +208,6 @@ def test_bias_gradient_sum_folded_into_the_weight_gradient(choice, monkeypatch, 
     product (choice 0). Either adds dY's rows in order, as the sum kernel did: the same bits
     as a float32 left fold over the rows; the product within the dot-product bound. A sum of
     the B operand stays a sum kernel."""
-    if choice == 3 and direct_gemm.vector_bytes() != 64:
-        pytest.skip("the packed kernel needs AVX-512")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(autotune, "cost_model", lambda shape, *_: (choice, 0))
     rng = np.random.default_rng(11)

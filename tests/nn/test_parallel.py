@@ -1,5 +1,5 @@
-"""nn.parallel on one process: DataParallel and data_parallel are pass-throughs with torch's
-state_dict keys; DDP refuses to start without a process group."""
+"""nn.parallel on one process: DataParallel is a pass-through with torch's state_dict keys,
+data_parallel refuses without a GPU as torch's; DDP refuses to start without a process group."""
 import numpy as np
 import pytest
 import torch
@@ -14,8 +14,9 @@ def test_data_parallel_calls_the_module_and_prefixes_state_dict_keys_like_torch(
     wrapped = nn.DataParallel(inner)
     x = ember.randn(4, 3)
     np.testing.assert_array_equal(wrapped(x).detach().numpy(), inner(x).detach().numpy())
-    np.testing.assert_array_equal(nn.parallel.data_parallel(inner, x).detach().numpy(),
-                                  inner(x).detach().numpy())
+    for lib, module, inputs in ((torch, torch.nn.Linear(3, 2), torch.randn(4, 3)), (ember, inner, x)):
+        with pytest.raises(RuntimeError, match="^device type could not be determined$"):
+            lib.nn.parallel.data_parallel(module, inputs)      # the function needs a GPU in torch
     assert list(wrapped.state_dict()) == list(torch.nn.DataParallel(torch.nn.Linear(3, 2)).state_dict())
     assert wrapped.module is inner
 

@@ -183,7 +183,11 @@ def test_lbfgs_in_float32_follows_torch_on_a_quadratic(kwargs):
     for e_x, t_x in zip(e_run[:-1], t_run[:-1]):
         assert e_x.dtype == np.float32
         np.testing.assert_allclose(e_x, t_x, rtol=1e-3, atol=1e-3)  # float32 rounding, amplified
-    np.testing.assert_allclose(e_run[-2], np.linalg.solve(a.astype(np.float64), b), rtol=1e-3, atol=1e-4)
+    # Where float32 stops the iterations (tolerance_change on a float32 loss) depends on its
+    # summation order: torch's own result lies 3.6e-4 from the solution on an AVX2 AMD EPYC
+    solution = np.linalg.solve(a.astype(np.float64), b)
+    for run in (e_run, t_run):
+        np.testing.assert_allclose(run[-2], solution, rtol=1e-3, atol=1e-3)
 
 
 def test_lbfgs_maximize_equals_minimizing_the_negation_in_torch():

@@ -1,5 +1,5 @@
 """``switch(index, branches, operands)``: multi-way branching (PyTorch 2.14's torch.switch)."""
-from .._ops.pointwise_binary import clamp
+from .._ops.clamp import clamp
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..compiler import hop

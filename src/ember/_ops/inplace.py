@@ -10,7 +10,8 @@ from .._backend.sparse import SparseUnsupported, unsupported_message
 from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from .core import apply, write_into
+from .._dtype import can_cast, result_type
+from .core import _type_name, apply, write_into
 from .shape import Clone, expand
 
 
@@ -29,7 +30,18 @@ def inplace(fn):
             # The op may save its input for backward; give it the old value, not the storage
             # about to be overwritten (PyTorch keeps the original self the same way).
             src = self._snapshot()
-        return write_result(self, fn(src, *args, **kwargs))
+        try:
+            result = fn(src, *args, **kwargs)
+        except NotImplementedError:
+            # torch checks that the result's dtype casts to self's before it picks a kernel
+            # (``u8.bitwise_and_(1.5)``: float, which the bitwise kernels refuse)
+            if args and not isinstance(args[0], (str, type(None))):
+                dtype = result_type(self, args[0])
+                if dtype is not self.dtype and not can_cast(dtype, self.dtype):
+                    raise RuntimeError(f"result type {_type_name(dtype)} can't be cast to the desired output "
+                                       f"type {_type_name(self.dtype)}") from None
+            raise
+        return write_result(self, result)
     method_.__name__ = fn.__name__ + "_"
     method_.__doc__ = f"In-place ``{fn.__name__}``: writes the result into ``self`` and returns it."
     return method_

@@ -11,7 +11,8 @@ from .._creation import zeros
 from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import ALL_DIMS, dims_arg, dtype_arg, int_dim, keepdim_needs_dim, numpy_names, values_indices, with_out
+from .args import (ALL_DIMS, dims_arg, dtype_arg, int_dim, invalid_combination, keepdim_needs_dim, numpy_names,
+                   values_indices, with_out)
 from .core import Op, _type_name, apply, named, result_dtype
 from .refusals import refuse_unsigned
 from .join import Cat
@@ -581,9 +582,18 @@ class Any(All):
     reduce = "any"
 
 
+_COUNT_NONZERO_SIGNATURES = " * (Tensor input, int dim = None)\n * (Tensor input, tuple of ints dim)\n"
+
+
 @numpy_names
-def count_nonzero(input, dim=None):
-    """The number of nonzero elements over ``dim`` (all when None), as int64
+def count_nonzero(input, dim=None, *args, **kwargs):
+    """The number of nonzero elements over ``dim`` (all when None), as int64; any other
+    argument (``keepdim``) is torch's TypeError
     (https://pytorch.org/docs/stable/generated/torch.count_nonzero.html)."""
+    if args or kwargs:
+        wrong = f"      didn't match because some of the keywords were incorrect: {', '.join(kwargs)}\n" * bool(kwargs)
+        signatures = "".join(line + "\n" + wrong for line in _COUNT_NONZERO_SIGNATURES.splitlines())
+        raise TypeError(invalid_combination("count_nonzero", (input, *([] if dim is None else [dim]), *args),
+                                            signatures, **kwargs))
     refuse_unsigned("nonzero_count_cpu", input.dtype)
     return (input != 0).sum(dim)

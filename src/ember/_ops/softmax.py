@@ -15,7 +15,11 @@ from .reduce import _c_order, expand_back, reduction_rule
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed stably (finite for large inputs). ``dim=()``
     reduces every dim; without ``keepdim`` torch 2.13 then refuses a non-empty input of one
-    or more dims (RuntimeError: its one-element result does not fit the 0-d output)."""
+    or more dims (RuntimeError: its one-element result does not fit the 0-d output). ``dim``
+    left out or None: TypeError, as torch's
+    (https://pytorch.org/docs/stable/generated/torch.logsumexp.html)."""
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if not keepdim and isinstance(dim, (tuple, list)) and not dim and input.ndim and input.numel():
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * input.ndim}")
     return with_out(apply(Logsumexp, input, dim=dims_arg(dim, input.ndim) or tuple(range(input.ndim)), keepdim=keepdim), out)

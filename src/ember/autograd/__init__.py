@@ -10,6 +10,8 @@ from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional
+from . import engine
+_is_checkpoint_valid = engine._is_checkpoint_valid  # (torch.autograd's private name, read by checkpoint code)
 from . import forward_ad
 from .variable import Variable
 

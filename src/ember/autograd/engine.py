@@ -3,6 +3,7 @@
 Dependencies are counted first (how many edges reach each node), then nodes run when all
 their gradient contributions have arrived; a node's gradient is the sum of what reached it.
 """
+import threading
 from sys import getrefcount
 
 from .._backend import dense, ndarray
@@ -11,6 +12,15 @@ from .grad_mode import STATE
 from .graph import AccumulateGrad, gradient_edge
 
 __all__ = ["backward", "grad"]
+
+_TASK = threading.local()  # ``selective``: the running backward wants some gradients only
+
+
+def _is_checkpoint_valid():
+    """False while the running backward was asked for some gradients only (``autograd.grad``,
+    ``backward(inputs=...)``), where a reentrant checkpoint cannot recompute; True otherwise
+    (torch.autograd._is_checkpoint_valid)."""
+    return not getattr(_TASK, "selective", False)
 
 
 def _make_grads(outputs, grad_outputs):
@@ -41,11 +51,12 @@ def _root_edge(t, i=0):
     return gradient_edge(t)
 
 
-def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True, cut=False):
+def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True, cut=False, inner=False):
     """Runs the graph from ``roots``. ``capture`` maps nodes whose incoming gradient is wanted
     (for ``autograd.grad`` and ``backward(inputs=...)``) to a slot index; only the nodes that
     lead to a captured one run then. With ``cut`` (:func:`grad_within`) a captured node is not
-    run (no gradient flows past it) and no retained ``.grad`` is written."""
+    run (no gradient flows past it) and no retained ``.grad`` is written. ``inner``: the walk
+    of a reentrant checkpoint's recomputation, which leaves checkpoints valid."""
     # course:begin 03/count-dependencies
     # hint: walk the graph from the roots' nodes (node.next_functions: (node, index) pairs, node None for
     # hint: inputs that need no gradient) and count in deps[node] how many edges reach each node
@@ -70,8 +81,10 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     roots = [node for node, _ in roots]
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
-    prev, casts = STATE.enabled, INPUT_CASTS[:]
+    prev, casts, selective = STATE.enabled, INPUT_CASTS[:], getattr(_TASK, "selective", False)
     STATE.enabled = create_graph
+    # (grad_within records a compiled backward whole; a checkpoint's inner walk is the outer one's part)
+    _TASK.selective = capture is not None and not cut and not inner
     INPUT_CASTS.clear()  # gradients run in the dtypes the forward recorded, never autocast
     try:
         while ready:
@@ -144,7 +157,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
             ready += leaves[::-1]
             grads = g = None  # the buffers hold the gradients now (a leaf's may become its .grad: _accumulate)
     finally:
-        STATE.enabled = prev
+        STATE.enabled, _TASK.selective = prev, selective
         INPUT_CASTS[:] = casts
     return captured
 
@@ -339,7 +352,15 @@ def grad_within(outputs, inputs, grad_outputs):
     return _grad(outputs, inputs, grad_outputs, True, False, True, False, cut=True)
 
 
-def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads, cut=False):
+def recompute_grad(outputs, inputs, grad_outputs):
+    """``grad(outputs, inputs, grad_outputs, allow_unused=True)`` for a checkpoint's backward: the
+    walk through the recomputed segment, inside which nested reentrant checkpoints stay valid
+    (torch runs that walk as a plain backward)."""
+    return _grad(outputs, inputs, grad_outputs, None, False, True, False, inner=True)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads, cut=False,
+          inner=False):
     outputs = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
@@ -348,7 +369,7 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
     nodes = [_root_edge(t)[0] for t in inputs_t]
     capture = {n: i for i, n in enumerate(nodes)}
-    captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False, cut=cut)
+    captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False, cut=cut, inner=inner)
     result = []
     for i, (node, t) in enumerate(zip(nodes, inputs_t)):
         g = captured.get(node)

@@ -86,6 +86,7 @@ class Capture:
         self.graph, self.sources = graph, sources
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces = [], False, False, [graph]
+        self.grad_written = set()  # ids of the tensors whose .grad the call set before reading it
 
 
 class Tracer(_core.Observer):
@@ -93,7 +94,7 @@ class Tracer(_core.Observer):
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
 
     def __init__(self, known, fullgraph):
-        self.graph = Graph()
+        self.graph, self.grad_written = Graph(), set()
         self.known = known          # id(array) -> (source, name) for arrays known before the call
         self.fullgraph, self.sources = fullgraph, []
         self.value = {}             # id(array) -> Node holding its current value
@@ -454,7 +455,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         tracer.hold(array)
     cap_joint = None
     patches = {name: breaking(tracer, name, reason) for name, reason in VALUE_METHODS.items()}
-    patches["grad"] = grad_watch(tracer)  # zero_grad() reads each .grad: which have one is then a guard
+    patches["grad"] = grad_watch(tracer)  # a .grad read before set: which have one is then a guard
     make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
     # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
     draws = [(_random, "rng"), (_distributions, "generator_or_default")]
@@ -521,7 +522,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             setattr(Tensor, name, original)
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
-    cap.break_frames, cap.reads_grad = tracer.break_frames, tracer.reads_grad
+    cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.joint = cap_joint if not tracer.breaks else None
     if not cap.breaks:
         _finish(tracer, cap, result)

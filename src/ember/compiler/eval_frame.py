@@ -32,13 +32,13 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
-from .guards import World, bind, first_difference, holds, relevant, snapshot, with_patterns
+from .guards import World, bind, first_difference, holds, snapshot, with_patterns
 from .aliases import remake, without_views
 from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import shared_cache
-from .sources import escapes as _escapes, fetcher as _fetcher
+from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split
 from .symbolic import symbol
 

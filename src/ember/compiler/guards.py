@@ -36,7 +36,7 @@ from .layouts import LAYOUTS, layout_keys
 from .side_effects import global_names, plain_object, user_class, user_code
 from .symbolic import Expr, evaluate
 
-__all__ = ["World", "snapshot", "holds", "bind", "first_difference", "relevant", "with_patterns", "object_tensors",
+__all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
            "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
 
 
@@ -586,15 +586,6 @@ def first_difference(expected, actual, ranges=None):
         if v is not None and (v < lo or hi is not None and v > hi):
             return f"size {name} = {v} is outside the graph's range [{lo}, {'inf' if hi is None else hi}]"
     return None
-
-
-def relevant(facts, cap):
-    """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
-    update, which parameters have a ``.grad`` and the optimizers' state do not matter."""
-    if cap.ran_backward or cap.reads_grad or any(s[0] in ("grad", "state", "hyper") for s in cap.sources):
-        return facts
-    return [(name, value) for name, value in facts
-            if not (name.startswith("which parameters") or name.startswith("optimizer"))]
 
 
 _MISSING = object()

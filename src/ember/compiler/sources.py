@@ -16,20 +16,41 @@ from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
-__all__ = ["input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
+__all__ = ["relevant", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
            "history_nodes", "grad_watch"]
 
 
 def grad_watch(tracer):
     """``(Tensor.grad, a property like it that sets tracer.reads_grad)``: a recording that read
-    a ``.grad`` (``zero_grad()`` reads each parameter's, None or not) depends on which
-    parameters have one (:func:`.guards.relevant` keeps that guard)."""
+    a ``.grad`` the call had not set first depends on which parameters have one
+    (:func:`relevant` keeps that guard); one that set a ``.grad`` (``zero_grad()``'s
+    None) before reading it notes the tensor in ``tracer.grad_written``."""
     original = inspect.getattr_static(Tensor, "grad")  # (restored onto Tensor: the same property)
 
     def read(tensor):
-        tracer.reads_grad = True
+        if id(tensor) not in tracer.grad_written:
+            tracer.reads_grad = True
         return original.fget(tensor)
-    return original, property(read, original.fset, doc=original.__doc__)
+
+    def write(tensor, value):
+        tracer.grad_written.add(id(tensor))
+        original.fset(tensor, value)
+    return original, property(read, write, doc=original.__doc__)
+
+
+def relevant(facts, cap):
+    """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
+    update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
+    where the call set every parameter's ``.grad`` before reading any (a step starting with
+    ``zero_grad()``: its first call, without gradients, and the later ones share a graph)."""
+    grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
+    if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
+        drop = ("which parameters", "optimizer")
+    elif not grads and set(dict(facts).get("parameter identity", ())) <= cap.grad_written:
+        drop = ("which parameters have .grad",)
+    else:
+        return facts
+    return [(name, value) for name, value in facts if not name.startswith(drop)]
 
 
 def history_nodes(world):
@@ -50,7 +71,8 @@ def history_nodes(world):
 
 def input_names(fn, args, kwargs):
     """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
-    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list), else ``input_<i>``; for a
+    ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list, ``ys_1_a`` for ``ys[1]["a"]``),
+    else ``input_<i>``; for a
     module's ``__call__``, its ``forward``'s signature."""
     if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
         fn = fn.__self__.forward
@@ -60,10 +82,20 @@ def input_names(fn, args, kwargs):
         return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
     names = {}
     for name, value in bound.arguments.items():
-        tensors = flatten(value)
-        for i, t in enumerate(tensors):
-            names.setdefault(id(t), name if isinstance(value, Tensor) else f"{name}_{i}")
+        for t, path in _paths(value, name):
+            names.setdefault(id(t), path)
     return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+
+
+def _paths(value, name):
+    """(tensor, name) for each tensor of ``value`` in :func:`flatten`'s order, named as
+    torch.export names nested inputs: the keys and positions joined by ``_`` (``ys_1_a`` for
+    ``ys[1]["a"]``)."""
+    if isinstance(value, Tensor):
+        yield value, name
+    elif isinstance(value, (tuple, list, dict)):
+        for key, v in (value.items() if isinstance(value, dict) else enumerate(value)):
+            yield from _paths(v, f"{name}_{key}")
 
 
 def known_arrays(world, args, kwargs):

@@ -6,7 +6,7 @@ use; sampling draws PyTorch's numbers for the same seed.
 from .._creation import arange, full
 from .._sampling import multinomial
 from .._dtype import finfo, int64
-from .._ops.pointwise_binary import clamp
+from .._ops.clamp import clamp
 from .._ops.shape import broadcast_tensors
 from .._size import Size
 from ..autograd.grad_mode import no_grad

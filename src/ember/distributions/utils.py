@@ -5,7 +5,7 @@ import numbers
 
 from .._creation import as_tensor
 from .._dtype import finfo, get_default_dtype
-from .._ops.pointwise_binary import clamp
+from .._ops.clamp import clamp
 from .._ops.shape import broadcast_tensors
 from .._ops.softmax import log_softmax
 from .._size import Size

@@ -4,12 +4,12 @@ import inspect
 import math
 
 from .._tensor import Tensor
-from ..compiler.capture import capture, flatten, input_names
+from ..compiler.capture import _meta, capture, flatten, input_names
 from ..compiler.dynamic import ARG, SizedConstant, capture_dynamic
 from ..compiler.exc import UserError
 from ..compiler.guards import World
 from ..compiler.symbolic import Expr, evaluate, symbol
-from ..fx.graph_module import CapturedGraphModule
+from ..fx.graph_module import CapturedGraphModule, _install
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .dynamic_shapes import ValueRanges, shapes_spec
@@ -63,7 +63,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     if spec is None:
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-        gm = CapturedGraphModule.from_capture(cap, world)
+        gm = _lift_state(CapturedGraphModule.from_capture(cap, world), mod, flatten((args, kwargs)))
         return ExportedProgram(_torch_names(gm, input_names(mod.__call__, args, kwargs), mod), range_constraints={})
     return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto, torch_names=True)
 
@@ -76,9 +76,44 @@ def _kind(gm, where):
         return None
     if isinstance(where, int):
         return "user_input"
-    if where.rpartition(".")[2].startswith("_tensor_constant"):
+    if where in gm.__dict__.get("_lifted", ()) or where.rpartition(".")[2].startswith("_tensor_constant"):
         return "lifted_tensor_constant"
     return "parameter" if isinstance(gm._held(where), Parameter) else "buffer"
+
+
+def _lift_state(gm, module, flat=()):
+    """``gm`` made to hold what torch.export lifts: every parameter and buffer of ``module``,
+    read by the forward or not (``bn.num_batches_tracked`` in eval mode), each a placeholder;
+    tensor attributes it read under their attribute's name (``k`` for ``self.k``, not
+    ``_tensor_constant0``; kept in ``gm._lifted``); the flat user inputs ``flat`` it never read;
+    and the names of the non-persistent buffers (``gm._non_persistent``)."""
+    held = {name for name in gm._inputs if isinstance(name, str)}
+    attributes = {id(v): f"{prefix}{'.' * bool(prefix)}{k}" for prefix, sub in module.named_modules()
+                  for k, v in vars(sub).items() if isinstance(v, Tensor)}
+    gm._lifted = set()
+    for k, where in enumerate(gm._inputs):
+        if isinstance(where, str) and where.startswith("_tensor_constant"):
+            name = attributes.get(id(gm._held(where)))
+            if name is not None and name not in held:
+                tensor = gm._held(where)
+                delattr(gm, where)
+                _install(gm, name, tensor)
+                gm._inputs[k], where = name, name
+            gm._lifted.add(where)
+    state = [*module.named_parameters(), *module.named_buffers()]
+    for name, tensor in state:
+        if name not in held:
+            _install(gm, name, tensor)
+            gm._inputs.append(name)
+            gm.graph.placeholder(name.replace(".", "_"), _meta(tensor))
+    read = {i for i in gm._inputs if isinstance(i, int)}
+    for i, tensor in enumerate(flat):
+        if i not in read:
+            gm._inputs.append(i)
+            gm.graph.placeholder(f"input_{i}", _meta(tensor))
+    gm._non_persistent = {f"{prefix}{'.' * bool(prefix)}{name}" for prefix, sub in module.named_modules()
+                          for name in sub._non_persistent_buffers_set}
+    return gm
 
 
 _PREFIX = {"parameter": "p_", "buffer": "b_", "lifted_tensor_constant": "c_"}
@@ -146,7 +181,9 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
     parameters = list(inspect.signature(signature_fn).parameters)
     first = len(world.inputs) - len(held)
     gm = CapturedGraphModule.from_capture(cap, world, class_name)
-    return ExportedProgram(_torch_names(gm, names, getattr(fn, "__self__", None)) if torch_names else gm,
+    if torch_names:
+        gm = _torch_names(_lift_state(gm, fn.__self__), names, fn.__self__)
+    return ExportedProgram(gm,
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
                            object_inputs=[[first + j, path[0], parameters.index(path[0]), [list(s) for s in path[1:]]]
@@ -171,17 +208,23 @@ class ExportGraphSignature:
         self.parameters, self.buffers = kinds["parameters"], kinds["buffers"]
         self.lifted_tensor_constants, self.user_inputs = kinds["lifted_tensor_constants"], kinds["user_inputs"]
         self.user_outputs = [getattr(o, "name", repr(o)) for o in gm.graph.outputs]
+        dropped = gm.__dict__.get("_non_persistent", set())
+        self.non_persistent_buffers = [b for b in self.buffers if b in dropped]
 
     def __str__(self):
-        lines = ["    # inputs"]
+        """torch's form: ``# inputs``, a line per placeholder (``b_s: BUFFER target='s'
+        persistent=False``), ``# outputs``, a line per output; each line ends with a newline."""
+        lines = ["", "# inputs"]
         targets = {**self.inputs_to_parameters, **self.inputs_to_buffers, **self.inputs_to_lifted_tensor_constants}
         kind = {**{k: "PARAMETER" for k in self.inputs_to_parameters}, **{k: "BUFFER" for k in self.inputs_to_buffers},
                 **{k: "CONSTANT_TENSOR" for k in self.inputs_to_lifted_tensor_constants}}
         for name in list(targets) + self.user_inputs:
-            lines.append(f"    {name}: {kind[name]} target={targets[name]!r}" if name in targets
-                         else f"    {name}: USER_INPUT")
-        lines += ["", "    # outputs"] + [f"    {name}: USER_OUTPUT" for name in self.user_outputs]
-        return "\n".join(lines)
+            persistent = (f" persistent={targets[name] not in self.non_persistent_buffers}"
+                          if name in self.inputs_to_buffers else "")
+            lines.append(f"{name}: {kind[name]} target={targets[name]!r}{persistent}" if name in targets
+                         else f"{name}: USER_INPUT")
+        lines += ["", "# outputs"] + [f"{name}: USER_OUTPUT" for name in self.user_outputs]
+        return "\n".join(lines) + "\n"
 
 
 class ExportedProgram:
@@ -208,8 +251,9 @@ class ExportedProgram:
         held = dict(graph_module.named_parameters())
         held.update(graph_module.named_buffers())
         sig = self.graph_signature
-        self.state_dict = {k: held[k] for k in sig.parameters + sig.buffers}
-        self.constants = {k: held[k] for k in sig.lifted_tensor_constants}
+        # (a non-persistent buffer is one of the constants, as torch's)
+        self.state_dict = {k: held[k] for k in sig.parameters + sig.buffers if k not in sig.non_persistent_buffers}
+        self.constants = {k: held[k] for k in sig.lifted_tensor_constants + sig.non_persistent_buffers}
 
     @property
     def graph(self):
@@ -236,7 +280,8 @@ class ExportedProgram:
     def __str__(self):
         body = self.graph_module.print_readable(print_output=False)
         body = "".join(f"    {line}\n" for line in body.splitlines())
-        return (f"ExportedProgram:\n{body}\nGraph signature: \n{self.graph_signature}\n"
+        signature = "".join(f"    {line}\n" for line in str(self.graph_signature).splitlines()[1:])
+        return (f"ExportedProgram:\n{body}\nGraph signature: \n{signature}    \n"
                 f"Range constraints: {self.range_constraints}\n")
 
 

@@ -288,10 +288,10 @@ class Optimizer:
     def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
+                if set_to_none:  # (set without reading it: a compiled step's graph then does not
+                    p.grad = None  # depend on which parameters had a gradient before it)
+                elif p.grad is None:
                     continue
-                if set_to_none:
-                    p.grad = None
                 else:
                     if p.grad.grad_fn is not None:
                         p.grad.detach_()

@@ -10,7 +10,7 @@ import weakref
 from .._ops import core
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Tensor
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.engine import _is_checkpoint_valid, recompute_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 
@@ -140,7 +140,7 @@ def checkpoint(function=None, *args, use_reentrant=None, context_fn=noop_context
     # spec keeps only where they go.
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
     saved = reads.saved if determinism_check == "default" and not use_reentrant else None
-    spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context, saved)
+    spec = (function, template, kwargs, rng_state, len(tensors), single, recompute_context, saved, use_reentrant)
     out = (out,) if single else tuple(out)
     # outputs a recording run would give without grad (detached ones) get none, as torch's
     constant = tuple(o for o in out if isinstance(o, Tensor) and not reads.would_require_grad(o))
@@ -245,7 +245,11 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        function, template, kwargs, rng_state, n_args, single, recompute_context, saved = ctx.spec
+        function, template, kwargs, rng_state, n_args, single, recompute_context, saved, reentrant = ctx.spec
+        if reentrant and not _is_checkpoint_valid():
+            raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                               "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+                               "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
         tensors = ctx.saved_tensors
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in tensors[:n_args]]
         swap = iter(inputs)
@@ -269,8 +273,8 @@ class _Checkpoint(Function):
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]
         wrt = inputs + list(tensors[n_args:])
         need = [t.requires_grad for t in wrt]
-        grads = autograd_grad([o for o, _ in pairs], [t for t, n in zip(wrt, need) if n],
-                              [g for _, g in pairs], allow_unused=True) if pairs and any(need) else []
+        grads = recompute_grad([o for o, _ in pairs], [t for t, n in zip(wrt, need) if n],
+                               [g for _, g in pairs]) if pairs and any(need) else []
         grads = iter(grads)
         return (None, None, None) + tuple(next(grads) if n else None for n in need)
 

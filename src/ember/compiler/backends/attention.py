@@ -12,7 +12,7 @@ array passes over the scores.
 import numpy as np
 
 from ..symbolic import Expr, at_least_1
-from .direct_gemm import TRANSPOSE
+from .direct_gemm import TRANSPOSE, vector_bytes
 from .kernels import CTYPES, _dtype, c_literal
 from .python import label
 from .plan import _align, _blas_layout, _is_node, _numel, batched_operands
@@ -46,16 +46,20 @@ def _gemm_call(a, b, out, m, k, n, alpha):
             f"A + oa, {at_least_1(lda)}, 0, C + oc, {at_least_1(n)});")
 
 
-# A register tile of the direct product holds this many float32 sums: 16 vectors of 16, half
-# of AVX-512's registers (compilers split the vectors on narrower machines).
-_TILE = 256
+def _tile_shape():
+    """(float32 lanes of a vector register, float32 sums a register tile holds): 16 vectors of
+    16 with AVX-512 (half of its 32 registers), 8 vectors of 8 with AVX2 (half of its 16). A
+    tile of AVX-512's vectors on an AVX2 machine spills: the GPT step's per-head products took
+    5.2 ms each there instead of about 0.15 (AMD EPYC, AVX2)."""
+    lanes = vector_bytes() // 4
+    return lanes, (16 if lanes == 16 else 8) * lanes
 
 
 def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
-    """A C function computing one matrix of ``out`` (float32, its rows ``n`` = 16, 32, 64,
-    ... 256 wide) as ``alpha A B``, or None for other shapes. Each call packs B (k x n) into a
-    contiguous block on the stack, then keeps a tile of ``_TILE / n`` rows of C in vector
-    registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
+    """A C function computing one matrix of ``out`` (float32, its rows ``n`` a multiple of the
+    vector's lanes dividing the tile: :func:`_tile_shape`) as ``alpha A B``, or None for other
+    shapes. Each call packs B (k x n) into a contiguous block on the stack, then keeps a tile of
+    ``tile / n`` rows of C in vector registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
     GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
     A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
@@ -69,10 +73,11 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     product with 0 is 0 as eager's), the other vectors written 0; else every vector."""
     if any(isinstance(v, Expr) for v in (m, k, n)):  # sizes known only at run time: BLAS
         return None
-    if out.dtype != np.float32 or n % 16 or _TILE % n or m % (_TILE // n) or k * n > 16384 \
+    lanes, tile = _tile_shape()
+    if out.dtype != np.float32 or n % lanes or tile % n or m % (tile // n) or k * n > 16384 \
             or any(not isinstance(v, int) for v in (*a.strides[-2:], *b.strides[-2:])):
         return None
-    (ar, ac), (br, bc), rows, vectors = a.strides[-2:], b.strides[-2:], _TILE // n, n // 16
+    (ar, ac), (br, bc), rows, vectors = a.strides[-2:], b.strides[-2:], tile // n, n // lanes
     # a transposed B (the keys of q @ k^T, the values of dY @ v^T) packed through 8x8 shuffles:
     # a [64x32] @ [32x64] head 2.5 -> 1.8 us against the element-wise gather (GPT step, Intel
     # Xeon, one thread, loaded; its attention weights 405 -> 365 us a layer)
@@ -81,7 +86,7 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     lines = [TRANSPOSE] * (br == 1) + [
             f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",
             f"static void {fname}_tile(const float* restrict A, const float* restrict B, float* restrict C) {{",
-            "    typedef float v16 __attribute__((vector_size(64), aligned(4)));",
+            f"    typedef float vf __attribute__((vector_size({lanes * 4}), aligned(4)));",
             f"    float packed[{k * n}] __attribute__((aligned(64)));",
             f"    {pack}",
             *_skip_check(zeros, m, k, n, ar, ac),
@@ -91,23 +96,25 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
 
     def block(nv):
         """The tile's lines for its first ``nv`` vectors of columns."""
-        return [f"v16 acc[{rows}][{nv}];",
-                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++) acc[r][v] = (v16){{0}};",
-                kk, f"    const v16* row = (const v16*)(packed + kk*{n});",
+        return [f"vf acc[{rows}][{nv}];",
+                f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++) acc[r][v] = (vf){{0}};",
+                kk, f"    const vf* row = (const vf*)(packed + kk*{n});",
                 f"    for (int r = 0; r < {rows}; r++) {{",
                 f"        float x = A[(i + r)*{ar} + kk*{ac}];",
                 f"        for (int v = 0; v < {nv}; v++) acc[r][v] += x * row[v];",
                 "    }", "}",
                 f"for (int r = 0; r < {rows}; r++) for (int v = 0; v < {nv}; v++)",
-                f"    *(v16*)(C + (i + r)*{n} + v*16) = {c_literal(alpha, out.dtype)} * acc[r][v];"] + \
-            [f"for (int r = 0; r < {rows}; r++) for (int v = {nv}; v < {vectors}; v++) *(v16*)(C + (i + r)*{n} + v*16) = (v16){{0}};"] \
+                f"    *(vf*)(C + (i + r)*{n} + v*{lanes}) = {c_literal(alpha, out.dtype)} * acc[r][v];"] + \
+            [f"for (int r = 0; r < {rows}; r++) for (int v = {nv}; v < {vectors}; v++) "
+             f"*(vf*)(C + (i + r)*{n} + v*{lanes}) = (vf){{0}};"] \
             * (causal == "gradient" and nv < vectors)
     if not causal or vectors == 1:
         return lines + ["        " + ln for ln in block(vectors)] + ["    }", "}"]
     # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
     if causal == "gradient":
         lines[-1:-1] = _finite_check(m, k, n, ar, ac)
-    lines.append(f"        const long need = {'!finite ? ' + str(vectors) + ' : ' if causal == 'gradient' else ''}(i + {rows} + 15) / 16;")
+    lines.append(f"        const long need = {'!finite ? ' + str(vectors) + ' : ' if causal == 'gradient' else ''}"
+                 f"(i + {rows} + {lanes - 1}) / {lanes};")
     for nv in range(1, vectors + 1):
         test = "else {" if nv == vectors else f"{'else ' if nv > 1 else ''}if (need == {nv}) {{"
         lines += ["        " + test] + ["            " + ln for ln in block(nv)] + ["        }"]

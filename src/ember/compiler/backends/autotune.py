@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from . import conv, conv_gemm, toolchain, winograd
-from .direct_gemm import fits, packed_fits
+from .direct_gemm import fits, packed_fits, vector_bytes
 from .python import label
 from ..symbolic import Expr
 
@@ -49,8 +49,7 @@ def direct_candidate(shape):
 
 def packed_candidate(shape):
     """Whether the packed register-tiled kernel (direct_gemm.packed_lines) is a candidate for a
-    product of ``shape``: float32 on AVX-512, whole vectors of columns, too large for the
-    direct loop."""
+    product of ``shape``: float32, whole vectors of columns, too large for the direct loop."""
     m, n, k, itemsize = shape
     return packed_fits(m, n, k, itemsize) and m * n * k > 64 * _DIRECT_MACS
 
@@ -87,12 +86,16 @@ def cost_model(shape, transposed_b=False):
     products of 96 and 128 columns it ran 0.8-1.05 of OpenBLAS's time (timed, loaded), the
     whole step's minimum 0.89-0.98 of the old rule's in three runs of four (1.04 in one),
     while on 384 and 512 columns (a panel of 64 columns by 128 rows fills Zen 4's 32 KiB L1)
-    it tied or lost (docs/compile.md)."""
+    it tied or lost (docs/compile.md). With AVX2 (tiles of 6 rows by 2 vectors of 8) only
+    ``max_autotune`` takes it, where timed faster: on the GPT step's forward and input-gradient
+    products it ran 0.88-0.99 of OpenBLAS's time, on its weight gradients 1.01-1.06, and the
+    whole step with it where K <= M was within the noise of BLAS's (41.1-41.6 against 40.8-41.2
+    ms; AMD EPYC, AVX2, one thread)."""
     m, n, k, size = shape
     if direct_candidate(shape) and (m * n * k <= _DIRECT_MACS or transposed_b):
         return 2, 0
-    if packed_candidate(shape) and (cpu_vendor() == "GenuineIntel"
-                                    or cpu_vendor() == "AuthenticAMD" and n <= _AMD_PACKED_COLUMNS):
+    if packed_candidate(shape) and vector_bytes() == 64 and (
+            cpu_vendor() == "GenuineIntel" or cpu_vendor() == "AuthenticAMD" and n <= _AMD_PACKED_COLUMNS):
         return 3, 0
     return 0, 0
 

@@ -126,10 +126,12 @@ def direct_lines(t, itemsize, m, n, k, sa, sb, finish):
     vb = vector_bytes()
     lanes = vb // itemsize
     padded = -(-n // lanes) * lanes
-    # register budget: 16 sums in 32 registers (AVX-512), 8 in 16 (AVX2), B's row and A's element
-    # besides; 8 rows x 2 vectors ran the MLP's products 15% faster than 4 x 4 (fewer B loads per sum)
+    # register budget: 16 sums in 32 registers (AVX-512), 12 in 16 (AVX2), B's row and A's element
+    # besides; 8 rows x 2 vectors ran the MLP's products 15% faster than 4 x 4 (fewer B loads per
+    # sum); on AVX2 6 x 2 (the 6x16 tile of BLIS's Haswell kernel) against 4 x 2 took the digits
+    # MLP's step from 0.078-0.081 to 0.068-0.069 ms (AMD EPYC, one thread)
     vectors = min(2, padded // lanes)
-    rows = min(m, (16 if vb == 64 else 8) // vectors)
+    rows = min(m, (16 if vb == 64 else 12) // vectors)
     lines = [f"typedef {t} em_v __attribute__((vector_size({vb}), aligned({itemsize})));"]
     if sb[1] == 1 and n % lanes == 0:  # B's rows read in place
         ldb, base = sb[0], "B"
@@ -176,10 +178,17 @@ def direct_lines(t, itemsize, m, n, k, sa, sb, finish):
 _MR, _NV, _KC, _MB = 6, 4, 256, 96
 
 
+def _packed_shape():
+    """(float32 lanes of a vector register, vectors across a register tile's row): 6 rows by 4
+    vectors of 16 with AVX-512 (24 of its 32 registers), 6 rows by 2 vectors of 8 with AVX2 (12
+    of its 16: the 6x16 tile of BLIS's and OpenBLAS's Haswell kernels)."""
+    lanes = vector_bytes() // 4
+    return lanes, (_NV if lanes == 16 else 2)
+
+
 def packed_fits(m, n, k, itemsize):
-    """Whether the packed kernel applies: float32 on an AVX-512 machine, constant sizes, whole
-    vectors of columns."""
-    return itemsize == 4 and vector_bytes() == 64 and all(isinstance(v, int) for v in (m, n, k)) and n % 16 == 0
+    """Whether the packed kernel applies: float32, constant sizes, whole vectors of columns."""
+    return itemsize == 4 and all(isinstance(v, int) for v in (m, n, k)) and n % _packed_shape()[0] == 0
 
 
 _TILE_SIGNATURE = ("(const float* restrict A, long ar, long ac, const float* restrict Bp, float* restrict C, "
@@ -187,21 +196,22 @@ _TILE_SIGNATURE = ("(const float* restrict A, long ar, long ac, const float* res
 
 
 def _packed_tile(rows, vectors):
-    """``em_packed_<rows>x<vectors>(A, ar, ac, Bp, C, ldc, kc, first)``: C[rows, vectors*16] (rows
-    ``ldc`` apart) = (first ? 0 : C) + A[rows, kc] Bp[kc, vectors*16], A's elements ``ar``, ``ac``
-    apart."""
+    """``em_packed_<rows>x<vectors>(A, ar, ac, Bp, C, ldc, kc, first)``: C[rows, vectors*lanes]
+    (rows ``ldc`` apart) = (first ? 0 : C) + A[rows, kc] Bp[kc, vectors*lanes], A's elements
+    ``ar``, ``ac`` apart (lanes: :func:`_packed_shape`)."""
+    lanes = _packed_shape()[0]
     return [f"void em_packed_{rows}x{vectors}{_TILE_SIGNATURE} {{",
-            "    typedef float em_v16 __attribute__((vector_size(64), aligned(4)));",
-            f"    em_v16 acc[{rows}][{vectors}];",
+            f"    typedef float em_vp __attribute__((vector_size({lanes * 4}), aligned(4)));",
+            f"    em_vp acc[{rows}][{vectors}];",
             f"    for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++)",
-            "        acc[r][v] = first ? (em_v16){0} : *(const em_v16*)(C + r*ldc + v*16);",
+            f"        acc[r][v] = first ? (em_vp){{0}} : *(const em_vp*)(C + r*ldc + v*{lanes});",
             "    for (long q = 0; q < kc; q++) {",
-            f"        const em_v16* b = (const em_v16*)(Bp + q*{vectors * 16});",
+            f"        const em_vp* b = (const em_vp*)(Bp + q*{vectors * lanes});",
             f"        for (int r = 0; r < {rows}; r++) {{",
             "            const float x = A[r*ar + q*ac];",
             f"            for (int v = 0; v < {vectors}; v++) acc[r][v] += x * b[v];",
             "        }", "    }",
-            f"    for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) *(em_v16*)(C + r*ldc + v*16) = acc[r][v];",
+            f"    for (int r = 0; r < {rows}; r++) for (int v = 0; v < {vectors}; v++) *(em_vp*)(C + r*ldc + v*{lanes}) = acc[r][v];",
             "}"]
 
 
@@ -215,7 +225,9 @@ def packed_support(program):
     if not tiles:
         return "", ""
     declarations = [f"void em_packed_{r}x{v}{_TILE_SIGNATURE};" for r, v in tiles] + [_PACK_SIGNATURES]
-    definitions = [TRANSPOSE, PACK] + [ln for r, v in tiles for ln in _packed_tile(int(r), int(v))]
+    lanes, vectors = _packed_shape()
+    definitions = [TRANSPOSE, PACK.replace("EM_NC", str(vectors * lanes))] + \
+        [ln for r, v in tiles for ln in _packed_tile(int(r), int(v))]
     return "\n".join(declarations) + "\n", "\n".join(definitions) + "\n"
 
 
@@ -253,7 +265,7 @@ void em_pack_a(const float* restrict A, long sa0, long sa1, long k0, long kc, lo
         for (long q = 0; q < kc; q++) for (long r = 0; r < rows; r++) ap[(i - i0)*kc + q*rows + r] = A[(i + r)*sa0 + (k0 + q)*sa1];
     }
 }
-""".replace("EM_NC", str(_NV * 16))
+"""  # (EM_NC: the panels' width, _packed_shape's vectors times lanes)
 
 
 def packed_lines(fname, m, n, k, sa, sb, finish, sums=None):
@@ -268,9 +280,10 @@ def packed_lines(fname, m, n, k, sa, sb, finish, sums=None):
     contiguous, then each block of rows runs every panel in register tiles. On the tiny GPT's
     products with contiguous A rows it ran 0.79-0.88 of OpenBLAS 0.3.31's time (Intel Xeon,
     AVX-512, one thread, docs/compile.md)."""
-    width, kc_max = _NV * 16, min(k, _KC)
+    lanes, nv = _packed_shape()
+    width, kc_max = nv * lanes, min(k, _KC)
     rest, pack_a = m % _MR, sa[1] != 1
-    whole, tail = n - n % width, (n % width) // 16
+    whole, tail = n - n % width, (n % width) // lanes
     helpers = [f"static float {fname}_bp[{kc_max * n}] __attribute__((aligned(64)));"]
     if pack_a:
         helpers.append(f"static float {fname}_ap[{min(m, _MB) * kc_max}] __attribute__((aligned(64)));")
@@ -291,7 +304,7 @@ def packed_lines(fname, m, n, k, sa, sb, finish, sums=None):
         return ["long i = i0;", f"for (; i + {_MR} <= i1; i += {_MR}) {call(_MR)}"] + \
             ([f"if (i < i1) {call(rest)}"] if rest else [])
     if whole:
-        lines += [f"        for (long j = 0; j < {whole}; j += {width}) {{"] + ["            " + ln for ln in panels("j", _NV)] + ["        }"]
+        lines += [f"        for (long j = 0; j < {whole}; j += {width}) {{"] + ["            " + ln for ln in panels("j", nv)] + ["        }"]
     if tail:
         lines += ["        {"] + ["            " + ln for ln in panels(whole, tail)] + ["        }"]
     lines += [f"        if (k0 + kc == {k}) {finish('i0', 'i1')}", "    }", "}"]

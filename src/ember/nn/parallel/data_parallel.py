@@ -1,6 +1,7 @@
-"""DataParallel and data_parallel on one device: ember runs on the CPU (one "device"), where
-torch's single-process multi-GPU replication reduces to calling the module. Kept so torch
-scripts that wrap their model run unchanged; use DistributedDataParallel to train on many
+"""DataParallel on one device: ember runs on the CPU (one "device"), where torch's
+single-process multi-GPU replication reduces to calling the module. Kept so torch scripts
+that wrap their model run unchanged (``data_parallel``, the function, refuses as torch's
+does without a GPU); use DistributedDataParallel to train on many
 processes.
 
 Source: https://pytorch.org/docs/stable/generated/torch.nn.DataParallel.html
@@ -29,6 +30,7 @@ class DataParallel(Module):
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
-    """``module(*inputs, **module_kwargs)`` (``inputs`` a tensor or a tuple of them)."""
-    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-    return module(*inputs, **(module_kwargs or {}))
+    """torch's functional form replicates ``module`` over GPUs and needs one: without a GPU
+    (always, in ember) it raises RuntimeError "device type could not be determined", as
+    torch's does on a CPU-only machine; ``DataParallel`` (the module) is the pass-through."""
+    raise RuntimeError("device type could not be determined")
