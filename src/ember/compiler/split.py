@@ -29,7 +29,9 @@ the last one; a walrus inside a comprehension; a name crossing between pieces th
 unbound there; a break that is not inside one of the function's own statements (a forward
 hook's). At run time a piece whose recording returns what a replay cannot give back the same
 (a tensor sharing memory with an input, a parameter or another result; a list, dict or other
-mutable object) runs eagerly from then on. Limits: a ``try`` statement or a loop header that
+mutable object) runs eagerly from then on. A ``with`` whose manager is not ember's own
+(``contextlib.suppress``, the user's) is not opened: it may swallow an exception a piece
+raised after binding names, which the piece's frame would lose. Limits: a ``try`` statement or a loop header that
 breaks stays eager whole (a header's break opens the bodies, not the header); a callee reached
 through a local variable, a second one breaking in the same statement, or a plain function
 reached through an attribute (``utils.log(x)``) runs eagerly inside its statement; a Python
@@ -153,7 +155,7 @@ def plan(fn, signature_of, cap):
         line = chain[at[-1]][1]  # the outermost: a recursive call's frame is not the statement
         if not any(first(s) <= line <= s.end_lineno for s in body):
             raise Refused(f"the graph break at line {line} is in no statement of the body")
-        leaves = _locate(body, line, marks)
+        leaves = _locate(body, line, marks, func)
         # the user code the break happened in below the statement (a function's, a method's, a
         # module's forward below ember's Module.__call__)
         below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
@@ -172,21 +174,45 @@ def plan(fn, signature_of, cap):
     return Plan(func, fdef, _segments(body, local, marks, bound, bound, set(), True), breaks, lines, callees)
 
 
-def _locate(body, line, marks):
+def _locate(body, line, marks, func):
     """Marks the statements of ``body`` holding ``line`` in ``marks`` (by ``id``): ``"open"`` a
     ``for``/``while``/``if``/``with`` (then its bodies' statements holding it, recursively; a
-    line in its header holds none), ``"eager"`` any other. Returns the ones marked eager."""
+    line in its header holds none; a ``with`` only when :func:`_keeps_raising`), ``"eager"`` any
+    other. Returns the ones marked eager."""
     leaves = []
     for s in body:
         if not first(s) <= line <= s.end_lineno:
             continue
-        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager":
+        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager" \
+                and (not isinstance(s, ast.With) or _keeps_raising(s, func)):
             marks[id(s)] = "open"
-            leaves += _locate(s.body, line, marks) + _locate(getattr(s, "orelse", []), line, marks)
+            leaves += _locate(s.body, line, marks, func) + _locate(getattr(s, "orelse", []), line, marks, func)
         else:
             marks[id(s)] = "eager"
             leaves.append(s)
     return leaves
+
+
+def _keeps_raising(statement, func):
+    """Whether each manager of the ``with`` ``statement`` is made by ember's own code
+    (``ember.no_grad()``, ``torch.autocast(...)``: a dotted name of ``func``'s globals, called), whose ``__exit__`` never swallows an exception. Another one
+    (``contextlib.suppress(E)``, the user's) may swallow what a piece raised, and the piece's
+    bindings made before the raise would be lost with its frame: that ``with`` runs whole."""
+    for item in statement.items:
+        node, path = item.context_expr, []
+        node = node.func if isinstance(node, ast.Call) else node
+        while isinstance(node, ast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in func.__code__.co_varnames + func.__code__.co_freevars:
+            return False
+        value = func.__globals__.get(node.id)
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        module = getattr(value, "__module__", None) or ""
+        if value is None or not (module == "ember" or module.startswith("ember.")):
+            return False
+    return True
 
 
 def _callees(statement, callee, func):
