@@ -4,6 +4,7 @@ attributes under their attribute's name (``c_k``), and user inputs the forward n
 nested ones named by their path (``ys_1_a``). torch 2.13's export of the same module is the oracle."""
 import io
 
+import pytest
 import torch
 
 import ember
@@ -59,3 +60,28 @@ def test_the_program_runs_and_survives_save_and_load():
     assert _inputs_part(loaded) == _inputs_part(ep)
     assert list(loaded.state_dict) == list(ep.state_dict) and sorted(loaded.constants) == ["k", "scale"]
     assert ember.equal(loaded.module()(*args), expected)
+
+
+class _Nested:
+    def __init__(self, lib):
+        class M(lib.nn.Module):
+            def forward(self, x, ys):
+                return x + ys[1]["a"]
+        self.ep = lib.export.export(M(), (lib.zeros(4), [lib.zeros(2), {"a": lib.zeros(4)}]))
+
+
+@pytest.mark.parametrize("sizes", [(4, 2, 5), (5, 2, 4), (4, 3, 4)])
+def test_guard_messages_name_nested_inputs_as_torch(sizes):
+    """``Guard failed: ys[1]['a'].size()[0] == 4`` (the Python that reads the input), also after
+    save and load."""
+    def failure(lib, ep):
+        x, y0, a = sizes
+        with pytest.raises(AssertionError) as e:
+            ep.module()(lib.zeros(x), [lib.zeros(y0), {"a": lib.zeros(a)}])
+        return str(e.value)
+    ours = _Nested(ember).ep
+    buffer = io.BytesIO()
+    ember.export.save(ours, buffer)
+    buffer.seek(0)
+    want = failure(torch, _Nested(torch).ep)
+    assert failure(ember, ours) == failure(ember, ember.export.load(buffer)) == want

@@ -69,11 +69,11 @@ def history_nodes(world):
     return seen
 
 
-def input_names(fn, args, kwargs):
+def input_names(fn, args, kwargs, access=False):
     """A readable name per tensor of ``flatten((args, kwargs))``: the parameter's name of
     ``fn``'s signature (``x``; ``xs_0``, ``xs_1`` inside a list, ``ys_1_a`` for ``ys[1]["a"]``),
-    else ``input_<i>``; for a
-    module's ``__call__``, its ``forward``'s signature."""
+    else ``input_<i>``; for a module's ``__call__``, its ``forward``'s signature. ``access``:
+    the Python that reads each instead (``ys[1]['a']``: torch.export's guard messages)."""
     if getattr(fn, "__name__", "") in ("__call__", "_call_impl") and hasattr(getattr(fn, "__self__", None), "forward"):
         fn = fn.__self__.forward
     try:
@@ -82,20 +82,20 @@ def input_names(fn, args, kwargs):
         return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
     names = {}
     for name, value in bound.arguments.items():
-        for t, path in _paths(value, name):
-            names.setdefault(id(t), path)
+        for t, keys in _paths(value, ()):
+            names.setdefault(id(t), name + "".join(f"[{k!r}]" for k in keys) if access
+                             else "_".join(map(str, (name, *keys))))
     return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
 
 
-def _paths(value, name):
-    """(tensor, name) for each tensor of ``value`` in :func:`flatten`'s order, named as
-    torch.export names nested inputs: the keys and positions joined by ``_`` (``ys_1_a`` for
-    ``ys[1]["a"]``)."""
+def _paths(value, keys):
+    """(tensor, keys) for each tensor of ``value`` in :func:`flatten`'s order, ``keys`` the
+    positions and dict keys leading to it from ``value`` (``(1, "a")`` for ``value[1]["a"]``)."""
     if isinstance(value, Tensor):
-        yield value, name
+        yield value, keys
     elif isinstance(value, (tuple, list, dict)):
         for key, v in (value.items() if isinstance(value, dict) else enumerate(value)):
-            yield from _paths(v, f"{name}_{key}")
+            yield from _paths(v, (*keys, key))
 
 
 def known_arrays(world, args, kwargs):

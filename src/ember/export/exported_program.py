@@ -63,7 +63,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     if spec is None:
         world = World(mod.__call__, args, kwargs)
         _, cap = capture(mod.__call__, args, kwargs, world, fullgraph=True, joint=False)
-        gm = _lift_state(CapturedGraphModule.from_capture(cap, world), mod, flatten((args, kwargs)))
+        gm = _lift_state(CapturedGraphModule.from_capture(cap, world), mod, flatten((args, kwargs)),
+                         input_names(mod.__call__, args, kwargs, access=True))
         return ExportedProgram(_torch_names(gm, input_names(mod.__call__, args, kwargs), mod), range_constraints={})
     return declared_program(mod.__call__, mod.forward, args, kwargs, spec, auto, torch_names=True)
 
@@ -81,12 +82,13 @@ def _kind(gm, where):
     return "parameter" if isinstance(gm._held(where), Parameter) else "buffer"
 
 
-def _lift_state(gm, module, flat=()):
+def _lift_state(gm, module, flat=(), access=()):
     """``gm`` made to hold what torch.export lifts: every parameter and buffer of ``module``,
     read by the forward or not (``bn.num_batches_tracked`` in eval mode), each a placeholder;
     tensor attributes it read under their attribute's name (``k`` for ``self.k``, not
     ``_tensor_constant0``; kept in ``gm._lifted``); the flat user inputs ``flat`` it never read;
-    and the names of the non-persistent buffers (``gm._non_persistent``)."""
+    the names of the non-persistent buffers (``gm._non_persistent``); and ``access``, the Python
+    reading each flat user input (``ys[1]['a']``, named in guard messages: ``gm._access``)."""
     held = {name for name in gm._inputs if isinstance(name, str)}
     attributes = {id(v): f"{prefix}{'.' * bool(prefix)}{k}" for prefix, sub in module.named_modules()
                   for k, v in vars(sub).items() if isinstance(v, Tensor)}
@@ -111,6 +113,7 @@ def _lift_state(gm, module, flat=()):
         if i not in read:
             gm._inputs.append(i)
             gm.graph.placeholder(f"input_{i}", _meta(tensor))
+    gm._access = list(access)
     gm._non_persistent = {f"{prefix}{'.' * bool(prefix)}{name}" for prefix, sub in module.named_modules()
                           for name in sub._non_persistent_buffers_set}
     return gm
@@ -182,7 +185,8 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
     first = len(world.inputs) - len(held)
     gm = CapturedGraphModule.from_capture(cap, world, class_name)
     if torch_names:
-        gm = _torch_names(_lift_state(gm, fn.__self__), names, fn.__self__)
+        access = input_names(fn, args, kwargs, access=True)  # (held tensors keep their placeholder names)
+        gm = _torch_names(_lift_state(gm, fn.__self__, access=access), names, fn.__self__)
     return ExportedProgram(gm,
                            range_constraints={symbol(n): ValueRanges(*ranges[n]) for n in kept},
                            int_inputs={n: k for n, k in int_inputs.items() if n in kept},
@@ -271,6 +275,7 @@ class ExportedProgram:
                                  gm._class_name)
         module._ranges = {str(k): (v.lower, v.upper) for k, v in self.range_constraints.items()}
         module._int_inputs, module._object_inputs = self.int_inputs, self.object_inputs
+        module._access = gm.__dict__.get("_access", [])
         return module
 
     def __call__(self, *args, **kwargs):
@@ -287,7 +292,7 @@ class ExportedProgram:
 
 class _ExportedModule(CapturedGraphModule):
     """``ExportedProgram.module()``: the graph module, checking its inputs first."""
-    _ranges, _int_inputs, _object_inputs = {}, {}, ()
+    _ranges, _int_inputs, _object_inputs, _access = {}, {}, (), ()  # (_access: see _lift_state)
     _input_dims = {}  # make_fx's symbolic sizes: {(flat input index, dim): symbol}, read from every input
 
     def forward(self, *args, **kwargs):
@@ -310,7 +315,7 @@ class _ExportedModule(CapturedGraphModule):
             t = flat[i] if i < len(flat) else None
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"Expected input at inputs[{i}] to be a tensor, got {type(t).__name__}")
-            want, name = placeholder.meta["shape"], placeholder.name
+            want, name = placeholder.meta["shape"], self._access[i] if i < len(self._access) else placeholder.name
             if t.dim() != len(want):
                 raise RuntimeError(f"Unexpected number of dimensions in input at inputs[{i}].shape "
                                    f"(expected {list(want)}, got {list(t.shape)})")

@@ -52,7 +52,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
                "out_spec": _value(gm._out_spec),
                "range_constraints": [[str(k), _bound(v.lower), _bound(v.upper)] for k, v in ep.range_constraints.items()],
                "int_inputs": ep.int_inputs, "object_inputs": ep.object_inputs,
-               "lifted": sorted(gm.__dict__.get("_lifted", ())),
+               "lifted": sorted(gm.__dict__.get("_lifted", ())), "access": gm.__dict__.get("_access", []),
                "non_persistent": sorted(ep.graph_signature.non_persistent_buffers),
                "tensors": [{"name": name, "dtype": t.dtype.name, "shape": list(t.shape),
                             "parameter": isinstance(t, Parameter), "requires_grad": t.requires_grad}
@@ -104,6 +104,9 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             raise ValueError(f"the saved inputs {program['inputs']!r} do not match the graph's placeholders")
         gm = CapturedGraphModule(root, graph, inputs, _load_value(program["out_spec"], {}))
         gm._lifted, gm._non_persistent = set(program.get("lifted", ())), set(program.get("non_persistent", ()))
+        gm._access = program.get("access", [])
+        if not all(isinstance(a, str) for a in gm._access):
+            raise ValueError(f"the saved input names {gm._access!r} are not strings")
         if not gm._lifted | gm._non_persistent <= set(root):
             raise ValueError(f"the saved constants {sorted(gm._lifted | gm._non_persistent)} are not among its tensors")
         ranges = {symbol(str(name)): ValueRanges(_load_bound(lo), _load_bound(hi))
