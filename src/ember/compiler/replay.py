@@ -1,9 +1,9 @@
 """Running a captured graph without code generation: the reference runners.
 
 ``interpret(graph)`` calls each node's ``target.forward`` on NumPy arrays (no dispatcher, no
-autograd; NumPy's floating-point warnings off, as the dispatcher's), then performs the mutations:
-the stand-in for the code generator's ``compile_graph`` and the ``aot_eager`` backend. ``dispatch(graph)`` runs each node through
-``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
+autograd; NumPy's floating-point warnings off, as the dispatcher's), then performs the
+mutations: the stand-in for the code generator's ``compile_graph`` and the ``aot_eager``
+backend. ``dispatch(graph)`` runs each node through ``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
 what runs a forward-only graph whose outputs need gradients. A control-flow node runs its
 subgraphs with the same runner as its graph (``dispatch`` on tensors through ``target.dispatch``).
 """

@@ -195,9 +195,10 @@ def _locate(body, line, marks, func):
 
 def _keeps_raising(statement, func):
     """Whether each manager of the ``with`` ``statement`` is made by ember's own code
-    (``ember.no_grad()``, ``torch.autocast(...)``: a dotted name of ``func``'s globals, called), whose ``__exit__`` never swallows an exception. Another one
-    (``contextlib.suppress(E)``, the user's) may swallow what a piece raised, and the piece's
-    bindings made before the raise would be lost with its frame: that ``with`` runs whole."""
+    (``ember.no_grad()``, ``torch.autocast(...)``: a dotted name of ``func``'s globals, called),
+    whose ``__exit__`` never swallows an exception. Another one (``contextlib.suppress(E)``, the
+    user's) may swallow what a piece raised, and the piece's bindings made before the raise
+    would be lost with its frame: that ``with`` runs whole."""
     for item in statement.items:
         node, path = item.context_expr, []
         node = node.func if isinstance(node, ast.Call) else node

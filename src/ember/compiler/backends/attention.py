@@ -59,8 +59,8 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     """A C function computing one matrix of ``out`` (float32, its rows ``n`` a multiple of the
     vector's lanes dividing the tile: :func:`_tile_shape`) as ``alpha A B``, or None for other
     shapes. Each call packs B (k x n) into a contiguous block on the stack, then keeps a tile of
-    ``tile / n`` rows of C in vector registers while it runs over k. Attention's per-head products (64 x 64 x 32 in the tiny
-    GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
+    ``tile / n`` rows of C in vector registers while it runs over k. Attention's per-head
+    products (64 x 64 x 32 in the tiny GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
     A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
     skips the terms whose A is 0 in all of its rows, after checking on each call that A is 0

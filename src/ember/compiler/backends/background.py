@@ -5,8 +5,8 @@ never earns it back. With ``async_compile`` the graph runs as generated Python (
 used where there is no compiler, already free of the dispatcher) from its first call, while
 one background thread plans, generates and compiles its C, one compiler process at a time
 beside the program's own work (at exit, the builds still queued run in parallel, a core each);
-the first call after the library is ready switches to it. A graph whose library is in the disk cache runs its C at once. torch's counterpart is
-Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until the compile
+the first call after the library is ready switches to it. A graph whose library is in the
+disk cache runs its C at once. torch's counterpart is Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until the compile
 finishes).
 
 What it changes: which code computes a step depends on when the compiler finishes, so two
