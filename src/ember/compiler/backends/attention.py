@@ -233,11 +233,16 @@ def attention_kernel(src, node, fname):
     causal = bool(attrs.get("is_causal"))
     if mask is None and causal:
         # Key j > query i is masked: only the first i + 1 scores of row i take part; the masked
-        # ones are written 0. The loops run over the whole row (a constant count of whole
-        # vectors) and select: loops of i + 1 took 0.8 ms per [16, 4, 64, 64] on a Xeon, these 0.35.
+        # ones are written 0. The loops run over the whole vectors holding a j <= i and select
+        # (loops of i + 1, with their scalar tails, took 0.8 ms per [16, 4, 64, 64] on a Xeon,
+        # the whole row 0.35); the vectors after them are only written 0 times 1 / s (NaN in a
+        # row holding one), which left out 44% of the exponentials: 0.77 -> 0.62 ms (AVX2).
+        lanes = vector_bytes() // out.dtype.itemsize - 1
         row = [f"for (long i = 0; i < {rows}; i++) {{",
                f"    {t}* restrict y = C + oc + i*{n};",
-               *_softmax_row(t, sfx, str(n), "y[j]", False, out.dtype, keep="j <= i"),
+               f"    const long jn = (i | {lanes}) + 1 < ({n}) ? (i | {lanes}) + 1 : ({n});",
+               *_softmax_row(t, sfx, "jn", "y[j]", False, out.dtype, keep="j <= i"),
+               f"    for (long j = jn; j < ({n}); j++) y[j] = 0 * inv;",
                "}"]
     else:
         score = "y[j]"

@@ -162,7 +162,11 @@ EM_INLINE double em_sigmoid(double x) {
  *    (few bits) and its difference with h (Sterbenz's lemma), so r carries only m's rounding;
  *    then erf = (1 - 2^n) - 2^n expm1(r), 1 - 2^n exact, one rounding in the last fmaf;
  *    expm1(r) = r + r^2 e(r), |r| <= ln2/2, e of degree 4. t is clamped to 3.92, beyond
- *    which erf rounds to 1 (erfc(3.92) < 2^-25): the formula gives exactly 1 there.
+ *    which erf rounds to 1 (erfc(3.92) < 2^-25): the formula gives exactly 1 there. m and e
+ *    are evaluated in Estrin's scheme (pairs of terms, then powers of d and r): the large
+ *    range's chain of dependent operations is 24 cycles shorter than by Horner's rule, and
+ *    GELU's loop 7% faster with 256-bit vectors (AMD EPYC, AVX2, session 24), the same
+ *    0.7169 ulp at most over every float in [0.5, 4].
  * The polynomials are weighted minimax fits (Lawson's iteratively reweighted least squares)
  * made for ember, their coefficients rounded to float one at a time, low order first, with
  * the higher ones refitted. GELU's loop over 512K floats (one thread, loaded Xeon): 0.32 ms
@@ -177,19 +181,17 @@ EM_INLINE float em_erff(float x) {
     r = fmaf(r, s, 1.283791661e-01f);
     float small = fmaf(a, fmaf(-3.761262000e-01f, sl, r), a);
     float t = a > 3.92f ? 3.92f : a, h = t * t, l = fmaf(t, t, -h), d = t - 0.75f;
-    float m = -1.929271457e-05f;
-    m = fmaf(m, d, 3.111142432e-04f); m = fmaf(m, d, -2.432184294e-03f);
-    m = fmaf(m, d, 1.279035863e-02f); m = fmaf(m, d, -5.292420834e-02f);
-    m = fmaf(m, d, 1.921517551e-01f); m = fmaf(m, d, -7.258738279e-01f);
-    m = fmaf(m, d, 7.609971362e-05f);                   /* + P0 = log(erfcx(t)) */
+    float d2 = d * d, d4 = d2 * d2;                     /* m + P0 = log(erfcx(t)), Estrin's scheme */
+    float m01 = fmaf(-7.258738279e-01f, d, 7.609971362e-05f), m23 = fmaf(-5.292420834e-02f, d, 1.921517551e-01f);
+    float m45 = fmaf(-2.432184294e-03f, d, 1.279035863e-02f), m67 = fmaf(-1.929271457e-05f, d, 3.111142432e-04f);
+    float m = fmaf(fmaf(m67, d2, m45), d4, fmaf(m23, d2, m01));
     const float p0 = -6.794433594e-01f, log2e = 1.44269504088896341f, shift = 12582912.0f;
     /* n = round(q / ln2) by adding 1.5 * 2^23: n is then in v's low mantissa bits */
     float v = fmaf(m - h, log2e, shift + p0 * log2e), n = v - shift;
     float rq = (fmaf(-n, 0.693359375f, p0) - h + m) - fmaf(n, -2.12194440e-4f, l);
-    float e = 1.394631341e-03f;
-    e = fmaf(e, rq, 8.371467702e-03f); e = fmaf(e, rq, 4.166634008e-02f);
-    e = fmaf(e, rq, 1.666649729e-01f); e = fmaf(e, rq, 5.000000000e-01f);
-    float u = fmaf(e * rq, rq, rq), p2 = em_bits_to_f((em_f_to_bits(v) + 127) << 23);
+    float r2 = rq * rq, e = fmaf(fmaf(1.394631341e-03f, r2, fmaf(8.371467702e-03f, rq, 4.166634008e-02f)), r2,
+                                 fmaf(1.666649729e-01f, rq, 5.000000000e-01f));
+    float u = fmaf(e, r2, rq), p2 = em_bits_to_f((em_f_to_bits(v) + 127) << 23);
     float y = copysignf(a < 0.75f ? small : fmaf(-p2, u, 1.0f - p2), x);
     return x != x ? x : y;
 }
