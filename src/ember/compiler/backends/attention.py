@@ -232,18 +232,7 @@ def attention_kernel(src, node, fname):
     mask = node.args[2] if len(node.args) > 2 and _is_node(node.args[2]) else None
     causal = bool(attrs.get("is_causal"))
     if mask is None and causal:
-        # Key j > query i is masked: only the first i + 1 scores of row i take part; the masked
-        # ones are written 0. The loops run over the whole vectors holding a j <= i and select
-        # (loops of i + 1, with their scalar tails, took 0.8 ms per [16, 4, 64, 64] on a Xeon,
-        # the whole row 0.35); the vectors after them are only written 0 times 1 / s (NaN in a
-        # row holding one), which left out 44% of the exponentials: 0.77 -> 0.62 ms (AVX2).
-        lanes = vector_bytes() // out.dtype.itemsize - 1
-        row = [f"for (long i = 0; i < {rows}; i++) {{",
-               f"    {t}* restrict y = C + oc + i*{n};",
-               f"    const long jn = (i | {lanes}) + 1 < ({n}) ? (i | {lanes}) + 1 : ({n});",
-               *_softmax_row(t, sfx, "jn", "y[j]", False, out.dtype, keep="j <= i"),
-               f"    for (long j = jn; j < ({n}); j++) y[j] = 0 * inv;",
-               "}"]
+        row = _causal_softmax_rows(t, sfx, rows, n, out.dtype)
     else:
         score = "y[j]"
         if mask is not None:
@@ -267,6 +256,32 @@ def attention_kernel(src, node, fname):
     return head + lines
 
 
+def _causal_softmax_rows(t, sfx, rows, n, dtype):
+    """The softmax of a causal attention's scores C[i, j], row i keeping j <= i and the others
+    written 0, in blocks of 16 rows: each block's maxima, then its exponentials and their sums,
+    then the scaling, each phase a loop over the block's rows (their chains of exp and sum are
+    independent, so the CPU overlaps rows; row by row, each row's max, sum and division waited
+    for the one before: 0.62 -> 0.45 ms per [16, 4, 64, 64], AMD EPYC, AVX2). The loops run
+    over the whole vectors holding a j <= i and select (loops of i + 1, with their scalar
+    tails, took 0.8 ms on a Xeon, the whole row 0.35, these 44% fewer exponentials); the
+    vectors after them are written 0 times 1 / s (NaN in a row holding one)."""
+    lanes = vector_bytes() // dtype.itemsize - 1
+    maxima, sums, scaling = _softmax_parts(t, sfx, "jn", "y[j]", False, dtype, keep="j <= i")
+
+    def phase(body):
+        return ["    for (long i = i0; i < i1; i++) {",
+                f"        {t}* restrict y = C + oc + i*{n};",
+                f"        const long jn = (i | {lanes}) + 1 < ({n}) ? (i | {lanes}) + 1 : ({n});",
+                *["    " + line for line in body], "    }"]
+    return [f"for (long i0 = 0; i0 < ({rows}); i0 += 16) {{",
+            f"    const long i1 = i0 + 16 < ({rows}) ? i0 + 16 : ({rows});",
+            f"    {t} mx[16], sm[16];",
+            *phase(maxima + ["    mx[i - i0] = m;"]),
+            *phase([f"    const {t} m = mx[i - i0];"] + sums + ["    sm[i - i0] = s;"]),
+            *phase([f"    const {t} s = sm[i - i0];"] + scaling + [f"    for (long j = jn; j < ({n}); j++) y[j] = 0 * inv;"]),
+            "}"]
+
+
 def _softmax_row(t, sfx, keys, score, zero_rows, dtype, keep=None):
     """Softmax over ``y[0:keys]`` after ``y[j] = score``: the max (NaN if a score is), the
     sum of exponentials, the scaling. With ``zero_rows`` a row whose scores are all -inf gives
@@ -275,26 +290,33 @@ def _softmax_row(t, sfx, keys, score, zero_rows, dtype, keep=None):
     scores take part and the others are written 0; no exponential of -inf is taken (its
     underflow through the subnormals costs a microcode assist per lane on Intel CPUs, 8x the
     time of a finite argument)."""
+    return [line for part in _softmax_parts(t, sfx, keys, score, zero_rows, dtype, keep) for line in part]
+
+
+def _softmax_parts(t, sfx, keys, score, zero_rows, dtype, keep=None):
+    """:func:`_softmax_row`'s lines in three parts: the max ``m``, the exponentials and their
+    sum ``s`` (reading ``m``), the scaling (reading ``s``)."""
     if keep is not None:
-        lines = [f"    {t} m = -INFINITY; int nan = 0;",
-                 "    " + simd_reduction("max", "m") + " reduction(|:nan)",
-                 f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {keep} ? {score} : -INFINITY; m = v > m ? v : m; nan |= v != v; }}",
-                 "    if (nan) m = NAN;", f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
-                 f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}({score} - m); e = {keep} ? e : 0; y[j] = e; s += e; }}"]
-        return lines + [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
-    lines = [f"    {t} m = -INFINITY; int nan = 0;",
-             "    " + simd_reduction("max", "m") + " reduction(|:nan)",
-             f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {score}; y[j] = v; m = v > m ? v : m; nan |= v != v; }}",
-             "    if (nan) m = NAN;"]
+        maxima = [f"    {t} m = -INFINITY; int nan = 0;",
+                  "    " + simd_reduction("max", "m") + " reduction(|:nan)",
+                  f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {keep} ? {score} : -INFINITY; m = v > m ? v : m; nan |= v != v; }}",
+                  "    if (nan) m = NAN;"]
+        sums = [f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
+                f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}({score} - m); e = {keep} ? e : 0; y[j] = e; s += e; }}"]
+        return maxima, sums, [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
+    maxima = [f"    {t} m = -INFINITY; int nan = 0;",
+              "    " + simd_reduction("max", "m") + " reduction(|:nan)",
+              f"    for (long j = 0; j < {keys}; j++) {{ {t} v = {score}; y[j] = v; m = v > m ? v : m; nan |= v != v; }}",
+              "    if (nan) m = NAN;"]
     if zero_rows:
         lowest = c_literal(-np.finfo(dtype).max, dtype)
-        lines.append(f"    if (m < {lowest}) m = {lowest};")
-    lines += [f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
-              f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}(y[j] - m); y[j] = e; s += e; }}"]
+        maxima.append(f"    if (m < {lowest}) m = {lowest};")
+    sums = [f"    {t} s = 0;", "    " + simd_reduction("+", "s"),
+            f"    for (long j = 0; j < {keys}; j++) {{ {t} e = em_exp{sfx}(y[j] - m); y[j] = e; s += e; }}"]
     if zero_rows:
         tiny = c_literal(np.finfo(dtype).tiny, dtype)
-        lines.append(f"    if (s < {tiny}) s = {tiny};")
-    return lines + [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
+        sums.append(f"    if (s < {tiny}) s = {tiny};")
+    return maxima, sums, [f"    {t} inv = 1 / s;", f"    for (long j = 0; j < {keys}; j++) y[j] *= inv;"]
 
 
 def softmax_grad_kernel(src, node, fname):
