@@ -261,10 +261,11 @@ def _causal_softmax_rows(t, sfx, rows, n, dtype):
     written 0, in blocks of 16 rows: each block's maxima, then its exponentials and their sums,
     then the scaling, each phase a loop over the block's rows (their chains of exp and sum are
     independent, so the CPU overlaps rows; row by row, each row's max, sum and division waited
-    for the one before: 0.62 -> 0.45 ms per [16, 4, 64, 64], AMD EPYC, AVX2). The loops run
-    over the whole vectors holding a j <= i and select (loops of i + 1, with their scalar
-    tails, took 0.8 ms on a Xeon, the whole row 0.35, these 44% fewer exponentials); the
-    vectors after them are written 0 times 1 / s (NaN in a row holding one)."""
+    for the one before: 0.62 -> 0.55 ms per [16, 4, 64, 64] in the GPT step, AMD EPYC, AVX2).
+    The loops run over the whole vectors holding a j <= i and select (loops of i + 1, with
+    their scalar tails, took 0.8 ms on a Xeon, the whole row 0.35; these take 44% fewer
+    exponentials than the whole row); the vectors after them are written 0 times 1 / s (NaN
+    in a row holding one)."""
     lanes = vector_bytes() // dtype.itemsize - 1
     maxima, sums, scaling = _softmax_parts(t, sfx, "jn", "y[j]", False, dtype, keep="j <= i")
 
