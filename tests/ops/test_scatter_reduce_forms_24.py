@@ -82,3 +82,19 @@ def test_scatter_reduce_max_min_compute_as_amax_amin_and_refuse_backward(reduce,
         assert eo == to and to.endswith(f"but got {reduce}.")
     else:
         np.testing.assert_allclose(eo, to)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_refusing_backward_raises_at_backward_as_eager(backend):
+    """The joint capture meets the refusing node: the graph replays through the dispatcher
+    (no recorded backward), so the forward runs and the backward raises eager's error."""
+    ember.compiler.reset()
+    i = ember.tensor([[0, 1, 0, 1]])
+    compiled = ember.compile(lambda x: x.scatter(1, i, 2.0, reduce="multiply") * 3 + x, backend=backend)
+    for _ in range(3):
+        x = ember.randn(1, 4, requires_grad=True)
+        y = compiled(x)
+        expected = x.detach().scatter(1, i, 2.0, reduce="multiply") * 3 + x.detach()
+        np.testing.assert_allclose(y.detach().numpy(), expected.numpy())
+        with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+            y.sum().backward()
