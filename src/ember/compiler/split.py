@@ -50,7 +50,7 @@ from ..nn.modules.module import Module
 from .split_run import CalleeSwap, Piece, module_call
 from .structure import EMBER_DIR
 from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
-                           exposed, first, make_def, own, stores, trivial)
+                           exposed, first, make_def, own, reads, stores, trivial)
 
 __all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
 
@@ -113,7 +113,9 @@ def _describe(segments, callees):
         begin, end = statements[0].lineno, statements[-1].end_lineno
         where = f"[line {begin}]" if begin == end else f"[lines {begin}-{end}]"
         if kind == "open":
-            inner = " | else: ".join(_describe(segs, callees) for _, segs in bodies)
+            labels = {"orelse": " | else: ", "finalbody": " | finally: "}
+            inner = "".join((labels.get(field, " | except: ") if k else "") + _describe(segs, callees)
+                            for k, (field, segs) in enumerate(bodies))
             parts.append(f"{type(statements[0]).__name__.lower()} {where} ({inner})")
             continue
         parts.append(f"{'pieces' if kind == 'piece' else 'eager'} {where}")
@@ -176,61 +178,50 @@ def plan(fn, signature_of, cap):
 
 def _locate(body, line, marks, func):
     """Marks the statements of ``body`` holding ``line`` in ``marks`` (by ``id``): ``"open"`` a
-    ``for``/``while``/``if``/``with`` (then its bodies' statements holding it, recursively; a
-    line in its header holds none; a ``with`` only when :func:`_keeps_raising`), ``"eager"`` any
-    other. Returns the ones marked eager."""
+    ``for``/``while``/``if``/``with``/``try`` (then its bodies' statements holding it,
+    recursively; a line in its header holds none), ``"eager"`` any other. Returns the ones
+    marked eager."""
     leaves = []
     for s in body:
         if not first(s) <= line <= s.end_lineno:
             continue
-        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager" \
-                and (not isinstance(s, ast.With) or _keeps_raising(s, func)):
+        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager":
             marks[id(s)] = "open"
-            leaves += _locate(s.body, line, marks, func) + _locate(getattr(s, "orelse", []), line, marks, func)
+            for _, inner in _bodies(s):
+                leaves += _locate(inner, line, marks, func)
         else:
             marks[id(s)] = "eager"
             leaves.append(s)
     return leaves
 
 
-def _keeps_raising(statement, func):
-    """Whether each manager of the ``with`` ``statement`` is made by ember's own code
-    (``ember.no_grad()``, ``torch.autocast(...)``: a dotted name of ``func``'s globals, called),
-    whose ``__exit__`` never swallows an exception. Another one (``contextlib.suppress(E)``, the
-    user's) may swallow what a piece raised, and the piece's bindings made before the raise
-    would be lost with its frame: that ``with`` runs whole."""
-    for item in statement.items:
-        node, path = item.context_expr, []
-        node = node.func if isinstance(node, ast.Call) else node
-        while isinstance(node, ast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id in func.__code__.co_varnames + func.__code__.co_freevars:
-            return False
-        value = func.__globals__.get(node.id)
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
-        module = getattr(value, "__module__", None) or ""
-        if value is None or not (module == "ember" or module.startswith("ember.")):
-            return False
-    return True
+def _bodies(s):
+    """``[(field, statements)]``: the bodies of an openable statement (a ``try``'s handlers as
+    ``handler0``, ``handler1`` ...)."""
+    fields = [("body", s.body)] + [(f"handler{i}", h.body) for i, h in enumerate(getattr(s, "handlers", ()))]
+    return fields + [(f, getattr(s, f)) for f in ("orelse", "finalbody") if getattr(s, f, None)]
 
 
 def _callees(statement, callee, func):
     """``(callee, names, attributes)`` or None: which calls of ``statement`` may reach
     ``callee``, the user code a graph break happened in (not ember's, the standard library's nor
-    an installed package's, which stay eager inside the statement): ``names``, the names (global
-    or closure variables) holding a function of that code; ``attributes``, whether calls of an
-    attribute (``self.inner(h)``, ``self.helper(x)``) may, ``callee`` being a method's (its first
-    parameter ``self``). Each is checked again at each call (:class:`~.split_run.CalleeSwap`)."""
+    an installed package's, which stay eager inside the statement): ``names``, the names holding
+    a function of that code (global or closure variables) or that may (local variables:
+    ``fn = self.helper; fn(x)``); ``attributes``, whether the statement calls an attribute
+    (``self.inner(h)``, ``utils.log(x)``, ``self.cfg.fn(x)``). Each is checked again at each call
+    (:class:`~.split_run.CalleeSwap`)."""
     if callee is func.__code__ or callee.co_filename.startswith(_NOT_USER) or callee.co_filename.startswith("<") \
             or callee.co_flags & _FLAGS:
         return None
-    code, found = func.__code__, set()
+    code, found, attributes = func.__code__, set(), False
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     for node in own(statement):
+        attributes |= isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
-        if name is None or name in code.co_varnames or name in code.co_cellvars:
+        if name is None:
+            continue
+        if name in code.co_varnames or name in code.co_cellvars:
+            found.add(name)  # (what it holds is known at the call only)
             continue
         if name in cells:
             try:
@@ -241,7 +232,6 @@ def _callees(statement, callee, func):
             value = func.__globals__.get(name)
         if isinstance(value, types.FunctionType) and value.__code__ is callee:
             found.add(name)
-    attributes = callee.co_argcount > 0 and callee.co_varnames[0] == "self"
     return (callee, found, attributes) if found or attributes else None
 
 
@@ -257,7 +247,12 @@ def _segments(body, local, marks, sure, maybe, after, top):
         if kind == "eager":
             out.append((kind, statements, (), ()))
         elif kind == "open":
-            out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
+            try:
+                out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
+            except Refused:  # (a name its handlers read that its body may not have bound): as written
+                if not isinstance(statements[0], (ast.Try, ast.With)):
+                    raise
+                out.append(("eager", statements, (), ()))
         else:
             if r != len(runs) - 1 and any(isinstance(n, ast.Return) for s in statements for n in own(s)):
                 raise Refused(f"a return at line {statements[0].lineno} in a piece that is not the last")
@@ -305,7 +300,24 @@ def _runs(body, marks, top):
 
 def _open(s, local, marks, sure, maybe, later):
     """``[(field, segments)]`` of an opened statement's bodies: a loop's body is entered with
-    what any earlier turn may have bound, and what the next turn reads is read after it."""
+    what any earlier turn may have bound, and what the next turn reads is read after it; a
+    ``try``'s handlers and ``finally`` with what its body may have bound before raising, and
+    what they read is read after each statement of the body."""
+    if isinstance(s, ast.Try):
+        final = exposed(s.finalbody)
+        handlers = [(h, {h.name} - {None}) for h in s.handlers]
+        caught = final | exposed(s.orelse).union(*(exposed(h.body) - name for h, name in handlers))
+        caught |= set().union(*(reads(h.type) for h in s.handlers if h.type is not None))
+        tried = maybe.union(*map(stores, s.body))
+        bodies = [("body", _segments(s.body, local, marks, sure, maybe, later | caught, False))]
+        bodies += [(f"handler{i}", _segments(h.body, local, marks, sure | name, tried | name, later | final, False))
+                   for i, (h, name) in enumerate(handlers)]
+        if s.orelse:
+            done = sure.union(*map(definite, s.body))
+            bodies.append(("orelse", _segments(s.orelse, local, marks, done, tried, later | final, False)))
+        if s.finalbody:
+            bodies.append(("finalbody", _segments(s.finalbody, local, marks, sure, maybe | stores(s), later, False)))
+        return bodies
     if isinstance(s, ast.With):
         header = set().union(*(stores(i) for i in s.items))
         return [("body", _segments(s.body, local, marks, sure | header, maybe | header, later, False))]
@@ -329,7 +341,7 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     by ``make_callee(function)``."""
     func, fdef = the_plan.func, the_plan.tree
     code = func.__code__
-    defs, names, labels, lasts, swaps = [], [], [], [], {}
+    defs, names, labels, lasts, guards, swaps = [], [], [], [], [], {}
 
     def swapped(statement):
         """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it."""
@@ -344,7 +356,7 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
                 node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
         return ast.fix_missing_locations(statement)
 
-    def emit(segments, top):
+    def emit(segments, top, guarded=False):
         out = []
         for kind, statements, params, results in segments:
             if kind == "eager":
@@ -352,8 +364,12 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
                 continue
             if kind == "open":
                 opened = copy.copy(statements[0])
+                if isinstance(opened, ast.Try):
+                    opened.handlers = list(map(copy.copy, opened.handlers))
                 for field, inner in params:
-                    setattr(opened, field, emit(inner, False))
+                    where = opened.handlers[int(field[7:])] if field.startswith("handler") else opened
+                    setattr(where, "body" if where is not opened else field,
+                            emit(inner, False, guarded or isinstance(opened, (ast.Try, ast.With))))
                 out.append(opened)
                 continue
             name = f"{PREFIX}piece{len(names)}"
@@ -377,6 +393,9 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
                                       call, **at))
             else:
                 out.append(ast.Expr(call, **at))
+            guards.append(guarded and bool(results))
+            if guards[-1]:  # an exception a handler, finally or manager may see: it sees what was bound
+                out[-1] = _handing_back(out[-1], name, results, at)
         return out
     body = emit(the_plan.segments, True)
     at = dict(lineno=fdef.lineno, col_offset=0)
@@ -390,8 +409,9 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     made = namespace[PREFIX + "make"]()
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     pieces = []
-    for f, label, last in zip(made, labels, lasts):
+    for f, label, last, guarded in zip(made, labels, lasts, guards):
         pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(PREFIX):-3], None), label, last))
+        pieces[-1].guarded = guarded
     cells.update((name, types.CellType(p)) for name, p in zip(names, pieces))
     callees = [CalleeSwap(callee, make_callee) for callee in swaps]
     cells.update((name, types.CellType(swap)) for name, swap in zip(swaps.values(), callees))
@@ -399,6 +419,22 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     split_fn.__kwdefaults__ = func.__kwdefaults__
     split_fn.pieces, split_fn.callees = pieces, callees
     return split_fn
+
+
+def _handing_back(statement, piece, results, at):
+    """``try: statement except BaseException: <each of results the piece bound before raising,
+    bound here>; raise`` (:meth:`~.split_run.Piece.bound`)."""
+    load = lambda n: ast.Name(n, ast.Load(), **at)  # noqa: E731
+    got, raised = PREFIX + "bound", PREFIX + "raised"
+    bound = ast.Call(ast.Attribute(load(piece), "bound", ast.Load(), **at), [load(raised)], [], **at)
+    handler = [ast.Assign([ast.Name(got, ast.Store(), **at)], bound, **at)]
+    for n in results:
+        value = ast.Subscript(load(got), ast.Constant(n, **at), ast.Load(), **at)
+        handler.append(ast.If(ast.Compare(ast.Constant(n, **at), [ast.In()], [load(got)], **at),
+                              [ast.Assign([ast.Name(n, ast.Store(), **at)], value, **at)], [], **at))
+    handler.append(ast.Raise(**at))
+    catch = ast.ExceptHandler(load("BaseException"), raised, handler, **at)
+    return ast.Try([statement], [catch], [], [], **at)
 
 
 def _bare(args):
