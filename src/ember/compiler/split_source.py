@@ -101,9 +101,10 @@ def check(fdef, code):
 
 
 def trivial(s):
-    """A statement of plain Python not worth a graph: ``pass``, ``break``, ``continue``, a docstring,
-    ``return`` of names, a name bound to a name or constant."""
-    if isinstance(s, (ast.Pass, ast.Break, ast.Continue)) \
+    """A statement of plain Python not worth a graph: ``pass``, ``break``, ``continue``, ``raise``
+    (a piece that raises keeps no graph), a docstring, ``return`` of names, a name bound to a
+    name or constant."""
+    if isinstance(s, (ast.Pass, ast.Break, ast.Continue, ast.Raise)) \
             or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
         return True
     if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Name, ast.Constant)):  # ``acc = x``
