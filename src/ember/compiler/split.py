@@ -4,39 +4,42 @@ eager statements between them (torch.dynamo's "resume functions", carried to cap
 A recording that met graph breaks tells, for each break, the frames between it and the
 recording (:func:`~.structure.frames_below`): the outermost one running the function's code
 gives the line that broke. From the function's source (``inspect.getsource``, ``ast``,
-:mod:`.split_source`) :func:`plan` finds the statements around that line: a ``for``,
-``while``, ``if`` or ``with`` holding it is *opened* (its header runs eagerly as written, its
-bodies are split the same way, recursively), any other statement holding it runs as written,
-eagerly. In each body, each maximal run of statements without a break is a *piece*, a
-generated function (its parameters: the names it reads or may keep that are bound before it;
-its results: the names it binds that a later statement, or the loop's next turn, reads) that
-is compiled with the same options as the function and so has its own guards, recompiles and
-replays. Inside an opened statement a statement that may ``return``, ``break`` or
-``continue`` out of its body runs eagerly. A break inside user code the statement calls (a
-function by name, a method or a module's ``forward`` through an attribute) makes that code
-compiled on its own, same options (split at its own breaks in turn): the eager statement
-calls it through a :class:`~.split_run.CalleeSwap`. :func:`build` generates a function with
-the original's signature that does all this, seeing the original's globals (its
-``__globals__``) and closure cells (by name) live; its code carries the user's file and line
-numbers, so tracebacks and the break reasons of the pieces name the user's lines.
+:mod:`.split_source`) :func:`plan` finds the statements around that line: a ``for``, ``while``,
+``if``, ``with`` or ``try`` holding it is *opened* (its header runs eagerly as written, its
+bodies, a ``try``'s handlers, ``else`` and ``finally`` too, are split the same way,
+recursively), any other statement holding it runs as written, eagerly. In each body, each
+maximal run of statements without a break is a *piece*, a generated function (its parameters:
+the names it reads or may keep that are bound before it; its results: the names it binds that a
+later statement, or the loop's next turn, reads) that is compiled with the same options as the
+function and so has its own guards, recompiles and replays. Inside an opened statement a
+statement that may ``return``, ``break`` or ``continue`` out of its body runs eagerly. Inside a
+``try`` or ``with`` (whose manager may swallow an exception), a piece that raises hands back
+what it had bound (its frame, found in the traceback: :meth:`~.split_run.Piece.bound`) before
+the exception goes on to the handler, ``finally`` or ``__exit__``; a replay that raises there
+(an index out of range) runs the piece's Python instead, which raises with its frame. A break
+inside user code the statement calls (a function by name or through a local variable or an
+attribute, a method or a module's ``forward``) makes that code compiled on its own, same
+options (split at its own breaks in turn): the eager statement calls it through a
+:class:`~.split_run.CalleeSwap`. :func:`build` generates a function with the original's
+signature that does all this, seeing the original's globals (its ``__globals__``) and closure
+cells (by name) live; its code carries the user's file and line numbers, so tracebacks and the
+break reasons of the pieces name the user's lines.
 
 The split is refused (the function then runs eagerly on every call, as before) whenever it
 could change what the program computes: no source; a generator or coroutine; ``global``,
 ``nonlocal``, ``del``, ``match``, ``yield``, ``await``, ``locals()``/``vars()``/``eval``/
 ``exec``/``dir()``, zero-argument ``super()``/``__class__``; a nested function, class or
-generator expression closing over its locals; a ``return`` in a top-level piece that is not
-the last one; a walrus inside a comprehension; a name crossing between pieces that may be
-unbound there; a break that is not inside one of the function's own statements (a forward
-hook's). At run time a piece whose recording returns what a replay cannot give back the same
-(a tensor sharing memory with an input, a parameter or another result; a list, dict or other
-mutable object) runs eagerly from then on. A ``with`` whose manager is not ember's own
-(``contextlib.suppress``, the user's) is not opened: it may swallow an exception a piece
-raised after binding names, which the piece's frame would lose. Limits: a ``try`` statement or a loop header that
-breaks stays eager whole (a header's break opens the bodies, not the header); a callee reached
-through a local variable, a second one breaking in the same statement, or a plain function
-reached through an attribute (``utils.log(x)``) runs eagerly inside its statement; a Python
-number passed from an eager statement into a piece is a guard on its value (a loop counter a
-piece reads recompiles it each turn, up to the limit).
+generator expression closing over its locals; a ``return`` in a top-level piece that is not the
+last one; a walrus inside a comprehension; a name crossing between pieces that may be unbound
+there; a break that is not inside one of the function's own statements (a forward hook's). At
+run time a piece whose recording returns what a replay cannot give back the same (a tensor
+sharing memory with an input, a parameter or another result; a list, dict or other mutable
+object) runs eagerly from then on. A ``try`` whose handlers, ``else`` or ``finally`` read a
+name its body may not have bound runs whole, eagerly. Limits: a loop header that breaks stays
+eager (its break opens the bodies, not the header); a second callee breaking in the same
+statement runs eagerly inside it; a Python number passed from an eager statement into a piece
+is a guard on its value (a loop counter a piece reads recompiles it each turn, up to the
+limit).
 """
 import ast
 import copy
@@ -89,8 +92,8 @@ def _function(fn):
 class Plan:
     """The split of ``func``: ``segments``, each ``(kind, statements, params, results)`` with
     kind ``"piece"`` (captured), ``"eager"`` (run as written) or ``"open"`` (one statement run
-    as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"`` and
-    ``"orelse"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
+    as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"``, a
+    ``try``'s ``"handler0"``..., ``"orelse"``, ``"finalbody"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
     statements, ``lines`` their lines in it (those before or after the call, a Python side
     effect, are each piece's own to find again); ``callees`` maps an eager statement (its
     ``id``) to ``(code, names, attributes)`` (see :func:`_callees`), the user code that broke

@@ -27,7 +27,11 @@ class Piece:
     each replay too (a replay's own is an alias of it); one a replay cannot give back the same
     makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
     piece, whose results are the function's (returned as a whole function's replay returns them).
-    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too."""
+    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too.
+    A ``guarded`` piece (inside a ``try`` or ``with``, binding names read after it) whose replay
+    raises runs its Python function instead, and from then on, so that the exception leaves a
+    frame holding what it bound (:meth:`bound`); unless a recording of it writes in place or runs
+    a backward, which a replay may have done in part (then the exception goes on as it is)."""
 
     def __init__(self, fn, compiled, log, last):
         self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
