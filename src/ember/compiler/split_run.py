@@ -45,7 +45,7 @@ class Piece:
         try:
             results = compiled(*args)
         except BaseException as error:
-            if not self.guarded or not _replayed(error) or _frame(error, self.fn.__code__) is not None \
+            if not self.guarded or not _replayed(error, compiled) or _frame(error, self.fn.__code__) is not None \
                     or any(e.cap.graph.mutations or e.cap.ran_backward or e.cap.grad_sets for e in compiled._entries):
                 raise
             # a replay raised (an index out of range) inside a try or with: the names bound before the
@@ -91,10 +91,13 @@ def _frame(error, code):
     return None if tb is None else tb.tb_frame
 
 
-def _replayed(error):
-    """Whether ``error`` was raised inside a compiled graph's replay (:class:`~.eval_frame._Entry`)."""
-    from .eval_frame import _Entry
-    return _frame(error, _Entry.__call__.__code__) is not None
+def _replayed(error, compiled):
+    """Whether ``error`` was raised inside a replay of one of ``compiled``'s entries (its graph run)."""
+    codes = {type(entry).__call__.__code__ for entry in compiled._entries}
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code not in codes:
+        tb = tb.tb_next
+    return tb is not None
 
 
 def _key(same):
