@@ -97,6 +97,16 @@ def _indexed(x, idx):
     return y
 
 
+def _unbound(x):
+    try:
+        y = x * 2
+        LOG.append(y.sum().item())
+        z = y.reshape(2, -1)
+    except RuntimeError:
+        z = y + 1  # y may be unbound here (had x * 2 raised): this handler runs as written
+    return z * 2
+
+
 def _run(fn, make, calls, monkeypatch):
     """Each call's (result or exception class, LOG) of eager torch, eager ember and compiled ember."""
     torch = pytest.importorskip("torch")
@@ -136,6 +146,8 @@ def _vector(module, n):
                                  "[lines 65-66], pieces [line 67] | finally: pieces [line 69]), eager [line 70]"),
     (_nested, [4, 4, 3, 3, 4], "try [lines 75-83] (with [lines 76-79] (pieces [line 77], eager [line 78], "
                                "pieces [line 79]), pieces [lines 80-81] | except: pieces [line 83])"),
+    (_unbound, [4, 3, 4, 3], "try [lines 101-106] (pieces [line 102], eager [line 103], pieces [line 104] "
+                             "| except: eager [line 106]), pieces [line 107]"),
 ])
 def test_a_try_that_breaks_is_split_and_keeps_eagers_meaning(fn, sizes, plan, monkeypatch):
     compiled = _run(fn, _vector, [(n,) for n in sizes], monkeypatch)

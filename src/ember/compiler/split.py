@@ -34,9 +34,9 @@ last one; a walrus inside a comprehension; a name crossing between pieces that m
 there; a break that is not inside one of the function's own statements (a forward hook's). At
 run time a piece whose recording returns what a replay cannot give back the same (a tensor
 sharing memory with an input, a parameter or another result; a list, dict or other mutable
-object) runs eagerly from then on. A ``try`` whose handlers, ``else`` or ``finally`` read a
-name its body may not have bound runs whole, eagerly. Limits: a loop header that breaks stays
-eager (its break opens the bodies, not the header); a second callee breaking in the same
+object) runs eagerly from then on. A ``try``'s handler, ``else`` or ``finally`` that reads a
+name its body may not have bound runs as written, eagerly. Limits: a loop header that breaks
+stays eager (its break opens the bodies, not the header); a second callee breaking in the same
 statement runs eagerly inside it; a Python number passed from an eager statement into a piece
 is a guard on its value (a loop counter a piece reads recompiles it each turn, up to the
 limit).
@@ -252,7 +252,7 @@ def _segments(body, local, marks, sure, maybe, after, top):
         elif kind == "open":
             try:
                 out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
-            except Refused:  # (a name its handlers read that its body may not have bound): as written
+            except Refused:  # (a name crossing its body's pieces that may be unbound): as written
                 if not isinstance(statements[0], (ast.Try, ast.With)):
                     raise
                 out.append(("eager", statements, (), ()))
@@ -313,13 +313,13 @@ def _open(s, local, marks, sure, maybe, later):
         caught |= set().union(*(reads(h.type) for h in s.handlers if h.type is not None))
         tried = maybe.union(*map(stores, s.body))
         bodies = [("body", _segments(s.body, local, marks, sure, maybe, later | caught, False))]
-        bodies += [(f"handler{i}", _segments(h.body, local, marks, sure | name, tried | name, later | final, False))
+        bodies += [(f"handler{i}", _or_eager(h.body, local, marks, sure | name, tried | name, later | final))
                    for i, (h, name) in enumerate(handlers)]
         if s.orelse:
             done = sure.union(*map(definite, s.body))
-            bodies.append(("orelse", _segments(s.orelse, local, marks, done, tried, later | final, False)))
+            bodies.append(("orelse", _or_eager(s.orelse, local, marks, done, tried, later | final)))
         if s.finalbody:
-            bodies.append(("finalbody", _segments(s.finalbody, local, marks, sure, maybe | stores(s), later, False)))
+            bodies.append(("finalbody", _or_eager(s.finalbody, local, marks, sure, maybe | stores(s), later)))
         return bodies
     if isinstance(s, ast.With):
         header = set().union(*(stores(i) for i in s.items))
@@ -335,6 +335,16 @@ def _open(s, local, marks, sure, maybe, later):
     if s.orelse:
         bodies.append(("orelse", _segments(s.orelse, local, marks, sure | before, turns, later, False)))
     return bodies
+
+
+def _or_eager(body, local, marks, sure, maybe, later):
+    """The segments of a ``try``'s handler, ``else`` or ``finally`` ``body``; where a piece of it
+    would read a name the ``try``'s body may not have bound (``except E: y = y + 1``), the
+    whole ``body`` as written, eagerly (a piece's parameter must be bound at its call)."""
+    try:
+        return _segments(body, local, marks, sure, maybe, later, False)
+    except Refused:
+        return [("eager", body, (), ())]
 
 
 def build(the_plan, make_piece, make_callee=lambda f: f):
