@@ -140,8 +140,8 @@ def _vector(module, n):
     (_caught, [4, 4, 3, 4, 3, 4], "pieces [line 25], try [lines 26-39] (pieces [line 27], eager [line 28], pieces "
                                   "[lines 29-31] | except: pieces [lines 33-34] | else: pieces [line 36] | finally: "
                                   "pieces [lines 38-39]), pieces [line 40]"),
-    (_looped, [2, 2, 2], "pieces [line 44], for [lines 45-56] (try [lines 46-56] (pieces [line 47], eager [lines 48-52], "
-                         "pieces [line 53] | finally: pieces [lines 55-56])), eager [line 57]"),
+    (_looped, [2, 2, 2], "pieces [line 44], for [lines 45-56] (try [lines 46-56] (pieces [line 47], eager "
+                         "[lines 48-52], pieces [line 53] | finally: pieces [lines 55-56])), eager [line 57]"),
     (_returned, [4, 4, 3, 3, 4], "pieces [line 61], try [lines 62-69] (eager [line 63], pieces [line 64], eager "
                                  "[lines 65-66], pieces [line 67] | finally: pieces [line 69]), eager [line 70]"),
     (_nested, [4, 4, 3, 3, 4], "try [lines 75-83] (with [lines 76-79] (pieces [line 77], eager [line 78], "
@@ -159,7 +159,8 @@ def test_a_replay_that_raises_hands_the_handler_what_eager_bound(monkeypatch):
     def make(module, idx):
         return module.arange(4, dtype=module.float32), module.tensor(idx)
     compiled = _run(_indexed, make, [([0, 1],), ([0, 1],), ([0, 1],), ([0, 9],), ([0, 1],), ([0, 9],)], monkeypatch)
-    assert compiled._plan[1].describe().endswith("pieces [lines 91-93] | except: pieces [lines 95-96]), eager [line 97]")
+    plan = compiled._plan[1].describe()
+    assert plan.endswith("pieces [lines 91-93] | except: pieces [lines 95-96]), eager [line 97]"), plan
 
 
 def _uncaught(x):

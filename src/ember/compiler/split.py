@@ -93,11 +93,11 @@ class Plan:
     """The split of ``func``: ``segments``, each ``(kind, statements, params, results)`` with
     kind ``"piece"`` (captured), ``"eager"`` (run as written) or ``"open"`` (one statement run
     as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"``, a
-    ``try``'s ``"handler0"``..., ``"orelse"``, ``"finalbody"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
-    statements, ``lines`` their lines in it (those before or after the call, a Python side
-    effect, are each piece's own to find again); ``callees`` maps an eager statement (its
-    ``id``) to ``(code, names, attributes)`` (see :func:`_callees`), the user code that broke
-    inside it and which of its calls may reach it."""
+    ``try``'s ``"handler0"``..., ``"orelse"``, ``"finalbody"``); ``breaks`` the recording's
+    ``(reason, where)`` inside the function's statements, ``lines`` their lines in it (those
+    before or after the call, a Python side effect, are each piece's own to find again);
+    ``callees`` maps an eager statement (its ``id``) to ``(code, names, attributes)`` (see
+    :func:`_callees`), the user code that broke inside it and which of its calls may reach it."""
 
     def __init__(self, func, tree, segments, breaks, lines, callees=None):
         self.func, self.tree, self.segments, self.breaks, self.lines = func, tree, segments, breaks, lines
@@ -160,7 +160,7 @@ def plan(fn, signature_of, cap):
         line = chain[at[-1]][1]  # the outermost: a recursive call's frame is not the statement
         if not any(first(s) <= line <= s.end_lineno for s in body):
             raise Refused(f"the graph break at line {line} is in no statement of the body")
-        leaves = _locate(body, line, marks, func)
+        leaves = _locate(body, line, marks)
         # the user code the break happened in below the statement (a function's, a method's, a
         # module's forward below ember's Module.__call__)
         below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
@@ -179,7 +179,7 @@ def plan(fn, signature_of, cap):
     return Plan(func, fdef, _segments(body, local, marks, bound, bound, set(), True), breaks, lines, callees)
 
 
-def _locate(body, line, marks, func):
+def _locate(body, line, marks):
     """Marks the statements of ``body`` holding ``line`` in ``marks`` (by ``id``): ``"open"`` a
     ``for``/``while``/``if``/``with``/``try`` (then its bodies' statements holding it,
     recursively; a line in its header holds none), ``"eager"`` any other. Returns the ones
@@ -191,7 +191,7 @@ def _locate(body, line, marks, func):
         if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager":
             marks[id(s)] = "open"
             for _, inner in _bodies(s):
-                leaves += _locate(inner, line, marks, func)
+                leaves += _locate(inner, line, marks)
         else:
             marks[id(s)] = "eager"
             leaves.append(s)
