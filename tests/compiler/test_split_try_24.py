@@ -247,3 +247,18 @@ def test_torchs_dynamo_runs_a_frame_whose_try_body_breaks_eagerly(monkeypatch):
     ours = ember._dynamo.explain(_caught)(ember.arange(4.0))
     assert theirs.graph_count == 0  # (it cannot resume inside a try block: the frame is skipped)
     assert (ours.graph_count, ours.graph_break_count) == (2, 1) and "try [lines" in ours.split
+
+
+def _twice(x, holder):
+    y = x + 1
+    y = holder.helper(utils.log(y)) * 2  # two callees that break in one statement
+    return y - 1
+
+
+def test_two_callees_breaking_in_one_statement_are_both_compiled_split(monkeypatch):
+    holder = Holder()
+    compiled = _run(_twice, lambda module, n: (module.arange(n, dtype=module.float32), holder),
+                    [(3,), (3,), (3,)], monkeypatch)
+    assert "eager [line" in compiled._plan[1].describe() and "(compiles Holder.helper, _logged)" in \
+        compiled._plan[1].describe()
+    assert counters["stats"]["unique_graphs"] == 4  # the two pieces, and a return in each callee

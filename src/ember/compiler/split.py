@@ -18,8 +18,8 @@ what it had bound (its frame, found in the traceback: :meth:`~.split_run.Piece.b
 the exception goes on to the handler, ``finally`` or ``__exit__``; a replay that raises there
 (an index out of range) runs the piece's Python instead, which raises with its frame. A break
 inside user code the statement calls (a function by name or through a local variable or an
-attribute, a method or a module's ``forward``) makes that code compiled on its own, same
-options (split at its own breaks in turn): the eager statement calls it through a
+attribute, a method or a module's ``forward``; each of two or more) makes that code compiled on
+its own, same options (split at its own breaks in turn): the eager statement calls it through a
 :class:`~.split_run.CalleeSwap`. :func:`build` generates a function with the original's
 signature that does all this, seeing the original's globals (its ``__globals__``) and closure
 cells (by name) live; its code carries the user's file and line numbers, so tracebacks and the
@@ -36,10 +36,9 @@ run time a piece whose recording returns what a replay cannot give back the same
 sharing memory with an input, a parameter or another result; a list, dict or other mutable
 object) runs eagerly from then on. A ``try``'s handler, ``else`` or ``finally`` that reads a
 name its body may not have bound runs as written, eagerly. Limits: a loop header that breaks
-stays eager (its break opens the bodies, not the header); a second callee breaking in the same
-statement runs eagerly inside it; a Python number passed from an eager statement into a piece
-is a guard on its value (a loop counter a piece reads recompiles it each turn, up to the
-limit).
+stays eager (its break opens the bodies, not the header); a Python number passed from an eager
+statement into a piece is a guard on its value (a loop counter a piece reads recompiles it each
+turn, up to the limit).
 """
 import ast
 import copy
@@ -96,8 +95,8 @@ class Plan:
     ``try``'s ``"handler0"``..., ``"orelse"``, ``"finalbody"``); ``breaks`` the recording's
     ``(reason, where)`` inside the function's statements, ``lines`` their lines in it (those
     before or after the call, a Python side effect, are each piece's own to find again);
-    ``callees`` maps an eager statement (its ``id``) to ``(code, names, attributes)`` (see
-    :func:`_callees`), the user code that broke inside it and which of its calls may reach it."""
+    ``callees`` maps an eager statement (its ``id``) to a list of ``(code, names, attributes)``
+    (see :func:`_callees`): the user code that broke inside it and which of its calls may reach it."""
 
     def __init__(self, func, tree, segments, breaks, lines, callees=None):
         self.func, self.tree, self.segments, self.breaks, self.lines = func, tree, segments, breaks, lines
@@ -122,7 +121,7 @@ def _describe(segments, callees):
             parts.append(f"{type(statements[0]).__name__.lower()} {where} ({inner})")
             continue
         parts.append(f"{'pieces' if kind == 'piece' else 'eager'} {where}")
-        named = sorted({callees[id(s)][0].co_qualname for s in statements if id(s) in callees})
+        named = sorted({c[0].co_qualname for s in statements for c in callees.get(id(s), ())})
         if named:
             parts[-1] += f" (compiles {', '.join(named)})"
     return ", ".join(parts)
@@ -166,9 +165,12 @@ def plan(fn, signature_of, cap):
         below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
                      None)
         for leaf in leaves if below is not None else ():
-            found = None if id(leaf) in callees else _callees(leaf, below, func)  # (one callee a statement)
+            known = callees.setdefault(id(leaf), [])
+            found = None if any(c[0] is below for c in known) else _callees(leaf, below, func)
             if found is not None:
-                callees[id(leaf)] = found
+                known.append(found)
+            elif not known:
+                del callees[id(leaf)]
         breaks.append((reason, where))
         lines.append(line)
     if not breaks:
@@ -357,16 +359,20 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     defs, names, labels, lasts, guards, swaps = [], [], [], [], [], {}
 
     def swapped(statement):
-        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it."""
-        if id(statement) not in the_plan.callees:
+        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it
+        (``swap1(swap0(helper))(...)`` where two may be called there)."""
+        found = the_plan.callees.get(id(statement))
+        if not found:
             return statement
-        callee, names, attributes = the_plan.callees[id(statement)]
         statement = copy.deepcopy(statement)
-        for node in own(statement):
-            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in names
-                                               or attributes and isinstance(node.func, ast.Attribute)):
-                swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
-                node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
+        calls = [node for node in own(statement) if isinstance(node, ast.Call)]
+        for node in calls:
+            attribute = isinstance(node.func, ast.Attribute)
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            for callee, names, attributes in found:
+                if name in names or attributes and attribute:
+                    swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
+                    node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
         return ast.fix_missing_locations(statement)
 
     def emit(segments, top, guarded=False):
