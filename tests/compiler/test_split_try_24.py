@@ -2,8 +2,8 @@
 handlers, ``else`` and ``finally`` split into pieces; a piece that raises hands back what it
 bound before the raise (``Piece.bound``: its frame, from the traceback), and a replay that
 raises (an index out of range) runs the piece's Python instead. And a callee that breaks,
-reached through a local variable or a plain function through an attribute, is compiled and
-split on its own. Results, exceptions, ``finally`` runs and logs are compared with eager ember
+reached through a local variable or a plain function through an attribute, or two in one
+statement, is compiled and split on its own. Results, exceptions, ``finally`` runs and logs are compared with eager ember
 and with torch (whose dynamo runs a frame whose ``try`` body breaks eagerly whole)."""
 import traceback
 import types
