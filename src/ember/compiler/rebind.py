@@ -1,0 +1,133 @@
+"""A graph captured for one object reused for another of the same kind (torch's cache per code object).
+
+torch keeps its compiled graphs per code object and takes a module's parameters and a
+closure's tensors as graph inputs, so two ``nn.Linear(4, 4)`` compiled one after the other,
+or two closures of one ``def`` over other tensors, run one graph. ember's entries fetch such
+tensors once and guard their identity; a call that fails only those identity guards does
+not capture again: the entry of another function object of the same code (or of another
+module of the same class) is *rebound*, a copy whose guards and fetched tensors are this
+call's, sharing the captured graph and its compiled code.
+
+Two calls can share when their guards are equal with every object named by identity (the
+tensors read, the parameters, the modules and optimizers reached, the objects passed) replaced
+by its position among the objects the call reaches (:func:`canonical`), and the classes of
+the modules and optimizers equal. Other objects (a plain object, an inner function, a
+container) must be the same ones. A graph baked from one module's weights is never run
+with another's: the parameters are placeholders, fetched again from the new objects.
+"""
+import copy
+
+from .contents import scalar, scalar_key
+from .guards import holds
+from .sources import fetcher
+
+__all__ = ["objects", "canonical", "remember", "find", "keep"]
+
+_TENSORS = "tensors read from globals, closures and argument objects (identity, shape, dtype, requires_grad)"
+
+
+def objects(world):
+    """The objects a call's guards and graph sources name by identity, in a fixed order: the
+    tensors read, the parameters, the modules reached, the optimizers."""
+    return [*world.free, *world.params, *world.all_modules, *world.optimizers]
+
+
+def canonical(facts, world):
+    """``facts`` (a :func:`~.guards.snapshot` or a subset of one) with each id of an object of
+    :func:`objects` replaced by its position, and three guards more: the classes of the modules
+    and optimizers, what the call read from its closure, globals and arguments, and what the
+    containers read hold (those objects by position, numbers by value, other objects by id)."""
+    place = {}
+    for i, o in enumerate(objects(world)):
+        place.setdefault(id(o), i)
+
+    def position(key):
+        return ("at", place[key]) if key in place else ("id", key)
+
+    def kind(o):
+        return scalar_key(o) if scalar(o) else position(id(o))
+    out = []
+    for name, value in facts:
+        if name in ("parameter identity", "module structure"):
+            value = tuple(map(position, value))
+        elif name == _TENSORS:
+            value = tuple([(position(key), *rest) for key, *rest in value])
+        elif name.startswith("optimizer") and name.endswith("(identity, by group)"):
+            value = tuple([tuple(map(position, group)) for group in value])
+        elif name.startswith("argument ") and name[9:].isdigit():
+            argument = world.arguments[int(name[9:])]
+            if not scalar(argument) and value == id(argument):
+                value = position(value)
+        out.append((name, value))
+    out += [("classes of the modules and optimizers", tuple([type(o) for o in (*world.all_modules,
+                                                                                *world.optimizers)])),
+            ("what the call read (positions, values, ids)", tuple(map(kind, world.roots))),
+            ("what the containers read hold (positions, values, ids)", tuple(map(kind, world.members)))]
+    return out
+
+
+def remember(entry, world):
+    """Marks ``entry``, captured in ``world``, as one another object may reuse (see :func:`find`)."""
+    entry.canon, entry.objects, entry.rebound = canonical(entry.facts, world), objects(world), False
+    return entry
+
+
+def find(caches, world, facts):
+    """A copy of an entry of ``caches`` (the newest first) rebound to ``world``: its graph run
+    on this call's objects, its guards this call's facts; None where none fits."""
+    canon = None
+    for cache in caches:
+        for entry in reversed(cache.entries):
+            if getattr(entry, "canon", None) is None:
+                continue
+            canon = canon or canonical(facts, world)
+            if holds(entry.canon, canon):
+                found = _rebound(entry, world, facts)
+                if found is not None:
+                    return found
+    return None
+
+
+def _rebound(entry, world, facts):
+    """``entry`` with its sources and ``.grad`` updates moved from its objects to ``world``'s
+    at the same positions (None where one is not among them)."""
+    old = {}
+    for i, o in enumerate(entry.objects):
+        old.setdefault(id(o), i)
+    new = objects(world)
+
+    def move(o):
+        return new[old[id(o)]]
+
+    def source(s):
+        if s[0] in ("param", "tensor", "grad", "hyper"):
+            return (s[0], move(s[1]), *s[2:])
+        if s[0] == "state":
+            return (s[0], move(s[1]), move(s[2]), s[3])
+        return s
+    try:
+        sources = [source(s) for s in entry.sources]
+        grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]
+    except KeyError:
+        return None
+    names = {name for name, _ in entry.facts}
+    moved = copy.copy(entry)
+    moved.facts = [(name, value) for name, value in facts if name in names]
+    moved.objects, moved.sources, moved.rebound = new, sources, True
+    moved.cap = copy.copy(entry.cap)
+    moved.cap.grad_sets = grad_sets
+    moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
+    moved.fixed = [None if x is None else f(None, None) for x, f in zip(entry.fixed, moved.fetch)]
+    moved.varying = [(i, moved.fetch[i]) for i, _ in entry.varying]
+    return moved
+
+
+def keep(entries, moved, limit):
+    """Appends the rebound entry ``moved`` to a callable's ``entries``, dropping its oldest
+    rebound one where ``limit`` of them are there (a loop over new modules keeps only the
+    last ones' copies alive); returns ``moved``."""
+    rebound = [e for e in entries if getattr(e, "rebound", False)]
+    if len(rebound) >= limit:
+        entries.remove(rebound[0])
+    entries.append(moved)
+    return moved
