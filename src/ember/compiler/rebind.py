@@ -11,15 +11,17 @@ call's, sharing the captured graph and its compiled code.
 Two calls can share when their guards are equal with every object named by identity (the
 tensors read, the parameters, the modules and optimizers reached, the objects passed) replaced
 by its position among the objects the call reaches (:func:`canonical`), and the classes of
-the modules and optimizers equal. Other objects (a plain object, an inner function, a
-container) must be the same ones. A graph baked from one module's weights is never run
+the modules and optimizers equal, and what the containers and plain objects read hold alike
+(the objects the function returns are moved too). Other objects (an inner function, a
+built-in) must be the same ones. A graph baked from one module's weights is never run
 with another's: the parameters are placeholders, fetched again from the new objects.
 """
 import copy
 
-from .contents import scalar, scalar_key
+from .contents import container, scalar, scalar_key
 from .guards import holds
 from .sources import fetcher
+from .structure import is_slot
 
 __all__ = ["objects", "canonical", "remember", "find", "keep"]
 
@@ -44,8 +46,9 @@ def canonical(facts, world):
     def position(key):
         return ("at", place[key]) if key in place else ("id", key)
 
-    def kind(o):
-        return scalar_key(o) if scalar(o) else position(id(o))
+    def kind(o):  # (what a container or plain object holds is in world.members)
+        return scalar_key(o) if scalar(o) else ("a", type(o)) if container(o) and id(o) not in place \
+            else position(id(o))
     out = []
     for name, value in facts:
         if name in ("parameter identity", "module structure"):
@@ -57,7 +60,7 @@ def canonical(facts, world):
         elif name.startswith("argument ") and name[9:].isdigit():
             argument = world.arguments[int(name[9:])]
             if not scalar(argument) and value == id(argument):
-                value = position(value)
+                value = kind(argument)
         out.append((name, value))
     out += [("classes of the modules and optimizers", tuple([type(o) for o in (*world.all_modules,
                                                                                 *world.optimizers)])),
@@ -105,9 +108,17 @@ def _rebound(entry, world, facts):
         if s[0] == "state":
             return (s[0], move(s[1]), move(s[2]), s[3])
         return s
+    def returned(value):  # an object the function returned (itself, not a tensor's slot)
+        if isinstance(value, (tuple, list)):
+            items = [returned(v) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        if isinstance(value, dict):
+            return type(value)((k, returned(v)) for k, v in value.items())
+        return value if scalar(value) or is_slot(value) else move(value)
     try:
         sources = [source(s) for s in entry.sources]
         grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]
+        output = returned(entry.cap.output)
     except KeyError:
         return None
     names = {name for name, _ in entry.facts}
@@ -115,7 +126,7 @@ def _rebound(entry, world, facts):
     moved.facts = [(name, value) for name, value in facts if name in names]
     moved.objects, moved.sources, moved.rebound = new, sources, True
     moved.cap = copy.copy(entry.cap)
-    moved.cap.grad_sets = grad_sets
+    moved.cap.grad_sets, moved.cap.output = grad_sets, output
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
     moved.fixed = [None if x is None else f(None, None) for x, f in zip(entry.fixed, moved.fetch)]
     moved.varying = [(i, moved.fetch[i]) for i, _ in entry.varying]
