@@ -51,7 +51,7 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _Config:
-    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) entries per function;
+    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) graphs per code object;
     ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
     recompile_limit = 8
     automatic_dynamic_shapes = True
@@ -525,11 +525,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         name (str or None): the compiled region's name in ember's logs (``EMBER_LOGS``), its
             recompile-limit warning and ``counters["recompiles"]`` (default: the function's).
         disable (bool): return ``model`` unchanged.
-        recompile_limit (int): entries per function before it runs eagerly (default
+        recompile_limit (int): graphs per code object before it runs eagerly (default
             ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
             recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
         isolate_recompiles (bool): ``False`` (default): the calls compiling the same function
-            or module with the same settings share their graphs and ``recompile_limit`` (see
+            or module with the same settings share their graphs, as do the closures of one
+            code and the modules of one class, and count ``recompile_limit`` together (see
             :mod:`ember.compiler.shared_cache`); ``True``: this call keeps its own.
 
     Raises:

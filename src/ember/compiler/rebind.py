@@ -23,7 +23,7 @@ from .guards import holds
 from .sources import fetcher
 from .structure import is_slot
 
-__all__ = ["objects", "canonical", "remember", "find", "keep"]
+__all__ = ["objects", "places", "canonical", "remember", "find", "keep"]
 
 _TENSORS = "tensors read from globals, closures and argument objects (identity, shape, dtype, requires_grad)"
 
@@ -34,14 +34,22 @@ def objects(world):
     return [*world.free, *world.params, *world.all_modules, *world.optimizers]
 
 
+def places(world):
+    """``{id: position}`` of the objects of :func:`objects` (the first position of each). An entry
+    keeps these ids, not the objects (a module's cache must not keep the module alive): the ones
+    it looks up are held by its sources, ``.grad`` updates and returned skeleton, so stay unique."""
+    place = {}
+    for i, o in enumerate(objects(world)):
+        place.setdefault(id(o), i)
+    return place
+
+
 def canonical(facts, world):
     """``facts`` (a :func:`~.guards.snapshot` or a subset of one) with each id of an object of
     :func:`objects` replaced by its position, and three guards more: the classes of the modules
     and optimizers, what the call read from its closure, globals and arguments, and what the
     containers read hold (those objects by position, numbers by value, other objects by id)."""
-    place = {}
-    for i, o in enumerate(objects(world)):
-        place.setdefault(id(o), i)
+    place = places(world)
 
     def position(key):
         return ("at", place[key]) if key in place else ("id", key)
@@ -71,7 +79,7 @@ def canonical(facts, world):
 
 def remember(entry, world):
     """Marks ``entry``, captured in ``world``, as one another object may reuse (see :func:`find`)."""
-    entry.canon, entry.objects, entry.rebound = canonical(entry.facts, world), objects(world), False
+    entry.canon, entry.places, entry.rebound = canonical(entry.facts, world), places(world), False
     return entry
 
 
@@ -94,10 +102,7 @@ def find(caches, world, facts):
 def _rebound(entry, world, facts):
     """``entry`` with its sources and ``.grad`` updates moved from its objects to ``world``'s
     at the same positions (None where one is not among them)."""
-    old = {}
-    for i, o in enumerate(entry.objects):
-        old.setdefault(id(o), i)
-    new = objects(world)
+    old, new = entry.places, objects(world)
 
     def move(o):
         return new[old[id(o)]]
@@ -124,7 +129,7 @@ def _rebound(entry, world, facts):
     names = {name for name, _ in entry.facts}
     moved = copy.copy(entry)
     moved.facts = [(name, value) for name, value in facts if name in names]
-    moved.objects, moved.sources, moved.rebound = new, sources, True
+    moved.places, moved.sources, moved.rebound = places(world), sources, True
     moved.cap = copy.copy(entry.cap)
     moved.cap.grad_sets, moved.cap.output = grad_sets, output
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
