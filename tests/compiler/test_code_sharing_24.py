@@ -159,3 +159,30 @@ def test_recompile_limit_counts_per_code_object_and_warns_once():
             _close(g(x), x + n)
     assert counter.frame_count == 8
     assert [str(w.message).count("hit config.recompile_limit (8)") for w in caught] == [1]
+
+
+class _Indexed(nn.Module):
+    def __init__(self, index):
+        super().__init__()
+        self.fc, self.index = nn.Linear(4, 4), index
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_blocks_differing_in_an_attribute_never_hit_the_limit():
+    """Twelve blocks with their own ``self.index`` (unread): ember guards every attribute, so
+    each has a graph (torch: one, it guards what is read), none counted against the limit of
+    their code: no warning, every block compiled; a block recompiling for a new size counts."""
+    blocks = [_Indexed(i) for i in range(12)]
+    counter = CompileCounter()
+    for b in blocks:
+        b.compile(backend=counter, dynamic=False)
+    x = ember.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for b in blocks:
+            _close(b(x), b.fc(x).relu())
+    assert counter.frame_count == 12
+    blocks[0](ember.randn(3, 4))
+    assert counter.frame_count == 13 and counters["recompiles"]["_Indexed.forward"] == 1

@@ -302,13 +302,13 @@ class _CompiledFunction:
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = snapshot(world, args, kwargs)
-        moved = None if getattr(self, "_piece", False) else rebind.find(family.caches, world, facts)
+        moved, alike = (None, False) if getattr(self, "_piece", False) else rebind.find(self._cache, world, facts)
         limit = self._recompile_limit or config.recompile_limit
         if moved is not None:  # a graph of its code captured for other objects, run on these
             self._last = facts, rebind.keep(self._entries, moved, limit)
             self._rechecking(world, args, kwargs)
             return moved(world.inputs, fn, args, kwargs)
-        if family.captured():
+        if family.captured() and not alike:
             if self._warned:  # past the limit: eagerly, neither logged nor counted (no recompile)
                 return fn(*args, **kwargs)
             if _stance[0] == "fail_on_recompile":
@@ -349,7 +349,7 @@ class _CompiledFunction:
                                                                        for n, v in relevant(facts, cap)))
         if shape is None:
             entry = _Entry(relevant(facts, cap), cap, self._backend, self._options)
-            self._entries.append(rebind.remember(entry, world))
+            self._entries.append(rebind.remember(entry, world, counted=not alike))
         else:
             self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
                                         self._options, shape.ranges))

@@ -77,26 +77,37 @@ def canonical(facts, world):
     return out
 
 
-def remember(entry, world):
-    """Marks ``entry``, captured in ``world``, as one another object may reuse (see :func:`find`)."""
-    entry.canon, entry.places, entry.rebound = canonical(entry.facts, world), places(world), False
+def remember(entry, world, counted=True):
+    """Marks ``entry``, captured in ``world``, as one another object may reuse (see :func:`find`);
+    ``counted``: whether it counts against its code's ``recompile_limit``."""
+    entry.canon, entry.places = canonical(entry.facts, world), places(world)
+    entry.rebound, entry.counted = False, counted
     return entry
 
 
-def find(caches, world, facts):
-    """A copy of an entry of ``caches`` (the newest first) rebound to ``world``: its graph run
-    on this call's objects, its guards this call's facts; None where none fits."""
-    canon = None
-    for cache in caches:
-        for entry in reversed(cache.entries):
+_ATTRIBUTES = "Python values of the modules' attributes"
+
+
+def find(cache, world, facts):
+    """``(moved, alike)``: a copy of an entry of ``cache``'s family (the newest first) rebound to
+    ``world`` (its graph run on this call's objects, its guards this call's facts) or None where
+    none fits; ``alike``: ``cache`` is empty and another's entry differs only in the values of
+    the modules' attributes. Those are all guarded, read or not (torch guards the ones read),
+    so a block's own ``self.layer_index`` gives it its own graph, not counted against the limit."""
+    canon, alike = None, False
+    for other in list(cache.family.caches):
+        for entry in reversed(other.entries):
             if getattr(entry, "canon", None) is None:
                 continue
             canon = canon or canonical(facts, world)
             if holds(entry.canon, canon):
                 found = _rebound(entry, world, facts)
                 if found is not None:
-                    return found
-    return None
+                    return found, False
+            elif not cache.entries and other is not cache and not alike:
+                alike = holds([f for f in entry.canon if not f[0].startswith(_ATTRIBUTES)],
+                              [f for f in canon if not f[0].startswith(_ATTRIBUTES)])
+    return None, alike
 
 
 def _rebound(entry, world, facts):
@@ -129,7 +140,7 @@ def _rebound(entry, world, facts):
     names = {name for name, _ in entry.facts}
     moved = copy.copy(entry)
     moved.facts = [(name, value) for name, value in facts if name in names]
-    moved.places, moved.sources, moved.rebound = places(world), sources, True
+    moved.places, moved.sources, moved.rebound, moved.counted = places(world), sources, True, False
     moved.cap = copy.copy(entry.cap)
     moved.cap.grad_sets, moved.cap.output = grad_sets, output
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]

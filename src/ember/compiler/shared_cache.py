@@ -35,9 +35,10 @@ class Family:
         self.caches, self.warned = weakref.WeakSet(), False
 
     def captured(self):
-        """How many graphs (or eager entries) the family's callables captured: rebound copies
-        of them (:mod:`.rebind`) do not count against ``recompile_limit``."""
-        return sum([not getattr(e, "rebound", False) for cache in list(self.caches) for e in cache.entries])
+        """How many graphs (or eager entries) the family's callables captured that count against
+        ``recompile_limit``: not the copies rebound to other objects, nor a module's own graph
+        where only its attributes' values differ (:mod:`.rebind`)."""
+        return sum([getattr(e, "counted", True) for cache in list(self.caches) for e in cache.entries])
 
 
 class Cache:
