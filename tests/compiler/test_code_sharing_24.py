@@ -1,6 +1,7 @@
 """Compiled graphs shared per code object, as torch's cache: two modules of one class, two
 closures of one ``def``, ``fullgraph`` on and off run one graph, each on its own objects
 (ember.compiler.rebind, ember.compiler.shared_cache)."""
+import functools
 import warnings
 
 import numpy as np
@@ -186,3 +187,26 @@ def test_blocks_differing_in_an_attribute_never_hit_the_limit():
     assert counter.frame_count == 12
     blocks[0](ember.randn(3, 4))
     assert counter.frame_count == 13 and counters["recompiles"]["_Indexed.forward"] == 1
+
+
+def _times(k):
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(x):
+            return f(x) * k
+        return wrapper
+    return decorate
+
+
+def test_wrappers_of_one_code_never_swap_functions():
+    """Decorated functions share the wrapper's code (one family) but each runs its own function
+    and the wrapper's own cell (ember reads through the wrapper: it guards the function)."""
+    def plus(x):
+        return x + 1
+
+    def minus(x):
+        return x - 1
+    x = ember.ones(3)
+    fns = [_times(2.0)(plus), _times(3.0)(plus), _times(2.0)(minus)]
+    compiled = [ember.compile(f, backend="aot_eager") for f in fns]  # (all alive: one family)
+    assert [c(x).tolist() for c in compiled] == [[4.0] * 3, [6.0] * 3, [0.0] * 3]

@@ -70,7 +70,11 @@ def canonical(facts, world):
             if not scalar(argument) and value == id(argument):
                 value = kind(argument)
         out.append((name, value))
-    out += [("classes of the modules and optimizers", tuple([type(o) for o in (*world.all_modules,
+    # a decorator's wrapper is read through (guards.World unwraps it): itself, not its code, tells
+    # two wrappings of one function apart
+    wrapped = getattr(getattr(world.fn, "__func__", world.fn), "__wrapped__", None) is not None
+    out += [("the function compiled, where a wrapper", id(world.fn) if wrapped else None),
+            ("classes of the modules and optimizers", tuple([type(o) for o in (*world.all_modules,
                                                                                 *world.optimizers)])),
             ("what the call read (positions, values, ids)", tuple(map(kind, world.roots))),
             ("what the containers read hold (positions, values, ids)", tuple(map(kind, world.members)))]
