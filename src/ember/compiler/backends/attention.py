@@ -127,12 +127,20 @@ def _skip_check(zeros, m, k, n, ar, ac):
     if zeros is None:
         return []
     # the pairs (r, kk) of A's zeros: kk > r ("lower") or kk < r ("upper"), in the loop order
-    # that reads A's memory contiguously
+    # that reads A's memory contiguously. Each line's loop starts or ends at a multiple of 8
+    # and masks the pairs it holds besides (loops of every length, each with its scalar tail,
+    # were 30% of P @ v's 0.21 ms; these 0.19, AMD EPYC, AVX2).
     if ar == 1 and ac != 1:
-        outer, inner = ("kk", k), ("r", f"kk + 1; r < {m}" if zeros == "upper" else f"0; r < (kk < {m} ? kk : {m})")
+        (outer, size), (i, j, n_i) = ("kk", k), ("r", "kk", m)
+        after = zeros == "upper"
     else:
-        outer, inner = ("r", m), ("kk", f"r + 1; kk < {k}" if zeros == "lower" else f"0; kk < (r < {k} ? r : {k})")
-    return _scan(outer, f"{inner[0]} = {inner[1]}", f"A[r*{ar} + kk*{ac}] != 0", k * n, "skip")
+        (outer, size), (i, j, n_i) = ("r", m), ("kk", "r", k)
+        after = zeros == "lower"
+    if after:   # the zeros of line j are its elements i > j
+        inner, mask = f"{i} = ({j} + 1) & ~7L; {i} < {n_i}", f"{i} > {j}"
+    else:       # i < j
+        inner, mask = f"{i} = 0; {i} < ((({j} + 7) & ~7L) < {n_i} ? (({j} + 7) & ~7L) : {n_i})", f"{i} < {j}"
+    return _scan((outer, size), inner, f"({mask}) & (A[r*{ar} + kk*{ac}] != 0)", k * n, "skip")
 
 
 def _finite_check(m, k, n, ar, ac):
