@@ -28,7 +28,7 @@ from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
-from .capture import Tracer, capture, input_names, unflatten
+from .capture import capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -37,6 +37,7 @@ from .guards import World, bind, first_difference, holds, snapshot, with_pattern
 from .aliases import remake, without_views
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
+from .markers import disable, is_compiling
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import shared_cache
@@ -55,7 +56,8 @@ class _Config:
     ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
     recompile_limit = 8
     automatic_dynamic_shapes = True
-    cache_size_limit = property(lambda self: self.recompile_limit)
+    cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
+                                lambda self, value: setattr(self, "recompile_limit", value))
 
 
 config = _Config()
@@ -450,22 +452,6 @@ def reset():
     counters.clear()
 
 
-def disable(fn=None, recursive=True, *, reason=None):
-    """``fn`` never compiled (``torch.compiler.disable``): called inside a compiled function, it
-    is a graph break (that function runs eagerly). Usable as a decorator, with or without arguments."""
-    if fn is None:
-        return functools.partial(disable, recursive=recursive, reason=reason)
-
-    @functools.wraps(fn)
-    def disabled(*args, **kwargs):
-        for o in _core.OBSERVERS:
-            if isinstance(o, Tracer):
-                o.graph_break(f"call to {_name(fn)}, marked ember.compiler.disable"
-                              + (f" ({reason})" if reason else ""))
-        return fn(*args, **kwargs)
-    return disabled
-
-
 def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
     """How compiled functions behave from now on (``torch.compiler.set_stance``): ``"default"``,
     ``"force_eager"`` (run eagerly), ``"eager_on_recompile"`` (run eagerly instead of
@@ -477,11 +463,6 @@ def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=
     if stance not in _STANCES:
         raise RuntimeError(f"invalid stance {stance!r}, should be one of: {', '.join(_STANCES)}")
     _stance[0] = stance
-
-
-def is_compiling():
-    """True while a function is being captured (``torch.compiler.is_compiling``)."""
-    return any(isinstance(o, Tracer) for o in _core.OBSERVERS)
 
 
 def _name(fn):

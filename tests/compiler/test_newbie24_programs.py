@@ -1,0 +1,94 @@
+"""What a newcomer's ``torch.compile`` programs found (session 24, NEWBIE24), each small.
+
+Programs tried under ``import ember as torch`` (ember compiled with the C backend and
+``aot_eager`` == torch 2.13 eager, losses and parameters to 1e-5): a llama-style block (RMSNorm,
+rotary embedding by ``einsum``, SwiGLU, ``scaled_dot_product_attention``) compiled region by
+region (``for layer in model.layers: layer.compile()``, PyTorch's "regional compilation"
+recipe); the "compiling the optimizer" tutorial (``@torch.compile def fn(): opt.step();
+sched.step()`` with a tensor learning rate); a GAN step with two Adam optimizers and gradient
+accumulation; a custom ``autograd.Function`` in a ``model.compile(mode="reduce-overhead")``
+with a compiled ``cross_entropy`` and ``no_grad`` evaluation; a DDPM on 2-D points (compiled
+noise predictor, sampling loop under ``no_grad``); a char-RNN (GRU and LSTM, truncated BPTT,
+``clip_grad_norm_``). Those matched. What broke was the API of the tutorials and of the
+"torch.compile troubleshooting" page: ``torch._dynamo.graph_break()``,
+``torch.compiler.allow_in_graph``, ``is_dynamo_compiling``, ``list_backends``,
+``cudagraph_mark_step_begin`` (reduce-overhead loops) were missing, and
+``torch._dynamo.config.cache_size_limit = 64`` (nanoGPT-era scripts) raised AttributeError.
+"""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
+def _forced_break(lib, calls):
+    def f(x):
+        y = x.sin()
+        calls.append(1)
+        lib._dynamo.graph_break()
+        return y.cos() + 1
+    return f
+
+
+def test_graph_break_splits_as_torchs_and_fullgraph_refuses_it():
+    """``torch._dynamo.graph_break()``: two graphs and one break in ``explain`` (as torch's),
+    the Python between them runs on every call, ``fullgraph=True`` raises Unsupported, and
+    outside a compile it does nothing."""
+    x0 = np.arange(4.0, dtype=np.float32)
+    counts = {}
+    for lib in (torch, ember):
+        calls = []
+        f = _forced_break(lib, calls)
+        ex = lib._dynamo.explain(f)(lib.tensor(x0))
+        counts[lib.__name__] = (ex.graph_count, ex.graph_break_count)
+        with pytest.raises(lib._dynamo.exc.Unsupported, match="graph_break"):
+            lib.compile(f, fullgraph=True, backend="aot_eager")(lib.tensor(x0) + 1)
+    assert counts["ember"] == counts["torch"] == (2, 1)
+    calls = []
+    f = _forced_break(ember, calls)
+    cf = ember.compile(f, backend="aot_eager")
+    outs = [cf(ember.tensor(x0)).numpy() for _ in range(3)] + [f(ember.tensor(x0)).numpy()]
+    assert len(calls) == 4  # the Python between the graphs ran on every call
+    for o in outs:
+        np.testing.assert_allclose(o, np.cos(np.sin(x0)) + 1, rtol=1e-6)
+
+
+def test_allow_in_graph_keeps_the_function_in_one_graph():
+    """``torch.compiler.allow_in_graph(fn)`` returns ``fn`` (a list for a list) and refuses a
+    non-callable with torch's AssertionError; the compiled caller stays one graph."""
+    def helper(x):
+        return x.relu() * 2
+    for lib in (torch, ember):
+        assert lib.compiler.allow_in_graph(helper) is helper
+        assert lib._dynamo.allow_in_graph([helper, helper]) == [helper, helper]
+        with pytest.raises(AssertionError, match="^allow_in_graph expects a callable$"):
+            lib.compiler.allow_in_graph(3)
+    ex = ember._dynamo.explain(lambda x: helper(x) + 1)(ember.ones(3))
+    assert (ex.graph_count, ex.graph_break_count) == (1, 0)
+
+
+def test_is_dynamo_compiling_list_backends_mark_step_and_cache_size_limit(monkeypatch):
+    """``is_dynamo_compiling()`` is True while captured and False eagerly; ``list_backends()``
+    leaves out the debug backends as torch's; ``cudagraph_mark_step_begin()`` returns None;
+    ``config.cache_size_limit = n`` sets ``recompile_limit`` (torch's alias)."""
+    seen = {}
+    for lib in (torch, ember):
+        flags = []
+
+        def h(x):
+            flags.append(lib.compiler.is_dynamo_compiling())
+            return x + 1
+        lib.compile(h, backend="eager")(lib.ones(2))
+        seen[lib.__name__] = (flags[0], lib.compiler.is_dynamo_compiling())
+        assert lib.compiler.cudagraph_mark_step_begin() is None
+        monkeypatch.setattr(lib._dynamo.config, "recompile_limit", lib._dynamo.config.recompile_limit)
+        lib._dynamo.config.cache_size_limit = 3
+        assert lib._dynamo.config.recompile_limit == lib._dynamo.config.cache_size_limit == 3
+    assert seen["ember"] == seen["torch"] == (True, False)
+    assert "inductor" in torch.compiler.list_backends() and "eager" not in torch.compiler.list_backends()
+    assert ember.compiler.list_backends() == ["inductor"]
+    assert ember._dynamo.list_backends(exclude_tags=()) == ["aot_eager", "eager", "inductor"]
+    assert {"aot_eager", "eager", "inductor"} <= set(torch._dynamo.list_backends(exclude_tags=()))
