@@ -12,8 +12,8 @@ noise predictor, sampling loop under ``no_grad``); a char-RNN (GRU and LSTM, tru
 ``clip_grad_norm_``). Those matched. What broke was the API of the tutorials and of the
 "torch.compile troubleshooting" page: ``torch._dynamo.graph_break()``,
 ``torch.compiler.allow_in_graph``, ``is_dynamo_compiling``, ``list_backends``,
-``cudagraph_mark_step_begin`` (reduce-overhead loops) were missing, and
-``torch._dynamo.config.cache_size_limit = 64`` (nanoGPT-era scripts) raised AttributeError.
+``cudagraph_mark_step_begin`` (reduce-overhead loops) and ``torch._logging.set_logs`` were
+missing, and ``torch._dynamo.config.cache_size_limit = 64`` raised AttributeError.
 """
 import numpy as np
 import pytest
@@ -92,3 +92,28 @@ def test_is_dynamo_compiling_list_backends_mark_step_and_cache_size_limit(monkey
     assert ember.compiler.list_backends() == ["inductor"]
     assert ember._dynamo.list_backends(exclude_tags=()) == ["aot_eager", "eager", "inductor"]
     assert {"aot_eager", "eager", "inductor"} <= set(torch._dynamo.list_backends(exclude_tags=()))
+
+
+def test_set_logs_turns_the_graph_break_log_on_and_off(capsys):
+    """``torch._logging.set_logs(graph_breaks=True)`` (the troubleshooting page's first step)
+    prints each graph break with the user's line; ``set_logs()`` turns it off again; a name
+    torch's ``set_logs`` lacks is torch's TypeError."""
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+    try:
+        ember._logging.set_logs(graph_breaks=True, dynamo=20)
+        ember.compile(f, backend="aot_eager")(ember.ones(3))
+        err = capsys.readouterr().err
+        assert "graph break in" in err and "if x.sum() > 0:" in err
+        ember._logging.set_logs()
+        ember.compile(f, backend="aot_eager")(-ember.ones(3))
+        ember.compiler.reset()
+        ember.compile(f, backend="aot_eager")(ember.ones(3))
+        assert "graph break" not in capsys.readouterr().err
+    finally:
+        ember._logging.set_logs()
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match="^set_logs\\(\\) got an unexpected keyword argument 'graph_brakes'$"):
+            lib._logging.set_logs(graph_brakes=True)

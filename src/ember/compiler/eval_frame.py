@@ -67,7 +67,7 @@ _compiled = weakref.WeakSet()
 
 
 def _log(kind, text):
-    """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``);
+    """Prints ``text`` to stderr when ``EMBER_LOGS`` or ``ember._logging.set_logs`` names ``kind``;
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
     if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
@@ -358,6 +358,7 @@ class _CompiledFunction:
         for reason, _ in breaks:
             counters["graph_break"][reason] += 1
         text = "\n".join(f"graph break in {self._label}: {r}\n  at {w}" for r, w in breaks)
+        _log("graph_breaks", text)
         if self._split is None:
             self._entries.append(_Broken(facts, cap))
             _log("graph", f"{text}\n  (this function runs eagerly: no split, {plan})")
