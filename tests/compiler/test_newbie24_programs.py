@@ -117,3 +117,31 @@ def test_set_logs_turns_the_graph_break_log_on_and_off(capsys):
     for lib in (torch, ember):
         with pytest.raises(TypeError, match="^set_logs\\(\\) got an unexpected keyword argument 'graph_brakes'$"):
             lib._logging.set_logs(graph_brakes=True)
+
+
+def test_set_stance_as_context_manager_and_decorator_and_config_patch():
+    """The set_stance tutorial's forms: ``with set_stance("force_eager"):`` runs a compiled
+    function eagerly inside and restores the stance after; ``@set_stance("force_eager")`` does
+    so while the decorated function runs. ``config.patch`` (with, decorator) restores the
+    settings, ``cache_size_limit`` included (before: set_stance returned None, config had no patch)."""
+    from ember._dynamo.utils import counters
+    f = ember.compile(lambda x: x * 2, backend="aot_eager")
+    with ember.compiler.set_stance("force_eager"):
+        assert f(ember.ones(2)).tolist() == [2.0, 2.0]
+    assert counters["stats"]["unique_graphs"] == 0
+
+    @ember.compiler.set_stance("force_eager")
+    def run(x):
+        return f(x)
+    run(ember.ones(2))
+    assert counters["stats"]["unique_graphs"] == 0
+    f(ember.ones(2))  # the stance after both is the default again: compiled
+    assert counters["stats"]["unique_graphs"] == 1
+    config = ember._dynamo.config
+    before = config.recompile_limit
+    with config.patch(cache_size_limit=2, suppress_errors=True):
+        assert config.recompile_limit == 2 and config.suppress_errors is True
+    assert config.recompile_limit == before and not hasattr(config, "suppress_errors")
+    assert config.patch("recompile_limit", 3)(lambda: config.recompile_limit)() == 3
+    assert config.patch({"recompile_limit": 5})(lambda: config.recompile_limit)() == 5
+    assert config.recompile_limit == before

@@ -10,6 +10,7 @@ that broke run eagerly between them); where a split is refused, an entry runs th
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
+import contextlib
 import copy
 import functools
 import operator
@@ -37,7 +38,7 @@ from .guards import World, bind, first_difference, holds, snapshot, with_pattern
 from .aliases import remake, without_views
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
-from .markers import disable, is_compiling
+from .markers import _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import shared_cache
@@ -48,7 +49,6 @@ from .symbolic import symbol
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
 
-_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _Config:
@@ -59,10 +59,38 @@ class _Config:
     cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
                                 lambda self, value: setattr(self, "recompile_limit", value))
 
+    def patch(self, arg1=None, arg2=None, **kwargs):
+        """Sets the settings for a ``with`` block or a decorated function's calls, then restores
+        them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
+        ``patch({"name": value})``."""
+        changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
+        return _ConfigPatch(self, changes)
+
+
+class _ConfigPatch(contextlib.ContextDecorator):
+    """A ``config.patch(...)``: the changes, and the values they replaced (a stack: re-entrant)."""
+
+    def __init__(self, config, changes):
+        self.config, self.changes, self.prior = config, changes, []
+
+    def __enter__(self):
+        self.prior.append({k: getattr(self.config, k, _UNSET) for k in self.changes})
+        for k, v in self.changes.items():
+            setattr(self.config, k, v)
+
+    def __exit__(self, *exc_info):
+        for k, v in self.prior.pop().items():
+            if v is _UNSET:
+                self.config.__dict__.pop(k, None)
+            else:
+                setattr(self.config, k, v)
+
+
+_UNSET = object()
+
 
 config = _Config()
 counters = collections.defaultdict(collections.Counter)  # torch._dynamo.utils.counters
-_stance = ["default"]
 _compiled = weakref.WeakSet()
 
 
@@ -451,19 +479,6 @@ def reset():
         f._recheck, f._missed, f._split, f._plan = None, 0, None, None
     shared_cache.clear()
     counters.clear()
-
-
-def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
-    """How compiled functions behave from now on (``torch.compiler.set_stance``): ``"default"``,
-    ``"force_eager"`` (run eagerly), ``"eager_on_recompile"`` (run eagerly instead of
-    recompiling), ``"fail_on_recompile"`` (RuntimeError instead of recompiling).
-
-    Raises:
-        RuntimeError: an unknown stance.
-    """
-    if stance not in _STANCES:
-        raise RuntimeError(f"invalid stance {stance!r}, should be one of: {', '.join(_STANCES)}")
-    _stance[0] = stance
 
 
 def _name(fn):

@@ -13,7 +13,10 @@ from .._ops import core as _core
 from .capture import Tracer
 
 __all__ = ["allow_in_graph", "cudagraph_mark_step_begin", "disable", "graph_break", "is_compiling",
-           "is_dynamo_compiling"]
+           "is_dynamo_compiling", "set_stance"]
+
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+_stance = ["default"]  # the stance compiled functions read on each call
 
 
 def _break(reason):
@@ -63,6 +66,44 @@ def allow_in_graph(fn):
     if not callable(fn):
         raise AssertionError("allow_in_graph expects a callable")
     return fn
+
+
+class set_stance:
+    """How compiled functions behave (``torch.compiler.set_stance``): ``"default"``,
+    ``"force_eager"`` (run eagerly), ``"eager_on_recompile"`` (run eagerly instead of
+    recompiling), ``"fail_on_recompile"`` (RuntimeError instead of recompiling).
+
+    As torch's, three uses: a call sets the stance from now on
+    (``set_stance("force_eager")``); ``with set_stance("force_eager"):`` sets it for the block
+    and restores the one before; ``@set_stance("force_eager")`` sets it while the decorated
+    function runs.
+
+    Raises:
+        RuntimeError: an unknown stance.
+    """
+
+    def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid stance {stance!r}, should be one of: {', '.join(_STANCES)}")
+        self.stance, self.prev = stance, _stance[0]
+        _stance[0] = stance
+
+    def __enter__(self):
+        _stance[0] = self.stance
+
+    def __exit__(self, *exc_info):
+        _stance[0] = self.prev
+
+    def __call__(self, fn):
+        """``fn`` run under this stance (the stance before the decoration is kept meanwhile)."""
+        _stance[0] = self.prev
+        stance = self.stance
+
+        @functools.wraps(fn)
+        def under_stance(*args, **kwargs):
+            with set_stance(stance):
+                return fn(*args, **kwargs)
+        return under_stance
 
 
 def is_compiling():
