@@ -145,3 +145,16 @@ def test_set_stance_as_context_manager_and_decorator_and_config_patch():
     assert config.patch("recompile_limit", 3)(lambda: config.recompile_limit)() == 3
     assert config.patch({"recompile_limit": 5})(lambda: config.recompile_limit)() == 5
     assert config.recompile_limit == before
+
+
+def test_mark_static_address_and_eval_frame_optimized_module():
+    """``torch._dynamo.mark_static_address(t)`` accepts a tensor and refuses anything else with
+    torch's TypeError; ``isinstance(m, torch._dynamo.eval_frame.OptimizedModule)`` (how trainers
+    find a compiled model) holds for a compiled module."""
+    for lib in (torch, ember):
+        assert lib._dynamo.mark_static_address(lib.ones(2)) is None
+        with pytest.raises(TypeError, match="^mark_static_address expects a tensor but received <class 'list'>$"):
+            lib._dynamo.mark_static_address([1.0])
+        model = lib.nn.Linear(2, 2)
+        assert isinstance(lib.compile(model), lib._dynamo.eval_frame.OptimizedModule)
+        assert not isinstance(model, lib._dynamo.eval_frame.OptimizedModule)

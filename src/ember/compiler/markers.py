@@ -10,10 +10,11 @@ introspecting one), and a break is the tracer's :meth:`~.capture.Tracer.graph_br
 import functools
 
 from .._ops import core as _core
+from .._tensor import Tensor
 from .capture import Tracer
 
 __all__ = ["allow_in_graph", "cudagraph_mark_step_begin", "disable", "graph_break", "is_compiling",
-           "is_dynamo_compiling", "set_stance"]
+           "is_dynamo_compiling", "mark_static_address", "set_stance"]
 
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 _stance = ["default"]  # the stance compiled functions read on each call
@@ -119,3 +120,15 @@ def is_dynamo_compiling():
 def cudagraph_mark_step_begin():
     """Marks the start of a new training or inference step (``torch.compiler.cudagraph_mark_step_begin``).
     ember records no CUDA graphs (``mode="reduce-overhead"`` replays its own), so nothing to do."""
+
+
+def mark_static_address(t, guard=False):
+    """Marks ``t``'s storage as the same on every call (``torch._dynamo.mark_static_address``,
+    a hint to CUDA graphs). ember's compiled graphs read each call's tensors where they are, so
+    nothing changes.
+
+    Raises:
+        TypeError: ``t`` is not a tensor (torch's words).
+    """
+    if not isinstance(t, Tensor):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
