@@ -158,3 +158,40 @@ def test_mark_static_address_and_eval_frame_optimized_module():
         model = lib.nn.Linear(2, 2)
         assert isinstance(lib.compile(model), lib._dynamo.eval_frame.OptimizedModule)
         assert not isinstance(model, lib._dynamo.eval_frame.OptimizedModule)
+
+
+def _export_both(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 2)
+            self.register_buffer("seen", lib.ones(2))
+            self.register_buffer("scratch", lib.ones(2), persistent=False)
+
+        def forward(self, x, y):
+            return self.lin(x + y) + self.seen + self.scratch, x * 2
+    x = lib.ones(3, 4)
+    return lib.export.export(M(), (x, x))
+
+
+def test_export_graph_signature_specs_and_run_decompositions_as_torchs():
+    """The torch.export tutorial's ``ep.graph_signature.input_specs`` / ``output_specs`` (kinds,
+    names, targets, persistence; printed as torch's) and ``ep.run_decompositions()`` (a program
+    giving the same results) were missing. One tensor passed as both ``x`` and ``y``: the second
+    placeholder is ``y`` as torch's (was ``input_1``)."""
+    got = {}
+    for lib in (torch, ember):
+        ep = _export_both(lib)
+        sig = ep.graph_signature
+        got[lib.__name__] = ([str(s) for s in sig.input_specs], [s.kind.name for s in sig.output_specs],
+                             [(s.kind.value, s.arg.name, s.target) for s in sig.input_specs])
+        x = lib.arange(12.0).reshape(3, 4)
+        decomposed = ep.run_decompositions()
+        assert isinstance(decomposed, lib.export.ExportedProgram)
+        for a, b in zip(decomposed.module()(x, x), ep.module()(x, x)):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+    assert got["ember"][0][:5] == got["torch"][0][:5] == [
+        "p_lin_weight: PARAMETER target='lin.weight'", "p_lin_bias: PARAMETER target='lin.bias'",
+        "b_seen: BUFFER target='seen' persistent=True", "b_scratch: BUFFER target='scratch' persistent=False",
+        "x: USER_INPUT"]
+    assert got["ember"][1:] == got["torch"][1:]
