@@ -195,3 +195,31 @@ def test_export_graph_signature_specs_and_run_decompositions_as_torchs():
         "b_seen: BUFFER target='seen' persistent=True", "b_scratch: BUFFER target='scratch' persistent=False",
         "x: USER_INPUT"]
     assert got["ember"][1:] == got["torch"][1:]
+
+
+def _top_k_sample(lib):
+    """nanoGPT's ``generate`` step: keep the top 3 logits, sample one token per row."""
+    def step(logits):
+        v, _ = lib.topk(logits, 3)
+        logits = logits.masked_fill(logits < v[:, [-1]], -float("inf"))
+        return lib.multinomial(lib.nn.functional.softmax(logits, dim=-1), num_samples=1)
+    return step
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_multinomial_is_captured_and_draws_torchs_tokens(backend, fresh_cache):
+    """``torch.multinomial`` in a compiled sampling step: one graph and no break, as torch's
+    (before: two breaks, "random numbers drawn outside an op"), and the tokens of every call
+    are torch's for the seed; a NaN row is still torch's RuntimeError."""
+    logits = np.random.default_rng(0).standard_normal((2, 10)).astype(np.float32)
+    draws = {}
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        f = _top_k_sample(lib) if lib is torch else ember.compile(_top_k_sample(ember), backend=backend)
+        draws[lib.__name__] = [f(lib.tensor(logits)).tolist() for _ in range(4)] + [f(lib.tensor(logits[:1])).tolist()]
+        draws[lib.__name__].append(lib.multinomial(lib.ones(2, 5), 3, replacement=True).tolist())
+    assert draws["ember"] == draws["torch"]
+    ex = ember._dynamo.explain(_top_k_sample(ember))(ember.tensor(logits))
+    assert (ex.graph_count, ex.graph_break_count) == (1, 0)
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        ember.compile(_top_k_sample(ember), backend=backend)(ember.full((2, 10), float("nan")))
