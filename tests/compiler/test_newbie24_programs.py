@@ -70,7 +70,7 @@ def test_allow_in_graph_keeps_the_function_in_one_graph():
     assert (ex.graph_count, ex.graph_break_count) == (1, 0)
 
 
-def test_is_dynamo_compiling_list_backends_mark_step_and_cache_size_limit(monkeypatch):
+def test_is_dynamo_compiling_list_backends_mark_step_and_cache_size_limit():
     """``is_dynamo_compiling()`` is True while captured and False eagerly; ``list_backends()``
     leaves out the debug backends as torch's; ``cudagraph_mark_step_begin()`` returns None;
     ``config.cache_size_limit = n`` sets ``recompile_limit`` (torch's alias)."""
@@ -84,9 +84,11 @@ def test_is_dynamo_compiling_list_backends_mark_step_and_cache_size_limit(monkey
         lib.compile(h, backend="eager")(lib.ones(2))
         seen[lib.__name__] = (flags[0], lib.compiler.is_dynamo_compiling())
         assert lib.compiler.cudagraph_mark_step_begin() is None
-        monkeypatch.setattr(lib._dynamo.config, "recompile_limit", lib._dynamo.config.recompile_limit)
-        lib._dynamo.config.cache_size_limit = 3
-        assert lib._dynamo.config.recompile_limit == lib._dynamo.config.cache_size_limit == 3
+        config, before = lib._dynamo.config, lib._dynamo.config.recompile_limit
+        with config.patch(recompile_limit=before):  # (restores it)
+            config.cache_size_limit = 3
+            assert config.recompile_limit == config.cache_size_limit == 3
+        assert config.recompile_limit == before
     assert seen["ember"] == seen["torch"] == (True, False)
     assert "inductor" in torch.compiler.list_backends() and "eager" not in torch.compiler.list_backends()
     assert ember.compiler.list_backends() == ["inductor"]
