@@ -38,7 +38,7 @@ from .guards import World, bind, first_difference, holds, snapshot, with_pattern
 from .aliases import remake, without_views
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
-from .markers import _stance, disable, is_compiling, set_stance
+from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import rebind, shared_cache
@@ -487,10 +487,6 @@ def reset():
         f._recheck, f._missed, f._split, f._plan = None, 0, None, None
     shared_cache.clear()
     counters.clear()
-
-
-def _name(fn):
-    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,

@@ -1,7 +1,9 @@
 """What a user writes inside compiled code to steer the capture (``torch.compiler`` and
 ``torch._dynamo``'s markers): :func:`disable` and :func:`graph_break` end the graph there,
 :func:`allow_in_graph` keeps a function's ops in it, :func:`is_dynamo_compiling` tells the
-code it is being captured, :func:`cudagraph_mark_step_begin` marks a new step.
+code it is being captured, :class:`set_stance` (a call, a ``with`` block or a decorator) says how
+compiled functions behave; :func:`cudagraph_mark_step_begin` and :func:`mark_static_address`,
+CUDA graphs' hints, have nothing to do in ember.
 
 ember captures by running the function with a tracer on the dispatcher, so every Python
 function called is already recorded op by op (torch's dynamo needs ``allow_in_graph`` to stop
