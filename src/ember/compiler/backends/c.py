@@ -11,7 +11,6 @@ their memory only when a larger size comes) and passes the sizes to each C entry
 """
 import ctypes
 import functools
-import os
 import sys
 import threading
 import time
@@ -24,13 +23,9 @@ from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
 from .plan import make_plan
 from .python import Program, label, value_names, with_ranges
+from ..._logging import log_enabled
 
 __all__ = ["compile_c", "cached_c", "blas_pointers", "log_enabled"]
-
-
-def log_enabled(name):
-    """``EMBER_LOGS=output_code,autotuning`` (comma-separated, like ``TORCH_LOGS``)."""
-    return name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
 
 
 @functools.lru_cache(maxsize=None)
