@@ -5,7 +5,7 @@ checks of the index; each public function, then its op entry. ``scatter_reduce.p
 the reductions on them.
 """
 from .. import _backend, _dtype
-from .._creation import full, real_if_fits
+from .._creation import real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .core import Op, _type_name, apply, like_input, reads_indices
@@ -96,23 +96,6 @@ class Gather(Op):
     @staticmethod
     def backward(ctx, g):
         return (apply(ScatterAdd, g.new_zeros(ctx.shapes[0]), g, **ctx.attrs),)
-
-
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """``input`` with ``src`` (or ``value``) written along ``dim`` at ``index``."""
-    d = _wrap_dim(dim, input.ndim)
-    _check_index_tensor("scatter", input, d, index, src)
-    if reduce is not None:
-        if reduce in ("add", "sum"):
-            if not isinstance(src, Tensor):  # a number (``value``, or passed as ``src``): added at every entry
-                src = full(index.shape, value if src is None else src, dtype=input.dtype)
-            return scatter_add(input, dim, index, src)
-        raise NotImplementedError(f"scatter reduce='{reduce}' is not supported by ember")
-    if isinstance(src, Tensor):
-        _same_dtype(input, src, _SCATTER_DTYPES)
-    else:
-        src = real_if_fits(value if src is None else src, input.dtype)
-    return reads_indices(apply(Scatter, input, src, dim=d, index=index._data), [index])
 
 
 _SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
