@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,19 @@ def test_a_failed_background_build_warns_at_the_switch_and_keeps_python(tmp_path
         out = fn(_inputs(b, g))[0]
     assert "internal compiler error" in Path(str(record[0].message).split("log: ")[1].split(")")[0]).read_text()
     np.testing.assert_array_equal(out, b.values[g.outputs[0]])
+    assert fn.backend == "python"
+
+
+def test_a_call_after_the_exit_left_the_build_to_its_own_process_keeps_python_and_warns_nothing(tmp_path, monkeypatch):
+    # (an atexit handler that runs after ember's calls the graph: its build raised Left)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    b, g = _graph()
+    fn = compile_graph(g, {"async_compile": True})
+    assert fn.wait(timeout=120)
+    fn._result = toolchain.Left("the process is exiting; the build finishes in a process of its own", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(fn(_inputs(b, g))[0], b.values[g.outputs[0]])
     assert fn.backend == "python"
 
 
