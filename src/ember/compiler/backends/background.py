@@ -5,9 +5,9 @@ never earns it back. With ``async_compile`` the graph runs as generated Python (
 used where there is no compiler, already free of the dispatcher) from its first call, while
 one background thread plans and generates its C and compiles it in a process of its own, one
 compiler at a time beside the program's own work; the first call after the library is ready
-switches to it. A graph whose library is in the
-disk cache runs its C at once. torch's counterpart is Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until the compile
-finishes).
+switches to it. A graph whose library is in the disk cache runs its C at once. torch's
+counterpart is Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until
+the compile finishes).
 
 What it changes: which code computes a step depends on when the compiler finishes, so two
 runs can differ in the last bits (the C's vector math against NumPy's). A normal exit does not

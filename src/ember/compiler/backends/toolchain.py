@@ -427,7 +427,7 @@ def build(units, argv, *, openmp=False, parallel=True, apart=None, then=None):
            "log": str(root / f"{key}.log")}
     temps = [tmp for tmp, _ in built] + [lib]
     try:
-        if apart is None:
+        if apart is None or not sys.executable:  # (an embedded interpreter: no Python to start)
             failed = _finish(job, parallel)
         else:
             temps.append(_temp(root, ".json"))
