@@ -12,6 +12,7 @@ function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 import collections
 import copy
 import functools
+import math
 import operator
 import sys
 import warnings
@@ -29,7 +30,7 @@ from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import Tracer, capture, input_names, unflatten
-from .dynamic import capture_dynamic, marks as _marks, verify
+from .dynamic import ARG, capture_dynamic, marks as _marks, verify
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -42,7 +43,7 @@ from .recheck import Recheck
 from . import shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split
-from .symbolic import symbol
+from .symbolic import Expr, symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -216,6 +217,7 @@ class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
     _entries, _warned = shared_cache.shared("entries"), shared_cache.shared("warned")
+    _static_ints = shared_cache.shared("static_ints")  # int arguments a dynamic graph took as values
 
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
                  signature_of=None, name=None, isolate=False):
@@ -327,8 +329,11 @@ class _CompiledFunction:
         dims, ranges = self._dynamic_dims(world, facts, declared)
         if dims:
             names = input_names(fn, args, kwargs) + [h[0] for h in held]
+            ints = [k for i, k in dims if i == ARG]
             result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
                                                          ranges, names, lambda text: _log("dynamic", text))
+            # one specialised stays so: probing it again at each new value would cost its probes each time
+            self._static_ints.update(k for k in ints if shape is None or not isinstance(shape.ints.get(k), Expr))
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
                 counters["stats"]["unique_graphs"] += 1
                 self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
@@ -404,7 +409,9 @@ class _CompiledFunction:
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        dims, ranges, named = {}, {}, {}
+        dims, ranges, named = _int_symbols(facts, self._dynamic is True or self._entries and
+                                           config.automatic_dynamic_shapes and self._entries[-1].facts,
+                                           self._static_ints), {}, {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
             size = inputs[i].shape[d]
             if (i, d) in static or size < 2 and lo >= 2:
@@ -413,7 +420,25 @@ class _CompiledFunction:
             dims[(i, d)] = symbol(name)
             was = ranges.get(name, (lo, hi))
             ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
-        return dims, ranges
+        return dims, dict(ranges, **{e.args[0]: (-math.inf, None) for e in dims.values() if e.args[0] not in ranges})
+
+
+def _int_symbols(facts, before, static):
+    """``{(ARG, position): symbol}`` of the int arguments to take as symbols: all (``before``
+    True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
+    guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
+    Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that
+    steers Python is specialised again."""
+    if not before:
+        return {}
+    old = {} if before is True else dict(before)
+    found = {}
+    for name, value in facts:
+        if name.startswith("argument ") and type(value) is int and name[9:].isdigit():
+            was = old.get(name, value)
+            if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
+                found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
+    return found
 
 
 def _makes_state(world):

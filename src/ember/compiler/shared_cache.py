@@ -21,18 +21,20 @@ __all__ = ["Cache", "cache_for", "clear", "shared"]
 
 
 class Cache:
-    """The entries of the compiled callables that share them (``entries``, newest last) and
-    whether the recompile-limit warning was given (``warned``)."""
+    """The entries of the compiled callables that share them (``entries``, newest last),
+    whether the recompile-limit warning was given (``warned``) and the positions of the int
+    arguments that a dynamic graph could not take as symbols (``static_ints``)."""
 
-    __slots__ = ("entries", "warned")
+    __slots__ = ("entries", "warned", "static_ints")
 
     def __init__(self):
-        self.entries, self.warned = [], False
+        self.entries, self.warned, self.static_ints = [], False, set()
 
     def clear(self):
-        """Forgets every entry and the recompile-limit warning (``ember.compiler.reset``)."""
+        """Forgets every entry, the recompile-limit warning and the static ints (``ember.compiler.reset``)."""
         self.entries.clear()
         self.warned = False
+        self.static_ints.clear()
 
 
 _store = weakref.WeakKeyDictionary()  # what is compiled -> {settings: Cache}

@@ -1,0 +1,64 @@
+"""Dynamic int arguments (:mod:`.dynamic`): recording with them traced (:mod:`.traced_ints`),
+and the range of one that sizes a value."""
+import math
+
+from .capture import capture
+from .symbolic import Expr, free_symbols
+from .traced_ints import TRACING, TracedInt
+
+__all__ = ["traced_capture", "size_like_ints"]
+
+
+def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
+    """:func:`~.capture.capture` with the int arguments ``values`` (``{position in (*args,
+    *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting into ``uses[position]``."""
+    if not uses:
+        return capture(fn, args, kwargs, world, fullgraph, joint)
+    args, names = list(args), list(kwargs)
+    kwargs = dict(kwargs)
+    for k, value in values.items():
+        if k < len(args):
+            args[k] = TracedInt(value, uses[k])
+        else:
+            kwargs[names[k - len(args)]] = TracedInt(value, uses[k])
+    for seen in uses.values():
+        seen.active = True
+    TRACING.append(uses)
+    try:
+        return capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+    finally:
+        TRACING.remove(uses)
+        for seen in uses.values():
+            seen.active = False
+
+
+def size_like_ints(cap, ints, samples, ranges):
+    """Narrows the open range of each int argument's symbol that sizes a value (a shape, a floor
+    or a remainder of it in the graph) to the values recorded and above: a negative or zero value
+    there is another program (an error, an empty tensor), which the probes at sizes >= 2 never saw."""
+    names = {e.args[0] for e in ints.values() if isinstance(e, Expr) and e.op == "sym"}
+    if not names:
+        return
+    sizing = set()
+    for node in cap.graph.nodes:
+        sizing.update(free_symbols(node.meta.get("shape")))
+        for value in (node.args, node.kwargs):
+            sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
+    for source in cap.sources:  # (a full's shape; an arange's bounds)
+        if source[0] == "sized_const":
+            sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
+    for n in names & sizing:
+        lo, hi = ranges[n]
+        if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
+            ranges[n] = (min(point[n] for point, _ in samples), hi)
+
+
+def _exprs(value):
+    if isinstance(value, Expr):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _exprs(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _exprs(v)
