@@ -36,13 +36,10 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import size_like_ints, traced_capture
+from .dynamic_ints import ARG, size_like_ints, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
-# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
-# for a scalar int argument (an IntVar of a spec)
-ARG = "argument"
 
 __all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
 

@@ -3,10 +3,14 @@ and the range of one that sizes a value."""
 import math
 
 from .capture import capture
-from .symbolic import Expr, free_symbols
+from .symbolic import Expr, free_symbols, symbol
 from .traced_ints import TRACING, TracedInt
 
-__all__ = ["traced_capture", "size_like_ints"]
+__all__ = ["ARG", "int_symbols", "traced_capture", "size_like_ints"]
+
+# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
+# for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
+ARG = "argument"
 
 
 def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
@@ -62,3 +66,21 @@ def _exprs(value):
     elif isinstance(value, dict):
         for v in value.values():
             yield from _exprs(v)
+
+
+def int_symbols(facts, before, static):
+    """``{(ARG, position): symbol}`` of the int arguments to take as symbols: all (``before``
+    True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
+    guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
+    Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that
+    steers Python is specialised again."""
+    if not before:
+        return {}
+    old = {} if before is True else dict(before)
+    found = {}
+    for name, value in facts:
+        if name.startswith("argument ") and type(value) is int and name[9:].isdigit():
+            was = old.get(name, value)
+            if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
+                found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
+    return found

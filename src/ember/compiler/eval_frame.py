@@ -31,6 +31,7 @@ from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import Tracer, capture, input_names, unflatten
 from .dynamic import ARG, capture_dynamic, marks as _marks, verify
+from .dynamic_ints import int_symbols
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -384,10 +385,11 @@ class _CompiledFunction:
         self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
 
     def _dynamic_dims(self, world, facts, declared):
-        """The dimensions to capture as size symbols: ``({(input index, dim): Expr}, {symbol:
-        (lo, hi)})``. Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
-        or, with ``dynamic=None``, the ones that changed since the last graph (torch's
-        automatic dynamic shapes). Sizes 0 and 1 stay static unless declared."""
+        """The dimensions (and int arguments, :func:`.dynamic_ints.int_symbols`) to capture as
+        symbols: ``({(input index, dim) or (ARG, position): Expr}, {symbol: (lo, hi)})``.
+        Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``) or, with
+        ``dynamic=None``, the ones that changed since the last graph (torch's automatic dynamic
+        shapes). Sizes 0 and 1 stay static unless declared."""
         if self._dynamic is False:
             return {}, {}
         if declared is not None:
@@ -409,7 +411,7 @@ class _CompiledFunction:
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        dims, ranges, named = _int_symbols(facts, self._dynamic is True or self._entries and
+        dims, ranges, named = int_symbols(facts, self._dynamic is True or self._entries and
                                            config.automatic_dynamic_shapes and self._entries[-1].facts,
                                            self._static_ints), {}, {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
@@ -421,24 +423,6 @@ class _CompiledFunction:
             was = ranges.get(name, (lo, hi))
             ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
         return dims, dict(ranges, **{e.args[0]: (-math.inf, None) for e in dims.values() if e.args[0] not in ranges})
-
-
-def _int_symbols(facts, before, static):
-    """``{(ARG, position): symbol}`` of the int arguments to take as symbols: all (``before``
-    True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
-    guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
-    Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that
-    steers Python is specialised again."""
-    if not before:
-        return {}
-    old = {} if before is True else dict(before)
-    found = {}
-    for name, value in facts:
-        if name.startswith("argument ") and type(value) is int and name[9:].isdigit():
-            was = old.get(name, value)
-            if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
-                found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
-    return found
 
 
 def _makes_state(world):
