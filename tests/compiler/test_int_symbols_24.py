@@ -146,3 +146,23 @@ def test_int_operand_of_a_small_int_tensor_wraps_as_eager():
         for _ in range(2):  # the first call records (eagerly), the second runs the graph
             got = compiled(ember.tensor(data))
         np.testing.assert_array_equal(got.numpy(), f(torch.tensor(data)).numpy())
+
+
+def test_int_as_an_index_or_bound_is_checked_at_each_new_value(monkeypatch):
+    """``x[k]``, ``x.narrow(0, k, 2)``: a symbol, but not only a number, so a new value is
+    recorded first (as a new size is): out of range it raises eager's error, not a read past the end."""
+    ember.compiler.reset()
+    f = lambda x, k: x.narrow(0, k, 2) * 2 + x[k]  # noqa: E731
+    compiled = ember.compile(f)
+    x = ember.randn(8)
+    for k in (0, 1, 2, 3, 6, -2):
+        assert ember.equal(compiled(x, k), f(x, k)), k
+    recordings = []
+    init = Tracer.__init__
+    monkeypatch.setattr(Tracer, "__init__", lambda self, *a: recordings.append(1) or init(self, *a))
+    for k in (7, 100):
+        with pytest.raises((RuntimeError, IndexError)) as eager:
+            f(x, k)
+        with pytest.raises(type(eager.value), match=str(eager.value).split(" (")[0][:20]):
+            compiled(x, k)
+    assert recordings == [1, 1]

@@ -36,7 +36,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, size_like_ints, traced_capture
+from .dynamic_ints import ARG, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -167,12 +167,13 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         else:
             patterns.setdefault(i, list(inputs[i].shape))[d] = value
     graph_cap.graph.symbol_ranges = dict(shape_ranges)  # where a slice's bound keeps one sign (backends/locs.py)
-    size_like_ints(graph_cap, ints, samples, shape_ranges)
+    numbers = int_ranges(graph_cap, ints, samples, shape_ranges)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
-    shape.traced = set(free_symbols(list(ints.values()))) - set(free_symbols(list(patterns.values())))
+    shape.traced = numbers - set(free_symbols(list(patterns.values())))
     shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
     shape.verified = {shape.key({n: point[n] for n in symbols}) for point, _ in samples}
-    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
+    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}"
+        + "".join(f"; {n} only a number (new values run unrecorded)" for n in sorted(shape.traced)))
     return result, graph_cap, shape, None if covered else cap
 
 

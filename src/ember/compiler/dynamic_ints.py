@@ -6,7 +6,7 @@ from .capture import capture
 from .symbolic import Expr, free_symbols, symbol
 from .traced_ints import TRACING, TracedInt
 
-__all__ = ["ARG", "int_symbols", "traced_capture", "size_like_ints"]
+__all__ = ["ARG", "int_symbols", "traced_capture", "int_ranges"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -36,25 +36,34 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
             seen.active = False
 
 
-def size_like_ints(cap, ints, samples, ranges):
-    """Narrows the open range of each int argument's symbol that sizes a value (a shape, a floor
-    or a remainder of it in the graph) to the values recorded and above: a negative or zero value
-    there is another program (an error, an empty tensor), which the probes at sizes >= 2 never saw."""
+def int_ranges(cap, ints, samples, ranges):
+    """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
+    operands of arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``, ``x < i0``) and
+    ``full``'s fill value, right at every int; a new value of those needs no recording. Each
+    other one (an index, a slice's bound, a shape) keeps the first-call check of a size symbol
+    (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
+    its open range is narrowed to the values recorded and above: a negative or zero value there is
+    another program (an error, an empty tensor), and C's ``/`` and ``%`` are Python's only for
+    sizes >= 0."""
     names = {e.args[0] for e in ints.values() if isinstance(e, Expr) and e.op == "sym"}
     if not names:
-        return
-    sizing = set()
+        return set()
+    sizing, other = set(), set()
     for node in cap.graph.nodes:
         sizing.update(free_symbols(node.meta.get("shape")))
+        operands = node.op == "call_op" and getattr(node.target, "promote", None) is not None
         for value in (node.args, node.kwargs):
             sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
-    for source in cap.sources:  # (a full's shape; an arange's bounds)
+        other.update(free_symbols([a for a in node.args if not (operands and isinstance(a, Expr))]))
+        other.update(free_symbols(list(node.kwargs.values())))
+    for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
         if source[0] == "sized_const":
             sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
     for n in names & sizing:
         lo, hi = ranges[n]
         if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
             ranges[n] = (min(point[n] for point, _ in samples), hi)
+    return names - sizing - other
 
 
 def _exprs(value):

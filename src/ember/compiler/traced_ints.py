@@ -75,7 +75,7 @@ def _noting(name, method):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
         return method(self, *args)
-    use.__name__ = name
+    use.__name__, use.__doc__ = name, f"int's ``{name}``, noting a use when the user's code calls it."
     return use
 
 
@@ -84,7 +84,7 @@ def _noting_attribute(name):
         if self.uses.active and _from_user():
             self.uses.append((name, user_frame()))
         return getattr(int.__int__(self), name)
-    return property(get)
+    return property(get, doc=f"int's ``{name}``, noting a use when the user's code reads it.")
 
 
 for _name in dir(int):
