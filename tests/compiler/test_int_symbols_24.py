@@ -166,3 +166,18 @@ def test_int_as_an_index_or_bound_is_checked_at_each_new_value(monkeypatch):
         with pytest.raises(type(eager.value), match=str(eager.value).split(" (")[0][:20]):
             compiled(x, k)
     assert recordings == [1, 1]
+
+
+def test_int_operand_of_integer_arithmetic_keeps_eager_errors():
+    """``x_int // k`` refuses ``k = 0`` eagerly (torch's RuntimeError): an operand of integer
+    arithmetic is checked at each new value, so the graph never answers it."""
+    ember.compiler.reset()
+    f = lambda x, k: x // k + x * k  # noqa: E731
+    compiled = ember.compile(f)
+    x = ember.tensor([3, -7, 8, 0])
+    for k in (1, 2, 3, 5, -4):
+        assert ember.equal(compiled(x, k), f(x, k)), k
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        f(x, 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        compiled(x, 0)

@@ -38,9 +38,10 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
 
 def int_ranges(cap, ints, samples, ranges):
     """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
-    operands of arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``, ``x < i0``) and
-    ``full``'s fill value, right at every int; a new value of those needs no recording. Each
-    other one (an index, a slice's bound, a shape) keeps the first-call check of a size symbol
+    operands of floating-point arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``,
+    ``x < i0``) and ``full``'s fill value, right at every int; a new value of those needs no
+    recording. Each other one (an operand of integer arithmetic, which may refuse a value:
+    ``x_int // 0``; an index, a slice's bound, a shape) keeps the first-call check of a size symbol
     (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
     its open range is narrowed to the values recorded and above: a negative or zero value there is
     another program (an error, an empty tensor), and C's ``/`` and ``%`` are Python's only for
@@ -51,7 +52,7 @@ def int_ranges(cap, ints, samples, ranges):
     sizing, other = set(), set()
     for node in cap.graph.nodes:
         sizing.update(free_symbols(node.meta.get("shape")))
-        operands = node.op == "call_op" and getattr(node.target, "promote", None) is not None
+        operands = _takes_numbers(node)
         for value in (node.args, node.kwargs):
             sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
         other.update(free_symbols([a for a in node.args if not (operands and isinstance(a, Expr))]))
@@ -64,6 +65,15 @@ def int_ranges(cap, ints, samples, ranges):
         if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
             ranges[n] = (min(point[n] for point, _ in samples), hi)
     return names - sizing - other
+
+
+def _takes_numbers(node):
+    """Whether ``node`` takes Python numbers as operands of a floating-point computation (its
+    tensor operands, cast as the op promotes, are of an inexact dtype)."""
+    if node.op != "call_op" or getattr(node.target, "promote", None) is None:
+        return False
+    dtypes = [a.meta["dtype"] for a in node.args if hasattr(a, "meta")]
+    return bool(dtypes) and all(d.is_inexact for d in dtypes)
 
 
 def _exprs(value):
