@@ -1,11 +1,14 @@
 """Legacy typed constructors (``ember.FloatTensor([1, 2])``): each makes tensors of one dtype
 and is an ``isinstance`` test for it (the names are ``_dtype.LEGACY_TYPES``); and
 ``set_default_tensor_type``, which takes one of them."""
-import warnings
 
 from . import _dtype
 from ._creation import empty, tensor
 from ._tensor import Tensor
+from ._warn_once import warn_once
+
+SET_DEFAULT_TENSOR_TYPE_DEPRECATED = ("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
            "CharTensor", "ByteTensor", "BoolTensor", "BFloat16Tensor", "set_default_tensor_type"]
@@ -31,18 +34,12 @@ FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharT
     BoolTensor, BFloat16Tensor = (_legacy(n, d) for n, d in _dtype.LEGACY_TYPES.items())
 
 
-_WARNED = []
-
-
 def set_default_tensor_type(t):
     """Deprecated since PyTorch 2.1 (torch's UserWarning, the first time): sets the default dtype from a
     floating-point legacy type, or its name (``"torch.DoubleTensor"``). TypeError for a CUDA
     type, an integer or bool type, or an object that is neither a type nor its name
     (https://pytorch.org/docs/stable/generated/torch.set_default_tensor_type.html)."""
-    if not _WARNED:  # once per process, as torch's TORCH_WARN_ONCE
-        _WARNED.append(True)
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", stacklevel=2)
+    warn_once(SET_DEFAULT_TENSOR_TYPE_DEPRECATED)
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module.endswith(".cuda"):

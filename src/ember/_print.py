@@ -155,7 +155,7 @@ def _sparse_repr(t, prefix):
         suffixes.append(f"dtype={t.dtype!r}")
     suffixes.append(f"layout={t.layout!r}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes("\n".join(lines), suffixes, len(pad), newline=True)
@@ -201,7 +201,7 @@ def tensor_repr(t, dtype_shown=True):
         fmt = _ComplexFormatter(shown) if t.dtype.is_complex else _Formatter(shown)
         body = _nested(data, indent, summarize, fmt)
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     if DUAL.tangents is not None:

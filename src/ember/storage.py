@@ -10,7 +10,6 @@ share memory (``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 ones read a tensor's elements through ``storage().tolist()``.
 """
 import numbers
-import warnings
 import weakref
 
 import numpy as np
@@ -21,6 +20,7 @@ from ._creation import real_if_fits, tensor
 from ._device import device as _device
 from ._ops.core import Op, apply, named
 from ._tensor import Tensor
+from ._warn_once import warn_once
 from .autograd.grad_mode import STATE
 
 __all__ = ["UntypedStorage", "TypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
@@ -240,7 +240,10 @@ class UntypedStorage(_Storage):
         return self
 
 
-_WARNED = []
+TYPED_STORAGE_DEPRECATED = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+    "class. This should only matter to you if you are using storages directly.  To access UntypedStorage "
+    "directly, use tensor.untyped_storage() instead of tensor.storage()")
 
 
 class TypedStorage(_Storage):
@@ -263,12 +266,7 @@ class TypedStorage(_Storage):
 
     @classmethod
     def _of(cls, tensor):
-        if not _WARNED:
-            _WARNED.append(True)
-            warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
-                          "the only storage class. This should only matter to you if you are using storages "
-                          "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
-                          "tensor.storage()", UserWarning, stacklevel=3)
+        warn_once(TYPED_STORAGE_DEPRECATED)
         return cls(_flat(tensor._data, tensor._data.dtype), tensor.dtype)
 
     def untyped(self):

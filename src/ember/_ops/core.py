@@ -410,12 +410,12 @@ _NODE_CLASSES = {}
 
 
 def node_class(name):
-    """The ``OpNode`` subclass called ``name`` (``MulBackward0``...), made once: a node's type
-    carries PyTorch's name, as ``type(y.grad_fn).__name__`` shows it."""
-    cls = _NODE_CLASSES.get(name)
-    if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": ()})
-    return cls
+    """The ``OpNode`` subclass named as torch's ``type(y.grad_fn).__name__`` (``MulBackward0``), made once;
+    ``name()`` keeps a C++ namespace (``torch::autograd::NotImplemented``, the class ``NotImplemented``)."""
+    if name not in _NODE_CLASSES:
+        short = name.rpartition("::")[2]
+        _NODE_CLASSES[name] = type(short, (OpNode,), {"__slots__": (), "qualified_name": name if "::" in name else None})
+    return _NODE_CLASSES[name]
 
 
 def named(t, name):

@@ -10,10 +10,12 @@ import numpy as np
 
 from .. import _backend, _dtype
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import no_grad
 from .core import _NAMES, Op, apply, reads_indices
 from .gather import (_SCATTER_DTYPES, Gather, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
                      _same_dtype, _unfit)
 from .pointwise_binary import Where
+from .unimplemented import refusing_link
 
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
@@ -24,9 +26,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     targeted elements of ``input`` are left out of their reduction. Integer means round
     down. RuntimeError for another ``reduce``, a non-integer index or one out of range;
     NotImplementedError where torch has no kernel (complex amax/amin, bool mean). ("max" and
-    "min" are taken for "amax" and "amin", as torch 2.13's kernel takes them.)"""
+    "min" are taken for "amax" and "amin", as torch 2.13's kernel takes them; its backward then
+    raises RuntimeError.)"""
     d = _wrap_dim(dim, input.ndim)
-    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce in ("max", "min"):  # torch's kernel takes them, its derivative refuses them
+        with no_grad():
+            out = scatter_reduce(input, dim, index, src, "a" + reduce, include_self=include_self)
+        return refusing_link(out, "Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got "
+                             f"{reduce}.", "ScatterReduceBackward0", input, src)
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_index_tensor("scatter_reduce", input, d, index, src)

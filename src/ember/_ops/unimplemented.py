@@ -5,42 +5,50 @@ Some of torch's backward formulas have no derivative of their own (``hardsigmoid
 still require grad, on a node torch names ``torch::autograd::NotImplemented`` whose backward
 raises RuntimeError "derivative for aten::<name> is not implemented"; so in torch a second
 derivative through ``hardsigmoid`` raises where a zero would be silently wrong.
-:func:`not_implemented_link` makes that node; :func:`first_order` marks the input of a composite
+:func:`not_implemented_link` makes that node (:func:`refusing_link` one of another name and
+message); :func:`first_order` marks the input of a composite
 function (ember's ``multi_margin_loss`` is one) whose gradient torch computes in one such formula.
 Source: torch 2.13's ``tools/autograd/derivatives.yaml`` ("not_implemented") and its behaviour.
 """
 from ..autograd.grad_mode import STATE
 from .core import Op, apply, like_input, named
 
-__all__ = ["first_order", "not_implemented_link"]
+__all__ = ["first_order", "not_implemented_link", "refusing_link"]
 
 
 class NotImplementedLink(Op):
     """``value`` unchanged (a copy), recorded as depending on ``inputs``; its backward raises
-    torch's RuntimeError naming ``name``, the ATen function without a derivative."""
+    RuntimeError ``message`` (torch's words for the derivative it lacks)."""
     promote = None
     save_inputs = False
 
     @staticmethod
-    def forward(value, *inputs, name):
+    def forward(value, *inputs, message):
         return value.copy()
 
     @classmethod
-    def infer(cls, value, *inputs, name):
+    def infer(cls, value, *inputs, message):
         return tuple(value.shape), value.dtype
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError(f"derivative for aten::{ctx.attrs['name']} is not implemented")
+        raise RuntimeError(ctx.attrs["message"])
 
 
 def not_implemented_link(value, name, *inputs):
     """``value``, made by ATen function ``name`` from ``inputs``, on torch's NotImplemented node
     when grad mode is on (in a backward: under ``create_graph``) and an input requires grad;
     differentiating it raises RuntimeError "derivative for aten::``name`` is not implemented"."""
+    return refusing_link(value, f"derivative for aten::{name} is not implemented", "torch::autograd::NotImplemented",
+                         *inputs)
+
+
+def refusing_link(value, message, node, *inputs):
+    """``value`` made from ``inputs`` on a node called ``node`` whose backward raises RuntimeError
+    ``message``, when grad mode is on and an input requires grad (else ``value`` itself)."""
     if not STATE.enabled:
         return value
-    return named(apply(NotImplementedLink, value, *inputs, name=name), "torch::autograd::NotImplemented")
+    return named(apply(NotImplementedLink, value, *inputs, message=message), node)
 
 
 class FirstOrder(Op):

@@ -41,12 +41,15 @@ class Node:
             self._metadata = {}
         return self._metadata
 
-    def name(self):
-        """The node's printed name, as ``grad_fn.name()`` in PyTorch (``"MulBackward0"``)."""
-        return type(self).__name__
+    qualified_name = None  # a node class whose C++ name has a namespace: its name()
 
-    def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
+    def name(self):
+        """The node's name, as ``grad_fn.name()`` in PyTorch (``"MulBackward0"``; with its C++
+        namespace where torch gives one, ``"torch::autograd::NotImplemented"``)."""
+        return self.qualified_name or type(self).__name__
+
+    def __repr__(self):  # as printed tensors, by the class's name (``<NotImplemented object at ...>``)
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def register_prehook(self, hook):
         """``hook(grad_outputs) -> grad_outputs or None`` runs before the node; returns a handle."""

@@ -16,6 +16,7 @@ import copy
 import numpy as np
 
 from .. import _random
+from .._ops.unimplemented import NotImplementedLink
 from .._tensor import Tensor
 from ..autograd.engine import grad_within
 from ..autograd.function import Function
@@ -32,10 +33,12 @@ def record_backward(tracer, outputs, placeholder_tensors):
     """Runs ``grad_within`` of ``outputs`` under ``tracer``; returns ``(forward node ids,
     [(placeholder index, grad Node)], [the layout eager gave each gradient])`` or None when
     nothing is differentiable, or when the outputs' history reaches a node a backward already
-    freed (a piece of a split function after ``loss.backward()``: its graph then replays through
-    the dispatcher, as autograd sees)."""
+    freed (a piece of a split function after ``loss.backward()``) or one whose backward refuses
+    (torch's NotImplemented node, ``scatter(reduce=)``): its graph then replays through the
+    dispatcher, as autograd sees, and a backward raises as eager's."""
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
-    if not diff or _freed_history(outputs):
+    if not diff or _in_history(outputs, lambda node: getattr(node, "_freed", False)
+                               or getattr(node, "op", None) is NotImplementedLink):
         return None
     forward = {id(n) for n in tracer.graph.nodes}
     grad_outputs = []
@@ -64,14 +67,14 @@ def record_backward(tracer, outputs, placeholder_tensors):
             [layout_of(g._data) for g in grads if g is not None])
 
 
-def _freed_history(tensors):
-    """Whether the autograd history of ``tensors`` reaches a node whose saved values were freed."""
+def _in_history(tensors, found):
+    """Whether the autograd history of ``tensors`` reaches a node for which ``found`` is true."""
     todo, seen = [t.grad_fn for t in tensors], set()
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
-        if getattr(node, "_freed", False):
+        if found(node):
             return True
         seen.add(id(node))
         todo += [n for n, _ in node.next_functions]
