@@ -8,8 +8,9 @@ argument is a :class:`TracedInt`: an int whose every method, called from the use
 notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``), whose result
 is traced too. Called from ember's own code (an op taking ``k`` as its scalar operand) it is a
 plain int. An int that was used keeps a graph per value (its guard is its value), as torch
-specialises an int that Python inspects; one that only flowed into ops is a symbol whose new
-values need no recording, where a size symbol's first call at each size is recorded and checked.
+specialises an int that Python inspects; one that only flowed into ops is a symbol, and where
+the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
+recording, where a size symbol's first call at each size is recorded and checked.
 
 What it cannot see: Python's own code reading an int subclass's digits without its methods
 (``range(k)``, ``seq[k]``, ``0.5 * k`` computed by the float). Those change the recording's
@@ -30,7 +31,7 @@ __all__ = ["TracedInt", "Uses", "TRACING", "plain"]
 TRACING = []
 
 _EMBER = EMBER_DIR + os.sep
-_LIBRARIES = (os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep)
+_NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
 # arithmetic whose result with an int is a polynomial of the operands: traced, not a use
 _ARITHMETIC = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"}
 _UNARY = {"__neg__", "__pos__"}
@@ -59,9 +60,14 @@ def _from_user():
     """Whether the traced int's method was called by the user's code: the caller, or the first
     caller outside NumPy and the standard library (which ember's own code calls too)."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARIES):
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_EMBER):
+            return False
+        if not (name.startswith(_NUMPY) or name.startswith(_STDLIB) and "-packages" not in name):
+            return True
         frame = frame.f_back
-    return frame is not None and not frame.f_code.co_filename.startswith(_EMBER)
+    return True
 
 
 def _noting(name, method):
