@@ -40,7 +40,7 @@ from ._ops.join import (cartesian_prod, cat, chunk, concat, concatenate, diag, d
                         diagonal_scatter, flip, fliplr, flipud, hstack, meshgrid, narrow, repeat,
                         repeat_interleave, roll, select, split, stack, tensor_split, tile, trace,
                         tril, triu, unbind, vstack)
-from ._ops.gather import gather, scatter, scatter_add
+from ._ops.gather import gather, scatter_add
 from ._ops.indexing import (index_add, index_copy, index_fill, index_put, index_put_, index_select,
                             masked_fill, masked_scatter, masked_select, take, take_along_dim)
 from ._ops.positions import argwhere, nonzero, one_hot
@@ -60,7 +60,7 @@ from ._ops.statistics import (aminmax, mode, nanmedian, nanquantile, quantile)
 from ._ops.arrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, combinations,
                            dstack, kron, rot90, tril_indices, triu_indices)
 from ._ops.products import (addbmm, addmv, addr, cdist, renorm)
-from ._ops.scatter_reduce import (index_reduce, scatter_reduce)
+from ._ops.scatter_reduce import (index_reduce, scatter, scatter_reduce)
 from ._creation import (new_empty, new_full, new_ones, new_tensor, new_zeros, to)
 from ._tensor_extras import type_
 from ._random import (bernoulli_, exponential_, normal_, random_, uniform_)

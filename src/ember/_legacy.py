@@ -4,8 +4,8 @@ and is an ``isinstance`` test for it (the names are ``_dtype.LEGACY_TYPES``); an
 
 from . import _dtype
 from ._creation import empty, tensor
+from ._ops.args import warn_once
 from ._tensor import Tensor
-from ._warn_once import warn_once
 
 SET_DEFAULT_TENSOR_TYPE_DEPRECATED = ("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                                       "torch.set_default_dtype() and torch.set_default_device() as alternatives.")

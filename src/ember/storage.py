@@ -18,9 +18,9 @@ from . import _dtype, _memory
 from ._backend import shared as _shared
 from ._creation import real_if_fits, tensor
 from ._device import device as _device
+from ._ops.args import warn_once
 from ._ops.core import Op, apply, named
 from ._tensor import Tensor
-from ._warn_once import warn_once
 from .autograd.grad_mode import STATE
 
 __all__ = ["UntypedStorage", "TypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",

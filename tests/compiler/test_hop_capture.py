@@ -315,7 +315,7 @@ def test_a_parameter_replaced_on_a_module_only_a_branch_names_recompiles():
     try:
         LIN.weight = nn.Parameter(ember.ones(2, 2))
         np.testing.assert_allclose(compiled(x).detach().numpy(), f(x).detach().numpy())
-        assert _graphs() == 2
+        assert _graphs() == 1  # the graph run on the new parameter (ember.compiler.rebind; torch: 2)
     finally:
         LIN.weight = old
 

@@ -92,7 +92,8 @@ CHANGES = {
     "nesterov": (lambda c: c["opt"].param_groups[0].update(nesterov=True), True),
     "a group's parameter removed": (lambda c: c["opt"].param_groups[0]["params"].pop(), True),
     "one group split in two": (_split_group, True),
-    "a closure tensor rebound, same shape": (lambda c: c["rebind"](ember.full((5, 4), 0.3)), True),
+    # (torch: no recompile either, the tensor is a graph input: ember.compiler.rebind)
+    "a closure tensor rebound, same shape": (lambda c: c["rebind"](ember.full((5, 4), 0.3)), False),
     "a closure tensor's data, same shape": (lambda c: setattr(c["x"](), "data", ember.ones(5, 4)), False),
     "closure tensors' shapes": (lambda c: c["rebind"](ember.full((6, 4), 0.3), ember.tensor([0, 1, 2, 0, 1, 2])),
                                 True),
@@ -249,7 +250,7 @@ def test_values_in_containers_and_plain_objects_are_seen():
                 np.testing.assert_allclose(cf().detach().numpy(), fn().detach().numpy(), rtol=1e-6)
     finally:
         SETTINGS["scale"][0] = 2.0
-    assert counters["stats"]["unique_graphs"] == 4
+    assert counters["stats"]["unique_graphs"] == 2  # the new number's (a new tensor or module: rebound, as torch's)
 
 
 def test_sizes_of_a_dynamic_graph_follow_each_call():

@@ -48,7 +48,7 @@ def test_scatter_reduce_argument_is_torchs(reduce, number, dtype):
 
 
 def test_tensor_src_warns_once_at_the_users_line():
-    ember._warn_once.GIVEN.discard(ember._ops.gather.SCATTER_REDUCE_DEPRECATED)
+    ember._ops.args.WARNED_ONCE.discard(ember._ops.scatter_reduce.SCATTER_REDUCE_DEPRECATED)
     x, idx = ember.zeros(3), ember.tensor([0, 0])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

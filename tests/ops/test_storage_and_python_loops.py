@@ -43,7 +43,7 @@ def test_storages_are_torchs():
 
 def test_storage_warns_once_as_torch_and_indexes_out_of_range():
     import ember.storage as storage
-    ember._warn_once.GIVEN.discard(storage.TYPED_STORAGE_DEPRECATED)
+    ember._ops.args.WARNED_ONCE.discard(storage.TYPED_STORAGE_DEPRECATED)
     with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
         ember.ones(2).storage()
     with warnings.catch_warnings():

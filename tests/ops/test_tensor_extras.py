@@ -79,7 +79,7 @@ def test_set_default_tensor_type_sets_the_default_dtype_as_torchs():
                 out.append(type(error).__name__ + str(error).replace("ember", "torch"))
         return out
     with pytest.warns(UserWarning, match="set_default_tensor_type"):
-        ember._warn_once.GIVEN.discard(ember._legacy.SET_DEFAULT_TENSOR_TYPE_DEPRECATED)
+        ember._ops.args.WARNED_ONCE.discard(ember._legacy.SET_DEFAULT_TENSOR_TYPE_DEPRECATED)
         got = run(ember)
     assert got == run(torch)
     assert ember.get_default_dtype() is ember.float32

@@ -330,3 +330,15 @@ def caller_level():
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
+
+
+WARNED_ONCE = set()  # the messages :func:`warn_once` gave (a test that wants one again removes it)
+
+
+def warn_once(message, category=UserWarning):
+    """torch's ``TORCH_WARN_ONCE``: warns ``message`` (``category``) at the user's line (the
+    first frame outside ember) the first time only, per process (deprecations: ``TypedStorage``,
+    ``set_default_tensor_type``, scatter's ``reduce``)."""
+    if message not in WARNED_ONCE:
+        WARNED_ONCE.add(message)
+        warnings.warn(message, category, stacklevel=caller_level())

@@ -5,13 +5,10 @@ checks of the index; each public function, then its op entry. ``scatter_reduce.p
 the reductions on them.
 """
 from .. import _backend, _dtype
-from .._creation import full, real_if_fits
+from .._creation import real_if_fits
 from .._tensor import Tensor, _wrap_dim
-from .._warn_once import warn_once
-from ..autograd.grad_mode import no_grad
 from .args import with_out
 from .core import Op, _type_name, apply, like_input, reads_indices
-from .unimplemented import not_implemented_link
 
 
 def _same_dtype(input, source, message):
@@ -101,40 +98,7 @@ class Gather(Op):
         return (apply(ScatterAdd, g.new_zeros(ctx.shapes[0]), g, **ctx.attrs),)
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """``input`` with ``src`` (or ``value``) written along ``dim`` at ``index``."""
-    d = _wrap_dim(dim, input.ndim)
-    _check_index_tensor("scatter", input, d, index, src)
-    if reduce is not None:
-        return _scatter_reduced(input, d, index, src, value, reduce)
-    if isinstance(src, Tensor):
-        _same_dtype(input, src, _SCATTER_DTYPES)
-    else:
-        src = real_if_fits(value if src is None else src, input.dtype)
-    return reads_indices(apply(Scatter, input, src, dim=d, index=index._data), [index])
-
-
 _SCATTER_DTYPES = "scatter(): Expected self.dtype to be equal to src.dtype"
-SCATTER_REDUCE_DEPRECATED = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
-                             "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
-
-
-def _scatter_reduced(input, dim, index, src, value, reduce):
-    """``scatter(..., reduce="add" | "multiply")``: ``scatter_reduce``'s "sum" or "prod" with
-    ``include_self``, on torch's NotImplemented node (torch has no derivative for it: backward
-    raises RuntimeError "derivative for aten::scatter is not implemented"); a tensor ``src`` warns
-    once that the form is deprecated, as torch does. RuntimeError for another ``reduce``."""
-    from .scatter_reduce import scatter_reduce  # (built on this module)
-    if reduce not in ("add", "multiply"):
-        raise RuntimeError("reduce argument must be either add or multiply.")
-    if isinstance(src, Tensor):
-        warn_once(SCATTER_REDUCE_DEPRECATED)
-        inputs = (input, src)
-    else:  # a number (``value``, or passed as ``src``): reduced into every indexed entry
-        src, inputs = full(index.shape, value if src is None else src, dtype=input.dtype), (input,)
-    with no_grad():
-        out = scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
-    return not_implemented_link(out, "scatter", *inputs)
 
 
 class Scatter(Op):

@@ -1,4 +1,5 @@
-"""Reductions into a tensor at indices: ``scatter_reduce`` and ``index_reduce``
+"""Reductions into a tensor at indices: ``scatter_reduce``, ``index_reduce`` and ``scatter``'s
+``reduce=`` form (with the plain ``scatter``, which leads to it)
 (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_reduce_.html,
 https://pytorch.org/docs/stable/generated/torch.Tensor.index_reduce_.html).
 
@@ -9,13 +10,15 @@ the elements equal to the result; ``prod`` gives exact gradients where an elemen
 import numpy as np
 
 from .. import _backend, _dtype
+from .._creation import full, real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import no_grad
+from .args import warn_once
 from .core import _NAMES, Op, apply, reads_indices
-from .gather import (_SCATTER_DTYPES, Gather, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
+from .gather import (_SCATTER_DTYPES, Gather, Scatter, _at_least_1d, _check_index_tensor, _fit, _grid, _in_range,
                      _same_dtype, _unfit)
 from .pointwise_binary import Where
-from .unimplemented import refusing_link
+from .unimplemented import not_implemented_link, refusing_link
 
 _UFUNCS = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
@@ -43,6 +46,42 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                                   f"'{_NAMES[input.dtype.name]}'")
     return reads_indices(apply(ScatterReduce, input, src, dim=d, index=index._data, reduce=reduce,
                                include_self=include_self), [index])
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """``input`` with ``src`` (or ``value``) written along ``dim`` at ``index``; with ``reduce``
+    ("add" or "multiply"), reduced into it (:func:`_scatter_reduced`)
+    (https://pytorch.org/docs/stable/generated/torch.Tensor.scatter_.html)."""
+    d = _wrap_dim(dim, input.ndim)
+    _check_index_tensor("scatter", input, d, index, src)
+    if reduce is not None:
+        return _scatter_reduced(input, d, index, src, value, reduce)
+    if isinstance(src, Tensor):
+        _same_dtype(input, src, _SCATTER_DTYPES)
+    else:
+        src = real_if_fits(value if src is None else src, input.dtype)
+    return reads_indices(apply(Scatter, input, src, dim=d, index=index._data), [index])
+
+
+SCATTER_REDUCE_DEPRECATED = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+                             "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+
+
+def _scatter_reduced(input, dim, index, src, value, reduce):
+    """``scatter(..., reduce="add" | "multiply")``: ``scatter_reduce``'s "sum" or "prod" with
+    ``include_self``, on torch's NotImplemented node (torch has no derivative for it: backward
+    raises RuntimeError "derivative for aten::scatter is not implemented"); a tensor ``src`` warns
+    once that the form is deprecated, as torch does. RuntimeError for another ``reduce``."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        warn_once(SCATTER_REDUCE_DEPRECATED)
+        inputs = (input, src)
+    else:  # a number (``value``, or passed as ``src``): reduced into every indexed entry
+        src, inputs = full(index.shape, value if src is None else src, dtype=input.dtype), (input,)
+    with no_grad():
+        out = scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
+    return not_implemented_link(out, "scatter", *inputs)
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):

@@ -41,7 +41,7 @@ from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
-from . import shared_cache
+from . import rebind, shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split
 from .symbolic import Expr, symbol
@@ -53,7 +53,7 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _Config:
-    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) entries per function;
+    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) graphs per code object;
     ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
     recompile_limit = 8
     automatic_dynamic_shapes = True
@@ -96,7 +96,7 @@ class _Entry:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
         shared = [s[0] == "const" and self.joint is None and not _escapes(graph, p)
                   for s, p in zip(sources, graph.placeholders)]
-        self.fetch = [_fetcher(s, share) for s, share in zip(sources, shared)]
+        self.sources, self.fetch = sources, [_fetcher(s, share) for s, share in zip(sources, shared)]
         # a parameter, a tensor read from the closure or globals, a shared constant: the same
         # object on every call (the guards check its identity), fetched once here
         fixed = [s[0] in ("param", "tensor") or share for s, share in zip(sources, shared)]
@@ -228,7 +228,7 @@ class _CompiledFunction:
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
         if spec is not None:
             spec.check_signature(self._signature_of)
-        settings = (backend, tuple(sorted(options.items())), fullgraph, dynamic, recompile_limit)
+        settings = (backend, tuple(sorted(options.items())), dynamic, recompile_limit)  # (fullgraph shares)
         self._isolate, self._cache = isolate, shared_cache.cache_for(fn, settings, isolate or spec is not None)
         self._world, self._waited = None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
@@ -290,7 +290,8 @@ class _CompiledFunction:
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
-                if reason is not None and len(self._entries) < (self._recompile_limit or config.recompile_limit):
+                limit = self._recompile_limit or config.recompile_limit
+                if reason is not None and self._cache.family.captured() < limit:
                     _log("recompiles", f"recompiling {self._label}: the dynamic graph does not hold at "
                                        f"these sizes: {reason}")
                     counters["recompiles"][self._label] += 1
@@ -298,19 +299,25 @@ class _CompiledFunction:
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options))
                 return result
-        last = self._entries[-1] if self._entries else None
+        family = self._cache.family
+        last = (self._entries or [e for cache in family.caches for e in cache.entries] or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = snapshot(world, args, kwargs)
-        if self._entries:
+        moved, alike = (None, False) if getattr(self, "_piece", False) else rebind.find(self._cache, world, facts)
+        limit = self._recompile_limit or config.recompile_limit
+        if moved is not None:  # a graph of its code captured for other objects, run on these
+            self._last = facts, rebind.keep(self._entries, moved, limit)
+            self._rechecking(world, args, kwargs)
+            return moved(world.inputs, fn, args, kwargs)
+        if family.captured() and not alike:
             if self._warned:  # past the limit: eagerly, neither logged nor counted (no recompile)
                 return fn(*args, **kwargs)
             if _stance[0] == "fail_on_recompile":
                 raise RuntimeError(f"Detected recompile when torch.compile stance is "
                                    f"'fail_on_recompile'. {self._label}: {reason}")
-            limit = self._recompile_limit or config.recompile_limit
-            if _stance[0] == "eager_on_recompile" or len(self._entries) >= limit:
+            if _stance[0] == "eager_on_recompile" or family.captured() >= limit:
                 if self._fullgraph and _stance[0] != "eager_on_recompile":
                     raise FailOnRecompileLimitHit(f"{self._label} hit config.recompile_limit ({limit}); last "
                                                   f"failed guard: {reason}. Hard failure due to fullgraph=True")
@@ -347,7 +354,8 @@ class _CompiledFunction:
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                        for n, v in relevant(facts, cap)))
         if shape is None:
-            self._entries.append(_Entry(relevant(facts, cap), cap, self._backend, self._options))
+            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options)
+            self._entries.append(rebind.remember(entry, world, counted=not alike))
         else:
             self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
                                         self._options, shape.ranges))
@@ -526,11 +534,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         name (str or None): the compiled region's name in ember's logs (``EMBER_LOGS``), its
             recompile-limit warning and ``counters["recompiles"]`` (default: the function's).
         disable (bool): return ``model`` unchanged.
-        recompile_limit (int): entries per function before it runs eagerly (default
+        recompile_limit (int): graphs per code object before it runs eagerly (default
             ``ember._dynamo.config.recompile_limit``, 8); with ``fullgraph=True`` one more
             recompile raises ``ember._dynamo.exc.FailOnRecompileLimitHit`` instead.
         isolate_recompiles (bool): ``False`` (default): the calls compiling the same function
-            or module with the same settings share their graphs and ``recompile_limit`` (see
+            or module with the same settings share their graphs, as do the closures of one
+            code and the modules of one class, and count ``recompile_limit`` together (see
             :mod:`ember.compiler.shared_cache`); ``True``: this call keeps its own.
 
     Raises:

@@ -1,57 +1,103 @@
 """Where ``ember.compile``'s entries live (``torch.compile(isolate_recompiles=False)``, torch's default).
 
-Each compiled callable reads its entries (guards and graphs, ``eval_frame._Entry``) and its
-recompile-limit state from a :class:`Cache`. The calls of ``ember.compile`` that compile one
-thing with the same settings share one: the same function compiled twice, ``ember.compile(f)``
-called again in a loop, ``model.compile()`` or ``ember.compile(model)`` twice. They find the
-graphs the others captured and count their recompiles against one ``recompile_limit``.
+Each compiled callable reads its entries (guards and graphs, ``eval_frame._Entry``) from a
+:class:`Cache`. The calls of ``ember.compile`` that compile one thing with the same settings
+share one: the same function compiled twice, ``ember.compile(f)`` called again in a loop,
+``model.compile()`` or ``ember.compile(model)`` twice. They find the graphs the others captured.
 The store is keyed weakly by what is compiled: a function object, or the object a bound method
 (a module's ``__call__``) is bound to, so it goes when that goes.
 
-Never shared (each has its own cache): ``isolate_recompiles=True``, calls with another backend,
-mode or options, ``fullgraph``, ``dynamic`` or ``recompile_limit``, a ``shapes_spec``, and two
-function objects of one code (closures with other cells) or two modules of one class: torch's
-guards tell those apart by their cells and parameters, ember's graphs hold both, so another
-instance always recompiles; kept apart, neither counts against the other's limit.
+The caches of one code object (the function's, a module's ``forward``'s) compiled with the
+same settings form a :class:`Family`, torch's cache per code object: two closures of one
+``def``, two modules of one class, ``fullgraph=True`` and ``False``. A call that finds no entry
+in its own cache reuses a graph of the family where only the identity of the objects differs
+(:mod:`.rebind`), and ``recompile_limit`` counts the graphs the family captured, with one
+warning for all of them.
+
+Never shared (each has its own cache and family): ``isolate_recompiles=True``, calls with another
+backend, mode or options, ``dynamic`` or ``recompile_limit``, and a ``shapes_spec``.
 """
 import types
 import weakref
 
-__all__ = ["Cache", "cache_for", "clear", "shared"]
+from ..nn.modules.module import Module
+
+__all__ = ["Cache", "Family", "cache_for", "clear", "shared"]
+
+
+class Family:
+    """The caches of one code object compiled alike (``caches``, weakly held) and whether its
+    recompile-limit warning was given (``warned``)."""
+
+    __slots__ = ("caches", "warned")
+
+    def __init__(self):
+        self.caches, self.warned = weakref.WeakSet(), False
+
+    def captured(self):
+        """How many graphs (or eager entries) the family's callables captured that count against
+        ``recompile_limit``: not the copies rebound to other objects, nor a module's own graph
+        where only its attributes' values differ (:mod:`.rebind`)."""
+        return sum([getattr(e, "counted", True) for cache in list(self.caches) for e in cache.entries])
 
 
 class Cache:
-    """The entries of the compiled callables that share them (``entries``, newest last),
-    whether the recompile-limit warning was given (``warned``) and the positions of the int
-    arguments that a dynamic graph could not take as symbols (``static_ints``)."""
+    """The entries of the compiled callables that share them (``entries``, newest last), the
+    :class:`Family` they belong to, and the positions of the int arguments that a dynamic graph
+    could not take as symbols (``static_ints``)."""
 
-    __slots__ = ("entries", "warned", "static_ints")
+    __slots__ = ("entries", "family", "static_ints", "__weakref__")
 
-    def __init__(self):
-        self.entries, self.warned, self.static_ints = [], False, set()
+    def __init__(self, family=None):
+        self.entries, self.family, self.static_ints = [], family or Family(), set()
+        self.family.caches.add(self)
+
+    warned = property(lambda self: self.family.warned, lambda self, value: setattr(self.family, "warned", value),
+                      doc="Whether the family's recompile-limit warning was given.")
 
     def clear(self):
         """Forgets every entry, the recompile-limit warning and the static ints (``ember.compiler.reset``)."""
         self.entries.clear()
-        self.warned = False
+        self.family.warned = False
         self.static_ints.clear()
 
 
 _store = weakref.WeakKeyDictionary()  # what is compiled -> {settings: Cache}
+_families = weakref.WeakKeyDictionary()  # code object -> {settings: Family}
+
+
+def _code(fn):
+    """The code object whose calls ``fn`` runs: a function's, a method's, a module's ``forward``'s
+    for its ``__call__``; None for what has none (a built-in, a partial, a callable object)."""
+    func = getattr(fn, "__func__", fn)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__self__, Module) and func.__name__ == "__call__":
+        func = getattr(type(fn.__self__).forward, "__func__", type(fn.__self__).forward)
+    return getattr(func, "__code__", None)
+
+
+def _family(fn, settings):
+    code = _code(fn)
+    if code is None:
+        return Family()
+    return _families.setdefault(code, {}).setdefault(settings, Family())
 
 
 def cache_for(fn, settings, isolate):
     """The :class:`Cache` for compiling ``fn`` (a function, a bound method, any callable) with
     ``settings`` (a hashable tuple of the compile call's backend and options): the one shared by
-    the earlier such calls, or a new one. ``isolate``: always a new one."""
+    the earlier such calls, or a new one in the family of ``fn``'s code. ``isolate``: always a
+    new one, in a family of its own."""
     if isolate:
         return Cache()
-    owner, method = fn, getattr(fn, "__func__", None)
+    owner, key = fn, settings
     if isinstance(fn, types.MethodType):  # shared by the calls compiling this method of this object
-        owner, settings = fn.__self__, (method, *settings)
+        owner, key = fn.__self__, (fn.__func__, *settings)
     try:
         caches = _store.setdefault(owner, {})
-        return caches.setdefault(settings, Cache())
+        cache = caches.get(key)
+        if cache is None:
+            cache = caches[key] = Cache(_family(fn, settings))
+        return cache
     except TypeError:  # not weakly referenceable or not hashable (its own cache then)
         return Cache()
 

@@ -4,39 +4,41 @@ eager statements between them (torch.dynamo's "resume functions", carried to cap
 A recording that met graph breaks tells, for each break, the frames between it and the
 recording (:func:`~.structure.frames_below`): the outermost one running the function's code
 gives the line that broke. From the function's source (``inspect.getsource``, ``ast``,
-:mod:`.split_source`) :func:`plan` finds the statements around that line: a ``for``,
-``while``, ``if`` or ``with`` holding it is *opened* (its header runs eagerly as written, its
-bodies are split the same way, recursively), any other statement holding it runs as written,
-eagerly. In each body, each maximal run of statements without a break is a *piece*, a
-generated function (its parameters: the names it reads or may keep that are bound before it;
-its results: the names it binds that a later statement, or the loop's next turn, reads) that
-is compiled with the same options as the function and so has its own guards, recompiles and
-replays. Inside an opened statement a statement that may ``return``, ``break`` or
-``continue`` out of its body runs eagerly. A break inside user code the statement calls (a
-function by name, a method or a module's ``forward`` through an attribute) makes that code
-compiled on its own, same options (split at its own breaks in turn): the eager statement
-calls it through a :class:`~.split_run.CalleeSwap`. :func:`build` generates a function with
-the original's signature that does all this, seeing the original's globals (its
-``__globals__``) and closure cells (by name) live; its code carries the user's file and line
-numbers, so tracebacks and the break reasons of the pieces name the user's lines.
+:mod:`.split_source`) :func:`plan` finds the statements around that line: a ``for``, ``while``,
+``if``, ``with`` or ``try`` holding it is *opened* (its header runs eagerly as written, its
+bodies, a ``try``'s handlers, ``else`` and ``finally`` too, are split the same way,
+recursively), any other statement holding it runs as written, eagerly. In each body, each
+maximal run of statements without a break is a *piece*, a generated function (its parameters:
+the names it reads or may keep that are bound before it; its results: the names it binds that a
+later statement, or the loop's next turn, reads) that is compiled with the same options as the
+function and so has its own guards, recompiles and replays. Inside an opened statement a
+statement that may ``return``, ``break`` or ``continue`` out of its body runs eagerly. Inside a
+``try`` or ``with`` (whose manager may swallow an exception), a piece that raises hands back
+what it had bound (its frame, found in the traceback: :meth:`~.split_run.Piece.bound`) before
+the exception goes on to the handler, ``finally`` or ``__exit__``; a replay that raises there
+(an index out of range) runs the piece's Python instead, which raises with its frame. A break
+inside user code the statement calls (a function by name or through a local variable or an
+attribute, a method or a module's ``forward``; each of two or more) makes that code compiled on
+its own, same options (split at its own breaks in turn): the eager statement calls it through a
+:class:`~.split_run.CalleeSwap`. :func:`build` generates a function with the original's
+signature that does all this, seeing the original's globals (its ``__globals__``) and closure
+cells (by name) live; its code carries the user's file and line numbers, so tracebacks and the
+break reasons of the pieces name the user's lines.
 
 The split is refused (the function then runs eagerly on every call, as before) whenever it
 could change what the program computes: no source; a generator or coroutine; ``global``,
 ``nonlocal``, ``del``, ``match``, ``yield``, ``await``, ``locals()``/``vars()``/``eval``/
 ``exec``/``dir()``, zero-argument ``super()``/``__class__``; a nested function, class or
-generator expression closing over its locals; a ``return`` in a top-level piece that is not
-the last one; a walrus inside a comprehension; a name crossing between pieces that may be
-unbound there; a break that is not inside one of the function's own statements (a forward
-hook's). At run time a piece whose recording returns what a replay cannot give back the same
-(a tensor sharing memory with an input, a parameter or another result; a list, dict or other
-mutable object) runs eagerly from then on. A ``with`` whose manager is not ember's own
-(``contextlib.suppress``, the user's) is not opened: it may swallow an exception a piece
-raised after binding names, which the piece's frame would lose. Limits: a ``try`` statement or a loop header that
-breaks stays eager whole (a header's break opens the bodies, not the header); a callee reached
-through a local variable, a second one breaking in the same statement, or a plain function
-reached through an attribute (``utils.log(x)``) runs eagerly inside its statement; a Python
-number passed from an eager statement into a piece is a guard on its value (a loop counter a
-piece reads recompiles it each turn, up to the limit).
+generator expression closing over its locals; a ``return`` in a top-level piece that is not the
+last one; a walrus inside a comprehension; a name crossing between pieces that may be unbound
+there; a break that is not inside one of the function's own statements (a forward hook's). At
+run time a piece whose recording returns what a replay cannot give back the same (a tensor
+sharing memory with an input, a parameter or another result; a list, dict or other mutable
+object) runs eagerly from then on. A ``try``'s handler, ``else`` or ``finally`` that reads a
+name its body may not have bound runs as written, eagerly. Limits: a loop header that breaks
+stays eager (its break opens the bodies, not the header); a Python number passed from an eager
+statement into a piece is a guard on its value (a loop counter a piece reads recompiles it each
+turn, up to the limit).
 """
 import ast
 import copy
@@ -50,7 +52,7 @@ from ..nn.modules.module import Module
 from .split_run import CalleeSwap, Piece, module_call
 from .structure import EMBER_DIR
 from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
-                           exposed, first, make_def, own, stores, trivial)
+                           exposed, first, make_def, own, reads, stores, trivial)
 
 __all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
 
@@ -89,12 +91,12 @@ def _function(fn):
 class Plan:
     """The split of ``func``: ``segments``, each ``(kind, statements, params, results)`` with
     kind ``"piece"`` (captured), ``"eager"`` (run as written) or ``"open"`` (one statement run
-    as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"`` and
-    ``"orelse"``); ``breaks`` the recording's ``(reason, where)`` inside the function's
-    statements, ``lines`` their lines in it (those before or after the call, a Python side
-    effect, are each piece's own to find again); ``callees`` maps an eager statement (its
-    ``id``) to ``(code, names, attributes)`` (see :func:`_callees`), the user code that broke
-    inside it and which of its calls may reach it."""
+    as written but for its bodies: ``params`` is ``[(field, segments)]``, ``"body"``, a
+    ``try``'s ``"handler0"``..., ``"orelse"``, ``"finalbody"``); ``breaks`` the recording's
+    ``(reason, where)`` inside the function's statements, ``lines`` their lines in it (those
+    before or after the call, a Python side effect, are each piece's own to find again);
+    ``callees`` maps an eager statement (its ``id``) to a list of ``(code, names, attributes)``
+    (see :func:`_callees`): the user code that broke inside it and which of its calls may reach it."""
 
     def __init__(self, func, tree, segments, breaks, lines, callees=None):
         self.func, self.tree, self.segments, self.breaks, self.lines = func, tree, segments, breaks, lines
@@ -113,11 +115,13 @@ def _describe(segments, callees):
         begin, end = statements[0].lineno, statements[-1].end_lineno
         where = f"[line {begin}]" if begin == end else f"[lines {begin}-{end}]"
         if kind == "open":
-            inner = " | else: ".join(_describe(segs, callees) for _, segs in bodies)
+            labels = {"orelse": " | else: ", "finalbody": " | finally: "}
+            inner = "".join((labels.get(field, " | except: ") if k else "") + _describe(segs, callees)
+                            for k, (field, segs) in enumerate(bodies))
             parts.append(f"{type(statements[0]).__name__.lower()} {where} ({inner})")
             continue
         parts.append(f"{'pieces' if kind == 'piece' else 'eager'} {where}")
-        named = sorted({callees[id(s)][0].co_qualname for s in statements if id(s) in callees})
+        named = sorted({c[0].co_qualname for s in statements for c in callees.get(id(s), ())})
         if named:
             parts[-1] += f" (compiles {', '.join(named)})"
     return ", ".join(parts)
@@ -155,15 +159,18 @@ def plan(fn, signature_of, cap):
         line = chain[at[-1]][1]  # the outermost: a recursive call's frame is not the statement
         if not any(first(s) <= line <= s.end_lineno for s in body):
             raise Refused(f"the graph break at line {line} is in no statement of the body")
-        leaves = _locate(body, line, marks, func)
+        leaves = _locate(body, line, marks)
         # the user code the break happened in below the statement (a function's, a method's, a
         # module's forward below ember's Module.__call__)
         below = next((c for c, _ in reversed(chain[:at[-1]]) if not c.co_filename.startswith(EMBER_DIR + os.sep)),
                      None)
         for leaf in leaves if below is not None else ():
-            found = None if id(leaf) in callees else _callees(leaf, below, func)  # (one callee a statement)
+            known = callees.setdefault(id(leaf), [])
+            found = None if any(c[0] is below for c in known) else _callees(leaf, below, func)
             if found is not None:
-                callees[id(leaf)] = found
+                known.append(found)
+            elif not known:
+                del callees[id(leaf)]
         breaks.append((reason, where))
         lines.append(line)
     if not breaks:
@@ -174,63 +181,52 @@ def plan(fn, signature_of, cap):
     return Plan(func, fdef, _segments(body, local, marks, bound, bound, set(), True), breaks, lines, callees)
 
 
-def _locate(body, line, marks, func):
+def _locate(body, line, marks):
     """Marks the statements of ``body`` holding ``line`` in ``marks`` (by ``id``): ``"open"`` a
-    ``for``/``while``/``if``/``with`` (then its bodies' statements holding it, recursively; a
-    line in its header holds none; a ``with`` only when :func:`_keeps_raising`), ``"eager"`` any
-    other. Returns the ones marked eager."""
+    ``for``/``while``/``if``/``with``/``try`` (then its bodies' statements holding it,
+    recursively; a line in its header holds none), ``"eager"`` any other. Returns the ones
+    marked eager."""
     leaves = []
     for s in body:
         if not first(s) <= line <= s.end_lineno:
             continue
-        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager" \
-                and (not isinstance(s, ast.With) or _keeps_raising(s, func)):
+        if isinstance(s, OPENABLE) and marks.get(id(s)) != "eager":
             marks[id(s)] = "open"
-            leaves += _locate(s.body, line, marks, func) + _locate(getattr(s, "orelse", []), line, marks, func)
+            for _, inner in _bodies(s):
+                leaves += _locate(inner, line, marks)
         else:
             marks[id(s)] = "eager"
             leaves.append(s)
     return leaves
 
 
-def _keeps_raising(statement, func):
-    """Whether each manager of the ``with`` ``statement`` is made by ember's own code
-    (``ember.no_grad()``, ``torch.autocast(...)``: a dotted name of ``func``'s globals, called),
-    whose ``__exit__`` never swallows an exception. Another one (``contextlib.suppress(E)``, the
-    user's) may swallow what a piece raised, and the piece's bindings made before the raise
-    would be lost with its frame: that ``with`` runs whole."""
-    for item in statement.items:
-        node, path = item.context_expr, []
-        node = node.func if isinstance(node, ast.Call) else node
-        while isinstance(node, ast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id in func.__code__.co_varnames + func.__code__.co_freevars:
-            return False
-        value = func.__globals__.get(node.id)
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
-        module = getattr(value, "__module__", None) or ""
-        if value is None or not (module == "ember" or module.startswith("ember.")):
-            return False
-    return True
+def _bodies(s):
+    """``[(field, statements)]``: the bodies of an openable statement (a ``try``'s handlers as
+    ``handler0``, ``handler1`` ...)."""
+    fields = [("body", s.body)] + [(f"handler{i}", h.body) for i, h in enumerate(getattr(s, "handlers", ()))]
+    return fields + [(f, getattr(s, f)) for f in ("orelse", "finalbody") if getattr(s, f, None)]
 
 
 def _callees(statement, callee, func):
     """``(callee, names, attributes)`` or None: which calls of ``statement`` may reach
     ``callee``, the user code a graph break happened in (not ember's, the standard library's nor
-    an installed package's, which stay eager inside the statement): ``names``, the names (global
-    or closure variables) holding a function of that code; ``attributes``, whether calls of an
-    attribute (``self.inner(h)``, ``self.helper(x)``) may, ``callee`` being a method's (its first
-    parameter ``self``). Each is checked again at each call (:class:`~.split_run.CalleeSwap`)."""
+    an installed package's, which stay eager inside the statement): ``names``, the names holding
+    a function of that code (global or closure variables) or that may (local variables:
+    ``fn = self.helper; fn(x)``); ``attributes``, whether the statement calls an attribute
+    (``self.inner(h)``, ``utils.log(x)``, ``self.cfg.fn(x)``). Each is checked again at each call
+    (:class:`~.split_run.CalleeSwap`)."""
     if callee is func.__code__ or callee.co_filename.startswith(_NOT_USER) or callee.co_filename.startswith("<") \
             or callee.co_flags & _FLAGS:
         return None
-    code, found = func.__code__, set()
+    code, found, attributes = func.__code__, set(), False
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     for node in own(statement):
+        attributes |= isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
-        if name is None or name in code.co_varnames or name in code.co_cellvars:
+        if name is None:
+            continue
+        if name in code.co_varnames or name in code.co_cellvars:
+            found.add(name)  # (what it holds is known at the call only)
             continue
         if name in cells:
             try:
@@ -241,7 +237,6 @@ def _callees(statement, callee, func):
             value = func.__globals__.get(name)
         if isinstance(value, types.FunctionType) and value.__code__ is callee:
             found.add(name)
-    attributes = callee.co_argcount > 0 and callee.co_varnames[0] == "self"
     return (callee, found, attributes) if found or attributes else None
 
 
@@ -257,7 +252,12 @@ def _segments(body, local, marks, sure, maybe, after, top):
         if kind == "eager":
             out.append((kind, statements, (), ()))
         elif kind == "open":
-            out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
+            try:
+                out.append((kind, statements, _open(statements[0], local, marks, sure, maybe, later), ()))
+            except Refused:  # (a name crossing its body's pieces that may be unbound): as written
+                if not isinstance(statements[0], (ast.Try, ast.With)):
+                    raise
+                out.append(("eager", statements, (), ()))
         else:
             if r != len(runs) - 1 and any(isinstance(n, ast.Return) for s in statements for n in own(s)):
                 raise Refused(f"a return at line {statements[0].lineno} in a piece that is not the last")
@@ -305,7 +305,24 @@ def _runs(body, marks, top):
 
 def _open(s, local, marks, sure, maybe, later):
     """``[(field, segments)]`` of an opened statement's bodies: a loop's body is entered with
-    what any earlier turn may have bound, and what the next turn reads is read after it."""
+    what any earlier turn may have bound, and what the next turn reads is read after it; a
+    ``try``'s handlers and ``finally`` with what its body may have bound before raising, and
+    what they read is read after each statement of the body."""
+    if isinstance(s, ast.Try):
+        final = exposed(s.finalbody)
+        handlers = [(h, {h.name} - {None}) for h in s.handlers]
+        caught = final | exposed(s.orelse).union(*(exposed(h.body) - name for h, name in handlers))
+        caught |= set().union(*(reads(h.type) for h in s.handlers if h.type is not None))
+        tried = maybe.union(*map(stores, s.body))
+        bodies = [("body", _segments(s.body, local, marks, sure, maybe, later | caught, False))]
+        bodies += [(f"handler{i}", _or_eager(h.body, local, marks, sure | name, tried | name, later | final))
+                   for i, (h, name) in enumerate(handlers)]
+        if s.orelse:
+            done = sure.union(*map(definite, s.body))
+            bodies.append(("orelse", _or_eager(s.orelse, local, marks, done, tried, later | final)))
+        if s.finalbody:
+            bodies.append(("finalbody", _or_eager(s.finalbody, local, marks, sure, maybe | stores(s), later)))
+        return bodies
     if isinstance(s, ast.With):
         header = set().union(*(stores(i) for i in s.items))
         return [("body", _segments(s.body, local, marks, sure | header, maybe | header, later, False))]
@@ -322,6 +339,16 @@ def _open(s, local, marks, sure, maybe, later):
     return bodies
 
 
+def _or_eager(body, local, marks, sure, maybe, later):
+    """The segments of a ``try``'s handler, ``else`` or ``finally`` ``body``; where a piece of it
+    would read a name the ``try``'s body may not have bound (``except E: y = y + 1``), the
+    whole ``body`` as written, eagerly (a piece's parameter must be bound at its call)."""
+    try:
+        return _segments(body, local, marks, sure, maybe, later, False)
+    except Refused:
+        return [("eager", body, (), ())]
+
+
 def build(the_plan, make_piece, make_callee=lambda f: f):
     """The function that runs ``the_plan``: the original's signature, defaults, globals and
     closure cells; each piece made by ``make_piece(function, label, last)`` (its compiled
@@ -329,22 +356,26 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     by ``make_callee(function)``."""
     func, fdef = the_plan.func, the_plan.tree
     code = func.__code__
-    defs, names, labels, lasts, swaps = [], [], [], [], {}
+    defs, names, labels, lasts, guards, swaps = [], [], [], [], [], {}
 
     def swapped(statement):
-        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it."""
-        if id(statement) not in the_plan.callees:
+        """``statement`` calling ``swap(helper)(...)`` where it called a callee that broke in it
+        (``swap1(swap0(helper))(...)`` where two may be called there)."""
+        found = the_plan.callees.get(id(statement))
+        if not found:
             return statement
-        callee, names, attributes = the_plan.callees[id(statement)]
         statement = copy.deepcopy(statement)
-        for node in own(statement):
-            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in names
-                                               or attributes and isinstance(node.func, ast.Attribute)):
-                swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
-                node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
+        calls = [node for node in own(statement) if isinstance(node, ast.Call)]
+        for node in calls:
+            attribute = isinstance(node.func, ast.Attribute)
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            for callee, names, attributes in found:
+                if name in names or attributes and attribute:
+                    swap = swaps.setdefault(callee, f"{PREFIX}callee{len(swaps)}")
+                    node.func = ast.Call(ast.Name(swap, ast.Load()), [node.func], [])
         return ast.fix_missing_locations(statement)
 
-    def emit(segments, top):
+    def emit(segments, top, guarded=False):
         out = []
         for kind, statements, params, results in segments:
             if kind == "eager":
@@ -352,8 +383,12 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
                 continue
             if kind == "open":
                 opened = copy.copy(statements[0])
+                if isinstance(opened, ast.Try):
+                    opened.handlers = list(map(copy.copy, opened.handlers))
                 for field, inner in params:
-                    setattr(opened, field, emit(inner, False))
+                    where = opened.handlers[int(field[7:])] if field.startswith("handler") else opened
+                    setattr(where, "body" if where is not opened else field,
+                            emit(inner, False, guarded or isinstance(opened, (ast.Try, ast.With))))
                 out.append(opened)
                 continue
             name = f"{PREFIX}piece{len(names)}"
@@ -377,6 +412,9 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
                                       call, **at))
             else:
                 out.append(ast.Expr(call, **at))
+            guards.append(guarded and bool(results))
+            if guards[-1]:  # an exception a handler, finally or manager may see: it sees what was bound
+                out[-1] = _handing_back(out[-1], name, results, at)
         return out
     body = emit(the_plan.segments, True)
     at = dict(lineno=fdef.lineno, col_offset=0)
@@ -390,8 +428,9 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     made = namespace[PREFIX + "make"]()
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     pieces = []
-    for f, label, last in zip(made, labels, lasts):
+    for f, label, last, guarded in zip(made, labels, lasts, guards):
         pieces.append(make_piece(_rebind(f, func, cells, f.__name__[len(PREFIX):-3], None), label, last))
+        pieces[-1].guarded = guarded
     cells.update((name, types.CellType(p)) for name, p in zip(names, pieces))
     callees = [CalleeSwap(callee, make_callee) for callee in swaps]
     cells.update((name, types.CellType(swap)) for name, swap in zip(swaps.values(), callees))
@@ -399,6 +438,22 @@ def build(the_plan, make_piece, make_callee=lambda f: f):
     split_fn.__kwdefaults__ = func.__kwdefaults__
     split_fn.pieces, split_fn.callees = pieces, callees
     return split_fn
+
+
+def _handing_back(statement, piece, results, at):
+    """``try: statement except BaseException: <each of results the piece bound before raising,
+    bound here>; raise`` (:meth:`~.split_run.Piece.bound`)."""
+    load = lambda n: ast.Name(n, ast.Load(), **at)  # noqa: E731
+    got, raised = PREFIX + "bound", PREFIX + "raised"
+    bound = ast.Call(ast.Attribute(load(piece), "bound", ast.Load(), **at), [load(raised)], [], **at)
+    handler = [ast.Assign([ast.Name(got, ast.Store(), **at)], bound, **at)]
+    for n in results:
+        value = ast.Subscript(load(got), ast.Constant(n, **at), ast.Load(), **at)
+        handler.append(ast.If(ast.Compare(ast.Constant(n, **at), [ast.In()], [load(got)], **at),
+                              [ast.Assign([ast.Name(n, ast.Store(), **at)], value, **at)], [], **at))
+    handler.append(ast.Raise(**at))
+    catch = ast.ExceptHandler(load("BaseException"), raised, handler, **at)
+    return ast.Try([statement], [catch], [], [], **at)
 
 
 def _bare(args):

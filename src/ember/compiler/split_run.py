@@ -27,18 +27,32 @@ class Piece:
     each replay too (a replay's own is an alias of it); one a replay cannot give back the same
     makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
     piece, whose results are the function's (returned as a whole function's replay returns them).
-    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too."""
+    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too.
+    A ``guarded`` piece (inside a ``try`` or ``with``, binding names read after it) whose replay
+    raises runs its Python function instead, and from then on, so that the exception leaves a
+    frame holding what it bound (:meth:`bound`); unless a recording of it writes in place or runs
+    a backward, which a replay may have done in part (then the exception goes on as it is)."""
 
     def __init__(self, fn, compiled, log, last):
         self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
-        self.eager, self.same = False, None
+        self.eager, self.same, self.guarded = False, None, False
 
     def __call__(self, *args):
         if self.eager:
             return self.fn(*args)
         compiled = self.compiled
         n = len(compiled._entries)
-        results = compiled(*args)
+        try:
+            results = compiled(*args)
+        except BaseException as error:
+            if not self.guarded or not _replayed(error, compiled) or _frame(error, self.fn.__code__) is not None \
+                    or any(e.cap.graph.mutations or e.cap.ran_backward or e.cap.grad_sets for e in compiled._entries):
+                raise
+            # a replay raised (an index out of range) inside a try or with: the names bound before the
+            # op that raised are in no frame; the piece's Python runs instead, as eager raises
+            self.eager = True
+            self.log(f"{compiled._label} runs eagerly from now on: a replay raised {type(error).__name__}")
+            return self.fn(*args)
         if len(compiled._entries) != n:  # a recording: its results are the eager run's
             same, why = unsafe(results, args, compiled._world)
             if why is None and self.same is not None and _key(same) != _key(self.same):
@@ -58,6 +72,32 @@ class Piece:
                     flat[j] = want  # (same array: the alias a joint graph's autograd node made)
             results = unflatten(skeleton(results), iter(flat))
         return results
+
+
+    def bound(self, error):
+        """The names this piece's function had bound when ``error`` left it (its frame, found in
+        the traceback), for the split function to bind before the exception goes on to the user's
+        ``except``, ``finally`` or manager (none where its frame is not there: the names keep
+        what they held before the piece)."""
+        frame = _frame(error, self.fn.__code__)
+        return {} if frame is None else dict(frame.f_locals)
+
+
+def _frame(error, code):
+    """The outermost frame running ``code`` in ``error``'s traceback, or None."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not code:
+        tb = tb.tb_next
+    return None if tb is None else tb.tb_frame
+
+
+def _replayed(error, compiled):
+    """Whether ``error`` was raised inside a replay of one of ``compiled``'s entries (its graph run)."""
+    codes = {type(entry).__call__.__code__ for entry in compiled._entries}
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code not in codes:
+        tb = tb.tb_next
+    return tb is not None
 
 
 def _key(same):

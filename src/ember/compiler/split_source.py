@@ -15,7 +15,7 @@ __all__ = ["Refused", "PREFIX", "NO_ARGS", "OPENABLE", "compiles_to", "check", "
 
 PREFIX = "_ember_split_"
 NO_ARGS = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-OPENABLE = (ast.For, ast.While, ast.If, ast.With)  # split inside their bodies (their headers run eagerly)
+OPENABLE = (ast.For, ast.While, ast.If, ast.With, ast.Try)  # split inside their bodies (headers run eagerly)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -101,9 +101,10 @@ def check(fdef, code):
 
 
 def trivial(s):
-    """A statement of plain Python not worth a graph: ``pass``, ``break``, ``continue``, a docstring,
-    ``return`` of names, a name bound to a name or constant."""
-    if isinstance(s, (ast.Pass, ast.Break, ast.Continue)) \
+    """A statement of plain Python not worth a graph: ``pass``, ``break``, ``continue``, ``raise``
+    (a piece that raises keeps no graph), a docstring, ``return`` of names, a name bound to a
+    name or constant."""
+    if isinstance(s, (ast.Pass, ast.Break, ast.Continue, ast.Raise)) \
             or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
         return True
     if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Name, ast.Constant)):  # ``acc = x``
@@ -183,6 +184,12 @@ def definite(s):
         return bound.union(*map(definite, s.body))
     if isinstance(s, ast.If) and s.orelse:
         return set().union(*map(definite, s.body)) & set().union(*map(definite, s.orelse))
+    if isinstance(s, ast.Try):  # the body and else, or each handler that falls through (its name deleted)
+        bound = set().union(*map(definite, s.body + s.orelse))
+        for h in s.handlers:
+            if not (h.body and isinstance(h.body[-1], (ast.Raise, ast.Return))):
+                bound &= set().union(*map(definite, h.body)) - {h.name}
+        return bound.union(*map(definite, s.finalbody))
     return set()
 
 

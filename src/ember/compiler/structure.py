@@ -9,7 +9,7 @@ import traceback
 from .._ops import core as _core
 from .._tensor import Tensor
 
-__all__ = ["flatten", "skeleton", "unflatten", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
+__all__ = ["flatten", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 
@@ -109,6 +109,11 @@ def skeleton(value):
     if isinstance(value, dict):
         return type(value)((k, skeleton(v)) for k, v in value.items())
     return value
+
+
+def is_slot(value):
+    """Whether ``value`` is a :func:`skeleton`'s slot (of a tensor or a loop's int)."""
+    return value is _SLOT or value is _INT_SLOT
 
 
 def unflatten(value, tensors):
