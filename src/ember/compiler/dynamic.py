@@ -101,6 +101,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         RuntimeError: a derived dimension that is not its expression at this call.
     """
     before = _State(world) if dims else None  # each probe starts from the world the call saw
+    dims = dict(dims)  # (the caller's stays whole: the specialised ints are popped from this one)
     uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
     result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
                                   {k: (args + tuple(kwargs.values()))[k] for k in uses})

@@ -6,7 +6,7 @@ from .capture import capture
 from .symbolic import Expr, free_symbols, symbol
 from .traced_ints import TRACING, TracedInt
 
-__all__ = ["ARG", "int_symbols", "traced_capture", "int_ranges"]
+__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -15,7 +15,8 @@ ARG = "argument"
 
 def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
     """:func:`~.capture.capture` with the int arguments ``values`` (``{position in (*args,
-    *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting into ``uses[position]``."""
+    *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting
+    into ``uses[position]``."""
     if not uses:
         return capture(fn, args, kwargs, world, fullgraph, joint)
     args, names = list(args), list(kwargs)
@@ -87,14 +88,20 @@ def _exprs(value):
             yield from _exprs(v)
 
 
+def static_ints(dims, shape):
+    """The positions of the int arguments of ``dims`` that the dynamic graph made (``shape``,
+    a :class:`~.dynamic.Shape`, or None) specialised: once, then never probed again."""
+    return [k for i, k in dims if i == ARG and (shape is None or not isinstance(shape.ints.get(k), Expr))]
+
+
 def int_symbols(facts, before, static):
-    """``{(ARG, position): symbol}`` of the int arguments to take as symbols: all (``before``
-    True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
-    guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
-    Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that
-    steers Python is specialised again."""
+    """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments to take as
+    symbols: all (``before`` True: ``dynamic=True``), or those whose value differs from ``before``
+    (the last graph's guards: automatic dynamic), but those at the positions ``static``; named
+    ``i0``, ``i1``, ... Python's reads of them are watched while recording (:mod:`.traced_ints`),
+    so one that steers Python is specialised again."""
     if not before:
-        return {}
+        return {}, {}
     old = {} if before is True else dict(before)
     found = {}
     for name, value in facts:
@@ -102,4 +109,4 @@ def int_symbols(facts, before, static):
             was = old.get(name, value)
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
-    return found
+    return found, {e.args[0]: (-math.inf, None) for e in found.values()}

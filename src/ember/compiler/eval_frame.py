@@ -12,7 +12,6 @@ function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 import collections
 import copy
 import functools
-import math
 import operator
 import sys
 import warnings
@@ -30,8 +29,8 @@ from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import Tracer, capture, input_names, unflatten
-from .dynamic import ARG, capture_dynamic, marks as _marks, verify
-from .dynamic_ints import int_symbols
+from .dynamic import capture_dynamic, marks as _marks, verify
+from .dynamic_ints import int_symbols, static_ints
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -44,7 +43,7 @@ from .recheck import Recheck
 from . import rebind, shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split
-from .symbolic import Expr, symbol
+from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -217,8 +216,7 @@ def _sparse_argument(args, kwargs):
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
-    _entries, _warned = shared_cache.shared("entries"), shared_cache.shared("warned")
-    _static_ints = shared_cache.shared("static_ints")  # int arguments a dynamic graph took as values
+    _entries, _warned, _static_ints = map(shared_cache.shared, ("entries", "warned", "static_ints"))
 
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
                  signature_of=None, name=None, isolate=False):
@@ -337,11 +335,9 @@ class _CompiledFunction:
         dims, ranges = self._dynamic_dims(world, facts, declared)
         if dims:
             names = input_names(fn, args, kwargs) + [h[0] for h in held]
-            ints = [k for i, k in dims if i == ARG]
             result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
                                                          ranges, names, lambda text: _log("dynamic", text))
-            # one specialised stays so: probing it again at each new value would cost its probes each time
-            self._static_ints.update(k for k in ints if shape is None or not isinstance(shape.ints.get(k), Expr))
+            self._static_ints.update(static_ints(dims, shape))  # (not probed again at each new value)
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
                 counters["stats"]["unique_graphs"] += 1
                 self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
@@ -393,11 +389,9 @@ class _CompiledFunction:
         self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
 
     def _dynamic_dims(self, world, facts, declared):
-        """The dimensions (and int arguments, :func:`.dynamic_ints.int_symbols`) to capture as
-        symbols: ``({(input index, dim) or (ARG, position): Expr}, {symbol: (lo, hi)})``.
-        Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``) or, with
-        ``dynamic=None``, the ones that changed since the last graph (torch's automatic dynamic
-        shapes). Sizes 0 and 1 stay static unless declared."""
+        """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):
+        Expr}, {symbol: (lo, hi)})``: declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
+        or, with ``None``, those changed since the last graph (torch's automatic dynamic). Sizes 0 and 1 stay static."""
         if self._dynamic is False:
             return {}, {}
         if declared is not None:
@@ -419,9 +413,8 @@ class _CompiledFunction:
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        dims, ranges, named = int_symbols(facts, self._dynamic is True or self._entries and
-                                           config.automatic_dynamic_shapes and self._entries[-1].facts,
-                                           self._static_ints), {}, {}
+        (dims, ranges), named = int_symbols(facts, self._dynamic is True or self._entries and (
+            config.automatic_dynamic_shapes and self._entries[-1].facts), self._static_ints), {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
             size = inputs[i].shape[d]
             if (i, d) in static or size < 2 and lo >= 2:
@@ -430,7 +423,7 @@ class _CompiledFunction:
             dims[(i, d)] = symbol(name)
             was = ranges.get(name, (lo, hi))
             ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
-        return dims, dict(ranges, **{e.args[0]: (-math.inf, None) for e in dims.values() if e.args[0] not in ranges})
+        return dims, ranges
 
 
 def _makes_state(world):
