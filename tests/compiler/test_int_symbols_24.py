@@ -183,3 +183,20 @@ def test_int_operand_of_integer_arithmetic_keeps_eager_errors():
         f(x, 0)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         compiled(x, 0)
+
+
+def _leaked(x, k):
+    s = 0.5 * k  # computed by the float: the traced int cannot see this read
+    if s > 50:
+        return x - s
+    return x + s
+
+
+def test_a_value_python_computed_unseen_keeps_the_check():
+    """``0.5 * k`` reaches the op as a float, not as the traced int: the branch on it flips at
+    k = 101, far from the probed values, so a new value is recorded first (not the graph's answer)."""
+    ember.compiler.reset()
+    compiled = ember.compile(_leaked)
+    x = ember.zeros(2)
+    for k in (0, 1, 2, 3, 101, 150):
+        assert ember.equal(compiled(x, k), _leaked(x, k)), k

@@ -40,8 +40,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
 def int_ranges(cap, ints, samples, ranges):
     """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
     operands of floating-point arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``,
-    ``x < i0``) and ``full``'s fill value, right at every int; a new value of those needs no
-    recording. Each other one (an operand of integer arithmetic, which may refuse a value:
+    ``x < i0``) that came as traced ints, and ``full``'s fill value, right at every int; a new
+    value of those needs no recording. Each other one (an operand of integer arithmetic, which may refuse a value:
     ``x_int // 0``; an index, a slice's bound, a shape) keeps the first-call check of a size symbol
     (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
     its open range is narrowed to the values recorded and above: a negative or zero value there is
@@ -50,13 +50,20 @@ def int_ranges(cap, ints, samples, ranges):
     names = {e.args[0] for e in ints.values() if isinstance(e, Expr) and e.op == "sym"}
     if not names:
         return set()
-    sizing, other = set(), set()
+    sizing, other, traced = set(), set(), set()
     for node in cap.graph.nodes:
         sizing.update(free_symbols(node.meta.get("shape")))
         operands = _takes_numbers(node)
         for value in (node.args, node.kwargs):
             sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
-        other.update(free_symbols([a for a in node.args if not (operands and isinstance(a, Expr))]))
+        # an operand that came as a traced int; one that did not (``0.5 * k`` computed by the float,
+        # ``seq[k]``) is a value Python computed unseen, which may also have steered a branch
+        came = cap.graph.traced_operands.get(node, ())
+        for j, a in enumerate(node.args):
+            if isinstance(a, Expr):
+                (traced if operands and j in came else other).update(free_symbols(a))
+            else:
+                other.update(free_symbols(a))
         other.update(free_symbols(list(node.kwargs.values())))
     for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
         if source[0] == "sized_const":
@@ -65,7 +72,7 @@ def int_ranges(cap, ints, samples, ranges):
         lo, hi = ranges[n]
         if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
             ranges[n] = (min(point[n] for point, _ in samples), hi)
-    return names - sizing - other
+    return (names & traced) - sizing - other
 
 
 def _takes_numbers(node):
