@@ -44,7 +44,7 @@ from .aot import record_backward
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import breaking_print, python_state
+from .side_effects import breaking_io, breaking_print, python_state
 from .traced_ints import TRACING, TracedInt, plain
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
@@ -509,6 +509,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
     before, restore_print = python_state(world), breaking_print(tracer.graph_break)
+    restore_io = breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:
@@ -537,6 +538,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     finally:
         _core.OBSERVERS.remove(tracer)
         restore_print()
+        restore_io()
         Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
         for (module, name), draw in zip(draws, originals):
             setattr(module, name, draw)

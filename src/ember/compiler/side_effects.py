@@ -7,6 +7,8 @@ so the function runs eagerly every call instead of silently skipping it).
 import builtins
 import dis
 import inspect
+import io
+import os
 import random
 import sys
 import threading
@@ -18,7 +20,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io"]
 
 
 def python_state(world):
@@ -83,6 +85,62 @@ def breaking_print(graph_break):
             if getattr(sys, name) is stream:
                 setattr(sys, name, stream._stream)
     return restore
+
+
+def breaking_io(graph_break):
+    """Makes input and output from user code graph breaks while a call is recorded, as
+    :func:`breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
+    (``buf.write("a")``, ``fh.read()``, ``flush``...) and the functions of ``os`` are C calls a
+    replay would not repeat (the write would happen once, at the recording; torch's dynamo breaks
+    there too), seen by a profile function on the recording thread (``sys.setprofile``; calls from
+    ember's, NumPy's... code do not count; a recording inside a recording breaks the inner one).
+    Where another profiler already runs (cProfile, a debugger), none is installed: the recording
+    is left as it was. Returns the function removing it."""
+    if not _RECORDINGS and sys.getprofile() is not None:
+        return lambda: None
+    _RECORDINGS.append(graph_break)
+    if len(_RECORDINGS) == 1:
+        sys.setprofile(_io_hook)
+
+    def restore():
+        _RECORDINGS.remove(graph_break)
+        if not _RECORDINGS:
+            sys.setprofile(None)
+    return restore
+
+
+_RECORDINGS = []  # the graph_break of each recording under way, innermost last
+_PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
+
+
+def _io_hook(frame, event, fn):
+    if event == "c_call" and _RECORDINGS:
+        what = _io_call(fn)
+        if what is not None and _from_user(frame):
+            _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
+
+
+def _from_user(frame):
+    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
+    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
+    while frame is not None:
+        top = frame.f_globals.get("__name__", "").partition(".")[0]
+        if top not in sys.stdlib_module_names:
+            return top not in _LIBRARIES
+        frame = frame.f_back
+    return False
+
+
+def _io_call(fn):
+    """How a C function doing input or output is named in a graph break's reason, or None."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, io.IOBase):
+        return f"{type(owner).__name__}.{fn.__name__}()"
+    if fn is builtins.open or fn is io.open:
+        return "open()"
+    if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
+        return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
+    return None
 
 
 _WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
