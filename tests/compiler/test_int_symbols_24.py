@@ -200,3 +200,33 @@ def test_a_value_python_computed_unseen_keeps_the_check():
     x = ember.zeros(2)
     for k in (0, 1, 2, 3, 101, 150):
         assert ember.equal(compiled(x, k), _leaked(x, k)), k
+
+
+def test_training_step_with_an_int_needs_no_recording_per_value(monkeypatch):
+    """The backward of ``out * t`` multiplies by ``t`` saved as a plain int: still the traced
+    value, so a training step's new ``t`` runs the graph unrecorded, and trains as eager."""
+    ember.compiler.reset()
+    ember.manual_seed(0)
+    models = [ember.nn.Linear(4, 3) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    opts = [ember.optim.SGD(m.parameters(), lr=0.01) for m in models]
+
+    def step(model, opt, x, t):
+        opt.zero_grad()
+        loss = (model(x) * t + t).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = ember.compile(step)
+    recordings = []
+    init = Tracer.__init__
+    monkeypatch.setattr(Tracer, "__init__", lambda self, *a: recordings.append(1) or init(self, *a))
+    x = ember.randn(5, 4)
+    for t in range(8):
+        if t == 3:
+            before = len(recordings)
+        got, want = compiled(models[0], opts[0], x, t), step(models[1], opts[1], x, t)
+        assert ember.allclose(got, want, rtol=1e-5), t
+    assert len(recordings) == before
+    assert ember.allclose(models[0].weight, models[1].weight, rtol=1e-5, atol=1e-6)

@@ -45,7 +45,7 @@ from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
 from .side_effects import breaking_io, breaking_print, python_state
-from .traced_ints import TRACING, TracedInt, plain
+from .traced_ints import TRACING, plain, traced
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -119,7 +119,7 @@ class Tracer(_core.Observer):
         """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
         their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
         if TRACING:
-            self.traced_now = tuple(i for i, x in enumerate(inputs) if type(x) is TracedInt)
+            self.traced_now = tuple(i for i, x in enumerate(inputs) if traced(x))
             return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
         return None
 

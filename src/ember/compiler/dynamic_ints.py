@@ -4,7 +4,7 @@ import math
 
 from .capture import capture
 from .symbolic import Expr, free_symbols, symbol
-from .traced_ints import TRACING, TracedInt
+from .traced_ints import TRACING, VALUES, TracedInt
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
 
@@ -33,6 +33,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         return capture(fn, tuple(args), kwargs, world, fullgraph, joint)
     finally:
         TRACING.remove(uses)
+        VALUES.clear()
         for seen in uses.values():
             seen.active = False
 

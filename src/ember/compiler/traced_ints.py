@@ -25,10 +25,11 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "Uses", "TRACING", "plain"]
+__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced"]
 
-# the Uses being noted now (non-empty while a recording traces int arguments)
-TRACING = []
+# the Uses being noted now (non-empty while a recording traces int arguments), and the values
+# the traced ints of this recording took (an autograd node saves an op's operand as a plain int)
+TRACING, VALUES = [], set()
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
@@ -53,6 +54,7 @@ class TracedInt(int):
     def __new__(cls, value, uses):
         self = super().__new__(cls, value)
         self.uses = uses
+        VALUES.add(value)
         return self
 
 
@@ -100,6 +102,12 @@ for _name in dir(int):
         setattr(TracedInt, _name, _noting_attribute(_name))  # k.real, k.numerator
     elif callable(getattr(int, _name)):
         setattr(TracedInt, _name, _noting(_name, getattr(int, _name)))
+
+
+def traced(value):
+    """Whether an op's operand is a traced int, or a plain int with the value one took in this
+    recording (an autograd node saves an op's operands plain: ``t`` of ``x * t`` in its backward)."""
+    return type(value) is TracedInt or type(value) is int and value in VALUES
 
 
 def plain(value):
