@@ -30,6 +30,7 @@ LAYERS = [
     ["ember"],
     ["ember.compiler", "ember._higher_order_ops", "ember.distributed", "ember.profiler", "ember.ao",
      "ember.fx", "ember.export",  # torch.fx and torch.export: the compiler's graphs as programs
+     "ember._logging",  # torch._logging: which of the compiler's logs print
      "ember.multiprocessing",  # torch.multiprocessing: tensors shared between processes
      "ember.nn.parallel",  # torch.nn.parallel: DistributedDataParallel runs on ember.distributed
      "ember.autograd.profiler",  # torch.autograd.profiler: the profiler's legacy entry point

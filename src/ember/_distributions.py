@@ -306,7 +306,15 @@ def dirichlet(concentration, generator=None):
 
 def multinomial(rows, num_samples, replacement, generator=None):
     """int64 category indices, (N, num_samples), drawn from the N rows of non-negative weights
-    ``rows`` (validated by the caller)."""
+    ``rows`` (their count of categories checked by the caller).
+
+    Raises:
+        RuntimeError: (torch's words) a negative or non-finite weight, or an all-zero row.
+    """
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     gen = generator_or_default(generator)
     if replacement and num_samples > 1:
         cumulative = np.cumsum(rows, axis=-1)

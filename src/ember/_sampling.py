@@ -13,7 +13,7 @@ from ._creation import _finish, _in_format, _size, _sizes
 from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name, apply
-from ._ops.random import StandardNormal, StandardUniform
+from ._ops.random import Multinomial, StandardNormal, StandardUniform
 from ._ops.refusals import refuse_unsigned
 from ._tensor import Tensor
 
@@ -118,15 +118,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input.dtype)}")
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
-    rows = w.reshape(-1, w.shape[-1])
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(-1) == 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and num_samples > rows.shape[-1]:
+    if not replacement and num_samples > w.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    out = _distributions.multinomial(rows, num_samples, replacement, generator)
-    return _finish(out.reshape(w.shape[:-1] + (num_samples,)))
+    if generator is None:  # an op: ember.compile records the draw in its graph
+        return apply(Multinomial, input, num_samples=num_samples, replacement=replacement)
+    return _finish(Multinomial.forward(w, num_samples, replacement, generator))
 
 
 def rand_like(input, *, dtype=None, generator=None, device=None, requires_grad=False,

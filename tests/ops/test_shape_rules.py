@@ -70,6 +70,7 @@ def sample_calls():
         *(lambda name=name: getattr(ember.special, name)(x, i[0]) for name in POLYNOMIALS),
         lambda: ember.special.legendre_polynomial_p(2, d),
         lambda: ember._standard_gamma(x.abs().requires_grad_()).sum().backward(),
+        lambda: ember.multinomial(x.abs().T, 2), lambda: ember.multinomial(y.abs(), 3, replacement=True),
         lambda: ember._sample_dirichlet(d.abs()), lambda: ember.isin(i, ember.tensor([2, 3])), lambda: ember.logaddexp(x, d[0, :1]), lambda: ember.copysign(i, -1),
         lambda: ember.frexp(d), lambda: d.unfold(1, 2, 1), lambda: s.unfold(0, 1, 1), lambda: d.as_strided((2, 2), (1, 2), 1),
         lambda: ember.ldexp(x, i[0]), lambda: ember.nextafter(x, y), lambda: ember.heaviside(i, i[0]),

@@ -17,10 +17,10 @@ generator is; callers put a draw on another library's device (``F.dropout``'s ma
 import numpy as np
 from scipy import special as _special
 
-from .. import _distributions
+from .. import _distributions, _dtype
 from .core import Op, apply, elementwise_rule, like_input
 
-__all__ = ["DropoutMask", "StandardUniform", "StandardNormal", "StandardGamma", "StandardGammaGrad", "standard_gamma", "standard_gamma_grad",
+__all__ = ["DropoutMask", "Multinomial", "StandardUniform", "StandardNormal", "StandardGamma", "StandardGammaGrad", "standard_gamma", "standard_gamma_grad",
            "sample_dirichlet"]
 
 
@@ -66,6 +66,23 @@ class StandardNormal(Op):
     @staticmethod
     def forward(shape, dtype):
         return _distributions.normal(shape, 0.0, 1.0, dtype)
+
+
+class Multinomial(Op):
+    """``num_samples`` category indices (int64) per row of non-negative weights, shaped (C) or
+    (N, C), with or without ``replacement`` (``multinomial``). The weights are checked as the
+    draw runs, so a compiled graph checks them on every call. Never differentiated."""
+    draws = True
+    promote = None
+    differentiable = False
+    save_inputs = False
+    infer = classmethod(lambda op, w, num_samples, replacement: (tuple(w.shape[:-1]) + (num_samples,), _dtype.int64))
+
+    @staticmethod
+    def forward(w, num_samples, replacement, generator=None):
+        rows = w.reshape(-1, w.shape[-1])
+        drawn = _distributions.multinomial(rows, num_samples, replacement, generator)
+        return drawn.reshape(w.shape[:-1] + (num_samples,))
 
 
 def _at_least_tiny(values, dtype):

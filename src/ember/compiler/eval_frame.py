@@ -10,6 +10,7 @@ that broke run eagerly between them); where a split is refused, an entry runs th
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
+import contextlib
 import copy
 import functools
 import operator
@@ -28,7 +29,7 @@ from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
-from .capture import Tracer, capture, input_names, unflatten
+from .capture import capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import int_symbols, static_ints
 from .breaks import SPARSE
@@ -38,6 +39,7 @@ from .guards import World, bind, first_difference, holds, snapshot, with_pattern
 from .aliases import remake, without_views
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
+from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import rebind, shared_cache
@@ -48,7 +50,6 @@ from .symbolic import symbol
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
 
-_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _Config:
@@ -56,17 +57,46 @@ class _Config:
     ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
     recompile_limit = 8
     automatic_dynamic_shapes = True
-    cache_size_limit = property(lambda self: self.recompile_limit)
+    cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
+                                lambda self, value: setattr(self, "recompile_limit", value))
+
+    def patch(self, arg1=None, arg2=None, **kwargs):
+        """Sets the settings for a ``with`` block or a decorated function's calls, then restores
+        them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
+        ``patch({"name": value})``."""
+        changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
+        return _ConfigPatch(self, changes)
+
+
+class _ConfigPatch(contextlib.ContextDecorator):
+    """A ``config.patch(...)``: the changes, and the values they replaced (a stack: re-entrant)."""
+
+    def __init__(self, config, changes):
+        self.config, self.changes, self.prior = config, changes, []
+
+    def __enter__(self):
+        self.prior.append({k: getattr(self.config, k, _UNSET) for k in self.changes})
+        for k, v in self.changes.items():
+            setattr(self.config, k, v)
+
+    def __exit__(self, *exc_info):
+        for k, v in self.prior.pop().items():
+            if v is _UNSET:
+                self.config.__dict__.pop(k, None)
+            else:
+                setattr(self.config, k, v)
+
+
+_UNSET = object()
 
 
 config = _Config()
 counters = collections.defaultdict(collections.Counter)  # torch._dynamo.utils.counters
-_stance = ["default"]
 _compiled = weakref.WeakSet()
 
 
 def _log(kind, text):
-    """Prints ``text`` to stderr when ``EMBER_LOGS`` names ``kind`` (like ``TORCH_LOGS``);
+    """Prints ``text`` to stderr when ``EMBER_LOGS`` or ``ember._logging.set_logs`` names ``kind``;
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
     if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
@@ -366,6 +396,7 @@ class _CompiledFunction:
         for reason, _ in breaks:
             counters["graph_break"][reason] += 1
         text = "\n".join(f"graph break in {self._label}: {r}\n  at {w}" for r, w in breaks)
+        _log("graph_breaks", text)
         if self._split is None:
             self._entries.append(_Broken(facts, cap))
             _log("graph", f"{text}\n  (this function runs eagerly: no split, {plan})")
@@ -458,44 +489,6 @@ def reset():
         f._recheck, f._missed, f._split, f._plan = None, 0, None, None
     shared_cache.clear()
     counters.clear()
-
-
-def disable(fn=None, recursive=True, *, reason=None):
-    """``fn`` never compiled (``torch.compiler.disable``): called inside a compiled function, it
-    is a graph break (that function runs eagerly). Usable as a decorator, with or without arguments."""
-    if fn is None:
-        return functools.partial(disable, recursive=recursive, reason=reason)
-
-    @functools.wraps(fn)
-    def disabled(*args, **kwargs):
-        for o in _core.OBSERVERS:
-            if isinstance(o, Tracer):
-                o.graph_break(f"call to {_name(fn)}, marked ember.compiler.disable"
-                              + (f" ({reason})" if reason else ""))
-        return fn(*args, **kwargs)
-    return disabled
-
-
-def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
-    """How compiled functions behave from now on (``torch.compiler.set_stance``): ``"default"``,
-    ``"force_eager"`` (run eagerly), ``"eager_on_recompile"`` (run eagerly instead of
-    recompiling), ``"fail_on_recompile"`` (RuntimeError instead of recompiling).
-
-    Raises:
-        RuntimeError: an unknown stance.
-    """
-    if stance not in _STANCES:
-        raise RuntimeError(f"invalid stance {stance!r}, should be one of: {', '.join(_STANCES)}")
-    _stance[0] = stance
-
-
-def is_compiling():
-    """True while a function is being captured (``torch.compiler.is_compiling``)."""
-    return any(isinstance(o, Tracer) for o in _core.OBSERVERS)
-
-
-def _name(fn):
-    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,

@@ -4,10 +4,11 @@ from .backends import OPTIONS
 from .custom_backend import is_custom
 from .exc import InvalidBackend
 
-__all__ = ["MODES", "BACKENDS", "resolve"]
+__all__ = ["MODES", "BACKENDS", "list_backends", "resolve"]
 
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 BACKENDS = ("inductor", "eager", "aot_eager")
+_TAGS = {"inductor": (), "eager": ("debug",), "aot_eager": ("debug",)}  # torch's tags of these
 # Torch's inductor option names that ember's code generator reads (an option unknown to it is an
 # error that lists these; each takes a bool, as torch's); the code generator may add its own
 # through ``backends.OPTIONS``.
@@ -18,6 +19,13 @@ _OPTIONS = ("max_autotune", "max_autotune_gemm", "epilogue_fusion", "coordinate_
 _MODE_OPTIONS = {"default": {}, "lite": {}, "reduce-overhead": {"triton.cudagraphs": True},
                  "max-autotune-no-cudagraphs": {"max_autotune": True, "coordinate_descent_tuning": True},
                  "max-autotune": {"max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True}}
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The backend names ``ember.compile(backend=...)`` accepts, sorted, less those tagged with
+    one of ``exclude_tags`` (``torch.compiler.list_backends``: ``"eager"`` and ``"aot_eager"``
+    are tagged ``"debug"``; ``exclude_tags=()`` lists all)."""
+    return sorted(name for name in BACKENDS if not set(_TAGS[name]) & set(exclude_tags or ()))
 
 
 def resolve(backend, mode, options):

@@ -80,12 +80,12 @@ def input_names(fn, args, kwargs, access=False):
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError):
         return [f"input_{i}" for i in range(len(flatten((args, kwargs))))]
-    names = {}
+    names = {}  # id(tensor) -> its names, in the signature's order (one tensor may be passed twice)
     for name, value in bound.arguments.items():
         for t, keys in _paths(value, ()):
-            names.setdefault(id(t), name + "".join(f"[{k!r}]" for k in keys) if access
-                             else "_".join(map(str, (name, *keys))))
-    return [names.get(id(t), f"input_{i}") for i, t in enumerate(flatten((args, kwargs)))]
+            names.setdefault(id(t), []).append(name + "".join(f"[{k!r}]" for k in keys) if access
+                                               else "_".join(map(str, (name, *keys))))
+    return [names[id(t)].pop(0) if names.get(id(t)) else f"input_{i}" for i, t in enumerate(flatten((args, kwargs)))]
 
 
 def _paths(value, keys):

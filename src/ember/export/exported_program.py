@@ -13,6 +13,7 @@ from ..fx.graph_module import CapturedGraphModule, _install
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .dynamic_shapes import ValueRanges, shapes_spec
+from .graph_signature import InputKind, InputSpec, OutputKind, OutputSpec, TensorArgument
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature"]
 
@@ -215,19 +216,26 @@ class ExportGraphSignature:
         dropped = gm.__dict__.get("_non_persistent", set())
         self.non_persistent_buffers = [b for b in self.buffers if b in dropped]
 
+    @property
+    def input_specs(self):
+        """An :class:`~.graph_signature.InputSpec` per placeholder: the parameters, buffers,
+        constants, then the user inputs (torch's ``input_specs``)."""
+        specs = [InputSpec(InputKind.PARAMETER, TensorArgument(k), t) for k, t in self.inputs_to_parameters.items()]
+        specs += [InputSpec(InputKind.BUFFER, TensorArgument(k), t, t not in self.non_persistent_buffers)
+                  for k, t in self.inputs_to_buffers.items()]
+        specs += [InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(k), t)
+                  for k, t in self.inputs_to_lifted_tensor_constants.items()]
+        return specs + [InputSpec(InputKind.USER_INPUT, TensorArgument(k)) for k in self.user_inputs]
+
+    @property
+    def output_specs(self):
+        """An :class:`~.graph_signature.OutputSpec` per output (torch's ``output_specs``)."""
+        return [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(k)) for k in self.user_outputs]
+
     def __str__(self):
-        """torch's form: ``# inputs``, a line per placeholder (``b_s: BUFFER target='s'
-        persistent=False``), ``# outputs``, a line per output; each line ends with a newline."""
-        lines = ["", "# inputs"]
-        targets = {**self.inputs_to_parameters, **self.inputs_to_buffers, **self.inputs_to_lifted_tensor_constants}
-        kind = {**{k: "PARAMETER" for k in self.inputs_to_parameters}, **{k: "BUFFER" for k in self.inputs_to_buffers},
-                **{k: "CONSTANT_TENSOR" for k in self.inputs_to_lifted_tensor_constants}}
-        for name in list(targets) + self.user_inputs:
-            persistent = (f" persistent={targets[name] not in self.non_persistent_buffers}"
-                          if name in self.inputs_to_buffers else "")
-            lines.append(f"{name}: {kind[name]} target={targets[name]!r}{persistent}" if name in targets
-                         else f"{name}: USER_INPUT")
-        lines += ["", "# outputs"] + [f"{name}: USER_OUTPUT" for name in self.user_outputs]
+        """torch's form: ``# inputs``, a line per input spec (``b_s: BUFFER target='s'
+        persistent=False``), ``# outputs``, a line per output spec; each line ends with a newline."""
+        lines = ["", "# inputs", *map(str, self.input_specs), "", "# outputs", *map(str, self.output_specs)]
         return "\n".join(lines) + "\n"
 
 
@@ -277,6 +285,13 @@ class ExportedProgram:
         module._int_inputs, module._object_inputs = self.int_inputs, self.object_inputs
         module._access = gm.__dict__.get("_access", [])
         return module
+
+    def run_decompositions(self, decomp_table=None, decompose_custom_triton_ops=False):
+        """The program in core ops (torch's ``run_decompositions``): ember's graph already holds
+        only its primitive op entries (``F.linear`` is recorded as ``addmm``), so a new program
+        over the same graph and state."""
+        gm = self.graph_module
+        return ExportedProgram(gm, dict(self.range_constraints), self.int_inputs, self.object_inputs)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use "

@@ -3,21 +3,22 @@
 A cold compile costs the C compiler's time (a quarter to two seconds a graph); a short run
 never earns it back. With ``async_compile`` the graph runs as generated Python (the backend
 used where there is no compiler, already free of the dispatcher) from its first call, while
-one background thread plans, generates and compiles its C, one compiler process at a time
-beside the program's own work (at exit, the builds still queued run in parallel, a core each);
-the first call after the library is ready switches to it. A graph whose library is in the
-disk cache runs its C at once. torch's counterpart is Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until the compile
-finishes).
+one background thread plans and generates its C and compiles it in a process of its own, one
+compiler at a time beside the program's own work; the first call after the library is ready
+switches to it. A graph whose library is in the disk cache runs its C at once. torch's
+counterpart is Inductor's ``TORCHINDUCTOR_FX_COMPILE_MODE=async+subprocess`` (run eagerly until
+the compile finishes).
 
 What it changes: which code computes a step depends on when the compiler finishes, so two
-runs can differ in the last bits (the C's vector math against NumPy's). At a normal exit the
-builds under way and queued are finished (so a run shorter than its compile leaves the
-libraries in the cache, and the next run starts warm); an exit by an uncaught exception or a
-Ctrl-C (also one pressed during that wait) stops the compiler instead, and nothing of its build
-stays in the cache (temporary files removed, nothing half-written installed).
+runs can differ in the last bits (the C's vector math against NumPy's). A normal exit does not
+wait for the C: the build under way goes on in its process and each queued one (its C
+generated first) starts in one of its own, in parallel, and each installs its library in the
+disk cache when it is built, so a run shorter than its compile ends when its work does and a
+later run starts warm (one started before the build ends compiles again). An exit by an
+uncaught exception or a Ctrl-C stops the compilers instead, and nothing of their builds stays
+in the cache (temporary files removed, nothing half-written installed).
 """
 import atexit
-import os
 import sys
 import threading
 import warnings
@@ -32,6 +33,7 @@ __all__ = ["compile_in_background", "BackgroundBuild"]
 _waiting = []  # the builds not started, taken most-called first
 _wake = threading.Condition()
 _worker = []  # the one background thread, once started
+_taken = []  # the builds the thread has taken
 _exiting = []  # [True] at exit: the worker ends when nothing waits
 _PENDING, _SWITCHED = object(), object()
 
@@ -52,6 +54,7 @@ class BackgroundBuild:
         self.run, self.backend = compile_python(graph), "python"
         self.graph_cache = "miss"
         self._args, self._result, self._done = (graph, options, compiler), _PENDING, threading.Event()
+        self._handed = threading.Event()  # built, failed, or its compiler's process runs
         self.calls = 0
         with _wake:
             _waiting.append(self)
@@ -74,14 +77,17 @@ class BackgroundBuild:
         try:
             if toolchain._abandoned:
                 raise toolchain.CompileError("the process is exiting", None)
-            self._result = compile_c(*self._args, parallel=False)
+            self._result = compile_c(*self._args, parallel=False, apart=self._handed.set)
         except Exception as e:  # noqa: BLE001 - the run goes on in Python, warned at the switch
             self._result = e
         self._args = None
         self._done.set()
+        self._handed.set()
 
     def _switch(self):
         result, self._result = self._result, _SWITCHED
+        if isinstance(result, toolchain.Left):  # called after the exit began: its C is for later runs
+            return
         if isinstance(result, Exception):
             where = f" (log: {result.log})" if getattr(result, "log", None) else f": {result}"
             warnings.warn(f"ember.compile: building the generated C in the background failed{where}; "
@@ -102,32 +108,36 @@ def _work():
                 return
             build = max(_waiting, key=lambda b: b.calls)
             _waiting.remove(build)
+            _taken.append(build)
         build._build()
 
 
 @atexit.register
 def _at_exit():
-    """A normal exit finishes the builds (a Ctrl-C meanwhile skips them); an exit by an uncaught
-    exception stops the compiler and drops the waiting builds."""
+    """A normal exit leaves the builds to their own processes: the queued ones' C is generated
+    and their compilers started, none is waited for (a Ctrl-C meanwhile stops them). An exit by
+    an uncaught exception stops the compilers and drops the waiting builds."""
     if not _worker:
         return
-    with _wake:
-        _exiting.append(True)
-        _wake.notify()
-        # nothing runs beside the builds now: the queued ones take a core each, in parallel
-        extra = min(len(_waiting), (os.cpu_count() or 1) - 1)
     if getattr(sys, "last_type", None) is None:  # (set when an uncaught exception ends the program)
-        for _ in range(max(0, extra)):
-            _worker.append(threading.Thread(target=_work, name="ember-compile", daemon=True))
-            _worker[-1].start()
+        toolchain.leave()
         try:
-            for worker in _worker:
-                worker.join()
+            while True:
+                with _wake:
+                    if not _waiting:
+                        break
+                    build = _waiting.pop()
+                    _taken.append(build)
+                build._build()
+            for build in list(_taken):  # the thread's build: its process started, or it ended
+                build._handed.wait()
             return
         except KeyboardInterrupt:
             pass
-    toolchain.abandon()
     with _wake:
+        _exiting.append(True)
         _waiting.clear()
+        _wake.notify()
+    toolchain.abandon()
     for worker in _worker:
         worker.join(timeout=10)

@@ -11,7 +11,6 @@ their memory only when a larger size comes) and passes the sizes to each C entry
 """
 import ctypes
 import functools
-import os
 import sys
 import threading
 import time
@@ -24,13 +23,9 @@ from . import autotune, cache, gather, indexing, toolchain
 from .cgen import generate
 from .plan import make_plan
 from .python import Program, label, value_names, with_ranges
+from ..._logging import log_enabled
 
 __all__ = ["compile_c", "cached_c", "blas_pointers", "log_enabled"]
-
-
-def log_enabled(name):
-    """``EMBER_LOGS=output_code,autotuning`` (comma-separated, like ``TORCH_LOGS``)."""
-    return name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,11 +115,12 @@ def cached_c(graph, options, compiler):
     return compile_c(graph, options, compiler, found=found) if found[-1] is not None else None
 
 
-def compile_c(graph, options, compiler, *, parallel=True, found=None):
+def compile_c(graph, options, compiler, *, parallel=True, found=None, apart=None):
     """The C callable for ``graph``; raises toolchain.CompileError when the compiler fails.
     ``parallel``: the C compiler runs on several units at once (:func:`toolchain.jobs`), or on
     one unit (a background build, beside the program's own work); ``found``: the cache lookup
-    made already (:func:`cached_c`)."""
+    made already (:func:`cached_c`); ``apart``: the build runs in a process of its own, which
+    finishes it even if this one exits (:func:`toolchain.build`)."""
     start = time.perf_counter()
     pointers, autotuning, key, hit, lib, source = found or _lookup(graph, options, compiler)
     warm = source is not None
@@ -145,10 +141,11 @@ def compile_c(graph, options, compiler, *, parallel=True, found=None):
         openmp = "#pragma omp parallel" in source
         units = program.units(2 * toolchain.jobs() if parallel else 1,
                               lambda unit: toolchain.has_object(unit, compiler, openmp=openmp))
-        lib, cached, lib_key = toolchain.build(units, compiler, openmp=openmp, parallel=parallel)
-        toolchain.write_atomic(toolchain.cache_dir() / f"{lib_key}.c", source.encode())  # fn.c_source when warm
-        if key:
-            cache.save(key, lib_key, plan, regions, gemms, slots, convs)
+
+        def then(lib_key):  # written once the library is: its source (fn.c_source when warm), the graph's record
+            return [(toolchain.cache_dir() / f"{lib_key}.c", source)] + \
+                ([cache.record(key, lib_key, plan, regions, gemms, slots, convs)] if key else [])
+        lib, cached, _ = toolchain.build(units, compiler, openmp=openmp, parallel=parallel, apart=apart, then=then)
     if log_enabled("output_code"):
         print(f"// ember.compile: generated C for graph of {len(graph.nodes)} nodes\n{source}", file=sys.stderr)
     if pointers is not None:

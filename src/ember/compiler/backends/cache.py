@@ -30,7 +30,7 @@ from . import (attention, autotune, cgen, conv, conv_gemm, copies, direct_gemm, 
                pool, python, rnn, row_reductions, rows, shared, sort, toolchain, updates, winograd)
 from .plan import Kernel, Loc, Plan, Storage
 
-__all__ = ["graph_key", "load", "save"]
+__all__ = ["graph_key", "load", "record"]
 
 _PACKAGE = Path(__file__).resolve().parents[2]
 
@@ -154,9 +154,10 @@ def _record(key):
     return toolchain.cache_dir() / f"g-{key}.json"
 
 
-def save(key, lib_key, plan, regions, gemms, slots, convs):
-    """Writes the record of ``key``: the library's key and the plan's metadata the driver and
-    the GEMM chooser read (nodes by their index in the graph)."""
+def record(key, lib_key, plan, regions, gemms, slots, convs):
+    """The record of ``key`` as ``(path, text)``, to write once the library is built: the
+    library's key and the plan's metadata the driver and the GEMM chooser read (nodes by their
+    index in the graph)."""
     graph = plan.graph
     index = {n: i for i, n in enumerate(graph.nodes)}
     kernel_index = {id(k): i for i, k in enumerate(plan.kernels)}
@@ -180,8 +181,7 @@ def save(key, lib_key, plan, regions, gemms, slots, convs):
         "in_place": [[index[v], index[p]] for v, p in plan.in_place.items()],
     }
     text = json.dumps(payload, separators=(",", ":"))
-    record = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text}
-    toolchain.write_atomic(_record(key), json.dumps(record).encode())
+    return _record(key), json.dumps({"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text})
 
 
 def load(key, graph):

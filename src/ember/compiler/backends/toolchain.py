@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 
 __all__ = ["loop_nest", "row_loops", "CompileError", "find_compiler", "cache_dir", "build", "load", "jobs", "write_atomic", "code_digest",
-           "runtime_headers", "FLAGS", "unit_flags", "simd_reduction", "compile_cost", "has_object"]
+           "runtime_headers", "FLAGS", "unit_flags", "simd_reduction", "compile_cost", "has_object",
+           "Left", "leave"]
 
 # IEEE semantics, as eager's NumPy kernels: no -ffast-math, whose algebra assumes no operand
 # is nan, inf or -0.0 (so that `a - (a - b)` became `b` for a = nan, `sqrt(x)**2` became `x`)
@@ -285,16 +286,22 @@ _abandoned = []  # [True] once the process is exiting: no compiler starts after 
 _lock = threading.Lock()
 
 
-def _run(cmd):
-    """(failed, the command and its output) of running ``cmd``."""
+def _run(cmd, started=None, session=True, wait=True):
+    """(failed, the command and its output) of running ``cmd``; ``started()`` is called once it
+    runs. ``session``: in a session of its own (False in a build's own process, whose session
+    holds its compilers); ``wait=False``: returns (False, "") once it runs."""
     try:
         with _lock:
             if _abandoned:
                 return True, "the process is exiting: " + " ".join(cmd)
             # a session of its own: the compiler's children (gcc's cc1 and as) can be stopped with it
-            process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       start_new_session=True)
+            process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, text=True, start_new_session=session)
             _running.add(process)
+        if started is not None:
+            started()
+        if not wait:
+            return False, ""
         with process:
             try:
                 text = process.communicate(timeout=300)[0]
@@ -381,19 +388,25 @@ def has_object(unit, argv, *, openmp=False):
     return _verified(_object(unit, argv, openmp))
 
 
-def build(units, argv, *, openmp=False, parallel=True):
+def build(units, argv, *, openmp=False, parallel=True, apart=None, then=None):
     """Compiles ``units`` (C source, or a list of translation units' sources) into a shared
     library through the cache; returns ``(ctypes.CDLL, cached: bool, key)``. Each unit's
     object is cached under its own hash (a library that differs in one unit compiles that one
     only); the missing ones compile in parallel, :func:`jobs` at a time (one at a time without
-    ``parallel``), the costliest first (:func:`compile_cost`), then link. Raises CompileError
-    (with the log's path) on failure."""
+    ``parallel``), the costliest first (:func:`compile_cost`), then link. ``then(key)``: the
+    ``(path, text)`` files to write once the library is in the cache (the graph's record). ``apart``: the
+    compilers, the link and the installs run in a Python process of their own (one unit at a
+    time), which finishes the build in the cache even if this process exits meanwhile;
+    ``apart()`` is called once it runs. Raises CompileError (with the log's path) on failure,
+    and :class:`Left` where this process exits (:func:`leave`) before its build ends."""
     units = [units] if isinstance(units, str) else list(units)
     omp, flags = _flags(argv, openmp)
     objects = [_object(unit, argv, openmp) for unit in units]
     key = _hash([o.name for o in objects] + list(LINK_FLAGS) + omp)
+    then = [[str(path), text] for path, text in then(key)] if then else []
     found = load(key)
     if found is not None:
+        _write_then(then)
         return found, True, key
     root = cache_dir()
     _sweep(root)
@@ -404,35 +417,95 @@ def build(units, argv, *, openmp=False, parallel=True):
         if not _verified(obj):
             c_file = obj.with_suffix(".c")
             write_atomic(c_file, unit.encode())
-            built.append((_temp(root, ".o"), obj))
+            built.append((_temp(root, ".o"), str(obj)))
             compiles.append(list(argv) + flags + unit_flags(unit) + ["-I", str(RUNTIME), "-c", str(c_file), "-o",
                                                                      built[-1][0]])
     lib = _temp(root, ".so")
+    job = {"compiles": compiles, "built": built, "lib": lib, "library": str(root / f"{key}.so"),
+           "link": list(argv) + list(LINK_FLAGS) + omp + [str(o) for o in objects] + ["-o", lib, "-lm"],
+           "record": {"compiler": " ".join(argv), "flags": flags}, "then": then,
+           "log": str(root / f"{key}.log")}
+    temps = [tmp for tmp, _ in built] + [lib]
     try:
-        if parallel and len(compiles) > 1:
-            with concurrent.futures.ThreadPoolExecutor(min(jobs(), len(compiles))) as pool:
-                results = list(pool.map(_run, compiles))
-        else:  # (no pool: its threads would hold the interpreter's exit until they finish)
-            results = [_run(c) for c in compiles]
-        if not any(failed for failed, _ in results):
-            for tmp, obj in built:
-                _install(tmp, obj)
-            results.append(_run(list(argv) + list(LINK_FLAGS) + omp + [str(o) for o in objects] + ["-o", lib, "-lm"]))
-        if any(failed for failed, _ in results):
+        if apart is None or not sys.executable:  # (an embedded interpreter: no Python to start)
+            failed = _finish(job, parallel)
+        else:
+            temps.append(_temp(root, ".json"))
+            Path(temps[-1]).write_text(json.dumps(job))
+            failed, text = _run([sys.executable, "-I", "-S", __file__, temps[-1]], apart, wait=not _left)
+            if _left and not _abandoned:  # the program ends: the build (and its temporaries) are that process's
+                temps.clear()
+                raise Left("the process is exiting; the build finishes in a process of its own", None)
+            if failed and not _abandoned and not os.path.exists(job["log"]):  # it failed before compiling
+                write_atomic(Path(job["log"]), text.encode())
+        if failed:
             if _abandoned:  # stopped at exit (abandon): no log, and no source of its own left
                 for _, obj in built:
-                    obj.with_suffix(".c").unlink(missing_ok=True)
+                    Path(obj).with_suffix(".c").unlink(missing_ok=True)
                 raise CompileError("the process is exiting", None)
-            log = root / f"{key}.log"
-            write_atomic(log, "".join(text for _, text in results).encode())
-            raise CompileError(f"C compiler failed; see {log}", str(log))
-        _install(lib, root / f"{key}.so", compiler=" ".join(argv), flags=flags)
+            raise CompileError(f"C compiler failed; see {job['log']}", job["log"])
     finally:
-        for leftover in [tmp for tmp, _ in built] + [lib]:
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        _remove(temps)
     _loaded[key] = _open(root / f"{key}.so")
     return _loaded[key], False, key
+
+
+class Left(CompileError):
+    """A build not waited for: the process exited (:func:`leave`) while its own process ran it."""
+
+
+_left = []  # [True] once a normal exit leaves the builds running apart to finish by themselves
+
+
+def leave():
+    """A normal exit: a build running in a process of its own (``build(apart=...)``) is not
+    waited for, and one started from now on raises :class:`Left` once it runs."""
+    _left.append(True)
+
+
+def _finish(job, parallel=False, session=True):
+    """Compiles a :func:`build`'s units, installs the objects, links, installs the library and
+    writes its ``then`` files; whether it failed (its log written, except at an abandoned exit)."""
+    compiles = job["compiles"]
+    run = _run if session else functools.partial(_run, session=False)
+    if parallel and len(compiles) > 1:
+        with concurrent.futures.ThreadPoolExecutor(min(jobs(), len(compiles))) as pool:
+            results = list(pool.map(_run, compiles))
+    else:  # (no pool: its threads would hold the interpreter's exit until they finish)
+        results = [run(c) for c in compiles]
+    if not any(failed for failed, _ in results):
+        for tmp, obj in job["built"]:
+            _install(tmp, Path(obj))
+        results.append(run(job["link"]))
+    if any(failed for failed, _ in results):
+        if not _abandoned:
+            write_atomic(Path(job["log"]), "".join(text for _, text in results).encode())
+        return True
+    _install(job["lib"], Path(job["library"]), **job["record"])
+    _write_then(job["then"])
+    return False
+
+
+def _write_then(files):
+    for path, text in files:
+        write_atomic(Path(path), text.encode())
+
+
+def _remove(paths):
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:  # installed, or removed by the build's own process
+            pass
+
+
+def _build_apart(job_file):
+    """The build's own process: :func:`_finish` the job, then remove its temporaries."""
+    job = json.loads(Path(job_file).read_text())
+    try:
+        return _finish(job, session=False)
+    finally:
+        _remove([tmp for tmp, _ in job["built"]] + [job["lib"], job_file])
 
 
 def _temp(root, suffix):
@@ -440,3 +513,7 @@ def _temp(root, suffix):
     fd, path = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=suffix)
     os.close(fd)
     return path
+
+
+if __name__ == "__main__":  # a build apart (build(apart=...)): python -I -S toolchain.py JOB.json
+    sys.exit(int(_build_apart(sys.argv[1])))

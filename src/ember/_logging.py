@@ -1,0 +1,48 @@
+"""Which of ember's compile logs print (``torch._logging``): ``EMBER_LOGS`` (comma-separated
+names, like ``TORCH_LOGS``) or :func:`set_logs` from Python. The logs ember has: ``graph_code``
+(``graph``: each captured graph), ``graph_breaks``, ``guards``, ``recompiles``, ``dynamic``,
+``output_code`` (the generated C), ``autotuning`` and ``complex``; each prints to stderr."""
+import os
+
+__all__ = ["set_logs", "log_enabled"]
+
+# torch's set_logs arguments (torch 2.13); those ember has no log for are accepted and do nothing
+_TORCH_NAMES = frozenset("""all dynamo aot autograd dynamic inductor distributed c10d ddp fsdp dtensor onnx bytecode
+aot_graphs aot_joint_graph ddp_graphs graph graph_code graph_code_verbose graph_breaks side_effects graph_sizes
+guards recompiles recompiles_verbose trace_source trace_call trace_bytecode output_code kernel_code schedule
+perf_hints pre_grad_graphs post_grad_graphs ir_pre_fusion ir_post_fusion onnx_diagnostics fusion overlap export
+modules cudagraphs sym_node compiled_autograd compiled_autograd_verbose cudagraph_static_inputs benchmarking
+autotuning incremental graph_region_expansion inductor_metrics hierarchical_compile compute_dependencies
+caching""".split())
+# a torch name -> ember's log of the same thing
+_ALIASES = {"graph_code": "graph", "graph_code_verbose": "graph", "recompiles_verbose": "recompiles",
+            "kernel_code": "output_code"}
+_EMBER_LOGS = {"graph", "graph_breaks", "guards", "recompiles", "dynamic", "output_code", "autotuning", "complex"}
+_set_in_python = set()
+
+
+def log_enabled(name):
+    """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`."""
+    return name in _set_in_python or name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
+
+
+def set_logs(**kwargs):
+    """Turns ember's compile logs on (``True`` or a ``logging`` level) and every other off
+    (``torch._logging.set_logs``: each call replaces the last; ``set_logs()`` turns all off).
+    ``all=`` turns every log on or off first. Takes torch's argument names: ``graph_code``,
+    ``graph_breaks``, ``guards``, ``recompiles``, ``dynamic``, ``output_code``, ``autotuning``
+    print ember's logs; the others (``dynamo=logging.DEBUG``, ``aot_graphs``) do nothing.
+
+    Raises:
+        TypeError: a name that is not one of torch's arguments (as torch's signature).
+    """
+    unknown = [k for k in kwargs if k not in _TORCH_NAMES and k not in _EMBER_LOGS]
+    if unknown:
+        raise TypeError(f"set_logs() got an unexpected keyword argument '{unknown[0]}'")
+    chosen = set(_EMBER_LOGS) if kwargs.get("all") else set()
+    for name, value in kwargs.items():
+        name = _ALIASES.get(name, name)
+        if name in _EMBER_LOGS:
+            (chosen.add if value else chosen.discard)(name)
+    _set_in_python.clear()
+    _set_in_python.update(chosen)
