@@ -28,7 +28,8 @@ class Observer:
     does nothing here: an observer overrides the ones it watches."""
 
     def op_enter(self, op, inputs, attrs):
-        """Before ``op`` runs on ``inputs`` (a tuple) with keyword ``attrs`` (a dict)."""
+        """Before ``op`` runs on ``inputs`` (a tuple) with keyword ``attrs`` (a dict); may return
+        ``(inputs, attrs)`` to run it on instead (the compiler's plain ints for traced ones)."""
 
     def op_exit(self, op, inputs, attrs, output):
         """After ``op`` ran: ``output`` is its result (a tuple for several), None if it raised."""

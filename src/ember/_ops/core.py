@@ -393,8 +393,8 @@ def _observed_apply(op, inputs, attrs):
     """``apply`` between the observers' enter and exit calls; ops run inside it (none do today)
     are part of this op, not separate events."""
     observers = tuple(OBSERVERS)
-    for o in observers:
-        o.op_enter(op, inputs, attrs)
+    for o in observers:  # (one may give other inputs and attrs to run the op on)
+        inputs, attrs = o.op_enter(op, inputs, attrs) or (inputs, attrs)
     _observing.inside = True
     out = None
     try:

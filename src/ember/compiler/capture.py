@@ -45,6 +45,7 @@ from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
 from .side_effects import breaking_io, breaking_print, python_state
+from .traced_ints import TRACING, plain, traced
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -114,6 +115,14 @@ class Tracer(_core.Observer):
         self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
 
     # ---- observer protocol ------------------------------------------------------------------
+    def op_enter(self, op, inputs, attrs):
+        """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
+        their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
+        if TRACING:
+            self.traced_now = tuple(i for i, x in enumerate(inputs) if traced(x))
+            return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
+        return None
+
     def op_exit(self, op, inputs, attrs, output):
         """Records the op that just ran as a ``call_op`` node on its inputs' nodes (cast as the op
         promotes them), binds its results to the new node, and records an in-place op as the
@@ -145,7 +154,10 @@ class Tracer(_core.Observer):
             # values are recorded; a write into either side later cannot be (see op_write)
             self.untracked.append((output._data, inputs[0], op))
         meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
-        self.bind(output, self.graph.call_op(op, args, attrs, meta))
+        node = self.graph.call_op(op, args, attrs, meta)
+        if TRACING:
+            self.graph.traced_operands[node] = self.traced_now
+        self.bind(output, node)
         if inplace:
             for i, result in zip(op.mutates, output):
                 if inputs[i] is not None:

@@ -26,22 +26,20 @@ recorded sizes (``if B % 7 == 0``, ``if B > 33``), is caught by :func:`verify`: 
 call at each new size is recorded and refitted with the samples. Python side effects other
 than tensors run once per probe.
 """
-import weakref
-
 import numpy as np
 
 from .. import _random
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .capture import capture, skeleton, unflatten
+from .capture import skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
+from .dynamic_ints import ARG, int_ranges, traced_capture
+from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
+from .traced_ints import Uses
 
-# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
-# for a scalar int argument (an IntVar of a spec)
-ARG = "argument"
 
 __all__ = ["ARG", "Shape", "capture_dynamic", "Mismatch", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "marks"]
 
@@ -63,15 +61,22 @@ class Shape:
     (``ints[k]``), and the range ``[lo, hi]`` of each symbol (``hi`` None: unbounded).
     ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``).
     ``samples`` are the recordings the graph was fitted to (checked again by :func:`verify`),
-    ``verified`` the sizes it has been recorded at."""
+    ``verified`` the sizes it has been recorded at, ``traced`` the symbols of int arguments
+    that only ops took."""
 
     def __init__(self, patterns, ranges, sources, ints=None):
         self.patterns, self.ranges, self.sources, self.ints = patterns, ranges, sources, ints or {}
-        self.samples, self.verified = [], set()
+        self.samples, self.verified, self.traced = [], set(), set()
 
     def ran_at(self, sizes):
-        """Whether the graph has been recorded (probed, or verified) at ``sizes``."""
-        return _key(sizes, sizes) in self.verified
+        """Whether the graph has been recorded (probed, or verified) at ``sizes``, or needs no
+        recording there: its symbols are all int arguments (``traced``) that Python never
+        read, only ops took (:mod:`.traced_ints`)."""
+        return self.key(sizes) in self.verified
+
+    def key(self, sizes):
+        """What :attr:`verified` holds of ``sizes``: the values of the symbols not traced."""
+        return tuple(sorted((n, v) for n, v in sizes.items() if n not in self.traced))
 
     def describe(self):
         """One line for logs and errors: each symbol, where it is read and its range
@@ -96,7 +101,15 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         RuntimeError: a derived dimension that is not its expression at this call.
     """
     before = _State(world) if dims else None  # each probe starts from the world the call saw
-    result, cap = capture(fn, args, kwargs, world, fullgraph, joint)
+    dims = dict(dims)  # (the caller's stays whole: the specialised ints are popped from this one)
+    uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
+    result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
+                                  {k: (args + tuple(kwargs.values()))[k] for k in uses})
+    for k, seen in uses.items():
+        if seen:  # its value steers Python: one graph per value (its guard), as torch specialises it
+            e = dims.pop((ARG, k))
+            log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
+    uses = {k: seen for k, seen in uses.items() if not seen}
     if cap.breaks or not dims:
         return result, cap, None, None
     after = _State(world)
@@ -118,7 +131,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     def probe(point):
         before.restore()
         try:
-            return point, _record(fn, args, kwargs, world, dims, point, joint)
+            return point, _record(fn, args, kwargs, world, dims, point, joint, uses)
         except Mismatch as e:
             return point, e
         except Exception as e:  # the function itself rejects the size
@@ -155,10 +168,13 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         else:
             patterns.setdefault(i, list(inputs[i].shape))[d] = value
     graph_cap.graph.symbol_ranges = dict(shape_ranges)  # where a slice's bound keeps one sign (backends/locs.py)
+    numbers = int_ranges(graph_cap, ints, samples, shape_ranges)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
+    shape.traced = numbers - set(free_symbols(list(patterns.values())))
     shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
-    shape.verified = {_key(point, symbols) for point, _ in samples}
-    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}")
+    shape.verified = {shape.key({n: point[n] for n in symbols}) for point, _ in samples}
+    log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}"
+        + "".join(f"; {n} only a number (new values run unrecorded)" for n in sorted(shape.traced)))
     return result, graph_cap, shape, None if covered else cap
 
 
@@ -229,17 +245,12 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
     return symbols, samples, shape_ranges, covered
 
 
-def _key(point, symbols):
-    return tuple(sorted((n, point[n]) for n in symbols))
-
-
 def verify(shape, sizes, cap):
     """Whether the real call's recording ``cap`` at ``sizes`` (``{symbol: int}``, a size this
     dynamic graph has not run yet) is the fitted graph at those sizes: the fit is refitted with
     it added. The probes see a few sizes only, so a branch on a size that flips between them
     (``if B % 7 == 0``) is caught here, on the first call at each new size, not answered
     wrongly. Returns None when it holds (the size is remembered), else the reason."""
-    symbols = tuple(sizes)
     if shape.ran_at(sizes):
         return None
     if cap.breaks:
@@ -247,7 +258,7 @@ def verify(shape, sizes, cap):
     point = dict(shape.samples[0][0], **sizes)
     reason = _unify_reason(shape.samples + [(point, cap)])
     if reason is None:
-        shape.verified.add(_key(sizes, symbols))
+        shape.verified.add(shape.key(sizes))
     return reason
 
 
@@ -288,7 +299,7 @@ def _fmt(point):
     return ", ".join(f"{n}={v}" for n, v in point.items())
 
 
-def _record(fn, args, kwargs, world, dims, point, joint):
+def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
     """One probe: ``fn`` recorded on copies of the inputs resized to ``point`` (the tensors
     objects hold, ``world.held``, put in their place meanwhile)."""
     flat = world.inputs
@@ -315,20 +326,26 @@ def _record(fn, args, kwargs, world, dims, point, joint):
     n = len(flat) - len(world.held)
     args2, kwargs2 = unflatten(skeleton((args, kwargs)), iter(resized[:n]))
     args2, names = list(args2), list(kwargs2)
-    for (i, k), e in dims.items():  # scalar arguments declared dynamic (IntVar)
-        if i == ARG:
-            if k < len(args2):
-                args2[k] = evaluate(e, point)
-            else:
-                kwargs2[names[k - len(args2)]] = evaluate(e, point)
+    values = {k: evaluate(e, point) for (i, k), e in dims.items() if i == ARG}  # int arguments
+    uses = uses or {}
+    for k, v in values.items():
+        if k < len(args2):
+            args2[k] = v
+        else:
+            kwargs2[names[k - len(args2)]] = v
     held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
+    counts = {k: len(seen) for k, seen in uses.items()}
     try:
         _put(held)
-        _, cap = capture(fn, args2, kwargs2, World(fn, args2, kwargs2, held=held), False, joint)
+        world2 = World(fn, args2, kwargs2, held=held)
+        _, cap = traced_capture(fn, args2, kwargs2, world2, False, joint, uses, {k: values[k] for k in uses})
     finally:
         _put(world.held)
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
+    for k, seen in uses.items():
+        if len(seen) > counts[k]:
+            raise Mismatch(f"Python reads argument {k}'s value ({seen[-1][0]} at {seen[-1][1]})")
     return cap
 
 
@@ -509,12 +526,13 @@ def _sized_constant(values, same, where):
                for v in values):
         return None
     flat = [v.reshape(-1) for v in values]
-    if all((f == flat[0][0]).all() for f in flat):
-        return SizedConstant("full", first.dtype, (same([v.shape for v in values], where), flat[0][0].item()))
+    if all((f == f[0]).all() for f in flat):  # (a fill value of an int argument, full((3,), k): fitted too)
+        return SizedConstant("full", first.dtype, (same([v.shape for v in values], where),
+                                                   same([f[0].item() for f in flat], where)))
     if first.ndim != 1 or first.dtype.kind not in "iu" or any(len(v) < 2 for v in values):
         return None
     step = int(first[1] - first[0])
-    if any(not np.array_equal(v, v[0] + step * np.arange(len(v))) for v in values):
+    if not step or any(not np.array_equal(v, v[0] + step * np.arange(len(v))) for v in values):
         return None
     start = same([int(v[0]) for v in values], where)
     stop = same([int(v[0]) + step * len(v) for v in values], where)
@@ -543,56 +561,3 @@ def _apply(cap, fitted):
         node.args, node.kwargs = args, kwargs
         if shape is not None:
             node.meta["shape"] = shape
-
-
-# ---- marks on input tensors (torch._dynamo.mark_dynamic and friends) ---------------------------
-_MARKS = {}  # id(tensor) -> (weak reference, {"dynamic": {dim: (lo, hi)}, "static": {dim: None}})
-
-
-def _marks_of(t):
-    entry = _MARKS.get(id(t))
-    if entry is None or entry[0]() is not t:
-        entry = _MARKS[id(t)] = (weakref.ref(t, lambda _, key=id(t): _MARKS.pop(key, None)),
-                                 {"dynamic": {}, "static": {}})
-    return entry[1]
-
-
-def marks(t, kind):
-    """``{dim: (lo, hi)}`` marked ``kind`` ("dynamic" or "static") on tensor ``t``."""
-    entry = _MARKS.get(id(t))
-    return entry[1][kind] if entry is not None and entry[0]() is t else {}
-
-
-def _dims(t, index):
-    for d in ([index] if isinstance(index, int) else index):
-        if not -t.dim() <= d < t.dim():
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-t.dim()}, {t.dim() - 1}], "
-                             f"but got {d})")
-        yield d % t.dim()
-
-
-def mark_dynamic(t, index, min=None, max=None):
-    """Marks dimension(s) ``index`` of ``t`` dynamic for ``ember.compile`` (``torch._dynamo.
-    mark_dynamic``): the first graph compiled for a call taking ``t`` treats them as size
-    symbols within ``[min, max]`` (default ``[2, inf)``); a dimension that cannot be generic is
-    specialised, and the ``EMBER_LOGS=dynamic`` log says why.
-
-    Raises:
-        IndexError: a dimension out of range.
-    """
-    for d in _dims(t, index):
-        _marks_of(t)["dynamic"][d] = (2 if min is None else min, max)
-        _marks_of(t)["static"].pop(d, None)
-
-
-def maybe_mark_dynamic(t, index):
-    """Like :func:`mark_dynamic` without a range: a hint (ember specialises quietly either way)."""
-    mark_dynamic(t, index)
-
-
-def mark_static(t, index=None):
-    """Keeps dimension(s) ``index`` of ``t`` (all when None) static, even under
-    ``dynamic=True`` (``torch._dynamo.mark_static``)."""
-    for d in _dims(t, range(t.dim()) if index is None else index):
-        _marks_of(t)["static"][d] = None
-        _marks_of(t)["dynamic"].pop(d, None)

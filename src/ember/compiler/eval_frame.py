@@ -31,6 +31,7 @@ from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import capture, input_names, unflatten
 from .dynamic import capture_dynamic, marks as _marks, verify
+from .dynamic_ints import int_symbols, static_ints
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -245,7 +246,7 @@ def _sparse_argument(args, kwargs):
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
-    _entries, _warned = shared_cache.shared("entries"), shared_cache.shared("warned")
+    _entries, _warned, _static_ints = map(shared_cache.shared, ("entries", "warned", "static_ints"))
 
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
                  signature_of=None, name=None, isolate=False):
@@ -366,6 +367,7 @@ class _CompiledFunction:
             names = input_names(fn, args, kwargs) + [h[0] for h in held]
             result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
                                                          ranges, names, lambda text: _log("dynamic", text))
+            self._static_ints.update(static_ints(dims, shape))  # (not probed again at each new value)
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
                 counters["stats"]["unique_graphs"] += 1
                 self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
@@ -418,10 +420,9 @@ class _CompiledFunction:
         self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
 
     def _dynamic_dims(self, world, facts, declared):
-        """The dimensions to capture as size symbols: ``({(input index, dim): Expr}, {symbol:
-        (lo, hi)})``. Declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
-        or, with ``dynamic=None``, the ones that changed since the last graph (torch's
-        automatic dynamic shapes). Sizes 0 and 1 stay static unless declared."""
+        """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):
+        Expr}, {symbol: (lo, hi)})``: declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
+        or, with ``None``, those changed since the last graph (torch's automatic dynamic). Sizes 0 and 1 stay static."""
         if self._dynamic is False:
             return {}, {}
         if declared is not None:
@@ -443,7 +444,8 @@ class _CompiledFunction:
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        dims, ranges, named = {}, {}, {}
+        (dims, ranges), named = int_symbols(facts, self._dynamic is True or self._entries and (
+            config.automatic_dynamic_shapes and self._entries[-1].facts), self._static_ints), {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
             size = inputs[i].shape[d]
             if (i, d) in static or size < 2 and lo >= 2:

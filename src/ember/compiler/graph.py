@@ -55,6 +55,7 @@ class Graph:
         self.symbols = ()  # names of the size symbols its shapes and attrs use (dynamic shapes)
         self.symbol_ranges = {}  # {symbol: (lo, hi)}: the sizes it runs at, where known
         self.any_shape = False  # run at other shapes than traced (associative_scan's combine)
+        self.traced_operands = {}  # node -> positions of its inputs that were traced ints (traced_ints.py)
         # Python's builtins are taken too, so that ``code`` never shadows one it uses (slice).
         self._counts, self._names = {}, set(dir(builtins))
 

@@ -42,22 +42,24 @@ class Family:
 
 
 class Cache:
-    """The entries of the compiled callables that share them (``entries``, newest last) and
-    the :class:`Family` they belong to."""
+    """The entries of the compiled callables that share them (``entries``, newest last), the
+    :class:`Family` they belong to, and the positions of the int arguments that a dynamic graph
+    could not take as symbols (``static_ints``)."""
 
-    __slots__ = ("entries", "family", "__weakref__")
+    __slots__ = ("entries", "family", "static_ints", "__weakref__")
 
     def __init__(self, family=None):
-        self.entries, self.family = [], family or Family()
+        self.entries, self.family, self.static_ints = [], family or Family(), set()
         self.family.caches.add(self)
 
     warned = property(lambda self: self.family.warned, lambda self, value: setattr(self.family, "warned", value),
                       doc="Whether the family's recompile-limit warning was given.")
 
     def clear(self):
-        """Forgets every entry and the recompile-limit warning (``ember.compiler.reset``)."""
+        """Forgets every entry, the recompile-limit warning and the static ints (``ember.compiler.reset``)."""
         self.entries.clear()
         self.family.warned = False
+        self.static_ints.clear()
 
 
 _store = weakref.WeakKeyDictionary()  # what is compiled -> {settings: Cache}

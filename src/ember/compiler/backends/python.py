@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from ..._backend import wrapped_integer
 from ...profiler.profiler import record_function, recording
 from ..graph import bind_subgraphs, nodes_in
 from ..symbolic import Expr, evaluate, free_symbols
@@ -70,10 +71,26 @@ class Program:
         args = [self.value(a, names) for a in node.args]
         if node.target is operator.getitem:
             return f"{names[node]} = {args[0]}[{args[1]}]"
+        if getattr(node.target, "promote", None) is not None:
+            args = self.wrapped(node, args)
         fn = self.constant(node.target.forward, "F_" + node.name + "_")
         kwargs = node.kwargs if kwargs is None else kwargs
         kwargs = [f"{k}={self.value(v, names)}" for k, v in kwargs.items()]
         return f"{names[node]} = {fn}({', '.join(args + kwargs)})"
+
+    def wrapped(self, node, args):
+        """``args`` of a promoting op with each Python int operand (a constant, or a symbol's
+        expression) of an integer computation as a scalar of its dtype, wrapped modulo
+        2**bits as eager's dispatcher gives it (``uint8 * -3``): NumPy raises OverflowError."""
+        dtypes = [a.meta["dtype"].np for a in node.args if _is_node(a)]
+        if not dtypes or dtypes[0].kind not in "iu":
+            return args
+        kind = dtypes[0]
+        for i, a in enumerate(node.args):
+            if isinstance(a, Expr) or type(a) is int:
+                self.globals.setdefault("wrapped_integer", wrapped_integer)
+                args[i] = f"wrapped_integer({args[i]}, {self.constant(kind, 'dtype')})"
+        return args
 
     def value(self, value, names):
         """Source of an arg or attr: a node's name, a tuple or list holding nodes (an index of

@@ -1,0 +1,120 @@
+"""Dynamic int arguments (:mod:`.dynamic`): recording with them traced (:mod:`.traced_ints`),
+and the range of one that sizes a value."""
+import math
+
+from .capture import capture
+from .symbolic import Expr, free_symbols, symbol
+from .traced_ints import TRACING, VALUES, TracedInt
+
+__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
+
+# ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
+# for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
+ARG = "argument"
+
+
+def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
+    """:func:`~.capture.capture` with the int arguments ``values`` (``{position in (*args,
+    *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting
+    into ``uses[position]``."""
+    if not uses:
+        return capture(fn, args, kwargs, world, fullgraph, joint)
+    args, names = list(args), list(kwargs)
+    kwargs = dict(kwargs)
+    for k, value in values.items():
+        if k < len(args):
+            args[k] = TracedInt(value, uses[k])
+        else:
+            kwargs[names[k - len(args)]] = TracedInt(value, uses[k])
+    for seen in uses.values():
+        seen.active = True
+    TRACING.append(uses)
+    try:
+        return capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+    finally:
+        TRACING.remove(uses)
+        VALUES.clear()
+        for seen in uses.values():
+            seen.active = False
+
+
+def int_ranges(cap, ints, samples, ranges):
+    """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
+    operands of floating-point arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``,
+    ``x < i0``) that came as traced ints, and ``full``'s fill value, right at every int; a new
+    value of those needs no recording. Each other one (an operand of integer arithmetic, which may refuse a value:
+    ``x_int // 0``; an index, a slice's bound, a shape) keeps the first-call check of a size symbol
+    (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
+    its open range is narrowed to the values recorded and above: a negative or zero value there is
+    another program (an error, an empty tensor), and C's ``/`` and ``%`` are Python's only for
+    sizes >= 0."""
+    names = {e.args[0] for e in ints.values() if isinstance(e, Expr) and e.op == "sym"}
+    if not names:
+        return set()
+    sizing, other, traced = set(), set(), set()
+    for node in cap.graph.nodes:
+        sizing.update(free_symbols(node.meta.get("shape")))
+        operands = _takes_numbers(node)
+        for value in (node.args, node.kwargs):
+            sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
+        # an operand that came as a traced int; one that did not (``0.5 * k`` computed by the float,
+        # ``seq[k]``) is a value Python computed unseen, which may also have steered a branch
+        came = cap.graph.traced_operands.get(node, ())
+        for j, a in enumerate(node.args):
+            if isinstance(a, Expr):
+                (traced if operands and j in came else other).update(free_symbols(a))
+            else:
+                other.update(free_symbols(a))
+        other.update(free_symbols(list(node.kwargs.values())))
+    for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
+        if source[0] == "sized_const":
+            sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
+    for n in names & sizing:
+        lo, hi = ranges[n]
+        if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
+            ranges[n] = (min(point[n] for point, _ in samples), hi)
+    return (names & traced) - sizing - other
+
+
+def _takes_numbers(node):
+    """Whether ``node`` takes Python numbers as operands of a floating-point computation (its
+    tensor operands, cast as the op promotes, are of an inexact dtype)."""
+    if node.op != "call_op" or getattr(node.target, "promote", None) is None:
+        return False
+    dtypes = [a.meta["dtype"] for a in node.args if hasattr(a, "meta")]
+    return bool(dtypes) and all(d.is_inexact for d in dtypes)
+
+
+def _exprs(value):
+    if isinstance(value, Expr):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _exprs(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _exprs(v)
+
+
+def static_ints(dims, shape):
+    """The positions of the int arguments of ``dims`` that the dynamic graph made (``shape``,
+    a :class:`~.dynamic.Shape`, or None) specialised: once, then never probed again."""
+    return [k for i, k in dims if i == ARG and (shape is None or not isinstance(shape.ints.get(k), Expr))]
+
+
+def int_symbols(facts, before, static):
+    """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments to take as
+    symbols: all (``before`` True: ``dynamic=True``), or those whose value differs from ``before``
+    (the last graph's guards: automatic dynamic), but those at the positions ``static``; named
+    ``i0``, ``i1``, ... Python's reads of them are watched while recording (:mod:`.traced_ints`),
+    so one that steers Python is specialised again."""
+    if not before:
+        return {}, {}
+    old = {} if before is True else dict(before)
+    found = {}
+    for name, value in facts:
+        if name.startswith("argument ") and type(value) is int and name[9:].isdigit():
+            was = old.get(name, value)
+            if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
+                found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
+    return found, {e.args[0]: (-math.inf, None) for e in found.values()}
