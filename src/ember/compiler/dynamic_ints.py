@@ -102,18 +102,19 @@ def static_ints(dims, shape):
     return [k for i, k in dims if i == ARG and (shape is None or not isinstance(shape.ints.get(k), Expr))]
 
 
-def int_symbols(facts, before, static):
-    """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments to take as
-    symbols: all (``before`` True: ``dynamic=True``), or those whose value differs from ``before``
-    (the last graph's guards: automatic dynamic), but those at the positions ``static``; named
-    ``i0``, ``i1``, ... Python's reads of them are watched while recording (:mod:`.traced_ints`),
-    so one that steers Python is specialised again."""
+def int_symbols(facts, before, static, arguments):
+    """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments (of
+    ``arguments``, the call's ``(*args, *kwargs.values())``) to take as symbols: all (``before``
+    True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
+    guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
+    Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that steers
+    Python is specialised again. (An object argument's guard is its id, an int too: not one.)"""
     if not before:
         return {}, {}
     old = {} if before is True else dict(before)
     found = {}
     for name, value in facts:
-        if name.startswith("argument ") and type(value) is int and name[9:].isdigit():
+        if name.startswith("argument ") and name[9:].isdigit() and type(arguments[int(name[9:])]) is int:
             was = old.get(name, value)
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")

@@ -445,7 +445,7 @@ class _CompiledFunction:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
         (dims, ranges), named = int_symbols(facts, self._dynamic is True or self._entries and (
-            config.automatic_dynamic_shapes and self._entries[-1].facts), self._static_ints), {}
+            config.automatic_dynamic_shapes and self._entries[-1].facts), self._static_ints, world.arguments), {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
             size = inputs[i].shape[d]
             if (i, d) in static or size < 2 and lo >= 2:
