@@ -3,6 +3,7 @@ and the range of one that sizes a value."""
 import math
 
 from .capture import capture
+from .graph import instances_in
 from .symbolic import Expr, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt
 
@@ -56,7 +57,8 @@ def int_ranges(cap, ints, samples, ranges):
         sizing.update(free_symbols(node.meta.get("shape")))
         operands = _takes_numbers(node)
         for value in (node.args, node.kwargs):
-            sizing.update(n for e in _exprs(value) if "//" in repr(e) or "%" in repr(e) for n in free_symbols(e))
+            sizing.update(n for e in instances_in(value, Expr) if "//" in repr(e) or "%" in repr(e)
+                          for n in free_symbols(e))
         # an operand that came as a traced int; one that did not (``0.5 * k`` computed by the float,
         # ``seq[k]``) is a value Python computed unseen, which may also have steered a branch
         came = cap.graph.traced_operands.get(node, ())
@@ -83,17 +85,6 @@ def _takes_numbers(node):
         return False
     dtypes = [a.meta["dtype"] for a in node.args if hasattr(a, "meta")]
     return bool(dtypes) and all(d.is_inexact for d in dtypes)
-
-
-def _exprs(value):
-    if isinstance(value, Expr):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _exprs(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _exprs(v)
 
 
 def static_ints(dims, shape):

@@ -15,7 +15,7 @@ import keyword
 import operator
 import re
 
-__all__ = ["Node", "Graph", "Subgraph", "bind_subgraphs", "nodes_in", "kwarg_nodes"]
+__all__ = ["Node", "Graph", "Subgraph", "bind_subgraphs", "nodes_in", "instances_in", "kwarg_nodes"]
 
 
 class Node:
@@ -188,14 +188,19 @@ def kwarg_nodes(node):
 
 def nodes_in(value):
     """The Nodes in ``value``, a Node or a tuple, list or dict holding some."""
-    if isinstance(value, Node):
+    return instances_in(value, Node)
+
+
+def instances_in(value, cls):
+    """The instances of ``cls`` in ``value``, one or a tuple, list or dict holding some (nested)."""
+    if isinstance(value, cls):
         yield value
     elif isinstance(value, (tuple, list)):
         for v in value:
-            yield from nodes_in(v)
+            yield from instances_in(v, cls)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from nodes_in(v)
+            yield from instances_in(v, cls)
 
 
 class Subgraph:
