@@ -31,7 +31,7 @@ import numpy as np
 from .. import _random
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .capture import skeleton, unflatten
+from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
@@ -103,8 +103,16 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     before = _State(world) if dims else None  # each probe starts from the world the call saw
     dims = dict(dims)  # (the caller's stays whole: the specialised ints are popped from this one)
     uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
-    result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
-                                  {k: (args + tuple(kwargs.values()))[k] for k in uses})
+    try:
+        result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
+                                      {k: (args + tuple(kwargs.values()))[k] for k in uses})
+    except Exception:
+        if not _read_type(uses):
+            raise
+        cap = None
+    if _read_type(uses):  # ``type(k) is int`` was False in that run: the call is recorded again, plain
+        before.restore()
+        result, cap = capture(fn, args, kwargs, world, fullgraph, joint)
     for k, seen in uses.items():
         if seen:  # its value steers Python: one graph per value (its guard), as torch specialises it
             e = dims.pop((ARG, k))
@@ -356,6 +364,11 @@ def _put(held):
             setattr(owner, key, t)
         else:
             owner[key] = t
+
+
+def _read_type(uses):
+    """Whether a run with traced ints read one's class (``type(k) is int``: False there)."""
+    return any(use[0] == "type" for seen in uses.values() for use in seen)
 
 
 class _State:

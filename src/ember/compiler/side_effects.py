@@ -19,6 +19,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from .traced_ints import TRACING, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io"]
 
@@ -114,7 +115,9 @@ _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_termin
 
 
 def _io_hook(frame, event, fn):
-    if event == "c_call" and _RECORDINGS:
+    if event == "call" and TRACING and _from_user(frame):
+        note_type_reads(frame.f_code)
+    elif event == "c_call" and _RECORDINGS:
         what = _io_call(fn)
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")

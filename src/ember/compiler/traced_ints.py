@@ -25,7 +25,7 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced"]
+__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced", "note_type_reads"]
 
 # the Uses being noted now (non-empty while a recording traces int arguments), and the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int)
@@ -102,6 +102,23 @@ for _name in dir(int):
         setattr(TracedInt, _name, _noting_attribute(_name))  # k.real, k.numerator
     elif callable(getattr(int, _name)):
         setattr(TracedInt, _name, _noting(_name, getattr(int, _name)))
+
+
+# names whose reading sees a traced int's class, not int's (``type(k) is int``, ``k.__class__``):
+# no method of the int runs, so a code reading one notes a use of every traced int
+_TYPE_READS = {"type", "__class__"}
+
+
+def note_type_reads(code):
+    """Notes a use of each traced int being recorded where user code ``code`` (a frame's, on
+    its call) names ``type`` or ``__class__``: ``type(k) is int`` would be False while recorded."""
+    if _TYPE_READS.isdisjoint(code.co_names):
+        return
+    where = f"{code.co_filename}:{code.co_firstlineno}: {code.co_name} reads type() or __class__"
+    for uses in TRACING:
+        for seen in uses.values():
+            if seen.active:
+                seen.append(("type", where))
 
 
 def traced(value):

@@ -1,0 +1,23 @@
+"""Session 24 review: compiled programs against the same function run eagerly (REVIEW24)."""
+import pytest
+
+import ember as torch
+
+
+def _as_tuple(d):
+    return (d,) if type(d) is int else tuple(d)
+
+
+def _type_reads(x, k):
+    return x + len(_as_tuple(k)) + (k.__class__ is int) + 10 * (type(k) is int)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_int_argument_class_read_is_int(backend):
+    # an int argument traced while recorded must still be an int to type() and __class__
+    # (it was a TracedInt: a wrong constant, or a TypeError from the branch taken)
+    torch._dynamo.reset()
+    x = torch.zeros(2)
+    step = torch.compile(_type_reads, backend=backend)
+    for k in (1, 2, 3, 10, 11):
+        assert step(x, k).tolist() == _type_reads(x, k).tolist(), k
