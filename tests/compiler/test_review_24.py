@@ -21,3 +21,20 @@ def test_int_argument_class_read_is_int(backend):
     step = torch.compile(_type_reads, backend=backend)
     for k in (1, 2, 3, 10, 11):
         assert step(x, k).tolist() == _type_reads(x, k).tolist(), k
+
+
+def _count(x, step):
+    return x * step, [step + 1]
+
+
+def test_int_returned_from_traced_argument_is_plain():
+    # the recording with the int traced returned a TracedInt: passed back in as the next call's
+    # step it was guarded by identity, a recompile per call
+    torch._dynamo.reset()
+    x = torch.ones(2)
+    step_fn = torch.compile(_count, backend="eager")
+    step = 0
+    for i in range(4):
+        y, (step,) = step_fn(x, step)
+        assert type(step) is int and step == i + 1
+        assert y.tolist() == [float(i)] * 2

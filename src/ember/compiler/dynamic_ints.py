@@ -5,7 +5,7 @@ import math
 from .capture import capture
 from .graph import instances_in
 from .symbolic import Expr, free_symbols, symbol
-from .traced_ints import TRACING, VALUES, TracedInt
+from .traced_ints import TRACING, VALUES, TracedInt, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
 
@@ -31,7 +31,11 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         seen.active = True
     TRACING.append(uses)
     try:
-        return capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+        result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+        # a returned int computed from a traced one is the user's plain int (passed back in as
+        # ``step`` it would be guarded as an object, by identity), in replays too
+        cap.output = plain(cap.output)
+        return plain(result), cap
     finally:
         TRACING.remove(uses)
         VALUES.clear()
