@@ -2,6 +2,7 @@
 import pytest
 
 import ember as torch
+import ember.nn as nn
 
 
 def _as_tuple(d):
@@ -38,3 +39,22 @@ def test_int_returned_from_traced_argument_is_plain():
         y, (step,) = step_fn(x, step)
         assert type(step) is int and step == i + 1
         assert y.tolist() == [float(i)] * 2
+
+
+class _Positioned(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = 0
+
+    def forward(self, x, k):
+        self.pos = k
+        return x * k
+
+
+def test_int_stored_on_module_from_traced_argument_is_plain():
+    torch._dynamo.reset()
+    m = _Positioned()
+    step = torch.compile(m, backend="eager")
+    for k in (1, 2, 3):
+        assert step(torch.ones(2), k).tolist() == [float(k)] * 2
+        assert type(m.pos) is int and m.pos == k

@@ -41,6 +41,10 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         VALUES.clear()
         for seen in uses.values():
             seen.active = False
+        for module in world.all_modules:  # ``self.pos = k``: the module keeps a plain int
+            for name, value in list(vars(module).items()):
+                if type(value) is TracedInt:
+                    setattr(module, name, plain(value))
 
 
 def int_ranges(cap, ints, samples, ranges):
