@@ -58,3 +58,28 @@ def test_int_stored_on_module_from_traced_argument_is_plain():
     for k in (1, 2, 3):
         assert step(torch.ones(2), k).tolist() == [float(k)] * 2
         assert type(m.pos) is int and m.pos == k
+
+
+class _Activated(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.act = act
+
+    def forward(self, x):
+        return self.act(x) + 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_module_function_attribute_is_guarded(backend):
+    # two modules of one class holding other functions (and one module whose function is
+    # replaced) ran the first one's graph: sigmoid's module returned tanh's values
+    torch._dynamo.reset()
+    x = torch.tensor([-1.0, 0.5, 2.0])
+    mods = [_Activated(torch.tanh), _Activated(torch.sigmoid), _Activated(lambda t: t * 2),
+            _Activated(lambda t: t * 3)]
+    step = torch.compile(lambda m, t: m(t), backend=backend)
+    for m in mods * 2:
+        assert torch.allclose(step(m, x), m(x))
+        assert torch.allclose(torch.compile(m, backend=backend)(x), m(x))
+    mods[0].act = torch.relu
+    assert torch.allclose(step(mods[0], x), torch.relu(x) + 1)

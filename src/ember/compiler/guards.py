@@ -142,8 +142,10 @@ class World:
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
             ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
-             tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) for k, v in vars(m).items()
-                           if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS])
+             tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) if container(v) else (k, "is", id(v))
+                           for k, v in vars(m).items()
+                           if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS
+                           or _called(v)])
                     for m in modules])),
             ("module hooks", _hooks(modules))]
         # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
@@ -212,6 +214,14 @@ def _hooks(modules):
 
 
 _COUNTED = (_module._Table, _module._Hooks)
+
+
+def _called(value):
+    """A function-like attribute of a module (``self.act = torch.sigmoid``, a lambda, a
+    ``functools.partial``, a class): the graph ran it, so it is guarded as itself (torch's
+    guards match its identity); a module, tensor or plain callable object has its own guards."""
+    return callable(value) and not isinstance(value, (Module, Tensor)) and not container(value) \
+        and not plain_object(value)
 # a module's marks of its hooks (with_kwargs, always_call) and of its non-persistent buffers:
 # written with the hook and buffer tables, which count their writes
 _TABLE_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
