@@ -145,7 +145,7 @@ class World:
              tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) if container(v) else (k, "is", id(v))
                            for k, v in vars(m).items()
                            if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS
-                           or _called(v)])
+                           or _called(m, v)])
                     for m in modules])),
             ("module hooks", _hooks(modules))]
         # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
@@ -216,12 +216,16 @@ def _hooks(modules):
 _COUNTED = (_module._Table, _module._Hooks)
 
 
-def _called(value):
-    """A function-like attribute of a module (``self.act = torch.sigmoid``, a lambda, a
+def _called(module, value):
+    """A function-like attribute of ``module`` (``self.act = torch.sigmoid``, a lambda, a
     ``functools.partial``, a class): the graph ran it, so it is guarded as itself (torch's
-    guards match its identity); a module, tensor or plain callable object has its own guards."""
+    guards match its identity); a module, tensor or plain callable object has its own guards,
+    and ``module.compile()``'s ``forward`` (the compiled wrapper of the module's own method) is
+    the code compiled."""
     return callable(value) and not isinstance(value, (Module, Tensor)) and not container(value) \
-        and not plain_object(value)
+        and not plain_object(value) and getattr(getattr(value, "_fn", None), "__self__", None) is not module
+
+
 # a module's marks of its hooks (with_kwargs, always_call) and of its non-persistent buffers:
 # written with the hook and buffer tables, which count their writes
 _TABLE_MARKS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
