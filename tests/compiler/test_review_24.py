@@ -83,3 +83,25 @@ def test_module_function_attribute_is_guarded(backend):
         assert torch.allclose(torch.compile(m, backend=backend)(x), m(x))
     mods[0].act = torch.relu
     assert torch.allclose(step(mods[0], x), torch.relu(x) + 1)
+
+
+class _Config:
+    def __init__(self, act):
+        self.act = act
+
+
+def _through_config(cfg, table, x):
+    return cfg.act(x) + table["act"](x) * 2
+
+
+def test_functions_in_containers_and_objects_are_guarded():
+    # a function held by a plain object, dict or list was guarded by its type only: the first
+    # one's graph ran for another one, or after it was replaced
+    torch._dynamo.reset()
+    x = torch.tensor([-1.0, 0.5, 2.0])
+    step = torch.compile(_through_config, backend="eager")
+    for act in (torch.tanh, torch.sigmoid):
+        cfg, table = _Config(act), {"act": act}
+        assert torch.allclose(step(cfg, table, x), _through_config(cfg, table, x))
+    cfg.act, table["act"] = torch.relu, torch.tanh
+    assert torch.allclose(step(cfg, table, x), _through_config(cfg, table, x))

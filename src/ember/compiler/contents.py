@@ -12,9 +12,11 @@ import operator
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.modules.module import Module
 from .side_effects import plain_object
 
-__all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "baked", "contents",
+__all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "function_like", "baked",
+           "contents",
            "same", "sharing", "owner", "alias_pattern", "LARGE", "DEPTH"]
 
 
@@ -125,14 +127,24 @@ def container(obj):
     return isinstance(obj, (list, tuple, dict, set, frozenset)) or plain_object(obj)
 
 
+def function_like(obj):
+    """Whether ``obj`` is a function, built-in, bound method, ``functools.partial``, class...:
+    callable and no tensor, module, container or plain object (those have their own guards).
+    A graph ran what it is, so it is compared as itself (torch's guards match its identity)."""
+    return callable(obj) and not isinstance(obj, (Tensor, Module)) and not container(obj)
+
+
 def baked(obj, depth=0):
     """What a graph may have baked in of a Python value: numbers and strings (with their type),
     the structure and contents of containers and plain objects, ``DEPTH`` levels deep (one
     over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break; one
     deeper, a new object every time: a guard that never holds);
-    tensors and other objects by kind (their own guards cover them)."""
+    function-like objects (:func:`function_like`) by identity; tensors and other objects by kind
+    (their own guards cover them)."""
     if scalar(obj):
         return type(obj), obj
+    if function_like(obj):
+        return "is", id(obj)
     if isinstance(obj, Tensor):
         return type(obj)
     if depth > DEPTH:

@@ -28,8 +28,8 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
-from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, held_contents, same, scalar, scalar_key,
-                       sharing)
+from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
+                       scalar, scalar_key, sharing)
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, user_class, user_code
@@ -217,13 +217,10 @@ _COUNTED = (_module._Table, _module._Hooks)
 
 
 def _called(module, value):
-    """A function-like attribute of ``module`` (``self.act = torch.sigmoid``, a lambda, a
-    ``functools.partial``, a class): the graph ran it, so it is guarded as itself (torch's
-    guards match its identity); a module, tensor or plain callable object has its own guards,
-    and ``module.compile()``'s ``forward`` (the compiled wrapper of the module's own method) is
-    the code compiled."""
-    return callable(value) and not isinstance(value, (Module, Tensor)) and not container(value) \
-        and not plain_object(value) and getattr(getattr(value, "_fn", None), "__self__", None) is not module
+    """A function-like attribute of ``module`` (:func:`~.contents.function_like`: ``self.act =
+    torch.sigmoid``, a lambda): guarded as itself, but for ``module.compile()``'s ``forward``
+    (the compiled wrapper of the module's own method: the code compiled)."""
+    return function_like(value) and getattr(getattr(value, "_fn", None), "__self__", None) is not module
 
 
 # a module's marks of its hooks (with_kwargs, always_call) and of its non-persistent buffers:
