@@ -105,3 +105,25 @@ def test_functions_in_containers_and_objects_are_guarded():
         assert torch.allclose(step(cfg, table, x), _through_config(cfg, table, x))
     cfg.act, table["act"] = torch.relu, torch.tanh
     assert torch.allclose(step(cfg, table, x), _through_config(cfg, table, x))
+
+
+class _ClassActivated(nn.Module):
+    act = staticmethod(torch.tanh)
+
+    def forward(self, x):
+        return self.act(x)
+
+
+def test_class_function_attribute_replaced_is_seen():
+    # a class attribute holding a function (a staticmethod too) rebound after the first call
+    # kept running the old one's graph
+    torch._dynamo.reset()
+    x = torch.tensor([-1.0, 0.5, 2.0])
+    m = _ClassActivated()
+    step = torch.compile(m, backend="eager")
+    try:
+        for act in (torch.tanh, torch.sigmoid, torch.relu):
+            _ClassActivated.act = staticmethod(act)
+            assert torch.allclose(step(x), act(x))
+    finally:
+        _ClassActivated.act = staticmethod(torch.tanh)

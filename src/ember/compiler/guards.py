@@ -263,8 +263,11 @@ def _kinds(arguments, free):
     # of a graph as much as a tensor read by name
     listed = [v for o in free if isinstance(o, (list, tuple, dict, set)) for v in flat(o) or ()
               if isinstance(v, Tensor)]
-    return (roots, [o for o in free if scalar(o) or container(o)],
-            [o for o in free if isinstance(o, (types.FunctionType, types.MethodType))],
+    # (function-like objects other than Python functions, a built-in or a ``functools.partial``
+    # or a class's staticmethod, are baked as themselves)
+    python = (types.FunctionType, types.MethodType)
+    return (roots, [o for o in free if scalar(o) or container(o) or function_like(o) and not isinstance(o, python)],
+            [o for o in free if isinstance(o, python)],
             [o for o in free if isinstance(o, Tensor)] + listed, objects,
             [o for o in roots if isinstance(o, (list, tuple, dict, set))] + objects)
 

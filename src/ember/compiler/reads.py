@@ -3,7 +3,7 @@ each re-read on every call (:func:`reads_hold`) to tell whether the walk of :cla
 import itertools
 import operator
 
-from .contents import container, same, scalar
+from .contents import container, function_like, same, scalar
 
 __all__ = ["class_attributes", "reads_hold"]
 
@@ -12,10 +12,12 @@ _MISSING = object()
 
 def class_attributes(cls, reads):
     """The Python values a user class holds (``scale = 2.0``, read as ``Config.scale`` or as
-    ``self.scale``): a graph has them baked in, so they are guarded, and the class is re-read on
-    every call (a rebound attribute is a new walk, and a recompile, as torch's guards on them)."""
+    ``self.scale``; its functions: ``act = staticmethod(torch.tanh)``): a graph has them baked
+    in, so they are guarded, and the class is re-read on every call (a rebound attribute is a
+    new walk, and a recompile, as torch's guards on them)."""
     reads.append((_class_values, (cls,), _class_values(cls)))
-    return [v for k, v in vars(cls).items() if not k.startswith("__") and (scalar(v) or container(v))]
+    return [v for k, v in vars(cls).items()
+            if not k.startswith("__") and (scalar(v) or container(v) or function_like(v))]
 
 
 def _class_values(cls):
