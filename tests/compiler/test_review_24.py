@@ -1,4 +1,6 @@
 """Session 24 review: compiled programs against the same function run eagerly (REVIEW24)."""
+import functools
+
 import pytest
 
 import ember as torch
@@ -127,3 +129,23 @@ def test_class_function_attribute_replaced_is_seen():
             assert torch.allclose(step(x), act(x))
     finally:
         _ClassActivated.act = staticmethod(torch.tanh)
+
+
+_CLAMP = functools.partial(torch.clamp, min=0.0)
+
+
+def _clamped(x):
+    return _CLAMP(x)
+
+
+def test_global_partial_rebound_is_seen():
+    global _CLAMP
+    torch._dynamo.reset()
+    x = torch.tensor([-1.0, 0.5, 2.0])
+    step = torch.compile(_clamped, backend="eager")
+    try:
+        assert step(x).tolist() == [0.0, 0.5, 2.0]
+        _CLAMP = functools.partial(torch.clamp, max=0.0)
+        assert step(x).tolist() == [-1.0, 0.0, 0.0]
+    finally:
+        _CLAMP = functools.partial(torch.clamp, min=0.0)
