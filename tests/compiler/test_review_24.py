@@ -149,3 +149,23 @@ def test_global_partial_rebound_is_seen():
         assert step(x).tolist() == [-1.0, 0.0, 0.0]
     finally:
         _CLAMP = functools.partial(torch.clamp, min=0.0)
+
+
+def _numbers(x):
+    for i in range(3):
+        yield x * i
+
+
+def _pairs(x):
+    return x + 1, map(lambda t: t * 2, [x, x + 1])
+
+
+def test_returned_iterator_is_not_replayed():
+    # a replay returned the first call's generator (of the first call's x), already consumed
+    torch._dynamo.reset()
+    gen, pairs = torch.compile(_numbers, backend="eager"), torch.compile(_pairs, backend="eager")
+    x = torch.ones(2)
+    for scale in (1.0, 2.0, 3.0):
+        assert [t.tolist() for t in gen(x * scale)] == [[0.0] * 2, [scale] * 2, [2 * scale] * 2]
+        y, twice = pairs(x * scale)
+        assert y.tolist() == [scale + 1] * 2 and [t.tolist() for t in twice] == [[2 * scale] * 2, [2 * scale + 2] * 2]

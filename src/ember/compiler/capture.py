@@ -50,7 +50,7 @@ from .sources import (grad_watch, history_nodes, input_names, known_arrays, plac
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
-                        skeleton, unflatten, user_frame)
+                        returns_iterator, skeleton, unflatten, user_frame)
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
@@ -525,10 +525,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        # a non-branching control-flow node's gradients come from replaying it with autograd
-        # (no joint graph); a branching one's backward is recorded (hop._branch_vjp)
-        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint \
-                and not tracer.control_flow_grad:
+        if returns_iterator(result):
+            tracer.graph_break(returns_iterator(result))
+        # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
+        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
             returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)
             views = {v.position for v in input_views(tracer.graph, tracer.sources, world, returned,
                                                      [tracer.value.get(id(t._data)) for t in returned])}
