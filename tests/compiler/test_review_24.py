@@ -1,5 +1,6 @@
 """Session 24 review: compiled programs against the same function run eagerly (REVIEW24)."""
 import functools
+import types
 
 import pytest
 
@@ -160,12 +161,21 @@ def _pairs(x):
     return x + 1, map(lambda t: t * 2, [x, x + 1])
 
 
-def test_returned_iterator_is_not_replayed():
-    # a replay returned the first call's generator (of the first call's x), already consumed
+def _made(x):
+    y = x * 2
+    return types.SimpleNamespace(y=y), _Config(y), lambda: y
+
+
+def test_returned_iterator_or_new_object_is_not_replayed():
+    # a replay returned the first call's generator (of the first call's x), already consumed, and
+    # the first call's namespace, object or closure, holding the first call's tensors
     torch._dynamo.reset()
     gen, pairs = torch.compile(_numbers, backend="eager"), torch.compile(_pairs, backend="eager")
+    made = torch.compile(_made, backend="eager")
     x = torch.ones(2)
     for scale in (1.0, 2.0, 3.0):
         assert [t.tolist() for t in gen(x * scale)] == [[0.0] * 2, [scale] * 2, [2 * scale] * 2]
         y, twice = pairs(x * scale)
         assert y.tolist() == [scale + 1] * 2 and [t.tolist() for t in twice] == [[2 * scale] * 2, [2 * scale + 2] * 2]
+        space, cfg, closure = made(x * scale)
+        assert space.y.tolist() == cfg.act.tolist() == closure().tolist() == [2 * scale] * 2

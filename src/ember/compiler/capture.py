@@ -44,13 +44,13 @@ from .aot import record_backward
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import breaking_io, breaking_print, python_state
+from .side_effects import breaking_io, breaking_print, python_state, unreplayable
 from .traced_ints import TRACING, plain, traced
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
-                        returns_iterator, skeleton, unflatten, user_frame)
+                        skeleton, unflatten, user_frame)
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
@@ -525,8 +525,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if returns_iterator(result):
-            tracer.graph_break(returns_iterator(result))
+        if unreplayable(result, world):
+            tracer.graph_break(unreplayable(result, world))
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
             returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)

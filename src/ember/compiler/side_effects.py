@@ -21,7 +21,8 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .traced_ints import TRACING, note_type_reads
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io"]
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
+           "unreplayable"]
 
 
 def python_state(world):
@@ -195,6 +196,36 @@ def user_class(cls):
 
 
 _LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
+
+
+def unreplayable(value, world):
+    """Why a replay cannot return what a call returned (``value``, looked into through tuples,
+    lists and dicts), else None: an iterator (a generator, ``iter()``, ``map()``: a replay would
+    hand back the first call's, consumed), or an object the call made (of a user class, a
+    ``SimpleNamespace``, a set, a user function: a replay would hand back the first call's, with
+    its tensors). Objects the call reached (``world``'s roots, modules, optimizers, what
+    containers and modules hold) may be returned as they are."""
+    if isinstance(value, (tuple, list, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        return next(filter(None, [unreplayable(v, world) for v in items]), None)
+    if isinstance(value, Tensor):
+        return None
+    if hasattr(type(value), "__next__"):
+        return (f"the function returns an iterator ({type(value).__name__}): a replay would return the first "
+                f"call's, consumed")
+    made = type(value) in (set, types.SimpleNamespace) or user_code(value) \
+        or plain_object(value) and user_class(type(value))
+    if made and id(value) not in _reached(world):
+        return (f"the function returns a {type(value).__name__} it made: a replay would return the first call's "
+                f"(with its tensors)")
+    return None
+
+
+def _reached(world):
+    """The ids of the objects a call reached (see :func:`unreplayable`)."""
+    objects = [*world.arguments, *world.roots, *world.members, *world.all_modules, *world.optimizers]
+    objects += [v for m in world.all_modules for v in vars(m).values()]
+    return {id(o) for o in objects}
 
 
 def _ident(x):

@@ -9,8 +9,7 @@ import traceback
 from .._ops import core as _core
 from .._tensor import Tensor
 
-__all__ = ["flatten", "skeleton", "unflatten", "is_slot", "returns_iterator", "LoopInt",
-           "frames_below", "user_frame", "EMBER_DIR"]
+__all__ = ["flatten", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 
@@ -110,20 +109,6 @@ def skeleton(value):
     if isinstance(value, dict):
         return type(value)((k, skeleton(v)) for k, v in value.items())
     return value
-
-
-def returns_iterator(value):
-    """Why a call returning ``value`` cannot be replayed where it is or holds (in tuples, lists,
-    dicts) an iterator: a generator, ``iter(...)``, ``map(...)`` (a replay would hand back the
-    first call's, consumed), else None."""
-    if isinstance(value, (tuple, list)):
-        return next(filter(None, map(returns_iterator, value)), None)
-    if isinstance(value, dict):
-        return next(filter(None, map(returns_iterator, value.values())), None)
-    if hasattr(type(value), "__next__") and not isinstance(value, Tensor):
-        return (f"the function returns an iterator ({type(value).__name__}): a replay would return the "
-                f"first call's, consumed")
-    return None
 
 
 def is_slot(value):
