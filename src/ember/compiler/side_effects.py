@@ -120,7 +120,10 @@ def _io_hook(frame, event, fn):
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
     elif event == "return" and TRACING and _own_module(frame) not in _LIBRARIES | sys.stdlib_module_names:
-        note_float_operands(frame)  # (the traced int arguments' reads a float makes: traced_ints.py)
+        try:  # (the traced int arguments' reads a float makes: traced_ints.py)
+            note_float_operands(frame)
+        except Exception:  # noqa: BLE001 (reading the frame must never break the user's code)
+            pass
 
 
 def _own_module(frame):
