@@ -122,7 +122,7 @@ def _io_hook(frame, event, fn):
     elif event == "return" and TRACING and _own_module(frame) not in _LIBRARIES | sys.stdlib_module_names:
         try:  # (the traced int arguments' reads a float makes: traced_ints.py)
             note_float_operands(frame)
-        except Exception:  # noqa: BLE001 (reading the frame must never break the user's code)
+        except Exception:  # (reading the frame must never break the user's code)
             pass
 
 
