@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from .traced_ints import TRACING, note_type_reads
+from .traced_ints import TRACING, note_float_operands, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
            "unreplayable"]
@@ -122,13 +122,22 @@ def _io_hook(frame, event, fn):
         what = _io_call(fn)
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
+    elif event == "return" and TRACING and _own_module(frame) not in _LIBRARIES | sys.stdlib_module_names:
+        try:  # (the traced int arguments' reads a float makes: traced_ints.py)
+            note_float_operands(frame)
+        except Exception:  # (reading the frame must never break the user's code)
+            pass
+
+
+def _own_module(frame):
+    return frame.f_globals.get("__name__", "").partition(".")[0]
 
 
 def _from_user(frame):
     """Whether ``frame`` runs for user code: the user's own, or the standard library's called
     from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
     while frame is not None:
-        top = frame.f_globals.get("__name__", "").partition(".")[0]
+        top = _own_module(frame)
         if top not in sys.stdlib_module_names:
             return top not in _LIBRARIES
         frame = frame.f_back

@@ -12,11 +12,16 @@ specialises an int that Python inspects; one that only flowed into ops is a symb
 the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
 recording, where a size symbol's first call at each size is recorded and checked.
 
-What it cannot see: Python's own code reading an int subclass's digits without its methods
-(``range(k)``, ``seq[k]``, ``0.5 * k`` computed by the float). Those change the recording's
-structure or constants between the probed values, so the fit specialises on them, except where
-they happen to follow one polynomial at every probe (an arithmetic list indexed by ``k``).
+What its methods cannot see: Python's own code reading an int subclass's digits (``range(k)``,
+``seq[k]``, ``0.5 * k`` and ``2.5 < k`` computed by the float on the left). Those change the
+recording's structure or constants between the probed values, so the fit specialises on them,
+except where they happen to follow one polynomial at every probe (an arithmetic list indexed by
+``k``). A float on the left may also steer a branch the probes all take alike (``if 0.5 * k >
+50``): :func:`note_float_operands` reads each user frame's bytecode when it returns and notes a
+use where a float (a constant, or a name or attribute holding one) meets a traced int in an
+arithmetic operator or a comparison.
 """
+import dis
 import os
 import sys
 import sysconfig
@@ -25,7 +30,7 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced", "note_type_reads"]
+__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced", "note_float_operands", "note_type_reads"]
 
 # the Uses being noted now (non-empty while a recording traces int arguments), and the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int)
@@ -139,3 +144,101 @@ def plain(value):
     if type(value) is slice:
         return slice(plain(value.start), plain(value.stop), plain(value.step))
     return value
+
+
+def note_float_operands(frame):
+    """Notes a use of each traced int held by a local of the user's ``frame`` (returning) that
+    its code puts on the right of a float in an operator (``0.5 * k``, ``2.5 < k``,
+    ``acc += k``, ``self.decay * (k + 1)``): the float's method reads the int's digits without
+    calling the int's (see the module's docstring). The left operand is read from the bytecode
+    (a constant, a name, a name's attribute: its value now; a longer expression counts when it
+    holds a float constant, a name holding a float, a true division or a power)."""
+    traced = {name: value for name, value in frame.f_locals.items() if type(value) is TracedInt}
+    code = frame.f_code
+    for left, right, line in _operator_operands(code):
+        names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
+        hit = next((traced[n] for n in names if n in traced), None)
+        if hit is None and type(_simple_value(right, frame)) is TracedInt:  # (self.k, cfg.k)
+            hit = _simple_value(right, frame)
+        if hit is not None and hit.uses.active and _holds_float(left, frame):
+            hit.uses.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
+
+
+_FLOATS = (float, complex, np.floating, np.complexfloating)
+_OPERANDS = {}  # code object -> [(left instructions, right instructions, line)]
+
+
+def _operator_operands(code):
+    """The two operands' instructions of each binary operator and comparison in ``code`` whose
+    operands are straight-line loads (found by walking back over the stack effects)."""
+    found = _OPERANDS.get(code)
+    if found is None:
+        found = _OPERANDS[code] = []
+        instructions, line = list(dis.get_instructions(code)), None
+        for i, ins in enumerate(instructions):
+            line = ins.positions.lineno if ins.positions and ins.positions.lineno else line
+            if ins.opname in ("BINARY_OP", "COMPARE_OP"):
+                spans = _spans_before(instructions, i, 2)
+                if spans is not None:
+                    found.append((spans[0], spans[1], line))
+    return found
+
+
+def _spans_before(instructions, end, count):
+    """The ``count`` expressions whose values the instruction at ``end`` pops, as lists of
+    instructions (first operand first), or None where a jump or a target lies inside them."""
+    spans, depth, j, start = [], 0, end - 1, end
+    while j >= 0 and len(spans) < count:
+        ins = instructions[j]
+        if "JUMP" in ins.opname or ins.opname.startswith("RETURN"):  # (a conditional expression)
+            return None
+        try:
+            depth += dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT \
+                else dis.stack_effect(ins.opcode)
+        except ValueError:
+            return None
+        if depth == 1:
+            spans.insert(0, instructions[j:start])
+            start, depth = j, 0
+        elif depth > 1:
+            return None
+        j -= 1
+    return spans if len(spans) == count else None
+
+
+def _holds_float(span, frame):
+    """Whether the left operand ``span`` (instructions) is, or holds, a float."""
+    value = _simple_value(span, frame)
+    if value is not _UNKNOWN:
+        return isinstance(value, _FLOATS)
+    for ins in span:
+        if ins.opname == "LOAD_CONST" and isinstance(ins.argval, _FLOATS) or ins.argrepr in ("/", "/=", "**"):
+            return True  # (a true division or a power of ints may be a float too)
+        if ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME") and \
+                isinstance(_named(ins.argval, frame), _FLOATS):
+            return True
+    return False
+
+
+_UNKNOWN = object()
+
+
+def _simple_value(span, frame):
+    """The value of a constant, a name or a name's attribute chain (read from instance and
+    class dictionaries only: no property runs), or :data:`_UNKNOWN`."""
+    if not span or span[0].opname not in ("LOAD_CONST", "LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"):
+        return _UNKNOWN
+    value = span[0].argval if span[0].opname == "LOAD_CONST" else _named(span[0].argval, frame)
+    for ins in span[1:]:
+        if ins.opname != "LOAD_ATTR" or value is _UNKNOWN:
+            return _UNKNOWN
+        found = [vars(o)[ins.argval] for o in (value, *type(value).__mro__) if ins.argval in getattr(o, "__dict__", {})]
+        value = found[0] if found else _UNKNOWN
+    return value
+
+
+def _named(name, frame):
+    for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
+        if name in scope:
+            return scope[name]
+    return _UNKNOWN
