@@ -116,14 +116,27 @@ _TYPE_READS = {"type", "__class__"}
 
 def note_type_reads(code):
     """Notes a use of each traced int being recorded where user code ``code`` (a frame's, on
-    its call) names ``type`` or ``__class__``: ``type(k) is int`` would be False while recorded."""
-    if _TYPE_READS.isdisjoint(code.co_names):
+    its call) calls the built-in ``type`` or reads ``.__class__``: ``type(k) is int`` would be
+    False while recorded (a tensor's ``.type()`` is no such read)."""
+    if _TYPE_READS.isdisjoint(code.co_names) or not _reads_type(code):
         return
     where = f"{code.co_filename}:{code.co_firstlineno}: {code.co_name} reads type() or __class__"
     for uses in TRACING:
         for seen in uses.values():
             if seen.active:
                 seen.append(("type", where))
+
+
+def _reads_type(code):
+    found = _TYPE_READERS.get(code)
+    if found is None:
+        found = _TYPE_READERS[code] = any(
+            i.argval == "type" and i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+            or i.argval == "__class__" and i.opname in ("LOAD_ATTR", "LOAD_METHOD") for i in dis.get_instructions(code))
+    return found
+
+
+_TYPE_READERS = {}  # code object -> whether it reads type or __class__
 
 
 def traced(value):
