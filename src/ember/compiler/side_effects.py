@@ -116,15 +116,16 @@ _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_termin
 
 
 def _io_hook(frame, event, fn):
-    if event == "call" and TRACING and _from_user(frame):
-        note_type_reads(frame.f_code)
-    elif event == "c_call" and _RECORDINGS:
-        what = _io_call(fn)
+    if event == "c_call":
+        what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
-    elif event == "return" and TRACING and _own_module(frame) not in _LIBRARIES | sys.stdlib_module_names:
-        try:  # (the traced int arguments' reads a float makes: traced_ints.py)
-            note_float_operands(frame)
+    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_ints.py)
+        try:
+            if event == "call" and _from_user(frame):
+                note_type_reads(frame.f_code)
+            elif event == "return" and _own_module(frame) not in _NOT_USER:
+                note_float_operands(frame)
         except Exception:  # (reading the frame must never break the user's code)
             pass
 
@@ -205,6 +206,7 @@ def user_class(cls):
 
 
 _LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
+_NOT_USER = frozenset(_LIBRARIES | sys.stdlib_module_names)  # modules whose frames are no user code
 
 
 def unreplayable(value, world):
