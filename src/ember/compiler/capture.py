@@ -525,8 +525,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if unreplayable(result, world):
-            tracer.graph_break(unreplayable(result, world))
+        if (why := unreplayable(result, world)) is not None:
+            tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
             returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)
