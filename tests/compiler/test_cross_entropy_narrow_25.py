@@ -5,6 +5,7 @@ and rows holding inf or NaN as eager."""
 import numpy as np
 import pytest
 
+import ember
 from ember.compiler.backends import compile_graph, toolchain
 from graph_builder import Builder
 
@@ -61,3 +62,25 @@ def test_narrow_rows_match_the_float64_closed_forms(dtype, rows, classes, reduct
     exp_loss2, _ = _expected(x, labels2, 0.5, reduction == "mean")
     np.testing.assert_allclose(out_loss2, exp_loss2, rtol=4e-6 if dtype == np.float32 else 1e-12)
     assert out_loss2.dtype == dtype and out_grad.dtype == dtype
+
+
+def test_narrow_rows_of_a_dynamic_batch_match_torch(tmp_path, monkeypatch):
+    """Rows a size symbol (blocks of rows over em_S0, the last one partial): loss and logits'
+    gradient as torch's, batches below, at and above one block."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    compiled = ember.compile(lambda x, y: ember.nn.functional.cross_entropy(x, y), fullgraph=True)
+    rng = np.random.default_rng(5)
+    for rows in (5, 102, 250):
+        x = (rng.standard_normal((rows, 10)) * 3).astype(np.float32)
+        y = rng.integers(0, 10, rows)
+        y[::4] = -100
+        xe, ye = ember.tensor(x, requires_grad=True), ember.tensor(y)
+        ember._dynamo.mark_dynamic(xe, 0)
+        ember._dynamo.mark_dynamic(ye, 0)
+        xt = torch.tensor(x, requires_grad=True)
+        loss, expected = compiled(xe, ye), torch.nn.functional.cross_entropy(xt, torch.tensor(y))
+        loss.backward()
+        expected.backward()
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=2e-6)
+        np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=2e-6, atol=1e-8)
