@@ -104,9 +104,10 @@ def _log(kind, text):
 
 class _Entry:
     """One cached compilation: its guards and how to run a call that passes them. A dynamic
-    graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph)."""
+    graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph); ``call``:
+    the capturing call's ``(inputs, sizes)``, a callable backend's example inputs."""
 
-    def __init__(self, facts, cap, backend, options, ranges=None):
+    def __init__(self, facts, cap, backend, options, ranges=None, call=None):
         self.facts, self.cap, self.ranges = facts, cap, ranges
         # outputs that are views of an input are remade from it after each run (aliases.py)
         graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
@@ -140,7 +141,7 @@ class _Entry:
             return
         self.joint = None
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
-            self.run, self.on_arrays = custom_runner(backend, graph), False
+            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call), False
         elif backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":
@@ -325,10 +326,11 @@ class _CompiledFunction:
                     counters["recompiles"][self._label] += 1
                     counters["stats"]["unique_graphs"] += 1
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
-                                         _Entry(relevant(facts, cap), cap, self._backend, self._options))
+                                         _Entry(relevant(facts, cap), cap, self._backend, self._options,
+                                                call=(world.inputs, None)))
                 return result
         family = self._cache.family
-        last = (self._entries or [e for cache in family.caches for e in cache.entries] or [None])[-1]
+        last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
@@ -370,7 +372,8 @@ class _CompiledFunction:
             self._static_ints.update(static_ints(dims, shape))  # (not probed again at each new value)
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
                 counters["stats"]["unique_graphs"] += 1
-                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
+                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
+                                            call=(world.inputs, None)))
         else:
             (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
         if cap.breaks:
@@ -380,11 +383,12 @@ class _CompiledFunction:
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                        for n, v in relevant(facts, cap)))
         if shape is None:
-            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options)
+            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options, call=(world.inputs, None))
             self._entries.append(rebind.remember(entry, world, counted=not alike))
         else:
-            self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
-                                        self._options, shape.ranges))
+            guarded = with_patterns(relevant(facts, cap), shape)
+            self._entries.append(_Entry(guarded, cap, self._backend, self._options, shape.ranges,
+                                        (world.inputs, bind(guarded, facts, shape.ranges))))
             self._entries[-1].shape = shape
         return result
 
