@@ -99,3 +99,64 @@ def test_a_dropped_closures_graphs_go_with_reset():
         ember.compile(lambda x: x - 1, backend=counter)(ember.ones(2))
         ember.compiler.reset()
     assert counter.frame_count == 2
+
+
+_SET_BY_SCRIPTS = {  # what gpt-fast, nanoGPT-style and torchtune-style scripts set
+    "_inductor": {"coordinate_descent_tuning": True, "triton.unique_kernel_names": True, "fx_graph_cache": True,
+                  "epilogue_fusion": False, "triton.cudagraphs": True, "max_autotune": True,
+                  "coordinate_descent_check_all_directions": True, "conv_1x1_as_mm": True},
+    "_functorch": {"donated_buffer": False, "activation_memory_budget": 0.5, "enable_autograd_cache": False},
+}
+
+
+def _config_behaviour(lib):
+    """Per config module: its defaults for the keys scripts set, the values read back after
+    setting them (sub-configs through a dot and through ``patch``), and the errors of an
+    unknown key (read, set, a sub-config's)."""
+    import importlib
+    out = []
+    for package, keys in _SET_BY_SCRIPTS.items():
+        config = importlib.import_module(f"{lib.__name__}.{package}.config")
+
+        def get(key):
+            obj = config
+            for part in key.split("."):
+                obj = getattr(obj, part)
+            return obj
+        defaults = {k: get(k) for k in keys}
+        with config.patch(keys):
+            patched = {k: get(k) for k in keys}
+        restored = {k: get(k) for k in keys} == defaults
+        for k, v in keys.items():
+            head, _, leaf = k.rpartition(".")
+            setattr(get(head) if head else config, leaf, v)
+        assigned = {k: get(k) for k in keys}
+        for k, v in defaults.items():
+            head, _, leaf = k.rpartition(".")
+            setattr(get(head) if head else config, leaf, v)
+        errors = []
+        for act in (lambda: config.no_such_key, lambda: setattr(config, "no_such_key", 1),
+                    lambda: setattr(config.triton if package == "_inductor" else config, "no_such_key", 1)):
+            with pytest.raises(AttributeError) as info:
+                act()
+            errors.append(str(info.value).removeprefix(lib.__name__ + "."))
+        out.append((defaults, patched, restored, assigned, errors))
+    return out
+
+
+def test_inductor_and_functorch_configs_are_torchs_attribute_bags():
+    import torch._functorch.config  # noqa: F401  (torch loads these on first import)
+    import torch._inductor.config  # noqa: F401
+    assert _config_behaviour(ember) == _config_behaviour(torch)
+
+
+def test_inductor_config_set_by_a_script_reaches_compile_under_its_options():
+    config = ember._inductor.config
+    with config.patch({"max_autotune": True, "triton.cudagraphs": True, "triton.unique_kernel_names": False}):
+        cf = ember.compile(lambda a: a + 1)
+        explicit = ember.compile(lambda a: a + 1, options={"max_autotune": False})
+    plain = ember.compile(lambda a: a + 1)
+    assert cf._options["max_autotune"] and cf._options["triton.cudagraphs"]
+    assert "triton.unique_kernel_names" not in cf._options  # (accepted and ignored)
+    assert explicit._options["max_autotune"] is False  # options= wins, as torch's
+    assert "max_autotune" not in plain._options

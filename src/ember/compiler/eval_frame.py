@@ -10,7 +10,6 @@ that broke run eagerly between them); where a split is refused, an entry runs th
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
-import contextlib
 import copy
 import functools
 import operator
@@ -30,6 +29,7 @@ from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import capture, input_names, unflatten
+from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import int_symbols, static_ints
 from .breaks import SPARSE
@@ -65,29 +65,7 @@ class _Config:
         them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
         ``patch({"name": value})``."""
         changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
-        return _ConfigPatch(self, changes)
-
-
-class _ConfigPatch(contextlib.ContextDecorator):
-    """A ``config.patch(...)``: the changes, and the values they replaced (a stack: re-entrant)."""
-
-    def __init__(self, config, changes):
-        self.config, self.changes, self.prior = config, changes, []
-
-    def __enter__(self):
-        self.prior.append({k: getattr(self.config, k, _UNSET) for k in self.changes})
-        for k, v in self.changes.items():
-            setattr(self.config, k, v)
-
-    def __exit__(self, *exc_info):
-        for k, v in self.prior.pop().items():
-            if v is _UNSET:
-                self.config.__dict__.pop(k, None)
-            else:
-                setattr(self.config, k, v)
-
-
-_UNSET = object()
+        return ConfigPatch(self, changes)
 
 
 config = _Config()
