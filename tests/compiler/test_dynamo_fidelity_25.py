@@ -160,3 +160,40 @@ def test_inductor_config_set_by_a_script_reaches_compile_under_its_options():
     assert "triton.unique_kernel_names" not in cf._options  # (accepted and ignored)
     assert explicit._options["max_autotune"] is False  # options= wins, as torch's
     assert "max_autotune" not in plain._options
+
+
+def _module_compile_frames(lib):
+    """Frames a counter saw for ``module.compile()`` (then two calls) of: a Linear, a Sequential
+    of library modules, a Sequential of user modules, a user module, a Linear subclass without
+    and with a forward of its own; and whether every result equals the eager one."""
+    class User(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = lib.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    class Plain(lib.nn.Linear):
+        pass
+
+    class Own(lib.nn.Linear):
+        def forward(self, x):
+            return super().forward(x) * 2
+
+    nn, frames, same = lib.nn, [], True
+    for make in (lambda: nn.Linear(4, 4), lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU()),
+                 lambda: nn.Sequential(User(), User()), User, lambda: Plain(4, 4), lambda: Own(4, 4)):
+        lib._dynamo.reset()
+        counter, m, x = (TorchCounter if lib is torch else CompileCounter)(), make(), lib.randn(2, 4)
+        want = m(x)
+        m.compile(backend=counter)
+        same &= all(bool(lib.allclose(m(x), want)) for _ in range(2))
+        frames.append(counter.frame_count)
+    return frames, same
+
+
+def test_module_compile_of_the_librarys_own_forward_runs_it_eagerly():
+    want = _module_compile_frames(torch)
+    assert want == ([0, 0, 2, 1, 0, 1], True)
+    assert _module_compile_frames(ember) == want  # before: [1, 1, 1, 1, 1, 1]

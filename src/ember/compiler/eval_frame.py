@@ -542,6 +542,19 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
 
 
 
+def compile_forward(module, *args, **kwargs):
+    """``module.compile(...)`` (torch's ``nn.Module.compile``): ``module.forward`` replaced by
+    its compiled self. One whose ``forward`` is ``ember.nn``'s own (``nn.Linear(4, 4).compile()``,
+    an ``nn.Sequential``) runs it eagerly, its submodules compiled instead, as torch's dynamo
+    skips ``torch.nn``'s files and compiles the user modules called from them."""
+    if type(module).forward.__module__.startswith("ember.nn."):
+        for child in module.children():
+            compile_forward(child, *args, **kwargs)
+    else:
+        module.forward = compile(module.forward, *args, **kwargs)
+
+
+
 class OptimizedModule(Module):
     """What ``ember.compile(module)`` returns (``torch._dynamo.OptimizedModule``): calls go
     through the compiled ``module.__call__``; the original is ``_orig_mod`` (so state_dict keys
