@@ -90,15 +90,17 @@ def remember(entry, world, counted=True):
 
 
 def find(cache, world, facts):
-    """``(moved, alike)``: a copy of an entry of ``cache``'s family (the newest first) rebound to
-    ``world`` (its graph run on this call's objects, its guards this call's facts) or None where
-    none fits; ``alike``: ``cache`` is empty and another's entry differs only in the values of
-    the modules' attributes its code could read (:class:`~.sources.AttributesRead`; all of them
-    where it read some by a computed name): a block's own ``self.layer_index`` that its forward
-    reads gives it its own graph, not counted against the limit."""
+    """``(moved, alike)``: a copy of an entry of ``cache``'s family (its callables', then those its
+    dropped functions left, the newest first) rebound to ``world`` (its graph run on this call's
+    objects, its guards this call's facts) or None where none fits; ``alike``: ``cache`` is empty
+    and another's entry differs only in the values of the modules' attributes its code could read
+    (:class:`~.sources.AttributesRead`; all of them where it read some by a computed name): a
+    block's own ``self.layer_index`` that its forward reads gives it its own graph, not counted
+    against the limit."""
     canon, alike = None, False
-    for other in list(cache.family.caches):
-        for entry in reversed(other.entries):
+    family = cache.family
+    for other, entries in [(c, c.entries) for c in list(family.caches)] + [(None, [e for e, _ in family.orphans])]:
+        for entry in reversed(entries):
             if getattr(entry, "canon", None) is None:
                 continue
             canon = canon or canonical(facts, world)
