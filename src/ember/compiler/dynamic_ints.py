@@ -7,26 +7,28 @@ from .graph import instances_in
 from .symbolic import Expr, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt, plain
 
-__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
+__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
 ARG = "argument"
 
 
-def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
+def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symbols):
     """:func:`~.capture.capture` with the int arguments ``values`` (``{position in (*args,
     *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting
-    into ``uses[position]``."""
+    into ``uses[position]``, each the expression ``symbols[position]``. The capture's
+    ``returned_exprs`` are the expressions of the ints returned (None where one did not come
+    traced: Python computed it), ``int_symbols`` the names of ``symbols``."""
     if not uses:
         return capture(fn, args, kwargs, world, fullgraph, joint)
     args, names = list(args), list(kwargs)
     kwargs = dict(kwargs)
     for k, value in values.items():
         if k < len(args):
-            args[k] = TracedInt(value, uses[k])
+            args[k] = TracedInt(value, uses[k], symbols[k])
         else:
-            kwargs[names[k - len(args)]] = TracedInt(value, uses[k])
+            kwargs[names[k - len(args)]] = TracedInt(value, uses[k], symbols[k])
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
@@ -34,6 +36,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
         # a returned int computed from a traced one is the user's plain int (passed back in as
         # ``step`` it would be guarded as an object, by identity), in replays too
+        cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
+        cap.int_symbols = {e.args[0] for e in symbols.values()}
         cap.output = plain(cap.output)
         return plain(result), cap
     finally:
@@ -76,6 +80,9 @@ def int_ranges(cap, ints, samples, ranges):
             else:
                 other.update(free_symbols(a))
         other.update(free_symbols(list(node.kwargs.values())))
+    # a returned int (``return x * k, k + 1``): a polynomial of the symbols where it came traced
+    for e, came in zip(returned_ints(cap.output), getattr(cap, "returned_exprs", ())):
+        (traced if came is not None else other).update(free_symbols(e))
     for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
         if source[0] == "sized_const":
             sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
@@ -84,6 +91,18 @@ def int_ranges(cap, ints, samples, ranges):
         if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
             ranges[n] = (min(point[n] for point, _ in samples), hi)
     return (names & traced) - sizing - other
+
+
+def returned_ints(value):
+    """The ints (or their fitted expressions) in a returned structure (a skeleton), in order."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from returned_ints(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from returned_ints(v)
+    elif type(value) in (int, TracedInt) or isinstance(value, Expr):
+        yield value
 
 
 def _takes_numbers(node):

@@ -216,7 +216,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
-        return unflatten(self.cap.output, iter(results))
+        return unflatten(self.cap.output, iter(results), sizes)
 
 
 def _codegen(graph, options):

@@ -54,13 +54,26 @@ class Uses(list):
 
 class TracedInt(int):
     """An int argument (or an int computed from it by ``+``, ``-``, ``*``) while the function
-    is recorded; ``uses`` collects what the user's code did with it other than arithmetic."""
+    is recorded; ``uses`` collects what the user's code did with it other than arithmetic, and
+    ``expr`` is its expression of the arguments' symbols (:class:`~.symbolic.Expr`; None when
+    not known), so that a returned ``k + 1`` is computed from ``k`` at each replay."""
 
-    def __new__(cls, value, uses):
+    def __new__(cls, value, uses, expr=None):
         self = super().__new__(cls, value)
-        self.uses = uses
+        self.uses, self.expr = uses, expr
         VALUES.add(value)
         return self
+
+
+# the expression of arithmetic's result from its operands' (an int operand as itself)
+_EXPRESSIONS = {"__add__": lambda a, b: a + b, "__radd__": lambda a, b: b + a, "__sub__": lambda a, b: a - b,
+                "__rsub__": lambda a, b: b - a, "__mul__": lambda a, b: a * b, "__rmul__": lambda a, b: b * a,
+                "__neg__": lambda a: -a, "__pos__": lambda a: a}
+
+
+def _expression(name, self, args):
+    operands = [self.expr] + [a.expr if type(a) is TracedInt else int(a) for a in args]
+    return None if any(e is None for e in operands) else _EXPRESSIONS[name](*operands)
 
 
 def _from_user():
@@ -81,9 +94,9 @@ def _noting(name, method):
     def use(self, *args):
         if self.uses.active and _from_user():
             if name in _UNARY:
-                return TracedInt(method(self), self.uses)
+                return TracedInt(method(self), self.uses, _expression(name, self, ()))
             if name in _ARITHMETIC and type(args[0]) in (int, bool, TracedInt):
-                return TracedInt(method(self, *args), self.uses)
+                return TracedInt(method(self, *args), self.uses, _expression(name, self, args))
             if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
@@ -152,6 +165,8 @@ def plain(value):
         return int.__int__(value)
     if type(value) in (tuple, list):
         return type(value)(plain(v) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # (a named tuple)
+        return type(value)(*map(plain, value))
     if type(value) is dict:
         return {k: plain(v) for k, v in value.items()}
     if type(value) is slice:

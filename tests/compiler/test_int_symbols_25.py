@@ -1,0 +1,85 @@
+"""Int arguments as symbols, the rows session 24 left open (compiler/traced_ints.py,
+dynamic.py): a returned int computed from an int symbol. Counts of graphs against torch 2.13's
+CompileCounter, values against eager's and torch's."""
+import collections
+import warnings
+
+import pytest
+import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounter
+
+import ember
+from ember._dynamo.utils import counters
+
+_Pair = collections.namedtuple("_Pair", "out k")
+
+
+def _step(x, step):
+    return x * step, step + 1
+
+
+def _square(x, k):
+    return _Pair(x * k, {"k": k * k - 3, "neg": -k})
+
+
+def _python_len(x, k):
+    return x * k, len(range(k))  # Python's C code reads the int: torch specialises it
+
+
+CASES = {"counter": _step, "square": _square, "python_len": _python_len}
+KS = [0, 1, 2, 3, 4, 5, 10, 100, 7, -6]
+
+
+def _run(lib, f, backend=None):
+    """``f`` compiled and called at each of ``KS`` (the counter feeding its returned int back)."""
+    compiled = lib.compile(f, **({} if backend is None else {"backend": backend}))
+    x, outs, step = lib.ones(2), [], 0
+    for k in KS:
+        if f is _step:
+            out, step = compiled(x, step)
+            outs.append((out, step))
+        else:
+            outs.append(compiled(x, k))
+    return outs
+
+
+@pytest.fixture(scope="module")
+def torch_runs():
+    runs = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, f in CASES.items():
+            torch._dynamo.reset()
+            cnt = CompileCounter()
+            runs[name] = cnt, _run(torch, f, cnt)
+    torch._dynamo.reset()
+    return runs
+
+
+def _same(got, want):
+    """``got`` (ember's) and ``want`` (torch's) hold the same ints and tensor values."""
+    if isinstance(want, torch.Tensor):
+        return got.tolist() == want.tolist()
+    if isinstance(want, (tuple, list)):
+        return type(got).__name__ == type(want).__name__ and len(got) == len(want) \
+            and all(_same(g, w) for g, w in zip(got, want))
+    if isinstance(want, dict):
+        return got.keys() == want.keys() and all(_same(got[k], want[k]) for k in want)
+    return type(got) is type(want) is int and got == want
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_returned_int_of_a_symbol_is_computed_per_call(name, torch_runs):
+    """``return x * step, step + 1`` fed back: torch's 2 graphs (ember specialised it: 8 and a
+    warning); each returned int a plain ``int`` with eager's value; ``len(range(k))`` is
+    computed by Python unseen and stays specialised, as torch's."""
+    ember.compiler.reset()
+    counters.clear()
+    cnt, want = torch_runs[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _run(ember, CASES[name])
+    assert counters["stats"]["unique_graphs"] == cnt.frame_count, name
+    assert all(_same(g, w) for g, w in zip(got, want)), (name, got, want)
+    assert any("recompile_limit" in str(w.message) for w in caught) == (cnt.frame_count == 8)
