@@ -36,7 +36,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, int_ranges, returned_ints, traced_capture
+from .dynamic_ints import ARG, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -428,7 +428,7 @@ def _unify_error(samples):
 def _unify(samples, fixed):
     """The symbolic (node, args, kwargs, shape) of every node of the first sample's graph,
     fitted over all samples, the sources of constants rebuilt per call and the returned
-    structure (its ints fitted too: :func:`_returned`); raises Mismatch
+    structure (its ints fitted too: :func:`.dynamic_ints.fit_returned`); raises Mismatch
     naming the first difference."""
     points = [{n: v for n, v in p.items() if n not in fixed} for p, _ in samples]
     caps = [c for _, c in samples]
@@ -502,8 +502,8 @@ def _unify(samples, fixed):
     _strict([[index[j][v] for v in g.outputs] for j, g in enumerate(graphs)], "outputs")
     _strict([[(index[j][p], index[j][v]) for p, v in g.mutations] for j, g in enumerate(graphs)], "mutations")
     exprs = iter(getattr(caps[0], "returned_exprs", ()))
-    output = _returned([c.output for c in caps], same, exprs, [p for p, _ in samples], fixed,
-                       getattr(caps[0], "int_symbols", ()))
+    output = fit_returned([c.output for c in caps], same, exprs, [p for p, _ in samples], set(fixed),
+                          getattr(caps[0], "int_symbols", ()), Mismatch)
     _strict([[(id(p), i) for p, i in c.grad_sets] for c in caps], ".grad updates")
     _strict([None if c.joint is None else (sorted(index[j][n] for n in g.nodes if id(n) in c.joint[0]),
                                           [(k, index[j][n]) for k, n in c.joint[1]])
@@ -518,36 +518,6 @@ def _unify(samples, fixed):
         _strict([(m.meta.get("dtype"), m.meta.get("requires_grad"), m.meta.get("num_outputs")) for m in nodes], where)
         plan.append((n, args, kwargs, shape))
     return plan, sources, output
-
-
-def _returned(values, same, exprs, points, fixed, int_symbols):
-    """The returned structure fitted over the samples (``values``, skeletons, at ``points``): an
-    int in it may follow the symbols, evaluated at each replay: one computed from int arguments
-    by arithmetic (``return x * k, k + 1``: ``exprs``, the first sample's expressions of its
-    returned ints, None for one Python computed), or one that a fit finds (a size, ``x.size(0)``),
-    but for one Python computed from an int argument unseen (``len(range(k))``: torch specialises
-    it too); all else is the same in each."""
-    first = values[0]
-    if all(type(v) is int for v in values):
-        expr = next(exprs, None)
-        if expr is None or not set(fixed).isdisjoint(free_symbols(expr)):  # (a specialised symbol in it: a fit)
-            fitted = same(values, "a returned int")
-            if expr is None and isinstance(fitted, Expr) and not set(int_symbols).isdisjoint(free_symbols(fitted)):
-                raise Mismatch(f"a returned int ({values}) is computed from an int argument by Python unseen")
-            return fitted
-        if any(evaluate(expr, p) != v for p, v in zip(points, values)):
-            raise Mismatch(f"a returned int: {values} at {[_fmt(p) for p in points]} is not {expr}")
-        return expr
-    if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
-        items = [_returned([v[k] for v in values], same, exprs, points, fixed, int_symbols) for k in range(len(first))]
-        return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
-    if isinstance(first, dict) and all(type(v) is type(first) and v.keys() == first.keys() for v in values):
-        return type(first)((k, _returned([v[k] for v in values], same, exprs, points, fixed, int_symbols))
-                           for k in first)
-    _strict(values, "the returned structure")
-    for _ in returned_ints(first):  # (the expressions of its ints passed over)
-        next(exprs, None)
-    return first
 
 
 class SizedConstant:

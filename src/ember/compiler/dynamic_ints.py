@@ -4,10 +4,10 @@ import math
 
 from .capture import capture
 from .graph import instances_in
-from .symbolic import Expr, free_symbols, symbol
+from .symbolic import Expr, evaluate, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt, plain
 
-__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints"]
+__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -103,6 +103,38 @@ def returned_ints(value):
             yield from returned_ints(v)
     elif type(value) in (int, TracedInt) or isinstance(value, Expr):
         yield value
+
+
+def fit_returned(values, same, exprs, points, fixed, int_symbols, mismatch):
+    """The returned structure of a dynamic graph fitted over its samples (``values``, skeletons,
+    at ``points``; ``same`` fits values as :func:`.dynamic._unify` does): an int in it may follow
+    the symbols, evaluated at each replay. One computed from int arguments by arithmetic
+    (``return x * k, k + 1``) is its expression (``exprs``: an iterator over the first sample's
+    ``returned_exprs``); one a fit finds (a size, ``x.size(0)``) is that fit, but one Python
+    computed from an int argument unseen (``len(range(k))``) raises ``mismatch``: torch
+    specialises it too. All else must be the same in each (else ``mismatch``)."""
+    first = values[0]
+    if all(type(v) is int for v in values):
+        expr = next(exprs, None)
+        if expr is None or not fixed.isdisjoint(free_symbols(expr)):  # (a specialised symbol in it: a fit)
+            fitted = same(values, "a returned int")
+            if expr is None and isinstance(fitted, Expr) and not set(int_symbols).isdisjoint(free_symbols(fitted)):
+                raise mismatch(f"a returned int ({values}) is computed from an int argument by Python unseen")
+            return fitted
+        if any(evaluate(expr, p) != v for p, v in zip(points, values)):
+            raise mismatch(f"a returned int: {values} is not {expr} at each sample")
+        return expr
+    more = (exprs, points, fixed, int_symbols, mismatch)
+    if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
+        items = [fit_returned([v[k] for v in values], same, *more) for k in range(len(first))]
+        return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+    if isinstance(first, dict) and all(type(v) is type(first) and v.keys() == first.keys() for v in values):
+        return type(first)((k, fit_returned([v[k] for v in values], same, *more)) for k in first)
+    if any(v != first for v in values):
+        raise mismatch("the returned structure differ")
+    for _ in returned_ints(first):  # (the expressions of its ints passed over)
+        next(exprs, None)
+    return first
 
 
 def _takes_numbers(node):
