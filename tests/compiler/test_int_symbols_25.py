@@ -83,3 +83,51 @@ def test_returned_int_of_a_symbol_is_computed_per_call(name, torch_runs):
     assert counters["stats"]["unique_graphs"] == cnt.frame_count, name
     assert all(_same(g, w) for g, w in zip(got, want)), (name, got, want)
     assert any("recompile_limit" in str(w.message) for w in caught) == (cnt.frame_count == 8)
+
+
+def _scaled(x, k=1, *args, scale=2, **extra):
+    return x * k * scale + sum(args) + extra.get("b", 0)
+
+
+class _Scaled(torch.nn.Module):
+    def forward(self, x, k=1, *, scale=2):
+        return x * k + scale
+
+
+class _EmberScaled(ember.nn.Module):
+    def forward(self, x, k=1, *, scale=2):
+        return x * k + scale
+
+
+X = "x"  # where the tensor goes
+# groups of calls of one program spelled differently: torch binds a call to the signature first
+# (a frame per group); the second group passes *args and **extra
+CALLS = [[((X,), {"k": 1}), ((X, 1), {}), ((), {"k": 1, "x": X}), ((), {"x": X, "k": 1}), ((X,), {}),
+          ((X, 1), {"scale": 2}), ((X,), {"scale": 2, "k": 1})],
+         [((X, 1, 5), {"b": 1, "scale": 3}), ((X, 1, 5), {"scale": 3, "b": 1})]]
+
+
+@pytest.mark.parametrize("kind", ["function", "module"])
+def test_calls_bind_to_the_signature_before_the_guards(kind):
+    """``f(x, k=1)``, ``f(x, 1)``, ``f(k=1, x=x)``, ``f(x)``: one graph, as torch's one frame
+    (ember guarded the keywords' names and order: a graph each)."""
+    counts = {}
+    for lib in (torch, ember):
+        x = lib.ones(2)
+        f = _scaled if kind == "function" else (_Scaled if lib is torch else _EmberScaled)()
+        if lib is torch:
+            torch._dynamo.reset()
+            cnt = CompileCounter()
+            compiled = torch.compile(f, backend=cnt)
+        else:
+            ember.compiler.reset()
+            counters.clear()
+            compiled = ember.compile(f, backend="aot_eager")
+        groups = CALLS if kind == "function" else CALLS[:1]
+        for group in groups:
+            for args, kwargs in group:
+                args = tuple(x if a is X else a for a in args)
+                kwargs = {k: x if v is X else v for k, v in kwargs.items()}
+                assert compiled(*args, **kwargs).tolist() == f(*args, **kwargs).tolist(), (args, kwargs)
+        counts[lib.__name__] = cnt.frame_count if lib is torch else counters["stats"]["unique_graphs"]
+    assert counts["ember"] == counts["torch"] == len(groups)
