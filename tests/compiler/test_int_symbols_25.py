@@ -131,3 +131,39 @@ def test_calls_bind_to_the_signature_before_the_guards(kind):
                 assert compiled(*args, **kwargs).tolist() == f(*args, **kwargs).tolist(), (args, kwargs)
         counts[lib.__name__] = cnt.frame_count if lib is torch else counters["stats"]["unique_graphs"]
     assert counts["ember"] == counts["torch"] == len(groups)
+
+
+class _Box:
+    pass
+
+
+def test_a_traced_int_stored_by_the_call_is_a_plain_int_after_it():
+    """``obj.n = k``, ``seen.append(k + 1)``, ``d[k] = k * 2`` on a closure's objects and an
+    argument object's: ``int`` afterwards, as torch's (ember left its ``TracedInt`` there from
+    the call recorded with the int traced)."""
+    def program(lib):
+        obj, box, seen, table = _Box(), _Box(), [], {}
+        box.items = []
+
+        def f(x, k, box):
+            obj.n, obj.pair = k, (k, [k])
+            seen.append(k + 1)
+            table[k] = {"k": k * 2}
+            box.n = k
+            box.items.append(k)
+            return x * k
+        compiled = lib.compile(f, backend="eager" if lib is torch else "aot_eager")
+        found = []
+        for k in range(5):
+            compiled(lib.ones(2), k, box)
+            found.append([(type(v).__name__, v) for v in (obj.n, obj.pair[0], obj.pair[1][0], seen[-1],
+                                                            table[k]["k"], box.n, box.items[-1])])
+            found[-1] += [type(key).__name__ for key in table]
+        return found
+    ember.compiler.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch._dynamo.reset()
+        want = program(torch)
+    assert program(ember) == want
+    assert all(t == "int" for row in want for t, _ in row[:7])

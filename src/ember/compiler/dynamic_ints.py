@@ -4,6 +4,7 @@ import math
 
 from .capture import capture
 from .graph import instances_in
+from .side_effects import plain_ints
 from .symbolic import Expr, evaluate, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt, plain
 
@@ -45,10 +46,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         VALUES.clear()
         for seen in uses.values():
             seen.active = False
-        for module in world.all_modules:  # ``self.pos = k``: the module keeps a plain int
-            for name, value in list(vars(module).items()):
-                if type(value) is TracedInt:
-                    setattr(module, name, plain(value))
+        plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
 
 
 def int_ranges(cap, ints, samples, ranges):
