@@ -167,3 +167,23 @@ def test_a_traced_int_stored_by_the_call_is_a_plain_int_after_it():
         want = program(torch)
     assert program(ember) == want
     assert all(t == "int" for row in want for t, _ in row[:7])
+
+
+def test_an_int_keyword_equal_to_its_default_stays_one_program():
+    """``f(x, k=k)`` over k = 0..4 (1 its default), ``f(x, 7)``, ``f(k=9, x=x)``: k a symbol
+    from the second call on, torch's 2 graphs (ember compiled each spelling apart)."""
+    def f(x, k=1, mask=None):
+        return x * k if mask is None else x
+    counts = []
+    for lib in (torch, ember):
+        torch._dynamo.reset()
+        ember.compiler.reset()
+        counters.clear()
+        cnt = CompileCounter()
+        compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
+        x = lib.ones(2)
+        calls = [((x,), {"k": k}) for k in range(5)] + [((x, 7), {}), ((), {"k": 9, "x": x}), ((x,), {"mask": None})]
+        for args, kwargs in calls:
+            assert compiled(*args, **kwargs).tolist() == f(*args, **kwargs).tolist()
+        counts.append(cnt.frame_count if lib is torch else counters["stats"]["unique_graphs"])
+    assert counts == [2, 2]
