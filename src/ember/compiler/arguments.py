@@ -3,6 +3,8 @@ arguments: ``f(x, k=1)``, ``f(x, 1)``, ``f(k=1, x=x)`` and ``f(x)`` (``k=1`` its
 one call ``f(x)``, so they share their guards and graph instead of one each."""
 import inspect
 
+from ..nn.modules import module as _module
+
 __all__ = ["Binder"]
 
 _P = inspect.Parameter
@@ -14,11 +16,13 @@ class Binder:
     :meth:`bound`."""
 
     __slots__ = ("fn", "holder", "signature", "names", "least", "keyword_only", "defaults", "varargs", "varkw",
-                 "of", "formed")
+                 "of", "formed", "module")
 
     def __init__(self, fn):
         self.fn, self.holder = fn, inspect.unwrap(getattr(fn, "__func__", fn))  # (whose defaults a method has)
         self.of = _defaults(self.holder)
+        owner = getattr(fn, "__self__", None)  # (a module's forward: its hooks see the call as made)
+        self.module = owner if isinstance(owner, _module.Module) else None
         try:
             signature = inspect.signature(fn)
         except (TypeError, ValueError):  # (a builtin without a signature: calls stay as made)
@@ -44,9 +48,13 @@ class Binder:
         filled in where it is a number, else left out where the value passed is the default
         (``mask=None``: ``m(x)`` stays the fast call of tensors only), the extra keywords of
         ``**kwargs`` last in the order given. A call the signature refuses stays as made (the
-        function raises its TypeError)."""
+        function raises its TypeError), as does a call of a module with forward hooks (a hook
+        reads the arguments as passed)."""
         if self.signature is None or not kwargs and len(args) == self.least and self.formed:
             return args, kwargs  # (already so: the common positional call costs one test)
+        if self.module is not None and (self.module._forward_pre_hooks or self.module._forward_hooks
+                                        or _module._global_forward_pre_hooks or _module._global_forward_hooks):
+            return args, kwargs
         now = _defaults(self.holder)
         if now[0] is not self.of[0] or now[1] is not self.of[1]:  # (``fn.__defaults__ = ...``)
             self.__init__(self.fn)
