@@ -19,9 +19,9 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from .traced_ints import TRACING, TracedInt, note_float_operands, note_type_reads
+from .traced_ints import TRACING, note_float_operands, note_type_reads
 
-__all__ = ["python_state", "plain_ints", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
            "unreplayable"]
 
 
@@ -53,67 +53,6 @@ def python_state(world):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     return state
-
-
-def plain_ints(world):
-    """Puts a plain int in place of each traced int (:class:`~.traced_ints.TracedInt`) that a
-    recording left where the call can reach: in the globals and closure cells the function names,
-    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples and
-    plain objects they hold, up to four levels down (``self.n = k``, ``seen.append(k + 1)``:
-    ``type(obj.n) is int`` after the call, as after eager's)."""
-    fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
-    code, seen = getattr(fn, "__code__", None), set()
-
-    def fixed(value, depth):  # the value to put back: a traced int's int, a tuple rebuilt, else itself
-        if type(value) is TracedInt:
-            return int.__int__(value)
-        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float, type)) or value is None:
-            return value
-        seen.add(id(value))
-        if isinstance(value, tuple):
-            items = [fixed(v, depth + 1) for v in value]
-            if all(a is b for a, b in zip(items, value)):
-                return value
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        target = value
-        if isinstance(value, list):
-            slots = enumerate(value)
-        elif isinstance(value, dict):
-            if any(type(key) is TracedInt for key in value):  # (``d[k] = ...``: the keys too, in order)
-                items = list(value.items())
-                value.clear()
-                value.update((int.__int__(key) if type(key) is TracedInt else key, v) for key, v in items)
-            slots = list(value.items())
-        elif isinstance(value, set):
-            traced = [v for v in value if type(v) is TracedInt]
-            value.difference_update(traced)
-            value.update(int.__int__(v) for v in traced)
-            return value
-        elif isinstance(value, (Module, Optimizer)) or plain_object(value):
-            target = vars(value)  # (a plain object's __dict__ written: no property or __setattr__ runs)
-            slots = list(target.items())
-        else:
-            return value
-        for key, item in slots:
-            new = fixed(item, depth + 1)
-            if new is not item:  # (a module's attribute set as its own code would: its state version counts)
-                setattr(value, key, new) if isinstance(value, Module) else target.__setitem__(key, new)
-        return value
-    if code is not None:
-        for name in dict.fromkeys(global_names(code)):
-            if name in fn.__globals__:
-                new = fixed(fn.__globals__[name], 0)
-                if new is not fn.__globals__[name]:
-                    fn.__globals__[name] = new
-        for cell in fn.__closure__ or ():
-            try:
-                new = fixed(cell.cell_contents, 0)
-            except ValueError:  # an empty cell
-                continue
-            if new is not cell.cell_contents:
-                cell.cell_contents = new
-    for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
-        fixed(root, 0)
 
 
 def breaking_print(graph_break):
