@@ -187,3 +187,46 @@ def test_an_int_keyword_equal_to_its_default_stays_one_program():
             assert compiled(*args, **kwargs).tolist() == f(*args, **kwargs).tolist()
         counts.append(cnt.frame_count if lib is torch else counters["stats"]["unique_graphs"])
     assert counts == [2, 2]
+
+
+def _branch(x, k):
+    if k > 3:
+        return x * k
+    return x - k
+
+
+def _window(x, k):
+    if k > 3 and k < 10:
+        return x * k
+    return x - k
+
+
+@pytest.mark.parametrize("f, ks", [(_branch, range(20)), (_branch, [5, 6, 7, 0, 1, 2, 3, 9, 100, -5]),
+                                   (_window, range(20))])
+def test_a_comparison_of_the_int_guards_its_side_not_its_value(f, ks, monkeypatch):
+    """``if k > 3:`` over k = 0..19: torch's 3 graphs, compiled at the same calls (0 static, 1
+    for k <= 3, 4 for k >= 4; ember compiled each value: 8 and the warning); ``3 < k < 10``
+    torch's 4. The values on a recorded side run unrecorded, each eager's result."""
+    got = {}
+    for lib in (torch, ember):
+        torch._dynamo.reset()
+        ember.compiler.reset()
+        counters.clear()
+        cnt = CompileCounter()
+        compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
+        count = (lambda: cnt.frame_count) if lib is torch else (lambda: counters["stats"]["unique_graphs"])
+        x, at = lib.ones(2), []
+        for k in ks:
+            before = count()
+            assert compiled(x, k).tolist() == f(x, k).tolist(), k
+            if count() > before:
+                at.append(k)
+        got[lib.__name__] = at
+    assert got["ember"] == got["torch"], got
+    recordings = []
+    init = ember.compiler.capture.Tracer.__init__
+    monkeypatch.setattr(ember.compiler.capture.Tracer, "__init__",
+                        lambda self, *a: recordings.append(1) or init(self, *a))
+    for k in (2, -40, 8, 1000):  # (sides already compiled)
+        assert compiled(x, k).tolist() == f(x, k).tolist(), k
+    assert not recordings

@@ -26,6 +26,8 @@ recorded sizes (``if B % 7 == 0``, ``if B > 33``), is caught by :func:`verify`: 
 call at each new size is recorded and refitted with the samples. Python side effects other
 than tensors run once per probe.
 """
+import math
+
 import numpy as np
 
 from .. import _random
@@ -36,7 +38,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, fit_returned, int_ranges, traced_capture
+from .dynamic_ints import ARG, compared_range, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -119,6 +121,10 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
+    ranges = dict(ranges)
+    for k, seen in uses.items():  # ``if k > 3:`` only: a graph for the values on the same side
+        name, seen.branch = dims[(ARG, k)].args[0], list(seen.compared)
+        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)))
     if cap.breaks or not dims:
         return result, cap, None, None
     after = _State(world)
@@ -343,7 +349,7 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
         else:
             kwargs2[names[k - len(args2)]] = v
     held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
-    counts = {k: len(seen) for k, seen in uses.items()}
+    counts = {k: (len(seen), len(seen.compared)) for k, seen in uses.items()}
     try:
         _put(held)
         world2 = World(fn, args2, kwargs2, held=held)
@@ -354,8 +360,10 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
     for k, seen in uses.items():
-        if len(seen) > counts[k]:
+        if len(seen) > counts[k][0]:
             raise Mismatch(f"Python reads argument {k}'s value ({seen[-1][0]} at {seen[-1][1]})")
+        if seen.compared[counts[k][1]:] != getattr(seen, "branch", []):
+            raise Mismatch(f"Python compares argument {k} otherwise ({seen.compared[counts[k][1]:]})")
     return cap
 
 

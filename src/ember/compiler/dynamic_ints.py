@@ -14,7 +14,7 @@ from .symbolic import Expr, evaluate, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints"]
+           "plain_ints", "compared_range"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -116,6 +116,20 @@ def plain_ints(world):
                 cell.cell_contents = new
     for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
         fixed(root, 0)
+
+
+def compared_range(compared, was):
+    """The range ``(lo, hi)`` (``hi`` None: unbounded) of the values for which each comparison
+    of ``compared`` (:attr:`.traced_ints.Uses.compared`) has its outcome, within ``was``: the
+    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``)."""
+    lo, hi = was
+    for name, c, outcome in compared:
+        below = {"__lt__": c - 1, "__le__": c, "__gt__": c, "__ge__": c - 1}[name]  # (the largest value on the low side)
+        if outcome == (name in ("__lt__", "__le__")):
+            hi = below if hi is None else min(hi, below)
+        else:
+            lo = max(lo, below + 1)
+    return lo, hi
 
 
 def int_ranges(cap, ints, samples, ranges):
