@@ -6,10 +6,13 @@ so the function runs eagerly every call instead of silently skipping it).
 """
 import builtins
 import dis
+import functools
 import inspect
 import io
+import operator
 import os
 import random
+import re
 import sys
 import threading
 import types
@@ -22,7 +25,7 @@ from ..optim.optimizer import Optimizer
 from .traced_ints import TRACING, note_float_operands, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
-           "unreplayable"]
+           "unreplayable", "opaque_reads"]
 
 
 def python_state(world):
@@ -121,17 +124,22 @@ def breaking_io(graph_break):
 _RECORDINGS = []  # the graph_break of each recording under way, innermost last
 _RUN = []  # per recording under way: {code object run: whose (names_read)}
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
-_DYNAMIC_READS = frozenset({"getattr", "attrgetter", "vars", "__dict__", "__getattribute__", "getattr_static"})
+_DYNAMIC_READS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__",
+                            "getattr_static"})
 
 
 def names_read(run):
     """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
     :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
     the names
-    their bytecode uses (``co_names``: ``self.scale``) and their string constants (``getattr(self,
-    "scale")``); None where user code reads attributes by a computed name (``getattr``, ``vars``,
-    ``__dict__``...). A module attribute named by neither was not read: a graph need not guard it
-    (torch's dynamo guards the attributes it traced a read of)."""
+    their bytecode uses (``co_names``: ``self.scale``), their string constants (``getattr(self,
+    "scale")``) and the fields of those (``"{0.scale}".format(self)``); None where user code reads
+    attributes by a computed name (``getattr``, ``hasattr``, ``vars``, ``__dict__``... also under
+    another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module attribute
+    named by neither was not read: a graph need not guard it (torch's dynamo guards the
+    attributes it traced a read of)."""
+    if run.get(_COMPUTED):
+        return None
     names = set()
     for code, user in run.items():
         if user is None:  # ember's (but its modules'), NumPy's... code: no user module's attributes
@@ -139,8 +147,50 @@ def names_read(run):
         if user and not _DYNAMIC_READS.isdisjoint(code.co_names):
             return None
         names.update(code.co_names)
-        names.update([c for c in code.co_consts if type(c) is str])
+        strings = [c for c in code.co_consts if type(c) is str]
+        names.update(strings)
+        names.update(field for c in strings if "{" in c for field in _FIELD.findall(c))
     return frozenset(names)
+
+
+def opaque_reads(names, modules):
+    """``names`` (:func:`names_read`), or None where a module's class has a property of that
+    name whose getter runs no Python code (``property(operator.attrgetter("_factor"))``) or a
+    module holds such a callable under it (``self.read = operator.attrgetter(name)``): the
+    attribute it reads is named nowhere."""
+    if names is None:
+        return None
+    for m in modules:
+        found = [v.fget for cls in type(m).__mro__ for k, v in vars(cls).items()
+                 if k in names and isinstance(v, property)] + [v for k, v in vars(m).items() if k in names]
+        if any(_opaque(v) for v in found):
+            return None
+    return names
+
+
+def _opaque(fn):
+    """Whether calling ``fn`` reads attributes by names without a Python frame of its own: a
+    built-in reader (``getattr``, ``hasattr``, ``vars``), an ``operator.attrgetter`` or
+    ``methodcaller``, a ``functools.partial`` of one."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return isinstance(fn, (operator.attrgetter, operator.methodcaller)) or any(fn is r for r in _READERS)
+
+
+def _computed_reads(frame):
+    """Whether a user frame's code names a reader by computed name under another name (a
+    global, built-in or closure variable holding ``getattr``, an ``attrgetter``...)."""
+    scopes = (frame.f_globals, frame.f_builtins)
+    if any(_opaque(scope.get(name)) for name in frame.f_code.co_names for scope in scopes if name in scope):
+        return True
+    return any(_opaque(frame.f_locals.get(name)) for name in frame.f_code.co_freevars)
+
+
+_READERS = (getattr, hasattr, vars)
+_FIELD = re.compile(r"[.](\w+)")  # (an attribute in a format string's field)
+_COMPUTED = "computed"  # (a run's key: its user code called a reader by computed name)
+
+
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
 
 
@@ -149,7 +199,11 @@ def _io_hook(frame, event, fn):
         run = _RUN[-1]
         if frame.f_code not in run:
             run[frame.f_code] = _whose(frame, run)
+            if run[frame.f_code] and _computed_reads(frame):
+                run[_COMPUTED] = True
     if event == "c_call":
+        if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
+            _RUN[-1][_COMPUTED] = True
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
