@@ -1,6 +1,7 @@
 """A compiled function's call bound to its signature first, as torch's dynamo binds a frame's
 arguments: ``f(x, k=1)``, ``f(x, 1)``, ``f(k=1, x=x)`` and ``f(x)`` (``k=1`` its default) are
 one call ``f(x)``, so they share their guards and graph instead of one each."""
+import functools
 import inspect
 
 from ..nn.modules import module as _module
@@ -19,13 +20,15 @@ class Binder:
                  "of", "formed", "module")
 
     def __init__(self, fn):
-        self.fn, self.holder = fn, inspect.unwrap(getattr(fn, "__func__", fn))  # (whose defaults a method has)
+        self.fn, self.holder = fn, getattr(fn, "__func__", fn)  # (whose defaults a method has)
         self.of = _defaults(self.holder)
         owner = getattr(fn, "__self__", None)  # (a module's forward: its hooks see the call as made)
         self.module = owner if isinstance(owner, _module.Module) else None
-        try:
-            signature = inspect.signature(fn)
+        try:  # (the wrapper's own: a ``functools.wraps`` decorator's may read the keywords as passed)
+            signature = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):  # (a builtin without a signature: calls stay as made)
+            signature = None
+        if isinstance(fn, functools.partial):  # (its keywords, the defaults, may change: ``p.keywords[k] = v``)
             signature = None
         params = list(signature.parameters.values()) if signature is not None else []
         # (only ``*args, **kwargs``, a module's ``__call__``: nothing to bind)
