@@ -9,7 +9,16 @@ graph replays the old value after the attribute changed.
 Calls bound to the signature (``compiler/arguments.py``): a ``functools.wraps`` decorator's
 wrapper is what runs, and it may take fewer positional parameters than the function it wraps
 or read the keywords as passed; a partial's keywords may change after compiling.
+
+State a compiled call changes (``dynamic.py``, ``dynamic_ints.plain_ints``, ``guards.py``): a
+module's list appended to once per call (the dynamic graph's probes appended their sizes too),
+a ``Counter`` keyed by an int argument (its keys became pairs), a ``collections.deque`` (never
+guarded nor seen changing: appends lost, a changed item replayed stale). Arguments of an int or
+float subclass (an ``IntEnum``: a SyntaxError in the generated code; ``MyInt(5)`` after
+``MyInt(4)``: guarded by an identity the new object took, 4 replayed).
 """
+import collections
+import enum
 import functools
 import operator
 
@@ -123,3 +132,66 @@ def test_partial_keywords_changed():
     assert compiled(x).tolist() == [2.0, 2.0]
     p.keywords["k"] = 5
     assert compiled(x).tolist() == p(x).tolist() == [5.0, 5.0]
+
+
+class _Appends(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sizes, self.seen, self.last = [], collections.Counter(), collections.deque(maxlen=4)
+
+    def forward(self, x, k):
+        self.sizes.append(x.shape[0])
+        self.seen[k] += 1
+        self.last.append(k + 1)
+        return x * len(self.last)
+
+
+def test_state_changed_by_each_call_as_eager():
+    m = _Appends()
+    compiled = ember.compile(m)
+    outs = [compiled(ember.ones(n), k).sum().item() for n, k in [(1, 1), (2, 2), (3, 3), (3, 4), (4, 5)]]
+    assert outs == [1.0, 4.0, 9.0, 12.0, 16.0]
+    assert m.sizes == [1, 2, 3, 3, 4] and list(m.seen.items()) == [(k, 1) for k in range(1, 6)]
+    assert list(m.last) == [3, 4, 5, 6] and all(type(v) is int for v in m.last)
+
+
+_LOG = collections.deque()
+
+
+def _logged(x, box):
+    _LOG.append(1)
+    return x * box.items[-1]
+
+
+def test_deque_written_and_read():
+    class Box:
+        pass
+    box, x = Box(), ember.ones(1)
+    box.items = collections.deque([1.0])
+    compiled = ember.compile(_logged)
+    assert compiled(x, box).item() == 1.0
+    box.items.append(5.0)
+    assert compiled(x, box).item() == 5.0 and len(_LOG) == 2
+
+
+class _Mode(enum.IntEnum):
+    A = 2
+    B = 3
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+def _times(x, k):
+    return x * k
+
+
+def test_int_and_float_subclass_arguments():
+    compiled, x = ember.compile(_times), ember.ones(1)
+    for k in (_Mode.A, _Mode.B, _Int(4), _Int(5), _Float(1.5), _Float(2.5)):
+        assert compiled(x, k).item() == float(k)

@@ -8,6 +8,7 @@ identity at C speed on every call (:func:`same`). :func:`sharing` tells which ar
 overlap in memory.
 """
 import operator
+from collections import deque
 
 import numpy as np
 
@@ -24,8 +25,10 @@ _SCALARS = (int, float, bool, str, type(None))
 
 
 def scalar(value):
-    """A Python number or string, or a NumPy scalar (np.float32(2.0)): a graph bakes its value in."""
-    return type(value) in _SCALARS or isinstance(value, np.generic)
+    """A Python number or string (an IntEnum, an int, float or str subclass too: by value, not
+    by an identity a later object may take), or a NumPy scalar (np.float32(2.0)): a graph bakes
+    its value in."""
+    return type(value) in _SCALARS or isinstance(value, (int, float, str, np.generic))
 
 
 class _NaN:
@@ -59,9 +62,9 @@ _LEAVES = frozenset([Tensor, int, float, bool, str, type(None)])  # not looked i
 
 
 def _items(obj):
-    """A list's, tuple's or set's items, a dict's keys and values, a plain object's attribute
-    names and values."""
-    if isinstance(obj, (list, tuple)):
+    """A list's, tuple's, deque's or set's items, a dict's keys and values, a plain object's
+    attribute names and values."""
+    if isinstance(obj, (list, tuple, deque)):
         return obj
     if isinstance(obj, (set, frozenset)):
         return tuple(obj)
@@ -123,8 +126,8 @@ def members(containers):
 
 
 def container(obj):
-    """Whether ``obj`` is a list, tuple, dict, set or plain object: looked into by the guards."""
-    return isinstance(obj, (list, tuple, dict, set, frozenset)) or plain_object(obj)
+    """Whether ``obj`` is a list, tuple, deque, dict, set or plain object: looked into by the guards."""
+    return isinstance(obj, (list, tuple, deque, dict, set, frozenset)) or plain_object(obj)
 
 
 def function_like(obj):
@@ -149,7 +152,7 @@ def baked(obj, depth=0):
         return type(obj)
     if depth > DEPTH:
         return object()
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, deque)):
         return (type(obj), len(obj)) + (tuple([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
     if isinstance(obj, dict):
         return (dict, tuple(obj)) + (tuple([baked(v, depth + 1) for v in obj.values()])
@@ -163,7 +166,7 @@ def baked(obj, depth=0):
 
 def contents(container):
     """What a list, tuple, set or dict holds (its keys too), or a plain object's attributes (names too)."""
-    if isinstance(container, (list, tuple, set, frozenset)):
+    if isinstance(container, (list, tuple, deque, set, frozenset)):
         return tuple(container)
     items = container if isinstance(container, dict) else vars(container)
     return (*items, *items.values())

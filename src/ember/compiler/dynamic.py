@@ -125,7 +125,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     for k, seen in uses.items():  # ``if k > 3:`` only: a graph for the values on the same side
         name, seen.branch = dims[(ARG, k)].args[0], list(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)))
-    if cap.breaks or not dims:
+    if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
     after = _State(world)
     inputs = world.inputs

@@ -2,6 +2,7 @@
 the range of one that sizes a value, and the ints a dynamic graph returns."""
 import inspect
 import math
+from collections import deque
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
@@ -69,7 +70,7 @@ def plain_ints(world):
         if type(value) is TracedInt:
             return int.__int__(value)
         if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float, type)) or value is None \
-                or isinstance(value, (list, dict, set)) and len(value) > LARGE:  # (a data set is not walked)
+                or isinstance(value, (list, deque, dict, set)) and len(value) > LARGE:  # (a data set is not walked)
             return value
         seen.add(id(value))
         if isinstance(value, tuple):
@@ -78,13 +79,13 @@ def plain_ints(world):
                 return value
             return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
         target = value
-        if isinstance(value, list):
-            slots = enumerate(value)
+        if isinstance(value, (list, deque)):
+            slots = list(enumerate(value))
         elif isinstance(value, dict):
             if any(type(key) is TracedInt for key in value):  # (``d[k] = ...``: the keys too, in order)
                 items = list(value.items())
-                value.clear()
-                value.update((int.__int__(key) if type(key) is TracedInt else key, v) for key, v in items)
+                value.clear()  # (dict's update: a Counter's would count the pairs)
+                dict.update(value, [(int.__int__(key) if type(key) is TracedInt else key, v) for key, v in items])
             slots = list(value.items())
         elif isinstance(value, set):
             traced = [v for v in value if type(v) is TracedInt]

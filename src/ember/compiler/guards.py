@@ -19,6 +19,7 @@ Inputs that overlap in memory without being one array (views of one tensor) are 
 import functools
 import inspect
 import types
+from collections import deque
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
@@ -153,7 +154,7 @@ class World:
         # too, a config object): compared on every call, where the counted tables and hooks count
         # their own writes
         self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
-                           if (isinstance(v, (list, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
+                           if (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
                            and k not in _TABLE_MARKS]
 
     def held_same(self):
@@ -262,7 +263,7 @@ def _kinds(arguments, free):
     objects = [o for o in roots if plain_object(o)]
     # with the tensors in the lists, tuples, dicts and sets read (``params["w"]``): fixed sources
     # of a graph as much as a tensor read by name
-    listed = [v for o in free if isinstance(o, (list, tuple, dict, set)) for v in flat(o) or ()
+    listed = [v for o in free if isinstance(o, (list, tuple, deque, dict, set)) for v in flat(o) or ()
               if isinstance(v, Tensor)]
     # (function-like objects other than Python functions, a built-in or a ``functools.partial``
     # or a class's staticmethod, are baked as themselves)
@@ -270,7 +271,7 @@ def _kinds(arguments, free):
     return (roots, [o for o in free if scalar(o) or container(o) or function_like(o) and not isinstance(o, python)],
             [o for o in free if isinstance(o, python)],
             [o for o in free if isinstance(o, Tensor)] + listed, objects,
-            [o for o in roots if isinstance(o, (list, tuple, dict, set))] + objects)
+            [o for o in roots if isinstance(o, (list, tuple, deque, dict, set))] + objects)
 
 
 def _free_roots(source, reads):
@@ -307,7 +308,7 @@ def _free_values(fn, names, seen, reads):
             continue
         yield value
         # with the functions a list or dict holds (branches of a switch); each read on every call
-        if isinstance(value, (list, tuple, dict, set)):
+        if isinstance(value, (list, tuple, deque, dict, set)):
             items = flat_or_over(value)
             reads.append((flat_or_over, (value,), items))
         else:

@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 import types
+from collections import deque
 
 import numpy as np
 
@@ -51,7 +52,7 @@ def python_state(world):
             except ValueError:  # an empty cell
                 pass
     for i, value in enumerate(world.roots):
-        if isinstance(value, (list, dict, set)) or plain_object(value):
+        if isinstance(value, (list, deque, dict, set)) or plain_object(value):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
@@ -344,7 +345,7 @@ def _ident(x):
 
 
 def _contents(value):
-    if isinstance(value, list):
+    if isinstance(value, (list, deque)):
         return "list", tuple(map(_ident, value))
     if isinstance(value, dict):
         return "dict", tuple((_ident(k), _ident(v)) for k, v in value.items())

@@ -26,10 +26,12 @@ __all__ = ["Program", "compile_python", "label", "literal", "with_ranges"]
 def literal(value, name=None):
     """``repr(value)`` when it evaluates back to an equal value, else None; expressions of
     size symbols as code when ``name`` spells the symbols (``name("s0") -> "S0"``)."""
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or type(value) in (bool, int, str):
         return repr(value)
+    if isinstance(value, (int, str)):  # (an IntEnum, an int or str subclass: its plain value)
+        return repr(int(value) if isinstance(value, int) else str(value))
     if isinstance(value, float):
-        return repr(value) if np.isfinite(value) else f"float('{value}')"
+        return repr(float(value)) if np.isfinite(value) else f"float('{value}')"
     if isinstance(value, Expr):
         return None if name is None else f"({value.code(name)})"
     if isinstance(value, (tuple, list, slice)):
