@@ -28,16 +28,22 @@ from .contents import NAN
 from .graph import instances_in
 from .traced_ints import MADE, TracedFloat
 
-__all__ = ["ANY_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs", "fill_floats",
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs", "fill_floats",
            "note_unseen"]
 
 
 class _AnyFloat:
     """The guard of a float argument the graph takes as an input: equal to the guard key
-    (:func:`~.contents.scalar_key`) of every float."""
+    (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) whose finite value is
+    beyond float32's range (``huge``) or not, as the recorded one's: eager refuses such a number
+    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf."""
+
+    def __init__(self, huge):
+        self.huge = huge
 
     def __eq__(self, other):
-        return other is self or other is NAN or type(other) is tuple and other[0] is float
+        return other is self or (other is NAN and not self.huge or type(other) is tuple and other[0] is float
+                                 and _huge(other[1]) is self.huge)
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -45,10 +51,15 @@ class _AnyFloat:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        return "any float"
+        return "any float" + " beyond float32's range" * self.huge
 
 
-ANY_FLOAT = _AnyFloat()
+def _huge(value):
+    return _FLOAT32_MAX < abs(value) < _INF
+
+
+_FLOAT32_MAX, _INF = float(np.finfo(np.float32).max), float("inf")
+ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
 
 
 def float_positions(facts, before, static, arguments):
@@ -63,15 +74,17 @@ def float_positions(facts, before, static, arguments):
     for name, value in facts:
         if name.startswith("argument ") and name[9:].isdigit() and type(arguments[int(name[9:])]) is float:
             was = old.get(name, value)
-            if (before is True or was is ANY_FLOAT or was != value) and int(name[9:]) not in static:
+            if (before is True or isinstance(was, _AnyFloat) or was != value) and int(name[9:]) not in static:
                 found.append(int(name[9:]))
     return found
 
 
 def float_guards(facts, symbols):
-    """``facts`` with the guards of the float arguments at positions ``symbols`` :data:`ANY_FLOAT`."""
+    """``facts`` with the guards of the float arguments at positions ``symbols`` :data:`ANY_FLOAT`
+    (:data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range)."""
     names = {f"argument {k}" for k in symbols}
-    return [(name, ANY_FLOAT if name in names else value) for name, value in facts] if names else facts
+    return [(name, (ANY_FLOAT if value is NAN or not _huge(value[1]) else ANY_HUGE_FLOAT) if name in names else value)
+            for name, value in facts] if names else facts
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
