@@ -45,7 +45,7 @@ from .layouts import layout_of
 from .graph import Graph
 from .side_effects import breaking_io, breaking_print, python_state, unreplayable
 from .traced_floats import float_nodes
-from .traced_ints import TRACING, float_operands, plain, traced
+from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -118,7 +118,7 @@ class Tracer(_core.Observer):
         """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
         their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
         if TRACING:  # (and traced floats' positions: traced_floats.py)
-            self.traced_now, self.floats_now = tuple(i for i, x in enumerate(inputs) if traced(x)), float_operands(inputs, attrs)
+            self.traced_now, self.floats_now = traced_operands(op, inputs, attrs)
             return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
         return None
 
@@ -143,7 +143,7 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        args = float_nodes(self, args, self.floats_now, dtype) if TRACING and self.floats_now else args
+        args, attrs = float_nodes(self, args, attrs, dtype) if TRACING else (args, attrs)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)

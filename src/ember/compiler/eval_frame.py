@@ -430,7 +430,7 @@ class _CompiledFunction:
         Third, the positions of the float arguments to trace (:mod:`.traced_floats`), chosen alike."""
         if self._dynamic is False:
             return {}, {}, []
-        before = self._dynamic is True or self._entries and (config.automatic_dynamic_shapes and self._entries[-1].facts)
+        before = self._dynamic is True or self._entries and config.automatic_dynamic_shapes and self._entries[-1].facts
         floats = float_positions(facts, before, self._static_ints, world.arguments)
         if declared is not None:
             return declared[0], declared[1], floats

@@ -28,8 +28,8 @@ from .contents import NAN
 from .graph import instances_in
 from .traced_ints import MADE, TracedFloat
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs", "fill_floats",
-           "note_unseen"]
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs",
+           "fill_floats", "note_unseen"]
 
 
 class _AnyFloat:
@@ -91,22 +91,32 @@ _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
 _SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
 
 
-def float_nodes(tracer, args, floats, dtype):
-    """``args`` of an op (graph arguments) with the operands at the positions of ``floats``
-    (``{position: traced float}``) the traced floats' nodes, cast to ``dtype``, the op's
-    (a float the op takes otherwise, with no floating-point dtype, is a use: its value stays)."""
-    if dtype is None or not dtype.is_inexact:
+def float_nodes(tracer, args, attrs, dtype):
+    """``(args, attrs)`` of an op (graph arguments) with the operands at the positions of
+    ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
+    ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
+    eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
+    number, is a use: its value stays."""
+    floats = tracer.floats_now
+    if not floats:
+        return args, attrs
+    b = args[1] if "alpha" in floats else None
+    if dtype is None or not dtype.is_inexact or b is not None and (dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
                 seen.append(("an operand of an op without a floating-point dtype", "(in the recording)"))
-        return args
+        return args, attrs
     args = list(args)
     for j, f in floats.items():
         node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
-        args[j] = node
-    return tuple(args)
+        if j == "alpha":
+            args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
+            attrs = {k: v for k, v in attrs.items() if k != "alpha"}
+        else:
+            args[j] = node
+    return tuple(args), attrs
 
 
 def _node(tracer, f):

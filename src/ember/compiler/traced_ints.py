@@ -31,7 +31,7 @@ import numpy as np
 from .structure import EMBER_DIR, user_frame
 
 __all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "plain", "traced", "note_float_operands",
-           "note_type_reads", "note_math_calls"]
+           "note_type_reads", "note_math_calls", "traced_operands"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -157,20 +157,25 @@ for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":
         continue
     if type(getattr(float, _name)).__name__ == "getset_descriptor":
-        setattr(TracedFloat, _name, property(_float_noting(_name, lambda self, n=_name: getattr(float.__float__(self), n))))
+        read = _float_noting(_name, lambda self, n=_name: getattr(float.__float__(self), n))
+        setattr(TracedFloat, _name, property(read))  # f.real, f.imag
     elif callable(getattr(float, _name)):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
-def float_operands(inputs, attrs):
-    """``{position: traced float}`` of an op's ``inputs``; a traced float inside an input (a
-    list) or an attribute (``alpha=``, a fill value) is a use of it: the graph takes it as a number."""
+def traced_operands(op, inputs, attrs):
+    """The positions of an op's ``inputs`` that are traced ints (or plain ints with one's
+    value: :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
+    and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
+    value) is a use of it: the graph takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat}
-    for value in (*(x for x in inputs if type(x) is not TracedFloat), *attrs.values()):
+    if op.name in ("Add", "Sub") and type(attrs.get("alpha")) is TracedFloat:
+        found["alpha"] = attrs["alpha"]
+    for value in (*(x for x in inputs if type(x) is not TracedFloat), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
-    return found
+    return tuple(i for i, x in enumerate(inputs) if traced(x)), found
 
 
 def _floats_in(value):
