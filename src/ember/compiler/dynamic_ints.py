@@ -144,6 +144,7 @@ class State:
         self.rng = _random.get_rng_state()
 
     def restore(self):
+        """Puts back what was kept."""
         for table, saved in self.tables:
             table.clear()
             table.update(saved)
