@@ -202,6 +202,8 @@ def float_capture(run, args, kwargs, world, positions):
             for name, value in list(vars(module).items()):
                 if type(value) is TracedFloat:
                     setattr(module, name, plain(value))
+        for group in (g for opt in world.optimizers for g in opt.param_groups):  # (and ``group["lr"] = lr``)
+            group.update({k: plain(v) for k, v in group.items() if type(v) is TracedFloat})
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
         return (*run(args, kwargs), [])
