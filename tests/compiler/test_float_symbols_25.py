@@ -159,3 +159,21 @@ def test_gradient_and_training_step_as_eager():
         assert _same(compiled(ember.arange(3.0), lr, decay), eager(ember.arange(3.0), lr, decay)), (lr, decay)
         assert _same(weights[0].detach(), weights[1].detach()), (lr, decay)
     assert counters["stats"]["unique_graphs"] == 3
+
+
+def test_ember_checking_the_float_before_its_op_as_eager():
+    """ember's functions compare a number before their op (``dropout``'s ``p > 1`` raises; ``add``
+    without a scale where ``alpha == 1``): a comparison from any code is a use, and a float
+    ``alpha`` keeps the scaled op (``1.0 * b`` is ``b``), so the recording at 1.0 stands for 0.25."""
+    x = ember.tensor([1.5, -2.0, 0.0])
+    dropout = ember.compile(lambda x, p: ember.nn.functional.dropout(x, p, training=False), dynamic=True)
+    scaled = ember.compile(lambda x, lr: ember.sub(x, x * 3, alpha=lr * 2), dynamic=True)
+    counters.clear()
+    for lr in (0.5, 0.25, 2.0, 0.125):
+        assert _same(scaled(x, lr), ember.sub(x, x * 3, alpha=lr * 2)), lr
+        if lr > 1:
+            with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+                dropout(x, lr)
+        else:
+            assert _same(dropout(x, lr), x), lr
+    assert counters["stats"]["unique_graphs"] == 1 + 3  # (sub: one graph; dropout: one per value)

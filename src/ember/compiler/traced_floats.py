@@ -169,7 +169,9 @@ def note_unseen(cap):
         for a in instances_in((node.args, node.kwargs), (float, np.floating)):
             hit += nans if a != a else values.get(float(a), [])
     for source in cap.sources:
-        if source[0] == "const" and source[1].dtype.kind in "fc" and source[1].size:
+        if source[0] == "sized_const":  # (dynamic shapes: a full's fill value)
+            hit += [f for a in instances_in(source[1].args, (float, np.floating)) for f in values.get(float(a), ())]
+        elif source[0] == "const" and source[1].dtype.kind in "fc" and source[1].size:
             hit += [f for v, fs in values.items() if (source[1] == v).any() for f in fs]
             hit += nans if np.isnan(source[1]).any() else []
     for f in hit:

@@ -131,9 +131,18 @@ _FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__su
                      "__truediv__": ("div", False)}
 
 
+# a comparison steers Python wherever it runs: ember's own functions check a number before their
+# op (``alpha == 1`` picks the op without a scale, ``dropout``'s ``p > 1`` raises), so it is a use
+# from any code (the op itself takes plain floats: the dispatcher passes them)
+_STEERING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"}
+
+
 def _float_noting(name, method):
     def use(self, *args):
-        if self.uses[0].active and _from_user():
+        if self.uses[0].active and name in _STEERING and not _from_user():
+            for seen in self.uses:
+                seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
+        elif self.uses[0].active and _from_user():
             how = _FLOAT_ARITHMETIC.get(name)
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
