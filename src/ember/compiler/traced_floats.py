@@ -11,9 +11,10 @@ then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr
 float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
 float, nan, inf and -0.0 included.
 
-A float that was used (``if lr > 0.5``, ``round(lr)``, ``f"{lr}"``, ``math.sqrt(lr)``, an
-op's attribute such as ``alpha=lr``, a float returned) keeps its value guarded: a graph per
-value, as before. So does one whose value (or its float32 rounding) is found in the graph where
+A float that was used (``if lr > 0.5``, ``round(lr)``, ``f"{lr}"``, ``math.sqrt(lr)``, a
+comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
+than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
+before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
