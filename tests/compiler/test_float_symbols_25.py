@@ -116,10 +116,6 @@ def _returned(x, lr):
     return x * lr, lr * 2
 
 
-class _Holder:
-    decay = 0.5
-
-
 @pytest.mark.parametrize("f", [_branch, lambda x, lr: x * math.sqrt(lr), lambda x, lr: x * int(lr * 10),
                                lambda x, lr: x * round(lr, 1), lambda x, lr: x * float(f"{lr:.1f}"),
                                _is_float, _returned, lambda x, lr: x.new_full((2,), lr) + x],

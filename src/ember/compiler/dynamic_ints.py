@@ -198,12 +198,16 @@ def float_capture(run, args, kwargs, world, positions):
         MADE.clear()
         for seen in uses.values():
             seen.active = False
-        for module in world.all_modules:  # ``self.lr = lr``: the module keeps a plain float
-            for name, value in list(vars(module).items()):
+        # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and
+        # the module or the optimizer keeps a plain float
+        kept = [(vars(m), m.__setattr__) for m in world.all_modules]
+        kept += [(g, g.__setitem__) for opt in world.optimizers for g in opt.param_groups]
+        for table, put in kept:
+            for name, value in list(table.items()):
                 if type(value) is TracedFloat:
-                    setattr(module, name, plain(value))
-        for group in (g for opt in world.optimizers for g in opt.param_groups):  # (and ``group["lr"] = lr``)
-            group.update({k: plain(v) for k, v in group.items() if type(v) is TracedFloat})
+                    put(name, plain(value))
+                    for seen in value.uses:
+                        seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
         return (*run(args, kwargs), [])
