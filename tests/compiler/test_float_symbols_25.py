@@ -146,15 +146,26 @@ def _training_step(w):
 
 
 def test_gradient_and_training_step_as_eager():
-    """A float the backward takes (saved as a plain number by autograd) is specialised; one
-    only the update under ``no_grad`` takes is an input."""
+    """The backward of ``x * lr`` takes ``lr`` saved by autograd: set to the traced float while
+    recorded, it is the graph's input there too (torch's 2 graphs), in a step calling
+    ``backward()`` and in a forward whose backward runs after it."""
     weights = [ember.nn.Parameter(ember.ones(3)) for _ in range(2)]
     compiled, eager = ember.compile(_training_step(weights[0]), backend="aot_eager"), _training_step(weights[1])
     counters.clear()
-    for lr, decay in ((0.5, 0.1), (0.5, 0.2), (0.5, 0.3), (2.0, 0.4), (2.0, 0.5)):
+    for lr, decay in ((0.5, 0.1), (0.5, 0.2), (0.5, 0.3), (2.0, 0.4), (-0.0, 0.5), (0.75, 0.6)):
         assert _same(compiled(ember.arange(3.0), lr, decay), eager(ember.arange(3.0), lr, decay)), (lr, decay)
         assert _same(weights[0].detach(), weights[1].detach()), (lr, decay)
-    assert counters["stats"]["unique_graphs"] == 3
+    assert counters["stats"]["unique_graphs"] == 3  # (lr, decay constant; decay an input; both)
+    f = lambda x, lr: ((x * lr).exp() * (lr * 2 + 1)).sum() + x.pow(2).mul(lr).sum()  # noqa: E731
+    forward = ember.compile(f, backend="aot_eager")
+    counters.clear()
+    for lr in (0.5, 0.25, -0.0, 2.0, math.inf):
+        xs = [ember.tensor([1.0, -2.0, 0.5], requires_grad=True) for _ in range(2)]
+        losses = forward(xs[0], lr), f(xs[1], lr)
+        for loss in losses:
+            loss.backward()
+        assert _same(*(loss.detach() for loss in losses)) and _same(xs[0].grad, xs[1].grad), lr
+    assert counters["stats"]["unique_graphs"] == 2
 
 
 def test_ember_checking_the_float_before_its_op_as_eager():

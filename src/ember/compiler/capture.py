@@ -143,7 +143,7 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        args, attrs = float_nodes(self, args, attrs, dtype) if TRACING else (args, attrs)
+        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)

@@ -11,7 +11,7 @@ from .capture import capture
 from .graph import instances_in
 from .symbolic import Expr, free_symbols, symbol
 from .traced_floats import note_unseen
-from .traced_ints import MADE, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
+from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "State", "float_capture"]
 
@@ -196,6 +196,9 @@ def float_capture(run, args, kwargs, world, positions):
     finally:
         TRACING.remove(uses)
         MADE.clear()
+        for saved, j, value in SAVED:
+            saved[j] = (value, None)
+        SAVED.clear()
         for seen in uses.values():
             seen.active = False
         # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and

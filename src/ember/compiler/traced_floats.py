@@ -27,7 +27,7 @@ from .._ops.pointwise_unary import Neg
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
-from .traced_ints import MADE, TracedFloat
+from .traced_ints import MADE, SAVED, TracedFloat
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs",
            "fill_floats", "note_unseen"]
@@ -92,12 +92,13 @@ _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
 _SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
 
 
-def float_nodes(tracer, args, attrs, dtype):
+def float_nodes(tracer, args, attrs, dtype, output):
     """``(args, attrs)`` of an op (graph arguments) with the operands at the positions of
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
-    number, is a use: its value stays."""
+    number, is a use: its value stays. The autograd node of ``output`` saves the traced floats
+    (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
         return args, attrs
@@ -117,7 +118,22 @@ def float_nodes(tracer, args, attrs, dtype):
             attrs = {k: v for k, v in attrs.items() if k != "alpha"}
         else:
             args[j] = node
+    _save_traced(output, floats)
     return tuple(args), attrs
+
+
+def _save_traced(output, floats):
+    """Sets the inputs the autograd node of ``output`` saved (the plain floats the op ran on)
+    at the positions of ``floats`` to the traced floats: its backward, recorded too, then takes
+    them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``). They are put
+    back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a float
+    subclass as float64."""
+    saved = getattr(getattr(output, "_grad_fn", None), "_saved", None)
+    if type(saved) is list:
+        for j, f in floats.items():
+            if type(j) is int and j < len(saved) and type(saved[j][0]) is float and saved[j][1] is None:
+                SAVED.append((saved, j, saved[j][0]))
+                saved[j] = (f, None)
 
 
 def _node(tracer, f):

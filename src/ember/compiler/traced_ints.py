@@ -30,13 +30,14 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "plain", "traced", "note_float_operands",
+__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced", "note_float_operands",
            "note_type_reads", "note_math_calls", "traced_operands"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
-# and the traced floats it made
-TRACING, VALUES, MADE = [], set(), []
+# the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
+# (``(saved list, position, plain value)``: put back after it)
+TRACING, VALUES, MADE, SAVED = [], set(), [], []
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
