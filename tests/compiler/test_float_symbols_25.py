@@ -118,8 +118,9 @@ def _returned(x, lr):
 
 @pytest.mark.parametrize("f", [_branch, lambda x, lr: x * math.sqrt(lr), lambda x, lr: x * int(lr * 10),
                                lambda x, lr: x * round(lr, 1), lambda x, lr: x * float(f"{lr:.1f}"),
-                               _is_float, _returned, lambda x, lr: x.new_full((2,), lr) + x],
-                         ids=["branch", "math.sqrt", "int", "round", "format", "type", "returned", "full"])
+                               _is_float, _returned, lambda x, lr: x.new_full((2,), lr) + x,
+                               lambda x, lr: x * float(np.sqrt(lr))],
+                         ids=["branch", "math.sqrt", "int", "round", "format", "type", "returned", "full", "np.sqrt"])
 def test_python_reading_the_float_specialises_it(f):
     """torch traces these (``if lr > 0.5`` guards the comparison: 3 graphs for these values;
     ``math.sqrt``, ``int``, ``round`` symbolically: 2); here a graph per value, each eager's result."""

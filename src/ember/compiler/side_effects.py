@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from .traced_ints import TRACING, note_float_operands, note_math_calls, note_type_reads
+from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
            "unreplayable"]
@@ -128,6 +128,7 @@ def _io_hook(frame, event, fn):
                 note_type_reads(frame.f_code)
             elif event == "return" and _own_module(frame) not in _NOT_USER:
                 note_float_operands(frame)
+                note_numpy_calls(frame)  # (a traced float: np.sqrt(lr))
         except Exception:  # (reading the frame must never break the user's code)
             pass
 

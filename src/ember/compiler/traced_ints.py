@@ -30,8 +30,8 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced", "note_float_operands",
-           "note_type_reads", "note_math_calls", "traced_operands"]
+__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced",
+           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -195,6 +195,37 @@ def _floats_in(value):
         for v in (value.values() if type(value) is dict else (value.start, value.stop, value.step)
                   if type(value) is slice else value):
             yield from _floats_in(v)
+
+
+def note_numpy_calls(frame):
+    """Notes a use of each traced float held by a local of the user's ``frame`` (returning)
+    whose code loads a NumPy function (``np.sqrt``, a ufunc imported by name): NumPy reads a
+    float subclass's value without its methods, and its result (``x * np.sqrt(lr)``) would be a
+    constant of the graph."""
+    floats = [v for v in frame.f_locals.values() if type(v) is TracedFloat and v.uses[0].active]
+    if floats and any(callable(v) and (isinstance(v, np.ufunc) or (getattr(v, "__module__", None) or "").startswith(
+            "numpy")) for v in _loaded(frame)):
+        for f in floats:
+            for seen in f.uses:
+                seen.append(("NumPy", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a NumPy function)"))
+
+
+def _loaded(frame):
+    """The values of the names and attribute chains ``frame``'s code loads (``np.sqrt``)."""
+    instructions = _INSTRUCTIONS.get(frame.f_code)
+    if instructions is None:
+        instructions = _INSTRUCTIONS[frame.f_code] = list(dis.get_instructions(frame.f_code))
+    for i, ins in enumerate(instructions):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF"):
+            j = i + 1
+            while j < len(instructions) and instructions[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                j += 1
+            value = _simple_value(instructions[i:j], frame)
+            if value is not _UNKNOWN:
+                yield value
+
+
+_INSTRUCTIONS = {}  # code object -> its instructions
 
 
 def note_math_calls(frame):
