@@ -38,6 +38,7 @@ from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, snapshot, with_patterns
 from .aliases import remake, without_views
+from .arguments import Binder
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
@@ -199,7 +200,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
-        return unflatten(self.cap.output, iter(results))
+        return unflatten(self.cap.output, iter(results), sizes)
 
 
 def _codegen(graph, options):
@@ -237,6 +238,7 @@ class _CompiledFunction:
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
         self._recompile_limit, self._dynamic, self._spec = recompile_limit, dynamic, spec
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
+        self._binder = Binder(self._signature_of)  # (calls bound to them first, as torch's frames)
         if spec is not None:
             spec.check_signature(self._signature_of)
         settings = (backend, tuple(sorted(options.items())), dynamic, recompile_limit)  # (fullgraph shares)
@@ -259,7 +261,7 @@ class _CompiledFunction:
                                    self._dynamic, self._spec, self._signature_of, self._label, self._isolate)
 
     def __call__(self, *args, **kwargs):
-        fn = self._fn
+        fn, (args, kwargs) = self._fn, self._binder.bound(args, kwargs)
         if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
