@@ -336,8 +336,8 @@ class Tracer(_core.Observer):
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
         """The graph argument for an op input ``x``: a tensor's node (detached or cast to
-        ``dtype`` when the op does that), tuples and lists element by element, other values as
-        they are."""
+        ``dtype`` when the op does that), tuples and lists element by element, a NumPy scalar as
+        the Python number it holds (as eager and torch read it), other values as they are."""
         if isinstance(x, LoopInt):
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
@@ -353,7 +353,7 @@ class Tracer(_core.Observer):
             return node
         if isinstance(x, (tuple, list)):
             return type(x)(self.arg(v, dtype) for v in x)
-        return x
+        return x.item() if isinstance(x, np.generic) else x
 
     def attr(self, value, op):
         """An attr of ``op`` with each array in it (an index: ``x[i]``, ``gather``'s, the
