@@ -12,6 +12,7 @@ from .args import dims_arg, numpy_names, shape_arg, with_out
 from .core import Op, _type_name, apply, like_input, mark_multi_output, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
+from .parser import parsed
 
 
 def repeat(input, *sizes):
@@ -53,7 +54,7 @@ def repeat_interleave(input, repeats, dim=None):
     return named(out, "ViewBackward0") if isinstance(reps, int) else out
 
 
-@numpy_names
+@parsed
 def cat(tensors, dim=0, *, out=None):
     """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them);
     TypeError for an ``out`` whose dtype the inputs' promoted dtype cannot be cast to."""
@@ -117,7 +118,7 @@ class Cat(Op):
         return tuple(grads)
 
 
-@numpy_names
+@parsed
 def stack(tensors, dim=0, *, out=None):
     """The tensors joined along a new dimension ``dim``; RuntimeError naming the shapes when
     they differ (https://pytorch.org/docs/stable/generated/torch.stack.html)."""
@@ -157,6 +158,7 @@ def vstack(tensors, *, out=None):
 row_stack = vstack
 
 
+@parsed
 def narrow(input, dim, start, length):
     """A view of ``length`` entries from ``start`` along ``dim``; RuntimeError when it runs
     past the end (https://pytorch.org/docs/stable/generated/torch.narrow.html)."""
@@ -172,6 +174,7 @@ def narrow(input, dim, start, length):
     return apply(Slice, input, index=index)
 
 
+@parsed
 def select(input, dim, index):
     """A view at ``index`` along ``dim``, which is removed; IndexError when out of range
     (https://pytorch.org/docs/stable/generated/torch.select.html)."""
@@ -310,6 +313,7 @@ def unbind(input, dim=0):
                              "Unbind")
 
 
+@parsed
 def flip(input, dims):
     """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
     (https://pytorch.org/docs/stable/generated/torch.flip.html). RuntimeError for a repeated dim."""
@@ -375,6 +379,7 @@ class Roll(Op):
         return (g.roll(back, dims),)
 
 
+@parsed
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle (on and below ``diagonal``) of the last two dims, zeros above
     (https://pytorch.org/docs/stable/generated/torch.tril.html)."""
@@ -526,6 +531,7 @@ def diag(input, diagonal=0):
     return input.diagonal(diagonal)  # the argument hides the function
 
 
+@parsed
 def trace(input):
     """The sum of the main diagonal of a 2-d tensor; NotImplementedError for bool, as torch
     (https://pytorch.org/docs/stable/generated/torch.trace.html)."""
