@@ -283,7 +283,7 @@ _DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
-from ._ops import inplace as _inplace, join as _join  # noqa: E402
+from ._ops import inplace as _inplace, join as _join, splits as _splits  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
 from ._ops import clamp as _clamp, pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
@@ -403,8 +403,8 @@ _METHODS = {
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
     "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else _shape_arg(dims, ("tile", "dims"))),
                         "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
-    "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _documented(
+    "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
+    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
         lambda self, *dims, **kw: _join.flip(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
                                              else _shape_arg(dims, ("flip", "dims"))),
         "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
@@ -412,8 +412,8 @@ _METHODS = {
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,
     "diagflat": _join.diagflat, "hsplit": _join.hsplit, "vsplit": _join.vsplit, "dsplit": _join.dsplit,
-    "split_with_sizes": _join.split_with_sizes, "unsafe_split": _join.unsafe_split,
-    "unsafe_chunk": _join.unsafe_chunk, "select_scatter": _join.select_scatter,
+    "split_with_sizes": _splits.split_with_sizes, "unsafe_split": _splits.unsafe_split,
+    "unsafe_chunk": _splits.unsafe_chunk, "select_scatter": _join.select_scatter,
     "slice_scatter": _join.slice_scatter,
     "index_put": _indexing.index_put, "gather": _gather.gather, "scatter": _scatter_reduce.scatter,
     "scatter_add": _gather.scatter_add, "index_select": _indexing.index_select,

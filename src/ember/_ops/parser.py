@@ -83,31 +83,38 @@ SIGNATURES = {
 }
 
 
+# the ops whose Tensor parameters take a Python number too, as torch's parser lets them
+NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq"}
+
+
 class _Parameter:
     """One parameter of a signature: its type as torch prints it, name, default text (None
     when required) and whether only a keyword reaches it."""
-    __slots__ = ("type", "name", "default", "keyword_only")
+    __slots__ = ("type", "name", "default", "keyword_only", "numbers")
 
-    def __init__(self, text, keyword_only):
+    def __init__(self, text, keyword_only, numbers=False):
         declaration, _, default = text.partition(" = ")
         self.type, _, self.name = declaration.rpartition(" ")
         self.default = default or None
         self.keyword_only = keyword_only
+        self.numbers = numbers and self.type == "Tensor"
 
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
-        return (value is None and self.default == "None") or _CHECKS.get(self.type, _anything)(value)
+        return ((value is None and self.default == "None") or _CHECKS.get(self.type, _anything)(value)
+                or (self.numbers and _CHECKS["Number"](value)))
 
 
 class _Signature:
     """One of an op's signatures, parsed from torch's text."""
 
-    def __init__(self, text):
+    def __init__(self, text, numbers=False):
         self.hidden, self.function_only = text.startswith("~"), text.startswith("@")
         self.text = text.lstrip("~@")
         self.items = self.text.split(", ")  # (torch's reading: "()" has one item, "*" is one)
         star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
-        self.params = [_Parameter(t, i > star) for i, t in enumerate(self.items) if t not in ("*", "")]
+        self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
+        self.numbers = numbers
         self.min_args = sum(p.default is None for p in self.params)
         self.max_positional = star
         self.varargs_ints = star == 1 and self.params[0].type == "tuple of ints"
@@ -118,7 +125,7 @@ class _Signature:
         if self.function_only or self.items[0] != "Tensor input":
             return None
         items = [t for t in self.items[1:] if not t.endswith(" out = None")]
-        return _Signature(("~" * self.hidden) + ", ".join(items[:-1] if items[-1:] == ["*"] else items))
+        return _Signature(("~" * self.hidden) + ", ".join(items[:-1] if items[-1:] == ["*"] else items), self.numbers)
 
     def refusal(self, name, args, kwargs):
         """None when the call matches; else torch's message naming what does not."""
@@ -229,7 +236,7 @@ def parsed(function):
     where torch has no signature for it (``x.sum(keepdim=True)``: ember's ``dim`` has a
     default there)."""
     name = function.__name__
-    forms = [_Signature(text) for text in SIGNATURES[name]]
+    forms = [_Signature(text, name in NUMBERS_AS_TENSORS) for text in SIGNATURES[name]]
     methods = [m for m in (s.method() for s in forms) if m is not None]
 
     def checked(body, signatures, bound):
@@ -285,6 +292,6 @@ _CHECKS = {
     "bool": lambda v: isinstance(v, (bool, np.bool_)),
     "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]))),
     "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
-    "torch.dtype": lambda v: isinstance(v, _dtype.dtype),
+    "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),
     "str": lambda v: isinstance(v, str),
 }

@@ -1,0 +1,143 @@
+"""``split``, ``chunk`` and ``unbind``: views of the input along a dim that share one autograd
+node, as torch's (``u[0].grad_fn is u[1].grad_fn``, ``UnbindBackward0``, ``SplitBackward0``,
+``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is made by the view op that
+remakes it (``select``'s or ``narrow``'s Slice: the chain a write or a replay follows, and what
+the compiler captures); while recording, the views are then given the one node of the op
+entry :class:`Unbind` or :class:`Split`, whose backward stacks or concatenates their gradients
+(zeros for a view that received none)."""
+import builtins
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
+from .args import numpy_names
+from .core import Op, mark_multi_output, named, record
+from .join import cat, narrow, select, stack
+
+__all__ = ["split", "chunk", "split_with_sizes", "unbind", "unsafe_split", "unsafe_split_with_sizes",
+           "unsafe_chunk"]
+
+
+def _one_node(op, input, views, name, **attrs):
+    """``views`` of ``input``, given one node of ``op`` (``attrs``) while recording, and marked as
+    the outputs of multi-output view function ``name``."""
+    if STATE.enabled and input.requires_grad and views:
+        record(op, (input,), attrs, views)
+    return mark_multi_output(views, name)
+
+
+class Unbind(Op):
+    """The views of ``x`` at each index along ``dim``, which is removed."""
+    promote = None
+    save_inputs = False
+    num_outputs = 2  # (or any other count: the input's size along dim; a node counts its results)
+
+    @classmethod
+    def infer(cls, x, dim):
+        shape = tuple(x.shape[:dim]) + tuple(x.shape[dim + 1:])
+        return tuple((shape, x.dtype) for _ in range(x.shape[dim]))
+
+    @staticmethod
+    def forward(x, dim):
+        return tuple(x[(slice(None),) * dim + (i,)] for i in range(x.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        dim, shape = ctx.attrs["dim"], ctx.shapes[0]
+        like = next(g for g in grads if g is not None)
+        part = shape[:dim] + shape[dim + 1:]
+        return (stack([like.new_zeros(part) if g is None else g for g in grads], dim),)
+
+
+class Split(Op):
+    """The views of ``x`` of ``sizes`` along ``dim``, in order."""
+    promote = None
+    save_inputs = False
+    num_outputs = 2  # (or any other count: one per size)
+
+    @classmethod
+    def infer(cls, x, dim, sizes):
+        return tuple((tuple(x.shape[:dim]) + (s,) + tuple(x.shape[dim + 1:]), x.dtype) for s in sizes)
+
+    @staticmethod
+    def forward(x, dim, sizes):
+        starts = np.cumsum((0,) + tuple(sizes))
+        return tuple(x[(slice(None),) * dim + (slice(int(a), int(a) + s),)] for a, s in zip(starts, sizes))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        dim, shape, sizes = ctx.attrs["dim"], ctx.shapes[0], ctx.attrs["sizes"]
+        like = next(g for g in grads if g is not None)
+        parts = [like.new_zeros(shape[:dim] + (s,) + shape[dim + 1:]) if g is None else g for g, s in zip(grads, sizes)]
+        return (cat(parts, dim),)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
+    RuntimeError for a 0-dim tensor."""
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, Tensor):  # a 0-dim one is a size, as an int
+        if split_size_or_sections.ndim:
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
+        split_size_or_sections = int(split_size_or_sections)
+    elif isinstance(split_size_or_sections, np.integer):  # a size torch's split_with_sizes refuses
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"numpy.{type(split_size_or_sections).__name__}")
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [n]
+        if n == 0:
+            sizes = [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
+    out, offset = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, offset, s))
+        offset += s
+    views = _one_node(Split, tensor, tuple(out), name, dim=d, sizes=tuple(sizes))
+    named(views[0], name + "Backward0")  # (their one node, named as torch's)
+    return views
+
+
+@numpy_names
+def chunk(input, chunks, dim=0):
+    """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
+    (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    if n == 0:
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split`` into pieces of the listed ``split_sizes``, which must add up to the length."""
+    return split(input, list(split_sizes), dim)
+
+
+unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, chunk
+
+
+@numpy_names
+def unbind(input, dim=0):
+    """The views along ``dim``, which is removed
+    (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, input.ndim)
+    return _one_node(Unbind, input, tuple(select(input, d, i) for i in range(input.shape[d])), "Unbind", dim=d)
