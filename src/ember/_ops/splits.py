@@ -3,17 +3,19 @@ node, as torch's (``u[0].grad_fn is u[1].grad_fn``, ``UnbindBackward0``, ``Split
 ``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is made by the view op that
 remakes it (``select``'s or ``narrow``'s Slice: the chain a write or a replay follows, and what
 the compiler captures); while recording, the views are then given the one node of the op
-entry :class:`Unbind` or :class:`Split`, whose backward stacks or concatenates their gradients
-(zeros for a view that received none)."""
+entry :class:`Unbind` or :class:`Split`, whose backward adds each view's gradient into the
+input's place of it (the views' own Slice backward, which the compiler lowers as before)."""
 import builtins
+import itertools
 
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import numpy_names
-from .core import Op, mark_multi_output, named, record
-from .join import cat, narrow, select, stack
+from .core import Op, apply, mark_multi_output, named, record
+from .indexing import IndexBackward
+from .join import narrow, select
 
 __all__ = ["split", "chunk", "split_with_sizes", "unbind", "unsafe_split", "unsafe_split_with_sizes",
            "unsafe_chunk"]
@@ -27,27 +29,38 @@ def _one_node(op, input, views, name, **attrs):
     return mark_multi_output(views, name)
 
 
+def _gather_back(ctx, *grads):
+    """The input's gradient from its views': each view's gradient added into zeros of the
+    input's shape at the view's index (as the view's own Slice backward), none for a view
+    that received none."""
+    total = None
+    for g, index in zip(grads, ctx.op.indices(ctx.shapes[0], **ctx.attrs)):
+        if g is not None:
+            part = apply(IndexBackward, g, shape=ctx.shapes[0], index=index)
+            total = part if total is None else total + part
+    return (total,)
+
+
 class Unbind(Op):
     """The views of ``x`` at each index along ``dim``, which is removed."""
     promote = None
     save_inputs = False
     num_outputs = 2  # (or any other count: the input's size along dim; a node counts its results)
 
+    @staticmethod
+    def indices(shape, dim):
+        return [(slice(None),) * dim + (i,) for i in range(shape[dim])]
+
     @classmethod
     def infer(cls, x, dim):
         shape = tuple(x.shape[:dim]) + tuple(x.shape[dim + 1:])
         return tuple((shape, x.dtype) for _ in range(x.shape[dim]))
 
-    @staticmethod
-    def forward(x, dim):
-        return tuple(x[(slice(None),) * dim + (i,)] for i in range(x.shape[dim]))
+    @classmethod
+    def forward(cls, x, dim):
+        return tuple(x[index] for index in cls.indices(x.shape, dim))
 
-    @staticmethod
-    def backward(ctx, *grads):
-        dim, shape = ctx.attrs["dim"], ctx.shapes[0]
-        like = next(g for g in grads if g is not None)
-        part = shape[:dim] + shape[dim + 1:]
-        return (stack([like.new_zeros(part) if g is None else g for g in grads], dim),)
+    backward = staticmethod(_gather_back)
 
 
 class Split(Op):
@@ -56,21 +69,20 @@ class Split(Op):
     save_inputs = False
     num_outputs = 2  # (or any other count: one per size)
 
+    @staticmethod
+    def indices(shape, dim, sizes):
+        ends = list(itertools.accumulate(sizes))
+        return [(slice(None),) * dim + (slice(end - s, end),) for s, end in zip(sizes, ends)]
+
     @classmethod
     def infer(cls, x, dim, sizes):
         return tuple((tuple(x.shape[:dim]) + (s,) + tuple(x.shape[dim + 1:]), x.dtype) for s in sizes)
 
-    @staticmethod
-    def forward(x, dim, sizes):
-        starts = np.cumsum((0,) + tuple(sizes))
-        return tuple(x[(slice(None),) * dim + (slice(int(a), int(a) + s),)] for a, s in zip(starts, sizes))
+    @classmethod
+    def forward(cls, x, dim, sizes):
+        return tuple(x[index] for index in cls.indices(x.shape, dim, sizes))
 
-    @staticmethod
-    def backward(ctx, *grads):
-        dim, shape, sizes = ctx.attrs["dim"], ctx.shapes[0], ctx.attrs["sizes"]
-        like = next(g for g in grads if g is not None)
-        parts = [like.new_zeros(shape[:dim] + (s,) + shape[dim + 1:]) if g is None else g for g, s in zip(grads, sizes)]
-        return (cat(parts, dim),)
+    backward = staticmethod(_gather_back)
 
 
 def split(tensor, split_size_or_sections, dim=0):
