@@ -22,7 +22,7 @@ __all__ = ["parsed", "refusal"]
 
 # torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
 # accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
-# Tensor method lacks).
+# Tensor method lacks; a type ending in ``?`` takes None, unprinted).
 SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
     "cat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
@@ -69,9 +69,9 @@ SIGNATURES = {
     "median": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
     "nanmedian": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
     "sum": ("Tensor input, *, torch.dtype dtype = None",
-            "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
+            "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
     "mean": ("Tensor input, *, torch.dtype dtype = None, Tensor out = None",
-             "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
+             "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
     "prod": ("Tensor input, *, torch.dtype dtype = None",
              "Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
     "movedim": ("Tensor input, int source, int destination",
@@ -95,13 +95,14 @@ class _Parameter:
     def __init__(self, text, keyword_only, numbers=False):
         declaration, _, default = text.partition(" = ")
         self.type, _, self.name = declaration.rpartition(" ")
-        self.default = default or None
+        self.default = default or ("None?" if self.type.endswith("?") else None)  # (None taken, still required)
+        self.type = self.type.rstrip("?")
         self.keyword_only = keyword_only
         self.numbers = numbers and self.type == "Tensor"
 
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
-        return ((value is None and self.default == "None") or _CHECKS.get(self.type, _anything)(value)
+        return ((value is None and self.default in ("None", "None?")) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
 
@@ -110,12 +111,12 @@ class _Signature:
 
     def __init__(self, text, numbers=False):
         self.hidden, self.function_only = text.startswith("~"), text.startswith("@")
-        self.text = text.lstrip("~@")
-        self.items = self.text.split(", ")  # (torch's reading: "()" has one item, "*" is one)
+        self.text = text.lstrip("~@").replace("?", "")
+        self.items = text.lstrip("~@").split(", ")  # (torch's reading: "()" has one item, "*" is one)
         star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
         self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
         self.numbers = numbers
-        self.min_args = sum(p.default is None for p in self.params)
+        self.min_args = sum(p.default in (None, "None?") for p in self.params)
         self.max_positional = star
         self.varargs_ints = star == 1 and self.params[0].type == "tuple of ints"
 
@@ -138,8 +139,8 @@ class _Signature:
             if not keyword and param.keyword_only:
                 return self._extra_args(name, len(args))
             if keyword and param.name not in kwargs:
-                if param.default is None:
-                    missing = [f'"{p.name}"' for p in self.params[index:] if p.default is None]
+                if param.default in (None, "None?"):
+                    missing = [f'"{p.name}"' for p in self.params[index:] if p.default in (None, "None?")]
                     return (f"{name}() missing {len(missing)} required positional argument"
                             f"{'s' * (len(missing) == 1)}: {', '.join(missing)}")
                 continue
@@ -190,7 +191,7 @@ class _Signature:
         for i, value in enumerate(args):
             item = self.items[i] if i < len(self.items) else "*"
             param = _Parameter(item, False)
-            ok = item not in ("*", "") and param.default is None and param.accepts(value)
+            ok = item not in ("*", "") and " = " not in item and param.accepts(value)
             words.append(_type_word(value) if ok else f"!{_type_word(value)}!")
         for key in reversed(kwargs):
             param = next((p for p in self.params if p.name == key), None)
