@@ -90,19 +90,19 @@ NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq"}
 class _Parameter:
     """One parameter of a signature: its type as torch prints it, name, default text (None
     when required) and whether only a keyword reaches it."""
-    __slots__ = ("type", "name", "default", "keyword_only", "numbers")
+    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none")
 
     def __init__(self, text, keyword_only, numbers=False):
         declaration, _, default = text.partition(" = ")
-        self.type, _, self.name = declaration.rpartition(" ")
-        self.default = default or ("None?" if self.type.endswith("?") else None)  # (None taken, still required)
-        self.type = self.type.rstrip("?")
+        written, _, self.name = declaration.rpartition(" ")
+        self.type, self.default = written.rstrip("?"), default or None
+        self.takes_none = default == "None" or written.endswith("?")
         self.keyword_only = keyword_only
         self.numbers = numbers and self.type == "Tensor"
 
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
-        return ((value is None and self.default in ("None", "None?")) or _CHECKS.get(self.type, _anything)(value)
+        return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
 
@@ -116,7 +116,7 @@ class _Signature:
         star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
         self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
         self.numbers = numbers
-        self.min_args = sum(p.default in (None, "None?") for p in self.params)
+        self.min_args = sum(p.default is None for p in self.params)
         self.max_positional = star
         self.varargs_ints = star == 1 and self.params[0].type == "tuple of ints"
 
@@ -139,8 +139,8 @@ class _Signature:
             if not keyword and param.keyword_only:
                 return self._extra_args(name, len(args))
             if keyword and param.name not in kwargs:
-                if param.default in (None, "None?"):
-                    missing = [f'"{p.name}"' for p in self.params[index:] if p.default in (None, "None?")]
+                if param.default is None:
+                    missing = [f'"{p.name}"' for p in self.params[index:] if p.default is None]
                     return (f"{name}() missing {len(missing)} required positional argument"
                             f"{'s' * (len(missing) == 1)}: {', '.join(missing)}")
                 continue
