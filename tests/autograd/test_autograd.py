@@ -143,7 +143,7 @@ def test_grad_fn_names_and_next_functions():
     mul = y.grad_fn.next_functions[0][0]
     assert mul.name() == ty.grad_fn.next_functions[0][0].name() == "MulBackward0"
     acc = mul.next_functions[0][0]
-    assert acc.name() == "AccumulateGrad" and acc.variable is x
+    assert acc.name() == "torch::autograd::AccumulateGrad" and type(acc).__name__ == "AccumulateGrad" and acc.variable is x
     assert mul.next_functions[1] == (None, 0)
     assert x.is_leaf and not y.is_leaf
 

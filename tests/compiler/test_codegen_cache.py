@@ -273,11 +273,12 @@ def test_a_graph_cut_into_units_runs_as_one(tmp_path, monkeypatch):
     from test_codegen import mlp_step
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(cgen.CSource, "MIN_UNIT_CHARS", 1)
+    monkeypatch.setattr(toolchain, "jobs", lambda: 2)  # the units' count is 2 per CPU: one count on every machine
     b, g = mlp_step(np.float32, ignore=3)
     fn = compile_graph(g, {})
     objects = list((tmp_path / "ember" / "compile").glob("o-*.o"))
     kernels = re.findall(r"^int kernel_\d+\(.*\) \{$", fn.c_source, re.M)
-    assert len(objects) == min(2 * toolchain.jobs(), len(kernels)) > 1
+    assert len(kernels) > 4 and len(objects) == 4
     args, ref_args = ([b.values[p].copy() for p in g.placeholders] for _ in range(2))
     reference = compile_python(g)
     for _ in range(2):

@@ -71,7 +71,7 @@ TORCH_NAMES = {
     "CrossEntropy": "NllLossBackward0",
     "Conv": "ConvolutionBackward0",
     "ConvTranspose": "ConvolutionBackward0",
-    "CopySlices": "CopySlices",  # torch names this node without "Backward0"
+    "CopySlices": "torch::autograd::CopySlices",  # torch's class without "Backward0", name() with its namespace
     "MaxPool": _pool("MaxPool{}DWithIndicesBackward0"),
     "AvgPool": _pool("AvgPool{}DBackward0"),
     "Scatter": lambda inputs, attrs: "ScatterBackward0" if _is_tensor(inputs[1]) else "ScatterBackward1",

@@ -289,6 +289,7 @@ class AccumulateGrad(Node):
     ``ember.memory_allocated`` would climb in between. ``variable`` is None once the leaf is
     gone; no one can read that leaf's gradient then, so the engine skips it."""
     __slots__ = ("_variable",)
+    qualified_name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable):
         Node.__init__(self, ())
@@ -378,7 +379,7 @@ def _message_name(node):
     stem, backward, number = name.rpartition("Backward")
     if backward and (number == "" or number.isdigit()):
         return stem + ("" if number == "0" else number)
-    return f"torch::autograd::{name}"
+    return name if "::" in name else f"torch::autograd::{name}"
 
 
 class _SavedHooks(threading.local):
