@@ -405,7 +405,7 @@ _METHODS = {
                         "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
     "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
     "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
+        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
                                              else _shape_arg(dims, ("flip", "dims"))),
         "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,

@@ -9,10 +9,9 @@ from ember._ops.parser import SIGNATURES
 
 # calls whose refusal is not worded as torch's yet: ember accepts a Tensor as the sequence
 # of `cat`/`stack` and a str operand of `eq`; `Tensor.trace` is a no-argument method in torch;
-# the `flip` method's adapter reports the function's position; `x.addmm(foo=1)` takes torch's
-# "unrecognized keyword arguments" branch.
+# `x.addmm(foo=1)` takes torch's "unrecognized keyword arguments" branch.
 KNOWN = {("f", "cat", ("T",), ()), ("f", "stack", ("T",), ()), ("f", "eq", ("T", "s"), ()),
-         ("m", "eq", ("T", "s"), ()), ("m", "flip", ("T", "s"), ()), ("m", "addmm", ("T",), ("foo",))}
+         ("m", "eq", ("T", "s"), ()), ("m", "addmm", ("T",), ("foo",))}
 CALLS = [((), {}), (("T",), {}), (("T",), {"foo": 1}), (("T", "s"), {}), (("s",), {}),
          (("T", 0, 0, 0, 0, 0, 0), {})]
 
