@@ -63,3 +63,29 @@ def test_without_grad_the_views_have_no_node_and_are_views():
     assert all(v.grad_fn is None and v._base is x and v.output_nr == 0 for v in views)
     views[1].mul_(0)  # (no history: torch allows the write too)
     assert x[1].sum().item() == 0
+
+
+def test_views_of_a_detached_alias_refuse_in_place_writes_as_torchs():
+    messages = []
+    for lib in (torch, ember):
+        x = lib.ones(3, 2).detach().requires_grad_()
+        with pytest.raises(RuntimeError) as info:
+            x.unbind(1)[0].mul_(2)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("call", [lambda x: x.unsafe_split(3), lambda x: x.unsafe_chunk(2, 1),
+                                  lambda x: x.unsafe_split_with_sizes([1, 4])])
+def test_unsafe_splits_share_memory_one_node_and_take_writes(call):
+    seen = {}
+    for lib in (torch, ember):
+        leaf = _leaf(lib)
+        pieces = call(leaf * 1)
+        facts = [type(pieces[0].grad_fn).__name__, [p.output_nr for p in pieces], pieces[0]._base is None,
+                 len({id(p.grad_fn) for p in pieces})]
+        pieces[0].mul_(3)  # (not a view: allowed, recorded on the piece alone)
+        (pieces[0].sum() + (pieces[-1] ** 2).sum()).backward()
+        seen[lib.__name__] = facts, type(pieces[0].grad_fn).__name__, leaf.grad.numpy()
+    assert seen["ember"][:2] == seen["torch"][:2]
+    np.testing.assert_allclose(seen["ember"][2], seen["torch"][2], rtol=1e-12)

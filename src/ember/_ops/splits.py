@@ -88,6 +88,19 @@ class Split(Op):
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
     RuntimeError for a 0-dim tensor."""
+    d, sizes, name = _pieces(tensor, split_size_or_sections, dim)
+    out, offset = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, offset, s))
+        offset += s
+    views = _one_node(Split, tensor, tuple(out), name, dim=d, sizes=tuple(sizes))
+    named(views[0], name + "Backward0")  # (their one node, named as torch's)
+    return views
+
+
+def _pieces(tensor, split_size_or_sections, dim):
+    """The wrapped ``dim``, the sizes of the pieces and torch's name of the split ("Split",
+    "SplitWithSizes"); torch's errors for a size or sizes that do not fit."""
     if tensor.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.ndim)
@@ -113,28 +126,24 @@ def split(tensor, split_size_or_sections, dim=0):
         if builtins.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
-    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
-    out, offset = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, offset, s))
-        offset += s
-    views = _one_node(Split, tensor, tuple(out), name, dim=d, sizes=tuple(sizes))
-    named(views[0], name + "Backward0")  # (their one node, named as torch's)
-    return views
+    return d, sizes, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
 
 
 @numpy_names
 def chunk(input, chunks, dim=0):
     """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
     (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
+    return split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def _chunk_size(input, chunks, dim):
+    """The size (or, for an empty dim, the sizes) ``split`` gives ``chunk``'s pieces."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     n = input.shape[_wrap_dim(dim, input.ndim)]
-    if n == 0:
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-n // chunks), dim)
+    return [0] * chunks if n == 0 else -(-n // chunks)
 
 
 def split_with_sizes(input, split_sizes, dim=0):
@@ -142,7 +151,24 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split(input, list(split_sizes), dim)
 
 
-unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, chunk
+def unsafe_split(input, split_size, dim=0):
+    """``split``'s pieces as tensors that share the input's memory without being its views
+    (torch's ``UnsafeSplitBackward0``): writing one in place is allowed, and the input's history
+    does not see it (https://pytorch.org/docs/stable/generated/torch.unsafe_split.html)."""
+    d, sizes, name = _pieces(input, split_size, dim)
+    pieces = apply(Split, input, dim=d, sizes=tuple(sizes))
+    named(pieces[0], f"Unsafe{name}Backward0")
+    return pieces
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``unsafe_split`` into pieces of the listed ``split_sizes`` (``UnsafeSplitWithSizesBackward0``)."""
+    return unsafe_split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk``'s pieces as :func:`unsafe_split` gives them."""
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
 
 
 @numpy_names
