@@ -84,7 +84,7 @@ FUNCTION_LEVEL_ALLOWED = {
     # mp.spawn starts one MPI job only for a program that has imported ember.distributed
     # (its processes must join one world): importing it here would make every program one.
     ("ember/multiprocessing/spawn.py", "start_processes", DYNAMIC),
-    ("ember/nn/modules/module.py", "compile", "ember.compiler"),
+    ("ember/nn/modules/module.py", "compile", "ember.compiler.eval_frame"),
     # SyncBatchNorm all-reduces over a process group only a program that imported
     # ember.distributed can have made (mpi4py: +0.3 s to import otherwise).
     ("ember/nn/modules/batchnorm.py", "_normalize", "ember.distributed.nn.functional"),

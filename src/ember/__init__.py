@@ -298,7 +298,7 @@ def __getattr__(name):
     # The model-building library loads on first use, keeping ``import ember`` light.
     import importlib
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
-                "compiler", "_dynamo", "_logging", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
+                "compiler", "_dynamo", "_inductor", "_functorch", "_logging", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
                 "multiprocessing", "distributions", "func", "serialization", "hub", "cpu", "jit", "random",
                 "quasirandom", "signal"):
         return importlib.import_module(f"{__name__}.{name}")

@@ -23,6 +23,13 @@ def _graphs():
     return counters["stats"]["unique_graphs"]
 
 
+class _OwnLinear(nn.Linear):
+    """A Linear with a forward of its own (user code: compiled by ``.compile()``)."""
+
+    def forward(self, x):
+        return super().forward(x)
+
+
 # ---- guards and recompiles -------------------------------------------------------------------
 def test_each_guard_recompiles_once_and_names_itself(capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOGS", "recompiles")
@@ -206,7 +213,7 @@ def test_compile_keywords_are_torchs():
         for n in (1, 2):
             assert a(ember.ones(n)).tolist() == b(ember.ones(n)).tolist() == [2.0] * n
     assert len(a._entries) == 2 and len(b._entries) == 1
-    m = nn.Linear(2, 2)
+    m = _OwnLinear(2, 2)  # (nn.Linear's own forward stays eager under .compile(), as torch's)
     m.compile(name="lin", isolate_recompiles=True, shapes_spec=None)
     x = ember.ones(3, 2)
     np.testing.assert_allclose(m(x).detach().numpy(), (x @ m.weight.T + m.bias).detach().numpy(), rtol=1e-6)
@@ -332,9 +339,13 @@ def test_module_compile_reset_and_optimized_module():
         assert _graphs() == 0
         compiled(x)
         assert _graphs() == 1
-        model.compile(backend="eager")
+        model.compile(backend="eager")  # (nn.Linear's own forward: eager, as torch's dynamo skips torch.nn)
         # the code generator's direct small-GEMM kernel sums in another order than BLAS
         np.testing.assert_allclose(model(x).numpy(), compiled(x).numpy(), rtol=1e-6, atol=1e-7)
+        assert _graphs() == 1
+        own = _OwnLinear(3, 2)
+        own.compile(backend="eager")
+        own(x)
     assert _graphs() == 2
 
 

@@ -148,8 +148,7 @@ def test_compile_counter_counts_as_torchs():
     counts = []
     for lib, counter in ((ember, CompileCounter()), (torch, TorchCounter())):
         lib._dynamo.reset()
-        # (dynamic=False: ember replays a graph with size symbols without the callable backend)
-        cf = lib.compile(lambda a: a.cos() * 2, backend=counter, dynamic=False)
+        cf = lib.compile(lambda a: a.cos() * 2, backend=counter)  # (the dynamic graph counted too)
         row = []
         for n in (4, 4, 5, 7):
             cf(lib.ones(n))

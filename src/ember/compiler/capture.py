@@ -81,13 +81,12 @@ class Capture:
         ran_backward: the function ran the autograd engine (its outputs are returned detached).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
-            with their backward (see :mod:`.aot`).
-    """
+            with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
 
     def __init__(self, graph, sources):
         self.graph, self.sources = graph, sources
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
-        self.breaks, self.ran_backward, self.reads_grad, self.pieces = [], False, False, [graph]
+        self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
         self.grad_written = set()  # ids of the tensors whose .grad the call set before reading it
 
 
@@ -538,7 +537,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     finally:
         _core.OBSERVERS.remove(tracer)
         restore_print()
-        restore_io()
+        read_names = restore_io()
         Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
         for (module, name), draw in zip(draws, originals):
             setattr(module, name, draw)
@@ -547,7 +546,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
-    cap.joint = cap_joint if not tracer.breaks else None
+    cap.joint, cap.read_names = (cap_joint if not tracer.breaks else None), read_names
     if not cap.breaks:
         _finish(tracer, cap, result)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]

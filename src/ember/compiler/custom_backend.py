@@ -1,12 +1,14 @@
 """Callable backends (torch's custom backend API): ``ember.compile(fn, backend=my_backend)``.
 
-``my_backend(gm, example_inputs)`` is called once per captured graph, when it is compiled, with
-the graph as a :class:`~ember.fx.graph_module.CapturedGraphModule` (its inputs: the graph's
-placeholders in order, the tensors read from parameters and globals included) and example
-tensors of the placeholders' shapes and dtypes; what it returns is called on each replay with
-the placeholders' tensors and returns the graph's outputs (a tuple or list), autograd running
-through it as in the ``"eager"`` backend. A graph with size symbols (dynamic shapes) is
-replayed through the dispatcher without it.
+``my_backend(gm, example_inputs)`` is called once per captured graph, when it is compiled (at
+the call that captured it), with the graph as a :class:`~ember.fx.graph_module.CapturedGraphModule`
+(its inputs: the graph's placeholders in order, the tensors read from parameters and globals
+included) and, as torch's, the tensors that call fed them (the call's own argument tensors,
+the same objects); what it returns is called on each replay with the placeholders' tensors and
+returns the graph's outputs (a tuple or list), autograd running through it as in the
+``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
+symbols' ints first (``graph.symbols`` in order; its example inputs: their values at the
+capturing call), then the tensors.
 """
 from .._creation import zeros
 from ..fx import graph_module as _graph_module  # (the module: fx imports the compiler)
@@ -20,14 +22,42 @@ def is_custom(backend):
     return callable(backend) and not isinstance(backend, str)
 
 
-def custom_runner(backend, graph):
-    """``run(tensors) -> outputs``: ``backend`` (a callable backend) applied to ``graph`` now."""
-    gm = _graph_module.CapturedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
-    if graph.symbols:
-        return lambda tensors, sizes=None: gm.run_at(tensors, sizes)
-    examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
-                for p in graph.placeholders]
-    compiled = backend(gm, examples)
+class _SizedGraphModule(_graph_module.CapturedGraphModule):
+    """A graph with size symbols as a callable backend gets it: ``forward(*sizes, *tensors)``,
+    one int per symbol of ``graph.symbols`` before the placeholders' tensors (torch's
+    ``Sym(s0)`` placeholders come first too)."""
+
+    def forward(self, *args):
+        names = self.graph.symbols
+        return self.run_at(list(args[len(names):]), dict(zip(names, args)))
+
+
+def _example(fetch, inputs, sizes):
+    """A placeholder's tensor at the capturing call, or None where it has none (a ``.grad`` or
+    an optimizer's state not made yet)."""
+    try:
+        return fetch(inputs, sizes)
+    except (KeyError, AttributeError):
+        return None
+
+
+def custom_runner(backend, graph, fetch=(), call=None):
+    """``run(tensors[, sizes]) -> outputs``: ``backend`` (a callable backend) applied to ``graph``
+    now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
+    ``(inputs, sizes)``, read by ``fetch`` (each placeholder's ``fetch(inputs, sizes)``, as
+    the entry reads them); where there is none, zeros of the placeholders' shapes."""
+    cls = _SizedGraphModule if graph.symbols else _graph_module.CapturedGraphModule
+    gm = cls({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
+    names = graph.symbols
+    if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)
+        return lambda tensors, sizes: gm.run_at(tensors, sizes)
+    examples = [] if call is None else [_example(f, *call) for f in fetch]
+    if call is None or any(e is None for e in examples):
+        examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
+                    for p in graph.placeholders]
+    compiled = backend(gm, [call[1][n] for n in names] + examples if names else examples)
     if not callable(compiled):
         raise TypeError(f"a compiler backend returns a callable; {backend!r} returned {compiled!r}")
+    if names:
+        return lambda tensors, sizes: list(compiled(*[sizes[n] for n in names], *tensors))
     return lambda tensors: list(compiled(*tensors))

@@ -26,6 +26,8 @@ recorded sizes (``if B % 7 == 0``, ``if B > 33``), is caught by :func:`verify`: 
 call at each new size is recorded and refitted with the samples. Python side effects other
 than tensors run once per probe.
 """
+import math
+
 import numpy as np
 
 from .. import _random
@@ -36,7 +38,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, int_ranges, traced_capture
+from .dynamic_ints import ARG, compared_range, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -105,7 +107,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
     try:
         result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
-                                      {k: (args + tuple(kwargs.values()))[k] for k in uses})
+                                      {k: (args + tuple(kwargs.values()))[k] for k in uses},
+                                      {k: dims[(ARG, k)] for k in uses})
     except Exception:
         if not _read_type(uses):
             raise
@@ -118,6 +121,10 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
+    ranges = dict(ranges)
+    for k, seen in uses.items():  # ``if k > 3:`` only: a graph for the values on the same side
+        name, seen.branch = dims[(ARG, k)].args[0], list(seen.compared)
+        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)))
     if cap.breaks or not dims:
         return result, cap, None, None
     after = _State(world)
@@ -342,18 +349,21 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
         else:
             kwargs2[names[k - len(args2)]] = v
     held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
-    counts = {k: len(seen) for k, seen in uses.items()}
+    counts = {k: (len(seen), len(seen.compared)) for k, seen in uses.items()}
     try:
         _put(held)
         world2 = World(fn, args2, kwargs2, held=held)
-        _, cap = traced_capture(fn, args2, kwargs2, world2, False, joint, uses, {k: values[k] for k in uses})
+        _, cap = traced_capture(fn, args2, kwargs2, world2, False, joint, uses, {k: values[k] for k in uses},
+                                {k: dims[(ARG, k)] for k in uses})
     finally:
         _put(world.held)
     if cap.breaks:
         raise Mismatch(f"graph break: {cap.breaks[0][0]}")
     for k, seen in uses.items():
-        if len(seen) > counts[k]:
+        if len(seen) > counts[k][0]:
             raise Mismatch(f"Python reads argument {k}'s value ({seen[-1][0]} at {seen[-1][1]})")
+        if seen.compared[counts[k][1]:] != getattr(seen, "branch", []):
+            raise Mismatch(f"Python compares argument {k} otherwise ({seen.compared[counts[k][1]:]})")
     return cap
 
 
@@ -425,7 +435,8 @@ def _unify_error(samples):
 
 def _unify(samples, fixed):
     """The symbolic (node, args, kwargs, shape) of every node of the first sample's graph,
-    fitted over all samples, and the sources of constants rebuilt per call; raises Mismatch
+    fitted over all samples, the sources of constants rebuilt per call and the returned
+    structure (its ints fitted too: :func:`.dynamic_ints.fit_returned`); raises Mismatch
     naming the first difference."""
     points = [{n: v for n, v in p.items() if n not in fixed} for p, _ in samples]
     caps = [c for _, c in samples]
@@ -498,7 +509,9 @@ def _unify(samples, fixed):
             _strict([tuple(v if isinstance(v, (str, int)) else id(v) for v in s) for s in group], name)
     _strict([[index[j][v] for v in g.outputs] for j, g in enumerate(graphs)], "outputs")
     _strict([[(index[j][p], index[j][v]) for p, v in g.mutations] for j, g in enumerate(graphs)], "mutations")
-    _strict([c.output for c in caps], "the returned structure")
+    exprs = iter(getattr(caps[0], "returned_exprs", ()))
+    output = fit_returned([c.output for c in caps], same, exprs, [p for p, _ in samples], set(fixed),
+                          getattr(caps[0], "int_symbols", ()), Mismatch)
     _strict([[(id(p), i) for p, i in c.grad_sets] for c in caps], ".grad updates")
     _strict([None if c.joint is None else (sorted(index[j][n] for n in g.nodes if id(n) in c.joint[0]),
                                           [(k, index[j][n]) for k, n in c.joint[1]])
@@ -512,7 +525,7 @@ def _unify(samples, fixed):
         shape = same([m.meta.get("shape") for m in nodes], f"{where} result shape")
         _strict([(m.meta.get("dtype"), m.meta.get("requires_grad"), m.meta.get("num_outputs")) for m in nodes], where)
         plan.append((n, args, kwargs, shape))
-    return plan, sources
+    return plan, sources, output
 
 
 class SizedConstant:
@@ -565,9 +578,9 @@ def _equal(a, b):
 
 
 def _apply(cap, fitted):
-    """Writes the fitted args, attrs and shapes into the graph's nodes (users lists stay) and
-    the constants rebuilt per call into its sources."""
-    plan, sources = fitted
+    """Writes the fitted args, attrs and shapes into the graph's nodes (users lists stay), the
+    constants rebuilt per call into its sources and the fitted returned structure into its output."""
+    plan, sources, cap.output = fitted
     for k, source in sources:
         cap.sources[k] = source
     for node, args, kwargs, shape in plan:

@@ -1,32 +1,41 @@
 """Dynamic int arguments (:mod:`.dynamic`): recording with them traced (:mod:`.traced_ints`),
-and the range of one that sizes a value."""
+the range of one that sizes a value, and the ints a dynamic graph returns."""
+import inspect
 import math
 
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
 from .capture import capture
 from .graph import instances_in
-from .symbolic import Expr, free_symbols, symbol
+from .contents import LARGE
+from .side_effects import global_names, plain_object
+from .symbolic import Expr, evaluate, free_symbols, symbol
 from .traced_ints import TRACING, VALUES, TracedInt, plain
 
-__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges"]
+__all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
+           "plain_ints", "compared_range"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
 ARG = "argument"
 
 
-def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
+def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symbols):
     """:func:`~.capture.capture` with the int arguments ``values`` (``{position in (*args,
     *kwargs.values()): int}``) passed as traced ints (:class:`~.traced_ints.TracedInt`) noting
-    into ``uses[position]``."""
+    into ``uses[position]``, each the expression ``symbols[position]``. The capture's
+    ``returned_exprs`` are the expressions of the ints returned (None where one did not come
+    traced: Python computed it), ``int_symbols`` the names of ``symbols``."""
     if not uses:
         return capture(fn, args, kwargs, world, fullgraph, joint)
     args, names = list(args), list(kwargs)
     kwargs = dict(kwargs)
     for k, value in values.items():
         if k < len(args):
-            args[k] = TracedInt(value, uses[k])
+            args[k] = TracedInt(value, uses[k], symbols[k])
         else:
-            kwargs[names[k - len(args)]] = TracedInt(value, uses[k])
+            kwargs[names[k - len(args)]] = TracedInt(value, uses[k], symbols[k])
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
@@ -34,6 +43,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
         # a returned int computed from a traced one is the user's plain int (passed back in as
         # ``step`` it would be guarded as an object, by identity), in replays too
+        cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
+        cap.int_symbols = {e.args[0] for e in symbols.values()}
         cap.output = plain(cap.output)
         return plain(result), cap
     finally:
@@ -41,10 +52,84 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values):
         VALUES.clear()
         for seen in uses.values():
             seen.active = False
-        for module in world.all_modules:  # ``self.pos = k``: the module keeps a plain int
-            for name, value in list(vars(module).items()):
-                if type(value) is TracedInt:
-                    setattr(module, name, plain(value))
+        plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
+
+
+def plain_ints(world):
+    """Puts a plain int in place of each traced int (:class:`~.traced_ints.TracedInt`) that a
+    recording left where the call can reach: in the globals and closure cells the function names,
+    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples and
+    plain objects they hold, up to four levels down and :data:`~.contents.LARGE` items long
+    (``self.n = k``, ``seen.append(k + 1)``:
+    ``type(obj.n) is int`` after the call, as after eager's)."""
+    fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
+    code, seen = getattr(fn, "__code__", None), set()
+
+    def fixed(value, depth):  # the value to put back: a traced int's int, a tuple rebuilt, else itself
+        if type(value) is TracedInt:
+            return int.__int__(value)
+        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float, type)) or value is None \
+                or isinstance(value, (list, dict, set)) and len(value) > LARGE:  # (a data set is not walked)
+            return value
+        seen.add(id(value))
+        if isinstance(value, tuple):
+            items = [fixed(v, depth + 1) for v in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        target = value
+        if isinstance(value, list):
+            slots = enumerate(value)
+        elif isinstance(value, dict):
+            if any(type(key) is TracedInt for key in value):  # (``d[k] = ...``: the keys too, in order)
+                items = list(value.items())
+                value.clear()
+                value.update((int.__int__(key) if type(key) is TracedInt else key, v) for key, v in items)
+            slots = list(value.items())
+        elif isinstance(value, set):
+            traced = [v for v in value if type(v) is TracedInt]
+            value.difference_update(traced)
+            value.update(int.__int__(v) for v in traced)
+            return value
+        elif isinstance(value, (Module, Optimizer)) or plain_object(value):
+            target = vars(value)  # (a plain object's __dict__ written: no property or __setattr__ runs)
+            slots = list(target.items())
+        else:
+            return value
+        for key, item in slots:
+            new = fixed(item, depth + 1)
+            if new is not item:  # (a module's attribute set as its own code would: its state version counts)
+                setattr(value, key, new) if isinstance(value, Module) else target.__setitem__(key, new)
+        return value
+    if code is not None:
+        for name in dict.fromkeys(global_names(code)):
+            if name in fn.__globals__:
+                new = fixed(fn.__globals__[name], 0)
+                if new is not fn.__globals__[name]:
+                    fn.__globals__[name] = new
+        for cell in fn.__closure__ or ():
+            try:
+                new = fixed(cell.cell_contents, 0)
+            except ValueError:  # an empty cell
+                continue
+            if new is not cell.cell_contents:
+                cell.cell_contents = new
+    for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
+        fixed(root, 0)
+
+
+def compared_range(compared, was):
+    """The range ``(lo, hi)`` (``hi`` None: unbounded) of the values for which each comparison
+    of ``compared`` (:attr:`.traced_ints.Uses.compared`) has its outcome, within ``was``: the
+    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``)."""
+    lo, hi = was
+    for name, c, outcome in compared:
+        below = {"__lt__": c - 1, "__le__": c, "__gt__": c, "__ge__": c - 1}[name]  # (the largest value on the low side)
+        if outcome == (name in ("__lt__", "__le__")):
+            hi = below if hi is None else min(hi, below)
+        else:
+            lo = max(lo, below + 1)
+    return lo, hi
 
 
 def int_ranges(cap, ints, samples, ranges):
@@ -76,6 +161,9 @@ def int_ranges(cap, ints, samples, ranges):
             else:
                 other.update(free_symbols(a))
         other.update(free_symbols(list(node.kwargs.values())))
+    # a returned int (``return x * k, k + 1``): a polynomial of the symbols where it came traced
+    for e, came in zip(returned_ints(cap.output), getattr(cap, "returned_exprs", ())):
+        (traced if came is not None else other).update(free_symbols(e))
     for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
         if source[0] == "sized_const":
             sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
@@ -84,6 +172,50 @@ def int_ranges(cap, ints, samples, ranges):
         if lo == -math.inf:  # (a declared minimum, an IntVar's, is the user's to keep)
             ranges[n] = (min(point[n] for point, _ in samples), hi)
     return (names & traced) - sizing - other
+
+
+def returned_ints(value):
+    """The ints (or their fitted expressions) in a returned structure (a skeleton), in order."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from returned_ints(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from returned_ints(v)
+    elif type(value) in (int, TracedInt) or isinstance(value, Expr):
+        yield value
+
+
+def fit_returned(values, same, exprs, points, fixed, int_symbols, mismatch):
+    """The returned structure of a dynamic graph fitted over its samples (``values``, skeletons,
+    at ``points``; ``same`` fits values as :func:`.dynamic._unify` does): an int in it may follow
+    the symbols, evaluated at each replay. One computed from int arguments by arithmetic
+    (``return x * k, k + 1``) is its expression (``exprs``: an iterator over the first sample's
+    ``returned_exprs``); one a fit finds (a size, ``x.size(0)``) is that fit, but one Python
+    computed from an int argument unseen (``len(range(k))``) raises ``mismatch``: torch
+    specialises it too. All else must be the same in each (else ``mismatch``)."""
+    first = values[0]
+    if all(type(v) is int for v in values):
+        expr = next(exprs, None)
+        if expr is None or not fixed.isdisjoint(free_symbols(expr)):  # (a specialised symbol in it: a fit)
+            fitted = same(values, "a returned int")
+            if expr is None and isinstance(fitted, Expr) and not set(int_symbols).isdisjoint(free_symbols(fitted)):
+                raise mismatch(f"a returned int ({values}) is computed from an int argument by Python unseen")
+            return fitted
+        if any(evaluate(expr, p) != v for p, v in zip(points, values)):
+            raise mismatch(f"a returned int: {values} is not {expr} at each sample")
+        return expr
+    more = (exprs, points, fixed, int_symbols, mismatch)
+    if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
+        items = [fit_returned([v[k] for v in values], same, *more) for k in range(len(first))]
+        return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+    if isinstance(first, dict) and all(type(v) is type(first) and v.keys() == first.keys() for v in values):
+        return type(first)((k, fit_returned([v[k] for v in values], same, *more)) for k in first)
+    if any(v != first for v in values):
+        raise mismatch("the returned structure differ")
+    for _ in returned_ints(first):  # (the expressions of its ints passed over)
+        next(exprs, None)
+    return first
 
 
 def _takes_numbers(node):

@@ -10,7 +10,6 @@ that broke run eagerly between them); where a split is refused, an entry runs th
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
-import contextlib
 import copy
 import functools
 import operator
@@ -30,6 +29,7 @@ from . import aot, replay
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, is_custom
 from .capture import capture, input_names, unflatten
+from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import int_symbols, static_ints
 from .breaks import SPARSE
@@ -37,6 +37,7 @@ from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, snapshot, with_patterns
 from .aliases import remake, without_views
+from .arguments import Binder
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
@@ -65,29 +66,7 @@ class _Config:
         them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
         ``patch({"name": value})``."""
         changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
-        return _ConfigPatch(self, changes)
-
-
-class _ConfigPatch(contextlib.ContextDecorator):
-    """A ``config.patch(...)``: the changes, and the values they replaced (a stack: re-entrant)."""
-
-    def __init__(self, config, changes):
-        self.config, self.changes, self.prior = config, changes, []
-
-    def __enter__(self):
-        self.prior.append({k: getattr(self.config, k, _UNSET) for k in self.changes})
-        for k, v in self.changes.items():
-            setattr(self.config, k, v)
-
-    def __exit__(self, *exc_info):
-        for k, v in self.prior.pop().items():
-            if v is _UNSET:
-                self.config.__dict__.pop(k, None)
-            else:
-                setattr(self.config, k, v)
-
-
-_UNSET = object()
+        return ConfigPatch(self, changes)
 
 
 config = _Config()
@@ -104,9 +83,10 @@ def _log(kind, text):
 
 class _Entry:
     """One cached compilation: its guards and how to run a call that passes them. A dynamic
-    graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph)."""
+    graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph); ``call``:
+    the capturing call's ``(inputs, sizes)``, a callable backend's example inputs."""
 
-    def __init__(self, facts, cap, backend, options, ranges=None):
+    def __init__(self, facts, cap, backend, options, ranges=None, call=None):
         self.facts, self.cap, self.ranges = facts, cap, ranges
         # outputs that are views of an input are remade from it after each run (aliases.py)
         graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
@@ -140,7 +120,7 @@ class _Entry:
             return
         self.joint = None
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
-            self.run, self.on_arrays = custom_runner(backend, graph), False
+            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call), False
         elif backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":
@@ -216,7 +196,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
-        return unflatten(self.cap.output, iter(results))
+        return unflatten(self.cap.output, iter(results), sizes)
 
 
 def _codegen(graph, options):
@@ -254,6 +234,7 @@ class _CompiledFunction:
         self._fn, self._fullgraph, self._backend, self._options = fn, fullgraph, backend, options
         self._recompile_limit, self._dynamic, self._spec = recompile_limit, dynamic, spec
         self._signature_of = signature_of or fn  # whose parameters the spec names (a module's forward)
+        self._binder = Binder(self._signature_of)  # (calls bound to them first, as torch's frames)
         if spec is not None:
             spec.check_signature(self._signature_of)
         settings = (backend, tuple(sorted(options.items())), dynamic, recompile_limit)  # (fullgraph shares)
@@ -276,7 +257,7 @@ class _CompiledFunction:
                                    self._dynamic, self._spec, self._signature_of, self._label, self._isolate)
 
     def __call__(self, *args, **kwargs):
-        fn = self._fn
+        fn, (args, kwargs) = self._fn, self._binder.bound(args, kwargs)
         if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
@@ -325,10 +306,11 @@ class _CompiledFunction:
                     counters["recompiles"][self._label] += 1
                     counters["stats"]["unique_graphs"] += 1
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
-                                         _Entry(relevant(facts, cap), cap, self._backend, self._options))
+                                         _Entry(relevant(facts, cap), cap, self._backend, self._options,
+                                                call=(world.inputs, None)))
                 return result
         family = self._cache.family
-        last = (self._entries or [e for cache in family.caches for e in cache.entries] or [None])[-1]
+        last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
@@ -370,7 +352,8 @@ class _CompiledFunction:
             self._static_ints.update(static_ints(dims, shape))  # (not probed again at each new value)
             if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
                 counters["stats"]["unique_graphs"] += 1
-                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options))
+                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
+                                            call=(world.inputs, None)))
         else:
             (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
         if cap.breaks:
@@ -380,11 +363,12 @@ class _CompiledFunction:
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                        for n, v in relevant(facts, cap)))
         if shape is None:
-            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options)
+            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options, call=(world.inputs, None))
             self._entries.append(rebind.remember(entry, world, counted=not alike))
         else:
-            self._entries.append(_Entry(with_patterns(relevant(facts, cap), shape), cap, self._backend,
-                                        self._options, shape.ranges))
+            guarded = with_patterns(relevant(facts, cap), shape)
+            self._entries.append(_Entry(guarded, cap, self._backend, self._options, shape.ranges,
+                                        (world.inputs, bind(guarded, facts, shape.ranges))))
             self._entries[-1].shape = shape
         return result
 
@@ -557,6 +541,19 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
                                                         isolate_recompiles))
     return _CompiledFunction(model, fullgraph, backend, options, recompile_limit, dynamic, spec, name=name,
                              isolate=isolate_recompiles)
+
+
+
+def compile_forward(module, *args, **kwargs):
+    """``module.compile(...)`` (torch's ``nn.Module.compile``): ``module.forward`` replaced by
+    its compiled self. One whose ``forward`` is ``ember.nn``'s own (``nn.Linear(4, 4).compile()``,
+    an ``nn.Sequential``) runs it eagerly, its submodules compiled instead, as torch's dynamo
+    skips ``torch.nn``'s files and compiles the user modules called from them."""
+    if type(module).forward.__module__.startswith("ember.nn."):
+        for child in module.children():
+            compile_forward(child, *args, **kwargs)
+    else:
+        module.forward = compile(module.forward, *args, **kwargs)
 
 
 

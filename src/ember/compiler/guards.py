@@ -33,6 +33,7 @@ from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, user_class, user_code
+from .sources import ATTRIBUTES
 from .symbolic import Expr, evaluate
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
@@ -141,7 +142,7 @@ class World:
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
-            ("Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)",
+            (ATTRIBUTES,
              tuple([tuple([(k, type(v), v) if scalar(v) else (k, baked(v)) if container(v) else (k, "is", id(v))
                            for k, v in vars(m).items()
                            if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS

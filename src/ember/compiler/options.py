@@ -1,6 +1,7 @@
 """The settings ``ember.compile`` checks before it compiles anything: the mode, the backend and
 the code generator's options (``torch.compile``'s ``mode=``, ``backend=`` and ``options=``)."""
 from .backends import OPTIONS
+from .config_module import inductor_options
 from .custom_backend import is_custom
 from .exc import InvalidBackend
 
@@ -30,7 +31,8 @@ def list_backends(exclude_tags=("debug", "experimental")):
 
 def resolve(backend, mode, options):
     """``(backend name, options)``: the backend (``"inductor"`` when None) and the code
-    generator's options with the mode's (``options["mode"]`` names the mode).
+    generator's options: ``torch._inductor.config``'s keys set away from their defaults, under
+    the mode's, under ``options`` (``options["mode"]`` names the mode).
 
     An option's name may use ``-`` for ``_`` (``"max-autotune"``), as torch's. Mode ``"lite"``
     runs the captured graph op by op (the ``"aot_eager"`` backend) where the backend is inductor.
@@ -60,4 +62,5 @@ def resolve(backend, mode, options):
         named[name] = value
     if mode == "lite" and backend == "inductor":
         backend = "aot_eager"
-    return backend, dict(_MODE_OPTIONS[mode or "default"], **named, mode=mode or "default")
+    # torch._inductor.config's values set by the script, under the mode's and options=' own
+    return backend, dict(inductor_options(_OPTIONS), **_MODE_OPTIONS[mode or "default"], **named, mode=mode or "default")

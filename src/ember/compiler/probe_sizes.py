@@ -11,16 +11,24 @@ accepts: a convolution refuses an image smaller than its kernel, a stride-32 net
 call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
 """
 
+import math
+
 __all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases"]
 
 SMALL = 32  # sizes up to this are probed next to themselves
+
+
+def _floor(lo, hi):
+    """The least value probed in the range ``[lo, hi]``: 2, but for an int argument's range
+    bounded only above by a comparison (``if k > 3:`` False: ``[-inf, 3]``) up to 3 below it."""
+    return min(2, hi - 2) if lo == -math.inf and hi is not None else 2
 
 
 def base_size(name, hint, ranges):
     """The size the probes of ``name`` start from: its hint, raised to 2 (or its range's
     minimum) when smaller; None when the range holds no size >= 2."""
     lo, hi = ranges.get(name, (2, None))
-    size = max(hint, lo, 2)
+    size = max(hint, lo, _floor(lo, hi))
     return size if hi is None or size <= hi else None
 
 
@@ -29,14 +37,14 @@ def near_sizes(name, around, ranges, reach=8):
     upward before downward (a function may accept only some sizes: even ones, multiples)."""
     lo, hi = ranges.get(name, (2, None))
     fits = [around + s for s in range(1, reach + 1)] + [around - s for s in range(1, reach + 1)]
-    return [v for v in fits if v >= max(lo, 2) and (hi is None or v <= hi)]
+    return [v for v in fits if v >= max(lo, _floor(lo, hi)) and (hi is None or v <= hi)]
 
 
 def far_sizes(name, around, ranges, near):
     """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
     end (``2 * around + 8`` when unbounded)."""
     lo, hi = ranges.get(name, (2, None))
-    ends = [max(lo, 2), 2 * around + 8 if hi is None else hi]
+    ends = [max(lo, _floor(lo, hi)), 2 * around + 8 if hi is None else hi]
     return [v for v in dict.fromkeys(ends) if v != around and v not in near]
 
 

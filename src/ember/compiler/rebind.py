@@ -20,7 +20,7 @@ import copy
 
 from .contents import container, scalar, scalar_key
 from .guards import holds
-from .sources import fetcher
+from .sources import ATTRIBUTES, AttributesRead, fetcher
 from .structure import is_slot
 
 __all__ = ["objects", "places", "canonical", "remember", "find", "keep"]
@@ -89,18 +89,18 @@ def remember(entry, world, counted=True):
     return entry
 
 
-_ATTRIBUTES = "Python values of the modules' attributes"
-
-
 def find(cache, world, facts):
-    """``(moved, alike)``: a copy of an entry of ``cache``'s family (the newest first) rebound to
-    ``world`` (its graph run on this call's objects, its guards this call's facts) or None where
-    none fits; ``alike``: ``cache`` is empty and another's entry differs only in the values of
-    the modules' attributes. Those are all guarded, read or not (torch guards the ones read),
-    so a block's own ``self.layer_index`` gives it its own graph, not counted against the limit."""
+    """``(moved, alike)``: a copy of an entry of ``cache``'s family (its callables', then those its
+    dropped functions left, the newest first) rebound to ``world`` (its graph run on this call's
+    objects, its guards this call's facts) or None where none fits; ``alike``: ``cache`` is empty
+    and another's entry differs only in the values of the modules' attributes its code could read
+    (:class:`~.sources.AttributesRead`; all of them where it read some by a computed name): a
+    block's own ``self.layer_index`` that its forward reads gives it its own graph, not counted
+    against the limit."""
     canon, alike = None, False
-    for other in list(cache.family.caches):
-        for entry in reversed(other.entries):
+    family = cache.family
+    for other, entries in [(c, c.entries) for c in list(family.caches)] + [(None, [e for e, _ in family.orphans])]:
+        for entry in reversed(entries):
             if getattr(entry, "canon", None) is None:
                 continue
             canon = canon or canonical(facts, world)
@@ -109,8 +109,7 @@ def find(cache, world, facts):
                 if found is not None:
                     return found, False
             elif not cache.entries and other is not cache and not alike:
-                alike = holds([f for f in entry.canon if not f[0].startswith(_ATTRIBUTES)],
-                              [f for f in canon if not f[0].startswith(_ATTRIBUTES)])
+                alike = holds([f for f in entry.canon if f[0] != ATTRIBUTES], [f for f in canon if f[0] != ATTRIBUTES])
     return None, alike
 
 
@@ -143,7 +142,9 @@ def _rebound(entry, world, facts):
         return None
     names = {name for name, _ in entry.facts}
     moved = copy.copy(entry)
-    moved.facts = [(name, value) for name, value in facts if name in names]
+    kept = dict(entry.facts)  # (a narrowed guard stays narrowed: the next module of the class shares it too)
+    moved.facts = [(name, kept[name] if isinstance(kept[name], AttributesRead) else value)
+                   for name, value in facts if name in names]
     moved.places, moved.sources, moved.rebound, moved.counted = places(world), sources, True, False
     moved.cap = copy.copy(entry.cap)
     moved.cap.grad_sets, moved.cap.output = grad_sets, output

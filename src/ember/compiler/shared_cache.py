@@ -12,7 +12,11 @@ same settings form a :class:`Family`, torch's cache per code object: two closure
 ``def``, two modules of one class, ``fullgraph=True`` and ``False``. A call that finds no entry
 in its own cache reuses a graph of the family where only the identity of the objects differs
 (:mod:`.rebind`), and ``recompile_limit`` counts the graphs the family captured, with one
-warning for all of them.
+warning for all of them. The family outlives its functions, as torch's cache lives on the code
+object: the graphs a plain function captured stay in it when the function goes (its
+``orphans``, with the function's closure cells and defaults, so that what its guards name by
+identity stays alive), and a closure made, compiled and dropped in a loop runs the first one's
+graph (:mod:`.rebind`), counted once against ``recompile_limit``.
 
 Never shared (each has its own cache and family): ``isolate_recompiles=True``, calls with another
 backend, mode or options, ``dynamic`` or ``recompile_limit``, and a ``shapes_spec``.
@@ -26,19 +30,29 @@ __all__ = ["Cache", "Family", "cache_for", "clear", "shared"]
 
 
 class Family:
-    """The caches of one code object compiled alike (``caches``, weakly held) and whether its
-    recompile-limit warning was given (``warned``)."""
+    """The caches of one code object compiled alike (``caches``, weakly held), whether its
+    recompile-limit warning was given (``warned``) and the entries its dropped functions
+    captured (``orphans``: ``(entry, what it keeps alive)``)."""
 
-    __slots__ = ("caches", "warned")
+    __slots__ = ("caches", "warned", "orphans", "__weakref__")
 
     def __init__(self):
-        self.caches, self.warned = weakref.WeakSet(), False
+        self.caches, self.warned, self.orphans = weakref.WeakSet(), False, []
+
+    def adopt(self, entries, held):
+        """Keeps ``entries`` of a dropped function's cache that another function of the code
+        may rebind (not the rebound copies), with ``held`` (its closure cells and defaults)."""
+        self.orphans += [(e, held) for e in entries if getattr(e, "canon", None) is not None and not e.rebound]
+
+    def entries(self):
+        """Every entry of the family: its caches' and its orphans'."""
+        return [e for cache in list(self.caches) for e in cache.entries] + [e for e, _ in self.orphans]
 
     def captured(self):
         """How many graphs (or eager entries) the family's callables captured that count against
         ``recompile_limit``: not the copies rebound to other objects, nor a module's own graph
         where only its attributes' values differ (:mod:`.rebind`)."""
-        return sum([getattr(e, "counted", True) for cache in list(self.caches) for e in cache.entries])
+        return sum([getattr(e, "counted", True) for e in self.entries()])
 
 
 class Cache:
@@ -82,6 +96,20 @@ def _family(fn, settings):
     return _families.setdefault(code, {}).setdefault(settings, Family())
 
 
+def _orphaning(cache, fn):
+    """Hands ``cache``'s entries to its family when it goes, where ``fn`` is a plain function
+    (a module's graphs go with the module: they hold its parameters)."""
+    if isinstance(fn, types.FunctionType):
+        held = (fn.__closure__, fn.__defaults__, fn.__kwdefaults__)
+        weakref.finalize(cache, _adopt, weakref.ref(cache.family), cache.entries, held).atexit = False
+
+
+def _adopt(family, entries, held):
+    family = family()
+    if family is not None:
+        family.adopt(entries, held)
+
+
 def cache_for(fn, settings, isolate):
     """The :class:`Cache` for compiling ``fn`` (a function, a bound method, any callable) with
     ``settings`` (a hashable tuple of the compile call's backend and options): the one shared by
@@ -97,6 +125,7 @@ def cache_for(fn, settings, isolate):
         cache = caches.get(key)
         if cache is None:
             cache = caches[key] = Cache(_family(fn, settings))
+            _orphaning(cache, fn)
         return cache
     except TypeError:  # not weakly referenceable or not hashable (its own cache then)
         return Cache()
@@ -107,6 +136,10 @@ def clear():
     for caches in list(_store.values()):
         for cache in caches.values():
             cache.clear()
+    for families in list(_families.values()):
+        for family in families.values():
+            family.orphans.clear()
+            family.warned = False
 
 
 def shared(name):

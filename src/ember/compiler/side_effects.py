@@ -97,25 +97,58 @@ def breaking_io(graph_break):
     there too), seen by a profile function on the recording thread (``sys.setprofile``; calls from
     ember's, NumPy's... code do not count; a recording inside a recording breaks the inner one).
     Where another profiler already runs (cProfile, a debugger), none is installed: the recording
-    is left as it was. Returns the function removing it."""
+    is left as it was. Returns the function removing it, which returns the attribute names the
+    recording's Python code could have read (:func:`names_read`; None without the hook)."""
     if not _RECORDINGS and sys.getprofile() is not None:
         return lambda: None
     _RECORDINGS.append(graph_break)
+    _RUN.append({})
     if len(_RECORDINGS) == 1:
         sys.setprofile(_io_hook)
 
     def restore():
-        _RECORDINGS.remove(graph_break)
-        if not _RECORDINGS:
+        i = _RECORDINGS.index(graph_break)
+        del _RECORDINGS[i]
+        run = _RUN.pop(i)
+        if _RUN:  # an inner recording's code ran in the outer one too
+            _RUN[-1].update(run)
+        else:
             sys.setprofile(None)
+        return names_read(run)
     return restore
 
 
 _RECORDINGS = []  # the graph_break of each recording under way, innermost last
+_RUN = []  # per recording under way: {code object run: whose (names_read)}
+# names whose use reads attributes by a computed name: the names alone no longer tell what was read
+_DYNAMIC_READS = frozenset({"getattr", "attrgetter", "vars", "__dict__", "__getattribute__", "getattr_static"})
+
+
+def names_read(run):
+    """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
+    :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
+    the names
+    their bytecode uses (``co_names``: ``self.scale``) and their string constants (``getattr(self,
+    "scale")``); None where user code reads attributes by a computed name (``getattr``, ``vars``,
+    ``__dict__``...). A module attribute named by neither was not read: a graph need not guard it
+    (torch's dynamo guards the attributes it traced a read of)."""
+    names = set()
+    for code, user in run.items():
+        if user is None:  # ember's (but its modules'), NumPy's... code: no user module's attributes
+            continue
+        if user and not _DYNAMIC_READS.isdisjoint(code.co_names):
+            return None
+        names.update(code.co_names)
+        names.update([c for c in code.co_consts if type(c) is str])
+    return frozenset(names)
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
 
 
 def _io_hook(frame, event, fn):
+    if event == "call" and _RUN:
+        run = _RUN[-1]
+        if frame.f_code not in run:
+            run[frame.f_code] = _whose(frame, run)
     if event == "c_call":
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
@@ -128,6 +161,19 @@ def _io_hook(frame, event, fn):
                 note_float_operands(frame)
         except Exception:  # (reading the frame must never break the user's code)
             pass
+
+
+def _whose(frame, run):
+    """Whose code ``frame`` runs, for :func:`names_read`: True for the user's, False for ember's
+    modules' (``ember.nn``), None for ember's other code, NumPy's...; the standard library's
+    code is its caller's (``re`` compiling for ember is ember's)."""
+    module = frame.f_globals.get("__name__", "")
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names and top not in _LIBRARIES:
+        return run.get(frame.f_back.f_code) if frame.f_back is not None else None
+    if top not in _LIBRARIES:
+        return True
+    return False if module.startswith("ember.nn") else None
 
 
 def _own_module(frame):
@@ -205,7 +251,7 @@ def user_class(cls):
     return (getattr(cls, "__module__", None) or "").partition(".")[0] not in _LIBRARIES
 
 
-_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins"}
+_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
 _NOT_USER = frozenset(_LIBRARIES | sys.stdlib_module_names)  # modules whose frames are no user code
 
 

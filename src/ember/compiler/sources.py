@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
-__all__ = ["relevant", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
+__all__ = ["relevant", "AttributesRead", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
            "history_nodes", "grad_watch"]
 
 
@@ -42,15 +42,52 @@ def relevant(facts, cap):
     """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
     update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
     where the call set every parameter's ``.grad`` before reading any (a step starting with
-    ``zero_grad()``: its first call, without gradients, and the later ones share a graph)."""
+    ``zero_grad()``: its first call, without gradients, and the later ones share a graph); of
+    the modules' attributes, those its code could read (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
         drop = ("which parameters", "optimizer")
     elif not grads and set(dict(facts).get("parameter identity", ())) <= cap.grad_written:
         drop = ("which parameters have .grad",)
     else:
-        return facts
-    return [(name, value) for name, value in facts if not name.startswith(drop)]
+        drop = ()
+    names = cap.read_names
+    return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else value)
+            for name, value in facts if not (drop and name.startswith(drop))]
+
+
+ATTRIBUTES = "Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)"
+
+
+class AttributesRead:
+    """The guard on the modules' attribute values (per module ``((name, ...), ...)``, see
+    :func:`~.guards.snapshot`) narrowed to the attributes named in ``names``, the ones a
+    capture's code could read (:func:`~.side_effects.names_read`): equal to a call's whole value
+    when those are, so modules differing in an attribute nothing read share a graph (torch's
+    dynamo guards the attributes it traced a read of: twelve blocks, each with its own unread
+    ``self.index``, compile once)."""
+    __slots__ = ("names", "value")
+
+    def __init__(self, value, names):
+        self.names = names
+        self.value = self._narrow(value)
+
+    def _narrow(self, value):
+        return tuple([tuple([a for a in attrs if a[0] in self.names]) for attrs in value])
+
+    def __eq__(self, other):
+        if isinstance(other, AttributesRead):
+            return self.names == other.names and self.value == other.value
+        return isinstance(other, tuple) and len(other) == len(self.value) and self._narrow(other) == self.value
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def history_nodes(world):

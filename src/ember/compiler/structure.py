@@ -8,6 +8,7 @@ import traceback
 
 from .._ops import core as _core
 from .._tensor import Tensor
+from .symbolic import Expr, evaluate
 
 __all__ = ["flatten", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
 
@@ -116,17 +117,20 @@ def is_slot(value):
     return value is _SLOT or value is _INT_SLOT
 
 
-def unflatten(value, tensors):
-    """``value`` (a :func:`skeleton`) with its slots filled from ``tensors`` (an iterator)."""
+def unflatten(value, tensors, sizes=None):
+    """``value`` (a :func:`skeleton`) with its slots filled from ``tensors`` (an iterator), and
+    each expression of a dynamic graph's returned int its value at ``sizes`` ({symbol: int})."""
     if value is _SLOT:
         return next(tensors)
     if value is _INT_SLOT:
         return int(next(tensors)._data)
     if isinstance(value, (tuple, list)):
-        items = [unflatten(v, tensors) for v in value]
+        items = [unflatten(v, tensors, sizes) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
-        return type(value)((k, unflatten(v, tensors)) for k, v in value.items())
+        return type(value)((k, unflatten(v, tensors, sizes)) for k, v in value.items())
+    if sizes is not None and isinstance(value, Expr):
+        return int(evaluate(value, sizes))
     return value
 
 

@@ -2,14 +2,16 @@
 
 A dynamic graph may take an int argument as a size symbol (:mod:`.dynamic`): fitted from
 recordings at a few values, it stands for every value. That holds only where the function's
-Python never looks at the value: ``if k > 3:``, ``min(k, 8)``, ``d[k]``, ``f"{k}"`` take one
-path per value, which a fit from a few values cannot see. While the function is recorded such an
+Python never looks at the value: ``if k == 3:``, ``d[k]``, ``f"{k}"`` take one path per value,
+which a fit from a few values cannot see. While the function is recorded such an
 argument is a :class:`TracedInt`: an int whose every method, called from the user's code,
 notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``), whose result
-is traced too. Called from ember's own code (an op taking ``k`` as its scalar operand) it is a
-plain int. An int that was used keeps a graph per value (its guard is its value), as torch
-specialises an int that Python inspects; one that only flowed into ops is a symbol, and where
-the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
+is traced too, and comparisons of the argument itself with an int (``if k > 3:``), whose
+outcomes are noted instead (``Uses.compared``: the graph holds for the range of values with the
+same outcomes, as torch guards on the comparison). Called from ember's own code (an op taking
+``k`` as its scalar operand) it is a plain int. An int that was used keeps a graph per value
+(its guard is its value), as torch specialises an int that Python inspects; one that only
+flowed into ops (or was compared) is a symbol, and where the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
 recording, where a size symbol's first call at each size is recorded and checked.
 
 What its methods cannot see: Python's own code reading an int subclass's digits (``range(k)``,
@@ -41,6 +43,8 @@ _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["
 # arithmetic whose result with an int is a polynomial of the operands: traced, not a use
 _ARITHMETIC = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"}
 _UNARY = {"__neg__", "__pos__"}
+# an argument compared with an int (``if k > 3:``): its outcome noted, guarded as a range, not a use
+_ORDER = {"__lt__", "__le__", "__gt__", "__ge__"}
 _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
          "__subclasshook__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__", "__dir__", "__doc__",
          "__getstate__"}
@@ -48,19 +52,38 @@ _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__"
 
 class Uses(list):
     """The uses noted of the traced ints of one argument: ``(method, "file:line: code")`` each;
-    ``active`` while the function runs (outside a recording a traced int is a plain int)."""
+    ``active`` while the function runs (outside a recording a traced int is a plain int);
+    ``compared``: ``(method, int, outcome)`` of each comparison of the argument itself with an
+    int (``k > 3``: ``("__gt__", 3, False)``), which holds over a range of values."""
     active = False
+
+    def __init__(self, *items):
+        super().__init__(*items)
+        self.compared = []
 
 
 class TracedInt(int):
     """An int argument (or an int computed from it by ``+``, ``-``, ``*``) while the function
-    is recorded; ``uses`` collects what the user's code did with it other than arithmetic."""
+    is recorded; ``uses`` collects what the user's code did with it other than arithmetic, and
+    ``expr`` is its expression of the arguments' symbols (:class:`~.symbolic.Expr`; None when
+    not known), so that a returned ``k + 1`` is computed from ``k`` at each replay."""
 
-    def __new__(cls, value, uses):
+    def __new__(cls, value, uses, expr=None):
         self = super().__new__(cls, value)
-        self.uses = uses
+        self.uses, self.expr = uses, expr
         VALUES.add(value)
         return self
+
+
+# the expression of arithmetic's result from its operands' (an int operand as itself)
+_EXPRESSIONS = {"__add__": lambda a, b: a + b, "__radd__": lambda a, b: b + a, "__sub__": lambda a, b: a - b,
+                "__rsub__": lambda a, b: b - a, "__mul__": lambda a, b: a * b, "__rmul__": lambda a, b: b * a,
+                "__neg__": lambda a: -a, "__pos__": lambda a: a}
+
+
+def _expression(name, self, args):
+    operands = [self.expr] + [a.expr if type(a) is TracedInt else int(a) for a in args]
+    return None if any(e is None for e in operands) else _EXPRESSIONS[name](*operands)
 
 
 def _from_user():
@@ -81,9 +104,13 @@ def _noting(name, method):
     def use(self, *args):
         if self.uses.active and _from_user():
             if name in _UNARY:
-                return TracedInt(method(self), self.uses)
+                return TracedInt(method(self), self.uses, _expression(name, self, ()))
             if name in _ARITHMETIC and type(args[0]) in (int, bool, TracedInt):
-                return TracedInt(method(self, *args), self.uses)
+                return TracedInt(method(self, *args), self.uses, _expression(name, self, args))
+            if name in _ORDER and type(args[0]) is int and getattr(self.expr, "op", None) == "sym":
+                outcome = method(self, *args)
+                self.uses.compared.append((name, args[0], outcome))
+                return outcome
             if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
@@ -152,6 +179,8 @@ def plain(value):
         return int.__int__(value)
     if type(value) in (tuple, list):
         return type(value)(plain(v) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # (a named tuple)
+        return type(value)(*map(plain, value))
     if type(value) is dict:
         return {k: plain(v) for k, v in value.items()}
     if type(value) is slice:

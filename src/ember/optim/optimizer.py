@@ -70,7 +70,11 @@ def step_hooks(optimizer):
 
 
 def step_hook_functions(optimizer):
-    """The functions of :func:`step_hooks`, pre then post, in one tuple."""
+    """The functions of :func:`step_hooks`, pre then post, in one tuple (read by the compiled
+    step's recheck on every call: without hooks, four emptiness tests)."""
+    if not (_global_optimizer_pre_hooks or optimizer._optimizer_step_pre_hooks
+            or optimizer._optimizer_step_post_hooks or _global_optimizer_post_hooks):
+        return ()
     return sum(step_hooks(optimizer), ())
 
 

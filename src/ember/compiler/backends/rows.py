@@ -99,6 +99,8 @@ def cross_entropy_kernel(src, node, fname, backward):
             f"        if (c == {ignore}) continue;",
             f"        if (c < 0 || c >= {n}) {{ em_bad_target = c; return 1; }}",
             "        count++;", "    }"]
+    if isinstance(n, int) and n < _NARROW:
+        return head + _narrow_rows(src, node, x, target, out, t, sfx, backward, ignore, mean)
     row = [f"    for (long r = 0; r < {rows}; r++) {{",
            f"        const {t}* restrict x = {src.pointer(x)} + {x.offset} + r*{n};",
            "        int64_t c = target[r];"]
@@ -118,3 +120,57 @@ def cross_entropy_kernel(src, node, fname, backward):
                    f"        {t} k = scale / s;",
                    f"        for (long j = 0; j < {n}; j++) y[j] *= k;",
                    "        y[c] -= scale;", "    }", "    return 0;", "}"]
+
+
+_NARROW = 16  # classes below which cross entropy runs its exponentials over blocks of rows
+_BLOCK = 1024  # elements of such a block (4 KiB of float32 on the stack)
+
+
+def _narrow_rows(src, node, x, target, out, t, sfx, backward, ignore, mean):
+    """Cross entropy (or its gradient) of rows narrower than two vectors (``_NARROW``: the
+    digits MLP's 10 classes), by blocks of rows: each row's maximum (NaN when it holds one)
+    and shifted logits, then one vector loop of exponentials over the whole block and one of
+    logarithms over its rows, where each row's own vector loops would run one partial vector
+    and a scalar tail per row (2.7 and 2.2 us for [32, 10] rows and their gradient, 0.6 and
+    0.65 us so; AMD EPYC, AVX2, one thread). A row's sum of exponentials is a left fold."""
+    plan = src.plan
+    rows, n = x.shape
+    block = max(1, _BLOCK // n) if isinstance(rows, Expr) else max(1, min(rows, _BLOCK // n))
+    lines = [f"    for (long r0 = 0; r0 < {rows}; r0 += {block}) {{",
+             f"        const long nb = {rows} - r0 < {block} ? {rows} - r0 : {block};",
+             f"        const {t}* xb = {src.pointer(x)} + {x.offset} + r0*{n};",
+             # the gradient may be written over the logits (each element after its read)
+             f"        {t}* e = {src.pointer(out)} + r0*{n};" if backward else f"        {t} e[{block * n}], s[{block}];",
+             f"        {t} m[{block}];",
+             "        for (long r = 0; r < nb; r++) {",
+             f"            {t} mr = -INFINITY; int nan = 0;",
+             f"            for (long j = 0; j < {n}; j++) {{ mr = xb[r*{n} + j] > mr ? xb[r*{n} + j] : mr; nan |= xb[r*{n} + j] != xb[r*{n} + j]; }}",
+             "            m[r] = nan ? NAN : mr;",
+             f"            for (long j = 0; j < {n}; j++) e[r*{n} + j] = xb[r*{n} + j] - m[r];",
+             "        }",
+             "        #pragma omp simd",
+             f"        for (long i = 0; i < nb*{n}; i++) e[i] = em_exp{sfx}(e[i]);"]
+    if not backward:
+        return ["    double total = 0;", *lines,
+                "        for (long r = 0; r < nb; r++) {",
+                f"            {t} sr = 0;",
+                f"            for (long j = 0; j < {n}; j++) sr += e[r*{n} + j];",
+                "            s[r] = sr;", "        }",
+                "        #pragma omp simd",
+                f"        for (long r = 0; r < nb; r++) s[r] = m[r] + em_log{sfx}(s[r]);",
+                "        for (long r = 0; r < nb; r++) {",
+                "            int64_t c = target[r0 + r];",
+                f"            if (c != {ignore}) total += (double)(s[r] - xb[r*{n} + c]);", "        }", "    }",
+                f"    *{src.pointer(out)} = ({t})({'total / count' if mean else 'total'});",
+                "    return 0;", "}"]
+    g = plan.loc[node.args[0]]
+    return [f"    {t} scale = ({src.pointer(g)}[{g.offset}]{' / count' if mean else ''});", *lines,
+            "        for (long r = 0; r < nb; r++) {",
+            f"            {t}* y = e + r*{n};",
+            "            int64_t c = target[r0 + r];",
+            f"            if (c == {ignore}) {{ for (long j = 0; j < {n}; j++) y[j] = 0; continue; }}",
+            f"            {t} sr = 0;",
+            f"            for (long j = 0; j < {n}; j++) sr += y[j];",
+            f"            {t} k = scale / sr;",
+            f"            for (long j = 0; j < {n}; j++) y[j] *= k;",
+            "            y[c] -= scale;", "        }", "    }", "    return 0;", "}"]

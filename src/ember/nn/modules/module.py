@@ -188,9 +188,10 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
     __call__ = _call_impl
 
     def compile(self, *args, **kwargs):
-        """Compiles this module's ``forward`` in place with :func:`ember.compile` (same arguments)."""
-        from ...compiler import compile
-        self.forward = compile(self.forward, *args, **kwargs)
+        """Compiles this module's ``forward`` in place with :func:`ember.compile` (same arguments);
+        see :func:`ember.compiler.eval_frame.compile_forward` (``ember.nn``'s own stay eager)."""
+        from ...compiler.eval_frame import compile_forward
+        compile_forward(self, *args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         result = None

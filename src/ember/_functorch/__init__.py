@@ -1,0 +1,4 @@
+"""``torch._functorch``'s names real scripts reach for: ``config`` (:mod:`.config`)."""
+from . import config
+
+__all__ = ["config"]

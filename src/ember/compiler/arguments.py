@@ -1,0 +1,118 @@
+"""A compiled function's call bound to its signature first, as torch's dynamo binds a frame's
+arguments: ``f(x, k=1)``, ``f(x, 1)``, ``f(k=1, x=x)`` and ``f(x)`` (``k=1`` its default) are
+one call ``f(x)``, so they share their guards and graph instead of one each."""
+import inspect
+
+from ..nn.modules import module as _module
+
+__all__ = ["Binder"]
+
+_P = inspect.Parameter
+_VARIADIC = (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
+
+
+class Binder:
+    """Binds calls of ``fn`` (its signature read once, again where its defaults were rebound):
+    :meth:`bound`."""
+
+    __slots__ = ("fn", "holder", "signature", "names", "least", "keyword_only", "defaults", "varargs", "varkw",
+                 "of", "formed", "module")
+
+    def __init__(self, fn):
+        self.fn, self.holder = fn, inspect.unwrap(getattr(fn, "__func__", fn))  # (whose defaults a method has)
+        self.of = _defaults(self.holder)
+        owner = getattr(fn, "__self__", None)  # (a module's forward: its hooks see the call as made)
+        self.module = owner if isinstance(owner, _module.Module) else None
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # (a builtin without a signature: calls stay as made)
+            signature = None
+        params = list(signature.parameters.values()) if signature is not None else []
+        # (only ``*args, **kwargs``, a module's ``__call__``: nothing to bind)
+        self.signature = signature if any(p.kind not in _VARIADIC for p in params) else None
+        self.names = [p.name for p in params if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)]
+        self.keyword_only = [p.name for p in params if p.kind is _P.KEYWORD_ONLY]
+        self.defaults = {p.name: p.default for p in params if p.default is not _P.empty}
+        # the positional values a call always has: up to the last without a default or with a number's
+        numbered = [i + 1 for i, name in enumerate(self.names) if _filled_in(self.defaults.get(name, _P.empty))]
+        self.least = max(numbered, default=0)
+        # (a call of ``least`` positional values and no keyword has its form already)
+        self.formed = not any(_filled_in(self.defaults.get(name, _P.empty)) for name in self.keyword_only)
+        self.varargs, self.varkw = (any(p.kind is kind for p in params) for kind in _VARIADIC)
+        if any(p.kind is _P.POSITIONAL_ONLY for p in params):
+            self.names = None  # (bound by the signature itself: a keyword may then go to ``**kwargs``)
+
+    def bound(self, args, kwargs):
+        """``(args, kwargs)`` of the same call in one form: each named parameter passed
+        positionally (keyword-only ones as keywords, in the signature's order), its default
+        filled in where it is a number, else left out where the value passed is the default
+        (``mask=None``: ``m(x)`` stays the fast call of tensors only), the extra keywords of
+        ``**kwargs`` last in the order given. A call the signature refuses stays as made (the
+        function raises its TypeError), as does a call of a module with forward hooks (a hook
+        reads the arguments as passed)."""
+        if self.signature is None or not kwargs and len(args) == self.least and self.formed:
+            return args, kwargs  # (already so: the common positional call costs one test)
+        if self.module is not None and (self.module._forward_pre_hooks or self.module._forward_hooks
+                                        or _module._global_forward_pre_hooks or _module._global_forward_hooks):
+            return args, kwargs
+        now = _defaults(self.holder)
+        if now[0] is not self.of[0] or now[1] is not self.of[1]:  # (``fn.__defaults__ = ...``)
+            self.__init__(self.fn)
+        call = self._filled(args, kwargs)
+        if call is None:
+            return args, kwargs
+        filled, keyword = call
+        names, defaults = self.names or list(self.signature.parameters), self.defaults
+        n = len(filled)
+        if n <= len(names):  # (no ``*args`` values follow)
+            while n > self.least and _same(filled[n - 1], defaults.get(names[n - 1], _P.empty)):
+                n -= 1
+        for name in self.keyword_only:
+            if name in keyword and _same(keyword[name], defaults.get(name, _P.empty)):
+                del keyword[name]
+        return tuple(filled[:n]), keyword
+
+    def _filled(self, args, kwargs):
+        """``(positional values, keywords)`` with every named parameter (defaults filled in),
+        or None where the call is refused."""
+        if self.names is None:
+            try:
+                call = self.signature.bind(*args, **kwargs)
+            except TypeError:
+                return None
+            call.apply_defaults()
+            return list(call.args), dict(call.kwargs)
+        names, defaults, n = self.names, self.defaults, len(args)
+        if n > len(names) and not self.varargs or any(name in kwargs for name in names[:n]):
+            return None
+        rest, filled, keyword = dict(kwargs), list(args), {}
+        for name in names[n:]:
+            if name not in rest and name not in defaults:
+                return None
+            filled.append(rest.pop(name) if name in rest else defaults[name])
+        for name in self.keyword_only:
+            if name not in rest and name not in defaults:
+                return None
+            keyword[name] = rest.pop(name) if name in rest else defaults[name]
+        if rest and not self.varkw:
+            return None
+        keyword.update(rest)
+        return filled, keyword
+
+
+def _filled_in(default):
+    """Whether a parameter's value is always passed: it has no default, or a number (an int
+    argument may be a symbol: ``f(x)`` and ``f(x, k=2)`` one graph, ``k=1`` the default, as torch's)."""
+    return default is _P.empty or type(default) in (int, float)
+
+
+def _same(value, default):
+    """Whether passing ``value`` may be left to ``default`` (not :func:`_filled_in`): the default
+    itself or an equal bool or string."""
+    return not _filled_in(default) and (value is default or type(value) is type(default)
+                                        and type(value) in (bool, str) and value == default)
+
+
+def _defaults(fn):
+    """``fn``'s default values: the tuple and the keyword-only ones' dict."""
+    return getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)

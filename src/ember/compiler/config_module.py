@@ -1,0 +1,132 @@
+"""Settings modules as torch's (``torch._inductor.config``, ``torch._functorch.config``): attribute
+bags real scripts set (``torch._inductor.config.coordinate_descent_tuning = True``), each key
+with torch 2.13's default, sub-configs read and set through a dot (``config.triton.cudagraphs``),
+an unknown key raising torch's ``AttributeError("torch._inductor.config.foo does not exist")``,
+and ``patch(...)`` for a ``with`` block or a decorated function.
+
+:data:`INDUCTOR` holds the inductor keys ember's compile reads (:func:`inductor_options`: the ones
+set away from torch's default become code generator options, as ``options=`` names them) and the
+ones scripts commonly set that ember accepts and ignores (it has no Triton, CUDA graphs or
+autotuning caches to steer); docs/compile.md lists both.
+"""
+import contextlib
+import os
+import types
+
+__all__ = ["ConfigModule", "ConfigPatch", "INDUCTOR", "install", "inductor_options"]
+
+# torch._inductor.config's keys scripts set, with torch 2.13's defaults ("a.b": sub-config a's b)
+INDUCTOR = {
+    # what ember's code generator reads (compiler/options.py's names)
+    "max_autotune": False, "max_autotune_gemm": False, "epilogue_fusion": True, "coordinate_descent_tuning": False,
+    "freezing": False, "triton.cudagraphs": False, "trace.enabled": False, "trace.graph_diagram": False,
+    "fx_graph_cache": True,
+    # accepted and ignored
+    "aggressive_fusion": False, "allow_buffer_reuse": True, "autotune_in_subproc": False, "autotune_local_cache": True,
+    "batch_fusion": True, "benchmark_fusion": False, "benchmark_kernel": False, "combo_kernels": False,
+    "compile_threads": min(32, os.cpu_count() or 1), "comprehensive_padding": True, "conv_1x1_as_mm": False,
+    "coordinate_descent_check_all_directions": False, "cpp.dynamic_threads": False,
+    "cpp.enable_kernel_profile": False, "cpp.simdlen": None, "cpp.threads": -1, "cpp.vec_isa_ok": None,
+    "cpp.weight_prepack": True, "cpp_wrapper": False, "cuda.compile_opt_level": "-O1", "dce": False, "debug": False,
+    "disable_progress": True, "emulate_precision_casts": False, "fallback_random": False,
+    "force_disable_caches": False, "force_fuse_int_mm_with_mul": False, "freezing_discard_parameters": False,
+    "fx_graph_remote_cache": None, "generate_intermediate_hooks": False, "graph_partition": True,
+    "group_fusion": False, "implicit_fallbacks": True, "inplace_buffers": True, "joint_graph_constant_folding": True,
+    "layout_optimization": True, "max_autotune_conv_backends": "ATEN,TRITON",
+    "max_autotune_gemm_backends": "ATEN,TRITON,CPP", "max_autotune_pointwise": False, "max_fusion_size": 64,
+    "nan_asserts": False, "online_softmax": True, "pattern_matcher": True, "permute_fusion": False,
+    "profiler_mark_wrapper_call": False, "reorder_for_compute_comm_overlap": False, "reorder_for_locality": True,
+    "search_autotune_cache": False, "shape_padding": True, "size_asserts": True, "split_reductions": True,
+    "triton.autotune_cublasLt": True, "triton.autotune_pointwise": True, "triton.cudagraph_skip_dynamic_graphs": False,
+    "triton.cudagraph_trees": True, "triton.descriptive_names": "original_aten", "triton.max_tiles": None,
+    "triton.multi_kernel": 0, "triton.persistent_reductions": True, "triton.unique_kernel_names": True,
+    "triton.use_block_ptr": False, "unroll_reductions_threshold": 8, "use_fast_math": False, "use_mixed_mm": True,
+    "verbose_progress": False,
+}
+_INDUCTOR_DEFAULTS = dict(INDUCTOR)
+
+
+def inductor_options(names):
+    """``{name: value}``: the keys of ``names`` whose ``torch._inductor.config`` value differs
+    from torch's default (a script's ``config.max_autotune = True``), as ``compile``'s options."""
+    return {n: INDUCTOR[n] for n in names if n in INDUCTOR and INDUCTOR[n] != _INDUCTOR_DEFAULTS[n]}
+
+
+class ConfigPatch(contextlib.ContextDecorator):
+    """A ``config.patch(...)``: the changes, and the values they replaced (a stack: re-entrant).
+    A key the config lacks raises AttributeError where it has torch's check (a config module)."""
+
+    def __init__(self, config, changes):
+        self.config, self.changes, self.prior = config, changes, []
+
+    def __enter__(self):
+        self.prior.append({k: getattr(self.config, k, _UNSET) for k in self.changes})
+        for k, v in self.changes.items():
+            setattr(self.config, k, v)
+
+    def __exit__(self, *exc_info):
+        for k, v in self.prior.pop().items():
+            if v is _UNSET:
+                self.config.__dict__.pop(k, None)
+            else:
+                setattr(self.config, k, v)
+
+
+_UNSET = object()
+
+
+def _missing(where, name):
+    return AttributeError(f"{where}.{name} does not exist")
+
+
+class _SubConfig:
+    """A config's sub-config (``config.triton``): its keys read and set through it."""
+
+    def __init__(self, module, prefix):
+        object.__setattr__(self, "_at", (module, prefix))
+
+    def __getattr__(self, name):
+        module, prefix = self._at
+        return getattr(module, f"{prefix}.{name}")
+
+    def __setattr__(self, name, value):
+        module, prefix = self._at
+        setattr(module, f"{prefix}.{name}", value)
+
+
+class ConfigModule(types.ModuleType):
+    """A module whose keys are its ``_config`` dict's (``{"key" or "sub.key": value}``); what
+    :func:`install` turns a config module into."""
+
+    def __getattr__(self, name):  # (only for what the module's own dict lacks)
+        config = self.__dict__["_config"]
+        if name in config:
+            return config[name]
+        if any(k.startswith(name + ".") for k in config):
+            return _SubConfig(self, name)
+        raise _missing(self.__name__, name)
+
+    def __setattr__(self, name, value):
+        config = self.__dict__.get("_config", ())
+        if name in config:
+            config[name] = value
+        elif name in self.__dict__ or name.startswith("__"):
+            super().__setattr__(name, value)
+        else:
+            raise _missing(self.__name__, name)
+
+    def patch(self, arg1=None, arg2=None, **kwargs):
+        """Sets keys for a ``with`` block or a decorated function's calls, then restores them:
+        ``patch("key", value)``, ``patch(key=value)`` or ``patch({"sub.key": value})``."""
+        changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
+        return ConfigPatch(self, changes)
+
+    def get_config_copy(self):
+        """``{key: value}`` of every key (sub-configs' as ``"sub.key"``)."""
+        return dict(self.__dict__["_config"])
+
+
+def install(module, config):
+    """Makes ``module`` (a config module being imported) a :class:`ConfigModule` over ``config``."""
+    module._config = config
+    module.__class__ = ConfigModule
