@@ -539,15 +539,15 @@ _IN_PLACE_ONLY = {
     "cauchy_": _random.cauchy_, "log_normal_": _random.log_normal_, "geometric_": _random.geometric_,
 }
 
-_OPERATORS = {
-    "__add__": _binary.add, "__radd__": _reflected(_binary.add),
-    "__sub__": _binary.sub, "__rsub__": _reflected(_binary.sub),
-    "__mul__": _binary.mul, "__rmul__": _reflected(_binary.mul),
+_OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.py: no extra call)
+    "__add__": _binary.add.__wrapped__, "__radd__": _reflected(_binary.add.__wrapped__),
+    "__sub__": _binary.sub.__wrapped__, "__rsub__": _reflected(_binary.sub.__wrapped__),
+    "__mul__": _binary.mul.__wrapped__, "__rmul__": _reflected(_binary.mul.__wrapped__),
     "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),
-    "__matmul__": _linalg.matmul, "__rmatmul__": _reflected(_linalg.matmul),
+    "__matmul__": _linalg.matmul.__wrapped__, "__rmatmul__": _reflected(_linalg.matmul.__wrapped__),
     "__and__": _compare.bitwise_and, "__rand__": _reflected(_compare.bitwise_and),
     "__or__": _compare.bitwise_or, "__ror__": _reflected(_compare.bitwise_or),
     "__xor__": _compare.bitwise_xor, "__rxor__": _reflected(_compare.bitwise_xor),
@@ -555,7 +555,7 @@ _OPERATORS = {
     "__rlshift__": _reflected(_compare.bitwise_left_shift),
     "__rshift__": _compare.bitwise_right_shift,
     "__rrshift__": _reflected(_compare.bitwise_right_shift),
-    "__eq__": _compare.eq, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
+    "__eq__": _compare.eq.__wrapped__, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
     "__gt__": _compare.gt, "__ge__": _compare.ge,
     "__neg__": _unary.neg, "__pos__": lambda self: self, "__abs__": _unary.abs, "__invert__": _invert,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
