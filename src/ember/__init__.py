@@ -213,6 +213,13 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "detach", "fill"})
 
 
+def _assert(condition, message):
+    """Raises AssertionError(``message``) when ``condition`` is false: Python's ``assert`` as
+    a function, which ``ember.fx`` tracing records as a node (torch._assert)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 def is_tensor(obj):
     """True when ``obj`` is an ember Tensor."""
     return isinstance(obj, Tensor)

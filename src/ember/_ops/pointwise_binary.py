@@ -31,7 +31,9 @@ def add(input, other, *args, alpha=1, out=None):
         alpha, (other,) = scalar_first("add", "alpha", (other,) + args, ("other",), alpha)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
-    result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
+    # (a float alpha keeps its op: 1.0 * b is b, and a compiled function's float argument stays a number)
+    result = apply(Add, input, other) if not isinstance(alpha, builtins.float) and alpha == 1 else \
+        apply(Add, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
 
@@ -82,7 +84,9 @@ def sub(input, other, *args, alpha=1, out=None):
     _check_sub(input, other)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
-    result = apply(Sub, input, other) if alpha == 1 else apply(Sub, input, other, alpha=alpha)
+    # (a float alpha keeps its op: 1.0 * b is b, and a compiled function's float argument stays a number)
+    result = apply(Sub, input, other) if not isinstance(alpha, builtins.float) and alpha == 1 else \
+        apply(Sub, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
 
