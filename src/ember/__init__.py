@@ -36,10 +36,12 @@ from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clon
                          expand, expand_as, flatten, moveaxis, movedim, permute, ravel, reshape,
                          reshape_as, squeeze, sum_to_size, swapaxes, swapdims, t, transpose,
                          unflatten, unsqueeze, view, view_as)
-from ._ops.join import (cartesian_prod, cat, chunk, concat, concatenate, diag, diag_embed, diagonal,
+from ._ops.join import (cartesian_prod, cat, concat, concatenate, diag, diag_embed, diagonal,
                         diagonal_scatter, flip, fliplr, flipud, hstack, meshgrid, narrow, repeat,
-                        repeat_interleave, roll, select, split, stack, tensor_split, tile, trace,
-                        tril, triu, unbind, vstack)
+                        repeat_interleave, roll, select, stack, tensor_split, tile, trace,
+                        tril, triu, vstack)
+from ._ops.splits import (chunk, split, split_with_sizes, unbind, unsafe_chunk, unsafe_split,
+                          unsafe_split_with_sizes)
 from ._ops.gather import gather, scatter_add
 from ._ops.indexing import (index_add, index_copy, index_fill, index_put, index_put_, index_select,
                             masked_fill, masked_scatter, masked_select, take, take_along_dim)
@@ -93,8 +95,7 @@ from ._size import Size
 from ._random import Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state
 from ._random import poisson
 from ._creation import empty_strided, frombuffer, range_inclusive as range
-from ._ops.join import (diagflat, dsplit, hsplit, row_stack, select_scatter, slice_scatter, split_with_sizes,
-                        unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vsplit)
+from ._ops.join import (diagflat, dsplit, hsplit, row_stack, select_scatter, slice_scatter, vsplit)
 from ._ops.sort import histogram
 from ._ops.positions import unravel_index
 from ._ops.compare import isin
@@ -210,6 +211,13 @@ __all__ = sorted(_OP_FUNCTIONS | {
     "set_num_threads", "set_warn_always", "use_deterministic_algorithms", "typename", "is_nonzero",
     "is_signed", "is_same_size", "is_inference_mode_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
     "detach", "fill"})
+
+
+def _assert(condition, message):
+    """Raises AssertionError(``message``) when ``condition`` is false: Python's ``assert`` as
+    a function, which ``ember.fx`` tracing records as a node (torch._assert)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def is_tensor(obj):

@@ -283,7 +283,7 @@ _DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
-from ._ops import inplace as _inplace, join as _join  # noqa: E402
+from ._ops import inplace as _inplace, join as _join, splits as _splits  # noqa: E402
 from ._ops import linalg as _linalg  # noqa: E402
 from ._ops import clamp as _clamp, pointwise_binary as _binary  # noqa: E402
 from ._ops import pointwise_float as _float  # noqa: E402
@@ -403,17 +403,17 @@ _METHODS = {
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
     "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else _shape_arg(dims, ("tile", "dims"))),
                         "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
-    "narrow": _join.narrow, "select": _join.select, "split": _join.split, "chunk": _join.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _join.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
+    "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
+    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
+        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
                                              else _shape_arg(dims, ("flip", "dims"))),
         "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,
     "diagflat": _join.diagflat, "hsplit": _join.hsplit, "vsplit": _join.vsplit, "dsplit": _join.dsplit,
-    "split_with_sizes": _join.split_with_sizes, "unsafe_split": _join.unsafe_split,
-    "unsafe_chunk": _join.unsafe_chunk, "select_scatter": _join.select_scatter,
+    "split_with_sizes": _splits.split_with_sizes, "unsafe_split": _splits.unsafe_split,
+    "unsafe_chunk": _splits.unsafe_chunk, "select_scatter": _join.select_scatter,
     "slice_scatter": _join.slice_scatter,
     "index_put": _indexing.index_put, "gather": _gather.gather, "scatter": _scatter_reduce.scatter,
     "scatter_add": _gather.scatter_add, "index_select": _indexing.index_select,
@@ -539,15 +539,15 @@ _IN_PLACE_ONLY = {
     "cauchy_": _random.cauchy_, "log_normal_": _random.log_normal_, "geometric_": _random.geometric_,
 }
 
-_OPERATORS = {
-    "__add__": _binary.add, "__radd__": _reflected(_binary.add),
-    "__sub__": _binary.sub, "__rsub__": _reflected(_binary.sub),
-    "__mul__": _binary.mul, "__rmul__": _reflected(_binary.mul),
+_OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.py: no extra call)
+    "__add__": _binary.add.__wrapped__, "__radd__": _reflected(_binary.add.__wrapped__),
+    "__sub__": _binary.sub.__wrapped__, "__rsub__": _reflected(_binary.sub.__wrapped__),
+    "__mul__": _binary.mul.__wrapped__, "__rmul__": _reflected(_binary.mul.__wrapped__),
     "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),
-    "__matmul__": _linalg.matmul, "__rmatmul__": _reflected(_linalg.matmul),
+    "__matmul__": _linalg.matmul.__wrapped__, "__rmatmul__": _reflected(_linalg.matmul.__wrapped__),
     "__and__": _compare.bitwise_and, "__rand__": _reflected(_compare.bitwise_and),
     "__or__": _compare.bitwise_or, "__ror__": _reflected(_compare.bitwise_or),
     "__xor__": _compare.bitwise_xor, "__rxor__": _reflected(_compare.bitwise_xor),
@@ -555,7 +555,7 @@ _OPERATORS = {
     "__rlshift__": _reflected(_compare.bitwise_left_shift),
     "__rshift__": _compare.bitwise_right_shift,
     "__rrshift__": _reflected(_compare.bitwise_right_shift),
-    "__eq__": _compare.eq, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
+    "__eq__": _compare.eq.__wrapped__, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
     "__gt__": _compare.gt, "__ge__": _compare.ge,
     "__neg__": _unary.neg, "__pos__": lambda self: self, "__abs__": _unary.abs, "__invert__": _invert,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,

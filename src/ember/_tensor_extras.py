@@ -19,7 +19,8 @@ from ._ops.args import with_out
 from ._ops.complex import abs_for_in_place
 from ._ops.core import named
 from ._ops.inplace import inplace
-from ._ops.join import cat, narrow, unsafe_split_with_sizes
+from ._ops.join import cat, narrow
+from ._ops.splits import unsafe_split_with_sizes
 from ._ops.pointwise_binary import float_power
 from ._ops.positions import nonzero
 from ._ops.prelu import prelu
@@ -321,9 +322,6 @@ def output_nr(self):
     """This tensor's position among the results of its ``grad_fn`` (0 for a leaf and a
     single-result op): ``unbind``'s, ``split``'s and ``chunk``'s views count 0, 1, ...
     (https://pytorch.org/docs/stable/generated/torch.Tensor.output_nr.html)."""
-    creation, node = self._view_creation, self.grad_fn
-    if type(creation) is tuple and node is not None and node.name() == creation[0] + "Backward0":
-        return creation[1]  # (each such view has a node of its own; its place is kept here)
     return self._output_nr
 
 

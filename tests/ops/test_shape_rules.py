@@ -39,6 +39,7 @@ def sample_calls():
         lambda: apply(OPS["Detach"], x),  # the tracer's node for x.detach()
         lambda: ember.zeros(2).set_(ember.randn(3, requires_grad=True)),  # set_'s NotImplemented node
         lambda: apply(OPS["CofactorAdjoint"], d[:, :2], d[:, :2]),  # det's second derivative
+        lambda: apply(OPS["Unbind"], d, dim=1), lambda: apply(OPS["Split"], d, dim=1, sizes=(1, 2)),  # their one node
         lambda: x + y, lambda: i + 2.5, lambda: b + b, lambda: x.add(y, alpha=2), lambda: x - d[0, :1],
         lambda: i * b, lambda: i / i, lambda: ember.div(i, 3, rounding_mode="floor"),
         lambda: ember.div(x, y, rounding_mode="trunc"), lambda: i % 3, lambda: ember.fmod(x, y),

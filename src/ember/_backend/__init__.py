@@ -304,10 +304,12 @@ _FLOAT32_INF = 2 ** 128 - 2 ** 103  # the least magnitude that rounds to float32
 def float32_number(number):
     """A real Python number rounded to a float32 scalar, inf past float32's range as C++'s
     double-to-float conversion gives (NumPy would warn; a large int would raise OverflowError):
-    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``."""
-    if -_FLOAT32_INF < number < _FLOAT32_INF:
-        return np.float32(number)
-    return np.float32(np.inf if number > 0 else -np.inf)
+    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``; nan stays nan."""
+    if number >= _FLOAT32_INF:
+        return np.float32(np.inf)
+    if number <= -_FLOAT32_INF:
+        return np.float32(-np.inf)
+    return np.float32(number)
 
 
 def broadcast_shapes(*shapes):

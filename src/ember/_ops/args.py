@@ -22,7 +22,7 @@ from .core import write_into
 
 __all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
            "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "c_type_name",
-           "values_indices", "result_type", "keepdim_needs_dim"]
+           "values_indices", "result_type"]
 
 
 def tensor_arg(x):
@@ -219,81 +219,6 @@ def _numpy_spellings(kwargs):
         kwargs["dim"] = kwargs.pop("axis")
     if "keepdims" in kwargs:
         kwargs["keepdim"] = kwargs.pop("keepdims")
-
-
-def keepdim_needs_dim(function):
-    """``function`` (a reduction whose PyTorch signatures take ``keepdim`` only after a
-    ``dim``: ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``median``, ``nanmedian``) taking
-    NumPy's spellings as :func:`numpy_names`, and refusing ``keepdim`` (or ``keepdims``)
-    without ``dim`` with the TypeError of PyTorch's parser: its "invalid combination" message
-    when another signature takes that many arguments, else ``sum() missing 1 required
-    positional arguments: "dim"``. Its ``method`` attribute, which the Tensor table binds,
-    words it as torch's Tensor method does (``got (keepdim=bool, )``)."""
-    name = function.__name__
-    forms = _KEEPDIM_ALONE.get(name)
-
-    @functools.wraps(function)
-    def call(*args, **kwargs):
-        if kwargs:
-            if len(args) < 2 and _keepdim_alone(kwargs):
-                raise TypeError(_keepdim_message(name, forms and forms[0], ("Tensor",), kwargs))
-            _numpy_spellings(kwargs)
-        return function(*args, **kwargs)
-
-    @functools.wraps(function)
-    def method(self, *args, **kwargs):
-        if kwargs:
-            if not args and _keepdim_alone(kwargs):
-                raise TypeError(_keepdim_message(name, forms and forms[1], (), kwargs))
-            _numpy_spellings(kwargs)
-        return function(self, *args, **kwargs)
-    call.method = method
-    return call
-
-
-def _keepdim_alone(kwargs):
-    return ("keepdim" in kwargs or "keepdims" in kwargs) and "dim" not in kwargs and "axis" not in kwargs
-
-
-def _keepdim_message(name, form, got, kwargs):
-    """PyTorch's parser counts the arguments given (``got`` and ``kwargs``) against the
-    ``(fewest, most)`` arguments of each signature but the one with ``dim``: when none takes
-    that many, only that one was plausible and it names the missing ``dim``."""
-    count = len(got) + len(kwargs)
-    if form is None or not any(low <= count <= high for low, high in form[1]):
-        return f'{name}() missing 1 required positional arguments: "dim"'
-    keywords = list(reversed(kwargs))  # (torch lists the keywords last given first)
-    words = [*got, *(f"{k}={_type_word(kwargs[k])}" for k in keywords)] + ([] if got else [""])
-    return (f"{name}() received an invalid combination of arguments - got ({', '.join(words)}), but "
-            f"expected one of:\n{form[0].format(keywords=', '.join(keywords))}")
-
-
-_REDUCE_SIGNATURES = (" * ({input}*, torch.dtype dtype = None{out})\n"
-                      " * ({input}{dim} dim, bool keepdim = False, *, torch.dtype dtype = None{out_dim})\n")
-_EXTREME_SIGNATURES = {
-    "function": (" * (Tensor input, *, Tensor out = None)\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
-                 " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n"),
-    "method": (" * ()\n      didn't match because some of the keywords were incorrect: {keywords}\n"
-               " * (Tensor other)\n      didn't match because some of the keywords were incorrect: {keywords}\n"
-               " * (int dim, bool keepdim = False)\n")}
-
-
-def _reduce_forms(dim, out):
-    """The (function, method) forms of ``sum``/``mean``/``prod``: the text of their signatures
-    and the argument counts the one without ``dim`` takes."""
-    function = _REDUCE_SIGNATURES.format(input="Tensor input, ", dim=dim, out=", Tensor out = None" * out,
-                                         out_dim=", Tensor out = None")
-    method = _REDUCE_SIGNATURES.format(input="", dim=dim, out="", out_dim="")
-    return (function, ((1, 2 + out),)), (method, ((0, 1),))
-
-
-# Where keepdim without dim is refused by an "invalid combination" (median and nanmedian have
-# only the signature with dim to offer, hence always its "missing" message).
-_KEEPDIM_ALONE = {"sum": _reduce_forms("tuple of ints", False), "mean": _reduce_forms("tuple of ints", True),
-                  "prod": _reduce_forms("int", False),
-                  **dict.fromkeys(("max", "min"), ((_EXTREME_SIGNATURES["function"], ((1, 2), (2, 3))),
-                                                   (_EXTREME_SIGNATURES["method"], ((0, 0), (1, 1)))))}
-
 
 
 def scalar_first(name, keyword, positional, operands, scale=1, numbers=True):

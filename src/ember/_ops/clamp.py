@@ -5,10 +5,12 @@ from .._tensor import Tensor
 from .args import invalid_combination
 from .core import Op, elementwise_rule, apply
 from .pointwise_binary import Where, _check_numbers, _refuse_bool, with_out
+from .parser import parsed
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max"]
 
 
+@parsed
 def clamp(input, min=None, max=None, *, out=None):
     """Limits ``input`` to [min, max] (numbers or broadcasting tensors); RuntimeError if both are None,
     NotImplementedError for bool as torch's kernels (https://pytorch.org/docs/stable/generated/torch.clamp.html)."""

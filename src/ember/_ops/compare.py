@@ -14,6 +14,7 @@ from .args import tensor_args, tensor_input, with_out
 from .. import _dtype
 from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
+from .parser import parsed
 
 
 def predicate(name, kernel, *, promote="promote", rule=None, complex_error=None):
@@ -44,6 +45,7 @@ def _integral_only(kernel, kernel_name):
 
 
 # ---- comparisons (broadcasting, after type promotion) -------------------------------------------
+@parsed
 def eq(input, other, *, out=None):
     """``input == other`` elementwise, as bool; TypeError when ``input`` is a number."""
     tensor_input("eq", input, other)

@@ -533,10 +533,10 @@ def write_into(self, result, overlapping=False):
     leaf that requires grad (while recording), for a view made under no_grad or by a
     multi-output function (split, unbind) while recording."""
     base = self._base
-    through_view = (STATE.enabled and base is not None and self._view_chain is not None
-                    and (result.requires_grad or base.requires_grad))
-    if through_view and self._view_creation is not None:
-        raise RuntimeError(_creation_error(self, "is being modified inplace"))
+    recorded = STATE.enabled and base is not None and (result.requires_grad or base.requires_grad)
+    through_view = recorded and self._view_chain is not None
+    if self._view_creation is not None and (through_view or recorded and type(self._view_creation) is tuple):
+        raise RuntimeError(_creation_error(self, "is being modified inplace"))  # (a split of a detached alias too)
     if STATE.enabled and self.requires_grad:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")

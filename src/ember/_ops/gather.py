@@ -9,6 +9,7 @@ from .._creation import real_if_fits
 from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .core import Op, _type_name, apply, like_input, reads_indices
+from .parser import parsed
 
 
 def _same_dtype(input, source, message):
@@ -76,6 +77,7 @@ def _unfit(g, shape):
     return g.new_zeros(shape).index_put(tuple(slice(0, n) for n in g.shape), g)
 
 
+@parsed
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """``out[i][j] = input[i][index[i][j]]`` (for dim=1): picks along ``dim`` (index int64)."""
     d = _wrap_dim(dim, input.ndim)

@@ -19,6 +19,7 @@ from .inplace import write_result
 from .pointwise_binary import Where
 from .refusals import refuse_unsigned
 from .shape import expand, broadcast_shapes
+from .parser import parsed
 
 
 def _index_arg(index):
@@ -343,6 +344,7 @@ class IndexPut(Op):
         return gx, gv
 
 
+@parsed
 def index_select(input, dim, index, *, out=None):
     """Entries along ``dim`` at the 1-D (int64/int32) ``index``."""
     d = _wrap_dim(dim, input.ndim)
@@ -354,6 +356,7 @@ def index_select(input, dim, index, *, out=None):
     return with_out(named(getitem(input, (slice(None),) * d + (index.reshape(-1),)), "IndexSelectBackward0"), out)
 
 
+@parsed
 def index_add(input, dim, index, source, *, alpha=1):
     """``input`` with ``alpha * source`` added at ``index`` along ``dim``
     (https://pytorch.org/docs/stable/generated/torch.index_add.html)."""
@@ -399,6 +402,7 @@ def index_copy(input, dim, index, source):
     return reads_indices(index_put(input, (slice(None),) * d + (index._data,), source), [index])
 
 
+@parsed
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` (bool, broadcastable) is True."""
     if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool:

@@ -1,17 +1,17 @@
 """Joining, splitting, repeating and rearranging tensors: each public function, then its op
-entry (``torch.cat``, ``split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...)."""
+entry (``torch.cat``, ``tensor_split``, ``repeat``, ``flip``, ``roll``, ``tril``, ``diagonal``, ...);
+``split``, ``chunk`` and ``unbind``, whose views share one node, live in ``splits.py``."""
 import builtins
 import itertools
-
-import numpy as np
 
 from .. import _dtype
 from .._backend import namespace
 from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, numpy_names, shape_arg, with_out
-from .core import Op, _type_name, apply, like_input, mark_multi_output, named, result_dtype
+from .core import Op, _type_name, apply, like_input, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape, unsqueeze
+from .parser import parsed
 
 
 def repeat(input, *sizes):
@@ -53,7 +53,7 @@ def repeat_interleave(input, repeats, dim=None):
     return named(out, "ViewBackward0") if isinstance(reps, int) else out
 
 
-@numpy_names
+@parsed
 def cat(tensors, dim=0, *, out=None):
     """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them);
     TypeError for an ``out`` whose dtype the inputs' promoted dtype cannot be cast to."""
@@ -117,7 +117,7 @@ class Cat(Op):
         return tuple(grads)
 
 
-@numpy_names
+@parsed
 def stack(tensors, dim=0, *, out=None):
     """The tensors joined along a new dimension ``dim``; RuntimeError naming the shapes when
     they differ (https://pytorch.org/docs/stable/generated/torch.stack.html)."""
@@ -157,6 +157,7 @@ def vstack(tensors, *, out=None):
 row_stack = vstack
 
 
+@parsed
 def narrow(input, dim, start, length):
     """A view of ``length`` entries from ``start`` along ``dim``; RuntimeError when it runs
     past the end (https://pytorch.org/docs/stable/generated/torch.narrow.html)."""
@@ -172,6 +173,7 @@ def narrow(input, dim, start, length):
     return apply(Slice, input, index=index)
 
 
+@parsed
 def select(input, dim, index):
     """A view at ``index`` along ``dim``, which is removed; IndexError when out of range
     (https://pytorch.org/docs/stable/generated/torch.select.html)."""
@@ -182,56 +184,6 @@ def select(input, dim, index):
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
     return apply(Slice, input, index=(slice(None),) * d + (index,))
-
-
-def split(tensor, split_size_or_sections, dim=0):
-    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
-    RuntimeError for a 0-dim tensor."""
-    if tensor.ndim == 0:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = _wrap_dim(dim, tensor.ndim)
-    n = tensor.shape[d]
-    if isinstance(split_size_or_sections, Tensor):  # a 0-dim one is a size, as an int
-        if split_size_or_sections.ndim:
-            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
-        split_size_or_sections = int(split_size_or_sections)
-    elif isinstance(split_size_or_sections, np.integer):  # a size torch's split_with_sizes refuses
-        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
-                        f"numpy.{type(split_size_or_sections).__name__}")
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-        if size == 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [n]
-        if n == 0:
-            sizes = [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if builtins.sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
-    name = "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
-    out, offset = [], 0
-    for s in sizes:
-        out.append(named(narrow(tensor, d, offset, s), name + "Backward0"))
-        offset += s
-    return mark_multi_output(tuple(out), name)
-
-
-@numpy_names
-def chunk(input, chunks, dim=0):
-    """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
-    (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    if input.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    n = input.shape[_wrap_dim(dim, input.ndim)]
-    if n == 0:
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-n // chunks), dim)
 
 
 @numpy_names
@@ -291,25 +243,7 @@ vsplit = _split_by_dim("vsplit", 0, 2)
 dsplit = _split_by_dim("dsplit", 2, 3)
 
 
-def split_with_sizes(input, split_sizes, dim=0):
-    """``split`` into pieces of the listed ``split_sizes``, which must add up to the length."""
-    return split(input, list(split_sizes), dim)
-
-
-unsafe_split, unsafe_split_with_sizes, unsafe_chunk = split, split_with_sizes, chunk
-
-
-@numpy_names
-def unbind(input, dim=0):
-    """The views along ``dim``, which is removed
-    (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
-    if input.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = _wrap_dim(dim, input.ndim)
-    return mark_multi_output(tuple(named(select(input, d, i), "UnbindBackward0") for i in range(input.shape[d])),
-                             "Unbind")
-
-
+@parsed
 def flip(input, dims):
     """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
     (https://pytorch.org/docs/stable/generated/torch.flip.html). RuntimeError for a repeated dim."""
@@ -375,6 +309,7 @@ class Roll(Op):
         return (g.roll(back, dims),)
 
 
+@parsed
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle (on and below ``diagonal``) of the last two dims, zeros above
     (https://pytorch.org/docs/stable/generated/torch.tril.html)."""
@@ -526,6 +461,7 @@ def diag(input, diagonal=0):
     return input.diagonal(diagonal)  # the argument hides the function
 
 
+@parsed
 def trace(input):
     """The sum of the main diagonal of a 2-d tensor; NotImplementedError for bool, as torch
     (https://pytorch.org/docs/stable/generated/torch.trace.html)."""

@@ -11,8 +11,10 @@ from .._tensor import Tensor
 from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
 from .core import Op, _type_name, apply, named, recording, transposed
 from .reduce import Sum, _c_order, expand_back, reduction_rule
+from .parser import parsed
 
 
+@parsed
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules for 1-D and batched operands. RuntimeError naming
     both shapes when they do not fit, or both dtypes when they differ."""
@@ -133,6 +135,7 @@ class Matmul(Op):
         return ga, gb
 
 
+@parsed
 def mm(input, mat2, *, out=None):
     """2-D matrix product; RuntimeError unless both are 2-D."""
     if input.ndim != 2 or mat2.ndim != 2:
@@ -140,6 +143,7 @@ def mm(input, mat2, *, out=None):
     return matmul(input, mat2, out=out)
 
 
+@parsed
 def bmm(input, mat2, *, out=None):
     """Batched product of (B, N, M) and (B, M, P) tensors."""
     if input.ndim != 3 or mat2.ndim != 3:
@@ -165,6 +169,7 @@ def integral_scalars(tensors, beta, alpha):
     return int(beta), int(alpha)
 
 
+@parsed
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
     is truncated, as PyTorch's kernel does."""
@@ -225,6 +230,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "BaddbmmBackward0")
 
 
+@parsed
 def dot(input, other):
     """Inner product of two 1-d tensors; RuntimeError for other dims
     (https://pytorch.org/docs/stable/generated/torch.dot.html)."""
@@ -253,6 +259,7 @@ def inner(input, other, *, out=None):
     return with_out(tensordot(input, other, ([-1], [-1])), out)
 
 
+@parsed
 def outer(input, vec2):
     """``input[i] * vec2[j]`` for 1-D tensors; RuntimeError otherwise."""
     for name, v in (("self", input), ("vec2", vec2)):

@@ -18,8 +18,10 @@ from .._tensor import Tensor
 from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
+from .parser import parsed
 
 
+@parsed
 def add(input, other, *args, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion; also ``input + other``
     (https://pytorch.org/docs/stable/generated/torch.add.html). RuntimeError naming the sizes
@@ -29,7 +31,9 @@ def add(input, other, *args, alpha=1, out=None):
         alpha, (other,) = scalar_first("add", "alpha", (other,) + args, ("other",), alpha)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
-    result = apply(Add, input, other) if alpha == 1 else apply(Add, input, other, alpha=alpha)
+    # (a float alpha keeps its op: 1.0 * b is b, and a compiled function's float argument stays a number)
+    result = apply(Add, input, other) if not isinstance(alpha, builtins.float) and alpha == 1 else \
+        apply(Add, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
 
@@ -69,6 +73,7 @@ def _scaled(b, alpha):
     return alpha * b
 
 
+@parsed
 def sub(input, other, *args, alpha=1, out=None):
     """``input - alpha * other``, also ``input - other``
     (https://pytorch.org/docs/stable/generated/torch.sub.html); RuntimeError when either
@@ -79,7 +84,9 @@ def sub(input, other, *args, alpha=1, out=None):
     _check_sub(input, other)
     if type(alpha) is not builtins.int or alpha != 1:
         _check_alpha(input, other, alpha)
-    result = apply(Sub, input, other) if alpha == 1 else apply(Sub, input, other, alpha=alpha)
+    # (a float alpha keeps its op: 1.0 * b is b, and a compiled function's float argument stays a number)
+    result = apply(Sub, input, other) if not isinstance(alpha, builtins.float) and alpha == 1 else \
+        apply(Sub, input, other, alpha=alpha)
     return result if out is None else with_out(result, out)
 
 
@@ -144,6 +151,7 @@ class Sub(Op):
         return g, (-g if alpha == 1 else g * -alpha.conjugate())
 
 
+@parsed
 def mul(input, other, *, out=None):
     """``input * other``, broadcast and promoted (https://pytorch.org/docs/stable/generated/torch.mul.html)."""
     result = apply(Mul, input, other)
@@ -413,6 +421,7 @@ def _log_of(a):
     return a.log() if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan")
 
 
+@parsed
 def maximum(input, other, *, out=None):
     """The elementwise larger of ``input`` and ``other`` (NaN propagates); ties split the
     gradient (https://pytorch.org/docs/stable/generated/torch.maximum.html). TypeError for a

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from . import fma
 from .args import c_type_name, invalid_combination, scalar_first, tensor_args, with_out
 from .core import Op, elementwise_rule, _type_name, apply, named
+from .parser import parsed
 
 
 def atan2(input, other, *, out=None):
@@ -144,6 +145,7 @@ class LogAddExp(Op):
         return g / (1 + (b - a).exp()), g / (1 + (a - b).exp())
 
 
+@parsed
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``; ``weight`` a number or broadcasting tensor.
     TypeError unless ``end`` is a tensor; RuntimeError unless floating ``input`` and ``end``

@@ -11,13 +11,14 @@ from .._creation import zeros
 from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
-from .args import (ALL_DIMS, dims_arg, dtype_arg, int_dim, invalid_combination, keepdim_needs_dim, numpy_names,
+from .args import (ALL_DIMS, dims_arg, dtype_arg, int_dim, invalid_combination, numpy_names,
                    values_indices, with_out)
 from .core import Op, _type_name, apply, named, result_dtype
 from .refusals import refuse_unsigned
 from .join import Cat
 from .pointwise_binary import Where, maximum, minimum
 from .wide_scan import wide_scan
+from .parser import parsed
 
 
 def _keep_shape(shape, dim):
@@ -61,7 +62,7 @@ def _asked(result, dtype):
     return result if dtype is None or result.dtype == dtype else result.to(dtype)
 
 
-@keepdim_needs_dim
+@parsed
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int, tuple or None for all); integer and bool inputs sum to int64."""
     if dtype is not None:
@@ -126,7 +127,7 @@ class Sum(Op):
         return (g.contiguous() if a.get("of_mean") else g,)
 
 
-@keepdim_needs_dim
+@parsed
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; RuntimeError for integer inputs without a float ``dtype``."""
     input = dtype_arg(input, dtype)
@@ -163,7 +164,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
 
 
-@keepdim_needs_dim
+@parsed
 def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
     """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
     int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
@@ -330,14 +331,14 @@ class MinAlongDim(MaxAlongDim):
         return namespace(x).take_along_axis(x, indices, axis=dim), indices
 
 
-@keepdim_needs_dim
+@parsed
 def max(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Largest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``maximum``."""
     return _extreme("max", Max, MaxAlongDim, input, dim, keepdim, other)
 
 
-@keepdim_needs_dim
+@parsed
 def min(input, dim=ALL_DIMS, keepdim=False, *, other=None, out=None):
     """Smallest element; with ``dim`` the ``(values, indices)`` along it; with a tensor, the
     elementwise ``minimum`` (https://pytorch.org/docs/stable/generated/torch.min.html)."""
@@ -390,7 +391,7 @@ def _check_nonempty(x, dim, name, error=RuntimeError, hint=" Specify the reducti
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-@numpy_names
+@parsed
 def argmax(input, dim=None, keepdim=False):
     """Index of the first maximal element (over the flattened input when ``dim`` is None);
     NaN counts as the maximum. RuntimeError for bool and complex input."""
@@ -447,7 +448,7 @@ def _arg_extreme_kernel(name, x, dim, keepdim):
     return getattr(xp, name)(x, axis=dim, keepdims=keepdim)
 
 
-@numpy_names
+@parsed
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumsum.html)."""
@@ -470,7 +471,7 @@ class Cumsum(Op):
         return (g.flip(d).cumsum(d).flip(d) if g.ndim else g,)
 
 
-@numpy_names
+@parsed
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``; integer and bool inputs give int64
     (https://pytorch.org/docs/stable/generated/torch.cumprod.html)."""

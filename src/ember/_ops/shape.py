@@ -10,9 +10,10 @@ from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._result_layout import in_input_format
 from .._tensor import _wrap_dim
-from .args import dims_arg, numpy_names, product, shape_arg
+from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, like_input, named, recording
+from .parser import parsed
 
 
 def tracked(t):
@@ -193,7 +194,7 @@ def unflatten(input, dim, sizes):
     return reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
 
 
-@numpy_names
+@parsed
 def squeeze(input, dim=None):
     """Removes size-1 dimensions (only those in ``dim``, or NumPy's ``axis``, when given)."""
     shape = input.shape
@@ -211,6 +212,7 @@ class Squeeze(View):
     pass
 
 
+@parsed
 def unsqueeze(input, dim):
     """A view with a size-1 dimension inserted at ``dim``
     (https://pytorch.org/docs/stable/generated/torch.unsqueeze.html)."""
@@ -258,6 +260,7 @@ class Permute(Op):
         return (backward_view(Permute, g, dims=tuple(sorted(range(len(dims)), key=dims.__getitem__))),)
 
 
+@parsed
 def transpose(input, dim0, dim1):
     """A view with ``dim0`` and ``dim1`` swapped
     (https://pytorch.org/docs/stable/generated/torch.transpose.html)."""
@@ -283,6 +286,7 @@ def t(input):
 _REVERSED = {0: (), 1: (0,), 2: (1, 0)}
 
 
+@parsed
 def movedim(input, source, destination):
     """A view with the dims ``source`` moved to the positions ``destination``
     (https://pytorch.org/docs/stable/generated/torch.movedim.html)."""

@@ -6,12 +6,13 @@ import numpy as np
 
 from .._backend import namespace
 from .._tensor import _wrap_dim
-from .args import dims_arg, dtype_arg, numpy_names, with_out
+from .args import dims_arg, dtype_arg, with_out
 from .core import Op, elementwise_rule, _type_name, apply
 from .reduce import _c_order, expand_back, reduction_rule
+from .parser import parsed
 
 
-@numpy_names
+@parsed
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))``, computed stably (finite for large inputs). ``dim=()``
     reduces every dim; without ``keepdim`` torch 2.13 then refuses a non-empty input of one
@@ -52,7 +53,7 @@ class Logsumexp(Op):
         return (expand_back(g, x.shape, dim, keepdim) * (x - out).exp(),)
 
 
-@numpy_names
+@parsed
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim`` (required, as ``torch.softmax``'s; ``F.softmax``
     alone guesses it), shifted by the max so it never overflows. NotImplementedError for
@@ -60,7 +61,7 @@ def softmax(input, dim, dtype=None):
     return _softmax(SoftmaxForward, "softmax", input, dim, dtype)
 
 
-@numpy_names
+@parsed
 def log_softmax(input, dim, dtype=None):
     """``x - logsumexp(x)`` along ``dim`` (required, as ``torch.log_softmax``'s); finite for
     logits of any size."""

@@ -9,12 +9,13 @@ from .. import _dtype
 from .._backend import namespace
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import ALL_DIMS, int_dim, keepdim_needs_dim, numpy_names, result_type, stable_by_keyword, values_indices
+from .args import ALL_DIMS, int_dim, numpy_names, result_type, stable_by_keyword, values_indices
 from .core import Op, _type_name, apply, named
 from .gather import gather
 from .join import narrow
 from .pointwise_binary import Where
 from .refusals import refuse_unsigned
+from .parser import parsed
 
 
 @numpy_names
@@ -149,7 +150,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return values_indices("kthvalue", named(values, "KthvalueBackward0"), idx)
 
 
-@keepdim_needs_dim
+@parsed
 def median(input, dim=ALL_DIMS, keepdim=False):
     """Lower median (PyTorch's rule for even counts), nan where the slice holds a nan; with
     ``dim``, ``(values, indices)`` (https://pytorch.org/docs/stable/generated/torch.median.html)."""

@@ -11,13 +11,14 @@ from .. import _dtype
 from .._backend import is_floating, namespace
 from .._creation import tensor, zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import ALL_DIMS, keepdim_needs_dim, numpy_names, values_indices
+from .args import ALL_DIMS, numpy_names, values_indices
 from .core import Op, apply
 from .gather import gather
 from .pointwise_binary import Where
 from .reduce import amax, amin
 from .sort import argsort, evenly_shared, refuse_unordered_median, sort
 from .stdsort import mode_rows
+from .parser import parsed
 
 
 class MinMax(tuple):
@@ -115,7 +116,7 @@ class Mode(Op):
 
 
 # ---- medians and quantiles ------------------------------------------------------------------------
-@keepdim_needs_dim
+@parsed
 def nanmedian(input, dim=ALL_DIMS, keepdim=False):
     """The lower median of the non-NaN elements (NaN only where a slice is all NaN); with
     ``dim``, ``(values, indices)``."""

@@ -10,7 +10,8 @@ from .._tensor import Tensor
 from .args import with_out
 from .complex import view_as_complex, view_as_real
 from .core import named, recording
-from .join import diagonal, select, split, split_with_sizes, unbind
+from .join import diagonal, select
+from .splits import split, split_with_sizes, unbind
 from .restride import as_strided
 from .shape import clone, expand, permute, squeeze, t, transpose, unfold, unsqueeze, view
 from .unimplemented import not_implemented_link

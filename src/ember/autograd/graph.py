@@ -114,7 +114,7 @@ class OpNode(Node):
         self.next_functions = next_functions
         self._pre_hooks = self._hooks = self._metadata = None
         self.op = op
-        self.num_outputs = op.num_outputs
+        self.num_outputs = len(out) if type(out) is tuple else op.num_outputs  # (unbind's: one per view)
         self.attrs = attrs
         self.needs_input_grad = needs_input_grad
         shapes, dtypes = [], []

@@ -16,8 +16,7 @@ Limits of capturing by running (torch's bytecode analysis has fewer): Python sid
 than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
 happen on the recorded call only; Python values the function reads from globals or closures are
 not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
-hooks are not replayed; Tensor methods are patched while recording, so recording is not
-thread-safe.
+hooks are not replayed; Tensor methods are patched while recording (not thread-safe).
 """
 import operator
 import os
@@ -45,7 +44,8 @@ from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
 from .side_effects import breaking_io, breaking_print, opaque_reads, python_state, unreplayable
-from .traced_ints import TRACING, plain, traced
+from .traced_floats import float_nodes
+from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -57,8 +57,7 @@ __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten",
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
 _FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
                   os.path.join(_EMBER_DIR, "_creation.py")}
-# The factories that wrap memory the caller holds (a NumPy array, a buffer): not a constant, since
-# the caller may write into it between calls.
+# The factories that wrap memory the caller holds (a NumPy array, a buffer; the caller may write into it): no constant
 _SHARING = {_creation.from_numpy.__code__, _creation.as_tensor.__code__, _creation.frombuffer.__code__}
 
 
@@ -69,7 +68,7 @@ class Capture:
         graph: the Graph (empty of ops when nothing was dispatched).
         pieces: the graphs between graph breaks, in order (``[graph]`` without breaks).
         sources: one per placeholder: ``("input", i)``, ``("tensor", t)``, ``("grad", p)``,
-            ``("state", optimizer, p, key)`` or ``("const", array)``.
+            ``("state", optimizer, p, key)``, ``("const", array)``, ``("float_arg", position)``.
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
@@ -117,8 +116,8 @@ class Tracer(_core.Observer):
     def op_enter(self, op, inputs, attrs):
         """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
         their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
-        if TRACING:
-            self.traced_now = tuple(i for i, x in enumerate(inputs) if traced(x))
+        if TRACING:  # (and traced floats' positions: traced_floats.py)
+            self.traced_now, self.floats_now = traced_operands(op, inputs, attrs)
             return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
         return None
 
@@ -143,6 +142,7 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
+        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
@@ -336,8 +336,8 @@ class Tracer(_core.Observer):
     # ---- values -----------------------------------------------------------------------------
     def arg(self, x, dtype):
         """The graph argument for an op input ``x``: a tensor's node (detached or cast to
-        ``dtype`` when the op does that), tuples and lists element by element, other values as
-        they are."""
+        ``dtype`` when the op does that), tuples and lists element by element, a NumPy scalar as
+        the Python number it holds (as eager and torch read it), other values as they are."""
         if isinstance(x, LoopInt):
             self.graph_break(_LOOP_INT_USE)
         if isinstance(x, Tensor):
@@ -353,7 +353,7 @@ class Tracer(_core.Observer):
             return node
         if isinstance(x, (tuple, list)):
             return type(x)(self.arg(v, dtype) for v in x)
-        return x
+        return x.item() if isinstance(x, np.generic) else x
 
     def attr(self, value, op):
         """An attr of ``op`` with each array in it (an index: ``x[i]``, ``gather``'s, the

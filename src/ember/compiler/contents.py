@@ -7,6 +7,7 @@ guard. :func:`flat` lists what a container holds, nested containers included, fo
 identity at C speed on every call (:func:`same`). :func:`sharing` tells which arrays are one or
 overlap in memory.
 """
+import math
 import operator
 from collections import deque
 
@@ -46,9 +47,12 @@ def scalar_key(value):
     """``value`` (a :func:`scalar`) as a guard compares it: :data:`NAN` for a NaN (the mean of
     an empty tensor passed from an eager statement is NaN at every call), an int itself (a
     dynamic graph binds it to a size symbol), else with its type: ``2``, ``2.0`` and ``True``
-    are equal in Python but give other graphs (``x * 2.0`` is float), as torch's guards tell them apart."""
+    are equal in Python but give other graphs (``x * 2.0`` is float), as torch's guards tell them
+    apart; a zero float with its sign (``inf * 0.0`` is nan, ``1 / -0.0`` -inf)."""
     if type(value) is int:
         return value
+    if value == 0 and type(value) is float:
+        return float, value, math.copysign(1.0, value)
     return NAN if value != value else (type(value), value)
 
 

@@ -30,15 +30,13 @@ import math
 
 import numpy as np
 
-from .. import _random
-from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, compared_range, fit_returned, int_ranges, traced_capture
+from .dynamic_ints import ARG, State as _State, compared_range, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -379,44 +377,6 @@ def _put(held):
 def _read_type(uses):
     """Whether a run with traced ints read one's class (``type(k) is int``: False there)."""
     return any(use[0] == "type" for seen in uses.values() for use in seen)
-
-
-class _State:
-    """Parameters and buffers (and which tensors the modules hold), gradients, optimizer state
-    and hyperparameters, the input and free tensors' values and the random stream: what a
-    probe may change, restored before and after it."""
-
-    def __init__(self, world):
-        self.tables = [(table, dict(table)) for table in world.tables]
-        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
-                        if type(t._data) is not SparseCOO and t._data.flags.writeable]
-        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
-                       for p in world.params]
-        self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
-                            [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
-                             if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
-                           for opt in world.optimizers]
-        self.rng = _random.get_rng_state()
-
-    def restore(self):
-        for table, saved in self.tables:
-            table.clear()
-            table.update(saved)
-        for t, data in self.tensors:
-            np.copyto(t._data, data)
-        for p, data, grad, grad_data in self.params:
-            np.copyto(p._data, data)
-            p.grad = grad
-            if grad is not None:
-                np.copyto(grad._data, grad_data)
-        for opt, state, arrays, groups in self.optimizers:
-            for group, saved in zip(opt.param_groups, groups):
-                group.update(saved)
-            opt.state.clear()
-            opt.state.update({p: dict(s) for p, s in state.items()})
-            for v, data in arrays:
-                np.copyto(v._data, data)
-        _random.set_rng_state(self.rng)
 
 
 # ---- fitting ------------------------------------------------------------------------------------

@@ -4,6 +4,10 @@ import inspect
 import math
 from collections import deque
 
+import numpy as np
+
+from .. import _random
+from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
@@ -12,10 +16,11 @@ from .graph import instances_in
 from .contents import LARGE
 from .side_effects import global_names, plain_object
 from .symbolic import Expr, evaluate, free_symbols, symbol
-from .traced_ints import TRACING, VALUES, TracedInt, plain
+from .traced_floats import note_unseen
+from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints", "compared_range"]
+           "plain_ints", "compared_range", "State", "float_capture"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -251,3 +256,94 @@ def int_symbols(facts, before, static, arguments):
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
     return found, {e.args[0]: (-math.inf, None) for e in found.values()}
+
+
+class State:
+    """Parameters and buffers (and which tensors the modules hold), gradients, optimizer state
+    and hyperparameters, the input and free tensors' values and the random stream: what a
+    probe may change, restored before and after it."""
+
+    def __init__(self, world):
+        self.tables = [(table, dict(table)) for table in world.tables]
+        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
+                        if type(t._data) is not SparseCOO and t._data.flags.writeable]
+        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
+                       for p in world.params]
+        self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
+                            [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
+                             if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
+                           for opt in world.optimizers]
+        self.rng = _random.get_rng_state()
+
+    def restore(self):
+        """Puts back what was kept."""
+        for table, saved in self.tables:
+            table.clear()
+            table.update(saved)
+        for t, data in self.tensors:
+            np.copyto(t._data, data)
+        for p, data, grad, grad_data in self.params:
+            np.copyto(p._data, data)
+            p.grad = grad
+            if grad is not None:
+                np.copyto(grad._data, grad_data)
+        for opt, state, arrays, groups in self.optimizers:
+            for group, saved in zip(opt.param_groups, groups):
+                group.update(saved)
+            opt.state.clear()
+            opt.state.update({p: dict(s) for p, s in state.items()})
+            for v, data in arrays:
+                np.copyto(v._data, data)
+        _random.set_rng_state(self.rng)
+
+
+def float_capture(run, args, kwargs, world, positions):
+    """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
+    ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
+    (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` the positions
+    of those Python did not use, which the graph takes as inputs. A run that read one's class
+    (``type(lr) is float``: False there) is run again with the floats plain."""
+    if not positions:
+        return (*run(args, kwargs), [])
+    uses = {k: Uses() for k in positions}
+    before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
+    for k in positions:
+        arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
+        uses[k].active = True
+    TRACING.append(uses)
+    try:
+        try:
+            out = run(tuple(arguments[:len(args)]), dict(zip(names, arguments[len(args):])))
+            result, cap = out[0], out[1]
+        except Exception:
+            if not any(use[0] == "type" for seen in uses.values() for use in seen):
+                raise
+            cap = None
+        if cap is not None:
+            note_unseen(cap)
+            for f in instances_in((result, cap.output), TracedFloat):  # a float returned: its value baked in
+                for seen in f.uses:
+                    seen.append(("returned", "(the function's result)"))
+            cap.output = plain(cap.output)
+    finally:
+        TRACING.remove(uses)
+        MADE.clear()
+        for saved, j, value in SAVED:
+            saved[j] = (value, None)
+        SAVED.clear()
+        for seen in uses.values():
+            seen.active = False
+        # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and
+        # the module or the optimizer keeps a plain float
+        kept = [(vars(m), m.__setattr__) for m in world.all_modules]
+        kept += [(g, g.__setitem__) for opt in world.optimizers for g in opt.param_groups]
+        for table, put in kept:
+            for name, value in list(table.items()):
+                if type(value) is TracedFloat:
+                    put(name, plain(value))
+                    for seen in value.uses:
+                        seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
+    if any(use[0] == "type" for seen in uses.values() for use in seen):
+        before.restore()
+        return (*run(args, kwargs), [])
+    return (plain(result), *out[1:], [k for k, seen in uses.items() if not seen])

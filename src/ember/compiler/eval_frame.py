@@ -31,7 +31,8 @@ from .custom_backend import custom_runner, is_custom
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .dynamic_ints import int_symbols, static_ints
+from .dynamic_ints import float_capture, int_symbols, static_ints
+from .traced_floats import fill_floats, float_guards, float_inputs, float_positions
 from .breaks import SPARSE
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -111,6 +112,7 @@ class _Entry:
         fixed = [s[0] in ("param", "tensor") or share for s, share in zip(sources, shared)]
         self.fixed = [f(None, None) if same else None for f, same in zip(self.fetch, fixed)]
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
+        self.floats = float_inputs(sources)  # (float arguments: traced_floats.py)
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
@@ -169,6 +171,8 @@ class _Entry:
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
+        if self.floats:
+            fill_floats(tensors, self.floats, args, kwargs)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
             results = aot.CompiledGraph.apply(self, sizes, *tensors)
         elif self.on_arrays:
@@ -344,18 +348,18 @@ class _CompiledFunction:
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
             return fn(*args, **kwargs)
-        dims, ranges = self._dynamic_dims(world, facts, declared)
-        if dims:
-            names = input_names(fn, args, kwargs) + [h[0] for h in held]
-            result, cap, shape, static = capture_dynamic(fn, args, kwargs, world, self._fullgraph, dims,
-                                                         ranges, names, lambda text: _log("dynamic", text))
-            self._static_ints.update(static_ints(dims, shape))  # (not probed again at each new value)
-            if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
-                counters["stats"]["unique_graphs"] += 1
-                self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
-                                            call=(world.inputs, None)))
-        else:
-            (result, cap), shape = capture(fn, args, kwargs, world, self._fullgraph), None
+        dims, ranges, floats = self._dynamic_dims(world, facts, declared)
+        names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
+        record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
+            "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
+        result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
+        facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
+        # (an int specialised, not probed again at each new value)
+        self._static_ints.update(static_ints(dims, shape), set(floats) - set(symbols))
+        if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
+            counters["stats"]["unique_graphs"] += 1
+            self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
+                                        call=(world.inputs, None)))
         if cap.breaks:
             return self._broke(facts, cap, result)
         counters["stats"]["unique_graphs"] += 1
@@ -406,11 +410,14 @@ class _CompiledFunction:
     def _dynamic_dims(self, world, facts, declared):
         """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):
         Expr}, {symbol: (lo, hi)})``: declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
-        or, with ``None``, those changed since the last graph (torch's automatic dynamic). Sizes 0 and 1 stay static."""
+        or, with ``None``, those changed since the last graph (torch's automatic dynamic). Sizes 0 and 1 stay static.
+        Third, the positions of the float arguments to trace (:mod:`.traced_floats`), chosen alike."""
         if self._dynamic is False:
-            return {}, {}
+            return {}, {}, []
+        before = self._dynamic is True or self._entries and config.automatic_dynamic_shapes and self._entries[-1].facts
+        floats = float_positions(facts, before, self._static_ints, world.arguments)
         if declared is not None:
-            return declared[0], declared[1]
+            return declared[0], declared[1], floats
         inputs = world.inputs
         wanted = {}  # (input, dim) -> (lo, hi)
         for i, t in enumerate(inputs):
@@ -428,8 +435,7 @@ class _CompiledFunction:
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        (dims, ranges), named = int_symbols(facts, self._dynamic is True or self._entries and (
-            config.automatic_dynamic_shapes and self._entries[-1].facts), self._static_ints, world.arguments), {}
+        (dims, ranges), named = int_symbols(facts, before, self._static_ints, world.arguments), {}
         for (i, d), (lo, hi) in sorted(wanted.items()):
             size = inputs[i].shape[d]
             if (i, d) in static or size < 2 and lo >= 2:
@@ -438,7 +444,7 @@ class _CompiledFunction:
             dims[(i, d)] = symbol(name)
             was = ranges.get(name, (lo, hi))
             ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
-        return dims, ranges
+        return dims, ranges, floats
 
 
 def _makes_state(world):

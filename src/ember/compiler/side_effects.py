@@ -23,7 +23,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from .traced_ints import TRACING, note_float_operands, note_type_reads
+from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
            "unreplayable", "opaque_reads"]
@@ -208,12 +208,15 @@ def _io_hook(frame, event, fn):
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
+        elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame):
+            note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
     elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_ints.py)
         try:
             if event == "call" and _from_user(frame):
                 note_type_reads(frame.f_code)
             elif event == "return" and _own_module(frame) not in _NOT_USER:
                 note_float_operands(frame)
+                note_numpy_calls(frame)  # (a traced float: np.sqrt(lr))
         except Exception:  # (reading the frame must never break the user's code)
             pass
 

@@ -199,6 +199,8 @@ def fetcher(source, shared=False):
         return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
     if kind == "hyper":
         return _hyperparameter(*source[1:])
+    if kind == "float_arg":  # a float argument: put in by the caller, who has the arguments (traced_floats.py)
+        return lambda inputs, sizes: None
     if kind == "sized_const":  # dynamic shapes: a constant whose size follows the sizes
         return lambda inputs, sizes, const=source[1]: Tensor._make(const.build(sizes))
     if shared:

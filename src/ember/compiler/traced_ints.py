@@ -32,11 +32,14 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "Uses", "TRACING", "VALUES", "plain", "traced", "note_float_operands", "note_type_reads"]
+__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced",
+           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands"]
 
-# the Uses being noted now (non-empty while a recording traces int arguments), and the values
-# the traced ints of this recording took (an autograd node saves an op's operand as a plain int)
-TRACING, VALUES = [], set()
+# the Uses being noted now (non-empty while a recording traces int or float arguments), the values
+# the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
+# the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
+# (``(saved list, position, plain value)``: put back after it)
+TRACING, VALUES, MADE, SAVED = [], set(), [], []
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
@@ -136,6 +139,131 @@ for _name in dir(int):
         setattr(TracedInt, _name, _noting(_name, getattr(int, _name)))
 
 
+class TracedFloat(float):
+    """A float argument (or a float computed from traced ones and numbers by ``+``, ``-``,
+    ``*``, ``/`` by a number other than 0, unary ``-``) while the function is recorded:
+    ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
+    position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
+    float or a number (:mod:`.dynamic_floats` builds its graph from it)."""
+
+    def __new__(cls, value, uses, how):
+        self = super().__new__(cls, value)
+        self.uses, self.how = uses, how
+        MADE.append(self)
+        return self
+
+
+# float arithmetic whose result is traced: method -> (operation, whether the float is the right operand)
+_FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("sub", False),
+                     "__rsub__": ("sub", True), "__mul__": ("mul", False), "__rmul__": ("mul", True),
+                     "__truediv__": ("div", False)}
+
+
+# a comparison steers Python wherever it runs: ember's own functions check a number before their
+# op (``alpha == 1`` picks the op without a scale, ``dropout``'s ``p > 1`` raises), so it is a use
+# from any code (the op itself takes plain floats: the dispatcher passes them)
+_STEERING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"}
+
+
+def _float_noting(name, method):
+    def use(self, *args):
+        if self.uses[0].active and name in _STEERING and not _from_user():
+            for seen in self.uses:
+                seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
+        elif self.uses[0].active and _from_user():
+            how = _FLOAT_ARITHMETIC.get(name)
+            if name in _UNARY:
+                return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
+            other = args[0] if args else None
+            if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
+                                    or type(other) is TracedFloat and how[0] != "div"):
+                uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
+                return TracedFloat(method(self, other), uses,
+                                   (how[0], other, self) if how[1] else (how[0], self, other))
+            if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__")) or isinstance(other, _NUMBERS):
+                for seen in self.uses:  # (a tensor operand: its own method takes the float as an operand)
+                    seen.append((name, user_frame()))
+        return method(self, *args)
+    use.__name__, use.__doc__ = name, f"float's ``{name}``, noting a use when the user's code calls it."
+    return use
+
+
+_NUMBERS = (int, float, complex, np.number)
+
+for _name in dir(float):
+    if _name in _KEPT or _name == "fromhex":
+        continue
+    if type(getattr(float, _name)).__name__ == "getset_descriptor":
+        read = _float_noting(_name, lambda self, n=_name: getattr(float.__float__(self), n))
+        setattr(TracedFloat, _name, property(read))  # f.real, f.imag
+    elif callable(getattr(float, _name)):
+        setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
+
+
+def traced_operands(op, inputs, attrs):
+    """The positions of an op's ``inputs`` that are traced ints (or plain ints with one's
+    value: :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
+    and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
+    value) is a use of it: the graph takes it as a number."""
+    found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat}
+    if op.name in ("Add", "Sub") and type(attrs.get("alpha")) is TracedFloat:
+        found["alpha"] = attrs["alpha"]
+    for value in (*(x for x in inputs if type(x) is not TracedFloat), *(v for k, v in attrs.items() if k not in found)):
+        for x in _floats_in(value):
+            for seen in x.uses:
+                seen.append(("an op's attribute", user_frame()))
+    return tuple(i for i, x in enumerate(inputs) if traced(x)), found
+
+
+def _floats_in(value):
+    if type(value) is TracedFloat:
+        yield value
+    elif type(value) in (tuple, list, dict, slice):
+        for v in (value.values() if type(value) is dict else (value.start, value.stop, value.step)
+                  if type(value) is slice else value):
+            yield from _floats_in(v)
+
+
+def note_numpy_calls(frame):
+    """Notes a use of each traced float held by a local of the user's ``frame`` (returning)
+    whose code loads a NumPy function (``np.sqrt``, a ufunc imported by name): NumPy reads a
+    float subclass's value without its methods, and its result (``x * np.sqrt(lr)``) would be a
+    constant of the graph."""
+    floats = [v for v in frame.f_locals.values() if type(v) is TracedFloat and v.uses[0].active]
+    if floats and any(callable(v) and (isinstance(v, np.ufunc) or (getattr(v, "__module__", None) or "").startswith(
+            "numpy")) for v in _loaded(frame)):
+        for f in floats:
+            for seen in f.uses:
+                seen.append(("NumPy", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a NumPy function)"))
+
+
+def _loaded(frame):
+    """The values of the names and attribute chains ``frame``'s code loads (``np.sqrt``)."""
+    instructions = _INSTRUCTIONS.get(frame.f_code)
+    if instructions is None:
+        instructions = _INSTRUCTIONS[frame.f_code] = list(dis.get_instructions(frame.f_code))
+    for i, ins in enumerate(instructions):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF"):
+            j = i + 1
+            while j < len(instructions) and instructions[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                j += 1
+            value = _simple_value(instructions[i:j], frame)
+            if value is not _UNKNOWN:
+                yield value
+
+
+_INSTRUCTIONS = {}  # code object -> its instructions
+
+
+def note_math_calls(frame):
+    """Notes a use of each traced float held by a local of the user's ``frame``, which calls a
+    function of ``math`` or ``cmath``: it reads a float subclass's value without its methods."""
+    for value in frame.f_locals.values():
+        if type(value) is TracedFloat and value.uses[0].active:
+            for seen in value.uses:
+                seen.append(("math", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a math function)"))
+
+
 # names whose reading sees a traced int's class, not int's (``type(k) is int``, ``k.__class__``):
 # no method of the int runs, so a code reading one notes a use of every traced int
 _TYPE_READS = {"type", "__class__"}
@@ -173,10 +301,12 @@ def traced(value):
 
 
 def plain(value):
-    """``value`` with each :class:`TracedInt` in it (in tuples, lists, dicts, slices) a plain
+    """``value`` with each :class:`TracedInt` and :class:`TracedFloat` in it (in tuples, lists, dicts, slices) a plain
     int: what a graph records."""
     if type(value) is TracedInt:
         return int.__int__(value)
+    if type(value) is TracedFloat:
+        return float.__float__(value)
     if type(value) in (tuple, list):
         return type(value)(plain(v) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # (a named tuple)

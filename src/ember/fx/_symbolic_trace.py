@@ -9,7 +9,13 @@ Everything is restored when tracing ends. Source: https://pytorch.org/docs/stabl
 """
 import contextlib
 import inspect
+import sys
+import warnings
 
+from .._device import device
+from .._dtype import dtype
+from .._layout import layout
+from .._memory_format import memory_format
 from .._tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
@@ -19,6 +25,9 @@ from .graph_module import GraphModule
 from .proxy import TracerBase, _Intercepting, interception
 
 __all__ = ["Tracer", "symbolic_trace", "wrap"]
+
+# The values whose specialisation a traced graph checks with ``torch._assert(placeholder == value)``.
+_CHECKED_TYPES = (str, int, float, bool, complex, dtype, device, memory_format, layout)
 
 
 def wrap(fn_or_name):
@@ -78,7 +87,7 @@ class Tracer(TracerBase):
         for parameter in list(inspect.signature(fn).parameters.values())[skip:]:
             name = parameter.name
             if name in concrete_args:
-                args.append(concrete_args[name])
+                args.append(self._concrete_placeholder(parameter, concrete_args[name]))
             elif parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
                 raise NotImplementedError(f"symbolic tracing of *args/**kwargs ({parameter}) is not supported: "
                                           "pass concrete_args or trace a function with named arguments")
@@ -87,6 +96,27 @@ class Tracer(TracerBase):
                 annotation = None if parameter.annotation is parameter.empty else parameter.annotation
                 args.append(self.create_proxy("placeholder", name, default, {}, type_expr=annotation))
         return args
+
+    def _concrete_placeholder(self, parameter, value):
+        """``value`` itself, fixed by ``concrete_args``; the graph still takes the argument (a
+        placeholder ``<name>_1``, as torch.fx) and checks it: a number, string, bool, dtype or
+        device by ``torch._assert(placeholder == value)``, None by ``_assert_is_none``; for
+        anything else (a tensor; a list, which torch.fx flattens and checks leaf by leaf) it
+        warns that it cannot."""
+        name = parameter.name
+        default = () if parameter.default is parameter.empty else (parameter.default,)
+        placeholder = self.create_proxy("placeholder", f"{name}_1", default, {})
+        if type(value) in _CHECKED_TYPES:
+            sys.modules["ember"]._assert(placeholder == value,
+                                         f"{name} has been specialized to have value {value} but got another value")
+        elif value is None:
+            self.create_proxy("call_function", _assert_is_none, (
+                placeholder, f"{name} has been specialized to have value None but got another value"), {})
+        else:
+            warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to specialized function. "
+                          "It is up to the user to make sure that your inputs match the inputs you specialized the "
+                          "function with.")
+        return value
 
     @contextlib.contextmanager
     def _patched(self):
@@ -170,6 +200,13 @@ class Tracer(TracerBase):
         if isinstance(a, Module) and self.root is not None:
             return self.create_node("get_attr", self.path_of_module(a), (), {})
         return super().create_arg(a)
+
+
+def _assert_is_none(value, msg):
+    """Raises AssertionError(``msg``) unless ``value`` is None: the check a graph traced with a
+    ``concrete_args`` value of None makes of that argument (torch.fx's)."""
+    if value is not None:
+        raise AssertionError(msg)
 
 
 def symbolic_trace(root, concrete_args=None):

@@ -282,7 +282,7 @@ class _Interception:
         if self.users == 0:
             for path, namespace in _public_namespaces():
                 for name, value in list(vars(namespace).items()):
-                    if not name.startswith("_") and isinstance(value, types.FunctionType):
+                    if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType):
                         keywords = path == "torch.nn.functional" and name not in _BUILT_IN_FUNCTIONAL
                         # one wrapper per function and convention: names of one function stay one object
                         wrapper = self.wrappers.setdefault((value, keywords), _Intercepting(value, keywords))

@@ -1,0 +1,298 @@
+"""PyTorch's argument parser, for the calls it refuses: an op's signatures written as torch
+prints them (``"Tensor input, int dim, bool keepdim = False, *, Tensor out = None"``), and
+the TypeError torch raises when a call matches none of them, in its words (a missing
+argument, one too many, an unknown keyword, a wrong type, or "received an invalid
+combination of arguments" listing the signatures).
+
+The check runs only after the op failed: :func:`parsed` wraps a public function so that a
+call torch's parser refuses raises torch's TypeError instead of whatever the op's body hit,
+and a call torch accepts keeps the op's own error. Tensor methods take the same signatures
+without ``input`` and ``out`` (the ``method`` attribute, which the Tensor table binds).
+"""
+import functools
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .args import _type_word
+
+__all__ = ["parsed", "refusal"]
+
+# torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
+# accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
+# Tensor method lacks; a type ending in ``?`` takes None, unprinted).
+SIGNATURES = {
+    "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
+    "cat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    "stack": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    "clamp": ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+              "Tensor input, Number min = None, Number max = None, *, Tensor out = None"),
+    "add": ("Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+            "~Tensor input, Number alpha, Tensor other, *, Tensor out = None"),
+    "sub": ("Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+            "~Tensor input, Number alpha, Tensor other, *, Tensor out = None"),
+    "mul": ("Tensor input, Tensor other, *, Tensor out = None",),
+    "max": ("Tensor input, *, Tensor out = None", "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+    "min": ("Tensor input, *, Tensor out = None", "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+    "softmax": ("Tensor input, int dim, torch.dtype dtype = None, *, Tensor out = None",),
+    "log_softmax": ("Tensor input, int dim, torch.dtype dtype = None, *, Tensor out = None",),
+    "transpose": ("Tensor input, int dim0, int dim1",),
+    "matmul": ("Tensor input, Tensor other, *, Tensor out = None",),
+    "mm": ("Tensor input, Tensor mat2, *, Tensor out = None",
+           "@Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None"),
+    "bmm": ("Tensor input, Tensor mat2, *, Tensor out = None",
+            "@Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None"),
+    "gather": ("Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None",),
+    "cumsum": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
+    "cumprod": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
+    "argmax": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    "unsqueeze": ("Tensor input, int dim",),
+    "select": ("Tensor input, int dim, int index",),
+    "index_select": ("Tensor input, int dim, Tensor index, *, Tensor out = None",),
+    "maximum": ("Tensor input, Tensor other, *, Tensor out = None",),
+    "masked_fill": ("Tensor input, Tensor mask, Tensor value", "Tensor input, Tensor mask, Number value"),
+    "narrow": ("Tensor input, int dim, Tensor start, int length", "Tensor input, int dim, int start, int length"),
+    "outer": ("Tensor input, Tensor vec2, *, Tensor out = None",),
+    "dot": ("Tensor input, Tensor tensor, *, Tensor out = None",),
+    "trace": ("Tensor input",),
+    "lerp": ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
+             "Tensor input, Tensor end, Number weight, *, Tensor out = None"),
+    "eq": ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None"),
+    "addmm": ("Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+              "@Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
+              "Number alpha = 1, Tensor out = None",
+              "~Tensor input, Number beta, Tensor mat1, Tensor mat2, *, Tensor out = None"),
+    "median": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+    "nanmedian": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+    "sum": ("Tensor input, *, torch.dtype dtype = None",
+            "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
+    "mean": ("Tensor input, *, torch.dtype dtype = None, Tensor out = None",
+             "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
+    "prod": ("Tensor input, *, torch.dtype dtype = None",
+             "Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None"),
+    "movedim": ("Tensor input, int source, int destination",
+                "Tensor input, tuple of ints source, tuple of ints destination"),
+    "squeeze": ("Tensor input", "Tensor input, int dim", "Tensor input, tuple of ints dim"),
+    "index_add": ("Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None",),
+    "flip": ("Tensor input, tuple of ints dims, *, Tensor out = None",),
+    "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
+}
+
+
+# the ops whose Tensor parameters take a Python number too, as torch's parser lets them
+NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq"}
+
+
+class _Parameter:
+    """One parameter of a signature: its type as torch prints it, name, default text (None
+    when required) and whether only a keyword reaches it."""
+    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none")
+
+    def __init__(self, text, keyword_only, numbers=False):
+        declaration, _, default = text.partition(" = ")
+        written, _, self.name = declaration.rpartition(" ")
+        self.type, self.default = written.rstrip("?"), default or None
+        self.takes_none = default == "None" or written.endswith("?")
+        self.keyword_only = keyword_only
+        self.numbers = numbers and self.type == "Tensor"
+
+    def accepts(self, value):
+        """Whether ``value`` passes this parameter's type check."""
+        return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
+                or (self.numbers and _CHECKS["Number"](value)))
+
+
+class _Signature:
+    """One of an op's signatures, parsed from torch's text."""
+
+    def __init__(self, text, numbers=False):
+        self.hidden, self.function_only = text.startswith("~"), text.startswith("@")
+        self.text = text.lstrip("~@").replace("?", "")
+        self.items = text.lstrip("~@").split(", ")  # (torch's reading: "()" has one item, "*" is one)
+        star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
+        self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
+        self.numbers = numbers
+        self.min_args = sum(p.default is None for p in self.params)
+        self.max_positional = star
+        self.varargs_ints = star == 1 and self.params[0].type == "tuple of ints"
+
+    def method(self):
+        """The Tensor method's form: without ``input`` and ``out`` (None when the function's
+        first parameter is not the input)."""
+        if self.function_only or self.items[0] != "Tensor input":
+            return None
+        items = [t for t in self.items[1:] if not t.endswith(" out = None")]
+        return _Signature(("~" * self.hidden) + ", ".join(items[:-1] if items[-1:] == ["*"] else items), self.numbers)
+
+    def refusal(self, name, args, kwargs):
+        """None when the call matches; else torch's message naming what does not."""
+        kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
+        if len(args) > self.max_positional and not self._varargs(args):
+            return self._extra_args(name, len(args))
+        position = 0
+        for index, param in enumerate(self.params):
+            keyword = position >= len(args)
+            if not keyword and param.keyword_only:
+                return self._extra_args(name, len(args))
+            if keyword and param.name not in kwargs:
+                if param.default is None:
+                    missing = [f'"{p.name}"' for p in self.params[index:] if p.default is None]
+                    return (f"{name}() missing {len(missing)} required positional argument"
+                            f"{'s' * (len(missing) == 1)}: {', '.join(missing)}")
+                continue
+            value = kwargs[param.name] if keyword else args[position]
+            if not param.accepts(value):
+                if not keyword and position == 0 and self._varargs(args):
+                    position = len(args)
+                    continue
+                where = "" if keyword else f" (position {position + 1})"
+                return f"{name}(): argument '{param.name}'{where} must be {param.type}, not {type(value).__name__}"
+            position += not keyword
+        names = {p.name for p in self.params}
+        for key in kwargs:
+            if key not in names:
+                return f"{name}() got an unexpected keyword argument '{key}'"
+            if [p.name for p in self.params].index(key) < len(args):
+                return f"{name}() got multiple values for argument '{key}'"
+        return None
+
+    def unpacked(self, name, args, kwargs):
+        """torch's message for a matched call whose sequence holds a wrong element (its type
+        check reads the first element only), or None."""
+        kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
+        for index, param in enumerate(self.params):
+            value = args[index] if index < len(args) else kwargs.get(param.name)
+            if param.type in _ELEMENTS and isinstance(value, (tuple, list)) and not self._varargs(args):
+                check, message = _ELEMENTS[param.type]
+                for at, item in enumerate(value):
+                    if not check(item):
+                        return message.format(name=name, param=param.name, index=index, at=at, pos=at + 1,
+                                              type=type(item).__name__)
+        return None
+
+    def _varargs(self, args):
+        return self.varargs_ints and len(args) > 1 and all(_int(a) for a in args)
+
+    def _extra_args(self, name, given):
+        most = self.max_positional
+        if self.min_args != most:
+            return f"{name}() takes from {self.min_args} to {most} positional arguments but {given} were given"
+        return (f"{name}() takes {most} positional argument{'s' * (most != 1)} but {given} "
+                f"{'was' if given == 1 else 'were'} given")
+
+    def marked(self, args, kwargs):
+        """The call's types with the ones this signature's text does not take as ``!type!``:
+        torch's reading of its own text counts ``*`` as an item and no item with a default."""
+        words = []
+        for i, value in enumerate(args):
+            item = self.items[i] if i < len(self.items) else "*"
+            param = _Parameter(item, False)
+            ok = item not in ("*", "") and " = " not in item and param.accepts(value)
+            words.append(_type_word(value) if ok else f"!{_type_word(value)}!")
+        for key in reversed(kwargs):
+            param = next((p for p in self.params if p.name == key), None)
+            ok = param is not None and param.accepts(kwargs[key])
+            words.append(f"{key}={_type_word(kwargs[key])}" if ok else f"{key}=!{_type_word(kwargs[key])}!")
+        return ", ".join(words)
+
+
+def refusal(name, signatures, args, kwargs):
+    """torch's TypeError message for ``name(*args, **kwargs)`` against ``signatures`` (a
+    list of :class:`_Signature`), or None when one of them takes the call."""
+    if len(signatures) == 1:
+        return signatures[0].refusal(name, args, kwargs) or signatures[0].unpacked(name, args, kwargs)
+    for s in signatures:
+        if s.refusal(name, args, kwargs) is None:
+            return s.unpacked(name, args, kwargs)
+    count = len(args) + len(kwargs)
+    plausible = [s for s in signatures if not s.hidden and s.min_args <= count <= len(s.params)]
+    if len(plausible) == 1:
+        return plausible[0].refusal(name, args, kwargs)
+    shown = [s for s in signatures if not s.hidden]
+    head = f"{name}() received an invalid combination of arguments - got "
+    got = [_type_word(a) for a in args] + [f"{k}={_type_word(kwargs[k])}" for k in reversed(kwargs)]
+    got += [""] * (bool(kwargs) and not args)  # (torch's list then ends in ", ")
+    if len(shown) == 1:
+        return f"{head}({', '.join(got)}), but expected ({shown[0].text})"
+    lines = [f"{head}({', '.join(got)}), but expected one of:\n"]
+    for s in shown:
+        lines.append(f" * ({s.text})\n")
+        if len(s.items) == count:
+            wrong = [k for k in reversed(kwargs) if _NUMPY_NAMES.get(k, k) not in {p.name for p in s.params}]
+            lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(wrong)}\n"
+                         if wrong else f"      didn't match because some of the arguments have invalid "
+                         f"types: ({s.marked(args, kwargs)})\n")
+    return "".join(lines)
+
+
+def parsed(function):
+    """``function`` (a public op named as in :data:`SIGNATURES`) raising torch's TypeError,
+    in its words, when it fails on a call torch's parser refuses; its ``method`` attribute
+    does the same for the Tensor method. Both take NumPy's spellings ``axis`` and
+    ``keepdims``, as torch's parser does, and refuse ``keepdim`` without ``dim`` up front
+    where torch has no signature for it (``x.sum(keepdim=True)``: ember's ``dim`` has a
+    default there)."""
+    name = function.__name__
+    forms = [_Signature(text, name in NUMBERS_AS_TENSORS) for text in SIGNATURES[name]]
+    methods = [m for m in (s.method() for s in forms) if m is not None]
+
+    def checked(body, signatures, bound):
+        @functools.wraps(body)
+        def call(*args, **kwargs):
+            given = kwargs
+            if kwargs:
+                if "axis" in kwargs or "keepdims" in kwargs:
+                    kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
+                if "keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1:
+                    message = refusal(name, signatures, args[bound:], given)
+                    if message is not None:
+                        raise TypeError(message)
+            try:
+                return body(*args, **kwargs)
+            except Exception:
+                message = refusal(name, signatures, args[bound:], given)
+                if message is None:
+                    raise
+            raise TypeError(message)
+        return call
+
+    call = checked(function, forms, 0)
+    call.method = checked(function, methods, 1)
+    return call
+
+
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}  # (torch's parser takes NumPy's spellings too)
+
+
+def _int(value):
+    if isinstance(value, Tensor):
+        return value.ndim == 0 and not value.dtype.is_floating_point and not value.dtype.is_complex \
+            and value.dtype is not _dtype.bool
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _anything(value):
+    return True
+
+
+_ELEMENTS = {  # the element check and torch's message for a wrong element, by sequence type
+    "tuple of ints": (_int, "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
+                            "\"type must be tuple of ints,but got {type}\""),
+    "tuple of Tensors": (lambda v: isinstance(v, Tensor),
+                         "expected Tensor as element {at} in argument {index}, but got {type}")}
+
+_CHECKS = {
+    "Tensor": lambda v: isinstance(v, Tensor),
+    "Number": lambda v: (isinstance(v, (numbers.Number, np.bool_)) or (isinstance(v, Tensor) and v.ndim == 0)),
+    "int": _int,
+    "float": lambda v: isinstance(v, numbers.Real) or (isinstance(v, Tensor) and v.ndim == 0),
+    "bool": lambda v: isinstance(v, (bool, np.bool_)),
+    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]))),
+    "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
+    "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),
+    "str": lambda v: isinstance(v, str),
+}

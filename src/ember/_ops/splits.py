@@ -1,0 +1,181 @@
+"""``split``, ``chunk`` and ``unbind``: views of the input along a dim that share one autograd
+node, as torch's (``u[0].grad_fn is u[1].grad_fn``, ``UnbindBackward0``, ``SplitBackward0``,
+``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is made by the view op that
+remakes it (``select``'s or ``narrow``'s Slice: the chain a write or a replay follows, and what
+the compiler captures); while recording, the views are then given the one node of the op
+entry :class:`Unbind` or :class:`Split`, whose backward adds each view's gradient into the
+input's place of it (the views' own Slice backward, which the compiler lowers as before)."""
+import builtins
+import itertools
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import STATE
+from .args import numpy_names
+from .core import Op, apply, mark_multi_output, named, record
+from .indexing import IndexBackward
+from .join import narrow, select
+
+__all__ = ["split", "chunk", "split_with_sizes", "unbind", "unsafe_split", "unsafe_split_with_sizes",
+           "unsafe_chunk"]
+
+
+def _one_node(op, input, views, name, **attrs):
+    """``views`` of ``input``, given one node of ``op`` (``attrs``) while recording, and marked as
+    the outputs of multi-output view function ``name``."""
+    if STATE.enabled and input.requires_grad and views:
+        record(op, (input,), attrs, views)
+    return mark_multi_output(views, name)
+
+
+def _gather_back(ctx, *grads):
+    """The input's gradient from its views': each view's gradient added into zeros of the
+    input's shape at the view's index (as the view's own Slice backward), none for a view
+    that received none."""
+    total = None
+    for g, index in zip(grads, ctx.op.indices(ctx.shapes[0], **ctx.attrs)):
+        if g is not None:
+            part = apply(IndexBackward, g, shape=ctx.shapes[0], index=index)
+            total = part if total is None else total + part
+    return (total,)
+
+
+class Unbind(Op):
+    """The views of ``x`` at each index along ``dim``, which is removed."""
+    promote = None
+    save_inputs = False
+    num_outputs = 2  # (or any other count: the input's size along dim; a node counts its results)
+
+    @staticmethod
+    def indices(shape, dim):
+        return [(slice(None),) * dim + (i,) for i in range(shape[dim])]
+
+    @classmethod
+    def infer(cls, x, dim):
+        shape = tuple(x.shape[:dim]) + tuple(x.shape[dim + 1:])
+        return tuple((shape, x.dtype) for _ in range(x.shape[dim]))
+
+    @classmethod
+    def forward(cls, x, dim):
+        return tuple(x[index] for index in cls.indices(x.shape, dim))
+
+    backward = staticmethod(_gather_back)
+
+
+class Split(Op):
+    """The views of ``x`` of ``sizes`` along ``dim``, in order."""
+    promote = None
+    save_inputs = False
+    num_outputs = 2  # (or any other count: one per size)
+
+    @staticmethod
+    def indices(shape, dim, sizes):
+        ends = list(itertools.accumulate(sizes))
+        return [(slice(None),) * dim + (slice(end - s, end),) for s, end in zip(sizes, ends)]
+
+    @classmethod
+    def infer(cls, x, dim, sizes):
+        return tuple((tuple(x.shape[:dim]) + (s,) + tuple(x.shape[dim + 1:]), x.dtype) for s in sizes)
+
+    @classmethod
+    def forward(cls, x, dim, sizes):
+        return tuple(x[index] for index in cls.indices(x.shape, dim, sizes))
+
+    backward = staticmethod(_gather_back)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
+    RuntimeError for a 0-dim tensor."""
+    d, sizes, name = _pieces(tensor, split_size_or_sections, dim)
+    out, offset = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, offset, s))
+        offset += s
+    views = _one_node(Split, tensor, tuple(out), name, dim=d, sizes=tuple(sizes))
+    named(views[0], name + "Backward0")  # (their one node, named as torch's)
+    return views
+
+
+def _pieces(tensor, split_size_or_sections, dim):
+    """The wrapped ``dim``, the sizes of the pieces and torch's name of the split ("Split",
+    "SplitWithSizes"); torch's errors for a size or sizes that do not fit."""
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, Tensor):  # a 0-dim one is a size, as an int
+        if split_size_or_sections.ndim:
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
+        split_size_or_sections = int(split_size_or_sections)
+    elif isinstance(split_size_or_sections, np.integer):  # a size torch's split_with_sizes refuses
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"numpy.{type(split_size_or_sections).__name__}")
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [n]
+        if n == 0:
+            sizes = [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return d, sizes, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
+
+
+@numpy_names
+def chunk(input, chunks, dim=0):
+    """``chunks`` views of (nearly) equal size along ``dim``; the last may be smaller
+    (https://pytorch.org/docs/stable/generated/torch.chunk.html)."""
+    return split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def _chunk_size(input, chunks, dim):
+    """The size (or, for an empty dim, the sizes) ``split`` gives ``chunk``'s pieces."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    return [0] * chunks if n == 0 else -(-n // chunks)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split`` into pieces of the listed ``split_sizes``, which must add up to the length."""
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """``split``'s pieces as tensors that share the input's memory without being its views
+    (torch's ``UnsafeSplitBackward0``): writing one in place is allowed, and the input's history
+    does not see it (https://pytorch.org/docs/stable/generated/torch.unsafe_split.html)."""
+    d, sizes, name = _pieces(input, split_size, dim)
+    pieces = apply(Split, input, dim=d, sizes=tuple(sizes))
+    named(pieces[0], f"Unsafe{name}Backward0")
+    return pieces
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``unsafe_split`` into pieces of the listed ``split_sizes`` (``UnsafeSplitWithSizesBackward0``)."""
+    return unsafe_split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk``'s pieces as :func:`unsafe_split` gives them."""
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
+
+
+@numpy_names
+def unbind(input, dim=0):
+    """The views along ``dim``, which is removed
+    (https://pytorch.org/docs/stable/generated/torch.unbind.html)."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, input.ndim)
+    return _one_node(Unbind, input, tuple(select(input, d, i) for i in range(input.shape[d])), "Unbind", dim=d)

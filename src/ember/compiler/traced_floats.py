@@ -1,0 +1,196 @@
+"""Float arguments as inputs of a graph, as torch 2.13 takes a changing float as a symbol.
+
+While a function is recorded with a float argument traced, the argument is a
+:class:`~.traced_ints.TracedFloat`: a float whose methods, called from the user's code, note a
+*use*, except arithmetic with numbers (``lr * 2 + 1``, ``lr / 4``, ``-lr``), whose result is
+traced too and remembers how it was computed. An op taking a traced float as an operand
+(``x * lr``, ``clamp(x, max=lr)``, ``p.sub_(g * lr)``) records it as a node: a placeholder
+(source ``("float_arg", position)``, a 0-d float64 tensor made from the argument at each
+call), the float64 arithmetic Python did on it (exact: Python's floats are IEEE doubles too),
+then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr`` stays
+float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
+float, nan, inf and -0.0 included.
+
+A float that was used (``if lr > 0.5``, ``round(lr)``, ``f"{lr}"``, ``math.sqrt(lr)``, a
+comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
+than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
+before. So does one whose value (or its float32 rounding) is found in the graph where
+it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
+operand as a plain float; NumPy reads a float subclass without its methods).
+"""
+import numpy as np
+
+from .._creation import ToDtype
+from .._dtype import float64
+from .._ops.pointwise_binary import Add, Div, Mul, Sub
+from .._ops.pointwise_unary import Neg
+from .._tensor import Tensor
+from .contents import NAN
+from .graph import instances_in
+from .traced_ints import MADE, SAVED, TracedFloat
+
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs",
+           "fill_floats", "note_unseen"]
+
+
+class _AnyFloat:
+    """The guard of a float argument the graph takes as an input: equal to the guard key
+    (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) whose finite value is
+    beyond float32's range (``huge``) or not, as the recorded one's: eager refuses such a number
+    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf."""
+
+    def __init__(self, huge):
+        self.huge = huge
+
+    def __eq__(self, other):
+        return other is self or (other is NAN and not self.huge or type(other) is tuple and other[0] is float
+                                 and _huge(other[1]) is self.huge)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return "any float" + " beyond float32's range" * self.huge
+
+
+def _huge(value):
+    return _FLOAT32_MAX < abs(value) < _INF
+
+
+_FLOAT32_MAX, _INF = float(np.finfo(np.float32).max), float("inf")
+ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
+
+
+def float_positions(facts, before, static, arguments):
+    """The positions (in ``arguments``, the call's ``(*args, *kwargs.values())``) of the float
+    arguments to trace: all (``before`` True: ``dynamic=True``), or those whose guard differs
+    from ``before`` (the last graph's guards: automatic dynamic), but those in ``static``
+    (found used before)."""
+    if not before:
+        return []
+    old = {} if before is True else dict(before)
+    found = []
+    for name, value in facts:
+        if name.startswith("argument ") and name[9:].isdigit() and type(arguments[int(name[9:])]) is float:
+            was = old.get(name, value)
+            if (before is True or isinstance(was, _AnyFloat) or was != value) and int(name[9:]) not in static:
+                found.append(int(name[9:]))
+    return found
+
+
+def float_guards(facts, symbols):
+    """``facts`` with the guards of the float arguments at positions ``symbols`` :data:`ANY_FLOAT`
+    (:data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range)."""
+    names = {f"argument {k}" for k in symbols}
+    return [(name, (ANY_FLOAT if value is NAN or not _huge(value[1]) else ANY_HUGE_FLOAT) if name in names else value)
+            for name, value in facts] if names else facts
+
+
+_OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
+_SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
+
+
+def float_nodes(tracer, args, attrs, dtype, output):
+    """``(args, attrs)`` of an op (graph arguments) with the operands at the positions of
+    ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
+    ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
+    eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
+    number, is a use: its value stays. The autograd node of ``output`` saves the traced floats
+    (:func:`_save_traced`)."""
+    floats = tracer.floats_now
+    if not floats:
+        return args, attrs
+    b = args[1] if "alpha" in floats else None
+    if dtype is None or not dtype.is_inexact or b is not None and (dtype.is_complex or not hasattr(b, "meta")):
+        for f in floats.values():
+            for seen in f.uses:
+                seen.append(("an operand of an op without a floating-point dtype", "(in the recording)"))
+        return args, attrs
+    args = list(args)
+    for j, f in floats.items():
+        node = _node(tracer, f)
+        if dtype is not float64:
+            node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
+        if j == "alpha":
+            args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
+            attrs = {k: v for k, v in attrs.items() if k != "alpha"}
+        else:
+            args[j] = node
+    _save_traced(output, floats)
+    return tuple(args), attrs
+
+
+def _save_traced(output, floats):
+    """Sets the inputs the autograd node of ``output`` saved (the plain floats the op ran on)
+    at the positions of ``floats`` to the traced floats: its backward, recorded too, then takes
+    them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``). They are put
+    back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a float
+    subclass as float64."""
+    saved = getattr(getattr(output, "_grad_fn", None), "_saved", None)
+    if type(saved) is list:
+        for j, f in floats.items():
+            if type(j) is int and j < len(saved) and type(saved[j][0]) is float and saved[j][1] is None:
+                SAVED.append((saved, j, saved[j][0]))
+                saved[j] = (f, None)
+
+
+def _node(tracer, f):
+    """The node computing traced float ``f`` in float64 (one per float made, per recording)."""
+    made = tracer.__dict__.setdefault("float_made", {})
+    if id(f) in made:
+        return made[id(f)][1]
+    kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
+    if kind == "argument":
+        node = tracer.graph.placeholder(f"float_{a}", dict(_SCALAR))
+        tracer.sources.append(("float_arg", a))
+    else:
+        a, b = (_node(tracer, v) if type(v) is TracedFloat else v for v in (a, b))
+        if kind == "neg":
+            node = tracer.graph.call_op(Neg, (a,), {}, dict(_SCALAR))
+        elif kind == "sub" and type(a) is not type(b) and not hasattr(a, "meta"):  # number - float: -float + number
+            node = tracer.graph.call_op(Add, (tracer.graph.call_op(Neg, (b,), {}, dict(_SCALAR)), a), {}, dict(_SCALAR))
+        else:  # (a number before a node: + and * are commutative, exactly)
+            node = tracer.graph.call_op(_OPS[kind], (a, b) if hasattr(a, "meta") else (b, a), {}, dict(_SCALAR))
+    made[id(f)] = f, node  # (f held: its id stays its own)
+    return node
+
+
+def float_inputs(sources):
+    """``[(placeholder index, argument position)]`` of the ``("float_arg", position)`` sources."""
+    return [(i, s[1]) for i, s in enumerate(sources) if s[0] == "float_arg"]
+
+
+def fill_floats(tensors, floats, args, kwargs):
+    """Puts into ``tensors`` (a graph's inputs) at each placeholder index of ``floats`` (see
+    :func:`float_inputs`) its float argument of this call as a 0-d float64 tensor."""
+    arguments = (*args, *kwargs.values())
+    for i, k in floats:
+        tensors[i] = Tensor._make(np.array(arguments[k], np.float64))
+
+
+def note_unseen(cap):
+    """Notes a use of each traced float made in recording ``cap`` whose value, or its float32
+    rounding, is a plain number of the graph (an op's operand or attribute) or in a constant
+    tensor it made: Python passed it on unseen (an autograd node's saved operand, NumPy)."""
+    values, nans = {}, []
+    for f in MADE:
+        v = float.__float__(f)
+        if v != v:
+            nans.append(f)
+        for key in {v, float(np.float32(v))} if v == v else ():
+            values.setdefault(key, []).append(f)
+    hit = []
+    for node in cap.graph.nodes:
+        for a in instances_in((node.args, node.kwargs), (float, np.floating)):
+            hit += nans if a != a else values.get(float(a), [])
+    for source in cap.sources:
+        if source[0] == "sized_const":  # (dynamic shapes: a full's fill value)
+            hit += [f for a in instances_in(source[1].args, (float, np.floating)) for f in values.get(float(a), ())]
+        elif source[0] == "const" and source[1].dtype.kind in "fc" and source[1].size:
+            hit += [f for v, fs in values.items() if (source[1] == v).any() for f in fs]
+            hit += nans if np.isnan(source[1]).any() else []
+    for f in hit:
+        for seen in f.uses:
+            seen.append(("a plain number of the graph equal to it", "(in the recording)"))
