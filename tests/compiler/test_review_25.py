@@ -16,6 +16,10 @@ a ``Counter`` keyed by an int argument (its keys became pairs), a ``collections.
 guarded nor seen changing: appends lost, a changed item replayed stale). Arguments of an int or
 float subclass (an ``IntEnum``: a SyntaxError in the generated code; ``MyInt(5)`` after
 ``MyInt(4)``: guarded by an identity the new object took, 4 replayed).
+
+A float argument taken as a graph input (``traced_floats.py``) by a float16 or bfloat16 op: eager
+computes the op at float32 with the number (``x_half * 70000.0`` is 0 where x is 0, ``* 1e-8``
+keeps 6e-8 of 3); the graph cast the number to float16 first (nan, 0).
 """
 import collections
 import enum
@@ -195,3 +199,12 @@ def test_int_and_float_subclass_arguments():
     compiled, x = ember.compile(_times), ember.ones(1)
     for k in (_Mode.A, _Mode.B, _Int(4), _Int(5), _Float(1.5), _Float(2.5)):
         assert compiled(x, k).item() == float(k)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_float_argument_with_a_half_tensor(dtype):
+    x = ember.tensor([0.0, 1.0, 3.0, -2.5, 1000.0]).to(getattr(ember, dtype))
+    compiled = ember.compile(_times)
+    for lr in (0.5, 0.1, 70000.0, 3.3, 1e-8, 0.30000001):
+        got, want = compiled(x, lr), _times(x, lr)
+        assert got.dtype == want.dtype and str(got.float().tolist()) == str(want.float().tolist()), lr

@@ -21,7 +21,7 @@ operand as a plain float; NumPy reads a float subclass without its methods).
 import numpy as np
 
 from .._creation import ToDtype
-from .._dtype import float64
+from .._dtype import bfloat16, float16, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub
 from .._ops.pointwise_unary import Neg
 from .._tensor import Tensor
@@ -97,16 +97,21 @@ def float_nodes(tracer, args, attrs, dtype, output):
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
-    number, is a use: its value stays. The autograd node of ``output`` saves the traced floats
-    (:func:`_save_traced`)."""
+    number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
+    0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
+    of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
         return args, attrs
     b = args[1] if "alpha" in floats else None
-    if dtype is None or not dtype.is_inexact or b is not None and (dtype.is_complex or not hasattr(b, "meta")):
+    why = "an operand of an op without a floating-point dtype"
+    if dtype in (float16, bfloat16):  # (a cast node would round the number first)
+        why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
+    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
+            dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
-                seen.append(("an operand of an op without a floating-point dtype", "(in the recording)"))
+                seen.append((why, "(in the recording)"))
         return args, attrs
     args = list(args)
     for j, f in floats.items():
