@@ -20,6 +20,10 @@ float subclass (an ``IntEnum``: a SyntaxError in the generated code; ``MyInt(5)`
 A float argument taken as a graph input (``traced_floats.py``) by a float16 or bfloat16 op: eager
 computes the op at float32 with the number (``x_half * 70000.0`` is 0 where x is 0, ``* 1e-8``
 keeps 6e-8 of 3); the graph cast the number to float16 first (nan, 0).
+
+A tensor requiring grad made inside the call (``ones(2, requires_grad=True)``,
+``x.clone().requires_grad_()``): replays returned results that required no grad (an
+``autograd.grad`` after them raised), older than session 25; such a call now runs eagerly.
 """
 import collections
 import enum
@@ -201,10 +205,33 @@ def test_int_and_float_subclass_arguments():
         assert compiled(x, k).item() == float(k)
 
 
+def _half_times(x, lr):
+    return x * lr
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_float_argument_with_a_half_tensor(dtype):
     x = ember.tensor([0.0, 1.0, 3.0, -2.5, 1000.0]).to(getattr(ember, dtype))
-    compiled = ember.compile(_times)
+    compiled = ember.compile(_half_times)
     for lr in (0.5, 0.1, 70000.0, 3.3, 1e-8, 0.30000001):
-        got, want = compiled(x, lr), _times(x, lr)
+        got, want = compiled(x, lr), _half_times(x, lr)
         assert got.dtype == want.dtype and str(got.float().tolist()) == str(want.float().tolist()), lr
+
+
+def _made_leaf(x):
+    w = ember.ones(2, requires_grad=True)
+    return (x * w).sum()
+
+
+def _cloned_leaf(x):
+    x = x.clone().requires_grad_()
+    y = (x * 2).sin().sum()
+    return ember.autograd.grad(y, x, create_graph=True)[0]
+
+
+@pytest.mark.parametrize("fn", [_made_leaf, _cloned_leaf], ids=["ones-requires-grad", "clone-requires-grad"])
+def test_leaf_made_in_the_call_keeps_requiring_grad(fn):
+    compiled = ember.compile(fn)
+    for _ in range(3):
+        got, want = compiled(ember.arange(2.0)), fn(ember.arange(2.0))
+        assert got.requires_grad and got.tolist() == want.tolist()

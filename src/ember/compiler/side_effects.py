@@ -22,7 +22,9 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..nn.modules.module import Module
+from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
+from .sources import history_nodes
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
@@ -318,13 +320,16 @@ def unreplayable(value, world):
     lists and dicts), else None: an iterator (a generator, ``iter()``, ``map()``: a replay would
     hand back the first call's, consumed), or an object the call made (of a user class, a
     ``SimpleNamespace``, a set, a user function: a replay would hand back the first call's, with
-    its tensors). Objects the call reached (``world``'s roots, modules, optimizers, what
-    containers and modules hold) may be returned as they are."""
+    its tensors), or a tensor whose gradient reaches a leaf the call made (a replay returns
+    the graph's tensors, requiring no grad). Objects the call reached (``world``'s roots,
+    modules, optimizers, what containers and modules hold) may be returned as they are."""
     if isinstance(value, (tuple, list, dict)):
         items = value.values() if isinstance(value, dict) else value
         return next(filter(None, [unreplayable(v, world) for v in items]), None)
     if isinstance(value, Tensor):
-        return None
+        return None if not value.requires_grad or not _made_leaf(value, world) else (
+            "the function returns a tensor whose gradient reaches a tensor requiring grad it made "
+            "(ones(requires_grad=True), clone().requires_grad_()): a replay's would require no grad")
     if hasattr(type(value), "__next__"):
         return (f"the function returns an iterator ({type(value).__name__}): a replay would return the first "
                 f"call's, consumed")
@@ -334,6 +339,27 @@ def unreplayable(value, world):
         return (f"the function returns a {type(value).__name__} it made: a replay would return the first call's "
                 f"(with its tensors)")
     return None
+
+
+def _made_leaf(value, world):
+    """Whether ``value``'s autograd graph reaches a leaf requiring grad that is none of the
+    tensors the call started with (its inputs', parameters', tensors read): made by the call."""
+    known = {id(t) for t in (*world.inputs, *world.params, *world.free)}
+    if value.grad_fn is None:
+        return id(value) not in known
+    todo, seen, before = [value.grad_fn], set(), history_nodes(world)
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen or id(node) in before:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            leaf = node._variable()
+            if leaf is not None and id(leaf) not in known:
+                return True
+        else:
+            todo += [n for n, _ in node.next_functions]
+    return False
 
 
 def _reached(world):
