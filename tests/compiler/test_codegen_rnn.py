@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C 
 MODES = ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"]
 PACKED = (4, 4, 3, 3, 2, 1)  # sequences of lengths 6, 5, 5, 4, 2 (rows of a PackedSequence)
 WIDE = (5, 5, 4, 2)
+TALL = (13, 13, 8)  # more rows than one register tile (AVX2's 6, AVX-512's 4) of the steps' products
 
 
 @pytest.fixture(autouse=True)
@@ -74,9 +75,11 @@ def _add_layer(b, dtype, mode, arrays, batch_sizes, reverse, backward=None):
 @pytest.mark.parametrize("mode", MODES)
 def test_layer_forward_matches_numpy_float64(dtype, mode):
     """Equal batch sizes, packed (sequences ending early), packed in reverse, and hidden size 64
-    (float32's direct kernel for the steps' products, with row tails of 1 and 2): one graph."""
+    (float32's direct kernel for the steps' products, with row tails of 1 and 2, and rows over
+    several tiles): one graph."""
     b, picked, reference = Builder(), [], []
-    for batch_sizes, reverse, hidden in [((3,) * 5, False, 6), (PACKED, False, 6), (PACKED, True, 6), (WIDE, True, 64)]:
+    for batch_sizes, reverse, hidden in [((3,) * 5, False, 6), (PACKED, False, 6), (PACKED, True, 6), (WIDE, True, 64),
+                                         (TALL, False, 64)]:
         arrays = _layer_inputs(np.random.default_rng(0), mode, batch_sizes, hidden=hidden)
         nodes, values = _add_layer(b, dtype, mode, arrays, batch_sizes, reverse)
         picked += nodes

@@ -21,6 +21,12 @@ _OPS = {
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 1e300, -1e300, 0.5])
 @pytest.mark.parametrize("op", sorted(_OPS))
 def test_a_16_bit_tensor_with_an_extreme_number_is_torchs(op, value, dtype):
+    if op == "clamp" and math.isnan(value):
+        # torch 2.13 here gives nan everywhere; torch 2.11 on an AVX-512 Xeon kept x: a CPU's
+        # kernel is no oracle there, the closed form is (a nan bound propagates, as in float32)
+        x = ember.tensor([1.0, -2.0, 0.0, math.inf], dtype=getattr(ember, dtype))
+        assert x.clamp(max=value).isnan().all() and x.float().clamp(max=value).isnan().all()
+        return
     out = []
     for lib in (ember, torch):
         x = lib.tensor([1.0, -2.0, 0.0, math.inf, -math.inf, math.nan], dtype=getattr(lib, dtype))

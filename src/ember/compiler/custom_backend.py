@@ -22,16 +22,6 @@ def is_custom(backend):
     return callable(backend) and not isinstance(backend, str)
 
 
-class _SizedGraphModule(_graph_module.CapturedGraphModule):
-    """A graph with size symbols as a callable backend gets it: ``forward(*sizes, *tensors)``,
-    one int per symbol of ``graph.symbols`` before the placeholders' tensors (torch's
-    ``Sym(s0)`` placeholders come first too)."""
-
-    def forward(self, *args):
-        names = self.graph.symbols
-        return self.run_at(list(args[len(names):]), dict(zip(names, args)))
-
-
 def _example(fetch, inputs, sizes):
     """A placeholder's tensor at the capturing call, or None where it has none (a ``.grad`` or
     an optimizer's state not made yet)."""
@@ -46,7 +36,7 @@ def custom_runner(backend, graph, fetch=(), call=None):
     now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
     ``(inputs, sizes)``, read by ``fetch`` (each placeholder's ``fetch(inputs, sizes)``, as
     the entry reads them); where there is none, zeros of the placeholders' shapes."""
-    cls = _SizedGraphModule if graph.symbols else _graph_module.CapturedGraphModule
+    cls = _graph_module.SizedGraphModule if graph.symbols else _graph_module.CapturedGraphModule
     gm = cls({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
     names = graph.symbols
     if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)

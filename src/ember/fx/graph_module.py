@@ -12,7 +12,7 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .._tensor import Tensor
 
-__all__ = ["GraphModule", "CapturedGraphModule"]
+__all__ = ["GraphModule", "CapturedGraphModule", "SizedGraphModule"]
 
 _source_keys = itertools.count()
 
@@ -254,6 +254,17 @@ class CapturedGraphModule(GraphModule):
         if print_output:
             print(text)
         return text
+
+
+class SizedGraphModule(CapturedGraphModule):
+    """A graph with size symbols as a callable compiler backend gets it (see
+    :mod:`ember.compiler.custom_backend`): ``forward(*sizes, *tensors)``, one int per symbol of
+    ``graph.symbols`` before the placeholders' tensors (torch's ``Sym(s0)`` placeholders come
+    first too)."""
+
+    def forward(self, *args):
+        names = self.graph.symbols
+        return self.run_at(list(args[len(names):]), dict(zip(names, args)))
 
 
 def _install(module, name, value, owner=None):
