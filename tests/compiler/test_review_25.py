@@ -19,7 +19,9 @@ float subclass (an ``IntEnum``: a SyntaxError in the generated code; ``MyInt(5)`
 
 A float argument taken as a graph input (``traced_floats.py``) by a float16 or bfloat16 op: eager
 computes the op at float32 with the number (``x_half * 70000.0`` is 0 where x is 0, ``* 1e-8``
-keeps 6e-8 of 3); the graph cast the number to float16 first (nan, 0).
+keeps 6e-8 of 3); the graph cast the number to float16 first (nan, 0). A float passed in a
+list to code reading it in C (``statistics.fmean([lr, 1.0])`` sums with ``math.fsum``): its
+mean was a constant of the graph, the first recording's.
 
 A tensor requiring grad made inside the call (``ones(2, requires_grad=True)``,
 ``x.clone().requires_grad_()``): replays returned results that required no grad (an
@@ -27,6 +29,7 @@ A tensor requiring grad made inside the call (``ones(2, requires_grad=True)``,
 """
 import collections
 import enum
+import statistics
 import functools
 import operator
 
@@ -236,3 +239,13 @@ def test_leaf_made_in_the_call_keeps_requiring_grad(fn):
     for _ in range(3):
         got, want = compiled(ember.arange(2.0)), fn(ember.arange(2.0))
         assert got.requires_grad and got.tolist() == want.tolist()
+
+
+def _mean_scaled(x, lr):
+    return x * statistics.fmean([lr, 1.0])
+
+
+def test_float_read_in_c_from_a_list():
+    compiled, x = ember.compile(_mean_scaled), ember.ones(2)
+    for lr in (0.5, 0.25, 1.5, 3.0):
+        assert compiled(x, lr).tolist() == _mean_scaled(x, lr).tolist(), lr

@@ -256,9 +256,13 @@ _INSTRUCTIONS = {}  # code object -> its instructions
 
 
 def note_math_calls(frame):
-    """Notes a use of each traced float held by a local of the user's ``frame``, which calls a
-    function of ``math`` or ``cmath``: it reads a float subclass's value without its methods."""
-    for value in frame.f_locals.values():
+    """Notes a use of each traced float held by a local of the user's ``frame`` (or by a list,
+    tuple, set or dict a local holds: ``statistics.fmean([lr, 1.0])`` sums ``data`` with
+    ``math.fsum``), which calls a function of ``math`` or ``cmath``: it reads a float subclass's
+    value without its methods."""
+    held = [v for v in frame.f_locals.values() if isinstance(v, (list, tuple, set, dict))]
+    items = [w for v in held for w in (v.values() if isinstance(v, dict) else v)] if held else []
+    for value in (*frame.f_locals.values(), *items):
         if type(value) is TracedFloat and value.uses[0].active:
             for seen in value.uses:
                 seen.append(("math", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a math function)"))
