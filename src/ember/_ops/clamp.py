@@ -1,5 +1,7 @@
 """``clamp``/``clip`` and their op entry: bounds that are numbers or broadcasting tensors
 (https://pytorch.org/docs/stable/generated/torch.clamp.html)."""
+import numpy as np
+
 from .._backend import namespace
 from .._tensor import Tensor
 from .args import invalid_combination
@@ -65,9 +67,12 @@ class Clamp(Op):
     @staticmethod
     def forward(x, min, max):
         xp = namespace(x, min, max)
+        # x itself on a tie (NumPy returns the second argument): -0.0 stays, as torch's; NumPy's
+        # float16 loops return the first
+        tie = (lambda r, x: xp.where(r == x, x, r)) if getattr(x, "dtype", None) == np.float16 else (lambda r, x: r)
         if min is not None:
-            x = xp.maximum(min, x)  # x itself on a tie (NumPy returns the second argument): -0.0 stays, as torch's
-        return x if max is None else xp.minimum(max, x)
+            x = tie(xp.maximum(min, x), x)
+        return x if max is None else tie(xp.minimum(max, x), x)
 
     @staticmethod
     def backward(ctx, g):
