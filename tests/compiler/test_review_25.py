@@ -13,7 +13,11 @@ or read the keywords as passed; a partial's keywords may change after compiling.
 State a compiled call changes (``dynamic.py``, ``dynamic_ints.plain_ints``, ``guards.py``): a
 module's list appended to once per call (the dynamic graph's probes appended their sizes too),
 a ``Counter`` keyed by an int argument (its keys became pairs), a ``collections.deque`` (never
-guarded nor seen changing: appends lost, a changed item replayed stale). Arguments of an int or
+guarded nor seen changing: appends lost, a changed item replayed stale), and state no
+comparison saw change (another module's global list a called function appends to, an object
+of a class with ``__slots__``, a class attribute, a list two levels down a global): each
+call's recording probed other sizes, whose appends and stores stayed (20 entries for 5
+calls, ``st.n`` the last probe's 18). Arguments of an int or
 float subclass (an ``IntEnum``: a SyntaxError in the generated code; ``MyInt(5)`` after
 ``MyInt(4)``: guarded by an identity the new object took, 4 replayed).
 
@@ -30,6 +34,8 @@ A tensor requiring grad made inside the call (``ones(2, requires_grad=True)``,
 import collections
 import enum
 import statistics
+import sys
+import types
 import functools
 import operator
 
@@ -249,3 +255,43 @@ def test_float_read_in_c_from_a_list():
     compiled, x = ember.compile(_mean_scaled), ember.ones(2)
     for lr in (0.5, 0.25, 1.5, 3.0):
         assert compiled(x, lr).tolist() == _mean_scaled(x, lr).tolist(), lr
+
+
+_OTHER = types.ModuleType("_review_25_other")  # another module's function appending to its global
+exec("SEEN = []\ndef record(k):\n    SEEN.append(k * 2)\n", _OTHER.__dict__)
+sys.modules[_OTHER.__name__] = _OTHER
+
+
+class _Slotted:
+    __slots__ = ("n",)
+
+
+class _Last:
+    k = 0
+
+
+_SLOT, _NESTED = _Slotted(), {"a": {"b": []}}
+
+
+def _stores(x, k):
+    _OTHER.record(k)
+    _SLOT.n = k
+    _Last.k = k
+    return x * k
+
+
+def _nested(x):
+    _NESTED["a"]["b"].append(x.shape[0])
+    return x * 2
+
+
+def test_state_no_comparison_saw_as_eager():
+    compiled = ember.compile(_stores)
+    for k in range(1, 6):
+        compiled(ember.ones(1), k)
+    assert _OTHER.SEEN == [2, 4, 6, 8, 10] and all(type(v) is int for v in _OTHER.SEEN)
+    assert type(_SLOT.n) is int and _SLOT.n == 5 and type(_Last.k) is int and _Last.k == 5
+    compiled = ember.compile(_nested)
+    for n in (1, 2, 3, 3, 4):
+        compiled(ember.ones(n))
+    assert _NESTED["a"]["b"] == [1, 2, 3, 3, 4]

@@ -14,7 +14,7 @@ from ..optim.optimizer import Optimizer
 from .capture import capture
 from .graph import instances_in
 from .contents import LARGE
-from .side_effects import global_names, plain_object
+from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Expr, evaluate, free_symbols, symbol
 from .traced_floats import note_unseen
 from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
@@ -63,7 +63,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
 
 def plain_ints(world):
     """Puts a plain int in place of each traced int (:class:`~.traced_ints.TracedInt`) that a
-    recording left where the call can reach: in the globals and closure cells the function names,
+    recording left where the call can reach: in the globals and closure cells the function names
+    (and the globals of the user code it ran),
     in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples and
     plain objects they hold, up to four levels down and :data:`~.contents.LARGE` items long
     (``self.n = k``, ``seen.append(k + 1)``:
@@ -120,6 +121,10 @@ def plain_ints(world):
                 continue
             if new is not cell.cell_contents:
                 cell.cell_contents = new
+    for names, name in GLOBALS_SEEN:  # (the other functions' globals: ``other.SEEN.append(k)``)
+        new = fixed(names[name], 0) if name in names else None
+        if new is not None and new is not names[name]:
+            names[name] = new
     for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
         fixed(root, 0)
 

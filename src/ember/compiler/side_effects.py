@@ -28,7 +28,7 @@ from .sources import history_nodes
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
-           "unreplayable", "opaque_reads"]
+           "unreplayable", "opaque_reads", "GLOBALS_SEEN"]
 
 
 def python_state(world):
@@ -37,8 +37,10 @@ def python_state(world):
     object's contents one level down), the attributes of every reachable module, the contents
     of the containers and plain objects passed as arguments, and the positions of Python's and
     NumPy's global random streams (a ``random.randint`` in ``forward`` must draw anew on every
-    call, as under torch.compile). Compared before and after a recording: a difference is a side
-    effect a replay would skip (``capture`` breaks there)."""
+    call, as under torch.compile); after the call (in a recording), also the globals of the
+    other user code it ran (their contents when first called: :func:`breaking_io`). Compared
+    before and after a recording: a difference is a side effect a replay would skip
+    (``capture`` breaks there)."""
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
@@ -58,6 +60,9 @@ def python_state(world):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    if _GLOBALS:  # after a recording's call: the globals of the user code it ran (see breaking_io)
+        state.update((key, _contents(names[name]) if name in names else None) for key, names, name in _GLOBALS[-1])
+    _LAST_STATE[0] = state
     return state
 
 
@@ -109,23 +114,32 @@ def breaking_io(graph_break):
         return lambda: None
     _RECORDINGS.append(graph_break)
     _RUN.append({})
+    _GLOBALS.append([])
+    _BEFORE.append(_LAST_STATE[0] if _LAST_STATE[0] is not None else {})
     if len(_RECORDINGS) == 1:
         sys.setprofile(_io_hook)
 
     def restore():
         i = _RECORDINGS.index(graph_break)
         del _RECORDINGS[i]
-        run = _RUN.pop(i)
+        run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
         if _RUN:  # an inner recording's code ran in the outer one too
             _RUN[-1].update(run)
+            _GLOBALS[-1].extend(seen)
         else:
             sys.setprofile(None)
+        GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
         return names_read(run)
     return restore
 
 
 _RECORDINGS = []  # the graph_break of each recording under way, innermost last
 _RUN = []  # per recording under way: {code object run: whose (names_read)}
+# per recording under way: (key, module's globals, name) of the globals each user code run
+# names, their contents then put at its first call into the recording's state before the call
+# (``_BEFORE``, :func:`python_state`'s): another module's ``SEEN.append(k)`` is a side effect too
+_GLOBALS, _BEFORE, _LAST_STATE = [], [], [None]
+GLOBALS_SEEN = []  # (globals, name) of those of the last recording (dynamic_ints.plain_ints)
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__",
                             "getattr_static"})
@@ -204,6 +218,13 @@ def _io_hook(frame, event, fn):
             run[frame.f_code] = _whose(frame, run)
             if run[frame.f_code] and _computed_reads(frame):
                 run[_COMPUTED] = True
+            if run[frame.f_code]:
+                names, before = frame.f_globals, _BEFORE[-1]
+                for name in _global_names(frame.f_code):
+                    key = f"global {name!r} of {names.get('__name__')}"
+                    if name in names and key not in before and _small(names[name]):
+                        before[key] = _contents(names[name])
+                        _GLOBALS[-1].append((key, names, name))
     if event == "c_call":
         if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
             _RUN[-1][_COMPUTED] = True
@@ -369,19 +390,48 @@ def _reached(world):
     return {id(o) for o in objects}
 
 
-def _ident(x):
-    return x if x is None or type(x) in (bool, int, float, str) else id(x)
+def _global_names(code):
+    found = _NAMES.get(code)
+    if found is None:
+        found = _NAMES[code] = tuple(dict.fromkeys(global_names(code)))
+    return found
 
 
-def _contents(value):
+_NAMES = {}  # code object -> its global names
+
+
+def _small(value):
+    """Whether a global's contents are compared after a recording (not a data set's list)."""
+    return not isinstance(value, (list, deque, dict, set)) or len(value) <= 4096
+
+
+def _ident(x, depth=0):
+    """A number or string itself, a container (of up to 64 items) or plain object (not a
+    module) its contents to three levels down (``h.inner.vals.append(k)``), anything else its id."""
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    if depth < 3 and (isinstance(x, (list, deque, dict, set)) and len(x) <= 64 or plain_object(x)):
+        return _contents(x, depth + 1)
+    return id(x)
+
+
+def _contents(value, depth=0):
+    ident = functools.partial(_ident, depth=depth)
     if isinstance(value, (list, deque)):
-        return "list", tuple(map(_ident, value))
+        return "list", id(value), tuple(map(ident, value))
     if isinstance(value, dict):
-        return "dict", tuple((_ident(k), _ident(v)) for k, v in value.items())
+        return "dict", id(value), tuple((ident(k), ident(v)) for k, v in value.items())
     if isinstance(value, set):
-        return "set", frozenset(map(_ident, value))
-    if isinstance(value, Module) or plain_object(value):
-        return id(value), tuple((k, _ident(v)) for k, v in vars(value).items())
+        return "set", id(value), frozenset(map(ident, value))
+    if isinstance(value, Module):
+        return id(value), tuple((k, _ident(v, 3)) for k, v in vars(value).items())  # (its own guards go deeper)
+    if plain_object(value):
+        return id(value), tuple((k, ident(v)) for k, v in vars(value).items())
+    if isinstance(value, type) and user_class(value):  # (``Cls.last = k``)
+        return id(value), tuple((k, _ident(v)) for k, v in vars(value).items() if not k.startswith("__"))
+    slots = [n for c in type(value).__mro__ for n in getattr(c, "__slots__", ())] if user_class(type(value)) else ()
+    if slots and not hasattr(value, "__dict__"):  # (an object of a class with __slots__: ``st.n = k``)
+        return id(value), tuple((n, _ident(getattr(value, n, None))) for n in slots if type(n) is str)
     return _ident(value)
 
 
