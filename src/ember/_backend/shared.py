@@ -75,9 +75,19 @@ def is_shared(array):
 
 def on(root, cls):
     """Every ``cls`` instance (a tensor) whose ``_data`` array lies on ``root``'s memory, found
-    by scanning the heap (an allocation does not know its tensors)."""
-    return [t for t in gc.get_objects() if issubclass(type(t), cls)  # (type(): no __class__ lookups)
-            and isinstance(getattr(t, "_data", None), np.ndarray) and owner(t._data) is root]
+    by scanning the heap (an allocation does not know its tensors). The slot is read itself: a
+    lazy module's uninitialized parameter, alive anywhere in the process, refuses ``._data``."""
+    slot = cls.__dict__["_data"]
+    found = []
+    for t in gc.get_objects():
+        if issubclass(type(t), cls):  # (type(): no __class__ lookups)
+            try:
+                data = slot.__get__(t)
+            except AttributeError:  # (not set yet)
+                continue
+            if isinstance(data, np.ndarray) and owner(data) is root:
+                found.append(t)
+    return found
 
 
 def regrow(items, size, cls):
