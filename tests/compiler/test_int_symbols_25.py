@@ -176,17 +176,24 @@ def test_an_int_keyword_equal_to_its_default_stays_one_program():
         return x * k if mask is None else x
     counts = []
     for lib in (torch, ember):
-        torch._dynamo.reset()
-        ember.compiler.reset()
-        counters.clear()
-        cnt = CompileCounter()
-        compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
+        compiled, count = _compiled_and_counted(lib, f)
         x = lib.ones(2)
         calls = [((x,), {"k": k}) for k in range(5)] + [((x, 7), {}), ((), {"k": 9, "x": x}), ((x,), {"mask": None})]
         for args, kwargs in calls:
             assert compiled(*args, **kwargs).tolist() == f(*args, **kwargs).tolist()
-        counts.append(cnt.frame_count if lib is torch else counters["stats"]["unique_graphs"])
+        counts.append(count())
     assert counts == [2, 2]
+
+
+def _compiled_and_counted(lib, f):
+    """``f`` compiled afresh by ``lib`` and a count of its graphs: torch's frames (CompileCounter),
+    ember's captured graphs (``aot_eager``)."""
+    torch._dynamo.reset()
+    ember.compiler.reset()
+    counters.clear()
+    cnt = CompileCounter()
+    compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
+    return compiled, (lambda: cnt.frame_count) if lib is torch else (lambda: counters["stats"]["unique_graphs"])
 
 
 def _branch(x, k):
@@ -209,12 +216,7 @@ def test_a_comparison_of_the_int_guards_its_side_not_its_value(f, ks, monkeypatc
     torch's 4. The values on a recorded side run unrecorded, each eager's result."""
     got = {}
     for lib in (torch, ember):
-        torch._dynamo.reset()
-        ember.compiler.reset()
-        counters.clear()
-        cnt = CompileCounter()
-        compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
-        count = (lambda: cnt.frame_count) if lib is torch else (lambda: counters["stats"]["unique_graphs"])
+        compiled, count = _compiled_and_counted(lib, f)
         x, at = lib.ones(2), []
         for k in ks:
             before = count()
