@@ -41,3 +41,15 @@ def test_gelu_half_as_torch(dtype, rtol, approximate):
     np.testing.assert_allclose(got.float().detach().numpy(), want.float().detach().numpy(), rtol=rtol, atol=1e-6)
     (gx,), (gt,) = ember.autograd.grad(got.sum(), x), torch.autograd.grad(want.sum(), t)
     np.testing.assert_allclose(gx.float().numpy(), gt.float().numpy(), rtol=rtol, atol=2 * rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_relu_and_sign_at_signed_zero_and_nan_are_torchs(dtype):
+    # float16's NumPy maximum returns the 0 on a tie (relu(-0.0) gave 0.0), ml_dtypes' bfloat16
+    # sign keeps -0.0 (torch: 0.0); torch's relu keeps -0.0 and nan
+    got = []
+    for lib in (ember, torch):
+        x = lib.tensor([-0.0, 0.0, float("nan"), -2.0, 3.0], dtype=getattr(lib, dtype))
+        got.append([[math.copysign(1.0, v) if v == 0 else v for v in t.float().tolist()]
+                    for t in (lib.relu(x), lib.sign(x), lib.nn.functional.relu(x))])
+    assert str(got[0]) == str(got[1])

@@ -103,8 +103,8 @@ def _sign_kernel(x):
         return x.copy()
     xp = namespace(x)
     out = xp.asarray(xp.sign(x))
-    if is_floating(out.dtype):
-        xp.copyto(out, 0, where=xp.isnan(out))  # PyTorch's sign (and so abs's gradient) is 0 at NaN
+    if is_floating(out.dtype):  # PyTorch's sign (and so abs's gradient) is 0 at NaN, +0 at -0.0
+        xp.copyto(out, 0, where=xp.isnan(out) | (out == 0))  # (ml_dtypes' bfloat16 sign keeps -0.0)
     return out
 
 
@@ -123,8 +123,9 @@ def _relu_kernel(x):
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
     # x where not below 0 (NumPy's maximum returns its second argument on a tie): -0.0 stays
-    # -0.0, as torch's relu, and NaN stays NaN
-    return namespace(x).maximum(0, x)
+    # -0.0, as torch's relu, and NaN stays NaN; float16's maximum returns the 0 on a tie
+    xp = namespace(x)
+    return xp.where(x < 0, x.dtype.type(0), x) if x.dtype == np.float16 else xp.maximum(0, x)
 
 
 # Masking where the output is <= 0 (not keeping where > 0) lets NaN pass the gradient.
