@@ -172,8 +172,9 @@ def conv_signature(kernel):
                  sorted((k, repr(v)) for k, v in node.kwargs.items())))
 
 
-@functools.lru_cache(maxsize=None)
 def _path():
+    # (not cached: the cache directory follows XDG_CACHE_HOME, which a process may change; a
+    # stale path made the compile cache's key read another directory's records)
     return toolchain.cache_dir() / "autotune.json"
 
 
