@@ -365,7 +365,7 @@ def unreplayable(value, world):
 def _made_leaf(value, world):
     """Whether ``value``'s autograd graph reaches a leaf requiring grad that is none of the
     tensors the call started with (its inputs', parameters', tensors read): made by the call."""
-    known = {id(t) for t in (*world.inputs, *world.params, *world.free)}
+    known = {id(t) for t in (*world.inputs, *world.params, *world.free, *_held_by_functions(world))}
     if value.grad_fn is None:
         return id(value) not in known
     todo, seen, before = [value.grad_fn], set(), history_nodes(world)
@@ -381,6 +381,32 @@ def _made_leaf(value, world):
         else:
             todo += [n for n, _ in node.next_functions]
     return False
+
+
+def _held_by_functions(world):
+    """The tensors that the functions a call was given or read hold in their closures, defaults
+    and partial arguments (a ``while_loop`` body's weights, one level into tuples, lists and
+    dicts): made before the call."""
+    values = [*world.arguments, *world.roots]
+    values += [v for c in values if isinstance(c, (tuple, list, dict))
+               for v in (c.values() if isinstance(c, dict) else c)]
+    held = []
+    for f in values:
+        f = getattr(f, "__func__", f)
+        if isinstance(f, functools.partial):
+            held += [*f.args, *f.keywords.values()]
+            f = f.func
+        if isinstance(f, types.FunctionType):
+            held += [_cell_value(c) for c in f.__closure__ or ()] + list(f.__defaults__ or ())
+    held += [v for c in held if isinstance(c, (tuple, list)) for v in c]
+    return [t for t in held if isinstance(t, Tensor)]
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def _reached(world):
