@@ -148,9 +148,8 @@ _DYNAMIC_READS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", 
 def names_read(run):
     """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
     :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
-    the names
-    their bytecode uses (``co_names``: ``self.scale``), their string constants (``getattr(self,
-    "scale")``) and the fields of those (``"{0.scale}".format(self)``); None where user code reads
+    the names their bytecode uses (``co_names``: ``self.scale``), their string constants
+    (``getattr(self, "scale")``) and the fields of those (``"{0.scale}".format(self)``); None where user code reads
     attributes by a computed name (``getattr``, ``hasattr``, ``vars``, ``__dict__``... also under
     another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module attribute
     named by neither was not read: a graph need not guard it (torch's dynamo guards the
