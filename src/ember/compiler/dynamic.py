@@ -36,7 +36,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, State as _State, compared_range, fit_returned, int_ranges, traced_capture
+from .dynamic_ints import ARG, Ranges, State as _State, compared_range, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -119,10 +119,10 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
-    ranges = dict(ranges)
-    for k, seen in uses.items():  # ``if k > 3:`` only: a graph for the values on the same side
-        name, seen.branch = dims[(ARG, k)].args[0], list(seen.compared)
-        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)))
+    ranges = Ranges(ranges)
+    for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
+        name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
+        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
     after = _State(world)
@@ -170,6 +170,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     if not fitted:
         return result, cap, None, None
     symbols, samples, shape_ranges, covered = fitted
+    shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
     base, graph_cap = samples[0]
     _apply(graph_cap, _unify(samples, [n for n in hints if n not in symbols]))
     graph_cap.graph.symbols = tuple(symbols)
@@ -360,9 +361,14 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
     for k, seen in uses.items():
         if len(seen) > counts[k][0]:
             raise Mismatch(f"Python reads argument {k}'s value ({seen[-1][0]} at {seen[-1][1]})")
-        if seen.compared[counts[k][1]:] != getattr(seen, "branch", []):
+        if _outcomes(seen.compared[counts[k][1]:]) != getattr(seen, "branch", []):
             raise Mismatch(f"Python compares argument {k} otherwise ({seen.compared[counts[k][1]:]})")
     return cap
+
+
+def _outcomes(compared):
+    """``Uses.compared``'s comparisons, each expression as its structural key (comparable)."""
+    return [(name, c, outcome, expr.key()) for name, c, outcome, expr in compared]
 
 
 def _put(held):

@@ -15,12 +15,12 @@ from .capture import capture
 from .graph import instances_in
 from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
-from .symbolic import Expr, evaluate, free_symbols, symbol
+from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import note_unseen
 from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints", "compared_range", "State", "float_capture"]
+           "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -129,18 +129,58 @@ def plain_ints(world):
         fixed(root, 0)
 
 
-def compared_range(compared, was):
+class Ranges(dict):
+    """``{symbol: (lo, hi)}`` with ``conds``: the conditions on the symbols (:class:`~.symbolic.Cond`)
+    that Python's comparisons other than a range took (``k == 3`` False: ``i0 != 3``; ``k % 2 ==
+    0``), which the probes keep to and the guards check (:func:`.guards.bind`)."""
+
+    def __init__(self, items=(), conds=()):
+        super().__init__(items)
+        self.conds = list(conds)
+
+
+_NEGATED = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "=="}
+_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
+
+
+def compared_range(compared, was, conds=None):
     """The range ``(lo, hi)`` (``hi`` None: unbounded) of the values for which each comparison
     of ``compared`` (:attr:`.traced_ints.Uses.compared`) has its outcome, within ``was``: the
-    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``)."""
+    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``; ``2 * k +
+    1 > 7`` False: ``(-inf, 3)``). A comparison that is no range of the symbol (``k == 3`` False,
+    ``k % 2 == 0``, of two symbols) is appended to ``conds`` as the :class:`~.symbolic.Cond`
+    that held."""
     lo, hi = was
-    for name, c, outcome in compared:
-        below = {"__lt__": c - 1, "__le__": c, "__gt__": c, "__ge__": c - 1}[name]  # (the largest value on the low side)
-        if outcome == (name in ("__lt__", "__le__")):
-            hi = below if hi is None else min(hi, below)
+    for name, c, outcome, expr in compared:
+        op = _HOLDS[name] if outcome else _NEGATED[name]
+        line = _affine(expr)
+        if line is None or op in ("==", "!="):
+            if conds is not None:
+                conds.append(Cond(op, expr, c))
+            continue
+        a, b = line
+        # a*s + b >= m (or <= m), the strict ones as ints: a*s >= m - b
+        m = c + 1 if op == ">" else c - 1 if op == "<" else c
+        up = (op in (">", ">=")) == (a > 0)  # a lower bound on s
+        if up:
+            lo = max(lo, -((b - m) // a))  # ceil((m - b) / a)
         else:
-            lo = max(lo, below + 1)
+            bound = (m - b) // a
+            hi = bound if hi is None else min(hi, bound)
     return lo, hi
+
+
+def _affine(expr):
+    """``(a, b)`` when ``expr`` is ``a*s + b`` of one symbol ``s`` (``a`` not 0), else None."""
+    names = free_symbols(expr)
+    if len(names) != 1 or "//" in repr(expr) or "%" in repr(expr):
+        return None
+    points = (0, 1, *range(-5, 0), *range(2, 9), 1000, 12345)  # (a polynomial: linear at all of them)
+    values = [evaluate(expr, {names[0]: v}) for v in points]
+    a, b = values[1] - values[0], values[0]
+    if a == 0 or any(type(e) is not int or e != a * v + b for v, e in zip(points, values)):
+        return None
+    return a, b
 
 
 def int_ranges(cap, ints, samples, ranges):

@@ -48,6 +48,11 @@ _ARITHMETIC = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul_
 _UNARY = {"__neg__", "__pos__"}
 # an argument compared with an int (``if k > 3:``): its outcome noted, guarded as a range, not a use
 _ORDER = {"__lt__", "__le__", "__gt__", "__ge__"}
+# a traced int (``k``, ``2 * k + 1``, ``k % 2``) compared with an int, ``if k:``: the outcome noted,
+# guarded as a condition on the symbols (``Uses.compared``), as torch guards ``Ne(k, 3)``
+_COMPARE = _ORDER | {"__eq__", "__ne__"}
+# a remainder or a floor by a positive int: traced (``k % 2 == 0`` guards ``i0 % 2 == 0``)
+_REMAINDER = {"__mod__": lambda e, c: e % c, "__floordiv__": lambda e, c: e // c}
 _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
          "__subclasshook__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__", "__dir__", "__doc__",
          "__getstate__"}
@@ -56,8 +61,9 @@ _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__"
 class Uses(list):
     """The uses noted of the traced ints of one argument: ``(method, "file:line: code")`` each;
     ``active`` while the function runs (outside a recording a traced int is a plain int);
-    ``compared``: ``(method, int, outcome)`` of each comparison of the argument itself with an
-    int (``k > 3``: ``("__gt__", 3, False)``), which holds over a range of values."""
+    ``compared``: ``(method, int, outcome, expression)`` of each comparison of a traced int
+    with an int (``k > 3``: ``("__gt__", 3, False, i0)``; ``if k:`` is ``k != 0``), which holds
+    over a range of values or where a condition on the symbols holds (``i0 % 2 == 0``)."""
     active = False
 
     def __init__(self, *items):
@@ -110,10 +116,16 @@ def _noting(name, method):
                 return TracedInt(method(self), self.uses, _expression(name, self, ()))
             if name in _ARITHMETIC and type(args[0]) in (int, bool, TracedInt):
                 return TracedInt(method(self, *args), self.uses, _expression(name, self, args))
-            if name in _ORDER and type(args[0]) is int and getattr(self.expr, "op", None) == "sym":
+            if name in _COMPARE and type(args[0]) is int and self.expr is not None:
                 outcome = method(self, *args)
-                self.uses.compared.append((name, args[0], outcome))
+                self.uses.compared.append((name, args[0], outcome, self.expr))
                 return outcome
+            if name == "__bool__" and self.expr is not None:  # (``if k:``: ``k != 0``)
+                outcome = method(self)
+                self.uses.compared.append(("__ne__", 0, outcome, self.expr))
+                return outcome
+            if name in _REMAINDER and type(args[0]) is int and args[0] > 0 and self.expr is not None:
+                return TracedInt(method(self, *args), self.uses, _REMAINDER[name](self.expr, args[0]))
             if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
