@@ -16,7 +16,7 @@ from .graph import instances_in
 from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .traced_floats import note_unseen
+from .traced_floats import float_conditions, note_unseen
 from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
@@ -345,11 +345,12 @@ class State:
 def float_capture(run, args, kwargs, world, positions):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
-    (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` the positions
-    of those Python did not use, which the graph takes as inputs. A run that read one's class
+    (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
+    conditions}`` of those Python did not use, which the graph takes as inputs, each with the
+    comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
     (``type(lr) is float``: False there) is run again with the floats plain."""
     if not positions:
-        return (*run(args, kwargs), [])
+        return (*run(args, kwargs), {})
     uses = {k: Uses() for k in positions}
     before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
     for k in positions:
@@ -390,5 +391,6 @@ def float_capture(run, args, kwargs, world, positions):
                         seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
-        return (*run(args, kwargs), [])
-    return (plain(result), *out[1:], [k for k, seen in uses.items() if not seen])
+        return (*run(args, kwargs), {})
+    conds = {k: float_conditions(k, seen) for k, seen in uses.items()}  # (one of two arguments: a use)
+    return (plain(result), *out[1:], {k: conds[k] for k, seen in uses.items() if not seen})

@@ -18,6 +18,8 @@ before. So does one whose value (or its float32 rounding) is found in the graph 
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
+import operator
+
 import numpy as np
 
 from .._creation import ToDtype
@@ -29,22 +31,25 @@ from .contents import NAN
 from .graph import instances_in
 from .traced_ints import MADE, SAVED, TracedFloat
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs",
-           "fill_floats", "note_unseen"]
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
+           "float_inputs", "fill_floats", "note_unseen"]
 
 
 class _AnyFloat:
     """The guard of a float argument the graph takes as an input: equal to the guard key
     (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) whose finite value is
     beyond float32's range (``huge``) or not, as the recorded one's: eager refuses such a number
-    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf."""
+    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf;
+    and for which Python's comparisons of it (``conds``: :func:`float_conditions`) have the
+    recorded outcomes (``lr > 0.5`` False), as torch guards them."""
 
-    def __init__(self, huge):
-        self.huge = huge
+    def __init__(self, huge, conds=()):
+        self.huge, self.conds = huge, conds
 
     def __eq__(self, other):
-        return other is self or (other is NAN and not self.huge or type(other) is tuple and other[0] is float
-                                 and _huge(other[1]) is self.huge)
+        return other is self or (other is NAN and not self.huge and _meets(self.conds, _NAN)
+                                 or type(other) is tuple and other[0] is float
+                                 and _huge(other[1]) is self.huge and _meets(self.conds, other[1]))
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -52,7 +57,8 @@ class _AnyFloat:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        return "any float" + " beyond float32's range" * self.huge
+        return "any float" + " beyond float32's range" * self.huge + "".join(
+            f", {_spell(tree)} {_HOLDS[name] if outcome else _NOT[name]} {number!r}" for name, number, outcome, tree in self.conds)
 
 
 def _huge(value):
@@ -61,6 +67,65 @@ def _huge(value):
 
 _FLOAT32_MAX, _INF = float(np.finfo(np.float32).max), float("inf")
 ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
+
+
+_NAN = float("nan")
+_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
+_NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "=="}
+_ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+
+def float_conditions(position, uses):
+    """The comparisons Python made of the traced float argument at ``position`` (``uses``, its
+    :class:`~.traced_ints.Uses`; ``(method, number, outcome, traced float)`` each) as ``(method,
+    number, outcome, how)``, ``how`` the traced float's computation from the argument (plain
+    tuples, :func:`_value` evaluates it: ``lr * 2 > 1``); one computed from another float
+    argument too is a use of it (its value guarded)."""
+    found = []
+    for name, number, outcome, f in uses.compared:
+        how = _how(f, position)
+        if how is None:
+            uses.append(("a comparison with another float argument", "(in the recording)"))
+        else:
+            found.append((name, number, outcome, how))
+    return tuple(found)
+
+
+def _how(f, position):
+    """``f``'s computation (``TracedFloat.how``) as plain tuples, None where it reads another argument."""
+    if type(f) is not TracedFloat:
+        return f
+    kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
+    if kind == "argument":
+        return ("argument",) if a == position else None
+    a, b = _how(a, position), _how(b, position)
+    return None if a is None or kind != "neg" and b is None else (kind, a, b)
+
+
+def _value(how, x):
+    """The float ``how`` computes from the argument's value ``x``, in Python's arithmetic."""
+    if type(how) is not tuple:
+        return how
+    if how[0] == "argument":
+        return x
+    if how[0] == "neg":
+        return -_value(how[1], x)
+    return _ARITHMETIC[how[0]](_value(how[1], x), _value(how[2], x))
+
+
+def _meets(conds, x):
+    """Whether each comparison of ``conds`` has its recorded outcome for the argument's value ``x``."""
+    return all(getattr(_value(how, x), name)(number) is outcome for name, number, outcome, how in conds)
+
+
+def _spell(how):
+    if type(how) is not tuple:
+        return repr(how)
+    if how[0] == "argument":
+        return "x"
+    if how[0] == "neg":
+        return f"-{_spell(how[1])}"
+    return f"({_spell(how[1])} {dict(add='+', sub='-', mul='*', div='/')[how[0]]} {_spell(how[2])})"
 
 
 def float_positions(facts, before, static, arguments):
@@ -81,11 +146,15 @@ def float_positions(facts, before, static, arguments):
 
 
 def float_guards(facts, symbols):
-    """``facts`` with the guards of the float arguments at positions ``symbols`` :data:`ANY_FLOAT`
-    (:data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range)."""
-    names = {f"argument {k}" for k in symbols}
-    return [(name, (ANY_FLOAT if value is NAN or not _huge(value[1]) else ANY_HUGE_FLOAT) if name in names else value)
-            for name, value in facts] if names else facts
+    """``facts`` with the guards of the float arguments of ``symbols`` (``{position: conditions}``,
+    see :func:`float_conditions`) :data:`ANY_FLOAT` (:data:`ANY_HUGE_FLOAT` for a finite value
+    beyond float32's range), or such a guard that checks the conditions too."""
+    names = {f"argument {k}": conds for k, conds in symbols.items()}
+
+    def guard(value, conds):
+        huge = value is not NAN and _huge(value[1])
+        return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
+    return [(name, guard(value, names[name]) if name in names else value) for name, value in facts] if names else facts
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}

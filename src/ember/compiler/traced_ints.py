@@ -187,6 +187,12 @@ def _float_noting(name, method):
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
+            if name in _COMPARE and type(other) in (int, float) or name == "__bool__":  # (``if lr > 0.5:``)
+                outcome = method(self, *args)
+                for seen in self.uses:  # (guarded as a condition on the argument: traced_floats.float_guards)
+                    seen.compared.append(("__ne__", 0.0, outcome, self) if name == "__bool__" else
+                                         (name, other, outcome, self))
+                return outcome
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
                                     or type(other) is TracedFloat and how[0] != "div"):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
