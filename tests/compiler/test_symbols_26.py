@@ -64,6 +64,10 @@ def _float_truth(x, lr):
     return x + 1
 
 
+def _powers(x, lr):
+    return x * (lr ** 0.5) + round(lr * 3, 2) + 2 ** lr
+
+
 KS = [0, 1, 2, 3, 4, 5, 6, 9, -4, 100, 3, 7]
 LRS = [0.05, 0.15, 0.25, 0.55, 0.65, 2.5, 0.0, -1.5, 0.45, 0.5]
 
@@ -126,6 +130,29 @@ def test_float_comparisons_guard_their_outcome(f):
     for lr in (math.nan, 0.0, -0.0, math.inf, -math.inf, 5e-324, 0.5, 0.5000000000000001, 1.0):
         for a, b in zip(compiled(x, lr).tolist(), f(x, lr).tolist()):
             assert a == b and math.copysign(1, a) == math.copysign(1, b) or a != a and b != b, lr
+
+
+def test_powers_and_round_computed_per_call():
+    """``lr ** 0.5``, ``round(lr * 3, 2)``, ``2 ** lr``: torch traces them, 2 graphs (ember
+    guarded the value). The graph takes what Python computes at each call, so its errors and
+    complex results are eager's: ``0.0 ** -1`` raises ZeroDivisionError, ``(-1.0) ** 0.5`` is
+    complex (each a graph of its own)."""
+    got, compiled = _compiling_calls(_powers, [v for v in LRS if v > 0], [-1.0, 0.0, 2.0])
+    assert got["ember"] == got["torch"], got
+    x = ember.tensor([-1.0, 0.0, 2.0])
+    for lr in (math.nan, 0.0, -0.0, math.inf, 1e-300, 0.3, 7.0):
+        for a, b in zip(compiled(x, lr).tolist(), _powers(x, lr).tolist()):
+            assert a == b and math.copysign(1, a) == math.copysign(1, b) or a != a and b != b, lr
+    assert compiled(x, -1.0).tolist() == _powers(x, -1.0).tolist()
+    assert compiled(x, 0.0 ** 0.5).tolist() == _powers(x, 0.0).tolist()
+
+    def inverse(x, lr):
+        return x * lr ** -1
+    compiled = ember.compile(inverse, backend="aot_eager")
+    for lr in (0.5, 0.25, 4.0):
+        assert compiled(x, lr).tolist() == inverse(x, lr).tolist()
+    with pytest.raises(ZeroDivisionError):
+        compiled(x, 0.0)
 
 
 def _by_name(x, **kw):

@@ -357,6 +357,7 @@ def float_capture(run, args, kwargs, world, positions):
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
     TRACING.append(uses)
+    made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
         try:
             out = run(tuple(arguments[:len(args)]), dict(zip(names, arguments[len(args):])))
@@ -373,6 +374,7 @@ def float_capture(run, args, kwargs, world, positions):
             cap.output = plain(cap.output)
     finally:
         TRACING.remove(uses)
+        made += MADE
         MADE.clear()
         for saved, j, value in SAVED:
             saved[j] = (value, None)
@@ -392,5 +394,5 @@ def float_capture(run, args, kwargs, world, positions):
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
         return (*run(args, kwargs), {})
-    conds = {k: float_conditions(k, seen) for k, seen in uses.items()}  # (one of two arguments: a use)
+    conds = {k: float_conditions(k, seen, made) for k, seen in uses.items()}  # (one of two arguments: a use)
     return (plain(result), *out[1:], {k: conds[k] for k, seen in uses.items() if not seen})

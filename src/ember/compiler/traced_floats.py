@@ -58,7 +58,8 @@ class _AnyFloat:
 
     def __repr__(self):
         return "any float" + " beyond float32's range" * self.huge + "".join(
-            f", {_spell(tree)} {_HOLDS[name] if outcome else _NOT[name]} {number!r}" for name, number, outcome, tree in self.conds)
+            f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]} {c[1]!r}" if len(c) == 4
+            else f", {_spell(c[1])} a float" for c in self.conds)
 
 
 def _huge(value):
@@ -75,47 +76,67 @@ _NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": 
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
 
-def float_conditions(position, uses):
+def float_conditions(position, uses, made):
     """The comparisons Python made of the traced float argument at ``position`` (``uses``, its
     :class:`~.traced_ints.Uses`; ``(method, number, outcome, traced float)`` each) as ``(method,
     number, outcome, how)``, ``how`` the traced float's computation from the argument (plain
-    tuples, :func:`_value` evaluates it: ``lr * 2 > 1``); one computed from another float
-    argument too is a use of it (its value guarded)."""
+    tuples, :func:`_value` evaluates it: ``lr * 2 > 1``), and ``("computes", how)`` for each
+    float of ``made`` (the recording's) that Python computed from it (``lr ** 0.5``): a float
+    there, not an error or a complex number. One computed from another float argument too is
+    a use of it (its value guarded)."""
     found = []
-    for name, number, outcome, f in uses.compared:
-        how = _how(f, position)
-        if how is None:
+    computed = [(None, None, None, f) for f in made if f.how[0] in _PYTHON and position in _positions(f)]
+    for name, number, outcome, f in (*uses.compared, *computed):
+        how = _how(f)
+        if _positions(f) != {position}:
             uses.append(("a comparison with another float argument", "(in the recording)"))
         else:
-            found.append((name, number, outcome, how))
+            found.append(("computes", how) if name is None else (name, number, outcome, how))
     return tuple(found)
 
 
-def _how(f, position):
-    """``f``'s computation (``TracedFloat.how``) as plain tuples, None where it reads another argument."""
+_PYTHON = {"pow": pow, "round": round}  # (computed by Python at each call: float_inputs)
+
+
+def _positions(f):
+    """The positions of the arguments traced float ``f`` is computed from."""
+    if type(f) is not TracedFloat:
+        return set()
+    if f.how[0] == "argument":
+        return {f.how[1]}
+    return _positions(f.how[1]) | _positions(f.how[2] if len(f.how) == 3 else None)
+
+
+def _how(f):
+    """``f``'s computation (``TracedFloat.how``) as plain tuples (``("argument", position)``)."""
     if type(f) is not TracedFloat:
         return f
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument":
-        return ("argument",) if a == position else None
-    a, b = _how(a, position), _how(b, position)
-    return None if a is None or kind != "neg" and b is None else (kind, a, b)
+    return f.how if kind == "argument" else (kind, _how(a), _how(b))
 
 
-def _value(how, x):
-    """The float ``how`` computes from the argument's value ``x``, in Python's arithmetic."""
+def _value(how, argument):
+    """The float ``how`` computes from the arguments (``argument(position)``), in Python's arithmetic."""
     if type(how) is not tuple:
         return how
     if how[0] == "argument":
-        return x
+        return argument(how[1])
     if how[0] == "neg":
-        return -_value(how[1], x)
-    return _ARITHMETIC[how[0]](_value(how[1], x), _value(how[2], x))
+        return -_value(how[1], argument)
+    return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
 
 
 def _meets(conds, x):
-    """Whether each comparison of ``conds`` has its recorded outcome for the argument's value ``x``."""
-    return all(getattr(_value(how, x), name)(number) is outcome for name, number, outcome, how in conds)
+    """Whether each comparison of ``conds`` has its recorded outcome for the argument's value
+    ``x``, and each float Python computes from it is a float."""
+    for cond in conds:
+        try:
+            value = _value(cond[-1], lambda position: x)
+        except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
+            return False
+        if type(value) is not float or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
+            return False
+    return True
 
 
 def _spell(how):
@@ -125,7 +146,8 @@ def _spell(how):
         return "x"
     if how[0] == "neg":
         return f"-{_spell(how[1])}"
-    return f"({_spell(how[1])} {dict(add='+', sub='-', mul='*', div='/')[how[0]]} {_spell(how[2])})"
+    sign = dict(add='+', sub='-', mul='*', div='/', pow='**').get(how[0])
+    return f"({_spell(how[1])} {sign} {_spell(how[2])})" if sign else f"{how[0]}({_spell(how[1])}, {_spell(how[2])})"
 
 
 def float_positions(facts, before, static, arguments):
@@ -216,9 +238,9 @@ def _node(tracer, f):
     if id(f) in made:
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument":
-        node = tracer.graph.placeholder(f"float_{a}", dict(_SCALAR))
-        tracer.sources.append(("float_arg", a))
+    if kind == "argument" or kind in _PYTHON:  # (``lr ** 0.5``: the value Python computes at each call)
+        node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
+        tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
     else:
         a, b = (_node(tracer, v) if type(v) is TracedFloat else v for v in (a, b))
         if kind == "neg":
@@ -232,16 +254,19 @@ def _node(tracer, f):
 
 
 def float_inputs(sources):
-    """``[(placeholder index, argument position)]`` of the ``("float_arg", position)`` sources."""
+    """``[(placeholder index, argument position or how)]`` of the ``("float_arg", position)``
+    sources, and of ``("float_arg", how)``: a float Python computes from them (``lr ** 0.5``)."""
     return [(i, s[1]) for i, s in enumerate(sources) if s[0] == "float_arg"]
 
 
 def fill_floats(tensors, floats, args, kwargs):
     """Puts into ``tensors`` (a graph's inputs) at each placeholder index of ``floats`` (see
-    :func:`float_inputs`) its float argument of this call as a 0-d float64 tensor."""
+    :func:`float_inputs`) its float argument of this call, or the float Python computes from
+    them, as a 0-d float64 tensor."""
     arguments = (*args, *kwargs.values())
     for i, k in floats:
-        tensors[i] = Tensor._make(np.array(arguments[k], np.float64))
+        value = arguments[k] if type(k) is int else _value(k, arguments.__getitem__)
+        tensors[i] = Tensor._make(np.array(value, np.float64))
 
 
 def note_unseen(cap):

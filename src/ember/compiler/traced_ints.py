@@ -153,7 +153,8 @@ for _name in dir(int):
 
 class TracedFloat(float):
     """A float argument (or a float computed from traced ones and numbers by ``+``, ``-``,
-    ``*``, ``/`` by a number other than 0, unary ``-``) while the function is recorded:
+    ``*``, ``/`` by a number other than 0, unary ``-``, or with a number by ``**`` and
+    ``round(f, n)``) while the function is recorded:
     ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
     position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
     float or a number (:mod:`.dynamic_floats` builds its graph from it)."""
@@ -169,6 +170,11 @@ class TracedFloat(float):
 _FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("sub", False),
                      "__rsub__": ("sub", True), "__mul__": ("mul", False), "__rmul__": ("mul", True),
                      "__truediv__": ("div", False)}
+
+
+# what the graph takes as computed by Python at each call (its errors and complex results are Python's):
+# ``lr ** 0.5``, ``round(lr, 2)`` (traced_floats.float_inputs)
+_PYTHON_COMPUTED = {"__pow__": "pow", "__rpow__": "pow", "__round__": "round"}
 
 
 # a comparison steers Python wherever it runs: ember's own functions check a number before their
@@ -193,6 +199,11 @@ def _float_noting(name, method):
                     seen.compared.append(("__ne__", 0.0, outcome, self) if name == "__bool__" else
                                          (name, other, outcome, self))
                 return outcome
+            if name in _PYTHON_COMPUTED and args and type(other) in (int, float) and len(args) == 1:
+                result = method(self, other)  # (``lr ** 0.5``, ``2 ** lr``, ``round(lr, 2)``)
+                if type(result) is float:
+                    return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
+                                       else (_PYTHON_COMPUTED[name], self, other))
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
                                     or type(other) is TracedFloat and how[0] != "div"):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
