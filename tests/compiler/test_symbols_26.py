@@ -68,6 +68,12 @@ def _powers(x, lr):
     return x * (lr ** 0.5) + round(lr * 3, 2) + 2 ** lr
 
 
+def _maths(x, lr):
+    if math.log2(lr) > 0:
+        return x * math.sqrt(lr)
+    return x - math.tanh(lr * 2)
+
+
 KS = [0, 1, 2, 3, 4, 5, 6, 9, -4, 100, 3, 7]
 LRS = [0.05, 0.15, 0.25, 0.55, 0.65, 2.5, 0.0, -1.5, 0.45, 0.5]
 
@@ -132,19 +138,26 @@ def test_float_comparisons_guard_their_outcome(f):
             assert a == b and math.copysign(1, a) == math.copysign(1, b) or a != a and b != b, lr
 
 
-def test_powers_and_round_computed_per_call():
-    """``lr ** 0.5``, ``round(lr * 3, 2)``, ``2 ** lr``: torch traces them, 2 graphs (ember
-    guarded the value). The graph takes what Python computes at each call, so its errors and
-    complex results are eager's: ``0.0 ** -1`` raises ZeroDivisionError, ``(-1.0) ** 0.5`` is
-    complex (each a graph of its own)."""
-    got, compiled = _compiling_calls(_powers, [v for v in LRS if v > 0], [-1.0, 0.0, 2.0])
+@pytest.mark.parametrize("f", [_powers, _maths])
+def test_floats_python_computes_per_call(f):
+    """``lr ** 0.5``, ``round(lr * 3, 2)``, ``2 ** lr``, ``math.sqrt(lr)``, ``if math.log2(lr) >
+    0``: torch traces them, 2 or 3 graphs (ember guarded the value: a graph per value). The
+    graph takes what Python computes at each call, so its errors and complex results are
+    eager's: ``0.0 ** -1`` raises ZeroDivisionError, ``(-1.0) ** 0.5`` is complex,
+    ``math.log2(0.0)`` raises ValueError (each a graph of its own or the error)."""
+    got, compiled = _compiling_calls(f, [v for v in LRS if v > 0], [-1.0, 0.0, 2.0])
     assert got["ember"] == got["torch"], got
     x = ember.tensor([-1.0, 0.0, 2.0])
-    for lr in (math.nan, 0.0, -0.0, math.inf, 1e-300, 0.3, 7.0):
-        for a, b in zip(compiled(x, lr).tolist(), _powers(x, lr).tolist()):
-            assert a == b and math.copysign(1, a) == math.copysign(1, b) or a != a and b != b, lr
-    assert compiled(x, -1.0).tolist() == _powers(x, -1.0).tolist()
-    assert compiled(x, 0.0 ** 0.5).tolist() == _powers(x, 0.0).tolist()
+    for lr in (math.nan, math.inf, 1e-300, 0.3, 7.0, 0.0, -0.0, -1.0):
+        try:
+            want = f(x, lr).tolist()
+        except ValueError:
+            with pytest.raises(ValueError):
+                compiled(x, lr)
+            continue
+        for a, b in zip(compiled(x, lr).tolist(), want):
+            assert a == b and (type(a) is complex or math.copysign(1, a) == math.copysign(1, b)) \
+                or a != a and b != b, lr
 
     def inverse(x, lr):
         return x * lr ** -1

@@ -17,7 +17,7 @@ from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, note_unseen
-from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
+from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
@@ -357,6 +357,7 @@ def float_capture(run, args, kwargs, world, positions):
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
     TRACING.append(uses)
+    patched = patch_math()  # (``math.sqrt(lr)`` traced too)
     made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
         try:
@@ -374,6 +375,7 @@ def float_capture(run, args, kwargs, world, positions):
             cap.output = plain(cap.output)
     finally:
         TRACING.remove(uses)
+        unpatch_math(patched)
         made += MADE
         MADE.clear()
         for saved, j, value in SAVED:

@@ -18,6 +18,7 @@ before. So does one whose value (or its float32 rounding) is found in the graph 
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
+import math
 import operator
 
 import numpy as np
@@ -29,7 +30,7 @@ from .._ops.pointwise_unary import Neg
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
-from .traced_ints import MADE, SAVED, TracedFloat
+from .traced_ints import MADE, MATH, SAVED, TracedFloat
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "float_inputs", "fill_floats", "note_unseen"]
@@ -95,7 +96,8 @@ def float_conditions(position, uses, made):
     return tuple(found)
 
 
-_PYTHON = {"pow": pow, "round": round}  # (computed by Python at each call: float_inputs)
+# computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
+_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in MATH}}
 
 
 def _positions(f):
@@ -123,6 +125,8 @@ def _value(how, argument):
         return argument(how[1])
     if how[0] == "neg":
         return -_value(how[1], argument)
+    if how[0].startswith("math."):
+        return _PYTHON[how[0]](_value(how[1], argument))
     return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
 
 
@@ -146,6 +150,8 @@ def _spell(how):
         return "x"
     if how[0] == "neg":
         return f"-{_spell(how[1])}"
+    if how[0].startswith("math."):
+        return f"{how[0]}({_spell(how[1])})"
     sign = dict(add='+', sub='-', mul='*', div='/', pow='**').get(how[0])
     return f"({_spell(how[1])} {sign} {_spell(how[2])})" if sign else f"{how[0]}({_spell(how[1])}, {_spell(how[2])})"
 

@@ -24,6 +24,7 @@ use where a float (a constant, or a name or attribute holding one) meets a trace
 arithmetic operator or a comparison.
 """
 import dis
+import math
 import os
 import sys
 import sysconfig
@@ -33,7 +34,8 @@ import numpy as np
 from .structure import EMBER_DIR, user_frame
 
 __all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced",
-           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands"]
+           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
+           "patch_math", "unpatch_math"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -218,6 +220,41 @@ def _float_noting(name, method):
 
 
 _NUMBERS = (int, float, complex, np.number)
+
+# ``math``'s functions of one float that torch 2.13 traces (``math.exp``, ``log``, ``fabs``, ``erf``
+# ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
+# traced float (the graph takes what Python computes at each call)
+MATH = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log2", "radians")
+
+
+def _traced_math(name, original):
+    def traced(*args):
+        result = original(*args)
+        x = args[0] if len(args) == 1 else None
+        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user():
+            return TracedFloat(result, x.uses, (f"math.{name}", x))
+        for f in args:  # (``math.log(lr, 2)``: its value read unseen)
+            if type(f) is TracedFloat and f.uses[0].active:
+                for seen in f.uses:
+                    seen.append(("math", f"{user_frame()} (math.{name})"))
+        return result
+    traced.__name__, traced.__doc__ = name, original.__doc__
+    return traced
+
+
+def patch_math():
+    """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
+    ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
+    saved = {name: getattr(math, name) for name in MATH}
+    for name, original in saved.items():
+        setattr(math, name, _traced_math(name, original))
+    return saved
+
+
+def unpatch_math(saved):
+    """Puts back ``math``'s functions (:func:`patch_math`)."""
+    for name, original in saved.items():
+        setattr(math, name, original)
 
 for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":
