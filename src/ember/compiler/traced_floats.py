@@ -11,7 +11,10 @@ then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr
 float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
 float, nan, inf and -0.0 included.
 
-A float that was used (``if lr > 0.5``, ``round(lr)``, ``f"{lr}"``, ``math.sqrt(lr)``, a
+A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)`` are inputs
+that Python computes from the arguments at each call (``("float_arg", how)``), guarded to give
+a float. A float that was used otherwise (``round(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
 than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
 before. So does one whose value (or its float32 rounding) is found in the graph where

@@ -5,10 +5,11 @@ recordings at a few values, it stands for every value. That holds only where the
 Python never looks at the value: ``if k == 3:``, ``d[k]``, ``f"{k}"`` take one path per value,
 which a fit from a few values cannot see. While the function is recorded such an
 argument is a :class:`TracedInt`: an int whose every method, called from the user's code,
-notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``), whose result
-is traced too, and comparisons of the argument itself with an int (``if k > 3:``), whose
-outcomes are noted instead (``Uses.compared``: the graph holds for the range of values with the
-same outcomes, as torch guards on the comparison). Called from ember's own code (an op taking
+notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``, ``k % 2``),
+whose result is traced too, and comparisons of a traced int with an int (``if k > 3:``, ``k ==
+3``, ``if k:``), whose outcomes are noted instead (``Uses.compared``: the graph holds for the
+values with the same outcomes, a range or conditions on the symbols, as torch guards on the
+comparison). Called from ember's own code (an op taking
 ``k`` as its scalar operand) it is a plain int. An int that was used keeps a graph per value
 (its guard is its value), as torch specialises an int that Python inspects; one that only
 flowed into ops (or was compared) is a symbol, and where the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
