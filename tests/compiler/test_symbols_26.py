@@ -46,6 +46,10 @@ def _named(x, k):
     return x - k
 
 
+def _half(x, k):
+    return ((k * 0.5) * x).add(x / (k / 4 + 1))
+
+
 def _threshold(x, lr):
     if lr > 0.5:
         return x * lr
@@ -107,12 +111,13 @@ def _compiling_calls(f, values, x_values):
     return got, compiled
 
 
-@pytest.mark.parametrize("f", [_equal, _truth, _even, _derived, _named])
+@pytest.mark.parametrize("f", [_equal, _truth, _even, _derived, _named, _half])
 def test_int_comparisons_guard_their_outcome(f, monkeypatch):
     """``k == 3``, ``if k:``, ``k % 2 == 0``, ``2 * k + 1 > 7``, ``j = k * 2; j > 7 and k != 5``:
     torch's graphs at the same calls (2 or 3; ember specialised the int before: a graph per
-    value, 8 and the recompile-limit warning over k = 0..19). A value whose outcomes a graph
-    holds for runs it unrecorded."""
+    value, 8 and the recompile-limit warning over k = 0..19); ``k * 0.5``, ``k / 4 + 1`` as
+    operands (floats Python computes from the int at each call) torch's 2. A value whose outcomes a graph holds
+    for runs it unrecorded."""
     got, compiled = _compiling_calls(f, KS, [1.0, -2.0])
     assert got["ember"] == got["torch"], got
     recordings = []

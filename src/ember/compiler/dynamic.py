@@ -471,8 +471,9 @@ def _unify(samples, fixed):
             const = same([s[1] for s in group], name)
             if isinstance(const, SizedConstant):
                 sources.append((k, ("sized_const", const)))
-        else:
-            _strict([tuple(v if isinstance(v, (str, int)) else id(v) for v in s) for s in group], name)
+        else:  # (a float Python computes, ``("float_arg", how)``: compared as the computation)
+            _strict([tuple(_key(v) if s[0] == "float_arg" else v if isinstance(v, (str, int)) else id(v) for v in s)
+                     for s in group], name)
     _strict([[index[j][v] for v in g.outputs] for j, g in enumerate(graphs)], "outputs")
     _strict([[(index[j][p], index[j][v]) for p, v in g.mutations] for j, g in enumerate(graphs)], "mutations")
     exprs = iter(getattr(caps[0], "returned_exprs", ()))
@@ -529,6 +530,13 @@ def _sized_constant(values, same, where):
     start = same([int(v[0]) for v in values], where)
     stop = same([int(v[0]) + step * len(v) for v in values], where)
     return SizedConstant("arange", first.dtype, (start, stop, step))
+
+
+def _key(value):
+    """A float argument's computation (:func:`.traced_floats._how`) as a comparable key."""
+    if isinstance(value, tuple):
+        return tuple(map(_key, value))
+    return value.key() if isinstance(value, Expr) else value
 
 
 def _strict(values, where):

@@ -17,7 +17,7 @@ from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, note_unseen
-from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, plain, unpatch_math
+from .traced_ints import INT_POSITIONS, MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
@@ -45,8 +45,10 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
+    INT_POSITIONS.update((e.args[0], k) for k, e in symbols.items())
     try:
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+        note_unseen(cap)  # (``k * 0.5`` passed on unseen: a use of ``k``)
         # a returned int computed from a traced one is the user's plain int (passed back in as
         # ``step`` it would be guarded as an object, by identity), in replays too
         cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
@@ -55,6 +57,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         return plain(result), cap
     finally:
         TRACING.remove(uses)
+        for e in symbols.values():
+            INT_POSITIONS.pop(e.args[0], None)
         VALUES.clear()
         for seen in uses.values():
             seen.active = False
@@ -186,7 +190,8 @@ def _affine(expr):
 def int_ranges(cap, ints, samples, ranges):
     """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
     operands of floating-point arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``,
-    ``x < i0``) that came as traced ints, and ``full``'s fill value, right at every int; a new
+    ``x < i0``) that came as traced ints, floats Python computes from them at each call (``k *
+    0.5``: :mod:`.traced_floats`) and ``full``'s fill value, right at every int; a new
     value of those needs no recording. Each other one (an operand of integer arithmetic, which may refuse a value:
     ``x_int // 0``; an index, a slice's bound, a shape) keeps the first-call check of a size symbol
     (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
@@ -216,6 +221,8 @@ def int_ranges(cap, ints, samples, ranges):
     for e, came in zip(returned_ints(cap.output), getattr(cap, "returned_exprs", ())):
         (traced if came is not None else other).update(free_symbols(e))
     for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
+        if source[0] == "float_arg":  # (``k * 0.5``: a float Python computes from it at each call)
+            traced.update(free_symbols(source[1]))
         if source[0] == "sized_const":
             sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
     for n in names & sizing:
@@ -342,6 +349,17 @@ class State:
         _random.set_rng_state(self.rng)
 
 
+def _floats_made():
+    """The traced floats made by a recording (:data:`~.traced_ints.MADE`), emptied, and the autograd
+    nodes' saved inputs set to them put back plain."""
+    made = list(MADE)
+    MADE.clear()
+    for saved, j, value in SAVED:
+        saved[j] = (value, None)
+    SAVED.clear()
+    return made
+
+
 def float_capture(run, args, kwargs, world, positions):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
@@ -350,8 +368,13 @@ def float_capture(run, args, kwargs, world, positions):
     comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
     (``type(lr) is float``: False there) is run again with the floats plain."""
     if not positions:
-        return (*run(args, kwargs), {})
+        try:
+            return (*run(args, kwargs), {})
+        finally:  # (traced floats made from traced ints: ``k * 0.5``)
+            _floats_made()
     uses = {k: Uses() for k in positions}
+    for seen in uses.values():
+        seen.floats = True
     before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
     for k in positions:
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
@@ -376,11 +399,7 @@ def float_capture(run, args, kwargs, world, positions):
     finally:
         TRACING.remove(uses)
         unpatch_math(patched)
-        made += MADE
-        MADE.clear()
-        for saved, j, value in SAVED:
-            saved[j] = (value, None)
-        SAVED.clear()
+        made += _floats_made()
         for seen in uses.values():
             seen.active = False
         # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and

@@ -33,7 +33,8 @@ from .._ops.pointwise_unary import Neg
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
-from .traced_ints import MADE, MATH, SAVED, TracedFloat
+from .symbolic import evaluate, free_symbols
+from .traced_ints import INT_POSITIONS, MADE, MATH, SAVED, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "float_inputs", "fill_floats", "note_unseen"]
@@ -103,6 +104,13 @@ def float_conditions(position, uses, made):
 _PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in MATH}}
 
 
+def _has_int(f):
+    """Whether traced float ``f`` is computed from a traced int (``k * 0.5``)."""
+    if type(f) is TracedInt:
+        return True
+    return type(f) is TracedFloat and f.how[0] != "argument" and any(_has_int(v) for v in f.how[1:])
+
+
 def _positions(f):
     """The positions of the arguments traced float ``f`` is computed from."""
     if type(f) is not TracedFloat:
@@ -114,6 +122,8 @@ def _positions(f):
 
 def _how(f):
     """``f``'s computation (``TracedFloat.how``) as plain tuples (``("argument", position)``)."""
+    if type(f) is TracedInt:  # (its expression, and the argument each symbol is: ``("int", i0, (("i0", 1),))``)
+        return ("int", f.expr, tuple((name, INT_POSITIONS[name]) for name in free_symbols(f.expr)))
     if type(f) is not TracedFloat:
         return f
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
@@ -126,6 +136,8 @@ def _value(how, argument):
         return how
     if how[0] == "argument":
         return argument(how[1])
+    if how[0] == "int":
+        return evaluate(how[1], {name: int(argument(k)) for name, k in how[2]})
     if how[0] == "neg":
         return -_value(how[1], argument)
     if how[0].startswith("math."):
@@ -149,8 +161,8 @@ def _meets(conds, x):
 def _spell(how):
     if type(how) is not tuple:
         return repr(how)
-    if how[0] == "argument":
-        return "x"
+    if how[0] in ("argument", "int"):
+        return "x" if how[0] == "argument" else repr(how[1])
     if how[0] == "neg":
         return f"-{_spell(how[1])}"
     if how[0].startswith("math."):
@@ -247,7 +259,7 @@ def _node(tracer, f):
     if id(f) in made:
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument" or kind in _PYTHON:  # (``lr ** 0.5``: the value Python computes at each call)
+    if kind == "argument" or kind in _PYTHON or _has_int(f):  # (``lr ** 0.5``, ``k * 0.5``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
         tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
     else:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced",
+__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
            "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
            "patch_math", "unpatch_math"]
 
@@ -43,6 +43,7 @@ __all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAV
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
 # (``(saved list, position, plain value)``: put back after it)
 TRACING, VALUES, MADE, SAVED = [], set(), [], []
+INT_POSITIONS = {}  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
@@ -54,6 +55,13 @@ _ORDER = {"__lt__", "__le__", "__gt__", "__ge__"}
 # a traced int (``k``, ``2 * k + 1``, ``k % 2``) compared with an int, ``if k:``: the outcome noted,
 # guarded as a condition on the symbols (``Uses.compared``), as torch guards ``Ne(k, 3)``
 _COMPARE = _ORDER | {"__eq__", "__ne__"}
+# arithmetic of a traced int with a float (or ``/`` by an int other than 0): a traced float computed
+# from it (method -> (operation, whether the int is the right operand))
+_TO_FLOAT = {"__mul__": ("mul", False), "__rmul__": ("mul", True), "__add__": ("add", False),
+             "__radd__": ("add", True), "__sub__": ("sub", False), "__rsub__": ("sub", True),
+             "__truediv__": ("div", False)}
+_INT_FLOAT = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+              "div": lambda a, b: a / b}
 # a remainder or a floor by a positive int: traced (``k % 2 == 0`` guards ``i0 % 2 == 0``)
 _REMAINDER = {"__mod__": lambda e, c: e % c, "__floordiv__": lambda e, c: e // c}
 _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
@@ -68,6 +76,7 @@ class Uses(list):
     with an int (``k > 3``: ``("__gt__", 3, False, i0)``; ``if k:`` is ``k != 0``), which holds
     over a range of values or where a condition on the symbols holds (``i0 % 2 == 0``)."""
     active = False
+    floats = False  # (a float argument's: its comparisons are guarded by traced_floats, an int's by dynamic_ints)
 
     def __init__(self, *items):
         super().__init__(*items)
@@ -129,6 +138,13 @@ def _noting(name, method):
                 return outcome
             if name in _REMAINDER and type(args[0]) is int and args[0] > 0 and self.expr is not None:
                 return TracedInt(method(self, *args), self.uses, _REMAINDER[name](self.expr, args[0]))
+            if name in _TO_FLOAT and self.expr is not None and (type(args[0]) is float or name == "__truediv__"
+                                                                and type(args[0]) is int and args[0]):
+                how = _TO_FLOAT[name]  # (``k * 0.5``, ``k / 2``: a float the graph takes as Python's)
+                operands = (args[0], int.__int__(self)) if how[1] else (int.__int__(self), args[0])
+                result = _INT_FLOAT[how[0]](*operands)
+                if type(result) is float:
+                    return TracedFloat(result, (self.uses,), (how[0], args[0], self) if how[1] else (how[0], self, args[0]))
             if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
@@ -196,7 +212,8 @@ def _float_noting(name, method):
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
-            if name in _COMPARE and type(other) in (int, float) or name == "__bool__":  # (``if lr > 0.5:``)
+            if (name in _COMPARE and type(other) in (int, float) or name == "__bool__") and all(
+                    seen.floats for seen in self.uses):  # (``if lr > 0.5:``; ``k * 0.5 > 2`` an int's use)
                 outcome = method(self, *args)
                 for seen in self.uses:  # (guarded as a condition on the argument: traced_floats.float_guards)
                     seen.compared.append(("__ne__", 0.0, outcome, self) if name == "__bool__" else
