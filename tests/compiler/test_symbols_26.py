@@ -130,6 +130,14 @@ def test_int_comparisons_guard_their_outcome(f, monkeypatch):
     assert not recordings
 
 
+def test_an_int_equal_to_a_constant_is_not_static_for_good():
+    """``k == 3`` first True after a static graph (k = 0, 3, 4, ...): torch's graph at 3 holds 3
+    alone and the next value is a symbol again, 3 graphs; ember kept the int static after 3 (8
+    and the warning)."""
+    got, _ = _compiling_calls(_equal, [0, 3, 4, 5, 6, 7, 8, 9, 10, 11], [1.0, -2.0])
+    assert got["ember"] == got["torch"] == [0, 3, 4], got
+
+
 @pytest.mark.parametrize("f", [_threshold, _scaled_threshold, _float_truth])
 def test_float_comparisons_guard_their_outcome(f):
     """``if lr > 0.5``, ``if 1 - lr / 4 <= 0.875``, ``if lr:``: torch's graphs at the same calls

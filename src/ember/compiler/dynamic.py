@@ -123,6 +123,9 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
+    # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
+    cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
+                                                       for c in ranges.conds)}
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
     after = _State(world)
@@ -172,6 +175,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     symbols, samples, shape_ranges, covered = fitted
     shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
     base, graph_cap = samples[0]
+    graph_cap.pinned = cap.pinned
     _apply(graph_cap, _unify(samples, [n for n in hints if n not in symbols]))
     graph_cap.graph.symbols = tuple(symbols)
     patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
