@@ -219,7 +219,8 @@ def _float_noting(name, method):
                     seen.compared.append(("__ne__", 0.0, outcome, self) if name == "__bool__" else
                                          (name, other, outcome, self))
                 return outcome
-            if name in _PYTHON_COMPUTED and args and type(other) in (int, float) and len(args) == 1:
+            if name in _PYTHON_COMPUTED and args and type(other) in (int, float) and len(args) == 1 and all(
+                    seen.floats for seen in self.uses):  # (of an int's ``k * 0.5``: no guard sees its errors)
                 result = method(self, other)  # (``lr ** 0.5``, ``2 ** lr``, ``round(lr, 2)``)
                 if type(result) is float:
                     return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
@@ -249,7 +250,8 @@ def _traced_math(name, original):
     def traced(*args):
         result = original(*args)
         x = args[0] if len(args) == 1 else None
-        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user():
+        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user() and all(
+                seen.floats for seen in x.uses):
             return TracedFloat(result, x.uses, (f"math.{name}", x))
         for f in args:  # (``math.log(lr, 2)``: its value read unseen)
             if type(f) is TracedFloat and f.uses[0].active:
