@@ -31,13 +31,14 @@ __all__ = ["Cache", "Family", "cache_for", "clear", "shared"]
 
 class Family:
     """The caches of one code object compiled alike (``caches``, weakly held), whether its
-    recompile-limit warning was given (``warned``) and the entries its dropped functions
-    captured (``orphans``: ``(entry, what it keeps alive)``)."""
+    recompile-limit warning was given (``warned``), the entries its dropped functions
+    captured (``orphans``: ``(entry, what it keeps alive)``) and the graph breaks at which one of
+    them was split (``breaks``: ``breaks`` and ``break_frames`` of that recording, or None)."""
 
-    __slots__ = ("caches", "warned", "orphans", "__weakref__")
+    __slots__ = ("caches", "warned", "orphans", "breaks", "__weakref__")
 
     def __init__(self):
-        self.caches, self.warned, self.orphans = weakref.WeakSet(), False, []
+        self.caches, self.warned, self.orphans, self.breaks = weakref.WeakSet(), False, [], None
 
     def adopt(self, entries, held):
         """Keeps ``entries`` of a dropped function's cache that another function of the code
@@ -139,7 +140,7 @@ def clear():
     for families in list(_families.values()):
         for family in families.values():
             family.orphans.clear()
-            family.warned = False
+            family.warned, family.breaks = False, None
 
 
 def shared(name):

@@ -54,7 +54,7 @@ from .structure import EMBER_DIR
 from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
                            exposed, first, make_def, own, reads, stores, trivial)
 
-__all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
+__all__ = ["Refused", "Plan", "target", "plan", "build", "split", "split_as_family"]
 
 _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 # where a callee's code is not the user's: ember's own, the standard library's, installed packages'
@@ -502,8 +502,19 @@ def split(compiled, cap, log):
         split_fn = build(the_plan, make_piece, make_callee)
     except Refused as e:
         return None, str(e)
+    compiled._cache.family.breaks = types.SimpleNamespace(breaks=cap.breaks, break_frames=cap.break_frames)
     if module is not None:
         return module_call(module, split_fn, compiled._fn), the_plan
     if bound is not None:
         return types.MethodType(split_fn, bound), the_plan
     return split_fn, the_plan
+
+
+def split_as_family(compiled, log):
+    """``(callable, (callable, Plan))`` splitting ``compiled``'s function, before any recording,
+    where another function, module or ``compile`` call of its code was split (at the breaks
+    that one's recording met: its cache family's ``breaks``), so that the pieces, of the same
+    code, reuse that one's graphs (:mod:`.rebind`) as torch shares its resume functions by
+    code; ``(None, None)`` where refused (its first call then records, as any)."""
+    split_fn, the_plan = split(compiled, compiled._cache.family.breaks, log)
+    return (split_fn, (split_fn, the_plan)) if split_fn is not None else (None, None)
