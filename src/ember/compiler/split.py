@@ -515,6 +515,9 @@ def split_as_family(compiled, log):
     where another function, module or ``compile`` call of its code was split (at the breaks
     that one's recording met: its cache family's ``breaks``), so that the pieces, of the same
     code, reuse that one's graphs (:mod:`.rebind`) as torch shares its resume functions by
-    code; ``(None, None)`` where refused (its first call then records, as any)."""
+    code; ``(None, None)`` where refused (its first call then records, as any) and for
+    ``fullgraph=True`` (whose recording raises at the break)."""
+    if compiled._fullgraph:
+        return None, None
     split_fn, the_plan = split(compiled, compiled._cache.family.breaks, log)
     return (split_fn, (split_fn, the_plan)) if split_fn is not None else (None, None)
