@@ -194,3 +194,29 @@ def test_loop_breaks_capture_the_body_where_torch_skips_the_frame():
     for x in xs + [-x for x in xs]:
         assert ember.allclose(branchy(x, 4), _branchy(x, 4))
     assert counter.frame_count == 3  # (x.sin() * 1.5, and each branch; torch 2.13: 0)
+
+
+def _flagged(flag):
+    def f(x):
+        y = x * 2
+        if flag:
+            print("A", y.sum().item())
+        z = y + 1
+        if not flag:
+            print("B", z.sum().item())
+        return z * 3
+    return f
+
+
+def test_a_closure_breaking_where_the_first_did_not_records_its_own_breaks(capsys):
+    x = ember.ones(3)
+    first, second = ember.compile(_flagged(True)), ember.compile(_flagged(False))
+    for _ in range(3):  # (the second split at the first's breaks, then a piece broke: its own split)
+        assert first(x).tolist() == second(x).tolist() == [9.0] * 3
+    assert capsys.readouterr().out == "A 6.0\nB 9.0\n" * 3
+    line = _flagged.__code__.co_firstlineno
+    printed_a, printed_b = f"eager [line {line + 4}]", f"eager [line {line + 7}]"
+    assert printed_b in second._plan[1].describe() and printed_a not in second._plan[1].describe()
+    third = ember.compile(_flagged(True))  # split at the breaks of both
+    assert third(x).tolist() == [9.0] * 3
+    assert printed_a in third._plan[1].describe() and printed_b in third._plan[1].describe()

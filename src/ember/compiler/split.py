@@ -481,6 +481,9 @@ def split(compiled, cap, log):
     """``(callable, Plan)`` running ``compiled``'s function split at ``cap``'s breaks (the
     pieces and callees made as ``compiled`` was, fullgraph off), or ``(None, reason)`` where refused."""
     if compiled._spec is not None or getattr(compiled, "_piece", False):
+        owner = getattr(compiled, "_family_owner", None)
+        if owner is not None and owner._split is not None:  # (split as its family was: now records its own)
+            owner._split, owner._plan = None, (None, "a piece broke where the family's split did not")
         return None, "a dynamic shapes spec, or a piece itself"
     try:
         the_plan = plan(compiled._fn, compiled._signature_of, cap)
@@ -502,7 +505,12 @@ def split(compiled, cap, log):
         split_fn = build(the_plan, make_piece, make_callee)
     except Refused as e:
         return None, str(e)
-    compiled._cache.family.breaks = types.SimpleNamespace(breaks=cap.breaks, break_frames=cap.break_frames)
+    family = compiled._cache.family
+    if family.breaks is not cap:  # (the breaks of every split of the code, for the next ones)
+        known = family.breaks or types.SimpleNamespace(breaks=[], break_frames=[])
+        new = [k for k, b in enumerate(cap.breaks) if b not in known.breaks]
+        family.breaks = types.SimpleNamespace(breaks=known.breaks + [cap.breaks[k] for k in new],
+                                              break_frames=known.break_frames + [cap.break_frames[k] for k in new])
     if module is not None:
         return module_call(module, split_fn, compiled._fn), the_plan
     if bound is not None:
@@ -516,8 +524,14 @@ def split_as_family(compiled, log):
     that one's recording met: its cache family's ``breaks``), so that the pieces, of the same
     code, reuse that one's graphs (:mod:`.rebind`) as torch shares its resume functions by
     code; ``(None, None)`` where refused (its first call then records, as any) and for
-    ``fullgraph=True`` (whose recording raises at the break)."""
+    ``fullgraph=True`` (whose recording raises at the break). A piece of it whose recording
+    breaks (a closure that breaks where the others did not) makes the function record its own
+    breaks on its next call, split then at those and the family's."""
     if compiled._fullgraph:
         return None, None
     split_fn, the_plan = split(compiled, compiled._cache.family.breaks, log)
-    return (split_fn, (split_fn, the_plan)) if split_fn is not None else (None, None)
+    if split_fn is None:
+        return None, None
+    for piece in getattr(split_fn, "__func__", split_fn).pieces:
+        piece.compiled._family_owner = compiled
+    return split_fn, (split_fn, the_plan)
