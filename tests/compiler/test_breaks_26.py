@@ -5,7 +5,8 @@ object, module instance or repeated ``compile`` call recorded its pieces again, 
 counted against one ``recompile_limit`` (equal code objects share a family): twelve blocks whose
 forward prints captured 16 graphs and ran blocks 9-12 eagerly with a warning. The pieces of one
 code now reuse each other's graphs where only the objects differ, as torch shares its resume
-functions by code: 3 graphs, as torch's 3 frames.
+functions by code: 3 graphs, as torch's 3 frames; and ``compile(step)`` called anew splits at
+the breaks the first call met, unrecorded (``split.split_as_cached``).
 
 ``getattr(self, name)`` / ``hasattr`` in a forward turned off the narrowing of module attribute
 guards to the names read (``side_effects.names_read``); the name each call asks for is now read
@@ -77,17 +78,15 @@ def test_twelve_printing_blocks_share_their_pieces_as_torchs_frames(capsys):
     assert ours == theirs == 3  # (before: 16, blocks 9-12 eager past the recompile limit)
 
 
-def _step(lib):
-    def step(x, w):
-        y = x * w
-        print("step")
-        return y + 1
-    return step
+def _step(x, w):
+    y = x * w
+    print("step")
+    return y + 1
 
 
 def _compiled_each_call(lib, counter):
     x = lib.ones(2, 3)
-    return [lib.compile(_step(lib), backend=counter)(x, x) for _ in range(3)]
+    return [lib.compile(_step, backend=counter)(x, x) for _ in range(3)]
 
 
 def test_a_function_compiled_on_each_call_shares_its_pieces(capsys):
@@ -95,7 +94,7 @@ def test_a_function_compiled_on_each_call_shares_its_pieces(capsys):
     assert all(o.tolist() == [[2.0] * 3] * 2 for o in outs)
     assert not ember._dynamo.utils.counters["recompiles"]
     theirs, _ = _frames(torch, torch._dynamo.testing.CompileCounter, _compiled_each_call)
-    assert ours == theirs == 2  # (before: 6, each split recorded its pieces again)
+    assert ours == theirs == 2  # (before: 0, each call a first recording of the whole function)
 
 
 def _forwards():
@@ -196,27 +195,32 @@ def test_loop_breaks_capture_the_body_where_torch_skips_the_frame():
     assert counter.frame_count == 3  # (x.sin() * 1.5, and each branch; torch 2.13: 0)
 
 
-def _flagged(flag):
-    def f(x):
-        y = x * 2
-        if flag:
-            print("A", y.sum().item())
-        z = y + 1
-        if not flag:
-            print("B", z.sum().item())
-        return z * 3
-    return f
+VERBOSE = [True]
 
 
-def test_a_closure_breaking_where_the_first_did_not_records_its_own_breaks(capsys):
+def _flagged(x):
+    y = x * 2
+    if VERBOSE[0]:
+        print("A", y.sum().item())
+    z = y + 1
+    if not VERBOSE[0]:
+        print("B", z.sum().item())
+    return z * 3
+
+
+def test_a_split_made_again_records_where_a_piece_breaks_anew(capsys):
     x = ember.ones(3)
-    first, second = ember.compile(_flagged(True)), ember.compile(_flagged(False))
-    for _ in range(3):  # (the second split at the first's breaks, then a piece broke: its own split)
-        assert first(x).tolist() == second(x).tolist() == [9.0] * 3
-    assert capsys.readouterr().out == "A 6.0\nB 9.0\n" * 3
     line = _flagged.__code__.co_firstlineno
-    printed_a, printed_b = f"eager [line {line + 4}]", f"eager [line {line + 7}]"
-    assert printed_b in second._plan[1].describe() and printed_a not in second._plan[1].describe()
-    third = ember.compile(_flagged(True))  # split at the breaks of both
-    assert third(x).tolist() == [9.0] * 3
-    assert printed_a in third._plan[1].describe() and printed_b in third._plan[1].describe()
+    printed_a, printed_b = f"eager [line {line + 3}]", f"eager [line {line + 6}]"
+    assert ember.compile(_flagged)(x).tolist() == [9.0] * 3
+    VERBOSE[0] = False
+    again = ember.compile(_flagged)  # (split at the first's break, then its piece broke: its own split)
+    try:
+        assert [again(x).tolist() for _ in range(3)] == [[9.0] * 3] * 3
+        assert printed_b in again._plan[1].describe() and printed_a not in again._plan[1].describe()
+        last = ember.compile(_flagged)  # split at the breaks of both
+        assert last(x).tolist() == [9.0] * 3
+        assert printed_a in last._plan[1].describe() and printed_b in last._plan[1].describe()
+    finally:
+        VERBOSE[0] = True
+    assert capsys.readouterr().out == "A 6.0\n" + "B 9.0\n" * 4

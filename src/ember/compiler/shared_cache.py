@@ -31,14 +31,13 @@ __all__ = ["Cache", "Family", "cache_for", "clear", "shared"]
 
 class Family:
     """The caches of one code object compiled alike (``caches``, weakly held), whether its
-    recompile-limit warning was given (``warned``), the entries its dropped functions
-    captured (``orphans``: ``(entry, what it keeps alive)``) and the graph breaks at which one of
-    them was split (``breaks``: ``breaks`` and ``break_frames`` of that recording, or None)."""
+    recompile-limit warning was given (``warned``) and the entries its dropped functions
+    captured (``orphans``: ``(entry, what it keeps alive)``)."""
 
-    __slots__ = ("caches", "warned", "orphans", "breaks", "__weakref__")
+    __slots__ = ("caches", "warned", "orphans", "__weakref__")
 
     def __init__(self):
-        self.caches, self.warned, self.orphans, self.breaks = weakref.WeakSet(), False, [], None
+        self.caches, self.warned, self.orphans = weakref.WeakSet(), False, []
 
     def adopt(self, entries, held):
         """Keeps ``entries`` of a dropped function's cache that another function of the code
@@ -58,13 +57,14 @@ class Family:
 
 class Cache:
     """The entries of the compiled callables that share them (``entries``, newest last), the
-    :class:`Family` they belong to, and the positions of the int arguments that a dynamic graph
-    could not take as symbols (``static_ints``)."""
+    :class:`Family` they belong to, the positions of the int arguments that a dynamic graph
+    could not take as symbols (``static_ints``) and the graph breaks at which one of them was
+    split (``breaks``: ``breaks`` and ``break_frames`` of those recordings, or None)."""
 
-    __slots__ = ("entries", "family", "static_ints", "__weakref__")
+    __slots__ = ("entries", "family", "static_ints", "breaks", "__weakref__")
 
     def __init__(self, family=None):
-        self.entries, self.family, self.static_ints = [], family or Family(), set()
+        self.entries, self.family, self.static_ints, self.breaks = [], family or Family(), set(), None
         self.family.caches.add(self)
 
     warned = property(lambda self: self.family.warned, lambda self, value: setattr(self.family, "warned", value),
@@ -73,7 +73,7 @@ class Cache:
     def clear(self):
         """Forgets every entry, the recompile-limit warning and the static ints (``ember.compiler.reset``)."""
         self.entries.clear()
-        self.family.warned = False
+        self.family.warned, self.breaks = False, None
         self.static_ints.clear()
 
 
@@ -140,7 +140,7 @@ def clear():
     for families in list(_families.values()):
         for family in families.values():
             family.orphans.clear()
-            family.warned, family.breaks = False, None
+            family.warned = False
 
 
 def shared(name):
