@@ -567,7 +567,7 @@ _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.p
 
 _PROPERTIES = {
     "T": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
-    "H": lambda self: _complex.conj(_shape.permute(self, tuple(reversed(range(self.ndim))))),
+    "H": _complex.conj_transpose,
     "mT": _matrix_transpose,
     "mH": lambda self: _complex.conj(_matrix_transpose(self)),
     "real": _complex.real, "imag": _complex.imag,

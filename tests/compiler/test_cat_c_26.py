@@ -46,14 +46,15 @@ def test_cat_and_stack_at_symbolic_sizes_run_in_c(c_sources, plans):
     assert plans.numpy_nodes() == []
     source = c_sources[0].c_source
     assert "/* cat of 2 along dim 1 -> [em_S0, (2 * em_S1)]" in source  # the offset of y's slice is em_S1
-    assert "/* cat of 2 along dim 2 -> [em_S0, em_S1, 2]" in source
+    assert "/* stack of 2 along dim 2 -> [em_S0, em_S1, 2]" in source
     assert "/* cat of 3 along dim 0 -> [(3 * em_S0), em_S1]" in source
 
 
 def _loss(x, w):
     a, _, c = (x @ w).split([2, 3, 1], dim=1)  # the middle piece unused: zeros in the gradient
     rows = x.unbind(-1)
-    return (a * a).sum() + c.exp().sum() + (rows[0] * rows[2]).sum()
+    pairs = ember.stack([rows[1], rows[3] * 2], -1)  # its gradient's unbind: views, in C
+    return (a * a).sum() + c.exp().sum() + (rows[0] * rows[2]).sum() + (pairs * a).sum()
 
 
 def test_split_and_unbind_backward_in_a_dynamic_graph_run_in_c(c_sources, plans):
@@ -72,6 +73,7 @@ def test_split_and_unbind_backward_in_a_dynamic_graph_run_in_c(c_sources, plans)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert counters["stats"]["unique_graphs"] == 1 and len(c_sources) == 2  # forward and backward
     assert plans.numpy_nodes() == []
+    assert "/* stack of 2 along dim 1 -> [em_S0, 2]" in c_sources[0].c_source
     backward = c_sources[1].c_source
     assert "/* cat of 3 along dim 1 -> [em_S0, 6]" in backward  # the pieces' gradients
-    assert "/* cat of 4 along dim 1 -> [em_S0, 4]" in backward  # the rows' (stack of unsqueezed)
+    assert "/* stack of 4 along dim 1 -> [em_S0, 4]" in backward  # the rows' (one stack)

@@ -1,4 +1,4 @@
-"""cat (and stack, its unsqueezed operands), flip, tril, triu and constant pad (negative pads
+"""cat and stack (each operand into its slice), flip, tril, triu and constant pad (negative pads
 crop) inside a compiled graph are C
 kernels (cgen._copy_kernel, backends/copies.py), not NumPy calls between the fused loops:
 values bit-equal to eager's for float32/float64/int64 operands, strided and transposed ones,
@@ -43,7 +43,7 @@ def test_cat_is_c_and_equals_eager(dtype, monkeypatch, capfd, tmp_path):
             actual = run(compiled)
         source = capfd.readouterr().err
         for what in ("cat of 3 along dim 1 -> [4, 20]", "cat of 2 along dim 1 -> [4, 10]",
-                     "cat of 2 along dim 1 -> [4, 2, 6]", "cat of 2 along dim 0 -> [6, 4]",
+                     "stack of 2 along dim 1 -> [4, 2, 6]", "cat of 2 along dim 0 -> [6, 4]",
                      "cat of 2 along dim 0 -> [4, 6]", "flip of dims [0, 1] -> [4, 6]", "tril with diagonal -1",
                      "triu with diagonal 2", "flip of dims [1] -> [3, 4]", "tril with diagonal 0 -> [4, 3]",
                      "pad [1, 2, 0, 1] with", "pad [-1, 2, 1, -3] with", "pad [2, 0] with 7LL -> [3, 6]",

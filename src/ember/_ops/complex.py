@@ -17,6 +17,8 @@ array ``t.numpy()`` returns, say) do not reach the view. That laying out in a bu
 NumPy's: another library's arrays get a conjugated copy (``conj`` is then not a view), and
 the bookkeeping below (``np.may_share_memory``, buffer addresses) sees NumPy arrays only.
 """
+import warnings
+
 import numpy as np
 
 from .. import _backend, _dtype
@@ -198,6 +200,19 @@ def isreal(input):
 def adjoint(input):
     """The conjugate transpose of the last two dims (``input.mH``)."""
     return conj(input.transpose(-2, -1))
+
+
+def conj_transpose(input):
+    """``Tensor.H``: the conjugate transpose of a matrix (torch's TransposeBackward0 node, or
+    ConjBackward0 for complex); a 0-d tensor's conjugate, with torch's warning; RuntimeError for
+    another rank."""
+    if input.ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return conj(input)
+    if input.ndim != 2:
+        message = f"tensor.H is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor."
+        raise RuntimeError(message + (" For batches of matrices, consider using tensor.mH" if input.ndim > 2 else ""))
+    return conj(input.transpose(0, 1))
 
 
 def angle(input, *, out=None):

@@ -10,7 +10,7 @@ from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, numpy_names, shape_arg, with_out
 from .core import Op, _type_name, apply, like_input, named, result_dtype
 from .indexing import Slice
-from .shape import Clone, expand, reshape, unsqueeze
+from .shape import Clone, expand, reshape
 from .parser import parsed
 
 
@@ -130,7 +130,32 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    return named(cat([unsqueeze(t, d) for t in tensors], d, out=out), "StackBackward0")
+    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+    return with_out(apply(Stack, *tensors, dim=d), out)
+
+
+class Stack(Op):
+    """The operands (of one shape) joined along a new dim ``dim``; the gradient's ``select`` at
+    each index along it is theirs (torch's StackBackward0, whose next functions are the operands'
+    nodes)."""
+    promote = "promote"
+    save_inputs = False
+
+    @classmethod
+    def infer(cls, *xs, dim=0):
+        shape = list(xs[0].shape)
+        shape.insert(dim, len(xs))
+        return tuple(shape), result_dtype(cls, xs)
+
+    @staticmethod
+    def forward(*xs, dim=0):
+        return namespace(*xs).stack(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.attrs.get("dim", 0)
+        return tuple(g.select(d, i) if need else None for i, need in enumerate(ctx.needs_input_grad))
 
 
 def non_empty(name, tensors):

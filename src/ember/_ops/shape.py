@@ -257,7 +257,10 @@ class Permute(Op):
     @staticmethod
     def backward(ctx, g):
         dims = ctx.attrs["dims"]
-        return (backward_view(Permute, g, dims=tuple(sorted(range(len(dims)), key=dims.__getitem__))),)
+        out = backward_view(Permute, g, dims=tuple(sorted(range(len(dims)), key=dims.__getitem__)))
+        # a transpose's gradient is the gradient transposed back: torch's node, t()'s or transpose's
+        name = type(ctx).__name__
+        return (named(out, name) if name in ("TBackward0", "TransposeBackward0") else out,)
 
 
 @parsed

@@ -40,7 +40,7 @@ __all__ = ["decompose_complex"]
 # Ops that act on the real and imaginary parts alike (linear in the data, the other arguments
 # -- conditions, indices, sizes -- shared): the same op on each part.
 PER_PART = frozenset({"View", "Permute", "Expand", "Slice", "Squeeze", "Unsqueeze", "Clone", "Flip",
-                      "Roll", "Tril", "Triu", "Diagonal", "Index", "Gather", "Cat", "Where", "Cumsum",
+                      "Roll", "Tril", "Triu", "Diagonal", "Index", "Gather", "Cat", "Stack", "Where", "Cumsum",
                       "IndexBackward", "CopySlices", "Sum"})
 # Views between a complex array and its interleaved real numbers: free on the whole array, kept.
 WHOLE = frozenset({"ViewAsReal", "ViewAsComplex"})

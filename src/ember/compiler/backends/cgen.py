@@ -334,7 +334,7 @@ def _inlined_under(plan, node):
 
 def _copy_kernel(src, node, fname):
     """A reshape of strided memory ("copy": the values in order into a contiguous buffer), a
-    concatenation ("cat": each operand into its slice of the result) or
+    concatenation or a stack ("cat": each operand into its slice of the result) or
     the gradient of a basic index ("scatter": g copied into the indexed view, the rest zeros),
     or a sum of such gradients (plan.gather_scatters): each g into its view, zeroing first only
     where the views leave gaps, adding only where they overlap."""
@@ -350,6 +350,11 @@ def _copy_kernel(src, node, fname):
             moves.append((plan.loc[a], out.offset + start * out.strides[d], out.strides))
             start += a.meta["shape"][d]
         what, op, zero = f"cat of {len(moves)} along dim {d}", "=", False
+    elif node.target.name == "Stack":  # each operand into its index along the new dim
+        d = cat_dim(node)
+        rest = tuple(out.strides[:d]) + tuple(out.strides[d + 1:])
+        moves = [(plan.loc[a], out.offset + k * out.strides[d], rest) for k, a in enumerate(node.args)]
+        what, op, zero = f"stack of {len(moves)} along dim {d}", "=", False
     else:
         scatters = plan.scatter_sums.get(node, [node])
         moves = [(plan.loc[leaf.args[0]], view.offset, view.strides)

@@ -425,18 +425,23 @@ def _rnn_ok(node, have_blas):
 
 
 def cat_dim(node):
-    """Cat's dimension, counted from 0."""
+    """Cat's (or Stack's) dimension in the result, counted from 0."""
     return node.kwargs.get("dim", 0) % len(node.meta["shape"])
 
 
 def _cat_ok(node):
-    """Cat of operands of the result's dtype (a C type) and rank, of sizes known or size
-    expressions (read at run time): each is copied into its slice of the result (cgen._copy_kernel)."""
+    """Cat (or Stack: a cat of operands that gain a size-1 dim) of operands of the result's dtype
+    (a C type) and rank, of sizes known or size expressions (read at run time): each is copied
+    into its slice of the result (cgen._copy_kernel)."""
     shape, out = tuple(node.meta["shape"]), _dtype(node)
     if out not in CTYPES or not shape or not all(type(n) is int or isinstance(n, Expr) for n in shape) \
             or node.kwargs.keys() - {"dim"}:
         return False
     d = cat_dim(node)
+    if node.target.name == "Stack":  # each operand's shape is the result's without dim d
+        rest = shape[:d] + shape[d + 1:]
+        return bool(node.args) and all(hasattr(a, "meta") and _dtype(a) == out and tuple(a.meta["shape"]) == rest
+                                       for a in node.args)
     return bool(node.args) and all(
         hasattr(a, "meta") and _dtype(a) == out and len(a.meta["shape"]) == len(shape)
         and all(m == n for i, (m, n) in enumerate(zip(a.meta["shape"], shape)) if i != d) for a in node.args)
@@ -486,7 +491,7 @@ def kind_of(node, have_blas):
         return None
     if name in indexing.OPS and indexing.supported(node):
         return "index"  # (an IndexBackward of basic indices: "scatter", below)
-    if name == "Cat":
+    if name in ("Cat", "Stack"):
         return "cat" if _cat_ok(node) else None
     if name in copies.OPS:
         return "copies" if copies.supported(node, CTYPES) else None
