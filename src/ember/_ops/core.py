@@ -260,23 +260,23 @@ def recording(*inputs):
     return STATE.enabled and any(x is not None and x.requires_grad for x in inputs) or DUAL.level is not None
 
 
+def dispatches(g):
+    """Whether an op on a backward's gradient ``g`` is dispatched: ``create_graph``, or ops watched."""
+    return bool(OBSERVERS) or STATE.enabled and g.requires_grad
+
+
 def backward_view(op, g, **attrs):
-    """``apply(op, g, **attrs)`` for view ``op`` on a gradient in a backward: dispatched when the
-    result can be differentiated again (``create_graph``) or is watched (a compile capture, the
-    profiler); otherwise the array's view is wrapped directly (no node, no version link, which
-    a gradient on its way to the next node does not need)."""
-    if OBSERVERS or STATE.enabled and g.requires_grad:
+    """``apply(op, g, **attrs)`` for view ``op`` where that :func:`dispatches`; else the array's
+    view wrapped directly (no node, no version link: a gradient on its way does not need them)."""
+    if OBSERVERS or STATE.enabled and g.requires_grad:  # (dispatches(g) inlined: one call fewer per view)
         return apply(op, g, **attrs)
     return _Tensor._make(op.forward(g._data, **attrs))
 
 
 def transposed(t):
-    """``t.mT`` (2 or more dimensions) of a saved input or gradient in a backward: dispatched
-    or the array's transpose wrapped directly, as :func:`backward_view` decides (there the
-    dispatch would cost more than the product the transpose feeds)."""
-    if OBSERVERS or STATE.enabled and t.requires_grad:
-        return t.mT
-    return _Tensor._make(t._data.swapaxes(-1, -2))
+    """``t.mT`` (2 or more dims) of a saved input or gradient in a backward, dispatched or not as
+    :func:`backward_view` (a dispatch would cost more than the product the transpose feeds)."""
+    return t.mT if OBSERVERS or STATE.enabled and t.requires_grad else _Tensor._make(t._data.swapaxes(-1, -2))
 
 
 def link_view(t, src, op, attrs):

@@ -16,23 +16,10 @@ from .args import (ALL_DIMS, dims_arg, dtype_arg, int_dim, invalid_combination, 
 from .core import Op, _type_name, apply, named, result_dtype
 from .refusals import refuse_unsigned
 from .join import Cat
+from .shape import expand_back
 from .pointwise_binary import Where, maximum, minimum
 from .wide_scan import wide_scan
 from .parser import parsed
-
-
-def _keep_shape(shape, dim):
-    """``shape`` with the reduced axes set to 1: the shape a keepdim result has."""
-    if dim is None:
-        return (1,) * len(shape)
-    return tuple(1 if i in dim else s for i, s in enumerate(shape))
-
-
-def expand_back(g, shape, dim, keepdim):
-    """Broadcasts the gradient of a reduction over ``dim`` back to the input's ``shape``."""
-    if not keepdim:
-        g = g.reshape(_keep_shape(shape, dim))
-    return g.expand(shape)
 
 
 def _c_order(result):

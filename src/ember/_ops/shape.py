@@ -9,10 +9,10 @@ from .. import _backend, _dtype, _memory_format
 from .._backend import empty_strided_like, namespace, overlaps_itself
 from .._creation import from_numpy
 from .._result_layout import in_input_format
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
-from .core import Op, apply, backward_view, like_input, named, recording
+from .core import Op, apply, backward_view, dispatches, like_input, named, recording
 from .parser import parsed
 
 
@@ -354,6 +354,25 @@ class Expand(Op):
     @staticmethod
     def backward(ctx, g):
         return (g,)
+
+
+def _keep_shape(shape, dim):
+    """``shape`` with the reduced axes set to 1: the shape a keepdim result has."""
+    if dim is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dim else s for i, s in enumerate(shape))
+
+
+def expand_back(g, shape, dim, keepdim):
+    """Broadcasts the gradient of a reduction over ``dim`` back to the input's ``shape``: the
+    array's views wrapped directly where no view of ``g`` :func:`dispatches` (two dispatches
+    were most of a small sum's backward)."""
+    if not dispatches(g):
+        data = g._data if keepdim else View.forward(g._data, _keep_shape(shape, dim))
+        return Tensor._make(Expand.forward(data, tuple(shape)))
+    if not keepdim:
+        g = g.reshape(_keep_shape(shape, dim))
+    return g.expand(shape)
 
 
 def expand_as(input, other):

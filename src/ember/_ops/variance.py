@@ -15,7 +15,8 @@ from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, caller_level, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
-from .reduce import _c_order, _count, _keep_shape, expand_back, mean, reduction_rule
+from .reduce import _c_order, _count, mean, reduction_rule
+from .shape import _keep_shape, expand_back
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
 
