@@ -6,7 +6,7 @@ Views (``is_view``) share storage and the version counter with their input; ``re
 import builtins
 
 from .. import _backend, _dtype, _memory_format
-from .._backend import empty_strided_like, namespace, overlaps_itself
+from .._backend import empty_strided_like, namespace, ndarray, overlaps_itself
 from .._creation import from_numpy
 from .._result_layout import in_input_format
 from .._tensor import Tensor, _wrap_dim
@@ -367,7 +367,7 @@ def expand_back(g, shape, dim, keepdim):
     """Broadcasts the gradient of a reduction over ``dim`` back to the input's ``shape``: the
     array's views wrapped directly where no view of ``g`` :func:`dispatches` (two dispatches
     were most of a small sum's backward)."""
-    if not dispatches(g):
+    if not dispatches(g) and type(g._data) is ndarray:  # (meta and sparse storage: their ops)
         data = g._data if keepdim else View.forward(g._data, _keep_shape(shape, dim))
         return Tensor._make(Expand.forward(data, tuple(shape)))
     if not keepdim:

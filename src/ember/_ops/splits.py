@@ -1,8 +1,8 @@
 """``split``, ``chunk`` and ``unbind``: views of the input along a dim that share one autograd
 node, as torch's (``u[0].grad_fn is u[1].grad_fn``, ``UnbindBackward0``, ``SplitBackward0``,
-``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is made by the view op that
-remakes it (``select``'s or ``narrow``'s Slice: the chain a write or a replay follows, and what
-the compiler captures); while recording, the views are then given the one node of the op
+``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is ``select``'s or ``narrow``'s
+Slice view (its chain: what a write or a replay follows; dispatched where the compiler captures
+ops); while recording, the views are then given the one node of the op
 entry :class:`Unbind` or :class:`Split`, whose backward joins the views' gradients (``stack`` or
 ``cat``, zeros for a view without one), as torch's."""
 import builtins
@@ -10,11 +10,13 @@ import itertools
 
 import numpy as np
 
+from .._backend import is_view_of
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import DUAL, STATE
 from .args import numpy_names
-from .core import Op, apply, mark_multi_output, named, record
-from .join import cat, narrow, select, stack
+from .core import INPUT_CASTS, OBSERVERS, Op, apply, link_view, mark_multi_output, named, record
+from .indexing import Slice
+from .join import cat, stack
 
 __all__ = ["split", "chunk", "split_with_sizes", "unbind", "unsafe_split", "unsafe_split_with_sizes",
            "unsafe_chunk"]
@@ -26,6 +28,23 @@ def _one_node(op, input, views, name, **attrs):
     if STATE.enabled and input.requires_grad and views:
         record(op, (input,), attrs, views)
     return mark_multi_output(views, name)
+
+
+def _views(input, indices):
+    """The views ``input[index]`` (Slice's) for each of ``indices``, as :func:`apply` makes them;
+    made here directly (the array's view and its link to ``input``) where nothing watches or
+    casts ops: a node of each would be dropped for the views' one node (that was most of
+    ``unbind``'s time)."""
+    x = input._data
+    if OBSERVERS or INPUT_CASTS or DUAL.level is not None or type(x) is not np.ndarray:
+        return tuple(apply(Slice, input, index=index) for index in indices)
+    views = []
+    for index in indices:
+        out = Slice.forward(x, index)
+        views.append(Tensor._make(out))
+        if is_view_of(out, x):
+            link_view(views[-1], input, Slice, {"index": index})
+    return tuple(views)
 
 
 def _joined_back(ctx, *grads):
@@ -96,11 +115,8 @@ def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
     RuntimeError for a 0-dim tensor."""
     d, sizes, name = _pieces(tensor, split_size_or_sections, dim)
-    out, offset = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, offset, s))
-        offset += s
-    views = _one_node(Split, tensor, tuple(out), name, dim=d, sizes=tuple(sizes))
+    views = _one_node(Split, tensor, _views(tensor, Split.indices(tensor.shape, d, sizes)), name, dim=d,
+                      sizes=tuple(sizes))
     named(views[0], name + "Backward0")  # (their one node, named as torch's)
     return views
 
@@ -185,4 +201,4 @@ def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input.ndim)
-    return _one_node(Unbind, input, tuple(select(input, d, i) for i in range(input.shape[d])), "Unbind", dim=d)
+    return _one_node(Unbind, input, _views(input, Unbind.indices(input.shape, d)), "Unbind", dim=d)
