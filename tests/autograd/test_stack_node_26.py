@@ -3,7 +3,8 @@
 and ``t()``, ``T``, ``mT``, ``H``, ``mH``, ``adjoint``, ``transpose`` and ``permute`` give torch's
 node names. Compared with torch: the graph's names, where the next functions point, values,
 gradients and gradients of gradients, for stacks along dims 0, -1 and a middle one, of
-non-contiguous operands, of operands some of which need no gradient, of empty ones."""
+non-contiguous operands, of operands some of which need no gradient, of empty ones. And
+``unbind``'s views and a sum's backward dispatch nothing per view."""
 import warnings
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 import ember
+from ember._ops import core, shape
 
 A = (np.arange(12.0).reshape(3, 4) - 5) / 7
 B = np.cos(np.arange(12.0)).reshape(4, 3).T.copy()
@@ -118,3 +120,28 @@ def test_t_of_a_vector_and_h_of_other_ranks_as_torch():
             warnings.simplefilter("always")
             z = lib.tensor(2.0, requires_grad=True).H
         assert z.grad_fn is None and "Tensor.H is deprecated on 0-D tensors" in str(caught[0].message)
+
+
+def _counting(monkeypatch, module, name):
+    """Calls of ``module.name`` counted (the list returned) from now on."""
+    calls, original = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(a[0]) or original(*a, **k))
+    return calls
+
+
+def test_unbind_views_and_a_sums_gradient_dispatch_nothing_per_view(monkeypatch):
+    """``unbind`` while recording puts one node on the tape, none per view (each view's node was
+    made, then replaced); a sum's backward views the gradient without dispatching (it reshaped and
+    expanded it as ops); values, views and the one node as before."""
+    x = ember.tensor(A, requires_grad=True)
+    records, applies = _counting(monkeypatch, core, "record"), _counting(monkeypatch, shape, "apply")
+    views = x.unbind(1)
+    assert records == [] and all(v._base is x and v.grad_fn is views[0].grad_fn for v in views)
+    assert type(views[0].grad_fn).__name__ == "UnbindBackward0"
+    loss = sum(v.sum() for v in views[::2]) + x.split([1, 2], 0)[1].sum()
+    loss.backward()
+    assert applies == []
+    want = np.zeros_like(A)
+    want[:, ::2] = 1
+    want[1:] += 1
+    np.testing.assert_array_equal(x.grad.numpy(), want)
