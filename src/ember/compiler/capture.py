@@ -39,7 +39,7 @@ from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import input_views
-from .aot import record_backward
+from .aot import record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -296,7 +296,7 @@ class Tracer(_core.Observer):
         """The engine's observer call before an autograd node runs in a traced backward: breaks
         the graph where the backward runs Python it cannot hold (hooks, control flow) or makes
         gradients with history (create_graph)."""
-        if node._pre_hooks or node._hooks or node._metadata and node._metadata.get("post_accumulate_grad"):
+        if runs_hooks(node):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")

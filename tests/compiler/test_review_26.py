@@ -1,0 +1,61 @@
+"""Session 26's review: backward hooks and retained gradients under ``ember.compile``.
+
+A tensor hook registered inside the compiled function (``y.register_hook(log)``) ran during the
+forward call too, with a made-up gradient, while the capture recorded the backward (two calls
+of the hook per step, the first seeing ones times the local derivative). A module's full
+backward hooks (``register_full_backward_hook``, ``register_full_backward_pre_hook``) ran in
+that recording and never again: the replays' backward skipped them (a hook scaling the
+gradient was lost: wrong gradients). torch runs each hook once per backward, in the backward.
+"""
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
+def _hooked_step(lib, seen):
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: seen.append(g.clone()) or g * 3)
+        return (y ** 2).sum()
+    return f
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_tensor_hook_runs_once_per_backward_in_the_backward(lib):
+    seen = []
+    f = lib.compile(_hooked_step(lib, seen), **({} if lib is ember else {"backend": "eager"}))
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    for _ in range(4):
+        x.grad = None
+        out = f(x)
+        assert seen == []  # nothing ran in the forward
+        out.backward()
+        assert len(seen) == 1 and seen.pop().tolist() == [4.0, -8.0, 12.0]  # dL/dy = 2y
+        assert x.grad.tolist() == [24.0, -48.0, 72.0]  # 3 * 2y * 2
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+@pytest.mark.parametrize("kind", ["full", "pre"])
+def test_module_backward_hooks_run_on_every_call(lib, kind):
+    lib.manual_seed(0)
+    m = lib.nn.Linear(3, 2)
+    seen = []
+    if kind == "full":  # scales the input's gradient
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].clone()) or (gi[0] * 10,))
+    else:  # scales the output's gradient
+        m.register_full_backward_pre_hook(lambda mod, go: seen.append(go[0].clone()) or (go[0] * 10,))
+    cm = lib.compile(m, **({} if lib is ember else {"backend": "eager"}))
+    x = lib.ones(4, 3, requires_grad=True)
+    for _ in range(3):
+        x.grad = None
+        m.zero_grad()
+        out = cm(x)
+        assert seen == []
+        out.sum().backward()
+        assert len(seen) == 1 and seen.pop().tolist() == [[1.0, 1.0]] * 4
+        assert lib.allclose(x.grad, (10 * m.weight.detach().sum(0)).expand(4, 3), rtol=1e-6, atol=0)
+        expected = 10 * 4.0 if kind == "pre" else 4.0
+        assert m.bias.grad.tolist() == [expected, expected]
