@@ -59,3 +59,24 @@ def test_module_backward_hooks_run_on_every_call(lib, kind):
         assert lib.allclose(x.grad, (10 * m.weight.detach().sum(0)).expand(4, 3), rtol=1e-6, atol=0)
         expected = 10 * 4.0 if kind == "pre" else 4.0
         assert m.bias.grad.tolist() == [expected, expected]
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+@pytest.mark.parametrize("inside", [False, True], ids=["backward_after", "backward_inside"])
+def test_retain_grad_inside_the_compiled_function(lib, inside):
+    def f(x):
+        y = x * 3
+        y.retain_grad()
+        loss = (y ** 2).sum()
+        if inside:
+            loss.backward()
+        return loss, y
+    cf = lib.compile(f, **({} if lib is ember else {"backend": "eager"}))
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        x.grad = None
+        loss, y = cf(x)
+        if not inside:
+            loss.backward()
+        assert y.retains_grad and y.grad.tolist() == [6.0, 12.0]  # 2y
+        assert x.grad.tolist() == [18.0, 36.0]

@@ -73,10 +73,11 @@ def record_backward(tracer, outputs, placeholder_tensors):
 
 def runs_hooks(node):
     """Whether the autograd ``node`` runs the user's Python in a backward: a tensor's gradient
-    hooks, a leaf's post-accumulate hooks, or a module's full backward hooks (a Function
-    marked ``runs_hooks``): a graph cannot replay them."""
+    hooks, a leaf's post-accumulate hooks, ``retain_grad`` (it sets ``.grad`` of a result), or a
+    module's full backward hooks (a Function marked ``runs_hooks``): a graph cannot replay them."""
+    meta = getattr(node, "_metadata", None)
     return bool(getattr(node, "_pre_hooks", None) or getattr(node, "_hooks", None)
-                or getattr(node, "_metadata", None) and node._metadata.get("post_accumulate_grad")
+                or meta and (meta.get("post_accumulate_grad") or meta.get("retain"))
                 or getattr(getattr(node, "fn", None), "runs_hooks", False))
 
 
