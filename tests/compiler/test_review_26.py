@@ -5,7 +5,8 @@ forward call too, with a made-up gradient, while the capture recorded the backwa
 of the hook per step, the first seeing ones times the local derivative). A module's full
 backward hooks (``register_full_backward_hook``, ``register_full_backward_pre_hook``) ran in
 that recording and never again: the replays' backward skipped them (a hook scaling the
-gradient was lost: wrong gradients). torch runs each hook once per backward, in the backward.
+gradient was lost: wrong gradients). ``y.retain_grad()`` inside the function: the replays left
+``y.grad`` None. torch runs each hook once per backward, in the backward, and fills ``y.grad``.
 """
 import pytest
 
