@@ -7,6 +7,11 @@ backward hooks (``register_full_backward_hook``, ``register_full_backward_pre_ho
 that recording and never again: the replays' backward skipped them (a hook scaling the
 gradient was lost: wrong gradients). ``y.retain_grad()`` inside the function: the replays left
 ``y.grad`` None. torch runs each hook once per backward, in the backward, and fills ``y.grad``.
+
+A call made under ``no_grad`` whose function computes under ``enable_grad``: replays returned
+tensors requiring no grad (the backward lost). Results aliasing each other (``return y, y``,
+``return y, y.view(-1)``, ``return y, y[1]``): replays returned separate tensors (``a is b``
+False, a write into one not seen in the other). Such calls now run eagerly (graph break).
 """
 import pytest
 
@@ -81,3 +86,40 @@ def test_retain_grad_inside_the_compiled_function(lib, inside):
             loss.backward()
         assert y.retains_grad and y.grad.tolist() == [6.0, 12.0]  # 2y
         assert x.grad.tolist() == [18.0, 36.0]
+
+
+def _kw(lib):
+    return {} if lib is ember else {"backend": "eager"}
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_enable_grad_inside_a_call_made_under_no_grad(lib):
+    lib.manual_seed(0)
+    m = lib.nn.Linear(3, 2)
+
+    def f(x):
+        with lib.enable_grad():
+            return m(x)
+    cf = lib.compile(f, **_kw(lib))
+    x = lib.ones(1, 3)
+    for _ in range(3):
+        with lib.no_grad():
+            out = cf(x)
+        assert out.requires_grad
+        m.zero_grad()
+        out.sum().backward()
+        assert m.weight.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+@pytest.mark.parametrize("case", ["same_twice", "view_of_another", "item_of_another"])
+def test_results_aliasing_each_other_alias_on_every_call(lib, case):
+    def f(x):
+        y = x * 2
+        return (y, y) if case == "same_twice" else (y, y.view(-1)) if case == "view_of_another" else (y, y[1])
+    cf = lib.compile(f, **_kw(lib))
+    for _ in range(3):
+        a, b = cf(lib.ones(2, 2))
+        assert (a is b) == (case == "same_twice")
+        a.add_(1)  # eager: the write is seen through the other result
+        assert b.tolist() == ([[3.0, 3.0]] * 2 if case == "same_twice" else [3.0] * (4 if case == "view_of_another" else 2))

@@ -43,7 +43,7 @@ from .aot import record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import breaking_io, breaking_print, opaque_reads, python_state, unreplayable
+from .side_effects import aliased_results, breaking_io, breaking_print, opaque_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -524,7 +524,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world)) is not None:
+        if (why := unreplayable(result, world) or aliased_results(result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
