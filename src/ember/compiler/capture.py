@@ -210,19 +210,20 @@ class Tracer(_core.Observer):
                 return self.graph_break("in-place write into a view the graph cannot follow to its base")
             target, value = written
             array = target._data
-        root = root_array(array)
-        if root is array and target._base is not None and target._base._data is not array:
+        root, base = root_array(array), target._base
+        if root is array and base is not None and base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
             # the write's effect on the base cannot be recorded
             return self.graph_break("in-place write into a view the graph cannot follow to its base")
-        if root is not array and (id(root) in self.value or id(root) in self.known):
-            # A write into a view is a new value of its base: CopySlices, as autograd records it.
-            base = target._base
-            if base is None or base._data is not root or target._view_chain is None:
-                return self.graph_break("in-place write into a view whose base is not known")
+        tracks = lambda a: id(a) in self.value or id(a) in self.known  # noqa: E731
+        if root is not array and base is not None and target._view_chain is not None and tracks(base._data):
+            # a write into a view is a new value of its base (whose array may be a view: randn's)
             value = self.graph.call_op(CopySlices, (self.node(base), value),
                                        {"chain": target._view_chain}, _meta(base))
-            target, array = base, root
+            target, array = base, base._data
+        elif root is not array and id(array) not in self.known and (tracks(root) or any(
+                np.may_share_memory(array, a) for a in world_arrays(self.world))):
+            return self.graph_break("in-place write into a view whose base is not known")
         for kept in self.kept_over(root):  # views of the written array now hold values the graph lost
             if kept is not array and id(kept) in self.value:
                 self.stale.add(id(kept))
