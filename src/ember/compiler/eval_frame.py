@@ -355,7 +355,9 @@ class _CompiledFunction:
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
         facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
         # (an int specialised, not probed again at each new value)
-        self._static_ints.update(static_ints(dims, shape), set(floats) - set(symbols))
+        # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
+        self._static_ints.update(set(static_ints(dims, shape)) - getattr(cap, "pinned", set()),
+                                 set(floats) - set(symbols))
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
