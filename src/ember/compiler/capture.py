@@ -222,7 +222,7 @@ class Tracer(_core.Observer):
                                        {"chain": target._view_chain}, _meta(base))
             target, array = base, base._data
         elif root is not array and id(array) not in self.known and (tracks(root) or any(
-                np.may_share_memory(array, a) for a in world_arrays(self.world))):
+                np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
             return self.graph_break("in-place write into a view whose base is not known")
         for kept in self.kept_over(root):  # views of the written array now hold values the graph lost
             if kept is not array and id(kept) in self.value:
