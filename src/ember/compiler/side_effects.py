@@ -25,6 +25,7 @@ from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
 from ..autograd.grad_mode import STATE
 from ..optim.optimizer import Optimizer
+from .named_reads import direct_calls_only, requested_name
 from .sources import history_nodes
 from .structure import flatten
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
@@ -126,7 +127,9 @@ def breaking_io(graph_break):
         del _RECORDINGS[i]
         run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
         if _RUN:  # an inner recording's code ran in the outer one too
+            requested = _RUN[-1].get(_REQUESTED, frozenset()) | run.get(_REQUESTED, frozenset())
             _RUN[-1].update(run)
+            _RUN[-1][_REQUESTED] = requested
             _GLOBALS[-1].extend(seen)
         else:
             sys.setprofile(None)
@@ -143,26 +146,29 @@ _RUN = []  # per recording under way: {code object run: whose (names_read)}
 _GLOBALS, _BEFORE, _LAST_STATE = [], [], [None]
 GLOBALS_SEEN = []  # (globals, name) of those of the last recording (dynamic_ints.plain_ints)
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
-_DYNAMIC_READS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__",
-                            "getattr_static"})
+_DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
+_CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
 
 
 def names_read(run):
     """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
     :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
     the names their bytecode uses (``co_names``: ``self.scale``), their string constants
-    (``getattr(self, "scale")``) and the fields of those (``"{0.scale}".format(self)``); None where user code reads
-    attributes by a computed name (``getattr``, ``hasattr``, ``vars``, ``__dict__``... also under
-    another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module attribute
-    named by neither was not read: a graph need not guard it (torch's dynamo guards the
+    (``getattr(self, "scale")``) and the fields of those (``"{0.scale}".format(self)``), and the
+    names its calls of ``getattr``/``hasattr`` asked for (``getattr(self, name)``, seen at the
+    call: :func:`~.named_reads.requested_name`); None where user code reads attributes by a name
+    computed otherwise (``vars``, ``__dict__``, ``getattr(self, "a" + s)``, ``map(getattr, ...)``...
+    also under another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module
+    attribute named by none was not read: a graph need not guard it (torch's dynamo guards the
     attributes it traced a read of)."""
     if run.get(_COMPUTED):
         return None
-    names = set()
+    names = set(run.get(_REQUESTED, ()))
     for code, user in run.items():
-        if user is None:  # ember's (but its modules'), NumPy's... code: no user module's attributes
-            continue
-        if user and not _DYNAMIC_READS.isdisjoint(code.co_names):
+        if user is None or not isinstance(code, types.CodeType):  # ember's (but its modules'), NumPy's...
+            continue  # code: no user module's attributes
+        if user and (not _DYNAMIC_READS.isdisjoint(code.co_names)
+                     or not _CALLED.isdisjoint(code.co_names) and not direct_calls_only(code, _CALLED)):
             return None
         names.update(code.co_names)
         strings = [c for c in code.co_consts if type(c) is str]
@@ -198,8 +204,11 @@ def _opaque(fn):
 def _computed_reads(frame):
     """Whether a user frame's code names a reader by computed name under another name (a
     global, built-in or closure variable holding ``getattr``, an ``attrgetter``...)."""
-    scopes = (frame.f_globals, frame.f_builtins)
-    if any(_opaque(scope.get(name)) for name in frame.f_code.co_names for scope in scopes if name in scope):
+    scopes, code = (frame.f_globals, frame.f_builtins), frame.f_code
+    found = {name: scope[name] for name in code.co_names for scope in scopes if name in scope and _opaque(scope[name])}
+    # (``getattr``/``hasattr`` only called, under any name: each call's name is seen at the call)
+    if found and not (all(v is getattr or v is hasattr for v in found.values())
+                      and direct_calls_only(code, frozenset(found))):
         return True
     return any(_opaque(frame.f_locals.get(name)) for name in frame.f_code.co_freevars)
 
@@ -207,6 +216,7 @@ def _computed_reads(frame):
 _READERS = (getattr, hasattr, vars)
 _FIELD = re.compile(r"[.](\w+)")  # (an attribute in a format string's field)
 _COMPUTED = "computed"  # (a run's key: its user code called a reader by computed name)
+_REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasattr calls asked for)
 
 
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
@@ -228,7 +238,11 @@ def _io_hook(frame, event, fn):
                         _GLOBALS[-1].append((key, names, name))
     if event == "c_call":
         if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
-            _RUN[-1][_COMPUTED] = True
+            name = requested_name(frame, fn) if fn is not vars else None
+            if name is None:
+                _RUN[-1][_COMPUTED] = True
+            else:
+                _RUN[-1][_REQUESTED] = _RUN[-1].get(_REQUESTED, frozenset()) | {name}
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
