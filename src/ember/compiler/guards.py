@@ -33,7 +33,7 @@ from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats
                        scalar, scalar_key, sharing)
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
-from .side_effects import global_names, plain_object, user_class, user_code
+from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
 from .sources import ATTRIBUTES
 from .symbolic import Expr, evaluate, free_symbols
 
@@ -97,8 +97,8 @@ class World:
         if same_fn and previous.key == self.key and previous.version == self.version and previous.held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
-            self.module_facts, self.module_tensors, self.held_lists = \
-                previous.module_facts, previous.module_tensors, previous.held_lists
+            self.module_facts, self.module_tensors, self.held_lists, self.unread = \
+                previous.module_facts, previous.module_tensors, previous.held_lists, previous.unread
         else:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
@@ -140,8 +140,10 @@ class World:
         roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
         modules = self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
         self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
+        # attributes no code of the call names are not guarded (see unread_attributes)
+        unread = self.unread = unread_attributes(modules, [self.source[1], *self.kinds[2]])
         self.module_tensors = ([t for table in self.tables for t in table.values()],
-                               [t for m in modules for t in _tensor_attributes(m)])
+                               [t for m in modules for t in _tensor_attributes(m, unread)])
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
@@ -156,7 +158,7 @@ class World:
         # too, a config object): compared on every call, where the counted tables and hooks count
         # their own writes
         self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
-                           if (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
+                           if k not in unread and (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
                            and k not in _TABLE_MARKS]
 
     def held_same(self):
@@ -200,10 +202,12 @@ def code_ids(functions):
     return tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
 
 
-def _tensor_attributes(module):
+def _tensor_attributes(module, unread):
     """Tensors a module holds as plain attributes (not parameters or buffers), also in lists
-    and plain objects."""
-    for v in vars(module).values():
+    and plain objects, but under the names in ``unread``."""
+    for k, v in vars(module).items():
+        if k in unread:
+            continue
         if isinstance(v, Tensor):
             yield v
         elif (isinstance(v, (list, tuple)) or plain_object(v)) and type(v) not in _COUNTED:

@@ -21,6 +21,7 @@ from collections import deque
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
 from ..autograd.grad_mode import STATE
@@ -31,7 +32,7 @@ from .structure import flatten
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
-           "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN"]
+           "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
 
 
 def python_state(world):
@@ -167,14 +168,90 @@ def names_read(run):
     for code, user in run.items():
         if user is None or not isinstance(code, types.CodeType):  # ember's (but its modules'), NumPy's...
             continue  # code: no user module's attributes
-        if user and (not _DYNAMIC_READS.isdisjoint(code.co_names)
-                     or not _CALLED.isdisjoint(code.co_names) and not direct_calls_only(code, _CALLED)):
+        if not _names_of(code, user, names):
             return None
-        names.update(code.co_names)
-        strings = [c for c in code.co_consts if type(c) is str]
-        names.update(strings)
-        names.update(field for c in strings if "{" in c for field in _FIELD.findall(c))
     return frozenset(names)
+
+
+def _names_of(code, user, names, nested=False):
+    """Adds the attribute names ``code`` names (see :func:`names_read`; with ``nested``, those of
+    the functions defined in it too) to ``names``; False where it is the user's and reads by a
+    computed name (with ``nested``, a look before any call: ``getattr``/``hasattr`` by any name too)."""
+    if user and (not _DYNAMIC_READS.isdisjoint(code.co_names) or not _CALLED.isdisjoint(code.co_names)
+                 and (nested or not direct_calls_only(code, _CALLED))):
+        return False
+    names.update(_loaded(code))
+    strings = [c for c in code.co_consts if type(c) is str]
+    names.update(strings)
+    names.update(field for c in strings if "{" in c for field in _FIELD.findall(c))
+    return not nested or all([_names_of(c, user, names, True) for c in code.co_consts if isinstance(c, types.CodeType)])
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded(code):
+    """``code.co_names`` but the names it only sets or deletes (``self.saved = []`` of an
+    ``__init__`` reads nothing)."""
+    ops = [(i.opname in ("STORE_ATTR", "DELETE_ATTR"), i.argval) for i in dis.get_instructions(code)]
+    written = {n for store, n in ops if store} - {n for store, n in ops if not store}
+    return [n for n in code.co_names if n not in written]
+
+
+def unread_attributes(modules, functions):
+    """The names of the attributes of ``modules`` (of user classes) that no code a call can run
+    names (:func:`_names_of`): no method of their classes (ember's too), hook, function-like
+    attribute, nor of ``functions`` (the compiled function and the user functions it reaches),
+    as torch's dynamo guards only the attributes it traced a read of (a policy's list of
+    saved log-probabilities, grown after each call, is no guard). Empty while another profiler
+    runs or where user code reads by a computed name; :func:`checked_reads` makes a recording
+    whose code read one anyway a graph break, the name named from then on."""
+    if sys.getprofile() is not None:
+        return frozenset()
+    names = set(_NAMED_AT_RUN)
+    hooks = [*_module._global_forward_pre_hooks.values(), *_module._global_forward_hooks.values()]
+    for m in modules:
+        hooks += [h for table in (m._forward_pre_hooks, m._forward_hooks, m._backward_pre_hooks, m._backward_hooks)
+                  for h in table.values()] + [v for v in vars(m).values() if callable(v) and not isinstance(v, Module)]
+    for fn in [*functions, *hooks]:
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None and (_opaque(fn) or isinstance(fn, functools.partial)) \
+                or code is not None and not _names_of(code, user_code(fn), names, True):
+            return frozenset()
+    for cls in dict.fromkeys([c for m in modules for c in type(m).__mro__ if c is not object]):
+        found = _class_names(cls)
+        if found is None:
+            return frozenset()
+        names |= found
+    return frozenset([k for m in modules if user_class(type(m)) for k in vars(m) if k not in names])
+
+
+@functools.lru_cache(maxsize=512)
+def _class_names(cls):
+    """The attribute names the functions of ``cls``'s own namespace name (its methods, static
+    and class methods, properties), or None (see :func:`_names_of`)."""
+    names, user = set(), user_class(cls)
+    for v in vars(cls).values():
+        for f in (v.fget, v.fset, v.fdel) if isinstance(v, property) else (getattr(v, "__func__", getattr(v, "func", v)),):
+            code = getattr(f, "__code__", None)
+            if code is not None and not _names_of(code, user, names, True):
+                return None
+    return frozenset(names)
+
+
+def checked_reads(tracer, names, world):
+    """:func:`opaque_reads` of a recording's ``names`` (:func:`names_read`); where its code read
+    an attribute the world left unguarded (``world.unread``: by code no look before the call
+    found), a graph break (that call runs eagerly), and that name is guarded from then on."""
+    names = opaque_reads(names, world.all_modules)
+    missed = world.unread if names is None else world.unread & names
+    if missed:
+        _NAMED_AT_RUN.update(missed)
+        _module.STATE_VERSION[0] += 1  # the worlds walked before leave it out: walked again
+        tracer.graph_break(f"the call read module attributes left unguarded as unread ({', '.join(sorted(missed))})")
+    return names
+
+
+_NAMED_AT_RUN = set()  # attribute names a recording read where unread_attributes had not found them
 
 
 def opaque_reads(names, modules):
