@@ -130,3 +130,6 @@ def test_results_gradients_and_print_tabular_as_eager():
     assert {n.op for n in gm.graph.nodes} == {"placeholder", "call_function", "output"}
     assert "call_function" in table and "L_x_" in table and "call_op" not in table
     assert counter.op_count == sum(n.op == "call_function" for n in gm.graph.nodes) > 5
+    x_node, matmul = list(gm.graph.nodes)[0], next(n for n in gm.graph.nodes if n.target is ember.matmul)
+    assert x_node.meta["example_value"].shape == (3, 4) and x_node.meta["example_value"].requires_grad
+    assert matmul.meta["example_value"].shape == (3, 4) and matmul.meta["example_value"].dtype == ember.float32

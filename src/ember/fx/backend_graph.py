@@ -10,7 +10,8 @@ becomes a ``call_function`` of an :class:`OpCall`, which applies the op as the `
 backend does, so the module still runs (with autograd) and a backend can still rewrite the
 known nodes' targets and ``recompile()``. In-place writes into the inputs are ``copy_into``
 nodes before the output. Each node's ``meta`` holds the captured ``shape``, ``dtype`` and
-``requires_grad``.
+``requires_grad``, and, as torch's, ``example_value``: a tensor of that shape and dtype on the
+``meta`` device (torch's is a FakeTensor on the real device).
 """
 import operator
 import sys
@@ -127,13 +128,21 @@ def _mapped(value, env):
     return value
 
 
+def _describe(node, meta):
+    """``node.meta``: the captured node's ``meta`` and, where it has a shape, ``example_value``."""
+    node.meta.update(meta)
+    if "shape" in meta:
+        node.meta["example_value"] = sys.modules["ember"].empty(
+            meta["shape"], dtype=meta["dtype"], device="meta", requires_grad=meta["requires_grad"])
+
+
 def backend_graph_module(graph):
     """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``
     (without size symbols): ``forward(*placeholders' tensors)`` returns the outputs' tuple."""
     fx, env = Graph(), {}
     for p in graph.placeholders:
         env[p] = fx.create_node("placeholder", f"L_{p.name}_", name=f"l_{p.name}_")
-        env[p].meta.update(p.meta)
+        _describe(env[p], p.meta)
     fused = _fused(graph)
     for n in graph.nodes:
         if n.op != "call_op" or n in fused:
@@ -145,7 +154,7 @@ def backend_graph_module(graph):
         target, args, kwargs = call
         env[n] = fx.create_node("call_method" if isinstance(target, str) else "call_function", target,
                                 _mapped(tuple(args), env), _mapped(kwargs, env), name=name)
-        env[n].meta.update(n.meta)
+        _describe(env[n], n.meta)
     for p, v in graph.mutations:
         fx.call_function(copy_into, (env[p], _mapped(v, env)))
     fx.output(tuple(_mapped(v, env) for v in graph.outputs))
