@@ -76,7 +76,7 @@ def _public_call(node, fused):
     """``(callable, args, kwargs)`` a user would write for ``node`` (a method's name for a
     ``call_method``), or None (no entry)."""
     name, args, kwargs = getattr(node.target, "name", None), node.args, node.kwargs
-    if not _plain((args, tuple(kwargs.values()))):
+    if not _plain((args, tuple(kwargs.values()))) or not any(isinstance(a, _IRNode) for a in args):
         return None
     ember = sys.modules["ember"]
     if name in _OPERATORS and len(args) == 2:
