@@ -17,7 +17,7 @@ class Binder:
     :meth:`bound`."""
 
     __slots__ = ("fn", "holder", "signature", "names", "least", "keyword_only", "defaults", "varargs", "varkw",
-                 "of", "formed", "module")
+                 "of", "formed", "module", "short")
 
     def __init__(self, fn):
         self.fn, self.holder = fn, getattr(fn, "__func__", fn)  # (whose defaults a method has)
@@ -44,6 +44,9 @@ class Binder:
         self.varargs, self.varkw = (any(p.kind is kind for p in params) for kind in _VARIADIC)
         if any(p.kind is _P.POSITIONAL_ONLY for p in params):
             self.names = None  # (bound by the signature itself: a keyword may then go to ``**kwargs``)
+        # {n: (the values filled in, the keywords)} of the calls of n <= least positional values and
+        # no keyword: their form does not depend on the values passed (``f(x, y)``, ``alpha=0.5``)
+        self.short = {}
 
     def bound(self, args, kwargs):
         """``(args, kwargs)`` of the same call in one form: each named parameter passed
@@ -61,6 +64,9 @@ class Binder:
         now = _defaults(self.holder)
         if now[0] is not self.of[0] or now[1] is not self.of[1]:  # (``fn.__defaults__ = ...``)
             self.__init__(self.fn)
+        elif not kwargs and len(args) in self.short:
+            tail, keyword = self.short[len(args)]
+            return args + tail, dict(keyword) if keyword else kwargs
         call = self._filled(args, kwargs)
         if call is None:
             return args, kwargs
@@ -73,6 +79,8 @@ class Binder:
         for name in self.keyword_only:
             if name in keyword and _same(keyword[name], defaults.get(name, _P.empty)):
                 del keyword[name]
+        if not kwargs and len(args) <= self.least and self.names is not None:
+            self.short[len(args)] = tuple(filled[len(args):n]), dict(keyword)
         return tuple(filled[:n]), keyword
 
     def _filled(self, args, kwargs):

@@ -1,0 +1,86 @@
+"""Loose ends of session 26: the flat recheck of a call covers plain Python arguments (a float
+filled in from a default, an int, a bool, a string, None), each compared by its guard's key, and
+a call's binding to its signature is kept per number of positional values."""
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.compiler import eval_frame
+from ember.compiler.guards import World, snapshot
+
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
+@pytest.fixture
+def worlds(monkeypatch):
+    """Counts the Worlds the compiled calls build (the full path, not the recheck)."""
+    made = []
+    monkeypatch.setattr(eval_frame, "World", lambda *a, **k: made.append(1) or World(*a, **k))
+    return made
+
+
+def _filled(x, a=0.5, mode="add", extra=None):
+    """A result whose dtype, sign and value tell each argument's type and value apart."""
+    y = x * 2 if mode == "add" else x * -2
+    return y, ember.full((2,), a), x if extra is None else x + extra
+
+
+def _same(got, want):
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        g, w = g.numpy(), w.numpy()
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+def test_plain_arguments_are_rechecked_by_their_guard_keys(worlds, monkeypatch):
+    """Each call agrees with eager, the recheck holds only where the full path's facts are the
+    last call's (2 and 2.0 and True, 0.0 and -0.0, nan and nan, "add" and "sub"), and a call
+    repeated thrice builds no World the third time."""
+    monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 64)
+    x = ember.arange(3.0)
+    cf = ember.compile(_filled, backend="eager")
+    calls = [(), (0.5,), (0.7,), (2,), (2.0,), (True,), (1,), (0.0,), (-0.0,), (math.nan,), (0.7, "sub"),
+             (0.7, "add"), (0.7, "add", None), (0.7, "add", 1.5), ()]
+    for call in calls:
+        args = (x, *call)
+        for _ in range(3):
+            before, recheck, bound = len(worlds), cf._recheck, cf._binder.bound(args, {})[0]
+            if recheck is not None and recheck.holds(bound):
+                assert snapshot(World(cf._fn, bound, {}, cf._world), bound, {}) == cf._last[0], call
+            _same(cf(*args), _filled(*args))
+        assert len(worlds) == before, call  # (a graph's first replay makes the recheck, the next uses it)
+
+
+def test_a_float_default_filled_in_takes_the_recheck(worlds):
+    def f(x, y, alpha=0.5):
+        return x * y + alpha
+    x, y = ember.randn(4), ember.randn(4)
+    cf = ember.compile(f, backend="eager")
+    for _ in range(3):
+        cf(x, y)
+    before = len(worlds)
+    for _ in range(10):
+        np.testing.assert_array_equal(cf(x, y).numpy(), f(x, y).numpy())
+    assert len(worlds) == before
+
+
+def test_rebound_defaults_are_bound_afresh():
+    """``f.__defaults__`` and ``f.__kwdefaults__`` rebound after the binding was kept: the new
+    defaults are the call's."""
+    def f(x, alpha=0.5, *, beta=1.5):
+        return x * alpha + beta
+    x = ember.ones(2)
+    cf = ember.compile(f, backend="eager")
+    for _ in range(3):
+        assert cf(x).tolist() == [2.0, 2.0]
+    f.__defaults__ = (2.0,)
+    assert cf(x).tolist() == [3.5, 3.5]
+    f.__kwdefaults__ = {"beta": -1.0}
+    assert cf(x).tolist() == [1.0, 1.0]
+    assert cf(x, 1.0, beta=0.0).tolist() == [1.0, 1.0]
+    assert cf(x).tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError):
+        cf()
