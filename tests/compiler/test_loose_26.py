@@ -84,3 +84,23 @@ def test_rebound_defaults_are_bound_afresh():
     assert cf(x).tolist() == [1.0, 1.0]
     with pytest.raises(TypeError):
         cf()
+
+
+def _pointwise(lib, x, y):
+    return lib.relu(x * y + 1) - lib.sigmoid(y)
+
+
+def test_explain_counts_the_forward_ops_as_torch_counts_its_calls():
+    """``explain``'s graphs are the forward ones (a recording for inputs that require grad holds
+    the backward too: its ops are not counted), so where ember's ops are torch's calls, the counts
+    are torch's."""
+    torch = pytest.importorskip("torch")
+    x, y = np.ones((2, 3), np.float32), np.full((2, 3), 0.5, np.float32)
+    want = torch._dynamo.explain(lambda a, b: _pointwise(torch, a, b))(
+        torch.tensor(x, requires_grad=True), torch.tensor(y))
+    got = ember._dynamo.explain(lambda a, b: _pointwise(ember, a, b))(
+        ember.tensor(x, requires_grad=True), ember.tensor(y))
+    assert (got.op_count, got.graph_count, got.graph_break_count) == \
+        (want.op_count, want.graph_count, want.graph_break_count) == (5, 1, 0)
+    assert [op.name for op in got.ops_per_graph[0]] == ["Mul", "Add", "Relu", "Sigmoid", "Sub"]
+    assert "grad_output" not in got.graphs[0].code
