@@ -2,6 +2,7 @@
 filled in from a default, an int, a bool, a string, None), each compared by its guard's key, and
 a call's binding to its signature is kept per number of positional values."""
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -84,6 +85,27 @@ def test_rebound_defaults_are_bound_afresh():
     assert cf(x).tolist() == [1.0, 1.0]
     with pytest.raises(TypeError):
         cf()
+
+
+def test_keyword_calls_kept_in_form_take_each_call_s_values():
+    """The form of ``f(x, y=y)``, ``f(x, y, alpha=a)``, ``f(x=x, y=y, beta=b)`` is kept per keyword
+    names; the values are each call's, and a tensor passed is not kept alive by it."""
+    def f(x, y, alpha=0.5, *, beta=1.0, mode=None):
+        out = x * alpha + y * beta
+        return -out if mode == "neg" else out
+    x, y, z = ember.ones(2), ember.full((2,), 2.0), ember.full((2,), 3.0)
+    cf = ember.compile(f, backend="eager")
+    calls = [((x,), {"y": y}), ((x,), {"y": z}), ((x, y), {"alpha": 2.0}), ((x, y), {"alpha": 3.0}),
+             ((), {"x": x, "y": y, "beta": 2.0}), ((), {"x": z, "y": y, "beta": 4.0}), ((x, y), {"mode": "neg"}),
+             ((x, y), {"mode": None}), ((x, y, 1.5), {"beta": 0.5}), ((x, y, 1.5), {"beta": 0.25})]
+    for args, kwargs in calls * 2:
+        assert cf(*args, **kwargs).tolist() == f(*args, **kwargs).tolist(), (args, kwargs)
+    w = ember.full((2,), 5.0)
+    ref = weakref.ref(w)
+    assert cf(x, y=w).tolist() == [5.5, 5.5]
+    del w
+    assert ref() is None or not any(v is ref() for plan in cf._binder.shapes.values() for part in plan
+                                    for _, _, v in part)
 
 
 def _pointwise(lib, x, y):
