@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.autograd import engine
 from ember.compiler import eval_frame
 from ember.compiler.guards import World, snapshot
 
@@ -126,3 +127,25 @@ def test_explain_counts_the_forward_ops_as_torch_counts_its_calls():
         (want.op_count, want.graph_count, want.graph_break_count) == (5, 1, 0)
     assert [op.name for op in got.ops_per_graph[0]] == ["Mul", "Add", "Relu", "Sigmoid", "Sub"]
     assert "grad_output" not in got.graphs[0].code
+
+
+def _first_grad_kept(hold=False):
+    x = ember.randn(3, 4, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g if hold else g.data_ptr()))
+    (x * 2).sum().backward()
+    x.grad.add_(1)
+    return x.grad.data_ptr() == (seen[0].data_ptr() if hold else seen[0])
+
+
+def test_a_first_gradient_is_kept_after_torch_compile_raised():
+    """torch's dynamo leaves its frame evaluator (PEP 523) installed once a compile raised
+    (``fullgraph=True`` at a graph break): a local passed to a function is then counted once
+    more by getrefcount. The engine probes the count per walk, so a gradient only it holds
+    still becomes ``.grad`` without a copy, and one a hook keeps is still copied."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        torch.compile(lambda x: torch._dynamo.graph_break() or x, fullgraph=True, backend="eager")(torch.ones(2))
+    assert engine._probe() in (3, 4)
+    assert _first_grad_kept() is True
+    assert _first_grad_kept(hold=True) is False
