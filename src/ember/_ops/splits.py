@@ -3,8 +3,8 @@ node, as torch's (``u[0].grad_fn is u[1].grad_fn``, ``UnbindBackward0``, ``Split
 ``SplitWithSizesBackward0``; ``output_nr`` 0, 1, ...). Each view is made by the view op that
 remakes it (``select``'s or ``narrow``'s Slice: the chain a write or a replay follows, and what
 the compiler captures); while recording, the views are then given the one node of the op
-entry :class:`Unbind` or :class:`Split`, whose backward adds each view's gradient into the
-input's place of it (the views' own Slice backward, which the compiler lowers as before)."""
+entry :class:`Unbind` or :class:`Split`, whose backward joins the views' gradients (``stack`` or
+``cat``, zeros for a view without one), as torch's."""
 import builtins
 import itertools
 
@@ -14,8 +14,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .args import numpy_names
 from .core import Op, apply, mark_multi_output, named, record
-from .indexing import IndexBackward
-from .join import narrow, select
+from .join import cat, narrow, select, stack
 
 __all__ = ["split", "chunk", "split_with_sizes", "unbind", "unsafe_split", "unsafe_split_with_sizes",
            "unsafe_chunk"]
@@ -29,16 +28,17 @@ def _one_node(op, input, views, name, **attrs):
     return mark_multi_output(views, name)
 
 
-def _gather_back(ctx, *grads):
-    """The input's gradient from its views': each view's gradient added into zeros of the
-    input's shape at the view's index (as the view's own Slice backward), none for a view
-    that received none."""
-    total = None
-    for g, index in zip(grads, ctx.op.indices(ctx.shapes[0], **ctx.attrs)):
-        if g is not None:
-            part = apply(IndexBackward, g, shape=ctx.shapes[0], index=index)
-            total = part if total is None else total + part
-    return (total,)
+def _joined_back(ctx, *grads):
+    """The input's gradient from its views': their gradients joined in order along the dim
+    (``cat`` for Split's, ``stack`` for Unbind's, as torch's SplitBackward0 / UnbindBackward0), zeros
+    of its shape for a view that received none; one copy, linear in the number of views."""
+    some = next((g for g in grads if g is not None), None)
+    if some is None:
+        return (None,)
+    shapes = ctx.op.view_shapes(ctx.shapes[0], **ctx.attrs)
+    parts = [some.new_zeros(shape) if g is None else g for g, shape in zip(grads, shapes)]
+    join = stack if ctx.op is Unbind else cat
+    return (join(parts, ctx.attrs["dim"]),)
 
 
 class Unbind(Op):
@@ -51,16 +51,19 @@ class Unbind(Op):
     def indices(shape, dim):
         return [(slice(None),) * dim + (i,) for i in range(shape[dim])]
 
+    @staticmethod
+    def view_shapes(shape, dim):
+        return [tuple(shape[:dim]) + tuple(shape[dim + 1:])] * shape[dim]
+
     @classmethod
     def infer(cls, x, dim):
-        shape = tuple(x.shape[:dim]) + tuple(x.shape[dim + 1:])
-        return tuple((shape, x.dtype) for _ in range(x.shape[dim]))
+        return tuple((shape, x.dtype) for shape in cls.view_shapes(x.shape, dim))
 
     @classmethod
     def forward(cls, x, dim):
         return tuple(x[index] for index in cls.indices(x.shape, dim))
 
-    backward = staticmethod(_gather_back)
+    backward = staticmethod(_joined_back)
 
 
 class Split(Op):
@@ -74,15 +77,19 @@ class Split(Op):
         ends = list(itertools.accumulate(sizes))
         return [(slice(None),) * dim + (slice(end - s, end),) for s, end in zip(sizes, ends)]
 
+    @staticmethod
+    def view_shapes(shape, dim, sizes):
+        return [tuple(shape[:dim]) + (s,) + tuple(shape[dim + 1:]) for s in sizes]
+
     @classmethod
     def infer(cls, x, dim, sizes):
-        return tuple((tuple(x.shape[:dim]) + (s,) + tuple(x.shape[dim + 1:]), x.dtype) for s in sizes)
+        return tuple((shape, x.dtype) for shape in cls.view_shapes(x.shape, dim, sizes))
 
     @classmethod
     def forward(cls, x, dim, sizes):
         return tuple(x[index] for index in cls.indices(x.shape, dim, sizes))
 
-    backward = staticmethod(_gather_back)
+    backward = staticmethod(_joined_back)
 
 
 def split(tensor, split_size_or_sections, dim=0):

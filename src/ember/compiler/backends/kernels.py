@@ -430,10 +430,11 @@ def cat_dim(node):
 
 
 def _cat_ok(node):
-    """Cat of operands of the result's dtype (a C type) and rank, of known sizes: each is copied
-    into its slice of the result (cgen._copy_kernel)."""
+    """Cat of operands of the result's dtype (a C type) and rank, of sizes known or size
+    expressions (read at run time): each is copied into its slice of the result (cgen._copy_kernel)."""
     shape, out = tuple(node.meta["shape"]), _dtype(node)
-    if out not in CTYPES or not shape or not all(type(n) is int for n in shape) or node.kwargs.keys() - {"dim"}:
+    if out not in CTYPES or not shape or not all(type(n) is int or isinstance(n, Expr) for n in shape) \
+            or node.kwargs.keys() - {"dim"}:
         return False
     d = cat_dim(node)
     return bool(node.args) and all(
