@@ -241,8 +241,9 @@ def test_a_forward_rewriting_its_attributes_keeps_the_fast_path(monkeypatch):
                lambda: setattr(model, "fc", nn.Sequential(nn.Linear(3, 3), nn.Tanh())),
                lambda: model.fc.register_forward_hook(lambda m, args, out: out - 1.0),
                lambda: setattr(model, "offset", ember.ones(3))]
-    # a parameter replaced by one alike runs the graph on it (as torch's: ember.compiler.rebind)
-    for graphs, change in zip((2, 3, 4, 4, 5, 6, 7), changes):
+    # a parameter replaced by one alike runs the graph on it (as torch's: ember.compiler.rebind);
+    # a tensor attribute no code of the model names is no guard (torch 2.13: no recompile either)
+    for graphs, change in zip((2, 3, 4, 4, 5, 6, 6), changes):
         change()
         _check(cf, model, x)
         assert counters["stats"]["unique_graphs"] == graphs, change

@@ -21,26 +21,26 @@ torch = pytest.importorskip("torch")
 MNIST_FLAGS = ["--batch-size", "16", "--test-batch-size", "64", "--epochs", "1", "--log-interval", "1"]
 
 
-def with_compile(program, anchor, folder):
-    """A copy of ``program``'s folder in ``folder`` with ``model = torch.compile(model)`` after
-    the first line containing ``anchor``, at that line's indentation; the copy's path."""
+def with_compile(program, anchor, folder, line="model = torch.compile(model)"):
+    """A copy of ``program``'s folder in ``folder`` with ``line`` (``model = torch.compile(model)``)
+    after the first line containing ``anchor``, at that line's indentation; the copy's path."""
     source = example(program)
     shutil.copytree(source.parent, folder / source.parent.name)
     copy = folder / source.parent.name / source.name
     lines = copy.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if anchor in line)
     indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
-    lines.insert(at + 1, f"{indent}model = torch.compile(model)\n")
+    lines.insert(at + 1, f"{indent}{line}\n")
     copy.write_text("".join(lines))
     return copy
 
 
-def compiled_and_eager(program, anchor, argv, tmp_path, monkeypatch):
-    """(torch eager's output, ember compiled's output) of ``program``."""
+def compiled_and_eager(program, anchor, argv, tmp_path, monkeypatch, line="model = torch.compile(model)"):
+    """(torch eager's output, ember compiled's output) of ``program`` (``line`` added: :func:`with_compile`)."""
     for name in ("torch", "ember", "compiled"):
         (tmp_path / name).mkdir()
     torch_out = run_example(torch, program, argv, tmp_path / "torch", monkeypatch)
-    compiled = with_compile(program, anchor, tmp_path / "compiled")
+    compiled = with_compile(program, anchor, tmp_path / "compiled", line)
     ember.compiler.reset()
     ember_out = run_example(ember, compiled, argv, tmp_path / "ember", monkeypatch)
     counters = ember._dynamo.utils.counters

@@ -1,6 +1,7 @@
 """A compiled function's call bound to its signature first, as torch's dynamo binds a frame's
 arguments: ``f(x, k=1)``, ``f(x, 1)``, ``f(k=1, x=x)`` and ``f(x)`` (``k=1`` its default) are
 one call ``f(x)``, so they share their guards and graph instead of one each."""
+import dis
 import functools
 import inspect
 
@@ -17,7 +18,7 @@ class Binder:
     :meth:`bound`."""
 
     __slots__ = ("fn", "holder", "signature", "names", "least", "keyword_only", "defaults", "varargs", "varkw",
-                 "of", "formed", "module", "short", "shapes")
+                 "of", "formed", "module", "unordered", "short", "shapes")
 
     def __init__(self, fn):
         self.fn, self.holder = fn, getattr(fn, "__func__", fn)  # (whose defaults a method has)
@@ -42,6 +43,9 @@ class Binder:
         # (a call of ``least`` positional values and no keyword has its form already)
         self.formed = not any(_filled_in(self.defaults.get(name, _P.empty)) for name in self.keyword_only)
         self.varargs, self.varkw = (any(p.kind is kind for p in params) for kind in _VARIADIC)
+        # ``**kwargs`` read by name only (``kw["a"]``, ``kw.get("b")``): its order is no part of the
+        # call, as torch guards it only where the function iterates the dict
+        self.unordered = self.varkw and _read_by_name(getattr(self.holder, "__code__", None))
         if any(p.kind is _P.POSITIONAL_ONLY for p in params):
             self.names = None  # (bound by the signature itself: a keyword may then go to ``**kwargs``)
         # {n: (the values filled in, the keywords)} of the calls of n <= least positional values and
@@ -129,8 +133,32 @@ class Binder:
             keyword[name] = rest.pop(name) if name in rest else defaults[name]
         if rest and not self.varkw:
             return None
-        keyword.update(rest)
+        keyword.update(sorted(rest.items()) if self.unordered else rest)
         return filled, keyword
+
+
+_BY_NAME = {"get", "pop", "setdefault", "__getitem__", "__contains__"}
+
+
+def _read_by_name(code):
+    """Whether ``code`` (a function's with ``**kwargs``, its last parameter) reads that dict by
+    constant keys only (``kw["a"]``, ``kw.get("a", 1)``, ``"a" in kw``): never its order."""
+    if code is None:
+        return False
+    name = code.co_varnames[code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)]
+    if name in code.co_cellvars:  # (a closure reads it: not followed)
+        return False
+    ins = list(dis.get_instructions(code))
+    for i, op in enumerate(ins):
+        if op.argval != name or op.opname not in ("LOAD_FAST", "STORE_FAST", "DELETE_FAST"):
+            continue
+        after = ins[i + 1:i + 3]
+        if not (op.opname == "LOAD_FAST" and after and (
+                after[0].opname == "CONTAINS_OP" and i and ins[i - 1].opname == "LOAD_CONST"
+                or after[0].opname in ("LOAD_METHOD", "LOAD_ATTR") and after[0].argval in _BY_NAME
+                or len(after) == 2 and after[0].opname == "LOAD_CONST" and after[1].opname == "BINARY_SUBSCR")):
+            return False
+    return True
 
 
 def _filled_in(default):

@@ -43,7 +43,7 @@ from .aot import record_backward
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import breaking_io, breaking_print, opaque_reads, python_state, unreplayable
+from .side_effects import breaking_io, breaking_print, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -546,7 +546,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
-    cap.joint, cap.read_names = (cap_joint if not tracer.breaks else None), opaque_reads(read_names, world.all_modules)
+    cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]

@@ -36,7 +36,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, State as _State, compared_range, fit_returned, int_ranges, traced_capture
+from .dynamic_ints import ARG, Ranges, State as _State, compared_range, fit_returned, int_ranges, traced_capture
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -119,10 +119,13 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
-    ranges = dict(ranges)
-    for k, seen in uses.items():  # ``if k > 3:`` only: a graph for the values on the same side
-        name, seen.branch = dims[(ARG, k)].args[0], list(seen.compared)
-        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)))
+    ranges = Ranges(ranges)
+    for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
+        name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
+        ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
+    # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
+    cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
+                                                       for c in ranges.conds)}
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
     after = _State(world)
@@ -170,7 +173,9 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     if not fitted:
         return result, cap, None, None
     symbols, samples, shape_ranges, covered = fitted
+    shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
     base, graph_cap = samples[0]
+    graph_cap.pinned = cap.pinned
     _apply(graph_cap, _unify(samples, [n for n in hints if n not in symbols]))
     graph_cap.graph.symbols = tuple(symbols)
     patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
@@ -360,9 +365,14 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
     for k, seen in uses.items():
         if len(seen) > counts[k][0]:
             raise Mismatch(f"Python reads argument {k}'s value ({seen[-1][0]} at {seen[-1][1]})")
-        if seen.compared[counts[k][1]:] != getattr(seen, "branch", []):
+        if _outcomes(seen.compared[counts[k][1]:]) != getattr(seen, "branch", []):
             raise Mismatch(f"Python compares argument {k} otherwise ({seen.compared[counts[k][1]:]})")
     return cap
+
+
+def _outcomes(compared):
+    """``Uses.compared``'s comparisons, each expression as its structural key (comparable)."""
+    return [(name, c, outcome, expr.key()) for name, c, outcome, expr in compared]
 
 
 def _put(held):
@@ -465,8 +475,9 @@ def _unify(samples, fixed):
             const = same([s[1] for s in group], name)
             if isinstance(const, SizedConstant):
                 sources.append((k, ("sized_const", const)))
-        else:
-            _strict([tuple(v if isinstance(v, (str, int)) else id(v) for v in s) for s in group], name)
+        else:  # (a float Python computes, ``("float_arg", how)``: compared as the computation)
+            _strict([tuple(_key(v) if s[0] == "float_arg" else v if isinstance(v, (str, int)) else id(v) for v in s)
+                     for s in group], name)
     _strict([[index[j][v] for v in g.outputs] for j, g in enumerate(graphs)], "outputs")
     _strict([[(index[j][p], index[j][v]) for p, v in g.mutations] for j, g in enumerate(graphs)], "mutations")
     exprs = iter(getattr(caps[0], "returned_exprs", ()))
@@ -523,6 +534,13 @@ def _sized_constant(values, same, where):
     start = same([int(v[0]) for v in values], where)
     stop = same([int(v[0]) + step * len(v) for v in values], where)
     return SizedConstant("arange", first.dtype, (start, stop, step))
+
+
+def _key(value):
+    """A float argument's computation (:func:`.traced_floats._how`) as a comparable key."""
+    if isinstance(value, tuple):
+        return tuple(map(_key, value))
+    return value.key() if isinstance(value, Expr) else value
 
 
 def _strict(values, where):

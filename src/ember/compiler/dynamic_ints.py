@@ -15,12 +15,12 @@ from .capture import capture
 from .graph import instances_in
 from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
-from .symbolic import Expr, evaluate, free_symbols, symbol
-from .traced_floats import note_unseen
-from .traced_ints import MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, plain
+from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
+from .traced_floats import float_conditions, note_unseen
+from .traced_ints import INT_POSITIONS, MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints", "compared_range", "State", "float_capture"]
+           "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -45,8 +45,10 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
+    INT_POSITIONS.update((e.args[0], k) for k, e in symbols.items())
     try:
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
+        note_unseen(cap)  # (``k * 0.5`` passed on unseen: a use of ``k``)
         # a returned int computed from a traced one is the user's plain int (passed back in as
         # ``step`` it would be guarded as an object, by identity), in replays too
         cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
@@ -55,6 +57,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         return plain(result), cap
     finally:
         TRACING.remove(uses)
+        for e in symbols.values():
+            INT_POSITIONS.pop(e.args[0], None)
         VALUES.clear()
         for seen in uses.values():
             seen.active = False
@@ -129,24 +133,65 @@ def plain_ints(world):
         fixed(root, 0)
 
 
-def compared_range(compared, was):
+class Ranges(dict):
+    """``{symbol: (lo, hi)}`` with ``conds``: the conditions on the symbols (:class:`~.symbolic.Cond`)
+    that Python's comparisons other than a range took (``k == 3`` False: ``i0 != 3``; ``k % 2 ==
+    0``), which the probes keep to and the guards check (:func:`.guards.bind`)."""
+
+    def __init__(self, items=(), conds=()):
+        super().__init__(items)
+        self.conds = list(conds)
+
+
+_NEGATED = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "=="}
+_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
+
+
+def compared_range(compared, was, conds=None):
     """The range ``(lo, hi)`` (``hi`` None: unbounded) of the values for which each comparison
     of ``compared`` (:attr:`.traced_ints.Uses.compared`) has its outcome, within ``was``: the
-    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``)."""
+    values a graph recorded at one of them holds for (``k > 3`` False: ``(-inf, 3)``; ``2 * k +
+    1 > 7`` False: ``(-inf, 3)``). A comparison that is no range of the symbol (``k == 3`` False,
+    ``k % 2 == 0``, of two symbols) is appended to ``conds`` as the :class:`~.symbolic.Cond`
+    that held."""
     lo, hi = was
-    for name, c, outcome in compared:
-        below = {"__lt__": c - 1, "__le__": c, "__gt__": c, "__ge__": c - 1}[name]  # (the largest value on the low side)
-        if outcome == (name in ("__lt__", "__le__")):
-            hi = below if hi is None else min(hi, below)
+    for name, c, outcome, expr in compared:
+        op = _HOLDS[name] if outcome else _NEGATED[name]
+        line = _affine(expr)
+        if line is None or op in ("==", "!="):
+            if conds is not None:
+                conds.append(Cond(op, expr, c))
+            continue
+        a, b = line
+        # a*s + b >= m (or <= m), the strict ones as ints: a*s >= m - b
+        m = c + 1 if op == ">" else c - 1 if op == "<" else c
+        up = (op in (">", ">=")) == (a > 0)  # a lower bound on s
+        if up:
+            lo = max(lo, -((b - m) // a))  # ceil((m - b) / a)
         else:
-            lo = max(lo, below + 1)
+            bound = (m - b) // a
+            hi = bound if hi is None else min(hi, bound)
     return lo, hi
+
+
+def _affine(expr):
+    """``(a, b)`` when ``expr`` is ``a*s + b`` of one symbol ``s`` (``a`` not 0), else None."""
+    names = free_symbols(expr)
+    if len(names) != 1 or "//" in repr(expr) or "%" in repr(expr):
+        return None
+    points = (0, 1, *range(-5, 0), *range(2, 9), 1000, 12345)  # (a polynomial: linear at all of them)
+    values = [evaluate(expr, {names[0]: v}) for v in points]
+    a, b = values[1] - values[0], values[0]
+    if a == 0 or any(type(e) is not int or e != a * v + b for v, e in zip(points, values)):
+        return None
+    return a, b
 
 
 def int_ranges(cap, ints, samples, ranges):
     """The int arguments' symbols that the graph (``cap``, fitted) takes only as numbers:
     operands of floating-point arithmetic and comparisons (``x * i0``, ``x + (2*i0 + 1)``,
-    ``x < i0``) that came as traced ints, and ``full``'s fill value, right at every int; a new
+    ``x < i0``) that came as traced ints, floats Python computes from them at each call (``k *
+    0.5``: :mod:`.traced_floats`) and ``full``'s fill value, right at every int; a new
     value of those needs no recording. Each other one (an operand of integer arithmetic, which may refuse a value:
     ``x_int // 0``; an index, a slice's bound, a shape) keeps the first-call check of a size symbol
     (:func:`.dynamic.verify`), and where it sizes a value (a shape, a floor or a remainder of it)
@@ -176,6 +221,8 @@ def int_ranges(cap, ints, samples, ranges):
     for e, came in zip(returned_ints(cap.output), getattr(cap, "returned_exprs", ())):
         (traced if came is not None else other).update(free_symbols(e))
     for source in cap.sources:  # (a full's shape, not its value; an arange's bounds)
+        if source[0] == "float_arg":  # (``k * 0.5``: a float Python computes from it at each call)
+            traced.update(free_symbols(source[1]))
         if source[0] == "sized_const":
             sizing.update(free_symbols(source[1].args[:1] if source[1].kind == "full" else source[1].args))
     for n in names & sizing:
@@ -302,20 +349,39 @@ class State:
         _random.set_rng_state(self.rng)
 
 
+def _floats_made():
+    """The traced floats made by a recording (:data:`~.traced_ints.MADE`), emptied, and the autograd
+    nodes' saved inputs set to them put back plain."""
+    made = list(MADE)
+    MADE.clear()
+    for saved, j, value in SAVED:
+        saved[j] = (value, None)
+    SAVED.clear()
+    return made
+
+
 def float_capture(run, args, kwargs, world, positions):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
-    (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` the positions
-    of those Python did not use, which the graph takes as inputs. A run that read one's class
+    (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
+    conditions}`` of those Python did not use, which the graph takes as inputs, each with the
+    comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
     (``type(lr) is float``: False there) is run again with the floats plain."""
     if not positions:
-        return (*run(args, kwargs), [])
+        try:
+            return (*run(args, kwargs), {})
+        finally:  # (traced floats made from traced ints: ``k * 0.5``)
+            _floats_made()
     uses = {k: Uses() for k in positions}
+    for seen in uses.values():
+        seen.floats = True
     before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
     for k in positions:
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
     TRACING.append(uses)
+    patched = patch_math()  # (``math.sqrt(lr)`` traced too)
+    made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
         try:
             out = run(tuple(arguments[:len(args)]), dict(zip(names, arguments[len(args):])))
@@ -332,10 +398,8 @@ def float_capture(run, args, kwargs, world, positions):
             cap.output = plain(cap.output)
     finally:
         TRACING.remove(uses)
-        MADE.clear()
-        for saved, j, value in SAVED:
-            saved[j] = (value, None)
-        SAVED.clear()
+        unpatch_math(patched)
+        made += _floats_made()
         for seen in uses.values():
             seen.active = False
         # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and
@@ -350,5 +414,6 @@ def float_capture(run, args, kwargs, world, positions):
                         seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
-        return (*run(args, kwargs), [])
-    return (plain(result), *out[1:], [k for k, seen in uses.items() if not seen])
+        return (*run(args, kwargs), {})
+    conds = {k: float_conditions(k, seen, made) for k, seen in uses.items()}  # (one of two arguments: a use)
+    return (plain(result), *out[1:], {k: conds[k] for k, seen in uses.items() if not seen})

@@ -46,7 +46,7 @@ from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from . import rebind, shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
-from .split import split as _split
+from .split import split as _split, split_as_cached
 from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
@@ -266,6 +266,8 @@ class _CompiledFunction:
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
             return fn(*args, **kwargs)
+        if self._split is None and self._plan is None and self._cache.breaks is not None:
+            self._split, self._plan = split_as_cached(self, lambda text: _log("graph", text))
         if self._split is not None:  # the pieces guard, capture and replay themselves
             return self._split(*args, **kwargs)
         recheck = self._recheck
@@ -319,7 +321,7 @@ class _CompiledFunction:
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = snapshot(world, args, kwargs)
-        moved, alike = (None, False) if getattr(self, "_piece", False) else rebind.find(self._cache, world, facts)
+        moved, alike = rebind.find(self._cache, world, facts)
         limit = self._recompile_limit or config.recompile_limit
         if moved is not None:  # a graph of its code captured for other objects, run on these
             self._last = facts, rebind.keep(self._entries, moved, limit)
@@ -355,7 +357,9 @@ class _CompiledFunction:
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
         facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
         # (an int specialised, not probed again at each new value)
-        self._static_ints.update(static_ints(dims, shape), set(floats) - set(symbols))
+        # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
+        self._static_ints.update(set(static_ints(dims, shape)) - getattr(cap, "pinned", set()),
+                                 set(floats) - set(symbols))
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,

@@ -33,9 +33,9 @@ from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats
                        scalar, scalar_key, sharing)
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
-from .side_effects import global_names, plain_object, user_class, user_code
+from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
 from .sources import ATTRIBUTES
-from .symbolic import Expr, evaluate
+from .symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
            "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
@@ -67,6 +67,8 @@ class World:
             self.source, self.reads, free = previous.source, previous.reads, previous.read_values
         else:
             self.source, self.reads = _source(fn), []
+            if isinstance(fn, functools.partial):  # (``p.keywords["k"] = 5``: read again at each call)
+                self.reads.append((_partial_values, (fn,), _partial_values(fn)))
             free = list(_free_roots(self.source, self.reads))
         if any([isinstance(o, Optimizer) for o in args]):  # an optimizer passed: what its step hooks read
             free = free + [v for o in args if isinstance(o, Optimizer) for v in _optimizer_values(o, set(), [])]
@@ -95,8 +97,8 @@ class World:
         if same_fn and previous.key == self.key and previous.version == self.version and previous.held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
-            self.module_facts, self.module_tensors, self.held_lists = \
-                previous.module_facts, previous.module_tensors, previous.held_lists
+            self.module_facts, self.module_tensors, self.held_lists, self.unread = \
+                previous.module_facts, previous.module_tensors, previous.held_lists, previous.unread
         else:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
@@ -138,8 +140,10 @@ class World:
         roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
         modules = self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
         self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
+        # attributes no code of the call names are not guarded (see unread_attributes)
+        unread = self.unread = unread_attributes(modules, [self.source[1], *self.kinds[2]])
         self.module_tensors = ([t for table in self.tables for t in table.values()],
-                               [t for m in modules for t in _tensor_attributes(m)])
+                               [t for m in modules for t in _tensor_attributes(m, unread)])
         self.module_facts = [
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
@@ -154,7 +158,7 @@ class World:
         # too, a config object): compared on every call, where the counted tables and hooks count
         # their own writes
         self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
-                           if (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
+                           if k not in unread and (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
                            and k not in _TABLE_MARKS]
 
     def held_same(self):
@@ -198,10 +202,12 @@ def code_ids(functions):
     return tuple([id(getattr(o, "__func__", o).__code__) for o in functions])
 
 
-def _tensor_attributes(module):
+def _tensor_attributes(module, unread):
     """Tensors a module holds as plain attributes (not parameters or buffers), also in lists
-    and plain objects."""
-    for v in vars(module).values():
+    and plain objects, but under the names in ``unread``."""
+    for k, v in vars(module).items():
+        if k in unread:
+            continue
         if isinstance(v, Tensor):
             yield v
         elif (isinstance(v, (list, tuple)) or plain_object(v)) and type(v) not in _COUNTED:
@@ -236,9 +242,8 @@ def _source(fn):
     reads or None where it has no code)``: found once per compiled function, not per call. The
     objects bound are ``self`` of a bound method, a ``functools.partial``'s arguments and
     keywords, and a callable object itself (whose ``__call__`` is then the function)."""
-    bound = []
+    bound = _partial_values(fn)
     while isinstance(fn, functools.partial):
-        bound += [*fn.args, *fn.keywords.values()]
         fn = fn.func
     if getattr(fn, "__self__", None) is not None:
         bound.insert(0, fn.__self__)
@@ -248,6 +253,15 @@ def _source(fn):
         inner = type(inner).__call__
     code = getattr(inner, "__code__", None)
     return tuple(bound), inner, None if code is None else _global_names(code)
+
+
+def _partial_values(fn):
+    """The arguments and keywords bound by ``fn``, a ``functools.partial`` (of partials)."""
+    bound = []
+    while isinstance(fn, functools.partial):
+        bound += [*fn.args, *fn.keywords.values()]
+        fn = fn.func
+    return bound
 
 
 @functools.lru_cache(maxsize=256)
@@ -501,8 +515,9 @@ def with_patterns(facts, shape):
 def bind(expected, actual, ranges):
     """Like :func:`holds` for a dynamic graph's guards (``expected`` made by
     :func:`with_patterns`): the values of its size symbols (``{name: int}``) when every guard
-    holds, every symbol is inside its range ``ranges[name] = (lo, hi)`` and every derived size
-    equals its expression; else None."""
+    holds, every symbol is inside its range ``ranges[name] = (lo, hi)``, every derived size
+    equals its expression and each condition of ``ranges.conds`` holds (Python's comparisons:
+    :class:`~.dynamic_ints.Ranges`); else None."""
     sizes, derived, i = {}, [], 0
     for name, value in actual:
         if i < len(expected) and expected[i][0] == name:
@@ -518,6 +533,8 @@ def bind(expected, actual, ranges):
         if v is None or v < lo or hi is not None and v > hi:
             return None
     if any(evaluate(e, sizes) != v for e, v in derived):
+        return None
+    if any(not c.evaluate(sizes) for c in getattr(ranges, "conds", ())):  # (``k == 3`` False: ``i0 != 3``)
         return None
     return sizes
 
@@ -565,4 +582,7 @@ def first_difference(expected, actual, ranges=None):
         v = sizes.get(name)
         if v is not None and (v < lo or hi is not None and v > hi):
             return f"size {name} = {v} is outside the graph's range [{lo}, {'inf' if hi is None else hi}]"
+    for c in getattr(ranges, "conds", ()):
+        if all(n in sizes for n in free_symbols(c)) and not c.evaluate(sizes):
+            return f"{c} is false ({', '.join(f'{n} = {sizes[n]}' for n in free_symbols(c))})"
     return None

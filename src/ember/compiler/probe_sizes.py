@@ -13,6 +13,8 @@ call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
 
 import math
 
+from .symbolic import free_symbols
+
 __all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases"]
 
 SMALL = 32  # sizes up to this are probed next to themselves
@@ -24,28 +26,47 @@ def _floor(lo, hi):
     return min(2, hi - 2) if lo == -math.inf and hi is not None else 2
 
 
+def _allowed(name, value, ranges):
+    """Whether ``value`` of ``name`` meets the conditions of ``ranges`` on it alone
+    (:class:`~.dynamic_ints.Ranges`' ``conds``: ``k == 3`` False, ``k % 2 == 0``)."""
+    return all(c.evaluate({name: value}) for c in getattr(ranges, "conds", ()) if free_symbols(c) == [name])
+
+
 def base_size(name, hint, ranges):
     """The size the probes of ``name`` start from: its hint, raised to 2 (or its range's
-    minimum) when smaller; None when the range holds no size >= 2."""
+    minimum) when smaller, and on to the next size meeting its conditions; None when the
+    range holds no such size >= 2."""
     lo, hi = ranges.get(name, (2, None))
     size = max(hint, lo, _floor(lo, hi))
-    return size if hi is None or size <= hi else None
+    if size != hint:
+        size = next((v for v in range(size, size + 64) if _allowed(name, v, ranges)), None)
+    return size if size is not None and (hi is None or size <= hi) else None
 
 
 def near_sizes(name, around, ranges, reach=8):
-    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range,
-    upward before downward (a function may accept only some sizes: even ones, multiples)."""
+    """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range and
+    meeting its conditions (up to ``reach`` each way of those), upward before downward (a
+    function may accept only some sizes: even ones, multiples)."""
     lo, hi = ranges.get(name, (2, None))
-    fits = [around + s for s in range(1, reach + 1)] + [around - s for s in range(1, reach + 1)]
-    return [v for v in fits if v >= max(lo, _floor(lo, hi)) and (hi is None or v <= hi)]
+    least = max(lo, _floor(lo, hi))
+    found = []
+    for step in (1, -1):
+        v, kept = around + step, 0
+        while kept < reach and abs(v - around) <= 8 * reach and v >= least and (hi is None or v <= hi):
+            if _allowed(name, v, ranges):
+                found.append(v)
+                kept += 1
+            v += step
+    return found
 
 
 def far_sizes(name, around, ranges, near):
     """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
-    end (``2 * around + 8`` when unbounded)."""
+    end (``2 * around + 8`` when unbounded), each moved inwards to meet the conditions."""
     lo, hi = ranges.get(name, (2, None))
-    ends = [max(lo, _floor(lo, hi)), 2 * around + 8 if hi is None else hi]
-    return [v for v in dict.fromkeys(ends) if v != around and v not in near]
+    ends = [(max(lo, _floor(lo, hi)), 1), (2 * around + 8 if hi is None else hi, -1)]
+    ends = [next((v + i * step for i in range(64) if _allowed(name, v + i * step, ranges)), None) for v, step in ends]
+    return [v for v in dict.fromkeys(ends) if v is not None and v != around and v not in near]
 
 
 def small_bases(base, ranges):

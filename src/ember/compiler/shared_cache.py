@@ -57,13 +57,14 @@ class Family:
 
 class Cache:
     """The entries of the compiled callables that share them (``entries``, newest last), the
-    :class:`Family` they belong to, and the positions of the int arguments that a dynamic graph
-    could not take as symbols (``static_ints``)."""
+    :class:`Family` they belong to, the positions of the int arguments that a dynamic graph
+    could not take as symbols (``static_ints``) and the graph breaks at which one of them was
+    split (``breaks``: ``breaks`` and ``break_frames`` of those recordings, or None)."""
 
-    __slots__ = ("entries", "family", "static_ints", "__weakref__")
+    __slots__ = ("entries", "family", "static_ints", "breaks", "__weakref__")
 
     def __init__(self, family=None):
-        self.entries, self.family, self.static_ints = [], family or Family(), set()
+        self.entries, self.family, self.static_ints, self.breaks = [], family or Family(), set(), None
         self.family.caches.add(self)
 
     warned = property(lambda self: self.family.warned, lambda self, value: setattr(self.family, "warned", value),
@@ -72,7 +73,7 @@ class Cache:
     def clear(self):
         """Forgets every entry, the recompile-limit warning and the static ints (``ember.compiler.reset``)."""
         self.entries.clear()
-        self.family.warned = False
+        self.family.warned, self.breaks = False, None
         self.static_ints.clear()
 
 

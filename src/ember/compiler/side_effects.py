@@ -21,14 +21,16 @@ from collections import deque
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
+from .named_reads import direct_calls_only, requested_name
 from .sources import history_nodes
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
-           "unreplayable", "opaque_reads", "GLOBALS_SEEN"]
+           "unreplayable", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
 
 
 def python_state(world):
@@ -124,7 +126,9 @@ def breaking_io(graph_break):
         del _RECORDINGS[i]
         run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
         if _RUN:  # an inner recording's code ran in the outer one too
+            requested = _RUN[-1].get(_REQUESTED, frozenset()) | run.get(_REQUESTED, frozenset())
             _RUN[-1].update(run)
+            _RUN[-1][_REQUESTED] = requested
             _GLOBALS[-1].extend(seen)
         else:
             sys.setprofile(None)
@@ -141,32 +145,111 @@ _RUN = []  # per recording under way: {code object run: whose (names_read)}
 _GLOBALS, _BEFORE, _LAST_STATE = [], [], [None]
 GLOBALS_SEEN = []  # (globals, name) of those of the last recording (dynamic_ints.plain_ints)
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
-_DYNAMIC_READS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__",
-                            "getattr_static"})
+_DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
+_CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
 
 
 def names_read(run):
     """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
     :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
     the names their bytecode uses (``co_names``: ``self.scale``), their string constants
-    (``getattr(self, "scale")``) and the fields of those (``"{0.scale}".format(self)``); None where user code reads
-    attributes by a computed name (``getattr``, ``hasattr``, ``vars``, ``__dict__``... also under
-    another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module attribute
-    named by neither was not read: a graph need not guard it (torch's dynamo guards the
+    (``getattr(self, "scale")``) and the fields of those (``"{0.scale}".format(self)``), and the
+    names its calls of ``getattr``/``hasattr`` asked for (``getattr(self, name)``, seen at the
+    call: :func:`~.named_reads.requested_name`); None where user code reads attributes by a name
+    computed otherwise (``vars``, ``__dict__``, ``getattr(self, "a" + s)``, ``map(getattr, ...)``...
+    also under another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module
+    attribute named by none was not read: a graph need not guard it (torch's dynamo guards the
     attributes it traced a read of)."""
     if run.get(_COMPUTED):
         return None
-    names = set()
+    names = set(run.get(_REQUESTED, ()))
     for code, user in run.items():
-        if user is None:  # ember's (but its modules'), NumPy's... code: no user module's attributes
-            continue
-        if user and not _DYNAMIC_READS.isdisjoint(code.co_names):
+        if user is None or not isinstance(code, types.CodeType):  # ember's (but its modules'), NumPy's...
+            continue  # code: no user module's attributes
+        if not _names_of(code, user, names):
             return None
-        names.update(code.co_names)
-        strings = [c for c in code.co_consts if type(c) is str]
-        names.update(strings)
-        names.update(field for c in strings if "{" in c for field in _FIELD.findall(c))
     return frozenset(names)
+
+
+def _names_of(code, user, names, nested=False):
+    """Adds the attribute names ``code`` names (see :func:`names_read`; with ``nested``, those of
+    the functions defined in it too) to ``names``; False where it is the user's and reads by a
+    computed name (with ``nested``, a look before any call: ``getattr``/``hasattr`` by any name too)."""
+    if user and (not _DYNAMIC_READS.isdisjoint(code.co_names) or not _CALLED.isdisjoint(code.co_names)
+                 and (nested or not direct_calls_only(code, _CALLED))):
+        return False
+    names.update(_loaded(code))
+    strings = [c for c in code.co_consts if type(c) is str]
+    names.update(strings)
+    names.update(field for c in strings if "{" in c for field in _FIELD.findall(c))
+    return not nested or all([_names_of(c, user, names, True) for c in code.co_consts if isinstance(c, types.CodeType)])
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded(code):
+    """``code.co_names`` but the names it only sets or deletes (``self.saved = []`` of an
+    ``__init__`` reads nothing)."""
+    ops = [(i.opname in ("STORE_ATTR", "DELETE_ATTR"), i.argval) for i in dis.get_instructions(code)]
+    written = {n for store, n in ops if store} - {n for store, n in ops if not store}
+    return [n for n in code.co_names if n not in written]
+
+
+def unread_attributes(modules, functions):
+    """The names of the attributes of ``modules`` (of user classes) that no code a call can run
+    names (:func:`_names_of`): no method of their classes (ember's too), hook, function-like
+    attribute, nor of ``functions`` (the compiled function and the user functions it reaches),
+    as torch's dynamo guards only the attributes it traced a read of (a policy's list of
+    saved log-probabilities, grown after each call, is no guard). Empty while another profiler
+    runs or where user code reads by a computed name; :func:`checked_reads` makes a recording
+    whose code read one anyway a graph break, the name named from then on."""
+    if sys.getprofile() is not None:
+        return frozenset()
+    names = set(_NAMED_AT_RUN)
+    hooks = [*_module._global_forward_pre_hooks.values(), *_module._global_forward_hooks.values()]
+    for m in modules:
+        hooks += [h for table in (m._forward_pre_hooks, m._forward_hooks, m._backward_pre_hooks, m._backward_hooks)
+                  for h in table.values()] + [v for v in vars(m).values() if callable(v) and not isinstance(v, Module)]
+    for fn in [*functions, *hooks]:
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None and (_opaque(fn) or isinstance(fn, functools.partial)) \
+                or code is not None and not _names_of(code, user_code(fn), names, True):
+            return frozenset()
+    for cls in dict.fromkeys([c for m in modules for c in type(m).__mro__ if c is not object]):
+        found = _class_names(cls)
+        if found is None:
+            return frozenset()
+        names |= found
+    return frozenset([k for m in modules if user_class(type(m)) for k in vars(m) if k not in names])
+
+
+@functools.lru_cache(maxsize=512)
+def _class_names(cls):
+    """The attribute names the functions of ``cls``'s own namespace name (its methods, static
+    and class methods, properties), or None (see :func:`_names_of`)."""
+    names, user = set(), user_class(cls)
+    for v in vars(cls).values():
+        for f in (v.fget, v.fset, v.fdel) if isinstance(v, property) else (getattr(v, "__func__", getattr(v, "func", v)),):
+            code = getattr(f, "__code__", None)
+            if code is not None and not _names_of(code, user, names, True):
+                return None
+    return frozenset(names)
+
+
+def checked_reads(tracer, names, world):
+    """:func:`opaque_reads` of a recording's ``names`` (:func:`names_read`); where its code read
+    an attribute the world left unguarded (``world.unread``: by code no look before the call
+    found), a graph break (that call runs eagerly), and that name is guarded from then on."""
+    names = opaque_reads(names, world.all_modules)
+    missed = world.unread if names is None else world.unread & names
+    if missed:
+        _NAMED_AT_RUN.update(missed)
+        _module.STATE_VERSION[0] += 1  # the worlds walked before leave it out: walked again
+        tracer.graph_break(f"the call read module attributes left unguarded as unread ({', '.join(sorted(missed))})")
+    return names
+
+
+_NAMED_AT_RUN = set()  # attribute names a recording read where unread_attributes had not found them
 
 
 def opaque_reads(names, modules):
@@ -196,8 +279,11 @@ def _opaque(fn):
 def _computed_reads(frame):
     """Whether a user frame's code names a reader by computed name under another name (a
     global, built-in or closure variable holding ``getattr``, an ``attrgetter``...)."""
-    scopes = (frame.f_globals, frame.f_builtins)
-    if any(_opaque(scope.get(name)) for name in frame.f_code.co_names for scope in scopes if name in scope):
+    scopes, code = (frame.f_globals, frame.f_builtins), frame.f_code
+    found = {name: scope[name] for name in code.co_names for scope in scopes if name in scope and _opaque(scope[name])}
+    # (``getattr``/``hasattr`` only called, under any name: each call's name is seen at the call)
+    if found and not (all(v is getattr or v is hasattr for v in found.values())
+                      and direct_calls_only(code, frozenset(found))):
         return True
     return any(_opaque(frame.f_locals.get(name)) for name in frame.f_code.co_freevars)
 
@@ -205,6 +291,7 @@ def _computed_reads(frame):
 _READERS = (getattr, hasattr, vars)
 _FIELD = re.compile(r"[.](\w+)")  # (an attribute in a format string's field)
 _COMPUTED = "computed"  # (a run's key: its user code called a reader by computed name)
+_REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasattr calls asked for)
 
 
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
@@ -226,7 +313,11 @@ def _io_hook(frame, event, fn):
                         _GLOBALS[-1].append((key, names, name))
     if event == "c_call":
         if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
-            _RUN[-1][_COMPUTED] = True
+            name = requested_name(frame, fn) if fn is not vars else None
+            if name is None:
+                _RUN[-1][_COMPUTED] = True
+            else:
+                _RUN[-1][_REQUESTED] = _RUN[-1].get(_REQUESTED, frozenset()) | {name}
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")

@@ -54,7 +54,7 @@ from .structure import EMBER_DIR
 from .split_source import (NO_ARGS, OPENABLE, PREFIX, Refused, backward_of, check, compiles_to, definite, escapes,
                            exposed, first, make_def, own, reads, stores, trivial)
 
-__all__ = ["Refused", "Plan", "target", "plan", "build", "split"]
+__all__ = ["Refused", "Plan", "target", "plan", "build", "split", "split_as_cached"]
 
 _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 # where a callee's code is not the user's: ember's own, the standard library's, installed packages'
@@ -481,6 +481,9 @@ def split(compiled, cap, log):
     """``(callable, Plan)`` running ``compiled``'s function split at ``cap``'s breaks (the
     pieces and callees made as ``compiled`` was, fullgraph off), or ``(None, reason)`` where refused."""
     if compiled._spec is not None or getattr(compiled, "_piece", False):
+        owner = getattr(compiled, "_split_owner", None)
+        if owner is not None and owner._split is not None:  # (split as its cache was: now records its own)
+            owner._split, owner._plan = None, (None, "a piece broke where the earlier split did not")
         return None, "a dynamic shapes spec, or a piece itself"
     try:
         the_plan = plan(compiled._fn, compiled._signature_of, cap)
@@ -502,8 +505,35 @@ def split(compiled, cap, log):
         split_fn = build(the_plan, make_piece, make_callee)
     except Refused as e:
         return None, str(e)
+    cache = compiled._cache
+    if cache.breaks is not cap:  # (the breaks of every split sharing the cache, for the next ones)
+        known = cache.breaks or types.SimpleNamespace(breaks=[], break_frames=[])
+        new = [k for k, b in enumerate(cap.breaks) if b not in known.breaks]
+        cache.breaks = types.SimpleNamespace(breaks=known.breaks + [cap.breaks[k] for k in new],
+                                             break_frames=known.break_frames + [cap.break_frames[k] for k in new])
     if module is not None:
         return module_call(module, split_fn, compiled._fn), the_plan
     if bound is not None:
         return types.MethodType(split_fn, bound), the_plan
     return split_fn, the_plan
+
+
+def split_as_cached(compiled, log):
+    """``(callable, (callable, Plan))`` splitting ``compiled``'s function, before any recording,
+    where another ``compile`` call of the same function or module with the same settings (its
+    shared cache, :mod:`.shared_cache`) was split, at the breaks that one's recordings met (the
+    cache's ``breaks``): ``ember.compile(step)(x)`` called anew in a loop records ``step`` once,
+    and its pieces, of the same code, replay the first one's graphs (another function object
+    of the code records its own: a closure over another flag may not break); ``(None, None)``
+    where refused (its first call then records, as any) and for ``fullgraph=True`` (whose
+    recording raises at the break). A piece of it whose recording breaks (a global changed
+    since) makes the function record its own breaks on its next call, split then at those and
+    the earlier ones."""
+    if compiled._fullgraph:
+        return None, None
+    split_fn, the_plan = split(compiled, compiled._cache.breaks, log)
+    if split_fn is None:
+        return None, None
+    for piece in getattr(split_fn, "__func__", split_fn).pieces:
+        piece.compiled._split_owner = compiled
+    return split_fn, (split_fn, the_plan)

@@ -11,13 +11,19 @@ then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr
 float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
 float, nan, inf and -0.0 included.
 
-A float that was used (``if lr > 0.5``, ``round(lr)``, ``f"{lr}"``, ``math.sqrt(lr)``, a
+A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)`` are inputs
+that Python computes from the arguments at each call (``("float_arg", how)``), guarded to give
+a float. A float that was used otherwise (``round(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
 than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
 before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
+import math
+import operator
+
 import numpy as np
 
 from .._creation import ToDtype
@@ -27,24 +33,28 @@ from .._ops.pointwise_unary import Neg
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
-from .traced_ints import MADE, SAVED, TracedFloat
+from .symbolic import evaluate, free_symbols
+from .traced_ints import INT_POSITIONS, MADE, MATH, SAVED, TracedFloat, TracedInt
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_nodes", "float_inputs",
-           "fill_floats", "note_unseen"]
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
+           "float_inputs", "fill_floats", "note_unseen"]
 
 
 class _AnyFloat:
     """The guard of a float argument the graph takes as an input: equal to the guard key
     (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) whose finite value is
     beyond float32's range (``huge``) or not, as the recorded one's: eager refuses such a number
-    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf."""
+    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf;
+    and for which Python's comparisons of it (``conds``: :func:`float_conditions`) have the
+    recorded outcomes (``lr > 0.5`` False), as torch guards them."""
 
-    def __init__(self, huge):
-        self.huge = huge
+    def __init__(self, huge, conds=()):
+        self.huge, self.conds = huge, conds
 
     def __eq__(self, other):
-        return other is self or (other is NAN and not self.huge or type(other) is tuple and other[0] is float
-                                 and _huge(other[1]) is self.huge)
+        return other is self or (other is NAN and not self.huge and _meets(self.conds, _NAN)
+                                 or type(other) is tuple and other[0] is float
+                                 and _huge(other[1]) is self.huge and _meets(self.conds, other[1]))
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -52,7 +62,9 @@ class _AnyFloat:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        return "any float" + " beyond float32's range" * self.huge
+        return "any float" + " beyond float32's range" * self.huge + "".join(
+            f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]} {c[1]!r}" if len(c) == 4
+            else f", {_spell(c[1])} a float" for c in self.conds)
 
 
 def _huge(value):
@@ -61,6 +73,102 @@ def _huge(value):
 
 _FLOAT32_MAX, _INF = float(np.finfo(np.float32).max), float("inf")
 ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
+
+
+_NAN = float("nan")
+_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
+_NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "=="}
+_ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+
+def float_conditions(position, uses, made):
+    """The comparisons Python made of the traced float argument at ``position`` (``uses``, its
+    :class:`~.traced_ints.Uses`; ``(method, number, outcome, traced float)`` each) as ``(method,
+    number, outcome, how)``, ``how`` the traced float's computation from the argument (plain
+    tuples, :func:`_value` evaluates it: ``lr * 2 > 1``), and ``("computes", how)`` for each
+    float of ``made`` (the recording's) that Python computed from it (``lr ** 0.5``): a float
+    there, not an error or a complex number. One computed from another float argument too is
+    a use of it (its value guarded)."""
+    found = []
+    computed = [(None, None, None, f) for f in made if f.how[0] in _PYTHON and position in _positions(f)]
+    for name, number, outcome, f in (*uses.compared, *computed):
+        how = _how(f)
+        if _positions(f) != {position}:
+            uses.append(("a comparison with another float argument", "(in the recording)"))
+        else:
+            found.append(("computes", how) if name is None else (name, number, outcome, how))
+    return tuple(found)
+
+
+# computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
+_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in MATH}}
+
+
+def _has_int(f):
+    """Whether traced float ``f`` is computed from a traced int (``k * 0.5``)."""
+    if type(f) is TracedInt:
+        return True
+    return type(f) is TracedFloat and f.how[0] != "argument" and any(_has_int(v) for v in f.how[1:])
+
+
+def _positions(f):
+    """The positions of the arguments traced float ``f`` is computed from."""
+    if type(f) is not TracedFloat:
+        return set()
+    if f.how[0] == "argument":
+        return {f.how[1]}
+    return _positions(f.how[1]) | _positions(f.how[2] if len(f.how) == 3 else None)
+
+
+def _how(f):
+    """``f``'s computation (``TracedFloat.how``) as plain tuples (``("argument", position)``)."""
+    if type(f) is TracedInt:  # (its expression, and the argument each symbol is: ``("int", i0, (("i0", 1),))``)
+        return ("int", f.expr, tuple((name, INT_POSITIONS[name]) for name in free_symbols(f.expr)))
+    if type(f) is not TracedFloat:
+        return f
+    kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
+    return f.how if kind == "argument" else (kind, _how(a), _how(b))
+
+
+def _value(how, argument):
+    """The float ``how`` computes from the arguments (``argument(position)``), in Python's arithmetic."""
+    if type(how) is not tuple:
+        return how
+    if how[0] == "argument":
+        return argument(how[1])
+    if how[0] == "int":
+        return evaluate(how[1], {name: int(argument(k)) for name, k in how[2]})
+    if how[0] == "neg":
+        return -_value(how[1], argument)
+    if how[0].startswith("math."):
+        return _PYTHON[how[0]](_value(how[1], argument))
+    return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
+
+
+def _meets(conds, x):
+    """Whether each comparison of ``conds`` has its recorded outcome for the argument's value
+    ``x``, and each float Python computes from it is a float."""
+    for cond in conds:
+        try:
+            value = _value(cond[-1], lambda position: x)
+        except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
+            return False
+        if type(value) is not float or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
+            return False
+    return True
+
+
+def _spell(how):
+    if type(how) is not tuple:
+        return repr(how)
+    if how[0] in ("argument", "int"):
+        return "x" if how[0] == "argument" else repr(how[1])
+    if how[0] == "neg":
+        return f"-{_spell(how[1])}"
+    if how[0].startswith("math."):
+        return f"{how[0]}({_spell(how[1])})"
+    sign = dict(add='+', sub='-', mul='*', div='/', pow='**').get(how[0])
+    return f"({_spell(how[1])} {sign} {_spell(how[2])})" if sign else f"{how[0]}({_spell(how[1])}, {_spell(how[2])})"
 
 
 def float_positions(facts, before, static, arguments):
@@ -81,11 +189,15 @@ def float_positions(facts, before, static, arguments):
 
 
 def float_guards(facts, symbols):
-    """``facts`` with the guards of the float arguments at positions ``symbols`` :data:`ANY_FLOAT`
-    (:data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range)."""
-    names = {f"argument {k}" for k in symbols}
-    return [(name, (ANY_FLOAT if value is NAN or not _huge(value[1]) else ANY_HUGE_FLOAT) if name in names else value)
-            for name, value in facts] if names else facts
+    """``facts`` with the guards of the float arguments of ``symbols`` (``{position: conditions}``,
+    see :func:`float_conditions`) :data:`ANY_FLOAT` (:data:`ANY_HUGE_FLOAT` for a finite value
+    beyond float32's range), or such a guard that checks the conditions too."""
+    names = {f"argument {k}": conds for k, conds in symbols.items()}
+
+    def guard(value, conds):
+        huge = value is not NAN and _huge(value[1])
+        return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
+    return [(name, guard(value, names[name]) if name in names else value) for name, value in facts] if names else facts
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
@@ -147,9 +259,9 @@ def _node(tracer, f):
     if id(f) in made:
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument":
-        node = tracer.graph.placeholder(f"float_{a}", dict(_SCALAR))
-        tracer.sources.append(("float_arg", a))
+    if kind == "argument" or kind in _PYTHON or _has_int(f):  # (``lr ** 0.5``, ``k * 0.5``: Python's at each call)
+        node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
+        tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
     else:
         a, b = (_node(tracer, v) if type(v) is TracedFloat else v for v in (a, b))
         if kind == "neg":
@@ -163,16 +275,19 @@ def _node(tracer, f):
 
 
 def float_inputs(sources):
-    """``[(placeholder index, argument position)]`` of the ``("float_arg", position)`` sources."""
+    """``[(placeholder index, argument position or how)]`` of the ``("float_arg", position)``
+    sources, and of ``("float_arg", how)``: a float Python computes from them (``lr ** 0.5``)."""
     return [(i, s[1]) for i, s in enumerate(sources) if s[0] == "float_arg"]
 
 
 def fill_floats(tensors, floats, args, kwargs):
     """Puts into ``tensors`` (a graph's inputs) at each placeholder index of ``floats`` (see
-    :func:`float_inputs`) its float argument of this call as a 0-d float64 tensor."""
+    :func:`float_inputs`) its float argument of this call, or the float Python computes from
+    them, as a 0-d float64 tensor."""
     arguments = (*args, *kwargs.values())
     for i, k in floats:
-        tensors[i] = Tensor._make(np.array(arguments[k], np.float64))
+        value = arguments[k] if type(k) is int else _value(k, arguments.__getitem__)
+        tensors[i] = Tensor._make(np.array(value, np.float64))
 
 
 def note_unseen(cap):

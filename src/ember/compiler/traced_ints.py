@@ -5,10 +5,11 @@ recordings at a few values, it stands for every value. That holds only where the
 Python never looks at the value: ``if k == 3:``, ``d[k]``, ``f"{k}"`` take one path per value,
 which a fit from a few values cannot see. While the function is recorded such an
 argument is a :class:`TracedInt`: an int whose every method, called from the user's code,
-notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``), whose result
-is traced too, and comparisons of the argument itself with an int (``if k > 3:``), whose
-outcomes are noted instead (``Uses.compared``: the graph holds for the range of values with the
-same outcomes, as torch guards on the comparison). Called from ember's own code (an op taking
+notes a *use* (with the user's line), except arithmetic with ints (``k * 2 + 1``, ``k % 2``),
+whose result is traced too, and comparisons of a traced int with an int (``if k > 3:``, ``k ==
+3``, ``if k:``), whose outcomes are noted instead (``Uses.compared``: the graph holds for the
+values with the same outcomes, a range or conditions on the symbols, as torch guards on the
+comparison). Called from ember's own code (an op taking
 ``k`` as its scalar operand) it is a plain int. An int that was used keeps a graph per value
 (its guard is its value), as torch specialises an int that Python inspects; one that only
 flowed into ops (or was compared) is a symbol, and where the graph takes it only as a number (:func:`.dynamic_ints.int_ranges`) its new values need no
@@ -24,6 +25,7 @@ use where a float (a constant, or a name or attribute holding one) meets a trace
 arithmetic operator or a comparison.
 """
 import dis
+import math
 import os
 import sys
 import sysconfig
@@ -32,14 +34,16 @@ import numpy as np
 
 from .structure import EMBER_DIR, user_frame
 
-__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "plain", "traced",
-           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands"]
+__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
+           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
+           "patch_math", "unpatch_math"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
 # (``(saved list, position, plain value)``: put back after it)
 TRACING, VALUES, MADE, SAVED = [], set(), [], []
+INT_POSITIONS = {}  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
@@ -48,6 +52,18 @@ _ARITHMETIC = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul_
 _UNARY = {"__neg__", "__pos__"}
 # an argument compared with an int (``if k > 3:``): its outcome noted, guarded as a range, not a use
 _ORDER = {"__lt__", "__le__", "__gt__", "__ge__"}
+# a traced int (``k``, ``2 * k + 1``, ``k % 2``) compared with an int, ``if k:``: the outcome noted,
+# guarded as a condition on the symbols (``Uses.compared``), as torch guards ``Ne(k, 3)``
+_COMPARE = _ORDER | {"__eq__", "__ne__"}
+# arithmetic of a traced int with a float (or ``/`` by an int other than 0): a traced float computed
+# from it (method -> (operation, whether the int is the right operand))
+_TO_FLOAT = {"__mul__": ("mul", False), "__rmul__": ("mul", True), "__add__": ("add", False),
+             "__radd__": ("add", True), "__sub__": ("sub", False), "__rsub__": ("sub", True),
+             "__truediv__": ("div", False)}
+_INT_FLOAT = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+              "div": lambda a, b: a / b}
+# a remainder or a floor by a positive int: traced (``k % 2 == 0`` guards ``i0 % 2 == 0``)
+_REMAINDER = {"__mod__": lambda e, c: e % c, "__floordiv__": lambda e, c: e // c}
 _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__", "__class__", "__init_subclass__",
          "__subclasshook__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__", "__dir__", "__doc__",
          "__getstate__"}
@@ -56,9 +72,11 @@ _KEPT = {"__new__", "__init__", "__getattribute__", "__setattr__", "__delattr__"
 class Uses(list):
     """The uses noted of the traced ints of one argument: ``(method, "file:line: code")`` each;
     ``active`` while the function runs (outside a recording a traced int is a plain int);
-    ``compared``: ``(method, int, outcome)`` of each comparison of the argument itself with an
-    int (``k > 3``: ``("__gt__", 3, False)``), which holds over a range of values."""
+    ``compared``: ``(method, int, outcome, expression)`` of each comparison of a traced int
+    with an int (``k > 3``: ``("__gt__", 3, False, i0)``; ``if k:`` is ``k != 0``), which holds
+    over a range of values or where a condition on the symbols holds (``i0 % 2 == 0``)."""
     active = False
+    floats = False  # (a float argument's: its comparisons are guarded by traced_floats, an int's by dynamic_ints)
 
     def __init__(self, *items):
         super().__init__(*items)
@@ -110,10 +128,23 @@ def _noting(name, method):
                 return TracedInt(method(self), self.uses, _expression(name, self, ()))
             if name in _ARITHMETIC and type(args[0]) in (int, bool, TracedInt):
                 return TracedInt(method(self, *args), self.uses, _expression(name, self, args))
-            if name in _ORDER and type(args[0]) is int and getattr(self.expr, "op", None) == "sym":
+            if name in _COMPARE and type(args[0]) is int and self.expr is not None:
                 outcome = method(self, *args)
-                self.uses.compared.append((name, args[0], outcome))
+                self.uses.compared.append((name, args[0], outcome, self.expr))
                 return outcome
+            if name == "__bool__" and self.expr is not None:  # (``if k:``: ``k != 0``)
+                outcome = method(self)
+                self.uses.compared.append(("__ne__", 0, outcome, self.expr))
+                return outcome
+            if name in _REMAINDER and type(args[0]) is int and args[0] > 0 and self.expr is not None:
+                return TracedInt(method(self, *args), self.uses, _REMAINDER[name](self.expr, args[0]))
+            if name in _TO_FLOAT and self.expr is not None and (type(args[0]) is float or name == "__truediv__"
+                                                                and type(args[0]) is int and args[0]):
+                how = _TO_FLOAT[name]  # (``k * 0.5``, ``k / 2``: a float the graph takes as Python's)
+                operands = (args[0], int.__int__(self)) if how[1] else (int.__int__(self), args[0])
+                result = _INT_FLOAT[how[0]](*operands)
+                if type(result) is float:
+                    return TracedFloat(result, (self.uses,), (how[0], args[0], self) if how[1] else (how[0], self, args[0]))
             if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
                 # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
                 self.uses.append((name, user_frame()))
@@ -141,7 +172,8 @@ for _name in dir(int):
 
 class TracedFloat(float):
     """A float argument (or a float computed from traced ones and numbers by ``+``, ``-``,
-    ``*``, ``/`` by a number other than 0, unary ``-``) while the function is recorded:
+    ``*``, ``/`` by a number other than 0, unary ``-``, or with a number by ``**`` and
+    ``round(f, n)``) while the function is recorded:
     ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
     position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
     float or a number (:mod:`.dynamic_floats` builds its graph from it)."""
@@ -157,6 +189,11 @@ class TracedFloat(float):
 _FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("sub", False),
                      "__rsub__": ("sub", True), "__mul__": ("mul", False), "__rmul__": ("mul", True),
                      "__truediv__": ("div", False)}
+
+
+# what the graph takes as computed by Python at each call (its errors and complex results are Python's):
+# ``lr ** 0.5``, ``round(lr, 2)`` (traced_floats.float_inputs)
+_PYTHON_COMPUTED = {"__pow__": "pow", "__rpow__": "pow", "__round__": "round"}
 
 
 # a comparison steers Python wherever it runs: ember's own functions check a number before their
@@ -175,6 +212,19 @@ def _float_noting(name, method):
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
+            if (name in _COMPARE and type(other) in (int, float) or name == "__bool__") and all(
+                    seen.floats for seen in self.uses):  # (``if lr > 0.5:``; ``k * 0.5 > 2`` an int's use)
+                outcome = method(self, *args)
+                for seen in self.uses:  # (guarded as a condition on the argument: traced_floats.float_guards)
+                    seen.compared.append(("__ne__", 0.0, outcome, self) if name == "__bool__" else
+                                         (name, other, outcome, self))
+                return outcome
+            if name in _PYTHON_COMPUTED and args and type(other) in (int, float) and len(args) == 1 and all(
+                    seen.floats for seen in self.uses):  # (of an int's ``k * 0.5``: no guard sees its errors)
+                result = method(self, other)  # (``lr ** 0.5``, ``2 ** lr``, ``round(lr, 2)``)
+                if type(result) is float:
+                    return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
+                                       else (_PYTHON_COMPUTED[name], self, other))
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
                                     or type(other) is TracedFloat and how[0] != "div"):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
@@ -189,6 +239,42 @@ def _float_noting(name, method):
 
 
 _NUMBERS = (int, float, complex, np.number)
+
+# ``math``'s functions of one float that torch 2.13 traces (``math.exp``, ``log``, ``fabs``, ``erf``
+# ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
+# traced float (the graph takes what Python computes at each call)
+MATH = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log2", "radians")
+
+
+def _traced_math(name, original):
+    def traced(*args):
+        result = original(*args)
+        x = args[0] if len(args) == 1 else None
+        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user() and all(
+                seen.floats for seen in x.uses):
+            return TracedFloat(result, x.uses, (f"math.{name}", x))
+        for f in args:  # (``math.log(lr, 2)``: its value read unseen)
+            if type(f) is TracedFloat and f.uses[0].active:
+                for seen in f.uses:
+                    seen.append(("math", f"{user_frame()} (math.{name})"))
+        return result
+    traced.__name__, traced.__doc__ = name, original.__doc__
+    return traced
+
+
+def patch_math():
+    """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
+    ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
+    saved = {name: getattr(math, name) for name in MATH}
+    for name, original in saved.items():
+        setattr(math, name, _traced_math(name, original))
+    return saved
+
+
+def unpatch_math(saved):
+    """Puts back ``math``'s functions (:func:`patch_math`)."""
+    for name, original in saved.items():
+        setattr(math, name, original)
 
 for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":

@@ -8,7 +8,7 @@ from ..compiler.capture import _meta, capture, flatten, input_names
 from ..compiler.dynamic import ARG, SizedConstant, capture_dynamic
 from ..compiler.exc import UserError
 from ..compiler.guards import World
-from ..compiler.symbolic import Expr, evaluate, symbol
+from ..compiler.symbolic import Expr, evaluate, free_symbols, symbol
 from ..fx.graph_module import CapturedGraphModule, _install
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
@@ -175,6 +175,10 @@ def declared_program(fn, signature_fn, args, kwargs, spec, auto=(), class_name="
     if static is not None:  # the graph fitted at sizes >= 2 leaves this example's size 0 or 1 out
         cap, shape = static, None
     kept = {} if shape is None else shape.ranges
+    # (a symbol Python compared otherwise than as a range, ``k == 3``: the program holds where that
+    # outcome does only, which its range constraints cannot say)
+    compared = set(free_symbols(getattr(kept, "conds", [])))
+    kept = {n: r for n, r in kept.items() if n not in compared}
     lost = [n for n in ranges if n not in kept and n not in auto]
     if lost:
         raise UserError(f"Constraints violated ({', '.join(lost)})! "

@@ -113,10 +113,13 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
     if causal == "gradient":
         lines[-1:-1] = _finite_check(m, k, n, ar, ac)
+    # in steps of two vectors where a row of C is eight (AVX2): four copies of the tile instead of
+    # eight, for a vector of columns more on half the rows (masked, or finite and multiplied by 0)
+    step = 2 if vectors >= 8 and vectors % 2 == 0 else 1
     lines.append(f"        const long need = {'!finite ? ' + str(vectors) + ' : ' if causal == 'gradient' else ''}"
-                 f"(i + {rows} + {lanes - 1}) / {lanes};")
-    for nv in range(1, vectors + 1):
-        test = "else {" if nv == vectors else f"{'else ' if nv > 1 else ''}if (need == {nv}) {{"
+                 f"(i + {rows} + {lanes * step - 1}) / {lanes * step} * {step};")
+    for nv in range(step, vectors + 1, step):
+        test = "else {" if nv == vectors else f"{'else ' if nv > step else ''}if (need == {nv}) {{"
         lines += ["        " + test] + ["            " + ln for ln in block(nv)] + ["        }"]
     return lines + ["    }", "}"]
 

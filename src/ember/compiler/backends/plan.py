@@ -8,8 +8,8 @@ small function over the graph:
       kernel that copies each gradient into its view of the sum;
   :func:`schedule` walks the nodes in order, giving each value a :class:`Loc` (storage, offset,
       strides: views cost nothing) and putting each node into a kernel; elementwise nodes join an
-      open loop over the same shape when their operands are ready before it (so a chain, and
-      independent chains over one shape, become one loop);
+      open loop over the same shape when their operands are ready before it (a chain, and
+      independent chains over one shape, become one loop; two optimizer updates do not);
   :func:`elide_clones` lets a kernel write its result straight into the memory of the one
       Clone that reads it (a leaf's first gradient), dropping the copy;
   :func:`fold_bias_sums` lets the weight-gradient product ``dY^T @ X`` sum the rows of its
@@ -29,6 +29,7 @@ from ..graph import kwarg_nodes, nodes_in
 from ..symbolic import Expr, SymbolicSizeError, free_symbols
 from .kernels import CTYPES, Part, _dtype, kind_of, norm_backward_operands, operands, reads
 from .locs import Loc, Storage, _numel, contiguous_strides, scatter_loc, view_loc
+from .updates import joins_updates
 
 __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batched_operands", "SYMBOLIC_KINDS"]
 
@@ -75,8 +76,7 @@ def _args(node):
 
 
 def _reads(node):
-    """The nodes a kernel computing ``node`` reads (of an update, those its picked result uses;
-    an index array in its attrs too)."""
+    """The nodes a kernel computing ``node`` reads (of an update, those its result uses; an index array too)."""
     return [a for a in reads(node) if _is_node(a)] + kwarg_nodes(node)
 
 
@@ -216,7 +216,7 @@ def schedule(plan):
             shape = tuple(node.meta["shape"])
             for k in reversed(open_loops):
                 index = plan.kernels.index(k)
-                if k.shape == shape and all(plan.position[a] < index or
+                if k.shape == shape and (not shape or joins_updates(k.nodes, node)) and all(plan.position[a] < index or
                                             (a in k.nodes and plan.loc[a].storage.node is a and
                                              plan.loc[a].shape == shape) for a in _reads(node)):
                     k.nodes.append(node)

@@ -9,9 +9,11 @@ kernels whose code is the same text up to those numbers and to their own names (
 of first use and its functions named ``kd<g>_...``; each member keeps its own entry point
 (``kernel_<i>``, for the regions and the profiler) and a function ``k<i>`` of its old
 signature (a GEMM's or convolution's is looked up by name and timed by autotuning) that
-gathers its slots into a small table and calls the shared one. Twins share only where their
-entry points pass the same arguments (a loop's row range), so the sizes stay constants of the
-shared code: LeNet's Adam updates, alike but for their lengths, stay apart.
+gathers its slots into a small table and calls the shared one. Twins share where their entry
+points pass the same arguments but for a loop's row range: loops alike but for their lengths
+(an optimizer's updates, one loop each, of parameters of several sizes) share one copy that
+takes its trip count at run time, marked ``noclone`` (GCC's constant propagation otherwise
+compiled a copy per length again); of one length, the sizes stay constants of the shared code.
 
 On the tiny GPT train step gcc's CPU fell by a quarter (3.7-3.8 s to 2.75-2.8, AMD EPYC, gcc 12,
 load 9-10) with the step's time unchanged (docs/compile.md). A kernel whose text uses ``p``
@@ -37,6 +39,7 @@ _NAME = re.compile(r"k(?<!\wk)(\d+)(?!\d)")  # a kernel's names: k<i>, k<i>_tile
 _OWN_CALL = re.compile(r"k(?<!\wk)(\d+)\w*\(p\b")
 _TOP = re.compile(r"(void|int) k(\d+)\((void\*\* restrict p\b[^)]*)\) \{$", re.M)
 _COMMENT = re.compile(r"/\*(?! cflags:).*?\*/", re.S)  # a unit's cflags lines are code
+_ROWS = re.compile(r"\(p, \d+, \d+\);")  # a loop's entry: its rows r0..r1
 _NUMBERS = re.compile(r"\b(em_choice\[|em_block\[|em_conv_choice\[|return |kernel_)\d+")
 
 
@@ -68,10 +71,12 @@ class _Kernel:
         number = {s: i for i, s in enumerate(self.slots)}
         self.canonical = own(_SLOT.sub(lambda s: f"p[{number[s.group(1)]}]", self.body))
         self.key = _COMMENT.sub("", self.canonical)
-        # the sizes its entry passes (a loop's rows) stay constants the compiler sees: twins share
-        # only with the same (a body called with two trip counts would lose them to both)
-        # (not its own numbers: the entry's name, its GEMM's or convolution's choice, its failure code)
-        self.call = own(_NUMBERS.sub(lambda m: m.group(1), self.entry))
+        # what its entry passes, but its own numbers (the entry's name, its GEMM's or convolution's
+        # choice, its failure code) and a loop's row range: loops alike but for their lengths (an
+        # optimizer's updates of parameters of several sizes) share, their trip counts then
+        # arguments of the shared code (a vector loop and its tail, at run time)
+        self.rows = _ROWS.findall(self.entry)
+        self.call = _ROWS.sub("(p, r0, r1);", own(_NUMBERS.sub(lambda m: m.group(1), self.entry)))
         self.ok = True
 
     def wrappers(self, shared):
@@ -81,7 +86,8 @@ class _Kernel:
         for prefix, ret, params in self.top:
             names = [re.findall(r"\w+", part)[-1] for part in params.split(",")[1:]]
             call = f"{shared}({', '.join(['(void**)q'] + names)});"
-            lines += [f"{prefix}{ret} k{self.index}({params}) {{",
+            # (no arithmetic, so no EM_NO_CONTRACT: GCC inlines it into kernel_<i>, one function fewer)
+            lines += [f"{prefix.replace('EM_NO_CONTRACT ', '')}{ret} k{self.index}({params}) {{",
                       f"    void* q[{max(1, len(self.slots))}] = {{{table}}};",
                       f"    {'return ' * (ret != 'void')}{call}", "}"]
         return "\n".join(lines) + "\n"
@@ -116,8 +122,10 @@ def share(texts):
         done.add(id(members[0]))
         name = f"kd{members[0].index}"
         # the shared top-level functions are called, never inlined into each member's copy
-        # (its comments are each member's, below: every kernel's ops are named once)
-        code = re.sub(r"(void|int) kd@\(", r"__attribute__((noinline)) \1 kd@(", members[0].key).replace("kd@", name)
+        # (its comments are each member's, below: every kernel's ops are named once), nor
+        # cloned for each member's row range (GCC's constant propagation made a copy per length)
+        keep = "noinline" if len({tuple(m.rows) for m in members}) == 1 else "noinline, noclone"
+        code = re.sub(r"(void|int) kd@\(", rf"__attribute__(({keep})) \1 kd@(", members[0].key).replace("kd@", name)
         code = re.sub(r"^[ \t]*\n", "", code, flags=re.M)
         parts = [f"/* kernels {', '.join(m.index for m in members)} share this code, each passing its slots in order as "
                  f"p[0], p[1], ... */\n", code]
