@@ -14,7 +14,7 @@ class CompileCounter:
     def __call__(self, gm, example_inputs):
         """Counts ``gm``'s graph and returns its ``forward``."""
         self.frame_count += 1
-        self.op_count += sum(n.op == "call_op" for n in gm._graph.nodes)
+        self.op_count += sum("call" in n.op for n in gm.graph.nodes)
         return gm.forward
 
     def clear(self):

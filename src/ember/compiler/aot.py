@@ -26,7 +26,7 @@ from . import replay
 from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
-__all__ = ["record_backward", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph"]
+__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -39,6 +39,10 @@ def record_backward(tracer, outputs, placeholder_tensors):
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
     if not diff or _in_history(outputs, lambda node: getattr(node, "_freed", False)
                                or getattr(node, "op", None) is NotImplementedLink):
+        return None
+    leaves = {id(t._node) for _, t in diff if t.grad_fn is None}
+    if _in_history(outputs, lambda node: id(node) not in leaves and runs_hooks(node)):
+        tracer.hooked_backward()  # before the hooks run: the forward call runs none
         return None
     forward = {id(n) for n in tracer.graph.nodes}
     grad_outputs = []
@@ -65,6 +69,16 @@ def record_backward(tracer, outputs, placeholder_tensors):
     tracer.ran_backward = False
     return (forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None],
             [layout_of(g._data) for g in grads if g is not None])
+
+
+def runs_hooks(node):
+    """Whether the autograd ``node`` runs the user's Python in a backward: a tensor's gradient
+    hooks, a leaf's post-accumulate hooks, ``retain_grad`` (it sets ``.grad`` of a result), or a
+    module's full backward hooks (a Function marked ``runs_hooks``): a graph cannot replay them."""
+    meta = getattr(node, "_metadata", None)
+    return bool(getattr(node, "_pre_hooks", None) or getattr(node, "_hooks", None)
+                or meta and (meta.get("post_accumulate_grad") or meta.get("retain"))
+                or getattr(getattr(node, "fn", None), "runs_hooks", False))
 
 
 def _in_history(tensors, found):

@@ -39,11 +39,11 @@ from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import input_views
-from .aot import record_backward
+from .aot import record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import breaking_io, breaking_print, checked_reads, python_state, unreplayable
+from .side_effects import aliased_results, breaking_io, breaking_print, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -210,19 +210,20 @@ class Tracer(_core.Observer):
                 return self.graph_break("in-place write into a view the graph cannot follow to its base")
             target, value = written
             array = target._data
-        root = root_array(array)
-        if root is array and target._base is not None and target._base._data is not array:
+        root, base = root_array(array), target._base
+        if root is array and base is not None and base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
             # the write's effect on the base cannot be recorded
             return self.graph_break("in-place write into a view the graph cannot follow to its base")
-        if root is not array and (id(root) in self.value or id(root) in self.known):
-            # A write into a view is a new value of its base: CopySlices, as autograd records it.
-            base = target._base
-            if base is None or base._data is not root or target._view_chain is None:
-                return self.graph_break("in-place write into a view whose base is not known")
+        tracks = lambda a: id(a) in self.value or id(a) in self.known  # noqa: E731
+        if root is not array and base is not None and target._view_chain is not None and tracks(base._data):
+            # a write into a view is a new value of its base (whose array may be a view: randn's)
             value = self.graph.call_op(CopySlices, (self.node(base), value),
                                        {"chain": target._view_chain}, _meta(base))
-            target, array = base, root
+            target, array = base, base._data
+        elif root is not array and id(array) not in self.known and (tracks(root) or any(
+                np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
+            return self.graph_break("in-place write into a view whose base is not known")
         for kept in self.kept_over(root):  # views of the written array now hold values the graph lost
             if kept is not array and id(kept) in self.value:
                 self.stale.add(id(kept))
@@ -296,7 +297,7 @@ class Tracer(_core.Observer):
         """The engine's observer call before an autograd node runs in a traced backward: breaks
         the graph where the backward runs Python it cannot hold (hooks, control flow) or makes
         gradients with history (create_graph)."""
-        if node._pre_hooks or node._hooks or node._metadata and node._metadata.get("post_accumulate_grad"):
+        if runs_hooks(node):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
@@ -524,7 +525,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world)) is not None:
+        if (why := unreplayable(result, world) or aliased_results(result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:

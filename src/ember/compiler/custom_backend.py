@@ -1,17 +1,20 @@
 """Callable backends (torch's custom backend API): ``ember.compile(fn, backend=my_backend)``.
 
 ``my_backend(gm, example_inputs)`` is called once per captured graph, when it is compiled (at
-the call that captured it), with the graph as a :class:`~ember.fx.graph_module.CapturedGraphModule`
-(its inputs: the graph's placeholders in order, the tensors read from parameters and globals
+the call that captured it), with the graph as torch's dynamo hands it: an
+:class:`~ember.fx.GraphModule` of ``call_function`` nodes (:mod:`~ember.fx.backend_graph`; its
+inputs: the graph's placeholders in order, the tensors read from parameters and globals
 included) and, as torch's, the tensors that call fed them (the call's own argument tensors,
 the same objects); what it returns is called on each replay with the placeholders' tensors and
 returns the graph's outputs (a tuple or list), autograd running through it as in the
 ``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
 symbols' ints first (``graph.symbols`` in order; its example inputs: their values at the
-capturing call), then the tensors.
+capturing call), then the tensors; such a graph is still handed as the captured graph (a
+:class:`~ember.fx.graph_module.SizedGraphModule` of ``call_op`` nodes).
 """
 from .._creation import zeros
-from ..fx import graph_module as _graph_module  # (the module: fx imports the compiler)
+from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
+# the compiler)
 from .structure import _SLOT
 
 __all__ = ["custom_runner", "is_custom"]
@@ -36,9 +39,11 @@ def custom_runner(backend, graph, fetch=(), call=None):
     now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
     ``(inputs, sizes)``, read by ``fetch`` (each placeholder's ``fetch(inputs, sizes)``, as
     the entry reads them); where there is none, zeros of the placeholders' shapes."""
-    cls = _graph_module.SizedGraphModule if graph.symbols else _graph_module.CapturedGraphModule
-    gm = cls({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
     names = graph.symbols
+    if names:
+        gm = _graph_module.SizedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
+    else:
+        gm = _backend_graph.backend_graph_module(graph)
     if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)
         return lambda tensors, sizes: gm.run_at(tensors, sizes)
     examples = [] if call is None else [_example(f, *call) for f in fetch]

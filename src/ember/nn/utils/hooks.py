@@ -14,6 +14,8 @@ class _BackwardHookFunction(Function):
     """Identity on ``tensors`` whose backward hands the incoming gradients to ``on_backward``,
     which returns the gradients to pass on."""
 
+    runs_hooks = True  # (its backward is the user's Python: a compiled graph does not hold it)
+
     @staticmethod
     def forward(ctx, on_backward, *tensors):
         ctx.on_backward = on_backward
