@@ -1,5 +1,5 @@
-"""``torch.jit`` (scripting and tracing give back what they were given, so decorated programs
-run eagerly), ``torch.random`` (``fork_rng``) and ``torch.quasirandom.SobolEngine`` against
+"""``torch.jit`` (scripting gives back what it was given, so decorated programs run eagerly;
+tracing records a graph), ``torch.random`` (``fork_rng``) and ``torch.quasirandom.SobolEngine`` against
 torch 2.13."""
 import typing
 import warnings
@@ -48,8 +48,10 @@ def test_scripted_and_traced_code_runs_eagerly_with_torchs_results():
     net = Net()
     x = ember.randn(4, 3)
     scripted, traced = ember.jit.script(net), ember.jit.trace(net, (x,))
-    assert scripted is net and traced is net and ember.jit.trace_module(net, {"forward": x}) is net
+    assert scripted is net and ember.jit.trace_module(net, {"forward": x}) is net
+    assert isinstance(traced, ember.jit.TracedModule)  # (tests/test_jit_trace_26.py)
     np.testing.assert_array_equal(scripted(x).detach().numpy(), net(x).detach().numpy())
+    np.testing.assert_array_equal(traced(x).detach().numpy(), net(x).detach().numpy())
     assert (net.debug(), net.dropped(), net.unused(), float(net.extra(x))) == ("python", 1, 2, float(net(x).sum()))
     np.testing.assert_array_equal(f(x).numpy(), (x.relu() * 2).numpy())
     future = ember.jit.fork(f, x)

@@ -1,5 +1,6 @@
-"""``torch.jit`` for programs that use it: ember has no TorchScript, so scripting and tracing
-give back what they were given, which runs eagerly with the same results
+"""``torch.jit`` for programs that use it: ember has no TorchScript, so scripting gives back
+what it was given, which runs eagerly with the same results, and tracing records the
+compiler's graph of the example call (:class:`TracedModule`: callable, ``.graph``, ``.code``)
 (https://pytorch.org/docs/stable/jit.html).
 
 A program decorated with ``@torch.jit.script``, ``@torch.jit.ignore`` or ``@torch.jit.export``,
@@ -14,12 +15,16 @@ import typing
 import warnings
 from collections import namedtuple
 
+from .compiler.capture import capture, flatten
+from .compiler.exc import Unsupported
+from .compiler.guards import World
+from .fx.graph_module import CapturedGraphModule
 from .nn.modules.module import Module
 
 __all__ = ["Attribute", "CompilationUnit", "Error", "Future", "ScriptFunction", "ScriptModule", "annotate",
            "enable_onednn_fusion", "export", "export_opnames", "fork", "freeze", "fuser", "interface", "ignore",
            "isinstance", "load", "onednn_fusion_enabled", "optimize_for_inference", "optimized_execution",
-           "save", "script",
+           "save", "script", "TracedModule",
            "script_if_tracing", "set_fusion_strategy", "strict_fusion", "trace", "trace_module", "unused", "wait"]
 
 Final = typing.Final
@@ -62,13 +67,68 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     return obj
 
 
+_TRACING = [0]  # (is_tracing(): inside trace's recording)
+
+
+class TracedModule(CapturedGraphModule):
+    """What :func:`trace` returns: the ops one call of the function or module dispatched (its
+    Python control flow taken as at that call, as torch's trace records it), replayed through
+    the dispatcher (results carry autograd history). ``.graph`` and ``.code`` are the compiler's
+    graph of that call; the module holds the traced module's parameters and buffers themselves,
+    under their names. A call with tensors of other shapes or dtypes is recorded again for them
+    (a graph bakes sizes in: a mean's count, a view's shape). ``save`` raises NotImplementedError
+    (a TorchScript archive holds code; ``ember.export.save`` writes a graph that loads without
+    running any)."""
+
+    def forward(self, *args, **kwargs):
+        """The recorded graph run on these tensors (one recorded for their shapes and dtypes)."""
+        flat = flatten((args, kwargs))
+        key = tuple([(t.shape, t.dtype) for t in flat])
+        traced = self.__dict__["_traced"]
+        if key not in traced[1]:
+            traced[1][key] = _record(traced[0], args, kwargs, CapturedGraphModule)
+        module = self if traced[1][key] is None else traced[1][key]
+        return CapturedGraphModule.run_at(module, flat, None)
+
+    def save(self, f, _extra_files=None):
+        """Not supported (NotImplementedError), see :func:`save`."""
+        save(self, f, _extra_files)
+
+
+def _record(func, args, kwargs, cls):
+    """The ``cls`` module of one call of ``func``: RuntimeError or
+    :class:`~ember.compiler.exc.Unsupported` where it cannot be replayed (it ran backward, it
+    needs a tensor's value in Python, or Python's own effects)."""
+    world = World(func, args, kwargs)
+    _TRACING[0] += 1
+    try:
+        _, cap = capture(func, args, kwargs, world, fullgraph=True, joint=False)
+    finally:
+        _TRACING[0] -= 1
+    name = type(func).__name__ if isinstance(func, Module) else getattr(func, "__name__", "traced")
+    return cls.from_capture(cap, world, name if name.isidentifier() else "traced")
+
+
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
-    """``func`` (a function or Module) itself, run eagerly; ``example_inputs`` are not run.
-    A DeprecationWarning, as torch's."""
+    """A :class:`TracedModule` of ``func`` (a function or Module) called with ``example_inputs``
+    (a tensor or a tuple) and ``example_kwarg_inputs``. Where the call cannot be recorded as a
+    graph (a ``print``, an ``.item()`` read into Python, a backward), ``func`` itself, run
+    eagerly, with a warning naming why. A DeprecationWarning, as torch's."""
     _deprecated("trace")
-    return func
+    args = example_inputs if type(example_inputs) is tuple else () if example_inputs is None else (example_inputs,)
+    kwargs = dict(example_kwarg_inputs or {})
+    try:
+        traced = _record(func, args, kwargs, TracedModule)
+    except (Unsupported, RuntimeError) as e:
+        warnings.warn(f"ember.jit.trace: the call could not be recorded as a graph ({e}); the function "
+                      f"itself is returned and runs eagerly", stacklevel=2)
+        return func
+    key = tuple([(t.shape, t.dtype) for t in flatten((args, kwargs))])
+    traced.__dict__["_traced"] = (func, {key: None})  # (not a submodule: its parameters are traced's own)
+    traced.train(func.training if isinstance(func, Module) else False)
+    return traced
 
 
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
@@ -252,8 +312,8 @@ def is_scripting():
 
 
 def is_tracing():
-    """False: ember never traces for TorchScript."""
-    return False
+    """True while :func:`trace` records its example call."""
+    return _TRACING[0] > 0
 
 
 def script_method(fn):

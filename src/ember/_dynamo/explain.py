@@ -1,4 +1,5 @@
 """``ember._dynamo.explain(fn)(*args)``: what compiling ``fn`` captures, and where it breaks."""
+from ..compiler.aot import forward_graph
 from ..compiler.capture import capture
 from ..compiler.guards import World
 from ..compiler.split import Refused, plan
@@ -18,8 +19,10 @@ class BreakReason:
 
 
 class ExplainOutput:
-    """``graphs`` (the graphs between breaks), ``graph_count``, ``graph_break_count``,
-    ``break_reasons`` (BreakReason list) and ``op_count``, as torch's ``ExplainOutput``; and
+    """``graphs`` (the forward graphs between breaks), ``graph_count``, ``graph_break_count``,
+    ``break_reasons`` (BreakReason list) and ``op_count``, as torch's ``ExplainOutput`` (whose
+    graphs are of torch-level calls, counting the functions called, not the methods: ember's
+    are of ember's ops, so ``x.sum()`` counts, ``F.linear`` counts its two ops); and
     ember's ``split``: how ``ember.compile`` splits the function at its breaks, statement by
     statement (``"pieces [lines 2-3], eager [line 4], ..."``, see ``ember.compiler.split``), or
     why it does not (``"not split: ..."``, then the function runs eagerly), None without breaks."""
@@ -54,8 +57,10 @@ def explain(f, *extra_args, **extra_kwargs):
     def inner(*args, **kwargs):
         world = World(f, args, kwargs)
         _, cap = capture(f, args, kwargs, world)
-        if not cap.breaks:
-            return ExplainOutput(cap.pieces, cap.breaks)
+        if not cap.breaks:  # the forward graph, as torch's (a recording has its backward too)
+            graphs = cap.pieces if cap.joint is None or not cap.pieces else \
+                [forward_graph(cap.graph, cap.sources, cap.joint[0])[0]]
+            return ExplainOutput(graphs, cap.breaks)
         try:
             split = plan(*((f.__call__, f.forward) if isinstance(f, Module) else (f, f)), cap)
         except Refused as e:

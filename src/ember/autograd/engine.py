@@ -81,6 +81,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     roots = [node for node, _ in roots]
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
+    _ALONE[0] = _probe() if _STEAL else None  # (the interpreter's frame evaluator may have changed)
     prev, casts, selective = STATE.enabled, INPUT_CASTS[:], getattr(_TASK, "selective", False)
     STATE.enabled = create_graph
     # (grad_within records a compiled backward whole; a checkpoint's inner walk is the outer one's part)
@@ -238,7 +239,7 @@ def _leading_to(roots, targets):
 
 def _accumulate(variable, grad, create_graph):
     if variable._grad is None:
-        if not create_graph and _STEAL and getrefcount(grad) == 3 and _unshared(grad, variable):
+        if not create_graph and getrefcount(grad) == _ALONE[0] and _unshared(grad, variable):
             variable._grad = grad  # no one else can see it: kept, not copied (torch's AccumulateGrad steals it too)
             return
         variable._grad = _first_grad(variable, grad if create_graph else grad.detach(), create_graph)
@@ -251,11 +252,14 @@ def _accumulate(variable, grad, create_graph):
 
 
 # The counts above and in _unshared are of references only the engine holds: for a gradient,
-# _execute's local, _accumulate's argument and getrefcount's own; for an array, its tensor's
-# slot, _unshared's local and getrefcount's own. More means a hook, a retain_grad, a capture or a
-# user's tensor holds it, and ``.grad`` gets a copy. What getrefcount counts differs between
-# Python versions (3.14 borrows some references), so the gradient is kept without a copy only
-# where the same shapes of code, probed below, give these counts; elsewhere it is always copied.
+# _execute's local, _accumulate's argument and getrefcount's own (and, while a frame evaluator
+# is installed, PEP 523's, the caller's copy of the argument: torch's dynamo leaves its own
+# installed once a compile raised, as ``fullgraph=True`` does at a graph break); for an array,
+# its tensor's slot, _unshared's local and getrefcount's own. More means a hook, a retain_grad,
+# a capture or a user's tensor holds it, and ``.grad`` gets a copy. What getrefcount counts
+# differs between Python versions (3.14 borrows some references) and with the interpreter's
+# frame evaluator, so each walk probes the same shapes of code first (_ALONE) and keeps the
+# gradient without a copy only where they give these counts; elsewhere it is always copied.
 
 
 def _count_argument(x):
@@ -263,19 +267,22 @@ def _count_argument(x):
 
 
 def _probe():
-    """True where getrefcount counts 3 for a local passed to a function, as _execute passes a
-    gradient to _accumulate, and 3 for an attribute read into a local, as _unshared reads arrays."""
+    """What getrefcount counts now for a local passed to a function, as _execute passes a
+    gradient to _accumulate: 3, or 4 under a frame evaluator; None (never kept) where that is
+    neither or where an attribute read into a local, as _unshared reads arrays, is not 3."""
     held, box = object(), _Slot()
     box.slot = object()
     read = box.slot
-    return _count_argument(held) == 3 and getrefcount(read) == 3
+    count = _count_argument(held)
+    return count if count in (3, 4) and getrefcount(read) == 3 else None
 
 
 class _Slot:
     __slots__ = ("slot",)  # as a tensor holds its array
 
 
-_STEAL = _probe()
+_STEAL = _probe() is not None  # (False: every first gradient is copied)
+_ALONE = [_probe() if _STEAL else None]  # the count of a gradient only the engine holds, probed per walk
 
 
 def _unshared(grad, variable):

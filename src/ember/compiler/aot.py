@@ -26,7 +26,7 @@ from . import replay
 from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
-__all__ = ["record_backward", "runs_hooks", "split", "without_gradients", "Joint", "CompiledGraph"]
+__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -137,22 +137,10 @@ def split(graph, sources, forward_ids, grads, grad_layouts=None):
     saved += [g for _, g in grads if g not in in_backward and not is_grad_output.get(g) and g not in saved]
     if set(saved) & {p for p, _ in graph.mutations}:
         return None
-    fwd, env = Graph(), {}
-    fwd_sources, fwd_index = [], {}
-    for k, (p, s) in enumerate(zip(graph.placeholders, sources)):
-        if not is_grad_output[p]:
-            env[p] = fwd.placeholder(p.name, p.meta)
-            fwd_index[k] = len(fwd_sources)
-            fwd_sources.append(s)
-    for n in graph.nodes:
-        if n.op == "call_op" and n not in in_backward:
-            env[n] = fwd.call_op(n.target, _remap(n.args, env), _remap(n.kwargs, env), n.meta)
-    for p, v in graph.mutations:
-        fwd.mutate(env[p], env[v])
-    fwd.output([_remap(v, env) for v in graph.outputs] + [env[n] for n in saved])
+    fwd, fwd_sources, fwd_index = forward_graph(graph, sources, forward_ids, saved)
     bwd, benv = Graph(), {}
-    fwd.symbols = bwd.symbols = graph.symbols
-    fwd.symbol_ranges = bwd.symbol_ranges = graph.symbol_ranges
+    bwd.symbols = graph.symbols
+    bwd.symbol_ranges = graph.symbol_ranges
     for n in saved:
         benv[n] = bwd.placeholder(n.name, n.meta)
     for p in graph.placeholders:
@@ -221,6 +209,26 @@ def without_gradients(backward, n_saved, missing):
     none = [j for j, o in enumerate(outputs) if o in zero and o not in needs]
     graph.output([o if not isinstance(o, Node) else env.get(o) for o in outputs])
     return graph, [a.meta for a in needs], none
+
+
+def forward_graph(graph, sources, forward_ids, saved=()):
+    """The forward half of a joint graph (its nodes whose ids are in ``forward_ids``; its
+    placeholders but the grad_output ones; its mutations), returning the user's outputs, then
+    the nodes ``saved``: ``(graph, its placeholders' sources, {joint placeholder index: forward's})``."""
+    fwd, env, fwd_sources, fwd_index = Graph(), {}, [], {}
+    for k, (p, s) in enumerate(zip(graph.placeholders, sources)):
+        if s[0] != "grad_output":
+            env[p] = fwd.placeholder(p.name, p.meta)
+            fwd_index[k] = len(fwd_sources)
+            fwd_sources.append(s)
+    for n in graph.nodes:
+        if n.op == "call_op" and id(n) in forward_ids:
+            env[n] = fwd.call_op(n.target, _remap(n.args, env), _remap(n.kwargs, env), n.meta)
+    for p, v in graph.mutations:
+        fwd.mutate(env[p], env[v])
+    fwd.output([_remap(v, env) for v in graph.outputs] + [env[n] for n in saved])
+    fwd.symbols, fwd.symbol_ranges = graph.symbols, graph.symbol_ranges
+    return fwd, fwd_sources, fwd_index
 
 
 def _remap(value, env):

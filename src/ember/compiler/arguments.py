@@ -18,7 +18,7 @@ class Binder:
     :meth:`bound`."""
 
     __slots__ = ("fn", "holder", "signature", "names", "least", "keyword_only", "defaults", "varargs", "varkw",
-                 "of", "formed", "module", "unordered")
+                 "of", "formed", "module", "unordered", "short", "shapes")
 
     def __init__(self, fn):
         self.fn, self.holder = fn, getattr(fn, "__func__", fn)  # (whose defaults a method has)
@@ -48,6 +48,11 @@ class Binder:
         self.unordered = self.varkw and _read_by_name(getattr(self.holder, "__code__", None))
         if any(p.kind is _P.POSITIONAL_ONLY for p in params):
             self.names = None  # (bound by the signature itself: a keyword may then go to ``**kwargs``)
+        # {n: (the values filled in, the keywords)} of the calls of n <= least positional values and
+        # no keyword: their form does not depend on the values passed (``f(x, y)``, ``alpha=0.5``);
+        # {(n, keyword names): ([(name, passed, default)] positional, the same of the keywords)} of
+        # such calls with keywords that the form always keeps (``f(x, alpha=0.7)``, ``f(x=x, y=y)``)
+        self.short, self.shapes = {}, {}
 
     def bound(self, args, kwargs):
         """``(args, kwargs)`` of the same call in one form: each named parameter passed
@@ -65,6 +70,14 @@ class Binder:
         now = _defaults(self.holder)
         if now[0] is not self.of[0] or now[1] is not self.of[1]:  # (``fn.__defaults__ = ...``)
             self.__init__(self.fn)
+        elif not kwargs:
+            if len(args) in self.short:
+                tail, keyword = self.short[len(args)]
+                return args + tail, dict(keyword) if keyword else kwargs
+        elif (len(args), *kwargs) in self.shapes:
+            tail, keyword = self.shapes[(len(args), *kwargs)]
+            return (args + tuple([kwargs[name] if passed else value for name, passed, value in tail]),
+                    {name: kwargs[name] if passed else value for name, passed, value in keyword})
         call = self._filled(args, kwargs)
         if call is None:
             return args, kwargs
@@ -77,7 +90,24 @@ class Binder:
         for name in self.keyword_only:
             if name in keyword and _same(keyword[name], defaults.get(name, _P.empty)):
                 del keyword[name]
+        if len(args) <= self.least and self.names is not None:
+            self._keep(len(args), kwargs, filled[len(args):n], keyword)
         return tuple(filled[:n]), keyword
+
+    def _keep(self, n, kwargs, tail, keyword):
+        """Keeps the form of a call of ``n`` positional values (at most ``least``) and ``kwargs``
+        when it does not depend on the values passed: no keyword but one the form keeps."""
+        if not kwargs:
+            self.short[n] = tuple(tail), dict(keyword)
+            return
+        kept = self.names[n:self.least]
+        if all([name in kept or name in self.keyword_only and _filled_in(self.defaults.get(name, _P.empty))
+                for name in kwargs]):
+            # (a value passed is not kept: the plan holds no argument alive)
+            self.shapes[(n, *kwargs)] = ([(name, name in kwargs, None if name in kwargs else value)
+                                          for name, value in zip(kept, tail)],
+                                         [(name, name in kwargs, None if name in kwargs else value)
+                                          for name, value in keyword.items()])
 
     def _filled(self, args, kwargs):
         """``(positional values, keywords)`` with every named parameter (defaults filled in),

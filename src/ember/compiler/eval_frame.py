@@ -273,7 +273,7 @@ class _CompiledFunction:
         recheck = self._recheck
         if recheck is not None and not kwargs and recheck.holds(args):
             recheck.held = True
-            return self._last[1](args, fn, args, kwargs)  # a training loop: the last call's world again
+            return self._last[1](recheck.inputs(args), fn, args, kwargs)  # a training loop: the last call's world again
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)

@@ -25,7 +25,7 @@ from ..amp import autocast_mode as _autocast
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
-from .contents import members, owner, same, sharing
+from .contents import members, owner, same, scalar_key, sharing
 from .guards import code_ids, constants, object_tensors, optimizer_facts
 
 __all__ = ["Recheck"]
@@ -38,13 +38,16 @@ _BASE = operator.attrgetter("base")
 _GRAD = operator.attrgetter("grad")
 _IS_NONE = functools.partial(operator.is_, None)
 _PLAIN = (float, int, bool, str, type(None))
+_ARGUMENTS = frozenset(_PLAIN)  # (besides tensors: an argument compared by its guard's key)
 _END = object()
 
 
 class Recheck:
     """The facts of one call (its ``world``, made with ``args`` and no keyword arguments), kept
-    for :meth:`holds`. Made only for calls whose arguments are all plain tensors and that hold no
-    declared tensors (``Recheck.of`` answers None for others).
+    for :meth:`holds`. Made only for calls whose arguments are plain tensors or plain Python
+    values (a float, int, bool, str or None: compared by the key its guard compares,
+    :func:`~.contents.scalar_key`, so ``f(x, y, 0.5)`` with a float default filled in is covered)
+    and that hold no declared tensors (``Recheck.of`` answers None for others).
 
     :meth:`holds` compares objects by identity (what the walk read; the plain objects'
     tensors; the optimizers' parameters; the arrays of the tensors read and of the parameters:
@@ -60,12 +63,17 @@ class Recheck:
     @classmethod
     def of(cls, world, args, kwargs):
         """A Recheck of the call that made ``world``, or None for a call it does not cover."""
-        if kwargs or world.held or any([type(a) is not Tensor for a in args]):
+        if kwargs or world.held or any([type(a) is not Tensor and type(a) not in _ARGUMENTS for a in args]):
             return None
         return cls(world, args)
 
     def __init__(self, world, args):
         self.world, self.n_args, self.held = world, len(args), False  # held: set by the caller
+        # the positions of the tensors among the arguments (None: all are) and the others' keys
+        self.at = at = None if all([type(a) is Tensor for a in args]) else [
+            i for i, a in enumerate(args) if type(a) is Tensor]
+        self.keys = None if at is None else [scalar_key(a) for a in args if type(a) is not Tensor]
+        args = self.inputs(args)
         self.grad_mode, self.dtype, self.hooks = STATE.enabled, get_default_dtype(), _graph.HOOKS_VERSION[0]
         self.autocast = list(_autocast.ACTIVE)
         _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
@@ -86,6 +94,22 @@ class Recheck:
         self.optimizers = [[opt, optimizer_facts(opt), _copies(opt)] for opt in world.optimizers]
         self.rare = bool(self.containers or self.objects or world.held_lists or self.scalars or self.functions)
         self.then = self._objects(again=False), self._values(args)
+
+    def inputs(self, args):
+        """The tensors among ``args`` (the graph's inputs), in order."""
+        return args if self.at is None else [args[i] for i in self.at]
+
+    def _plain_hold(self, args):
+        """Whether the arguments other than tensors are where and what they were."""
+        at, keys, k = self.at, self.keys, 0
+        for i, a in enumerate(args):
+            if k < len(at) and at[k] == i:
+                if type(a) is not Tensor:
+                    return False
+                k += 1
+            elif type(a) not in _ARGUMENTS or scalar_key(a) != keys[i - k]:
+                return False
+        return True
 
     def _objects(self, again=True):
         """The objects the facts rest on (identity), in a fixed order: what the walk read (closure
@@ -129,6 +153,10 @@ class Recheck:
                 or _module.STATE_VERSION[0] != world.version or _graph.HOOKS_VERSION[0] != self.hooks
                 or _autocast.ACTIVE != self.autocast):
             return False
+        if self.at is not None:
+            if not self._plain_hold(args):
+                return False
+            args = self.inputs(args)
         objects, values = self.then
         if not same(self._objects(), objects) or self.rare and not self._rare_hold():
             return False
