@@ -24,6 +24,7 @@ except where they happen to follow one polynomial at every probe (an arithmetic 
 use where a float (a constant, or a name or attribute holding one) meets a traced int in an
 arithmetic operator or a comparison.
 """
+import builtins
 import dis
 import math
 import os
@@ -33,10 +34,11 @@ import sysconfig
 import numpy as np
 
 from .structure import EMBER_DIR, user_frame
+from .symbolic import minimum
 
 __all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
            "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
-           "patch_math", "unpatch_math"]
+           "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -271,10 +273,36 @@ def patch_math():
     return saved
 
 
-def unpatch_math(saved):
-    """Puts back ``math``'s functions (:func:`patch_math`)."""
+def unpatch_math(saved, module=math):
+    """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s."""
     for name, original in saved.items():
-        setattr(math, name, original)
+        setattr(module, name, original)
+
+def _traced_minmax(name, original):
+    def traced(*args, **kwargs):
+        if len(args) > 1 and not kwargs and any(type(a) is TracedInt for a in args) and all(
+                type(a) is int or type(a) is TracedInt and a.expr is not None and a.uses.active for a in args) \
+                and _from_user():  # (``min(k, 8)``: an expression of the symbols, as torch's sym_min)
+            uses = next(a.uses for a in args if type(a) is TracedInt)
+            expr = args[0].expr if type(args[0]) is TracedInt else int(args[0])
+            for a in args[1:]:
+                expr = minimum(name, expr, a.expr if type(a) is TracedInt else int(a))
+            return TracedInt(original(*(int.__int__(a) for a in args)), uses, expr)
+        return original(*args, **kwargs)
+    traced.__name__, traced.__doc__ = name, original.__doc__
+    return traced
+
+
+def patch_minmax():
+    """Puts tracing versions of the built-in ``min`` and ``max`` into :mod:`builtins` while int
+    arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
+    user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
+    :func:`unpatch_math` puts back (with ``module=builtins``)."""
+    saved = {name: getattr(builtins, name) for name in ("min", "max")}
+    for name, original in saved.items():
+        setattr(builtins, name, _traced_minmax(name, original))
+    return saved
+
 
 for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":
@@ -287,8 +315,8 @@ for _name in dir(float):
 
 
 def traced_operands(op, inputs, attrs):
-    """The positions of an op's ``inputs`` that are traced ints (or plain ints with one's
-    value: :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
+    """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
+    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
     and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
     value) is a use of it: the graph takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat}
@@ -298,7 +326,7 @@ def traced_operands(op, inputs, attrs):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
-    return tuple(i for i, x in enumerate(inputs) if traced(x)), found
+    return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
 
 
 def _floats_in(value):
