@@ -20,6 +20,9 @@ Two rules, each applied where its ops make their results:
   whatever the input's layout, a size-1 dim's stride included (``sum(1, keepdim=True)`` of a
   channels-last input is (20, 20, 5, 1)); NumPy keeps the input's order and, with
   ``keepdims``, gives a size-1 dim another stride.
+* :func:`joined` -- ``cat`` and ``stack``: the format every input suggests (channels-last),
+  else row-major (torch's ``compute_output_memory_format``); NumPy's join keeps the inputs'
+  order instead (a stack of transposed matrices came out transposed).
 * :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
   channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
   it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
@@ -37,7 +40,7 @@ from ._backend.index_layout import compatible_strides, laid_out_as, tensor_itera
 from ._memory_format import (_ORDER, channels_last, contiguous_format, is_contiguous, laid_out, may_suggest,
                              suggested, strides as format_strides)
 
-__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major"]
+__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major", "joined"]
 
 
 def _operand_strides(shape, arrays):
@@ -188,3 +191,12 @@ def row_major(out):
     if type(out) is np.ndarray and 1 in out.shape and out.ndim > 1:
         return out.reshape(-1).reshape(out.shape)  # (NumPy's C strides: torch's, size-1 dims too)
     return out
+
+
+def joined(out, arrays):
+    """``out``, the join (``cat``/``stack``) of ``arrays``, as torch lays it out: as NumPy's
+    join left it where every input suggests one channels-last format, else row-major."""
+    if type(out) is not np.ndarray or out.flags.c_contiguous:
+        return out
+    formats = {suggested(a) if type(a) is np.ndarray else contiguous_format for a in arrays}
+    return out if len(formats) == 1 and contiguous_format not in formats else row_major(out)
