@@ -48,10 +48,9 @@ def _branch(lib, a):
     return a * 2 if lib.jit.is_tracing() else a * 3  # (the traced call's branch is recorded)
 
 
-def test_what_cannot_be_recorded_runs_eagerly_and_save_raises(tmp_path):
+def test_what_cannot_be_recorded_runs_eagerly(tmp_path):
     """A ``print`` in the traced call (torch's trace prints once and records the rest): the
-    function itself, with a warning; ``is_tracing()`` is True in the recorded call only;
-    ``traced.save`` raises as ``jit.save`` does."""
+    function itself, with a warning; ``is_tracing()`` is True in the recorded call only."""
     def noisy(a):
         print("tracing")
         return a + 1
@@ -61,5 +60,32 @@ def test_what_cannot_be_recorded_runs_eagerly_and_save_raises(tmp_path):
     assert traced(ember.ones(2)).tolist() == [2.0, 2.0] == torch.jit.trace(
         lambda a: _branch(torch, a), torch.ones(2), check_trace=False)(torch.ones(2)).tolist()
     assert _branch(ember, ember.ones(2)).tolist() == [3.0, 3.0] and not ember.jit.is_tracing()
-    with pytest.raises(NotImplementedError, match=r"jit.save is not supported"):
-        traced.save(str(tmp_path / "m.pt"))
+
+
+def test_save_and_load_a_traced_module_as_torchs_round_trip(tmp_path):
+    """``jit.save``/``traced.save`` then ``jit.load``: a module giving the traced one's results
+    with its state_dict, the extra files back, as torch's; ember's file is data (the export
+    format), so a file that is neither raises RuntimeError as torch's does, and a module that
+    was not traced cannot be saved."""
+    net, theirs = _nets()
+    net.eval(), theirs.eval()
+    x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    traced, want = ember.jit.trace(net, ember.tensor(x)), torch.jit.trace(theirs, torch.tensor(x))
+    ember.jit.save(traced, tmp_path / "e.pt", _extra_files={"note.txt": "hi"})
+    torch.jit.save(want, tmp_path / "t.pt", _extra_files={"note.txt": "hi"})
+    ours, theirs = {"note.txt": ""}, {"note.txt": ""}
+    loaded = ember.jit.load(str(tmp_path / "e.pt"), _extra_files=ours)
+    expected = torch.jit.load(str(tmp_path / "t.pt"), _extra_files=theirs)
+    assert ours == theirs == {"note.txt": b"hi"}
+    assert list(loaded.state_dict()) == list(expected.state_dict())
+    np.testing.assert_allclose(loaded(ember.tensor(x)).detach().numpy(),
+                               expected(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    traced.save(str(tmp_path / "again.pt"))  # (the method, as torch's)
+    assert ember.jit.load(str(tmp_path / "again.pt"))(ember.tensor(x)).tolist() == traced(ember.tensor(x)).tolist()
+    (tmp_path / "junk.pt").write_bytes(b"not a model")
+    with pytest.raises(RuntimeError):
+        torch.jit.load(str(tmp_path / "junk.pt"))
+    with pytest.raises(RuntimeError, match="not an ember.export file"):
+        ember.jit.load(str(tmp_path / "junk.pt"))
+    with pytest.raises(NotImplementedError, match="only a module made by ember.jit.trace"):
+        ember.jit.save(net, tmp_path / "plain.pt")

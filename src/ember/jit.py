@@ -5,19 +5,26 @@ compiler's graph of the example call (:class:`TracedModule`: callable, ``.graph`
 
 A program decorated with ``@torch.jit.script``, ``@torch.jit.ignore`` or ``@torch.jit.export``,
 that traces a model for speed, or that asks ``torch.jit.is_scripting()`` runs unchanged.
-What needs TorchScript itself raises when called, naming what to do instead: ``save`` and
-``load`` of TorchScript archives (save a ``state_dict`` with ``ember.save``) and compiling
-TorchScript source (``CompilationUnit``). ``ember.compile`` is ember's compiler.
+``save`` writes a traced module's graph and tensors in ``ember.export``'s format (data only:
+loading runs no code from the file) and ``load`` reads it back as a module. What needs
+TorchScript itself raises when called, naming what to do instead: ``save`` of a module that
+was not traced, ``load`` of torch's TorchScript archives (they hold TorchScript code) and
+compiling TorchScript source (``CompilationUnit``). ``ember.compile`` is ember's compiler.
 """
 import builtins
 import contextlib
+import io
+import os
 import typing
 import warnings
+import zipfile
 from collections import namedtuple
 
 from .compiler.capture import capture, flatten
 from .compiler.exc import Unsupported
 from .compiler.guards import World
+from .export import serialize
+from .export.exported_program import ExportedProgram
 from .fx.graph_module import CapturedGraphModule
 from .nn.modules.module import Module
 
@@ -76,9 +83,8 @@ class TracedModule(CapturedGraphModule):
     the dispatcher (results carry autograd history). ``.graph`` and ``.code`` are the compiler's
     graph of that call; the module holds the traced module's parameters and buffers themselves,
     under their names. A call with tensors of other shapes or dtypes is recorded again for them
-    (a graph bakes sizes in: a mean's count, a view's shape). ``save`` raises NotImplementedError
-    (a TorchScript archive holds code; ``ember.export.save`` writes a graph that loads without
-    running any)."""
+    (a graph bakes sizes in: a mean's count, a view's shape). ``save`` writes the example call's
+    graph (see :func:`save`)."""
 
     def forward(self, *args, **kwargs):
         """The recorded graph run on these tensors (one recorded for their shapes and dtypes)."""
@@ -91,7 +97,7 @@ class TracedModule(CapturedGraphModule):
         return CapturedGraphModule.run_at(module, flat, None)
 
     def save(self, f, _extra_files=None):
-        """Not supported (NotImplementedError), see :func:`save`."""
+        """The example call's graph and this module's tensors written to ``f`` (see :func:`save`)."""
         save(self, f, _extra_files)
 
 
@@ -251,13 +257,53 @@ def optimize_for_inference(mod, other_methods=None):
 
 
 def save(m, f, _extra_files=None):
-    """Not supported (NotImplementedError): save ``m.state_dict()`` with ``ember.save``."""
-    raise _not_supported("save", "save the module's state_dict with ember.save and load it into the same class")
+    """Write a :class:`TracedModule` (what :func:`trace` returns) to ``f`` (a path, written
+    atomically, or a writable binary file): the graph of its example call and its tensors, in
+    ``ember.export.save``'s format (a zip of JSON and raw bytes). ``_extra_files``: ``{name:
+    text}`` stored beside them.
+
+    Raises:
+        NotImplementedError: ``m`` is not a traced module (a scripted or plain module has no
+            recorded graph: save its ``state_dict`` with ``ember.save``, or trace it first).
+    """
+    if not builtins.isinstance(m, TracedModule):
+        raise _not_supported("save", f"only a module made by ember.jit.trace can be saved (got "
+                             f"{type(m).__name__}); save its state_dict with ember.save, or trace it first")
+    serialize.save(ExportedProgram(m, {}), f, extra_files=_extra_files)
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
-    """Not supported (NotImplementedError): a TorchScript archive holds TorchScript code."""
-    raise _not_supported("load", "load a state_dict saved with torch.save into the model's Python class")
+    """The module :func:`save` wrote to ``f`` (a path or readable binary file): it runs the
+    saved graph on inputs of the traced call's dtypes and shapes and holds its tensors
+    (``state_dict()``); no code in the file is run. ``_extra_files`` (a dict) gets the saved
+    extra files' contents (bytes, as torch's) for its keys. ``map_location``: ember has only the CPU.
+
+    Raises:
+        NotImplementedError: ``f`` is TorchScript's archive (written by torch: it holds TorchScript code).
+        RuntimeError: ``f`` is neither (naming why); on call, inputs unlike the traced call's.
+    """
+    data = _read(f)
+    try:
+        names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    except zipfile.BadZipFile:
+        names = []
+    if any(n.endswith(("/constants.pkl", "/code/")) or "/code/" in n for n in names):
+        raise _not_supported("load", "this is a TorchScript archive, which holds TorchScript code; load a "
+                             "state_dict saved with torch.save into the model's Python class")
+    try:
+        program = serialize.load(io.BytesIO(data), extra_files=_extra_files)
+    except ValueError as e:
+        raise RuntimeError(f"ember.jit.load: {e}") from None
+    for name in _extra_files or {}:
+        _extra_files[name] = _extra_files[name].encode()
+    return program.module()
+
+
+def _read(f):
+    if builtins.isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return fh.read()
+    return f.read()
 
 
 def export_opnames(m):

@@ -4,6 +4,7 @@ import pytest
 
 import ember
 from ember._ops import core
+from ember.compiler import backends
 from ember.compiler.backends import c as c_backend
 
 
@@ -32,6 +33,21 @@ def broken_cc(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(cc))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return cc
+
+
+@pytest.fixture
+def c_builds(monkeypatch):
+    """The callables the C backend made (each with its ``.c_source``), in order; no compiled
+    code in memory before or after."""
+    ember.compiler.reset()
+    made, compile_c = [], backends.compile_c
+
+    def spy(graph, options, compiler):
+        made.append(compile_c(graph, options, compiler))
+        return made[-1]
+    monkeypatch.setattr(backends, "compile_c", spy)
+    yield made
+    ember.compiler.reset()
 
 
 class Plans(list):

@@ -9,25 +9,10 @@ import ember.nn.functional as F
 from ember import nn
 from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
-from ember.compiler import backends
 from ember.compiler.backends import toolchain
 from ember.fx.experimental.dynamic_spec import STATIC, ShapeVar, TensorSpec, dynamic_spec
 
 pytestmark = pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
-
-
-@pytest.fixture
-def c_builds(monkeypatch):
-    """The callables the C backend made (each with its .c_source), in order."""
-    ember.compiler.reset()
-    made, compile_c = [], backends.compile_c
-
-    def spy(graph, options, compiler):
-        made.append(compile_c(graph, options, compiler))
-        return made[-1]
-    monkeypatch.setattr(backends, "compile_c", spy)
-    yield made
-    ember.compiler.reset()
 
 
 def _step(model, *inputs):

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import ember
-from ember.compiler import backends
 from ember.compiler.backends import shared, toolchain
 
 LOOP = """/* loop over [{n}]: Neg(neg_{i}) */
@@ -32,20 +31,6 @@ def test_loops_alike_but_for_their_lengths_share_one_copy_that_is_never_cloned()
     assert "k0(p, 0, 128);" in merged and "k1(p, 0, 512);" in merged
     same, = shared.share([LOOP.format(i=0, n=128, a=3, b=5), LOOP.format(i=1, n=128, a=7, b=2)])
     assert "__attribute__((noinline)) void kd0(" in same and "noclone" not in same
-
-
-@pytest.fixture
-def c_builds(monkeypatch):
-    """The callables the C backend made (each with its .c_source), in order."""
-    ember.compiler.reset()
-    made, compile_c = [], backends.compile_c
-
-    def spy(graph, options, compiler):
-        made.append(compile_c(graph, options, compiler))
-        return made[-1]
-    monkeypatch.setattr(backends, "compile_c", spy)
-    yield made
-    ember.compiler.reset()
 
 
 def _model(lib):

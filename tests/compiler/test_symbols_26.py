@@ -8,10 +8,9 @@ import warnings
 import pytest
 import torch
 import torch._dynamo
-from torch._dynamo.testing import CompileCounter
 
 import ember
-from ember._dynamo.utils import counters
+from test_int_symbols_25 import _compiled_and_counted
 
 
 def _equal(x, k):
@@ -80,17 +79,6 @@ def _maths(x, lr):
 
 KS = [0, 1, 2, 3, 4, 5, 6, 9, -4, 100, 3, 7]
 LRS = [0.05, 0.15, 0.25, 0.55, 0.65, 2.5, 0.0, -1.5, 0.45, 0.5]
-
-
-def _compiled_and_counted(lib, f):
-    """``f`` compiled afresh by ``lib`` and a count of its graphs: torch's frames (CompileCounter),
-    ember's captured graphs (``aot_eager``)."""
-    torch._dynamo.reset()
-    ember.compiler.reset()
-    counters.clear()
-    cnt = CompileCounter()
-    compiled = lib.compile(f, backend=cnt if lib is torch else "aot_eager")
-    return compiled, (lambda: cnt.frame_count) if lib is torch else (lambda: counters["stats"]["unique_graphs"])
 
 
 def _compiling_calls(f, values, x_values):
