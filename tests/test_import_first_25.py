@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-_FIRST = ["ember.fx", "ember.export", "ember.compiler", "ember._dynamo", "ember._inductor", "ember._functorch"]  # (the compiler's importers)
+_FIRST = ["ember.fx", "ember.export", "ember.jit", "ember.compiler", "ember._dynamo", "ember._inductor", "ember._functorch"]  # (the compiler's importers)
 
 
 def test_every_subpackage_imports_first_in_a_fresh_process():

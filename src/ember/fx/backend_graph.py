@@ -21,7 +21,7 @@ from ..autograd.grad_mode import set_grad_enabled
 from ..compiler.graph import Node as _IRNode, Subgraph, _snake
 from ..compiler.replay import _arrays, _tensors, dispatch
 from .graph import Graph
-from .graph_module import GraphModule
+from . import graph_module as _graph_module  # (the module: graph_module imports the compiler, which imports this)
 
 __all__ = ["OpCall", "copy_into", "backend_graph_module"]
 
@@ -158,4 +158,4 @@ def backend_graph_module(graph):
     for p, v in graph.mutations:
         fx.call_function(copy_into, (env[p], _mapped(v, env)))
     fx.output(tuple(_mapped(v, env) for v in graph.outputs))
-    return GraphModule({}, fx)
+    return _graph_module.GraphModule({}, fx)
