@@ -21,8 +21,8 @@ Two rules, each applied where its ops make their results:
   channels-last input is (20, 20, 5, 1)); NumPy keeps the input's order and, with
   ``keepdims``, gives a size-1 dim another stride.
 * :func:`joined` -- ``cat`` and ``stack``: the format every input suggests (channels-last),
-  else row-major (torch's ``compute_output_memory_format``); NumPy's join keeps the inputs'
-  order instead (a stack of transposed matrices came out transposed).
+  else row-major (torch's ``compute_output_memory_format``), where NumPy's join follows the
+  inputs' order.
 * :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
   channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
   it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
@@ -193,10 +193,31 @@ def row_major(out):
     return out
 
 
-def joined(out, arrays):
-    """``out``, the join (``cat``/``stack``) of ``arrays``, as torch lays it out: as NumPy's
-    join left it where every input suggests one channels-last format, else row-major."""
-    if type(out) is not np.ndarray or out.flags.c_contiguous:
-        return out
-    formats = {suggested(a) if type(a) is np.ndarray else contiguous_format for a in arrays}
-    return out if len(formats) == 1 and contiguous_format not in formats else row_major(out)
+def _keeps_format(arrays):
+    """Whether all ``arrays`` suggest one channels-last format (their join keeps it)."""
+    formats = {suggested(a) for a in arrays}
+    return len(formats) == 1 and contiguous_format not in formats
+
+
+def joined(join, arrays, axis, stacked=False):
+    """``join(arrays, axis=axis)`` (NumPy's ``concatenate``, or ``stack`` where ``stacked``)
+    laid out as torch's ``cat``/``stack``: NumPy's order where every input suggests one
+    channels-last format, else row-major (NumPy's join follows the inputs' order: a stack of
+    transposed matrices came out transposed). Inputs led by a row-major one are joined first
+    (row-major results: one flag read), others straight into a row-major result."""
+    first = arrays[0]
+    if type(first) is not np.ndarray:
+        return join(arrays, axis=axis)
+    if first.flags.c_contiguous:
+        out = join(arrays, axis=axis)
+        return out if out.flags.c_contiguous or _keeps_format(arrays) else row_major(out)
+    if _keeps_format(arrays):
+        return join(arrays, axis=axis)
+    shape = list(first.shape)
+    if stacked:
+        shape.insert(axis, len(arrays))
+    else:
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+    dtypes = {a.dtype for a in arrays}
+    out = np.empty(tuple(shape), dtype=dtypes.pop() if len(dtypes) == 1 else np.result_type(*arrays))
+    return join(arrays, axis=axis, out=out)

@@ -32,6 +32,15 @@ def test_cat_of_transposes_is_row_major(dim):
     assert e == t
 
 
+def test_stack_of_mixed_layouts_is_row_major():
+    def f(m):
+        x = m.arange(9.).reshape(3, 3)
+        return [(r.stride(), r.tolist()) for r in (m.stack([x, x.t()], 1), m.stack([x.t(), x], 2),
+                                                    m.cat([x.t(), x], 1), m.cat([x[:, :2], x.t()[:, :2]], 0))]
+    t, e = _both(f)
+    assert e == t
+
+
 def test_cat_of_channels_last_keeps_it():
     def f(m):
         x = m.arange(120.).reshape(2, 3, 4, 5).to(memory_format=m.channels_last)

@@ -105,7 +105,7 @@ class Cat(Op):
 
     @staticmethod
     def forward(*xs, dim=0):
-        return joined(namespace(*xs).concatenate(xs, axis=dim), xs)
+        return joined(namespace(*xs).concatenate, xs, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -151,7 +151,7 @@ class Stack(Op):
 
     @staticmethod
     def forward(*xs, dim=0):
-        return joined(namespace(*xs).stack(xs, axis=dim), xs)
+        return joined(namespace(*xs).stack, xs, dim, stacked=True)
 
     @staticmethod
     def backward(ctx, g):
