@@ -121,6 +121,9 @@ INJECTION_ALLOWED = {
     # functions torch's dynamo traces make traced floats of it (``math.sqrt(lr)`` a graph input
     # Python computes at each call); the originals are put back when the recording ends.
     ("ember/compiler/traced_ints.py", "setattr(math, ...)"),
+    # While it records a call with an int argument traced, the built-in ``min`` and ``max`` of a
+    # traced int make a traced int (torch's ``sym_min``/``sym_max``); put back when it ends.
+    ("ember/compiler/traced_ints.py", "setattr(builtins, ...)"),
 }
 
 

@@ -491,12 +491,28 @@ def _unify(samples, fixed):
     for nodes in zip(*(g.nodes for g in graphs)):
         n = nodes[0]
         where = f"{n.name} ({getattr(n.target, 'name', n.op)})"
-        args = same([m.args for m in nodes], where)
+        args = same(_with_minmax(nodes, graphs[0], [p for p, _ in samples], fixed), where)
         kwargs = same([m.kwargs for m in nodes], where)
         shape = same([m.meta.get("shape") for m in nodes], f"{where} result shape")
         _strict([(m.meta.get("dtype"), m.meta.get("requires_grad"), m.meta.get("num_outputs")) for m in nodes], where)
         plan.append((n, args, kwargs, shape))
     return plan, sources, output
+
+
+def _with_minmax(nodes, graph, points, fixed):
+    """The samples' args of ``nodes``, each operand that came as a traced ``min``/``max`` of the
+    symbols (:func:`.traced_ints.patch_minmax`) its expression where it gives the values at every
+    point: no polynomial fits it over points on both sides of its corner."""
+    came = {j: e for j, e in graph.traced_operands.get(nodes[0], {}).items()
+            if isinstance(e, Expr) and ("min(" in repr(e) or "max(" in repr(e))
+            and set(fixed).isdisjoint(free_symbols(e))}
+    if not came:
+        return [m.args for m in nodes]
+    for j, e in list(came.items()):
+        if not all(j < len(m.args) and type(m.args[j]) is int and evaluate(e, p) == m.args[j]
+                   for m, p in zip(nodes, points)):
+            del came[j]
+    return [tuple(came.get(j, a) for j, a in enumerate(m.args)) for m in nodes]
 
 
 class SizedConstant:

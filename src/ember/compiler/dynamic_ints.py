@@ -1,5 +1,6 @@
 """Dynamic int arguments (:mod:`.dynamic`): recording with them traced (:mod:`.traced_ints`),
 the range of one that sizes a value, and the ints a dynamic graph returns."""
+import builtins
 import inspect
 import math
 from collections import deque
@@ -17,7 +18,7 @@ from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, note_unseen
-from .traced_ints import INT_POSITIONS, MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, plain, unpatch_math
+from .traced_ints import INT_POSITIONS, MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
@@ -46,6 +47,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         seen.active = True
     TRACING.append(uses)
     INT_POSITIONS.update((e.args[0], k) for k, e in symbols.items())
+    patched = patch_minmax()  # (``min(k, 8)``: a traced int)
     try:
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
         note_unseen(cap)  # (``k * 0.5`` passed on unseen: a use of ``k``)
@@ -56,6 +58,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         cap.output = plain(cap.output)
         return plain(result), cap
     finally:
+        unpatch_math(patched, builtins)
         TRACING.remove(uses)
         for e in symbols.values():
             INT_POSITIONS.pop(e.args[0], None)

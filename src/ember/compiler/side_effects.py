@@ -323,7 +323,8 @@ def _io_hook(frame, event, fn):
         what = _io_call(fn) if _RECORDINGS else None
         if what is not None and _from_user(frame):
             _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
-        elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame):
+        elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
+                fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
     elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_ints.py)
         try:

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 __all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator",
-           "free_symbols", "fit", "fit_ratio", "c_spelling"]
+           "free_symbols", "fit", "fit_ratio", "c_spelling", "minimum"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -25,7 +25,7 @@ _C_SPELLING = contextvars.ContextVar("c_spelling", default=None)
 
 _PRECEDENCE = {"+": 1, "*": 2, "//": 2, "%": 2, "/": 2}
 _OPERATOR = {"+": operator.add, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
-             "/": operator.truediv}
+             "/": operator.truediv, "min": min, "max": max}
 
 
 class SymbolicSizeError(TypeError):
@@ -40,7 +40,7 @@ class Underdetermined(ValueError):
 
 class Expr:
     """An integer expression: ``op`` is ``"sym"`` (``args == (name,)``), ``"+"``, ``"*"``,
-    ``"//"`` or ``"%"`` (two args, each an Expr or an int); ``"/"`` (true division) makes a
+    ``"//"``, ``"%"``, ``"min"`` or ``"max"`` (two args, each an Expr or an int: :func:`minimum`); ``"/"`` (true division) makes a
     float of two of them (``s0 / (s0 - 1)``, batch norm's unbiased-variance factor). Hashed by identity; ``==`` and the
     other comparisons build a :class:`Cond` (``bool()`` of ``==``/``!=`` compares structure)."""
     __slots__ = ("op", "args", "__weakref__")
@@ -116,6 +116,8 @@ class Expr:
         if self.op == "sym":
             return name(self.args[0])
         a, b = self.args
+        if self.op in ("min", "max"):  # (torch's sym_min, sym_max: ``min(k, 8)`` of a traced int)
+            return f"{self.op}({', '.join(v.code(name) if isinstance(v, Expr) else str(v) for v in (a, b))})"
         if self.op == "+" and isinstance(b, int) and b < 0:
             return f"{_operand(a, '+', name)} - {-b}"
         if self.op == "+" and isinstance(b, Expr) and b.op == "*" and b.args[0] == -1:
@@ -131,6 +133,8 @@ class Expr:
         a, b = (v.c_code(name) if isinstance(v, Expr) else f"({v})" if v < 0 else str(v) for v in self.args)
         if self.op == "/":
             return f"((double){a} / {b})"
+        if self.op in ("min", "max"):
+            return f"({a} {'<' if self.op == 'min' else '>'} {b} ? {a} : {b})"
         return f"({a} {'/' if self.op == '//' else self.op} {b})"
 
     def __repr__(self):
@@ -158,6 +162,8 @@ def _binary(op, a, b):
             return NotImplemented
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         return _OPERATOR[op](a, b)
+    if op in ("min", "max") and _key(a) == _key(b):
+        return a
     if op == "+":
         if isinstance(a, int) and not isinstance(a, Expr):  # ints go right: s0 + 1
             a, b = b, a
@@ -218,6 +224,12 @@ def c_spelling(name):
 
 def _key(value):
     return value.key() if isinstance(value, Expr) else value
+
+
+def minimum(op, a, b):
+    """``min(a, b)`` (``op`` ``"min"``) or ``max(a, b)`` of ints and expressions, as torch's
+    ``sym_min``/``sym_max``: an int where both are ints."""
+    return _binary(op, a, b)
 
 
 def symbol(name):

@@ -34,7 +34,7 @@ from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
-from .traced_ints import INT_POSITIONS, MADE, MATH, SAVED, TracedFloat, TracedInt
+from .traced_ints import INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "float_inputs", "fill_floats", "note_unseen"]
@@ -101,19 +101,20 @@ def float_conditions(position, uses, made):
 
 
 # computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
-_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in MATH}}
+_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc")}}
+_TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", lr)``)
 
 
 def _has_int(f):
     """Whether traced float ``f`` is computed from a traced int (``k * 0.5``)."""
     if type(f) is TracedInt:
         return True
-    return type(f) is TracedFloat and f.how[0] != "argument" and any(_has_int(v) for v in f.how[1:])
+    return type(f) in _TRACED and f.how[0] != "argument" and any(_has_int(v) for v in f.how[1:])
 
 
 def _positions(f):
     """The positions of the arguments traced float ``f`` is computed from."""
-    if type(f) is not TracedFloat:
+    if type(f) not in _TRACED:
         return set()
     if f.how[0] == "argument":
         return {f.how[1]}
@@ -124,7 +125,7 @@ def _how(f):
     """``f``'s computation (``TracedFloat.how``) as plain tuples (``("argument", position)``)."""
     if type(f) is TracedInt:  # (its expression, and the argument each symbol is: ``("int", i0, (("i0", 1),))``)
         return ("int", f.expr, tuple((name, INT_POSITIONS[name]) for name in free_symbols(f.expr)))
-    if type(f) is not TracedFloat:
+    if type(f) not in _TRACED:
         return f
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
     return f.how if kind == "argument" else (kind, _how(a), _how(b))
@@ -153,9 +154,14 @@ def _meets(conds, x):
             value = _value(cond[-1], lambda position: x)
         except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
             return False
-        if type(value) is not float or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
+        if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
             return False
     return True
+
+
+def _to_int(how):
+    """Whether ``how`` computes an int (``int(lr)``, ``round(lr)``: a :class:`~.traced_ints.FloatInt`)."""
+    return how[0] in ("math.floor", "math.ceil", "math.trunc") or how[0] == "round" and how[2] is None
 
 
 def _spell(how):
@@ -248,7 +254,8 @@ def _save_traced(output, floats):
     saved = getattr(getattr(output, "_grad_fn", None), "_saved", None)
     if type(saved) is list:
         for j, f in floats.items():
-            if type(j) is int and j < len(saved) and type(saved[j][0]) is float and saved[j][1] is None:
+            if type(j) is int and j < len(saved) and type(saved[j][0]) is (int if type(f) is FloatInt else float) \
+                    and saved[j][1] is None:
                 SAVED.append((saved, j, saved[j][0]))
                 saved[j] = (f, None)
 
@@ -294,8 +301,11 @@ def note_unseen(cap):
     """Notes a use of each traced float made in recording ``cap`` whose value, or its float32
     rounding, is a plain number of the graph (an op's operand or attribute) or in a constant
     tensor it made: Python passed it on unseen (an autograd node's saved operand, NumPy)."""
-    values, nans = {}, []
+    values, nans, ints = {}, [], {}
     for f in MADE:
+        if type(f) is FloatInt:  # (``int(lr)``: a plain int of the graph equal to it)
+            ints.setdefault(int.__int__(f), []).append(f)
+            continue
         v = float.__float__(f)
         if v != v:
             nans.append(f)
@@ -305,6 +315,7 @@ def note_unseen(cap):
     for node in cap.graph.nodes:
         for a in instances_in((node.args, node.kwargs), (float, np.floating)):
             hit += nans if a != a else values.get(float(a), [])
+        hit += [f for a in instances_in((node.args, node.kwargs), int) if type(a) is int for f in ints.get(a, ())]
     for source in cap.sources:
         if source[0] == "sized_const":  # (dynamic shapes: a full's fill value)
             hit += [f for a in instances_in(source[1].args, (float, np.floating)) for f in values.get(float(a), ())]

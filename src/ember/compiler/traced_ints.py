@@ -24,6 +24,7 @@ except where they happen to follow one polynomial at every probe (an arithmetic 
 use where a float (a constant, or a name or attribute holding one) meets a traced int in an
 arithmetic operator or a comparison.
 """
+import builtins
 import dis
 import math
 import os
@@ -33,10 +34,11 @@ import sysconfig
 import numpy as np
 
 from .structure import EMBER_DIR, user_frame
+from .symbolic import minimum
 
-__all__ = ["TracedInt", "TracedFloat", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
            "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
-           "patch_math", "unpatch_math"]
+           "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -196,6 +198,39 @@ _FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__su
 _PYTHON_COMPUTED = {"__pow__": "pow", "__rpow__": "pow", "__round__": "round"}
 
 
+# float's methods that make an int: the computation a graph input repeats (traced_floats)
+_TO_INT = {"__trunc__": "math.trunc", "__floor__": "math.floor", "__ceil__": "math.ceil",
+           "__round__": "round"}
+
+
+class FloatInt(int):
+    """An int Python computed from traced floats by ``int(lr)``, ``round(lr)``, ``math.floor``,
+    ``math.ceil`` or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
+    :class:`TracedFloat`'s): an op's operand takes it as a graph input that Python computes at each
+    call, as torch 2.13 traces it; every other method, from any code, is a use (its value kept)."""
+
+    def __new__(cls, value, uses, how):
+        self = super().__new__(cls, value)
+        self.uses, self.how = uses, how
+        MADE.append(self)
+        return self
+
+
+def _int_noting(name, method):
+    def use(self, *args):
+        if self.uses[0].active:
+            for seen in self.uses:
+                seen.append((name, user_frame()))
+        return method(self, *args)
+    use.__name__, use.__doc__ = name, f"int's ``{name}``, noting a use of the floats it came from."
+    return use
+
+
+for _name in dir(int):
+    if _name not in _KEPT and _name != "from_bytes" and callable(getattr(int, _name)):
+        setattr(FloatInt, _name, _int_noting(_name, getattr(int, _name)))
+
+
 # a comparison steers Python wherever it runs: ember's own functions check a number before their
 # op (``alpha == 1`` picks the op without a scale, ``dropout``'s ``p > 1`` raises), so it is a use
 # from any code (the op itself takes plain floats: the dispatcher passes them)
@@ -208,6 +243,10 @@ def _float_noting(name, method):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
         elif self.uses[0].active and _from_user():
+            if name in _TO_INT and (not args or args == (None,)) and all(seen.floats for seen in self.uses):
+                # (``int(lr)``, ``round(lr)``, ``math.floor(lr)``: an int Python computes at each call)
+                return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
+                                else (_TO_INT[name], self))
             how = _FLOAT_ARITHMETIC.get(name)
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
@@ -271,10 +310,36 @@ def patch_math():
     return saved
 
 
-def unpatch_math(saved):
-    """Puts back ``math``'s functions (:func:`patch_math`)."""
+def unpatch_math(saved, module=math):
+    """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s."""
     for name, original in saved.items():
-        setattr(math, name, original)
+        setattr(module, name, original)
+
+def _traced_minmax(name, original):
+    def traced(*args, **kwargs):
+        if len(args) > 1 and not kwargs and any(type(a) is TracedInt for a in args) and all(
+                type(a) is int or type(a) is TracedInt and a.expr is not None and a.uses.active for a in args) \
+                and _from_user():  # (``min(k, 8)``: an expression of the symbols, as torch's sym_min)
+            uses = next(a.uses for a in args if type(a) is TracedInt)
+            expr = args[0].expr if type(args[0]) is TracedInt else int(args[0])
+            for a in args[1:]:
+                expr = minimum(name, expr, a.expr if type(a) is TracedInt else int(a))
+            return TracedInt(original(*(int.__int__(a) for a in args)), uses, expr)
+        return original(*args, **kwargs)
+    traced.__name__, traced.__doc__ = name, original.__doc__
+    return traced
+
+
+def patch_minmax():
+    """Puts tracing versions of the built-in ``min`` and ``max`` into :mod:`builtins` while int
+    arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
+    user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
+    :func:`unpatch_math` puts back (with ``module=builtins``)."""
+    saved = {name: getattr(builtins, name) for name in ("min", "max")}
+    for name, original in saved.items():
+        setattr(builtins, name, _traced_minmax(name, original))
+    return saved
+
 
 for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":
@@ -287,22 +352,22 @@ for _name in dir(float):
 
 
 def traced_operands(op, inputs, attrs):
-    """The positions of an op's ``inputs`` that are traced ints (or plain ints with one's
-    value: :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
+    """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
+    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
     and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
     value) is a use of it: the graph takes it as a number."""
-    found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat}
+    found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
     if op.name in ("Add", "Sub") and type(attrs.get("alpha")) is TracedFloat:
         found["alpha"] = attrs["alpha"]
-    for value in (*(x for x in inputs if type(x) is not TracedFloat), *(v for k, v in attrs.items() if k not in found)):
+    for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
-    return tuple(i for i, x in enumerate(inputs) if traced(x)), found
+    return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
 
 
 def _floats_in(value):
-    if type(value) is TracedFloat:
+    if type(value) is TracedFloat or type(value) is FloatInt:
         yield value
     elif type(value) in (tuple, list, dict, slice):
         for v in (value.values() if type(value) is dict else (value.start, value.stop, value.step)
@@ -393,7 +458,7 @@ def traced(value):
 def plain(value):
     """``value`` with each :class:`TracedInt` and :class:`TracedFloat` in it (in tuples, lists, dicts, slices) a plain
     int: what a graph records."""
-    if type(value) is TracedInt:
+    if type(value) is TracedInt or type(value) is FloatInt:
         return int.__int__(value)
     if type(value) is TracedFloat:
         return float.__float__(value)
