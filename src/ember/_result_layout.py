@@ -20,6 +20,9 @@ Two rules, each applied where its ops make their results:
   whatever the input's layout, a size-1 dim's stride included (``sum(1, keepdim=True)`` of a
   channels-last input is (20, 20, 5, 1)); NumPy keeps the input's order and, with
   ``keepdims``, gives a size-1 dim another stride.
+* :func:`joined` -- ``cat`` and ``stack``: the format every input suggests (channels-last),
+  else row-major (torch's ``compute_output_memory_format``), where NumPy's join follows the
+  inputs' order.
 * :func:`channels_last_like` -- convolutions, pooling, interpolation: the result is
   channels-last when an input is (``suggest_memory_format``), else row-major. Op kernels get
   it from :func:`channels_last_from`, composite functions from :func:`in_input_format`.
@@ -37,7 +40,7 @@ from ._backend.index_layout import compatible_strides, laid_out_as, tensor_itera
 from ._memory_format import (_ORDER, channels_last, contiguous_format, is_contiguous, laid_out, may_suggest,
                              suggested, strides as format_strides)
 
-__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major"]
+__all__ = ["pointwise", "channels_last_like", "channels_last_from", "in_input_format", "row_major", "joined"]
 
 
 def _operand_strides(shape, arrays):
@@ -188,3 +191,33 @@ def row_major(out):
     if type(out) is np.ndarray and 1 in out.shape and out.ndim > 1:
         return out.reshape(-1).reshape(out.shape)  # (NumPy's C strides: torch's, size-1 dims too)
     return out
+
+
+def _keeps_format(arrays):
+    """Whether all ``arrays`` suggest one channels-last format (their join keeps it)."""
+    formats = {suggested(a) for a in arrays}
+    return len(formats) == 1 and contiguous_format not in formats
+
+
+def joined(join, arrays, axis, stacked=False):
+    """``join(arrays, axis=axis)`` (NumPy's ``concatenate``, or ``stack`` where ``stacked``)
+    laid out as torch's ``cat``/``stack``: NumPy's order where every input suggests one
+    channels-last format, else row-major (NumPy's join follows the inputs' order: a stack of
+    transposed matrices came out transposed). Inputs led by a row-major one are joined first
+    (row-major results: one flag read), others straight into a row-major result."""
+    first = arrays[0]
+    if type(first) is not np.ndarray:
+        return join(arrays, axis=axis)
+    if first.flags.c_contiguous:
+        out = join(arrays, axis=axis)
+        return out if out.flags.c_contiguous or _keeps_format(arrays) else row_major(out)
+    if _keeps_format(arrays):
+        return join(arrays, axis=axis)
+    shape = list(first.shape)
+    if stacked:
+        shape.insert(axis, len(arrays))
+    else:
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+    dtypes = {a.dtype for a in arrays}
+    out = np.empty(tuple(shape), dtype=dtypes.pop() if len(dtypes) == 1 else np.result_type(*arrays))
+    return join(arrays, axis=axis, out=out)

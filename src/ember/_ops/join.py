@@ -6,6 +6,7 @@ import itertools
 
 from .. import _dtype
 from .._backend import namespace
+from .._result_layout import joined
 from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, numpy_names, shape_arg, with_out
 from .core import Op, _type_name, apply, like_input, named, result_dtype
@@ -104,7 +105,7 @@ class Cat(Op):
 
     @staticmethod
     def forward(*xs, dim=0):
-        return namespace(*xs).concatenate(xs, axis=dim)
+        return joined(namespace(*xs).concatenate, xs, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -150,7 +151,7 @@ class Stack(Op):
 
     @staticmethod
     def forward(*xs, dim=0):
-        return namespace(*xs).stack(xs, axis=dim)
+        return joined(namespace(*xs).stack, xs, dim, stacked=True)
 
     @staticmethod
     def backward(ctx, g):
