@@ -295,7 +295,17 @@ def is_view_of(out, source):
 def wrapped_integer(number, dtype):
     """A Python int as a scalar of the integer ``dtype``, wrapped modulo 2**bits as PyTorch
     casts a scalar operand (``uint8 + -1`` adds 255); NumPy would raise OverflowError."""
-    return np.asarray(number).astype(dtype)[()]
+    return np.asarray(int_operand(number)).astype(dtype)[()]
+
+
+INT_MIN, UINT_END = -(1 << 63), 1 << 64  # the Python ints torch holds as a number operand (int64 or uint64)
+
+
+def int_operand(number):
+    """``number``, a Python int; OverflowError worded as torch's outside [-2**63, 2**64)."""
+    if not INT_MIN <= number < UINT_END:
+        raise OverflowError("int too big to convert" if number > 0 else "can't convert negative int to unsigned")
+    return number
 
 
 _FLOAT32_INF = 2 ** 128 - 2 ** 103  # the least magnitude that rounds to float32's inf
@@ -304,7 +314,10 @@ _FLOAT32_INF = 2 ** 128 - 2 ** 103  # the least magnitude that rounds to float32
 def float32_number(number):
     """A real Python number rounded to a float32 scalar, inf past float32's range as C++'s
     double-to-float conversion gives (NumPy would warn; a large int would raise OverflowError):
-    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``; nan stays nan."""
+    the number a float16/bfloat16 op computes with in PyTorch's float32 ``opmath``; nan stays nan.
+    An int outside [-2**63, 2**64) raises torch's OverflowError (:func:`int_operand`)."""
+    if type(number) is int:
+        int_operand(number)
     if number >= _FLOAT32_INF:
         return np.float32(np.inf)
     if number <= -_FLOAT32_INF:

@@ -163,16 +163,12 @@ def _cast_inputs(op, inputs):
     dt = result_type(*inputs)
     if op.promote == "float" and not dt.is_inexact:
         dt = get_default_dtype()
-    # a NumPy scalar: the Python number it holds, as torch
     inputs = [x.item() if getattr(x, "ndim", None) == 0 and not isinstance(x, (_Tensor, _ndarray)) else x
-              for x in inputs]
+              for x in inputs]  # (a NumPy scalar: the Python number it holds, as torch)
     if op.opmath and dt in _REDUCED:
         if len(inputs) == 2 and isinstance(inputs[1], _Tensor) and not inputs[1].ndim:
             inputs = [inputs[0], inputs[1].item()]  # torch reads a 0-d second operand as a number too
         if any(type(x) in _PLAIN_NUMBERS for x in inputs):
-            for x in inputs:
-                if type(x) is int:
-                    _representable(x)
             return [_backend.float32_number(x) if type(x) in _PLAIN_NUMBERS else x._data.astype(float32.np)
                     if isinstance(x, _Tensor) else x for x in inputs], dt.np
     arrays = []
@@ -183,20 +179,8 @@ def _cast_inputs(op, inputs):
         elif type(x) is _ndarray:
             arrays.append(x.astype(dt.np, copy=False))
         else:
-            if type(x) is int:
-                _representable(x)
-            arrays.append(_backend.wrapped_integer(x, dt.np) if type(x) is int and dt.np.kind in "iu" else x)
+            arrays.append(x if type(x) is not int else _backend.wrapped_integer(x, dt.np) if dt.np.kind in "iu" else _backend.int_operand(x))
     return arrays, None
-
-
-_INT_MIN, _UINT_END = -(1 << 63), 1 << 64
-
-
-def _representable(number):
-    """OverflowError, worded as torch's, for a Python int operand outside [-2**63, 2**64) (torch
-    holds a number operand as an int64 or a uint64 scalar)."""
-    if not _INT_MIN <= number < _UINT_END:
-        raise OverflowError("int too big to convert" if number > 0 else "can't convert negative int to unsigned")
 
 
 def apply(op, *inputs, **attrs):
@@ -220,7 +204,7 @@ def apply(op, *inputs, **attrs):
                 arrays, one_dtype = (inputs[0]._data, inputs[1]._data), True
             elif len(inputs) == 2 and type(inputs[0]) is _Tensor and type(inputs[1]) in _PLAIN_NUMBERS \
                     and inputs[0].dtype.is_inexact and not (op.opmath and inputs[0].dtype in _REDUCED) \
-                    and (type(inputs[1]) is not int or _INT_MIN <= inputs[1] < _UINT_END):
+                    and (type(inputs[1]) is not int or _backend.INT_MIN <= inputs[1] < _backend.UINT_END):
                 arrays, one_dtype = (inputs[0]._data, inputs[1]), True  # a float tensor, a real number: its dtype
             else:
                 arrays, narrow = _cast_inputs(op, inputs)
