@@ -26,6 +26,7 @@ import operator
 
 import numpy as np
 
+from .._backend import INT_MIN, UINT_END
 from .._creation import ToDtype
 from .._dtype import bfloat16, float16, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub
@@ -148,13 +149,16 @@ def _value(how, argument):
 
 def _meets(conds, x):
     """Whether each comparison of ``conds`` has its recorded outcome for the argument's value
-    ``x``, and each float Python computes from it is a float."""
+    ``x``, and each float Python computes from it is a float (each int one an int an op takes:
+    in [-2**63, 2**64), else eager's OverflowError)."""
     for cond in conds:
         try:
             value = _value(cond[-1], lambda position: x)
         except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
             return False
         if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
+            return False
+        if type(value) is int and not INT_MIN <= value < UINT_END:
             return False
     return True
 
