@@ -108,3 +108,12 @@ def test_min_max_at_edges_match_torch():
         for ours, theirs in _both(f, *calls, dynamic=dynamic):
             assert ours == theirs
     assert _put_back()
+
+
+def test_min_in_a_slice_bound_below_the_recorded_values():
+    # recorded at k = 5, 3 (probes >= 2): every shape 2, the bound min(i0, 2) must still guard k < 2
+    def f(x, k):
+        return x[:min(k, 2)] * k
+    g, x = torch.compile(f), torch.arange(4.0)
+    for k in (5, 3, 8, 1, 0, -3):
+        assert g(x, k).tolist() == f(x, k).tolist()
