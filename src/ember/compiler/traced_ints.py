@@ -389,8 +389,8 @@ def traced_operands(op, inputs, attrs):
                 seen.append(("an op's attribute", user_frame()))
     for x in _floats_in(attrs, (TracedInt,)):  # (``x[:min(k, 2)]``'s bound: its recorded shapes may all be 2)
         for e in subexpressions(x.expr):
-            if e in MINMAX and MINMAX[e] not in x.uses.compared:
-                x.uses.compared.append(MINMAX[e])
+            if e in MINMAX:  # (once a recording)
+                x.uses.compared.append(MINMAX.pop(e))
     return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
 
 
