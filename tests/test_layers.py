@@ -117,13 +117,10 @@ INJECTION_ALLOWED = {
     # originals are put back when it ends.
     ("ember/compiler/side_effects.py", "setattr(builtins, ...)"),
     ("ember/compiler/side_effects.py", "setattr(sys, ...)"),
-    # While ember.compile records a call with a float argument traced, ``math.sqrt`` and the other
-    # functions torch's dynamo traces make traced floats of it (``math.sqrt(lr)`` a graph input
-    # Python computes at each call); the originals are put back when the recording ends.
-    ("ember/compiler/traced_ints.py", "setattr(math, ...)"),
-    # While it records a call with an int argument traced, the built-in ``min`` and ``max`` of a
-    # traced int make a traced int (torch's ``sym_min``/``sym_max``); put back when it ends.
-    ("ember/compiler/traced_ints.py", "setattr(builtins, ...)"),
+    # (Not seen here, as it writes through a parameter: traced_ints._patch. While ember.compile records a
+    # call with a float argument traced, ``math.sqrt`` and the other functions torch's dynamo traces make
+    # traced floats of it, and with an int argument traced, the built-in ``min`` and ``max`` of a traced
+    # int make a traced int, torch's ``sym_min``/``sym_max``; the last recording to end puts them back.)
 }
 
 

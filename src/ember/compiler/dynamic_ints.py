@@ -18,7 +18,7 @@ from .contents import LARGE
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, note_unseen
-from .traced_ints import INT_POSITIONS, MADE, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
+from .traced_ints import INT_POSITIONS, MADE, MINMAX, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
@@ -63,6 +63,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         for e in symbols.values():
             INT_POSITIONS.pop(e.args[0], None)
         VALUES.clear()
+        MINMAX.clear()
         for seen in uses.values():
             seen.active = False
         plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)

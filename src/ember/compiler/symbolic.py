@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 __all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator",
-           "free_symbols", "fit", "fit_ratio", "c_spelling", "minimum"]
+           "free_symbols", "subexpressions", "fit", "fit_ratio", "c_spelling", "minimum"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -278,6 +278,14 @@ def evaluator(value):
         return None
     text = source(value)
     return (lambda sizes: evaluate(value, sizes)) if text is None else eval(f"lambda sizes: {text}", {})
+
+
+def subexpressions(expr):
+    """``expr`` (an :class:`Expr`, or an int: none) and each expression inside it, outermost first."""
+    if isinstance(expr, Expr):
+        yield expr
+        for a in expr.args:
+            yield from subexpressions(a)
 
 
 def free_symbols(value):

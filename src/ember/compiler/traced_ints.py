@@ -30,13 +30,14 @@ import math
 import os
 import sys
 import sysconfig
+import threading
 
 import numpy as np
 
 from .structure import EMBER_DIR, user_frame
-from .symbolic import minimum
+from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
            "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -45,6 +46,8 @@ __all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", 
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
 # (``(saved list, position, plain value)``: put back after it)
 TRACING, VALUES, MADE, SAVED = [], set(), [], []
+# a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
+MINMAX = {}
 INT_POSITIONS = {}  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -301,19 +304,38 @@ def _traced_math(name, original):
     return traced
 
 
+# (module, name) -> [its original, how many recordings patched it]: the first to start puts the tracing
+# version in, the last to end puts the original back (two threads' recordings may end in either order)
+_PATCHED, _PATCHING = {}, threading.Lock()
+
+
+def _patch(module, names, tracing):
+    with _PATCHING:
+        for name in names:
+            held = _PATCHED.setdefault((module, name), [None, 0])
+            if held[1] == 0:
+                held[0] = getattr(module, name)
+                setattr(module, name, tracing(name, held[0]))
+            held[1] += 1
+    return {name: _PATCHED[module, name][0] for name in names}
+
+
 def patch_math():
     """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
     ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
-    saved = {name: getattr(math, name) for name in MATH}
-    for name, original in saved.items():
-        setattr(math, name, _traced_math(name, original))
-    return saved
+    return _patch(math, MATH, _traced_math)
 
 
 def unpatch_math(saved, module=math):
-    """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s."""
-    for name, original in saved.items():
-        setattr(module, name, original)
+    """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s, once the last
+    recording that patched them ends."""
+    with _PATCHING:
+        for name in saved:
+            held = _PATCHED[module, name]
+            held[1] -= 1
+            if held[1] == 0:
+                setattr(module, name, held[0])
+
 
 def _traced_minmax(name, original):
     def traced(*args, **kwargs):
@@ -321,10 +343,15 @@ def _traced_minmax(name, original):
                 type(a) is int or type(a) is TracedInt and a.expr is not None and a.uses.active for a in args) \
                 and _from_user():  # (``min(k, 8)``: an expression of the symbols, as torch's sym_min)
             uses = next(a.uses for a in args if type(a) is TracedInt)
-            expr = args[0].expr if type(args[0]) is TracedInt else int(args[0])
+            expr, value = args[0].expr if type(args[0]) is TracedInt else int(args[0]), int.__int__(args[0])
             for a in args[1:]:
-                expr = minimum(name, expr, a.expr if type(a) is TracedInt else int(a))
-            return TracedInt(original(*(int.__int__(a) for a in args)), uses, expr)
+                e, v = a.expr if type(a) is TracedInt else int(a), int.__int__(a)
+                made = minimum(name, expr, e)
+                if isinstance(made, Expr):  # (which operand it took: guarded where it sizes a value)
+                    MINMAX[made] = ("__lt__", 0, value - v < 0, expr - e) if isinstance(expr, Expr) else (
+                        "__gt__", 0, v - value > 0, e - expr)
+                expr, value = made, original(value, v)
+            return TracedInt(value, uses, expr)
         return original(*args, **kwargs)
     traced.__name__, traced.__doc__ = name, original.__doc__
     return traced
@@ -335,10 +362,7 @@ def patch_minmax():
     arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
     user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
     :func:`unpatch_math` puts back (with ``module=builtins``)."""
-    saved = {name: getattr(builtins, name) for name in ("min", "max")}
-    for name, original in saved.items():
-        setattr(builtins, name, _traced_minmax(name, original))
-    return saved
+    return _patch(builtins, ("min", "max"), _traced_minmax)
 
 
 for _name in dir(float):
@@ -363,16 +387,20 @@ def traced_operands(op, inputs, attrs):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
+    for x in _floats_in(attrs, (TracedInt,)):  # (``x[:min(k, 2)]``'s bound: its recorded shapes may all be 2)
+        for e in subexpressions(x.expr):
+            if e in MINMAX:  # (once a recording)
+                x.uses.compared.append(MINMAX.pop(e))
     return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
 
 
-def _floats_in(value):
-    if type(value) is TracedFloat or type(value) is FloatInt:
+def _floats_in(value, kinds=(TracedFloat, FloatInt)):
+    if type(value) in kinds:
         yield value
     elif type(value) in (tuple, list, dict, slice):
         for v in (value.values() if type(value) is dict else (value.start, value.stop, value.step)
                   if type(value) is slice else value):
-            yield from _floats_in(v)
+            yield from _floats_in(v, kinds)
 
 
 def note_numpy_calls(frame):
