@@ -24,11 +24,9 @@ from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
-from ..autograd.grad_mode import STATE
 from ..optim.optimizer import Optimizer
 from .named_reads import direct_calls_only, requested_name
 from .sources import history_nodes
-from .structure import flatten
 from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
@@ -435,16 +433,12 @@ def unreplayable(value, world):
     hand back the first call's, consumed), or an object the call made (of a user class, a
     ``SimpleNamespace``, a set, a user function: a replay would hand back the first call's, with
     its tensors), or a tensor whose gradient reaches a leaf the call made (a replay returns
-    the graph's tensors, requiring no grad), or one with a backward while grad mode is off (made
-    under ``enable_grad``: a replay records none). Objects the call reached (``world``'s roots,
+    the graph's tensors, requiring no grad). Objects the call reached (``world``'s roots,
     modules, optimizers, what containers and modules hold) may be returned as they are."""
     if isinstance(value, (tuple, list, dict)):
         items = value.values() if isinstance(value, dict) else value
         return next(filter(None, [unreplayable(v, world) for v in items]), None)
     if isinstance(value, Tensor):
-        if value.grad_fn is not None and not STATE.enabled:
-            return ("the function returns a tensor with a backward (made under enable_grad) while grad mode "
-                    "is off: a replay's would require no grad")
         return None if not value.requires_grad or not _made_leaf(value, world) else (
             "the function returns a tensor whose gradient reaches a tensor requiring grad it made "
             "(ones(requires_grad=True), clone().requires_grad_()): a replay's would require no grad")
@@ -459,13 +453,13 @@ def unreplayable(value, world):
     return None
 
 
-def aliased_results(value, world):
-    """Why a replay cannot return ``value``'s tensors as they alias each other, else None: two
-    results that are one tensor or overlap in memory (``return y, y``, ``return y, y.view(-1)``)
-    without reaching a tensor the call started with (views of those are remade: aliases.py). A
-    replay returns a new array per result, so a write into one would not show in the other."""
-    tensors, known = flatten(value), [*world.inputs, *world.params, *world.free]
-    own = [t for t in tensors if not any(_overlap(t._data, k._data) for k in known)]
+def aliased_results(tensors, world, views):
+    """Why a replay cannot return the returned ``tensors`` as they alias each other, else None:
+    two results overlapping in memory, none a tensor the call started with nor remade from another
+    (``views``, aliases.py): ``y[:2], y[1:]`` of an unreturned ``y``. A replay returns a new
+    array per other result, so a write into one would not show in the other."""
+    remade, known = {v.position for v in views}, [*world.inputs, *world.params, *world.free]
+    own = [t for i, t in enumerate(tensors) if i not in remade and not any(_overlap(t._data, k._data) for k in known)]
     for j, t in enumerate(own):
         if any(t is o or _overlap(t._data, o._data) for o in own[:j]):
             return ("the function returns results that alias each other (one tensor twice, or a view of "
