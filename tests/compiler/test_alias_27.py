@@ -161,3 +161,25 @@ def test_grad_mode_regions_inside_the_function_stay_compiled(lib, backend, case)
                     if "set_grad_enabled" in getattr(n.target, "__name__", "")]
         inner = case != "no_grad_under_grad"
         assert switches == [(inner,), (not inner,)]
+
+
+def _writes_through_views(x):
+    x[:, 1:].mul_(2)
+    v = x[1:]
+    v.add_(1)
+    x.t()[0].sub_(3)
+    return x.sum()
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_write_into_a_view_of_an_input_viewing_an_unread_tensor(lib):
+    # x = b[1:, 1:]: the graph reads x only; the writes are new values of x, seen in b
+    recorder = _Recorder()
+    cf = lib.compile(_writes_through_views, backend=recorder)
+    for i in range(5):
+        results = []
+        for fn in (_writes_through_views, cf):
+            b = lib.arange(20.0).reshape(4, 5) * (i + 1)
+            results.append((float(fn(b[1:, 1:])), b.tolist()))
+        assert results[1] == results[0]
+    assert len(recorder.graphs) == 1

@@ -47,7 +47,7 @@ from .side_effects import aliased_results, breaking_io, breaking_print, checked_
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
-                      world_arrays)
+                      world_arrays, written_view_of)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
                         holds_arrays, skeleton, unflatten, user_frame)
@@ -216,10 +216,10 @@ class Tracer(_core.Observer):
             # the write's effect on the base cannot be recorded
             return self.graph_break("in-place write into a view the graph cannot follow to its base")
         tracks = lambda a: id(a) in self.value or id(a) in self.known  # noqa: E731
-        if root is not array and base is not None and target._view_chain is not None and tracks(base._data):
+        if root is not array and (written := written_view_of(target, self.world, tracks)) is not None:
             # a write into a view is a new value of its base (whose array may be a view: randn's)
-            value = self.graph.call_op(CopySlices, (self.node(base), value),
-                                       {"chain": target._view_chain}, _meta(base))
+            base, chain = written
+            value = self.graph.call_op(CopySlices, (self.node(base), value), {"chain": chain}, _meta(base))
             target, array = base, base._data
         elif root is not array and id(array) not in self.known and (tracks(root) or any(
                 np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
