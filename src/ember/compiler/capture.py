@@ -39,7 +39,7 @@ from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import returned_views
-from .aot import record_backward, runs_hooks
+from .aot import enables_grad, record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -523,7 +523,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if (why := unreplayable(result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
-        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
+        if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
+                and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
             returned = flatten(result)  # (a view of an input or of another result is remade on replay: aliases.py)
             views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
                                                         [tracer.value.get(id(t._data)) for t in returned])}

@@ -174,7 +174,7 @@ class _Entry:
         if self.floats:
             fill_floats(tensors, self.floats, args, kwargs)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
-            results = aot.CompiledGraph.apply(self, sizes, *tensors)
+            results = aot.apply_compiled(self, sizes, tensors)
         elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's
